@@ -1,0 +1,89 @@
+//! The one clock of a run: `u64` nanoseconds on `CLOCK_MONOTONIC` since an origin taken at
+//! start, plus one wall-clock anchor to convert monotonic stamps to epoch nanoseconds for exports.
+//!
+//! [`monotonic_raw_ns`] is the same clock without the origin; the mock server's truth log uses it,
+//! so a client stamp and a server stamp taken on one machine can be compared directly.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// `CLOCK_MONOTONIC` in nanoseconds (the clock `std::time::Instant` uses on Linux).
+#[inline]
+pub fn monotonic_raw_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec and CLOCK_MONOTONIC is always supported on
+    // Linux; the call only writes into `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Wall-clock epoch nanoseconds now.
+pub fn wall_now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+/// A monotonic origin with its wall-clock anchor. Cheap to copy; every thread holds one.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    origin: Instant,
+    origin_raw_ns: u64,
+    wall_origin_ns: u64,
+}
+
+impl Clock {
+    /// Takes the origin now.
+    pub fn start() -> Self {
+        let origin = Instant::now();
+        let origin_raw_ns = monotonic_raw_ns();
+        let wall_origin_ns = wall_now_ns();
+        Self { origin, origin_raw_ns, wall_origin_ns }
+    }
+
+    /// Monotonic nanoseconds since the origin.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        monotonic_raw_ns().saturating_sub(self.origin_raw_ns)
+    }
+
+    /// The `Instant` of a monotonic stamp (for timers).
+    #[inline]
+    pub fn instant_at(&self, mono_ns: u64) -> Instant {
+        self.origin + Duration::from_nanos(mono_ns)
+    }
+
+    /// Converts a stamp of this clock to raw `CLOCK_MONOTONIC` ns (the mock's truth-log scale).
+    #[inline]
+    pub fn raw_ns(&self, mono_ns: u64) -> u64 {
+        self.origin_raw_ns + mono_ns
+    }
+
+    /// Converts a monotonic stamp to wall-clock epoch nanoseconds.
+    #[inline]
+    pub fn wall_ns(&self, mono_ns: u64) -> u64 {
+        self.wall_origin_ns + mono_ns
+    }
+
+    /// Wall-clock epoch nanoseconds of the origin.
+    pub fn wall_origin_ns(&self) -> u64 {
+        self.wall_origin_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_and_anchored() {
+        let c = Clock::start();
+        let a = c.now_ns();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = c.now_ns();
+        assert!(b >= a + 2_000_000, "{a} {b}");
+        assert_eq!(c.wall_ns(5), c.wall_origin_ns() + 5);
+        assert!(c.wall_origin_ns() > 1_600_000_000_000_000_000);
+        // The raw scale and Instant agree to well under a millisecond.
+        let raw = monotonic_raw_ns();
+        let via_instant = c.raw_ns(c.instant_at(0).elapsed().as_nanos() as u64);
+        assert!(raw.abs_diff(via_instant) < 1_000_000);
+    }
+}

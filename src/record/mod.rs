@@ -1,0 +1,159 @@
+//! What a worker hands to the aggregator: one [`RawRecord`] per request, success or failure.
+//!
+//! A worker does only what timestamps need: it frames HTTP and SSE and stamps every read. The
+//! decoded body and the span + stamp of every SSE message travel in the record; JSON field
+//! extraction, tokenization and metrics happen on the aggregator thread.
+
+pub mod ring;
+
+/// The phase a request belongs to. Warmup records are excluded from every profiling metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    Warmup,
+    Profiling,
+}
+
+impl Phase {
+    /// The name AIPerf writes in `benchmark_phase`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Profiling => "profiling",
+        }
+    }
+}
+
+/// Permission to send one request: which one, and when it was meant to go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Credit {
+    pub phase: Phase,
+    /// Index of the request within its phase (0-based, dense).
+    pub index: u64,
+    /// Index of the dataset entry (pre-encoded request template) to send.
+    pub template: u32,
+    /// Monotonic ns (see [`crate::clock::Clock`]) at which the request was meant to be sent.
+    /// Closed-loop credits are meant to go when their slot frees.
+    pub intended_ns: u64,
+}
+
+/// One SSE message (or, for a non-SSE body, the whole body): its bytes are
+/// `body[start..end]`, and `stamp_ns` is the completion time of the read that completed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub stamp_ns: u64,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Why a request failed, in AIPerf's error shape (`{code, type, message}`, spec §6.5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestError {
+    /// HTTP status for HTTP errors; AIPerf's pseudo-codes otherwise (499 cancelled, 502 SSE error).
+    pub code: Option<u16>,
+    /// `type`: the HTTP reason phrase for HTTP errors, or an error class name.
+    pub kind: String,
+    pub message: String,
+}
+
+impl RequestError {
+    pub fn new(code: Option<u16>, kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { code, kind: kind.into(), message: message.into() }
+    }
+}
+
+/// Everything a worker measured about one request.
+#[derive(Clone, Debug)]
+pub struct RawRecord {
+    pub credit: Credit,
+    pub worker_id: u16,
+    /// Index into the configured `--url` list.
+    pub url_index: u16,
+    /// `X-Request-ID` sent with the request.
+    pub request_id: uuid::Uuid,
+    /// Monotonic ns just before the request's first byte was written.
+    pub start_ns: u64,
+    /// Monotonic ns of the read that completed the response head.
+    pub head_ns: Option<u64>,
+    /// Monotonic ns when the body completed, or when the failure was seen.
+    pub end_ns: u64,
+    /// HTTP status (0 when no head was received).
+    pub status: u16,
+    /// The response had `Content-Type: text/event-stream`.
+    pub is_sse: bool,
+    /// Decoded body (chunked framing removed).
+    pub body: Vec<u8>,
+    /// SSE messages (or the single non-SSE body) with the stamp of the read that completed each.
+    pub events: Vec<Event>,
+    pub error: Option<RequestError>,
+    /// The request went out on a kept-alive connection.
+    pub conn_reused: bool,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// The request was cut by the end of a duration run's grace period.
+    pub was_cancelled: bool,
+}
+
+impl RawRecord {
+    /// The bytes of one event.
+    pub fn event_bytes(&self, e: &Event) -> &[u8] {
+        self.body.get(e.start as usize..e.end as usize).unwrap_or(&[])
+    }
+}
+
+/// Token usage a server reported (`usage` of the last response that had one), normalized over
+/// OpenAI / vLLM / Anthropic field names (spec §2.5). Absent fields are `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub total_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+    pub prompt_cache_read_tokens: Option<u64>,
+    pub prompt_cache_write_tokens: Option<u64>,
+    pub prompt_audio_tokens: Option<u64>,
+    pub completion_audio_tokens: Option<u64>,
+    pub accepted_prediction_tokens: Option<u64>,
+    pub rejected_prediction_tokens: Option<u64>,
+}
+
+/// Everything the metrics need about one request, after the aggregator has parsed the response
+/// and counted tokens. Stamps named `*_ns` without `wall` are monotonic ns of the run's
+/// [`crate::clock::Clock`]; `*_wall_ns` are epoch ns.
+#[derive(Clone, Debug)]
+pub struct RecordFacts {
+    pub phase: Phase,
+    /// Request index within its phase (AIPerf `session_num`).
+    pub session_num: u64,
+    pub x_request_id: uuid::Uuid,
+    pub x_correlation_id: uuid::Uuid,
+    /// Dataset entry the request was built from.
+    pub conversation_id: String,
+    pub turn_index: u32,
+    pub worker_id: u16,
+    pub intended_ns: u64,
+    pub start_ns: u64,
+    pub head_ns: Option<u64>,
+    pub end_ns: u64,
+    pub credit_issued_wall_ns: u64,
+    pub request_start_wall_ns: u64,
+    pub request_ack_wall_ns: Option<u64>,
+    pub request_end_wall_ns: u64,
+    /// Stamps of the content responses (responses with data: text, reasoning or tool calls;
+    /// never usage-only chunks or `[DONE]`), in order.
+    pub content_stamps_ns: Vec<u64>,
+    /// Stamp of the first content response that carried non-reasoning output.
+    pub first_output_stamp_ns: Option<u64>,
+    /// ISL (client tokenization of the wire payload, or usage with `--use-server-token-count`).
+    pub input_tokens: Option<u64>,
+    /// Output tokens, reasoning excluded.
+    pub output_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+    pub usage: Option<Usage>,
+    /// `max_tokens` the request asked for, if any.
+    pub requested_osl: Option<u64>,
+    pub error: Option<RequestError>,
+    pub was_cancelled: bool,
+    pub conn_reused: bool,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}

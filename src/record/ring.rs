@@ -1,0 +1,147 @@
+//! The bounded lock-free queue from one worker to the aggregator.
+//!
+//! One ring per worker (single producer, single consumer). A full ring is back-pressure: the
+//! producer is told so, waits, and counts the stall; a record is never dropped.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crossbeam_queue::ArrayQueue;
+
+use super::RawRecord;
+
+/// Shared state of one ring.
+#[derive(Debug)]
+struct Shared {
+    queue: ArrayQueue<RawRecord>,
+    /// Times the producer found the ring full.
+    stalls: AtomicU64,
+    /// The producer is gone: once the queue is empty, nothing more will come.
+    closed: AtomicBool,
+}
+
+/// Producer end, owned by a worker thread.
+#[derive(Debug)]
+pub struct Producer {
+    shared: Arc<Shared>,
+}
+
+/// Consumer end, owned by the aggregator.
+#[derive(Debug)]
+pub struct Consumer {
+    shared: Arc<Shared>,
+}
+
+/// Creates a ring holding at most `capacity` records.
+pub fn ring(capacity: usize) -> (Producer, Consumer) {
+    let shared = Arc::new(Shared {
+        queue: ArrayQueue::new(capacity.max(1)),
+        stalls: AtomicU64::new(0),
+        closed: AtomicBool::new(false),
+    });
+    (Producer { shared: shared.clone() }, Consumer { shared })
+}
+
+impl Producer {
+    /// Pushes a record, or gives it back when the ring is full (and counts the stall).
+    pub fn try_push(&self, rec: RawRecord) -> Result<(), RawRecord> {
+        self.shared.queue.push(rec).inspect_err(|_| {
+            self.shared.stalls.fetch_add(1, Ordering::Relaxed);
+        })
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Release);
+    }
+}
+
+impl Consumer {
+    pub fn pop(&self) -> Option<RawRecord> {
+        self.shared.queue.pop()
+    }
+
+    /// The producer is gone and every record has been taken.
+    pub fn is_finished(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire) && self.shared.queue.is_empty()
+    }
+
+    /// Times the producer found this ring full.
+    pub fn stalls(&self) -> u64 {
+        self.shared.stalls.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Credit, Phase};
+
+    fn rec(i: u64) -> RawRecord {
+        RawRecord {
+            credit: Credit { phase: Phase::Profiling, index: i, template: 0, intended_ns: 0 },
+            worker_id: 0,
+            url_index: 0,
+            request_id: uuid::Uuid::nil(),
+            start_ns: 0,
+            head_ns: None,
+            end_ns: 0,
+            status: 200,
+            is_sse: false,
+            body: Vec::new(),
+            events: Vec::new(),
+            error: None,
+            conn_reused: false,
+            bytes_sent: 0,
+            bytes_received: 0,
+            was_cancelled: false,
+        }
+    }
+
+    #[test]
+    fn full_ring_gives_back_and_counts() {
+        let (p, c) = ring(2);
+        p.try_push(rec(0)).unwrap();
+        p.try_push(rec(1)).unwrap();
+        let back = p.try_push(rec(2)).unwrap_err();
+        assert_eq!(back.credit.index, 2);
+        assert_eq!(c.stalls(), 1);
+        assert_eq!(c.pop().unwrap().credit.index, 0);
+        p.try_push(back).unwrap();
+        assert!(!c.is_finished());
+        drop(p);
+        assert_eq!(c.pop().unwrap().credit.index, 1);
+        assert!(!c.is_finished());
+        assert_eq!(c.pop().unwrap().credit.index, 2);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn order_is_kept_across_threads() {
+        let (p, c) = ring(8);
+        let t = std::thread::spawn(move || {
+            for i in 0..10_000 {
+                let mut r = rec(i);
+                loop {
+                    match p.try_push(r) {
+                        Ok(()) => break,
+                        Err(back) => {
+                            r = back;
+                            std::thread::yield_now();
+                        }
+                    }
+                }
+            }
+        });
+        let mut next = 0;
+        while !c.is_finished() {
+            if let Some(r) = c.pop() {
+                assert_eq!(r.credit.index, next);
+                next += 1;
+            }
+        }
+        t.join().unwrap();
+        assert_eq!(next, 10_000);
+    }
+}

@@ -1,0 +1,1 @@
+//! Orchestration of a profile run.
