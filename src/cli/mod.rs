@@ -1,1 +1,519 @@
-//! placeholder until the module lands
+//! Command line: clap definitions only. Values are checked and defaults resolved in
+//! [`crate::config`]; nothing here is used by the engine directly.
+//!
+//! Flag names, aliases, defaults and choices follow `aiperf profile` of AIPerf 0.13 (spec §1.2).
+//! An AIPerf flag that ringperf does not implement yet is rejected by [`reject_unsupported`] with
+//! a message naming it, never silently ignored.
+
+mod aiperf_flags;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use aiperf_flags::AIPERF_PROFILE_FLAGS;
+
+/// ringperf: benchmark LLM inference servers (drop-in for `aiperf profile`).
+#[derive(Debug, Parser)]
+#[command(name = "ringperf", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a benchmark against an OpenAI-compatible server (same flags as `aiperf profile`).
+    Profile(Box<ProfileArgs>),
+    /// Serve the mock OpenAI-compatible server until interrupted.
+    MockServer(MockArgs),
+}
+
+/// Flags of `ringperf profile`.
+#[derive(Debug, Args, Clone)]
+pub struct ProfileArgs {
+    // ----- Endpoint -----
+    /// Model name(s) to benchmark (comma-separated list or repeated).
+    #[arg(long = "model-names", visible_aliases = ["model"], short = 'm', value_delimiter = ',', help_heading = "Endpoint")]
+    pub model_names: Vec<String>,
+
+    /// Custom endpoint path (e.g. /v1/custom), overriding the endpoint type's default path.
+    #[arg(long = "custom-endpoint", visible_alias = "endpoint", help_heading = "Endpoint")]
+    pub custom_endpoint: Option<String>,
+
+    /// API endpoint type.
+    #[arg(long = "endpoint-type", default_value = "chat", value_enum, help_heading = "Endpoint")]
+    pub endpoint_type: EndpointTypeArg,
+
+    /// Stream responses (SSE); enables TTFT / ITL metrics.
+    #[arg(long, help_heading = "Endpoint")]
+    pub streaming: bool,
+
+    /// Base URL(s) of the server(s); several URLs are used round-robin.
+    #[arg(long, short = 'u', default_value = "http://localhost:8000", value_delimiter = ',', help_heading = "Endpoint")]
+    pub url: Vec<String>,
+
+    /// How requests are spread over several URLs.
+    #[arg(long = "url-strategy", default_value = "round-robin", value_enum, help_heading = "Endpoint")]
+    pub url_strategy: UrlStrategyArg,
+
+    /// Maximum time for one request (connect, send and receive), in seconds.
+    #[arg(long = "request-timeout-seconds", default_value_t = 21600.0, help_heading = "Endpoint")]
+    pub request_timeout_seconds: f64,
+
+    /// API key, sent as `Authorization: Bearer <key>`.
+    #[arg(long = "api-key", help_heading = "Endpoint")]
+    pub api_key: Option<String>,
+
+    /// Send `max_tokens` instead of `max_completion_tokens`.
+    #[arg(long = "use-legacy-max-tokens", help_heading = "Endpoint")]
+    pub use_legacy_max_tokens: bool,
+
+    /// Count tokens from the server's `usage` fields instead of tokenizing client-side.
+    #[arg(long = "use-server-token-count", help_heading = "Endpoint")]
+    pub use_server_token_count: bool,
+
+    /// Connection reuse: pooled keep-alive connections, or a new connection per request.
+    #[arg(long = "connection-reuse-strategy", default_value = "pooled", value_enum, help_heading = "Endpoint")]
+    pub connection_reuse_strategy: ConnectionReuseArg,
+
+    // ----- Input -----
+    /// Extra request body fields, as `key:value` pairs or a JSON object.
+    #[arg(long = "extra-inputs", num_args = 1.., help_heading = "Input")]
+    pub extra_inputs: Vec<String>,
+
+    /// Extra HTTP headers, as `Name:Value` pairs or a JSON object.
+    #[arg(long = "header", short = 'H', num_args = 1.., help_heading = "Input")]
+    pub header: Vec<String>,
+
+    /// Seed for every random choice (prompts, lengths, arrivals).
+    #[arg(long = "random-seed", help_heading = "Input")]
+    pub random_seed: Option<u64>,
+
+    // ----- Output -----
+    /// Directory for all artifacts.
+    #[arg(long = "output-artifact-dir", visible_alias = "artifact-dir", help_heading = "Output")]
+    pub artifact_dir: Option<PathBuf>,
+
+    /// Base file name of every exported file.
+    #[arg(long = "profile-export-prefix", visible_alias = "profile-export-file", help_heading = "Output")]
+    pub profile_export_prefix: Option<String>,
+
+    /// Which files are written: summary only, or per-request records too.
+    #[arg(long = "export-level", visible_alias = "profile-export-level", default_value = "records", value_enum, help_heading = "Output")]
+    pub export_level: ExportLevelArg,
+
+    // ----- Tokenizer -----
+    /// `builtin` (tiktoken o200k_base), a tokenizer.json path, a model directory, or a model id
+    /// found in the local Hugging Face cache. Defaults to the model name.
+    #[arg(long, help_heading = "Tokenizer")]
+    pub tokenizer: Option<String>,
+
+    // ----- Load generator -----
+    /// Stop issuing requests after this many seconds.
+    #[arg(long = "benchmark-duration", help_heading = "Load Generator")]
+    pub benchmark_duration: Option<f64>,
+
+    /// Seconds to wait for in-flight responses after the duration ends (`inf` waits forever).
+    #[arg(long = "benchmark-grace-period", default_value = "30.0", value_parser = parse_seconds_or_inf, help_heading = "Load Generator")]
+    pub benchmark_grace_period: f64,
+
+    /// Requests kept in flight (closed loop), or the cap beside a request rate.
+    #[arg(long, help_heading = "Load Generator")]
+    pub concurrency: Option<u64>,
+
+    /// Target request rate (requests/s, open loop).
+    #[arg(long = "request-rate", help_heading = "Load Generator")]
+    pub request_rate: Option<f64>,
+
+    /// Arrival pattern of a request-rate run.
+    #[arg(long = "arrival-pattern", visible_alias = "request-rate-mode", value_enum, help_heading = "Load Generator")]
+    pub arrival_pattern: Option<ArrivalPatternArg>,
+
+    /// Gamma shape for `--arrival-pattern gamma` (1.0 = Poisson; vLLM `--burstiness`).
+    #[arg(long = "arrival-smoothness", visible_alias = "vllm-burstiness", help_heading = "Load Generator")]
+    pub arrival_smoothness: Option<f64>,
+
+    /// Number of requests to send (default 10 when no duration is set).
+    #[arg(long = "request-count", visible_alias = "num-requests", help_heading = "Load Generator")]
+    pub request_count: Option<u64>,
+
+    // ----- Warmup -----
+    /// Requests sent before profiling; excluded from every metric.
+    #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests", help_heading = "Warmup")]
+    pub warmup_request_count: Option<u64>,
+
+    /// Maximum warmup duration in seconds.
+    #[arg(long = "warmup-duration", help_heading = "Warmup")]
+    pub warmup_duration: Option<f64>,
+
+    /// Warmup concurrency (defaults to --concurrency).
+    #[arg(long = "warmup-concurrency", help_heading = "Warmup")]
+    pub warmup_concurrency: Option<u64>,
+
+    /// Warmup request rate (defaults to --request-rate).
+    #[arg(long = "warmup-request-rate", help_heading = "Warmup")]
+    pub warmup_request_rate: Option<f64>,
+
+    /// Warmup arrival pattern (defaults to --arrival-pattern).
+    #[arg(long = "warmup-arrival-pattern", value_enum, help_heading = "Warmup")]
+    pub warmup_arrival_pattern: Option<ArrivalPatternArg>,
+
+    /// Seconds to wait for warmup responses after a warmup duration ends (default: forever).
+    #[arg(long = "warmup-grace-period", value_parser = parse_seconds_or_inf, help_heading = "Warmup")]
+    pub warmup_grace_period: Option<f64>,
+
+    // ----- Conversation input -----
+    /// Unique synthetic prompts to generate (reused in shuffled order).
+    #[arg(long = "num-dataset-entries", visible_alias = "num-prompts", default_value_t = 100, help_heading = "Conversation Input")]
+    pub num_dataset_entries: usize,
+
+    // ----- ISL / OSL -----
+    /// Mean input tokens of synthetic prompts.
+    #[arg(long = "prompt-input-tokens-mean", visible_aliases = ["synthetic-input-tokens-mean", "isl"], default_value_t = 550, help_heading = "Input Sequence Length (ISL)")]
+    pub isl_mean: u64,
+
+    /// Standard deviation of synthetic input tokens.
+    #[arg(long = "prompt-input-tokens-stddev", visible_aliases = ["synthetic-input-tokens-stddev", "isl-stddev"], default_value_t = 0.0, help_heading = "Input Sequence Length (ISL)")]
+    pub isl_stddev: f64,
+
+    /// Mean output tokens requested (`max_completion_tokens`); unset sends no limit.
+    #[arg(long = "prompt-output-tokens-mean", visible_aliases = ["output-tokens-mean", "osl"], help_heading = "Output Sequence Length (OSL)")]
+    pub osl_mean: Option<u64>,
+
+    /// Standard deviation of requested output tokens.
+    #[arg(long = "prompt-output-tokens-stddev", visible_aliases = ["output-tokens-stddev", "osl-stddev"], default_value_t = 0.0, help_heading = "Output Sequence Length (OSL)")]
+    pub osl_stddev: f64,
+
+    // ----- Service -----
+    /// Logging verbosity.
+    #[arg(long = "log-level", default_value = "info", value_enum, help_heading = "Service")]
+    pub log_level: LogLevelArg,
+
+    /// Same as --log-level debug.
+    #[arg(long, short = 'v', help_heading = "Service")]
+    pub verbose: bool,
+
+    // ----- Server metrics / GPU telemetry -----
+    /// Do not collect server metrics (ringperf does not collect them yet either way).
+    #[arg(long = "no-server-metrics", help_heading = "Server Metrics")]
+    pub no_server_metrics: bool,
+
+    /// Do not collect GPU telemetry (ringperf does not collect it yet either way).
+    #[arg(long = "no-gpu-telemetry", help_heading = "GPU Telemetry")]
+    pub no_gpu_telemetry: bool,
+
+    // ----- UI -----
+    /// Progress display: a progress bar (`dashboard`, `simple`) or nothing (`none`).
+    /// Defaults to `simple` on a terminal and `none` otherwise.
+    #[arg(long = "ui-type", visible_alias = "ui", value_enum, help_heading = "UI")]
+    pub ui_type: Option<UiTypeArg>,
+
+    // ----- Workers -----
+    /// Worker threads (one monoio runtime each, pinned to a core). Default: one per core,
+    /// capped by the concurrency.
+    #[arg(long = "workers-max", visible_alias = "max-workers", help_heading = "Workers")]
+    pub workers_max: Option<usize>,
+
+    // ----- ringperf -----
+    /// I/O driver: io_uring with fallback to epoll (`auto`), or force one.
+    #[arg(long = "io-driver", env = "RINGPERF_IO_DRIVER", default_value = "auto", value_enum, help_heading = "ringperf")]
+    pub io_driver: IoDriverArg,
+
+    /// Start the embedded mock server on a free loopback port and benchmark it (ignores --url).
+    #[arg(long, help_heading = "ringperf")]
+    pub mock: bool,
+
+    #[command(flatten)]
+    pub mock_shape: MockShapeArgs,
+}
+
+/// Shape of the mock's responses, for `--mock` and `mock-server`.
+#[derive(Debug, Args, Clone)]
+pub struct MockShapeArgs {
+    /// Mock: time to first token, ms.
+    #[arg(long = "mock-ttft-ms", default_value_t = 20.0, help_heading = "ringperf")]
+    pub mock_ttft_ms: f64,
+
+    /// Mock: delay between tokens, ms.
+    #[arg(long = "mock-itl-ms", default_value_t = 2.0, help_heading = "ringperf")]
+    pub mock_itl_ms: f64,
+
+    /// Mock: output tokens per response (capped by the request's max tokens).
+    #[arg(long = "mock-output-tokens", default_value_t = 64, help_heading = "ringperf")]
+    pub mock_output_tokens: usize,
+
+    /// Mock: tokens packed into one SSE event.
+    #[arg(long = "mock-tokens-per-event", default_value_t = 1, help_heading = "ringperf")]
+    pub mock_tokens_per_event: usize,
+
+    /// Mock: reasoning tokens streamed before the content.
+    #[arg(long = "mock-reasoning-tokens", default_value_t = 0, help_heading = "ringperf")]
+    pub mock_reasoning_tokens: usize,
+
+    /// Mock: server threads.
+    #[arg(long = "mock-threads", default_value_t = 1, help_heading = "ringperf")]
+    pub mock_threads: usize,
+}
+
+/// Flags of `ringperf mock-server`.
+#[derive(Debug, Args, Clone)]
+pub struct MockArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub bind: String,
+
+    /// Pin server threads to these cores (comma-separated).
+    #[arg(long = "pin-cores", value_delimiter = ',')]
+    pub pin_cores: Vec<usize>,
+
+    /// Model name served.
+    #[arg(long, default_value = "mock-model")]
+    pub model: String,
+
+    /// Write the truth log (per-request write stamps) as JSONL here when stopping.
+    #[arg(long = "truth-log")]
+    pub truth_log: Option<PathBuf>,
+
+    /// I/O driver.
+    #[arg(long = "io-driver", env = "RINGPERF_IO_DRIVER", default_value = "auto", value_enum)]
+    pub io_driver: IoDriverArg,
+
+    #[command(flatten)]
+    pub shape: MockShapeArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EndpointTypeArg {
+    Chat,
+    Completions,
+    #[value(name = "audio-transcription", alias = "audio_transcription")]
+    AudioTranscription,
+    #[value(name = "cohere-rankings", alias = "cohere_rankings")]
+    CohereRankings,
+    Responses,
+    Messages,
+    #[value(name = "chat-embeddings", alias = "chat_embeddings")]
+    ChatEmbeddings,
+    Embeddings,
+    #[value(name = "hf-tei-rankings", alias = "hf_tei_rankings")]
+    HfTeiRankings,
+    #[value(name = "huggingface-generate", alias = "huggingface_generate")]
+    HuggingfaceGenerate,
+    #[value(name = "image-generation", alias = "image_generation")]
+    ImageGeneration,
+    #[value(name = "image-edit", alias = "image_edit")]
+    ImageEdit,
+    #[value(name = "image-retrieval", alias = "image_retrieval")]
+    ImageRetrieval,
+    #[value(name = "nim-embeddings", alias = "nim_embeddings")]
+    NimEmbeddings,
+    #[value(name = "nim-rankings", alias = "nim_rankings")]
+    NimRankings,
+    #[value(name = "solido-rag", alias = "solido_rag")]
+    SolidoRag,
+    #[value(name = "video-generation", alias = "video_generation")]
+    VideoGeneration,
+    Raw,
+    Template,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UrlStrategyArg {
+    #[value(name = "round-robin", alias = "round_robin")]
+    RoundRobin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConnectionReuseArg {
+    Pooled,
+    Never,
+    #[value(name = "sticky-user-sessions", alias = "sticky_user_sessions")]
+    StickyUserSessions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportLevelArg {
+    Summary,
+    Records,
+    Raw,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalPatternArg {
+    #[value(name = "concurrency-burst", alias = "concurrency_burst")]
+    ConcurrencyBurst,
+    Constant,
+    Gamma,
+    Poisson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevelArg {
+    Trace,
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Success,
+    Error,
+    Critical,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UiTypeArg {
+    Dashboard,
+    Simple,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IoDriverArg {
+    Auto,
+    Uring,
+    Legacy,
+}
+
+fn parse_seconds_or_inf(s: &str) -> Result<f64, String> {
+    let v = if s.eq_ignore_ascii_case("inf") {
+        f64::INFINITY
+    } else {
+        s.parse::<f64>().map_err(|e| format!("`{s}` is not a number of seconds: {e}"))?
+    };
+    if v.is_nan() || v < 0.0 {
+        return Err(format!("`{s}` must be a non-negative number of seconds or `inf`"));
+    }
+    Ok(v)
+}
+
+/// Every long flag (and alias) that `ringperf profile` accepts.
+pub fn supported_profile_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let Some(profile) = cmd.find_subcommand("profile") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for arg in profile.get_arguments() {
+        if let Some(l) = arg.get_long() {
+            out.push(format!("--{l}"));
+        }
+        for a in arg.get_all_aliases().into_iter().flatten() {
+            out.push(format!("--{a}"));
+        }
+        if let Some(s) = arg.get_short() {
+            out.push(format!("-{s}"));
+        }
+    }
+    out
+}
+
+/// Fails with a message naming the first AIPerf flag in `argv` (after the `profile` subcommand)
+/// that ringperf does not implement yet. Flags unknown to AIPerf too are left to clap.
+pub fn reject_unsupported(argv: &[String]) -> Result<(), String> {
+    let Some(pos) = argv.iter().position(|a| a == "profile") else {
+        return Ok(());
+    };
+    let supported = supported_profile_flags();
+    for raw in &argv[pos + 1..] {
+        if raw == "--" {
+            break;
+        }
+        if !raw.starts_with('-') || raw.len() < 2 || raw.as_bytes()[1].is_ascii_digit() {
+            continue;
+        }
+        let flag = raw.split_once('=').map_or(raw.as_str(), |(f, _)| f);
+        // Boolean negations (`--no-foo`) of supported AIPerf flags are not offered either.
+        if supported.iter().any(|s| s == flag) {
+            continue;
+        }
+        if AIPERF_PROFILE_FLAGS.contains(&flag) {
+            return Err(format!(
+                "the AIPerf flag `{flag}` is not supported by ringperf yet \
+                 (docs/flags.md lists what is); remove it to run"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    fn profile(s: &str) -> ProfileArgs {
+        let cli = Cli::try_parse_from(args(s)).expect("parses");
+        match cli.command {
+            Command::Profile(p) => *p,
+            Command::MockServer(_) => panic!("not profile"),
+        }
+    }
+
+    #[test]
+    fn defaults_match_aiperf() {
+        let p = profile("ringperf profile -m m");
+        assert_eq!(p.url, vec!["http://localhost:8000"]);
+        assert_eq!(p.endpoint_type, EndpointTypeArg::Chat);
+        assert_eq!(p.request_timeout_seconds, 21600.0);
+        assert_eq!(p.benchmark_grace_period, 30.0);
+        assert_eq!(p.isl_mean, 550);
+        assert_eq!(p.isl_stddev, 0.0);
+        assert_eq!(p.osl_mean, None);
+        assert_eq!(p.num_dataset_entries, 100);
+        assert_eq!(p.export_level, ExportLevelArg::Records);
+        assert_eq!(p.connection_reuse_strategy, ConnectionReuseArg::Pooled);
+        assert!(!p.streaming);
+    }
+
+    #[test]
+    fn aliases_are_accepted() {
+        let p = profile(
+            "ringperf profile --model a,b --endpoint /x --isl 10 --isl-stddev 2 --osl 5 \
+             --osl-stddev 1 --num-requests 7 --request-rate-mode constant --vllm-burstiness 2 \
+             --artifact-dir out --profile-export-file pre --num-prompts 3 --max-workers 2 \
+             --num-warmup-requests 4 --ui none -H A:b -H C:d",
+        );
+        assert_eq!(p.model_names, vec!["a", "b"]);
+        assert_eq!(p.custom_endpoint.as_deref(), Some("/x"));
+        assert_eq!((p.isl_mean, p.isl_stddev, p.osl_mean, p.osl_stddev), (10, 2.0, Some(5), 1.0));
+        assert_eq!(p.request_count, Some(7));
+        assert_eq!(p.arrival_pattern, Some(ArrivalPatternArg::Constant));
+        assert_eq!(p.arrival_smoothness, Some(2.0));
+        assert_eq!(p.artifact_dir, Some(PathBuf::from("out")));
+        assert_eq!(p.profile_export_prefix.as_deref(), Some("pre"));
+        assert_eq!(p.num_dataset_entries, 3);
+        assert_eq!(p.workers_max, Some(2));
+        assert_eq!(p.warmup_request_count, Some(4));
+        assert_eq!(p.ui_type, Some(UiTypeArg::None));
+        assert_eq!(p.header, vec!["A:b", "C:d"]);
+    }
+
+    #[test]
+    fn grace_period_accepts_inf_and_rejects_negative() {
+        assert!(profile("ringperf profile --benchmark-grace-period inf").benchmark_grace_period.is_infinite());
+        assert!(Cli::try_parse_from(args("ringperf profile --benchmark-grace-period -1")).is_err());
+    }
+
+    #[test]
+    fn unsupported_aiperf_flag_is_named() {
+        let err = reject_unsupported(&args("ringperf profile -m x --goodput request_latency:5"))
+            .unwrap_err();
+        assert!(err.contains("`--goodput`"), "{err}");
+        let err = reject_unsupported(&args("ringperf profile --input-file=a.jsonl")).unwrap_err();
+        assert!(err.contains("`--input-file`"), "{err}");
+        // Supported flags, values that look like flags after `--`, and negative numbers pass.
+        reject_unsupported(&args("ringperf profile -m x --streaming --isl 5 -- --goodput")).unwrap();
+    }
+
+    #[test]
+    fn every_supported_flag_is_an_aiperf_flag_or_ours() {
+        for f in supported_profile_flags() {
+            let ours = f.starts_with("--mock") || f == "--io-driver" || f == "--help" || f == "-h";
+            assert!(ours || AIPERF_PROFILE_FLAGS.contains(&f.as_str()), "{f} is neither");
+        }
+    }
+}

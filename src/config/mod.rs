@@ -1,1 +1,679 @@
-//! placeholder until the module lands
+//! The validated, typed configuration of a profile run. Every default is resolved and every
+//! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
+
+mod url;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::cli::{
+    ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
+    LogLevelArg, ProfileArgs, UiTypeArg,
+};
+use crate::endpoint::EndpointKind;
+
+pub use url::BaseUrl;
+
+/// A configuration error: one clear message, exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(msg.into()))
+}
+
+/// Inter-arrival distribution of an open-loop phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    Constant,
+    Poisson,
+    /// Gamma with shape `smoothness` (1.0 = Poisson).
+    Gamma { smoothness: f64 },
+}
+
+/// How a phase paces requests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// Closed loop: `n` requests in flight, a new one as soon as one completes.
+    Concurrency(u64),
+    /// Open loop from absolute intended times, optionally capped by a concurrency.
+    Rate { rate: f64, arrival: Arrival, cap: Option<u64> },
+}
+
+impl Load {
+    /// Most requests that can be in flight at once, if bounded.
+    pub fn max_in_flight(&self) -> Option<u64> {
+        match *self {
+            Load::Concurrency(n) => Some(n),
+            Load::Rate { cap, .. } => cap,
+        }
+    }
+}
+
+/// One phase (warmup or profiling): pacing and stop conditions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseConfig {
+    pub load: Load,
+    /// Stop issuing after this many requests.
+    pub request_count: Option<u64>,
+    /// Stop issuing after this long.
+    pub duration: Option<Duration>,
+    /// After issuing stops, wait at most this long for in-flight requests (None = forever).
+    pub grace: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionReuse {
+    Pooled,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportLevel {
+    Summary,
+    Records,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UiType {
+    /// Progress bar on a terminal.
+    Progress,
+    /// Plain periodic lines.
+    Lines,
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoDriver {
+    Auto,
+    Uring,
+    Legacy,
+}
+
+impl From<IoDriverArg> for IoDriver {
+    fn from(a: IoDriverArg) -> Self {
+        match a {
+            IoDriverArg::Auto => IoDriver::Auto,
+            IoDriverArg::Uring => IoDriver::Uring,
+            IoDriverArg::Legacy => IoDriver::Legacy,
+        }
+    }
+}
+
+/// Shape of the embedded mock's responses (`--mock`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MockShape {
+    pub ttft: Duration,
+    pub itl: Duration,
+    pub output_tokens: usize,
+    pub tokens_per_event: usize,
+    pub reasoning_tokens: usize,
+    pub threads: usize,
+}
+
+/// Synthetic dataset parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetConfig {
+    pub entries: usize,
+    pub isl_mean: u64,
+    pub isl_stddev: f64,
+    pub osl_mean: Option<u64>,
+    pub osl_stddev: f64,
+}
+
+/// The validated configuration of `ringperf profile`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub models: Vec<String>,
+    pub endpoint: EndpointKind,
+    /// Request path appended to each base URL.
+    pub path: String,
+    pub streaming: bool,
+    pub urls: Vec<BaseUrl>,
+    pub request_timeout: Duration,
+    /// Headers sent on every request (user headers and Authorization), in order.
+    pub headers: Vec<(String, String)>,
+    /// Values that must never appear in artifacts or logs (API key, Authorization header values).
+    pub secrets: Vec<String>,
+    pub extra_inputs: Map<String, Value>,
+    pub use_legacy_max_tokens: bool,
+    pub use_server_token_count: bool,
+    pub connection_reuse: ConnectionReuse,
+    /// Seed actually used (given, or drawn from entropy and reported).
+    pub seed: u64,
+    pub seed_given: bool,
+    pub artifact_dir: PathBuf,
+    pub export_prefix: Option<String>,
+    pub export_level: ExportLevel,
+    /// Tokenizer spec (`builtin`, a path, or a model id in the local HF cache).
+    pub tokenizer: String,
+    pub dataset: DatasetConfig,
+    pub warmup: Option<PhaseConfig>,
+    pub profiling: PhaseConfig,
+    pub ui: UiType,
+    pub verbose: bool,
+    pub workers: usize,
+    pub io_driver: IoDriver,
+    /// Run against the embedded mock (its address replaces the URLs at start).
+    pub mock: Option<MockShape>,
+    /// The command line as run, secrets redacted.
+    pub cli_command: String,
+}
+
+/// Model names AIPerf treats as placeholders: their tokenizer defaults to `builtin`.
+const PLACEHOLDER_MODELS: &[&str] =
+    &["mock-model", "test-model", "fake-model", "dummy-model", "placeholder", "model"];
+
+impl Config {
+    /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
+    /// whether stdout is a terminal (UI default).
+    pub fn from_args(args: &ProfileArgs, argv: &[String], is_tty: bool) -> Result<Self, ConfigError> {
+        let endpoint = match args.endpoint_type {
+            EndpointTypeArg::Chat => EndpointKind::Chat,
+            EndpointTypeArg::Completions => EndpointKind::Completions,
+            other => {
+                let name = format!("{other:?}");
+                return err(format!(
+                    "--endpoint-type {} is not supported by ringperf yet (chat and completions are)",
+                    kebab(&name)
+                ));
+            }
+        };
+        let mut models: Vec<String> =
+            args.model_names.iter().map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
+        if models.is_empty() {
+            if args.mock {
+                models.push("mock-model".to_string());
+            } else {
+                return err("--model is required (the model name sent in every request)");
+            }
+        }
+
+        let path = match &args.custom_endpoint {
+            Some(p) => p.clone(),
+            None => endpoint.default_path().to_string(),
+        };
+        let urls = if args.mock {
+            Vec::new()
+        } else {
+            let mut v = Vec::new();
+            for u in &args.url {
+                v.push(BaseUrl::parse(u, &path).map_err(ConfigError)?);
+            }
+            v
+        };
+        if !args.mock && urls.is_empty() {
+            return err("--url needs at least one base URL");
+        }
+
+        if !(args.request_timeout_seconds.is_finite() && args.request_timeout_seconds > 0.0) {
+            return err("--request-timeout-seconds must be a positive number of seconds");
+        }
+
+        let mut headers = Vec::new();
+        let mut secrets = Vec::new();
+        for h in &args.header {
+            for (k, v) in parse_pairs(h, "--header")? {
+                let v = json_to_plain(&v);
+                if k.eq_ignore_ascii_case("authorization") || k.to_ascii_lowercase().contains("key") {
+                    secrets.push(v.clone());
+                }
+                if k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("content-length")
+                {
+                    // AIPerf overwrites a user Content-Type; Content-Length is ours to compute.
+                    continue;
+                }
+                check_header(&k, &v)?;
+                headers.push((k, v));
+            }
+        }
+        if let Some(key) = &args.api_key {
+            if key.is_empty() {
+                return err("--api-key is empty");
+            }
+            secrets.push(key.clone());
+            headers.push(("Authorization".to_string(), format!("Bearer {key}")));
+            check_header("Authorization", key)?;
+        }
+
+        let mut extra_inputs = Map::new();
+        for e in &args.extra_inputs {
+            for (k, v) in parse_pairs(e, "--extra-inputs")? {
+                extra_inputs.insert(k, v);
+            }
+        }
+
+        let profiling = profiling_phase(args)?;
+        let warmup = warmup_phase(args, &profiling)?;
+
+        let dataset = DatasetConfig {
+            entries: args.num_dataset_entries,
+            isl_mean: args.isl_mean,
+            isl_stddev: args.isl_stddev,
+            osl_mean: args.osl_mean,
+            osl_stddev: args.osl_stddev,
+        };
+        if dataset.entries == 0 {
+            return err("--num-dataset-entries must be at least 1");
+        }
+        if dataset.isl_mean == 0 {
+            return err("--synthetic-input-tokens-mean must be at least 1");
+        }
+        if !(dataset.isl_stddev.is_finite() && dataset.isl_stddev >= 0.0)
+            || !(dataset.osl_stddev.is_finite() && dataset.osl_stddev >= 0.0)
+        {
+            return err("token standard deviations must be non-negative numbers");
+        }
+        if dataset.osl_mean == Some(0) {
+            return err("--output-tokens-mean must be at least 1");
+        }
+
+        let tokenizer = match &args.tokenizer {
+            Some(t) => t.clone(),
+            None if PLACEHOLDER_MODELS.contains(&models[0].as_str()) => "builtin".to_string(),
+            None => models[0].clone(),
+        };
+
+        let seed_given = args.random_seed.is_some();
+        let seed = args.random_seed.unwrap_or_else(rand::random);
+
+        let ui = match args.ui_type {
+            Some(UiTypeArg::None) => UiType::None,
+            Some(UiTypeArg::Simple | UiTypeArg::Dashboard) if is_tty => UiType::Progress,
+            Some(UiTypeArg::Simple | UiTypeArg::Dashboard) => UiType::Lines,
+            None if is_tty => UiType::Progress,
+            None => UiType::None,
+        };
+
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max_in_flight = profiling.load.max_in_flight().unwrap_or(u64::MAX);
+        let workers = match args.workers_max {
+            Some(0) => return err("--workers-max must be at least 1"),
+            Some(w) => w,
+            None => cores,
+        };
+        let workers = workers.min(usize::try_from(max_in_flight).unwrap_or(usize::MAX)).max(1);
+
+        let stimulus = match profiling.load {
+            Load::Concurrency(n) => format!("concurrency{n}"),
+            Load::Rate { rate, cap: Some(c), .. } => {
+                format!("concurrency{c}-request_rate{}", python_float(rate))
+            }
+            Load::Rate { rate, cap: None, .. } => format!("request_rate{}", python_float(rate)),
+        };
+        let artifact_dir = match &args.artifact_dir {
+            Some(d) => d.clone(),
+            None => {
+                let model = if models.len() > 1 {
+                    format!("{}_multi", models[0].replace('/', "_"))
+                } else {
+                    models[0].replace('/', "_")
+                };
+                PathBuf::from("artifacts")
+                    .join(format!("{model}-openai-{}-{stimulus}", endpoint.as_str()))
+            }
+        };
+        if let Some(p) = &args.profile_export_prefix
+            && (p.is_empty() || p.contains('/'))
+        {
+            return err("--profile-export-prefix must be a plain file name");
+        }
+
+        let mock = args.mock.then(|| MockShape {
+            ttft: Duration::from_secs_f64(args.mock_shape.mock_ttft_ms.max(0.0) / 1e3),
+            itl: Duration::from_secs_f64(args.mock_shape.mock_itl_ms.max(0.0) / 1e3),
+            output_tokens: args.mock_shape.mock_output_tokens.max(1),
+            tokens_per_event: args.mock_shape.mock_tokens_per_event.max(1),
+            reasoning_tokens: args.mock_shape.mock_reasoning_tokens,
+            threads: args.mock_shape.mock_threads.max(1),
+        });
+
+        Ok(Config {
+            models,
+            endpoint,
+            path,
+            streaming: args.streaming,
+            urls,
+            request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
+            headers,
+            cli_command: redact_command(argv, &secrets),
+            secrets,
+            extra_inputs,
+            use_legacy_max_tokens: args.use_legacy_max_tokens,
+            use_server_token_count: args.use_server_token_count,
+            connection_reuse: match args.connection_reuse_strategy {
+                ConnectionReuseArg::Pooled => ConnectionReuse::Pooled,
+                // Every ringperf session is one turn, so a sticky session's connection closes
+                // after its only request: the same as `never`.
+                ConnectionReuseArg::Never | ConnectionReuseArg::StickyUserSessions => {
+                    ConnectionReuse::Never
+                }
+            },
+            seed,
+            seed_given,
+            artifact_dir,
+            export_prefix: args.profile_export_prefix.clone(),
+            export_level: match args.export_level {
+                ExportLevelArg::Summary => ExportLevel::Summary,
+                ExportLevelArg::Records => ExportLevel::Records,
+                ExportLevelArg::Raw => {
+                    return err("--export-level raw is not supported by ringperf yet (summary and records are)");
+                }
+            },
+            tokenizer,
+            dataset,
+            warmup,
+            profiling,
+            ui,
+            verbose: args.verbose
+                || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
+            workers,
+            io_driver: args.io_driver.into(),
+            mock,
+        })
+    }
+
+    /// The resolved configuration echoed in the JSON export (`input_config`), in AIPerf's shape.
+    /// Secrets are never included.
+    pub fn input_config(&self) -> Value {
+        let phase = |name: &str, p: &PhaseConfig| {
+            let mut m = Map::new();
+            m.insert("name".into(), json!(name));
+            match p.load {
+                Load::Concurrency(n) => {
+                    m.insert("type".into(), json!("concurrency"));
+                    m.insert("concurrency".into(), json!(n));
+                }
+                Load::Rate { rate, arrival, cap } => {
+                    let t = match arrival {
+                        Arrival::Constant => "constant",
+                        Arrival::Poisson => "poisson",
+                        Arrival::Gamma { .. } => "gamma",
+                    };
+                    m.insert("type".into(), json!(t));
+                    m.insert("rate".into(), json!(rate));
+                    if let Arrival::Gamma { smoothness } = arrival {
+                        m.insert("smoothness".into(), json!(smoothness));
+                    }
+                    if let Some(c) = cap {
+                        m.insert("concurrency".into(), json!(c));
+                    }
+                }
+            }
+            if let Some(n) = p.request_count {
+                m.insert("requests".into(), json!(n));
+            }
+            if let Some(d) = p.duration {
+                m.insert("duration".into(), json!(d.as_secs_f64()));
+            }
+            if let (Some(g), Some(_)) = (p.grace, p.duration) {
+                m.insert("grace_period".into(), json!(g.as_secs_f64()));
+            }
+            Value::Object(m)
+        };
+        let mut phases = Vec::new();
+        if let Some(w) = &self.warmup {
+            phases.push(phase("warmup", w));
+        }
+        phases.push(phase("profiling", &self.profiling));
+        let mut prompts = json!({"isl": {"mean": self.dataset.isl_mean as f64}});
+        if self.dataset.isl_stddev > 0.0 {
+            prompts["isl"]["stddev"] = json!(self.dataset.isl_stddev);
+        }
+        if let Some(o) = self.dataset.osl_mean {
+            prompts["osl"] = json!({"mean": o as f64});
+            if self.dataset.osl_stddev > 0.0 {
+                prompts["osl"]["stddev"] = json!(self.dataset.osl_stddev);
+            }
+        }
+        let urls: Vec<String> = self.urls.iter().map(|u| u.display.clone()).collect();
+        let mut endpoint = json!({"urls": urls, "type": self.endpoint.as_str(), "path": self.path});
+        if self.streaming {
+            endpoint["streaming"] = json!(true);
+        }
+        if !self.extra_inputs.is_empty() {
+            endpoint["extra"] = Value::Object(self.extra_inputs.clone());
+        }
+        json!({
+            "models": {"items": self.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()},
+            "endpoint": endpoint,
+            "datasets": [{
+                "name": "main",
+                "type": "synthetic",
+                "entries": self.dataset.entries,
+                "random_seed": self.seed,
+                "prompts": prompts,
+            }],
+            "phases": phases,
+            "artifacts": {
+                "dir": self.artifact_dir.display().to_string(),
+                "cli_command": self.cli_command,
+            },
+            "tokenizer": {"name": self.tokenizer},
+            "runtime": {"workers": self.workers},
+            "random_seed": self.seed,
+        })
+    }
+}
+
+fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
+    if args.concurrency == Some(0) {
+        return err("--concurrency must be at least 1");
+    }
+    let load = match args.request_rate {
+        Some(rate) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                return err("--request-rate must be a positive number of requests per second");
+            }
+            Load::Rate { rate, arrival: arrival(args.arrival_pattern, args.arrival_smoothness)?, cap: args.concurrency }
+        }
+        None => {
+            if args.arrival_smoothness.is_some() {
+                return err("--arrival-smoothness needs --request-rate");
+            }
+            if matches!(args.arrival_pattern, Some(p) if p != ArrivalPatternArg::ConcurrencyBurst) {
+                return err("--arrival-pattern needs --request-rate");
+            }
+            Load::Concurrency(args.concurrency.unwrap_or(1))
+        }
+    };
+    let duration = match args.benchmark_duration {
+        Some(d) if !(d.is_finite() && d > 0.0) => {
+            return err("--benchmark-duration must be a positive number of seconds");
+        }
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    if args.request_count == Some(0) {
+        return err("--request-count must be at least 1");
+    }
+    // Spec §1.3: with no stop condition the phase sends 10 requests.
+    let request_count = match (args.request_count, duration) {
+        (None, None) => Some(10),
+        (c, _) => c,
+    };
+    let grace = duration.and_then(|_| secs_or_forever(args.benchmark_grace_period));
+    Ok(PhaseConfig { load, request_count, duration, grace })
+}
+
+fn warmup_phase(args: &ProfileArgs, profiling: &PhaseConfig) -> Result<Option<PhaseConfig>, ConfigError> {
+    if args.warmup_request_count.is_none() && args.warmup_duration.is_none() {
+        if args.warmup_concurrency.is_some()
+            || args.warmup_request_rate.is_some()
+            || args.warmup_arrival_pattern.is_some()
+            || args.warmup_grace_period.is_some()
+        {
+            return err("--warmup-* settings need --warmup-request-count or --warmup-duration");
+        }
+        return Ok(None);
+    }
+    if args.warmup_request_count == Some(0) {
+        return err("--warmup-request-count must be at least 1");
+    }
+    if args.warmup_concurrency == Some(0) {
+        return err("--warmup-concurrency must be at least 1");
+    }
+    // Inherit every pacing setting from the profiling phase unless overridden (spec §1.3).
+    let load = match (args.warmup_request_rate, profiling.load) {
+        (Some(rate), prof) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                return err("--warmup-request-rate must be positive");
+            }
+            let inherited = match prof {
+                Load::Rate { arrival, .. } => arrival,
+                Load::Concurrency(_) => Arrival::Poisson,
+            };
+            let arrival = match args.warmup_arrival_pattern {
+                Some(p) => arrival(Some(p), args.arrival_smoothness)?,
+                None => inherited,
+            };
+            Load::Rate { rate, arrival, cap: args.warmup_concurrency.or(args.concurrency) }
+        }
+        (None, Load::Rate { rate, arrival: inherited, cap }) => {
+            let arrival = match args.warmup_arrival_pattern {
+                Some(p) => arrival(Some(p), args.arrival_smoothness)?,
+                None => inherited,
+            };
+            Load::Rate { rate, arrival, cap: args.warmup_concurrency.or(cap) }
+        }
+        (None, Load::Concurrency(n)) => Load::Concurrency(args.warmup_concurrency.unwrap_or(n)),
+    };
+    let duration = match args.warmup_duration {
+        Some(d) if !(d.is_finite() && d > 0.0) => return err("--warmup-duration must be positive"),
+        Some(d) => Some(Duration::from_secs_f64(d)),
+        None => None,
+    };
+    let grace = args.warmup_grace_period.and_then(secs_or_forever);
+    Ok(Some(PhaseConfig { load, request_count: args.warmup_request_count, duration, grace }))
+}
+
+fn arrival(p: Option<ArrivalPatternArg>, smoothness: Option<f64>) -> Result<Arrival, ConfigError> {
+    if let Some(s) = smoothness
+        && !(s.is_finite() && s > 0.0)
+    {
+        return err("--arrival-smoothness must be a positive number");
+    }
+    // Spec §1.3: smoothness given without an explicit pattern selects gamma.
+    Ok(match (p, smoothness) {
+        (None, Some(s)) => Arrival::Gamma { smoothness: s },
+        (Some(ArrivalPatternArg::Gamma), s) => Arrival::Gamma { smoothness: s.unwrap_or(1.0) },
+        (Some(ArrivalPatternArg::Constant), _) => Arrival::Constant,
+        _ => Arrival::Poisson,
+    })
+}
+
+fn secs_or_forever(s: f64) -> Option<Duration> {
+    s.is_finite().then(|| Duration::from_secs_f64(s))
+}
+
+/// Parses `key:value` pairs (one per argument) or a JSON object into (key, JSON value) pairs.
+/// Values that parse as JSON numbers/booleans/objects keep that type, as in AIPerf.
+fn parse_pairs(s: &str, flag: &str) -> Result<Vec<(String, Value)>, ConfigError> {
+    let t = s.trim();
+    if t.starts_with('{') {
+        let v: Value = serde_json::from_str(t)
+            .map_err(|e| ConfigError(format!("{flag}: `{t}` is not a valid JSON object: {e}")))?;
+        let Value::Object(m) = v else {
+            return err(format!("{flag}: `{t}` is not a JSON object"));
+        };
+        return Ok(m.into_iter().collect());
+    }
+    let Some((k, v)) = t.split_once(':') else {
+        return err(format!("{flag}: `{t}` is not in the form key:value"));
+    };
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty() {
+        return err(format!("{flag}: `{t}` has an empty key"));
+    }
+    let value = match serde_json::from_str::<Value>(v) {
+        Ok(x @ (Value::Number(_) | Value::Bool(_) | Value::Object(_) | Value::Array(_) | Value::Null)) => x,
+        _ => Value::String(v.to_string()),
+    };
+    Ok(vec![(k.to_string(), value)])
+}
+
+fn json_to_plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn check_header(k: &str, v: &str) -> Result<(), ConfigError> {
+    let bad_name = k.is_empty()
+        || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if bad_name {
+        return err(format!("--header: `{k}` is not a valid header name"));
+    }
+    if v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return err(format!("--header: the value of `{k}` contains a line break"));
+    }
+    Ok(())
+}
+
+/// Python's `str(float)` for the values a rate takes (`10.0`, `0.5`, `2.5`).
+pub fn python_float(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e16 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+fn kebab(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The command line with every secret value replaced by `<redacted>` and values quoted.
+pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut redact_next = false;
+    for (i, a) in argv.iter().enumerate() {
+        let shown = if i == 0 {
+            "ringperf".to_string()
+        } else if redact_next {
+            redact_next = false;
+            "'<redacted>'".to_string()
+        } else if a == "--api-key" {
+            redact_next = true;
+            a.clone()
+        } else if let Some(rest) = a.strip_prefix("--api-key=") {
+            let _ = rest;
+            "--api-key='<redacted>'".to_string()
+        } else if a.starts_with('-') {
+            a.clone()
+        } else {
+            let mut v = a.clone();
+            for s in secrets.iter().filter(|s| !s.is_empty()) {
+                v = v.replace(s.as_str(), "<redacted>");
+            }
+            format!("'{}'", v.replace('\'', "'\\''"))
+        };
+        out.push(shown);
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! Base URLs: scheme handling, the path-join rule of spec §2.2, and address resolution.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// One `--url`, resolved and joined with the request path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BaseUrl {
+    /// As the user wrote it, with `http://` prepended when no scheme was given.
+    pub display: String,
+    /// `Host` header value (`host` or `host:port` as written).
+    pub host_header: String,
+    pub host: String,
+    pub port: u16,
+    /// Resolved address (IPv4 preferred, as AIPerf).
+    pub addr: SocketAddr,
+    /// Full request path for the endpoint (base path + endpoint path).
+    pub request_path: String,
+    /// Path prefix of the base URL (no trailing slash), for `/metrics` and friends.
+    pub base_path: String,
+}
+
+impl BaseUrl {
+    /// Parses `raw` and joins `endpoint_path` to it. Errors name the URL and the problem.
+    pub fn parse(raw: &str, endpoint_path: &str) -> Result<Self, String> {
+        let raw = raw.trim();
+        let with_scheme =
+            if raw.contains("://") { raw.to_string() } else { format!("http://{raw}") };
+        let (scheme, rest) = with_scheme.split_once("://").unwrap_or(("http", &with_scheme));
+        let default_port = match scheme.to_ascii_lowercase().as_str() {
+            "http" => 80,
+            "https" => {
+                return Err(format!(
+                    "--url {raw}: https is not supported by ringperf yet (use an http:// endpoint)"
+                ));
+            }
+            other => return Err(format!("--url {raw}: unsupported scheme `{other}`")),
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if authority.is_empty() || authority.contains('@') {
+            return Err(format!("--url {raw}: missing or unsupported host part"));
+        }
+        let (host, port) = split_host_port(authority)
+            .ok_or_else(|| format!("--url {raw}: `{authority}` is not host[:port]"))?;
+        let port = port.unwrap_or(default_port);
+        let lookup_host = host.trim_start_matches('[').trim_end_matches(']');
+        let addrs: Vec<SocketAddr> = (lookup_host, port)
+            .to_socket_addrs()
+            .map_err(|e| format!("--url {raw}: cannot resolve `{lookup_host}`: {e}"))?
+            .collect();
+        let addr = addrs
+            .iter()
+            .find(|a| a.is_ipv4())
+            .or(addrs.first())
+            .copied()
+            .ok_or_else(|| format!("--url {raw}: `{lookup_host}` resolves to no address"))?;
+        let base_path = path.split('?').next().unwrap_or("").trim_end_matches('/').to_string();
+        Ok(Self {
+            display: with_scheme.clone(),
+            host_header: authority.to_string(),
+            host: lookup_host.to_string(),
+            port,
+            addr,
+            request_path: join_path(&base_path, endpoint_path),
+            base_path,
+        })
+    }
+}
+
+fn split_host_port(authority: &str) -> Option<(&str, Option<u16>)> {
+    if let Some(end) = authority.find(']') {
+        let host = &authority[..=end];
+        let rest = &authority[end + 1..];
+        return match rest.strip_prefix(':') {
+            Some(p) => Some((host, Some(p.parse().ok()?))),
+            None if rest.is_empty() => Some((host, None)),
+            None => None,
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() => Some((h, Some(p.parse().ok()?))),
+        Some(_) => None,
+        None => Some((authority, None)),
+    }
+}
+
+/// Spec §2.2: strip the sub-path's leading `/`; a base ending in `/v1` and a sub-path starting
+/// with `v1/` share the `v1`.
+pub fn join_path(base_path: &str, sub: &str) -> String {
+    let sub = sub.trim_start_matches('/');
+    let base = base_path.trim_end_matches('/');
+    let sub = if base.ends_with("/v1") { sub.strip_prefix("v1/").unwrap_or(sub) } else { sub };
+    if sub.is_empty() {
+        if base.is_empty() { "/".to_string() } else { base.to_string() }
+    } else {
+        format!("{base}/{sub}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_rule_of_the_spec() {
+        assert_eq!(join_path("", "/v1/chat/completions"), "/v1/chat/completions");
+        assert_eq!(join_path("/v1", "/v1/chat/completions"), "/v1/chat/completions");
+        assert_eq!(join_path("/v1/", "v1/completions"), "/v1/completions");
+        assert_eq!(join_path("/proxy", "/v1/completions"), "/proxy/v1/completions");
+        assert_eq!(join_path("/api", ""), "/api");
+        assert_eq!(join_path("", ""), "/");
+    }
+
+    #[test]
+    fn parses_and_resolves() {
+        let u = BaseUrl::parse("127.0.0.1:9000/v1", "/v1/chat/completions").unwrap();
+        assert_eq!(u.display, "http://127.0.0.1:9000/v1");
+        assert_eq!(u.host_header, "127.0.0.1:9000");
+        assert_eq!(u.port, 9000);
+        assert_eq!(u.addr, "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(u.request_path, "/v1/chat/completions");
+        assert_eq!(u.base_path, "/v1");
+        let u = BaseUrl::parse("http://localhost", "/v1/completions").unwrap();
+        assert_eq!(u.port, 80);
+        assert!(u.addr.ip().is_loopback());
+        let u = BaseUrl::parse("http://[::1]:8001", "/x").unwrap();
+        assert_eq!(u.addr, "[::1]:8001".parse().unwrap());
+    }
+
+    #[test]
+    fn bad_urls_are_named() {
+        for bad in ["https://x:1", "ftp://x", "http://:80", "http://h:notaport", "http://u@h"] {
+            let e = BaseUrl::parse(bad, "/").unwrap_err();
+            assert!(e.contains(bad), "{e}");
+        }
+        let e = BaseUrl::parse("http://no-such-host.invalid:80", "/").unwrap_err();
+        assert!(e.contains("cannot resolve"), "{e}");
+    }
+}
