@@ -1,1 +1,187 @@
-//! placeholder until the module lands
+//! Where credits come from: the arrival process of open-loop phases, the shared counter of
+//! closed-loop phases, and which dataset entry each request sends.
+//!
+//! Open-loop times are absolute: request `i` is meant to go at `phase_start + Σ intervals`, never
+//! "interval after the previous send", so a slow client shows up as dispatch lag instead of a
+//! silently lower rate (coordinated omission).
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution, Exp, Gamma};
+
+use crate::config::Arrival;
+
+/// Derives an independent seed for a named stream from the run's root seed (FNV-1a of the
+/// name mixed with the seed through SplitMix64), so every random choice is reproducible alone.
+pub fn child_seed(root: u64, name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    splitmix64(root ^ h)
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Inter-arrival times of an open-loop phase, in nanoseconds.
+#[derive(Debug)]
+pub struct Arrivals {
+    rng: StdRng,
+    kind: ArrivalKind,
+    /// Sum of intervals so far, as f64 ns (kept in float so rounding never accumulates).
+    offset_ns: f64,
+}
+
+#[derive(Debug)]
+enum ArrivalKind {
+    Constant { interval_ns: f64 },
+    Poisson(Exp<f64>),
+    Gamma(Gamma<f64>),
+}
+
+impl Arrivals {
+    /// Arrivals at `rate` per second. The first request goes at offset 0, as in AIPerf's rate
+    /// loop, which issues its first credit at the phase start.
+    pub fn new(rate: f64, arrival: Arrival, seed: u64) -> Self {
+        let rate = if rate.is_finite() && rate > 0.0 { rate } else { 1.0 };
+        let kind = match arrival {
+            Arrival::Constant => ArrivalKind::Constant { interval_ns: 1e9 / rate },
+            Arrival::Poisson => match Exp::new(rate / 1e9) {
+                Ok(d) => ArrivalKind::Poisson(d),
+                Err(_) => ArrivalKind::Constant { interval_ns: 1e9 / rate },
+            },
+            // shape k, scale 1/(rate·k): mean 1/rate, variance 1/(k·rate²).
+            Arrival::Gamma { smoothness } => match Gamma::new(smoothness, 1e9 / (rate * smoothness)) {
+                Ok(d) => ArrivalKind::Gamma(d),
+                Err(_) => ArrivalKind::Constant { interval_ns: 1e9 / rate },
+            },
+        };
+        Self { rng: StdRng::seed_from_u64(seed), kind, offset_ns: 0.0 }
+    }
+
+    /// Offset from the phase start of the next request, in ns.
+    pub fn next_offset_ns(&mut self) -> u64 {
+        let at = self.offset_ns;
+        let step = match &self.kind {
+            ArrivalKind::Constant { interval_ns } => *interval_ns,
+            ArrivalKind::Poisson(d) => d.sample(&mut self.rng),
+            ArrivalKind::Gamma(d) => d.sample(&mut self.rng),
+        };
+        self.offset_ns += step;
+        at as u64
+    }
+}
+
+/// Which dataset entry request `i` sends: entries are used in a shuffled order without
+/// replacement, reshuffled for every pass over the dataset (AIPerf's `shuffle` sampling, the
+/// default for synthetic data). Deterministic for a seed, and computable by any thread.
+#[derive(Debug, Clone)]
+pub struct TemplatePicker {
+    n: u32,
+    seed: u64,
+    epoch: u64,
+    perm: Vec<u32>,
+}
+
+impl TemplatePicker {
+    pub fn new(n: usize, seed: u64) -> Self {
+        let n = u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+        let mut p = Self { n, seed, epoch: u64::MAX, perm: Vec::new() };
+        p.load_epoch(0);
+        p
+    }
+
+    fn load_epoch(&mut self, epoch: u64) {
+        self.perm.clear();
+        self.perm.extend(0..self.n);
+        let mut rng = StdRng::seed_from_u64(splitmix64(self.seed ^ epoch.wrapping_mul(0x9e37)));
+        for i in (1..self.perm.len()).rev() {
+            let j = rng.random_range(0..=i);
+            self.perm.swap(i, j);
+        }
+        self.epoch = epoch;
+    }
+
+    /// Entry for request `index` (cheap when indices arrive roughly in order).
+    pub fn pick(&mut self, index: u64) -> u32 {
+        let n = u64::from(self.n);
+        let epoch = index / n;
+        if epoch != self.epoch {
+            self.load_epoch(epoch);
+        }
+        self.perm[(index % n) as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_is_exact_and_absolute() {
+        let mut a = Arrivals::new(3.0, Arrival::Constant, 1);
+        let v: Vec<u64> = (0..4).map(|_| a.next_offset_ns()).collect();
+        assert_eq!(v, vec![0, 333_333_333, 666_666_666, 1_000_000_000]);
+    }
+
+    fn mean_and_cv(arrival: Arrival) -> (f64, f64) {
+        let mut a = Arrivals::new(1000.0, arrival, 42);
+        let offs: Vec<f64> = (0..20_001).map(|_| a.next_offset_ns() as f64).collect();
+        let d: Vec<f64> = offs.windows(2).map(|w| w[1] - w[0]).collect();
+        let m = d.iter().sum::<f64>() / d.len() as f64;
+        let var = d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / d.len() as f64;
+        (m, var.sqrt() / m)
+    }
+
+    #[test]
+    fn poisson_and_gamma_have_the_right_moments() {
+        // Mean interval 1 ms; CV 1 for Poisson, 1/sqrt(k) for gamma. 20k samples: the standard
+        // error of the mean is 1/sqrt(20000) ≈ 0.7 % of it, so 3 % bounds are > 4 sigma.
+        let (m, cv) = mean_and_cv(Arrival::Poisson);
+        assert!((m / 1e6 - 1.0).abs() < 0.03, "mean {m}");
+        assert!((cv - 1.0).abs() < 0.05, "cv {cv}");
+        let (m, cv) = mean_and_cv(Arrival::Gamma { smoothness: 4.0 });
+        assert!((m / 1e6 - 1.0).abs() < 0.03, "mean {m}");
+        assert!((cv - 0.5).abs() < 0.03, "cv {cv}");
+    }
+
+    #[test]
+    fn arrivals_are_seeded() {
+        let mut a = Arrivals::new(50.0, Arrival::Poisson, 7);
+        let mut b = Arrivals::new(50.0, Arrival::Poisson, 7);
+        let mut c = Arrivals::new(50.0, Arrival::Poisson, 8);
+        let va: Vec<u64> = (0..10).map(|_| a.next_offset_ns()).collect();
+        let vb: Vec<u64> = (0..10).map(|_| b.next_offset_ns()).collect();
+        let vc: Vec<u64> = (0..10).map(|_| c.next_offset_ns()).collect();
+        assert_eq!(va, vb);
+        assert_ne!(va, vc);
+    }
+
+    #[test]
+    fn picker_uses_every_entry_once_per_pass() {
+        let mut p = TemplatePicker::new(7, 3);
+        for pass in 0..3u64 {
+            let mut seen: Vec<u32> = (0..7).map(|i| p.pick(pass * 7 + i)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..7).collect::<Vec<_>>());
+        }
+        // Any thread computing the same index gets the same entry.
+        let mut q = TemplatePicker::new(7, 3);
+        assert_eq!(q.pick(15), p.pick(15));
+        assert_eq!(q.pick(2), TemplatePicker::new(7, 3).pick(2));
+    }
+
+    #[test]
+    fn child_seeds_differ_by_name() {
+        assert_ne!(child_seed(1, "a"), child_seed(1, "b"));
+        assert_eq!(child_seed(1, "a"), child_seed(1, "a"));
+        assert_ne!(child_seed(1, "a"), child_seed(2, "a"));
+    }
+}
