@@ -38,11 +38,20 @@ pub struct ProfileArgs {
     pub model_names: Vec<String>,
 
     /// Custom endpoint path (e.g. /v1/custom), overriding the endpoint type's default path.
-    #[arg(long = "custom-endpoint", visible_alias = "endpoint", help_heading = "Endpoint")]
+    #[arg(
+        long = "custom-endpoint",
+        visible_alias = "endpoint",
+        help_heading = "Endpoint"
+    )]
     pub custom_endpoint: Option<String>,
 
     /// API endpoint type.
-    #[arg(long = "endpoint-type", default_value = "chat", value_enum, help_heading = "Endpoint")]
+    #[arg(
+        long = "endpoint-type",
+        default_value = "chat",
+        value_enum,
+        help_heading = "Endpoint"
+    )]
     pub endpoint_type: EndpointTypeArg,
 
     /// Stream responses (SSE); enables TTFT / ITL metrics.
@@ -50,15 +59,30 @@ pub struct ProfileArgs {
     pub streaming: bool,
 
     /// Base URL(s) of the server(s); several URLs are used round-robin.
-    #[arg(long, short = 'u', default_value = "http://localhost:8000", value_delimiter = ',', help_heading = "Endpoint")]
+    #[arg(
+        long,
+        short = 'u',
+        default_value = "http://localhost:8000",
+        value_delimiter = ',',
+        help_heading = "Endpoint"
+    )]
     pub url: Vec<String>,
 
     /// How requests are spread over several URLs.
-    #[arg(long = "url-strategy", default_value = "round-robin", value_enum, help_heading = "Endpoint")]
+    #[arg(
+        long = "url-strategy",
+        default_value = "round-robin",
+        value_enum,
+        help_heading = "Endpoint"
+    )]
     pub url_strategy: UrlStrategyArg,
 
     /// Maximum time for one request (connect, send and receive), in seconds.
-    #[arg(long = "request-timeout-seconds", default_value_t = 21600.0, help_heading = "Endpoint")]
+    #[arg(
+        long = "request-timeout-seconds",
+        default_value_t = 21600.0,
+        help_heading = "Endpoint"
+    )]
     pub request_timeout_seconds: f64,
 
     /// API key, sent as `Authorization: Bearer <key>`.
@@ -74,7 +98,12 @@ pub struct ProfileArgs {
     pub use_server_token_count: bool,
 
     /// Connection reuse: pooled keep-alive connections, or a new connection per request.
-    #[arg(long = "connection-reuse-strategy", default_value = "pooled", value_enum, help_heading = "Endpoint")]
+    #[arg(
+        long = "connection-reuse-strategy",
+        default_value = "pooled",
+        value_enum,
+        help_heading = "Endpoint"
+    )]
     pub connection_reuse_strategy: ConnectionReuseArg,
 
     // ----- Input -----
@@ -92,15 +121,29 @@ pub struct ProfileArgs {
 
     // ----- Output -----
     /// Directory for all artifacts.
-    #[arg(long = "output-artifact-dir", visible_alias = "artifact-dir", help_heading = "Output")]
+    #[arg(
+        long = "output-artifact-dir",
+        visible_alias = "artifact-dir",
+        help_heading = "Output"
+    )]
     pub artifact_dir: Option<PathBuf>,
 
     /// Base file name of every exported file.
-    #[arg(long = "profile-export-prefix", visible_alias = "profile-export-file", help_heading = "Output")]
+    #[arg(
+        long = "profile-export-prefix",
+        visible_alias = "profile-export-file",
+        help_heading = "Output"
+    )]
     pub profile_export_prefix: Option<String>,
 
     /// Which files are written: summary only, or per-request records too.
-    #[arg(long = "export-level", visible_alias = "profile-export-level", default_value = "records", value_enum, help_heading = "Output")]
+    #[arg(
+        long = "export-level",
+        visible_alias = "profile-export-level",
+        default_value = "records",
+        value_enum,
+        help_heading = "Output"
+    )]
     pub export_level: ExportLevelArg,
 
     // ----- Tokenizer -----
@@ -127,20 +170,37 @@ pub struct ProfileArgs {
     pub request_rate: Option<f64>,
 
     /// Arrival pattern of a request-rate run.
-    #[arg(long = "arrival-pattern", visible_alias = "request-rate-mode", value_enum, help_heading = "Load Generator")]
+    #[arg(
+        long = "arrival-pattern",
+        visible_alias = "request-rate-mode",
+        value_enum,
+        help_heading = "Load Generator"
+    )]
     pub arrival_pattern: Option<ArrivalPatternArg>,
 
     /// Gamma shape for `--arrival-pattern gamma` (1.0 = Poisson; vLLM `--burstiness`).
-    #[arg(long = "arrival-smoothness", visible_alias = "vllm-burstiness", help_heading = "Load Generator")]
+    #[arg(
+        long = "arrival-smoothness",
+        visible_alias = "vllm-burstiness",
+        help_heading = "Load Generator"
+    )]
     pub arrival_smoothness: Option<f64>,
 
     /// Number of requests to send (default 10 when no duration is set).
-    #[arg(long = "request-count", visible_alias = "num-requests", help_heading = "Load Generator")]
+    #[arg(
+        long = "request-count",
+        visible_alias = "num-requests",
+        help_heading = "Load Generator"
+    )]
     pub request_count: Option<u64>,
 
     // ----- Warmup -----
     /// Requests sent before profiling; excluded from every metric.
-    #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests", help_heading = "Warmup")]
+    #[arg(
+        long = "warmup-request-count",
+        visible_alias = "num-warmup-requests",
+        help_heading = "Warmup"
+    )]
     pub warmup_request_count: Option<u64>,
 
     /// Maximum warmup duration in seconds.
@@ -165,7 +225,12 @@ pub struct ProfileArgs {
 
     // ----- Conversation input -----
     /// Unique synthetic prompts to generate (reused in shuffled order).
-    #[arg(long = "num-dataset-entries", visible_alias = "num-prompts", default_value_t = 100, help_heading = "Conversation Input")]
+    #[arg(
+        long = "num-dataset-entries",
+        visible_alias = "num-prompts",
+        default_value_t = 100,
+        help_heading = "Conversation Input"
+    )]
     pub num_dataset_entries: usize,
 
     // ----- ISL / OSL -----
@@ -187,7 +252,12 @@ pub struct ProfileArgs {
 
     // ----- Service -----
     /// Logging verbosity.
-    #[arg(long = "log-level", default_value = "info", value_enum, help_heading = "Service")]
+    #[arg(
+        long = "log-level",
+        default_value = "info",
+        value_enum,
+        help_heading = "Service"
+    )]
     pub log_level: LogLevelArg,
 
     /// Same as --log-level debug.
@@ -206,18 +276,33 @@ pub struct ProfileArgs {
     // ----- UI -----
     /// Progress display: a progress bar (`dashboard`, `simple`) or nothing (`none`).
     /// Defaults to `simple` on a terminal and `none` otherwise.
-    #[arg(long = "ui-type", visible_alias = "ui", value_enum, help_heading = "UI")]
+    #[arg(
+        long = "ui-type",
+        visible_alias = "ui",
+        value_enum,
+        help_heading = "UI"
+    )]
     pub ui_type: Option<UiTypeArg>,
 
     // ----- Workers -----
     /// Worker threads (one monoio runtime each, pinned to a core). Default: one per core,
     /// capped by the concurrency.
-    #[arg(long = "workers-max", visible_alias = "max-workers", help_heading = "Workers")]
+    #[arg(
+        long = "workers-max",
+        visible_alias = "max-workers",
+        help_heading = "Workers"
+    )]
     pub workers_max: Option<usize>,
 
     // ----- ringperf -----
     /// I/O driver: io_uring with fallback to epoll (`auto`), or force one.
-    #[arg(long = "io-driver", env = "RINGPERF_IO_DRIVER", default_value = "auto", value_enum, help_heading = "ringperf")]
+    #[arg(
+        long = "io-driver",
+        env = "RINGPERF_IO_DRIVER",
+        default_value = "auto",
+        value_enum,
+        help_heading = "ringperf"
+    )]
     pub io_driver: IoDriverArg,
 
     /// Start the embedded mock server on a free loopback port and benchmark it (ignores --url).
@@ -232,7 +317,11 @@ pub struct ProfileArgs {
 #[derive(Debug, Args, Clone)]
 pub struct MockShapeArgs {
     /// Mock: time to first token, ms.
-    #[arg(long = "mock-ttft-ms", default_value_t = 20.0, help_heading = "ringperf")]
+    #[arg(
+        long = "mock-ttft-ms",
+        default_value_t = 20.0,
+        help_heading = "ringperf"
+    )]
     pub mock_ttft_ms: f64,
 
     /// Mock: delay between tokens, ms.
@@ -240,15 +329,27 @@ pub struct MockShapeArgs {
     pub mock_itl_ms: f64,
 
     /// Mock: output tokens per response (capped by the request's max tokens).
-    #[arg(long = "mock-output-tokens", default_value_t = 64, help_heading = "ringperf")]
+    #[arg(
+        long = "mock-output-tokens",
+        default_value_t = 64,
+        help_heading = "ringperf"
+    )]
     pub mock_output_tokens: usize,
 
     /// Mock: tokens packed into one SSE event.
-    #[arg(long = "mock-tokens-per-event", default_value_t = 1, help_heading = "ringperf")]
+    #[arg(
+        long = "mock-tokens-per-event",
+        default_value_t = 1,
+        help_heading = "ringperf"
+    )]
     pub mock_tokens_per_event: usize,
 
     /// Mock: reasoning tokens streamed before the content.
-    #[arg(long = "mock-reasoning-tokens", default_value_t = 0, help_heading = "ringperf")]
+    #[arg(
+        long = "mock-reasoning-tokens",
+        default_value_t = 0,
+        help_heading = "ringperf"
+    )]
     pub mock_reasoning_tokens: usize,
 
     /// Mock: server threads.
@@ -276,7 +377,12 @@ pub struct MockArgs {
     pub truth_log: Option<PathBuf>,
 
     /// I/O driver.
-    #[arg(long = "io-driver", env = "RINGPERF_IO_DRIVER", default_value = "auto", value_enum)]
+    #[arg(
+        long = "io-driver",
+        env = "RINGPERF_IO_DRIVER",
+        default_value = "auto",
+        value_enum
+    )]
     pub io_driver: IoDriverArg,
 
     #[command(flatten)]
@@ -378,10 +484,13 @@ fn parse_seconds_or_inf(s: &str) -> Result<f64, String> {
     let v = if s.eq_ignore_ascii_case("inf") {
         f64::INFINITY
     } else {
-        s.parse::<f64>().map_err(|e| format!("`{s}` is not a number of seconds: {e}"))?
+        s.parse::<f64>()
+            .map_err(|e| format!("`{s}` is not a number of seconds: {e}"))?
     };
     if v.is_nan() || v < 0.0 {
-        return Err(format!("`{s}` must be a non-negative number of seconds or `inf`"));
+        return Err(format!(
+            "`{s}` must be a non-negative number of seconds or `inf`"
+        ));
     }
     Ok(v)
 }
@@ -479,7 +588,10 @@ mod tests {
         );
         assert_eq!(p.model_names, vec!["a", "b"]);
         assert_eq!(p.custom_endpoint.as_deref(), Some("/x"));
-        assert_eq!((p.isl_mean, p.isl_stddev, p.osl_mean, p.osl_stddev), (10, 2.0, Some(5), 1.0));
+        assert_eq!(
+            (p.isl_mean, p.isl_stddev, p.osl_mean, p.osl_stddev),
+            (10, 2.0, Some(5), 1.0)
+        );
         assert_eq!(p.request_count, Some(7));
         assert_eq!(p.arrival_pattern, Some(ArrivalPatternArg::Constant));
         assert_eq!(p.arrival_smoothness, Some(2.0));
@@ -494,7 +606,11 @@ mod tests {
 
     #[test]
     fn grace_period_accepts_inf_and_rejects_negative() {
-        assert!(profile("ringperf profile --benchmark-grace-period inf").benchmark_grace_period.is_infinite());
+        assert!(
+            profile("ringperf profile --benchmark-grace-period inf")
+                .benchmark_grace_period
+                .is_infinite()
+        );
         assert!(Cli::try_parse_from(args("ringperf profile --benchmark-grace-period -1")).is_err());
     }
 
@@ -506,14 +622,20 @@ mod tests {
         let err = reject_unsupported(&args("ringperf profile --input-file=a.jsonl")).unwrap_err();
         assert!(err.contains("`--input-file`"), "{err}");
         // Supported flags, values that look like flags after `--`, and negative numbers pass.
-        reject_unsupported(&args("ringperf profile -m x --streaming --isl 5 -- --goodput")).unwrap();
+        reject_unsupported(&args(
+            "ringperf profile -m x --streaming --isl 5 -- --goodput",
+        ))
+        .unwrap();
     }
 
     #[test]
     fn every_supported_flag_is_an_aiperf_flag_or_ours() {
         for f in supported_profile_flags() {
             let ours = f.starts_with("--mock") || f == "--io-driver" || f == "--help" || f == "-h";
-            assert!(ours || AIPERF_PROFILE_FLAGS.contains(&f.as_str()), "{f} is neither");
+            assert!(
+                ours || AIPERF_PROFILE_FLAGS.contains(&f.as_str()),
+                "{f} is neither"
+            );
         }
     }
 }

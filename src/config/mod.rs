@@ -38,7 +38,9 @@ pub enum Arrival {
     Constant,
     Poisson,
     /// Gamma with shape `smoothness` (1.0 = Poisson).
-    Gamma { smoothness: f64 },
+    Gamma {
+        smoothness: f64,
+    },
 }
 
 /// How a phase paces requests.
@@ -47,7 +49,11 @@ pub enum Load {
     /// Closed loop: `n` requests in flight, a new one as soon as one completes.
     Concurrency(u64),
     /// Open loop from absolute intended times, optionally capped by a concurrency.
-    Rate { rate: f64, arrival: Arrival, cap: Option<u64> },
+    Rate {
+        rate: f64,
+        arrival: Arrival,
+        cap: Option<u64>,
+    },
 }
 
 impl Load {
@@ -171,13 +177,23 @@ pub struct Config {
 }
 
 /// Model names AIPerf treats as placeholders: their tokenizer defaults to `builtin`.
-const PLACEHOLDER_MODELS: &[&str] =
-    &["mock-model", "test-model", "fake-model", "dummy-model", "placeholder", "model"];
+const PLACEHOLDER_MODELS: &[&str] = &[
+    "mock-model",
+    "test-model",
+    "fake-model",
+    "dummy-model",
+    "placeholder",
+    "model",
+];
 
 impl Config {
     /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
     /// whether stdout is a terminal (UI default).
-    pub fn from_args(args: &ProfileArgs, argv: &[String], is_tty: bool) -> Result<Self, ConfigError> {
+    pub fn from_args(
+        args: &ProfileArgs,
+        argv: &[String],
+        is_tty: bool,
+    ) -> Result<Self, ConfigError> {
         let endpoint = match args.endpoint_type {
             EndpointTypeArg::Chat => EndpointKind::Chat,
             EndpointTypeArg::Completions => EndpointKind::Completions,
@@ -189,8 +205,12 @@ impl Config {
                 ));
             }
         };
-        let mut models: Vec<String> =
-            args.model_names.iter().map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect();
+        let mut models: Vec<String> = args
+            .model_names
+            .iter()
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .collect();
         if models.is_empty() {
             if args.mock {
                 models.push("mock-model".to_string());
@@ -225,10 +245,12 @@ impl Config {
         for h in &args.header {
             for (k, v) in parse_pairs(h, "--header")? {
                 let v = json_to_plain(&v);
-                if k.eq_ignore_ascii_case("authorization") || k.to_ascii_lowercase().contains("key") {
+                if k.eq_ignore_ascii_case("authorization") || k.to_ascii_lowercase().contains("key")
+                {
                     secrets.push(v.clone());
                 }
-                if k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("content-length")
+                if k.eq_ignore_ascii_case("content-type")
+                    || k.eq_ignore_ascii_case("content-length")
                 {
                     // AIPerf overwrites a user Content-Type; Content-Length is ours to compute.
                     continue;
@@ -302,14 +324,20 @@ impl Config {
             Some(w) => w,
             None => cores,
         };
-        let workers = workers.min(usize::try_from(max_in_flight).unwrap_or(usize::MAX)).max(1);
+        let workers = workers
+            .min(usize::try_from(max_in_flight).unwrap_or(usize::MAX))
+            .max(1);
 
         let stimulus = match profiling.load {
             Load::Concurrency(n) => format!("concurrency{n}"),
-            Load::Rate { rate, cap: Some(c), .. } => {
+            Load::Rate {
+                rate, cap: Some(c), ..
+            } => {
                 format!("concurrency{c}-request_rate{}", python_float(rate))
             }
-            Load::Rate { rate, cap: None, .. } => format!("request_rate{}", python_float(rate)),
+            Load::Rate {
+                rate, cap: None, ..
+            } => format!("request_rate{}", python_float(rate)),
         };
         let artifact_dir = match &args.artifact_dir {
             Some(d) => d.clone(),
@@ -367,7 +395,9 @@ impl Config {
                 ExportLevelArg::Summary => ExportLevel::Summary,
                 ExportLevelArg::Records => ExportLevel::Records,
                 ExportLevelArg::Raw => {
-                    return err("--export-level raw is not supported by ringperf yet (summary and records are)");
+                    return err(
+                        "--export-level raw is not supported by ringperf yet (summary and records are)",
+                    );
                 }
             },
             tokenizer,
@@ -475,7 +505,11 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
             if !(rate.is_finite() && rate > 0.0) {
                 return err("--request-rate must be a positive number of requests per second");
             }
-            Load::Rate { rate, arrival: arrival(args.arrival_pattern, args.arrival_smoothness)?, cap: args.concurrency }
+            Load::Rate {
+                rate,
+                arrival: arrival(args.arrival_pattern, args.arrival_smoothness)?,
+                cap: args.concurrency,
+            }
         }
         None => {
             if args.arrival_smoothness.is_some() {
@@ -503,10 +537,18 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
         (c, _) => c,
     };
     let grace = duration.and_then(|_| secs_or_forever(args.benchmark_grace_period));
-    Ok(PhaseConfig { load, request_count, duration, grace })
+    Ok(PhaseConfig {
+        load,
+        request_count,
+        duration,
+        grace,
+    })
 }
 
-fn warmup_phase(args: &ProfileArgs, profiling: &PhaseConfig) -> Result<Option<PhaseConfig>, ConfigError> {
+fn warmup_phase(
+    args: &ProfileArgs,
+    profiling: &PhaseConfig,
+) -> Result<Option<PhaseConfig>, ConfigError> {
     if args.warmup_request_count.is_none() && args.warmup_duration.is_none() {
         if args.warmup_concurrency.is_some()
             || args.warmup_request_rate.is_some()
@@ -537,14 +579,29 @@ fn warmup_phase(args: &ProfileArgs, profiling: &PhaseConfig) -> Result<Option<Ph
                 Some(p) => arrival(Some(p), args.arrival_smoothness)?,
                 None => inherited,
             };
-            Load::Rate { rate, arrival, cap: args.warmup_concurrency.or(args.concurrency) }
+            Load::Rate {
+                rate,
+                arrival,
+                cap: args.warmup_concurrency.or(args.concurrency),
+            }
         }
-        (None, Load::Rate { rate, arrival: inherited, cap }) => {
+        (
+            None,
+            Load::Rate {
+                rate,
+                arrival: inherited,
+                cap,
+            },
+        ) => {
             let arrival = match args.warmup_arrival_pattern {
                 Some(p) => arrival(Some(p), args.arrival_smoothness)?,
                 None => inherited,
             };
-            Load::Rate { rate, arrival, cap: args.warmup_concurrency.or(cap) }
+            Load::Rate {
+                rate,
+                arrival,
+                cap: args.warmup_concurrency.or(cap),
+            }
         }
         (None, Load::Concurrency(n)) => Load::Concurrency(args.warmup_concurrency.unwrap_or(n)),
     };
@@ -554,7 +611,12 @@ fn warmup_phase(args: &ProfileArgs, profiling: &PhaseConfig) -> Result<Option<Ph
         None => None,
     };
     let grace = args.warmup_grace_period.and_then(secs_or_forever);
-    Ok(Some(PhaseConfig { load, request_count: args.warmup_request_count, duration, grace }))
+    Ok(Some(PhaseConfig {
+        load,
+        request_count: args.warmup_request_count,
+        duration,
+        grace,
+    }))
 }
 
 fn arrival(p: Option<ArrivalPatternArg>, smoothness: Option<f64>) -> Result<Arrival, ConfigError> {
@@ -566,7 +628,9 @@ fn arrival(p: Option<ArrivalPatternArg>, smoothness: Option<f64>) -> Result<Arri
     // Spec §1.3: smoothness given without an explicit pattern selects gamma.
     Ok(match (p, smoothness) {
         (None, Some(s)) => Arrival::Gamma { smoothness: s },
-        (Some(ArrivalPatternArg::Gamma), s) => Arrival::Gamma { smoothness: s.unwrap_or(1.0) },
+        (Some(ArrivalPatternArg::Gamma), s) => Arrival::Gamma {
+            smoothness: s.unwrap_or(1.0),
+        },
         (Some(ArrivalPatternArg::Constant), _) => Arrival::Constant,
         _ => Arrival::Poisson,
     })
@@ -596,7 +660,13 @@ fn parse_pairs(s: &str, flag: &str) -> Result<Vec<(String, Value)>, ConfigError>
         return err(format!("{flag}: `{t}` has an empty key"));
     }
     let value = match serde_json::from_str::<Value>(v) {
-        Ok(x @ (Value::Number(_) | Value::Bool(_) | Value::Object(_) | Value::Array(_) | Value::Null)) => x,
+        Ok(
+            x @ (Value::Number(_)
+            | Value::Bool(_)
+            | Value::Object(_)
+            | Value::Array(_)
+            | Value::Null),
+        ) => x,
         _ => Value::String(v.to_string()),
     };
     Ok(vec![(k.to_string(), value)])
@@ -611,12 +681,16 @@ fn json_to_plain(v: &Value) -> String {
 
 fn check_header(k: &str, v: &str) -> Result<(), ConfigError> {
     let bad_name = k.is_empty()
-        || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        || !k
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
     if bad_name {
         return err(format!("--header: `{k}` is not a valid header name"));
     }
     if v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-        return err(format!("--header: the value of `{k}` contains a line break"));
+        return err(format!(
+            "--header: the value of `{k}` contains a line break"
+        ));
     }
     Ok(())
 }

@@ -6,7 +6,9 @@ use crate::cli::{Cli, Command};
 fn cfg(s: &str) -> Result<Config, ConfigError> {
     let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
     let cli = Cli::try_parse_from(&argv).expect("clap parses");
-    let Command::Profile(p) = cli.command else { panic!("not profile") };
+    let Command::Profile(p) = cli.command else {
+        panic!("not profile")
+    };
     Config::from_args(&p, &argv, false)
 }
 
@@ -17,7 +19,10 @@ fn default_stop_condition_is_ten_requests() {
     assert_eq!(c.profiling.load, Load::Concurrency(1));
     assert_eq!(c.profiling.grace, None);
     assert!(c.warmup.is_none());
-    assert_eq!(c.artifact_dir, PathBuf::from("artifacts/m-openai-chat-concurrency1"));
+    assert_eq!(
+        c.artifact_dir,
+        PathBuf::from("artifacts/m-openai-chat-concurrency1")
+    );
 }
 
 #[test]
@@ -26,42 +31,83 @@ fn duration_mode_has_no_default_count_and_a_grace() {
     assert_eq!(c.profiling.request_count, None);
     assert_eq!(c.profiling.duration, Some(Duration::from_secs(5)));
     assert_eq!(c.profiling.grace, Some(Duration::from_secs(30)));
-    let c = cfg("ringperf profile -m m -u 127.0.0.1:1 --benchmark-duration 5 --benchmark-grace-period inf")
-        .unwrap();
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --benchmark-duration 5 --benchmark-grace-period inf",
+    )
+    .unwrap();
     assert_eq!(c.profiling.grace, None);
 }
 
 #[test]
 fn rate_modes_and_artifact_names() {
     let c = cfg("ringperf profile -m org/model -u 127.0.0.1:1 --request-rate 10").unwrap();
-    assert_eq!(c.profiling.load, Load::Rate { rate: 10.0, arrival: Arrival::Poisson, cap: None });
-    assert_eq!(c.artifact_dir, PathBuf::from("artifacts/org_model-openai-chat-request_rate10.0"));
-    let c = cfg("ringperf profile -m a -m b -u 127.0.0.1:1 --request-rate 2.5 --concurrency 4 \
-                 --arrival-pattern constant --endpoint-type completions")
-        .unwrap();
-    assert_eq!(c.profiling.load, Load::Rate { rate: 2.5, arrival: Arrival::Constant, cap: Some(4) });
+    assert_eq!(
+        c.profiling.load,
+        Load::Rate {
+            rate: 10.0,
+            arrival: Arrival::Poisson,
+            cap: None
+        }
+    );
+    assert_eq!(
+        c.artifact_dir,
+        PathBuf::from("artifacts/org_model-openai-chat-request_rate10.0")
+    );
+    let c = cfg(
+        "ringperf profile -m a -m b -u 127.0.0.1:1 --request-rate 2.5 --concurrency 4 \
+                 --arrival-pattern constant --endpoint-type completions",
+    )
+    .unwrap();
+    assert_eq!(
+        c.profiling.load,
+        Load::Rate {
+            rate: 2.5,
+            arrival: Arrival::Constant,
+            cap: Some(4)
+        }
+    );
     assert_eq!(
         c.artifact_dir,
         PathBuf::from("artifacts/a_multi-openai-completions-concurrency4-request_rate2.5")
     );
     // Smoothness without a pattern selects gamma (spec §1.3).
-    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --request-rate 5 --arrival-smoothness 2").unwrap();
-    assert_eq!(c.profiling.load, Load::Rate { rate: 5.0, arrival: Arrival::Gamma { smoothness: 2.0 }, cap: None });
+    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --request-rate 5 --arrival-smoothness 2")
+        .unwrap();
+    assert_eq!(
+        c.profiling.load,
+        Load::Rate {
+            rate: 5.0,
+            arrival: Arrival::Gamma { smoothness: 2.0 },
+            cap: None
+        }
+    );
 }
 
 #[test]
 fn warmup_inherits_pacing() {
-    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 8 --warmup-request-count 3").unwrap();
+    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 8 --warmup-request-count 3")
+        .unwrap();
     let w = c.warmup.unwrap();
     assert_eq!(w.load, Load::Concurrency(8));
     assert_eq!(w.request_count, Some(3));
-    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --request-rate 9 --arrival-pattern constant \
-                 --concurrency 2 --warmup-request-count 3")
-        .unwrap();
-    assert_eq!(c.warmup.unwrap().load, Load::Rate { rate: 9.0, arrival: Arrival::Constant, cap: Some(2) });
-    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 8 --warmup-request-count 3 \
-                 --warmup-concurrency 2")
-        .unwrap();
+    let c = cfg(
+        "ringperf profile -m a -u 127.0.0.1:1 --request-rate 9 --arrival-pattern constant \
+                 --concurrency 2 --warmup-request-count 3",
+    )
+    .unwrap();
+    assert_eq!(
+        c.warmup.unwrap().load,
+        Load::Rate {
+            rate: 9.0,
+            arrival: Arrival::Constant,
+            cap: Some(2)
+        }
+    );
+    let c = cfg(
+        "ringperf profile -m a -u 127.0.0.1:1 --concurrency 8 --warmup-request-count 3 \
+                 --warmup-concurrency 2",
+    )
+    .unwrap();
     assert_eq!(c.warmup.unwrap().load, Load::Concurrency(2));
 }
 
@@ -71,7 +117,10 @@ fn headers_api_key_and_redaction() {
         .unwrap();
     assert_eq!(
         c.headers,
-        vec![("X-A".to_string(), "1".to_string()), ("Authorization".to_string(), "Bearer sk-SECRET".to_string())]
+        vec![
+            ("X-A".to_string(), "1".to_string()),
+            ("Authorization".to_string(), "Bearer sk-SECRET".to_string())
+        ]
     );
     assert!(!c.cli_command.contains("sk-SECRET"), "{}", c.cli_command);
     assert!(c.cli_command.contains("--api-key '<redacted>'"));
@@ -82,18 +131,30 @@ fn headers_api_key_and_redaction() {
 
 #[test]
 fn extra_inputs_keep_json_types() {
-    let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --extra-inputs temperature:0.7 ignore_eos:true \
-                 --extra-inputs name:abc")
-        .unwrap();
+    let c = cfg(
+        "ringperf profile -m a -u 127.0.0.1:1 --extra-inputs temperature:0.7 ignore_eos:true \
+                 --extra-inputs name:abc",
+    )
+    .unwrap();
     assert_eq!(c.extra_inputs["temperature"], json!(0.7));
     assert_eq!(c.extra_inputs["ignore_eos"], json!(true));
     assert_eq!(c.extra_inputs["name"], json!("abc"));
-    let argv: Vec<String> =
-        ["ringperf", "profile", "-m", "a", "-u", "127.0.0.1:1", "--extra-inputs", r#"{"top_p": 0.9}"#]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).unwrap().command else { panic!() };
+    let argv: Vec<String> = [
+        "ringperf",
+        "profile",
+        "-m",
+        "a",
+        "-u",
+        "127.0.0.1:1",
+        "--extra-inputs",
+        r#"{"top_p": 0.9}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let Command::Profile(p) = Cli::try_parse_from(&argv).unwrap().command else {
+        panic!()
+    };
     let c = Config::from_args(&p, &argv, false).unwrap();
     assert_eq!(c.extra_inputs["top_p"], json!(0.9));
 }
@@ -102,15 +163,39 @@ fn extra_inputs_keep_json_types() {
 fn bad_combinations_are_clear_errors() {
     let cases = [
         ("ringperf profile -u 127.0.0.1:1", "--model"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --concurrency 0", "--concurrency"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --request-rate 0", "--request-rate"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --arrival-smoothness 2", "--request-rate"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --warmup-concurrency 2", "--warmup"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --endpoint-type embeddings", "embeddings"),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --concurrency 0",
+            "--concurrency",
+        ),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --request-rate 0",
+            "--request-rate",
+        ),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --arrival-smoothness 2",
+            "--request-rate",
+        ),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --warmup-concurrency 2",
+            "--warmup",
+        ),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --endpoint-type embeddings",
+            "embeddings",
+        ),
         ("ringperf profile -m a -u https://x:1", "https"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --extra-inputs novalue", "key:value"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --export-level raw", "raw"),
-        ("ringperf profile -m a -u 127.0.0.1:1 --request-count 0", "--request-count"),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --extra-inputs novalue",
+            "key:value",
+        ),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --export-level raw",
+            "raw",
+        ),
+        (
+            "ringperf profile -m a -u 127.0.0.1:1 --request-count 0",
+            "--request-count",
+        ),
     ];
     for (line, needle) in cases {
         let e = cfg(line).expect_err(line);
@@ -120,15 +205,40 @@ fn bad_combinations_are_clear_errors() {
 
 #[test]
 fn tokenizer_defaults() {
-    assert_eq!(cfg("ringperf profile -m mock-model -u 127.0.0.1:1").unwrap().tokenizer, "builtin");
-    assert_eq!(cfg("ringperf profile -m org/m -u 127.0.0.1:1").unwrap().tokenizer, "org/m");
-    assert_eq!(cfg("ringperf profile -m org/m -u 127.0.0.1:1 --tokenizer /t").unwrap().tokenizer, "/t");
+    assert_eq!(
+        cfg("ringperf profile -m mock-model -u 127.0.0.1:1")
+            .unwrap()
+            .tokenizer,
+        "builtin"
+    );
+    assert_eq!(
+        cfg("ringperf profile -m org/m -u 127.0.0.1:1")
+            .unwrap()
+            .tokenizer,
+        "org/m"
+    );
+    assert_eq!(
+        cfg("ringperf profile -m org/m -u 127.0.0.1:1 --tokenizer /t")
+            .unwrap()
+            .tokenizer,
+        "/t"
+    );
 }
 
 #[test]
 fn workers_capped_by_concurrency() {
-    assert_eq!(cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 1 --workers-max 4").unwrap().workers, 1);
-    assert_eq!(cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 9 --workers-max 3").unwrap().workers, 3);
+    assert_eq!(
+        cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 1 --workers-max 4")
+            .unwrap()
+            .workers,
+        1
+    );
+    assert_eq!(
+        cfg("ringperf profile -m a -u 127.0.0.1:1 --concurrency 9 --workers-max 3")
+            .unwrap()
+            .workers,
+        3
+    );
 }
 
 #[test]

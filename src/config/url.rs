@@ -23,9 +23,14 @@ impl BaseUrl {
     /// Parses `raw` and joins `endpoint_path` to it. Errors name the URL and the problem.
     pub fn parse(raw: &str, endpoint_path: &str) -> Result<Self, String> {
         let raw = raw.trim();
-        let with_scheme =
-            if raw.contains("://") { raw.to_string() } else { format!("http://{raw}") };
-        let (scheme, rest) = with_scheme.split_once("://").unwrap_or(("http", &with_scheme));
+        let with_scheme = if raw.contains("://") {
+            raw.to_string()
+        } else {
+            format!("http://{raw}")
+        };
+        let (scheme, rest) = with_scheme
+            .split_once("://")
+            .unwrap_or(("http", &with_scheme));
         let default_port = match scheme.to_ascii_lowercase().as_str() {
             "http" => 80,
             "https" => {
@@ -56,7 +61,12 @@ impl BaseUrl {
             .or(addrs.first())
             .copied()
             .ok_or_else(|| format!("--url {raw}: `{lookup_host}` resolves to no address"))?;
-        let base_path = path.split('?').next().unwrap_or("").trim_end_matches('/').to_string();
+        let base_path = path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string();
         Ok(Self {
             display: with_scheme.clone(),
             host_header: authority.to_string(),
@@ -91,9 +101,17 @@ fn split_host_port(authority: &str) -> Option<(&str, Option<u16>)> {
 pub fn join_path(base_path: &str, sub: &str) -> String {
     let sub = sub.trim_start_matches('/');
     let base = base_path.trim_end_matches('/');
-    let sub = if base.ends_with("/v1") { sub.strip_prefix("v1/").unwrap_or(sub) } else { sub };
+    let sub = if base.ends_with("/v1") {
+        sub.strip_prefix("v1/").unwrap_or(sub)
+    } else {
+        sub
+    };
     if sub.is_empty() {
-        if base.is_empty() { "/".to_string() } else { base.to_string() }
+        if base.is_empty() {
+            "/".to_string()
+        } else {
+            base.to_string()
+        }
     } else {
         format!("{base}/{sub}")
     }
@@ -105,10 +123,19 @@ mod tests {
 
     #[test]
     fn join_rule_of_the_spec() {
-        assert_eq!(join_path("", "/v1/chat/completions"), "/v1/chat/completions");
-        assert_eq!(join_path("/v1", "/v1/chat/completions"), "/v1/chat/completions");
+        assert_eq!(
+            join_path("", "/v1/chat/completions"),
+            "/v1/chat/completions"
+        );
+        assert_eq!(
+            join_path("/v1", "/v1/chat/completions"),
+            "/v1/chat/completions"
+        );
         assert_eq!(join_path("/v1/", "v1/completions"), "/v1/completions");
-        assert_eq!(join_path("/proxy", "/v1/completions"), "/proxy/v1/completions");
+        assert_eq!(
+            join_path("/proxy", "/v1/completions"),
+            "/proxy/v1/completions"
+        );
         assert_eq!(join_path("/api", ""), "/api");
         assert_eq!(join_path("", ""), "/");
     }
@@ -131,7 +158,13 @@ mod tests {
 
     #[test]
     fn bad_urls_are_named() {
-        for bad in ["https://x:1", "ftp://x", "http://:80", "http://h:notaport", "http://u@h"] {
+        for bad in [
+            "https://x:1",
+            "ftp://x",
+            "http://:80",
+            "http://h:notaport",
+            "http://u@h",
+        ] {
             let e = BaseUrl::parse(bad, "/").unwrap_err();
             assert!(e.contains(bad), "{e}");
         }

@@ -50,20 +50,36 @@ impl Arrivals {
     /// Arrivals at `rate` per second. The first request goes at offset 0, as in AIPerf's rate
     /// loop, which issues its first credit at the phase start.
     pub fn new(rate: f64, arrival: Arrival, seed: u64) -> Self {
-        let rate = if rate.is_finite() && rate > 0.0 { rate } else { 1.0 };
+        let rate = if rate.is_finite() && rate > 0.0 {
+            rate
+        } else {
+            1.0
+        };
         let kind = match arrival {
-            Arrival::Constant => ArrivalKind::Constant { interval_ns: 1e9 / rate },
+            Arrival::Constant => ArrivalKind::Constant {
+                interval_ns: 1e9 / rate,
+            },
             Arrival::Poisson => match Exp::new(rate / 1e9) {
                 Ok(d) => ArrivalKind::Poisson(d),
-                Err(_) => ArrivalKind::Constant { interval_ns: 1e9 / rate },
+                Err(_) => ArrivalKind::Constant {
+                    interval_ns: 1e9 / rate,
+                },
             },
             // shape k, scale 1/(rate·k): mean 1/rate, variance 1/(k·rate²).
-            Arrival::Gamma { smoothness } => match Gamma::new(smoothness, 1e9 / (rate * smoothness)) {
-                Ok(d) => ArrivalKind::Gamma(d),
-                Err(_) => ArrivalKind::Constant { interval_ns: 1e9 / rate },
-            },
+            Arrival::Gamma { smoothness } => {
+                match Gamma::new(smoothness, 1e9 / (rate * smoothness)) {
+                    Ok(d) => ArrivalKind::Gamma(d),
+                    Err(_) => ArrivalKind::Constant {
+                        interval_ns: 1e9 / rate,
+                    },
+                }
+            }
         };
-        Self { rng: StdRng::seed_from_u64(seed), kind, offset_ns: 0.0 }
+        Self {
+            rng: StdRng::seed_from_u64(seed),
+            kind,
+            offset_ns: 0.0,
+        }
     }
 
     /// Offset from the phase start of the next request, in ns.
@@ -93,7 +109,12 @@ pub struct TemplatePicker {
 impl TemplatePicker {
     pub fn new(n: usize, seed: u64) -> Self {
         let n = u32::try_from(n.max(1)).unwrap_or(u32::MAX);
-        let mut p = Self { n, seed, epoch: u64::MAX, perm: Vec::new() };
+        let mut p = Self {
+            n,
+            seed,
+            epoch: u64::MAX,
+            perm: Vec::new(),
+        };
         p.load_epoch(0);
         p
     }
