@@ -1,1 +1,45 @@
-fn main() {}
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+use ringperf::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    if let Err(msg) = ringperf::cli::reject_unsupported(&argv) {
+        eprintln!("ringperf: {msg}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Profile(args) => {
+            let cfg = match ringperf::config::Config::from_args(&args, &argv, std::io::stdout().is_terminal()) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("ringperf: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match ringperf::run::run(cfg) {
+                Ok(outcome) => ExitCode::from(outcome.exit_code()),
+                Err(e) => {
+                    eprintln!("ringperf: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::MockServer(args) => match ringperf::mock::serve_from_args(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ringperf: mock-server: {e}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}

@@ -1,1 +1,0 @@
-//! Orchestration of a profile run.

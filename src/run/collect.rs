@@ -1,0 +1,173 @@
+//! The aggregator thread: drains every worker's ring, turns each raw record into facts (response
+//! parsing, token counting) and metrics, streams per-request records to the JSONL file, and
+//! accumulates the columns the final statistics are computed from.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
+use crate::clock::Clock;
+use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use crate::export::JsonlWriter;
+use crate::record::ring::Consumer;
+use crate::record::{Phase, RawRecord, RecordFacts};
+use crate::workload::Tokenizer;
+
+/// Live counters the UI reads.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub warmup_done: AtomicU64,
+    pub profiling_done: AtomicU64,
+    pub profiling_errors: AtomicU64,
+}
+
+/// Per dataset entry: what the aggregator needs to know about the request it sent.
+#[derive(Debug, Clone)]
+pub struct EntryInfo {
+    pub id: String,
+    /// ISL counted from the wire payload, before the run.
+    pub isl_tokens: u64,
+    pub max_tokens: Option<u64>,
+}
+
+/// What the aggregator thread needs.
+pub struct Collector {
+    pub consumers: Vec<Consumer>,
+    pub kind: EndpointKind,
+    pub tokenizer: Arc<Tokenizer>,
+    pub entries: Arc<Vec<EntryInfo>>,
+    pub clock: Clock,
+    pub metric_cfg: MetricConfig,
+    pub use_server_token_count: bool,
+    pub jsonl: Option<(PathBuf, JsonlWriter)>,
+    pub progress: Arc<Progress>,
+}
+
+/// What the aggregator hands back when every ring is drained and closed.
+pub struct Collected {
+    pub profiling: Accumulator,
+    pub warmup: Accumulator,
+    pub warmup_seen: bool,
+    pub ring_stalls: u64,
+    pub jsonl_error: Option<String>,
+}
+
+impl Collector {
+    /// Runs until every producer is gone and every ring is empty.
+    pub fn run(mut self) -> Collected {
+        let mut profiling = Accumulator::new(self.metric_cfg.clone());
+        let mut warmup = Accumulator::new(self.metric_cfg.clone());
+        let mut warmup_seen = false;
+        let mut parsed = ParsedResponse::default();
+        let mut jsonl_error = None;
+        let mut last_flush = Instant::now();
+        loop {
+            let mut got = 0usize;
+            for c in &self.consumers {
+                // A bounded batch per ring keeps the draining fair.
+                for _ in 0..256 {
+                    let Some(raw) = c.pop() else { break };
+                    got += 1;
+                    let facts = self.facts(&raw, &mut parsed);
+                    let metrics = record_metrics(&self.metric_cfg, &facts);
+                    match facts.phase {
+                        Phase::Warmup => {
+                            warmup_seen = true;
+                            warmup.add(&facts, &metrics);
+                            self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Phase::Profiling => {
+                            profiling.add(&facts, &metrics);
+                            if facts.error.is_some() {
+                                self.progress.profiling_errors.fetch_add(1, Ordering::Relaxed);
+                            }
+                            self.progress.profiling_done.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    if let Some((path, w)) = self.jsonl.as_mut()
+                        && jsonl_error.is_none()
+                        && let Err(e) = w.write(&facts, &metrics)
+                    {
+                        jsonl_error = Some(format!("writing {}: {e}", path.display()));
+                    }
+                }
+            }
+            if last_flush.elapsed() >= Duration::from_secs(1) {
+                if let Some((_, w)) = self.jsonl.as_mut() {
+                    let _ = w.flush();
+                }
+                last_flush = Instant::now();
+            }
+            if got == 0 {
+                if self.consumers.iter().all(Consumer::is_finished) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        if let Some((path, mut w)) = self.jsonl.take()
+            && let Err(e) = w.flush()
+        {
+            jsonl_error.get_or_insert(format!("writing {}: {e}", path.display()));
+        }
+        let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
+        Collected { profiling, warmup, warmup_seen, ring_stalls, jsonl_error }
+    }
+
+    /// Parses the response and counts tokens: the facts every metric is computed from.
+    fn facts(&self, raw: &RawRecord, parsed: &mut ParsedResponse) -> RecordFacts {
+        parse_record(self.kind, raw, parsed);
+        let entry = self.entries.get(raw.credit.template as usize);
+        let error = raw.error.clone().or_else(|| parsed.error.clone());
+        let usage = parsed.usage.clone();
+        let (input_tokens, output_tokens, reasoning_tokens) = if self.use_server_token_count {
+            let u = usage.clone().unwrap_or_default();
+            let reasoning = u.reasoning_tokens;
+            let output =
+                u.completion_tokens.map(|c| c.saturating_sub(reasoning.unwrap_or(0)));
+            (u.prompt_tokens, output, reasoning)
+        } else {
+            let input = entry.map(|e| e.isl_tokens);
+            if error.is_some() {
+                (input, None, None)
+            } else {
+                let output = self.tokenizer.count(&parsed.output_text) as u64;
+                let reasoning = (!parsed.reasoning_text.is_empty())
+                    .then(|| self.tokenizer.count(&parsed.reasoning_text) as u64);
+                (input, Some(output), reasoning)
+            }
+        };
+        let clock = &self.clock;
+        RecordFacts {
+            phase: raw.credit.phase,
+            session_num: raw.credit.index,
+            x_request_id: raw.request_id,
+            x_correlation_id: raw.request_id,
+            conversation_id: entry.map(|e| e.id.clone()).unwrap_or_default(),
+            turn_index: 0,
+            worker_id: raw.worker_id,
+            intended_ns: raw.credit.intended_ns,
+            start_ns: raw.start_ns,
+            head_ns: raw.head_ns,
+            end_ns: raw.end_ns,
+            credit_issued_wall_ns: clock.wall_ns(raw.credit.intended_ns),
+            request_start_wall_ns: clock.wall_ns(raw.start_ns),
+            request_ack_wall_ns: raw.head_ns.map(|h| clock.wall_ns(h)),
+            request_end_wall_ns: clock.wall_ns(raw.end_ns),
+            content_stamps_ns: parsed.content_stamps_ns.clone(),
+            first_output_stamp_ns: parsed.first_output_stamp_ns,
+            input_tokens,
+            output_tokens,
+            reasoning_tokens,
+            usage,
+            requested_osl: entry.and_then(|e| e.max_tokens),
+            error,
+            was_cancelled: raw.was_cancelled,
+            conn_reused: raw.conn_reused,
+            bytes_sent: raw.bytes_sent,
+            bytes_received: raw.bytes_received,
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! A profile run from a validated [`Config`] to its artifacts: build the workload, start the
+//! aggregator and the workers, drive the phases, write every export.
+
+mod collect;
+mod dispatch;
+mod ui;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::aggregate::MetricConfig;
+use crate::clock::Clock;
+use crate::config::{Config, ExportLevel, Load, PhaseConfig};
+use crate::export::{ExportNames, JsonlWriter, RunInfo};
+use crate::record::Phase;
+use crate::record::ring::ring;
+use crate::worker::{CreditSource, PhasePlan, Shared, Workers};
+use crate::workload::{self, Tokenizer};
+
+pub use collect::Progress;
+
+/// How a run ended, for the exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub successes: u64,
+    pub errors: u64,
+    pub was_cancelled: bool,
+    pub artifact_dir: PathBuf,
+}
+
+impl Outcome {
+    /// 0 when at least one request succeeded; 1 when none did (the console says why).
+    pub fn exit_code(&self) -> u8 {
+        if self.successes == 0 { 1 } else { 0 }
+    }
+}
+
+/// A setup failure: one message, printed once.
+#[derive(Debug)]
+pub struct RunError(pub String);
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, RunError> {
+    Err(RunError(msg.into()))
+}
+
+/// Ring capacity per worker: a second of records at very high rates, bounded memory.
+const RING_CAPACITY: usize = 16 * 1024;
+/// Largest response body accepted (bodies are kept whole for token counting).
+const MAX_BODY_BYTES: u64 = 1 << 30;
+
+/// Runs the benchmark described by `cfg` and writes its artifacts.
+pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
+    // The embedded mock replaces the URLs with its own loopback address.
+    let _mock = match &cfg.mock {
+        Some(shape) => {
+            let server = crate::mock::start(mock_config(shape, &cfg.models[0]))
+                .map_err(|e| RunError(format!("cannot start the embedded mock server: {e}")))?;
+            let url = format!("http://{}", server.addr);
+            cfg.urls = vec![
+                crate::config::BaseUrl::parse(&url, &cfg.path).map_err(RunError)?,
+            ];
+            log(&cfg, &format!("embedded mock server listening on {url}"));
+            Some(server)
+        }
+        None => None,
+    };
+
+    let tokenizer = Arc::new(
+        workload::load_tokenizer(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?,
+    );
+    let dataset = workload::build_dataset(&workload_params(&cfg), &tokenizer);
+
+    // Artifacts: refuse early when the directory cannot be written.
+    let dir = cfg.artifact_dir.clone();
+    fs::create_dir_all(&dir)
+        .map_err(|e| RunError(format!("cannot create artifact directory {}: {e}", dir.display())))?;
+    let names = ExportNames::new(cfg.export_prefix.as_deref());
+
+    let mut templates = Vec::with_capacity(cfg.urls.len());
+    for u in &cfg.urls {
+        let mut per_url = Vec::with_capacity(dataset.entries.len());
+        for e in &dataset.entries {
+            let req = crate::http::encode_post(&u.host_header, &u.request_path, &request_headers(&cfg), &e.payload)
+                .map_err(|err| RunError(format!("cannot encode the request for {}: {err}", u.display)))?;
+            per_url.push(req);
+        }
+        templates.push(per_url);
+    }
+
+    let clock = Clock::start();
+    let shared = Arc::new(Shared {
+        clock,
+        urls: cfg.urls.iter().map(|u| u.addr).collect(),
+        templates,
+        request_timeout: cfg.request_timeout,
+        reuse: cfg.connection_reuse,
+        max_body_bytes: MAX_BODY_BYTES,
+        seed: cfg.seed,
+        stop: AtomicBool::new(false),
+    });
+
+    let (producers, consumers): (Vec<_>, Vec<_>) =
+        (0..cfg.workers).map(|_| ring(RING_CAPACITY)).unzip();
+    let jsonl = match cfg.export_level {
+        ExportLevel::Records => {
+            let path = dir.join(&names.jsonl);
+            let w = JsonlWriter::create(&path)
+                .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
+            Some((path, w))
+        }
+        ExportLevel::Summary => None,
+    };
+    let progress = Arc::new(Progress::default());
+    let entries = Arc::new(
+        dataset
+            .entries
+            .iter()
+            .map(|e| collect::EntryInfo {
+                id: e.id.clone(),
+                isl_tokens: e.isl_tokens,
+                max_tokens: e.max_tokens.map(u64::from),
+            })
+            .collect::<Vec<_>>(),
+    );
+    let collector = collect::Collector {
+        consumers,
+        kind: cfg.endpoint,
+        tokenizer: tokenizer.clone(),
+        entries,
+        clock,
+        metric_cfg: MetricConfig::new(cfg.streaming, cfg.use_server_token_count),
+        use_server_token_count: cfg.use_server_token_count,
+        jsonl,
+        progress: progress.clone(),
+    };
+    let aggregator = std::thread::Builder::new()
+        .name("ringperf-aggregator".into())
+        .spawn(move || collector.run())
+        .map_err(|e| RunError(format!("cannot start the aggregator thread: {e}")))?;
+
+    let cores: Vec<usize> =
+        core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect();
+    let workers = Workers::spawn(shared.clone(), producers, cfg.io_driver, &cores)
+        .map_err(|e| RunError(format!("cannot start the workers: {e}")))?;
+    let driver = workers.drivers.first().map_or("epoll", |d| d.as_str()).to_string();
+    log(
+        &cfg,
+        &format!(
+            "{} worker(s) on the {driver} driver, pinned to cores {:?}",
+            workers.len(),
+            workers.pinned
+        ),
+    );
+
+    if let Some(w) = cfg.warmup.clone() {
+        run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, dataset.entries.len(), &progress);
+    }
+    let start_wall_ns = crate::clock::wall_now_ns();
+    run_phase(&cfg, &shared, &workers, Phase::Profiling, &cfg.profiling, dataset.entries.len(), &progress);
+    let end_wall_ns = crate::clock::wall_now_ns();
+    workers.shutdown();
+    let collected = aggregator
+        .join()
+        .map_err(|_| RunError("the aggregator thread panicked".into()))?;
+    if let Some(e) = &collected.jsonl_error {
+        eprintln!("ringperf: warning: {e}");
+    }
+
+    let summary = collected.profiling.finish();
+    let warmup = collected.warmup_seen.then(|| collected.warmup.finish());
+    let run_info = RunInfo {
+        benchmark_id: uuid::Uuid::new_v4().simple().to_string(),
+        aiperf_version: "0.13.0".into(),
+        cli_command: cfg.cli_command.clone(),
+        input_config: cfg.input_config(),
+        start_wall_ns,
+        end_wall_ns,
+        was_cancelled: false,
+        is_complete: None,
+        incomplete_reason: None,
+        metrics_title: cfg.endpoint.metrics_title().to_string(),
+        io_driver: driver,
+        workers: cfg.workers,
+        ring_stalls: collected.ring_stalls,
+        random_seed: cfg.seed_given.then_some(cfg.seed),
+    };
+
+    let json_path = dir.join(&names.json);
+    let csv_path = dir.join(&names.csv);
+    write_file(&json_path, crate::export::summary_json_string(&summary, warmup.as_ref(), &run_info).as_bytes())?;
+    write_file(&csv_path, crate::export::summary_csv(&summary).as_bytes())?;
+    let inputs_path = dir.join("inputs.json");
+    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(&dataset))
+        .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
+    write_file(&inputs_path, &inputs)?;
+    let mut files: Vec<(&str, PathBuf)> = vec![("CSV Export", csv_path), ("JSON Export", json_path)];
+    if cfg.export_level == ExportLevel::Records {
+        files.push(("JSONL Export", dir.join(&names.jsonl)));
+    }
+    files.push(("Inputs", inputs_path));
+    let console = crate::export::render_console(&summary, &run_info, &files);
+    write_file(&dir.join(&names.console_txt), console.as_bytes())?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(console.as_bytes());
+    let _ = out.flush();
+
+    let successes = collected.profiling.request_count();
+    let errors = collected.profiling.error_request_count();
+    if successes == 0 {
+        let why = summary
+            .error_summary
+            .first()
+            .map(|e| format!("{} ({})", e.message, e.kind))
+            .unwrap_or_else(|| "no request was sent".into());
+        eprintln!("ringperf: no request succeeded ({errors} failed); most common error: {why}");
+    }
+    Ok(Outcome { successes, errors, was_cancelled: false, artifact_dir: dir })
+}
+
+/// Drives one phase on every worker until all of them report done.
+fn run_phase(
+    cfg: &Config,
+    shared: &Arc<Shared>,
+    workers: &Workers,
+    phase: Phase,
+    p: &PhaseConfig,
+    entries: usize,
+    progress: &Arc<Progress>,
+) {
+    let n = workers.len();
+    let start = shared.clock.now_ns();
+    let issue_deadline_ns = p.duration.map(|d| start + d.as_nanos() as u64);
+    let hard_deadline_ns = issue_deadline_ns.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
+    let limit = p.request_count.unwrap_or(u64::MAX);
+    let split = |total: u64, i: usize| -> u64 { total / n as u64 + u64::from((i as u64) < total % n as u64) };
+
+    let mut feeder = None;
+    let plans: Vec<PhasePlan> = match p.load {
+        Load::Concurrency(c) => {
+            let next = Arc::new(AtomicU64::new(0));
+            (0..n)
+                .map(|i| PhasePlan {
+                    phase,
+                    source: CreditSource::Closed { next: next.clone(), limit, slots: split(c, i) as usize },
+                    issue_deadline_ns,
+                    hard_deadline_ns,
+                    entries,
+                })
+                .collect()
+        }
+        Load::Rate { rate, arrival, cap } => {
+            let d = dispatch::Dispatcher::new(n, rate, arrival, cfg.seed, phase, entries, start, limit, issue_deadline_ns);
+            let plans = (0..n)
+                .map(|i| PhasePlan {
+                    phase,
+                    source: CreditSource::Open {
+                        queue: d.queues[i].clone(),
+                        fed: d.fed.clone(),
+                        cap: cap.map(|c| split(c, i).max(1) as usize),
+                    },
+                    issue_deadline_ns,
+                    hard_deadline_ns,
+                    entries,
+                })
+                .collect();
+            feeder = Some(d);
+            plans
+        }
+    };
+    workers.start_phase(plans);
+    let mut view = ui::View::new(cfg.ui, phase, p, progress.clone(), shared.clock);
+    let mut done = 0;
+    while done < n {
+        if let Some(d) = feeder.as_mut() {
+            d.feed(shared.clock.now_ns(), &shared.stop);
+        }
+        let wait = if feeder.as_ref().is_some_and(|d| !d.is_fed()) {
+            Duration::from_micros(500)
+        } else {
+            Duration::from_millis(50)
+        };
+        if workers.wait_done(wait).is_some() {
+            done += 1;
+        }
+        view.tick();
+    }
+    view.finish();
+}
+
+fn request_headers(cfg: &Config) -> Vec<(String, String)> {
+    let mut h = vec![
+        ("User-Agent".to_string(), format!("ringperf/{}", env!("CARGO_PKG_VERSION"))),
+        (
+            "Accept".to_string(),
+            if cfg.streaming { "text/event-stream" } else { "application/json" }.to_string(),
+        ),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    h.extend(cfg.headers.iter().cloned());
+    h
+}
+
+fn workload_params(cfg: &Config) -> workload::WorkloadParams {
+    workload::WorkloadParams {
+        kind: cfg.endpoint,
+        isl_mean: cfg.dataset.isl_mean,
+        isl_stddev: cfg.dataset.isl_stddev,
+        osl_mean: cfg.dataset.osl_mean,
+        osl_stddev: cfg.dataset.osl_stddev,
+        num_dataset_entries: cfg.dataset.entries,
+        seed: cfg.seed,
+        payload: crate::endpoint::PayloadParams {
+            model: cfg.models[0].clone(),
+            streaming: cfg.streaming,
+            use_legacy_max_tokens: cfg.use_legacy_max_tokens,
+            per_chunk_usage: false,
+            extra_inputs: cfg.extra_inputs.clone(),
+        },
+    }
+}
+
+fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::MockConfig {
+    crate::mock::MockConfig {
+        bind: "127.0.0.1:0".parse().expect("valid literal address"),
+        threads: shape.threads,
+        ttft: shape.ttft,
+        itl: shape.itl,
+        output_tokens: crate::mock::OutputLen::Fixed(shape.output_tokens),
+        tokens_per_event: shape.tokens_per_event,
+        reasoning_tokens: shape.reasoning_tokens,
+        model: model.to_string(),
+        ..Default::default()
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    fs::write(path, bytes).map_err(|e| RunError(format!("cannot write {}: {e}", path.display())))
+}
+
+fn log(cfg: &Config, msg: &str) {
+    if cfg.verbose || cfg.ui != crate::config::UiType::None {
+        eprintln!("ringperf: {msg}");
+    }
+}

@@ -1,0 +1,114 @@
+//! Progress display while a phase runs: an indicatif bar on a terminal, a plain line every few
+//! seconds otherwise, or nothing.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::collect::Progress;
+use crate::clock::Clock;
+use crate::config::{PhaseConfig, UiType};
+use crate::record::Phase;
+
+/// Seconds between plain progress lines.
+const LINE_INTERVAL: Duration = Duration::from_secs(5);
+
+pub struct View {
+    ui: UiType,
+    phase: Phase,
+    total: Option<u64>,
+    duration: Option<Duration>,
+    progress: Arc<Progress>,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    last_line: Instant,
+    _clock: Clock,
+}
+
+impl View {
+    pub fn new(ui: UiType, phase: Phase, p: &PhaseConfig, progress: Arc<Progress>, clock: Clock) -> Self {
+        let total = p.request_count;
+        let bar = (ui == UiType::Progress).then(|| {
+            let bar = match (total, p.duration) {
+                (Some(n), None) => ProgressBar::new(n),
+                (_, Some(d)) => ProgressBar::new(d.as_secs().max(1)),
+                (None, None) => ProgressBar::new_spinner(),
+            };
+            let template = if p.duration.is_some() {
+                "{prefix:>9} [{bar:40}] {pos}/{len} s  {msg}"
+            } else {
+                "{prefix:>9} [{bar:40}] {pos}/{len} requests  {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_prefix(phase.as_str());
+            bar
+        });
+        let now = Instant::now();
+        Self {
+            ui,
+            phase,
+            total,
+            duration: p.duration,
+            progress,
+            bar,
+            started: now,
+            last_line: now,
+            _clock: clock,
+        }
+    }
+
+    fn done(&self) -> (u64, u64) {
+        match self.phase {
+            Phase::Warmup => (self.progress.warmup_done.load(Ordering::Relaxed), 0),
+            Phase::Profiling => (
+                self.progress.profiling_done.load(Ordering::Relaxed),
+                self.progress.profiling_errors.load(Ordering::Relaxed),
+            ),
+        }
+    }
+
+    pub fn tick(&mut self) {
+        let (done, errors) = self.done();
+        let elapsed = self.started.elapsed();
+        match self.ui {
+            UiType::Progress => {
+                if let Some(bar) = &self.bar {
+                    if self.duration.is_some() {
+                        bar.set_position(elapsed.as_secs());
+                    } else {
+                        bar.set_position(done);
+                    }
+                    bar.set_message(format!("{done} done, {errors} errors"));
+                }
+            }
+            UiType::Lines if self.last_line.elapsed() >= LINE_INTERVAL => {
+                self.last_line = Instant::now();
+                let of = self.total.map(|t| format!("/{t}")).unwrap_or_default();
+                eprintln!(
+                    "ringperf: {} {done}{of} requests done, {errors} errors, {:.1} s",
+                    self.phase.as_str(),
+                    elapsed.as_secs_f64()
+                );
+            }
+            _ => {}
+        }
+    }
+
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+        if self.ui == UiType::Lines {
+            let (done, errors) = self.done();
+            eprintln!(
+                "ringperf: {} finished: {done} requests, {errors} errors, {:.1} s",
+                self.phase.as_str(),
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
