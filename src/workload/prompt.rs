@@ -89,7 +89,7 @@ impl<'t> PromptGenerator<'t> {
     /// A prompt of `n_tokens` tokens: corpus ids from a random offset (wrapping as often as
     /// needed, so lengths beyond the corpus are possible), decoded, then repaired: when the text
     /// re-encodes longer, its ids are truncated; when shorter, the following corpus ids are
-    /// appended. After [`MAX_REPAIRS`] rounds without an exact length the closest text seen is
+    /// appended. After ten repair rounds without an exact length the closest text seen is
     /// returned; with the bundled corpus and the builtin tokenizer every length checked in the
     /// tests comes out exact.
     pub fn generate(&mut self, n_tokens: usize) -> String {
