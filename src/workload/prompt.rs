@@ -1,0 +1,262 @@
+//! Synthetic prompts of an exact token length from the `sonnet` corpus (spec §3.2).
+//!
+//! The corpus (public-domain Shakespeare, `assets/shakespeare.txt`) is tokenized once, the way
+//! AIPerf does it: non-empty lines stripped, grouped into chunks of at least 10,000 characters,
+//! each chunk's lines joined by one space and encoded, the chunks' ids concatenated. A prompt of
+//! `n` tokens is `n` ids taken from a random offset (wrapping), decoded, and repaired until it
+//! re-encodes to exactly `n` tokens.
+
+use rand::RngExt;
+use rand::rngs::StdRng;
+use rand_distr::{Distribution, Normal};
+
+use super::tokenizer::Tokenizer;
+
+/// The bundled corpus: public-domain Shakespeare (see `assets/README.md`).
+pub const SHAKESPEARE: &str = include_str!("../../assets/shakespeare.txt");
+
+/// Characters per corpus chunk before it is encoded (AIPerf's fixed chunking).
+const CHUNK_CHARS: usize = 10_000;
+
+/// Repair rounds before giving up on an exact length.
+const MAX_REPAIRS: usize = 10;
+
+/// Token ids of a corpus, tokenized in AIPerf's chunks.
+pub fn tokenize_corpus(text: &str, tokenizer: &Tokenizer) -> Vec<u32> {
+    let mut ids = Vec::new();
+    let mut chunk = String::with_capacity(CHUNK_CHARS + 256);
+    let mut chars = 0usize;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !chunk.is_empty() {
+            chunk.push(' ');
+        }
+        chunk.push_str(line);
+        chars += line.chars().count();
+        if chars >= CHUNK_CHARS {
+            ids.extend(tokenizer.encode(&chunk));
+            chunk.clear();
+            chars = 0;
+        }
+    }
+    if !chunk.is_empty() {
+        ids.extend(tokenizer.encode(&chunk));
+    }
+    ids
+}
+
+/// A prompt length drawn from `N(mean, stddev)`: `max(1, ceil(x))`, or `max(1, round(mean))`
+/// (ties to even, like Python's `round`) when `stddev <= 0`. A non-finite mean gives 1.
+pub fn sample_length(mean: f64, stddev: f64, rng: &mut StdRng) -> usize {
+    if !mean.is_finite() {
+        return 1;
+    }
+    let x = match Normal::new(mean, stddev) {
+        Ok(normal) if stddev > 0.0 => normal.sample(rng).ceil(),
+        _ => mean.round_ties_even(),
+    };
+    // `as` saturates: huge draws become usize::MAX, negative ones 0 (then 1).
+    (x as usize).max(1)
+}
+
+/// Generates prompts of exact token lengths from a tokenized corpus.
+#[derive(Debug)]
+pub struct PromptGenerator<'t> {
+    tokenizer: &'t Tokenizer,
+    corpus: Vec<u32>,
+    rng: StdRng,
+}
+
+impl<'t> PromptGenerator<'t> {
+    /// Tokenizes the bundled Shakespeare corpus with `tokenizer`. `rng` draws the offsets.
+    pub fn new(tokenizer: &'t Tokenizer, rng: StdRng) -> Self {
+        Self::with_corpus(tokenizer, tokenize_corpus(SHAKESPEARE, tokenizer), rng)
+    }
+
+    /// A generator over an already tokenized corpus. An empty corpus yields empty prompts.
+    pub fn with_corpus(tokenizer: &'t Tokenizer, corpus: Vec<u32>, rng: StdRng) -> Self {
+        Self {
+            tokenizer,
+            corpus,
+            rng,
+        }
+    }
+
+    /// Number of tokens in the corpus.
+    pub fn corpus_tokens(&self) -> usize {
+        self.corpus.len()
+    }
+
+    /// A prompt of `n_tokens` tokens: corpus ids from a random offset (wrapping as often as
+    /// needed, so lengths beyond the corpus are possible), decoded, then repaired: when the text
+    /// re-encodes longer, its ids are truncated; when shorter, the following corpus ids are
+    /// appended. After ten repair rounds without an exact length the closest text seen is
+    /// returned; with the bundled corpus and the builtin tokenizer every length checked in the
+    /// tests comes out exact.
+    pub fn generate(&mut self, n_tokens: usize) -> String {
+        let len = self.corpus.len();
+        if n_tokens == 0 || len == 0 {
+            return String::new();
+        }
+        let mut next = self.rng.random_range(0..len);
+        let mut ids: Vec<u32> = Vec::with_capacity(n_tokens + 16);
+        self.take(&mut ids, &mut next, n_tokens);
+        let mut text = self.tokenizer.decode(&ids);
+        let mut best: Option<(usize, String)> = None;
+        for _ in 0..MAX_REPAIRS {
+            let reencoded = self.tokenizer.encode(&text);
+            let count = reencoded.len();
+            if count == n_tokens {
+                return text;
+            }
+            let miss = count.abs_diff(n_tokens);
+            if best.as_ref().is_none_or(|(m, _)| miss < *m) {
+                best = Some((miss, text.clone()));
+            }
+            ids = reencoded;
+            if count > n_tokens {
+                ids.truncate(n_tokens);
+            } else {
+                self.take(&mut ids, &mut next, n_tokens - count);
+            }
+            text = self.tokenizer.decode(&ids);
+        }
+        if self.tokenizer.count(&text) == n_tokens {
+            return text;
+        }
+        best.map(|(_, t)| t).unwrap_or(text)
+    }
+
+    /// Appends `n` corpus ids starting at `*next`, wrapping, and advances `*next`.
+    fn take(&self, ids: &mut Vec<u32>, next: &mut usize, mut n: usize) {
+        let len = self.corpus.len();
+        while n > 0 && len > 0 {
+            let start = *next % len;
+            let end = len.min(start + n);
+            ids.extend_from_slice(self.corpus.get(start..end).unwrap_or(&[]));
+            n -= end - start;
+            *next = end % len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn builtin() -> &'static Tokenizer {
+        static T: OnceLock<Tokenizer> = OnceLock::new();
+        T.get_or_init(Tokenizer::builtin)
+    }
+
+    fn corpus() -> Vec<u32> {
+        static C: OnceLock<Vec<u32>> = OnceLock::new();
+        C.get_or_init(|| tokenize_corpus(SHAKESPEARE, builtin()))
+            .clone()
+    }
+
+    fn generator(seed: u64) -> PromptGenerator<'static> {
+        PromptGenerator::with_corpus(builtin(), corpus(), StdRng::seed_from_u64(seed))
+    }
+
+    #[test]
+    fn corpus_is_shakespeare_and_tokenizes() {
+        assert!(SHAKESPEARE.starts_with("THE SONNETS"));
+        assert!(SHAKESPEARE.len() <= 300 * 1024);
+        let ids = corpus();
+        // English verse runs at roughly 3–5 characters per o200k token.
+        assert!(ids.len() > SHAKESPEARE.len() / 6 && ids.len() < SHAKESPEARE.len() / 2);
+        assert!(builtin().decode(&ids[..6]).starts_with("THE SONNETS"));
+    }
+
+    #[test]
+    fn chunking_joins_lines_with_one_space() {
+        let t = builtin();
+        let ids = tokenize_corpus("  Shall I compare thee \n\n\n to a summer's day?\n", t);
+        assert_eq!(ids, t.encode("Shall I compare thee to a summer's day?"));
+    }
+
+    #[test]
+    fn exact_lengths_for_named_sizes() {
+        let mut g = generator(7);
+        for n in [1, 2, 3, 10, 550, 3000] {
+            for _ in 0..5 {
+                let p = g.generate(n);
+                assert_eq!(builtin().count(&p), n, "n={n}: {p:?}");
+            }
+        }
+        assert_eq!(g.generate(0), "");
+    }
+
+    #[test]
+    fn lengths_beyond_the_corpus_wrap() {
+        let small: Vec<u32> = builtin().encode("From fairest creatures we desire increase,");
+        let mut g =
+            PromptGenerator::with_corpus(builtin(), small.clone(), StdRng::seed_from_u64(1));
+        let p = g.generate(small.len() * 3 + 1);
+        assert_eq!(builtin().count(&p), small.len() * 3 + 1);
+        let mut empty =
+            PromptGenerator::with_corpus(builtin(), Vec::new(), StdRng::seed_from_u64(1));
+        assert_eq!(empty.generate(5), "");
+    }
+
+    #[test]
+    fn seeded_generators_repeat_and_differ_by_seed() {
+        let a: Vec<String> = (0..5)
+            .map({
+                let mut g = generator(42);
+                move |_| g.generate(64)
+            })
+            .collect();
+        let b: Vec<String> = (0..5)
+            .map({
+                let mut g = generator(42);
+                move |_| g.generate(64)
+            })
+            .collect();
+        let c: Vec<String> = (0..5)
+            .map({
+                let mut g = generator(43);
+                move |_| g.generate(64)
+            })
+            .collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a[0], a[1], "offsets are random");
+    }
+
+    #[test]
+    fn sample_length_rules() {
+        let mut rng = StdRng::seed_from_u64(3);
+        assert_eq!(sample_length(550.0, 0.0, &mut rng), 550);
+        assert_eq!(sample_length(2.5, 0.0, &mut rng), 2, "ties to even");
+        assert_eq!(sample_length(3.5, -1.0, &mut rng), 4);
+        assert_eq!(sample_length(0.0, 0.0, &mut rng), 1);
+        assert_eq!(sample_length(-40.0, 0.0, &mut rng), 1);
+        assert_eq!(sample_length(f64::NAN, 1.0, &mut rng), 1);
+        assert_eq!(sample_length(-1000.0, 1.0, &mut rng), 1);
+        // N(100, 10): the ceiling of each draw; mean ≈ 100.5, sd ≈ 10, all within 8 sd.
+        let draws: Vec<f64> = (0..20_000)
+            .map(|_| sample_length(100.0, 10.0, &mut rng) as f64)
+            .collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let var = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+        assert!((mean - 100.5).abs() < 0.5, "mean {mean}");
+        assert!((var.sqrt() - 10.0).abs() < 0.5, "sd {}", var.sqrt());
+        assert!(draws.iter().all(|&d| (20.0..=180.0).contains(&d)));
+        assert!(draws.iter().any(|&d| d != draws[0]));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn qc_generate_is_exact(n in 1usize..4000, seed in proptest::prelude::any::<u64>()) {
+            let mut g = generator(seed);
+            let p = g.generate(n);
+            proptest::prop_assert_eq!(builtin().count(&p), n);
+        }
+    }
+}

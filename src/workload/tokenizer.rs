@@ -1,0 +1,371 @@
+//! Token counting and prompt synthesis tokenizers (`--tokenizer`, spec §1.2 "Tokenizer", §2.6).
+//!
+//! - `builtin`: tiktoken `o200k_base` (AIPerf's zero-network tokenizer), compiled into
+//!   tiktoken-rs; no files.
+//! - a Hugging Face `tokenizer.json` (feature `hf-tokenizer`): a file path, a directory holding
+//!   one, or a model id found in the local Hugging Face cache. Nothing is ever downloaded.
+//!
+//! Encoding never adds special tokens (AIPerf uses `add_special_tokens=False`). A [`Tokenizer`] is
+//! `Send + Sync`; share it with `Arc`. Tokenization runs before the run and on the aggregator
+//! thread, never on a worker.
+//!
+//! HF `tokenizers` parallelizes batch calls with rayon. ringperf only makes single-string calls
+//! and the I/O cores must stay free, so loading an HF tokenizer turns that parallelism off
+//! (`tokenizers::utils::parallelism::set_parallelism(false)`), which keeps every encode on the
+//! calling thread and never starts rayon's pool.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The `--tokenizer` value that selects tiktoken `o200k_base`.
+pub const BUILTIN: &str = "builtin";
+
+/// A loaded tokenizer.
+#[derive(Clone)]
+pub enum Tokenizer {
+    /// tiktoken `o200k_base`.
+    Builtin(&'static tiktoken_rs::CoreBPE),
+    /// A Hugging Face `tokenizer.json`, with the path it was loaded from.
+    #[cfg(feature = "hf-tokenizer")]
+    Hf(Box<tokenizers::Tokenizer>, PathBuf),
+}
+
+impl fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tokenizer::Builtin(_) => f.write_str("Tokenizer::Builtin(o200k_base)"),
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(_, path) => write!(f, "Tokenizer::Hf({})", path.display()),
+        }
+    }
+}
+
+/// Why a tokenizer could not be loaded.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TokenizerError {
+    /// No `tokenizer.json` was found; `tried` lists every path looked at, in order.
+    NotFound { spec: String, tried: Vec<PathBuf> },
+    /// A `tokenizer.json` was found but could not be loaded.
+    Invalid { path: PathBuf, reason: String },
+    /// The spec names a Hugging Face tokenizer but the `hf-tokenizer` feature is off.
+    HfDisabled { spec: String },
+}
+
+impl fmt::Display for TokenizerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenizerError::NotFound { spec, tried } => {
+                write!(
+                    f,
+                    "tokenizer {spec:?} not found (ringperf never downloads; pass a tokenizer.json \
+                     path, a directory holding one, a model id present in the local Hugging Face \
+                     cache, or `builtin`); looked at:"
+                )?;
+                for p in tried {
+                    write!(f, "\n  {}", p.display())?;
+                }
+                Ok(())
+            }
+            TokenizerError::Invalid { path, reason } => {
+                write!(f, "cannot load tokenizer {}: {reason}", path.display())
+            }
+            TokenizerError::HfDisabled { spec } => write!(
+                f,
+                "tokenizer {spec:?} needs Hugging Face support, which this build lacks \
+                 (feature `hf-tokenizer`); use `builtin`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TokenizerError {}
+
+/// Loads the tokenizer `spec` names, resolving in order: `builtin`; a file path; a directory
+/// containing `tokenizer.json`; a Hugging Face model id in the local cache
+/// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, layout
+/// `models--ORG--NAME/snapshots/<rev>/tokenizer.json`).
+pub fn load(spec: &str) -> Result<Tokenizer, TokenizerError> {
+    if spec.trim().eq_ignore_ascii_case(BUILTIN) {
+        return Ok(Tokenizer::builtin());
+    }
+    let path = resolve(spec, &hub_cache_roots())?;
+    load_file(&path)
+}
+
+/// The Hugging Face hub cache directories to search, from the environment.
+fn hub_cache_roots() -> Vec<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(p) = env("HF_HUB_CACHE") {
+        return vec![p];
+    }
+    if let Some(p) = env("HF_HOME") {
+        return vec![p.join("hub")];
+    }
+    env("HOME")
+        .map(|h| vec![h.join(".cache/huggingface/hub")])
+        .unwrap_or_default()
+}
+
+/// Finds the `tokenizer.json` that `spec` names, searching `cache_roots` for model ids.
+fn resolve(spec: &str, cache_roots: &[PathBuf]) -> Result<PathBuf, TokenizerError> {
+    let mut tried = Vec::new();
+    let direct = PathBuf::from(spec);
+    if direct.is_file() {
+        return Ok(direct);
+    }
+    tried.push(direct.clone());
+    let in_dir = direct.join("tokenizer.json");
+    if in_dir.is_file() {
+        return Ok(in_dir);
+    }
+    tried.push(in_dir);
+    // A model id is `ORG/NAME` or `NAME`; the cache keeps it as `models--ORG--NAME`.
+    let id = spec.trim_matches('/');
+    let looks_like_id = !id.is_empty() && !id.contains("..") && id.split('/').count() <= 2;
+    if looks_like_id {
+        let folder = format!("models--{}", id.replace('/', "--"));
+        for root in cache_roots {
+            let model = root.join(&folder);
+            // `refs/main` names the snapshot the hub client considers current; prefer it.
+            let main = std::fs::read_to_string(model.join("refs/main")).ok();
+            let mut snapshots: Vec<PathBuf> = Vec::new();
+            if let Some(rev) = main.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+                snapshots.push(model.join("snapshots").join(rev));
+            }
+            if let Ok(entries) = std::fs::read_dir(model.join("snapshots")) {
+                let mut others: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+                others.sort();
+                others.retain(|p| !snapshots.contains(p));
+                snapshots.extend(others);
+            }
+            if snapshots.is_empty() {
+                tried.push(model.join("snapshots/<rev>/tokenizer.json"));
+            }
+            for snap in snapshots {
+                let file = snap.join("tokenizer.json");
+                if file.is_file() {
+                    return Ok(file);
+                }
+                tried.push(file);
+            }
+        }
+    }
+    Err(TokenizerError::NotFound {
+        spec: spec.to_owned(),
+        tried,
+    })
+}
+
+#[cfg(feature = "hf-tokenizer")]
+fn load_file(path: &Path) -> Result<Tokenizer, TokenizerError> {
+    tokenizers::utils::parallelism::set_parallelism(false);
+    let tok = tokenizers::Tokenizer::from_file(path).map_err(|e| TokenizerError::Invalid {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    Ok(Tokenizer::Hf(Box::new(tok), path.to_owned()))
+}
+
+#[cfg(not(feature = "hf-tokenizer"))]
+fn load_file(path: &Path) -> Result<Tokenizer, TokenizerError> {
+    Err(TokenizerError::HfDisabled {
+        spec: path.display().to_string(),
+    })
+}
+
+impl Tokenizer {
+    /// tiktoken `o200k_base`.
+    pub fn builtin() -> Tokenizer {
+        Tokenizer::Builtin(tiktoken_rs::o200k_base_singleton())
+    }
+
+    /// A short name for logs and exports: `builtin` or the `tokenizer.json` path.
+    pub fn name(&self) -> String {
+        match self {
+            Tokenizer::Builtin(_) => BUILTIN.to_owned(),
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(_, path) => path.display().to_string(),
+        }
+    }
+
+    /// Token ids of `text`, without special tokens. An HF encode error yields no tokens.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        match self {
+            Tokenizer::Builtin(bpe) => bpe.encode_ordinary(text),
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(tok, _) => tok
+                .encode_fast(text, false)
+                .map(|e| e.get_ids().to_vec())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Number of tokens in `text` (the length of [`Tokenizer::encode`]).
+    pub fn count(&self, text: &str) -> usize {
+        match self {
+            Tokenizer::Builtin(bpe) => bpe.encode_ordinary(text).len(),
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(tok, _) => tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
+        }
+    }
+
+    /// Text of `ids`. Invalid UTF-8 (a multi-byte character split across ids) is replaced
+    /// with U+FFFD; unknown ids are skipped (builtin) or yield `""` (HF).
+    pub fn decode(&self, ids: &[u32]) -> String {
+        match self {
+            Tokenizer::Builtin(bpe) => {
+                let bytes = bpe.decode_bytes(ids).unwrap_or_else(|_| {
+                    // Some id is unknown: decode the known ones.
+                    ids.iter()
+                        .filter_map(|&id| bpe.decode_bytes(&[id]).ok())
+                        .flatten()
+                        .collect()
+                });
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(tok, _) => tok.decode(ids, false).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn tokenizer_is_send_and_sync() {
+        assert_send_sync::<Tokenizer>();
+    }
+
+    #[test]
+    fn builtin_counts_known_strings() {
+        let t = load("builtin").unwrap();
+        assert_eq!(t.name(), "builtin");
+        // o200k: "Hello" and " world" are single tokens (ids 13225 and 2375).
+        assert_eq!(t.encode("Hello world"), vec![13225, 2375]);
+        assert_eq!(t.count("Hello world"), 2);
+        assert_eq!(t.count(""), 0);
+        // Special-token text is plain text with encode_ordinary: never one special id.
+        assert!(t.count("<|endoftext|>") > 1);
+        assert_eq!(t.decode(&[13225, 2375]), "Hello world");
+        let text = "From fairest creatures we desire increase, ça va? 日本語";
+        assert_eq!(t.decode(&t.encode(text)), text);
+        assert!(load("BUILTIN").is_ok());
+    }
+
+    #[test]
+    fn builtin_decode_is_lossy_on_split_characters() {
+        let t = Tokenizer::builtin();
+        // A rare 4-byte character is split over byte-level tokens.
+        let ids = t.encode("\u{1D518}");
+        assert!(ids.len() > 1, "{ids:?}");
+        assert!(t.decode(&ids[..1]).contains('\u{FFFD}'));
+        assert_eq!(t.decode(&ids), "\u{1D518}");
+        assert_eq!(t.decode(&[u32::MAX]), "");
+    }
+
+    #[test]
+    fn missing_tokenizer_lists_every_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("hub");
+        let err = resolve("acme/nope", std::slice::from_ref(&root)).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("\"acme/nope\""), "{msg}");
+        assert!(msg.contains("acme/nope/tokenizer.json"), "{msg}");
+        assert!(
+            msg.contains(&root.join("models--acme--nope").display().to_string()),
+            "{msg}"
+        );
+        match err {
+            TokenizerError::NotFound { tried, .. } => assert_eq!(tried.len(), 3),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn hub_cache_layout_resolution() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = [dir.path().join("empty"), dir.path().join("hub")];
+        let model = roots[1].join("models--acme--tiny");
+        let old = model.join("snapshots/aaa");
+        let main = model.join("snapshots/bbb");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::create_dir_all(&main).unwrap();
+        std::fs::create_dir_all(model.join("refs")).unwrap();
+        std::fs::write(old.join("tokenizer.json"), "{}").unwrap();
+        std::fs::write(main.join("tokenizer.json"), "{}").unwrap();
+        // Without refs/main, the first snapshot in name order.
+        assert_eq!(
+            resolve("acme/tiny", &roots).unwrap(),
+            old.join("tokenizer.json")
+        );
+        std::fs::write(model.join("refs/main"), "bbb\n").unwrap();
+        assert_eq!(
+            resolve("acme/tiny", &roots).unwrap(),
+            main.join("tokenizer.json")
+        );
+        // Directories and files are taken before the cache.
+        assert_eq!(
+            resolve(main.to_str().unwrap(), &roots).unwrap(),
+            main.join("tokenizer.json")
+        );
+        let file = old.join("tokenizer.json");
+        assert_eq!(resolve(file.to_str().unwrap(), &roots).unwrap(), file);
+    }
+
+    #[cfg(feature = "hf-tokenizer")]
+    #[test]
+    fn hf_word_level_tokenizer_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = r#"{
+            "version": "1.0",
+            "truncation": null,
+            "padding": null,
+            "added_tokens": [
+                {"id": 0, "content": "[UNK]", "single_word": false, "lstrip": false,
+                 "rstrip": false, "normalized": false, "special": true}
+            ],
+            "normalizer": {"type": "Lowercase"},
+            "pre_tokenizer": {"type": "Whitespace"},
+            "post_processor": {
+                "type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": "[UNK]", "type_id": 0}},
+                           {"Sequence": {"id": "A", "type_id": 0}}],
+                "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                         {"Sequence": {"id": "B", "type_id": 1}}],
+                "special_tokens": {"[UNK]": {"id": "[UNK]", "ids": [0], "tokens": ["[UNK]"]}}
+            },
+            "decoder": null,
+            "model": {
+                "type": "WordLevel",
+                "vocab": {"[UNK]": 0, "shall": 1, "i": 2, "compare": 3, "thee": 4, ",": 5},
+                "unk_token": "[UNK]"
+            }
+        }"#;
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, json).unwrap();
+        // Loaded through the directory form.
+        let t = load(dir.path().to_str().unwrap()).unwrap();
+        assert!(format!("{t:?}").contains("tokenizer.json"));
+        // The post-processor would prepend [UNK] if special tokens were added; they are not.
+        assert_eq!(
+            t.encode("Shall I compare thee, Thee"),
+            vec![1, 2, 3, 4, 5, 4]
+        );
+        assert_eq!(t.count("Shall I compare thee, Thee"), 6);
+        assert_eq!(t.count("shall unknownword"), 2);
+        assert_eq!(t.decode(&[1, 2, 3, 4]), "shall i compare thee");
+
+        std::fs::write(&path, "{not json").unwrap();
+        let err = load(path.to_str().unwrap()).unwrap_err();
+        assert!(matches!(err, TokenizerError::Invalid { .. }), "{err}");
+    }
+}
