@@ -151,7 +151,8 @@ impl Accumulator {
 
     /// Adds one record and the metrics [`super::record_metrics`] computed for it.
     pub fn add(&mut self, f: &RecordFacts, m: &RecordMetrics) {
-        self.dispatch_lag_ns.push(f.start_ns as f64 - f.intended_ns as f64);
+        self.dispatch_lag_ns
+            .push(f.start_ns as f64 - f.intended_ns as f64);
         for (id, v) in &m.values {
             let col = &mut self.columns[*id as usize];
             match v {
@@ -191,12 +192,16 @@ impl Accumulator {
         ];
         let present: Vec<f64> = diffs.iter().filter_map(|d| m.f64(*d)).collect();
         if !present.is_empty() {
-            let over = present.iter().any(|p| *p > self.cfg.usage_pct_diff_threshold);
+            let over = present
+                .iter()
+                .any(|p| *p > self.cfg.usage_pct_diff_threshold);
             *self.usage_discrepancy_count.get_or_insert(0) += u64::from(over);
         }
         if m.f64(MetricId::OslMismatchDiffPct).is_some()
-            && let (Some(osl), Some(req)) =
-                (m.f64(MetricId::OutputSequenceLength), m.f64(MetricId::RequestedOsl))
+            && let (Some(osl), Some(req)) = (
+                m.f64(MetricId::OutputSequenceLength),
+                m.f64(MetricId::RequestedOsl),
+            )
         {
             let limit = (req * self.cfg.osl_mismatch_pct_threshold / 100.0)
                 .min(self.cfg.osl_mismatch_max_token_threshold);
@@ -217,13 +222,21 @@ impl Accumulator {
         for def in REGISTRY.iter().filter(|d| d.kind == Kind::Record) {
             let col = &self.columns[def.id as usize];
             if let Some(s) = Stats::compute(col) {
-                results.push(MetricResult { def, adjusted: false, value: ResultValue::Dist(s) });
+                results.push(MetricResult {
+                    def,
+                    adjusted: false,
+                    value: ResultValue::Dist(s),
+                });
             }
             if def.has(flags::PERCENTILE_INCLUDES_FAILED_REQUESTS)
                 && self.cfg.applies(def.id)
                 && let Some(s) = Stats::adjusted(col, self.error_request_count)
             {
-                adjusted.push(MetricResult { def, adjusted: true, value: ResultValue::Dist(s) });
+                adjusted.push(MetricResult {
+                    def,
+                    adjusted: true,
+                    value: ResultValue::Dist(s),
+                });
             }
         }
         results.append(&mut adjusted);
@@ -241,10 +254,22 @@ impl Accumulator {
         let count = |n: u64| (n > 0).then_some(n as f64);
         scalar(M::RequestCount, count(self.request_count));
         scalar(M::ErrorRequestCount, count(self.error_request_count));
-        scalar(M::MinRequestTimestamp, self.min_request_wall_ns.map(|v| v as f64));
-        scalar(M::MaxResponseTimestamp, self.max_response_wall_ns.map(|v| v as f64));
-        scalar(M::OslMismatchCount, self.osl_mismatch_count.map(|v| v as f64));
-        scalar(M::UsageDiscrepancyCount, self.usage_discrepancy_count.map(|v| v as f64));
+        scalar(
+            M::MinRequestTimestamp,
+            self.min_request_wall_ns.map(|v| v as f64),
+        );
+        scalar(
+            M::MaxResponseTimestamp,
+            self.max_response_wall_ns.map(|v| v as f64),
+        );
+        scalar(
+            M::OslMismatchCount,
+            self.osl_mismatch_count.map(|v| v as f64),
+        );
+        scalar(
+            M::UsageDiscrepancyCount,
+            self.usage_discrepancy_count.map(|v| v as f64),
+        );
 
         let duration_ns = match (self.min_request_wall_ns, self.max_response_wall_ns) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64),
@@ -270,13 +295,30 @@ impl Accumulator {
         scalar(M::TotalUsagePromptCacheReadTokens, cache_read);
         scalar(
             M::OverallUsagePromptCacheReadPct,
-            cache_read.zip(prompt.filter(|p| *p > 0.0)).map(|(r, p)| r / p * 100.0),
+            cache_read
+                .zip(prompt.filter(|p| *p > 0.0))
+                .map(|(r, p)| r / p * 100.0),
         );
-        scalar(M::TotalUsagePromptCacheWriteTokens, self.total(M::UsagePromptCacheWriteTokens));
-        scalar(M::TotalUsagePromptAudioTokens, self.total(M::UsagePromptAudioTokens));
-        scalar(M::TotalUsageCompletionTokens, self.total(M::UsageCompletionTokens));
-        scalar(M::TotalUsageReasoningTokens, self.total(M::UsageReasoningTokens));
-        scalar(M::TotalUsageCompletionAudioTokens, self.total(M::UsageCompletionAudioTokens));
+        scalar(
+            M::TotalUsagePromptCacheWriteTokens,
+            self.total(M::UsagePromptCacheWriteTokens),
+        );
+        scalar(
+            M::TotalUsagePromptAudioTokens,
+            self.total(M::UsagePromptAudioTokens),
+        );
+        scalar(
+            M::TotalUsageCompletionTokens,
+            self.total(M::UsageCompletionTokens),
+        );
+        scalar(
+            M::TotalUsageReasoningTokens,
+            self.total(M::UsageReasoningTokens),
+        );
+        scalar(
+            M::TotalUsageCompletionAudioTokens,
+            self.total(M::UsageCompletionAudioTokens),
+        );
         scalar(
             M::TotalUsageAcceptedPredictionTokens,
             self.total(M::UsageAcceptedPredictionTokens),
@@ -291,18 +333,27 @@ impl Accumulator {
         let total_reasoning = self.total(M::ReasoningTokenCount);
         scalar(
             M::OverallThinkingEfficiency,
-            total_reasoning.zip(total_out.filter(|o| *o > 0.0)).map(|(r, o)| r / o),
+            total_reasoning
+                .zip(total_out.filter(|o| *o > 0.0))
+                .map(|(r, o)| r / o),
         );
         scalar(M::TotalErrorIsl, self.total(M::ErrorIsl));
         scalar(M::TotalIsl, total_isl);
         scalar(M::TotalOsl, total_osl);
         scalar(M::TotalOutputTokens, total_out);
         scalar(M::TotalReasoningTokens, total_reasoning);
-        scalar(M::TotalTokenThroughput, per_sec(total_isl.zip(total_osl).map(|(i, o)| i + o)));
+        scalar(
+            M::TotalTokenThroughput,
+            per_sec(total_isl.zip(total_osl).map(|(i, o)| i + o)),
+        );
 
         let mut error_summary = self.errors.clone();
         error_summary.sort_by(|a, b| b.count.cmp(&a.count));
-        Summary { results, error_summary, dispatch_lag: self.lag() }
+        Summary {
+            results,
+            error_summary,
+            dispatch_lag: self.lag(),
+        }
     }
 
     fn lag(&self) -> Option<LagSummary> {

@@ -145,25 +145,62 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     let u = |get: fn(&crate::record::Usage) -> Option<u64>| usage.and_then(get);
 
     push(M::TimeToFirstToken, ttft.map(Int));
-    push(M::TimeToSecondToken, stamps.get(1).zip(stamps.first()).map(|(b, a)| Int(diff_ns(*b, *a))));
-    push(M::TimeToFirstOutputToken, f.first_output_stamp_ns.map(|s| Int(diff_ns(s, f.start_ns))));
+    push(
+        M::TimeToSecondToken,
+        stamps
+            .get(1)
+            .zip(stamps.first())
+            .map(|(b, a)| Int(diff_ns(*b, *a))),
+    );
+    push(
+        M::TimeToFirstOutputToken,
+        f.first_output_stamp_ns.map(|s| Int(diff_ns(s, f.start_ns))),
+    );
     push(M::RequestLatency, latency.map(Int));
-    push(M::DecodeDuration, ttft_s.zip(latency).map(|(t, l)| Int(l - t)));
+    push(
+        M::DecodeDuration,
+        ttft_s.zip(latency).map(|(t, l)| Int(l - t)),
+    );
     push(M::InterTokenLatency, itl.map(Float));
-    push(M::OutputTokenThroughputPerUser, itl.filter(|v| *v > 0.0).map(|v| Float(1e9 / v)));
+    push(
+        M::OutputTokenThroughputPerUser,
+        itl.filter(|v| *v > 0.0).map(|v| Float(1e9 / v)),
+    );
     push(
         M::E2eOutputTokenThroughput,
-        osl.zip(latency.filter(|l| *l > 0)).map(|(n, l)| Float(n as f64 / (l as f64 / 1e9))),
+        osl.zip(latency.filter(|l| *l > 0))
+            .map(|(n, l)| Float(n as f64 / (l as f64 / 1e9))),
     );
     push(M::OutputSequenceLength, osl.map(|n| Int(n as i64)));
     push(M::InputSequenceLength, isl.map(|n| Int(n as i64)));
-    push(M::UsagePromptTokens, u(|u| u.prompt_tokens).map(|n| Int(n as i64)));
-    push(M::UsagePromptCacheReadTokens, u(|u| u.prompt_cache_read_tokens).map(|n| Int(n as i64)));
-    push(M::UsagePromptCacheWriteTokens, u(|u| u.prompt_cache_write_tokens).map(|n| Int(n as i64)));
-    push(M::UsagePromptAudioTokens, u(|u| u.prompt_audio_tokens).map(|n| Int(n as i64)));
-    push(M::UsageCompletionTokens, u(|u| u.completion_tokens).map(|n| Int(n as i64)));
-    push(M::UsageReasoningTokens, u(|u| u.reasoning_tokens).map(|n| Int(n as i64)));
-    push(M::UsageCompletionAudioTokens, u(|u| u.completion_audio_tokens).map(|n| Int(n as i64)));
+    push(
+        M::UsagePromptTokens,
+        u(|u| u.prompt_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsagePromptCacheReadTokens,
+        u(|u| u.prompt_cache_read_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsagePromptCacheWriteTokens,
+        u(|u| u.prompt_cache_write_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsagePromptAudioTokens,
+        u(|u| u.prompt_audio_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageCompletionTokens,
+        u(|u| u.completion_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageReasoningTokens,
+        u(|u| u.reasoning_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageCompletionAudioTokens,
+        u(|u| u.completion_audio_tokens).map(|n| Int(n as i64)),
+    );
     push(
         M::UsageAcceptedPredictionTokens,
         u(|u| u.accepted_prediction_tokens).map(|n| Int(n as i64)),
@@ -172,7 +209,10 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
         M::UsageRejectedPredictionTokens,
         u(|u| u.rejected_prediction_tokens).map(|n| Int(n as i64)),
     );
-    push(M::UsageTotalTokens, u(|u| u.total_tokens).map(|n| Int(n as i64)));
+    push(
+        M::UsageTotalTokens,
+        u(|u| u.total_tokens).map(|n| Int(n as i64)),
+    );
     if cfg.streaming && stamps.len() >= 2 {
         let icl = stamps.windows(2).map(|w| diff_ns(w[1], w[0])).collect();
         push(M::InterChunkLatency, Some(MetricValue::List(icl)));
@@ -180,14 +220,22 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     let requested = f.requested_osl.filter(|r| *r > 0);
     push(
         M::OslMismatchDiffPct,
-        osl.zip(requested).map(|(n, r)| Float((n as f64 - r as f64) / r as f64 * 100.0)),
+        osl.zip(requested)
+            .map(|(n, r)| Float((n as f64 - r as f64) / r as f64 * 100.0)),
     );
-    push(M::OutputTokenCount, f.output_tokens.filter(|n| *n > 0).map(|n| Int(n as i64)));
+    push(
+        M::OutputTokenCount,
+        f.output_tokens.filter(|n| *n > 0).map(|n| Int(n as i64)),
+    );
     push(
         M::PrefillThroughputPerUser,
-        isl.zip(ttft_s.filter(|t| *t > 0)).map(|(n, t)| Float(n as f64 / (t as f64 / 1e9))),
+        isl.zip(ttft_s.filter(|t| *t > 0))
+            .map(|(n, t)| Float(n as f64 / (t as f64 / 1e9))),
     );
-    push(M::ReasoningTokenCount, f.reasoning_tokens.map(|n| Int(n as i64)));
+    push(
+        M::ReasoningTokenCount,
+        f.reasoning_tokens.map(|n| Int(n as i64)),
+    );
     push(M::RequestedOsl, f.requested_osl.map(|n| Int(n as i64)));
     push(
         M::ThinkingEfficiency,
@@ -197,11 +245,17 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     );
     push(
         M::UsageCompletionTokensDiffPct,
-        u(|u| u.completion_tokens).zip(osl).and_then(|(s, c)| abs_pct(s, c)).map(Float),
+        u(|u| u.completion_tokens)
+            .zip(osl)
+            .and_then(|(s, c)| abs_pct(s, c))
+            .map(Float),
     );
     push(
         M::UsagePromptTokensDiffPct,
-        u(|u| u.prompt_tokens).zip(isl).and_then(|(s, c)| abs_pct(s, c)).map(Float),
+        u(|u| u.prompt_tokens)
+            .zip(isl)
+            .and_then(|(s, c)| abs_pct(s, c))
+            .map(Float),
     );
     push(
         M::UsageReasoningTokensDiffPct,
@@ -257,14 +311,20 @@ pub(crate) mod tests {
         use MetricId as M;
         assert_eq!(m.get(M::TimeToFirstToken), Some(&MetricValue::Int(10_000)));
         assert_eq!(m.get(M::TimeToSecondToken), Some(&MetricValue::Int(2_000)));
-        assert_eq!(m.get(M::TimeToFirstOutputToken), Some(&MetricValue::Int(12_000)));
+        assert_eq!(
+            m.get(M::TimeToFirstOutputToken),
+            Some(&MetricValue::Int(12_000))
+        );
         // Last content chunk, not stream close (end_ns = 20_000).
         assert_eq!(m.get(M::RequestLatency), Some(&MetricValue::Int(15_000)));
         assert_eq!(m.get(M::DecodeDuration), Some(&MetricValue::Int(5_000)));
         // (15_000 − 10_000) / (5 − 1) = 1_250 ns.
         assert_eq!(m.f64(M::InterTokenLatency), Some(1_250.0));
         assert_eq!(m.f64(M::OutputTokenThroughputPerUser), Some(1e9 / 1_250.0));
-        assert_eq!(m.get(M::InterChunkLatency), Some(&MetricValue::List(vec![2_000, 3_000])));
+        assert_eq!(
+            m.get(M::InterChunkLatency),
+            Some(&MetricValue::List(vec![2_000, 3_000]))
+        );
         // 5 tokens / 15 µs.
         assert_eq!(m.f64(M::E2eOutputTokenThroughput), Some(5.0 / 15e-6));
         // 100 tokens / 10 µs.
@@ -286,7 +346,10 @@ pub(crate) mod tests {
         for (id, _) in &m.values {
             assert!(!id.def().has(flags::STREAMING_ONLY), "{}", id.def().tag);
         }
-        assert_eq!(m.get(MetricId::RequestLatency), Some(&MetricValue::Int(15_000)));
+        assert_eq!(
+            m.get(MetricId::RequestLatency),
+            Some(&MetricValue::Int(15_000))
+        );
         assert!(m.get(MetricId::E2eOutputTokenThroughput).is_some());
     }
 
@@ -299,8 +362,14 @@ pub(crate) mod tests {
         assert!(m.get(MetricId::OutputTokenThroughputPerUser).is_none());
         f.reasoning_tokens = Some(4);
         let m = record_metrics(&MetricConfig::new(true, false), &f);
-        assert_eq!(m.get(MetricId::OutputSequenceLength), Some(&MetricValue::Int(5)));
-        assert_eq!(m.get(MetricId::ReasoningTokenCount), Some(&MetricValue::Int(4)));
+        assert_eq!(
+            m.get(MetricId::OutputSequenceLength),
+            Some(&MetricValue::Int(5))
+        );
+        assert_eq!(
+            m.get(MetricId::ReasoningTokenCount),
+            Some(&MetricValue::Int(4))
+        );
         assert_eq!(m.f64(MetricId::InterTokenLatency), Some(1_250.0));
         assert_eq!(m.f64(MetricId::ThinkingEfficiency), Some(4.0));
     }
@@ -316,8 +385,14 @@ pub(crate) mod tests {
         });
         f.requested_osl = Some(8);
         let m = record_metrics(&MetricConfig::new(true, false), &f);
-        assert_eq!(m.get(MetricId::UsagePromptTokens), Some(&MetricValue::Int(110)));
-        assert_eq!(m.get(MetricId::UsageTotalTokens), Some(&MetricValue::Int(114)));
+        assert_eq!(
+            m.get(MetricId::UsagePromptTokens),
+            Some(&MetricValue::Int(110))
+        );
+        assert_eq!(
+            m.get(MetricId::UsageTotalTokens),
+            Some(&MetricValue::Int(114))
+        );
         // |110 − 100| / 100 = 10 %; |4 − 5| / 5 = 20 %.
         assert_eq!(m.f64(MetricId::UsagePromptTokensDiffPct), Some(10.0));
         assert_eq!(m.f64(MetricId::UsageCompletionTokensDiffPct), Some(20.0));
@@ -334,7 +409,11 @@ pub(crate) mod tests {
     #[test]
     fn error_records_get_only_error_metrics() {
         let mut f = facts();
-        f.error = Some(RequestError::new(Some(500), "Internal Server Error", "boom"));
+        f.error = Some(RequestError::new(
+            Some(500),
+            "Internal Server Error",
+            "boom",
+        ));
         let m = record_metrics(&MetricConfig::new(true, false), &f);
         assert_eq!(m.values, vec![(MetricId::ErrorIsl, MetricValue::Int(100))]);
         f.input_tokens = None;

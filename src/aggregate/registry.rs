@@ -317,7 +317,12 @@ mod tests {
     fn ids_index_the_registry_and_tags_are_unique() {
         for (i, d) in REGISTRY.iter().enumerate() {
             assert_eq!(d.id as usize, i, "{}", d.tag);
-            assert_eq!(REGISTRY.iter().filter(|o| o.tag == d.tag).count(), 1, "{}", d.tag);
+            assert_eq!(
+                REGISTRY.iter().filter(|o| o.tag == d.tag).count(),
+                1,
+                "{}",
+                d.tag
+            );
         }
         assert_eq!(MetricId::TotalTokenThroughput as usize, REGISTRY.len() - 1);
     }
@@ -331,9 +336,15 @@ mod tests {
         let bd = MetricId::BenchmarkDuration.def();
         assert_eq!(bd.shown_unit(), Unit::Seconds);
         assert_eq!(bd.to_display(34_502_655.0), 0.034502655);
-        assert_eq!(MetricId::RequestLatency.def().to_display(1_516_322.453125), 1.516322453125);
+        assert_eq!(
+            MetricId::RequestLatency.def().to_display(1_516_322.453125),
+            1.516322453125
+        );
         assert!(MetricId::RequestedOsl.def().hidden());
-        assert_eq!(by_tag("usage_prompt_tokens_diff_pct").unwrap().header, "Usage Prompt Diff %");
+        assert_eq!(
+            by_tag("usage_prompt_tokens_diff_pct").unwrap().header,
+            "Usage Prompt Diff %"
+        );
         assert!(by_tag("isl").is_none());
     }
 }

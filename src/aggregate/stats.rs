@@ -7,7 +7,8 @@
 pub const PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
 /// Names of [`PERCENTILES`] as they appear in exports.
-pub const PERCENTILE_KEYS: [&str; 9] = ["p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"];
+pub const PERCENTILE_KEYS: [&str; 9] =
+    ["p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"];
 
 /// The statistics of one record metric, in its base unit.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +73,10 @@ impl Stats {
 
     /// The value of percentile key `p1`..`p99`.
     pub fn percentile(&self, key: &str) -> Option<f64> {
-        PERCENTILE_KEYS.iter().position(|k| *k == key).map(|i| self.pct[i])
+        PERCENTILE_KEYS
+            .iter()
+            .position(|k| *k == key)
+            .map(|i| self.pct[i])
     }
 
     /// Every statistic multiplied by `factor` (display-unit conversion).
