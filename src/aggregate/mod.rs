@@ -16,4 +16,4 @@ pub use registry::{ConsoleGroup, Kind, MetricDef, MetricId, REGISTRY, Unit};
 pub use stats::Stats;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
