@@ -1,1 +1,19 @@
-//! placeholder until the module lands
+//! Metrics: the registry of client metrics, per-record computation, exact statistics and the
+//! per-phase accumulator that produces the run's [`Summary`].
+//!
+//! Flow on the aggregator thread: [`RecordFacts`](crate::record::RecordFacts) →
+//! [`record_metrics`] → [`Accumulator::add`] (and the per-record JSONL writer) → at the end
+//! [`Accumulator::finish`] → exporters.
+
+pub mod accumulator;
+pub mod metrics;
+pub mod registry;
+pub mod stats;
+
+pub use accumulator::{Accumulator, ErrorCount, LagSummary, MetricResult, ResultValue, Summary};
+pub use metrics::{MetricConfig, MetricValue, RecordMetrics, record_metrics};
+pub use registry::{ConsoleGroup, Kind, MetricDef, MetricId, REGISTRY, Unit};
+pub use stats::Stats;
+
+#[cfg(test)]
+pub(crate) mod tests;

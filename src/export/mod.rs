@@ -1,1 +1,183 @@
-//! placeholder until the module lands
+//! Output artifacts (spec §6): the summary JSON and CSV, the per-record JSONL, the console
+//! table, the artifact directory name and the export file names.
+
+pub mod console;
+pub mod csv;
+pub mod json;
+pub mod jsonl;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+pub use console::render_console;
+pub use csv::summary_csv;
+pub use json::{summary_json, summary_json_string};
+pub use jsonl::JsonlWriter;
+
+/// Run-level facts the exporters need beyond the metric results. Filled by the caller.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    /// Run id: a UUID as 32 lowercase hex digits, no hyphens (`uuid::Uuid::simple`).
+    pub benchmark_id: String,
+    /// Written as `aiperf_version` (the AIPerf version whose formats we follow).
+    pub aiperf_version: String,
+    /// The command line, already redacted by the caller.
+    pub cli_command: String,
+    /// The resolved configuration echoed as `input_config`.
+    pub input_config: serde_json::Value,
+    /// Wall-clock epoch ns when profiling started and ended (`start_time` / `end_time`).
+    pub start_wall_ns: u64,
+    pub end_wall_ns: u64,
+    /// The run was cut short (Ctrl-C, error budget).
+    pub was_cancelled: bool,
+    /// `is_complete` / `incomplete_reason`; omitted from the JSON when `None`.
+    pub is_complete: Option<bool>,
+    pub incomplete_reason: Option<String>,
+    /// Console table title after `ringperf | ` (AIPerf's `LLM Metrics`).
+    pub metrics_title: String,
+    /// The I/O driver the workers ran on (`io_uring` or `epoll`).
+    pub io_driver: String,
+    /// Worker threads.
+    pub workers: usize,
+    /// Times a worker found its record ring full and had to wait.
+    pub ring_stalls: u64,
+    /// `--random-seed`, if given (`run_info.random_seed`).
+    pub random_seed: Option<u64>,
+}
+
+/// The stimulus of the first non-warmup phase, which names the artifact directory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stimulus {
+    /// Closed loop at this concurrency.
+    Concurrency(u64),
+    /// Open loop at `rate` requests/s, optionally capped by a concurrency.
+    Rate { rate: f64, concurrency: Option<u64> },
+    /// User-centric rate: `users` sessions at `qps` total.
+    UserCentric { users: u64, qps: f64 },
+    /// Trace replay.
+    FixedSchedule,
+}
+
+/// `artifacts/<model>-openai-<endpoint_type>-<stimulus>` (spec §6.1), used when
+/// `--artifact-dir` is not given.
+pub fn default_artifact_dir(model: &[String], endpoint_type: &str, stimulus: &Stimulus) -> PathBuf {
+    let mut name = model
+        .first()
+        .map(|m| m.replace('/', "_"))
+        .unwrap_or_default();
+    if model.len() > 1 {
+        name.push_str("_multi");
+    }
+    let stim = match stimulus {
+        Stimulus::Concurrency(n) => format!("concurrency{n}"),
+        Stimulus::Rate {
+            rate,
+            concurrency: Some(c),
+        } => {
+            format!("concurrency{c}-request_rate{}", py_float_str(*rate))
+        }
+        Stimulus::Rate {
+            rate,
+            concurrency: None,
+        } => format!("request_rate{}", py_float_str(*rate)),
+        Stimulus::UserCentric { users, qps } => {
+            format!("user_centric-users{users}-qps{}", py_float_str(*qps))
+        }
+        Stimulus::FixedSchedule => "fixed_schedule".to_string(),
+    };
+    PathBuf::from("artifacts").join(format!("{name}-openai-{endpoint_type}-{stim}"))
+}
+
+/// Python's `str(float)`: shortest round-trip digits, `.0` on integral values, scientific
+/// notation (`1e+20`, `1.5e-05`) when the decimal exponent is < −4 or ≥ 16.
+pub fn py_float_str(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    // `{:e}` gives the shortest round-trip mantissa, e.g. "1.5e-5".
+    let sci = format!("{v:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..16).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
+    }
+    let plain = format!("{v}");
+    if plain.contains('.') {
+        plain
+    } else {
+        format!("{plain}.0")
+    }
+}
+
+/// Export file names (spec §6.2): the defaults, or `<prefix>.json`, `<prefix>.csv`, … when
+/// `--profile-export-prefix` is given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportNames {
+    pub json: String,
+    pub csv: String,
+    pub jsonl: String,
+    pub raw_jsonl: String,
+    pub timeslices_csv: String,
+    pub timeslices_json: String,
+    pub gpu_telemetry_jsonl: String,
+    pub server_metrics_json: String,
+    pub server_metrics_csv: String,
+    pub server_metrics_jsonl: String,
+    pub server_metrics_parquet: String,
+    /// Not renamed by the prefix.
+    pub console_txt: String,
+}
+
+impl ExportNames {
+    /// The names for an optional `--profile-export-prefix`. A prefix given with one of the
+    /// export extensions (`foo.json`) is reduced to its stem first.
+    pub fn new(prefix: Option<&str>) -> Self {
+        let Some(prefix) = prefix.filter(|p| !p.is_empty()) else {
+            return Self {
+                json: "profile_export_aiperf.json".into(),
+                csv: "profile_export_aiperf.csv".into(),
+                jsonl: "profile_export.jsonl".into(),
+                raw_jsonl: "profile_export_raw.jsonl".into(),
+                timeslices_csv: "profile_export_aiperf_timeslices.csv".into(),
+                timeslices_json: "profile_export_aiperf_timeslices.json".into(),
+                gpu_telemetry_jsonl: "gpu_telemetry_export.jsonl".into(),
+                server_metrics_json: "server_metrics_export.json".into(),
+                server_metrics_csv: "server_metrics_export.csv".into(),
+                server_metrics_jsonl: "server_metrics_export.jsonl".into(),
+                server_metrics_parquet: "server_metrics_export.parquet".into(),
+                console_txt: "profile_export_console.txt".into(),
+            };
+        };
+        let p = [".jsonl", ".json", ".csv", ".parquet"]
+            .iter()
+            .find_map(|ext| prefix.strip_suffix(ext))
+            .unwrap_or(prefix);
+        Self {
+            json: format!("{p}.json"),
+            csv: format!("{p}.csv"),
+            jsonl: format!("{p}.jsonl"),
+            raw_jsonl: format!("{p}_raw.jsonl"),
+            timeslices_csv: format!("{p}_timeslices.csv"),
+            timeslices_json: format!("{p}_timeslices.json"),
+            gpu_telemetry_jsonl: format!("{p}_gpu_telemetry.jsonl"),
+            server_metrics_json: format!("{p}_server_metrics.json"),
+            server_metrics_csv: format!("{p}_server_metrics.csv"),
+            server_metrics_jsonl: format!("{p}_server_metrics.jsonl"),
+            server_metrics_parquet: format!("{p}_server_metrics.parquet"),
+            console_txt: "profile_export_console.txt".into(),
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! The accumulator: per-metric value columns and aggregate counters over the records of one
+//! phase, and the [`Summary`] computed from them (spec §5.2–§5.4).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use super::metrics::{MetricConfig, MetricValue, RecordMetrics};
+use super::registry::{Kind, MetricDef, MetricId, REGISTRY, flags};
+use super::stats::{self, Stats};
+use crate::record::RecordFacts;
+
+/// The result of one metric over a phase, in base units.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResultValue {
+    /// A distribution (record metrics).
+    Dist(Stats),
+    /// A single value (aggregate and derived metrics), reported as `avg`.
+    Scalar(f64),
+}
+
+/// One metric's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricResult {
+    pub def: &'static MetricDef,
+    /// The error-adjusted variant (`adj_<tag>`, spec §5.4).
+    pub adjusted: bool,
+    pub value: ResultValue,
+}
+
+impl MetricResult {
+    /// The export key: the tag, or `adj_<tag>`.
+    pub fn tag(&self) -> Cow<'static, str> {
+        if self.adjusted {
+            Cow::Owned(format!("adj_{}", self.def.tag))
+        } else {
+            Cow::Borrowed(self.def.tag)
+        }
+    }
+
+    /// The header: `<header>` or `<header> (error-adjusted)`.
+    pub fn header(&self) -> Cow<'static, str> {
+        if self.adjusted {
+            Cow::Owned(format!("{} (error-adjusted)", self.def.header))
+        } else {
+            Cow::Borrowed(self.def.header)
+        }
+    }
+
+    /// The scalar value, or the `avg` of a distribution, in base units.
+    pub fn avg(&self) -> f64 {
+        match &self.value {
+            ResultValue::Dist(s) => s.avg,
+            ResultValue::Scalar(v) => *v,
+        }
+    }
+}
+
+/// One distinct error and how many records had it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorCount {
+    pub code: Option<u16>,
+    /// `type` in AIPerf's error shape.
+    pub kind: String,
+    pub message: String,
+    pub count: u64,
+}
+
+/// Open-loop dispatch lag (actual − intended send time) over every record, ns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LagSummary {
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: f64,
+    pub count: u64,
+}
+
+/// Everything the exporters need about one phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Results in insertion order: record metrics (registry order), their `adj_` variants,
+    /// aggregate metrics, derived metrics. Includes hidden metrics; exporters filter them.
+    pub results: Vec<MetricResult>,
+    /// Distinct errors, most frequent first (ties in first-seen order).
+    pub error_summary: Vec<ErrorCount>,
+    /// ringperf's own dispatch-lag statistics (`None` with no records).
+    pub dispatch_lag: Option<LagSummary>,
+}
+
+impl Summary {
+    /// The result with this export key (`tag` or `adj_<tag>`).
+    pub fn get(&self, tag: &str) -> Option<&MetricResult> {
+        self.results.iter().find(|r| r.tag() == tag)
+    }
+
+    /// The non-adjusted result of a metric.
+    pub fn result(&self, id: MetricId) -> Option<&MetricResult> {
+        self.results.iter().find(|r| r.def.id == id && !r.adjusted)
+    }
+
+    /// The scalar value (or avg) of a metric, base units.
+    pub fn value(&self, id: MetricId) -> Option<f64> {
+        self.result(id).map(MetricResult::avg)
+    }
+}
+
+/// Accumulates the records of one phase. The caller keeps one for profiling and a separate one
+/// for warmup, and feeds each record to the right one.
+#[derive(Debug)]
+pub struct Accumulator {
+    cfg: MetricConfig,
+    /// Values of each record metric, base units, indexed by [`MetricId`].
+    columns: Vec<Vec<f64>>,
+    request_count: u64,
+    error_request_count: u64,
+    min_request_wall_ns: Option<u64>,
+    max_response_wall_ns: Option<u64>,
+    errors: Vec<ErrorCount>,
+    error_index: HashMap<(Option<u16>, String, String), usize>,
+    usage_discrepancy_count: Option<u64>,
+    osl_mismatch_count: Option<u64>,
+    dispatch_lag_ns: Vec<f64>,
+}
+
+impl Accumulator {
+    /// An empty accumulator for a run with this configuration.
+    pub fn new(cfg: MetricConfig) -> Self {
+        Self {
+            cfg,
+            columns: vec![Vec::new(); REGISTRY.len()],
+            request_count: 0,
+            error_request_count: 0,
+            min_request_wall_ns: None,
+            max_response_wall_ns: None,
+            errors: Vec::new(),
+            error_index: HashMap::new(),
+            usage_discrepancy_count: None,
+            osl_mismatch_count: None,
+            dispatch_lag_ns: Vec::new(),
+        }
+    }
+
+    /// Records valid so far.
+    pub fn request_count(&self) -> u64 {
+        self.request_count
+    }
+
+    /// Error records so far.
+    pub fn error_request_count(&self) -> u64 {
+        self.error_request_count
+    }
+
+    /// Adds one record and the metrics [`super::record_metrics`] computed for it.
+    pub fn add(&mut self, f: &RecordFacts, m: &RecordMetrics) {
+        self.dispatch_lag_ns
+            .push(f.start_ns as f64 - f.intended_ns as f64);
+        for (id, v) in &m.values {
+            let col = &mut self.columns[*id as usize];
+            match v {
+                MetricValue::List(l) => col.extend(l.iter().map(|x| *x as f64)),
+                other => col.extend(other.as_f64()),
+            }
+        }
+        if let Some(e) = &f.error {
+            self.error_request_count += 1;
+            let key = (e.code, e.kind.clone(), e.message.clone());
+            match self.error_index.get(&key) {
+                Some(&i) => self.errors[i].count += 1,
+                None => {
+                    self.error_index.insert(key, self.errors.len());
+                    self.errors.push(ErrorCount {
+                        code: e.code,
+                        kind: e.kind.clone(),
+                        message: e.message.clone(),
+                        count: 1,
+                    });
+                }
+            }
+            return;
+        }
+        self.request_count += 1;
+        let start = f.request_start_wall_ns;
+        self.min_request_wall_ns = Some(self.min_request_wall_ns.map_or(start, |v| v.min(start)));
+        // Integer arithmetic: epoch ns do not fit an f64 exactly.
+        if let Some(MetricValue::Int(lat)) = m.get(MetricId::RequestLatency) {
+            let end = start.saturating_add_signed(*lat);
+            self.max_response_wall_ns = Some(self.max_response_wall_ns.map_or(end, |v| v.max(end)));
+        }
+        let diffs = [
+            MetricId::UsagePromptTokensDiffPct,
+            MetricId::UsageCompletionTokensDiffPct,
+            MetricId::UsageReasoningTokensDiffPct,
+        ];
+        let present: Vec<f64> = diffs.iter().filter_map(|d| m.f64(*d)).collect();
+        if !present.is_empty() {
+            let over = present
+                .iter()
+                .any(|p| *p > self.cfg.usage_pct_diff_threshold);
+            *self.usage_discrepancy_count.get_or_insert(0) += u64::from(over);
+        }
+        if m.f64(MetricId::OslMismatchDiffPct).is_some()
+            && let (Some(osl), Some(req)) = (
+                m.f64(MetricId::OutputSequenceLength),
+                m.f64(MetricId::RequestedOsl),
+            )
+        {
+            let limit = (req * self.cfg.osl_mismatch_pct_threshold / 100.0)
+                .min(self.cfg.osl_mismatch_max_token_threshold);
+            *self.osl_mismatch_count.get_or_insert(0) += u64::from((osl - req).abs() > limit);
+        }
+    }
+
+    fn total(&self, id: MetricId) -> Option<f64> {
+        let col = &self.columns[id as usize];
+        (!col.is_empty()).then(|| col.iter().sum())
+    }
+
+    /// Computes every result of the phase.
+    pub fn finish(&self) -> Summary {
+        use MetricId as M;
+        let mut results = Vec::new();
+        let mut adjusted = Vec::new();
+        for def in REGISTRY.iter().filter(|d| d.kind == Kind::Record) {
+            let col = &self.columns[def.id as usize];
+            if let Some(s) = Stats::compute(col) {
+                results.push(MetricResult {
+                    def,
+                    adjusted: false,
+                    value: ResultValue::Dist(s),
+                });
+            }
+            if def.has(flags::PERCENTILE_INCLUDES_FAILED_REQUESTS)
+                && self.cfg.applies(def.id)
+                && let Some(s) = Stats::adjusted(col, self.error_request_count)
+            {
+                adjusted.push(MetricResult {
+                    def,
+                    adjusted: true,
+                    value: ResultValue::Dist(s),
+                });
+            }
+        }
+        results.append(&mut adjusted);
+        let mut scalar = |id: MetricId, v: Option<f64>| {
+            if let Some(v) = v
+                && self.cfg.applies(id)
+            {
+                results.push(MetricResult {
+                    def: id.def(),
+                    adjusted: false,
+                    value: ResultValue::Scalar(v),
+                });
+            }
+        };
+        let count = |n: u64| (n > 0).then_some(n as f64);
+        scalar(M::RequestCount, count(self.request_count));
+        scalar(M::ErrorRequestCount, count(self.error_request_count));
+        scalar(
+            M::MinRequestTimestamp,
+            self.min_request_wall_ns.map(|v| v as f64),
+        );
+        scalar(
+            M::MaxResponseTimestamp,
+            self.max_response_wall_ns.map(|v| v as f64),
+        );
+        scalar(
+            M::OslMismatchCount,
+            self.osl_mismatch_count.map(|v| v as f64),
+        );
+        scalar(
+            M::UsageDiscrepancyCount,
+            self.usage_discrepancy_count.map(|v| v as f64),
+        );
+
+        let duration_ns = match (self.min_request_wall_ns, self.max_response_wall_ns) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64),
+            _ => None,
+        };
+        let secs = duration_ns.filter(|d| *d > 0.0).map(|d| d / 1e9);
+        let total_isl = self.total(M::InputSequenceLength);
+        let total_osl = self.total(M::OutputSequenceLength);
+        let per_sec = |v: Option<f64>| v.zip(secs).map(|(v, s)| v / s);
+        let completed = self.request_count + self.error_request_count;
+        let cache_read = self.total(M::UsagePromptCacheReadTokens);
+        let prompt = self.total(M::UsagePromptTokens);
+
+        scalar(M::OutputTokenThroughput, per_sec(total_osl));
+        scalar(M::InputTokenThroughput, per_sec(total_isl));
+        scalar(M::RequestThroughput, per_sec(count(self.request_count)));
+        scalar(M::CompletedRequestCount, count(completed));
+        scalar(
+            M::RequestErrorRate,
+            (completed > 0).then(|| 100.0 * self.error_request_count as f64 / completed as f64),
+        );
+        scalar(M::TotalUsagePromptTokens, prompt);
+        scalar(M::TotalUsagePromptCacheReadTokens, cache_read);
+        scalar(
+            M::OverallUsagePromptCacheReadPct,
+            cache_read
+                .zip(prompt.filter(|p| *p > 0.0))
+                .map(|(r, p)| r / p * 100.0),
+        );
+        scalar(
+            M::TotalUsagePromptCacheWriteTokens,
+            self.total(M::UsagePromptCacheWriteTokens),
+        );
+        scalar(
+            M::TotalUsagePromptAudioTokens,
+            self.total(M::UsagePromptAudioTokens),
+        );
+        scalar(
+            M::TotalUsageCompletionTokens,
+            self.total(M::UsageCompletionTokens),
+        );
+        scalar(
+            M::TotalUsageReasoningTokens,
+            self.total(M::UsageReasoningTokens),
+        );
+        scalar(
+            M::TotalUsageCompletionAudioTokens,
+            self.total(M::UsageCompletionAudioTokens),
+        );
+        scalar(
+            M::TotalUsageAcceptedPredictionTokens,
+            self.total(M::UsageAcceptedPredictionTokens),
+        );
+        scalar(
+            M::TotalUsageRejectedPredictionTokens,
+            self.total(M::UsageRejectedPredictionTokens),
+        );
+        scalar(M::TotalUsageTotalTokens, self.total(M::UsageTotalTokens));
+        scalar(M::BenchmarkDuration, duration_ns);
+        let total_out = self.total(M::OutputTokenCount);
+        let total_reasoning = self.total(M::ReasoningTokenCount);
+        scalar(
+            M::OverallThinkingEfficiency,
+            total_reasoning
+                .zip(total_out.filter(|o| *o > 0.0))
+                .map(|(r, o)| r / o),
+        );
+        scalar(M::TotalErrorIsl, self.total(M::ErrorIsl));
+        scalar(M::TotalIsl, total_isl);
+        scalar(M::TotalOsl, total_osl);
+        scalar(M::TotalOutputTokens, total_out);
+        scalar(M::TotalReasoningTokens, total_reasoning);
+        scalar(
+            M::TotalTokenThroughput,
+            per_sec(total_isl.zip(total_osl).map(|(i, o)| i + o)),
+        );
+
+        let mut error_summary = self.errors.clone();
+        error_summary.sort_by(|a, b| b.count.cmp(&a.count));
+        Summary {
+            results,
+            error_summary,
+            dispatch_lag: self.lag(),
+        }
+    }
+
+    fn lag(&self) -> Option<LagSummary> {
+        let mut v = self.dispatch_lag_ns.clone();
+        v.sort_unstable_by(f64::total_cmp);
+        let max = *v.last()?;
+        Some(LagSummary {
+            p50_ns: stats::linear(&v, 50.0),
+            p99_ns: stats::linear(&v, 99.0),
+            max_ns: max,
+            count: v.len() as u64,
+        })
+    }
+}

@@ -1,0 +1,422 @@
+//! Per-record metrics (spec §5.2): what one [`RecordFacts`] contributes, computed once on the
+//! aggregator thread and shared by the accumulator and the per-record export.
+
+use super::registry::{MetricId, flags};
+use crate::record::RecordFacts;
+
+/// What decides which metrics apply to a run, and the thresholds of the warning counters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricConfig {
+    /// `--streaming`: STREAMING_ONLY metrics exist only then.
+    pub streaming: bool,
+    /// `--use-server-token-count`: token counts come from `usage`, so the USAGE_DIFF_ONLY
+    /// metrics (client tokenization vs usage) do not apply.
+    pub use_server_token_count: bool,
+    /// The endpoint produces tokens (chat, completions): PRODUCES_TOKENS_ONLY metrics apply.
+    pub produces_tokens: bool,
+    /// The endpoint's input is tokenized (chat, completions): TOKENIZES_INPUT_ONLY apply.
+    pub tokenizes_input: bool,
+    /// The endpoint can return separate reasoning content (chat): SUPPORTS_REASONING apply.
+    pub supports_reasoning: bool,
+    /// The endpoint carries audio: SUPPORTS_AUDIO_ONLY apply (false for text chat).
+    pub supports_audio: bool,
+    /// `AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD` (default 10.0 %).
+    pub usage_pct_diff_threshold: f64,
+    /// `AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD` (default 5.0 %).
+    pub osl_mismatch_pct_threshold: f64,
+    /// `AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD` (default 50 tokens).
+    pub osl_mismatch_max_token_threshold: f64,
+}
+
+impl MetricConfig {
+    /// A text chat / completions run with AIPerf's default thresholds.
+    pub fn new(streaming: bool, use_server_token_count: bool) -> Self {
+        Self {
+            streaming,
+            use_server_token_count,
+            produces_tokens: true,
+            tokenizes_input: true,
+            supports_reasoning: true,
+            supports_audio: false,
+            usage_pct_diff_threshold: 10.0,
+            osl_mismatch_pct_threshold: 5.0,
+            osl_mismatch_max_token_threshold: 50.0,
+        }
+    }
+
+    /// Whether a metric applies to this run at all (its gating flags).
+    pub fn applies(&self, id: MetricId) -> bool {
+        let d = id.def();
+        !((d.has(flags::STREAMING_ONLY) && !self.streaming)
+            || (d.has(flags::PRODUCES_TOKENS_ONLY) && !self.produces_tokens)
+            || (d.has(flags::TOKENIZES_INPUT_ONLY) && !self.tokenizes_input)
+            || (d.has(flags::SUPPORTS_REASONING) && !self.supports_reasoning)
+            || (d.has(flags::SUPPORTS_AUDIO_ONLY) && !self.supports_audio)
+            || (d.has(flags::USAGE_DIFF_ONLY) && self.use_server_token_count))
+    }
+}
+
+/// One record metric's value, in the metric's base unit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MetricValue {
+    /// Counts and nanosecond latencies.
+    Int(i64),
+    Float(f64),
+    /// A list metric (inter-chunk latency, ns).
+    List(Vec<i64>),
+}
+
+impl MetricValue {
+    /// The value of a scalar metric as f64 (`None` for a list).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            MetricValue::Int(v) => Some(*v as f64),
+            MetricValue::Float(v) => Some(*v),
+            MetricValue::List(_) => None,
+        }
+    }
+}
+
+/// The metrics of one record: only those that apply to the run and could be computed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecordMetrics {
+    /// `(metric, value)` in registry order.
+    pub values: Vec<(MetricId, MetricValue)>,
+}
+
+impl RecordMetrics {
+    /// The value of one metric, if the record has it.
+    pub fn get(&self, id: MetricId) -> Option<&MetricValue> {
+        self.values.iter().find(|(m, _)| *m == id).map(|(_, v)| v)
+    }
+
+    /// The value of a scalar metric as f64.
+    pub fn f64(&self, id: MetricId) -> Option<f64> {
+        self.get(id).and_then(MetricValue::as_f64)
+    }
+
+    /// Whether the record has no metric at all.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+fn diff_ns(later: u64, earlier: u64) -> i64 {
+    later as i64 - earlier as i64
+}
+
+fn abs_pct(server: u64, client: u64) -> Option<f64> {
+    (client > 0).then(|| (server as f64 - client as f64).abs() / client as f64 * 100.0)
+}
+
+/// Computes every applicable record metric of one request (spec §5.2). Error records get only
+/// the ERROR_ONLY metrics; valid records never get them.
+pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
+    use MetricId as M;
+    use MetricValue::{Float, Int};
+    let mut out: Vec<(MetricId, MetricValue)> = Vec::with_capacity(24);
+    let mut push = |id: MetricId, v: Option<MetricValue>| {
+        if let Some(v) = v
+            && cfg.applies(id)
+        {
+            out.push((id, v));
+        }
+    };
+
+    if f.error.is_some() {
+        push(M::ErrorIsl, f.input_tokens.map(|n| Int(n as i64)));
+        return RecordMetrics { values: out };
+    }
+
+    let stamps = &f.content_stamps_ns;
+    let ttft = stamps.first().map(|&s| diff_ns(s, f.start_ns));
+    let latency = stamps.last().map(|&s| diff_ns(s, f.start_ns));
+    let ttft_s = ttft.filter(|_| cfg.streaming);
+    let osl = match (f.output_tokens, f.reasoning_tokens) {
+        (None, None) => None,
+        (o, r) => Some(o.unwrap_or(0) + r.unwrap_or(0)),
+    };
+    let isl = f.input_tokens;
+    let itl = match (ttft_s, latency, osl) {
+        (Some(t), Some(l), Some(n)) if n >= 2 => Some((l - t) as f64 / (n - 1) as f64),
+        _ => None,
+    };
+    let usage = f.usage.as_ref();
+    let u = |get: fn(&crate::record::Usage) -> Option<u64>| usage.and_then(get);
+
+    push(M::TimeToFirstToken, ttft.map(Int));
+    push(
+        M::TimeToSecondToken,
+        stamps
+            .get(1)
+            .zip(stamps.first())
+            .map(|(b, a)| Int(diff_ns(*b, *a))),
+    );
+    push(
+        M::TimeToFirstOutputToken,
+        f.first_output_stamp_ns.map(|s| Int(diff_ns(s, f.start_ns))),
+    );
+    push(M::RequestLatency, latency.map(Int));
+    push(
+        M::DecodeDuration,
+        ttft_s.zip(latency).map(|(t, l)| Int(l - t)),
+    );
+    push(M::InterTokenLatency, itl.map(Float));
+    push(
+        M::OutputTokenThroughputPerUser,
+        itl.filter(|v| *v > 0.0).map(|v| Float(1e9 / v)),
+    );
+    push(
+        M::E2eOutputTokenThroughput,
+        osl.zip(latency.filter(|l| *l > 0))
+            .map(|(n, l)| Float(n as f64 / (l as f64 / 1e9))),
+    );
+    push(M::OutputSequenceLength, osl.map(|n| Int(n as i64)));
+    push(M::InputSequenceLength, isl.map(|n| Int(n as i64)));
+    push(
+        M::UsagePromptTokens,
+        u(|u| u.prompt_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsagePromptCacheReadTokens,
+        u(|u| u.prompt_cache_read_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsagePromptCacheWriteTokens,
+        u(|u| u.prompt_cache_write_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsagePromptAudioTokens,
+        u(|u| u.prompt_audio_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageCompletionTokens,
+        u(|u| u.completion_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageReasoningTokens,
+        u(|u| u.reasoning_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageCompletionAudioTokens,
+        u(|u| u.completion_audio_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageAcceptedPredictionTokens,
+        u(|u| u.accepted_prediction_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageRejectedPredictionTokens,
+        u(|u| u.rejected_prediction_tokens).map(|n| Int(n as i64)),
+    );
+    push(
+        M::UsageTotalTokens,
+        u(|u| u.total_tokens).map(|n| Int(n as i64)),
+    );
+    if cfg.streaming && stamps.len() >= 2 {
+        let icl = stamps.windows(2).map(|w| diff_ns(w[1], w[0])).collect();
+        push(M::InterChunkLatency, Some(MetricValue::List(icl)));
+    }
+    let requested = f.requested_osl.filter(|r| *r > 0);
+    push(
+        M::OslMismatchDiffPct,
+        osl.zip(requested)
+            .map(|(n, r)| Float((n as f64 - r as f64) / r as f64 * 100.0)),
+    );
+    push(
+        M::OutputTokenCount,
+        f.output_tokens.filter(|n| *n > 0).map(|n| Int(n as i64)),
+    );
+    push(
+        M::PrefillThroughputPerUser,
+        isl.zip(ttft_s.filter(|t| *t > 0))
+            .map(|(n, t)| Float(n as f64 / (t as f64 / 1e9))),
+    );
+    push(
+        M::ReasoningTokenCount,
+        f.reasoning_tokens.map(|n| Int(n as i64)),
+    );
+    push(M::RequestedOsl, f.requested_osl.map(|n| Int(n as i64)));
+    push(
+        M::ThinkingEfficiency,
+        f.reasoning_tokens
+            .zip(f.output_tokens.filter(|n| *n > 0))
+            .map(|(r, o)| Float(r as f64 / o as f64)),
+    );
+    push(
+        M::UsageCompletionTokensDiffPct,
+        u(|u| u.completion_tokens)
+            .zip(osl)
+            .and_then(|(s, c)| abs_pct(s, c))
+            .map(Float),
+    );
+    push(
+        M::UsagePromptTokensDiffPct,
+        u(|u| u.prompt_tokens)
+            .zip(isl)
+            .and_then(|(s, c)| abs_pct(s, c))
+            .map(Float),
+    );
+    push(
+        M::UsageReasoningTokensDiffPct,
+        u(|u| u.reasoning_tokens)
+            .zip(f.reasoning_tokens)
+            .and_then(|(s, c)| abs_pct(s, c))
+            .map(Float),
+    );
+    RecordMetrics { values: out }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::record::{Phase, RequestError, Usage};
+
+    /// A valid streaming record: start at 1_000 ns, content at 11_000, 13_000, 16_000 ns.
+    pub(crate) fn facts() -> RecordFacts {
+        RecordFacts {
+            phase: Phase::Profiling,
+            session_num: 0,
+            x_request_id: uuid::Uuid::from_u128(1),
+            x_correlation_id: uuid::Uuid::from_u128(2),
+            conversation_id: "c0".into(),
+            turn_index: 0,
+            worker_id: 0,
+            intended_ns: 900,
+            start_ns: 1_000,
+            head_ns: Some(5_000),
+            end_ns: 20_000,
+            credit_issued_wall_ns: 1_700_000_000_000_000_000,
+            request_start_wall_ns: 1_700_000_000_000_000_100,
+            request_ack_wall_ns: None,
+            request_end_wall_ns: 1_700_000_000_000_019_100,
+            content_stamps_ns: vec![11_000, 13_000, 16_000],
+            first_output_stamp_ns: Some(13_000),
+            input_tokens: Some(100),
+            output_tokens: Some(5),
+            reasoning_tokens: None,
+            usage: None,
+            requested_osl: None,
+            error: None,
+            was_cancelled: false,
+            conn_reused: true,
+            bytes_sent: 10,
+            bytes_received: 20,
+        }
+    }
+
+    #[test]
+    fn streaming_formulas() {
+        let m = record_metrics(&MetricConfig::new(true, false), &facts());
+        use MetricId as M;
+        assert_eq!(m.get(M::TimeToFirstToken), Some(&MetricValue::Int(10_000)));
+        assert_eq!(m.get(M::TimeToSecondToken), Some(&MetricValue::Int(2_000)));
+        assert_eq!(
+            m.get(M::TimeToFirstOutputToken),
+            Some(&MetricValue::Int(12_000))
+        );
+        // Last content chunk, not stream close (end_ns = 20_000).
+        assert_eq!(m.get(M::RequestLatency), Some(&MetricValue::Int(15_000)));
+        assert_eq!(m.get(M::DecodeDuration), Some(&MetricValue::Int(5_000)));
+        // (15_000 − 10_000) / (5 − 1) = 1_250 ns.
+        assert_eq!(m.f64(M::InterTokenLatency), Some(1_250.0));
+        assert_eq!(m.f64(M::OutputTokenThroughputPerUser), Some(1e9 / 1_250.0));
+        assert_eq!(
+            m.get(M::InterChunkLatency),
+            Some(&MetricValue::List(vec![2_000, 3_000]))
+        );
+        // 5 tokens / 15 µs.
+        assert_eq!(m.f64(M::E2eOutputTokenThroughput), Some(5.0 / 15e-6));
+        // 100 tokens / 10 µs.
+        assert_eq!(m.f64(M::PrefillThroughputPerUser), Some(100.0 / 1e-5));
+        assert_eq!(m.get(M::OutputSequenceLength), Some(&MetricValue::Int(5)));
+        assert_eq!(m.get(M::OutputTokenCount), Some(&MetricValue::Int(5)));
+        assert_eq!(m.get(M::InputSequenceLength), Some(&MetricValue::Int(100)));
+        assert!(m.get(M::ErrorIsl).is_none());
+        assert!(m.get(M::ReasoningTokenCount).is_none());
+        assert!(m.get(M::UsagePromptTokens).is_none());
+    }
+
+    #[test]
+    fn non_streaming_has_no_streaming_keys() {
+        let mut f = facts();
+        f.content_stamps_ns = vec![16_000];
+        f.first_output_stamp_ns = Some(16_000);
+        let m = record_metrics(&MetricConfig::new(false, false), &f);
+        for (id, _) in &m.values {
+            assert!(!id.def().has(flags::STREAMING_ONLY), "{}", id.def().tag);
+        }
+        assert_eq!(
+            m.get(MetricId::RequestLatency),
+            Some(&MetricValue::Int(15_000))
+        );
+        assert!(m.get(MetricId::E2eOutputTokenThroughput).is_some());
+    }
+
+    #[test]
+    fn itl_needs_two_tokens_and_osl_includes_reasoning() {
+        let mut f = facts();
+        f.output_tokens = Some(1);
+        let m = record_metrics(&MetricConfig::new(true, false), &f);
+        assert!(m.get(MetricId::InterTokenLatency).is_none());
+        assert!(m.get(MetricId::OutputTokenThroughputPerUser).is_none());
+        f.reasoning_tokens = Some(4);
+        let m = record_metrics(&MetricConfig::new(true, false), &f);
+        assert_eq!(
+            m.get(MetricId::OutputSequenceLength),
+            Some(&MetricValue::Int(5))
+        );
+        assert_eq!(
+            m.get(MetricId::ReasoningTokenCount),
+            Some(&MetricValue::Int(4))
+        );
+        assert_eq!(m.f64(MetricId::InterTokenLatency), Some(1_250.0));
+        assert_eq!(m.f64(MetricId::ThinkingEfficiency), Some(4.0));
+    }
+
+    #[test]
+    fn usage_and_diffs() {
+        let mut f = facts();
+        f.usage = Some(Usage {
+            prompt_tokens: Some(110),
+            completion_tokens: Some(4),
+            total_tokens: Some(114),
+            ..Usage::default()
+        });
+        f.requested_osl = Some(8);
+        let m = record_metrics(&MetricConfig::new(true, false), &f);
+        assert_eq!(
+            m.get(MetricId::UsagePromptTokens),
+            Some(&MetricValue::Int(110))
+        );
+        assert_eq!(
+            m.get(MetricId::UsageTotalTokens),
+            Some(&MetricValue::Int(114))
+        );
+        // |110 − 100| / 100 = 10 %; |4 − 5| / 5 = 20 %.
+        assert_eq!(m.f64(MetricId::UsagePromptTokensDiffPct), Some(10.0));
+        assert_eq!(m.f64(MetricId::UsageCompletionTokensDiffPct), Some(20.0));
+        // (5 − 8) / 8 = −37.5 %.
+        assert_eq!(m.f64(MetricId::OslMismatchDiffPct), Some(-37.5));
+        assert_eq!(m.get(MetricId::RequestedOsl), Some(&MetricValue::Int(8)));
+        // Server token counts: no diffs at all.
+        let m = record_metrics(&MetricConfig::new(true, true), &f);
+        assert!(m.get(MetricId::UsagePromptTokensDiffPct).is_none());
+        assert!(m.get(MetricId::UsageCompletionTokensDiffPct).is_none());
+        assert!(m.get(MetricId::UsagePromptTokens).is_some());
+    }
+
+    #[test]
+    fn error_records_get_only_error_metrics() {
+        let mut f = facts();
+        f.error = Some(RequestError::new(
+            Some(500),
+            "Internal Server Error",
+            "boom",
+        ));
+        let m = record_metrics(&MetricConfig::new(true, false), &f);
+        assert_eq!(m.values, vec![(MetricId::ErrorIsl, MetricValue::Int(100))]);
+        f.input_tokens = None;
+        assert!(record_metrics(&MetricConfig::new(true, false), &f).is_empty());
+    }
+}

@@ -1,0 +1,350 @@
+//! The metric registry (spec §5.3): tag, header, unit, display unit, display order, flags and
+//! console group of every client metric ringperf computes, in the sections General, Streaming,
+//! Token Based, Reasoning, Usage Field, Usage Discrepancy, OSL Mismatch and Error.
+
+/// Units of measure; `as_str` is the string written in exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Nanoseconds,
+    Milliseconds,
+    Seconds,
+    Tokens,
+    TokensPerSecond,
+    TokensPerSecondPerUser,
+    Requests,
+    RequestsPerSecond,
+    Percent,
+    Ratio,
+}
+
+impl Unit {
+    /// The unit as AIPerf prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds => "ns",
+            Unit::Milliseconds => "ms",
+            Unit::Seconds => "sec",
+            Unit::Tokens => "tokens",
+            Unit::TokensPerSecond => "tokens/sec",
+            Unit::TokensPerSecondPerUser => "tokens/sec/user",
+            Unit::Requests => "requests",
+            Unit::RequestsPerSecond => "requests/sec",
+            Unit::Percent => "%",
+            Unit::Ratio => "ratio",
+        }
+    }
+}
+
+/// How a metric is computed (spec §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// One value per request.
+    Record,
+    /// A running reduction over records (counter, min, max).
+    Aggregate,
+    /// Computed at summary time from other results.
+    Derived,
+}
+
+/// Which console table a metric belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsoleGroup {
+    /// The main `LLM Metrics` table.
+    Default,
+    /// The `LLM Metrics: Usage` table.
+    Usage,
+    /// Never shown on the console.
+    None,
+}
+
+/// Metric flags (spec §5.1), a bit set.
+pub mod flags {
+    pub const STREAMING_ONLY: u32 = 1 << 0;
+    pub const PRODUCES_TOKENS_ONLY: u32 = 1 << 1;
+    pub const TOKENIZES_INPUT_ONLY: u32 = 1 << 2;
+    pub const SUPPORTS_AUDIO_ONLY: u32 = 1 << 3;
+    pub const SUPPORTS_REASONING: u32 = 1 << 4;
+    pub const USAGE_DIFF_ONLY: u32 = 1 << 5;
+    pub const ERROR_ONLY: u32 = 1 << 6;
+    pub const INTERNAL: u32 = 1 << 7;
+    pub const EXPERIMENTAL: u32 = 1 << 8;
+    pub const NO_INDIVIDUAL_RECORDS: u32 = 1 << 9;
+    pub const LARGER_IS_BETTER: u32 = 1 << 10;
+    pub const PERCENTILE_INCLUDES_FAILED_REQUESTS: u32 = 1 << 11;
+    pub const DISABLE_ON_ACCURACY: u32 = 1 << 12;
+}
+
+use flags::*;
+
+/// Identifies a metric; its discriminant is its index in [`REGISTRY`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum MetricId {
+    TimeToFirstToken,
+    TimeToSecondToken,
+    TimeToFirstOutputToken,
+    RequestLatency,
+    DecodeDuration,
+    InterTokenLatency,
+    OutputTokenThroughputPerUser,
+    E2eOutputTokenThroughput,
+    OutputSequenceLength,
+    ErrorIsl,
+    InputSequenceLength,
+    UsagePromptTokens,
+    UsagePromptCacheReadTokens,
+    UsagePromptCacheWriteTokens,
+    UsagePromptAudioTokens,
+    UsageCompletionTokens,
+    UsageReasoningTokens,
+    UsageCompletionAudioTokens,
+    UsageAcceptedPredictionTokens,
+    UsageRejectedPredictionTokens,
+    UsageTotalTokens,
+    InterChunkLatency,
+    OslMismatchDiffPct,
+    OutputTokenCount,
+    PrefillThroughputPerUser,
+    ReasoningTokenCount,
+    RequestedOsl,
+    ThinkingEfficiency,
+    UsageCompletionTokensDiffPct,
+    UsagePromptTokensDiffPct,
+    UsageReasoningTokensDiffPct,
+    RequestCount,
+    ErrorRequestCount,
+    MinRequestTimestamp,
+    MaxResponseTimestamp,
+    OslMismatchCount,
+    UsageDiscrepancyCount,
+    OutputTokenThroughput,
+    InputTokenThroughput,
+    RequestThroughput,
+    CompletedRequestCount,
+    RequestErrorRate,
+    TotalUsagePromptTokens,
+    TotalUsagePromptCacheReadTokens,
+    OverallUsagePromptCacheReadPct,
+    TotalUsagePromptCacheWriteTokens,
+    TotalUsagePromptAudioTokens,
+    TotalUsageCompletionTokens,
+    TotalUsageReasoningTokens,
+    TotalUsageCompletionAudioTokens,
+    TotalUsageAcceptedPredictionTokens,
+    TotalUsageRejectedPredictionTokens,
+    TotalUsageTotalTokens,
+    BenchmarkDuration,
+    OverallThinkingEfficiency,
+    TotalErrorIsl,
+    TotalIsl,
+    TotalOsl,
+    TotalOutputTokens,
+    TotalReasoningTokens,
+    TotalTokenThroughput,
+}
+
+impl MetricId {
+    /// The metric's definition.
+    pub fn def(self) -> &'static MetricDef {
+        &REGISTRY[self as usize]
+    }
+}
+
+/// The static definition of one metric.
+#[derive(Debug)]
+pub struct MetricDef {
+    pub id: MetricId,
+    pub tag: &'static str,
+    pub header: &'static str,
+    pub kind: Kind,
+    /// Base unit (values are kept in it).
+    pub unit: Unit,
+    /// Unit used in exports and on the console, if different from `unit`.
+    pub display_unit: Option<Unit>,
+    /// Console sort key; `None` sorts last.
+    pub display_order: Option<u32>,
+    /// A set of [`flags`] bits.
+    pub flags: u32,
+    pub console_group: ConsoleGroup,
+    /// Per-record values are integers (token counts, ns latencies) and stay integers in the
+    /// per-record export when the display unit equals the base unit.
+    pub integer: bool,
+}
+
+impl PartialEq for MetricDef {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl MetricDef {
+    /// Whether any of `bits` is set.
+    pub fn has(&self, bits: u32) -> bool {
+        self.flags & bits != 0
+    }
+
+    /// The unit shown in exports.
+    pub fn shown_unit(&self) -> Unit {
+        self.display_unit.unwrap_or(self.unit)
+    }
+
+    /// Factor from the base unit to the display unit.
+    pub fn display_factor(&self) -> f64 {
+        match (self.unit, self.display_unit) {
+            (Unit::Nanoseconds, Some(Unit::Milliseconds)) => 1e-6,
+            (Unit::Nanoseconds, Some(Unit::Seconds)) => 1e-9,
+            _ => 1.0,
+        }
+    }
+
+    /// Converts a base-unit value to the display unit. Time conversions divide (as AIPerf does)
+    /// so that e.g. 1_516_322.453125 ns prints as exactly 1.516322453125 ms.
+    pub fn to_display(&self, v: f64) -> f64 {
+        match (self.unit, self.display_unit) {
+            (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v / 1e6,
+            (Unit::Nanoseconds, Some(Unit::Seconds)) => v / 1e9,
+            _ => v,
+        }
+    }
+
+    /// Hidden everywhere (INTERNAL or EXPERIMENTAL).
+    pub fn hidden(&self) -> bool {
+        self.has(INTERNAL | EXPERIMENTAL)
+    }
+}
+
+macro_rules! def {
+    ($id:ident, $tag:literal, $header:literal, $kind:ident, $unit:ident, $disp:expr, $order:expr,
+     $flags:expr, $group:ident, $int:literal) => {
+        MetricDef {
+            id: MetricId::$id,
+            tag: $tag,
+            header: $header,
+            kind: Kind::$kind,
+            unit: Unit::$unit,
+            display_unit: $disp,
+            display_order: $order,
+            flags: $flags,
+            console_group: ConsoleGroup::$group,
+            integer: $int,
+        }
+    };
+}
+
+const MS: Option<Unit> = Some(Unit::Milliseconds);
+const SEC: Option<Unit> = Some(Unit::Seconds);
+const STREAM_TOK: u32 = STREAMING_ONLY | PRODUCES_TOKENS_ONLY;
+const PCT_FAIL: u32 = PERCENTILE_INCLUDES_FAILED_REQUESTS;
+const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
+
+/// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
+/// appear in exports among the non-declared keys (record, then aggregate, then derived).
+#[rustfmt::skip]
+pub static REGISTRY: [MetricDef; 61] = [
+    def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
+    def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
+    def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
+    def!(RequestLatency, "request_latency", "Request Latency", Record, Nanoseconds, MS, Some(300), PCT_FAIL, Default, true),
+    def!(DecodeDuration, "decode_duration", "Decode Duration", Record, Nanoseconds, MS, Some(350), STREAM_TOK | PCT_FAIL, Default, true),
+    def!(InterTokenLatency, "inter_token_latency", "Inter Token Latency", Record, Nanoseconds, MS, Some(400), STREAM_TOK | PCT_FAIL, Default, false),
+    def!(OutputTokenThroughputPerUser, "output_token_throughput_per_user", "Output Token Throughput Per User", Record, TokensPerSecondPerUser, None, Some(500), STREAM_TOK | LARGER_IS_BETTER, Default, false),
+    def!(E2eOutputTokenThroughput, "e2e_output_token_throughput", "E2E Output Token Throughput", Record, TokensPerSecondPerUser, None, Some(510), TOK_LB, Default, false),
+    def!(OutputSequenceLength, "output_sequence_length", "Output Sequence Length", Record, Tokens, None, Some(600), TOK_LB, Default, true),
+    def!(ErrorIsl, "error_isl", "Error Input Sequence Length", Record, Tokens, None, Some(700), ERROR_ONLY | LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, None, true),
+    def!(InputSequenceLength, "input_sequence_length", "Input Sequence Length", Record, Tokens, None, Some(700), LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, Default, true),
+    def!(UsagePromptTokens, "usage_prompt_tokens", "Usage Prompt Tokens", Record, Tokens, None, Some(1000), LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, Usage, true),
+    def!(UsagePromptCacheReadTokens, "usage_prompt_cache_read_tokens", "Usage Prompt Cache Read Tokens", Record, Tokens, None, Some(1010), LARGER_IS_BETTER, Usage, true),
+    def!(UsagePromptCacheWriteTokens, "usage_prompt_cache_write_tokens", "Usage Prompt Cache Write Tokens", Record, Tokens, None, Some(1015), 0, Usage, true),
+    def!(UsagePromptAudioTokens, "usage_prompt_audio_tokens", "Usage Prompt Audio Tokens", Record, Tokens, None, Some(1020), LARGER_IS_BETTER | SUPPORTS_AUDIO_ONLY, Usage, true),
+    def!(UsageCompletionTokens, "usage_completion_tokens", "Usage Completion Tokens", Record, Tokens, None, Some(1100), TOK_LB, Usage, true),
+    def!(UsageReasoningTokens, "usage_reasoning_tokens", "Usage Reasoning Tokens", Record, Tokens, None, Some(1110), TOK_LB, Usage, true),
+    def!(UsageCompletionAudioTokens, "usage_completion_audio_tokens", "Usage Completion Audio Tokens", Record, Tokens, None, Some(1120), TOK_LB | SUPPORTS_AUDIO_ONLY, Usage, true),
+    def!(UsageAcceptedPredictionTokens, "usage_accepted_prediction_tokens", "Usage Accepted Prediction Tokens", Record, Tokens, None, Some(1130), TOK_LB, Usage, true),
+    def!(UsageRejectedPredictionTokens, "usage_rejected_prediction_tokens", "Usage Rejected Prediction Tokens", Record, Tokens, None, Some(1140), PRODUCES_TOKENS_ONLY, Usage, true),
+    def!(UsageTotalTokens, "usage_total_tokens", "Usage Total Tokens", Record, Tokens, None, Some(1200), TOK_LB, Usage, true),
+    def!(InterChunkLatency, "inter_chunk_latency", "Inter Chunk Latency", Record, Nanoseconds, MS, None, STREAM_TOK, None, true),
+    def!(OslMismatchDiffPct, "osl_mismatch_diff_pct", "OSL Mismatch Diff %", Record, Percent, None, None, PRODUCES_TOKENS_ONLY | DISABLE_ON_ACCURACY, None, false),
+    def!(OutputTokenCount, "output_token_count", "Output Token Count", Record, Tokens, None, None, TOK_LB, None, true),
+    def!(PrefillThroughputPerUser, "prefill_throughput_per_user", "Prefill Throughput Per User", Record, TokensPerSecondPerUser, None, None, STREAM_TOK | LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, None, false),
+    def!(ReasoningTokenCount, "reasoning_token_count", "Reasoning Token Count", Record, Tokens, None, None, TOK_LB | SUPPORTS_REASONING, None, true),
+    def!(RequestedOsl, "requested_osl", "Requested OSL", Record, Tokens, None, None, PRODUCES_TOKENS_ONLY | INTERNAL, None, true),
+    def!(ThinkingEfficiency, "thinking_efficiency", "Thinking Efficiency", Record, Ratio, None, None, PRODUCES_TOKENS_ONLY | SUPPORTS_REASONING | EXPERIMENTAL, Default, false),
+    def!(UsageCompletionTokensDiffPct, "usage_completion_tokens_diff_pct", "Usage Completion Diff %", Record, Percent, None, None, PRODUCES_TOKENS_ONLY | USAGE_DIFF_ONLY, None, false),
+    def!(UsagePromptTokensDiffPct, "usage_prompt_tokens_diff_pct", "Usage Prompt Diff %", Record, Percent, None, None, TOKENIZES_INPUT_ONLY | USAGE_DIFF_ONLY, None, false),
+    def!(UsageReasoningTokensDiffPct, "usage_reasoning_tokens_diff_pct", "Usage Reasoning Diff %", Record, Percent, None, None, PRODUCES_TOKENS_ONLY | SUPPORTS_REASONING | USAGE_DIFF_ONLY, None, false),
+    def!(RequestCount, "request_count", "Request Count", Aggregate, Requests, None, Some(1100), LARGER_IS_BETTER | NO_INDIVIDUAL_RECORDS, Default, true),
+    def!(ErrorRequestCount, "error_request_count", "Error Request Count", Aggregate, Requests, None, None, ERROR_ONLY | NO_INDIVIDUAL_RECORDS, Default, true),
+    def!(MinRequestTimestamp, "min_request_timestamp", "Minimum Request Timestamp", Aggregate, Nanoseconds, None, None, INTERNAL | NO_INDIVIDUAL_RECORDS, None, true),
+    def!(MaxResponseTimestamp, "max_response_timestamp", "Maximum Response Timestamp", Aggregate, Nanoseconds, None, None, INTERNAL | NO_INDIVIDUAL_RECORDS, None, true),
+    def!(OslMismatchCount, "osl_mismatch_count", "OSL Mismatch Count", Aggregate, Requests, None, None, PRODUCES_TOKENS_ONLY | NO_INDIVIDUAL_RECORDS | DISABLE_ON_ACCURACY, None, true),
+    def!(UsageDiscrepancyCount, "usage_discrepancy_count", "Usage Discrepancy Count", Aggregate, Requests, None, None, NO_INDIVIDUAL_RECORDS | USAGE_DIFF_ONLY, None, true),
+    def!(OutputTokenThroughput, "output_token_throughput", "Output Token Throughput", Derived, TokensPerSecond, None, Some(800), TOK_LB, Default, false),
+    def!(InputTokenThroughput, "input_token_throughput", "Input Token Throughput", Derived, TokensPerSecond, None, Some(805), LARGER_IS_BETTER, Default, false),
+    def!(RequestThroughput, "request_throughput", "Request Throughput", Derived, RequestsPerSecond, None, Some(900), LARGER_IS_BETTER, Default, false),
+    def!(CompletedRequestCount, "completed_request_count", "Completed Requests (Success + Error)", Derived, Requests, None, Some(1075), NO_INDIVIDUAL_RECORDS, Default, true),
+    def!(RequestErrorRate, "request_error_rate", "Request Error Rate", Derived, Percent, None, Some(1080), NO_INDIVIDUAL_RECORDS, Default, false),
+    def!(TotalUsagePromptTokens, "total_usage_prompt_tokens", "Total Usage Prompt Tokens", Derived, Tokens, None, Some(2000), LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, Usage, true),
+    def!(TotalUsagePromptCacheReadTokens, "total_usage_prompt_cache_read_tokens", "Total Usage Prompt Cache Read Tokens", Derived, Tokens, None, Some(2010), LARGER_IS_BETTER, Usage, true),
+    def!(OverallUsagePromptCacheReadPct, "overall_usage_prompt_cache_read_pct", "Overall Usage Prompt Cache Read %", Derived, Percent, None, Some(2012), LARGER_IS_BETTER, Usage, false),
+    def!(TotalUsagePromptCacheWriteTokens, "total_usage_prompt_cache_write_tokens", "Total Usage Prompt Cache Write Tokens", Derived, Tokens, None, Some(2015), 0, Usage, true),
+    def!(TotalUsagePromptAudioTokens, "total_usage_prompt_audio_tokens", "Total Usage Prompt Audio Tokens", Derived, Tokens, None, Some(2020), LARGER_IS_BETTER | SUPPORTS_AUDIO_ONLY, Usage, true),
+    def!(TotalUsageCompletionTokens, "total_usage_completion_tokens", "Total Usage Completion Tokens", Derived, Tokens, None, Some(2100), TOK_LB, Usage, true),
+    def!(TotalUsageReasoningTokens, "total_usage_reasoning_tokens", "Total Usage Reasoning Tokens", Derived, Tokens, None, Some(2110), TOK_LB, Usage, true),
+    def!(TotalUsageCompletionAudioTokens, "total_usage_completion_audio_tokens", "Total Usage Completion Audio Tokens", Derived, Tokens, None, Some(2120), TOK_LB | SUPPORTS_AUDIO_ONLY, Usage, true),
+    def!(TotalUsageAcceptedPredictionTokens, "total_usage_accepted_prediction_tokens", "Total Usage Accepted Prediction Tokens", Derived, Tokens, None, Some(2130), TOK_LB, Usage, true),
+    def!(TotalUsageRejectedPredictionTokens, "total_usage_rejected_prediction_tokens", "Total Usage Rejected Prediction Tokens", Derived, Tokens, None, Some(2140), PRODUCES_TOKENS_ONLY, Usage, true),
+    def!(TotalUsageTotalTokens, "total_usage_total_tokens", "Total Usage Total Tokens", Derived, Tokens, None, Some(2200), TOK_LB, Usage, true),
+    def!(BenchmarkDuration, "benchmark_duration", "Benchmark Duration", Derived, Nanoseconds, SEC, None, 0, None, true),
+    def!(OverallThinkingEfficiency, "overall_thinking_efficiency", "Overall Thinking Efficiency", Derived, Ratio, None, None, PRODUCES_TOKENS_ONLY | SUPPORTS_REASONING | EXPERIMENTAL, Default, false),
+    def!(TotalErrorIsl, "total_error_isl", "Total Error Input Sequence Length", Derived, Tokens, None, None, ERROR_ONLY | LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, None, true),
+    def!(TotalIsl, "total_isl", "Total Input Sequence Length", Derived, Tokens, None, None, LARGER_IS_BETTER | TOKENIZES_INPUT_ONLY, None, true),
+    def!(TotalOsl, "total_osl", "Total Output Sequence Length", Derived, Tokens, None, None, TOK_LB, None, true),
+    def!(TotalOutputTokens, "total_output_tokens", "Total Output Tokens", Derived, Tokens, None, None, TOK_LB, None, true),
+    def!(TotalReasoningTokens, "total_reasoning_tokens", "Total Reasoning Tokens", Derived, Tokens, None, None, TOK_LB, None, true),
+    def!(TotalTokenThroughput, "total_token_throughput", "Total Token Throughput", Derived, TokensPerSecond, None, None, TOK_LB, None, false),
+];
+
+/// Looks a metric up by tag.
+pub fn by_tag(tag: &str) -> Option<&'static MetricDef> {
+    REGISTRY.iter().find(|d| d.tag == tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_index_the_registry_and_tags_are_unique() {
+        for (i, d) in REGISTRY.iter().enumerate() {
+            assert_eq!(d.id as usize, i, "{}", d.tag);
+            assert_eq!(
+                REGISTRY.iter().filter(|o| o.tag == d.tag).count(),
+                1,
+                "{}",
+                d.tag
+            );
+        }
+        assert_eq!(MetricId::TotalTokenThroughput as usize, REGISTRY.len() - 1);
+    }
+
+    #[test]
+    fn spec_rows_spot_checks() {
+        let ttft = by_tag("time_to_first_token").unwrap();
+        assert_eq!(ttft.display_order, Some(100));
+        assert_eq!(ttft.shown_unit().as_str(), "ms");
+        assert!(ttft.has(PERCENTILE_INCLUDES_FAILED_REQUESTS) && ttft.has(STREAMING_ONLY));
+        let bd = MetricId::BenchmarkDuration.def();
+        assert_eq!(bd.shown_unit(), Unit::Seconds);
+        assert_eq!(bd.to_display(34_502_655.0), 0.034502655);
+        assert_eq!(
+            MetricId::RequestLatency.def().to_display(1_516_322.453125),
+            1.516322453125
+        );
+        assert!(MetricId::RequestedOsl.def().hidden());
+        assert_eq!(
+            by_tag("usage_prompt_tokens_diff_pct").unwrap().header,
+            "Usage Prompt Diff %"
+        );
+        assert!(by_tag("isl").is_none());
+    }
+}

@@ -1,0 +1,190 @@
+//! Accumulator tests on small hand-built runs; every expectation is computed by hand.
+
+use super::metrics::tests::facts;
+use super::*;
+use crate::record::{RecordFacts, RequestError, Usage};
+
+const W: u64 = 1_700_000_000_000_000_000;
+
+/// Record 1: start 1_000, content 11_000/13_000/16_000, ISL 100, OSL 5, wall start W+100.
+/// Record 2: start 2_000, content 22_000/32_000, ISL 200, OSL 3, wall start W+1_000.
+/// Record 3: error 500, ISL 50.
+pub(crate) fn three_records() -> Vec<RecordFacts> {
+    let r1 = RecordFacts {
+        request_start_wall_ns: W + 100,
+        ..facts()
+    };
+    let r2 = RecordFacts {
+        session_num: 1,
+        intended_ns: 1_500,
+        start_ns: 2_000,
+        content_stamps_ns: vec![22_000, 32_000],
+        first_output_stamp_ns: Some(22_000),
+        input_tokens: Some(200),
+        output_tokens: Some(3),
+        request_start_wall_ns: W + 1_000,
+        ..facts()
+    };
+    let r3 = RecordFacts {
+        session_num: 2,
+        content_stamps_ns: vec![],
+        input_tokens: Some(50),
+        output_tokens: None,
+        error: Some(RequestError::new(
+            Some(500),
+            "Internal Server Error",
+            "boom",
+        )),
+        ..facts()
+    };
+    vec![r1, r2, r3]
+}
+
+fn run(cfg: &MetricConfig, records: &[RecordFacts]) -> Summary {
+    let mut acc = Accumulator::new(cfg.clone());
+    for f in records {
+        acc.add(f, &record_metrics(cfg, f));
+    }
+    acc.finish()
+}
+
+fn dist(s: &Summary, tag: &str) -> Stats {
+    match &s.get(tag).unwrap_or_else(|| panic!("missing {tag}")).value {
+        ResultValue::Dist(d) => d.clone(),
+        ResultValue::Scalar(_) => panic!("{tag} is a scalar"),
+    }
+}
+
+#[test]
+fn counts_duration_and_throughputs() {
+    let s = run(&MetricConfig::new(true, false), &three_records());
+    assert_eq!(s.value(MetricId::RequestCount), Some(2.0));
+    assert_eq!(s.value(MetricId::ErrorRequestCount), Some(1.0));
+    assert_eq!(s.value(MetricId::CompletedRequestCount), Some(3.0));
+    assert_eq!(s.value(MetricId::RequestErrorRate), Some(100.0 / 3.0));
+    // min start W+100; max end max(W+100+15_000, W+1_000+30_000) = W+31_000 → 30_900 ns.
+    assert_eq!(s.value(MetricId::BenchmarkDuration), Some(30_900.0));
+    let secs = 30_900e-9;
+    assert_eq!(s.value(MetricId::RequestThroughput), Some(2.0 / secs));
+    assert_eq!(s.value(MetricId::TotalOsl), Some(8.0));
+    assert_eq!(s.value(MetricId::TotalIsl), Some(300.0));
+    assert_eq!(s.value(MetricId::TotalOutputTokens), Some(8.0));
+    assert_eq!(s.value(MetricId::TotalErrorIsl), Some(50.0));
+    assert_eq!(s.value(MetricId::OutputTokenThroughput), Some(8.0 / secs));
+    assert_eq!(s.value(MetricId::InputTokenThroughput), Some(300.0 / secs));
+    assert_eq!(s.value(MetricId::TotalTokenThroughput), Some(308.0 / secs));
+    assert!(s.value(MetricId::TotalReasoningTokens).is_none());
+    assert!(s.value(MetricId::UsageDiscrepancyCount).is_none());
+    assert_eq!(s.error_summary.len(), 1);
+    assert_eq!(s.error_summary[0].count, 1);
+    assert_eq!(s.error_summary[0].code, Some(500));
+}
+
+#[test]
+fn distributions_and_error_adjusted() {
+    let s = run(&MetricConfig::new(true, false), &three_records());
+    let ttft = dist(&s, "time_to_first_token");
+    assert_eq!(
+        (ttft.avg, ttft.min, ttft.max, ttft.count),
+        (15_000.0, 10_000.0, 20_000.0, 2)
+    );
+    // ITL: (15_000−10_000)/4 = 1_250 and (30_000−20_000)/2 = 5_000.
+    let itl = dist(&s, "inter_token_latency");
+    assert_eq!((itl.min, itl.max), (1_250.0, 5_000.0));
+    // ICL flattens [2_000, 3_000] and [10_000].
+    let icl = dist(&s, "inter_chunk_latency");
+    assert_eq!((icl.count, icl.sum, icl.pct[4]), (3, 15_000.0, 3_000.0));
+    let err_isl = dist(&s, "error_isl");
+    assert_eq!((err_isl.count, err_isl.avg), (1, 50.0));
+    // adj_ttft = [10_000, 20_000, inf]: nearest p50 idx 1, p99 idx 1.98 → 2.
+    let adj = dist(&s, "adj_time_to_first_token");
+    assert_eq!(adj.count, 3);
+    assert_eq!(adj.percentile("p50"), Some(20_000.0));
+    assert_eq!(adj.percentile("p99"), Some(f64::INFINITY));
+    assert_eq!(adj.std, None);
+    assert_eq!(
+        s.get("adj_time_to_first_token").unwrap().header(),
+        "Time to First Token (error-adjusted)"
+    );
+    assert!(s.get("adj_request_latency").is_some());
+    assert!(s.get("adj_time_to_second_token").is_none());
+    // Dispatch lag: 100, 500, 100 ns.
+    let lag = s.dispatch_lag.clone().unwrap();
+    assert_eq!((lag.p50_ns, lag.max_ns, lag.count), (100.0, 500.0, 3));
+    assert!((lag.p99_ns - 492.0).abs() < 1e-9);
+}
+
+#[test]
+fn non_streaming_run_has_no_streaming_results() {
+    let mut recs = three_records();
+    recs.truncate(2);
+    let s = run(&MetricConfig::new(false, false), &recs);
+    for tag in [
+        "time_to_first_token",
+        "inter_token_latency",
+        "inter_chunk_latency",
+    ] {
+        assert!(s.get(tag).is_none(), "{tag}");
+    }
+    assert!(s.get("request_latency").is_some());
+    assert!(s.get("adj_request_latency").is_none(), "no errors, no adj_");
+}
+
+#[test]
+fn usage_discrepancy_threshold_is_strict() {
+    let with_usage = |prompt: u64| RecordFacts {
+        usage: Some(Usage {
+            prompt_tokens: Some(prompt),
+            ..Usage::default()
+        }),
+        ..facts()
+    };
+    // ISL 100: 110 → exactly 10 % (not counted), 111 → 11 % (counted), 95 → 5 %.
+    let recs = [with_usage(110), with_usage(111), with_usage(95)];
+    let s = run(&MetricConfig::new(true, false), &recs);
+    assert_eq!(s.value(MetricId::UsageDiscrepancyCount), Some(1.0));
+    assert_eq!(s.value(MetricId::TotalUsagePromptTokens), Some(316.0));
+    let s = run(&MetricConfig::new(true, true), &recs);
+    assert!(s.value(MetricId::UsageDiscrepancyCount).is_none());
+}
+
+#[test]
+fn osl_mismatch_threshold_is_min_of_pct_and_tokens() {
+    let rec = |osl: u64, req: u64| RecordFacts {
+        output_tokens: Some(osl),
+        requested_osl: Some(req),
+        ..facts()
+    };
+    // req 100: limit min(5, 50) = 5 → diff 5 no, diff 6 yes.
+    // req 2000: limit min(100, 50) = 50 → diff 50 no, diff 60 yes.
+    let recs = [rec(95, 100), rec(94, 100), rec(1950, 2000), rec(1940, 2000)];
+    let s = run(&MetricConfig::new(true, false), &recs);
+    assert_eq!(s.value(MetricId::OslMismatchCount), Some(2.0));
+    let pct = dist(&s, "osl_mismatch_diff_pct");
+    assert_eq!(pct.min, -6.0);
+}
+
+#[test]
+fn error_summary_groups_and_sorts() {
+    let err = |code, msg: &str| RecordFacts {
+        error: Some(RequestError::new(code, "E", msg)),
+        ..facts()
+    };
+    let recs = [
+        err(Some(500), "a"),
+        err(None, "b"),
+        err(None, "b"),
+        err(Some(500), "a"),
+        err(None, "b"),
+    ];
+    let s = run(&MetricConfig::new(true, false), &recs);
+    let got: Vec<_> = s
+        .error_summary
+        .iter()
+        .map(|e| (e.code, e.message.as_str(), e.count))
+        .collect();
+    assert_eq!(got, vec![(None, "b", 3), (Some(500), "a", 2)]);
+    assert!(s.value(MetricId::RequestCount).is_none());
+    assert!(s.value(MetricId::BenchmarkDuration).is_none());
+    assert_eq!(s.value(MetricId::RequestErrorRate), Some(100.0));
+}

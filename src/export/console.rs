@@ -1,0 +1,235 @@
+//! The console table (spec §6.6) as plain text, laid out like AIPerf's Rich table: heavy header
+//! box, right-justified cells, `{:,.2f}` numbers, `N/A` for missing stats, and the footer lines.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::RunInfo;
+use crate::aggregate::registry::{ConsoleGroup, MetricId, flags};
+use crate::aggregate::{MetricResult, ResultValue, Summary};
+
+/// Column headers after `Metric`.
+pub const STAT_COLUMNS: [&str; 7] = ["avg", "min", "max", "p99", "p90", "p50", "std"];
+
+/// Headers longer than this put `(unit)` on a second line.
+const WRAP_HEADER_AT: usize = 30;
+
+/// One table row: the label (one or two lines) and the seven stat cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub label: String,
+    pub cells: [Option<f64>; 7],
+}
+
+/// Python's `f"{v:,.2f}"`.
+pub fn fmt_thousands(v: f64) -> String {
+    if !v.is_finite() {
+        return super::csv::fmt2(v);
+    }
+    let s = format!("{:.2}", v.abs());
+    let (int, frac) = s.split_once('.').unwrap_or((&s, "00"));
+    let mut grouped = String::with_capacity(int.len() + int.len() / 3 + 4);
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(ch);
+    }
+    let sign = if v.is_sign_negative() && s.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{grouped}.{frac}")
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Renders one titled table.
+pub fn render_table(title: &str, rows: &[Row]) -> String {
+    let body: Vec<(Vec<String>, Vec<String>)> = rows
+        .iter()
+        .map(|r| {
+            let label = r.label.split('\n').map(String::from).collect();
+            let cells = r
+                .cells
+                .iter()
+                .map(|c| c.map_or("N/A".into(), fmt_thousands))
+                .collect();
+            (label, cells)
+        })
+        .collect();
+    let mut widths = vec![width("Metric")];
+    widths.extend(STAT_COLUMNS.iter().map(|c| width(c)));
+    for (label, cells) in &body {
+        for l in label {
+            widths[0] = widths[0].max(width(l));
+        }
+        for (i, c) in cells.iter().enumerate() {
+            widths[i + 1] = widths[i + 1].max(width(c));
+        }
+    }
+    let border = |l: &str, fill: &str, mid: &str, r: &str| {
+        let segs: Vec<String> = widths.iter().map(|w| fill.repeat(w + 2)).collect();
+        format!("{l}{}{r}\n", segs.join(mid))
+    };
+    let line = |sep: &str, cells: &[&str]| {
+        let segs: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!(" {c:>w$} "))
+            .collect();
+        format!("{sep}{}{sep}\n", segs.join(sep))
+    };
+    let total: usize = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
+    let mut out = String::new();
+    let pad = total.saturating_sub(width(title)) / 2;
+    let _ = writeln!(out, "{}{title}", " ".repeat(pad));
+    out.push_str(&border("┏", "━", "┳", "┓"));
+    let mut head = vec!["Metric"];
+    head.extend(STAT_COLUMNS);
+    out.push_str(&line("┃", &head));
+    out.push_str(&border("┡", "━", "╇", "┩"));
+    for (label, cells) in &body {
+        for (i, l) in label.iter().enumerate() {
+            let mut row: Vec<&str> = vec![l];
+            if i == 0 {
+                row.extend(cells.iter().map(String::as_str));
+            } else {
+                row.extend([""; 7]);
+            }
+            out.push_str(&line("│", &row));
+        }
+    }
+    out.push_str(&border("└", "─", "┴", "┘"));
+    out
+}
+
+/// `"<Header> (<unit>)"`, or with a newline before `(unit)` for headers over 30 chars.
+pub fn row_label(header: &str, unit: &str) -> String {
+    let sep = if width(header) > WRAP_HEADER_AT {
+        '\n'
+    } else {
+        ' '
+    };
+    format!("{header}{sep}({unit})")
+}
+
+fn shown_on_console(r: &MetricResult, group: ConsoleGroup) -> bool {
+    let d = r.def;
+    !r.adjusted
+        && d.console_group == group
+        && !d.has(flags::ERROR_ONLY | flags::INTERNAL | flags::EXPERIMENTAL)
+}
+
+fn rows_of(summary: &Summary, group: ConsoleGroup) -> Vec<Row> {
+    let mut picked: Vec<&MetricResult> = summary
+        .results
+        .iter()
+        .filter(|r| shown_on_console(r, group))
+        .collect();
+    picked.sort_by_key(|r| r.def.display_order.unwrap_or(u32::MAX));
+    picked
+        .into_iter()
+        .map(|r| {
+            let d = r.def;
+            let cells = match &r.value {
+                ResultValue::Scalar(v) => {
+                    [Some(d.to_display(*v)), None, None, None, None, None, None]
+                }
+                ResultValue::Dist(s) => {
+                    let c = |v: f64| Some(d.to_display(v));
+                    [
+                        c(s.avg),
+                        c(s.min),
+                        c(s.max),
+                        c(s.pct[8]),
+                        c(s.pct[6]),
+                        c(s.pct[4]),
+                        s.std.and_then(c),
+                    ]
+                }
+            };
+            Row {
+                label: row_label(&r.header(), d.shown_unit().as_str()),
+                cells,
+            }
+        })
+        .collect()
+}
+
+/// The whole console text: the metrics tables, the warnings and the footer lines. `exports`
+/// holds `(label, path)` of each written file, e.g. `("JSON Export", …)`.
+pub fn render_console(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf)]) -> String {
+    let title = format!("ringperf | {}", run.metrics_title);
+    let mut out = String::from("\n");
+    for (group, suffix) in [
+        (ConsoleGroup::Default, ""),
+        (ConsoleGroup::Usage, ": Usage"),
+    ] {
+        let rows = rows_of(summary, group);
+        if !rows.is_empty() {
+            out.push('\n');
+            out.push_str(&render_table(&format!("{title}{suffix}"), &rows));
+        }
+    }
+    out.push('\n');
+    let total = summary.value(MetricId::RequestCount).unwrap_or(0.0)
+        + summary.value(MetricId::ErrorRequestCount).unwrap_or(0.0);
+    if let Some(n) = summary
+        .value(MetricId::UsageDiscrepancyCount)
+        .filter(|n| *n > 0.0)
+    {
+        let _ = writeln!(
+            out,
+            "Token Count Discrepancy Warning: {n} of {total} requests ({:.1}%) show a difference \
+             exceeding the threshold between API-reported usage tokens and client-computed token \
+             counts.",
+            100.0 * n / total.max(1.0)
+        );
+    }
+    if let Some(n) = summary
+        .value(MetricId::OslMismatchCount)
+        .filter(|n| *n > 0.0)
+    {
+        let _ = writeln!(
+            out,
+            "OSL Mismatch Warning: {n} of {total} requests generated an output length that differs \
+             from the requested max_tokens beyond the threshold."
+        );
+    }
+    let _ = writeln!(out, "CLI Command: {}", run.cli_command);
+    let secs = summary
+        .value(MetricId::BenchmarkDuration)
+        .unwrap_or(run.end_wall_ns.saturating_sub(run.start_wall_ns) as f64)
+        / 1e9;
+    let cancelled = if run.was_cancelled {
+        " (cancelled early)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "Benchmark Duration: {secs:.2} sec{cancelled}");
+    if let Some(l) = &summary.dispatch_lag {
+        let _ = writeln!(
+            out,
+            "Dispatch Lag: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} workers, {}, {} ring stalls)",
+            l.p50_ns / 1e6,
+            l.p99_ns / 1e6,
+            l.max_ns / 1e6,
+            run.workers,
+            run.io_driver,
+            run.ring_stalls
+        );
+    }
+    for (label, path) in exports {
+        let _ = writeln!(out, "{label}: {}", path.display());
+    }
+    if run.was_cancelled {
+        out.push_str(
+            "The profile run was cancelled early. Results shown may be incomplete or inaccurate.\n",
+        );
+    }
+    out
+}

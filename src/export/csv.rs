@@ -1,0 +1,85 @@
+//! `profile_export_aiperf.csv` (spec §6.4): a distribution section and a scalar section,
+//! rows sorted by tag, CRLF line ends, Python `csv.writer` quoting.
+
+use crate::aggregate::registry::Unit;
+use crate::aggregate::{MetricResult, ResultValue, Summary};
+
+const DIST_HEADER: [&str; 15] = [
+    "Metric", "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95",
+    "p99", "std",
+];
+
+/// Python's `f"{v:.2f}"`, including `inf`, `-inf` and `nan`.
+pub fn fmt2(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// One field quoted as Python's `csv.writer` (QUOTE_MINIMAL) does.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\r', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn row(out: &mut String, cells: &[String]) {
+    let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+    out.push_str(&line.join(","));
+    out.push_str("\r\n");
+}
+
+/// `"<Header> (<unit>)"`, without the unit for plain counts.
+fn label(r: &MetricResult) -> String {
+    let unit = r.def.shown_unit();
+    if unit == Unit::Requests {
+        r.header().into_owned()
+    } else {
+        format!("{} ({})", r.header(), unit.as_str())
+    }
+}
+
+/// The CSV text. Hidden metrics are left out.
+pub fn summary_csv(summary: &Summary) -> String {
+    let mut results: Vec<&MetricResult> =
+        summary.results.iter().filter(|r| !r.def.hidden()).collect();
+    results.sort_by_key(|r| r.tag());
+    let mut out = String::new();
+    let dists: Vec<_> = results
+        .iter()
+        .filter(|r| matches!(r.value, ResultValue::Dist(_)))
+        .collect();
+    if !dists.is_empty() {
+        row(&mut out, &DIST_HEADER.map(String::from));
+        for r in dists {
+            let ResultValue::Dist(s) = &r.value else {
+                continue;
+            };
+            let d = |v: f64| fmt2(r.def.to_display(v));
+            let mut cells = vec![label(r), d(s.avg), d(s.min), d(s.max), d(s.sum)];
+            cells.extend(s.pct.iter().map(|v| d(*v)));
+            cells.push(s.std.map(d).unwrap_or_default());
+            row(&mut out, &cells);
+        }
+    }
+    let scalars: Vec<_> = results
+        .iter()
+        .filter(|r| matches!(r.value, ResultValue::Scalar(_)))
+        .collect();
+    if !scalars.is_empty() {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        row(&mut out, &["Metric".into(), "Value".into()]);
+        for r in scalars {
+            row(&mut out, &[label(r), fmt2(r.def.to_display(r.avg()))]);
+        }
+    }
+    out
+}

@@ -1,0 +1,196 @@
+//! `profile_export_aiperf.json` (spec §6.3, schema "1.4").
+
+use serde_json::{Map, Value};
+
+use super::RunInfo;
+use crate::aggregate::stats::PERCENTILE_KEYS;
+use crate::aggregate::{MetricResult, ResultValue, Summary};
+
+/// The metric fields `JsonExportData` declares, in declaration order; they come first.
+pub const DECLARED_METRICS: [&str; 25] = [
+    "request_throughput",
+    "request_latency",
+    "request_count",
+    "time_to_first_token",
+    "time_to_second_token",
+    "inter_token_latency",
+    "output_token_throughput",
+    "output_token_throughput_per_user",
+    "output_sequence_length",
+    "input_sequence_length",
+    "goodput",
+    "good_request_count",
+    "output_token_count",
+    "reasoning_token_count",
+    "min_request_timestamp",
+    "max_response_timestamp",
+    "inter_chunk_latency",
+    "total_output_tokens",
+    "total_reasoning_tokens",
+    "benchmark_duration",
+    "total_isl",
+    "total_osl",
+    "error_request_count",
+    "error_isl",
+    "total_error_isl",
+];
+
+/// A finite f64 as a JSON number; NaN and ±inf become `null` (`scrub_non_finite`).
+fn num(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// One metric in display units: `{unit, avg, p1…p99, min, max, std, count, sum}`, absent stats
+/// omitted; scalars are `{unit, avg}`.
+pub fn metric_json(r: &MetricResult) -> Value {
+    let d = r.def;
+    let mut m = Map::new();
+    m.insert("unit".into(), Value::from(d.shown_unit().as_str()));
+    match &r.value {
+        ResultValue::Scalar(v) => {
+            m.insert("avg".into(), num(d.to_display(*v)));
+        }
+        ResultValue::Dist(s) => {
+            m.insert("avg".into(), num(d.to_display(s.avg)));
+            for (k, v) in PERCENTILE_KEYS.iter().zip(s.pct) {
+                m.insert((*k).into(), num(d.to_display(v)));
+            }
+            m.insert("min".into(), num(d.to_display(s.min)));
+            m.insert("max".into(), num(d.to_display(s.max)));
+            if let Some(std) = s.std {
+                m.insert("std".into(), num(d.to_display(std)));
+            }
+            m.insert("count".into(), Value::from(s.count));
+            m.insert("sum".into(), num(d.to_display(s.sum)));
+        }
+    }
+    Value::Object(m)
+}
+
+fn visible(r: &MetricResult) -> bool {
+    !r.def.hidden()
+}
+
+/// Naive local ISO datetime of epoch ns, as Python's `datetime.fromtimestamp(s).isoformat()`:
+/// microsecond precision, fraction omitted when zero.
+pub fn local_iso(wall_ns: u64) -> String {
+    let micros = (wall_ns + 500) / 1_000;
+    let ts =
+        jiff::Timestamp::from_microsecond(micros as i64).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let dt = ts.to_zoned(jiff::tz::TimeZone::system()).datetime();
+    let base = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second()
+    );
+    let frac = micros % 1_000_000;
+    if frac == 0 {
+        base
+    } else {
+        format!("{base}.{frac:06}")
+    }
+}
+
+/// The summary JSON document. `warmup` is the warmup phase's summary, if there was one.
+pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) -> Value {
+    let mut o = Map::new();
+    o.insert("schema_version".into(), Value::from("1.4"));
+    o.insert(
+        "aiperf_version".into(),
+        Value::from(run.aiperf_version.as_str()),
+    );
+    o.insert(
+        "benchmark_id".into(),
+        Value::from(run.benchmark_id.as_str()),
+    );
+    for tag in DECLARED_METRICS {
+        if let Some(r) = summary.get(tag).filter(|r| visible(r)) {
+            o.insert(tag.into(), metric_json(r));
+        }
+    }
+    o.insert("input_config".into(), run.input_config.clone());
+    let mut info = Map::new();
+    info.insert(
+        "benchmark_id".into(),
+        Value::from(run.benchmark_id.as_str()),
+    );
+    if let Some(seed) = run.random_seed {
+        info.insert("random_seed".into(), Value::from(seed));
+    }
+    info.insert("cli_command".into(), Value::from(run.cli_command.as_str()));
+    o.insert("run_info".into(), Value::Object(info));
+    o.insert("was_cancelled".into(), Value::from(run.was_cancelled));
+    if let Some(c) = run.is_complete {
+        o.insert("is_complete".into(), Value::from(c));
+    }
+    if let Some(reason) = &run.incomplete_reason {
+        o.insert("incomplete_reason".into(), Value::from(reason.as_str()));
+    }
+    let errors = summary
+        .error_summary
+        .iter()
+        .map(|e| {
+            let mut details = Map::new();
+            if let Some(code) = e.code {
+                details.insert("code".into(), Value::from(code));
+            }
+            details.insert("type".into(), Value::from(e.kind.as_str()));
+            details.insert("message".into(), Value::from(e.message.as_str()));
+            let mut item = Map::new();
+            item.insert("error_details".into(), Value::Object(details));
+            item.insert("count".into(), Value::from(e.count));
+            Value::Object(item)
+        })
+        .collect();
+    o.insert("error_summary".into(), Value::Array(errors));
+    o.insert(
+        "start_time".into(),
+        Value::from(local_iso(run.start_wall_ns)),
+    );
+    o.insert("end_time".into(), Value::from(local_iso(run.end_wall_ns)));
+    if let Some(w) = warmup {
+        let wm: Map<String, Value> = w
+            .results
+            .iter()
+            .filter(|r| visible(r))
+            .map(|r| (r.tag().into_owned(), metric_json(r)))
+            .collect();
+        if !wm.is_empty() {
+            o.insert("warmup_metrics".into(), Value::Object(wm));
+        }
+    }
+    for r in summary.results.iter().filter(|r| visible(r)) {
+        let tag = r.tag();
+        if !DECLARED_METRICS.contains(&tag.as_ref()) {
+            o.insert(tag.into_owned(), metric_json(r));
+        }
+    }
+    o.insert("ringperf".into(), ringperf_block(summary, run));
+    Value::Object(o)
+}
+
+/// ringperf's own run facts: dispatch lag, I/O driver, ring stalls, workers.
+fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
+    let mut m = Map::new();
+    if let Some(l) = &summary.dispatch_lag {
+        let mut lag = Map::new();
+        lag.insert("p50".into(), num(l.p50_ns));
+        lag.insert("p99".into(), num(l.p99_ns));
+        lag.insert("max".into(), num(l.max_ns));
+        lag.insert("count".into(), Value::from(l.count));
+        m.insert("dispatch_lag_ns".into(), Value::Object(lag));
+    }
+    m.insert("io_driver".into(), Value::from(run.io_driver.as_str()));
+    m.insert("ring_stalls".into(), Value::from(run.ring_stalls));
+    m.insert("workers".into(), Value::from(run.workers));
+    Value::Object(m)
+}
+
+/// The summary JSON as written to disk: 2-space indent, trailing newline-free like orjson.
+pub fn summary_json_string(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) -> String {
+    serde_json::to_string_pretty(&summary_json(summary, warmup, run)).unwrap_or_default()
+}
