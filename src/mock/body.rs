@@ -1,0 +1,205 @@
+//! The few fields of a request body the mock needs: `stream`, the output cap
+//! (`max_completion_tokens` / `max_tokens`), `stream_options.include_usage`, and a rough prompt
+//! size from `messages` / `prompt`.
+//!
+//! Prompt tokens are *approximate*: the count of whitespace-separated words in every text the
+//! body carries (`messages[*].content` as a string or as `{"text": ..}` parts, `prompt` as a
+//! string or a list of strings). A real tokenizer would cost more than the whole rest of a request
+//! on the mock's core, and the mock is never the thing a benchmark measures; clients that need
+//! exact input counts compute them from their own payloads. The counting is done while the JSON is
+//! parsed, without building a document tree or allocating per string.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// What the mock takes from a completion request body.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct RequestBody {
+    /// `"stream": true`.
+    pub(crate) stream: bool,
+    /// `max_completion_tokens`, else `max_tokens` (the newer name wins when both are set).
+    pub(crate) max_tokens: Option<u64>,
+    /// `stream_options.include_usage`.
+    pub(crate) include_usage: bool,
+    /// Approximate prompt tokens (whitespace words of all prompt texts).
+    pub(crate) prompt_words: u64,
+}
+
+#[derive(Deserialize)]
+struct Wire {
+    stream: Option<bool>,
+    max_tokens: Option<u64>,
+    max_completion_tokens: Option<u64>,
+    stream_options: Option<WireStreamOptions>,
+    messages: Option<TextWords>,
+    prompt: Option<TextWords>,
+}
+
+#[derive(Deserialize)]
+struct WireStreamOptions {
+    include_usage: Option<bool>,
+}
+
+/// Parses a request body. `Err` carries a short message for the 400 response.
+pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, String> {
+    let wire: Wire = serde_json::from_slice(body).map_err(|e| format!("invalid JSON body: {e}"))?;
+    Ok(RequestBody {
+        stream: wire.stream.unwrap_or(false),
+        max_tokens: wire.max_completion_tokens.or(wire.max_tokens),
+        include_usage: wire
+            .stream_options
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false),
+        prompt_words: wire.messages.map_or(0, |t| t.0) + wire.prompt.map_or(0, |t| t.0),
+    })
+}
+
+/// Whitespace words of every text in a JSON value: strings count themselves, arrays sum their
+/// items, objects sum their `content` and `text` members; numbers, booleans and null count zero.
+struct TextWords(u64);
+
+fn count_words(s: &str) -> u64 {
+    s.split_ascii_whitespace().count() as u64
+}
+
+impl<'de> Deserialize<'de> for TextWords {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextWordsVisitor)
+    }
+}
+
+struct TextWordsVisitor;
+
+impl<'de> Visitor<'de> for TextWordsVisitor {
+    type Value = TextWords;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<TextWords, E> {
+        Ok(TextWords(count_words(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<TextWords, E> {
+        Ok(TextWords(0))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<TextWords, E> {
+        Ok(TextWords(0))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<TextWords, E> {
+        Ok(TextWords(0))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<TextWords, E> {
+        Ok(TextWords(0))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<TextWords, E> {
+        Ok(TextWords(0))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TextWords, A::Error> {
+        let mut n = 0u64;
+        while let Some(TextWords(k)) = seq.next_element()? {
+            n = n.saturating_add(k);
+        }
+        Ok(TextWords(n))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextWords, A::Error> {
+        let mut n = 0u64;
+        while let Some(key) = map.next_key::<KeyKind>()? {
+            match key {
+                KeyKind::Text => n = n.saturating_add(map.next_value::<TextWords>()?.0),
+                KeyKind::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(TextWords(n))
+    }
+}
+
+/// A map key sorted into "carries prompt text" or not, without allocating it.
+enum KeyKind {
+    Text,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for KeyKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = KeyKind;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyKind, E> {
+                Ok(if v == "content" || v == "text" {
+                    KeyKind::Text
+                } else {
+                    KeyKind::Other
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_body_fields_and_word_count() {
+        let b = br#"{"model":"m","messages":[{"role":"system","content":"be brief"},
+            {"role":"user","content":[{"type":"text","text":"hello big world"},
+            {"type":"image_url","image_url":{"url":"data:x"}}]}],
+            "stream":true,"stream_options":{"include_usage":true},"max_completion_tokens":12,
+            "max_tokens":99}"#;
+        let r = parse_request_body(b).unwrap();
+        assert_eq!(
+            r,
+            RequestBody {
+                stream: true,
+                max_tokens: Some(12),
+                include_usage: true,
+                prompt_words: 5
+            }
+        );
+    }
+
+    #[test]
+    fn completions_prompt_string_or_list_and_defaults() {
+        let r = parse_request_body(br#"{"prompt":"a b  c\nd","max_tokens":3}"#).unwrap();
+        assert_eq!(
+            r,
+            RequestBody {
+                stream: false,
+                max_tokens: Some(3),
+                include_usage: false,
+                prompt_words: 4
+            }
+        );
+        let r = parse_request_body(br#"{"prompt":["x y","z"],"max_tokens":null}"#).unwrap();
+        assert_eq!(r.prompt_words, 3);
+        assert_eq!(r.max_tokens, None);
+        let r = parse_request_body(br#"{}"#).unwrap();
+        assert_eq!(r, RequestBody::default());
+    }
+
+    #[test]
+    fn escaped_strings_are_counted_and_bad_json_is_an_error() {
+        let r = parse_request_body(br#"{"prompt":"one\u0020two\tthree \"q\""}"#).unwrap();
+        assert_eq!(r.prompt_words, 4);
+        assert!(parse_request_body(b"{\"stream\":").is_err());
+        assert!(parse_request_body(b"[1,2]").is_err());
+        assert!(parse_request_body(br#"{"stream":"yes"}"#).is_err());
+        assert!(parse_request_body(b"\xff\xfe").is_err());
+    }
+}

@@ -1,0 +1,352 @@
+//! One connection: read requests (httparse for the head, `Content-Length` bodies), route them,
+//! answer, and loop while the connection is kept alive. Back-to-back (pipelined) requests already
+//! in the buffer are answered in order before the next read.
+
+use std::cell::RefCell;
+use std::io;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use monoio::buf::SliceMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+use uuid::Uuid;
+
+use super::body::parse_request_body;
+use super::respond::{Completion, Endpoint};
+use super::server::Shared;
+use super::tokens::SplitMix;
+use super::wire;
+use crate::clock::monotonic_raw_ns;
+
+/// Largest request head accepted (431 beyond).
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Largest request body accepted (413 beyond).
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// Most headers accepted in one request (431 beyond).
+const MAX_HEADERS: usize = 64;
+
+/// A server thread's state shared by its connections.
+pub(crate) struct Worker {
+    pub(crate) index: usize,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) rng: RefCell<SplitMix>,
+}
+
+impl Worker {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Self {
+        let rng = RefCell::new(SplitMix::new(shared.cfg.seed, index));
+        Self { index, shared, rng }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    Get,
+    Head,
+    Post,
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    Chat,
+    Completions,
+    Models,
+    Health,
+    Metrics,
+    Unknown,
+}
+
+/// A parsed request head.
+#[derive(Debug, PartialEq, Eq)]
+struct Head {
+    method: Method,
+    route: Route,
+    close: bool,
+    request_id: Option<Uuid>,
+    head_len: usize,
+    body_len: usize,
+}
+
+/// The outcome of looking at the start of the buffer.
+#[derive(Debug, PartialEq, Eq)]
+enum Parsed {
+    Complete(Head),
+    Partial,
+    /// Unanswerable request: status and message; the connection is closed after the reply.
+    Bad(u16, &'static str),
+}
+
+fn route_of(path: &str) -> Route {
+    let path = path.split('?').next().unwrap_or(path);
+    match path {
+        "/v1/chat/completions" => Route::Chat,
+        "/v1/completions" => Route::Completions,
+        "/v1/models" => Route::Models,
+        "/health" => Route::Health,
+        "/metrics" => Route::Metrics,
+        _ => Route::Unknown,
+    }
+}
+
+fn parse_head(buf: &[u8]) -> Parsed {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let head_len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            return if buf.len() > MAX_HEAD_BYTES {
+                Parsed::Bad(431, "request head too large")
+            } else {
+                Parsed::Partial
+            };
+        }
+        Err(httparse::Error::TooManyHeaders) => return Parsed::Bad(431, "too many headers"),
+        Err(_) => return Parsed::Bad(400, "malformed HTTP request"),
+    };
+    let method = match req.method {
+        Some("GET") => Method::Get,
+        Some("HEAD") => Method::Head,
+        Some("POST") => Method::Post,
+        _ => Method::Other,
+    };
+    let route = route_of(req.path.unwrap_or(""));
+    let mut close = req.version == Some(0);
+    let mut body_len = 0usize;
+    let mut request_id = None;
+    for h in req.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let Some(n) = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|s| s.trim().parse::<usize>().ok())
+            else {
+                return Parsed::Bad(400, "invalid content-length");
+            };
+            body_len = n;
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            return Parsed::Bad(
+                411,
+                "chunked request bodies are not supported; send content-length",
+            );
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            for token in h.value.split(|&b| b == b',') {
+                let t = token.trim_ascii();
+                if t.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if t.eq_ignore_ascii_case(b"keep-alive") {
+                    close = false;
+                }
+            }
+        } else if h.name.eq_ignore_ascii_case("x-request-id") {
+            request_id = Uuid::try_parse_ascii(h.value.trim_ascii()).ok();
+        }
+    }
+    if body_len > MAX_BODY_BYTES {
+        return Parsed::Bad(413, "request body too large");
+    }
+    Parsed::Complete(Head {
+        method,
+        route,
+        close,
+        request_id,
+        head_len,
+        body_len,
+    })
+}
+
+/// Writes `buf` whole and hands it back cleared.
+pub(crate) async fn send(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<()> {
+    let (res, mut owned) = stream.write_all(std::mem::take(buf)).await;
+    owned.clear();
+    *buf = owned;
+    res.map(|_| ())
+}
+
+/// Serves one connection until the peer closes it, asks to close it, or an error.
+pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) {
+    let _ = stream.set_nodelay(true);
+    let mut rbuf: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut wbuf: Vec<u8> = Vec::with_capacity(4 * 1024);
+    let mut ev: Vec<u8> = Vec::with_capacity(1024);
+    let mut start = 0usize;
+    loop {
+        let parsed = parse_head(rbuf.get(start..).unwrap_or_default());
+        let head = match parsed {
+            Parsed::Complete(h) if rbuf.len() - start >= h.head_len + h.body_len => h,
+            Parsed::Complete(_) | Parsed::Partial => {
+                if start > 0 {
+                    rbuf.drain(..start);
+                    start = 0;
+                }
+                if rbuf.capacity() - rbuf.len() < 8 * 1024 {
+                    rbuf.reserve(16 * 1024);
+                }
+                // Read into the spare capacity after the bytes already held (a plain `Vec` would
+                // be overwritten from its start).
+                let (len, cap) = (rbuf.len(), rbuf.capacity());
+                let (res, b) = stream.read(SliceMut::new(rbuf, len, cap)).await;
+                rbuf = b.into_inner();
+                match res {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => continue,
+                }
+            }
+            Parsed::Bad(code, msg) => {
+                let body = wire::error_body(code, msg);
+                wire::head(&mut wbuf, code, "application/json", body.len(), true);
+                wbuf.extend_from_slice(&body);
+                let _ = send(&mut stream, &mut wbuf).await;
+                return;
+            }
+        };
+        let arrival_ns = monotonic_raw_ns();
+        let arrival = std::time::Instant::now();
+        let body_at = start + head.head_len;
+        let body = rbuf
+            .get(body_at..body_at + head.body_len)
+            .unwrap_or_default();
+        let close = head.close;
+        // Everything the answer needs from the body is extracted here, before any await.
+        let action = match (head.route, head.method) {
+            (Route::Chat | Route::Completions, Method::Post) => match parse_request_body(body) {
+                Ok(b) => {
+                    let endpoint = if head.route == Route::Chat {
+                        Endpoint::Chat
+                    } else {
+                        Endpoint::Completions
+                    };
+                    Action::Complete(Completion::plan(
+                        &worker,
+                        endpoint,
+                        &b,
+                        head.request_id,
+                        arrival_ns,
+                        arrival,
+                    ))
+                }
+                Err(msg) => Action::Error(400, msg),
+            },
+            (Route::Chat | Route::Completions, _) => Action::Error(405, "use POST".to_owned()),
+            (Route::Models | Route::Health | Route::Metrics, Method::Get | Method::Head) => {
+                Action::Static(head.route, head.method == Method::Head)
+            }
+            (Route::Models | Route::Health | Route::Metrics, _) => {
+                Action::Error(405, "use GET or HEAD".to_owned())
+            }
+            (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
+        };
+        start = body_at + head.body_len;
+        let ok = match action {
+            Action::Complete(c) => c
+                .run(&worker, &mut stream, &mut wbuf, &mut ev, close)
+                .await
+                .is_ok(),
+            Action::Static(route, head_only) => {
+                let (ctype, text): (&str, Vec<u8>) = match route {
+                    Route::Models => ("application/json", worker.shared.models_body.clone()),
+                    Route::Metrics => (
+                        "text/plain; version=0.0.4; charset=utf-8",
+                        worker.shared.metrics_text().into_bytes(),
+                    ),
+                    _ => ("text/plain; charset=utf-8", Vec::new()),
+                };
+                wire::head(&mut wbuf, 200, ctype, text.len(), close);
+                if !head_only {
+                    wbuf.extend_from_slice(&text);
+                }
+                send(&mut stream, &mut wbuf).await.is_ok()
+            }
+            Action::Error(code, msg) => {
+                let body = wire::error_body(code, &msg);
+                wire::head(&mut wbuf, code, "application/json", body.len(), close);
+                wbuf.extend_from_slice(&body);
+                send(&mut stream, &mut wbuf).await.is_ok()
+            }
+        };
+        if !ok || close {
+            return;
+        }
+    }
+}
+
+enum Action {
+    Complete(Completion),
+    Static(Route, bool),
+    Error(u16, String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(raw: &[u8]) -> Head {
+        match parse_head(raw) {
+            Parsed::Complete(h) => h,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn head_fields_are_extracted() {
+        let id = "7f3c2a1e-0000-4000-8000-000000000001";
+        let raw = format!(
+            "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\
+             X-Request-ID: {id}\r\nConnection: keep-alive, Close\r\n\r\n"
+        );
+        let h = complete(raw.as_bytes());
+        assert_eq!(
+            h,
+            Head {
+                method: Method::Post,
+                route: Route::Chat,
+                close: true,
+                request_id: Uuid::parse_str(id).ok(),
+                head_len: raw.len(),
+                body_len: 12,
+            }
+        );
+        let h = complete(b"GET /metrics HTTP/1.0\r\nX-Request-ID: nope\r\n\r\n");
+        assert_eq!(
+            (h.route, h.method, h.close, h.request_id, h.body_len),
+            (Route::Metrics, Method::Get, true, None, 0)
+        );
+        let h = complete(b"HEAD /nothing HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            (h.route, h.method, h.close),
+            (Route::Unknown, Method::Head, false)
+        );
+    }
+
+    #[test]
+    fn partial_and_bad_heads() {
+        assert_eq!(
+            parse_head(b"POST /v1/completions HTTP/1.1\r\nContent-Le"),
+            Parsed::Partial
+        );
+        assert_eq!(parse_head(b""), Parsed::Partial);
+        assert!(matches!(
+            parse_head(b"\x00\x01 / HTTP/1.1\r\n\r\n"),
+            Parsed::Bad(400, _)
+        ));
+        assert!(matches!(
+            parse_head(b"POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n"),
+            Parsed::Bad(400, _)
+        ));
+        assert!(matches!(
+            parse_head(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            Parsed::Bad(411, _)
+        ));
+        let many: String = (0..MAX_HEADERS + 1)
+            .map(|i| format!("h{i}: v\r\n"))
+            .collect();
+        assert!(matches!(
+            parse_head(format!("GET / HTTP/1.1\r\n{many}\r\n").as_bytes()),
+            Parsed::Bad(431, _)
+        ));
+        let huge = vec![b'a'; MAX_HEAD_BYTES + 10];
+        let mut raw = b"GET /".to_vec();
+        raw.extend_from_slice(&huge);
+        assert!(matches!(parse_head(&raw), Parsed::Bad(431, _)));
+    }
+}

@@ -1,0 +1,336 @@
+//! Answering one completion request: deciding its length, pacing its events with monoio timers
+//! (TTFT before the first token event, ITL between token events), writing each event with its own
+//! write, stamping just before each write, and reporting to the metrics and the truth log.
+
+use std::io;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use monoio::net::TcpStream;
+use uuid::Uuid;
+
+use super::OutputLen;
+use super::body::RequestBody;
+use super::conn::{Worker, send};
+use super::metrics::Finished;
+use super::truth::TruthEntry;
+use super::wire::{self, ChatDelta, Meta, Usage, Words};
+use crate::clock::monotonic_raw_ns;
+
+/// Which completion API a request came in on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Chat,
+    Completions,
+}
+
+impl Endpoint {
+    fn path(self) -> &'static str {
+        match self {
+            Endpoint::Chat => "/v1/chat/completions",
+            Endpoint::Completions => "/v1/completions",
+        }
+    }
+}
+
+/// Everything decided about a response before the first byte is written.
+pub(crate) struct Completion {
+    endpoint: Endpoint,
+    stream: bool,
+    include_usage: bool,
+    prompt_tokens: u64,
+    reasoning_tokens: u64,
+    content_tokens: u64,
+    /// The request's max tokens cut the output (`finish_reason: "length"`).
+    capped: bool,
+    tokens_per_event: u64,
+    word_start: u64,
+    id: u64,
+    created: u64,
+    request_id: Option<Uuid>,
+    arrival_ns: u64,
+    arrival: Instant,
+}
+
+/// Reasoning and content lengths after the max-tokens cap: reasoning first, then content.
+/// Returns `(reasoning, content, capped)`; `capped` when the cap is at or below the wanted total.
+pub(crate) fn apply_cap(reasoning: u64, content: u64, cap: Option<u64>) -> (u64, u64, bool) {
+    let wanted = reasoning.saturating_add(content);
+    match cap {
+        Some(c) if c <= wanted => {
+            let r = reasoning.min(c);
+            (r, c - r, true)
+        }
+        _ => (reasoning, content, false),
+    }
+}
+
+impl Completion {
+    pub(crate) fn plan(
+        worker: &Worker,
+        endpoint: Endpoint,
+        body: &RequestBody,
+        request_id: Option<Uuid>,
+        arrival_ns: u64,
+        arrival: Instant,
+    ) -> Self {
+        let cfg = &worker.shared.cfg;
+        let mut rng = worker.rng.borrow_mut();
+        let configured = match cfg.output_tokens {
+            OutputLen::Fixed(n) => n,
+            OutputLen::Uniform { min, max } => rng.uniform_inclusive(min, max),
+        };
+        let cap = if cfg.respect_max_tokens {
+            body.max_tokens
+        } else {
+            None
+        };
+        let (reasoning_tokens, content_tokens, capped) =
+            apply_cap(cfg.reasoning_tokens as u64, configured, cap);
+        Self {
+            endpoint,
+            stream: body.stream,
+            include_usage: body.include_usage,
+            prompt_tokens: body.prompt_words,
+            reasoning_tokens,
+            content_tokens,
+            capped,
+            tokens_per_event: cfg.tokens_per_event.max(1) as u64,
+            word_start: rng.next_u64(),
+            id: rng.next_u64(),
+            created: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            request_id,
+            arrival_ns,
+            arrival,
+        }
+    }
+
+    fn finish_reason(&self) -> &'static str {
+        if self.capped { "length" } else { "stop" }
+    }
+
+    fn usage(&self) -> Usage {
+        Usage {
+            prompt: self.prompt_tokens,
+            reasoning: self.reasoning_tokens,
+            content: self.content_tokens,
+        }
+    }
+
+    fn events(&self, tokens: u64) -> u64 {
+        tokens.div_ceil(self.tokens_per_event)
+    }
+
+    /// Sends the response. `Err` means the connection is unusable (the client went away).
+    pub(crate) async fn run(
+        self,
+        worker: &Worker,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        close: bool,
+    ) -> io::Result<()> {
+        let metrics = worker.shared.metrics.get(worker.index);
+        let kv = self.prompt_tokens + self.reasoning_tokens + self.content_tokens;
+        if let Some(m) = metrics {
+            m.admit(kv);
+        }
+        let mut truth = TruthEntry {
+            request_id: self.request_id,
+            path: self.endpoint.path(),
+            stream: self.stream,
+            arrival_ns: self.arrival_ns,
+            head_ns: 0,
+            event_ns: Vec::new(),
+            end_ns: 0,
+            content_tokens: self.content_tokens,
+            reasoning_tokens: self.reasoning_tokens,
+            tokens_per_event: self.tokens_per_event,
+            prompt_tokens: self.prompt_tokens,
+            completed: false,
+        };
+        let result = if self.stream {
+            self.run_stream(worker, stream, wbuf, ev, close, &mut truth)
+                .await
+        } else {
+            self.run_whole(worker, stream, wbuf, ev, close, &mut truth)
+                .await
+        };
+        if let Some(m) = metrics {
+            m.release(kv);
+            if result.is_ok() {
+                m.finish(&Finished {
+                    prompt_tokens: self.prompt_tokens,
+                    generated_tokens: self.reasoning_tokens + self.content_tokens,
+                    capped: self.capped,
+                    arrival_ns: self.arrival_ns,
+                    event_ns: &truth.event_ns,
+                    end_ns: truth.end_ns,
+                });
+            }
+        }
+        truth.completed = result.is_ok();
+        worker.shared.truth.record(worker.index, truth);
+        result
+    }
+
+    async fn run_stream(
+        &self,
+        worker: &Worker,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        close: bool,
+        truth: &mut TruthEntry,
+    ) -> io::Result<()> {
+        let cfg = &worker.shared.cfg;
+        let meta = Meta {
+            id: self.id,
+            created: self.created,
+            model_json: &worker.shared.model_json,
+        };
+        let chat = self.endpoint == Endpoint::Chat;
+        // Head (and, for chat, the role chunk) go out at once, as vLLM does.
+        wire::stream_head(wbuf, close);
+        if chat {
+            wire::sse_chat(ev, &meta, ChatDelta::Role);
+            wire::chunk(wbuf, ev);
+            ev.clear();
+        }
+        truth.head_ns = monotonic_raw_ns();
+        send(stream, wbuf).await?;
+        let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
+        truth.event_ns.reserve_exact(total_events as usize);
+        let mut sent_events = 0u64;
+        for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
+            let mut from = 0u64;
+            while from < tokens {
+                let count = self.tokens_per_event.min(tokens - from);
+                let words = Words {
+                    start: self.word_start,
+                    from,
+                    count,
+                };
+                from += count;
+                if sent_events == 0 {
+                    sleep_until(self.arrival + cfg.ttft).await;
+                } else if !cfg.itl.is_zero() {
+                    monoio::time::sleep(cfg.itl).await;
+                }
+                match (chat, reasoning) {
+                    (true, true) => wire::sse_chat(ev, &meta, ChatDelta::Reasoning(words)),
+                    (true, false) => wire::sse_chat(ev, &meta, ChatDelta::Content(words)),
+                    // The completions API has no reasoning field: reasoning goes out as text.
+                    (false, _) => wire::sse_completion(ev, &meta, Some(words), None),
+                }
+                wire::chunk(wbuf, ev);
+                ev.clear();
+                truth.event_ns.push(monotonic_raw_ns());
+                send(stream, wbuf).await?;
+                sent_events += 1;
+            }
+        }
+        // The finish event, usage and [DONE] share one intended time: one write.
+        if chat {
+            wire::sse_chat(ev, &meta, ChatDelta::Finish(self.finish_reason()));
+        } else {
+            wire::sse_completion(ev, &meta, None, Some(self.finish_reason()));
+        }
+        wire::chunk(wbuf, ev);
+        ev.clear();
+        if self.include_usage {
+            wire::sse_usage(ev, &meta, chat, self.usage());
+            wire::chunk(wbuf, ev);
+            ev.clear();
+        }
+        wire::sse_done(ev);
+        wire::chunk(wbuf, ev);
+        ev.clear();
+        wire::last_chunk(wbuf);
+        truth.end_ns = monotonic_raw_ns();
+        send(stream, wbuf).await
+    }
+
+    async fn run_whole(
+        &self,
+        worker: &Worker,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        close: bool,
+        truth: &mut TruthEntry,
+    ) -> io::Result<()> {
+        let cfg = &worker.shared.cfg;
+        // Ready when the last token would have been streamed.
+        let events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
+        let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
+        sleep_until(self.arrival + cfg.ttft + cfg.itl.saturating_mul(gaps)).await;
+        let meta = Meta {
+            id: self.id,
+            created: self.created,
+            model_json: &worker.shared.model_json,
+        };
+        let start = self.word_start;
+        match self.endpoint {
+            Endpoint::Chat => wire::chat_body(
+                ev,
+                &meta,
+                Words {
+                    start,
+                    from: 0,
+                    count: self.reasoning_tokens,
+                },
+                Words {
+                    start,
+                    from: self.reasoning_tokens,
+                    count: self.content_tokens,
+                },
+                self.finish_reason(),
+                self.usage(),
+            ),
+            Endpoint::Completions => wire::completion_body(
+                ev,
+                &meta,
+                Words {
+                    start,
+                    from: 0,
+                    count: self.reasoning_tokens + self.content_tokens,
+                },
+                self.finish_reason(),
+                self.usage(),
+            ),
+        }
+        wire::head(wbuf, 200, "application/json", ev.len(), close);
+        wbuf.extend_from_slice(ev);
+        ev.clear();
+        let now = monotonic_raw_ns();
+        truth.head_ns = now;
+        truth.event_ns.push(now);
+        truth.end_ns = now;
+        send(stream, wbuf).await
+    }
+}
+
+/// Sleeps until `deadline` (no timer at all when it has passed: the zero-delay fast path).
+async fn sleep_until(deadline: Instant) {
+    if deadline > Instant::now() {
+        monoio::time::sleep_until(monoio::time::Instant::from_std(deadline)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apply_cap;
+
+    #[test]
+    fn cap_takes_reasoning_first_then_content() {
+        assert_eq!(apply_cap(0, 10, None), (0, 10, false));
+        assert_eq!(apply_cap(0, 10, Some(11)), (0, 10, false));
+        assert_eq!(apply_cap(0, 10, Some(10)), (0, 10, true));
+        assert_eq!(apply_cap(0, 10, Some(4)), (0, 4, true));
+        assert_eq!(apply_cap(3, 10, Some(5)), (3, 2, true));
+        assert_eq!(apply_cap(8, 10, Some(5)), (5, 0, true));
+        assert_eq!(apply_cap(2, 3, Some(0)), (0, 0, true));
+    }
+}

@@ -1,0 +1,279 @@
+//! Server threads: binding, spawning, pinning, runtime choice (io_uring or epoll), the accept
+//! loop, and stopping.
+//!
+//! Stopping without losing or leaking a connection: `stop` raises a flag and then connects to the
+//! listener once per thread. A thread that accepts a connection while the flag is up closes it and
+//! leaves its loop, so it never takes a second one; `threads` wake-up connections therefore end
+//! every thread, and no accept is ever abandoned mid-flight (an abandoned io_uring accept could
+//! still complete and swallow a real client's connection).
+
+use std::io;
+use std::net::{
+    Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener as StdListener, TcpStream as StdStream,
+};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use monoio::{IoUringDriver, LegacyDriver, RuntimeBuilder};
+
+use super::conn::{Worker, serve_connection};
+use super::metrics::{ThreadMetrics, escape_label, render};
+use super::truth::TruthLog;
+use super::wire::models_body;
+use super::{Driver, MockConfig};
+
+/// State every server thread reads.
+pub(crate) struct Shared {
+    pub(crate) cfg: MockConfig,
+    /// The model name as a JSON string literal.
+    pub(crate) model_json: String,
+    /// The model name escaped for a Prometheus label.
+    model_label: String,
+    /// The `/v1/models` body.
+    pub(crate) models_body: Vec<u8>,
+    /// One per thread, index = thread index.
+    pub(crate) metrics: Box<[ThreadMetrics]>,
+    pub(crate) truth: Arc<TruthLog>,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn metrics_text(&self) -> String {
+        render(&self.metrics, &self.model_label)
+    }
+}
+
+/// The running threads behind a [`super::MockServer`].
+pub(crate) struct Running {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    pub(crate) fn start(mut cfg: MockConfig) -> io::Result<Self> {
+        if cfg.tokens_per_event == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "tokens_per_event must be at least 1",
+            ));
+        }
+        cfg.threads = cfg.threads.max(1);
+        let listener = StdListener::bind(cfg.bind)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let shared = Arc::new(Shared {
+            model_json: serde_json::to_string(&cfg.model).unwrap_or_else(|_| "\"\"".to_owned()),
+            model_label: escape_label(&cfg.model),
+            models_body: models_body(&cfg.model, created),
+            metrics: (0..cfg.threads).map(|_| ThreadMetrics::new()).collect(),
+            truth: Arc::new(TruthLog::new(cfg.truth_log, cfg.threads)),
+            stop: AtomicBool::new(false),
+            cfg,
+        });
+        let mut running = Running {
+            addr,
+            shared: Arc::clone(&shared),
+            threads: Vec::new(),
+        };
+        let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
+        for index in 0..shared.cfg.threads {
+            let l = match listener.try_clone() {
+                Ok(l) => l,
+                Err(e) => {
+                    running.shutdown();
+                    return Err(e);
+                }
+            };
+            let sh = Arc::clone(&shared);
+            let tx = ready_tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("mock-{index}"))
+                .spawn(move || thread_main(index, sh, l, tx));
+            match spawned {
+                Ok(h) => running.threads.push(h),
+                Err(e) => {
+                    running.shutdown();
+                    return Err(e);
+                }
+            }
+        }
+        drop(ready_tx);
+        // Every thread reports once; the listener (and its duplicates) is ready to accept
+        // already, so clients may connect as soon as this returns.
+        for _ in 0..running.threads.len() {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    running.shutdown();
+                    return Err(e);
+                }
+                Err(_) => {
+                    running.shutdown();
+                    return Err(io::Error::other("a mock server thread died while starting"));
+                }
+            }
+        }
+        Ok(running)
+    }
+
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub(crate) fn truth(&self) -> Arc<TruthLog> {
+        Arc::clone(&self.shared.truth)
+    }
+
+    pub(crate) fn metrics_text(&self) -> String {
+        self.shared.metrics_text()
+    }
+
+    pub(crate) fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let target = wake_addr(self.addr);
+        for h in &self.threads {
+            if !h.is_finished() {
+                // The stream is closed at once; the accepting thread sees the flag and leaves.
+                let _ = StdStream::connect_timeout(&target, Duration::from_secs(1));
+            }
+        }
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Where to connect to reach a listener bound to `addr` (loopback for a wildcard address).
+fn wake_addr(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V4(a) if a.ip().is_unspecified() => (Ipv4Addr::LOCALHOST, a.port()).into(),
+        SocketAddr::V6(a) if a.ip().is_unspecified() => (Ipv6Addr::LOCALHOST, a.port()).into(),
+        a => a,
+    }
+}
+
+fn thread_main(
+    index: usize,
+    shared: Arc<Shared>,
+    listener: StdListener,
+    ready: mpsc::Sender<io::Result<()>>,
+) {
+    if let Some(cores) = shared.cfg.pin_cores.as_ref().filter(|c| !c.is_empty()) {
+        let id = cores[index % cores.len()];
+        if !core_affinity::set_for_current(core_affinity::CoreId { id }) {
+            eprintln!("ringperf mock: could not pin thread {index} to core {id}; running unpinned");
+        }
+    }
+    let result = match shared.cfg.io_driver {
+        Driver::Uring => run_uring(index, &shared, listener, &ready),
+        Driver::Legacy => run_legacy(index, &shared, listener, &ready),
+        Driver::Auto => match RuntimeBuilder::<IoUringDriver>::new()
+            .enable_timer()
+            .build()
+        {
+            Ok(mut rt) => rt.block_on(accept_loop(
+                index,
+                Arc::clone(&shared),
+                listener,
+                ready.clone(),
+            )),
+            Err(_) => run_legacy(index, &shared, listener, &ready),
+        },
+    };
+    if let Err(e) = result {
+        let _ = ready.send(Err(e));
+    }
+}
+
+fn run_uring(
+    index: usize,
+    shared: &Arc<Shared>,
+    l: StdListener,
+    ready: &mpsc::Sender<io::Result<()>>,
+) -> io::Result<()> {
+    let mut rt = RuntimeBuilder::<IoUringDriver>::new()
+        .enable_timer()
+        .build()?;
+    rt.block_on(accept_loop(index, Arc::clone(shared), l, ready.clone()))
+}
+
+fn run_legacy(
+    index: usize,
+    shared: &Arc<Shared>,
+    l: StdListener,
+    ready: &mpsc::Sender<io::Result<()>>,
+) -> io::Result<()> {
+    let mut rt = RuntimeBuilder::<LegacyDriver>::new()
+        .enable_timer()
+        .build()?;
+    rt.block_on(accept_loop(index, Arc::clone(shared), l, ready.clone()))
+}
+
+async fn accept_loop(
+    index: usize,
+    shared: Arc<Shared>,
+    l: StdListener,
+    ready: mpsc::Sender<io::Result<()>>,
+) -> io::Result<()> {
+    let listener = monoio::net::TcpListener::from_std(l)?;
+    let worker = Rc::new(Worker::new(index, shared));
+    let _ = ready.send(Ok(()));
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                if worker.shared.stop.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+                monoio::spawn(serve_connection(stream, Rc::clone(&worker)));
+            }
+            Err(_) => {
+                if worker.shared.stop.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+                // Out of descriptors or a connection reset before accept: back off briefly.
+                monoio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread (threads spawned later inherit the mask).
+pub(crate) fn block_term_signals() -> io::Result<libc::sigset_t> {
+    // SAFETY: `sigset_t` is a plain C type for which all-zero bytes are a valid value;
+    // `sigemptyset` initialises it properly right after.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable `sigset_t`; these calls only write into it.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+    }
+    // SAFETY: `set` is initialised; a null old-set pointer is allowed.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(set)
+}
+
+/// Waits until one of the signals in `set` (blocked beforehand) is pending, and consumes it.
+pub(crate) fn wait_signal(set: &libc::sigset_t) -> io::Result<()> {
+    let mut sig: libc::c_int = 0;
+    // SAFETY: `set` points to an initialised `sigset_t` and `sig` is a valid, writable int.
+    let rc = unsafe { libc::sigwait(set, &mut sig) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}

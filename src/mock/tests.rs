@@ -1,0 +1,737 @@
+//! End-to-end tests of the mock over real sockets on 127.0.0.1, with a small blocking client
+//! written here (deliberately not `crate::http` / `crate::sse`). Every behaviour is checked on
+//! both monoio drivers.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::*;
+
+const DRIVERS: [Driver; 2] = [Driver::Uring, Driver::Legacy];
+
+/// One response as read off the wire.
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    /// The decoded body.
+    body: Vec<u8>,
+    /// Payload of each HTTP chunk (empty for a content-length body).
+    chunks: Vec<Vec<u8>>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+
+    /// The `data:` payloads of the SSE body, in order.
+    fn sse_data(&self) -> Vec<String> {
+        let text = std::str::from_utf8(&self.body).unwrap();
+        assert!(
+            text.ends_with("\n\n"),
+            "SSE body must end with a blank line"
+        );
+        text.split("\n\n")
+            .filter(|e| !e.is_empty())
+            .map(|e| e.strip_prefix("data: ").unwrap().to_owned())
+            .collect()
+    }
+}
+
+struct Client {
+    reader: BufReader<TcpStream>,
+}
+
+impl Client {
+    fn connect(server: &MockServer) -> Self {
+        let s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Self {
+            reader: BufReader::new(s),
+        }
+    }
+
+    fn send_raw(&mut self, raw: &[u8]) {
+        self.reader.get_mut().write_all(raw).unwrap();
+    }
+
+    fn send(&mut self, method: &str, path: &str, body: &str, extra: &str) {
+        let raw = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n{extra}\r\n{body}",
+            body.len()
+        );
+        self.send_raw(raw.as_bytes());
+    }
+
+    fn read_line(&mut self) -> String {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        assert!(line.ends_with("\r\n"), "line {line:?}");
+        line.truncate(line.len() - 2);
+        line
+    }
+
+    fn read_response(&mut self, head_only: bool) -> Response {
+        let status_line = self.read_line();
+        let status: u16 = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut headers = Vec::new();
+        loop {
+            let l = self.read_line();
+            if l.is_empty() {
+                break;
+            }
+            let (k, v) = l.split_once(':').unwrap();
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+        let mut r = Response {
+            status,
+            headers,
+            body: Vec::new(),
+            chunks: Vec::new(),
+        };
+        if head_only {
+            return r;
+        }
+        if r.header("transfer-encoding") == Some("chunked") {
+            loop {
+                let size = usize::from_str_radix(&self.read_line(), 16).unwrap();
+                let mut payload = vec![0; size];
+                self.reader.read_exact(&mut payload).unwrap();
+                assert!(self.read_line().is_empty());
+                if size == 0 {
+                    break;
+                }
+                r.body.extend_from_slice(&payload);
+                r.chunks.push(payload);
+            }
+        } else {
+            let len: usize = r.header("content-length").unwrap().parse().unwrap();
+            r.body = vec![0; len];
+            self.reader.read_exact(&mut r.body).unwrap();
+        }
+        r
+    }
+
+    fn call(&mut self, method: &str, path: &str, body: &str, extra: &str) -> Response {
+        self.send(method, path, body, extra);
+        self.read_response(method == "HEAD")
+    }
+
+    /// After a `connection: close` response: the server closes its end.
+    fn assert_closed(&mut self) {
+        let mut rest = Vec::new();
+        assert_eq!(self.reader.read_to_end(&mut rest).unwrap(), 0);
+    }
+}
+
+fn server(driver: Driver, cfg: MockConfig) -> MockServer {
+    start(MockConfig {
+        io_driver: driver,
+        ..cfg
+    })
+    .unwrap()
+}
+
+fn o200k_len(s: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton().encode_ordinary(s).len()
+}
+
+const CHAT_STREAM: &str = r#"{"model":"mock-model","messages":[{"role":"user","content":"say three words now"}],"stream":true,"stream_options":{"include_usage":true}}"#;
+
+#[test]
+fn streaming_chat_framing_and_token_exactness() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(10),
+                tokens_per_event: 3,
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+        assert_eq!(r.status, 200, "{d:?}");
+        assert_eq!(
+            r.header("content-type"),
+            Some("text/event-stream; charset=utf-8")
+        );
+        let data = r.sse_data();
+        // role + ceil(10/3) = 4 content + finish + usage + [DONE], each its own HTTP chunk.
+        assert_eq!(data.len(), 8, "{d:?}");
+        assert_eq!(r.chunks.len(), 8, "{d:?}");
+        let events: Vec<serde_json::Value> = data[..7]
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        assert_eq!(
+            events[0]["choices"][0]["delta"],
+            serde_json::json!({"role":"assistant","content":""})
+        );
+        let content: String = events[1..5]
+            .iter()
+            .map(|e| {
+                assert_eq!(e["object"], "chat.completion.chunk");
+                assert!(e["choices"][0]["finish_reason"].is_null());
+                e["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(o200k_len(&content), 10, "{content:?}");
+        assert_eq!(events[5]["choices"][0]["finish_reason"], "stop");
+        assert_eq!(events[6]["choices"], serde_json::json!([]));
+        assert_eq!(
+            events[6]["usage"],
+            serde_json::json!({"prompt_tokens":4,"total_tokens":14,"completion_tokens":10})
+        );
+        assert_eq!(data[7], "[DONE]");
+        // All events of one response share the id.
+        assert!(events.iter().all(|e| e["id"] == events[0]["id"]));
+    }
+}
+
+#[test]
+fn usage_chunk_only_when_asked_and_reasoning_comes_first() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(5),
+                reasoning_tokens: 4,
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let body = r#"{"messages":[{"role":"user","content":"hi"}],"stream":true}"#;
+        let r = c.call("POST", "/v1/chat/completions", body, "");
+        let data = r.sse_data();
+        // role + 4 reasoning + 5 content + finish + [DONE]; no usage chunk.
+        assert_eq!(data.len(), 12, "{d:?}");
+        let ev: Vec<serde_json::Value> = data[..11]
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        let reasoning: String = ev[1..5]
+            .iter()
+            .map(|e| {
+                e["choices"][0]["delta"]["reasoning_content"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        let content: String = ev[5..10]
+            .iter()
+            .map(|e| e["choices"][0]["delta"]["content"].as_str().unwrap())
+            .collect();
+        assert_eq!((o200k_len(&reasoning), o200k_len(&content)), (4, 5));
+        assert!(ev.iter().all(|e| e.get("usage").is_none()));
+        assert_eq!(data[11], "[DONE]");
+    }
+}
+
+#[test]
+fn non_streaming_chat_and_completions() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(7),
+                model: "m-1".into(),
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let r = c.call(
+            "POST",
+            "/v1/chat/completions",
+            r#"{"messages":[{"role":"user","content":"a b c"}]}"#,
+            "",
+        );
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        let v = r.json();
+        assert_eq!(v["object"], "chat.completion");
+        assert_eq!(v["model"], "m-1");
+        assert_eq!(
+            o200k_len(v["choices"][0]["message"]["content"].as_str().unwrap()),
+            7
+        );
+        assert_eq!(
+            v["usage"],
+            serde_json::json!({"prompt_tokens":3,"total_tokens":10,"completion_tokens":7})
+        );
+
+        let r = c.call(
+            "POST",
+            "/v1/completions",
+            r#"{"prompt":"x y","max_tokens":100}"#,
+            "",
+        );
+        let v = r.json();
+        assert_eq!(v["object"], "text_completion");
+        assert_eq!(o200k_len(v["choices"][0]["text"].as_str().unwrap()), 7);
+        assert_eq!(v["choices"][0]["finish_reason"], "stop");
+
+        let body = r#"{"prompt":"x","stream":true,"stream_options":{"include_usage":true}}"#;
+        let r = c.call("POST", "/v1/completions", body, "");
+        let data = r.sse_data();
+        // 7 text events + finish + usage + [DONE]; no role chunk for completions.
+        assert_eq!(data.len(), 10, "{d:?}");
+        let ev: Vec<serde_json::Value> = data[..9]
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        let text: String = ev[..7]
+            .iter()
+            .map(|e| e["choices"][0]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(o200k_len(&text), 7);
+        assert!(ev[..7].iter().all(|e| e["object"] == "text_completion"));
+        assert_eq!(ev[7]["choices"][0]["finish_reason"], "stop");
+        assert_eq!(ev[8]["usage"]["completion_tokens"], 7);
+        assert_eq!(data[9], "[DONE]");
+    }
+}
+
+#[test]
+fn max_tokens_caps_the_output_unless_told_otherwise() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(16),
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let r = c.call(
+            "POST",
+            "/v1/chat/completions",
+            r#"{"messages":[],"max_completion_tokens":5}"#,
+            "",
+        );
+        let v = r.json();
+        assert_eq!(v["usage"]["completion_tokens"], 5);
+        assert_eq!(
+            o200k_len(v["choices"][0]["message"]["content"].as_str().unwrap()),
+            5
+        );
+        assert_eq!(v["choices"][0]["finish_reason"], "length");
+        let r = c.call(
+            "POST",
+            "/v1/completions",
+            r#"{"prompt":"","max_tokens":3,"stream":true}"#,
+            "",
+        );
+        assert_eq!(r.sse_data().len(), 3 + 2);
+        drop(c);
+        s.stop();
+
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(16),
+                respect_max_tokens: false,
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let v = c
+            .call(
+                "POST",
+                "/v1/completions",
+                r#"{"prompt":"","max_tokens":3}"#,
+                "",
+            )
+            .json();
+        assert_eq!(v["usage"]["completion_tokens"], 16);
+    }
+}
+
+#[test]
+fn uniform_lengths_stay_in_range() {
+    let s = server(
+        Driver::Auto,
+        MockConfig {
+            output_tokens: OutputLen::Uniform { min: 2, max: 4 },
+            ..Default::default()
+        },
+    );
+    let mut c = Client::connect(&s);
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..40 {
+        let v = c
+            .call("POST", "/v1/completions", r#"{"prompt":"p"}"#, "")
+            .json();
+        let n = v["usage"]["completion_tokens"].as_u64().unwrap();
+        assert_eq!(
+            o200k_len(v["choices"][0]["text"].as_str().unwrap()) as u64,
+            n
+        );
+        seen.insert(n);
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [2, 3, 4]);
+}
+
+#[test]
+fn keep_alive_pipelining_and_connection_close() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(2),
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        for _ in 0..3 {
+            let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+            assert_eq!((r.status, r.sse_data().len()), (200, 6), "{d:?}");
+        }
+        // Two requests in one write: two answers, in order.
+        let one = format!(
+            "POST /v1/completions HTTP/1.1\r\nContent-Length: {}\r\n\r\n{}",
+            r#"{"prompt":"a"}"#.len(),
+            r#"{"prompt":"a"}"#
+        );
+        c.send_raw(format!("{one}GET /health HTTP/1.1\r\n\r\n").as_bytes());
+        assert_eq!(c.read_response(false).json()["object"], "text_completion");
+        let h = c.read_response(false);
+        assert_eq!((h.status, h.body.len()), (200, 0));
+        // A body split across writes is still read whole.
+        let body = r#"{"prompt":"split body"}"#;
+        c.send_raw(
+            format!(
+                "POST /v1/completions HTTP/1.1\r\nContent-Length: {}\r\n\r\n{}",
+                body.len(),
+                &body[..5]
+            )
+            .as_bytes(),
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        c.send_raw(&body.as_bytes()[5..]);
+        let r = c.read_response(false);
+        assert_eq!(
+            r.json()["usage"]["prompt_tokens"],
+            2,
+            "{:?}",
+            String::from_utf8_lossy(&r.body)
+        );
+        // Connection: close is answered, then the server closes.
+        let r = c.call("GET", "/v1/models", "", "Connection: close\r\n");
+        assert_eq!(r.header("connection"), Some("close"));
+        assert_eq!(r.json()["data"][0]["id"], "mock-model");
+        c.assert_closed();
+    }
+}
+
+#[test]
+fn errors_and_head_requests() {
+    for d in DRIVERS {
+        let s = server(d, MockConfig::default());
+        let mut c = Client::connect(&s);
+        let r = c.call("GET", "/nope", "", "");
+        assert_eq!(r.status, 404);
+        assert_eq!(r.json()["error"]["code"], 404);
+        let r = c.call("POST", "/v1/chat/completions", "{not json", "");
+        assert_eq!(r.status, 400);
+        let e = r.json();
+        assert!(e["error"]["message"].as_str().unwrap().contains("JSON"));
+        assert_eq!(e["error"]["type"], "BadRequestError");
+        let r = c.call("GET", "/v1/chat/completions", "", "");
+        assert_eq!(r.status, 405);
+        // The connection survived all of that.
+        for path in ["/health", "/metrics", "/v1/models"] {
+            let get = c.call("GET", path, "", "");
+            let head = c.call("HEAD", path, "", "");
+            assert_eq!((get.status, head.status), (200, 200), "{path}");
+            if path != "/metrics" {
+                assert_eq!(
+                    head.header("content-length"),
+                    get.header("content-length"),
+                    "{path}"
+                );
+            }
+        }
+        // A chunked request body is refused and the connection closed.
+        c.send_raw(b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+        let r = c.read_response(false);
+        assert_eq!(r.status, 411);
+        c.assert_closed();
+        // Garbage gets a 400 and a close.
+        let mut c = Client::connect(&s);
+        c.send_raw(b"\x01\x02\x03 nonsense\r\n\r\n");
+        assert_eq!(c.read_response(false).status, 400);
+        c.assert_closed();
+    }
+}
+
+/// The value of the sample line that starts with `prefix`.
+fn sample(text: &str, prefix: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+#[test]
+fn metrics_reflect_served_traffic() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(4),
+                ..Default::default()
+            },
+        );
+        let before = s.metrics_text();
+        assert_eq!(sample(&before, "vllm:request_success_total{"), 0.0);
+        let mut c = Client::connect(&s);
+        for _ in 0..3 {
+            c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+        }
+        c.call(
+            "POST",
+            "/v1/completions",
+            r#"{"prompt":"one two","max_tokens":2}"#,
+            "",
+        );
+        let page = String::from_utf8(c.call("GET", "/metrics", "", "").body).unwrap();
+        for text in [page.as_str(), s.metrics_text().as_str()] {
+            assert_eq!(sample(text, "vllm:request_success_total{"), 4.0, "{d:?}");
+            assert_eq!(
+                sample(
+                    text,
+                    "vllm:request_success_total{engine=\"0\",finished_reason=\"length\""
+                ),
+                1.0
+            );
+            assert_eq!(
+                sample(text, "vllm:generation_tokens_total{"),
+                3.0 * 4.0 + 2.0
+            );
+            assert_eq!(sample(text, "vllm:prompt_tokens_total{"), 3.0 * 4.0 + 2.0);
+            assert_eq!(sample(text, "vllm:time_to_first_token_seconds_count{"), 4.0);
+            // Streams of 4 tokens give 3 gaps each; the whole response gives none.
+            assert_eq!(sample(text, "vllm:inter_token_latency_seconds_count{"), 9.0);
+            assert_eq!(
+                sample(
+                    text,
+                    "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"+Inf\""
+                ),
+                4.0
+            );
+            assert_eq!(sample(text, "vllm:num_requests_running{"), 0.0);
+            assert!(text.contains("model_name=\"mock-model\""));
+        }
+    }
+}
+
+#[test]
+fn truth_log_records_paced_events() {
+    let ttft = Duration::from_millis(30);
+    let itl = Duration::from_millis(8);
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                ttft,
+                itl,
+                truth_log: true,
+                output_tokens: OutputLen::Fixed(5),
+                tokens_per_event: 2,
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let ids = [Uuid::new_v4(), Uuid::new_v4()];
+        for id in ids {
+            let r = c.call(
+                "POST",
+                "/v1/chat/completions",
+                CHAT_STREAM,
+                &format!("X-Request-ID: {id}\r\n"),
+            );
+            assert_eq!(r.sse_data().len(), 1 + 3 + 3);
+        }
+        c.call(
+            "POST",
+            "/v1/completions",
+            r#"{"prompt":"x"}"#,
+            "X-Request-ID: not-a-uuid\r\n",
+        );
+        let truth = s.truth();
+        // The server records a request right after its last write; the client may be faster.
+        let waited = std::time::Instant::now();
+        while truth.len() < 3 && waited.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(truth.len(), 3, "{d:?}");
+        for id in ids {
+            let e = truth.get(&id).unwrap();
+            assert!(e.completed && e.stream);
+            assert_eq!(
+                (e.content_tokens, e.reasoning_tokens, e.tokens_per_event),
+                (5, 0, 2)
+            );
+            assert_eq!(e.event_ns.len(), 3);
+            assert!(e.head_ns >= e.arrival_ns);
+            assert!(
+                e.event_ns[0] - e.arrival_ns >= ttft.as_nanos() as u64,
+                "{d:?} {e:?}"
+            );
+            for w in e.event_ns.windows(2) {
+                assert!(w[1] - w[0] >= itl.as_nanos() as u64, "{d:?} {e:?}");
+            }
+            assert!(e.end_ns >= *e.event_ns.last().unwrap());
+        }
+        let unkeyed: Vec<TruthEntry> = truth
+            .entries()
+            .into_iter()
+            .filter(|e| e.request_id.is_none())
+            .collect();
+        assert_eq!(unkeyed.len(), 1);
+        // Non-streamed: ready when the last of ceil(5/2) = 3 events would be, TTFT + 2 × ITL.
+        let e = &unkeyed[0];
+        assert!(!e.stream);
+        assert!(
+            e.end_ns - e.arrival_ns >= (ttft + itl * 2).as_nanos() as u64,
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
+fn several_threads_serve_concurrent_connections_and_stop_joins() {
+    let s = server(
+        Driver::Auto,
+        MockConfig {
+            threads: 2,
+            pin_cores: Some(vec![0]),
+            itl: Duration::from_millis(1),
+            output_tokens: OutputLen::Fixed(3),
+            ..Default::default()
+        },
+    );
+    let addr = s.addr;
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let st = TcpStream::connect(addr).unwrap();
+                st.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut c = Client {
+                    reader: BufReader::new(st),
+                };
+                (0..5)
+                    .map(|_| {
+                        c.call("POST", "/v1/chat/completions", CHAT_STREAM, "")
+                            .sse_data()
+                            .len()
+                    })
+                    .sum::<usize>()
+            })
+        })
+        .collect();
+    let total: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(total, 4 * 5 * 7);
+    // Each connection's last request is counted right after its last write: allow for that.
+    let waited = std::time::Instant::now();
+    while sample(&s.metrics_text(), "vllm:request_success_total{") < 20.0
+        && waited.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        sample(&s.metrics_text(), "vllm:request_success_total{"),
+        20.0
+    );
+    // An idle connection does not keep stop from returning.
+    let _idle = TcpStream::connect(addr).unwrap();
+    let t = std::time::Instant::now();
+    s.stop();
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn run_until_serves_until_told_to_stop() {
+    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        run_until(MockConfig::default(), &rx, |s| {
+            addr_tx.send(s.addr).unwrap()
+        })
+    });
+    let addr = addr_rx.recv().unwrap();
+    let st = TcpStream::connect(addr).unwrap();
+    st.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut c = Client {
+        reader: BufReader::new(st),
+    };
+    assert_eq!(c.call("GET", "/health", "", "").status, 200);
+    tx.send(()).unwrap();
+    h.join().unwrap().unwrap();
+}
+
+#[test]
+fn bad_config_is_refused() {
+    let e = start(MockConfig {
+        tokens_per_event: 0,
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+}
+
+fn cpu_ns(who: libc::c_int) -> u64 {
+    // SAFETY: `rusage` is plain data; all-zero is a valid value for `getrusage` to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Rough CPU cost of the mock per streaming request (not a benchmark; run by hand with
+/// `cargo test --lib mock::tests::mock_cpu_cost -- --ignored --nocapture`). The mock's CPU time is
+/// the process's minus this (client) thread's.
+#[test]
+#[ignore]
+fn mock_cpu_cost_per_streaming_request() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(100),
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let n = 2000u64;
+        let (p0, t0) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
+        for _ in 0..n {
+            let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+            assert_eq!(r.chunks.len(), 104);
+        }
+        let (p1, t1) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
+        let mock = (p1 - p0).saturating_sub(t1 - t0);
+        println!(
+            "{d:?}: mock {:.1} us/request ({:.2} us/event), client {:.1} us/request",
+            mock as f64 / n as f64 / 1e3,
+            mock as f64 / (n * 104) as f64 / 1e3,
+            (t1 - t0) as f64 / n as f64 / 1e3
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! The truth log: when the mock really wrote each part of each response, on the raw
+//! `CLOCK_MONOTONIC` scale of [`crate::clock::monotonic_raw_ns`], so a client's stamps can be
+//! compared with the server's directly.
+//!
+//! Each server thread owns one shard (a mutex it takes once per finished request, never
+//! contended except by readers), so recording costs one uncontended lock and one insert.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Serialize;
+use uuid::Uuid;
+
+/// What the mock did for one completion request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TruthEntry {
+    /// The request's `X-Request-ID` header, when it held a UUID.
+    pub request_id: Option<Uuid>,
+    /// Request path (`/v1/chat/completions` or `/v1/completions`).
+    pub path: &'static str,
+    /// Whether the response was streamed.
+    pub stream: bool,
+    /// When the whole request (head and body) had been read.
+    pub arrival_ns: u64,
+    /// Just before the write of the response head (for chat streams, head plus role chunk).
+    pub head_ns: u64,
+    /// Just before the write of each token-carrying event: reasoning events first, then content
+    /// events. A non-streamed response has one entry, the write of the whole response.
+    pub event_ns: Vec<u64>,
+    /// Just before the write of the response's last bytes (finish chunk, usage, `[DONE]`, the
+    /// chunked terminator); equal to `head_ns` for a non-streamed response.
+    pub end_ns: u64,
+    /// Content tokens sent.
+    pub content_tokens: u64,
+    /// Reasoning tokens sent (before the content).
+    pub reasoning_tokens: u64,
+    /// Tokens packed into each event (the last event of each kind may carry fewer).
+    pub tokens_per_event: u64,
+    /// The approximate prompt tokens the mock reported in `usage`.
+    pub prompt_tokens: u64,
+    /// `false` when the client went away before the response was complete.
+    pub completed: bool,
+}
+
+impl TruthEntry {
+    /// How many of [`Self::event_ns`] carried reasoning tokens (they come first).
+    pub fn reasoning_events(&self) -> usize {
+        if self.stream {
+            self.reasoning_tokens.div_ceil(self.tokens_per_event.max(1)) as usize
+        } else {
+            0
+        }
+    }
+}
+
+#[derive(Default)]
+struct Shard {
+    by_id: HashMap<Uuid, usize>,
+    entries: Vec<TruthEntry>,
+}
+
+/// Per-request ground truth of every server thread. Cheap to share (`Arc`).
+pub struct TruthLog {
+    enabled: bool,
+    shards: Box<[Mutex<Shard>]>,
+}
+
+impl std::fmt::Debug for TruthLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TruthLog")
+            .field("enabled", &self.enabled)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+fn lock(m: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+    // A panic while holding the lock cannot leave a shard half-written (pushes are atomic from
+    // the reader's point of view), so a poisoned lock is still safe to use.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl TruthLog {
+    /// A log with one shard per server thread; a disabled log records nothing.
+    pub(crate) fn new(enabled: bool, threads: usize) -> Self {
+        Self {
+            enabled,
+            shards: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// Whether recording is on (`MockConfig::truth_log`).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Records one request from server thread `thread`.
+    pub(crate) fn record(&self, thread: usize, entry: TruthEntry) {
+        if !self.enabled {
+            return;
+        }
+        let Some(shard) = self.shards.get(thread % self.shards.len()) else {
+            return;
+        };
+        let mut s = lock(shard);
+        if let Some(id) = entry.request_id {
+            let at = s.entries.len();
+            s.by_id.insert(id, at);
+        }
+        s.entries.push(entry);
+    }
+
+    /// The entry of the request with this `X-Request-ID` (the latest one if the id was reused).
+    pub fn get(&self, id: &Uuid) -> Option<TruthEntry> {
+        self.shards.iter().find_map(|m| {
+            let s = lock(m);
+            s.by_id.get(id).and_then(|&i| s.entries.get(i)).cloned()
+        })
+    }
+
+    /// Number of recorded requests (with or without an id).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|m| lock(m).entries.len()).sum()
+    }
+
+    /// Whether nothing has been recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every recorded request, ordered by arrival.
+    pub fn entries(&self) -> Vec<TruthEntry> {
+        let mut all: Vec<TruthEntry> = self
+            .shards
+            .iter()
+            .flat_map(|m| lock(m).entries.clone())
+            .collect();
+        all.sort_by_key(|e| e.arrival_ns);
+        all
+    }
+
+    /// Writes every entry as one JSON object per line, ordered by arrival. Field names are those
+    /// of [`TruthEntry`]; `request_id` is the hyphenated UUID or null; all stamps are raw
+    /// `CLOCK_MONOTONIC` nanoseconds.
+    pub fn write_jsonl(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        let mut out = BufWriter::new(std::fs::File::create(path)?);
+        for e in self.entries() {
+            let line = JsonlEntry {
+                request_id: e.request_id.map(|u| u.hyphenated().to_string()),
+                path: e.path,
+                stream: e.stream,
+                arrival_ns: e.arrival_ns,
+                head_ns: e.head_ns,
+                event_ns: &e.event_ns,
+                end_ns: e.end_ns,
+                content_tokens: e.content_tokens,
+                reasoning_tokens: e.reasoning_tokens,
+                tokens_per_event: e.tokens_per_event,
+                prompt_tokens: e.prompt_tokens,
+                completed: e.completed,
+            };
+            serde_json::to_writer(&mut out, &line)?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
+}
+
+#[derive(Serialize)]
+struct JsonlEntry<'a> {
+    request_id: Option<String>,
+    path: &'a str,
+    stream: bool,
+    arrival_ns: u64,
+    head_ns: u64,
+    event_ns: &'a [u64],
+    end_ns: u64,
+    content_tokens: u64,
+    reasoning_tokens: u64,
+    tokens_per_event: u64,
+    prompt_tokens: u64,
+    completed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: Option<Uuid>, arrival_ns: u64) -> TruthEntry {
+        TruthEntry {
+            request_id: id,
+            path: "/v1/completions",
+            stream: true,
+            arrival_ns,
+            head_ns: arrival_ns + 1,
+            event_ns: vec![arrival_ns + 2, arrival_ns + 3],
+            end_ns: arrival_ns + 4,
+            content_tokens: 3,
+            reasoning_tokens: 1,
+            tokens_per_event: 2,
+            prompt_tokens: 5,
+            completed: true,
+        }
+    }
+
+    #[test]
+    fn records_by_id_across_shards_and_orders_by_arrival() {
+        let log = TruthLog::new(true, 2);
+        let a = Uuid::from_u128(1);
+        let b = Uuid::from_u128(2);
+        log.record(1, entry(Some(a), 50));
+        log.record(0, entry(Some(b), 10));
+        log.record(0, entry(None, 30));
+        assert_eq!(log.len(), 3);
+        assert_eq!(log.get(&a).map(|e| e.arrival_ns), Some(50));
+        assert_eq!(log.get(&b).map(|e| e.arrival_ns), Some(10));
+        assert_eq!(log.get(&Uuid::from_u128(3)), None);
+        let order: Vec<u64> = log.entries().iter().map(|e| e.arrival_ns).collect();
+        assert_eq!(order, [10, 30, 50]);
+        assert_eq!(log.entries()[0].reasoning_events(), 1);
+    }
+
+    #[test]
+    fn disabled_log_records_nothing() {
+        let log = TruthLog::new(false, 1);
+        log.record(0, entry(Some(Uuid::from_u128(1)), 1));
+        assert!(log.is_empty());
+    }
+
+    #[test]
+    fn jsonl_has_one_parsable_line_per_entry() {
+        let log = TruthLog::new(true, 1);
+        let a = Uuid::from_u128(0xabc);
+        log.record(0, entry(Some(a), 7));
+        log.record(0, entry(None, 9));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("truth.jsonl");
+        log.write_jsonl(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["request_id"], a.hyphenated().to_string());
+        assert_eq!(lines[0]["event_ns"], serde_json::json!([9, 10]));
+        assert!(lines[1]["request_id"].is_null());
+        assert_eq!(lines[1]["end_ns"], 13);
+    }
+}

@@ -1,0 +1,460 @@
+//! Response bytes, written by hand into reused buffers: HTTP heads, chunked framing, and the
+//! vLLM-shaped JSON of chat and completion responses (streamed chunks and whole bodies).
+//!
+//! Mock words never need JSON escaping (they are plain ASCII letters and spaces); the model name
+//! is escaped once at start-up.
+
+use std::io::Write as _;
+
+use super::tokens::word;
+
+/// Per-response constants shared by every event of one response.
+pub(crate) struct Meta<'a> {
+    /// Random part of the response id (`chatcmpl-…` / `cmpl-…`).
+    pub(crate) id: u64,
+    /// Unix seconds of the request.
+    pub(crate) created: u64,
+    /// The model name as a JSON string literal, quotes included.
+    pub(crate) model_json: &'a str,
+}
+
+/// A run of mock words: tokens `from..from + count` of the stream starting at word `start`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Words {
+    pub(crate) start: u64,
+    pub(crate) from: u64,
+    pub(crate) count: u64,
+}
+
+impl Words {
+    fn write(self, out: &mut Vec<u8>) {
+        for i in self.from..self.from + self.count {
+            out.extend_from_slice(word(self.start, i).as_bytes());
+        }
+    }
+}
+
+/// Reason phrase of the status codes the mock sends.
+fn reason(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        411 => "Length Required",
+        413 => "Payload Too Large",
+        431 => "Request Header Fields Too Large",
+        _ => "Error",
+    }
+}
+
+/// A response head with a `content-length`.
+pub(crate) fn head(out: &mut Vec<u8>, code: u16, content_type: &str, len: usize, close: bool) {
+    let _ = write!(
+        out,
+        "HTTP/1.1 {code} {}\r\nserver: ringperf-mock\r\ncontent-type: {content_type}\r\n\
+         content-length: {len}\r\n",
+        reason(code)
+    );
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The head of a streamed (SSE, chunked) response.
+pub(crate) fn stream_head(out: &mut Vec<u8>, close: bool) {
+    out.extend_from_slice(
+        b"HTTP/1.1 200 OK\r\nserver: ringperf-mock\r\n\
+          content-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n",
+    );
+    if close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends `payload` as one HTTP chunk.
+pub(crate) fn chunk(out: &mut Vec<u8>, payload: &[u8]) {
+    let _ = write!(out, "{:x}\r\n", payload.len());
+    out.extend_from_slice(payload);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The terminating zero-length chunk.
+pub(crate) fn last_chunk(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"0\r\n\r\n");
+}
+
+/// An OpenAI-shaped error body (`{"error":{"message","type","code"}}`).
+pub(crate) fn error_body(code: u16, message: &str) -> Vec<u8> {
+    let kind = match code {
+        404 => "NotFoundError",
+        405 => "MethodNotAllowed",
+        _ => "BadRequestError",
+    };
+    let v = serde_json::json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
+    serde_json::to_vec(&v).unwrap_or_default()
+}
+
+/// What a chat stream event carries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ChatDelta<'a> {
+    /// The opening `{"role":"assistant","content":""}`.
+    Role,
+    /// Reasoning tokens (`reasoning_content`).
+    Reasoning(Words),
+    /// Answer tokens (`content`).
+    Content(Words),
+    /// The closing empty delta with `finish_reason`.
+    Finish(&'a str),
+}
+
+/// `data: {chat.completion.chunk}\n\n`.
+pub(crate) fn sse_chat(out: &mut Vec<u8>, m: &Meta<'_>, delta: ChatDelta<'_>) {
+    let _ = write!(
+        out,
+        "data: {{\"id\":\"chatcmpl-{:016x}\",\"object\":\"chat.completion.chunk\",\"created\":{},\
+         \"model\":{},\"choices\":[{{\"index\":0,\"delta\":",
+        m.id, m.created, m.model_json
+    );
+    let finish = match delta {
+        ChatDelta::Role => {
+            out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"\"}");
+            None
+        }
+        ChatDelta::Reasoning(w) => {
+            out.extend_from_slice(b"{\"reasoning_content\":\"");
+            w.write(out);
+            out.extend_from_slice(b"\"}");
+            None
+        }
+        ChatDelta::Content(w) => {
+            out.extend_from_slice(b"{\"content\":\"");
+            w.write(out);
+            out.extend_from_slice(b"\"}");
+            None
+        }
+        ChatDelta::Finish(reason) => {
+            out.extend_from_slice(b"{}");
+            Some(reason)
+        }
+    };
+    finish_tail(out, finish);
+}
+
+fn finish_tail(out: &mut Vec<u8>, finish: Option<&str>) {
+    match finish {
+        Some(r) => {
+            let _ = write!(
+                out,
+                ",\"logprobs\":null,\"finish_reason\":\"{r}\",\"stop_reason\":null}}]}}\n\n"
+            );
+        }
+        None => out.extend_from_slice(b",\"logprobs\":null,\"finish_reason\":null}]}\n\n"),
+    }
+}
+
+/// `data: {text_completion}\n\n`: some words, or (with `finish`) the empty closing event.
+pub(crate) fn sse_completion(
+    out: &mut Vec<u8>,
+    m: &Meta<'_>,
+    text: Option<Words>,
+    finish: Option<&str>,
+) {
+    let _ = write!(
+        out,
+        "data: {{\"id\":\"cmpl-{:016x}\",\"object\":\"text_completion\",\"created\":{},\
+         \"model\":{},\"choices\":[{{\"index\":0,\"text\":\"",
+        m.id, m.created, m.model_json
+    );
+    if let Some(w) = text {
+        w.write(out);
+    }
+    out.push(b'"');
+    finish_tail(out, finish);
+}
+
+/// Token counts of one response.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Usage {
+    pub(crate) prompt: u64,
+    pub(crate) reasoning: u64,
+    pub(crate) content: u64,
+}
+
+fn usage_json(out: &mut Vec<u8>, u: Usage) {
+    let completion = u.reasoning + u.content;
+    let _ = write!(
+        out,
+        "\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{}",
+        u.prompt,
+        u.prompt + completion,
+        completion
+    );
+    if u.reasoning > 0 {
+        let _ = write!(
+            out,
+            ",\"completion_tokens_details\":{{\"reasoning_tokens\":{}}}",
+            u.reasoning
+        );
+    }
+    out.push(b'}');
+}
+
+/// The usage-only event (empty `choices`) sent when `stream_options.include_usage` is set.
+pub(crate) fn sse_usage(out: &mut Vec<u8>, m: &Meta<'_>, chat: bool, u: Usage) {
+    let (prefix, object) = if chat {
+        ("chatcmpl", "chat.completion.chunk")
+    } else {
+        ("cmpl", "text_completion")
+    };
+    let _ = write!(
+        out,
+        "data: {{\"id\":\"{prefix}-{:016x}\",\"object\":\"{object}\",\"created\":{},\"model\":{},\
+         \"choices\":[],",
+        m.id, m.created, m.model_json
+    );
+    usage_json(out, u);
+    out.extend_from_slice(b"}\n\n");
+}
+
+/// `data: [DONE]\n\n`.
+pub(crate) fn sse_done(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"data: [DONE]\n\n");
+}
+
+/// A whole non-streamed `chat.completion` body.
+pub(crate) fn chat_body(
+    out: &mut Vec<u8>,
+    m: &Meta<'_>,
+    reasoning: Words,
+    content: Words,
+    finish: &str,
+    u: Usage,
+) {
+    let _ = write!(
+        out,
+        "{{\"id\":\"chatcmpl-{:016x}\",\"object\":\"chat.completion\",\"created\":{},\"model\":{},\
+         \"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"",
+        m.id, m.created, m.model_json
+    );
+    content.write(out);
+    out.push(b'"');
+    if reasoning.count > 0 {
+        out.extend_from_slice(b",\"reasoning_content\":\"");
+        reasoning.write(out);
+        out.push(b'"');
+    }
+    let _ = write!(
+        out,
+        "}},\"logprobs\":null,\"finish_reason\":\"{finish}\",\"stop_reason\":null}}],"
+    );
+    usage_json(out, u);
+    out.push(b'}');
+}
+
+/// A whole non-streamed `text_completion` body.
+pub(crate) fn completion_body(
+    out: &mut Vec<u8>,
+    m: &Meta<'_>,
+    text: Words,
+    finish: &str,
+    u: Usage,
+) {
+    let _ = write!(
+        out,
+        "{{\"id\":\"cmpl-{:016x}\",\"object\":\"text_completion\",\"created\":{},\"model\":{},\
+         \"choices\":[{{\"index\":0,\"text\":\"",
+        m.id, m.created, m.model_json
+    );
+    text.write(out);
+    let _ = write!(
+        out,
+        "\",\"logprobs\":null,\"finish_reason\":\"{finish}\",\"stop_reason\":null}}],"
+    );
+    usage_json(out, u);
+    out.push(b'}');
+}
+
+/// The `/v1/models` body (vLLM shape) for one model.
+pub(crate) fn models_body(model: &str, created: u64) -> Vec<u8> {
+    let v = serde_json::json!({
+        "object": "list",
+        "data": [{
+            "id": model, "object": "model", "created": created, "owned_by": "vllm",
+            "root": model, "parent": null, "max_model_len": 131072,
+            "permission": [{
+                "id": "modelperm-ringperf-mock", "object": "model_permission", "created": created,
+                "allow_create_engine": false, "allow_sampling": true, "allow_logprobs": true,
+                "allow_search_indices": false, "allow_view": true, "allow_fine_tuning": false,
+                "organization": "*", "group": null, "is_blocking": false
+            }]
+        }]
+    });
+    serde_json::to_vec(&v).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: Meta<'static> = Meta {
+        id: 0xab,
+        created: 5,
+        model_json: "\"m\\\"x\"",
+    };
+
+    fn json_of_event(ev: &[u8]) -> serde_json::Value {
+        let s = std::str::from_utf8(ev).unwrap();
+        let body = s
+            .strip_prefix("data: ")
+            .unwrap()
+            .strip_suffix("\n\n")
+            .unwrap();
+        serde_json::from_str(body).unwrap()
+    }
+
+    #[test]
+    fn chat_events_are_valid_vllm_shaped_json() {
+        let mut ev = Vec::new();
+        sse_chat(&mut ev, &M, ChatDelta::Role);
+        let v = json_of_event(&ev);
+        assert_eq!(v["id"], "chatcmpl-00000000000000ab");
+        assert_eq!(v["model"], "m\"x");
+        assert_eq!(
+            v["choices"][0]["delta"],
+            serde_json::json!({"role":"assistant","content":""})
+        );
+        ev.clear();
+        sse_chat(
+            &mut ev,
+            &M,
+            ChatDelta::Content(Words {
+                start: 0,
+                from: 1,
+                count: 2,
+            }),
+        );
+        let v = json_of_event(&ev);
+        assert_eq!(v["choices"][0]["delta"]["content"], " of and");
+        assert!(v["choices"][0]["finish_reason"].is_null());
+        ev.clear();
+        sse_chat(
+            &mut ev,
+            &M,
+            ChatDelta::Reasoning(Words {
+                start: 0,
+                from: 0,
+                count: 1,
+            }),
+        );
+        assert_eq!(
+            json_of_event(&ev)["choices"][0]["delta"]["reasoning_content"],
+            " the"
+        );
+        ev.clear();
+        sse_chat(&mut ev, &M, ChatDelta::Finish("length"));
+        let v = json_of_event(&ev);
+        assert_eq!(v["choices"][0]["finish_reason"], "length");
+        assert_eq!(v["choices"][0]["delta"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn completion_usage_and_bodies() {
+        let mut ev = Vec::new();
+        sse_completion(
+            &mut ev,
+            &M,
+            Some(Words {
+                start: 63,
+                from: 0,
+                count: 2,
+            }),
+            None,
+        );
+        assert_eq!(json_of_event(&ev)["choices"][0]["text"], " work the");
+        ev.clear();
+        sse_usage(
+            &mut ev,
+            &M,
+            false,
+            Usage {
+                prompt: 3,
+                reasoning: 2,
+                content: 4,
+            },
+        );
+        let v = json_of_event(&ev);
+        assert_eq!(v["choices"], serde_json::json!([]));
+        assert_eq!(
+            v["usage"],
+            serde_json::json!({"prompt_tokens":3,"total_tokens":9,"completion_tokens":6,
+                "completion_tokens_details":{"reasoning_tokens":2}})
+        );
+        let mut b = Vec::new();
+        let w = Words {
+            start: 0,
+            from: 0,
+            count: 1,
+        };
+        chat_body(
+            &mut b,
+            &M,
+            w,
+            Words {
+                start: 0,
+                from: 1,
+                count: 1,
+            },
+            "stop",
+            Usage {
+                prompt: 1,
+                reasoning: 1,
+                content: 1,
+            },
+        );
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert_eq!(v["object"], "chat.completion");
+        assert_eq!(v["choices"][0]["message"]["content"], " of");
+        assert_eq!(v["choices"][0]["message"]["reasoning_content"], " the");
+        assert_eq!(v["usage"]["total_tokens"], 3);
+        b.clear();
+        completion_body(
+            &mut b,
+            &M,
+            w,
+            "length",
+            Usage {
+                prompt: 0,
+                reasoning: 0,
+                content: 1,
+            },
+        );
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert_eq!(v["choices"][0]["text"], " the");
+        assert_eq!(v["choices"][0]["finish_reason"], "length");
+        assert!(v["usage"].get("completion_tokens_details").is_none());
+    }
+
+    #[test]
+    fn chunk_framing_and_heads() {
+        let mut out = Vec::new();
+        chunk(&mut out, &[b'x'; 26]);
+        last_chunk(&mut out);
+        assert_eq!(
+            out,
+            [b"1a\r\n".as_slice(), &[b'x'; 26], b"\r\n0\r\n\r\n"].concat()
+        );
+        out.clear();
+        head(&mut out, 404, "application/json", 7, true);
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.starts_with("HTTP/1.1 404 Not Found\r\n"));
+        assert!(s.contains("content-length: 7\r\n") && s.ends_with("connection: close\r\n\r\n"));
+        let e: serde_json::Value = serde_json::from_slice(&error_body(400, "bad")).unwrap();
+        assert_eq!(e["error"]["message"], "bad");
+        assert_eq!(e["error"]["code"], 400);
+        let m: serde_json::Value = serde_json::from_slice(&models_body("q", 1)).unwrap();
+        assert_eq!(m["data"][0]["id"], "q");
+    }
+}
