@@ -236,7 +236,7 @@ pub struct ProfileArgs {
     // ----- ISL / OSL -----
     /// Mean input tokens of synthetic prompts.
     #[arg(long = "prompt-input-tokens-mean", visible_aliases = ["synthetic-input-tokens-mean", "isl"], default_value_t = 550, help_heading = "Input Sequence Length (ISL)")]
-    pub isl_mean: u64,
+    pub isl_mean: u32,
 
     /// Standard deviation of synthetic input tokens.
     #[arg(long = "prompt-input-tokens-stddev", visible_aliases = ["synthetic-input-tokens-stddev", "isl-stddev"], default_value_t = 0.0, help_heading = "Input Sequence Length (ISL)")]
@@ -244,7 +244,7 @@ pub struct ProfileArgs {
 
     /// Mean output tokens requested (`max_completion_tokens`); unset sends no limit.
     #[arg(long = "prompt-output-tokens-mean", visible_aliases = ["output-tokens-mean", "osl"], help_heading = "Output Sequence Length (OSL)")]
-    pub osl_mean: Option<u64>,
+    pub osl_mean: Option<u32>,
 
     /// Standard deviation of requested output tokens.
     #[arg(long = "prompt-output-tokens-stddev", visible_aliases = ["output-tokens-stddev", "osl-stddev"], default_value_t = 0.0, help_heading = "Output Sequence Length (OSL)")]

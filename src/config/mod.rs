@@ -131,9 +131,9 @@ pub struct MockShape {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DatasetConfig {
     pub entries: usize,
-    pub isl_mean: u64,
+    pub isl_mean: u32,
     pub isl_stddev: f64,
-    pub osl_mean: Option<u64>,
+    pub osl_mean: Option<u32>,
     pub osl_stddev: f64,
 }
 

@@ -96,7 +96,7 @@ impl Collector {
             }
             if last_flush.elapsed() >= Duration::from_secs(1) {
                 if let Some((_, w)) = self.jsonl.as_mut() {
-                    let _ = w.flush();
+                    let _ = w.maybe_flush(self.clock.now_ns());
                 }
                 last_flush = Instant::now();
             }
@@ -107,8 +107,8 @@ impl Collector {
                 std::thread::sleep(Duration::from_micros(200));
             }
         }
-        if let Some((path, mut w)) = self.jsonl.take()
-            && let Err(e) = w.flush()
+        if let Some((path, w)) = self.jsonl.take()
+            && let Err(e) = w.close()
         {
             jsonl_error.get_or_insert(format!("writing {}: {e}", path.display()));
         }

@@ -78,7 +78,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
     };
 
     let tokenizer = Arc::new(
-        workload::load_tokenizer(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?,
+        workload::tokenizer::load(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?,
     );
     let dataset = workload::build_dataset(&workload_params(&cfg), &tokenizer);
 
@@ -116,7 +116,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
     let jsonl = match cfg.export_level {
         ExportLevel::Records => {
             let path = dir.join(&names.jsonl);
-            let w = JsonlWriter::create(&path)
+            let w = JsonlWriter::create(&path, 0)
                 .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
             Some((path, w))
         }
@@ -320,7 +320,7 @@ fn workload_params(cfg: &Config) -> workload::WorkloadParams {
         osl_mean: cfg.dataset.osl_mean,
         osl_stddev: cfg.dataset.osl_stddev,
         num_dataset_entries: cfg.dataset.entries,
-        seed: cfg.seed,
+        seed: Some(cfg.seed),
         payload: crate::endpoint::PayloadParams {
             model: cfg.models[0].clone(),
             streaming: cfg.streaming,
@@ -337,7 +337,7 @@ fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::Mo
         threads: shape.threads,
         ttft: shape.ttft,
         itl: shape.itl,
-        output_tokens: crate::mock::OutputLen::Fixed(shape.output_tokens),
+        output_tokens: crate::mock::OutputLen::Fixed(shape.output_tokens as u64),
         tokens_per_event: shape.tokens_per_event,
         reasoning_tokens: shape.reasoning_tokens,
         model: model.to_string(),

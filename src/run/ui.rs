@@ -99,7 +99,7 @@ impl View {
     }
 
     pub fn finish(self) {
-        if let Some(bar) = self.bar {
+        if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
         if self.ui == UiType::Lines {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 use crossbeam_queue::ArrayQueue;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use crate::clock::Clock;
 use crate::config::{ConnectionReuse, IoDriver};

@@ -1,0 +1,287 @@
+//! End-to-end runs of `ringperf profile` against the in-process mock server on 127.0.0.1:0,
+//! on both monoio drivers, checked against the mock's truth log (when it wrote each byte).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Parser;
+use ringperf::cli::{Cli, Command};
+use ringperf::config::Config;
+use ringperf::mock::{Driver, MockConfig, MockServer, OutputLen, TruthEntry};
+use serde_json::Value;
+
+fn mock(ttft_ms: u64, itl_ms: u64, tokens: u64, per_event: usize, driver: Driver) -> MockServer {
+    ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(ttft_ms),
+        itl: Duration::from_millis(itl_ms),
+        output_tokens: OutputLen::Fixed(tokens),
+        tokens_per_event: per_event,
+        truth_log: true,
+        io_driver: driver,
+        ..MockConfig::default()
+    })
+    .expect("mock starts")
+}
+
+fn config(line: &str) -> Config {
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a profile command")
+    };
+    Config::from_args(&p, &argv, false).expect("valid config")
+}
+
+fn read_jsonl(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("jsonl exists");
+    assert!(text.ends_with('\n'), "every JSONL line is complete");
+    text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")
+}
+
+fn metric(rec: &Value, tag: &str) -> Option<f64> {
+    rec["metrics"][tag]["value"].as_f64()
+}
+
+/// Converts a record's wall-clock `request_start_ns` to raw CLOCK_MONOTONIC ns using the
+/// clock anchors the run exported.
+fn raw_start(rec: &Value, summary: &Value) -> u64 {
+    let wall = rec["metadata"]["request_start_ns"].as_u64().expect("request_start_ns");
+    let clock = &summary["ringperf"]["clock"];
+    let wall0 = clock["wall_origin_ns"].as_u64().expect("wall origin");
+    let mono0 = clock["monotonic_origin_ns"].as_u64().expect("monotonic origin");
+    wall - wall0 + mono0
+}
+
+/// A streaming run with fixed TTFT, inter-token delay and length: every reported TTFT, request
+/// latency and inter-chunk latency must match what the mock's truth log says it did.
+///
+/// Bounds: a value can never be *smaller* than the truth (bytes cannot arrive before they are
+/// written; both sides read the same CLOCK_MONOTONIC), and it exceeds it only by loopback
+/// delivery plus scheduling of the reading thread. ringperf stamps the read, not the parse, so
+/// that excess is tens of microseconds on an idle machine; the per-request bound of 5 ms leaves
+/// room for a loaded 2-core CI box, and the median bound of 1 ms would catch a client that
+/// stamped after parsing or batched reads.
+fn streaming_ground_truth(driver: Driver, io_driver: &str) {
+    let server = mock(25, 4, 12, 1, driver);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u http://{} --streaming --concurrency 3 --request-count 24 \
+         --isl 40 --osl 12 --random-seed 7 --ui none --io-driver {io_driver} --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let outcome = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!(outcome.exit_code(), 0);
+    assert_eq!((outcome.successes, outcome.errors), (24, 0));
+
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["request_count"]["avg"].as_f64(), Some(24.0));
+    let expected_driver = if io_driver == "legacy" { "epoll" } else { "io_uring" };
+    assert_eq!(summary["ringperf"]["io_driver"], expected_driver);
+
+    let truth: HashMap<String, TruthEntry> = server
+        .truth()
+        .entries()
+        .into_iter()
+        .filter_map(|e| e.request_id.map(|id| (id.to_string(), e)))
+        .collect();
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs.len(), 24);
+    let mut excess_ttft = Vec::new();
+    for rec in &recs {
+        let id = rec["metadata"]["x_request_id"].as_str().expect("request id");
+        let t = truth.get(id).unwrap_or_else(|| panic!("mock saw request {id}"));
+        assert_eq!(t.event_ns.len(), 12);
+        let start = raw_start(rec, &summary);
+        assert!(start <= t.arrival_ns, "sent before the mock received it");
+
+        let ttft_ns = metric(rec, "time_to_first_token").expect("ttft") * 1e6;
+        let true_ttft = (t.event_ns[0] - start) as f64;
+        let excess = ttft_ns - true_ttft;
+        assert!(excess >= -1_000.0, "TTFT {ttft_ns} below truth {true_ttft}");
+        assert!(excess < 5e6, "TTFT {ttft_ns} exceeds truth {true_ttft} by {excess} ns");
+        excess_ttft.push(excess);
+
+        let lat_ns = metric(rec, "request_latency").expect("latency") * 1e6;
+        let true_lat = (t.event_ns[11] - start) as f64;
+        assert!(lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 5e6, "{lat_ns} vs {true_lat}");
+
+        let icl = rec["metrics"]["inter_chunk_latency"]["value"].as_array().expect("icl list");
+        assert_eq!(icl.len(), 11);
+        for (k, v) in icl.iter().enumerate() {
+            let reported = v.as_f64().unwrap() * 1e6;
+            let truth_gap = (t.event_ns[k + 1] - t.event_ns[k]) as f64;
+            assert!((reported - truth_gap).abs() < 5e6, "ICL {k}: {reported} vs {truth_gap}");
+        }
+        // The mock streams 12 single-token events; the OSL comes from tokenizing the text.
+        assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 12);
+        assert_eq!(rec["metrics"]["input_sequence_length"]["value"], 40);
+        let itl = metric(rec, "inter_token_latency").unwrap();
+        assert!((itl - (lat_ns - ttft_ns) / 1e6 / 11.0).abs() < 1e-6);
+    }
+    excess_ttft.sort_by(f64::total_cmp);
+    let median = excess_ttft[excess_ttft.len() / 2];
+    assert!(median < 1e6, "median TTFT excess {median} ns");
+}
+
+#[test]
+fn streaming_matches_truth_on_io_uring() {
+    streaming_ground_truth(Driver::Uring, "uring");
+}
+
+#[test]
+fn streaming_matches_truth_on_epoll() {
+    streaming_ground_truth(Driver::Legacy, "legacy");
+}
+
+#[test]
+fn packed_events_count_tokens_not_events() {
+    let server = mock(0, 1, 30, 4, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --streaming --concurrency 2 --request-count 6 --isl 10 \
+         --ui none --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    ringperf::run::run(cfg).unwrap();
+    for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
+        assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 30);
+        // 30 tokens in events of 4: 8 content events, 7 gaps.
+        assert_eq!(rec["metrics"]["inter_chunk_latency"]["value"].as_array().unwrap().len(), 7);
+    }
+}
+
+#[test]
+fn non_streaming_run_has_no_streaming_metrics() {
+    let server = mock(0, 0, 8, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type completions --concurrency 2 \
+         --request-count 10 --isl 16 --ui none --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!(out.successes, 10);
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    for tag in ["time_to_first_token", "inter_token_latency", "time_to_second_token"] {
+        assert!(summary.get(tag).is_none(), "{tag} must not exist without --streaming");
+    }
+    assert!(summary["request_latency"]["avg"].as_f64().unwrap() > 0.0);
+    for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
+        assert!(rec["metrics"].get("time_to_first_token").is_none());
+        assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 8);
+    }
+}
+
+#[test]
+fn warmup_is_excluded_and_rate_mode_reports_lag() {
+    let server = mock(0, 0, 4, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --streaming --request-rate 200 --arrival-pattern constant \
+         --request-count 20 --warmup-request-count 5 --isl 8 --ui none --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!(out.successes, 20);
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["request_count"]["avg"].as_f64(), Some(20.0));
+    assert_eq!(summary["warmup_metrics"]["request_count"]["avg"].as_f64(), Some(5.0));
+    let lag = &summary["ringperf"]["dispatch_lag_ns"];
+    assert!(lag["p50"].as_f64().is_some() && lag["max"].as_f64().is_some(), "{lag}");
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    let profiling = recs.iter().filter(|r| r["metadata"]["benchmark_phase"] == "profiling").count();
+    assert_eq!(profiling, 20);
+    // Constant 200/s: 20 requests span 95 ms of intended send times.
+    let mut starts: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
+        .map(|r| r["metadata"]["request_start_ns"].as_u64().unwrap())
+        .collect();
+    starts.sort_unstable();
+    let span_ms = (starts[19] - starts[0]) as f64 / 1e6;
+    assert!((90.0..200.0).contains(&span_ms), "span {span_ms} ms");
+}
+
+#[test]
+fn duration_run_stops_on_time() {
+    let server = mock(0, 1, 4, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --streaming --concurrency 2 --benchmark-duration 1 \
+         --benchmark-grace-period 5 --isl 8 --ui none --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let t = std::time::Instant::now();
+    let out = ringperf::run::run(cfg).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
+    assert!(out.successes > 10, "{out:?}");
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let d = summary["benchmark_duration"]["avg"].as_f64().unwrap();
+    assert!((0.9..2.0).contains(&d), "benchmark_duration {d} s");
+}
+
+#[test]
+fn every_request_failing_exits_non_zero_and_says_why() {
+    // A port nothing listens on: bind, learn the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u 127.0.0.1:{port} --concurrency 2 --request-count 5 \
+         --isl 8 --ui none --artifact-dir {}",
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!((out.successes, out.errors), (0, 5));
+    assert_eq!(out.exit_code(), 1);
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["error_request_count"]["avg"].as_f64(), Some(5.0));
+    let e = &summary["error_summary"][0];
+    assert_eq!(e["count"], 5);
+    assert!(e["error_details"]["type"].as_str().unwrap().contains("Connect"), "{e}");
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs.len(), 5);
+    assert!(recs.iter().all(|r| r["error"]["type"].is_string()));
+}
+
+#[test]
+fn binary_demo_and_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--mock", "--streaming", "--concurrency", "2", "--request-count", "8"])
+        .args(["--mock-ttft-ms", "1", "--mock-itl-ms", "0", "--ui", "none", "--artifact-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ringperf | LLM Metrics"), "{stdout}");
+    assert!(stdout.contains("Time to First Token"), "{stdout}");
+    for f in ["profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl", "inputs.json"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let csv = std::fs::read(dir.path().join("profile_export_aiperf.csv")).unwrap();
+    assert!(csv.windows(2).any(|w| w == b"\r\n"), "CSV lines end with CRLF");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "x", "--goodput", "request_latency:10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--goodput"));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "x", "--concurrency", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--concurrency"));
+}
