@@ -21,9 +21,11 @@ pub enum ResultValue {
 /// One metric's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricResult {
+    /// The metric.
     pub def: &'static MetricDef,
     /// The error-adjusted variant (`adj_<tag>`, spec §5.4).
     pub adjusted: bool,
+    /// Its statistics or value, base units.
     pub value: ResultValue,
 }
 
@@ -58,19 +60,26 @@ impl MetricResult {
 /// One distinct error and how many records had it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ErrorCount {
+    /// HTTP status or AIPerf pseudo-code.
     pub code: Option<u16>,
     /// `type` in AIPerf's error shape.
     pub kind: String,
+    /// Error message.
     pub message: String,
+    /// Records with this error.
     pub count: u64,
 }
 
 /// Open-loop dispatch lag (actual − intended send time) over every record, ns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LagSummary {
+    /// Median lag.
     pub p50_ns: f64,
+    /// 99th percentile (linear).
     pub p99_ns: f64,
+    /// Worst lag.
     pub max_ns: f64,
+    /// Records measured.
     pub count: u64,
 }
 
@@ -348,7 +357,7 @@ impl Accumulator {
         );
 
         let mut error_summary = self.errors.clone();
-        error_summary.sort_by(|a, b| b.count.cmp(&a.count));
+        error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));
         Summary {
             results,
             error_summary,

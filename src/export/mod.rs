@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Output artifacts (spec §6): the summary JSON and CSV, the per-record JSONL, the console
 //! table, the artifact directory name and the export file names.
 
@@ -29,11 +30,13 @@ pub struct RunInfo {
     pub input_config: serde_json::Value,
     /// Wall-clock epoch ns when profiling started and ended (`start_time` / `end_time`).
     pub start_wall_ns: u64,
+    /// See `start_wall_ns`.
     pub end_wall_ns: u64,
     /// The run was cut short (Ctrl-C, error budget).
     pub was_cancelled: bool,
     /// `is_complete` / `incomplete_reason`; omitted from the JSON when `None`.
     pub is_complete: Option<bool>,
+    /// Why the run is incomplete, if it is.
     pub incomplete_reason: Option<String>,
     /// Console table title after `ringperf | ` (AIPerf's `LLM Metrics`).
     pub metrics_title: String,
@@ -53,9 +56,19 @@ pub enum Stimulus {
     /// Closed loop at this concurrency.
     Concurrency(u64),
     /// Open loop at `rate` requests/s, optionally capped by a concurrency.
-    Rate { rate: f64, concurrency: Option<u64> },
+    Rate {
+        /// Requests per second.
+        rate: f64,
+        /// `--concurrency` cap, if any.
+        concurrency: Option<u64>,
+    },
     /// User-centric rate: `users` sessions at `qps` total.
-    UserCentric { users: u64, qps: f64 },
+    UserCentric {
+        /// Concurrent users.
+        users: u64,
+        /// Total requests per second.
+        qps: f64,
+    },
     /// Trace replay.
     FixedSchedule,
 }
@@ -126,16 +139,27 @@ pub fn py_float_str(v: f64) -> String {
 /// `--profile-export-prefix` is given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportNames {
+    /// Summary JSON.
     pub json: String,
+    /// Summary CSV.
     pub csv: String,
+    /// Per-record JSONL.
     pub jsonl: String,
+    /// Raw request/response JSONL.
     pub raw_jsonl: String,
+    /// Timeslice CSV.
     pub timeslices_csv: String,
+    /// Timeslice JSON.
     pub timeslices_json: String,
+    /// GPU telemetry JSONL.
     pub gpu_telemetry_jsonl: String,
+    /// Server-metrics JSON.
     pub server_metrics_json: String,
+    /// Server-metrics CSV.
     pub server_metrics_csv: String,
+    /// Server-metrics JSONL.
     pub server_metrics_jsonl: String,
+    /// Server-metrics Parquet.
     pub server_metrics_parquet: String,
     /// Not renamed by the prefix.
     pub console_txt: String,
