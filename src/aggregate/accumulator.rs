@@ -1,5 +1,10 @@
 //! The accumulator: per-metric value columns and aggregate counters over the records of one
 //! phase, and the [`Summary`] computed from them (spec §5.2–§5.4).
+//!
+//! Conventions where the spec leaves room: aggregate results (counts, timestamps) exist only
+//! once a record contributed to them (so `error_request_count` is absent from an error-free
+//! run, as in AIPerf's exports); `min_request_timestamp` / `max_response_timestamp` and hence
+//! `benchmark_duration` come from valid records; dispatch lag covers every record.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -237,7 +242,9 @@ impl Accumulator {
                     value: ResultValue::Dist(s),
                 });
             }
+            // Only beside a base result: a run where every request failed has no `adj_`.
             if def.has(flags::PERCENTILE_INCLUDES_FAILED_REQUESTS)
+                && !col.is_empty()
                 && self.cfg.applies(def.id)
                 && let Some(s) = Stats::adjusted(col, self.error_request_count)
             {

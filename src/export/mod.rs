@@ -10,7 +10,10 @@ pub mod jsonl;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::aggregate::Summary;
 
 pub use console::render_console;
 pub use csv::summary_csv;
@@ -204,4 +207,20 @@ impl ExportNames {
             console_txt: "profile_export_console.txt".into(),
         }
     }
+}
+
+/// Writes the summary JSON and CSV into `dir` under `names`, returning the console footer
+/// entries `("JSON Export", path)` and `("CSV Export", path)`.
+pub fn write_summary_files(
+    dir: &Path,
+    names: &ExportNames,
+    summary: &Summary,
+    warmup: Option<&Summary>,
+    run: &RunInfo,
+) -> io::Result<Vec<(&'static str, PathBuf)>> {
+    let json_path = dir.join(&names.json);
+    std::fs::write(&json_path, summary_json_string(summary, warmup, run))?;
+    let csv_path = dir.join(&names.csv);
+    std::fs::write(&csv_path, summary_csv(summary))?;
+    Ok(vec![("JSON Export", json_path), ("CSV Export", csv_path)])
 }

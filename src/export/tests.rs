@@ -569,3 +569,20 @@ fn console_render_of_a_run() {
         "The profile run was cancelled early. Results shown may be incomplete or inaccurate.\n"
     ));
 }
+
+#[test]
+fn summary_files_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = summarize(&MetricConfig::new(false, false), &tiny_run());
+    let names = ExportNames::new(Some("foo"));
+    let written = write_summary_files(dir.path(), &names, &s, None, &run_info()).unwrap();
+    assert_eq!(written[0], ("JSON Export", dir.path().join("foo.json")));
+    assert_eq!(written[1], ("CSV Export", dir.path().join("foo.csv")));
+    let csv = std::fs::read_to_string(dir.path().join("foo.csv")).unwrap();
+    assert_eq!(csv, include_str!("testdata/tiny_run.csv"));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("foo.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["schema_version"], "1.4");
+    assert_eq!(json["request_count"]["avg"], 2.0);
+}
