@@ -1,5 +1,10 @@
 //! The accumulator: per-metric value columns and aggregate counters over the records of one
 //! phase, and the [`Summary`] computed from them (spec §5.2–§5.4).
+//!
+//! Conventions where the spec leaves room: aggregate results (counts, timestamps) exist only
+//! once a record contributed to them (so `error_request_count` is absent from an error-free
+//! run, as in AIPerf's exports); `min_request_timestamp` / `max_response_timestamp` and hence
+//! `benchmark_duration` come from valid records; dispatch lag covers every record.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,9 +26,11 @@ pub enum ResultValue {
 /// One metric's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricResult {
+    /// The metric.
     pub def: &'static MetricDef,
     /// The error-adjusted variant (`adj_<tag>`, spec §5.4).
     pub adjusted: bool,
+    /// Its statistics or value, base units.
     pub value: ResultValue,
 }
 
@@ -58,19 +65,26 @@ impl MetricResult {
 /// One distinct error and how many records had it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ErrorCount {
+    /// HTTP status or AIPerf pseudo-code.
     pub code: Option<u16>,
     /// `type` in AIPerf's error shape.
     pub kind: String,
+    /// Error message.
     pub message: String,
+    /// Records with this error.
     pub count: u64,
 }
 
 /// Open-loop dispatch lag (actual − intended send time) over every record, ns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LagSummary {
+    /// Median lag.
     pub p50_ns: f64,
+    /// 99th percentile (linear).
     pub p99_ns: f64,
+    /// Worst lag.
     pub max_ns: f64,
+    /// Records measured.
     pub count: u64,
 }
 
@@ -228,7 +242,9 @@ impl Accumulator {
                     value: ResultValue::Dist(s),
                 });
             }
+            // Only beside a base result: a run where every request failed has no `adj_`.
             if def.has(flags::PERCENTILE_INCLUDES_FAILED_REQUESTS)
+                && !col.is_empty()
                 && self.cfg.applies(def.id)
                 && let Some(s) = Stats::adjusted(col, self.error_request_count)
             {
@@ -348,7 +364,7 @@ impl Accumulator {
         );
 
         let mut error_summary = self.errors.clone();
-        error_summary.sort_by(|a, b| b.count.cmp(&a.count));
+        error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));
         Summary {
             results,
             error_summary,

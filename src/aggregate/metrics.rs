@@ -61,6 +61,7 @@ impl MetricConfig {
 pub enum MetricValue {
     /// Counts and nanosecond latencies.
     Int(i64),
+    /// Ratios, rates and averages.
     Float(f64),
     /// A list metric (inter-chunk latency, ns).
     List(Vec<i64>),
@@ -101,8 +102,9 @@ impl RecordMetrics {
     }
 }
 
+/// `later − earlier` in signed ns, saturating (stamps from a broken clock never panic).
 fn diff_ns(later: u64, earlier: u64) -> i64 {
-    later as i64 - earlier as i64
+    (later as i64).saturating_sub(earlier as i64)
 }
 
 fn abs_pct(server: u64, client: u64) -> Option<f64> {
@@ -134,11 +136,11 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     let ttft_s = ttft.filter(|_| cfg.streaming);
     let osl = match (f.output_tokens, f.reasoning_tokens) {
         (None, None) => None,
-        (o, r) => Some(o.unwrap_or(0) + r.unwrap_or(0)),
+        (o, r) => Some(o.unwrap_or(0).saturating_add(r.unwrap_or(0))),
     };
     let isl = f.input_tokens;
     let itl = match (ttft_s, latency, osl) {
-        (Some(t), Some(l), Some(n)) if n >= 2 => Some((l - t) as f64 / (n - 1) as f64),
+        (Some(t), Some(l), Some(n)) if n >= 2 => Some(l.saturating_sub(t) as f64 / (n - 1) as f64),
         _ => None,
     };
     let usage = f.usage.as_ref();
@@ -159,7 +161,7 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     push(M::RequestLatency, latency.map(Int));
     push(
         M::DecodeDuration,
-        ttft_s.zip(latency).map(|(t, l)| Int(l - t)),
+        ttft_s.zip(latency).map(|(t, l)| Int(l.saturating_sub(t))),
     );
     push(M::InterTokenLatency, itl.map(Float));
     push(
@@ -418,5 +420,35 @@ pub(crate) mod tests {
         assert_eq!(m.values, vec![(MetricId::ErrorIsl, MetricValue::Int(100))]);
         f.input_tokens = None;
         assert!(record_metrics(&MetricConfig::new(true, false), &f).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any stamps and counts, however inconsistent, give metrics without panicking, and
+        /// only applicable ones.
+        #[test]
+        fn never_panics(
+            start in proptest::num::u64::ANY,
+            stamps in proptest::collection::vec(proptest::num::u64::ANY, 0..6),
+            out in proptest::option::of(proptest::num::u64::ANY),
+            reasoning in proptest::option::of(proptest::num::u64::ANY),
+            isl in proptest::option::of(proptest::num::u64::ANY),
+            streaming in proptest::bool::ANY,
+        ) {
+            let f = RecordFacts {
+                start_ns: start,
+                content_stamps_ns: stamps,
+                output_tokens: out,
+                reasoning_tokens: reasoning,
+                input_tokens: isl,
+                usage: Some(Usage { prompt_tokens: Some(3), completion_tokens: Some(0), ..Usage::default() }),
+                requested_osl: Some(7),
+                ..facts()
+            };
+            let cfg = MetricConfig::new(streaming, false);
+            let m = record_metrics(&cfg, &f);
+            for (id, _) in &m.values {
+                proptest::prop_assert!(cfg.applies(*id));
+            }
+        }
     }
 }

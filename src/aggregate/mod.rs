@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Metrics: the registry of client metrics, per-record computation, exact statistics and the
 //! per-phase accumulator that produces the run's [`Summary`].
 //!

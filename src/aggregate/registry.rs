@@ -5,15 +5,25 @@
 /// Units of measure; `as_str` is the string written in exports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
+    /// `ns`
     Nanoseconds,
+    /// `ms`
     Milliseconds,
+    /// `sec`
     Seconds,
+    /// `tokens`
     Tokens,
+    /// `tokens/sec`
     TokensPerSecond,
+    /// `tokens/sec/user`
     TokensPerSecondPerUser,
+    /// `requests`
     Requests,
+    /// `requests/sec`
     RequestsPerSecond,
+    /// `%`
     Percent,
+    /// `ratio`
     Ratio,
 }
 
@@ -59,24 +69,40 @@ pub enum ConsoleGroup {
 
 /// Metric flags (spec §5.1), a bit set.
 pub mod flags {
+    /// Only when the run streams.
     pub const STREAMING_ONLY: u32 = 1 << 0;
+    /// Only for endpoints that produce tokens.
     pub const PRODUCES_TOKENS_ONLY: u32 = 1 << 1;
+    /// Only for endpoints whose input is tokenized.
     pub const TOKENIZES_INPUT_ONLY: u32 = 1 << 2;
+    /// Only for endpoints that carry audio.
     pub const SUPPORTS_AUDIO_ONLY: u32 = 1 << 3;
+    /// Only for endpoints that can return reasoning content.
     pub const SUPPORTS_REASONING: u32 = 1 << 4;
+    /// Only when client token counts and server usage both exist.
     pub const USAGE_DIFF_ONLY: u32 = 1 << 5;
+    /// Computed for error records only.
     pub const ERROR_ONLY: u32 = 1 << 6;
+    /// Hidden from every export.
     pub const INTERNAL: u32 = 1 << 7;
+    /// Hidden from every export.
     pub const EXPERIMENTAL: u32 = 1 << 8;
+    /// Never written per record.
     pub const NO_INDIVIDUAL_RECORDS: u32 = 1 << 9;
+    /// Goodput direction: larger values are better.
     pub const LARGER_IS_BETTER: u32 = 1 << 10;
+    /// Also reported as `adj_<tag>` with failures as +inf.
     pub const PERCENTILE_INCLUDES_FAILED_REQUESTS: u32 = 1 << 11;
+    /// Disabled in accuracy mode.
     pub const DISABLE_ON_ACCURACY: u32 = 1 << 12;
 }
 
 use flags::*;
 
-/// Identifies a metric; its discriminant is its index in [`REGISTRY`].
+/// Identifies a metric; its discriminant is its index in [`REGISTRY`]. Each variant is the
+/// CamelCase of the metric's tag (`TimeToFirstToken` is `time_to_first_token`); header, unit and
+/// flags are in the variant's [`MetricDef`].
+#[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum MetricId {
@@ -153,9 +179,13 @@ impl MetricId {
 /// The static definition of one metric.
 #[derive(Debug)]
 pub struct MetricDef {
+    /// Its identity (index in [`REGISTRY`]).
     pub id: MetricId,
+    /// Export key, e.g. `time_to_first_token`.
     pub tag: &'static str,
+    /// Human-readable name, e.g. `Time to First Token`.
     pub header: &'static str,
+    /// Record, aggregate or derived.
     pub kind: Kind,
     /// Base unit (values are kept in it).
     pub unit: Unit,
@@ -165,6 +195,7 @@ pub struct MetricDef {
     pub display_order: Option<u32>,
     /// A set of [`flags`] bits.
     pub flags: u32,
+    /// Console table the metric belongs to.
     pub console_group: ConsoleGroup,
     /// Per-record values are integers (token counts, ns latencies) and stay integers in the
     /// per-record export when the display unit equals the base unit.

@@ -13,14 +13,19 @@ pub const PERCENTILE_KEYS: [&str; 9] =
 /// The statistics of one record metric, in its base unit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stats {
+    /// Mean (`sum / count`).
     pub avg: f64,
+    /// Smallest value.
     pub min: f64,
+    /// Largest value.
     pub max: f64,
+    /// Running sum in arrival order.
     pub sum: f64,
     /// Values at [`PERCENTILES`], in order.
     pub pct: [f64; 9],
     /// Population standard deviation (ddof = 0); `None` for the error-adjusted variant.
     pub std: Option<f64>,
+    /// Number of values.
     pub count: u64,
 }
 
@@ -186,5 +191,24 @@ mod tests {
     fn linear_with_infinite_tail_is_not_nan() {
         let a = [1.0, f64::INFINITY, f64::INFINITY];
         assert_eq!(linear(&a, 99.0), f64::INFINITY);
+    }
+
+    proptest::proptest! {
+        /// Percentiles are ordered, bounded by min and max, and p50 of an odd-length input is
+        /// its middle element (the naive oracle).
+        #[test]
+        fn percentiles_are_consistent(v in proptest::collection::vec(-1e9f64..1e9, 1..200)) {
+            let s = Stats::compute(&v).unwrap();
+            for w in s.pct.windows(2) {
+                proptest::prop_assert!(w[0] <= w[1]);
+            }
+            proptest::prop_assert!(s.min <= s.pct[0] && s.pct[8] <= s.max);
+            if v.len() % 2 == 1 {
+                let mut sorted = v.clone();
+                sorted.sort_by(f64::total_cmp);
+                proptest::prop_assert_eq!(s.pct[4], sorted[v.len() / 2]);
+            }
+            proptest::prop_assert!(s.std.unwrap() >= 0.0);
+        }
     }
 }

@@ -187,4 +187,8 @@ fn error_summary_groups_and_sorts() {
     assert!(s.value(MetricId::RequestCount).is_none());
     assert!(s.value(MetricId::BenchmarkDuration).is_none());
     assert_eq!(s.value(MetricId::RequestErrorRate), Some(100.0));
+    assert!(
+        s.get("adj_request_latency").is_none(),
+        "no base values, no adj_"
+    );
 }

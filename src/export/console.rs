@@ -17,7 +17,9 @@ const WRAP_HEADER_AT: usize = 30;
 /// One table row: the label (one or two lines) and the seven stat cells.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
+    /// `Header (unit)`, possibly with a newline before `(unit)`.
     pub label: String,
+    /// avg, min, max, p99, p90, p50, std in display units; `None` prints `N/A`.
     pub cells: [Option<f64>; 7],
 }
 

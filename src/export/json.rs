@@ -74,7 +74,7 @@ fn visible(r: &MetricResult) -> bool {
 /// Naive local ISO datetime of epoch ns, as Python's `datetime.fromtimestamp(s).isoformat()`:
 /// microsecond precision, fraction omitted when zero.
 pub fn local_iso(wall_ns: u64) -> String {
-    let micros = (wall_ns + 500) / 1_000;
+    let micros = wall_ns.saturating_add(500) / 1_000;
     let ts =
         jiff::Timestamp::from_microsecond(micros as i64).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     let dt = ts.to_zoned(jiff::tz::TimeZone::system()).datetime();

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Output artifacts (spec §6): the summary JSON and CSV, the per-record JSONL, the console
 //! table, the artifact directory name and the export file names.
 
@@ -9,7 +10,10 @@ pub mod jsonl;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::aggregate::Summary;
 
 pub use console::render_console;
 pub use csv::summary_csv;
@@ -29,11 +33,13 @@ pub struct RunInfo {
     pub input_config: serde_json::Value,
     /// Wall-clock epoch ns when profiling started and ended (`start_time` / `end_time`).
     pub start_wall_ns: u64,
+    /// See `start_wall_ns`.
     pub end_wall_ns: u64,
     /// The run was cut short (Ctrl-C, error budget).
     pub was_cancelled: bool,
     /// `is_complete` / `incomplete_reason`; omitted from the JSON when `None`.
     pub is_complete: Option<bool>,
+    /// Why the run is incomplete, if it is.
     pub incomplete_reason: Option<String>,
     /// Console table title after `ringperf | ` (AIPerf's `LLM Metrics`).
     pub metrics_title: String,
@@ -53,9 +59,19 @@ pub enum Stimulus {
     /// Closed loop at this concurrency.
     Concurrency(u64),
     /// Open loop at `rate` requests/s, optionally capped by a concurrency.
-    Rate { rate: f64, concurrency: Option<u64> },
+    Rate {
+        /// Requests per second.
+        rate: f64,
+        /// `--concurrency` cap, if any.
+        concurrency: Option<u64>,
+    },
     /// User-centric rate: `users` sessions at `qps` total.
-    UserCentric { users: u64, qps: f64 },
+    UserCentric {
+        /// Concurrent users.
+        users: u64,
+        /// Total requests per second.
+        qps: f64,
+    },
     /// Trace replay.
     FixedSchedule,
 }
@@ -126,16 +142,27 @@ pub fn py_float_str(v: f64) -> String {
 /// `--profile-export-prefix` is given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportNames {
+    /// Summary JSON.
     pub json: String,
+    /// Summary CSV.
     pub csv: String,
+    /// Per-record JSONL.
     pub jsonl: String,
+    /// Raw request/response JSONL.
     pub raw_jsonl: String,
+    /// Timeslice CSV.
     pub timeslices_csv: String,
+    /// Timeslice JSON.
     pub timeslices_json: String,
+    /// GPU telemetry JSONL.
     pub gpu_telemetry_jsonl: String,
+    /// Server-metrics JSON.
     pub server_metrics_json: String,
+    /// Server-metrics CSV.
     pub server_metrics_csv: String,
+    /// Server-metrics JSONL.
     pub server_metrics_jsonl: String,
+    /// Server-metrics Parquet.
     pub server_metrics_parquet: String,
     /// Not renamed by the prefix.
     pub console_txt: String,
@@ -180,4 +207,20 @@ impl ExportNames {
             console_txt: "profile_export_console.txt".into(),
         }
     }
+}
+
+/// Writes the summary JSON and CSV into `dir` under `names`, returning the console footer
+/// entries `("JSON Export", path)` and `("CSV Export", path)`.
+pub fn write_summary_files(
+    dir: &Path,
+    names: &ExportNames,
+    summary: &Summary,
+    warmup: Option<&Summary>,
+    run: &RunInfo,
+) -> io::Result<Vec<(&'static str, PathBuf)>> {
+    let json_path = dir.join(&names.json);
+    std::fs::write(&json_path, summary_json_string(summary, warmup, run))?;
+    let csv_path = dir.join(&names.csv);
+    std::fs::write(&csv_path, summary_csv(summary))?;
+    Ok(vec![("JSON Export", json_path), ("CSV Export", csv_path)])
 }
