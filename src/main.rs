@@ -19,7 +19,11 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Profile(args) => {
-            let cfg = match ringperf::config::Config::from_args(&args, &argv, std::io::stdout().is_terminal()) {
+            let cfg = match ringperf::config::Config::from_args(
+                &args,
+                &argv,
+                std::io::stdout().is_terminal(),
+            ) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("ringperf: {e}");

@@ -35,7 +35,9 @@ fn config(line: &str) -> Config {
 fn read_jsonl(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("jsonl exists");
     assert!(text.ends_with('\n'), "every JSONL line is complete");
-    text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -49,10 +51,14 @@ fn metric(rec: &Value, tag: &str) -> Option<f64> {
 /// Converts a record's wall-clock `request_start_ns` to raw CLOCK_MONOTONIC ns using the
 /// clock anchors the run exported.
 fn raw_start(rec: &Value, summary: &Value) -> u64 {
-    let wall = rec["metadata"]["request_start_ns"].as_u64().expect("request_start_ns");
+    let wall = rec["metadata"]["request_start_ns"]
+        .as_u64()
+        .expect("request_start_ns");
     let clock = &summary["ringperf"]["clock"];
     let wall0 = clock["wall_origin_ns"].as_u64().expect("wall origin");
-    let mono0 = clock["monotonic_origin_ns"].as_u64().expect("monotonic origin");
+    let mono0 = clock["monotonic_origin_ns"]
+        .as_u64()
+        .expect("monotonic origin");
     wall - wall0 + mono0
 }
 
@@ -80,7 +86,11 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
 
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
     assert_eq!(summary["request_count"]["avg"].as_f64(), Some(24.0));
-    let expected_driver = if io_driver == "legacy" { "epoll" } else { "io_uring" };
+    let expected_driver = if io_driver == "legacy" {
+        "epoll"
+    } else {
+        "io_uring"
+    };
     assert_eq!(summary["ringperf"]["io_driver"], expected_driver);
 
     let truth: HashMap<String, TruthEntry> = server
@@ -93,8 +103,12 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
     assert_eq!(recs.len(), 24);
     let mut excess_ttft = Vec::new();
     for rec in &recs {
-        let id = rec["metadata"]["x_request_id"].as_str().expect("request id");
-        let t = truth.get(id).unwrap_or_else(|| panic!("mock saw request {id}"));
+        let id = rec["metadata"]["x_request_id"]
+            .as_str()
+            .expect("request id");
+        let t = truth
+            .get(id)
+            .unwrap_or_else(|| panic!("mock saw request {id}"));
         assert_eq!(t.event_ns.len(), 12);
         let start = raw_start(rec, &summary);
         assert!(start <= t.arrival_ns, "sent before the mock received it");
@@ -103,19 +117,30 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
         let true_ttft = (t.event_ns[0] - start) as f64;
         let excess = ttft_ns - true_ttft;
         assert!(excess >= -1_000.0, "TTFT {ttft_ns} below truth {true_ttft}");
-        assert!(excess < 5e6, "TTFT {ttft_ns} exceeds truth {true_ttft} by {excess} ns");
+        assert!(
+            excess < 5e6,
+            "TTFT {ttft_ns} exceeds truth {true_ttft} by {excess} ns"
+        );
         excess_ttft.push(excess);
 
         let lat_ns = metric(rec, "request_latency").expect("latency") * 1e6;
         let true_lat = (t.event_ns[11] - start) as f64;
-        assert!(lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 5e6, "{lat_ns} vs {true_lat}");
+        assert!(
+            lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 5e6,
+            "{lat_ns} vs {true_lat}"
+        );
 
-        let icl = rec["metrics"]["inter_chunk_latency"]["value"].as_array().expect("icl list");
+        let icl = rec["metrics"]["inter_chunk_latency"]["value"]
+            .as_array()
+            .expect("icl list");
         assert_eq!(icl.len(), 11);
         for (k, v) in icl.iter().enumerate() {
             let reported = v.as_f64().unwrap() * 1e6;
             let truth_gap = (t.event_ns[k + 1] - t.event_ns[k]) as f64;
-            assert!((reported - truth_gap).abs() < 5e6, "ICL {k}: {reported} vs {truth_gap}");
+            assert!(
+                (reported - truth_gap).abs() < 5e6,
+                "ICL {k}: {reported} vs {truth_gap}"
+            );
         }
         // The mock streams 12 single-token events; the OSL comes from tokenizing the text.
         assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 12);
@@ -152,7 +177,13 @@ fn packed_events_count_tokens_not_events() {
     for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
         assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 30);
         // 30 tokens in events of 4: 8 content events, 7 gaps.
-        assert_eq!(rec["metrics"]["inter_chunk_latency"]["value"].as_array().unwrap().len(), 7);
+        assert_eq!(
+            rec["metrics"]["inter_chunk_latency"]["value"]
+                .as_array()
+                .unwrap()
+                .len(),
+            7
+        );
     }
 }
 
@@ -169,8 +200,15 @@ fn non_streaming_run_has_no_streaming_metrics() {
     let out = ringperf::run::run(cfg).unwrap();
     assert_eq!(out.successes, 10);
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
-    for tag in ["time_to_first_token", "inter_token_latency", "time_to_second_token"] {
-        assert!(summary.get(tag).is_none(), "{tag} must not exist without --streaming");
+    for tag in [
+        "time_to_first_token",
+        "inter_token_latency",
+        "time_to_second_token",
+    ] {
+        assert!(
+            summary.get(tag).is_none(),
+            "{tag} must not exist without --streaming"
+        );
     }
     assert!(summary["request_latency"]["avg"].as_f64().unwrap() > 0.0);
     for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
@@ -193,11 +231,20 @@ fn warmup_is_excluded_and_rate_mode_reports_lag() {
     assert_eq!(out.successes, 20);
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
     assert_eq!(summary["request_count"]["avg"].as_f64(), Some(20.0));
-    assert_eq!(summary["warmup_metrics"]["request_count"]["avg"].as_f64(), Some(5.0));
+    assert_eq!(
+        summary["warmup_metrics"]["request_count"]["avg"].as_f64(),
+        Some(5.0)
+    );
     let lag = &summary["ringperf"]["dispatch_lag_ns"];
-    assert!(lag["p50"].as_f64().is_some() && lag["max"].as_f64().is_some(), "{lag}");
+    assert!(
+        lag["p50"].as_f64().is_some() && lag["max"].as_f64().is_some(),
+        "{lag}"
+    );
     let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
-    let profiling = recs.iter().filter(|r| r["metadata"]["benchmark_phase"] == "profiling").count();
+    let profiling = recs
+        .iter()
+        .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
+        .count();
     assert_eq!(profiling, 20);
     // Constant 200/s: 20 requests span 95 ms of intended send times.
     let mut starts: Vec<u64> = recs
@@ -222,7 +269,11 @@ fn duration_run_stops_on_time() {
     ));
     let t = std::time::Instant::now();
     let out = ringperf::run::run(cfg).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
     assert!(out.successes > 10, "{out:?}");
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
     let d = summary["benchmark_duration"]["avg"].as_f64().unwrap();
@@ -232,7 +283,11 @@ fn duration_run_stops_on_time() {
 #[test]
 fn every_request_failing_exits_non_zero_and_says_why() {
     // A port nothing listens on: bind, learn the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u 127.0.0.1:{port} --concurrency 2 --request-count 5 \
@@ -246,7 +301,13 @@ fn every_request_failing_exits_non_zero_and_says_why() {
     assert_eq!(summary["error_request_count"]["avg"].as_f64(), Some(5.0));
     let e = &summary["error_summary"][0];
     assert_eq!(e["count"], 5);
-    assert!(e["error_details"]["type"].as_str().unwrap().contains("Connect"), "{e}");
+    assert!(
+        e["error_details"]["type"]
+            .as_str()
+            .unwrap()
+            .contains("Connect"),
+        "{e}"
+    );
     let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
     assert_eq!(recs.len(), 5);
     assert!(recs.iter().all(|r| r["error"]["type"].is_string()));
@@ -256,20 +317,48 @@ fn every_request_failing_exits_non_zero_and_says_why() {
 fn binary_demo_and_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "--mock", "--streaming", "--concurrency", "2", "--request-count", "8"])
-        .args(["--mock-ttft-ms", "1", "--mock-itl-ms", "0", "--ui", "none", "--artifact-dir"])
+        .args([
+            "profile",
+            "--mock",
+            "--streaming",
+            "--concurrency",
+            "2",
+            "--request-count",
+            "8",
+        ])
+        .args([
+            "--mock-ttft-ms",
+            "1",
+            "--mock-itl-ms",
+            "0",
+            "--ui",
+            "none",
+            "--artifact-dir",
+        ])
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("ringperf | LLM Metrics"), "{stdout}");
     assert!(stdout.contains("Time to First Token"), "{stdout}");
-    for f in ["profile_export_aiperf.json", "profile_export_aiperf.csv", "profile_export.jsonl", "inputs.json"] {
+    for f in [
+        "profile_export_aiperf.json",
+        "profile_export_aiperf.csv",
+        "profile_export.jsonl",
+        "inputs.json",
+    ] {
         assert!(dir.path().join(f).exists(), "{f}");
     }
     let csv = std::fs::read(dir.path().join("profile_export_aiperf.csv")).unwrap();
-    assert!(csv.windows(2).any(|w| w == b"\r\n"), "CSV lines end with CRLF");
+    assert!(
+        csv.windows(2).any(|w| w == b"\r\n"),
+        "CSV lines end with CRLF"
+    );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "x", "--goodput", "request_latency:10"])

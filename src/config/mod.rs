@@ -726,6 +726,9 @@ pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
     for (i, a) in argv.iter().enumerate() {
         let shown = if i == 0 {
             "ringperf".to_string()
+        } else if i == 1 && !a.starts_with('-') {
+            // The subcommand.
+            a.clone()
         } else if redact_next {
             redact_next = false;
             "'<redacted>'".to_string()

@@ -187,6 +187,13 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     m.insert("io_driver".into(), Value::from(run.io_driver.as_str()));
     m.insert("ring_stalls".into(), Value::from(run.ring_stalls));
     m.insert("workers".into(), Value::from(run.workers));
+    let mut clock = Map::new();
+    clock.insert(
+        "monotonic_origin_ns".into(),
+        Value::from(run.monotonic_origin_ns),
+    );
+    clock.insert("wall_origin_ns".into(), Value::from(run.wall_origin_ns));
+    m.insert("clock".into(), Value::Object(clock));
     Value::Object(m)
 }
 

@@ -51,6 +51,12 @@ pub struct RunInfo {
     pub ring_stalls: u64,
     /// `--random-seed`, if given (`run_info.random_seed`).
     pub random_seed: Option<u64>,
+    /// The run's clock anchors: raw `CLOCK_MONOTONIC` ns and wall-clock epoch ns of the same
+    /// instant, so wall-clock record stamps convert exactly to the monotonic scale (ground-truth
+    /// comparisons with the mock server's truth log).
+    pub monotonic_origin_ns: u64,
+    /// Wall-clock epoch ns of the instant `monotonic_origin_ns` was taken.
+    pub wall_origin_ns: u64,
 }
 
 /// The stimulus of the first non-warmup phase, which names the artifact directory.

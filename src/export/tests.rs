@@ -40,6 +40,8 @@ fn run_info() -> RunInfo {
         workers: 2,
         ring_stalls: 3,
         random_seed: Some(42),
+        monotonic_origin_ns: 5,
+        wall_origin_ns: 7,
     }
 }
 

@@ -17,6 +17,7 @@
 //! gets its own write. See [`TruthLog`].
 
 mod body;
+mod cli;
 mod conn;
 mod metrics;
 mod respond;
@@ -24,6 +25,8 @@ mod server;
 mod tokens;
 mod truth;
 mod wire;
+
+pub use cli::{config_from_args, serve_from_args};
 
 #[cfg(test)]
 mod tests;

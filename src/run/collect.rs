@@ -81,7 +81,9 @@ impl Collector {
                         Phase::Profiling => {
                             profiling.add(&facts, &metrics);
                             if facts.error.is_some() {
-                                self.progress.profiling_errors.fetch_add(1, Ordering::Relaxed);
+                                self.progress
+                                    .profiling_errors
+                                    .fetch_add(1, Ordering::Relaxed);
                             }
                             self.progress.profiling_done.fetch_add(1, Ordering::Relaxed);
                         }
@@ -113,7 +115,13 @@ impl Collector {
             jsonl_error.get_or_insert(format!("writing {}: {e}", path.display()));
         }
         let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
-        Collected { profiling, warmup, warmup_seen, ring_stalls, jsonl_error }
+        Collected {
+            profiling,
+            warmup,
+            warmup_seen,
+            ring_stalls,
+            jsonl_error,
+        }
     }
 
     /// Parses the response and counts tokens: the facts every metric is computed from.
@@ -125,8 +133,9 @@ impl Collector {
         let (input_tokens, output_tokens, reasoning_tokens) = if self.use_server_token_count {
             let u = usage.clone().unwrap_or_default();
             let reasoning = u.reasoning_tokens;
-            let output =
-                u.completion_tokens.map(|c| c.saturating_sub(reasoning.unwrap_or(0)));
+            let output = u
+                .completion_tokens
+                .map(|c| c.saturating_sub(reasoning.unwrap_or(0)));
             (u.prompt_tokens, output, reasoning)
         } else {
             let input = entry.map(|e| e.isl_tokens);

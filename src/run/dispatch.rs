@@ -48,7 +48,9 @@ impl Dispatcher {
     ) -> Self {
         let name = format!("timing.{}.arrivals", phase.as_str());
         Self {
-            queues: (0..workers.max(1)).map(|_| Arc::new(ArrayQueue::new(QUEUE_CAPACITY))).collect(),
+            queues: (0..workers.max(1))
+                .map(|_| Arc::new(ArrayQueue::new(QUEUE_CAPACITY)))
+                .collect(),
             fed: Arc::new(AtomicBool::new(false)),
             arrivals: Arrivals::new(rate, arrival, child_seed(seed, &name)),
             picker: TemplatePicker::new(entries, seed),
@@ -90,7 +92,12 @@ impl Dispatcher {
                     }
                     let index = self.next_index;
                     self.next_index += 1;
-                    Credit { phase: self.phase, index, template: self.picker.pick(index), intended_ns: at }
+                    Credit {
+                        phase: self.phase,
+                        index,
+                        template: self.picker.pick(index),
+                        intended_ns: at,
+                    }
                 }
             };
             if credit.intended_ns > now_ns + LOOKAHEAD_NS {
@@ -112,7 +119,17 @@ mod tests {
 
     #[test]
     fn deals_round_robin_with_lookahead_and_limit() {
-        let mut d = Dispatcher::new(2, 100.0, Arrival::Constant, 1, Phase::Profiling, 3, 1_000, 5, None);
+        let mut d = Dispatcher::new(
+            2,
+            100.0,
+            Arrival::Constant,
+            1,
+            Phase::Profiling,
+            3,
+            1_000,
+            5,
+            None,
+        );
         let stop = AtomicBool::new(false);
         d.feed(1_000, &stop);
         // 10 ms apart, 50 ms lookahead: indices 0..=5 fit, the limit of 5 stops at 4.
@@ -126,7 +143,17 @@ mod tests {
 
     #[test]
     fn stops_at_the_duration_and_waits_for_the_clock() {
-        let mut d = Dispatcher::new(1, 10.0, Arrival::Constant, 1, Phase::Profiling, 3, 0, u64::MAX, Some(1_000_000_000));
+        let mut d = Dispatcher::new(
+            1,
+            10.0,
+            Arrival::Constant,
+            1,
+            Phase::Profiling,
+            3,
+            0,
+            u64::MAX,
+            Some(1_000_000_000),
+        );
         let stop = AtomicBool::new(false);
         d.feed(0, &stop);
         assert!(!d.is_fed());

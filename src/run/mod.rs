@@ -9,7 +9,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;
 
 use crate::aggregate::MetricConfig;
@@ -19,7 +19,7 @@ use crate::export::{ExportNames, JsonlWriter, RunInfo};
 use crate::record::Phase;
 use crate::record::ring::ring;
 use crate::worker::{CreditSource, PhasePlan, Shared, Workers};
-use crate::workload::{self, Tokenizer};
+use crate::workload;
 
 pub use collect::Progress;
 
@@ -51,10 +51,6 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-fn fail<T>(msg: impl Into<String>) -> Result<T, RunError> {
-    Err(RunError(msg.into()))
-}
-
 /// Ring capacity per worker: a second of records at very high rates, bounded memory.
 const RING_CAPACITY: usize = 16 * 1024;
 /// Largest response body accepted (bodies are kept whole for token counting).
@@ -68,32 +64,43 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
             let server = crate::mock::start(mock_config(shape, &cfg.models[0]))
                 .map_err(|e| RunError(format!("cannot start the embedded mock server: {e}")))?;
             let url = format!("http://{}", server.addr);
-            cfg.urls = vec![
-                crate::config::BaseUrl::parse(&url, &cfg.path).map_err(RunError)?,
-            ];
+            cfg.urls = vec![crate::config::BaseUrl::parse(&url, &cfg.path).map_err(RunError)?];
             log(&cfg, &format!("embedded mock server listening on {url}"));
             Some(server)
         }
         None => None,
     };
 
-    let tokenizer = Arc::new(
-        workload::tokenizer::load(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?,
-    );
+    let tokenizer =
+        Arc::new(workload::tokenizer::load(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?);
     let dataset = workload::build_dataset(&workload_params(&cfg), &tokenizer);
 
     // Artifacts: refuse early when the directory cannot be written.
     let dir = cfg.artifact_dir.clone();
-    fs::create_dir_all(&dir)
-        .map_err(|e| RunError(format!("cannot create artifact directory {}: {e}", dir.display())))?;
+    fs::create_dir_all(&dir).map_err(|e| {
+        RunError(format!(
+            "cannot create artifact directory {}: {e}",
+            dir.display()
+        ))
+    })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
 
     let mut templates = Vec::with_capacity(cfg.urls.len());
     for u in &cfg.urls {
         let mut per_url = Vec::with_capacity(dataset.entries.len());
         for e in &dataset.entries {
-            let req = crate::http::encode_post(&u.host_header, &u.request_path, &request_headers(&cfg), &e.payload)
-                .map_err(|err| RunError(format!("cannot encode the request for {}: {err}", u.display)))?;
+            let req = crate::http::encode_post(
+                &u.host_header,
+                &u.request_path,
+                &request_headers(&cfg),
+                &e.payload,
+            )
+            .map_err(|err| {
+                RunError(format!(
+                    "cannot encode the request for {}: {err}",
+                    u.display
+                ))
+            })?;
             per_url.push(req);
         }
         templates.push(per_url);
@@ -150,11 +157,18 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         .spawn(move || collector.run())
         .map_err(|e| RunError(format!("cannot start the aggregator thread: {e}")))?;
 
-    let cores: Vec<usize> =
-        core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect();
+    let cores: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
     let workers = Workers::spawn(shared.clone(), producers, cfg.io_driver, &cores)
         .map_err(|e| RunError(format!("cannot start the workers: {e}")))?;
-    let driver = workers.drivers.first().map_or("epoll", |d| d.as_str()).to_string();
+    let driver = workers
+        .drivers
+        .first()
+        .map_or("epoll", |d| d.as_str())
+        .to_string();
     log(
         &cfg,
         &format!(
@@ -165,10 +179,26 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
     );
 
     if let Some(w) = cfg.warmup.clone() {
-        run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, dataset.entries.len(), &progress);
+        run_phase(
+            &cfg,
+            &shared,
+            &workers,
+            Phase::Warmup,
+            &w,
+            dataset.entries.len(),
+            &progress,
+        );
     }
     let start_wall_ns = crate::clock::wall_now_ns();
-    run_phase(&cfg, &shared, &workers, Phase::Profiling, &cfg.profiling, dataset.entries.len(), &progress);
+    run_phase(
+        &cfg,
+        &shared,
+        &workers,
+        Phase::Profiling,
+        &cfg.profiling,
+        dataset.entries.len(),
+        &progress,
+    );
     let end_wall_ns = crate::clock::wall_now_ns();
     workers.shutdown();
     let collected = aggregator
@@ -195,17 +225,22 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         workers: cfg.workers,
         ring_stalls: collected.ring_stalls,
         random_seed: cfg.seed_given.then_some(cfg.seed),
+        monotonic_origin_ns: clock.raw_ns(0),
+        wall_origin_ns: clock.wall_origin_ns(),
     };
 
-    let json_path = dir.join(&names.json);
-    let csv_path = dir.join(&names.csv);
-    write_file(&json_path, crate::export::summary_json_string(&summary, warmup.as_ref(), &run_info).as_bytes())?;
-    write_file(&csv_path, crate::export::summary_csv(&summary).as_bytes())?;
+    let mut files =
+        crate::export::write_summary_files(&dir, &names, &summary, warmup.as_ref(), &run_info)
+            .map_err(|e| {
+                RunError(format!(
+                    "cannot write the summary files in {}: {e}",
+                    dir.display()
+                ))
+            })?;
     let inputs_path = dir.join("inputs.json");
     let inputs = serde_json::to_vec_pretty(&workload::inputs_json(&dataset))
         .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
     write_file(&inputs_path, &inputs)?;
-    let mut files: Vec<(&str, PathBuf)> = vec![("CSV Export", csv_path), ("JSON Export", json_path)];
     if cfg.export_level == ExportLevel::Records {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
@@ -226,7 +261,12 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
             .unwrap_or_else(|| "no request was sent".into());
         eprintln!("ringperf: no request succeeded ({errors} failed); most common error: {why}");
     }
-    Ok(Outcome { successes, errors, was_cancelled: false, artifact_dir: dir })
+    Ok(Outcome {
+        successes,
+        errors,
+        was_cancelled: false,
+        artifact_dir: dir,
+    })
 }
 
 /// Drives one phase on every worker until all of them report done.
@@ -244,7 +284,9 @@ fn run_phase(
     let issue_deadline_ns = p.duration.map(|d| start + d.as_nanos() as u64);
     let hard_deadline_ns = issue_deadline_ns.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
     let limit = p.request_count.unwrap_or(u64::MAX);
-    let split = |total: u64, i: usize| -> u64 { total / n as u64 + u64::from((i as u64) < total % n as u64) };
+    let split = |total: u64, i: usize| -> u64 {
+        total / n as u64 + u64::from((i as u64) < total % n as u64)
+    };
 
     let mut feeder = None;
     let plans: Vec<PhasePlan> = match p.load {
@@ -253,7 +295,11 @@ fn run_phase(
             (0..n)
                 .map(|i| PhasePlan {
                     phase,
-                    source: CreditSource::Closed { next: next.clone(), limit, slots: split(c, i) as usize },
+                    source: CreditSource::Closed {
+                        next: next.clone(),
+                        limit,
+                        slots: split(c, i) as usize,
+                    },
                     issue_deadline_ns,
                     hard_deadline_ns,
                     entries,
@@ -261,7 +307,17 @@ fn run_phase(
                 .collect()
         }
         Load::Rate { rate, arrival, cap } => {
-            let d = dispatch::Dispatcher::new(n, rate, arrival, cfg.seed, phase, entries, start, limit, issue_deadline_ns);
+            let d = dispatch::Dispatcher::new(
+                n,
+                rate,
+                arrival,
+                cfg.seed,
+                phase,
+                entries,
+                start,
+                limit,
+                issue_deadline_ns,
+            );
             let plans = (0..n)
                 .map(|i| PhasePlan {
                     phase,
@@ -301,10 +357,18 @@ fn run_phase(
 
 fn request_headers(cfg: &Config) -> Vec<(String, String)> {
     let mut h = vec![
-        ("User-Agent".to_string(), format!("ringperf/{}", env!("CARGO_PKG_VERSION"))),
+        (
+            "User-Agent".to_string(),
+            format!("ringperf/{}", env!("CARGO_PKG_VERSION")),
+        ),
         (
             "Accept".to_string(),
-            if cfg.streaming { "text/event-stream" } else { "application/json" }.to_string(),
+            if cfg.streaming {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }
+            .to_string(),
         ),
         ("Content-Type".to_string(), "application/json".to_string()),
     ];

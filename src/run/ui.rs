@@ -28,7 +28,13 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(ui: UiType, phase: Phase, p: &PhaseConfig, progress: Arc<Progress>, clock: Clock) -> Self {
+    pub fn new(
+        ui: UiType,
+        phase: Phase,
+        p: &PhaseConfig,
+        progress: Arc<Progress>,
+        clock: Clock,
+    ) -> Self {
         let total = p.request_count;
         let bar = (ui == UiType::Progress).then(|| {
             let bar = match (total, p.duration) {

@@ -48,9 +48,4 @@ impl Pool {
             list.push(conn);
         }
     }
-
-    /// Number of idle connections.
-    pub fn idle(&self) -> usize {
-        self.idle.borrow().iter().map(Vec::len).sum()
-    }
 }
