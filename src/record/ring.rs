@@ -49,6 +49,9 @@ pub fn ring(capacity: usize) -> (Producer, Consumer) {
 
 impl Producer {
     /// Pushes a record, or gives it back when the ring is full (and counts the stall).
+    // Handing the record back by value is the point: the caller retries with it, and boxing it
+    // would cost an allocation per request.
+    #[allow(clippy::result_large_err)]
     pub fn try_push(&self, rec: RawRecord) -> Result<(), RawRecord> {
         self.shared.queue.push(rec).inspect_err(|_| {
             self.shared.stalls.fetch_add(1, Ordering::Relaxed);
