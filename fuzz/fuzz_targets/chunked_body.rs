@@ -8,7 +8,10 @@ use ringperf_fuzz::http::{BodyDecoder, BodyKind, Feed, HttpError};
 fn decode(pieces: &[&[u8]]) -> (Vec<u8>, Result<Feed, HttpError>) {
     let mut decoder = BodyDecoder::new(BodyKind::Chunked).with_max_body_bytes(1 << 20);
     let mut out = Vec::new();
-    let mut total = Feed { consumed: 0, done: false };
+    let mut total = Feed {
+        consumed: 0,
+        done: false,
+    };
     for piece in pieces {
         match decoder.feed(piece, &mut out) {
             Ok(f) => {
@@ -26,7 +29,9 @@ fn decode(pieces: &[&[u8]]) -> (Vec<u8>, Result<Feed, HttpError>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&split, wire)) = data.split_first() else { return };
+    let Some((&split, wire)) = data.split_first() else {
+        return;
+    };
     let (whole_out, whole) = decode(&[wire]);
     let at = usize::from(split).min(wire.len());
     let (head, tail) = wire.split_at(at);

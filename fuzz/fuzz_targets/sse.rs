@@ -13,7 +13,12 @@ fuzz_target!(|data: &[u8]| {
         last_end = span.end;
         let message = Message::parse(&data[span]);
         let _ = message.data(&mut scratch);
-        let _ = (message.event(), message.comment(), message.is_error_event(), message.is_done());
+        let _ = (
+            message.event(),
+            message.comment(),
+            message.is_error_event(),
+            message.is_done(),
+        );
         let _ = message.data_values().count();
     }
     let whole = Message::parse(data);

@@ -32,10 +32,15 @@ fn frame(body: &[u8], cuts: &[usize], compact: bool) -> Vec<Range<usize>> {
 
 fuzz_target!(|data: &[u8]| {
     // The first byte says how many cut points follow (up to 8, one byte each); the rest is body.
-    let Some((&n, rest)) = data.split_first() else { return };
+    let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
     let n = usize::from(n % 9).min(rest.len());
     let (cut_bytes, body) = rest.split_at(n);
-    let mut cuts: Vec<usize> = cut_bytes.iter().map(|&c| usize::from(c) * body.len() / 255).collect();
+    let mut cuts: Vec<usize> = cut_bytes
+        .iter()
+        .map(|&c| usize::from(c) * body.len() / 255)
+        .collect();
     cuts.sort_unstable();
     let whole = frame(body, &[], false);
     assert_eq!(frame(body, &cuts, false), whole);
