@@ -9,7 +9,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// `CLOCK_MONOTONIC` in nanoseconds (the clock `std::time::Instant` uses on Linux).
 #[inline]
 pub fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec and CLOCK_MONOTONIC is always supported on
     // Linux; the call only writes into `ts`.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
@@ -18,7 +21,10 @@ pub fn monotonic_raw_ns() -> u64 {
 
 /// Wall-clock epoch nanoseconds now.
 pub fn wall_now_ns() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 /// A monotonic origin with its wall-clock anchor. Cheap to copy; every thread holds one.
@@ -35,7 +41,11 @@ impl Clock {
         let origin = Instant::now();
         let origin_raw_ns = monotonic_raw_ns();
         let wall_origin_ns = wall_now_ns();
-        Self { origin, origin_raw_ns, wall_origin_ns }
+        Self {
+            origin,
+            origin_raw_ns,
+            wall_origin_ns,
+        }
     }
 
     /// Monotonic nanoseconds since the origin.

@@ -191,18 +191,24 @@ impl Completion {
             model_json: &worker.shared.model_json,
         };
         let chat = self.endpoint == Endpoint::Chat;
-        // Head (and, for chat, the role chunk) go out at once, as vLLM does.
+        // Bytes are written when the next event has to wait (or at the end), so events that share
+        // an intended time share a write and events with different times never do. Each write is
+        // stamped just before it goes; the stamp applies to everything in it.
+        let mut pending = Pending {
+            head: true,
+            events: 0,
+        };
+        // Head (and, for chat, the role chunk) are due at once, as vLLM sends them.
         wire::stream_head(wbuf, close);
         if chat {
             wire::sse_chat(ev, &meta, ChatDelta::Role);
             wire::chunk(wbuf, ev);
             ev.clear();
         }
-        truth.head_ns = monotonic_raw_ns();
-        send(stream, wbuf).await?;
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
-        let mut sent_events = 0u64;
+        let first_deadline = self.arrival + cfg.ttft;
+        let mut events = 0u64;
         for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
             let mut from = 0u64;
             while from < tokens {
@@ -213,10 +219,18 @@ impl Completion {
                     count,
                 };
                 from += count;
-                if sent_events == 0 {
-                    sleep_until(self.arrival + cfg.ttft).await;
-                } else if !cfg.itl.is_zero() {
-                    monoio::time::sleep(cfg.itl).await;
+                let must_wait = if events == 0 {
+                    first_deadline > Instant::now()
+                } else {
+                    !cfg.itl.is_zero()
+                };
+                if must_wait {
+                    pending.flush(stream, wbuf, truth).await?;
+                    if events == 0 {
+                        sleep_until(first_deadline).await;
+                    } else {
+                        monoio::time::sleep(cfg.itl).await;
+                    }
                 }
                 match (chat, reasoning) {
                     (true, true) => wire::sse_chat(ev, &meta, ChatDelta::Reasoning(words)),
@@ -226,12 +240,11 @@ impl Completion {
                 }
                 wire::chunk(wbuf, ev);
                 ev.clear();
-                truth.event_ns.push(monotonic_raw_ns());
-                send(stream, wbuf).await?;
-                sent_events += 1;
+                pending.events += 1;
+                events += 1;
             }
         }
-        // The finish event, usage and [DONE] share one intended time: one write.
+        // The finish event, usage and [DONE] are due with the last token event.
         if chat {
             wire::sse_chat(ev, &meta, ChatDelta::Finish(self.finish_reason()));
         } else {
@@ -248,8 +261,8 @@ impl Completion {
         wire::chunk(wbuf, ev);
         ev.clear();
         wire::last_chunk(wbuf);
-        truth.end_ns = monotonic_raw_ns();
-        send(stream, wbuf).await
+        truth.end_ns = pending.flush(stream, wbuf, truth).await?;
+        Ok(())
     }
 
     async fn run_whole(
@@ -309,6 +322,35 @@ impl Completion {
         truth.event_ns.push(now);
         truth.end_ns = now;
         send(stream, wbuf).await
+    }
+}
+
+/// What the write buffer holds that has not been written yet.
+struct Pending {
+    /// The response head is in it.
+    head: bool,
+    /// This many token events are in it.
+    events: usize,
+}
+
+impl Pending {
+    /// Stamps, writes the buffer, and files the stamp for everything that was in it. Returns the
+    /// stamp.
+    async fn flush(
+        &mut self,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        truth: &mut TruthEntry,
+    ) -> io::Result<u64> {
+        let now = monotonic_raw_ns();
+        if self.head {
+            truth.head_ns = now;
+            self.head = false;
+        }
+        truth.event_ns.extend(std::iter::repeat_n(now, self.events));
+        self.events = 0;
+        send(stream, wbuf).await?;
+        Ok(now)
     }
 }
 

@@ -57,7 +57,11 @@ pub struct RequestError {
 
 impl RequestError {
     pub fn new(code: Option<u16>, kind: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { code, kind: kind.into(), message: message.into() }
+        Self {
+            code,
+            kind: kind.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -96,7 +100,9 @@ pub struct RawRecord {
 impl RawRecord {
     /// The bytes of one event.
     pub fn event_bytes(&self, e: &Event) -> &[u8] {
-        self.body.get(e.start as usize..e.end as usize).unwrap_or(&[])
+        self.body
+            .get(e.start as usize..e.end as usize)
+            .unwrap_or(&[])
     }
 }
 

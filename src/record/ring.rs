@@ -39,7 +39,12 @@ pub fn ring(capacity: usize) -> (Producer, Consumer) {
         stalls: AtomicU64::new(0),
         closed: AtomicBool::new(false),
     });
-    (Producer { shared: shared.clone() }, Consumer { shared })
+    (
+        Producer {
+            shared: shared.clone(),
+        },
+        Consumer { shared },
+    )
 }
 
 impl Producer {
@@ -80,7 +85,12 @@ mod tests {
 
     fn rec(i: u64) -> RawRecord {
         RawRecord {
-            credit: Credit { phase: Phase::Profiling, index: i, template: 0, intended_ns: 0 },
+            credit: Credit {
+                phase: Phase::Profiling,
+                index: i,
+                template: 0,
+                intended_ns: 0,
+            },
             worker_id: 0,
             url_index: 0,
             request_id: uuid::Uuid::nil(),
