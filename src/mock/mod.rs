@@ -12,9 +12,13 @@
 //! hands each connection to whichever thread is waiting. A connection stays on the thread that
 //! accepted it.
 //!
-//! Ground truth: with `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) the arrival of each
-//! request and the instant just before each write; every SSE event with its own intended time
-//! gets its own write. See [`TruthLog`].
+//! Pacing and ground truth: the head (and chat's role chunk) go out on arrival, the first token
+//! event `ttft` after arrival, each next one `itl` after the previous write (monoio timers, 1 ms
+//! resolution, never early), and the finish / usage / `[DONE]` events with the last token event.
+//! Every event with its own intended time gets its own write; events due at the same instant
+//! (zero delays) share one, which keeps the zero-delay mock far cheaper than any client. With
+//! `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) each request's arrival and the instant
+//! just before each write. See [`TruthLog`].
 
 mod body;
 mod conn;

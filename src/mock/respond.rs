@@ -3,7 +3,7 @@
 //! write, stamping just before each write, and reporting to the metrics and the truth log.
 
 use std::io;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use monoio::net::TcpStream;
 use uuid::Uuid;
@@ -13,7 +13,7 @@ use super::body::RequestBody;
 use super::conn::{Worker, send};
 use super::metrics::Finished;
 use super::truth::TruthEntry;
-use super::wire::{self, ChatDelta, Meta, Usage, Words};
+use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words};
 use crate::clock::monotonic_raw_ns;
 
 /// Which completion API a request came in on.
@@ -207,9 +207,18 @@ impl Completion {
         }
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
-        let first_deadline = self.arrival + cfg.ttft;
+        let first_deadline = deadline(self.arrival, cfg.ttft);
         let mut events = 0u64;
         for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
+            if tokens == 0 {
+                continue;
+            }
+            let enc = match (chat, reasoning) {
+                (true, true) => TokenEvents::chat(&meta, "reasoning_content"),
+                (true, false) => TokenEvents::chat(&meta, "content"),
+                // The completions API has no reasoning field: reasoning goes out as text.
+                (false, _) => TokenEvents::completion(&meta),
+            };
             let mut from = 0u64;
             while from < tokens {
                 let count = self.tokens_per_event.min(tokens - from);
@@ -232,14 +241,7 @@ impl Completion {
                         monoio::time::sleep(cfg.itl).await;
                     }
                 }
-                match (chat, reasoning) {
-                    (true, true) => wire::sse_chat(ev, &meta, ChatDelta::Reasoning(words)),
-                    (true, false) => wire::sse_chat(ev, &meta, ChatDelta::Content(words)),
-                    // The completions API has no reasoning field: reasoning goes out as text.
-                    (false, _) => wire::sse_completion(ev, &meta, Some(words), None),
-                }
-                wire::chunk(wbuf, ev);
-                ev.clear();
+                enc.push_chunk(wbuf, words);
                 pending.events += 1;
                 events += 1;
             }
@@ -278,7 +280,11 @@ impl Completion {
         // Ready when the last token would have been streamed.
         let events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
-        sleep_until(self.arrival + cfg.ttft + cfg.itl.saturating_mul(gaps)).await;
+        sleep_until(deadline(
+            self.arrival,
+            cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
+        ))
+        .await;
         let meta = Meta {
             id: self.id,
             created: self.created,
@@ -352,6 +358,12 @@ impl Pending {
         send(stream, wbuf).await?;
         Ok(now)
     }
+}
+
+/// `start + delay`, saturating at a year ahead so no configured delay can overflow an `Instant`.
+fn deadline(start: Instant, delay: Duration) -> Instant {
+    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+    start.checked_add(delay.min(YEAR)).unwrap_or(start)
 }
 
 /// Sleeps until `deadline` (no timer at all when it has passed: the zero-delay fast path).

@@ -169,8 +169,12 @@ fn thread_main(
     listener: StdListener,
     ready: mpsc::Sender<io::Result<()>>,
 ) {
-    if let Some(cores) = shared.cfg.pin_cores.as_ref().filter(|c| !c.is_empty()) {
-        let id = cores[index % cores.len()];
+    if let Some(&id) = shared
+        .cfg
+        .pin_cores
+        .as_ref()
+        .and_then(|c| c.get(index.checked_rem(c.len())?))
+    {
         if !core_affinity::set_for_current(core_affinity::CoreId { id }) {
             eprintln!("ringperf mock: could not pin thread {index} to core {id}; running unpinned");
         }
