@@ -109,9 +109,12 @@ pub(crate) fn error_body(code: u16, message: &str) -> Vec<u8> {
 pub(crate) enum ChatDelta<'a> {
     /// The opening `{"role":"assistant","content":""}`.
     Role,
-    /// Reasoning tokens (`reasoning_content`).
+    /// Reasoning tokens (`reasoning_content`). The server uses [`TokenEvents`]; this one-shot
+    /// form is its naive twin in tests.
+    #[cfg(test)]
     Reasoning(Words),
-    /// Answer tokens (`content`).
+    /// Answer tokens (`content`); test twin of [`TokenEvents`] like `Reasoning`.
+    #[cfg(test)]
     Content(Words),
     /// The closing empty delta with `finish_reason`.
     Finish(&'a str),
@@ -130,12 +133,14 @@ pub(crate) fn sse_chat(out: &mut Vec<u8>, m: &Meta<'_>, delta: ChatDelta<'_>) {
             out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"\"}");
             None
         }
+        #[cfg(test)]
         ChatDelta::Reasoning(w) => {
             out.extend_from_slice(b"{\"reasoning_content\":\"");
             w.write(out);
             out.extend_from_slice(b"\"}");
             None
         }
+        #[cfg(test)]
         ChatDelta::Content(w) => {
             out.extend_from_slice(b"{\"content\":\"");
             w.write(out);
