@@ -6,6 +6,10 @@
 //! client's `http` and `sse` modules (httparse for the request head, responses written by hand), so
 //! the two never share a blind spot, and it is built to cost far less per request than any client.
 //!
+//! `usage.prompt_tokens` is approximate: the whitespace-separated words of the prompt texts (a
+//! tokenizer would cost more than everything else the mock does per request). Output text is made
+//! of words that are each exactly one `o200k_base` token, so output counts are exact.
+//!
 //! Threads: `threads` OS threads, each optionally pinned, each with its own monoio runtime. The
 //! listening socket is bound once and every thread accepts on its own duplicate of it
 //! (`try_clone`), so the port is known before any thread starts (port 0 works) and the kernel

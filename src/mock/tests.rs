@@ -430,6 +430,19 @@ fn keep_alive_pipelining_and_connection_close() {
             "{:?}",
             String::from_utf8_lossy(&r.body)
         );
+        // `Expect: 100-continue` gets its interim answer before the body is sent.
+        let body = r#"{"prompt":"after continue"}"#;
+        c.send_raw(
+            format!(
+                "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        assert_eq!(c.read_line(), "HTTP/1.1 100 Continue");
+        assert!(c.read_line().is_empty());
+        c.send_raw(body.as_bytes());
+        assert_eq!(c.read_response(false).json()["usage"]["prompt_tokens"], 2);
         // Connection: close is answered, then the server closes.
         let r = c.call("GET", "/v1/models", "", "Connection: close\r\n");
         assert_eq!(r.header("connection"), Some("close"));
