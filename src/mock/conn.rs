@@ -338,6 +338,31 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any bytes: no panic, and a complete head never claims more bytes than it was given.
+        #[test]
+        fn qc_parse_head_never_panics(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            if let Parsed::Complete(h) = parse_head(&raw) {
+                proptest::prop_assert!(h.head_len <= raw.len());
+            }
+        }
+
+        /// A valid head is found whole however much of it has arrived: every strict prefix is
+        /// `Partial`, the whole is `Complete` with its exact length.
+        #[test]
+        fn qc_head_prefixes_are_partial(cut in 0usize..60, len in 0usize..100_000) {
+            let raw = format!("POST /v1/completions HTTP/1.1\r\nContent-Length: {len}\r\n\r\n");
+            let cut = cut.min(raw.len() - 1);
+            proptest::prop_assert_eq!(parse_head(&raw.as_bytes()[..cut]), Parsed::Partial);
+            match parse_head(raw.as_bytes()) {
+                Parsed::Complete(h) => {
+                    proptest::prop_assert_eq!((h.head_len, h.body_len), (raw.len(), len));
+                }
+                other => proptest::prop_assert!(false, "{:?}", other),
+            }
+        }
+    }
+
     #[test]
     fn partial_and_bad_heads() {
         assert_eq!(

@@ -784,5 +784,39 @@ fn mock_cpu_cost_per_streaming_request() {
                 (t1 - t0) as f64 / n as f64 / 1e3
             );
         }
+        // 32 concurrent paced streams: timer wake-ups are shared by the streams due together.
+        let cfg = MockConfig {
+            itl: Duration::from_millis(1),
+            output_tokens: OutputLen::Fixed(100),
+            ..Default::default()
+        };
+        let s = server(d, cfg);
+        let addr = s.addr;
+        let per_conn = 5u64;
+        let p0 = cpu_ns(libc::RUSAGE_SELF);
+        let clients: Vec<_> = (0..32)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    let st = TcpStream::connect(addr).unwrap();
+                    st.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                    let mut c = Client {
+                        reader: BufReader::new(st),
+                    };
+                    let t0 = cpu_ns(libc::RUSAGE_THREAD);
+                    for _ in 0..per_conn {
+                        c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+                    }
+                    cpu_ns(libc::RUSAGE_THREAD) - t0
+                })
+            })
+            .collect();
+        let client_ns: u64 = clients.into_iter().map(|h| h.join().unwrap()).sum();
+        let mock = (cpu_ns(libc::RUSAGE_SELF) - p0).saturating_sub(client_ns);
+        let n = 32 * per_conn;
+        println!(
+            "{d:?} itl=1ms x32 streams: mock {:.1} us/request ({:.2} us/event)",
+            mock as f64 / n as f64 / 1e3,
+            mock as f64 / (n * 104) as f64 / 1e3
+        );
     }
 }
