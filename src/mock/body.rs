@@ -193,6 +193,23 @@ mod tests {
         assert_eq!(r, RequestBody::default());
     }
 
+    proptest::proptest! {
+        /// Any bytes: an answer or an error, never a panic.
+        #[test]
+        fn qc_parse_body_never_panics(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let _ = parse_request_body(&raw);
+        }
+
+        /// The word count matches the obvious count over the prompt strings.
+        #[test]
+        fn qc_prompt_words_match_naive(words in proptest::collection::vec("[a-z]{1,6}", 0..40), sep in "[ \t\n]{1,3}") {
+            let text = words.join(&sep);
+            let body = serde_json::json!({"prompt": [text.clone(), text]}).to_string();
+            let r = parse_request_body(body.as_bytes()).unwrap();
+            proptest::prop_assert_eq!(r.prompt_words, 2 * words.len() as u64);
+        }
+    }
+
     #[test]
     fn escaped_strings_are_counted_and_bad_json_is_an_error() {
         let r = parse_request_body(br#"{"prompt":"one\u0020two\tthree \"q\""}"#).unwrap();

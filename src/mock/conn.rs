@@ -65,6 +65,8 @@ struct Head {
     route: Route,
     close: bool,
     request_id: Option<Uuid>,
+    /// `Expect: 100-continue`: the client waits for an interim 100 before sending the body.
+    expect_continue: bool,
     head_len: usize,
     body_len: usize,
 }
@@ -115,6 +117,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
     let mut close = req.version == Some(0);
     let mut body_len = 0usize;
     let mut request_id = None;
+    let mut expect_continue = false;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             let Some(n) = std::str::from_utf8(h.value)
@@ -140,6 +143,8 @@ fn parse_head(buf: &[u8]) -> Parsed {
             }
         } else if h.name.eq_ignore_ascii_case("x-request-id") {
             request_id = Uuid::try_parse_ascii(h.value.trim_ascii()).ok();
+        } else if h.name.eq_ignore_ascii_case("expect") {
+            expect_continue = h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
         }
     }
     if body_len > MAX_BODY_BYTES {
@@ -150,6 +155,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
         route,
         close,
         request_id,
+        expect_continue,
         head_len,
         body_len,
     })
@@ -170,11 +176,23 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
     let mut wbuf: Vec<u8> = Vec::with_capacity(4 * 1024);
     let mut ev: Vec<u8> = Vec::with_capacity(1024);
     let mut start = 0usize;
+    // Whether the request being read was already sent its `100 Continue`.
+    let mut continued = false;
     loop {
         let parsed = parse_head(rbuf.get(start..).unwrap_or_default());
         let head = match parsed {
             Parsed::Complete(h) if rbuf.len() - start >= h.head_len + h.body_len => h,
             Parsed::Complete(_) | Parsed::Partial => {
+                if let Parsed::Complete(h) = &parsed
+                    && h.expect_continue
+                    && !continued
+                {
+                    continued = true;
+                    wbuf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                    if send(&mut stream, &mut wbuf).await.is_err() {
+                        return;
+                    }
+                }
                 if start > 0 {
                     rbuf.drain(..start);
                     start = 0;
@@ -237,6 +255,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
         };
         start = body_at + head.body_len;
+        continued = false;
         let ok = match action {
             Action::Complete(c) => c
                 .run(&worker, &mut stream, &mut wbuf, &mut ev, close)
@@ -302,6 +321,7 @@ mod tests {
                 route: Route::Chat,
                 close: true,
                 request_id: Uuid::parse_str(id).ok(),
+                expect_continue: false,
                 head_len: raw.len(),
                 body_len: 12,
             }
@@ -316,6 +336,31 @@ mod tests {
             (h.route, h.method, h.close),
             (Route::Unknown, Method::Head, false)
         );
+    }
+
+    proptest::proptest! {
+        /// Any bytes: no panic, and a complete head never claims more bytes than it was given.
+        #[test]
+        fn qc_parse_head_never_panics(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            if let Parsed::Complete(h) = parse_head(&raw) {
+                proptest::prop_assert!(h.head_len <= raw.len());
+            }
+        }
+
+        /// A valid head is found whole however much of it has arrived: every strict prefix is
+        /// `Partial`, the whole is `Complete` with its exact length.
+        #[test]
+        fn qc_head_prefixes_are_partial(cut in 0usize..60, len in 0usize..100_000) {
+            let raw = format!("POST /v1/completions HTTP/1.1\r\nContent-Length: {len}\r\n\r\n");
+            let cut = cut.min(raw.len() - 1);
+            proptest::prop_assert_eq!(parse_head(&raw.as_bytes()[..cut]), Parsed::Partial);
+            match parse_head(raw.as_bytes()) {
+                Parsed::Complete(h) => {
+                    proptest::prop_assert_eq!((h.head_len, h.body_len), (raw.len(), len));
+                }
+                other => proptest::prop_assert!(false, "{:?}", other),
+            }
+        }
     }
 
     #[test]

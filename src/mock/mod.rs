@@ -6,15 +6,23 @@
 //! client's `http` and `sse` modules (httparse for the request head, responses written by hand), so
 //! the two never share a blind spot, and it is built to cost far less per request than any client.
 //!
+//! `usage.prompt_tokens` is approximate: the whitespace-separated words of the prompt texts (a
+//! tokenizer would cost more than everything else the mock does per request). Output text is made
+//! of words that are each exactly one `o200k_base` token, so output counts are exact.
+//!
 //! Threads: `threads` OS threads, each optionally pinned, each with its own monoio runtime. The
 //! listening socket is bound once and every thread accepts on its own duplicate of it
 //! (`try_clone`), so the port is known before any thread starts (port 0 works) and the kernel
 //! hands each connection to whichever thread is waiting. A connection stays on the thread that
 //! accepted it.
 //!
-//! Ground truth: with `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) the arrival of each
-//! request and the instant just before each write; every SSE event with its own intended time
-//! gets its own write. See [`TruthLog`].
+//! Pacing and ground truth: the head (and chat's role chunk) go out on arrival, the first token
+//! event `ttft` after arrival, each next one `itl` after the previous write (monoio timers, 1 ms
+//! resolution, never early), and the finish / usage / `[DONE]` events with the last token event.
+//! Every event with its own intended time gets its own write; events due at the same instant
+//! (zero delays) share one, which keeps the zero-delay mock far cheaper than any client. With
+//! `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) each request's arrival and the instant
+//! just before each write. See [`TruthLog`].
 
 mod body;
 mod cli;

@@ -3,7 +3,7 @@
 //! write, stamping just before each write, and reporting to the metrics and the truth log.
 
 use std::io;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use monoio::net::TcpStream;
 use uuid::Uuid;
@@ -13,7 +13,7 @@ use super::body::RequestBody;
 use super::conn::{Worker, send};
 use super::metrics::Finished;
 use super::truth::TruthEntry;
-use super::wire::{self, ChatDelta, Meta, Usage, Words};
+use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words};
 use crate::clock::monotonic_raw_ns;
 
 /// Which completion API a request came in on.
@@ -191,19 +191,34 @@ impl Completion {
             model_json: &worker.shared.model_json,
         };
         let chat = self.endpoint == Endpoint::Chat;
-        // Head (and, for chat, the role chunk) go out at once, as vLLM does.
+        // Bytes are written when the next event has to wait (or at the end), so events that share
+        // an intended time share a write and events with different times never do. Each write is
+        // stamped just before it goes; the stamp applies to everything in it.
+        let mut pending = Pending {
+            head: true,
+            events: 0,
+        };
+        // Head (and, for chat, the role chunk) are due at once, as vLLM sends them.
         wire::stream_head(wbuf, close);
         if chat {
             wire::sse_chat(ev, &meta, ChatDelta::Role);
             wire::chunk(wbuf, ev);
             ev.clear();
         }
-        truth.head_ns = monotonic_raw_ns();
-        send(stream, wbuf).await?;
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
-        let mut sent_events = 0u64;
+        let first_deadline = deadline(self.arrival, cfg.ttft);
+        let mut events = 0u64;
         for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
+            if tokens == 0 {
+                continue;
+            }
+            let enc = match (chat, reasoning) {
+                (true, true) => TokenEvents::chat(&meta, "reasoning_content"),
+                (true, false) => TokenEvents::chat(&meta, "content"),
+                // The completions API has no reasoning field: reasoning goes out as text.
+                (false, _) => TokenEvents::completion(&meta),
+            };
             let mut from = 0u64;
             while from < tokens {
                 let count = self.tokens_per_event.min(tokens - from);
@@ -213,25 +228,25 @@ impl Completion {
                     count,
                 };
                 from += count;
-                if sent_events == 0 {
-                    sleep_until(self.arrival + cfg.ttft).await;
-                } else if !cfg.itl.is_zero() {
-                    monoio::time::sleep(cfg.itl).await;
+                let must_wait = if events == 0 {
+                    first_deadline > Instant::now()
+                } else {
+                    !cfg.itl.is_zero()
+                };
+                if must_wait {
+                    pending.flush(stream, wbuf, truth).await?;
+                    if events == 0 {
+                        sleep_until(first_deadline).await;
+                    } else {
+                        monoio::time::sleep(cfg.itl).await;
+                    }
                 }
-                match (chat, reasoning) {
-                    (true, true) => wire::sse_chat(ev, &meta, ChatDelta::Reasoning(words)),
-                    (true, false) => wire::sse_chat(ev, &meta, ChatDelta::Content(words)),
-                    // The completions API has no reasoning field: reasoning goes out as text.
-                    (false, _) => wire::sse_completion(ev, &meta, Some(words), None),
-                }
-                wire::chunk(wbuf, ev);
-                ev.clear();
-                truth.event_ns.push(monotonic_raw_ns());
-                send(stream, wbuf).await?;
-                sent_events += 1;
+                enc.push_chunk(wbuf, words);
+                pending.events += 1;
+                events += 1;
             }
         }
-        // The finish event, usage and [DONE] share one intended time: one write.
+        // The finish event, usage and [DONE] are due with the last token event.
         if chat {
             wire::sse_chat(ev, &meta, ChatDelta::Finish(self.finish_reason()));
         } else {
@@ -248,8 +263,8 @@ impl Completion {
         wire::chunk(wbuf, ev);
         ev.clear();
         wire::last_chunk(wbuf);
-        truth.end_ns = monotonic_raw_ns();
-        send(stream, wbuf).await
+        truth.end_ns = pending.flush(stream, wbuf, truth).await?;
+        Ok(())
     }
 
     async fn run_whole(
@@ -265,7 +280,11 @@ impl Completion {
         // Ready when the last token would have been streamed.
         let events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
-        sleep_until(self.arrival + cfg.ttft + cfg.itl.saturating_mul(gaps)).await;
+        sleep_until(deadline(
+            self.arrival,
+            cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
+        ))
+        .await;
         let meta = Meta {
             id: self.id,
             created: self.created,
@@ -310,6 +329,41 @@ impl Completion {
         truth.end_ns = now;
         send(stream, wbuf).await
     }
+}
+
+/// What the write buffer holds that has not been written yet.
+struct Pending {
+    /// The response head is in it.
+    head: bool,
+    /// This many token events are in it.
+    events: usize,
+}
+
+impl Pending {
+    /// Stamps, writes the buffer, and files the stamp for everything that was in it. Returns the
+    /// stamp.
+    async fn flush(
+        &mut self,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        truth: &mut TruthEntry,
+    ) -> io::Result<u64> {
+        let now = monotonic_raw_ns();
+        if self.head {
+            truth.head_ns = now;
+            self.head = false;
+        }
+        truth.event_ns.extend(std::iter::repeat_n(now, self.events));
+        self.events = 0;
+        send(stream, wbuf).await?;
+        Ok(now)
+    }
+}
+
+/// `start + delay`, saturating at a year ahead so no configured delay can overflow an `Instant`.
+fn deadline(start: Instant, delay: Duration) -> Instant {
+    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+    start.checked_add(delay.min(YEAR)).unwrap_or(start)
 }
 
 /// Sleeps until `deadline` (no timer at all when it has passed: the zero-delay fast path).

@@ -430,6 +430,19 @@ fn keep_alive_pipelining_and_connection_close() {
             "{:?}",
             String::from_utf8_lossy(&r.body)
         );
+        // `Expect: 100-continue` gets its interim answer before the body is sent.
+        let body = r#"{"prompt":"after continue"}"#;
+        c.send_raw(
+            format!(
+                "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        assert_eq!(c.read_line(), "HTTP/1.1 100 Continue");
+        assert!(c.read_line().is_empty());
+        c.send_raw(body.as_bytes());
+        assert_eq!(c.read_response(false).json()["usage"]["prompt_tokens"], 2);
         // Connection: close is answered, then the server closes.
         let r = c.call("GET", "/v1/models", "", "Connection: close\r\n");
         assert_eq!(r.header("connection"), Some("close"));
@@ -666,6 +679,43 @@ fn several_threads_serve_concurrent_connections_and_stop_joins() {
 }
 
 #[test]
+fn large_bodies_and_stop_during_a_paced_stream() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(3),
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        // 50,000 words: the body outgrows the first read buffer several times.
+        let prompt = "w ".repeat(50_000);
+        let body = format!(r#"{{"prompt":"{prompt}","max_tokens":2}}"#);
+        let v = c.call("POST", "/v1/completions", &body, "").json();
+        assert_eq!(v["usage"]["prompt_tokens"], 50_000, "{d:?}");
+        assert_eq!(v["usage"]["completion_tokens"], 2);
+        s.stop();
+
+        // A stream waiting on a long TTFT is cut by stop, which returns promptly.
+        let s = server(
+            d,
+            MockConfig {
+                ttft: Duration::from_secs(30),
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        c.send("POST", "/v1/chat/completions", CHAT_STREAM, "");
+        let head = c.read_response(true);
+        assert_eq!(head.status, 200);
+        let t = std::time::Instant::now();
+        s.stop();
+        assert!(t.elapsed() < Duration::from_secs(5), "{d:?}");
+    }
+}
+
+#[test]
 fn run_until_serves_until_told_to_stop() {
     let (tx, rx) = crossbeam_channel::bounded::<()>(1);
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -704,34 +754,94 @@ fn cpu_ns(who: libc::c_int) -> u64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-/// Rough CPU cost of the mock per streaming request (not a benchmark; run by hand with
-/// `cargo test --lib mock::tests::mock_cpu_cost -- --ignored --nocapture`). The mock's CPU time is
-/// the process's minus this (client) thread's.
+/// On-CPU nanoseconds of the mock's threads (named `mock-*`), from the scheduler's exact
+/// per-thread runtime (`/proc/self/task/*/schedstat`), which tick-sampled `getrusage` is not:
+/// a thread that wakes on timer ticks is over-charged by tick sampling.
+fn mock_threads_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("mock-"))
+        })
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Rough CPU cost of the mock per streaming request of 100 tokens (not a benchmark; run by hand
+/// with `cargo test --lib mock::tests::mock_cpu -- --ignored --nocapture`). The mock's CPU time is
+/// the process's minus this (client) thread's. Two shapes: zero delays (events share one write)
+/// and a 1 ms ITL (one write per event).
 #[test]
 #[ignore]
 fn mock_cpu_cost_per_streaming_request() {
     for d in DRIVERS {
-        let s = server(
-            d,
-            MockConfig {
+        for (itl, n) in [(Duration::ZERO, 2000u64), (Duration::from_millis(1), 30)] {
+            let cfg = MockConfig {
+                itl,
                 output_tokens: OutputLen::Fixed(100),
                 ..Default::default()
-            },
-        );
-        let mut c = Client::connect(&s);
-        let n = 2000u64;
-        let (p0, t0) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
-        for _ in 0..n {
-            let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
-            assert_eq!(r.chunks.len(), 104);
+            };
+            let s = server(d, cfg);
+            let mut c = Client::connect(&s);
+            let (p0, t0) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
+            let m0 = mock_threads_ns();
+            for _ in 0..n {
+                let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+                assert_eq!(r.chunks.len(), 104);
+            }
+            let exact = mock_threads_ns() - m0;
+            let (p1, t1) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
+            let mock = (p1 - p0).saturating_sub(t1 - t0);
+            println!(
+                "{d:?} itl={itl:?}: mock {:.1} us/request ({:.2} us/event) by schedstat, {:.1} \
+                 us/request by getrusage; client {:.1} us/request",
+                exact as f64 / n as f64 / 1e3,
+                exact as f64 / (n * 104) as f64 / 1e3,
+                mock as f64 / n as f64 / 1e3,
+                (t1 - t0) as f64 / n as f64 / 1e3
+            );
         }
-        let (p1, t1) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
-        let mock = (p1 - p0).saturating_sub(t1 - t0);
+        // 32 concurrent paced streams: timer wake-ups are shared by the streams due together.
+        let cfg = MockConfig {
+            itl: Duration::from_millis(1),
+            output_tokens: OutputLen::Fixed(100),
+            ..Default::default()
+        };
+        let s = server(d, cfg);
+        let addr = s.addr;
+        let per_conn = 5u64;
+        let p0 = cpu_ns(libc::RUSAGE_SELF);
+        let m0 = mock_threads_ns();
+        let clients: Vec<_> = (0..32)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    let st = TcpStream::connect(addr).unwrap();
+                    st.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                    let mut c = Client {
+                        reader: BufReader::new(st),
+                    };
+                    let t0 = cpu_ns(libc::RUSAGE_THREAD);
+                    for _ in 0..per_conn {
+                        c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+                    }
+                    cpu_ns(libc::RUSAGE_THREAD) - t0
+                })
+            })
+            .collect();
+        let client_ns: u64 = clients.into_iter().map(|h| h.join().unwrap()).sum();
+        let exact = mock_threads_ns() - m0;
+        let mock = (cpu_ns(libc::RUSAGE_SELF) - p0).saturating_sub(client_ns);
+        let n = 32 * per_conn;
         println!(
-            "{d:?}: mock {:.1} us/request ({:.2} us/event), client {:.1} us/request",
-            mock as f64 / n as f64 / 1e3,
-            mock as f64 / (n * 104) as f64 / 1e3,
-            (t1 - t0) as f64 / n as f64 / 1e3
+            "{d:?} itl=1ms x32 streams: mock {:.1} us/request ({:.2} us/event) by schedstat, \
+             {:.1} us/request by getrusage",
+            exact as f64 / n as f64 / 1e3,
+            exact as f64 / (n * 104) as f64 / 1e3,
+            mock as f64 / n as f64 / 1e3
         );
     }
 }

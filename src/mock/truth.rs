@@ -26,11 +26,14 @@ pub struct TruthEntry {
     pub arrival_ns: u64,
     /// Just before the write of the response head (for chat streams, head plus role chunk).
     pub head_ns: u64,
-    /// Just before the write of each token-carrying event: reasoning events first, then content
-    /// events. A non-streamed response has one entry, the write of the whole response.
+    /// Just before the write that carried each token event: reasoning events first, then content
+    /// events. Events due at the same instant (zero TTFT or zero ITL) share one write and so one
+    /// stamp; events due at different instants never share a write. A non-streamed response has
+    /// one entry, the write of the whole response.
     pub event_ns: Vec<u64>,
     /// Just before the write of the response's last bytes (finish chunk, usage, `[DONE]`, the
-    /// chunked terminator); equal to `head_ns` for a non-streamed response.
+    /// chunked terminator, which go out with the last token event); equal to `head_ns` for a
+    /// non-streamed response.
     pub end_ns: u64,
     /// Content tokens sent.
     pub content_tokens: u64,

@@ -27,6 +27,13 @@ pub(crate) struct Words {
 }
 
 impl Words {
+    /// Byte length of the text.
+    fn len(self) -> usize {
+        (self.from..self.from + self.count)
+            .map(|i| word(self.start, i).len())
+            .sum()
+    }
+
     fn write(self, out: &mut Vec<u8>) {
         for i in self.from..self.from + self.count {
             out.extend_from_slice(word(self.start, i).as_bytes());
@@ -102,9 +109,12 @@ pub(crate) fn error_body(code: u16, message: &str) -> Vec<u8> {
 pub(crate) enum ChatDelta<'a> {
     /// The opening `{"role":"assistant","content":""}`.
     Role,
-    /// Reasoning tokens (`reasoning_content`).
+    /// Reasoning tokens (`reasoning_content`). The server uses [`TokenEvents`]; this one-shot
+    /// form is its naive twin in tests.
+    #[cfg(test)]
     Reasoning(Words),
-    /// Answer tokens (`content`).
+    /// Answer tokens (`content`); test twin of [`TokenEvents`] like `Reasoning`.
+    #[cfg(test)]
     Content(Words),
     /// The closing empty delta with `finish_reason`.
     Finish(&'a str),
@@ -123,12 +133,14 @@ pub(crate) fn sse_chat(out: &mut Vec<u8>, m: &Meta<'_>, delta: ChatDelta<'_>) {
             out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"\"}");
             None
         }
+        #[cfg(test)]
         ChatDelta::Reasoning(w) => {
             out.extend_from_slice(b"{\"reasoning_content\":\"");
             w.write(out);
             out.extend_from_slice(b"\"}");
             None
         }
+        #[cfg(test)]
         ChatDelta::Content(w) => {
             out.extend_from_slice(b"{\"content\":\"");
             w.write(out);
@@ -152,6 +164,58 @@ fn finish_tail(out: &mut Vec<u8>, finish: Option<&str>) {
             );
         }
         None => out.extend_from_slice(b",\"logprobs\":null,\"finish_reason\":null}]}\n\n"),
+    }
+}
+
+/// The token events of one response, with their constant JSON around the words built once, so
+/// each event costs a chunk header and three copies.
+pub(crate) struct TokenEvents {
+    prefix: Vec<u8>,
+    suffix: &'static [u8],
+}
+
+const CHAT_SUFFIX: &[u8] = b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+const COMPLETION_SUFFIX: &[u8] = b"\",\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+
+impl TokenEvents {
+    /// Chat events whose delta carries the words in `field` (`content` or `reasoning_content`).
+    pub(crate) fn chat(m: &Meta<'_>, field: &str) -> Self {
+        let mut prefix = Vec::with_capacity(192);
+        let _ = write!(
+            prefix,
+            "data: {{\"id\":\"chatcmpl-{:016x}\",\"object\":\"chat.completion.chunk\",\"created\":{},\
+             \"model\":{},\"choices\":[{{\"index\":0,\"delta\":{{\"{field}\":\"",
+            m.id, m.created, m.model_json
+        );
+        Self {
+            prefix,
+            suffix: CHAT_SUFFIX,
+        }
+    }
+
+    /// Completion events carrying the words in `text`.
+    pub(crate) fn completion(m: &Meta<'_>) -> Self {
+        let mut prefix = Vec::with_capacity(192);
+        let _ = write!(
+            prefix,
+            "data: {{\"id\":\"cmpl-{:016x}\",\"object\":\"text_completion\",\"created\":{},\
+             \"model\":{},\"choices\":[{{\"index\":0,\"text\":\"",
+            m.id, m.created, m.model_json
+        );
+        Self {
+            prefix,
+            suffix: COMPLETION_SUFFIX,
+        }
+    }
+
+    /// Appends one event carrying `words`, framed as one HTTP chunk.
+    pub(crate) fn push_chunk(&self, out: &mut Vec<u8>, words: Words) {
+        let len = self.prefix.len() + words.len() + self.suffix.len();
+        let _ = write!(out, "{len:x}\r\n");
+        out.extend_from_slice(&self.prefix);
+        words.write(out);
+        out.extend_from_slice(self.suffix);
+        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -435,6 +499,41 @@ mod tests {
         assert_eq!(v["choices"][0]["text"], " the");
         assert_eq!(v["choices"][0]["finish_reason"], "length");
         assert!(v["usage"].get("completion_tokens_details").is_none());
+    }
+
+    #[test]
+    fn prebuilt_token_events_match_the_one_shot_encoders() {
+        let w = Words {
+            start: 9,
+            from: 3,
+            count: 4,
+        };
+        for (fast, slow) in [
+            (TokenEvents::chat(&M, "content"), {
+                let mut e = Vec::new();
+                sse_chat(&mut e, &M, ChatDelta::Content(w));
+                e
+            }),
+            (TokenEvents::chat(&M, "reasoning_content"), {
+                let mut e = Vec::new();
+                sse_chat(&mut e, &M, ChatDelta::Reasoning(w));
+                e
+            }),
+            (TokenEvents::completion(&M), {
+                let mut e = Vec::new();
+                sse_completion(&mut e, &M, Some(w), None);
+                e
+            }),
+        ] {
+            let mut framed = Vec::new();
+            chunk(&mut framed, &slow);
+            let mut out = Vec::new();
+            fast.push_chunk(&mut out, w);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(framed).unwrap()
+            );
+        }
     }
 
     #[test]
