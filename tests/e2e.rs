@@ -68,9 +68,10 @@ fn raw_start(rec: &Value, summary: &Value) -> u64 {
 /// Bounds: a value can never be *smaller* than the truth (bytes cannot arrive before they are
 /// written; both sides read the same CLOCK_MONOTONIC), and it exceeds it only by loopback
 /// delivery plus scheduling of the reading thread. ringperf stamps the read, not the parse, so
-/// that excess is tens of microseconds on an idle machine; the per-request bound of 5 ms leaves
-/// room for a loaded 2-core CI box, and the median bound of 1 ms would catch a client that
-/// stamped after parsing or batched reads.
+/// that excess is tens of microseconds on an idle machine. A loaded 2-core CI box can deschedule
+/// the reading thread for several milliseconds now and then, so a single value may exceed the
+/// truth by up to 20 ms; the median excess must stay under 1 ms, which a client that stamped
+/// after parsing, or coalesced reads, would not meet.
 fn streaming_ground_truth(driver: Driver, io_driver: &str) {
     let server = mock(25, 4, 12, 1, driver);
     let dir = tempfile::tempdir().unwrap();
@@ -126,7 +127,7 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
         let lat_ns = metric(rec, "request_latency").expect("latency") * 1e6;
         let true_lat = (t.event_ns[11] - start) as f64;
         assert!(
-            lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 5e6,
+            lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 20e6,
             "{lat_ns} vs {true_lat}"
         );
 
@@ -246,15 +247,27 @@ fn warmup_is_excluded_and_rate_mode_reports_lag() {
         .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
         .count();
     assert_eq!(profiling, 20);
-    // Constant 200/s: 20 requests span 95 ms of intended send times.
-    let mut starts: Vec<u64> = recs
+    // Constant 200/s: intended send times exactly 5 ms apart from the phase start, and no
+    // request leaves before its intended time.
+    let mut prof: Vec<&Value> = recs
         .iter()
         .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
-        .map(|r| r["metadata"]["request_start_ns"].as_u64().unwrap())
         .collect();
-    starts.sort_unstable();
-    let span_ms = (starts[19] - starts[0]) as f64 / 1e6;
-    assert!((90.0..200.0).contains(&span_ms), "span {span_ms} ms");
+    prof.sort_by_key(|r| r["metadata"]["credit_issued_ns"].as_u64().unwrap());
+    for w in prof.windows(2) {
+        let a = w[0]["metadata"]["credit_issued_ns"].as_u64().unwrap();
+        let b = w[1]["metadata"]["credit_issued_ns"].as_u64().unwrap();
+        assert!(
+            (b - a).abs_diff(5_000_000) <= 1,
+            "intended gap {} ns",
+            b - a
+        );
+    }
+    for r in &prof {
+        let intended = r["metadata"]["credit_issued_ns"].as_u64().unwrap();
+        let sent = r["metadata"]["request_start_ns"].as_u64().unwrap();
+        assert!(sent >= intended, "sent {} ns early", intended - sent);
+    }
 }
 
 #[test]

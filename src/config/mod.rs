@@ -291,9 +291,8 @@ impl Config {
         if dataset.isl_mean == 0 {
             return err("--synthetic-input-tokens-mean must be at least 1");
         }
-        if !(dataset.isl_stddev.is_finite() && dataset.isl_stddev >= 0.0)
-            || !(dataset.osl_stddev.is_finite() && dataset.osl_stddev >= 0.0)
-        {
+        let valid_sd = |sd: f64| sd.is_finite() && sd >= 0.0;
+        if !valid_sd(dataset.isl_stddev) || !valid_sd(dataset.osl_stddev) {
             return err("token standard deviations must be non-negative numbers");
         }
         if dataset.osl_mean == Some(0) {

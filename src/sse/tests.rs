@@ -278,7 +278,24 @@ proptest! {
             let joined = lines.join(terminator);
             prop_assert_eq!(&body[span.clone()], joined.as_bytes());
             let m = Message::parse(&body[span.clone()]);
-            let expect_error = lines.iter().any(|l| l == "event: error");
+            // AIPerf's repair rule (spec §2.3 step 3): while a `data` value starts with `{`
+            // and does not end with `}`, a line not starting with `data:` continues that value
+            // instead of being a field of its own — even `event: error`.
+            let mut open_json = false;
+            let mut expect_error = false;
+            for l in lines {
+                if open_json && !l.starts_with("data:") {
+                    open_json = !l.trim_end().ends_with('}');
+                    continue;
+                }
+                if let Some(v) = l.strip_prefix("data:") {
+                    let v = v.trim();
+                    open_json = v.starts_with('{') && !v.ends_with('}');
+                } else {
+                    open_json = false;
+                    expect_error |= l == "event: error";
+                }
+            }
             prop_assert_eq!(m.is_error_event(), expect_error);
         }
         prop_assert_eq!(&frame_in_pieces(&body, &cuts), &whole);

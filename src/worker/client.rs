@@ -293,7 +293,7 @@ async fn read_response(
 /// a non-SSE body.
 fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64) {
     if rec.is_sse {
-        if let Some(r) = framer.finish(&rec.body) {
+        while let Some(r) = framer.finish(&rec.body) {
             rec.events.push(Event {
                 stamp_ns: stamp,
                 start: r.start as u32,
