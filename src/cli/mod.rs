@@ -629,6 +629,21 @@ mod tests {
     }
 
     #[test]
+    fn flags_doc_is_current() {
+        let doc = include_str!("../../docs/flags.md");
+        let supported = supported_profile_flags();
+        let mut rows = 0;
+        for line in doc.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').collect();
+            let first = cells[1].split('`').nth(1).expect("a flag name");
+            let says_supported = cells[2].trim().starts_with("supported");
+            assert_eq!(supported.iter().any(|s| s == first), says_supported, "{first}: {line}");
+            rows += 1;
+        }
+        assert!(rows > 250, "the table lists every AIPerf flag ({rows} rows)");
+    }
+
+    #[test]
     fn every_supported_flag_is_an_aiperf_flag_or_ours() {
         for f in supported_profile_flags() {
             let ours = f.starts_with("--mock") || f == "--io-driver" || f == "--help" || f == "-h";
