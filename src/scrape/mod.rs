@@ -1,1 +1,4 @@
-//! placeholder until the module lands
+//! Server-metrics collection core: Prometheus text parsing, per-series storage, statistics,
+//! timeslices, histogram percentile estimation, unit inference and the four exporters.
+
+pub mod prom;
