@@ -1,4 +1,6 @@
 //! Server-metrics collection core: Prometheus text parsing, per-series storage, statistics,
 //! timeslices, histogram percentile estimation, unit inference and the four exporters.
 
+pub mod estimator;
 pub mod prom;
+pub mod stats;
