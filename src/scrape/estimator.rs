@@ -49,7 +49,7 @@ pub fn learn_bucket_stats(
         };
         // NumPy `astype(int64)` truncates toward zero.
         let count_delta = (c1 - c0).trunc();
-        if !(count_delta > 0.0) {
+        if count_delta.is_nan() || count_delta <= 0.0 {
             continue;
         }
         let sum_delta = s1 - s0;
@@ -123,7 +123,12 @@ pub fn estimate_percentiles(
     total_count: f64,
     learned: &[Option<LearnedBucket>],
 ) -> Option<[f64; 9]> {
-    if !(total_count > 0.0) || les.is_empty() || !total_sum.is_finite() || total_sum < 0.0 {
+    if total_count.is_nan()
+        || total_count <= 0.0
+        || les.is_empty()
+        || !total_sum.is_finite()
+        || total_sum < 0.0
+    {
         return None;
     }
     if total_sum == 0.0 {
