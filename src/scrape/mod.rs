@@ -4,3 +4,4 @@
 pub mod estimator;
 pub mod prom;
 pub mod stats;
+pub mod store;

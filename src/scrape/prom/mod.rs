@@ -11,6 +11,7 @@ pub mod lex;
 
 pub use lex::{Entry, ErrorKind, LabelValue, Labels, Lexer, MetricType, ParseError, Sample};
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Sorted `(name, value)` label pairs identifying one series within a family.
@@ -21,6 +22,8 @@ pub type LabelSet = Vec<(String, String)>;
 pub struct HistogramValue {
     /// `(le, cumulative count)` sorted numerically, `+Inf` last.
     pub buckets: Vec<(f64, f64)>,
+    /// The `le` label text of each bucket as written on the page (aligned with `buckets`).
+    pub le_text: Vec<String>,
     /// `_sum` (0 when absent).
     pub sum: f64,
     /// `_count` (0 when absent).
@@ -126,7 +129,7 @@ enum Role {
 
 #[derive(Default)]
 struct HistAcc {
-    buckets: Vec<(f64, f64)>,
+    buckets: Vec<(f64, f64, String)>,
     sum: Option<f64>,
     count: Option<f64>,
     bad: bool,
@@ -168,10 +171,12 @@ impl Grouper {
             }
             let mut buckets = acc.buckets;
             buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (buckets, le_text) = buckets.into_iter().map(|(le, c, t)| ((le, c), t)).unzip();
             series.push((
                 labels,
                 SeriesValue::Histogram(HistogramValue {
                     buckets,
+                    le_text,
                     sum: acc.sum.unwrap_or(0.0),
                     count: acc.count.unwrap_or(0.0),
                 }),
@@ -293,9 +298,10 @@ impl Grouper {
         }
         match role {
             Role::Bucket => {
+                let text = le.map_or(Cow::Borrowed("+Inf"), |v| v.value());
                 let bound = match le {
                     None => f64::INFINITY,
-                    Some(v) => match v.value().trim() {
+                    Some(_) => match text.trim() {
                         "+Inf" | "Inf" | "inf" | "+inf" => f64::INFINITY,
                         t => match t.parse::<f64>() {
                             Ok(x) if !x.is_nan() => x,
@@ -306,9 +312,9 @@ impl Grouper {
                         },
                     },
                 };
-                match acc.buckets.iter_mut().find(|(b, _)| *b == bound) {
+                match acc.buckets.iter_mut().find(|(b, _, _)| *b == bound) {
                     Some(slot) => slot.1 = s.value,
-                    None => acc.buckets.push((bound, s.value)),
+                    None => acc.buckets.push((bound, s.value, text.into_owned())),
                 }
             }
             Role::Sum => acc.sum = Some(s.value),

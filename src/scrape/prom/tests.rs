@@ -98,6 +98,8 @@ fn vllm_during_load_values() {
     let counts: Vec<f64> = h.buckets.iter().map(|b| b.1).take(7).collect();
     assert_eq!(counts, vec![0.0, 0.0, 1.0, 35.0, 105.0, 151.0, 158.0]);
     assert_eq!(h.buckets.len(), 23);
+    assert_eq!(h.le_text[..3], ["0.001", "0.005", "0.01"]);
+    assert_eq!(h.le_text.last().map(String::as_str), Some("+Inf"));
 }
 
 #[test]
@@ -237,6 +239,7 @@ fn nonfinite_histogram_drops_label_set_and_last_value_wins() {
         panic!()
     };
     assert_eq!(v.buckets, vec![(f64::INFINITY, 2.0)]);
+    assert_eq!(v.le_text, ["+Inf"]);
     let g = family(&s, "g");
     assert_eq!(g.series.len(), 1);
     assert_eq!(scalar(g, &[("k", "1")]), 2.0);
