@@ -5,3 +5,4 @@ pub mod estimator;
 pub mod prom;
 pub mod stats;
 pub mod store;
+pub mod units;
