@@ -1,8 +1,10 @@
 //! Server-metrics collection core: Prometheus text parsing, per-series storage, statistics,
 //! timeslices, histogram percentile estimation, unit inference and the four exporters.
 
+pub mod analysis;
 pub mod estimator;
 pub mod prom;
 pub mod stats;
 pub mod store;
+pub mod summary;
 pub mod units;
