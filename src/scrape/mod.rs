@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod estimator;
+pub mod export;
 pub mod prom;
 pub mod stats;
 pub mod store;

@@ -1,0 +1,1 @@
+//! `server_metrics_export.jsonl`: one slim line per non-duplicate scrape.

@@ -1,0 +1,1 @@
+//! `server_metrics_export.parquet`.

@@ -1,0 +1,243 @@
+use super::*;
+use crate::scrape::prom::parse_scrape;
+
+const IDLE: &[u8] =
+    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-idle.txt");
+const DURING: &[u8] =
+    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-during-load.txt");
+const AFTER: &[u8] =
+    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-after-load.txt");
+
+pub(super) const URL: &str = "http://localhost:8000/metrics";
+const S: u64 = 1_000_000_000;
+
+/// Baseline (idle) at 1 s, during-load at 3 s, after-load at 5 s; window [2 s, 5 s].
+pub(super) fn fixture_store() -> Store {
+    let mut store = Store::default();
+    let ep = store.endpoint_mut(URL);
+    for (t, lat, page) in [(1, 2, IDLE), (3, 4, DURING), (5, 6, AFTER)] {
+        let dup = ep.check_duplicate(page);
+        ep.record_fetch(t * S, lat * 1_000_000, dup);
+        ep.insert(t * S, &parse_scrape(page).unwrap());
+    }
+    store
+}
+
+pub(super) fn window() -> Window {
+    Window {
+        start_ns: 2 * S,
+        end_ns: 5 * S,
+        slice_ns: None,
+    }
+}
+
+pub(super) fn configured() -> Vec<String> {
+    vec![URL.to_owned(), "http://down:1/metrics".to_owned()]
+}
+
+#[test]
+fn json_export_fields() {
+    let store = fixture_store();
+    let report = compute_report(&store, window(), None);
+    let input = serde_json::json!({"model": "tiny-llm"});
+    let eps = configured();
+    let ctx = ExportContext {
+        aiperf_version: Some("0.13.0"),
+        benchmark_id: Some("bid-1"),
+        endpoints_configured: &eps,
+        input_config: &input,
+    };
+    let mut buf = Vec::new();
+    json::write(&mut buf, &report, &ctx).unwrap();
+    let text = String::from_utf8(buf).unwrap();
+    assert!(text.starts_with("{\n  \"schema_version\": \"1.1\",\n"));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "schema_version",
+            "aiperf_version",
+            "benchmark_id",
+            "summary",
+            "metrics_phase",
+            "metrics",
+            "input_config"
+        ]
+    );
+    assert_eq!(v["aiperf_version"], "0.13.0");
+    assert_eq!(v["benchmark_id"], "bid-1");
+    assert_eq!(v["metrics_phase"], "profiling");
+    assert_eq!(v["input_config"], input);
+    let sum = &v["summary"];
+    assert_eq!(sum["endpoints_configured"], serde_json::json!(eps));
+    assert_eq!(sum["endpoints_successful"], serde_json::json!([URL]));
+    assert_eq!(sum["start_time"], "1970-01-01T00:00:02.000000");
+    assert_eq!(sum["end_time"], "1970-01-01T00:00:05.000000");
+    assert_eq!(
+        sum["phase_time_ranges"]["profiling"],
+        serde_json::json!({"start_ns": 2 * S, "end_ns": 5 * S})
+    );
+    let info = &sum["endpoint_info"][URL];
+    assert_eq!(info["total_fetches"], 3);
+    assert_eq!(info["unique_updates"], 3);
+    assert_eq!(info["first_fetch_ns"], S);
+    assert_eq!(info["last_update_ns"], 5 * S);
+    assert_eq!(info["avg_fetch_latency_ms"], 4.0);
+    assert_eq!(info["duration_seconds"], 4.0);
+    assert_eq!(info["avg_update_interval_ms"], 2000.0);
+    assert_eq!(info["median_update_interval_ms"], 2000.0);
+
+    let m = &v["metrics"];
+    let names: Vec<&String> = m.as_object().unwrap().keys().collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    // Counter: 10348 (after) − 0 (idle baseline at 1 s) over 4 s.
+    let pt = &m["vllm:prompt_tokens"];
+    assert_eq!(
+        (pt["type"].as_str(), pt["unit"].as_str()),
+        (Some("counter"), Some("tokens"))
+    );
+    assert_eq!(pt["description"], "Number of prefill tokens processed.");
+    let s0 = &pt["series"][0];
+    assert_eq!(s0["endpoint_url"], URL);
+    assert_eq!(
+        s0["labels"],
+        serde_json::json!({"engine": "0", "model_name": "tiny-llm"})
+    );
+    assert_eq!(
+        s0["stats"],
+        serde_json::json!({"total": 10348.0, "rate": 2587.0})
+    );
+    assert!(s0.get("timeslices").is_none());
+    // Gauge: in-window values 3 (3 s) and 0 (5 s).
+    let run = &m["vllm:num_requests_running"]["series"][0]["stats"];
+    assert_eq!(
+        (
+            run["avg"].as_f64(),
+            run["min"].as_f64(),
+            run["max"].as_f64()
+        ),
+        (Some(1.5), Some(0.0), Some(3.0))
+    );
+    assert!((run["std"].as_f64().unwrap() - 4.5f64.sqrt()).abs() < 1e-12);
+    assert_eq!(run["p50"], 1.5);
+    assert_eq!(m["vllm:kv_cache_usage_perc"]["unit"], "ratio");
+    // Histogram: deltas from the idle baseline (all zero) to after-load.
+    let h = &m["vllm:request_prompt_tokens"]["series"][0];
+    assert_eq!(h["stats"]["count"], 204);
+    assert_eq!(h["stats"]["sum"], 10348.0);
+    assert_eq!(h["stats"]["count_rate"], 51.0);
+    assert_eq!(h["stats"]["sum_rate"], 2587.0);
+    assert_eq!(h["buckets"]["50.0"], 4);
+    assert_eq!(h["buckets"]["100.0"], 204);
+    assert_eq!(h["buckets"]["+Inf"], 204);
+    let p50 = h["stats"]["p50_estimate"].as_f64().unwrap();
+    assert!((50.0..=100.0).contains(&p50), "{p50}");
+    let p: Vec<f64> = crate::scrape::summary::ESTIMATE_KEYS
+        .iter()
+        .map(|k| h["stats"][*k].as_f64().unwrap())
+        .collect();
+    assert!(p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
+    assert!(m.get("http_request_size_bytes").is_none());
+}
+
+#[test]
+fn csv_export_layout() {
+    let store = fixture_store();
+    let report = compute_report(&store, window(), None);
+    let input = serde_json::json!({});
+    let eps = configured();
+    let ctx = ExportContext {
+        aiperf_version: Some("0.13.0"),
+        benchmark_id: Some("bid-1"),
+        endpoints_configured: &eps,
+        input_config: &input,
+    };
+    let text = csv::render(&report, &ctx);
+    let head = "# AIPerf Server Metrics Export (CSV)\n# aiperf_version: 0.13.0\n# schema_version: 1.0\n\
+        # benchmark_id: bid-1\n# Note: Same benchmark_id and version appear in JSON and Parquet exports\n#\n";
+    assert!(text.starts_with(head));
+    let body = &text[head.len()..];
+    assert!(body.ends_with("\r\n"));
+    let rows: Vec<&str> = body.split("\r\n").collect();
+    // Gauge section: reason/sleep_state occur in one label signature each, engine/model_name in
+    // all three → exclusive labels first, then the bridge labels.
+    assert_eq!(
+        rows[0],
+        "Endpoint,Type,Metric,Unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99,\
+         reason,sleep_state,engine,model_name,Description"
+    );
+    // Unlabelled rows sort first (fill pattern 0000), then by metric name.
+    assert!(rows[1].starts_with("localhost:8000,gauge,process_max_fds,,"));
+    let running = rows
+        .iter()
+        .find(|r| r.contains(",vllm:num_requests_running,"))
+        .unwrap();
+    assert_eq!(
+        *running,
+        "localhost:8000,gauge,vllm:num_requests_running,requests,1.5000,0.0000,3.0000,2.1213,\
+         0.0300,0.1500,0.3000,0.7500,1.5000,2.2500,2.7000,2.8500,2.9700,,,0,tiny-llm,\
+         Number of requests in model execution batches."
+    );
+    let counter_header = rows
+        .iter()
+        .position(|r| r.starts_with("Endpoint,Type,Metric,Unit,total,"))
+        .unwrap();
+    assert_eq!(
+        rows[counter_header - 1],
+        "",
+        "sections are separated by a blank row"
+    );
+    let pt = rows
+        .iter()
+        .find(|r| r.contains(",vllm:prompt_tokens,"))
+        .unwrap();
+    assert!(
+        pt.starts_with(
+            "localhost:8000,counter,vllm:prompt_tokens,tokens,10348.0000,2587.0000,,,,,"
+        ),
+        "{pt}"
+    );
+    let hist_header = rows
+        .iter()
+        .find(|r| r.contains(",count,count_rate,sum,sum_rate,avg,p1_estimate,"))
+        .unwrap();
+    assert!(hist_header.ends_with(",Description,buckets"));
+    let h = rows
+        .iter()
+        .find(|r| r.contains(",vllm:request_prompt_tokens,"))
+        .unwrap();
+    assert!(h.starts_with("localhost:8000,histogram,vllm:request_prompt_tokens,tokens,204,51.0000,10348.0000,2587.0000,50.7255,"), "{h}");
+    assert!(h.ends_with(",1.0=0;2.0=0;5.0=2;10.0=2;20.0=2;50.0=4;100.0=204;200.0=204;500.0=204;1000.0=204;2000.0=204;+Inf=204"), "{h}");
+    let info_header = rows
+        .iter()
+        .position(|r| *r == "Endpoint,Metric,Key,Value,Description")
+        .unwrap();
+    assert!(rows[info_header + 1..].contains(
+        &"localhost:8000,python_info,implementation,CPython,Python platform information"
+    ));
+    assert!(
+        rows[info_header + 1..]
+            .iter()
+            .all(|r| r.is_empty() || !r.contains(",gauge,"))
+    );
+}
+
+#[test]
+fn label_column_families() {
+    let cols = csv::label_columns([vec!["b", "z"], vec!["b", "y"], vec!["a"], vec![]]);
+    // Families {b,y,z} (min b) and {a} (min a): a first; in {b,y,z}, y and z are exclusive.
+    assert_eq!(cols, ["a", "y", "z", "b"]);
+}
+
+#[test]
+fn display_names() {
+    assert_eq!(
+        endpoint_display("http://localhost:8000/metrics"),
+        "localhost:8000"
+    );
+    assert_eq!(endpoint_display("https://h:1/prometheus/metrics"), "h:1");
+    assert_eq!(endpoint_display("h:2"), "h:2");
+}
