@@ -138,6 +138,9 @@ pub fn label_columns<'a>(signatures: impl IntoIterator<Item = Vec<&'a str>>) -> 
     out
 }
 
+/// Row order key: (label fill pattern, metric, endpoint, `str(labels)`).
+type RowKey<'a> = (String, &'a str, &'a str, String);
+
 fn labels_repr(s: &SeriesSummary) -> String {
     match &s.labels {
         None => "None".into(),
@@ -186,7 +189,7 @@ fn section(out: &mut String, kind: &str, metrics: &BTreeMap<String, MetricSummar
         header.push("buckets".into());
     }
     row(out, &header);
-    let mut keyed: Vec<((String, &str, &str, String), Vec<String>)> = rows
+    let mut keyed: Vec<(RowKey<'_>, Vec<String>)> = rows
         .into_iter()
         .map(|(name, m, s)| {
             let get = |c: &String| s.labels.as_ref().and_then(|l| l.get(c)).cloned();
