@@ -1,4 +1,5 @@
 use super::*;
+use crate::scrape::prom::MetricType;
 use crate::scrape::prom::parse_scrape;
 
 const IDLE: &[u8] =
@@ -240,4 +241,34 @@ fn display_names() {
     );
     assert_eq!(endpoint_display("https://h:1/prometheus/metrics"), "h:1");
     assert_eq!(endpoint_display("h:2"), "h:2");
+}
+
+#[test]
+fn jsonl_record_shape_and_round_trip() {
+    let page = b"# HELP g Gauge.\n# TYPE g gauge\ng 12\n# TYPE c_total counter\nc_total{k=\"v\"} 3\n\
+        # TYPE h histogram\nh_bucket{le=\"0.1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 0.5\nh_count 2\n";
+    let scrape = parse_scrape(page).unwrap();
+    let mut rec = jsonl::ScrapeRecord::from_scrape(URL, 7, 9, &scrape);
+    rec.first_byte_ns = Some(7);
+    let mut buf = Vec::new();
+    rec.write_line(&mut buf).unwrap();
+    let line = String::from_utf8(buf).unwrap();
+    assert_eq!(
+        line,
+        "{\"endpoint_url\":\"http://localhost:8000/metrics\",\"timestamp_ns\":7,\
+         \"endpoint_latency_ns\":9,\"metrics\":{\"c\":[{\"labels\":{\"k\":\"v\"},\"value\":3.0}],\
+         \"g\":[{\"value\":12.0}],\"h\":[{\"buckets\":{\"0.1\":1.0,\"+Inf\":2.0},\"sum\":0.5,\
+         \"count\":2.0}]},\"first_byte_ns\":7}\n"
+    );
+    let back = jsonl::read_records(&line).unwrap();
+    assert_eq!(back, vec![rec.clone()]);
+    let mut catalog = BTreeMap::new();
+    catalog.insert("g".to_owned(), (MetricType::Gauge, "Gauge.".to_owned()));
+    catalog.insert("c".to_owned(), (MetricType::Counter, String::new()));
+    let mut rebuilt = back[0].to_scrape(&catalog);
+    let mut orig = scrape;
+    rebuilt.families.sort_by(|a, b| a.name.cmp(&b.name));
+    orig.families.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(rebuilt, orig);
+    assert!(jsonl::read_records("{\"bad\": 1}\n").is_err());
 }
