@@ -1,6 +1,7 @@
 use super::*;
 use crate::scrape::prom::MetricType;
 use crate::scrape::prom::parse_scrape;
+use std::collections::{BTreeMap, HashMap};
 
 const IDLE: &[u8] =
     include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-idle.txt");
@@ -271,4 +272,255 @@ fn jsonl_record_shape_and_round_trip() {
     orig.families.sort_by(|a, b| a.name.cmp(&b.name));
     assert_eq!(rebuilt, orig);
     assert!(jsonl::read_records("{\"bad\": 1}\n").is_err());
+}
+
+mod parquet_read {
+    use super::*;
+    use ::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::DataType;
+
+    fn write_and_read(store: &Store, w: &Window) -> (RecordBatch, HashMap<String, String>, String) {
+        let input = serde_json::json!({"model": "tiny-llm"});
+        let eps = configured();
+        let ctx = ExportContext {
+            aiperf_version: Some("0.13.0"),
+            benchmark_id: Some("bid-1"),
+            endpoints_configured: &eps,
+            input_config: &input,
+        };
+        let models = vec!["tiny-llm".to_owned()];
+        let meta = parquet::ParquetMeta {
+            model_names: &models,
+            concurrency: Some(4),
+            request_rate: None,
+            export_time_ns: 6 * S,
+        };
+        let file = tempfile::tempfile().unwrap();
+        parquet::write(file.try_clone().unwrap(), store, w, &ctx, &meta).unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let kv: HashMap<String, String> = builder
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .unwrap()
+            .iter()
+            .filter_map(|kv| Some((kv.key.clone(), kv.value.clone()?)))
+            .collect();
+        let arrow_meta = builder.schema().metadata().clone();
+        assert_eq!(
+            arrow_meta.get("aiperf.benchmark_id").map(String::as_str),
+            Some("bid-1")
+        );
+        let codec = format!(
+            "{:?}",
+            builder.metadata().row_group(0).column(0).compression()
+        );
+        let batches: Vec<RecordBatch> = builder.build().unwrap().map(Result::unwrap).collect();
+        let batch = arrow_select_concat(&batches);
+        (batch, kv, codec)
+    }
+
+    fn arrow_select_concat(batches: &[RecordBatch]) -> RecordBatch {
+        assert_eq!(
+            batches.len(),
+            1,
+            "one row group, one batch for these small files"
+        );
+        batches[0].clone()
+    }
+
+    fn s<'a>(b: &'a RecordBatch, col: &str) -> &'a StringArray {
+        b.column_by_name(col)
+            .unwrap()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+    }
+
+    fn f<'a>(b: &'a RecordBatch, col: &str) -> &'a Float64Array {
+        b.column_by_name(col)
+            .unwrap()
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap()
+    }
+
+    #[test]
+    fn small_store_rows_columns_metadata() {
+        let mut store = Store::default();
+        let ep = store.endpoint_mut(URL);
+        let p0 = b"# TYPE c_total counter\nc_total{value=\"x\",b=\"1\"} 10\n# TYPE g gauge\ng{a=\"1\"} 5\n\
+            # HELP h_seconds Latency.\n# TYPE h_seconds histogram\nh_seconds_bucket{le=\"1\"} 1\n\
+            h_seconds_bucket{le=\"+Inf\"} 2\nh_seconds_sum 3\nh_seconds_count 2\n";
+        let p1 = b"# TYPE c_total counter\nc_total{value=\"x\",b=\"1\"} 14\n# TYPE g gauge\ng{a=\"1\"} 7\n\
+            # HELP h_seconds Latency.\n# TYPE h_seconds histogram\nh_seconds_bucket{le=\"1\"} 4\n\
+            h_seconds_bucket{le=\"+Inf\"} 6\nh_seconds_sum 9\nh_seconds_count 6\n";
+        ep.insert(S, &parse_scrape(p0).unwrap());
+        ep.insert(3 * S, &parse_scrape(p1).unwrap());
+        let w = Window {
+            start_ns: 2 * S,
+            end_ns: 4 * S,
+            slice_ns: None,
+        };
+        let (b, kv, codec) = write_and_read(&store, &w);
+        assert_eq!(codec, "SNAPPY");
+        let names: Vec<String> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        // The label named "value" collides with a reserved column and is dropped.
+        assert_eq!(
+            names,
+            [
+                "endpoint_url",
+                "metric_name",
+                "metric_type",
+                "unit",
+                "description",
+                "timestamp_ns",
+                "a",
+                "b",
+                "value",
+                "sum",
+                "count",
+                "bucket_le",
+                "bucket_count"
+            ]
+        );
+        assert_eq!(
+            b.schema()
+                .field_with_name("timestamp_ns")
+                .unwrap()
+                .data_type(),
+            &DataType::Int64
+        );
+        assert_eq!(
+            b.schema()
+                .field_with_name("bucket_count")
+                .unwrap()
+                .data_type(),
+            &DataType::Float64
+        );
+        assert_eq!(
+            b.schema().field_with_name("a").unwrap().data_type(),
+            &DataType::Utf8
+        );
+        // One in-window timestamp (3 s): counter 1 row, gauge 1 row, histogram 2 bucket rows.
+        assert_eq!(b.num_rows(), 4);
+        let names = s(&b, "metric_name");
+        let got: Vec<&str> = (0..4).map(|i| names.value(i)).collect();
+        assert_eq!(got, ["c", "g", "h_seconds", "h_seconds"]);
+        let ts = b
+            .column_by_name("timestamp_ns")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        assert!((0..4).all(|i| ts.value(i) == 3_000_000_000));
+        let value = f(&b, "value");
+        assert_eq!((value.value(0), value.value(1)), (4.0, 7.0)); // counter delta, gauge raw
+        assert!(value.is_null(2));
+        assert_eq!(s(&b, "metric_type").value(0), "counter");
+        assert_eq!(s(&b, "b").value(0), "1");
+        assert!(s(&b, "a").is_null(0));
+        assert!(s(&b, "unit").is_null(1));
+        assert_eq!(s(&b, "unit").value(2), "seconds");
+        assert!(s(&b, "description").is_null(0));
+        assert_eq!(s(&b, "description").value(2), "Latency.");
+        let (le, bc, sum, count) = (
+            s(&b, "bucket_le"),
+            f(&b, "bucket_count"),
+            f(&b, "sum"),
+            f(&b, "count"),
+        );
+        assert_eq!(
+            (le.value(2), bc.value(2), sum.value(2), count.value(2)),
+            ("1", 3.0, 6.0, 4.0)
+        );
+        assert_eq!((le.value(3), bc.value(3)), ("+Inf", 4.0));
+        let keys = [
+            "schema_version",
+            "version",
+            "benchmark_id",
+            "exporter",
+            "export_timestamp_utc",
+            "time_filter_start_ns",
+            "time_filter_end_ns",
+            "profiling_duration_ns",
+            "profiling_duration_seconds",
+            "endpoint_urls",
+            "endpoint_count",
+            "label_columns",
+            "label_count",
+            "metric_count",
+            "metric_type_counts",
+            "model_names",
+            "concurrency",
+            "request_rate",
+            "input_config",
+            "hostname",
+            "python_version",
+            "pyarrow_version",
+            "schema_note",
+        ];
+        for k in keys {
+            assert!(
+                kv.contains_key(&format!("aiperf.{k}")),
+                "missing aiperf.{k}"
+            );
+        }
+        assert_eq!(kv["aiperf.schema_version"], "1.0");
+        assert_eq!(kv["aiperf.benchmark_id"], "bid-1");
+        assert_eq!(kv["aiperf.time_filter_start_ns"], "2000000000");
+        assert_eq!(kv["aiperf.profiling_duration_seconds"], "2");
+        assert_eq!(kv["aiperf.label_columns"], r#"["a","b"]"#);
+        assert_eq!(kv["aiperf.label_count"], "2");
+        assert_eq!(kv["aiperf.metric_count"], "3");
+        assert_eq!(
+            kv["aiperf.metric_type_counts"],
+            r#"{"counter":1,"gauge":1,"histogram":1,"unknown":0}"#
+        );
+        assert_eq!(kv["aiperf.endpoint_urls"], format!("[\"{URL}\"]"));
+        assert_eq!(kv["aiperf.model_names"], r#"["tiny-llm"]"#);
+        assert_eq!(kv["aiperf.concurrency"], "4");
+        assert_eq!(kv["aiperf.input_config"], r#"{"model":"tiny-llm"}"#);
+        assert_eq!(
+            kv["aiperf.export_timestamp_utc"],
+            "1970-01-01T00:00:06.000000"
+        );
+    }
+
+    #[test]
+    fn vllm_fixture_rows() {
+        let store = fixture_store();
+        let (b, kv, _) = write_and_read(&store, &window());
+        let cols: Vec<String> = serde_json::from_str(&kv["aiperf.label_columns"]).unwrap();
+        let mut sorted = cols.clone();
+        sorted.sort();
+        assert_eq!(cols, sorted);
+        assert!(cols.contains(&"engine".to_owned()) && cols.contains(&"model_name".to_owned()));
+        let names = s(&b, "metric_name");
+        let rows = |m: &str| {
+            (0..b.num_rows())
+                .filter(|&i| names.value(i) == m)
+                .collect::<Vec<_>>()
+        };
+        let pt = rows("vllm:prompt_tokens");
+        let value = f(&b, "value");
+        // Deltas from the idle baseline (0) at 3 s and 5 s.
+        assert_eq!(
+            pt.iter().map(|&i| value.value(i)).collect::<Vec<_>>(),
+            [7958.0, 10348.0]
+        );
+        let h = rows("vllm:request_prompt_tokens");
+        assert_eq!(h.len(), 24, "12 buckets × 2 in-window timestamps");
+        let (le, bc) = (s(&b, "bucket_le"), f(&b, "bucket_count"));
+        let last50 = h.iter().rev().find(|&&i| le.value(i) == "50.0").unwrap();
+        assert_eq!(bc.value(*last50), 4.0);
+        assert_eq!(f(&b, "count").value(*last50), 204.0);
+        assert!(rows("http_request_size_bytes").is_empty());
+    }
 }
