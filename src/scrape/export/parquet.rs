@@ -99,7 +99,6 @@ impl Columns {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
         head: &RowHead<'_>,

@@ -127,28 +127,39 @@ enum Role {
     Created,
 }
 
+/// Labels borrowed from the page (owned only when a value had escapes).
+type BorrowedLabels<'a> = Vec<(&'a str, Cow<'a, str>)>;
+
+fn to_owned_labels(labels: BorrowedLabels<'_>) -> LabelSet {
+    labels
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.into_owned()))
+        .collect()
+}
+
 #[derive(Default)]
-struct HistAcc {
-    buckets: Vec<(f64, f64, String)>,
+struct HistAcc<'a> {
+    buckets: Vec<(f64, f64, Cow<'a, str>)>,
     sum: Option<f64>,
     count: Option<f64>,
     bad: bool,
 }
 
-/// Accumulates families of one scrape.
+/// Accumulates families of one scrape. Per sample it only borrows from the page and reuses
+/// `scratch`; owned strings are made once per series when a family is finished.
 #[derive(Default)]
-struct Grouper {
+struct Grouper<'a> {
     out: Scrape,
     /// name → index in `out.families`.
     index: HashMap<String, usize>,
     current: Option<Building>,
-    scalars: Vec<(LabelSet, f64)>,
-    hists: Vec<(LabelSet, HistAcc)>,
+    scalars: Vec<(BorrowedLabels<'a>, f64)>,
+    hists: Vec<(BorrowedLabels<'a>, HistAcc<'a>)>,
     /// Scratch label set reused for every sample.
-    scratch: Vec<(String, String)>,
+    scratch: BorrowedLabels<'a>,
 }
 
-impl Grouper {
+impl<'a> Grouper<'a> {
     fn finish_current(&mut self) {
         let Some(b) = self.current.take() else { return };
         let scalars = std::mem::take(&mut self.scalars);
@@ -163,7 +174,7 @@ impl Grouper {
         }
         let mut series: Vec<(LabelSet, SeriesValue)> = scalars
             .into_iter()
-            .map(|(l, v)| (l, SeriesValue::Scalar(v)))
+            .map(|(l, v)| (to_owned_labels(l), SeriesValue::Scalar(v)))
             .collect();
         for (labels, acc) in hists {
             if acc.bad {
@@ -171,9 +182,12 @@ impl Grouper {
             }
             let mut buckets = acc.buckets;
             buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let (buckets, le_text) = buckets.into_iter().map(|(le, c, t)| ((le, c), t)).unzip();
+            let (buckets, le_text) = buckets
+                .into_iter()
+                .map(|(le, c, t)| ((le, c), t.into_owned()))
+                .unzip();
             series.push((
-                labels,
+                to_owned_labels(labels),
                 SeriesValue::Histogram(HistogramValue {
                     buckets,
                     le_text,
@@ -214,7 +228,7 @@ impl Grouper {
         self.current = Some(Building::new(name));
     }
 
-    fn entry(&mut self, entry: Entry<'_>) {
+    fn entry(&mut self, entry: Entry<'a>) {
         match entry {
             Entry::Help { name, text } => {
                 self.start_if_new(name);
@@ -234,7 +248,7 @@ impl Grouper {
         }
     }
 
-    fn sample(&mut self, s: Sample<'_>) {
+    fn sample(&mut self, s: Sample<'a>) {
         let role = self.current.as_ref().and_then(|b| b.role(s.name));
         let role = match role {
             Some(r) => r,
@@ -264,9 +278,7 @@ impl Grouper {
                 le = Some(value);
                 continue;
             }
-            let mut v = String::new();
-            value.write_to(&mut v);
-            self.scratch.push((name.to_owned(), v));
+            self.scratch.push((name, value.value()));
         }
         self.scratch.sort();
         if !is_hist {
@@ -314,7 +326,7 @@ impl Grouper {
                 };
                 match acc.buckets.iter_mut().find(|(b, _, _)| *b == bound) {
                     Some(slot) => slot.1 = s.value,
-                    None => acc.buckets.push((bound, s.value, text.into_owned())),
+                    None => acc.buckets.push((bound, s.value, text)),
                 }
             }
             Role::Sum => acc.sum = Some(s.value),
