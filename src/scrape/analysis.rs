@@ -180,6 +180,13 @@ pub fn counter_summary(
     let total = (v_last - v_ref).max(0.0);
     let dur = ns_to_s(t_last.saturating_sub(t_ref));
     let rate = if dur > 0.0 { total / dur } else { 0.0 };
+    let resets = s
+        .values
+        .get(r..=last)
+        .unwrap_or(&[])
+        .windows(2)
+        .filter(|p| p.get(1) < p.first())
+        .count() as u32;
     let mut stats = CounterStats {
         total,
         rate,
@@ -187,6 +194,7 @@ pub fn counter_summary(
         rate_min: None,
         rate_max: None,
         rate_std: None,
+        resets,
     };
     let slices = w.slice_ns.map(|size| {
         // Points: the reference, then the in-window samples.

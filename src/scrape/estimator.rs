@@ -431,4 +431,52 @@ mod tests {
         let got = estimate_percentiles(&[10.0, INF], &[100.0, 100.0], 100.0 * a, 100.0, &learned);
         close(got.unwrap(), [a; 9]);
     }
+
+    #[test]
+    fn blended_when_spread_is_moderate() {
+        // mean 0.5, std 0.025 in [0,1): spread 0.1, offset 0 → 0.5·uniform + 0.5·variance-aware.
+        // f = .25/.75: uniform .25/.75; variance-aware .5 ∓ 3·.025·.5 = .4625/.5375.
+        let learned = [Some(LearnedBucket {
+            mean: 0.5,
+            variance: Some(0.000625),
+        })];
+        let got = estimate_percentiles(&[1.0], &[2.0], 1.0, 2.0, &learned).unwrap();
+        let (a, b) = (0.35625, 0.64375);
+        close(got, PERCENTILES.map(|q| a + (b - a) * q / 100.0));
+    }
+
+    #[test]
+    fn dominant_bucket_centres_on_the_average() {
+        // All 100 observations in (1,2], sum 130 → centre 1.3: values max(1, .805 + i/100),
+        // sum 132 → one −0.02 shift, clipped at 1.
+        let got = estimate_percentiles(&[1.0, 2.0, INF], &[0.0, 100.0, 100.0], 130.0, 100.0, &[])
+            .unwrap();
+        assert!((got[0] - 1.0).abs() < 1e-9);
+        assert!((got[4] - 1.28).abs() < 1e-9, "{got:?}");
+        assert!((got[8] - 1.7651).abs() < 1e-9, "{got:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn estimates_are_sorted_and_non_negative(
+            incs in proptest::collection::vec(0u32..50, 1..6),
+            inf_extra in 0u32..20,
+            sum in 0.0f64..1e4,
+        ) {
+            let les: Vec<f64> = (1..=incs.len()).map(|i| i as f64 * 0.5)
+                .chain(std::iter::once(INF)).collect();
+            let mut cum = Vec::new();
+            let mut acc = 0.0;
+            for i in &incs {
+                acc += f64::from(*i);
+                cum.push(acc);
+            }
+            cum.push(acc + f64::from(inf_extra));
+            let total = acc + f64::from(inf_extra);
+            if let Some(p) = estimate_percentiles(&les, &cum, sum, total, &[]) {
+                proptest::prop_assert!(p.windows(2).all(|w| w[0] <= w[1]));
+                proptest::prop_assert!(p.iter().all(|v| *v >= 0.0 && v.is_finite()));
+            }
+        }
+    }
 }

@@ -56,6 +56,10 @@ pub struct CounterStats {
     /// Sample std (ddof=1) of the complete timeslices' rates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_std: Option<f64>,
+    /// Decreases seen between consecutive samples from the reference on (resets; not exported,
+    /// for the warning).
+    #[serde(skip)]
+    pub resets: u32,
 }
 
 /// Histogram statistics (spec §7.4); only `count` when it is 0.

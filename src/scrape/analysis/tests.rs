@@ -101,8 +101,8 @@ fn counter_total_rate_reset_and_slices() {
         slice_ns: Some(10 * S),
     };
     let (c, slices) = counter_summary(&s, &w).unwrap();
-    // Reference is the sample at t=0 (before the window): 130 − 100 over 30 s.
-    assert_eq!((c.total, c.rate), (30.0, 1.0));
+    // Reference is the sample at t=0 (before the window): 130 − 100 over 30 s; one reset.
+    assert_eq!((c.total, c.rate, c.resets), (30.0, 1.0, 1));
     let slices = slices.unwrap();
     let got: Vec<_> = slices
         .iter()
@@ -322,4 +322,29 @@ fn summarize_sorts_metrics_and_series() {
         json["series"][0]["stats"],
         serde_json::json!({"total": 0.0, "rate": 0.0})
     );
+}
+
+proptest::proptest! {
+    #[test]
+    fn window_functions_never_panic(
+        mut ts in proptest::collection::vec(0u64..100, 0..12),
+        vals in proptest::collection::vec(-5.0f64..5.0, 12),
+        start in 0u64..100,
+        len in 0u64..100,
+        slice in proptest::option::of(1u64..40),
+    ) {
+        ts.sort_unstable();
+        let n = ts.len();
+        let s = scalar(&ts, &vals[..n]);
+        let w = Window { start_ns: start, end_ns: start + len, slice_ns: slice };
+        let g = gauge_summary(&s, &w);
+        let c = counter_summary(&s, &w);
+        proptest::prop_assert_eq!(g.is_some(), c.is_some());
+        if let Some((c, _)) = c {
+            proptest::prop_assert!(c.total >= 0.0 && c.rate >= 0.0);
+        }
+        let rows: Vec<[f64; 2]> = vals[..n].iter().map(|v| [v.abs(), v.abs() * 2.0]).collect();
+        let h = hist(&ts, &vals[..n], &vals[..n], &rows);
+        let _ = histogram_summary(&h, &w);
+    }
 }

@@ -167,7 +167,10 @@ impl ScrapeRecord {
                 series,
             });
         }
-        Scrape { families }
+        Scrape {
+            families,
+            nonfinite: Vec::new(),
+        }
     }
 
     /// Writes the record as one JSON line.

@@ -57,6 +57,8 @@ pub struct Family {
 pub struct Scrape {
     /// Families with at least one series.
     pub families: Vec<Family>,
+    /// Families that had NaN/±Inf samples dropped (for a warn-once per metric).
+    pub nonfinite: Vec<String>,
 }
 
 /// True for family names the collector never records (`*_created`, `*_uptime`, `*_uptime_*`).
@@ -220,6 +222,15 @@ impl<'a> Grouper<'a> {
         });
     }
 
+    fn note_nonfinite(&mut self) {
+        if let Some(b) = &self.current {
+            let name = b.family_name();
+            if !self.out.nonfinite.iter().any(|n| n == name) {
+                self.out.nonfinite.push(name.to_owned());
+            }
+        }
+    }
+
     fn start_if_new(&mut self, name: &str) {
         if self.current.as_ref().is_some_and(|b| b.declared == name) {
             return;
@@ -283,6 +294,7 @@ impl<'a> Grouper<'a> {
         self.scratch.sort();
         if !is_hist {
             if !s.value.is_finite() {
+                self.note_nonfinite();
                 return;
             }
             match self.scalars.iter_mut().find(|(l, _)| *l == self.scratch) {
@@ -306,6 +318,7 @@ impl<'a> Grouper<'a> {
         };
         if !s.value.is_finite() {
             acc.bad = true;
+            self.note_nonfinite();
             return;
         }
         match role {

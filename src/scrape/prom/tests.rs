@@ -165,7 +165,8 @@ rpc_summary_seconds_count 2693
 fn exposition_example() {
     let s = parse_scrape(EXPOSITION.as_bytes()).unwrap();
     let names: Vec<&str> = s.families.iter().map(|f| f.name.as_str()).collect();
-    // `something_weird` is +Inf: dropped; the summary is skipped.
+    // `something_weird` is +Inf: dropped (and reported); the summary is skipped.
+    assert_eq!(s.nonfinite, ["something_weird"]);
     assert_eq!(
         names,
         [
@@ -240,6 +241,7 @@ fn nonfinite_histogram_drops_label_set_and_last_value_wins() {
     };
     assert_eq!(v.buckets, vec![(f64::INFINITY, 2.0)]);
     assert_eq!(v.le_text, ["+Inf"]);
+    assert_eq!(s.nonfinite, ["h", "g"]);
     let g = family(&s, "g");
     assert_eq!(g.series.len(), 1);
     assert_eq!(scalar(g, &[("k", "1")]), 2.0);
