@@ -90,11 +90,11 @@ fn row(out: &mut String, cells: &[String]) {
 }
 
 /// Label column order: union-find families of co-occurring labels; within a family the labels
-/// seen in a single label signature (sorted), then the "bridge" labels shared by several
-/// signatures (sorted); families ordered by their smallest label.
+/// found in a single series (sorted), then the "bridge" labels found in several series (sorted);
+/// families ordered by their smallest label. One label set per series (empty ones ignored).
 #[must_use]
 pub fn label_columns<'a>(signatures: impl IntoIterator<Item = Vec<&'a str>>) -> Vec<String> {
-    let sigs: BTreeSet<Vec<&str>> = signatures.into_iter().collect();
+    let sigs: Vec<Vec<&str>> = signatures.into_iter().filter(|s| !s.is_empty()).collect();
     let labels: BTreeSet<&str> = sigs.iter().flatten().copied().collect();
     let idx: BTreeMap<&str, usize> = labels.iter().enumerate().map(|(i, l)| (*l, i)).collect();
     let mut parent: Vec<usize> = (0..labels.len()).collect();
@@ -143,7 +143,7 @@ type RowKey<'a> = (String, &'a str, &'a str, String);
 
 fn labels_repr(s: &SeriesSummary) -> String {
     match &s.labels {
-        None => "None".into(),
+        None => String::new(),
         Some(l) => {
             let parts: Vec<String> = l.iter().map(|(k, v)| format!("'{k}': '{v}'")).collect();
             format!("{{{}}}", parts.join(", "))
@@ -262,7 +262,13 @@ pub fn render(report: &ServerMetricsReport, ctx: &ExportContext<'_>) -> String {
     for (name, m) in report.metrics.iter().filter(|(n, m)| is_info(n, m)) {
         for s in &m.series {
             for (k, v) in s.labels.iter().flatten() {
-                info.push((name, &s.endpoint_url, k, v, &m.description));
+                info.push((
+                    name,
+                    endpoint_display(&s.endpoint_url),
+                    k,
+                    v,
+                    &m.description,
+                ));
             }
         }
     }
@@ -274,7 +280,7 @@ pub fn render(report: &ServerMetricsReport, ctx: &ExportContext<'_>) -> String {
         let header = ["Endpoint", "Metric", "Key", "Value", "Description"];
         row(&mut out, &header.map(str::to_owned));
         for (name, url, k, v, d) in info {
-            let cells = [endpoint_display(url), name, k, v, d].map(str::to_owned);
+            let cells = [url, name, k, v, d].map(str::to_owned);
             row(&mut out, &cells);
         }
     }

@@ -164,12 +164,12 @@ fn csv_export_layout() {
     let body = &text[head.len()..];
     assert!(body.ends_with("\r\n"));
     let rows: Vec<&str> = body.split("\r\n").collect();
-    // Gauge section: reason/sleep_state occur in one label signature each, engine/model_name in
-    // all three → exclusive labels first, then the bridge labels.
+    // Gauge section: every label occurs in several series (reason in 2, sleep_state in 3,
+    // engine/model_name in all), so all are bridge labels, sorted.
     assert_eq!(
         rows[0],
         "Endpoint,Type,Metric,Unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99,\
-         reason,sleep_state,engine,model_name,Description"
+         engine,model_name,reason,sleep_state,Description"
     );
     // Unlabelled rows sort first (fill pattern 0000), then by metric name.
     assert!(rows[1].starts_with("localhost:8000,gauge,process_max_fds,,"));
@@ -180,7 +180,7 @@ fn csv_export_layout() {
     assert_eq!(
         *running,
         "localhost:8000,gauge,vllm:num_requests_running,requests,1.5000,0.0000,3.0000,2.1213,\
-         0.0300,0.1500,0.3000,0.7500,1.5000,2.2500,2.7000,2.8500,2.9700,,,0,tiny-llm,\
+         0.0300,0.1500,0.3000,0.7500,1.5000,2.2500,2.7000,2.8500,2.9700,0,tiny-llm,,,\
          Number of requests in model execution batches."
     );
     let counter_header = rows
@@ -232,6 +232,9 @@ fn label_column_families() {
     let cols = csv::label_columns([vec!["b", "z"], vec!["b", "y"], vec!["a"], vec![]]);
     // Families {b,y,z} (min b) and {a} (min a): a first; in {b,y,z}, y and z are exclusive.
     assert_eq!(cols, ["a", "y", "z", "b"]);
+    // A label seen in two series (even of one metric) is a bridge.
+    let cols = csv::label_columns([vec!["m", "r"], vec!["m", "r"], vec!["m", "x"]]);
+    assert_eq!(cols, ["x", "m", "r"]);
 }
 
 #[test]
