@@ -323,10 +323,10 @@ fn histogram_slices(h: &HistogramSeries, w: &Window, size: u64) -> Vec<Timeslice
     out
 }
 
-/// Python-style `str(labels)` used to order series (`None` for no labels).
+/// Python-style `str(labels)` used to order series (empty for no labels).
 fn labels_repr(labels: &[(String, String)]) -> String {
     if labels.is_empty() {
-        return "None".to_owned();
+        return String::new();
     }
     let parts: Vec<String> = labels
         .iter()

@@ -51,14 +51,25 @@ pub fn to_value(
     if let Some(w) = &report.warmup {
         phases.insert("warmup".into(), range(w));
     }
-    let summary = json!({
-        "endpoints_configured": ctx.endpoints_configured,
-        "endpoints_successful": successful,
-        "start_time": iso8601(report.profiling.start_ns),
-        "end_time": iso8601(report.profiling.end_ns),
-        "endpoint_info": serde_json::to_value(&report.endpoint_info)?,
-        "phase_time_ranges": phases,
-    });
+    let mut summary = Map::new();
+    summary.insert(
+        "endpoints_configured".into(),
+        json!(ctx.endpoints_configured),
+    );
+    summary.insert("endpoints_successful".into(), json!(successful));
+    summary.insert(
+        "start_time".into(),
+        iso8601(report.profiling.start_ns).into(),
+    );
+    summary.insert("end_time".into(), iso8601(report.profiling.end_ns).into());
+    if !report.endpoint_info.is_empty() {
+        summary.insert(
+            "endpoint_info".into(),
+            serde_json::to_value(&report.endpoint_info)?,
+        );
+    }
+    summary.insert("phase_time_ranges".into(), Value::Object(phases));
+    let summary = Value::Object(summary);
     let mut top = Map::new();
     top.insert("schema_version".into(), SCHEMA_VERSION.into());
     top.insert("aiperf_version".into(), ctx.aiperf_version.into());
