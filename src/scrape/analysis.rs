@@ -125,11 +125,9 @@ pub fn gauge_summary(s: &ScalarSeries, w: &Window) -> Option<(GaugeStats, Option
         p95: p[7],
         p99: p[8],
     };
-    let slices = w.slice_ns.map(|size| {
+    // Gauge timeslices are omitted (None) with fewer than 2 samples or no non-empty slice.
+    let slices = w.slice_ns.filter(|_| values.len() >= 2).and_then(|size| {
         let ts = s.ts_ns.get(lo..hi).unwrap_or(&[]);
-        if values.len() < 2 {
-            return Vec::new();
-        }
         let bounds = timeslice_boundaries(w.start_ns, w.end_ns, size);
         let last = bounds.len().saturating_sub(1);
         let mut out = Vec::new();
@@ -158,7 +156,7 @@ pub fn gauge_summary(s: &ScalarSeries, w: &Window) -> Option<(GaugeStats, Option
                 },
             ));
         }
-        out
+        (!out.is_empty()).then_some(out)
     });
     Some((stats, slices))
 }
@@ -182,7 +180,7 @@ pub fn counter_summary(
     let rate = if dur > 0.0 { total / dur } else { 0.0 };
     let resets = s
         .values
-        .get(r..=last)
+        .get(lo..hi)
         .unwrap_or(&[])
         .windows(2)
         .filter(|p| p.get(1) < p.first())
@@ -268,17 +266,19 @@ pub fn histogram_summary(
     let sum_d = (h.sums.get(last)? - h.sums.get(r)?).max(0.0);
     let deltas = bucket_deltas(h, r, last);
     let count = count_d as u64;
-    let slices = w.slice_ns.map(|size| histogram_slices(h, w, size));
     if count == 0 {
-        let zeros = BucketCounts(h.le_text.iter().map(|t| (t.clone(), 0)).collect());
-        return Some((HistogramStats::default(), Some(zeros), slices));
+        // No observations: `{count: 0}` and the (zero) bucket deltas, no timeslices.
+        let buckets = deltas.map(|d| bucket_counts(h, &d));
+        return Some((HistogramStats::default(), buckets, None));
     }
+    let slices = w
+        .slice_ns
+        .filter(|_| last > r)
+        .and_then(|size| histogram_slices(h, w, size));
     let dur = ns_to_s(h.ts_ns.get(last)?.saturating_sub(*h.ts_ns.get(r)?));
     let estimates = deltas.as_ref().and_then(|d| {
-        let rows: Vec<&[f64]> = (r..=last).map(|i| h.row(i)).collect();
-        let sums = h.sums.get(r..=last).unwrap_or(&[]);
-        let counts = h.counts.get(r..=last).unwrap_or(&[]);
-        let learned = learn_bucket_stats(&h.les, sums, counts, &rows, 0);
+        // Bucket means are learned from every sample from the reference on.
+        let learned = learn_bucket_stats(&h.les, &h.sums, &h.counts, &h.rows(), r);
         estimate_percentiles(&h.les, d, sum_d, count as f64, &learned)
     });
     let stats = HistogramStats {
@@ -292,7 +292,7 @@ pub fn histogram_summary(
     Some((stats, deltas.map(|d| bucket_counts(h, &d)), slices))
 }
 
-fn histogram_slices(h: &HistogramSeries, w: &Window, size: u64) -> Vec<Timeslice> {
+fn histogram_slices(h: &HistogramSeries, w: &Window, size: u64) -> Option<Vec<Timeslice>> {
     let mut out = Vec::new();
     for b in timeslice_boundaries(w.start_ns, w.end_ns, size) {
         let (i0, i1) = (at_or_before(&h.ts_ns, b.0), at_or_before(&h.ts_ns, b.1));
@@ -320,7 +320,7 @@ fn histogram_slices(h: &HistogramSeries, w: &Window, size: u64) -> Vec<Timeslice
             },
         ));
     }
-    out
+    (!out.is_empty()).then_some(out)
 }
 
 /// Python-style `str(labels)` used to order series (empty for no labels).
