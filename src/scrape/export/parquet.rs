@@ -228,10 +228,11 @@ pub fn build_batch(
                         let (Some(&t), Some(&v)) = (s.ts_ns.get(i), s.values.get(i)) else {
                             continue;
                         };
-                        let v = if entry.kind == MetricType::Counter {
-                            (v - base).max(0.0)
-                        } else {
+                        // Only gauges are raw; counters (and untyped) are deltas.
+                        let v = if entry.kind == MetricType::Gauge {
                             v
+                        } else {
+                            (v - base).max(0.0)
                         };
                         c.push(&head, t, Some(v), None, None, None, None);
                     }
@@ -263,6 +264,15 @@ pub fn build_batch(
     RecordBatch::try_new(Arc::new(schema(&cols, metadata)), c.finish())
 }
 
+/// A float as Python's `str(float)` writes it (`2.0`, not `2`).
+fn py_float(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e16 {
+        format!("{v:.1}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// The `aiperf.*` file metadata.
 #[must_use]
 pub fn file_metadata(
@@ -276,44 +286,40 @@ pub fn file_metadata(
         .iter()
         .map(|k| (*k, 0))
         .collect();
-    let mut seen = BTreeSet::new();
-    for ep in &store.endpoints {
-        for ((name, _), entry) in &ep.series {
-            if seen.insert(name.as_str()) {
-                *kinds.entry(entry.kind.as_str()).or_insert(0) += 1;
-            }
-        }
+    // Counted per stored series entry of every endpoint, as AIPerf counts its storage entries.
+    let mut metric_count = 0;
+    for entry in store.endpoints.iter().flat_map(|e| e.series.values()) {
+        metric_count += 1;
+        *kinds.entry(entry.kind.as_str()).or_insert(0) += 1;
     }
-    let urls: Vec<&str> = store.endpoints.iter().map(|e| e.url.as_str()).collect();
+    let mut urls: Vec<&str> = store.endpoints.iter().map(|e| e.url.as_str()).collect();
+    urls.sort_unstable();
     let dur = window.end_ns.saturating_sub(window.start_ns);
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_owned())
         .unwrap_or_default();
     let json = |v: serde_json::Value| v.to_string();
-    let pairs = [
+    let mut pairs =
+        vec![
         ("schema_version", SCHEMA_VERSION.to_owned()),
         ("version", ctx.aiperf_version.unwrap_or("").to_owned()),
         ("benchmark_id", ctx.benchmark_id.unwrap_or("").to_owned()),
         ("exporter", "ServerMetricsParquetExporter".to_owned()),
-        ("export_timestamp_utc", iso8601(meta.export_time_ns)),
+        ("export_timestamp_utc", format!("{}+00:00", iso8601(meta.export_time_ns))),
         ("time_filter_start_ns", window.start_ns.to_string()),
         ("time_filter_end_ns", window.end_ns.to_string()),
         ("profiling_duration_ns", dur.to_string()),
-        ("profiling_duration_seconds", (dur as f64 / 1e9).to_string()),
+        ("profiling_duration_seconds", py_float(dur as f64 / 1e9)),
         ("endpoint_urls", json(serde_json::json!(urls))),
         ("endpoint_count", urls.len().to_string()),
         ("label_columns", json(serde_json::json!(cols))),
         ("label_count", cols.len().to_string()),
-        ("metric_count", seen.len().to_string()),
+        ("metric_count", metric_count.to_string()),
         ("metric_type_counts", json(serde_json::json!(kinds))),
         ("model_names", json(serde_json::json!(meta.model_names))),
         (
             "concurrency",
-            meta.concurrency.map(|c| c.to_string()).unwrap_or_default(),
-        ),
-        (
-            "request_rate",
-            meta.request_rate.map(|r| r.to_string()).unwrap_or_default(),
+            meta.concurrency.map_or_else(|| "None".to_owned(), |c| c.to_string()),
         ),
         ("input_config", ctx.input_config.to_string()),
         ("hostname", hostname),
@@ -321,10 +327,13 @@ pub fn file_metadata(
         ("pyarrow_version", "n/a (arrow-rs 60)".to_owned()),
         (
             "schema_note",
-            "Label columns vary by endpoint/model; use union_by_name=true for cross-file queries"
+            "Label columns vary by endpoint/model. Use union_by_name=true for cross-file queries."
                 .to_owned(),
         ),
     ];
+    if let Some(rate) = meta.request_rate {
+        pairs.push(("request_rate", py_float(rate)));
+    }
     pairs
         .into_iter()
         .map(|(k, v)| (format!("aiperf.{k}"), v))

@@ -462,7 +462,6 @@ mod parquet_read {
             "metric_type_counts",
             "model_names",
             "concurrency",
-            "request_rate",
             "input_config",
             "hostname",
             "python_version",
@@ -478,7 +477,12 @@ mod parquet_read {
         assert_eq!(kv["aiperf.schema_version"], "1.0");
         assert_eq!(kv["aiperf.benchmark_id"], "bid-1");
         assert_eq!(kv["aiperf.time_filter_start_ns"], "2000000000");
-        assert_eq!(kv["aiperf.profiling_duration_seconds"], "2");
+        assert_eq!(kv["aiperf.profiling_duration_seconds"], "2.0");
+        assert!(
+            !kv.contains_key("aiperf.request_rate"),
+            "absent when no rate is set"
+        );
+        assert_eq!(kv["aiperf.python_version"], "n/a (ringperf, Rust)");
         assert_eq!(kv["aiperf.label_columns"], r#"["a","b"]"#);
         assert_eq!(kv["aiperf.label_count"], "2");
         assert_eq!(kv["aiperf.metric_count"], "3");
@@ -492,7 +496,7 @@ mod parquet_read {
         assert_eq!(kv["aiperf.input_config"], r#"{"model":"tiny-llm"}"#);
         assert_eq!(
             kv["aiperf.export_timestamp_utc"],
-            "1970-01-01T00:00:06.000000"
+            "1970-01-01T00:00:06.000000+00:00"
         );
     }
 
