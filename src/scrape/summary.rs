@@ -222,8 +222,9 @@ pub struct SeriesSummary {
 /// One metric with all its series.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MetricSummary {
-    /// `gauge`, `counter`, `histogram` or `unknown`.
-    #[serde(rename = "type")]
+    /// `gauge`, `counter`, `histogram` or `unknown` (the CSV's section). The JSON `type` writes
+    /// `unknown` as `gauge`: AIPerf exports untyped metrics with gauge statistics and type.
+    #[serde(rename = "type", serialize_with = "json_type")]
     pub kind: &'static str,
     /// HELP text.
     pub description: String,
@@ -232,6 +233,10 @@ pub struct MetricSummary {
     pub unit: Option<&'static str>,
     /// Series sorted by (endpoint, labels).
     pub series: Vec<SeriesSummary>,
+}
+
+fn json_type<S: serde::Serializer>(kind: &&'static str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *kind == "unknown" { "gauge" } else { kind })
 }
 
 /// Collection metadata of one endpoint (`summary.endpoint_info.<url>`).

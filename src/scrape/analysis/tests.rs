@@ -348,3 +348,23 @@ proptest::proptest! {
         let _ = histogram_summary(&h, &w);
     }
 }
+
+#[test]
+fn untyped_metrics_export_as_gauges() {
+    let mut store = Store::default();
+    store
+        .endpoint_mut("u")
+        .insert(5, &parse_scrape(b"stray 3\n").unwrap());
+    let m = summarize_metrics(
+        &store,
+        &Window {
+            start_ns: 0,
+            end_ns: 9,
+            slice_ns: None,
+        },
+    );
+    assert_eq!(m["stray"].kind, "unknown");
+    let json = serde_json::to_value(&m["stray"]).unwrap();
+    assert_eq!(json["type"], "gauge");
+    assert_eq!(json["series"][0]["stats"]["avg"], 3.0);
+}
