@@ -250,18 +250,18 @@ fn bucket_counts(h: &HistogramSeries, deltas: &[f64]) -> BucketCounts {
     )
 }
 
-/// Histogram statistics, bucket deltas and timeslices; `None` if the window holds no sample.
+/// Histogram statistics, bucket deltas and timeslices; `None` if no sample is at or before the
+/// window end.
 #[must_use]
 pub fn histogram_summary(
     h: &HistogramSeries,
     w: &Window,
 ) -> Option<(HistogramStats, Option<BucketCounts>, Option<Vec<Timeslice>>)> {
     let (lo, hi) = in_window(&h.ts_ns, w);
-    let r = reference(lo, hi)?;
-    if hi <= lo {
-        return None;
-    }
-    let last = hi - 1;
+    // Final = last sample ≤ end; reference = last sample < start, else the first sample. With
+    // only pre-window samples both are the same sample: `{count: 0}` (as AIPerf reports it).
+    let last = hi.checked_sub(1)?;
+    let r = lo.saturating_sub(1);
     let count_d = (h.counts.get(last)? - h.counts.get(r)?).max(0.0);
     let sum_d = (h.sums.get(last)? - h.sums.get(r)?).max(0.0);
     let deltas = bucket_deltas(h, r, last);

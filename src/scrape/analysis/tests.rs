@@ -251,6 +251,32 @@ fn histogram_no_observations_and_reset() {
         buckets.unwrap().0,
         vec![("1".to_owned(), 0), ("+Inf".to_owned(), 0)]
     );
+    // Only a sample before the window: reference and final coincide → count 0.
+    let late = Window {
+        start_ns: 20,
+        end_ns: 30,
+        slice_ns: None,
+    };
+    let (st, buckets, _) = histogram_summary(&flat, &late).unwrap();
+    assert_eq!((st.count, buckets.map(|b| b.0.len())), (0, Some(2)));
+    assert!(
+        histogram_summary(
+            &flat,
+            &Window {
+                start_ns: 0,
+                end_ns: 0,
+                slice_ns: None
+            }
+        )
+        .is_some()
+    );
+    let before = Window {
+        start_ns: 0,
+        end_ns: 5,
+        slice_ns: None,
+    };
+    let only_later = hist(&[10], &[1.0], &[1.0], &[[1.0, 1.0]]);
+    assert!(histogram_summary(&only_later, &before).is_none());
     // A bucket going backwards: buckets omitted, percentiles skipped, count/sum clamped.
     let reset = hist(
         &[0, 10],
