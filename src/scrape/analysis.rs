@@ -1,0 +1,438 @@
+//! Window statistics and timeslices of stored series (spec §7.3–§7.5).
+
+use std::collections::BTreeMap;
+
+use super::estimator::{estimate_percentiles, learn_bucket_stats};
+use super::prom::MetricType;
+use super::stats::{PERCENTILES, mean, percentile_sorted, std_ddof1};
+use super::store::{HistogramSeries, ScalarSeries, SeriesData, Store};
+use super::summary::{
+    BucketCounts, CounterStats, EndpointInfo, GaugeStats, HistogramStats, MetricSummary,
+    SeriesStats, SeriesSummary, SliceValues, Timeslice,
+};
+use super::units::infer_unit;
+
+/// The summarized window: `[start_ns, end_ns]` inclusive, optional slice duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Window start (epoch ns).
+    pub start_ns: u64,
+    /// Window end (epoch ns).
+    pub end_ns: u64,
+    /// Timeslice length in ns (`--slice-duration`), `None` for no timeslices.
+    pub slice_ns: Option<u64>,
+}
+
+impl Window {
+    /// The profiling window: `[start, max(end, last unique update of any endpoint)]`, so the
+    /// final flush scrape is included (spec §7.3).
+    #[must_use]
+    pub fn profiling(store: &Store, start_ns: u64, end_ns: u64, slice_ns: Option<u64>) -> Self {
+        let last = store
+            .endpoints
+            .iter()
+            .filter_map(|e| e.update_ts_ns.last().copied())
+            .max();
+        Self {
+            start_ns,
+            end_ns: last.map_or(end_ns, |l| l.max(end_ns)),
+            slice_ns,
+        }
+    }
+}
+
+/// One timeslice boundary: `(start, end, is_complete)`.
+pub type Boundary = (u64, u64, bool);
+
+/// Slice boundaries (spec §7.5): `arange(start, end, size)`, ends clipped, last may be partial.
+#[must_use]
+pub fn timeslice_boundaries(start_ns: u64, end_ns: u64, size_ns: u64) -> Vec<Boundary> {
+    let mut out = Vec::new();
+    if size_ns == 0 {
+        return out;
+    }
+    let mut s = start_ns;
+    while s < end_ns {
+        let e = s.saturating_add(size_ns);
+        out.push((s, e.min(end_ns), e <= end_ns));
+        s = e;
+    }
+    out
+}
+
+/// `(lo, hi)`: indices of the in-window samples `start ≤ t ≤ end`.
+fn in_window(ts: &[u64], w: &Window) -> (usize, usize) {
+    (
+        ts.partition_point(|&t| t < w.start_ns),
+        ts.partition_point(|&t| t <= w.end_ns),
+    )
+}
+
+/// Last sample before the window, else the first in-window sample.
+fn reference(lo: usize, hi: usize) -> Option<usize> {
+    if lo > 0 {
+        Some(lo - 1)
+    } else if lo < hi {
+        Some(lo)
+    } else {
+        None
+    }
+}
+
+/// Index of the last `t ≤ at` (searchsorted right − 1, clipped to 0).
+fn at_or_before(ts: &[u64], at: u64) -> usize {
+    ts.partition_point(|&t| t <= at).saturating_sub(1)
+}
+
+fn ns_to_s(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn slice_of(b: Boundary, values: SliceValues) -> Timeslice {
+    Timeslice {
+        start_ns: b.0,
+        end_ns: b.1,
+        is_complete: (!b.2).then_some(false),
+        values,
+    }
+}
+
+/// Gauge statistics and timeslices over the in-window samples; `None` if the window is empty.
+#[must_use]
+pub fn gauge_summary(s: &ScalarSeries, w: &Window) -> Option<(GaugeStats, Option<Vec<Timeslice>>)> {
+    let (lo, hi) = in_window(&s.ts_ns, w);
+    let values = s.values.get(lo..hi)?;
+    let avg = mean(values)?;
+    let std = std_ddof1(values)?;
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut p = [0.0; 9];
+    for (slot, q) in p.iter_mut().zip(PERCENTILES) {
+        *slot = percentile_sorted(&sorted, q)?;
+    }
+    let stats = GaugeStats {
+        avg,
+        min: *sorted.first()?,
+        max: *sorted.last()?,
+        std,
+        p1: p[0],
+        p5: p[1],
+        p10: p[2],
+        p25: p[3],
+        p50: p[4],
+        p75: p[5],
+        p90: p[6],
+        p95: p[7],
+        p99: p[8],
+    };
+    // Gauge timeslices are omitted (None) with fewer than 2 samples or no non-empty slice.
+    let slices = w.slice_ns.filter(|_| values.len() >= 2).and_then(|size| {
+        let ts = s.ts_ns.get(lo..hi).unwrap_or(&[]);
+        let bounds = timeslice_boundaries(w.start_ns, w.end_ns, size);
+        let last = bounds.len().saturating_sub(1);
+        let mut out = Vec::new();
+        for (i, b) in bounds.into_iter().enumerate() {
+            let a = ts.partition_point(|&t| t < b.0);
+            let z = if i == last {
+                ts.partition_point(|&t| t <= b.1)
+            } else {
+                ts.partition_point(|&t| t < b.1)
+            };
+            let Some(v) = values.get(a..z).filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            let (mn, mx) = v
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                    (a.min(x), b.max(x))
+                });
+            let avg = mean(v).unwrap_or(0.0);
+            out.push(slice_of(
+                b,
+                SliceValues::Gauge {
+                    avg,
+                    min: mn,
+                    max: mx,
+                },
+            ));
+        }
+        (!out.is_empty()).then_some(out)
+    });
+    Some((stats, slices))
+}
+
+/// Counter statistics and timeslices; `None` if the window holds no sample.
+#[must_use]
+pub fn counter_summary(
+    s: &ScalarSeries,
+    w: &Window,
+) -> Option<(CounterStats, Option<Vec<Timeslice>>)> {
+    let (lo, hi) = in_window(&s.ts_ns, w);
+    let r = reference(lo, hi)?;
+    if hi <= lo {
+        return None;
+    }
+    let last = hi - 1;
+    let (v_ref, v_last) = (*s.values.get(r)?, *s.values.get(last)?);
+    let (t_ref, t_last) = (*s.ts_ns.get(r)?, *s.ts_ns.get(last)?);
+    let total = (v_last - v_ref).max(0.0);
+    let dur = ns_to_s(t_last.saturating_sub(t_ref));
+    let rate = if dur > 0.0 { total / dur } else { 0.0 };
+    let resets = s
+        .values
+        .get(lo..hi)
+        .unwrap_or(&[])
+        .windows(2)
+        .filter(|p| p.get(1) < p.first())
+        .count() as u32;
+    let mut stats = CounterStats {
+        total,
+        rate,
+        rate_avg: None,
+        rate_min: None,
+        rate_max: None,
+        rate_std: None,
+        resets,
+    };
+    let slices = w.slice_ns.map(|size| {
+        // Points: the reference, then the in-window samples.
+        let mut ts = vec![t_ref];
+        let mut vs = vec![v_ref];
+        ts.extend_from_slice(s.ts_ns.get(lo..hi).unwrap_or(&[]));
+        vs.extend_from_slice(s.values.get(lo..hi).unwrap_or(&[]));
+        if ts.len() < 2 {
+            return Vec::new();
+        }
+        let value_at = |at: u64| vs.get(at_or_before(&ts, at)).copied().unwrap_or(0.0);
+        timeslice_boundaries(w.start_ns, w.end_ns, size)
+            .into_iter()
+            .map(|b| {
+                let total = (value_at(b.1) - value_at(b.0)).max(0.0);
+                let d = ns_to_s(b.1 - b.0);
+                let rate = if d > 0.0 { total / d } else { 0.0 };
+                slice_of(b, SliceValues::Counter { total, rate })
+            })
+            .collect::<Vec<_>>()
+    });
+    if let Some(sl) = &slices {
+        let rates: Vec<f64> = sl
+            .iter()
+            .filter(|t| t.is_complete.is_none())
+            .filter_map(|t| match t.values {
+                SliceValues::Counter { rate, .. } => Some(rate),
+                _ => None,
+            })
+            .collect();
+        if !rates.is_empty() {
+            stats.rate_avg = mean(&rates);
+            stats.rate_min = rates.iter().copied().reduce(f64::min);
+            stats.rate_max = rates.iter().copied().reduce(f64::max);
+            stats.rate_std = std_ddof1(&rates);
+        }
+    }
+    Some((stats, slices))
+}
+
+/// Bucket deltas between two rows; `None` if any is negative.
+fn bucket_deltas(h: &HistogramSeries, from: usize, to: usize) -> Option<Vec<f64>> {
+    let (a, b) = (h.row(from), h.row(to));
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
+    (d.len() == h.les.len() && d.iter().all(|v| *v >= 0.0)).then_some(d)
+}
+
+fn bucket_counts(h: &HistogramSeries, deltas: &[f64]) -> BucketCounts {
+    BucketCounts(
+        h.le_text
+            .iter()
+            .cloned()
+            .zip(deltas.iter().map(|d| d.round() as u64))
+            .collect(),
+    )
+}
+
+/// Histogram statistics, bucket deltas and timeslices; `None` if no sample is at or before the
+/// window end.
+#[must_use]
+pub fn histogram_summary(
+    h: &HistogramSeries,
+    w: &Window,
+) -> Option<(HistogramStats, Option<BucketCounts>, Option<Vec<Timeslice>>)> {
+    let (lo, hi) = in_window(&h.ts_ns, w);
+    // Final = last sample ≤ end; reference = last sample < start, else the first sample. With
+    // only pre-window samples both are the same sample: `{count: 0}` (as AIPerf reports it).
+    let last = hi.checked_sub(1)?;
+    let r = lo.saturating_sub(1);
+    let count_d = (h.counts.get(last)? - h.counts.get(r)?).max(0.0);
+    let sum_d = (h.sums.get(last)? - h.sums.get(r)?).max(0.0);
+    let deltas = bucket_deltas(h, r, last);
+    let count = count_d as u64;
+    if count == 0 {
+        // No observations: `{count: 0}` and the (zero) bucket deltas, no timeslices.
+        let buckets = deltas.map(|d| bucket_counts(h, &d));
+        return Some((HistogramStats::default(), buckets, None));
+    }
+    let slices = w
+        .slice_ns
+        .filter(|_| last > r)
+        .and_then(|size| histogram_slices(h, w, size));
+    let dur = ns_to_s(h.ts_ns.get(last)?.saturating_sub(*h.ts_ns.get(r)?));
+    let estimates = deltas.as_ref().and_then(|d| {
+        // Bucket means are learned from every sample from the reference on.
+        let learned = learn_bucket_stats(&h.les, &h.sums, &h.counts, &h.rows(), r);
+        estimate_percentiles(&h.les, d, sum_d, count as f64, &learned)
+    });
+    let stats = HistogramStats {
+        count,
+        sum: Some(sum_d),
+        avg: Some(sum_d / count as f64),
+        count_rate: (dur > 0.0).then(|| count as f64 / dur),
+        sum_rate: (dur > 0.0).then(|| sum_d / dur),
+        estimates,
+    };
+    Some((stats, deltas.map(|d| bucket_counts(h, &d)), slices))
+}
+
+fn histogram_slices(h: &HistogramSeries, w: &Window, size: u64) -> Option<Vec<Timeslice>> {
+    let mut out = Vec::new();
+    for b in timeslice_boundaries(w.start_ns, w.end_ns, size) {
+        let (i0, i1) = (at_or_before(&h.ts_ns, b.0), at_or_before(&h.ts_ns, b.1));
+        let (Some(c0), Some(c1), Some(s0), Some(s1)) = (
+            h.counts.get(i0),
+            h.counts.get(i1),
+            h.sums.get(i0),
+            h.sums.get(i1),
+        ) else {
+            continue;
+        };
+        let (count, sum) = (c1 - c0, s1 - s0);
+        if count < 0.0 || sum < 0.0 {
+            continue;
+        }
+        let avg = if count > 0.0 { sum / count } else { 0.0 };
+        let buckets = bucket_deltas(h, i0, i1).map(|d| bucket_counts(h, &d));
+        out.push(slice_of(
+            b,
+            SliceValues::Histogram {
+                count: count as u64,
+                sum,
+                avg,
+                buckets,
+            },
+        ));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Python-style `str(labels)` used to order series (empty for no labels).
+fn labels_repr(labels: &[(String, String)]) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("'{k}': '{v}'"))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// Summarizes every series of every endpoint over `w`; metrics keyed (and so sorted) by name.
+#[must_use]
+pub fn summarize_metrics(store: &Store, w: &Window) -> BTreeMap<String, MetricSummary> {
+    let mut out: BTreeMap<String, MetricSummary> = BTreeMap::new();
+    let mut order: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for ep in &store.endpoints {
+        for ((name, labels), entry) in &ep.series {
+            let (stats, buckets, timeslices) = match (&entry.data, entry.kind) {
+                (SeriesData::Scalar(s), MetricType::Counter) => match counter_summary(s, w) {
+                    Some((st, sl)) => (SeriesStats::Counter(st), None, sl),
+                    None => continue,
+                },
+                (SeriesData::Scalar(s), _) => match gauge_summary(s, w) {
+                    Some((st, sl)) => (SeriesStats::Gauge(st), None, sl),
+                    None => continue,
+                },
+                (SeriesData::Histogram(h), _) => match histogram_summary(h, w) {
+                    Some((st, b, sl)) => (SeriesStats::Histogram(st), b, sl),
+                    None => continue,
+                },
+            };
+            let metric = out.entry(name.clone()).or_insert_with(|| MetricSummary {
+                kind: entry.kind.as_str(),
+                description: entry.description.clone(),
+                unit: infer_unit(name, &entry.description),
+                series: Vec::new(),
+            });
+            order
+                .entry(name.clone())
+                .or_default()
+                .push((ep.url.clone(), labels_repr(labels)));
+            metric.series.push(SeriesSummary {
+                endpoint_url: ep.url.clone(),
+                labels: (!labels.is_empty()).then(|| labels.iter().cloned().collect()),
+                stats,
+                buckets,
+                timeslices,
+            });
+        }
+    }
+    for (name, metric) in &mut out {
+        let keys = order.remove(name).unwrap_or_default();
+        let mut paired: Vec<_> = keys
+            .into_iter()
+            .zip(std::mem::take(&mut metric.series))
+            .collect();
+        paired.sort_by(|a, b| a.0.cmp(&b.0));
+        metric.series = paired.into_iter().map(|(_, s)| s).collect();
+    }
+    out
+}
+
+/// `summary.endpoint_info` for every endpoint that was fetched at least once.
+#[must_use]
+pub fn endpoint_info(store: &Store) -> BTreeMap<String, EndpointInfo> {
+    let mut out = BTreeMap::new();
+    for ep in &store.endpoints {
+        let (Some(&first), Some(&last)) =
+            (ep.fetch_ts_ns.iter().min(), ep.fetch_ts_ns.iter().max())
+        else {
+            continue;
+        };
+        let lat: Vec<f64> = ep
+            .fetch_latency_ns
+            .iter()
+            .map(|&l| l as f64 / 1e6)
+            .collect();
+        let mut updates = ep.update_ts_ns.clone();
+        updates.sort_unstable();
+        let (fu, lu) = (updates.first().copied(), updates.last().copied());
+        let duration = match (fu, lu) {
+            (Some(a), Some(b)) => ns_to_s(b - a),
+            _ => 0.0,
+        };
+        let n = updates.len();
+        let mut gaps: Vec<f64> = updates
+            .windows(2)
+            .map(|p| (p[1] - p[0]) as f64 / 1e6)
+            .collect();
+        gaps.sort_by(f64::total_cmp);
+        out.insert(
+            ep.url.clone(),
+            EndpointInfo {
+                total_fetches: ep.fetch_ts_ns.len() as u64,
+                first_fetch_ns: first,
+                last_fetch_ns: last,
+                avg_fetch_latency_ms: mean(&lat).unwrap_or(0.0),
+                unique_updates: n as u64,
+                first_update_ns: fu,
+                last_update_ns: lu,
+                duration_seconds: duration,
+                avg_update_interval_ms: (n > 1).then(|| duration * 1000.0 / (n - 1) as f64),
+                median_update_interval_ms: percentile_sorted(&gaps, 50.0),
+            },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

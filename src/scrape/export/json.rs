@@ -1,0 +1,99 @@
+//! `server_metrics_export.json` (schema_version "1.1", `exclude_none`, 2-space indent).
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value, json};
+
+use super::{ExportContext, ServerMetricsReport};
+use crate::scrape::analysis::Window;
+
+/// Schema version of the JSON export.
+pub const SCHEMA_VERSION: &str = "1.1";
+
+/// Epoch ns → naive ISO 8601 with microseconds (UTC), like Python's `datetime.isoformat()`.
+#[must_use]
+pub fn iso8601(ns: u64) -> String {
+    let Ok(ts) = jiff::Timestamp::from_nanosecond(i128::from(ns)) else {
+        return String::new();
+    };
+    let dt = ts.to_zoned(jiff::tz::TimeZone::UTC).datetime();
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second(),
+        dt.subsec_nanosecond() / 1000
+    )
+}
+
+fn range(w: &Window) -> Value {
+    json!({"start_ns": w.start_ns, "end_ns": w.end_ns})
+}
+
+/// Builds the JSON document.
+///
+/// # Errors
+/// Only if a summary fails to serialize (not expected).
+pub fn to_value(
+    report: &ServerMetricsReport,
+    ctx: &ExportContext<'_>,
+) -> serde_json::Result<Value> {
+    let successful: Vec<&String> = ctx
+        .endpoints_configured
+        .iter()
+        .filter(|u| report.endpoint_info.contains_key(u.as_str()))
+        .collect();
+    let mut phases = Map::new();
+    phases.insert("profiling".into(), range(&report.profiling));
+    if let Some(w) = &report.warmup {
+        phases.insert("warmup".into(), range(w));
+    }
+    let mut summary = Map::new();
+    summary.insert(
+        "endpoints_configured".into(),
+        json!(ctx.endpoints_configured),
+    );
+    summary.insert("endpoints_successful".into(), json!(successful));
+    summary.insert(
+        "start_time".into(),
+        iso8601(report.profiling.start_ns).into(),
+    );
+    summary.insert("end_time".into(), iso8601(report.profiling.end_ns).into());
+    if !report.endpoint_info.is_empty() {
+        summary.insert(
+            "endpoint_info".into(),
+            serde_json::to_value(&report.endpoint_info)?,
+        );
+    }
+    summary.insert("phase_time_ranges".into(), Value::Object(phases));
+    let summary = Value::Object(summary);
+    let mut top = Map::new();
+    top.insert("schema_version".into(), SCHEMA_VERSION.into());
+    top.insert("aiperf_version".into(), ctx.aiperf_version.into());
+    top.insert("benchmark_id".into(), ctx.benchmark_id.into());
+    top.insert("summary".into(), summary);
+    top.insert("metrics_phase".into(), "profiling".into());
+    top.insert("metrics".into(), serde_json::to_value(&report.metrics)?);
+    if let Some(w) = &report.warmup_metrics {
+        top.insert("warmup_metrics".into(), serde_json::to_value(w)?);
+    }
+    top.insert("input_config".into(), ctx.input_config.clone());
+    Ok(Value::Object(top))
+}
+
+/// Writes the JSON export (pretty, 2-space indent) to `out`.
+///
+/// # Errors
+/// I/O errors of `out`.
+pub fn write(
+    out: &mut impl Write,
+    report: &ServerMetricsReport,
+    ctx: &ExportContext<'_>,
+) -> io::Result<()> {
+    let value = to_value(report, ctx).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::other)?;
+    out.write_all(b"\n")
+}

@@ -1,0 +1,73 @@
+//! Server-metrics exporters: `server_metrics_export.{json,csv,jsonl,parquet}` (spec §7.8).
+//!
+//! [`compute_report`] turns an in-memory [`Store`] and the run's windows into a
+//! [`ServerMetricsReport`]; the writers take the report (JSON, CSV) or the store (Parquet)
+//! plus an [`ExportContext`] with the run's identity.
+
+pub mod csv;
+pub mod json;
+pub mod jsonl;
+pub mod parquet;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+pub use super::analysis::Window;
+use super::analysis::{endpoint_info, summarize_metrics};
+use super::store::Store;
+use super::summary::{EndpointInfo, MetricSummary};
+
+/// Run identity and configuration that the exports carry.
+#[derive(Clone, Debug)]
+pub struct ExportContext<'a> {
+    /// Tool version written as `aiperf_version` (`None` → null).
+    pub aiperf_version: Option<&'a str>,
+    /// Benchmark UUID (`None` → null).
+    pub benchmark_id: Option<&'a str>,
+    /// Every configured endpoint URL, in configuration order.
+    pub endpoints_configured: &'a [String],
+    /// The serialized user configuration.
+    pub input_config: &'a serde_json::Value,
+}
+
+/// Everything the JSON and CSV exports show.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerMetricsReport {
+    /// The profiling window the metrics were summarized over.
+    pub profiling: Window,
+    /// The warmup window, when warmup ran.
+    pub warmup: Option<Window>,
+    /// Per-endpoint collection metadata, keyed by URL.
+    pub endpoint_info: BTreeMap<String, EndpointInfo>,
+    /// Profiling-phase metrics keyed by name.
+    pub metrics: BTreeMap<String, MetricSummary>,
+    /// Warmup-phase metrics keyed by name (only with a warmup window).
+    pub warmup_metrics: Option<BTreeMap<String, MetricSummary>>,
+}
+
+/// Summarizes `store` over the profiling window (and the warmup window, if any).
+#[must_use]
+pub fn compute_report(
+    store: &Store,
+    profiling: Window,
+    warmup: Option<Window>,
+) -> ServerMetricsReport {
+    ServerMetricsReport {
+        profiling,
+        warmup,
+        endpoint_info: endpoint_info(store),
+        metrics: summarize_metrics(store, &profiling),
+        warmup_metrics: warmup.map(|w| summarize_metrics(store, &w)),
+    }
+}
+
+/// `http://host:port/metrics` → `host:port` (the CSV "Endpoint" column).
+#[must_use]
+pub fn endpoint_display(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let rest = rest.strip_suffix("/metrics").unwrap_or(rest);
+    rest.split('/').next().unwrap_or(rest)
+}
