@@ -15,6 +15,7 @@ pub mod record;
 pub mod run;
 pub mod schedule;
 pub mod scrape;
+pub mod signals;
 pub mod sse;
 pub mod ui;
 pub mod worker;

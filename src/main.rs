@@ -19,6 +19,12 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Profile(args) => {
+            // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up
+            // is taken by the run's signal thread (a graceful cancel), not the default action.
+            if let Err(e) = ringperf::signals::block_term_signals() {
+                eprintln!("ringperf: cannot block SIGINT/SIGTERM: {e}");
+                return ExitCode::from(2);
+            }
             let cfg = match ringperf::config::Config::from_args(
                 &args,
                 &argv,
@@ -30,7 +36,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            match ringperf::run::run(cfg) {
+            match ringperf::run::run_with(cfg, ringperf::run::RunOptions { handle_signals: true }) {
                 Ok(outcome) => ExitCode::from(outcome.exit_code()),
                 Err(e) => {
                     eprintln!("ringperf: {e}");

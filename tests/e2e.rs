@@ -70,7 +70,7 @@ fn raw_start(rec: &Value, summary: &Value) -> u64 {
 /// delivery plus scheduling of the reading thread. ringperf stamps the read, not the parse, so
 /// that excess is tens of microseconds on an idle machine. A loaded 2-core CI box can deschedule
 /// the reading thread for several milliseconds now and then, so a single value may exceed the
-/// truth by up to 20 ms; the median excess must stay under 1 ms, which a client that stamped
+/// truth by tens of milliseconds (bound: 50 ms); the median excess must stay under 1 ms, which a client that stamped
 /// after parsing, or coalesced reads, would not meet.
 fn streaming_ground_truth(driver: Driver, io_driver: &str) {
     let server = mock(25, 4, 12, 1, driver);
@@ -127,7 +127,7 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
         let lat_ns = metric(rec, "request_latency").expect("latency") * 1e6;
         let true_lat = (t.event_ns[11] - start) as f64;
         assert!(
-            lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 20e6,
+            lat_ns - true_lat >= -1_000.0 && lat_ns - true_lat < 50e6,
             "{lat_ns} vs {true_lat}"
         );
 
@@ -386,4 +386,92 @@ fn binary_demo_and_usage_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--concurrency"));
+}
+
+#[test]
+fn error_budget_stops_the_run_with_exit_code_3() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u 127.0.0.1:{port} --concurrency 2 --request-count 100000 \
+         --failed-request-threshold 0.5 --isl 8 --ui none --artifact-dir {}",
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!(out.exit_code(), 3, "{out:?}");
+    // Armed after max(concurrency, 10) = 10 records; the workers stop right after.
+    assert!(out.errors >= 10 && out.errors < 1000, "{out:?}");
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["is_complete"], false);
+    assert!(summary["incomplete_reason"].as_str().unwrap().contains("--failed-request-threshold"));
+}
+
+/// SIGINT stops issuing, lets requests in flight finish, writes every artifact marked cancelled
+/// and exits 130.
+#[test]
+fn sigint_cancels_gracefully() {
+    let server = mock(0, 5, 50, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "-u", &server.addr.to_string(), "--streaming"])
+        .args(["--concurrency", "4", "--request-count", "100000", "--isl", "8", "--ui", "none"])
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until records are being written (start-up of a debug build can take a while).
+    let jsonl = dir.path().join("profile_export.jsonl");
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&jsonl).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no records after 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["was_cancelled"], true);
+    let n = summary["request_count"]["avg"].as_f64().unwrap();
+    assert!(n > 0.0 && n < 100_000.0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("cancelled"), "{stdout}");
+    // Requests in flight were allowed to finish: every record is a success.
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs.len() as f64, n);
+    assert!(recs.iter().all(|r| r.get("error").is_none()));
+}
+
+/// `profile_export.jsonl` is written as records complete: even SIGKILL leaves only complete lines.
+#[test]
+fn sigkill_leaves_only_complete_jsonl_lines() {
+    let server = mock(0, 0, 20, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "-u", &server.addr.to_string(), "--streaming"])
+        .args(["--concurrency", "8", "--request-count", "10000000", "--isl", "8", "--ui", "none"])
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let jsonl = dir.path().join("profile_export.jsonl");
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&jsonl).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no records after 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(dir.path().join("profile_export.jsonl")).unwrap();
+    assert!(!text.is_empty(), "records were flushed while running");
+    assert!(text.ends_with('\n'), "the file ends with a complete line");
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).expect("every line is complete JSON");
+        assert!(v["metadata"]["x_request_id"].is_string());
+    }
 }

@@ -194,6 +194,11 @@ pub struct ProfileArgs {
     )]
     pub request_count: Option<u64>,
 
+    /// Abort the run once failed / total profiling requests exceeds this ratio (armed after
+    /// max(concurrency, 10) records).
+    #[arg(long = "failed-request-threshold", value_parser = parse_ratio, help_heading = "Load Generator")]
+    pub failed_request_threshold: Option<f64>,
+
     // ----- Warmup -----
     /// Requests sent before profiling; excluded from every metric.
     #[arg(
@@ -478,6 +483,14 @@ pub enum IoDriverArg {
     Auto,
     Uring,
     Legacy,
+}
+
+fn parse_ratio(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("`{s}` is not a number: {e}"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!("`{s}` must be a ratio between 0 and 1"));
+    }
+    Ok(v)
 }
 
 fn parse_seconds_or_inf(s: &str) -> Result<f64, String> {

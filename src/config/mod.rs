@@ -170,6 +170,11 @@ pub struct Config {
     pub verbose: bool,
     pub workers: usize,
     pub io_driver: IoDriver,
+    /// `--failed-request-threshold`: abort when failed / total profiling records exceeds it.
+    pub failed_request_threshold: Option<f64>,
+    /// How long requests in flight may finish after an early stop (signal or error budget):
+    /// `--benchmark-grace-period` (None = forever).
+    pub stop_grace: Option<Duration>,
     /// Run against the embedded mock (its address replaces the URLs at start).
     pub mock: Option<MockShape>,
     /// The command line as run, secrets redacted.
@@ -408,6 +413,8 @@ impl Config {
                 || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
             workers,
             io_driver: args.io_driver.into(),
+            failed_request_threshold: args.failed_request_threshold,
+            stop_grace: secs_or_forever(args.benchmark_grace_period),
             mock,
         })
     }

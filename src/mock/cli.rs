@@ -2,7 +2,7 @@
 
 use std::io;
 
-use super::{Driver, MockConfig, OutputLen, server};
+use super::{Driver, MockConfig, OutputLen};
 use crate::cli::{IoDriverArg, MockArgs};
 
 /// Builds the mock's configuration from `mock-server` flags.
@@ -37,10 +37,10 @@ pub fn config_from_args(args: &MockArgs) -> io::Result<MockConfig> {
 /// Serves until SIGINT or SIGTERM, then writes the truth log if `--truth-log` was given.
 pub fn serve_from_args(args: &MockArgs) -> io::Result<()> {
     let cfg = config_from_args(args)?;
-    let set = server::block_term_signals()?;
+    let set = crate::signals::block_term_signals()?;
     let server = super::start(cfg)?;
     eprintln!("ringperf mock server listening on http://{}", server.addr);
-    let waited = server::wait_signal(&set);
+    let waited = crate::signals::wait_signal(&set);
     let truth = server.truth();
     server.stop();
     if let Some(path) = &args.truth_log {

@@ -209,10 +209,10 @@ pub fn run_until(
 /// nothing async-signal-unsafe can happen. Call it from the main thread of a process whose other
 /// threads also block these signals, or the signal may be delivered elsewhere.
 pub fn run_forever(cfg: MockConfig) -> io::Result<()> {
-    let set = server::block_term_signals()?;
+    let set = crate::signals::block_term_signals()?;
     let server = start(cfg)?;
     eprintln!("ringperf mock server listening on http://{}", server.addr);
-    let result = server::wait_signal(&set);
+    let result = crate::signals::wait_signal(&set);
     server.stop();
     result
 }

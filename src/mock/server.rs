@@ -251,33 +251,3 @@ async fn accept_loop(
         }
     }
 }
-
-/// Blocks SIGINT and SIGTERM in the calling thread (threads spawned later inherit the mask).
-pub(crate) fn block_term_signals() -> io::Result<libc::sigset_t> {
-    // SAFETY: `sigset_t` is a plain C type for which all-zero bytes are a valid value;
-    // `sigemptyset` initialises it properly right after.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable `sigset_t`; these calls only write into it.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-    }
-    // SAFETY: `set` is initialised; a null old-set pointer is allowed.
-    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
-    Ok(set)
-}
-
-/// Waits until one of the signals in `set` (blocked beforehand) is pending, and consumes it.
-pub(crate) fn wait_signal(set: &libc::sigset_t) -> io::Result<()> {
-    let mut sig: libc::c_int = 0;
-    // SAFETY: `set` points to an initialised `sigset_t` and `sig` is a valid, writable int.
-    let rc = unsafe { libc::sigwait(set, &mut sig) };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
-    Ok(())
-}

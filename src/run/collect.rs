@@ -43,6 +43,11 @@ pub struct Collector {
     pub use_server_token_count: bool,
     pub jsonl: Option<(PathBuf, JsonlWriter)>,
     pub progress: Arc<Progress>,
+    pub control: Arc<super::RunControl>,
+    /// `--failed-request-threshold`, checked after every profiling record.
+    pub budget: Option<super::ErrorBudget>,
+    /// Grace for requests in flight after the budget stops the run.
+    pub stop_grace: Option<Duration>,
 }
 
 /// What the aggregator hands back when every ring is drained and closed.
@@ -85,7 +90,21 @@ impl Collector {
                                     .profiling_errors
                                     .fetch_add(1, Ordering::Relaxed);
                             }
-                            self.progress.profiling_done.fetch_add(1, Ordering::Relaxed);
+                            let total =
+                                self.progress.profiling_done.fetch_add(1, Ordering::Relaxed) + 1;
+                            let failed = self.progress.profiling_errors.load(Ordering::Relaxed);
+                            if let Some(b) = self.budget
+                                && b.crossed(failed, total)
+                                && !self.control.stopped()
+                            {
+                                let reason = super::StopReason::ErrorBudget {
+                                    failed,
+                                    total,
+                                    threshold: b.threshold,
+                                };
+                                eprintln!("ringperf: stopping: {reason}");
+                                self.control.stop_after(reason, self.stop_grace);
+                            }
                         }
                     }
                     if let Some((path, w)) = self.jsonl.as_mut()

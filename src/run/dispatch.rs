@@ -69,11 +69,11 @@ impl Dispatcher {
 
     /// Queues every credit meant to go before `now + LOOKAHEAD`. Marks the phase fed when the
     /// request count or the duration is exhausted, or when `stop` is set.
-    pub fn feed(&mut self, now_ns: u64, stop: &AtomicBool) {
+    pub fn feed(&mut self, now_ns: u64, stop: bool) {
         if self.is_fed() {
             return;
         }
-        if stop.load(Ordering::Relaxed) {
+        if stop {
             self.fed.store(true, Ordering::Release);
             return;
         }
@@ -130,8 +130,7 @@ mod tests {
             5,
             None,
         );
-        let stop = AtomicBool::new(false);
-        d.feed(1_000, &stop);
+        d.feed(1_000, false);
         // 10 ms apart, 50 ms lookahead: indices 0..=5 fit, the limit of 5 stops at 4.
         assert!(d.is_fed());
         let a: Vec<Credit> = std::iter::from_fn(|| d.queues[0].pop()).collect();
@@ -154,11 +153,10 @@ mod tests {
             u64::MAX,
             Some(1_000_000_000),
         );
-        let stop = AtomicBool::new(false);
-        d.feed(0, &stop);
+        d.feed(0, false);
         assert!(!d.is_fed());
         assert_eq!(d.queues[0].len(), 1); // 0 ms; 100 ms is beyond the lookahead
-        d.feed(2_000_000_000, &stop);
+        d.feed(2_000_000_000, false);
         assert!(d.is_fed());
         assert_eq!(d.queues[0].len(), 10); // 0, 100, ..., 900 ms; 1 s is the deadline
     }

@@ -2,6 +2,7 @@
 //! aggregator and the workers, drive the phases, write every export.
 
 mod collect;
+mod control;
 mod dispatch;
 mod ui;
 
@@ -9,7 +10,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::aggregate::MetricConfig;
@@ -22,21 +23,37 @@ use crate::worker::{CreditSource, PhasePlan, Shared, Workers};
 use crate::workload;
 
 pub use collect::Progress;
+pub use control::{ErrorBudget, RunControl, StopReason};
 
 /// How a run ended, for the exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub successes: u64,
     pub errors: u64,
-    pub was_cancelled: bool,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<StopReason>,
     pub artifact_dir: PathBuf,
 }
 
 impl Outcome {
-    /// 0 when at least one request succeeded; 1 when none did (the console says why).
+    /// The exit-code policy (docs/exit-codes in README): 130 cancelled by a signal, 3 error
+    /// budget crossed, 1 no request succeeded, 0 otherwise. (2 is for usage and setup errors.)
     pub fn exit_code(&self) -> u8 {
-        if self.successes == 0 { 1 } else { 0 }
+        match &self.stopped {
+            Some(StopReason::Signal(_)) => 130,
+            Some(StopReason::ErrorBudget { .. }) => 3,
+            None if self.successes == 0 => 1,
+            None => 0,
+        }
     }
+}
+
+/// How the run is embedded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Take SIGINT / SIGTERM: the first stops the run gracefully, the second exits at once.
+    /// Only for the binary: it blocks the signals in the calling thread for the run.
+    pub handle_signals: bool,
 }
 
 /// A setup failure: one message, printed once.
@@ -56,8 +73,64 @@ const RING_CAPACITY: usize = 16 * 1024;
 /// Largest response body accepted (bodies are kept whole for token counting).
 const MAX_BODY_BYTES: u64 = 1 << 30;
 
+/// Runs the benchmark described by `cfg` and writes its artifacts (no signal handling).
+pub fn run(cfg: Config) -> Result<Outcome, RunError> {
+    run_with(cfg, RunOptions::default())
+}
+
 /// Runs the benchmark described by `cfg` and writes its artifacts.
-pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
+pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
+    let control = Arc::new(RunControl::new(Clock::start()));
+    if !opts.handle_signals {
+        return run_inner(cfg, control);
+    }
+    // Block before any thread exists, so that only the signal thread ever takes them.
+    let set = crate::signals::block_term_signals()
+        .map_err(|e| RunError(format!("cannot block SIGINT/SIGTERM: {e}")))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (control, done) = (control.clone(), done.clone());
+        let grace = cfg.stop_grace;
+        std::thread::Builder::new()
+            .name("ringperf-signals".into())
+            .spawn(move || signal_loop(&set, &control, &done, grace))
+            .map_err(|e| RunError(format!("cannot start the signal thread: {e}")))?
+    };
+    let result = run_inner(cfg, control);
+    done.store(true, Ordering::Release);
+    let _ = watcher.join();
+    crate::signals::unblock(&set);
+    result
+}
+
+/// First signal: stop issuing, give requests in flight the grace period. Second: exit now.
+fn signal_loop(
+    set: &crate::signals::TermSignals,
+    control: &RunControl,
+    done: &AtomicBool,
+    grace: Option<Duration>,
+) {
+    let mut seen = 0;
+    while !done.load(Ordering::Acquire) {
+        let Some(name) = crate::signals::wait_signal_timeout(set, Duration::from_millis(100))
+        else {
+            continue;
+        };
+        seen += 1;
+        if seen == 1 {
+            control.stop_after(StopReason::Signal(name), grace);
+            eprintln!(
+                "ringperf: {name}: stopping; requests in flight get the grace period. \
+                 Press Ctrl+C again to force quit."
+            );
+        } else {
+            eprintln!("ringperf: {name} again: force quit");
+            std::process::exit(130);
+        }
+    }
+}
+
+fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
     // The embedded mock replaces the URLs with its own loopback address.
     let _mock = match &cfg.mock {
         Some(shape) => {
@@ -106,7 +179,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         templates.push(per_url);
     }
 
-    let clock = Clock::start();
+    let clock = control.clock();
     let shared = Arc::new(Shared {
         clock,
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
@@ -115,7 +188,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         reuse: cfg.connection_reuse,
         max_body_bytes: MAX_BODY_BYTES,
         seed: cfg.seed,
-        stop: AtomicBool::new(false),
+        control: control.clone(),
     });
 
     let (producers, consumers): (Vec<_>, Vec<_>) =
@@ -151,6 +224,12 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         use_server_token_count: cfg.use_server_token_count,
         jsonl,
         progress: progress.clone(),
+        control: control.clone(),
+        budget: cfg.failed_request_threshold.map(|threshold| ErrorBudget {
+            threshold,
+            floor: cfg.profiling.load.max_in_flight().unwrap_or(0).max(10),
+        }),
+        stop_grace: cfg.stop_grace,
     };
     let aggregator = std::thread::Builder::new()
         .name("ringperf-aggregator".into())
@@ -190,15 +269,18 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         );
     }
     let start_wall_ns = crate::clock::wall_now_ns();
-    run_phase(
-        &cfg,
-        &shared,
-        &workers,
-        Phase::Profiling,
-        &cfg.profiling,
-        dataset.entries.len(),
-        &progress,
-    );
+    // A stop during warmup ends the run before profiling starts.
+    if !control.stopped() {
+        run_phase(
+            &cfg,
+            &shared,
+            &workers,
+            Phase::Profiling,
+            &cfg.profiling,
+            dataset.entries.len(),
+            &progress,
+        );
+    }
     let end_wall_ns = crate::clock::wall_now_ns();
     workers.shutdown();
     let collected = aggregator
@@ -208,6 +290,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         eprintln!("ringperf: warning: {e}");
     }
 
+    let stopped = control.reason();
     let summary = collected.profiling.finish();
     let warmup = collected.warmup_seen.then(|| collected.warmup.finish());
     let run_info = RunInfo {
@@ -217,9 +300,9 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         input_config: cfg.input_config(),
         start_wall_ns,
         end_wall_ns,
-        was_cancelled: false,
-        is_complete: None,
-        incomplete_reason: None,
+        was_cancelled: stopped.is_some(),
+        is_complete: stopped.as_ref().map(|_| false),
+        incomplete_reason: stopped.as_ref().map(ToString::to_string),
         metrics_title: cfg.endpoint.metrics_title().to_string(),
         io_driver: driver,
         workers: cfg.workers,
@@ -245,7 +328,10 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
     files.push(("Inputs", inputs_path));
-    let console = crate::export::render_console(&summary, &run_info, &files);
+    let mut console = crate::export::render_console(&summary, &run_info, &files);
+    if let Some(reason) = &stopped {
+        console.push_str(&format!("Stopped early: {reason}\n"));
+    }
     write_file(&dir.join(&names.console_txt), console.as_bytes())?;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(console.as_bytes());
@@ -261,12 +347,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
             .unwrap_or_else(|| "no request was sent".into());
         eprintln!("ringperf: no request succeeded ({errors} failed); most common error: {why}");
     }
-    Ok(Outcome {
-        successes,
-        errors,
-        was_cancelled: false,
-        artifact_dir: dir,
-    })
+    Ok(Outcome { successes, errors, stopped, artifact_dir: dir })
 }
 
 /// Drives one phase on every worker until all of them report done.
@@ -340,7 +421,7 @@ fn run_phase(
     let mut done = 0;
     while done < n {
         if let Some(d) = feeder.as_mut() {
-            d.feed(shared.clock.now_ns(), &shared.stop);
+            d.feed(shared.clock.now_ns(), shared.control.stopped());
         }
         let wait = if feeder.as_ref().is_some_and(|d| !d.is_fed()) {
             Duration::from_micros(500)

@@ -2,6 +2,7 @@
 //! read before parsing it, frame HTTP and SSE, and hand one [`RawRecord`] back — success or
 //! failure. Every mode (closed loop, open loop, warmup) sends through [`send`].
 
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -80,14 +81,9 @@ pub(crate) async fn send(
                 break;
             }
             Err(_) => {
-                let cancelled = hard_deadline_ns.is_some_and(|h| shared.clock.now_ns() >= h);
-                if cancelled {
+                if cut(shared, hard_deadline_ns) {
                     rec.was_cancelled = true;
-                    rec.error = Some(RequestError::new(
-                        Some(499),
-                        "RequestCancellationError",
-                        "Request was cancelled at the end of the benchmark grace period",
-                    ));
+                    rec.error = Some(cancelled_error());
                 } else {
                     rec.error = Some(RequestError::new(
                         None,
@@ -101,6 +97,11 @@ pub(crate) async fn send(
                 break;
             }
         }
+    }
+    if rec.error.is_some() && !rec.was_cancelled && cut(shared, hard_deadline_ns) {
+        // The failure is the cut itself (the socket was shut down at the deadline).
+        rec.was_cancelled = true;
+        rec.error = Some(cancelled_error());
     }
     if rec.end_ns == 0 {
         rec.end_ns = shared.clock.now_ns();
@@ -117,6 +118,39 @@ pub(crate) async fn send(
         ));
     }
     rec
+}
+
+/// Keeps a request's socket in its worker's in-flight set (for shutdown at a cut) while alive.
+struct InFlight<'a> {
+    state: &'a WorkerState,
+    fd: std::os::fd::RawFd,
+}
+
+impl<'a> InFlight<'a> {
+    fn register(state: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
+        state.open_fds.borrow_mut().insert(fd);
+        Self { state, fd }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.state.open_fds.borrow_mut().remove(&self.fd);
+    }
+}
+
+/// The run's end (grace period over, or an early stop's deadline) has come.
+fn cut(shared: &Shared, hard_deadline_ns: Option<u64>) -> bool {
+    let now = shared.clock.now_ns();
+    hard_deadline_ns.is_some_and(|h| now >= h) || now >= shared.control.cut_at_ns()
+}
+
+fn cancelled_error() -> RequestError {
+    RequestError::new(
+        Some(499),
+        "RequestCancellationError",
+        "Request was cancelled at the end of the grace period",
+    )
 }
 
 enum Failure {
@@ -158,6 +192,10 @@ async fn attempt_once(
         }
     };
     rec.conn_reused = reused;
+    let _registered = InFlight::register(state, conn.stream.as_raw_fd());
+    if shared.clock.now_ns() >= shared.control.cut_at_ns() {
+        return Err(Failure::Error(cancelled_error()));
+    }
 
     let template = &shared.templates[url][rec.credit.template as usize];
     let mut wbuf = std::mem::take(&mut conn.wbuf);

@@ -13,6 +13,8 @@ use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::collections::HashSet;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -44,8 +46,8 @@ pub struct Shared {
     /// Largest response body accepted.
     pub max_body_bytes: u64,
     pub seed: u64,
-    /// Set to stop issuing new requests at once (cancellation).
-    pub stop: AtomicBool,
+    /// Early stop (signal, error budget): stop issuing, cut in-flight requests at a deadline.
+    pub control: Arc<crate::run::RunControl>,
 }
 
 /// Where a phase's credits come from.
@@ -100,6 +102,8 @@ pub(crate) struct WorkerState {
     rng: RefCell<StdRng>,
     reason: RefCell<String>,
     in_flight: Cell<usize>,
+    /// Sockets of requests in flight, shut down when the run is cut short.
+    pub(crate) open_fds: RefCell<HashSet<RawFd>>,
     producer: Producer,
 }
 
@@ -243,6 +247,7 @@ async fn worker_main(
         ))),
         reason: RefCell::new(String::new()),
         in_flight: Cell::new(0),
+        open_fds: RefCell::new(HashSet::new()),
         producer,
     });
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
@@ -255,6 +260,8 @@ async fn worker_main(
 /// Runs one phase on this worker; returns how many requests it sent.
 async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePlan) -> u64 {
     let sent = Rc::new(Cell::new(0u64));
+    let phase_over = Rc::new(Cell::new(false));
+    let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
     match plan.source.clone() {
         CreditSource::Closed { next, limit, slots } => {
             let mut handles = Vec::with_capacity(slots);
@@ -269,7 +276,7 @@ async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePla
                 handles.push(monoio::spawn(async move {
                     let mut picker = TemplatePicker::new(plan.entries, shared.seed);
                     loop {
-                        if shared.stop.load(Ordering::Relaxed) {
+                        if shared.control.stopped() {
                             break;
                         }
                         let now = shared.clock.now_ns();
@@ -300,7 +307,7 @@ async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePla
         CreditSource::Open { queue, fed, cap } => {
             let cap = cap.unwrap_or(usize::MAX).max(1);
             loop {
-                if shared.stop.load(Ordering::Relaxed) {
+                if shared.control.stopped() {
                     break;
                 }
                 let Some(credit) = queue.pop() else {
@@ -328,7 +335,26 @@ async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePla
             }
         }
     }
+    phase_over.set(true);
+    watcher.await;
     sent.get()
+}
+
+/// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
+/// every socket still in flight so that its pending read ends at once.
+async fn watch_cut(shared: Arc<Shared>, state: Rc<WorkerState>, phase_over: Rc<Cell<bool>>) {
+    const POLL: Duration = Duration::from_millis(5);
+    while !phase_over.get() {
+        monoio::time::sleep(POLL).await;
+        if shared.clock.now_ns() >= shared.control.cut_at_ns() {
+            for &fd in state.open_fds.borrow().iter() {
+                // SAFETY: `fd` is the descriptor of a connection owned by a request of this worker
+                // that is still in flight (it is removed from the set before the connection is
+                // pooled or dropped), so it is open and ours; shutdown() only changes its state.
+                unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+            }
+        }
+    }
 }
 
 /// Waits until the clock reads `at_ns`: a timer for all but the last 1.5 ms (monoio timers have

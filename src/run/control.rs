@@ -1,0 +1,137 @@
+//! Stopping a run early: by a signal (Ctrl-C / SIGTERM) or by the error budget
+//! (`--failed-request-threshold`). Workers stop issuing at once; requests in flight get the
+//! grace period, then the workers cut them (recorded as cancelled, excluded from metrics).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::clock::Clock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Why a run stopped before its own end.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StopReason {
+    /// SIGINT or SIGTERM.
+    Signal(&'static str),
+    /// Failed / total profiling records crossed `--failed-request-threshold`.
+    ErrorBudget { failed: u64, total: u64, threshold: f64 },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Signal(s) => write!(f, "cancelled by {s}"),
+            StopReason::ErrorBudget { failed, total, threshold } => write!(
+                f,
+                "{failed} of {total} requests failed ({:.1} %), over --failed-request-threshold {threshold}",
+                100.0 * *failed as f64 / (*total).max(1) as f64
+            ),
+        }
+    }
+}
+
+/// Shared by main, the workers, the aggregator and the signal thread.
+#[derive(Debug)]
+pub struct RunControl {
+    /// The run's clock (deadlines are on its scale).
+    clock: Clock,
+    stop: AtomicBool,
+    /// Monotonic ns after which requests still in flight are cut (`u64::MAX`: never).
+    cut_at_ns: AtomicU64,
+    reason: Mutex<Option<StopReason>>,
+}
+
+impl RunControl {
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            clock,
+            stop: AtomicBool::new(false),
+            cut_at_ns: AtomicU64::new(u64::MAX),
+            reason: Mutex::new(None),
+        }
+    }
+
+    /// The run's clock.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Stops issuing now; requests in flight are cut after `grace` (None: never).
+    pub fn stop_after(&self, reason: StopReason, grace: Option<Duration>) {
+        let cut = grace.map_or(u64::MAX, |g| {
+            self.clock.now_ns().saturating_add(g.as_nanos().min(u128::from(u64::MAX / 2)) as u64)
+        });
+        self.stop(reason, cut);
+    }
+
+    /// Stops issuing; in-flight requests are cut at `cut_at_ns`. The first reason is kept.
+    pub fn stop(&self, reason: StopReason, cut_at_ns: u64) {
+        if let Ok(mut r) = self.reason.lock()
+            && r.is_none()
+        {
+            *r = Some(reason);
+        }
+        self.cut_at_ns.fetch_min(cut_at_ns, Ordering::AcqRel);
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// No new request may be issued.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Requests in flight must be cut at this monotonic ns (`u64::MAX`: never).
+    #[inline]
+    pub fn cut_at_ns(&self) -> u64 {
+        self.cut_at_ns.load(Ordering::Acquire)
+    }
+
+    pub fn reason(&self) -> Option<StopReason> {
+        self.reason.lock().ok().and_then(|r| r.clone())
+    }
+}
+
+/// Error-budget check of `--failed-request-threshold` (spec §4.2): armed once
+/// max(concurrency, 10) profiling records have been seen.
+#[derive(Clone, Copy, Debug)]
+pub struct ErrorBudget {
+    pub threshold: f64,
+    pub floor: u64,
+}
+
+impl ErrorBudget {
+    /// Whether `failed` of `total` crosses the budget.
+    pub fn crossed(&self, failed: u64, total: u64) -> bool {
+        total >= self.floor && total > 0 && failed as f64 / total as f64 > self.threshold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_reason_and_earliest_cut_win() {
+        let c = RunControl::new(Clock::start());
+        assert!(!c.stopped());
+        assert_eq!(c.cut_at_ns(), u64::MAX);
+        c.stop(StopReason::Signal("SIGINT"), 500);
+        c.stop(StopReason::Signal("SIGTERM"), 900);
+        c.stop(StopReason::Signal("SIGTERM"), 100);
+        assert!(c.stopped());
+        assert_eq!(c.cut_at_ns(), 100);
+        assert_eq!(c.reason(), Some(StopReason::Signal("SIGINT")));
+    }
+
+    #[test]
+    fn budget_is_armed_by_the_floor_and_strict() {
+        let b = ErrorBudget { threshold: 0.5, floor: 10 };
+        assert!(!b.crossed(9, 9), "not armed below the floor");
+        assert!(!b.crossed(5, 10), "exactly the threshold does not cross");
+        assert!(b.crossed(6, 10));
+        let zero = ErrorBudget { threshold: 0.0, floor: 10 };
+        assert!(zero.crossed(1, 10));
+        assert!(!zero.crossed(0, 10));
+    }
+}
