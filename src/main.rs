@@ -36,7 +36,12 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            match ringperf::run::run_with(cfg, ringperf::run::RunOptions { handle_signals: true }) {
+            match ringperf::run::run_with(
+                cfg,
+                ringperf::run::RunOptions {
+                    handle_signals: true,
+                },
+            ) {
                 Ok(outcome) => ExitCode::from(outcome.exit_code()),
                 Err(e) => {
                     eprintln!("ringperf: {e}");

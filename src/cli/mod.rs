@@ -486,7 +486,9 @@ pub enum IoDriverArg {
 }
 
 fn parse_ratio(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|e| format!("`{s}` is not a number: {e}"))?;
+    let v: f64 = s
+        .parse()
+        .map_err(|e| format!("`{s}` is not a number: {e}"))?;
     if !(0.0..=1.0).contains(&v) {
         return Err(format!("`{s}` must be a ratio between 0 and 1"));
     }
@@ -650,10 +652,17 @@ mod tests {
             let cells: Vec<&str> = line.split('|').collect();
             let first = cells[1].split('`').nth(1).expect("a flag name");
             let says_supported = cells[2].trim().starts_with("supported");
-            assert_eq!(supported.iter().any(|s| s == first), says_supported, "{first}: {line}");
+            assert_eq!(
+                supported.iter().any(|s| s == first),
+                says_supported,
+                "{first}: {line}"
+            );
             rows += 1;
         }
-        assert!(rows > 250, "the table lists every AIPerf flag ({rows} rows)");
+        assert!(
+            rows > 250,
+            "the table lists every AIPerf flag ({rows} rows)"
+        );
     }
 
     #[test]

@@ -14,14 +14,22 @@ pub enum StopReason {
     /// SIGINT or SIGTERM.
     Signal(&'static str),
     /// Failed / total profiling records crossed `--failed-request-threshold`.
-    ErrorBudget { failed: u64, total: u64, threshold: f64 },
+    ErrorBudget {
+        failed: u64,
+        total: u64,
+        threshold: f64,
+    },
 }
 
 impl std::fmt::Display for StopReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StopReason::Signal(s) => write!(f, "cancelled by {s}"),
-            StopReason::ErrorBudget { failed, total, threshold } => write!(
+            StopReason::ErrorBudget {
+                failed,
+                total,
+                threshold,
+            } => write!(
                 f,
                 "{failed} of {total} requests failed ({:.1} %), over --failed-request-threshold {threshold}",
                 100.0 * *failed as f64 / (*total).max(1) as f64
@@ -59,7 +67,9 @@ impl RunControl {
     /// Stops issuing now; requests in flight are cut after `grace` (None: never).
     pub fn stop_after(&self, reason: StopReason, grace: Option<Duration>) {
         let cut = grace.map_or(u64::MAX, |g| {
-            self.clock.now_ns().saturating_add(g.as_nanos().min(u128::from(u64::MAX / 2)) as u64)
+            self.clock
+                .now_ns()
+                .saturating_add(g.as_nanos().min(u128::from(u64::MAX / 2)) as u64)
         });
         self.stop(reason, cut);
     }
@@ -126,11 +136,17 @@ mod tests {
 
     #[test]
     fn budget_is_armed_by_the_floor_and_strict() {
-        let b = ErrorBudget { threshold: 0.5, floor: 10 };
+        let b = ErrorBudget {
+            threshold: 0.5,
+            floor: 10,
+        };
         assert!(!b.crossed(9, 9), "not armed below the floor");
         assert!(!b.crossed(5, 10), "exactly the threshold does not cross");
         assert!(b.crossed(6, 10));
-        let zero = ErrorBudget { threshold: 0.0, floor: 10 };
+        let zero = ErrorBudget {
+            threshold: 0.0,
+            floor: 10,
+        };
         assert!(zero.crossed(1, 10));
         assert!(!zero.crossed(0, 10));
     }

@@ -347,7 +347,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .unwrap_or_else(|| "no request was sent".into());
         eprintln!("ringperf: no request succeeded ({errors} failed); most common error: {why}");
     }
-    Ok(Outcome { successes, errors, stopped, artifact_dir: dir })
+    Ok(Outcome {
+        successes,
+        errors,
+        stopped,
+        artifact_dir: dir,
+    })
 }
 
 /// Drives one phase on every worker until all of them report done.

@@ -10,11 +10,11 @@ mod conn;
 pub mod runtime;
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::collections::HashSet;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
