@@ -1,0 +1,163 @@
+//! The binary's behaviour on bad input: one clear message, exit code 2, nothing half-written;
+//! and secrets never reaching an artifact or the console.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ringperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_usage_error(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "exit code for: {}", stderr(o));
+    let e = stderr(o);
+    assert!(e.contains(needle), "message should name `{needle}`: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn wrong_flags_and_values() {
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--no-such-flag"]),
+        "--no-such-flag",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--concurrency", "abc"]),
+        "abc",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--request-rate", "-5"]),
+        "-5",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--input-file", "a.jsonl"]),
+        "--input-file",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--endpoint-type", "embeddings"]),
+        "embeddings",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--failed-request-threshold", "1.5"]),
+        "1.5",
+    );
+}
+
+#[test]
+fn urls_that_do_not_resolve_or_are_unsupported() {
+    assert_usage_error(
+        &ringperf(&[
+            "profile",
+            "-m",
+            "x",
+            "-u",
+            "http://no-such-host.invalid:8000",
+        ]),
+        "cannot resolve",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "-u", "https://127.0.0.1:8443"]),
+        "https",
+    );
+}
+
+#[test]
+fn missing_tokenizer_names_the_paths_it_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope").join("tokenizer.json");
+    let o = ringperf(&[
+        "profile",
+        "--mock",
+        "--tokenizer",
+        missing.to_str().unwrap(),
+        "--ui",
+        "none",
+        "--artifact-dir",
+        dir.path().join("out").to_str().unwrap(),
+    ]);
+    assert_usage_error(&o, "nope");
+    assert!(
+        !dir.path()
+            .join("out")
+            .join("profile_export_aiperf.json")
+            .exists(),
+        "nothing written"
+    );
+}
+
+#[test]
+fn unwritable_artifact_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the directory should be.
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = ringperf(&[
+        "profile",
+        "--mock",
+        "--request-count",
+        "2",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        file.join("sub").to_str().unwrap(),
+    ]);
+    assert_usage_error(&o, "artifact directory");
+}
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn planted_api_key_never_appears_in_artifacts_or_console() {
+    const KEY: &str = "sk-planted-4f9c1e2d7b";
+    const HDR: &str = "hdr-secret-88aa77";
+    let dir = tempfile::tempdir().unwrap();
+    let o = ringperf(&[
+        "profile",
+        "--mock",
+        "--streaming",
+        "--request-count",
+        "4",
+        "--concurrency",
+        "2",
+        "--api-key",
+        KEY,
+        "-H",
+        &format!("X-Api-Key:{HDR}"),
+        "--ui",
+        "none",
+        "--artifact-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let console = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(console.contains("CLI Command:"), "{console}");
+    for secret in [KEY, HDR] {
+        assert!(!console.contains(secret), "console leaks {secret}");
+    }
+    let mut files = Vec::new();
+    walk(dir.path(), &mut files);
+    assert!(files.len() >= 4, "{files:?}");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in [KEY, HDR] {
+            assert!(!text.contains(secret), "{} leaks {secret}", f.display());
+        }
+    }
+}
