@@ -23,6 +23,12 @@
 //! (zero delays) share one, which keeps the zero-delay mock far cheaper than any client. With
 //! `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) each request's arrival and the instant
 //! just before each write. See [`TruthLog`].
+//!
+//! Faults: [`MockConfig::faults`] makes a seeded share of completion requests misbehave (resets,
+//! error statuses, silence, trickling, broken chunk framing, garbage or `event: error` SSE, huge
+//! bodies; see [`Fault`] and, for the `--mock-faults` syntax, [`FaultList`]); the truth log
+//! records which request got which. [`MockServer::pause`] / [`MockServer::resume`] make the
+//! server go away (listener and connections closed) and come back on the same port.
 
 mod body;
 mod cli;

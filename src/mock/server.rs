@@ -5,7 +5,10 @@
 //! listener once per thread. A thread that accepts a connection while the flag is up closes it and
 //! leaves its loop, so it never takes a second one; `threads` wake-up connections therefore end
 //! every thread, and no accept is ever abandoned mid-flight (an abandoned io_uring accept could
-//! still complete and swallow a real client's connection).
+//! still complete and swallow a real client's connection). Before leaving, a thread ends its
+//! connections and waits for them to be dropped (a monoio runtime does not drop waiting tasks),
+//! so a stop or [`super::MockServer::pause`] really closes every socket, the listener included,
+//! and the port can be bound again by [`super::MockServer::resume`].
 
 use std::io;
 use std::net::{
