@@ -360,6 +360,13 @@ pub struct MockShapeArgs {
     /// Mock: server threads.
     #[arg(long = "mock-threads", default_value_t = 1, help_heading = "ringperf")]
     pub mock_threads: usize,
+
+    /// Mock: faults injected into a share of the completion requests, `KIND[=ARG][:FRACTION]`
+    /// comma-separated, e.g. `reset-before:0.1,status=503:0.2,huge=104857600:0.05` (kinds:
+    /// reset-before, reset-mid, status=CODE, never-answer, slow-loris, bad-chunk-size,
+    /// garbage-sse, sse-error, huge=BYTES; fractions sum to at most 1).
+    #[arg(long = "mock-faults", value_name = "SPEC", help_heading = "ringperf")]
+    pub mock_faults: Option<crate::mock::FaultList>,
 }
 
 /// Flags of `ringperf mock-server`.

@@ -125,6 +125,7 @@ pub struct MockShape {
     pub tokens_per_event: usize,
     pub reasoning_tokens: usize,
     pub threads: usize,
+    pub faults: Vec<crate::mock::FaultSpec>,
 }
 
 /// Synthetic dataset parameters.
@@ -368,6 +369,7 @@ impl Config {
             tokens_per_event: args.mock_shape.mock_tokens_per_event.max(1),
             reasoning_tokens: args.mock_shape.mock_reasoning_tokens,
             threads: args.mock_shape.mock_threads.max(1),
+            faults: args.mock_shape.mock_faults.clone().unwrap_or_default().0,
         });
 
         Ok(Config {

@@ -23,6 +23,7 @@ pub fn config_from_args(args: &MockArgs) -> io::Result<MockConfig> {
         output_tokens: OutputLen::Fixed(s.mock_output_tokens.max(1) as u64),
         tokens_per_event: s.mock_tokens_per_event.max(1),
         reasoning_tokens: s.mock_reasoning_tokens,
+        faults: s.mock_faults.clone().unwrap_or_default().0,
         model: args.model.clone(),
         truth_log: args.truth_log.is_some(),
         io_driver: match args.io_driver {

@@ -2,10 +2,13 @@
 //! answer, and loop while the connection is kept alive. Back-to-back (pipelined) requests already
 //! in the buffer are answered in order before the next read.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
 
 use monoio::buf::SliceMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
@@ -13,7 +16,8 @@ use monoio::net::TcpStream;
 use uuid::Uuid;
 
 use super::body::parse_request_body;
-use super::respond::{Completion, Endpoint};
+use super::misbehave;
+use super::respond::{After, Completion, Endpoint};
 use super::server::Shared;
 use super::tokens::SplitMix;
 use super::wire;
@@ -31,13 +35,94 @@ pub(crate) struct Worker {
     pub(crate) index: usize,
     pub(crate) shared: Arc<Shared>,
     pub(crate) rng: RefCell<SplitMix>,
+    closer: Closer,
 }
 
 impl Worker {
     pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Self {
         let rng = RefCell::new(SplitMix::new(shared.cfg.seed, index));
-        Self { index, shared, rng }
+        Self {
+            index,
+            shared,
+            rng,
+            closer: Closer::default(),
+        }
     }
+
+    /// Ends every connection of this thread (each is dropped, which closes its socket) and waits
+    /// until they are gone, at most `limit`.
+    ///
+    /// Needed because a monoio runtime does not drop the tasks still waiting when it is dropped:
+    /// their sockets (and, on io_uring, the queued close of the listener) would outlive a stop,
+    /// so the port could not be bound again and clients would wait on dead connections.
+    pub(crate) async fn close_connections(&self, limit: Duration) {
+        let c = &self.closer;
+        c.closed.set(true);
+        for w in c.wakers.borrow_mut().iter_mut().filter_map(Option::take) {
+            w.wake();
+        }
+        let started = Instant::now();
+        while c.live.get() > 0 && started.elapsed() < limit {
+            monoio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// Ends a thread's connections on stop: a flag, the wakers of the live connections (a slot
+/// each, slots reused), and how many are live.
+#[derive(Default)]
+struct Closer {
+    closed: Cell<bool>,
+    wakers: RefCell<Vec<Option<Waker>>>,
+    free: RefCell<Vec<usize>>,
+    live: Cell<usize>,
+}
+
+impl Closer {
+    fn slot(&self) -> usize {
+        self.live.set(self.live.get() + 1);
+        if let Some(i) = self.free.borrow_mut().pop() {
+            return i;
+        }
+        let mut w = self.wakers.borrow_mut();
+        w.push(None);
+        w.len() - 1
+    }
+
+    fn register(&self, slot: usize, waker: &Waker) {
+        if let Some(s) = self.wakers.borrow_mut().get_mut(slot) {
+            match s {
+                Some(w) if w.will_wake(waker) => {}
+                _ => *s = Some(waker.clone()),
+            }
+        }
+    }
+
+    fn release(&self, slot: usize) {
+        if let Some(s) = self.wakers.borrow_mut().get_mut(slot) {
+            *s = None;
+        }
+        self.free.borrow_mut().push(slot);
+        self.live.set(self.live.get().saturating_sub(1));
+    }
+}
+
+/// Serves one connection until it ends or the thread closes its connections
+/// ([`Worker::close_connections`]); either way the connection is dropped before this returns.
+pub(crate) async fn serve_until_closed(stream: TcpStream, worker: Rc<Worker>) {
+    let slot = worker.closer.slot();
+    {
+        let mut conn = std::pin::pin!(serve_connection(stream, Rc::clone(&worker)));
+        std::future::poll_fn(|cx| {
+            if worker.closer.closed.get() || conn.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
+            }
+            worker.closer.register(slot, cx.waker());
+            Poll::Pending
+        })
+        .await;
+    }
+    worker.closer.release(slot);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,10 +342,16 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         start = body_at + head.body_len;
         continued = false;
         let ok = match action {
-            Action::Complete(c) => c
-                .run(&worker, &mut stream, &mut wbuf, &mut ev, close)
-                .await
-                .is_ok(),
+            Action::Complete(c) => {
+                match c.run(&worker, &mut stream, &mut wbuf, &mut ev, close).await {
+                    Ok(After::KeepAlive | After::Close) => true,
+                    Ok(After::Cut) | Err(_) => false,
+                    Ok(After::Reset) => {
+                        misbehave::reset_on_close(&stream);
+                        false
+                    }
+                }
+            }
             Action::Static(route, head_only) => {
                 let (ctype, text): (&str, Vec<u8>) = match route {
                     Route::Models => ("application/json", worker.shared.models_body.clone()),

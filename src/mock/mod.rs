@@ -23,11 +23,19 @@
 //! (zero delays) share one, which keeps the zero-delay mock far cheaper than any client. With
 //! `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) each request's arrival and the instant
 //! just before each write. See [`TruthLog`].
+//!
+//! Faults: [`MockConfig::faults`] makes a seeded share of completion requests misbehave (resets,
+//! error statuses, silence, trickling, broken chunk framing, garbage or `event: error` SSE, huge
+//! bodies; see [`Fault`] and, for the `--mock-faults` syntax, [`FaultList`]); the truth log
+//! records which request got which. [`MockServer::pause`] / [`MockServer::resume`] make the
+//! server go away (listener and connections closed) and come back on the same port.
 
 mod body;
 mod cli;
 mod conn;
+mod fault;
 mod metrics;
+mod misbehave;
 mod respond;
 mod server;
 mod tokens;
@@ -46,6 +54,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use fault::{
+    Fault, FaultList, FaultParseError, FaultSpec, SLOW_LORIS_BYTE_INTERVAL, SSE_ERROR_COMMENT,
+    validate as validate_faults,
+};
 pub use truth::{TruthEntry, TruthLog};
 
 /// How many output tokens a request gets (before the request's own max tokens cap).
@@ -106,6 +118,9 @@ pub struct MockConfig {
     /// Cap the output at the request's `max_completion_tokens` / `max_tokens` (as a real server
     /// does); `false` always sends the configured length.
     pub respect_max_tokens: bool,
+    /// Faults injected into completion requests, each into its share of them (see [`Fault`] and
+    /// [`FaultList`] for the command-line syntax). Empty: every request is served normally.
+    pub faults: Vec<FaultSpec>,
 }
 
 impl Default for MockConfig {
@@ -124,6 +139,7 @@ impl Default for MockConfig {
             truth_log: false,
             io_driver: Driver::Auto,
             respect_max_tokens: true,
+            faults: Vec::new(),
         }
     }
 }
@@ -169,6 +185,31 @@ impl MockServer {
             .as_ref()
             .map(server::Running::metrics_text)
             .unwrap_or_default()
+    }
+
+    /// The server goes away: stops accepting, closes the listening socket and every connection
+    /// (in-flight responses are cut and are not in the truth log), and joins the threads. Clients
+    /// then get connection refused until [`Self::resume`]. Does nothing when already paused.
+    pub fn pause(&mut self) {
+        if let Some(r) = self.inner.as_mut() {
+            r.pause();
+        }
+    }
+
+    /// The server comes back on the same address (same port), with the same configuration,
+    /// truth log and metrics (the per-thread generators start again from the seed). Does nothing
+    /// when not paused. Fails when the
+    /// address cannot be bound again (another process took the port meanwhile).
+    pub fn resume(&mut self) -> io::Result<()> {
+        match self.inner.as_mut() {
+            Some(r) => r.resume(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the server is paused (see [`Self::pause`]).
+    pub fn is_paused(&self) -> bool {
+        self.inner.as_ref().is_some_and(server::Running::is_paused)
     }
 
     /// Stops accepting, ends every thread (in-flight responses are cut) and joins them.

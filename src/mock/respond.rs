@@ -11,7 +11,9 @@ use uuid::Uuid;
 use super::OutputLen;
 use super::body::RequestBody;
 use super::conn::{Worker, send};
+use super::fault::{self, Fault};
 use super::metrics::Finished;
+use super::misbehave;
 use super::truth::TruthEntry;
 use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words};
 use crate::clock::monotonic_raw_ns;
@@ -28,6 +30,29 @@ impl Endpoint {
         match self {
             Endpoint::Chat => "/v1/chat/completions",
             Endpoint::Completions => "/v1/completions",
+        }
+    }
+}
+
+/// What the connection does after a response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum After {
+    /// The response is complete; read the next request.
+    KeepAlive,
+    /// The response is complete; the client asked to close.
+    Close,
+    /// A fault cut the response: close the connection.
+    Cut,
+    /// A fault ends the connection with a reset (RST).
+    Reset,
+}
+
+impl After {
+    fn done(close: bool) -> Self {
+        if close {
+            After::Close
+        } else {
+            After::KeepAlive
         }
     }
 }
@@ -49,6 +74,7 @@ pub(crate) struct Completion {
     request_id: Option<Uuid>,
     arrival_ns: u64,
     arrival: Instant,
+    fault: Option<Fault>,
 }
 
 /// Reasoning and content lengths after the max-tokens cap: reasoning first, then content.
@@ -97,6 +123,11 @@ impl Completion {
             tokens_per_event: cfg.tokens_per_event.max(1) as u64,
             word_start: rng.next_u64(),
             id: rng.next_u64(),
+            fault: if cfg.faults.is_empty() {
+                None
+            } else {
+                fault::choose(&cfg.faults, rng.next_u64())
+            },
             created: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
@@ -122,7 +153,8 @@ impl Completion {
         tokens.div_ceil(self.tokens_per_event)
     }
 
-    /// Sends the response. `Err` means the connection is unusable (the client went away).
+    /// Sends the response (or the request's fault). `Err` means the connection is unusable (the
+    /// client went away).
     pub(crate) async fn run(
         self,
         worker: &Worker,
@@ -130,7 +162,7 @@ impl Completion {
         wbuf: &mut Vec<u8>,
         ev: &mut Vec<u8>,
         close: bool,
-    ) -> io::Result<()> {
+    ) -> io::Result<After> {
         let metrics = worker.shared.metrics.get(worker.index);
         let kv = self.prompt_tokens + self.reasoning_tokens + self.content_tokens;
         if let Some(m) = metrics {
@@ -149,17 +181,42 @@ impl Completion {
             tokens_per_event: self.tokens_per_event,
             prompt_tokens: self.prompt_tokens,
             completed: false,
+            fault: self.fault,
         };
-        let result = if self.stream {
-            self.run_stream(worker, stream, wbuf, ev, close, &mut truth)
-                .await
-        } else {
-            self.run_whole(worker, stream, wbuf, ev, close, &mut truth)
-                .await
+        let result = match self.fault {
+            Some(Fault::ResetBeforeResponse) => Ok(After::Reset),
+            Some(Fault::NeverAnswer) => {
+                misbehave::drain_until_closed(stream).await;
+                Ok(After::Cut)
+            }
+            Some(Fault::Status(code)) => {
+                misbehave::status_response(wbuf, code, close);
+                let now = monotonic_raw_ns();
+                truth.head_ns = now;
+                truth.end_ns = now;
+                send(stream, wbuf).await.map(|()| After::done(close))
+            }
+            Some(Fault::Huge { bytes }) => {
+                self.run_huge(worker, stream, wbuf, ev, close, bytes, &mut truth)
+                    .await
+            }
+            Some(Fault::GarbageSse | Fault::SseErrorEvent) => {
+                self.run_stream(worker, stream, wbuf, ev, close, &mut truth)
+                    .await
+            }
+            _ if self.stream => {
+                self.run_stream(worker, stream, wbuf, ev, close, &mut truth)
+                    .await
+            }
+            _ => {
+                self.run_whole(worker, stream, wbuf, ev, close, &mut truth)
+                    .await
+            }
         };
+        let completed = matches!(result, Ok(After::KeepAlive | After::Close));
         if let Some(m) = metrics {
             m.release(kv);
-            if result.is_ok() {
+            if completed && self.fault.is_none_or(Fault::serves_completion) {
                 m.finish(&Finished {
                     prompt_tokens: self.prompt_tokens,
                     generated_tokens: self.reasoning_tokens + self.content_tokens,
@@ -170,9 +227,52 @@ impl Completion {
                 });
             }
         }
-        truth.completed = result.is_ok();
+        truth.completed = completed;
         worker.shared.truth.record(worker.index, truth);
         result
+    }
+
+    /// Writes `wbuf` whole (a byte at a time for [`Fault::SlowLoris`]) and hands it back cleared.
+    async fn out(&self, stream: &mut TcpStream, wbuf: &mut Vec<u8>) -> io::Result<()> {
+        if self.fault == Some(Fault::SlowLoris) {
+            misbehave::trickle(stream, wbuf).await
+        } else {
+            send(stream, wbuf).await
+        }
+    }
+
+    /// What a fault does at its point in a stream (after half of the token events). `Some` ends
+    /// the response there.
+    async fn stream_fault_point(
+        &self,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        close: bool,
+        pending: &mut Pending,
+        truth: &mut TruthEntry,
+    ) -> io::Result<Option<After>> {
+        match self.fault {
+            Some(Fault::ResetMidStream) => {
+                pending.flush(self, stream, wbuf, truth).await?;
+                Ok(Some(After::Reset))
+            }
+            Some(Fault::BadChunkSize) => {
+                misbehave::bad_chunk(wbuf);
+                pending.flush(self, stream, wbuf, truth).await?;
+                Ok(Some(After::Cut))
+            }
+            Some(Fault::SseErrorEvent) => {
+                misbehave::error_event_chunk(wbuf);
+                wire::sse_done(ev);
+                wire::chunk(wbuf, ev);
+                ev.clear();
+                wire::last_chunk(wbuf);
+                truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
+                Ok(Some(After::done(close)))
+            }
+            _ => Ok(None),
+        }
     }
 
     async fn run_stream(
@@ -183,7 +283,7 @@ impl Completion {
         ev: &mut Vec<u8>,
         close: bool,
         truth: &mut TruthEntry,
-    ) -> io::Result<()> {
+    ) -> io::Result<After> {
         let cfg = &worker.shared.cfg;
         let meta = Meta {
             id: self.id,
@@ -191,6 +291,7 @@ impl Completion {
             model_json: &worker.shared.model_json,
         };
         let chat = self.endpoint == Endpoint::Chat;
+        let garbage = self.fault == Some(Fault::GarbageSse);
         // Bytes are written when the next event has to wait (or at the end), so events that share
         // an intended time share a write and events with different times never do. Each write is
         // stamped just before it goes; the stamp applies to everything in it.
@@ -205,8 +306,24 @@ impl Completion {
             wire::chunk(wbuf, ev);
             ev.clear();
         }
+        if garbage {
+            misbehave::garbage_chunk(wbuf, 0);
+        }
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
+        // A fault acts after half of the token events (at least one); with none, before the end.
+        let fault_at = if total_events == 0 {
+            0
+        } else {
+            (total_events / 2).max(1)
+        };
+        if fault_at == 0
+            && let Some(after) = self
+                .stream_fault_point(stream, wbuf, ev, close, &mut pending, truth)
+                .await?
+        {
+            return Ok(after);
+        }
         let first_deadline = deadline(self.arrival, cfg.ttft);
         let mut events = 0u64;
         for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
@@ -234,7 +351,7 @@ impl Completion {
                     !cfg.itl.is_zero()
                 };
                 if must_wait {
-                    pending.flush(stream, wbuf, truth).await?;
+                    pending.flush(self, stream, wbuf, truth).await?;
                     if events == 0 {
                         sleep_until(first_deadline).await;
                     } else {
@@ -244,6 +361,16 @@ impl Completion {
                 enc.push_chunk(wbuf, words);
                 pending.events += 1;
                 events += 1;
+                if garbage {
+                    misbehave::garbage_chunk(wbuf, events);
+                }
+                if events == fault_at
+                    && let Some(after) = self
+                        .stream_fault_point(stream, wbuf, ev, close, &mut pending, truth)
+                        .await?
+                {
+                    return Ok(after);
+                }
             }
         }
         // The finish event, usage and [DONE] are due with the last token event.
@@ -263,8 +390,8 @@ impl Completion {
         wire::chunk(wbuf, ev);
         ev.clear();
         wire::last_chunk(wbuf);
-        truth.end_ns = pending.flush(stream, wbuf, truth).await?;
-        Ok(())
+        truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
+        Ok(After::done(close))
     }
 
     async fn run_whole(
@@ -275,7 +402,66 @@ impl Completion {
         ev: &mut Vec<u8>,
         close: bool,
         truth: &mut TruthEntry,
-    ) -> io::Result<()> {
+    ) -> io::Result<After> {
+        self.whole_body(worker, ev).await;
+        let half = ev.len() / 2;
+        match self.fault {
+            Some(Fault::ResetMidStream) => {
+                wire::head(wbuf, 200, "application/json", ev.len(), close);
+                wbuf.extend_from_slice(ev.get(..half).unwrap_or_default());
+            }
+            Some(Fault::BadChunkSize) => {
+                misbehave::chunked_head(wbuf, "application/json", close);
+                wire::chunk(wbuf, ev.get(..half).unwrap_or_default());
+                misbehave::bad_chunk(wbuf);
+            }
+            _ => {
+                wire::head(wbuf, 200, "application/json", ev.len(), close);
+                wbuf.extend_from_slice(ev);
+            }
+        }
+        ev.clear();
+        let now = monotonic_raw_ns();
+        truth.head_ns = now;
+        truth.event_ns.push(now);
+        truth.end_ns = now;
+        self.out(stream, wbuf).await?;
+        Ok(match self.fault {
+            Some(Fault::ResetMidStream) => After::Reset,
+            Some(Fault::BadChunkSize) => After::Cut,
+            _ => After::done(close),
+        })
+    }
+
+    /// A [`Fault::Huge`] response: the whole body, padded to `bytes`.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_huge(
+        &self,
+        worker: &Worker,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        close: bool,
+        bytes: u64,
+        truth: &mut TruthEntry,
+    ) -> io::Result<After> {
+        self.whole_body(worker, ev).await;
+        let mut stamps = Vec::with_capacity(2);
+        let sent = misbehave::send_huge(stream, wbuf, ev, bytes, close, || {
+            stamps.push(monotonic_raw_ns());
+        })
+        .await;
+        ev.clear();
+        if let (Some(&first), Some(&last)) = (stamps.first(), stamps.last()) {
+            truth.head_ns = first;
+            truth.event_ns.push(first);
+            truth.end_ns = last;
+        }
+        sent.map(|()| After::done(close))
+    }
+
+    /// Waits until the whole (non-streamed) response is due and writes its body into `ev`.
+    async fn whole_body(&self, worker: &Worker, ev: &mut Vec<u8>) {
         let cfg = &worker.shared.cfg;
         // Ready when the last token would have been streamed.
         let events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
@@ -320,14 +506,6 @@ impl Completion {
                 self.usage(),
             ),
         }
-        wire::head(wbuf, 200, "application/json", ev.len(), close);
-        wbuf.extend_from_slice(ev);
-        ev.clear();
-        let now = monotonic_raw_ns();
-        truth.head_ns = now;
-        truth.event_ns.push(now);
-        truth.end_ns = now;
-        send(stream, wbuf).await
     }
 }
 
@@ -344,6 +522,7 @@ impl Pending {
     /// stamp.
     async fn flush(
         &mut self,
+        completion: &Completion,
         stream: &mut TcpStream,
         wbuf: &mut Vec<u8>,
         truth: &mut TruthEntry,
@@ -355,7 +534,7 @@ impl Pending {
         }
         truth.event_ns.extend(std::iter::repeat_n(now, self.events));
         self.events = 0;
-        send(stream, wbuf).await?;
+        completion.out(stream, wbuf).await?;
         Ok(now)
     }
 }

@@ -5,7 +5,10 @@
 //! listener once per thread. A thread that accepts a connection while the flag is up closes it and
 //! leaves its loop, so it never takes a second one; `threads` wake-up connections therefore end
 //! every thread, and no accept is ever abandoned mid-flight (an abandoned io_uring accept could
-//! still complete and swallow a real client's connection).
+//! still complete and swallow a real client's connection). Before leaving, a thread ends its
+//! connections and waits for them to be dropped (a monoio runtime does not drop waiting tasks),
+//! so a stop or [`super::MockServer::pause`] really closes every socket, the listener included,
+//! and the port can be bound again by [`super::MockServer::resume`].
 
 use std::io;
 use std::net::{
@@ -19,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use monoio::{IoUringDriver, LegacyDriver, RuntimeBuilder};
 
-use super::conn::{Worker, serve_connection};
+use super::conn::{Worker, serve_until_closed};
 use super::metrics::{ThreadMetrics, escape_label, render};
 use super::truth::TruthLog;
 use super::wire::models_body;
@@ -61,9 +64,10 @@ impl Running {
                 "tokens_per_event must be at least 1",
             ));
         }
+        super::fault::validate(&cfg.faults)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
         cfg.threads = cfg.threads.max(1);
         let listener = StdListener::bind(cfg.bind)?;
-        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let created = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -79,27 +83,35 @@ impl Running {
         });
         let mut running = Running {
             addr,
-            shared: Arc::clone(&shared),
+            shared,
             threads: Vec::new(),
         };
+        running.serve(listener)?;
+        Ok(running)
+    }
+
+    /// Spawns the server threads on `listener` and returns once every one is serving.
+    fn serve(&mut self, listener: StdListener) -> io::Result<()> {
+        listener.set_nonblocking(true)?;
+        self.shared.stop.store(false, Ordering::SeqCst);
         let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
-        for index in 0..shared.cfg.threads {
+        for index in 0..self.shared.cfg.threads {
             let l = match listener.try_clone() {
                 Ok(l) => l,
                 Err(e) => {
-                    running.shutdown();
+                    self.shutdown();
                     return Err(e);
                 }
             };
-            let sh = Arc::clone(&shared);
+            let sh = Arc::clone(&self.shared);
             let tx = ready_tx.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("mock-{index}"))
                 .spawn(move || thread_main(index, sh, l, tx));
             match spawned {
-                Ok(h) => running.threads.push(h),
+                Ok(h) => self.threads.push(h),
                 Err(e) => {
-                    running.shutdown();
+                    self.shutdown();
                     return Err(e);
                 }
             }
@@ -107,20 +119,38 @@ impl Running {
         drop(ready_tx);
         // Every thread reports once; the listener (and its duplicates) is ready to accept
         // already, so clients may connect as soon as this returns.
-        for _ in 0..running.threads.len() {
+        for _ in 0..self.threads.len() {
             match ready_rx.recv() {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    running.shutdown();
+                    self.shutdown();
                     return Err(e);
                 }
                 Err(_) => {
-                    running.shutdown();
+                    self.shutdown();
                     return Err(io::Error::other("a mock server thread died while starting"));
                 }
             }
         }
-        Ok(running)
+        Ok(())
+    }
+
+    /// Ends every thread, which closes the listener and every connection.
+    pub(crate) fn pause(&mut self) {
+        self.shutdown();
+    }
+
+    /// Binds the same address again and serves on it.
+    pub(crate) fn resume(&mut self) -> io::Result<()> {
+        if !self.threads.is_empty() {
+            return Ok(());
+        }
+        let listener = StdListener::bind(self.addr)?;
+        self.serve(listener)
+    }
+
+    pub(crate) fn is_paused(&self) -> bool {
+        self.threads.is_empty()
     }
 
     pub(crate) fn addr(&self) -> SocketAddr {
@@ -234,17 +264,18 @@ async fn accept_loop(
     let worker = Rc::new(Worker::new(index, shared));
     let _ = ready.send(Ok(()));
     loop {
-        match listener.accept().await {
+        let accepted = listener.accept().await;
+        if worker.shared.stop.load(Ordering::SeqCst) {
+            drop(accepted);
+            drop(listener);
+            worker.close_connections(Duration::from_secs(2)).await;
+            return Ok(());
+        }
+        match accepted {
             Ok((stream, _)) => {
-                if worker.shared.stop.load(Ordering::SeqCst) {
-                    return Ok(());
-                }
-                monoio::spawn(serve_connection(stream, Rc::clone(&worker)));
+                monoio::spawn(serve_until_closed(stream, Rc::clone(&worker)));
             }
             Err(_) => {
-                if worker.shared.stop.load(Ordering::SeqCst) {
-                    return Ok(());
-                }
                 // Out of descriptors or a connection reset before accept: back off briefly.
                 monoio::time::sleep(Duration::from_millis(5)).await;
             }

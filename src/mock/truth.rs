@@ -13,6 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Serialize;
 use uuid::Uuid;
 
+use super::Fault;
+
 /// What the mock did for one completion request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TruthEntry {
@@ -43,8 +45,12 @@ pub struct TruthEntry {
     pub tokens_per_event: u64,
     /// The approximate prompt tokens the mock reported in `usage`.
     pub prompt_tokens: u64,
-    /// `false` when the client went away before the response was complete.
+    /// `true` when the response went out whole as planned (for a fault, the fault's whole
+    /// answer: an error status, an `event: error` stream, a huge body); `false` when the
+    /// connection was reset or cut, the fault never answers, or the client went away first.
     pub completed: bool,
+    /// The fault this request got ([`crate::mock::MockConfig::faults`]), if any.
+    pub fault: Option<Fault>,
 }
 
 impl TruthEntry {
@@ -163,6 +169,7 @@ impl TruthLog {
                 tokens_per_event: e.tokens_per_event,
                 prompt_tokens: e.prompt_tokens,
                 completed: e.completed,
+                fault: e.fault.map(|f| f.to_string()),
             };
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
@@ -185,6 +192,8 @@ struct JsonlEntry<'a> {
     tokens_per_event: u64,
     prompt_tokens: u64,
     completed: bool,
+    /// The fault in its command-line spelling (`status=503`, `reset-before`, …) or null.
+    fault: Option<String>,
 }
 
 #[cfg(test)]
@@ -205,6 +214,7 @@ mod tests {
             tokens_per_event: 2,
             prompt_tokens: 5,
             completed: true,
+            fault: None,
         }
     }
 
@@ -237,7 +247,9 @@ mod tests {
         let log = TruthLog::new(true, 1);
         let a = Uuid::from_u128(0xabc);
         log.record(0, entry(Some(a), 7));
-        log.record(0, entry(None, 9));
+        let mut faulted = entry(None, 9);
+        faulted.fault = Some(Fault::Status(503));
+        log.record(0, faulted);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("truth.jsonl");
         log.write_jsonl(&p).unwrap();
@@ -250,6 +262,8 @@ mod tests {
         assert_eq!(lines[0]["request_id"], a.hyphenated().to_string());
         assert_eq!(lines[0]["event_ns"], serde_json::json!([9, 10]));
         assert!(lines[1]["request_id"].is_null());
+        assert!(lines[0]["fault"].is_null());
+        assert_eq!(lines[1]["fault"], "status=503");
         assert_eq!(lines[1]["end_ns"], 13);
     }
 }

@@ -50,7 +50,13 @@ fn reason(code: u16) -> &'static str {
         405 => "Method Not Allowed",
         411 => "Length Required",
         413 => "Payload Too Large",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
         _ => "Error",
     }
 }
@@ -98,6 +104,9 @@ pub(crate) fn error_body(code: u16, message: &str) -> Vec<u8> {
     let kind = match code {
         404 => "NotFoundError",
         405 => "MethodNotAllowed",
+        429 => "RateLimitError",
+        503 => "ServiceUnavailableError",
+        500..=599 => "InternalServerError",
         _ => "BadRequestError",
     };
     let v = serde_json::json!({"error": {"message": message, "type": kind, "param": null, "code": code}});

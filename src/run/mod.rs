@@ -490,6 +490,7 @@ fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::Mo
         output_tokens: crate::mock::OutputLen::Fixed(shape.output_tokens as u64),
         tokens_per_event: shape.tokens_per_event,
         reasoning_tokens: shape.reasoning_tokens,
+        faults: shape.faults.clone(),
         model: model.to_string(),
         ..Default::default()
     }

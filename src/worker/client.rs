@@ -261,6 +261,9 @@ async fn read_response(
                 let _ = e;
                 return Err(Failure::StaleConnection);
             }
+            // No response byte yet: the connection failed, not the payload (aiohttp's
+            // ClientOSError, e.g. a reset right after the request was sent).
+            Err(e) if rec.bytes_received == 0 => return Err(io_failure("ClientOSError", &e)),
             Err(e) => return Err(io_failure("ClientPayloadError", &e)),
         };
         if n == 0 {
