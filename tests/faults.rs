@@ -432,7 +432,7 @@ fn bad_chunk_size_is_a_parse_error() {
             Fault::BadChunkSize,
             Some(&Expected {
                 code: None,
-                kind: "ResponseParseError",
+                kind: "ClientPayloadError",
                 message: "invalid chunk size line",
             }),
         );
@@ -528,7 +528,7 @@ fn huge_run_peak_growth_mib(bytes: u64, n: u64) -> u64 {
             "{kept} MiB still resident after the run"
         );
     }
-    // The client's limit is 1 GiB (`MAX_BODY_BYTES`), so these bodies are accepted, their
+    // The client's limit is 256 MiB (`MAX_BODY_BYTES`), so these bodies are accepted, their
     // padding ignored and their 8 tokens counted.
     check_single_fault(&r, Fault::Huge { bytes }, None);
     assert_eq!(r.out.successes, n);
@@ -625,7 +625,7 @@ fn server_going_away_mid_run_and_coming_back() {
                     "ServerDisconnectedError",
                     "ClientPayloadError",
                     "ClientOSError",
-                    "ResponseParseError",
+                    "ClientPayloadError",
                 ]
                 .contains(&kind),
                 "{rec}"
@@ -689,4 +689,29 @@ fn mock_faults_flag_drives_the_embedded_mock() {
 
     let bad = Cli::try_parse_from(["ringperf", "profile", "--mock", "--mock-faults", "nope:0.1"]);
     assert!(bad.is_err(), "an unknown fault is a usage error");
+}
+
+#[test]
+fn response_over_the_body_limit_is_a_payload_error() {
+    // 300 MiB against the client's 256 MiB limit (`MAX_BODY_BYTES`): the request fails with a
+    // counted error instead of growing memory without bound.
+    let server = mock(only(
+        Fault::Huge {
+            bytes: 300 * 1024 * 1024,
+        },
+        1.0,
+    ));
+    let r = run_against(&server, "--concurrency 1", 1);
+    check_single_fault(
+        &r,
+        Fault::Huge {
+            bytes: 300 * 1024 * 1024,
+        },
+        Some(&Expected {
+            code: None,
+            kind: "ClientPayloadError",
+            message: "response body exceeds the size limit",
+        }),
+    );
+    assert_eq!((r.out.successes, r.out.errors), (0, 1));
 }

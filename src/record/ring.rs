@@ -1,7 +1,10 @@
 //! The bounded lock-free queue from one worker to the aggregator.
 //!
 //! One ring per worker (single producer, single consumer). A full ring is back-pressure: the
-//! producer is told so, waits, and counts the stall; a record is never dropped.
+//! producer is told so, waits, and counts the stall; a record is never dropped. The ring is
+//! bounded both in records and in bytes (the response bodies it holds), so a burst of large
+//! responses cannot pile up unbounded memory while the aggregator catches up; a single record
+//! larger than the byte budget still passes when the ring is empty.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,6 +21,15 @@ struct Shared {
     stalls: AtomicU64,
     /// The producer is gone: once the queue is empty, nothing more will come.
     closed: AtomicBool,
+    /// Bytes held by the records in the queue (bodies and event lists).
+    bytes: AtomicU64,
+    /// Most bytes the queue may hold.
+    max_bytes: u64,
+}
+
+/// Heap bytes a record holds.
+fn weight(rec: &RawRecord) -> u64 {
+    (rec.body.capacity() + rec.events.capacity() * std::mem::size_of::<super::Event>()) as u64
 }
 
 /// Producer end, owned by a worker thread.
@@ -32,12 +44,19 @@ pub struct Consumer {
     shared: Arc<Shared>,
 }
 
-/// Creates a ring holding at most `capacity` records.
+/// Creates a ring holding at most `capacity` records (and no byte limit).
 pub fn ring(capacity: usize) -> (Producer, Consumer) {
+    ring_bounded(capacity, u64::MAX)
+}
+
+/// Creates a ring holding at most `capacity` records and `max_bytes` of record bodies.
+pub fn ring_bounded(capacity: usize, max_bytes: u64) -> (Producer, Consumer) {
     let shared = Arc::new(Shared {
         queue: ArrayQueue::new(capacity.max(1)),
         stalls: AtomicU64::new(0),
         closed: AtomicBool::new(false),
+        bytes: AtomicU64::new(0),
+        max_bytes,
     });
     (
         Producer {
@@ -53,8 +72,19 @@ impl Producer {
     // would cost an allocation per request.
     #[allow(clippy::result_large_err)]
     pub fn try_push(&self, rec: RawRecord) -> Result<(), RawRecord> {
-        self.shared.queue.push(rec).inspect_err(|_| {
+        let w = weight(&rec);
+        let held = self.shared.bytes.load(Ordering::Acquire);
+        if held > 0 && held.saturating_add(w) > self.shared.max_bytes {
             self.shared.stalls.fetch_add(1, Ordering::Relaxed);
+            return Err(rec);
+        }
+        // Count the bytes before the record becomes visible, so the consumer never subtracts
+        // more than was added.
+        self.shared.bytes.fetch_add(w, Ordering::AcqRel);
+        self.shared.queue.push(rec).map_err(|rec| {
+            self.shared.bytes.fetch_sub(w, Ordering::AcqRel);
+            self.shared.stalls.fetch_add(1, Ordering::Relaxed);
+            rec
         })
     }
 }
@@ -67,7 +97,9 @@ impl Drop for Producer {
 
 impl Consumer {
     pub fn pop(&self) -> Option<RawRecord> {
-        self.shared.queue.pop()
+        let rec = self.shared.queue.pop()?;
+        self.shared.bytes.fetch_sub(weight(&rec), Ordering::AcqRel);
+        Some(rec)
     }
 
     /// The producer is gone and every record has been taken.
@@ -128,6 +160,29 @@ mod tests {
         assert!(!c.is_finished());
         assert_eq!(c.pop().unwrap().credit.index, 2);
         assert!(c.is_finished());
+    }
+
+    #[test]
+    fn byte_budget_is_back_pressure_but_never_blocks_a_lone_record() {
+        let (p, c) = ring_bounded(100, 1000);
+        let big = |i| {
+            let mut r = rec(i);
+            r.body = Vec::with_capacity(600);
+            r
+        };
+        // A record over the budget passes when the ring is empty.
+        let mut huge = rec(9);
+        huge.body = Vec::with_capacity(5000);
+        p.try_push(huge).unwrap();
+        assert!(p.try_push(big(0)).is_err(), "5000 held: no room");
+        assert_eq!(c.pop().unwrap().credit.index, 9);
+        p.try_push(big(0)).unwrap();
+        let back = p.try_push(big(1)).unwrap_err();
+        assert_eq!(c.stalls(), 2);
+        assert_eq!(c.pop().unwrap().credit.index, 0);
+        p.try_push(back).unwrap();
+        assert_eq!(c.pop().unwrap().credit.index, 1);
+        assert!(c.pop().is_none());
     }
 
     #[test]

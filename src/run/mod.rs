@@ -18,7 +18,7 @@ use crate::clock::Clock;
 use crate::config::{Config, ExportLevel, Load, PhaseConfig};
 use crate::export::{ExportNames, JsonlWriter, RunInfo};
 use crate::record::Phase;
-use crate::record::ring::ring;
+use crate::record::ring::ring_bounded;
 use crate::worker::{CreditSource, PhasePlan, Shared, Workers};
 use crate::workload;
 
@@ -71,7 +71,9 @@ impl std::error::Error for RunError {}
 /// Ring capacity per worker: a second of records at very high rates, bounded memory.
 const RING_CAPACITY: usize = 16 * 1024;
 /// Largest response body accepted (bodies are kept whole for token counting).
-const MAX_BODY_BYTES: u64 = 1 << 30;
+const MAX_BODY_BYTES: u64 = 256 << 20;
+/// Bytes of response bodies one worker's ring may hold while the aggregator catches up.
+const RING_MAX_BYTES: u64 = 128 << 20;
 
 /// Runs the benchmark described by `cfg` and writes its artifacts (no signal handling).
 pub fn run(cfg: Config) -> Result<Outcome, RunError> {
@@ -191,8 +193,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         control: control.clone(),
     });
 
-    let (producers, consumers): (Vec<_>, Vec<_>) =
-        (0..cfg.workers).map(|_| ring(RING_CAPACITY)).unzip();
+    let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
+        .map(|_| ring_bounded(RING_CAPACITY, RING_MAX_BYTES))
+        .unzip();
     let jsonl = match cfg.export_level {
         ExportLevel::Records => {
             let path = dir.join(&names.jsonl);

@@ -163,8 +163,18 @@ fn io_failure(kind: &str, e: &std::io::Error) -> Failure {
     Failure::Error(RequestError::new(None, kind, e.to_string()))
 }
 
-fn http_failure(e: HttpError) -> Failure {
-    Failure::Error(RequestError::new(None, "ResponseParseError", e.to_string()))
+/// A malformed or oversized response head (aiohttp's name for it).
+fn head_failure(e: HttpError) -> Failure {
+    Failure::Error(RequestError::new(
+        None,
+        "ClientResponseError",
+        e.to_string(),
+    ))
+}
+
+/// A body that breaks its framing, ends early or exceeds the limit (aiohttp's name for it).
+fn body_failure(e: HttpError) -> Failure {
+    Failure::Error(RequestError::new(None, "ClientPayloadError", e.to_string()))
 }
 
 async fn attempt_once(
@@ -242,7 +252,7 @@ async fn read_response(
             if decoder.is_none() && conn.rbuf.capacity() < MAX_HEAD_BUFFER {
                 conn.rbuf.reserve(conn.rbuf.capacity());
             } else if decoder.is_none() {
-                return Err(http_failure(HttpError::HeadTooLarge));
+                return Err(head_failure(HttpError::HeadTooLarge));
             }
         }
         let buf = std::mem::take(&mut conn.rbuf);
@@ -274,7 +284,7 @@ async fn read_response(
                     finish_events(rec, &mut framer, stamp);
                     return Ok(false);
                 }
-                return Err(http_failure(HttpError::UnexpectedEof));
+                return Err(body_failure(HttpError::UnexpectedEof));
             }
             if reused && rec.bytes_received == 0 {
                 return Err(Failure::StaleConnection);
@@ -288,7 +298,7 @@ async fn read_response(
         rec.bytes_received += n as u64;
 
         if decoder.is_none() {
-            match parse_head(&conn.rbuf).map_err(http_failure)? {
+            match parse_head(&conn.rbuf).map_err(head_failure)? {
                 Status::Partial => continue,
                 Status::Complete(head) => {
                     if head.is_interim() {
@@ -311,7 +321,7 @@ async fn read_response(
             }
         }
         let Some(d) = decoder.as_mut() else { continue };
-        let feed = d.feed(&conn.rbuf, &mut rec.body).map_err(http_failure)?;
+        let feed = d.feed(&conn.rbuf, &mut rec.body).map_err(body_failure)?;
         conn.rbuf.drain(..feed.consumed);
         if rec.is_sse {
             while let Some(r) = framer.next_message(&rec.body) {
