@@ -81,10 +81,9 @@ impl Producer {
         // Count the bytes before the record becomes visible, so the consumer never subtracts
         // more than was added.
         self.shared.bytes.fetch_add(w, Ordering::AcqRel);
-        self.shared.queue.push(rec).map_err(|rec| {
+        self.shared.queue.push(rec).inspect_err(|_| {
             self.shared.bytes.fetch_sub(w, Ordering::AcqRel);
             self.shared.stalls.fetch_add(1, Ordering::Relaxed);
-            rec
         })
     }
 }
