@@ -276,7 +276,7 @@ fn bench_ring(c: &mut Criterion) {
     let rec = record(STREAM_SSE.to_vec(), Vec::new(), true);
     let id = rec.request_id;
     assert!(tx.try_push(rec).is_ok());
-    let mut held = rx.pop().expect("the pushed record comes back");
+    let held = rx.pop().expect("the pushed record comes back");
     assert_eq!(held.request_id, id);
     assert_eq!(held.body, STREAM_SSE);
     assert!(rx.pop().is_none());

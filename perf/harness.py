@@ -278,16 +278,19 @@ def scenario_nonstream(out, quick):
         row = {"concurrency": c}
         d = out / f"nonstream-ringperf-c{c}"
         with Mock(out, d.name, tokens=1) as m:
-            r = run_client(ringperf_cmd(d, conc=c, count=n), m, 300)
+            r = run_client(ringperf_cmd(d, conc=c, count=n), m, 300, sample_threads=True)
             truth = m.stop()
         try:
             j = check_ringperf(r, d, n, 1)
             check_truth(truth, n, 1)
             dur = j["benchmark_duration"]["avg"]
             frac, note = mock_note(r, dur)
+            th = r["threads_cpu_ns"]
+            steady = (worker_ns(th) + th.get("ringperf-aggreg", 0)) / 1e9
             row["ringperf"] = {
                 "requests": n, "req_per_s": n / dur, "cpu_s": r["cpu_s"],
                 "cpu_s_per_1k": r["cpu_s"] / n * 1000, "mock_busy": frac, "note": note,
+                "steady_cpu_s_per_1k": steady / n * 1000, "threads_cpu_ns": th,
                 "wall_s": r["wall_s"], "maxrss_kib": r["maxrss_kib"],
             }
         except CheckFailed as e:
@@ -357,14 +360,22 @@ def scenario_nonstream(out, quick):
 
 
 def scenario_stream(out, quick):
-    """Streaming chat, 100 SSE events per response (1 ms apart): ringperf vs AIPerf 0.13.
+    """Streaming chat, 100 SSE events per response: ringperf vs AIPerf 0.13.
 
-    Each client runs twice (n and n/4 requests) so the per-request and per-event CPU is the
-    marginal cost, free of start-up; the total of the larger run is reported too.
+    Two pacings: `paced` (1 ms ITL, each event its own write, so each its own read) and
+    `burst` (0 ms ITL: the mock sends the whole stream in one write, so the client's cost is
+    framing and parsing, not wake-ups). Each client runs twice (n and n/4 requests) so the
+    per-request and per-event CPU is the marginal cost, free of start-up; the total of the
+    larger run is reported too.
     """
+    return {pacing: stream_case(out, quick, pacing, itl)
+            for pacing, itl in [("paced", 1), ("burst", 0)]}
+
+
+def stream_case(out, quick, pacing, itl):
     c = 32
     ns = [640, 160] if quick else [2000, 500]
-    res = {"concurrency": c, "events_per_response": 100, "mock_itl_ms": 1}
+    res = {"concurrency": c, "events_per_response": 100, "mock_itl_ms": itl}
     for client in ["ringperf", "aiperf"]:
         if client == "aiperf" and not AIPERF:
             res[client] = {"skipped": "AIPerf not installed"}
@@ -372,8 +383,8 @@ def scenario_stream(out, quick):
         runs = []
         try:
             for n in ns:
-                d = out / f"stream-{client}-n{n}"
-                with Mock(out, d.name, ttft_ms=0, itl_ms=1, tokens=100) as m:
+                d = out / f"stream-{pacing}-{client}-n{n}"
+                with Mock(out, d.name, ttft_ms=0, itl_ms=itl, tokens=100) as m:
                     if client == "ringperf":
                         r = run_client(ringperf_cmd(d, conc=c, count=n, streaming=True, osl=100),
                                        m, 600, sample_threads=True)
@@ -386,7 +397,9 @@ def scenario_stream(out, quick):
                 else:
                     j = check_aiperf(r, d, n, 100)
                 check_truth(truth, n, 100)
-                events = sum(len(t["event_ns"]) for t in truth)
+                # Events the client saw: 100 token events per response (the truth log stamps
+                # coalesced events once per write, so count tokens, one per event).
+                events = sum(t["content_tokens"] for t in truth)
                 dur = j["benchmark_duration"]["avg"]
                 frac, note = mock_note(r, dur)
                 runs.append({"n": n, "events": events, "dur_s": dur, "cpu_s": r["cpu_s"],
@@ -403,16 +416,21 @@ def scenario_stream(out, quick):
                 "cpu_ns_per_event_marginal": dcpu / de * 1e9,
             }
             if client == "ringperf":
-                w = [r["threads_cpu_ns"].get("ringperf-worke", 0)
-                     + r["threads_cpu_ns"].get("ringperf-worker", 0) for r in runs]
+                w = [worker_ns(r["threads_cpu_ns"]) for r in runs]
                 a = [r["threads_cpu_ns"].get("ringperf-aggreg", 0) for r in runs]
                 res[client]["worker_ns_per_event"] = w[0] / big["events"]
                 res[client]["worker_ns_per_event_marginal"] = (w[0] - w[1]) / de
                 res[client]["aggregator_ns_per_event"] = a[0] / big["events"]
+                res[client]["steady_cpu_s_per_1k"] = (w[0] + a[0]) / 1e9 / big["n"] * 1000
         except CheckFailed as e:
             res[client] = {"failed": str(e), "runs": runs}
-        log(f"stream {client}: {json.dumps(res[client])}")
+        log(f"stream {pacing} {client}: {json.dumps(res[client])}")
     return res
+
+
+def worker_ns(threads):
+    """On-CPU ns of the worker threads (comm is truncated to 15 bytes by the kernel)."""
+    return sum(ns for comm, ns in threads.items() if comm.startswith("ringperf-worke"))
 
 
 def aiperf_cmd(outdir, conc, n):
@@ -471,33 +489,48 @@ def scenario_openloop(out, quick):
     rates = [1000, 2000, 5000, 10000, 20000, 40000, 80000, 160000]
     secs = 1 if quick else 2
     for rate in rates:
-        n = max(2000, rate * secs)
-        d = out / f"openloop-r{rate}"
-        with Mock(out, d.name, tokens=1) as m:
-            r = run_client(ringperf_cmd(d, count=n, rate=rate), m, 120)
-            truth = m.stop()
-        try:
-            j = check_ringperf(r, d, n, 1)
-            check_truth(truth, n, 1)
-            starts = sorted(overhead.jsonl_starts(d / "profile_export.jsonl"))
-            achieved = (len(starts) - 1) / ((starts[-1] - starts[0]) / 1e9)
-            lag = j["ringperf"]["dispatch_lag_ns"]
-            dur = j["benchmark_duration"]["avg"]
-            frac, note = mock_note(r, dur)
-            row = {"rate": rate, "requests": n, "achieved_send_rate": achieved,
-                   "completed_per_s": n / dur, "ratio": achieved / rate,
-                   "lag_p50_us": lag["p50"] / 1e3, "lag_p99_us": lag["p99"] / 1e3,
-                   "lag_max_us": lag["max"] / 1e3, "cpu_s": r["cpu_s"], "mock_busy": frac,
-                   "note": note}
-            res.append(row)
-            log(f"openloop {json.dumps(row)}")
-            if row["ratio"] < 0.99 or row["completed_per_s"] / rate < 0.99:
-                break
-        except CheckFailed as e:
-            res.append({"rate": rate, "failed": str(e)})
-            log(f"openloop rate={rate} FAILED: {e}")
+        row = openloop_run(out, rate, max(2000, rate * secs))
+        res.append(row)
+        log(f"openloop {json.dumps(row)}")
+        if row.get("ratio", 0) < 0.99:
             break
+    if len(res) == 1 and res[0].get("ratio", 0) < 0.99:
+        # Falls short at the first rate: probe downward for where the schedule is still met.
+        for rate in [500, 250, 100]:
+            row = openloop_run(out, rate, max(500, rate * secs * 2))
+            res.append(row)
+            log(f"openloop probe {json.dumps(row)}")
+            if row.get("ratio", 0) >= 0.99:
+                break
     return res
+
+
+def openloop_run(out, rate, n):
+    d = out / f"openloop-r{rate}"
+    with Mock(out, d.name, tokens=1) as m:
+        r = run_client(ringperf_cmd(d, count=n, rate=rate), m, 120)
+        truth = m.stop()
+    try:
+        j = check_ringperf(r, d, n, 1)
+        check_truth(truth, n, 1)
+        # Achieved send rate: requests over the span from the first intended send time
+        # (credit_issued_ns) to the last actual send; a client that falls behind stretches
+        # the span. (n - 1) intervals in a constant schedule of n sends.
+        pairs = overhead.jsonl_starts(d / "profile_export.jsonl")
+        span_ns = max(s for _, s in pairs) - min(i for i, _ in pairs)
+        achieved = (len(pairs) - 1) / (span_ns / 1e9)
+        lag = j["ringperf"]["dispatch_lag_ns"]
+        dur = j["benchmark_duration"]["avg"]
+        frac, note = mock_note(r, dur)
+        lat = j["request_latency"]
+        return {"rate": rate, "requests": n, "achieved_send_rate": achieved,
+                "completed_per_s": n / dur, "ratio": achieved / rate,
+                "lag_p50_us": lag["p50"] / 1e3, "lag_p99_us": lag["p99"] / 1e3,
+                "lag_max_us": lag["max"] / 1e3, "latency_p50_ms": lat.get("p50"),
+                "latency_max_ms": lat.get("max"), "cpu_s": r["cpu_s"], "mock_busy": frac,
+                "note": note}
+    except CheckFailed as e:
+        return {"rate": rate, "failed": str(e)}
 
 
 def scenario_manyconn(out, quick):

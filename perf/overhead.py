@@ -48,8 +48,9 @@ def jsonl_records(path):
 
 
 def jsonl_starts(path):
-    """request_start_ns (wall) of every record."""
-    return [r["metadata"]["request_start_ns"] for r in jsonl_records(path)]
+    """(credit_issued_ns, request_start_ns) (wall) of every record."""
+    return [(r["metadata"]["credit_issued_ns"], r["metadata"]["request_start_ns"])
+            for r in jsonl_records(path)]
 
 
 def max_overlap(truth):
