@@ -176,7 +176,7 @@ class Mock:
 def run_client(cmd, mock, timeout_s, env=None, sample_threads=False):
     """Runs `cmd` pinned to CLIENT_CORE under /usr/bin/time, measuring the mock around it."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        full = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name,
+        full = ["/usr/bin/time", "-f", "%c %w %e %U %S %M", "-o", tf.name,
                 "taskset", "-c", CLIENT_CORE] + cmd
         m0 = mock.cpu_ns() if mock else 0
         t0 = time.monotonic()
@@ -199,12 +199,14 @@ def run_client(cmd, mock, timeout_s, env=None, sample_threads=False):
         threads = sampler.finish() if sampler else {}
         fields = tf.read().split()
     try:
+        ics, vcs = int(fields[-6]), int(fields[-5])
         e, u, s, rss = float(fields[-4]), float(fields[-3]), float(fields[-2]), int(fields[-1])
     except (IndexError, ValueError):
+        ics = vcs = -1
         e, u, s, rss = wall, float("nan"), float("nan"), 0
     return {
         "rc": p.returncode, "stdout": out, "stderr": err, "wall_s": e, "cpu_s": u + s,
-        "user_s": u, "sys_s": s, "maxrss_kib": rss, "mock_cpu_s": (m1 - m0) / 1e9,
+        "user_s": u, "sys_s": s, "maxrss_kib": rss, "involuntary_cs": ics, "voluntary_cs": vcs, "mock_cpu_s": (m1 - m0) / 1e9,
         "threads_cpu_ns": threads,
     }
 
@@ -291,6 +293,7 @@ def scenario_nonstream(out, quick):
                 "requests": n, "req_per_s": n / dur, "cpu_s": r["cpu_s"],
                 "cpu_s_per_1k": r["cpu_s"] / n * 1000, "mock_busy": frac, "note": note,
                 "steady_cpu_s_per_1k": steady / n * 1000, "threads_cpu_ns": th,
+                "user_s": r["user_s"], "sys_s": r["sys_s"], "involuntary_cs": r["involuntary_cs"],
                 "wall_s": r["wall_s"], "maxrss_kib": r["maxrss_kib"],
             }
         except CheckFailed as e:
@@ -474,6 +477,8 @@ def scenario_overhead(out, quick):
             o = overhead.compute(j, d / "profile_export.jsonl", truth)
             check(o["matched"] == n, f"matched {o['matched']} of {n} records to the truth log")
             frac, note = mock_note(r, j["benchmark_duration"]["avg"])
+            o.update({"involuntary_cs": r["involuntary_cs"], "user_s": r["user_s"],
+                      "sys_s": r["sys_s"]})
             o.update({"concurrency": c, "requests": n, "mock_ttft_ms": ttft, "mock_itl_ms": itl,
                       "tokens": tokens, "mock_busy": frac, "note": note})
             res.append(o)
@@ -567,6 +572,8 @@ def scenario_startup(out, quick):
                 d = out / f"startup-isl{isl}-{i}"
                 cmd = ringperf_cmd(d, conc=1, count=1)
                 cmd[cmd.index("--isl") + 1] = str(isl)
+                # Request ids derive from the seed: a distinct seed per run keeps them unique.
+                cmd[cmd.index("--random-seed") + 1] = str(1000 * isl + i + 1)
                 t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
                 p = subprocess.run(["taskset", "-c", CLIENT_CORE] + cmd, capture_output=True,
                                    timeout=120)

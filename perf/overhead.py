@@ -75,6 +75,8 @@ def compute(export_json, jsonl_path, truth):
     matched = 0
     for rec in jsonl_records(jsonl_path):
         md, m = rec["metadata"], rec.get("metrics", {})
+        if md.get("benchmark_phase", "profiling") != "profiling":
+            continue  # warmup records are in the JSONL too; only profiled ones count
         t = by_id.get(md["x_request_id"])
         if t is None or "time_to_first_token" not in m or not t["event_ns"]:
             continue

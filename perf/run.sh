@@ -93,4 +93,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # Many-connection scenarios need descriptors for both ends.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 
-exec python3 "$here/harness.py" "$@"
+export PERF_OUT="${PERF_OUT:-$here/results/$(date -u +%Y%m%dT%H%M%SZ)}"
+mkdir -p "$PERF_OUT"
+python3 "$here/harness.py" "$@" >/dev/null
+python3 "$here/report.py" "$PERF_OUT/results.json" | tee "$PERF_OUT/summary.md"
+log "tables: $PERF_OUT/summary.md, raw figures: $PERF_OUT/results.json"
