@@ -54,8 +54,12 @@ fn expected_output_text() -> String {
     let mut text = String::new();
     for msg in split_messages(STREAM_SSE) {
         let line = std::str::from_utf8(msg).unwrap_or("").trim();
-        let Some(data) = line.strip_prefix("data: ") else { continue };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else { continue };
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+            continue;
+        };
         if let Some(c) = v["choices"][0]["delta"]["content"].as_str() {
             text.push_str(c);
         }
@@ -94,10 +98,14 @@ fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
 fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usize {
     body.clear();
     events.clear();
-    let Ok(Status::Complete(head)) = parse_head(wire) else { return 0 };
+    let Ok(Status::Complete(head)) = parse_head(wire) else {
+        return 0;
+    };
     let mut decoder = BodyDecoder::new(BodyKind::from_head(&head, false));
     let rest = wire.get(head.head_len..).unwrap_or(&[]);
-    let Ok(feed) = decoder.feed(rest, body) else { return 0 };
+    let Ok(feed) = decoder.feed(rest, body) else {
+        return 0;
+    };
     let mut framer = Framer::new();
     while let Some(r) = framer.next_message(body) {
         events.push(Event {
@@ -248,8 +256,7 @@ fn bench_parse_record(c: &mut Criterion) {
         }],
         false,
     );
-    let v: serde_json::Value =
-        serde_json::from_slice(NONSTREAM_JSON).expect("the capture is JSON");
+    let v: serde_json::Value = serde_json::from_slice(NONSTREAM_JSON).expect("the capture is JSON");
     let mut out2 = ParsedResponse::default();
     parse_record(EndpointKind::Chat, &nonstream, &mut out2);
     assert!(out2.error.is_none(), "{:?}", out2.error);
@@ -316,7 +323,9 @@ fn bench_stats(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("stats");
     g.throughput(Throughput::Elements(N));
-    g.bench_function("compute_100k", |b| b.iter(|| Stats::compute(black_box(&values))));
+    g.bench_function("compute_100k", |b| {
+        b.iter(|| Stats::compute(black_box(&values)))
+    });
     g.finish();
 }
 
