@@ -1,1 +1,342 @@
-fn main() {}
+//! Criterion benches of every hot routine, on real captures from a vLLM server
+//! (`benches/data/`, copied from `reference/fixtures/`).
+//!
+//! Each bench checks its answer against an independent computation before it is timed, and sets
+//! a throughput so criterion reports bytes/s or elements/s next to the time.
+//!
+//! The Prometheus text parser (`scrape::prom`) is not benched here yet: its API is not on main.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+use ringperf::aggregate::Stats;
+use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
+use ringperf::record::ring::ring;
+use ringperf::record::{Credit, Event, Phase, RawRecord};
+use ringperf::sse::Framer;
+
+/// Response head of a real streaming vLLM chat response (CRLF, ends with the blank line).
+const STREAM_HEAD: &[u8] = include_bytes!("data/vllm-cpu-chat-stream.headers.txt");
+/// Body of that response: 19 SSE messages, the last `data: [DONE]`.
+const STREAM_SSE: &[u8] = include_bytes!("data/vllm-cpu-chat-stream.sse.txt");
+/// Response head of a real non-streaming vLLM chat response.
+const NONSTREAM_HEAD: &[u8] = include_bytes!("data/vllm-cpu-chat-nonstream.headers.txt");
+/// Body of that response.
+const NONSTREAM_JSON: &[u8] = include_bytes!("data/vllm-cpu-chat-nonstream.json");
+
+/// SSE messages in [`STREAM_SSE`], counted by hand: 19 `data:` lines, one per message.
+const STREAM_MESSAGES: usize = 19;
+
+/// The stream's body as uvicorn sends it: one chunk per SSE message, then the last chunk.
+fn chunked_stream() -> Vec<u8> {
+    let mut out = Vec::with_capacity(STREAM_SSE.len() + 16 * STREAM_MESSAGES);
+    for msg in split_messages(STREAM_SSE) {
+        out.extend_from_slice(format!("{:x}\r\n", msg.len()).as_bytes());
+        out.extend_from_slice(msg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+/// Splits an SSE body into messages, each with its `\n\n` terminator (a naive twin of the
+/// framer, written independently for the assertions).
+fn split_messages(body: &[u8]) -> Vec<&[u8]> {
+    let text = std::str::from_utf8(body).unwrap_or("");
+    text.split_inclusive("\n\n").map(str::as_bytes).collect()
+}
+
+/// The concatenated `delta.content` of every chunk, computed with serde_json (independent of
+/// the endpoint parser).
+fn expected_output_text() -> String {
+    let mut text = String::new();
+    for msg in split_messages(STREAM_SSE) {
+        let line = std::str::from_utf8(msg).unwrap_or("").trim();
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+            continue;
+        };
+        if let Some(c) = v["choices"][0]["delta"]["content"].as_str() {
+            text.push_str(c);
+        }
+    }
+    text
+}
+
+fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
+    RawRecord {
+        credit: Credit {
+            phase: Phase::Profiling,
+            index: 7,
+            template: 0,
+            intended_ns: 1,
+        },
+        worker_id: 0,
+        url_index: 0,
+        request_id: uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
+        start_ns: 10,
+        head_ns: Some(20),
+        end_ns: 1_000,
+        status: 200,
+        is_sse,
+        body,
+        events,
+        error: None,
+        conn_reused: true,
+        bytes_sent: 100,
+        bytes_received: 5_000,
+        was_cancelled: false,
+    }
+}
+
+/// What the worker does with the bytes of one response: head, chunked body, SSE framing,
+/// one [`Event`] per message. Returns the number of events.
+fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usize {
+    body.clear();
+    events.clear();
+    let Ok(Status::Complete(head)) = parse_head(wire) else {
+        return 0;
+    };
+    let mut decoder = BodyDecoder::new(BodyKind::from_head(&head, false));
+    let rest = wire.get(head.head_len..).unwrap_or(&[]);
+    let Ok(feed) = decoder.feed(rest, body) else {
+        return 0;
+    };
+    let mut framer = Framer::new();
+    while let Some(r) = framer.next_message(body) {
+        events.push(Event {
+            stamp_ns: 5,
+            start: r.start as u32,
+            end: r.end as u32,
+        });
+    }
+    if feed.done {
+        while let Some(r) = framer.finish(body) {
+            events.push(Event {
+                stamp_ns: 5,
+                start: r.start as u32,
+                end: r.end as u32,
+            });
+        }
+    }
+    events.len()
+}
+
+fn bench_http_head(c: &mut Criterion) {
+    let mut g = c.benchmark_group("http_head");
+    for (name, head, sse, chunked) in [
+        ("vllm_stream", STREAM_HEAD, true, true),
+        ("vllm_nonstream", NONSTREAM_HEAD, false, false),
+    ] {
+        match parse_head(head) {
+            Ok(Status::Complete(h)) => {
+                assert_eq!(h.status, 200);
+                assert_eq!(h.head_len, head.len());
+                assert_eq!(h.event_stream, sse);
+                assert_eq!(h.chunked, chunked);
+                assert!(h.keep_alive);
+                if !chunked {
+                    assert_eq!(h.content_length, Some(NONSTREAM_JSON.len() as u64));
+                }
+            }
+            other => panic!("{name}: head did not parse: {other:?}"),
+        }
+        g.throughput(Throughput::Bytes(head.len() as u64));
+        g.bench_function(name, |b| b.iter(|| parse_head(black_box(head))));
+    }
+    g.finish();
+}
+
+fn bench_chunked(c: &mut Criterion) {
+    let wire = chunked_stream();
+    let mut out = Vec::with_capacity(STREAM_SSE.len());
+    let feed = BodyDecoder::new(BodyKind::Chunked)
+        .feed(&wire, &mut out)
+        .expect("chunked body decodes");
+    assert!(feed.done);
+    assert_eq!(feed.consumed, wire.len());
+    assert_eq!(out, STREAM_SSE);
+
+    let mut g = c.benchmark_group("chunked_decode");
+    g.throughput(Throughput::Bytes(wire.len() as u64));
+    g.bench_function("vllm_stream_one_chunk_per_event", |b| {
+        b.iter(|| {
+            out.clear();
+            let mut d = BodyDecoder::new(BodyKind::Chunked);
+            d.feed(black_box(&wire), &mut out)
+        })
+    });
+    g.finish();
+}
+
+fn bench_sse(c: &mut Criterion) {
+    let expected: Vec<usize> = split_messages(STREAM_SSE)
+        .iter()
+        .scan(0usize, |at, m| {
+            let start = *at;
+            *at += m.len();
+            Some(start)
+        })
+        .collect();
+    let mut framer = Framer::new();
+    let mut starts = Vec::new();
+    while let Some(r) = framer.next_message(STREAM_SSE) {
+        starts.push(r.start);
+    }
+    assert_eq!(starts.len(), STREAM_MESSAGES);
+    assert_eq!(starts, expected);
+
+    let mut g = c.benchmark_group("sse_framing");
+    g.throughput(Throughput::Bytes(STREAM_SSE.len() as u64));
+    g.bench_function("vllm_chat_stream", |b| {
+        b.iter(|| {
+            let mut f = Framer::new();
+            let mut n = 0usize;
+            while let Some(r) = f.next_message(black_box(STREAM_SSE)) {
+                n += r.end - r.start;
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
+fn bench_worker_path(c: &mut Criterion) {
+    let mut wire = STREAM_HEAD.to_vec();
+    wire.extend_from_slice(&chunked_stream());
+    let mut body = Vec::with_capacity(STREAM_SSE.len());
+    let mut events = Vec::with_capacity(64);
+    assert_eq!(worker_path(&wire, &mut body, &mut events), STREAM_MESSAGES);
+    assert_eq!(body, STREAM_SSE);
+
+    let mut g = c.benchmark_group("worker_path");
+    g.throughput(Throughput::Elements(STREAM_MESSAGES as u64));
+    g.bench_function("head_chunked_sse_per_event", |b| {
+        b.iter(|| worker_path(black_box(&wire), &mut body, &mut events))
+    });
+    g.finish();
+}
+
+fn bench_parse_record(c: &mut Criterion) {
+    let events: Vec<Event> = {
+        let mut f = Framer::new();
+        let mut v = Vec::new();
+        let mut stamp = 100;
+        while let Some(r) = f.next_message(STREAM_SSE) {
+            v.push(Event {
+                stamp_ns: stamp,
+                start: r.start as u32,
+                end: r.end as u32,
+            });
+            stamp += 1_000;
+        }
+        v
+    };
+    let stream = record(STREAM_SSE.to_vec(), events, true);
+    let mut out = ParsedResponse::default();
+    parse_record(EndpointKind::Chat, &stream, &mut out);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let text = expected_output_text();
+    assert!(!text.is_empty());
+    assert_eq!(out.output_text, text);
+    let usage = out.usage.clone().expect("the last chunk carries usage");
+    assert_eq!(usage.prompt_tokens, Some(22));
+    assert_eq!(usage.completion_tokens, Some(16));
+
+    let nonstream = record(
+        NONSTREAM_JSON.to_vec(),
+        vec![Event {
+            stamp_ns: 100,
+            start: 0,
+            end: NONSTREAM_JSON.len() as u32,
+        }],
+        false,
+    );
+    let v: serde_json::Value = serde_json::from_slice(NONSTREAM_JSON).expect("the capture is JSON");
+    let mut out2 = ParsedResponse::default();
+    parse_record(EndpointKind::Chat, &nonstream, &mut out2);
+    assert!(out2.error.is_none(), "{:?}", out2.error);
+    assert_eq!(
+        out2.output_text,
+        v["choices"][0]["message"]["content"].as_str().unwrap_or("")
+    );
+    assert_eq!(out2.content_responses(), 1);
+
+    let mut g = c.benchmark_group("parse_record");
+    g.throughput(Throughput::Elements(STREAM_MESSAGES as u64));
+    g.bench_function("vllm_chat_stream_per_event", |b| {
+        b.iter(|| parse_record(EndpointKind::Chat, black_box(&stream), &mut out))
+    });
+    g.throughput(Throughput::Bytes(NONSTREAM_JSON.len() as u64));
+    g.bench_function("vllm_chat_nonstream", |b| {
+        b.iter(|| parse_record(EndpointKind::Chat, black_box(&nonstream), &mut out2))
+    });
+    g.finish();
+}
+
+fn bench_ring(c: &mut Criterion) {
+    let (tx, rx) = ring(1024);
+    let rec = record(STREAM_SSE.to_vec(), Vec::new(), true);
+    let id = rec.request_id;
+    assert!(tx.try_push(rec).is_ok());
+    let held = rx.pop().expect("the pushed record comes back");
+    assert_eq!(held.request_id, id);
+    assert_eq!(held.body, STREAM_SSE);
+    assert!(rx.pop().is_none());
+
+    let mut slot = Some(held);
+    let mut g = c.benchmark_group("ring");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("push_pop_one_record", |b| {
+        b.iter(|| {
+            if let Some(r) = slot.take() {
+                slot = match tx.try_push(black_box(r)) {
+                    Ok(()) => rx.pop(),
+                    Err(back) => Some(back),
+                };
+            }
+        })
+    });
+    g.finish();
+    let held = slot.expect("the record survives the bench");
+    assert_eq!(held.request_id, id);
+}
+
+fn bench_stats(c: &mut Criterion) {
+    // 0..=100_000 in a scrambled order: the NumPy-linear percentile q of these is exactly
+    // q * 1000, the mean 50_000.
+    const N: u64 = 100_001;
+    let values: Vec<f64> = (0..N).map(|i| ((i * 7_919) % N) as f64).collect();
+    let s = Stats::compute(&values).expect("non-empty");
+    assert_eq!(s.count, N);
+    assert_eq!(s.min, 0.0);
+    assert_eq!(s.max, 100_000.0);
+    assert_eq!(s.avg, 50_000.0);
+    assert_eq!(
+        s.pct,
+        [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0].map(|q| q * 1_000.0)
+    );
+
+    let mut g = c.benchmark_group("stats");
+    g.throughput(Throughput::Elements(N));
+    g.bench_function("compute_100k", |b| {
+        b.iter(|| Stats::compute(black_box(&values)))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    hot,
+    bench_http_head,
+    bench_chunked,
+    bench_sse,
+    bench_worker_path,
+    bench_parse_record,
+    bench_ring,
+    bench_stats
+);
+criterion_main!(hot);
