@@ -125,7 +125,9 @@ impl Collector {
                 if self.consumers.iter().all(Consumer::is_finished) {
                     break;
                 }
-                std::thread::sleep(Duration::from_micros(200));
+                // Idle: sleep long enough not to steal the workers' cores with wake-ups
+                // (records wait at most this long; the rings absorb far more than 2 ms).
+                std::thread::sleep(Duration::from_millis(2));
             }
         }
         if let Some((path, w)) = self.jsonl.take()

@@ -7,6 +7,7 @@
 
 mod client;
 mod conn;
+mod pacer;
 pub mod runtime;
 
 use std::cell::{Cell, RefCell};
@@ -173,7 +174,7 @@ impl Workers {
                         let ready_tx = ready_tx.clone();
                         async move {
                             let _ = ready_tx.send((id, Ok(kind), pinned));
-                            worker_main(id, shared, producer, ctl_rx, done_tx).await;
+                            worker_main(id, kind, shared, producer, ctl_rx, done_tx).await;
                         }
                     });
                     if let Err(e) = res {
@@ -232,6 +233,7 @@ impl Workers {
 
 async fn worker_main(
     id: u16,
+    driver: DriverKind,
     shared: Arc<Shared>,
     producer: Producer,
     ctl_rx: Receiver<Control>,
@@ -252,13 +254,18 @@ async fn worker_main(
     });
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
     while let Ok(Control::Run(plan)) = ctl_rx.recv() {
-        let sent = run_phase(&shared, &state, plan).await;
+        let sent = run_phase(&shared, &state, plan, driver).await;
         let _ = done_tx.send(PhaseDone { worker: id, sent });
     }
 }
 
 /// Runs one phase on this worker; returns how many requests it sent.
-async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePlan) -> u64 {
+async fn run_phase(
+    shared: &Arc<Shared>,
+    state: &Rc<WorkerState>,
+    plan: PhasePlan,
+    driver: DriverKind,
+) -> u64 {
     let sent = Rc::new(Cell::new(0u64));
     let phase_over = Rc::new(Cell::new(false));
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
@@ -306,6 +313,7 @@ async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePla
         }
         CreditSource::Open { queue, fed, cap } => {
             let cap = cap.unwrap_or(usize::MAX).max(1);
+            let mut pacer = pacer::Pacer::new(driver);
             loop {
                 if shared.control.stopped() {
                     break;
@@ -317,7 +325,7 @@ async fn run_phase(shared: &Arc<Shared>, state: &Rc<WorkerState>, plan: PhasePla
                     monoio::time::sleep(Duration::from_micros(200)).await;
                     continue;
                 };
-                wait_until(&shared.clock, credit.intended_ns).await;
+                pacer.wait_until(&shared.clock, credit.intended_ns).await;
                 while state.in_flight.get() >= cap {
                     monoio::time::sleep(Duration::from_micros(100)).await;
                 }
@@ -357,19 +365,6 @@ async fn watch_cut(shared: Arc<Shared>, state: Rc<WorkerState>, phase_over: Rc<C
     }
 }
 
-/// Waits until the clock reads `at_ns`: a timer for all but the last 1.5 ms (monoio timers have
-/// millisecond granularity), then yielding to other tasks until the time comes.
-async fn wait_until(clock: &Clock, at_ns: u64) {
-    const SPIN_NS: u64 = 1_500_000;
-    let now = clock.now_ns();
-    if at_ns > now + SPIN_NS {
-        monoio::time::sleep(Duration::from_nanos(at_ns - now - SPIN_NS)).await;
-    }
-    while clock.now_ns() < at_ns {
-        YieldNow(false).await;
-    }
-}
-
 /// Hands a record to the aggregator; a full ring is back-pressure (counted by the ring), never a
 /// dropped record.
 async fn push(state: &WorkerState, mut rec: RawRecord) {
@@ -380,25 +375,6 @@ async fn push(state: &WorkerState, mut rec: RawRecord) {
                 rec = back;
                 monoio::time::sleep(Duration::from_micros(200)).await;
             }
-        }
-    }
-}
-
-/// Gives other tasks on this runtime a turn.
-struct YieldNow(bool);
-
-impl std::future::Future for YieldNow {
-    type Output = ();
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        if self.0 {
-            std::task::Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
         }
     }
 }
