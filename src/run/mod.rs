@@ -3,6 +3,7 @@
 
 mod collect;
 mod dispatch;
+mod server_metrics;
 mod ui;
 
 use std::fs;
@@ -178,7 +179,10 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         ),
     );
 
+    // Server metrics: reachability check and baseline scrape before warmup.
+    let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
     if let Some(w) = cfg.warmup.clone() {
+        server_metrics::phase_start(&mut scraper, Phase::Warmup);
         run_phase(
             &cfg,
             &shared,
@@ -188,8 +192,10 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
             dataset.entries.len(),
             &progress,
         );
+        server_metrics::phase_end(&mut scraper, Phase::Warmup);
     }
     let start_wall_ns = crate::clock::wall_now_ns();
+    server_metrics::phase_start(&mut scraper, Phase::Profiling);
     run_phase(
         &cfg,
         &shared,
@@ -200,6 +206,7 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         &progress,
     );
     let end_wall_ns = crate::clock::wall_now_ns();
+    server_metrics::phase_end(&mut scraper, Phase::Profiling);
     workers.shutdown();
     let collected = aggregator
         .join()
@@ -245,6 +252,8 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
     files.push(("Inputs", inputs_path));
+    // Server metrics: flush period, final scrape, exports (listed in the console footer).
+    files.extend(server_metrics::finish(scraper, &cfg, &run_info, &dir, &names));
     let console = crate::export::render_console(&summary, &run_info, &files);
     write_file(&dir.join(&names.console_txt), console.as_bytes())?;
     let mut out = std::io::stdout().lock();

@@ -115,6 +115,25 @@ pub fn store_from_jsonl(text: &str, catalog: &Catalog) -> Result<Store, String> 
     Ok(store)
 }
 
+/// Validates the `server-metrics` flags and runs the re-processing.
+///
+/// # Errors
+/// A flag error, or any error of [`run`].
+pub fn from_args(
+    args: &crate::cli::ServerMetricsArgs,
+) -> Result<Vec<(&'static str, PathBuf)>, String> {
+    let slice = crate::config::slice_duration(args.slice_duration).map_err(|e| e.0)?;
+    let opts = Options {
+        from_jsonl: args.from_jsonl.clone(),
+        start_ns: args.start_ns,
+        end_ns: args.end_ns,
+        slice,
+        formats: crate::config::server_metrics_formats(&args.server_metrics_formats),
+        artifact_dir: args.artifact_dir.clone(),
+    };
+    run(&opts)
+}
+
 /// Runs the re-processing and returns the files written.
 ///
 /// # Errors
