@@ -28,6 +28,7 @@ mod body;
 mod cli;
 mod conn;
 mod metrics;
+mod metrics_modes;
 mod respond;
 mod server;
 mod tokens;
@@ -46,6 +47,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use metrics_modes::MetricsMode;
 pub use truth::{TruthEntry, TruthLog};
 
 /// How many output tokens a request gets (before the request's own max tokens cap).
@@ -106,6 +108,9 @@ pub struct MockConfig {
     /// Cap the output at the request's `max_completion_tokens` / `max_tokens` (as a real server
     /// does); `false` always sends the configured length.
     pub respect_max_tokens: bool,
+    /// What `/metrics` and `/prometheus/metrics` answer.
+    #[serde(default)]
+    pub metrics_mode: MetricsMode,
 }
 
 impl Default for MockConfig {
@@ -124,6 +129,7 @@ impl Default for MockConfig {
             truth_log: false,
             io_driver: Driver::Auto,
             respect_max_tokens: true,
+            metrics_mode: MetricsMode::Vllm,
         }
     }
 }
