@@ -126,7 +126,11 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
     assert!(fetches >= 3 && unique <= fetches, "{info}");
     // Timeslices of 0.1 s exist for the success counter.
     let series = &doc["metrics"]["vllm:request_success"]["series"][0];
-    assert!(series["timeslices"].as_array().is_some_and(|t| !t.is_empty()));
+    assert!(
+        series["timeslices"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    );
 
     // JSONL: one line per unique update, stamped at the first byte, sent before it.
     let jsonl = std::fs::read_to_string(d.join("server_metrics_export.jsonl")).unwrap();
@@ -145,7 +149,10 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
         .filter_map(|l| l["benchmark_phase"].as_str())
         .collect();
     assert!(phases.contains(&"profiling"), "{phases:?}");
-    assert!(lines[0]["benchmark_phase"].is_null(), "the baseline has no phase");
+    assert!(
+        lines[0]["benchmark_phase"].is_null(),
+        "the baseline has no phase"
+    );
 
     // The console footer lists every file.
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -174,7 +181,11 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
         .unwrap();
     assert!(status.status.success(), "{status:?}");
     let again = read_json(&re.path().join("server_metrics_export.json"));
-    assert_eq!(again["benchmark_id"], id.as_str(), "taken from the sibling JSON");
+    assert_eq!(
+        again["benchmark_id"],
+        id.as_str(),
+        "taken from the sibling JSON"
+    );
     assert_eq!(counter_total(&again, "vllm:request_success"), 40.0);
 }
 
@@ -189,9 +200,15 @@ fn default_formats_and_prefix() {
         &["--profile-export-prefix", "run7.json"],
     );
     for f in ["json", "csv", "parquet"] {
-        assert!(dir.path().join(format!("run7_server_metrics.{f}")).exists(), "{f}");
+        assert!(
+            dir.path().join(format!("run7_server_metrics.{f}")).exists(),
+            "{f}"
+        );
     }
-    assert!(!dir.path().join("run7_server_metrics.jsonl").exists(), "JSONL is opt-in");
+    assert!(
+        !dir.path().join("run7_server_metrics.jsonl").exists(),
+        "JSONL is opt-in"
+    );
 }
 
 #[test]
@@ -202,7 +219,10 @@ fn trtllm_fallback_swaps_to_prometheus_path() {
     assert!(warnings(&out).is_empty(), "{:?}", warnings(&out));
     let doc = read_json(&dir.path().join("server_metrics_export.json"));
     let alt = format!("http://{}/prometheus/metrics", server.addr);
-    assert_eq!(doc["summary"]["endpoints_successful"], serde_json::json!([alt]));
+    assert_eq!(
+        doc["summary"]["endpoints_successful"],
+        serde_json::json!([alt])
+    );
     assert_eq!(counter_total(&doc, "vllm:request_success"), 10.0);
 }
 
@@ -249,14 +269,21 @@ fn garbage_endpoint_is_disabled_and_others_carry_on() {
     );
     let w = warnings(&out);
     assert_eq!(w.len(), 1, "{w:?}");
-    assert!(w[0].contains("not Prometheus exposition format"), "{}", w[0]);
+    assert!(
+        w[0].contains("not Prometheus exposition format"),
+        "{}",
+        w[0]
+    );
     let doc = read_json(&dir.path().join("server_metrics_export.json"));
     let bad_url = format!("http://{}/metrics", bad.addr);
     assert_eq!(
         doc["summary"]["endpoints_configured"],
         serde_json::json!([bad_url, good_url])
     );
-    assert_eq!(doc["summary"]["endpoints_successful"], serde_json::json!([good_url]));
+    assert_eq!(
+        doc["summary"]["endpoints_successful"],
+        serde_json::json!([good_url])
+    );
     assert!(doc["metrics"]["vllm:num_requests_running"]["series"][0]["endpoint_url"] == good_url);
 }
 
@@ -286,13 +313,60 @@ fn slow_endpoint_never_delays_the_schedule() {
 fn many_series_page_is_collected() {
     let server = mock(MetricsMode::ManySeries { series: 12_000 });
     let dir = tempfile::tempdir().unwrap();
-    profile(&server, dir.path(), 10, &["--server-metrics-formats", "json"]);
+    profile(
+        &server,
+        dir.path(),
+        10,
+        &["--server-metrics-formats", "json"],
+    );
     let doc = read_json(&dir.path().join("server_metrics_export.json"));
-    let series = doc["metrics"]["mock_shard_load"]["series"].as_array().unwrap();
+    let series = doc["metrics"]["mock_shard_load"]["series"]
+        .as_array()
+        .unwrap();
     assert_eq!(series.len(), 12_000);
     let s77 = series
         .iter()
         .find(|s| s["labels"]["shard"] == "77")
         .expect("shard 77");
     assert_eq!(s77["stats"]["avg"], 77.0);
+}
+
+/// CPU cost of the scraper thread per scrape (thread CPU time from schedstat over N scrapes of
+/// the mock's vLLM page). A measurement: run it optimized,
+/// `cargo test --release --test server_metrics scraper_cpu_per_scrape -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement; run in release with --ignored --nocapture"]
+fn scraper_cpu_per_scrape() {
+    use ringperf::scrape::collector::{Scraper, StartOptions};
+    use ringperf::scrape::settings::Settings;
+    let server = mock(MetricsMode::Vllm);
+    let page = server.metrics_text().len();
+    let settings = Settings {
+        interval: Duration::from_millis(10),
+        flush_period: Duration::ZERO,
+        ..Settings::default()
+    };
+    let mut s = Scraper::start(StartOptions {
+        endpoints: vec![format!("http://{}/metrics", server.addr)],
+        settings,
+        io_driver: ringperf::config::IoDriver::Auto,
+        core: None,
+        clock: ringperf::clock::Clock::start(),
+        jsonl: None,
+        verbose: true,
+    })
+    .expect("starts")
+    .expect("reachable");
+    s.phase_start(ringperf::record::Phase::Profiling);
+    std::thread::sleep(Duration::from_secs(5));
+    s.phase_end(ringperf::record::Phase::Profiling);
+    let (c, _) = s.finish();
+    let cpu = c.cpu_ns.expect("schedstat readable");
+    println!(
+        "scraper: {} scrapes of a {page}-byte page, {:.1} ms CPU in total, {:.1} us CPU per scrape",
+        c.scrapes,
+        cpu as f64 / 1e6,
+        cpu as f64 / 1e3 / c.scrapes as f64
+    );
+    assert!(c.scrapes > 100);
 }

@@ -690,10 +690,17 @@ mod tests {
             let cells: Vec<&str> = line.split('|').collect();
             let first = cells[1].split('`').nth(1).expect("a flag name");
             let says_supported = cells[2].trim().starts_with("supported");
-            assert_eq!(supported.iter().any(|s| s == first), says_supported, "{first}: {line}");
+            assert_eq!(
+                supported.iter().any(|s| s == first),
+                says_supported,
+                "{first}: {line}"
+            );
             rows += 1;
         }
-        assert!(rows > 250, "the table lists every AIPerf flag ({rows} rows)");
+        assert!(
+            rows > 250,
+            "the table lists every AIPerf flag ({rows} rows)"
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use crate::cli::{
     ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
     LogLevelArg, ProfileArgs, ServerMetricsFormatArg, UiTypeArg,
 };
-use crate::scrape::output::{DEFAULT_FORMATS, Format};
 use crate::endpoint::EndpointKind;
+use crate::scrape::output::{DEFAULT_FORMATS, Format};
 
 pub use url::BaseUrl;
 

@@ -251,9 +251,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             (
                 Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics,
                 Method::Get | Method::Head,
-            ) => {
-                Action::Static(head.route, head.method == Method::Head)
-            }
+            ) => Action::Static(head.route, head.method == Method::Head),
             (Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics, _) => {
                 Action::Error(405, "use GET or HEAD".to_owned())
             }

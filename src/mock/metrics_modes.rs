@@ -214,7 +214,10 @@ mod tests {
         let mut p = String::new();
         extras(MetricsMode::NanSamples, 1, &mut p);
         let s = parse_scrape(p.as_bytes()).unwrap();
-        assert!(family(&s, "mock_nan_gauge").is_none(), "all-NaN family omitted");
+        assert!(
+            family(&s, "mock_nan_gauge").is_none(),
+            "all-NaN family omitted"
+        );
         let g = family(&s, "mock_partial_gauge").unwrap();
         assert_eq!(g.series.len(), 1);
         assert_eq!(g.series[0].1, SeriesValue::Scalar(7.0));

@@ -253,7 +253,9 @@ pub fn run(mut cfg: Config) -> Result<Outcome, RunError> {
     }
     files.push(("Inputs", inputs_path));
     // Server metrics: flush period, final scrape, exports (listed in the console footer).
-    files.extend(server_metrics::finish(scraper, &cfg, &run_info, &dir, &names));
+    files.extend(server_metrics::finish(
+        scraper, &cfg, &run_info, &dir, &names,
+    ));
     let console = crate::export::render_console(&summary, &run_info, &files);
     write_file(&dir.join(&names.console_txt), console.as_bytes())?;
     let mut out = std::io::stdout().lock();

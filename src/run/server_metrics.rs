@@ -104,7 +104,12 @@ pub(crate) fn finish(
         let per = c
             .cpu_ns
             .filter(|_| c.scrapes > 0)
-            .map(|ns| format!(", {:.1} µs CPU per scrape", ns as f64 / 1e3 / c.scrapes as f64))
+            .map(|ns| {
+                format!(
+                    ", {:.1} µs CPU per scrape",
+                    ns as f64 / 1e3 / c.scrapes as f64
+                )
+            })
             .unwrap_or_default();
         eprintln!(
             "ringperf: server metrics: {} scrape(s) of {} endpoint(s), {} failed{per}",

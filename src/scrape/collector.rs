@@ -293,9 +293,7 @@ fn thread_main(
     match result {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(format!(
-                "cannot build the server-metrics runtime: {e}"
-            )));
+            let _ = ready.send(Err(format!("cannot build the server-metrics runtime: {e}")));
             Collected::default()
         }
     }
@@ -526,7 +524,10 @@ fn classify(
     match parse_scrape(&resp.body) {
         Ok(s) => Ok((resp, s)),
         Err(e) => {
-            let sample: String = String::from_utf8_lossy(&resp.body).chars().take(200).collect();
+            let sample: String = String::from_utf8_lossy(&resp.body)
+                .chars()
+                .take(200)
+                .collect();
             Err(Failure::Incompatible(format!(
                 "endpoint '{url}' returned a body that is not Prometheus exposition format \
                  ({e}); body starts with {sample:?}"
@@ -553,7 +554,9 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
         timeouts(&shared.settings),
     )
     .await;
-    shared.in_flight.set(shared.in_flight.get().saturating_sub(1));
+    shared
+        .in_flight
+        .set(shared.in_flight.get().saturating_sub(1));
     // Disabled or probing meanwhile: this result no longer matters.
     if ep.state.get() != State::Active {
         return;
@@ -563,10 +566,7 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
         Err(Failure::Other(why)) => {
             shared.errors.set(shared.errors.get() + 1);
             if shared.verbose && !ep.logged_error.replace(true) {
-                eprintln!(
-                    "ringperf: server metrics scrape of {} failed: {why}",
-                    t.url
-                );
+                eprintln!("ringperf: server metrics scrape of {} failed: {why}", t.url);
             }
         }
         Err(Failure::Incompatible(why)) => incompatible(&shared, i, &t, why).await,
@@ -609,7 +609,11 @@ async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: String
             Ok((at, resp, page)) => {
                 ep.pool.clear();
                 *ep.target.borrow_mut() = at.clone();
-                shared.store.borrow_mut().endpoint_mut(&at.url).reset_dedup();
+                shared
+                    .store
+                    .borrow_mut()
+                    .endpoint_mut(&at.url)
+                    .reset_dedup();
                 ep.state.set(State::Active);
                 if shared.verbose {
                     eprintln!(

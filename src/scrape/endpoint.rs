@@ -120,10 +120,7 @@ mod tests {
             "trailing slash stripped, /metrics kept"
         );
         assert_eq!(normalize("http://h:1/v1/"), "http://h:1/v1/metrics");
-        assert_eq!(
-            normalize("node2:9090/metrics"),
-            "http://node2:9090/metrics"
-        );
+        assert_eq!(normalize("node2:9090/metrics"), "http://node2:9090/metrics");
         assert_eq!(
             endpoint_list(
                 ["http://a:1", "http://a:1/"],

@@ -72,10 +72,12 @@ pub fn write_exports(
     let mut written = Vec::new();
     let open = |name: &str| -> Result<(PathBuf, BufWriter<File>), String> {
         let path = dir.join(name);
-        let f = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let f =
+            File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         Ok((path, BufWriter::new(f)))
     };
-    let fail = |path: &Path, e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+    let fail =
+        |path: &Path, e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
     if formats.contains(&Format::Json) {
         let (path, mut out) = open(&names.json)?;
         json::write(&mut out, &report, ctx)

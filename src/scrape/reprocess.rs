@@ -149,8 +149,12 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .map(|v| Catalog::from_json(&v))
         .unwrap_or_default();
-    let store = store_from_jsonl(&text, &catalog).map_err(|e| format!("{}: {e}", path.display()))?;
-    let all_ts = store.endpoints.iter().flat_map(|e| e.fetch_ts_ns.iter().copied());
+    let store =
+        store_from_jsonl(&text, &catalog).map_err(|e| format!("{}: {e}", path.display()))?;
+    let all_ts = store
+        .endpoints
+        .iter()
+        .flat_map(|e| e.fetch_ts_ns.iter().copied());
     let (first, last) = all_ts.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
     let start_ns = opts.start_ns.unwrap_or(first);
     let end_ns = opts.end_ns.unwrap_or(last);
@@ -159,7 +163,9 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
             "the window is empty: --start-ns {start_ns} is after the end {end_ns}"
         ));
     }
-    let slice_ns = opts.slice.map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
+    let slice_ns = opts
+        .slice
+        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
     let window = Window {
         start_ns,
         end_ns,
@@ -240,7 +246,10 @@ mod tests {
         assert_eq!(ep.fetch_ts_ns, vec![1_000_000_000, 3_000_000_000]);
         assert_eq!(ep.update_ts_ns.len(), 2, "every line is a unique update");
         let c = &ep.series[&("c".to_owned(), vec![])];
-        assert_eq!((c.kind, c.description.as_str()), (MetricType::Counter, "a counter"));
+        assert_eq!(
+            (c.kind, c.description.as_str()),
+            (MetricType::Counter, "a counter")
+        );
         let g = &ep.series[&("g".to_owned(), vec![("m".to_owned(), "x".to_owned())])];
         assert_eq!(g.kind, MetricType::Unknown);
         let h = &ep.series[&("h".to_owned(), vec![])];
@@ -290,10 +299,15 @@ mod tests {
         assert_eq!(c["total"], 6.0);
         assert_eq!(c["rate"], 3.0);
         // Two complete 1 s slices: the counter stays at 10 until t=3 s.
-        let slices = doc["metrics"]["c"]["series"][0]["timeslices"].as_array().unwrap();
+        let slices = doc["metrics"]["c"]["series"][0]["timeslices"]
+            .as_array()
+            .unwrap();
         assert_eq!(slices.len(), 2);
         let h = &doc["metrics"]["h"]["series"][0]["stats"];
-        assert_eq!((h["count"].as_f64(), h["sum"].as_f64()), (Some(3.0), Some(6.0)));
+        assert_eq!(
+            (h["count"].as_f64(), h["sum"].as_f64()),
+            (Some(3.0), Some(6.0))
+        );
     }
 
     #[test]

@@ -66,7 +66,11 @@ impl Settings {
             if !v.is_finite() || v < 0.0 || (v == 0.0 && !allow_zero) || v > 1e9 {
                 return Err(format!(
                     "{name}={raw} must be a {} number of seconds",
-                    if allow_zero { "non-negative" } else { "positive" }
+                    if allow_zero {
+                        "non-negative"
+                    } else {
+                        "positive"
+                    }
                 ));
             }
             Ok(Duration::from_secs_f64(v))
@@ -103,7 +107,11 @@ impl Settings {
                 d.read_timeout,
                 false,
             )?,
-            scrape_timeout: secs("AIPERF_SERVER_METRICS_SCRAPE_TIMEOUT", d.scrape_timeout, false)?,
+            scrape_timeout: secs(
+                "AIPERF_SERVER_METRICS_SCRAPE_TIMEOUT",
+                d.scrape_timeout,
+                false,
+            )?,
             export_batch_size: batch,
             shutdown_delay: secs(
                 "AIPERF_SERVER_METRICS_SHUTDOWN_DELAY",
