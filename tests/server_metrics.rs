@@ -22,8 +22,19 @@ fn mock(mode: MetricsMode) -> MockServer {
 
 /// Runs `ringperf profile` against `server` with fast collection timing; `extra` is appended.
 fn profile(server: &MockServer, dir: &Path, requests: u32, extra: &[&str]) -> Output {
+    profile_every(server, dir, requests, extra, "0.05")
+}
+
+/// [`profile`] with a given collection interval (seconds).
+fn profile_every(
+    server: &MockServer,
+    dir: &Path,
+    requests: u32,
+    extra: &[&str],
+    interval: &str,
+) -> Output {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", interval)
         .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
         .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
         .args(["--tokenizer", "builtin", "--concurrency", "2"])
@@ -153,6 +164,11 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
         lines[0]["benchmark_phase"].is_null(),
         "the baseline has no phase"
     );
+    assert_eq!(
+        lines.last().unwrap()["benchmark_phase"],
+        "profiling",
+        "flush-period and final scrapes belong to profiling"
+    );
 
     // The console footer lists every file.
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -215,9 +231,13 @@ fn default_formats_and_prefix() {
 fn trtllm_fallback_swaps_to_prometheus_path() {
     let server = mock(MetricsMode::TrtLlm);
     let dir = tempfile::tempdir().unwrap();
-    let out = profile(&server, dir.path(), 10, &[]);
+    let out = profile(&server, dir.path(), 10, &["--warmup-request-count", "4"]);
     assert!(warnings(&out).is_empty(), "{:?}", warnings(&out));
     let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    // Warmup is summarized on its own window, before profiling.
+    let ranges = &doc["summary"]["phase_time_ranges"];
+    assert!(ranges["warmup"]["end_ns"].as_u64() <= ranges["profiling"]["start_ns"].as_u64());
+    assert!(doc["warmup_metrics"]["vllm:num_requests_running"].is_object());
     let alt = format!("http://{}/prometheus/metrics", server.addr);
     assert_eq!(
         doc["summary"]["endpoints_successful"],
@@ -313,11 +333,13 @@ fn slow_endpoint_never_delays_the_schedule() {
 fn many_series_page_is_collected() {
     let server = mock(MetricsMode::ManySeries { series: 12_000 });
     let dir = tempfile::tempdir().unwrap();
-    profile(
+    // The default interval: a 12k-series page is parsed on every scrape.
+    profile_every(
         &server,
         dir.path(),
         10,
         &["--server-metrics-formats", "json"],
+        "0.333",
     );
     let doc = read_json(&dir.path().join("server_metrics_export.json"));
     let series = doc["metrics"]["mock_shard_load"]["series"]

@@ -79,7 +79,11 @@ pub struct Collected {
 
 /// Messages from the run to the thread.
 enum Control {
-    Phase(Option<Phase>),
+    /// A phase starts: later scrapes are attributed to it.
+    Phase(Phase),
+    /// A phase ended: one boundary scrape; attribution stays (the flush-period and final scrapes
+    /// belong to the last profiling phase). With a sender, the scrape is awaited and acknowledged.
+    Boundary(Option<Sender<()>>),
     Stop(Instant),
 }
 
@@ -90,6 +94,7 @@ pub struct Scraper {
     thread: JoinHandle<Collected>,
     clock: Clock,
     flush_period: Duration,
+    scrape_timeout: Duration,
     /// `(phase, start wall ns, end wall ns)` in order.
     marks: Vec<(Phase, u64, Option<u64>)>,
     profiling_end: Option<Instant>,
@@ -115,6 +120,7 @@ impl Scraper {
         let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<usize, String>>(1);
         let clock = opts.clock;
         let flush_period = opts.settings.flush_period;
+        let scrape_timeout = opts.settings.scrape_timeout;
         let thread = std::thread::Builder::new()
             .name("ringperf-scraper".into())
             .spawn(move || thread_main(opts, rx, ready_tx))
@@ -129,6 +135,7 @@ impl Scraper {
                 thread,
                 clock,
                 flush_period,
+                scrape_timeout,
                 marks: Vec::new(),
                 profiling_end: None,
             })),
@@ -147,10 +154,12 @@ impl Scraper {
     pub fn phase_start(&mut self, phase: Phase) {
         let now = self.clock.wall_ns(self.clock.now_ns());
         self.marks.push((phase, now, None));
-        let _ = self.tx.send(Control::Phase(Some(phase)));
+        let _ = self.tx.send(Control::Phase(phase));
     }
 
-    /// Marks the end of `phase` (now).
+    /// Marks the end of `phase` (now). At the end of warmup this waits for a boundary scrape
+    /// of every endpoint (bounded by the scrape timeout), so profiling's reference sample counts
+    /// every warmup request.
     pub fn phase_end(&mut self, phase: Phase) {
         let now = self.clock.wall_ns(self.clock.now_ns());
         if let Some(m) = self
@@ -164,7 +173,14 @@ impl Scraper {
         if phase == Phase::Profiling {
             self.profiling_end = Some(Instant::now());
         }
-        let _ = self.tx.send(Control::Phase(None));
+        if phase == Phase::Warmup {
+            let (ack, done) = crossbeam_channel::bounded(1);
+            if self.tx.send(Control::Boundary(Some(ack))).is_ok() {
+                let _ = done.recv_timeout(self.scrape_timeout);
+            }
+        } else {
+            let _ = self.tx.send(Control::Boundary(None));
+        }
     }
 
     /// The phase windows marked so far (an unfinished phase ends now).
@@ -386,8 +402,13 @@ async fn run(
         loop {
             match rx.try_recv() {
                 Ok(Control::Phase(p)) => {
-                    shared.phase.set(p);
+                    shared.phase.set(Some(p));
                     spawn_all(&shared);
+                }
+                Ok(Control::Boundary(None)) => spawn_all(&shared),
+                Ok(Control::Boundary(Some(ack))) => {
+                    scrape_all_awaited(&shared).await;
+                    let _ = ack.send(());
                 }
                 Ok(Control::Stop(at)) => stop_at = Some(at),
                 Err(crossbeam_channel::TryRecvError::Empty) => break,
