@@ -49,6 +49,18 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::ServerMetrics(args) => match ringperf::scrape::reprocess::from_args(&args) {
+            Ok(files) => {
+                for (label, path) in files {
+                    println!("{label}: {}", path.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ringperf: server-metrics: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::MockServer(args) => match ringperf::mock::serve_from_args(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

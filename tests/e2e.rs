@@ -78,7 +78,8 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u http://{} --streaming --concurrency 3 --request-count 24 \
-         --isl 40 --osl 12 --random-seed 7 --ui none --io-driver {io_driver} --artifact-dir {}",
+         --isl 40 --osl 12 --random-seed 7 --ui none --io-driver {io_driver} --no-server-metrics \
+         --artifact-dir {}",
         server.addr,
         dir.path().display()
     ));
@@ -277,7 +278,7 @@ fn duration_run_stops_on_time() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {} --streaming --concurrency 2 --benchmark-duration 1 \
-         --benchmark-grace-period 5 --isl 8 --ui none --artifact-dir {}",
+         --benchmark-grace-period 5 --isl 8 --ui none --no-server-metrics --artifact-dir {}",
         server.addr,
         dir.path().display()
     ));

@@ -27,6 +27,8 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Serve the mock OpenAI-compatible server until interrupted.
     MockServer(MockArgs),
+    /// Recompute the server-metrics exports from a server-metrics JSONL (ringperf's or AIPerf's).
+    ServerMetrics(ServerMetricsArgs),
 }
 
 /// Flags of `ringperf profile`.
@@ -135,6 +137,11 @@ pub struct ProfileArgs {
         help_heading = "Output"
     )]
     pub profile_export_prefix: Option<String>,
+
+    /// Timeslice duration in seconds for server-metric timeslices (client-metric timeslices are
+    /// not built yet).
+    #[arg(long = "slice-duration", help_heading = "Output")]
+    pub slice_duration: Option<f64>,
 
     /// Which files are written: summary only, or per-request records too.
     #[arg(
@@ -270,9 +277,18 @@ pub struct ProfileArgs {
     pub verbose: bool,
 
     // ----- Server metrics / GPU telemetry -----
-    /// Do not collect server metrics (ringperf does not collect them yet either way).
+    /// Server metrics are collected by default from every --url base + /metrics; add more
+    /// Prometheus endpoints here (e.g. node1:8081 http://node2:9090/metrics).
+    #[arg(long = "server-metrics", num_args = 0.., help_heading = "Server Metrics")]
+    pub server_metrics: Option<Vec<String>>,
+
+    /// Do not collect server metrics (no scrape, no probe, no warning).
     #[arg(long = "no-server-metrics", help_heading = "Server Metrics")]
     pub no_server_metrics: bool,
+
+    /// Server-metrics files to write (default: json csv parquet; jsonl is opt-in).
+    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, help_heading = "Server Metrics")]
+    pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
 
     /// Do not collect GPU telemetry (ringperf does not collect it yet either way).
     #[arg(long = "no-gpu-telemetry", help_heading = "GPU Telemetry")]
@@ -399,6 +415,43 @@ pub struct MockArgs {
 
     #[command(flatten)]
     pub shape: MockShapeArgs,
+}
+
+/// Flags of `ringperf server-metrics`.
+#[derive(Debug, Args, Clone)]
+pub struct ServerMetricsArgs {
+    /// The server-metrics JSONL to re-process (`server_metrics_export.jsonl`).
+    #[arg(long = "from-jsonl")]
+    pub from_jsonl: PathBuf,
+
+    /// Profiling window start (epoch ns); default: the first sample (the reference).
+    #[arg(long = "start-ns")]
+    pub start_ns: Option<u64>,
+
+    /// Profiling window end (epoch ns); default: the last sample.
+    #[arg(long = "end-ns")]
+    pub end_ns: Option<u64>,
+
+    /// Timeslice duration in seconds.
+    #[arg(long = "slice-duration")]
+    pub slice_duration: Option<f64>,
+
+    /// Files to write (default: json csv parquet; jsonl is the input and is not rewritten).
+    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum)]
+    pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
+
+    /// Output directory (default: the JSONL's directory).
+    #[arg(long = "output-artifact-dir", visible_alias = "artifact-dir")]
+    pub artifact_dir: Option<PathBuf>,
+}
+
+/// A server-metrics export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServerMetricsFormatArg {
+    Json,
+    Csv,
+    Jsonl,
+    Parquet,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -580,7 +633,7 @@ mod tests {
         let cli = Cli::try_parse_from(args(s)).expect("parses");
         match cli.command {
             Command::Profile(p) => *p,
-            Command::MockServer(_) => panic!("not profile"),
+            _ => panic!("not profile"),
         }
     }
 

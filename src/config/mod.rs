@@ -10,9 +10,10 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{
     ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
-    LogLevelArg, ProfileArgs, UiTypeArg,
+    LogLevelArg, ProfileArgs, ServerMetricsFormatArg, UiTypeArg,
 };
 use crate::endpoint::EndpointKind;
+use crate::scrape::output::{DEFAULT_FORMATS, Format};
 
 pub use url::BaseUrl;
 
@@ -138,6 +139,46 @@ pub struct DatasetConfig {
     pub osl_stddev: f64,
 }
 
+/// Server-metrics collection (`--server-metrics*`, spec §7).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerMetricsConfig {
+    /// Collection on (the default); `--no-server-metrics` turns it off.
+    pub enabled: bool,
+    /// `--server-metrics` URLs, normalized (the `--url` bases are added at run start).
+    pub extra_urls: Vec<String>,
+    /// Files to write, sorted, without repeats.
+    pub formats: Vec<Format>,
+}
+
+/// `--server-metrics-formats` values, sorted and de-duplicated; the collection doc's default
+/// (JSON, CSV, Parquet) when none is given.
+pub fn server_metrics_formats(args: &[ServerMetricsFormatArg]) -> Vec<Format> {
+    if args.is_empty() {
+        return DEFAULT_FORMATS.to_vec();
+    }
+    let mut v: Vec<Format> = args
+        .iter()
+        .map(|a| match a {
+            ServerMetricsFormatArg::Json => Format::Json,
+            ServerMetricsFormatArg::Csv => Format::Csv,
+            ServerMetricsFormatArg::Jsonl => Format::Jsonl,
+            ServerMetricsFormatArg::Parquet => Format::Parquet,
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// `--slice-duration`: a positive number of seconds.
+pub fn slice_duration(v: Option<f64>) -> Result<Option<Duration>, ConfigError> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(_) => err("--slice-duration must be a positive number of seconds"),
+    }
+}
+
 /// The validated configuration of `ringperf profile`.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -180,6 +221,10 @@ pub struct Config {
     pub mock: Option<MockShape>,
     /// The command line as run, secrets redacted.
     pub cli_command: String,
+    /// Server-metrics collection.
+    pub server_metrics: ServerMetricsConfig,
+    /// `--slice-duration` (server-metric timeslices).
+    pub slice_duration: Option<Duration>,
 }
 
 /// Model names AIPerf treats as placeholders: their tokenizer defaults to `builtin`.
@@ -362,6 +407,25 @@ impl Config {
             return err("--profile-export-prefix must be a plain file name");
         }
 
+        let mut extra_urls = Vec::new();
+        for u in args.server_metrics.iter().flatten() {
+            let n = crate::scrape::endpoint::normalize(u);
+            if !n.to_ascii_lowercase().starts_with("http://") {
+                return err(format!(
+                    "--server-metrics {u}: only http:// endpoints are supported"
+                ));
+            }
+            if !extra_urls.contains(&n) {
+                extra_urls.push(n);
+            }
+        }
+        let server_metrics = ServerMetricsConfig {
+            enabled: !args.no_server_metrics,
+            extra_urls,
+            formats: server_metrics_formats(&args.server_metrics_formats),
+        };
+        let slice_duration = slice_duration(args.slice_duration)?;
+
         let mock = args.mock.then(|| MockShape {
             ttft: Duration::from_secs_f64(args.mock_shape.mock_ttft_ms.max(0.0) / 1e3),
             itl: Duration::from_secs_f64(args.mock_shape.mock_itl_ms.max(0.0) / 1e3),
@@ -418,6 +482,8 @@ impl Config {
             failed_request_threshold: args.failed_request_threshold,
             stop_grace: secs_or_forever(args.benchmark_grace_period),
             mock,
+            server_metrics,
+            slice_duration,
         })
     }
 

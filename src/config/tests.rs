@@ -247,3 +247,41 @@ fn python_float_formatting() {
     assert_eq!(python_float(0.5), "0.5");
     assert_eq!(python_float(2.25), "2.25");
 }
+
+#[test]
+fn server_metrics_flags() {
+    let c = cfg(
+        "ringperf profile -m m --server-metrics node1:8081 http://node1:8081/metrics/ \
+                 http://b:2/x --server-metrics-formats jsonl json jsonl --slice-duration 2.5",
+    )
+    .unwrap();
+    assert!(c.server_metrics.enabled);
+    assert_eq!(
+        c.server_metrics.extra_urls,
+        vec!["http://node1:8081/metrics", "http://b:2/x/metrics"]
+    );
+    use crate::scrape::output::Format;
+    assert_eq!(c.server_metrics.formats, vec![Format::Json, Format::Jsonl]);
+    assert_eq!(
+        c.slice_duration,
+        Some(std::time::Duration::from_millis(2500))
+    );
+    // Defaults: on, JSON + CSV + Parquet, no timeslices; a bare --server-metrics is accepted.
+    let d = cfg("ringperf profile -m m --server-metrics").unwrap();
+    assert!(d.server_metrics.enabled && d.server_metrics.extra_urls.is_empty());
+    assert_eq!(
+        d.server_metrics.formats,
+        vec![Format::Json, Format::Csv, Format::Parquet]
+    );
+    assert_eq!(d.slice_duration, None);
+    assert!(
+        !cfg("ringperf profile -m m --no-server-metrics")
+            .unwrap()
+            .server_metrics
+            .enabled
+    );
+    let e = cfg("ringperf profile -m m --slice-duration 0").unwrap_err();
+    assert!(e.0.contains("--slice-duration"), "{e}");
+    let e = cfg("ringperf profile -m m --server-metrics https://x/metrics").unwrap_err();
+    assert!(e.0.contains("http://"), "{e}");
+}

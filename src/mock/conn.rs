@@ -140,6 +140,7 @@ enum Route {
     Models,
     Health,
     Metrics,
+    PrometheusMetrics,
     Unknown,
 }
 
@@ -173,6 +174,7 @@ fn route_of(path: &str) -> Route {
         "/v1/models" => Route::Models,
         "/health" => Route::Health,
         "/metrics" => Route::Metrics,
+        "/prometheus/metrics" => Route::PrometheusMetrics,
         _ => Route::Unknown,
     }
 }
@@ -331,10 +333,11 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 Err(msg) => Action::Error(400, msg),
             },
             (Route::Chat | Route::Completions, _) => Action::Error(405, "use POST".to_owned()),
-            (Route::Models | Route::Health | Route::Metrics, Method::Get | Method::Head) => {
-                Action::Static(head.route, head.method == Method::Head)
-            }
-            (Route::Models | Route::Health | Route::Metrics, _) => {
+            (
+                Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics,
+                Method::Get | Method::Head,
+            ) => Action::Static(head.route, head.method == Method::Head),
+            (Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics, _) => {
                 Action::Error(405, "use GET or HEAD".to_owned())
             }
             (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
@@ -353,15 +356,20 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 }
             }
             Action::Static(route, head_only) => {
-                let (ctype, text): (&str, Vec<u8>) = match route {
-                    Route::Models => ("application/json", worker.shared.models_body.clone()),
-                    Route::Metrics => (
-                        "text/plain; version=0.0.4; charset=utf-8",
-                        worker.shared.metrics_text().into_bytes(),
-                    ),
-                    _ => ("text/plain; charset=utf-8", Vec::new()),
+                let (status, ctype, text): (u16, &str, Vec<u8>) = match route {
+                    Route::Models => (200, "application/json", worker.shared.models_body.clone()),
+                    Route::Metrics | Route::PrometheusMetrics => {
+                        let r = worker
+                            .shared
+                            .metrics_reply(worker.index, route == Route::PrometheusMetrics);
+                        if !r.delay.is_zero() {
+                            monoio::time::sleep(r.delay).await;
+                        }
+                        (r.status, r.content_type, r.body)
+                    }
+                    _ => (200, "text/plain; charset=utf-8", Vec::new()),
                 };
-                wire::head(&mut wbuf, 200, ctype, text.len(), close);
+                wire::head(&mut wbuf, status, ctype, text.len(), close);
                 if !head_only {
                     wbuf.extend_from_slice(&text);
                 }

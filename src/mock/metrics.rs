@@ -129,6 +129,8 @@ pub(crate) struct ThreadMetrics {
     itl: Histogram,
     tpot: Histogram,
     e2e: Histogram,
+    /// Metrics pages served by this thread (for the per-page behaviour of some modes).
+    pub(crate) pages: AtomicU64,
 }
 
 /// What one finished completion request contributes.
@@ -156,6 +158,7 @@ impl ThreadMetrics {
             itl: Histogram::new(ITL_BUCKETS),
             tpot: Histogram::new(ITL_BUCKETS),
             e2e: Histogram::new(E2E_BUCKETS),
+            pages: AtomicU64::new(0),
         }
     }
 

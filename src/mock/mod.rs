@@ -35,6 +35,7 @@ mod cli;
 mod conn;
 mod fault;
 mod metrics;
+mod metrics_modes;
 mod misbehave;
 mod respond;
 mod server;
@@ -58,6 +59,7 @@ pub use fault::{
     Fault, FaultList, FaultParseError, FaultSpec, SLOW_LORIS_BYTE_INTERVAL, SSE_ERROR_COMMENT,
     validate as validate_faults,
 };
+pub use metrics_modes::MetricsMode;
 pub use truth::{TruthEntry, TruthLog};
 
 /// How many output tokens a request gets (before the request's own max tokens cap).
@@ -121,6 +123,9 @@ pub struct MockConfig {
     /// Faults injected into completion requests, each into its share of them (see [`Fault`] and
     /// [`FaultList`] for the command-line syntax). Empty: every request is served normally.
     pub faults: Vec<FaultSpec>,
+    /// What `/metrics` and `/prometheus/metrics` answer.
+    #[serde(default)]
+    pub metrics_mode: MetricsMode,
 }
 
 impl Default for MockConfig {
@@ -140,6 +145,7 @@ impl Default for MockConfig {
             io_driver: Driver::Auto,
             respect_max_tokens: true,
             faults: Vec::new(),
+            metrics_mode: MetricsMode::Vllm,
         }
     }
 }

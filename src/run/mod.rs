@@ -4,6 +4,7 @@
 mod collect;
 mod control;
 mod dispatch;
+mod server_metrics;
 mod ui;
 
 use std::fs;
@@ -260,7 +261,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ),
     );
 
+    // Server metrics: reachability check and baseline scrape before warmup.
+    let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
     if let Some(w) = cfg.warmup.clone() {
+        server_metrics::phase_start(&mut scraper, Phase::Warmup);
         run_phase(
             &cfg,
             &shared,
@@ -270,10 +274,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             dataset.entries.len(),
             &progress,
         );
+        server_metrics::phase_end(&mut scraper, Phase::Warmup);
     }
     let start_wall_ns = crate::clock::wall_now_ns();
     // A stop during warmup ends the run before profiling starts.
     if !control.stopped() {
+        server_metrics::phase_start(&mut scraper, Phase::Profiling);
         run_phase(
             &cfg,
             &shared,
@@ -285,6 +291,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
+    server_metrics::phase_end(&mut scraper, Phase::Profiling);
     workers.shutdown();
     let collected = aggregator
         .join()
@@ -331,9 +338,16 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
     files.push(("Inputs", inputs_path));
+    // Server metrics: flush period, final scrape, exports (listed in the console footer).
+    files.extend(server_metrics::finish(
+        scraper, &cfg, &run_info, &dir, &names,
+    ));
     let mut console = crate::export::render_console(&summary, &run_info, &files);
     if let Some(reason) = &stopped {
-        console.push_str(&format!("Stopped early: {reason}\n"));
+        console.push_str(&format!(
+            "Stopped early: {reason}
+"
+        ));
     }
     write_file(&dir.join(&names.console_txt), console.as_bytes())?;
     let mut out = std::io::stdout().lock();

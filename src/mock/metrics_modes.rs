@@ -1,0 +1,258 @@
+//! What the mock answers at `/metrics` and `/prometheus/metrics`: the vLLM page, or one of the
+//! modes that exercise the scraper's edge cases (TRT-LLM's JSON `/metrics`, garbage, a slow
+//! endpoint, a counter reset, NaN samples, escaped labels, many series).
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::server::Shared;
+
+/// The `/metrics` behaviour of the mock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MetricsMode {
+    /// The vLLM-shaped page at `/metrics`; `/prometheus/metrics` is 404.
+    #[default]
+    Vllm,
+    /// TRT-LLM: `/metrics` answers an iteration-stats JSON array (`application/json`), the
+    /// Prometheus page is at `/prometheus/metrics`.
+    TrtLlm,
+    /// TRT-LLM without `return_perf_metrics`: JSON at `/metrics`, 404 at `/prometheus/metrics`.
+    JsonOnly,
+    /// `text/plain` that is not Prometheus exposition format.
+    Garbage,
+    /// The vLLM page, each answer delayed by `delay_ms`.
+    Slow {
+        /// Delay before the answer, ms.
+        delay_ms: u64,
+    },
+    /// The vLLM page plus `mock_restarts_total`, a counter that goes 0, 5, 10, 15 and back to 0
+    /// over consecutive pages (a server restart every four scrapes).
+    CounterReset,
+    /// The vLLM page plus NaN / ±Inf samples: `mock_nan_gauge` (NaN), `mock_partial_gauge`
+    /// (one NaN series, one finite = 7), and `mock_nan_hist` whose `path="bad"` series has a NaN
+    /// `_sum` (dropped whole) beside a finite `path="good"` series.
+    NanSamples,
+    /// The vLLM page plus `mock_escaped_info` with a HELP text and label values holding `\"`,
+    /// `\\` and `\n` escapes.
+    Escapes,
+    /// The vLLM page plus `series` samples of the gauge `mock_shard_load{shard="i"} = i`.
+    ManySeries {
+        /// Number of series.
+        series: u32,
+    },
+}
+
+/// One answer of the metrics routes.
+#[derive(Debug)]
+pub(crate) struct MetricsReply {
+    /// Status code.
+    pub(crate) status: u16,
+    /// `content-type` value.
+    pub(crate) content_type: &'static str,
+    /// Body.
+    pub(crate) body: Vec<u8>,
+    /// Wait this long before answering.
+    pub(crate) delay: Duration,
+}
+
+const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// What TRT-LLM's `/metrics` returns (iteration stats).
+const TRTLLM_JSON: &str = r#"[{"gpuMemUsage":1073741824,"iter":0,"iterLatencyMS":12.5,"numActiveRequests":1,"inflightBatchingStats":{"numScheduledRequests":1}}]"#;
+
+/// A page that any Prometheus text parser rejects.
+const GARBAGE: &str = "<html><body><h1>Metrics dashboard</h1>{\"not\": prometheus}</body></html>\n";
+
+fn found(body: String) -> MetricsReply {
+    MetricsReply {
+        status: 200,
+        content_type: PROMETHEUS,
+        body: body.into_bytes(),
+        delay: Duration::ZERO,
+    }
+}
+
+fn not_found() -> MetricsReply {
+    MetricsReply {
+        status: 404,
+        content_type: "application/json",
+        body: super::wire::error_body(404, "not found"),
+        delay: Duration::ZERO,
+    }
+}
+
+fn json() -> MetricsReply {
+    MetricsReply {
+        status: 200,
+        content_type: "application/json",
+        body: TRTLLM_JSON.as_bytes().to_vec(),
+        delay: Duration::ZERO,
+    }
+}
+
+impl Shared {
+    /// The answer of `/metrics` (`prometheus_path` false) or `/prometheus/metrics` (true),
+    /// served by thread `thread`.
+    pub(crate) fn metrics_reply(&self, thread: usize, prometheus_path: bool) -> MetricsReply {
+        let mode = self.cfg.metrics_mode;
+        // Pages served so far by every thread (this one counted first).
+        if let Some(t) = self.metrics.get(thread) {
+            t.pages.fetch_add(1, Relaxed);
+        }
+        let n: u64 = self.metrics.iter().map(|t| t.pages.load(Relaxed)).sum();
+        match (mode, prometheus_path) {
+            (MetricsMode::TrtLlm, false) | (MetricsMode::JsonOnly, false) => json(),
+            (MetricsMode::TrtLlm, true) => found(self.metrics_text()),
+            (_, true) => not_found(),
+            (MetricsMode::Garbage, false) => MetricsReply {
+                status: 200,
+                content_type: "text/plain; charset=utf-8",
+                body: GARBAGE.as_bytes().to_vec(),
+                delay: Duration::ZERO,
+            },
+            (MetricsMode::Slow { delay_ms }, false) => MetricsReply {
+                delay: Duration::from_millis(delay_ms),
+                ..found(self.metrics_text())
+            },
+            (m, false) => {
+                let mut page = self.metrics_text();
+                extras(m, n, &mut page);
+                found(page)
+            }
+        }
+    }
+}
+
+/// Appends the families of mode `m` to `page`; `n` is the 1-based number of this page.
+fn extras(m: MetricsMode, n: u64, page: &mut String) {
+    match m {
+        MetricsMode::CounterReset => {
+            page.push_str(
+                "# HELP mock_restarts_total Work done since the last (simulated) restart.\n\
+                 # TYPE mock_restarts_total counter\n",
+            );
+            let _ = writeln!(page, "mock_restarts_total {:?}", (5 * ((n - 1) % 4)) as f64);
+        }
+        MetricsMode::NanSamples => page.push_str(
+            "# HELP mock_nan_gauge Always NaN.\n# TYPE mock_nan_gauge gauge\nmock_nan_gauge NaN\n\
+             # HELP mock_partial_gauge One series NaN, one finite.\n\
+             # TYPE mock_partial_gauge gauge\n\
+             mock_partial_gauge{side=\"a\"} NaN\nmock_partial_gauge{side=\"b\"} 7\n\
+             mock_partial_gauge{side=\"c\"} +Inf\n\
+             # HELP mock_nan_hist A histogram with a NaN sum on one series.\n\
+             # TYPE mock_nan_hist histogram\n\
+             mock_nan_hist_bucket{path=\"bad\",le=\"1\"} 1\n\
+             mock_nan_hist_bucket{path=\"bad\",le=\"+Inf\"} 2\n\
+             mock_nan_hist_sum{path=\"bad\"} NaN\nmock_nan_hist_count{path=\"bad\"} 2\n\
+             mock_nan_hist_bucket{path=\"good\",le=\"1\"} 3\n\
+             mock_nan_hist_bucket{path=\"good\",le=\"+Inf\"} 4\n\
+             mock_nan_hist_sum{path=\"good\"} 2.5\nmock_nan_hist_count{path=\"good\"} 4\n",
+        ),
+        MetricsMode::Escapes => page.push_str(
+            "# HELP mock_escaped_info Labels with \\\\ backslash and \\n newline escapes.\n\
+             # TYPE mock_escaped_info gauge\n\
+             mock_escaped_info{path=\"C:\\\\models\\\\q\",quote=\"say \\\"hi\\\"\",\
+             multi=\"a\\nb\"} 1\n",
+        ),
+        MetricsMode::ManySeries { series } => {
+            page.reserve(series as usize * 32);
+            page.push_str(
+                "# HELP mock_shard_load Load of one shard.\n# TYPE mock_shard_load gauge\n",
+            );
+            for i in 0..series {
+                let _ = writeln!(page, "mock_shard_load{{shard=\"{i}\"}} {i}");
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scrape::prom::{SeriesValue, parse_scrape};
+
+    fn family<'a>(
+        s: &'a crate::scrape::prom::Scrape,
+        name: &str,
+    ) -> Option<&'a crate::scrape::prom::Family> {
+        s.families.iter().find(|f| f.name == name)
+    }
+
+    #[test]
+    fn garbage_is_not_prometheus() {
+        assert!(parse_scrape(GARBAGE.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn counter_reset_cycles() {
+        let vals: Vec<String> = (1..=6)
+            .map(|n| {
+                let mut p = String::new();
+                extras(MetricsMode::CounterReset, n, &mut p);
+                p.lines().last().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(
+            vals,
+            [
+                "mock_restarts_total 0.0",
+                "mock_restarts_total 5.0",
+                "mock_restarts_total 10.0",
+                "mock_restarts_total 15.0",
+                "mock_restarts_total 0.0",
+                "mock_restarts_total 5.0"
+            ]
+        );
+    }
+
+    #[test]
+    fn nan_samples_parse_with_aiperf_rules() {
+        let mut p = String::new();
+        extras(MetricsMode::NanSamples, 1, &mut p);
+        let s = parse_scrape(p.as_bytes()).unwrap();
+        assert!(
+            family(&s, "mock_nan_gauge").is_none(),
+            "all-NaN family omitted"
+        );
+        let g = family(&s, "mock_partial_gauge").unwrap();
+        assert_eq!(g.series.len(), 1);
+        assert_eq!(g.series[0].1, SeriesValue::Scalar(7.0));
+        let h = family(&s, "mock_nan_hist").unwrap();
+        assert_eq!(h.series.len(), 1, "the NaN-sum label set is dropped");
+        assert_eq!(h.series[0].0, vec![("path".to_owned(), "good".to_owned())]);
+    }
+
+    #[test]
+    fn escapes_are_resolved() {
+        let mut p = String::new();
+        extras(MetricsMode::Escapes, 1, &mut p);
+        let s = parse_scrape(p.as_bytes()).unwrap();
+        let f = family(&s, "mock_escaped_info").unwrap();
+        assert_eq!(
+            f.description,
+            "Labels with \\ backslash and \n newline escapes."
+        );
+        assert_eq!(
+            f.series[0].0,
+            vec![
+                ("multi".to_owned(), "a\nb".to_owned()),
+                ("path".to_owned(), "C:\\models\\q".to_owned()),
+                ("quote".to_owned(), "say \"hi\"".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn many_series_page() {
+        let mut p = String::new();
+        extras(MetricsMode::ManySeries { series: 12_000 }, 1, &mut p);
+        let s = parse_scrape(p.as_bytes()).unwrap();
+        let f = family(&s, "mock_shard_load").unwrap();
+        assert_eq!(f.series.len(), 12_000);
+        assert_eq!(f.series[11_999].1, SeriesValue::Scalar(11_999.0));
+    }
+}

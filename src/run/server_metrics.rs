@@ -1,0 +1,173 @@
+//! Server metrics in a profile run: the hooks [`super::run`] calls — start the scraper thread
+//! before warmup, mark the phases, and after the workers stop, finish collection and write the
+//! exports. All the work is in [`crate::scrape`].
+
+use std::path::{Path, PathBuf};
+
+use crate::clock::Clock;
+use crate::config::{Config, Load};
+use crate::export::{ExportNames, RunInfo};
+use crate::record::Phase;
+use crate::scrape::analysis::Window;
+use crate::scrape::collector::{Scraper, StartOptions};
+use crate::scrape::endpoint::endpoint_list;
+use crate::scrape::export::ExportContext;
+use crate::scrape::export::parquet::ParquetMeta;
+use crate::scrape::output::{FileNames, Format, write_exports};
+use crate::scrape::settings::Settings;
+
+/// The highest core no worker is pinned to, if any.
+fn free_core(busy: &[Option<usize>]) -> Option<usize> {
+    core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .filter(|id| !busy.contains(&Some(*id)))
+        .max()
+}
+
+/// Starts collection (reachability check and baseline scrape included); `None` when it is off,
+/// misconfigured (said on stderr) or no endpoint is reachable.
+pub(crate) fn start(
+    cfg: &Config,
+    clock: Clock,
+    dir: &Path,
+    names: &ExportNames,
+    busy_cores: &[Option<usize>],
+) -> Option<Scraper> {
+    if !cfg.server_metrics.enabled {
+        return None;
+    }
+    let settings = match Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ringperf: server metrics disabled: {e}");
+            return None;
+        }
+    };
+    let endpoints = endpoint_list(
+        cfg.urls.iter().map(|u| u.display.as_str()),
+        cfg.server_metrics.extra_urls.iter().map(String::as_str),
+    );
+    let jsonl = cfg
+        .server_metrics
+        .formats
+        .contains(&Format::Jsonl)
+        .then(|| dir.join(&names.server_metrics_jsonl));
+    let opts = StartOptions {
+        endpoints,
+        settings,
+        io_driver: cfg.io_driver,
+        core: free_core(busy_cores),
+        clock,
+        jsonl,
+        verbose: cfg.verbose,
+    };
+    match Scraper::start(opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ringperf: server metrics disabled: {e}");
+            None
+        }
+    }
+}
+
+/// Marks the start of `phase`.
+pub(crate) fn phase_start(s: &mut Option<Scraper>, phase: Phase) {
+    if let Some(s) = s.as_mut() {
+        s.phase_start(phase);
+    }
+}
+
+/// Marks the end of `phase`.
+pub(crate) fn phase_end(s: &mut Option<Scraper>, phase: Phase) {
+    if let Some(s) = s.as_mut() {
+        s.phase_end(phase);
+    }
+}
+
+/// Finishes collection (flush period and final scrape) and writes the selected exports;
+/// returns `(console label, path)` of every file written. Failures are warnings: the client
+/// metrics are already safe.
+pub(crate) fn finish(
+    s: Option<Scraper>,
+    cfg: &Config,
+    run: &RunInfo,
+    dir: &Path,
+    names: &ExportNames,
+) -> Vec<(&'static str, PathBuf)> {
+    let Some(s) = s else {
+        return Vec::new();
+    };
+    let (c, windows) = s.finish();
+    if cfg.verbose {
+        let per = c
+            .cpu_ns
+            .filter(|_| c.scrapes > 0)
+            .map(|ns| {
+                format!(
+                    ", {:.1} µs CPU per scrape",
+                    ns as f64 / 1e3 / c.scrapes as f64
+                )
+            })
+            .unwrap_or_default();
+        eprintln!(
+            "ringperf: server metrics: {} scrape(s) of {} endpoint(s), {} failed{per}",
+            c.scrapes,
+            c.endpoints.len(),
+            c.errors
+        );
+    }
+    if let Some(e) = &c.jsonl_error {
+        eprintln!("ringperf: warning: server metrics: {e}");
+    }
+    let mut files = Vec::new();
+    let (Some((start, end)), false) = (windows.profiling, c.store.endpoints.is_empty()) else {
+        if let Some(p) = c.jsonl {
+            files.push(("Server Metrics JSONL", p));
+        }
+        return files;
+    };
+    let slice_ns = cfg
+        .slice_duration
+        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
+    let profiling = Window::profiling(&c.store, start, end, slice_ns);
+    let warmup = windows.warmup.map(|(a, b)| Window {
+        start_ns: a,
+        end_ns: b,
+        slice_ns,
+    });
+    let ctx = ExportContext {
+        aiperf_version: Some(&run.aiperf_version),
+        benchmark_id: Some(&run.benchmark_id),
+        endpoints_configured: &c.endpoints,
+        input_config: &run.input_config,
+    };
+    let (concurrency, request_rate) = match cfg.profiling.load {
+        Load::Concurrency(n) => (Some(n), None),
+        Load::Rate { rate, cap, .. } => (cap, Some(rate)),
+    };
+    let meta = ParquetMeta {
+        model_names: &cfg.models,
+        concurrency,
+        request_rate,
+        export_time_ns: crate::clock::wall_now_ns(),
+    };
+    match write_exports(
+        dir,
+        &FileNames::from_export_names(names),
+        &cfg.server_metrics.formats,
+        &c.store,
+        profiling,
+        warmup,
+        &ctx,
+        &meta,
+    ) {
+        Ok(written) => files.extend(written),
+        Err(e) => eprintln!("ringperf: warning: server metrics: {e}"),
+    }
+    if let Some(p) = c.jsonl {
+        files.push(("Server Metrics JSONL", p));
+    }
+    files
+}

@@ -1,0 +1,701 @@
+//! The scraper thread (spec §7.1): its own OS thread, pinned where a core is free, with its own
+//! monoio runtime (io_uring, fallback epoll).
+//!
+//! Lifecycle, driven from the run through a [`Scraper`] handle:
+//! 1. [`Scraper::start`]: reachability check of every endpoint (`HEAD`, else `GET`, 200 OK), then
+//!    a baseline scrape of each reachable one; returns once both are done (before warmup).
+//! 2. Every `interval` a scrape of every active endpoint is spawned as its own task: a slow
+//!    endpoint never delays the next tick, and scrapes may overlap. Phase marks trigger an extra
+//!    boundary scrape.
+//! 3. [`Scraper::finish`]: collection continues until profiling end + flush period, scrapes still
+//!    in flight get up to the shutdown delay, then one final scrape of every endpoint is awaited.
+//!
+//! Each sample is stamped with the wall-clock ns of its first response byte. A page identical to
+//! the previous one of its endpoint is a duplicate: stored and counted as a fetch, not as a
+//! unique update, and not written to the JSONL. An endpoint answering `application/json` or a
+//! body that is not Prometheus text gets one TRT-LLM `/prometheus/metrics` probe; if that fails
+//! too it is disabled for the run with a single `WARNING` line; other endpoints carry on.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::endpoint::{Target, trtllm_fallback};
+use super::export::jsonl::ScrapeRecord;
+use super::fetch::{Pool, Response, Timeouts, fetch};
+use super::prom::{Scrape, parse_scrape};
+use super::settings::Settings;
+use super::store::Store;
+use crate::clock::Clock;
+use crate::config::IoDriver;
+use crate::record::Phase;
+
+/// What the scraper thread is started with.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    /// Normalized endpoint URLs, de-duplicated.
+    pub endpoints: Vec<String>,
+    /// Timing and batching.
+    pub settings: Settings,
+    /// monoio driver choice.
+    pub io_driver: IoDriver,
+    /// Core to pin the thread to (`None`: not pinned).
+    pub core: Option<usize>,
+    /// The run's clock (stamps share its timeline).
+    pub clock: Clock,
+    /// Where to stream the JSONL export (`None`: not requested).
+    pub jsonl: Option<PathBuf>,
+    /// Log unreachable endpoints and scrape errors on stderr.
+    pub verbose: bool,
+}
+
+/// Everything the thread collected.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Every sample, per endpoint.
+    pub store: Store,
+    /// The endpoints as finally scraped (a TRT-LLM swap replaces the configured URL).
+    pub endpoints: Vec<String>,
+    /// The `WARNING` lines printed (one per disabled endpoint).
+    pub warnings: Vec<String>,
+    /// Fetch attempts (reachability checks excluded).
+    pub scrapes: u64,
+    /// Failed scrapes (connect, timeout, non-200, …), excluding incompatible pages.
+    pub errors: u64,
+    /// CPU time of the scraper thread (ns, from `/proc/thread-self/schedstat`), if readable.
+    pub cpu_ns: Option<u64>,
+    /// The JSONL file written, if any line was.
+    pub jsonl: Option<PathBuf>,
+    /// The first JSONL write error, if any.
+    pub jsonl_error: Option<String>,
+}
+
+/// Messages from the run to the thread.
+enum Control {
+    /// A phase starts: later scrapes are attributed to it.
+    Phase(Phase),
+    /// A phase ended: one boundary scrape; attribution stays (the flush-period and final scrapes
+    /// belong to the last profiling phase). With a sender, the scrape is awaited and acknowledged.
+    Boundary(Option<Sender<()>>),
+    Stop(Instant),
+}
+
+/// Handle on a running scraper thread.
+#[derive(Debug)]
+pub struct Scraper {
+    tx: Sender<Control>,
+    thread: JoinHandle<Collected>,
+    clock: Clock,
+    flush_period: Duration,
+    scrape_timeout: Duration,
+    /// `(phase, start wall ns, end wall ns)` in order.
+    marks: Vec<(Phase, u64, Option<u64>)>,
+    profiling_end: Option<Instant>,
+}
+
+/// The windows the phases ran in (wall ns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseWindows {
+    /// Warmup `[start, end]`, if warmup ran.
+    pub warmup: Option<(u64, u64)>,
+    /// Profiling `[start, end]`.
+    pub profiling: Option<(u64, u64)>,
+}
+
+impl Scraper {
+    /// Starts the thread; returns after the reachability check and the baseline scrape.
+    /// `Ok(None)` when no endpoint is reachable (collection is off for the run).
+    ///
+    /// # Errors
+    /// The thread or its runtime could not be started.
+    pub fn start(opts: StartOptions) -> Result<Option<Self>, String> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<usize, String>>(1);
+        let clock = opts.clock;
+        let flush_period = opts.settings.flush_period;
+        let scrape_timeout = opts.settings.scrape_timeout;
+        let thread = std::thread::Builder::new()
+            .name("ringperf-scraper".into())
+            .spawn(move || thread_main(opts, rx, ready_tx))
+            .map_err(|e| format!("cannot start the server-metrics thread: {e}"))?;
+        match ready_rx.recv() {
+            Ok(Ok(0)) => {
+                let _ = thread.join();
+                Ok(None)
+            }
+            Ok(Ok(_)) => Ok(Some(Self {
+                tx,
+                thread,
+                clock,
+                flush_period,
+                scrape_timeout,
+                marks: Vec::new(),
+                profiling_end: None,
+            })),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err("the server-metrics thread ended before it was ready".into())
+            }
+        }
+    }
+
+    /// Marks the start of `phase` (now); scrapes are attributed to it and a boundary scrape runs.
+    pub fn phase_start(&mut self, phase: Phase) {
+        let now = self.clock.wall_ns(self.clock.now_ns());
+        self.marks.push((phase, now, None));
+        let _ = self.tx.send(Control::Phase(phase));
+    }
+
+    /// Marks the end of `phase` (now). At the end of warmup this waits for a boundary scrape
+    /// of every endpoint (bounded by the scrape timeout), so profiling's reference sample counts
+    /// every warmup request.
+    pub fn phase_end(&mut self, phase: Phase) {
+        let now = self.clock.wall_ns(self.clock.now_ns());
+        if let Some(m) = self
+            .marks
+            .iter_mut()
+            .rev()
+            .find(|m| m.0 == phase && m.2.is_none())
+        {
+            m.2 = Some(now);
+        }
+        if phase == Phase::Profiling {
+            self.profiling_end = Some(Instant::now());
+        }
+        if phase == Phase::Warmup {
+            let (ack, done) = crossbeam_channel::bounded(1);
+            if self.tx.send(Control::Boundary(Some(ack))).is_ok() {
+                let _ = done.recv_timeout(self.scrape_timeout);
+            }
+        } else {
+            let _ = self.tx.send(Control::Boundary(None));
+        }
+    }
+
+    /// The phase windows marked so far (an unfinished phase ends now).
+    #[must_use]
+    pub fn windows(&self) -> PhaseWindows {
+        let now = self.clock.wall_ns(self.clock.now_ns());
+        let find = |p: Phase| {
+            self.marks
+                .iter()
+                .rev()
+                .find(|m| m.0 == p)
+                .map(|m| (m.1, m.2.unwrap_or(now)))
+        };
+        PhaseWindows {
+            warmup: find(Phase::Warmup),
+            profiling: find(Phase::Profiling),
+        }
+    }
+
+    /// Waits until profiling end + flush period, lets the final scrape run, stops the thread
+    /// and returns what it collected with the phase windows.
+    pub fn finish(self) -> (Collected, PhaseWindows) {
+        let windows = self.windows();
+        let end = self.profiling_end.unwrap_or_else(Instant::now);
+        let _ = self.tx.send(Control::Stop(end + self.flush_period));
+        let collected = self.thread.join().unwrap_or_default();
+        (collected, windows)
+    }
+}
+
+/// Per-endpoint scraping state.
+#[derive(Debug)]
+struct Endpoint {
+    target: RefCell<Rc<Target>>,
+    pool: Pool,
+    state: Cell<State>,
+    fallback_tried: Cell<bool>,
+    logged_error: Cell<bool>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Active,
+    /// The TRT-LLM probe is running: other scrapes of this endpoint stand aside.
+    Probing,
+    Disabled,
+}
+
+/// Streaming JSONL sink, created on the first line.
+#[derive(Debug)]
+struct JsonlSink {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+    pending: usize,
+    batch: usize,
+    error: Option<String>,
+}
+
+impl JsonlSink {
+    fn write(&mut self, rec: &ScrapeRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.out.is_none() {
+            match File::create(&self.path) {
+                Ok(f) => self.out = Some(BufWriter::with_capacity(1 << 20, f)),
+                Err(e) => {
+                    self.error = Some(format!("cannot create {}: {e}", self.path.display()));
+                    return;
+                }
+            }
+        }
+        let Some(out) = self.out.as_mut() else {
+            return;
+        };
+        let mut r = rec.write_line(out);
+        self.pending += 1;
+        if r.is_ok() && self.pending >= self.batch {
+            self.pending = 0;
+            r = out.flush();
+        }
+        if let Err(e) = r {
+            self.error = Some(format!("cannot write {}: {e}", self.path.display()));
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(out) = self.out.as_mut()
+            && let Err(e) = out.flush()
+            && self.error.is_none()
+        {
+            self.error = Some(format!("cannot write {}: {e}", self.path.display()));
+        }
+    }
+}
+
+/// State shared by the thread's tasks (single-threaded runtime: `RefCell`, never held across
+/// an await).
+#[derive(Debug)]
+struct Shared {
+    clock: Clock,
+    settings: Settings,
+    verbose: bool,
+    endpoints: Vec<Endpoint>,
+    store: RefCell<Store>,
+    phase: Cell<Option<Phase>>,
+    jsonl: RefCell<Option<JsonlSink>>,
+    warnings: RefCell<Vec<String>>,
+    nonfinite_warned: RefCell<BTreeSet<String>>,
+    scrapes: Cell<u64>,
+    errors: Cell<u64>,
+    in_flight: Cell<usize>,
+}
+
+fn thread_main(
+    opts: StartOptions,
+    rx: Receiver<Control>,
+    ready: Sender<Result<usize, String>>,
+) -> Collected {
+    if let Some(core) = opts.core {
+        let _ = crate::worker::runtime::pin_to(core);
+    }
+    let driver = opts.io_driver;
+    let ready2 = ready.clone();
+    let result = crate::worker::runtime::block_on(driver, move |_| run(opts, rx, ready2));
+    match result {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot build the server-metrics runtime: {e}")));
+            Collected::default()
+        }
+    }
+}
+
+fn timeouts(s: &Settings) -> Timeouts {
+    Timeouts {
+        connect: s.reachability_timeout,
+        read: s.read_timeout,
+    }
+}
+
+async fn run(
+    opts: StartOptions,
+    rx: Receiver<Control>,
+    ready: Sender<Result<usize, String>>,
+) -> Collected {
+    let mut endpoints = Vec::new();
+    for url in &opts.endpoints {
+        match Target::resolve(url) {
+            Ok(t) => endpoints.push(Endpoint {
+                target: RefCell::new(Rc::new(t)),
+                pool: Pool::default(),
+                state: Cell::new(State::Active),
+                fallback_tried: Cell::new(false),
+                logged_error: Cell::new(false),
+            }),
+            Err(e) => {
+                if opts.verbose {
+                    eprintln!("ringperf: server metrics: {e}");
+                }
+            }
+        }
+    }
+    let shared = Rc::new(Shared {
+        clock: opts.clock,
+        settings: opts.settings,
+        verbose: opts.verbose,
+        endpoints,
+        store: RefCell::new(Store::default()),
+        phase: Cell::new(None),
+        jsonl: RefCell::new(opts.jsonl.map(|path| JsonlSink {
+            path,
+            out: None,
+            pending: 0,
+            batch: opts.settings.export_batch_size,
+            error: None,
+        })),
+        warnings: RefCell::new(Vec::new()),
+        nonfinite_warned: RefCell::new(BTreeSet::new()),
+        scrapes: Cell::new(0),
+        errors: Cell::new(0),
+        in_flight: Cell::new(0),
+    });
+
+    // Reachability, all endpoints at once.
+    let checks: Vec<_> = (0..shared.endpoints.len())
+        .map(|i| monoio::spawn(reachable(shared.clone(), i)))
+        .collect();
+    let mut reachable_count = 0;
+    for (i, h) in checks.into_iter().enumerate() {
+        match h.await {
+            Ok(()) => reachable_count += 1,
+            Err(why) => {
+                shared.endpoints[i].state.set(State::Disabled);
+                if shared.verbose {
+                    let url = shared.endpoints[i].target.borrow().url.clone();
+                    eprintln!("ringperf: server metrics endpoint {url} is not reachable: {why}");
+                }
+            }
+        }
+    }
+    if reachable_count == 0 {
+        if shared.verbose {
+            eprintln!("ringperf: server metrics disabled: no Prometheus endpoints reachable");
+        }
+        let _ = ready.send(Ok(0));
+        return Collected::default();
+    }
+
+    // Baseline scrape (attributed to no phase), awaited.
+    scrape_all_awaited(&shared).await;
+    let _ = ready.send(Ok(reachable_count));
+
+    let interval = shared.settings.interval;
+    let mut next = Instant::now() + interval;
+    let mut stop_at: Option<Instant> = None;
+    let poll = Duration::from_millis(20);
+    loop {
+        loop {
+            match rx.try_recv() {
+                Ok(Control::Phase(p)) => {
+                    shared.phase.set(Some(p));
+                    spawn_all(&shared);
+                }
+                Ok(Control::Boundary(None)) => spawn_all(&shared),
+                Ok(Control::Boundary(Some(ack))) => {
+                    scrape_all_awaited(&shared).await;
+                    let _ = ack.send(());
+                }
+                Ok(Control::Stop(at)) => stop_at = Some(at),
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    // The run dropped its handle without finishing: stop now.
+                    stop_at.get_or_insert_with(Instant::now);
+                    break;
+                }
+            }
+        }
+        let now = Instant::now();
+        if stop_at.is_some_and(|s| now >= s) {
+            break;
+        }
+        if now >= next {
+            spawn_all(&shared);
+            next += interval;
+            if next <= now {
+                next = now + interval;
+            }
+        }
+        let mut wake = next.min(now + poll);
+        if let Some(s) = stop_at {
+            wake = wake.min(s);
+        }
+        monoio::time::sleep(wake.saturating_duration_since(Instant::now())).await;
+    }
+
+    // Scrapes still in flight get up to the shutdown delay, then the final scrape.
+    let waited = Instant::now();
+    while shared.in_flight.get() > 0 && waited.elapsed() < shared.settings.shutdown_delay {
+        monoio::time::sleep(Duration::from_millis(5)).await;
+    }
+    scrape_all_awaited(&shared).await;
+
+    let mut jsonl = shared.jsonl.borrow_mut().take();
+    if let Some(j) = jsonl.as_mut() {
+        j.close();
+    }
+    let endpoints = shared
+        .endpoints
+        .iter()
+        .map(|e| e.target.borrow().url.clone())
+        .collect();
+    Collected {
+        store: std::mem::take(&mut *shared.store.borrow_mut()),
+        endpoints,
+        warnings: shared.warnings.borrow().clone(),
+        scrapes: shared.scrapes.get(),
+        errors: shared.errors.get(),
+        cpu_ns: thread_cpu_ns(),
+        jsonl: jsonl
+            .as_ref()
+            .and_then(|j| j.out.is_some().then(|| j.path.clone())),
+        jsonl_error: jsonl.and_then(|j| j.error),
+    }
+}
+
+/// CPU time of the calling thread in ns (`/proc/thread-self/schedstat`, first field).
+#[must_use]
+pub fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `HEAD` → 200, else `GET` → 200 (spec §7.1).
+async fn reachable(shared: Rc<Shared>, i: usize) -> Result<(), String> {
+    let ep = &shared.endpoints[i];
+    let t = ep.target.borrow().clone();
+    let to = Timeouts {
+        connect: shared.settings.reachability_timeout,
+        read: shared.settings.reachability_timeout,
+    };
+    let clock = shared.clock;
+    let head = fetch(t.addr, &t.head, true, &ep.pool, &clock, to).await;
+    if matches!(&head, Ok(r) if r.status == 200) {
+        return Ok(());
+    }
+    match fetch(t.addr, &t.get, false, &ep.pool, &clock, to).await {
+        Ok(r) if r.status == 200 => Ok(()),
+        Ok(r) => Err(format!("HTTP {}", r.status)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Spawns one scrape per active endpoint (fire and forget).
+fn spawn_all(shared: &Rc<Shared>) {
+    for i in 0..shared.endpoints.len() {
+        if shared.endpoints[i].state.get() == State::Active {
+            monoio::spawn(scrape(shared.clone(), i));
+        }
+    }
+}
+
+/// One scrape per active endpoint, all awaited, each bounded by the scrape timeout.
+async fn scrape_all_awaited(shared: &Rc<Shared>) {
+    let limit = shared.settings.scrape_timeout;
+    let handles: Vec<_> = (0..shared.endpoints.len())
+        .filter(|&i| shared.endpoints[i].state.get() == State::Active)
+        .map(|i| monoio::spawn(monoio::time::timeout(limit, scrape(shared.clone(), i))))
+        .collect();
+    for h in handles {
+        let _ = h.await;
+    }
+}
+
+/// Why a page was not usable.
+enum Failure {
+    /// Not Prometheus text (JSON content type, or a body that does not parse).
+    Incompatible(String),
+    /// Any other failure (reported, the loop carries on).
+    Other(String),
+}
+
+/// Classifies a fetch result; on success returns the parsed page.
+fn classify(
+    url: &str,
+    res: Result<Response, super::fetch::FetchError>,
+) -> Result<(Response, Scrape), Failure> {
+    let resp = res.map_err(|e| Failure::Other(e.to_string()))?;
+    if resp.status != 200 {
+        return Err(Failure::Other(format!("HTTP {}", resp.status)));
+    }
+    if resp.json {
+        return Err(Failure::Incompatible(format!(
+            "endpoint '{url}' returned non-Prometheus content-type 'application/json'; \
+             expected text/plain (Prometheus exposition format)"
+        )));
+    }
+    match parse_scrape(&resp.body) {
+        Ok(s) => Ok((resp, s)),
+        Err(e) => {
+            let sample: String = String::from_utf8_lossy(&resp.body)
+                .chars()
+                .take(200)
+                .collect();
+            Err(Failure::Incompatible(format!(
+                "endpoint '{url}' returned a body that is not Prometheus exposition format \
+                 ({e}); body starts with {sample:?}"
+            )))
+        }
+    }
+}
+
+/// Scrapes endpoint `i` once and records the sample, or handles the failure.
+async fn scrape(shared: Rc<Shared>, i: usize) {
+    let ep = &shared.endpoints[i];
+    if ep.state.get() != State::Active {
+        return;
+    }
+    let t = ep.target.borrow().clone();
+    shared.in_flight.set(shared.in_flight.get() + 1);
+    shared.scrapes.set(shared.scrapes.get() + 1);
+    let res = fetch(
+        t.addr,
+        &t.get,
+        false,
+        &ep.pool,
+        &shared.clock,
+        timeouts(&shared.settings),
+    )
+    .await;
+    shared
+        .in_flight
+        .set(shared.in_flight.get().saturating_sub(1));
+    // Disabled or probing meanwhile: this result no longer matters.
+    if ep.state.get() != State::Active {
+        return;
+    }
+    match classify(&t.url, res) {
+        Ok((resp, page)) => record(&shared, &t.url, &resp, &page),
+        Err(Failure::Other(why)) => {
+            shared.errors.set(shared.errors.get() + 1);
+            if shared.verbose && !ep.logged_error.replace(true) {
+                eprintln!("ringperf: server metrics scrape of {} failed: {why}", t.url);
+            }
+        }
+        Err(Failure::Incompatible(why)) => incompatible(&shared, i, &t, why).await,
+    }
+}
+
+/// The TRT-LLM probe, then the swap or the single warning and disable.
+async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: String) {
+    let ep = &shared.endpoints[i];
+    let alt = if ep.fallback_tried.replace(true) {
+        None
+    } else {
+        trtllm_fallback(&t.url)
+    };
+    let mut reason = why;
+    if let Some(alt) = alt {
+        ep.state.set(State::Probing);
+        let probed = match Target::resolve(&alt) {
+            Ok(at) => {
+                let at = Rc::new(at);
+                let pool = Pool::default();
+                shared.scrapes.set(shared.scrapes.get() + 1);
+                let res = fetch(
+                    at.addr,
+                    &at.get,
+                    false,
+                    &pool,
+                    &shared.clock,
+                    timeouts(&shared.settings),
+                )
+                .await;
+                match classify(&alt, res) {
+                    Ok((resp, page)) => Ok((at, resp, page)),
+                    Err(Failure::Incompatible(w) | Failure::Other(w)) => Err(w),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        match probed {
+            Ok((at, resp, page)) => {
+                ep.pool.clear();
+                *ep.target.borrow_mut() = at.clone();
+                shared
+                    .store
+                    .borrow_mut()
+                    .endpoint_mut(&at.url)
+                    .reset_dedup();
+                ep.state.set(State::Active);
+                if shared.verbose {
+                    eprintln!(
+                        "ringperf: server metrics: {} is not Prometheus; using {} (TRT-LLM)",
+                        t.url, at.url
+                    );
+                }
+                record(shared, &at.url, &resp, &page);
+                return;
+            }
+            Err(w) => {
+                reason = format!(
+                    "{reason}; the TRT-LLM fallback {alt} failed too ({w}): for TRT-LLM, set \
+                     `return_perf_metrics: true` in extra_llm_api_options.yaml"
+                );
+            }
+        }
+    }
+    if ep.state.replace(State::Disabled) == State::Disabled {
+        return;
+    }
+    let line = format!(
+        "WARNING  Disabling server metrics collection for {}: {reason}. To suppress this \
+         warning, pass --no-server-metrics.",
+        t.url
+    );
+    eprintln!("{line}");
+    shared.warnings.borrow_mut().push(line);
+}
+
+/// Stores one parsed page and streams its JSONL line when it is a unique update.
+fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape) {
+    if page.families.is_empty() {
+        return;
+    }
+    let ts = shared.clock.wall_ns(resp.first_byte_ns);
+    let latency = resp.end_ns.saturating_sub(resp.sent_ns);
+    let dup = {
+        let mut store = shared.store.borrow_mut();
+        let es = store.endpoint_mut(url);
+        let dup = es.check_duplicate(&resp.body);
+        es.record_fetch(ts, latency, dup);
+        es.insert(ts, page);
+        dup
+    };
+    if shared.verbose {
+        let mut warned = shared.nonfinite_warned.borrow_mut();
+        for name in &page.nonfinite {
+            if warned.insert(name.clone()) {
+                eprintln!("ringperf: server metrics: {name} had NaN/Inf samples (dropped)");
+            }
+        }
+    }
+    if dup {
+        return;
+    }
+    if let Some(sink) = shared.jsonl.borrow_mut().as_mut() {
+        let mut rec = ScrapeRecord::from_scrape(url, ts, latency, page);
+        rec.request_sent_ns = Some(shared.clock.wall_ns(resp.sent_ns));
+        rec.first_byte_ns = Some(ts);
+        rec.benchmark_phase = shared.phase.get().map(|p| p.as_str().to_owned());
+        sink.write(&rec);
+    }
+}

@@ -1,0 +1,158 @@
+//! Metrics endpoint URLs: AIPerf's normalization (spec §7.1), the TRT-LLM fallback path, and the
+//! resolved target a scrape connects to.
+
+use std::net::SocketAddr;
+
+use crate::config::BaseUrl;
+
+/// `normalize_metrics_endpoint_url`: prepend `http://` when there is no scheme, strip trailing
+/// `/`, append `/metrics` unless the URL already ends with it.
+#[must_use]
+pub fn normalize(raw: &str) -> String {
+    let raw = raw.trim();
+    let with_scheme = if raw.contains("://") {
+        raw.to_owned()
+    } else {
+        format!("http://{raw}")
+    };
+    let trimmed = with_scheme.trim_end_matches('/');
+    if trimmed.ends_with("/metrics") {
+        trimmed.to_owned()
+    } else {
+        format!("{trimmed}/metrics")
+    }
+}
+
+/// The endpoints of a run: every base URL's `/metrics`, then the extra URLs, normalized and
+/// de-duplicated in first-seen order.
+#[must_use]
+pub fn endpoint_list<'a>(
+    base_urls: impl IntoIterator<Item = &'a str>,
+    extra: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for u in base_urls.into_iter().chain(extra) {
+        let n = normalize(u);
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The TRT-LLM alternative of `url`: `<base>/prometheus/metrics` when `url` ends with `/metrics`
+/// and is not already `/prometheus/metrics`; `None` otherwise.
+#[must_use]
+pub fn trtllm_fallback(url: &str) -> Option<String> {
+    if url.ends_with("/prometheus/metrics") {
+        return None;
+    }
+    let base = url.strip_suffix("/metrics")?;
+    Some(format!("{base}/prometheus/metrics"))
+}
+
+/// A resolved endpoint: where to connect and the encoded requests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The URL (normalized).
+    pub url: String,
+    /// Resolved address.
+    pub addr: SocketAddr,
+    /// Encoded `GET`.
+    pub get: Vec<u8>,
+    /// Encoded `HEAD`.
+    pub head: Vec<u8>,
+}
+
+impl Target {
+    /// Resolves `url` (http only) and encodes its requests.
+    ///
+    /// # Errors
+    /// A message naming the URL: bad scheme, host or path, or a name that does not resolve.
+    pub fn resolve(url: &str) -> Result<Self, String> {
+        let b = BaseUrl::parse(url, "").map_err(|e| {
+            let e = e.strip_prefix("--url ").unwrap_or(&e).to_owned();
+            format!("server metrics endpoint {e}")
+        })?;
+        let path = if b.base_path.is_empty() {
+            "/".to_owned()
+        } else {
+            b.base_path.clone()
+        };
+        let headers = vec![
+            (
+                "User-Agent".to_owned(),
+                format!("ringperf/{}", env!("CARGO_PKG_VERSION")),
+            ),
+            (
+                "Accept".to_owned(),
+                "text/plain;version=0.0.4;q=0.9,*/*;q=0.1".to_owned(),
+            ),
+        ];
+        let encode = |method: &str| -> Result<Vec<u8>, String> {
+            let get = crate::http::encode_get(&b.host_header, &path, &headers)
+                .map_err(|e| format!("server metrics endpoint {url}: {e}"))?;
+            // encode_get writes `GET `; a HEAD differs only in the method.
+            Ok(match method {
+                "HEAD" => [b"HEAD".as_slice(), get.get(3..).unwrap_or_default()].concat(),
+                _ => get,
+            })
+        };
+        Ok(Self {
+            url: url.to_owned(),
+            addr: b.addr,
+            get: encode("GET")?,
+            head: encode("HEAD")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalization_follows_aiperf() {
+        assert_eq!(normalize("localhost:8000"), "http://localhost:8000/metrics");
+        assert_eq!(
+            normalize("http://h:1/metrics/"),
+            "http://h:1/metrics",
+            "trailing slash stripped, /metrics kept"
+        );
+        assert_eq!(normalize("http://h:1/v1/"), "http://h:1/v1/metrics");
+        assert_eq!(normalize("node2:9090/metrics"), "http://node2:9090/metrics");
+        assert_eq!(
+            endpoint_list(
+                ["http://a:1", "http://a:1/"],
+                ["a:1/metrics", "http://b:2/x"]
+            ),
+            vec!["http://a:1/metrics", "http://b:2/x/metrics"]
+        );
+    }
+
+    #[test]
+    fn fallback_only_for_plain_metrics_paths() {
+        assert_eq!(
+            trtllm_fallback("http://h:1/metrics").as_deref(),
+            Some("http://h:1/prometheus/metrics")
+        );
+        assert_eq!(
+            trtllm_fallback("http://h:1/v1/metrics").as_deref(),
+            Some("http://h:1/v1/prometheus/metrics")
+        );
+        assert_eq!(trtllm_fallback("http://h:1/prometheus/metrics"), None);
+        assert_eq!(trtllm_fallback("http://h:1/stats"), None);
+    }
+
+    #[test]
+    fn target_encodes_get_and_head() {
+        let t = Target::resolve("http://127.0.0.1:9/prometheus/metrics").unwrap();
+        assert!(
+            t.get
+                .starts_with(b"GET /prometheus/metrics HTTP/1.1\r\nHost: 127.0.0.1:9\r\n")
+        );
+        assert!(t.head.starts_with(b"HEAD /prometheus/metrics HTTP/1.1\r\n"));
+        assert!(t.get.ends_with(b"\r\n\r\n") && t.head.ends_with(b"\r\n\r\n"));
+        assert!(Target::resolve("https://h/metrics").is_err());
+    }
+}

@@ -1,0 +1,332 @@
+//! `ringperf server-metrics --from-jsonl FILE`: recompute the JSON / CSV / Parquet exports from a
+//! server-metrics JSONL (ringperf's or AIPerf's) over a chosen window.
+//!
+//! The JSONL carries no metric types or HELP text. They are taken from the JSON export next to
+//! the file (`x.jsonl` → `x.json`) when it exists, together with its `benchmark_id`,
+//! `aiperf_version` and `input_config`; without it histograms are still recognized by shape and
+//! every scalar metric is reported as `unknown` (gauge statistics). Every line of the file is a
+//! unique update; the window defaults to all samples, the first one being the reference.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::analysis::Window;
+use super::export::ExportContext;
+use super::export::jsonl::read_records;
+use super::export::parquet::ParquetMeta;
+use super::output::{FileNames, Format, write_exports};
+use super::prom::MetricType;
+use super::store::Store;
+
+/// What to recompute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The server-metrics JSONL to read.
+    pub from_jsonl: PathBuf,
+    /// Window start (epoch ns); default: the first sample.
+    pub start_ns: Option<u64>,
+    /// Window end (epoch ns); default: the last sample.
+    pub end_ns: Option<u64>,
+    /// Timeslice duration.
+    pub slice: Option<Duration>,
+    /// Formats to write (JSONL is ignored: it is the input).
+    pub formats: Vec<Format>,
+    /// Output directory; default: the JSONL's directory.
+    pub artifact_dir: Option<PathBuf>,
+}
+
+/// Metric types, descriptions and run identity from a JSON export.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Catalog {
+    /// Type and description per metric name.
+    pub metrics: BTreeMap<String, (MetricType, String)>,
+    /// `benchmark_id`.
+    pub benchmark_id: Option<String>,
+    /// `aiperf_version`.
+    pub aiperf_version: Option<String>,
+    /// `input_config`.
+    pub input_config: Option<Value>,
+}
+
+impl Catalog {
+    /// Reads what a `server_metrics_export.json` document provides (missing parts stay empty).
+    #[must_use]
+    pub fn from_json(doc: &Value) -> Self {
+        let mut metrics = BTreeMap::new();
+        for key in ["metrics", "warmup_metrics"] {
+            let Some(m) = doc.get(key).and_then(Value::as_object) else {
+                continue;
+            };
+            for (name, v) in m {
+                let kind = v
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .and_then(MetricType::from_keyword);
+                if let Some(kind) = kind {
+                    let desc = v
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
+                    metrics.entry(name.clone()).or_insert((kind, desc));
+                }
+            }
+        }
+        let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
+        Self {
+            metrics,
+            benchmark_id: text("benchmark_id"),
+            aiperf_version: text("aiperf_version"),
+            input_config: doc.get("input_config").cloned(),
+        }
+    }
+}
+
+/// The export names for a JSONL file name: `P_server_metrics.jsonl` keeps prefix `P`, anything
+/// else gets the default names.
+#[must_use]
+pub fn names_for(jsonl: &Path) -> FileNames {
+    let file = jsonl.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    let prefix = file
+        .strip_suffix("_server_metrics.jsonl")
+        .filter(|p| !p.is_empty());
+    FileNames::from_export_names(&crate::export::ExportNames::new(prefix))
+}
+
+/// Rebuilds the store from JSONL text.
+///
+/// # Errors
+/// The first invalid line (1-based), or a file without records.
+pub fn store_from_jsonl(text: &str, catalog: &Catalog) -> Result<Store, String> {
+    let records =
+        read_records(text).map_err(|(line, e)| format!("line {line} is not a record: {e}"))?;
+    if records.is_empty() {
+        return Err("the file holds no server-metrics record".into());
+    }
+    let mut store = Store::default();
+    for r in &records {
+        let es = store.endpoint_mut(&r.endpoint_url);
+        es.record_fetch(r.timestamp_ns, r.endpoint_latency_ns, false);
+        es.insert(r.timestamp_ns, &r.to_scrape(&catalog.metrics));
+    }
+    Ok(store)
+}
+
+/// Validates the `server-metrics` flags and runs the re-processing.
+///
+/// # Errors
+/// A flag error, or any error of [`run`].
+pub fn from_args(
+    args: &crate::cli::ServerMetricsArgs,
+) -> Result<Vec<(&'static str, PathBuf)>, String> {
+    let slice = crate::config::slice_duration(args.slice_duration).map_err(|e| e.0)?;
+    let opts = Options {
+        from_jsonl: args.from_jsonl.clone(),
+        start_ns: args.start_ns,
+        end_ns: args.end_ns,
+        slice,
+        formats: crate::config::server_metrics_formats(&args.server_metrics_formats),
+        artifact_dir: args.artifact_dir.clone(),
+    };
+    run(&opts)
+}
+
+/// Runs the re-processing and returns the files written.
+///
+/// # Errors
+/// A message for an unreadable or invalid input, an empty window or an unwritable output.
+pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
+    let path = &opts.from_jsonl;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let names = names_for(path);
+    let sibling = path.with_extension("json");
+    let catalog = std::fs::read(&sibling)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .map(|v| Catalog::from_json(&v))
+        .unwrap_or_default();
+    let store =
+        store_from_jsonl(&text, &catalog).map_err(|e| format!("{}: {e}", path.display()))?;
+    let all_ts = store
+        .endpoints
+        .iter()
+        .flat_map(|e| e.fetch_ts_ns.iter().copied());
+    let (first, last) = all_ts.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
+    let start_ns = opts.start_ns.unwrap_or(first);
+    let end_ns = opts.end_ns.unwrap_or(last);
+    if start_ns > end_ns {
+        return Err(format!(
+            "the window is empty: --start-ns {start_ns} is after the end {end_ns}"
+        ));
+    }
+    let slice_ns = opts
+        .slice
+        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
+    let window = Window {
+        start_ns,
+        end_ns,
+        slice_ns,
+    };
+    let dir = match &opts.artifact_dir {
+        Some(d) => d.clone(),
+        None => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let endpoints: Vec<String> = store.endpoints.iter().map(|e| e.url.clone()).collect();
+    let benchmark_id = catalog
+        .benchmark_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let input_config = catalog
+        .input_config
+        .clone()
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    let ctx = ExportContext {
+        aiperf_version: catalog.aiperf_version.as_deref(),
+        benchmark_id: Some(&benchmark_id),
+        endpoints_configured: &endpoints,
+        input_config: &input_config,
+    };
+    let models: Vec<String> = input_config
+        .pointer("/models/items")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let meta = ParquetMeta {
+        model_names: &models,
+        concurrency: None,
+        request_rate: None,
+        export_time_ns: crate::clock::wall_now_ns(),
+    };
+    write_exports(
+        &dir,
+        &names,
+        &opts.formats,
+        &store,
+        window,
+        None,
+        &ctx,
+        &meta,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scrape::store::SeriesData;
+
+    const LINES: &str = concat!(
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":1000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":10.0}],"g":[{"labels":{"m":"x"},"value":1.0}],"h":[{"buckets":{"1.0":1.0,"+Inf":2.0},"sum":3.0,"count":2.0}]}}"#,
+        "\n\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":3000000000,"endpoint_latency_ns":7,"metrics":{"c":[{"value":16.0}],"g":[{"labels":{"m":"x"},"value":3.0}],"h":[{"buckets":{"1.0":2.0,"+Inf":5.0},"sum":9.0,"count":5.0}]}}"#,
+        "\n"
+    );
+
+    #[test]
+    fn catalog_types_the_metrics_and_shapes_are_kept_without_it() {
+        let doc: Value = serde_json::json!({
+            "benchmark_id": "b-1",
+            "metrics": {"c": {"type": "counter", "description": "a counter"}}
+        });
+        let cat = Catalog::from_json(&doc);
+        assert_eq!(cat.benchmark_id.as_deref(), Some("b-1"));
+        let store = store_from_jsonl(LINES, &cat).unwrap();
+        let ep = &store.endpoints[0];
+        assert_eq!(ep.fetch_ts_ns, vec![1_000_000_000, 3_000_000_000]);
+        assert_eq!(ep.update_ts_ns.len(), 2, "every line is a unique update");
+        let c = &ep.series[&("c".to_owned(), vec![])];
+        assert_eq!(
+            (c.kind, c.description.as_str()),
+            (MetricType::Counter, "a counter")
+        );
+        let g = &ep.series[&("g".to_owned(), vec![("m".to_owned(), "x".to_owned())])];
+        assert_eq!(g.kind, MetricType::Unknown);
+        let h = &ep.series[&("h".to_owned(), vec![])];
+        assert_eq!(h.kind, MetricType::Histogram);
+        let SeriesData::Histogram(hs) = &h.data else {
+            panic!("histogram by shape")
+        };
+        assert_eq!(hs.row(1), &[2.0, 5.0]);
+    }
+
+    #[test]
+    fn recomputes_files_over_the_default_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("run1_server_metrics.jsonl");
+        std::fs::write(&jsonl, LINES).unwrap();
+        std::fs::write(
+            dir.path().join("run1_server_metrics.json"),
+            r#"{"benchmark_id":"id-7","metrics":{"c":{"type":"counter","description":""}}}"#,
+        )
+        .unwrap();
+        let files = run(&Options {
+            from_jsonl: jsonl,
+            start_ns: None,
+            end_ns: None,
+            slice: Some(Duration::from_secs(1)),
+            formats: vec![Format::Json, Format::Csv, Format::Parquet],
+            artifact_dir: None,
+        })
+        .unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.1.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "run1_server_metrics.json",
+                "run1_server_metrics.csv",
+                "run1_server_metrics.parquet"
+            ]
+        );
+        let doc: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(&names[0])).unwrap()).unwrap();
+        assert_eq!(doc["benchmark_id"], "id-7");
+        // The first sample is the reference: 16 - 10 over the 2 s window.
+        let c = &doc["metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(c["total"], 6.0);
+        assert_eq!(c["rate"], 3.0);
+        // Two complete 1 s slices: the counter stays at 10 until t=3 s.
+        let slices = doc["metrics"]["c"]["series"][0]["timeslices"]
+            .as_array()
+            .unwrap();
+        assert_eq!(slices.len(), 2);
+        let h = &doc["metrics"]["h"]["series"][0]["stats"];
+        assert_eq!(
+            (h["count"].as_f64(), h["sum"].as_f64()),
+            (Some(3.0), Some(6.0))
+        );
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        assert!(store_from_jsonl("", &Catalog::default()).is_err());
+        let e = store_from_jsonl("{\"x\":1}\n", &Catalog::default()).unwrap_err();
+        assert!(e.starts_with("line 1"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.jsonl");
+        std::fs::write(&p, LINES).unwrap();
+        let e = run(&Options {
+            from_jsonl: p,
+            start_ns: Some(5_000_000_000),
+            end_ns: Some(4_000_000_000),
+            slice: None,
+            formats: vec![Format::Json],
+            artifact_dir: None,
+        })
+        .unwrap_err();
+        assert!(e.contains("window is empty"), "{e}");
+    }
+}

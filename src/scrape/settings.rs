@@ -1,0 +1,164 @@
+//! The `AIPERF_SERVER_METRICS_*` environment variables of the collection doc (and the scrape read
+//! timeout of the spec's environment table), with AIPerf's defaults.
+
+use std::time::Duration;
+
+/// Collection timing and batching.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// `AIPERF_SERVER_METRICS_COLLECTION_INTERVAL` (0.333 s): period of the background scrapes.
+    pub interval: Duration,
+    /// `AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD` (2.0 s): collection continues this long
+    /// after profiling ends, then the final scrape is taken.
+    pub flush_period: Duration,
+    /// `AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT` (10 s): the reachability check, and every
+    /// connect.
+    pub reachability_timeout: Duration,
+    /// `AIPERF_HTTP_METRICS_SCRAPE_READ_TIMEOUT` (30 s): each read of a scrape response.
+    pub read_timeout: Duration,
+    /// `AIPERF_SERVER_METRICS_SCRAPE_TIMEOUT` (30 s): bound on the baseline, boundary-awaited and
+    /// final scrapes.
+    pub scrape_timeout: Duration,
+    /// `AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE` (100): JSONL lines buffered between flushes.
+    pub export_batch_size: usize,
+    /// `AIPERF_SERVER_METRICS_SHUTDOWN_DELAY` (5.0 s): how long the stop waits for scrapes still
+    /// in flight before the final scrape.
+    pub shutdown_delay: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_millis(333),
+            flush_period: Duration::from_secs(2),
+            reachability_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+            scrape_timeout: Duration::from_secs(30),
+            export_batch_size: 100,
+            shutdown_delay: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Settings {
+    /// Reads the process environment.
+    ///
+    /// # Errors
+    /// A message naming a variable whose value is not a valid number.
+    pub fn from_env() -> Result<Self, String> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads the variables through `get` (tests pass a map).
+    ///
+    /// # Errors
+    /// A message naming a variable whose value is not a valid number.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let d = Self::default();
+        let secs = |name: &str, default: Duration, allow_zero: bool| -> Result<Duration, String> {
+            let Some(raw) = get(name) else {
+                return Ok(default);
+            };
+            let v: f64 = raw
+                .trim()
+                .parse()
+                .map_err(|_| format!("{name}={raw} is not a number of seconds"))?;
+            if !v.is_finite() || v < 0.0 || (v == 0.0 && !allow_zero) || v > 1e9 {
+                return Err(format!(
+                    "{name}={raw} must be a {} number of seconds",
+                    if allow_zero {
+                        "non-negative"
+                    } else {
+                        "positive"
+                    }
+                ));
+            }
+            Ok(Duration::from_secs_f64(v))
+        };
+        let batch = match get("AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE") {
+            None => d.export_batch_size,
+            Some(raw) => match raw.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(format!(
+                        "AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE={raw} must be a positive integer"
+                    ));
+                }
+            },
+        };
+        Ok(Self {
+            interval: secs(
+                "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL",
+                d.interval,
+                false,
+            )?,
+            flush_period: secs(
+                "AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD",
+                d.flush_period,
+                true,
+            )?,
+            reachability_timeout: secs(
+                "AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT",
+                d.reachability_timeout,
+                false,
+            )?,
+            read_timeout: secs(
+                "AIPERF_HTTP_METRICS_SCRAPE_READ_TIMEOUT",
+                d.read_timeout,
+                false,
+            )?,
+            scrape_timeout: secs(
+                "AIPERF_SERVER_METRICS_SCRAPE_TIMEOUT",
+                d.scrape_timeout,
+                false,
+            )?,
+            export_batch_size: batch,
+            shutdown_delay: secs(
+                "AIPERF_SERVER_METRICS_SHUTDOWN_DELAY",
+                d.shutdown_delay,
+                true,
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn with(pairs: &[(&str, &str)]) -> Result<Settings, String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Settings::from_lookup(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_are_aiperfs() {
+        let s = with(&[]).unwrap();
+        assert_eq!(s.interval, Duration::from_millis(333));
+        assert_eq!(s.flush_period, Duration::from_secs(2));
+        assert_eq!(s.reachability_timeout, Duration::from_secs(10));
+        assert_eq!(s.export_batch_size, 100);
+        assert_eq!(s.shutdown_delay, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn overrides_and_bad_values() {
+        let s = with(&[
+            ("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05"),
+            ("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0"),
+            ("AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE", "7"),
+        ])
+        .unwrap();
+        assert_eq!(s.interval, Duration::from_millis(50));
+        assert_eq!(s.flush_period, Duration::ZERO);
+        assert_eq!(s.export_batch_size, 7);
+        let e = with(&[("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0")]).unwrap_err();
+        assert!(e.contains("COLLECTION_INTERVAL"), "{e}");
+        assert!(with(&[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "x")]).is_err());
+        assert!(with(&[("AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE", "0")]).is_err());
+    }
+}
