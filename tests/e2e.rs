@@ -369,6 +369,13 @@ fn binary_demo_and_usage_errors() {
     ] {
         assert!(dir.path().join(f).exists(), "{f}");
     }
+    // The embedded mock counts usage.prompt_tokens with the run's tokenizer: exactly the ISL.
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(
+        summary["usage_prompt_tokens"]["avg"], summary["input_sequence_length"]["avg"],
+        "{summary}"
+    );
+    assert!(!stdout.contains("Discrepancy"), "{stdout}");
     let csv = std::fs::read(dir.path().join("profile_export_aiperf.csv")).unwrap();
     assert!(
         csv.windows(2).any(|w| w == b"\r\n"),

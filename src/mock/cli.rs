@@ -31,6 +31,10 @@ pub fn config_from_args(args: &MockArgs) -> io::Result<MockConfig> {
             IoDriverArg::Uring => Driver::Uring,
             IoDriverArg::Legacy => Driver::Legacy,
         },
+        // Exact `usage.prompt_tokens` with the builtin tokenizer (o200k_base, compiled in).
+        prompt_tokenizer: Some(super::PromptTokenizer(std::sync::Arc::new(
+            crate::workload::Tokenizer::builtin(),
+        ))),
         ..MockConfig::default()
     })
 }

@@ -36,6 +36,8 @@ pub(crate) struct Worker {
     pub(crate) shared: Arc<Shared>,
     pub(crate) rng: RefCell<SplitMix>,
     closer: Closer,
+    /// Exact prompt token counts by body hash (see `MockConfig::prompt_tokenizer`).
+    prompt_cache: RefCell<std::collections::HashMap<u64, u64>>,
 }
 
 impl Worker {
@@ -46,7 +48,35 @@ impl Worker {
             shared,
             rng,
             closer: Closer::default(),
+            prompt_cache: RefCell::new(std::collections::HashMap::new()),
         }
+    }
+
+    /// `usage.prompt_tokens` for a completion request body: exact when a tokenizer is
+    /// configured (cached per distinct body, so repeated dataset entries cost one hash),
+    /// otherwise the approximate word count.
+    pub(crate) fn prompt_tokens(&self, endpoint: Endpoint, body: &[u8], words: u64) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let Some(tok) = &self.shared.cfg.prompt_tokenizer else {
+            return words;
+        };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        body.hash(&mut h);
+        let key = h.finish();
+        if let Some(&n) = self.prompt_cache.borrow().get(&key) {
+            return n;
+        }
+        let kind = match endpoint {
+            Endpoint::Chat => crate::endpoint::EndpointKind::Chat,
+            Endpoint::Completions => crate::endpoint::EndpointKind::Completions,
+        };
+        let n = tok.0.count(&crate::endpoint::payload_texts(kind, body)) as u64;
+        let mut cache = self.prompt_cache.borrow_mut();
+        if cache.len() >= 100_000 {
+            cache.clear();
+        }
+        cache.insert(key, n);
+        n
     }
 
     /// Ends every connection of this thread (each is dropped, which closes its socket) and waits
@@ -321,6 +351,8 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                     } else {
                         Endpoint::Completions
                     };
+                    let mut b = b;
+                    b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
                     Action::Complete(Completion::plan(
                         &worker,
                         endpoint,

@@ -126,6 +126,27 @@ pub struct MockConfig {
     /// What `/metrics` and `/prometheus/metrics` answer.
     #[serde(default)]
     pub metrics_mode: MetricsMode,
+    /// Count `usage.prompt_tokens` exactly with this tokenizer (the text of the payload's
+    /// messages or prompt, joined by a space, as a client counts its ISL), cached per distinct
+    /// body; without it the count is approximate (whitespace words).
+    #[serde(skip)]
+    pub prompt_tokenizer: Option<PromptTokenizer>,
+}
+
+/// A shared tokenizer for exact prompt counts (compared by identity).
+#[derive(Clone)]
+pub struct PromptTokenizer(pub Arc<crate::workload::Tokenizer>);
+
+impl std::fmt::Debug for PromptTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PromptTokenizer")
+    }
+}
+
+impl PartialEq for PromptTokenizer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Default for MockConfig {
@@ -146,6 +167,7 @@ impl Default for MockConfig {
             respect_max_tokens: true,
             faults: Vec::new(),
             metrics_mode: MetricsMode::Vllm,
+            prompt_tokenizer: None,
         }
     }
 }

@@ -134,10 +134,15 @@ fn signal_loop(
 }
 
 fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
-    // The embedded mock replaces the URLs with its own loopback address.
+    let tokenizer =
+        Arc::new(workload::tokenizer::load(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?);
+    // The embedded mock replaces the URLs with its own loopback address; it reports exact
+    // prompt token counts with the run's own tokenizer.
     let _mock = match &cfg.mock {
         Some(shape) => {
-            let server = crate::mock::start(mock_config(shape, &cfg.models[0]))
+            let mut mc = mock_config(shape, &cfg.models[0]);
+            mc.prompt_tokenizer = Some(crate::mock::PromptTokenizer(tokenizer.clone()));
+            let server = crate::mock::start(mc)
                 .map_err(|e| RunError(format!("cannot start the embedded mock server: {e}")))?;
             let url = format!("http://{}", server.addr);
             cfg.urls = vec![crate::config::BaseUrl::parse(&url, &cfg.path).map_err(RunError)?];
@@ -147,8 +152,6 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         None => None,
     };
 
-    let tokenizer =
-        Arc::new(workload::tokenizer::load(&cfg.tokenizer).map_err(|e| RunError(e.to_string()))?);
     let dataset = workload::build_dataset(&workload_params(&cfg), &tokenizer);
 
     // Artifacts: refuse early when the directory cannot be written.
