@@ -8,10 +8,12 @@ use ringperf_fuzz::prom::{
     Entry, Lexer, MetricType, ParseError, Scrape, SeriesValue, is_skipped_family_name, parse_scrape,
 };
 
-/// What the lexer yields for `input`: every entry as text (`Debug` keeps NaN values
-/// comparable) and any error with its offset shifted by `base`; then the error itself
+/// A lexer item with its error offset made absolute.
+type Item<'a> = Result<Entry<'a>, ParseError>;
+
+/// What the lexer yields for `input`, error offsets shifted by `base`; then the first error
 /// (unshifted), and whether lexing stopped early on an error or `# EOF`.
-fn lex(input: &[u8], base: usize) -> (Vec<String>, Option<ParseError>, bool) {
+fn lex(input: &[u8], base: usize) -> (Vec<Item<'_>>, Option<ParseError>, bool) {
     let mut items = Vec::new();
     let mut lexer = Lexer::new(input);
     let mut error = None;
@@ -20,15 +22,14 @@ fn lex(input: &[u8], base: usize) -> (Vec<String>, Option<ParseError>, bool) {
         match item {
             Ok(entry) => {
                 stopped = entry == Entry::Eof;
-                items.push(format!("{entry:?}"));
+                items.push(Ok(entry));
             }
             Err(e) => {
                 assert!(e.offset <= input.len());
-                let shifted = ParseError {
+                items.push(Err(ParseError {
                     offset: e.offset + base,
                     kind: e.kind,
-                };
-                items.push(format!("{shifted:?}"));
+                }));
                 error = Some(e);
                 stopped = true;
             }
@@ -40,6 +41,19 @@ fn lex(input: &[u8], base: usize) -> (Vec<String>, Option<ParseError>, bool) {
     // Nothing comes after an error or `# EOF`.
     assert!(lexer.next().is_none());
     (items, error, stopped)
+}
+
+/// Item equality with sample values and timestamps compared bit for bit (NaN equals NaN).
+fn same(a: &Item<'_>, b: &Item<'_>) -> bool {
+    match (a, b) {
+        (Ok(Entry::Sample(x)), Ok(Entry::Sample(y))) => {
+            x.name == y.name
+                && x.labels == y.labels
+                && x.value.to_bits() == y.value.to_bits()
+                && x.timestamp.map(f64::to_bits) == y.timestamp.map(f64::to_bits)
+        }
+        _ => a == b,
+    }
 }
 
 fn check_scrape(scrape: &Scrape) {
@@ -95,5 +109,8 @@ fuzz_target!(|data: &[u8]| {
     if !stopped {
         halves.extend(lex(tail, head.len()).0);
     }
-    assert_eq!(halves, whole);
+    assert_eq!(halves.len(), whole.len());
+    for (h, w) in halves.iter().zip(&whole) {
+        assert!(same(h, w), "{h:?} != {w:?}");
+    }
 });
