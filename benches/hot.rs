@@ -10,11 +10,12 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use ringperf::aggregate::Stats;
+use ringperf::aggregate::{MetricConfig, MetricId, MetricValue, Stats, record_metrics};
 use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use ringperf::export::jsonl::{encode_line, record_line};
 use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
 use ringperf::record::ring::ring;
-use ringperf::record::{Credit, Event, Phase, RawRecord};
+use ringperf::record::{Credit, Event, Phase, RawRecord, RecordFacts, Usage};
 use ringperf::sse::Framer;
 
 /// Response head of a real streaming vLLM chat response (CRLF, ends with the blank line).
@@ -329,6 +330,85 @@ fn bench_stats(c: &mut Criterion) {
     g.finish();
 }
 
+/// A streaming profiling record with 101 content responses (so a 100-entry inter-chunk latency
+/// list), server usage and a request ack, as the aggregator sees it.
+fn streaming_facts() -> RecordFacts {
+    const START: u64 = 1_000_000;
+    let stamps: Vec<u64> = (0..101u64)
+        .map(|i| START + 20_000_000 + i * 1_000_000 + (i * 7_919) % 50_000)
+        .collect();
+    RecordFacts {
+        phase: Phase::Profiling,
+        session_num: 12_345,
+        x_request_id: uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef),
+        x_correlation_id: uuid::Uuid::from_u128(0xfedc_ba98_7654_3210_fedc_ba98_7654_3210),
+        conversation_id: "conv-000042".into(),
+        turn_index: 0,
+        worker_id: 3,
+        intended_ns: START - 500,
+        start_ns: START,
+        head_ns: Some(START + 15_000_000),
+        end_ns: stamps[100] + 100_000,
+        credit_issued_wall_ns: 1_763_000_000_123_456_789,
+        request_start_wall_ns: 1_763_000_000_123_457_000,
+        request_ack_wall_ns: Some(1_763_000_000_138_457_000),
+        request_end_wall_ns: 1_763_000_000_244_000_000,
+        first_output_stamp_ns: Some(stamps[0]),
+        content_stamps_ns: stamps,
+        input_tokens: Some(512),
+        output_tokens: Some(100),
+        reasoning_tokens: None,
+        usage: Some(Usage {
+            prompt_tokens: Some(512),
+            completion_tokens: Some(100),
+            total_tokens: Some(612),
+            ..Usage::default()
+        }),
+        requested_osl: Some(100),
+        error: None,
+        was_cancelled: false,
+        conn_reused: true,
+        bytes_sent: 2_048,
+        bytes_received: 40_000,
+    }
+}
+
+fn bench_jsonl(c: &mut Criterion) {
+    let f = streaming_facts();
+    let m = record_metrics(&MetricConfig::new(true, false), &f);
+    match m.get(MetricId::InterChunkLatency) {
+        Some(MetricValue::List(l)) => assert_eq!(l.len(), 100),
+        other => panic!("no 100-entry ICL list: {other:?}"),
+    }
+    let oracle = serde_json::to_vec(&record_line(&f, &m).expect("a line")).expect("serializes");
+    let mut line = Vec::with_capacity(4096);
+    assert!(encode_line(&mut line, &f, &m).expect("encodes"));
+    assert_eq!(
+        String::from_utf8_lossy(&line),
+        String::from_utf8_lossy(&oracle),
+        "direct encoding differs from the Value form"
+    );
+
+    let mut g = c.benchmark_group("jsonl");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("jsonl_record", |b| {
+        b.iter(|| {
+            line.clear();
+            encode_line(&mut line, black_box(&f), black_box(&m)).expect("encodes");
+            black_box(line.len())
+        })
+    });
+    g.bench_function("jsonl_record_value", |b| {
+        b.iter(|| {
+            line.clear();
+            let v = record_line(black_box(&f), black_box(&m)).expect("a line");
+            serde_json::to_writer(&mut line, &v).expect("serializes");
+            black_box(line.len())
+        })
+    });
+    g.finish();
+}
+
 criterion_group!(
     hot,
     bench_http_head,
@@ -337,6 +417,7 @@ criterion_group!(
     bench_worker_path,
     bench_parse_record,
     bench_ring,
-    bench_stats
+    bench_stats,
+    bench_jsonl
 );
 criterion_main!(hot);

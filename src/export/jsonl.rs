@@ -5,9 +5,11 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::{Map, Value};
 
-use crate::aggregate::{MetricValue, RecordMetrics};
+use crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
+use crate::aggregate::{MetricDef, MetricId, MetricValue, REGISTRY, RecordMetrics};
 use crate::record::RecordFacts;
 
 /// How often buffered lines reach the file at the latest.
@@ -53,12 +55,14 @@ impl<W: Write> JsonlWriter<W> {
     }
 
     /// Writes one record's line. Records with no metric and no error produce no line.
+    ///
+    /// The line is encoded straight into a reused buffer by [`encode_line`]; its bytes are the
+    /// same as serializing [`record_line`] with `serde_json`.
     pub fn write(&mut self, f: &RecordFacts, m: &RecordMetrics) -> io::Result<()> {
-        let Some(v) = record_line(f, m) else {
-            return Ok(());
-        };
         self.line.clear();
-        serde_json::to_writer(&mut self.line, &v).map_err(io::Error::other)?;
+        if !encode_line(&mut self.line, f, m)? {
+            return Ok(());
+        }
         self.line.push(b'\n');
         self.out.write_all(&self.line)?;
         self.lines += 1;
@@ -82,11 +86,15 @@ impl<W: Write> JsonlWriter<W> {
 }
 
 /// The JSON object of one record, or `None` when it has neither metrics nor an error.
+///
+/// This is the reference form of a line: [`JsonlWriter`] does not build it (a `Value` tree
+/// costs a map per object); tests and the `jsonl_record_value` bench compare [`encode_line`]
+/// against it byte for byte.
 pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
     let mut metrics = Map::new();
     for (id, v) in &m.values {
         let d = id.def();
-        if d.hidden() || d.has(crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS) {
+        if d.hidden() || d.has(NO_INDIVIDUAL_RECORDS) {
             continue;
         }
         let convert = |x: i64| -> Value {
@@ -166,3 +174,203 @@ pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
 fn num(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
+
+/// Appends the line of one record (without its newline) to `out`, encoding the JSON directly:
+/// the bytes are those of `serde_json::to_writer(out, &record_line(f, m))`, with no `Value`
+/// tree. Returns `Ok(false)` and appends nothing when the record has neither a shown metric
+/// nor an error (no line).
+pub fn encode_line(out: &mut Vec<u8>, f: &RecordFacts, m: &RecordMetrics) -> io::Result<bool> {
+    // Which shown metrics the record has, and whether one appears twice (never from
+    // `record_metrics`, but a map keeps the first key's place and the last value, so a repeat
+    // is encoded the same way).
+    const _: () = assert!(REGISTRY.len() <= 128, "the seen-set is a u128");
+    let mut seen: u128 = 0;
+    let mut repeated = false;
+    for (id, _) in &m.values {
+        if shown(id.def()) {
+            let bit = 1u128 << (*id as u8);
+            repeated |= seen & bit != 0;
+            seen |= bit;
+        }
+    }
+    if seen == 0 && f.error.is_none() {
+        return Ok(false);
+    }
+    let mut fmt = CompactFormatter;
+    out.extend_from_slice(b"{\"metadata\":{\"session_num\":");
+    fmt.write_u64(out, f.session_num)?;
+    out.extend_from_slice(b",\"x_request_id\":");
+    put_uuid(out, &f.x_request_id);
+    out.extend_from_slice(b",\"x_correlation_id\":");
+    put_uuid(out, &f.x_correlation_id);
+    out.extend_from_slice(b",\"conversation_id\":");
+    put_str(out, &f.conversation_id);
+    out.extend_from_slice(b",\"turn_index\":");
+    fmt.write_u32(out, f.turn_index)?;
+    out.extend_from_slice(b",\"credit_issued_ns\":");
+    fmt.write_u64(out, f.credit_issued_wall_ns)?;
+    out.extend_from_slice(b",\"request_start_ns\":");
+    fmt.write_u64(out, f.request_start_wall_ns)?;
+    if let Some(ack) = f.request_ack_wall_ns {
+        out.extend_from_slice(b",\"request_ack_ns\":");
+        fmt.write_u64(out, ack)?;
+    }
+    out.extend_from_slice(b",\"request_end_ns\":");
+    fmt.write_u64(out, f.request_end_wall_ns)?;
+    out.extend_from_slice(b",\"worker_id\":\"worker_");
+    fmt.write_u16(out, f.worker_id)?;
+    out.extend_from_slice(b"\",\"record_processor_id\":");
+    put_str(out, RECORD_PROCESSOR_ID);
+    out.extend_from_slice(b",\"benchmark_phase\":");
+    put_str(out, f.phase.as_str());
+    out.extend_from_slice(b",\"was_cancelled\":");
+    fmt.write_bool(out, f.was_cancelled)?;
+    out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":0},\"metrics\":{");
+    let mut first = true;
+    for (i, (id, v)) in m.values.iter().enumerate() {
+        let d = id.def();
+        if !shown(d) {
+            continue;
+        }
+        let v = if repeated {
+            if m.values
+                .get(..i)
+                .is_some_and(|before| before.iter().any(|(p, _)| p == id))
+            {
+                continue;
+            }
+            last_value(m, *id).unwrap_or(v)
+        } else {
+            v
+        };
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        put_str(out, d.tag);
+        out.extend_from_slice(b":{\"value\":");
+        put_value(out, d, v)?;
+        out.extend_from_slice(b",\"unit\":");
+        put_str(out, d.shown_unit().as_str());
+        out.push(b'}');
+    }
+    out.push(b'}');
+    if let Some(e) = &f.error {
+        out.extend_from_slice(b",\"error\":{");
+        if let Some(code) = e.code {
+            out.extend_from_slice(b"\"code\":");
+            fmt.write_u16(out, code)?;
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"type\":");
+        put_str(out, &e.kind);
+        out.extend_from_slice(b",\"message\":");
+        put_str(out, &e.message);
+        out.push(b'}');
+    }
+    out.push(b'}');
+    Ok(true)
+}
+
+/// Whether a metric appears in per-record lines.
+fn shown(d: &MetricDef) -> bool {
+    !(d.hidden() || d.has(NO_INDIVIDUAL_RECORDS))
+}
+
+/// The last value of `id` in the record (what a map insert keeps).
+fn last_value(m: &RecordMetrics, id: MetricId) -> Option<&MetricValue> {
+    m.values
+        .iter()
+        .rev()
+        .find(|(p, _)| *p == id)
+        .map(|(_, v)| v)
+}
+
+/// A metric's value in its shown unit: integers stay integers unless converted for display.
+fn put_value(out: &mut Vec<u8>, d: &MetricDef, v: &MetricValue) -> io::Result<()> {
+    match v {
+        MetricValue::Int(x) => put_int(out, d, *x),
+        MetricValue::Float(x) => put_f64(out, d.to_display(*x)),
+        MetricValue::List(l) => {
+            out.push(b'[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                put_int(out, d, *x)?;
+            }
+            out.push(b']');
+            Ok(())
+        }
+    }
+}
+
+fn put_int(out: &mut Vec<u8>, d: &MetricDef, x: i64) -> io::Result<()> {
+    if d.display_unit.is_none() {
+        CompactFormatter.write_i64(out, x)
+    } else {
+        put_f64(out, d.to_display(x as f64))
+    }
+}
+
+/// A float the way `serde_json` writes one (its own formatter); NaN and infinities are `null`,
+/// as `Number::from_f64` refuses them.
+fn put_f64(out: &mut Vec<u8>, x: f64) -> io::Result<()> {
+    if x.is_finite() {
+        CompactFormatter.write_f64(out, x)
+    } else {
+        out.extend_from_slice(b"null");
+        Ok(())
+    }
+}
+
+/// A UUID as its hyphenated lowercase string (nothing in it needs escaping).
+fn put_uuid(out: &mut Vec<u8>, id: &uuid::Uuid) {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    out.push(b'"');
+    out.extend_from_slice(id.hyphenated().encode_lower(&mut buf).as_bytes());
+    out.push(b'"');
+}
+
+/// A JSON string escaped as `serde_json` escapes it: `"`, `\\` and the control characters
+/// below U+0020 (`\b \t \n \f \r` short, the rest `\u00xx` in lowercase hex); everything else,
+/// DEL and non-ASCII included, is copied as is.
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    let mut rest = s.as_bytes();
+    while let Some(at) = rest
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    {
+        let (run, tail) = rest.split_at(at);
+        out.extend_from_slice(run);
+        let Some((&b, tail)) = tail.split_first() else {
+            break;
+        };
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]),
+        }
+        rest = tail;
+    }
+    out.extend_from_slice(rest);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+#[path = "jsonl_tests.rs"]
+mod tests;
