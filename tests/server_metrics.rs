@@ -33,9 +33,27 @@ fn profile_every(
     extra: &[&str],
     interval: &str,
 ) -> Output {
+    profile_env(
+        server,
+        dir,
+        requests,
+        extra,
+        &[("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", interval)],
+    )
+}
+
+/// [`profile`] with more environment variables for the child (they win over the defaults).
+fn profile_env(
+    server: &MockServer,
+    dir: &Path,
+    requests: u32,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", interval)
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
         .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
+        .envs(env.iter().copied())
         .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
         .args(["--tokenizer", "builtin", "--concurrency", "2"])
         .arg("--url")
@@ -351,6 +369,220 @@ fn many_series_page_is_collected() {
         .find(|s| s["labels"]["shard"] == "77")
         .expect("shard 77");
     assert_eq!(s77["stats"]["avg"], 77.0);
+}
+
+/// The client side of a run whose metrics endpoint could not be used: every request counted
+/// (`request_count` is the run's, no error), the client artifacts written, and no server-metrics
+/// file at all (collection was off for the run).
+fn assert_client_artifacts_only(dir: &Path, requests: u64) {
+    for f in [
+        "profile_export_aiperf.json",
+        "profile_export_aiperf.csv",
+        "profile_export.jsonl",
+        "profile_export_console.txt",
+        "inputs.json",
+    ] {
+        assert!(dir.join(f).is_file(), "artifact {f} is written");
+    }
+    let summary = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(
+        summary["request_count"]["avg"].as_f64(),
+        Some(requests as f64)
+    );
+    assert!(summary["error_request_count"].is_null(), "{summary}");
+    let records = std::fs::read_to_string(dir.join("profile_export.jsonl")).unwrap();
+    assert_eq!(records.lines().count() as u64, requests);
+    let server_files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("server_metrics"))
+        .collect();
+    assert!(server_files.is_empty(), "{server_files:?}");
+}
+
+/// The `ringperf: server metrics…` lines of stderr (`--verbose` diagnostics).
+fn server_metrics_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("ringperf: server metrics"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sends one raw request and returns what arrived before the peer closed, the read timed out
+/// (`None` then if nothing arrived) or `limit` passed.
+fn raw_exchange(
+    addr: std::net::SocketAddr,
+    request: &str,
+    limit: Duration,
+) -> (std::net::TcpStream, Option<String>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connects");
+    s.write_all(request.as_bytes()).expect("request sent");
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let got = match s.read(&mut buf) {
+        Ok(n) => Some(String::from_utf8_lossy(&buf[..n]).into_owned()),
+        Err(_) => None,
+    };
+    (s, got)
+}
+
+#[test]
+fn not_found_endpoint_is_unreachable_and_the_run_carries_on() {
+    let server = mock(MetricsMode::NotFound);
+    for path in ["/metrics", "/prometheus/metrics"] {
+        for method in ["GET", "HEAD"] {
+            let (_, got) = raw_exchange(
+                server.addr,
+                &format!("{method} {path} HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n"),
+                Duration::from_secs(5),
+            );
+            let got = got.expect("an answer");
+            assert!(got.starts_with("HTTP/1.1 404 "), "{method} {path}: {got}");
+        }
+    }
+    // A 404 answers at once, so no timeout is ever waited on: the run must end well inside the
+    // reachability timeout, here 8 s (the whole run takes about 2.5 s under load).
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = profile_env(
+        &server,
+        dir.path(),
+        10,
+        &["--verbose"],
+        &[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "8")],
+    );
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
+    // An unreachable endpoint is not a WARNING (AIPerf logs it at debug level and the
+    // "no Prometheus endpoints reachable" status at info); ringperf says it under --verbose.
+    assert!(warnings(&out).is_empty(), "{:?}", warnings(&out));
+    let url = format!("http://{}/metrics", server.addr);
+    assert_eq!(
+        server_metrics_lines(&out),
+        [
+            format!("ringperf: server metrics endpoint {url} is not reachable: HTTP 404"),
+            "ringperf: server metrics disabled: no Prometheus endpoints reachable".to_owned(),
+        ]
+    );
+    assert_client_artifacts_only(dir.path(), 10);
+}
+
+/// The reachability timeout of the hanging-endpoint runs, s. The check (`HEAD`, else `GET`) is
+/// the only time the run waits on an endpoint that never answers (it is disabled after it), and
+/// the whole check is bounded by this timeout once: the run takes at least it and less than
+/// twice it: the rest of the run (a debug build starting, 10 requests, exports) takes about
+/// 2.5 s with every test of this file running at once on two cores, well inside the 6 s of
+/// slack. Two timeouts, one for the `HEAD` and one for the `GET`, take 12 s plus that.
+const HANG_REACHABILITY_S: u64 = 6;
+
+#[test]
+fn hanging_endpoint_costs_one_reachability_timeout() {
+    let server = mock(MetricsMode::Hang);
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let t = HANG_REACHABILITY_S.to_string();
+    let out = profile_env(
+        &server,
+        dir.path(),
+        10,
+        &["--verbose"],
+        &[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", &t)],
+    );
+    let elapsed = started.elapsed();
+    let timeout = Duration::from_secs(HANG_REACHABILITY_S);
+    assert!(
+        elapsed >= timeout && elapsed < 2 * timeout,
+        "{elapsed:?} (reachability timeout {timeout:?})"
+    );
+    assert!(warnings(&out).is_empty(), "{:?}", warnings(&out));
+    let url = format!("http://{}/metrics", server.addr);
+    assert_eq!(
+        server_metrics_lines(&out),
+        [
+            format!(
+                "ringperf: server metrics endpoint {url} is not reachable: no answer within \
+                 {HANG_REACHABILITY_S} s"
+            ),
+            "ringperf: server metrics disabled: no Prometheus endpoints reachable".to_owned(),
+        ]
+    );
+    assert_client_artifacts_only(dir.path(), 10);
+}
+
+#[test]
+fn hanging_endpoint_beside_a_healthy_one_only_the_healthy_one_is_exported() {
+    let good = mock(MetricsMode::Vllm);
+    let hang = mock(MetricsMode::Hang);
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let t = HANG_REACHABILITY_S.to_string();
+    let out = profile_env(
+        &good,
+        dir.path(),
+        10,
+        &["--server-metrics", &hang.addr.to_string()],
+        &[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", &t)],
+    );
+    let elapsed = started.elapsed();
+    // The checks run side by side: one timeout for the hanging endpoint, during which the
+    // healthy one's check is long done; then the run and its 0.3 s flush period.
+    let timeout = Duration::from_secs(HANG_REACHABILITY_S);
+    assert!(
+        elapsed >= timeout && elapsed < 2 * timeout,
+        "{elapsed:?} (reachability timeout {timeout:?})"
+    );
+    assert!(warnings(&out).is_empty(), "{:?}", warnings(&out));
+    let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    let good_url = format!("http://{}/metrics", good.addr);
+    let hang_url = format!("http://{}/metrics", hang.addr);
+    assert_eq!(
+        doc["summary"]["endpoints_configured"],
+        serde_json::json!([good_url, hang_url])
+    );
+    assert_eq!(
+        doc["summary"]["endpoints_successful"],
+        serde_json::json!([good_url])
+    );
+    // The healthy endpoint is the one the requests went to: baseline before the first, final
+    // scrape after the last.
+    assert_eq!(counter_total(&doc, "vllm:request_success"), 10.0);
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["request_count"]["avg"].as_f64(), Some(10.0));
+}
+
+#[test]
+fn hanging_connections_end_when_the_mock_stops() {
+    let server = mock(MetricsMode::Hang);
+    let mut held = Vec::new();
+    for path in ["/metrics", "/prometheus/metrics"] {
+        let (s, got) = raw_exchange(
+            server.addr,
+            &format!("GET {path} HTTP/1.1\r\nHost: m\r\n\r\n"),
+            Duration::from_millis(300),
+        );
+        assert_eq!(got, None, "{path} never answers");
+        held.push(s);
+    }
+    // The stop waits at most 2 s for connections that will not end; these must end at once.
+    let stopping = std::time::Instant::now();
+    server.stop();
+    assert!(
+        stopping.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        stopping.elapsed()
+    );
+    for mut s in held {
+        use std::io::Read;
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 64];
+        match s.read(&mut buf) {
+            Ok(0) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            other => panic!("the mock's stop closes the connection: {other:?}"),
+        }
+    }
 }
 
 /// CPU cost of the scraper thread per scrape (thread CPU time from schedstat over N scrapes of

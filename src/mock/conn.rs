@@ -394,6 +394,10 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                         let r = worker
                             .shared
                             .metrics_reply(worker.index, route == Route::PrometheusMetrics);
+                        if r.hang {
+                            super::metrics_modes::hang(&mut stream).await;
+                            return;
+                        }
                         if !r.delay.is_zero() {
                             monoio::time::sleep(r.delay).await;
                         }

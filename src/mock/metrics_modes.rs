@@ -1,11 +1,14 @@
 //! What the mock answers at `/metrics` and `/prometheus/metrics`: the vLLM page, or one of the
 //! modes that exercise the scraper's edge cases (TRT-LLM's JSON `/metrics`, garbage, a slow
-//! endpoint, a counter reset, NaN samples, escaped labels, many series).
+//! endpoint, a counter reset, NaN samples, escaped labels, many series, a 404, an endpoint that
+//! never answers).
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
+use monoio::io::AsyncReadRent;
+use monoio::net::TcpStream;
 use serde::{Deserialize, Serialize};
 
 use super::server::Shared;
@@ -43,6 +46,12 @@ pub enum MetricsMode {
         /// Number of series.
         series: u32,
     },
+    /// No metrics at all: 404 at `/metrics` and at `/prometheus/metrics`.
+    NotFound,
+    /// Both metrics paths accept the request, read it and never answer: the mock keeps the
+    /// connection open (discarding whatever else arrives) until the client closes it or the
+    /// mock stops.
+    Hang,
 }
 
 /// One answer of the metrics routes.
@@ -56,6 +65,8 @@ pub(crate) struct MetricsReply {
     pub(crate) body: Vec<u8>,
     /// Wait this long before answering.
     pub(crate) delay: Duration,
+    /// Never answer (see [`MetricsMode::Hang`] and [`hang`]).
+    pub(crate) hang: bool,
 }
 
 const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -72,6 +83,7 @@ fn found(body: String) -> MetricsReply {
         content_type: PROMETHEUS,
         body: body.into_bytes(),
         delay: Duration::ZERO,
+        hang: false,
     }
 }
 
@@ -81,6 +93,7 @@ fn not_found() -> MetricsReply {
         content_type: "application/json",
         body: super::wire::error_body(404, "not found"),
         delay: Duration::ZERO,
+        hang: false,
     }
 }
 
@@ -90,6 +103,7 @@ fn json() -> MetricsReply {
         content_type: "application/json",
         body: TRTLLM_JSON.as_bytes().to_vec(),
         delay: Duration::ZERO,
+        hang: false,
     }
 }
 
@@ -104,6 +118,11 @@ impl Shared {
         }
         let n: u64 = self.metrics.iter().map(|t| t.pages.load(Relaxed)).sum();
         match (mode, prometheus_path) {
+            (MetricsMode::Hang, _) => MetricsReply {
+                hang: true,
+                ..not_found()
+            },
+            (MetricsMode::NotFound, _) => not_found(),
             (MetricsMode::TrtLlm, false) | (MetricsMode::JsonOnly, false) => json(),
             (MetricsMode::TrtLlm, true) => found(self.metrics_text()),
             (_, true) => not_found(),
@@ -112,6 +131,7 @@ impl Shared {
                 content_type: "text/plain; charset=utf-8",
                 body: GARBAGE.as_bytes().to_vec(),
                 delay: Duration::ZERO,
+                hang: false,
             },
             (MetricsMode::Slow { delay_ms }, false) => MetricsReply {
                 delay: Duration::from_millis(delay_ms),
@@ -122,6 +142,23 @@ impl Shared {
                 extras(m, n, &mut page);
                 found(page)
             }
+        }
+    }
+}
+
+/// Holds a connection whose request will never be answered: reads and discards until the peer
+/// closes it (or a read fails). A mock stop ends it earlier, by dropping the connection
+/// ([`super::conn::Worker::close_connections`]). Memory stays one small buffer however much
+/// the peer sends.
+pub(crate) async fn hang(stream: &mut TcpStream) {
+    // A `Vec` is read into from its start, up to its capacity: the buffer is reused as is.
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    loop {
+        let (res, b) = stream.read(buf).await;
+        buf = b;
+        match res {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
         }
     }
 }

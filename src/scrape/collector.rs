@@ -478,8 +478,18 @@ pub fn thread_cpu_ns() -> Option<u64> {
         .ok()
 }
 
-/// `HEAD` → 200, else `GET` → 200 (spec §7.1).
+/// `HEAD` → 200, else `GET` → 200 (spec §7.1), the whole check bounded by the reachability
+/// timeout: an endpoint that never answers costs that timeout once, not once per request (its
+/// `HEAD` timing out ends the check, as in AIPerf, where the timeout error skips the `GET`).
 async fn reachable(shared: Rc<Shared>, i: usize) -> Result<(), String> {
+    let limit = shared.settings.reachability_timeout;
+    monoio::time::timeout(limit, head_then_get(shared, i))
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", limit.as_secs_f64())))
+}
+
+/// The two requests of [`reachable`].
+async fn head_then_get(shared: Rc<Shared>, i: usize) -> Result<(), String> {
     let ep = &shared.endpoints[i];
     let t = ep.target.borrow().clone();
     let to = Timeouts {
