@@ -456,7 +456,8 @@ fn not_found_endpoint_is_unreachable_and_the_run_carries_on() {
     let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
     // An unreachable endpoint is not a WARNING (AIPerf logs it at debug level and the
-    // "no Prometheus endpoints reachable" status at info); ringperf says it under --verbose.
+    // "no Prometheus endpoints reachable" status at info); ringperf prints that status line
+    // always and the per-endpoint reason under --verbose.
     assert!(warnings(&out).is_empty(), "{:?}", warnings(&out));
     let url = format!("http://{}/metrics", server.addr);
     assert_eq!(

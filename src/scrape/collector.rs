@@ -383,9 +383,9 @@ async fn run(
         }
     }
     if reachable_count == 0 {
-        if shared.verbose {
-            eprintln!("ringperf: server metrics disabled: no Prometheus endpoints reachable");
-        }
+        // Said at the default log level (AIPerf logs this status at info); the reason per
+        // endpoint is printed above under --verbose.
+        eprintln!("ringperf: server metrics disabled: no Prometheus endpoints reachable");
         let _ = ready.send(Ok(0));
         return Collected::default();
     }
