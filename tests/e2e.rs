@@ -424,6 +424,19 @@ fn error_budget_stops_the_run_with_exit_code_3() {
     );
 }
 
+/// Waits until a child run writes its first record (start-up of a debug build can take a while).
+fn wait_for_records(dir: &Path) {
+    let jsonl = dir.join("profile_export.jsonl");
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&jsonl).map_or(0, |m| m.len()) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no records after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// SIGINT stops issuing, lets requests in flight finish, writes every artifact marked cancelled
 /// and exits 130.
 #[test]
@@ -455,16 +468,7 @@ fn sigint_cancels_gracefully() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until records are being written (start-up of a debug build can take a while).
-    let jsonl = dir.path().join("profile_export.jsonl");
-    let t0 = std::time::Instant::now();
-    while std::fs::metadata(&jsonl).map_or(0, |m| m.len()) == 0 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no records after 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_records(dir.path());
     // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -517,15 +521,7 @@ fn sigkill_leaves_only_complete_jsonl_lines() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let jsonl = dir.path().join("profile_export.jsonl");
-    let t0 = std::time::Instant::now();
-    while std::fs::metadata(&jsonl).map_or(0, |m| m.len()) == 0 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no records after 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_records(dir.path());
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
