@@ -234,7 +234,11 @@ def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=Non
                  extra=()):
     cmd = [RINGPERF, "profile", "-m", "mock-model", "--url", URL, "--endpoint-type", "chat",
            "--tokenizer", "builtin", "--isl", "8", "--osl", str(osl), "--workers-max", "1",
-           "--ui", "none", "--random-seed", "1", "--output-artifact-dir", str(outdir)]
+           "--ui", "none", "--random-seed", "1", "--output-artifact-dir", str(outdir),
+           # Server-metrics collection is on by default and the mock serves /metrics: off,
+           # like AIPerf's --no-server-metrics below, so a scraper thread does not share the
+           # client core and the figures stay comparable with earlier runs.
+           "--no-server-metrics"]
     if streaming:
         cmd.append("--streaming")
     if conc is not None:
@@ -258,6 +262,13 @@ def check_ringperf(r, outdir, n, tokens):
     check(d["error_summary"] == [], f"errors: {d['error_summary']}")
     check(d["total_usage_completion_tokens"]["avg"] == n * tokens,
           f"usage completion tokens {d['total_usage_completion_tokens']['avg']} != {n * tokens}")
+    # The mock reports exact usage.prompt_tokens (same o200k_base tokenizer as the client), so
+    # the server's prompt count must equal the client's ISL, request by request.
+    isl_sum = d.get("input_sequence_length", {}).get("sum")
+    check(isl_sum is not None and d["total_usage_prompt_tokens"]["avg"] == isl_sum,
+          f"usage prompt tokens {d['total_usage_prompt_tokens']['avg']} != ISL sum {isl_sum}")
+    check(d.get("usage_discrepancy_count", {}).get("avg", 0) == 0,
+          f"usage discrepancies: {d.get('usage_discrepancy_count')}")
     return d
 
 
