@@ -379,27 +379,15 @@ impl Config {
             .max(1);
 
         let stimulus = match profiling.load {
-            Load::Concurrency(n) => format!("concurrency{n}"),
-            Load::Rate {
-                rate, cap: Some(c), ..
-            } => {
-                format!("concurrency{c}-request_rate{}", python_float(rate))
-            }
-            Load::Rate {
-                rate, cap: None, ..
-            } => format!("request_rate{}", python_float(rate)),
+            Load::Concurrency(n) => crate::export::Stimulus::Concurrency(n),
+            Load::Rate { rate, cap, .. } => crate::export::Stimulus::Rate {
+                rate,
+                concurrency: cap,
+            },
         };
         let artifact_dir = match &args.artifact_dir {
             Some(d) => d.clone(),
-            None => {
-                let model = if models.len() > 1 {
-                    format!("{}_multi", models[0].replace('/', "_"))
-                } else {
-                    models[0].replace('/', "_")
-                };
-                PathBuf::from("artifacts")
-                    .join(format!("{model}-openai-{}-{stimulus}", endpoint.as_str()))
-            }
+            None => crate::export::default_artifact_dir(&models, endpoint.as_str(), &stimulus),
         };
         if let Some(p) = &args.profile_export_prefix
             && (p.is_empty() || p.contains('/'))
@@ -767,15 +755,6 @@ fn check_header(k: &str, v: &str) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
-}
-
-/// Python's `str(float)` for the values a rate takes (`10.0`, `0.5`, `2.5`).
-pub fn python_float(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e16 {
-        format!("{v:.1}")
-    } else {
-        format!("{v}")
-    }
 }
 
 fn kebab(camel: &str) -> String {

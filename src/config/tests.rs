@@ -242,13 +242,6 @@ fn workers_capped_by_concurrency() {
 }
 
 #[test]
-fn python_float_formatting() {
-    assert_eq!(python_float(10.0), "10.0");
-    assert_eq!(python_float(0.5), "0.5");
-    assert_eq!(python_float(2.25), "2.25");
-}
-
-#[test]
 fn server_metrics_flags() {
     let c = cfg(
         "ringperf profile -m m --server-metrics node1:8081 http://node1:8081/metrics/ \
