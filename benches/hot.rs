@@ -79,6 +79,7 @@ fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         worker_id: 0,
         url_index: 0,
         request_id: uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
+        correlation_id: uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
         start_ns: 10,
         head_ns: Some(20),
         end_ns: 1_000,

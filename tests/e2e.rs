@@ -515,3 +515,69 @@ fn sigkill_leaves_only_complete_jsonl_lines() {
         assert!(v["metadata"]["x_request_id"].is_string());
     }
 }
+
+/// The request head carries AIPerf's headers: content negotiation, auth, the per-request and
+/// per-session ids, and the session-affinity copy of the correlation id.
+#[test]
+fn request_head_carries_aiperf_headers() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let head_end = loop {
+            let n = s.read(&mut chunk).unwrap();
+            assert!(n > 0, "client closed early");
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
+        let body = r#"{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello there"},"finish_reason":"stop"}],"usage":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10}}"#;
+        write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        head
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {addr} --request-count 1 --isl 8 --api-key k-1 \
+         -H X-Tenant:blue --no-server-metrics --ui none --artifact-dir {}",
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!(out.successes, 1, "{out:?}");
+    let head = server.join().unwrap();
+    let header = |name: &str| {
+        head.lines()
+            .find_map(|l| {
+                l.split_once(": ")
+                    .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            })
+            .map(|(_, v)| v.to_string())
+            .unwrap_or_else(|| panic!("no {name} in {head}"))
+    };
+    assert!(
+        head.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"),
+        "{head}"
+    );
+    assert_eq!(header("Accept"), "application/json");
+    assert_eq!(header("Content-Type"), "application/json");
+    assert_eq!(header("Authorization"), "Bearer k-1");
+    assert_eq!(header("X-Tenant"), "blue");
+    let rid = header("X-Request-ID");
+    let cid = header("X-Correlation-ID");
+    assert!(uuid::Uuid::parse_str(&rid).is_ok() && uuid::Uuid::parse_str(&cid).is_ok());
+    assert_ne!(rid, cid);
+    assert_eq!(header("X-Session-Affinity"), cid);
+    // The JSONL record names the request id that went on the wire.
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs[0]["metadata"]["x_request_id"], rid.as_str());
+    assert_eq!(recs[0]["metadata"]["x_correlation_id"], cid.as_str());
+}

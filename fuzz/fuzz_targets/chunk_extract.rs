@@ -19,6 +19,7 @@ fn record(body: &[u8], events: Vec<Event>, is_sse: bool, error: Option<RequestEr
         worker_id: 0,
         url_index: 0,
         request_id: uuid::Uuid::nil(),
+        correlation_id: uuid::Uuid::nil(),
         start_ns: 0,
         head_ns: Some(1),
         end_ns: u64::MAX,

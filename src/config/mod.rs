@@ -191,6 +191,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Headers sent on every request (user headers and Authorization), in order.
     pub headers: Vec<(String, String)>,
+    /// Headers that carry a copy of the correlation id (session affinity; AIPerf's
+    /// `AIPERF_HTTP_X_*_FROM_CORRELATION_ID`, `X-Session-Affinity` on by default).
+    pub correlation_copies: Vec<&'static str>,
     /// Values that must never appear in artifacts or logs (API key, Authorization header values).
     pub secrets: Vec<String>,
     pub extra_inputs: Map<String, Value>,
@@ -432,6 +435,7 @@ impl Config {
             urls,
             request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
             headers,
+            correlation_copies: affinity_headers(|k| std::env::var(k).ok())?,
             cli_command: redact_command(argv, &secrets),
             secrets,
             extra_inputs,
@@ -700,6 +704,50 @@ fn arrival(p: Option<ArrivalPatternArg>, smoothness: Option<f64>) -> Result<Arri
 
 fn secs_or_forever(s: f64) -> Option<Duration> {
     s.is_finite().then(|| Duration::from_secs_f64(s))
+}
+
+/// The session-affinity copies of the correlation id AIPerf sends, from its environment
+/// variables (spec §1.5, §2.2): `X-Session-Affinity` unless turned off, the others when on.
+pub fn affinity_headers(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<&'static str>, ConfigError> {
+    const VARS: [(&str, &str, bool); 4] = [
+        (
+            "AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID",
+            "X-Session-Affinity",
+            true,
+        ),
+        (
+            "AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID",
+            "X-Session-ID",
+            false,
+        ),
+        (
+            "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID",
+            "X-SMG-Routing-Key",
+            false,
+        ),
+        (
+            "AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID",
+            "X-Dynamo-Session-ID",
+            false,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (var, header, default) in VARS {
+        let on = match lookup(var) {
+            None => default,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" | "" => false,
+                _ => return err(format!("{var}={v}: expected true or false")),
+            },
+        };
+        if on {
+            out.push(header);
+        }
+    }
+    Ok(out)
 }
 
 /// Parses `key:value` pairs (one per argument) or a JSON object into (key, JSON value) pairs.

@@ -278,3 +278,25 @@ fn server_metrics_flags() {
     let e = cfg("ringperf profile -m m --server-metrics https://x/metrics").unwrap_err();
     assert!(e.0.contains("http://"), "{e}");
 }
+
+#[test]
+fn session_affinity_headers_follow_aiperf_env() {
+    let none = |_: &str| None;
+    assert_eq!(affinity_headers(none).unwrap(), vec!["X-Session-Affinity"]);
+    let all_on = |k: &str| {
+        Some(
+            if k.contains("AFFINITY") {
+                "false"
+            } else {
+                "TRUE"
+            }
+            .to_string(),
+        )
+    };
+    assert_eq!(
+        affinity_headers(all_on).unwrap(),
+        vec!["X-Session-ID", "X-SMG-Routing-Key", "X-Dynamo-Session-ID"]
+    );
+    let bad = |k: &str| k.contains("SMG").then(|| "maybe".to_string());
+    assert!(affinity_headers(bad).unwrap_err().0.contains("SMG"));
+}

@@ -18,7 +18,9 @@ pub mod request;
 pub mod response;
 
 pub use body::{BodyDecoder, BodyKind, Feed};
-pub use request::{EncodedRequest, encode_get, encode_post, encode_post_named, write_uuid};
+pub use request::{
+    EncodedRequest, encode_get, encode_post, encode_post_named, encode_post_with, write_uuid,
+};
 pub use response::{Head, MAX_HEAD_BYTES, MAX_HEADERS, parse_head};
 
 /// The outcome of a parser that may need more input: short input is a status, never an error.

@@ -27,14 +27,21 @@ pub struct EncodedRequest {
     /// Offsets in `bytes` of the 36-byte values of the request-id header (`[0]`) and the
     /// correlation-id header (`[1]`).
     pub id_slots: [usize; 2],
+    /// Offsets of headers that carry a copy of the correlation id (AIPerf's session-affinity
+    /// headers such as `X-Session-Affinity`).
+    pub copy_slots: Vec<usize>,
 }
 
 impl EncodedRequest {
-    /// Writes both ids into their slots (hyphenated, lowercase), allocation-free.
+    /// Writes both ids into their slots (hyphenated, lowercase), the correlation id also into
+    /// every copy slot; allocation-free.
     pub fn set_ids(&mut self, request_id: &uuid::Uuid, correlation_id: &uuid::Uuid) {
         let [request_slot, correlation_slot] = self.id_slots;
         write_uuid(&mut self.bytes, request_slot, request_id);
         write_uuid(&mut self.bytes, correlation_slot, correlation_id);
+        for &slot in &self.copy_slots {
+            write_uuid(&mut self.bytes, slot, correlation_id);
+        }
     }
 }
 
@@ -64,11 +71,26 @@ pub fn encode_post_named(
     body: &[u8],
     correlation_header: &str,
 ) -> Result<EncodedRequest, HttpError> {
+    encode_post_with(host, path, headers, body, correlation_header, &[])
+}
+
+/// [`encode_post_named`] plus one header per name in `copies` carrying a copy of the
+/// correlation id (AIPerf's `AIPERF_HTTP_X_*_FROM_CORRELATION_ID` session-affinity headers).
+pub fn encode_post_with(
+    host: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    correlation_header: &str,
+    copies: &[&str],
+) -> Result<EncodedRequest, HttpError> {
     check_target(host, path)?;
-    if !is_token(correlation_header) || correlation_header.eq_ignore_ascii_case(REQUEST_ID_HEADER) {
+    let id_headers = || std::iter::once(&correlation_header).chain(copies);
+    if id_headers().any(|h| !is_token(h) || h.eq_ignore_ascii_case(REQUEST_ID_HEADER)) {
         return Err(HttpError::InvalidHeader);
     }
-    let reserved = [REQUEST_ID_HEADER, correlation_header, "content-length"];
+    let mut reserved = vec![REQUEST_ID_HEADER, correlation_header, "content-length"];
+    reserved.extend_from_slice(copies);
     check_headers(headers, &reserved)?;
 
     let mut bytes = Vec::with_capacity(head_capacity(host, path, headers) + 160 + body.len());
@@ -78,11 +100,16 @@ pub fn encode_post_named(
     bytes.extend_from_slice(b"\r\n");
     let request_slot = push_id_header(&mut bytes, REQUEST_ID_HEADER);
     let correlation_slot = push_id_header(&mut bytes, correlation_header);
+    let copy_slots = copies
+        .iter()
+        .map(|h| push_id_header(&mut bytes, h))
+        .collect();
     bytes.extend_from_slice(b"\r\n");
     bytes.extend_from_slice(body);
     Ok(EncodedRequest {
         bytes,
         id_slots: [request_slot, correlation_slot],
+        copy_slots,
     })
 }
 

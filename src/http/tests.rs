@@ -152,3 +152,47 @@ fn error_messages_are_lowercase_without_period() {
         );
     }
 }
+
+#[test]
+fn correlation_copies_get_their_own_slots() {
+    let mut r = super::encode_post_with(
+        "h:1",
+        "/p",
+        &[],
+        b"{}",
+        "X-Correlation-ID",
+        &["X-Session-Affinity"],
+    )
+    .unwrap();
+    assert_eq!(r.copy_slots.len(), 1);
+    let rid = uuid::Uuid::from_u128(1);
+    let cid = uuid::Uuid::from_u128(0xabc);
+    r.set_ids(&rid, &cid);
+    let text = String::from_utf8(r.bytes.clone()).unwrap();
+    assert!(
+        text.contains(&format!("X-Correlation-ID: {cid}\r\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("X-Session-Affinity: {cid}\r\n")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("X-Request-ID: {rid}\r\n")), "{text}");
+    // A copy header cannot also be a user header, nor be the request-id header.
+    let dup = [("x-session-affinity".to_string(), "v".to_string())];
+    assert!(
+        super::encode_post_with(
+            "h:1",
+            "/p",
+            &dup,
+            b"",
+            "X-Correlation-ID",
+            &["X-Session-Affinity"]
+        )
+        .is_err()
+    );
+    assert!(
+        super::encode_post_with("h:1", "/p", &[], b"", "X-Correlation-ID", &["X-Request-ID"])
+            .is_err()
+    );
+}

@@ -74,6 +74,8 @@ pub struct RawRecord {
     pub url_index: u16,
     /// `X-Request-ID` sent with the request.
     pub request_id: uuid::Uuid,
+    /// `X-Correlation-ID` (the session id; every ringperf session is one request).
+    pub correlation_id: uuid::Uuid,
     /// Monotonic ns just before the request's first byte was written.
     pub start_ns: u64,
     /// Monotonic ns of the read that completed the response head.

@@ -128,6 +128,7 @@ mod tests {
             worker_id: 0,
             url_index: 0,
             request_id: uuid::Uuid::nil(),
+            correlation_id: uuid::Uuid::nil(),
             start_ns: 0,
             head_ns: None,
             end_ns: 0,

@@ -174,7 +174,7 @@ impl Collector {
             phase: raw.credit.phase,
             session_num: raw.credit.index,
             x_request_id: raw.request_id,
-            x_correlation_id: raw.request_id,
+            x_correlation_id: raw.correlation_id,
             conversation_id: entry.map(|e| e.id.clone()).unwrap_or_default(),
             turn_index: 0,
             worker_id: raw.worker_id,

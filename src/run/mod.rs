@@ -168,11 +168,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     for u in &cfg.urls {
         let mut per_url = Vec::with_capacity(dataset.entries.len());
         for e in &dataset.entries {
-            let req = crate::http::encode_post(
+            let req = crate::http::encode_post_with(
                 &u.host_header,
                 &u.request_path,
                 &request_headers(&cfg),
                 &e.payload,
+                crate::http::request::CORRELATION_ID_HEADER,
+                &cfg.correlation_copies,
             )
             .map_err(|err| {
                 RunError(format!(

@@ -34,6 +34,7 @@ pub(crate) async fn send(
         worker_id: state.id,
         url_index,
         request_id,
+        correlation_id,
         start_ns: 0,
         head_ns: None,
         end_ns: 0,
@@ -56,11 +57,9 @@ pub(crate) async fn send(
         let request_deadline = now.saturating_add(timeout_ns);
         let deadline = hard_deadline_ns.map_or(request_deadline, |h| h.min(request_deadline));
         let budget = Duration::from_nanos(deadline.saturating_sub(now));
-        let outcome = monoio::time::timeout(
-            budget,
-            attempt_once(shared, state, &mut rec, correlation_id, attempt == 0),
-        )
-        .await;
+        let outcome =
+            monoio::time::timeout(budget, attempt_once(shared, state, &mut rec, attempt == 0))
+                .await;
         match outcome {
             Ok(Ok(())) => break,
             Ok(Err(Failure::StaleConnection)) if attempt == 0 => {
@@ -181,7 +180,6 @@ async fn attempt_once(
     shared: &Shared,
     state: &Rc<WorkerState>,
     rec: &mut RawRecord,
-    correlation_id: uuid::Uuid,
     may_reuse: bool,
 ) -> Result<(), Failure> {
     let url = rec.url_index as usize;
@@ -212,8 +210,11 @@ async fn attempt_once(
     wbuf.clear();
     wbuf.extend_from_slice(&template.bytes);
     let [rid, cid] = template.id_slots;
+    for &slot in &template.copy_slots {
+        crate::http::write_uuid(&mut wbuf, slot, &rec.correlation_id);
+    }
     crate::http::write_uuid(&mut wbuf, rid, &rec.request_id);
-    crate::http::write_uuid(&mut wbuf, cid, &correlation_id);
+    crate::http::write_uuid(&mut wbuf, cid, &rec.correlation_id);
 
     rec.start_ns = shared.clock.now_ns();
     let (res, wbuf) = conn.stream.write_all(wbuf).await;
