@@ -4,7 +4,7 @@
 //! Each bench checks its answer against an independent computation before it is timed, and sets
 //! a throughput so criterion reports bytes/s or elements/s next to the time.
 //!
-//! The Prometheus text parser (`scrape::prom`) is not benched here yet: its API is not on main.
+//! The Prometheus text parser (`prom`) is not benched here yet: its API is not on main.
 
 use std::hint::black_box;
 

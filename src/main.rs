@@ -49,7 +49,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::ServerMetrics(args) => match ringperf::scrape::reprocess::from_args(&args) {
+        Command::ServerMetrics(args) => match ringperf::server_metrics::reprocess::from_args(&args)
+        {
             Ok(files) => {
                 for (label, path) in files {
                     println!("{label}: {}", path.display());

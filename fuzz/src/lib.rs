@@ -1,6 +1,6 @@
 //! The parser modules of ringperf, compiled from the main crate's sources.
 //!
-//! `http`, `sse`, `record`, `endpoint` and the Prometheus parser (`scrape::prom`, here `prom`)
+//! `http`, `sse`, `record`, `endpoint` and the Prometheus parser (`prom`, here `prom`)
 //! are pure (no I/O, no monoio), so they build on their own with httparse, memchr, uuid,
 //! crossbeam-queue, serde/serde_json and sonic-rs. Including them by path keeps the instrumented
 //! build small: depending on the whole ringperf library, even without its default features,

@@ -1,7 +1,7 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
-mod url;
+pub mod url;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use crate::cli::{
     LogLevelArg, ProfileArgs, ServerMetricsFormatArg, UiTypeArg,
 };
 use crate::endpoint::EndpointKind;
-use crate::scrape::output::{DEFAULT_FORMATS, Format};
+use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 
 pub use url::BaseUrl;
 
@@ -400,7 +400,7 @@ impl Config {
 
         let mut extra_urls = Vec::new();
         for u in args.server_metrics.iter().flatten() {
-            let n = crate::scrape::endpoint::normalize(u);
+            let n = url::normalize_metrics_url(u);
             if !n.to_ascii_lowercase().starts_with("http://") {
                 return err(format!(
                     "--server-metrics {u}: only http:// endpoints are supported"

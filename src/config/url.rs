@@ -1,6 +1,42 @@
-//! Base URLs: scheme handling, the path-join rule of spec §2.2, and address resolution.
+//! Base URLs: scheme handling, the path-join rule of spec §2.2, address resolution, and the
+//! metrics endpoint URL rules of spec §7.1.
 
 use std::net::{SocketAddr, ToSocketAddrs};
+
+/// Metrics endpoint URL normalization (spec §7.1, `normalize_metrics_endpoint_url`): prepend `http://` when there is no scheme, strip trailing
+/// `/`, append `/metrics` unless the URL already ends with it.
+#[must_use]
+pub fn normalize_metrics_url(raw: &str) -> String {
+    let raw = raw.trim();
+    let with_scheme = if raw.contains("://") {
+        raw.to_owned()
+    } else {
+        format!("http://{raw}")
+    };
+    let trimmed = with_scheme.trim_end_matches('/');
+    if trimmed.ends_with("/metrics") {
+        trimmed.to_owned()
+    } else {
+        format!("{trimmed}/metrics")
+    }
+}
+
+/// The endpoints of a run: every base URL's `/metrics`, then the extra URLs, normalized and
+/// de-duplicated in first-seen order.
+#[must_use]
+pub fn metrics_endpoint_list<'a>(
+    base_urls: impl IntoIterator<Item = &'a str>,
+    extra: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for u in base_urls.into_iter().chain(extra) {
+        let n = normalize_metrics_url(u);
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
 
 /// One `--url`, resolved and joined with the request path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -154,6 +190,34 @@ mod tests {
         assert!(u.addr.ip().is_loopback());
         let u = BaseUrl::parse("http://[::1]:8001", "/x").unwrap();
         assert_eq!(u.addr, "[::1]:8001".parse().unwrap());
+    }
+
+    #[test]
+    fn normalization_follows_aiperf() {
+        assert_eq!(
+            normalize_metrics_url("localhost:8000"),
+            "http://localhost:8000/metrics"
+        );
+        assert_eq!(
+            normalize_metrics_url("http://h:1/metrics/"),
+            "http://h:1/metrics",
+            "trailing slash stripped, /metrics kept"
+        );
+        assert_eq!(
+            normalize_metrics_url("http://h:1/v1/"),
+            "http://h:1/v1/metrics"
+        );
+        assert_eq!(
+            normalize_metrics_url("node2:9090/metrics"),
+            "http://node2:9090/metrics"
+        );
+        assert_eq!(
+            metrics_endpoint_list(
+                ["http://a:1", "http://a:1/"],
+                ["a:1/metrics", "http://b:2/x"]
+            ),
+            vec!["http://a:1/metrics", "http://b:2/x/metrics"]
+        );
     }
 
     #[test]

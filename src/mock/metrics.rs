@@ -376,16 +376,8 @@ mod tests {
 
     #[test]
     fn buckets_match_the_real_vllm_capture() {
-        // The real capture: in the repository's test data once copied there, else in the shared
-        // reference folder this module was written against.
-        let name = "vllm-cpu-metrics-after-load.txt";
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(name);
-        let shared = std::path::Path::new("/work/shared/reference/fixtures").join(name);
-        let fixture = std::fs::read_to_string(repo)
-            .or_else(|_| std::fs::read_to_string(shared))
-            .expect("the vLLM metrics capture is needed by this test");
+        // The real vLLM capture, kept in the repository's test data.
+        let fixture = include_str!("../../tests/data/vllm-cpu-metrics-after-load.txt");
         for (name, bounds) in [
             ("vllm:time_to_first_token_seconds_bucket", TTFT_BUCKETS),
             ("vllm:inter_token_latency_seconds_bucket", ITL_BUCKETS),

@@ -210,12 +210,9 @@ fn extras(m: MetricsMode, n: u64, page: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scrape::prom::{SeriesValue, parse_scrape};
+    use crate::prom::{SeriesValue, parse_scrape};
 
-    fn family<'a>(
-        s: &'a crate::scrape::prom::Scrape,
-        name: &str,
-    ) -> Option<&'a crate::scrape::prom::Family> {
+    fn family<'a>(s: &'a crate::prom::Scrape, name: &str) -> Option<&'a crate::prom::Family> {
         s.families.iter().find(|f| f.name == name)
     }
 

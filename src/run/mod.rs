@@ -2,7 +2,7 @@
 //! aggregator and the workers, drive the phases, write every export.
 
 mod collect;
-mod control;
+
 mod dispatch;
 mod server_metrics;
 mod ui;
@@ -23,8 +23,8 @@ use crate::record::ring::ring_bounded;
 use crate::worker::{CreditSource, PhasePlan, Shared, Workers};
 use crate::workload;
 
+pub use crate::control::{ErrorBudget, RunControl, StopReason};
 pub use collect::Progress;
-pub use control::{ErrorBudget, RunControl, StopReason};
 
 /// How a run ended, for the exit code.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,16 +5,16 @@
 use std::path::{Path, PathBuf};
 
 use crate::clock::Clock;
+use crate::config::url::metrics_endpoint_list;
 use crate::config::{Config, Load};
 use crate::export::{ExportNames, RunInfo};
 use crate::record::Phase;
-use crate::scrape::analysis::Window;
 use crate::scrape::collector::{Scraper, StartOptions};
-use crate::scrape::endpoint::endpoint_list;
-use crate::scrape::export::ExportContext;
-use crate::scrape::export::parquet::ParquetMeta;
-use crate::scrape::output::{FileNames, Format, write_exports};
 use crate::scrape::settings::Settings;
+use crate::server_metrics::analysis::Window;
+use crate::server_metrics::export::ExportContext;
+use crate::server_metrics::export::parquet::ParquetMeta;
+use crate::server_metrics::output::{FileNames, Format, write_exports};
 
 /// The highest core no worker is pinned to, if any.
 fn free_core(busy: &[Option<usize>]) -> Option<usize> {
@@ -45,7 +45,7 @@ pub(crate) fn start(
             return None;
         }
     };
-    let endpoints = endpoint_list(
+    let endpoints = metrics_endpoint_list(
         cfg.urls.iter().map(|u| u.display.as_str()),
         cfg.server_metrics.extra_urls.iter().map(String::as_str),
     );

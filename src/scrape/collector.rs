@@ -28,14 +28,14 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::endpoint::{Target, trtllm_fallback};
-use super::export::jsonl::ScrapeRecord;
 use super::fetch::{Pool, Response, Timeouts, fetch};
-use super::prom::{Scrape, parse_scrape};
 use super::settings::Settings;
-use super::store::Store;
 use crate::clock::Clock;
 use crate::config::IoDriver;
+use crate::prom::{Scrape, parse_scrape};
 use crate::record::Phase;
+use crate::server_metrics::export::jsonl::ScrapeRecord;
+use crate::server_metrics::store::Store;
 
 /// What the scraper thread is started with.
 #[derive(Clone, Debug)]

@@ -1,44 +1,10 @@
-//! Metrics endpoint URLs: AIPerf's normalization (spec §7.1), the TRT-LLM fallback path, and the
-//! resolved target a scrape connects to.
+//! Metrics endpoints as the scraper reaches them: the TRT-LLM fallback path and the resolved
+//! target a scrape connects to. The URL rules themselves (normalization, the endpoint list) are
+//! in [`crate::config::url`].
 
 use std::net::SocketAddr;
 
 use crate::config::BaseUrl;
-
-/// `normalize_metrics_endpoint_url`: prepend `http://` when there is no scheme, strip trailing
-/// `/`, append `/metrics` unless the URL already ends with it.
-#[must_use]
-pub fn normalize(raw: &str) -> String {
-    let raw = raw.trim();
-    let with_scheme = if raw.contains("://") {
-        raw.to_owned()
-    } else {
-        format!("http://{raw}")
-    };
-    let trimmed = with_scheme.trim_end_matches('/');
-    if trimmed.ends_with("/metrics") {
-        trimmed.to_owned()
-    } else {
-        format!("{trimmed}/metrics")
-    }
-}
-
-/// The endpoints of a run: every base URL's `/metrics`, then the extra URLs, normalized and
-/// de-duplicated in first-seen order.
-#[must_use]
-pub fn endpoint_list<'a>(
-    base_urls: impl IntoIterator<Item = &'a str>,
-    extra: impl IntoIterator<Item = &'a str>,
-) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for u in base_urls.into_iter().chain(extra) {
-        let n = normalize(u);
-        if !out.contains(&n) {
-            out.push(n);
-        }
-    }
-    out
-}
 
 /// The TRT-LLM alternative of `url`: `<base>/prometheus/metrics` when `url` ends with `/metrics`
 /// and is not already `/prometheus/metrics`; `None` otherwise.
@@ -110,25 +76,6 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalization_follows_aiperf() {
-        assert_eq!(normalize("localhost:8000"), "http://localhost:8000/metrics");
-        assert_eq!(
-            normalize("http://h:1/metrics/"),
-            "http://h:1/metrics",
-            "trailing slash stripped, /metrics kept"
-        );
-        assert_eq!(normalize("http://h:1/v1/"), "http://h:1/v1/metrics");
-        assert_eq!(normalize("node2:9090/metrics"), "http://node2:9090/metrics");
-        assert_eq!(
-            endpoint_list(
-                ["http://a:1", "http://a:1/"],
-                ["a:1/metrics", "http://b:2/x"]
-            ),
-            vec!["http://a:1/metrics", "http://b:2/x/metrics"]
-        );
-    }
 
     #[test]
     fn fallback_only_for_plain_metrics_paths() {

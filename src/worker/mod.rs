@@ -48,7 +48,7 @@ pub struct Shared {
     pub max_body_bytes: u64,
     pub seed: u64,
     /// Early stop (signal, error budget): stop issuing, cut in-flight requests at a deadline.
-    pub control: Arc<crate::run::RunControl>,
+    pub control: Arc<crate::control::RunControl>,
 }
 
 /// Where a phase's credits come from.

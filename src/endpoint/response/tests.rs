@@ -3,7 +3,7 @@
 use super::*;
 use crate::record::{Credit, Event, Phase};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/reference/fixtures");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}/{name}")).unwrap_or_else(|e| panic!("fixture {name}: {e}"))

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{Map, Value, json};
 
 use super::{ExportContext, ServerMetricsReport};
-use crate::scrape::analysis::Window;
+use crate::server_metrics::analysis::Window;
 
 /// Schema version of the JSON export.
 pub const SCHEMA_VERSION: &str = "1.1";

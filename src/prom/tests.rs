@@ -1,12 +1,9 @@
 use super::*;
 use proptest::prelude::*;
 
-const IDLE: &[u8] =
-    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-idle.txt");
-const DURING: &[u8] =
-    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-during-load.txt");
-const AFTER: &[u8] =
-    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-after-load.txt");
+const IDLE: &[u8] = include_bytes!("../../tests/data/vllm-cpu-metrics-idle.txt");
+const DURING: &[u8] = include_bytes!("../../tests/data/vllm-cpu-metrics-during-load.txt");
+const AFTER: &[u8] = include_bytes!("../../tests/data/vllm-cpu-metrics-after-load.txt");
 
 fn family<'s>(s: &'s Scrape, name: &str) -> &'s Family {
     s.families
@@ -304,7 +301,7 @@ proptest! {
 }
 
 /// Parser throughput on the real vLLM page. A measurement, not a check: run it optimized,
-/// `cargo test --release --lib scrape::prom::tests::throughput_on_real_vllm_page -- --ignored --nocapture`.
+/// `cargo test --release --lib prom::tests::throughput_on_real_vllm_page -- --ignored --nocapture`.
 #[test]
 #[ignore = "measurement; run in release with --ignored --nocapture"]
 fn throughput_on_real_vllm_page() {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{ExportContext, ServerMetricsReport, endpoint_display};
-use crate::scrape::summary::{ESTIMATE_KEYS, MetricSummary, SeriesStats, SeriesSummary};
+use crate::server_metrics::summary::{ESTIMATE_KEYS, MetricSummary, SeriesStats, SeriesSummary};
 
 /// Schema version written in the CSV header.
 pub const SCHEMA_VERSION: &str = "1.0";

@@ -18,8 +18,8 @@ use super::export::ExportContext;
 use super::export::jsonl::read_records;
 use super::export::parquet::ParquetMeta;
 use super::output::{FileNames, Format, write_exports};
-use super::prom::MetricType;
 use super::store::Store;
+use crate::prom::MetricType;
 
 /// What to recompute.
 #[derive(Clone, Debug, PartialEq)]
@@ -224,7 +224,7 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scrape::store::SeriesData;
+    use crate::server_metrics::store::SeriesData;
 
     const LINES: &str = concat!(
         r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":1000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":10.0}],"g":[{"labels":{"m":"x"},"value":1.0}],"h":[{"buckets":{"1.0":1.0,"+Inf":2.0},"sum":3.0,"count":2.0}]}}"#,

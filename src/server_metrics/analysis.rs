@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use super::estimator::{estimate_percentiles, learn_bucket_stats};
-use super::prom::MetricType;
 use super::stats::{PERCENTILES, mean, percentile_sorted, std_ddof1};
 use super::store::{HistogramSeries, ScalarSeries, SeriesData, Store};
 use super::summary::{
@@ -11,6 +10,7 @@ use super::summary::{
     SeriesStats, SeriesSummary, SliceValues, Timeslice,
 };
 use super::units::infer_unit;
+use crate::prom::MetricType;
 
 /// The summarized window: `[start_ns, end_ns]` inclusive, optional slice duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

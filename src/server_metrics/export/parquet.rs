@@ -19,10 +19,10 @@ use parquet::file::properties::WriterProperties;
 
 use super::ExportContext;
 use super::json::iso8601;
-use crate::scrape::analysis::Window;
-use crate::scrape::prom::MetricType;
-use crate::scrape::store::{SeriesData, Store};
-use crate::scrape::units::infer_unit;
+use crate::prom::MetricType;
+use crate::server_metrics::analysis::Window;
+use crate::server_metrics::store::{SeriesData, Store};
+use crate::server_metrics::units::infer_unit;
 
 /// Schema version written as `aiperf.schema_version`.
 pub const SCHEMA_VERSION: &str = "1.0";

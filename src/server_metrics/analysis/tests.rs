@@ -1,6 +1,6 @@
 use super::*;
-use crate::scrape::prom::parse_scrape;
-use crate::scrape::store::EndpointStore;
+use crate::prom::parse_scrape;
+use crate::server_metrics::store::EndpointStore;
 
 const S: u64 = 1_000_000_000;
 

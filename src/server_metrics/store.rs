@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use super::prom::{LabelSet, MetricType, Scrape, SeriesValue};
+use crate::prom::{LabelSet, MetricType, Scrape, SeriesValue};
 
 /// Scalar (gauge / counter / unknown) samples, sorted by time.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -192,7 +192,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scrape::prom::parse_scrape;
+    use crate::prom::parse_scrape;
 
     #[test]
     fn out_of_order_samples_and_bucket_schema() {

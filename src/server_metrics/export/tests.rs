@@ -1,14 +1,11 @@
 use super::*;
-use crate::scrape::prom::MetricType;
-use crate::scrape::prom::parse_scrape;
+use crate::prom::MetricType;
+use crate::prom::parse_scrape;
 use std::collections::{BTreeMap, HashMap};
 
-const IDLE: &[u8] =
-    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-idle.txt");
-const DURING: &[u8] =
-    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-during-load.txt");
-const AFTER: &[u8] =
-    include_bytes!("../../../../shared/reference/fixtures/vllm-cpu-metrics-after-load.txt");
+const IDLE: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-idle.txt");
+const DURING: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-during-load.txt");
+const AFTER: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-after-load.txt");
 
 pub(super) const URL: &str = "http://localhost:8000/metrics";
 const S: u64 = 1_000_000_000;
@@ -137,7 +134,7 @@ fn json_export_fields() {
     assert_eq!(h["buckets"]["+Inf"], 204);
     let p50 = h["stats"]["p50_estimate"].as_f64().unwrap();
     assert!((50.0..=100.0).contains(&p50), "{p50}");
-    let p: Vec<f64> = crate::scrape::summary::ESTIMATE_KEYS
+    let p: Vec<f64> = crate::server_metrics::summary::ESTIMATE_KEYS
         .iter()
         .map(|k| h["stats"][*k].as_f64().unwrap())
         .collect();

@@ -1,0 +1,21 @@
+//! Server-metrics analysis and export (spec §7.3–7.8): everything after a page has been parsed,
+//! shared by the live run ([`crate::run`] feeding it from [`crate::scrape`]) and by re-processing
+//! (`ringperf server-metrics --from-jsonl`, [`reprocess`]), which never scrapes.
+//!
+//! Pipeline: a parsed page ([`crate::prom::Scrape`]) → [`store::EndpointStore::insert`]
+//! (per-series time series; [`store::EndpointStore::check_duplicate`] and
+//! [`store::EndpointStore::record_fetch`] keep the fetch log) → at the end of the run,
+//! [`export::compute_report`] over an [`analysis::Window`] ([`stats`], [`estimator`] for
+//! histogram percentiles, [`units`] for unit inference, [`summary`] for the result types) → the
+//! writers in [`export`], chosen and placed by [`output`]. The JSONL records
+//! ([`export::jsonl::ScrapeRecord`]) can be read back to rebuild a store ([`reprocess`]).
+
+pub mod analysis;
+pub mod estimator;
+pub mod export;
+pub mod output;
+pub mod reprocess;
+pub mod stats;
+pub mod store;
+pub mod summary;
+pub mod units;
