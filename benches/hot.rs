@@ -15,7 +15,7 @@ use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use ringperf::export::jsonl::{encode_line, record_line};
 use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
 use ringperf::record::ring::ring;
-use ringperf::record::{Credit, Event, Phase, RawRecord, RecordFacts, Usage};
+use ringperf::record::{Event, Phase, RawRecord, RecordFacts, Usage};
 use ringperf::sse::Framer;
 
 /// Response head of a real streaming vLLM chat response (CRLF, ends with the blank line).
@@ -68,31 +68,21 @@ fn expected_output_text() -> String {
     text
 }
 
+/// A successful record as a worker would hand it over: realistic ids, stamps and byte counts
+/// (the JSONL encoder writes them all).
 fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
-    RawRecord {
-        credit: Credit {
-            phase: Phase::Profiling,
-            index: 7,
-            template: 0,
-            intended_ns: 1,
-        },
-        worker_id: 0,
-        url_index: 0,
-        request_id: uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
-        correlation_id: uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
-        start_ns: 10,
-        head_ns: Some(20),
-        end_ns: 1_000,
-        status: 200,
-        is_sse,
-        body,
-        events,
-        error: None,
-        conn_reused: true,
-        bytes_sent: 100,
-        bytes_received: 5_000,
-        was_cancelled: false,
-    }
+    let id = uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+    let mut r = ringperf::record::testing::record(body, events, is_sse);
+    r.credit.index = 7;
+    r.credit.intended_ns = 1;
+    r.request_id = id;
+    r.correlation_id = id;
+    r.start_ns = 10;
+    r.head_ns = Some(20);
+    r.conn_reused = true;
+    r.bytes_sent = 100;
+    r.bytes_received = 5_000;
+    r
 }
 
 /// What the worker does with the bytes of one response: head, chunked body, SSE framing,

@@ -2,24 +2,47 @@
 //!
 //! The crate is a library with a thin binary (`src/main.rs`). The map of threads, data flow and
 //! modules is in `docs/architecture.md`.
+//!
+//! Two layers. The pure core — [`clock`], [`http`], [`sse`], [`prom`], [`record`] and
+//! [`endpoint`] — takes bytes and returns values: no I/O runtime, no threads of its own, so it is
+//! fuzzed, benched and property-tested alone and builds with `--no-default-features`. Everything
+//! else is the engine (feature `engine`, on by default): workers on monoio, the aggregator, the
+//! scraper, exports, tokenizers, the CLI and the mock server.
 
-pub mod aggregate;
-pub mod cli;
+// The pure core.
 pub mod clock;
-pub mod config;
-pub mod control;
 pub mod endpoint;
-pub mod export;
 pub mod http;
-pub mod mock;
 pub mod prom;
 pub mod record;
-pub mod run;
-pub mod schedule;
-pub mod scrape;
-pub mod server_metrics;
-pub mod signals;
 pub mod sse;
+
+// The engine.
+#[cfg(feature = "engine")]
+pub mod aggregate;
+#[cfg(feature = "engine")]
+pub mod cli;
+#[cfg(feature = "engine")]
+pub mod config;
+#[cfg(feature = "engine")]
+pub mod control;
+#[cfg(feature = "engine")]
+pub mod export;
+#[cfg(feature = "engine")]
+pub mod mock;
+#[cfg(feature = "engine")]
+pub mod run;
+#[cfg(feature = "engine")]
+pub mod schedule;
+#[cfg(feature = "engine")]
+pub mod scrape;
+#[cfg(feature = "engine")]
+pub mod server_metrics;
+#[cfg(feature = "engine")]
+pub mod signals;
+#[cfg(feature = "engine")]
 pub mod ui;
+#[cfg(feature = "engine")]
 pub mod worker;
+#[cfg(feature = "engine")]
 pub mod workload;

@@ -4,35 +4,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf_fuzz::endpoint::{EndpointKind, ParsedResponse, parse_record};
-use ringperf_fuzz::record::{Credit, Event, Phase, RawRecord, RequestError};
-use ringperf_fuzz::sse::Framer;
+use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use ringperf::record::{Event, RawRecord, RequestError, testing};
+use ringperf::sse::Framer;
 
+/// A record of `body` with `events` that ends after every event, as a worker's would.
 fn record(body: &[u8], events: Vec<Event>, is_sse: bool, error: Option<RequestError>) -> RawRecord {
-    RawRecord {
-        credit: Credit {
-            phase: Phase::Profiling,
-            index: 0,
-            template: 0,
-            intended_ns: 0,
-        },
-        worker_id: 0,
-        url_index: 0,
-        request_id: uuid::Uuid::nil(),
-        correlation_id: uuid::Uuid::nil(),
-        start_ns: 0,
-        head_ns: Some(1),
-        end_ns: u64::MAX,
-        status: 200,
-        is_sse,
-        body: body.to_vec(),
-        events,
-        error,
-        conn_reused: false,
-        bytes_sent: 0,
-        bytes_received: 0,
-        was_cancelled: false,
-    }
+    let mut rec = testing::record(body.to_vec(), events, is_sse);
+    rec.end_ns = u64::MAX;
+    rec.error = error;
+    rec
 }
 
 /// One event per SSE message. Stamps never decrease, and `per_read` consecutive messages share

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf_fuzz::prom::{
+use ringperf::prom::{
     Entry, Lexer, MetricType, ParseError, Scrape, SeriesValue, is_skipped_family_name, parse_scrape,
 };
 
@@ -101,7 +101,8 @@ fuzz_target!(|data: &[u8]| {
     if std::str::from_utf8(data).is_err() {
         return;
     }
-    let Some(cut) = memchr::memrchr(b'\n', data.get(..data.len() / 2 + 1).unwrap_or(&[])) else {
+    let first_half = data.get(..data.len() / 2 + 1).unwrap_or(&[]);
+    let Some(cut) = first_half.iter().rposition(|&b| b == b'\n') else {
         return;
     };
     let (head, tail) = data.split_at(cut + 1);

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf_fuzz::sse::{Framer, Message};
+use ringperf::sse::{Framer, Message};
 
 fuzz_target!(|data: &[u8]| {
     let mut framer = Framer::new();

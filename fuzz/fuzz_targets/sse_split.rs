@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use libfuzzer_sys::fuzz_target;
-use ringperf_fuzz::sse::Framer;
+use ringperf::sse::Framer;
 
 fn frame(body: &[u8], cuts: &[usize], compact: bool) -> Vec<Range<usize>> {
     let mut framer = Framer::new();

@@ -5,6 +5,8 @@
 //! extraction, tokenization and metrics happen on the aggregator thread.
 
 pub mod ring;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 /// The phase a request belongs to. Warmup records are excluded from every profiling metric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

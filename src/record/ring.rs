@@ -115,33 +115,12 @@ impl Consumer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Credit, Phase};
 
+    /// An empty record with request index `i`.
     fn rec(i: u64) -> RawRecord {
-        RawRecord {
-            credit: Credit {
-                phase: Phase::Profiling,
-                index: i,
-                template: 0,
-                intended_ns: 0,
-            },
-            worker_id: 0,
-            url_index: 0,
-            request_id: uuid::Uuid::nil(),
-            correlation_id: uuid::Uuid::nil(),
-            start_ns: 0,
-            head_ns: None,
-            end_ns: 0,
-            status: 200,
-            is_sse: false,
-            body: Vec::new(),
-            events: Vec::new(),
-            error: None,
-            conn_reused: false,
-            bytes_sent: 0,
-            bytes_received: 0,
-            was_cancelled: false,
-        }
+        let mut r = crate::record::testing::record(Vec::new(), Vec::new(), false);
+        r.credit.index = i;
+        r
     }
 
     #[test]

@@ -1,71 +1,13 @@
 //! Response extraction against the real vLLM captures and hand-written chunks.
 
 use super::*;
-use crate::record::{Credit, Event, Phase};
+use crate::record::Event;
+use crate::record::testing::{json_record, sse_record};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}/{name}")).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
-}
-
-fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
-    RawRecord {
-        credit: Credit {
-            phase: Phase::Profiling,
-            index: 0,
-            template: 0,
-            intended_ns: 0,
-        },
-        worker_id: 0,
-        url_index: 0,
-        request_id: uuid::Uuid::nil(),
-        correlation_id: uuid::Uuid::nil(),
-        start_ns: 0,
-        head_ns: Some(1),
-        end_ns: 1_000,
-        status: 200,
-        is_sse,
-        body,
-        events,
-        error: None,
-        conn_reused: false,
-        bytes_sent: 0,
-        bytes_received: 0,
-        was_cancelled: false,
-    }
-}
-
-/// Frames an SSE body the way a standard framer does: one event per message, spanning the
-/// message bytes without the blank-line terminator; stamps are 100, 200, ...
-fn sse_record(body: &[u8]) -> RawRecord {
-    let mut events = Vec::new();
-    let mut start = 0usize;
-    let mut stamp = 0u64;
-    while start < body.len() {
-        let rest = &body[start..];
-        let (len, skip) = match rest.windows(2).position(|w| w == b"\n\n") {
-            Some(i) => (i, 2),
-            None => (rest.len(), 0),
-        };
-        stamp += 100;
-        events.push(Event {
-            stamp_ns: stamp,
-            start: start as u32,
-            end: (start + len) as u32,
-        });
-        start += len + skip;
-    }
-    record(body.to_vec(), events, true)
-}
-
-fn json_record(body: &[u8]) -> RawRecord {
-    let ev = Event {
-        stamp_ns: 500,
-        start: 0,
-        end: body.len() as u32,
-    };
-    record(body.to_vec(), vec![ev], false)
 }
 
 fn parse(kind: EndpointKind, rec: &RawRecord) -> ParsedResponse {
