@@ -49,19 +49,25 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::ServerMetrics(args) => match ringperf::server_metrics::reprocess::from_args(&args)
-        {
-            Ok(files) => {
-                for (label, path) in files {
-                    println!("{label}: {}", path.display());
+        Command::ServerMetrics(args) => {
+            let written = ringperf::config::reprocess_options(&args)
+                .map_err(|e| e.to_string())
+                .and_then(|opts| {
+                    ringperf::server_metrics::reprocess::run(&opts).map_err(|e| e.to_string())
+                });
+            match written {
+                Ok(files) => {
+                    for (label, path) in files {
+                        println!("{label}: {}", path.display());
+                    }
+                    ExitCode::SUCCESS
                 }
-                ExitCode::SUCCESS
+                Err(e) => {
+                    eprintln!("ringperf: server-metrics: {e}");
+                    ExitCode::from(2)
+                }
             }
-            Err(e) => {
-                eprintln!("ringperf: server-metrics: {e}");
-                ExitCode::from(2)
-            }
-        },
+        }
         Command::MockServer(args) => match ringperf::mock::serve_from_args(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -545,30 +545,96 @@ pub enum IoDriverArg {
     Legacy,
 }
 
-fn parse_ratio(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|e| format!("`{s}` is not a number: {e}"))?;
+/// A flag value the value parsers below refuse (clap prints it after the flag's name).
+#[derive(Debug)]
+pub enum ValueError {
+    /// Not a number at all.
+    NotANumber {
+        value: String,
+        source: std::num::ParseFloatError,
+    },
+    /// A number outside 0..=1.
+    NotARatio { value: String },
+    /// Negative or NaN seconds.
+    NotSeconds { value: String },
+}
+
+impl std::fmt::Display for ValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueError::NotANumber { value, source } => {
+                write!(f, "`{value}` is not a number: {source}")
+            }
+            ValueError::NotARatio { value } => {
+                write!(f, "`{value}` must be a ratio between 0 and 1")
+            }
+            ValueError::NotSeconds { value } => write!(
+                f,
+                "`{value}` must be a non-negative number of seconds or `inf`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ValueError::NotANumber { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn parse_number(s: &str) -> Result<f64, ValueError> {
+    s.parse().map_err(|source| ValueError::NotANumber {
+        value: s.to_owned(),
+        source,
+    })
+}
+
+fn parse_ratio(s: &str) -> Result<f64, ValueError> {
+    let v = parse_number(s)?;
     if !(0.0..=1.0).contains(&v) {
-        return Err(format!("`{s}` must be a ratio between 0 and 1"));
+        return Err(ValueError::NotARatio {
+            value: s.to_owned(),
+        });
     }
     Ok(v)
 }
 
-fn parse_seconds_or_inf(s: &str) -> Result<f64, String> {
+fn parse_seconds_or_inf(s: &str) -> Result<f64, ValueError> {
     let v = if s.eq_ignore_ascii_case("inf") {
         f64::INFINITY
     } else {
-        s.parse::<f64>()
-            .map_err(|e| format!("`{s}` is not a number of seconds: {e}"))?
+        parse_number(s)?
     };
     if v.is_nan() || v < 0.0 {
-        return Err(format!(
-            "`{s}` must be a non-negative number of seconds or `inf`"
-        ));
+        return Err(ValueError::NotSeconds {
+            value: s.to_owned(),
+        });
     }
     Ok(v)
 }
+
+/// An AIPerf `profile` flag that ringperf does not implement yet.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UnsupportedFlag {
+    /// The flag as written (without `=value`).
+    pub flag: String,
+}
+
+impl std::fmt::Display for UnsupportedFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the AIPerf flag `{}` is not supported by ringperf yet \
+             (docs/flags.md lists what is); remove it to run",
+            self.flag
+        )
+    }
+}
+
+impl std::error::Error for UnsupportedFlag {}
 
 /// Every long flag (and alias) that `ringperf profile` accepts.
 pub fn supported_profile_flags() -> Vec<String> {
@@ -594,7 +660,10 @@ pub fn supported_profile_flags() -> Vec<String> {
 
 /// Fails with a message naming the first AIPerf flag in `argv` (after the `profile` subcommand)
 /// that ringperf does not implement yet. Flags unknown to AIPerf too are left to clap.
-pub fn reject_unsupported(argv: &[String]) -> Result<(), String> {
+///
+/// # Errors
+/// [`UnsupportedFlag`] naming the flag.
+pub fn reject_unsupported(argv: &[String]) -> Result<(), UnsupportedFlag> {
     let Some(pos) = argv.iter().position(|a| a == "profile") else {
         return Ok(());
     };
@@ -612,10 +681,9 @@ pub fn reject_unsupported(argv: &[String]) -> Result<(), String> {
             continue;
         }
         if AIPERF_PROFILE_FLAGS.contains(&flag) {
-            return Err(format!(
-                "the AIPerf flag `{flag}` is not supported by ringperf yet \
-                 (docs/flags.md lists what is); remove it to run"
-            ));
+            return Err(UnsupportedFlag {
+                flag: flag.to_owned(),
+            });
         }
     }
     Ok(())
@@ -693,9 +761,16 @@ mod tests {
     fn unsupported_aiperf_flag_is_named() {
         let err = reject_unsupported(&args("ringperf profile -m x --goodput request_latency:5"))
             .unwrap_err();
-        assert!(err.contains("`--goodput`"), "{err}");
+        assert_eq!(err.flag, "--goodput");
+        assert!(
+            err.to_string().contains("`--goodput` is not supported"),
+            "{err}"
+        );
         let err = reject_unsupported(&args("ringperf profile --input-file=a.jsonl")).unwrap_err();
-        assert!(err.contains("`--input-file`"), "{err}");
+        assert_eq!(
+            err.flag, "--input-file",
+            "the value after `=` is not part of the flag"
+        );
         // Supported flags, values that look like flags after `--`, and negative numbers pass.
         reject_unsupported(&args(
             "ringperf profile -m x --streaming --isl 5 -- --goodput",

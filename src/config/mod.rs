@@ -10,12 +10,12 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{
     ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
-    LogLevelArg, ProfileArgs, ServerMetricsFormatArg, UiTypeArg,
+    LogLevelArg, ProfileArgs, ServerMetricsArgs, ServerMetricsFormatArg, UiTypeArg,
 };
 use crate::endpoint::EndpointKind;
 use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 
-pub use url::BaseUrl;
+pub use url::{BaseUrl, UrlError};
 
 /// A configuration error: one clear message, exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,6 +179,23 @@ pub fn slice_duration(v: Option<f64>) -> Result<Option<Duration>, ConfigError> {
     }
 }
 
+/// The validated flags of `ringperf server-metrics` (re-processing a server-metrics JSONL).
+///
+/// # Errors
+/// A flag error (`--slice-duration`).
+pub fn reprocess_options(
+    args: &ServerMetricsArgs,
+) -> Result<crate::server_metrics::reprocess::Options, ConfigError> {
+    Ok(crate::server_metrics::reprocess::Options {
+        from_jsonl: args.from_jsonl.clone(),
+        start_ns: args.start_ns,
+        end_ns: args.end_ns,
+        slice: slice_duration(args.slice_duration)?,
+        formats: server_metrics_formats(&args.server_metrics_formats),
+        artifact_dir: args.artifact_dir.clone(),
+    })
+}
+
 /// The validated configuration of `ringperf profile`.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -282,7 +299,7 @@ impl Config {
         } else {
             let mut v = Vec::new();
             for u in &args.url {
-                v.push(BaseUrl::parse(u, &path).map_err(ConfigError)?);
+                v.push(BaseUrl::parse(u, &path).map_err(|e| ConfigError(format!("--url {e}")))?);
             }
             v
         };

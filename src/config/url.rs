@@ -38,6 +38,59 @@ pub fn metrics_endpoint_list<'a>(
     out
 }
 
+/// Why a base URL was refused. Its text names the URL as written and the problem; the caller
+/// says where the URL came from (`--url`, a metrics endpoint).
+#[derive(Debug)]
+pub enum UrlError {
+    /// `https://` (TLS is not implemented yet).
+    Https { url: String },
+    /// A scheme other than `http`.
+    Scheme { url: String, scheme: String },
+    /// No host, or user information before it.
+    Host { url: String },
+    /// The authority is not `host[:port]`.
+    Authority { url: String, authority: String },
+    /// Name resolution failed.
+    Resolve {
+        url: String,
+        host: String,
+        source: std::io::Error,
+    },
+    /// The name resolved to no address.
+    NoAddress { url: String, host: String },
+}
+
+impl std::fmt::Display for UrlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UrlError::Https { url } => write!(
+                f,
+                "{url}: https is not supported by ringperf yet (use an http:// endpoint)"
+            ),
+            UrlError::Scheme { url, scheme } => write!(f, "{url}: unsupported scheme `{scheme}`"),
+            UrlError::Host { url } => write!(f, "{url}: missing or unsupported host part"),
+            UrlError::Authority { url, authority } => {
+                write!(f, "{url}: `{authority}` is not host[:port]")
+            }
+            UrlError::Resolve { url, host, source } => {
+                write!(f, "{url}: cannot resolve `{host}`: {source}")
+            }
+            UrlError::NoAddress { url, host } => {
+                write!(f, "{url}: `{host}` resolves to no address")
+            }
+        }
+    }
+}
+
+impl std::error::Error for UrlError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UrlError::Resolve { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// One `--url`, resolved and joined with the request path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BaseUrl {
@@ -57,7 +110,10 @@ pub struct BaseUrl {
 
 impl BaseUrl {
     /// Parses `raw` and joins `endpoint_path` to it. Errors name the URL and the problem.
-    pub fn parse(raw: &str, endpoint_path: &str) -> Result<Self, String> {
+    ///
+    /// # Errors
+    /// [`UrlError`]: an unsupported scheme, a bad host part, or a name that does not resolve.
+    pub fn parse(raw: &str, endpoint_path: &str) -> Result<Self, UrlError> {
         let raw = raw.trim();
         let with_scheme = if raw.contains("://") {
             raw.to_string()
@@ -70,33 +126,49 @@ impl BaseUrl {
         let default_port = match scheme.to_ascii_lowercase().as_str() {
             "http" => 80,
             "https" => {
-                return Err(format!(
-                    "--url {raw}: https is not supported by ringperf yet (use an http:// endpoint)"
-                ));
+                return Err(UrlError::Https {
+                    url: raw.to_owned(),
+                });
             }
-            other => return Err(format!("--url {raw}: unsupported scheme `{other}`")),
+            other => {
+                return Err(UrlError::Scheme {
+                    url: raw.to_owned(),
+                    scheme: other.to_owned(),
+                });
+            }
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, ""),
         };
         if authority.is_empty() || authority.contains('@') {
-            return Err(format!("--url {raw}: missing or unsupported host part"));
+            return Err(UrlError::Host {
+                url: raw.to_owned(),
+            });
         }
-        let (host, port) = split_host_port(authority)
-            .ok_or_else(|| format!("--url {raw}: `{authority}` is not host[:port]"))?;
+        let (host, port) = split_host_port(authority).ok_or_else(|| UrlError::Authority {
+            url: raw.to_owned(),
+            authority: authority.to_owned(),
+        })?;
         let port = port.unwrap_or(default_port);
         let lookup_host = host.trim_start_matches('[').trim_end_matches(']');
         let addrs: Vec<SocketAddr> = (lookup_host, port)
             .to_socket_addrs()
-            .map_err(|e| format!("--url {raw}: cannot resolve `{lookup_host}`: {e}"))?
+            .map_err(|source| UrlError::Resolve {
+                url: raw.to_owned(),
+                host: lookup_host.to_owned(),
+                source,
+            })?
             .collect();
         let addr = addrs
             .iter()
             .find(|a| a.is_ipv4())
             .or(addrs.first())
             .copied()
-            .ok_or_else(|| format!("--url {raw}: `{lookup_host}` resolves to no address"))?;
+            .ok_or_else(|| UrlError::NoAddress {
+                url: raw.to_owned(),
+                host: lookup_host.to_owned(),
+            })?;
         let base_path = path
             .split('?')
             .next()
@@ -229,10 +301,11 @@ mod tests {
             "http://h:notaport",
             "http://u@h",
         ] {
-            let e = BaseUrl::parse(bad, "/").unwrap_err();
-            assert!(e.contains(bad), "{e}");
+            let e = BaseUrl::parse(bad, "/").unwrap_err().to_string();
+            assert!(e.starts_with(bad), "{e}");
         }
         let e = BaseUrl::parse("http://no-such-host.invalid:80", "/").unwrap_err();
-        assert!(e.contains("cannot resolve"), "{e}");
+        assert!(matches!(e, UrlError::Resolve { .. }), "{e}");
+        assert!(e.to_string().contains("cannot resolve"), "{e}");
     }
 }

@@ -145,7 +145,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             let server = crate::mock::start(mc)
                 .map_err(|e| RunError(format!("cannot start the embedded mock server: {e}")))?;
             let url = format!("http://{}", server.addr);
-            cfg.urls = vec![crate::config::BaseUrl::parse(&url, &cfg.path).map_err(RunError)?];
+            cfg.urls = vec![
+                crate::config::BaseUrl::parse(&url, &cfg.path)
+                    .map_err(|e| RunError(format!("mock server URL {e}")))?,
+            ];
             log(&cfg, &format!("embedded mock server listening on {url}"));
             Some(server)
         }

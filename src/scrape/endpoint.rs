@@ -36,10 +36,7 @@ impl Target {
     /// # Errors
     /// A message naming the URL: bad scheme, host or path, or a name that does not resolve.
     pub fn resolve(url: &str) -> Result<Self, String> {
-        let b = BaseUrl::parse(url, "").map_err(|e| {
-            let e = e.strip_prefix("--url ").unwrap_or(&e).to_owned();
-            format!("server metrics endpoint {e}")
-        })?;
+        let b = BaseUrl::parse(url, "").map_err(|e| format!("server metrics endpoint {e}"))?;
         let path = if b.base_path.is_empty() {
             "/".to_owned()
         } else {

@@ -19,3 +19,6 @@ pub mod stats;
 pub mod store;
 pub mod summary;
 pub mod units;
+
+mod error;
+pub use error::Error;

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use super::Error;
 use super::analysis::Window;
 use super::export::parquet::ParquetMeta;
 use super::export::{ExportContext, compute_report, csv, json, parquet};
@@ -56,7 +57,7 @@ impl FileNames {
 /// returns `(console label, path)` of each file written.
 ///
 /// # Errors
-/// A message naming the file that could not be written.
+/// [`Error::Create`] or [`Error::Write`], naming the file.
 #[allow(clippy::too_many_arguments)]
 pub fn write_exports(
     dir: &Path,
@@ -67,35 +68,38 @@ pub fn write_exports(
     warmup: Option<Window>,
     ctx: &ExportContext<'_>,
     meta: &ParquetMeta<'_>,
-) -> Result<Vec<(&'static str, PathBuf)>, String> {
+) -> Result<Vec<(&'static str, PathBuf)>, Error> {
     let report = compute_report(store, profiling, warmup);
     let mut written = Vec::new();
-    let open = |name: &str| -> Result<(PathBuf, BufWriter<File>), String> {
+    let create = |name: &str| -> Result<(PathBuf, File), Error> {
         let path = dir.join(name);
-        let f =
-            File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        Ok((path, BufWriter::new(f)))
+        match File::create(&path) {
+            Ok(f) => Ok((path, f)),
+            Err(source) => Err(Error::Create { path, source }),
+        }
     };
-    let fail =
-        |path: &Path, e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+    let fail = |path: &Path, e: &dyn std::fmt::Display| Error::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     if formats.contains(&Format::Json) {
-        let (path, mut out) = open(&names.json)?;
+        let (path, f) = create(&names.json)?;
+        let mut out = BufWriter::new(f);
         json::write(&mut out, &report, ctx)
             .and_then(|()| out.flush())
             .map_err(|e| fail(&path, &e))?;
         written.push(("Server Metrics JSON", path));
     }
     if formats.contains(&Format::Csv) {
-        let (path, mut out) = open(&names.csv)?;
+        let (path, f) = create(&names.csv)?;
+        let mut out = BufWriter::new(f);
         csv::write(&mut out, &report, ctx)
             .and_then(|()| out.flush())
             .map_err(|e| fail(&path, &e))?;
         written.push(("Server Metrics CSV", path));
     }
     if formats.contains(&Format::Parquet) {
-        let path = dir.join(&names.parquet);
-        let out =
-            File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let (path, out) = create(&names.parquet)?;
         parquet::write(out, store, &profiling, ctx, meta).map_err(|e| fail(&path, &e))?;
         written.push(("Server Metrics Parquet", path));
     }

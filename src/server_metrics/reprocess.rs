@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::Error;
 use super::analysis::Window;
 use super::export::ExportContext;
 use super::export::jsonl::read_records;
@@ -96,15 +97,20 @@ pub fn names_for(jsonl: &Path) -> FileNames {
     FileNames::from_export_names(&crate::export::ExportNames::new(prefix))
 }
 
-/// Rebuilds the store from JSONL text.
+/// Rebuilds the store from the JSONL text of the file at `path` (named in errors).
 ///
 /// # Errors
-/// The first invalid line (1-based), or a file without records.
-pub fn store_from_jsonl(text: &str, catalog: &Catalog) -> Result<Store, String> {
-    let records =
-        read_records(text).map_err(|(line, e)| format!("line {line} is not a record: {e}"))?;
+/// [`Error::BadLine`] for the first invalid line, [`Error::NoRecords`] for a file without one.
+pub fn store_from_jsonl(text: &str, catalog: &Catalog, path: &Path) -> Result<Store, Error> {
+    let records = read_records(text).map_err(|(line, e)| Error::BadLine {
+        path: path.to_path_buf(),
+        line,
+        message: e.to_string(),
+    })?;
     if records.is_empty() {
-        return Err("the file holds no server-metrics record".into());
+        return Err(Error::NoRecords {
+            path: path.to_path_buf(),
+        });
     }
     let mut store = Store::default();
     for r in &records {
@@ -115,33 +121,16 @@ pub fn store_from_jsonl(text: &str, catalog: &Catalog) -> Result<Store, String> 
     Ok(store)
 }
 
-/// Validates the `server-metrics` flags and runs the re-processing.
-///
-/// # Errors
-/// A flag error, or any error of [`run`].
-pub fn from_args(
-    args: &crate::cli::ServerMetricsArgs,
-) -> Result<Vec<(&'static str, PathBuf)>, String> {
-    let slice = crate::config::slice_duration(args.slice_duration).map_err(|e| e.0)?;
-    let opts = Options {
-        from_jsonl: args.from_jsonl.clone(),
-        start_ns: args.start_ns,
-        end_ns: args.end_ns,
-        slice,
-        formats: crate::config::server_metrics_formats(&args.server_metrics_formats),
-        artifact_dir: args.artifact_dir.clone(),
-    };
-    run(&opts)
-}
-
 /// Runs the re-processing and returns the files written.
 ///
 /// # Errors
-/// A message for an unreadable or invalid input, an empty window or an unwritable output.
-pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
+/// An unreadable or invalid input, an empty window or an unwritable output, as [`Error`].
+pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, Error> {
     let path = &opts.from_jsonl;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.clone(),
+        source,
+    })?;
     let names = names_for(path);
     let sibling = path.with_extension("json");
     let catalog = std::fs::read(&sibling)
@@ -149,8 +138,7 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .map(|v| Catalog::from_json(&v))
         .unwrap_or_default();
-    let store =
-        store_from_jsonl(&text, &catalog).map_err(|e| format!("{}: {e}", path.display()))?;
+    let store = store_from_jsonl(&text, &catalog, path)?;
     let all_ts = store
         .endpoints
         .iter()
@@ -159,9 +147,7 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
     let start_ns = opts.start_ns.unwrap_or(first);
     let end_ns = opts.end_ns.unwrap_or(last);
     if start_ns > end_ns {
-        return Err(format!(
-            "the window is empty: --start-ns {start_ns} is after the end {end_ns}"
-        ));
+        return Err(Error::EmptyWindow { start_ns, end_ns });
     }
     let slice_ns = opts
         .slice
@@ -178,7 +164,10 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, String> {
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Create {
+        path: dir.clone(),
+        source,
+    })?;
     let endpoints: Vec<String> = store.endpoints.iter().map(|e| e.url.clone()).collect();
     let benchmark_id = catalog
         .benchmark_id
@@ -241,7 +230,7 @@ mod tests {
         });
         let cat = Catalog::from_json(&doc);
         assert_eq!(cat.benchmark_id.as_deref(), Some("b-1"));
-        let store = store_from_jsonl(LINES, &cat).unwrap();
+        let store = store_from_jsonl(LINES, &cat, Path::new("x.jsonl")).unwrap();
         let ep = &store.endpoints[0];
         assert_eq!(ep.fetch_ts_ns, vec![1_000_000_000, 3_000_000_000]);
         assert_eq!(ep.update_ts_ns.len(), 2, "every line is a unique update");
@@ -312,9 +301,15 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors() {
-        assert!(store_from_jsonl("", &Catalog::default()).is_err());
-        let e = store_from_jsonl("{\"x\":1}\n", &Catalog::default()).unwrap_err();
-        assert!(e.starts_with("line 1"), "{e}");
+        let x = Path::new("x.jsonl");
+        let e = store_from_jsonl("", &Catalog::default(), x).unwrap_err();
+        assert!(matches!(e, Error::NoRecords { .. }), "{e}");
+        let e = store_from_jsonl("{\"x\":1}\n", &Catalog::default(), x).unwrap_err();
+        assert!(matches!(e, Error::BadLine { line: 1, .. }), "{e}");
+        assert!(
+            e.to_string().starts_with("x.jsonl: line 1 is not a record"),
+            "{e}"
+        );
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.jsonl");
         std::fs::write(&p, LINES).unwrap();
@@ -327,6 +322,16 @@ mod tests {
             artifact_dir: None,
         })
         .unwrap_err();
-        assert!(e.contains("window is empty"), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::EmptyWindow {
+                    start_ns: 5_000_000_000,
+                    end_ns: 4_000_000_000
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("window is empty"), "{e}");
     }
 }
