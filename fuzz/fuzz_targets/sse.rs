@@ -1,8 +1,27 @@
-//! SSE framer and message parser on arbitrary bytes: no panic, spans ordered and in range.
+//! SSE framer and field parser on arbitrary bytes: no panic, spans ordered and in range, and
+//! every message's data (AIPerf's field rules, `sse::message_data`) in range, stripped, never
+//! empty and never `[DONE]`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::sse::{Framer, Message};
+use ringperf::sse::{DataRef, Framer, MessageData, message_data};
+
+fn check(message: &[u8], scratch: &mut Vec<u8>) {
+    match message_data(message, scratch) {
+        MessageData::Json(at) => {
+            let (start, end, len) = match at {
+                DataRef::Message(s, e) => (s, e, message.len()),
+                DataRef::Scratch(s, e) => (s, e, scratch.len()),
+            };
+            assert!(start < end && end <= len);
+            let json = at.bytes(message, scratch);
+            assert!(!json.is_empty() && json != b"[DONE]");
+            assert_eq!(json, json.trim_ascii());
+        }
+        MessageData::Error(text) => assert!(text.starts_with("Error occurred in SSE response: ")),
+        MessageData::Skip => {}
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let mut framer = Framer::new();
@@ -11,16 +30,7 @@ fuzz_target!(|data: &[u8]| {
     while let Some(span) = framer.next_message(data).or_else(|| framer.finish(data)) {
         assert!(last_end <= span.start && span.start < span.end && span.end <= data.len());
         last_end = span.end;
-        let message = Message::parse(&data[span]);
-        let _ = message.data(&mut scratch);
-        let _ = (
-            message.event(),
-            message.comment(),
-            message.is_error_event(),
-            message.is_done(),
-        );
-        let _ = message.data_values().count();
+        check(&data[span], &mut scratch);
     }
-    let whole = Message::parse(data);
-    let _ = whole.data(&mut scratch);
+    check(data, &mut scratch);
 });

@@ -219,15 +219,6 @@ impl MetricDef {
         self.display_unit.unwrap_or(self.unit)
     }
 
-    /// Factor from the base unit to the display unit.
-    pub fn display_factor(&self) -> f64 {
-        match (self.unit, self.display_unit) {
-            (Unit::Nanoseconds, Some(Unit::Milliseconds)) => 1e-6,
-            (Unit::Nanoseconds, Some(Unit::Seconds)) => 1e-9,
-            _ => 1.0,
-        }
-    }
-
     /// Converts a base-unit value to the display unit. Time conversions divide (as AIPerf does)
     /// so that e.g. 1_516_322.453125 ns prints as exactly 1.516322453125 ms.
     pub fn to_display(&self, v: f64) -> f64 {
@@ -335,14 +326,14 @@ pub static REGISTRY: [MetricDef; 61] = [
     def!(TotalTokenThroughput, "total_token_throughput", "Total Token Throughput", Derived, TokensPerSecond, None, None, TOK_LB, None, false),
 ];
 
-/// Looks a metric up by tag.
-pub fn by_tag(tag: &str) -> Option<&'static MetricDef> {
-    REGISTRY.iter().find(|d| d.tag == tag)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Looks a metric up by tag.
+    fn by_tag(tag: &str) -> Option<&'static MetricDef> {
+        REGISTRY.iter().find(|d| d.tag == tag)
+    }
 
     #[test]
     fn ids_index_the_registry_and_tags_are_unique() {

@@ -5,11 +5,10 @@
 //! text. Usage-only chunks, `[DONE]`, empty deltas and unparsable messages are not content
 //! responses. Their stamps are what TTFT, ITL and request latency are computed from.
 
-use std::borrow::Cow;
-
 use super::EndpointKind;
 use super::wire::Body;
 use crate::record::{RawRecord, RequestError, Usage};
+use crate::sse::{MessageData, message_data};
 
 /// AIPerf's error type for a record with no content response.
 pub const NO_CONTENT_ERROR_KIND: &str = "InvalidInferenceResultError";
@@ -74,13 +73,10 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     for ev in &rec.events {
         let bytes = rec.event_bytes(ev);
         let json: &[u8] = if rec.is_sse {
-            match sse_data(bytes, &mut scratch) {
-                SseData::Json(DataRef::Message(start, end)) => bytes.get(start..end).unwrap_or(&[]),
-                SseData::Json(DataRef::Scratch(start, end)) => {
-                    scratch.get(start..end).unwrap_or(&[])
-                }
-                SseData::Skip => continue,
-                SseData::Error(message) => {
+            match message_data(bytes, &mut scratch) {
+                MessageData::Json(at) => at.bytes(bytes, &scratch),
+                MessageData::Skip => continue,
+                MessageData::Error(message) => {
                     out.error = Some(RequestError::new(
                         Some(SSE_ERROR_CODE),
                         SSE_ERROR_KIND,
@@ -90,7 +86,7 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
                 }
             }
         } else {
-            trim(bytes)
+            bytes.trim_ascii()
         };
         if json.is_empty() {
             continue;
@@ -166,119 +162,6 @@ fn parse_object(kind: EndpointKind, json: &[u8], stamp_ns: u64, out: &mut Parsed
             out.first_output_stamp_ns = Some(stamp_ns);
         }
     }
-}
-
-/// Where the JSON text of an SSE message lies.
-enum DataRef {
-    /// `message[start..end]`.
-    Message(usize, usize),
-    /// `scratch[start..end]` (several data fields joined, or a repaired value).
-    Scratch(usize, usize),
-}
-
-enum SseData {
-    Json(DataRef),
-    /// No data, empty data or `[DONE]`.
-    Skip,
-    /// An `event: error` message, with AIPerf's error text.
-    Error(String),
-}
-
-/// Python's `str.strip()` over ASCII whitespace.
-fn trim(b: &[u8]) -> &[u8] {
-    b.trim_ascii()
-}
-
-/// The field parse of one SSE message (spec §2.3 steps 2–5).
-fn sse_data(message: &[u8], scratch: &mut Vec<u8>) -> SseData {
-    let lead = message.len() - message.trim_ascii_start().len();
-    let msg = trim(message);
-    if msg.is_empty() {
-        return SseData::Skip;
-    }
-    // Fast path: a single `data:` line, borrowed from the message.
-    if !msg.contains(&b'\n') && msg.starts_with(b"data:") {
-        let rest = &msg[5..];
-        let start = lead + 5 + (rest.len() - rest.trim_ascii_start().len());
-        let value = trim(rest);
-        return data_or_skip(value, DataRef::Message(start, start + value.len()));
-    }
-
-    scratch.clear();
-    let mut data_fields = 0usize;
-    // Start of the current data field's value in `scratch`, when the last field was data.
-    let mut open_data: Option<usize> = None;
-    let mut is_error = false;
-    let mut comment: Option<&[u8]> = None;
-    let mut last_value_open = false;
-    for raw_line in msg.split(|&b| b == b'\n') {
-        let line = trim(raw_line);
-        if line.is_empty() {
-            continue;
-        }
-        // Repair of raw newlines inside a JSON value: AIPerf glues the line back with an
-        // escaped newline so the JSON stays valid.
-        if last_value_open && !line.starts_with(b"data:") {
-            if let Some(start) = open_data {
-                scratch.extend_from_slice(b"\\n");
-                scratch.extend_from_slice(line);
-                last_value_open = scratch.get(start..).is_some_and(json_value_open);
-            }
-            continue;
-        }
-        let (name, value) = match line.iter().position(|&b| b == b':') {
-            Some(i) => (trim(&line[..i]), trim(&line[i + 1..])),
-            None => (line, &b""[..]),
-        };
-        last_value_open = json_value_open(value);
-        open_data = None;
-        match name {
-            b"" => {
-                comment.get_or_insert(value);
-            }
-            b"data" => {
-                if data_fields > 0 {
-                    scratch.push(b'\n');
-                }
-                data_fields += 1;
-                open_data = Some(scratch.len());
-                scratch.extend_from_slice(value);
-            }
-            _ if name.eq_ignore_ascii_case(b"event") && value.eq_ignore_ascii_case(b"error") => {
-                is_error = true;
-            }
-            _ => {}
-        }
-    }
-    if is_error {
-        let text = match comment {
-            Some(c) => String::from_utf8_lossy(c),
-            None => Cow::Owned(format!(
-                "Unknown error in SSE response: {}",
-                String::from_utf8_lossy(msg)
-            )),
-        };
-        return SseData::Error(format!("Error occurred in SSE response: {text}"));
-    }
-    if data_fields == 0 {
-        return SseData::Skip;
-    }
-    let start = scratch.len() - scratch.trim_ascii_start().len();
-    let end = scratch.trim_ascii_end().len().max(start);
-    data_or_skip(trim(scratch), DataRef::Scratch(start, end))
-}
-
-fn data_or_skip(value: &[u8], at: DataRef) -> SseData {
-    if value.is_empty() || value == b"[DONE]" {
-        SseData::Skip
-    } else {
-        SseData::Json(at)
-    }
-}
-
-/// A value that starts a JSON object and does not end it yet.
-fn json_value_open(value: &[u8]) -> bool {
-    value.starts_with(b"{") && !value.ends_with(b"}")
 }
 
 #[cfg(test)]

@@ -129,15 +129,6 @@ impl<'a> LabelValue<'a> {
             Cow::Borrowed(self.raw)
         }
     }
-
-    /// Appends the resolved value to `out` (reuse one scratch string to avoid allocations).
-    pub fn write_to(&self, out: &mut String) {
-        if self.escaped {
-            unescape_into(self.raw, out);
-        } else {
-            out.push_str(self.raw);
-        }
-    }
 }
 
 /// Resolves `\\`, `\"`, `\n` (an unknown escape is kept verbatim, as Prometheus does for HELP).
@@ -269,17 +260,6 @@ impl<'a> Lexer<'a> {
                     kind: ErrorKind::InvalidUtf8,
                 }),
             },
-        }
-    }
-
-    /// Lexes an already validated string.
-    #[must_use]
-    pub fn from_text(text: &'a str) -> Self {
-        Self {
-            text,
-            pos: 0,
-            done: false,
-            utf8_error: None,
         }
     }
 }

@@ -1,278 +1,149 @@
-//! The fields of one SSE message: `data`, `event` and comments, borrowed from the message bytes.
+//! The fields of one SSE message, read as AIPerf reads them (spec §2.3 steps 2–5).
 //!
-//! Field rules (spec §2.3 and the SSE standard): a line splits at its first `:`; a line with no
-//! colon is a field with an empty value; an empty field name is a comment. The field name is
-//! trimmed (AIPerf strips it); the value loses ONE leading space, as the SSE standard says, and
-//! its trailing whitespace (including a stray CR). Blank lines are skipped.
+//! A message is stripped (Python's `str.strip()`); an empty one says nothing. A single `data:`
+//! line is the fast path: its value, stripped, is borrowed from the message. Otherwise every
+//! line is stripped and split at its first `:` into a field name and a stripped value; an empty
+//! name is a comment (the first one is kept); `data` values are joined with `\n`; `event: error`
+//! (any case) makes the message an error whose text is the comment, or the whole message when
+//! there is none.
 //!
-//! # JSON repair (spec §2.3 step 3)
+//! JSON repair: some servers put raw newlines inside a JSON `data:` value, so the JSON continues
+//! on lines that are not fields. While the current `data` value starts with `{` and does not end
+//! with `}`, a following line that does not start with `data:` continues that value (even
+//! `event: error`), glued on with an escaped newline `\n` as AIPerf does.
 //!
-//! Some servers put raw newlines inside a JSON `data:` value, so the JSON continues on lines
-//! that are not fields. The rule, as AIPerf applies it: while the current `data` value starts
-//! with `{` and does not (yet) end with `}`, a following line that does not start with `data:`
-//! is a continuation of that value, not a field. [`Message::data`] rejoins such a value only when
-//! there is a continuation: if the break falls inside a JSON string it is written as the
-//! two-byte escape `\n` (a raw newline is not allowed there), otherwise as a raw newline (JSON
-//! whitespace). Messages without continuations are returned exactly as sent.
+//! A data value that is empty or `[DONE]` says nothing ([`MessageData::Skip`]).
 
-use memchr::{memchr, memchr2};
+use std::borrow::Cow;
 
-/// `data` value of the message that ends an OpenAI-style stream.
-const DONE: &[u8] = b"[DONE]";
-
-/// True when `data` is the end-of-stream marker `[DONE]`.
-pub fn is_done(data: &[u8]) -> bool {
-    data == DONE
-}
-
-/// One parsed SSE message. Parsing reads the lines once and keeps only offsets.
+/// Where the JSON text of an SSE message lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Message<'a> {
-    bytes: &'a [u8],
-    /// Range of the first `data` value.
-    first_data: Option<(usize, usize)>,
-    /// Number of `data` fields.
-    data_fields: usize,
-    /// Range of the last `event` value.
-    event: Option<(usize, usize)>,
-    /// Range of the last comment text.
-    comment: Option<(usize, usize)>,
-    /// Some `event` value is `error`, compared case-insensitively.
-    error_event: bool,
-    /// Some line is a JSON continuation (see the module docs).
-    continued: bool,
+pub enum DataRef {
+    /// `message[start..end]`.
+    Message(usize, usize),
+    /// `scratch[start..end]` (several data fields joined, or a repaired value).
+    Scratch(usize, usize),
 }
 
-impl<'a> Message<'a> {
-    /// Reads the fields of `bytes` (one message, as returned by [`crate::sse::Framer`]).
-    pub fn parse(bytes: &'a [u8]) -> Message<'a> {
-        let mut m = Message {
-            bytes,
-            first_data: None,
-            data_fields: 0,
-            event: None,
-            comment: None,
-            error_event: false,
-            continued: false,
+/// What one SSE message says, by AIPerf's field rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageData {
+    /// JSON text to parse (never empty, never `[DONE]`).
+    Json(DataRef),
+    /// No data, empty data or `[DONE]`.
+    Skip,
+    /// An `event: error` message, with AIPerf's error text.
+    Error(String),
+}
+
+/// Python's `str.strip()` over ASCII whitespace.
+fn trim(b: &[u8]) -> &[u8] {
+    b.trim_ascii()
+}
+
+/// The field parse of one SSE message (spec §2.3 steps 2–5): `message` is the message's bytes
+/// without its blank-line terminator; `scratch` holds joined or repaired values and is
+/// overwritten.
+pub fn message_data(message: &[u8], scratch: &mut Vec<u8>) -> MessageData {
+    let lead = message.len() - message.trim_ascii_start().len();
+    let msg = trim(message);
+    if msg.is_empty() {
+        return MessageData::Skip;
+    }
+    // Fast path: a single `data:` line, borrowed from the message.
+    if !msg.contains(&b'\n') && msg.starts_with(b"data:") {
+        let rest = &msg[5..];
+        let start = lead + 5 + (rest.len() - rest.trim_ascii_start().len());
+        let value = trim(rest);
+        return data_or_skip(value, DataRef::Message(start, start + value.len()));
+    }
+
+    scratch.clear();
+    let mut data_fields = 0usize;
+    // Start of the current data field's value in `scratch`, when the last field was data.
+    let mut open_data: Option<usize> = None;
+    let mut is_error = false;
+    let mut comment: Option<&[u8]> = None;
+    let mut last_value_open = false;
+    for raw_line in msg.split(|&b| b == b'\n') {
+        let line = trim(raw_line);
+        if line.is_empty() {
+            continue;
+        }
+        // Repair of raw newlines inside a JSON value: AIPerf glues the line back with an
+        // escaped newline so the JSON stays valid.
+        if last_value_open && !line.starts_with(b"data:") {
+            // The value goes on (a data value into `scratch`; any other field's is dropped,
+            // as only data is used), and stays open until a line ends it with `}`.
+            if open_data.is_some() {
+                scratch.extend_from_slice(b"\\n");
+                scratch.extend_from_slice(line);
+            }
+            last_value_open = !line.ends_with(b"}");
+            continue;
+        }
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(i) => (trim(&line[..i]), trim(&line[i + 1..])),
+            None => (line, &b""[..]),
         };
-        for field in Fields::new(bytes) {
-            let range = Some((field.start, field.end));
-            match field.kind {
-                Kind::Data => {
-                    m.data_fields += 1;
-                    if m.first_data.is_none() {
-                        m.first_data = range;
-                    }
+        last_value_open = json_value_open(value);
+        open_data = None;
+        match name {
+            b"" => {
+                comment.get_or_insert(value);
+            }
+            b"data" => {
+                if data_fields > 0 {
+                    scratch.push(b'\n');
                 }
-                Kind::Event => {
-                    m.event = range;
-                    m.error_event |= field.value(bytes).eq_ignore_ascii_case(b"error");
-                }
-                Kind::Comment => m.comment = range,
-                Kind::Continuation => m.continued = true,
-                Kind::Other => {}
+                data_fields += 1;
+                open_data = Some(scratch.len());
+                scratch.extend_from_slice(value);
             }
-        }
-        m
-    }
-
-    /// The message bytes as given to [`Message::parse`].
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
-    /// The values of the `data` fields, in order (continuation lines are not included).
-    pub fn data_values(&self) -> impl Iterator<Item = &'a [u8]> + use<'a> {
-        let bytes = self.bytes;
-        Fields::new(bytes)
-            .filter(|f| f.kind == Kind::Data)
-            .map(move |f| f.value(bytes))
-    }
-
-    /// The value of the last `event` field.
-    pub fn event(&self) -> Option<&'a [u8]> {
-        self.event.and_then(|(s, e)| self.bytes.get(s..e))
-    }
-
-    /// The text of the last comment line (`: text`).
-    pub fn comment(&self) -> Option<&'a [u8]> {
-        self.comment.and_then(|(s, e)| self.bytes.get(s..e))
-    }
-
-    /// Some `event` field is `error` (case-insensitive): AIPerf fails the request with code 502
-    /// and the comment as message (spec §2.3 step 4).
-    pub fn is_error_event(&self) -> bool {
-        self.error_event
-    }
-
-    /// The data of the message: the single `data` value borrowed, or all values joined by `\n`
-    /// into `scratch` (cleared first), with JSON continuations repaired (see the module docs).
-    /// `None` when there is no `data` field.
-    pub fn data<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
-        let first = self.first_data.and_then(|(s, e)| self.bytes.get(s..e))?;
-        if self.data_fields == 1 && !self.continued {
-            return Some(first);
-        }
-        scratch.clear();
-        let mut json = JsonString::default();
-        let mut first_field = true;
-        for field in Fields::new(self.bytes) {
-            let value = field.value(self.bytes);
-            match field.kind {
-                Kind::Data => {
-                    if !first_field {
-                        scratch.push(b'\n');
-                        json.feed(b"\n");
-                    }
-                    first_field = false;
-                }
-                Kind::Continuation if json.in_string => {
-                    scratch.extend_from_slice(b"\\n");
-                    json.escaped = false;
-                }
-                Kind::Continuation => scratch.push(b'\n'),
-                _ => continue,
+            _ if name.eq_ignore_ascii_case(b"event") && value.eq_ignore_ascii_case(b"error") => {
+                is_error = true;
             }
-            scratch.extend_from_slice(value);
-            json.feed(value);
-        }
-        Some(scratch.as_slice())
-    }
-
-    /// The message is the single data value `[DONE]`.
-    pub fn is_done(&self) -> bool {
-        self.data_fields == 1
-            && !self.continued
-            && self.first_data.and_then(|(s, e)| self.bytes.get(s..e)) == Some(DONE)
-    }
-}
-
-/// Whether the end of the JSON text seen so far is inside a string.
-#[derive(Default)]
-struct JsonString {
-    in_string: bool,
-    /// The previous byte was a backslash inside a string.
-    escaped: bool,
-}
-
-impl JsonString {
-    fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if self.escaped {
-                self.escaped = false;
-            } else if self.in_string && b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
-                self.in_string = !self.in_string;
-            }
+            _ => {}
         }
     }
+    if is_error {
+        let text = match comment {
+            Some(c) => String::from_utf8_lossy(c),
+            None => Cow::Owned(format!(
+                "Unknown error in SSE response: {}",
+                String::from_utf8_lossy(msg)
+            )),
+        };
+        return MessageData::Error(format!("Error occurred in SSE response: {text}"));
+    }
+    if data_fields == 0 {
+        return MessageData::Skip;
+    }
+    let start = scratch.len() - scratch.trim_ascii_start().len();
+    let end = scratch.trim_ascii_end().len().max(start);
+    data_or_skip(trim(scratch), DataRef::Scratch(start, end))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Data,
-    Event,
-    Comment,
-    /// A raw line continuing a broken JSON `data` value.
-    Continuation,
-    /// Any other field (`id`, `retry`, unknown names).
-    Other,
-}
-
-/// A field of a message: its kind and the byte range of its value.
-struct Field {
-    kind: Kind,
-    start: usize,
-    end: usize,
-}
-
-impl Field {
-    fn value<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
-        bytes.get(self.start..self.end).unwrap_or_default()
+fn data_or_skip(value: &[u8], at: DataRef) -> MessageData {
+    if value.is_empty() || value == b"[DONE]" {
+        MessageData::Skip
+    } else {
+        MessageData::Json(at)
     }
 }
 
-/// Iterator over the fields of a message, applying the JSON continuation rule.
-struct Fields<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    /// The current `data` value starts with `{` and does not end with `}` yet.
-    open_json: bool,
+/// A value that starts a JSON object and does not end it yet.
+fn json_value_open(value: &[u8]) -> bool {
+    value.starts_with(b"{") && !value.ends_with(b"}")
 }
 
-impl<'a> Fields<'a> {
-    fn new(bytes: &'a [u8]) -> Fields<'a> {
-        Fields {
-            bytes,
-            pos: 0,
-            open_json: false,
-        }
-    }
-
-    /// The next line (content range, terminator excluded), or `None` at the end.
-    fn next_line(&mut self) -> Option<(usize, usize)> {
-        let rest = self.bytes.get(self.pos..).filter(|r| !r.is_empty())?;
-        let start = self.pos;
-        match memchr2(b'\n', b'\r', rest) {
-            None => {
-                self.pos = self.bytes.len();
-                Some((start, self.bytes.len()))
-            }
-            Some(i) => {
-                let end = start + i;
-                let crlf = rest.get(i..i + 2) == Some(b"\r\n");
-                self.pos = end + if crlf { 2 } else { 1 };
-                Some((start, end))
-            }
-        }
-    }
-}
-
-impl Iterator for Fields<'_> {
-    type Item = Field;
-
-    fn next(&mut self) -> Option<Field> {
-        loop {
-            let (start, end) = self.next_line()?;
-            let line = self.bytes.get(start..end).unwrap_or_default();
-            if line.trim_ascii().is_empty() {
-                continue;
-            }
-            if self.open_json && !line.trim_ascii_start().starts_with(b"data:") {
-                let kept = line.trim_ascii_end();
-                self.open_json = !kept.ends_with(b"}");
-                return Some(Field {
-                    kind: Kind::Continuation,
-                    start,
-                    end: start + kept.len(),
-                });
-            }
-            let (name, value_start) = match memchr(b':', line) {
-                Some(colon) => (line.get(..colon).unwrap_or_default(), start + colon + 1),
-                None => (line, end),
-            };
-            let mut value = self.bytes.get(value_start..end).unwrap_or_default();
-            let mut value_start = value_start;
-            if let Some(stripped) = value.strip_prefix(b" ") {
-                value = stripped;
-                value_start += 1;
-            }
-            let value_end = value_start + value.trim_ascii_end().len();
-            let value = value.trim_ascii_end();
-            let kind = match name.trim_ascii() {
-                b"data" => Kind::Data,
-                b"event" => Kind::Event,
-                b"" => Kind::Comment,
-                _ => Kind::Other,
-            };
-            self.open_json =
-                kind == Kind::Data && value.starts_with(b"{") && !value.ends_with(b"}");
-            return Some(Field {
-                kind,
-                start: value_start,
-                end: value_end,
-            });
+impl DataRef {
+    /// The JSON text: a span of `message` or of `scratch` (as filled by [`message_data`]).
+    #[must_use]
+    pub fn bytes<'a>(&self, message: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
+        match *self {
+            DataRef::Message(start, end) => message.get(start..end).unwrap_or_default(),
+            DataRef::Scratch(start, end) => scratch.get(start..end).unwrap_or_default(),
         }
     }
 }
@@ -281,127 +152,100 @@ impl Iterator for Fields<'_> {
 mod tests {
     use super::*;
 
-    fn data_of(bytes: &[u8]) -> Option<Vec<u8>> {
+    /// The JSON text of `message`, or how it said nothing / failed.
+    fn json(message: &[u8]) -> Result<Vec<u8>, MessageData> {
         let mut scratch = Vec::new();
-        Message::parse(bytes).data(&mut scratch).map(<[u8]>::to_vec)
+        match message_data(message, &mut scratch) {
+            MessageData::Json(at) => Ok(at.bytes(message, &scratch).to_vec()),
+            other => Err(other),
+        }
     }
 
     #[test]
-    fn single_data_line_is_borrowed() {
-        let bytes = b"data: {\"a\":1}  \r";
-        let m = Message::parse(bytes);
+    fn single_data_line_is_borrowed_and_stripped() {
+        let message = b"  data:   {\"a\":1}  \r";
         let mut scratch = Vec::new();
-        let data = m.data(&mut scratch).unwrap();
-        assert_eq!(data, b"{\"a\":1}");
-        assert_eq!(
-            data.as_ptr(),
-            bytes[6..].as_ptr(),
-            "a single value must be borrowed"
-        );
+        let MessageData::Json(at) = message_data(message, &mut scratch) else {
+            panic!("one data line is JSON");
+        };
+        assert!(matches!(at, DataRef::Message(..)), "borrowed, not copied");
+        assert_eq!(at.bytes(message, &scratch), b"{\"a\":1}");
         assert!(scratch.is_empty());
     }
 
     #[test]
-    fn one_leading_space_is_stripped() {
-        assert_eq!(data_of(b"data:x"), Some(b"x".to_vec()));
-        assert_eq!(data_of(b"data: x"), Some(b"x".to_vec()));
-        assert_eq!(data_of(b"data:  x"), Some(b" x".to_vec()));
-        assert_eq!(data_of(b"data:"), Some(b"".to_vec()));
-        assert_eq!(data_of(b"data"), Some(b"".to_vec()));
-        assert_eq!(data_of(b"event: x"), None);
-    }
-
-    #[test]
-    fn multiple_data_lines_join_with_newline() {
-        for bytes in [
-            &b"data: a\ndata: b\r\ndata:c"[..],
-            b"data: a\rdata: b\rid: 7\ndata: c",
-        ] {
-            let m = Message::parse(bytes);
-            assert_eq!(m.data_values().collect::<Vec<_>>(), [b"a", b"b", b"c"]);
-            assert_eq!(data_of(bytes), Some(b"a\nb\nc".to_vec()));
-        }
-    }
-
-    #[test]
-    fn event_comment_and_error() {
-        let m = Message::parse(b": upstream failed\nevent: Error\ndata: {\"error\":\"x\"}");
-        assert!(m.is_error_event());
-        assert_eq!(m.event(), Some(&b"Error"[..]));
-        assert_eq!(m.comment(), Some(&b"upstream failed"[..]));
-        assert!(!m.is_done());
-        let m = Message::parse(b"event: message\ndata: x");
-        assert!(!m.is_error_event());
-        let m = Message::parse(b"event: error-ish");
-        assert!(!m.is_error_event());
-        let m = Message::parse(b": keep-alive");
-        assert_eq!(m.comment(), Some(&b"keep-alive"[..]));
-        assert_eq!(m.data_values().count(), 0);
-    }
-
-    #[test]
-    fn done_marker() {
-        assert!(Message::parse(b"data: [DONE]").is_done());
-        assert!(Message::parse(b"data:[DONE]\r\n").is_done());
-        assert!(!Message::parse(b"data: [DONE]\ndata: x").is_done());
-        assert!(!Message::parse(b"data: [done]").is_done());
-        assert!(is_done(b"[DONE]"));
-    }
-
-    #[test]
-    fn json_broken_inside_a_string_is_escaped() {
-        let bytes = b"data: {\"text\":\"line one\nline two\"}";
-        let m = Message::parse(bytes);
+    fn data_lines_join_with_newline_and_other_fields_are_ignored() {
         assert_eq!(
-            data_of(bytes),
-            Some(b"{\"text\":\"line one\\nline two\"}".to_vec())
+            json(b"id: 7\ndata: [1,\ndata:  2]\nretry: 10").unwrap(),
+            b"[1,\n2]"
         );
-        assert_eq!(
-            m.data_values().collect::<Vec<_>>(),
-            [&b"{\"text\":\"line one"[..]]
-        );
-        let parsed: serde_json::Value = serde_json::from_slice(&data_of(bytes).unwrap()).unwrap();
-        assert_eq!(parsed["text"], "line one\nline two");
+        assert_eq!(json(b": keep-alive\ndata: {}").unwrap(), b"{}");
     }
 
     #[test]
-    fn json_broken_between_tokens_keeps_a_raw_newline() {
-        let bytes = b"data: {\"a\": 1,\r\n  \"b\": \"x\\\"\"\r\n}";
-        assert_eq!(
-            data_of(bytes),
-            Some(b"{\"a\": 1,\n  \"b\": \"x\\\"\"\n}".to_vec())
-        );
-        let parsed: serde_json::Value = serde_json::from_slice(&data_of(bytes).unwrap()).unwrap();
-        assert_eq!(parsed["b"], "x\"");
-    }
-
-    #[test]
-    fn continuation_stops_at_the_closing_brace_or_a_data_line() {
-        // After `}` closes the value, a non-data line is a field again.
-        let m = Message::parse(b"data: {\"a\":\n1}\nevent: error");
-        assert!(m.is_error_event());
-        // A `data:` line starts a new value even while the JSON is open.
-        let bytes = b"data: {\"a\":\ndata: b";
-        assert_eq!(data_of(bytes), Some(b"{\"a\":\nb".to_vec()));
-        assert_eq!(Message::parse(bytes).data_values().count(), 2);
-        // Without an open `{` value, stray lines are fields with no value.
-        assert_eq!(data_of(b"data: [1,\n2]"), Some(b"[1,".to_vec()));
-    }
-
-    #[test]
-    fn blank_and_garbage_lines_never_panic() {
-        for bytes in [
+    fn nothing_to_say() {
+        for m in [
             &b""[..],
-            b"\n\n\r",
-            b":",
-            b"::",
-            b"data:\r\n\r\n",
-            b"\xff\xfe: \xff",
-            b" ",
+            b"   \r\n ",
+            b": comment only",
+            b"event: message",
+            b"data:",
+            b"data: [DONE]",
+            b"data:[DONE]  ",
+            b"id: 1\ndata: [DONE]",
         ] {
-            let m = Message::parse(bytes);
-            let _ = data_of(bytes);
-            let _ = (m.event(), m.comment(), m.is_done(), m.data_values().count());
+            assert_eq!(
+                json(m),
+                Err(MessageData::Skip),
+                "{:?}",
+                String::from_utf8_lossy(m)
+            );
         }
+    }
+
+    #[test]
+    fn error_event_text_is_the_comment_or_the_message() {
+        assert_eq!(
+            json(b"event: error\n: upstream timed out\ndata: {}"),
+            Err(MessageData::Error(
+                "Error occurred in SSE response: upstream timed out".into()
+            ))
+        );
+        assert_eq!(
+            json(b"EVENT: Error\ndata: x"),
+            Err(MessageData::Error(
+                "Error occurred in SSE response: Unknown error in SSE response: EVENT: Error\ndata: x"
+                    .into()
+            ))
+        );
+    }
+
+    #[test]
+    fn broken_json_is_glued_with_an_escaped_newline() {
+        assert_eq!(
+            json(b"data: {\"t\": \"a\nb\"}").unwrap(),
+            br#"{"t": "a\nb"}"#
+        );
+        // A continuation line is part of the value even when it looks like a field.
+        assert_eq!(
+            json(b"data: {\"t\": \"x\nevent: error\n\"}").unwrap(),
+            br#"{"t": "x\nevent: error\n"}"#
+        );
+        // A comment's value is repaired the same way (AIPerf looks at the previous field,
+        // whatever its name), and closes the same way.
+        assert_eq!(json(b": {\nevent: error\ndata: {}").unwrap(), b"{}");
+        assert!(matches!(
+            json(b": {\nx}\nevent: error\ndata: {}"),
+            Err(MessageData::Error(_))
+        ));
+        // The value is closed: the next line is a field again.
+        assert_eq!(
+            json(b"data: {\"t\":\n1}\nevent: error"),
+            Err(MessageData::Error(
+                "Error occurred in SSE response: Unknown error in SSE response: \
+                 data: {\"t\":\n1}\nevent: error"
+                    .into()
+            ))
+        );
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! The worker appends decoded body bytes to one buffer and asks the [`Framer`] for the spans of
 //! the messages that are now complete; a span is all it stores per event (with the read's
-//! timestamp). [`Message`] reads the fields of one span later, off the hot path or when the
-//! worker needs to know whether a message is `[DONE]` or an error.
+//! timestamp). [`message_data`] reads the fields of one span later, on the aggregator, as
+//! AIPerf does (what JSON text it carries, whether it is `[DONE]` or an error).
 //!
 //! Lines end with `\n`, `\r\n` or `\r` (the SSE standard); a message ends at a blank line.
 //! AIPerf only splits on `\n\n` and `\r\n\r\n` (spec §2.3); every stream it splits is split the
@@ -17,7 +17,7 @@ mod naive;
 #[cfg(test)]
 mod tests;
 
-pub use message::{Message, is_done};
+pub use message::{DataRef, MessageData, message_data};
 
 /// Incremental message framer over a body buffer that only grows (or is compacted through
 /// [`Framer::compact`]).

@@ -81,11 +81,6 @@ impl<'t> PromptGenerator<'t> {
         }
     }
 
-    /// Number of tokens in the corpus.
-    pub fn corpus_tokens(&self) -> usize {
-        self.corpus.len()
-    }
-
     /// A prompt of `n_tokens` tokens: corpus ids from a random offset (wrapping as often as
     /// needed, so lengths beyond the corpus are possible), decoded, then repaired: when the text
     /// re-encodes longer, its ids are truncated; when shorter, the following corpus ids are
