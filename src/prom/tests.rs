@@ -1,3 +1,6 @@
+//! The Prometheus parser against the real vLLM captures (tests/data/), hand-written pages and
+//! property tests.
+
 use super::*;
 use proptest::prelude::*;
 

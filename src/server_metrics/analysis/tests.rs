@@ -1,3 +1,6 @@
+//! Window statistics and timeslices over hand-built stores: hand-computed values and property
+//! tests.
+
 use super::*;
 use crate::prom::parse_scrape;
 use crate::server_metrics::store::EndpointStore;

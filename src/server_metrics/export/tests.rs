@@ -1,3 +1,5 @@
+//! Server-metrics exports against the real vLLM captures (tests/data/) and hand-built reports.
+
 use super::*;
 use crate::prom::MetricType;
 use crate::prom::parse_scrape;
