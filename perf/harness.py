@@ -3,11 +3,13 @@
 
 The mock server runs pinned to MOCK_CORE, the client under test pinned to CLIENT_CORE. Every
 client run is checked for correctness (request count, zero errors, token counts, the mock's
-truth log) before any figure is reported; a run that fails a check is reported as FAILED with
-the reason, never as a number. The mock's own CPU time is measured around every run; when it
-was busy >= 90% of the wall time, the scenario's limit is the mock's, and the table says so.
+truth log, ringperf's prompts counted independently by Python tiktoken) before any figure is
+reported; a run that fails a check is reported as FAILED with the reason, never as a number.
+The mock's own CPU time is measured around every run; when it was busy >= 90% of the wall time,
+the scenario's limit is the mock's, and the table says so.
 
-Standard library only. All traffic goes to 127.0.0.1.
+Standard library only; the independent prompt count runs perf/prompt_tokens.py under an
+interpreter with tiktoken (see tiktoken_python). All traffic goes to 127.0.0.1.
 """
 
 import argparse
@@ -40,6 +42,9 @@ PORT = int(os.environ.get("PERF_PORT", "18480"))
 HOST = "127.0.0.1"
 URL = f"http://{HOST}:{PORT}"
 MOCK_SATURATED = 0.90
+
+# Prompt length of every ringperf run but the start-up scenario's (synthetic prompts).
+ISL = 8
 
 # A tiny chat request, the same for every peer (ringperf sends --isl 8 synthetic prompts).
 TINY_BODY = json.dumps(
@@ -233,7 +238,7 @@ def mock_note(r, busy_wall_s):
 def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=None,
                  extra=()):
     cmd = [RINGPERF, "profile", "-m", "mock-model", "--url", URL, "--endpoint-type", "chat",
-           "--tokenizer", "builtin", "--isl", "8", "--osl", str(osl), "--workers-max", "1",
+           "--tokenizer", "builtin", "--isl", str(ISL), "--osl", str(osl), "--workers-max", "1",
            "--ui", "none", "--random-seed", "1", "--output-artifact-dir", str(outdir),
            # Server-metrics collection is on by default and the mock serves /metrics: off,
            # like AIPerf's --no-server-metrics below, so a scraper thread does not share the
@@ -254,7 +259,7 @@ def ringperf_json(outdir):
     return json.loads((Path(outdir) / "profile_export_aiperf.json").read_text())
 
 
-def check_ringperf(r, outdir, n, tokens):
+def check_ringperf(r, outdir, n, tokens, isl=ISL):
     check(r["rc"] == 0, f"ringperf exit {r['rc']}: {r['stderr'][-400:]}")
     d = ringperf_json(outdir)
     check(d["completed_request_count"]["avg"] == n,
@@ -262,14 +267,68 @@ def check_ringperf(r, outdir, n, tokens):
     check(d["error_summary"] == [], f"errors: {d['error_summary']}")
     check(d["total_usage_completion_tokens"]["avg"] == n * tokens,
           f"usage completion tokens {d['total_usage_completion_tokens']['avg']} != {n * tokens}")
-    # The mock reports exact usage.prompt_tokens (same o200k_base tokenizer as the client), so
-    # the server's prompt count must equal the client's ISL, request by request.
+    # The mock counts usage.prompt_tokens with ringperf's own tokenizer and payload-text code,
+    # so these two agree by construction: a consistency check only. The independent check is
+    # check_prompt_tokens (Python tiktoken on the prompts sent), below.
     isl_sum = d.get("input_sequence_length", {}).get("sum")
     check(isl_sum is not None and d["total_usage_prompt_tokens"]["avg"] == isl_sum,
           f"usage prompt tokens {d['total_usage_prompt_tokens']['avg']} != ISL sum {isl_sum}")
     check(d.get("usage_discrepancy_count", {}).get("avg", 0) == 0,
           f"usage discrepancies: {d.get('usage_discrepancy_count')}")
+    check_prompt_tokens(outdir, isl)
     return d
+
+
+PROMPT_TOKENS_PY = HERE / "prompt_tokens.py"
+
+
+def tiktoken_python():
+    """An interpreter that has tiktoken: $TIKTOKEN_PYTHON, else the AIPerf venv's."""
+    if os.environ.get("TIKTOKEN_PYTHON"):
+        return os.environ["TIKTOKEN_PYTHON"]
+    if AIPERF and (Path(AIPERF).parent / "python").exists():
+        return str(Path(AIPERF).parent / "python")
+    return None
+
+
+def check_prompt_tokens(outdir, isl):
+    """Counts every prompt ringperf sent (its inputs.json) with Python tiktoken o200k_base
+    (perf/prompt_tokens.py, none of ringperf's code) and checks, request by request, that the
+    count is the ISL asked for and that ringperf's reported ISL and the mock's
+    usage.prompt_tokens both equal it. Without tiktoken the run fails: a run whose prompts were
+    not counted independently is not reported."""
+    py = tiktoken_python()
+    check(py is not None, "no Python with tiktoken to count the prompts independently "
+                          "(set TIKTOKEN_PYTHON, or let perf/run.sh install AIPerf)")
+    inputs = Path(outdir) / "inputs.json"
+    try:
+        p = subprocess.run([py, str(PROMPT_TOKENS_PY), str(inputs)], capture_output=True,
+                           text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise CheckFailed("independent prompt count (tiktoken) timed out")
+    check(p.returncode == 0, f"independent prompt count (tiktoken) failed: {p.stderr[-400:]}")
+    counts = json.loads(p.stdout)
+    check(counts, f"no prompts in {inputs}")
+    off = sorted((n, sid) for sid, n in counts.items() if n != isl)
+    check(not off, f"PROMPT TOKENS: tiktoken counts {len(off)} of {len(counts)} prompts sent "
+                   f"!= ISL {isl}, e.g. {off[:3]}")
+    seen, bad = 0, []
+    with open(Path(outdir) / "profile_export.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("error"):
+                continue
+            seen += 1
+            cid = r["metadata"]["conversation_id"]
+            m = r["metrics"]
+            got = (m.get("input_sequence_length", {}).get("value"),
+                   m.get("usage_prompt_tokens", {}).get("value"))
+            want = counts.get(cid)
+            if want is None or got != (want, want):
+                bad.append((cid, want, got))
+    check(seen > 0, "no successful records to compare with the tiktoken counts")
+    check(not bad, f"PROMPT TOKENS: {len(bad)} of {seen} records disagree with tiktoken, as "
+                   f"(conversation, tiktoken, (ringperf ISL, usage.prompt_tokens)): {bad[:3]}")
 
 
 def check_truth(truth, n, tokens, exact=True):

@@ -1,14 +1,15 @@
 //! End-to-end runs of `ringperf profile` against the in-process mock server on 127.0.0.1:0,
 //! on both monoio drivers, checked against the mock's truth log (when it wrote each byte).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 use ringperf::cli::{Cli, Command};
 use ringperf::config::Config;
-use ringperf::mock::{Driver, MockConfig, MockServer, OutputLen, TruthEntry};
+use ringperf::mock::{Driver, MockConfig, MockServer, OutputLen, PromptTokenizer, TruthEntry};
 use serde_json::Value;
 
 fn mock(ttft_ms: u64, itl_ms: u64, tokens: u64, per_event: usize, driver: Driver) -> MockServer {
@@ -62,6 +63,110 @@ fn raw_start(rec: &Value, summary: &Value) -> u64 {
     wall - wall0 + mono0
 }
 
+/// `o200k_base` token counts produced outside ringperf, by OpenAI's Python `tiktoken` 0.14.0:
+/// `len(tiktoken.get_encoding("o200k_base").encode_ordinary(text))`. Python tiktoken has its own
+/// pre-tokenizer pattern and BPE, and loads the vocabulary only if its SHA-256 matches the one
+/// OpenAI publishes (446a9538...). Most entries are the kind of text ringperf's prompts are made
+/// of (lines of `assets/shakespeare.txt` joined by one space, possibly starting mid-word); the
+/// last few cover spaces, newlines, JSON escapes and non-ASCII. To regenerate a row:
+/// `python3 -c 'import tiktoken,sys; print(len(tiktoken.get_encoding("o200k_base")
+/// .encode_ordinary(sys.argv[1])))' TEXT`.
+const O200K_BY_PYTHON_TIKTOKEN: &[(&str, usize)] = &[
+    ("", 0),
+    ("thee", 2),
+    (" thee", 1),
+    (
+        "THE SONNETS 1 From fairest creatures we desire increase",
+        13,
+    ),
+    ("That thereby beautys rose might never die", 8),
+    ("Feedst thy lights flame with selfsubstantial fuel", 10),
+    ("And tender churl makst waste in niggarding", 11),
+    ("2 When forty winters shall besiege thy brow", 9),
+    ("bstantial fuel Making a famine where abundance lies", 9),
+    (
+        "Were an alleating shame and thriftless praise How much more praise deservd thy beautys use",
+        20,
+    ),
+    ("hello world", 2),
+    ("  two  spaces", 4),
+    ("line\nbreak", 3),
+    ("say \"hi\" \\ there", 6),
+    ("naïve café", 4),
+];
+
+/// The test's own prompt count: tiktoken-rs's `o200k_base` called directly on the text, with
+/// none of ringperf's code in between (not its `Tokenizer`, not its payload-text extraction, not
+/// the mock). It is the same tokenizer library ringperf wraps, so it is trusted only because
+/// [`reference_counter_agrees_with_python_tiktoken`] pins it to Python tiktoken's counts first.
+/// The fully separate count (Python tiktoken on every prompt sent) is in `perf/harness.py`.
+fn reference_count(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len()
+}
+
+fn reference_counter_agrees_with_python_tiktoken() {
+    for &(text, tokens) in O200K_BY_PYTHON_TIKTOKEN {
+        assert_eq!(reference_count(text), tokens, "{text:?}");
+    }
+}
+
+/// The prompt of every request body the run in `dir` sent, by conversation id, read from its
+/// `inputs.json` by this test (serde_json on the body, not ringperf's payload-text code).
+fn sent_prompts(dir: &Path) -> HashMap<String, String> {
+    let inputs = read_json(&dir.join("inputs.json"));
+    let data = inputs["data"].as_array().expect("inputs.json data");
+    let prompts: HashMap<String, String> = data
+        .iter()
+        .map(|entry| {
+            let payloads = entry["payloads"].as_array().expect("payloads");
+            assert_eq!(payloads.len(), 1, "single-turn: {entry}");
+            let messages = payloads[0]["messages"].as_array().expect("chat messages");
+            assert_eq!(messages.len(), 1, "one user message: {entry}");
+            assert_eq!(messages[0]["role"], "user");
+            let text = messages[0]["content"].as_str().expect("text content");
+            let id = entry["session_id"].as_str().expect("session id");
+            (id.to_string(), text.to_string())
+        })
+        .collect();
+    assert_eq!(prompts.len(), data.len(), "conversation ids are unique");
+    prompts
+}
+
+/// Checks every record of the run in `dir` against the reference count of the prompt it sent:
+/// the record's ISL must equal it and, when the mock counted `usage.prompt_tokens` with a real
+/// tokenizer (`usage_exact`), so must the server's count. Returns the counts, one per record.
+fn check_prompt_tokens(dir: &Path, usage_exact: bool) -> Vec<usize> {
+    reference_counter_agrees_with_python_tiktoken();
+    let prompts = sent_prompts(dir);
+    let recs = read_jsonl(&dir.join("profile_export.jsonl"));
+    assert!(!recs.is_empty());
+    recs.iter()
+        .map(|rec| {
+            let cid = rec["metadata"]["conversation_id"]
+                .as_str()
+                .expect("conversation id");
+            let prompt = prompts
+                .get(cid)
+                .unwrap_or_else(|| panic!("record names conversation {cid}, not in inputs.json"));
+            let tokens = reference_count(prompt);
+            let head: String = prompt.chars().take(60).collect();
+            let isl = rec["metrics"]["input_sequence_length"]["value"].as_u64();
+            assert_eq!(isl, Some(tokens as u64), "ISL of {cid}: {head:?}...");
+            if usage_exact {
+                let usage = rec["metrics"]["usage_prompt_tokens"]["value"].as_u64();
+                assert_eq!(
+                    usage,
+                    Some(tokens as u64),
+                    "usage.prompt_tokens of {cid}: {head:?}..."
+                );
+            }
+            tokens
+        })
+        .collect()
+}
+
 /// A streaming run with fixed TTFT, inter-token delay and length: every reported TTFT, request
 /// latency and inter-chunk latency must match what the mock's truth log says it did.
 ///
@@ -105,6 +210,7 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
     let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
     assert_eq!(recs.len(), 24);
     let mut excess_ttft = Vec::new();
+    let (mut icl_excess, mut icl_reported, mut icl_truth) = (Vec::new(), Vec::new(), Vec::new());
     for rec in &recs {
         let id = rec["metadata"]["x_request_id"]
             .as_str()
@@ -144,6 +250,9 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
                 (reported - truth_gap).abs() < 50e6,
                 "ICL {k}: {reported} vs {truth_gap}"
             );
+            icl_excess.push(reported - truth_gap);
+            icl_reported.push(reported);
+            icl_truth.push(truth_gap);
         }
         // The mock streams 12 single-token events; the OSL comes from tokenizing the text.
         assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 12);
@@ -151,9 +260,85 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
         let itl = metric(rec, "inter_token_latency").unwrap();
         assert!((itl - (lat_ns - ttft_ns) / 1e6 / 11.0).abs() < 1e-6);
     }
-    excess_ttft.sort_by(f64::total_cmp);
-    let median = excess_ttft[excess_ttft.len() / 2];
-    assert!(median < 2e6, "median TTFT excess {median} ns");
+    // Every prompt sent is 40 tokens by the test's own count, not only by ringperf's.
+    let counts = check_prompt_tokens(dir.path(), false);
+    assert!(counts.iter().all(|&n| n == 40), "{counts:?}");
+
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ttft_median = median(&mut excess_ttft);
+    assert!(ttft_median < 2e6, "median TTFT excess {ttft_median} ns");
+
+    // Inter-chunk values: the per-value bound above (50 ms on ~4 ms gaps) would pass all zeros
+    // or every value shifted by a constant. What ringperf measures for gap k is
+    // stamp[k+1] - stamp[k], each stamp being the mock's write instant plus that event's delivery
+    // delay d (loopback and, for a user-space stamp, the reader's wake-up; the TTFT excess above
+    // is d of the first event). So reported - truth = d[k+1] - d[k]: the difference of two draws
+    // of the same delay, centred on zero whatever the delays are. If three quarters of the
+    // delays are under D, at least half of these differences lie in [-D, D], so their median
+    // does too. D is tens of µs on an idle machine (measured here: the differences' median
+    // within a few µs of zero, their quartiles about ±20 µs) and a CFS slice or so at worst on
+    // this shared box.
+    // The bound, 1 ms, is a quarter of the 4 ms ITL: all-zero values (their excess is minus the
+    // whole gap), values shifted by a millisecond or more, or gaps scaled by 3/4 or 5/4 fail.
+    let icl_median_excess = median(&mut icl_excess);
+    assert!(
+        icl_median_excess.abs() < 1e6,
+        "median (reported ICL - truth gap) is {icl_median_excess} ns"
+    );
+    // And the values are not degenerate: the typical reported gap is the typical true gap
+    // within a factor of two, and not zero. The true gaps themselves are at least the 4 ms ITL
+    // (the mock sleeps it after each write, on a timer that is never early).
+    let (reported_median, truth_median) = (median(&mut icl_reported), median(&mut icl_truth));
+    assert!(
+        truth_median >= 4e6,
+        "the mock's gaps: median {truth_median} ns"
+    );
+    assert!(
+        reported_median > 0.0
+            && reported_median >= truth_median / 2.0
+            && reported_median <= truth_median * 2.0,
+        "median ICL {reported_median} ns vs median truth gap {truth_median} ns"
+    );
+}
+
+/// ISL and `usage.prompt_tokens` against a count that is not ringperf's.
+///
+/// The mock counts `usage.prompt_tokens` with ringperf's own tokenizer and payload-text code, so
+/// "usage = ISL" compares that code with itself: it would pass if both used the wrong encoding,
+/// counted the wrong part of the body, or if the prompt generator missed the requested length.
+/// Here each record is checked against the prompt it sent, taken out of `inputs.json` by this
+/// test and counted by [`reference_count`], which is pinned to Python tiktoken's counts. The
+/// lengths are short and varied (`--isl 6 --isl-stddev 4`: 1 to about 18 tokens) so a constant
+/// or an off-by-one cannot pass, and the mock's count comes from the body it read off the wire,
+/// so it also checks that `inputs.json` holds what was sent.
+#[test]
+fn prompt_tokens_match_an_independent_count() {
+    let server = ringperf::mock::start(MockConfig {
+        output_tokens: OutputLen::Fixed(2),
+        prompt_tokenizer: Some(PromptTokenizer(Arc::new(
+            ringperf::workload::Tokenizer::builtin(),
+        ))),
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 2 --request-count 40 \
+         --num-dataset-entries 40 --isl 6 --isl-stddev 4 --random-seed 11 --ui none \
+         --no-server-metrics --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!((out.successes, out.errors), (40, 0));
+    let counts = check_prompt_tokens(dir.path(), true);
+    assert_eq!(counts.len(), 40);
+    let distinct: BTreeSet<usize> = counts.iter().copied().collect();
+    assert!(distinct.len() >= 5, "lengths vary: {distinct:?}");
+    assert!(counts.iter().all(|&n| n >= 1), "{counts:?}");
 }
 
 #[test]
@@ -369,13 +554,16 @@ fn binary_demo_and_usage_errors() {
     ] {
         assert!(dir.path().join(f).exists(), "{f}");
     }
-    // The embedded mock counts usage.prompt_tokens with the run's tokenizer: exactly the ISL.
+    // The embedded mock counts usage.prompt_tokens with the run's tokenizer, so usage = ISL and
+    // no discrepancy is only consistency; each record is also checked against the test's own
+    // count of the prompt it sent.
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
     assert_eq!(
         summary["usage_prompt_tokens"]["avg"], summary["input_sequence_length"]["avg"],
         "{summary}"
     );
     assert!(!stdout.contains("Discrepancy"), "{stdout}");
+    check_prompt_tokens(dir.path(), true);
     let csv = std::fs::read(dir.path().join("profile_export_aiperf.csv")).unwrap();
     assert!(
         csv.windows(2).any(|w| w == b"\r\n"),
