@@ -1,11 +1,17 @@
 //! Server threads: binding, spawning, pinning, runtime choice (io_uring or epoll), the accept
 //! loop, and stopping.
 //!
+//! Accepting: a thread waits until the listener is readable (through monoio, either driver) and
+//! then takes the connection with std's `accept4(…, SOCK_CLOEXEC)`, so no child process spawned
+//! meanwhile inherits it (monoio's io_uring accept sets no `SOCK_CLOEXEC`; see
+//! `accept_cloexec`). Every other descriptor the mock creates (listener and its duplicates,
+//! ring, eventfd, epoll) is already close-on-exec.
+//!
 //! Stopping without losing or leaking a connection: `stop` raises a flag and then connects to the
-//! listener once per thread. A thread that accepts a connection while the flag is up closes it and
-//! leaves its loop, so it never takes a second one; `threads` wake-up connections therefore end
-//! every thread, and no accept is ever abandoned mid-flight (an abandoned io_uring accept could
-//! still complete and swallow a real client's connection). Before leaving, a thread ends its
+//! listener once per thread. A thread that sees the listener readable while the flag is up leaves
+//! its loop without accepting, so the wake-up connection stays pending for the threads still
+//! waiting; `threads` wake-up connections therefore end every thread, and no wait is ever
+//! abandoned mid-flight. Before leaving, a thread ends its
 //! connections and waits for them to be dropped (a monoio runtime does not drop waiting tasks),
 //! so a stop or [`super::MockServer::pause`] really closes every socket, the listener included,
 //! and the port can be bound again by [`super::MockServer::resume`].
@@ -260,25 +266,57 @@ async fn accept_loop(
     l: StdListener,
     ready: mpsc::Sender<io::Result<()>>,
 ) -> io::Result<()> {
-    let listener = monoio::net::TcpListener::from_std(l)?;
+    // monoio waits for a pending connection on one descriptor of the listening socket; the
+    // connection is taken by std on another (see `accept_cloexec`).
+    let readiness = monoio::net::TcpListener::from_std(l.try_clone()?)?;
     let worker = Rc::new(Worker::new(index, shared));
     let _ = ready.send(Ok(()));
     loop {
-        let accepted = listener.accept().await;
+        let readable = readiness.readable(false).await;
         if worker.shared.stop.load(Ordering::SeqCst) {
-            drop(accepted);
-            drop(listener);
+            drop(readiness);
+            drop(l);
             worker.close_connections(Duration::from_secs(2)).await;
             return Ok(());
         }
-        match accepted {
-            Ok((stream, _)) => {
+        if readable.is_err() {
+            monoio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        match accept_cloexec(&l) {
+            Ok(stream) => {
                 monoio::spawn(serve_until_closed(stream, Rc::clone(&worker)));
             }
+            // Another thread took the connection, or the client gave up before it was taken.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::Interrupted
+                        | io::ErrorKind::ConnectionAborted
+                ) => {}
             Err(_) => {
-                // Out of descriptors or a connection reset before accept: back off briefly.
+                // Out of descriptors: back off briefly.
                 monoio::time::sleep(Duration::from_millis(5)).await;
             }
         }
     }
+}
+
+/// Takes one pending connection off the non-blocking `l`, as a socket that is closed on `exec`.
+///
+/// Why not monoio's accept: on io_uring it submits `IORING_OP_ACCEPT` without `SOCK_CLOEXEC`,
+/// so every child process spawned meanwhile (by any thread of the process) inherits the
+/// connection and keeps it open after the mock closes its own descriptor: a stop or pause
+/// would not end it. std's accept is `accept4(…, SOCK_CLOEXEC)`, which sets the flag
+/// atomically (setting it after an accept would leave a window for a concurrent fork).
+fn accept_cloexec(l: &StdListener) -> io::Result<monoio::net::TcpStream> {
+    let (stream, _) = l.accept()?;
+    // The epoll driver reads until `WouldBlock`, so it needs a non-blocking socket; io_uring wants
+    // the blocking one accept makes (as its own accept does), or a read with nothing to read
+    // could fail instead of waiting.
+    if monoio::utils::is_legacy() {
+        stream.set_nonblocking(true)?;
+    }
+    monoio::net::TcpStream::from_std(stream)
 }
