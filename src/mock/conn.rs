@@ -362,7 +362,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                         arrival,
                     ))
                 }
-                Err(msg) => Action::Error(400, msg),
+                Err(e) => Action::Error(400, e.to_string()),
             },
             (Route::Chat | Route::Completions, _) => Action::Error(405, "use POST".to_owned()),
             (
