@@ -62,12 +62,19 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::MockServer(args) => match ringperf::mock::serve_from_args(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("ringperf: mock-server: {e}");
-                ExitCode::from(2)
+        Command::MockServer(args) => {
+            let served = ringperf::config::mock::MockServerConfig::try_from_args(&args)
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    ringperf::mock::serve(c.mock, c.truth_log.as_deref()).map_err(|e| e.to_string())
+                });
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ringperf: mock-server: {e}");
+                    ExitCode::from(2)
+                }
             }
-        },
+        }
     }
 }

@@ -31,19 +31,19 @@
 //! server go away (listener and connections closed) and come back on the same port.
 
 mod body;
-mod cli;
 mod conn;
 mod fault;
 mod metrics;
 mod metrics_modes;
 mod misbehave;
 mod respond;
+mod serve;
 mod server;
 mod tokens;
 mod truth;
 mod wire;
 
-pub use cli::{config_from_args, serve_from_args};
+pub use serve::serve;
 
 #[cfg(test)]
 mod tests;
@@ -270,18 +270,8 @@ pub fn run_until(
     Ok(())
 }
 
-/// Runs a server until the process receives SIGINT or SIGTERM, printing
-/// `ringperf mock server listening on http://ADDR` to stderr once it serves.
-///
-/// How: the calling thread blocks both signals *before* the server threads are spawned (so they
-/// inherit the mask and never take them), then waits for one with `sigwait`. No handler runs, so
-/// nothing async-signal-unsafe can happen. Call it from the main thread of a process whose other
-/// threads also block these signals, or the signal may be delivered elsewhere.
+/// Runs a server until the process receives SIGINT or SIGTERM, without a truth log file (see
+/// [`serve`], which it is).
 pub fn run_forever(cfg: MockConfig) -> io::Result<()> {
-    let set = crate::signals::block_term_signals()?;
-    let server = start(cfg)?;
-    eprintln!("ringperf mock server listening on http://{}", server.addr);
-    let result = crate::signals::wait_signal(&set);
-    server.stop();
-    result
+    serve(cfg, None)
 }
