@@ -1,6 +1,7 @@
-//! The few fields of a request body the mock needs: `stream`, the output cap
-//! (`max_completion_tokens` / `max_tokens`), `stream_options.include_usage`, and a rough prompt
-//! size from `messages` / `prompt`.
+//! What the mock reads from a completion request: which API it came in on ([`Endpoint`]) and the
+//! few fields of its body it needs: `stream`, the output cap (`max_completion_tokens` /
+//! `max_tokens`), `stream_options.include_usage`, and a rough prompt size from `messages` /
+//! `prompt`. Errors are [`Error`].
 //!
 //! Prompt tokens are *approximate*: the count of whitespace-separated words in every text the
 //! body carries (`messages[*].content` as a string or as `{"text": ..}` parts, `prompt` as a
@@ -13,6 +14,22 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// Which completion API a request came in on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Chat,
+    Completions,
+}
+
+impl Endpoint {
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Endpoint::Chat => "/v1/chat/completions",
+            Endpoint::Completions => "/v1/completions",
+        }
+    }
+}
 
 /// What the mock takes from a completion request body.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -5,7 +5,8 @@
 use std::io;
 use std::path::Path;
 
-use super::{MockConfig, start};
+use super::server::start;
+use super::settings::MockConfig;
 
 /// Serves until SIGINT or SIGTERM, printing `ringperf mock server listening on http://ADDR` to
 /// stderr once it serves; then stops and, with `truth_log`, writes the truth log there as JSONL.
@@ -30,4 +31,10 @@ pub fn serve(cfg: MockConfig, truth_log: Option<&Path>) -> io::Result<()> {
         );
     }
     waited
+}
+
+/// Runs a server until the process receives SIGINT or SIGTERM, without a truth log file (see
+/// [`serve`], which it is).
+pub fn run_forever(cfg: MockConfig) -> io::Result<()> {
+    serve(cfg, None)
 }

@@ -1,5 +1,5 @@
-//! Server threads: binding, spawning, pinning, runtime choice (io_uring or epoll), the accept
-//! loop, and stopping.
+//! A running server ([`MockServer`], [`start`], [`run_until`]) and its threads: binding,
+//! spawning, pinning, runtime choice (io_uring or epoll), the accept loop, and stopping.
 //!
 //! Accepting: a thread waits until the listener is readable (through monoio, either driver) and
 //! then takes the connection with std's `accept4(…, SOCK_CLOEXEC)`, so no child process spawned
@@ -13,49 +13,127 @@
 //! waiting; `threads` wake-up connections therefore end every thread, and no wait is ever
 //! abandoned mid-flight. Before leaving, a thread ends its
 //! connections and waits for them to be dropped (a monoio runtime does not drop waiting tasks),
-//! so a stop or [`super::MockServer::pause`] really closes every socket, the listener included,
-//! and the port can be bound again by [`super::MockServer::resume`].
+//! so a stop or [`MockServer::pause`] really closes every socket, the listener included,
+//! and the port can be bound again by [`MockServer::resume`].
 
 use std::io;
 use std::net::{
     Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener as StdListener, TcpStream as StdStream,
 };
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use monoio::{IoUringDriver, LegacyDriver, RuntimeBuilder};
 
-use super::conn::{Worker, serve_until_closed};
-use super::metrics::{ThreadMetrics, escape_label, render};
+use super::conn::serve_until_closed;
+use super::fault;
+use super::settings::{Driver, MockConfig};
+use super::shared::Shared;
 use super::truth::TruthLog;
-use super::wire::models_body;
-use super::{Driver, MockConfig};
+use super::worker::Worker;
 
-/// State every server thread reads.
-pub(crate) struct Shared {
-    pub(crate) cfg: MockConfig,
-    /// The model name as a JSON string literal.
-    pub(crate) model_json: String,
-    /// The model name escaped for a Prometheus label.
-    model_label: String,
-    /// The `/v1/models` body.
-    pub(crate) models_body: Vec<u8>,
-    /// One per thread, index = thread index.
-    pub(crate) metrics: Box<[ThreadMetrics]>,
-    pub(crate) truth: Arc<TruthLog>,
-    stop: AtomicBool,
+/// A running mock server. Dropping it stops it.
+pub struct MockServer {
+    /// The address the server listens on (the real port when `bind` had port 0).
+    pub addr: SocketAddr,
+    truth: Arc<TruthLog>,
+    inner: Option<Running>,
 }
 
-impl Shared {
-    pub(crate) fn metrics_text(&self) -> String {
-        render(&self.metrics, &self.model_label)
+impl std::fmt::Debug for MockServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
-/// The running threads behind a [`super::MockServer`].
+/// Binds, spawns the server threads and returns once every thread is serving.
+///
+/// Fails when the address cannot be bound, a runtime cannot be built (e.g. [`Driver::Uring`]
+/// without io_uring), or the config is unusable (zero `tokens_per_event`).
+pub fn start(cfg: MockConfig) -> io::Result<MockServer> {
+    let running = Running::start(cfg)?;
+    Ok(MockServer {
+        addr: running.addr(),
+        truth: running.truth(),
+        inner: Some(running),
+    })
+}
+
+impl MockServer {
+    /// The truth log (empty unless `truth_log` was set).
+    pub fn truth(&self) -> Arc<TruthLog> {
+        Arc::clone(&self.truth)
+    }
+
+    /// The current `/metrics` page.
+    pub fn metrics_text(&self) -> String {
+        self.inner
+            .as_ref()
+            .map(Running::metrics_text)
+            .unwrap_or_default()
+    }
+
+    /// The server goes away: stops accepting, closes the listening socket and every connection
+    /// (in-flight responses are cut and are not in the truth log), and joins the threads. Clients
+    /// then get connection refused until [`Self::resume`]. Does nothing when already paused.
+    pub fn pause(&mut self) {
+        if let Some(r) = self.inner.as_mut() {
+            r.pause();
+        }
+    }
+
+    /// The server comes back on the same address (same port), with the same configuration,
+    /// truth log and metrics (the per-thread generators start again from the seed). Does nothing
+    /// when not paused. Fails when the
+    /// address cannot be bound again (another process took the port meanwhile).
+    pub fn resume(&mut self) -> io::Result<()> {
+        match self.inner.as_mut() {
+            Some(r) => r.resume(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the server is paused (see [`Self::pause`]).
+    pub fn is_paused(&self) -> bool {
+        self.inner.as_ref().is_some_and(Running::is_paused)
+    }
+
+    /// Stops accepting, ends every thread (in-flight responses are cut) and joins them.
+    pub fn stop(mut self) {
+        if let Some(r) = self.inner.take() {
+            r.stop();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(r) = self.inner.take() {
+            r.stop();
+        }
+    }
+}
+
+/// Runs a server until `stop` receives a message or its sender is dropped; `ready` is called
+/// with the server once it is serving (e.g. to print the address).
+pub fn run_until(
+    cfg: MockConfig,
+    stop: &crossbeam_channel::Receiver<()>,
+    ready: impl FnOnce(&MockServer),
+) -> io::Result<()> {
+    let server = start(cfg)?;
+    ready(&server);
+    let _ = stop.recv();
+    server.stop();
+    Ok(())
+}
+
+/// The running threads behind a [`MockServer`].
 pub(crate) struct Running {
     addr: SocketAddr,
     shared: Arc<Shared>,
@@ -70,23 +148,12 @@ impl Running {
                 "tokens_per_event must be at least 1",
             ));
         }
-        super::fault::validate(&cfg.faults)
+        fault::validate(&cfg.faults)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
         cfg.threads = cfg.threads.max(1);
         let listener = StdListener::bind(cfg.bind)?;
         let addr = listener.local_addr()?;
-        let created = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let shared = Arc::new(Shared {
-            model_json: serde_json::to_string(&cfg.model).unwrap_or_else(|_| "\"\"".to_owned()),
-            model_label: escape_label(&cfg.model),
-            models_body: models_body(&cfg.model, created),
-            metrics: (0..cfg.threads).map(|_| ThreadMetrics::new()).collect(),
-            truth: Arc::new(TruthLog::new(cfg.truth_log, cfg.threads)),
-            stop: AtomicBool::new(false),
-            cfg,
-        });
+        let shared = Arc::new(Shared::new(cfg));
         let mut running = Running {
             addr,
             shared,

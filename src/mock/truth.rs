@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::Fault;
+use super::fault::Fault;
 
 /// What the mock did for one completion request.
 #[derive(Clone, Debug, PartialEq, Eq)]
