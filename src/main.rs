@@ -68,12 +68,25 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::MockServer(args) => match ringperf::mock::serve_from_args(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
+        Command::MockServer(args) => {
+            // Block SIGINT/SIGTERM before the (slow) tokenizer load, so a signal during start-up
+            // is waited for by `serve` and still gets the truth log written, never kills.
+            if let Err(e) = ringperf::signals::block_term_signals() {
                 eprintln!("ringperf: mock-server: {e}");
-                ExitCode::from(2)
+                return ExitCode::from(2);
             }
-        },
+            let served = ringperf::config::mock::MockServerConfig::try_from_args(&args)
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    ringperf::mock::serve(c.mock, c.truth_log.as_deref()).map_err(|e| e.to_string())
+                });
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ringperf: mock-server: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
+pub mod mock;
 pub mod url;
 
 use std::path::PathBuf;

@@ -1,18 +1,34 @@
-//! The few fields of a request body the mock needs: `stream`, the output cap
-//! (`max_completion_tokens` / `max_tokens`), `stream_options.include_usage`, and a rough prompt
-//! size from `messages` / `prompt`.
+//! What the mock reads from a completion request: which API it came in on ([`Endpoint`]) and the
+//! few fields of its body it needs: `stream`, the output cap (`max_completion_tokens` /
+//! `max_tokens`), `stream_options.include_usage`, and a rough prompt size from `messages` /
+//! `prompt`. Errors are [`Error`].
 //!
-//! Prompt tokens are *approximate*: the count of whitespace-separated words in every text the
+//! The rough prompt size here is the count of whitespace-separated words in every text the
 //! body carries (`messages[*].content` as a string or as `{"text": ..}` parts, `prompt` as a
-//! string or a list of strings). A real tokenizer would cost more than the whole rest of a request
-//! on the mock's core, and the mock is never the thing a benchmark measures; clients that need
-//! exact input counts compute them from their own payloads. The counting is done while the JSON is
-//! parsed, without building a document tree or allocating per string.
+//! string or a list of strings): what the mock reports when it has no prompt tokenizer (with one,
+//! the exact count is computed elsewhere, once per distinct body). The counting is done while the
+//! JSON is parsed, without building a document tree or allocating per string.
 
 use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// Which completion API a request came in on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Chat,
+    Completions,
+}
+
+impl Endpoint {
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Endpoint::Chat => "/v1/chat/completions",
+            Endpoint::Completions => "/v1/completions",
+        }
+    }
+}
 
 /// What the mock takes from a completion request body.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -42,9 +58,32 @@ struct WireStreamOptions {
     include_usage: Option<bool>,
 }
 
-/// Parses a request body. `Err` carries a short message for the 400 response.
-pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, String> {
-    let wire: Wire = serde_json::from_slice(body).map_err(|e| format!("invalid JSON body: {e}"))?;
+/// Why a request body could not be used; its message is the 400 response's.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// Not JSON, or JSON of the wrong shape (not an object, a field of the wrong type).
+    InvalidJson(serde_json::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidJson(e) => write!(f, "invalid JSON body: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::InvalidJson(e) => Some(e),
+        }
+    }
+}
+
+/// Parses a request body.
+pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, Error> {
+    let wire: Wire = serde_json::from_slice(body).map_err(Error::InvalidJson)?;
     Ok(RequestBody {
         stream: wire.stream.unwrap_or(false),
         max_tokens: wire.max_completion_tokens.or(wire.max_tokens),
@@ -214,7 +253,10 @@ mod tests {
     fn escaped_strings_are_counted_and_bad_json_is_an_error() {
         let r = parse_request_body(br#"{"prompt":"one\u0020two\tthree \"q\""}"#).unwrap();
         assert_eq!(r.prompt_words, 4);
-        assert!(parse_request_body(b"{\"stream\":").is_err());
+        let e = parse_request_body(b"{\"stream\":").unwrap_err();
+        assert!(matches!(e, Error::InvalidJson(_)), "{e:?}");
+        assert!(e.to_string().starts_with("invalid JSON body: "), "{e}");
+        assert!(std::error::Error::source(&e).is_some());
         assert!(parse_request_body(b"[1,2]").is_err());
         assert!(parse_request_body(br#"{"stream":"yes"}"#).is_err());
         assert!(parse_request_body(b"\xff\xfe").is_err());

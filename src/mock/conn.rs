@@ -1,26 +1,24 @@
 //! One connection: read requests (httparse for the head, `Content-Length` bodies), route them,
-//! answer, and loop while the connection is kept alive. Back-to-back (pipelined) requests already
-//! in the buffer are answered in order before the next read.
+//! answer (completions through `respond`, the metrics routes through `metrics_modes`, the rest
+//! here), and loop while the connection is kept alive. Back-to-back (pipelined) requests already
+//! in the buffer are answered in order before the next read. [`serve_until_closed`] also ends
+//! the connection when its thread's [`Closer`](super::worker::Closer) says so.
 
-use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::io;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Poll, Waker};
-use std::time::{Duration, Instant};
+use std::task::Poll;
 
 use monoio::buf::SliceMut;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::io::AsyncReadRent;
 use monoio::net::TcpStream;
 use uuid::Uuid;
 
-use super::body::parse_request_body;
+use super::body::{Endpoint, parse_request_body};
+use super::metrics_modes;
 use super::misbehave;
-use super::respond::{After, Completion, Endpoint};
-use super::server::Shared;
-use super::tokens::SplitMix;
-use super::wire;
+use super::respond::{After, Completion};
+use super::wire::{self, send};
+use super::worker::Worker;
 use crate::clock::monotonic_raw_ns;
 
 /// Largest request head accepted (431 beyond).
@@ -29,113 +27,6 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Most headers accepted in one request (431 beyond).
 const MAX_HEADERS: usize = 64;
-
-/// A server thread's state shared by its connections.
-pub(crate) struct Worker {
-    pub(crate) index: usize,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) rng: RefCell<SplitMix>,
-    closer: Closer,
-    /// Exact prompt token counts by body hash (see `MockConfig::prompt_tokenizer`).
-    prompt_cache: RefCell<std::collections::HashMap<u64, u64>>,
-}
-
-impl Worker {
-    pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Self {
-        let rng = RefCell::new(SplitMix::new(shared.cfg.seed, index));
-        Self {
-            index,
-            shared,
-            rng,
-            closer: Closer::default(),
-            prompt_cache: RefCell::new(std::collections::HashMap::new()),
-        }
-    }
-
-    /// `usage.prompt_tokens` for a completion request body: exact when a tokenizer is
-    /// configured (cached per distinct body, so repeated dataset entries cost one hash),
-    /// otherwise the approximate word count.
-    pub(crate) fn prompt_tokens(&self, endpoint: Endpoint, body: &[u8], words: u64) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let Some(tok) = &self.shared.cfg.prompt_tokenizer else {
-            return words;
-        };
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        body.hash(&mut h);
-        let key = h.finish();
-        if let Some(&n) = self.prompt_cache.borrow().get(&key) {
-            return n;
-        }
-        let kind = match endpoint {
-            Endpoint::Chat => crate::endpoint::EndpointKind::Chat,
-            Endpoint::Completions => crate::endpoint::EndpointKind::Completions,
-        };
-        let n = tok.0.count(&crate::endpoint::payload_texts(kind, body)) as u64;
-        let mut cache = self.prompt_cache.borrow_mut();
-        if cache.len() >= 100_000 {
-            cache.clear();
-        }
-        cache.insert(key, n);
-        n
-    }
-
-    /// Ends every connection of this thread (each is dropped, which closes its socket) and waits
-    /// until they are gone, at most `limit`.
-    ///
-    /// Needed because a monoio runtime does not drop the tasks still waiting when it is dropped:
-    /// their sockets (and, on io_uring, the queued close of the listener) would outlive a stop,
-    /// so the port could not be bound again and clients would wait on dead connections.
-    pub(crate) async fn close_connections(&self, limit: Duration) {
-        let c = &self.closer;
-        c.closed.set(true);
-        for w in c.wakers.borrow_mut().iter_mut().filter_map(Option::take) {
-            w.wake();
-        }
-        let started = Instant::now();
-        while c.live.get() > 0 && started.elapsed() < limit {
-            monoio::time::sleep(Duration::from_millis(1)).await;
-        }
-    }
-}
-
-/// Ends a thread's connections on stop: a flag, the wakers of the live connections (a slot
-/// each, slots reused), and how many are live.
-#[derive(Default)]
-struct Closer {
-    closed: Cell<bool>,
-    wakers: RefCell<Vec<Option<Waker>>>,
-    free: RefCell<Vec<usize>>,
-    live: Cell<usize>,
-}
-
-impl Closer {
-    fn slot(&self) -> usize {
-        self.live.set(self.live.get() + 1);
-        if let Some(i) = self.free.borrow_mut().pop() {
-            return i;
-        }
-        let mut w = self.wakers.borrow_mut();
-        w.push(None);
-        w.len() - 1
-    }
-
-    fn register(&self, slot: usize, waker: &Waker) {
-        if let Some(s) = self.wakers.borrow_mut().get_mut(slot) {
-            match s {
-                Some(w) if w.will_wake(waker) => {}
-                _ => *s = Some(waker.clone()),
-            }
-        }
-    }
-
-    fn release(&self, slot: usize) {
-        if let Some(s) = self.wakers.borrow_mut().get_mut(slot) {
-            *s = None;
-        }
-        self.free.borrow_mut().push(slot);
-        self.live.set(self.live.get().saturating_sub(1));
-    }
-}
 
 /// Serves one connection until it ends or the thread closes its connections
 /// ([`Worker::close_connections`]); either way the connection is dropped before this returns.
@@ -278,14 +169,6 @@ fn parse_head(buf: &[u8]) -> Parsed {
     })
 }
 
-/// Writes `buf` whole and hands it back cleared.
-pub(crate) async fn send(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<()> {
-    let (res, mut owned) = stream.write_all(std::mem::take(buf)).await;
-    owned.clear();
-    *buf = owned;
-    res.map(|_| ())
-}
-
 /// Serves one connection until the peer closes it, asks to close it, or an error.
 pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) {
     let _ = stream.set_nodelay(true);
@@ -362,7 +245,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                         arrival,
                     ))
                 }
-                Err(msg) => Action::Error(400, msg),
+                Err(e) => Action::Error(400, e.to_string()),
             },
             (Route::Chat | Route::Completions, _) => Action::Error(405, "use POST".to_owned()),
             (
@@ -395,7 +278,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                             .shared
                             .metrics_reply(worker.index, route == Route::PrometheusMetrics);
                         if r.hang {
-                            super::metrics_modes::hang(&mut stream).await;
+                            metrics_modes::hang(&mut stream).await;
                             return;
                         }
                         if !r.delay.is_zero() {

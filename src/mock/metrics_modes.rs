@@ -1,7 +1,7 @@
-//! What the mock answers at `/metrics` and `/prometheus/metrics`: the vLLM page, or one of the
-//! modes that exercise the scraper's edge cases (TRT-LLM's JSON `/metrics`, garbage, a slow
-//! endpoint, a counter reset, NaN samples, escaped labels, many series, a 404, an endpoint that
-//! never answers).
+//! What the mock answers at `/metrics` and `/prometheus/metrics` in each [`MetricsMode`]: the
+//! vLLM page, or one of the modes that exercise the scraper's edge cases (TRT-LLM's JSON
+//! `/metrics`, garbage, a slow endpoint, a counter reset, NaN samples, escaped labels, many
+//! series, a 404, an endpoint that never answers).
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
@@ -9,50 +9,10 @@ use std::time::Duration;
 
 use monoio::io::AsyncReadRent;
 use monoio::net::TcpStream;
-use serde::{Deserialize, Serialize};
 
-use super::server::Shared;
-
-/// The `/metrics` behaviour of the mock.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MetricsMode {
-    /// The vLLM-shaped page at `/metrics`; `/prometheus/metrics` is 404.
-    #[default]
-    Vllm,
-    /// TRT-LLM: `/metrics` answers an iteration-stats JSON array (`application/json`), the
-    /// Prometheus page is at `/prometheus/metrics`.
-    TrtLlm,
-    /// TRT-LLM without `return_perf_metrics`: JSON at `/metrics`, 404 at `/prometheus/metrics`.
-    JsonOnly,
-    /// `text/plain` that is not Prometheus exposition format.
-    Garbage,
-    /// The vLLM page, each answer delayed by `delay_ms`.
-    Slow {
-        /// Delay before the answer, ms.
-        delay_ms: u64,
-    },
-    /// The vLLM page plus `mock_restarts_total`, a counter that goes 0, 5, 10, 15 and back to 0
-    /// over consecutive pages (a server restart every four scrapes).
-    CounterReset,
-    /// The vLLM page plus NaN / ±Inf samples: `mock_nan_gauge` (NaN), `mock_partial_gauge`
-    /// (one NaN series, one finite = 7), and `mock_nan_hist` whose `path="bad"` series has a NaN
-    /// `_sum` (dropped whole) beside a finite `path="good"` series.
-    NanSamples,
-    /// The vLLM page plus `mock_escaped_info` with a HELP text and label values holding `\"`,
-    /// `\\` and `\n` escapes.
-    Escapes,
-    /// The vLLM page plus `series` samples of the gauge `mock_shard_load{shard="i"} = i`.
-    ManySeries {
-        /// Number of series.
-        series: u32,
-    },
-    /// No metrics at all: 404 at `/metrics` and at `/prometheus/metrics`.
-    NotFound,
-    /// Both metrics paths accept the request, read it and never answer: the mock keeps the
-    /// connection open (discarding whatever else arrives) until the client closes it or the
-    /// mock stops.
-    Hang,
-}
+use super::settings::MetricsMode;
+use super::shared::Shared;
+use super::wire;
 
 /// One answer of the metrics routes.
 #[derive(Debug)]
@@ -91,7 +51,7 @@ fn not_found() -> MetricsReply {
     MetricsReply {
         status: 404,
         content_type: "application/json",
-        body: super::wire::error_body(404, "not found"),
+        body: wire::error_body(404, "not found"),
         delay: Duration::ZERO,
         hang: false,
     }
@@ -148,7 +108,7 @@ impl Shared {
 
 /// Holds a connection whose request will never be answered: reads and discards until the peer
 /// closes it (or a read fails). A mock stop ends it earlier, by dropping the connection
-/// ([`super::conn::Worker::close_connections`]). Memory stays one small buffer however much
+/// ([`super::worker::Worker::close_connections`]). Memory stays one small buffer however much
 /// the peer sends.
 pub(crate) async fn hang(stream: &mut TcpStream) {
     // A `Vec` is read into from its start, up to its capacity: the buffer is reused as is.

@@ -1,12 +1,12 @@
-//! The bytes and socket tricks behind [`super::Fault`]: resets, silence, trickling, bad chunk
-//! framing, garbage and error SSE messages, error statuses and huge bodies.
+//! The bytes and socket tricks behind [`super::fault::Fault`]: resets, silence, trickling, bad
+//! chunk framing, garbage and error SSE messages, error statuses and huge bodies. Each acts on the
+//! stream (any monoio stream) or buffer it is handed; none knows about connections or servers.
 
 use std::io;
 use std::os::fd::AsRawFd;
 
 use monoio::buf::IoBuf;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
-use monoio::net::TcpStream;
+use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 
 use super::fault::{SLOW_LORIS_BYTE_INTERVAL, SSE_ERROR_COMMENT};
 use super::wire;
@@ -15,7 +15,7 @@ use super::wire;
 const PAD_BLOCK: usize = 1 << 20;
 
 /// Makes the coming close of `stream` a reset (RST) instead of an orderly FIN.
-pub(crate) fn reset_on_close(stream: &TcpStream) {
+pub(crate) fn reset_on_close(stream: &impl AsRawFd) {
     let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,
@@ -37,7 +37,7 @@ pub(crate) fn reset_on_close(stream: &TcpStream) {
 }
 
 /// Reads and discards everything until the client closes the connection (or it fails).
-pub(crate) async fn drain_until_closed(stream: &mut TcpStream) {
+pub(crate) async fn drain_until_closed(stream: &mut impl AsyncReadRent) {
     let mut buf = vec![0u8; 4096];
     loop {
         let (res, b) = stream.read(buf).await;
@@ -51,7 +51,7 @@ pub(crate) async fn drain_until_closed(stream: &mut TcpStream) {
 
 /// Writes `buf` one byte at a time, [`SLOW_LORIS_BYTE_INTERVAL`] apart, and hands it back
 /// cleared. Stops at the first failed write (the client gave up).
-pub(crate) async fn trickle(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<()> {
+pub(crate) async fn trickle(stream: &mut impl AsyncWriteRent, buf: &mut Vec<u8>) -> io::Result<()> {
     let mut owned = std::mem::take(buf);
     let mut result = Ok(());
     for i in 0..owned.len() {
@@ -86,7 +86,7 @@ pub(crate) fn bad_chunk(out: &mut Vec<u8>) {
     out.extend_from_slice(b"zz\r\ndata: {}\n\n\r\n");
 }
 
-/// The garbage SSE messages [`super::Fault::GarbageSse`] cycles through: invalid UTF-8, a
+/// The garbage SSE messages [`super::fault::Fault::GarbageSse`] cycles through: invalid UTF-8, a
 /// truncated JSON object, non-JSON data, a line with no field, a comment, an unknown field.
 /// None of them is a response a client should count.
 const GARBAGE: [&[u8]; 6] = [
@@ -121,7 +121,7 @@ pub(crate) fn status_response(out: &mut Vec<u8>, code: u16, close: bool) {
 /// `bytes` bytes (never less than the body itself). `before_write` is called with nothing yet
 /// written and again before the last write, for the truth log's stamps.
 pub(crate) async fn send_huge(
-    stream: &mut TcpStream,
+    stream: &mut impl AsyncWriteRent,
     wbuf: &mut Vec<u8>,
     body: &[u8],
     bytes: u64,
@@ -142,7 +142,7 @@ pub(crate) async fn send_huge(
     );
     wbuf.extend_from_slice(json_open);
     before_write();
-    super::conn::send(stream, wbuf).await?;
+    wire::send(stream, wbuf).await?;
     let mut block = vec![b' '; PAD_BLOCK];
     while pad > 0 {
         let n = pad.min(PAD_BLOCK as u64) as usize;
@@ -153,5 +153,5 @@ pub(crate) async fn send_huge(
     }
     wbuf.push(last);
     before_write();
-    super::conn::send(stream, wbuf).await
+    wire::send(stream, wbuf).await
 }

@@ -8,31 +8,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use monoio::net::TcpStream;
 use uuid::Uuid;
 
-use super::OutputLen;
-use super::body::RequestBody;
-use super::conn::{Worker, send};
+use super::body::{Endpoint, RequestBody};
 use super::fault::{self, Fault};
 use super::metrics::Finished;
 use super::misbehave;
+use super::settings::OutputLen;
 use super::truth::TruthEntry;
-use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words};
+use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words, send};
+use super::worker::Worker;
 use crate::clock::monotonic_raw_ns;
-
-/// Which completion API a request came in on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Endpoint {
-    Chat,
-    Completions,
-}
-
-impl Endpoint {
-    fn path(self) -> &'static str {
-        match self {
-            Endpoint::Chat => "/v1/chat/completions",
-            Endpoint::Completions => "/v1/completions",
-        }
-    }
-}
 
 /// What the connection does after a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,55 +1,125 @@
-//! Server threads: binding, spawning, pinning, runtime choice (io_uring or epoll), the accept
-//! loop, and stopping.
+//! A running server ([`MockServer`], [`start`]) and its threads: binding,
+//! spawning, pinning, runtime choice (io_uring or epoll), the accept loop, and stopping.
+//!
+//! Accepting: a thread waits until the listener is readable (through monoio, either driver) and
+//! then takes the connection with std's `accept4(…, SOCK_CLOEXEC)`, so no child process spawned
+//! meanwhile inherits it (monoio's io_uring accept sets no `SOCK_CLOEXEC`; see
+//! `accept_cloexec`). Every other descriptor the mock creates (listener and its duplicates,
+//! ring, eventfd, epoll) is already close-on-exec.
 //!
 //! Stopping without losing or leaking a connection: `stop` raises a flag and then connects to the
-//! listener once per thread. A thread that accepts a connection while the flag is up closes it and
-//! leaves its loop, so it never takes a second one; `threads` wake-up connections therefore end
-//! every thread, and no accept is ever abandoned mid-flight (an abandoned io_uring accept could
-//! still complete and swallow a real client's connection). Before leaving, a thread ends its
+//! listener once per thread. A thread that sees the listener readable while the flag is up leaves
+//! its loop without accepting, so the wake-up connection stays pending for the threads still
+//! waiting; `threads` wake-up connections therefore end every thread, and no wait is ever
+//! abandoned mid-flight. Before leaving, a thread ends its
 //! connections and waits for them to be dropped (a monoio runtime does not drop waiting tasks),
-//! so a stop or [`super::MockServer::pause`] really closes every socket, the listener included,
-//! and the port can be bound again by [`super::MockServer::resume`].
+//! so a stop or [`MockServer::pause`] really closes every socket, the listener included,
+//! and the port can be bound again by [`MockServer::resume`].
 
 use std::io;
 use std::net::{
     Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener as StdListener, TcpStream as StdStream,
 };
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use monoio::{IoUringDriver, LegacyDriver, RuntimeBuilder};
 
-use super::conn::{Worker, serve_until_closed};
-use super::metrics::{ThreadMetrics, escape_label, render};
+use super::conn::serve_until_closed;
+use super::fault;
+use super::settings::{Driver, MockConfig};
+use super::shared::Shared;
 use super::truth::TruthLog;
-use super::wire::models_body;
-use super::{Driver, MockConfig};
+use super::worker::Worker;
 
-/// State every server thread reads.
-pub(crate) struct Shared {
-    pub(crate) cfg: MockConfig,
-    /// The model name as a JSON string literal.
-    pub(crate) model_json: String,
-    /// The model name escaped for a Prometheus label.
-    model_label: String,
-    /// The `/v1/models` body.
-    pub(crate) models_body: Vec<u8>,
-    /// One per thread, index = thread index.
-    pub(crate) metrics: Box<[ThreadMetrics]>,
-    pub(crate) truth: Arc<TruthLog>,
-    stop: AtomicBool,
+/// A running mock server. Dropping it stops it.
+pub struct MockServer {
+    /// The address the server listens on (the real port when `bind` had port 0).
+    pub addr: SocketAddr,
+    truth: Arc<TruthLog>,
+    inner: Option<Running>,
 }
 
-impl Shared {
-    pub(crate) fn metrics_text(&self) -> String {
-        render(&self.metrics, &self.model_label)
+impl std::fmt::Debug for MockServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
-/// The running threads behind a [`super::MockServer`].
+/// Binds, spawns the server threads and returns once every thread is serving.
+///
+/// Fails when the address cannot be bound, a runtime cannot be built (e.g. [`Driver::Uring`]
+/// without io_uring), or the config is unusable (zero `tokens_per_event`).
+pub fn start(cfg: MockConfig) -> io::Result<MockServer> {
+    let running = Running::start(cfg)?;
+    Ok(MockServer {
+        addr: running.addr(),
+        truth: running.truth(),
+        inner: Some(running),
+    })
+}
+
+impl MockServer {
+    /// The truth log (empty unless `truth_log` was set).
+    pub fn truth(&self) -> Arc<TruthLog> {
+        Arc::clone(&self.truth)
+    }
+
+    /// The current `/metrics` page.
+    pub fn metrics_text(&self) -> String {
+        self.inner
+            .as_ref()
+            .map(Running::metrics_text)
+            .unwrap_or_default()
+    }
+
+    /// The server goes away: stops accepting, closes the listening socket and every connection
+    /// (in-flight responses are cut and are not in the truth log), and joins the threads. Clients
+    /// then get connection refused until [`Self::resume`]. Does nothing when already paused.
+    pub fn pause(&mut self) {
+        if let Some(r) = self.inner.as_mut() {
+            r.pause();
+        }
+    }
+
+    /// The server comes back on the same address (same port), with the same configuration,
+    /// truth log and metrics (the per-thread generators start again from the seed). Does nothing
+    /// when not paused. Fails when the
+    /// address cannot be bound again (another process took the port meanwhile).
+    pub fn resume(&mut self) -> io::Result<()> {
+        match self.inner.as_mut() {
+            Some(r) => r.resume(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the server is paused (see [`Self::pause`]).
+    pub fn is_paused(&self) -> bool {
+        self.inner.as_ref().is_some_and(Running::is_paused)
+    }
+
+    /// Stops accepting, ends every thread (in-flight responses are cut) and joins them.
+    pub fn stop(mut self) {
+        if let Some(r) = self.inner.take() {
+            r.stop();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(r) = self.inner.take() {
+            r.stop();
+        }
+    }
+}
+
+/// The running threads behind a [`MockServer`].
 pub(crate) struct Running {
     addr: SocketAddr,
     shared: Arc<Shared>,
@@ -64,23 +134,12 @@ impl Running {
                 "tokens_per_event must be at least 1",
             ));
         }
-        super::fault::validate(&cfg.faults)
+        fault::validate(&cfg.faults)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
         cfg.threads = cfg.threads.max(1);
         let listener = StdListener::bind(cfg.bind)?;
         let addr = listener.local_addr()?;
-        let created = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let shared = Arc::new(Shared {
-            model_json: serde_json::to_string(&cfg.model).unwrap_or_else(|_| "\"\"".to_owned()),
-            model_label: escape_label(&cfg.model),
-            models_body: models_body(&cfg.model, created),
-            metrics: (0..cfg.threads).map(|_| ThreadMetrics::new()).collect(),
-            truth: Arc::new(TruthLog::new(cfg.truth_log, cfg.threads)),
-            stop: AtomicBool::new(false),
-            cfg,
-        });
+        let shared = Arc::new(Shared::new(cfg));
         let mut running = Running {
             addr,
             shared,
@@ -260,25 +319,57 @@ async fn accept_loop(
     l: StdListener,
     ready: mpsc::Sender<io::Result<()>>,
 ) -> io::Result<()> {
-    let listener = monoio::net::TcpListener::from_std(l)?;
+    // monoio waits for a pending connection on one descriptor of the listening socket; the
+    // connection is taken by std on another (see `accept_cloexec`).
+    let readiness = monoio::net::TcpListener::from_std(l.try_clone()?)?;
     let worker = Rc::new(Worker::new(index, shared));
     let _ = ready.send(Ok(()));
     loop {
-        let accepted = listener.accept().await;
+        let readable = readiness.readable(false).await;
         if worker.shared.stop.load(Ordering::SeqCst) {
-            drop(accepted);
-            drop(listener);
+            drop(readiness);
+            drop(l);
             worker.close_connections(Duration::from_secs(2)).await;
             return Ok(());
         }
-        match accepted {
-            Ok((stream, _)) => {
+        if readable.is_err() {
+            monoio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        match accept_cloexec(&l) {
+            Ok(stream) => {
                 monoio::spawn(serve_until_closed(stream, Rc::clone(&worker)));
             }
+            // Another thread took the connection, or the client gave up before it was taken.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::Interrupted
+                        | io::ErrorKind::ConnectionAborted
+                ) => {}
             Err(_) => {
-                // Out of descriptors or a connection reset before accept: back off briefly.
+                // Out of descriptors: back off briefly.
                 monoio::time::sleep(Duration::from_millis(5)).await;
             }
         }
     }
+}
+
+/// Takes one pending connection off the non-blocking `l`, as a socket that is closed on `exec`.
+///
+/// Why not monoio's accept: on io_uring it submits `IORING_OP_ACCEPT` without `SOCK_CLOEXEC`,
+/// so every child process spawned meanwhile (by any thread of the process) inherits the
+/// connection and keeps it open after the mock closes its own descriptor: a stop or pause
+/// would not end it. std's accept is `accept4(…, SOCK_CLOEXEC)`, which sets the flag
+/// atomically (setting it after an accept would leave a window for a concurrent fork).
+fn accept_cloexec(l: &StdListener) -> io::Result<monoio::net::TcpStream> {
+    let (stream, _) = l.accept()?;
+    // The epoll driver reads until `WouldBlock`, so it needs a non-blocking socket; io_uring wants
+    // the blocking one accept makes (as its own accept does), or a read with nothing to read
+    // could fail instead of waiting.
+    if monoio::utils::is_legacy() {
+        stream.set_nonblocking(true)?;
+    }
+    monoio::net::TcpStream::from_std(stream)
 }

@@ -716,26 +716,6 @@ fn large_bodies_and_stop_during_a_paced_stream() {
 }
 
 #[test]
-fn run_until_serves_until_told_to_stop() {
-    let (tx, rx) = crossbeam_channel::bounded::<()>(1);
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let h = std::thread::spawn(move || {
-        run_until(MockConfig::default(), &rx, |s| {
-            addr_tx.send(s.addr).unwrap()
-        })
-    });
-    let addr = addr_rx.recv().unwrap();
-    let st = TcpStream::connect(addr).unwrap();
-    st.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut c = Client {
-        reader: BufReader::new(st),
-    };
-    assert_eq!(c.call("GET", "/health", "", "").status, 200);
-    tx.send(()).unwrap();
-    h.join().unwrap().unwrap();
-}
-
-#[test]
 fn bad_config_is_refused() {
     let e = start(MockConfig {
         tokens_per_event: 0,
@@ -843,5 +823,52 @@ fn mock_cpu_cost_per_streaming_request() {
             exact as f64 / (n * 104) as f64 / 1e3,
             mock as f64 / n as f64 / 1e3
         );
+    }
+}
+
+/// The mock's sockets are never inherited by a child process: a child spawned while a
+/// connection is held (as the other tests of a test binary do, or a benchmark's launcher) must
+/// not keep that connection, or the listener, open after the mock stops or pauses.
+#[test]
+fn stop_and_pause_end_held_connections_while_a_child_process_lives() {
+    for d in DRIVERS {
+        for pause in [false, true] {
+            let mut s = server(d, MockConfig::default());
+            let addr = s.addr;
+            let mut c = Client::connect(&s);
+            // The answer proves the mock has accepted (and holds) the connection.
+            assert_eq!(c.call("GET", "/health", "", "").status, 200, "{d:?}");
+            let mut child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .expect("spawn sleep");
+            let paused = if pause {
+                s.pause();
+                Some(s)
+            } else {
+                s.stop();
+                None
+            };
+            let held = c.reader.get_mut();
+            held.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let ended = held.read(&mut [0u8; 16]);
+            let refused = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+            let _ = child.kill();
+            let _ = child.wait();
+            match ended {
+                Ok(0) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+                other => panic!("{d:?} pause={pause}: the held connection ends: {other:?}"),
+            }
+            assert!(
+                refused.is_err(),
+                "{d:?} pause={pause}: the listener is closed"
+            );
+            if let Some(mut s) = paused {
+                s.resume().unwrap();
+                let mut again = Client::connect(&s);
+                assert_eq!(again.call("GET", "/health", "", "").status, 200, "{d:?}");
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::Fault;
+use super::fault::Fault;
 
 /// What the mock did for one completion request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,7 +43,8 @@ pub struct TruthEntry {
     pub reasoning_tokens: u64,
     /// Tokens packed into each event (the last event of each kind may carry fewer).
     pub tokens_per_event: u64,
-    /// The approximate prompt tokens the mock reported in `usage`.
+    /// The prompt tokens the mock reported in `usage` (exact with a prompt tokenizer, else the
+    /// whitespace-word approximation).
     pub prompt_tokens: u64,
     /// `true` when the response went out whole as planned (for a fault, the fault's whole
     /// answer: an error status, an `event: error` stream, a huge body); `false` when the
@@ -51,17 +52,6 @@ pub struct TruthEntry {
     pub completed: bool,
     /// The fault this request got ([`crate::mock::MockConfig::faults`]), if any.
     pub fault: Option<Fault>,
-}
-
-impl TruthEntry {
-    /// How many of [`Self::event_ns`] carried reasoning tokens (they come first).
-    pub fn reasoning_events(&self) -> usize {
-        if self.stream {
-            self.reasoning_tokens.div_ceil(self.tokens_per_event.max(1)) as usize
-        } else {
-            0
-        }
-    }
 }
 
 #[derive(Default)]
@@ -232,7 +222,6 @@ mod tests {
         assert_eq!(log.get(&Uuid::from_u128(3)), None);
         let order: Vec<u64> = log.entries().iter().map(|e| e.arrival_ns).collect();
         assert_eq!(order, [10, 30, 50]);
-        assert_eq!(log.entries()[0].reasoning_events(), 1);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Response bytes, written by hand into reused buffers: HTTP heads, chunked framing, and the
-//! vLLM-shaped JSON of chat and completion responses (streamed chunks and whole bodies).
+//! vLLM-shaped JSON of chat and completion responses (streamed chunks and whole bodies), and
+//! [`send`], which writes such a buffer to a stream.
 //!
 //! Mock words never need JSON escaping (they are plain ASCII letters and spaces); the model name
 //! is escaped once at start-up.
 
-use std::io::Write as _;
+use std::io::{self, Write as _};
+
+use monoio::io::{AsyncWriteRent, AsyncWriteRentExt};
 
 use super::tokens::word;
 
@@ -366,6 +369,14 @@ pub(crate) fn models_body(model: &str, created: u64) -> Vec<u8> {
         }]
     });
     serde_json::to_vec(&v).unwrap_or_default()
+}
+
+/// Writes `buf` whole to `stream` and hands it back cleared.
+pub(crate) async fn send(stream: &mut impl AsyncWriteRent, buf: &mut Vec<u8>) -> io::Result<()> {
+    let (res, mut owned) = stream.write_all(std::mem::take(buf)).await;
+    owned.clear();
+    *buf = owned;
+    res.map(|_| ())
 }
 
 #[cfg(test)]

@@ -1,0 +1,185 @@
+//! `ringperf mock-server`'s flags ([`MockArgs`]) validated into the mock's configuration
+//! ([`MockConfig`]) and where its truth log goes. The mock itself never sees the flags.
+
+use std::net::AddrParseError;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::{IoDriverArg, MockArgs};
+use crate::mock::{Driver, MockConfig, OutputLen, PromptTokenizer};
+
+/// Why `mock-server` flags are unusable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MockArgsError {
+    /// `--bind` is not an `IP:PORT` socket address.
+    Bind {
+        /// The value given.
+        value: String,
+        /// What the address parser said.
+        source: AddrParseError,
+    },
+}
+
+impl std::fmt::Display for MockArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MockArgsError::Bind { value, source } => write!(f, "--bind {value}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for MockArgsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MockArgsError::Bind { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Everything `ringperf mock-server` runs with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MockServerConfig {
+    /// The server's configuration.
+    pub mock: MockConfig,
+    /// Where to write the truth log (JSONL) when the server stops; `None`: no truth log kept.
+    pub truth_log: Option<PathBuf>,
+}
+
+impl MockServerConfig {
+    /// Validates `mock-server` flags.
+    pub fn try_from_args(args: &MockArgs) -> Result<Self, MockArgsError> {
+        let bind = args.bind.parse().map_err(|source| MockArgsError::Bind {
+            value: args.bind.clone(),
+            source,
+        })?;
+        let s = &args.shape;
+        let mock = MockConfig {
+            bind,
+            threads: s.mock_threads.max(1),
+            pin_cores: (!args.pin_cores.is_empty()).then(|| args.pin_cores.clone()),
+            ttft: Duration::from_secs_f64(s.mock_ttft_ms.max(0.0) / 1e3),
+            itl: Duration::from_secs_f64(s.mock_itl_ms.max(0.0) / 1e3),
+            output_tokens: OutputLen::Fixed(s.mock_output_tokens.max(1) as u64),
+            tokens_per_event: s.mock_tokens_per_event.max(1),
+            reasoning_tokens: s.mock_reasoning_tokens,
+            faults: s.mock_faults.clone().unwrap_or_default().0,
+            model: args.model.clone(),
+            truth_log: args.truth_log.is_some(),
+            io_driver: match args.io_driver {
+                IoDriverArg::Auto => Driver::Auto,
+                IoDriverArg::Uring => Driver::Uring,
+                IoDriverArg::Legacy => Driver::Legacy,
+            },
+            // Exact `usage.prompt_tokens` with the builtin tokenizer (o200k_base, compiled in).
+            prompt_tokenizer: Some(PromptTokenizer(Arc::new(
+                crate::workload::Tokenizer::builtin(),
+            ))),
+            ..MockConfig::default()
+        };
+        Ok(Self {
+            mock,
+            truth_log: args.truth_log.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use crate::mock::Fault;
+
+    fn args(argv: &[&str]) -> MockArgs {
+        let argv = ["ringperf", "mock-server"].iter().chain(argv);
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::MockServer(a) => a,
+            _ => panic!("not mock-server"),
+        }
+    }
+
+    #[test]
+    fn flags_become_the_mock_config() {
+        let c = MockServerConfig::try_from_args(&args(&[
+            "--bind",
+            "0.0.0.0:9100",
+            "--pin-cores",
+            "2,3",
+            "--model",
+            "m1",
+            "--truth-log",
+            "/tmp/t.jsonl",
+            "--io-driver",
+            "legacy",
+            "--mock-ttft-ms",
+            "15",
+            "--mock-itl-ms",
+            "2.5",
+            "--mock-output-tokens",
+            "7",
+            "--mock-tokens-per-event",
+            "3",
+            "--mock-reasoning-tokens",
+            "4",
+            "--mock-threads",
+            "2",
+            "--mock-faults",
+            "status=503:0.5",
+        ]))
+        .unwrap();
+        assert_eq!(c.truth_log, Some(PathBuf::from("/tmp/t.jsonl")));
+        let m = &c.mock;
+        assert_eq!(m.bind, "0.0.0.0:9100".parse().unwrap());
+        assert_eq!(m.pin_cores, Some(vec![2, 3]));
+        assert_eq!(m.model, "m1");
+        assert!(m.truth_log);
+        assert_eq!(m.io_driver, Driver::Legacy);
+        assert_eq!(m.ttft, Duration::from_millis(15));
+        assert_eq!(m.itl, Duration::from_micros(2500));
+        assert_eq!(m.output_tokens, OutputLen::Fixed(7));
+        assert_eq!(
+            (m.tokens_per_event, m.reasoning_tokens, m.threads),
+            (3, 4, 2)
+        );
+        assert_eq!(m.faults.len(), 1);
+        assert_eq!(m.faults[0].kind, Fault::Status(503));
+        assert!(m.prompt_tokenizer.is_some());
+    }
+
+    #[test]
+    fn defaults_and_clamps() {
+        let c = MockServerConfig::try_from_args(&args(&[
+            "--mock-ttft-ms=-5",
+            "--mock-output-tokens",
+            "0",
+            "--mock-tokens-per-event",
+            "0",
+            "--mock-threads",
+            "0",
+        ]))
+        .unwrap();
+        assert_eq!(c.truth_log, None);
+        let m = &c.mock;
+        assert_eq!(m.bind, "127.0.0.1:8000".parse().unwrap());
+        assert_eq!(m.pin_cores, None);
+        assert!(!m.truth_log);
+        assert_eq!(m.ttft, Duration::ZERO);
+        assert_eq!(m.output_tokens, OutputLen::Fixed(1));
+        assert_eq!((m.tokens_per_event, m.threads), (1, 1));
+        assert!(m.faults.is_empty());
+    }
+
+    #[test]
+    fn a_bad_bind_address_is_a_typed_error() {
+        let e = MockServerConfig::try_from_args(&args(&["--bind", "localhost:80"])).unwrap_err();
+        let MockArgsError::Bind { value, .. } = &e;
+        assert_eq!(value, "localhost:80");
+        assert_eq!(
+            e.to_string(),
+            "--bind localhost:80: invalid socket address syntax"
+        );
+        assert!(std::error::Error::source(&e).is_some());
+    }
+}

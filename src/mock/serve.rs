@@ -1,0 +1,34 @@
+//! Serving until the process is told to stop (`ringperf mock-server`): signals, start, and the
+//! truth log written at the end. Takes a configuration already validated (by
+//! `config::mock`); the command-line flags never reach the mock.
+
+use std::io;
+use std::path::Path;
+
+use super::server::start;
+use super::settings::MockConfig;
+
+/// Serves until SIGINT or SIGTERM, printing `ringperf mock server listening on http://ADDR` to
+/// stderr once it serves; then stops and, with `truth_log`, writes the truth log there as JSONL.
+///
+/// How: the calling thread blocks both signals *before* the server threads are spawned (so they
+/// inherit the mask and never take them), then waits for one with `sigwait`. No handler runs, so
+/// nothing async-signal-unsafe can happen. Call it from the main thread of a process whose other
+/// threads also block these signals, or the signal may be delivered elsewhere.
+pub fn serve(cfg: MockConfig, truth_log: Option<&Path>) -> io::Result<()> {
+    let set = crate::signals::block_term_signals()?;
+    let server = start(cfg)?;
+    eprintln!("ringperf mock server listening on http://{}", server.addr);
+    let waited = crate::signals::wait_signal(&set);
+    let truth = server.truth();
+    server.stop();
+    if let Some(path) = truth_log {
+        truth.write_jsonl(path)?;
+        eprintln!(
+            "ringperf mock server: truth log of {} requests in {}",
+            truth.len(),
+            path.display()
+        );
+    }
+    waited
+}

@@ -1,0 +1,161 @@
+//! Everything the mock can be told ([`MockConfig`]) and the small types it is made of. Plain data:
+//! validated when a server starts (`server`), never parsed from flags here.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::fault::FaultSpec;
+
+/// How many output tokens a request gets (before the request's own max tokens cap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OutputLen {
+    /// Always `n` tokens.
+    Fixed(u64),
+    /// Uniform in `min..=max`, drawn per request from the seeded generator.
+    Uniform {
+        /// Smallest length.
+        min: u64,
+        /// Largest length (inclusive).
+        max: u64,
+    },
+}
+
+/// Which monoio driver the server threads run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum Driver {
+    /// io_uring when the kernel allows it, else the epoll driver.
+    #[default]
+    Auto,
+    /// io_uring only; start fails if it is unavailable.
+    Uring,
+    /// The epoll (legacy) driver.
+    Legacy,
+}
+
+/// Everything the mock server can be told.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MockConfig {
+    /// Address to listen on; port 0 picks a free port (see [`MockServer::addr`](crate::mock::MockServer::addr)).
+    pub bind: SocketAddr,
+    /// Server threads (at least 1).
+    pub threads: usize,
+    /// Cores to pin the threads to (thread `i` to `pin_cores[i % len]`); `None` leaves them free.
+    /// A refused pin is reported on stderr and otherwise ignored.
+    pub pin_cores: Option<Vec<usize>>,
+    /// Delay from a request's arrival to its first token event.
+    pub ttft: Duration,
+    /// Delay between consecutive token events.
+    pub itl: Duration,
+    /// Output (content) tokens per request.
+    pub output_tokens: OutputLen,
+    /// Tokens packed into one SSE event (1 = one token per event; more, like vLLM under load).
+    pub tokens_per_event: usize,
+    /// Reasoning tokens streamed first as `reasoning_content` (0 = none). They count towards the
+    /// request's max tokens, before the content.
+    pub reasoning_tokens: usize,
+    /// Seed of the output lengths and words.
+    pub seed: u64,
+    /// Model name served and reported.
+    pub model: String,
+    /// Keep the per-request [`TruthLog`](crate::mock::TruthLog).
+    pub truth_log: bool,
+    /// monoio driver choice.
+    pub io_driver: Driver,
+    /// Cap the output at the request's `max_completion_tokens` / `max_tokens` (as a real server
+    /// does); `false` always sends the configured length.
+    pub respect_max_tokens: bool,
+    /// Faults injected into completion requests, each into its share of them (see [`Fault`](crate::mock::Fault) and
+    /// [`FaultList`](crate::mock::FaultList) for the command-line syntax). Empty: every request is served normally.
+    pub faults: Vec<FaultSpec>,
+    /// What `/metrics` and `/prometheus/metrics` answer.
+    #[serde(default)]
+    pub metrics_mode: MetricsMode,
+    /// Count `usage.prompt_tokens` exactly with this tokenizer (the text of the payload's
+    /// messages or prompt, joined by a space, as a client counts its ISL), cached per distinct
+    /// body; without it the count is approximate (whitespace words).
+    #[serde(skip)]
+    pub prompt_tokenizer: Option<PromptTokenizer>,
+}
+
+/// A shared tokenizer for exact prompt counts (compared by identity).
+#[derive(Clone)]
+pub struct PromptTokenizer(pub Arc<crate::workload::Tokenizer>);
+
+impl std::fmt::Debug for PromptTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PromptTokenizer")
+    }
+}
+
+impl PartialEq for PromptTokenizer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            threads: 1,
+            pin_cores: None,
+            ttft: Duration::ZERO,
+            itl: Duration::ZERO,
+            output_tokens: OutputLen::Fixed(16),
+            tokens_per_event: 1,
+            reasoning_tokens: 0,
+            seed: 0,
+            model: "mock-model".to_owned(),
+            truth_log: false,
+            io_driver: Driver::Auto,
+            respect_max_tokens: true,
+            faults: Vec::new(),
+            metrics_mode: MetricsMode::Vllm,
+            prompt_tokenizer: None,
+        }
+    }
+}
+
+/// The `/metrics` behaviour of the mock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MetricsMode {
+    /// The vLLM-shaped page at `/metrics`; `/prometheus/metrics` is 404.
+    #[default]
+    Vllm,
+    /// TRT-LLM: `/metrics` answers an iteration-stats JSON array (`application/json`), the
+    /// Prometheus page is at `/prometheus/metrics`.
+    TrtLlm,
+    /// TRT-LLM without `return_perf_metrics`: JSON at `/metrics`, 404 at `/prometheus/metrics`.
+    JsonOnly,
+    /// `text/plain` that is not Prometheus exposition format.
+    Garbage,
+    /// The vLLM page, each answer delayed by `delay_ms`.
+    Slow {
+        /// Delay before the answer, ms.
+        delay_ms: u64,
+    },
+    /// The vLLM page plus `mock_restarts_total`, a counter that goes 0, 5, 10, 15 and back to 0
+    /// over consecutive pages (a server restart every four scrapes).
+    CounterReset,
+    /// The vLLM page plus NaN / ±Inf samples: `mock_nan_gauge` (NaN), `mock_partial_gauge`
+    /// (one NaN series, one finite = 7), and `mock_nan_hist` whose `path="bad"` series has a NaN
+    /// `_sum` (dropped whole) beside a finite `path="good"` series.
+    NanSamples,
+    /// The vLLM page plus `mock_escaped_info` with a HELP text and label values holding `\"`,
+    /// `\\` and `\n` escapes.
+    Escapes,
+    /// The vLLM page plus `series` samples of the gauge `mock_shard_load{shard="i"} = i`.
+    ManySeries {
+        /// Number of series.
+        series: u32,
+    },
+    /// No metrics at all: 404 at `/metrics` and at `/prometheus/metrics`.
+    NotFound,
+    /// Both metrics paths accept the request, read it and never answer: the mock keeps the
+    /// connection open (discarding whatever else arrives) until the client closes it or the
+    /// mock stops.
+    Hang,
+}

@@ -1,0 +1,49 @@
+//! The state every server thread of one server reads: its configuration, the pre-encoded model
+//! name and `/v1/models` body, the per-thread metrics, the truth log and the stop flag.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::metrics::{ThreadMetrics, escape_label, render};
+use super::settings::MockConfig;
+use super::truth::TruthLog;
+use super::wire::models_body;
+
+/// State every server thread reads.
+pub(crate) struct Shared {
+    pub(crate) cfg: MockConfig,
+    /// The model name as a JSON string literal.
+    pub(crate) model_json: String,
+    /// The model name escaped for a Prometheus label.
+    model_label: String,
+    /// The `/v1/models` body.
+    pub(crate) models_body: Vec<u8>,
+    /// One per thread, index = thread index.
+    pub(crate) metrics: Box<[ThreadMetrics]>,
+    pub(crate) truth: Arc<TruthLog>,
+    /// Raised by a stop or pause: the server threads leave their accept loops.
+    pub(crate) stop: AtomicBool,
+}
+
+impl Shared {
+    /// The state of a server about to start with `cfg`.
+    pub(crate) fn new(cfg: MockConfig) -> Self {
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Self {
+            model_json: serde_json::to_string(&cfg.model).unwrap_or_else(|_| "\"\"".to_owned()),
+            model_label: escape_label(&cfg.model),
+            models_body: models_body(&cfg.model, created),
+            metrics: (0..cfg.threads).map(|_| ThreadMetrics::new()).collect(),
+            truth: Arc::new(TruthLog::new(cfg.truth_log, cfg.threads)),
+            stop: AtomicBool::new(false),
+            cfg,
+        }
+    }
+
+    pub(crate) fn metrics_text(&self) -> String {
+        render(&self.metrics, &self.model_label)
+    }
+}
