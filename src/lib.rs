@@ -12,6 +12,7 @@ pub mod endpoint;
 pub mod export;
 pub mod http;
 pub mod mock;
+pub mod net;
 pub mod prom;
 pub mod record;
 pub mod run;
