@@ -332,7 +332,7 @@ async fn run(
         match Target::resolve(url) {
             Ok(t) => endpoints.push(Endpoint {
                 target: RefCell::new(Rc::new(t)),
-                pool: Pool::default(),
+                pool: super::fetch::endpoint_pool(),
                 state: Cell::new(State::Active),
                 fallback_tried: Cell::new(false),
                 logged_error: Cell::new(false),
@@ -618,7 +618,7 @@ async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: String
         let probed = match Target::resolve(&alt) {
             Ok(at) => {
                 let at = Rc::new(at);
-                let pool = Pool::default();
+                let pool = super::fetch::endpoint_pool();
                 shared.scrapes.set(shared.scrapes.get() + 1);
                 let res = fetch(
                     at.addr,
