@@ -14,3 +14,6 @@ pub mod pool;
 
 pub use exchange::{AfterHead, Cut, Error, Exchange, Limits, Sink};
 pub use pool::Pool;
+
+#[cfg(test)]
+mod tests;
