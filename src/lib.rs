@@ -31,6 +31,8 @@ pub mod export;
 #[cfg(feature = "engine")]
 pub mod mock;
 #[cfg(feature = "engine")]
+pub mod net;
+#[cfg(feature = "engine")]
 pub mod run;
 #[cfg(feature = "engine")]
 pub mod schedule;

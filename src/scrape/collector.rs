@@ -18,6 +18,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -27,12 +28,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::endpoint::{Target, trtllm_fallback};
-use super::fetch::{Pool, Response, Timeouts, fetch};
+use super::endpoint::{self, Target, trtllm_fallback};
+use super::fetch::{FetchError, Pool, Response, Timeouts, fetch};
 use super::settings::Settings;
 use crate::clock::Clock;
 use crate::config::IoDriver;
-use crate::prom::{Scrape, parse_scrape};
+use crate::prom::{ParseError, Scrape, parse_scrape};
 use crate::record::Phase;
 use crate::server_metrics::export::jsonl::ScrapeRecord;
 use crate::server_metrics::store::Store;
@@ -77,6 +78,37 @@ pub struct Collected {
     pub jsonl_error: Option<String>,
 }
 
+/// Why the scraper thread could not be started.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The OS refused the thread.
+    Spawn(std::io::Error),
+    /// The thread's monoio runtime could not be built.
+    Runtime(std::io::Error),
+    /// The thread ended without saying it was ready.
+    Vanished,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Spawn(e) => write!(f, "cannot start the server-metrics thread: {e}"),
+            Error::Runtime(e) => write!(f, "cannot build the server-metrics runtime: {e}"),
+            Error::Vanished => f.write_str("the server-metrics thread ended before it was ready"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Spawn(e) | Error::Runtime(e) => Some(e),
+            Error::Vanished => None,
+        }
+    }
+}
+
 /// Messages from the run to the thread.
 enum Control {
     /// A phase starts: later scrapes are attributed to it.
@@ -115,16 +147,16 @@ impl Scraper {
     ///
     /// # Errors
     /// The thread or its runtime could not be started.
-    pub fn start(opts: StartOptions) -> Result<Option<Self>, String> {
+    pub fn start(opts: StartOptions) -> Result<Option<Self>, Error> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<usize, String>>(1);
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<usize, Error>>(1);
         let clock = opts.clock;
         let flush_period = opts.settings.flush_period;
         let scrape_timeout = opts.settings.scrape_timeout;
         let thread = std::thread::Builder::new()
             .name("ringperf-scraper".into())
             .spawn(move || thread_main(opts, rx, ready_tx))
-            .map_err(|e| format!("cannot start the server-metrics thread: {e}"))?;
+            .map_err(Error::Spawn)?;
         match ready_rx.recv() {
             Ok(Ok(0)) => {
                 let _ = thread.join();
@@ -145,7 +177,7 @@ impl Scraper {
             }
             Err(_) => {
                 let _ = thread.join();
-                Err("the server-metrics thread ended before it was ready".into())
+                Err(Error::Vanished)
             }
         }
     }
@@ -298,7 +330,7 @@ struct Shared {
 fn thread_main(
     opts: StartOptions,
     rx: Receiver<Control>,
-    ready: Sender<Result<usize, String>>,
+    ready: Sender<Result<usize, Error>>,
 ) -> Collected {
     if let Some(core) = opts.core {
         let _ = crate::worker::runtime::pin_to(core);
@@ -309,7 +341,7 @@ fn thread_main(
     match result {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(format!("cannot build the server-metrics runtime: {e}")));
+            let _ = ready.send(Err(Error::Runtime(e)));
             Collected::default()
         }
     }
@@ -325,14 +357,14 @@ fn timeouts(s: &Settings) -> Timeouts {
 async fn run(
     opts: StartOptions,
     rx: Receiver<Control>,
-    ready: Sender<Result<usize, String>>,
+    ready: Sender<Result<usize, Error>>,
 ) -> Collected {
     let mut endpoints = Vec::new();
     for url in &opts.endpoints {
         match Target::resolve(url) {
             Ok(t) => endpoints.push(Endpoint {
                 target: RefCell::new(Rc::new(t)),
-                pool: Pool::default(),
+                pool: super::fetch::endpoint_pool(),
                 state: Cell::new(State::Active),
                 fallback_tried: Cell::new(false),
                 logged_error: Cell::new(false),
@@ -478,18 +510,39 @@ pub fn thread_cpu_ns() -> Option<u64> {
         .ok()
 }
 
+/// Why an endpoint failed its reachability check.
+#[derive(Debug)]
+enum Unreachable {
+    /// Neither request was answered within the reachability timeout.
+    NoAnswer(Duration),
+    /// The `GET` was answered with this status.
+    Status(u16),
+    /// The `GET` failed.
+    Fetch(FetchError),
+}
+
+impl fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreachable::NoAnswer(limit) => write!(f, "no answer within {} s", limit.as_secs_f64()),
+            Unreachable::Status(code) => write!(f, "HTTP {code}"),
+            Unreachable::Fetch(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 /// `HEAD` → 200, else `GET` → 200 (spec §7.1), the whole check bounded by the reachability
 /// timeout: an endpoint that never answers costs that timeout once, not once per request (its
 /// `HEAD` timing out ends the check, as in AIPerf, where the timeout error skips the `GET`).
-async fn reachable(shared: Rc<Shared>, i: usize) -> Result<(), String> {
+async fn reachable(shared: Rc<Shared>, i: usize) -> Result<(), Unreachable> {
     let limit = shared.settings.reachability_timeout;
     monoio::time::timeout(limit, head_then_get(shared, i))
         .await
-        .unwrap_or_else(|_| Err(format!("no answer within {} s", limit.as_secs_f64())))
+        .unwrap_or(Err(Unreachable::NoAnswer(limit)))
 }
 
 /// The two requests of [`reachable`].
-async fn head_then_get(shared: Rc<Shared>, i: usize) -> Result<(), String> {
+async fn head_then_get(shared: Rc<Shared>, i: usize) -> Result<(), Unreachable> {
     let ep = &shared.endpoints[i];
     let t = ep.target.borrow().clone();
     let to = Timeouts {
@@ -503,8 +556,8 @@ async fn head_then_get(shared: Rc<Shared>, i: usize) -> Result<(), String> {
     }
     match fetch(t.addr, &t.get, false, &ep.pool, &clock, to).await {
         Ok(r) if r.status == 200 => Ok(()),
-        Ok(r) => Err(format!("HTTP {}", r.status)),
-        Err(e) => Err(e.to_string()),
+        Ok(r) => Err(Unreachable::Status(r.status)),
+        Err(e) => Err(Unreachable::Fetch(e)),
     }
 }
 
@@ -530,39 +583,81 @@ async fn scrape_all_awaited(shared: &Rc<Shared>) {
 }
 
 /// Why a page was not usable.
+#[derive(Debug)]
 enum Failure {
-    /// Not Prometheus text (JSON content type, or a body that does not parse).
-    Incompatible(String),
-    /// Any other failure (reported, the loop carries on).
-    Other(String),
+    /// The fetch failed (reported, the loop carries on).
+    Fetch(FetchError),
+    /// The answer was not 200 (reported, the loop carries on).
+    Status(u16),
+    /// The endpoint answered `application/json`: not Prometheus text.
+    Json {
+        /// The endpoint.
+        url: String,
+    },
+    /// The body does not parse as Prometheus text.
+    NotPrometheus {
+        /// The endpoint.
+        url: String,
+        /// The parser's reason.
+        error: ParseError,
+        /// The first 200 characters of the body.
+        sample: String,
+    },
+    /// The TRT-LLM fallback URL cannot be reached at all.
+    Target(endpoint::Error),
+}
+
+impl Failure {
+    /// Not Prometheus text (JSON content type, or a body that does not parse): the endpoint
+    /// gets the TRT-LLM probe, then is disabled.
+    fn is_incompatible(&self) -> bool {
+        matches!(self, Failure::Json { .. } | Failure::NotPrometheus { .. })
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Fetch(e) => write!(f, "{e}"),
+            Failure::Status(code) => write!(f, "HTTP {code}"),
+            Failure::Json { url } => write!(
+                f,
+                "endpoint '{url}' returned non-Prometheus content-type 'application/json'; \
+                 expected text/plain (Prometheus exposition format)"
+            ),
+            Failure::NotPrometheus { url, error, sample } => write!(
+                f,
+                "endpoint '{url}' returned a body that is not Prometheus exposition format \
+                 ({error}); body starts with {sample:?}"
+            ),
+            Failure::Target(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 /// Classifies a fetch result; on success returns the parsed page.
-fn classify(
-    url: &str,
-    res: Result<Response, super::fetch::FetchError>,
-) -> Result<(Response, Scrape), Failure> {
-    let resp = res.map_err(|e| Failure::Other(e.to_string()))?;
+fn classify(url: &str, res: Result<Response, FetchError>) -> Result<(Response, Scrape), Failure> {
+    let resp = res.map_err(Failure::Fetch)?;
     if resp.status != 200 {
-        return Err(Failure::Other(format!("HTTP {}", resp.status)));
+        return Err(Failure::Status(resp.status));
     }
     if resp.json {
-        return Err(Failure::Incompatible(format!(
-            "endpoint '{url}' returned non-Prometheus content-type 'application/json'; \
-             expected text/plain (Prometheus exposition format)"
-        )));
+        return Err(Failure::Json {
+            url: url.to_owned(),
+        });
     }
     match parse_scrape(&resp.body) {
         Ok(s) => Ok((resp, s)),
-        Err(e) => {
+        Err(error) => {
             let sample: String = String::from_utf8_lossy(&resp.body)
                 .chars()
                 .take(200)
                 .collect();
-            Err(Failure::Incompatible(format!(
-                "endpoint '{url}' returned a body that is not Prometheus exposition format \
-                 ({e}); body starts with {sample:?}"
-            )))
+            Err(Failure::NotPrometheus {
+                url: url.to_owned(),
+                error,
+                sample,
+            })
         }
     }
 }
@@ -594,31 +689,31 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
     }
     match classify(&t.url, res) {
         Ok((resp, page)) => record(&shared, &t.url, &resp, &page),
-        Err(Failure::Other(why)) => {
+        Err(why) if why.is_incompatible() => incompatible(&shared, i, &t, &why).await,
+        Err(why) => {
             shared.errors.set(shared.errors.get() + 1);
             if shared.verbose && !ep.logged_error.replace(true) {
                 eprintln!("ringperf: server metrics scrape of {} failed: {why}", t.url);
             }
         }
-        Err(Failure::Incompatible(why)) => incompatible(&shared, i, &t, why).await,
     }
 }
 
 /// The TRT-LLM probe, then the swap or the single warning and disable.
-async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: String) {
+async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: &Failure) {
     let ep = &shared.endpoints[i];
     let alt = if ep.fallback_tried.replace(true) {
         None
     } else {
         trtllm_fallback(&t.url)
     };
-    let mut reason = why;
+    let mut reason = why.to_string();
     if let Some(alt) = alt {
         ep.state.set(State::Probing);
         let probed = match Target::resolve(&alt) {
             Ok(at) => {
                 let at = Rc::new(at);
-                let pool = Pool::default();
+                let pool = super::fetch::endpoint_pool();
                 shared.scrapes.set(shared.scrapes.get() + 1);
                 let res = fetch(
                     at.addr,
@@ -629,12 +724,9 @@ async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: String
                     timeouts(&shared.settings),
                 )
                 .await;
-                match classify(&alt, res) {
-                    Ok((resp, page)) => Ok((at, resp, page)),
-                    Err(Failure::Incompatible(w) | Failure::Other(w)) => Err(w),
-                }
+                classify(&alt, res).map(|(resp, page)| (at, resp, page))
             }
-            Err(e) => Err(e),
+            Err(e) => Err(Failure::Target(e)),
         };
         match probed {
             Ok((at, resp, page)) => {

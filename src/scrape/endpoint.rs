@@ -2,9 +2,45 @@
 //! target a scrape connects to. The URL rules themselves (normalization, the endpoint list) are
 //! in [`crate::config::url`].
 
+use std::fmt;
 use std::net::SocketAddr;
 
-use crate::config::BaseUrl;
+use crate::config::{BaseUrl, UrlError};
+use crate::http::HttpError;
+
+/// Why an endpoint cannot be scraped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The URL is not a usable `http` URL: bad scheme, host or path, or a name that does not
+    /// resolve.
+    Url(UrlError),
+    /// The requests to the URL cannot be encoded (a host or path the encoder refuses).
+    Encode {
+        /// The URL.
+        url: String,
+        /// The encoder's reason.
+        error: HttpError,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Url(why) => write!(f, "server metrics endpoint {why}"),
+            Error::Encode { url, error } => write!(f, "server metrics endpoint {url}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Url(e) => Some(e),
+            Error::Encode { error, .. } => Some(error),
+        }
+    }
+}
 
 /// The TRT-LLM alternative of `url`: `<base>/prometheus/metrics` when `url` ends with `/metrics`
 /// and is not already `/prometheus/metrics`; `None` otherwise.
@@ -34,9 +70,9 @@ impl Target {
     /// Resolves `url` (http only) and encodes its requests.
     ///
     /// # Errors
-    /// A message naming the URL: bad scheme, host or path, or a name that does not resolve.
-    pub fn resolve(url: &str) -> Result<Self, String> {
-        let b = BaseUrl::parse(url, "").map_err(|e| format!("server metrics endpoint {e}"))?;
+    /// Bad scheme, host or path, or a name that does not resolve.
+    pub fn resolve(url: &str) -> Result<Self, Error> {
+        let b = BaseUrl::parse(url, "").map_err(Error::Url)?;
         let path = if b.base_path.is_empty() {
             "/".to_owned()
         } else {
@@ -52,9 +88,14 @@ impl Target {
                 "text/plain;version=0.0.4;q=0.9,*/*;q=0.1".to_owned(),
             ),
         ];
-        let encode = |method: &str| -> Result<Vec<u8>, String> {
-            let get = crate::http::encode_get(&b.host_header, &path, &headers)
-                .map_err(|e| format!("server metrics endpoint {url}: {e}"))?;
+        let encode = |method: &str| -> Result<Vec<u8>, Error> {
+            let get =
+                crate::http::encode_get(&b.host_header, &path, &headers).map_err(|error| {
+                    Error::Encode {
+                        url: url.to_owned(),
+                        error,
+                    }
+                })?;
             // encode_get writes `GET `; a HEAD differs only in the method.
             Ok(match method {
                 "HEAD" => [b"HEAD".as_slice(), get.get(3..).unwrap_or_default()].concat(),
@@ -97,6 +138,9 @@ mod tests {
         );
         assert!(t.head.starts_with(b"HEAD /prometheus/metrics HTTP/1.1\r\n"));
         assert!(t.get.ends_with(b"\r\n\r\n") && t.head.ends_with(b"\r\n\r\n"));
-        assert!(Target::resolve("https://h/metrics").is_err());
+        let e = Target::resolve("https://h/metrics").unwrap_err();
+        assert!(matches!(e, Error::Url(_)), "{e:?}");
+        assert!(e.to_string().starts_with("server metrics endpoint "), "{e}");
+        assert!(!e.to_string().contains("--url"), "{e}");
     }
 }

@@ -1,20 +1,21 @@
-//! One HTTP/1.1 fetch of a metrics page on the scraper's monoio runtime.
+//! One HTTP/1.1 fetch of a metrics page on the scraper's monoio runtime, through the shared
+//! [`crate::net::Exchange`].
 //!
 //! Connect (bounded by the connect timeout), write a pre-encoded `GET`/`HEAD`, read with every
 //! read bounded by the read timeout (a server that sends its head and then stalls is caught, as
 //! with AIPerf's `sock_read`), and stamp the first response byte. A `Content-Type:
-//! application/json` answer is returned as soon as its head is parsed, without reading the body.
-//! Keep-alive connections are pooled per endpoint by the caller ([`Pool`]).
+//! application/json` answer, or any status but 200, is returned as soon as its head is parsed,
+//! without reading the body. Keep-alive connections are pooled per endpoint by the caller
+//! ([`Pool`]).
 
-use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
-use monoio::net::TcpStream;
-
 use crate::clock::Clock;
-use crate::http::{BodyDecoder, BodyKind, HttpError, Status, parse_head};
+use crate::http::{BodyKind, Head, HttpError};
+use crate::net::{self, AfterHead, Exchange, Limits, Sink};
+
+pub use crate::net::Pool;
 
 /// Largest metrics page accepted (a 10k-series page is about 1 MB).
 pub const MAX_PAGE_BYTES: u64 = 256 << 20;
@@ -69,21 +70,17 @@ impl std::fmt::Display for FetchError {
     }
 }
 
-/// Idle keep-alive connections of one endpoint (the scraper is single-threaded).
-#[derive(Debug, Default)]
-pub struct Pool {
-    idle: RefCell<Vec<TcpStream>>,
-}
-
-impl Pool {
-    /// Drops every idle connection (after the endpoint's address changed).
-    pub fn clear(&self) {
-        self.idle.borrow_mut().clear();
-    }
+/// A pool for one endpoint's connections.
+#[must_use]
+pub fn endpoint_pool() -> Pool {
+    Pool::new(1, READ_CHUNK)
 }
 
 /// Sends `request` to `addr` and reads the answer; `head_only` for a `HEAD` request. Retries once
 /// on a fresh connection when a pooled one turns out closed before any response byte.
+///
+/// # Errors
+/// The connect, write or read failed or timed out, or the answer is not HTTP/1.1.
 pub async fn fetch(
     addr: SocketAddr,
     request: &[u8],
@@ -92,149 +89,109 @@ pub async fn fetch(
     clock: &Clock,
     t: Timeouts,
 ) -> Result<Response, FetchError> {
-    let pooled = pool.idle.borrow_mut().pop();
-    if let Some(stream) = pooled {
-        match exchange(stream, request, head_only, clock, t).await {
-            Ok((resp, keep)) => {
-                if let Some(s) = keep {
-                    pool.idle.borrow_mut().push(s);
-                }
-                return Ok(resp);
-            }
-            Err((_, false)) => {}
-            Err((e, true)) => return Err(e),
-        }
-    }
-    let stream = match monoio::time::timeout(t.connect, TcpStream::connect_addr(addr)).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return Err(FetchError::Io(format!("cannot connect to {addr}: {e}"))),
-        Err(_) => return Err(FetchError::Timeout("connect")),
+    let exchange = Exchange {
+        addr,
+        pool,
+        slot: 0,
+        reuse: true,
+        head_request: head_only,
+        clock: *clock,
+        limits: Limits {
+            connect_timeout: Some(t.connect),
+            read_timeout: Some(t.read),
+            attempt_timeout: None,
+            deadline_ns: None,
+            max_body_bytes: MAX_PAGE_BYTES,
+        },
+        cut: None,
     };
-    let _ = stream.set_nodelay(true);
-    match exchange(stream, request, head_only, clock, t).await {
-        Ok((resp, keep)) => {
-            if let Some(s) = keep {
-                pool.idle.borrow_mut().push(s);
-            }
-            Ok(resp)
+    let mut page = Page {
+        request,
+        head_only,
+        response: Response {
+            status: 0,
+            json: false,
+            body: Vec::new(),
+            sent_ns: 0,
+            first_byte_ns: 0,
+            end_ns: 0,
+        },
+        first_byte_ns: None,
+    };
+    exchange
+        .run(&mut page)
+        .await
+        .map_err(|e| fetch_error(addr, e))?;
+    Ok(page.response)
+}
+
+/// The scraper's reading of an exchange failure.
+fn fetch_error(addr: SocketAddr, e: net::Error) -> FetchError {
+    use net::Error as E;
+    match e {
+        E::Connect(e) => FetchError::Io(format!("cannot connect to {addr}: {e}")),
+        E::ConnectTimeout => FetchError::Timeout("connect"),
+        E::Write(e) => FetchError::Io(format!("write failed: {e}")),
+        E::Read { error, .. } => FetchError::Io(format!("read failed: {error}")),
+        E::ReadTimeout { .. } => FetchError::Timeout("read"),
+        E::Closed { received: false } => {
+            FetchError::Io("server closed the connection before answering".into())
         }
-        Err((e, _)) => Err(e),
+        E::Closed { received: true } => FetchError::Http(HttpError::UnexpectedEof),
+        E::Head(e) | E::Body(e) => FetchError::Http(e),
+        // Neither is set up for a fetch (no cut, no attempt bound); said as what they are.
+        E::Cut | E::TimedOut => FetchError::Io(e.to_string()),
     }
 }
 
-/// One request on `stream`. On error, the flag says whether any response byte arrived (a
-/// pooled connection that failed before that may be retried).
-async fn exchange(
-    mut stream: TcpStream,
-    request: &[u8],
+/// The scraper's side of an exchange: the page and its stamps.
+struct Page<'a> {
+    request: &'a [u8],
     head_only: bool,
-    clock: &Clock,
-    t: Timeouts,
-) -> Result<(Response, Option<TcpStream>), (FetchError, bool)> {
-    let sent_ns = clock.now_ns();
-    let (res, _) = stream.write_all(request.to_vec()).await;
-    if let Err(e) = res {
-        return Err((FetchError::Io(format!("write failed: {e}")), false));
+    response: Response,
+    first_byte_ns: Option<u64>,
+}
+
+impl Page<'_> {
+    fn end(&mut self, stamp_ns: u64) {
+        self.response.first_byte_ns = self.first_byte_ns.unwrap_or(stamp_ns);
+        self.response.end_ns = stamp_ns;
     }
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut first_byte_ns = None;
-    let mut head = None;
-    let mut decoder: Option<BodyDecoder> = None;
-    let mut body = Vec::new();
-    loop {
-        if buf.len() == buf.capacity() {
-            buf.reserve(READ_CHUNK);
+}
+
+impl Sink for Page<'_> {
+    fn encode(&mut self, wbuf: &mut Vec<u8>, _reused: bool) {
+        wbuf.extend_from_slice(self.request);
+    }
+
+    fn on_send(&mut self, sent_ns: u64) {
+        self.response.sent_ns = sent_ns;
+    }
+
+    fn on_read(&mut self, _bytes: usize, stamp_ns: u64) {
+        self.first_byte_ns.get_or_insert(stamp_ns);
+    }
+
+    fn on_head(&mut self, head: &Head, _raw: &[u8], stamp_ns: u64) -> AfterHead {
+        self.response.status = head.status;
+        self.response.json = head.content_type_json;
+        // Rejected without reading the body; the connection is dropped.
+        if head.content_type_json || head.status != 200 {
+            self.end(stamp_ns);
+            return AfterHead::Stop;
         }
-        let len = buf.len();
-        let cap = buf.capacity();
-        let read = stream.read(monoio::buf::IoBufMut::slice_mut(buf, len..cap));
-        let (res, slice) = match monoio::time::timeout(t.read, read).await {
-            Ok(r) => r,
-            Err(_) => return Err((FetchError::Timeout("read"), first_byte_ns.is_some())),
-        };
-        let stamp = clock.now_ns();
-        buf = slice.into_inner();
-        let got_any = first_byte_ns.is_some();
-        let n = match res {
-            Ok(n) => n,
-            Err(e) => return Err((FetchError::Io(format!("read failed: {e}")), got_any)),
-        };
-        if n == 0 {
-            if let Some(d) = decoder.as_mut()
-                && d.finish_eof().is_ok()
-                && let Some((status, json, _)) = head
-            {
-                let resp = Response {
-                    status,
-                    json,
-                    body,
-                    sent_ns,
-                    first_byte_ns: first_byte_ns.unwrap_or(stamp),
-                    end_ns: stamp,
-                };
-                return Ok((resp, None));
-            }
-            let e = if got_any {
-                FetchError::Http(HttpError::UnexpectedEof)
-            } else {
-                FetchError::Io("server closed the connection before answering".into())
-            };
-            return Err((e, got_any));
+        if let BodyKind::Length(n) = BodyKind::from_head(head, self.head_only) {
+            let n = usize::try_from(n.min(MAX_PAGE_BYTES)).unwrap_or(0);
+            self.response.body.reserve(n);
         }
-        first_byte_ns.get_or_insert(stamp);
-        if decoder.is_none() {
-            let h = match parse_head(&buf) {
-                Ok(Status::Complete(h)) => h,
-                Ok(Status::Partial) => continue,
-                Err(e) => return Err((FetchError::Http(e), true)),
-            };
-            if h.is_interim() {
-                buf.drain(..h.head_len);
-                continue;
-            }
-            head = Some((h.status, h.content_type_json, h.keep_alive));
-            // Rejected without reading the body; the connection is dropped.
-            if h.content_type_json || h.status != 200 {
-                let resp = Response {
-                    status: h.status,
-                    json: h.content_type_json,
-                    body: Vec::new(),
-                    sent_ns,
-                    first_byte_ns: first_byte_ns.unwrap_or(stamp),
-                    end_ns: stamp,
-                };
-                return Ok((resp, None));
-            }
-            let kind = BodyKind::from_head(&h, head_only);
-            let mut d = BodyDecoder::new(kind).with_max_body_bytes(MAX_PAGE_BYTES);
-            if let BodyKind::Length(n) = kind {
-                body.reserve(usize::try_from(n.min(MAX_PAGE_BYTES)).unwrap_or(0));
-            }
-            buf.drain(..h.head_len);
-            let fed = d
-                .feed(&buf, &mut body)
-                .map_err(|e| (FetchError::Http(e), true))?;
-            buf.drain(..fed.consumed);
-            decoder = Some(d);
-        } else if let Some(d) = decoder.as_mut() {
-            let fed = d
-                .feed(&buf, &mut body)
-                .map_err(|e| (FetchError::Http(e), true))?;
-            buf.drain(..fed.consumed);
-        }
-        if let (Some(d), Some((status, json, keep_alive))) = (decoder.as_ref(), head)
-            && d.is_done()
-        {
-            let resp = Response {
-                status,
-                json,
-                body,
-                sent_ns,
-                first_byte_ns: first_byte_ns.unwrap_or(stamp),
-                end_ns: stamp,
-            };
-            let reuse = keep_alive && buf.is_empty();
-            return Ok((resp, reuse.then_some(stream)));
-        }
+        AfterHead::ReadBody
+    }
+
+    fn body(&mut self) -> &mut Vec<u8> {
+        &mut self.response.body
+    }
+
+    fn on_end(&mut self, stamp_ns: u64) {
+        self.end(stamp_ns);
     }
 }

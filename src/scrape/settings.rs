@@ -1,6 +1,7 @@
 //! The `AIPERF_SERVER_METRICS_*` environment variables of the collection doc (and the scrape read
 //! timeout of the spec's environment table), with AIPerf's defaults.
 
+use std::fmt;
 use std::time::Duration;
 
 /// Collection timing and batching.
@@ -26,6 +27,60 @@ pub struct Settings {
     pub shutdown_delay: Duration,
 }
 
+/// Why an `AIPERF_*` variable was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A duration variable does not hold a number.
+    NotSeconds {
+        /// The variable.
+        name: &'static str,
+        /// Its value as set.
+        raw: String,
+    },
+    /// A duration variable holds a number out of range: negative, not finite, above 1e9 s, or
+    /// zero where zero is not allowed.
+    SecondsOutOfRange {
+        /// The variable.
+        name: &'static str,
+        /// Its value as set.
+        raw: String,
+        /// Zero would have been accepted.
+        allow_zero: bool,
+    },
+    /// `AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE` is not a positive integer.
+    BatchSize {
+        /// Its value as set.
+        raw: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotSeconds { name, raw } => write!(f, "{name}={raw} is not a number of seconds"),
+            Error::SecondsOutOfRange {
+                name,
+                raw,
+                allow_zero,
+            } => {
+                let sign = if *allow_zero {
+                    "non-negative"
+                } else {
+                    "positive"
+                };
+                write!(f, "{name}={raw} must be a {sign} number of seconds")
+            }
+            Error::BatchSize { raw } => write!(
+                f,
+                "AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE={raw} must be a positive integer"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -44,34 +99,30 @@ impl Settings {
     /// Reads the process environment.
     ///
     /// # Errors
-    /// A message naming a variable whose value is not a valid number.
-    pub fn from_env() -> Result<Self, String> {
+    /// A variable whose value is not a valid number.
+    pub fn from_env() -> Result<Self, Error> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
     /// Reads the variables through `get` (tests pass a map).
     ///
     /// # Errors
-    /// A message naming a variable whose value is not a valid number.
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    /// A variable whose value is not a valid number.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
         let d = Self::default();
-        let secs = |name: &str, default: Duration, allow_zero: bool| -> Result<Duration, String> {
+        let secs = |name: &'static str, default: Duration, allow_zero: bool| {
             let Some(raw) = get(name) else {
                 return Ok(default);
             };
-            let v: f64 = raw
-                .trim()
-                .parse()
-                .map_err(|_| format!("{name}={raw} is not a number of seconds"))?;
+            let Ok(v) = raw.trim().parse::<f64>() else {
+                return Err(Error::NotSeconds { name, raw });
+            };
             if !v.is_finite() || v < 0.0 || (v == 0.0 && !allow_zero) || v > 1e9 {
-                return Err(format!(
-                    "{name}={raw} must be a {} number of seconds",
-                    if allow_zero {
-                        "non-negative"
-                    } else {
-                        "positive"
-                    }
-                ));
+                return Err(Error::SecondsOutOfRange {
+                    name,
+                    raw,
+                    allow_zero,
+                });
             }
             Ok(Duration::from_secs_f64(v))
         };
@@ -79,11 +130,7 @@ impl Settings {
             None => d.export_batch_size,
             Some(raw) => match raw.trim().parse::<usize>() {
                 Ok(n) if n > 0 => n,
-                _ => {
-                    return Err(format!(
-                        "AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE={raw} must be a positive integer"
-                    ));
-                }
+                _ => return Err(Error::BatchSize { raw }),
             },
         };
         Ok(Self {
@@ -127,7 +174,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn with(pairs: &[(&str, &str)]) -> Result<Settings, String> {
+    fn with(pairs: &[(&str, &str)]) -> Result<Settings, Error> {
         let m: HashMap<String, String> = pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -157,8 +204,26 @@ mod tests {
         assert_eq!(s.flush_period, Duration::ZERO);
         assert_eq!(s.export_batch_size, 7);
         let e = with(&[("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0")]).unwrap_err();
-        assert!(e.contains("COLLECTION_INTERVAL"), "{e}");
-        assert!(with(&[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "x")]).is_err());
-        assert!(with(&[("AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE", "0")]).is_err());
+        assert!(e.to_string().contains("COLLECTION_INTERVAL"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL=0 must be a positive number of seconds"
+        );
+        let e = with(&[("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD=-1 must be a non-negative number of \
+             seconds"
+        );
+        let e = with(&[("AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT", "x")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT=x is not a number of seconds"
+        );
+        let e = with(&[("AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE", "0")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "AIPERF_SERVER_METRICS_EXPORT_BATCH_SIZE=0 must be a positive integer"
+        );
     }
 }

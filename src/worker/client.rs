@@ -2,22 +2,17 @@
 //! read before parsing it, frame HTTP and SSE, and hand one [`RawRecord`] back — success or
 //! failure. Every mode (closed loop, open loop, warmup) sends through [`send`].
 
-use std::os::fd::AsRawFd;
 use std::rc::Rc;
-use std::time::Duration;
 
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
-use monoio::net::TcpStream;
-
-use crate::http::{BodyDecoder, BodyKind, HttpError, Status, parse_head};
+use crate::http::{EncodedRequest, Head};
+use crate::net::{self, AfterHead, Cut, Exchange, Limits, Sink};
 use crate::record::{Credit, Event, RawRecord, RequestError};
 use crate::sse::Framer;
 
-use super::conn::Conn;
 use super::{Shared, WorkerState};
 
-/// Largest response head accepted (the read buffer grows up to this while a head is partial).
-const MAX_HEAD_BUFFER: usize = crate::http::MAX_HEAD_BYTES;
+/// Initial read buffer of a connection (it grows only while a large response head is partial).
+pub(super) const READ_BUF_BYTES: usize = 16 * 1024;
 
 /// Builds the record for `credit` and performs the request, retrying once on a fresh connection
 /// when a kept-alive connection turns out to be closed before any response byte arrived.
@@ -27,12 +22,12 @@ pub(crate) async fn send(
     credit: Credit,
     hard_deadline_ns: Option<u64>,
 ) -> RawRecord {
-    let url_index = (credit.index % shared.urls.len() as u64) as u16;
+    let url = (credit.index % shared.urls.len() as u64) as usize;
     let (request_id, correlation_id) = state.new_ids();
     let mut rec = RawRecord {
         credit,
         worker_id: state.id,
-        url_index,
+        url_index: url as u16,
         request_id,
         correlation_id,
         start_ns: 0,
@@ -48,54 +43,39 @@ pub(crate) async fn send(
         bytes_received: 0,
         was_cancelled: false,
     };
-    let timeout_ns = shared
-        .request_timeout
-        .as_nanos()
-        .min(u128::from(u64::MAX / 4)) as u64;
-    for attempt in 0..2 {
-        let now = shared.clock.now_ns();
-        let request_deadline = now.saturating_add(timeout_ns);
-        let deadline = hard_deadline_ns.map_or(request_deadline, |h| h.min(request_deadline));
-        let budget = Duration::from_nanos(deadline.saturating_sub(now));
-        let outcome =
-            monoio::time::timeout(budget, attempt_once(shared, state, &mut rec, attempt == 0))
-                .await;
-        match outcome {
-            Ok(Ok(())) => break,
-            Ok(Err(Failure::StaleConnection)) if attempt == 0 => {
-                rec.body.clear();
-                rec.events.clear();
-                continue;
+    let exchange = Exchange {
+        addr: shared.urls[url],
+        pool: &state.pool,
+        slot: url,
+        reuse: state.pool_enabled,
+        head_request: false,
+        clock: shared.clock,
+        limits: Limits {
+            connect_timeout: None,
+            read_timeout: None,
+            attempt_timeout: Some(shared.request_timeout),
+            deadline_ns: hard_deadline_ns,
+            max_body_bytes: shared.max_body_bytes,
+        },
+        cut: Some(Cut {
+            control: &shared.control,
+            open_fds: &state.open_fds,
+        }),
+    };
+    let mut recorder = Recorder {
+        request: &shared.templates[url][credit.template as usize],
+        state,
+        framer: Framer::default(),
+        rec: &mut rec,
+    };
+    if let Err(e) = exchange.run(&mut recorder).await {
+        rec.error = Some(match e {
+            net::Error::TimedOut if cut(shared, hard_deadline_ns) => {
+                rec.was_cancelled = true;
+                cancelled_error()
             }
-            Ok(Err(Failure::StaleConnection)) => {
-                rec.error = Some(RequestError::new(
-                    None,
-                    "ServerDisconnectedError",
-                    "Server disconnected before sending a response",
-                ));
-                break;
-            }
-            Ok(Err(Failure::Error(e))) => {
-                rec.error = Some(e);
-                break;
-            }
-            Err(_) => {
-                if cut(shared, hard_deadline_ns) {
-                    rec.was_cancelled = true;
-                    rec.error = Some(cancelled_error());
-                } else {
-                    rec.error = Some(RequestError::new(
-                        None,
-                        "TimeoutError",
-                        format!(
-                            "Request did not complete within --request-timeout-seconds ({} s)",
-                            shared.request_timeout.as_secs_f64()
-                        ),
-                    ));
-                }
-                break;
-            }
-        }
+            e => request_error(shared, e),
+        });
     }
     if rec.error.is_some() && !rec.was_cancelled && cut(shared, hard_deadline_ns) {
         // The failure is the cut itself (the socket was shut down at the deadline).
@@ -119,22 +99,103 @@ pub(crate) async fn send(
     rec
 }
 
-/// Keeps a request's socket in its worker's in-flight set (for shutdown at a cut) while alive.
-struct InFlight<'a> {
-    state: &'a WorkerState,
-    fd: std::os::fd::RawFd,
-}
-
-impl<'a> InFlight<'a> {
-    fn register(state: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
-        state.open_fds.borrow_mut().insert(fd);
-        Self { state, fd }
+/// An exchange failure in AIPerf's error shape (aiohttp's exception names).
+fn request_error(shared: &Shared, e: net::Error) -> RequestError {
+    use net::Error as E;
+    match e {
+        E::Connect(e) => RequestError::new(None, "ClientConnectorError", e.to_string()),
+        // No response byte yet: the connection failed, not the payload (aiohttp's
+        // ClientOSError, e.g. a reset right after the request was sent).
+        E::Write(e)
+        | E::Read {
+            error: e,
+            received: false,
+        } => RequestError::new(None, "ClientOSError", e.to_string()),
+        E::Read { error: e, .. } => RequestError::new(None, "ClientPayloadError", e.to_string()),
+        E::Closed { .. } => RequestError::new(
+            None,
+            "ServerDisconnectedError",
+            "Server disconnected before the response head was complete",
+        ),
+        // A malformed or oversized response head.
+        E::Head(e) => RequestError::new(None, "ClientResponseError", e.to_string()),
+        // A body that breaks its framing, ends early or exceeds the limit.
+        E::Body(e) => RequestError::new(None, "ClientPayloadError", e.to_string()),
+        E::Cut => cancelled_error(),
+        // The worker sets no connect or read timeout: only the attempt's bound applies.
+        E::TimedOut | E::ConnectTimeout | E::ReadTimeout { .. } => RequestError::new(
+            None,
+            "TimeoutError",
+            format!(
+                "Request did not complete within --request-timeout-seconds ({} s)",
+                shared.request_timeout.as_secs_f64()
+            ),
+        ),
     }
 }
 
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.state.open_fds.borrow_mut().remove(&self.fd);
+/// The worker's side of an exchange: writes the request with this request's ids and records the
+/// response into the [`RawRecord`]: head, body, one SSE event per complete message.
+struct Recorder<'a> {
+    request: &'a EncodedRequest,
+    state: &'a WorkerState,
+    framer: Framer,
+    rec: &'a mut RawRecord,
+}
+
+impl Sink for Recorder<'_> {
+    fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
+        self.rec.conn_reused = reused;
+        wbuf.extend_from_slice(&self.request.bytes);
+        let [rid, cid] = self.request.id_slots;
+        for &slot in &self.request.copy_slots {
+            crate::http::write_uuid(wbuf, slot, &self.rec.correlation_id);
+        }
+        crate::http::write_uuid(wbuf, rid, &self.rec.request_id);
+        crate::http::write_uuid(wbuf, cid, &self.rec.correlation_id);
+    }
+
+    fn on_send(&mut self, sent_ns: u64) {
+        self.rec.start_ns = sent_ns;
+    }
+
+    fn on_sent(&mut self, bytes: usize) {
+        self.rec.bytes_sent = bytes as u64;
+    }
+
+    fn on_read(&mut self, bytes: usize, _stamp_ns: u64) {
+        self.rec.bytes_received += bytes as u64;
+    }
+
+    fn on_head(&mut self, head: &Head, raw: &[u8], stamp_ns: u64) -> AfterHead {
+        self.rec.head_ns = Some(stamp_ns);
+        self.rec.status = head.status;
+        self.rec.is_sse = head.event_stream;
+        if !(200..300).contains(&head.status) {
+            self.state.set_reason(head.reason_str(raw));
+        }
+        AfterHead::ReadBody
+    }
+
+    fn body(&mut self) -> &mut Vec<u8> {
+        &mut self.rec.body
+    }
+
+    fn on_body(&mut self, stamp_ns: u64) {
+        if self.rec.is_sse {
+            while let Some(r) = self.framer.next_message(&self.rec.body) {
+                self.rec.events.push(Event {
+                    stamp_ns,
+                    start: r.start as u32,
+                    end: r.end as u32,
+                });
+            }
+        }
+    }
+
+    fn on_end(&mut self, stamp_ns: u64) {
+        self.rec.end_ns = stamp_ns;
+        finish_events(self.rec, &mut self.framer, stamp_ns);
     }
 }
 
@@ -150,195 +211,6 @@ fn cancelled_error() -> RequestError {
         "RequestCancellationError",
         "Request was cancelled at the end of the grace period",
     )
-}
-
-enum Failure {
-    /// A reused connection was closed before any response byte: safe to retry once.
-    StaleConnection,
-    Error(RequestError),
-}
-
-fn io_failure(kind: &str, e: &std::io::Error) -> Failure {
-    Failure::Error(RequestError::new(None, kind, e.to_string()))
-}
-
-/// A malformed or oversized response head (aiohttp's name for it).
-fn head_failure(e: HttpError) -> Failure {
-    Failure::Error(RequestError::new(
-        None,
-        "ClientResponseError",
-        e.to_string(),
-    ))
-}
-
-/// A body that breaks its framing, ends early or exceeds the limit (aiohttp's name for it).
-fn body_failure(e: HttpError) -> Failure {
-    Failure::Error(RequestError::new(None, "ClientPayloadError", e.to_string()))
-}
-
-async fn attempt_once(
-    shared: &Shared,
-    state: &Rc<WorkerState>,
-    rec: &mut RawRecord,
-    may_reuse: bool,
-) -> Result<(), Failure> {
-    let url = rec.url_index as usize;
-    let pooled = if may_reuse {
-        state.pool.take(url)
-    } else {
-        None
-    };
-    let reused = pooled.is_some();
-    let mut conn = match pooled {
-        Some(c) => c,
-        None => {
-            let stream = TcpStream::connect_addr(shared.urls[url])
-                .await
-                .map_err(|e| io_failure("ClientConnectorError", &e))?;
-            let _ = stream.set_nodelay(true);
-            Conn::new(stream)
-        }
-    };
-    rec.conn_reused = reused;
-    let _registered = InFlight::register(state, conn.stream.as_raw_fd());
-    if shared.clock.now_ns() >= shared.control.cut_at_ns() {
-        return Err(Failure::Error(cancelled_error()));
-    }
-
-    let template = &shared.templates[url][rec.credit.template as usize];
-    let mut wbuf = std::mem::take(&mut conn.wbuf);
-    wbuf.clear();
-    wbuf.extend_from_slice(&template.bytes);
-    let [rid, cid] = template.id_slots;
-    for &slot in &template.copy_slots {
-        crate::http::write_uuid(&mut wbuf, slot, &rec.correlation_id);
-    }
-    crate::http::write_uuid(&mut wbuf, rid, &rec.request_id);
-    crate::http::write_uuid(&mut wbuf, cid, &rec.correlation_id);
-
-    rec.start_ns = shared.clock.now_ns();
-    let (res, wbuf) = conn.stream.write_all(wbuf).await;
-    conn.wbuf = wbuf;
-    match res {
-        Ok(n) => rec.bytes_sent = n as u64,
-        Err(e) if reused => {
-            let _ = e;
-            return Err(Failure::StaleConnection);
-        }
-        Err(e) => return Err(io_failure("ClientOSError", &e)),
-    }
-
-    let keep_alive = read_response(shared, state, &mut conn, rec, reused).await?;
-    if keep_alive && conn.rbuf.is_empty() && state.pool_enabled {
-        state.pool.put(url, conn);
-    }
-    Ok(())
-}
-
-/// Reads one response into `rec`. Returns whether the connection may be reused.
-async fn read_response(
-    shared: &Shared,
-    state: &Rc<WorkerState>,
-    conn: &mut Conn,
-    rec: &mut RawRecord,
-    reused: bool,
-) -> Result<bool, Failure> {
-    let mut decoder: Option<BodyDecoder> = None;
-    let mut framer = Framer::default();
-    let mut keep_alive = false;
-    conn.rbuf.clear();
-    loop {
-        // Read after whatever is still buffered.
-        if conn.rbuf.len() == conn.rbuf.capacity() {
-            if decoder.is_none() && conn.rbuf.capacity() < MAX_HEAD_BUFFER {
-                conn.rbuf.reserve(conn.rbuf.capacity());
-            } else if decoder.is_none() {
-                return Err(head_failure(HttpError::HeadTooLarge));
-            }
-        }
-        let buf = std::mem::take(&mut conn.rbuf);
-        let len = buf.len();
-        let cap = buf.capacity();
-        let (res, slice) = conn
-            .stream
-            .read(monoio::buf::IoBufMut::slice_mut(buf, len..cap))
-            .await;
-        // The stamp of this read, taken before any parsing.
-        let stamp = shared.clock.now_ns();
-        conn.rbuf = slice.into_inner();
-        let n = match res {
-            Ok(n) => n,
-            Err(e) if reused && rec.bytes_received == 0 => {
-                let _ = e;
-                return Err(Failure::StaleConnection);
-            }
-            // No response byte yet: the connection failed, not the payload (aiohttp's
-            // ClientOSError, e.g. a reset right after the request was sent).
-            Err(e) if rec.bytes_received == 0 => return Err(io_failure("ClientOSError", &e)),
-            Err(e) => return Err(io_failure("ClientPayloadError", &e)),
-        };
-        if n == 0 {
-            // End of stream.
-            if let Some(d) = decoder.as_mut() {
-                if d.finish_eof().is_ok() {
-                    rec.end_ns = stamp;
-                    finish_events(rec, &mut framer, stamp);
-                    return Ok(false);
-                }
-                return Err(body_failure(HttpError::UnexpectedEof));
-            }
-            if reused && rec.bytes_received == 0 {
-                return Err(Failure::StaleConnection);
-            }
-            return Err(Failure::Error(RequestError::new(
-                None,
-                "ServerDisconnectedError",
-                "Server disconnected before the response head was complete",
-            )));
-        }
-        rec.bytes_received += n as u64;
-
-        if decoder.is_none() {
-            match parse_head(&conn.rbuf).map_err(head_failure)? {
-                Status::Partial => continue,
-                Status::Complete(head) => {
-                    if head.is_interim() {
-                        conn.rbuf.drain(..head.head_len);
-                        continue;
-                    }
-                    rec.head_ns = Some(stamp);
-                    rec.status = head.status;
-                    rec.is_sse = head.event_stream;
-                    keep_alive = head.keep_alive;
-                    if !(200..300).contains(&head.status) {
-                        state.set_reason(head.reason_str(&conn.rbuf));
-                    }
-                    decoder = Some(
-                        BodyDecoder::new(BodyKind::from_head(&head, false))
-                            .with_max_body_bytes(shared.max_body_bytes),
-                    );
-                    conn.rbuf.drain(..head.head_len);
-                }
-            }
-        }
-        let Some(d) = decoder.as_mut() else { continue };
-        let feed = d.feed(&conn.rbuf, &mut rec.body).map_err(body_failure)?;
-        conn.rbuf.drain(..feed.consumed);
-        if rec.is_sse {
-            while let Some(r) = framer.next_message(&rec.body) {
-                rec.events.push(Event {
-                    stamp_ns: stamp,
-                    start: r.start as u32,
-                    end: r.end as u32,
-                });
-            }
-        }
-        if feed.done {
-            rec.end_ns = stamp;
-            finish_events(rec, &mut framer, stamp);
-            return Ok(keep_alive);
-        }
-    }
 }
 
 /// Closes the event list: trailing SSE data without a final blank line, or the single event of

@@ -6,7 +6,6 @@
 //! the hard deadline) and reports [`PhaseDone`].
 
 mod client;
-mod conn;
 mod pacer;
 pub mod runtime;
 
@@ -98,7 +97,7 @@ enum Control {
 #[derive(Debug)]
 pub(crate) struct WorkerState {
     pub id: u16,
-    pub pool: conn::Pool,
+    pub pool: crate::net::Pool,
     pub pool_enabled: bool,
     rng: RefCell<StdRng>,
     reason: RefCell<String>,
@@ -241,7 +240,7 @@ async fn worker_main(
 ) {
     let state = Rc::new(WorkerState {
         id,
-        pool: conn::Pool::new(shared.urls.len()),
+        pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES),
         pool_enabled: shared.reuse == ConnectionReuse::Pooled,
         rng: RefCell::new(StdRng::seed_from_u64(crate::schedule::child_seed(
             shared.seed,
@@ -357,8 +356,9 @@ async fn watch_cut(shared: Arc<Shared>, state: Rc<WorkerState>, phase_over: Rc<C
         if shared.clock.now_ns() >= shared.control.cut_at_ns() {
             for &fd in state.open_fds.borrow().iter() {
                 // SAFETY: `fd` is the descriptor of a connection owned by a request of this worker
-                // that is still in flight (it is removed from the set before the connection is
-                // pooled or dropped), so it is open and ours; shutdown() only changes its state.
+                // that is still in flight (the exchange, `crate::net::exchange`, removes it from
+                // the set before the connection is pooled or dropped), so it is open and ours;
+                // shutdown() only changes its state.
                 unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
             }
         }

@@ -1,0 +1,406 @@
+//! One HTTP/1.1 exchange: take a pooled keep-alive connection or connect, write the request,
+//! read the response, and hand every piece of it to the caller's [`Sink`] as it arrives.
+//!
+//! Each read is stamped the moment it completes, before any parsing, and the stamp goes with
+//! everything that read brought (head, body bytes, end). The response head goes through
+//! [`parse_head`] and the body through [`BodyDecoder`] (content-length, chunked or until-close),
+//! which appends straight into the sink's buffer: no copy of the payload besides the decoder's.
+//!
+//! A pooled connection that fails before any response byte arrives (the server may have closed
+//! it while it was idle) is retried once on a fresh connection. Every other failure is one
+//! [`Error`], which each caller maps to its own reporting.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use monoio::buf::IoBufMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+
+use crate::clock::Clock;
+use crate::control::RunControl;
+use crate::http::{BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head};
+
+use super::pool::{Conn, Pool};
+
+/// Smallest growth of a read buffer that is full while the head is still partial.
+const MIN_READ_BUF_BYTES: usize = 4 * 1024;
+
+/// What the exchange does once the final response head has arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterHead {
+    /// Read and decode the body.
+    ReadBody,
+    /// End the exchange here, successfully, without reading the body; the connection is closed.
+    Stop,
+}
+
+/// The caller's side of an exchange: it supplies the request and keeps what it needs of the
+/// response. The exchange is generic over it, so every call is static; the calls are per read,
+/// never per byte.
+pub trait Sink {
+    /// Writes the request into `wbuf` (empty, its capacity kept from earlier requests on this
+    /// connection). `reused`: the connection comes from the pool. Called once per attempt.
+    fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool);
+
+    /// The request is about to be written; `sent_ns` is stamped just before the write.
+    fn on_send(&mut self, sent_ns: u64);
+
+    /// The whole request, `bytes` long, was written.
+    fn on_sent(&mut self, bytes: usize) {
+        let _ = bytes;
+    }
+
+    /// A read brought `bytes` (> 0) response bytes; `stamp_ns` was taken when it completed.
+    fn on_read(&mut self, bytes: usize, stamp_ns: u64) {
+        let _ = (bytes, stamp_ns);
+    }
+
+    /// The final (non-1xx) response head, parsed from the start of `raw`, arrived with the read
+    /// stamped `stamp_ns`.
+    fn on_head(&mut self, head: &Head, raw: &[u8], stamp_ns: u64) -> AfterHead;
+
+    /// Where decoded body bytes are appended.
+    fn body(&mut self) -> &mut Vec<u8>;
+
+    /// The body bytes of the read stamped `stamp_ns` were appended to [`Sink::body`].
+    fn on_body(&mut self, stamp_ns: u64) {
+        let _ = stamp_ns;
+    }
+
+    /// The body is complete; `stamp_ns` is the stamp of the read that completed it.
+    fn on_end(&mut self, stamp_ns: u64);
+}
+
+/// Bounds on one exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bound on the TCP connect (`None`: only the attempt's bounds apply).
+    pub connect_timeout: Option<Duration>,
+    /// Bound on each read of the response, head or body.
+    pub read_timeout: Option<Duration>,
+    /// Bound on each attempt (connect, write and read), from its start.
+    pub attempt_timeout: Option<Duration>,
+    /// No attempt runs past this monotonic ns.
+    pub deadline_ns: Option<u64>,
+    /// Largest decoded body accepted.
+    pub max_body_bytes: u64,
+}
+
+/// How a run cuts its exchanges short (the worker's requests; the scraper has no cut).
+#[derive(Clone, Copy, Debug)]
+pub struct Cut<'a> {
+    /// Its cut time: no request is written once it has passed.
+    pub control: &'a RunControl,
+    /// Sockets of exchanges in flight, kept for the owner to shut down at the cut so that their
+    /// pending reads end at once. A socket is removed before its connection is pooled or dropped.
+    pub open_fds: &'a RefCell<HashSet<RawFd>>,
+}
+
+/// One exchange to describe; [`Exchange::run`] performs it. Built per request from borrowed
+/// parts, so building it costs nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Exchange<'a> {
+    /// Where a fresh connection goes.
+    pub addr: SocketAddr,
+    /// Idle connections to `addr` live in `pool[slot]`.
+    pub pool: &'a Pool,
+    pub slot: usize,
+    /// Put the connection back into the pool after a complete keep-alive response.
+    pub reuse: bool,
+    /// The request is a `HEAD`: the response has no body whatever its headers say.
+    pub head_request: bool,
+    /// The clock of every stamp.
+    pub clock: Clock,
+    pub limits: Limits,
+    pub cut: Option<Cut<'a>>,
+}
+
+/// Why an exchange failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The TCP connect failed.
+    Connect(io::Error),
+    /// The TCP connect did not finish within [`Limits::connect_timeout`].
+    ConnectTimeout,
+    /// The run's cut time had passed before the request was written.
+    Cut,
+    /// Writing the request failed.
+    Write(io::Error),
+    /// A read failed; `received`: some response byte had arrived before it.
+    Read { error: io::Error, received: bool },
+    /// A read did not complete within [`Limits::read_timeout`].
+    ReadTimeout { received: bool },
+    /// The server closed the connection before the response head was complete.
+    Closed { received: bool },
+    /// The response head is malformed or too large.
+    Head(HttpError),
+    /// The body breaks its framing, ends early or exceeds [`Limits::max_body_bytes`].
+    Body(HttpError),
+    /// The attempt did not finish within [`Limits::attempt_timeout`] or by
+    /// [`Limits::deadline_ns`].
+    TimedOut,
+}
+
+impl Error {
+    /// The failure came before any response byte, so a pooled connection may just have been
+    /// closed by the server while idle.
+    fn before_response(&self) -> bool {
+        match self {
+            Error::Write(_) => true,
+            Error::Read { received, .. }
+            | Error::ReadTimeout { received }
+            | Error::Closed { received } => !received,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Connect(e) => write!(f, "cannot connect: {e}"),
+            Error::ConnectTimeout => f.write_str("connect timed out"),
+            Error::Cut => f.write_str("the run was cut before the request was written"),
+            Error::Write(e) => write!(f, "write failed: {e}"),
+            Error::Read { error, .. } => write!(f, "read failed: {error}"),
+            Error::ReadTimeout { .. } => f.write_str("read timed out"),
+            Error::Closed { received: false } => {
+                f.write_str("server closed the connection before answering")
+            }
+            Error::Closed { received: true } => {
+                f.write_str("server closed the connection before the response head was complete")
+            }
+            Error::Head(e) | Error::Body(e) => write!(f, "{e}"),
+            Error::TimedOut => f.write_str("exchange timed out"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Connect(e) | Error::Write(e) | Error::Read { error: e, .. } => Some(e),
+            Error::Head(e) | Error::Body(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A failed attempt. `stale`: it ran on a pooled connection and failed before any response
+/// byte, so one retry on a fresh connection is safe.
+struct Failed {
+    error: Error,
+    stale: bool,
+}
+
+impl Failed {
+    fn new(error: Error, reused: bool) -> Self {
+        let stale = reused && error.before_response();
+        Self { error, stale }
+    }
+}
+
+/// Keeps a socket in the cut's in-flight set while alive.
+struct InFlight<'a> {
+    open_fds: &'a RefCell<HashSet<RawFd>>,
+    fd: RawFd,
+}
+
+impl<'a> InFlight<'a> {
+    fn register(open_fds: &'a RefCell<HashSet<RawFd>>, fd: RawFd) -> Self {
+        open_fds.borrow_mut().insert(fd);
+        Self { open_fds, fd }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.open_fds.borrow_mut().remove(&self.fd);
+    }
+}
+
+impl Exchange<'_> {
+    /// Sends the request `sink` encodes and reads the response into `sink`, on a pooled
+    /// connection when one is idle; retries once on a fresh connection when the pooled one
+    /// fails before any response byte.
+    ///
+    /// # Errors
+    /// The failure of the last attempt.
+    pub async fn run<S: Sink>(&self, sink: &mut S) -> Result<(), Error> {
+        match self.timed_attempt(sink, true).await {
+            Err(Failed { stale: true, .. }) => {
+                self.timed_attempt(sink, false).await.map_err(|f| f.error)
+            }
+            r => r.map_err(|f| f.error),
+        }
+    }
+
+    /// One attempt, bounded by the attempt timeout and the deadline when either is set.
+    async fn timed_attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
+        let attempt = self.attempt(sink, may_reuse);
+        let Some(budget) = self.attempt_budget() else {
+            return attempt.await;
+        };
+        monoio::time::timeout(budget, attempt)
+            .await
+            .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
+    }
+
+    /// Time left for an attempt starting now, if it is bounded.
+    fn attempt_budget(&self) -> Option<Duration> {
+        let Limits {
+            attempt_timeout,
+            deadline_ns,
+            ..
+        } = self.limits;
+        if attempt_timeout.is_none() && deadline_ns.is_none() {
+            return None;
+        }
+        let now = self.clock.now_ns();
+        let timeout_ns = attempt_timeout.map_or(u64::MAX, |t| {
+            t.as_nanos().min(u128::from(u64::MAX / 4)) as u64
+        });
+        let deadline = now
+            .saturating_add(timeout_ns)
+            .min(deadline_ns.unwrap_or(u64::MAX));
+        Some(Duration::from_nanos(deadline.saturating_sub(now)))
+    }
+
+    async fn attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
+        let pooled = if may_reuse {
+            self.pool.take(self.slot)
+        } else {
+            None
+        };
+        let reused = pooled.is_some();
+        let mut conn = match pooled {
+            Some(c) => c,
+            None => self.connect().await.map_err(|e| Failed::new(e, false))?,
+        };
+        let in_flight = self
+            .cut
+            .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
+
+        let mut wbuf = std::mem::take(&mut conn.wbuf);
+        wbuf.clear();
+        sink.encode(&mut wbuf, reused);
+        if let Some(c) = self.cut
+            && self.clock.now_ns() >= c.control.cut_at_ns()
+        {
+            return Err(Failed::new(Error::Cut, reused));
+        }
+        sink.on_send(self.clock.now_ns());
+        let (res, wbuf) = conn.stream.write_all(wbuf).await;
+        conn.wbuf = wbuf;
+        match res {
+            Ok(n) => sink.on_sent(n),
+            Err(e) => return Err(Failed::new(Error::Write(e), reused)),
+        }
+
+        let keep_alive = self
+            .read_response(&mut conn, sink)
+            .await
+            .map_err(|e| Failed::new(e, reused))?;
+        // Out of the in-flight set before the connection is pooled (no await in between).
+        drop(in_flight);
+        if keep_alive && conn.rbuf.is_empty() && self.reuse {
+            self.pool.put(self.slot, conn);
+        }
+        Ok(())
+    }
+
+    /// A fresh connection to `addr`, bounded by the connect timeout when set.
+    async fn connect(&self) -> Result<Conn, Error> {
+        let connect = TcpStream::connect_addr(self.addr);
+        let stream = match self.limits.connect_timeout {
+            None => connect.await,
+            Some(t) => match monoio::time::timeout(t, connect).await {
+                Ok(r) => r,
+                Err(_) => return Err(Error::ConnectTimeout),
+            },
+        }
+        .map_err(Error::Connect)?;
+        let _ = stream.set_nodelay(true);
+        Ok(self.pool.wrap(stream))
+    }
+
+    /// Reads one response into `sink`. Returns whether the connection may be reused.
+    async fn read_response<S: Sink>(&self, conn: &mut Conn, sink: &mut S) -> Result<bool, Error> {
+        let mut decoder: Option<BodyDecoder> = None;
+        let mut keep_alive = false;
+        let mut received = false;
+        conn.rbuf.clear();
+        loop {
+            // Read after whatever is still buffered. Only a partial head stays buffered (a
+            // decoder consumes every byte it is fed until its body ends), so only a head grows
+            // the buffer, up to the largest head accepted.
+            if decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
+                if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
+                    return Err(Error::Head(HttpError::HeadTooLarge));
+                }
+                conn.rbuf
+                    .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
+            }
+            let buf = std::mem::take(&mut conn.rbuf);
+            let (len, cap) = (buf.len(), buf.capacity());
+            let read = conn.stream.read(buf.slice_mut(len..cap));
+            let (res, slice) = match self.limits.read_timeout {
+                None => read.await,
+                Some(t) => match monoio::time::timeout(t, read).await {
+                    Ok(r) => r,
+                    Err(_) => return Err(Error::ReadTimeout { received }),
+                },
+            };
+            // The stamp of this read, taken before any parsing.
+            let stamp = self.clock.now_ns();
+            conn.rbuf = slice.into_inner();
+            let n = res.map_err(|error| Error::Read { error, received })?;
+            if n == 0 {
+                // End of stream: the end of an until-close body, or a failure.
+                let Some(d) = decoder.as_mut() else {
+                    return Err(Error::Closed { received });
+                };
+                d.finish_eof().map_err(Error::Body)?;
+                sink.on_end(stamp);
+                return Ok(false);
+            }
+            received = true;
+            sink.on_read(n, stamp);
+
+            if decoder.is_none() {
+                let head = match parse_head(&conn.rbuf).map_err(Error::Head)? {
+                    Status::Partial => continue,
+                    Status::Complete(head) => head,
+                };
+                if head.is_interim() {
+                    conn.rbuf.drain(..head.head_len);
+                    continue;
+                }
+                keep_alive = head.keep_alive;
+                if sink.on_head(&head, &conn.rbuf, stamp) == AfterHead::Stop {
+                    return Ok(false);
+                }
+                decoder = Some(
+                    BodyDecoder::new(BodyKind::from_head(&head, self.head_request))
+                        .with_max_body_bytes(self.limits.max_body_bytes),
+                );
+                conn.rbuf.drain(..head.head_len);
+            }
+            let Some(d) = decoder.as_mut() else { continue };
+            let feed = d.feed(&conn.rbuf, sink.body()).map_err(Error::Body)?;
+            conn.rbuf.drain(..feed.consumed);
+            sink.on_body(stamp);
+            if feed.done {
+                sink.on_end(stamp);
+                return Ok(keep_alive);
+            }
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The exchange against a raw listener that answers with canned bytes: retry of a pooled
+//! connection closed while idle, per-read stamps, stopping after the head, timeouts and the body
+//! limit. Each test runs on both monoio drivers.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::{AfterHead, Error, Exchange, Limits, Pool, Sink};
+use crate::clock::Clock;
+use crate::config::IoDriver;
+use crate::http::Head;
+
+const DRIVERS: [IoDriver; 2] = [IoDriver::Legacy, IoDriver::Auto];
+
+const REQUEST: &[u8] = b"GET /x HTTP/1.1\r\nHost: h\r\n\r\n";
+
+/// What the sink saw, in order.
+#[derive(Debug, Default)]
+struct Seen {
+    reused: Vec<bool>,
+    sent: usize,
+    reads: Vec<(usize, u64)>,
+    head: Option<(u16, u64)>,
+    body: Vec<u8>,
+    body_stamps: Vec<u64>,
+    end_ns: Option<u64>,
+    stop_after_head: bool,
+}
+
+impl Sink for Seen {
+    fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
+        assert!(wbuf.is_empty());
+        self.reused.push(reused);
+        wbuf.extend_from_slice(REQUEST);
+    }
+
+    fn on_send(&mut self, _sent_ns: u64) {}
+
+    fn on_sent(&mut self, bytes: usize) {
+        self.sent += bytes;
+    }
+
+    fn on_read(&mut self, bytes: usize, stamp_ns: u64) {
+        self.reads.push((bytes, stamp_ns));
+    }
+
+    fn on_head(&mut self, head: &Head, _raw: &[u8], stamp_ns: u64) -> AfterHead {
+        self.head = Some((head.status, stamp_ns));
+        if self.stop_after_head {
+            AfterHead::Stop
+        } else {
+            AfterHead::ReadBody
+        }
+    }
+
+    fn body(&mut self) -> &mut Vec<u8> {
+        &mut self.body
+    }
+
+    fn on_body(&mut self, stamp_ns: u64) {
+        self.body_stamps.push(stamp_ns);
+    }
+
+    fn on_end(&mut self, stamp_ns: u64) {
+        self.end_ns = Some(stamp_ns);
+    }
+}
+
+/// A listener whose `i`-th connection is served by `serve[i]`; returns the number of connections
+/// accepted when joined.
+fn server(serve: Vec<fn(TcpStream)>) -> (SocketAddr, JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let t = std::thread::spawn(move || {
+        let mut n = 0;
+        for f in serve {
+            let (s, _) = listener.accept().unwrap();
+            n += 1;
+            f(s);
+        }
+        n
+    });
+    (addr, t)
+}
+
+/// Reads one request head (up to its blank line).
+fn read_request(s: &mut TcpStream) {
+    let mut got = Vec::new();
+    let mut b = [0u8; 256];
+    while !got.ends_with(b"\r\n\r\n") {
+        let n = s.read(&mut b).unwrap();
+        assert!(n > 0, "client closed before its request ended");
+        got.extend_from_slice(&b[..n]);
+    }
+    assert_eq!(got, REQUEST);
+}
+
+fn limits() -> Limits {
+    Limits {
+        connect_timeout: Some(Duration::from_secs(5)),
+        read_timeout: None,
+        attempt_timeout: Some(Duration::from_secs(5)),
+        deadline_ns: None,
+        max_body_bytes: 1 << 20,
+    }
+}
+
+fn exchange(addr: SocketAddr, pool: &Pool, limits: Limits) -> Exchange<'_> {
+    Exchange {
+        addr,
+        pool,
+        slot: 0,
+        reuse: true,
+        head_request: false,
+        clock: Clock::start(),
+        limits,
+        cut: None,
+    }
+}
+
+fn on_runtime<T>(driver: IoDriver, f: impl AsyncFnOnce() -> T) -> T {
+    crate::worker::runtime::block_on(driver, |_| f()).unwrap()
+}
+
+#[test]
+fn pooled_connection_closed_while_idle_is_retried_once_on_a_fresh_one() {
+    for driver in DRIVERS {
+        let (addr, srv) = server(vec![
+            |mut s| {
+                read_request(&mut s);
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    .unwrap();
+                // Closed while idle in the client's pool.
+            },
+            |mut s| {
+                read_request(&mut s);
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain")
+                    .unwrap();
+            },
+        ]);
+        let pool = Pool::new(1, 64);
+        let (first, second) = on_runtime(driver, async || {
+            let ex = exchange(addr, &pool, limits());
+            let mut first = Seen::default();
+            ex.run(&mut first).await.unwrap();
+            // Let the server close the pooled connection.
+            monoio::time::sleep(Duration::from_millis(50)).await;
+            let mut second = Seen::default();
+            ex.run(&mut second).await.unwrap();
+            // Connections are dropped on their runtime.
+            pool.clear();
+            (first, second)
+        });
+        assert_eq!(srv.join().unwrap(), 2);
+        assert_eq!((first.reused, first.body), (vec![false], b"ok".to_vec()));
+        assert_eq!(first.sent, REQUEST.len());
+        assert_eq!(second.reused, vec![true, false], "{driver:?}");
+        assert_eq!(second.body, b"again");
+        assert_eq!(second.head.map(|h| h.0), Some(200));
+    }
+}
+
+#[test]
+fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
+    for driver in DRIVERS {
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            s.set_nodelay(true).unwrap();
+            let parts: [&[u8]; 3] = [
+                b"HTTP/1.1 200 OK\r\nTransfer-",
+                b"Encoding: chunked\r\n\r\n3\r\nabc\r\n",
+                b"2\r\nde\r\n0\r\n\r\n",
+            ];
+            for p in parts {
+                s.write_all(p).unwrap();
+                s.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(30));
+            }
+        }]);
+        let pool = Pool::new(1, 64);
+        let (seen, pooled) = on_runtime(driver, async || {
+            let mut seen = Seen::default();
+            exchange(addr, &pool, limits())
+                .run(&mut seen)
+                .await
+                .unwrap();
+            (seen, pool.take(0).is_some())
+        });
+        srv.join().unwrap();
+        assert_eq!(seen.body, b"abcde");
+        assert_eq!(seen.reads.len(), 3, "{driver:?}: {:?}", seen.reads);
+        let stamps: Vec<u64> = seen.reads.iter().map(|r| r.1).collect();
+        assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+        // The head completed with the second read; body bytes came with the second and third.
+        assert_eq!(seen.head, Some((200, stamps[1])));
+        assert_eq!(seen.body_stamps, vec![stamps[1], stamps[2]]);
+        assert_eq!(seen.end_ns, Some(stamps[2]));
+        // A complete keep-alive response: the connection went back to the pool.
+        assert!(pooled);
+    }
+}
+
+#[test]
+fn stop_after_head_leaves_the_body_unread_and_the_connection_unpooled() {
+    for driver in DRIVERS {
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope")
+                .unwrap();
+        }]);
+        let pool = Pool::new(1, 64);
+        let (seen, pooled) = on_runtime(driver, async || {
+            let mut seen = Seen {
+                stop_after_head: true,
+                ..Seen::default()
+            };
+            exchange(addr, &pool, limits())
+                .run(&mut seen)
+                .await
+                .unwrap();
+            (seen, pool.take(0).is_some())
+        });
+        srv.join().unwrap();
+        assert_eq!(seen.head.map(|h| h.0), Some(404));
+        assert!(seen.body.is_empty() && seen.end_ns.is_none(), "{seen:?}");
+        assert!(!pooled);
+    }
+}
+
+#[test]
+fn failures_say_what_failed_and_whether_a_byte_had_arrived() {
+    for driver in DRIVERS {
+        let (addr, srv) = server(vec![
+            |mut s| {
+                read_request(&mut s);
+                // Closed without a byte.
+            },
+            |mut s| {
+                read_request(&mut s);
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-").unwrap();
+            },
+            |mut s| {
+                read_request(&mut s);
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+                    .unwrap();
+            },
+            |mut s| {
+                read_request(&mut s);
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 9999\r\n\r\n")
+                    .unwrap();
+                s.write_all(&[b'x'; 2048]).unwrap();
+            },
+            |mut s| {
+                read_request(&mut s);
+                std::thread::sleep(Duration::from_millis(300));
+            },
+        ]);
+        let pool = Pool::new(1, 64);
+        let errors = on_runtime(driver, async || {
+            let mut errors = Vec::new();
+            for limits in [
+                limits(),
+                limits(),
+                limits(),
+                Limits {
+                    max_body_bytes: 1024,
+                    ..limits()
+                },
+                Limits {
+                    read_timeout: Some(Duration::from_millis(50)),
+                    ..limits()
+                },
+            ] {
+                let mut seen = Seen::default();
+                let e = exchange(addr, &pool, limits)
+                    .run(&mut seen)
+                    .await
+                    .unwrap_err();
+                errors.push(e.to_string());
+            }
+            errors
+        });
+        assert_eq!(srv.join().unwrap(), 5);
+        assert_eq!(
+            errors,
+            [
+                "server closed the connection before answering",
+                "server closed the connection before the response head was complete",
+                "connection closed before the body ended",
+                "response body exceeds the size limit",
+                "read timed out",
+            ],
+            "{driver:?}"
+        );
+    }
+}
+
+#[test]
+fn attempt_timeout_and_refused_connect_are_their_own_errors() {
+    for driver in DRIVERS {
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            std::thread::sleep(Duration::from_millis(300));
+        }]);
+        // A port nothing listens on: bind, note it, close.
+        let refused = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let pool = Pool::new(1, 64);
+        let (timed_out, connect) = on_runtime(driver, async || {
+            let bounded = Limits {
+                attempt_timeout: Some(Duration::from_millis(50)),
+                ..limits()
+            };
+            let timed_out = exchange(addr, &pool, bounded)
+                .run(&mut Seen::default())
+                .await;
+            let connect = exchange(refused, &pool, limits())
+                .run(&mut Seen::default())
+                .await;
+            (timed_out, connect)
+        });
+        srv.join().unwrap();
+        assert!(matches!(timed_out, Err(Error::TimedOut)), "{timed_out:?}");
+        assert!(matches!(connect, Err(Error::Connect(_))), "{connect:?}");
+    }
+}
