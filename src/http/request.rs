@@ -33,14 +33,15 @@ pub struct EncodedRequest {
 }
 
 impl EncodedRequest {
-    /// Writes both ids into their slots (hyphenated, lowercase), the correlation id also into
-    /// every copy slot; allocation-free.
-    pub fn set_ids(&mut self, request_id: &uuid::Uuid, correlation_id: &uuid::Uuid) {
+    /// Writes both ids into their slots of `buf` (hyphenated, lowercase), the correlation id
+    /// also into every copy slot; allocation-free. `buf` holds this request's bytes: the
+    /// template itself, or the copy a connection sends from.
+    pub fn write_ids(&self, buf: &mut [u8], request_id: &uuid::Uuid, correlation_id: &uuid::Uuid) {
         let [request_slot, correlation_slot] = self.id_slots;
-        write_uuid(&mut self.bytes, request_slot, request_id);
-        write_uuid(&mut self.bytes, correlation_slot, correlation_id);
+        write_uuid(buf, request_slot, request_id);
+        write_uuid(buf, correlation_slot, correlation_id);
         for &slot in &self.copy_slots {
-            write_uuid(&mut self.bytes, slot, correlation_id);
+            write_uuid(buf, slot, correlation_id);
         }
     }
 }
@@ -292,7 +293,9 @@ mod tests {
         let len = req.bytes.len();
         let a = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
         let b = uuid::Uuid::from_u128(0xffee_ddcc_bbaa_9988_7766_5544_3322_1100);
-        req.set_ids(&a, &b);
+        let mut bytes = req.bytes.clone();
+        req.write_ids(&mut bytes, &a, &b);
+        req.bytes = bytes;
         assert_eq!(req.bytes.len(), len);
         let text = std::str::from_utf8(&req.bytes).unwrap();
         assert!(text.contains("X-Request-ID: 01234567-89ab-cdef-0123-456789abcdef\r\n"));

@@ -155,7 +155,7 @@ fn error_messages_are_lowercase_without_period() {
 
 #[test]
 fn correlation_copies_get_their_own_slots() {
-    let mut r = super::encode_post_with(
+    let r = super::encode_post_with(
         "h:1",
         "/p",
         &[],
@@ -167,8 +167,9 @@ fn correlation_copies_get_their_own_slots() {
     assert_eq!(r.copy_slots.len(), 1);
     let rid = uuid::Uuid::from_u128(1);
     let cid = uuid::Uuid::from_u128(0xabc);
-    r.set_ids(&rid, &cid);
-    let text = String::from_utf8(r.bytes.clone()).unwrap();
+    let mut bytes = r.bytes.clone();
+    r.write_ids(&mut bytes, &rid, &cid);
+    let text = String::from_utf8(bytes).unwrap();
     assert!(
         text.contains(&format!("X-Correlation-ID: {cid}\r\n")),
         "{text}"

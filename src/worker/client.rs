@@ -147,12 +147,8 @@ impl Sink for Recorder<'_> {
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
         self.rec.conn_reused = reused;
         wbuf.extend_from_slice(&self.request.bytes);
-        let [rid, cid] = self.request.id_slots;
-        for &slot in &self.request.copy_slots {
-            crate::http::write_uuid(wbuf, slot, &self.rec.correlation_id);
-        }
-        crate::http::write_uuid(wbuf, rid, &self.rec.request_id);
-        crate::http::write_uuid(wbuf, cid, &self.rec.correlation_id);
+        self.request
+            .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
     }
 
     fn on_send(&mut self, sent_ns: u64) {
