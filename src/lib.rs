@@ -43,6 +43,8 @@ pub mod server_metrics;
 #[cfg(feature = "engine")]
 pub mod signals;
 #[cfg(feature = "engine")]
+pub mod timer;
+#[cfg(feature = "engine")]
 pub mod ui;
 #[cfg(feature = "engine")]
 pub mod worker;

@@ -20,6 +20,7 @@ use super::respond::{After, Completion};
 use super::wire::{self, send};
 use super::worker::Worker;
 use crate::clock::monotonic_raw_ns;
+use crate::timer::Timer;
 
 /// Largest request head accepted (431 beyond).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -175,6 +176,8 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
     let mut rbuf: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut wbuf: Vec<u8> = Vec::with_capacity(4 * 1024);
     let mut ev: Vec<u8> = Vec::with_capacity(1024);
+    // Paces this connection's responses; its timerfd is made by the first wait that needs one.
+    let mut timer = Timer::new(worker.on_io_uring);
     let mut start = 0usize;
     // Whether the request being read was already sent its `100 Continue`.
     let mut continued = false;
@@ -219,7 +222,6 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             }
         };
         let arrival_ns = monotonic_raw_ns();
-        let arrival = std::time::Instant::now();
         let body_at = start + head.head_len;
         let body = rbuf
             .get(body_at..body_at + head.body_len)
@@ -242,7 +244,6 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                         &b,
                         head.request_id,
                         arrival_ns,
-                        arrival,
                     ))
                 }
                 Err(e) => Action::Error(400, e.to_string()),
@@ -261,7 +262,10 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         continued = false;
         let ok = match action {
             Action::Complete(c) => {
-                match c.run(&worker, &mut stream, &mut wbuf, &mut ev, close).await {
+                match c
+                    .run(&worker, &mut stream, &mut wbuf, &mut ev, &mut timer, close)
+                    .await
+                {
                     Ok(After::KeepAlive | After::Close) => true,
                     Ok(After::Cut) | Err(_) => false,
                     Ok(After::Reset) => {

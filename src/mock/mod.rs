@@ -18,8 +18,12 @@
 //! accepted it.
 //!
 //! Pacing and ground truth: the head (and chat's role chunk) go out on arrival, the first token
-//! event `ttft` after arrival, each next one `itl` after the previous write (monoio timers, 1 ms
-//! resolution, never early), and the finish / usage / `[DONE]` events with the last token event.
+//! event `ttft` after arrival, each next one `itl` after the previous write, and the finish /
+//! usage / `[DONE]` events with the last token event. Waits use `crate::timer` (the client's
+//! precise timer): on io_uring a timerfd per connection, made on its first real wait and read
+//! through the ring, so each delay is kept to tens of µs, never early; on epoll monoio's
+//! millisecond timer (up to ~1 ms late). Why gaps count from the previous write rather than from
+//! a fixed grid: see `respond`.
 //! Every event with its own intended time gets its own write; events due at the same instant
 //! (zero delays) share one, which keeps the zero-delay mock far cheaper than any client. With
 //! `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) each request's arrival and the instant
@@ -48,8 +52,8 @@
 //! 5. The server: `server` (threads, accept loop, [`MockServer`]), then `serve` (run until a
 //!    signal, write the truth log).
 //!
-//! Outside itself the mock uses `crate::clock`, `crate::endpoint`, `crate::signals` and the
-//! tokenizer of `crate::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
+//! Outside itself the mock uses `crate::clock`, `crate::endpoint`, `crate::signals`,
+//! `crate::timer` and the tokenizer of `crate::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
 //! are validated into a [`MockConfig`] by `config::mock`).
 
 mod body;

@@ -1,9 +1,20 @@
-//! Answering one completion request: deciding its length, pacing its events with monoio timers
-//! (TTFT before the first token event, ITL between token events), writing each event with its own
-//! write, stamping just before each write, and reporting to the metrics and the truth log.
+//! Answering one completion request: deciding its length, pacing its events (TTFT before the
+//! first token event, ITL between token events), writing each event with its own write, stamping
+//! just before each write, and reporting to the metrics and the truth log.
+//!
+//! Pacing uses the connection's [`Timer`] (a timerfd read through io_uring, microseconds late;
+//! monoio's millisecond timer on epoll), always at an absolute raw `CLOCK_MONOTONIC` deadline:
+//! the first token event at `arrival + ttft`; each next one at `previous write's stamp + itl`; a
+//! whole (non-streamed) response at `arrival + ttft + (events - 1) × itl`. The ITL is counted
+//! from the previous write, not from `arrival + ttft + k × itl`, on purpose: a gap is never
+//! shorter than `itl` (a late write is not made up by an early one, which a client would see as
+//! a burst), a delay such as a stalled client pushes the rest of the stream back as a real
+//! server's decode loop would, and the truth log's stamps are exactly the instants the gaps are
+//! counted from. The price is the timer's wake-up lag (tens of µs) added to each gap. A
+//! deadline already passed waits on nothing at all (zero delays never touch a timer).
 
 use std::io;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use monoio::net::TcpStream;
 use uuid::Uuid;
@@ -17,6 +28,7 @@ use super::truth::TruthEntry;
 use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words, send};
 use super::worker::Worker;
 use crate::clock::monotonic_raw_ns;
+use crate::timer::{self, Timer};
 
 /// What the connection does after a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +69,6 @@ pub(crate) struct Completion {
     created: u64,
     request_id: Option<Uuid>,
     arrival_ns: u64,
-    arrival: Instant,
     fault: Option<Fault>,
 }
 
@@ -81,7 +92,6 @@ impl Completion {
         body: &RequestBody,
         request_id: Option<Uuid>,
         arrival_ns: u64,
-        arrival: Instant,
     ) -> Self {
         let cfg = &worker.shared.cfg;
         let mut rng = worker.rng.borrow_mut();
@@ -117,7 +127,6 @@ impl Completion {
                 .map_or(0, |d| d.as_secs()),
             request_id,
             arrival_ns,
-            arrival,
         }
     }
 
@@ -137,14 +146,15 @@ impl Completion {
         tokens.div_ceil(self.tokens_per_event)
     }
 
-    /// Sends the response (or the request's fault). `Err` means the connection is unusable (the
-    /// client went away).
+    /// Sends the response (or the request's fault), pacing it with the connection's `timer`.
+    /// `Err` means the connection is unusable (the client went away).
     pub(crate) async fn run(
         self,
         worker: &Worker,
         stream: &mut TcpStream,
         wbuf: &mut Vec<u8>,
         ev: &mut Vec<u8>,
+        timer: &mut Timer,
         close: bool,
     ) -> io::Result<After> {
         let metrics = worker.shared.metrics.get(worker.index);
@@ -181,19 +191,19 @@ impl Completion {
                 send(stream, wbuf).await.map(|()| After::done(close))
             }
             Some(Fault::Huge { bytes }) => {
-                self.run_huge(worker, stream, wbuf, ev, close, bytes, &mut truth)
+                self.run_huge(worker, stream, wbuf, ev, timer, close, bytes, &mut truth)
                     .await
             }
             Some(Fault::GarbageSse | Fault::SseErrorEvent) => {
-                self.run_stream(worker, stream, wbuf, ev, close, &mut truth)
+                self.run_stream(worker, stream, wbuf, ev, timer, close, &mut truth)
                     .await
             }
             _ if self.stream => {
-                self.run_stream(worker, stream, wbuf, ev, close, &mut truth)
+                self.run_stream(worker, stream, wbuf, ev, timer, close, &mut truth)
                     .await
             }
             _ => {
-                self.run_whole(worker, stream, wbuf, ev, close, &mut truth)
+                self.run_whole(worker, stream, wbuf, ev, timer, close, &mut truth)
                     .await
             }
         };
@@ -265,6 +275,7 @@ impl Completion {
         stream: &mut TcpStream,
         wbuf: &mut Vec<u8>,
         ev: &mut Vec<u8>,
+        timer: &mut Timer,
         close: bool,
         truth: &mut TruthEntry,
     ) -> io::Result<After> {
@@ -308,7 +319,7 @@ impl Completion {
         {
             return Ok(after);
         }
-        let first_deadline = deadline(self.arrival, cfg.ttft);
+        let first_deadline = timer::after(self.arrival_ns, cfg.ttft);
         let mut events = 0u64;
         for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
             if tokens == 0 {
@@ -330,17 +341,20 @@ impl Completion {
                 };
                 from += count;
                 let must_wait = if events == 0 {
-                    first_deadline > Instant::now()
+                    first_deadline > monotonic_raw_ns()
                 } else {
                     !cfg.itl.is_zero()
                 };
                 if must_wait {
-                    pending.flush(self, stream, wbuf, truth).await?;
-                    if events == 0 {
-                        sleep_until(first_deadline).await;
+                    // What is pending (the head, or the previous event) goes now; the next gap is
+                    // counted from this write's stamp.
+                    let written_ns = pending.flush(self, stream, wbuf, truth).await?;
+                    let due = if events == 0 {
+                        first_deadline
                     } else {
-                        monoio::time::sleep(cfg.itl).await;
-                    }
+                        timer::after(written_ns, cfg.itl)
+                    };
+                    timer.wait_until(due).await;
                 }
                 enc.push_chunk(wbuf, words);
                 pending.events += 1;
@@ -384,10 +398,11 @@ impl Completion {
         stream: &mut TcpStream,
         wbuf: &mut Vec<u8>,
         ev: &mut Vec<u8>,
+        timer: &mut Timer,
         close: bool,
         truth: &mut TruthEntry,
     ) -> io::Result<After> {
-        self.whole_body(worker, ev).await;
+        self.whole_body(worker, ev, timer).await;
         let half = ev.len() / 2;
         match self.fault {
             Some(Fault::ResetMidStream) => {
@@ -425,11 +440,12 @@ impl Completion {
         stream: &mut TcpStream,
         wbuf: &mut Vec<u8>,
         ev: &mut Vec<u8>,
+        timer: &mut Timer,
         close: bool,
         bytes: u64,
         truth: &mut TruthEntry,
     ) -> io::Result<After> {
-        self.whole_body(worker, ev).await;
+        self.whole_body(worker, ev, timer).await;
         let mut stamps = Vec::with_capacity(2);
         let sent = misbehave::send_huge(stream, wbuf, ev, bytes, close, || {
             stamps.push(monotonic_raw_ns());
@@ -445,16 +461,17 @@ impl Completion {
     }
 
     /// Waits until the whole (non-streamed) response is due and writes its body into `ev`.
-    async fn whole_body(&self, worker: &Worker, ev: &mut Vec<u8>) {
+    async fn whole_body(&self, worker: &Worker, ev: &mut Vec<u8>, timer: &mut Timer) {
         let cfg = &worker.shared.cfg;
         // Ready when the last token would have been streamed.
         let events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
-        sleep_until(deadline(
-            self.arrival,
-            cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
-        ))
-        .await;
+        timer
+            .wait_until(timer::after(
+                self.arrival_ns,
+                cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
+            ))
+            .await;
         let meta = Meta {
             id: self.id,
             created: self.created,
@@ -520,19 +537,6 @@ impl Pending {
         self.events = 0;
         completion.out(stream, wbuf).await?;
         Ok(now)
-    }
-}
-
-/// `start + delay`, saturating at a year ahead so no configured delay can overflow an `Instant`.
-fn deadline(start: Instant, delay: Duration) -> Instant {
-    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
-    start.checked_add(delay.min(YEAR)).unwrap_or(start)
-}
-
-/// Sleeps until `deadline` (no timer at all when it has passed: the zero-delay fast path).
-async fn sleep_until(deadline: Instant) {
-    if deadline > Instant::now() {
-        monoio::time::sleep_until(monoio::time::Instant::from_std(deadline)).await;
     }
 }
 

@@ -280,6 +280,7 @@ fn thread_main(
                 Arc::clone(&shared),
                 listener,
                 ready.clone(),
+                true,
             )),
             Err(_) => run_legacy(index, &shared, listener, &ready),
         },
@@ -298,7 +299,13 @@ fn run_uring(
     let mut rt = RuntimeBuilder::<IoUringDriver>::new()
         .enable_timer()
         .build()?;
-    rt.block_on(accept_loop(index, Arc::clone(shared), l, ready.clone()))
+    rt.block_on(accept_loop(
+        index,
+        Arc::clone(shared),
+        l,
+        ready.clone(),
+        true,
+    ))
 }
 
 fn run_legacy(
@@ -310,7 +317,13 @@ fn run_legacy(
     let mut rt = RuntimeBuilder::<LegacyDriver>::new()
         .enable_timer()
         .build()?;
-    rt.block_on(accept_loop(index, Arc::clone(shared), l, ready.clone()))
+    rt.block_on(accept_loop(
+        index,
+        Arc::clone(shared),
+        l,
+        ready.clone(),
+        false,
+    ))
 }
 
 async fn accept_loop(
@@ -318,11 +331,12 @@ async fn accept_loop(
     shared: Arc<Shared>,
     l: StdListener,
     ready: mpsc::Sender<io::Result<()>>,
+    on_io_uring: bool,
 ) -> io::Result<()> {
     // monoio waits for a pending connection on one descriptor of the listening socket; the
     // connection is taken by std on another (see `accept_cloexec`).
     let readiness = monoio::net::TcpListener::from_std(l.try_clone()?)?;
-    let worker = Rc::new(Worker::new(index, shared));
+    let worker = Rc::new(Worker::new(index, shared, on_io_uring));
     let _ = ready.send(Ok(()));
     loop {
         let readable = readiness.readable(false).await;

@@ -17,18 +17,21 @@ pub(crate) struct Worker {
     pub(crate) shared: Arc<Shared>,
     pub(crate) rng: RefCell<SplitMix>,
     pub(crate) closer: Closer,
+    /// The thread's runtime is on io_uring (its connections pace with timerfds) rather than epoll.
+    pub(crate) on_io_uring: bool,
     /// Exact prompt token counts by body hash (see `MockConfig::prompt_tokenizer`).
     prompt_cache: RefCell<std::collections::HashMap<u64, u64>>,
 }
 
 impl Worker {
-    pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, on_io_uring: bool) -> Self {
         let rng = RefCell::new(SplitMix::new(shared.cfg.seed, index));
         Self {
             index,
             shared,
             rng,
             closer: Closer::default(),
+            on_io_uring,
             prompt_cache: RefCell::new(std::collections::HashMap::new()),
         }
     }
