@@ -25,8 +25,9 @@ use crate::clock::monotonic_raw_ns;
 
 /// Which timer serves a [`Timer`]'s waits (tests assert it: a timing bound alone cannot tell the
 /// two apart reliably).
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimerKind {
+pub(crate) enum TimerKind {
     /// A `timerfd` read through io_uring: microsecond precision.
     Timerfd,
     /// monoio's millisecond timer.
@@ -70,7 +71,8 @@ impl Timer {
     }
 
     /// The timer that serves (or will serve) this timer's waits.
-    pub fn kind(&self) -> TimerKind {
+    #[cfg(test)]
+    pub(crate) fn kind(&self) -> TimerKind {
         match self.state {
             State::Unmade | State::Fd { .. } => TimerKind::Timerfd,
             State::Coarse => TimerKind::Coarse,
@@ -78,7 +80,8 @@ impl Timer {
     }
 
     /// Whether a timerfd has been made (false until a wait had to wait).
-    pub fn has_fd(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_fd(&self) -> bool {
         matches!(self.state, State::Fd { .. })
     }
 
