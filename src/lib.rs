@@ -3,14 +3,15 @@
 //! The crate is a library with a thin binary (`src/main.rs`). The map of threads, data flow and
 //! modules is in `docs/architecture.md`.
 //!
-//! Two layers. The pure core — [`clock`], [`http`], [`sse`], [`prom`], [`record`] and
-//! [`endpoint`] — takes bytes and returns values: no I/O runtime, no threads of its own, so it is
+//! Two layers. The pure core — [`clock`], [`http`], [`sse`], [`prom`], [`record`],
+//! [`conversation`] and [`endpoint`] — takes bytes and returns values: no I/O runtime, no threads of its own, so it is
 //! fuzzed, benched and property-tested alone and builds with `--no-default-features`. Everything
 //! else is the engine (feature `engine`, on by default): workers on monoio, the aggregator, the
 //! scraper, exports, tokenizers, the CLI and the mock server.
 
 // The pure core.
 pub mod clock;
+pub mod conversation;
 pub mod endpoint;
 pub mod http;
 pub mod prom;

@@ -11,7 +11,9 @@ pub mod payload;
 pub mod response;
 mod wire;
 
-pub use payload::{PayloadParams, build_payload, payload_texts};
+pub use payload::{
+    PayloadParams, TurnBody, build_payload, build_turn, payload_texts, turn_message,
+};
 pub use response::{ParsedResponse, parse_record};
 
 use std::fmt;

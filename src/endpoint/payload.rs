@@ -1,14 +1,16 @@
 //! Request bodies for chat and completions (spec §2.4) and the input text of a wire payload
 //! (spec §2.6).
 //!
-//! Bodies are built once per dataset entry, before the run, as JSON bytes; workers send them
-//! verbatim. Key order follows AIPerf's dict insertion order: the endpoint fields, then the
+//! Bodies are built once per turn before the run, as JSON bytes that workers send verbatim,
+//! except the later turns of a chat conversation, which carry the server's replies and are
+//! built when they are due ([`build_turn`] with the history). Key order follows AIPerf's dict insertion order: the endpoint fields, then the
 //! `--extra-inputs` merged on top (an existing key keeps its place and takes the new value, a new
 //! key is appended), then `stream_options` when the merged payload streams.
 
 use serde_json::{Map, Value};
 
 use super::EndpointKind;
+use crate::conversation::{Content, Turn};
 
 /// Everything besides the prompt that shapes a request body.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -25,34 +27,105 @@ pub struct PayloadParams {
     pub extra_inputs: Map<String, Value>,
 }
 
-/// Builds the JSON body of one request.
-///
-/// - chat: `{"messages":[{"role":"user","content":prompt}],"model","stream"}` + the token limit
-///   (`max_completion_tokens`, or `max_tokens` with the legacy flag) when `max_tokens` is `Some`.
-/// - completions: `{"prompt","model","stream"}` + `max_tokens` when it is `Some` and non-zero.
-///
-/// Extras are merged next. If the merged `stream` is truthy, `stream_options.include_usage` is
-/// set to `true` unless the user set it, keeping every other user key (chat also adds
-/// `continuous_usage_stats` with `per_chunk_usage`); a non-object `stream_options` is left alone.
+/// Builds the JSON body of a single-turn request of one prompt (see [`build_turn`]).
 pub fn build_payload(
     kind: EndpointKind,
     params: &PayloadParams,
     prompt: &str,
     max_tokens: Option<u32>,
 ) -> Vec<u8> {
+    let turn = Turn {
+        max_tokens,
+        ..Turn::text(prompt)
+    };
+    build_turn(kind, params, &TurnBody::alone(&turn))
+}
+
+/// What one turn's body is made of besides the endpoint's parameters: the conversation's
+/// system and user-context messages, its history so far, and the turn itself.
+#[derive(Clone, Copy, Debug)]
+pub struct TurnBody<'a> {
+    pub system: Option<&'a str>,
+    pub user_context: Option<&'a str>,
+    /// Earlier messages of the conversation (each user turn, then the server's reply), in
+    /// order. Chat only; other endpoints send each turn alone.
+    pub history: &'a [Value],
+    pub turn: &'a Turn,
+}
+
+impl<'a> TurnBody<'a> {
+    /// A turn with no system message, no context and no history.
+    pub fn alone(turn: &'a Turn) -> Self {
+        Self {
+            system: None,
+            user_context: None,
+            history: &[],
+            turn,
+        }
+    }
+}
+
+/// The chat message a turn adds to the conversation: `{"role", "content"}` with one text as a
+/// plain string and several as `{"type":"text"}` parts (spec §2.4). `None` for a turn whose
+/// content is a message list or a verbatim body.
+pub fn turn_message(turn: &Turn) -> Option<Value> {
+    let Content::Texts(texts) = &turn.content else {
+        return None;
+    };
+    let mut message = Map::new();
+    message.insert(
+        "role".into(),
+        Value::from(turn.role.as_deref().unwrap_or("user")),
+    );
+    let content = match texts.as_slice() {
+        [one] => Value::from(one.as_str()),
+        many => Value::Array(
+            many.iter()
+                .map(|t| serde_json::json!({"type": "text", "text": t}))
+                .collect(),
+        ),
+    };
+    message.insert("content".into(), content);
+    Some(Value::Object(message))
+}
+
+/// Builds the JSON body of one turn.
+///
+/// - chat: `{"messages":[system?, user context?, history…, this turn's message(s)],"model",
+///   "stream"}` + the token limit (`max_completion_tokens`, or `max_tokens` with the legacy flag)
+///   when the turn has one.
+/// - completions: `{"prompt","model","stream"}` (one text as a string, several as a list) +
+///   `max_tokens` when it is `Some` and non-zero; history is not sent.
+/// - a [`Content::Raw`] turn: its body, verbatim, whatever the endpoint.
+///
+/// Extras are merged next (`--extra-inputs`, then the turn's own `extra`). If the merged
+/// `stream` is truthy, `stream_options.include_usage` is set to `true` unless the user set it,
+/// keeping every other user key (chat also adds `continuous_usage_stats` with
+/// `per_chunk_usage`); a non-object `stream_options` is left alone.
+pub fn build_turn(kind: EndpointKind, params: &PayloadParams, parts: &TurnBody<'_>) -> Vec<u8> {
+    let turn = parts.turn;
+    if let Content::Raw(body) = &turn.content {
+        return serde_json::to_vec(body).unwrap_or_default();
+    }
     let mut body = Map::new();
     match kind {
         EndpointKind::Chat => {
-            let mut message = Map::new();
-            message.insert("role".into(), Value::from("user"));
-            message.insert("content".into(), Value::from(prompt));
-            body.insert(
-                "messages".into(),
-                Value::Array(vec![Value::Object(message)]),
-            );
+            let mut messages = Vec::with_capacity(parts.history.len() + 3);
+            if let Some(system) = parts.system {
+                messages.push(serde_json::json!({"role": "system", "content": system}));
+            }
+            if let Some(context) = parts.user_context {
+                messages.push(serde_json::json!({"role": "user", "content": context}));
+            }
+            messages.extend(parts.history.iter().cloned());
+            match &turn.content {
+                Content::Messages(list) => messages.extend(list.iter().cloned()),
+                _ => messages.extend(turn_message(turn)),
+            }
+            body.insert("messages".into(), Value::Array(messages));
             body.insert("model".into(), Value::from(params.model.as_str()));
             body.insert("stream".into(), Value::Bool(params.streaming));
-            if let Some(n) = max_tokens {
+            if let Some(n) = turn.max_tokens {
                 let field = if params.use_legacy_max_tokens {
                     "max_tokens"
                 } else {
@@ -62,15 +135,20 @@ pub fn build_payload(
             }
         }
         EndpointKind::Completions => {
-            body.insert("prompt".into(), Value::from(prompt));
+            let texts = turn_texts(turn);
+            let prompt = match texts.as_slice() {
+                [one] => Value::from(one.as_str()),
+                many => Value::Array(many.iter().map(|t| Value::from(t.as_str())).collect()),
+            };
+            body.insert("prompt".into(), prompt);
             body.insert("model".into(), Value::from(params.model.as_str()));
             body.insert("stream".into(), Value::Bool(params.streaming));
-            if let Some(n) = max_tokens.filter(|&n| n > 0) {
+            if let Some(n) = turn.max_tokens.filter(|&n| n > 0) {
                 body.insert("max_tokens".into(), Value::from(n));
             }
         }
     }
-    for (k, v) in &params.extra_inputs {
+    for (k, v) in params.extra_inputs.iter().chain(&turn.extra) {
         body.insert(k.clone(), v.clone());
     }
     if body.get("stream").is_some_and(truthy) {
@@ -79,6 +157,20 @@ pub fn build_payload(
     }
     // Serializing a map of `Value`s cannot fail: keys are strings and numbers are finite.
     serde_json::to_vec(&Value::Object(body)).unwrap_or_default()
+}
+
+/// A turn's texts for an endpoint that takes plain text: its texts, or the string contents of
+/// its messages.
+fn turn_texts(turn: &Turn) -> Vec<String> {
+    match &turn.content {
+        Content::Texts(texts) => texts.clone(),
+        Content::Messages(list) => list
+            .iter()
+            .filter_map(|m| m.get("content").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect(),
+        Content::Raw(_) => Vec::new(),
+    }
 }
 
 /// Python truthiness of a JSON value, as AIPerf's `if payload.get("stream")` sees it.

@@ -155,7 +155,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         None => None,
     };
 
-    let dataset = workload::build_dataset(&workload_params(&cfg), &tokenizer);
+    let payload_params = payload_params(&cfg);
+    let dataset = workload::synthetic::build(&synthetic_params(&cfg), &tokenizer);
+    let dataset = workload::prepare(dataset, cfg.endpoint, &payload_params, &tokenizer);
 
     // Artifacts: refuse early when the directory cannot be written.
     let dir = cfg.artifact_dir.clone();
@@ -169,13 +171,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
 
     let mut templates = Vec::with_capacity(cfg.urls.len());
     for u in &cfg.urls {
-        let mut per_url = Vec::with_capacity(dataset.entries.len());
-        for e in &dataset.entries {
+        let mut per_url = Vec::with_capacity(dataset.conversations.len());
+        for c in &dataset.conversations {
             let req = crate::http::encode_post_with(
                 &u.host_header,
                 &u.request_path,
                 &request_headers(&cfg),
-                &e.payload,
+                c.turns[0].body.as_deref().unwrap_or_default(),
                 crate::http::request::CORRELATION_ID_HEADER,
                 &cfg.correlation_copies,
             )
@@ -217,12 +219,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let progress = Arc::new(Progress::default());
     let entries = Arc::new(
         dataset
-            .entries
+            .conversations
             .iter()
-            .map(|e| collect::EntryInfo {
-                id: e.id.clone(),
-                isl_tokens: e.isl_tokens,
-                max_tokens: e.max_tokens.map(u64::from),
+            .map(|c| collect::EntryInfo {
+                id: c.session_id.clone(),
+                isl_tokens: c.turns[0].isl_tokens.unwrap_or(0),
+                max_tokens: c.turns[0].max_tokens.map(u64::from),
             })
             .collect::<Vec<_>>(),
     );
@@ -279,7 +281,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             &workers,
             Phase::Warmup,
             &w,
-            dataset.entries.len(),
+            dataset.conversations.len(),
             &progress,
         );
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
@@ -294,7 +296,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             &workers,
             Phase::Profiling,
             &cfg.profiling,
-            dataset.entries.len(),
+            dataset.conversations.len(),
             &progress,
         );
     }
@@ -339,8 +341,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
                 ))
             })?;
     let inputs_path = dir.join("inputs.json");
-    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(&dataset))
-        .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
+    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(
+        &dataset,
+        cfg.endpoint,
+        &payload_params,
+    ))
+    .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
     write_file(&inputs_path, &inputs)?;
     if cfg.export_level == ExportLevel::Records {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
@@ -487,22 +493,24 @@ fn request_headers(cfg: &Config) -> Vec<(String, String)> {
     h
 }
 
-fn workload_params(cfg: &Config) -> workload::WorkloadParams {
-    workload::WorkloadParams {
-        kind: cfg.endpoint,
+fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
+    workload::SyntheticParams {
         isl_mean: cfg.dataset.isl_mean,
         isl_stddev: cfg.dataset.isl_stddev,
         osl_mean: cfg.dataset.osl_mean,
         osl_stddev: cfg.dataset.osl_stddev,
         num_dataset_entries: cfg.dataset.entries,
         seed: Some(cfg.seed),
-        payload: crate::endpoint::PayloadParams {
-            model: cfg.models[0].clone(),
-            streaming: cfg.streaming,
-            use_legacy_max_tokens: cfg.use_legacy_max_tokens,
-            per_chunk_usage: false,
-            extra_inputs: cfg.extra_inputs.clone(),
-        },
+    }
+}
+
+fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
+    crate::endpoint::PayloadParams {
+        model: cfg.models[0].clone(),
+        streaming: cfg.streaming,
+        use_legacy_max_tokens: cfg.use_legacy_max_tokens,
+        per_chunk_usage: false,
+        extra_inputs: cfg.extra_inputs.clone(),
     }
 }
 

@@ -1,0 +1,115 @@
+//! The dataset model every source produces (synthetic generator, custom files, public
+//! datasets): conversations made of turns (spec §3). A single-turn dataset is conversations of
+//! one turn each.
+//!
+//! This is what a loader hands to the run; how a turn becomes a request body is the endpoint's
+//! business (`crate::endpoint::payload`), and when it is sent is the schedule's.
+
+use serde_json::{Map, Value};
+
+/// How the run picks the next conversation when a new session starts
+/// (`--dataset-sampling-strategy`, spec §3.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Sampling {
+    /// In dataset order, wrapping to the start after the end (traces' default).
+    Sequential,
+    /// Uniformly at random with replacement.
+    Random,
+    /// A random order without replacement, reshuffled after every pass (synthetic default).
+    #[default]
+    Shuffle,
+}
+
+impl Sampling {
+    /// AIPerf's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sampling::Sequential => "sequential",
+            Sampling::Random => "random",
+            Sampling::Shuffle => "shuffle",
+        }
+    }
+}
+
+/// The conversations a run sends, in dataset order (credits refer to them by index).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dataset {
+    pub conversations: Vec<Conversation>,
+    /// The source's default sampling, used when `--dataset-sampling-strategy` is not given.
+    pub default_sampling: Sampling,
+}
+
+impl Dataset {
+    /// Total turns over every conversation.
+    pub fn turn_count(&self) -> usize {
+        self.conversations.iter().map(|c| c.turns.len()).sum()
+    }
+
+    /// The first turn of the first conversation carries a trace timestamp: AIPerf's rule for
+    /// switching a trace to fixed-schedule replay (spec §1.3).
+    pub fn first_has_timestamp(&self) -> bool {
+        self.conversations
+            .first()
+            .and_then(|c| c.turns.first())
+            .is_some_and(|t| t.timestamp_ms.is_some())
+    }
+}
+
+/// One session: its turns are sent in order, each after the previous one has been answered.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Conversation {
+    /// AIPerf's `session_id` / `conversation_id` (`session_000000`, a file's `session_id`, ...).
+    pub session_id: String,
+    /// A system message sent first in every turn's `messages` (chat only): `--system-prompt`,
+    /// `--shared-system-prompt-length`.
+    pub system: Option<String>,
+    /// A user message sent after the system message in every turn (chat only):
+    /// `--user-context-prompt-length`.
+    pub user_context: Option<String>,
+    pub turns: Vec<Turn>,
+}
+
+/// One request of a conversation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Turn {
+    pub content: Content,
+    /// Message role (AIPerf's `role`; `None` sends `"user"`).
+    pub role: Option<String>,
+    /// `max_tokens` to ask for (synthetic OSL, a file's `output_length`).
+    pub max_tokens: Option<u32>,
+    /// Trace time of this turn in milliseconds (absolute, as in the file).
+    pub timestamp_ms: Option<f64>,
+    /// Milliseconds to wait after the previous turn was answered before sending this one.
+    pub delay_ms: Option<f64>,
+    /// Fields merged into this turn's body after `--extra-inputs` (a file's `extra`, `tools`).
+    pub extra: Map<String, Value>,
+}
+
+/// What a turn says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Content {
+    /// The texts of one message. Chat sends one text as a plain string `content`, several as
+    /// `{"type":"text"}` parts; completions sends one as `prompt`, several as a list.
+    Texts(Vec<String>),
+    /// Chat messages sent as they are (a trace's `messages`), after the conversation's history.
+    Messages(Vec<Value>),
+    /// A whole request body sent verbatim (`raw_payload`, `inputs_json`, a trace's `payload`):
+    /// no history, no extras, no model.
+    Raw(Value),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Texts(Vec::new())
+    }
+}
+
+impl Turn {
+    /// A turn of one text.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: Content::Texts(vec![text.into()]),
+            ..Self::default()
+        }
+    }
+}

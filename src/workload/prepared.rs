@@ -1,0 +1,153 @@
+//! A dataset made ready to send (spec §2.4, §2.6): every turn whose body does not depend on the
+//! server's replies is encoded once, before the run, and its ISL counted; a later turn of a chat
+//! conversation keeps what the worker needs to build its body when it is due (its message goes
+//! after the conversation's history of prompts and real replies).
+
+use serde_json::Value;
+
+use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_texts};
+
+use super::Tokenizer;
+
+/// The run-time form of a [`Dataset`].
+#[derive(Clone, Debug, Default)]
+pub struct Prepared {
+    pub conversations: Vec<PreparedConversation>,
+    pub default_sampling: Sampling,
+}
+
+/// One conversation, ready to send.
+#[derive(Clone, Debug, Default)]
+pub struct PreparedConversation {
+    pub session_id: String,
+    pub system: Option<String>,
+    pub user_context: Option<String>,
+    pub turns: Vec<PreparedTurn>,
+}
+
+/// One turn, ready to send.
+#[derive(Clone, Debug, Default)]
+pub struct PreparedTurn {
+    /// The body, when it is the same whatever the server answered before.
+    pub body: Option<Vec<u8>>,
+    /// ISL of `body` (client tokenization of its text).
+    pub isl_tokens: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub timestamp_ms: Option<f64>,
+    pub delay_ms: Option<f64>,
+    /// For a turn of a chat conversation of several turns: the turn itself, from which its
+    /// message in the history (and, for a later turn, its body) is built.
+    pub source: Option<Turn>,
+}
+
+impl Prepared {
+    /// Total turns.
+    pub fn turn_count(&self) -> usize {
+        self.conversations.iter().map(|c| c.turns.len()).sum()
+    }
+}
+
+/// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
+/// chat conversation that is not a verbatim body.
+pub fn carries_history(kind: EndpointKind, conversation: &Conversation, index: usize) -> bool {
+    kind == EndpointKind::Chat
+        && index > 0
+        && !matches!(conversation.turns[index].content, Content::Raw(_))
+}
+
+/// Encodes every turn that can be encoded before the run and counts its ISL.
+pub fn prepare(
+    dataset: Dataset,
+    kind: EndpointKind,
+    params: &PayloadParams,
+    tokenizer: &Tokenizer,
+) -> Prepared {
+    let conversations = dataset
+        .conversations
+        .into_iter()
+        .map(|c| prepare_conversation(c, kind, params, tokenizer))
+        .collect();
+    Prepared {
+        conversations,
+        default_sampling: dataset.default_sampling,
+    }
+}
+
+fn prepare_conversation(
+    c: Conversation,
+    kind: EndpointKind,
+    params: &PayloadParams,
+    tokenizer: &Tokenizer,
+) -> PreparedConversation {
+    let multi_turn_chat = kind == EndpointKind::Chat && c.turns.len() > 1;
+    let turns = (0..c.turns.len())
+        .map(|i| {
+            let turn = &c.turns[i];
+            let body = (!carries_history(kind, &c, i)).then(|| {
+                build_turn(
+                    kind,
+                    params,
+                    &TurnBody {
+                        system: c.system.as_deref(),
+                        user_context: c.user_context.as_deref(),
+                        history: &[],
+                        turn,
+                    },
+                )
+            });
+            let isl_tokens = body
+                .as_ref()
+                .map(|b| tokenizer.count(&payload_texts(kind, b)) as u64);
+            PreparedTurn {
+                body,
+                isl_tokens,
+                max_tokens: turn.max_tokens,
+                timestamp_ms: turn.timestamp_ms,
+                delay_ms: turn.delay_ms,
+                source: multi_turn_chat.then(|| turn.clone()),
+            }
+        })
+        .collect();
+    PreparedConversation {
+        session_id: c.session_id,
+        system: c.system,
+        user_context: c.user_context,
+        turns,
+    }
+}
+
+/// AIPerf's `inputs.json`: `{"data":[{"session_id": <id>, "payloads":[<body per turn>]}, ...]}`,
+/// each turn's body as it would be sent alone (no replies in it: the file is written before the
+/// run), key order kept.
+pub fn inputs_json(prepared: &Prepared, kind: EndpointKind, params: &PayloadParams) -> Value {
+    let data = prepared
+        .conversations
+        .iter()
+        .map(|c| {
+            let payloads: Vec<Value> = c
+                .turns
+                .iter()
+                .map(|t| {
+                    let bytes = match (&t.body, &t.source) {
+                        (Some(b), _) => b.clone(),
+                        (None, Some(turn)) => build_turn(
+                            kind,
+                            params,
+                            &TurnBody {
+                                system: c.system.as_deref(),
+                                user_context: c.user_context.as_deref(),
+                                history: &[],
+                                turn,
+                            },
+                        ),
+                        (None, None) => Vec::new(),
+                    };
+                    serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null)
+                })
+                .collect();
+            serde_json::json!({ "session_id": c.session_id, "payloads": payloads })
+        })
+        .collect();
+    serde_json::json!({ "data": Value::Array(data) })
+}
