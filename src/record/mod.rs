@@ -31,8 +31,12 @@ pub struct Credit {
     pub phase: Phase,
     /// Index of the request within its phase (0-based, dense).
     pub index: u64,
-    /// Index of the dataset entry (pre-encoded request template) to send.
-    pub template: u32,
+    /// The conversation (dataset index) this request belongs to.
+    pub conversation: u32,
+    /// The turn of that conversation this request sends (0 for the first).
+    pub turn: u32,
+    /// Cancel the request this long after it was fully written (`--request-cancellation-*`).
+    pub cancel_after_ns: Option<u64>,
     /// Monotonic ns (see [`crate::clock::Clock`]) at which the request was meant to be sent.
     /// Closed-loop credits are meant to go when their slot frees.
     pub intended_ns: u64,

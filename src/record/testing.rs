@@ -12,7 +12,9 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         credit: Credit {
             phase: Phase::Profiling,
             index: 0,
-            template: 0,
+            conversation: 0,
+            turn: 0,
+            cancel_after_ns: None,
             intended_ns: 0,
         },
         worker_id: 0,

@@ -148,7 +148,7 @@ impl Collector {
     /// Parses the response and counts tokens: the facts every metric is computed from.
     fn facts(&self, raw: &RawRecord, parsed: &mut ParsedResponse) -> RecordFacts {
         parse_record(self.kind, raw, parsed);
-        let entry = self.entries.get(raw.credit.template as usize);
+        let entry = self.entries.get(raw.credit.conversation as usize);
         let error = raw.error.clone().or_else(|| parsed.error.clone());
         let usage = parsed.usage.clone();
         let (input_tokens, output_tokens, reasoning_tokens) = if self.use_server_token_count {

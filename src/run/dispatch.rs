@@ -95,7 +95,9 @@ impl Dispatcher {
                     Credit {
                         phase: self.phase,
                         index,
-                        template: self.picker.pick(index),
+                        conversation: self.picker.pick(index),
+                        turn: 0,
+                        cancel_after_ns: None,
                         intended_ns: at,
                     }
                 }

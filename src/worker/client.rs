@@ -63,7 +63,7 @@ pub(crate) async fn send(
         }),
     };
     let mut recorder = Recorder {
-        request: &shared.templates[url][credit.template as usize],
+        request: &shared.templates[url][credit.conversation as usize],
         state,
         framer: Framer::default(),
         rec: &mut rec,

@@ -296,7 +296,9 @@ async fn run_phase(
                         let credit = Credit {
                             phase: plan.phase,
                             index,
-                            template: picker.pick(index),
+                            conversation: picker.pick(index),
+                            turn: 0,
+                            cancel_after_ns: None,
                             intended_ns: now,
                         };
                         sent.set(sent.get() + 1);
