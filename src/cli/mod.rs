@@ -6,6 +6,9 @@
 //! a message naming it, never silently ignored.
 
 mod aiperf_flags;
+pub mod input;
+pub mod prompt;
+pub mod timing;
 
 use std::path::PathBuf;
 
@@ -332,6 +335,19 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub mock_shape: MockShapeArgs,
+
+    // ----- Groups with a file of their own -----
+    /// Input, Public dataset: custom dataset files and their sampling.
+    #[command(flatten)]
+    pub input: input::InputArgs,
+
+    /// Conversation Input, ISL extras, Prompt, Prefix Prompt, Cache Bust: synthetic shaping.
+    #[command(flatten)]
+    pub prompt: prompt::PromptArgs,
+
+    /// Fixed Schedule, User-Centric Rate, ramps, Request Cancellation: when requests go.
+    #[command(flatten)]
+    pub timing: timing::TimingArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
