@@ -84,6 +84,8 @@ pub struct PhaseConfig {
 pub enum ConnectionReuse {
     Pooled,
     Never,
+    /// One connection per session, closed after its last turn.
+    StickyUserSessions,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -461,11 +463,8 @@ impl Config {
             use_server_token_count: args.use_server_token_count,
             connection_reuse: match args.connection_reuse_strategy {
                 ConnectionReuseArg::Pooled => ConnectionReuse::Pooled,
-                // Every ringperf session is one turn, so a sticky session's connection closes
-                // after its only request: the same as `never`.
-                ConnectionReuseArg::Never | ConnectionReuseArg::StickyUserSessions => {
-                    ConnectionReuse::Never
-                }
+                ConnectionReuseArg::Never => ConnectionReuse::Never,
+                ConnectionReuseArg::StickyUserSessions => ConnectionReuse::StickyUserSessions,
             },
             seed,
             seed_given,

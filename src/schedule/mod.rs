@@ -10,6 +10,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp, Gamma};
 
 use crate::config::Arrival;
+use crate::conversation::Sampling;
 
 /// Derives an independent seed for a named stream from the run's root seed (FNV-1a of the
 /// name mixed with the seed through SplitMix64), so every random choice is reproducible alone.
@@ -95,27 +96,37 @@ impl Arrivals {
     }
 }
 
-/// Which dataset entry request `i` sends: entries are used in a shuffled order without
-/// replacement, reshuffled for every pass over the dataset (AIPerf's `shuffle` sampling, the
-/// default for synthetic data). Deterministic for a seed, and computable by any thread.
+/// Which conversation new session `i` runs, by `--dataset-sampling-strategy` (spec §3.3):
+/// `sequential` walks the dataset in order and wraps; `random` draws with replacement; `shuffle`
+/// uses every conversation once per pass in a random order, reshuffled every pass (the synthetic
+/// default). Deterministic for a seed, and computable by any thread for any index.
 #[derive(Debug, Clone)]
 pub struct TemplatePicker {
     n: u32,
     seed: u64,
+    sampling: Sampling,
     epoch: u64,
     perm: Vec<u32>,
 }
 
 impl TemplatePicker {
+    /// A shuffling picker over `n` conversations.
     pub fn new(n: usize, seed: u64) -> Self {
+        Self::with_sampling(n, seed, Sampling::Shuffle)
+    }
+
+    pub fn with_sampling(n: usize, seed: u64, sampling: Sampling) -> Self {
         let n = u32::try_from(n.max(1)).unwrap_or(u32::MAX);
         let mut p = Self {
             n,
             seed,
+            sampling,
             epoch: u64::MAX,
             perm: Vec::new(),
         };
-        p.load_epoch(0);
+        if sampling == Sampling::Shuffle {
+            p.load_epoch(0);
+        }
         p
     }
 
@@ -130,14 +141,20 @@ impl TemplatePicker {
         self.epoch = epoch;
     }
 
-    /// Entry for request `index` (cheap when indices arrive roughly in order).
+    /// Conversation of session `index` (cheap when indices arrive roughly in order).
     pub fn pick(&mut self, index: u64) -> u32 {
         let n = u64::from(self.n);
-        let epoch = index / n;
-        if epoch != self.epoch {
-            self.load_epoch(epoch);
+        match self.sampling {
+            Sampling::Sequential => (index % n) as u32,
+            Sampling::Random => (splitmix64(self.seed ^ splitmix64(index)) % n) as u32,
+            Sampling::Shuffle => {
+                let epoch = index / n;
+                if epoch != self.epoch {
+                    self.load_epoch(epoch);
+                }
+                self.perm[(index % n) as usize]
+            }
         }
-        self.perm[(index % n) as usize]
     }
 }
 
@@ -197,6 +214,27 @@ mod tests {
         let mut q = TemplatePicker::new(7, 3);
         assert_eq!(q.pick(15), p.pick(15));
         assert_eq!(q.pick(2), TemplatePicker::new(7, 3).pick(2));
+    }
+
+    #[test]
+    fn sequential_and_random_sampling() {
+        let mut s = TemplatePicker::with_sampling(3, 9, Sampling::Sequential);
+        let v: Vec<u32> = (0..7).map(|i| s.pick(i)).collect();
+        assert_eq!(v, [0, 1, 2, 0, 1, 2, 0]);
+        // Random: uniform within 5 sigma, the same for a seed and index.
+        let mut r = TemplatePicker::with_sampling(4, 9, Sampling::Random);
+        let draws: Vec<u32> = (0..4000).map(|i| r.pick(i)).collect();
+        let mut counts = [0u32; 4];
+        for &d in &draws {
+            counts[d as usize] += 1;
+        }
+        // Binomial(4000, 1/4): sigma = sqrt(4000 * 0.25 * 0.75) ≈ 27.4.
+        assert!(
+            counts.iter().all(|&c| (c as i64 - 1000).abs() < 137),
+            "{counts:?}"
+        );
+        let mut again = TemplatePicker::with_sampling(4, 9, Sampling::Random);
+        assert_eq!(again.pick(1234), draws[1234]);
     }
 
     #[test]
