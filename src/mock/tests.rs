@@ -1134,3 +1134,71 @@ fn reply_text_is_a_function_of_the_body_and_the_seed() {
     let other_seed = start(cfg(6, 1, Driver::Uring)).unwrap();
     assert_ne!(ask(&other_seed, body_a), a1, "another seed");
 }
+
+/// Faults and the reply text: a stream ended early by an `event: error` keeps the text of the
+/// content events it carried (a prefix of the full reply); an error status carries no text.
+#[test]
+fn reply_text_of_faulted_requests_is_what_was_sent() {
+    let cfg = |kind: Fault| MockConfig {
+        truth_log: true,
+        record_bodies: true,
+        output_tokens: OutputLen::Fixed(6),
+        faults: vec![FaultSpec {
+            kind,
+            fraction: 1.0,
+        }],
+        ..Default::default()
+    };
+    let body = r#"{"messages":[{"role":"user","content":"q"}],"stream":true}"#;
+    let full = {
+        let s = server(
+            Driver::Auto,
+            MockConfig {
+                faults: Vec::new(),
+                ..cfg(Fault::SlowLoris)
+            },
+        );
+        let r = Client::connect(&s).call("POST", "/v1/chat/completions", body, "");
+        client_text(&r, true, true)
+    };
+
+    let s = server(Driver::Auto, cfg(Fault::SseErrorEvent));
+    let id = Uuid::new_v4();
+    let r = Client::connect(&s).call(
+        "POST",
+        "/v1/chat/completions",
+        body,
+        &format!("X-Request-ID: {id}\r\n"),
+    );
+    // The content deltas before the error event (after half of the six token events).
+    let text = std::str::from_utf8(&r.body).unwrap();
+    let (before, _) = text.split_once("event: error").unwrap();
+    let received: String = before
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap())
+        .filter_map(|e| {
+            e["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(o200k_len(&received), 3, "{received:?}");
+    assert!(full.starts_with(&received) && full.len() > received.len());
+    let e = truth_of(&s, &id);
+    assert_eq!(e.fault, Some(Fault::SseErrorEvent));
+    assert_eq!(e.reply_text.as_deref(), Some(received.as_str()));
+
+    let s = server(Driver::Auto, cfg(Fault::Status(503)));
+    let id = Uuid::new_v4();
+    let r = Client::connect(&s).call(
+        "POST",
+        "/v1/chat/completions",
+        body,
+        &format!("X-Request-ID: {id}\r\n"),
+    );
+    assert_eq!(r.status, 503);
+    let e = truth_of(&s, &id);
+    assert_eq!(e.request_body.as_deref(), Some(body.as_bytes()));
+    assert_eq!(e.reply_text, None);
+}
