@@ -38,7 +38,7 @@ const QUEUE_CAPACITY: usize = 64 * 1024;
 enum Source {
     /// An arrival process; entries picked in shuffled order.
     Arrivals {
-        arrivals: Arrivals,
+        arrivals: Box<Arrivals>,
         picker: TemplatePicker,
         rate: f64,
         arrival: Arrival,
@@ -85,7 +85,7 @@ impl Dispatcher {
         Self::with_source(
             workers,
             Source::Arrivals {
-                arrivals: Arrivals::new(rate, arrival, arrival_seed),
+                arrivals: Box::new(Arrivals::new(rate, arrival, arrival_seed)),
                 picker: TemplatePicker::new(entries, seed),
                 rate,
                 arrival,
@@ -160,7 +160,7 @@ impl Dispatcher {
             ..
         } = &mut self.source
         {
-            *arrivals = Arrivals::ramped(RateRamp::new(*rate, duration), *arrival, *seed);
+            **arrivals = Arrivals::ramped(RateRamp::new(*rate, duration), *arrival, *seed);
         }
         self
     }
