@@ -37,6 +37,9 @@ pub struct Credit {
     pub turn: u32,
     /// Cancel the request this long after it was fully written (`--request-cancellation-*`).
     pub cancel_after_ns: Option<u64>,
+    /// A session started by this credit sends at most this many turns (a user-centric user
+    /// who joins mid-conversation).
+    pub max_turns: Option<u32>,
     /// Monotonic ns (see [`crate::clock::Clock`]) at which the request was meant to be sent.
     /// Closed-loop credits are meant to go when their slot frees.
     pub intended_ns: u64,

@@ -15,6 +15,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
             conversation: 0,
             turn: 0,
             cancel_after_ns: None,
+            max_turns: None,
             intended_ns: 0,
         },
         worker_id: 0,

@@ -5,18 +5,9 @@
 //!
 //! Two sources: an arrival process (`--request-rate`, optionally ramped by
 //! `--request-rate-ramp-duration`), or a fixed schedule of first turns (`--fixed-schedule`),
-//! whose credits name their conversation explicitly. Either may mark credits for cancellation
-//! (`--request-cancellation-*`). Intended times are always absolute from the phase start.
-
-// Remove once run_phase calls `fixed_schedule`, `with_rate_ramp` and `with_cancellation`
-// (the multi-turn branch wires them): until then they are only exercised by the tests.
-#![cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "fixed schedule, rate ramp and cancellation await their run_phase wiring"
-    )
-)]
+//! whose credits name their conversation explicitly, or the users of a user-centric phase.
+//! Intended times are always absolute from the phase start. Cancellation is the worker's
+//! decision, per request index (a tick may serve a later turn of a session).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +16,12 @@ use std::time::Duration;
 use crossbeam_queue::ArrayQueue;
 
 use crate::config::Arrival;
+use crate::conversation::Sampling;
 use crate::record::{Credit, Phase};
-use crate::schedule::{Arrivals, CancelPlan, RateRamp, ScheduleEntry, TemplatePicker, child_seed};
+use crate::schedule::{
+    Arrivals, InitialUser, RateRamp, ScheduleEntry, Spawner, TemplatePicker, UserCentric,
+    child_seed,
+};
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;
@@ -49,6 +44,22 @@ enum Source {
         entries: Vec<ScheduleEntry>,
         next: usize,
     },
+    /// User-centric rate: the users present at the start, then a replacement for every user
+    /// whose turns are over, each starting a session.
+    Users(Box<Users>),
+}
+
+/// The users of a user-centric phase, in start order.
+#[derive(Debug)]
+struct Users {
+    /// Users present at the phase start, by start offset (latest last: popped from the back).
+    initial: Vec<InitialUser>,
+    spawner: Spawner,
+    picker: TemplatePicker,
+    /// Turns of every conversation.
+    turns: Vec<u32>,
+    /// Users started so far (the picker's index).
+    started: u64,
 }
 
 #[derive(Debug)]
@@ -57,7 +68,6 @@ pub struct Dispatcher {
     /// Set once every credit of the phase has been queued.
     pub fed: Arc<AtomicBool>,
     source: Source,
-    cancel: Option<CancelPlan>,
     phase: Phase,
     start_ns: u64,
     next_index: u64,
@@ -137,7 +147,6 @@ impl Dispatcher {
                 .collect(),
             fed: Arc::new(AtomicBool::new(false)),
             source,
-            cancel: None,
             phase,
             start_ns,
             next_index: 0,
@@ -165,26 +174,89 @@ impl Dispatcher {
         self
     }
 
-    /// Marks credits for cancellation by `plan` (never in warmup).
-    #[must_use]
-    pub fn with_cancellation(mut self, plan: Option<CancelPlan>) -> Self {
-        self.cancel = plan;
-        self
+    /// A dispatcher that starts the users of a user-centric phase (`--user-centric-rate`):
+    /// the users present at the start at their staggered offsets (some of them part-way
+    /// through their conversation), then a new user whenever one's turns are over,
+    /// `turns · turn_gap` after it started — an absolute schedule, whatever the answers take.
+    /// Each credit starts a session of its own conversation; its later turns go every turn gap
+    /// ([`crate::worker::TurnTiming::turn_gap_ns`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn users(
+        workers: usize,
+        plan: &UserCentric,
+        mean_turns: f64,
+        turns: Vec<u32>,
+        sampling: Sampling,
+        seed: u64,
+        phase: Phase,
+        start_ns: u64,
+        issue_deadline_ns: Option<u64>,
+    ) -> Self {
+        let mut initial = plan.initial_users(mean_turns);
+        let spawner = plan.spawner(&initial);
+        initial.sort_by_key(|u| std::cmp::Reverse((u.start_offset_ns, u.order)));
+        let picker = TemplatePicker::with_sampling(turns.len(), seed, sampling);
+        Self::with_source(
+            workers,
+            Source::Users(Box::new(Users {
+                initial,
+                spawner,
+                picker,
+                turns,
+                started: 0,
+            })),
+            phase,
+            start_ns,
+            u64::MAX,
+            issue_deadline_ns,
+        )
     }
 
-    /// The next credit's conversation and intended time, or `None` when the source is spent.
-    fn next_from_source(&mut self, index: u64) -> Option<(u32, u64)> {
+    /// The next credit's conversation, intended time and turn limit, or `None` when the source
+    /// is spent.
+    fn next_from_source(&mut self, index: u64) -> Option<(u32, u64, Option<u32>)> {
         match &mut self.source {
             Source::Arrivals {
                 arrivals, picker, ..
             } => Some((
                 picker.pick(index),
                 self.start_ns + arrivals.next_offset_ns(),
+                None,
             )),
             Source::Schedule { entries, next } => {
                 let e = entries.get(*next)?;
                 *next += 1;
-                Some((e.conversation, self.start_ns.saturating_add(e.offset_ns)))
+                Some((
+                    e.conversation,
+                    self.start_ns.saturating_add(e.offset_ns),
+                    None,
+                ))
+            }
+            Source::Users(users) => {
+                let initial_at = users.initial.last().map(|u| u.start_offset_ns);
+                let spawn_at = users
+                    .spawner
+                    .peek_ns()
+                    .map(|at| at.saturating_sub(self.start_ns));
+                let initial_first = match (initial_at, spawn_at) {
+                    (None, None) => return None,
+                    (Some(i), Some(s)) => i <= s,
+                    (i, _) => i.is_some(),
+                };
+                let (offset, max_turns) = if initial_first {
+                    let u = users.initial.pop()?;
+                    (u.start_offset_ns, u.max_turns)
+                } else {
+                    let s = users.spawner.pop()?;
+                    (s.at_ns.saturating_sub(self.start_ns), None)
+                };
+                let conversation = users.picker.pick(users.started);
+                users.started += 1;
+                let full = users.turns.get(conversation as usize).copied().unwrap_or(0);
+                let turns = max_turns.map_or(full, |m| m.min(full));
+                let at = self.start_ns + offset;
+                users.spawner.schedule_replacement(at, turns.max(1));
+                Some((conversation, at, max_turns))
             }
         }
     }
@@ -212,7 +284,7 @@ impl Dispatcher {
                         return;
                     }
                     let index = self.next_index;
-                    let Some((conversation, at)) = self.next_from_source(index) else {
+                    let Some((conversation, at, max_turns)) = self.next_from_source(index) else {
                         self.fed.store(true, Ordering::Release);
                         return;
                     };
@@ -226,7 +298,9 @@ impl Dispatcher {
                         index,
                         conversation,
                         turn: 0,
-                        cancel_after_ns: self.cancel.and_then(|c| c.delay_for(self.phase, index)),
+                        // Cancellation is decided by the worker, per request index (`CancelPlan`).
+                        cancel_after_ns: None,
+                        max_turns,
                         intended_ns: at,
                     }
                 }
@@ -432,42 +506,5 @@ mod tests {
             .map(|w| w[1] - w[0])
             .collect();
         assert!(early.windows(2).all(|w| w[1] <= w[0] + 1), "{early:?}");
-    }
-
-    #[test]
-    fn cancellation_marks_profiling_credits_only() {
-        let plan = CancelPlan::new(100.0, Duration::from_millis(5), 9);
-        let mut d = Dispatcher::new(
-            1,
-            1000.0,
-            Arrival::Constant,
-            1,
-            Phase::Profiling,
-            3,
-            0,
-            10,
-            None,
-        )
-        .with_cancellation(Some(plan));
-        d.feed(0, false);
-        assert!(
-            drain(&d)
-                .iter()
-                .all(|c| c.cancel_after_ns == Some(5_000_000))
-        );
-        let mut d = Dispatcher::new(
-            1,
-            1000.0,
-            Arrival::Constant,
-            1,
-            Phase::Warmup,
-            3,
-            0,
-            10,
-            None,
-        )
-        .with_cancellation(Some(plan));
-        d.feed(0, false);
-        assert!(drain(&d).iter().all(|c| c.cancel_after_ns.is_none()));
     }
 }

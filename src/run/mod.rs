@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::aggregate::MetricConfig;
 use crate::clock::Clock;
+use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel, Load, PhaseConfig};
 use crate::export::{ExportNames, JsonlWriter, RunInfo};
 use crate::record::Phase;
@@ -385,33 +386,135 @@ fn run_phase(
         total / n as u64 + u64::from((i as u64) < total % n as u64)
     };
     let conversations = shared.dataset.conversations.len();
+    let sampling = shared.dataset.default_sampling;
     let plan = |source: CreditSource| PhasePlan {
         phase,
         source,
         counters: PhaseCounters::default(),
         request_limit: limit,
         session_limit: u64::MAX,
-        sampling: shared.dataset.default_sampling,
+        sampling,
         start_ns: start,
         timing: TurnTiming::default(),
+        cancel: None,
         issue_deadline_ns,
         hard_deadline_ns,
     };
     let counters = PhaseCounters::default();
+    let cancel = p.timing.cancellation.map(|c| c.plan(cfg.seed));
+    let plan = |source: CreditSource| PhasePlan {
+        counters: counters.clone(),
+        cancel,
+        ..plan(source)
+    };
+    let open =
+        |d: &dispatch::Dispatcher, i: usize, cap: Option<u64>, kind: OpenKind| CreditSource::Open {
+            queue: d.queues[i].clone(),
+            fed: d.fed.clone(),
+            cap: cap.map(|c| split(c, i).max(1) as usize),
+            kind,
+        };
 
     let mut feeder = None;
-    let plans: Vec<PhasePlan> = match p.load {
-        Load::Concurrency(c) => (0..n)
-            .map(|i| PhasePlan {
-                counters: counters.clone(),
-                ..plan(CreditSource::Closed {
-                    slots: split(c, i) as usize,
-                    ramp_offsets_ns: Vec::new(),
+    let plans: Vec<PhasePlan> = match (p.timing.mode, p.load) {
+        (TimingMode::FixedSchedule(fixed), load) => {
+            // Built and checked before the run (`fixed_schedule_of`), so it cannot fail here.
+            let (replay, entries) = fixed.build_for(&shared.dataset).unwrap_or_else(|_| {
+                (
+                    crate::schedule::Replay {
+                        zero_ms: 0.0,
+                        speedup: 1.0,
+                    },
+                    Vec::new(),
+                )
+            });
+            let cap = match load {
+                Load::Rate { cap, .. } => cap,
+                Load::Concurrency(c) => Some(c),
+            };
+            let d = dispatch::Dispatcher::fixed_schedule(
+                n,
+                entries,
+                phase,
+                start,
+                u64::MAX,
+                issue_deadline_ns,
+            );
+            let plans = (0..n)
+                .map(|i| PhasePlan {
+                    timing: TurnTiming {
+                        replay: Some(replay),
+                        turn_gap_ns: None,
+                    },
+                    ..plan(open(&d, i, cap, OpenKind::SessionStart))
                 })
-            })
-            .collect(),
-        Load::Rate { rate, arrival, cap } => {
-            let d = dispatch::Dispatcher::new(
+                .collect();
+            feeder = Some(d);
+            plans
+        }
+        (TimingMode::UserCentric { rate, users }, load) => {
+            let cap = match load {
+                Load::Rate { cap, .. } => cap,
+                Load::Concurrency(c) => Some(c),
+            };
+            let uc = crate::schedule::UserCentric::new(rate, users);
+            let turns: Vec<u32> = shared
+                .dataset
+                .conversations
+                .iter()
+                .map(|c| c.turns.len() as u32)
+                .collect();
+            let mean_turns = if turns.is_empty() {
+                1.0
+            } else {
+                turns.iter().map(|&t| f64::from(t)).sum::<f64>() / turns.len() as f64
+            };
+            let d = dispatch::Dispatcher::users(
+                n,
+                &uc,
+                mean_turns,
+                turns,
+                sampling,
+                cfg.seed,
+                phase,
+                start,
+                issue_deadline_ns,
+            );
+            let plans = (0..n)
+                .map(|i| PhasePlan {
+                    timing: TurnTiming {
+                        replay: None,
+                        turn_gap_ns: Some(uc.turn_gap_ns().round() as u64),
+                    },
+                    ..plan(open(&d, i, cap, OpenKind::SessionStart))
+                })
+                .collect();
+            feeder = Some(d);
+            plans
+        }
+        (TimingMode::Load, Load::Concurrency(c)) => {
+            let ramp = p.timing.concurrency_ramp;
+            // Slots are dealt round-robin: global slot `k` is worker `k % n`'s slot `k / n`.
+            (0..n)
+                .map(|i| {
+                    let slots = split(c, i) as usize;
+                    let ramp_offsets_ns = match ramp {
+                        Some(d) => (0..slots)
+                            .map(|j| {
+                                crate::schedule::concurrency_slot_start_ns((j * n + i) as u64, c, d)
+                            })
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                    plan(CreditSource::Closed {
+                        slots,
+                        ramp_offsets_ns,
+                    })
+                })
+                .collect()
+        }
+        (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
+            let mut d = dispatch::Dispatcher::new(
                 n,
                 rate,
                 arrival,
@@ -422,16 +525,11 @@ fn run_phase(
                 limit,
                 issue_deadline_ns,
             );
+            if let Some(ramp) = p.timing.rate_ramp {
+                d = d.with_rate_ramp(ramp);
+            }
             let plans = (0..n)
-                .map(|i| PhasePlan {
-                    counters: counters.clone(),
-                    ..plan(CreditSource::Open {
-                        queue: d.queues[i].clone(),
-                        fed: d.fed.clone(),
-                        cap: cap.map(|c| split(c, i).max(1) as usize),
-                        kind: OpenKind::Tick,
-                    })
-                })
+                .map(|i| plan(open(&d, i, cap, OpenKind::Tick)))
                 .collect();
             feeder = Some(d);
             plans

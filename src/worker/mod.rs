@@ -11,7 +11,7 @@ mod phase;
 pub mod runtime;
 mod session;
 
-pub use session::{FixedClock, TurnTiming};
+pub use session::TurnTiming;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -172,6 +172,8 @@ pub struct PhasePlan {
     pub start_ns: u64,
     /// When later turns are due.
     pub timing: TurnTiming,
+    /// `--request-cancellation-rate`: which requests are cancelled, by request index.
+    pub cancel: Option<crate::schedule::CancelPlan>,
     /// Stop taking closed-loop credits at this monotonic ns (duration runs).
     pub issue_deadline_ns: Option<u64>,
     /// Cut every request still in flight at this monotonic ns (end of the grace period).

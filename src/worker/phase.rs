@@ -106,7 +106,12 @@ impl Ctx {
         Some(Session::new(&self.shared, &self.state, pick(s), url))
     }
 
-    /// A session has no more turns to send here: finished, or the phase has no requests left.
+    /// Every request of the phase has been taken.
+    fn requests_exhausted(&self) -> bool {
+        self.plan.counters.requests.load(Ordering::Relaxed) >= self.plan.request_limit
+    }
+
+    /// No new session can start and no request is left to take for a waiting one.
     fn sessions_exhausted(&self) -> bool {
         self.plan.counters.sessions.load(Ordering::Relaxed) >= self.plan.session_limit
             || self.plan.counters.requests.load(Ordering::Relaxed) >= self.plan.request_limit
@@ -114,15 +119,15 @@ impl Ctx {
 
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
     /// aggregator. `false` when the phase has no request left.
-    async fn send_turn(
-        &self,
-        session: &mut Session,
-        intended_ns: u64,
-        cancel_after_ns: Option<u64>,
-    ) -> bool {
+    async fn send_turn(&self, session: &mut Session, intended_ns: u64) -> bool {
         let Some(index) = self.take_request() else {
             return false;
         };
+        let cancel_after_ns = self
+            .plan
+            .cancel
+            .as_ref()
+            .and_then(|c| c.delay_for(self.plan.phase, index));
         self.sent.set(self.sent.get() + 1);
         let rec = session
             .send_next(
@@ -179,7 +184,7 @@ async fn closed_slot(ctx: Rc<Ctx>, start_offset_ns: u64) {
             return;
         };
         while !session.finished(shared) {
-            let due = session.due_ns(shared, &ctx.plan.timing);
+            let due = session.due_ns(shared, &ctx.plan.timing, ctx.plan.start_ns);
             let now = shared.clock.now_ns();
             let intended = if due > now {
                 if !ctx.wait_until(&mut pacer, due).await {
@@ -189,7 +194,7 @@ async fn closed_slot(ctx: Rc<Ctx>, start_offset_ns: u64) {
             } else {
                 now
             };
-            if ctx.stopping() || !ctx.send_turn(&mut session, intended, None).await {
+            if ctx.stopping() || !ctx.send_turn(&mut session, intended).await {
                 return;
             }
         }
@@ -220,6 +225,9 @@ async fn open_loop(
         if ctx.shared.control.stopped() {
             break;
         }
+        if ctx.requests_exhausted() {
+            break;
+        }
         let Some(credit) = queue.pop() else {
             if fed.load(Ordering::Acquire) && queue.is_empty() {
                 break;
@@ -246,7 +254,12 @@ async fn open_loop(
                 }
             }
             OpenKind::SessionStart => match ctx.new_session(|_| credit.conversation) {
-                Some(s) => s,
+                Some(mut s) => {
+                    if let Some(n) = credit.max_turns {
+                        s.limit_turns(n as usize);
+                    }
+                    s
+                }
                 None => continue,
             },
         };
@@ -257,15 +270,13 @@ async fn open_loop(
         let (ctx, ready, live) = (ctx.clone(), ready.clone(), live.clone());
         monoio::spawn(async move {
             let mut session = session;
-            let sent = ctx
-                .send_turn(&mut session, credit.intended_ns, credit.cancel_after_ns)
-                .await;
+            let sent = ctx.send_turn(&mut session, credit.intended_ns).await;
             ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
             if sent && !session.finished(&ctx.shared) {
                 match kind {
                     OpenKind::Tick => {
                         // Due after its delay; then it waits for a tick.
-                        let due = session.due_ns(&ctx.shared, &ctx.plan.timing);
+                        let due = session.due_ns(&ctx.shared, &ctx.plan.timing, ctx.plan.start_ns);
                         let mut pacer = Pacer::new(ctx.driver);
                         if ctx.wait_until(&mut pacer, due).await {
                             ready.borrow_mut().push_back(session);
@@ -287,13 +298,13 @@ async fn open_loop(
 async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
     let mut pacer = Pacer::new(ctx.driver);
     while !session.finished(&ctx.shared) {
-        let due = session.due_ns(&ctx.shared, &ctx.plan.timing);
+        let due = session.due_ns(&ctx.shared, &ctx.plan.timing, ctx.plan.start_ns);
         if !ctx.wait_until(&mut pacer, due).await {
             return;
         }
         let intended = due.max(ctx.plan.start_ns);
         ctx.state.in_flight.set(ctx.state.in_flight.get() + 1);
-        let sent = ctx.send_turn(session, intended, None).await;
+        let sent = ctx.send_turn(session, intended).await;
         ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
         if !sent {
             return;

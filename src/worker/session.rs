@@ -11,45 +11,20 @@ use crate::endpoint::{ParsedResponse, TurnBody, build_turn, parse_record, turn_m
 use crate::http::EncodedRequest;
 use crate::net::Pool;
 use crate::record::{Credit, Phase, RawRecord};
+use crate::schedule::Replay;
 
 use super::client::{self, Outgoing};
 use super::{Shared, WorkerState};
 
 /// When a phase's later turns are due, besides "after the previous answer".
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct TurnTiming {
-    /// Fixed-schedule replay: a turn with a trace timestamp goes at
-    /// `start_ns + (timestamp_ms - zero_ms) / speedup`, never before the previous answer.
-    pub fixed: Option<FixedClock>,
-    /// Divides every inter-turn delay (`--replay-speedup`; 1 otherwise).
-    pub speedup: f64,
-}
-
-impl Default for TurnTiming {
-    fn default() -> Self {
-        Self {
-            fixed: None,
-            speedup: 1.0,
-        }
-    }
-}
-
-/// The mapping of trace time to the run clock in a fixed-schedule phase.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FixedClock {
-    /// Run-clock ns of the phase start.
-    pub start_ns: u64,
-    /// Trace time that maps to `start_ns`.
-    pub zero_ms: f64,
-    pub speedup: f64,
-}
-
-impl FixedClock {
-    /// Run-clock ns of trace time `timestamp_ms` (never before the phase start).
-    pub fn at(&self, timestamp_ms: f64) -> u64 {
-        let offset_ms = ((timestamp_ms - self.zero_ms) / self.speedup).max(0.0);
-        self.start_ns + (offset_ms * 1e6) as u64
-    }
+    /// Fixed-schedule replay: a turn with a trace timestamp goes at its replayed time (never
+    /// before the previous answer), a delay is divided by the speedup.
+    pub replay: Option<Replay>,
+    /// User-centric rate: a user's turns are this far apart (from the previous turn's intended
+    /// time), never before the previous answer.
+    pub turn_gap_ns: Option<u64>,
 }
 
 /// One conversation in progress.
@@ -65,6 +40,10 @@ pub(crate) struct Session {
     sticky: Option<Pool>,
     /// Run-clock ns when the previous turn was answered (or failed).
     last_end_ns: u64,
+    /// Run-clock ns when the previous turn was meant to go.
+    last_intended_ns: u64,
+    /// Turns this session sends at most (a user-centric user joining mid-conversation).
+    max_turns: usize,
 }
 
 impl Session {
@@ -80,12 +59,19 @@ impl Session {
                 .sticky_sessions
                 .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
             last_end_ns: 0,
+            last_intended_ns: 0,
+            max_turns: usize::MAX,
         }
+    }
+
+    /// Sends at most `n` turns.
+    pub fn limit_turns(&mut self, n: usize) {
+        self.max_turns = n;
     }
 
     /// Every turn has been sent.
     pub fn finished(&self, shared: &Shared) -> bool {
-        self.next_turn as usize >= shared.turns_of(self.conversation)
+        self.next_turn as usize >= shared.turns_of(self.conversation).min(self.max_turns)
     }
 
     /// The turn to send next.
@@ -94,18 +80,32 @@ impl Session {
     }
 
     /// Run-clock ns at which the next turn may go (for the first turn: 0, i.e. whenever its
-    /// credit says). A later turn goes at its trace time under fixed-schedule replay (never
-    /// before the previous answer), else its delay after the previous answer, else at once.
-    pub fn due_ns(&self, shared: &Shared, timing: &TurnTiming) -> u64 {
+    /// credit says). A later turn goes a user's turn gap after the previous turn was meant to go
+    /// (user-centric rate), or at its trace time under fixed-schedule replay, else its delay
+    /// after the previous answer (divided by the replay's speedup), else at once — never before
+    /// the previous answer.
+    pub fn due_ns(&self, shared: &Shared, timing: &TurnTiming, phase_start_ns: u64) -> u64 {
         if self.next_turn == 0 {
             return 0;
         }
         let turn = shared.turn(self.conversation, self.next_turn);
-        if let (Some(clock), Some(ts)) = (timing.fixed, turn.timestamp_ms) {
-            return clock.at(ts).max(self.last_end_ns);
+        if let Some(gap) = timing.turn_gap_ns {
+            return (self.last_intended_ns + gap).max(self.last_end_ns);
         }
-        let delay_ms = turn.delay_ms.unwrap_or(0.0).max(0.0) / timing.speedup;
-        self.last_end_ns + (delay_ms * 1e6) as u64
+        match timing.replay {
+            Some(replay) => replay
+                .turn_due_ns(
+                    turn.timestamp_ms,
+                    turn.delay_ms,
+                    phase_start_ns,
+                    self.last_end_ns,
+                )
+                .max(self.last_end_ns),
+            None => {
+                let delay_ms = turn.delay_ms.unwrap_or(0.0).max(0.0);
+                self.last_end_ns + (delay_ms * 1e6) as u64
+            }
+        }
     }
 
     /// Sends the next turn as request `index` of `phase`, meant to go at `intended_ns`; returns
@@ -128,6 +128,7 @@ impl Session {
             turn: self.next_turn,
             intended_ns,
             cancel_after_ns,
+            max_turns: None,
         };
         let flat = shared.flat_turn(self.conversation, self.next_turn);
         let built;
@@ -162,6 +163,7 @@ impl Session {
         )
         .await;
         self.last_end_ns = rec.end_ns;
+        self.last_intended_ns = intended_ns;
         self.remember(shared, &rec);
         self.next_turn += 1;
         rec
