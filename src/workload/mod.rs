@@ -10,12 +10,14 @@
 
 pub mod prepared;
 pub mod prompt;
+pub mod seq_dist;
 pub mod synthetic;
 pub mod tokenizer;
 
 pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare};
 pub use prompt::{PromptGenerator, sample_length};
-pub use synthetic::SyntheticParams;
+pub use seq_dist::{SeqDist, SeqDistError, SeqPair};
+pub use synthetic::{PrefixPool, SyntheticParams};
 pub use tokenizer::{Tokenizer, TokenizerError};
 
 use rand::SeedableRng;
