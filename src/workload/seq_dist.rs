@@ -378,3 +378,205 @@ fn parse_json(t: &str) -> Result<Vec<SeqPair>, SeqDistError> {
     }
     Ok(pairs)
 }
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn p(isl: u32, isl_sd: f64, osl: u32, osl_sd: f64, prob: f64) -> SeqPair {
+        SeqPair {
+            isl,
+            isl_stddev: isl_sd,
+            osl,
+            osl_stddev: osl_sd,
+            probability: prob,
+        }
+    }
+
+    fn pairs(s: &str) -> Vec<SeqPair> {
+        SeqDist::parse(s)
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+            .pairs()
+            .to_vec()
+    }
+
+    #[test]
+    fn semicolon_form() {
+        assert_eq!(
+            pairs("128,64:25;512,128:50;1024,256:25"),
+            vec![
+                p(128, 0.0, 64, 0.0, 25.0),
+                p(512, 0.0, 128, 0.0, 50.0),
+                p(1024, 0.0, 256, 0.0, 25.0)
+            ]
+        );
+        assert_eq!(
+            pairs(" 256|10,128|5:40; 512|20.5,256|.5 : 60 ;"),
+            vec![p(256, 10.0, 128, 5.0, 40.0), p(512, 20.5, 256, 0.5, 60.0)]
+        );
+        assert_eq!(
+            pairs("256 , 128 :33.5;1,1:66.5")[0],
+            p(256, 0.0, 128, 0.0, 33.5)
+        );
+        assert_eq!(pairs("7,3:100"), vec![p(7, 0.0, 3, 0.0, 100.0)]);
+    }
+
+    #[test]
+    fn bracket_form() {
+        assert_eq!(
+            pairs("[(256,128):40,(512,256):60]"),
+            vec![p(256, 0.0, 128, 0.0, 40.0), p(512, 0.0, 256, 0.0, 60.0)]
+        );
+        assert_eq!(
+            pairs("[( 256|10 , 128|5 ) : 40, (512|20,256|10):60]"),
+            vec![p(256, 10.0, 128, 5.0, 40.0), p(512, 20.0, 256, 10.0, 60.0)]
+        );
+        // As AIPerf's `finditer`: text between groups is skipped.
+        assert_eq!(
+            pairs("[junk (1,2):100 more]"),
+            vec![p(1, 0.0, 2, 0.0, 100.0)]
+        );
+    }
+
+    #[test]
+    fn json_form() {
+        assert_eq!(
+            pairs(
+                r#"{"pairs":[{"isl":256,"isl_stddev":10,"osl":128,"osl_stddev":5,"prob":40},
+                   {"isl":"512","osl":256.9,"prob":"60"}]}"#
+            ),
+            vec![p(256, 10.0, 128, 5.0, 40.0), p(512, 0.0, 256, 0.0, 60.0)]
+        );
+    }
+
+    #[test]
+    fn every_bad_spelling_is_refused_with_its_reason() {
+        for (s, why) in [
+            ("", "empty"),
+            ("   ", "empty"),
+            ("abc", "is not a pair"),
+            ("256,128", "is not a pair"),
+            ("256;128:100", "is not a pair"),
+            ("256|x,128:100", "is not a pair"),
+            ("256,128:40.", "is not a pair"),
+            ("-5,128:100", "is not a pair"),
+            ("256,128:40", "sum to 100"),
+            ("256,128:0.4;512,256:0.6", "sum to 100"),
+            ("256,128:150;1,1:-50", "is not a pair"),
+            ("256,128:150", "[0, 100]"),
+            ("0,128:100", "must be positive"),
+            ("256,0:100", "must be positive"),
+            ("99999999999,1:100", "is not a pair"),
+            ("[]", "no pair found"),
+            ("[256,128:100]", "no pair found"),
+            ("{", "invalid JSON"),
+            (r#"{"p":[]}"#, "`pairs` key"),
+            (r#"{"pairs":3}"#, "must be a list"),
+            (r#"{"pairs":[]}"#, "no pair"),
+            (r#"{"pairs":[{"isl":1,"prob":100}]}"#, "misses osl"),
+            (
+                r#"{"pairs":[{"isl":"a","osl":1,"prob":100}]}"#,
+                "not an integer",
+            ),
+            (
+                r#"{"pairs":[{"isl":1,"osl":1,"prob":null}]}"#,
+                "not a number",
+            ),
+            (
+                r#"{"pairs":[{"isl":1,"osl":1,"prob":100,"isl_stddev":-1}]}"#,
+                "non-negative",
+            ),
+        ] {
+            let e = SeqDist::parse(s).expect_err(s).0;
+            assert!(e.contains(why), "{s:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn index_follows_cumulative_percentages() {
+        let d = SeqDist::parse("1,1:25;2,2:50;3,3:25").unwrap();
+        // Cumulative 0.25, 0.75, 1.0; a pair is chosen when u < its cumulative value.
+        for (u, i) in [
+            (0.0, 0),
+            (0.2499, 0),
+            (0.25, 1),
+            (0.7499, 1),
+            (0.75, 2),
+            (0.9999, 2),
+        ] {
+            assert_eq!(d.index_for(u), i, "u={u}");
+        }
+        let z = SeqDist::parse("1,1:0;2,2:100").unwrap();
+        assert_eq!(
+            z.index_for(0.0),
+            1,
+            "a zero-probability pair is never drawn"
+        );
+    }
+
+    #[test]
+    fn drawn_mix_matches_the_probabilities() {
+        let d = SeqDist::parse("128,64:25;512,128:50;1024,256:25").unwrap();
+        let mut rng = StdRng::seed_from_u64(5);
+        let n: f64 = 40_000.0;
+        let mut counts = [0.0f64; 3];
+        for _ in 0..40_000 {
+            match d.sample(&mut rng) {
+                (128, 64) => counts[0] += 1.0,
+                (512, 128) => counts[1] += 1.0,
+                (1024, 256) => counts[2] += 1.0,
+                other => panic!("unexpected pair {other:?}"),
+            }
+        }
+        // Binomial sd: sqrt(p(1-p)/n) = 0.00217 (p=0.25), 0.0025 (p=0.5); bound 5 sd.
+        for (c, p) in counts.iter().zip([0.25f64, 0.5, 0.25]) {
+            let sd = (p * (1.0 - p) / n).sqrt();
+            assert!((c / n - p).abs() < 5.0 * sd, "{} vs {p}", c / n);
+        }
+    }
+
+    #[test]
+    fn stddev_pairs_vary_around_their_means() {
+        let d = SeqDist::parse("1000|50,200|10:100").unwrap();
+        let mut rng = StdRng::seed_from_u64(9);
+        let draws: Vec<(u32, u32)> = (0..10_000).map(|_| d.sample(&mut rng)).collect();
+        let mean = |f: &dyn Fn(&(u32, u32)) -> u32| {
+            draws.iter().map(|x| f64::from(f(x))).sum::<f64>() / draws.len() as f64
+        };
+        // ceil of N(1000, 50): mean 1000.5, standard error 50/100 = 0.5; bound 5 se.
+        assert!((mean(&|x| x.0) - 1000.5).abs() < 2.5);
+        // ceil of N(200, 10): mean 200.5, standard error 0.1; bound 5 se.
+        assert!((mean(&|x| x.1) - 200.5).abs() < 0.5);
+    }
+
+    #[test]
+    fn positive_normal_integer_is_aiperfs() {
+        let mut rng = StdRng::seed_from_u64(3);
+        assert_eq!(positive_normal_integer(550.0, 0.0, &mut rng), 550);
+        assert_eq!(
+            positive_normal_integer(2.5, 0.0, &mut rng),
+            2,
+            "ties to even"
+        );
+        assert_eq!(positive_normal_integer(3.5, -1.0, &mut rng), 4);
+        assert_eq!(positive_normal_integer(0.2, 0.0, &mut rng), 1);
+        assert_eq!(positive_normal_integer(f64::NAN, 1.0, &mut rng), 1);
+        // N(1, 1) truncated at 0, rounded up: P(1) = (Φ(0)-Φ(-1))/(1-Φ(-1)) = 0.405713,
+        // P(2) = (Φ(1)-Φ(0))/(1-Φ(-1)) = 0.405713, P(3) = 0.161533 (an untruncated draw would
+        // give P(1) = Φ(0) + … = 0.841). Bound: 5 binomial sd at n = 40,000 (0.0123, 0.0092).
+        let n = 40_000usize;
+        let mut counts = [0usize; 4];
+        for _ in 0..n {
+            let k = positive_normal_integer(1.0, 1.0, &mut rng) as usize;
+            counts[k.min(3)] += 1;
+        }
+        for (k, p) in [(1, 0.405713), (2, 0.405713)] {
+            let sd = (p * (1.0 - p) / n as f64).sqrt();
+            let got = counts[k] as f64 / n as f64;
+            assert!((got - p).abs() < 5.0 * sd, "P({k}) = {got}, expected {p}");
+        }
+        assert_eq!(counts[0], 0);
+    }
+}
