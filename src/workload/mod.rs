@@ -47,4 +47,6 @@ pub(crate) fn derive_seed(root: u64, name: &str) -> u64 {
 }
 
 #[cfg(test)]
+mod synthetic_tests;
+#[cfg(test)]
 mod tests;
