@@ -238,3 +238,224 @@ impl PromptConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use crate::config::Config;
+
+    fn cfg(s: &str) -> Result<Config, String> {
+        let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
+        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
+            panic!("not profile")
+        };
+        Config::from_args(&p, &argv, false).map_err(|e| e.0)
+    }
+
+    const BASE: &str = "ringperf profile -m m -u 127.0.0.1:1";
+
+    #[test]
+    fn entries_follow_aiperfs_rule() {
+        assert_eq!(dataset_entries(Some(5), Some(7), Some(300)), Ok(5));
+        assert_eq!(dataset_entries(None, Some(7), Some(300)), Ok(7));
+        assert_eq!(dataset_entries(None, None, Some(300)), Ok(300));
+        assert_eq!(dataset_entries(None, None, None), Ok(100));
+        assert!(dataset_entries(Some(0), None, None).is_err());
+        let c = |flags: &str| cfg(&format!("{BASE} {flags}")).unwrap().dataset.entries;
+        assert_eq!(c("--request-count 300"), 300);
+        assert_eq!(c("--request-count 300 --num-sessions 40"), 40);
+        assert_eq!(
+            c("--request-count 300 --num-sessions 40 --num-prompts 8"),
+            8
+        );
+        assert_eq!(c(""), 100);
+        assert_eq!(c("--benchmark-duration 5"), 100);
+    }
+
+    #[test]
+    fn flags_reach_the_config() {
+        let c = cfg(&format!(
+            "{BASE} --conversation-num 12 --conversation-turn-mean 3 --conversation-turn-stddev 1 \
+             --conversation-turn-delay-mean 250 --conversation-turn-delay-stddev 20 \
+             --conversation-turn-delay-ratio 0.5 --seq-dist 100,20:60;200,40:40 -b 2 \
+             --prompt-prefix-pool-size 4 --prompt-prefix-length 16 --prompt-corpus sonnet"
+        ))
+        .unwrap();
+        let p = &c.prompt;
+        assert_eq!(p.num_conversations, Some(12));
+        assert_eq!((p.turn_mean, p.turn_stddev), (3, 1));
+        assert_eq!(
+            (
+                p.turn_delay_mean_ms,
+                p.turn_delay_stddev_ms,
+                p.turn_delay_ratio
+            ),
+            (250.0, 20.0, 0.5)
+        );
+        assert_eq!(p.seq_dist.as_ref().map(|d| d.pairs().len()), Some(2));
+        assert_eq!(p.batch_size, 2);
+        assert_eq!(
+            p.prefix,
+            Some(PrefixPool {
+                pool_size: 4,
+                length: 16
+            })
+        );
+        assert_eq!(cfg(BASE).unwrap().prompt, PromptConfig::default());
+        // A pool without a length is a pool of empty prefixes: nothing is prepended.
+        let c = cfg(&format!("{BASE} --num-prefix-prompts 3")).unwrap();
+        assert_eq!(c.prompt.prefix, None);
+        let c = cfg(&format!(
+            "{BASE} --shared-system-prompt-length 30 --user-context-prompt-length 9"
+        ))
+        .unwrap();
+        assert_eq!(
+            (c.prompt.shared_system_length, c.prompt.user_context_length),
+            (Some(30), Some(9))
+        );
+    }
+
+    #[test]
+    fn system_prompt_file_is_read_once_at_startup() {
+        let dir = std::env::temp_dir().join(format!("ringperf-sys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("system.txt");
+        std::fs::write(&file, "You are terse.\nAnswer in one line.\n").unwrap();
+        let c = cfg(&format!("{BASE} --system-prompt-file {}", file.display())).unwrap();
+        assert_eq!(
+            c.prompt.system_prompt.as_deref(),
+            Some("You are terse.\nAnswer in one line.\n")
+        );
+        let empty = dir.join("empty.txt");
+        std::fs::write(&empty, " \n").unwrap();
+        let e = cfg(&format!("{BASE} --system-prompt-file {}", empty.display())).unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let missing = dir.join("missing.txt");
+        let e = cfg(&format!(
+            "{BASE} --system-prompt-file {}",
+            missing.display()
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("cannot be read") && e.contains("missing.txt"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_bad_flag_class_is_refused_by_name() {
+        for (flags, why) in [
+            (
+                "--conversation-num 0",
+                "--conversation-num must be at least 1",
+            ),
+            (
+                "--conversation-turn-mean 0",
+                "--conversation-turn-mean must be at least 1",
+            ),
+            (
+                "--conversation-turn-delay-mean=-1",
+                "--conversation-turn-delay-mean must be",
+            ),
+            (
+                "--conversation-turn-delay-stddev nan",
+                "--conversation-turn-delay-stddev must be",
+            ),
+            (
+                "--conversation-turn-delay-ratio inf",
+                "--conversation-turn-delay-ratio must be",
+            ),
+            (
+                "--prompt-batch-size 0",
+                "--prompt-batch-size must be at least 1",
+            ),
+            (
+                "--num-dataset-entries 0",
+                "--num-dataset-entries must be at least 1",
+            ),
+            (
+                "--prompt-prefix-pool-size 0",
+                "--prompt-prefix-pool-size must be at least 1",
+            ),
+            (
+                "--prompt-prefix-pool-size 2 --prompt-prefix-length 0",
+                "--prompt-prefix-length must be at least 1",
+            ),
+            (
+                "--shared-system-prompt-length 0",
+                "--shared-system-prompt-length must be",
+            ),
+            (
+                "--user-context-prompt-length 0",
+                "--user-context-prompt-length must be",
+            ),
+            (
+                "--prompt-prefix-length 10",
+                "needs --prompt-prefix-pool-size",
+            ),
+            (
+                "--prompt-prefix-pool-size 2 --prompt-prefix-length 5 --shared-system-prompt-length 9",
+                "mutually exclusive",
+            ),
+            (
+                "--prompt-prefix-pool-size 2 --user-context-prompt-length 9",
+                "mutually exclusive",
+            ),
+            (
+                "--system-prompt hi --shared-system-prompt-length 9",
+                "both fill the system message",
+            ),
+            (
+                "--system-prompt hi --prompt-prefix-pool-size 2",
+                "mutually exclusive",
+            ),
+            (
+                "--system-prompt hi --system-prompt-file x",
+                "mutually exclusive",
+            ),
+            (
+                "--system-prompt-file /nonexistent/ringperf",
+                "cannot be read",
+            ),
+            (
+                "--endpoint-type completions --system-prompt hi",
+                "needs --endpoint-type chat",
+            ),
+            (
+                "--endpoint-type completions --shared-system-prompt-length 5",
+                "needs --endpoint-type chat",
+            ),
+            (
+                "--endpoint-type completions --user-context-prompt-length 5",
+                "needs --endpoint-type chat",
+            ),
+            (
+                "--seq-dist 128,64:50",
+                "--seq-dist `128,64:50`: probabilities must sum to 100",
+            ),
+            ("--seq-dist nonsense", "is not a pair"),
+            ("--prompt-corpus coding", "not supported by ringperf yet"),
+            ("--prompt-corpus random", "not supported by ringperf yet"),
+            (
+                "--prompt-corpus poems",
+                "must be one of sonnet, coding, random",
+            ),
+        ] {
+            let e = cfg(&format!("{BASE} {flags}")).expect_err(flags);
+            assert!(e.contains(why), "{flags}: {e}");
+        }
+        // A whitespace-only --system-prompt (one argv word, so built by hand).
+        let args = PromptArgs {
+            system_prompt: Some("  ".into()),
+            conversation_turn_mean: 1,
+            prompt_batch_size: 1,
+            ..PromptArgs::default()
+        };
+        let e = PromptConfig::from_args(&args, EndpointKind::Chat).unwrap_err();
+        assert!(e.contains("--system-prompt is empty"), "{e}");
+    }
+}
