@@ -633,6 +633,9 @@ fn spawn_streaming_run(
             &concurrency.to_string(),
             "--request-count",
             "10000000",
+            // The dataset would otherwise hold one conversation per request (AIPerf's rule).
+            "--num-dataset-entries",
+            "100",
         ])
         .args(["--isl", "8", "--ui", "none", "--artifact-dir"])
         .arg(dir)

@@ -239,14 +239,14 @@ pub struct ProfileArgs {
     pub warmup_grace_period: Option<f64>,
 
     // ----- Conversation input -----
-    /// Unique synthetic prompts to generate (reused in shuffled order).
+    /// Synthetic conversations to generate (reused in shuffled order). Default: the
+    /// --conversation-num, else the --request-count, else 100.
     #[arg(
         long = "num-dataset-entries",
         visible_alias = "num-prompts",
-        default_value_t = 100,
         help_heading = "Conversation Input"
     )]
-    pub num_dataset_entries: usize,
+    pub num_dataset_entries: Option<usize>,
 
     // ----- ISL / OSL -----
     /// Mean input tokens of synthetic prompts.
@@ -736,7 +736,7 @@ mod tests {
         assert_eq!(p.isl_mean, 550);
         assert_eq!(p.isl_stddev, 0.0);
         assert_eq!(p.osl_mean, None);
-        assert_eq!(p.num_dataset_entries, 100);
+        assert_eq!(p.num_dataset_entries, None);
         assert_eq!(p.export_level, ExportLevelArg::Records);
         assert_eq!(p.connection_reuse_strategy, ConnectionReuseArg::Pooled);
         assert!(!p.streaming);
@@ -761,7 +761,7 @@ mod tests {
         assert_eq!(p.arrival_smoothness, Some(2.0));
         assert_eq!(p.artifact_dir, Some(PathBuf::from("out")));
         assert_eq!(p.profile_export_prefix.as_deref(), Some("pre"));
-        assert_eq!(p.num_dataset_entries, 3);
+        assert_eq!(p.num_dataset_entries, Some(3));
         assert_eq!(p.workers_max, Some(2));
         assert_eq!(p.warmup_request_count, Some(4));
         assert_eq!(p.ui_type, Some(UiTypeArg::None));

@@ -3,6 +3,7 @@
 
 pub mod mock;
 pub mod timing;
+pub mod prompt;
 pub mod url;
 
 use std::path::PathBuf;
@@ -232,6 +233,8 @@ pub struct Config {
     /// Tokenizer spec (`builtin`, a path, or a model id in the local HF cache).
     pub tokenizer: String,
     pub dataset: DatasetConfig,
+    /// Synthetic prompt shaping: conversations, `--seq-dist`, prefix and system prompts.
+    pub prompt: prompt::PromptConfig,
     pub warmup: Option<PhaseConfig>,
     pub profiling: PhaseConfig,
     pub ui: UiType,
@@ -355,8 +358,15 @@ impl Config {
         let profiling = profiling_phase(args)?;
         let warmup = warmup_phase(args, &profiling)?;
 
+        let prompt =
+            prompt::PromptConfig::from_args(&args.prompt, endpoint).map_err(ConfigError)?;
         let dataset = DatasetConfig {
-            entries: args.num_dataset_entries,
+            entries: prompt::dataset_entries(
+                args.num_dataset_entries,
+                prompt.num_conversations,
+                args.request_count,
+            )
+            .map_err(ConfigError)?,
             isl_mean: args.isl_mean,
             isl_stddev: args.isl_stddev,
             osl_mean: args.osl_mean,
@@ -488,6 +498,7 @@ impl Config {
             },
             tokenizer,
             dataset,
+            prompt,
             warmup,
             profiling,
             ui,

@@ -10,12 +10,14 @@
 
 pub mod prepared;
 pub mod prompt;
+pub mod seq_dist;
 pub mod synthetic;
 pub mod tokenizer;
 
 pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare};
 pub use prompt::{PromptGenerator, sample_length};
-pub use synthetic::SyntheticParams;
+pub use seq_dist::{SeqDist, SeqDistError, SeqPair};
+pub use synthetic::{PrefixPool, SyntheticParams};
 pub use tokenizer::{Tokenizer, TokenizerError};
 
 use rand::SeedableRng;
@@ -44,5 +46,7 @@ pub(crate) fn derive_seed(root: u64, name: &str) -> u64 {
     z ^ (z >> 31)
 }
 
+#[cfg(test)]
+mod synthetic_tests;
 #[cfg(test)]
 mod tests;

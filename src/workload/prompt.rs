@@ -88,34 +88,43 @@ impl<'t> PromptGenerator<'t> {
     /// returned; with the bundled corpus and the builtin tokenizer every length checked in the
     /// tests comes out exact.
     pub fn generate(&mut self, n_tokens: usize) -> String {
+        self.generate_after(&[], n_tokens)
+    }
+
+    /// `prefix` (token ids) followed by a prompt of `n_tokens` corpus tokens, joined at the
+    /// token level and repaired as one text to `prefix.len() + n_tokens` tokens (AIPerf's prefix
+    /// prompts: joining decoded strings instead would let the tokenizer merge across the seam).
+    pub fn generate_after(&mut self, prefix: &[u32], n_tokens: usize) -> String {
         let len = self.corpus.len();
-        if n_tokens == 0 || len == 0 {
-            return String::new();
+        let target = prefix.len() + n_tokens;
+        if target == 0 || len == 0 {
+            return self.tokenizer.decode(prefix);
         }
         let mut next = self.rng.random_range(0..len);
-        let mut ids: Vec<u32> = Vec::with_capacity(n_tokens + 16);
+        let mut ids: Vec<u32> = Vec::with_capacity(target + 16);
+        ids.extend_from_slice(prefix);
         self.take(&mut ids, &mut next, n_tokens);
         let mut text = self.tokenizer.decode(&ids);
         let mut best: Option<(usize, String)> = None;
         for _ in 0..MAX_REPAIRS {
             let reencoded = self.tokenizer.encode(&text);
             let count = reencoded.len();
-            if count == n_tokens {
+            if count == target {
                 return text;
             }
-            let miss = count.abs_diff(n_tokens);
+            let miss = count.abs_diff(target);
             if best.as_ref().is_none_or(|(m, _)| miss < *m) {
                 best = Some((miss, text.clone()));
             }
             ids = reencoded;
-            if count > n_tokens {
-                ids.truncate(n_tokens);
+            if count > target {
+                ids.truncate(target);
             } else {
-                self.take(&mut ids, &mut next, n_tokens - count);
+                self.take(&mut ids, &mut next, target - count);
             }
             text = self.tokenizer.decode(&ids);
         }
-        if self.tokenizer.count(&text) == n_tokens {
+        if self.tokenizer.count(&text) == target {
             return text;
         }
         best.map(|(_, t)| t).unwrap_or(text)

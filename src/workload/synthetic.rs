@@ -1,28 +1,81 @@
-//! Synthetic conversations (spec §3.2): prompts of a sampled exact token length cut from the
-//! corpus, an optional sampled `max_tokens`.
+//! Synthetic conversations (spec §3.2), built the way AIPerf 0.13's synthetic composer builds
+//! them (`dataset/composer/synthetic.py`, `dataset/generator/prompt.py`):
+//!
+//! - `conversations` conversations (AIPerf's dataset `entries`: `--num-dataset-entries`, else
+//!   `--conversation-num`, else `--request-count`, else 100), named `session_000000`, … when a
+//!   seed was given and by random UUIDs otherwise;
+//! - each of `max(1, ceil(N⁺(turn_mean, turn_stddev)))` turns (normal truncated at zero);
+//! - every turn a fresh prompt: its own (ISL, OSL) from `--seq-dist`, or ISL and OSL drawn from
+//!   their means and (integer-truncated) standard deviations; `batch_size` texts per turn;
+//! - a later turn waits `ceil(N⁺(delay_mean, delay_stddev)) × ratio` ms after the previous reply
+//!   (only when the delay mean is above zero);
+//! - with a prefix pool, each text of a conversation's *first* turn starts with one of the pool's
+//!   prefixes, picked at random; the prefix is additive (the prompt is `prefix + ISL` tokens);
+//! - a conversation-wide system message (verbatim or a shared synthetic one) and a per-conversation
+//!   user-context message.
 //!
 //! Randomness: every concern draws from its own child stream of the root seed
 //! ([`super::child_rng`]), so adding draws to one concern does not shift another.
 
-use crate::conversation::{Conversation, Dataset, Sampling, Turn};
+use rand::RngExt;
 
-use super::{PromptGenerator, Tokenizer, child_rng, sample_length};
+use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+
+use super::seq_dist::{SeqDist, positive_normal_integer};
+use super::{PromptGenerator, Tokenizer, child_rng};
+
+/// A pool of prefix prompts (`--prompt-prefix-pool-size`, `--prompt-prefix-length`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrefixPool {
+    /// Distinct prefixes generated.
+    pub pool_size: usize,
+    /// Tokens in each prefix.
+    pub length: usize,
+}
 
 /// What a synthetic dataset is made of.
 #[derive(Clone, Debug)]
 pub struct SyntheticParams {
     /// Mean prompt length in tokens (`--isl`, default 550).
     pub isl_mean: u32,
-    /// Standard deviation of the prompt length (`--isl-stddev`, default 0).
+    /// Standard deviation of the prompt length (`--isl-stddev`, default 0; AIPerf uses its
+    /// integer part).
     pub isl_stddev: f64,
     /// Mean `max_tokens` (`--osl`); `None` sends no token limit.
     pub osl_mean: Option<u32>,
-    /// Standard deviation of `max_tokens` (`--osl-stddev`, default 0).
+    /// Standard deviation of `max_tokens` (`--osl-stddev`, default 0; integer part used).
     pub osl_stddev: f64,
-    /// Conversations to build (`--num-dataset-entries`, default 100). Zero builds none.
+    /// Conversations to build (AIPerf's dataset entries). Zero builds none.
     pub num_dataset_entries: usize,
     /// `--random-seed`; `None` seeds from the OS.
     pub seed: Option<u64>,
+    /// Name conversations `session_000000`, … (AIPerf does when a seed is given); random UUIDs
+    /// otherwise.
+    pub sequential_ids: bool,
+    /// Mean turns per conversation (`--conversation-turn-mean`, default 1).
+    pub turn_mean: u32,
+    /// Standard deviation of the turn count (`--conversation-turn-stddev`, default 0).
+    pub turn_stddev: u32,
+    /// Mean delay before a later turn, ms (`--conversation-turn-delay-mean`, default 0 = none).
+    pub turn_delay_mean_ms: f64,
+    /// Its standard deviation, ms (`--conversation-turn-delay-stddev`; integer part used).
+    pub turn_delay_stddev_ms: f64,
+    /// Multiplier of every drawn delay (`--conversation-turn-delay-ratio`, default 1).
+    pub turn_delay_ratio: f64,
+    /// `--seq-dist`: each turn draws its (ISL, OSL) pair here instead of from the means.
+    pub seq_dist: Option<SeqDist>,
+    /// Prefix prompts prepended to first turns.
+    pub prefix: Option<PrefixPool>,
+    /// Verbatim system message (`--system-prompt`, `--system-prompt-file`).
+    pub system_prompt: Option<String>,
+    /// Tokens of one synthetic system message shared by every conversation
+    /// (`--shared-system-prompt-length`).
+    pub shared_system_length: Option<u32>,
+    /// Tokens of a user-context message unique to each conversation
+    /// (`--user-context-prompt-length`).
+    pub user_context_length: Option<u32>,
+    /// Texts per turn (`--prompt-batch-size`, default 1).
+    pub batch_size: usize,
 }
 
 impl Default for SyntheticParams {
@@ -34,43 +87,127 @@ impl Default for SyntheticParams {
             osl_stddev: 0.0,
             num_dataset_entries: 100,
             seed: None,
+            sequential_ids: false,
+            turn_mean: 1,
+            turn_stddev: 0,
+            turn_delay_mean_ms: 0.0,
+            turn_delay_stddev_ms: 0.0,
+            turn_delay_ratio: 1.0,
+            seq_dist: None,
+            prefix: None,
+            system_prompt: None,
+            shared_system_length: None,
+            user_context_length: None,
+            batch_size: 1,
         }
     }
 }
 
-/// Builds the synthetic dataset: tokenizes the corpus once, then for each conversation samples
-/// the ISL and OSL and generates the prompt. Sampled with `shuffle` unless told otherwise.
+/// AIPerf's session id of the `index`-th synthetic conversation when seeded.
+pub fn sequential_id(index: usize) -> String {
+    format!("session_{index:06}")
+}
+
+/// Builds the synthetic dataset: tokenizes the corpus once, builds the prefix pool and the shared
+/// system prompt, then every conversation turn by turn. Sampled with `shuffle` unless told
+/// otherwise.
 pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
-    let mut length_rng = child_rng(params.seed, "dataset.prompt.length");
-    let mut osl_rng = child_rng(params.seed, "dataset.output.length");
-    let mut id_rng = child_rng(params.seed, "dataset.conversation.id");
-    let mut prompts =
-        PromptGenerator::new(tokenizer, child_rng(params.seed, "dataset.prompt.corpus"));
-    let conversations = (0..params.num_dataset_entries)
-        .map(|_| {
-            let n = sample_length(
-                f64::from(params.isl_mean),
-                params.isl_stddev,
-                &mut length_rng,
-            );
-            let prompt = prompts.generate(n);
-            let max_tokens = params.osl_mean.map(|mean| {
-                let osl = sample_length(f64::from(mean), params.osl_stddev, &mut osl_rng);
-                u32::try_from(osl).unwrap_or(u32::MAX)
-            });
-            let session_id = uuid::Builder::from_random_bytes(rand::RngExt::random(&mut id_rng))
+    let seed = params.seed;
+    let mut length_rng = child_rng(seed, "dataset.prompt.length");
+    let mut osl_rng = child_rng(seed, "composer.turn.max_tokens");
+    let mut seq_rng = child_rng(seed, "models.sequence.distribution");
+    let mut turn_rng = child_rng(seed, "composer.conversation.turn_count");
+    let mut delay_rng = child_rng(seed, "composer.conversation.turn_delay");
+    let mut prefix_rng = child_rng(seed, "dataset.prompt.prefix");
+    let mut id_rng = child_rng(seed, "dataset.conversation.id");
+    let mut prompts = PromptGenerator::new(tokenizer, child_rng(seed, "dataset.prompt.corpus"));
+
+    // Integer parts, as AIPerf reads these distributions (`int(stddev)`, `int(mean)`).
+    let isl_stddev = params.isl_stddev.trunc();
+    let osl_stddev = params.osl_stddev.trunc();
+    let delay_mean = params.turn_delay_mean_ms.trunc();
+    let delay_stddev = params.turn_delay_stddev_ms.trunc();
+
+    let pool: Vec<Vec<u32>> = match &params.prefix {
+        Some(p) if p.length > 0 => (0..p.pool_size)
+            .map(|_| tokenizer.encode(&prompts.generate(p.length)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let shared_system = params
+        .shared_system_length
+        .map(|n| prompts.generate(n as usize));
+    let system = params.system_prompt.clone().or(shared_system);
+
+    let mut conversations = Vec::with_capacity(params.num_dataset_entries);
+    for index in 0..params.num_dataset_entries {
+        let session_id = if params.sequential_ids {
+            sequential_id(index)
+        } else {
+            uuid::Builder::from_random_bytes(id_rng.random())
                 .into_uuid()
-                .to_string();
-            Conversation {
-                session_id,
-                turns: vec![Turn {
+                .to_string()
+        };
+        let n_turns = positive_normal_integer(
+            f64::from(params.turn_mean.max(1)),
+            f64::from(params.turn_stddev),
+            &mut turn_rng,
+        );
+        let turns = (0..n_turns)
+            .map(|t| {
+                let first = t == 0;
+                let pair = params.seq_dist.as_ref().map(|d| d.sample(&mut seq_rng));
+                let texts = (0..params.batch_size.max(1))
+                    .map(|_| {
+                        let n = match pair {
+                            Some((isl, _)) => isl,
+                            None => positive_normal_integer(
+                                f64::from(params.isl_mean),
+                                isl_stddev,
+                                &mut length_rng,
+                            ),
+                        };
+                        if first && !pool.is_empty() {
+                            let prefix = &pool[prefix_rng.random_range(0..pool.len())];
+                            prompts.generate_after(prefix, n as usize)
+                        } else {
+                            prompts.generate(n as usize)
+                        }
+                    })
+                    .collect();
+                let max_tokens = match pair {
+                    Some((_, osl)) => Some(osl),
+                    None => params.osl_mean.map(|mean| {
+                        positive_normal_integer(f64::from(mean), osl_stddev, &mut osl_rng)
+                    }),
+                };
+                let delay_ms = (!first && delay_mean > 0.0).then(|| {
+                    f64::from(positive_normal_integer(
+                        delay_mean,
+                        delay_stddev,
+                        &mut delay_rng,
+                    )) * params.turn_delay_ratio
+                });
+                Turn {
+                    content: Content::Texts(texts),
                     max_tokens,
-                    ..Turn::text(prompt)
-                }],
-                ..Conversation::default()
-            }
-        })
-        .collect();
+                    delay_ms,
+                    ..Turn::default()
+                }
+            })
+            .collect();
+        conversations.push(Conversation {
+            session_id,
+            system: system.clone(),
+            user_context: None,
+            turns,
+        });
+    }
+    if let Some(n) = params.user_context_length {
+        for c in &mut conversations {
+            c.user_context = Some(prompts.generate(n as usize));
+        }
+    }
     Dataset {
         conversations,
         default_sampling: Sampling::Shuffle,

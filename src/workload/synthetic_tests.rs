@@ -1,0 +1,352 @@
+//! Synthetic conversations: turn counts and delays, ids and counts, `--seq-dist`, prefix
+//! sharing, batch texts, and system / user-context messages in the bodies.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::synthetic::{self, PrefixPool, SyntheticParams, sequential_id};
+use super::{PromptGenerator, SeqDist, Tokenizer, child_rng, inputs_json, prepare};
+use crate::conversation::{Content, Conversation};
+use crate::endpoint::{EndpointKind, PayloadParams};
+
+fn small(n: usize, seed: Option<u64>) -> SyntheticParams {
+    SyntheticParams {
+        isl_mean: 3,
+        num_dataset_entries: n,
+        seed,
+        ..SyntheticParams::default()
+    }
+}
+
+fn texts(c: &Conversation, turn: usize) -> &[String] {
+    match &c.turns[turn].content {
+        Content::Texts(t) => t,
+        other => panic!("not texts: {other:?}"),
+    }
+}
+
+fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n;
+    (m, v.sqrt())
+}
+
+#[test]
+fn fixed_turns_without_delay() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(5, Some(1));
+    p.turn_mean = 3;
+    let ds = synthetic::build(&p, &tok);
+    assert_eq!(ds.turn_count(), 15);
+    for c in &ds.conversations {
+        assert_eq!(c.turns.len(), 3);
+        assert!(
+            c.turns.iter().all(|t| t.delay_ms.is_none()),
+            "delay mean 0: no delay"
+        );
+        let prompts: HashSet<&String> = (0..3).map(|i| &texts(c, i)[0]).collect();
+        assert_eq!(prompts.len(), 3, "every turn is a fresh prompt");
+        assert!((0..3).all(|i| tok.count(&texts(c, i)[0]) == 3));
+    }
+}
+
+#[test]
+fn turn_counts_follow_the_truncated_normal() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(3000, Some(2));
+    p.isl_mean = 1;
+    p.turn_mean = 4;
+    p.turn_stddev = 2;
+    let ds = synthetic::build(&p, &tok);
+    let counts: Vec<f64> = ds
+        .conversations
+        .iter()
+        .map(|c| c.turns.len() as f64)
+        .collect();
+    // ceil(N(4, 2) truncated at 0), at least 1: mean Σ k·P(k) = 4.6128, sd 1.9001 (P(k) =
+    // (Φ((k-4)/2) - Φ((k-1-4)/2)) / (1 - Φ(-2)), the first bin from 0). Standard error of
+    // the mean at n = 3000: 0.0347; bound 5 se.
+    let (m, sd) = mean_sd(&counts);
+    assert!((m - 4.6128).abs() < 0.174, "mean {m}");
+    assert!((sd - 1.9001).abs() < 0.15, "sd {sd}");
+    assert!(counts.iter().all(|&c| c >= 1.0));
+}
+
+#[test]
+fn later_turns_wait_the_drawn_delay_times_the_ratio() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(2000, Some(3));
+    p.isl_mean = 1;
+    p.turn_mean = 2;
+    p.turn_delay_mean_ms = 100.0;
+    p.turn_delay_stddev_ms = 10.0;
+    p.turn_delay_ratio = 0.5;
+    let ds = synthetic::build(&p, &tok);
+    let mut delays = Vec::new();
+    for c in &ds.conversations {
+        assert_eq!(c.turns[0].delay_ms, None, "the first turn has no delay");
+        let d = c.turns[1].delay_ms.expect("a later turn has a delay");
+        assert_eq!(
+            (d * 2.0).fract(),
+            0.0,
+            "an integer number of ms times 0.5: {d}"
+        );
+        delays.push(d);
+    }
+    // ceil(N(100, 10)) · 0.5: mean (100 + 0.5) · 0.5 = 50.25, sd ≈ 10 · 0.5 = 5; standard
+    // error at n = 2000: 0.112; bound 5 se.
+    let (m, sd) = mean_sd(&delays);
+    assert!((m - 50.25).abs() < 0.56, "mean {m}");
+    assert!((sd - 5.0).abs() < 0.4, "sd {sd}");
+
+    // AIPerf reads the mean and stddev as integers: 30.9 ± 0.7 is exactly 30.
+    p.num_dataset_entries = 20;
+    p.turn_delay_mean_ms = 30.9;
+    p.turn_delay_stddev_ms = 0.7;
+    p.turn_delay_ratio = 1.0;
+    let ds = synthetic::build(&p, &tok);
+    assert!(
+        ds.conversations
+            .iter()
+            .all(|c| c.turns[1].delay_ms == Some(30.0))
+    );
+}
+
+#[test]
+fn ids_are_sequential_when_seeded_and_uuids_otherwise() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(300, Some(4));
+    p.sequential_ids = true;
+    let ds = synthetic::build(&p, &tok);
+    assert_eq!(ds.conversations.len(), 300);
+    assert_eq!(ds.conversations[0].session_id, "session_000000");
+    assert_eq!(ds.conversations[299].session_id, "session_000299");
+    for (i, c) in ds.conversations.iter().enumerate() {
+        assert_eq!(c.session_id, sequential_id(i));
+    }
+    assert_eq!(sequential_id(1_234_567), "session_1234567");
+
+    let ds = synthetic::build(&small(3, None), &tok);
+    for c in &ds.conversations {
+        assert!(
+            uuid::Uuid::parse_str(&c.session_id).is_ok(),
+            "{}",
+            c.session_id
+        );
+    }
+}
+
+#[test]
+fn seq_dist_gives_each_turn_its_pair() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(400, Some(5));
+    p.turn_mean = 2;
+    p.osl_mean = Some(999);
+    p.seq_dist = Some(SeqDist::parse("10,5:50;20,7:50").unwrap());
+    let ds = synthetic::build(&p, &tok);
+    let mut short = 0.0;
+    let mut total = 0.0;
+    let mut mixed = false;
+    for c in &ds.conversations {
+        let pairs: Vec<(usize, Option<u32>)> = (0..2)
+            .map(|i| (tok.count(&texts(c, i)[0]), c.turns[i].max_tokens))
+            .collect();
+        for &pair in &pairs {
+            assert!(pair == (10, Some(5)) || pair == (20, Some(7)), "{pair:?}");
+            short += f64::from(u8::from(pair.0 == 10));
+            total += 1.0;
+        }
+        mixed |= pairs[0] != pairs[1];
+    }
+    assert!(mixed, "each turn draws its own pair");
+    // Binomial p = 0.5, n = 800: sd 0.0177; bound 5 sd.
+    assert!((short / total - 0.5).abs() < 0.089, "{}", short / total);
+}
+
+#[test]
+fn osl_stddev_is_read_as_an_integer() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(30, Some(6));
+    p.osl_mean = Some(40);
+    p.osl_stddev = 0.9;
+    p.isl_stddev = 0.9;
+    let ds = synthetic::build(&p, &tok);
+    for c in &ds.conversations {
+        assert_eq!(c.turns[0].max_tokens, Some(40));
+        assert_eq!(tok.count(&texts(c, 0)[0]), 3);
+    }
+}
+
+#[test]
+fn prefixes_come_from_a_pool_and_start_first_turns_only() {
+    let tok = Tokenizer::builtin();
+    let seed = 7;
+    let mut p = small(60, Some(seed));
+    p.isl_mean = 10;
+    p.turn_mean = 2;
+    p.prefix = Some(PrefixPool {
+        pool_size: 3,
+        length: 20,
+    });
+    let ds = synthetic::build(&p, &tok);
+    // The pool is the first thing drawn from the corpus stream: rebuild it the same way.
+    let mut g = PromptGenerator::new(&tok, child_rng(Some(seed), "dataset.prompt.corpus"));
+    let pool: Vec<String> = (0..3)
+        .map(|_| tok.decode(&tok.encode(&g.generate(20))))
+        .collect();
+    assert_eq!(pool.iter().collect::<HashSet<_>>().len(), 3);
+    let mut used = HashSet::new();
+    for c in &ds.conversations {
+        let first = &texts(c, 0)[0];
+        let i = pool
+            .iter()
+            .position(|pre| first.starts_with(pre.as_str()))
+            .unwrap_or_else(|| panic!("no pool prefix starts {first:?}"));
+        used.insert(i);
+        // Additive: the prefix's 20 tokens plus the ISL's 10.
+        assert_eq!(tok.count(first), 30);
+        let later = &texts(c, 1)[0];
+        assert!(pool.iter().all(|pre| !later.starts_with(pre.as_str())));
+        assert_eq!(tok.count(later), 10);
+    }
+    // 60 draws from 3: the chance that one is never drawn is 3·(2/3)^60 ≈ 1e-10.
+    assert_eq!(
+        used.len(),
+        3,
+        "the pool size is respected and every prefix used"
+    );
+
+    // A pool of zero-length prefixes adds nothing (AIPerf's pool of empty prefixes).
+    p.prefix = Some(PrefixPool {
+        pool_size: 3,
+        length: 0,
+    });
+    let ds = synthetic::build(&p, &tok);
+    assert!(
+        ds.conversations
+            .iter()
+            .all(|c| tok.count(&texts(c, 0)[0]) == 10)
+    );
+}
+
+#[test]
+fn batch_texts_are_parts_in_chat_and_a_list_in_completions() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(4, Some(8));
+    p.batch_size = 3;
+    let ds = synthetic::build(&p, &tok);
+    for c in &ds.conversations {
+        assert_eq!(texts(c, 0).len(), 3);
+        assert!(texts(c, 0).iter().all(|t| tok.count(t) == 3));
+    }
+    let params = PayloadParams {
+        model: "m".into(),
+        ..Default::default()
+    };
+    let chat = prepare(ds.clone(), EndpointKind::Chat, &params, &tok);
+    let body: Value =
+        serde_json::from_slice(chat.conversations[0].turns[0].body.as_ref().unwrap()).unwrap();
+    let parts = body["messages"][0]["content"]
+        .as_array()
+        .expect("content parts");
+    assert_eq!(parts.len(), 3);
+    assert!(parts.iter().all(|p| p["type"] == "text"));
+    assert_eq!(
+        parts[1]["text"].as_str(),
+        Some(texts(&ds.conversations[0], 0)[1].as_str())
+    );
+
+    let comp = prepare(ds.clone(), EndpointKind::Completions, &params, &tok);
+    let body: Value =
+        serde_json::from_slice(comp.conversations[0].turns[0].body.as_ref().unwrap()).unwrap();
+    let prompts: Vec<&str> = body["prompt"]
+        .as_array()
+        .expect("a list of prompts")
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = texts(&ds.conversations[0], 0)
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(prompts, expected);
+}
+
+#[test]
+fn system_and_user_context_messages_lead_every_body() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(6, Some(9));
+    p.turn_mean = 2;
+    p.shared_system_length = Some(12);
+    p.user_context_length = Some(8);
+    let ds = synthetic::build(&p, &tok);
+    let system = ds.conversations[0].system.clone().expect("a system prompt");
+    assert_eq!(tok.count(&system), 12);
+    let contexts: HashSet<&String> = ds
+        .conversations
+        .iter()
+        .map(|c| c.user_context.as_ref().unwrap())
+        .collect();
+    assert_eq!(contexts.len(), 6, "one user context per conversation");
+    assert!(contexts.iter().all(|c| tok.count(c) == 8));
+
+    let params = PayloadParams {
+        model: "m".into(),
+        ..Default::default()
+    };
+    let prepared = prepare(ds.clone(), EndpointKind::Chat, &params, &tok);
+    let inputs = inputs_json(&prepared, EndpointKind::Chat, &params);
+    for (c, d) in ds
+        .conversations
+        .iter()
+        .zip(inputs["data"].as_array().unwrap())
+    {
+        assert_eq!(
+            c.system.as_deref(),
+            Some(system.as_str()),
+            "shared by every conversation"
+        );
+        for (i, body) in d["payloads"].as_array().unwrap().iter().enumerate() {
+            let m = body["messages"].as_array().unwrap();
+            assert_eq!(m.len(), 3, "system, context, the turn");
+            assert_eq!(
+                (m[0]["role"].as_str(), m[0]["content"].as_str()),
+                (Some("system"), Some(system.as_str()))
+            );
+            assert_eq!(m[1]["role"], "user");
+            assert_eq!(m[1]["content"].as_str(), c.user_context.as_deref());
+            assert_eq!(m[2]["content"].as_str(), Some(texts(c, i)[0].as_str()));
+        }
+    }
+
+    // A verbatim system prompt.
+    let mut p = small(2, Some(9));
+    p.system_prompt = Some("Be brief.".into());
+    let ds = synthetic::build(&p, &tok);
+    let prepared = prepare(ds, EndpointKind::Chat, &params, &tok);
+    let body: Value =
+        serde_json::from_slice(prepared.conversations[1].turns[0].body.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        body["messages"][0],
+        serde_json::json!({"role":"system","content":"Be brief."})
+    );
+    assert_eq!(body["messages"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn seeded_builds_repeat() {
+    let tok = Tokenizer::builtin();
+    let mut p = small(5, Some(10));
+    p.turn_mean = 3;
+    p.turn_stddev = 2;
+    p.turn_delay_mean_ms = 20.0;
+    p.turn_delay_stddev_ms = 5.0;
+    p.prefix = Some(PrefixPool {
+        pool_size: 2,
+        length: 4,
+    });
+    p.seq_dist = Some(SeqDist::parse("4|1,2:50;6,3|1:50").unwrap());
+    assert_eq!(synthetic::build(&p, &tok), synthetic::build(&p, &tok));
+}
