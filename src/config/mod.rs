@@ -76,6 +76,9 @@ pub struct PhaseConfig {
     pub load: Load,
     /// Stop issuing after this many requests.
     pub request_count: Option<u64>,
+    /// Start no new session after this many (`--conversation-num`); sessions already started
+    /// send their remaining turns while requests and time last.
+    pub sessions: Option<u64>,
     /// Stop issuing after this long.
     pub duration: Option<Duration>,
     /// After issuing stops, wait at most this long for in-flight requests (None = forever).
@@ -687,12 +690,16 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
     if args.request_count == Some(0) {
         return err("--request-count must be at least 1");
     }
-    // Spec §1.3: with no stop condition the phase sends 10 requests; a fixed schedule sends
-    // the whole trace (its record count, set once the dataset is loaded).
-    let request_count = match (args.request_count, duration, timing.mode) {
-        (None, None, timing::Mode::FixedSchedule(_)) => None,
-        (None, None, _) => Some(10),
-        (c, _, _) => c,
+    if args.prompt.conversation_num == Some(0) {
+        return err("--conversation-num must be at least 1");
+    }
+    let sessions = args.prompt.conversation_num;
+    // Spec §1.3: with no stop condition (requests, duration, sessions) the phase sends 10
+    // requests; a fixed schedule sends the whole trace.
+    let request_count = match (args.request_count, duration, sessions, timing.mode) {
+        (None, None, _, timing::Mode::FixedSchedule(_)) => None,
+        (None, None, None, _) => Some(10),
+        (c, _, _, _) => c,
     };
     if let (timing::Mode::UserCentric { users, .. }, Some(n)) = (timing.mode, request_count)
         && n < users
@@ -706,6 +713,7 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
     Ok(PhaseConfig {
         load,
         request_count,
+        sessions,
         duration,
         grace,
         timing,
@@ -790,6 +798,7 @@ fn warmup_phase(
     Ok(Some(PhaseConfig {
         load,
         request_count: args.warmup_request_count,
+        sessions: None,
         duration,
         grace,
         timing,

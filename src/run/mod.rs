@@ -392,7 +392,7 @@ fn run_phase(
         source,
         counters: PhaseCounters::default(),
         request_limit: limit,
-        session_limit: u64::MAX,
+        session_limit: p.sessions.unwrap_or(u64::MAX),
         sampling,
         start_ns: start,
         timing: TurnTiming::default(),
