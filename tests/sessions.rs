@@ -143,3 +143,212 @@ fn later_turns_carry_the_real_replies_streaming() {
 fn later_turns_carry_the_real_replies_non_streaming() {
     check_history(false);
 }
+
+fn plain_mock(ttft_ms: u64) -> ringperf::mock::MockServer {
+    ringperf::mock::start(MockConfig {
+        ttft: std::time::Duration::from_millis(ttft_ms),
+        output_tokens: OutputLen::Fixed(4),
+        truth_log: true,
+        ..MockConfig::default()
+    })
+    .expect("mock starts")
+}
+
+fn run_against(
+    server: &ringperf::mock::MockServer,
+    flags: &str,
+) -> (tempfile::TempDir, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} {flags} --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    ringperf::run::run(cfg).unwrap();
+    let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    (dir, records)
+}
+
+fn md_u64(r: &Value, key: &str) -> u64 {
+    r["metadata"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} in {r}"))
+}
+
+/// A later turn waits its delay after the previous answer: the mock sees turn n+1 arrive at
+/// least the delay after it finished answering turn n (the client only knows of the answer
+/// after the server sent it, so this is a lower bound that holds on any machine).
+#[test]
+fn later_turns_wait_their_delay_after_the_answer() {
+    let server = plain_mock(0);
+    let (_dir, records) = run_against(
+        &server,
+        "--concurrency 2 --conversation-num 3 --conversation-turn-mean 3 \
+         --conversation-turn-delay-mean 150 --isl 8 --osl 4 --random-seed 2",
+    );
+    assert_eq!(records.len(), 9);
+    let groups = sessions(server.truth().entries());
+    assert_eq!(groups.len(), 3);
+    for g in &groups {
+        for w in g.windows(2) {
+            let gap = w[1].arrival_ns - w[0].end_ns;
+            assert!(gap >= 150_000_000, "turn sent {gap} ns after the answer");
+        }
+    }
+}
+
+/// `--request-cancellation-rate`: exactly the requests the seeded plan names are cancelled
+/// (AIPerf's 499 `RequestCancellationError`, `was_cancelled`), the others succeed, and the
+/// mock saw the client leave before it answered the cancelled ones.
+#[test]
+fn cancellation_cancels_the_planned_requests_after_their_delay() {
+    // Events 20 ms apart, so that the mock writes again after the client's reset and sees it.
+    let server = ringperf::mock::start(MockConfig {
+        ttft: std::time::Duration::from_millis(300),
+        itl: std::time::Duration::from_millis(20),
+        output_tokens: OutputLen::Fixed(4),
+        truth_log: true,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let seed = 17;
+    let (_dir, records) = run_against(
+        &server,
+        &format!(
+            "--streaming --concurrency 4 --request-count 24 --request-cancellation-rate 40 \
+             --request-cancellation-delay 0.05 --isl 8 --osl 4 --random-seed {seed}"
+        ),
+    );
+    assert_eq!(records.len(), 24);
+    let plan =
+        ringperf::schedule::CancelPlan::new(40.0, std::time::Duration::from_millis(50), seed);
+    let truth: HashMap<String, TruthEntry> = server
+        .truth()
+        .entries()
+        .into_iter()
+        .filter_map(|e| Some((e.request_id?.to_string(), e)))
+        .collect();
+    let mut cancelled = 0;
+    for r in &records {
+        let index = md_u64(r, "session_num");
+        let planned = plan
+            .delay_for(ringperf::record::Phase::Profiling, index)
+            .is_some();
+        let was = r["metadata"]["was_cancelled"].as_bool().unwrap();
+        assert_eq!(was, planned, "request {index}: {r}");
+        if planned {
+            cancelled += 1;
+            assert_eq!(r["error"]["code"], 499);
+            assert_eq!(r["error"]["type"], "RequestCancellationError");
+            let t = &truth[r["metadata"]["x_request_id"].as_str().unwrap()];
+            assert!(!t.completed, "the mock answered a cancelled request: {t:?}");
+        } else {
+            assert!(r.get("error").is_none(), "{r}");
+        }
+    }
+    assert!((3..=21).contains(&cancelled), "{cancelled} of 24 cancelled");
+}
+
+/// `--concurrency-ramp-duration`: slot k of N starts k·D/(N−1) after the phase start, so the
+/// k-th session to begin starts no earlier than that (lower bounds only).
+#[test]
+fn concurrency_ramp_staggers_the_slots() {
+    let server = plain_mock(50);
+    let (_dir, records) = run_against(
+        &server,
+        "--concurrency 4 --concurrency-ramp-duration 0.6 --request-count 40 --isl 8 --osl 4 \
+         --random-seed 3",
+    );
+    assert_eq!(records.len(), 40);
+    let mut starts: Vec<u64> = records
+        .iter()
+        .map(|r| md_u64(r, "request_start_ns"))
+        .collect();
+    starts.sort_unstable();
+    let t0 = starts[0];
+    // While the ramp runs, at most k+1 slots exist at 0.2·k s after the phase start: in the
+    // first 150 ms after the first request only slot 0 sends (slot 1 waits until 0.2 s, and the
+    // first request goes out a few ms after the phase start at most), one request after
+    // another, each taking at least its 50 ms TTFT: 3 at most. Without the ramp, 4 slots send
+    // 4 at once.
+    let early = starts.iter().filter(|&&s| s - t0 < 150_000_000).count();
+    assert!(early <= 3, "{early} requests in the first 150 ms");
+}
+
+/// `--request-rate-ramp-duration`: the intended times follow the ramp's own schedule exactly
+/// (computed here from `RateRamp`, constant arrivals).
+#[test]
+fn rate_ramp_intended_times_follow_the_ramp() {
+    let server = plain_mock(0);
+    let (_dir, records) = run_against(
+        &server,
+        "--request-rate 40 --arrival-pattern constant --request-rate-ramp-duration 0.5 \
+         --request-count 30 --isl 8 --osl 4 --random-seed 4",
+    );
+    assert_eq!(records.len(), 30);
+    let mut issued: Vec<u64> = records
+        .iter()
+        .map(|r| md_u64(r, "credit_issued_ns"))
+        .collect();
+    issued.sort_unstable();
+    let mut expected = ringperf::schedule::Arrivals::ramped(
+        ringperf::schedule::RateRamp::new(40.0, std::time::Duration::from_millis(500)),
+        ringperf::config::Arrival::Constant,
+        0,
+    );
+    let offsets: Vec<u64> = (0..30).map(|_| expected.next_offset_ns()).collect();
+    for (i, (&at, &off)) in issued.iter().zip(&offsets).enumerate() {
+        let got = at - issued[0];
+        let want = off - offsets[0];
+        assert!(got.abs_diff(want) <= 2, "credit {i}: {got} ns vs {want} ns");
+    }
+    // The ramp starts slow: the first gap is longer than the target's 25 ms.
+    assert!(offsets[1] - offsets[0] > 25_000_000);
+}
+
+/// `--user-centric-rate Q --num-users U`: each user's turns are at least U/Q apart (their
+/// intended times exactly so, unless an answer came later), and users never overlap their own
+/// turns.
+#[test]
+fn user_centric_users_keep_their_turn_gap() {
+    let server = plain_mock(0);
+    let (_dir, records) = run_against(
+        &server,
+        "--user-centric-rate 20 --num-users 4 --conversation-turn-mean 3 --request-count 24 \
+         --isl 8 --osl 4 --random-seed 6",
+    );
+    assert_eq!(records.len(), 24);
+    let mut by_user: HashMap<String, Vec<(u64, u64, u64)>> = HashMap::new();
+    for r in &records {
+        by_user
+            .entry(
+                r["metadata"]["x_correlation_id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            )
+            .or_default()
+            .push((
+                md_u64(r, "credit_issued_ns"),
+                md_u64(r, "request_start_ns"),
+                md_u64(r, "request_end_ns"),
+            ));
+    }
+    let gap = 4 * 1_000_000_000 / 20; // U/Q = 200 ms
+    let mut multi = 0;
+    for turns in by_user.values_mut() {
+        turns.sort_unstable();
+        assert!(turns.len() <= 3, "{turns:?}");
+        multi += usize::from(turns.len() > 1);
+        for w in turns.windows(2) {
+            assert!(
+                w[1].0 - w[0].0 >= gap - 2,
+                "intended gap {} ns",
+                w[1].0 - w[0].0
+            );
+            assert!(w[1].1 >= w[0].2, "a user's turns overlap");
+        }
+    }
+    assert!(multi >= 2, "users with several turns: {multi}");
+}

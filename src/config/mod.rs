@@ -2,8 +2,8 @@
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
 pub mod mock;
-pub mod timing;
 pub mod prompt;
+pub mod timing;
 pub mod url;
 
 use std::path::PathBuf;
