@@ -1,6 +1,7 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
+pub mod dataset;
 pub mod mock;
 pub mod url;
 
@@ -227,6 +228,8 @@ pub struct Config {
     /// Tokenizer spec (`builtin`, a path, or a model id in the local HF cache).
     pub tokenizer: String,
     pub dataset: DatasetConfig,
+    /// The Input group: dataset source, sampling, load options (`config/dataset.rs`).
+    pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,
     pub profiling: PhaseConfig,
     pub ui: UiType,
@@ -379,6 +382,16 @@ impl Config {
 
         let seed_given = args.random_seed.is_some();
         let seed = args.random_seed.unwrap_or_else(rand::random);
+        let input = dataset::InputConfig::from_args(
+            &args.input,
+            &dataset::InputContext {
+                seed,
+                seeded: seed_given,
+                entries: dataset.entries,
+                system_message: endpoint == EndpointKind::Chat,
+                osl_given: dataset.osl_mean.is_some(),
+            },
+        )?;
 
         let ui = match args.ui_type {
             Some(UiTypeArg::None) => UiType::None,
@@ -482,6 +495,7 @@ impl Config {
             },
             tokenizer,
             dataset,
+            input,
             warmup,
             profiling,
             ui,
@@ -558,7 +572,7 @@ impl Config {
         if !self.extra_inputs.is_empty() {
             endpoint["extra"] = Value::Object(self.extra_inputs.clone());
         }
-        json!({
+        let mut config = json!({
             "models": {"items": self.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()},
             "endpoint": endpoint,
             "datasets": [{
@@ -576,7 +590,11 @@ impl Config {
             "tokenizer": {"name": self.tokenizer},
             "runtime": {"workers": self.workers},
             "random_seed": self.seed,
-        })
+        });
+        if let Some(file_dataset) = self.input.dataset_json(self.seed) {
+            config["datasets"] = json!([file_dataset]);
+        }
+        config
     }
 }
 
