@@ -1,13 +1,14 @@
 //! One JSON document (not JSON Lines) read as a stream: the elements of its top-level list
 //! (or of the list under one key of its top-level object) are handed over one at a time, so
-//! memory holds one element, never the file. An error names the line where the parser was
-//! when it found the problem (for an element's content: the line where that element ends).
+//! memory holds one element, never the file. An error about an element's content names the
+//! line where that element ends; a syntax error, the line where the parser stopped.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -37,11 +38,17 @@ where
 {
     let file =
         File::open(path).map_err(|e| LoadError::file(path, LoadErrorKind::Io(e.to_string())))?;
-    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(256 * 1024, file));
+    let newlines = Rc::new(Cell::new(0));
+    let reader = Counting {
+        inner: BufReader::with_capacity(256 * 1024, file),
+        newlines: newlines.clone(),
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
     let state = State {
         each: RefCell::new(each),
         problem: RefCell::new(None),
         count: RefCell::new(0),
+        newlines,
     };
     let run = match shape {
         Shape::List => (&mut de).deserialize_seq(ListVisitor {
@@ -56,7 +63,7 @@ where
         Err(e) => {
             let line = e.line() as u64;
             Err(match state.problem.into_inner() {
-                Some((field, kind)) => LoadError::at(path, line, field, kind),
+                Some((line, field, kind)) => LoadError::at(path, line, field, kind),
                 None if e.is_eof() && line <= 1 && e.column() == 0 => {
                     LoadError::file(path, LoadErrorKind::Empty)
                 }
@@ -66,15 +73,35 @@ where
     }
 }
 
+/// A reader that counts the newlines read through it. serde_json reads one byte at a time and
+/// peeks at most one byte ahead, so after an object was parsed the count is that of the lines
+/// before the object's closing brace.
+struct Counting<R> {
+    inner: R,
+    newlines: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let seen = memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+        self.newlines.set(self.newlines.get() + seen);
+        Ok(n)
+    }
+}
+
 struct State<F> {
     each: RefCell<F>,
-    problem: RefCell<Option<Problem>>,
+    problem: RefCell<Option<(u64, String, LoadErrorKind)>>,
     count: RefCell<usize>,
+    newlines: Rc<Cell<u64>>,
 }
 
 impl<F> State<F> {
+    /// Records the problem at the current line and stops the parse.
     fn fail<E: de::Error>(&self, field: String, kind: LoadErrorKind) -> E {
-        *self.problem.borrow_mut() = Some((field, kind));
+        let line = self.newlines.get() + 1;
+        *self.problem.borrow_mut() = Some((line, field, kind));
         E::custom("dataset problem")
     }
 }
