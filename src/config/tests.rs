@@ -300,3 +300,86 @@ fn session_affinity_headers_follow_aiperf_env() {
     let bad = |k: &str| k.contains("SMG").then(|| "maybe".to_string());
     assert!(affinity_headers(bad).unwrap_err().0.contains("SMG"));
 }
+
+#[test]
+fn input_group_builds_a_load_spec() {
+    use crate::conversation::Sampling;
+    use crate::workload::loader::{DatasetKind, Source};
+    let c = cfg("ringperf profile -m m -u 127.0.0.1:1").unwrap();
+    assert_eq!(c.input.load, None, "synthetic by default");
+    assert_eq!(c.input.sampling_for(Sampling::Shuffle), Sampling::Shuffle);
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file t.jsonl --custom-dataset-type \
+         mooncake-trace --isl-block-size 16 --ignore-trace-delays --random-seed 3 \
+         --dataset-sampling-strategy random --allow-dataset-wrap",
+    )
+    .unwrap();
+    let spec = c.input.load.as_ref().expect("a file dataset");
+    assert_eq!(
+        spec.source,
+        Source::File {
+            path: PathBuf::from("t.jsonl"),
+            kind: Some(DatasetKind::MooncakeTrace)
+        }
+    );
+    assert_eq!((spec.block_size, spec.seed, spec.seeded), (16, 3, true));
+    assert!(spec.ignore_trace_delays && spec.system_message && !spec.osl_given);
+    assert_eq!(c.input.sampling_for(Sampling::Sequential), Sampling::Random);
+    let d = &c.input_config()["datasets"][0];
+    assert_eq!(d["type"], "file");
+    assert_eq!(d["path"], "t.jsonl");
+    assert_eq!(d["format"], "mooncake_trace");
+    assert_eq!(d["sampling"], "random");
+    assert_eq!(d["block_size"], 16);
+    assert_eq!(d["ignore_trace_delays"], true);
+    assert_eq!(d["synthesis"]["allow_dataset_wrap"], true);
+    // Without a type, the file decides at load; without a seed, session ids are UUIDs.
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file t.jsonl --endpoint-type completions",
+    )
+    .unwrap();
+    let spec = c.input.load.as_ref().unwrap();
+    assert!(matches!(spec.source, Source::File { kind: None, .. }));
+    assert!(!spec.seeded && !spec.system_message);
+    assert_eq!(spec.block_size, 512);
+    // ShareGPT, with or without a local path.
+    let c = cfg("ringperf profile -m m -u 127.0.0.1:1 --public-dataset sharegpt --osl 20").unwrap();
+    let spec = c.input.load.as_ref().unwrap();
+    assert_eq!(spec.source, Source::ShareGpt { input_file: None });
+    assert!(spec.osl_given);
+    assert_eq!(c.input_config()["datasets"][0]["dataset"], "sharegpt");
+}
+
+#[test]
+fn input_group_cross_flag_rules() {
+    let base = "ringperf profile -m m -u 127.0.0.1:1";
+    let e = |flags: &str| cfg(&format!("{base} {flags}")).unwrap_err().to_string();
+    assert!(e("--custom-dataset-type single_turn").contains("needs --input-file"));
+    assert!(
+        e("--public-dataset sharegpt --custom-dataset-type single_turn --input-file x")
+            .contains("mutually exclusive")
+    );
+    let msg = e("--input-file x --custom-dataset-type bailian_trace");
+    assert!(
+        msg.contains("bailian_trace is not supported by ringperf yet"),
+        "{msg}"
+    );
+    assert!(e("--input-file x --custom-dataset-type speed-bench-qa").contains("not supported"));
+    assert!(e("--input-file x --custom-dataset-type csv").contains("not an AIPerf dataset type"));
+    let msg = e("--public-dataset mmstar");
+    assert!(
+        msg.contains("mmstar") && msg.contains("needs a download"),
+        "{msg}"
+    );
+    assert!(e("--public-dataset vision-arena").contains("needs a download"));
+    assert!(e("--public-dataset nope").contains("not an AIPerf public dataset"));
+    assert!(e("--input-file x --prompt-input-tokens-block-size 0").contains("at least 1"));
+    let wrap = |flags: &str| {
+        cfg(&format!("{base} {flags}"))
+            .unwrap()
+            .input
+            .allow_dataset_wrap
+    };
+    assert!(!wrap("--allow-dataset-wrap --no-allow-dataset-wrap"));
+    assert!(wrap("--no-allow-dataset-wrap --allow-dataset-wrap"));
+}
