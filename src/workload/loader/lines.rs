@@ -15,6 +15,9 @@ const READ_BUFFER_BYTES: usize = 256 * 1024;
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
+/// One line's object and its 1-based line number.
+pub type Numbered = (u64, Map<String, Value>);
+
 /// The JSON objects of a JSONL file, with their 1-based line numbers.
 #[derive(Debug)]
 pub struct JsonLines<R> {
@@ -62,7 +65,7 @@ impl<R: BufRead> JsonLines<R> {
     ///
     /// # Errors
     /// A read error, a line that is not UTF-8 or not JSON, or JSON that is not an object.
-    pub fn next_object(&mut self) -> Result<Option<(u64, Map<String, Value>)>, LoadError> {
+    pub fn next_object(&mut self) -> Result<Option<Numbered>, LoadError> {
         loop {
             self.buf.clear();
             self.line += 1;

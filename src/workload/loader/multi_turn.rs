@@ -53,12 +53,14 @@ pub fn load(path: &Path, ids: &mut SessionIds, hoist_system: bool) -> Result<Dat
                 ));
             };
             let (_, turn) = text_turn(&mut Obj::new(ctx, format!("turns[{i}]."), map))?;
-            if hoist_system && conv.turns.is_empty() && conv.system.is_none() {
-                if let Some(text) = hoistable(&turn) {
-                    conv.system = Some(text);
-                    hoisted[index] = Some(turn);
-                    continue;
-                }
+            if hoist_system
+                && conv.turns.is_empty()
+                && conv.system.is_none()
+                && let Some(text) = hoistable(&turn)
+            {
+                conv.system = Some(text);
+                hoisted[index] = Some(turn);
+                continue;
             }
             push_in_order(conv, turn, ctx)?;
         }
