@@ -259,3 +259,58 @@ fn a_bad_dataset_ends_the_run_before_anything_is_written() {
         "{stderr}"
     );
 }
+
+#[test]
+fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("trace.jsonl");
+    let mut body = String::new();
+    for (i, (_, text)) in PROMPTS.iter().enumerate() {
+        body += &serde_json::json!({"timestamp": i * 10, "text_input": text, "output_length": 2})
+            .to_string();
+        body.push('\n');
+    }
+    for (i, n) in [7u64, 30, 111].iter().enumerate() {
+        body += &serde_json::json!({"timestamp": 100 + i, "input_length": n, "output_length": 2})
+            .to_string();
+        body.push('\n');
+    }
+    std::fs::write(&file, body).unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
+         mooncake_trace --request-count 8 --random-seed 4 --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (8, 0));
+    let mut received: Vec<u64> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| t.prompt_tokens)
+        .collect();
+    let mut expected: Vec<u64> = PROMPTS.iter().map(|(_, p)| o200k(p)).collect();
+    expected.extend([7, 30, 111]);
+    received.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(
+        received, expected,
+        "the texts, and synthetic prompts of exactly input_length"
+    );
+    let ids: BTreeSet<String> = records(&out_dir)
+        .iter()
+        .map(|r| {
+            r["metadata"]["conversation_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let want: BTreeSet<String> = (0..8).map(|i| format!("session_{i:06}")).collect();
+    assert_eq!(ids, want, "seeded ids, one conversation per row");
+}
