@@ -1,12 +1,10 @@
 //! Runs of `ringperf profile --input-file ...` against the in-process mock: the prompts of a
 //! dataset file are what is sent, and a bad file ends the run before anything is written.
 //!
-//! The mock's truth log does not keep request bodies yet (`MockConfig.record_bodies` and
-//! `TruthEntry.request_body` are being added). Until then the checks are: every record's
-//! conversation is one of the file's, each file prompt's token count (by tiktoken o200k here)
-//! equals both the record's ISL and the prompt tokens the mock itself counted in the body it
-//! received, and `inputs.json` holds the file's prompts byte for byte. The body check to switch
-//! on once the field lands is written out in `single_turn_file_sends_exactly_its_prompts`.
+//! The mock records every request body (`MockConfig::record_bodies`), so the checks read what
+//! the server received: the prompts (or, replayed, the whole bodies) are exactly the file's.
+//! Besides, every record's conversation is one of the file's and its ISL is the file prompt's
+//! token count (by tiktoken o200k here), as is the mock's own count of what it received.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +21,7 @@ fn mock() -> MockServer {
     ringperf::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(2),
         truth_log: true,
+        record_bodies: true,
         prompt_tokenizer: Some(PromptTokenizer(Arc::new(
             ringperf::workload::Tokenizer::builtin(),
         ))),
@@ -37,6 +36,11 @@ fn config(line: &str) -> Config {
         panic!("not a profile command")
     };
     Config::from_args(&p, &argv, false).expect("valid config")
+}
+
+/// The request body the mock received, as JSON.
+fn body(t: &ringperf::mock::TruthEntry) -> Value {
+    serde_json::from_slice(t.request_body.as_deref().expect("bodies recorded")).expect("JSON body")
 }
 
 fn o200k(text: &str) -> u64 {
@@ -154,13 +158,20 @@ fn single_turn_file_sends_exactly_its_prompts() {
     received.sort_unstable();
     in_file.sort_unstable();
     assert_eq!(received, in_file);
-    // Once the mock records bodies (MockConfig { record_bodies: true, .. }), the exact check:
-    //
-    //     let bodies: BTreeSet<String> = truth.iter().map(|t| {
-    //         let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
-    //         body["messages"][0]["content"].as_str().unwrap().to_string()
-    //     }).collect();
-    //     assert_eq!(bodies, PROMPTS.iter().map(|(_, p)| p.to_string()).collect());
+    let bodies: BTreeSet<String> = truth
+        .iter()
+        .map(|t| {
+            body(t)["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let want: BTreeSet<String> = PROMPTS.iter().map(|(_, p)| p.to_string()).collect();
+    assert_eq!(
+        bodies, want,
+        "the server received exactly the file's prompts"
+    );
 }
 
 #[test]
@@ -189,16 +200,19 @@ fn inputs_json_is_replayed_verbatim() {
     ));
     let out = ringperf::run::run(cfg).expect("run completes, type detected from the file");
     assert_eq!((out.successes, out.errors), (5, 0));
-    let mut received: Vec<u64> = server
+    let mut received: Vec<String> = server
         .truth()
         .entries()
         .iter()
-        .map(|t| t.prompt_tokens)
+        .map(|t| body(t).to_string())
         .collect();
-    let mut in_file: Vec<u64> = PROMPTS.iter().map(|(_, p)| o200k(p)).collect();
+    let mut in_file: Vec<String> = data.iter().map(|d| d["payloads"][0].to_string()).collect();
     received.sort_unstable();
     in_file.sort_unstable();
-    assert_eq!(received, in_file);
+    assert_eq!(
+        received, in_file,
+        "each payload sent as it is, nothing added"
+    );
 }
 
 #[test]
@@ -265,18 +279,18 @@ fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
     let server = mock();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("trace.jsonl");
-    let mut body = String::new();
+    let mut trace = String::new();
     for (i, (_, text)) in PROMPTS.iter().enumerate() {
-        body += &serde_json::json!({"timestamp": i * 10, "text_input": text, "output_length": 2})
+        trace += &serde_json::json!({"timestamp": i * 10, "text_input": text, "output_length": 2})
             .to_string();
-        body.push('\n');
+        trace.push('\n');
     }
     for (i, n) in [7u64, 30, 111].iter().enumerate() {
-        body += &serde_json::json!({"timestamp": 100 + i, "input_length": n, "output_length": 2})
+        trace += &serde_json::json!({"timestamp": 100 + i, "input_length": n, "output_length": 2})
             .to_string();
-        body.push('\n');
+        trace.push('\n');
     }
-    std::fs::write(&file, body).unwrap();
+    std::fs::write(&file, trace).unwrap();
     let out_dir = tmp.path().join("out");
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
@@ -302,6 +316,20 @@ fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
         received, expected,
         "the texts, and synthetic prompts of exactly input_length"
     );
+    let texts: BTreeSet<String> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| {
+            body(t)["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for (_, p) in PROMPTS {
+        assert!(texts.contains(*p), "{p} was sent");
+    }
     let ids: BTreeSet<String> = records(&out_dir)
         .iter()
         .map(|r| {

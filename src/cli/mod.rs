@@ -420,6 +420,11 @@ pub struct MockArgs {
     #[arg(long = "truth-log")]
     pub truth_log: Option<PathBuf>,
 
+    /// Also keep each completion request's body and the reply text in the truth log
+    /// (`request_body`, `reply_text`); needs --truth-log.
+    #[arg(long = "record-bodies", requires = "truth_log")]
+    pub record_bodies: bool,
+
     /// I/O driver.
     #[arg(
         long = "io-driver",

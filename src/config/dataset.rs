@@ -133,6 +133,23 @@ impl InputConfig {
         })
     }
 
+    /// For a trace file: whether its first record is timestamped, and its record count (see
+    /// [`crate::workload::loader::peek_trace`]).
+    pub fn trace_peek(&self) -> Option<(bool, u64)> {
+        match &self.load.as_ref()?.source {
+            Source::File { path, kind } => crate::workload::loader::peek_trace(path, *kind),
+            Source::ShareGpt { .. } => None,
+        }
+    }
+
+    /// Under a fixed schedule the timestamps drive the run, so `--ignore-trace-delays` has no
+    /// effect (AIPerf: "No effect under fixed-schedule").
+    pub fn keep_timestamps(&mut self) {
+        if let Some(spec) = &mut self.load {
+            spec.ignore_trace_delays = false;
+        }
+    }
+
     /// The sampling the run uses for a dataset whose own default is `dataset_default`.
     pub fn sampling_for(&self, dataset_default: Sampling) -> Sampling {
         self.sampling.unwrap_or(dataset_default)

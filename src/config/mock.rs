@@ -66,6 +66,7 @@ impl MockServerConfig {
             faults: s.mock_faults.clone().unwrap_or_default().0,
             model: args.model.clone(),
             truth_log: args.truth_log.is_some(),
+            record_bodies: args.record_bodies,
             io_driver: match args.io_driver {
                 IoDriverArg::Auto => Driver::Auto,
                 IoDriverArg::Uring => Driver::Uring,
@@ -111,6 +112,7 @@ mod tests {
             "m1",
             "--truth-log",
             "/tmp/t.jsonl",
+            "--record-bodies",
             "--io-driver",
             "legacy",
             "--mock-ttft-ms",
@@ -134,7 +136,7 @@ mod tests {
         assert_eq!(m.bind, "0.0.0.0:9100".parse().unwrap());
         assert_eq!(m.pin_cores, Some(vec![2, 3]));
         assert_eq!(m.model, "m1");
-        assert!(m.truth_log);
+        assert!(m.truth_log && m.record_bodies);
         assert_eq!(m.io_driver, Driver::Legacy);
         assert_eq!(m.ttft, Duration::from_millis(15));
         assert_eq!(m.itl, Duration::from_micros(2500));
@@ -164,11 +166,19 @@ mod tests {
         let m = &c.mock;
         assert_eq!(m.bind, "127.0.0.1:8000".parse().unwrap());
         assert_eq!(m.pin_cores, None);
-        assert!(!m.truth_log);
+        assert!(!m.truth_log && !m.record_bodies);
         assert_eq!(m.ttft, Duration::ZERO);
         assert_eq!(m.output_tokens, OutputLen::Fixed(1));
         assert_eq!((m.tokens_per_event, m.threads), (1, 1));
         assert!(m.faults.is_empty());
+    }
+
+    #[test]
+    fn record_bodies_needs_a_truth_log() {
+        let argv = ["ringperf", "mock-server", "--record-bodies"];
+        let e = Cli::try_parse_from(argv).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        assert!(e.to_string().contains("--truth-log"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod dataset;
 pub mod mock;
+pub mod timing;
 pub mod url;
 
 use std::path::PathBuf;
@@ -79,12 +80,16 @@ pub struct PhaseConfig {
     pub duration: Option<Duration>,
     /// After issuing stops, wait at most this long for in-flight requests (None = forever).
     pub grace: Option<Duration>,
+    /// Fixed schedule or user-centric mode, ramps, cancellation ([`timing::PhaseTiming`]).
+    pub timing: timing::PhaseTiming,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConnectionReuse {
     Pooled,
     Never,
+    /// One connection per session, closed after its last turn.
+    StickyUserSessions,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -350,8 +355,7 @@ impl Config {
             }
         }
 
-        let profiling = profiling_phase(args)?;
-        let warmup = warmup_phase(args, &profiling)?;
+        let mut profiling = profiling_phase(args)?;
 
         let dataset = DatasetConfig {
             entries: args.num_dataset_entries,
@@ -382,7 +386,7 @@ impl Config {
 
         let seed_given = args.random_seed.is_some();
         let seed = args.random_seed.unwrap_or_else(rand::random);
-        let input = dataset::InputConfig::from_args(
+        let mut input = dataset::InputConfig::from_args(
             &args.input,
             &dataset::InputContext {
                 seed,
@@ -392,6 +396,15 @@ impl Config {
                 osl_given: dataset.osl_mean.is_some(),
             },
         )?;
+        // A timestamped trace switches to fixed-schedule replay (spec §1.3), before the warmup
+        // inherits from the profiling phase.
+        if let Some((timestamped, records)) = input.trace_peek() {
+            timing::promote_trace(args, &mut profiling, timestamped, records)?;
+        }
+        if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
+            input.keep_timestamps();
+        }
+        let warmup = warmup_phase(args, &profiling)?;
 
         let ui = match args.ui_type {
             Some(UiTypeArg::None) => UiType::None,
@@ -412,9 +425,13 @@ impl Config {
             .min(usize::try_from(max_in_flight).unwrap_or(usize::MAX))
             .max(1);
 
-        let stimulus = match profiling.load {
-            Load::Concurrency(n) => crate::export::Stimulus::Concurrency(n),
-            Load::Rate { rate, cap, .. } => crate::export::Stimulus::Rate {
+        let stimulus = match (profiling.timing.mode, profiling.load) {
+            (timing::Mode::FixedSchedule(_), _) => crate::export::Stimulus::FixedSchedule,
+            (timing::Mode::UserCentric { rate, users }, _) => {
+                crate::export::Stimulus::UserCentric { users, qps: rate }
+            }
+            (timing::Mode::Load, Load::Concurrency(n)) => crate::export::Stimulus::Concurrency(n),
+            (timing::Mode::Load, Load::Rate { rate, cap, .. }) => crate::export::Stimulus::Rate {
                 rate,
                 concurrency: cap,
             },
@@ -474,11 +491,8 @@ impl Config {
             use_server_token_count: args.use_server_token_count,
             connection_reuse: match args.connection_reuse_strategy {
                 ConnectionReuseArg::Pooled => ConnectionReuse::Pooled,
-                // Every ringperf session is one turn, so a sticky session's connection closes
-                // after its only request: the same as `never`.
-                ConnectionReuseArg::Never | ConnectionReuseArg::StickyUserSessions => {
-                    ConnectionReuse::Never
-                }
+                ConnectionReuseArg::Never => ConnectionReuse::Never,
+                ConnectionReuseArg::StickyUserSessions => ConnectionReuse::StickyUserSessions,
             },
             seed,
             seed_given,
@@ -517,26 +531,64 @@ impl Config {
         let phase = |name: &str, p: &PhaseConfig| {
             let mut m = Map::new();
             m.insert("name".into(), json!(name));
-            match p.load {
-                Load::Concurrency(n) => {
-                    m.insert("type".into(), json!("concurrency"));
-                    m.insert("concurrency".into(), json!(n));
-                }
-                Load::Rate { rate, arrival, cap } => {
-                    let t = match arrival {
-                        Arrival::Constant => "constant",
-                        Arrival::Poisson => "poisson",
-                        Arrival::Gamma { .. } => "gamma",
-                    };
-                    m.insert("type".into(), json!(t));
-                    m.insert("rate".into(), json!(rate));
-                    if let Arrival::Gamma { smoothness } = arrival {
-                        m.insert("smoothness".into(), json!(smoothness));
+            match (p.timing.mode, p.load) {
+                (timing::Mode::FixedSchedule(fs), load) => {
+                    m.insert("type".into(), json!("fixed_schedule"));
+                    m.insert("auto_offset".into(), json!(fs.auto_offset));
+                    if let Some(s) = fs.window.start_ms {
+                        m.insert("start_offset".into(), json!(s));
                     }
-                    if let Some(c) = cap {
+                    if let Some(e) = fs.window.end_ms {
+                        m.insert("end_offset".into(), json!(e));
+                    }
+                    if let Some(c) = load.max_in_flight() {
                         m.insert("concurrency".into(), json!(c));
                     }
                 }
+                (timing::Mode::UserCentric { rate, users }, load) => {
+                    m.insert("type".into(), json!("user_centric"));
+                    m.insert("rate".into(), json!(rate));
+                    m.insert("users".into(), json!(users));
+                    if let Some(c) = load.max_in_flight() {
+                        m.insert("concurrency".into(), json!(c));
+                    }
+                }
+                (timing::Mode::Load, load) => match load {
+                    Load::Concurrency(n) => {
+                        m.insert("type".into(), json!("concurrency"));
+                        m.insert("concurrency".into(), json!(n));
+                    }
+                    Load::Rate { rate, arrival, cap } => {
+                        let t = match arrival {
+                            Arrival::Constant => "constant",
+                            Arrival::Poisson => "poisson",
+                            Arrival::Gamma { .. } => "gamma",
+                        };
+                        m.insert("type".into(), json!(t));
+                        m.insert("rate".into(), json!(rate));
+                        if let Arrival::Gamma { smoothness } = arrival {
+                            m.insert("smoothness".into(), json!(smoothness));
+                        }
+                        if let Some(c) = cap {
+                            m.insert("concurrency".into(), json!(c));
+                        }
+                    }
+                },
+            }
+            if let Some(d) = p.timing.concurrency_ramp {
+                m.insert(
+                    "concurrency_ramp".into(),
+                    json!({"duration": d.as_secs_f64()}),
+                );
+            }
+            if let Some(d) = p.timing.rate_ramp {
+                m.insert("rate_ramp".into(), json!({"duration": d.as_secs_f64()}));
+            }
+            if let Some(c) = p.timing.cancellation {
+                m.insert(
+                    "cancellation".into(),
+                    json!({"rate": c.rate_pct, "delay": c.delay.as_secs_f64()}),
+                );
             }
             if let Some(n) = p.request_count {
                 m.insert("requests".into(), json!(n));
@@ -602,27 +654,44 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
     if args.concurrency == Some(0) {
         return err("--concurrency must be at least 1");
     }
-    let load = match args.request_rate {
-        Some(rate) => {
-            if !(rate.is_finite() && rate > 0.0) {
-                return err("--request-rate must be a positive number of requests per second");
+    let timing = timing::profiling_timing(args)?;
+    let load = match (timing.mode, args.request_rate) {
+        (timing::Mode::FixedSchedule(_), _) => Load::Rate {
+            rate: 0.0,
+            arrival: Arrival::Constant,
+            cap: args.concurrency,
+        },
+        (timing::Mode::UserCentric { rate, .. }, _) => Load::Rate {
+            rate,
+            arrival: Arrival::Constant,
+            cap: args.concurrency,
+        },
+        (timing::Mode::Load, rate) => match rate {
+            Some(rate) => {
+                if !(rate.is_finite() && rate > 0.0) {
+                    return err("--request-rate must be a positive number of requests per second");
+                }
+                Load::Rate {
+                    rate,
+                    arrival: arrival(args.arrival_pattern, args.arrival_smoothness)?,
+                    cap: args.concurrency,
+                }
             }
-            Load::Rate {
-                rate,
-                arrival: arrival(args.arrival_pattern, args.arrival_smoothness)?,
-                cap: args.concurrency,
+            None => {
+                if args.arrival_smoothness.is_some() {
+                    return err("--arrival-smoothness needs --request-rate");
+                }
+                if matches!(args.arrival_pattern, Some(p) if p != ArrivalPatternArg::ConcurrencyBurst)
+                {
+                    return err("--arrival-pattern needs --request-rate");
+                }
+                Load::Concurrency(args.concurrency.unwrap_or(1))
             }
-        }
-        None => {
-            if args.arrival_smoothness.is_some() {
-                return err("--arrival-smoothness needs --request-rate");
-            }
-            if matches!(args.arrival_pattern, Some(p) if p != ArrivalPatternArg::ConcurrencyBurst) {
-                return err("--arrival-pattern needs --request-rate");
-            }
-            Load::Concurrency(args.concurrency.unwrap_or(1))
-        }
+        },
     };
+    if !matches!(timing.mode, timing::Mode::Load) && args.arrival_pattern.is_some() {
+        return err("--arrival-pattern needs --request-rate");
+    }
     let duration = match args.benchmark_duration {
         Some(d) if !(d.is_finite() && d > 0.0) => {
             return err("--benchmark-duration must be a positive number of seconds");
@@ -633,17 +702,28 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
     if args.request_count == Some(0) {
         return err("--request-count must be at least 1");
     }
-    // Spec §1.3: with no stop condition the phase sends 10 requests.
-    let request_count = match (args.request_count, duration) {
-        (None, None) => Some(10),
-        (c, _) => c,
+    // Spec §1.3: with no stop condition the phase sends 10 requests; a fixed schedule sends
+    // the whole trace (its record count, set once the dataset is loaded).
+    let request_count = match (args.request_count, duration, timing.mode) {
+        (None, None, timing::Mode::FixedSchedule(_)) => None,
+        (None, None, _) => Some(10),
+        (c, _, _) => c,
     };
+    if let (timing::Mode::UserCentric { users, .. }, Some(n)) = (timing.mode, request_count)
+        && n < users
+    {
+        return err(format!(
+            "--request-count ({n}) must be at least --num-users ({users}): each user needs a \
+             request"
+        ));
+    }
     let grace = duration.and_then(|_| secs_or_forever(args.benchmark_grace_period));
     Ok(PhaseConfig {
         load,
         request_count,
         duration,
         grace,
+        timing,
     })
 }
 
@@ -656,6 +736,8 @@ fn warmup_phase(
             || args.warmup_request_rate.is_some()
             || args.warmup_arrival_pattern.is_some()
             || args.warmup_grace_period.is_some()
+            || args.timing.warmup_concurrency_ramp_duration.is_some()
+            || args.timing.warmup_request_rate_ramp_duration.is_some()
         {
             return err("--warmup-* settings need --warmup-request-count or --warmup-duration");
         }
@@ -667,8 +749,14 @@ fn warmup_phase(
     if args.warmup_concurrency == Some(0) {
         return err("--warmup-concurrency must be at least 1");
     }
-    // Inherit every pacing setting from the profiling phase unless overridden (spec §1.3).
-    let load = match (args.warmup_request_rate, profiling.load) {
+    // Inherit every pacing setting from the profiling phase unless overridden (spec §1.3). A
+    // replay or user-centric profiling phase gives a closed-loop warmup at --concurrency (1 by
+    // default), as AIPerf builds it.
+    let inherited_load = match profiling.timing.mode {
+        timing::Mode::Load => profiling.load,
+        _ => Load::Concurrency(args.concurrency.unwrap_or(1)),
+    };
+    let load = match (args.warmup_request_rate, inherited_load) {
         (Some(rate), prof) => {
             if !(rate.is_finite() && rate > 0.0) {
                 return err("--warmup-request-rate must be positive");
@@ -713,11 +801,13 @@ fn warmup_phase(
         None => None,
     };
     let grace = args.warmup_grace_period.and_then(secs_or_forever);
+    let timing = timing::warmup_timing(args, &load)?;
     Ok(Some(PhaseConfig {
         load,
         request_count: args.warmup_request_count,
         duration,
         grace,
+        timing,
     }))
 }
 

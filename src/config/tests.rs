@@ -383,3 +383,324 @@ fn input_group_cross_flag_rules() {
     assert!(!wrap("--allow-dataset-wrap --no-allow-dataset-wrap"));
     assert!(wrap("--no-allow-dataset-wrap --allow-dataset-wrap"));
 }
+
+mod timing_flags {
+    use super::*;
+    use crate::config::timing::{Mode, check_user_centric_turns, promote_trace};
+    use crate::schedule::{FixedSchedule, Window};
+
+    const BASE: &str = "ringperf profile -m m -u 127.0.0.1:1";
+
+    fn ok(extra: &str) -> Config {
+        cfg(&format!("{BASE} {extra}")).unwrap_or_else(|e| panic!("{extra}: {e}"))
+    }
+
+    fn bad(extra: &str, needle: &str) {
+        let e = cfg(&format!("{BASE} {extra}")).expect_err(extra);
+        assert!(e.0.contains(needle), "{extra}: {e}");
+    }
+
+    #[test]
+    fn fixed_schedule_resolves_like_aiperf() {
+        let c = ok("--fixed-schedule");
+        let Mode::FixedSchedule(fs) = c.profiling.timing.mode else {
+            panic!("not fixed")
+        };
+        assert_eq!(
+            fs,
+            FixedSchedule {
+                auto_offset: true,
+                window: Window::default(),
+                speedup: 1.0
+            }
+        );
+        // The whole trace unless a count or duration is given.
+        assert_eq!(c.profiling.request_count, None);
+        assert_eq!(c.profiling.load.max_in_flight(), None);
+        assert_eq!(
+            c.artifact_dir,
+            PathBuf::from("artifacts/m-openai-chat-fixed_schedule")
+        );
+        let c = ok(
+            "--fixed-schedule --fixed-schedule-start-offset 100 --fixed-schedule-end-offset 100 \
+             --replay-speedup 2.5 --concurrency 4 --request-count 7",
+        );
+        let Mode::FixedSchedule(fs) = c.profiling.timing.mode else {
+            panic!("not fixed")
+        };
+        assert!(!fs.auto_offset, "a start offset turns auto-offset off");
+        assert_eq!(fs.window.start_ms, Some(100));
+        assert_eq!(fs.window.end_ms, Some(100));
+        assert_eq!(fs.speedup, 2.5);
+        assert_eq!(c.profiling.load.max_in_flight(), Some(4));
+        assert_eq!(c.profiling.request_count, Some(7));
+        let phases = c.input_config()["phases"].clone();
+        assert_eq!(phases[0]["type"], "fixed_schedule");
+        assert_eq!(phases[0]["start_offset"], 100);
+    }
+
+    #[test]
+    fn fixed_schedule_bad_combinations() {
+        bad("--fixed-schedule-start-offset 5", "need --fixed-schedule");
+        bad("--fixed-schedule-auto-offset", "need --fixed-schedule");
+        bad(
+            "--fixed-schedule --fixed-schedule-auto-offset --fixed-schedule-start-offset 5",
+            "mutually exclusive",
+        );
+        bad(
+            "--fixed-schedule --fixed-schedule-start-offset 9 --fixed-schedule-end-offset 5",
+            "must be at most",
+        );
+        bad("--fixed-schedule --request-rate 5", "--request-rate cannot");
+        bad(
+            "--fixed-schedule --user-centric-rate 5 --num-users 2",
+            "--user-centric-rate cannot",
+        );
+        bad(
+            "--fixed-schedule --arrival-smoothness 2",
+            "--arrival-smoothness cannot",
+        );
+        bad(
+            "--fixed-schedule --num-users 2",
+            "--num-users needs --user-centric-rate",
+        );
+        bad("--fixed-schedule --no-fixed-schedule", "contradict");
+        bad(
+            "--replay-speedup 2",
+            "--replay-speedup needs --fixed-schedule",
+        );
+        bad("--fixed-schedule --replay-speedup 0", "positive");
+        bad("--fixed-schedule --replay-speedup=-1", "positive");
+        bad(
+            "--fixed-schedule --request-rate-ramp-duration 3",
+            "needs rate pacing",
+        );
+    }
+
+    #[test]
+    fn trace_auto_promotion() {
+        let argv: Vec<String> = BASE.split_whitespace().map(str::to_string).collect();
+        let parse = |extra: &str| {
+            let mut a = argv.clone();
+            a.extend(extra.split_whitespace().map(str::to_string));
+            let Command::Profile(p) = Cli::try_parse_from(&a).unwrap().command else {
+                panic!()
+            };
+            let c = Config::from_args(&p, &a, false).unwrap();
+            (p, c)
+        };
+        let (p, mut c) = parse("--concurrency 3");
+        assert!(promote_trace(&p, &mut c.profiling, true, 42).unwrap());
+        assert!(matches!(c.profiling.timing.mode, Mode::FixedSchedule(_)));
+        assert_eq!(c.profiling.request_count, Some(42));
+        assert_eq!(c.profiling.load.max_in_flight(), Some(3));
+        let (p, mut c) = parse("--no-fixed-schedule");
+        assert!(!promote_trace(&p, &mut c.profiling, true, 42).unwrap());
+        assert_eq!(c.profiling.timing.mode, Mode::Load);
+        let (p, mut c) = parse("");
+        assert!(!promote_trace(&p, &mut c.profiling, false, 42).unwrap());
+        let (p, mut c) = parse("--request-rate 5");
+        let e = promote_trace(&p, &mut c.profiling, true, 42).unwrap_err();
+        assert!(
+            e.0.contains("--request-rate") && e.0.contains("--no-fixed-schedule"),
+            "{e}"
+        );
+        // An explicit --fixed-schedule takes its default count from the records too.
+        let (p, mut c) = parse("--fixed-schedule");
+        assert!(!promote_trace(&p, &mut c.profiling, true, 9).unwrap());
+        assert_eq!(c.profiling.request_count, Some(9));
+    }
+
+    #[test]
+    fn user_centric_resolves_and_rejects() {
+        let c = ok("--user-centric-rate 2.5 --num-users 4 --concurrency 3");
+        assert_eq!(
+            c.profiling.timing.mode,
+            Mode::UserCentric {
+                rate: 2.5,
+                users: 4
+            }
+        );
+        assert_eq!(c.profiling.request_count, Some(10));
+        assert_eq!(c.profiling.load.max_in_flight(), Some(3));
+        assert!(
+            c.artifact_dir.to_string_lossy().contains("user_centric"),
+            "{}",
+            c.artifact_dir.display()
+        );
+        assert!(check_user_centric_turns(&c.profiling.timing, 1.0).is_err());
+        assert!(check_user_centric_turns(&c.profiling.timing, 2.0).is_ok());
+        bad("--num-users 3", "--num-users needs --user-centric-rate");
+        bad("--user-centric-rate 2", "needs --num-users");
+        bad("--user-centric-rate 0 --num-users 2", "positive");
+        bad("--user-centric-rate 2 --num-users 0", "at least 1");
+        bad(
+            "--user-centric-rate 2 --num-users 20",
+            "--request-count (10) must be at least",
+        );
+        bad(
+            "--user-centric-rate 2 --num-users 2 --request-rate 3",
+            "pass only one",
+        );
+        bad(
+            "--user-centric-rate 2 --num-users 2 --arrival-smoothness 2",
+            "--arrival-smoothness",
+        );
+        bad(
+            "--user-centric-rate 2 --num-users 2 --arrival-pattern poisson",
+            "--arrival-pattern",
+        );
+    }
+
+    #[test]
+    fn ramps_resolve_and_reject() {
+        let c =
+            ok("--request-rate 10 --request-rate-ramp-duration 2.5 --concurrency-ramp-duration 1");
+        assert_eq!(
+            c.profiling.timing.rate_ramp,
+            Some(Duration::from_millis(2500))
+        );
+        assert_eq!(
+            c.profiling.timing.concurrency_ramp,
+            Some(Duration::from_secs(1))
+        );
+        let c = ok("--concurrency 8 --concurrency-ramp-duration 4");
+        assert_eq!(
+            c.profiling.timing.concurrency_ramp,
+            Some(Duration::from_secs(4))
+        );
+        let c = ok("--user-centric-rate 2 --num-users 2 --request-rate-ramp-duration 3");
+        assert_eq!(c.profiling.timing.rate_ramp, Some(Duration::from_secs(3)));
+        bad("--request-rate-ramp-duration 3", "needs rate pacing");
+        bad(
+            "--concurrency-ramp-duration 0",
+            "positive number of seconds",
+        );
+        bad(
+            "--request-rate 2 --request-rate-ramp-duration=-1",
+            "positive number of seconds",
+        );
+        bad(
+            "--request-rate 2 --request-rate-ramp-duration nan",
+            "positive number of seconds",
+        );
+    }
+
+    #[test]
+    fn warmup_ramps_inherit_and_reject() {
+        let c = ok(
+            "--request-rate 10 --request-rate-ramp-duration 2 --concurrency-ramp-duration 3 \
+             --warmup-request-count 5",
+        );
+        let w = c.warmup.unwrap();
+        assert_eq!(w.timing.rate_ramp, Some(Duration::from_secs(2)));
+        assert_eq!(w.timing.concurrency_ramp, Some(Duration::from_secs(3)));
+        assert_eq!(w.timing.cancellation, None);
+        let c = ok(
+            "--request-rate 10 --request-rate-ramp-duration 2 --warmup-request-count 5 \
+             --warmup-request-rate-ramp-duration 1 --warmup-concurrency-ramp-duration 0.5",
+        );
+        let w = c.warmup.unwrap();
+        assert_eq!(w.timing.rate_ramp, Some(Duration::from_secs(1)));
+        assert_eq!(w.timing.concurrency_ramp, Some(Duration::from_millis(500)));
+        // A closed-loop warmup drops an inherited rate ramp but refuses an explicit one.
+        let c = ok(
+            "--user-centric-rate 2 --num-users 2 --request-rate-ramp-duration 2 \
+             --warmup-request-count 5 --concurrency 3",
+        );
+        let w = c.warmup.unwrap();
+        assert_eq!(w.load, Load::Concurrency(3));
+        assert_eq!(w.timing.rate_ramp, None);
+        bad(
+            "--warmup-request-count 5 --warmup-request-rate-ramp-duration 1",
+            "needs a rate-paced warmup",
+        );
+        bad(
+            "--warmup-concurrency-ramp-duration 1",
+            "need --warmup-request-count",
+        );
+        // A replay's warmup is closed-loop at --concurrency.
+        let c = ok("--fixed-schedule --warmup-request-count 2");
+        assert_eq!(c.warmup.unwrap().load, Load::Concurrency(1));
+    }
+
+    #[test]
+    fn cancellation_resolves_and_rejects() {
+        let c = ok(
+            "--request-cancellation-rate 12.5 --request-cancellation-delay 0.25 --warmup-request-count 3",
+        );
+        let k = c.profiling.timing.cancellation.unwrap();
+        assert_eq!(k.rate_pct, 12.5);
+        assert_eq!(k.delay, Duration::from_millis(250));
+        assert_eq!(c.warmup.unwrap().timing.cancellation, None);
+        let c = ok("--request-cancellation-rate 100");
+        assert_eq!(
+            c.profiling.timing.cancellation.unwrap().delay,
+            Duration::ZERO
+        );
+        bad(
+            "--request-cancellation-delay 1",
+            "needs --request-cancellation-rate",
+        );
+        bad("--request-cancellation-rate 0", "(0, 100]");
+        bad("--request-cancellation-rate 101", "(0, 100]");
+        bad(
+            "--request-cancellation-rate 5 --request-cancellation-delay=-1",
+            "non-negative",
+        );
+    }
+}
+
+#[test]
+fn a_timestamped_trace_file_is_replayed_on_a_fixed_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"text_input\": \"a\"}\n\n{\"timestamp\": 5, \"text_input\": \"b\"}\n",
+    )
+    .unwrap();
+    let untimed = dir.path().join("u.jsonl");
+    std::fs::write(&untimed, "{\"text_input\": \"a\"}\n").unwrap();
+    let base = format!(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file {}",
+        trace.display()
+    );
+    let c = cfg(&format!(
+        "{base} --custom-dataset-type mooncake_trace --ignore-trace-delays"
+    ))
+    .unwrap();
+    assert!(matches!(
+        c.profiling.timing.mode,
+        timing::Mode::FixedSchedule(_)
+    ));
+    assert_eq!(
+        c.profiling.request_count,
+        Some(2),
+        "the trace's record count"
+    );
+    assert!(
+        !c.input.load.as_ref().unwrap().ignore_trace_delays,
+        "timestamps drive a fixed schedule"
+    );
+    // Detected as a trace too; --no-fixed-schedule keeps the load mode.
+    let c = cfg(&base).unwrap();
+    assert!(matches!(
+        c.profiling.timing.mode,
+        timing::Mode::FixedSchedule(_)
+    ));
+    let c = cfg(&format!("{base} --no-fixed-schedule --ignore-trace-delays")).unwrap();
+    assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
+    assert!(c.input.load.as_ref().unwrap().ignore_trace_delays);
+    let e = cfg(&format!("{base} --request-rate 5")).unwrap_err();
+    assert!(e.to_string().contains("--no-fixed-schedule"), "{e}");
+    // No timestamp in the first record, or not a trace type: no promotion.
+    let c = cfg(&format!(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file {}",
+        untimed.display()
+    ))
+    .unwrap();
+    assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
+    let c = cfg(&format!("{base} --custom-dataset-type single_turn")).unwrap();
+    assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
+}

@@ -5,7 +5,9 @@
 //! the connection when its thread's [`Closer`](super::worker::Closer) says so.
 
 use std::future::Future;
+use std::ops::Range;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::Poll;
 
 use monoio::buf::SliceMut;
@@ -16,7 +18,7 @@ use uuid::Uuid;
 use super::body::{Endpoint, parse_request_body};
 use super::metrics_modes;
 use super::misbehave;
-use super::respond::{After, Completion};
+use super::respond::{After, Completion, Recorded};
 use super::wire::{self, send};
 use super::worker::Worker;
 use crate::clock::monotonic_raw_ns;
@@ -73,6 +75,9 @@ struct Head {
     route: Route,
     close: bool,
     request_id: Option<Uuid>,
+    /// Where the `X-Correlation-ID` value (trimmed) lies in the parsed bytes; copied out only
+    /// when the truth log keeps it.
+    correlation: Option<Range<usize>>,
     /// `Expect: 100-continue`: the client waits for an interim 100 before sending the body.
     expect_continue: bool,
     head_len: usize,
@@ -126,6 +131,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
     let mut close = req.version == Some(0);
     let mut body_len = 0usize;
     let mut request_id = None;
+    let mut correlation = None;
     let mut expect_continue = false;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -152,6 +158,11 @@ fn parse_head(buf: &[u8]) -> Parsed {
             }
         } else if h.name.eq_ignore_ascii_case("x-request-id") {
             request_id = Uuid::try_parse_ascii(h.value.trim_ascii()).ok();
+        } else if h.name.eq_ignore_ascii_case("x-correlation-id") {
+            // httparse's values are slices of `buf`: their place is an address difference.
+            let v = h.value.trim_ascii();
+            let at = v.as_ptr().addr().wrapping_sub(buf.as_ptr().addr());
+            correlation = Some(at..at + v.len());
         } else if h.name.eq_ignore_ascii_case("expect") {
             expect_continue = h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
         }
@@ -164,6 +175,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
         route,
         close,
         request_id,
+        correlation,
         expect_continue,
         head_len,
         body_len,
@@ -238,11 +250,27 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                     };
                     let mut b = b;
                     b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
+                    let recorded = if worker.shared.truth.enabled() {
+                        let keep_bodies = worker.shared.cfg.record_bodies;
+                        Recorded {
+                            correlation_id: head
+                                .correlation
+                                .as_ref()
+                                .and_then(|r| rbuf.get(start + r.start..start + r.end))
+                                .map(|v| String::from_utf8_lossy(v).into_owned()),
+                            request_body: keep_bodies.then(|| Arc::from(body)),
+                            reply_text: keep_bodies,
+                        }
+                    } else {
+                        Recorded::default()
+                    };
                     Action::Complete(Completion::plan(
                         &worker,
                         endpoint,
                         &b,
+                        body,
                         head.request_id,
+                        recorded,
                         arrival_ns,
                     ))
                 }
@@ -333,9 +361,11 @@ mod tests {
         let id = "7f3c2a1e-0000-4000-8000-000000000001";
         let raw = format!(
             "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\
-             X-Request-ID: {id}\r\nConnection: keep-alive, Close\r\n\r\n"
+             X-Request-ID: {id}\r\nConnection: keep-alive, Close\r\n\
+             x-correlation-id:  sess-1 \r\n\r\n"
         );
         let h = complete(raw.as_bytes());
+        let at = raw.find("sess-1").unwrap();
         assert_eq!(
             h,
             Head {
@@ -343,6 +373,7 @@ mod tests {
                 route: Route::Chat,
                 close: true,
                 request_id: Uuid::parse_str(id).ok(),
+                correlation: Some(at..at + "sess-1".len()),
                 expect_continue: false,
                 head_len: raw.len(),
                 body_len: 12,
@@ -353,6 +384,7 @@ mod tests {
             (h.route, h.method, h.close, h.request_id, h.body_len),
             (Route::Metrics, Method::Get, true, None, 0)
         );
+        assert_eq!(h.correlation, None);
         let h = complete(b"HEAD /nothing HTTP/1.1\r\n\r\n");
         assert_eq!(
             (h.route, h.method, h.close),

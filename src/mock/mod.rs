@@ -10,6 +10,10 @@
 //! exact, the tokenizer's count of the prompt texts, cached per distinct body so the cost is paid
 //! once per dataset entry; without one it is approximate, the whitespace-separated words. Output
 //! text is made of words that are each exactly one `o200k_base` token, so output counts are exact.
+//! Which words: a function of [`MockConfig::seed`] and the request body's bytes only (see
+//! `tokens::reply_start`), so the same request gets the same reply in every run, whichever thread
+//! serves it and whatever came before; multi-turn tests can predict the history a client sends
+//! back.
 //!
 //! Threads: `threads` OS threads, each optionally pinned, each with its own monoio runtime. The
 //! listening socket is bound once and every thread accepts on its own duplicate of it
@@ -27,7 +31,8 @@
 //! Every event with its own intended time gets its own write; events due at the same instant
 //! (zero delays) share one, which keeps the zero-delay mock far cheaper than any client. With
 //! `truth_log` on, the server stamps (raw `CLOCK_MONOTONIC`) each request's arrival and the instant
-//! just before each write. See [`TruthLog`].
+//! just before each write, and keeps its `X-Correlation-ID`; with [`MockConfig::record_bodies`]
+//! as well, the request body and the reply text. See [`TruthLog`].
 //!
 //! Faults: [`MockConfig::faults`] makes a seeded share of completion requests misbehave (resets,
 //! error statuses, silence, trickling, broken chunk framing, garbage or `event: error` SSE, huge

@@ -14,6 +14,7 @@
 //! deadline already passed waits on nothing at all (zero delays never touch a timer).
 
 use std::io;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use monoio::net::TcpStream;
@@ -24,6 +25,7 @@ use super::fault::{self, Fault};
 use super::metrics::Finished;
 use super::misbehave;
 use super::settings::OutputLen;
+use super::tokens::reply_start;
 use super::truth::TruthEntry;
 use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words, send};
 use super::worker::Worker;
@@ -53,6 +55,18 @@ impl After {
     }
 }
 
+/// What the truth log keeps of a request beyond its timing, taken from the request before the
+/// answer starts (all empty when the truth log is off).
+#[derive(Debug, Default)]
+pub(crate) struct Recorded {
+    /// The `X-Correlation-ID` value.
+    pub(crate) correlation_id: Option<String>,
+    /// The whole body (`MockConfig::record_bodies`).
+    pub(crate) request_body: Option<Arc<[u8]>>,
+    /// Keep the reply text (`MockConfig::record_bodies`).
+    pub(crate) reply_text: bool,
+}
+
 /// Everything decided about a response before the first byte is written.
 pub(crate) struct Completion {
     endpoint: Endpoint,
@@ -64,10 +78,13 @@ pub(crate) struct Completion {
     /// The request's max tokens cut the output (`finish_reason: "length"`).
     capped: bool,
     tokens_per_event: u64,
+    /// Where the reply's words start ([`reply_start`] of the seed and the body): reasoning
+    /// takes words `0..reasoning_tokens`, the content the next `content_tokens`.
     word_start: u64,
     id: u64,
     created: u64,
     request_id: Option<Uuid>,
+    recorded: Recorded,
     arrival_ns: u64,
     fault: Option<Fault>,
 }
@@ -86,11 +103,14 @@ pub(crate) fn apply_cap(reasoning: u64, content: u64, cap: Option<u64>) -> (u64,
 }
 
 impl Completion {
+    /// Plans the answer to a request whose body `raw` parsed into `body`.
     pub(crate) fn plan(
         worker: &Worker,
         endpoint: Endpoint,
         body: &RequestBody,
+        raw: &[u8],
         request_id: Option<Uuid>,
+        recorded: Recorded,
         arrival_ns: u64,
     ) -> Self {
         let cfg = &worker.shared.cfg;
@@ -115,7 +135,7 @@ impl Completion {
             content_tokens,
             capped,
             tokens_per_event: cfg.tokens_per_event.max(1) as u64,
-            word_start: rng.next_u64(),
+            word_start: reply_start(cfg.seed, raw),
             id: rng.next_u64(),
             fault: if cfg.faults.is_empty() {
                 None
@@ -126,8 +146,29 @@ impl Completion {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             request_id,
+            recorded,
             arrival_ns,
         }
+    }
+
+    /// The reasoning words (streamed first) and the content words of the reply.
+    fn words(&self) -> (Words, Words) {
+        let reasoning = Words {
+            start: self.word_start,
+            from: 0,
+            count: self.reasoning_tokens,
+        };
+        let content = Words {
+            start: self.word_start,
+            from: self.reasoning_tokens,
+            count: self.content_tokens,
+        };
+        (reasoning, content)
+    }
+
+    /// A buffer for the reply text when the truth log keeps it.
+    fn reply_buffer(&self) -> Option<String> {
+        self.recorded.reply_text.then(String::new)
     }
 
     fn finish_reason(&self) -> &'static str {
@@ -149,7 +190,7 @@ impl Completion {
     /// Sends the response (or the request's fault), pacing it with the connection's `timer`.
     /// `Err` means the connection is unusable (the client went away).
     pub(crate) async fn run(
-        self,
+        mut self,
         worker: &Worker,
         stream: &mut TcpStream,
         wbuf: &mut Vec<u8>,
@@ -164,6 +205,9 @@ impl Completion {
         }
         let mut truth = TruthEntry {
             request_id: self.request_id,
+            correlation_id: self.recorded.correlation_id.take(),
+            request_body: self.recorded.request_body.take(),
+            reply_text: None,
             path: self.endpoint.path(),
             stream: self.stream,
             arrival_ns: self.arrival_ns,
@@ -304,6 +348,8 @@ impl Completion {
         if garbage {
             misbehave::garbage_chunk(wbuf, 0);
         }
+        // The reply text grows with each content event put in the buffer.
+        truth.reply_text = self.reply_buffer();
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
         // A fault acts after half of the token events (at least one); with none, before the end.
@@ -321,8 +367,9 @@ impl Completion {
         }
         let first_deadline = timer::after(self.arrival_ns, cfg.ttft);
         let mut events = 0u64;
-        for (reasoning, tokens) in [(true, self.reasoning_tokens), (false, self.content_tokens)] {
-            if tokens == 0 {
+        let (reasoning_words, content_words) = self.words();
+        for (reasoning, run) in [(true, reasoning_words), (false, content_words)] {
+            if run.count == 0 {
                 continue;
             }
             let enc = match (chat, reasoning) {
@@ -331,9 +378,12 @@ impl Completion {
                 // The completions API has no reasoning field: reasoning goes out as text.
                 (false, _) => TokenEvents::completion(&meta),
             };
-            let mut from = 0u64;
-            while from < tokens {
-                let count = self.tokens_per_event.min(tokens - from);
+            // The client's text: chat's `content` deltas; every `text` of a completion.
+            let is_text = !(chat && reasoning);
+            let end = run.from + run.count;
+            let mut from = run.from;
+            while from < end {
+                let count = self.tokens_per_event.min(end - from);
                 let words = Words {
                     start: self.word_start,
                     from,
@@ -357,6 +407,9 @@ impl Completion {
                     timer.wait_until(due).await;
                 }
                 enc.push_chunk(wbuf, words);
+                if is_text && let Some(text) = truth.reply_text.as_mut() {
+                    words.push_to(text);
+                }
                 pending.events += 1;
                 events += 1;
                 if garbage {
@@ -403,6 +456,12 @@ impl Completion {
         truth: &mut TruthEntry,
     ) -> io::Result<After> {
         self.whole_body(worker, ev, timer).await;
+        if !matches!(
+            self.fault,
+            Some(Fault::ResetMidStream | Fault::BadChunkSize)
+        ) {
+            truth.reply_text = self.whole_text();
+        }
         let half = ev.len() / 2;
         match self.fault {
             Some(Fault::ResetMidStream) => {
@@ -446,6 +505,7 @@ impl Completion {
         truth: &mut TruthEntry,
     ) -> io::Result<After> {
         self.whole_body(worker, ev, timer).await;
+        truth.reply_text = self.whole_text();
         let mut stamps = Vec::with_capacity(2);
         let sent = misbehave::send_huge(stream, wbuf, ev, bytes, close, || {
             stamps.push(monotonic_raw_ns());
@@ -477,36 +537,44 @@ impl Completion {
             created: self.created,
             model_json: &worker.shared.model_json,
         };
-        let start = self.word_start;
+        let (reasoning, content) = self.words();
         match self.endpoint {
             Endpoint::Chat => wire::chat_body(
                 ev,
                 &meta,
-                Words {
-                    start,
-                    from: 0,
-                    count: self.reasoning_tokens,
-                },
-                Words {
-                    start,
-                    from: self.reasoning_tokens,
-                    count: self.content_tokens,
-                },
+                reasoning,
+                content,
                 self.finish_reason(),
                 self.usage(),
             ),
             Endpoint::Completions => wire::completion_body(
                 ev,
                 &meta,
-                Words {
-                    start,
-                    from: 0,
-                    count: self.reasoning_tokens + self.content_tokens,
-                },
+                self.all_words(),
                 self.finish_reason(),
                 self.usage(),
             ),
         }
+    }
+
+    /// Reasoning and content as one run (what a completion's `text` carries).
+    fn all_words(&self) -> Words {
+        Words {
+            start: self.word_start,
+            from: 0,
+            count: self.reasoning_tokens + self.content_tokens,
+        }
+    }
+
+    /// The text of a whole (non-streamed) body, when the truth log keeps it: `message.content`
+    /// for chat, `text` for completions.
+    fn whole_text(&self) -> Option<String> {
+        let mut text = self.reply_buffer()?;
+        match self.endpoint {
+            Endpoint::Chat => self.words().1.push_to(&mut text),
+            Endpoint::Completions => self.all_words().push_to(&mut text),
+        }
+        Some(text)
     }
 }
 

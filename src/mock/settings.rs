@@ -56,12 +56,23 @@ pub struct MockConfig {
     /// Reasoning tokens streamed first as `reasoning_content` (0 = none). They count towards the
     /// request's max tokens, before the content.
     pub reasoning_tokens: usize,
-    /// Seed of the output lengths and words.
+    /// Seed of the output lengths, response ids and fault choices (each thread's generator) and
+    /// of the reply words, which are a function of this seed and the request body only: the same
+    /// body gets the same text from any thread, in any order, in every run (with a
+    /// [`OutputLen::Uniform`] length, the length is still drawn per request, and the text is that
+    /// many words of the body's sequence).
     pub seed: u64,
     /// Model name served and reported.
     pub model: String,
     /// Keep the per-request [`TruthLog`](crate::mock::TruthLog).
     pub truth_log: bool,
+    /// With `truth_log`, also keep each completion request's body and the reply text it got
+    /// ([`TruthEntry::request_body`](crate::mock::TruthEntry::request_body),
+    /// [`TruthEntry::reply_text`](crate::mock::TruthEntry::reply_text)): what dataset,
+    /// trace-replay and multi-turn tests compare. Off by default, so a performance run copies
+    /// no bodies.
+    #[serde(default)]
+    pub record_bodies: bool,
     /// monoio driver choice.
     pub io_driver: Driver,
     /// Cap the output at the request's `max_completion_tokens` / `max_tokens` (as a real server
@@ -110,6 +121,7 @@ impl Default for MockConfig {
             seed: 0,
             model: "mock-model".to_owned(),
             truth_log: false,
+            record_bodies: false,
             io_driver: Driver::Auto,
             respect_max_tokens: true,
             faults: Vec::new(),

@@ -940,3 +940,265 @@ fn stop_and_pause_end_held_connections_while_a_child_process_lives() {
         }
     }
 }
+
+/// The text a client reads from a completion response: chat's `content` (streamed deltas
+/// concatenated, or `message.content`), a completion's `text`; never `reasoning_content`.
+fn client_text(r: &Response, chat: bool, stream: bool) -> String {
+    let field = |choice: &serde_json::Value| -> String {
+        let v = if chat {
+            if stream {
+                &choice["delta"]["content"]
+            } else {
+                &choice["message"]["content"]
+            }
+        } else {
+            &choice["text"]
+        };
+        v.as_str().unwrap_or_default().to_owned()
+    };
+    if !stream {
+        return field(&r.json()["choices"][0]);
+    }
+    let data = r.sse_data();
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    data[..data.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap())
+        .filter_map(|e| e["choices"].get(0).map(field))
+        .collect()
+}
+
+/// The truth entry of request `id`, waiting for the server to file it (it records a request
+/// right after its last write; the client may read that write first).
+fn truth_of(s: &MockServer, id: &Uuid) -> TruthEntry {
+    let waited = std::time::Instant::now();
+    loop {
+        if let Some(e) = s.truth().get(id) {
+            return e;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(5),
+            "request {id} never reached the truth log"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The four shapes of a completion request: (path, chat, stream, body).
+fn completion_requests() -> [(&'static str, bool, bool, String); 4] {
+    let chat = |stream: bool| {
+        serde_json::json!({
+            "model": "mock-model",
+            "messages": [
+                {"role": "user", "content": "first question"},
+                {"role": "assistant", "content": " an earlier reply"},
+                {"role": "user", "content": "and a second \"quoted\" one"},
+            ],
+            "stream": stream,
+            "stream_options": {"include_usage": true},
+        })
+        .to_string()
+    };
+    let completion = |stream: bool| {
+        serde_json::json!({"prompt": "once upon a time", "stream": stream, "max_tokens": 50})
+            .to_string()
+    };
+    [
+        ("/v1/chat/completions", true, true, chat(true)),
+        ("/v1/chat/completions", true, false, chat(false)),
+        ("/v1/completions", false, true, completion(true)),
+        ("/v1/completions", false, false, completion(false)),
+    ]
+}
+
+/// With `record_bodies`, the truth log keeps the correlation id, the body byte for byte and the
+/// reply text exactly as the client read it: streamed or whole, chat or completions. Chat's text
+/// leaves the reasoning out; a completion's text carries it (the API has no other field for it).
+#[test]
+fn truth_log_keeps_the_correlation_id_body_and_reply_text() {
+    for d in DRIVERS {
+        let s = server(
+            d,
+            MockConfig {
+                truth_log: true,
+                record_bodies: true,
+                output_tokens: OutputLen::Fixed(9),
+                reasoning_tokens: 3,
+                tokens_per_event: 2,
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        for (path, chat, stream, body) in completion_requests() {
+            let id = Uuid::new_v4();
+            let r = c.call(
+                "POST",
+                path,
+                &body,
+                &format!("X-Request-ID: {id}\r\nX-Correlation-ID: abc\r\n"),
+            );
+            assert_eq!(r.status, 200, "{d:?} {path}");
+            let received = client_text(&r, chat, stream);
+            let e = truth_of(&s, &id);
+            let what = format!("{d:?} {path} stream={stream}");
+            assert!(e.completed, "{what}");
+            assert_eq!(e.correlation_id.as_deref(), Some("abc"), "{what}");
+            assert_eq!(e.request_body.as_deref(), Some(body.as_bytes()), "{what}");
+            assert_eq!(e.reply_text.as_deref(), Some(received.as_str()), "{what}");
+            // The text is the configured number of tokens: 9 content, plus 3 reasoning for a
+            // completion's text.
+            let tokens = if chat { 9 } else { 12 };
+            assert_eq!(o200k_len(&received), tokens, "{what} {received:?}");
+        }
+    }
+}
+
+/// Without `record_bodies` (the default) the truth log keeps no body and no text, but still the
+/// correlation id; a request without the header has none.
+#[test]
+fn without_record_bodies_only_the_correlation_id_is_kept() {
+    let s = server(
+        Driver::Auto,
+        MockConfig {
+            truth_log: true,
+            ..Default::default()
+        },
+    );
+    assert!(!MockConfig::default().record_bodies);
+    let mut c = Client::connect(&s);
+    for (path, _, _, body) in completion_requests() {
+        let id = Uuid::new_v4();
+        let extra = format!("X-Request-ID: {id}\r\nX-Correlation-ID: sess-42\r\n");
+        assert_eq!(c.call("POST", path, &body, &extra).status, 200);
+        let e = truth_of(&s, &id);
+        assert_eq!(e.correlation_id.as_deref(), Some("sess-42"), "{path}");
+        assert_eq!((e.request_body, e.reply_text), (None, None), "{path}");
+    }
+    let id = Uuid::new_v4();
+    c.call(
+        "POST",
+        "/v1/completions",
+        r#"{"prompt":"x"}"#,
+        &format!("X-Request-ID: {id}\r\n"),
+    );
+    assert_eq!(truth_of(&s, &id).correlation_id, None);
+}
+
+/// The reply text is a function of the body and the seed only: the same body gets the same text
+/// on another server with other threads and another driver, whatever came before it, and a
+/// different body or seed gets a different one. The token counts stay those configured.
+#[test]
+fn reply_text_is_a_function_of_the_body_and_the_seed() {
+    let cfg = |seed: u64, threads: usize, io_driver: Driver| MockConfig {
+        seed,
+        threads,
+        io_driver,
+        truth_log: true,
+        record_bodies: true,
+        output_tokens: OutputLen::Fixed(24),
+        ..Default::default()
+    };
+    let body_a = r#"{"messages":[{"role":"user","content":"turn one"}],"stream":true}"#;
+    let body_b = r#"{"messages":[{"role":"user","content":"turn one!"}],"stream":true}"#;
+    let ask = |s: &MockServer, body: &str| -> String {
+        let mut c = Client::connect(s);
+        let id = Uuid::new_v4();
+        let r = c.call(
+            "POST",
+            "/v1/chat/completions",
+            body,
+            &format!("X-Request-ID: {id}\r\n"),
+        );
+        let text = client_text(&r, true, true);
+        assert_eq!(truth_of(s, &id).reply_text.as_deref(), Some(text.as_str()));
+        assert_eq!(o200k_len(&text), 24, "{text:?}");
+        text
+    };
+    let first = start(cfg(5, 1, Driver::Uring)).unwrap();
+    let a1 = ask(&first, body_a);
+    let b1 = ask(&first, body_b);
+    let a1_again = ask(&first, body_a);
+    assert_eq!(a1, a1_again, "same body, same server");
+    assert_ne!(a1, b1, "one byte more in the body");
+    first.stop();
+
+    // Another run: other threads, other driver, the requests in another order.
+    let second = start(cfg(5, 3, Driver::Legacy)).unwrap();
+    let b2 = ask(&second, body_b);
+    for _ in 0..4 {
+        assert_eq!(ask(&second, body_a), a1, "same body and seed, another run");
+    }
+    assert_eq!(b2, b1);
+    second.stop();
+
+    let other_seed = start(cfg(6, 1, Driver::Uring)).unwrap();
+    assert_ne!(ask(&other_seed, body_a), a1, "another seed");
+}
+
+/// Faults and the reply text: a stream ended early by an `event: error` keeps the text of the
+/// content events it carried (a prefix of the full reply); an error status carries no text.
+#[test]
+fn reply_text_of_faulted_requests_is_what_was_sent() {
+    let cfg = |kind: Fault| MockConfig {
+        truth_log: true,
+        record_bodies: true,
+        output_tokens: OutputLen::Fixed(6),
+        faults: vec![FaultSpec {
+            kind,
+            fraction: 1.0,
+        }],
+        ..Default::default()
+    };
+    let body = r#"{"messages":[{"role":"user","content":"q"}],"stream":true}"#;
+    let full = {
+        let s = server(
+            Driver::Auto,
+            MockConfig {
+                faults: Vec::new(),
+                ..cfg(Fault::SlowLoris)
+            },
+        );
+        let r = Client::connect(&s).call("POST", "/v1/chat/completions", body, "");
+        client_text(&r, true, true)
+    };
+
+    let s = server(Driver::Auto, cfg(Fault::SseErrorEvent));
+    let id = Uuid::new_v4();
+    let r = Client::connect(&s).call(
+        "POST",
+        "/v1/chat/completions",
+        body,
+        &format!("X-Request-ID: {id}\r\n"),
+    );
+    // The content deltas before the error event (after half of the six token events).
+    let text = std::str::from_utf8(&r.body).unwrap();
+    let (before, _) = text.split_once("event: error").unwrap();
+    let received: String = before
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap())
+        .filter_map(|e| {
+            e["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(o200k_len(&received), 3, "{received:?}");
+    assert!(full.starts_with(&received) && full.len() > received.len());
+    let e = truth_of(&s, &id);
+    assert_eq!(e.fault, Some(Fault::SseErrorEvent));
+    assert_eq!(e.reply_text.as_deref(), Some(received.as_str()));
+
+    let s = server(Driver::Auto, cfg(Fault::Status(503)));
+    let id = Uuid::new_v4();
+    let r = Client::connect(&s).call(
+        "POST",
+        "/v1/chat/completions",
+        body,
+        &format!("X-Request-ID: {id}\r\n"),
+    );
+    assert_eq!(r.status, 503);
+    let e = truth_of(&s, &id);
+    assert_eq!(e.request_body.as_deref(), Some(body.as_bytes()));
+    assert_eq!(e.reply_text, None);
+}

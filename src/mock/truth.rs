@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 use uuid::Uuid;
@@ -20,6 +20,22 @@ use super::fault::Fault;
 pub struct TruthEntry {
     /// The request's `X-Request-ID` header, when it held a UUID.
     pub request_id: Option<Uuid>,
+    /// The request's `X-Correlation-ID` header as sent (surrounding whitespace trimmed; bytes
+    /// that are not UTF-8 replaced by U+FFFD), whatever it holds: the session id a client keeps
+    /// for every turn of one conversation. `None` when the header is absent.
+    pub correlation_id: Option<String>,
+    /// The whole request body as received, byte for byte; only with
+    /// [`MockConfig::record_bodies`](crate::mock::MockConfig::record_bodies), else `None`.
+    pub request_body: Option<Arc<[u8]>>,
+    /// The answer's text exactly as the client received it; only with
+    /// [`MockConfig::record_bodies`](crate::mock::MockConfig::record_bodies), else `None`.
+    /// Chat: the `content` (the concatenation of the streamed `delta.content` values, or
+    /// `message.content`), never the `reasoning_content`. Completions: the `text` (the API has no
+    /// reasoning field, so reasoning tokens go out as text and are part of it). A stream cut by a
+    /// fault: the text of the token events written before the cut. `None` as well when the
+    /// request got no completion text (a fault that answers with a status, resets before
+    /// answering or never answers, or cuts a non-streamed body).
+    pub reply_text: Option<String>,
     /// Request path (`/v1/chat/completions` or `/v1/completions`).
     pub path: &'static str,
     /// Whether the response was streamed.
@@ -141,13 +157,16 @@ impl TruthLog {
     }
 
     /// Writes every entry as one JSON object per line, ordered by arrival. Field names are those
-    /// of [`TruthEntry`]; `request_id` is the hyphenated UUID or null; all stamps are raw
+    /// of [`TruthEntry`]; `request_id` is the hyphenated UUID or null; `correlation_id`,
+    /// `request_body` (the body's text; a completion body the mock answered is always UTF-8
+    /// JSON, so nothing is lost) and `reply_text` are strings or null; all stamps are raw
     /// `CLOCK_MONOTONIC` nanoseconds.
     pub fn write_jsonl(&self, path: impl AsRef<Path>) -> io::Result<()> {
         let mut out = BufWriter::new(std::fs::File::create(path)?);
         for e in self.entries() {
             let line = JsonlEntry {
                 request_id: e.request_id.map(|u| u.hyphenated().to_string()),
+                correlation_id: e.correlation_id.as_deref(),
                 path: e.path,
                 stream: e.stream,
                 arrival_ns: e.arrival_ns,
@@ -160,6 +179,8 @@ impl TruthLog {
                 prompt_tokens: e.prompt_tokens,
                 completed: e.completed,
                 fault: e.fault.map(|f| f.to_string()),
+                request_body: e.request_body.as_deref().map(String::from_utf8_lossy),
+                reply_text: e.reply_text.as_deref(),
             };
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
@@ -171,6 +192,7 @@ impl TruthLog {
 #[derive(Serialize)]
 struct JsonlEntry<'a> {
     request_id: Option<String>,
+    correlation_id: Option<&'a str>,
     path: &'a str,
     stream: bool,
     arrival_ns: u64,
@@ -184,6 +206,8 @@ struct JsonlEntry<'a> {
     completed: bool,
     /// The fault in its command-line spelling (`status=503`, `reset-before`, …) or null.
     fault: Option<String>,
+    request_body: Option<std::borrow::Cow<'a, str>>,
+    reply_text: Option<&'a str>,
 }
 
 #[cfg(test)]
@@ -193,6 +217,9 @@ mod tests {
     fn entry(id: Option<Uuid>, arrival_ns: u64) -> TruthEntry {
         TruthEntry {
             request_id: id,
+            correlation_id: None,
+            request_body: None,
+            reply_text: None,
             path: "/v1/completions",
             stream: true,
             arrival_ns,
@@ -238,6 +265,9 @@ mod tests {
         log.record(0, entry(Some(a), 7));
         let mut faulted = entry(None, 9);
         faulted.fault = Some(Fault::Status(503));
+        faulted.correlation_id = Some("session-7".to_owned());
+        faulted.request_body = Some(Arc::from(&br#"{"prompt":"a \"q\""}"#[..]));
+        faulted.reply_text = Some(" the of".to_owned());
         log.record(0, faulted);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("truth.jsonl");
@@ -254,5 +284,11 @@ mod tests {
         assert!(lines[0]["fault"].is_null());
         assert_eq!(lines[1]["fault"], "status=503");
         assert_eq!(lines[1]["end_ns"], 13);
+        for absent in ["correlation_id", "request_body", "reply_text"] {
+            assert!(lines[0][absent].is_null(), "{absent}");
+        }
+        assert_eq!(lines[1]["correlation_id"], "session-7");
+        assert_eq!(lines[1]["request_body"], r#"{"prompt":"a \"q\""}"#);
+        assert_eq!(lines[1]["reply_text"], " the of");
     }
 }

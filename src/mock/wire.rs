@@ -42,6 +42,21 @@ impl Words {
             out.extend_from_slice(word(self.start, i).as_bytes());
         }
     }
+
+    /// Appends the text to `out` (what the truth log keeps as a reply's text).
+    pub(crate) fn push_to(self, out: &mut String) {
+        for i in self.from..self.from + self.count {
+            out.push_str(word(self.start, i));
+        }
+    }
+
+    /// The text as a string (tests compare what went out with it).
+    #[cfg(test)]
+    pub(crate) fn text(self) -> String {
+        let mut s = String::new();
+        self.push_to(&mut s);
+        s
+    }
 }
 
 /// Reason phrase of the status codes the mock sends.
@@ -421,7 +436,8 @@ mod tests {
             }),
         );
         let v = json_of_event(&ev);
-        assert_eq!(v["choices"][0]["delta"]["content"], " of and");
+        let of_and = format!("{}{}", word(0, 1), word(0, 2));
+        assert_eq!(v["choices"][0]["delta"]["content"], of_and.as_str());
         assert!(v["choices"][0]["finish_reason"].is_null());
         ev.clear();
         sse_chat(
@@ -435,7 +451,7 @@ mod tests {
         );
         assert_eq!(
             json_of_event(&ev)["choices"][0]["delta"]["reasoning_content"],
-            " the"
+            word(0, 0)
         );
         ev.clear();
         sse_chat(&mut ev, &M, ChatDelta::Finish("length"));
@@ -457,7 +473,8 @@ mod tests {
             }),
             None,
         );
-        assert_eq!(json_of_event(&ev)["choices"][0]["text"], " work the");
+        let two = format!("{}{}", word(63, 0), word(63, 1));
+        assert_eq!(json_of_event(&ev)["choices"][0]["text"], two.as_str());
         ev.clear();
         sse_usage(
             &mut ev,
@@ -500,8 +517,8 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
         assert_eq!(v["object"], "chat.completion");
-        assert_eq!(v["choices"][0]["message"]["content"], " of");
-        assert_eq!(v["choices"][0]["message"]["reasoning_content"], " the");
+        assert_eq!(v["choices"][0]["message"]["content"], word(0, 1));
+        assert_eq!(v["choices"][0]["message"]["reasoning_content"], word(0, 0));
         assert_eq!(v["usage"]["total_tokens"], 3);
         b.clear();
         completion_body(
@@ -516,7 +533,7 @@ mod tests {
             },
         );
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
-        assert_eq!(v["choices"][0]["text"], " the");
+        assert_eq!(v["choices"][0]["text"], w.text().as_str());
         assert_eq!(v["choices"][0]["finish_reason"], "length");
         assert!(v["usage"].get("completion_tokens_details").is_none());
     }

@@ -90,6 +90,10 @@ pub struct Limits {
     pub deadline_ns: Option<u64>,
     /// Largest decoded body accepted.
     pub max_body_bytes: u64,
+    /// Abandon the response this long after the request was fully written, closing the
+    /// connection ([`Error::Cancelled`]): AIPerf's request cancellation, whose timer starts once
+    /// the server has the whole request. Zero disconnects right after the write.
+    pub cancel_after_sent: Option<Duration>,
 }
 
 /// How a run cuts its exchanges short (the worker's requests; the scraper has no cut).
@@ -146,6 +150,8 @@ pub enum Error {
     /// The attempt did not finish within [`Limits::attempt_timeout`] or by
     /// [`Limits::deadline_ns`].
     TimedOut,
+    /// The response was abandoned [`Limits::cancel_after_sent`] after the request was written.
+    Cancelled,
 }
 
 impl Error {
@@ -179,6 +185,7 @@ impl fmt::Display for Error {
             }
             Error::Head(e) | Error::Body(e) => write!(f, "{e}"),
             Error::TimedOut => f.write_str("exchange timed out"),
+            Error::Cancelled => f.write_str("the request was cancelled after it was sent"),
         }
     }
 }
@@ -304,10 +311,15 @@ impl Exchange<'_> {
             Err(e) => return Err(Failed::new(Error::Write(e), reused)),
         }
 
-        let keep_alive = self
-            .read_response(&mut conn, sink)
-            .await
-            .map_err(|e| Failed::new(e, reused))?;
+        let response = self.read_response(&mut conn, sink);
+        let read = match self.limits.cancel_after_sent {
+            None => response.await,
+            // Dropping the read abandons the connection: the server sees the client go away.
+            Some(after) => monoio::time::timeout(after, response)
+                .await
+                .unwrap_or(Err(Error::Cancelled)),
+        };
+        let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
         // Out of the in-flight set before the connection is pooled (no await in between).
         drop(in_flight);
         if keep_alive && conn.rbuf.is_empty() && self.reuse {

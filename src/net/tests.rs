@@ -104,6 +104,7 @@ fn limits() -> Limits {
         attempt_timeout: Some(Duration::from_secs(5)),
         deadline_ns: None,
         max_body_bytes: 1 << 20,
+        cancel_after_sent: None,
     }
 }
 
@@ -326,5 +327,40 @@ fn attempt_timeout_and_refused_connect_are_their_own_errors() {
         srv.join().unwrap();
         assert!(matches!(timed_out, Err(Error::TimedOut)), "{timed_out:?}");
         assert!(matches!(connect, Err(Error::Connect(_))), "{connect:?}");
+    }
+}
+
+#[test]
+fn cancellation_after_the_write_abandons_the_connection() {
+    for driver in DRIVERS {
+        // The server gets the whole request, sends the head and part of a body, then waits: the
+        // client must go away (EOF) instead of waiting for the rest.
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
+                .unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut b = [0u8; 16];
+            assert_eq!(s.read(&mut b).unwrap(), 0, "the client should close");
+        }]);
+        let pool = Pool::new(1, 64);
+        let (result, seen) = on_runtime(driver, async || {
+            let mut seen = Seen::default();
+            let cancelling = Limits {
+                cancel_after_sent: Some(Duration::from_millis(30)),
+                ..limits()
+            };
+            let r = exchange(addr, &pool, cancelling).run(&mut seen).await;
+            (r, seen)
+        });
+        srv.join().unwrap();
+        assert!(matches!(result, Err(Error::Cancelled)), "{result:?}");
+        // The whole request went out and what arrived before the cut was kept.
+        assert_eq!(seen.sent, REQUEST.len());
+        assert_eq!(seen.head.map(|h| h.0), Some(200));
+        assert!(
+            pool.take(0).is_none(),
+            "a cancelled connection is never pooled"
+        );
     }
 }

@@ -80,7 +80,7 @@ pub struct RawRecord {
     pub url_index: u16,
     /// `X-Request-ID` sent with the request.
     pub request_id: uuid::Uuid,
-    /// `X-Correlation-ID` (the session id; every ringperf session is one request).
+    /// `X-Correlation-ID`: the session's id, the same for every turn of a conversation.
     pub correlation_id: uuid::Uuid,
     /// Monotonic ns just before the request's first byte was written.
     pub start_ns: u64,
@@ -101,8 +101,12 @@ pub struct RawRecord {
     pub conn_reused: bool,
     pub bytes_sent: u64,
     pub bytes_received: u64,
-    /// The request was cut by the end of a duration run's grace period.
+    /// The request was cancelled: cut by the end of a duration run's grace period, or by
+    /// `--request-cancellation-rate`.
     pub was_cancelled: bool,
+    /// The body sent, when it was built for this request (a turn carrying its conversation's
+    /// history); `None` when it was the pre-encoded body of its turn.
+    pub request_body: Option<Vec<u8>>,
 }
 
 impl RawRecord {

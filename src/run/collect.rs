@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
-use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_texts};
 use crate::export::JsonlWriter;
 use crate::record::ring::Consumer;
 use crate::record::{Phase, RawRecord, RecordFacts};
@@ -23,12 +23,13 @@ pub struct Progress {
     pub profiling_errors: AtomicU64,
 }
 
-/// Per dataset entry: what the aggregator needs to know about the request it sent.
+/// Per turn of the dataset: what the aggregator needs to know about the request it sent.
 #[derive(Debug, Clone)]
-pub struct EntryInfo {
-    pub id: String,
-    /// ISL counted from the wire payload, before the run.
-    pub isl_tokens: u64,
+pub struct TurnInfo {
+    pub conversation_id: String,
+    /// ISL counted from the wire payload before the run; `None` for a turn whose body carries
+    /// its conversation's history (counted from the body the record brings).
+    pub isl_tokens: Option<u64>,
     pub max_tokens: Option<u64>,
 }
 
@@ -37,7 +38,10 @@ pub struct Collector {
     pub consumers: Vec<Consumer>,
     pub kind: EndpointKind,
     pub tokenizer: Arc<Tokenizer>,
-    pub entries: Arc<Vec<EntryInfo>>,
+    /// Every turn, in dataset order.
+    pub turns: Arc<Vec<TurnInfo>>,
+    /// Index in `turns` of each conversation's first turn.
+    pub turn_offsets: Arc<Vec<usize>>,
     pub clock: Clock,
     pub metric_cfg: MetricConfig,
     pub use_server_token_count: bool,
@@ -148,7 +152,10 @@ impl Collector {
     /// Parses the response and counts tokens: the facts every metric is computed from.
     fn facts(&self, raw: &RawRecord, parsed: &mut ParsedResponse) -> RecordFacts {
         parse_record(self.kind, raw, parsed);
-        let entry = self.entries.get(raw.credit.conversation as usize);
+        let entry = self
+            .turn_offsets
+            .get(raw.credit.conversation as usize)
+            .and_then(|&o| self.turns.get(o + raw.credit.turn as usize));
         let error = raw.error.clone().or_else(|| parsed.error.clone());
         let usage = parsed.usage.clone();
         let (input_tokens, output_tokens, reasoning_tokens) = if self.use_server_token_count {
@@ -159,7 +166,10 @@ impl Collector {
                 .map(|c| c.saturating_sub(reasoning.unwrap_or(0)));
             (u.prompt_tokens, output, reasoning)
         } else {
-            let input = entry.map(|e| e.isl_tokens);
+            let input = match &raw.request_body {
+                Some(body) => Some(self.tokenizer.count(&payload_texts(self.kind, body)) as u64),
+                None => entry.and_then(|e| e.isl_tokens),
+            };
             if error.is_some() {
                 (input, None, None)
             } else {
@@ -175,8 +185,8 @@ impl Collector {
             session_num: raw.credit.index,
             x_request_id: raw.request_id,
             x_correlation_id: raw.correlation_id,
-            conversation_id: entry.map(|e| e.id.clone()).unwrap_or_default(),
-            turn_index: 0,
+            conversation_id: entry.map(|e| e.conversation_id.clone()).unwrap_or_default(),
+            turn_index: raw.credit.turn,
             worker_id: raw.worker_id,
             intended_ns: raw.credit.intended_ns,
             start_ns: raw.start_ns,

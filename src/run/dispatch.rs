@@ -2,28 +2,62 @@
 //! run and deals the credits round-robin into each worker's queue, a bounded distance ahead of
 //! the clock. One process for all workers keeps gamma and Poisson arrivals exact (a gamma
 //! process does not split into independent per-worker ones).
+//!
+//! Two sources: an arrival process (`--request-rate`, optionally ramped by
+//! `--request-rate-ramp-duration`), or a fixed schedule of first turns (`--fixed-schedule`),
+//! whose credits name their conversation explicitly. Either may mark credits for cancellation
+//! (`--request-cancellation-*`). Intended times are always absolute from the phase start.
+
+// Remove once run_phase calls `fixed_schedule`, `with_rate_ramp` and `with_cancellation`
+// (the multi-turn branch wires them): until then they are only exercised by the tests.
+#![cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "fixed schedule, rate ramp and cancellation await their run_phase wiring"
+    )
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
 use crate::config::Arrival;
 use crate::record::{Credit, Phase};
-use crate::schedule::{Arrivals, TemplatePicker, child_seed};
+use crate::schedule::{Arrivals, CancelPlan, RateRamp, ScheduleEntry, TemplatePicker, child_seed};
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;
 /// Credits a worker queue holds at most.
 const QUEUE_CAPACITY: usize = 64 * 1024;
 
+/// Where the dispatcher's credits come from.
+#[derive(Debug)]
+enum Source {
+    /// An arrival process; entries picked in shuffled order.
+    Arrivals {
+        arrivals: Box<Arrivals>,
+        picker: TemplatePicker,
+        rate: f64,
+        arrival: Arrival,
+        seed: u64,
+    },
+    /// First turns of a fixed schedule, in time order.
+    Schedule {
+        entries: Vec<ScheduleEntry>,
+        next: usize,
+    },
+}
+
 #[derive(Debug)]
 pub struct Dispatcher {
     pub queues: Vec<Arc<ArrayQueue<Credit>>>,
     /// Set once every credit of the phase has been queued.
     pub fed: Arc<AtomicBool>,
-    arrivals: Arrivals,
-    picker: TemplatePicker,
+    source: Source,
+    cancel: Option<CancelPlan>,
     phase: Phase,
     start_ns: u64,
     next_index: u64,
@@ -47,19 +81,111 @@ impl Dispatcher {
         issue_deadline_ns: Option<u64>,
     ) -> Self {
         let name = format!("timing.{}.arrivals", phase.as_str());
+        let arrival_seed = child_seed(seed, &name);
+        Self::with_source(
+            workers,
+            Source::Arrivals {
+                arrivals: Box::new(Arrivals::new(rate, arrival, arrival_seed)),
+                picker: TemplatePicker::new(entries, seed),
+                rate,
+                arrival,
+                seed: arrival_seed,
+            },
+            phase,
+            start_ns,
+            limit,
+            issue_deadline_ns,
+        )
+    }
+
+    /// A dispatcher that deals the first turns of `schedule` (from
+    /// [`crate::schedule::FixedSchedule::build`]) at `start_ns + offset`, each credit naming its
+    /// conversation, turn 0. Later turns are the workers' (see
+    /// [`crate::schedule::Replay::turn_due_ns`]).
+    pub fn fixed_schedule(
+        workers: usize,
+        schedule: Vec<ScheduleEntry>,
+        phase: Phase,
+        start_ns: u64,
+        limit: u64,
+        issue_deadline_ns: Option<u64>,
+    ) -> Self {
+        Self::with_source(
+            workers,
+            Source::Schedule {
+                entries: schedule,
+                next: 0,
+            },
+            phase,
+            start_ns,
+            limit,
+            issue_deadline_ns,
+        )
+    }
+
+    fn with_source(
+        workers: usize,
+        source: Source,
+        phase: Phase,
+        start_ns: u64,
+        limit: u64,
+        issue_deadline_ns: Option<u64>,
+    ) -> Self {
         Self {
             queues: (0..workers.max(1))
                 .map(|_| Arc::new(ArrayQueue::new(QUEUE_CAPACITY)))
                 .collect(),
             fed: Arc::new(AtomicBool::new(false)),
-            arrivals: Arrivals::new(rate, arrival, child_seed(seed, &name)),
-            picker: TemplatePicker::new(entries, seed),
+            source,
+            cancel: None,
             phase,
             start_ns,
             next_index: 0,
             limit,
             issue_deadline_ns,
             pending: None,
+        }
+    }
+
+    /// Ramps the arrival rate from `rate · 0.1 s / duration` to `rate` over `duration`
+    /// (`--request-rate-ramp-duration`, AIPerf's linear continuous ramp). No effect on a fixed
+    /// schedule. Call before the first [`Dispatcher::feed`].
+    #[must_use]
+    pub fn with_rate_ramp(mut self, duration: Duration) -> Self {
+        if let Source::Arrivals {
+            arrivals,
+            rate,
+            arrival,
+            seed,
+            ..
+        } = &mut self.source
+        {
+            **arrivals = Arrivals::ramped(RateRamp::new(*rate, duration), *arrival, *seed);
+        }
+        self
+    }
+
+    /// Marks credits for cancellation by `plan` (never in warmup).
+    #[must_use]
+    pub fn with_cancellation(mut self, plan: Option<CancelPlan>) -> Self {
+        self.cancel = plan;
+        self
+    }
+
+    /// The next credit's conversation and intended time, or `None` when the source is spent.
+    fn next_from_source(&mut self, index: u64) -> Option<(u32, u64)> {
+        match &mut self.source {
+            Source::Arrivals {
+                arrivals, picker, ..
+            } => Some((
+                picker.pick(index),
+                self.start_ns + arrivals.next_offset_ns(),
+            )),
+            Source::Schedule { entries, next } => {
+                let e = entries.get(*next)?;
+                *next += 1;
+                Some((e.conversation, self.start_ns.saturating_add(e.offset_ns)))
+            }
         }
     }
 
@@ -85,19 +211,22 @@ impl Dispatcher {
                         self.fed.store(true, Ordering::Release);
                         return;
                     }
-                    let at = self.start_ns + self.arrivals.next_offset_ns();
+                    let index = self.next_index;
+                    let Some((conversation, at)) = self.next_from_source(index) else {
+                        self.fed.store(true, Ordering::Release);
+                        return;
+                    };
                     if self.issue_deadline_ns.is_some_and(|d| at >= d) {
                         self.fed.store(true, Ordering::Release);
                         return;
                     }
-                    let index = self.next_index;
                     self.next_index += 1;
                     Credit {
                         phase: self.phase,
                         index,
-                        conversation: self.picker.pick(index),
+                        conversation,
                         turn: 0,
-                        cancel_after_ns: None,
+                        cancel_after_ns: self.cancel.and_then(|c| c.delay_for(self.phase, index)),
                         intended_ns: at,
                     }
                 }
@@ -161,5 +290,184 @@ mod tests {
         d.feed(2_000_000_000, false);
         assert!(d.is_fed());
         assert_eq!(d.queues[0].len(), 10); // 0, 100, ..., 900 ms; 1 s is the deadline
+    }
+
+    fn drain(d: &Dispatcher) -> Vec<Credit> {
+        let mut v: Vec<Credit> = d
+            .queues
+            .iter()
+            .flat_map(|q| std::iter::from_fn(|| q.pop()))
+            .collect();
+        v.sort_by_key(|c| c.index);
+        v
+    }
+
+    #[test]
+    fn fixed_schedule_deals_first_turns_at_absolute_times() {
+        let schedule = vec![
+            ScheduleEntry {
+                conversation: 2,
+                offset_ns: 0,
+            },
+            ScheduleEntry {
+                conversation: 0,
+                offset_ns: 30_000_000,
+            },
+            ScheduleEntry {
+                conversation: 1,
+                offset_ns: 200_000_000,
+            },
+        ];
+        let mut d =
+            Dispatcher::fixed_schedule(2, schedule, Phase::Profiling, 1_000, u64::MAX, None);
+        d.feed(1_000, false);
+        assert!(!d.is_fed(), "200 ms is beyond the lookahead");
+        d.feed(1_000 + 200_000_000, false);
+        assert!(d.is_fed());
+        let v = drain(&d);
+        let got: Vec<(u64, u32, u32, u64)> = v
+            .iter()
+            .map(|c| (c.index, c.conversation, c.turn, c.intended_ns))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 2, 0, 1_000),
+                (1, 0, 0, 30_001_000),
+                (2, 1, 0, 200_001_000)
+            ]
+        );
+        assert!(v.iter().all(|c| c.cancel_after_ns.is_none()));
+    }
+
+    #[test]
+    fn fixed_schedule_respects_limit_and_deadline() {
+        let schedule: Vec<ScheduleEntry> = (0..5)
+            .map(|i| ScheduleEntry {
+                conversation: i,
+                offset_ns: u64::from(i) * 10_000_000,
+            })
+            .collect();
+        let mut d = Dispatcher::fixed_schedule(
+            1,
+            schedule.clone(),
+            Phase::Profiling,
+            0,
+            u64::MAX,
+            Some(25_000_000),
+        );
+        d.feed(0, false);
+        assert!(d.is_fed());
+        assert_eq!(drain(&d).len(), 3); // 0, 10, 20 ms; 30 ms is past the deadline
+        let mut d = Dispatcher::fixed_schedule(1, schedule, Phase::Profiling, 0, 2, None);
+        d.feed(0, false);
+        assert_eq!(drain(&d).len(), 2);
+    }
+
+    #[test]
+    fn ramped_rate_gives_absolute_times_on_aiperf_curve() {
+        // Constant 10/s ramped over 1 s: 1/s until 100 ms. First credit at 0, next pending at
+        // 1 s. Update 1 (100 ms, 1.9/s): min(1 s, 0.1 + 1/1.9) = 626.3 ms. Update 2 (200 ms,
+        // 2.8/s): min(626.3, 0.2 + 1/2.8 = 557.1) = 557.1 ms. Update 3 (300 ms, 3.7/s):
+        // 0.3 + 270.3 = 570.3 > 557.1, kept. Update 4 (400 ms, 4.6/s): 617.4, kept. Update 5
+        // (500 ms, 5.5/s): 681.8, kept. So the second credit goes at 557.1 ms; the next is
+        // one interval at 5.5/s later (681.8 ms) unless update 6 (600 ms, 6.4/s) pulls it to
+        // 0.6 + 156.25 = 756.25 — it does not (681.8 < 756.25).
+        let mut d = Dispatcher::new(
+            1,
+            10.0,
+            Arrival::Constant,
+            1,
+            Phase::Profiling,
+            3,
+            0,
+            3,
+            None,
+        )
+        .with_rate_ramp(Duration::from_secs(1));
+        d.feed(10_000_000_000, false);
+        let t: Vec<u64> = drain(&d).iter().map(|c| c.intended_ns).collect();
+        let want = [0.0, 0.2e9 + 1e9 / 2.8, 0.2e9 + 1e9 / 2.8 + 1e9 / 5.5];
+        assert_eq!(t.len(), 3);
+        for (got, want) in t.iter().zip(want) {
+            assert!((*got as f64 - want).abs() < 2.0, "{t:?} vs {want}");
+        }
+    }
+
+    #[test]
+    fn ramp_reaches_the_target_rate() {
+        let mut d = Dispatcher::new(
+            1,
+            100.0,
+            Arrival::Constant,
+            1,
+            Phase::Profiling,
+            3,
+            0,
+            u64::MAX,
+            Some(3_000_000_000),
+        )
+        .with_rate_ramp(Duration::from_secs(1));
+        let mut all = Vec::new();
+        for ms in (0..=3_000).step_by(10) {
+            d.feed(ms * 1_000_000, false);
+            all.extend(drain(&d));
+        }
+        let t: Vec<u64> = all.iter().map(|c| c.intended_ns).collect();
+        // After the ramp: exactly 10 ms apart.
+        let tail: Vec<u64> = t
+            .windows(2)
+            .filter(|w| w[0] >= 1_100_000_000)
+            .map(|w| w[1] - w[0])
+            .collect();
+        assert!(tail.iter().all(|g| g.abs_diff(10_000_000) <= 1), "{tail:?}");
+        // During it, fewer than the 100 a flat rate would send in the first second (a linear
+        // ramp from 10/s to 100/s sends about 55).
+        let ramp = t.iter().filter(|x| **x < 1_000_000_000).count();
+        assert!((45..=65).contains(&ramp), "{ramp}");
+        // Intervals never grow while the rate climbs.
+        let early: Vec<u64> = t
+            .windows(2)
+            .filter(|w| w[1] < 1_000_000_000)
+            .map(|w| w[1] - w[0])
+            .collect();
+        assert!(early.windows(2).all(|w| w[1] <= w[0] + 1), "{early:?}");
+    }
+
+    #[test]
+    fn cancellation_marks_profiling_credits_only() {
+        let plan = CancelPlan::new(100.0, Duration::from_millis(5), 9);
+        let mut d = Dispatcher::new(
+            1,
+            1000.0,
+            Arrival::Constant,
+            1,
+            Phase::Profiling,
+            3,
+            0,
+            10,
+            None,
+        )
+        .with_cancellation(Some(plan));
+        d.feed(0, false);
+        assert!(
+            drain(&d)
+                .iter()
+                .all(|c| c.cancel_after_ns == Some(5_000_000))
+        );
+        let mut d = Dispatcher::new(
+            1,
+            1000.0,
+            Arrival::Constant,
+            1,
+            Phase::Warmup,
+            3,
+            0,
+            10,
+            None,
+        )
+        .with_cancellation(Some(plan));
+        d.feed(0, false);
+        assert!(drain(&d).iter().all(|c| c.cancel_after_ns.is_none()));
     }
 }

@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::aggregate::MetricConfig;
@@ -20,7 +20,9 @@ use crate::config::{Config, ExportLevel, Load, PhaseConfig};
 use crate::export::{ExportNames, JsonlWriter, RunInfo};
 use crate::record::Phase;
 use crate::record::ring::ring_bounded;
-use crate::worker::{CreditSource, PhasePlan, Shared, Workers};
+use crate::worker::{
+    CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
+};
 use crate::workload;
 
 pub use crate::control::{ErrorBudget, RunControl, StopReason};
@@ -174,36 +176,42 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
 
-    let mut templates = Vec::with_capacity(cfg.urls.len());
-    for u in &cfg.urls {
-        let mut per_url = Vec::with_capacity(dataset.conversations.len());
-        for c in &dataset.conversations {
-            let req = crate::http::encode_post_with(
-                &u.host_header,
-                &u.request_path,
-                &request_headers(&cfg),
-                c.turns[0].body.as_deref().unwrap_or_default(),
-                crate::http::request::CORRELATION_ID_HEADER,
-                &cfg.correlation_copies,
-            )
-            .map_err(|err| {
-                RunError(format!(
-                    "cannot encode the request for {}: {err}",
-                    u.display
-                ))
-            })?;
-            per_url.push(req);
-        }
-        templates.push(per_url);
-    }
+    // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone.
+    let inputs_path = dir.join("inputs.json");
+    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(
+        &dataset,
+        cfg.endpoint,
+        &payload_params,
+    ))
+    .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
+    write_file(&inputs_path, &inputs)?;
+    drop(inputs);
+
+    let mut dataset = dataset;
+    let encoding = crate::worker::Encoding {
+        targets: cfg
+            .urls
+            .iter()
+            .map(|u| (u.host_header.clone(), u.request_path.clone()))
+            .collect(),
+        headers: request_headers(&cfg),
+        correlation_copies: cfg.correlation_copies.clone(),
+    };
+    let (templates, turn_offsets, turn_info) = encode_templates(&mut dataset, &cfg, &encoding)?;
 
     let clock = control.clock();
     let shared = Arc::new(Shared {
         clock,
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
+        dataset,
+        turn_offsets: turn_offsets.clone(),
         templates,
+        encoding,
+        kind: cfg.endpoint,
+        payload: payload_params.clone(),
         request_timeout: cfg.request_timeout,
         reuse: cfg.connection_reuse,
+        sticky_sessions: cfg.connection_reuse == crate::config::ConnectionReuse::StickyUserSessions,
         max_body_bytes: MAX_BODY_BYTES,
         seed: cfg.seed,
         control: control.clone(),
@@ -222,22 +230,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ExportLevel::Summary => None,
     };
     let progress = Arc::new(Progress::default());
-    let entries = Arc::new(
-        dataset
-            .conversations
-            .iter()
-            .map(|c| collect::EntryInfo {
-                id: c.session_id.clone(),
-                isl_tokens: c.turns[0].isl_tokens.unwrap_or(0),
-                max_tokens: c.turns[0].max_tokens.map(u64::from),
-            })
-            .collect::<Vec<_>>(),
-    );
     let collector = collect::Collector {
         consumers,
         kind: cfg.endpoint,
         tokenizer: tokenizer.clone(),
-        entries,
+        turns: Arc::new(turn_info),
+        turn_offsets: Arc::new(turn_offsets),
         clock,
         metric_cfg: MetricConfig::new(cfg.streaming, cfg.use_server_token_count),
         use_server_token_count: cfg.use_server_token_count,
@@ -280,15 +278,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
     if let Some(w) = cfg.warmup.clone() {
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
-        run_phase(
-            &cfg,
-            &shared,
-            &workers,
-            Phase::Warmup,
-            &w,
-            dataset.conversations.len(),
-            &progress,
-        );
+        run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, &progress);
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
     }
     let start_wall_ns = crate::clock::wall_now_ns();
@@ -301,7 +291,6 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             &workers,
             Phase::Profiling,
             &cfg.profiling,
-            dataset.conversations.len(),
             &progress,
         );
     }
@@ -345,18 +334,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
                     dir.display()
                 ))
             })?;
-    let inputs_path = dir.join("inputs.json");
-    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(
-        &dataset,
-        cfg.endpoint,
-        &payload_params,
-    ))
-    .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
-    write_file(&inputs_path, &inputs)?;
     if cfg.export_level == ExportLevel::Records {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
-    files.push(("Inputs", inputs_path));
+    files.push(("Inputs", dir.join("inputs.json")));
     // Server metrics: flush period, final scrape, exports (listed in the console footer).
     files.extend(server_metrics::finish(
         scraper, &cfg, &run_info, &dir, &names,
@@ -398,7 +379,6 @@ fn run_phase(
     workers: &Workers,
     phase: Phase,
     p: &PhaseConfig,
-    entries: usize,
     progress: &Arc<Progress>,
 ) {
     let n = workers.len();
@@ -409,25 +389,32 @@ fn run_phase(
     let split = |total: u64, i: usize| -> u64 {
         total / n as u64 + u64::from((i as u64) < total % n as u64)
     };
+    let conversations = shared.dataset.conversations.len();
+    let plan = |source: CreditSource| PhasePlan {
+        phase,
+        source,
+        counters: PhaseCounters::default(),
+        request_limit: limit,
+        session_limit: u64::MAX,
+        sampling: shared.dataset.default_sampling,
+        start_ns: start,
+        timing: TurnTiming::default(),
+        issue_deadline_ns,
+        hard_deadline_ns,
+    };
+    let counters = PhaseCounters::default();
 
     let mut feeder = None;
     let plans: Vec<PhasePlan> = match p.load {
-        Load::Concurrency(c) => {
-            let next = Arc::new(AtomicU64::new(0));
-            (0..n)
-                .map(|i| PhasePlan {
-                    phase,
-                    source: CreditSource::Closed {
-                        next: next.clone(),
-                        limit,
-                        slots: split(c, i) as usize,
-                    },
-                    issue_deadline_ns,
-                    hard_deadline_ns,
-                    entries,
+        Load::Concurrency(c) => (0..n)
+            .map(|i| PhasePlan {
+                counters: counters.clone(),
+                ..plan(CreditSource::Closed {
+                    slots: split(c, i) as usize,
+                    ramp_offsets_ns: Vec::new(),
                 })
-                .collect()
-        }
+            })
+            .collect(),
         Load::Rate { rate, arrival, cap } => {
             let d = dispatch::Dispatcher::new(
                 n,
@@ -435,22 +422,20 @@ fn run_phase(
                 arrival,
                 cfg.seed,
                 phase,
-                entries,
+                conversations,
                 start,
                 limit,
                 issue_deadline_ns,
             );
             let plans = (0..n)
                 .map(|i| PhasePlan {
-                    phase,
-                    source: CreditSource::Open {
+                    counters: counters.clone(),
+                    ..plan(CreditSource::Open {
                         queue: d.queues[i].clone(),
                         fed: d.fed.clone(),
                         cap: cap.map(|c| split(c, i).max(1) as usize),
-                    },
-                    issue_deadline_ns,
-                    hard_deadline_ns,
-                    entries,
+                        kind: OpenKind::Tick,
+                    })
                 })
                 .collect();
             feeder = Some(d);
@@ -475,6 +460,67 @@ fn run_phase(
         view.tick();
     }
     view.finish();
+}
+
+/// Encodes every turn that has its body (moving the body out of the dataset), for every URL;
+/// returns the templates (`[url][turn]`), each conversation's first-turn index, and what the
+/// aggregator needs to know of each turn.
+#[allow(clippy::type_complexity)]
+fn encode_templates(
+    dataset: &mut workload::Prepared,
+    cfg: &Config,
+    encoding: &crate::worker::Encoding,
+) -> Result<
+    (
+        Vec<Vec<Option<crate::http::EncodedRequest>>>,
+        Vec<usize>,
+        Vec<collect::TurnInfo>,
+    ),
+    RunError,
+> {
+    let total = dataset.turn_count();
+    let mut templates: Vec<Vec<Option<crate::http::EncodedRequest>>> = (0..cfg.urls.len())
+        .map(|_| Vec::with_capacity(total))
+        .collect();
+    let mut offsets = Vec::with_capacity(dataset.conversations.len());
+    let mut info = Vec::with_capacity(total);
+    for c in &mut dataset.conversations {
+        offsets.push(info.len());
+        for t in &mut c.turns {
+            info.push(collect::TurnInfo {
+                conversation_id: c.session_id.clone(),
+                isl_tokens: t.isl_tokens,
+                max_tokens: t.max_tokens.map(u64::from),
+            });
+            let body = t.body.take();
+            for (u, per_url) in templates.iter_mut().enumerate() {
+                let req = match &body {
+                    None => None,
+                    Some(b) => {
+                        let (host, path) = &encoding.targets[u];
+                        Some(
+                            crate::http::encode_post_with(
+                                host,
+                                path,
+                                &encoding.headers,
+                                b,
+                                crate::http::request::CORRELATION_ID_HEADER,
+                                &encoding.correlation_copies,
+                            )
+                            .map_err(|err| {
+                                RunError(format!(
+                                    "cannot encode the request for {}: {err}",
+                                    cfg.urls[u].display
+                                ))
+                            })?,
+                        )
+                    }
+                };
+                per_url.push(req);
+            }
+        }
+    }
+    Ok((templates, offsets, info))
 }
 
 fn request_headers(cfg: &Config) -> Vec<(String, String)> {

@@ -7,9 +7,20 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use rand_distr::{Distribution, Exp, Gamma};
+use rand_distr::{Distribution, Exp1, Gamma};
 
 use crate::config::Arrival;
+use crate::conversation::Sampling;
+
+pub mod cancel;
+pub mod fixed;
+pub mod ramp;
+pub mod user_centric;
+
+pub use cancel::CancelPlan;
+pub use fixed::{FixedSchedule, Replay, ScheduleEntry, ScheduleError, Window};
+pub use ramp::{RATE_RAMP_UPDATE_NS, RateRamp, concurrency_slot_start_ns};
+pub use user_centric::{InitialUser, Spawner, UserCentric};
 
 /// Derives an independent seed for a named stream from the run's root seed (FNV-1a of the
 /// name mixed with the seed through SplitMix64), so every random choice is reproducible alone.
@@ -22,7 +33,7 @@ pub fn child_seed(root: u64, name: &str) -> u64 {
     splitmix64(root ^ h)
 }
 
-fn splitmix64(mut x: u64) -> u64 {
+pub(crate) fn splitmix64(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = x;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -35,87 +46,122 @@ fn splitmix64(mut x: u64) -> u64 {
 pub struct Arrivals {
     rng: StdRng,
     kind: ArrivalKind,
-    /// Sum of intervals so far, as f64 ns (kept in float so rounding never accumulates).
+    /// Requests per second in force.
+    rate: f64,
+    /// Offset of the next request, as f64 ns (kept in float so rounding never accumulates).
     offset_ns: f64,
+    /// A request-rate ramp and the index of its next update.
+    ramp: Option<(RateRamp, u64)>,
 }
 
+/// Interval distributions at rate 1/s (scaled by `1e9 / rate` when drawn).
 #[derive(Debug)]
 enum ArrivalKind {
-    Constant { interval_ns: f64 },
-    Poisson(Exp<f64>),
+    Constant,
+    Poisson(Exp1),
+    /// Shape k, scale 1/k: mean 1, variance 1/k.
     Gamma(Gamma<f64>),
 }
 
+fn valid_rate(rate: f64) -> f64 {
+    if rate.is_finite() && rate > 0.0 {
+        rate
+    } else {
+        1.0
+    }
+}
+
 impl Arrivals {
-    /// Arrivals at `rate` per second. The first request goes at offset 0, as in AIPerf's rate
-    /// loop, which issues its first credit at the phase start.
+    /// Arrivals at `rate` per second. The first request goes at offset 0.
     pub fn new(rate: f64, arrival: Arrival, seed: u64) -> Self {
-        let rate = if rate.is_finite() && rate > 0.0 {
-            rate
-        } else {
-            1.0
-        };
         let kind = match arrival {
-            Arrival::Constant => ArrivalKind::Constant {
-                interval_ns: 1e9 / rate,
+            Arrival::Constant => ArrivalKind::Constant,
+            Arrival::Poisson => ArrivalKind::Poisson(Exp1),
+            Arrival::Gamma { smoothness } => match Gamma::new(smoothness, 1.0 / smoothness) {
+                Ok(d) => ArrivalKind::Gamma(d),
+                Err(_) => ArrivalKind::Constant,
             },
-            Arrival::Poisson => match Exp::new(rate / 1e9) {
-                Ok(d) => ArrivalKind::Poisson(d),
-                Err(_) => ArrivalKind::Constant {
-                    interval_ns: 1e9 / rate,
-                },
-            },
-            // shape k, scale 1/(rate·k): mean 1/rate, variance 1/(k·rate²).
-            Arrival::Gamma { smoothness } => {
-                match Gamma::new(smoothness, 1e9 / (rate * smoothness)) {
-                    Ok(d) => ArrivalKind::Gamma(d),
-                    Err(_) => ArrivalKind::Constant {
-                        interval_ns: 1e9 / rate,
-                    },
-                }
-            }
         };
         Self {
             rng: StdRng::seed_from_u64(seed),
             kind,
+            rate: valid_rate(rate),
             offset_ns: 0.0,
+            ramp: None,
         }
+    }
+
+    /// Arrivals whose rate follows `ramp` (AIPerf's linear rate ramp). The first request goes
+    /// at offset 0; at every ramp update that changes the rate, the pending request moves to
+    /// `min(its time, update time + one interval at the new rate)`, as AIPerf's rate loop
+    /// reschedules on a rate change. Times stay absolute from the phase start.
+    pub fn ramped(ramp: RateRamp, arrival: Arrival, seed: u64) -> Self {
+        let mut a = Self::new(ramp.start_rate(), arrival, seed);
+        a.ramp = Some((ramp, 1));
+        a
+    }
+
+    fn interval_ns(&mut self) -> f64 {
+        let unit = match &self.kind {
+            ArrivalKind::Constant => 1.0,
+            ArrivalKind::Poisson(d) => d.sample(&mut self.rng),
+            ArrivalKind::Gamma(d) => d.sample(&mut self.rng),
+        };
+        unit * 1e9 / self.rate
     }
 
     /// Offset from the phase start of the next request, in ns.
     pub fn next_offset_ns(&mut self) -> u64 {
-        let at = self.offset_ns;
-        let step = match &self.kind {
-            ArrivalKind::Constant { interval_ns } => *interval_ns,
-            ArrivalKind::Poisson(d) => d.sample(&mut self.rng),
-            ArrivalKind::Gamma(d) => d.sample(&mut self.rng),
-        };
-        self.offset_ns += step;
+        let mut at = self.offset_ns;
+        while let Some((ramp, k)) = self.ramp {
+            let t = ramp.update_at_ns(k);
+            if t >= at {
+                break;
+            }
+            let (rate, last) = ramp.rate_after_update(k);
+            self.ramp = (!last).then_some((ramp, k + 1));
+            let rate = valid_rate(rate);
+            if rate != self.rate {
+                self.rate = rate;
+                at = at.min(t + self.interval_ns());
+            }
+        }
+        self.offset_ns = at + self.interval_ns();
         at as u64
     }
 }
 
-/// Which dataset entry request `i` sends: entries are used in a shuffled order without
-/// replacement, reshuffled for every pass over the dataset (AIPerf's `shuffle` sampling, the
-/// default for synthetic data). Deterministic for a seed, and computable by any thread.
+/// Which conversation new session `i` runs, by `--dataset-sampling-strategy` (spec §3.3):
+/// `sequential` walks the dataset in order and wraps; `random` draws with replacement; `shuffle`
+/// uses every conversation once per pass in a random order, reshuffled every pass (the synthetic
+/// default). Deterministic for a seed, and computable by any thread for any index.
 #[derive(Debug, Clone)]
 pub struct TemplatePicker {
     n: u32,
     seed: u64,
+    sampling: Sampling,
     epoch: u64,
     perm: Vec<u32>,
 }
 
 impl TemplatePicker {
+    /// A shuffling picker over `n` conversations.
     pub fn new(n: usize, seed: u64) -> Self {
+        Self::with_sampling(n, seed, Sampling::Shuffle)
+    }
+
+    pub fn with_sampling(n: usize, seed: u64, sampling: Sampling) -> Self {
         let n = u32::try_from(n.max(1)).unwrap_or(u32::MAX);
         let mut p = Self {
             n,
             seed,
+            sampling,
             epoch: u64::MAX,
             perm: Vec::new(),
         };
-        p.load_epoch(0);
+        if sampling == Sampling::Shuffle {
+            p.load_epoch(0);
+        }
         p
     }
 
@@ -130,14 +176,20 @@ impl TemplatePicker {
         self.epoch = epoch;
     }
 
-    /// Entry for request `index` (cheap when indices arrive roughly in order).
+    /// Conversation of session `index` (cheap when indices arrive roughly in order).
     pub fn pick(&mut self, index: u64) -> u32 {
         let n = u64::from(self.n);
-        let epoch = index / n;
-        if epoch != self.epoch {
-            self.load_epoch(epoch);
+        match self.sampling {
+            Sampling::Sequential => (index % n) as u32,
+            Sampling::Random => (splitmix64(self.seed ^ splitmix64(index)) % n) as u32,
+            Sampling::Shuffle => {
+                let epoch = index / n;
+                if epoch != self.epoch {
+                    self.load_epoch(epoch);
+                }
+                self.perm[(index % n) as usize]
+            }
         }
-        self.perm[(index % n) as usize]
     }
 }
 
@@ -197,6 +249,27 @@ mod tests {
         let mut q = TemplatePicker::new(7, 3);
         assert_eq!(q.pick(15), p.pick(15));
         assert_eq!(q.pick(2), TemplatePicker::new(7, 3).pick(2));
+    }
+
+    #[test]
+    fn sequential_and_random_sampling() {
+        let mut s = TemplatePicker::with_sampling(3, 9, Sampling::Sequential);
+        let v: Vec<u32> = (0..7).map(|i| s.pick(i)).collect();
+        assert_eq!(v, [0, 1, 2, 0, 1, 2, 0]);
+        // Random: uniform within 5 sigma, the same for a seed and index.
+        let mut r = TemplatePicker::with_sampling(4, 9, Sampling::Random);
+        let draws: Vec<u32> = (0..4000).map(|i| r.pick(i)).collect();
+        let mut counts = [0u32; 4];
+        for &d in &draws {
+            counts[d as usize] += 1;
+        }
+        // Binomial(4000, 1/4): sigma = sqrt(4000 * 0.25 * 0.75) ≈ 27.4.
+        assert!(
+            counts.iter().all(|&c| (c as i64 - 1000).abs() < 137),
+            "{counts:?}"
+        );
+        let mut again = TemplatePicker::with_sampling(4, 9, Sampling::Random);
+        assert_eq!(again.pick(1234), draws[1234]);
     }
 
     #[test]

@@ -102,6 +102,7 @@ pub async fn fetch(
             attempt_timeout: None,
             deadline_ns: None,
             max_body_bytes: MAX_PAGE_BYTES,
+            cancel_after_sent: None,
         },
         cut: None,
     };
@@ -139,8 +140,9 @@ fn fetch_error(addr: SocketAddr, e: net::Error) -> FetchError {
         }
         E::Closed { received: true } => FetchError::Http(HttpError::UnexpectedEof),
         E::Head(e) | E::Body(e) => FetchError::Http(e),
-        // Neither is set up for a fetch (no cut, no attempt bound); said as what they are.
-        E::Cut | E::TimedOut => FetchError::Io(e.to_string()),
+        // None is set up for a fetch (no cut, no attempt bound, no cancellation); said as what
+        // they are.
+        E::Cut | E::TimedOut | E::Cancelled => FetchError::Io(e.to_string()),
     }
 }
 

@@ -1,8 +1,10 @@
 //! The one request loop: take a credit, write the pre-encoded request, read and stamp every
 //! read before parsing it, frame HTTP and SSE, and hand one [`RawRecord`] back — success or
-//! failure. Every mode (closed loop, open loop, warmup) sends through [`send`].
+//! failure. Every mode (closed loop, open loop, fixed schedule, warmup) sends through [`send`],
+//! a turn of a session at a time (`super::session`).
 
 use std::rc::Rc;
+use std::time::Duration;
 
 use crate::http::{EncodedRequest, Head};
 use crate::net::{self, AfterHead, Cut, Exchange, Limits, Sink};
@@ -14,21 +16,51 @@ use super::{Shared, WorkerState};
 /// Initial read buffer of a connection (it grows only while a large response head is partial).
 pub(super) const READ_BUF_BYTES: usize = 16 * 1024;
 
-/// Builds the record for `credit` and performs the request, retrying once on a fresh connection
-/// when a kept-alive connection turns out to be closed before any response byte arrived.
-pub(crate) async fn send(
+/// One request to send: its credit, its encoded bytes, the session's correlation id and URL,
+/// and the connection pool it goes through (a sticky session's own, or the worker's).
+pub(crate) struct Outgoing<'a> {
+    pub credit: Credit,
+    pub request: &'a EncodedRequest,
+    pub correlation_id: uuid::Uuid,
+    pub url: usize,
+    /// A sticky session's own pool; `None`: the worker's.
+    pub pool: Option<&'a crate::net::Pool>,
+    /// The body, when it was built for this request (a turn carrying history): the aggregator
+    /// counts its ISL from it.
+    pub request_body: Option<Vec<u8>>,
+}
+
+/// A record for a request whose body could not be encoded (its history made an invalid
+/// request): a failure like any other, never a panic.
+pub(crate) fn unsendable(
     shared: &Shared,
-    state: &Rc<WorkerState>,
+    state: &WorkerState,
     credit: Credit,
-    hard_deadline_ns: Option<u64>,
+    e: &crate::http::HttpError,
 ) -> RawRecord {
-    let url = (credit.index % shared.urls.len() as u64) as usize;
-    let (request_id, correlation_id) = state.new_ids();
-    let mut rec = RawRecord {
+    let now = shared.clock.now_ns();
+    let mut rec = empty_record(state, credit, 0, uuid::Uuid::nil());
+    rec.start_ns = now;
+    rec.end_ns = now;
+    rec.error = Some(RequestError::new(
+        None,
+        "RequestEncodingError",
+        format!("cannot encode the request: {e}"),
+    ));
+    rec
+}
+
+fn empty_record(
+    state: &WorkerState,
+    credit: Credit,
+    url: usize,
+    correlation_id: uuid::Uuid,
+) -> RawRecord {
+    RawRecord {
         credit,
         worker_id: state.id,
         url_index: url as u16,
-        request_id,
+        request_id: state.new_id(),
         correlation_id,
         start_ns: 0,
         head_ns: None,
@@ -42,12 +74,33 @@ pub(crate) async fn send(
         bytes_sent: 0,
         bytes_received: 0,
         was_cancelled: false,
-    };
+        request_body: None,
+    }
+}
+
+/// Performs one request and returns its record, retrying once on a fresh connection when a
+/// kept-alive connection turns out to be closed before any response byte arrived.
+pub(crate) async fn send(
+    shared: &Shared,
+    state: &Rc<WorkerState>,
+    out: Outgoing<'_>,
+    hard_deadline_ns: Option<u64>,
+) -> RawRecord {
+    let Outgoing {
+        credit,
+        request,
+        correlation_id,
+        url,
+        pool,
+        request_body,
+    } = out;
+    let mut rec = empty_record(state, credit, url, correlation_id);
+    rec.request_body = request_body;
     let exchange = Exchange {
         addr: shared.urls[url],
-        pool: &state.pool,
+        pool: pool.unwrap_or(&state.pool),
         slot: url,
-        reuse: state.pool_enabled,
+        reuse: pool.is_some() || state.pool_enabled,
         head_request: false,
         clock: shared.clock,
         limits: Limits {
@@ -56,6 +109,7 @@ pub(crate) async fn send(
             attempt_timeout: Some(shared.request_timeout),
             deadline_ns: hard_deadline_ns,
             max_body_bytes: shared.max_body_bytes,
+            cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
         },
         cut: Some(Cut {
             control: &shared.control,
@@ -63,7 +117,7 @@ pub(crate) async fn send(
         }),
     };
     let mut recorder = Recorder {
-        request: &shared.templates[url][credit.conversation as usize],
+        request,
         state,
         framer: Framer::default(),
         rec: &mut rec,
@@ -73,6 +127,10 @@ pub(crate) async fn send(
             net::Error::TimedOut if cut(shared, hard_deadline_ns) => {
                 rec.was_cancelled = true;
                 cancelled_error()
+            }
+            net::Error::Cancelled => {
+                rec.was_cancelled = true;
+                request_error(shared, e)
             }
             e => request_error(shared, e),
         });
@@ -122,6 +180,11 @@ fn request_error(shared: &Shared, e: net::Error) -> RequestError {
         // A body that breaks its framing, ends early or exceeds the limit.
         E::Body(e) => RequestError::new(None, "ClientPayloadError", e.to_string()),
         E::Cut => cancelled_error(),
+        E::Cancelled => RequestError::new(
+            Some(499),
+            "RequestCancellationError",
+            "Request was cancelled by --request-cancellation-rate",
+        ),
         // The worker sets no connect or read timeout: only the attempt's bound applies.
         E::TimedOut | E::ConnectTimeout | E::ReadTimeout { .. } => RequestError::new(
             None,

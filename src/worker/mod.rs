@@ -7,7 +7,11 @@
 
 mod client;
 mod pacer;
+mod phase;
 pub mod runtime;
+mod session;
+
+pub use session::{FixedClock, TurnTiming};
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -15,7 +19,7 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -26,10 +30,12 @@ use rand::{RngExt, SeedableRng};
 
 use crate::clock::Clock;
 use crate::config::{ConnectionReuse, IoDriver};
+use crate::conversation::Sampling;
+use crate::endpoint::{EndpointKind, PayloadParams};
 use crate::http::EncodedRequest;
 use crate::record::ring::Producer;
 use crate::record::{Credit, Phase, RawRecord};
-use crate::schedule::TemplatePicker;
+use crate::workload::{Prepared, PreparedTurn};
 
 pub use runtime::DriverKind;
 
@@ -39,10 +45,22 @@ pub struct Shared {
     pub clock: Clock,
     /// Resolved address of every base URL.
     pub urls: Vec<SocketAddr>,
-    /// Pre-encoded requests: `templates[url][entry]`.
-    pub templates: Vec<Vec<EncodedRequest>>,
+    /// The conversations (bodies moved out into `templates`).
+    pub dataset: Prepared,
+    /// Index of each conversation's first turn among all turns.
+    pub turn_offsets: Vec<usize>,
+    /// Pre-encoded requests: `templates[url][turn]` over all turns in dataset order; `None`
+    /// for a turn whose body carries its conversation's history and is built when due.
+    pub templates: Vec<Vec<Option<EncodedRequest>>>,
+    /// How a built body becomes a request: `Host` and path per URL, headers, affinity copies.
+    pub encoding: Encoding,
+    /// Endpoint and payload parameters of built bodies.
+    pub kind: EndpointKind,
+    pub payload: PayloadParams,
     pub request_timeout: Duration,
     pub reuse: ConnectionReuse,
+    /// Each session keeps a connection of its own (`sticky-user-sessions`).
+    pub sticky_sessions: bool,
     /// Largest response body accepted.
     pub max_body_bytes: u64,
     pub seed: u64,
@@ -50,15 +68,62 @@ pub struct Shared {
     pub control: Arc<crate::control::RunControl>,
 }
 
+/// Everything besides the body that goes into a request.
+#[derive(Clone, Debug, Default)]
+pub struct Encoding {
+    /// `(Host header, request path)` of every base URL.
+    pub targets: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
+    /// Session-affinity headers carrying a copy of the correlation id.
+    pub correlation_copies: Vec<&'static str>,
+}
+
+impl Shared {
+    /// Turns of conversation `c`.
+    pub fn turns_of(&self, c: u32) -> usize {
+        self.dataset
+            .conversations
+            .get(c as usize)
+            .map_or(0, |c| c.turns.len())
+    }
+
+    /// Turn `t` of conversation `c`.
+    pub(crate) fn turn(&self, c: u32, t: u32) -> &PreparedTurn {
+        &self.dataset.conversations[c as usize].turns[t as usize]
+    }
+
+    /// Index of turn `t` of conversation `c` among all turns.
+    pub(crate) fn flat_turn(&self, c: u32, t: u32) -> usize {
+        self.turn_offsets[c as usize] + t as usize
+    }
+
+    /// Encodes a request of `body` for base URL `url`.
+    pub fn encode(
+        &self,
+        url: usize,
+        body: &[u8],
+    ) -> Result<EncodedRequest, crate::http::HttpError> {
+        let (host, path) = &self.encoding.targets[url];
+        crate::http::encode_post_with(
+            host,
+            path,
+            &self.encoding.headers,
+            body,
+            crate::http::request::CORRELATION_ID_HEADER,
+            &self.encoding.correlation_copies,
+        )
+    }
+}
+
 /// Where a phase's credits come from.
 #[derive(Debug, Clone)]
 pub enum CreditSource {
-    /// Closed loop: `slots` request loops on this worker take the next index from a counter
-    /// shared by all workers until `limit`.
+    /// Closed loop: `slots` session loops on this worker, each running one conversation after
+    /// another, turn by turn (AIPerf's session concurrency). `ramp_offsets_ns[i]`: slot `i`
+    /// starts this long after the phase start (`--concurrency-ramp-duration`; empty: at once).
     Closed {
-        next: Arc<AtomicU64>,
-        limit: u64,
         slots: usize,
+        ramp_offsets_ns: Vec<u64>,
     },
     /// Open loop: credits with absolute intended times, fed by the dispatcher. `cap` bounds
     /// this worker's requests in flight.
@@ -66,7 +131,29 @@ pub enum CreditSource {
         queue: Arc<ArrayQueue<Credit>>,
         fed: Arc<AtomicBool>,
         cap: Option<usize>,
+        /// How a credit is used.
+        kind: OpenKind,
     },
+}
+
+/// What an open-loop credit stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenKind {
+    /// A rate tick: it sends the next turn of a session whose turn is due (first), or starts
+    /// a new session.
+    Tick,
+    /// The first turn of the credit's conversation (fixed schedule); the session then sends
+    /// its later turns on its own, when each is due.
+    SessionStart,
+}
+
+/// Counters shared by every worker in a phase.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseCounters {
+    /// Next request index (`session_num`): taken by every send.
+    pub requests: Arc<AtomicU64>,
+    /// Next new-session index.
+    pub sessions: Arc<AtomicU64>,
 }
 
 /// One phase for one worker.
@@ -74,12 +161,21 @@ pub enum CreditSource {
 pub struct PhasePlan {
     pub phase: Phase,
     pub source: CreditSource,
+    pub counters: PhaseCounters,
+    /// Requests the phase sends at most (over all workers).
+    pub request_limit: u64,
+    /// Sessions the phase starts at most (`--conversation-num`; over all workers).
+    pub session_limit: u64,
+    /// How new sessions pick their conversation.
+    pub sampling: Sampling,
+    /// Run-clock ns of the phase start.
+    pub start_ns: u64,
+    /// When later turns are due.
+    pub timing: TurnTiming,
     /// Stop taking closed-loop credits at this monotonic ns (duration runs).
     pub issue_deadline_ns: Option<u64>,
     /// Cut every request still in flight at this monotonic ns (end of the grace period).
     pub hard_deadline_ns: Option<u64>,
-    /// Dataset entries, for picking the entry of closed-loop credits.
-    pub entries: usize,
 }
 
 /// A worker finished its part of a phase.
@@ -101,22 +197,17 @@ pub(crate) struct WorkerState {
     pub pool_enabled: bool,
     rng: RefCell<StdRng>,
     reason: RefCell<String>,
-    in_flight: Cell<usize>,
+    pub(crate) in_flight: Cell<usize>,
     /// Sockets of requests in flight, shut down when the run is cut short.
     pub(crate) open_fds: RefCell<HashSet<RawFd>>,
     producer: Producer,
 }
 
 impl WorkerState {
-    /// A fresh (request id, correlation id) pair, UUID v4 from the worker's RNG.
-    pub fn new_ids(&self) -> (uuid::Uuid, uuid::Uuid) {
-        let mut rng = self.rng.borrow_mut();
-        let a: [u8; 16] = rng.random();
-        let b: [u8; 16] = rng.random();
-        (
-            uuid::Builder::from_random_bytes(a).into_uuid(),
-            uuid::Builder::from_random_bytes(b).into_uuid(),
-        )
+    /// A fresh UUID v4 from the worker's RNG (request ids, session correlation ids).
+    pub fn new_id(&self) -> uuid::Uuid {
+        let bytes: [u8; 16] = self.rng.borrow_mut().random();
+        uuid::Builder::from_random_bytes(bytes).into_uuid()
     }
 
     pub fn set_reason(&self, r: &str) {
@@ -253,105 +344,18 @@ async fn worker_main(
     });
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
     while let Ok(Control::Run(plan)) = ctl_rx.recv() {
-        let sent = run_phase(&shared, &state, plan, driver).await;
+        let sent = phase::run(&shared, &state, plan, driver).await;
         let _ = done_tx.send(PhaseDone { worker: id, sent });
     }
 }
 
-/// Runs one phase on this worker; returns how many requests it sent.
-async fn run_phase(
-    shared: &Arc<Shared>,
-    state: &Rc<WorkerState>,
-    plan: PhasePlan,
-    driver: DriverKind,
-) -> u64 {
-    let sent = Rc::new(Cell::new(0u64));
-    let phase_over = Rc::new(Cell::new(false));
-    let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
-    match plan.source.clone() {
-        CreditSource::Closed { next, limit, slots } => {
-            let mut handles = Vec::with_capacity(slots);
-            for _ in 0..slots {
-                let (shared, state, plan, next, sent) = (
-                    shared.clone(),
-                    state.clone(),
-                    plan.clone(),
-                    next.clone(),
-                    sent.clone(),
-                );
-                handles.push(monoio::spawn(async move {
-                    let mut picker = TemplatePicker::new(plan.entries, shared.seed);
-                    loop {
-                        if shared.control.stopped() {
-                            break;
-                        }
-                        let now = shared.clock.now_ns();
-                        if plan.issue_deadline_ns.is_some_and(|d| now >= d) {
-                            break;
-                        }
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        if index >= limit {
-                            break;
-                        }
-                        let credit = Credit {
-                            phase: plan.phase,
-                            index,
-                            conversation: picker.pick(index),
-                            turn: 0,
-                            cancel_after_ns: None,
-                            intended_ns: now,
-                        };
-                        sent.set(sent.get() + 1);
-                        let rec =
-                            client::send(&shared, &state, credit, plan.hard_deadline_ns).await;
-                        push(&state, rec).await;
-                    }
-                }));
-            }
-            for h in handles {
-                h.await;
-            }
-        }
-        CreditSource::Open { queue, fed, cap } => {
-            let cap = cap.unwrap_or(usize::MAX).max(1);
-            let mut pacer = pacer::Pacer::new(driver);
-            loop {
-                if shared.control.stopped() {
-                    break;
-                }
-                let Some(credit) = queue.pop() else {
-                    if fed.load(Ordering::Acquire) && queue.is_empty() {
-                        break;
-                    }
-                    monoio::time::sleep(Duration::from_micros(200)).await;
-                    continue;
-                };
-                pacer.wait_until(&shared.clock, credit.intended_ns).await;
-                while state.in_flight.get() >= cap {
-                    monoio::time::sleep(Duration::from_micros(100)).await;
-                }
-                state.in_flight.set(state.in_flight.get() + 1);
-                sent.set(sent.get() + 1);
-                let (shared, state, hard) = (shared.clone(), state.clone(), plan.hard_deadline_ns);
-                monoio::spawn(async move {
-                    let rec = client::send(&shared, &state, credit, hard).await;
-                    push(&state, rec).await;
-                    state.in_flight.set(state.in_flight.get() - 1);
-                });
-            }
-            while state.in_flight.get() > 0 {
-                monoio::time::sleep(Duration::from_micros(500)).await;
-            }
-        }
-    }
-    phase_over.set(true);
-    watcher.await;
-    sent.get()
-}
-
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
 /// every socket still in flight so that its pending read ends at once.
-async fn watch_cut(shared: Arc<Shared>, state: Rc<WorkerState>, phase_over: Rc<Cell<bool>>) {
+pub(super) async fn watch_cut(
+    shared: Arc<Shared>,
+    state: Rc<WorkerState>,
+    phase_over: Rc<Cell<bool>>,
+) {
     const POLL: Duration = Duration::from_millis(5);
     while !phase_over.get() {
         monoio::time::sleep(POLL).await;
@@ -369,7 +373,7 @@ async fn watch_cut(shared: Arc<Shared>, state: Rc<WorkerState>, phase_over: Rc<C
 
 /// Hands a record to the aggregator; a full ring is back-pressure (counted by the ring), never a
 /// dropped record.
-async fn push(state: &WorkerState, mut rec: RawRecord) {
+pub(super) async fn push(state: &WorkerState, mut rec: RawRecord) {
     loop {
         match state.producer.try_push(rec) {
             Ok(()) => return,

@@ -219,6 +219,42 @@ fn load_file(
     }
 }
 
+/// What the timing configuration needs to know of a file before it is loaded (AIPerf's trace
+/// auto-promotion, spec §1.3): for a trace type (given, or detected), whether its first record
+/// has a `timestamp`, and how many records it has (the default request count of a replay).
+/// `None` for other types, and for a file that cannot be read (the load reports why).
+/// Reads the file once, a line at a time, parsing only the first record.
+pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)> {
+    let kind = match kind {
+        Some(k) => k,
+        None => detect(path).ok()?,
+    };
+    if !kind.is_trace() || path.is_dir() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let mut line = Vec::new();
+    let mut first: Option<bool> = None;
+    let mut records = 0u64;
+    loop {
+        line.clear();
+        let n = std::io::BufRead::read_until(&mut reader, b'\n', &mut line).ok()?;
+        if n == 0 {
+            break;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        records += 1;
+        if first.is_none() {
+            let v: serde_json::Value = serde_json::from_slice(&line).ok()?;
+            first = Some(v.get("timestamp").is_some_and(|t| !t.is_null()));
+        }
+    }
+    Some((first?, records))
+}
+
 /// The dataset type of `path` when `--custom-dataset-type` is not given, as AIPerf infers it:
 /// a directory is `random_pool` or `raw_payload` by its files' first records; a file by its
 /// first record's `type` field if that names a type, else by which types can read the record.

@@ -1,0 +1,300 @@
+//! Validation of the timing flags (`cli::timing`): fixed schedule, user-centric rate, ramps and
+//! request cancellation, with AIPerf 0.13's cross-flag rules (`config/flags/_converter_profiling.py`,
+//! `_converter_warmup.py`, `config/phases.py`). Every error is one message, exit code 2.
+
+use std::time::Duration;
+
+use super::{ConfigError, Load, PhaseConfig, err};
+use crate::cli::ProfileArgs;
+use crate::schedule::{CancelPlan, FixedSchedule, Window};
+
+/// How a phase is paced beyond its [`Load`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    /// The phase's [`Load`] (closed loop, or open loop at a rate).
+    Load,
+    /// Trace replay: first turns at their timestamps (`--fixed-schedule`). The phase's `load`
+    /// carries only the `--concurrency` cap (`Load::Rate { cap, .. }`; its rate is unused).
+    FixedSchedule(FixedSchedule),
+    /// `--user-centric-rate rate --num-users users`. The phase's `load` is
+    /// `Load::Rate { rate, cap, .. }` with the same total rate.
+    UserCentric { rate: f64, users: u64 },
+}
+
+/// `--request-cancellation-rate` / `--request-cancellation-delay`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cancellation {
+    /// Percentage of requests, in (0, 100].
+    pub rate_pct: f64,
+    /// From the moment the request is fully written.
+    pub delay: Duration,
+}
+
+impl Cancellation {
+    /// The per-request decision for a run seeded with `seed`.
+    pub fn plan(&self, seed: u64) -> CancelPlan {
+        CancelPlan::new(self.rate_pct, self.delay, seed)
+    }
+}
+
+/// The timing settings of one phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseTiming {
+    pub mode: Mode,
+    /// `--request-rate-ramp-duration` (rate-paced phases only).
+    pub rate_ramp: Option<Duration>,
+    /// `--concurrency-ramp-duration`: slot `i` of `N` starts at
+    /// [`crate::schedule::concurrency_slot_start_ns`].
+    pub concurrency_ramp: Option<Duration>,
+    /// Profiling only: warmup requests are never cancelled.
+    pub cancellation: Option<Cancellation>,
+}
+
+impl Default for PhaseTiming {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Load,
+            rate_ramp: None,
+            concurrency_ramp: None,
+            cancellation: None,
+        }
+    }
+}
+
+fn ramp(v: Option<f64>, flag: &str) -> Result<Option<Duration>, ConfigError> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(_) => err(format!("{flag} must be a positive number of seconds")),
+    }
+}
+
+/// The profiling phase's timing mode, ramps and cancellation.
+///
+/// # Errors
+/// A flag out of range, a flag without the flag it needs, or two modes at once.
+pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> {
+    let t = &args.timing;
+    let offsets_given = t.fixed_schedule_auto_offset
+        || t.fixed_schedule_start_offset.is_some()
+        || t.fixed_schedule_end_offset.is_some();
+    if offsets_given && !t.fixed_schedule {
+        return err("--fixed-schedule-{auto,start,end}-offset need --fixed-schedule");
+    }
+    if t.fixed_schedule && t.no_fixed_schedule {
+        return err("--fixed-schedule and --no-fixed-schedule contradict each other");
+    }
+    if t.replay_speedup.is_some() && !t.fixed_schedule {
+        return err("--replay-speedup needs --fixed-schedule (it scales a trace's timestamps)");
+    }
+    if t.num_users.is_some() && t.user_centric_rate.is_none() {
+        return err(
+            "--num-users needs --user-centric-rate (or drop --num-users to use the \
+             concurrency or request-rate mode)",
+        );
+    }
+    let mode = if t.fixed_schedule {
+        for (given, flag) in [
+            (args.request_rate.is_some(), "--request-rate"),
+            (t.user_centric_rate.is_some(), "--user-centric-rate"),
+            (args.arrival_smoothness.is_some(), "--arrival-smoothness"),
+        ] {
+            if given {
+                return err(format!(
+                    "--fixed-schedule replays the trace's timestamps; {flag} cannot be combined \
+                     with it"
+                ));
+            }
+        }
+        if t.fixed_schedule_auto_offset && t.fixed_schedule_start_offset.is_some() {
+            return err(
+                "--fixed-schedule-auto-offset and --fixed-schedule-start-offset are mutually \
+                 exclusive",
+            );
+        }
+        if let (Some(s), Some(e)) = (t.fixed_schedule_start_offset, t.fixed_schedule_end_offset)
+            && s > e
+        {
+            return err(format!(
+                "--fixed-schedule-start-offset ({s}) must be at most \
+                 --fixed-schedule-end-offset ({e})"
+            ));
+        }
+        let speedup = match t.replay_speedup {
+            None => 1.0,
+            Some(x) if x.is_finite() && x > 0.0 => x,
+            Some(_) => return err("--replay-speedup must be a positive number"),
+        };
+        Mode::FixedSchedule(FixedSchedule {
+            // AIPerf 0.13: auto-offset unless a start offset is given.
+            auto_offset: t.fixed_schedule_start_offset.is_none(),
+            window: Window {
+                start_ms: t.fixed_schedule_start_offset,
+                end_ms: t.fixed_schedule_end_offset,
+            },
+            speedup,
+        })
+    } else if let Some(rate) = t.user_centric_rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return err("--user-centric-rate must be a positive number of requests per second");
+        }
+        if args.request_rate.is_some() {
+            return err("--user-centric-rate and --request-rate both set the rate; pass only one");
+        }
+        if args.arrival_smoothness.is_some() {
+            return err("--arrival-smoothness needs --arrival-pattern gamma with --request-rate");
+        }
+        let users = match t.num_users {
+            None => return err("--user-centric-rate needs --num-users"),
+            Some(0) => return err("--num-users must be at least 1"),
+            Some(u) => u,
+        };
+        Mode::UserCentric { rate, users }
+    } else {
+        Mode::Load
+    };
+
+    let rate_ramp = ramp(t.request_rate_ramp_duration, "--request-rate-ramp-duration")?;
+    let rate_paced = args.request_rate.is_some() || matches!(mode, Mode::UserCentric { .. });
+    if rate_ramp.is_some() && !rate_paced {
+        return err(
+            "--request-rate-ramp-duration needs rate pacing (--request-rate or \
+             --user-centric-rate)",
+        );
+    }
+    let concurrency_ramp = ramp(t.concurrency_ramp_duration, "--concurrency-ramp-duration")?;
+
+    let cancellation = match (t.request_cancellation_rate, t.request_cancellation_delay) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            return err("--request-cancellation-delay needs --request-cancellation-rate");
+        }
+        (Some(r), d) => {
+            if !(r > 0.0 && r <= 100.0) {
+                return err("--request-cancellation-rate must be a percentage in (0, 100]");
+            }
+            let d = d.unwrap_or(0.0);
+            if !(d.is_finite() && (0.0..1e9).contains(&d)) {
+                return err(
+                    "--request-cancellation-delay must be a non-negative number of seconds",
+                );
+            }
+            Some(Cancellation {
+                rate_pct: r,
+                delay: Duration::from_secs_f64(d),
+            })
+        }
+    };
+    Ok(PhaseTiming {
+        mode,
+        rate_ramp,
+        concurrency_ramp,
+        cancellation,
+    })
+}
+
+/// The warmup phase's ramps (each inherited from the profiling flag unless its `--warmup-*`
+/// flag is given). Warmup is never a fixed schedule or user-centric and never cancels.
+///
+/// # Errors
+/// A ramp out of range, or `--warmup-request-rate-ramp-duration` on a warmup without a rate.
+pub fn warmup_timing(args: &ProfileArgs, warmup_load: &Load) -> Result<PhaseTiming, ConfigError> {
+    let t = &args.timing;
+    let concurrency_ramp = ramp(
+        t.warmup_concurrency_ramp_duration
+            .or(t.concurrency_ramp_duration),
+        "--warmup-concurrency-ramp-duration",
+    )?;
+    let rate_ramp = ramp(
+        t.warmup_request_rate_ramp_duration
+            .or(t.request_rate_ramp_duration),
+        "--warmup-request-rate-ramp-duration",
+    )?;
+    let rate_ramp = match (rate_ramp, warmup_load) {
+        (Some(_), Load::Concurrency(_)) if t.warmup_request_rate_ramp_duration.is_some() => {
+            return err(
+                "--warmup-request-rate-ramp-duration needs a rate-paced warmup \
+                 (--warmup-request-rate)",
+            );
+        }
+        // An inherited rate ramp does not apply to a closed-loop warmup (AIPerf drops it).
+        (_, Load::Concurrency(_)) => None,
+        (r, Load::Rate { .. }) => r,
+    };
+    Ok(PhaseTiming {
+        mode: Mode::Load,
+        rate_ramp,
+        concurrency_ramp,
+        cancellation: None,
+    })
+}
+
+/// `--user-centric-rate` needs multi-turn sessions: AIPerf 0.13 rejects a conversation turn
+/// mean (`--conversation-turn-mean`) below 2. For the prompt-shaping side to call once that
+/// flag exists.
+///
+/// # Errors
+/// User-centric mode with a turn mean below 2.
+pub fn check_user_centric_turns(timing: &PhaseTiming, turn_mean: f64) -> Result<(), ConfigError> {
+    if matches!(timing.mode, Mode::UserCentric { .. }) && turn_mean < 2.0 {
+        return err(
+            "--user-centric-rate needs multi-turn sessions (--conversation-turn-mean of at \
+             least 2); for single-turn workloads use --request-rate",
+        );
+    }
+    Ok(())
+}
+
+/// AIPerf's trace auto-promotion: a trace dataset whose first record has a timestamp turns
+/// the profiling phase into a fixed schedule unless `--no-fixed-schedule` is given. For the
+/// dataset side to call once it knows `is_timestamped_trace`; `records` is the dataset's record
+/// count, the default request count of a replay. Returns whether the phase was promoted.
+///
+/// # Errors
+/// A rate mode chosen explicitly against a timestamped trace.
+pub fn promote_trace(
+    args: &ProfileArgs,
+    phase: &mut PhaseConfig,
+    is_timestamped_trace: bool,
+    records: u64,
+) -> Result<bool, ConfigError> {
+    let already = matches!(phase.timing.mode, Mode::FixedSchedule(_));
+    if already || !is_timestamped_trace || args.timing.no_fixed_schedule {
+        if already && args.request_count.is_none() && phase.duration.is_none() {
+            phase.request_count = Some(records);
+        }
+        return Ok(false);
+    }
+    let mut conflicts = Vec::new();
+    if args.request_rate.is_some() {
+        conflicts.push("--request-rate");
+    }
+    if args.timing.user_centric_rate.is_some() {
+        conflicts.push("--user-centric-rate");
+    }
+    if args.arrival_smoothness.is_some() {
+        conflicts.push("--arrival-smoothness");
+    }
+    if !conflicts.is_empty() {
+        return err(format!(
+            "the trace has per-record timestamps and would be replayed on a fixed schedule, but \
+             {} cannot be combined with that; drop them, or pass --no-fixed-schedule to keep \
+             your timing mode and ignore the timestamps",
+            conflicts.join(", ")
+        ));
+    }
+    phase.timing.mode = Mode::FixedSchedule(FixedSchedule {
+        auto_offset: true,
+        window: Window::default(),
+        speedup: 1.0,
+    });
+    phase.load = Load::Rate {
+        rate: 0.0,
+        arrival: super::Arrival::Constant,
+        cap: args.concurrency,
+    };
+    if args.request_count.is_none() && phase.duration.is_none() {
+        phase.request_count = Some(records);
+    }
+    Ok(true)
+}

@@ -1,0 +1,302 @@
+//! One phase on one worker. Credits come from one of three places and every request goes out
+//! as the next turn of a [`Session`]:
+//!
+//! - closed loop: each slot runs one conversation after another, turn by turn, waiting each
+//!   later turn's delay (AIPerf's session concurrency);
+//! - open-loop ticks (`--request-rate`): a tick sends the due turn of a session of this worker
+//!   if one is waiting (continuations first, as AIPerf), else starts a new session;
+//! - fixed schedule: a credit starts its conversation at the trace's time; the session sends
+//!   its later turns when each is due.
+//!
+//! The request index (`session_num`) and the new-session index are taken from counters shared
+//! by every worker, where the phase's request and session limits are enforced.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::schedule::TemplatePicker;
+
+use super::pacer::Pacer;
+use super::session::Session;
+use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, push, watch_cut};
+
+/// Longest single wait before the stop conditions are looked at again.
+const STOP_POLL_NS: u64 = 50_000_000;
+
+/// Runs `plan` on this worker; returns how many requests it sent.
+pub(super) async fn run(
+    shared: &Arc<Shared>,
+    state: &Rc<WorkerState>,
+    plan: PhasePlan,
+    driver: DriverKind,
+) -> u64 {
+    let ctx = Rc::new(Ctx {
+        shared: shared.clone(),
+        state: state.clone(),
+        plan,
+        driver,
+        sent: Cell::new(0),
+    });
+    let phase_over = Rc::new(Cell::new(false));
+    let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
+    match ctx.plan.source.clone() {
+        CreditSource::Closed {
+            slots,
+            ramp_offsets_ns,
+        } => {
+            let handles: Vec<_> = (0..slots)
+                .map(|i| {
+                    let offset = ramp_offsets_ns.get(i).copied().unwrap_or(0);
+                    monoio::spawn(closed_slot(ctx.clone(), offset))
+                })
+                .collect();
+            for h in handles {
+                h.await;
+            }
+        }
+        CreditSource::Open {
+            queue,
+            fed,
+            cap,
+            kind,
+        } => open_loop(&ctx, &queue, &fed, cap, kind).await,
+    }
+    phase_over.set(true);
+    watcher.await;
+    ctx.sent.get()
+}
+
+/// What every task of the phase shares.
+struct Ctx {
+    shared: Arc<Shared>,
+    state: Rc<WorkerState>,
+    plan: PhasePlan,
+    driver: DriverKind,
+    sent: Cell<u64>,
+}
+
+impl Ctx {
+    /// The phase stops issuing: an early stop, or the duration is over.
+    fn stopping(&self) -> bool {
+        self.shared.control.stopped()
+            || self
+                .plan
+                .issue_deadline_ns
+                .is_some_and(|d| self.shared.clock.now_ns() >= d)
+    }
+
+    /// Takes the next request index, if the phase has requests left.
+    fn take_request(&self) -> Option<u64> {
+        let i = self.plan.counters.requests.fetch_add(1, Ordering::Relaxed);
+        (i < self.plan.request_limit).then_some(i)
+    }
+
+    /// Starts a new session with the conversation `pick` chooses for its index (or the given
+    /// one), if the phase has sessions left.
+    fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
+        let s = self.plan.counters.sessions.fetch_add(1, Ordering::Relaxed);
+        if s >= self.plan.session_limit {
+            return None;
+        }
+        let url = (s % self.shared.urls.len() as u64) as usize;
+        Some(Session::new(&self.shared, &self.state, pick(s), url))
+    }
+
+    /// A session has no more turns to send here: finished, or the phase has no requests left.
+    fn sessions_exhausted(&self) -> bool {
+        self.plan.counters.sessions.load(Ordering::Relaxed) >= self.plan.session_limit
+            || self.plan.counters.requests.load(Ordering::Relaxed) >= self.plan.request_limit
+    }
+
+    /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
+    /// aggregator. `false` when the phase has no request left.
+    async fn send_turn(
+        &self,
+        session: &mut Session,
+        intended_ns: u64,
+        cancel_after_ns: Option<u64>,
+    ) -> bool {
+        let Some(index) = self.take_request() else {
+            return false;
+        };
+        self.sent.set(self.sent.get() + 1);
+        let rec = session
+            .send_next(
+                &self.shared,
+                &self.state,
+                self.plan.phase,
+                index,
+                intended_ns,
+                cancel_after_ns,
+                self.plan.hard_deadline_ns,
+            )
+            .await;
+        push(&self.state, rec).await;
+        true
+    }
+
+    /// Waits until `at_ns`, looking at the stop conditions at least every 50 ms. `false` when
+    /// the phase stopped issuing meanwhile.
+    async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
+        loop {
+            if self.stopping() {
+                return false;
+            }
+            let now = self.shared.clock.now_ns();
+            if now >= at_ns {
+                return true;
+            }
+            pacer
+                .wait_until(&self.shared.clock, at_ns.min(now + STOP_POLL_NS))
+                .await;
+        }
+    }
+}
+
+/// A closed-loop slot: one conversation after another until the phase's requests, sessions or
+/// time run out. `start_offset_ns`: the slot's place in the concurrency ramp.
+async fn closed_slot(ctx: Rc<Ctx>, start_offset_ns: u64) {
+    let mut pacer = Pacer::new(ctx.driver);
+    if start_offset_ns > 0
+        && !ctx
+            .wait_until(&mut pacer, ctx.plan.start_ns + start_offset_ns)
+            .await
+    {
+        return;
+    }
+    let shared = &ctx.shared;
+    let mut picker = TemplatePicker::with_sampling(
+        shared.dataset.conversations.len(),
+        shared.seed,
+        ctx.plan.sampling,
+    );
+    while !ctx.stopping() {
+        let Some(mut session) = ctx.new_session(|s| picker.pick(s)) else {
+            return;
+        };
+        while !session.finished(shared) {
+            let due = session.due_ns(shared, &ctx.plan.timing);
+            let now = shared.clock.now_ns();
+            let intended = if due > now {
+                if !ctx.wait_until(&mut pacer, due).await {
+                    return;
+                }
+                due
+            } else {
+                now
+            };
+            if ctx.stopping() || !ctx.send_turn(&mut session, intended, None).await {
+                return;
+            }
+        }
+    }
+}
+
+/// The open loop: pace every credit to its intended time, then use it as its kind says.
+async fn open_loop(
+    ctx: &Rc<Ctx>,
+    queue: &crossbeam_queue::ArrayQueue<crate::record::Credit>,
+    fed: &std::sync::atomic::AtomicBool,
+    cap: Option<usize>,
+    kind: OpenKind,
+) {
+    let cap = cap.unwrap_or(usize::MAX).max(1);
+    let state = &ctx.state;
+    let mut pacer = Pacer::new(ctx.driver);
+    // Sessions of this worker whose next turn is due, oldest first; and every session alive here
+    // (sending, waiting for its delay, or due).
+    let ready: Rc<RefCell<VecDeque<Session>>> = Rc::default();
+    let live = Rc::new(Cell::new(0usize));
+    let mut picker = TemplatePicker::with_sampling(
+        ctx.shared.dataset.conversations.len(),
+        ctx.shared.seed,
+        ctx.plan.sampling,
+    );
+    loop {
+        if ctx.shared.control.stopped() {
+            break;
+        }
+        let Some(credit) = queue.pop() else {
+            if fed.load(Ordering::Acquire) && queue.is_empty() {
+                break;
+            }
+            if kind == OpenKind::Tick && ctx.sessions_exhausted() && live.get() == 0 {
+                break;
+            }
+            monoio::time::sleep(Duration::from_micros(200)).await;
+            continue;
+        };
+        pacer
+            .wait_until(&ctx.shared.clock, credit.intended_ns)
+            .await;
+        while state.in_flight.get() >= cap {
+            monoio::time::sleep(Duration::from_micros(100)).await;
+        }
+        let session = match kind {
+            OpenKind::Tick => {
+                let waiting = ready.borrow_mut().pop_front();
+                match waiting.or_else(|| ctx.new_session(|s| picker.pick(s))) {
+                    Some(s) => s,
+                    // Nothing to send on this tick: every session is started and none is due.
+                    None => continue,
+                }
+            }
+            OpenKind::SessionStart => match ctx.new_session(|_| credit.conversation) {
+                Some(s) => s,
+                None => continue,
+            },
+        };
+        if session.next_turn() == 0 {
+            live.set(live.get() + 1);
+        }
+        state.in_flight.set(state.in_flight.get() + 1);
+        let (ctx, ready, live) = (ctx.clone(), ready.clone(), live.clone());
+        monoio::spawn(async move {
+            let mut session = session;
+            let sent = ctx
+                .send_turn(&mut session, credit.intended_ns, credit.cancel_after_ns)
+                .await;
+            ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
+            if sent && !session.finished(&ctx.shared) {
+                match kind {
+                    OpenKind::Tick => {
+                        // Due after its delay; then it waits for a tick.
+                        let due = session.due_ns(&ctx.shared, &ctx.plan.timing);
+                        let mut pacer = Pacer::new(ctx.driver);
+                        if ctx.wait_until(&mut pacer, due).await {
+                            ready.borrow_mut().push_back(session);
+                            return;
+                        }
+                    }
+                    OpenKind::SessionStart => run_rest(&ctx, &mut session).await,
+                }
+            }
+            live.set(live.get() - 1);
+        });
+    }
+    while state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0) {
+        monoio::time::sleep(Duration::from_micros(500)).await;
+    }
+}
+
+/// Sends a fixed-schedule session's later turns, each when it is due.
+async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
+    let mut pacer = Pacer::new(ctx.driver);
+    while !session.finished(&ctx.shared) {
+        let due = session.due_ns(&ctx.shared, &ctx.plan.timing);
+        if !ctx.wait_until(&mut pacer, due).await {
+            return;
+        }
+        let intended = due.max(ctx.plan.start_ns);
+        ctx.state.in_flight.set(ctx.state.in_flight.get() + 1);
+        let sent = ctx.send_turn(session, intended, None).await;
+        ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
+        if !sent {
+            return;
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! A conversation in progress on one worker: its turns go in order, each after the previous one
+//! was answered, all with the session's one correlation id (and its session-affinity copies),
+//! to the session's one URL. A later turn of a chat conversation carries the history: every
+//! earlier user message and the server's real reply to it (spec §2.4), so its body is built
+//! when it is due. With `--connection-reuse-strategy sticky-user-sessions` the session keeps one
+//! connection of its own, closed after its last turn.
+
+use serde_json::Value;
+
+use crate::endpoint::{ParsedResponse, TurnBody, build_turn, parse_record, turn_message};
+use crate::http::EncodedRequest;
+use crate::net::Pool;
+use crate::record::{Credit, Phase, RawRecord};
+
+use super::client::{self, Outgoing};
+use super::{Shared, WorkerState};
+
+/// When a phase's later turns are due, besides "after the previous answer".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TurnTiming {
+    /// Fixed-schedule replay: a turn with a trace timestamp goes at
+    /// `start_ns + (timestamp_ms - zero_ms) / speedup`, never before the previous answer.
+    pub fixed: Option<FixedClock>,
+    /// Divides every inter-turn delay (`--replay-speedup`; 1 otherwise).
+    pub speedup: f64,
+}
+
+impl Default for TurnTiming {
+    fn default() -> Self {
+        Self {
+            fixed: None,
+            speedup: 1.0,
+        }
+    }
+}
+
+/// The mapping of trace time to the run clock in a fixed-schedule phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FixedClock {
+    /// Run-clock ns of the phase start.
+    pub start_ns: u64,
+    /// Trace time that maps to `start_ns`.
+    pub zero_ms: f64,
+    pub speedup: f64,
+}
+
+impl FixedClock {
+    /// Run-clock ns of trace time `timestamp_ms` (never before the phase start).
+    pub fn at(&self, timestamp_ms: f64) -> u64 {
+        let offset_ms = ((timestamp_ms - self.zero_ms) / self.speedup).max(0.0);
+        self.start_ns + (offset_ms * 1e6) as u64
+    }
+}
+
+/// One conversation in progress.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub conversation: u32,
+    correlation_id: uuid::Uuid,
+    url: usize,
+    next_turn: u32,
+    /// Earlier messages (chat conversations of several turns only).
+    history: Vec<Value>,
+    /// The session's own connection (sticky sessions).
+    sticky: Option<Pool>,
+    /// Run-clock ns when the previous turn was answered (or failed).
+    last_end_ns: u64,
+}
+
+impl Session {
+    /// A new session of `conversation`, on base URL `url`.
+    pub fn new(shared: &Shared, state: &WorkerState, conversation: u32, url: usize) -> Self {
+        Self {
+            conversation,
+            correlation_id: state.new_id(),
+            url,
+            next_turn: 0,
+            history: Vec::new(),
+            sticky: shared
+                .sticky_sessions
+                .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
+            last_end_ns: 0,
+        }
+    }
+
+    /// Every turn has been sent.
+    pub fn finished(&self, shared: &Shared) -> bool {
+        self.next_turn as usize >= shared.turns_of(self.conversation)
+    }
+
+    /// The turn to send next.
+    pub fn next_turn(&self) -> u32 {
+        self.next_turn
+    }
+
+    /// Run-clock ns at which the next turn may go (for the first turn: 0, i.e. whenever its
+    /// credit says). A later turn goes at its trace time under fixed-schedule replay (never
+    /// before the previous answer), else its delay after the previous answer, else at once.
+    pub fn due_ns(&self, shared: &Shared, timing: &TurnTiming) -> u64 {
+        if self.next_turn == 0 {
+            return 0;
+        }
+        let turn = shared.turn(self.conversation, self.next_turn);
+        if let (Some(clock), Some(ts)) = (timing.fixed, turn.timestamp_ms) {
+            return clock.at(ts).max(self.last_end_ns);
+        }
+        let delay_ms = turn.delay_ms.unwrap_or(0.0).max(0.0) / timing.speedup;
+        self.last_end_ns + (delay_ms * 1e6) as u64
+    }
+
+    /// Sends the next turn as request `index` of `phase`, meant to go at `intended_ns`; returns
+    /// its record. A chat conversation's history grows by the turn's message and the server's
+    /// reply.
+    pub async fn send_next(
+        &mut self,
+        shared: &Shared,
+        state: &std::rc::Rc<WorkerState>,
+        phase: Phase,
+        index: u64,
+        intended_ns: u64,
+        cancel_after_ns: Option<u64>,
+        hard_deadline_ns: Option<u64>,
+    ) -> RawRecord {
+        let credit = Credit {
+            phase,
+            index,
+            conversation: self.conversation,
+            turn: self.next_turn,
+            intended_ns,
+            cancel_after_ns,
+        };
+        let flat = shared.flat_turn(self.conversation, self.next_turn);
+        let built;
+        let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
+            match &shared.templates[self.url][flat] {
+                Some(t) => (t, None),
+                None => {
+                    let body = self.build_body(shared);
+                    built = shared.encode(self.url, &body);
+                    match &built {
+                        Ok(req) => (req, Some(body)),
+                        Err(e) => {
+                            self.next_turn += 1;
+                            return client::unsendable(shared, state, credit, e);
+                        }
+                    }
+                }
+            };
+        let pool = self.sticky.as_ref();
+        let rec = client::send(
+            shared,
+            state,
+            Outgoing {
+                credit,
+                request,
+                correlation_id: self.correlation_id,
+                url: self.url,
+                pool,
+                request_body,
+            },
+            hard_deadline_ns,
+        )
+        .await;
+        self.last_end_ns = rec.end_ns;
+        self.remember(shared, &rec);
+        self.next_turn += 1;
+        rec
+    }
+
+    /// The body of the next turn: the conversation's system and context messages, the history,
+    /// the turn.
+    fn build_body(&self, shared: &Shared) -> Vec<u8> {
+        let c = &shared.dataset.conversations[self.conversation as usize];
+        let t = &c.turns[self.next_turn as usize];
+        let Some(turn) = &t.source else {
+            return Vec::new();
+        };
+        build_turn(
+            shared.kind,
+            &shared.payload,
+            &TurnBody {
+                system: c.system.as_deref(),
+                user_context: c.user_context.as_deref(),
+                history: &self.history,
+                turn,
+            },
+        )
+    }
+
+    /// Adds the turn just sent and the server's reply to the history (chat conversations of
+    /// several turns). No reply text (an error, an empty answer): only the turn is kept, as
+    /// AIPerf keeps no assistant turn then.
+    fn remember(&mut self, shared: &Shared, rec: &RawRecord) {
+        let c = &shared.dataset.conversations[self.conversation as usize];
+        let Some(turn) = &c.turns[self.next_turn as usize].source else {
+            return;
+        };
+        if (self.next_turn as usize) + 1 >= c.turns.len() {
+            return; // nothing comes after it
+        }
+        match &turn.content {
+            crate::conversation::Content::Messages(list) => {
+                self.history.extend(list.iter().cloned())
+            }
+            _ => self.history.extend(turn_message(turn)),
+        }
+        if rec.error.is_some() {
+            return;
+        }
+        let mut parsed = ParsedResponse::default();
+        parse_record(shared.kind, rec, &mut parsed);
+        // AIPerf replays the text; a reply of reasoning only is replayed as its reasoning.
+        let text = if parsed.output_text.is_empty() {
+            parsed.reasoning_text
+        } else {
+            parsed.output_text
+        };
+        if parsed.error.is_none() && !text.is_empty() {
+            self.history
+                .push(serde_json::json!({"role": "assistant", "content": text}));
+        }
+    }
+}
