@@ -150,6 +150,19 @@ fn single_turn_file_sends_exactly_its_prompts() {
         seen.insert(cid.to_string());
     }
     assert_eq!(seen.len(), 5, "each conversation once: {seen:?}");
+    // single_turn samples sequentially by default: at concurrency 1, file order.
+    let mut by_start: Vec<(u64, &str)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["request_start_ns"].as_u64().unwrap(),
+                r["metadata"]["conversation_id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    by_start.sort_unstable();
+    let order: Vec<&str> = by_start.iter().map(|&(_, id)| id).collect();
+    assert_eq!(order, ["a", "b", "c", "d", "e"]);
 
     let truth = server.truth().entries();
     assert_eq!(truth.len(), 5, "the mock answered exactly five requests");
@@ -341,4 +354,59 @@ fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
         .collect();
     let want: BTreeSet<String> = (0..8).map(|i| format!("session_{i:06}")).collect();
     assert_eq!(ids, want, "seeded ids, one conversation per row");
+}
+
+#[test]
+fn multi_turn_file_sends_its_turns_with_history_and_system_prompt() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("chats.jsonl");
+    std::fs::write(
+        &file,
+        "{\"session_id\": \"c1\", \"turns\": [{\"role\": \"system\", \"text\": \"Be brief.\"}, \
+         {\"text\": \"First question?\"}, {\"text\": \"Second question?\", \"delay\": 5}]}\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type multi_turn \
+         --request-count 2 --concurrency 1 --random-seed 1 --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (2, 0));
+    let mut truth = server.truth().entries();
+    truth.sort_by_key(|t| t.arrival_ns);
+    let first = body(&truth[0]);
+    let second = body(&truth[1]);
+    let roles = |b: &Value| -> Vec<String> {
+        b["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        roles(&first),
+        ["system", "user"],
+        "the system turn is hoisted: {first}"
+    );
+    assert_eq!(first["messages"][0]["content"], "Be brief.");
+    assert_eq!(first["messages"][1]["content"], "First question?");
+    assert_eq!(
+        roles(&second),
+        ["system", "user", "assistant", "user"],
+        "{second}"
+    );
+    assert_eq!(second["messages"][1]["content"], "First question?");
+    assert_eq!(
+        second["messages"][2]["content"].as_str(),
+        truth[0].reply_text.as_deref(),
+        "turn 2 carries the mock's real reply"
+    );
+    assert_eq!(second["messages"][3]["content"], "Second question?");
 }
