@@ -37,8 +37,12 @@ fn wrong_flags_and_values() {
         "-5",
     );
     assert_usage_error(
-        &ringperf(&["profile", "-m", "x", "--input-file", "a.jsonl"]),
-        "--input-file",
+        &ringperf(&["profile", "-m", "x", "--hf-subset", "a"]),
+        "--hf-subset",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "-m", "x", "--custom-dataset-type", "single_turn"]),
+        "--custom-dataset-type needs --input-file",
     );
     assert_usage_error(
         &ringperf(&["profile", "-m", "x", "--endpoint-type", "embeddings"]),

@@ -1,7 +1,62 @@
 //! Input group flags that choose the dataset source: custom files (`--input-file`, `--custom-dataset-type`), public datasets and sampling.
 
-use clap::Args;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
 
 /// See the module documentation.
 #[derive(Debug, Args, Clone, Default)]
-pub struct InputArgs {}
+pub struct InputArgs {
+    /// Dataset file (or directory, for random_pool and raw_payload); its type is
+    /// --custom-dataset-type, or detected from its first record.
+    #[arg(long = "input-file", help_heading = "Input")]
+    pub input_file: Option<PathBuf>,
+
+    /// Format of --input-file: single_turn, multi_turn, random_pool, mooncake_trace,
+    /// raw_payload, inputs_json (`-` spellings accepted). See docs/datasets.md.
+    #[arg(long = "custom-dataset-type", help_heading = "Input")]
+    pub custom_dataset_type: Option<String>,
+
+    /// Public dataset: `sharegpt`, read from --input-file or AIPerf's cache
+    /// (.cache/aiperf/datasets/ShareGPT_V3_unfiltered_cleaned_split.json); never downloaded.
+    #[arg(long = "public-dataset", help_heading = "Input")]
+    pub public_dataset: Option<String>,
+
+    /// How the next conversation is picked; default per dataset type (sequential for
+    /// files and traces, shuffle for synthetic and random_pool).
+    #[arg(long = "dataset-sampling-strategy", value_enum, help_heading = "Input")]
+    pub dataset_sampling_strategy: Option<SamplingArg>,
+
+    /// Let agentic replay reuse traces across concurrency lanes (AIPerf: weka/agentic loaders
+    /// only; no effect on the dataset types ringperf reads).
+    #[arg(
+        long = "allow-dataset-wrap",
+        overrides_with = "no_allow_dataset_wrap",
+        help_heading = "Input"
+    )]
+    pub allow_dataset_wrap: bool,
+
+    /// Turn --allow-dataset-wrap off (the default).
+    #[arg(long = "no-allow-dataset-wrap", help_heading = "Input")]
+    pub no_allow_dataset_wrap: bool,
+
+    /// Drop every turn's timestamp and delay at load (turns go back-to-back).
+    #[arg(long = "ignore-trace-delays", help_heading = "Input")]
+    pub ignore_trace_delays: bool,
+
+    /// Tokens per `hash_ids` block of trace prompts (default 512).
+    #[arg(
+        long = "prompt-input-tokens-block-size",
+        visible_aliases = ["synthetic-input-tokens-block-size", "isl-block-size"],
+        help_heading = "Input Sequence Length (ISL)"
+    )]
+    pub block_size: Option<usize>,
+}
+
+/// `--dataset-sampling-strategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplingArg {
+    Sequential,
+    Random,
+    Shuffle,
+}

@@ -787,9 +787,9 @@ mod tests {
             err.to_string().contains("`--goodput` is not supported"),
             "{err}"
         );
-        let err = reject_unsupported(&args("ringperf profile --input-file=a.jsonl")).unwrap_err();
+        let err = reject_unsupported(&args("ringperf profile --hf-subset=x")).unwrap_err();
         assert_eq!(
-            err.flag, "--input-file",
+            err.flag, "--hf-subset",
             "the value after `=` is not part of the flag"
         );
         // Supported flags, values that look like flags after `--`, and negative numbers pass.

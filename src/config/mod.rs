@@ -1,6 +1,7 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
+pub mod dataset;
 pub mod mock;
 pub mod prompt;
 pub mod timing;
@@ -238,6 +239,8 @@ pub struct Config {
     pub dataset: DatasetConfig,
     /// Synthetic prompt shaping: conversations, `--seq-dist`, prefix and system prompts.
     pub prompt: prompt::PromptConfig,
+    /// The Input group: dataset source, sampling, load options (`config/dataset.rs`).
+    pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,
     pub profiling: PhaseConfig,
     pub ui: UiType,
@@ -358,8 +361,7 @@ impl Config {
             }
         }
 
-        let profiling = profiling_phase(args)?;
-        let warmup = warmup_phase(args, &profiling)?;
+        let mut profiling = profiling_phase(args)?;
 
         let prompt =
             prompt::PromptConfig::from_args(&args.prompt, endpoint).map_err(ConfigError)?;
@@ -397,6 +399,25 @@ impl Config {
 
         let seed_given = args.random_seed.is_some();
         let seed = args.random_seed.unwrap_or_else(rand::random);
+        let mut input = dataset::InputConfig::from_args(
+            &args.input,
+            &dataset::InputContext {
+                seed,
+                seeded: seed_given,
+                entries: dataset.entries,
+                system_message: endpoint == EndpointKind::Chat,
+                osl_given: dataset.osl_mean.is_some(),
+            },
+        )?;
+        // A timestamped trace switches to fixed-schedule replay (spec §1.3), before the warmup
+        // inherits from the profiling phase.
+        if let Some((timestamped, records)) = input.trace_peek() {
+            timing::promote_trace(args, &mut profiling, timestamped, records)?;
+        }
+        if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
+            input.keep_timestamps();
+        }
+        let warmup = warmup_phase(args, &profiling)?;
 
         let ui = match args.ui_type {
             Some(UiTypeArg::None) => UiType::None,
@@ -502,6 +523,7 @@ impl Config {
             tokenizer,
             dataset,
             prompt,
+            input,
             warmup,
             profiling,
             ui,
@@ -616,7 +638,7 @@ impl Config {
         if !self.extra_inputs.is_empty() {
             endpoint["extra"] = Value::Object(self.extra_inputs.clone());
         }
-        json!({
+        let mut config = json!({
             "models": {"items": self.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()},
             "endpoint": endpoint,
             "datasets": [{
@@ -634,7 +656,11 @@ impl Config {
             "tokenizer": {"name": self.tokenizer},
             "runtime": {"workers": self.workers},
             "random_seed": self.seed,
-        })
+        });
+        if let Some(file_dataset) = self.input.dataset_json(self.seed) {
+            config["datasets"] = json!([file_dataset]);
+        }
+        config
     }
 }
 

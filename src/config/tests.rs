@@ -301,6 +301,89 @@ fn session_affinity_headers_follow_aiperf_env() {
     assert!(affinity_headers(bad).unwrap_err().0.contains("SMG"));
 }
 
+#[test]
+fn input_group_builds_a_load_spec() {
+    use crate::conversation::Sampling;
+    use crate::workload::loader::{DatasetKind, Source};
+    let c = cfg("ringperf profile -m m -u 127.0.0.1:1").unwrap();
+    assert_eq!(c.input.load, None, "synthetic by default");
+    assert_eq!(c.input.sampling_for(Sampling::Shuffle), Sampling::Shuffle);
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file t.jsonl --custom-dataset-type \
+         mooncake-trace --isl-block-size 16 --ignore-trace-delays --random-seed 3 \
+         --dataset-sampling-strategy random --allow-dataset-wrap",
+    )
+    .unwrap();
+    let spec = c.input.load.as_ref().expect("a file dataset");
+    assert_eq!(
+        spec.source,
+        Source::File {
+            path: PathBuf::from("t.jsonl"),
+            kind: Some(DatasetKind::MooncakeTrace)
+        }
+    );
+    assert_eq!((spec.block_size, spec.seed, spec.seeded), (16, 3, true));
+    assert!(spec.ignore_trace_delays && spec.system_message && !spec.osl_given);
+    assert_eq!(c.input.sampling_for(Sampling::Sequential), Sampling::Random);
+    let d = &c.input_config()["datasets"][0];
+    assert_eq!(d["type"], "file");
+    assert_eq!(d["path"], "t.jsonl");
+    assert_eq!(d["format"], "mooncake_trace");
+    assert_eq!(d["sampling"], "random");
+    assert_eq!(d["block_size"], 16);
+    assert_eq!(d["ignore_trace_delays"], true);
+    assert_eq!(d["synthesis"]["allow_dataset_wrap"], true);
+    // Without a type, the file decides at load; without a seed, session ids are UUIDs.
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file t.jsonl --endpoint-type completions",
+    )
+    .unwrap();
+    let spec = c.input.load.as_ref().unwrap();
+    assert!(matches!(spec.source, Source::File { kind: None, .. }));
+    assert!(!spec.seeded && !spec.system_message);
+    assert_eq!(spec.block_size, 512);
+    // ShareGPT, with or without a local path.
+    let c = cfg("ringperf profile -m m -u 127.0.0.1:1 --public-dataset sharegpt --osl 20").unwrap();
+    let spec = c.input.load.as_ref().unwrap();
+    assert_eq!(spec.source, Source::ShareGpt { input_file: None });
+    assert!(spec.osl_given);
+    assert_eq!(c.input_config()["datasets"][0]["dataset"], "sharegpt");
+}
+
+#[test]
+fn input_group_cross_flag_rules() {
+    let base = "ringperf profile -m m -u 127.0.0.1:1";
+    let e = |flags: &str| cfg(&format!("{base} {flags}")).unwrap_err().to_string();
+    assert!(e("--custom-dataset-type single_turn").contains("needs --input-file"));
+    assert!(
+        e("--public-dataset sharegpt --custom-dataset-type single_turn --input-file x")
+            .contains("mutually exclusive")
+    );
+    let msg = e("--input-file x --custom-dataset-type bailian_trace");
+    assert!(
+        msg.contains("bailian_trace is not supported by ringperf yet"),
+        "{msg}"
+    );
+    assert!(e("--input-file x --custom-dataset-type speed-bench-qa").contains("not supported"));
+    assert!(e("--input-file x --custom-dataset-type csv").contains("not an AIPerf dataset type"));
+    let msg = e("--public-dataset mmstar");
+    assert!(
+        msg.contains("mmstar") && msg.contains("needs a download"),
+        "{msg}"
+    );
+    assert!(e("--public-dataset vision-arena").contains("needs a download"));
+    assert!(e("--public-dataset nope").contains("not an AIPerf public dataset"));
+    assert!(e("--input-file x --prompt-input-tokens-block-size 0").contains("at least 1"));
+    let wrap = |flags: &str| {
+        cfg(&format!("{base} {flags}"))
+            .unwrap()
+            .input
+            .allow_dataset_wrap
+    };
+    assert!(!wrap("--allow-dataset-wrap --no-allow-dataset-wrap"));
+    assert!(wrap("--no-allow-dataset-wrap --allow-dataset-wrap"));
+}
+
 mod timing_flags {
     use super::*;
     use crate::config::timing::{Mode, check_user_centric_turns, promote_trace};
@@ -566,4 +649,58 @@ mod timing_flags {
             "non-negative",
         );
     }
+}
+
+#[test]
+fn a_timestamped_trace_file_is_replayed_on_a_fixed_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"text_input\": \"a\"}\n\n{\"timestamp\": 5, \"text_input\": \"b\"}\n",
+    )
+    .unwrap();
+    let untimed = dir.path().join("u.jsonl");
+    std::fs::write(&untimed, "{\"text_input\": \"a\"}\n").unwrap();
+    let base = format!(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file {}",
+        trace.display()
+    );
+    let c = cfg(&format!(
+        "{base} --custom-dataset-type mooncake_trace --ignore-trace-delays"
+    ))
+    .unwrap();
+    assert!(matches!(
+        c.profiling.timing.mode,
+        timing::Mode::FixedSchedule(_)
+    ));
+    assert_eq!(
+        c.profiling.request_count,
+        Some(2),
+        "the trace's record count"
+    );
+    assert!(
+        !c.input.load.as_ref().unwrap().ignore_trace_delays,
+        "timestamps drive a fixed schedule"
+    );
+    // Detected as a trace too; --no-fixed-schedule keeps the load mode.
+    let c = cfg(&base).unwrap();
+    assert!(matches!(
+        c.profiling.timing.mode,
+        timing::Mode::FixedSchedule(_)
+    ));
+    let c = cfg(&format!("{base} --no-fixed-schedule --ignore-trace-delays")).unwrap();
+    assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
+    assert!(c.input.load.as_ref().unwrap().ignore_trace_delays);
+    let e = cfg(&format!("{base} --request-rate 5")).unwrap_err();
+    assert!(e.to_string().contains("--no-fixed-schedule"), "{e}");
+    // No timestamp in the first record, or not a trace type: no promotion.
+    let c = cfg(&format!(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file {}",
+        untimed.display()
+    ))
+    .unwrap();
+    assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
+    let c = cfg(&format!("{base} --custom-dataset-type single_turn")).unwrap();
+    assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
 }

@@ -159,7 +159,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     };
 
     let payload_params = payload_params(&cfg);
-    let dataset = workload::synthetic::build(&synthetic_params(&cfg), &tokenizer);
+    // A dataset file that cannot be loaded is a setup error: nothing has been written yet.
+    let mut dataset = match &cfg.input.load {
+        Some(spec) => workload::loader::load(spec, &tokenizer)
+            .map_err(|e| RunError(format!("cannot load the dataset: {e}")))?,
+        None => workload::synthetic::build(&synthetic_params(&cfg), &tokenizer),
+    };
+    dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
     let dataset = workload::prepare(dataset, cfg.endpoint, &payload_params, &tokenizer);
 
     // Artifacts: refuse early when the directory cannot be written.

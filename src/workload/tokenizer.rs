@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 /// The `--tokenizer` value that selects tiktoken `o200k_base`.
 pub const BUILTIN: &str = "builtin";
 
+/// `<|endoftext|>` in o200k_base: its EOS token (it has no BOS).
+const O200K_ENDOFTEXT: u32 = 199_999;
+
 /// A loaded tokenizer.
 #[derive(Clone)]
 pub enum Tokenizer {
@@ -211,6 +214,31 @@ impl Tokenizer {
             Tokenizer::Builtin(bpe) => bpe.encode_ordinary(text).len(),
             #[cfg(feature = "hf-tokenizer")]
             Tokenizer::Hf(tok, _) => tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
+        }
+    }
+
+    /// The token that starts each `hash_ids` block (AIPerf's `block_separation_token_id`):
+    /// the BOS token, else the EOS token, else none. Builtin o200k has no BOS, so its EOS,
+    /// `<|endoftext|>`. A `tokenizer.json` does not name its BOS / EOS (that is
+    /// `tokenizer_config.json`'s business), so the first special token found among the usual
+    /// BOS spellings, then the usual EOS spellings, is taken.
+    pub fn block_separator(&self) -> Option<u32> {
+        match self {
+            Tokenizer::Builtin(_) => Some(O200K_ENDOFTEXT),
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(tok, _) => [
+                "<|begin_of_text|>",
+                "<s>",
+                "<bos>",
+                "<|startoftext|>",
+                "<|endoftext|>",
+                "<|end_of_text|>",
+                "</s>",
+                "<eos>",
+                "<|im_end|>",
+            ]
+            .iter()
+            .find_map(|t| tok.token_to_id(t)),
         }
     }
 

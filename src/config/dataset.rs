@@ -1,0 +1,234 @@
+//! The Input group validated (spec §1.2 "Input", §3.3, §3.4): where the dataset comes from,
+//! how it is sampled, and the load options, with AIPerf's cross-flag rules.
+
+use serde_json::{Map, Value, json};
+
+use crate::cli::input::{InputArgs, SamplingArg};
+use crate::conversation::Sampling;
+use crate::workload::loader::{
+    AIPERF_CUSTOM_TYPES, DEFAULT_BLOCK_SIZE, DatasetKind, LoadSpec, Source,
+};
+
+use super::ConfigError;
+
+/// AIPerf 0.13's `--public-dataset` names (`PublicDatasetType`), `_` spelling.
+const AIPERF_PUBLIC_DATASETS: &[&str] = &[
+    "exgentic_v2",
+    "exgentic",
+    "sharegpt",
+    "aimo",
+    "mmstar",
+    "mmvu",
+    "vision_arena",
+    "llava_onevision",
+    "aimo_aime",
+    "aimo_numina_cot",
+    "aimo_numina_1_5",
+    "spec_bench",
+    "spec_al_gsm8k",
+    "spec_al_math500",
+    "spec_al_humaneval",
+    "spec_al_mbpp",
+    "spec_al_mtbench",
+    "instruct_coder",
+    "blazedit_5k",
+    "blazedit_10k",
+    "librispeech",
+    "voxpopuli",
+    "gigaspeech",
+    "ami",
+    "spgispeech",
+    "weka_hf",
+];
+
+/// What the rest of the configuration tells the Input group.
+#[derive(Clone, Copy, Debug)]
+pub struct InputContext {
+    /// The run's seed and whether the user gave it.
+    pub seed: u64,
+    pub seeded: bool,
+    /// `--num-dataset-entries`.
+    pub entries: usize,
+    /// The endpoint sends a system message (chat).
+    pub system_message: bool,
+    /// `--osl` was given.
+    pub osl_given: bool,
+}
+
+/// The validated Input group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputConfig {
+    /// The dataset to load from a file; `None` means synthetic.
+    pub load: Option<LoadSpec>,
+    /// `--dataset-sampling-strategy`; `None` takes the dataset type's default.
+    pub sampling: Option<Sampling>,
+    /// `--allow-dataset-wrap` (agentic replay only in AIPerf; echoed, no effect here).
+    pub allow_dataset_wrap: bool,
+    /// `--ignore-trace-delays`.
+    pub ignore_trace_delays: bool,
+    /// `--prompt-input-tokens-block-size`, if given.
+    pub block_size: Option<usize>,
+}
+
+impl InputConfig {
+    /// Validates the Input group flags.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the flag: a type without a file, a public dataset with a type,
+    /// a type or dataset ringperf does not read, a zero block size.
+    pub fn from_args(args: &InputArgs, cx: &InputContext) -> Result<Self, ConfigError> {
+        if args.block_size == Some(0) {
+            return Err(ConfigError(
+                "--prompt-input-tokens-block-size must be at least 1".into(),
+            ));
+        }
+        let kind = args
+            .custom_dataset_type
+            .as_deref()
+            .map(custom_type)
+            .transpose()?;
+        let source = match (&args.public_dataset, &args.input_file) {
+            (Some(_), _) if kind.is_some() => {
+                return Err(ConfigError(
+                    "--public-dataset and --custom-dataset-type are mutually exclusive".into(),
+                ));
+            }
+            (Some(name), input_file) => {
+                public_dataset(name)?;
+                Some(Source::ShareGpt {
+                    input_file: input_file.clone(),
+                })
+            }
+            (None, Some(path)) => Some(Source::File {
+                path: path.clone(),
+                kind,
+            }),
+            (None, None) if kind.is_some() => {
+                return Err(ConfigError(
+                    "--custom-dataset-type needs --input-file (the dataset to read)".into(),
+                ));
+            }
+            (None, None) => None,
+        };
+        let load = source.map(|source| LoadSpec {
+            source,
+            seed: cx.seed,
+            seeded: cx.seeded,
+            entries: cx.entries,
+            block_size: args.block_size.unwrap_or(DEFAULT_BLOCK_SIZE),
+            ignore_trace_delays: args.ignore_trace_delays,
+            system_message: cx.system_message,
+            osl_given: cx.osl_given,
+        });
+        Ok(Self {
+            load,
+            sampling: args.dataset_sampling_strategy.map(|s| match s {
+                SamplingArg::Sequential => Sampling::Sequential,
+                SamplingArg::Random => Sampling::Random,
+                SamplingArg::Shuffle => Sampling::Shuffle,
+            }),
+            allow_dataset_wrap: args.allow_dataset_wrap,
+            ignore_trace_delays: args.ignore_trace_delays,
+            block_size: args.block_size,
+        })
+    }
+
+    /// For a trace file: whether its first record is timestamped, and its record count (see
+    /// [`crate::workload::loader::peek_trace`]).
+    pub fn trace_peek(&self) -> Option<(bool, u64)> {
+        match &self.load.as_ref()?.source {
+            Source::File { path, kind } => crate::workload::loader::peek_trace(path, *kind),
+            Source::ShareGpt { .. } => None,
+        }
+    }
+
+    /// Under a fixed schedule the timestamps drive the run, so `--ignore-trace-delays` has no
+    /// effect (AIPerf: "No effect under fixed-schedule").
+    pub fn keep_timestamps(&mut self) {
+        if let Some(spec) = &mut self.load {
+            spec.ignore_trace_delays = false;
+        }
+    }
+
+    /// The sampling the run uses for a dataset whose own default is `dataset_default`.
+    pub fn sampling_for(&self, dataset_default: Sampling) -> Sampling {
+        self.sampling.unwrap_or(dataset_default)
+    }
+
+    /// The `datasets[0]` entry of the JSON export's `input_config` for a file or public
+    /// dataset, in AIPerf's shape (`FileDataset` / `PublicDataset`); `None` for synthetic.
+    pub fn dataset_json(&self, seed: u64) -> Option<Value> {
+        let spec = self.load.as_ref()?;
+        let mut m = Map::new();
+        m.insert("name".into(), json!("main"));
+        match &spec.source {
+            Source::File { path, kind } => {
+                m.insert("type".into(), json!("file"));
+                m.insert("path".into(), json!(path.display().to_string()));
+                if let Some(k) = kind {
+                    m.insert("format".into(), json!(k.as_str()));
+                }
+            }
+            Source::ShareGpt { input_file } => {
+                m.insert("type".into(), json!("public"));
+                m.insert("dataset".into(), json!("sharegpt"));
+                if let Some(p) = input_file {
+                    m.insert("path".into(), json!(p.display().to_string()));
+                }
+            }
+        }
+        if let Some(s) = self.sampling {
+            m.insert("sampling".into(), json!(s.as_str()));
+        }
+        m.insert("random_seed".into(), json!(seed));
+        if let Some(b) = self.block_size {
+            m.insert("block_size".into(), json!(b));
+        }
+        if self.ignore_trace_delays {
+            m.insert("ignore_trace_delays".into(), json!(true));
+        }
+        if self.allow_dataset_wrap {
+            m.insert("synthesis".into(), json!({"allow_dataset_wrap": true}));
+        }
+        Some(Value::Object(m))
+    }
+}
+
+/// `--custom-dataset-type`, in AIPerf's spellings; AIPerf types ringperf does not read are
+/// rejected by name.
+fn custom_type(name: &str) -> Result<DatasetKind, ConfigError> {
+    if let Some(k) = DatasetKind::parse(name) {
+        return Ok(k);
+    }
+    let norm = name.trim().replace('-', "_").to_ascii_lowercase();
+    let built: Vec<&str> = DatasetKind::ALL.iter().map(|k| k.as_str()).collect();
+    if AIPERF_CUSTOM_TYPES.contains(&norm.as_str()) || norm.starts_with("speed_bench_") {
+        Err(ConfigError(format!(
+            "--custom-dataset-type {name} is not supported by ringperf yet ({} are)",
+            built.join(", ")
+        )))
+    } else {
+        Err(ConfigError(format!(
+            "--custom-dataset-type {name} is not an AIPerf dataset type (ringperf reads {})",
+            built.join(", ")
+        )))
+    }
+}
+
+/// `--public-dataset`: only `sharegpt`, which ringperf reads from a local file.
+fn public_dataset(name: &str) -> Result<(), ConfigError> {
+    let norm = name.trim().replace('-', "_").to_ascii_lowercase();
+    if norm == "sharegpt" {
+        return Ok(());
+    }
+    if AIPERF_PUBLIC_DATASETS.contains(&norm.as_str()) || norm.starts_with("semianalysis_") {
+        Err(ConfigError(format!(
+            "--public-dataset {name} is not supported by ringperf: it needs a download (ringperf \
+             never downloads; only sharegpt is read, from a local file)"
+        )))
+    } else {
+        Err(ConfigError(format!(
+            "--public-dataset {name} is not an AIPerf public dataset (ringperf reads sharegpt)"
+        )))
+    }
+}

@@ -1,0 +1,254 @@
+//! Typed access to one record's fields, each failure naming the file, the line and the field;
+//! and the text turn shared by `single_turn`, `multi_turn` and `random_pool` (AIPerf's
+//! `SingleTurn` / `RandomPool` models, text modality only).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::conversation::{Content, Turn};
+
+use super::error::{LoadError, LoadErrorKind};
+
+/// Fields of AIPerf's media models. ringperf sends text only, so each is rejected by name.
+pub const MEDIA_FIELDS: &[&str] = &[
+    "image",
+    "images",
+    "image_uuids",
+    "audio",
+    "audios",
+    "video",
+    "videos",
+];
+
+/// Where a record is: its file and line.
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx<'a> {
+    pub path: &'a Path,
+    pub line: u64,
+}
+
+impl Ctx<'_> {
+    /// An error about `field` of this record.
+    pub fn err(&self, field: impl Into<String>, kind: LoadErrorKind) -> LoadError {
+        LoadError::at(self.path, self.line, field, kind)
+    }
+}
+
+/// One JSON object of a record (the record itself or a nested one), its fields taken out one
+/// by one with their types checked. `prefix` names nested objects in errors (`turns[2].`).
+#[derive(Debug)]
+pub struct Obj<'a> {
+    pub ctx: Ctx<'a>,
+    prefix: String,
+    map: Map<String, Value>,
+}
+
+impl<'a> Obj<'a> {
+    pub fn new(ctx: Ctx<'a>, prefix: impl Into<String>, map: Map<String, Value>) -> Self {
+        Self {
+            ctx,
+            prefix: prefix.into(),
+            map,
+        }
+    }
+
+    /// The full name of `key` in errors.
+    pub fn name(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    /// An error about `key`.
+    pub fn err(&self, key: &str, kind: LoadErrorKind) -> LoadError {
+        self.ctx.err(self.name(key), kind)
+    }
+
+    /// Fails on the first field (in file order) that is a media field or not in `allowed`.
+    pub fn check_fields(&self, allowed: &[&str]) -> Result<(), LoadError> {
+        for key in self.map.keys() {
+            if MEDIA_FIELDS.contains(&key.as_str()) {
+                return Err(self.err(key, LoadErrorKind::NotText));
+            }
+            if !allowed.contains(&key.as_str()) {
+                return Err(self.err(key, LoadErrorKind::UnknownField));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes `key` out; `null` counts as absent (AIPerf's optional fields accept it).
+    pub fn take(&mut self, key: &str) -> Option<Value> {
+        self.map.remove(key).filter(|v| !v.is_null())
+    }
+
+    pub fn string(&mut self, key: &str) -> Result<Option<String>, LoadError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(self.err(key, LoadErrorKind::WrongType("a string"))),
+        }
+    }
+
+    /// A number of milliseconds (integer or float), finite and not negative.
+    pub fn millis(&mut self, key: &str) -> Result<Option<f64>, LoadError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                _ => Err(self.err(
+                    key,
+                    LoadErrorKind::Invalid("must be a number of milliseconds ≥ 0".into()),
+                )),
+            },
+            Some(_) => Err(self.err(key, LoadErrorKind::WrongType("a number"))),
+        }
+    }
+
+    /// An integer ≥ 0 that fits in `u32`.
+    pub fn count(&mut self, key: &str) -> Result<Option<u32>, LoadError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64().map(u32::try_from) {
+                Some(Ok(v)) => Ok(Some(v)),
+                _ => Err(self.err(key, LoadErrorKind::WrongType("an integer ≥ 0"))),
+            },
+            Some(_) => Err(self.err(key, LoadErrorKind::WrongType("an integer"))),
+        }
+    }
+
+    /// An integer > 0 that fits in `u32` (AIPerf's `output_length`, `gt=0`).
+    pub fn positive(&mut self, key: &str) -> Result<Option<u32>, LoadError> {
+        match self.count(key)? {
+            Some(0) => Err(self.err(key, LoadErrorKind::Invalid("must be greater than 0".into()))),
+            other => Ok(other),
+        }
+    }
+
+    pub fn object(&mut self, key: &str) -> Result<Option<Map<String, Value>>, LoadError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(_) => Err(self.err(key, LoadErrorKind::WrongType("a JSON object"))),
+        }
+    }
+
+    pub fn array(&mut self, key: &str) -> Result<Option<Vec<Value>>, LoadError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(_) => Err(self.err(key, LoadErrorKind::WrongType("a list"))),
+        }
+    }
+
+    /// AIPerf's `type` discriminator: absent, or exactly `expected`.
+    pub fn type_tag(&mut self, expected: &str) -> Result<(), LoadError> {
+        match self.string("type")? {
+            None => Ok(()),
+            Some(t) if t == expected => Ok(()),
+            Some(t) => Err(self.err(
+                "type",
+                LoadErrorKind::Invalid(format!("is {t:?}, expected {expected:?}")),
+            )),
+        }
+    }
+}
+
+/// The texts of a record: `text` (one string) or `texts` (strings, or AIPerf's
+/// `{"name", "contents": [..]}` objects, flattened in order). Exactly one must be non-empty,
+/// as AIPerf requires at least one modality and never both spellings.
+pub fn texts(obj: &mut Obj<'_>) -> Result<Vec<String>, LoadError> {
+    let text = obj.string("text")?.filter(|t| !t.is_empty());
+    let texts = match obj.array("texts")? {
+        None => Vec::new(),
+        Some(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                let name = obj.name(&format!("texts[{i}]"));
+                match item {
+                    Value::String(s) => out.push(s),
+                    Value::Object(map) => {
+                        let mut inner = Obj::new(obj.ctx, format!("{name}."), map);
+                        inner.check_fields(&["name", "contents"])?;
+                        inner.string("name")?;
+                        let contents = inner
+                            .array("contents")?
+                            .ok_or_else(|| inner.err("contents", LoadErrorKind::Missing))?;
+                        for (j, c) in contents.into_iter().enumerate() {
+                            match c {
+                                Value::String(s) => out.push(s),
+                                _ => {
+                                    return Err(inner.err(
+                                        &format!("contents[{j}]"),
+                                        LoadErrorKind::WrongType("a string"),
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        return Err(obj.ctx.err(
+                            name,
+                            LoadErrorKind::WrongType(
+                                "a string or a {\"name\", \"contents\"} object",
+                            ),
+                        ));
+                    }
+                }
+            }
+            out
+        }
+    };
+    match (text, texts.is_empty()) {
+        (Some(_), false) => Err(obj.err(
+            "texts",
+            LoadErrorKind::Invalid("\"text\" and \"texts\" cannot be set together".into()),
+        )),
+        (Some(t), true) => Ok(vec![t]),
+        (None, false) => Ok(texts),
+        (None, true) => Err(obj.err("text", LoadErrorKind::Missing)),
+    }
+}
+
+/// The fields of AIPerf's `SingleTurn` (without media).
+pub const TURN_FIELDS: &[&str] = &[
+    "type",
+    "text",
+    "texts",
+    "timestamp",
+    "delay",
+    "role",
+    "session_id",
+    "output_length",
+    "extra",
+];
+
+/// One `SingleTurn` record: its `session_id` (if any) and the turn.
+pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError> {
+    obj.check_fields(TURN_FIELDS)?;
+    obj.type_tag("single_turn")?;
+    let texts = texts(obj)?;
+    let timestamp_ms = obj.millis("timestamp")?;
+    let delay_ms = obj.millis("delay")?;
+    // AIPerf's rule is on truthiness: a zero in either is allowed.
+    if timestamp_ms.is_some_and(|t| t != 0.0) && delay_ms.is_some_and(|d| d != 0.0) {
+        return Err(obj.err(
+            "delay",
+            LoadErrorKind::Invalid("\"timestamp\" and \"delay\" cannot be set together".into()),
+        ));
+    }
+    let role = obj.string("role")?;
+    let session_id = obj.string("session_id")?;
+    let max_tokens = obj.positive("output_length")?;
+    let extra = obj.object("extra")?.unwrap_or_default();
+    Ok((
+        session_id,
+        Turn {
+            content: Content::Texts(texts),
+            role,
+            max_tokens,
+            timestamp_ms,
+            delay_ms,
+            extra,
+        },
+    ))
+}

@@ -1,0 +1,103 @@
+//! JSON Lines read one line at a time through a `BufReader`: memory is bounded by the longest
+//! line, never by the file. Blank lines are skipped (AIPerf strips and skips them too).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::error::{LoadError, LoadErrorKind};
+
+/// Capacity of the read buffer (the `BufReader`'s, not a limit on lines).
+const READ_BUFFER_BYTES: usize = 256 * 1024;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// One line's object and its 1-based line number.
+pub type Numbered = (u64, Map<String, Value>);
+
+/// The JSON objects of a JSONL file, with their 1-based line numbers.
+#[derive(Debug)]
+pub struct JsonLines<R> {
+    path: PathBuf,
+    reader: R,
+    buf: String,
+    line: u64,
+    hash: u64,
+}
+
+impl JsonLines<BufReader<File>> {
+    /// Opens `path` for reading.
+    ///
+    /// # Errors
+    /// [`LoadErrorKind::Io`] when the file cannot be opened.
+    pub fn open(path: &Path) -> Result<Self, LoadError> {
+        let file = File::open(path)
+            .map_err(|e| LoadError::file(path, LoadErrorKind::Io(e.to_string())))?;
+        Ok(Self::new(
+            path,
+            BufReader::with_capacity(READ_BUFFER_BYTES, file),
+        ))
+    }
+}
+
+impl<R: BufRead> JsonLines<R> {
+    /// Reads JSON Lines from `reader`; `path` names it in errors.
+    pub fn new(path: &Path, reader: R) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            reader,
+            buf: String::new(),
+            line: 0,
+            hash: FNV_OFFSET,
+        }
+    }
+
+    /// FNV-1a of every byte read so far: after the last line, of the whole file. Trace loaders
+    /// scope `hash_ids` blocks to it, so two different files give different blocks.
+    pub fn content_hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The next non-blank line as `(line number, object)`, or `None` at the end.
+    ///
+    /// # Errors
+    /// A read error, a line that is not UTF-8 or not JSON, or JSON that is not an object.
+    pub fn next_object(&mut self) -> Result<Option<Numbered>, LoadError> {
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            let n = self.reader.read_line(&mut self.buf).map_err(|e| {
+                let kind = if e.kind() == std::io::ErrorKind::InvalidData {
+                    LoadErrorKind::Json("the line is not UTF-8".into())
+                } else {
+                    LoadErrorKind::Io(e.to_string())
+                };
+                LoadError::line(&self.path, self.line, kind)
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            for &b in self.buf.as_bytes() {
+                self.hash = (self.hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+            }
+            let text = self.buf.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let value: Value = serde_json::from_str(text).map_err(|e| {
+                LoadError::line(&self.path, self.line, LoadErrorKind::Json(e.to_string()))
+            })?;
+            return match value {
+                Value::Object(map) => Ok(Some((self.line, map))),
+                _ => Err(LoadError::line(
+                    &self.path,
+                    self.line,
+                    LoadErrorKind::WrongType("each line to be a JSON object"),
+                )),
+            };
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! Datasets from files (spec §3.3, §3.4): AIPerf's custom dataset types and ShareGPT from a
+//! local copy, each turned into a [`Dataset`].
+//!
+//! Every file is read as a stream (one line, or one element of a JSON list, at a time), and
+//! every rule a record breaks is one [`LoadError`] naming the file, the line and the field.
+//! Formats, defaults and rules per type: `docs/datasets.md`.
+
+mod block_prompt;
+mod document;
+mod error;
+mod fields;
+mod inputs_json;
+mod lines;
+mod mooncake_trace;
+mod multi_turn;
+mod random_pool;
+mod raw_payload;
+mod session;
+mod sharegpt;
+mod single_turn;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::conversation::{Dataset, Sampling};
+use crate::workload::Tokenizer;
+
+pub use block_prompt::BlockPrompts;
+pub use error::{LoadError, LoadErrorKind};
+pub use lines::JsonLines;
+pub use session::SessionIds;
+pub use sharegpt::{CACHE_DIR as SHAREGPT_CACHE_DIR, FILE_NAME as SHAREGPT_FILE_NAME};
+
+/// `--prompt-input-tokens-block-size` when not given (AIPerf's `InputTokensDefaults.BLOCK_SIZE`).
+pub const DEFAULT_BLOCK_SIZE: usize = 512;
+
+/// The `--custom-dataset-type` values ringperf reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatasetKind {
+    SingleTurn,
+    MultiTurn,
+    RandomPool,
+    MooncakeTrace,
+    RawPayload,
+    InputsJson,
+}
+
+impl DatasetKind {
+    pub const ALL: [DatasetKind; 6] = [
+        DatasetKind::SingleTurn,
+        DatasetKind::MultiTurn,
+        DatasetKind::RandomPool,
+        DatasetKind::MooncakeTrace,
+        DatasetKind::RawPayload,
+        DatasetKind::InputsJson,
+    ];
+
+    /// AIPerf's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetKind::SingleTurn => "single_turn",
+            DatasetKind::MultiTurn => "multi_turn",
+            DatasetKind::RandomPool => "random_pool",
+            DatasetKind::MooncakeTrace => "mooncake_trace",
+            DatasetKind::RawPayload => "raw_payload",
+            DatasetKind::InputsJson => "inputs_json",
+        }
+    }
+
+    /// Parses AIPerf's spelling, with `_` or `-`. `None` for any other name.
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim().replace('-', "_").to_ascii_lowercase();
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The sampling AIPerf's loader prefers: shuffle for `random_pool`, sequential otherwise.
+    pub fn default_sampling(self) -> Sampling {
+        match self {
+            DatasetKind::RandomPool => Sampling::Shuffle,
+            _ => Sampling::Sequential,
+        }
+    }
+
+    /// A timestamped trace type (AIPerf's `is_trace`): promoted to fixed schedule when its
+    /// first record has a timestamp.
+    pub fn is_trace(self) -> bool {
+        self == DatasetKind::MooncakeTrace
+    }
+}
+
+impl fmt::Display for DatasetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every `--custom-dataset-type` of AIPerf 0.13 (`CustomDatasetType`), built here or not.
+pub const AIPERF_CUSTOM_TYPES: &[&str] = &[
+    "burst_gpt_trace",
+    "bailian_trace",
+    "baseten_trace",
+    "mooncake_trace",
+    "raw_payload",
+    "inputs_json",
+    "dag_jsonl",
+    "sagemaker_data_capture",
+    "multi_turn",
+    "random_pool",
+    "single_turn",
+    "tracelab",
+    "weka_trace",
+];
+
+/// Where the dataset comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// `--input-file` with `--custom-dataset-type`, or with the type detected from the file.
+    File {
+        path: PathBuf,
+        kind: Option<DatasetKind>,
+    },
+    /// `--public-dataset sharegpt`: `--input-file`, else AIPerf's cache path.
+    ShareGpt { input_file: Option<PathBuf> },
+}
+
+/// Everything a load needs besides the tokenizer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadSpec {
+    pub source: Source,
+    /// The run's seed (`random_pool` draws, `hash_ids` blocks).
+    pub seed: u64,
+    /// `--random-seed` was given: generated session ids are `session_000000`, … (else UUIDs).
+    pub seeded: bool,
+    /// Conversations `random_pool` draws (`--num-dataset-entries`).
+    pub entries: usize,
+    /// Tokens per `hash_ids` block.
+    pub block_size: usize,
+    /// `--ignore-trace-delays`: every turn's timestamp and delay are dropped.
+    pub ignore_trace_delays: bool,
+    /// The endpoint sends a system message (chat): `multi_turn` hoists a leading system turn.
+    pub system_message: bool,
+    /// `--osl` was given (ShareGPT keeps short replies then).
+    pub osl_given: bool,
+}
+
+/// Loads the dataset `spec` describes.
+///
+/// # Errors
+/// The first problem found, as a [`LoadError`] naming the file, line and field.
+pub fn load(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Dataset, LoadError> {
+    let mut ids = SessionIds::new(spec.seeded);
+    let mut dataset = match &spec.source {
+        Source::ShareGpt { input_file } => {
+            let path = sharegpt::locate(input_file.as_deref())?;
+            sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?
+        }
+        Source::File { path, kind } => {
+            let kind = match kind {
+                Some(k) => *k,
+                None => detect(path)?,
+            };
+            load_file(path, kind, spec, tokenizer, &mut ids)?
+        }
+    };
+    if spec.ignore_trace_delays {
+        for turn in dataset
+            .conversations
+            .iter_mut()
+            .flat_map(|c| c.turns.iter_mut())
+        {
+            turn.timestamp_ms = None;
+            turn.delay_ms = None;
+        }
+    }
+    Ok(dataset)
+}
+
+fn load_file(
+    path: &Path,
+    kind: DatasetKind,
+    spec: &LoadSpec,
+    tokenizer: &Tokenizer,
+    ids: &mut SessionIds,
+) -> Result<Dataset, LoadError> {
+    if !path.exists() {
+        return Err(LoadError::file(
+            path,
+            LoadErrorKind::NotFound {
+                looked: vec![path.to_path_buf()],
+                hint: "check --input-file".into(),
+            },
+        ));
+    }
+    let dir_ok = matches!(kind, DatasetKind::RandomPool | DatasetKind::RawPayload);
+    if path.is_dir() && !dir_ok {
+        return Err(LoadError::file(
+            path,
+            LoadErrorKind::Invalid(format!(
+                "is a directory; {kind} reads a file (only random_pool and raw_payload read \
+                 directories)"
+            )),
+        ));
+    }
+    match kind {
+        DatasetKind::SingleTurn => single_turn::load(path, ids),
+        DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
+        DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
+        DatasetKind::MooncakeTrace => mooncake_trace::load(
+            path,
+            ids,
+            mooncake_trace::Blocks {
+                tokenizer,
+                block_size: spec.block_size,
+                seed: spec.seed,
+            },
+        ),
+        DatasetKind::RawPayload => raw_payload::load(path, ids),
+        DatasetKind::InputsJson => inputs_json::load(path),
+    }
+}
+
+/// What the timing configuration needs to know of a file before it is loaded (AIPerf's trace
+/// auto-promotion, spec §1.3): for a trace type (given, or detected), whether its first record
+/// has a `timestamp`, and how many records it has (the default request count of a replay).
+/// `None` for other types, and for a file that cannot be read (the load reports why).
+/// Reads the file once, a line at a time, parsing only the first record.
+pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)> {
+    let kind = match kind {
+        Some(k) => k,
+        None => detect(path).ok()?,
+    };
+    if !kind.is_trace() || path.is_dir() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let mut line = Vec::new();
+    let mut first: Option<bool> = None;
+    let mut records = 0u64;
+    loop {
+        line.clear();
+        let n = std::io::BufRead::read_until(&mut reader, b'\n', &mut line).ok()?;
+        if n == 0 {
+            break;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        records += 1;
+        if first.is_none() {
+            let v: serde_json::Value = serde_json::from_slice(&line).ok()?;
+            first = Some(v.get("timestamp").is_some_and(|t| !t.is_null()));
+        }
+    }
+    Some((first?, records))
+}
+
+/// The dataset type of `path` when `--custom-dataset-type` is not given, as AIPerf infers it:
+/// a directory is `random_pool` or `raw_payload` by its files' first records; a file by its
+/// first record's `type` field if that names a type, else by which types can read the record.
+/// A `.json` file whose first line is not a whole JSON value is taken as an `inputs.json`.
+///
+/// # Errors
+/// No type, or more than one, can read it: the message asks for `--custom-dataset-type`.
+pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
+    let ambiguous = |kinds: &[DatasetKind], line: Option<u64>| {
+        let names: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        let why = if names.is_empty() {
+            "no dataset type can read this; give --custom-dataset-type".to_string()
+        } else {
+            format!(
+                "{} can all read this; give --custom-dataset-type",
+                names.join(" and ")
+            )
+        };
+        LoadError {
+            path: path.to_path_buf(),
+            line,
+            field: None,
+            kind: LoadErrorKind::Invalid(why),
+        }
+    };
+    if path.is_dir() {
+        let mut kinds = Vec::new();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| LoadError::file(path, LoadErrorKind::Io(e.to_string())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        let firsts: Vec<(PathBuf, serde_json::Map<String, serde_json::Value>)> = files
+            .into_iter()
+            .filter_map(|f| {
+                let mut lines = JsonLines::open(&f).ok()?;
+                let (_, map) = lines.next_object().ok()??;
+                Some((f, map))
+            })
+            .collect();
+        if firsts
+            .iter()
+            .any(|(_, m)| m.contains_key("text") || m.contains_key("texts"))
+        {
+            kinds.push(DatasetKind::RandomPool);
+        }
+        if firsts.iter().any(|(f, m)| {
+            f.extension().is_some_and(|e| e == "jsonl")
+                && m.get("messages").is_some_and(serde_json::Value::is_array)
+        }) {
+            kinds.push(DatasetKind::RawPayload);
+        }
+        return match kinds.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(ambiguous(&kinds, None)),
+        };
+    }
+    let mut lines = JsonLines::open(path)?;
+    let (line, map) = match lines.next_object() {
+        Ok(Some(first)) => first,
+        Ok(None) => return Err(LoadError::file(path, LoadErrorKind::Empty)),
+        Err(_) if path.extension().is_some_and(|e| e == "json") => {
+            return Ok(DatasetKind::InputsJson);
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(kind) = map
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .and_then(DatasetKind::parse)
+    {
+        return Ok(kind);
+    }
+    let has = |k: &str| map.get(k).is_some_and(|v| !v.is_null());
+    let messages_list = map.get("messages").is_some_and(serde_json::Value::is_array);
+    let mut kinds = Vec::new();
+    if has("turns") {
+        kinds.push(DatasetKind::MultiTurn);
+    } else if has("text") || has("texts") {
+        kinds.push(DatasetKind::SingleTurn);
+    }
+    let forms = ["input_length", "text_input", "payload"]
+        .iter()
+        .filter(|k| has(k))
+        .count()
+        + usize::from(messages_list);
+    if forms == 1 {
+        kinds.push(DatasetKind::MooncakeTrace);
+    }
+    let data_list = map.get("data").is_some_and(serde_json::Value::is_array);
+    if messages_list && !has("conversation_id") && !data_list {
+        kinds.push(DatasetKind::RawPayload);
+    }
+    if map.get("data").and_then(|d| d.get(0)).is_some_and(|first| {
+        first
+            .get("payloads")
+            .is_some_and(serde_json::Value::is_array)
+    }) {
+        kinds.push(DatasetKind::InputsJson);
+    }
+    match kinds.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(ambiguous(&kinds, Some(line))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,412 @@
+//! Runs of `ringperf profile --input-file ...` against the in-process mock: the prompts of a
+//! dataset file are what is sent, and a bad file ends the run before anything is written.
+//!
+//! The mock records every request body (`MockConfig::record_bodies`), so the checks read what
+//! the server received: the prompts (or, replayed, the whole bodies) are exactly the file's.
+//! Besides, every record's conversation is one of the file's and its ISL is the file prompt's
+//! token count (by tiktoken o200k here), as is the mock's own count of what it received.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+use std::sync::Arc;
+
+use clap::Parser;
+use ringperf::cli::{Cli, Command};
+use ringperf::config::Config;
+use ringperf::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
+use serde_json::Value;
+
+fn mock() -> MockServer {
+    ringperf::mock::start(MockConfig {
+        output_tokens: OutputLen::Fixed(2),
+        truth_log: true,
+        record_bodies: true,
+        prompt_tokenizer: Some(PromptTokenizer(Arc::new(
+            ringperf::workload::Tokenizer::builtin(),
+        ))),
+        ..MockConfig::default()
+    })
+    .expect("mock starts")
+}
+
+fn config(line: &str) -> Config {
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a profile command")
+    };
+    Config::from_args(&p, &argv, false).expect("valid config")
+}
+
+/// The request body the mock received, as JSON.
+fn body(t: &ringperf::mock::TruthEntry) -> Value {
+    serde_json::from_slice(t.request_body.as_deref().expect("bodies recorded")).expect("JSON body")
+}
+
+fn o200k(text: &str) -> u64 {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("file exists")).expect("valid JSON")
+}
+
+fn records(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("profile_export.jsonl"))
+        .expect("records written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect()
+}
+
+/// Prompts of one text each, with their session ids, as written below.
+const PROMPTS: &[(&str, &str)] = &[
+    ("a", "What is deep learning?"),
+    ("b", "Name three prime numbers larger than one hundred."),
+    (
+        "c",
+        "Write a haiku about the sea at night, with the moon in it.",
+    ),
+    ("d", "Why is the sky blue?"),
+    (
+        "e",
+        "Translate 'good morning' into French, German and Italian.",
+    ),
+];
+
+fn write_single_turn(dir: &Path) -> PathBuf {
+    let path = dir.join("prompts.jsonl");
+    let body: String = PROMPTS
+        .iter()
+        .map(|(id, text)| {
+            serde_json::json!({"session_id": id, "text": text, "output_length": 2}).to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+#[test]
+fn single_turn_file_sends_exactly_its_prompts() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_single_turn(tmp.path());
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type single-turn \
+         --request-count 5 --concurrency 1 --random-seed 9 --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (5, 0));
+
+    let expected: BTreeMap<&str, &str> = PROMPTS.iter().copied().collect();
+    // inputs.json holds the file's prompts, one conversation per session id.
+    let inputs = read_json(&out_dir.join("inputs.json"));
+    let sent: BTreeMap<String, String> = inputs["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|e| {
+            let msg = &e["payloads"][0]["messages"][0];
+            assert_eq!(msg["role"], "user");
+            assert_eq!(e["payloads"][0]["max_completion_tokens"], 2);
+            (
+                e["session_id"].as_str().unwrap().to_string(),
+                msg["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let sent: BTreeMap<&str, &str> = sent.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(sent, expected);
+
+    // Every request: one of the file's conversations (one pass: each exactly once), its ISL the
+    // file prompt's token count, and the mock counted the same tokens in what it received.
+    let recs = records(&out_dir);
+    assert_eq!(recs.len(), 5);
+    let mut seen = BTreeSet::new();
+    for rec in &recs {
+        let cid = rec["metadata"]["conversation_id"]
+            .as_str()
+            .expect("conversation id");
+        let prompt = expected
+            .get(cid)
+            .unwrap_or_else(|| panic!("{cid} is not in the file"));
+        let tokens = o200k(prompt);
+        assert_eq!(
+            rec["metrics"]["input_sequence_length"]["value"].as_u64(),
+            Some(tokens)
+        );
+        assert_eq!(
+            rec["metrics"]["usage_prompt_tokens"]["value"].as_u64(),
+            Some(tokens)
+        );
+        seen.insert(cid.to_string());
+    }
+    assert_eq!(seen.len(), 5, "each conversation once: {seen:?}");
+    // single_turn samples sequentially by default: at concurrency 1, file order.
+    let mut by_start: Vec<(u64, &str)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["request_start_ns"].as_u64().unwrap(),
+                r["metadata"]["conversation_id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    by_start.sort_unstable();
+    let order: Vec<&str> = by_start.iter().map(|&(_, id)| id).collect();
+    assert_eq!(order, ["a", "b", "c", "d", "e"]);
+
+    let truth = server.truth().entries();
+    assert_eq!(truth.len(), 5, "the mock answered exactly five requests");
+    let mut received: Vec<u64> = truth.iter().map(|t| t.prompt_tokens).collect();
+    let mut in_file: Vec<u64> = PROMPTS.iter().map(|(_, p)| o200k(p)).collect();
+    received.sort_unstable();
+    in_file.sort_unstable();
+    assert_eq!(received, in_file);
+    let bodies: BTreeSet<String> = truth
+        .iter()
+        .map(|t| {
+            body(t)["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let want: BTreeSet<String> = PROMPTS.iter().map(|(_, p)| p.to_string()).collect();
+    assert_eq!(
+        bodies, want,
+        "the server received exactly the file's prompts"
+    );
+}
+
+#[test]
+fn inputs_json_is_replayed_verbatim() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("inputs.json");
+    let data: Vec<Value> = PROMPTS
+        .iter()
+        .map(|(id, text)| {
+            serde_json::json!({"session_id": id, "payloads": [{
+                "model": "mock-model",
+                "messages": [{"role": "user", "content": text}],
+                "max_tokens": 2
+            }]})
+        })
+        .collect();
+    std::fs::write(&file, serde_json::json!({ "data": data }).to_string()).unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --request-count 5 --random-seed 2 \
+         --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes, type detected from the file");
+    assert_eq!((out.successes, out.errors), (5, 0));
+    let mut received: Vec<String> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| body(t).to_string())
+        .collect();
+    let mut in_file: Vec<String> = data.iter().map(|d| d["payloads"][0].to_string()).collect();
+    received.sort_unstable();
+    in_file.sort_unstable();
+    assert_eq!(
+        received, in_file,
+        "each payload sent as it is, nothing added"
+    );
+}
+
+#[test]
+fn a_bad_dataset_ends_the_run_before_anything_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("data.jsonl");
+    std::fs::write(&file, "{\"text\": \"fine\"}\n{\"text\": 17}\n").unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile --mock --input-file {} --custom-dataset-type single_turn \
+         --request-count 2 --ui none --no-server-metrics --artifact-dir {}",
+        file.display(),
+        out_dir.display()
+    ));
+    let err = ringperf::run::run(cfg).expect_err("a bad line is a setup error");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("data.jsonl:2: field \"text\": expected a string"),
+        "{msg}"
+    );
+    assert!(!out_dir.exists(), "nothing written");
+
+    // The binary exits 2 and says the same.
+    let o = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--mock", "--input-file"])
+        .arg(&file)
+        .args(["--request-count", "2", "--ui", "none", "--artifact-dir"])
+        .arg(&out_dir)
+        .output()
+        .expect("binary runs");
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("data.jsonl:2: field \"text\": expected a string"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists());
+
+    // A missing ShareGPT copy says where it looked and how to get it, exit 2.
+    let o = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .current_dir(tmp.path())
+        .args([
+            "profile",
+            "--mock",
+            "--public-dataset",
+            "sharegpt",
+            "--ui",
+            "none",
+        ])
+        .env("HOME", tmp.path())
+        .output()
+        .expect("binary runs");
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(".cache/aiperf/datasets/ShareGPT_V3_unfiltered_cleaned_split.json")
+            && stderr.contains("curl -L -o"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("trace.jsonl");
+    let mut trace = String::new();
+    for (i, (_, text)) in PROMPTS.iter().enumerate() {
+        trace += &serde_json::json!({"timestamp": i * 10, "text_input": text, "output_length": 2})
+            .to_string();
+        trace.push('\n');
+    }
+    for (i, n) in [7u64, 30, 111].iter().enumerate() {
+        trace += &serde_json::json!({"timestamp": 100 + i, "input_length": n, "output_length": 2})
+            .to_string();
+        trace.push('\n');
+    }
+    std::fs::write(&file, trace).unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
+         mooncake_trace --request-count 8 --random-seed 4 --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (8, 0));
+    let mut received: Vec<u64> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| t.prompt_tokens)
+        .collect();
+    let mut expected: Vec<u64> = PROMPTS.iter().map(|(_, p)| o200k(p)).collect();
+    expected.extend([7, 30, 111]);
+    received.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(
+        received, expected,
+        "the texts, and synthetic prompts of exactly input_length"
+    );
+    let texts: BTreeSet<String> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| {
+            body(t)["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for (_, p) in PROMPTS {
+        assert!(texts.contains(*p), "{p} was sent");
+    }
+    let ids: BTreeSet<String> = records(&out_dir)
+        .iter()
+        .map(|r| {
+            r["metadata"]["conversation_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let want: BTreeSet<String> = (0..8).map(|i| format!("session_{i:06}")).collect();
+    assert_eq!(ids, want, "seeded ids, one conversation per row");
+}
+
+#[test]
+fn multi_turn_file_sends_its_turns_with_history_and_system_prompt() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("chats.jsonl");
+    std::fs::write(
+        &file,
+        "{\"session_id\": \"c1\", \"turns\": [{\"role\": \"system\", \"text\": \"Be brief.\"}, \
+         {\"text\": \"First question?\"}, {\"text\": \"Second question?\", \"delay\": 5}]}\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type multi_turn \
+         --request-count 2 --concurrency 1 --random-seed 1 --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (2, 0));
+    let mut truth = server.truth().entries();
+    truth.sort_by_key(|t| t.arrival_ns);
+    let first = body(&truth[0]);
+    let second = body(&truth[1]);
+    let roles = |b: &Value| -> Vec<String> {
+        b["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        roles(&first),
+        ["system", "user"],
+        "the system turn is hoisted: {first}"
+    );
+    assert_eq!(first["messages"][0]["content"], "Be brief.");
+    assert_eq!(first["messages"][1]["content"], "First question?");
+    assert_eq!(
+        roles(&second),
+        ["system", "user", "assistant", "user"],
+        "{second}"
+    );
+    assert_eq!(second["messages"][1]["content"], "First question?");
+    assert_eq!(
+        second["messages"][2]["content"].as_str(),
+        truth[0].reply_text.as_deref(),
+        "turn 2 carries the mock's real reply"
+    );
+    assert_eq!(second["messages"][3]["content"], "Second question?");
+}
