@@ -37,6 +37,9 @@ pub struct Dataset {
     pub conversations: Vec<Conversation>,
     /// The source's default sampling, used when `--dataset-sampling-strategy` is not given.
     pub default_sampling: Sampling,
+    /// A trace or verbatim replay (`mooncake_trace`, `raw_payload`, `inputs_json`): AIPerf
+    /// writes no `inputs.json` for these, and neither does ringperf.
+    pub replay: bool,
 }
 
 impl Dataset {

@@ -354,6 +354,73 @@ fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
         .collect();
     let want: BTreeSet<String> = (0..8).map(|i| format!("session_{i:06}")).collect();
     assert_eq!(ids, want, "seeded ids, one conversation per row");
+    // A trace replay writes no inputs.json, as AIPerf.
+    assert!(!out_dir.join("inputs.json").exists());
+}
+
+/// Trace replay: each request is meant to go at its timestamp's offset from the first one,
+/// divided by `--replay-speedup` (the intended times are exact), is never sent early, and reaches
+/// the mock within its own measured dispatch lag (plus loopback transit) of that time.
+#[test]
+fn trace_replay_sends_at_the_trace_times_scaled_by_the_speedup() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("trace.jsonl");
+    let stamps_ms = [1_000u64, 1_100, 1_250, 1_400, 1_600, 1_610];
+    let trace: String = stamps_ms
+        .iter()
+        .map(|ts| format!("{{\"timestamp\": {ts}, \"input_length\": 20, \"output_length\": 2}}\n"))
+        .collect();
+    std::fs::write(&file, trace).unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
+         mooncake_trace --fixed-schedule --fixed-schedule-auto-offset --replay-speedup 2 \
+         --random-seed 4 --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (6, 0));
+    let summary = read_json(&out_dir.join("profile_export_aiperf.json"));
+    let clock = &summary["ringperf"]["clock"];
+    let wall0 = clock["wall_origin_ns"].as_u64().unwrap();
+    let mono0 = clock["monotonic_origin_ns"].as_u64().unwrap();
+    let raw = |wall: u64| wall - wall0 + mono0;
+    let truth: BTreeMap<String, u64> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| (t.request_id.unwrap().to_string(), t.arrival_ns))
+        .collect();
+    let mut rows: Vec<(u64, u64, u64)> = records(&out_dir)
+        .iter()
+        .map(|r| {
+            let md = &r["metadata"];
+            let intended = raw(md["credit_issued_ns"].as_u64().unwrap());
+            let start = raw(md["request_start_ns"].as_u64().unwrap());
+            (intended, start, truth[md["x_request_id"].as_str().unwrap()])
+        })
+        .collect();
+    rows.sort_unstable();
+    let first = rows[0].0;
+    for (i, &(intended, start, arrival)) in rows.iter().enumerate() {
+        let want = (stamps_ms[i] - stamps_ms[0]) * 1_000_000 / 2;
+        assert!(
+            (intended - first).abs_diff(want) <= 2,
+            "request {i} meant for {} ns, trace says {want} ns",
+            intended - first
+        );
+        assert!(start >= intended, "request {i} sent early");
+        let lag = start - intended;
+        assert!(arrival >= intended, "request {i} arrived early");
+        assert!(
+            arrival - intended <= lag + 50_000_000,
+            "request {i}: arrived {} ns after its time, dispatch lag {lag} ns",
+            arrival - intended
+        );
+    }
 }
 
 #[test]

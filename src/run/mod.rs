@@ -178,16 +178,18 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
 
-    // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone.
-    let inputs_path = dir.join("inputs.json");
-    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(
-        &dataset,
-        cfg.endpoint,
-        &payload_params,
-    ))
-    .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
-    write_file(&inputs_path, &inputs)?;
-    drop(inputs);
+    // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
+    // none for a trace or verbatim replay, as AIPerf.
+    let inputs_path = (!dataset.replay).then(|| dir.join("inputs.json"));
+    if let Some(path) = &inputs_path {
+        let inputs = serde_json::to_vec_pretty(&workload::inputs_json(
+            &dataset,
+            cfg.endpoint,
+            &payload_params,
+        ))
+        .map_err(|e| RunError(format!("cannot serialize inputs.json: {e}")))?;
+        write_file(path, &inputs)?;
+    }
 
     let mut dataset = dataset;
     let encoding = crate::worker::Encoding {
@@ -339,7 +341,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     if cfg.export_level == ExportLevel::Records {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
-    files.push(("Inputs", dir.join("inputs.json")));
+    if let Some(path) = inputs_path {
+        files.push(("Inputs", path));
+    }
     // Server metrics: flush period, final scrape, exports (listed in the console footer).
     files.extend(server_metrics::finish(
         scraper, &cfg, &run_info, &dir, &names,

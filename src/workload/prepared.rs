@@ -15,6 +15,8 @@ use super::Tokenizer;
 pub struct Prepared {
     pub conversations: Vec<PreparedConversation>,
     pub default_sampling: Sampling,
+    /// A trace or verbatim replay: no `inputs.json` (see [`Dataset::replay`]).
+    pub replay: bool,
 }
 
 /// One conversation, ready to send.
@@ -71,6 +73,7 @@ pub fn prepare(
     Prepared {
         conversations,
         default_sampling: dataset.default_sampling,
+        replay: dataset.replay,
     }
 }
 

@@ -209,6 +209,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
         }
     }
     Dataset {
+        replay: false,
         conversations,
         default_sampling: Sampling::Shuffle,
     }

@@ -40,6 +40,7 @@ pub fn load(path: &Path) -> Result<Dataset, LoadError> {
         return Err(LoadError::file(path, LoadErrorKind::Empty));
     }
     Ok(Dataset {
+        replay: true,
         conversations,
         default_sampling: Sampling::Sequential,
     })

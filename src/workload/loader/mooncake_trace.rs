@@ -165,6 +165,7 @@ pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dat
         }
     }
     Ok(Dataset {
+        replay: true,
         conversations: sessions.conversations,
         default_sampling: Sampling::Sequential,
     })

@@ -80,6 +80,7 @@ pub fn load(path: &Path, ids: &mut SessionIds, hoist_system: bool) -> Result<Dat
         }
     }
     Ok(Dataset {
+        replay: false,
         conversations: sessions.conversations,
         default_sampling: Sampling::Sequential,
     })

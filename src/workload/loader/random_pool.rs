@@ -52,6 +52,7 @@ pub fn load(
         });
     }
     Ok(Dataset {
+        replay: false,
         conversations,
         default_sampling: Sampling::Shuffle,
     })

@@ -45,6 +45,7 @@ pub fn load(path: &Path, ids: &mut SessionIds) -> Result<Dataset, LoadError> {
         return Err(LoadError::file(path, LoadErrorKind::Empty));
     }
     Ok(Dataset {
+        replay: true,
         conversations,
         default_sampling: Sampling::Sequential,
     })

@@ -102,6 +102,7 @@ pub fn load(
         ));
     }
     Ok(Dataset {
+        replay: false,
         conversations,
         default_sampling: Sampling::Sequential,
     })

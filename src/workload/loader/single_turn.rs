@@ -27,6 +27,7 @@ pub fn load(path: &Path, ids: &mut SessionIds) -> Result<Dataset, LoadError> {
         return Err(LoadError::file(path, LoadErrorKind::Empty));
     }
     Ok(Dataset {
+        replay: false,
         conversations: sessions.conversations,
         default_sampling: Sampling::Sequential,
     })
