@@ -352,3 +352,30 @@ fn user_centric_users_keep_their_turn_gap() {
     }
     assert!(multi >= 2, "users with several turns: {multi}");
 }
+
+/// `--num-warmup-sessions`: the warmup phase starts that many sessions, each sends all its
+/// turns; profiling then runs its own `--conversation-num` sessions.
+#[test]
+fn warmup_sessions_send_whole_conversations() {
+    let server = plain_mock(0);
+    let (_dir, records) = run_against(
+        &server,
+        "--concurrency 2 --num-warmup-sessions 2 --conversation-num 3 \
+         --conversation-turn-mean 2 --isl 8 --osl 4 --random-seed 8",
+    );
+    let phase = |name: &str| {
+        records
+            .iter()
+            .filter(|r| r["metadata"]["benchmark_phase"] == name)
+            .count()
+    };
+    assert_eq!(phase("profiling"), 6, "profiling: 3 sessions of 2 turns");
+    assert_eq!(phase("warmup"), 4, "warmup: 2 sessions of 2 turns");
+    let groups = sessions(server.truth().entries());
+    assert_eq!(
+        groups.len(),
+        5,
+        "2 warmup sessions and 3 profiling sessions"
+    );
+    assert!(groups.iter().all(|g| g.len() == 2));
+}

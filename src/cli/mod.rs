@@ -222,6 +222,10 @@ pub struct ProfileArgs {
     #[arg(long = "warmup-duration", help_heading = "Warmup")]
     pub warmup_duration: Option<f64>,
 
+    /// Sessions (conversations) the warmup phase starts; each sends all its turns.
+    #[arg(long = "num-warmup-sessions", help_heading = "Warmup")]
+    pub num_warmup_sessions: Option<u64>,
+
     /// Warmup concurrency (defaults to --concurrency).
     #[arg(long = "warmup-concurrency", help_heading = "Warmup")]
     pub warmup_concurrency: Option<u64>,

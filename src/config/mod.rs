@@ -750,7 +750,10 @@ fn warmup_phase(
     args: &ProfileArgs,
     profiling: &PhaseConfig,
 ) -> Result<Option<PhaseConfig>, ConfigError> {
-    if args.warmup_request_count.is_none() && args.warmup_duration.is_none() {
+    if args.warmup_request_count.is_none()
+        && args.warmup_duration.is_none()
+        && args.num_warmup_sessions.is_none()
+    {
         if args.warmup_concurrency.is_some()
             || args.warmup_request_rate.is_some()
             || args.warmup_arrival_pattern.is_some()
@@ -758,12 +761,18 @@ fn warmup_phase(
             || args.timing.warmup_concurrency_ramp_duration.is_some()
             || args.timing.warmup_request_rate_ramp_duration.is_some()
         {
-            return err("--warmup-* settings need --warmup-request-count or --warmup-duration");
+            return err(
+                "--warmup-* settings need --warmup-request-count, --warmup-duration or \
+                 --num-warmup-sessions",
+            );
         }
         return Ok(None);
     }
     if args.warmup_request_count == Some(0) {
         return err("--warmup-request-count must be at least 1");
+    }
+    if args.num_warmup_sessions == Some(0) {
+        return err("--num-warmup-sessions must be at least 1");
     }
     if args.warmup_concurrency == Some(0) {
         return err("--warmup-concurrency must be at least 1");
@@ -824,7 +833,7 @@ fn warmup_phase(
     Ok(Some(PhaseConfig {
         load,
         request_count: args.warmup_request_count,
-        sessions: None,
+        sessions: args.num_warmup_sessions,
         duration,
         grace,
         timing,
