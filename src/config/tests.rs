@@ -513,7 +513,8 @@ mod timing_flags {
 
     #[test]
     fn user_centric_resolves_and_rejects() {
-        let c = ok("--user-centric-rate 2.5 --num-users 4 --concurrency 3");
+        let c =
+            ok("--user-centric-rate 2.5 --num-users 4 --concurrency 3 --conversation-turn-mean 2");
         assert_eq!(
             c.profiling.timing.mode,
             Mode::UserCentric {
@@ -532,6 +533,10 @@ mod timing_flags {
         assert!(check_user_centric_turns(&c.profiling.timing, 2.0).is_ok());
         bad("--num-users 3", "--num-users needs --user-centric-rate");
         bad("--user-centric-rate 2", "needs --num-users");
+        bad(
+            "--user-centric-rate 2 --num-users 2",
+            "needs multi-turn sessions",
+        );
         bad("--user-centric-rate 0 --num-users 2", "positive");
         bad("--user-centric-rate 2 --num-users 0", "at least 1");
         bad(
@@ -569,7 +574,9 @@ mod timing_flags {
             c.profiling.timing.concurrency_ramp,
             Some(Duration::from_secs(4))
         );
-        let c = ok("--user-centric-rate 2 --num-users 2 --request-rate-ramp-duration 3");
+        let c = ok(
+            "--user-centric-rate 2 --num-users 2 --request-rate-ramp-duration 3 --conversation-turn-mean 2",
+        );
         assert_eq!(c.profiling.timing.rate_ramp, Some(Duration::from_secs(3)));
         bad("--request-rate-ramp-duration 3", "needs rate pacing");
         bad(
@@ -606,7 +613,7 @@ mod timing_flags {
         // A closed-loop warmup drops an inherited rate ramp but refuses an explicit one.
         let c = ok(
             "--user-centric-rate 2 --num-users 2 --request-rate-ramp-duration 2 \
-             --warmup-request-count 5 --concurrency 3",
+             --warmup-request-count 5 --concurrency 3 --conversation-turn-mean 2",
         );
         let w = c.warmup.unwrap();
         assert_eq!(w.load, Load::Concurrency(3));
