@@ -243,7 +243,11 @@ def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=Non
            # Server-metrics collection is on by default and the mock serves /metrics: off,
            # like AIPerf's --no-server-metrics below, so a scraper thread does not share the
            # client core and the figures stay comparable with earlier runs.
-           "--no-server-metrics"]
+           "--no-server-metrics",
+           # AIPerf 0.13's rule builds one synthetic conversation per request (the dataset size
+           # defaults to --request-count); 100 distinct prompts, as before that rule, keeps
+           # start-up out of the per-request CPU figures.
+           "--num-dataset-entries", "100"]
     if streaming:
         cmd.append("--streaming")
     if conc is not None:
@@ -510,7 +514,7 @@ def aiperf_cmd(outdir, conc, n):
     return [AIPERF, "profile", "-m", "mock-model", "--url", URL, "--endpoint-type", "chat",
             "--streaming", "--concurrency", str(conc), "--request-count", str(n),
             "--tokenizer", "builtin", "--isl", "8", "--osl", "100", "--random-seed", "1",
-            "--ui-type", "none", "--no-server-metrics", "--no-gpu-telemetry",
+            "--num-dataset-entries", "100", "--ui-type", "none", "--no-server-metrics", "--no-gpu-telemetry",
             "--artifact-dir", str(outdir)]
 
 
