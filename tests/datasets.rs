@@ -6,14 +6,14 @@
 //! Besides, every record's conversation is one of the file's and its ISL is the file prompt's
 //! token count (by tiktoken o200k here), as is the mock's own count of what it received.
 
+mod common;
+use common::{config, read_json};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 use std::sync::Arc;
 
-use clap::Parser;
-use ringperf::cli::{Cli, Command};
-use ringperf::config::Config;
 use ringperf::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
 use serde_json::Value;
 
@@ -30,14 +30,6 @@ fn mock() -> MockServer {
     .expect("mock starts")
 }
 
-fn config(line: &str) -> Config {
-    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, &argv, false).expect("valid config")
-}
-
 /// The request body the mock received, as JSON.
 fn body(t: &ringperf::mock::TruthEntry) -> Value {
     serde_json::from_slice(t.request_body.as_deref().expect("bodies recorded")).expect("JSON body")
@@ -49,16 +41,8 @@ fn o200k(text: &str) -> u64 {
         .len() as u64
 }
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("file exists")).expect("valid JSON")
-}
-
 fn records(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("profile_export.jsonl"))
-        .expect("records written")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect()
+    common::read_jsonl(&dir.join("profile_export.jsonl"))
 }
 
 /// Prompts of one text each, with their session ids, as written below.

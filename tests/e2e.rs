@@ -1,14 +1,14 @@
 //! End-to-end runs of `ringperf profile` against the in-process mock server on 127.0.0.1:0,
 //! on both monoio drivers, checked against the mock's truth log (when it wrote each byte).
 
+mod common;
+use common::{config, read_json, read_jsonl};
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
-use ringperf::cli::{Cli, Command};
-use ringperf::config::Config;
 use ringperf::mock::{Driver, MockConfig, MockServer, OutputLen, PromptTokenizer, TruthEntry};
 use serde_json::Value;
 
@@ -23,26 +23,6 @@ fn mock(ttft_ms: u64, itl_ms: u64, tokens: u64, per_event: usize, driver: Driver
         ..MockConfig::default()
     })
     .expect("mock starts")
-}
-
-fn config(line: &str) -> Config {
-    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, &argv, false).expect("valid config")
-}
-
-fn read_jsonl(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).expect("jsonl exists");
-    assert!(text.ends_with('\n'), "every JSONL line is complete");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")
 }
 
 fn metric(rec: &Value, tag: &str) -> Option<f64> {

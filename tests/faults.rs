@@ -4,13 +4,14 @@
 //! write its artifacts, and succeed exactly on the requests the mock's truth log says it served
 //! normally.
 
+mod common;
+use common::{config, read_json, read_jsonl};
+
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use ringperf::cli::{Cli, Command};
-use ringperf::config::Config;
+use ringperf::cli::Cli;
 use ringperf::mock::{Fault, FaultSpec, MockConfig, MockServer, OutputLen, TruthEntry};
 use ringperf::run::Outcome;
 use serde_json::Value;
@@ -33,29 +34,6 @@ fn mock(faults: Vec<FaultSpec>) -> MockServer {
 
 fn only(kind: Fault, fraction: f64) -> Vec<FaultSpec> {
     vec![FaultSpec { kind, fraction }]
-}
-
-fn config(line: &str) -> Config {
-    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, &argv, false).expect("valid config")
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")
-}
-
-fn read_jsonl(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).expect("jsonl exists");
-    assert!(
-        text.is_empty() || text.ends_with('\n'),
-        "JSONL lines are complete"
-    );
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
 }
 
 /// One finished run and everything it left behind.

@@ -2,31 +2,14 @@
 //! itself recorded: every body it received, the reply text it sent, the correlation id of
 //! each request.
 
+mod common;
+use common::{config, read_jsonl};
+
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
-use clap::Parser;
-use ringperf::cli::{Cli, Command};
-use ringperf::config::Config;
 use ringperf::mock::{MockConfig, OutputLen, PromptTokenizer, TruthEntry};
 use serde_json::{Value, json};
-
-fn config(line: &str) -> Config {
-    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, &argv, false).expect("valid config")
-}
-
-fn read_jsonl(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("jsonl exists")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
-}
 
 fn recording_mock() -> ringperf::mock::MockServer {
     ringperf::mock::start(MockConfig {
@@ -378,4 +361,44 @@ fn warmup_sessions_send_whole_conversations() {
         "2 warmup sessions and 3 profiling sessions"
     );
     assert!(groups.iter().all(|g| g.len() == 2));
+}
+
+/// `--connection-reuse-strategy sticky-user-sessions`: every turn of a session comes on one
+/// connection of its own (the mock numbers the connections it accepts), and no two sessions
+/// share one. The default pool, by contrast, carries several sessions on one connection.
+#[test]
+fn sticky_sessions_keep_one_connection_each() {
+    let flags = "--concurrency 2 --conversation-num 6 --conversation-turn-mean 3 --isl 8 \
+                 --osl 4 --random-seed 9";
+    let server = plain_mock(0);
+    run_against(
+        &server,
+        &format!("{flags} --connection-reuse-strategy sticky-user-sessions"),
+    );
+    let groups = sessions(server.truth().entries());
+    assert_eq!(groups.len(), 6);
+    let mut seen = std::collections::HashSet::new();
+    for g in &groups {
+        assert_eq!(g.len(), 3);
+        let conn = g[0].connection;
+        assert!(
+            g.iter().all(|e| e.connection == conn),
+            "one connection per session"
+        );
+        assert!(seen.insert(conn), "connection {conn} carried two sessions");
+    }
+
+    let pooled = plain_mock(0);
+    run_against(&pooled, flags);
+    let mut sessions_per_conn: HashMap<u64, std::collections::HashSet<String>> = HashMap::new();
+    for e in pooled.truth().entries() {
+        sessions_per_conn
+            .entry(e.connection)
+            .or_default()
+            .insert(e.correlation_id.clone().unwrap());
+    }
+    assert!(
+        sessions_per_conn.values().any(|s| s.len() > 1),
+        "pooled connections are shared by sessions: {sessions_per_conn:?}"
+    );
 }

@@ -366,7 +366,10 @@ impl Config {
         let prompt =
             prompt::PromptConfig::from_args(&args.prompt, endpoint).map_err(ConfigError)?;
         if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
-            timing::check_user_centric_turns(&profiling.timing, f64::from(prompt.turn_mean))?;
+            timing::check_user_centric_turns(
+                &profiling.timing,
+                f64::from(prompt.shaping.turn_mean),
+            )?;
         }
         let dataset = DatasetConfig {
             entries: prompt::dataset_entries(

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::cli::prompt::PromptArgs;
 use crate::endpoint::EndpointKind;
+use crate::workload::synthetic::Shaping;
 use crate::workload::{PrefixPool, SeqDist};
 
 /// Entries of the synthetic dataset by AIPerf's rule (`_resolve_entries`): `--num-dataset-entries`
@@ -29,43 +30,13 @@ pub fn dataset_entries(
 }
 
 /// The validated prompt-shaping flags.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PromptConfig {
     /// `--conversation-num`: conversations to generate when `--num-dataset-entries` is not
     /// given, and a stop condition of the profiling phase (sessions).
     pub num_conversations: Option<u64>,
-    pub turn_mean: u32,
-    pub turn_stddev: u32,
-    pub turn_delay_mean_ms: f64,
-    pub turn_delay_stddev_ms: f64,
-    pub turn_delay_ratio: f64,
-    pub seq_dist: Option<SeqDist>,
-    /// A prefix pool with a positive length (a pool of zero-length prefixes adds nothing).
-    pub prefix: Option<PrefixPool>,
-    /// The verbatim system prompt, read from `--system-prompt-file` if that was given.
-    pub system_prompt: Option<String>,
-    pub shared_system_length: Option<u32>,
-    pub user_context_length: Option<u32>,
-    pub batch_size: usize,
-}
-
-impl Default for PromptConfig {
-    fn default() -> Self {
-        Self {
-            num_conversations: None,
-            turn_mean: 1,
-            turn_stddev: 0,
-            turn_delay_mean_ms: 0.0,
-            turn_delay_stddev_ms: 0.0,
-            turn_delay_ratio: 1.0,
-            seq_dist: None,
-            prefix: None,
-            system_prompt: None,
-            shared_system_length: None,
-            user_context_length: None,
-            batch_size: 1,
-        }
-    }
+    /// Turns, delays, pairs, prefix and system prompts, texts per turn.
+    pub shaping: Shaping,
 }
 
 fn at_least_one<T: PartialEq + Default>(v: Option<T>, flag: &str) -> Result<(), String> {
@@ -224,17 +195,19 @@ impl PromptConfig {
         };
         Ok(Self {
             num_conversations: a.conversation_num,
-            turn_mean: a.conversation_turn_mean,
-            turn_stddev: a.conversation_turn_stddev,
-            turn_delay_mean_ms,
-            turn_delay_stddev_ms,
-            turn_delay_ratio,
-            seq_dist,
-            prefix,
-            system_prompt,
-            shared_system_length: a.shared_system_prompt_length,
-            user_context_length: a.user_context_prompt_length,
-            batch_size: a.prompt_batch_size,
+            shaping: Shaping {
+                turn_mean: a.conversation_turn_mean,
+                turn_stddev: a.conversation_turn_stddev,
+                turn_delay_mean_ms,
+                turn_delay_stddev_ms,
+                turn_delay_ratio,
+                seq_dist,
+                prefix,
+                system_prompt,
+                shared_system_length: a.shared_system_prompt_length,
+                user_context_length: a.user_context_prompt_length,
+                batch_size: a.prompt_batch_size,
+            },
         })
     }
 }
@@ -286,19 +259,22 @@ mod tests {
         .unwrap();
         let p = &c.prompt;
         assert_eq!(p.num_conversations, Some(12));
-        assert_eq!((p.turn_mean, p.turn_stddev), (3, 1));
+        assert_eq!((p.shaping.turn_mean, p.shaping.turn_stddev), (3, 1));
         assert_eq!(
             (
-                p.turn_delay_mean_ms,
-                p.turn_delay_stddev_ms,
-                p.turn_delay_ratio
+                p.shaping.turn_delay_mean_ms,
+                p.shaping.turn_delay_stddev_ms,
+                p.shaping.turn_delay_ratio
             ),
             (250.0, 20.0, 0.5)
         );
-        assert_eq!(p.seq_dist.as_ref().map(|d| d.pairs().len()), Some(2));
-        assert_eq!(p.batch_size, 2);
         assert_eq!(
-            p.prefix,
+            p.shaping.seq_dist.as_ref().map(|d| d.pairs().len()),
+            Some(2)
+        );
+        assert_eq!(p.shaping.batch_size, 2);
+        assert_eq!(
+            p.shaping.prefix,
             Some(PrefixPool {
                 pool_size: 4,
                 length: 16
@@ -307,13 +283,16 @@ mod tests {
         assert_eq!(cfg(BASE).unwrap().prompt, PromptConfig::default());
         // A pool without a length is a pool of empty prefixes: nothing is prepended.
         let c = cfg(&format!("{BASE} --num-prefix-prompts 3")).unwrap();
-        assert_eq!(c.prompt.prefix, None);
+        assert_eq!(c.prompt.shaping.prefix, None);
         let c = cfg(&format!(
             "{BASE} --shared-system-prompt-length 30 --user-context-prompt-length 9"
         ))
         .unwrap();
         assert_eq!(
-            (c.prompt.shared_system_length, c.prompt.user_context_length),
+            (
+                c.prompt.shaping.shared_system_length,
+                c.prompt.shaping.user_context_length
+            ),
             (Some(30), Some(9))
         );
     }
@@ -326,7 +305,7 @@ mod tests {
         std::fs::write(&file, "You are terse.\nAnswer in one line.\n").unwrap();
         let c = cfg(&format!("{BASE} --system-prompt-file {}", file.display())).unwrap();
         assert_eq!(
-            c.prompt.system_prompt.as_deref(),
+            c.prompt.shaping.system_prompt.as_deref(),
             Some("You are terse.\nAnswer in one line.\n")
         );
         let empty = dir.join("empty.txt");

@@ -190,6 +190,10 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
     let mut ev: Vec<u8> = Vec::with_capacity(1024);
     // Paces this connection's responses; its timerfd is made by the first wait that needs one.
     let mut timer = Timer::new(worker.on_io_uring);
+    let connection = worker
+        .shared
+        .connections
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut start = 0usize;
     // Whether the request being read was already sent its `100 Continue`.
     let mut continued = false;
@@ -253,6 +257,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                     let recorded = if worker.shared.truth.enabled() {
                         let keep_bodies = worker.shared.cfg.record_bodies;
                         Recorded {
+                            connection,
                             correlation_id: head
                                 .correlation
                                 .as_ref()

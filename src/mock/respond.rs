@@ -59,6 +59,8 @@ impl After {
 /// answer starts (all empty when the truth log is off).
 #[derive(Debug, Default)]
 pub(crate) struct Recorded {
+    /// The number of the connection the request came on (0 for the server's first).
+    pub(crate) connection: u64,
     /// The `X-Correlation-ID` value.
     pub(crate) correlation_id: Option<String>,
     /// The whole body (`MockConfig::record_bodies`).
@@ -205,6 +207,7 @@ impl Completion {
         }
         let mut truth = TruthEntry {
             request_id: self.request_id,
+            connection: self.recorded.connection,
             correlation_id: self.recorded.correlation_id.take(),
             request_body: self.recorded.request_body.take(),
             reply_text: None,

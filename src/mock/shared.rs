@@ -2,7 +2,7 @@
 //! name and `/v1/models` body, the per-thread metrics, the truth log and the stop flag.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::metrics::{ThreadMetrics, escape_label, render};
@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     pub(crate) truth: Arc<TruthLog>,
     /// Raised by a stop or pause: the server threads leave their accept loops.
     pub(crate) stop: AtomicBool,
+    /// Connections served so far: the next one's number in the truth log.
+    pub(crate) connections: AtomicU64,
 }
 
 impl Shared {
@@ -39,6 +41,7 @@ impl Shared {
             metrics: (0..cfg.threads).map(|_| ThreadMetrics::new()).collect(),
             truth: Arc::new(TruthLog::new(cfg.truth_log, cfg.threads)),
             stop: AtomicBool::new(false),
+            connections: AtomicU64::new(0),
             cfg,
         }
     }

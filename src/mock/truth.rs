@@ -20,6 +20,9 @@ use super::fault::Fault;
 pub struct TruthEntry {
     /// The request's `X-Request-ID` header, when it held a UUID.
     pub request_id: Option<Uuid>,
+    /// The connection the request came on: the server numbers its connections from 0 in the
+    /// order it accepts them (which connection a client reused, or opened anew).
+    pub connection: u64,
     /// The request's `X-Correlation-ID` header as sent (surrounding whitespace trimmed; bytes
     /// that are not UTF-8 replaced by U+FFFD), whatever it holds: the session id a client keeps
     /// for every turn of one conversation. `None` when the header is absent.
@@ -166,6 +169,7 @@ impl TruthLog {
         for e in self.entries() {
             let line = JsonlEntry {
                 request_id: e.request_id.map(|u| u.hyphenated().to_string()),
+                connection: e.connection,
                 correlation_id: e.correlation_id.as_deref(),
                 path: e.path,
                 stream: e.stream,
@@ -192,6 +196,7 @@ impl TruthLog {
 #[derive(Serialize)]
 struct JsonlEntry<'a> {
     request_id: Option<String>,
+    connection: u64,
     correlation_id: Option<&'a str>,
     path: &'a str,
     stream: bool,
@@ -217,6 +222,7 @@ mod tests {
     fn entry(id: Option<Uuid>, arrival_ns: u64) -> TruthEntry {
         TruthEntry {
             request_id: id,
+            connection: 0,
             correlation_id: None,
             request_body: None,
             reply_text: None,

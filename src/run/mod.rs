@@ -657,17 +657,7 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
         num_dataset_entries: cfg.dataset.entries,
         seed: Some(cfg.seed),
         sequential_ids: cfg.seed_given,
-        turn_mean: p.turn_mean,
-        turn_stddev: p.turn_stddev,
-        turn_delay_mean_ms: p.turn_delay_mean_ms,
-        turn_delay_stddev_ms: p.turn_delay_stddev_ms,
-        turn_delay_ratio: p.turn_delay_ratio,
-        seq_dist: p.seq_dist.clone(),
-        prefix: p.prefix.clone(),
-        system_prompt: p.system_prompt.clone(),
-        shared_system_length: p.shared_system_length,
-        user_context_length: p.user_context_length,
-        batch_size: p.batch_size,
+        shaping: p.shaping.clone(),
     }
 }
 

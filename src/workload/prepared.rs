@@ -119,15 +119,12 @@ fn prepare_conversation(
         .map(|i| {
             let turn = &c.turns[i];
             let body = (!carries_history(kind, &c, i)).then(|| {
-                build_turn(
+                body_alone(
                     kind,
                     params,
-                    &TurnBody {
-                        system: c.system.as_deref(),
-                        user_context: c.user_context.as_deref(),
-                        history: &[],
-                        turn,
-                    },
+                    c.system.as_deref(),
+                    c.user_context.as_deref(),
+                    turn,
                 )
             });
             let isl_tokens = body
@@ -151,6 +148,23 @@ fn prepare_conversation(
     }
 }
 
+/// A turn's body with its conversation's system and context messages but no history.
+fn body_alone(
+    kind: EndpointKind,
+    params: &PayloadParams,
+    system: Option<&str>,
+    user_context: Option<&str>,
+    turn: &Turn,
+) -> Vec<u8> {
+    let parts = TurnBody {
+        system,
+        user_context,
+        history: &[],
+        turn,
+    };
+    build_turn(kind, params, &parts)
+}
+
 /// AIPerf's `inputs.json`: `{"data":[{"session_id": <id>, "payloads":[<body per turn>]}, ...]}`,
 /// each turn's body as it would be sent alone (no replies in it: the file is written before the
 /// run), key order kept.
@@ -165,15 +179,12 @@ pub fn inputs_json(prepared: &Prepared, kind: EndpointKind, params: &PayloadPara
                 .map(|t| {
                     let bytes = match (&t.body, &t.source) {
                         (Some(b), _) => b.clone(),
-                        (None, Some(turn)) => build_turn(
+                        (None, Some(turn)) => body_alone(
                             kind,
                             params,
-                            &TurnBody {
-                                system: c.system.as_deref(),
-                                user_context: c.user_context.as_deref(),
-                                history: &[],
-                                turn,
-                            },
+                            c.system.as_deref(),
+                            c.user_context.as_deref(),
+                            turn,
                         ),
                         (None, None) => Vec::new(),
                     };

@@ -52,6 +52,14 @@ pub struct SyntheticParams {
     /// Name conversations `session_000000`, … (AIPerf does when a seed is given); random UUIDs
     /// otherwise.
     pub sequential_ids: bool,
+    /// Turns, delays, lengths' pairs, prefix and system prompts, texts per turn.
+    pub shaping: Shaping,
+}
+
+/// How synthetic conversations are shaped beyond their lengths: the Conversation Input, Prompt
+/// and Prefix Prompt flags (validated in `config::prompt`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shaping {
     /// Mean turns per conversation (`--conversation-turn-mean`, default 1).
     pub turn_mean: u32,
     /// Standard deviation of the turn count (`--conversation-turn-stddev`, default 0).
@@ -78,16 +86,9 @@ pub struct SyntheticParams {
     pub batch_size: usize,
 }
 
-impl Default for SyntheticParams {
+impl Default for Shaping {
     fn default() -> Self {
         Self {
-            isl_mean: 550,
-            isl_stddev: 0.0,
-            osl_mean: None,
-            osl_stddev: 0.0,
-            num_dataset_entries: 100,
-            seed: None,
-            sequential_ids: false,
             turn_mean: 1,
             turn_stddev: 0,
             turn_delay_mean_ms: 0.0,
@@ -99,6 +100,21 @@ impl Default for SyntheticParams {
             shared_system_length: None,
             user_context_length: None,
             batch_size: 1,
+        }
+    }
+}
+
+impl Default for SyntheticParams {
+    fn default() -> Self {
+        Self {
+            isl_mean: 550,
+            isl_stddev: 0.0,
+            osl_mean: None,
+            osl_stddev: 0.0,
+            num_dataset_entries: 100,
+            seed: None,
+            sequential_ids: false,
+            shaping: Shaping::default(),
         }
     }
 }
@@ -125,19 +141,20 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
     // Integer parts, as AIPerf reads these distributions (`int(stddev)`, `int(mean)`).
     let isl_stddev = params.isl_stddev.trunc();
     let osl_stddev = params.osl_stddev.trunc();
-    let delay_mean = params.turn_delay_mean_ms.trunc();
-    let delay_stddev = params.turn_delay_stddev_ms.trunc();
+    let delay_mean = params.shaping.turn_delay_mean_ms.trunc();
+    let delay_stddev = params.shaping.turn_delay_stddev_ms.trunc();
 
-    let pool: Vec<Vec<u32>> = match &params.prefix {
+    let pool: Vec<Vec<u32>> = match &params.shaping.prefix {
         Some(p) if p.length > 0 => (0..p.pool_size)
             .map(|_| tokenizer.encode(&prompts.generate(p.length)))
             .collect(),
         _ => Vec::new(),
     };
     let shared_system = params
+        .shaping
         .shared_system_length
         .map(|n| prompts.generate(n as usize));
-    let system = params.system_prompt.clone().or(shared_system);
+    let system = params.shaping.system_prompt.clone().or(shared_system);
 
     let mut conversations = Vec::with_capacity(params.num_dataset_entries);
     for index in 0..params.num_dataset_entries {
@@ -149,15 +166,19 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                 .to_string()
         };
         let n_turns = positive_normal_integer(
-            f64::from(params.turn_mean.max(1)),
-            f64::from(params.turn_stddev),
+            f64::from(params.shaping.turn_mean.max(1)),
+            f64::from(params.shaping.turn_stddev),
             &mut turn_rng,
         );
         let turns = (0..n_turns)
             .map(|t| {
                 let first = t == 0;
-                let pair = params.seq_dist.as_ref().map(|d| d.sample(&mut seq_rng));
-                let texts = (0..params.batch_size.max(1))
+                let pair = params
+                    .shaping
+                    .seq_dist
+                    .as_ref()
+                    .map(|d| d.sample(&mut seq_rng));
+                let texts = (0..params.shaping.batch_size.max(1))
                     .map(|_| {
                         let n = match pair {
                             Some((isl, _)) => isl,
@@ -186,7 +207,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                         delay_mean,
                         delay_stddev,
                         &mut delay_rng,
-                    )) * params.turn_delay_ratio
+                    )) * params.shaping.turn_delay_ratio
                 });
                 Turn {
                     content: Content::Texts(texts),
@@ -203,7 +224,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
             turns,
         });
     }
-    if let Some(n) = params.user_context_length {
+    if let Some(n) = params.shaping.user_context_length {
         for c in &mut conversations {
             c.user_context = Some(prompts.generate(n as usize));
         }

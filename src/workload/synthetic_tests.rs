@@ -37,7 +37,7 @@ fn mean_sd(xs: &[f64]) -> (f64, f64) {
 fn fixed_turns_without_delay() {
     let tok = Tokenizer::builtin();
     let mut p = small(5, Some(1));
-    p.turn_mean = 3;
+    p.shaping.turn_mean = 3;
     let ds = synthetic::build(&p, &tok);
     assert_eq!(ds.turn_count(), 15);
     for c in &ds.conversations {
@@ -57,8 +57,8 @@ fn turn_counts_follow_the_truncated_normal() {
     let tok = Tokenizer::builtin();
     let mut p = small(3000, Some(2));
     p.isl_mean = 1;
-    p.turn_mean = 4;
-    p.turn_stddev = 2;
+    p.shaping.turn_mean = 4;
+    p.shaping.turn_stddev = 2;
     let ds = synthetic::build(&p, &tok);
     let counts: Vec<f64> = ds
         .conversations
@@ -79,10 +79,10 @@ fn later_turns_wait_the_drawn_delay_times_the_ratio() {
     let tok = Tokenizer::builtin();
     let mut p = small(2000, Some(3));
     p.isl_mean = 1;
-    p.turn_mean = 2;
-    p.turn_delay_mean_ms = 100.0;
-    p.turn_delay_stddev_ms = 10.0;
-    p.turn_delay_ratio = 0.5;
+    p.shaping.turn_mean = 2;
+    p.shaping.turn_delay_mean_ms = 100.0;
+    p.shaping.turn_delay_stddev_ms = 10.0;
+    p.shaping.turn_delay_ratio = 0.5;
     let ds = synthetic::build(&p, &tok);
     let mut delays = Vec::new();
     for c in &ds.conversations {
@@ -103,9 +103,9 @@ fn later_turns_wait_the_drawn_delay_times_the_ratio() {
 
     // AIPerf reads the mean and stddev as integers: 30.9 ± 0.7 is exactly 30.
     p.num_dataset_entries = 20;
-    p.turn_delay_mean_ms = 30.9;
-    p.turn_delay_stddev_ms = 0.7;
-    p.turn_delay_ratio = 1.0;
+    p.shaping.turn_delay_mean_ms = 30.9;
+    p.shaping.turn_delay_stddev_ms = 0.7;
+    p.shaping.turn_delay_ratio = 1.0;
     let ds = synthetic::build(&p, &tok);
     assert!(
         ds.conversations
@@ -142,9 +142,9 @@ fn ids_are_sequential_when_seeded_and_uuids_otherwise() {
 fn seq_dist_gives_each_turn_its_pair() {
     let tok = Tokenizer::builtin();
     let mut p = small(400, Some(5));
-    p.turn_mean = 2;
+    p.shaping.turn_mean = 2;
     p.osl_mean = Some(999);
-    p.seq_dist = Some(SeqDist::parse("10,5:50;20,7:50").unwrap());
+    p.shaping.seq_dist = Some(SeqDist::parse("10,5:50;20,7:50").unwrap());
     let ds = synthetic::build(&p, &tok);
     let mut short = 0.0;
     let mut total = 0.0;
@@ -185,8 +185,8 @@ fn prefixes_come_from_a_pool_and_start_first_turns_only() {
     let seed = 7;
     let mut p = small(60, Some(seed));
     p.isl_mean = 10;
-    p.turn_mean = 2;
-    p.prefix = Some(PrefixPool {
+    p.shaping.turn_mean = 2;
+    p.shaping.prefix = Some(PrefixPool {
         pool_size: 3,
         length: 20,
     });
@@ -219,7 +219,7 @@ fn prefixes_come_from_a_pool_and_start_first_turns_only() {
     );
 
     // A pool of zero-length prefixes adds nothing (AIPerf's pool of empty prefixes).
-    p.prefix = Some(PrefixPool {
+    p.shaping.prefix = Some(PrefixPool {
         pool_size: 3,
         length: 0,
     });
@@ -235,7 +235,7 @@ fn prefixes_come_from_a_pool_and_start_first_turns_only() {
 fn batch_texts_are_parts_in_chat_and_a_list_in_completions() {
     let tok = Tokenizer::builtin();
     let mut p = small(4, Some(8));
-    p.batch_size = 3;
+    p.shaping.batch_size = 3;
     let ds = synthetic::build(&p, &tok);
     for c in &ds.conversations {
         assert_eq!(texts(c, 0).len(), 3);
@@ -278,9 +278,9 @@ fn batch_texts_are_parts_in_chat_and_a_list_in_completions() {
 fn system_and_user_context_messages_lead_every_body() {
     let tok = Tokenizer::builtin();
     let mut p = small(6, Some(9));
-    p.turn_mean = 2;
-    p.shared_system_length = Some(12);
-    p.user_context_length = Some(8);
+    p.shaping.turn_mean = 2;
+    p.shaping.shared_system_length = Some(12);
+    p.shaping.user_context_length = Some(8);
     let ds = synthetic::build(&p, &tok);
     let system = ds.conversations[0].system.clone().expect("a system prompt");
     assert_eq!(tok.count(&system), 12);
@@ -323,7 +323,7 @@ fn system_and_user_context_messages_lead_every_body() {
 
     // A verbatim system prompt.
     let mut p = small(2, Some(9));
-    p.system_prompt = Some("Be brief.".into());
+    p.shaping.system_prompt = Some("Be brief.".into());
     let ds = synthetic::build(&p, &tok);
     let prepared = prepare(ds, EndpointKind::Chat, &params, &tok);
     let body: Value =
@@ -339,14 +339,14 @@ fn system_and_user_context_messages_lead_every_body() {
 fn seeded_builds_repeat() {
     let tok = Tokenizer::builtin();
     let mut p = small(5, Some(10));
-    p.turn_mean = 3;
-    p.turn_stddev = 2;
-    p.turn_delay_mean_ms = 20.0;
-    p.turn_delay_stddev_ms = 5.0;
-    p.prefix = Some(PrefixPool {
+    p.shaping.turn_mean = 3;
+    p.shaping.turn_stddev = 2;
+    p.shaping.turn_delay_mean_ms = 20.0;
+    p.shaping.turn_delay_stddev_ms = 5.0;
+    p.shaping.prefix = Some(PrefixPool {
         pool_size: 2,
         length: 4,
     });
-    p.seq_dist = Some(SeqDist::parse("4|1,2:50;6,3|1:50").unwrap());
+    p.shaping.seq_dist = Some(SeqDist::parse("4|1,2:50;6,3|1:50").unwrap());
     assert_eq!(synthetic::build(&p, &tok), synthetic::build(&p, &tok));
 }

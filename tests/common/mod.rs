@@ -1,0 +1,36 @@
+//! Helpers shared by the integration tests: a `Config` from a command line, and the run's JSON
+//! and JSONL artifacts read back. (Each test binary uses a part of them.)
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use clap::Parser;
+use ringperf::cli::{Cli, Command};
+use ringperf::config::Config;
+use serde_json::Value;
+
+/// The validated configuration of a `ringperf profile …` command line (split on whitespace).
+pub fn config(line: &str) -> Config {
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a profile command")
+    };
+    Config::from_args(&p, &argv, false).expect("valid config")
+}
+
+/// A JSON artifact.
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")
+}
+
+/// A JSONL artifact, every line complete and JSON.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("jsonl exists");
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "every JSONL line is complete"
+    );
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
