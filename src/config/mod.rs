@@ -19,6 +19,7 @@ use crate::cli::{
 use crate::endpoint::EndpointKind;
 use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 
+pub use crate::schedule::Arrival;
 pub use url::{BaseUrl, UrlError};
 
 /// A configuration error: one clear message, exit code 2.
@@ -35,17 +36,6 @@ impl std::error::Error for ConfigError {}
 
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
-}
-
-/// Inter-arrival distribution of an open-loop phase.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Arrival {
-    Constant,
-    Poisson,
-    /// Gamma with shape `smoothness` (1.0 = Poisson).
-    Gamma {
-        smoothness: f64,
-    },
 }
 
 /// How a phase paces requests.

@@ -145,6 +145,15 @@ pub(crate) fn finish(
     };
     let (concurrency, request_rate) = match cfg.profiling.load {
         Load::Concurrency(n) => (Some(n), None),
+        // A fixed schedule has no rate of its own (its `Load::Rate` carries only the cap).
+        Load::Rate { cap, .. }
+            if matches!(
+                cfg.profiling.timing.mode,
+                crate::config::timing::Mode::FixedSchedule(_)
+            ) =>
+        {
+            (cap, None)
+        }
         Load::Rate { rate, cap, .. } => (cap, Some(rate)),
     };
     let meta = ParquetMeta {

@@ -68,7 +68,7 @@ fn ms_to_ns(ms: f64) -> u64 {
     }
 }
 
-/// The replay settings of a phase (validated in [`crate::config::timing`]).
+/// The replay settings of a phase (validated in `config::timing`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FixedSchedule {
     /// Shift timestamps so the earliest kept one is the phase start.

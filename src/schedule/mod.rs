@@ -9,7 +9,6 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp1, Gamma};
 
-use crate::config::Arrival;
 use crate::conversation::Sampling;
 
 pub mod cancel;
@@ -39,6 +38,17 @@ pub(crate) fn splitmix64(mut x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// Inter-arrival distribution of an open-loop phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    Constant,
+    Poisson,
+    /// Gamma with shape `smoothness` (1.0 = Poisson).
+    Gamma {
+        smoothness: f64,
+    },
 }
 
 /// Inter-arrival times of an open-loop phase, in nanoseconds.
