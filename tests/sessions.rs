@@ -402,3 +402,56 @@ fn sticky_sessions_keep_one_connection_each() {
         "pooled connections are shared by sessions: {sessions_per_conn:?}"
     );
 }
+
+/// `--prefill-concurrency 1`: no request reaches the mock before the one ahead of it got its
+/// first token (the mock's first content write), even with 4 slots; the truth log's
+/// [arrival, first token] windows never overlap, while a request may arrive during the previous
+/// one's decode (the slot comes back at the first token, not at the end). Without the limit the
+/// windows overlap.
+#[test]
+fn prefill_concurrency_admits_one_request_before_each_first_token() {
+    let mock = || {
+        ringperf::mock::start(MockConfig {
+            ttft: std::time::Duration::from_millis(40),
+            itl: std::time::Duration::from_millis(5),
+            output_tokens: OutputLen::Fixed(4),
+            truth_log: true,
+            ..MockConfig::default()
+        })
+        .expect("mock starts")
+    };
+    let flags = "--streaming --concurrency 4 --request-count 12 --isl 8 --osl 4 --random-seed 10";
+    let windows = |server: &ringperf::mock::MockServer| {
+        let mut w: Vec<(u64, u64, u64)> = server
+            .truth()
+            .entries()
+            .iter()
+            .map(|e| (e.arrival_ns, e.event_ns[0], e.end_ns))
+            .collect();
+        w.sort_unstable();
+        w
+    };
+    let limited = mock();
+    let (_dir, records) = run_against(&limited, &format!("{flags} --prefill-concurrency 1"));
+    assert_eq!(records.len(), 12);
+    let w = windows(&limited);
+    for pair in w.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].1,
+            "a request arrived at {} before the previous one's first token at {}",
+            pair[1].0,
+            pair[0].1
+        );
+    }
+    assert!(
+        w.windows(2).any(|p| p[1].0 < p[0].2),
+        "no request went during the previous one's decode: the slot came back only at the end"
+    );
+    let free = mock();
+    run_against(&free, flags);
+    let w = windows(&free);
+    assert!(
+        w.windows(2).any(|p| p[1].0 < p[0].1),
+        "without the limit, requests overlap in prefill"
+    );
+}

@@ -32,6 +32,16 @@ pub struct TimingArgs {
     #[arg(long = "replay-speedup", help_heading = "Conversation Input")]
     pub replay_speedup: Option<f64>,
 
+    // ----- Prefill concurrency -----
+    /// Most requests waiting for their first token at once (a slot is taken before a request is
+    /// written and given back at its first content response, or at its end).
+    #[arg(long = "prefill-concurrency", help_heading = "Load Generator")]
+    pub prefill_concurrency: Option<u64>,
+
+    /// Warmup prefill concurrency (defaults to --prefill-concurrency).
+    #[arg(long = "warmup-prefill-concurrency", help_heading = "Warmup")]
+    pub warmup_prefill_concurrency: Option<u64>,
+
     // ----- Ramps -----
     /// Seconds to ramp the concurrency from 1 to --concurrency.
     #[arg(long = "concurrency-ramp-duration", help_heading = "Load Generator")]

@@ -558,6 +558,27 @@ mod timing_flags {
     }
 
     #[test]
+    fn prefill_concurrency_resolves_and_rejects() {
+        let c = ok("--concurrency 4 --prefill-concurrency 2 --warmup-request-count 3");
+        assert_eq!(c.profiling.timing.prefill_concurrency, Some(2));
+        assert_eq!(c.warmup.unwrap().timing.prefill_concurrency, Some(2));
+        let c = ok(
+            "--concurrency 4 --prefill-concurrency 2 --warmup-request-count 3 \
+                    --warmup-prefill-concurrency 1",
+        );
+        assert_eq!(c.warmup.unwrap().timing.prefill_concurrency, Some(1));
+        bad(
+            "--concurrency 2 --prefill-concurrency 3",
+            "at most the concurrency (2)",
+        );
+        bad("--prefill-concurrency 0", "at least 1");
+        bad(
+            "--concurrency 2 --warmup-request-count 3 --warmup-prefill-concurrency 5",
+            "--warmup-prefill-concurrency (5)",
+        );
+    }
+
+    #[test]
     fn ramps_resolve_and_reject() {
         let c =
             ok("--request-rate 10 --request-rate-ramp-duration 2.5 --concurrency-ramp-duration 1");

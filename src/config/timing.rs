@@ -48,6 +48,8 @@ pub struct PhaseTiming {
     pub concurrency_ramp: Option<Duration>,
     /// Profiling only: warmup requests are never cancelled.
     pub cancellation: Option<Cancellation>,
+    /// `--prefill-concurrency`: most requests of the phase waiting for their first token.
+    pub prefill_concurrency: Option<u64>,
 }
 
 impl Default for PhaseTiming {
@@ -57,7 +59,23 @@ impl Default for PhaseTiming {
             rate_ramp: None,
             concurrency_ramp: None,
             cancellation: None,
+            prefill_concurrency: None,
         }
+    }
+}
+
+/// A prefill limit: at least 1, and at most the phase's concurrency when one is set (spec §1.3).
+fn prefill(
+    v: Option<u64>,
+    concurrency: Option<u64>,
+    prefix: &str,
+) -> Result<Option<u64>, ConfigError> {
+    match (v, concurrency) {
+        (Some(0), _) => err(format!("--{prefix}prefill-concurrency must be at least 1")),
+        (Some(p), Some(c)) if p > c => err(format!(
+            "--{prefix}prefill-concurrency ({p}) must be at most the concurrency ({c})"
+        )),
+        (v, _) => Ok(v),
     }
 }
 
@@ -185,11 +203,13 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
             })
         }
     };
+    let prefill_concurrency = prefill(t.prefill_concurrency, args.concurrency, "")?;
     Ok(PhaseTiming {
         mode,
         rate_ramp,
         concurrency_ramp,
         cancellation,
+        prefill_concurrency,
     })
 }
 
@@ -221,11 +241,18 @@ pub fn warmup_timing(args: &ProfileArgs, warmup_load: &Load) -> Result<PhaseTimi
         (_, Load::Concurrency(_)) => None,
         (r, Load::Rate { .. }) => r,
     };
+    let warmup_concurrency = args.warmup_concurrency.or(args.concurrency);
+    let prefill_concurrency = prefill(
+        t.warmup_prefill_concurrency.or(t.prefill_concurrency),
+        warmup_concurrency,
+        "warmup-",
+    )?;
     Ok(PhaseTiming {
         mode: Mode::Load,
         rate_ramp,
         concurrency_ramp,
         cancellation: None,
+        prefill_concurrency,
     })
 }
 

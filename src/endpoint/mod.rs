@@ -14,7 +14,7 @@ mod wire;
 pub use payload::{
     PayloadParams, TurnBody, build_payload, build_turn, payload_texts, turn_message,
 };
-pub use response::{ParsedResponse, parse_record};
+pub use response::{ParsedResponse, is_content_message, parse_record};
 
 use std::fmt;
 use std::str::FromStr;

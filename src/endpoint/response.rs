@@ -105,6 +105,26 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     }
 }
 
+/// Whether one SSE message is a content response (text, reasoning or tool calls; never a
+/// usage-only chunk, a role chunk or `[DONE]`): AIPerf's first token, which gives a prefill slot
+/// back. `scratch` keeps its allocations between calls.
+pub fn is_content_message(
+    kind: EndpointKind,
+    message: &[u8],
+    scratch: &mut ParsedResponse,
+) -> bool {
+    scratch.clear();
+    let mut buf = std::mem::take(&mut scratch.data_buf);
+    if let MessageData::Json(at) = message_data(message, &mut buf) {
+        let json = at.bytes(message, &buf);
+        if !json.is_empty() {
+            parse_object(kind, json, 0, scratch);
+        }
+    }
+    scratch.data_buf = buf;
+    !scratch.content_stamps_ns.is_empty()
+}
+
 /// Applies one response object (spec §2.5). Invalid JSON is skipped silently, like AIPerf.
 fn parse_object(kind: EndpointKind, json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {

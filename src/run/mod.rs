@@ -407,14 +407,20 @@ fn run_phase(
         start_ns: start,
         timing: TurnTiming::default(),
         cancel: None,
+        prefill: None,
         issue_deadline_ns,
         hard_deadline_ns,
     };
     let counters = PhaseCounters::default();
     let cancel = p.timing.cancellation.map(|c| c.plan(cfg.seed));
+    let prefill = p
+        .timing
+        .prefill_concurrency
+        .map(|n| Arc::new(crate::worker::prefill::PrefillGate::new(n)));
     let plan = |source: CreditSource| PhasePlan {
         counters: counters.clone(),
         cancel,
+        prefill: prefill.clone(),
         ..plan(source)
     };
     let open =

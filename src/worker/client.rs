@@ -28,6 +28,8 @@ pub(crate) struct Outgoing<'a> {
     /// The body, when it was built for this request (a turn carrying history): the aggregator
     /// counts its ISL from it.
     pub request_body: Option<Vec<u8>>,
+    /// A prefill slot this request holds, given back at its first content response or its end.
+    pub prefill: Option<&'a super::prefill::PrefillGate>,
 }
 
 /// A record for a request whose body could not be encoded (its history made an invalid
@@ -93,6 +95,7 @@ pub(crate) async fn send(
         url,
         pool,
         request_body,
+        prefill,
     } = out;
     let mut rec = empty_record(state, credit, url, correlation_id);
     rec.request_body = request_body;
@@ -121,8 +124,17 @@ pub(crate) async fn send(
         state,
         framer: Framer::default(),
         rec: &mut rec,
+        prefill: prefill.map(|gate| Prefill {
+            gate,
+            kind: shared.kind,
+            scratch: crate::endpoint::ParsedResponse::default(),
+        }),
     };
-    if let Err(e) = exchange.run(&mut recorder).await {
+    let result = exchange.run(&mut recorder).await;
+    if let Some(p) = recorder.prefill.take() {
+        p.gate.release();
+    }
+    if let Err(e) = result {
         rec.error = Some(match e {
             net::Error::TimedOut if cut(shared, hard_deadline_ns) => {
                 rec.was_cancelled = true;
@@ -204,6 +216,15 @@ struct Recorder<'a> {
     state: &'a WorkerState,
     framer: Framer,
     rec: &'a mut RawRecord,
+    /// The prefill slot held until the first content response.
+    prefill: Option<Prefill<'a>>,
+}
+
+/// A held prefill slot and what finding the first token takes.
+struct Prefill<'a> {
+    gate: &'a super::prefill::PrefillGate,
+    kind: crate::endpoint::EndpointKind,
+    scratch: crate::endpoint::ParsedResponse,
 }
 
 impl Sink for Recorder<'_> {
@@ -242,12 +263,23 @@ impl Sink for Recorder<'_> {
 
     fn on_body(&mut self, stamp_ns: u64) {
         if self.rec.is_sse {
+            let first_new = self.rec.events.len();
             while let Some(r) = self.framer.next_message(&self.rec.body) {
                 self.rec.events.push(Event {
                     stamp_ns,
                     start: r.start as u32,
                     end: r.end as u32,
                 });
+            }
+            // The first token gives the prefill slot back (after the stamp: off the timing path).
+            if let Some(p) = self.prefill.as_mut() {
+                let rec = &*self.rec;
+                let first_token = rec.events[first_new..].iter().any(|e| {
+                    crate::endpoint::is_content_message(p.kind, rec.event_bytes(e), &mut p.scratch)
+                });
+                if first_token && let Some(p) = self.prefill.take() {
+                    p.gate.release();
+                }
             }
         }
     }

@@ -8,6 +8,7 @@
 mod client;
 mod pacer;
 mod phase;
+pub mod prefill;
 pub mod runtime;
 mod session;
 
@@ -174,6 +175,8 @@ pub struct PhasePlan {
     pub timing: TurnTiming,
     /// `--request-cancellation-rate`: which requests are cancelled, by request index.
     pub cancel: Option<crate::schedule::CancelPlan>,
+    /// `--prefill-concurrency`: the phase's limit on requests waiting for their first token.
+    pub prefill: Option<Arc<prefill::PrefillGate>>,
     /// Stop taking closed-loop credits at this monotonic ns (duration runs).
     pub issue_deadline_ns: Option<u64>,
     /// Cut every request still in flight at this monotonic ns (end of the grace period).

@@ -120,7 +120,22 @@ impl Ctx {
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
     /// aggregator. `false` when the phase has no request left.
     async fn send_turn(&self, session: &mut Session, intended_ns: u64) -> bool {
+        // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
+        // the load, not client lateness, so the request is meant to go when it gets the slot.
+        let prefill = self.plan.prefill.as_deref();
+        let mut intended_ns = intended_ns;
+        if let Some(gate) = prefill {
+            if !gate.try_acquire() {
+                if !gate.acquire(|| self.stopping()).await {
+                    return false;
+                }
+                intended_ns = intended_ns.max(self.shared.clock.now_ns());
+            }
+        }
         let Some(index) = self.take_request() else {
+            if let Some(gate) = prefill {
+                gate.release();
+            }
             return false;
         };
         let cancel_after_ns = self
@@ -138,6 +153,7 @@ impl Ctx {
                 intended_ns,
                 cancel_after_ns,
                 self.plan.hard_deadline_ns,
+                prefill,
             )
             .await;
         push(&self.state, rec).await;

@@ -120,6 +120,7 @@ impl Session {
         intended_ns: u64,
         cancel_after_ns: Option<u64>,
         hard_deadline_ns: Option<u64>,
+        prefill: Option<&super::prefill::PrefillGate>,
     ) -> RawRecord {
         let credit = Credit {
             phase,
@@ -142,6 +143,9 @@ impl Session {
                         Ok(req) => (req, Some(body)),
                         Err(e) => {
                             self.next_turn += 1;
+                            if let Some(gate) = prefill {
+                                gate.release();
+                            }
                             return client::unsendable(shared, state, credit, e);
                         }
                     }
@@ -158,6 +162,7 @@ impl Session {
                 url: self.url,
                 pool,
                 request_body,
+                prefill,
             },
             hard_deadline_ns,
         )

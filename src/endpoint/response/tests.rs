@@ -334,3 +334,27 @@ fn events_out_of_range_are_empty() {
     let out = parse(EndpointKind::Completions, &rec);
     assert_eq!(out.error.unwrap().kind, NO_CONTENT_ERROR_KIND);
 }
+
+#[test]
+fn content_message_is_the_first_token() {
+    let mut scratch = ParsedResponse::default();
+    let chat = |m: &str, scratch: &mut ParsedResponse| {
+        is_content_message(EndpointKind::Chat, m.as_bytes(), scratch)
+    };
+    let role = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"role":"assistant","content":""}}]}"#;
+    let text = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"Hi"}}]}"#;
+    let reasoning = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"reasoning_content":"hm"}}]}"#;
+    let usage = r#"data: {"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3}}"#;
+    assert!(!chat(role, &mut scratch), "a role chunk is not a token");
+    assert!(chat(text, &mut scratch));
+    assert!(chat(reasoning, &mut scratch), "reasoning counts, as in AIPerf");
+    assert!(!chat(usage, &mut scratch), "a usage-only chunk is not a token");
+    assert!(!chat("data: [DONE]", &mut scratch));
+    assert!(!chat(": keep-alive", &mut scratch));
+    let completion = r#"data: {"object":"text_completion","choices":[{"text":"x"}]}"#;
+    assert!(is_content_message(
+        EndpointKind::Completions,
+        completion.as_bytes(),
+        &mut scratch
+    ));
+}
