@@ -124,13 +124,13 @@ impl Ctx {
         // the load, not client lateness, so the request is meant to go when it gets the slot.
         let prefill = self.plan.prefill.as_deref();
         let mut intended_ns = intended_ns;
-        if let Some(gate) = prefill {
-            if !gate.try_acquire() {
-                if !gate.acquire(|| self.stopping()).await {
-                    return false;
-                }
-                intended_ns = intended_ns.max(self.shared.clock.now_ns());
+        if let Some(gate) = prefill
+            && !gate.try_acquire()
+        {
+            if !gate.acquire(|| self.stopping()).await {
+                return false;
             }
+            intended_ns = intended_ns.max(self.shared.clock.now_ns());
         }
         let Some(index) = self.take_request() else {
             if let Some(gate) = prefill {
