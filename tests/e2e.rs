@@ -551,11 +551,11 @@ fn binary_demo_and_usage_errors() {
     );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-m", "x", "--goodput", "request_latency:10"])
+        .args(["profile", "-m", "x", "--model-selection-strategy", "random"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--goodput"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--model-selection-strategy"));
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "x", "--concurrency", "0"])
