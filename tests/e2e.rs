@@ -551,11 +551,11 @@ fn binary_demo_and_usage_errors() {
     );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-m", "x", "--goodput", "request_latency:10"])
+        .args(["profile", "-m", "x", "--model-selection-strategy", "random"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--goodput"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--model-selection-strategy"));
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "x", "--concurrency", "0"])
@@ -751,4 +751,109 @@ fn request_head_carries_aiperf_headers() {
     let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
     assert_eq!(recs[0]["metadata"]["x_request_id"], rid.as_str());
     assert_eq!(recs[0]["metadata"]["x_correlation_id"], cid.as_str());
+}
+
+/// `--goodput` against the mock: every record's `good_request_count` (0/1) agrees with its own
+/// `request_latency` in the JSONL, and the summary's count, fraction and goodput agree with the
+/// records. The threshold sits near the mock's latency (TTFT 2 ms + 7 tokens at 1 ms), so the
+/// split is whatever the timing gives; the expectation is exact either way.
+#[test]
+fn goodput_against_the_mock() {
+    let run = |slo: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["profile", "--mock", "--streaming", "--concurrency", "4"])
+            .args([
+                "--request-count",
+                "24",
+                "--mock-ttft-ms",
+                "2",
+                "--mock-itl-ms",
+                "1",
+            ])
+            .args([
+                "--mock-output-tokens",
+                "8",
+                "--ui",
+                "none",
+                "--goodput",
+                slo,
+            ])
+            .arg("--artifact-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (dir, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    for (threshold_ms, all_good) in [(9.5, None), (60_000.0, Some(true)), (0.001, Some(false))] {
+        let (dir, stdout) = run(&format!("request_latency:{threshold_ms}"));
+        let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+        assert_eq!(recs.len(), 24);
+        let mut good = 0;
+        for r in &recs {
+            let m = &r["metrics"];
+            let latency_ms = m["request_latency"]["value"].as_f64().unwrap();
+            let flag = m["good_request_count"]["value"].as_i64().unwrap();
+            assert_eq!(m["good_request_count"]["unit"], "requests");
+            assert_eq!(flag, i64::from(latency_ms <= threshold_ms), "{r}");
+            good += flag;
+        }
+        if let Some(all) = all_good {
+            assert_eq!(good, if all { 24 } else { 0 });
+        }
+        let s = read_json(&dir.path().join("profile_export_aiperf.json"));
+        assert_eq!(
+            s["good_request_count"]["avg"].as_f64(),
+            Some(good as f64),
+            "{s}"
+        );
+        assert_eq!(s["good_request_count"]["unit"], "requests");
+        assert_eq!(
+            s["good_request_fraction"]["avg"].as_f64(),
+            Some(good as f64 / 24.0)
+        );
+        assert_eq!(s["good_request_fraction"]["unit"], "ratio");
+        let duration_s = s["benchmark_duration"]["avg"].as_f64().unwrap();
+        let goodput = s["goodput"]["avg"].as_f64().unwrap();
+        assert!((goodput - good as f64 / duration_s).abs() <= 1e-9 * goodput.max(1.0));
+        assert_eq!(s["goodput"]["unit"], "requests/sec");
+        assert!(stdout.contains("Goodput (requests/sec)"), "{stdout}");
+        let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
+        assert!(csv.contains("Good Request Count"), "{csv}");
+    }
+
+    // Bad SLOs are config errors, exit 2, before anything runs.
+    for (slo, says) in [
+        ("latency:5", "unknown metric tag `latency`"),
+        ("request_latency", "not in 'tag:value' form"),
+        ("request_latency:x", "must be a number"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args([
+                "profile",
+                "--mock",
+                "--request-count",
+                "1",
+                "--goodput",
+                slo,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{slo}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{slo}: {err}");
+    }
+    // TTFT needs --streaming.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--mock", "--request-count", "1"])
+        .args(["--goodput", "time_to_first_token:5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not applicable"));
 }

@@ -286,6 +286,8 @@ impl Accumulator {
             M::UsageDiscrepancyCount,
             self.usage_discrepancy_count.map(|v| v as f64),
         );
+        let good = self.total(M::GoodRequestCount);
+        scalar(M::GoodRequestCount, good);
 
         let duration_ns = match (self.min_request_wall_ns, self.max_response_wall_ns) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64),
@@ -303,6 +305,16 @@ impl Accumulator {
         scalar(M::InputTokenThroughput, per_sec(total_isl));
         scalar(M::RequestThroughput, per_sec(count(self.request_count)));
         scalar(M::CompletedRequestCount, count(completed));
+        scalar(M::Goodput, per_sec(good));
+        // Over every attempted request, errors included; 0 when nothing was attempted.
+        scalar(
+            M::GoodRequestFraction,
+            Some(if completed > 0 {
+                good.unwrap_or(0.0) / completed as f64
+            } else {
+                0.0
+            }),
+        );
         scalar(
             M::RequestErrorRate,
             (completed > 0).then(|| 100.0 * self.error_request_count as f64 / completed as f64),

@@ -26,6 +26,9 @@ pub struct MetricConfig {
     pub osl_mismatch_pct_threshold: f64,
     /// `AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD` (default 50 tokens).
     pub osl_mismatch_max_token_threshold: f64,
+    /// `--goodput` SLOs: `(metric, threshold in the metric's base unit)`, validated by
+    /// `config::goodput` (per-request metrics that apply to the run). Empty: no GOODPUT metrics.
+    pub goodput: Vec<(MetricId, f64)>,
 }
 
 impl MetricConfig {
@@ -41,6 +44,7 @@ impl MetricConfig {
             usage_pct_diff_threshold: 10.0,
             osl_mismatch_pct_threshold: 5.0,
             osl_mismatch_max_token_threshold: 50.0,
+            goodput: Vec::new(),
         }
     }
 
@@ -52,7 +56,25 @@ impl MetricConfig {
             || (d.has(flags::TOKENIZES_INPUT_ONLY) && !self.tokenizes_input)
             || (d.has(flags::SUPPORTS_REASONING) && !self.supports_reasoning)
             || (d.has(flags::SUPPORTS_AUDIO_ONLY) && !self.supports_audio)
-            || (d.has(flags::USAGE_DIFF_ONLY) && self.use_server_token_count))
+            || (d.has(flags::USAGE_DIFF_ONLY) && self.use_server_token_count)
+            || (d.has(flags::GOODPUT) && self.goodput.is_empty()))
+    }
+
+    /// Whether a record with these metrics meets every `--goodput` SLO (AIPerf's
+    /// `GoodRequestCountMetric`): it must have each SLO metric, at or under the threshold for
+    /// smaller-is-better metrics, at or over it for LARGER_IS_BETTER ones.
+    pub fn is_good(&self, values: &[(MetricId, MetricValue)]) -> bool {
+        self.goodput.iter().all(|&(id, threshold)| {
+            let value = values
+                .iter()
+                .find(|(m, _)| *m == id)
+                .and_then(|(_, v)| v.as_f64());
+            match value {
+                None => false,
+                Some(v) if id.def().has(flags::LARGER_IS_BETTER) => v >= threshold,
+                Some(v) => v <= threshold,
+            }
+        })
     }
 }
 
@@ -266,6 +288,11 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
             .and_then(|(s, c)| abs_pct(s, c))
             .map(Float),
     );
+    // Last: it reads the values above. 1 for a good request, 0 otherwise, per valid record.
+    if cfg.applies(M::GoodRequestCount) {
+        let good = cfg.is_good(&out);
+        out.push((M::GoodRequestCount, Int(i64::from(good))));
+    }
     RecordMetrics { values: out }
 }
 

@@ -95,6 +95,8 @@ pub mod flags {
     pub const PERCENTILE_INCLUDES_FAILED_REQUESTS: u32 = 1 << 11;
     /// Disabled in accuracy mode.
     pub const DISABLE_ON_ACCURACY: u32 = 1 << 12;
+    /// Only when `--goodput` gives SLOs.
+    pub const GOODPUT: u32 = 1 << 13;
 }
 
 use flags::*;
@@ -143,6 +145,7 @@ pub enum MetricId {
     MaxResponseTimestamp,
     OslMismatchCount,
     UsageDiscrepancyCount,
+    GoodRequestCount,
     OutputTokenThroughput,
     InputTokenThroughput,
     RequestThroughput,
@@ -167,6 +170,8 @@ pub enum MetricId {
     TotalOutputTokens,
     TotalReasoningTokens,
     TotalTokenThroughput,
+    Goodput,
+    GoodRequestFraction,
 }
 
 impl MetricId {
@@ -229,6 +234,21 @@ impl MetricDef {
         }
     }
 
+    /// Looks a metric up by its export tag.
+    pub fn by_tag(tag: &str) -> Option<&'static MetricDef> {
+        REGISTRY.iter().find(|d| d.tag == tag)
+    }
+
+    /// Converts a display-unit value to the base unit (the inverse of [`Self::to_display`]):
+    /// a `--goodput` threshold in ms becomes ns.
+    pub fn from_display(&self, v: f64) -> f64 {
+        match (self.unit, self.display_unit) {
+            (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v * 1e6,
+            (Unit::Nanoseconds, Some(Unit::Seconds)) => v * 1e9,
+            _ => v,
+        }
+    }
+
     /// Hidden everywhere (INTERNAL or EXPERIMENTAL).
     pub fn hidden(&self) -> bool {
         self.has(INTERNAL | EXPERIMENTAL)
@@ -262,7 +282,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 61] = [
+pub static REGISTRY: [MetricDef; 64] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -300,6 +320,7 @@ pub static REGISTRY: [MetricDef; 61] = [
     def!(MaxResponseTimestamp, "max_response_timestamp", "Maximum Response Timestamp", Aggregate, Nanoseconds, None, None, INTERNAL | NO_INDIVIDUAL_RECORDS, None, true),
     def!(OslMismatchCount, "osl_mismatch_count", "OSL Mismatch Count", Aggregate, Requests, None, None, PRODUCES_TOKENS_ONLY | NO_INDIVIDUAL_RECORDS | DISABLE_ON_ACCURACY, None, true),
     def!(UsageDiscrepancyCount, "usage_discrepancy_count", "Usage Discrepancy Count", Aggregate, Requests, None, None, NO_INDIVIDUAL_RECORDS | USAGE_DIFF_ONLY, None, true),
+    def!(GoodRequestCount, "good_request_count", "Good Request Count", Aggregate, Requests, None, None, GOODPUT, None, true),
     def!(OutputTokenThroughput, "output_token_throughput", "Output Token Throughput", Derived, TokensPerSecond, None, Some(800), TOK_LB, Default, false),
     def!(InputTokenThroughput, "input_token_throughput", "Input Token Throughput", Derived, TokensPerSecond, None, Some(805), LARGER_IS_BETTER, Default, false),
     def!(RequestThroughput, "request_throughput", "Request Throughput", Derived, RequestsPerSecond, None, Some(900), LARGER_IS_BETTER, Default, false),
@@ -324,6 +345,8 @@ pub static REGISTRY: [MetricDef; 61] = [
     def!(TotalOutputTokens, "total_output_tokens", "Total Output Tokens", Derived, Tokens, None, None, TOK_LB, None, true),
     def!(TotalReasoningTokens, "total_reasoning_tokens", "Total Reasoning Tokens", Derived, Tokens, None, None, TOK_LB, None, true),
     def!(TotalTokenThroughput, "total_token_throughput", "Total Token Throughput", Derived, TokensPerSecond, None, None, TOK_LB, None, false),
+    def!(Goodput, "goodput", "Goodput", Derived, RequestsPerSecond, None, Some(1000), GOODPUT, Default, false),
+    def!(GoodRequestFraction, "good_request_fraction", "GoodRequestFraction", Derived, Ratio, None, None, GOODPUT | LARGER_IS_BETTER, None, false),
 ];
 
 #[cfg(test)]
@@ -346,7 +369,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::TotalTokenThroughput as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::GoodRequestFraction as usize, REGISTRY.len() - 1);
     }
 
     #[test]

@@ -192,3 +192,132 @@ fn error_summary_groups_and_sorts() {
         "no base values, no adj_"
     );
 }
+
+/// A valid streaming record: TTFT and latency in whole ms, `osl` output tokens, wall start W.
+fn timed(session: u64, ttft_ms: u64, latency_ms: u64, osl: u64) -> RecordFacts {
+    RecordFacts {
+        session_num: session,
+        start_ns: 1_000,
+        content_stamps_ns: vec![1_000 + ttft_ms * 1_000_000, 1_000 + latency_ms * 1_000_000],
+        first_output_stamp_ns: Some(1_000 + ttft_ms * 1_000_000),
+        output_tokens: Some(osl),
+        request_start_wall_ns: W,
+        ..facts()
+    }
+}
+
+/// Six records, hand-computed (ITL = (latency − TTFT) / (OSL − 1)):
+/// A: TTFT 40, latency 100, OSL 5 → ITL 15 ms; B: TTFT 50, latency 200, OSL 11 → ITL 15 ms;
+/// C: TTFT 100, latency 250, OSL 6 → ITL 30 ms; D: TTFT 20, latency 300, OSL 2 → ITL 280 ms;
+/// E: an error; F: valid but without any content (no latency at all).
+fn slo_run() -> Vec<RecordFacts> {
+    let mut e = timed(4, 1, 2, 1);
+    e.content_stamps_ns.clear();
+    e.error = Some(RequestError::new(
+        Some(500),
+        "Internal Server Error",
+        "boom",
+    ));
+    let mut f = timed(5, 1, 2, 1);
+    f.content_stamps_ns.clear();
+    f.first_output_stamp_ns = None;
+    vec![
+        timed(0, 40, 100, 5),
+        timed(1, 50, 200, 11),
+        timed(2, 100, 250, 6),
+        timed(3, 20, 300, 2),
+        e,
+        f,
+    ]
+}
+
+fn with_slos(slos: &[(MetricId, f64)]) -> MetricConfig {
+    MetricConfig {
+        goodput: slos.to_vec(),
+        ..MetricConfig::new(true, false)
+    }
+}
+
+fn good_flags(cfg: &MetricConfig) -> Vec<Option<i64>> {
+    slo_run()
+        .iter()
+        .map(
+            |f| match record_metrics(cfg, f).get(MetricId::GoodRequestCount) {
+                Some(MetricValue::Int(v)) => Some(*v),
+                None => None,
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect()
+}
+
+#[test]
+fn goodput_counts_hand_computed() {
+    use MetricId as M;
+    const MS: f64 = 1e6;
+    // Latency at or under 250 ms: A, B and C (exactly 250); D is over, F has no latency, E
+    // is an error and gets no per-record value at all.
+    let cfg = with_slos(&[(M::RequestLatency, 250.0 * MS)]);
+    assert_eq!(
+        good_flags(&cfg),
+        vec![Some(1), Some(1), Some(1), Some(0), None, Some(0)]
+    );
+    let s = run(&cfg, &slo_run());
+    assert_eq!(s.value(M::GoodRequestCount), Some(3.0));
+    // Duration: every valid request starts at W, the last response is at W + 300 ms.
+    assert_eq!(s.value(M::BenchmarkDuration), Some(300.0 * MS));
+    assert_eq!(s.value(M::Goodput), Some(3.0 / 0.3));
+    // 3 good of 6 attempted (5 valid + 1 error).
+    assert_eq!(s.value(M::GoodRequestFraction), Some(0.5));
+
+    // Every SLO must hold: ITL at or under 15 ms leaves A and B.
+    let cfg = with_slos(&[
+        (M::RequestLatency, 250.0 * MS),
+        (M::InterTokenLatency, 15.0 * MS),
+    ]);
+    let s = run(&cfg, &slo_run());
+    assert_eq!(s.value(M::GoodRequestCount), Some(2.0));
+    assert_eq!(s.value(M::GoodRequestFraction), Some(2.0 / 6.0));
+
+    // Larger is better for OSL (at or over 5): A only (B's TTFT 50 > 45, D's OSL 2 < 5).
+    let cfg = with_slos(&[
+        (M::TimeToFirstToken, 45.0 * MS),
+        (M::OutputSequenceLength, 5.0),
+    ]);
+    assert_eq!(
+        good_flags(&cfg),
+        vec![Some(1), Some(0), Some(0), Some(0), None, Some(0)]
+    );
+    assert_eq!(run(&cfg, &slo_run()).value(M::GoodRequestCount), Some(1.0));
+
+    // Nobody good: the count is 0 and goodput 0, not absent.
+    let cfg = with_slos(&[(M::RequestLatency, 1.0 * MS)]);
+    let s = run(&cfg, &slo_run());
+    assert_eq!(s.value(M::GoodRequestCount), Some(0.0));
+    assert_eq!(s.value(M::Goodput), Some(0.0));
+    assert_eq!(s.value(M::GoodRequestFraction), Some(0.0));
+
+    // Without --goodput none of the three exists, per record or in the summary.
+    let cfg = MetricConfig::new(true, false);
+    assert_eq!(good_flags(&cfg), vec![None; 6]);
+    let s = run(&cfg, &slo_run());
+    for id in [M::GoodRequestCount, M::Goodput, M::GoodRequestFraction] {
+        assert!(s.result(id).is_none(), "{}", id.def().tag);
+    }
+}
+
+#[test]
+fn goodput_fraction_of_an_all_error_run() {
+    let mut e = timed(0, 1, 2, 1);
+    e.error = Some(RequestError::new(
+        Some(500),
+        "Internal Server Error",
+        "boom",
+    ));
+    let cfg = with_slos(&[(MetricId::RequestLatency, 1e9)]);
+    let s = run(&cfg, &[e]);
+    // No valid record: no count, no goodput; the fraction is 0 over 1 attempt.
+    assert!(s.result(MetricId::GoodRequestCount).is_none());
+    assert!(s.result(MetricId::Goodput).is_none());
+    assert_eq!(s.value(MetricId::GoodRequestFraction), Some(0.0));
+}

@@ -6,6 +6,7 @@
 //! a message naming it, never silently ignored.
 
 mod aiperf_flags;
+pub mod goodput;
 pub mod input;
 pub mod prompt;
 pub mod timing;
@@ -352,6 +353,10 @@ pub struct ProfileArgs {
     /// Fixed Schedule, User-Centric Rate, ramps, Request Cancellation: when requests go.
     #[command(flatten)]
     pub timing: timing::TimingArgs,
+
+    /// Goodput: the SLOs of a good request.
+    #[command(flatten)]
+    pub goodput: goodput::GoodputArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -784,11 +789,14 @@ mod tests {
 
     #[test]
     fn unsupported_aiperf_flag_is_named() {
-        let err = reject_unsupported(&args("ringperf profile -m x --goodput request_latency:5"))
-            .unwrap_err();
-        assert_eq!(err.flag, "--goodput");
+        let err = reject_unsupported(&args(
+            "ringperf profile -m x --model-selection-strategy random",
+        ))
+        .unwrap_err();
+        assert_eq!(err.flag, "--model-selection-strategy");
         assert!(
-            err.to_string().contains("`--goodput` is not supported"),
+            err.to_string()
+                .contains("`--model-selection-strategy` is not supported"),
             "{err}"
         );
         let err = reject_unsupported(&args("ringperf profile --hf-subset=x")).unwrap_err();

@@ -2,6 +2,7 @@
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
 pub mod dataset;
+pub mod goodput;
 pub mod mock;
 pub mod prompt;
 pub mod timing;
@@ -250,6 +251,8 @@ pub struct Config {
     pub server_metrics: ServerMetricsConfig,
     /// `--slice-duration` (server-metric timeslices).
     pub slice_duration: Option<Duration>,
+    /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
+    pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
 }
 
 /// Model names AIPerf treats as placeholders: their tokenizer defaults to `builtin`.
@@ -473,6 +476,10 @@ impl Config {
             formats: server_metrics_formats(&args.server_metrics_formats),
         };
         let slice_duration = slice_duration(args.slice_duration)?;
+        let goodput = goodput::parse(
+            args.goodput.goodput.as_deref(),
+            &crate::aggregate::MetricConfig::new(args.streaming, args.use_server_token_count),
+        )?;
 
         let mock = args.mock.then(|| MockShape {
             ttft: Duration::from_secs_f64(args.mock_shape.mock_ttft_ms.max(0.0) / 1e3),
@@ -532,6 +539,7 @@ impl Config {
             mock,
             server_metrics,
             slice_duration,
+            goodput,
         })
     }
 

@@ -255,24 +255,45 @@ impl<'de> Deserialize<'de> for Num {
     }
 }
 
+/// A usage count under one key name: whether the key was sent at all, and its value if it is a
+/// count. AIPerf 0.13's `Usage` reads the first synonym *present*, so a sent `0` (or a sent
+/// non-count) is the answer and the next synonym is not consulted.
+#[derive(Default, Clone, Copy)]
+struct Field {
+    sent: bool,
+    value: Option<u64>,
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Num(value) = Num::deserialize(d)?;
+        Ok(Field { sent: true, value })
+    }
+}
+
+/// The value of the first sent key among `keys` (AIPerf's `_first_present`).
+fn first_sent<const N: usize>(keys: [Field; N]) -> Option<u64> {
+    keys.into_iter().find(|k| k.sent).and_then(|k| k.value)
+}
+
 #[derive(serde::Deserialize, Default)]
 struct PromptDetails {
     #[serde(default)]
-    cached_tokens: Num,
+    cached_tokens: Field,
     #[serde(default)]
-    audio_tokens: Num,
+    audio_tokens: Field,
 }
 
 #[derive(serde::Deserialize, Default)]
 struct CompletionDetails {
     #[serde(default)]
-    reasoning_tokens: Num,
+    reasoning_tokens: Field,
     #[serde(default)]
-    audio_tokens: Num,
+    audio_tokens: Field,
     #[serde(default)]
-    accepted_prediction_tokens: Num,
+    accepted_prediction_tokens: Field,
     #[serde(default)]
-    rejected_prediction_tokens: Num,
+    rejected_prediction_tokens: Field,
 }
 
 /// The `usage` object as sent, over the field names of OpenAI (chat and Responses), vLLM and
@@ -280,13 +301,13 @@ struct CompletionDetails {
 #[derive(Default)]
 pub(super) struct WireUsage {
     pub present: bool,
-    prompt_tokens: Num,
-    input_tokens: Num,
-    completion_tokens: Num,
-    output_tokens: Num,
-    total_tokens: Num,
-    cache_read_input_tokens: Num,
-    cache_creation_input_tokens: Num,
+    prompt_tokens: Field,
+    input_tokens: Field,
+    completion_tokens: Field,
+    output_tokens: Field,
+    total_tokens: Field,
+    cache_read_input_tokens: Field,
+    cache_creation_input_tokens: Field,
     prompt_details: PromptDetails,
     input_details: PromptDetails,
     completion_details: CompletionDetails,
@@ -343,39 +364,37 @@ impl<'de> Deserialize<'de> for WireUsage {
     }
 }
 
-/// Python's `a or b` over optional counts: `a` when it is present and non-zero, else `b`.
-fn or(a: Num, b: Num) -> Option<u64> {
-    if a.0.is_some_and(|v| v != 0) {
-        a.0
-    } else {
-        b.0
-    }
-}
-
 impl WireUsage {
-    /// Normalizes the names (spec §2.5): OpenAI names first, then the Responses / Anthropic
-    /// alternatives, with Python `or` semantics as AIPerf's `Usage` properties have.
+    /// Normalizes the names (spec §2.5) as AIPerf 0.13's `Usage` properties do: for each
+    /// count, the first synonym the server *sent* wins, OpenAI's name first, then the
+    /// Responses / Anthropic one; a sent `0` is a `0` (`prompt_tokens_details.cached_tokens: 0`
+    /// is a cache-read count of 0), and so is every other count. The `*_details` objects are
+    /// searched in order (`prompt_tokens_details`, then `input_tokens_details`) for the first
+    /// one holding the field.
     pub fn normalize(&self) -> Usage {
+        let (p, i) = (&self.prompt_details, &self.input_details);
+        let (c, o) = (&self.completion_details, &self.output_details);
         Usage {
-            prompt_tokens: or(self.prompt_tokens, self.input_tokens),
-            completion_tokens: or(self.completion_tokens, self.output_tokens),
-            total_tokens: self.total_tokens.0,
-            reasoning_tokens: or(
-                self.completion_details.reasoning_tokens,
-                self.output_details.reasoning_tokens,
-            ),
-            prompt_cache_read_tokens: or(
-                self.prompt_details.cached_tokens,
-                Num(or(
-                    self.input_details.cached_tokens,
-                    self.cache_read_input_tokens,
-                )),
-            ),
-            prompt_cache_write_tokens: self.cache_creation_input_tokens.0,
-            prompt_audio_tokens: self.prompt_details.audio_tokens.0,
-            completion_audio_tokens: self.completion_details.audio_tokens.0,
-            accepted_prediction_tokens: self.completion_details.accepted_prediction_tokens.0,
-            rejected_prediction_tokens: self.completion_details.rejected_prediction_tokens.0,
+            prompt_tokens: first_sent([self.prompt_tokens, self.input_tokens]),
+            completion_tokens: first_sent([self.completion_tokens, self.output_tokens]),
+            total_tokens: self.total_tokens.value,
+            reasoning_tokens: first_sent([c.reasoning_tokens, o.reasoning_tokens]),
+            prompt_cache_read_tokens: first_sent([
+                p.cached_tokens,
+                i.cached_tokens,
+                self.cache_read_input_tokens,
+            ]),
+            prompt_cache_write_tokens: self.cache_creation_input_tokens.value,
+            prompt_audio_tokens: first_sent([p.audio_tokens, i.audio_tokens]),
+            completion_audio_tokens: first_sent([c.audio_tokens, o.audio_tokens]),
+            accepted_prediction_tokens: first_sent([
+                c.accepted_prediction_tokens,
+                o.accepted_prediction_tokens,
+            ]),
+            rejected_prediction_tokens: first_sent([
+                c.rejected_prediction_tokens,
+                o.rejected_prediction_tokens,
+            ]),
         }
     }
 }

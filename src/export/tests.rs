@@ -588,3 +588,49 @@ fn summary_files_are_written() {
     assert_eq!(json["schema_version"], "1.4");
     assert_eq!(json["request_count"]["avg"], 2.0);
 }
+
+/// `prompt_tokens_details.cached_tokens: 0` from the wire reaches the per-record line, the
+/// summary JSON and the CSV as a 0 (AIPerf reports it; ringperf used to drop it).
+#[test]
+fn zero_cached_tokens_reach_the_exports() {
+    use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
+    use crate::record::testing::{json_record, sse_record};
+    let nonstream = json_record(
+        br#"{"object":"chat.completion","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":0}}}"#,
+    );
+    let stream = sse_record(
+        concat!(
+            r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"hi"}}]}"#,
+            "\n\n",
+            r#"data: {"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":0}}}"#,
+            "\n\ndata: [DONE]\n\n",
+        )
+        .as_bytes(),
+    );
+    for (streaming, rec) in [(false, nonstream), (true, stream)] {
+        let mut parsed = ParsedResponse::default();
+        parse_record(EndpointKind::Chat, &rec, &mut parsed);
+        let f = RecordFacts {
+            usage: parsed.usage.clone(),
+            ..facts()
+        };
+        let cfg = MetricConfig::new(streaming, false);
+        let m = record_metrics(&cfg, &f);
+        let line = jsonl::record_line(&f, &m).unwrap();
+        assert_eq!(
+            line["metrics"]["usage_prompt_cache_read_tokens"],
+            serde_json::json!({"value": 0, "unit": "tokens"}),
+            "{line}"
+        );
+        let s = summarize(&cfg, &[f]);
+        let v = summary_json(&s, None, &run_info());
+        assert_eq!(v["usage_prompt_cache_read_tokens"]["avg"], 0.0);
+        assert_eq!(v["total_usage_prompt_cache_read_tokens"]["avg"], 0.0);
+        assert_eq!(v["overall_usage_prompt_cache_read_pct"]["avg"], 0.0);
+        let csv = csv::summary_csv(&s);
+        assert!(
+            csv.contains("Total Usage Prompt Cache Read Tokens (tokens),0.00"),
+            "{csv}"
+        );
+    }
+}

@@ -241,7 +241,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         turns: Arc::new(turn_info),
         turn_offsets: Arc::new(turn_offsets),
         clock,
-        metric_cfg: MetricConfig::new(cfg.streaming, cfg.use_server_token_count),
+        metric_cfg: MetricConfig {
+            goodput: cfg.goodput.clone(),
+            ..MetricConfig::new(cfg.streaming, cfg.use_server_token_count)
+        },
         use_server_token_count: cfg.use_server_token_count,
         jsonl,
         progress: progress.clone(),

@@ -200,18 +200,71 @@ fn usage_normalization_over_vendor_names() {
     assert_eq!(u.reasoning_tokens, Some(1));
     assert_eq!(u.prompt_cache_read_tokens, Some(4));
     assert_eq!(u.prompt_cache_write_tokens, Some(2));
-    // OpenAI details; a zero `prompt_tokens` falls through to `input_tokens` (Python `or`).
+    // OpenAI details; the first name sent wins even when it is 0 (AIPerf 0.13's `Usage`).
     let body = br#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":0,"input_tokens":9,"completion_tokens":4.0,"total_tokens":"13","prompt_tokens_details":{"cached_tokens":8,"audio_tokens":1},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":2,"accepted_prediction_tokens":5,"rejected_prediction_tokens":6}}}"#;
     let u = parse(EndpointKind::Chat, &json_record(body)).usage.unwrap();
-    assert_eq!(u.prompt_tokens, Some(9));
+    assert_eq!(
+        u.prompt_tokens,
+        Some(0),
+        "a sent 0 is not replaced by `input_tokens`"
+    );
     assert_eq!(u.completion_tokens, Some(4));
     assert_eq!(u.total_tokens, None, "a string count is not a count");
     assert_eq!(u.prompt_cache_read_tokens, Some(8));
     assert_eq!(u.prompt_audio_tokens, Some(1));
     assert_eq!(u.completion_audio_tokens, Some(2));
-    assert_eq!(u.reasoning_tokens, None, "0 or <absent> is absent");
+    assert_eq!(u.reasoning_tokens, Some(0), "a sent 0 is a 0");
     assert_eq!(u.accepted_prediction_tokens, Some(5));
     assert_eq!(u.rejected_prediction_tokens, Some(6));
+}
+
+/// A server without a prefix-cache hit sends `cached_tokens: 0`; AIPerf reports that 0.
+#[test]
+fn zero_cached_tokens_is_a_cache_read_of_zero() {
+    // Non-streamed, as vLLM sends it with prompt-token details enabled.
+    let body = br#"{"id":"cmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":22,"total_tokens":38,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":0}}}"#;
+    let u = parse(EndpointKind::Chat, &json_record(body)).usage.unwrap();
+    assert_eq!(u.prompt_cache_read_tokens, Some(0));
+    assert_eq!(u.prompt_tokens, Some(22));
+
+    // Streamed: the usage chunk after the content carries the details.
+    let rec = sse_record(
+        concat!(
+            r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
+            "\n\n",
+            r#"data: {"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":22,"total_tokens":38,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":0}}}"#,
+            "\n\ndata: [DONE]\n\n",
+        )
+        .as_bytes(),
+    );
+    let u = parse(EndpointKind::Chat, &rec).usage.unwrap();
+    assert_eq!(u.prompt_cache_read_tokens, Some(0));
+
+    // Completions, Responses-style names: `input_tokens_details.cached_tokens: 0` is found
+    // when `prompt_tokens_details` lacks the field, and wins over Anthropic's top-level name.
+    let body = br#"{"object":"text_completion","choices":[{"text":"x"}],"usage":{"input_tokens":5,"output_tokens":1,"prompt_tokens_details":{"audio_tokens":0},"input_tokens_details":{"cached_tokens":0},"cache_read_input_tokens":3}}"#;
+    let u = parse(EndpointKind::Completions, &json_record(body))
+        .usage
+        .unwrap();
+    assert_eq!(u.prompt_cache_read_tokens, Some(0));
+    assert_eq!(u.prompt_audio_tokens, Some(0));
+    assert_eq!(u.prompt_tokens, Some(5));
+
+    // Anthropic: `cache_read_input_tokens: 0` is a 0 too; a sent `null` answers "unknown"
+    // without falling through to the next name, as in AIPerf.
+    let body = br#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}],"usage":{"input_tokens":5,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}"#;
+    let u = parse(EndpointKind::Chat, &json_record(body)).usage.unwrap();
+    assert_eq!(u.prompt_cache_read_tokens, Some(0));
+    assert_eq!(u.prompt_cache_write_tokens, Some(0));
+    let body = br#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":null,"input_tokens":5,"prompt_tokens_details":{"cached_tokens":null},"cache_read_input_tokens":3}}"#;
+    let u = parse(EndpointKind::Chat, &json_record(body)).usage.unwrap();
+    assert_eq!(u.prompt_tokens, None);
+    assert_eq!(u.prompt_cache_read_tokens, None);
+
+    // No details at all: absent, not 0.
+    let body = br#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":5}}"#;
+    let u = parse(EndpointKind::Chat, &json_record(body)).usage.unwrap();
+    assert_eq!(u.prompt_cache_read_tokens, None);
 }
 
 #[test]
