@@ -397,11 +397,18 @@ fn content_message_is_the_first_token() {
     let role = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"role":"assistant","content":""}}]}"#;
     let text = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"Hi"}}]}"#;
     let reasoning = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"reasoning_content":"hm"}}]}"#;
-    let usage = r#"data: {"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3}}"#;
+    let usage =
+        r#"data: {"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3}}"#;
     assert!(!chat(role, &mut scratch), "a role chunk is not a token");
     assert!(chat(text, &mut scratch));
-    assert!(chat(reasoning, &mut scratch), "reasoning counts, as in AIPerf");
-    assert!(!chat(usage, &mut scratch), "a usage-only chunk is not a token");
+    assert!(
+        chat(reasoning, &mut scratch),
+        "reasoning counts, as in AIPerf"
+    );
+    assert!(
+        !chat(usage, &mut scratch),
+        "a usage-only chunk is not a token"
+    );
     assert!(!chat("data: [DONE]", &mut scratch));
     assert!(!chat(": keep-alive", &mut scratch));
     let completion = r#"data: {"object":"text_completion","choices":[{"text":"x"}]}"#;
