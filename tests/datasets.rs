@@ -12,22 +12,12 @@ use common::{config, read_json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
-use std::sync::Arc;
 
-use ringperf::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
+use ringperf::mock::MockServer;
 use serde_json::Value;
 
 fn mock() -> MockServer {
-    ringperf::mock::start(MockConfig {
-        output_tokens: OutputLen::Fixed(2),
-        truth_log: true,
-        record_bodies: true,
-        prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-            ringperf::workload::Tokenizer::builtin(),
-        ))),
-        ..MockConfig::default()
-    })
-    .expect("mock starts")
+    common::recording_mock(2)
 }
 
 /// The request body the mock received, as JSON.

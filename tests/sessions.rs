@@ -6,23 +6,9 @@ mod common;
 use common::{config, read_jsonl};
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use ringperf::mock::{MockConfig, OutputLen, PromptTokenizer, TruthEntry};
+use ringperf::mock::{MockConfig, OutputLen, TruthEntry};
 use serde_json::{Value, json};
-
-fn recording_mock() -> ringperf::mock::MockServer {
-    ringperf::mock::start(MockConfig {
-        output_tokens: OutputLen::Fixed(6),
-        truth_log: true,
-        record_bodies: true,
-        prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-            ringperf::workload::Tokenizer::builtin(),
-        ))),
-        ..MockConfig::default()
-    })
-    .expect("mock starts")
-}
 
 /// The mock's records grouped by correlation id, each group in arrival order.
 fn sessions(truth: Vec<TruthEntry>) -> Vec<Vec<TruthEntry>> {
@@ -49,7 +35,7 @@ fn body(e: &TruthEntry) -> Value {
 /// its own message; one correlation id per session, distinct across sessions; the records say
 /// which conversation and turn they are, and their ISL is that of the body really sent.
 fn check_history(streaming: bool) {
-    let server = recording_mock();
+    let server = common::recording_mock(6);
     let dir = tempfile::tempdir().unwrap();
     let stream = if streaming { "--streaming" } else { "" };
     let cfg = config(&format!(

@@ -632,57 +632,87 @@ fn median(mut v: Vec<u64>) -> u64 {
     v[v.len() / 2]
 }
 
+/// Configured delays of the pacing tests.
+const PACED_TTFT: Duration = Duration::from_millis(5);
+const PACED_ITL: Duration = Duration::from_millis(2);
+
+/// What the truth log says of 8 streamed chat requests (15 tokens each) and one non-streamed
+/// completion on a mock of `driver` with [`PACED_TTFT`] and [`PACED_ITL`]: the TTFTs, every
+/// gap between token writes, and the non-streamed time to its whole answer, in ns.
+struct Paced {
+    ttfts: Vec<u64>,
+    gaps: Vec<u64>,
+    whole: u64,
+}
+
+fn paced(d: Driver) -> Paced {
+    let s = server(
+        d,
+        MockConfig {
+            ttft: PACED_TTFT,
+            itl: PACED_ITL,
+            truth_log: true,
+            output_tokens: OutputLen::Fixed(15),
+            ..Default::default()
+        },
+    );
+    let mut c = Client::connect(&s);
+    let requests = 8;
+    for _ in 0..requests {
+        let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+        // Role, 15 tokens, finish, usage, [DONE].
+        assert_eq!(r.chunks.len(), 19);
+    }
+    c.call("POST", "/v1/completions", r#"{"prompt":"x"}"#, "");
+    let truth = s.truth();
+    let waited = std::time::Instant::now();
+    while truth.len() < requests + 1 && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let entries = truth.entries();
+    assert_eq!(entries.len(), requests + 1, "{d:?}");
+    let (mut ttfts, mut gaps, mut whole) = (Vec::new(), Vec::new(), Vec::new());
+    for e in &entries {
+        assert!(e.completed, "{d:?} {e:?}");
+        let first = e.event_ns[0] - e.arrival_ns;
+        if e.stream {
+            assert_eq!(e.event_ns.len(), 15);
+            ttfts.push(first);
+            gaps.extend(e.event_ns.windows(2).map(|w| w[1] - w[0]));
+        } else {
+            whole.push(first);
+        }
+    }
+    Paced {
+        ttfts,
+        gaps,
+        whole: whole[0],
+    }
+}
+
+/// The non-streamed answer is ready when the 15th event would have been: TTFT + 14 × ITL.
+fn paced_whole_ns() -> u64 {
+    (PACED_TTFT + 14 * PACED_ITL).as_nanos() as u64
+}
+
 /// The mock keeps its word: the truth log's TTFT (arrival to the first token write) and every gap
 /// between token writes are never shorter than configured, on either driver.
 #[test]
 fn paced_delays_are_never_early() {
-    let ttft = Duration::from_millis(5);
-    let itl = Duration::from_millis(2);
-    let (ttft_ns, itl_ns) = (ttft.as_nanos() as u64, itl.as_nanos() as u64);
+    let (ttft_ns, itl_ns) = (PACED_TTFT.as_nanos() as u64, PACED_ITL.as_nanos() as u64);
     for d in DRIVERS {
-        let s = server(
-            d,
-            MockConfig {
-                ttft,
-                itl,
-                truth_log: true,
-                output_tokens: OutputLen::Fixed(15),
-                ..Default::default()
-            },
+        let p = paced(d);
+        assert!(
+            p.ttfts.iter().all(|&t| t >= ttft_ns),
+            "{d:?} TTFT {:?}",
+            p.ttfts
         );
-        let mut c = Client::connect(&s);
-        let requests = 8;
-        for _ in 0..requests {
-            let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
-            // Role, 15 tokens, finish, usage, [DONE].
-            assert_eq!(r.chunks.len(), 19);
-        }
-        c.call("POST", "/v1/completions", r#"{"prompt":"x"}"#, "");
-        let truth = s.truth();
-        let waited = std::time::Instant::now();
-        while truth.len() < requests + 1 && waited.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let entries = truth.entries();
-        assert_eq!(entries.len(), requests + 1, "{d:?}");
-        let (mut ttfts, mut gaps, mut whole) = (Vec::new(), Vec::new(), Vec::new());
-        for e in &entries {
-            assert!(e.completed, "{d:?} {e:?}");
-            let first = e.event_ns[0] - e.arrival_ns;
-            if e.stream {
-                assert_eq!(e.event_ns.len(), 15);
-                ttfts.push(first);
-                gaps.extend(e.event_ns.windows(2).map(|w| w[1] - w[0]));
-            } else {
-                whole.push(first);
-            }
-        }
-        // Never early, on either driver.
-        assert!(ttfts.iter().all(|&t| t >= ttft_ns), "{d:?} TTFT {ttfts:?}");
-        assert!(gaps.iter().all(|&g| g >= itl_ns), "{d:?} gaps {gaps:?}");
-        // Non-streamed: ready when the 15th event would have been, TTFT + 14 × ITL.
-        let whole_ns = ttft_ns + 14 * itl_ns;
-        assert!(whole[0] >= whole_ns, "{d:?} whole {whole:?}");
+        assert!(
+            p.gaps.iter().all(|&g| g >= itl_ns),
+            "{d:?} gaps {:?}",
+            p.gaps
+        );
+        assert!(p.whole >= paced_whole_ns(), "{d:?} whole {}", p.whole);
     }
 }
 
@@ -694,62 +724,20 @@ fn paced_delays_are_never_early() {
 #[test]
 #[ignore = "measurement; run alone with --ignored --nocapture"]
 fn paced_delays_precision_on_io_uring() {
-    let ttft = Duration::from_millis(5);
-    let itl = Duration::from_millis(2);
-    let (ttft_ns, itl_ns) = (ttft.as_nanos() as u64, itl.as_nanos() as u64);
+    let (ttft_ns, itl_ns) = (PACED_TTFT.as_nanos() as u64, PACED_ITL.as_nanos() as u64);
     let slack_ns = 500_000;
-    for d in [Driver::Uring] {
-        let s = server(
-            d,
-            MockConfig {
-                ttft,
-                itl,
-                truth_log: true,
-                output_tokens: OutputLen::Fixed(15),
-                ..Default::default()
-            },
-        );
-        let mut c = Client::connect(&s);
-        let requests = 8;
-        for _ in 0..requests {
-            let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
-            // Role, 15 tokens, finish, usage, [DONE].
-            assert_eq!(r.chunks.len(), 19);
-        }
-        c.call("POST", "/v1/completions", r#"{"prompt":"x"}"#, "");
-        let truth = s.truth();
-        let waited = std::time::Instant::now();
-        while truth.len() < requests + 1 && waited.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let entries = truth.entries();
-        assert_eq!(entries.len(), requests + 1, "{d:?}");
-        let (mut ttfts, mut gaps, mut whole) = (Vec::new(), Vec::new(), Vec::new());
-        for e in &entries {
-            assert!(e.completed, "{d:?} {e:?}");
-            let first = e.event_ns[0] - e.arrival_ns;
-            if e.stream {
-                assert_eq!(e.event_ns.len(), 15);
-                ttfts.push(first);
-                gaps.extend(e.event_ns.windows(2).map(|w| w[1] - w[0]));
-            } else {
-                whole.push(first);
-            }
-        }
-        // Never early, on either driver.
-        assert!(ttfts.iter().all(|&t| t >= ttft_ns), "{d:?} TTFT {ttfts:?}");
-        assert!(gaps.iter().all(|&g| g >= itl_ns), "{d:?} gaps {gaps:?}");
-        // Non-streamed: ready when the 15th event would have been, TTFT + 14 × ITL.
-        let whole_ns = ttft_ns + 14 * itl_ns;
-        assert!(whole[0] >= whole_ns, "{d:?} whole {whole:?}");
-        let (t, g) = (median(ttfts.clone()), median(gaps.clone()));
-        println!(
-            "median TTFT {t} ns (configured {ttft_ns}), median ITL gap {g} ns (configured {itl_ns})"
-        );
-        assert!(t < ttft_ns + slack_ns, "median TTFT {t} ns: {ttfts:?}");
-        assert!(g < itl_ns + slack_ns, "median ITL gap {g} ns: {gaps:?}");
-        assert!(whole[0] < whole_ns + 2 * slack_ns, "whole {whole:?}");
-    }
+    let p = paced(Driver::Uring);
+    let (t, g) = (median(p.ttfts.clone()), median(p.gaps.clone()));
+    println!(
+        "median TTFT {t} ns (configured {ttft_ns}), median ITL gap {g} ns (configured {itl_ns})"
+    );
+    assert!(t < ttft_ns + slack_ns, "median TTFT {t} ns: {:?}", p.ttfts);
+    assert!(g < itl_ns + slack_ns, "median ITL gap {g} ns: {:?}", p.gaps);
+    assert!(
+        p.whole < paced_whole_ns() + 2 * slack_ns,
+        "whole {}",
+        p.whole
+    );
 }
 
 #[test]

@@ -31,10 +31,10 @@ const QUEUE_CAPACITY: usize = 64 * 1024;
 /// Where the dispatcher's credits come from.
 #[derive(Debug)]
 enum Source {
-    /// An arrival process; entries picked in shuffled order.
+    /// An arrival process. Its credits are ticks: the worker decides which session a tick
+    /// serves (a due continuation, else a new session), so they name no conversation (0).
     Arrivals {
         arrivals: Box<Arrivals>,
-        picker: TemplatePicker,
         rate: f64,
         arrival: Arrival,
         seed: u64,
@@ -85,7 +85,6 @@ impl Dispatcher {
         arrival: Arrival,
         seed: u64,
         phase: Phase,
-        entries: usize,
         start_ns: u64,
         limit: u64,
         issue_deadline_ns: Option<u64>,
@@ -96,7 +95,6 @@ impl Dispatcher {
             workers,
             Source::Arrivals {
                 arrivals: Box::new(Arrivals::new(rate, arrival, arrival_seed)),
-                picker: TemplatePicker::new(entries, seed),
                 rate,
                 arrival,
                 seed: arrival_seed,
@@ -214,15 +212,11 @@ impl Dispatcher {
 
     /// The next credit's conversation, intended time and turn limit, or `None` when the source
     /// is spent.
-    fn next_from_source(&mut self, index: u64) -> Option<(u32, u64, Option<u32>)> {
+    fn next_from_source(&mut self) -> Option<(u32, u64, Option<u32>)> {
         match &mut self.source {
-            Source::Arrivals {
-                arrivals, picker, ..
-            } => Some((
-                picker.pick(index),
-                self.start_ns + arrivals.next_offset_ns(),
-                None,
-            )),
+            Source::Arrivals { arrivals, .. } => {
+                Some((0, self.start_ns + arrivals.next_offset_ns(), None))
+            }
             Source::Schedule { entries, next } => {
                 let e = entries.get(*next)?;
                 *next += 1;
@@ -284,7 +278,7 @@ impl Dispatcher {
                         return;
                     }
                     let index = self.next_index;
-                    let Some((conversation, at, max_turns)) = self.next_from_source(index) else {
+                    let Some((conversation, at, max_turns)) = self.next_from_source() else {
                         self.fed.store(true, Ordering::Release);
                         return;
                     };
@@ -330,7 +324,6 @@ mod tests {
             Arrival::Constant,
             1,
             Phase::Profiling,
-            3,
             1_000,
             5,
             None,
@@ -353,7 +346,6 @@ mod tests {
             Arrival::Constant,
             1,
             Phase::Profiling,
-            3,
             0,
             u64::MAX,
             Some(1_000_000_000),
@@ -447,18 +439,8 @@ mod tests {
         // (500 ms, 5.5/s): 681.8, kept. So the second credit goes at 557.1 ms; the next is
         // one interval at 5.5/s later (681.8 ms) unless update 6 (600 ms, 6.4/s) pulls it to
         // 0.6 + 156.25 = 756.25 — it does not (681.8 < 756.25).
-        let mut d = Dispatcher::new(
-            1,
-            10.0,
-            Arrival::Constant,
-            1,
-            Phase::Profiling,
-            3,
-            0,
-            3,
-            None,
-        )
-        .with_rate_ramp(Duration::from_secs(1));
+        let mut d = Dispatcher::new(1, 10.0, Arrival::Constant, 1, Phase::Profiling, 0, 3, None)
+            .with_rate_ramp(Duration::from_secs(1));
         d.feed(10_000_000_000, false);
         let t: Vec<u64> = drain(&d).iter().map(|c| c.intended_ns).collect();
         let want = [0.0, 0.2e9 + 1e9 / 2.8, 0.2e9 + 1e9 / 2.8 + 1e9 / 5.5];
@@ -476,7 +458,6 @@ mod tests {
             Arrival::Constant,
             1,
             Phase::Profiling,
-            3,
             0,
             u64::MAX,
             Some(3_000_000_000),

@@ -215,7 +215,6 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         payload: payload_params.clone(),
         request_timeout: cfg.request_timeout,
         reuse: cfg.connection_reuse,
-        sticky_sessions: cfg.connection_reuse == crate::config::ConnectionReuse::StickyUserSessions,
         max_body_bytes: MAX_BODY_BYTES,
         seed: cfg.seed,
         control: control.clone(),
@@ -398,7 +397,6 @@ fn run_phase(
     let split = |total: u64, i: usize| -> u64 {
         total / n as u64 + u64::from((i as u64) < total % n as u64)
     };
-    let conversations = shared.dataset.conversations.len();
     let sampling = shared.dataset.default_sampling;
     let plan = |source: CreditSource| PhasePlan {
         phase,
@@ -539,7 +537,6 @@ fn run_phase(
                 arrival,
                 cfg.seed,
                 phase,
-                conversations,
                 start,
                 limit,
                 issue_deadline_ns,

@@ -60,8 +60,6 @@ pub struct Shared {
     pub payload: PayloadParams,
     pub request_timeout: Duration,
     pub reuse: ConnectionReuse,
-    /// Each session keeps a connection of its own (`sticky-user-sessions`).
-    pub sticky_sessions: bool,
     /// Largest response body accepted.
     pub max_body_bytes: u64,
     pub seed: u64,

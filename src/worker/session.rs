@@ -55,8 +55,7 @@ impl Session {
             url,
             next_turn: 0,
             history: Vec::new(),
-            sticky: shared
-                .sticky_sessions
+            sticky: (shared.reuse == crate::config::ConnectionReuse::StickyUserSessions)
                 .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
             last_end_ns: 0,
             last_intended_ns: 0,

@@ -3,10 +3,12 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::sync::Arc;
 
 use clap::Parser;
 use ringperf::cli::{Cli, Command};
 use ringperf::config::Config;
+use ringperf::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
 use serde_json::Value;
 
 /// The validated configuration of a `ringperf profile …` command line (split on whitespace).
@@ -33,4 +35,19 @@ pub fn read_jsonl(path: &Path) -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect()
+}
+
+/// An in-process mock that keeps every request body and reply text in its truth log, answers
+/// `tokens` output tokens, and counts prompt tokens exactly (builtin tokenizer).
+pub fn recording_mock(tokens: u64) -> MockServer {
+    ringperf::mock::start(MockConfig {
+        output_tokens: OutputLen::Fixed(tokens),
+        truth_log: true,
+        record_bodies: true,
+        prompt_tokenizer: Some(PromptTokenizer(Arc::new(
+            ringperf::workload::Tokenizer::builtin(),
+        ))),
+        ..MockConfig::default()
+    })
+    .expect("mock starts")
 }
