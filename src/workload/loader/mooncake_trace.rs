@@ -18,7 +18,7 @@ use super::block_prompt::BlockPrompts;
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj};
 use super::lines::JsonLines;
-use super::session::{SessionIds, Sessions};
+use super::session::{SessionIds, Sessions, forward_in_time};
 
 const FIELDS: &[&str] = &[
     "type",
@@ -102,17 +102,7 @@ pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dat
         let mut obj = Obj::new(ctx, "", map);
         let (session_id, row) = parse_row(&mut obj)?;
         if let Some(this_ms) = row.turn.timestamp_ms {
-            if let Some(previous_ms) = last_timestamp
-                && this_ms < previous_ms
-            {
-                return Err(ctx.err(
-                    "timestamp",
-                    LoadErrorKind::TimestampBackwards {
-                        previous_ms,
-                        this_ms,
-                    },
-                ));
-            }
+            forward_in_time(last_timestamp, this_ms, ctx)?;
             last_timestamp = Some(this_ms);
         }
         let at = sessions.index(session_id, ids);

@@ -72,18 +72,28 @@ impl Sessions {
 /// Appends `turn` to `conv`, failing when its timestamp is earlier than the timestamp of the
 /// conversation's last timed turn (a session goes forward in time).
 pub fn push_in_order(conv: &mut Conversation, turn: Turn, ctx: Ctx<'_>) -> Result<(), LoadError> {
-    if let Some(this_ms) = turn.timestamp_ms
-        && let Some(previous_ms) = conv.turns.iter().rev().find_map(|t| t.timestamp_ms)
-        && this_ms < previous_ms
-    {
-        return Err(ctx.err(
+    if let Some(this_ms) = turn.timestamp_ms {
+        let previous_ms = conv.turns.iter().rev().find_map(|t| t.timestamp_ms);
+        forward_in_time(previous_ms, this_ms, ctx)?;
+    }
+    conv.turns.push(turn);
+    Ok(())
+}
+
+/// Fails with the line's `timestamp` error when `this_ms` is earlier than `previous_ms`.
+pub fn forward_in_time(
+    previous_ms: Option<f64>,
+    this_ms: f64,
+    ctx: Ctx<'_>,
+) -> Result<(), LoadError> {
+    match previous_ms {
+        Some(previous_ms) if this_ms < previous_ms => Err(ctx.err(
             "timestamp",
             LoadErrorKind::TimestampBackwards {
                 previous_ms,
                 this_ms,
             },
-        ));
+        )),
+        _ => Ok(()),
     }
-    conv.turns.push(turn);
-    Ok(())
 }
