@@ -6,6 +6,9 @@ pub mod console;
 pub mod csv;
 pub mod json;
 pub mod jsonl;
+pub mod marker;
+pub mod phases;
+pub mod telemetry;
 
 #[cfg(test)]
 mod tests;
@@ -215,7 +218,8 @@ impl ExportNames {
     }
 }
 
-/// Writes the summary JSON and CSV into `dir` under `names`, returning the console footer
+/// Writes the summary JSON and CSV into `dir` under `names` (with their GPU telemetry sections,
+/// see [`telemetry`]), returning the console footer
 /// entries `("JSON Export", path)` and `("CSV Export", path)`.
 pub fn write_summary_files(
     dir: &Path,
@@ -225,8 +229,15 @@ pub fn write_summary_files(
     run: &RunInfo,
 ) -> io::Result<Vec<(&'static str, PathBuf)>> {
     let json_path = dir.join(&names.json);
-    std::fs::write(&json_path, summary_json_string(summary, warmup, run))?;
+    let mut doc = summary_json(summary, warmup, run);
+    telemetry::insert_telemetry(&mut doc, run);
+    std::fs::write(
+        &json_path,
+        serde_json::to_string_pretty(&doc).unwrap_or_default(),
+    )?;
     let csv_path = dir.join(&names.csv);
-    std::fs::write(&csv_path, summary_csv(summary))?;
+    let mut csv = summary_csv(summary);
+    csv.push_str(&telemetry::gpu_table_csv());
+    std::fs::write(&csv_path, csv)?;
     Ok(vec![("JSON Export", json_path), ("CSV Export", csv_path)])
 }

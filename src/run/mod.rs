@@ -18,6 +18,7 @@ use crate::aggregate::MetricConfig;
 use crate::clock::Clock;
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel, Load, PhaseConfig};
+use crate::export::phases::PhaseRun;
 use crate::export::{ExportNames, JsonlWriter, RunInfo};
 use crate::record::Phase;
 use crate::record::ring::ring_bounded;
@@ -282,10 +283,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
 
     // Server metrics: reachability check and baseline scrape before warmup.
     let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
+    let mut warmup_wall_ns = None;
     if let Some(w) = cfg.warmup.clone() {
+        let warmup_start = crate::clock::wall_now_ns();
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
         run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, &progress);
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
+        warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
     }
     let start_wall_ns = crate::clock::wall_now_ns();
     // A stop during warmup ends the run before profiling starts.
@@ -340,6 +344,35 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
                     dir.display()
                 ))
             })?;
+    let phase_runs: Vec<PhaseRun<'_>> = warmup
+        .as_ref()
+        .zip(warmup_wall_ns)
+        .map(|(w, (start, end))| (Phase::Warmup, w, start, end))
+        .into_iter()
+        .chain(std::iter::once((
+            Phase::Profiling,
+            &summary,
+            start_wall_ns,
+            end_wall_ns,
+        )))
+        .enumerate()
+        .map(|(i, (phase, s, start, end))| PhaseRun {
+            index: i as u32,
+            phase,
+            summary: s,
+            start_wall_ns: start,
+            end_wall_ns: end,
+            was_cancelled: run_info.was_cancelled,
+        })
+        .collect();
+    crate::export::phases::write_phase_artifacts(&dir, &names, &phase_runs, &run_info).map_err(
+        |e| {
+            RunError(format!(
+                "cannot write the per-phase files in {}: {e}",
+                dir.display()
+            ))
+        },
+    )?;
     if cfg.export_level == ExportLevel::Records {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
     }
@@ -358,6 +391,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ));
     }
     write_file(&dir.join(&names.console_txt), console.as_bytes())?;
+    // Last: every artifact is on disk.
+    crate::export::marker::write_ready_marker(&dir, run_info.was_cancelled, &[]).map_err(|e| {
+        RunError(format!(
+            "cannot write the results-ready marker in {}: {e}",
+            dir.display()
+        ))
+    })?;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(console.as_bytes());
     let _ = out.flush();

@@ -1,0 +1,147 @@
+//! Per-phase artifacts (AIPerf 0.13's phase export): `phases/<name>/profile_export_aiperf.json`
+//! and `.csv` for every phase that ran, and `phase_manifest.json`, the index of the phases with
+//! their request counts, time ranges and the artifacts written for each.
+//!
+//! A phase's JSON is the summary document of that phase alone: its own metrics, its own
+//! `start_time` / `end_time`, no `warmup_metrics` and no `telemetry_data`. Its CSV is the summary
+//! CSV of that phase. The manifest is written after the phase files, with sorted keys and
+//! 2-space indentation, as AIPerf writes it; a phase with no request is still listed.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{ExportNames, RunInfo, summary_csv, summary_json_string};
+use crate::aggregate::{MetricId, Summary};
+use crate::record::Phase;
+
+/// The directory under the artifact directory that holds one folder per phase.
+pub const PHASES_DIR: &str = "phases";
+/// The phase index file.
+pub const MANIFEST_FILE: &str = "phase_manifest.json";
+
+/// One phase of the run, as it is exported.
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseRun<'a> {
+    /// The phase's position in the run (warmup 0, then profiling).
+    pub index: u32,
+    /// Which phase.
+    pub phase: Phase,
+    /// Its metric results.
+    pub summary: &'a Summary,
+    /// Wall-clock epoch ns when the phase started and ended.
+    pub start_wall_ns: u64,
+    /// See `start_wall_ns`.
+    pub end_wall_ns: u64,
+    /// The phase was cut short.
+    pub was_cancelled: bool,
+}
+
+impl PhaseRun<'_> {
+    /// `profiling_index`: the position among profiling phases (`null` for warmup).
+    fn profiling_index(&self) -> Option<u32> {
+        match self.phase {
+            Phase::Warmup => None,
+            Phase::Profiling => Some(0),
+        }
+    }
+
+    fn count(&self, id: MetricId) -> u64 {
+        self.summary.value(id).map_or(0, |v| v as u64)
+    }
+}
+
+/// Writes every phase's JSON and CSV, then the manifest. Returns the manifest's path.
+pub fn write_phase_artifacts(
+    dir: &Path,
+    names: &ExportNames,
+    phases: &[PhaseRun<'_>],
+    run: &RunInfo,
+) -> io::Result<PathBuf> {
+    let mut entries = Vec::with_capacity(phases.len());
+    for p in phases {
+        let rel = Path::new(PHASES_DIR).join(p.phase.as_str());
+        std::fs::create_dir_all(dir.join(&rel))?;
+        let phase_info = RunInfo {
+            start_wall_ns: p.start_wall_ns,
+            end_wall_ns: p.end_wall_ns,
+            was_cancelled: p.was_cancelled,
+            ..run.clone()
+        };
+        let json_rel = rel.join(&names.json);
+        std::fs::write(
+            dir.join(&json_rel),
+            summary_json_string(p.summary, None, &phase_info),
+        )?;
+        let csv_rel = rel.join(&names.csv);
+        std::fs::write(dir.join(&csv_rel), summary_csv(p.summary))?;
+        entries.push(manifest_entry(p, &json_rel, &csv_rel));
+    }
+    let manifest = manifest_json(entries);
+    let path = dir.join(MANIFEST_FILE);
+    let mut text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    text.push('\n');
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+/// One manifest entry, keys sorted as AIPerf sorts them.
+fn manifest_entry(p: &PhaseRun<'_>, json_rel: &Path, csv_rel: &Path) -> Value {
+    let ok = p.count(MetricId::RequestCount);
+    let errors = p.count(MetricId::ErrorRequestCount);
+    let error_summary: Vec<Value> = p
+        .summary
+        .error_summary
+        .iter()
+        .map(|e| {
+            // AIPerf dumps every field of its error model, unset ones as null, keys sorted.
+            let mut details = Map::new();
+            details.insert("cause".into(), Value::Null);
+            details.insert("cause_chain".into(), Value::Null);
+            details.insert("code".into(), e.code.map_or(Value::Null, Value::from));
+            details.insert("details".into(), Value::Null);
+            details.insert("message".into(), Value::from(e.message.as_str()));
+            details.insert("type".into(), Value::from(e.kind.as_str()));
+            let mut item = Map::new();
+            item.insert("count".into(), Value::from(e.count));
+            item.insert("error_details".into(), Value::Object(details));
+            Value::Object(item)
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("end_ns".into(), Value::from(p.end_wall_ns));
+    m.insert("error_request_count".into(), Value::from(errors));
+    m.insert("error_summary".into(), Value::Array(error_summary));
+    m.insert("metrics_csv".into(), Value::from(posix(csv_rel)));
+    m.insert("metrics_json".into(), Value::from(posix(json_rel)));
+    m.insert("phase_index".into(), Value::from(p.index));
+    m.insert("phase_kind".into(), Value::from(p.phase.as_str()));
+    m.insert("phase_name".into(), Value::from(p.phase.as_str()));
+    m.insert(
+        "profiling_index".into(),
+        p.profiling_index().map_or(Value::Null, Value::from),
+    );
+    m.insert("start_ns".into(), Value::from(p.start_wall_ns));
+    m.insert("successful_request_count".into(), Value::from(ok));
+    m.insert("total_request_count".into(), Value::from(ok + errors));
+    m.insert("was_cancelled".into(), Value::from(p.was_cancelled));
+    Value::Object(m)
+}
+
+/// The manifest document: `{"phases": [...], "schema_version": 1}`, phases in index order.
+fn manifest_json(mut entries: Vec<Value>) -> Value {
+    entries.sort_by_key(|e| e.get("phase_index").and_then(Value::as_u64));
+    let mut m = Map::new();
+    m.insert("phases".into(), Value::Array(entries));
+    m.insert("schema_version".into(), Value::from(1));
+    Value::Object(m)
+}
+
+/// A relative path with `/` separators, as AIPerf records it.
+fn posix(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
