@@ -6,6 +6,8 @@ pub mod console;
 pub mod csv;
 pub mod json;
 pub mod jsonl;
+pub mod raw;
+pub mod timeslices;
 
 #[cfg(test)]
 mod tests;
