@@ -178,7 +178,8 @@ fn raw_export_keys_match_aiperf() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {} --streaming --concurrency 1 --request-count 2 \
-         --isl 8 --osl 5 --export-level raw --ui none --no-server-metrics --artifact-dir {}",
+         --isl 8 --osl 5 --random-seed 1 --export-level raw --ui none --no-server-metrics \
+         --artifact-dir {}",
         server.addr,
         dir.path().display()
     ));
@@ -215,7 +216,23 @@ fn raw_export_keys_match_aiperf() {
         .filter(|p| !pending.contains(p.as_str()))
         .collect();
     assert_eq!(ours, theirs);
-    let _ = read_json;
+
+    // The summary's run id and run_info as AIPerf writes them.
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let theirs = read_json(&aiperf_fixture("profile_export_aiperf.json"));
+    for doc in [&summary, &theirs] {
+        let id = doc["benchmark_id"].as_str().unwrap();
+        assert_eq!(id.len(), 12, "{id}");
+        assert!(
+            id.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            "{id}"
+        );
+        assert_eq!(doc["run_info"]["benchmark_id"], doc["benchmark_id"]);
+        assert_eq!(doc["run_info"]["trial"], 0);
+    }
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&summary["run_info"]), keys(&theirs["run_info"]));
 }
 
 /// Client timeslices: every profiling record counted in exactly one slice (slice request

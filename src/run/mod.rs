@@ -345,7 +345,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let summary = collected.profiling.finish();
     let warmup = collected.warmup_seen.then(|| collected.warmup.finish());
     let run_info = RunInfo {
-        benchmark_id: uuid::Uuid::new_v4().simple().to_string(),
+        benchmark_id: crate::export::new_benchmark_id(),
         aiperf_version: "0.13.0".into(),
         cli_command: cfg.cli_command.clone(),
         input_config: cfg.input_config(),
