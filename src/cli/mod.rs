@@ -142,12 +142,13 @@ pub struct ProfileArgs {
     )]
     pub profile_export_prefix: Option<String>,
 
-    /// Timeslice duration in seconds for server-metric timeslices (client-metric timeslices are
-    /// not built yet).
+    /// Timeslice duration in seconds: client metrics per window
+    /// (`profile_export_aiperf_timeslices.*`) and server-metric timeslices.
     #[arg(long = "slice-duration", help_heading = "Output")]
     pub slice_duration: Option<f64>,
 
-    /// Which files are written: summary only, or per-request records too.
+    /// Which files are written: summary only, per-request records too, or also every raw
+    /// request and response (`profile_export_raw.jsonl`).
     #[arg(
         long = "export-level",
         visible_alias = "profile-export-level",

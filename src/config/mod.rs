@@ -91,6 +91,15 @@ pub enum ConnectionReuse {
 pub enum ExportLevel {
     Summary,
     Records,
+    /// Records, plus every request and response in `profile_export_raw.jsonl`.
+    Raw,
+}
+
+impl ExportLevel {
+    /// The per-record JSONL is written (`records` and `raw`).
+    pub fn records(self) -> bool {
+        matches!(self, ExportLevel::Records | ExportLevel::Raw)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -517,11 +526,7 @@ impl Config {
             export_level: match args.export_level {
                 ExportLevelArg::Summary => ExportLevel::Summary,
                 ExportLevelArg::Records => ExportLevel::Records,
-                ExportLevelArg::Raw => {
-                    return err(
-                        "--export-level raw is not supported by ringperf yet (summary and records are)",
-                    );
-                }
+                ExportLevelArg::Raw => ExportLevel::Raw,
             },
             tokenizer,
             dataset,

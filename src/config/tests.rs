@@ -189,10 +189,6 @@ fn bad_combinations_are_clear_errors() {
             "key:value",
         ),
         (
-            "ringperf profile -m a -u 127.0.0.1:1 --export-level raw",
-            "raw",
-        ),
-        (
             "ringperf profile -m a -u 127.0.0.1:1 --request-count 0",
             "--request-count",
         ),

@@ -21,7 +21,7 @@ pub fn fmt2(v: f64) -> String {
 }
 
 /// One field quoted as Python's `csv.writer` (QUOTE_MINIMAL) does.
-fn field(s: &str) -> String {
+pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\r', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

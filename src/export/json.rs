@@ -121,6 +121,8 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
     if let Some(seed) = run.random_seed {
         info.insert("random_seed".into(), Value::from(seed));
     }
+    // A single run is trial 0 (AIPerf numbers the trials of `--num-profile-runs`).
+    info.insert("trial".into(), Value::from(0));
     info.insert("cli_command".into(), Value::from(run.cli_command.as_str()));
     o.insert("run_info".into(), Value::Object(info));
     o.insert("was_cancelled".into(), Value::from(run.was_cancelled));

@@ -8,7 +8,9 @@ pub mod json;
 pub mod jsonl;
 pub mod marker;
 pub mod phases;
+pub mod raw;
 pub mod telemetry;
+pub mod timeslices;
 
 #[cfg(test)]
 mod tests;
@@ -26,7 +28,7 @@ pub use jsonl::JsonlWriter;
 /// Run-level facts the exporters need beyond the metric results. Filled by the caller.
 #[derive(Clone, Debug)]
 pub struct RunInfo {
-    /// Run id: a UUID as 32 lowercase hex digits, no hyphens (`uuid::Uuid::simple`).
+    /// Run id in AIPerf's form: 12 lowercase hex digits ([`new_benchmark_id`]).
     pub benchmark_id: String,
     /// Written as `aiperf_version` (the AIPerf version whose formats we follow).
     pub aiperf_version: String,
@@ -60,6 +62,14 @@ pub struct RunInfo {
     pub monotonic_origin_ns: u64,
     /// Wall-clock epoch ns of the instant `monotonic_origin_ns` was taken.
     pub wall_origin_ns: u64,
+}
+
+/// A fresh run id as AIPerf 0.13 makes it (`uuid4().hex[:12]`): the first 12 hex digits of a
+/// random UUID.
+pub fn new_benchmark_id() -> String {
+    let mut id = uuid::Uuid::new_v4().simple().to_string();
+    id.truncate(12);
+    id
 }
 
 /// The stimulus of the first non-warmup phase, which names the artifact directory.

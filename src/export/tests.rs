@@ -201,7 +201,7 @@ fn summary_json_key_order_and_shapes() {
     );
     assert_eq!(
         v["run_info"],
-        serde_json::json!({"benchmark_id": "0123456789abcdef0123456789abcdef", "random_seed": 42, "cli_command": "ringperf profile --model 'm' --streaming"})
+        serde_json::json!({"benchmark_id": "0123456789abcdef0123456789abcdef", "random_seed": 42, "trial": 0, "cli_command": "ringperf profile --model 'm' --streaming"})
     );
     assert_eq!(v["ringperf"]["dispatch_lag_ns"]["p50"], 100.0);
     assert_eq!(v["ringperf"]["dispatch_lag_ns"]["max"], 500.0);

@@ -11,6 +11,8 @@ use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
 use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_texts};
 use crate::export::JsonlWriter;
+use crate::export::raw::RawWriter;
+use crate::export::timeslices::TimesliceCollector;
 use crate::record::ring::Consumer;
 use crate::record::{Phase, RawRecord, RecordFacts};
 use crate::workload::Tokenizer;
@@ -46,12 +48,50 @@ pub struct Collector {
     pub metric_cfg: MetricConfig,
     pub use_server_token_count: bool,
     pub jsonl: Option<(PathBuf, JsonlWriter)>,
+    /// `--export-level raw`: the raw writer, and the pre-encoded requests the payloads of
+    /// turns without a built body are read from (`templates[url][turn]`, as the workers send).
+    pub raw: Option<RawSink>,
+    /// `--slice-duration`: keeps the profiling records for the client timeslices.
+    pub timeslices: Option<TimesliceCollector>,
     pub progress: Arc<Progress>,
     pub control: Arc<super::RunControl>,
     /// `--failed-request-threshold`, checked after every profiling record.
     pub budget: Option<super::ErrorBudget>,
     /// Grace for requests in flight after the budget stops the run.
     pub stop_grace: Option<Duration>,
+}
+
+/// The raw export's writer and what it needs to find each request's body.
+pub struct RawSink {
+    pub path: PathBuf,
+    pub writer: RawWriter,
+    pub shared: Arc<crate::worker::Shared>,
+}
+
+/// The body `raw` sent: built for it, or its turn's pre-encoded request minus the head.
+fn payload<'a>(
+    shared: &'a crate::worker::Shared,
+    raw: &'a RawRecord,
+    turn_offsets: &[usize],
+) -> &'a [u8] {
+    {
+        if let Some(b) = &raw.request_body {
+            return b;
+        }
+        let turn = turn_offsets
+            .get(raw.credit.conversation as usize)
+            .map(|&o| o + raw.credit.turn as usize);
+        let template = turn.and_then(|t| {
+            shared
+                .templates
+                .get(raw.url_index as usize)
+                .and_then(|per_url| per_url.get(t))
+                .and_then(Option::as_ref)
+        });
+        template.map_or(&[], |req| {
+            memchr::memmem::find(&req.bytes, b"\r\n\r\n").map_or(&[], |at| &req.bytes[at + 4..])
+        })
+    }
 }
 
 /// What the aggregator hands back when every ring is drained and closed.
@@ -61,6 +101,7 @@ pub struct Collected {
     pub warmup_seen: bool,
     pub ring_stalls: u64,
     pub jsonl_error: Option<String>,
+    pub timeslices: Option<TimesliceCollector>,
 }
 
 impl Collector {
@@ -89,6 +130,9 @@ impl Collector {
                         }
                         Phase::Profiling => {
                             profiling.add(&facts, &metrics);
+                            if let Some(t) = self.timeslices.as_mut() {
+                                t.add(&facts, &metrics);
+                            }
                             if facts.error.is_some() {
                                 self.progress
                                     .profiling_errors
@@ -117,6 +161,14 @@ impl Collector {
                     {
                         jsonl_error = Some(format!("writing {}: {e}", path.display()));
                     }
+                    if let Some(sink) = self.raw.as_mut()
+                        && jsonl_error.is_none()
+                    {
+                        let body = payload(&sink.shared, &raw, &self.turn_offsets);
+                        if let Err(e) = sink.writer.write(&raw, &facts, &metrics, body) {
+                            jsonl_error = Some(format!("writing {}: {e}", sink.path.display()));
+                        }
+                    }
                 }
             }
             if last_flush.elapsed() >= Duration::from_secs(1) {
@@ -139,6 +191,11 @@ impl Collector {
         {
             jsonl_error.get_or_insert(format!("writing {}: {e}", path.display()));
         }
+        if let Some(sink) = self.raw.take()
+            && let Err(e) = sink.writer.close()
+        {
+            jsonl_error.get_or_insert(format!("writing {}: {e}", sink.path.display()));
+        }
         let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
         Collected {
             profiling,
@@ -146,6 +203,7 @@ impl Collector {
             warmup_seen,
             ring_stalls,
             jsonl_error,
+            timeslices: self.timeslices.take(),
         }
     }
 

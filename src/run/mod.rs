@@ -224,16 +224,43 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
         .map(|_| ring_bounded(RING_CAPACITY, RING_MAX_BYTES))
         .unzip();
-    let jsonl = match cfg.export_level {
-        ExportLevel::Records => {
-            let path = dir.join(&names.jsonl);
-            let w = JsonlWriter::create(&path, 0)
-                .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
-            Some((path, w))
-        }
-        ExportLevel::Summary => None,
+    let jsonl = if cfg.export_level.records() {
+        let path = dir.join(&names.jsonl);
+        let w = JsonlWriter::create(&path, 0)
+            .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
+        Some((path, w))
+    } else {
+        None
+    };
+    let raw = if cfg.export_level == ExportLevel::Raw {
+        let path = dir.join(&names.raw_jsonl);
+        let ctx = crate::export::raw::RawContext {
+            headers: shared.encoding.headers.clone(),
+            request_id_header: crate::http::request::REQUEST_ID_HEADER.to_string(),
+            correlation_id_header: crate::http::request::CORRELATION_ID_HEADER.to_string(),
+            correlation_copies: shared
+                .encoding
+                .correlation_copies
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            monotonic_origin_ns: clock.raw_ns(0),
+        };
+        let writer = crate::export::raw::RawWriter::create(&path, ctx)
+            .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
+        Some(collect::RawSink {
+            path,
+            writer,
+            shared: shared.clone(),
+        })
+    } else {
+        None
     };
     let progress = Arc::new(Progress::default());
+    let metric_cfg = MetricConfig {
+        goodput: cfg.goodput.clone(),
+        ..MetricConfig::new(cfg.streaming, cfg.use_server_token_count)
+    };
     let collector = collect::Collector {
         consumers,
         kind: cfg.endpoint,
@@ -241,12 +268,16 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         turns: Arc::new(turn_info),
         turn_offsets: Arc::new(turn_offsets),
         clock,
-        metric_cfg: MetricConfig {
-            goodput: cfg.goodput.clone(),
-            ..MetricConfig::new(cfg.streaming, cfg.use_server_token_count)
-        },
+        metric_cfg: metric_cfg.clone(),
         use_server_token_count: cfg.use_server_token_count,
         jsonl,
+        raw,
+        timeslices: cfg.slice_duration.map(|d| {
+            crate::export::timeslices::TimesliceCollector::new(
+                metric_cfg.clone(),
+                d.as_nanos() as u64,
+            )
+        }),
         progress: progress.clone(),
         control: control.clone(),
         budget: cfg.failed_request_threshold.map(|threshold| ErrorBudget {
@@ -318,7 +349,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let summary = collected.profiling.finish();
     let warmup = collected.warmup_seen.then(|| collected.warmup.finish());
     let run_info = RunInfo {
-        benchmark_id: uuid::Uuid::new_v4().simple().to_string(),
+        benchmark_id: crate::export::new_benchmark_id(),
         aiperf_version: "0.13.0".into(),
         cli_command: cfg.cli_command.clone(),
         input_config: cfg.input_config(),
@@ -373,8 +404,26 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             ))
         },
     )?;
-    if cfg.export_level == ExportLevel::Records {
+    if cfg.export_level == ExportLevel::Raw {
+        files.push(("Raw Records", dir.join(&names.raw_jsonl)));
+    }
+    if cfg.export_level.records() {
         files.push(("JSONL Export", dir.join(&names.jsonl)));
+    }
+    if let Some(t) = &collected.timeslices {
+        let slices = t.finish();
+        if !slices.is_empty() {
+            use crate::export::timeslices::{timeslices_csv, timeslices_json_string};
+            let csv = dir.join(&names.timeslices_csv);
+            write_file(&csv, timeslices_csv(&slices).as_bytes())?;
+            let json = dir.join(&names.timeslices_json);
+            write_file(
+                &json,
+                timeslices_json_string(&slices, &run_info.input_config).as_bytes(),
+            )?;
+            files.push(("Timeslice CSV Export", csv));
+            files.push(("Timeslice JSON Export", json));
+        }
     }
     if let Some(path) = inputs_path {
         files.push(("Inputs", path));
