@@ -3,6 +3,7 @@
 use super::*;
 use crate::prom::MetricType;
 use crate::prom::parse_scrape;
+use crate::server_metrics::analysis::Bounds;
 use std::collections::{BTreeMap, HashMap};
 
 const IDLE: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-idle.txt");
@@ -29,6 +30,17 @@ pub(super) fn window() -> Window {
         start_ns: 2 * S,
         end_ns: 5 * S,
         slice_ns: None,
+        bounds: Bounds::Exact,
+    }
+}
+
+pub(super) fn windows() -> Windows {
+    let w = window();
+    Windows {
+        profiling: w,
+        profiling_range: (w.start_ns, w.end_ns),
+        parquet: w,
+        warmup: None,
     }
 }
 
@@ -39,7 +51,7 @@ pub(super) fn configured() -> Vec<String> {
 #[test]
 fn json_export_fields() {
     let store = fixture_store();
-    let report = compute_report(&store, window(), None);
+    let report = compute_report(&store, &windows());
     let input = serde_json::json!({"model": "tiny-llm"});
     let eps = configured();
     let ctx = ExportContext {
@@ -147,7 +159,7 @@ fn json_export_fields() {
 #[test]
 fn csv_export_layout() {
     let store = fixture_store();
-    let report = compute_report(&store, window(), None);
+    let report = compute_report(&store, &windows());
     let input = serde_json::json!({});
     let eps = configured();
     let ctx = ExportContext {
@@ -364,6 +376,7 @@ mod parquet_read {
             start_ns: 2 * S,
             end_ns: 4 * S,
             slice_ns: None,
+            bounds: Bounds::Exact,
         };
         let (b, kv, codec) = write_and_read(&store, &w);
         assert_eq!(codec, "SNAPPY");
