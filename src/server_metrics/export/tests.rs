@@ -494,7 +494,15 @@ mod parquet_read {
             !kv.contains_key("aiperf.request_rate"),
             "absent when no rate is set"
         );
-        assert_eq!(kv["aiperf.python_version"], "n/a (ringperf, Rust)");
+        assert_eq!(
+            kv["aiperf.python_version"],
+            concat!("ringperf ", env!("CARGO_PKG_VERSION"))
+        );
+        assert!(
+            kv["aiperf.pyarrow_version"].starts_with("parquet-rs version "),
+            "{}",
+            kv["aiperf.pyarrow_version"]
+        );
         assert_eq!(kv["aiperf.label_columns"], r#"["a","b"]"#);
         assert_eq!(kv["aiperf.label_count"], "2");
         assert_eq!(kv["aiperf.metric_count"], "3");
