@@ -822,3 +822,59 @@ fn parquet_schema_matches_aiperfs_file() {
     assert!(kv["aiperf.pyarrow_version"].starts_with("parquet-rs version "));
     assert!(kv["aiperf.python_version"].starts_with("ringperf "));
 }
+
+#[test]
+fn live_window_ends_at_the_final_fetch_and_the_phase_range_at_the_phase_end() {
+    let server = mock(MetricsMode::Vllm);
+    let dir = tempfile::tempdir().unwrap();
+    profile(
+        &server,
+        dir.path(),
+        20,
+        &[
+            "--slice-duration",
+            "0.2",
+            "--server-metrics-formats",
+            "json",
+            "jsonl",
+        ],
+    );
+    let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    let url = format!("http://{}/metrics", server.addr);
+    let info = &doc["summary"]["endpoint_info"][&url];
+    let last_fetch = info["last_fetch_ns"].as_u64().unwrap();
+    let phase = &doc["summary"]["phase_time_ranges"]["profiling"];
+    let (p0, p1) = (
+        phase["start_ns"].as_u64().unwrap(),
+        phase["end_ns"].as_u64().unwrap(),
+    );
+    // The final scrape runs after the flush period, past the phase's end.
+    assert!(p1 < last_fetch, "phase end {p1}, last fetch {last_fetch}");
+    assert_eq!(
+        doc["summary"]["end_time"].as_str().unwrap(),
+        ringperf::server_metrics::export::json::iso8601(p1)
+    );
+    // Every series' timeslices run from a fetch inside the phase to the final fetch.
+    let text = std::fs::read_to_string(dir.path().join("server_metrics_export.jsonl")).unwrap();
+    let first_update_in_phase = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok()?["timestamp_ns"].as_u64())
+        .find(|&t| t >= p0)
+        .unwrap();
+    for (name, m) in doc["metrics"].as_object().unwrap() {
+        for s in m["series"].as_array().unwrap() {
+            let Some(sl) = s["timeslices"].as_array() else {
+                continue;
+            };
+            let (a, z) = (sl.first().unwrap(), sl.last().unwrap());
+            let start = a["start_ns"].as_u64().unwrap();
+            assert!(
+                (p0..=first_update_in_phase).contains(&start),
+                "{name}: first slice starts at {start}"
+            );
+            if m["type"] != "gauge" {
+                assert_eq!(z["end_ns"].as_u64(), Some(last_fetch), "{name}");
+            }
+        }
+    }
+}
