@@ -625,3 +625,256 @@ fn scraper_cpu_per_scrape() {
     );
     assert!(c.scrapes > 100);
 }
+
+/// AIPerf 0.13's own server-metrics files of a short run against ringperf's mock (see the
+/// README in that directory for the command).
+const AIPERF_DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/aiperf-server-metrics"
+);
+
+/// `rate`, `count_rate`, `sum_rate`: AIPerf divides by the time from its reference fetch (the
+/// last fetch before the window) to the final fetch. That reference fetch is a duplicate of
+/// the page before it, and AIPerf's JSONL leaves duplicates out, so its time is not in the file.
+const REFERENCE_TIMED: [&str; 3] = ["rate", "count_rate", "sum_rate"];
+
+/// Compares every number, string and key of `ours` with AIPerf's `theirs` (relative 1e-9),
+/// except the [`REFERENCE_TIMED`] stats, which are returned as `(path, ours, theirs)`.
+fn compare(theirs: &Value, ours: &Value, path: &str, skipped: &mut Vec<(String, f64, f64)>) {
+    match (theirs, ours) {
+        (Value::Object(a), Value::Object(b)) => {
+            let (ka, kb): (Vec<_>, Vec<_>) = (a.keys().collect(), b.keys().collect());
+            assert_eq!(ka, kb, "keys of {path}");
+            for (k, v) in a {
+                compare(v, &b[k], &format!("{path}/{k}"), skipped);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            assert_eq!(a.len(), b.len(), "length of {path}");
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                compare(x, y, &format!("{path}[{i}]"), skipped);
+            }
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            if path.contains("/stats/") && REFERENCE_TIMED.iter().any(|k| path.ends_with(k)) {
+                skipped.push((path.to_owned(), y, x));
+                return;
+            }
+            let tol = 1e-9 * x.abs().max(y.abs());
+            assert!((x - y).abs() <= tol, "{path}: AIPerf {x}, ringperf {y}");
+        }
+        _ => assert_eq!(theirs, ours, "{path}"),
+    }
+}
+
+#[test]
+fn from_jsonl_reproduces_aiperfs_counter_and_histogram_statistics() {
+    let theirs = read_json(&Path::new(AIPERF_DIR).join("server_metrics_export.json"));
+    let url = "http://127.0.0.1:18711/metrics";
+    let info = &theirs["summary"]["endpoint_info"][url];
+    let last_fetch = info["last_fetch_ns"].as_u64().unwrap();
+    // AIPerf's window starts at the first fetch of the profiling phase: a duplicate, so not a
+    // JSONL line; its timeslices start there.
+    let ttft = &theirs["metrics"]["vllm:time_to_first_token_seconds"]["series"][0];
+    let start = ttft["timeslices"][0]["start_ns"].as_u64().unwrap();
+    let profiling = &theirs["summary"]["phase_time_ranges"]["profiling"];
+    assert!(start >= profiling["start_ns"].as_u64().unwrap());
+    assert!(last_fetch > profiling["end_ns"].as_u64().unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    ringperf::server_metrics::reprocess::run(&ringperf::server_metrics::reprocess::Options {
+        from_jsonl: Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"),
+        start_ns: Some(start),
+        end_ns: Some(last_fetch),
+        slice: Some(Duration::from_secs(1)),
+        formats: vec![ringperf::server_metrics::output::Format::Json],
+        artifact_dir: Some(dir.path().to_path_buf()),
+    })
+    .expect("re-processes");
+    let ours = read_json(&dir.path().join("server_metrics_export.json"));
+
+    let mut skipped = Vec::new();
+    let mut compared = 0;
+    for (name, metric) in theirs["metrics"].as_object().unwrap() {
+        if metric["type"] == "gauge" {
+            // A gauge's statistics count every fetch, duplicates included: not in a JSONL.
+            continue;
+        }
+        compare(metric, &ours["metrics"][name], name, &mut skipped);
+        compared += 1;
+    }
+    assert_eq!(compared, 7, "3 counters and 4 histograms");
+    // Timeslices: from the first fetch in the phase to the final fetch, the last one partial.
+    let slices = ttft["timeslices"].as_array().unwrap();
+    let last = slices.last().unwrap();
+    assert_eq!(last["end_ns"].as_u64(), Some(last_fetch));
+    assert_eq!(last["is_complete"], false);
+    assert!(
+        slices[..slices.len() - 1]
+            .iter()
+            .all(|s| s.get("is_complete").is_none())
+    );
+
+    // The rates ringperf gives: the window's total over the window's span (values hold between
+    // JSONL lines). AIPerf's divide by a span that starts at its reference fetch instead, which
+    // lies between the last JSONL line before the window and the window start.
+    let lines = ringperf::server_metrics::export::jsonl::read_records(
+        &std::fs::read_to_string(Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"))
+            .unwrap(),
+    )
+    .unwrap();
+    let before = lines
+        .iter()
+        .map(|r| r.timestamp_ns)
+        .filter(|&t| t < start)
+        .max()
+        .unwrap();
+    assert_eq!(skipped.len(), 14, "{skipped:?}");
+    let span_s = (last_fetch - start) as f64 / 1e9;
+    for (path, our_rate, their_rate) in &skipped {
+        let stats = path.rsplit_once("/stats/").unwrap().0;
+        let m = &ours["metrics"];
+        let (name, rest) = stats.split_once('/').unwrap();
+        let i: usize = rest
+            .trim_start_matches("series[")
+            .trim_end_matches(']')
+            .parse()
+            .unwrap();
+        let st = &m[name]["series"][i]["stats"];
+        let total = if path.ends_with("sum_rate") {
+            st["sum"].as_f64().unwrap()
+        } else if path.ends_with("count_rate") {
+            st["count"].as_f64().unwrap()
+        } else {
+            st["total"].as_f64().unwrap()
+        };
+        let want = total / span_s;
+        assert!((our_rate - want).abs() <= 1e-9 * want.abs(), "{path}");
+        if total > 0.0 {
+            let their_ref_ns = last_fetch as f64 - total / their_rate * 1e9;
+            assert!(
+                (before as f64) < their_ref_ns && their_ref_ns < start as f64,
+                "{path}: AIPerf's reference fetch at {their_ref_ns} is not between {before} and {start}"
+            );
+        }
+    }
+}
+
+#[test]
+fn parquet_schema_matches_aiperfs_file() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = Path::new(AIPERF_DIR).join("server_metrics_export.parquet");
+    let t = read_json(&Path::new(AIPERF_DIR).join("server_metrics_export.json"));
+    let url = "http://127.0.0.1:18711/metrics";
+    let last_fetch = t["summary"]["endpoint_info"][url]["last_fetch_ns"].as_u64();
+    ringperf::server_metrics::reprocess::run(&ringperf::server_metrics::reprocess::Options {
+        from_jsonl: Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"),
+        start_ns: t["summary"]["phase_time_ranges"]["profiling"]["start_ns"].as_u64(),
+        end_ns: last_fetch,
+        slice: None,
+        formats: vec![ringperf::server_metrics::output::Format::Parquet],
+        artifact_dir: Some(dir.path().to_path_buf()),
+    })
+    .expect("re-processes");
+    let ours = dir.path().join("server_metrics_export.parquet");
+    let read = |p: &Path| SerializedFileReader::new(std::fs::File::open(p).unwrap()).unwrap();
+    let (a, b) = (read(&theirs), read(&ours));
+    let (fa, fb) = (a.metadata().file_metadata(), b.metadata().file_metadata());
+    assert_eq!(fa.version(), 2, "AIPerf's pyarrow writes format 2.6");
+    assert_eq!(fb.version(), fa.version());
+    let fields = |f: &parquet::file::metadata::FileMetaData| {
+        f.schema_descr()
+            .columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.name().to_owned(),
+                    c.physical_type(),
+                    c.self_type().get_basic_info().repetition(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fields(fb), fields(fa));
+    let keys = |f: &parquet::file::metadata::FileMetaData| {
+        let mut k: Vec<String> = f
+            .key_value_metadata()
+            .into_iter()
+            .flatten()
+            .map(|kv| kv.key.clone())
+            .collect();
+        k.sort();
+        k
+    };
+    // AIPerf's run had a concurrency; the re-processing has none to write.
+    let their_keys: Vec<String> = keys(fa)
+        .into_iter()
+        .filter(|k| k != "aiperf.concurrency")
+        .collect();
+    let our_keys: Vec<String> = keys(fb)
+        .into_iter()
+        .filter(|k| k != "aiperf.concurrency")
+        .collect();
+    assert_eq!(our_keys, their_keys);
+    let kv = parquet_meta(&ours);
+    assert!(kv["aiperf.pyarrow_version"].starts_with("parquet-rs version "));
+    assert!(kv["aiperf.python_version"].starts_with("ringperf "));
+}
+
+#[test]
+fn live_window_ends_at_the_final_fetch_and_the_phase_range_at_the_phase_end() {
+    let server = mock(MetricsMode::Vllm);
+    let dir = tempfile::tempdir().unwrap();
+    profile(
+        &server,
+        dir.path(),
+        20,
+        &[
+            "--slice-duration",
+            "0.2",
+            "--server-metrics-formats",
+            "json",
+            "jsonl",
+        ],
+    );
+    let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    let url = format!("http://{}/metrics", server.addr);
+    let info = &doc["summary"]["endpoint_info"][&url];
+    let last_fetch = info["last_fetch_ns"].as_u64().unwrap();
+    let phase = &doc["summary"]["phase_time_ranges"]["profiling"];
+    let (p0, p1) = (
+        phase["start_ns"].as_u64().unwrap(),
+        phase["end_ns"].as_u64().unwrap(),
+    );
+    // The final scrape runs after the flush period, past the phase's end.
+    assert!(p1 < last_fetch, "phase end {p1}, last fetch {last_fetch}");
+    assert_eq!(
+        doc["summary"]["end_time"].as_str().unwrap(),
+        ringperf::server_metrics::export::json::iso8601(p1)
+    );
+    // Every series' timeslices run from a fetch inside the phase to the final fetch.
+    let text = std::fs::read_to_string(dir.path().join("server_metrics_export.jsonl")).unwrap();
+    let first_update_in_phase = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok()?["timestamp_ns"].as_u64())
+        .find(|&t| t >= p0)
+        .unwrap();
+    for (name, m) in doc["metrics"].as_object().unwrap() {
+        for s in m["series"].as_array().unwrap() {
+            let Some(sl) = s["timeslices"].as_array() else {
+                continue;
+            };
+            let (a, z) = (sl.first().unwrap(), sl.last().unwrap());
+            let start = a["start_ns"].as_u64().unwrap();
+            assert!(
+                (p0..=first_update_in_phase).contains(&start),
+                "{name}: first slice starts at {start}"
+            );
+            if m["type"] != "gauge" {
+                assert_eq!(z["end_ns"].as_u64(), Some(last_fetch), "{name}");
+            }
+        }
+    }
+}

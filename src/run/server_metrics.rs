@@ -11,9 +11,9 @@ use crate::export::{ExportNames, RunInfo};
 use crate::record::Phase;
 use crate::scrape::collector::{Scraper, StartOptions};
 use crate::scrape::settings::Settings;
-use crate::server_metrics::analysis::Window;
-use crate::server_metrics::export::ExportContext;
+use crate::server_metrics::analysis::{Bounds, Window};
 use crate::server_metrics::export::parquet::ParquetMeta;
+use crate::server_metrics::export::{ExportContext, Windows};
 use crate::server_metrics::output::{FileNames, Format, write_exports};
 
 /// The highest core no worker is pinned to, if any.
@@ -131,12 +131,17 @@ pub(crate) fn finish(
     let slice_ns = cfg
         .slice_duration
         .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
-    let profiling = Window::profiling(&c.store, start, end, slice_ns);
-    let warmup = windows.warmup.map(|(a, b)| Window {
-        start_ns: a,
-        end_ns: b,
-        slice_ns,
-    });
+    let windows = Windows {
+        profiling: Window::profiling(&c.store, start, end, slice_ns),
+        profiling_range: (start, end),
+        parquet: Window::widened(&c.store, start, end),
+        warmup: windows.warmup.map(|(a, b)| Window {
+            start_ns: a,
+            end_ns: b,
+            slice_ns,
+            bounds: Bounds::Exact,
+        }),
+    };
     let ctx = ExportContext {
         aiperf_version: Some(&run.aiperf_version),
         benchmark_id: Some(&run.benchmark_id),
@@ -167,8 +172,7 @@ pub(crate) fn finish(
         &FileNames::from_export_names(names),
         &cfg.server_metrics.formats,
         &c.store,
-        profiling,
-        warmup,
+        &windows,
         &ctx,
         &meta,
     ) {

@@ -4,13 +4,32 @@ use std::collections::BTreeMap;
 
 use super::estimator::{estimate_percentiles, learn_bucket_stats};
 use super::stats::{PERCENTILES, mean, percentile_sorted, std_ddof1};
-use super::store::{HistogramSeries, ScalarSeries, SeriesData, Store};
+use super::store::{EndpointStore, HistogramSeries, ScalarSeries, SeriesData, Store};
 use super::summary::{
     BucketCounts, CounterStats, EndpointInfo, GaugeStats, HistogramStats, MetricSummary,
     SeriesStats, SeriesSummary, SliceValues, Timeslice,
 };
 use super::units::infer_unit;
 use crate::prom::MetricType;
+
+/// How a window's bounds meet the stored samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Bounds {
+    /// The window exactly as given (warmup; tests).
+    #[default]
+    Exact,
+    /// A live run's window, AIPerf 0.13's rule: each endpoint's window is narrowed to its own
+    /// fetches inside `[start, end]` — from the first fetch at or after the phase start to the
+    /// last one, the final scrape after the flush period. The store holds every fetch
+    /// (duplicates included), so gauge statistics count each fetch of the window and the
+    /// counter / histogram durations run from the last fetch before the window to the final one.
+    Fetches,
+    /// A re-processed JSONL: its lines are unique updates only (the duplicate fetches between
+    /// them are not written), so a value holds until the next line. The reference value is
+    /// read at the window start and the final value at the window end, and rates are taken
+    /// over that span.
+    Held,
+}
 
 /// The summarized window: `[start_ns, end_ns]` inclusive, optional slice duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,22 +40,76 @@ pub struct Window {
     pub end_ns: u64,
     /// Timeslice length in ns (`--slice-duration`), `None` for no timeslices.
     pub slice_ns: Option<u64>,
+    /// How the bounds meet the samples.
+    pub bounds: Bounds,
 }
 
 impl Window {
-    /// The profiling window: `[start, max(end, last unique update of any endpoint)]`, so the
-    /// final flush scrape is included (spec §7.3).
+    /// A live run's profiling window: from the phase start to the final fetch of any endpoint
+    /// ([`Bounds::Fetches`], narrowed per endpoint by [`Window::for_endpoint`]; spec §7.3 as
+    /// AIPerf 0.13 computes it from the samples attributed to the profiling phase).
     #[must_use]
     pub fn profiling(store: &Store, start_ns: u64, end_ns: u64, slice_ns: Option<u64>) -> Self {
         let last = store
             .endpoints
             .iter()
-            .filter_map(|e| e.update_ts_ns.last().copied())
+            .filter_map(|e| e.fetch_ts_ns.iter().max().copied())
             .max();
         Self {
             start_ns,
             end_ns: last.map_or(end_ns, |l| l.max(end_ns)),
             slice_ns,
+            bounds: Bounds::Fetches,
+        }
+    }
+
+    /// The Parquet export's window: `[start, max(end, last unique update of any endpoint)]`
+    /// (AIPerf 0.13 writes the samples of this span, the phase's own bounds widened to the
+    /// last changed scrape).
+    #[must_use]
+    pub fn widened(store: &Store, start_ns: u64, end_ns: u64) -> Self {
+        let last = store
+            .endpoints
+            .iter()
+            .filter_map(|e| e.update_ts_ns.iter().max().copied())
+            .max();
+        Self {
+            start_ns,
+            end_ns: last.map_or(end_ns, |l| l.max(end_ns)),
+            slice_ns: None,
+            bounds: Bounds::Exact,
+        }
+    }
+
+    /// The window one endpoint is summarized over; `None` when a [`Bounds::Fetches`] window
+    /// holds none of its fetches.
+    #[must_use]
+    pub fn for_endpoint(&self, ep: &EndpointStore) -> Option<Self> {
+        if self.bounds != Bounds::Fetches {
+            return Some(*self);
+        }
+        let inside = ep
+            .fetch_ts_ns
+            .iter()
+            .copied()
+            .filter(|t| (self.start_ns..=self.end_ns).contains(t));
+        let (first, last) = inside.fold(None, |acc: Option<(u64, u64)>, t| {
+            Some(acc.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
+        })?;
+        Some(Self {
+            start_ns: first,
+            end_ns: last,
+            ..*self
+        })
+    }
+
+    /// The times a delta runs between: the reference and last samples' own times, or under
+    /// [`Bounds::Held`] the window's bounds where the value held there.
+    fn delta_span(&self, t_ref: u64, t_last: u64) -> (u64, u64) {
+        if self.bounds == Bounds::Held {
+            (t_ref.max(self.start_ns), t_last.max(self.end_ns))
+        } else {
+            (t_ref, t_last)
         }
     }
 }
@@ -176,7 +249,8 @@ pub fn counter_summary(
     let (v_ref, v_last) = (*s.values.get(r)?, *s.values.get(last)?);
     let (t_ref, t_last) = (*s.ts_ns.get(r)?, *s.ts_ns.get(last)?);
     let total = (v_last - v_ref).max(0.0);
-    let dur = ns_to_s(t_last.saturating_sub(t_ref));
+    let (t_from, t_to) = w.delta_span(t_ref, t_last);
+    let dur = ns_to_s(t_to.saturating_sub(t_from));
     let rate = if dur > 0.0 { total / dur } else { 0.0 };
     let resets = s
         .values
@@ -275,7 +349,8 @@ pub fn histogram_summary(
         .slice_ns
         .filter(|_| last > r)
         .and_then(|size| histogram_slices(h, w, size));
-    let dur = ns_to_s(h.ts_ns.get(last)?.saturating_sub(*h.ts_ns.get(r)?));
+    let (t_from, t_to) = w.delta_span(*h.ts_ns.get(r)?, *h.ts_ns.get(last)?);
+    let dur = ns_to_s(t_to.saturating_sub(t_from));
     let estimates = deltas.as_ref().and_then(|d| {
         // Bucket means are learned from every sample from the reference on.
         let learned = learn_bucket_stats(&h.les, &h.sums, &h.counts, &h.rows(), r);
@@ -341,6 +416,10 @@ pub fn summarize_metrics(store: &Store, w: &Window) -> BTreeMap<String, MetricSu
     let mut out: BTreeMap<String, MetricSummary> = BTreeMap::new();
     let mut order: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for ep in &store.endpoints {
+        let Some(ew) = w.for_endpoint(ep) else {
+            continue;
+        };
+        let w = &ew;
         for ((name, labels), entry) in &ep.series {
             let (stats, buckets, timeslices) = match (&entry.data, entry.kind) {
                 (SeriesData::Scalar(s), MetricType::Counter) => match counter_summary(s, w) {

@@ -6,9 +6,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::Error;
-use super::analysis::Window;
 use super::export::parquet::ParquetMeta;
-use super::export::{ExportContext, compute_report, csv, json, parquet};
+use super::export::{ExportContext, Windows, compute_report, csv, json, parquet};
 use super::store::Store;
 
 /// A server-metrics export format (`--server-metrics-formats`).
@@ -58,18 +57,16 @@ impl FileNames {
 ///
 /// # Errors
 /// [`Error::Create`] or [`Error::Write`], naming the file.
-#[allow(clippy::too_many_arguments)]
 pub fn write_exports(
     dir: &Path,
     names: &FileNames,
     formats: &[Format],
     store: &Store,
-    profiling: Window,
-    warmup: Option<Window>,
+    windows: &Windows,
     ctx: &ExportContext<'_>,
     meta: &ParquetMeta<'_>,
 ) -> Result<Vec<(&'static str, PathBuf)>, Error> {
-    let report = compute_report(store, profiling, warmup);
+    let report = compute_report(store, windows);
     let mut written = Vec::new();
     let create = |name: &str| -> Result<(PathBuf, File), Error> {
         let path = dir.join(name);
@@ -100,7 +97,7 @@ pub fn write_exports(
     }
     if formats.contains(&Format::Parquet) {
         let (path, out) = create(&names.parquet)?;
-        parquet::write(out, store, &profiling, ctx, meta).map_err(|e| fail(&path, &e))?;
+        parquet::write(out, store, &windows.parquet, ctx, meta).map_err(|e| fail(&path, &e))?;
         written.push(("Server Metrics Parquet", path));
     }
     Ok(written)

@@ -14,10 +14,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Error;
-use super::analysis::Window;
-use super::export::ExportContext;
+use super::analysis::{Bounds, Window};
 use super::export::jsonl::read_records;
 use super::export::parquet::ParquetMeta;
+use super::export::{ExportContext, Windows};
 use super::output::{FileNames, Format, write_exports};
 use super::store::Store;
 use crate::prom::MetricType;
@@ -156,6 +156,17 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, Error> {
         start_ns,
         end_ns,
         slice_ns,
+        bounds: Bounds::Held,
+    };
+    let windows = Windows {
+        profiling: window,
+        profiling_range: (start_ns, end_ns),
+        parquet: Window {
+            slice_ns: None,
+            bounds: Bounds::Exact,
+            ..window
+        },
+        warmup: None,
     };
     let dir = match &opts.artifact_dir {
         Some(d) => d.clone(),
@@ -198,16 +209,7 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, Error> {
         request_rate: None,
         export_time_ns: crate::clock::wall_now_ns(),
     };
-    write_exports(
-        &dir,
-        &names,
-        &opts.formats,
-        &store,
-        window,
-        None,
-        &ctx,
-        &meta,
-    )
+    write_exports(&dir, &names, &opts.formats, &store, &windows, &ctx, &meta)
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ fn gauge_window_stats_and_slices() {
         start_ns: 10,
         end_ns: 40,
         slice_ns: Some(15),
+        bounds: Bounds::Exact,
     };
     let (g, slices) = gauge_summary(&s, &w).unwrap();
     // In-window values 1, 2, 3, 10 (the sample at t=5 is before the window).
@@ -83,6 +84,7 @@ fn gauge_single_sample_and_empty_window() {
         start_ns: 0,
         end_ns: 20,
         slice_ns: Some(5),
+        bounds: Bounds::Exact,
     };
     let (g, slices) = gauge_summary(&s, &w).unwrap();
     assert_eq!((g.avg, g.std, g.p1, g.p99), (7.0, 0.0, 7.0, 7.0));
@@ -91,6 +93,7 @@ fn gauge_single_sample_and_empty_window() {
         start_ns: 11,
         end_ns: 20,
         slice_ns: None,
+        bounds: Bounds::Exact,
     };
     assert!(gauge_summary(&s, &empty).is_none());
 }
@@ -102,6 +105,7 @@ fn counter_total_rate_reset_and_slices() {
         start_ns: 5 * S,
         end_ns: 30 * S,
         slice_ns: Some(10 * S),
+        bounds: Bounds::Exact,
     };
     let (c, slices) = counter_summary(&s, &w).unwrap();
     // Reference is the sample at t=0 (before the window): 130 − 100 over 30 s; one reset.
@@ -157,6 +161,7 @@ fn counter_reset_no_baseline_single_sample_empty() {
         start_ns: 0,
         end_ns: 10 * S,
         slice_ns: None,
+        bounds: Bounds::Exact,
     };
     let (c, sl) = counter_summary(&reset, &w).unwrap();
     // No sample before the window: the first in-window sample is the reference; reset → 0.
@@ -168,6 +173,7 @@ fn counter_reset_no_baseline_single_sample_empty() {
         start_ns: 6 * S,
         end_ns: 9 * S,
         slice_ns: None,
+        bounds: Bounds::Exact,
     };
     assert!(counter_summary(&one, &w2).is_none());
 }
@@ -195,6 +201,7 @@ fn histogram_deltas_rates_estimates_and_slices() {
         start_ns: 5 * S,
         end_ns: 20 * S,
         slice_ns: Some(10 * S),
+        bounds: Bounds::Exact,
     };
     let (st, buckets, slices) = histogram_summary(&h, &w).unwrap();
     assert_eq!(st.count, 8);
@@ -244,6 +251,7 @@ fn histogram_no_observations_and_reset() {
         start_ns: 0,
         end_ns: 10,
         slice_ns: None,
+        bounds: Bounds::Exact,
     };
     let (st, buckets, _) = histogram_summary(&flat, &w).unwrap();
     assert_eq!(
@@ -259,6 +267,7 @@ fn histogram_no_observations_and_reset() {
         start_ns: 20,
         end_ns: 30,
         slice_ns: None,
+        bounds: Bounds::Exact,
     };
     let (st, buckets, _) = histogram_summary(&flat, &late).unwrap();
     assert_eq!((st.count, buckets.map(|b| b.0.len())), (0, Some(2)));
@@ -268,7 +277,8 @@ fn histogram_no_observations_and_reset() {
             &Window {
                 start_ns: 0,
                 end_ns: 0,
-                slice_ns: None
+                slice_ns: None,
+                bounds: Bounds::Exact,
             }
         )
         .is_some()
@@ -277,6 +287,7 @@ fn histogram_no_observations_and_reset() {
         start_ns: 0,
         end_ns: 5,
         slice_ns: None,
+        bounds: Bounds::Exact,
     };
     let only_later = hist(&[10], &[1.0], &[1.0], &[[1.0, 1.0]]);
     assert!(histogram_summary(&only_later, &before).is_none());
@@ -315,6 +326,7 @@ fn summarize_sorts_metrics_and_series() {
         # TYPE a_requests_total counter\na_requests_total 4\n";
     for url in ["http://z:1/metrics", "http://a:1/metrics"] {
         let ep: &mut EndpointStore = store.endpoint_mut(url);
+        ep.record_fetch(10, 1, false);
         ep.insert(10, &parse_scrape(page).unwrap());
     }
     let w = Window::profiling(&store, 0, 20, None);
@@ -365,7 +377,7 @@ proptest::proptest! {
         ts.sort_unstable();
         let n = ts.len();
         let s = scalar(&ts, &vals[..n]);
-        let w = Window { start_ns: start, end_ns: start + len, slice_ns: slice };
+        let w = Window { start_ns: start, end_ns: start + len, slice_ns: slice, bounds: Bounds::Exact };
         let g = gauge_summary(&s, &w);
         let c = counter_summary(&s, &w);
         proptest::prop_assert_eq!(g.is_some(), c.is_some());
@@ -390,10 +402,86 @@ fn untyped_metrics_export_as_gauges() {
             start_ns: 0,
             end_ns: 9,
             slice_ns: None,
+            bounds: Bounds::Exact,
         },
     );
     assert_eq!(m["stray"].kind, "unknown");
     let json = serde_json::to_value(&m["stray"]).unwrap();
     assert_eq!(json["type"], "gauge");
     assert_eq!(json["series"][0]["stats"]["avg"], 3.0);
+}
+
+/// A live store: every fetch is stored, duplicates included.
+fn fetched(fetches: &[(u64, &[u8])]) -> Store {
+    let mut store = Store::default();
+    let ep = store.endpoint_mut("http://h:1/metrics");
+    for (t, page) in fetches {
+        let dup = ep.check_duplicate(page);
+        ep.record_fetch(t * S, 1, dup);
+        ep.insert(t * S, &parse_scrape(page).unwrap());
+    }
+    store
+}
+
+#[test]
+fn live_window_runs_from_the_first_fetch_in_the_phase_to_the_final_fetch() {
+    let idle: &[u8] = b"# TYPE c_total counter\nc_total 0\n# TYPE g gauge\ng 0\n";
+    let busy: &[u8] = b"# TYPE c_total counter\nc_total 6\n# TYPE g gauge\ng 3\n";
+    // Baseline at 1 s, a duplicate at 2 s, the phase runs 3–6 s, the final scrape (a duplicate)
+    // at 7 s after the flush period.
+    let store = fetched(&[(1, idle), (2, idle), (4, busy), (5, busy), (7, busy)]);
+    let w = Window::profiling(&store, 3 * S, 6 * S, Some(S));
+    assert_eq!((w.end_ns, w.bounds), (7 * S, Bounds::Fetches));
+    let ew = w.for_endpoint(&store.endpoints[0]).unwrap();
+    assert_eq!((ew.start_ns, ew.end_ns), (4 * S, 7 * S));
+    let m = summarize_metrics(&store, &w);
+    let c = &m["c"].series[0];
+    let SeriesStats::Counter(cs) = &c.stats else {
+        panic!("counter")
+    };
+    // Reference = the duplicate fetch at 2 s, last = the final fetch at 7 s: 6 / 5 s.
+    assert_eq!((cs.total, cs.rate), (6.0, 1.2));
+    let bounds: Vec<_> = c
+        .timeslices
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|t| (t.start_ns / S, t.end_ns / S, t.is_complete))
+        .collect();
+    assert_eq!(bounds, [(4, 5, None), (5, 6, None), (6, 7, None)]);
+    // The gauge counts every fetch of [4 s, 7 s]: 3, 3, 3 (two of them duplicates).
+    let SeriesStats::Gauge(g) = &m["g"].series[0].stats else {
+        panic!("gauge")
+    };
+    assert_eq!((g.avg, g.std, g.min), (3.0, 0.0, 3.0));
+    // An endpoint without a fetch in the window is left out.
+    let late = Window::profiling(&store, 8 * S, 9 * S, None);
+    assert!(summarize_metrics(&store, &late).is_empty());
+}
+
+#[test]
+fn held_window_reads_the_reference_at_its_start_and_the_last_value_at_its_end() {
+    let idle: &[u8] = b"# TYPE c_total counter\nc_total 0\n";
+    let busy: &[u8] = b"# TYPE c_total counter\nc_total 6\n";
+    // Unique updates only (a JSONL): 0 at 1 s, 6 at 4 s; the window is [3 s, 7 s].
+    let store = fetched(&[(1, idle), (4, busy)]);
+    let w = Window {
+        start_ns: 3 * S,
+        end_ns: 7 * S,
+        slice_ns: None,
+        bounds: Bounds::Held,
+    };
+    let m = summarize_metrics(&store, &w);
+    let SeriesStats::Counter(cs) = &m["c"].series[0].stats else {
+        panic!("counter")
+    };
+    assert_eq!((cs.total, cs.rate), (6.0, 1.5));
+    let exact = Window {
+        bounds: Bounds::Exact,
+        ..w
+    };
+    let SeriesStats::Counter(cs) = &summarize_metrics(&store, &exact)["c"].series[0].stats else {
+        panic!("counter")
+    };
+    assert_eq!((cs.total, cs.rate), (6.0, 2.0));
 }

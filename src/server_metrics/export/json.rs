@@ -5,7 +5,6 @@ use std::io::{self, Write};
 use serde_json::{Map, Value, json};
 
 use super::{ExportContext, ServerMetricsReport};
-use crate::server_metrics::analysis::Window;
 
 /// Schema version of the JSON export.
 pub const SCHEMA_VERSION: &str = "1.1";
@@ -29,8 +28,8 @@ pub fn iso8601(ns: u64) -> String {
     )
 }
 
-fn range(w: &Window) -> Value {
-    json!({"start_ns": w.start_ns, "end_ns": w.end_ns})
+fn range(start_ns: u64, end_ns: u64) -> Value {
+    json!({"start_ns": start_ns, "end_ns": end_ns})
 }
 
 /// Builds the JSON document.
@@ -47,9 +46,10 @@ pub fn to_value(
         .filter(|u| report.endpoint_info.contains_key(u.as_str()))
         .collect();
     let mut phases = Map::new();
-    phases.insert("profiling".into(), range(&report.profiling));
+    let (start, end) = report.profiling_range;
+    phases.insert("profiling".into(), range(start, end));
     if let Some(w) = &report.warmup {
-        phases.insert("warmup".into(), range(w));
+        phases.insert("warmup".into(), range(w.start_ns, w.end_ns));
     }
     let mut summary = Map::new();
     summary.insert(
@@ -57,11 +57,8 @@ pub fn to_value(
         json!(ctx.endpoints_configured),
     );
     summary.insert("endpoints_successful".into(), json!(successful));
-    summary.insert(
-        "start_time".into(),
-        iso8601(report.profiling.start_ns).into(),
-    );
-    summary.insert("end_time".into(), iso8601(report.profiling.end_ns).into());
+    summary.insert("start_time".into(), iso8601(start).into());
+    summary.insert("end_time".into(), iso8601(end).into());
     if !report.endpoint_info.is_empty() {
         summary.insert(
             "endpoint_info".into(),

@@ -32,11 +32,27 @@ pub struct ExportContext<'a> {
     pub input_config: &'a serde_json::Value,
 }
 
+/// The windows of one export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Windows {
+    /// The profiling statistics window (see [`super::analysis::Bounds`]).
+    pub profiling: Window,
+    /// The profiling phase itself, `(start, end)` epoch ns: `summary.start_time` / `end_time`
+    /// and `phase_time_ranges.profiling` (the phase's end, not the final scrape).
+    pub profiling_range: (u64, u64),
+    /// The span the Parquet export's samples are taken from.
+    pub parquet: Window,
+    /// The warmup window, when warmup ran.
+    pub warmup: Option<Window>,
+}
+
 /// Everything the JSON and CSV exports show.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerMetricsReport {
     /// The profiling window the metrics were summarized over.
     pub profiling: Window,
+    /// The profiling phase, `(start, end)` epoch ns.
+    pub profiling_range: (u64, u64),
     /// The warmup window, when warmup ran.
     pub warmup: Option<Window>,
     /// Per-endpoint collection metadata, keyed by URL.
@@ -49,17 +65,14 @@ pub struct ServerMetricsReport {
 
 /// Summarizes `store` over the profiling window (and the warmup window, if any).
 #[must_use]
-pub fn compute_report(
-    store: &Store,
-    profiling: Window,
-    warmup: Option<Window>,
-) -> ServerMetricsReport {
+pub fn compute_report(store: &Store, w: &Windows) -> ServerMetricsReport {
     ServerMetricsReport {
-        profiling,
-        warmup,
+        profiling: w.profiling,
+        profiling_range: w.profiling_range,
+        warmup: w.warmup,
         endpoint_info: endpoint_info(store),
-        metrics: summarize_metrics(store, &profiling),
-        warmup_metrics: warmup.map(|w| summarize_metrics(store, &w)),
+        metrics: summarize_metrics(store, &w.profiling),
+        warmup_metrics: w.warmup.map(|w| summarize_metrics(store, &w)),
     }
 }
 

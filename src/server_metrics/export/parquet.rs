@@ -15,7 +15,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{DEFAULT_CREATED_BY, WriterProperties, WriterVersion};
 
 use super::ExportContext;
 use super::json::iso8601;
@@ -162,22 +162,24 @@ pub fn label_columns(store: &Store) -> Vec<String> {
     set.into_iter().map(str::to_owned).collect()
 }
 
+/// Every column is nullable, as pyarrow infers the schema AIPerf writes.
 fn schema(label_cols: &[String], metadata: HashMap<String, String>) -> Schema {
-    let s = |n: &str, nullable| Field::new(n, DataType::Utf8, nullable);
+    let s = |n: &str| Field::new(n, DataType::Utf8, true);
+    let f = |n: &str| Field::new(n, DataType::Float64, true);
     let mut fields = vec![
-        s("endpoint_url", false),
-        s("metric_name", false),
-        s("metric_type", false),
-        s("unit", true),
-        s("description", true),
-        Field::new("timestamp_ns", DataType::Int64, false),
+        s("endpoint_url"),
+        s("metric_name"),
+        s("metric_type"),
+        s("unit"),
+        s("description"),
+        Field::new("timestamp_ns", DataType::Int64, true),
     ];
-    fields.extend(label_cols.iter().map(|c| s(c, true)));
-    fields.push(Field::new("value", DataType::Float64, true));
-    fields.push(Field::new("sum", DataType::Float64, true));
-    fields.push(Field::new("count", DataType::Float64, true));
-    fields.push(s("bucket_le", true));
-    fields.push(Field::new("bucket_count", DataType::Float64, true));
+    fields.extend(label_cols.iter().map(|c| s(c)));
+    fields.push(f("value"));
+    fields.push(f("sum"));
+    fields.push(f("count"));
+    fields.push(s("bucket_le"));
+    fields.push(f("bucket_count"));
     Schema::new_with_metadata(fields, metadata)
 }
 
@@ -323,8 +325,9 @@ pub fn file_metadata(
         ),
         ("input_config", ctx.input_config.to_string()),
         ("hostname", hostname),
-        ("python_version", "n/a (ringperf, Rust)".to_owned()),
-        ("pyarrow_version", "n/a (arrow-rs 60)".to_owned()),
+        // The writer's own name and version in place of the interpreter's and pyarrow's.
+        ("python_version", format!("ringperf {}", env!("CARGO_PKG_VERSION"))),
+        ("pyarrow_version", DEFAULT_CREATED_BY.to_owned()),
         (
             "schema_note",
             "Label columns vary by endpoint/model. Use union_by_name=true for cross-file queries."
@@ -362,6 +365,8 @@ pub fn write<W: Write + Send>(
     let batch = build_batch(store, window, metadata)?;
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
+        // Format version 2 (pyarrow reads it as "2.6", what AIPerf's pyarrow writes).
+        .set_writer_version(WriterVersion::PARQUET_2_0)
         .set_key_value_metadata(Some(kv))
         .build();
     let mut writer = ArrowWriter::try_new(out, batch.schema(), Some(props))?;

@@ -3,6 +3,7 @@
 use super::*;
 use crate::prom::MetricType;
 use crate::prom::parse_scrape;
+use crate::server_metrics::analysis::Bounds;
 use std::collections::{BTreeMap, HashMap};
 
 const IDLE: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-idle.txt");
@@ -29,6 +30,17 @@ pub(super) fn window() -> Window {
         start_ns: 2 * S,
         end_ns: 5 * S,
         slice_ns: None,
+        bounds: Bounds::Exact,
+    }
+}
+
+pub(super) fn windows() -> Windows {
+    let w = window();
+    Windows {
+        profiling: w,
+        profiling_range: (w.start_ns, w.end_ns),
+        parquet: w,
+        warmup: None,
     }
 }
 
@@ -39,7 +51,7 @@ pub(super) fn configured() -> Vec<String> {
 #[test]
 fn json_export_fields() {
     let store = fixture_store();
-    let report = compute_report(&store, window(), None);
+    let report = compute_report(&store, &windows());
     let input = serde_json::json!({"model": "tiny-llm"});
     let eps = configured();
     let ctx = ExportContext {
@@ -147,7 +159,7 @@ fn json_export_fields() {
 #[test]
 fn csv_export_layout() {
     let store = fixture_store();
-    let report = compute_report(&store, window(), None);
+    let report = compute_report(&store, &windows());
     let input = serde_json::json!({});
     let eps = configured();
     let ctx = ExportContext {
@@ -364,6 +376,7 @@ mod parquet_read {
             start_ns: 2 * S,
             end_ns: 4 * S,
             slice_ns: None,
+            bounds: Bounds::Exact,
         };
         let (b, kv, codec) = write_and_read(&store, &w);
         assert_eq!(codec, "SNAPPY");
@@ -481,7 +494,15 @@ mod parquet_read {
             !kv.contains_key("aiperf.request_rate"),
             "absent when no rate is set"
         );
-        assert_eq!(kv["aiperf.python_version"], "n/a (ringperf, Rust)");
+        assert_eq!(
+            kv["aiperf.python_version"],
+            concat!("ringperf ", env!("CARGO_PKG_VERSION"))
+        );
+        assert!(
+            kv["aiperf.pyarrow_version"].starts_with("parquet-rs version "),
+            "{}",
+            kv["aiperf.pyarrow_version"]
+        );
         assert_eq!(kv["aiperf.label_columns"], r#"["a","b"]"#);
         assert_eq!(kv["aiperf.label_count"], "2");
         assert_eq!(kv["aiperf.metric_count"], "3");
