@@ -189,3 +189,6 @@ pub(super) fn walk_texts<'a>(payload: &'a Value, text_types: &[&str], out: &mut 
 pub(super) fn json(bytes: &[u8]) -> Option<Value> {
     serde_json::from_slice(bytes).ok()
 }
+
+#[cfg(test)]
+mod tests;
