@@ -15,7 +15,7 @@ mod wire;
 pub use kinds::messages::ANTHROPIC_VERSION;
 pub use kinds::{Auth, Descriptor};
 pub use payload::{
-    PayloadParams, TurnBody, build_payload, build_turn, payload_texts, turn_message,
+    PayloadParams, TurnBody, build_payload, build_turn, payload_input, payload_texts, turn_message,
 };
 pub use response::{ParsedResponse, is_content_message, parse_record};
 

@@ -128,13 +128,20 @@ pub(super) fn ensure_include_usage(body: &mut Map<String, Value>, continuous: bo
 /// `content` or `{"type":"text"}` parts; completions: `prompt`; embeddings: `input`; TGI:
 /// `inputs`; ...). Empty texts are skipped. A body that is not JSON yields `""`.
 pub fn payload_texts(kind: EndpointKind, payload: &[u8]) -> String {
-    let Ok(value) = serde_json::from_slice::<Value>(payload) else {
-        return String::new();
-    };
+    payload_input(kind, payload).unwrap_or_default()
+}
+
+/// [`payload_texts`], or `None` when the payload holds no text at all for the endpoint type
+/// (AIPerf then counts no ISL: a rankings body, a body that is not JSON).
+pub fn payload_input(kind: EndpointKind, payload: &[u8]) -> Option<String> {
+    let value = serde_json::from_slice::<Value>(payload).ok()?;
     let mut texts: Vec<&str> = Vec::new();
     (kind.descriptor().input_texts)(&value, &mut texts);
+    if texts.is_empty() {
+        return None;
+    }
     texts.retain(|t| !t.is_empty());
-    texts.join(" ")
+    Some(texts.join(" "))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_texts};
+use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_input};
 
 use super::Tokenizer;
 
@@ -129,7 +129,8 @@ fn prepare_conversation(
             });
             let isl_tokens = body
                 .as_ref()
-                .map(|b| tokenizer.count(&payload_texts(kind, b)) as u64);
+                .and_then(|b| payload_input(kind, b))
+                .map(|text| tokenizer.count(&text) as u64);
             PreparedTurn {
                 body,
                 isl_tokens,
