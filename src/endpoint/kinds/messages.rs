@@ -87,7 +87,7 @@ fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     let Some(value) = json(bytes) else {
         return;
     };
-    if !value.as_object().is_some_and(|o| !o.is_empty()) {
+    if value.as_object().is_none_or(|o| o.is_empty()) {
         return;
     }
     match value.get("type").and_then(Value::as_str) {

@@ -108,7 +108,7 @@ pub(super) fn non_empty_str(v: Option<&Value>) -> Option<&str> {
 /// The usage object of a response, when it is a non-empty object (AIPerf ignores `{}`, `null`).
 pub(super) fn usage_of(v: Option<&Value>) -> Option<crate::record::Usage> {
     let v = v?;
-    if !v.as_object().is_some_and(|o| !o.is_empty()) {
+    if v.as_object().is_none_or(|o| o.is_empty()) {
         return None;
     }
     serde::Deserialize::deserialize(v)
