@@ -96,6 +96,12 @@ pub enum Content {
     Texts(Vec<String>),
     /// Chat messages sent as they are (a trace's `messages`), after the conversation's history.
     Messages(Vec<Value>),
+    /// A rankings request: one query and the passages to rank (AIPerf's texts named `query`
+    /// and `passages`), sent by the rankings endpoint types.
+    Rankings {
+        query: String,
+        passages: Vec<String>,
+    },
     /// A whole request body sent verbatim (`raw_payload`, `inputs_json`, a trace's `payload`):
     /// no history, no extras, no model.
     Raw(Value),

@@ -6,6 +6,7 @@
 //! a message naming it, never silently ignored.
 
 mod aiperf_flags;
+pub mod endpoint;
 pub mod goodput;
 pub mod input;
 pub mod prompt;
@@ -358,6 +359,10 @@ pub struct ProfileArgs {
     /// Goodput: the SLOs of a good request.
     #[command(flatten)]
     pub goodput: goodput::GoodputArgs,
+
+    /// Rankings: the query + passages of the rankings endpoint types.
+    #[command(flatten)]
+    pub rankings: endpoint::RankingsArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

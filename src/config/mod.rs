@@ -262,6 +262,23 @@ pub struct Config {
     pub slice_duration: Option<Duration>,
     /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
     pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
+    /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
+    pub rankings: Option<crate::workload::rankings::RankingsShape>,
+}
+
+/// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the
+/// endpoint type's `produces_tokens` / `tokenizes_input` (spec §2.1).
+pub fn metric_config(
+    endpoint: EndpointKind,
+    streaming: bool,
+    use_server_token_count: bool,
+) -> crate::aggregate::MetricConfig {
+    let d = endpoint.descriptor();
+    crate::aggregate::MetricConfig {
+        produces_tokens: d.produces_tokens,
+        tokenizes_input: d.tokenizes_input,
+        ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)
+    }
 }
 
 /// Model names AIPerf treats as placeholders: their tokenizer defaults to `builtin`.
@@ -285,14 +302,27 @@ impl Config {
         let endpoint = match args.endpoint_type {
             EndpointTypeArg::Chat => EndpointKind::Chat,
             EndpointTypeArg::Completions => EndpointKind::Completions,
+            EndpointTypeArg::Responses => EndpointKind::Responses,
+            EndpointTypeArg::Messages => EndpointKind::Messages,
+            EndpointTypeArg::Embeddings => EndpointKind::Embeddings,
+            EndpointTypeArg::ChatEmbeddings => EndpointKind::ChatEmbeddings,
+            EndpointTypeArg::NimEmbeddings => EndpointKind::NimEmbeddings,
+            EndpointTypeArg::NimRankings => EndpointKind::NimRankings,
+            EndpointTypeArg::CohereRankings => EndpointKind::CohereRankings,
+            EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
+            EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
             other => {
                 let name = format!("{other:?}");
                 return err(format!(
-                    "--endpoint-type {} is not supported by ringperf yet (chat and completions are)",
+                    "--endpoint-type {} is not supported by ringperf (image, audio and video \
+                     endpoints, solido-rag, raw and template are not implemented; see \
+                     docs/endpoints.md)",
                     kebab(&name)
                 ));
             }
         };
+        // AIPerf turns streaming off for an endpoint type that cannot stream.
+        let streaming = args.streaming && endpoint.descriptor().supports_streaming;
         let mut models: Vec<String> = args
             .model_names
             .iter()
@@ -309,7 +339,7 @@ impl Config {
 
         let path = match &args.custom_endpoint {
             Some(p) => p.clone(),
-            None => endpoint.default_path().to_string(),
+            None => endpoint.path(streaming).to_string(),
         };
         let urls = if args.mock {
             Vec::new()
@@ -352,8 +382,25 @@ impl Config {
                 return err("--api-key is empty");
             }
             secrets.push(key.clone());
-            headers.push(("Authorization".to_string(), format!("Bearer {key}")));
             check_header("Authorization", key)?;
+            match endpoint.descriptor().auth {
+                crate::endpoint::Auth::Bearer => {
+                    headers.push(("Authorization".to_string(), format!("Bearer {key}")));
+                }
+                crate::endpoint::Auth::AnthropicKey => {
+                    headers.push(("x-api-key".to_string(), key.clone()));
+                }
+            }
+        }
+        if endpoint.descriptor().auth == crate::endpoint::Auth::AnthropicKey
+            && !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("anthropic-version"))
+        {
+            headers.push((
+                "anthropic-version".to_string(),
+                crate::endpoint::ANTHROPIC_VERSION.to_string(),
+            ));
         }
 
         let mut extra_inputs = Map::new();
@@ -413,7 +460,7 @@ impl Config {
                 seed,
                 seeded: seed_given,
                 entries: dataset.entries,
-                system_message: endpoint == EndpointKind::Chat,
+                system_message: endpoint.descriptor().consumes_system_message,
                 osl_given: dataset.osl_mean.is_some(),
             },
         )?;
@@ -487,7 +534,7 @@ impl Config {
         let slice_duration = slice_duration(args.slice_duration)?;
         let goodput = goodput::parse(
             args.goodput.goodput.as_deref(),
-            &crate::aggregate::MetricConfig::new(args.streaming, args.use_server_token_count),
+            &metric_config(endpoint, streaming, args.use_server_token_count),
         )?;
 
         let mock = args.mock.then(|| MockShape {
@@ -504,7 +551,7 @@ impl Config {
             models,
             endpoint,
             path,
-            streaming: args.streaming,
+            streaming,
             urls,
             request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
             headers,
@@ -545,6 +592,17 @@ impl Config {
             server_metrics,
             slice_duration,
             goodput,
+            rankings: endpoint.is_rankings().then(|| {
+                let r = &args.rankings;
+                crate::workload::rankings::RankingsShape {
+                    passages_mean: r.rankings_passages_mean,
+                    passages_stddev: r.rankings_passages_stddev,
+                    passage_tokens_mean: r.rankings_passages_prompt_token_mean,
+                    passage_tokens_stddev: r.rankings_passages_prompt_token_stddev,
+                    query_tokens_mean: r.rankings_query_prompt_token_mean,
+                    query_tokens_stddev: r.rankings_query_prompt_token_stddev,
+                }
+            }),
         })
     }
 

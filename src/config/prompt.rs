@@ -165,7 +165,7 @@ impl PromptConfig {
                  (how many distinct prefixes to generate)"
                 .into());
         }
-        if endpoint != EndpointKind::Chat {
+        if !endpoint.descriptor().consumes_system_message {
             let message_flags = [
                 (
                     system_prompt.is_some(),
@@ -182,8 +182,9 @@ impl PromptConfig {
             ];
             if let Some((_, flag)) = message_flags.iter().find(|(set, _)| *set) {
                 return Err(format!(
-                    "{flag} needs --endpoint-type chat: the {} endpoint has no system or context \
-                     message, so the text would never be sent",
+                    "{flag} needs --endpoint-type chat (or responses, messages, chat_embeddings): \
+                     the {} endpoint has no system or context message, so the text would never \
+                     be sent",
                     endpoint.as_str()
                 ));
             }

@@ -180,8 +180,8 @@ fn bad_combinations_are_clear_errors() {
             "--warmup",
         ),
         (
-            "ringperf profile -m a -u 127.0.0.1:1 --endpoint-type embeddings",
-            "embeddings",
+            "ringperf profile -m a -u 127.0.0.1:1 --endpoint-type image-generation",
+            "image-generation",
         ),
         ("ringperf profile -m a -u https://x:1", "https"),
         (

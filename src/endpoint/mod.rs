@@ -7,19 +7,23 @@
 //!   content stamps, output/reasoning text, usage and errors. It runs on the aggregator thread,
 //!   never on a worker.
 
+pub mod kinds;
 pub mod payload;
 pub mod response;
 mod wire;
 
+pub use kinds::messages::ANTHROPIC_VERSION;
+pub use kinds::{Auth, Descriptor};
 pub use payload::{
-    PayloadParams, TurnBody, build_payload, build_turn, payload_texts, turn_message,
+    PayloadParams, TurnBody, build_payload, build_turn, payload_input, payload_texts, turn_message,
 };
 pub use response::{ParsedResponse, is_content_message, parse_record};
 
 use std::fmt;
 use std::str::FromStr;
 
-/// The endpoint types ringperf speaks (`--endpoint-type`).
+/// The endpoint types ringperf speaks (`--endpoint-type`). What each one does lives in its own
+/// file under [`kinds`], reached through [`EndpointKind::descriptor`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum EndpointKind {
     /// OpenAI Chat Completions (`chat`).
@@ -27,20 +31,85 @@ pub enum EndpointKind {
     Chat,
     /// OpenAI (legacy) Completions (`completions`).
     Completions,
+    /// OpenAI Responses API (`responses`).
+    Responses,
+    /// Anthropic Messages (`messages`).
+    Messages,
+    /// OpenAI Embeddings (`embeddings`).
+    Embeddings,
+    /// Chat-shaped request, embeddings response (`chat_embeddings`).
+    ChatEmbeddings,
+    /// NVIDIA NIM Embeddings (`nim_embeddings`).
+    NimEmbeddings,
+    /// NVIDIA NIM Rankings (`nim_rankings`).
+    NimRankings,
+    /// Cohere Rerank (`cohere_rankings`).
+    CohereRankings,
+    /// Hugging Face TEI rerank (`hf_tei_rankings`).
+    HfTeiRankings,
+    /// Hugging Face TGI generate (`huggingface_generate`).
+    HuggingfaceGenerate,
 }
 
 impl EndpointKind {
-    /// The URL path used when `--endpoint` is not given.
-    pub fn default_path(self) -> &'static str {
+    /// Every supported type, in AIPerf's registry order.
+    pub const ALL: [EndpointKind; 11] = [
+        EndpointKind::Chat,
+        EndpointKind::CohereRankings,
+        EndpointKind::Completions,
+        EndpointKind::Responses,
+        EndpointKind::Messages,
+        EndpointKind::ChatEmbeddings,
+        EndpointKind::Embeddings,
+        EndpointKind::HfTeiRankings,
+        EndpointKind::HuggingfaceGenerate,
+        EndpointKind::NimEmbeddings,
+        EndpointKind::NimRankings,
+    ];
+
+    /// What this type sends, how it parses, and which metrics apply.
+    pub fn descriptor(self) -> &'static Descriptor {
         match self {
-            EndpointKind::Chat => "/v1/chat/completions",
-            EndpointKind::Completions => "/v1/completions",
+            EndpointKind::Chat => &kinds::chat::DESCRIPTOR,
+            EndpointKind::Completions => &kinds::completions::DESCRIPTOR,
+            EndpointKind::Responses => &kinds::responses::DESCRIPTOR,
+            EndpointKind::Messages => &kinds::messages::DESCRIPTOR,
+            EndpointKind::Embeddings => &kinds::embeddings::DESCRIPTOR,
+            EndpointKind::ChatEmbeddings => &kinds::chat_embeddings::DESCRIPTOR,
+            EndpointKind::NimEmbeddings => &kinds::nim_embeddings::DESCRIPTOR,
+            EndpointKind::NimRankings => &kinds::nim_rankings::DESCRIPTOR,
+            EndpointKind::CohereRankings => &kinds::cohere_rankings::DESCRIPTOR,
+            EndpointKind::HfTeiRankings => &kinds::hf_tei_rankings::DESCRIPTOR,
+            EndpointKind::HuggingfaceGenerate => &kinds::huggingface_generate::DESCRIPTOR,
         }
+    }
+
+    /// The URL path used when `--endpoint` is not given (the streaming path when there is one
+    /// and `streaming`).
+    pub fn path(self, streaming: bool) -> &'static str {
+        let d = self.descriptor();
+        match d.streaming_path {
+            Some(p) if streaming => p,
+            _ => d.default_path,
+        }
+    }
+
+    /// The URL path used when `--endpoint` is not given and the run does not stream.
+    pub fn default_path(self) -> &'static str {
+        self.descriptor().default_path
     }
 
     /// The title of the console metrics table.
     pub fn metrics_title(self) -> &'static str {
-        "LLM Metrics"
+        self.descriptor().metrics_title
+    }
+
+    /// Whether a dataset of query + passages (the Rankings flags) is what this type sends.
+    pub fn is_rankings(self) -> bool {
+        matches!(
+            self,
+            EndpointKind::NimRankings | EndpointKind::CohereRankings | EndpointKind::HfTeiRankings
+        )
     }
 
     /// The `--endpoint-type` spelling AIPerf writes in its outputs.
@@ -48,6 +117,15 @@ impl EndpointKind {
         match self {
             EndpointKind::Chat => "chat",
             EndpointKind::Completions => "completions",
+            EndpointKind::Responses => "responses",
+            EndpointKind::Messages => "messages",
+            EndpointKind::Embeddings => "embeddings",
+            EndpointKind::ChatEmbeddings => "chat_embeddings",
+            EndpointKind::NimEmbeddings => "nim_embeddings",
+            EndpointKind::NimRankings => "nim_rankings",
+            EndpointKind::CohereRankings => "cohere_rankings",
+            EndpointKind::HfTeiRankings => "hf_tei_rankings",
+            EndpointKind::HuggingfaceGenerate => "huggingface_generate",
         }
     }
 }
@@ -64,10 +142,12 @@ pub struct UnknownEndpointKind(pub String);
 
 impl fmt::Display for UnknownEndpointKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = EndpointKind::ALL.iter().map(|k| k.as_str()).collect();
         write!(
             f,
-            "unsupported endpoint type {:?} (supported: chat, completions)",
-            self.0
+            "unsupported endpoint type {:?} (supported: {})",
+            self.0,
+            names.join(", ")
         )
     }
 }
@@ -98,7 +178,10 @@ impl FromStr for EndpointKind {
             "completions" | "completion" | "text_completions" | "openai_completions" => {
                 Ok(EndpointKind::Completions)
             }
-            _ => Err(UnknownEndpointKind(s.to_owned())),
+            other => EndpointKind::ALL
+                .into_iter()
+                .find(|k| k.as_str() == other)
+                .ok_or_else(|| UnknownEndpointKind(s.to_owned())),
         }
     }
 }
@@ -135,7 +218,15 @@ mod tests {
                 "{s}"
             );
         }
-        let err = "embeddings".parse::<EndpointKind>().unwrap_err();
-        assert!(err.to_string().contains("\"embeddings\""));
+        for s in [
+            "NIM-Rankings",
+            "nim_rankings",
+            "HuggingFace-Generate",
+            "messages",
+        ] {
+            assert!(s.parse::<EndpointKind>().is_ok(), "{s}");
+        }
+        let err = "image-generation".parse::<EndpointKind>().unwrap_err();
+        assert!(err.to_string().contains("\"image-generation\""));
     }
 }

@@ -1,5 +1,5 @@
-//! Request bodies for chat and completions (spec §2.4) and the input text of a wire payload
-//! (spec §2.6).
+//! Request bodies (spec §2.4) and the input text of a wire payload (spec §2.6), dispatched to
+//! each endpoint type's own file in [`super::kinds`].
 //!
 //! Bodies are built once per turn before the run, as JSON bytes that workers send verbatim,
 //! except the later turns of a chat conversation, which carry the server's replies and are
@@ -23,8 +23,11 @@ pub struct PayloadParams {
     pub use_legacy_max_tokens: bool,
     /// Chat only: add `stream_options.continuous_usage_stats=true` (`--per-chunk-usage`).
     pub per_chunk_usage: bool,
-    /// `--extra-inputs`, merged into the top level after the endpoint fields.
+    /// `--extra-inputs`, merged into the top level after the endpoint fields (TGI: into
+    /// `parameters`).
     pub extra_inputs: Map<String, Value>,
+    /// `--use-server-token-count` (Responses asks for streamed usage with it).
+    pub use_server_token_count: bool,
 }
 
 /// Builds the JSON body of a single-turn request of one prompt (see [`build_turn`]).
@@ -89,103 +92,23 @@ pub fn turn_message(turn: &Turn) -> Option<Value> {
     Some(Value::Object(message))
 }
 
-/// Builds the JSON body of one turn.
-///
-/// - chat: `{"messages":[system?, user context?, history…, this turn's message(s)],"model",
-///   "stream"}` + the token limit (`max_completion_tokens`, or `max_tokens` with the legacy flag)
-///   when the turn has one.
-/// - completions: `{"prompt","model","stream"}` (one text as a string, several as a list) +
-///   `max_tokens` when it is `Some` and non-zero; history is not sent.
-/// - a [`Content::Raw`] turn: its body, verbatim, whatever the endpoint.
-///
-/// Extras are merged next (`--extra-inputs`, then the turn's own `extra`). If the merged
-/// `stream` is truthy, `stream_options.include_usage` is set to `true` unless the user set it,
-/// keeping every other user key (chat also adds `continuous_usage_stats` with
-/// `per_chunk_usage`); a non-object `stream_options` is left alone.
+/// Builds the JSON body of one turn: a [`Content::Raw`] turn's body verbatim whatever the
+/// endpoint, else the endpoint type's body (see its file in [`super::kinds`]). Key order is
+/// AIPerf's dict insertion order; `--extra-inputs` then the turn's own `extra` are merged as the
+/// endpoint merges them.
 pub fn build_turn(kind: EndpointKind, params: &PayloadParams, parts: &TurnBody<'_>) -> Vec<u8> {
-    let turn = parts.turn;
-    if let Content::Raw(body) = &turn.content {
+    if let Content::Raw(body) = &parts.turn.content {
         return serde_json::to_vec(body).unwrap_or_default();
     }
-    let mut body = Map::new();
-    match kind {
-        EndpointKind::Chat => {
-            let mut messages = Vec::with_capacity(parts.history.len() + 3);
-            if let Some(system) = parts.system {
-                messages.push(serde_json::json!({"role": "system", "content": system}));
-            }
-            if let Some(context) = parts.user_context {
-                messages.push(serde_json::json!({"role": "user", "content": context}));
-            }
-            messages.extend(parts.history.iter().cloned());
-            match &turn.content {
-                Content::Messages(list) => messages.extend(list.iter().cloned()),
-                _ => messages.extend(turn_message(turn)),
-            }
-            body.insert("messages".into(), Value::Array(messages));
-            body.insert("model".into(), Value::from(params.model.as_str()));
-            body.insert("stream".into(), Value::Bool(params.streaming));
-            if let Some(n) = turn.max_tokens {
-                let field = if params.use_legacy_max_tokens {
-                    "max_tokens"
-                } else {
-                    "max_completion_tokens"
-                };
-                body.insert(field.into(), Value::from(n));
-            }
-        }
-        EndpointKind::Completions => {
-            let texts = turn_texts(turn);
-            let prompt = match texts.as_slice() {
-                [one] => Value::from(one.as_str()),
-                many => Value::Array(many.iter().map(|t| Value::from(t.as_str())).collect()),
-            };
-            body.insert("prompt".into(), prompt);
-            body.insert("model".into(), Value::from(params.model.as_str()));
-            body.insert("stream".into(), Value::Bool(params.streaming));
-            if let Some(n) = turn.max_tokens.filter(|&n| n > 0) {
-                body.insert("max_tokens".into(), Value::from(n));
-            }
-        }
-    }
-    for (k, v) in params.extra_inputs.iter().chain(&turn.extra) {
-        body.insert(k.clone(), v.clone());
-    }
-    if body.get("stream").is_some_and(truthy) {
-        let continuous = kind == EndpointKind::Chat && params.per_chunk_usage;
-        ensure_include_usage(&mut body, continuous);
-    }
+    let body = (kind.descriptor().build)(params, parts);
     // Serializing a map of `Value`s cannot fail: keys are strings and numbers are finite.
     serde_json::to_vec(&Value::Object(body)).unwrap_or_default()
 }
 
-/// A turn's texts for an endpoint that takes plain text: its texts, or the string contents of
-/// its messages.
-fn turn_texts(turn: &Turn) -> Vec<String> {
-    match &turn.content {
-        Content::Texts(texts) => texts.clone(),
-        Content::Messages(list) => list
-            .iter()
-            .filter_map(|m| m.get("content").and_then(Value::as_str))
-            .map(str::to_string)
-            .collect(),
-        Content::Raw(_) => Vec::new(),
-    }
-}
-
-/// Python truthiness of a JSON value, as AIPerf's `if payload.get("stream")` sees it.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
-fn ensure_include_usage(body: &mut Map<String, Value>, continuous: bool) {
+/// Sets `stream_options.include_usage` to `true` unless the user set it, keeping every other
+/// user key (`continuous_usage_stats` too with `continuous`); a non-object `stream_options` is
+/// left alone.
+pub(super) fn ensure_include_usage(body: &mut Map<String, Value>, continuous: bool) {
     let mut options = match body.get("stream_options") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(user)) => user.clone(),
@@ -201,42 +124,24 @@ fn ensure_include_usage(body: &mut Map<String, Value>, continuous: bool) {
 }
 
 /// The input text of a wire payload, as AIPerf tokenizes it for ISL: every text of the payload
-/// joined with `" "` (spec §2.6). Chat: each message's string `content`, or the `text` of its
-/// `{"type":"text"}` parts; completions: `prompt` (a string or a list of strings). Empty texts
-/// are skipped. A body that is not JSON yields `""`.
+/// joined with `" "` (spec §2.6), as the endpoint type finds them (chat: each message's string
+/// `content` or `{"type":"text"}` parts; completions: `prompt`; embeddings: `input`; TGI:
+/// `inputs`; ...). Empty texts are skipped. A body that is not JSON yields `""`.
 pub fn payload_texts(kind: EndpointKind, payload: &[u8]) -> String {
-    let Ok(value) = serde_json::from_slice::<Value>(payload) else {
-        return String::new();
-    };
+    payload_input(kind, payload).unwrap_or_default()
+}
+
+/// [`payload_texts`], or `None` when the payload holds no text at all for the endpoint type
+/// (AIPerf then counts no ISL: a rankings body, a body that is not JSON).
+pub fn payload_input(kind: EndpointKind, payload: &[u8]) -> Option<String> {
+    let value = serde_json::from_slice::<Value>(payload).ok()?;
     let mut texts: Vec<&str> = Vec::new();
-    match kind {
-        EndpointKind::Chat => {
-            let messages = value.get("messages").and_then(Value::as_array);
-            for message in messages.into_iter().flatten() {
-                match message.get("content") {
-                    Some(Value::String(s)) => texts.push(s),
-                    Some(Value::Array(parts)) => {
-                        for part in parts {
-                            let is_text = part.get("type").and_then(Value::as_str) == Some("text");
-                            if let (true, Some(t)) =
-                                (is_text, part.get("text").and_then(Value::as_str))
-                            {
-                                texts.push(t);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        EndpointKind::Completions => match value.get("prompt") {
-            Some(Value::String(s)) => texts.push(s),
-            Some(Value::Array(items)) => texts.extend(items.iter().filter_map(Value::as_str)),
-            _ => {}
-        },
+    (kind.descriptor().input_texts)(&value, &mut texts);
+    if texts.is_empty() {
+        return None;
     }
     texts.retain(|t| !t.is_empty());
-    texts.join(" ")
+    Some(texts.join(" "))
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! responses. Their stamps are what TTFT, ITL and request latency are computed from.
 
 use super::EndpointKind;
-use super::wire::Body;
 use crate::record::{RawRecord, RequestError, Usage};
 use crate::sse::{MessageData, message_data};
 
@@ -42,6 +41,9 @@ pub struct ParsedResponse {
     pub error: Option<RequestError>,
     /// Scratch for SSE messages whose data must be joined or repaired.
     data_buf: Vec<u8>,
+    /// Responses API: the `(output_index, content_index)` parts whose text came in deltas (their
+    /// `done` event then carries no new text).
+    pub(super) streamed_parts: Vec<(Option<i64>, Option<i64>)>,
 }
 
 impl ParsedResponse {
@@ -54,6 +56,40 @@ impl ParsedResponse {
         self.usage = None;
         self.error = None;
         self.data_buf.clear();
+        self.streamed_parts.clear();
+    }
+
+    /// Files a content response at `stamp_ns`; `output` says it carried non-reasoning output.
+    fn content(&mut self, stamp_ns: u64, output: bool) {
+        self.content_stamps_ns.push(stamp_ns);
+        if output && self.first_output_stamp_ns.is_none() {
+            self.first_output_stamp_ns = Some(stamp_ns);
+        }
+    }
+
+    /// A content response of output text (AIPerf's `TextResponseData`; may be empty).
+    pub(super) fn add_text(&mut self, stamp_ns: u64, text: &str) {
+        self.output_text.push_str(text);
+        self.content(stamp_ns, true);
+    }
+
+    /// A content response of reasoning, with the content that came with it.
+    pub(super) fn add_reasoning(&mut self, stamp_ns: u64, reasoning: &str, content: Option<&str>) {
+        self.reasoning_text.push_str(reasoning);
+        self.output_text.push_str(content.unwrap_or(""));
+        self.content(stamp_ns, content.is_some());
+    }
+
+    /// A content response of tool-call text, after the prose content that came with it.
+    pub(super) fn add_tool_call(&mut self, stamp_ns: u64, content: Option<&str>, tool_text: &str) {
+        self.output_text.push_str(content.unwrap_or(""));
+        self.output_text.push_str(tool_text);
+        self.content(stamp_ns, true);
+    }
+
+    /// A content response that carries no text (embeddings, rankings).
+    pub(super) fn add_data(&mut self, stamp_ns: u64) {
+        self.content(stamp_ns, true);
     }
 
     /// Number of content responses.
@@ -125,63 +161,10 @@ pub fn is_content_message(
     !scratch.content_stamps_ns.is_empty()
 }
 
-/// Applies one response object (spec §2.5). Invalid JSON is skipped silently, like AIPerf.
+/// Applies one response object (spec §2.5) with the endpoint type's parser. Invalid JSON is
+/// skipped silently, like AIPerf.
 fn parse_object(kind: EndpointKind, json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
-    let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {
-        return;
-    };
-    if body.usage.present {
-        out.usage = Some(body.usage.normalize());
-    }
-    let object = body.object.0.as_deref().unwrap_or("");
-    let Some(choice) = body.choices.0 else {
-        return;
-    };
-    let (is_content, has_output) = match kind {
-        EndpointKind::Chat => {
-            let data = match object {
-                "chat.completion" => choice.message.0,
-                "chat.completion.chunk" => choice.delta.0,
-                _ => None,
-            };
-            let Some(data) = data else {
-                return;
-            };
-            let content = data.content.non_empty();
-            let reasoning = data
-                .reasoning_content
-                .non_empty()
-                .or(data.reasoning.non_empty());
-            let tool_text = data.tool_calls.0.as_str();
-            if let Some(reasoning) = reasoning {
-                out.reasoning_text.push_str(reasoning);
-                out.output_text.push_str(content.unwrap_or(""));
-                (true, content.is_some())
-            } else if !tool_text.is_empty() {
-                out.output_text.push_str(content.unwrap_or(""));
-                out.output_text.push_str(tool_text);
-                (true, true)
-            } else if let Some(content) = content {
-                out.output_text.push_str(content);
-                (true, true)
-            } else {
-                (false, false)
-            }
-        }
-        EndpointKind::Completions => match (object, choice.text.non_empty()) {
-            ("completion" | "text_completion", Some(text)) => {
-                out.output_text.push_str(text);
-                (true, true)
-            }
-            _ => (false, false),
-        },
-    };
-    if is_content {
-        out.content_stamps_ns.push(stamp_ns);
-        if has_output && out.first_output_stamp_ns.is_none() {
-            out.first_output_stamp_ns = Some(stamp_ns);
-        }
-    }
+    (kind.descriptor().parse)(json, stamp_ns, out);
 }
 
 #[cfg(test)]

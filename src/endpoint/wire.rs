@@ -65,7 +65,7 @@ macro_rules! absent {
 
 /// One response object: a streamed chunk or a whole non-streamed body.
 #[derive(serde::Deserialize, Default)]
-pub(super) struct Body<'a> {
+pub(in crate::endpoint) struct Body<'a> {
     #[serde(default, borrow)]
     pub object: Str<'a>,
     #[serde(default, borrow)]
@@ -76,7 +76,7 @@ pub(super) struct Body<'a> {
 
 /// `choices[0]`; the other choices are skipped.
 #[derive(serde::Deserialize, Default)]
-pub(super) struct Choice<'a> {
+pub(in crate::endpoint) struct Choice<'a> {
     #[serde(default, borrow)]
     pub message: Obj<Delta<'a>>,
     #[serde(default, borrow)]
@@ -87,7 +87,7 @@ pub(super) struct Choice<'a> {
 
 /// A chat `message` or `delta`.
 #[derive(serde::Deserialize, Default)]
-pub(super) struct Delta<'a> {
+pub(in crate::endpoint) struct Delta<'a> {
     #[serde(default, borrow)]
     pub content: Str<'a>,
     #[serde(default, borrow)]
@@ -114,7 +114,7 @@ struct Function<'a> {
 
 /// A JSON string, or `None` for any other JSON value.
 #[derive(Default)]
-pub(super) struct Str<'a>(pub Option<Cow<'a, str>>);
+pub(in crate::endpoint) struct Str<'a>(pub Option<Cow<'a, str>>);
 
 impl<'a> Str<'a> {
     /// The string if it is present and non-empty (Python truthiness).
@@ -147,7 +147,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
 }
 
 /// A JSON object decoded as `T`, or `None` for any other JSON value.
-pub(super) struct Obj<T>(pub Option<T>);
+pub(in crate::endpoint) struct Obj<T>(pub Option<T>);
 
 impl<T> Default for Obj<T> {
     fn default() -> Self {
@@ -174,7 +174,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 
 /// `choices[0]` when `choices` is a non-empty array whose first element is an object.
 #[derive(Default)]
-pub(super) struct FirstChoice<'a>(pub Option<Choice<'a>>);
+pub(in crate::endpoint) struct FirstChoice<'a>(pub Option<Choice<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -197,7 +197,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
 
 /// Every tool call's `function.name` and `function.arguments`, concatenated in order.
 #[derive(Default)]
-pub(super) struct ToolCallText(pub String);
+pub(in crate::endpoint) struct ToolCallText(pub String);
 
 impl<'de> Deserialize<'de> for ToolCallText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -299,7 +299,7 @@ struct CompletionDetails {
 /// The `usage` object as sent, over the field names of OpenAI (chat and Responses), vLLM and
 /// Anthropic. `present` is whether it was a non-empty object (AIPerf ignores `{}` and `null`).
 #[derive(Default)]
-pub(super) struct WireUsage {
+pub(in crate::endpoint) struct WireUsage {
     pub present: bool,
     prompt_tokens: Field,
     input_tokens: Field,

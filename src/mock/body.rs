@@ -14,19 +14,98 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-/// Which completion API a request came in on.
+/// Which API a request came in on (by its path).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Endpoint {
     Chat,
     Completions,
+    /// OpenAI Responses (`/v1/responses`).
+    Responses,
+    /// Anthropic Messages (`/v1/messages`).
+    Messages,
+    /// `/v1/embeddings`: OpenAI, NIM and chat-style embeddings requests alike.
+    Embeddings,
+    /// NIM rankings (`/v1/ranking`).
+    NimRankings,
+    /// Cohere rerank (`/v2/rerank`).
+    CohereRankings,
+    /// TEI rerank (`/rerank`).
+    TeiRankings,
+    /// TGI `/generate` (whole).
+    Generate,
+    /// TGI `/generate_stream` (always streamed).
+    GenerateStream,
 }
 
 impl Endpoint {
+    /// Every API, for routing.
+    const ALL: [Endpoint; 10] = [
+        Endpoint::Chat,
+        Endpoint::Completions,
+        Endpoint::Responses,
+        Endpoint::Messages,
+        Endpoint::Embeddings,
+        Endpoint::NimRankings,
+        Endpoint::CohereRankings,
+        Endpoint::TeiRankings,
+        Endpoint::Generate,
+        Endpoint::GenerateStream,
+    ];
+
     pub(crate) fn path(self) -> &'static str {
         match self {
             Endpoint::Chat => "/v1/chat/completions",
             Endpoint::Completions => "/v1/completions",
+            Endpoint::Responses => "/v1/responses",
+            Endpoint::Messages => "/v1/messages",
+            Endpoint::Embeddings => "/v1/embeddings",
+            Endpoint::NimRankings => "/v1/ranking",
+            Endpoint::CohereRankings => "/v2/rerank",
+            Endpoint::TeiRankings => "/rerank",
+            Endpoint::Generate => "/generate",
+            Endpoint::GenerateStream => "/generate_stream",
         }
+    }
+
+    /// The API served at `path` (query string ignored).
+    pub(crate) fn at(path: &str) -> Option<Self> {
+        let path = path.split('?').next().unwrap_or(path);
+        Self::ALL.into_iter().find(|e| e.path() == path)
+    }
+
+    /// The client's endpoint type whose input texts this API's bodies carry (the prompt count).
+    pub(crate) fn kind(self) -> crate::endpoint::EndpointKind {
+        use crate::endpoint::EndpointKind as K;
+        match self {
+            Endpoint::Chat => K::Chat,
+            Endpoint::Completions => K::Completions,
+            Endpoint::Responses => K::Responses,
+            Endpoint::Messages => K::Messages,
+            Endpoint::Embeddings => K::Embeddings,
+            Endpoint::NimRankings => K::NimRankings,
+            Endpoint::CohereRankings => K::CohereRankings,
+            Endpoint::TeiRankings => K::HfTeiRankings,
+            Endpoint::Generate | Endpoint::GenerateStream => K::HuggingfaceGenerate,
+        }
+    }
+
+    /// The API generates text (the others answer with vectors or scores at once).
+    pub(crate) fn generates(self) -> bool {
+        !matches!(
+            self,
+            Endpoint::Embeddings
+                | Endpoint::NimRankings
+                | Endpoint::CohereRankings
+                | Endpoint::TeiRankings
+        )
+    }
+
+    /// The API has a reasoning channel apart from its text (the others send reasoning as text).
+    pub(crate) fn has_reasoning(self) -> bool {
+        matches!(
+            self,
+            Endpoint::Chat | Endpoint::Responses | Endpoint::Messages
+        )
     }
 }
 
@@ -41,6 +120,9 @@ pub(crate) struct RequestBody {
     pub(crate) include_usage: bool,
     /// Approximate prompt tokens (whitespace words of all prompt texts).
     pub(crate) prompt_words: u64,
+    /// How many vectors or scores an embeddings / rankings reply holds: the `input` strings
+    /// (1 for a single string or a chat-style body), else the passages / documents / texts.
+    pub(crate) items: u64,
 }
 
 #[derive(Deserialize)]
@@ -48,9 +130,46 @@ struct Wire {
     stream: Option<bool>,
     max_tokens: Option<u64>,
     max_completion_tokens: Option<u64>,
+    /// Responses API.
+    max_output_tokens: Option<u64>,
+    /// TGI: `parameters.max_new_tokens`.
+    parameters: Option<WireParameters>,
     stream_options: Option<WireStreamOptions>,
     messages: Option<TextWords>,
     prompt: Option<TextWords>,
+    /// Embeddings / Responses.
+    input: Option<Counted>,
+    /// TGI.
+    inputs: Option<TextWords>,
+    /// Anthropic.
+    system: Option<TextWords>,
+    /// Responses.
+    instructions: Option<TextWords>,
+    /// Rankings.
+    query: Option<TextWords>,
+    passages: Option<Counted>,
+    documents: Option<Counted>,
+    texts: Option<Counted>,
+}
+
+#[derive(Deserialize)]
+struct WireParameters {
+    max_new_tokens: Option<u64>,
+}
+
+/// The words of a value and, when it is a list, its length (1 for anything else).
+struct Counted {
+    words: u64,
+    len: u64,
+}
+
+impl<'de> Deserialize<'de> for Counted {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let len = v.as_array().map_or(1, |a| a.len() as u64);
+        let words = TextWords::deserialize(&v).map_or(0, |t| t.0);
+        Ok(Counted { words, len })
+    }
 }
 
 #[derive(Deserialize)]
@@ -86,12 +205,36 @@ pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, Error> {
     let wire: Wire = serde_json::from_slice(body).map_err(Error::InvalidJson)?;
     Ok(RequestBody {
         stream: wire.stream.unwrap_or(false),
-        max_tokens: wire.max_completion_tokens.or(wire.max_tokens),
         include_usage: wire
             .stream_options
             .and_then(|o| o.include_usage)
             .unwrap_or(false),
-        prompt_words: wire.messages.map_or(0, |t| t.0) + wire.prompt.map_or(0, |t| t.0),
+        max_tokens: wire
+            .max_completion_tokens
+            .or(wire.max_tokens)
+            .or(wire.max_output_tokens)
+            .or(wire.parameters.and_then(|p| p.max_new_tokens)),
+        prompt_words: [
+            wire.messages.map(|t| t.0),
+            wire.prompt.map(|t| t.0),
+            wire.input.as_ref().map(|c| c.words),
+            wire.inputs.map(|t| t.0),
+            wire.system.map(|t| t.0),
+            wire.instructions.map(|t| t.0),
+            wire.query.map(|t| t.0),
+            wire.passages.as_ref().map(|c| c.words),
+            wire.documents.as_ref().map(|c| c.words),
+            wire.texts.as_ref().map(|c| c.words),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(0u64, u64::saturating_add),
+        items: [&wire.input, &wire.passages, &wire.documents, &wire.texts]
+            .into_iter()
+            .flatten()
+            .map(|c| c.len)
+            .next()
+            .unwrap_or(1),
     })
 }
 
@@ -208,7 +351,8 @@ mod tests {
                 stream: true,
                 max_tokens: Some(12),
                 include_usage: true,
-                prompt_words: 5
+                prompt_words: 5,
+                items: 1,
             }
         );
     }
@@ -222,14 +366,21 @@ mod tests {
                 stream: false,
                 max_tokens: Some(3),
                 include_usage: false,
-                prompt_words: 4
+                prompt_words: 4,
+                items: 1,
             }
         );
         let r = parse_request_body(br#"{"prompt":["x y","z"],"max_tokens":null}"#).unwrap();
         assert_eq!(r.prompt_words, 3);
         assert_eq!(r.max_tokens, None);
         let r = parse_request_body(br#"{}"#).unwrap();
-        assert_eq!(r, RequestBody::default());
+        assert_eq!(
+            r,
+            RequestBody {
+                items: 1,
+                ..RequestBody::default()
+            }
+        );
     }
 
     proptest::proptest! {

@@ -59,8 +59,8 @@ enum Method {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
-    Chat,
-    Completions,
+    /// A completion, embeddings or rankings API.
+    Api(Endpoint),
     Models,
     Health,
     Metrics,
@@ -96,13 +96,11 @@ enum Parsed {
 fn route_of(path: &str) -> Route {
     let path = path.split('?').next().unwrap_or(path);
     match path {
-        "/v1/chat/completions" => Route::Chat,
-        "/v1/completions" => Route::Completions,
         "/v1/models" => Route::Models,
         "/health" => Route::Health,
         "/metrics" => Route::Metrics,
         "/prometheus/metrics" => Route::PrometheusMetrics,
-        _ => Route::Unknown,
+        other => Endpoint::at(other).map_or(Route::Unknown, Route::Api),
     }
 }
 
@@ -245,13 +243,8 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         let close = head.close;
         // Everything the answer needs from the body is extracted here, before any await.
         let action = match (head.route, head.method) {
-            (Route::Chat | Route::Completions, Method::Post) => match parse_request_body(body) {
+            (Route::Api(endpoint), Method::Post) => match parse_request_body(body) {
                 Ok(b) => {
-                    let endpoint = if head.route == Route::Chat {
-                        Endpoint::Chat
-                    } else {
-                        Endpoint::Completions
-                    };
                     let mut b = b;
                     b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
                     let recorded = if worker.shared.truth.enabled() {
@@ -281,7 +274,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 }
                 Err(e) => Action::Error(400, e.to_string()),
             },
-            (Route::Chat | Route::Completions, _) => Action::Error(405, "use POST".to_owned()),
+            (Route::Api(_), _) => Action::Error(405, "use POST".to_owned()),
             (
                 Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics,
                 Method::Get | Method::Head,
@@ -375,7 +368,7 @@ mod tests {
             h,
             Head {
                 method: Method::Post,
-                route: Route::Chat,
+                route: Route::Api(Endpoint::Chat),
                 close: true,
                 request_id: Uuid::parse_str(id).ok(),
                 correlation: Some(at..at + "sess-1".len()),

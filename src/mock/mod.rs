@@ -61,6 +61,7 @@
 //! `crate::timer` and the tokenizer of `crate::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
 //! are validated into a [`MockConfig`] by `config::mock`).
 
+mod apis;
 mod body;
 mod conn;
 mod fault;

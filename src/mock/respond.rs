@@ -20,6 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use monoio::net::TcpStream;
 use uuid::Uuid;
 
+use super::apis;
 use super::body::{Endpoint, RequestBody};
 use super::fault::{self, Fault};
 use super::metrics::Finished;
@@ -80,6 +81,8 @@ pub(crate) struct Completion {
     /// The request's max tokens cut the output (`finish_reason: "length"`).
     capped: bool,
     tokens_per_event: u64,
+    /// Vectors or scores in an embeddings / rankings reply.
+    items: u64,
     /// Where the reply's words start ([`reply_start`] of the seed and the body): reasoning
     /// takes words `0..reasoning_tokens`, the content the next `content_tokens`.
     word_start: u64,
@@ -126,11 +129,23 @@ impl Completion {
         } else {
             None
         };
-        let (reasoning_tokens, content_tokens, capped) =
-            apply_cap(cfg.reasoning_tokens as u64, configured, cap);
+        let (reasoning_tokens, content_tokens, capped) = if endpoint.generates() {
+            let reasoning = cfg.reasoning_tokens as u64;
+            apply_cap(reasoning, configured, cap)
+        } else {
+            (0, 0, false)
+        };
+        let stream = match endpoint {
+            Endpoint::GenerateStream => true,
+            Endpoint::Chat | Endpoint::Completions | Endpoint::Responses | Endpoint::Messages => {
+                body.stream
+            }
+            _ => false,
+        };
         Self {
             endpoint,
-            stream: body.stream,
+            stream,
+            items: body.items,
             include_usage: body.include_usage,
             prompt_tokens: body.prompt_words,
             reasoning_tokens,
@@ -333,6 +348,7 @@ impl Completion {
             model_json: &worker.shared.model_json,
         };
         let chat = self.endpoint == Endpoint::Chat;
+        let openai = matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions);
         let garbage = self.fault == Some(Fault::GarbageSse);
         // Bytes are written when the next event has to wait (or at the end), so events that share
         // an intended time share a write and events with different times never do. Each write is
@@ -345,6 +361,10 @@ impl Completion {
         wire::stream_head(wbuf, close);
         if chat {
             wire::sse_chat(ev, &meta, ChatDelta::Role);
+        } else if !openai {
+            apis::stream_opening(self.endpoint, ev, &meta, self.usage());
+        }
+        if !ev.is_empty() {
             wire::chunk(wbuf, ev);
             ev.clear();
         }
@@ -375,14 +395,15 @@ impl Completion {
             if run.count == 0 {
                 continue;
             }
-            let enc = match (chat, reasoning) {
-                (true, true) => TokenEvents::chat(&meta, "reasoning_content"),
-                (true, false) => TokenEvents::chat(&meta, "content"),
+            let enc = match (self.endpoint, reasoning) {
+                (Endpoint::Chat, true) => TokenEvents::chat(&meta, "reasoning_content"),
+                (Endpoint::Chat, false) => TokenEvents::chat(&meta, "content"),
                 // The completions API has no reasoning field: reasoning goes out as text.
-                (false, _) => TokenEvents::completion(&meta),
+                (Endpoint::Completions, _) => TokenEvents::completion(&meta),
+                (other, _) => apis::token_events(other, &meta, self.usage(), reasoning),
             };
-            // The client's text: chat's `content` deltas; every `text` of a completion.
-            let is_text = !(chat && reasoning);
+            // The client's text: what is not sent on a reasoning channel.
+            let is_text = !(self.endpoint.has_reasoning() && reasoning);
             let end = run.from + run.count;
             let mut from = run.from;
             while from < end {
@@ -428,6 +449,25 @@ impl Completion {
             }
         }
         // The finish event, usage and [DONE] are due with the last token event.
+        if !openai {
+            let (reasoning, content) = self.words();
+            apis::stream_closing(
+                self.endpoint,
+                ev,
+                &meta,
+                self.capped,
+                self.usage(),
+                reasoning,
+                content,
+            );
+            if !ev.is_empty() {
+                wire::chunk(wbuf, ev);
+                ev.clear();
+            }
+            wire::last_chunk(wbuf);
+            truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
+            return Ok(After::done(close));
+        }
         if chat {
             wire::sse_chat(ev, &meta, ChatDelta::Finish(self.finish_reason()));
         } else {
@@ -557,6 +597,15 @@ impl Completion {
                 self.finish_reason(),
                 self.usage(),
             ),
+            other => apis::whole_body(
+                other,
+                ev,
+                &meta,
+                self.capped,
+                self.usage(),
+                self.words(),
+                self.items,
+            ),
         }
     }
 
@@ -573,9 +622,10 @@ impl Completion {
     /// for chat, `text` for completions.
     fn whole_text(&self) -> Option<String> {
         let mut text = self.reply_buffer()?;
-        match self.endpoint {
-            Endpoint::Chat => self.words().1.push_to(&mut text),
-            Endpoint::Completions => self.all_words().push_to(&mut text),
+        if self.endpoint.has_reasoning() {
+            self.words().1.push_to(&mut text);
+        } else {
+            self.all_words().push_to(&mut text);
         }
         Some(text)
     }

@@ -31,13 +31,13 @@ pub(crate) struct Words {
 
 impl Words {
     /// Byte length of the text.
-    fn len(self) -> usize {
+    pub(crate) fn len(self) -> usize {
         (self.from..self.from + self.count)
             .map(|i| word(self.start, i).len())
             .sum()
     }
 
-    fn write(self, out: &mut Vec<u8>) {
+    pub(crate) fn write(self, out: &mut Vec<u8>) {
         for i in self.from..self.from + self.count {
             out.extend_from_slice(word(self.start, i).as_bytes());
         }
@@ -205,6 +205,11 @@ const CHAT_SUFFIX: &[u8] = b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n
 const COMPLETION_SUFFIX: &[u8] = b"\",\"logprobs\":null,\"finish_reason\":null}]}\n\n";
 
 impl TokenEvents {
+    /// Events of `prefix`, the words, then `suffix` (the other APIs' shapes, `apis`).
+    pub(crate) fn new(prefix: Vec<u8>, suffix: &'static [u8]) -> Self {
+        Self { prefix, suffix }
+    }
+
     /// Chat events whose delta carries the words in `field` (`content` or `reasoning_content`).
     pub(crate) fn chat(m: &Meta<'_>, field: &str) -> Self {
         let mut prefix = Vec::with_capacity(192);

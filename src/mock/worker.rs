@@ -50,11 +50,9 @@ impl Worker {
         if let Some(&n) = self.prompt_cache.borrow().get(&key) {
             return n;
         }
-        let kind = match endpoint {
-            Endpoint::Chat => crate::endpoint::EndpointKind::Chat,
-            Endpoint::Completions => crate::endpoint::EndpointKind::Completions,
-        };
-        let n = tok.0.count(&crate::endpoint::payload_texts(kind, body)) as u64;
+        let n = tok
+            .0
+            .count(&crate::endpoint::payload_texts(endpoint.kind(), body)) as u64;
         let mut cache = self.prompt_cache.borrow_mut();
         if cache.len() >= 100_000 {
             cache.clear();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
-use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_texts};
+use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_input};
 use crate::export::JsonlWriter;
 use crate::export::raw::RawWriter;
 use crate::export::timeslices::TimesliceCollector;
@@ -225,7 +225,9 @@ impl Collector {
             (u.prompt_tokens, output, reasoning)
         } else {
             let input = match &raw.request_body {
-                Some(body) => Some(self.tokenizer.count(&payload_texts(self.kind, body)) as u64),
+                Some(body) => {
+                    payload_input(self.kind, body).map(|text| self.tokenizer.count(&text) as u64)
+                }
                 None => entry.and_then(|e| e.isl_tokens),
             };
             if error.is_some() {

@@ -164,7 +164,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let mut dataset = match &cfg.input.load {
         Some(spec) => workload::loader::load(spec, &tokenizer)
             .map_err(|e| RunError(format!("cannot load the dataset: {e}")))?,
-        None => workload::synthetic::build(&synthetic_params(&cfg), &tokenizer),
+        None => match &cfg.rankings {
+            Some(shape) => workload::rankings::build(&synthetic_params(&cfg), shape, &tokenizer),
+            None => workload::synthetic::build(&synthetic_params(&cfg), &tokenizer),
+        },
     };
     dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
     let dataset = workload::prepare(dataset, cfg.endpoint, &payload_params, &tokenizer);
@@ -259,7 +262,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let progress = Arc::new(Progress::default());
     let metric_cfg = MetricConfig {
         goodput: cfg.goodput.clone(),
-        ..MetricConfig::new(cfg.streaming, cfg.use_server_token_count)
+        ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
     };
     let collector = collect::Collector {
         consumers,
@@ -763,6 +766,7 @@ fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
         use_legacy_max_tokens: cfg.use_legacy_max_tokens,
         per_chunk_usage: false,
         extra_inputs: cfg.extra_inputs.clone(),
+        use_server_token_count: cfg.use_server_token_count,
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod loader;
 pub mod prepared;
 pub mod prompt;
+pub mod rankings;
 pub mod seq_dist;
 pub mod synthetic;
 pub mod tokenizer;

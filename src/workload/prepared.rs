@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_texts};
+use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_input};
 
 use super::Tokenizer;
 
@@ -53,7 +53,7 @@ impl Prepared {
 /// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
 /// chat conversation that is not a verbatim body.
 pub fn carries_history(kind: EndpointKind, conversation: &Conversation, index: usize) -> bool {
-    kind == EndpointKind::Chat
+    kind.descriptor().carries_history
         && index > 0
         && !matches!(conversation.turns[index].content, Content::Raw(_))
 }
@@ -114,7 +114,7 @@ fn prepare_conversation(
     params: &PayloadParams,
     tokenizer: &Tokenizer,
 ) -> PreparedConversation {
-    let multi_turn_chat = kind == EndpointKind::Chat && c.turns.len() > 1;
+    let multi_turn_chat = kind.descriptor().carries_history && c.turns.len() > 1;
     let turns = (0..c.turns.len())
         .map(|i| {
             let turn = &c.turns[i];
@@ -129,7 +129,8 @@ fn prepare_conversation(
             });
             let isl_tokens = body
                 .as_ref()
-                .map(|b| tokenizer.count(&payload_texts(kind, b)) as u64);
+                .and_then(|b| payload_input(kind, b))
+                .map(|text| tokenizer.count(&text) as u64);
             PreparedTurn {
                 body,
                 isl_tokens,

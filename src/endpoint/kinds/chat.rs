@@ -1,0 +1,121 @@
+//! OpenAI Chat Completions (`chat`, `/v1/chat/completions`; AIPerf's `openai_chat.py`).
+
+use serde_json::{Map, Value};
+
+use super::{Auth, Descriptor, merge_extras, truthy};
+use crate::conversation::Content;
+use crate::endpoint::payload::{PayloadParams, TurnBody, ensure_include_usage, turn_message};
+use crate::endpoint::response::ParsedResponse;
+use crate::endpoint::wire::Body;
+
+pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
+    default_path: "/v1/chat/completions",
+    streaming_path: None,
+    supports_streaming: true,
+    produces_tokens: true,
+    tokenizes_input: true,
+    metrics_title: "LLM Metrics",
+    consumes_system_message: true,
+    carries_history: true,
+    auth: Auth::Bearer,
+    build,
+    input_texts,
+    parse,
+};
+
+/// `{"messages":[system?, user context?, history…, this turn's message(s)],"model","stream"}` +
+/// the token limit (`max_completion_tokens`, or `max_tokens` with the legacy flag) when the turn
+/// has one, then the extras, then `stream_options` when the merged body streams.
+pub(super) fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
+    let turn = parts.turn;
+    let mut body = Map::new();
+    body.insert("messages".into(), Value::Array(messages(parts)));
+    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("stream".into(), Value::Bool(params.streaming));
+    if let Some(n) = turn.max_tokens {
+        let field = if params.use_legacy_max_tokens {
+            "max_tokens"
+        } else {
+            "max_completion_tokens"
+        };
+        body.insert(field.into(), Value::from(n));
+    }
+    merge_extras(&mut body, params, turn);
+    if body.get("stream").is_some_and(truthy) {
+        ensure_include_usage(&mut body, params.per_chunk_usage);
+    }
+    body
+}
+
+/// The chat `messages` of a turn: system, user context, history, then the turn's own.
+pub(super) fn messages(parts: &TurnBody<'_>) -> Vec<Value> {
+    let turn = parts.turn;
+    let mut messages = Vec::with_capacity(parts.history.len() + 3);
+    if let Some(system) = parts.system {
+        messages.push(serde_json::json!({"role": "system", "content": system}));
+    }
+    if let Some(context) = parts.user_context {
+        messages.push(serde_json::json!({"role": "user", "content": context}));
+    }
+    messages.extend(parts.history.iter().cloned());
+    match &turn.content {
+        Content::Messages(list) => messages.extend(list.iter().cloned()),
+        _ => messages.extend(turn_message(turn)),
+    }
+    messages
+}
+
+/// Each message's string `content`, or the `text` of its `{"type":"text"}` parts.
+pub(super) fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    let messages = value.get("messages").and_then(Value::as_array);
+    for message in messages.into_iter().flatten() {
+        match message.get("content") {
+            Some(Value::String(s)) => texts.push(s),
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    let is_text = part.get("type").and_then(Value::as_str) == Some("text");
+                    if let (true, Some(t)) = (is_text, part.get("text").and_then(Value::as_str)) {
+                        texts.push(t);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `chat.completion` → `choices[0].message`, `chat.completion.chunk` → `choices[0].delta`;
+/// reasoning, then tool calls, then content (spec §2.5).
+pub(super) fn parse(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {
+        return;
+    };
+    if body.usage.present {
+        out.usage = Some(body.usage.normalize());
+    }
+    let object = body.object.0.as_deref().unwrap_or("");
+    let Some(choice) = body.choices.0 else {
+        return;
+    };
+    let data = match object {
+        "chat.completion" => choice.message.0,
+        "chat.completion.chunk" => choice.delta.0,
+        _ => None,
+    };
+    let Some(data) = data else {
+        return;
+    };
+    let content = data.content.non_empty();
+    let reasoning = data
+        .reasoning_content
+        .non_empty()
+        .or(data.reasoning.non_empty());
+    let tool_text = data.tool_calls.0.as_str();
+    if let Some(reasoning) = reasoning {
+        out.add_reasoning(stamp_ns, reasoning, content);
+    } else if !tool_text.is_empty() {
+        out.add_tool_call(stamp_ns, content, tool_text);
+    } else if let Some(content) = content {
+        out.add_text(stamp_ns, content);
+    }
+}

@@ -1,0 +1,57 @@
+//! Cohere Rerank (`cohere_rankings`, `/v2/rerank`; AIPerf's `cohere_rankings.py`).
+//! Non-streaming; produces no tokens.
+
+use serde_json::{Map, Value};
+
+use super::nim_rankings::query_and_passages;
+use super::{Auth, Descriptor, json, merge_extras, walk_texts};
+use crate::endpoint::payload::{PayloadParams, TurnBody};
+use crate::endpoint::response::ParsedResponse;
+
+pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
+    default_path: "/v2/rerank",
+    streaming_path: None,
+    supports_streaming: false,
+    produces_tokens: false,
+    tokenizes_input: true,
+    metrics_title: "Ranking Metrics",
+    consumes_system_message: false,
+    carries_history: false,
+    auth: Auth::Bearer,
+    build,
+    input_texts,
+    parse,
+};
+
+/// `{"model","query","documents":[…]}` + extras.
+fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
+    let (query, passages) = query_and_passages(parts.turn);
+    let mut body = Map::new();
+    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("query".into(), Value::from(query));
+    body.insert(
+        "documents".into(),
+        passages.iter().map(|p| Value::from(p.as_str())).collect(),
+    );
+    merge_extras(&mut body, params, parts.turn);
+    body
+}
+
+/// The generic walk, which knows `query` + `passages` but not `documents`.
+fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    walk_texts(value, &["text"], texts);
+}
+
+/// `results`, a non-empty list (each `{index, relevance_score}`).
+fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    let Some(value) = json(bytes) else {
+        return;
+    };
+    if value
+        .get("results")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty())
+    {
+        out.add_data(stamp_ns);
+    }
+}

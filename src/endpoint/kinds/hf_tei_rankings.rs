@@ -1,0 +1,56 @@
+//! Hugging Face TEI rerank (`hf_tei_rankings`, `/rerank`; AIPerf's `hf_tei_rankings.py`).
+//! Non-streaming; produces no tokens; the body carries no model.
+
+use serde_json::{Map, Value};
+
+use super::nim_rankings::query_and_passages;
+use super::{Auth, Descriptor, json, merge_extras, walk_texts};
+use crate::endpoint::payload::{PayloadParams, TurnBody};
+use crate::endpoint::response::ParsedResponse;
+
+pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
+    default_path: "/rerank",
+    streaming_path: None,
+    supports_streaming: false,
+    produces_tokens: false,
+    tokenizes_input: true,
+    metrics_title: "Ranking Metrics",
+    consumes_system_message: false,
+    carries_history: false,
+    auth: Auth::Bearer,
+    build,
+    input_texts,
+    parse,
+};
+
+/// `{"query","texts":[…]}` + extras.
+fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
+    let (query, passages) = query_and_passages(parts.turn);
+    let mut body = Map::new();
+    body.insert("query".into(), Value::from(query));
+    body.insert(
+        "texts".into(),
+        passages.iter().map(|p| Value::from(p.as_str())).collect(),
+    );
+    merge_extras(&mut body, params, parts.turn);
+    body
+}
+
+/// The generic walk, which knows `query` + `passages` but not `texts`.
+fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    walk_texts(value, &["text"], texts);
+}
+
+/// A top-level non-empty list, or a non-empty `results` list.
+fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    let Some(value) = json(bytes) else {
+        return;
+    };
+    let rankings = match &value {
+        Value::Array(list) => Some(list),
+        other => other.get("results").and_then(Value::as_array),
+    };
+    if rankings.is_some_and(|r| !r.is_empty()) {
+        out.add_data(stamp_ns);
+    }
+}

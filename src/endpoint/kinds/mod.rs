@@ -1,0 +1,194 @@
+//! One file per endpoint type. Each file owns its type's metadata (paths, streaming, metric
+//! applicability, console title), its request body, the input text it contributes to ISL and the
+//! parsing of its response objects, and exposes them as one [`Descriptor`]. The rest of the code
+//! asks [`super::EndpointKind::descriptor`] and never branches on the type itself.
+//!
+//! Payload and parsing facts follow AIPerf 0.13's `aiperf/endpoints/*.py` (spec §2.1, §2.4–§2.6).
+
+pub(super) mod chat;
+pub(super) mod chat_embeddings;
+pub(super) mod cohere_rankings;
+pub(super) mod completions;
+pub(super) mod embeddings;
+pub(super) mod hf_tei_rankings;
+pub(super) mod huggingface_generate;
+pub(super) mod messages;
+pub(super) mod nim_embeddings;
+pub(super) mod nim_rankings;
+pub(super) mod responses;
+
+use serde_json::{Map, Value};
+
+use super::payload::{PayloadParams, TurnBody};
+use super::response::ParsedResponse;
+use crate::conversation::{Content, Turn};
+
+/// How `--api-key` is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// `Authorization: Bearer <key>` (every OpenAI-style endpoint).
+    Bearer,
+    /// `x-api-key: <key>` plus `anthropic-version` (Anthropic Messages).
+    AnthropicKey,
+}
+
+/// Everything ringperf knows about one endpoint type.
+#[derive(Clone, Copy)]
+pub struct Descriptor {
+    /// Path appended to the base URL when `--endpoint` is not given.
+    pub default_path: &'static str,
+    /// Path used instead of `default_path` when streaming (TGI's `/generate_stream`).
+    pub streaming_path: Option<&'static str>,
+    /// `--streaming` is honoured; otherwise it is turned off.
+    pub supports_streaming: bool,
+    /// The endpoint generates tokens: PRODUCES_TOKENS_ONLY metrics apply.
+    pub produces_tokens: bool,
+    /// The endpoint's input is tokenized: TOKENIZES_INPUT_ONLY metrics apply.
+    pub tokenizes_input: bool,
+    /// The console table's title.
+    pub metrics_title: &'static str,
+    /// A conversation's system / user-context messages are sent.
+    pub consumes_system_message: bool,
+    /// Later turns of a conversation carry the earlier turns and the server's replies.
+    pub carries_history: bool,
+    pub auth: Auth,
+    /// The body of one turn, before serialization (extras merged as the endpoint merges them).
+    pub build: fn(&PayloadParams, &TurnBody<'_>) -> Map<String, Value>,
+    /// The texts of a wire payload AIPerf tokenizes for ISL, in order.
+    pub input_texts: for<'a> fn(&'a Value, &mut Vec<&'a str>),
+    /// Applies one response object (an SSE message's data or a whole body) stamped `stamp_ns`.
+    pub parse: fn(&[u8], u64, &mut ParsedResponse),
+}
+
+/// Merges `--extra-inputs`, then the turn's own extras, into `body` (AIPerf's `dict.update`: an
+/// existing key keeps its place and takes the new value, a new key is appended).
+pub(super) fn merge_extras(body: &mut Map<String, Value>, params: &PayloadParams, turn: &Turn) {
+    for (k, v) in params.extra_inputs.iter().chain(&turn.extra) {
+        body.insert(k.clone(), v.clone());
+    }
+}
+
+/// A turn's non-empty texts for an endpoint that takes plain text (AIPerf's
+/// `[c for text in turn.texts for c in text.contents if c]`): its texts, the string contents of
+/// its messages, or a rankings turn's query then passages.
+pub(super) fn turn_texts(turn: &Turn) -> Vec<String> {
+    let mut out: Vec<String> = match &turn.content {
+        Content::Texts(texts) => texts.clone(),
+        Content::Messages(list) => list
+            .iter()
+            .filter_map(|m| m.get("content").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect(),
+        Content::Rankings { query, passages } => {
+            std::iter::once(query).chain(passages).cloned().collect()
+        }
+        Content::Raw(_) => Vec::new(),
+    };
+    out.retain(|t| !t.is_empty());
+    out
+}
+
+/// Python truthiness of a JSON value, as AIPerf's `if payload.get("stream")` sees it.
+pub(super) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// A non-empty JSON string.
+pub(super) fn non_empty_str(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// The usage object of a response, when it is a non-empty object (AIPerf ignores `{}`, `null`).
+pub(super) fn usage_of(v: Option<&Value>) -> Option<crate::record::Usage> {
+    let v = v?;
+    if v.as_object().is_none_or(|o| o.is_empty()) {
+        return None;
+    }
+    serde::Deserialize::deserialize(v)
+        .ok()
+        .map(|u: super::wire::WireUsage| u.normalize())
+}
+
+/// AIPerf's generic payload walk (`payload_extraction.extract_inputs`) for the endpoints that
+/// use it: the `messages` / `input` item arrays (string `content`, or parts whose `type` is one of
+/// `text_types`); when there are none, the flat shapes `prompt`, `input` (a string or a list of
+/// strings), rankings `query` + `passages`, TGI `inputs`.
+pub(super) fn walk_texts<'a>(payload: &'a Value, text_types: &[&str], out: &mut Vec<&'a str>) {
+    let mut found = false;
+    for field in ["messages", "input"] {
+        let Some(items) = payload.get(field).and_then(Value::as_array) else {
+            continue;
+        };
+        let shaped = items
+            .iter()
+            .any(|i| i.get("role").is_some() || i.get("type").is_some());
+        if items.is_empty() || !shaped {
+            continue;
+        }
+        found = true;
+        for item in items {
+            match item.get("content") {
+                Some(Value::String(s)) => out.push(s),
+                Some(Value::Array(parts)) => {
+                    for part in parts {
+                        let ty = part.get("type").and_then(Value::as_str).unwrap_or("");
+                        if text_types.contains(&ty)
+                            && let Some(t) = part.get("text").and_then(Value::as_str)
+                        {
+                            out.push(t);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if found {
+        return;
+    }
+    for key in ["prompt", "input"] {
+        match payload.get(key) {
+            Some(Value::String(s)) => {
+                out.push(s);
+                return;
+            }
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                out.extend(items.iter().filter_map(Value::as_str));
+                return;
+            }
+            _ => {}
+        }
+    }
+    if let (Some(Value::String(query)), Some(Value::Array(passages))) =
+        (payload.get("query"), payload.get("passages"))
+    {
+        out.push(query);
+        for p in passages {
+            match p {
+                Value::String(s) => out.push(s),
+                Value::Object(o) => out.extend(o.get("text").and_then(Value::as_str)),
+                _ => {}
+            }
+        }
+        return;
+    }
+    if let Some(Value::String(s)) = payload.get("inputs") {
+        out.push(s);
+    }
+}
+
+/// Parses a response object as a JSON value; `None` (skipped, as AIPerf skips undecodable data)
+/// when it is not JSON.
+pub(super) fn json(bytes: &[u8]) -> Option<Value> {
+    serde_json::from_slice(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,75 @@
+//! NVIDIA NIM Rankings (`nim_rankings`, `/v1/ranking`; AIPerf's `nim_rankings.py` over
+//! `base_rankings_endpoint.py`). Non-streaming; produces no tokens.
+
+use serde_json::{Map, Value};
+
+use super::{Auth, Descriptor, json, merge_extras, walk_texts};
+use crate::conversation::{Content, Turn};
+use crate::endpoint::payload::{PayloadParams, TurnBody};
+use crate::endpoint::response::ParsedResponse;
+
+pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
+    default_path: "/v1/ranking",
+    streaming_path: None,
+    supports_streaming: false,
+    produces_tokens: false,
+    tokenizes_input: true,
+    metrics_title: "Rankings Metrics",
+    consumes_system_message: false,
+    carries_history: false,
+    auth: Auth::Bearer,
+    build,
+    input_texts,
+    parse,
+};
+
+/// `{"model","query":{"text"},"passages":[{"text"}…]}` + extras.
+fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
+    let (query, passages) = query_and_passages(parts.turn);
+    let mut body = Map::new();
+    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("query".into(), serde_json::json!({ "text": query }));
+    body.insert(
+        "passages".into(),
+        passages
+            .iter()
+            .map(|p| serde_json::json!({ "text": p }))
+            .collect(),
+    );
+    merge_extras(&mut body, params, parts.turn);
+    body
+}
+
+/// A rankings turn's query and passages. A turn of plain texts has no named query: its first
+/// text is taken as the query and the rest as passages (AIPerf needs texts named `query` /
+/// `passages`, which only a rankings dataset has).
+pub(super) fn query_and_passages(turn: &Turn) -> (&str, &[String]) {
+    match &turn.content {
+        Content::Rankings { query, passages } => (query, passages),
+        Content::Texts(texts) => match texts.split_first() {
+            Some((q, rest)) => (q, rest),
+            None => ("", &[]),
+        },
+        _ => ("", &[]),
+    }
+}
+
+/// The generic walk: `query` (a string) with `passages` — NIM's `query` is an object, so AIPerf
+/// counts no input text for it.
+fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    walk_texts(value, &["text"], texts);
+}
+
+/// `rankings`, a non-empty list.
+fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    let Some(value) = json(bytes) else {
+        return;
+    };
+    if value
+        .get("rankings")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty())
+    {
+        out.add_data(stamp_ns);
+    }
+}

@@ -1,0 +1,233 @@
+//! Every endpoint type against the in-process mock: the requests arrive at the type's path
+//! (streamed when the type streams), the record counts and token counts agree with the mock's
+//! truth log, and the metrics AIPerf drops for the type (PRODUCES_TOKENS_ONLY without tokens;
+//! ISL where AIPerf's payload walk finds no text) are absent from `profile_export_aiperf.json`.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{config, read_json, read_jsonl, recording_mock};
+use ringperf::mock::TruthEntry;
+use serde_json::Value;
+
+const REQUESTS: usize = 6;
+const OUTPUT_TOKENS: u64 = 5;
+
+struct Run {
+    summary: Value,
+    records: Vec<Value>,
+    truth: HashMap<String, TruthEntry>,
+}
+
+fn run(endpoint_type: &str, extra: &str) -> Run {
+    let server = recording_mock(OUTPUT_TOKENS);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type {endpoint_type} --concurrency 2 \
+         --request-count {REQUESTS} --isl 12 --random-seed 7 --ui none --artifact-dir {} {extra}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!(out.successes, REQUESTS as u64, "{endpoint_type} {extra}");
+    let truth = server
+        .truth()
+        .entries()
+        .into_iter()
+        .filter_map(|e| e.request_id.map(|id| (id.to_string(), e)))
+        .collect();
+    Run {
+        summary: read_json(&dir.path().join("profile_export_aiperf.json")),
+        records: read_jsonl(&dir.path().join("profile_export.jsonl")),
+        truth,
+    }
+}
+
+impl Run {
+    /// Every record's truth entry, checked to be at `path`, streamed or not.
+    fn entries(&self, path: &str, stream: bool) -> Vec<(&Value, &TruthEntry)> {
+        assert_eq!(self.records.len(), REQUESTS);
+        assert_eq!(
+            self.truth.len(),
+            REQUESTS,
+            "the mock saw every request once"
+        );
+        self.records
+            .iter()
+            .map(|rec| {
+                let id = rec["metadata"]["x_request_id"]
+                    .as_str()
+                    .expect("request id");
+                let t = &self.truth[id];
+                assert_eq!(t.path, path);
+                assert_eq!(t.stream, stream, "{path}");
+                (rec, t)
+            })
+            .collect()
+    }
+
+    fn has(&self, tag: &str) -> bool {
+        self.summary.get(tag).is_some()
+    }
+}
+
+fn value(rec: &Value, tag: &str) -> Option<u64> {
+    rec["metrics"][tag]["value"].as_u64()
+}
+
+/// The metrics that need generated tokens.
+const TOKEN_METRICS: [&str; 3] = [
+    "output_sequence_length",
+    "output_token_throughput",
+    "output_token_count",
+];
+
+#[test]
+fn embeddings_family_produce_no_token_metrics() {
+    for (kind, batch) in [
+        ("embeddings", 3),
+        ("nim-embeddings", 2),
+        ("chat-embeddings", 1),
+    ] {
+        // --streaming is turned off for a type that cannot stream.
+        let r = run(kind, &format!("--streaming --batch-size {batch}"));
+        for (rec, t) in r.entries("/v1/embeddings", false) {
+            assert_eq!(t.content_tokens, 0);
+            // The mock counted the prompt tokens of the texts it was sent; the client tokenized
+            // the same `input` texts.
+            assert_eq!(
+                value(rec, "input_sequence_length"),
+                Some(t.prompt_tokens),
+                "{kind}"
+            );
+            let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+            match kind {
+                "chat-embeddings" => assert_eq!(body["messages"].as_array().unwrap().len(), 1),
+                _ => assert_eq!(body["input"].as_array().unwrap().len(), batch),
+            }
+        }
+        for tag in TOKEN_METRICS {
+            assert!(!r.has(tag), "{kind}: {tag} must be dropped");
+        }
+        assert!(!r.has("time_to_first_token"), "{kind} does not stream");
+        assert!(
+            r.has("request_latency") && r.has("input_sequence_length"),
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn rankings_family_send_query_and_passages() {
+    for (kind, path, list) in [
+        ("nim-rankings", "/v1/ranking", "passages"),
+        ("cohere-rankings", "/v2/rerank", "documents"),
+        ("hf-tei-rankings", "/rerank", "texts"),
+    ] {
+        let r = run(
+            kind,
+            "--rankings-passages-mean 3 --rankings-passages-prompt-token-mean 8 \
+             --rankings-query-prompt-token-mean 4",
+        );
+        for (_, t) in r.entries(path, false) {
+            let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+            assert_eq!(body[list].as_array().unwrap().len(), 3, "{kind}");
+            assert!(body.get("query").is_some());
+            assert_eq!(body.get("model").is_some(), kind != "hf-tei-rankings");
+            assert_eq!(t.content_tokens, 0);
+        }
+        for tag in TOKEN_METRICS {
+            assert!(!r.has(tag), "{kind}: {tag} must be dropped");
+        }
+        // AIPerf 0.13's payload walk finds no text in any rankings body (it needs a string
+        // `query` with `passages`), so there is no ISL.
+        assert!(!r.has("input_sequence_length"), "{kind}");
+        assert!(r.has("request_latency"), "{kind}");
+    }
+}
+
+/// A generating type: OSL is the mock's content tokens, and where the API reports usage the
+/// usage metrics are the mock's counts.
+fn check_generating(kind: &str, path: &str, streaming: bool, usage: bool) {
+    let r = run(kind, if streaming { "--streaming" } else { "" });
+    for (rec, t) in r.entries(path, streaming) {
+        assert_eq!(t.content_tokens, OUTPUT_TOKENS);
+        assert_eq!(
+            value(rec, "output_sequence_length"),
+            Some(OUTPUT_TOKENS),
+            "{kind}"
+        );
+        assert_eq!(
+            value(rec, "input_sequence_length"),
+            Some(t.prompt_tokens),
+            "{kind}"
+        );
+        if usage {
+            assert_eq!(
+                value(rec, "usage_prompt_tokens"),
+                Some(t.prompt_tokens),
+                "{kind}"
+            );
+            assert_eq!(
+                value(rec, "usage_completion_tokens"),
+                Some(OUTPUT_TOKENS),
+                "{kind}"
+            );
+        } else {
+            assert_eq!(rec["metrics"].get("usage_prompt_tokens"), None, "{kind}");
+        }
+    }
+    assert!(r.has("output_token_throughput") && r.has("input_sequence_length"));
+    assert_eq!(r.has("time_to_first_token"), streaming, "{kind}");
+}
+
+#[test]
+fn huggingface_generate_whole_and_streamed() {
+    check_generating("huggingface-generate", "/generate", false, false);
+    check_generating("huggingface-generate", "/generate_stream", true, false);
+}
+
+#[test]
+fn responses_whole_and_streamed() {
+    check_generating("responses", "/v1/responses", false, true);
+    check_generating("responses", "/v1/responses", true, true);
+}
+
+#[test]
+fn messages_whole_and_streamed() {
+    check_generating("messages", "/v1/messages", false, true);
+    check_generating("messages", "/v1/messages", true, true);
+}
+
+#[test]
+fn messages_sends_the_key_the_anthropic_way() {
+    let cfg =
+        config("ringperf profile -m m -u 127.0.0.1:1 --endpoint-type messages --api-key sk-1");
+    let names: Vec<(&str, &str)> = cfg
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![("x-api-key", "sk-1"), ("anthropic-version", "2023-06-01")]
+    );
+    let cfg = config(
+        "ringperf profile -m m -u 127.0.0.1:1 --endpoint-type messages -H anthropic-version:2024",
+    );
+    assert_eq!(
+        cfg.headers,
+        vec![("anthropic-version".into(), "2024".into())]
+    );
+    let cfg = config("ringperf profile -m m -u 127.0.0.1:1 --endpoint-type embeddings --api-key k");
+    assert_eq!(
+        cfg.headers,
+        vec![("Authorization".into(), "Bearer k".into())]
+    );
+    assert_eq!(cfg.path, "/v1/embeddings");
+    assert!(
+        !config("ringperf profile -m m -u 127.0.0.1:1 --endpoint-type embeddings --streaming")
+            .streaming
+    );
+}
