@@ -1,0 +1,1 @@
+//! TLS end to end (placeholder).
