@@ -67,8 +67,8 @@ fn urls_that_do_not_resolve_or_are_unsupported() {
         "cannot resolve",
     );
     assert_usage_error(
-        &ringperf(&["profile", "-m", "x", "-u", "https://127.0.0.1:8443"]),
-        "https",
+        &ringperf(&["profile", "-m", "x", "-u", "ftp://127.0.0.1:8443"]),
+        "unsupported scheme `ftp`",
     );
 }
 

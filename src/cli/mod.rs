@@ -439,6 +439,12 @@ pub struct MockArgs {
     /// (`request_body`, `reply_text`); needs --truth-log.
     #[arg(long = "record-bodies", requires = "truth_log")]
     pub record_bodies: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long = "tls-cert", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 
     /// I/O driver.
     #[arg(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{IoDriverArg, MockArgs};
-use crate::mock::{Driver, MockConfig, OutputLen, PromptTokenizer};
+use crate::mock::{Driver, MockConfig, MockTls, OutputLen, PromptTokenizer};
 
 /// Why `mock-server` flags are unusable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,13 @@ impl MockServerConfig {
             prompt_tokenizer: Some(PromptTokenizer(Arc::new(
                 crate::workload::Tokenizer::builtin(),
             ))),
+            tls: match (&args.tls_cert, &args.tls_key) {
+                (Some(cert), Some(key)) => Some(MockTls {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                _ => None,
+            },
             ..MockConfig::default()
         };
         Ok(Self {

@@ -6,6 +6,7 @@ pub mod goodput;
 pub mod mock;
 pub mod prompt;
 pub mod timing;
+pub mod tls;
 pub mod url;
 
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ use crate::endpoint::EndpointKind;
 use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 
 pub use crate::schedule::Arrival;
+pub use tls::TlsSettings;
 pub use url::{BaseUrl, UrlError};
 
 /// A configuration error: one clear message, exit code 2.
@@ -222,6 +224,8 @@ pub struct Config {
     /// Headers that carry a copy of the correlation id (session affinity; AIPerf's
     /// `AIPERF_HTTP_X_*_FROM_CORRELATION_ID`, `X-Session-Affinity` on by default).
     pub correlation_copies: Vec<&'static str>,
+    /// How `https://` URLs are checked (`AIPERF_HTTP_SSL_VERIFY`, `SSL_CERT_FILE`).
+    pub tls: TlsSettings,
     /// Values that must never appear in artifacts or logs (API key, Authorization header values).
     pub secrets: Vec<String>,
     pub extra_inputs: Map<String, Value>,
@@ -556,6 +560,7 @@ impl Config {
             request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
             headers,
             correlation_copies: affinity_headers(|k| std::env::var(k).ok())?,
+            tls: TlsSettings::from_env(|k| std::env::var(k).ok())?,
             cli_command: redact_command(argv, &secrets),
             secrets,
             extra_inputs,

@@ -183,7 +183,10 @@ fn bad_combinations_are_clear_errors() {
             "ringperf profile -m a -u 127.0.0.1:1 --endpoint-type image-generation",
             "image-generation",
         ),
-        ("ringperf profile -m a -u https://x:1", "https"),
+        (
+            "ringperf profile -m a -u ftp://x:1",
+            "unsupported scheme `ftp`",
+        ),
         (
             "ringperf profile -m a -u 127.0.0.1:1 --extra-inputs novalue",
             "key:value",

@@ -42,9 +42,7 @@ pub fn metrics_endpoint_list<'a>(
 /// says where the URL came from (`--url`, a metrics endpoint).
 #[derive(Debug)]
 pub enum UrlError {
-    /// `https://` (TLS is not implemented yet).
-    Https { url: String },
-    /// A scheme other than `http`.
+    /// A scheme other than `http` and `https`.
     Scheme { url: String, scheme: String },
     /// No host, or user information before it.
     Host { url: String },
@@ -63,11 +61,10 @@ pub enum UrlError {
 impl std::fmt::Display for UrlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            UrlError::Https { url } => write!(
+            UrlError::Scheme { url, scheme } => write!(
                 f,
-                "{url}: https is not supported by ringperf yet (use an http:// endpoint)"
+                "{url}: unsupported scheme `{scheme}` (use http:// or https://)"
             ),
-            UrlError::Scheme { url, scheme } => write!(f, "{url}: unsupported scheme `{scheme}`"),
             UrlError::Host { url } => write!(f, "{url}: missing or unsupported host part"),
             UrlError::Authority { url, authority } => {
                 write!(f, "{url}: `{authority}` is not host[:port]")
@@ -100,6 +97,8 @@ pub struct BaseUrl {
     pub host_header: String,
     pub host: String,
     pub port: u16,
+    /// `https://`: connections carry TLS, with `host` as the server name.
+    pub https: bool,
     /// Resolved address (IPv4 preferred, as AIPerf).
     pub addr: SocketAddr,
     /// Full request path for the endpoint (base path + endpoint path).
@@ -123,13 +122,9 @@ impl BaseUrl {
         let (scheme, rest) = with_scheme
             .split_once("://")
             .unwrap_or(("http", &with_scheme));
-        let default_port = match scheme.to_ascii_lowercase().as_str() {
-            "http" => 80,
-            "https" => {
-                return Err(UrlError::Https {
-                    url: raw.to_owned(),
-                });
-            }
+        let (default_port, https) = match scheme.to_ascii_lowercase().as_str() {
+            "http" => (80, false),
+            "https" => (443, true),
             other => {
                 return Err(UrlError::Scheme {
                     url: raw.to_owned(),
@@ -180,6 +175,7 @@ impl BaseUrl {
             host_header: authority.to_string(),
             host: lookup_host.to_string(),
             port,
+            https,
             addr,
             request_path: join_path(&base_path, endpoint_path),
             base_path,
@@ -262,6 +258,24 @@ mod tests {
         assert!(u.addr.ip().is_loopback());
         let u = BaseUrl::parse("http://[::1]:8001", "/x").unwrap();
         assert_eq!(u.addr, "[::1]:8001".parse().unwrap());
+        assert!(!u.https);
+    }
+
+    #[test]
+    fn https_defaults_to_port_443() {
+        let u = BaseUrl::parse("https://127.0.0.1/v1", "/v1/completions").unwrap();
+        assert!(u.https);
+        assert_eq!(u.port, 443);
+        assert_eq!(u.addr, "127.0.0.1:443".parse().unwrap());
+        assert_eq!(u.host, "127.0.0.1");
+        assert_eq!(u.host_header, "127.0.0.1");
+        assert_eq!(u.request_path, "/v1/completions");
+        let u = BaseUrl::parse("HTTPS://localhost:8443", "/x").unwrap();
+        assert!(u.https);
+        assert_eq!(u.port, 8443);
+        assert_eq!(u.host, "localhost");
+        let u = BaseUrl::parse("https://[::1]:9443", "/x").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.https), ("::1", 9443, true));
     }
 
     #[test]
@@ -295,8 +309,8 @@ mod tests {
     #[test]
     fn bad_urls_are_named() {
         for bad in [
-            "https://x:1",
             "ftp://x",
+            "ws://x:1",
             "http://:80",
             "http://h:notaport",
             "http://u@h",
@@ -304,6 +318,8 @@ mod tests {
             let e = BaseUrl::parse(bad, "/").unwrap_err().to_string();
             assert!(e.starts_with(bad), "{e}");
         }
+        let e = BaseUrl::parse("ftp://x", "/").unwrap_err().to_string();
+        assert!(e.contains("unsupported scheme `ftp`"), "{e}");
         let e = BaseUrl::parse("http://no-such-host.invalid:80", "/").unwrap_err();
         assert!(matches!(e, UrlError::Resolve { .. }), "{e}");
         assert!(e.to_string().contains("cannot resolve"), "{e}");

@@ -53,7 +53,8 @@
 //! 3. Thread state: `shared` (what every server thread reads), then `worker` (one thread's state,
 //!    shared by its connections).
 //! 4. The connection loop: `respond` (completion responses) and `metrics_modes` (the metrics
-//!    routes), under `conn` (one connection).
+//!    routes), under `conn` (one connection); then `tls`, which terminates HTTPS
+//!    ([`MockConfig::tls`]) and relays the plaintext to a `conn` connection.
 //! 5. The server: `server` (threads, accept loop, [`MockServer`]), then `serve` (run until a
 //!    signal, write the truth log).
 //!
@@ -73,6 +74,7 @@ mod serve;
 mod server;
 mod settings;
 mod shared;
+mod tls;
 mod tokens;
 mod truth;
 mod wire;
@@ -87,5 +89,5 @@ pub use fault::{
 };
 pub use serve::serve;
 pub use server::{MockServer, start};
-pub use settings::{Driver, MetricsMode, MockConfig, OutputLen, PromptTokenizer};
+pub use settings::{Driver, MetricsMode, MockConfig, MockTls, OutputLen, PromptTokenizer};
 pub use truth::{TruthEntry, TruthLog};

@@ -8,7 +8,8 @@ use std::path::Path;
 use super::server::start;
 use super::settings::MockConfig;
 
-/// Serves until SIGINT or SIGTERM, printing `ringperf mock server listening on http://ADDR` to
+/// Serves until SIGINT or SIGTERM, printing `ringperf mock server listening on http://ADDR` (or
+/// `https://`) to
 /// stderr once it serves; then stops and, with `truth_log`, writes the truth log there as JSONL.
 ///
 /// How: the calling thread blocks both signals *before* the server threads are spawned (so they
@@ -17,8 +18,12 @@ use super::settings::MockConfig;
 /// threads also block these signals, or the signal may be delivered elsewhere.
 pub fn serve(cfg: MockConfig, truth_log: Option<&Path>) -> io::Result<()> {
     let set = crate::signals::block_term_signals()?;
+    let scheme = if cfg.tls.is_some() { "https" } else { "http" };
     let server = start(cfg)?;
-    eprintln!("ringperf mock server listening on http://{}", server.addr);
+    eprintln!(
+        "ringperf mock server listening on {scheme}://{}",
+        server.addr
+    );
     let waited = crate::signals::wait_signal(&set);
     let truth = server.truth();
     server.stop();

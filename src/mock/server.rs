@@ -32,6 +32,7 @@ use super::conn::serve_until_closed;
 use super::fault;
 use super::settings::{Driver, MockConfig};
 use super::shared::Shared;
+use super::tls::{serve_tls_until_closed, server_config};
 use super::truth::TruthLog;
 use super::worker::Worker;
 
@@ -54,7 +55,8 @@ impl std::fmt::Debug for MockServer {
 /// Binds, spawns the server threads and returns once every thread is serving.
 ///
 /// Fails when the address cannot be bound, a runtime cannot be built (e.g. [`Driver::Uring`]
-/// without io_uring), or the config is unusable (zero `tokens_per_event`).
+/// without io_uring), or the config is unusable (zero `tokens_per_event`, TLS files that cannot
+/// be read or do not fit).
 pub fn start(cfg: MockConfig) -> io::Result<MockServer> {
     let running = Running::start(cfg)?;
     Ok(MockServer {
@@ -139,7 +141,10 @@ impl Running {
         cfg.threads = cfg.threads.max(1);
         let listener = StdListener::bind(cfg.bind)?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::new(cfg));
+        let tls = cfg.tls.as_ref().map(server_config).transpose()?;
+        let mut shared = Shared::new(cfg);
+        shared.tls = tls;
+        let shared = Arc::new(shared);
         let mut running = Running {
             addr,
             shared,
@@ -351,9 +356,18 @@ async fn accept_loop(
             continue;
         }
         match accept_cloexec(&l) {
-            Ok(stream) => {
-                monoio::spawn(serve_until_closed(stream, Rc::clone(&worker)));
-            }
+            Ok(stream) => match &worker.shared.tls {
+                None => {
+                    monoio::spawn(serve_until_closed(stream, Rc::clone(&worker)));
+                }
+                Some(tls) => {
+                    monoio::spawn(serve_tls_until_closed(
+                        stream,
+                        Arc::clone(tls),
+                        Rc::clone(&worker),
+                    ));
+                }
+            },
             // Another thread took the connection, or the client gave up before it was taken.
             Err(e)
                 if matches!(

@@ -89,6 +89,18 @@ pub struct MockConfig {
     /// body; without it the count is approximate (whitespace words).
     #[serde(skip)]
     pub prompt_tokenizer: Option<PromptTokenizer>,
+    /// Serve HTTPS with this certificate and key (`None`: plain HTTP).
+    #[serde(default)]
+    pub tls: Option<MockTls>,
+}
+
+/// The PEM files an HTTPS mock serves with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MockTls {
+    /// The certificate chain, leaf first.
+    pub cert: std::path::PathBuf,
+    /// The leaf's private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: std::path::PathBuf,
 }
 
 /// A shared tokenizer for exact prompt counts (compared by identity).
@@ -127,6 +139,7 @@ impl Default for MockConfig {
             faults: Vec::new(),
             metrics_mode: MetricsMode::Vllm,
             prompt_tokenizer: None,
+            tls: None,
         }
     }
 }

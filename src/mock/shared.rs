@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) stop: AtomicBool,
     /// Connections served so far: the next one's number in the truth log.
     pub(crate) connections: AtomicU64,
+    /// HTTPS: the TLS server configuration made from [`MockConfig::tls`] at start.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Shared {
@@ -42,6 +44,7 @@ impl Shared {
             truth: Arc::new(TruthLog::new(cfg.truth_log, cfg.threads)),
             stop: AtomicBool::new(false),
             connections: AtomicU64::new(0),
+            tls: None,
             cfg,
         }
     }

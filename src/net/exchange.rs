@@ -18,8 +18,6 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-use monoio::buf::IoBufMut;
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::TcpStream;
 
 use crate::clock::Clock;
@@ -27,6 +25,7 @@ use crate::control::RunControl;
 use crate::http::{BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head};
 
 use super::pool::{Conn, Pool};
+use super::tls::{self, Connector, Stream, TlsError};
 
 /// Smallest growth of a read buffer that is full while the head is still partial.
 const MIN_READ_BUF_BYTES: usize = 4 * 1024;
@@ -80,7 +79,8 @@ pub trait Sink {
 /// Bounds on one exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Bound on the TCP connect (`None`: only the attempt's bounds apply).
+    /// Bound on the TCP connect and, for `https`, the TLS handshake (`None`: only the attempt's
+    /// bounds apply).
     pub connect_timeout: Option<Duration>,
     /// Bound on each read of the response, head or body.
     pub read_timeout: Option<Duration>,
@@ -112,6 +112,9 @@ pub struct Cut<'a> {
 pub struct Exchange<'a> {
     /// Where a fresh connection goes.
     pub addr: SocketAddr,
+    /// `https`: the TLS session every fresh connection opens (its handshake is part of the
+    /// connect); `None` for plain `http`.
+    pub tls: Option<&'a Connector>,
     /// Idle connections to `addr` live in `pool[slot]`.
     pub pool: &'a Pool,
     pub slot: usize,
@@ -131,8 +134,11 @@ pub struct Exchange<'a> {
 pub enum Error {
     /// The TCP connect failed.
     Connect(io::Error),
-    /// The TCP connect did not finish within [`Limits::connect_timeout`].
+    /// The TCP connect (with the TLS handshake, for `https`) did not finish within
+    /// [`Limits::connect_timeout`].
     ConnectTimeout,
+    /// The TLS handshake failed (a refused certificate among others).
+    Tls(TlsError),
     /// The run's cut time had passed before the request was written.
     Cut,
     /// Writing the request failed.
@@ -173,6 +179,7 @@ impl fmt::Display for Error {
         match self {
             Error::Connect(e) => write!(f, "cannot connect: {e}"),
             Error::ConnectTimeout => f.write_str("connect timed out"),
+            Error::Tls(e) => write!(f, "{e}"),
             Error::Cut => f.write_str("the run was cut before the request was written"),
             Error::Write(e) => write!(f, "write failed: {e}"),
             Error::Read { error, .. } => write!(f, "read failed: {error}"),
@@ -195,6 +202,7 @@ impl std::error::Error for Error {
         match self {
             Error::Connect(e) | Error::Write(e) | Error::Read { error: e, .. } => Some(e),
             Error::Head(e) | Error::Body(e) => Some(e),
+            Error::Tls(e) => Some(e),
             _ => None,
         }
     }
@@ -322,24 +330,39 @@ impl Exchange<'_> {
         let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
         // Out of the in-flight set before the connection is pooled (no await in between).
         drop(in_flight);
-        if keep_alive && conn.rbuf.is_empty() && self.reuse {
+        if keep_alive && conn.rbuf.is_empty() && conn.stream.is_drained() && self.reuse {
             self.pool.put(self.slot, conn);
         }
         Ok(())
     }
 
-    /// A fresh connection to `addr`, bounded by the connect timeout when set.
+    /// A fresh connection to `addr`, TLS handshake included for `https`, bounded by the connect
+    /// timeout when set.
     async fn connect(&self) -> Result<Conn, Error> {
-        let connect = TcpStream::connect_addr(self.addr);
-        let stream = match self.limits.connect_timeout {
+        let connect = self.open();
+        match self.limits.connect_timeout {
             None => connect.await,
-            Some(t) => match monoio::time::timeout(t, connect).await {
-                Ok(r) => r,
-                Err(_) => return Err(Error::ConnectTimeout),
-            },
+            Some(t) => monoio::time::timeout(t, connect)
+                .await
+                .unwrap_or(Err(Error::ConnectTimeout)),
         }
-        .map_err(Error::Connect)?;
-        let _ = stream.set_nodelay(true);
+    }
+
+    async fn open(&self) -> Result<Conn, Error> {
+        let tcp = TcpStream::connect_addr(self.addr)
+            .await
+            .map_err(Error::Connect)?;
+        let _ = tcp.set_nodelay(true);
+        let stream = match self.tls {
+            None => Stream::Plain(tcp),
+            Some(connector) => {
+                // A cut ends a handshake waiting on the server as it ends any read.
+                let _in_flight = self
+                    .cut
+                    .map(|c| InFlight::register(c.open_fds, tcp.as_raw_fd()));
+                tls::handshake(tcp, connector).await.map_err(Error::Tls)?
+            }
+        };
         Ok(self.pool.wrap(stream))
     }
 
@@ -361,19 +384,17 @@ impl Exchange<'_> {
                     .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
             }
             let buf = std::mem::take(&mut conn.rbuf);
-            let (len, cap) = (buf.len(), buf.capacity());
-            let read = conn.stream.read(buf.slice_mut(len..cap));
-            let (res, slice) = match self.limits.read_timeout {
+            // Stamped as the socket read completes, before any decryption or parsing.
+            let read = conn.stream.read_into(buf, &self.clock);
+            let (res, buf) = match self.limits.read_timeout {
                 None => read.await,
                 Some(t) => match monoio::time::timeout(t, read).await {
                     Ok(r) => r,
                     Err(_) => return Err(Error::ReadTimeout { received }),
                 },
             };
-            // The stamp of this read, taken before any parsing.
-            let stamp = self.clock.now_ns();
-            conn.rbuf = slice.into_inner();
-            let n = res.map_err(|error| Error::Read { error, received })?;
+            conn.rbuf = buf;
+            let (n, stamp) = res.map_err(|error| Error::Read { error, received })?;
             if n == 0 {
                 // End of stream: the end of an until-close body, or a failure.
                 let Some(d) = decoder.as_mut() else {

@@ -7,13 +7,15 @@
 //! ([`crate::scrape::fetch`]), whose sink keeps the page and its first-byte stamp. Each maps the
 //! one [`Error`] enum to its own reporting (AIPerf's error shape for requests, fetch errors for
 //! scrapes). The parsers stay in [`crate::http`], free of I/O; this module is the I/O around
-//! them.
+//! them. An `https://` connection carries TLS ([`tls`]); the exchange sees the same stream.
 
 pub mod exchange;
 pub mod pool;
+pub mod tls;
 
 pub use exchange::{AfterHead, Cut, Error, Exchange, Limits, Sink};
 pub use pool::Pool;
+pub use tls::{Connector, TlsClient, TlsError, Verify};
 
 #[cfg(test)]
 mod tests;

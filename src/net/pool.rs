@@ -3,12 +3,12 @@
 
 use std::cell::RefCell;
 
-use monoio::net::TcpStream;
+use super::tls::Stream;
 
 /// One connection with its reusable buffers.
 #[derive(Debug)]
 pub(super) struct Conn {
-    pub(super) stream: TcpStream,
+    pub(super) stream: Stream,
     /// Bytes read and not yet decoded. Empty whenever the connection is idle in a pool.
     pub(super) rbuf: Vec<u8>,
     /// The request being written.
@@ -43,7 +43,7 @@ impl Pool {
     }
 
     /// A new connection around `stream`, with this pool's buffers.
-    pub(super) fn wrap(&self, stream: TcpStream) -> Conn {
+    pub(super) fn wrap(&self, stream: Stream) -> Conn {
         Conn {
             stream,
             rbuf: Vec::with_capacity(self.read_buf_bytes),

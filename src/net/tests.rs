@@ -111,6 +111,7 @@ fn limits() -> Limits {
 fn exchange(addr: SocketAddr, pool: &Pool, limits: Limits) -> Exchange<'_> {
     Exchange {
         addr,
+        tls: None,
         pool,
         slot: 0,
         reuse: true,

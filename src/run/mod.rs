@@ -211,6 +211,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let shared = Arc::new(Shared {
         clock,
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
+        tls: tls_connectors(&cfg)?,
         dataset,
         turn_offsets: turn_offsets.clone(),
         templates,
@@ -793,4 +794,28 @@ fn log(cfg: &Config, msg: &str) {
     if cfg.verbose || cfg.ui != crate::config::UiType::None {
         eprintln!("ringperf: {msg}");
     }
+}
+
+/// The TLS connector of every `https://` base URL (`None` for `http://`); one client
+/// configuration (roots, verification) shared by all, built only when some URL needs it.
+fn tls_connectors(cfg: &Config) -> Result<Vec<Option<crate::net::Connector>>, RunError> {
+    if !cfg.urls.iter().any(|u| u.https) {
+        return Ok(vec![None; cfg.urls.len()]);
+    }
+    let verify = if cfg.tls.verify {
+        crate::net::Verify::On
+    } else {
+        crate::net::Verify::Off
+    };
+    let client =
+        crate::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref()).map_err(RunError)?;
+    cfg.urls
+        .iter()
+        .map(|u| {
+            u.https
+                .then(|| client.connector(&u.display, &u.host))
+                .transpose()
+                .map_err(|e| RunError(format!("--url {e}")))
+        })
+        .collect()
 }

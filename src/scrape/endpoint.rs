@@ -15,6 +15,11 @@ pub enum Error {
     /// The URL is not a usable `http` URL: bad scheme, host or path, or a name that does not
     /// resolve.
     Url(UrlError),
+    /// An `https://` endpoint: the scraper does not speak TLS yet.
+    Https {
+        /// The URL.
+        url: String,
+    },
     /// The requests to the URL cannot be encoded (a host or path the encoder refuses).
     Encode {
         /// The URL.
@@ -28,6 +33,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Url(why) => write!(f, "server metrics endpoint {why}"),
+            Error::Https { url } => write!(
+                f,
+                "server metrics endpoint {url}: scraping over https is not supported yet"
+            ),
             Error::Encode { url, error } => write!(f, "server metrics endpoint {url}: {error}"),
         }
     }
@@ -38,6 +47,7 @@ impl std::error::Error for Error {
         match self {
             Error::Url(e) => Some(e),
             Error::Encode { error, .. } => Some(error),
+            Error::Https { .. } => None,
         }
     }
 }
@@ -67,12 +77,17 @@ pub struct Target {
 }
 
 impl Target {
-    /// Resolves `url` (http only) and encodes its requests.
+    /// Resolves `url` (http only: an `https` URL is [`Error::Https`]) and encodes its requests.
     ///
     /// # Errors
     /// Bad scheme, host or path, or a name that does not resolve.
     pub fn resolve(url: &str) -> Result<Self, Error> {
         let b = BaseUrl::parse(url, "").map_err(Error::Url)?;
+        if b.https {
+            return Err(Error::Https {
+                url: url.to_owned(),
+            });
+        }
         let path = if b.base_path.is_empty() {
             "/".to_owned()
         } else {
@@ -138,7 +153,10 @@ mod tests {
         );
         assert!(t.head.starts_with(b"HEAD /prometheus/metrics HTTP/1.1\r\n"));
         assert!(t.get.ends_with(b"\r\n\r\n") && t.head.ends_with(b"\r\n\r\n"));
-        let e = Target::resolve("https://h/metrics").unwrap_err();
+        let e = Target::resolve("https://127.0.0.1/metrics").unwrap_err();
+        assert!(matches!(e, Error::Https { .. }), "{e:?}");
+        assert!(e.to_string().contains("https is not supported"), "{e}");
+        let e = Target::resolve("ftp://h/metrics").unwrap_err();
         assert!(matches!(e, Error::Url(_)), "{e:?}");
         assert!(e.to_string().starts_with("server metrics endpoint "), "{e}");
         assert!(!e.to_string().contains("--url"), "{e}");

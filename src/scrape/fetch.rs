@@ -91,6 +91,7 @@ pub async fn fetch(
 ) -> Result<Response, FetchError> {
     let exchange = Exchange {
         addr,
+        tls: None,
         pool,
         slot: 0,
         reuse: true,
@@ -140,6 +141,8 @@ fn fetch_error(addr: SocketAddr, e: net::Error) -> FetchError {
         }
         E::Closed { received: true } => FetchError::Http(HttpError::UnexpectedEof),
         E::Head(e) | E::Body(e) => FetchError::Http(e),
+        // Names the URL and says whether the certificate was refused.
+        E::Tls(e) => FetchError::Io(e.to_string()),
         // None is set up for a fetch (no cut, no attempt bound, no cancellation); said as what
         // they are.
         E::Cut | E::TimedOut | E::Cancelled => FetchError::Io(e.to_string()),

@@ -101,6 +101,7 @@ pub(crate) async fn send(
     rec.request_body = request_body;
     let exchange = Exchange {
         addr: shared.urls[url],
+        tls: shared.tls.get(url).and_then(Option::as_ref),
         pool: pool.unwrap_or(&state.pool),
         slot: url,
         reuse: pool.is_some() || state.pool_enabled,
@@ -174,6 +175,11 @@ fn request_error(shared: &Shared, e: net::Error) -> RequestError {
     use net::Error as E;
     match e {
         E::Connect(e) => RequestError::new(None, "ClientConnectorError", e.to_string()),
+        // aiohttp's names: a refused certificate, or another TLS failure while connecting.
+        E::Tls(e) if e.is_certificate() => {
+            RequestError::new(None, "ClientConnectorCertificateError", e.to_string())
+        }
+        E::Tls(e) => RequestError::new(None, "ClientConnectorSSLError", e.to_string()),
         // No response byte yet: the connection failed, not the payload (aiohttp's
         // ClientOSError, e.g. a reset right after the request was sent).
         E::Write(e)

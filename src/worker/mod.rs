@@ -46,6 +46,8 @@ pub struct Shared {
     pub clock: Clock,
     /// Resolved address of every base URL.
     pub urls: Vec<SocketAddr>,
+    /// Per base URL: the TLS connector of an `https://` URL, `None` for `http://`.
+    pub tls: Vec<Option<crate::net::Connector>>,
     /// The conversations (bodies moved out into `templates`).
     pub dataset: Prepared,
     /// Index of each conversation's first turn among all turns.

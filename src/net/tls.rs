@@ -1,0 +1,520 @@
+//! TLS for `https://` URLs: a connection is plain TCP or TCP carrying a rustls client session,
+//! and [`Stream`] gives the exchange the same three operations over either (write a whole
+//! request, read into a buffer's spare capacity with the read's stamp, shut down).
+//!
+//! rustls is driven through its buffered API: every socket read lands in this connection's own
+//! raw buffer, is fed to [`ClientConnection::read_tls`] and decrypted by
+//! [`ClientConnection::process_new_packets`], and the plaintext is copied out of
+//! [`ClientConnection::reader`] into the exchange's read buffer; a request is handed to
+//! [`ClientConnection::writer`] and the records it becomes are written out with one socket write.
+//! Why not the unbuffered API: it saves one plaintext copy per read (small next to the
+//! decryption itself) at the price of tracking record boundaries and in-place buffers here; the
+//! buffered API keeps that bookkeeping in rustls, where it is tested.
+//!
+//! Stamps: a read's stamp is taken when the socket read completes, before the bytes are fed to
+//! rustls, so decryption cost never counts as server latency. Plaintext left in rustls after a
+//! read (the caller's buffer was full) carries the stamp of the socket read that brought it.
+//!
+//! The handshake is part of connecting ([`handshake`]): a fresh `https` connection is ready only
+//! once it is done, so its time is connect time. Certificate problems are [`TlsError::Certificate`],
+//! named with the URL. Verification is on unless [`Verify::Off`] (`AIPERF_HTTP_SSL_VERIFY=false`).
+
+use std::io::{self, BufRead, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::Path;
+use std::sync::Arc;
+
+use monoio::buf::IoBufMut;
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::net::TcpStream;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore};
+
+use crate::clock::Clock;
+
+/// Room for the largest TLS record (16 KiB of payload plus its header, padding and tag) with
+/// some to spare, so one socket read can complete any record.
+const RAW_BUF_BYTES: usize = 18 * 1024;
+
+/// Whether the server's certificate is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verify {
+    /// Against the trusted roots, for the URL's host (the default).
+    On,
+    /// Not at all (`AIPERF_HTTP_SSL_VERIFY=false`); handshake signatures are still checked.
+    Off,
+}
+
+/// The client side of TLS for one run: its rustls configuration (roots, verification, ALPN
+/// `http/1.1`), shared by every connection of every URL.
+#[derive(Clone, Debug)]
+pub struct TlsClient {
+    config: Arc<ClientConfig>,
+}
+
+impl TlsClient {
+    /// The configuration of a run. Roots (when verifying): webpki's, the system store (or what
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR` name, as OpenSSL reads them), and the PEM bundle
+    /// `ca_file` when given.
+    ///
+    /// # Errors
+    /// `ca_file` (or a file the environment names) cannot be read or holds no certificate.
+    pub fn new(verify: Verify, ca_file: Option<&Path>) -> Result<Self, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS setup: {e}"))?;
+        let mut config = match verify {
+            Verify::On => builder
+                .with_root_certificates(root_store(ca_file)?)
+                .with_no_client_auth(),
+            Verify::Off => builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerify {
+                    algorithms: provider.signature_verification_algorithms,
+                }))
+                .with_no_client_auth(),
+        };
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Self {
+            config: Arc::new(config),
+        })
+    }
+
+    /// What connects to `url`: this configuration with the server name (SNI, and the name the
+    /// certificate must carry) `host`, a DNS name or an IP address.
+    ///
+    /// # Errors
+    /// `host` is neither.
+    pub fn connector(&self, url: &str, host: &str) -> Result<Connector, String> {
+        let server_name = ServerName::try_from(host.to_owned())
+            .map_err(|_| format!("{url}: `{host}` is not a valid TLS server name"))?;
+        Ok(Connector {
+            config: Arc::clone(&self.config),
+            server_name,
+            url: Arc::from(url),
+        })
+    }
+}
+
+/// The roots a verifying client trusts.
+fn root_store(ca_file: Option<&Path>) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let native = rustls_native_certs::load_native_certs();
+    let env_named =
+        std::env::var_os("SSL_CERT_FILE").is_some() || std::env::var_os("SSL_CERT_DIR").is_some();
+    if env_named && let Some(e) = native.errors.first() {
+        return Err(format!(
+            "cannot load the CA certificates SSL_CERT_FILE / SSL_CERT_DIR name: {e}"
+        ));
+    }
+    roots.add_parsable_certificates(native.certs);
+    if let Some(path) = ca_file {
+        let certs = CertificateDer::pem_file_iter(path)
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(|e| format!("cannot read CA certificates from {}: {e}", path.display()))?;
+        let (added, _) = roots.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(format!(
+                "{}: no usable CA certificate in it",
+                path.display()
+            ));
+        }
+    }
+    Ok(roots)
+}
+
+/// Accepts any certificate chain for any name, and still checks that the server holds the key
+/// of the certificate it sent (the handshake signatures).
+#[derive(Debug)]
+struct NoVerify {
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// How to open TLS sessions to one URL. Cheap to clone (shared configuration).
+#[derive(Clone, Debug)]
+pub struct Connector {
+    config: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
+    /// The URL as the user wrote it, for error messages.
+    url: Arc<str>,
+}
+
+impl Connector {
+    /// The URL this connector serves, as the user wrote it.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// Why a TLS handshake failed.
+#[derive(Debug)]
+pub enum TlsError {
+    /// The server's certificate was refused: untrusted issuer, expired, not valid for the host…
+    Certificate { url: Arc<str>, error: rustls::Error },
+    /// The handshake failed otherwise (no common version or cipher, an alert from the server…).
+    Handshake { url: Arc<str>, error: rustls::Error },
+    /// The server closed the connection during the handshake.
+    Closed { url: Arc<str> },
+    /// A socket error during the handshake.
+    Io { url: Arc<str>, error: io::Error },
+}
+
+impl TlsError {
+    /// The server's certificate was refused.
+    #[must_use]
+    pub fn is_certificate(&self) -> bool {
+        matches!(self, TlsError::Certificate { .. })
+    }
+
+    fn from_rustls(url: &Arc<str>, error: rustls::Error) -> Self {
+        let url = Arc::clone(url);
+        match error {
+            rustls::Error::InvalidCertificate(_) => TlsError::Certificate { url, error },
+            error => TlsError::Handshake { url, error },
+        }
+    }
+}
+
+impl std::fmt::Display for TlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TlsError::Certificate { url, error } => write!(
+                f,
+                "{url}: TLS certificate verification failed: {error} \
+                 (trust its CA with SSL_CERT_FILE, or set AIPERF_HTTP_SSL_VERIFY=false)"
+            ),
+            TlsError::Handshake { url, error } => write!(f, "{url}: TLS handshake failed: {error}"),
+            TlsError::Closed { url } => {
+                write!(
+                    f,
+                    "{url}: the server closed the connection during the TLS handshake"
+                )
+            }
+            TlsError::Io { url, error } => write!(f, "{url}: TLS handshake failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for TlsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TlsError::Certificate { error, .. } | TlsError::Handshake { error, .. } => Some(error),
+            TlsError::Io { error, .. } => Some(error),
+            TlsError::Closed { .. } => None,
+        }
+    }
+}
+
+/// A connection's byte stream: plain TCP, or TCP carrying a TLS session.
+#[derive(Debug)]
+pub(super) enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+/// TCP with a rustls client session over it.
+#[derive(Debug)]
+pub(super) struct TlsStream {
+    tcp: TcpStream,
+    session: ClientConnection,
+    /// Bytes read from the socket: `raw[fed..]` are not yet fed to the session.
+    raw: Vec<u8>,
+    fed: usize,
+    /// Records waiting to be written.
+    out: Vec<u8>,
+    /// Stamp of the socket read whose plaintext the session still holds.
+    stamp_ns: u64,
+    /// The socket reached end of stream (or the session its `close_notify`).
+    eof: bool,
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Plain(s) => s.as_raw_fd(),
+            Stream::Tls(t) => t.tcp.as_raw_fd(),
+        }
+    }
+}
+
+/// A failure of the session after the handshake, as an I/O error of the read or write.
+fn session_error(e: &rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}"))
+}
+
+impl Stream {
+    /// Writes all of `buf` (plaintext), returning it for reuse.
+    pub(super) async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        match self {
+            Stream::Plain(s) => s.write_all(buf).await,
+            Stream::Tls(t) => {
+                let res = t.write_plaintext(&buf).await;
+                (res.map(|()| buf.len()), buf)
+            }
+        }
+    }
+
+    /// Reads once into `buf`'s spare capacity (appending) and returns how many bytes came
+    /// (0: end of stream) with the stamp of the socket read that brought them.
+    pub(super) async fn read_into(
+        &mut self,
+        buf: Vec<u8>,
+        clock: &Clock,
+    ) -> (io::Result<(usize, u64)>, Vec<u8>) {
+        match self {
+            Stream::Plain(s) => {
+                let (len, cap) = (buf.len(), buf.capacity());
+                let (res, slice) = s.read(buf.slice_mut(len..cap)).await;
+                let stamp = clock.now_ns();
+                (res.map(|n| (n, stamp)), slice.into_inner())
+            }
+            Stream::Tls(t) => {
+                let mut buf = buf;
+                let res = t.read_plaintext(&mut buf, clock).await;
+                (res, buf)
+            }
+        }
+    }
+
+    /// Nothing is buffered inside the stream, so the connection may go back to a pool.
+    pub(super) fn is_drained(&self) -> bool {
+        match self {
+            Stream::Plain(_) => true,
+            Stream::Tls(t) => t.fed == t.raw.len() && !t.eof && t.out.is_empty(),
+        }
+    }
+}
+
+/// Runs the client handshake over `tcp`; the stream is ready for requests once this returns.
+///
+/// # Errors
+/// The handshake failed: [`TlsError::Certificate`] when the certificate was refused.
+pub(super) async fn handshake(tcp: TcpStream, connector: &Connector) -> Result<Stream, TlsError> {
+    let url = &connector.url;
+    let mut session =
+        ClientConnection::new(Arc::clone(&connector.config), connector.server_name.clone())
+            .map_err(|e| TlsError::from_rustls(url, e))?;
+    // A request is handed over whole (the exchange writes it at once), never bounded here.
+    session.set_buffer_limit(None);
+    let mut t = TlsStream {
+        tcp,
+        session,
+        raw: Vec::with_capacity(RAW_BUF_BYTES),
+        fed: 0,
+        out: Vec::new(),
+        stamp_ns: 0,
+        eof: false,
+    };
+    while t.session.is_handshaking() {
+        t.flush().await.map_err(|error| TlsError::Io {
+            url: Arc::clone(url),
+            error,
+        })?;
+        if !t.session.is_handshaking() {
+            break;
+        }
+        if t.fed == t.raw.len() {
+            let n = t.read_socket().await.map_err(|error| TlsError::Io {
+                url: Arc::clone(url),
+                error,
+            })?;
+            if n == 0 {
+                return Err(TlsError::Closed {
+                    url: Arc::clone(url),
+                });
+            }
+        }
+        if let Err(e) = t.feed() {
+            // Tell the server why (the alert rustls queued), then give up.
+            let _ = t.flush().await;
+            return Err(TlsError::from_rustls(url, e));
+        }
+    }
+    // Anything the handshake's last step queued (the client's Finished).
+    t.flush().await.map_err(|error| TlsError::Io {
+        url: Arc::clone(url),
+        error,
+    })?;
+    Ok(Stream::Tls(Box::new(t)))
+}
+
+impl TlsStream {
+    /// One socket read into `raw` (after compacting it); returns the bytes read.
+    async fn read_socket(&mut self) -> io::Result<usize> {
+        if self.fed == self.raw.len() {
+            self.raw.clear();
+            self.fed = 0;
+        }
+        if self.raw.capacity() - self.raw.len() < RAW_BUF_BYTES / 2 {
+            self.raw.drain(..self.fed);
+            self.fed = 0;
+            self.raw.reserve(RAW_BUF_BYTES);
+        }
+        let raw = std::mem::take(&mut self.raw);
+        let (len, cap) = (raw.len(), raw.capacity());
+        let (res, slice) = self.tcp.read(raw.slice_mut(len..cap)).await;
+        self.raw = slice.into_inner();
+        res
+    }
+
+    /// Feeds the unfed raw bytes to the session as far as it takes them and processes them.
+    fn feed(&mut self) -> Result<(), rustls::Error> {
+        while self.fed < self.raw.len() {
+            let mut rest = &self.raw[self.fed..];
+            match self.session.read_tls(&mut rest) {
+                Ok(0) => break,
+                Ok(n) => self.fed += n,
+                // The plaintext buffer is full: the rest waits until it is read out.
+                Err(_) => break,
+            }
+            self.session.process_new_packets()?;
+        }
+        Ok(())
+    }
+
+    /// Writes out every record the session has queued.
+    async fn flush(&mut self) -> io::Result<()> {
+        while self.session.wants_write() {
+            let mut out = std::mem::take(&mut self.out);
+            out.clear();
+            self.session.write_tls(&mut out)?;
+            let (res, out) = self.tcp.write_all(out).await;
+            self.out = out;
+            self.out.clear();
+            res?;
+        }
+        Ok(())
+    }
+
+    async fn write_plaintext(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.session.writer().write_all(buf)?;
+        self.flush().await
+    }
+
+    /// Appends plaintext to `buf` (up to its capacity), reading the socket as often as it takes
+    /// to complete a record; `(0, _)` at the end of the stream.
+    async fn read_plaintext(
+        &mut self,
+        buf: &mut Vec<u8>,
+        clock: &Clock,
+    ) -> io::Result<(usize, u64)> {
+        loop {
+            let room = buf.capacity() - buf.len();
+            match self.session.reader().fill_buf() {
+                Ok(plain) if !plain.is_empty() => {
+                    let n = plain.len().min(room);
+                    buf.extend_from_slice(&plain[..n]);
+                    self.session.reader().consume(n);
+                    return Ok((n, self.stamp_ns));
+                }
+                // `close_notify` received, or the peer closed the socket without one (many
+                // servers do): the end of the stream either way.
+                Ok(_) => return Ok((0, self.stamp_ns)),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    return Ok((0, self.stamp_ns));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            if self.eof {
+                return Ok((0, self.stamp_ns));
+            }
+            if self.fed == self.raw.len() {
+                let n = self.read_socket().await?;
+                // The stamp of this read, taken before the bytes are decrypted.
+                self.stamp_ns = clock.now_ns();
+                if n == 0 {
+                    self.eof = true;
+                    // Tell the session, so it reports a clean or an unclean end.
+                    let _ = self.session.read_tls(&mut io::empty());
+                }
+            }
+            self.feed().map_err(|e| session_error(&e))?;
+            // A key update or an alert may need an answer.
+            self.flush().await?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn certificate_errors_are_told_apart() {
+        let url: Arc<str> = Arc::from("https://h:1/v1");
+        let cert = TlsError::from_rustls(
+            &url,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        );
+        assert!(cert.is_certificate());
+        let text = cert.to_string();
+        assert!(text.starts_with("https://h:1/v1: "), "{text}");
+        assert!(text.contains("certificate"), "{text}");
+        let other = TlsError::from_rustls(
+            &url,
+            rustls::Error::AlertReceived(rustls::AlertDescription::HandshakeFailure),
+        );
+        assert!(!other.is_certificate());
+        assert!(other.to_string().contains("TLS handshake failed"));
+    }
+
+    #[test]
+    fn server_names_are_hosts_or_addresses() {
+        let client = TlsClient::new(Verify::Off, None).unwrap();
+        assert!(client.connector("https://a.example", "a.example").is_ok());
+        assert!(client.connector("https://127.0.0.1", "127.0.0.1").is_ok());
+        assert!(client.connector("https://[::1]", "::1").is_ok());
+        let e = client
+            .connector("https://bad_name!", "bad_name!")
+            .unwrap_err();
+        assert!(e.contains("not a valid TLS server name"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_a_clear_error() {
+        let e = TlsClient::new(Verify::On, Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
+        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+    }
+}
