@@ -282,6 +282,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
 
     // Server metrics: reachability check and baseline scrape before warmup.
     let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
+    let warmup_start_wall_ns = crate::clock::wall_now_ns();
     if let Some(w) = cfg.warmup.clone() {
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
         run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, &progress);
@@ -311,8 +312,11 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     }
 
     let stopped = control.reason();
-    let summary = collected.profiling.finish();
-    let warmup = collected.warmup_seen.then(|| collected.warmup.finish());
+    // Sweep-line windows start at each phase's start, as AIPerf's do.
+    let summary = collected.profiling.finish_from(Some(start_wall_ns));
+    let warmup = collected
+        .warmup_seen
+        .then(|| collected.warmup.finish_from(Some(warmup_start_wall_ns)));
     let run_info = RunInfo {
         benchmark_id: uuid::Uuid::new_v4().simple().to_string(),
         aiperf_version: "0.13.0".into(),
@@ -321,7 +325,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         start_wall_ns,
         end_wall_ns,
         was_cancelled: stopped.is_some(),
-        is_complete: stopped.as_ref().map(|_| false),
+        // AIPerf: `is_complete = incomplete_reason is None`, always written.
+        is_complete: Some(stopped.is_none()),
         incomplete_reason: stopped.as_ref().map(ToString::to_string),
         metrics_title: cfg.endpoint.metrics_title().to_string(),
         io_driver: driver,
