@@ -386,9 +386,14 @@ fn jsonl_line_shape() {
             "worker_id",
             "record_processor_id",
             "benchmark_phase",
+            "phase_index",
+            "profiling_index",
+            "phase_name",
+            "phase_kind",
             "was_cancelled",
             "context_overflow_skip",
-            "agent_depth"
+            "agent_depth",
+            "root_correlation_id"
         ]
     );
     assert_eq!(

@@ -227,7 +227,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ExportLevel::Records => {
             let path = dir.join(&names.jsonl);
             let w = JsonlWriter::create(&path, 0)
-                .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
+                .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?
+                .with_phases(crate::export::jsonl::PhaseLayout {
+                    warmup: cfg.warmup.is_some(),
+                });
             Some((path, w))
         }
         ExportLevel::Summary => None,
