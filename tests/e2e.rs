@@ -857,3 +857,75 @@ fn goodput_against_the_mock() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not applicable"));
 }
+
+/// The sweep-line and credit-based metrics against the mock: present in the summary and in the
+/// warmup block, and consistent with the run. Every record streams, so each request's interval
+/// splits exactly into prefill (start → first token) and decode (first token → end): the
+/// effective prefill and decode concurrencies add up to the effective concurrency. Each record's
+/// effective latency (credit → end) covers its request latency (start → last content).
+#[test]
+fn sweep_line_metrics_against_the_mock() {
+    // 2 ms to the first token, 1 ms between tokens: every phase of a request has a length.
+    let server = mock(2, 1, 4, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --streaming --concurrency 2 --request-count 8 \
+         --warmup-request-count 2 --isl 8 --ui none --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    ringperf::run::run(cfg).unwrap();
+    let s = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(s["is_complete"], true);
+    let sweep = [
+        "effective_concurrency",
+        "effective_decode_throughput",
+        "effective_prefill_throughput",
+        "effective_decode_concurrency",
+        "effective_prefill_concurrency",
+        "effective_total_throughput",
+        "effective_decode_throughput_per_user",
+        "effective_prefill_throughput_per_user",
+        "tokens_in_flight",
+        "active_decode_throughput",
+        "active_prefill_throughput",
+        "active_decode_throughput_per_user",
+        "active_prefill_throughput_per_user",
+        "active_total_throughput",
+    ];
+    for tag in sweep {
+        let keys: Vec<&str> = s[tag]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "unit", "avg", "p50", "p90", "p95", "p99", "min", "max", "std"
+            ],
+            "{tag}"
+        );
+        assert!(s["warmup_metrics"][tag].is_object(), "warmup {tag}");
+    }
+    for tag in ["credit_to_start_latency", "effective_latency"] {
+        assert_eq!(s[tag]["count"], 8, "{tag}");
+        assert_eq!(s[tag]["unit"], "ms");
+        assert_eq!(s["warmup_metrics"][tag]["count"], 2, "warmup {tag}");
+    }
+    let avg = |tag: &str| s[tag]["avg"].as_f64().unwrap();
+    let c = avg("effective_concurrency");
+    assert!(c > 0.0 && s["effective_concurrency"]["max"].as_f64().unwrap() <= 2.0);
+    let split = avg("effective_prefill_concurrency") + avg("effective_decode_concurrency");
+    assert!((split - c).abs() <= 1e-9 * c, "{split} vs {c}");
+    assert!(avg("tokens_in_flight") > 0.0 && avg("active_decode_throughput") > 0.0);
+    let sum = |tag: &str| s[tag]["sum"].as_f64().unwrap();
+    assert!(sum("effective_latency") >= sum("request_latency"));
+    let jsonl = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert!(
+        jsonl
+            .iter()
+            .all(|r| r["metrics"].get("effective_latency").is_none())
+    );
+}

@@ -340,6 +340,40 @@ fn warmup_sessions_send_whole_conversations() {
     };
     assert_eq!(phase("profiling"), 6, "profiling: 3 sessions of 2 turns");
     assert_eq!(phase("warmup"), 4, "warmup: 2 sessions of 2 turns");
+    // AIPerf's phase metadata: warmup is phase 0 (no profiling_index), profiling phase 1 and
+    // profiling phase 0; every session is a root session, so each turn's root is its session.
+    let mut turns_per_root = std::collections::HashMap::<String, Vec<u64>>::new();
+    for r in &records {
+        let md = &r["metadata"];
+        let warm = md["benchmark_phase"] == "warmup";
+        let name = if warm { "warmup" } else { "profiling" };
+        assert_eq!(md["phase_index"], u64::from(!warm), "{md}");
+        assert_eq!(md["phase_name"], name);
+        assert_eq!(md["phase_kind"], name);
+        if warm {
+            assert!(md.get("profiling_index").is_none(), "{md}");
+        } else {
+            assert_eq!(md["profiling_index"], 0);
+        }
+        assert_eq!(md["root_correlation_id"], md["x_correlation_id"]);
+        let root = md["root_correlation_id"]
+            .as_str()
+            .expect("a string")
+            .to_string();
+        turns_per_root
+            .entry(root)
+            .or_default()
+            .push(md["turn_index"].as_u64().unwrap());
+    }
+    assert_eq!(turns_per_root.len(), 5);
+    for turns in turns_per_root.values_mut() {
+        turns.sort_unstable();
+        assert_eq!(
+            turns,
+            &[0, 1],
+            "both turns of a conversation share its root"
+        );
+    }
     let groups = sessions(server.truth().entries());
     assert_eq!(
         groups.len(),

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use super::metrics::{MetricConfig, MetricValue, RecordMetrics};
 use super::registry::{Kind, MetricDef, MetricId, REGISTRY, flags};
 use super::stats::{self, Stats};
+use super::sweep::{self, TimeWeighted};
 use crate::record::RecordFacts;
 
 /// The result of one metric over a phase, in base units.
@@ -21,6 +22,8 @@ pub enum ResultValue {
     Dist(Stats),
     /// A single value (aggregate and derived metrics), reported as `avg`.
     Scalar(f64),
+    /// Time-weighted statistics of a sweep-line curve, already in the display unit.
+    TimeWeighted(TimeWeighted),
 }
 
 /// One metric's result.
@@ -58,6 +61,7 @@ impl MetricResult {
         match &self.value {
             ResultValue::Dist(s) => s.avg,
             ResultValue::Scalar(v) => *v,
+            ResultValue::TimeWeighted(t) => t.avg,
         }
     }
 }
@@ -133,6 +137,23 @@ pub struct Accumulator {
     usage_discrepancy_count: Option<u64>,
     osl_mismatch_count: Option<u64>,
     dispatch_lag_ns: Vec<f64>,
+    /// Every record's intervals (valid and error), wall-clock epoch ns, for the sweep lines.
+    intervals: Vec<Interval>,
+    /// `request_start − credit_issued` per record, ns, clamped at 0.
+    credit_to_start_ns: Vec<f64>,
+    /// `request_end − credit_issued` per record, ns, clamped at 0.
+    effective_latency_ns: Vec<f64>,
+}
+
+/// One record's part of the sweep lines, before the window origin is known.
+#[derive(Clone, Debug)]
+struct Interval {
+    start_wall_ns: u64,
+    end_wall_ns: u64,
+    gen_start_wall_ns: Option<u64>,
+    isl: Option<f64>,
+    osl: Option<f64>,
+    icl_ns: Vec<f64>,
 }
 
 impl Accumulator {
@@ -150,6 +171,9 @@ impl Accumulator {
             usage_discrepancy_count: None,
             osl_mismatch_count: None,
             dispatch_lag_ns: Vec::new(),
+            intervals: Vec::new(),
+            credit_to_start_ns: Vec::new(),
+            effective_latency_ns: Vec::new(),
         }
     }
 
@@ -167,6 +191,7 @@ impl Accumulator {
     pub fn add(&mut self, f: &RecordFacts, m: &RecordMetrics) {
         self.dispatch_lag_ns
             .push(f.start_ns as f64 - f.intended_ns as f64);
+        self.add_interval(f, m);
         for (id, v) in &m.values {
             let col = &mut self.columns[*id as usize];
             match v {
@@ -223,13 +248,79 @@ impl Accumulator {
         }
     }
 
+    /// Sweep-line inputs and the credit-based latencies: every record, errors included (AIPerf
+    /// keeps error records in its column store with their start and end stamps).
+    fn add_interval(&mut self, f: &RecordFacts, m: &RecordMetrics) {
+        let (start, end) = (f.request_start_wall_ns, f.request_end_wall_ns);
+        let issued = f.credit_issued_wall_ns;
+        self.credit_to_start_ns
+            .push(start.saturating_sub(issued) as f64);
+        self.effective_latency_ns
+            .push(end.saturating_sub(issued) as f64);
+        let gen_start = match m.get(MetricId::TimeToFirstToken) {
+            Some(MetricValue::Int(ttft)) => Some(start.saturating_add_signed(*ttft)),
+            _ => None,
+        };
+        let icl_ns = match m.get(MetricId::InterChunkLatency) {
+            Some(MetricValue::List(l)) => l.iter().map(|v| *v as f64).collect(),
+            _ => Vec::new(),
+        };
+        self.intervals.push(Interval {
+            start_wall_ns: start,
+            end_wall_ns: end,
+            gen_start_wall_ns: gen_start,
+            isl: m.f64(MetricId::InputSequenceLength),
+            osl: m.f64(MetricId::OutputSequenceLength),
+            icl_ns,
+        });
+    }
+
+    /// The sweep-line results over `[window_start, last request end]` (AIPerf's phase window:
+    /// phase start to the end of its last request), or over the records' own span when the
+    /// phase start is not given. Empty with no records.
+    fn sweep_results(&self, window_start_wall_ns: Option<u64>) -> Vec<MetricResult> {
+        let Some(first) = self.intervals.iter().map(|i| i.start_wall_ns).min() else {
+            return Vec::new();
+        };
+        let origin = window_start_wall_ns.unwrap_or(first);
+        let rel = |t: u64| (t as i128 - origin as i128) as f64;
+        let records: Vec<sweep::SweepRecord> = self
+            .intervals
+            .iter()
+            .map(|i| sweep::SweepRecord {
+                start: rel(i.start_wall_ns),
+                end: rel(i.end_wall_ns),
+                gen_start: i.gen_start_wall_ns.map(rel),
+                isl: i.isl,
+                osl: i.osl,
+                icl: i.icl_ns.clone(),
+            })
+            .collect();
+        let curves = sweep::curves(&records);
+        let last_end = curves.concurrency.ts.last().copied().unwrap_or(0.0);
+        sweep::summarize(&curves, 0.0, last_end)
+            .into_iter()
+            .map(|(id, t)| MetricResult {
+                def: id.def(),
+                adjusted: false,
+                value: ResultValue::TimeWeighted(t),
+            })
+            .collect()
+    }
+
     fn total(&self, id: MetricId) -> Option<f64> {
         let col = &self.columns[id as usize];
         (!col.is_empty()).then(|| col.iter().sum())
     }
 
-    /// Computes every result of the phase.
+    /// Computes every result of the phase, the sweep-line metrics over the records' own span.
     pub fn finish(&self) -> Summary {
+        self.finish_from(None)
+    }
+
+    /// Computes every result of the phase; the sweep-line metrics' window starts at
+    /// `phase_start_wall_ns` (epoch ns) when given.
+    pub fn finish_from(&self, phase_start_wall_ns: Option<u64>) -> Summary {
         use MetricId as M;
         let mut results = Vec::new();
         let mut adjusted = Vec::new();
@@ -374,6 +465,20 @@ impl Accumulator {
             M::TotalTokenThroughput,
             per_sec(total_isl.zip(total_osl).map(|(i, o)| i + o)),
         );
+
+        results.extend(self.sweep_results(phase_start_wall_ns));
+        for (id, col) in [
+            (M::CreditToStartLatency, &self.credit_to_start_ns),
+            (M::EffectiveLatency, &self.effective_latency_ns),
+        ] {
+            if let Some(s) = Stats::compute(col) {
+                results.push(MetricResult {
+                    def: id.def(),
+                    adjusted: false,
+                    value: ResultValue::Dist(s),
+                });
+            }
+        }
 
         let mut error_summary = self.errors.clone();
         error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));

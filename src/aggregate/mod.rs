@@ -10,6 +10,7 @@ pub mod accumulator;
 pub mod metrics;
 pub mod registry;
 pub mod stats;
+pub mod sweep;
 
 pub use accumulator::{Accumulator, ErrorCount, LagSummary, MetricResult, ResultValue, Summary};
 pub use metrics::{MetricConfig, MetricValue, RecordMetrics, record_metrics};

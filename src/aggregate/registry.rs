@@ -25,6 +25,12 @@ pub enum Unit {
     Percent,
     /// `ratio`
     Ratio,
+    /// `count`
+    Count,
+    /// `B` (bytes)
+    Bytes,
+    /// `KB` (kibibytes: AIPerf divides bytes by 1024)
+    Kilobytes,
 }
 
 impl Unit {
@@ -41,6 +47,9 @@ impl Unit {
             Unit::RequestsPerSecond => "requests/sec",
             Unit::Percent => "%",
             Unit::Ratio => "ratio",
+            Unit::Count => "count",
+            Unit::Bytes => "B",
+            Unit::Kilobytes => "KB",
         }
     }
 }
@@ -54,6 +63,9 @@ pub enum Kind {
     Aggregate,
     /// Computed at summary time from other results.
     Derived,
+    /// Time-weighted statistics of a step function over the phase window (the sweep-line
+    /// metrics, see [`super::sweep`]).
+    Sweep,
 }
 
 /// Which console table a metric belongs to.
@@ -63,6 +75,10 @@ pub enum ConsoleGroup {
     Default,
     /// The `LLM Metrics: Usage` table.
     Usage,
+    /// The `LLM Metrics: Effective` table (sweep-line and CO-aware metrics).
+    Effective,
+    /// The `LLM Metrics: Active` table (sweep-line metrics over active time only).
+    Active,
     /// Never shown on the console.
     None,
 }
@@ -97,6 +113,8 @@ pub mod flags {
     pub const DISABLE_ON_ACCURACY: u32 = 1 << 12;
     /// Only when `--goodput` gives SLOs.
     pub const GOODPUT: u32 = 1 << 13;
+    /// Measured from the HTTP transport's trace stamps (always available in ringperf).
+    pub const HTTP_TRACE_ONLY: u32 = 1 << 15;
 }
 
 use flags::*;
@@ -172,6 +190,36 @@ pub enum MetricId {
     TotalTokenThroughput,
     Goodput,
     GoodRequestFraction,
+    EffectiveConcurrency,
+    EffectiveDecodeThroughput,
+    EffectivePrefillThroughput,
+    EffectiveDecodeConcurrency,
+    EffectivePrefillConcurrency,
+    EffectiveTotalThroughput,
+    EffectiveDecodeThroughputPerUser,
+    EffectivePrefillThroughputPerUser,
+    TokensInFlight,
+    ActiveDecodeThroughput,
+    ActivePrefillThroughput,
+    ActiveDecodeThroughputPerUser,
+    ActivePrefillThroughputPerUser,
+    ActiveTotalThroughput,
+    CreditToStartLatency,
+    EffectiveLatency,
+    HttpReqBlocked,
+    HttpReqDnsLookup,
+    HttpReqConnecting,
+    HttpReqSending,
+    HttpReqWaiting,
+    HttpReqReceiving,
+    HttpReqConnectionReused,
+    HttpReqDataSent,
+    HttpReqChunksSent,
+    HttpReqDataReceived,
+    HttpReqChunksReceived,
+    HttpReqConnectionOverhead,
+    HttpReqDuration,
+    HttpReqTotal,
 }
 
 impl MetricId {
@@ -230,6 +278,7 @@ impl MetricDef {
         match (self.unit, self.display_unit) {
             (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v / 1e6,
             (Unit::Nanoseconds, Some(Unit::Seconds)) => v / 1e9,
+            (Unit::Bytes, Some(Unit::Kilobytes)) => v / 1024.0,
             _ => v,
         }
     }
@@ -245,6 +294,7 @@ impl MetricDef {
         match (self.unit, self.display_unit) {
             (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v * 1e6,
             (Unit::Nanoseconds, Some(Unit::Seconds)) => v * 1e9,
+            (Unit::Bytes, Some(Unit::Kilobytes)) => v * 1024.0,
             _ => v,
         }
     }
@@ -282,7 +332,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 64] = [
+pub static REGISTRY: [MetricDef; 94] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -347,6 +397,40 @@ pub static REGISTRY: [MetricDef; 64] = [
     def!(TotalTokenThroughput, "total_token_throughput", "Total Token Throughput", Derived, TokensPerSecond, None, None, TOK_LB, None, false),
     def!(Goodput, "goodput", "Goodput", Derived, RequestsPerSecond, None, Some(1000), GOODPUT, Default, false),
     def!(GoodRequestFraction, "good_request_fraction", "GoodRequestFraction", Derived, Ratio, None, None, GOODPUT | LARGER_IS_BETTER, None, false),
+    // Sweep-line (time-weighted) metrics, in AIPerf's `SWEEP_LINE_METRIC_SPECS` order, then the
+    // active-only variants. Not in AIPerf's registry: injected at summary time, no display order.
+    def!(EffectiveConcurrency, "effective_concurrency", "Effective Concurrency", Sweep, Requests, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectiveDecodeThroughput, "effective_decode_throughput", "Effective Decode Throughput", Sweep, TokensPerSecond, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectivePrefillThroughput, "effective_prefill_throughput", "Effective Prefill Throughput", Sweep, TokensPerSecond, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectiveDecodeConcurrency, "effective_decode_concurrency", "Effective Decode Concurrency", Sweep, Requests, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectivePrefillConcurrency, "effective_prefill_concurrency", "Effective Prefill Concurrency", Sweep, Requests, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectiveTotalThroughput, "effective_total_throughput", "Effective Total Throughput", Sweep, TokensPerSecond, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectiveDecodeThroughputPerUser, "effective_decode_throughput_per_user", "Effective Decode Throughput Per User", Sweep, TokensPerSecondPerUser, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(EffectivePrefillThroughputPerUser, "effective_prefill_throughput_per_user", "Effective Prefill Throughput Per User", Sweep, TokensPerSecondPerUser, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(TokensInFlight, "tokens_in_flight", "Tokens In Flight", Sweep, Tokens, None, None, NO_INDIVIDUAL_RECORDS, Effective, false),
+    def!(ActiveDecodeThroughput, "active_decode_throughput", "Active Decode Throughput", Sweep, TokensPerSecond, None, None, NO_INDIVIDUAL_RECORDS, Active, false),
+    def!(ActivePrefillThroughput, "active_prefill_throughput", "Active Prefill Throughput", Sweep, TokensPerSecond, None, None, NO_INDIVIDUAL_RECORDS, Active, false),
+    def!(ActiveDecodeThroughputPerUser, "active_decode_throughput_per_user", "Active Decode Throughput Per User", Sweep, TokensPerSecondPerUser, None, None, NO_INDIVIDUAL_RECORDS, Active, false),
+    def!(ActivePrefillThroughputPerUser, "active_prefill_throughput_per_user", "Active Prefill Throughput Per User", Sweep, TokensPerSecondPerUser, None, None, NO_INDIVIDUAL_RECORDS, Active, false),
+    def!(ActiveTotalThroughput, "active_total_throughput", "Active Total Throughput", Sweep, TokensPerSecond, None, None, NO_INDIVIDUAL_RECORDS, Active, false),
+    // Derived per-record latencies from stored stamps (AIPerf `derived_latency.py`).
+    def!(CreditToStartLatency, "credit_to_start_latency", "Credit-to-Start Latency", Derived, Nanoseconds, MS, None, NO_INDIVIDUAL_RECORDS, None, true),
+    def!(EffectiveLatency, "effective_latency", "Effective Latency (CO-aware)", Derived, Nanoseconds, MS, None, NO_INDIVIDUAL_RECORDS, Effective, true),
+    // HTTP trace metrics (AIPerf `http_trace_metrics.py`), see `super::http_trace`.
+    def!(HttpReqBlocked, "http_req_blocked", "HTTP Blocked", Record, Nanoseconds, MS, Some(2000), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqDnsLookup, "http_req_dns_lookup", "HTTP DNS Lookup", Record, Nanoseconds, MS, Some(2010), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqConnecting, "http_req_connecting", "HTTP Connecting", Record, Nanoseconds, MS, Some(2020), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqSending, "http_req_sending", "HTTP Sending", Record, Nanoseconds, MS, Some(2030), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqWaiting, "http_req_waiting", "HTTP Waiting (TTFB)", Record, Nanoseconds, MS, Some(2040), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqReceiving, "http_req_receiving", "HTTP Receiving", Record, Nanoseconds, MS, Some(2050), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqConnectionReused, "http_req_connection_reused", "HTTP Connection Reused", Record, Ratio, None, Some(2060), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqDataSent, "http_req_data_sent", "HTTP Data Sent", Record, Bytes, Some(Unit::Kilobytes), Some(2070), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqChunksSent, "http_req_chunks_sent", "HTTP Chunks Sent", Record, Count, None, Some(2080), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqDataReceived, "http_req_data_received", "HTTP Data Received", Record, Bytes, Some(Unit::Kilobytes), Some(2090), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqChunksReceived, "http_req_chunks_received", "HTTP Chunks Received", Record, Count, None, Some(2100), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqConnectionOverhead, "http_req_connection_overhead", "HTTP Connection Overhead", Record, Nanoseconds, MS, Some(2110), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqDuration, "http_req_duration", "HTTP Duration (excl. conn)", Record, Nanoseconds, MS, Some(2120), HTTP_TRACE_ONLY, None, true),
+    def!(HttpReqTotal, "http_req_total", "HTTP Total Time", Record, Nanoseconds, MS, Some(2130), HTTP_TRACE_ONLY, None, true),
 ];
 
 #[cfg(test)]
@@ -369,7 +453,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::GoodRequestFraction as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::HttpReqTotal as usize, REGISTRY.len() - 1);
     }
 
     #[test]

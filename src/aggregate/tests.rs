@@ -51,7 +51,7 @@ fn run(cfg: &MetricConfig, records: &[RecordFacts]) -> Summary {
 fn dist(s: &Summary, tag: &str) -> Stats {
     match &s.get(tag).unwrap_or_else(|| panic!("missing {tag}")).value {
         ResultValue::Dist(d) => d.clone(),
-        ResultValue::Scalar(_) => panic!("{tag} is a scalar"),
+        other => panic!("{tag} is not a distribution: {other:?}"),
     }
 }
 
@@ -320,4 +320,106 @@ fn goodput_fraction_of_an_all_error_run() {
     assert!(s.result(MetricId::GoodRequestCount).is_none());
     assert!(s.result(MetricId::Goodput).is_none());
     assert_eq!(s.value(MetricId::GoodRequestFraction), Some(0.0));
+}
+
+/// Two streaming records in a phase that started at wall `W` (times below are ns after `W`):
+/// R1 credit 5, sent 10, content 20/30/40, ends 40, ISL 100, OSL 5, usage 100 prompt / 40 cached;
+/// R2 credit 28, sent 30, content 35/50, ends 50, ISL 50, OSL 3, usage 50 prompt / 10 cached.
+fn two_overlapping() -> Vec<RecordFacts> {
+    let rec = |credit: u64, start: u64, stamps: Vec<u64>, isl: u64, osl: u64, cached: u64| {
+        let end = *stamps.last().unwrap_or(&start);
+        RecordFacts {
+            intended_ns: start,
+            start_ns: start,
+            credit_issued_wall_ns: W + credit,
+            request_start_wall_ns: W + start,
+            request_end_wall_ns: W + end,
+            end_ns: end,
+            first_output_stamp_ns: stamps.first().copied(),
+            content_stamps_ns: stamps,
+            input_tokens: Some(isl),
+            output_tokens: Some(osl),
+            usage: Some(Usage {
+                prompt_tokens: Some(isl),
+                prompt_cache_read_tokens: Some(cached),
+                ..Usage::default()
+            }),
+            ..facts()
+        }
+    };
+    vec![
+        rec(5, 10, vec![20, 30, 40], 100, 5, 40),
+        rec(28, 30, vec![35, 50], 50, 3, 10),
+    ]
+}
+
+#[test]
+fn sweep_credit_and_cache_metrics_by_hand() {
+    let cfg = MetricConfig::new(true, false);
+    let mut acc = Accumulator::new(cfg.clone());
+    for f in two_overlapping() {
+        acc.add(&f, &record_metrics(&cfg, &f));
+    }
+    let s = acc.finish_from(Some(W));
+    let tw = |tag: &str| match &s.get(tag).unwrap_or_else(|| panic!("missing {tag}")).value {
+        ResultValue::TimeWeighted(t) => *t,
+        other => panic!("{tag}: {other:?}"),
+    };
+    // Window [W, W + 50]: concurrency 0 on [0,10), 1 on [10,30), 2 on [30,40), 1 on [40,50).
+    let c = tw("effective_concurrency");
+    assert_eq!(
+        (c.avg, c.min, c.max, c.p50, c.p99),
+        (1.0, 0.0, 2.0, 1.0, 2.0)
+    );
+    // 6 decoded tokens (OSL − 1 each) over 50 ns; over the 30 ns something decodes.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(close(
+        tw("effective_decode_throughput").avg,
+        6.0 / 50.0 * 1e9
+    ));
+    assert!(close(tw("active_decode_throughput").avg, 6.0 / 30.0 * 1e9));
+    assert!(close(
+        tw("effective_prefill_throughput").avg,
+        150.0 / 50.0 * 1e9
+    ));
+    assert!(close(
+        tw("effective_total_throughput").avg,
+        156.0 / 50.0 * 1e9
+    ));
+    assert!(close(tw("active_total_throughput").avg, 156.0 / 40.0 * 1e9));
+    assert!(close(tw("tokens_in_flight").avg, 4055.0 / 50.0));
+    // Without the phase start the window is the records' own span [10, 50].
+    let own = acc
+        .finish()
+        .get("effective_concurrency")
+        .map(MetricResult::avg);
+    assert_eq!(own, Some(50.0 / 40.0));
+    // Credit to start: 5 and 2 ns; effective latency: 35 and 22 ns.
+    let c2s = dist(&s, "credit_to_start_latency");
+    assert_eq!((c2s.avg, c2s.min, c2s.max, c2s.count), (3.5, 2.0, 5.0, 2));
+    let eff = dist(&s, "effective_latency");
+    assert_eq!(
+        (eff.avg, eff.min, eff.max, eff.sum),
+        (28.5, 22.0, 35.0, 57.0)
+    );
+    // Prompt cache: 40 + 10 of 100 + 50 prompt tokens.
+    assert_eq!(
+        s.value(MetricId::TotalUsagePromptCacheReadTokens),
+        Some(50.0)
+    );
+    assert!(close(
+        s.value(MetricId::OverallUsagePromptCacheReadPct).unwrap(),
+        100.0 / 3.0
+    ));
+    assert_eq!(dist(&s, "usage_prompt_cache_read_tokens").avg, 25.0);
+    // The JSON shape of a sweep metric: AIPerf's SweepLineStats fields only.
+    let j = crate::export::json::metric_json(s.get("effective_concurrency").unwrap());
+    let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "unit", "avg", "p50", "p90", "p95", "p99", "min", "max", "std"
+        ]
+    );
+    assert_eq!(j["unit"], "requests");
 }

@@ -153,6 +153,9 @@ fn rows_of(summary: &Summary, group: ConsoleGroup) -> Vec<Row> {
                         s.std.and_then(c),
                     ]
                 }
+                ResultValue::TimeWeighted(t) => {
+                    [t.avg, t.min, t.max, t.p99, t.p90, t.p50, t.std].map(Some)
+                }
             };
             Row {
                 label: row_label(&r.header(), d.shown_unit().as_str()),
@@ -167,7 +170,10 @@ fn rows_of(summary: &Summary, group: ConsoleGroup) -> Vec<Row> {
 pub fn render_console(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf)]) -> String {
     let title = format!("ringperf | {}", run.metrics_title);
     let mut out = String::from("\n");
+    // AIPerf prints the Effective and Active tables before its usage and main tables.
     for (group, suffix) in [
+        (ConsoleGroup::Effective, ": Effective"),
+        (ConsoleGroup::Active, ": Active"),
         (ConsoleGroup::Default, ""),
         (ConsoleGroup::Usage, ": Usage"),
     ] {

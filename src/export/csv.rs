@@ -53,13 +53,23 @@ pub fn summary_csv(summary: &Summary) -> String {
     let mut out = String::new();
     let dists: Vec<_> = results
         .iter()
-        .filter(|r| matches!(r.value, ResultValue::Dist(_)))
+        .filter(|r| matches!(r.value, ResultValue::Dist(_) | ResultValue::TimeWeighted(_)))
         .collect();
     if !dists.is_empty() {
         row(&mut out, &DIST_HEADER.map(String::from));
         for r in dists {
-            let ResultValue::Dist(s) = &r.value else {
-                continue;
+            let s = match &r.value {
+                ResultValue::Dist(s) => s,
+                // Sweep-line stats: no sum, p1, p5, p10, p25 or p75 (empty cells).
+                ResultValue::TimeWeighted(t) => {
+                    let e = String::new;
+                    let mut cells = vec![label(r), fmt2(t.avg), fmt2(t.min), fmt2(t.max), e()];
+                    cells.extend([e(), e(), e(), e(), fmt2(t.p50), e()]);
+                    cells.extend([fmt2(t.p90), fmt2(t.p95), fmt2(t.p99), fmt2(t.std)]);
+                    row(&mut out, &cells);
+                    continue;
+                }
+                ResultValue::Scalar(_) => continue,
             };
             let d = |v: f64| fmt2(r.def.to_display(v));
             let mut cells = vec![label(r), d(s.avg), d(s.min), d(s.max), d(s.sum)];

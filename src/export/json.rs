@@ -41,7 +41,7 @@ fn num(v: f64) -> Value {
 }
 
 /// One metric in display units: `{unit, avg, p1…p99, min, max, std, count, sum}`, absent stats
-/// omitted; scalars are `{unit, avg}`.
+/// omitted; scalars are `{unit, avg}`; sweep-line metrics `{unit, avg, p50…p99, min, max, std}`.
 pub fn metric_json(r: &MetricResult) -> Value {
     let d = r.def;
     let mut m = Map::new();
@@ -62,6 +62,21 @@ pub fn metric_json(r: &MetricResult) -> Value {
             }
             m.insert("count".into(), Value::from(s.count));
             m.insert("sum".into(), num(d.to_display(s.sum)));
+        }
+        // AIPerf's `SweepLineStats` fields, already in the display unit.
+        ResultValue::TimeWeighted(t) => {
+            for (k, v) in [
+                ("avg", t.avg),
+                ("p50", t.p50),
+                ("p90", t.p90),
+                ("p95", t.p95),
+                ("p99", t.p99),
+                ("min", t.min),
+                ("max", t.max),
+                ("std", t.std),
+            ] {
+                m.insert(k.into(), num(v));
+            }
         }
     }
     Value::Object(m)

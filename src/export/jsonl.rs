@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
 use crate::aggregate::{MetricDef, MetricId, MetricValue, REGISTRY, RecordMetrics};
-use crate::record::RecordFacts;
+use crate::record::{Phase, RecordFacts};
 
 /// How often buffered lines reach the file at the latest.
 pub const FLUSH_INTERVAL_NS: u64 = 1_000_000_000;
@@ -23,6 +23,7 @@ pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 #[derive(Debug)]
 pub struct JsonlWriter<W: Write = BufWriter<File>> {
     out: W,
+    phases: PhaseLayout,
     line: Vec<u8>,
     last_flush_ns: u64,
     lines: u64,
@@ -43,10 +44,19 @@ impl<W: Write> JsonlWriter<W> {
     pub fn new(out: W, now_ns: u64) -> Self {
         Self {
             out,
+            phases: PhaseLayout::default(),
             line: Vec::with_capacity(1024),
             last_flush_ns: now_ns,
             lines: 0,
         }
+    }
+
+    /// Sets the run's phases (whether a warmup phase precedes profiling), which number the
+    /// records' `phase_index`.
+    #[must_use]
+    pub fn with_phases(mut self, phases: PhaseLayout) -> Self {
+        self.phases = phases;
+        self
     }
 
     /// Lines written so far.
@@ -60,7 +70,7 @@ impl<W: Write> JsonlWriter<W> {
     /// same as serializing [`record_line`] with `serde_json`.
     pub fn write(&mut self, f: &RecordFacts, m: &RecordMetrics) -> io::Result<()> {
         self.line.clear();
-        if !encode_line(&mut self.line, f, m)? {
+        if !encode_line_in(&mut self.line, f, m, self.phases)? {
             return Ok(());
         }
         self.line.push(b'\n');
@@ -85,12 +95,41 @@ impl<W: Write> JsonlWriter<W> {
     }
 }
 
+/// The phases of a run, as AIPerf numbers them in each record's metadata: `phase_index` counts
+/// every configured phase from 0 (warmup first), `profiling_index` counts profiling phases only
+/// and is absent from warmup records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseLayout {
+    /// A warmup phase runs before profiling.
+    pub warmup: bool,
+}
+
+impl PhaseLayout {
+    /// `phase_index` of a record of `phase`.
+    pub fn phase_index(self, phase: Phase) -> u32 {
+        match phase {
+            Phase::Warmup => 0,
+            Phase::Profiling => u32::from(self.warmup),
+        }
+    }
+
+    /// `profiling_index` of a record of `phase` (ringperf runs one profiling phase).
+    pub fn profiling_index(self, phase: Phase) -> Option<u32> {
+        (phase == Phase::Profiling).then_some(0)
+    }
+}
+
+/// [`record_line_in`] for a run without warmup.
+pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
+    record_line_in(f, m, PhaseLayout::default())
+}
+
 /// The JSON object of one record, or `None` when it has neither metrics nor an error.
 ///
 /// This is the reference form of a line: [`JsonlWriter`] does not build it (a `Value` tree
 /// costs a map per object); tests and the `jsonl_record_value` bench compare [`encode_line`]
 /// against it byte for byte.
-pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
+pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: PhaseLayout) -> Option<Value> {
     let mut metrics = Map::new();
     for (id, v) in &m.values {
         let d = id.def();
@@ -153,9 +192,23 @@ pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
         Value::from(RECORD_PROCESSOR_ID),
     );
     md.insert("benchmark_phase".into(), Value::from(f.phase.as_str()));
+    md.insert(
+        "phase_index".into(),
+        Value::from(phases.phase_index(f.phase)),
+    );
+    if let Some(i) = phases.profiling_index(f.phase) {
+        md.insert("profiling_index".into(), Value::from(i));
+    }
+    md.insert("phase_name".into(), Value::from(f.phase.as_str()));
+    md.insert("phase_kind".into(), Value::from(f.phase.as_str()));
     md.insert("was_cancelled".into(), Value::from(f.was_cancelled));
     md.insert("context_overflow_skip".into(), Value::from(false));
     md.insert("agent_depth".into(), Value::from(0));
+    // Every ringperf session is a root session: its root is itself.
+    md.insert(
+        "root_correlation_id".into(),
+        Value::from(f.x_correlation_id.to_string()),
+    );
     let mut o = Map::new();
     o.insert("metadata".into(), Value::Object(md));
     o.insert("metrics".into(), Value::Object(metrics));
@@ -180,6 +233,16 @@ fn num(v: f64) -> Value {
 /// tree. Returns `Ok(false)` and appends nothing when the record has neither a shown metric
 /// nor an error (no line).
 pub fn encode_line(out: &mut Vec<u8>, f: &RecordFacts, m: &RecordMetrics) -> io::Result<bool> {
+    encode_line_in(out, f, m, PhaseLayout::default())
+}
+
+/// [`encode_line`] for a run with these phases: the bytes of [`record_line_in`].
+pub fn encode_line_in(
+    out: &mut Vec<u8>,
+    f: &RecordFacts,
+    m: &RecordMetrics,
+    phases: PhaseLayout,
+) -> io::Result<bool> {
     // Which shown metrics the record has, and whether one appears twice (never from
     // `record_metrics`, but a map keeps the first key's place and the last value, so a repeat
     // is encoded the same way).
@@ -223,9 +286,22 @@ pub fn encode_line(out: &mut Vec<u8>, f: &RecordFacts, m: &RecordMetrics) -> io:
     put_str(out, RECORD_PROCESSOR_ID);
     out.extend_from_slice(b",\"benchmark_phase\":");
     put_str(out, f.phase.as_str());
+    out.extend_from_slice(b",\"phase_index\":");
+    fmt.write_u32(out, phases.phase_index(f.phase))?;
+    if let Some(i) = phases.profiling_index(f.phase) {
+        out.extend_from_slice(b",\"profiling_index\":");
+        fmt.write_u32(out, i)?;
+    }
+    out.extend_from_slice(b",\"phase_name\":");
+    put_str(out, f.phase.as_str());
+    out.extend_from_slice(b",\"phase_kind\":");
+    put_str(out, f.phase.as_str());
     out.extend_from_slice(b",\"was_cancelled\":");
     fmt.write_bool(out, f.was_cancelled)?;
-    out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":0},\"metrics\":{");
+    out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":0");
+    out.extend_from_slice(b",\"root_correlation_id\":");
+    put_uuid(out, &f.x_correlation_id);
+    out.extend_from_slice(b"},\"metrics\":{");
     let mut first = true;
     for (i, (id, v)) in m.values.iter().enumerate() {
         let d = id.def();

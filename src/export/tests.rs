@@ -160,6 +160,23 @@ fn summary_json_key_order_and_shapes() {
         "completed_request_count",
         "request_error_rate",
         "total_token_throughput",
+        // Sweep-line and credit-based latencies, in the order AIPerf 0.13 writes them.
+        "effective_concurrency",
+        "effective_decode_throughput",
+        "effective_prefill_throughput",
+        "effective_decode_concurrency",
+        "effective_prefill_concurrency",
+        "effective_total_throughput",
+        "effective_decode_throughput_per_user",
+        "effective_prefill_throughput_per_user",
+        "tokens_in_flight",
+        "active_decode_throughput",
+        "active_prefill_throughput",
+        "active_decode_throughput_per_user",
+        "active_prefill_throughput_per_user",
+        "active_total_throughput",
+        "credit_to_start_latency",
+        "effective_latency",
         "ringperf",
     ];
     assert_eq!(keys, want);
@@ -252,6 +269,7 @@ fn tiny_run() -> Vec<RecordFacts> {
             input_tokens: Some(100),
             output_tokens: Some(20),
             request_start_wall_ns: W,
+            request_end_wall_ns: W + 10_000_000,
             ..base.clone()
         },
         RecordFacts {
@@ -259,13 +277,16 @@ fn tiny_run() -> Vec<RecordFacts> {
             input_tokens: Some(300),
             output_tokens: Some(40),
             request_start_wall_ns: W + 10_000_000,
+            request_end_wall_ns: W + 40_000_000,
             ..base.clone()
         },
+        // Sent at W + 100 ns (the base's start), failed 5 ms later.
         RecordFacts {
             content_stamps_ns: vec![],
             input_tokens: Some(50),
             output_tokens: None,
             error: Some(RequestError::new(Some(503), "Service Unavailable", "busy")),
+            request_end_wall_ns: W + 5_000_100,
             ..base
         },
     ]
@@ -365,9 +386,14 @@ fn jsonl_line_shape() {
             "worker_id",
             "record_processor_id",
             "benchmark_phase",
+            "phase_index",
+            "profiling_index",
+            "phase_name",
+            "phase_kind",
             "was_cancelled",
             "context_overflow_skip",
-            "agent_depth"
+            "agent_depth",
+            "root_correlation_id"
         ]
     );
     assert_eq!(

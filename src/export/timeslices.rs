@@ -118,8 +118,9 @@ impl TimesliceCollector {
                     let (f, m) = &self.records[i];
                     acc.add(f, m);
                 }
+                // Sweep-line metrics are timed from the window's start.
                 let results = acc
-                    .finish()
+                    .finish_from(Some(slice.start_ns))
                     .results
                     .into_iter()
                     .filter(|r| !r.def.hidden())
@@ -172,7 +173,22 @@ pub fn timeslices_csv(slices: &[SliceResult]) -> String {
             let header = r.header();
             let unit = d.shown_unit();
             let mut stats: Vec<(&str, f64)> = Vec::new();
+            // Time-weighted (sweep-line) values are already in the display unit.
+            let display_ready = matches!(r.value, ResultValue::TimeWeighted(_));
+            let shown = |v: f64| if display_ready { v } else { d.to_display(v) };
             match &r.value {
+                ResultValue::TimeWeighted(t) => {
+                    stats.extend([
+                        ("avg", t.avg),
+                        ("min", t.min),
+                        ("max", t.max),
+                        ("p50", t.p50),
+                        ("p90", t.p90),
+                        ("p95", t.p95),
+                        ("p99", t.p99),
+                        ("std", t.std),
+                    ]);
+                }
                 ResultValue::Scalar(v) => stats.push(("avg", *v)),
                 ResultValue::Dist(st) => {
                     stats.extend([
@@ -195,7 +211,7 @@ pub fn timeslices_csv(slices: &[SliceResult]) -> String {
                     super::csv::field(&header),
                     super::csv::field(unit.as_str()),
                     stat.to_string(),
-                    super::csv::fmt2(d.to_display(v)),
+                    super::csv::fmt2(shown(v)),
                 ];
                 out.push_str(&cells.join(","));
                 out.push_str("\r\n");

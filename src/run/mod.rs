@@ -231,7 +231,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let jsonl = if cfg.export_level.records() {
         let path = dir.join(&names.jsonl);
         let w = JsonlWriter::create(&path, 0)
-            .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?;
+            .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?
+            .with_phases(crate::export::jsonl::PhaseLayout {
+                warmup: cfg.warmup.is_some(),
+            });
         Some((path, w))
     } else {
         None
@@ -350,8 +353,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     }
 
     let stopped = control.reason();
-    let summary = collected.profiling.finish();
-    let warmup = collected.warmup_seen.then(|| collected.warmup.finish());
+    // Sweep-line windows start at each phase's start, as AIPerf's do.
+    let summary = collected.profiling.finish_from(Some(start_wall_ns));
+    let warmup = collected.warmup_seen.then(|| {
+        collected
+            .warmup
+            .finish_from(warmup_wall_ns.map(|(start, _)| start))
+    });
     let run_info = RunInfo {
         benchmark_id: crate::export::new_benchmark_id(),
         aiperf_version: "0.13.0".into(),
@@ -360,7 +368,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         start_wall_ns,
         end_wall_ns,
         was_cancelled: stopped.is_some(),
-        is_complete: stopped.as_ref().map(|_| false),
+        // AIPerf: `is_complete = incomplete_reason is None`, always written.
+        is_complete: Some(stopped.is_none()),
         incomplete_reason: stopped.as_ref().map(ToString::to_string),
         metrics_title: cfg.endpoint.metrics_title().to_string(),
         io_driver: driver,
