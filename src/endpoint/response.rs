@@ -141,6 +141,28 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     }
 }
 
+/// Calls `f` with every response object of `rec` in arrival order (an SSE message's JSON data,
+/// or the whole body), as [`parse_record`] sees them: undecodable or empty data is skipped and
+/// an `event: error` message ends the walk.
+pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
+    let mut scratch = Vec::new();
+    for ev in &rec.events {
+        let bytes = rec.event_bytes(ev);
+        let json: &[u8] = if rec.is_sse {
+            match message_data(bytes, &mut scratch) {
+                MessageData::Json(at) => at.bytes(bytes, &scratch),
+                MessageData::Skip => continue,
+                MessageData::Error(_) => break,
+            }
+        } else {
+            bytes.trim_ascii()
+        };
+        if !json.is_empty() {
+            f(json);
+        }
+    }
+}
+
 /// Whether one SSE message is a content response (text, reasoning or tool calls; never a
 /// usage-only chunk, a role chunk or `[DONE]`): AIPerf's first token, which gives a prefill slot
 /// back. `scratch` keeps its allocations between calls.

@@ -15,7 +15,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "Embeddings Metrics",
     consumes_system_message: true,
-    carries_history: false,
+    history: None,
     auth: Auth::Bearer,
     build: chat::build,
     input_texts: chat::input_texts,

@@ -16,7 +16,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "Embeddings Metrics",
     consumes_system_message: false,
-    carries_history: false,
+    history: None,
     auth: Auth::Bearer,
     build,
     input_texts,
