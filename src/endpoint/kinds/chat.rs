@@ -26,6 +26,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"messages":[system?, user context?, history…, this turn's message(s)],"model","stream"}` +

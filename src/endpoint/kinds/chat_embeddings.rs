@@ -20,6 +20,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build: chat::build,
     input_texts: chat::input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// AIPerf's `try_extract_embeddings`: `data[0].object == "embedding"` with some `embedding`;

@@ -21,6 +21,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"query","texts":[…]}` + extras.

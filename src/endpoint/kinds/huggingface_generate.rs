@@ -20,6 +20,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"inputs": texts joined by " ", "parameters": {"max_new_tokens"?, …--extra-inputs}}`, then

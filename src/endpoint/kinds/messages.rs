@@ -35,6 +35,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"model","messages":[user context?, history…, this turn's message(s)],"max_tokens"}` + `"stream":true`

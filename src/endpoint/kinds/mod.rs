@@ -15,6 +15,7 @@ pub(super) mod huggingface_generate;
 pub(super) mod messages;
 pub(super) mod nim_embeddings;
 pub(super) mod nim_rankings;
+pub(super) mod raw;
 pub(super) mod responses;
 
 use serde_json::{Map, Value};
@@ -60,6 +61,9 @@ pub struct Descriptor {
     pub input_texts: for<'a> fn(&'a Value, &mut Vec<&'a str>),
     /// Applies one response object (an SSE message's data or a whole body) stamped `stamp_ns`.
     pub parse: fn(&[u8], u64, &mut ParsedResponse),
+    /// An SSE message whose data is `[DONE]` is a response object of that text (AIPerf's
+    /// auto-detecting endpoints read an undecodable message as text); otherwise it is skipped.
+    pub sse_done_is_text: bool,
 }
 
 /// How a type replays a conversation (AIPerf's `build_messages` and `build_assistant_turn`).
@@ -225,3 +229,6 @@ mod tests;
 
 #[cfg(test)]
 mod history_tests;
+
+#[cfg(test)]
+mod raw_tests;

@@ -20,6 +20,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build,
     input_texts: embeddings::input_texts,
     parse: embeddings::parse,
+    sse_done_is_text: false,
 };
 
 /// `{"model","input":[texts]}` + extras (a text-only turn: AIPerf's `inputs = texts`).

@@ -28,6 +28,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"input":[user context?, history…, this turn's item(s)], "model", "stream",
