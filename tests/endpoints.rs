@@ -274,7 +274,10 @@ fn raw_sends_the_dataset_bodies_verbatim() {
         let t = &truth[rec["metadata"]["x_request_id"].as_str().unwrap()];
         assert_eq!(t.path, "/v1/chat/completions");
         let body = std::str::from_utf8(t.request_body.as_deref().unwrap()).unwrap();
-        let line = lines.iter().position(|l| l == body).expect("a dataset body, verbatim");
+        let line = lines
+            .iter()
+            .position(|l| l == body)
+            .expect("a dataset body, verbatim");
         assert_eq!(t.stream, line % 2 == 1, "the body's own `stream`");
         sent.push(body.to_string());
         let reply = t.reply_text.clone().unwrap();
