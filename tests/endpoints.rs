@@ -231,3 +231,70 @@ fn messages_sends_the_key_the_anthropic_way() {
             .streaming
     );
 }
+
+/// `raw`: every dataset body goes byte for byte to the URL as given (no path appended),
+/// streamed when the body asks; the answer is auto-detected (chat `message.content`, or each
+/// chunk's `delta.content` and the `[DONE]` text, as AIPerf 0.13 reads them), no usage is read,
+/// and ISL is the body's texts.
+#[test]
+fn raw_sends_the_dataset_bodies_verbatim() {
+    let server = recording_mock(OUTPUT_TOKENS);
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..REQUESTS)
+        .map(|i| {
+            format!(
+                r#"{{"messages":[{{"role":"user","content":"raw prompt number {i} with words"}}],"model":"mock-model","stream":{},"max_tokens":{OUTPUT_TOKENS}}}"#,
+                i % 2 == 1
+            )
+        })
+        .collect();
+    let file = dir.path().join("bodies.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u http://{}/v1/chat/completions --endpoint-type raw \
+         --input-file {} --custom-dataset-type raw_payload --concurrency 2 --request-count \
+         {REQUESTS} --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!((out.successes, out.errors), (REQUESTS as u64, 0));
+    let tokenizer = ringperf::workload::Tokenizer::builtin();
+    let truth: HashMap<String, TruthEntry> = server
+        .truth()
+        .entries()
+        .into_iter()
+        .map(|e| (e.request_id.unwrap().to_string(), e))
+        .collect();
+    let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), REQUESTS);
+    let mut sent: Vec<String> = Vec::new();
+    for rec in &records {
+        let t = &truth[rec["metadata"]["x_request_id"].as_str().unwrap()];
+        assert_eq!(t.path, "/v1/chat/completions");
+        let body = std::str::from_utf8(t.request_body.as_deref().unwrap()).unwrap();
+        let line = lines
+            .iter()
+            .position(|l| l == body)
+            .expect("a dataset body, verbatim");
+        assert_eq!(t.stream, line % 2 == 1, "the body's own `stream`");
+        sent.push(body.to_string());
+        let reply = t.reply_text.clone().unwrap();
+        let output = if t.stream {
+            format!("{reply}[DONE]")
+        } else {
+            reply
+        };
+        assert_eq!(
+            value(rec, "output_sequence_length"),
+            Some(tokenizer.count(&output) as u64)
+        );
+        assert_eq!(value(rec, "input_sequence_length"), Some(t.prompt_tokens));
+        assert_eq!(rec["metrics"].get("usage_prompt_tokens"), None);
+    }
+    sent.sort();
+    let mut want = lines.clone();
+    want.sort();
+    assert_eq!(sent, want, "each body once");
+}

@@ -113,6 +113,93 @@ fn later_turns_carry_the_real_replies_non_streaming() {
     check_history(false);
 }
 
+/// Responses and Messages replay the conversation as AIPerf does: turn n's body carries each
+/// earlier user message and the reply the mock really sent — Responses as the reply's output
+/// item verbatim (a `message` whose `output_text` is the reply), Messages as an assistant
+/// message of the reply text — then its own message; ISL is that of the body sent.
+fn check_replay(endpoint_type: &str, streaming: bool) {
+    let server = common::recording_mock(5);
+    let dir = tempfile::tempdir().unwrap();
+    let stream = if streaming { "--streaming" } else { "" };
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type {endpoint_type} {stream} \
+         --concurrency 2 --conversation-num 3 --conversation-turn-mean 3 --isl 10 --osl 5 \
+         --random-seed 9 --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!((out.successes, out.errors), (9, 0), "{endpoint_type}");
+    let (field, user_tag) = match endpoint_type {
+        "responses" => ("input", Some("message")),
+        _ => ("messages", None),
+    };
+    let groups = sessions(server.truth().entries());
+    assert_eq!(groups.len(), 3);
+    for g in &groups {
+        assert_eq!(g.len(), 3);
+        let mut expected: Vec<Value> = Vec::new();
+        for (n, e) in g.iter().enumerate() {
+            assert_eq!(e.stream, streaming);
+            let b = body(e);
+            let mut items = b[field].as_array().expect("message list").clone();
+            assert_eq!(
+                items.len(),
+                2 * n + 1,
+                "{endpoint_type} turn {n}: {items:?}"
+            );
+            // The mock's Responses item ids are random: check their shape, then set them aside.
+            for item in items.iter_mut().filter(|i| i["role"] == "assistant") {
+                if let Some(id) = item.as_object_mut().and_then(|o| o.remove("id")) {
+                    let id = id.as_str().expect("string id").to_string();
+                    assert!(id.starts_with("msg_") && id.len() == 20, "{id}");
+                }
+            }
+            assert_eq!(&items[..2 * n], expected.as_slice(), "turn {n}");
+            let own = items[2 * n].clone();
+            assert_eq!(own["role"], "user");
+            assert_eq!(own.get("type").and_then(Value::as_str), user_tag);
+            expected.push(own);
+            let reply = e.reply_text.clone().expect("reply recorded");
+            assert!(!reply.is_empty());
+            expected.push(match endpoint_type {
+                "responses" => json!({
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": reply, "annotations": []}],
+                }),
+                _ => json!({"role": "assistant", "content": reply}),
+            });
+        }
+    }
+    let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 9);
+    let truth_by_id: HashMap<String, TruthEntry> = server
+        .truth()
+        .entries()
+        .into_iter()
+        .map(|e| (e.request_id.unwrap().to_string(), e))
+        .collect();
+    for r in &records {
+        let t = &truth_by_id[r["metadata"]["x_request_id"].as_str().unwrap()];
+        let isl = r["metrics"]["input_sequence_length"]["value"].as_u64();
+        assert_eq!(isl, Some(t.prompt_tokens), "ISL of the body sent");
+    }
+}
+
+#[test]
+fn responses_later_turns_carry_the_real_replies() {
+    check_replay("responses", true);
+    check_replay("responses", false);
+}
+
+#[test]
+fn messages_later_turns_carry_the_real_replies() {
+    check_replay("messages", true);
+    check_replay("messages", false);
+}
+
 fn plain_mock(ttft_ms: u64) -> ringperf::mock::MockServer {
     ringperf::mock::start(MockConfig {
         ttft: std::time::Duration::from_millis(ttft_ms),

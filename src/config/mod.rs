@@ -315,11 +315,12 @@ impl Config {
             EndpointTypeArg::CohereRankings => EndpointKind::CohereRankings,
             EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
             EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
+            EndpointTypeArg::Raw => EndpointKind::Raw,
             other => {
                 let name = format!("{other:?}");
                 return err(format!(
                     "--endpoint-type {} is not supported by ringperf (image, audio and video \
-                     endpoints, solido-rag, raw and template are not implemented; see \
+                     endpoints, solido-rag and template are not implemented; see \
                      docs/endpoints.md)",
                     kebab(&name)
                 ));

@@ -49,11 +49,13 @@ pub enum EndpointKind {
     HfTeiRankings,
     /// Hugging Face TGI generate (`huggingface_generate`).
     HuggingfaceGenerate,
+    /// Verbatim dataset payloads to the URL as given (`raw`).
+    Raw,
 }
 
 impl EndpointKind {
     /// Every supported type, in AIPerf's registry order.
-    pub const ALL: [EndpointKind; 11] = [
+    pub const ALL: [EndpointKind; 12] = [
         EndpointKind::Chat,
         EndpointKind::CohereRankings,
         EndpointKind::Completions,
@@ -65,6 +67,7 @@ impl EndpointKind {
         EndpointKind::HuggingfaceGenerate,
         EndpointKind::NimEmbeddings,
         EndpointKind::NimRankings,
+        EndpointKind::Raw,
     ];
 
     /// What this type sends, how it parses, and which metrics apply.
@@ -81,6 +84,7 @@ impl EndpointKind {
             EndpointKind::CohereRankings => &kinds::cohere_rankings::DESCRIPTOR,
             EndpointKind::HfTeiRankings => &kinds::hf_tei_rankings::DESCRIPTOR,
             EndpointKind::HuggingfaceGenerate => &kinds::huggingface_generate::DESCRIPTOR,
+            EndpointKind::Raw => &kinds::raw::DESCRIPTOR,
         }
     }
 
@@ -126,6 +130,7 @@ impl EndpointKind {
             EndpointKind::CohereRankings => "cohere_rankings",
             EndpointKind::HfTeiRankings => "hf_tei_rankings",
             EndpointKind::HuggingfaceGenerate => "huggingface_generate",
+            EndpointKind::Raw => "raw",
         }
     }
 }

@@ -98,6 +98,9 @@ impl ParsedResponse {
     }
 }
 
+/// The data of an SSE `[DONE]` message.
+const DONE: &[u8] = b"[DONE]";
+
 /// Parses every event of `rec` into `out` (cleared first).
 ///
 /// For an SSE record each event is one raw SSE message (without its blank-line terminator);
@@ -111,7 +114,8 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
         let json: &[u8] = if rec.is_sse {
             match message_data(bytes, &mut scratch) {
                 MessageData::Json(at) => at.bytes(bytes, &scratch),
-                MessageData::Skip => continue,
+                MessageData::Done if kind.descriptor().sse_done_is_text => DONE,
+                MessageData::Skip | MessageData::Done => continue,
                 MessageData::Error(message) => {
                     out.error = Some(RequestError::new(
                         Some(SSE_ERROR_CODE),
@@ -141,6 +145,29 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     }
 }
 
+/// Calls `f` with every response object of `rec` in arrival order (an SSE message's JSON data,
+/// or the whole body), as [`parse_record`] sees them: undecodable or empty data is skipped and
+/// an `event: error` message ends the walk.
+pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
+    let mut scratch = Vec::new();
+    for ev in &rec.events {
+        let bytes = rec.event_bytes(ev);
+        let json: &[u8] = if rec.is_sse {
+            match message_data(bytes, &mut scratch) {
+                MessageData::Json(at) => at.bytes(bytes, &scratch),
+                MessageData::Done => DONE,
+                MessageData::Skip => continue,
+                MessageData::Error(_) => break,
+            }
+        } else {
+            bytes.trim_ascii()
+        };
+        if !json.is_empty() {
+            f(json);
+        }
+    }
+}
+
 /// Whether one SSE message is a content response (text, reasoning or tool calls; never a
 /// usage-only chunk, a role chunk or `[DONE]`): AIPerf's first token, which gives a prefill slot
 /// back. `scratch` keeps its allocations between calls.
@@ -151,11 +178,17 @@ pub fn is_content_message(
 ) -> bool {
     scratch.clear();
     let mut buf = std::mem::take(&mut scratch.data_buf);
-    if let MessageData::Json(at) = message_data(message, &mut buf) {
-        let json = at.bytes(message, &buf);
-        if !json.is_empty() {
-            parse_object(kind, json, 0, scratch);
+    match message_data(message, &mut buf) {
+        MessageData::Json(at) => {
+            let json = at.bytes(message, &buf);
+            if !json.is_empty() {
+                parse_object(kind, json, 0, scratch);
+            }
         }
+        MessageData::Done if kind.descriptor().sse_done_is_text => {
+            parse_object(kind, DONE, 0, scratch);
+        }
+        _ => {}
     }
     scratch.data_buf = buf;
     !scratch.content_stamps_ns.is_empty()

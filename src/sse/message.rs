@@ -12,7 +12,8 @@
 //! with `}`, a following line that does not start with `data:` continues that value (even
 //! `event: error`), glued on with an escaped newline `\n` as AIPerf does.
 //!
-//! A data value that is empty or `[DONE]` says nothing ([`MessageData::Skip`]).
+//! A data value that is empty says nothing ([`MessageData::Skip`]); `[DONE]` is
+//! [`MessageData::Done`], which most endpoint types skip too.
 
 use std::borrow::Cow;
 
@@ -30,8 +31,10 @@ pub enum DataRef {
 pub enum MessageData {
     /// JSON text to parse (never empty, never `[DONE]`).
     Json(DataRef),
-    /// No data, empty data or `[DONE]`.
+    /// No data or empty data.
     Skip,
+    /// The `[DONE]` sentinel.
+    Done,
     /// An `event: error` message, with AIPerf's error text.
     Error(String),
 }
@@ -125,8 +128,10 @@ pub fn message_data(message: &[u8], scratch: &mut Vec<u8>) -> MessageData {
 }
 
 fn data_or_skip(value: &[u8], at: DataRef) -> MessageData {
-    if value.is_empty() || value == b"[DONE]" {
+    if value.is_empty() {
         MessageData::Skip
+    } else if value == b"[DONE]" {
+        MessageData::Done
     } else {
         MessageData::Json(at)
     }
@@ -183,6 +188,22 @@ mod tests {
     }
 
     #[test]
+    fn done_is_told_apart() {
+        for m in [
+            &b"data: [DONE]"[..],
+            b"data:[DONE]  ",
+            b"id: 1\ndata: [DONE]",
+        ] {
+            assert_eq!(
+                json(m),
+                Err(MessageData::Done),
+                "{:?}",
+                String::from_utf8_lossy(m)
+            );
+        }
+    }
+
+    #[test]
     fn nothing_to_say() {
         for m in [
             &b""[..],
@@ -190,9 +211,6 @@ mod tests {
             b": comment only",
             b"event: message",
             b"data:",
-            b"data: [DONE]",
-            b"data:[DONE]  ",
-            b"id: 1\ndata: [DONE]",
         ] {
             assert_eq!(
                 json(m),

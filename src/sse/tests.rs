@@ -205,8 +205,8 @@ fn check_vllm(fixture: &[u8], messages: usize, object: &str) {
                     at.bytes(message, &scratch),
                 )),
                 other => {
-                    assert_eq!(other, MessageData::Skip);
-                    assert_eq!(message, b"data: [DONE]", "only [DONE] says nothing");
+                    assert_eq!(other, MessageData::Done);
+                    assert_eq!(message, b"data: [DONE]", "only [DONE] is not JSON");
                 }
             }
         }
@@ -348,7 +348,7 @@ proptest! {
             MessageData::Error(text) => {
                 prop_assert!(text.starts_with("Error occurred in SSE response: "));
             }
-            MessageData::Skip => {}
+            MessageData::Skip | MessageData::Done => {}
         }
     }
 }

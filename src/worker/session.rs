@@ -1,13 +1,14 @@
 //! A conversation in progress on one worker: its turns go in order, each after the previous one
 //! was answered, all with the session's one correlation id (and its session-affinity copies),
-//! to the session's one URL. A later turn of a chat conversation carries the history: every
-//! earlier user message and the server's real reply to it (spec §2.4), so its body is built
-//! when it is due. With `--connection-reuse-strategy sticky-user-sessions` the session keeps one
-//! connection of its own, closed after its last turn.
+//! to the session's one URL. A later turn of a conversation carries the history when the endpoint
+//! type replays it (chat, responses, messages): every earlier user message and the server's real
+//! reply to it (spec §2.4), so its body is built when it is due. With
+//! `--connection-reuse-strategy sticky-user-sessions` the session keeps one connection of its
+//! own, closed after its last turn.
 
 use serde_json::Value;
 
-use crate::endpoint::{ParsedResponse, TurnBody, build_turn, parse_record, turn_message};
+use crate::endpoint::{TurnBody, build_turn};
 use crate::http::EncodedRequest;
 use crate::net::Pool;
 use crate::record::{Credit, Phase, RawRecord};
@@ -34,7 +35,7 @@ pub(crate) struct Session {
     correlation_id: uuid::Uuid,
     url: usize,
     next_turn: u32,
-    /// Earlier messages (chat conversations of several turns only).
+    /// Earlier messages (conversations of several turns of a type that replays them).
     history: Vec<Value>,
     /// The session's own connection (sticky sessions).
     sticky: Option<Pool>,
@@ -193,9 +194,8 @@ impl Session {
         )
     }
 
-    /// Adds the turn just sent and the server's reply to the history (chat conversations of
-    /// several turns). No reply text (an error, an empty answer): only the turn is kept, as
-    /// AIPerf keeps no assistant turn then.
+    /// Adds the turn just sent and the server's reply to the history, as the endpoint type
+    /// replays a conversation (conversations of several turns).
     fn remember(&mut self, shared: &Shared, rec: &RawRecord) {
         let c = &shared.dataset.conversations[self.conversation as usize];
         let Some(turn) = &c.turns[self.next_turn as usize].source else {
@@ -204,26 +204,10 @@ impl Session {
         if (self.next_turn as usize) + 1 >= c.turns.len() {
             return; // nothing comes after it
         }
-        match &turn.content {
-            crate::conversation::Content::Messages(list) => {
-                self.history.extend(list.iter().cloned())
-            }
-            _ => self.history.extend(turn_message(turn)),
-        }
-        if rec.error.is_some() {
+        let Some(history) = shared.kind.descriptor().history else {
             return;
-        }
-        let mut parsed = ParsedResponse::default();
-        parse_record(shared.kind, rec, &mut parsed);
-        // AIPerf replays the text; a reply of reasoning only is replayed as its reasoning.
-        let text = if parsed.output_text.is_empty() {
-            parsed.reasoning_text
-        } else {
-            parsed.output_text
         };
-        if parsed.error.is_none() && !text.is_empty() {
-            self.history
-                .push(serde_json::json!({"role": "assistant", "content": text}));
-        }
+        (history.turn)(turn, &mut self.history);
+        (history.reply)(rec, &mut self.history);
     }
 }

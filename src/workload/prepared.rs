@@ -53,7 +53,7 @@ impl Prepared {
 /// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
 /// chat conversation that is not a verbatim body.
 pub fn carries_history(kind: EndpointKind, conversation: &Conversation, index: usize) -> bool {
-    kind.descriptor().carries_history
+    kind.descriptor().history.is_some()
         && index > 0
         && !matches!(conversation.turns[index].content, Content::Raw(_))
 }
@@ -114,7 +114,7 @@ fn prepare_conversation(
     params: &PayloadParams,
     tokenizer: &Tokenizer,
 ) -> PreparedConversation {
-    let multi_turn_chat = kind.descriptor().carries_history && c.turns.len() > 1;
+    let multi_turn_chat = kind.descriptor().history.is_some() && c.turns.len() > 1;
     let turns = (0..c.turns.len())
         .map(|i| {
             let turn = &c.turns[i];

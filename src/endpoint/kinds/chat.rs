@@ -2,11 +2,13 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, merge_extras, truthy};
-use crate::conversation::Content;
+use super::{Auth, Descriptor, History, merge_extras, truthy};
+use crate::conversation::{Content, Turn};
+use crate::endpoint::EndpointKind;
 use crate::endpoint::payload::{PayloadParams, TurnBody, ensure_include_usage, turn_message};
-use crate::endpoint::response::ParsedResponse;
+use crate::endpoint::response::{ParsedResponse, parse_record};
 use crate::endpoint::wire::Body;
+use crate::record::RawRecord;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     default_path: "/v1/chat/completions",
@@ -16,11 +18,15 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "LLM Metrics",
     consumes_system_message: true,
-    carries_history: true,
+    history: Some(History {
+        turn: history_turn,
+        reply,
+    }),
     auth: Auth::Bearer,
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"messages":[system?, user context?, history…, this turn's message(s)],"model","stream"}` +
@@ -63,6 +69,32 @@ pub(super) fn messages(parts: &TurnBody<'_>) -> Vec<Value> {
         _ => messages.extend(turn_message(turn)),
     }
     messages
+}
+
+/// A user turn in the history: its message list as it is, else its chat message.
+pub(super) fn history_turn(turn: &Turn, history: &mut Vec<Value>) {
+    match &turn.content {
+        Content::Messages(list) => history.extend(list.iter().cloned()),
+        _ => history.extend(turn_message(turn)),
+    }
+}
+
+/// The server's reply in the history: `{"role":"assistant","content"}` with the reply's output
+/// text (its reasoning when it has only reasoning); nothing for a failed or empty reply.
+fn reply(rec: &RawRecord, history: &mut Vec<Value>) {
+    if rec.error.is_some() {
+        return;
+    }
+    let mut parsed = ParsedResponse::default();
+    parse_record(EndpointKind::Chat, rec, &mut parsed);
+    let text = if parsed.output_text.is_empty() {
+        parsed.reasoning_text
+    } else {
+        parsed.output_text
+    };
+    if parsed.error.is_none() && !text.is_empty() {
+        history.push(serde_json::json!({"role": "assistant", "content": text}));
+    }
 }
 
 /// Each message's string `content`, or the `text` of its `{"type":"text"}` parts.

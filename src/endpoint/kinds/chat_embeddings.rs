@@ -15,11 +15,12 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "Embeddings Metrics",
     consumes_system_message: true,
-    carries_history: false,
+    history: None,
     auth: Auth::Bearer,
     build: chat::build,
     input_texts: chat::input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// AIPerf's `try_extract_embeddings`: `data[0].object == "embedding"` with some `embedding`;

@@ -16,11 +16,12 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "Ranking Metrics",
     consumes_system_message: false,
-    carries_history: false,
+    history: None,
     auth: Auth::Bearer,
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
 /// `{"query","texts":[…]}` + extras.

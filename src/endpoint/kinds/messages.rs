@@ -4,10 +4,14 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, non_empty_str, usage_of, walk_texts};
-use crate::conversation::Content;
-use crate::endpoint::payload::{PayloadParams, TurnBody, turn_message};
+use super::{
+    Auth, Descriptor, History, json, merge_extras, non_empty_str, reply_text, usage_of, walk_texts,
+};
+use crate::endpoint::EndpointKind;
+use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
+use crate::endpoint::response::for_each_object;
+use crate::record::RawRecord;
 
 /// The `anthropic-version` header value AIPerf sends unless the user sets one.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -23,14 +27,18 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "LLM Metrics",
     consumes_system_message: true,
-    carries_history: false,
+    history: Some(History {
+        turn: super::chat::history_turn,
+        reply,
+    }),
     auth: Auth::AnthropicKey,
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
-/// `{"model","messages":[user context?, this turn's message(s)],"max_tokens"}` + `"stream":true`
+/// `{"model","messages":[user context?, history…, this turn's message(s)],"max_tokens"}` + `"stream":true`
 /// only when streaming + `system` when there is one, then the extras.
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     let turn = parts.turn;
@@ -38,10 +46,8 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     if let Some(context) = parts.user_context {
         messages.push(serde_json::json!({"role": "user", "content": context}));
     }
-    match &turn.content {
-        Content::Messages(list) => messages.extend(list.iter().cloned()),
-        _ => messages.extend(turn_message(turn)),
-    }
+    messages.extend(parts.history.iter().cloned());
+    super::chat::history_turn(turn, &mut messages);
     let mut body = Map::new();
     body.insert("model".into(), Value::from(params.model.as_str()));
     body.insert("messages".into(), Value::Array(messages));
@@ -190,4 +196,186 @@ fn whole(value: &Value, stamp_ns: u64, out: &mut ParsedResponse) {
     } else if let Some(text) = content {
         out.add_text(stamp_ns, text);
     }
+}
+
+/// What a reply's blocks add up to (AIPerf's assistant-replay accumulators).
+#[derive(Default)]
+struct Blocks {
+    text: String,
+    /// Thinking blocks by index, without their `type`.
+    thinking: Vec<(i64, Map<String, Value>)>,
+    /// `tool_use` blocks by index, without their `type`; a streamed block's input JSON text
+    /// accumulates in `partial`.
+    tool_uses: Vec<(i64, Map<String, Value>, Option<String>)>,
+}
+
+impl Blocks {
+    fn absorb(&mut self, value: &Value) {
+        match value.get("type").and_then(Value::as_str) {
+            Some("message") => {
+                let blocks = value.get("content").and_then(Value::as_array);
+                for block in blocks.into_iter().flatten() {
+                    let Some(block) = block.as_object() else {
+                        continue;
+                    };
+                    match block.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            self.text
+                                .push_str(block.get("text").and_then(Value::as_str).unwrap_or(""));
+                        }
+                        Some("thinking") => {
+                            let at = self.thinking.len() as i64;
+                            self.thinking.push((at, untyped(block)));
+                        }
+                        Some("tool_use") => {
+                            let at = self.tool_uses.len() as i64;
+                            self.tool_uses.push((at, untyped(block), None));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("content_block_start") => {
+                let Some(block) = value.get("content_block").and_then(Value::as_object) else {
+                    return;
+                };
+                let index = value.get("index").and_then(Value::as_i64);
+                match block.get("type").and_then(Value::as_str) {
+                    Some("thinking") => {
+                        let mut fields = untyped(block);
+                        fields.entry("thinking").or_insert_with(|| Value::from(""));
+                        fields.entry("signature").or_insert_with(|| Value::from(""));
+                        let at = index.unwrap_or(self.thinking.len() as i64);
+                        upsert(&mut self.thinking, at, fields);
+                    }
+                    Some("tool_use") => {
+                        let at = index.unwrap_or(self.tool_uses.len() as i64);
+                        self.tool_uses.retain(|(i, ..)| *i != at);
+                        self.tool_uses
+                            .push((at, untyped(block), Some(String::new())));
+                    }
+                    _ => {}
+                }
+            }
+            Some("content_block_delta") => {
+                let Some(delta) = value.get("delta") else {
+                    return;
+                };
+                let fragment = |key: &str| delta.get(key).and_then(Value::as_str);
+                let ty = delta.get("type").and_then(Value::as_str);
+                if ty == Some("text_delta") {
+                    self.text.push_str(fragment("text").unwrap_or(""));
+                    return;
+                }
+                let Some(index) = value.get("index").and_then(Value::as_i64) else {
+                    return;
+                };
+                let thinking = self.thinking.iter_mut().find(|(i, _)| *i == index);
+                let tool = self.tool_uses.iter_mut().find(|(i, ..)| *i == index);
+                match (ty, thinking, tool) {
+                    (Some("thinking_delta"), Some((_, fields)), _) => {
+                        append(fields, "thinking", fragment("thinking"));
+                    }
+                    (Some("signature_delta"), Some((_, fields)), _) => {
+                        append(fields, "signature", fragment("signature"));
+                    }
+                    (Some("input_json_delta"), _, Some((_, _, partial))) => {
+                        if let Some(Value::String(s)) = delta.get("partial_json") {
+                            partial.get_or_insert_default().push_str(s);
+                        } else {
+                            partial.get_or_insert_default();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A block's fields but its `type`.
+fn untyped(block: &Map<String, Value>) -> Map<String, Value> {
+    let mut fields = block.clone();
+    fields.shift_remove("type");
+    fields
+}
+
+fn upsert(list: &mut Vec<(i64, Map<String, Value>)>, at: i64, fields: Map<String, Value>) {
+    match list.iter_mut().find(|(i, _)| *i == at) {
+        Some(slot) => slot.1 = fields,
+        None => list.push((at, fields)),
+    }
+}
+
+/// Appends a string fragment to a string field (a field that is not a string is replaced).
+fn append(fields: &mut Map<String, Value>, key: &str, fragment: Option<&str>) {
+    let Some(fragment) = fragment else {
+        return;
+    };
+    let mut text = fields
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    text.push_str(fragment);
+    fields.insert(key.into(), Value::from(text));
+}
+
+/// A block with its `type` first and its null fields dropped.
+fn typed(ty: &str, fields: Map<String, Value>) -> Value {
+    let mut block = Map::new();
+    block.insert("type".into(), Value::from(ty));
+    block.extend(fields.into_iter().filter(|(_, v)| !v.is_null()));
+    Value::Object(block)
+}
+
+/// The reply in the history (AIPerf's `build_assistant_turn`): with thinking or `tool_use`
+/// blocks (a whole `message`, or streamed `content_block_start` + deltas by index), one
+/// assistant message of its blocks: thinking (with its signature), then the text, then each
+/// `tool_use` (a streamed input parsed from its JSON text, kept as a string when it is not JSON,
+/// `{}` when none came). Otherwise `{"role":"assistant","content": text}` of the reply's text
+/// (nothing when it is empty).
+fn reply(rec: &RawRecord, history: &mut Vec<Value>) {
+    let mut blocks = Blocks::default();
+    for_each_object(rec, |bytes| {
+        if let Some(value) = json(bytes).filter(|v| v.as_object().is_some_and(|o| !o.is_empty())) {
+            blocks.absorb(&value);
+        }
+    });
+    if blocks.thinking.is_empty() && blocks.tool_uses.is_empty() {
+        let text = reply_text(EndpointKind::Messages, rec);
+        if !text.is_empty() {
+            history.push(serde_json::json!({"role": "assistant", "content": text}));
+        }
+        return;
+    }
+    let mut content = Vec::new();
+    blocks.thinking.sort_by_key(|(i, _)| *i);
+    content.extend(
+        blocks
+            .thinking
+            .into_iter()
+            .map(|(_, f)| typed("thinking", f)),
+    );
+    if !blocks.text.is_empty() {
+        content.push(serde_json::json!({"type": "text", "text": blocks.text}));
+    }
+    blocks.tool_uses.sort_by_key(|(i, ..)| *i);
+    for (_, mut fields, partial) in blocks.tool_uses {
+        match partial.as_deref() {
+            Some("") => {
+                fields
+                    .entry("input")
+                    .or_insert_with(|| Value::Object(Map::new()));
+            }
+            Some(raw) => {
+                let input = serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw));
+                fields.insert("input".into(), input);
+            }
+            None => {}
+        }
+        content.push(typed("tool_use", fields));
+    }
+    history.push(serde_json::json!({"role": "assistant", "content": content}));
 }

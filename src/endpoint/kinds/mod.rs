@@ -15,6 +15,7 @@ pub(super) mod huggingface_generate;
 pub(super) mod messages;
 pub(super) mod nim_embeddings;
 pub(super) mod nim_rankings;
+pub(super) mod raw;
 pub(super) mod responses;
 
 use serde_json::{Map, Value};
@@ -22,6 +23,7 @@ use serde_json::{Map, Value};
 use super::payload::{PayloadParams, TurnBody};
 use super::response::ParsedResponse;
 use crate::conversation::{Content, Turn};
+use crate::record::RawRecord;
 
 /// How `--api-key` is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,8 +51,9 @@ pub struct Descriptor {
     pub metrics_title: &'static str,
     /// A conversation's system / user-context messages are sent.
     pub consumes_system_message: bool,
-    /// Later turns of a conversation carry the earlier turns and the server's replies.
-    pub carries_history: bool,
+    /// Later turns of a conversation carry the earlier turns and the server's replies, as these
+    /// hooks write them; `None`: every turn is sent alone.
+    pub history: Option<History>,
     pub auth: Auth,
     /// The body of one turn, before serialization (extras merged as the endpoint merges them).
     pub build: fn(&PayloadParams, &TurnBody<'_>) -> Map<String, Value>,
@@ -58,6 +61,37 @@ pub struct Descriptor {
     pub input_texts: for<'a> fn(&'a Value, &mut Vec<&'a str>),
     /// Applies one response object (an SSE message's data or a whole body) stamped `stamp_ns`.
     pub parse: fn(&[u8], u64, &mut ParsedResponse),
+    /// An SSE message whose data is `[DONE]` is a response object of that text (AIPerf's
+    /// auto-detecting endpoints read an undecodable message as text); otherwise it is skipped.
+    pub sse_done_is_text: bool,
+}
+
+/// How a type replays a conversation (AIPerf's `build_messages` and `build_assistant_turn`).
+#[derive(Clone, Copy)]
+pub struct History {
+    /// Appends the items a user turn adds to the history (its message as the type renders it).
+    pub turn: fn(&Turn, &mut Vec<Value>),
+    /// Appends the items the server's reply adds (nothing when it has no replayable content).
+    pub reply: fn(&RawRecord, &mut Vec<Value>),
+}
+
+/// AIPerf's default assistant text (`_build_assistant_turn_from_parsed`): per response object,
+/// its content, else its reasoning, concatenated; `kind` parses the objects.
+pub(super) fn reply_text(kind: super::EndpointKind, rec: &RawRecord) -> String {
+    let mut parsed = ParsedResponse::default();
+    let mut text = String::new();
+    let parse = kind.descriptor().parse;
+    super::response::for_each_object(rec, |json| {
+        let (out_at, reasoning_at) = (parsed.output_text.len(), parsed.reasoning_text.len());
+        parse(json, 0, &mut parsed);
+        let content = &parsed.output_text[out_at..];
+        if !content.is_empty() {
+            text.push_str(content);
+        } else {
+            text.push_str(&parsed.reasoning_text[reasoning_at..]);
+        }
+    });
+    text
 }
 
 /// Merges `--extra-inputs`, then the turn's own extras, into `body` (AIPerf's `dict.update`: an
@@ -192,3 +226,9 @@ pub(super) fn json(bytes: &[u8]) -> Option<Value> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod history_tests;
+
+#[cfg(test)]
+mod raw_tests;

@@ -15,11 +15,12 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "NIM Embeddings Metrics",
     consumes_system_message: false,
-    carries_history: false,
+    history: None,
     auth: Auth::Bearer,
     build,
     input_texts: embeddings::input_texts,
     parse: embeddings::parse,
+    sse_done_is_text: false,
 };
 
 /// `{"model","input":[texts]}` + extras (a text-only turn: AIPerf's `inputs = texts`).

@@ -2,10 +2,15 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, non_empty_str, usage_of, walk_texts};
+use super::{
+    Auth, Descriptor, History, json, merge_extras, non_empty_str, reply_text, usage_of, walk_texts,
+};
 use crate::conversation::{Content, Turn};
+use crate::endpoint::EndpointKind;
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
+use crate::endpoint::response::for_each_object;
+use crate::record::RawRecord;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     default_path: "/v1/responses",
@@ -15,15 +20,19 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     tokenizes_input: true,
     metrics_title: "LLM Metrics",
     consumes_system_message: true,
-    carries_history: false,
+    history: Some(History {
+        turn: history_turn,
+        reply,
+    }),
     auth: Auth::Bearer,
     build,
     input_texts,
     parse,
+    sse_done_is_text: false,
 };
 
-/// `{"input":[user context?, this turn's item(s)], "model", "stream", "instructions"?: system,
-/// "max_output_tokens"?}` + extras; with streaming and `--use-server-token-count`,
+/// `{"input":[user context?, history…, this turn's item(s)], "model", "stream",
+/// "instructions"?: system, "max_output_tokens"?}` + extras; with streaming and `--use-server-token-count`,
 /// `stream_options.include_usage` is added unless the user set it.
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     let turn = parts.turn;
@@ -31,10 +40,8 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     if let Some(context) = parts.user_context {
         input.push(serde_json::json!({"type": "message", "role": "user", "content": context}));
     }
-    match &turn.content {
-        Content::Messages(list) => input.extend(list.iter().cloned()),
-        _ => input.push(item(turn)),
-    }
+    input.extend(parts.history.iter().cloned());
+    history_turn(turn, &mut input);
     let mut body = Map::new();
     body.insert("input".into(), Value::Array(input));
     body.insert("model".into(), Value::from(params.model.as_str()));
@@ -60,6 +67,112 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         }
     }
     body
+}
+
+/// Output item types the Responses API only takes back as input with a tool configured or a
+/// stored response: AIPerf drops them when it replays a conversation.
+const REPLAY_UNSAFE: [&str; 6] = [
+    "web_search_call",
+    "file_search_call",
+    "image_generation_call",
+    "code_interpreter_call",
+    "computer_call",
+    "reasoning",
+];
+
+fn replayable(item: &Value) -> bool {
+    !item
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| REPLAY_UNSAFE.contains(&t))
+}
+
+/// A turn's input items: its message list (less the replay-unsafe items), else its item.
+fn history_turn(turn: &Turn, input: &mut Vec<Value>) {
+    match &turn.content {
+        Content::Messages(list) => input.extend(list.iter().filter(|i| replayable(i)).cloned()),
+        _ => input.push(item(turn)),
+    }
+}
+
+/// Stream-end failure events: the reply's items are then not replayed, only its text.
+const FAILURE_EVENTS: [&str; 4] = [
+    "response.failed",
+    "response.incomplete",
+    "response.error",
+    "error",
+];
+
+/// The reply in the history (AIPerf's `build_assistant_turn`): every output item, verbatim, from
+/// the whole `response` body or `response.completed`'s `response.output`, then the
+/// `response.output_item.done` items not already there (one per `id`, else `call_id`, else
+/// `item_id`, else identical content), less the replay-unsafe ones. With no item at all, or
+/// after a failure event, an assistant message of the reply's text (nothing when it is empty).
+fn reply(rec: &RawRecord, history: &mut Vec<Value>) {
+    let mut items: Vec<(String, Value)> = Vec::new();
+    let mut done: Vec<Value> = Vec::new();
+    let mut failed = false;
+    for_each_object(rec, |bytes| {
+        let Some(value) = json(bytes).filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+        else {
+            return;
+        };
+        let ty = value.get("type").and_then(Value::as_str);
+        failed |= ty.is_some_and(|t| FAILURE_EVENTS.contains(&t));
+        if failed {
+            return;
+        }
+        if value.get("object").and_then(Value::as_str) == Some("response") {
+            merge_output(&mut items, value.get("output"));
+        } else if ty == Some("response.completed") {
+            merge_output(
+                &mut items,
+                value.get("response").and_then(|r| r.get("output")),
+            );
+        } else if ty == Some("response.output_item.done")
+            && let Some(item @ Value::Object(_)) = value.get("item")
+        {
+            done.push(item.clone());
+        }
+    });
+    for item in done {
+        merge_item(&mut items, item);
+    }
+    if failed || items.is_empty() {
+        let text = reply_text(EndpointKind::Responses, rec);
+        if !text.is_empty() {
+            history
+                .push(serde_json::json!({"role": "assistant", "content": text, "type": "message"}));
+        }
+        return;
+    }
+    history.extend(items.into_iter().map(|(_, v)| v).filter(replayable));
+}
+
+fn merge_output(items: &mut Vec<(String, Value)>, output: Option<&Value>) {
+    for item in output.and_then(Value::as_array).into_iter().flatten() {
+        if item.is_object() {
+            merge_item(items, item.clone());
+        }
+    }
+}
+
+/// Keeps `item` unless an item with its key is already kept.
+fn merge_item(items: &mut Vec<(String, Value)>, item: Value) {
+    let id = ["id", "call_id", "item_id"]
+        .into_iter()
+        .filter_map(|k| item.get(k))
+        .find(|v| super::truthy(v));
+    let key = match id {
+        Some(v) => format!("id:{v}"),
+        None => format!(
+            "{}::{item}",
+            item.get("type").and_then(Value::as_str).unwrap_or("?")
+        ),
+    };
+    if !items.iter().any(|(k, _)| *k == key) {
+        items.push((key, item));
+    }
 }
 
 /// A turn as a Responses input item: `{"role","content","type":"message"}`, the content a plain
