@@ -326,8 +326,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         let warmup_start = crate::clock::wall_now_ns();
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
         run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, &progress);
-        server_metrics::phase_end(&mut scraper, Phase::Warmup);
+        // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
+        server_metrics::phase_end(&mut scraper, Phase::Warmup);
     }
     let start_wall_ns = crate::clock::wall_now_ns();
     // A stop during warmup ends the run before profiling starts.
