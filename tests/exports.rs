@@ -8,6 +8,7 @@ use common::{config, read_json, read_jsonl};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
+use ringperf::aggregate::REGISTRY;
 use ringperf::mock::TruthEntry;
 use serde_json::Value;
 
@@ -240,7 +241,14 @@ fn raw_export_keys_match_aiperf() {
 /// keys, stats and columns of AIPerf's for the same kind of run.
 #[test]
 fn timeslices_cover_every_record_and_match_aiperf_keys() {
-    let server = common::recording_mock(5);
+    // Tokens spaced in time, as in AIPerf's run (an ITL of 0 has no per-user throughput).
+    let server = ringperf::mock::start(ringperf::mock::MockConfig {
+        output_tokens: ringperf::mock::OutputLen::Fixed(5),
+        ttft: std::time::Duration::from_millis(2),
+        itl: std::time::Duration::from_millis(1),
+        ..ringperf::mock::MockConfig::default()
+    })
+    .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {} --streaming --concurrency 2 --request-count 12 \
@@ -305,6 +313,28 @@ fn timeslices_cover_every_record_and_match_aiperf_keys() {
     assert_eq!(top(&doc), top(&theirs));
     let stats = |v: &Value| top(&v["timeslices"][0]["request_latency"]);
     assert_eq!(stats(&doc), stats(&theirs));
+    // The metric set of the slices is AIPerf's (no `credit_to_start_latency`, no
+    // `effective_latency`: AIPerf adds those to the whole run only), less the metrics ringperf
+    // does not define and the `http_req_*` trace metrics, not recorded yet (#11, trace part:
+    // drop that exclusion when they are); `is_complete` depends on where the run ended.
+    let known = |tag: &str| {
+        let base = tag.strip_prefix("adj_").unwrap_or(tag);
+        ["start_ns", "end_ns"].contains(&tag)
+            || (!base.starts_with("http_req_") && REGISTRY.iter().any(|d| d.tag == base))
+    };
+    let metric_set = |v: &Value| -> BTreeSet<String> {
+        v["timeslices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s.as_object().unwrap().keys().cloned())
+            .filter(|k| k != "is_complete" && known(k))
+            .collect()
+    };
+    assert_eq!(metric_set(&doc), metric_set(&theirs));
+    for s in slices {
+        assert!(s.get("effective_latency").is_none() && s.get("credit_to_start_latency").is_none());
+    }
     let csv =
         std::fs::read_to_string(dir.path().join("profile_export_aiperf_timeslices.csv")).unwrap();
     let their_csv =

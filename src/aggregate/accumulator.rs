@@ -283,6 +283,29 @@ impl Accumulator {
             return Vec::new();
         };
         let origin = window_start_wall_ns.unwrap_or(first);
+        let curves = self.sweep_curves(origin);
+        let last_end = curves.concurrency.ts.last().copied().unwrap_or(0.0);
+        time_weighted_results(&curves, 0.0, last_end)
+    }
+
+    /// The sweep-line results of the curves of *every* record, each windowed to one of
+    /// `windows` (`[start, end]` epoch ns): AIPerf's timeslice rule, where a request running
+    /// across a window's edge counts for the part inside it. One list per window, empty with no
+    /// records.
+    pub fn sweep_windows(&self, windows: &[(u64, u64)]) -> Vec<Vec<MetricResult>> {
+        let Some(origin) = self.intervals.iter().map(|i| i.start_wall_ns).min() else {
+            return vec![Vec::new(); windows.len()];
+        };
+        let curves = self.sweep_curves(origin);
+        let rel = |t: u64| (t as i128 - origin as i128) as f64;
+        windows
+            .iter()
+            .map(|&(a, b)| time_weighted_results(&curves, rel(a), rel(b)))
+            .collect()
+    }
+
+    /// The sweep-line curves of every record, times in ns relative to `origin` (epoch ns).
+    fn sweep_curves(&self, origin: u64) -> sweep::Curves {
         let rel = |t: u64| (t as i128 - origin as i128) as f64;
         let records: Vec<sweep::SweepRecord> = self
             .intervals
@@ -296,16 +319,7 @@ impl Accumulator {
                 icl: i.icl_ns.clone(),
             })
             .collect();
-        let curves = sweep::curves(&records);
-        let last_end = curves.concurrency.ts.last().copied().unwrap_or(0.0);
-        sweep::summarize(&curves, 0.0, last_end)
-            .into_iter()
-            .map(|(id, t)| MetricResult {
-                def: id.def(),
-                adjusted: false,
-                value: ResultValue::TimeWeighted(t),
-            })
-            .collect()
+        sweep::curves(&records)
     }
 
     fn total(&self, id: MetricId) -> Option<f64> {
@@ -500,4 +514,16 @@ impl Accumulator {
             count: v.len() as u64,
         })
     }
+}
+
+/// The fourteen sweep-line results of `curves` over `[from, to]` (ns on the curves' axis).
+fn time_weighted_results(curves: &sweep::Curves, from: f64, to: f64) -> Vec<MetricResult> {
+    sweep::summarize(curves, from, to)
+        .into_iter()
+        .map(|(id, t)| MetricResult {
+            def: id.def(),
+            adjusted: false,
+            value: ResultValue::TimeWeighted(t),
+        })
+        .collect()
 }

@@ -4,8 +4,12 @@
 //!
 //! A phase's JSON is the summary document of that phase alone: its own metrics, its own
 //! `start_time` / `end_time`, no `warmup_metrics` and no `telemetry_data`. Its CSV is the summary
-//! CSV of that phase. The manifest is written after the phase files, with sorted keys and
-//! 2-space indentation, as AIPerf writes it; a phase with no request is still listed.
+//! CSV of that phase. When server metrics were collected during the phase, its
+//! `server_metrics.json` wraps the phase's server-metrics result (built by
+//! `crate::server_metrics::export::phase`) as AIPerf does: `{schema_version: 1, phase: {…},
+//! data, warnings: []}`, keys sorted, and the manifest entry names it in `server_metrics_json`.
+//! The manifest is written after the phase files, with sorted keys and 2-space indentation, as
+//! AIPerf writes it; a phase with no request is still listed.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -20,6 +24,8 @@ use crate::record::Phase;
 pub const PHASES_DIR: &str = "phases";
 /// The phase index file.
 pub const MANIFEST_FILE: &str = "phase_manifest.json";
+/// A phase's server-metrics file, in its folder.
+pub const SERVER_METRICS_FILE: &str = "server_metrics.json";
 
 /// One phase of the run, as it is exported.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +42,9 @@ pub struct PhaseRun<'a> {
     pub end_wall_ns: u64,
     /// The phase was cut short.
     pub was_cancelled: bool,
+    /// The phase's server-metrics result (the file's `data`), when server metrics were
+    /// collected during it.
+    pub server_metrics: Option<&'a Value>,
 }
 
 impl PhaseRun<'_> {
@@ -76,14 +85,49 @@ pub fn write_phase_artifacts(
         )?;
         let csv_rel = rel.join(&names.csv);
         std::fs::write(dir.join(&csv_rel), summary_csv(p.summary))?;
-        entries.push(manifest_entry(p, &json_rel, &csv_rel));
+        let mut entry = manifest_entry(p, &json_rel, &csv_rel);
+        if let Some(data) = p.server_metrics {
+            let sm_rel = rel.join(SERVER_METRICS_FILE);
+            std::fs::write(dir.join(&sm_rel), pretty(&server_metrics_json(p, data)))?;
+            if let Value::Object(m) = &mut entry {
+                m.insert("server_metrics_json".into(), Value::from(posix(&sm_rel)));
+                m.sort_keys();
+            }
+        }
+        entries.push(entry);
     }
     let manifest = manifest_json(entries);
     let path = dir.join(MANIFEST_FILE);
-    let mut text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
-    text.push('\n');
-    std::fs::write(&path, text)?;
+    std::fs::write(&path, pretty(&manifest))?;
     Ok(path)
+}
+
+/// 2-space indented JSON with a final newline.
+fn pretty(v: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// `phases/<phase>/server_metrics.json`: the phase header, the result, no warnings; keys sorted.
+fn server_metrics_json(p: &PhaseRun<'_>, data: &Value) -> Value {
+    let mut phase = Map::new();
+    phase.insert("end_ns".into(), Value::from(p.end_wall_ns));
+    phase.insert("phase_index".into(), Value::from(p.index));
+    phase.insert("phase_kind".into(), Value::from(p.phase.as_str()));
+    phase.insert("phase_name".into(), Value::from(p.phase.as_str()));
+    phase.insert(
+        "profiling_index".into(),
+        p.profiling_index().map_or(Value::Null, Value::from),
+    );
+    phase.insert("start_ns".into(), Value::from(p.start_wall_ns));
+    phase.insert("was_cancelled".into(), Value::from(p.was_cancelled));
+    let mut m = Map::new();
+    m.insert("data".into(), data.clone());
+    m.insert("phase".into(), Value::Object(phase));
+    m.insert("schema_version".into(), Value::from(1));
+    m.insert("warnings".into(), Value::Array(Vec::new()));
+    Value::Object(m)
 }
 
 /// One manifest entry, keys sorted as AIPerf sorts them.

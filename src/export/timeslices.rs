@@ -9,7 +9,14 @@
 //! record is in exactly one. Windows without a record are left out (positions stay dense). A
 //! window that reaches past `t1` ends at `t1` and is marked `is_complete: false`; complete
 //! windows have no `is_complete` key. Each window's metrics are those of its records alone,
-//! computed by the same [`Accumulator`] as the whole run.
+//! computed by the same [`Accumulator`] as the whole run, except two families (AIPerf 0.13's
+//! timeslice rule):
+//!
+//! - the sweep-line (time-weighted) metrics come from the curves of *every* record of the run,
+//!   windowed to `[window start, window end]`: a request that runs across a window's edge
+//!   counts for the part inside it, and one that started in an earlier window still counts;
+//! - `credit_to_start_latency` and `effective_latency` are left out (AIPerf adds them to the
+//!   whole-run results only).
 //!
 //! # Format
 //!
@@ -21,7 +28,9 @@
 use serde_json::{Map, Value};
 
 use crate::aggregate::stats::PERCENTILE_KEYS;
-use crate::aggregate::{Accumulator, MetricConfig, MetricResult, RecordMetrics, ResultValue};
+use crate::aggregate::{
+    Accumulator, MetricConfig, MetricId, MetricResult, RecordMetrics, ResultValue,
+};
 use crate::record::RecordFacts;
 
 /// One window and the metrics of the records that started in it.
@@ -110,25 +119,44 @@ impl TimesliceCollector {
             .iter()
             .map(|(f, _)| (f.request_start_wall_ns, f.request_end_wall_ns))
             .collect();
-        windows(&spans, self.size_ns)
+        let slices = windows(&spans, self.size_ns);
+        // The sweep-line curves of the whole run, cut to each window.
+        let mut all = Accumulator::new(self.cfg.clone());
+        for (f, m) in &self.records {
+            all.add(f, m);
+        }
+        let bounds: Vec<(u64, u64)> = slices.iter().map(|s| (s.start_ns, s.end_ns)).collect();
+        slices
             .into_iter()
-            .map(|slice| {
+            .zip(all.sweep_windows(&bounds))
+            .map(|(slice, sweep)| {
                 let mut acc = Accumulator::new(self.cfg.clone());
                 for &i in &slice.records {
                     let (f, m) = &self.records[i];
                     acc.add(f, m);
                 }
-                // Sweep-line metrics are timed from the window's start.
                 let results = acc
-                    .finish_from(Some(slice.start_ns))
+                    .finish()
                     .results
                     .into_iter()
-                    .filter(|r| !r.def.hidden())
+                    .filter(in_timeslice)
+                    .chain(sweep.into_iter().filter(|r| !r.def.hidden()))
                     .collect();
                 SliceResult { slice, results }
             })
             .collect()
     }
+}
+
+/// Whether a window's own result is exported: visible, not time-weighted (those come from the
+/// whole run's curves), not one of the two whole-run-only latency metrics.
+fn in_timeslice(r: &MetricResult) -> bool {
+    !r.def.hidden()
+        && !matches!(r.value, ResultValue::TimeWeighted(_))
+        && !matches!(
+            r.def.id,
+            MetricId::CreditToStartLatency | MetricId::EffectiveLatency
+        )
 }
 
 /// The timeslice JSON document.
@@ -264,6 +292,68 @@ mod tests {
         assert_eq!(bounds(&w), [(5, 50, false, vec![0, 1])]);
         assert!(windows(&[], S).is_empty());
         assert!(windows(&[(1, 2)], 0).is_empty());
+    }
+
+    /// Two requests, windows of 10 µs from t0 = W: A runs [W, W+15 µs], B [W+12 µs, W+18 µs].
+    /// Grid: t1 = W+18 µs → 2 windows, [W, W+10) with A and [W+10, W+18] (cut) with B. The
+    /// time-weighted concurrency of a window comes from both requests' curve cut to the window:
+    /// window 0 is all A → 1; window 1 has A alone for 2 µs, A and B for 3 µs, B alone for 3 µs
+    /// → (2·1 + 3·2 + 3·1) / 8 = 1.375 (B's own curve alone would give 6/8). Neither window
+    /// carries `credit_to_start_latency` or `effective_latency`; each counts its own request.
+    #[test]
+    fn sweep_metrics_cut_the_whole_runs_curve_to_each_window() {
+        use crate::aggregate::metrics::tests::facts;
+        use crate::aggregate::record_metrics;
+        const W: u64 = 1_700_000_000_000_000_000;
+        let cfg = MetricConfig::new(true, false);
+        let mut c = TimesliceCollector::new(cfg.clone(), 10_000);
+        for (i, (a, z)) in [(0, 15_000), (12_000, 18_000)].into_iter().enumerate() {
+            let f = RecordFacts {
+                session_num: i as u64,
+                request_start_wall_ns: W + a,
+                request_end_wall_ns: W + z,
+                ..facts()
+            };
+            c.add(&f, &record_metrics(&cfg, &f));
+        }
+        let slices = c.finish();
+        let shape: Vec<_> = slices
+            .iter()
+            .map(|s| {
+                (
+                    s.slice.start_ns - W,
+                    s.slice.end_ns - W,
+                    s.slice.is_complete,
+                )
+            })
+            .collect();
+        assert_eq!(shape, [(0, 10_000, true), (10_000, 18_000, false)]);
+        let find = |s: &SliceResult, id: MetricId| {
+            s.results
+                .iter()
+                .find(|r| r.def.id == id)
+                .map(|r| r.value.clone())
+        };
+        let concurrency = |s: &SliceResult| match find(s, MetricId::EffectiveConcurrency) {
+            Some(ResultValue::TimeWeighted(t)) => t.avg,
+            other => panic!("effective_concurrency: {other:?}"),
+        };
+        assert!((concurrency(&slices[0]) - 1.0).abs() < 1e-12);
+        assert!((concurrency(&slices[1]) - 1.375).abs() < 1e-12);
+        for s in &slices {
+            assert_eq!(
+                find(s, MetricId::RequestCount),
+                Some(ResultValue::Scalar(1.0))
+            );
+            assert!(find(s, MetricId::CreditToStartLatency).is_none());
+            assert!(find(s, MetricId::EffectiveLatency).is_none());
+            // One result per metric: the window's own time-weighted results are not kept.
+            let mut tags: Vec<_> = s.results.iter().map(MetricResult::tag).collect();
+            let n = tags.len();
+            tags.sort();
+            tags.dedup();
+            assert_eq!(tags.len(), n);
+        }
     }
 
     /// Every record lands in exactly one window, whatever the spans.

@@ -326,8 +326,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         let warmup_start = crate::clock::wall_now_ns();
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
         run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, &progress);
-        server_metrics::phase_end(&mut scraper, Phase::Warmup);
+        // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
+        server_metrics::phase_end(&mut scraper, Phase::Warmup);
     }
     let start_wall_ns = crate::clock::wall_now_ns();
     // A stop during warmup ends the run before profiling starts.
@@ -388,6 +389,17 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
                     dir.display()
                 ))
             })?;
+    // Server metrics: flush period, final scrape, exports (listed in the console footer below);
+    // before the per-phase files, which carry each phase's server metrics.
+    let sm = server_metrics::finish(scraper, &cfg, &run_info, &dir, &names);
+    let has_warmup = warmup.is_some() && warmup_wall_ns.is_some();
+    let sm_phase = |phase: Phase| {
+        let index = u32::from(has_warmup && phase == Phase::Profiling);
+        let profiling_index = (phase == Phase::Profiling).then_some(0);
+        sm.phase_data(phase, index, profiling_index)
+    };
+    let sm_warmup = sm_phase(Phase::Warmup).filter(|_| has_warmup);
+    let sm_profiling = sm_phase(Phase::Profiling);
     let phase_runs: Vec<PhaseRun<'_>> = warmup
         .as_ref()
         .zip(warmup_wall_ns)
@@ -407,6 +419,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             start_wall_ns: start,
             end_wall_ns: end,
             was_cancelled: run_info.was_cancelled,
+            server_metrics: match phase {
+                Phase::Warmup => sm_warmup.as_ref(),
+                Phase::Profiling => sm_profiling.as_ref(),
+            },
         })
         .collect();
     crate::export::phases::write_phase_artifacts(&dir, &names, &phase_runs, &run_info).map_err(
@@ -441,10 +457,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     if let Some(path) = inputs_path {
         files.push(("Inputs", path));
     }
-    // Server metrics: flush period, final scrape, exports (listed in the console footer).
-    files.extend(server_metrics::finish(
-        scraper, &cfg, &run_info, &dir, &names,
-    ));
+    files.extend(sm.files);
     let mut console = crate::export::render_console(&summary, &run_info, &files);
     if let Some(reason) = &stopped {
         console.push_str(&format!(

@@ -11,10 +11,12 @@ use crate::export::{ExportNames, RunInfo};
 use crate::record::Phase;
 use crate::scrape::collector::{Scraper, StartOptions};
 use crate::scrape::settings::Settings;
-use crate::server_metrics::analysis::{Bounds, Window};
+use crate::server_metrics::analysis::Window;
 use crate::server_metrics::export::parquet::ParquetMeta;
+use crate::server_metrics::export::phase::{PhaseIdent, phase_data};
 use crate::server_metrics::export::{ExportContext, Windows};
 use crate::server_metrics::output::{FileNames, Format, write_exports};
+use crate::server_metrics::store::Store;
 
 /// The highest core no worker is pinned to, if any.
 fn free_core(busy: &[Option<usize>]) -> Option<usize> {
@@ -86,18 +88,46 @@ pub(crate) fn phase_end(s: &mut Option<Scraper>, phase: Phase) {
     }
 }
 
-/// Finishes collection (flush period and final scrape) and writes the selected exports;
-/// returns `(console label, path)` of every file written. Failures are warnings: the client
-/// metrics are already safe.
+/// What collection left once it finished: the files written and what the per-phase
+/// `server_metrics.json` files are built from.
+#[derive(Debug, Default)]
+pub(crate) struct Finished {
+    /// `(console label, path)` of every server-metrics file written.
+    pub files: Vec<(&'static str, PathBuf)>,
+    store: Store,
+    slice_ns: Option<u64>,
+    benchmark_id: String,
+}
+
+impl Finished {
+    /// The `data` of `phases/<phase>/server_metrics.json`; `None` when server metrics were not
+    /// collected during the phase (then AIPerf writes no file).
+    pub(crate) fn phase_data(
+        &self,
+        phase: Phase,
+        phase_index: u32,
+        profiling_index: Option<u32>,
+    ) -> Option<serde_json::Value> {
+        let ident = PhaseIdent {
+            phase,
+            phase_index,
+            profiling_index,
+        };
+        phase_data(&self.store, ident, self.slice_ns, Some(&self.benchmark_id))
+    }
+}
+
+/// Finishes collection (flush period and final scrape) and writes the selected exports.
+/// Failures are warnings: the client metrics are already safe.
 pub(crate) fn finish(
     s: Option<Scraper>,
     cfg: &Config,
     run: &RunInfo,
     dir: &Path,
     names: &ExportNames,
-) -> Vec<(&'static str, PathBuf)> {
+) -> Finished {
     let Some(s) = s else {
-        return Vec::new();
+        return Finished::default();
     };
     let (c, windows) = s.finish();
     if cfg.verbose {
@@ -122,25 +152,27 @@ pub(crate) fn finish(
         eprintln!("ringperf: warning: server metrics: {e}");
     }
     let mut files = Vec::new();
+    let slice_ns = cfg
+        .slice_duration
+        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
     let (Some((start, end)), false) = (windows.profiling, c.store.endpoints.is_empty()) else {
         if let Some(p) = c.jsonl {
             files.push(("Server Metrics JSONL", p));
         }
-        return files;
+        return Finished {
+            files,
+            store: c.store,
+            slice_ns,
+            benchmark_id: run.benchmark_id.clone(),
+        };
     };
-    let slice_ns = cfg
-        .slice_duration
-        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
     let windows = Windows {
         profiling: Window::profiling(&c.store, start, end, slice_ns),
         profiling_range: (start, end),
         parquet: Window::widened(&c.store, start, end),
-        warmup: windows.warmup.map(|(a, b)| Window {
-            start_ns: a,
-            end_ns: b,
-            slice_ns,
-            bounds: Bounds::Exact,
-        }),
+        warmup: windows
+            .warmup
+            .map(|(a, b)| Window::warmup(&c.store, a, b, slice_ns)),
     };
     let ctx = ExportContext {
         aiperf_version: Some(&run.aiperf_version),
@@ -182,5 +214,10 @@ pub(crate) fn finish(
     if let Some(p) = c.jsonl {
         files.push(("Server Metrics JSONL", p));
     }
-    files
+    Finished {
+        files,
+        store: c.store,
+        slice_ns,
+        benchmark_id: run.benchmark_id.clone(),
+    }
 }

@@ -114,8 +114,11 @@ enum Control {
     /// A phase starts: later scrapes are attributed to it.
     Phase(Phase),
     /// A phase ended: one boundary scrape; attribution stays (the flush-period and final scrapes
-    /// belong to the last profiling phase). With a sender, the scrape is awaited and acknowledged.
-    Boundary(Option<Sender<()>>),
+    /// belong to the last profiling phase).
+    Boundary,
+    /// Warmup ended: the end-of-warmup scrape, awaited and acknowledged; then the phase is
+    /// retired, so scrapes sent before profiling starts belong to no phase (as in AIPerf 0.13).
+    WarmupEnd(Sender<()>),
     Stop(Instant),
 }
 
@@ -207,11 +210,11 @@ impl Scraper {
         }
         if phase == Phase::Warmup {
             let (ack, done) = crossbeam_channel::bounded(1);
-            if self.tx.send(Control::Boundary(Some(ack))).is_ok() {
+            if self.tx.send(Control::WarmupEnd(ack)).is_ok() {
                 let _ = done.recv_timeout(self.scrape_timeout);
             }
         } else {
-            let _ = self.tx.send(Control::Boundary(None));
+            let _ = self.tx.send(Control::Boundary);
         }
     }
 
@@ -437,9 +440,10 @@ async fn run(
                     shared.phase.set(Some(p));
                     spawn_all(&shared);
                 }
-                Ok(Control::Boundary(None)) => spawn_all(&shared),
-                Ok(Control::Boundary(Some(ack))) => {
+                Ok(Control::Boundary) => spawn_all(&shared),
+                Ok(Control::WarmupEnd(ack)) => {
                     scrape_all_awaited(&shared).await;
+                    shared.phase.set(None);
                     let _ = ack.send(());
                 }
                 Ok(Control::Stop(at)) => stop_at = Some(at),
@@ -669,6 +673,8 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
         return;
     }
     let t = ep.target.borrow().clone();
+    // A scrape belongs to the phase it was sent in, whenever its answer arrives.
+    let phase = shared.phase.get();
     shared.in_flight.set(shared.in_flight.get() + 1);
     shared.scrapes.set(shared.scrapes.get() + 1);
     let res = fetch(
@@ -688,8 +694,8 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
         return;
     }
     match classify(&t.url, res) {
-        Ok((resp, page)) => record(&shared, &t.url, &resp, &page),
-        Err(why) if why.is_incompatible() => incompatible(&shared, i, &t, &why).await,
+        Ok((resp, page)) => record(&shared, &t.url, &resp, &page, phase),
+        Err(why) if why.is_incompatible() => incompatible(&shared, i, &t, &why, phase).await,
         Err(why) => {
             shared.errors.set(shared.errors.get() + 1);
             if shared.verbose && !ep.logged_error.replace(true) {
@@ -700,7 +706,13 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
 }
 
 /// The TRT-LLM probe, then the swap or the single warning and disable.
-async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: &Failure) {
+async fn incompatible(
+    shared: &Rc<Shared>,
+    i: usize,
+    t: &Rc<Target>,
+    why: &Failure,
+    phase: Option<Phase>,
+) {
     let ep = &shared.endpoints[i];
     let alt = if ep.fallback_tried.replace(true) {
         None
@@ -744,7 +756,7 @@ async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: &Failu
                         t.url, at.url
                     );
                 }
-                record(shared, &at.url, &resp, &page);
+                record(shared, &at.url, &resp, &page, phase);
                 return;
             }
             Err(w) => {
@@ -767,8 +779,9 @@ async fn incompatible(shared: &Rc<Shared>, i: usize, t: &Rc<Target>, why: &Failu
     shared.warnings.borrow_mut().push(line);
 }
 
-/// Stores one parsed page and streams its JSONL line when it is a unique update.
-fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape) {
+/// Stores one parsed page of a scrape sent during `phase` and streams its JSONL line when it is
+/// a unique update.
+fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Option<Phase>) {
     if page.families.is_empty() {
         return;
     }
@@ -778,7 +791,7 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape) {
         let mut store = shared.store.borrow_mut();
         let es = store.endpoint_mut(url);
         let dup = es.check_duplicate(&resp.body);
-        es.record_fetch(ts, latency, dup);
+        es.record_phase_fetch(ts, latency, dup, phase);
         es.insert(ts, page);
         dup
     };
@@ -797,7 +810,7 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape) {
         let mut rec = ScrapeRecord::from_scrape(url, ts, latency, page);
         rec.request_sent_ns = Some(shared.clock.wall_ns(resp.sent_ns));
         rec.first_byte_ns = Some(ts);
-        rec.benchmark_phase = shared.phase.get().map(|p| p.as_str().to_owned());
+        rec.benchmark_phase = phase.map(|p| p.as_str().to_owned());
         sink.write(&rec);
     }
 }

@@ -11,6 +11,7 @@ use super::summary::{
 };
 use super::units::infer_unit;
 use crate::prom::MetricType;
+use crate::record::Phase;
 
 /// How a window's bounds meet the stored samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -24,6 +25,13 @@ pub enum Bounds {
     /// (duplicates included), so gauge statistics count each fetch of the window and the
     /// counter / histogram durations run from the last fetch before the window to the final one.
     Fetches,
+    /// A live run's phase, AIPerf 0.13's phase-filtered rule: each endpoint's window runs from
+    /// the first to the last of its fetches that were *sent* during the phase (the end-of-warmup
+    /// scrape, the profiling phase's final scrape after the flush period included), whenever
+    /// their answers arrived. Statistics count every such fetch; the reference is the fetch
+    /// before the first one; histogram bucket means are learned from the reference to the
+    /// phase's last fetch only (AIPerf summarizes a series cut to those samples).
+    Phase(Phase),
     /// A re-processed JSONL: its lines are unique updates only (the duplicate fetches between
     /// them are not written), so a value holds until the next line. The reference value is
     /// read at the window start and the final value at the window end, and rates are taken
@@ -45,11 +53,15 @@ pub struct Window {
 }
 
 impl Window {
-    /// A live run's profiling window: from the phase start to the final fetch of any endpoint
-    /// ([`Bounds::Fetches`], narrowed per endpoint by [`Window::for_endpoint`]; spec §7.3 as
-    /// AIPerf 0.13 computes it from the samples attributed to the profiling phase).
+    /// A live run's profiling window: the phase-filtered rule ([`Bounds::Phase`]) when the
+    /// store knows which fetches were sent during profiling, else the fetches from the phase
+    /// start to the final one ([`Bounds::Fetches`]). `end_ns` is widened to the last fetch of
+    /// any endpoint (spec §7.3 as AIPerf 0.13 computes it).
     #[must_use]
     pub fn profiling(store: &Store, start_ns: u64, end_ns: u64, slice_ns: Option<u64>) -> Self {
+        if let Some(w) = Self::phase(store, Phase::Profiling, start_ns, end_ns, slice_ns) {
+            return w;
+        }
         let last = store
             .endpoints
             .iter()
@@ -61,6 +73,43 @@ impl Window {
             slice_ns,
             bounds: Bounds::Fetches,
         }
+    }
+
+    /// A live run's warmup window: the phase-filtered rule ([`Bounds::Phase`]) when the store
+    /// knows which fetches were sent during warmup, else exactly `[start, end]`. With the rule,
+    /// `end_ns` is widened to the last warmup fetch (the end-of-warmup scrape), as AIPerf 0.13
+    /// widens `phase_time_ranges.warmup`.
+    #[must_use]
+    pub fn warmup(store: &Store, start_ns: u64, end_ns: u64, slice_ns: Option<u64>) -> Self {
+        Self::phase(store, Phase::Warmup, start_ns, end_ns, slice_ns).unwrap_or(Self {
+            start_ns,
+            end_ns,
+            slice_ns,
+            bounds: Bounds::Exact,
+        })
+    }
+
+    /// `[start, max(end, last fetch sent in phase)]` under [`Bounds::Phase`]; `None` when no
+    /// endpoint has a fetch sent during `phase`.
+    #[must_use]
+    pub fn phase(
+        store: &Store,
+        phase: Phase,
+        start_ns: u64,
+        end_ns: u64,
+        slice_ns: Option<u64>,
+    ) -> Option<Self> {
+        let last = store
+            .endpoints
+            .iter()
+            .filter_map(|e| e.phase_span(phase).map(|s| s.1))
+            .max()?;
+        Some(Self {
+            start_ns,
+            end_ns: last.max(end_ns),
+            slice_ns,
+            bounds: Bounds::Phase(phase),
+        })
     }
 
     /// The Parquet export's window: `[start, max(end, last unique update of any endpoint)]`
@@ -82,9 +131,17 @@ impl Window {
     }
 
     /// The window one endpoint is summarized over; `None` when a [`Bounds::Fetches`] window
-    /// holds none of its fetches.
+    /// holds none of its fetches, or no fetch of it was sent during a [`Bounds::Phase`] phase.
     #[must_use]
     pub fn for_endpoint(&self, ep: &EndpointStore) -> Option<Self> {
+        if let Bounds::Phase(p) = self.bounds {
+            let (first, last) = ep.phase_span(p)?;
+            return Some(Self {
+                start_ns: first,
+                end_ns: last,
+                ..*self
+            });
+        }
         if self.bounds != Bounds::Fetches {
             return Some(*self);
         }
@@ -352,8 +409,13 @@ pub fn histogram_summary(
     let (t_from, t_to) = w.delta_span(*h.ts_ns.get(r)?, *h.ts_ns.get(last)?);
     let dur = ns_to_s(t_to.saturating_sub(t_from));
     let estimates = deltas.as_ref().and_then(|d| {
-        // Bucket means are learned from every sample from the reference on.
-        let learned = learn_bucket_stats(&h.les, &h.sums, &h.counts, &h.rows(), r);
+        // Bucket means are learned from every sample from the reference on (to the window's
+        // last sample under the phase-filtered rule).
+        let mut rows = h.rows();
+        if matches!(w.bounds, Bounds::Phase(_)) {
+            rows.truncate(hi);
+        }
+        let learned = learn_bucket_stats(&h.les, &h.sums, &h.counts, &rows, r);
         estimate_percentiles(&h.les, d, sum_d, count as f64, &learned)
     });
     let stats = HistogramStats {
@@ -413,9 +475,19 @@ fn labels_repr(labels: &[(String, String)]) -> String {
 /// Summarizes every series of every endpoint over `w`; metrics keyed (and so sorted) by name.
 #[must_use]
 pub fn summarize_metrics(store: &Store, w: &Window) -> BTreeMap<String, MetricSummary> {
+    summarize_endpoints(&store.endpoints, w)
+}
+
+/// [`summarize_metrics`] of the given endpoints only (one endpoint: AIPerf's per-endpoint
+/// `metrics` of a phase).
+#[must_use]
+pub fn summarize_endpoints<'a>(
+    endpoints: impl IntoIterator<Item = &'a EndpointStore>,
+    w: &Window,
+) -> BTreeMap<String, MetricSummary> {
     let mut out: BTreeMap<String, MetricSummary> = BTreeMap::new();
     let mut order: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for ep in &store.endpoints {
+    for ep in endpoints {
         let Some(ew) = w.for_endpoint(ep) else {
             continue;
         };
@@ -469,48 +541,53 @@ pub fn summarize_metrics(store: &Store, w: &Window) -> BTreeMap<String, MetricSu
 /// `summary.endpoint_info` for every endpoint that was fetched at least once.
 #[must_use]
 pub fn endpoint_info(store: &Store) -> BTreeMap<String, EndpointInfo> {
-    let mut out = BTreeMap::new();
-    for ep in &store.endpoints {
-        let (Some(&first), Some(&last)) =
-            (ep.fetch_ts_ns.iter().min(), ep.fetch_ts_ns.iter().max())
-        else {
-            continue;
-        };
-        let lat: Vec<f64> = ep
-            .fetch_latency_ns
-            .iter()
-            .map(|&l| l as f64 / 1e6)
-            .collect();
-        let mut updates = ep.update_ts_ns.clone();
-        updates.sort_unstable();
-        let (fu, lu) = (updates.first().copied(), updates.last().copied());
-        let duration = match (fu, lu) {
-            (Some(a), Some(b)) => ns_to_s(b - a),
-            _ => 0.0,
-        };
-        let n = updates.len();
-        let mut gaps: Vec<f64> = updates
-            .windows(2)
-            .map(|p| (p[1] - p[0]) as f64 / 1e6)
-            .collect();
-        gaps.sort_by(f64::total_cmp);
-        out.insert(
-            ep.url.clone(),
-            EndpointInfo {
-                total_fetches: ep.fetch_ts_ns.len() as u64,
-                first_fetch_ns: first,
-                last_fetch_ns: last,
-                avg_fetch_latency_ms: mean(&lat).unwrap_or(0.0),
-                unique_updates: n as u64,
-                first_update_ns: fu,
-                last_update_ns: lu,
-                duration_seconds: duration,
-                avg_update_interval_ms: (n > 1).then(|| duration * 1000.0 / (n - 1) as f64),
-                median_update_interval_ms: percentile_sorted(&gaps, 50.0),
-            },
-        );
-    }
-    out
+    store
+        .endpoints
+        .iter()
+        .filter_map(|ep| Some((ep.url.clone(), endpoint_info_in(ep, None)?)))
+        .collect()
+}
+
+/// The collection metadata of one endpoint, of every fetch or of the fetches stamped inside
+/// `range` (inclusive; AIPerf's per-phase `info`); `None` when no fetch counts.
+#[must_use]
+pub fn endpoint_info_in(ep: &EndpointStore, range: Option<(u64, u64)>) -> Option<EndpointInfo> {
+    let keep = |t: &u64| range.is_none_or(|(a, b)| (a..=b).contains(t));
+    let fetches: Vec<(u64, u64)> = ep
+        .fetch_ts_ns
+        .iter()
+        .zip(&ep.fetch_latency_ns)
+        .filter(|(t, _)| keep(t))
+        .map(|(&t, &l)| (t, l))
+        .collect();
+    let first = fetches.iter().map(|f| f.0).min()?;
+    let last = fetches.iter().map(|f| f.0).max()?;
+    let lat: Vec<f64> = fetches.iter().map(|f| f.1 as f64 / 1e6).collect();
+    let mut updates: Vec<u64> = ep.update_ts_ns.iter().copied().filter(keep).collect();
+    updates.sort_unstable();
+    let (fu, lu) = (updates.first().copied(), updates.last().copied());
+    let duration = match (fu, lu) {
+        (Some(a), Some(b)) => ns_to_s(b - a),
+        _ => 0.0,
+    };
+    let n = updates.len();
+    let mut gaps: Vec<f64> = updates
+        .windows(2)
+        .map(|p| (p[1] - p[0]) as f64 / 1e6)
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    Some(EndpointInfo {
+        total_fetches: fetches.len() as u64,
+        first_fetch_ns: first,
+        last_fetch_ns: last,
+        avg_fetch_latency_ms: mean(&lat).unwrap_or(0.0),
+        unique_updates: n as u64,
+        first_update_ns: fu,
+        last_update_ns: lu,
+        duration_seconds: duration,
+        avg_update_interval_ms: (n > 1).then(|| duration * 1000.0 / (n - 1) as f64),
+        median_update_interval_ms: percentile_sorted(&gaps, 50.0),
+    })
 }
 
 #[cfg(test)]

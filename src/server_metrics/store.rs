@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::prom::{LabelSet, MetricType, Scrape, SeriesValue};
+use crate::record::Phase;
 
 /// Scalar (gauge / counter / unknown) samples, sorted by time.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -81,6 +82,9 @@ pub struct EndpointStore {
     pub fetch_latency_ns: Vec<u64>,
     /// Timestamps of fetches whose body differed from the previous one.
     pub update_ts_ns: Vec<u64>,
+    /// The phase each fetch was sent in (`None`: before any phase, or between phases), aligned
+    /// with `fetch_ts_ns`; empty when the fetches were not attributed (re-processed JSONL).
+    pub fetch_phase: Vec<Option<Phase>>,
     /// Series keyed by `(metric name, sorted labels)`.
     pub series: BTreeMap<(String, LabelSet), SeriesEntry>,
     last_hash: Option<u64>,
@@ -118,6 +122,33 @@ impl EndpointStore {
         if !is_duplicate {
             self.update_ts_ns.push(ts_ns);
         }
+    }
+
+    /// [`Self::record_fetch`] of a fetch sent during `phase` (AIPerf 0.13 attributes a scrape to
+    /// the phase that was running when it was sent, whenever its answer arrives).
+    pub fn record_phase_fetch(
+        &mut self,
+        ts_ns: u64,
+        latency_ns: u64,
+        is_duplicate: bool,
+        phase: Option<Phase>,
+    ) {
+        // Keep the tags aligned with the fetch log even after untagged fetches.
+        self.fetch_phase.resize(self.fetch_ts_ns.len(), None);
+        self.record_fetch(ts_ns, latency_ns, is_duplicate);
+        self.fetch_phase.push(phase);
+    }
+
+    /// `(first, last)` stamp of the fetches sent during `phase`; `None` when there is none.
+    #[must_use]
+    pub fn phase_span(&self, phase: Phase) -> Option<(u64, u64)> {
+        self.fetch_ts_ns
+            .iter()
+            .zip(&self.fetch_phase)
+            .filter(|(_, p)| **p == Some(phase))
+            .fold(None, |acc, (&t, _)| {
+                Some(acc.map_or((t, t), |(a, b): (u64, u64)| (a.min(t), b.max(t))))
+            })
     }
 
     /// Stores every series of `scrape` at `ts_ns` (duplicates included, spec §7.1).
@@ -235,5 +266,21 @@ mod tests {
         ep.record_fetch(2, 7, true);
         assert_eq!(ep.fetch_ts_ns, vec![1, 2]);
         assert_eq!(ep.update_ts_ns, vec![1]);
+    }
+
+    #[test]
+    fn phase_span_follows_the_send_tags() {
+        let mut ep = EndpointStore::new("u");
+        ep.record_fetch(5, 1, false);
+        ep.record_phase_fetch(20, 1, false, Some(Phase::Warmup));
+        ep.record_phase_fetch(10, 1, true, Some(Phase::Warmup));
+        ep.record_phase_fetch(30, 1, true, None);
+        ep.record_phase_fetch(40, 1, false, Some(Phase::Profiling));
+        assert_eq!(ep.fetch_phase.len(), ep.fetch_ts_ns.len());
+        assert_eq!(ep.phase_span(Phase::Warmup), Some((10, 20)));
+        assert_eq!(ep.phase_span(Phase::Profiling), Some((40, 40)));
+        let mut untagged = EndpointStore::new("u");
+        untagged.record_fetch(1, 1, false);
+        assert_eq!(untagged.phase_span(Phase::Warmup), None);
     }
 }

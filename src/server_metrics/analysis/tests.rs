@@ -485,3 +485,129 @@ fn held_window_reads_the_reference_at_its_start_and_the_last_value_at_its_end() 
     };
     assert_eq!((cs.total, cs.rate), (6.0, 2.0));
 }
+
+/// A live store whose fetches carry the phase they were sent in.
+fn tagged(fetches: &[(u64, Option<Phase>, String)]) -> Store {
+    let mut store = Store::default();
+    let ep = store.endpoint_mut("http://h:1/metrics");
+    for (t, phase, page) in fetches {
+        let dup = ep.check_duplicate(page.as_bytes());
+        ep.record_phase_fetch(*t, 1, dup, *phase);
+        ep.insert(*t, &parse_scrape(page.as_bytes()).unwrap());
+    }
+    store
+}
+
+/// A page: counter `c`, gauge `g`, histogram `h` with observations `n` below 0.1 and `m` in
+/// (0.1, 1], summing to `sum`.
+fn page(c: f64, g: f64, n: f64, m: f64, sum: f64) -> String {
+    format!(
+        "# TYPE c_total counter\nc_total {c}\n# TYPE g gauge\ng {g}\n# TYPE h histogram\n\
+         h_bucket{{le=\"0.1\"}} {n}\nh_bucket{{le=\"1\"}} {}\nh_bucket{{le=\"+Inf\"}} {}\n\
+         h_sum {sum}\nh_count {}\n",
+        n + m,
+        n + m,
+        n + m
+    )
+}
+
+#[test]
+fn warmup_window_is_the_fetches_sent_during_warmup() {
+    let (w, p) = (Some(Phase::Warmup), Some(Phase::Profiling));
+    // Baseline (no phase) at 1 s; warmup runs 1.5–3.5 s: its start scrape answers at 2 s, a
+    // periodic one at 3 s, and the end-of-warmup scrape, sent at 3.5 s, answers at 4 s. A scrape
+    // between the phases (5 s), profiling's at 6 and 7 s, the final one at 9 s.
+    let fetches = [
+        (S, None, page(0.0, 1.0, 0.0, 0.0, 0.0)),
+        (2 * S, w, page(0.0, 1.0, 0.0, 0.0, 0.0)),
+        (3 * S, w, page(2.0, 2.0, 1.0, 1.0, 0.55)),
+        (4 * S, w, page(4.0, 1.0, 2.0, 2.0, 1.1)),
+        (5 * S, None, page(4.0, 0.0, 2.0, 2.0, 1.1)),
+        (6 * S, p, page(7.0, 5.0, 2.0, 9.0, 6.0)),
+        (7 * S, p, page(9.0, 5.0, 2.0, 20.0, 15.0)),
+        (9 * S, p, page(10.0, 0.0, 2.0, 21.0, 15.5)),
+    ];
+    let store = tagged(&fetches);
+    let win = Window::warmup(&store, 3 * S / 2, 7 * S / 2, Some(S));
+    // The window reaches the end-of-warmup scrape, past the phase's own end.
+    assert_eq!(
+        (win.start_ns, win.end_ns, win.bounds),
+        (3 * S / 2, 4 * S, Bounds::Phase(Phase::Warmup))
+    );
+    let ew = win.for_endpoint(&store.endpoints[0]).unwrap();
+    assert_eq!((ew.start_ns, ew.end_ns), (2 * S, 4 * S));
+    let m = summarize_metrics(&store, &win);
+    // Counter: reference = the baseline (0) at 1 s, last = 4 at 4 s → 4 over 3 s.
+    let c = &m["c"].series[0];
+    let SeriesStats::Counter(cs) = &c.stats else {
+        panic!("counter")
+    };
+    close(cs.total, 4.0);
+    close(cs.rate, 4.0 / 3.0);
+    // Slices [2, 3) and [3, 4] s, both complete: +2 each.
+    let sl: Vec<_> = c
+        .timeslices
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t.start_ns / S,
+                t.end_ns / S,
+                t.is_complete,
+                t.values.clone(),
+            )
+        })
+        .collect();
+    let two = SliceValues::Counter {
+        total: 2.0,
+        rate: 2.0,
+    };
+    assert_eq!(sl, [(2, 3, None, two.clone()), (3, 4, None, two)]);
+    assert_eq!(cs.rate_avg, Some(2.0));
+    // Gauge: the three warmup fetches 1, 2, 1 (mean 4/3, sample std √(1/3)).
+    let SeriesStats::Gauge(g) = &m["g"].series[0].stats else {
+        panic!("gauge")
+    };
+    close(g.avg, 4.0 / 3.0);
+    close(g.std, (1.0f64 / 3.0).sqrt());
+    assert_eq!((g.min, g.max), (1.0, 2.0));
+    // Histogram: 4 observations summing to 1.1 over 3 s; its percentile estimates learn from
+    // the warmup samples only — the same as a store that never saw the later fetches.
+    let SeriesStats::Histogram(h) = &m["h"].series[0].stats else {
+        panic!("histogram")
+    };
+    assert_eq!(h.count, 4);
+    close(h.sum.unwrap(), 1.1);
+    close(h.count_rate.unwrap(), 4.0 / 3.0);
+    let cut = tagged(&fetches[..4]);
+    let cut_m = summarize_metrics(&cut, &Window::warmup(&cut, 3 * S / 2, 7 * S / 2, Some(S)));
+    assert_eq!(m["h"], cut_m["h"]);
+    assert!(h.estimates.is_some());
+    // The profiling window starts at its own first fetch; its reference is the scrape between
+    // the phases, so the two windows tile the counter: 4 + 6 = the final value.
+    let prof = Window::profiling(&store, 11 * S / 2, 8 * S, None);
+    assert_eq!(prof.bounds, Bounds::Phase(Phase::Profiling));
+    let pm = summarize_metrics(&store, &prof);
+    let SeriesStats::Counter(pc) = &pm["c"].series[0].stats else {
+        panic!("counter")
+    };
+    assert_eq!((pc.total, prof.end_ns), (6.0, 9 * S));
+    // Fetch metadata of the warmup fetches only (the baseline page repeats at 2 s).
+    let info = endpoint_info_in(&store.endpoints[0], Some((ew.start_ns, ew.end_ns))).unwrap();
+    assert_eq!((info.total_fetches, info.unique_updates), (3, 2));
+    assert_eq!(
+        (info.first_update_ns, info.last_update_ns),
+        (Some(3 * S), Some(4 * S))
+    );
+}
+
+#[test]
+fn untagged_fetches_keep_the_time_windows() {
+    let store = fetched(&[(1, b"g 1\n"), (4, b"g 2\n")]);
+    assert_eq!(Window::warmup(&store, 0, 2 * S, None).bounds, Bounds::Exact);
+    assert_eq!(
+        Window::profiling(&store, 3 * S, 5 * S, None).bounds,
+        Bounds::Fetches
+    );
+}

@@ -8,6 +8,7 @@ pub mod csv;
 pub mod json;
 pub mod jsonl;
 pub mod parquet;
+pub mod phase;
 
 #[cfg(test)]
 mod tests;

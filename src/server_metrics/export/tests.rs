@@ -551,3 +551,75 @@ mod parquet_read {
         assert!(rows("http_request_size_bytes").is_empty());
     }
 }
+
+#[test]
+fn phase_data_is_aiperfs_per_phase_result() {
+    use crate::record::Phase;
+    use crate::server_metrics::export::phase::{PhaseIdent, phase_data};
+    let mut store = Store::default();
+    let ep = store.endpoint_mut(URL);
+    // Baseline, then one warmup fetch only: a single update, so no update interval.
+    let untyped: &[u8] = b"stray 3\n";
+    for (t, phase, page) in [(1, None, IDLE), (2, Some(Phase::Warmup), untyped)] {
+        let dup = ep.check_duplicate(page);
+        ep.record_phase_fetch(t * S, 4_000_000, dup, phase);
+        ep.insert(t * S, &parse_scrape(page).unwrap());
+    }
+    let warmup = PhaseIdent {
+        phase: Phase::Warmup,
+        phase_index: 0,
+        profiling_index: None,
+    };
+    let d = phase_data(&store, warmup, None, Some("b1")).expect("warmup was scraped");
+    let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "benchmark_id",
+            "end_ns",
+            "endpoint_summaries",
+            "endpoints_configured",
+            "endpoints_successful",
+            "error_summary",
+            "phase",
+            "phase_index",
+            "phase_kind",
+            "phase_name",
+            "phase_results",
+            "start_ns"
+        ]
+    );
+    assert_eq!(
+        (d["start_ns"].as_u64(), d["end_ns"].as_u64()),
+        (Some(2 * S), Some(2 * S))
+    );
+    let ep = &d["endpoint_summaries"]["localhost:8000"];
+    assert_eq!(ep["endpoint_url"], URL);
+    assert_eq!(
+        ep["info"],
+        serde_json::json!({
+            "avg_fetch_latency_ms": 4.0,
+            "avg_update_interval_ms": 0.0,
+            "duration_seconds": 0.0,
+            "first_fetch_ns": 2 * S,
+            "first_update_ns": 2 * S,
+            "last_fetch_ns": 2 * S,
+            "last_update_ns": 2 * S,
+            "total_fetches": 1,
+            "unique_updates": 1
+        })
+    );
+    // An untyped metric keeps its own type here; no unit, no per-series endpoint_url.
+    let stray = &ep["metrics"]["stray"];
+    assert_eq!(stray["type"], "unknown");
+    assert!(stray.get("unit").is_none());
+    assert!(stray["series"][0].get("endpoint_url").is_none());
+    assert_eq!(stray["series"][0]["stats"]["avg"], 3.0);
+    // Nothing was sent during profiling: no result (and so no file).
+    let profiling = PhaseIdent {
+        phase: Phase::Profiling,
+        phase_index: 1,
+        profiling_index: Some(0),
+    };
+    assert!(phase_data(&store, profiling, None, Some("b1")).is_none());
+}
