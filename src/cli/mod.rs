@@ -57,6 +57,7 @@ pub struct ProfileArgs {
         long = "endpoint-type",
         default_value = "chat",
         value_enum,
+        ignore_case = true,
         help_heading = "Endpoint"
     )]
     pub endpoint_type: EndpointTypeArg,
@@ -80,6 +81,7 @@ pub struct ProfileArgs {
         long = "url-strategy",
         default_value = "round-robin",
         value_enum,
+        ignore_case = true,
         help_heading = "Endpoint"
     )]
     pub url_strategy: UrlStrategyArg,
@@ -109,6 +111,7 @@ pub struct ProfileArgs {
         long = "connection-reuse-strategy",
         default_value = "pooled",
         value_enum,
+        ignore_case = true,
         help_heading = "Endpoint"
     )]
     pub connection_reuse_strategy: ConnectionReuseArg,
@@ -155,6 +158,7 @@ pub struct ProfileArgs {
         visible_alias = "profile-export-level",
         default_value = "records",
         value_enum,
+        ignore_case = true,
         help_heading = "Output"
     )]
     pub export_level: ExportLevelArg,
@@ -187,6 +191,7 @@ pub struct ProfileArgs {
         long = "arrival-pattern",
         visible_alias = "request-rate-mode",
         value_enum,
+        ignore_case = true,
         help_heading = "Load Generator"
     )]
     pub arrival_pattern: Option<ArrivalPatternArg>,
@@ -238,7 +243,12 @@ pub struct ProfileArgs {
     pub warmup_request_rate: Option<f64>,
 
     /// Warmup arrival pattern (defaults to --arrival-pattern).
-    #[arg(long = "warmup-arrival-pattern", value_enum, help_heading = "Warmup")]
+    #[arg(
+        long = "warmup-arrival-pattern",
+        value_enum,
+        ignore_case = true,
+        help_heading = "Warmup"
+    )]
     pub warmup_arrival_pattern: Option<ArrivalPatternArg>,
 
     /// Seconds to wait for warmup responses after a warmup duration ends (default: forever).
@@ -278,6 +288,7 @@ pub struct ProfileArgs {
         long = "log-level",
         default_value = "info",
         value_enum,
+        ignore_case = true,
         help_heading = "Service"
     )]
     pub log_level: LogLevelArg,
@@ -297,7 +308,7 @@ pub struct ProfileArgs {
     pub no_server_metrics: bool,
 
     /// Server-metrics files to write (default: json csv parquet; jsonl is opt-in).
-    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, help_heading = "Server Metrics")]
+    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, ignore_case = true, help_heading = "Server Metrics")]
     pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
 
     /// Do not collect GPU telemetry (ringperf does not collect it yet either way).
@@ -311,6 +322,7 @@ pub struct ProfileArgs {
         long = "ui-type",
         visible_alias = "ui",
         value_enum,
+        ignore_case = true,
         help_heading = "UI"
     )]
     pub ui_type: Option<UiTypeArg>,
@@ -332,6 +344,7 @@ pub struct ProfileArgs {
         env = "RINGPERF_IO_DRIVER",
         default_value = "auto",
         value_enum,
+        ignore_case = true,
         help_heading = "ringperf"
     )]
     pub io_driver: IoDriverArg,
@@ -451,7 +464,8 @@ pub struct MockArgs {
         long = "io-driver",
         env = "RINGPERF_IO_DRIVER",
         default_value = "auto",
-        value_enum
+        value_enum,
+        ignore_case = true
     )]
     pub io_driver: IoDriverArg,
 
@@ -479,7 +493,7 @@ pub struct ServerMetricsArgs {
     pub slice_duration: Option<f64>,
 
     /// Files to write (default: json csv parquet; jsonl is the input and is not rewritten).
-    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum)]
+    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, ignore_case = true)]
     pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
 
     /// Output directory (default: the JSONL's directory).

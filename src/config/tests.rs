@@ -2,6 +2,7 @@ use clap::Parser;
 
 use super::*;
 use crate::cli::{Cli, Command};
+use serde_json::json;
 
 fn cfg(s: &str) -> Result<Config, ConfigError> {
     let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
