@@ -48,7 +48,8 @@ impl Echo {
         }
     }
 
-    fn given(&self, id: &str) -> bool {
+    /// The flag with clap id `id` was given on the command line.
+    pub fn given(&self, id: &str) -> bool {
         self.given.contains(id)
     }
 }

@@ -306,6 +306,13 @@ impl Config {
         argv: &[String],
         is_tty: bool,
     ) -> Result<Self, ConfigError> {
+        let echo = echo::Echo::new(args, argv, is_tty);
+        if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
+            return err(
+                "--benchmark-grace-period requires --benchmark-duration: the grace period only \
+                 applies after a duration-bounded run (drop it or add --benchmark-duration)",
+            );
+        }
         let endpoint = match args.endpoint_type {
             EndpointTypeArg::Chat => EndpointKind::Chat,
             EndpointTypeArg::Completions => EndpointKind::Completions,
@@ -611,7 +618,7 @@ impl Config {
                     query_tokens_stddev: r.rankings_query_prompt_token_stddev,
                 }
             }),
-            echo: echo::Echo::new(args, argv, is_tty),
+            echo,
         })
     }
 
