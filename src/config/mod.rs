@@ -932,7 +932,32 @@ fn kebab(camel: &str) -> String {
     out
 }
 
-/// The command line with every secret value replaced by `<redacted>` and values quoted.
+/// A value AIPerf's echoed command line prints unquoted, as it prints it: whole numbers
+/// (no leading zero), decimals with one `.` (as floats: `1.` → `1.0`), `True` / `False` and
+/// `None` (any case of true, false, none, null). Everything else is quoted.
+fn aiperf_scalar(v: &str) -> Option<String> {
+    let lower = v.to_ascii_lowercase();
+    match lower.as_str() {
+        "true" => return Some("True".into()),
+        "false" => return Some("False".into()),
+        "none" | "null" => return Some("None".into()),
+        _ => {}
+    }
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if all_digits(digits) && (!digits.starts_with('0') || digits == "0") {
+        return Some(v.to_string());
+    }
+    if digits.matches('.').count() == 1 && all_digits(&digits.replace('.', "")) {
+        let x: f64 = v.parse().ok()?;
+        // Python's repr of a float in the range command lines use.
+        return Some(format!("{x:?}"));
+    }
+    None
+}
+
+/// The command line with every secret value replaced by `<redacted>`, strings quoted and
+/// numbers, booleans and `None` bare, as AIPerf echoes it.
 pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
     let mut out = Vec::with_capacity(argv.len());
     let mut redact_next = false;
@@ -953,6 +978,8 @@ pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
             "--api-key='<redacted>'".to_string()
         } else if a.starts_with('-') {
             a.clone()
+        } else if let Some(plain) = aiperf_scalar(a) {
+            plain
         } else {
             let mut v = a.clone();
             for s in secrets.iter().filter(|s| !s.is_empty()) {
