@@ -34,7 +34,7 @@ fn wrong_flags_and_values() {
     );
     assert_usage_error(
         &ringperf(&["profile", "-m", "x", "--request-rate", "-5"]),
-        "-5",
+        "--request-rate must be a positive number",
     );
     assert_usage_error(
         &ringperf(&["profile", "-m", "x", "--hf-subset", "a"]),
@@ -164,4 +164,96 @@ fn planted_api_key_never_appears_in_artifacts_or_console() {
             assert!(!text.contains(secret), "{} leaks {secret}", f.display());
         }
     }
+}
+
+/// AIPerf's parser reads enum values case-insensitively (`--ui-type None` in its own echoed
+/// command lines, `--arrival-pattern Poisson`, `--log-level DEBUG`…); so does ringperf's, and
+/// the run echoes what it resolved.
+#[test]
+fn enum_values_are_case_insensitive() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = ringperf(&[
+        "profile",
+        "--mock",
+        "--request-count",
+        "2",
+        "--request-rate",
+        "200",
+        "--arrival-pattern",
+        "Poisson",
+        "--log-level",
+        "DEBUG",
+        "--ui-type",
+        "None",
+        "--export-level",
+        "RAW",
+        "--endpoint-type",
+        "CHAT",
+        "--connection-reuse-strategy",
+        "NEVER",
+        "--server-metrics-formats",
+        "JSON",
+        "--io-driver",
+        "Legacy",
+        "--tokenizer",
+        "builtin",
+        "--artifact-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("profile_export_aiperf.json")).unwrap(),
+    )
+    .unwrap();
+    let ic = &doc["input_config"];
+    assert_eq!(ic["phases"][0]["type"], "poisson");
+    assert_eq!(ic["logging"]["level"], "DEBUG");
+    assert_eq!(ic["runtime"]["ui"], "none");
+    assert_eq!(ic["artifacts"]["raw"], true);
+    assert_eq!(ic["endpoint"]["type"], "chat");
+    assert_eq!(ic["endpoint"]["connection_reuse"], "never");
+    assert_eq!(ic["server_metrics"]["formats"], serde_json::json!(["json"]));
+    assert_eq!(ic["ringperf"]["io_driver"], "legacy");
+    assert!(dir.path().join("profile_export_raw.jsonl").exists());
+}
+
+/// `--benchmark-grace-period` only applies after `--benchmark-duration`; AIPerf refuses it
+/// alone, and so does ringperf (exit 2), even at its default value.
+#[test]
+fn grace_period_without_duration_is_refused() {
+    for g in ["5", "30"] {
+        assert_usage_error(
+            &ringperf(&["profile", "--mock", "--benchmark-grace-period", g]),
+            "--benchmark-grace-period requires --benchmark-duration",
+        );
+    }
+}
+
+/// Values clap would only call "unexpected" or "invalid digit" get a message saying what is
+/// wrong: a negative rate reaches the rate's own check, a list is a sweep, a typo gets the
+/// closest flag.
+#[test]
+fn messages_say_what_is_wrong() {
+    assert_usage_error(
+        &ringperf(&["profile", "--mock", "--request-rate", "-1"]),
+        "--request-rate must be a positive number",
+    );
+    for (flag, v) in [
+        ("--concurrency", "1,2"),
+        ("--request-rate", "1,5"),
+        ("--request-count", "10,20"),
+        ("--isl", "128,512"),
+    ] {
+        let o = ringperf(&["profile", "--mock", flag, v]);
+        assert_usage_error(&o, "sweep");
+        assert_usage_error(&o, "not supported by ringperf yet");
+    }
+    assert_usage_error(
+        &ringperf(&["profile", "--mock", "--concurrency", "-1"]),
+        "`-1` must be a non-negative whole number",
+    );
+    assert_usage_error(
+        &ringperf(&["profile", "--mock", "--concurency", "2"]),
+        "a similar argument exists: '--concurrency'",
+    );
 }

@@ -24,7 +24,12 @@ pub struct InputArgs {
 
     /// How the next conversation is picked; default per dataset type (sequential for
     /// files and traces, shuffle for synthetic and random_pool).
-    #[arg(long = "dataset-sampling-strategy", value_enum, help_heading = "Input")]
+    #[arg(
+        long = "dataset-sampling-strategy",
+        value_enum,
+        ignore_case = true,
+        help_heading = "Input"
+    )]
     pub dataset_sampling_strategy: Option<SamplingArg>,
 
     /// Let agentic replay reuse traces across concurrency lanes (AIPerf: weka/agentic loaders

@@ -29,6 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a benchmark against an OpenAI-compatible server (same flags as `aiperf profile`).
+    #[command(allow_negative_numbers = true)]
     Profile(Box<ProfileArgs>),
     /// Serve the mock OpenAI-compatible server until interrupted.
     MockServer(MockArgs),
@@ -57,6 +58,7 @@ pub struct ProfileArgs {
         long = "endpoint-type",
         default_value = "chat",
         value_enum,
+        ignore_case = true,
         help_heading = "Endpoint"
     )]
     pub endpoint_type: EndpointTypeArg,
@@ -80,6 +82,7 @@ pub struct ProfileArgs {
         long = "url-strategy",
         default_value = "round-robin",
         value_enum,
+        ignore_case = true,
         help_heading = "Endpoint"
     )]
     pub url_strategy: UrlStrategyArg,
@@ -109,6 +112,7 @@ pub struct ProfileArgs {
         long = "connection-reuse-strategy",
         default_value = "pooled",
         value_enum,
+        ignore_case = true,
         help_heading = "Endpoint"
     )]
     pub connection_reuse_strategy: ConnectionReuseArg,
@@ -155,6 +159,7 @@ pub struct ProfileArgs {
         visible_alias = "profile-export-level",
         default_value = "records",
         value_enum,
+        ignore_case = true,
         help_heading = "Output"
     )]
     pub export_level: ExportLevelArg,
@@ -167,7 +172,7 @@ pub struct ProfileArgs {
 
     // ----- Load generator -----
     /// Stop issuing requests after this many seconds.
-    #[arg(long = "benchmark-duration", help_heading = "Load Generator")]
+    #[arg(long = "benchmark-duration", value_parser = parse_sweepable, help_heading = "Load Generator")]
     pub benchmark_duration: Option<f64>,
 
     /// Seconds to wait for in-flight responses after the duration ends (`inf` waits forever).
@@ -175,11 +180,11 @@ pub struct ProfileArgs {
     pub benchmark_grace_period: f64,
 
     /// Requests kept in flight (closed loop), or the cap beside a request rate.
-    #[arg(long, help_heading = "Load Generator")]
+    #[arg(long, value_parser = parse_whole::<u64>, help_heading = "Load Generator")]
     pub concurrency: Option<u64>,
 
     /// Target request rate (requests/s, open loop).
-    #[arg(long = "request-rate", help_heading = "Load Generator")]
+    #[arg(long = "request-rate", value_parser = parse_sweepable, help_heading = "Load Generator")]
     pub request_rate: Option<f64>,
 
     /// Arrival pattern of a request-rate run.
@@ -187,6 +192,7 @@ pub struct ProfileArgs {
         long = "arrival-pattern",
         visible_alias = "request-rate-mode",
         value_enum,
+        ignore_case = true,
         help_heading = "Load Generator"
     )]
     pub arrival_pattern: Option<ArrivalPatternArg>,
@@ -203,6 +209,7 @@ pub struct ProfileArgs {
     #[arg(
         long = "request-count",
         visible_alias = "num-requests",
+        value_parser = parse_whole::<u64>,
         help_heading = "Load Generator"
     )]
     pub request_count: Option<u64>,
@@ -238,7 +245,12 @@ pub struct ProfileArgs {
     pub warmup_request_rate: Option<f64>,
 
     /// Warmup arrival pattern (defaults to --arrival-pattern).
-    #[arg(long = "warmup-arrival-pattern", value_enum, help_heading = "Warmup")]
+    #[arg(
+        long = "warmup-arrival-pattern",
+        value_enum,
+        ignore_case = true,
+        help_heading = "Warmup"
+    )]
     pub warmup_arrival_pattern: Option<ArrivalPatternArg>,
 
     /// Seconds to wait for warmup responses after a warmup duration ends (default: forever).
@@ -257,7 +269,7 @@ pub struct ProfileArgs {
 
     // ----- ISL / OSL -----
     /// Mean input tokens of synthetic prompts.
-    #[arg(long = "prompt-input-tokens-mean", visible_aliases = ["synthetic-input-tokens-mean", "isl"], default_value_t = 550, help_heading = "Input Sequence Length (ISL)")]
+    #[arg(long = "prompt-input-tokens-mean", visible_aliases = ["synthetic-input-tokens-mean", "isl"], default_value_t = 550, value_parser = parse_whole::<u32>, help_heading = "Input Sequence Length (ISL)")]
     pub isl_mean: u32,
 
     /// Standard deviation of synthetic input tokens.
@@ -265,7 +277,7 @@ pub struct ProfileArgs {
     pub isl_stddev: f64,
 
     /// Mean output tokens requested (`max_completion_tokens`); unset sends no limit.
-    #[arg(long = "prompt-output-tokens-mean", visible_aliases = ["output-tokens-mean", "osl"], help_heading = "Output Sequence Length (OSL)")]
+    #[arg(long = "prompt-output-tokens-mean", visible_aliases = ["output-tokens-mean", "osl"], value_parser = parse_whole::<u32>, help_heading = "Output Sequence Length (OSL)")]
     pub osl_mean: Option<u32>,
 
     /// Standard deviation of requested output tokens.
@@ -278,6 +290,7 @@ pub struct ProfileArgs {
         long = "log-level",
         default_value = "info",
         value_enum,
+        ignore_case = true,
         help_heading = "Service"
     )]
     pub log_level: LogLevelArg,
@@ -297,7 +310,7 @@ pub struct ProfileArgs {
     pub no_server_metrics: bool,
 
     /// Server-metrics files to write (default: json csv parquet; jsonl is opt-in).
-    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, help_heading = "Server Metrics")]
+    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, ignore_case = true, help_heading = "Server Metrics")]
     pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
 
     /// Do not collect GPU telemetry (ringperf does not collect it yet either way).
@@ -311,6 +324,7 @@ pub struct ProfileArgs {
         long = "ui-type",
         visible_alias = "ui",
         value_enum,
+        ignore_case = true,
         help_heading = "UI"
     )]
     pub ui_type: Option<UiTypeArg>,
@@ -332,6 +346,7 @@ pub struct ProfileArgs {
         env = "RINGPERF_IO_DRIVER",
         default_value = "auto",
         value_enum,
+        ignore_case = true,
         help_heading = "ringperf"
     )]
     pub io_driver: IoDriverArg,
@@ -451,7 +466,8 @@ pub struct MockArgs {
         long = "io-driver",
         env = "RINGPERF_IO_DRIVER",
         default_value = "auto",
-        value_enum
+        value_enum,
+        ignore_case = true
     )]
     pub io_driver: IoDriverArg,
 
@@ -479,7 +495,7 @@ pub struct ServerMetricsArgs {
     pub slice_duration: Option<f64>,
 
     /// Files to write (default: json csv parquet; jsonl is the input and is not rewritten).
-    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum)]
+    #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, ignore_case = true)]
     pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
 
     /// Output directory (default: the JSONL's directory).
@@ -599,6 +615,10 @@ pub enum ValueError {
     NotARatio { value: String },
     /// Negative or NaN seconds.
     NotSeconds { value: String },
+    /// Not a whole number (or a negative one).
+    NotWhole { value: String },
+    /// A comma-separated list: an AIPerf parameter sweep.
+    Sweep { value: String },
 }
 
 impl std::fmt::Display for ValueError {
@@ -613,6 +633,14 @@ impl std::fmt::Display for ValueError {
             ValueError::NotSeconds { value } => write!(
                 f,
                 "`{value}` must be a non-negative number of seconds or `inf`"
+            ),
+            ValueError::NotWhole { value } => {
+                write!(f, "`{value}` must be a non-negative whole number")
+            }
+            ValueError::Sweep { value } => write!(
+                f,
+                "`{value}` is a list of values, which AIPerf runs as a parameter sweep; \
+                 sweeps are not supported by ringperf yet (run once per value)"
             ),
         }
     }
@@ -632,6 +660,31 @@ fn parse_number(s: &str) -> Result<f64, ValueError> {
         value: s.to_owned(),
         source,
     })
+}
+
+/// A value of a flag AIPerf sweeps over when given a comma-separated list.
+fn reject_sweep(s: &str) -> Result<(), ValueError> {
+    if s.contains(',') {
+        return Err(ValueError::Sweep {
+            value: s.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// A count (`--concurrency`, `--request-count`, token lengths…): a whole number, not a list.
+pub(crate) fn parse_whole<T: std::str::FromStr>(s: &str) -> Result<T, ValueError> {
+    reject_sweep(s)?;
+    s.trim().parse().map_err(|_| ValueError::NotWhole {
+        value: s.to_owned(),
+    })
+}
+
+/// A number AIPerf can sweep over (`--request-rate`, `--benchmark-duration`): not a list; its
+/// range is checked in [`crate::config`], so `-1` gets the flag's own message.
+fn parse_sweepable(s: &str) -> Result<f64, ValueError> {
+    reject_sweep(s)?;
+    parse_number(s)
 }
 
 fn parse_ratio(s: &str) -> Result<f64, ValueError> {

@@ -14,6 +14,7 @@ pub struct PromptArgs {
     #[arg(
         long = "conversation-num",
         visible_aliases = ["num-conversations", "num-sessions"],
+        value_parser = super::parse_whole::<u64>,
         help_heading = "Conversation Input"
     )]
     pub conversation_num: Option<u64>,

@@ -66,7 +66,7 @@ pub struct TimingArgs {
     pub user_centric_rate: Option<f64>,
 
     /// Users of --user-centric-rate.
-    #[arg(long = "num-users", help_heading = "User-Centric Rate")]
+    #[arg(long = "num-users", value_parser = super::parse_whole::<u64>, help_heading = "User-Centric Rate")]
     pub num_users: Option<u64>,
 
     // ----- Request cancellation -----

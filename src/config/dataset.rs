@@ -156,18 +156,20 @@ impl InputConfig {
     }
 
     /// The `datasets[0]` entry of the JSON export's `input_config` for a file or public
-    /// dataset, in AIPerf's shape (`FileDataset` / `PublicDataset`); `None` for synthetic.
-    pub fn dataset_json(&self, seed: u64) -> Option<Value> {
+    /// dataset, in AIPerf's shape and field order (`FileDataset` / `PublicDataset`); `None` for
+    /// synthetic. `entries` and `seed` are echoed only when the command line gave them.
+    pub fn dataset_json(&self, entries: Option<u64>, seed: Option<u64>) -> Option<Value> {
         let spec = self.load.as_ref()?;
         let mut m = Map::new();
         m.insert("name".into(), json!("main"));
-        match &spec.source {
+        let file = match &spec.source {
             Source::File { path, kind } => {
                 m.insert("type".into(), json!("file"));
                 m.insert("path".into(), json!(path.display().to_string()));
                 if let Some(k) = kind {
                     m.insert("format".into(), json!(k.as_str()));
                 }
+                true
             }
             Source::ShareGpt { input_file } => {
                 m.insert("type".into(), json!("public"));
@@ -175,19 +177,31 @@ impl InputConfig {
                 if let Some(p) = input_file {
                     m.insert("path".into(), json!(p.display().to_string()));
                 }
+                false
             }
-        }
-        if let Some(s) = self.sampling {
+        };
+        if let (Some(s), true) = (self.sampling, file) {
             m.insert("sampling".into(), json!(s.as_str()));
         }
-        m.insert("random_seed".into(), json!(seed));
+        if self.allow_dataset_wrap && file {
+            m.insert("synthesis".into(), json!({"allow_dataset_wrap": true}));
+        }
+        if let Some(n) = entries {
+            m.insert("entries".into(), json!(n));
+        }
+        if let Some(s) = seed {
+            m.insert("random_seed".into(), json!(s));
+        }
+        if let (Some(s), false) = (self.sampling, file) {
+            m.insert("sampling".into(), json!(s.as_str()));
+        }
         if let Some(b) = self.block_size {
             m.insert("block_size".into(), json!(b));
         }
         if self.ignore_trace_delays {
             m.insert("ignore_trace_delays".into(), json!(true));
         }
-        if self.allow_dataset_wrap {
+        if self.allow_dataset_wrap && !file {
             m.insert("synthesis".into(), json!({"allow_dataset_wrap": true}));
         }
         Some(Value::Object(m))

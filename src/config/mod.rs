@@ -2,6 +2,7 @@
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
 pub mod dataset;
+pub mod echo;
 pub mod goodput;
 pub mod mock;
 pub mod prompt;
@@ -12,7 +13,7 @@ pub mod url;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::cli::{
     ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
@@ -268,6 +269,8 @@ pub struct Config {
     pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
     pub rankings: Option<crate::workload::rankings::RankingsShape>,
+    /// What the command line said, for the `input_config` echo.
+    pub echo: echo::Echo,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the
@@ -303,6 +306,13 @@ impl Config {
         argv: &[String],
         is_tty: bool,
     ) -> Result<Self, ConfigError> {
+        let echo = echo::Echo::new(args, argv, is_tty);
+        if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
+            return err(
+                "--benchmark-grace-period requires --benchmark-duration: the grace period only \
+                 applies after a duration-bounded run (drop it or add --benchmark-duration)",
+            );
+        }
         let endpoint = match args.endpoint_type {
             EndpointTypeArg::Chat => EndpointKind::Chat,
             EndpointTypeArg::Completions => EndpointKind::Completions,
@@ -609,131 +619,14 @@ impl Config {
                     query_tokens_stddev: r.rankings_query_prompt_token_stddev,
                 }
             }),
+            echo,
         })
     }
 
-    /// The resolved configuration echoed in the JSON export (`input_config`), in AIPerf's shape.
-    /// Secrets are never included.
+    /// The command line echoed in the JSON exports (`input_config`), in AIPerf 0.13's shape
+    /// ([`echo`]). Secrets are never included.
     pub fn input_config(&self) -> Value {
-        let phase = |name: &str, p: &PhaseConfig| {
-            let mut m = Map::new();
-            m.insert("name".into(), json!(name));
-            match (p.timing.mode, p.load) {
-                (timing::Mode::FixedSchedule(fs), load) => {
-                    m.insert("type".into(), json!("fixed_schedule"));
-                    m.insert("auto_offset".into(), json!(fs.auto_offset));
-                    if let Some(s) = fs.window.start_ms {
-                        m.insert("start_offset".into(), json!(s));
-                    }
-                    if let Some(e) = fs.window.end_ms {
-                        m.insert("end_offset".into(), json!(e));
-                    }
-                    if let Some(c) = load.max_in_flight() {
-                        m.insert("concurrency".into(), json!(c));
-                    }
-                }
-                (timing::Mode::UserCentric { rate, users }, load) => {
-                    m.insert("type".into(), json!("user_centric"));
-                    m.insert("rate".into(), json!(rate));
-                    m.insert("users".into(), json!(users));
-                    if let Some(c) = load.max_in_flight() {
-                        m.insert("concurrency".into(), json!(c));
-                    }
-                }
-                (timing::Mode::Load, load) => match load {
-                    Load::Concurrency(n) => {
-                        m.insert("type".into(), json!("concurrency"));
-                        m.insert("concurrency".into(), json!(n));
-                    }
-                    Load::Rate { rate, arrival, cap } => {
-                        let t = match arrival {
-                            Arrival::Constant => "constant",
-                            Arrival::Poisson => "poisson",
-                            Arrival::Gamma { .. } => "gamma",
-                        };
-                        m.insert("type".into(), json!(t));
-                        m.insert("rate".into(), json!(rate));
-                        if let Arrival::Gamma { smoothness } = arrival {
-                            m.insert("smoothness".into(), json!(smoothness));
-                        }
-                        if let Some(c) = cap {
-                            m.insert("concurrency".into(), json!(c));
-                        }
-                    }
-                },
-            }
-            if let Some(d) = p.timing.concurrency_ramp {
-                m.insert(
-                    "concurrency_ramp".into(),
-                    json!({"duration": d.as_secs_f64()}),
-                );
-            }
-            if let Some(d) = p.timing.rate_ramp {
-                m.insert("rate_ramp".into(), json!({"duration": d.as_secs_f64()}));
-            }
-            if let Some(c) = p.timing.cancellation {
-                m.insert(
-                    "cancellation".into(),
-                    json!({"rate": c.rate_pct, "delay": c.delay.as_secs_f64()}),
-                );
-            }
-            if let Some(n) = p.request_count {
-                m.insert("requests".into(), json!(n));
-            }
-            if let Some(d) = p.duration {
-                m.insert("duration".into(), json!(d.as_secs_f64()));
-            }
-            if let (Some(g), Some(_)) = (p.grace, p.duration) {
-                m.insert("grace_period".into(), json!(g.as_secs_f64()));
-            }
-            Value::Object(m)
-        };
-        let mut phases = Vec::new();
-        if let Some(w) = &self.warmup {
-            phases.push(phase("warmup", w));
-        }
-        phases.push(phase("profiling", &self.profiling));
-        let mut prompts = json!({"isl": {"mean": self.dataset.isl_mean as f64}});
-        if self.dataset.isl_stddev > 0.0 {
-            prompts["isl"]["stddev"] = json!(self.dataset.isl_stddev);
-        }
-        if let Some(o) = self.dataset.osl_mean {
-            prompts["osl"] = json!({"mean": o as f64});
-            if self.dataset.osl_stddev > 0.0 {
-                prompts["osl"]["stddev"] = json!(self.dataset.osl_stddev);
-            }
-        }
-        let urls: Vec<String> = self.urls.iter().map(|u| u.display.clone()).collect();
-        let mut endpoint = json!({"urls": urls, "type": self.endpoint.as_str(), "path": self.path});
-        if self.streaming {
-            endpoint["streaming"] = json!(true);
-        }
-        if !self.extra_inputs.is_empty() {
-            endpoint["extra"] = Value::Object(self.extra_inputs.clone());
-        }
-        let mut config = json!({
-            "models": {"items": self.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()},
-            "endpoint": endpoint,
-            "datasets": [{
-                "name": "main",
-                "type": "synthetic",
-                "entries": self.dataset.entries,
-                "random_seed": self.seed,
-                "prompts": prompts,
-            }],
-            "phases": phases,
-            "artifacts": {
-                "dir": self.artifact_dir.display().to_string(),
-                "cli_command": self.cli_command,
-            },
-            "tokenizer": {"name": self.tokenizer},
-            "runtime": {"workers": self.workers},
-            "random_seed": self.seed,
-        });
-        if let Some(file_dataset) = self.input.dataset_json(self.seed) {
-            config["datasets"] = json!([file_dataset]);
-        }
-        config
+        echo::input_config(self)
     }
 }
 
@@ -858,17 +751,13 @@ fn warmup_phase(
         _ => Load::Concurrency(args.concurrency.unwrap_or(1)),
     };
     let load = match (args.warmup_request_rate, inherited_load) {
-        (Some(rate), prof) => {
+        (Some(rate), _) => {
             if !(rate.is_finite() && rate > 0.0) {
                 return err("--warmup-request-rate must be positive");
             }
-            let inherited = match prof {
-                Load::Rate { arrival, .. } => arrival,
-                Load::Concurrency(_) => Arrival::Poisson,
-            };
             let arrival = match args.warmup_arrival_pattern {
                 Some(p) => arrival(Some(p), args.arrival_smoothness)?,
-                None => inherited,
+                None => echo::warmup_inherited_arrival(args),
             };
             Load::Rate {
                 rate,
@@ -876,17 +765,13 @@ fn warmup_phase(
                 cap: args.warmup_concurrency.or(args.concurrency),
             }
         }
-        (
-            None,
-            Load::Rate {
-                rate,
-                arrival: inherited,
-                cap,
-            },
-        ) => {
+        (None, Load::Rate { rate, cap, .. }) => {
+            // AIPerf's warmup follows the given patterns, not the profiling phase's resolved
+            // arrival: `--arrival-smoothness` alone makes the profiling phase gamma, the
+            // warmup Poisson.
             let arrival = match args.warmup_arrival_pattern {
                 Some(p) => arrival(Some(p), args.arrival_smoothness)?,
-                None => inherited,
+                None => echo::warmup_inherited_arrival(args),
             };
             Load::Rate {
                 rate,
@@ -1048,7 +933,32 @@ fn kebab(camel: &str) -> String {
     out
 }
 
-/// The command line with every secret value replaced by `<redacted>` and values quoted.
+/// A value AIPerf's echoed command line prints unquoted, as it prints it: whole numbers
+/// (no leading zero), decimals with one `.` (as floats: `1.` → `1.0`), `True` / `False` and
+/// `None` (any case of true, false, none, null). Everything else is quoted.
+fn aiperf_scalar(v: &str) -> Option<String> {
+    let lower = v.to_ascii_lowercase();
+    match lower.as_str() {
+        "true" => return Some("True".into()),
+        "false" => return Some("False".into()),
+        "none" | "null" => return Some("None".into()),
+        _ => {}
+    }
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if all_digits(digits) && (!digits.starts_with('0') || digits == "0") {
+        return Some(v.to_string());
+    }
+    if digits.matches('.').count() == 1 && all_digits(&digits.replace('.', "")) {
+        let x: f64 = v.parse().ok()?;
+        // Python's repr of a float in the range command lines use.
+        return Some(format!("{x:?}"));
+    }
+    None
+}
+
+/// The command line with every secret value replaced by `<redacted>`, strings quoted and
+/// numbers, booleans and `None` bare, as AIPerf echoes it.
 pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
     let mut out = Vec::with_capacity(argv.len());
     let mut redact_next = false;
@@ -1069,6 +979,8 @@ pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
             "--api-key='<redacted>'".to_string()
         } else if a.starts_with('-') {
             a.clone()
+        } else if let Some(plain) = aiperf_scalar(a) {
+            plain
         } else {
             let mut v = a.clone();
             for s in secrets.iter().filter(|s| !s.is_empty()) {

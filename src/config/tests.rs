@@ -2,6 +2,7 @@ use clap::Parser;
 
 use super::*;
 use crate::cli::{Cli, Command};
+use serde_json::json;
 
 fn cfg(s: &str) -> Result<Config, ConfigError> {
     let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
@@ -730,4 +731,24 @@ fn a_timestamped_trace_file_is_replayed_on_a_fixed_schedule() {
     assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
     let c = cfg(&format!("{base} --custom-dataset-type single_turn")).unwrap();
     assert!(matches!(c.profiling.timing.mode, timing::Mode::Load));
+}
+
+#[test]
+fn echoed_command_line_quotes_strings_but_not_numbers_as_aiperf_does() {
+    // AIPerf 0.13's own echo of this command (tests/data/aiperf-input-config/exp_b3.json's run):
+    // aiperf profile --model 'mock-model' ... --ui-type None --streaming --benchmark-duration 1
+    // --benchmark-grace-period 2 --concurrency 2 --profile-export-prefix 'foo' --random-seed 7
+    // --slice-duration 0.3
+    let argv: Vec<String> = "ringperf profile --model mock-model --ui-type None --streaming \
+         --benchmark-duration 1 --benchmark-grace-period 2 --concurrency 2 \
+         --profile-export-prefix foo --random-seed 7 --slice-duration 0.3 --isl 08 --osl 5."
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        redact_command(&argv, &[]),
+        "ringperf profile --model 'mock-model' --ui-type None --streaming --benchmark-duration 1 \
+         --benchmark-grace-period 2 --concurrency 2 --profile-export-prefix 'foo' --random-seed 7 \
+         --slice-duration 0.3 --isl '08' --osl 5.0"
+    );
 }

@@ -1,0 +1,469 @@
+//! `input_config`: the command line echoed in the JSON exports, in AIPerf 0.13's shape.
+//!
+//! AIPerf echoes what the user set on the command line, plus the few values it derives from
+//! them, never its defaults: a key is present when its flag was given (clap's
+//! [`ValueSource::CommandLine`]), with these derived exceptions (AIPerf's converter rules):
+//!
+//! - `models`, `endpoint.urls`, `datasets[0].{name,type}`, the synthetic `prompts.isl.mean`,
+//!   every phase's `name`, `kind`, `type` and the profiling phase's default 10 `requests`;
+//! - `datasets[0].entries` from `--num-dataset-entries`, else `--conversation-num`, else
+//!   `--request-count`;
+//! - a duration phase's `grace_period` (its default 30 s too); a warmup's `concurrency` when
+//!   it runs closed loop (its own, else `--concurrency`, else 1) and its rate settings from the
+//!   profiling flags;
+//! - `artifacts.{auto_plot,plot_required}` (false), `gpu_telemetry.enabled`,
+//!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), empty `otel`,
+//!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal).
+//!
+//! ringperf-only flags that were given go under a `ringperf` key. Secrets are `<redacted>`.
+
+use std::collections::BTreeSet;
+
+use clap::CommandFactory;
+use clap::parser::ValueSource;
+use serde_json::{Map, Value, json};
+
+use super::{Arrival, Config, IoDriver, Load, PhaseConfig, timing};
+use crate::cli::{
+    ArrivalPatternArg, Cli, ConnectionReuseArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
+};
+use crate::server_metrics::output::Format;
+
+/// What the command line said, kept for the echo.
+#[derive(Clone, Debug)]
+pub struct Echo {
+    args: Box<ProfileArgs>,
+    /// clap ids of the `profile` arguments given on the command line.
+    given: BTreeSet<String>,
+    is_tty: bool,
+}
+
+impl Echo {
+    /// `argv` is the whole command line (`ringperf profile …`) that produced `args`.
+    pub fn new(args: &ProfileArgs, argv: &[String], is_tty: bool) -> Self {
+        Echo {
+            args: Box::new(args.clone()),
+            given: given_ids(argv),
+            is_tty,
+        }
+    }
+
+    /// The flag with clap id `id` was given on the command line.
+    pub fn given(&self, id: &str) -> bool {
+        self.given.contains(id)
+    }
+}
+
+/// The ids of the `profile` arguments whose value came from the command line.
+fn given_ids(argv: &[String]) -> BTreeSet<String> {
+    let Ok(m) = Cli::command().try_get_matches_from(argv) else {
+        return BTreeSet::new();
+    };
+    let Some(("profile", sub)) = m.subcommand() else {
+        return BTreeSet::new();
+    };
+    sub.ids()
+        .map(|id| id.as_str())
+        .filter(|id| sub.value_source(id) == Some(ValueSource::CommandLine))
+        .map(str::to_string)
+        .collect()
+}
+
+fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// `Some(x)` → `x` as a JSON float (AIPerf's float fields print `1.0`, not `1`).
+fn float(x: f64) -> Value {
+    json!(x)
+}
+
+/// The `input_config` of `cfg` (see the module documentation for the rule).
+pub fn input_config(cfg: &Config) -> Value {
+    let e = &cfg.echo;
+    let mut top = Map::new();
+    top.insert(
+        "models".into(),
+        json!({"items": cfg.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()}),
+    );
+    top.insert("endpoint".into(), endpoint(cfg, e));
+    top.insert("datasets".into(), Value::Array(vec![dataset(cfg, e)]));
+    let mut phases = Vec::new();
+    if let Some(w) = &cfg.warmup {
+        phases.push(phase(e, "warmup", w));
+    }
+    phases.push(phase(e, "profiling", &cfg.profiling));
+    top.insert("phases".into(), Value::Array(phases));
+    top.insert("artifacts".into(), artifacts(e));
+    let a = &e.args;
+    top.insert(
+        "tokenizer".into(),
+        match &a.tokenizer {
+            Some(t) => json!({"name": t}),
+            None => json!({}),
+        },
+    );
+    top.insert(
+        "gpu_telemetry".into(),
+        json!({"enabled": !a.no_gpu_telemetry}),
+    );
+    top.insert(
+        "server_metrics".into(),
+        if cfg.server_metrics.enabled {
+            let formats: Vec<&str> = cfg
+                .server_metrics
+                .formats
+                .iter()
+                .map(|f| format_name(*f))
+                .collect();
+            json!({"enabled": true, "urls": cfg.server_metrics.extra_urls, "formats": formats})
+        } else {
+            json!({"enabled": false})
+        },
+    );
+    top.insert("network_latency".into(), json!({"enabled": false}));
+    for k in ["otel", "mlflow", "wandb"] {
+        top.insert(k.into(), json!({}));
+    }
+    let mut runtime = Map::new();
+    let ui = if a.verbose {
+        Some("simple")
+    } else {
+        match a.ui_type {
+            Some(UiTypeArg::Dashboard) if !e.is_tty => Some("simple"),
+            Some(UiTypeArg::Dashboard) => Some("dashboard"),
+            Some(UiTypeArg::Simple) => Some("simple"),
+            Some(UiTypeArg::None) => Some("none"),
+            None if !e.is_tty => Some("none"),
+            None => None,
+        }
+    };
+    if let Some(ui) = ui {
+        runtime.insert("ui".into(), json!(ui));
+    }
+    if let Some(w) = a.workers_max {
+        runtime.insert("workers".into(), json!(w));
+    }
+    if !runtime.is_empty() {
+        top.insert("runtime".into(), Value::Object(runtime));
+    }
+    let level = if a.verbose {
+        Some(LogLevelArg::Debug)
+    } else {
+        e.given("log_level").then_some(a.log_level)
+    };
+    if let Some(l) = level {
+        top.insert("logging".into(), json!({"level": log_level_name(l)}));
+    }
+    let mut own = Map::new();
+    if e.given("io_driver") {
+        let d = match cfg.io_driver {
+            IoDriver::Auto => "auto",
+            IoDriver::Uring => "uring",
+            IoDriver::Legacy => "legacy",
+        };
+        own.insert("io_driver".into(), json!(d));
+    }
+    if a.mock {
+        own.insert("mock".into(), json!(true));
+    }
+    if !own.is_empty() {
+        top.insert("ringperf".into(), Value::Object(own));
+    }
+    Value::Object(top)
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::Json => "json",
+        Format::Csv => "csv",
+        Format::Jsonl => "jsonl",
+        Format::Parquet => "parquet",
+    }
+}
+
+fn log_level_name(l: LogLevelArg) -> &'static str {
+    match l {
+        LogLevelArg::Trace => "TRACE",
+        LogLevelArg::Debug => "DEBUG",
+        LogLevelArg::Info => "INFO",
+        LogLevelArg::Notice => "NOTICE",
+        LogLevelArg::Warning => "WARNING",
+        LogLevelArg::Success => "SUCCESS",
+        LogLevelArg::Error => "ERROR",
+        LogLevelArg::Critical => "CRITICAL",
+    }
+}
+
+fn endpoint(cfg: &Config, e: &Echo) -> Value {
+    let a = &e.args;
+    let urls: Vec<String> = if a.mock {
+        cfg.urls.iter().map(|u| u.display.clone()).collect()
+    } else {
+        a.url
+            .iter()
+            .map(|u| {
+                if u.contains("://") {
+                    u.clone()
+                } else {
+                    format!("http://{u}")
+                }
+            })
+            .collect()
+    };
+    let mut m = Map::new();
+    m.insert("urls".into(), json!(urls));
+    if e.given("url_strategy") {
+        m.insert("url_strategy".into(), json!("round_robin"));
+    }
+    if e.given("endpoint_type") {
+        m.insert("type".into(), json!(cfg.endpoint.as_str()));
+    }
+    if let Some(p) = &a.custom_endpoint {
+        m.insert("path".into(), json!(p));
+    }
+    if a.api_key.is_some() {
+        m.insert("api_key".into(), json!("<redacted>"));
+    }
+    if e.given("request_timeout_seconds") {
+        m.insert("timeout".into(), float(a.request_timeout_seconds));
+    }
+    if a.streaming {
+        m.insert("streaming".into(), json!(cfg.streaming));
+    }
+    if e.given("connection_reuse_strategy") {
+        let s = match a.connection_reuse_strategy {
+            ConnectionReuseArg::Pooled => "pooled",
+            ConnectionReuseArg::Never => "never",
+            ConnectionReuseArg::StickyUserSessions => "sticky_user_sessions",
+        };
+        m.insert("connection_reuse".into(), json!(s));
+    }
+    if a.use_legacy_max_tokens {
+        m.insert("use_legacy_max_tokens".into(), json!(true));
+    }
+    if a.use_server_token_count {
+        m.insert("use_server_token_count".into(), json!(true));
+    }
+    let mut headers = Map::new();
+    for h in &a.header {
+        for (k, v) in super::parse_pairs(h, "--header").unwrap_or_default() {
+            let secret =
+                k.eq_ignore_ascii_case("authorization") || k.to_ascii_lowercase().contains("key");
+            let v = if secret {
+                "<redacted>".to_string()
+            } else {
+                super::json_to_plain(&v)
+            };
+            headers.insert(k, json!(v));
+        }
+    }
+    if !headers.is_empty() {
+        m.insert("headers".into(), Value::Object(headers));
+    }
+    if !cfg.extra_inputs.is_empty() {
+        m.insert("extra".into(), Value::Object(cfg.extra_inputs.clone()));
+    }
+    Value::Object(m)
+}
+
+/// `datasets[0].entries`: AIPerf's resolution order, only from flags that were given.
+fn entries(e: &Echo) -> Option<u64> {
+    let a = &e.args;
+    a.num_dataset_entries
+        .map(|n| n as u64)
+        .or(a.prompt.conversation_num)
+        .or(a.request_count)
+}
+
+fn dataset(cfg: &Config, e: &Echo) -> Value {
+    let a = &e.args;
+    let seed = cfg.seed_given.then_some(cfg.seed);
+    if let Some(d) = cfg.input.dataset_json(entries(e), seed) {
+        return d;
+    }
+    let mut m = Map::new();
+    m.insert("name".into(), json!("main"));
+    m.insert("type".into(), json!("synthetic"));
+    if let Some(n) = entries(e) {
+        m.insert("entries".into(), json!(n));
+    }
+    if let Some(s) = seed {
+        m.insert("random_seed".into(), json!(s));
+    }
+    let mut isl = Map::new();
+    isl.insert("mean".into(), float(f64::from(a.isl_mean)));
+    if e.given("isl_stddev") {
+        isl.insert("stddev".into(), float(a.isl_stddev));
+    }
+    let mut prompts = Map::new();
+    prompts.insert("isl".into(), Value::Object(isl));
+    if let Some(o) = a.osl_mean {
+        let mut osl = Map::new();
+        osl.insert("mean".into(), float(f64::from(o)));
+        if e.given("osl_stddev") {
+            osl.insert("stddev".into(), float(a.osl_stddev));
+        }
+        prompts.insert("osl".into(), Value::Object(osl));
+    }
+    if e.given("prompt_batch_size") {
+        prompts.insert("batch_size".into(), json!(a.prompt.prompt_batch_size));
+    }
+    m.insert("prompts".into(), Value::Object(prompts));
+    let p = &a.prompt;
+    let mut prefix = Map::new();
+    if let Some(n) = p.prompt_prefix_pool_size {
+        prefix.insert("pool_size".into(), json!(n));
+    }
+    if let Some(n) = p.prompt_prefix_length {
+        prefix.insert("length".into(), json!(n));
+    }
+    if !prefix.is_empty() {
+        m.insert("prefix_prompts".into(), Value::Object(prefix));
+    }
+    if e.given("conversation_turn_mean") || e.given("conversation_turn_stddev") {
+        m.insert(
+            "turns".into(),
+            obj(vec![
+                ("mean", float(f64::from(p.conversation_turn_mean))),
+                ("stddev", float(f64::from(p.conversation_turn_stddev))),
+            ]),
+        );
+    }
+    if e.given("conversation_turn_delay_mean") || e.given("conversation_turn_delay_stddev") {
+        m.insert(
+            "turn_delay".into(),
+            obj(vec![
+                ("mean", float(p.conversation_turn_delay_mean)),
+                ("stddev", float(p.conversation_turn_delay_stddev)),
+            ]),
+        );
+    }
+    Value::Object(m)
+}
+
+fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
+    let a = &e.args;
+    let warmup = name == "warmup";
+    let mut m = Map::new();
+    m.insert("name".into(), json!(name));
+    m.insert("kind".into(), json!(name));
+    let (kind, rate, smoothness_ok) = match (p.timing.mode, p.load) {
+        (timing::Mode::FixedSchedule(_), _) => ("fixed_schedule", None, false),
+        (timing::Mode::UserCentric { rate, .. }, _) => ("user_centric", Some(rate), false),
+        (timing::Mode::Load, Load::Concurrency(_)) => ("concurrency", None, false),
+        (timing::Mode::Load, Load::Rate { rate, arrival, .. }) => match arrival {
+            Arrival::Constant => ("constant", Some(rate), false),
+            Arrival::Poisson => ("poisson", Some(rate), false),
+            Arrival::Gamma { .. } => ("gamma", Some(rate), true),
+        },
+    };
+    m.insert("type".into(), json!(kind));
+    if warmup {
+        m.insert("exclude_from_results".into(), json!(true));
+    }
+    if let Some(n) = p.request_count {
+        m.insert("requests".into(), json!(n));
+    }
+    if let Some(d) = p.duration {
+        m.insert("duration".into(), float(d.as_secs_f64()));
+    }
+    if let Some(s) = p.sessions {
+        m.insert("sessions".into(), json!(s));
+    }
+    // Profiling: only a given --concurrency. Warmup: always in closed loop (AIPerf writes the
+    // inherited or default 1), beside a rate only when one of the two flags was given.
+    let concurrency = match (warmup, p.load) {
+        (false, _) => a.concurrency,
+        (true, Load::Concurrency(n)) => Some(n),
+        (true, Load::Rate { cap, .. }) => cap,
+    };
+    if let Some(c) = concurrency {
+        m.insert("concurrency".into(), json!(c));
+    }
+    if let Some(d) = p.timing.concurrency_ramp {
+        m.insert(
+            "concurrency_ramp".into(),
+            json!({"duration": d.as_secs_f64()}),
+        );
+    }
+    let grace = if warmup {
+        a.warmup_grace_period
+    } else {
+        p.duration.map(|_| a.benchmark_grace_period)
+    };
+    if let (Some(g), Some(_)) = (grace, p.duration) {
+        m.insert("grace_period".into(), float(g));
+    }
+    if !warmup && let Some(r) = a.timing.request_cancellation_rate.filter(|r| *r > 0.0) {
+        let mut c = Map::new();
+        c.insert("rate".into(), float(r));
+        if let Some(d) = a.timing.request_cancellation_delay {
+            c.insert("delay".into(), float(d));
+        }
+        m.insert("cancellation".into(), Value::Object(c));
+    }
+    if let Some(r) = rate {
+        m.insert("rate".into(), float(r));
+    }
+    if let Some(d) = p.timing.rate_ramp {
+        m.insert("rate_ramp".into(), json!({"duration": d.as_secs_f64()}));
+    }
+    if smoothness_ok && let Some(s) = a.arrival_smoothness {
+        m.insert("smoothness".into(), float(s));
+    }
+    if let timing::Mode::UserCentric { users, .. } = p.timing.mode {
+        m.insert("users".into(), json!(users));
+    }
+    if let timing::Mode::FixedSchedule(fs) = p.timing.mode {
+        let t = &a.timing;
+        if t.fixed_schedule_auto_offset || t.fixed_schedule_start_offset.is_some() {
+            m.insert("auto_offset".into(), json!(fs.auto_offset));
+        }
+        if let Some(s) = fs.window.start_ms {
+            m.insert("start_offset".into(), json!(s));
+        }
+        if let Some(e) = fs.window.end_ms {
+            m.insert("end_offset".into(), json!(e));
+        }
+    }
+    Value::Object(m)
+}
+
+fn artifacts(e: &Echo) -> Value {
+    let a = &e.args;
+    let mut m = Map::new();
+    if let Some(d) = &a.artifact_dir {
+        m.insert("dir".into(), json!(d.display().to_string()));
+    }
+    if let Some(p) = &a.profile_export_prefix {
+        m.insert("prefix".into(), json!(p));
+    }
+    if e.given("export_level") {
+        let records = match a.export_level {
+            ExportLevelArg::Summary => json!(false),
+            ExportLevelArg::Records | ExportLevelArg::Raw => json!(["jsonl"]),
+        };
+        m.insert("records".into(), records);
+        m.insert("raw".into(), json!(a.export_level == ExportLevelArg::Raw));
+    }
+    if let Some(s) = a.slice_duration {
+        m.insert("slice_duration".into(), float(s));
+    }
+    m.insert("auto_plot".into(), json!(false));
+    m.insert("plot_required".into(), json!(false));
+    Value::Object(m)
+}
+
+/// The warmup's arrival when it inherits the profiling flags, as AIPerf builds it: the given
+/// `--arrival-pattern` (gamma keeps `--arrival-smoothness`), else Poisson. A smoothness given
+/// without a pattern makes the profiling phase gamma but not the warmup.
+pub(super) fn warmup_inherited_arrival(args: &ProfileArgs) -> Arrival {
+    match args.arrival_pattern {
+        Some(ArrivalPatternArg::Gamma) => Arrival::Gamma {
+            smoothness: args.arrival_smoothness.unwrap_or(1.0),
+        },
+        Some(ArrivalPatternArg::Constant) => Arrival::Constant,
+        _ => Arrival::Poisson,
+    }
+}
