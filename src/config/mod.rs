@@ -521,9 +521,10 @@ impl Config {
         let mut extra_urls = Vec::new();
         for u in args.server_metrics.iter().flatten() {
             let n = url::normalize_metrics_url(u);
-            if !n.to_ascii_lowercase().starts_with("http://") {
+            let lower = n.to_ascii_lowercase();
+            if !(lower.starts_with("http://") || lower.starts_with("https://")) {
                 return err(format!(
-                    "--server-metrics {u}: only http:// endpoints are supported"
+                    "--server-metrics {u}: only http:// and https:// endpoints are supported"
                 ));
             }
             if !extra_urls.contains(&n) {
