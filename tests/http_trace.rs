@@ -186,3 +186,68 @@ fn a_non_streamed_body_is_one_chunk_received_at_once() {
         assert_eq!(value(&rec, "http_req_receiving"), 0.0);
     }
 }
+
+/// `--export-http-trace` adds `trace_data` to every record (absent without it), its stamps on
+/// the records' wall clock and its counts equal to the metrics; `--show-trace-timing` prints the
+/// trace table (absent without it) before the other tables.
+#[test]
+fn trace_flags_add_trace_data_and_the_console_table() {
+    let mock = recording_mock(6);
+    let plain = run(&mock, "--streaming");
+    for rec in read_jsonl(&plain.path().join("profile_export.jsonl")) {
+        assert!(rec.get("trace_data").is_none());
+    }
+    let console = std::fs::read_to_string(plain.path().join("profile_export_console.txt")).unwrap();
+    assert!(!console.contains("HTTP Trace Timing"));
+
+    let mock = recording_mock(6);
+    let dir = run(&mock, "--streaming --export-http-trace --show-trace-timing");
+    let truth = truth_by_id(&mock);
+    for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
+        let t = &rec["trace_data"];
+        assert_eq!(t["trace_type"], "aiohttp");
+        let id = rec["metadata"]["x_request_id"].as_str().unwrap();
+        let body = truth[id].request_body.as_ref().unwrap().len() as u64;
+        assert_eq!(t["request_bytes_total"].as_u64(), Some(body));
+        let ns = |k: &str| t[k].as_u64().unwrap_or_else(|| panic!("{k} in {t}"));
+        // Ordered stamps on the record's wall clock: the attempt starts before the request is
+        // written, and the last body byte is read by the record's end.
+        let start = ns("request_send_start_ns");
+        assert!(start <= rec["metadata"]["request_start_ns"].as_u64().unwrap());
+        assert!(start <= ns("request_send_end_ns"));
+        assert!(ns("request_send_end_ns") <= ns("response_receive_start_ns"));
+        assert!(ns("response_receive_start_ns") <= ns("response_receive_end_ns"));
+        assert_eq!(
+            ns("response_receive_end_ns"),
+            rec["metadata"]["request_end_ns"].as_u64().unwrap()
+        );
+        // The durations are the metrics', in ns.
+        for (k, tag) in [
+            ("sending_ns", "http_req_sending"),
+            ("waiting_ns", "http_req_waiting"),
+            ("receiving_ns", "http_req_receiving"),
+            ("duration_ns", "http_req_duration"),
+        ] {
+            assert!((ns(k) as f64 / 1e6 - value(&rec, tag)).abs() < 1e-9, "{k}");
+        }
+        assert_eq!(
+            t["response_chunks_count"].as_f64(),
+            Some(value(&rec, "http_req_chunks_received"))
+        );
+        let reused = value(&rec, "http_req_connection_reused") == 1.0;
+        assert_eq!(t.get("tcp_connect_start_ns").is_none(), reused, "{t}");
+        assert_eq!(t.get("connection_reused_ns").is_some(), reused, "{t}");
+    }
+    let console = std::fs::read_to_string(dir.path().join("profile_export_console.txt")).unwrap();
+    let table = console
+        .find("ringperf | HTTP Trace Timing")
+        .expect("trace table");
+    assert!(table < console.find("ringperf | LLM Metrics").expect("main table"));
+    for label in [
+        "HTTP Blocked (ms)",
+        "HTTP Waiting (TTFB) (ms)",
+        "HTTP Total Time (ms)",
+    ] {
+        assert!(console.contains(label), "{label}");
+    }
+}

@@ -264,6 +264,10 @@ pub struct Config {
     pub server_metrics: ServerMetricsConfig,
     /// `--slice-duration` (server-metric timeslices).
     pub slice_duration: Option<Duration>,
+    /// `--export-http-trace`: `trace_data` in each JSONL record.
+    pub export_http_trace: bool,
+    /// `--show-trace-timing`: the HTTP trace timing table on the console.
+    pub show_trace_timing: bool,
     /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
     pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
@@ -597,6 +601,8 @@ impl Config {
             mock,
             server_metrics,
             slice_duration,
+            export_http_trace: args.http_trace.export_http_trace,
+            show_trace_timing: args.http_trace.show_trace_timing,
             goodput,
             rankings: endpoint.is_rankings().then(|| {
                 let r = &args.rankings;
