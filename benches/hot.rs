@@ -361,6 +361,18 @@ fn streaming_facts() -> RecordFacts {
         conn_reused: true,
         bytes_sent: 2_048,
         bytes_received: 40_000,
+        trace: Some(ringperf::record::HttpTrace {
+            request_start_ns: START - 2_000,
+            connect_ns: None,
+            reused: true,
+            send_end_ns: Some(START + 30_000),
+            request_bytes: 1_800,
+            request_chunks: 1,
+            response_start_ns: Some(START + 15_000_000),
+            response_end_ns: Some(START + 130_000_000),
+            response_chunks: 101,
+            response_bytes: 38_000,
+        }),
     }
 }
 

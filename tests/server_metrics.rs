@@ -608,6 +608,7 @@ fn scraper_cpu_per_scrape() {
         core: None,
         clock: ringperf::clock::Clock::start(),
         jsonl: None,
+        tls: None,
         verbose: true,
     })
     .expect("starts")

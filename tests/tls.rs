@@ -293,3 +293,52 @@ fn the_binary_takes_the_ssl_environment() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("AIPERF_HTTP_SSL_VERIFY=maybe"));
 }
+
+/// The `/metrics` of an `https` URL and an `https` `--server-metrics` URL are scraped over TLS
+/// with the run's trust settings: the mock's success counter over the run's window is exactly
+/// the requests it served.
+#[test]
+fn server_metrics_are_scraped_over_https() {
+    let pki = Pki::new();
+    let mock = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(2),
+        output_tokens: OutputLen::Fixed(TOKENS),
+        metrics_mode: ringperf::mock::MetricsMode::Vllm,
+        tls: Some(pki.mock_tls()),
+        ..MockConfig::default()
+    })
+    .expect("mock starts with TLS");
+    // A second spelling of the same server, so that it is a separate endpoint.
+    let extra = format!("https://localhost:{}/metrics", mock.addr.port());
+    let dir = tempfile::tempdir().unwrap();
+    let line = profile_line(&mock, dir.path()).replace("--no-server-metrics", "");
+    let mut cfg = config(&format!("{line} --server-metrics {extra}"));
+    cfg.tls.ca_file = Some(pki.ca());
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (REQUESTS as u64, 0));
+    let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    let url = format!("https://127.0.0.1:{}/metrics", mock.addr.port());
+    let ok: Vec<&str> = doc["summary"]["endpoints_successful"]
+        .as_array()
+        .expect("endpoints_successful")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(ok, vec![url.as_str(), extra.as_str()], "{}", doc["summary"]);
+    for u in [&url, &extra] {
+        let info = &doc["summary"]["endpoint_info"][u.as_str()];
+        assert!(
+            info["total_fetches"].as_u64().unwrap_or(0) >= 2,
+            "{u}: {info}"
+        );
+    }
+    // Each endpoint's window covers every request: the success counter grew by the request
+    // count on each.
+    let total: f64 = doc["metrics"]["vllm:request_success"]["series"]
+        .as_array()
+        .expect("request_success exported")
+        .iter()
+        .map(|s| s["stats"]["total"].as_f64().expect("total"))
+        .sum();
+    assert_eq!(total, 2.0 * REQUESTS as f64);
+}

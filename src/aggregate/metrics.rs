@@ -288,6 +288,9 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
             .and_then(|(s, c)| abs_pct(s, c))
             .map(Float),
     );
+    if let Some(t) = &f.trace {
+        super::http_trace::push_metrics(t, |id, v| push(id, v.map(Int)));
+    }
     // Last: it reads the values above. 1 for a good request, 0 otherwise, per valid record.
     if cfg.applies(M::GoodRequestCount) {
         let good = cfg.is_good(&out);
@@ -331,6 +334,7 @@ pub(crate) mod tests {
             conn_reused: true,
             bytes_sent: 10,
             bytes_received: 20,
+            trace: None,
         }
     }
 

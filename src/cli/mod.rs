@@ -8,6 +8,7 @@
 mod aiperf_flags;
 pub mod endpoint;
 pub mod goodput;
+pub mod http_trace;
 pub mod input;
 pub mod prompt;
 pub mod timing;
@@ -378,6 +379,10 @@ pub struct ProfileArgs {
     /// Rankings: the query + passages of the rankings endpoint types.
     #[command(flatten)]
     pub rankings: endpoint::RankingsArgs,
+
+    /// HTTP Trace: the per-record trace in the JSONL and the trace timing table.
+    #[command(flatten)]
+    pub http_trace: http_trace::HttpTraceArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

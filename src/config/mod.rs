@@ -265,6 +265,10 @@ pub struct Config {
     pub server_metrics: ServerMetricsConfig,
     /// `--slice-duration` (server-metric timeslices).
     pub slice_duration: Option<Duration>,
+    /// `--export-http-trace`: `trace_data` in each JSONL record.
+    pub export_http_trace: bool,
+    /// `--show-trace-timing`: the HTTP trace timing table on the console.
+    pub show_trace_timing: bool,
     /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
     pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
@@ -532,9 +536,10 @@ impl Config {
         let mut extra_urls = Vec::new();
         for u in args.server_metrics.iter().flatten() {
             let n = url::normalize_metrics_url(u);
-            if !n.to_ascii_lowercase().starts_with("http://") {
+            let lower = n.to_ascii_lowercase();
+            if !(lower.starts_with("http://") || lower.starts_with("https://")) {
                 return err(format!(
-                    "--server-metrics {u}: only http:// endpoints are supported"
+                    "--server-metrics {u}: only http:// and https:// endpoints are supported"
                 ));
             }
             if !extra_urls.contains(&n) {
@@ -607,6 +612,8 @@ impl Config {
             mock,
             server_metrics,
             slice_duration,
+            export_http_trace: args.http_trace.export_http_trace,
+            show_trace_timing: args.http_trace.show_trace_timing,
             goodput,
             rankings: endpoint.is_rankings().then(|| {
                 let r = &args.rankings;

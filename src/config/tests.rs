@@ -275,8 +275,10 @@ fn server_metrics_flags() {
     );
     let e = cfg("ringperf profile -m m --slice-duration 0").unwrap_err();
     assert!(e.0.contains("--slice-duration"), "{e}");
-    let e = cfg("ringperf profile -m m --server-metrics https://x/metrics").unwrap_err();
-    assert!(e.0.contains("http://"), "{e}");
+    let e = cfg("ringperf profile -m m --server-metrics ftp://x/metrics").unwrap_err();
+    assert!(e.0.contains("http:// and https://"), "{e}");
+    let https = cfg("ringperf profile -m m --server-metrics https://x:9/metrics").unwrap();
+    assert_eq!(https.server_metrics.extra_urls, vec!["https://x:9/metrics"]);
 }
 
 #[test]

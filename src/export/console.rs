@@ -127,11 +127,12 @@ fn shown_on_console(r: &MetricResult, group: ConsoleGroup) -> bool {
 }
 
 fn rows_of(summary: &Summary, group: ConsoleGroup) -> Vec<Row> {
-    let mut picked: Vec<&MetricResult> = summary
-        .results
-        .iter()
-        .filter(|r| shown_on_console(r, group))
-        .collect();
+    rows_where(summary, |r| shown_on_console(r, group))
+}
+
+/// The rows of the results `keep` picks, in display order.
+pub(super) fn rows_where(summary: &Summary, keep: impl Fn(&MetricResult) -> bool) -> Vec<Row> {
+    let mut picked: Vec<&MetricResult> = summary.results.iter().filter(|r| keep(r)).collect();
     picked.sort_by_key(|r| r.def.display_order.unwrap_or(u32::MAX));
     picked
         .into_iter()

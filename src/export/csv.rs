@@ -35,10 +35,10 @@ fn row(out: &mut String, cells: &[String]) {
     out.push_str("\r\n");
 }
 
-/// `"<Header> (<unit>)"`, without the unit for plain counts.
+/// `"<Header> (<unit>)"`, without the unit for plain counts (`requests`, `count`), as AIPerf.
 fn label(r: &MetricResult) -> String {
     let unit = r.def.shown_unit();
-    if unit == Unit::Requests {
+    if matches!(unit, Unit::Requests | Unit::Count) {
         r.header().into_owned()
     } else {
         format!("{} ({})", r.header(), unit.as_str())

@@ -27,6 +27,8 @@ pub struct JsonlWriter<W: Write = BufWriter<File>> {
     line: Vec<u8>,
     last_flush_ns: u64,
     lines: u64,
+    /// `--export-http-trace`: each line ends with the record's `trace_data`.
+    http_trace: bool,
 }
 
 impl JsonlWriter<BufWriter<File>> {
@@ -48,7 +50,16 @@ impl<W: Write> JsonlWriter<W> {
             line: Vec::with_capacity(1024),
             last_flush_ns: now_ns,
             lines: 0,
+            http_trace: false,
         }
+    }
+
+    /// `--export-http-trace`: ends each line with the record's `trace_data`
+    /// ([`super::trace_data`]).
+    #[must_use]
+    pub fn with_http_trace(mut self, on: bool) -> Self {
+        self.http_trace = on;
+        self
     }
 
     /// Sets the run's phases (whether a warmup phase precedes profiling), which number the
@@ -72,6 +83,9 @@ impl<W: Write> JsonlWriter<W> {
         self.line.clear();
         if !encode_line_in(&mut self.line, f, m, self.phases)? {
             return Ok(());
+        }
+        if self.http_trace {
+            super::trace_data::append_to_line(&mut self.line, f)?;
         }
         self.line.push(b'\n');
         self.out.write_all(&self.line)?;

@@ -11,6 +11,8 @@ pub mod phases;
 pub mod raw;
 pub mod telemetry;
 pub mod timeslices;
+pub mod trace_console;
+pub mod trace_data;
 
 #[cfg(test)]
 mod tests;

@@ -30,6 +30,9 @@ pub struct EncodedRequest {
     /// Offsets of headers that carry a copy of the correlation id (AIPerf's session-affinity
     /// headers such as `X-Session-Affinity`).
     pub copy_slots: Vec<usize>,
+    /// Length of the head (request line, headers and the blank line): the body is
+    /// `bytes[head_len..]`.
+    pub head_len: usize,
 }
 
 impl EncodedRequest {
@@ -106,11 +109,13 @@ pub fn encode_post_with(
         .map(|h| push_id_header(&mut bytes, h))
         .collect();
     bytes.extend_from_slice(b"\r\n");
+    let head_len = bytes.len();
     bytes.extend_from_slice(body);
     Ok(EncodedRequest {
         bytes,
         id_slots: [request_slot, correlation_slot],
         copy_slots,
+        head_len,
     })
 }
 

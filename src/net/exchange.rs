@@ -43,6 +43,18 @@ pub enum AfterHead {
 /// response. The exchange is generic over it, so every call is static; the calls are per read,
 /// never per byte.
 pub trait Sink {
+    /// An attempt begins, `start_ns` stamped before a pooled connection is taken or a fresh
+    /// one opened. Called once per attempt, first.
+    fn on_attempt(&mut self, start_ns: u64) {
+        let _ = start_ns;
+    }
+
+    /// A fresh connection opened for this attempt: `start_ns` before the TCP connect,
+    /// `ready_ns` once it (and, for `https`, the TLS handshake) completed.
+    fn on_connected(&mut self, start_ns: u64, ready_ns: u64) {
+        let _ = (start_ns, ready_ns);
+    }
+
     /// Writes the request into `wbuf` (empty, its capacity kept from earlier requests on this
     /// connection). `reused`: the connection comes from the pool. Called once per attempt.
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool);
@@ -50,9 +62,10 @@ pub trait Sink {
     /// The request is about to be written; `sent_ns` is stamped just before the write.
     fn on_send(&mut self, sent_ns: u64);
 
-    /// The whole request, `bytes` long, was written.
-    fn on_sent(&mut self, bytes: usize) {
-        let _ = bytes;
+    /// The whole request, `bytes` long, was written; `stamp_ns` was taken when the write
+    /// completed.
+    fn on_sent(&mut self, bytes: usize, stamp_ns: u64) {
+        let _ = (bytes, stamp_ns);
     }
 
     /// A read brought `bytes` (> 0) response bytes; `stamp_ns` was taken when it completed.
@@ -289,6 +302,7 @@ impl Exchange<'_> {
     }
 
     async fn attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
+        sink.on_attempt(self.clock.now_ns());
         let pooled = if may_reuse {
             self.pool.take(self.slot)
         } else {
@@ -297,7 +311,12 @@ impl Exchange<'_> {
         let reused = pooled.is_some();
         let mut conn = match pooled {
             Some(c) => c,
-            None => self.connect().await.map_err(|e| Failed::new(e, false))?,
+            None => {
+                let start_ns = self.clock.now_ns();
+                let conn = self.connect().await.map_err(|e| Failed::new(e, false))?;
+                sink.on_connected(start_ns, self.clock.now_ns());
+                conn
+            }
         };
         let in_flight = self
             .cut
@@ -315,7 +334,7 @@ impl Exchange<'_> {
         let (res, wbuf) = conn.stream.write_all(wbuf).await;
         conn.wbuf = wbuf;
         match res {
-            Ok(n) => sink.on_sent(n),
+            Ok(n) => sink.on_sent(n, self.clock.now_ns()),
             Err(e) => return Err(Failed::new(Error::Write(e), reused)),
         }
 

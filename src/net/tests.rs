@@ -38,7 +38,7 @@ impl Sink for Seen {
 
     fn on_send(&mut self, _sent_ns: u64) {}
 
-    fn on_sent(&mut self, bytes: usize) {
+    fn on_sent(&mut self, bytes: usize, _stamp_ns: u64) {
         self.sent += bytes;
     }
 

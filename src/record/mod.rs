@@ -74,6 +74,35 @@ impl RequestError {
     }
 }
 
+/// The stamps and counts of one request's HTTP exchange, taken in the worker's I/O path for
+/// AIPerf's HTTP trace metrics (`crate::aggregate::http_trace`). All stamps are monotonic ns of
+/// the run's [`crate::clock::Clock`]. They describe the attempt that carried the request (a
+/// retry after a stale pooled connection starts them afresh). A few words, no allocation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HttpTrace {
+    /// The attempt began, before a pooled connection was taken or a fresh one opened
+    /// (aiohttp's `on_request_start`, which also fires before the connection is acquired).
+    pub request_start_ns: u64,
+    /// A fresh connection's connect start and ready stamps: TCP connect plus, for `https`, the
+    /// TLS handshake. `None` when the connection came from the pool.
+    pub connect_ns: Option<(u64, u64)>,
+    /// The connection came from the pool (kept alive from an earlier request).
+    pub reused: bool,
+    /// The write of the whole request completed (`None`: it never did).
+    pub send_end_ns: Option<u64>,
+    /// Request body bytes written (the head excluded, as aiohttp counts its body chunks).
+    pub request_bytes: u64,
+    /// Write calls that carried request body bytes (ringperf writes head and body in one).
+    pub request_chunks: u32,
+    /// Reads that brought decoded body bytes: the first and the last one's stamps and their
+    /// count (framing-only reads, such as a chunked terminator alone, are not counted).
+    pub response_start_ns: Option<u64>,
+    pub response_end_ns: Option<u64>,
+    pub response_chunks: u32,
+    /// Decoded body bytes received (chunked framing and the head excluded).
+    pub response_bytes: u64,
+}
+
 /// Everything a worker measured about one request.
 #[derive(Clone, Debug)]
 pub struct RawRecord {
@@ -110,6 +139,8 @@ pub struct RawRecord {
     /// The body sent, when it was built for this request (a turn carrying its conversation's
     /// history); `None` when it was the pre-encoded body of its turn.
     pub request_body: Option<Vec<u8>>,
+    /// The HTTP trace stamps; `None` when no attempt began (the request could not be encoded).
+    pub trace: Option<HttpTrace>,
 }
 
 impl RawRecord {
@@ -177,4 +208,7 @@ pub struct RecordFacts {
     pub conn_reused: bool,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// The HTTP trace of the request as AIPerf reads its trace data (a non-streamed body counts
+    /// as one chunk received at its end); `None`: the record has no trace.
+    pub trace: Option<HttpTrace>,
 }

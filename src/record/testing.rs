@@ -35,6 +35,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         bytes_received: 0,
         was_cancelled: false,
         request_body: None,
+        trace: None,
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::aggregate::http_trace::as_aiperf_reads;
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
 use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_input};
@@ -268,6 +269,9 @@ impl Collector {
             conn_reused: raw.conn_reused,
             bytes_sent: raw.bytes_sent,
             bytes_received: raw.bytes_received,
+            trace: raw
+                .trace
+                .map(|t| as_aiperf_reads(t, raw.is_sse, raw.body.len(), raw.end_ns)),
         }
     }
 }

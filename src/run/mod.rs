@@ -234,7 +234,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .map_err(|e| RunError(format!("cannot create {}: {e}", path.display())))?
             .with_phases(crate::export::jsonl::PhaseLayout {
                 warmup: cfg.warmup.is_some(),
-            });
+            })
+            .with_http_trace(cfg.export_http_trace);
         Some((path, w))
     } else {
         None
@@ -459,6 +460,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     }
     files.extend(sm.files);
     let mut console = crate::export::render_console(&summary, &run_info, &files);
+    // `--show-trace-timing`: AIPerf prints the trace table before every other table.
+    if cfg.show_trace_timing
+        && let Some(t) = crate::export::trace_console::render_trace_timing(&summary, "ringperf")
+    {
+        console.insert_str(1, &format!("\n{t}"));
+    }
     if let Some(reason) = &stopped {
         console.push_str(&format!(
             "Stopped early: {reason}

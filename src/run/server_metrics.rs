@@ -56,7 +56,15 @@ pub(crate) fn start(
         .formats
         .contains(&Format::Jsonl)
         .then(|| dir.join(&names.server_metrics_jsonl));
+    let tls = match scrape_tls(cfg, &endpoints) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("ringperf: server metrics disabled: {e}");
+            return None;
+        }
+    };
     let opts = StartOptions {
+        tls,
         endpoints,
         settings,
         io_driver: cfg.io_driver,
@@ -72,6 +80,24 @@ pub(crate) fn start(
             None
         }
     }
+}
+
+/// The TLS client `https` metrics endpoints are scraped with: the run's roots and verification
+/// (`SSL_CERT_FILE`, `AIPERF_HTTP_SSL_VERIFY`), as for the requests; `None` when no endpoint is
+/// `https`.
+fn scrape_tls(cfg: &Config, endpoints: &[String]) -> Result<Option<crate::net::TlsClient>, String> {
+    if !endpoints
+        .iter()
+        .any(|u| u.to_ascii_lowercase().starts_with("https://"))
+    {
+        return Ok(None);
+    }
+    let verify = if cfg.tls.verify {
+        crate::net::Verify::On
+    } else {
+        crate::net::Verify::Off
+    };
+    crate::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref()).map(Some)
 }
 
 /// Marks the start of `phase`.

@@ -33,6 +33,7 @@ use super::fetch::{FetchError, Pool, Response, Timeouts, fetch};
 use super::settings::Settings;
 use crate::clock::Clock;
 use crate::config::IoDriver;
+use crate::net::TlsClient;
 use crate::prom::{ParseError, Scrape, parse_scrape};
 use crate::record::Phase;
 use crate::server_metrics::export::jsonl::ScrapeRecord;
@@ -53,6 +54,9 @@ pub struct StartOptions {
     pub clock: Clock,
     /// Where to stream the JSONL export (`None`: not requested).
     pub jsonl: Option<PathBuf>,
+    /// The run's TLS client (roots, verification), for `https` endpoints; `None` when no
+    /// endpoint is `https`.
+    pub tls: Option<TlsClient>,
     /// Log unreachable endpoints and scrape errors on stderr.
     pub verbose: bool,
 }
@@ -317,6 +321,8 @@ impl JsonlSink {
 #[derive(Debug)]
 struct Shared {
     clock: Clock,
+    /// The TLS client `https` endpoints (and their fallbacks) connect with.
+    tls: Option<TlsClient>,
     settings: Settings,
     verbose: bool,
     endpoints: Vec<Endpoint>,
@@ -364,7 +370,7 @@ async fn run(
 ) -> Collected {
     let mut endpoints = Vec::new();
     for url in &opts.endpoints {
-        match Target::resolve(url) {
+        match Target::resolve(url, opts.tls.as_ref()) {
             Ok(t) => endpoints.push(Endpoint {
                 target: RefCell::new(Rc::new(t)),
                 pool: super::fetch::endpoint_pool(),
@@ -381,6 +387,7 @@ async fn run(
     }
     let shared = Rc::new(Shared {
         clock: opts.clock,
+        tls: opts.tls.clone(),
         settings: opts.settings,
         verbose: opts.verbose,
         endpoints,
@@ -554,11 +561,11 @@ async fn head_then_get(shared: Rc<Shared>, i: usize) -> Result<(), Unreachable> 
         read: shared.settings.reachability_timeout,
     };
     let clock = shared.clock;
-    let head = fetch(t.addr, &t.head, true, &ep.pool, &clock, to).await;
+    let head = fetch(&t, true, &ep.pool, &clock, to).await;
     if matches!(&head, Ok(r) if r.status == 200) {
         return Ok(());
     }
-    match fetch(t.addr, &t.get, false, &ep.pool, &clock, to).await {
+    match fetch(&t, false, &ep.pool, &clock, to).await {
         Ok(r) if r.status == 200 => Ok(()),
         Ok(r) => Err(Unreachable::Status(r.status)),
         Err(e) => Err(Unreachable::Fetch(e)),
@@ -678,8 +685,7 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
     shared.in_flight.set(shared.in_flight.get() + 1);
     shared.scrapes.set(shared.scrapes.get() + 1);
     let res = fetch(
-        t.addr,
-        &t.get,
+        &t,
         false,
         &ep.pool,
         &shared.clock,
@@ -722,20 +728,12 @@ async fn incompatible(
     let mut reason = why.to_string();
     if let Some(alt) = alt {
         ep.state.set(State::Probing);
-        let probed = match Target::resolve(&alt) {
+        let probed = match Target::resolve(&alt, shared.tls.as_ref()) {
             Ok(at) => {
                 let at = Rc::new(at);
                 let pool = super::fetch::endpoint_pool();
                 shared.scrapes.set(shared.scrapes.get() + 1);
-                let res = fetch(
-                    at.addr,
-                    &at.get,
-                    false,
-                    &pool,
-                    &shared.clock,
-                    timeouts(&shared.settings),
-                )
-                .await;
+                let res = fetch(&at, false, &pool, &shared.clock, timeouts(&shared.settings)).await;
                 classify(&alt, res).map(|(resp, page)| (at, resp, page))
             }
             Err(e) => Err(Failure::Target(e)),

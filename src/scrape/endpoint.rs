@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 
 use crate::config::{BaseUrl, UrlError};
 use crate::http::HttpError;
+use crate::net::{Connector, TlsClient};
 
 /// Why an endpoint cannot be scraped.
 #[derive(Debug)]
@@ -15,10 +16,15 @@ pub enum Error {
     /// The URL is not a usable `http` URL: bad scheme, host or path, or a name that does not
     /// resolve.
     Url(UrlError),
-    /// An `https://` endpoint: the scraper does not speak TLS yet.
+    /// An `https://` endpoint, but the scraper was started without a TLS client.
     Https {
         /// The URL.
         url: String,
+    },
+    /// An `https://` endpoint whose host cannot be a TLS server name.
+    Tls {
+        /// The connector's reason (it names the URL).
+        error: String,
     },
     /// The requests to the URL cannot be encoded (a host or path the encoder refuses).
     Encode {
@@ -35,8 +41,9 @@ impl fmt::Display for Error {
             Error::Url(why) => write!(f, "server metrics endpoint {why}"),
             Error::Https { url } => write!(
                 f,
-                "server metrics endpoint {url}: scraping over https is not supported yet"
+                "server metrics endpoint {url}: https, but no TLS client was set up"
             ),
+            Error::Tls { error } => write!(f, "server metrics endpoint {error}"),
             Error::Encode { url, error } => write!(f, "server metrics endpoint {url}: {error}"),
         }
     }
@@ -47,7 +54,7 @@ impl std::error::Error for Error {
         match self {
             Error::Url(e) => Some(e),
             Error::Encode { error, .. } => Some(error),
-            Error::Https { .. } => None,
+            Error::Https { .. } | Error::Tls { .. } => None,
         }
     }
 }
@@ -64,12 +71,14 @@ pub fn trtllm_fallback(url: &str) -> Option<String> {
 }
 
 /// A resolved endpoint: where to connect and the encoded requests.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Target {
     /// The URL (normalized).
     pub url: String,
     /// Resolved address.
     pub addr: SocketAddr,
+    /// `https`: the TLS session each fresh connection opens (`None` for `http`).
+    pub tls: Option<Connector>,
     /// Encoded `GET`.
     pub get: Vec<u8>,
     /// Encoded `HEAD`.
@@ -77,17 +86,27 @@ pub struct Target {
 }
 
 impl Target {
-    /// Resolves `url` (http only: an `https` URL is [`Error::Https`]) and encodes its requests.
+    /// Resolves `url` and encodes its requests; an `https` URL connects through `tls` (the
+    /// run's TLS client: its roots and verification).
     ///
     /// # Errors
-    /// Bad scheme, host or path, or a name that does not resolve.
-    pub fn resolve(url: &str) -> Result<Self, Error> {
+    /// Bad scheme, host or path, a name that does not resolve, or an `https` URL without a TLS
+    /// client or whose host is no TLS server name.
+    pub fn resolve(url: &str, tls: Option<&TlsClient>) -> Result<Self, Error> {
         let b = BaseUrl::parse(url, "").map_err(Error::Url)?;
-        if b.https {
-            return Err(Error::Https {
-                url: url.to_owned(),
-            });
-        }
+        let tls = match (b.https, tls) {
+            (false, _) => None,
+            (true, None) => {
+                return Err(Error::Https {
+                    url: url.to_owned(),
+                });
+            }
+            (true, Some(client)) => Some(
+                client
+                    .connector(url, &b.host)
+                    .map_err(|error| Error::Tls { error })?,
+            ),
+        };
         let path = if b.base_path.is_empty() {
             "/".to_owned()
         } else {
@@ -120,6 +139,7 @@ impl Target {
         Ok(Self {
             url: url.to_owned(),
             addr: b.addr,
+            tls,
             get: encode("GET")?,
             head: encode("HEAD")?,
         })
@@ -146,17 +166,25 @@ mod tests {
 
     #[test]
     fn target_encodes_get_and_head() {
-        let t = Target::resolve("http://127.0.0.1:9/prometheus/metrics").unwrap();
+        let t = Target::resolve("http://127.0.0.1:9/prometheus/metrics", None).unwrap();
+        assert!(t.tls.is_none());
         assert!(
             t.get
                 .starts_with(b"GET /prometheus/metrics HTTP/1.1\r\nHost: 127.0.0.1:9\r\n")
         );
         assert!(t.head.starts_with(b"HEAD /prometheus/metrics HTTP/1.1\r\n"));
         assert!(t.get.ends_with(b"\r\n\r\n") && t.head.ends_with(b"\r\n\r\n"));
-        let e = Target::resolve("https://127.0.0.1/metrics").unwrap_err();
+        let e = Target::resolve("https://127.0.0.1/metrics", None).unwrap_err();
         assert!(matches!(e, Error::Https { .. }), "{e:?}");
-        assert!(e.to_string().contains("https is not supported"), "{e}");
-        let e = Target::resolve("ftp://h/metrics").unwrap_err();
+        assert!(e.to_string().contains("no TLS client"), "{e}");
+        let client = TlsClient::new(crate::net::Verify::Off, None).unwrap();
+        let t = Target::resolve("https://127.0.0.1:9/metrics", Some(&client)).unwrap();
+        assert_eq!(t.addr.port(), 9);
+        assert!(
+            t.tls
+                .is_some_and(|c| c.url() == "https://127.0.0.1:9/metrics")
+        );
+        let e = Target::resolve("ftp://h/metrics", None).unwrap_err();
         assert!(matches!(e, Error::Url(_)), "{e:?}");
         assert!(e.to_string().starts_with("server metrics endpoint "), "{e}");
         assert!(!e.to_string().contains("--url"), "{e}");

@@ -15,6 +15,8 @@ use crate::clock::Clock;
 use crate::http::{BodyKind, Head, HttpError};
 use crate::net::{self, AfterHead, Exchange, Limits, Sink};
 
+use super::endpoint::Target;
+
 pub use crate::net::Pool;
 
 /// Largest metrics page accepted (a 10k-series page is about 1 MB).
@@ -76,22 +78,25 @@ pub fn endpoint_pool() -> Pool {
     Pool::new(1, READ_CHUNK)
 }
 
-/// Sends `request` to `addr` and reads the answer; `head_only` for a `HEAD` request. Retries once
-/// on a fresh connection when a pooled one turns out closed before any response byte.
+/// Sends the target's `GET` (or, `head_only`, its `HEAD`) and reads the answer, over TLS for an
+/// `https` target. Retries once on a fresh connection when a pooled one turns out closed before
+/// any response byte.
 ///
 /// # Errors
-/// The connect, write or read failed or timed out, or the answer is not HTTP/1.1.
+/// The connect (TLS handshake included), write or read failed or timed out, or the answer is
+/// not HTTP/1.1.
 pub async fn fetch(
-    addr: SocketAddr,
-    request: &[u8],
+    target: &Target,
     head_only: bool,
     pool: &Pool,
     clock: &Clock,
     t: Timeouts,
 ) -> Result<Response, FetchError> {
+    let addr = target.addr;
+    let request = if head_only { &target.head } else { &target.get };
     let exchange = Exchange {
         addr,
-        tls: None,
+        tls: target.tls.as_ref(),
         pool,
         slot: 0,
         reuse: true,

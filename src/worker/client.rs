@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::http::{EncodedRequest, Head};
 use crate::net::{self, AfterHead, Cut, Exchange, Limits, Sink};
-use crate::record::{Credit, Event, RawRecord, RequestError};
+use crate::record::{Credit, Event, HttpTrace, RawRecord, RequestError};
 use crate::sse::Framer;
 
 use super::{Shared, WorkerState};
@@ -77,6 +77,7 @@ fn empty_record(
         bytes_received: 0,
         was_cancelled: false,
         request_body: None,
+        trace: None,
     }
 }
 
@@ -233,9 +234,28 @@ struct Prefill<'a> {
     scratch: crate::endpoint::ParsedResponse,
 }
 
+impl Recorder<'_> {
+    /// The trace of the current attempt (begun by [`Sink::on_attempt`]).
+    fn trace(&mut self) -> &mut HttpTrace {
+        self.rec.trace.get_or_insert_with(HttpTrace::default)
+    }
+}
+
 impl Sink for Recorder<'_> {
+    fn on_attempt(&mut self, start_ns: u64) {
+        self.rec.trace = Some(HttpTrace {
+            request_start_ns: start_ns,
+            ..HttpTrace::default()
+        });
+    }
+
+    fn on_connected(&mut self, start_ns: u64, ready_ns: u64) {
+        self.trace().connect_ns = Some((start_ns, ready_ns));
+    }
+
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
         self.rec.conn_reused = reused;
+        self.trace().reused = reused;
         wbuf.extend_from_slice(&self.request.bytes);
         self.request
             .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
@@ -245,8 +265,13 @@ impl Sink for Recorder<'_> {
         self.rec.start_ns = sent_ns;
     }
 
-    fn on_sent(&mut self, bytes: usize) {
+    fn on_sent(&mut self, bytes: usize, stamp_ns: u64) {
         self.rec.bytes_sent = bytes as u64;
+        let body = bytes.saturating_sub(self.request.head_len) as u64;
+        let t = self.trace();
+        t.send_end_ns = Some(stamp_ns);
+        t.request_bytes = body;
+        t.request_chunks = u32::from(body > 0);
     }
 
     fn on_read(&mut self, bytes: usize, _stamp_ns: u64) {
@@ -268,6 +293,14 @@ impl Sink for Recorder<'_> {
     }
 
     fn on_body(&mut self, stamp_ns: u64) {
+        let body_len = self.rec.body.len() as u64;
+        let t = self.trace();
+        if body_len > t.response_bytes {
+            t.response_bytes = body_len;
+            t.response_chunks += 1;
+            t.response_start_ns.get_or_insert(stamp_ns);
+            t.response_end_ns = Some(stamp_ns);
+        }
         if self.rec.is_sse {
             let first_new = self.rec.events.len();
             while let Some(r) = self.framer.next_message(&self.rec.body) {
