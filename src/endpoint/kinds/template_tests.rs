@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::template::FieldPath;
+use crate::endpoint::EndpointKind;
 use crate::endpoint::response::ParsedResponse;
-use crate::endpoint::{EndpointKind, PayloadParams};
 
 fn parse_with(field: Option<&str>, body: &str) -> ParsedResponse {
     let field = field.map(|f| Arc::new(FieldPath::parse(f).unwrap()));
@@ -88,7 +88,7 @@ mod render {
     use super::*;
     use crate::conversation::{Content, Turn};
     use crate::endpoint::payload::TurnBody;
-    use crate::endpoint::{PayloadTemplate, build_turn};
+    use crate::endpoint::{PayloadParams, PayloadTemplate, build_turn};
 
     /// Every variable ringperf fills, written out.
     const ALL_VARS: &str = "{{ text }}|{{ texts|tojson }}|{{ query }}|{{ queries|tojson }}|\
