@@ -257,3 +257,53 @@ fn messages_say_what_is_wrong() {
         "a similar argument exists: '--concurrency'",
     );
 }
+
+/// `--endpoint-type template`: no template, a template that does not compile, a path outside
+/// the supported JMESPath subset, and a rendering that is not JSON all stop before any request
+/// with exit code 2 and say why.
+#[test]
+fn template_errors_are_setup_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = dir.path().display().to_string();
+    let base = [
+        "profile",
+        "-m",
+        "mock-model",
+        "--mock",
+        "--endpoint-type",
+        "template",
+        "--request-count",
+        "2",
+        "--ui",
+        "none",
+        "--no-server-metrics",
+        "--artifact-dir",
+        &art,
+    ];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        ringperf(&args)
+    };
+    assert_usage_error(&with(&[]), "needs `--extra-inputs payload_template:<T>`");
+    assert_usage_error(
+        &with(&["--extra-inputs", "payload_template:{{text"]),
+        "payload_template: the payload template does not compile",
+    );
+    assert_usage_error(
+        &with(&[
+            "--extra-inputs",
+            "payload_template:nv-embedqa",
+            "--extra-inputs",
+            "response_field:data[*].embedding",
+        ]),
+        "response_field `data[*].embedding`",
+    );
+    let o = with(&["--extra-inputs", "payload_template:prompt={{text}}"]);
+    assert_usage_error(&o, "did not render valid JSON");
+    assert!(stderr(&o).contains("turn 0"), "{}", stderr(&o));
+    assert!(
+        !dir.path().join("profile_export.jsonl").exists(),
+        "nothing was sent"
+    );
+}

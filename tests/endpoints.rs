@@ -298,3 +298,123 @@ fn raw_sends_the_dataset_bodies_verbatim() {
     want.sort();
     assert_eq!(sent, want, "each body once");
 }
+
+/// `template`: a chat-shaped template from a file goes to the URL as given, rendered per turn
+/// with the extras merged (`inputs.json` holds what was rendered, the mock's log what arrived);
+/// answers are read at `response_field` when given, else auto-detected (streamed: each
+/// `delta.content` and the `[DONE]` text, as AIPerf 0.13 reads them); ISL is the rendered text.
+#[test]
+fn template_renders_each_turn_into_the_body_sent() {
+    for streaming in [false, true] {
+        let server = recording_mock(OUTPUT_TOKENS);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("chat.jinja");
+        std::fs::write(
+            &file,
+            r#"{"messages": [{"role": "user", "content": {{ text|tojson }}}], "model": "{{ model }}", "stream": {{ stream|tojson }}}"#,
+        )
+        .unwrap();
+        let (flag, field) = if streaming {
+            ("--streaming", String::new())
+        } else {
+            (
+                "",
+                "--extra-inputs response_field:choices[0].message.content".to_string(),
+            )
+        };
+        let cfg = config(&format!(
+            "ringperf profile -m mock-model -u http://{}/v1/chat/completions --endpoint-type \
+             template --extra-inputs payload_template:{} --extra-inputs ignore_eos:true {field} \
+             {flag} --concurrency 2 --request-count {REQUESTS} --isl 12 --random-seed 7 --ui none \
+             --no-server-metrics --artifact-dir {}",
+            server.addr,
+            file.display(),
+            dir.path().display()
+        ));
+        let out = ringperf::run::run(cfg).unwrap();
+        assert_eq!((out.successes, out.errors), (REQUESTS as u64, 0));
+        let inputs = read_json(&dir.path().join("inputs.json"));
+        let rendered: Vec<String> = inputs["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["payloads"].as_array().unwrap().iter())
+            .map(|p| serde_json::to_string(p).unwrap())
+            .collect();
+        let tokenizer = ringperf::workload::Tokenizer::builtin();
+        let truth: HashMap<String, TruthEntry> = server
+            .truth()
+            .entries()
+            .into_iter()
+            .map(|e| (e.request_id.unwrap().to_string(), e))
+            .collect();
+        assert_eq!(truth.len(), REQUESTS);
+        let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+        assert_eq!(records.len(), REQUESTS);
+        for rec in &records {
+            let t = &truth[rec["metadata"]["x_request_id"].as_str().unwrap()];
+            assert_eq!((t.path, t.stream), ("/v1/chat/completions", streaming));
+            let body = std::str::from_utf8(t.request_body.as_deref().unwrap()).unwrap();
+            assert!(
+                rendered.iter().any(|r| r == body),
+                "a rendered body: {body}"
+            );
+            let sent: Value = serde_json::from_str(body).unwrap();
+            let prompt = sent["messages"][0]["content"].as_str().unwrap();
+            assert!(!prompt.is_empty());
+            assert_eq!(
+                body,
+                format!(
+                    r#"{{"messages":[{{"role":"user","content":{}}}],"model":"mock-model","stream":{streaming},"ignore_eos":true}}"#,
+                    serde_json::to_string(prompt).unwrap()
+                )
+            );
+            let reply = t.reply_text.clone().unwrap();
+            let output = if streaming {
+                format!("{reply}[DONE]")
+            } else {
+                reply
+            };
+            assert_eq!(
+                value(rec, "output_sequence_length"),
+                Some(tokenizer.count(&output) as u64)
+            );
+            assert_eq!(value(rec, "input_sequence_length"), Some(t.prompt_tokens));
+        }
+    }
+}
+
+/// `template` with a `response_field` that matches nothing: every answer is a no-content
+/// error (AIPerf does not fall back to auto-detection), and the mock still saw every request.
+#[test]
+fn template_response_field_that_matches_nothing_is_no_content() {
+    let server = recording_mock(OUTPUT_TOKENS);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u http://{}/v1/embeddings --endpoint-type template \
+         --extra-inputs payload_template:nv-embedqa --extra-inputs response_field:data[0].nope \
+         --extra-inputs input:[\"x\"] --request-count {REQUESTS} --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!((out.successes, out.errors), (0, REQUESTS as u64));
+    let truth = server.truth().entries();
+    assert_eq!(truth.len(), REQUESTS);
+    for t in &truth {
+        let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+        let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["text", "input"],
+            "nv-embedqa's `text`, then the extra"
+        );
+        assert!(body["text"][0].as_str().is_some_and(|s| !s.is_empty()));
+    }
+    let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), REQUESTS);
+    for rec in &records {
+        assert_eq!(rec["error"]["type"], "InvalidInferenceResultError", "{rec}");
+    }
+}

@@ -6,6 +6,7 @@ pub mod echo;
 pub mod goodput;
 pub mod mock;
 pub mod prompt;
+pub mod template;
 pub mod timing;
 pub mod tls;
 pub mod url;
@@ -230,6 +231,9 @@ pub struct Config {
     /// Values that must never appear in artifacts or logs (API key, Authorization header values).
     pub secrets: Vec<String>,
     pub extra_inputs: Map<String, Value>,
+    /// `--endpoint-type template`: the compiled `payload_template` and `response_field` (taken
+    /// out of `extra_inputs`).
+    pub payload_template: Option<std::sync::Arc<crate::endpoint::PayloadTemplate>>,
     pub use_legacy_max_tokens: bool,
     pub use_server_token_count: bool,
     pub connection_reuse: ConnectionReuse,
@@ -330,11 +334,12 @@ impl Config {
             EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
             EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
             EndpointTypeArg::Raw => EndpointKind::Raw,
+            EndpointTypeArg::Template => EndpointKind::Template,
             other => {
                 let name = format!("{other:?}");
                 return err(format!(
                     "--endpoint-type {} is not supported by ringperf (image, audio and video \
-                     endpoints, solido-rag and template are not implemented; see \
+                     endpoints and solido-rag are not implemented; see \
                      docs/endpoints.md)",
                     kebab(&name)
                 ));
@@ -428,6 +433,7 @@ impl Config {
                 extra_inputs.insert(k, v);
             }
         }
+        let payload_template = template::take(&mut extra_inputs, endpoint).map_err(ConfigError)?;
 
         let mut profiling = profiling_phase(args)?;
 
@@ -580,6 +586,7 @@ impl Config {
             cli_command: redact_command(argv, &secrets),
             secrets,
             extra_inputs,
+            payload_template,
             use_legacy_max_tokens: args.use_legacy_max_tokens,
             use_server_token_count: args.use_server_token_count,
             connection_reuse: match args.connection_reuse_strategy {

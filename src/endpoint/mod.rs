@@ -13,6 +13,7 @@ pub mod response;
 mod wire;
 
 pub use kinds::messages::ANTHROPIC_VERSION;
+pub use kinds::template::{FieldPath, NAMED_TEMPLATES, PayloadTemplate};
 pub use kinds::{Auth, Descriptor};
 pub use payload::{
     PayloadParams, TurnBody, build_payload, build_turn, payload_input, payload_texts, turn_message,
@@ -51,11 +52,13 @@ pub enum EndpointKind {
     HuggingfaceGenerate,
     /// Verbatim dataset payloads to the URL as given (`raw`).
     Raw,
+    /// A user's Jinja payload template to the URL as given (`template`).
+    Template,
 }
 
 impl EndpointKind {
     /// Every supported type, in AIPerf's registry order.
-    pub const ALL: [EndpointKind; 12] = [
+    pub const ALL: [EndpointKind; 13] = [
         EndpointKind::Chat,
         EndpointKind::CohereRankings,
         EndpointKind::Completions,
@@ -68,6 +71,7 @@ impl EndpointKind {
         EndpointKind::NimEmbeddings,
         EndpointKind::NimRankings,
         EndpointKind::Raw,
+        EndpointKind::Template,
     ];
 
     /// What this type sends, how it parses, and which metrics apply.
@@ -85,6 +89,7 @@ impl EndpointKind {
             EndpointKind::HfTeiRankings => &kinds::hf_tei_rankings::DESCRIPTOR,
             EndpointKind::HuggingfaceGenerate => &kinds::huggingface_generate::DESCRIPTOR,
             EndpointKind::Raw => &kinds::raw::DESCRIPTOR,
+            EndpointKind::Template => &kinds::template::DESCRIPTOR,
         }
     }
 
@@ -131,6 +136,7 @@ impl EndpointKind {
             EndpointKind::HfTeiRankings => "hf_tei_rankings",
             EndpointKind::HuggingfaceGenerate => "huggingface_generate",
             EndpointKind::Raw => "raw",
+            EndpointKind::Template => "template",
         }
     }
 }

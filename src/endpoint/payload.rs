@@ -28,6 +28,9 @@ pub struct PayloadParams {
     pub extra_inputs: Map<String, Value>,
     /// `--use-server-token-count` (Responses asks for streamed usage with it).
     pub use_server_token_count: bool,
+    /// `template` only: the compiled `payload_template` (`extra_inputs` then holds the other
+    /// extras).
+    pub template: Option<std::sync::Arc<super::PayloadTemplate>>,
 }
 
 /// Builds the JSON body of a single-turn request of one prompt (see [`build_turn`]).

@@ -44,10 +44,21 @@ pub struct ParsedResponse {
     /// Responses API: the `(output_index, content_index)` parts whose text came in deltas (their
     /// `done` event then carries no new text).
     pub(super) streamed_parts: Vec<(Option<i64>, Option<i64>)>,
+    /// `template` only: where answers are read (`response_field`); `None` auto-detects. Set
+    /// once by the owner ([`ParsedResponse::with_response_field`]); [`Self::clear`] keeps it.
+    pub(super) response_field: Option<std::sync::Arc<super::FieldPath>>,
 }
 
 impl ParsedResponse {
-    /// Empties every field, keeping the allocations.
+    /// An empty response that reads `template` answers at `field` (`None`: auto-detection).
+    pub fn with_response_field(field: Option<std::sync::Arc<super::FieldPath>>) -> Self {
+        Self {
+            response_field: field,
+            ..Self::default()
+        }
+    }
+
+    /// Empties every field but the response path, keeping the allocations.
     pub fn clear(&mut self) {
         self.content_stamps_ns.clear();
         self.first_output_stamp_ns = None;

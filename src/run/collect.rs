@@ -40,6 +40,8 @@ pub struct TurnInfo {
 pub struct Collector {
     pub consumers: Vec<Consumer>,
     pub kind: EndpointKind,
+    /// `template`'s `response_field` (answers are read there; `None` auto-detects).
+    pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
     pub tokenizer: Arc<Tokenizer>,
     /// Every turn, in dataset order.
     pub turns: Arc<Vec<TurnInfo>>,
@@ -111,7 +113,7 @@ impl Collector {
         let mut profiling = Accumulator::new(self.metric_cfg.clone());
         let mut warmup = Accumulator::new(self.metric_cfg.clone());
         let mut warmup_seen = false;
-        let mut parsed = ParsedResponse::default();
+        let mut parsed = ParsedResponse::with_response_field(self.response_field.clone());
         let mut jsonl_error = None;
         let mut last_flush = Instant::now();
         loop {

@@ -170,6 +170,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         },
     };
     dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
+    if let Some(t) = &payload_params.template {
+        check_template(t, &payload_params, &dataset)?;
+    }
     let dataset = workload::prepare(dataset, cfg.endpoint, &payload_params, &tokenizer);
 
     // Artifacts: refuse early when the directory cannot be written.
@@ -272,6 +275,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let collector = collect::Collector {
         consumers,
         kind: cfg.endpoint,
+        response_field: cfg
+            .payload_template
+            .as_ref()
+            .and_then(|t| t.response_field().cloned()),
         tokenizer: tokenizer.clone(),
         turns: Arc::new(turn_info),
         turn_offsets: Arc::new(turn_offsets),
@@ -789,6 +796,29 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
     }
 }
 
+/// Renders every turn's payload template before anything is sent: a turn whose rendering is not
+/// a JSON object is a setup error naming it (the bodies built for the run are these renderings).
+fn check_template(
+    template: &crate::endpoint::PayloadTemplate,
+    params: &crate::endpoint::PayloadParams,
+    dataset: &crate::conversation::Dataset,
+) -> Result<(), RunError> {
+    for c in &dataset.conversations {
+        for (i, turn) in c.turns.iter().enumerate() {
+            if matches!(turn.content, crate::conversation::Content::Raw(_)) {
+                continue;
+            }
+            template.render(params, turn).map_err(|e| {
+                RunError(format!(
+                    "--extra-inputs {e} (conversation {}, turn {i})",
+                    c.session_id
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
     crate::endpoint::PayloadParams {
         model: cfg.models[0].clone(),
@@ -797,6 +827,7 @@ fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
         per_chunk_usage: false,
         extra_inputs: cfg.extra_inputs.clone(),
         use_server_token_count: cfg.use_server_token_count,
+        template: cfg.payload_template.clone(),
     }
 }
 

@@ -17,6 +17,7 @@ pub(super) mod nim_embeddings;
 pub(super) mod nim_rankings;
 pub(super) mod raw;
 pub(super) mod responses;
+pub(super) mod template;
 
 use serde_json::{Map, Value};
 
@@ -232,3 +233,6 @@ mod history_tests;
 
 #[cfg(test)]
 mod raw_tests;
+
+#[cfg(test)]
+mod template_tests;

@@ -436,6 +436,7 @@ fn inputs_json_reads_ringperfs_own_inputs_json() {
         per_chunk_usage: false,
         extra_inputs: Map::new(),
         use_server_token_count: false,
+        template: None,
     };
     let prepared = crate::workload::prepare(synthetic, EndpointKind::Chat, &params, builtin());
     let written = crate::workload::inputs_json(&prepared, EndpointKind::Chat, &params);
