@@ -315,12 +315,10 @@ fn timeslices_cover_every_record_and_match_aiperf_keys() {
     assert_eq!(stats(&doc), stats(&theirs));
     // The metric set of the slices is AIPerf's (no `credit_to_start_latency`, no
     // `effective_latency`: AIPerf adds those to the whole run only), less the metrics ringperf
-    // does not define and the `http_req_*` trace metrics, not recorded yet (#11, trace part:
-    // drop that exclusion when they are); `is_complete` depends on where the run ended.
+    // does not define; `is_complete` depends on where the run ended.
     let known = |tag: &str| {
         let base = tag.strip_prefix("adj_").unwrap_or(tag);
-        ["start_ns", "end_ns"].contains(&tag)
-            || (!base.starts_with("http_req_") && REGISTRY.iter().any(|d| d.tag == base))
+        ["start_ns", "end_ns"].contains(&tag) || REGISTRY.iter().any(|d| d.tag == base)
     };
     let metric_set = |v: &Value| -> BTreeSet<String> {
         v["timeslices"]
