@@ -229,6 +229,24 @@ fn grace_period_without_duration_is_refused() {
     }
 }
 
+/// `--warmup-grace-period` is a tail on a duration-bounded warmup: AIPerf 0.13 refuses it alone
+/// and with a count- or session-bounded warmup, and so does ringperf (exit 2).
+#[test]
+fn warmup_grace_period_without_warmup_duration_is_refused() {
+    for extra in [
+        &[][..],
+        &["--warmup-request-count", "4"][..],
+        &["--num-warmup-sessions", "2"][..],
+    ] {
+        let mut argv = vec!["profile", "--mock", "--warmup-grace-period", "5"];
+        argv.extend_from_slice(extra);
+        assert_usage_error(
+            &ringperf(&argv),
+            "--warmup-grace-period requires --warmup-duration",
+        );
+    }
+}
+
 /// Values clap would only call "unexpected" or "invalid digit" get a message saying what is
 /// wrong: a negative rate reaches the rate's own check, a list is a sweep, a typo gets the
 /// closest flag.

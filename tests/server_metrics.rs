@@ -245,6 +245,87 @@ fn default_formats_and_prefix() {
     );
 }
 
+/// The footer lists the exports with AIPerf 0.13's labels in its order, checked against the
+/// footer AIPerf printed for the same flags (`tests/data/aiperf-console/`): no line for the
+/// per-record JSONL, inputs.json or the log file ringperf does not write; the server-metrics
+/// Parquet file ringperf writes by default gets AIPerf's label after the JSON one. The console
+/// file is named after the prefix and holds the tables without the footer.
+#[test]
+fn console_footer_and_file_follow_aiperf() {
+    let reference = include_str!("data/aiperf-console/footer.txt");
+    let server = mock(MetricsMode::Vllm);
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile(
+        &server,
+        dir.path(),
+        8,
+        &[
+            "--export-level",
+            "raw",
+            "--slice-duration",
+            "1",
+            "--profile-export-prefix",
+            "foo",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ours: Vec<(String, String)> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("CSV Export: "))
+        .map_while(|l| l.split_once(": "))
+        .map(|(label, path)| (label.to_owned(), path.to_owned()))
+        .collect();
+    // AIPerf's lines with ringperf's directory, less its log file, plus the Parquet line.
+    let mut expected: Vec<(String, String)> = reference
+        .lines()
+        .filter(|l| !l.starts_with("Log File: "))
+        .map(|l| {
+            let (label, path) = l.split_once(": ").unwrap();
+            let name = path.strip_prefix("/tmp/console_ref/").unwrap();
+            (
+                label.to_owned(),
+                dir.path().join(name).display().to_string(),
+            )
+        })
+        .collect();
+    let after_json = 1 + expected
+        .iter()
+        .position(|(l, _)| l == "Server Metrics JSON Export")
+        .unwrap();
+    expected.insert(
+        after_json,
+        (
+            "Server Metrics Parquet Export".to_owned(),
+            dir.path()
+                .join("foo_server_metrics.parquet")
+                .display()
+                .to_string(),
+        ),
+    );
+    assert_eq!(ours, expected, "{stdout}");
+    for (_, path) in &ours {
+        assert!(Path::new(path).is_file(), "{path}");
+    }
+
+    assert!(!dir.path().join("profile_export_console.txt").exists());
+    let file = std::fs::read_to_string(dir.path().join("foo_console.txt")).unwrap();
+    assert!(file.contains("ringperf | LLM Metrics"), "{file}");
+    for footer in [
+        "CLI Command:",
+        "Benchmark Duration:",
+        "Export: ",
+        "Raw Records: ",
+    ] {
+        assert!(!file.contains(footer), "{footer} in {file}");
+    }
+    // Stdout is the console export, then the footer.
+    assert!(stdout.starts_with(&file), "{stdout}");
+    assert!(
+        stdout[file.len()..].starts_with("CLI Command: "),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn trtllm_fallback_swaps_to_prometheus_path() {
     let server = mock(MetricsMode::TrtLlm);

@@ -447,8 +447,18 @@ fn artifacts(e: &Echo) -> Value {
         m.insert("records".into(), records);
         m.insert("raw".into(), json!(a.export_level == ExportLevelArg::Raw));
     }
+    // AIPerf's model order: `trace` before `slice_duration`, `show_trace_timing` after it.
+    if e.given("export_http_trace") {
+        m.insert("trace".into(), json!(a.http_trace.export_http_trace));
+    }
     if let Some(s) = a.slice_duration {
         m.insert("slice_duration".into(), float(s));
+    }
+    if e.given("show_trace_timing") {
+        m.insert(
+            "show_trace_timing".into(),
+            json!(a.http_trace.show_trace_timing),
+        );
     }
     m.insert("auto_plot".into(), json!(false));
     m.insert("plot_required".into(), json!(false));

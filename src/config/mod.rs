@@ -730,6 +730,15 @@ fn warmup_phase(
     args: &ProfileArgs,
     profiling: &PhaseConfig,
 ) -> Result<Option<PhaseConfig>, ConfigError> {
+    // AIPerf 0.13 refuses a warmup grace period without a warmup duration, whether or not
+    // another flag starts a warmup: the grace is a tail on a duration-bounded warmup.
+    if args.warmup_grace_period.is_some() && args.warmup_duration.is_none() {
+        return err(
+            "--warmup-grace-period requires --warmup-duration: the grace period only applies \
+             after a duration-bounded warmup (add --warmup-duration, or drop \
+             --warmup-grace-period with --warmup-request-count / --num-warmup-sessions)",
+        );
+    }
     if args.warmup_request_count.is_none()
         && args.warmup_duration.is_none()
         && args.num_warmup_sessions.is_none()
@@ -737,7 +746,6 @@ fn warmup_phase(
         if args.warmup_concurrency.is_some()
             || args.warmup_request_rate.is_some()
             || args.warmup_arrival_pattern.is_some()
-            || args.warmup_grace_period.is_some()
             || args.timing.warmup_concurrency_ramp_duration.is_some()
             || args.timing.warmup_request_rate_ramp_duration.is_some()
         {

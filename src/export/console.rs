@@ -1,5 +1,5 @@
 //! The console table (spec §6.6) as plain text, laid out like AIPerf's Rich table: heavy header
-//! box, right-justified cells, `{:,.2f}` numbers, `N/A` for missing stats, and the footer lines.
+//! box, right-justified cells, `{:,.2f}` numbers, `N/A` for missing stats; and the footer lines.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -166,9 +166,9 @@ pub(super) fn rows_where(summary: &Summary, keep: impl Fn(&MetricResult) -> bool
         .collect()
 }
 
-/// The whole console text: the metrics tables, the warnings and the footer lines. `exports`
-/// holds `(label, path)` of each written file, e.g. `("JSON Export", …)`.
-pub fn render_console(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf)]) -> String {
+/// The console export: the metrics tables and the warnings, what AIPerf's console exporters
+/// print and `profile_export_console.txt` holds (no footer; see [`render_footer`]).
+pub fn render_console(summary: &Summary, run: &RunInfo) -> String {
     let title = format!("ringperf | {}", run.metrics_title);
     let mut out = String::from("\n");
     // AIPerf prints the Effective and Active tables before its usage and main tables.
@@ -209,6 +209,14 @@ pub fn render_console(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBu
              from the requested max_tokens beyond the threshold."
         );
     }
+    out
+}
+
+/// The lines printed after the console export, never saved in the file: `CLI Command:`,
+/// `Benchmark Duration:`, ringperf's dispatch-lag line, one `<label>: <path>` line per entry of
+/// `exports` (AIPerf's export labels, in its exporter order) and the cancellation note.
+pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf)]) -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "CLI Command: {}", run.cli_command);
     let secs = summary
         .value(MetricId::BenchmarkDuration)

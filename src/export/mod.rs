@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::aggregate::Summary;
 
-pub use console::render_console;
+pub use console::{render_console, render_footer};
 pub use csv::summary_csv;
 pub use json::{summary_json, summary_json_string};
 pub use jsonl::JsonlWriter;
@@ -185,13 +185,32 @@ pub struct ExportNames {
     pub server_metrics_jsonl: String,
     /// Server-metrics Parquet.
     pub server_metrics_parquet: String,
-    /// Not renamed by the prefix.
+    /// Console export (`<prefix>_console.txt`).
     pub console_txt: String,
 }
 
+/// The endings a `--profile-export-prefix` loses, as AIPerf 0.13 strips them: the first that
+/// matches, in this order (an export's own name given as the prefix names the same files).
+const PREFIX_SUFFIXES: [&str; 14] = [
+    "_server_metrics.parquet",
+    "_server_metrics.jsonl",
+    "_server_metrics.json",
+    "_server_metrics.csv",
+    "_network_latency.jsonl",
+    "_gpu_telemetry.jsonl",
+    "_timeslices.csv",
+    "_timeslices.json",
+    "_console.txt",
+    "_raw.jsonl",
+    ".parquet",
+    ".csv",
+    ".json",
+    ".jsonl",
+];
+
 impl ExportNames {
-    /// The names for an optional `--profile-export-prefix`. A prefix given with one of the
-    /// export extensions (`foo.json`) is reduced to its stem first.
+    /// The names for an optional `--profile-export-prefix`. A prefix ending in one of
+    /// [`PREFIX_SUFFIXES`] (`foo.json`, `foo_raw.jsonl`) loses that ending first.
     pub fn new(prefix: Option<&str>) -> Self {
         let Some(prefix) = prefix.filter(|p| !p.is_empty()) else {
             return Self {
@@ -209,7 +228,7 @@ impl ExportNames {
                 console_txt: "profile_export_console.txt".into(),
             };
         };
-        let p = [".jsonl", ".json", ".csv", ".parquet"]
+        let p = PREFIX_SUFFIXES
             .iter()
             .find_map(|ext| prefix.strip_suffix(ext))
             .unwrap_or(prefix);
@@ -225,14 +244,14 @@ impl ExportNames {
             server_metrics_csv: format!("{p}_server_metrics.csv"),
             server_metrics_jsonl: format!("{p}_server_metrics.jsonl"),
             server_metrics_parquet: format!("{p}_server_metrics.parquet"),
-            console_txt: "profile_export_console.txt".into(),
+            console_txt: format!("{p}_console.txt"),
         }
     }
 }
 
 /// Writes the summary JSON and CSV into `dir` under `names` (with their GPU telemetry sections,
 /// see [`telemetry`]), returning the console footer
-/// entries `("JSON Export", path)` and `("CSV Export", path)`.
+/// entries `("CSV Export", path)` and `("JSON Export", path)`, in AIPerf's order.
 pub fn write_summary_files(
     dir: &Path,
     names: &ExportNames,
@@ -251,5 +270,5 @@ pub fn write_summary_files(
     let mut csv = summary_csv(summary);
     csv.push_str(&telemetry::gpu_table_csv());
     std::fs::write(&csv_path, csv)?;
-    Ok(vec![("JSON Export", json_path), ("CSV Export", csv_path)])
+    Ok(vec![("CSV Export", csv_path), ("JSON Export", json_path)])
 }

@@ -111,7 +111,20 @@ fn export_prefix_renames_files() {
     assert_eq!(p.raw_jsonl, "foo_raw.jsonl");
     assert_eq!(p.timeslices_csv, "foo_timeslices.csv");
     assert_eq!(p.server_metrics_parquet, "foo_server_metrics.parquet");
-    assert_eq!(ExportNames::new(Some("foo.json")).csv, "foo.csv");
+    assert_eq!(p.console_txt, "foo_console.txt");
+    assert_eq!(d.console_txt, "profile_export_console.txt");
+    // AIPerf 0.13 strips the first export ending that matches, its own names included.
+    for given in ["foo.json", "foo.jsonl", "foo_raw.jsonl", "foo_console.txt"] {
+        let n = ExportNames::new(Some(given));
+        assert_eq!(
+            (n.csv.as_str(), n.console_txt.as_str()),
+            ("foo.csv", "foo_console.txt")
+        );
+    }
+    assert_eq!(
+        ExportNames::new(Some("foo_server_metrics.parquet")).server_metrics_json,
+        "foo_server_metrics.json"
+    );
 }
 
 #[test]
@@ -568,11 +581,7 @@ fn console_render_of_a_run() {
     let s = summarize(&MetricConfig::new(true, false), &three_records());
     let mut run = run_info();
     run.was_cancelled = true;
-    let exports = [(
-        "JSON Export",
-        PathBuf::from("artifacts/x/profile_export_aiperf.json"),
-    )];
-    let text = render_console(&s, &run, &exports);
+    let text = render_console(&s, &run);
     assert!(text.contains("ringperf | LLM Metrics\n"));
     let pos = |needle: &str| {
         text.find(needle)
@@ -587,15 +596,48 @@ fn console_render_of_a_run() {
         "Error Input",
         "error-adjusted",
         "Benchmark Duration (sec)",
+        // The footer is not part of the console export (AIPerf's console file has none).
+        "CLI Command:",
+        "Benchmark Duration:",
+        "cancelled early",
     ] {
         assert!(!text.contains(absent), "{absent}");
     }
-    assert!(text.contains("\nCLI Command: ringperf profile --model 'm' --streaming\n"));
-    assert!(text.contains("\nBenchmark Duration: 0.00 sec (cancelled early)\n"));
-    assert!(text.contains("\nJSON Export: artifacts/x/profile_export_aiperf.json\n"));
-    assert!(text.ends_with(
-        "The profile run was cancelled early. Results shown may be incomplete or inaccurate.\n"
-    ));
+}
+
+/// The footer: the command, the duration, the dispatch lag, one line per export in the order
+/// given, and the cancellation note last.
+#[test]
+fn console_footer_of_a_run() {
+    let s = summarize(&MetricConfig::new(true, false), &three_records());
+    let mut run = run_info();
+    run.was_cancelled = true;
+    let exports = [
+        (
+            "CSV Export",
+            PathBuf::from("artifacts/x/profile_export_aiperf.csv"),
+        ),
+        (
+            "JSON Export",
+            PathBuf::from("artifacts/x/profile_export_aiperf.json"),
+        ),
+    ];
+    let text = render_footer(&s, &run, &exports);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "CLI Command: ringperf profile --model 'm' --streaming",
+            "Benchmark Duration: 0.00 sec (cancelled early)",
+            // ringperf's own line (no AIPerf equivalent), before the exports.
+            "Dispatch Lag: p50 0.000 ms, p99 0.000 ms, max 0.001 ms (2 workers, io_uring, 3 ring \
+             stalls)",
+            "CSV Export: artifacts/x/profile_export_aiperf.csv",
+            "JSON Export: artifacts/x/profile_export_aiperf.json",
+            "The profile run was cancelled early. Results shown may be incomplete or inaccurate.",
+        ],
+        "{text}"
+    );
 }
 
 #[test]
@@ -604,8 +646,9 @@ fn summary_files_are_written() {
     let s = summarize(&MetricConfig::new(false, false), &tiny_run());
     let names = ExportNames::new(Some("foo"));
     let written = write_summary_files(dir.path(), &names, &s, None, &run_info()).unwrap();
-    assert_eq!(written[0], ("JSON Export", dir.path().join("foo.json")));
-    assert_eq!(written[1], ("CSV Export", dir.path().join("foo.csv")));
+    // AIPerf's footer order: CSV before JSON.
+    assert_eq!(written[0], ("CSV Export", dir.path().join("foo.csv")));
+    assert_eq!(written[1], ("JSON Export", dir.path().join("foo.json")));
     let csv = std::fs::read_to_string(dir.path().join("foo.csv")).unwrap();
     // The metric tables, then AIPerf's GPU telemetry table: two empty rows and its header (no
     // GPU rows: no telemetry is collected).

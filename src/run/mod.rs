@@ -441,12 +441,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             ))
         },
     )?;
+    // The footer in AIPerf 0.13's exporter order: CSV, JSON, raw records, server metrics,
+    // timeslices. AIPerf prints no line for the per-record JSONL, inputs.json or the server
+    // metrics JSONL, nor for its log file, which ringperf does not write.
     if cfg.export_level == ExportLevel::Raw {
         files.push(("Raw Records", dir.join(&names.raw_jsonl)));
     }
-    if cfg.export_level.records() {
-        files.push(("JSONL Export", dir.join(&names.jsonl)));
-    }
+    files.extend(sm.files);
     if let Some(t) = &collected.timeslices {
         let slices = t.finish();
         if !slices.is_empty() {
@@ -462,24 +463,24 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             files.push(("Timeslice JSON Export", json));
         }
     }
-    if let Some(path) = inputs_path {
-        files.push(("Inputs", path));
-    }
-    files.extend(sm.files);
-    let mut console = crate::export::render_console(&summary, &run_info, &files);
+    // The file holds the console export alone, as AIPerf's: no footer.
+    let mut console = crate::export::render_console(&summary, &run_info);
     // `--show-trace-timing`: AIPerf prints the trace table before every other table.
     if cfg.show_trace_timing
         && let Some(t) = crate::export::trace_console::render_trace_timing(&summary, "ringperf")
     {
         console.insert_str(1, &format!("\n{t}"));
     }
-    if let Some(reason) = &stopped {
-        console.push_str(&format!(
-            "Stopped early: {reason}
-"
-        ));
-    }
-    write_file(&dir.join(&names.console_txt), console.as_bytes())?;
+    let stopped_line = stopped
+        .as_ref()
+        .map(|reason| format!("Stopped early: {reason}\n"))
+        .unwrap_or_default();
+    write_file(
+        &dir.join(&names.console_txt),
+        format!("{console}{stopped_line}").as_bytes(),
+    )?;
+    console.push_str(&crate::export::render_footer(&summary, &run_info, &files));
+    console.push_str(&stopped_line);
     // Last: every artifact is on disk.
     crate::export::marker::write_ready_marker(&dir, run_info.was_cancelled, &[]).map_err(|e| {
         RunError(format!(

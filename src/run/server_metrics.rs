@@ -182,9 +182,6 @@ pub(crate) fn finish(
         .slice_duration
         .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
     let (Some((start, end)), false) = (windows.profiling, c.store.endpoints.is_empty()) else {
-        if let Some(p) = c.jsonl {
-            files.push(("Server Metrics JSONL", p));
-        }
         return Finished {
             files,
             store: c.store,
@@ -236,9 +233,6 @@ pub(crate) fn finish(
     ) {
         Ok(written) => files.extend(written),
         Err(e) => eprintln!("ringperf: warning: server metrics: {e}"),
-    }
-    if let Some(p) = c.jsonl {
-        files.push(("Server Metrics JSONL", p));
     }
     Finished {
         files,

@@ -52,8 +52,9 @@ impl FileNames {
     }
 }
 
-/// Writes the JSON, CSV and Parquet exports among `formats` (JSONL is not written here) and
-/// returns `(console label, path)` of each file written.
+/// Writes the CSV, JSON and Parquet exports among `formats` (JSONL is not written here) and
+/// returns `(console label, path)` of each file written, with AIPerf's labels in its exporter
+/// order (AIPerf itself leaves the Parquet file out of its footer).
 ///
 /// # Errors
 /// [`Error::Create`] or [`Error::Write`], naming the file.
@@ -79,26 +80,26 @@ pub fn write_exports(
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    if formats.contains(&Format::Json) {
-        let (path, f) = create(&names.json)?;
-        let mut out = BufWriter::new(f);
-        json::write(&mut out, &report, ctx)
-            .and_then(|()| out.flush())
-            .map_err(|e| fail(&path, &e))?;
-        written.push(("Server Metrics JSON", path));
-    }
     if formats.contains(&Format::Csv) {
         let (path, f) = create(&names.csv)?;
         let mut out = BufWriter::new(f);
         csv::write(&mut out, &report, ctx)
             .and_then(|()| out.flush())
             .map_err(|e| fail(&path, &e))?;
-        written.push(("Server Metrics CSV", path));
+        written.push(("Server Metrics CSV Export", path));
+    }
+    if formats.contains(&Format::Json) {
+        let (path, f) = create(&names.json)?;
+        let mut out = BufWriter::new(f);
+        json::write(&mut out, &report, ctx)
+            .and_then(|()| out.flush())
+            .map_err(|e| fail(&path, &e))?;
+        written.push(("Server Metrics JSON Export", path));
     }
     if formats.contains(&Format::Parquet) {
         let (path, out) = create(&names.parquet)?;
         parquet::write(out, store, &windows.parquet, ctx, meta).map_err(|e| fail(&path, &e))?;
-        written.push(("Server Metrics Parquet", path));
+        written.push(("Server Metrics Parquet Export", path));
     }
     Ok(written)
 }

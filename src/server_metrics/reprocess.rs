@@ -277,13 +277,13 @@ mod tests {
         assert_eq!(
             names,
             [
-                "run1_server_metrics.json",
                 "run1_server_metrics.csv",
+                "run1_server_metrics.json",
                 "run1_server_metrics.parquet"
             ]
         );
         let doc: Value =
-            serde_json::from_slice(&std::fs::read(dir.path().join(&names[0])).unwrap()).unwrap();
+            serde_json::from_slice(&std::fs::read(dir.path().join(&names[1])).unwrap()).unwrap();
         assert_eq!(doc["benchmark_id"], "id-7");
         // The first sample is the reference: 16 - 10 over the 2 s window.
         let c = &doc["metrics"]["c"]["series"][0]["stats"];

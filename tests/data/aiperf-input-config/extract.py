@@ -47,6 +47,8 @@ COMMANDS = {
     "--extra-inputs max_tokens:5 --extra-inputs temperature:0.5 --header X-Test:abc "
     "--request-timeout-seconds 100 --use-legacy-max-tokens --use-server-token-count "
     "--custom-endpoint /v1/chat/completions --no-server-metrics",
+    "http_trace": "--ui-type none --streaming --request-count 4 --export-http-trace "
+    "--show-trace-timing --no-server-metrics --no-gpu-telemetry",
 }
 
 
