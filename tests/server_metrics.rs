@@ -188,12 +188,15 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
         "flush-period and final scrapes belong to profiling"
     );
 
-    // The console footer lists every file.
+    // The console footer lists the exports AIPerf lists (not the streamed JSONL, as AIPerf).
     let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("server_metrics_export.jsonl"),
+        "no JSONL line: {stdout}"
+    );
     for f in [
         "server_metrics_export.json",
         "server_metrics_export.csv",
-        "server_metrics_export.jsonl",
         "server_metrics_export.parquet",
     ] {
         assert!(
