@@ -2,6 +2,10 @@
 //! the environment variables are real) against in-process mock servers whose `/metrics` is put
 //! in each mode, then the four export files, the TRT-LLM fallback, auto-disable, and re-processing.
 
+mod common;
+
+use common::read_json;
+
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
@@ -50,32 +54,7 @@ fn profile_env(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Output {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
-        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
-        .envs(env.iter().copied())
-        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-        .args(["--tokenizer", "builtin", "--concurrency", "2"])
-        .arg("--url")
-        .arg(format!("http://{}", server.addr))
-        .arg("--request-count")
-        .arg(requests.to_string())
-        .arg("--artifact-dir")
-        .arg(dir)
-        .args(extra)
-        .output()
-        .expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("file exists")).expect("valid JSON")
+    common::profile_binary(server, dir, requests, extra, env)
 }
 
 fn warnings(out: &Output) -> Vec<String> {

@@ -3,6 +3,10 @@
 //! (`tests/data/aiperf-phases/`), the scrape counts against the collector's own JSONL record, and
 //! the warmup and profiling windows against the server's counter.
 
+mod common;
+
+use common::read_json;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
@@ -26,31 +30,9 @@ fn mock() -> MockServer {
 
 /// `ringperf profile` with 4 warmup and `requests` profiling requests, fast collection timing.
 fn profile(server: &MockServer, dir: &Path, requests: u32, extra: &[&str]) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
-        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
-        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-        .args(["--tokenizer", "builtin", "--concurrency", "2"])
-        .args(["--warmup-request-count", "4"])
-        .arg("--url")
-        .arg(format!("http://{}", server.addr))
-        .arg("--request-count")
-        .arg(requests.to_string())
-        .arg("--artifact-dir")
-        .arg(dir)
-        .args(extra)
-        .output()
-        .expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("file exists")).expect("valid JSON")
+    let mut args = vec!["--warmup-request-count", "4"];
+    args.extend_from_slice(extra);
+    common::profile_binary(server, dir, requests, &args, &[]);
 }
 
 /// Every key path of `v`: list items merged, the endpoint key and the bucket bounds generic.

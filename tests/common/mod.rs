@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::process::Output;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -50,4 +51,38 @@ pub fn recording_mock(tokens: u64) -> MockServer {
         ..MockConfig::default()
     })
     .expect("mock starts")
+}
+
+/// Runs the `ringperf profile` binary against `server` (streaming chat, concurrency 2, builtin
+/// tokenizer) with fast server-metrics collection (50 ms interval, 0.3 s flush period);
+/// `extra` flags are appended and `env` variables win over those defaults. The run must exit 0.
+pub fn profile_binary(
+    server: &MockServer,
+    dir: &Path,
+    requests: u32,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
+        .envs(env.iter().copied())
+        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+        .args(["--tokenizer", "builtin", "--concurrency", "2"])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--request-count")
+        .arg(requests.to_string())
+        .arg("--artifact-dir")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
