@@ -240,4 +240,95 @@ mod tests {
         append_to_line(&mut line, &f, None).unwrap();
         assert_eq!(line, b"{}");
     }
+
+    #[test]
+    fn wire_fields_come_from_the_record_and_the_run() {
+        let mut f = crate::aggregate::metrics::tests::facts();
+        let local: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        f.trace = Some(HttpTrace {
+            request_start_ns: 900,
+            reused: true,
+            send_end_ns: Some(1_100),
+            request_bytes: 7,
+            request_chunks: 1,
+            response_start_ns: Some(2_000),
+            response_end_ns: Some(3_000),
+            response_chunks: 2,
+            local: Some(local),
+            ..HttpTrace::default()
+        });
+        let mut raw = crate::record::testing::record(Vec::new(), Vec::new(), false);
+        raw.status = 404;
+        raw.response_head =
+            b"HTTP/1.1 404 Not Found\r\nX-A: 1\r\nx-b:\t two \r\nX-A: 3\r\n\r\n".to_vec();
+        let ctx = TraceContext {
+            headers: SentHeaders {
+                headers: vec![("Authorization".into(), "Bearer k".into())],
+                request_id_header: "X-Request-ID".into(),
+                correlation_id_header: "X-Correlation-ID".into(),
+                correlation_copies: Vec::new(),
+            },
+            targets: vec![("h:9".into(), "10.0.0.2:9".parse().unwrap())],
+        };
+        let v = trace_data(
+            &f,
+            Some(Wire {
+                ctx: &ctx,
+                raw: &raw,
+            }),
+        )
+        .unwrap();
+        assert_eq!(v["response_status_code"], 404);
+        assert_eq!(v["response_reason"], "Not Found");
+        // Names as sent; a repeated name keeps its first place and last value.
+        assert_eq!(
+            v["response_headers"],
+            serde_json::json!({"X-A": "3", "x-b": "two"})
+        );
+        let sent = &v["request_headers"];
+        assert_eq!(sent["Host"], "h:9");
+        assert_eq!(sent["Authorization"], "<redacted>");
+        assert_eq!(sent["X-Request-ID"], raw.request_id.to_string());
+        assert_eq!(sent["Content-Length"], "7");
+        assert_eq!(v["request_headers_sent_ns"], v["request_send_end_ns"]);
+        assert_eq!(v["local_port"], 40000);
+        assert_eq!(v["remote_ip"], "10.0.0.2");
+        assert_eq!(v["remote_port"], 9);
+        // AIPerf's key order.
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+        assert!(at("request_send_start_ns") < at("request_headers"));
+        assert!(at("request_headers_sent_ns") < at("request_chunks"));
+        assert!(at("request_bytes_total") < at("response_status_code"));
+        assert!(at("response_receive_start_ns") < at("response_headers"));
+        assert!(at("connection_reused_ns") < at("local_ip"));
+        assert!(at("remote_port") < at("sending_ns"));
+        // Never written: no headers, no sent stamp, no address of a connection never made.
+        f.trace = Some(HttpTrace::default());
+        raw.response_head.clear();
+        raw.status = 0;
+        let v = trace_data(
+            &f,
+            Some(Wire {
+                ctx: &ctx,
+                raw: &raw,
+            }),
+        )
+        .unwrap();
+        for k in [
+            "request_headers",
+            "request_headers_sent_ns",
+            "response_status_code",
+        ] {
+            assert!(v.get(k).is_none(), "{k}");
+        }
+        for k in [
+            "response_reason",
+            "response_headers",
+            "local_ip",
+            "remote_ip",
+        ] {
+            assert!(v.get(k).is_none(), "{k}");
+        }
+    }
 }
