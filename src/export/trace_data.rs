@@ -11,8 +11,9 @@
 //! - `request_headers_sent_ns`: ringperf writes head and body in one write, so the head is on
 //!   the wire when that write completes: the write-completion stamp (`request_send_end_ns`).
 //! - `response_status_code`, `response_reason`, `response_headers`: the final response head as
-//!   the server sent it (names as spelled, values trimmed, a repeated name keeps its last value,
-//!   as `dict(response.headers)`), never redacted (AIPerf does not redact them either).
+//!   the server sent it: values trimmed, a repeated name keeps its last value (as
+//!   `dict(response.headers)`), never redacted (AIPerf does not redact them either); a name
+//!   aiohttp's parser knows in aiohttp's spelling (`server` → `Server`), others as sent.
 //! - `local_ip`/`local_port`: the connection's socket, read once when it connected;
 //!   `remote_ip`/`remote_port`: the `--url` address it connected to.
 
@@ -20,7 +21,7 @@ use std::net::SocketAddr;
 
 use serde_json::{Map, Value};
 
-use super::headers::SentHeaders;
+use super::headers::{SentHeaders, aiohttp_name};
 use crate::record::{RawRecord, RecordFacts};
 
 /// What `trace_data` needs besides the record: the headers every request carries and where
@@ -165,7 +166,7 @@ fn response_head(head: &[u8]) -> (String, Map<String, Value>) {
     for line in lines.take_while(|l| !l.is_empty()) {
         if let Some((name, value)) = line.split_once(':') {
             headers.insert(
-                name.to_string(),
+                aiohttp_name(name).to_string(),
                 Value::from(value.trim_matches([' ', '\t'])),
             );
         }
@@ -259,8 +260,9 @@ mod tests {
         });
         let mut raw = crate::record::testing::record(Vec::new(), Vec::new(), false);
         raw.status = 404;
-        raw.response_head =
-            b"HTTP/1.1 404 Not Found\r\nX-A: 1\r\nx-b:\t two \r\nX-A: 3\r\n\r\n".to_vec();
+        raw.response_head = b"HTTP/1.1 404 Not Found\r\nX-A: 1\r\nx-b:\t two \r\nX-A: 3\r\n\
+            content-type: text/plain\r\n\r\n"
+            .to_vec();
         let ctx = TraceContext {
             headers: SentHeaders {
                 headers: vec![("Authorization".into(), "Bearer k".into())],
@@ -280,10 +282,11 @@ mod tests {
         .unwrap();
         assert_eq!(v["response_status_code"], 404);
         assert_eq!(v["response_reason"], "Not Found");
-        // Names as sent; a repeated name keeps its first place and last value.
+        // Names as sent, or aiohttp's spelling; a repeated name keeps its first place and last
+        // value.
         assert_eq!(
             v["response_headers"],
-            serde_json::json!({"X-A": "3", "x-b": "two"})
+            serde_json::json!({"X-A": "3", "x-b": "two", "Content-Type": "text/plain"})
         );
         let sent = &v["request_headers"];
         assert_eq!(sent["Host"], "h:9");
