@@ -372,6 +372,7 @@ fn streaming_facts() -> RecordFacts {
             response_end_ns: Some(START + 130_000_000),
             response_chunks: 101,
             response_bytes: 38_000,
+            local: None,
         }),
     }
 }

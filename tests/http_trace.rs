@@ -251,3 +251,91 @@ fn trace_flags_add_trace_data_and_the_console_table() {
         assert!(console.contains(label), "{label}");
     }
 }
+
+/// `trace_data`'s headers, status and addresses against what went over the wire: the request
+/// headers are the raw export's plus `Host` and `Content-Length`, their ids and body length
+/// are what the mock received; the response head is the one the mock writes; the remote port
+/// is the mock's, and the local port is one per connection the mock saw.
+#[test]
+fn trace_data_headers_status_and_addresses_are_the_wire_s() {
+    let mock = recording_mock(6);
+    let dir = run(&mock, "--streaming --export-http-trace --export-level raw");
+    let truth = truth_by_id(&mock);
+    let raw: HashMap<String, Value> = read_jsonl(&dir.path().join("profile_export_raw.jsonl"))
+        .into_iter()
+        .map(|r| {
+            (
+                r["metadata"]["x_request_id"].as_str().unwrap().to_owned(),
+                r,
+            )
+        })
+        .collect();
+    // The mock's streamed head, as `name: value` pairs in order.
+    let mock_head = String::from_utf8(ringperf::mock::stream_response_head()).unwrap();
+    let mut mock_lines = mock_head.split("\r\n");
+    assert_eq!(mock_lines.next(), Some("HTTP/1.1 200 OK"));
+    let mock_headers: Vec<(String, Value)> = mock_lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(n, v)| (n.to_ascii_lowercase(), Value::from(v)))
+        .collect();
+    assert!(mock_headers.len() >= 3, "{mock_head:?}");
+    let mut port_of_connection: HashMap<u64, u64> = HashMap::new();
+    for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
+        let t = &rec["trace_data"];
+        let id = rec["metadata"]["x_request_id"].as_str().unwrap();
+        let truth = &truth[id];
+        // Request headers: the raw export's, with Host first and Content-Length last.
+        let sent = t["request_headers"].as_object().expect("request_headers");
+        let names: Vec<&str> = sent.keys().map(String::as_str).collect();
+        assert_eq!(names.first(), Some(&"Host"), "{names:?}");
+        assert_eq!(names.last(), Some(&"Content-Length"), "{names:?}");
+        assert_eq!(sent["Host"], mock.addr.to_string());
+        let body = truth.request_body.as_ref().unwrap().len();
+        assert_eq!(sent["Content-Length"], body.to_string());
+        let mut rest = sent.clone();
+        rest.remove("Host");
+        rest.remove("Content-Length");
+        assert_eq!(Value::Object(rest), raw[id]["request_headers"]);
+        assert_eq!(sent["X-Request-ID"], id);
+        assert_eq!(
+            sent["X-Correlation-ID"].as_str(),
+            truth.correlation_id.as_deref()
+        );
+        assert_eq!(sent["X-Session-Affinity"], "<redacted>");
+        // Sent when the one write of head and body completed.
+        assert_eq!(t["request_headers_sent_ns"], t["request_send_end_ns"]);
+        // The response head as the mock wrote it.
+        assert_eq!(t["response_status_code"], 200);
+        assert_eq!(t["response_reason"], "OK");
+        // Names in aiohttp's spelling of the names it knows, as AIPerf writes them.
+        let got: Vec<(String, Value)> = t["response_headers"]
+            .as_object()
+            .expect("response_headers")
+            .iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+            .collect();
+        assert_eq!(got, mock_headers);
+        for name in ["Server", "Content-Type", "Transfer-Encoding"] {
+            assert!(t["response_headers"].get(name).is_some(), "{name} in {t}");
+        }
+        // Addresses: the mock's socket, and one local port per connection.
+        assert_eq!(t["remote_ip"], mock.addr.ip().to_string());
+        assert_eq!(t["remote_port"], mock.addr.port());
+        assert_eq!(t["local_ip"], "127.0.0.1");
+        let port = t["local_port"].as_u64().expect("local_port");
+        assert_eq!(
+            *port_of_connection.entry(truth.connection).or_insert(port),
+            port,
+            "connection {}",
+            truth.connection
+        );
+    }
+    // Several connections, each its own local port.
+    let ports: std::collections::HashSet<u64> = port_of_connection.values().copied().collect();
+    assert!(port_of_connection.len() >= 2);
+    assert_eq!(
+        ports.len(),
+        port_of_connection.len(),
+        "{port_of_connection:?}"
+    );
+}

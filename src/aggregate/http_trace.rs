@@ -124,6 +124,7 @@ mod tests {
             response_end_ns: Some(9_000),
             response_chunks: 3,
             response_bytes: 2_290,
+            local: None,
         }
     }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
 use crate::aggregate::{MetricDef, MetricId, MetricValue, REGISTRY, RecordMetrics};
-use crate::record::{Phase, RecordFacts};
+use crate::record::{Phase, RawRecord, RecordFacts};
 
 /// How often buffered lines reach the file at the latest.
 pub const FLUSH_INTERVAL_NS: u64 = 1_000_000_000;
@@ -28,7 +28,7 @@ pub struct JsonlWriter<W: Write = BufWriter<File>> {
     last_flush_ns: u64,
     lines: u64,
     /// `--export-http-trace`: each line ends with the record's `trace_data`.
-    http_trace: bool,
+    http_trace: Option<super::trace_data::TraceContext>,
 }
 
 impl JsonlWriter<BufWriter<File>> {
@@ -50,15 +50,15 @@ impl<W: Write> JsonlWriter<W> {
             line: Vec::with_capacity(1024),
             last_flush_ns: now_ns,
             lines: 0,
-            http_trace: false,
+            http_trace: None,
         }
     }
 
     /// `--export-http-trace`: ends each line with the record's `trace_data`
-    /// ([`super::trace_data`]).
+    /// ([`super::trace_data`]), the headers and addresses taken from `ctx`.
     #[must_use]
-    pub fn with_http_trace(mut self, on: bool) -> Self {
-        self.http_trace = on;
+    pub fn with_http_trace(mut self, ctx: Option<super::trace_data::TraceContext>) -> Self {
+        self.http_trace = ctx;
         self
     }
 
@@ -80,12 +80,24 @@ impl<W: Write> JsonlWriter<W> {
     /// The line is encoded straight into a reused buffer by [`encode_line`]; its bytes are the
     /// same as serializing [`record_line`] with `serde_json`.
     pub fn write(&mut self, f: &RecordFacts, m: &RecordMetrics) -> io::Result<()> {
+        self.write_from(f, m, None)
+    }
+
+    /// [`JsonlWriter::write`], with the record's `trace_data` also holding what only `raw` has
+    /// (headers, status, addresses).
+    pub fn write_from(
+        &mut self,
+        f: &RecordFacts,
+        m: &RecordMetrics,
+        raw: Option<&RawRecord>,
+    ) -> io::Result<()> {
         self.line.clear();
         if !encode_line_in(&mut self.line, f, m, self.phases)? {
             return Ok(());
         }
-        if self.http_trace {
-            super::trace_data::append_to_line(&mut self.line, f)?;
+        if let Some(ctx) = &self.http_trace {
+            let wire = raw.map(|raw| super::trace_data::Wire { ctx, raw });
+            super::trace_data::append_to_line(&mut self.line, f, wire)?;
         }
         self.line.push(b'\n');
         self.out.write_all(&self.line)?;

@@ -4,6 +4,7 @@
 
 pub mod console;
 pub mod csv;
+pub mod headers;
 pub mod json;
 pub mod jsonl;
 pub mod marker;

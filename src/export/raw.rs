@@ -29,24 +29,15 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::headers::SentHeaders;
 use crate::aggregate::RecordMetrics;
 use crate::record::{RawRecord, RecordFacts};
-
-/// The redacted value of a credential-bearing header, as AIPerf writes it.
-pub const REDACTED: &str = "<redacted>";
 
 /// What the raw lines need besides the record: the request headers sent with every request.
 #[derive(Clone, Debug, Default)]
 pub struct RawContext {
-    /// Headers sent with every request, in order (`User-Agent`, `Accept`, `Content-Type`,
-    /// `--header` values).
-    pub headers: Vec<(String, String)>,
-    /// Names of the headers that carry the request id and the correlation id.
-    pub request_id_header: String,
-    /// See `request_id_header`.
-    pub correlation_id_header: String,
-    /// Headers that carry a copy of the correlation id (session affinity).
-    pub correlation_copies: Vec<String>,
+    /// The headers every request carries and the id headers.
+    pub sent: SentHeaders,
     /// `CLOCK_MONOTONIC` ns of the run clock's origin: `perf_ns = origin + stamp`.
     pub monotonic_origin_ns: u64,
 }
@@ -167,51 +158,8 @@ fn trim_ascii(b: &[u8]) -> &[u8] {
 /// The headers sent, credentials redacted (AIPerf's `redact_headers`).
 fn request_headers(ctx: &RawContext, raw: &RawRecord) -> Value {
     let mut h = Map::new();
-    let mut put = |name: &str, value: String| {
-        let value = if is_sensitive_header(name) {
-            REDACTED.to_string()
-        } else {
-            value
-        };
-        h.insert(name.to_string(), Value::from(value));
-    };
-    for (name, value) in &ctx.headers {
-        put(name, value.clone());
-    }
-    put(&ctx.request_id_header, raw.request_id.to_string());
-    put(&ctx.correlation_id_header, raw.correlation_id.to_string());
-    for name in &ctx.correlation_copies {
-        put(name, raw.correlation_id.to_string());
-    }
+    ctx.sent.put(&mut h, &raw.request_id, &raw.correlation_id);
     Value::Object(h)
-}
-
-/// AIPerf's rule for a credential-bearing header name (`is_sensitive_header_name`): a known
-/// name, or one containing a telling word.
-pub fn is_sensitive_header(name: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "auth",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "credential",
-        "cookie",
-        "apikey",
-        "api-key",
-        "api_key",
-        "session",
-        "signature",
-        "sas-key",
-        "access-key",
-        "private-key",
-    ];
-    let lower = name.trim().to_ascii_lowercase();
-    WORDS.iter().any(|w| lower.contains(w))
-        || matches!(
-            lower.as_str(),
-            "ocp-apim-subscription-key" | "x-goog-api-key" | "x-functions-key"
-        )
 }
 
 /// The responses as AIPerf records them: none for an HTTP error status, one per SSE message,
@@ -321,16 +269,6 @@ mod tests {
     fn sse_fields_never_panic() {
         for input in [&b"\xff\xfe:"[..], b":", b"\n\n\r", b"data", b"{\nx"] {
             let _ = sse_fields(input);
-        }
-    }
-
-    #[test]
-    fn credential_headers_are_redacted() {
-        for name in ["Authorization", "X-Session-Affinity", "x-api-key", "Cookie"] {
-            assert!(is_sensitive_header(name), "{name}");
-        }
-        for name in ["User-Agent", "Accept", "Content-Type", "X-Request-ID"] {
-            assert!(!is_sensitive_header(name), "{name}");
         }
     }
 }

@@ -91,3 +91,12 @@ pub use serve::serve;
 pub use server::{MockServer, start};
 pub use settings::{Driver, MetricsMode, MockConfig, MockTls, OutputLen, PromptTokenizer};
 pub use truth::{TruthEntry, TruthLog};
+
+/// The head the mock answers a streamed request with (a kept-alive connection), byte for byte,
+/// for tests that compare what a client recorded with what the mock sent.
+#[must_use]
+pub fn stream_response_head() -> Vec<u8> {
+    let mut out = Vec::new();
+    wire::stream_head(&mut out, false);
+    out
+}

@@ -55,6 +55,13 @@ pub trait Sink {
         let _ = (start_ns, ready_ns);
     }
 
+    /// The attempt runs on a connection whose socket's local address is `local` (read once
+    /// when the connection opened, so the same for every request on it). Called once per
+    /// attempt, before [`Sink::encode`].
+    fn on_socket(&mut self, local: Option<SocketAddr>) {
+        let _ = local;
+    }
+
     /// Writes the request into `wbuf` (empty, its capacity kept from earlier requests on this
     /// connection). `reused`: the connection comes from the pool. Called once per attempt.
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool);
@@ -322,6 +329,7 @@ impl Exchange<'_> {
             .cut
             .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
 
+        sink.on_socket(conn.local);
         let mut wbuf = std::mem::take(&mut conn.wbuf);
         wbuf.clear();
         sink.encode(&mut wbuf, reused);
@@ -372,6 +380,8 @@ impl Exchange<'_> {
             .await
             .map_err(Error::Connect)?;
         let _ = tcp.set_nodelay(true);
+        // One getsockname per connection; every request on it carries the answer.
+        let local = tcp.local_addr().ok();
         let stream = match self.tls {
             None => Stream::Plain(tcp),
             Some(connector) => {
@@ -382,7 +392,7 @@ impl Exchange<'_> {
                 tls::handshake(tcp, connector).await.map_err(Error::Tls)?
             }
         };
-        Ok(self.pool.wrap(stream))
+        Ok(self.pool.wrap(stream, local))
     }
 
     /// Reads one response into `sink`. Returns whether the connection may be reused.

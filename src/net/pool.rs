@@ -13,6 +13,8 @@ pub(super) struct Conn {
     pub(super) rbuf: Vec<u8>,
     /// The request being written.
     pub(super) wbuf: Vec<u8>,
+    /// The socket's local address, read once when it connected (`None`: unknown).
+    pub(super) local: Option<std::net::SocketAddr>,
 }
 
 /// Idle connections of one owner (single-threaded: the owner's tasks share it, and no borrow is
@@ -43,9 +45,10 @@ impl Pool {
     }
 
     /// A new connection around `stream`, with this pool's buffers.
-    pub(super) fn wrap(&self, stream: Stream) -> Conn {
+    pub(super) fn wrap(&self, stream: Stream, local: Option<std::net::SocketAddr>) -> Conn {
         Conn {
             stream,
+            local,
             rbuf: Vec::with_capacity(self.read_buf_bytes),
             wbuf: Vec::new(),
         }

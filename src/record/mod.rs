@@ -101,6 +101,8 @@ pub struct HttpTrace {
     pub response_chunks: u32,
     /// Decoded body bytes received (chunked framing and the head excluded).
     pub response_bytes: u64,
+    /// The local address of the connection's socket (`getsockname` once per connection).
+    pub local: Option<std::net::SocketAddr>,
 }
 
 /// Everything a worker measured about one request.
@@ -141,6 +143,9 @@ pub struct RawRecord {
     pub request_body: Option<Vec<u8>>,
     /// The HTTP trace stamps; `None` when no attempt began (the request could not be encoded).
     pub trace: Option<HttpTrace>,
+    /// The final response head (status line and headers) exactly as received, kept only with
+    /// `--export-http-trace` (its `response_reason` and `response_headers`); empty otherwise.
+    pub response_head: Vec<u8>,
 }
 
 impl RawRecord {

@@ -29,7 +29,9 @@ struct Shared {
 
 /// Heap bytes a record holds.
 fn weight(rec: &RawRecord) -> u64 {
-    (rec.body.capacity() + rec.events.capacity() * std::mem::size_of::<super::Event>()) as u64
+    (rec.body.capacity()
+        + rec.response_head.capacity()
+        + rec.events.capacity() * std::mem::size_of::<super::Event>()) as u64
 }
 
 /// Producer end, owned by a worker thread.

@@ -36,6 +36,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         was_cancelled: false,
         request_body: None,
         trace: None,
+        response_head: Vec::new(),
     }
 }
 

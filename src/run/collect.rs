@@ -160,7 +160,7 @@ impl Collector {
                     }
                     if let Some((path, w)) = self.jsonl.as_mut()
                         && jsonl_error.is_none()
-                        && let Err(e) = w.write(&facts, &metrics)
+                        && let Err(e) = w.write_from(&facts, &metrics, Some(&raw))
                     {
                         jsonl_error = Some(format!("writing {}: {e}", path.display()));
                     }

@@ -226,6 +226,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         max_body_bytes: MAX_BODY_BYTES,
         seed: cfg.seed,
         control: control.clone(),
+        http_trace: cfg.export_http_trace,
     });
 
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
@@ -238,7 +239,16 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .with_phases(crate::export::jsonl::PhaseLayout {
                 warmup: cfg.warmup.is_some(),
             })
-            .with_http_trace(cfg.export_http_trace);
+            .with_http_trace(cfg.export_http_trace.then(|| {
+                crate::export::trace_data::TraceContext {
+                    headers: sent_headers(&shared),
+                    targets: cfg
+                        .urls
+                        .iter()
+                        .map(|u| (u.host_header.clone(), u.addr))
+                        .collect(),
+                }
+            }));
         Some((path, w))
     } else {
         None
@@ -246,15 +256,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let raw = if cfg.export_level == ExportLevel::Raw {
         let path = dir.join(&names.raw_jsonl);
         let ctx = crate::export::raw::RawContext {
-            headers: shared.encoding.headers.clone(),
-            request_id_header: crate::http::request::REQUEST_ID_HEADER.to_string(),
-            correlation_id_header: crate::http::request::CORRELATION_ID_HEADER.to_string(),
-            correlation_copies: shared
-                .encoding
-                .correlation_copies
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
+            sent: sent_headers(&shared),
             monotonic_origin_ns: clock.raw_ns(0),
         };
         let writer = crate::export::raw::RawWriter::create(&path, ctx)
@@ -879,4 +881,19 @@ fn tls_connectors(cfg: &Config) -> Result<Vec<Option<crate::net::Connector>>, Ru
                 .map_err(|e| RunError(format!("--url {e}")))
         })
         .collect()
+}
+
+/// The headers every request carries and the id headers, for the raw export and the HTTP trace.
+fn sent_headers(shared: &Shared) -> crate::export::headers::SentHeaders {
+    crate::export::headers::SentHeaders {
+        headers: shared.encoding.headers.clone(),
+        request_id_header: crate::http::request::REQUEST_ID_HEADER.to_string(),
+        correlation_id_header: crate::http::request::CORRELATION_ID_HEADER.to_string(),
+        correlation_copies: shared
+            .encoding
+            .correlation_copies
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    }
 }

@@ -78,6 +78,7 @@ fn empty_record(
         was_cancelled: false,
         request_body: None,
         trace: None,
+        response_head: Vec::new(),
     }
 }
 
@@ -126,6 +127,7 @@ pub(crate) async fn send(
         state,
         framer: Framer::default(),
         rec: &mut rec,
+        keep_head: shared.http_trace,
         prefill: prefill.map(|gate| Prefill {
             gate,
             kind: shared.kind,
@@ -223,6 +225,8 @@ struct Recorder<'a> {
     state: &'a WorkerState,
     framer: Framer,
     rec: &'a mut RawRecord,
+    /// `--export-http-trace`: copy the response head into the record.
+    keep_head: bool,
     /// The prefill slot held until the first content response.
     prefill: Option<Prefill<'a>>,
 }
@@ -251,6 +255,10 @@ impl Sink for Recorder<'_> {
 
     fn on_connected(&mut self, start_ns: u64, ready_ns: u64) {
         self.trace().connect_ns = Some((start_ns, ready_ns));
+    }
+
+    fn on_socket(&mut self, local: Option<std::net::SocketAddr>) {
+        self.trace().local = local;
     }
 
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
@@ -282,6 +290,12 @@ impl Sink for Recorder<'_> {
         self.rec.head_ns = Some(stamp_ns);
         self.rec.status = head.status;
         self.rec.is_sse = head.event_stream;
+        if self.keep_head {
+            self.rec.response_head.clear();
+            self.rec
+                .response_head
+                .extend_from_slice(raw.get(..head.head_len).unwrap_or(raw));
+        }
         if !(200..300).contains(&head.status) {
             self.state.set_reason(head.reason_str(raw));
         }

@@ -67,6 +67,9 @@ pub struct Shared {
     pub seed: u64,
     /// Early stop (signal, error budget): stop issuing, cut in-flight requests at a deadline.
     pub control: Arc<crate::control::RunControl>,
+    /// `--export-http-trace`: each record keeps its response head (reason phrase and headers
+    /// for `trace_data`). Off, the worker copies nothing.
+    pub http_trace: bool,
 }
 
 /// Everything besides the body that goes into a request.
