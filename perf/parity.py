@@ -120,7 +120,9 @@ def artifact_keys(path):
             rows = [r for r in csv.reader(f)]
         for r in rows:
             if r and r[0]:
-                keys.add(f"row:{r[0]}")
+                # `# key: value` comment rows (the server-metrics CSV header) by key only.
+                label = r[0].split(":", 1)[0] if r[0].startswith("#") else r[0]
+                keys.add(f"row:{label}")
         if rows:
             keys |= {f"column:{c}" for c in rows[0]}
         return keys
