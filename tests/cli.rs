@@ -325,3 +325,20 @@ fn template_errors_are_setup_errors() {
         "nothing was sent"
     );
 }
+
+/// `raw`'s `response_field` outside ringperf's JMESPath subset stops the run before any request
+/// (exit 2) and says which path and why.
+#[test]
+fn raw_response_field_outside_the_subset_is_refused() {
+    assert_usage_error(
+        &ringperf(&[
+            "profile",
+            "--mock",
+            "--endpoint-type",
+            "raw",
+            "--extra-inputs",
+            "response_field:data[*].embedding",
+        ]),
+        "response_field `data[*].embedding`",
+    );
+}

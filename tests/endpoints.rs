@@ -236,6 +236,58 @@ fn messages_sends_the_key_the_anthropic_way() {
 /// streamed when the body asks; the answer is auto-detected (chat `message.content`, or each
 /// chunk's `delta.content` and the `[DONE]` text, as AIPerf 0.13 reads them), no usage is read,
 /// and ISL is the body's texts.
+/// `raw` with `--extra-inputs response_field:model`: every answer is read at that path (the
+/// served model's name, not the reply text), and a path that finds nothing falls back to
+/// auto-detection (the reply, as the mock's truth log has it).
+#[test]
+fn raw_reads_answers_at_the_response_field() {
+    let server = recording_mock(OUTPUT_TOKENS);
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..REQUESTS)
+        .map(|i| {
+            format!(
+                r#"{{"messages":[{{"role":"user","content":"field prompt {i}"}}],"model":"mock-model","stream":false,"max_tokens":{OUTPUT_TOKENS}}}"#
+            )
+        })
+        .collect();
+    let file = dir.path().join("bodies.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let tokenizer = ringperf::workload::Tokenizer::builtin();
+    for (field, expect_model) in [("model", true), ("no_such.field", false)] {
+        let out_dir = dir.path().join(field);
+        let cfg = config(&format!(
+            "ringperf profile -m mock-model -u http://{}/v1/chat/completions --endpoint-type raw \
+             --input-file {} --custom-dataset-type raw_payload --concurrency 2 --request-count \
+             {REQUESTS} --extra-inputs response_field:{field} --ui none --no-server-metrics \
+             --artifact-dir {}",
+            server.addr,
+            file.display(),
+            out_dir.display()
+        ));
+        let out = ringperf::run::run(cfg).unwrap();
+        assert_eq!((out.successes, out.errors), (REQUESTS as u64, 0), "{field}");
+        let truth: HashMap<String, TruthEntry> = server
+            .truth()
+            .entries()
+            .into_iter()
+            .map(|e| (e.request_id.unwrap().to_string(), e))
+            .collect();
+        for rec in read_jsonl(&out_dir.join("profile_export.jsonl")) {
+            let t = &truth[rec["metadata"]["x_request_id"].as_str().unwrap()];
+            let answer = if expect_model {
+                "mock-model".to_string()
+            } else {
+                t.reply_text.clone().unwrap()
+            };
+            assert_eq!(
+                value(&rec, "output_sequence_length"),
+                Some(tokenizer.count(&answer) as u64),
+                "{field}"
+            );
+        }
+    }
+}
+
 #[test]
 fn raw_sends_the_dataset_bodies_verbatim() {
     let server = recording_mock(OUTPUT_TOKENS);

@@ -234,6 +234,9 @@ pub struct Config {
     /// `--endpoint-type template`: the compiled `payload_template` and `response_field` (taken
     /// out of `extra_inputs`).
     pub payload_template: Option<std::sync::Arc<crate::endpoint::PayloadTemplate>>,
+    /// Where answers are read (`response_field`): `template`'s, or `raw`'s from
+    /// `--extra-inputs response_field:<path>`; `None` auto-detects.
+    pub response_field: Option<std::sync::Arc<crate::endpoint::FieldPath>>,
     pub use_legacy_max_tokens: bool,
     pub use_server_token_count: bool,
     pub connection_reuse: ConnectionReuse,
@@ -434,6 +437,10 @@ impl Config {
             }
         }
         let payload_template = template::take(&mut extra_inputs, endpoint).map_err(ConfigError)?;
+        let response_field = match &payload_template {
+            Some(t) => t.response_field().cloned(),
+            None => template::raw_response_field(&extra_inputs, endpoint).map_err(ConfigError)?,
+        };
 
         let mut profiling = profiling_phase(args)?;
 
@@ -587,6 +594,7 @@ impl Config {
             secrets,
             extra_inputs,
             payload_template,
+            response_field,
             use_legacy_max_tokens: args.use_legacy_max_tokens,
             use_server_token_count: args.use_server_token_count,
             connection_reuse: match args.connection_reuse_strategy {

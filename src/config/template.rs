@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::endpoint::{EndpointKind, PayloadTemplate};
+use crate::endpoint::{EndpointKind, FieldPath, PayloadTemplate};
 
 /// Removes `payload_template` / `response_field` from `extra_inputs` and, for `template`,
 /// compiles them.
@@ -51,6 +51,28 @@ pub fn take(
     PayloadTemplate::compile(&source, field.as_deref())
         .map(|t| Some(Arc::new(t)))
         .map_err(|e| format!("--extra-inputs payload_template: {e}"))
+}
+
+/// `raw`'s `response_field` (AIPerf's JMESPath mixin reads it from the endpoint's extras, where
+/// it stays: a raw body is sent verbatim, so extras never reach it). `None` for other types, or
+/// when absent or `"text"` (auto-detection).
+pub fn raw_response_field(
+    extra_inputs: &Map<String, Value>,
+    kind: EndpointKind,
+) -> Result<Option<Arc<FieldPath>>, String> {
+    if kind != EndpointKind::Raw {
+        return Ok(None);
+    }
+    match extra_inputs.get("response_field") {
+        None => Ok(None),
+        Some(Value::String(f)) if f == "text" => Ok(None),
+        Some(Value::String(f)) => FieldPath::parse(f)
+            .map(|p| Some(Arc::new(p)))
+            .map_err(|e| format!("--extra-inputs {e}")),
+        Some(other) => Err(format!(
+            "--extra-inputs response_field must be a string path, not {other}"
+        )),
+    }
 }
 
 /// The text of `path` when it names a regular UTF-8 file and neither it nor any parent is a

@@ -227,6 +227,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         seed: cfg.seed,
         control: control.clone(),
         http_trace: cfg.export_http_trace,
+        response_field: cfg.response_field.clone(),
     });
 
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
@@ -277,10 +278,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let collector = collect::Collector {
         consumers,
         kind: cfg.endpoint,
-        response_field: cfg
-            .payload_template
-            .as_ref()
-            .and_then(|t| t.response_field().cloned()),
+        response_field: cfg.response_field.clone(),
         tokenizer: tokenizer.clone(),
         turns: Arc::new(turn_info),
         turn_offsets: Arc::new(turn_offsets),

@@ -131,7 +131,9 @@ pub(crate) async fn send(
         prefill: prefill.map(|gate| Prefill {
             gate,
             kind: shared.kind,
-            scratch: crate::endpoint::ParsedResponse::default(),
+            scratch: crate::endpoint::ParsedResponse::with_response_field(
+                shared.response_field.clone(),
+            ),
         }),
     };
     let result = exchange.run(&mut recorder).await;

@@ -70,6 +70,9 @@ pub struct Shared {
     /// `--export-http-trace`: each record keeps its response head (reason phrase and headers
     /// for `trace_data`). Off, the worker copies nothing.
     pub http_trace: bool,
+    /// Where answers are read (`response_field`, `raw` / `template`), for first-token
+    /// detection under `--prefill-concurrency`; `None` auto-detects.
+    pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
 }
 
 /// Everything besides the body that goes into a request.

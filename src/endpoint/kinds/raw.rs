@@ -39,8 +39,19 @@ fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
 }
 
 /// One response object: a falsy or undecodable JSON value is its own text (`[DONE]` too); else
-/// the auto-detected data.
+/// the value at the `response_field` path when one is given and it finds a truthy value that
+/// converts (AIPerf's JMESPath mixin); else the auto-detected data.
 pub(super) fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    if let Some(field) = out.response_field.clone()
+        && let Ok(value) = serde_json::from_slice::<Value>(bytes)
+        && let Some(found) = field.search(&value).filter(|v| truthy(v)).and_then(convert)
+    {
+        match found {
+            Detected::Text(text) => out.add_text(stamp_ns, &text),
+            Detected::Data => out.add_data(stamp_ns),
+        }
+        return;
+    }
     match serde_json::from_slice::<Value>(bytes).ok().filter(truthy) {
         None => {
             let text = String::from_utf8_lossy(bytes);

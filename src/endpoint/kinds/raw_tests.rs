@@ -148,3 +148,31 @@ data: [DONE]\n\n";
         &mut scratch
     ));
 }
+
+/// `--extra-inputs response_field:<path>` (AIPerf's JMESPath mixin): a truthy value found at the
+/// path is the answer, converted by shape; a path that finds nothing falls back to
+/// auto-detection (unlike `template`, where no match is no content).
+#[test]
+fn response_field_reads_the_path_and_falls_back_to_auto_detection() {
+    let read = |field: &str, body: &str| {
+        let path = std::sync::Arc::new(crate::endpoint::FieldPath::parse(field).unwrap());
+        let mut out = ParsedResponse::with_response_field(Some(path));
+        parse_record(K::Raw, &json_record(body.as_bytes()), &mut out);
+        (out.output_text.clone(), out.content_responses())
+    };
+    let chat = r#"{"object":"chat.completion","model":"m-1","choices":[{"message":{"content":"the reply"}}]}"#;
+    assert_eq!(read("model", chat), ("m-1".to_string(), 1));
+    assert_eq!(
+        read("choices[0].message.content", chat),
+        ("the reply".to_string(), 1)
+    );
+    // No match, or a falsy value: auto-detection reads the choices' text.
+    assert_eq!(read("nope.deeper", chat), whole(chat));
+    assert_eq!(read("choices[3]", chat), whole(chat));
+    let empty = r#"{"model":"","choices":[{"message":{"content":"the reply"}}]}"#;
+    assert_eq!(read("model", empty), whole(empty));
+    // An embedding found at the path is data, not text.
+    let emb = r#"{"result":{"vec":[0.1,0.2]}}"#;
+    let (text, n) = read("result.vec", emb);
+    assert_eq!((text.as_str(), n), ("", 1));
+}
