@@ -19,6 +19,7 @@ fn check(message: &[u8], scratch: &mut Vec<u8>) {
             assert_eq!(json, json.trim_ascii());
         }
         MessageData::Error(text) => assert!(text.starts_with("Error occurred in SSE response: ")),
+        MessageData::Done => assert!(message.windows(6).any(|w| w == b"[DONE]")),
         MessageData::Skip => {}
     }
 }
