@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::nim_rankings::query_and_passages;
-use super::{Auth, Descriptor, json, merge_extras, walk_texts};
+use super::{Auth, Descriptor, data_if_listed, merge_extras};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
@@ -19,7 +19,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
 };
@@ -38,21 +38,7 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     body
 }
 
-/// The generic walk, which knows `query` + `passages` but not `documents`.
-fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
-}
-
 /// `results`, a non-empty list (each `{index, relevance_score}`).
 fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
-    let Some(value) = json(bytes) else {
-        return;
-    };
-    if value
-        .get("results")
-        .and_then(Value::as_array)
-        .is_some_and(|r| !r.is_empty())
-    {
-        out.add_data(stamp_ns);
-    }
+    data_if_listed(bytes, stamp_ns, out, |v| v.get("results")?.as_array());
 }

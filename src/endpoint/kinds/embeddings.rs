@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, turn_texts, walk_texts};
+use super::{Auth, Descriptor, json, merge_extras, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 use crate::record::RequestError;
@@ -19,7 +19,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
 };
@@ -41,11 +41,6 @@ pub(super) fn body(
     body.insert("input".into(), Value::Array(inputs));
     merge_extras(&mut body, params, parts.turn);
     body
-}
-
-/// `input` (the generic walk).
-pub(super) fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
 }
 
 /// `data` must be a non-empty list of `{"object":"embedding"}` items; one with an `embedding`

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::nim_rankings::query_and_passages;
-use super::{Auth, Descriptor, json, merge_extras, walk_texts};
+use super::{Auth, Descriptor, data_if_listed, merge_extras};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
@@ -19,7 +19,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
 };
@@ -37,21 +37,10 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     body
 }
 
-/// The generic walk, which knows `query` + `passages` but not `texts`.
-fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
-}
-
 /// A top-level non-empty list, or a non-empty `results` list.
 fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
-    let Some(value) = json(bytes) else {
-        return;
-    };
-    let rankings = match &value {
+    data_if_listed(bytes, stamp_ns, out, |v| match v {
         Value::Array(list) => Some(list),
-        other => other.get("results").and_then(Value::as_array),
-    };
-    if rankings.is_some_and(|r| !r.is_empty()) {
-        out.add_data(stamp_ns);
-    }
+        other => other.get("results")?.as_array(),
+    });
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, non_empty_str, turn_texts, walk_texts};
+use super::{Auth, Descriptor, json, non_empty_str, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
@@ -18,7 +18,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
 };
@@ -41,11 +41,6 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         body.insert(k.clone(), v.clone());
     }
     body
-}
-
-/// `inputs`.
-fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
 }
 
 /// Streamed events carry `token.text` (never the final event's accumulated `generated_text`);

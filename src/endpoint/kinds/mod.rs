@@ -151,6 +151,25 @@ pub(super) fn usage_of(v: Option<&Value>) -> Option<crate::record::Usage> {
         .map(|u: super::wire::WireUsage| u.normalize())
 }
 
+/// [`walk_texts`] with chat's `text` parts: the input texts of every endpoint that uses AIPerf's
+/// generic walk unchanged.
+pub(super) fn text_parts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    walk_texts(value, &["text"], texts);
+}
+
+/// One whole response that counts as data when `list` finds a non-empty list in it (the
+/// rankings endpoints; what the list holds is not read).
+pub(super) fn data_if_listed(
+    bytes: &[u8],
+    stamp_ns: u64,
+    out: &mut ParsedResponse,
+    list: impl Fn(&Value) -> Option<&Vec<Value>>,
+) {
+    if json(bytes).is_some_and(|v| list(&v).is_some_and(|l| !l.is_empty())) {
+        out.add_data(stamp_ns);
+    }
+}
+
 /// AIPerf's generic payload walk (`payload_extraction.extract_inputs`) for the endpoints that
 /// use it: the `messages` / `input` item arrays (string `content`, or parts whose `type` is one of
 /// `text_types`); when there are none, the flat shapes `prompt`, `input` (a string or a list of

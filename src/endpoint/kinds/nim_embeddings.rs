@@ -18,7 +18,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts: embeddings::input_texts,
+    input_texts: super::text_parts,
     parse: embeddings::parse,
     sse_done_is_text: false,
 };

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, walk_texts};
+use super::{Auth, Descriptor, data_if_listed, merge_extras};
 use crate::conversation::{Content, Turn};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
@@ -19,7 +19,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
 };
@@ -55,22 +55,7 @@ pub(super) fn query_and_passages(turn: &Turn) -> (&str, &[String]) {
     }
 }
 
-/// The generic walk: `query` (a string) with `passages` — NIM's `query` is an object, so AIPerf
-/// counts no input text for it.
-fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
-}
-
 /// `rankings`, a non-empty list.
 fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
-    let Some(value) = json(bytes) else {
-        return;
-    };
-    if value
-        .get("rankings")
-        .and_then(Value::as_array)
-        .is_some_and(|r| !r.is_empty())
-    {
-        out.add_data(stamp_ns);
-    }
+    data_if_listed(bytes, stamp_ns, out, |v| v.get("rankings")?.as_array());
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, truthy, walk_texts};
+use super::{Auth, Descriptor, truthy};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
@@ -21,7 +21,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: true,
 };
@@ -31,11 +31,6 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
 /// here).
 fn build(_: &PayloadParams, _: &TurnBody<'_>) -> Map<String, Value> {
     Map::new()
-}
-
-/// AIPerf's generic payload walk with chat's `text` parts.
-fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
 }
 
 /// One response object: a falsy or undecodable JSON value is its own text (`[DONE]` too); else

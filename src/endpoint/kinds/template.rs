@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::raw::{self, Detected};
-use super::{Auth, Descriptor, truthy, walk_texts};
+use super::{Auth, Descriptor, truthy};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
@@ -29,7 +29,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     history: None,
     auth: Auth::Bearer,
     build,
-    input_texts,
+    input_texts: super::text_parts,
     parse,
     sse_done_is_text: true,
 };
@@ -295,11 +295,6 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     }
     let _ = (params, parts);
     Map::new()
-}
-
-/// AIPerf's generic payload walk with chat's `text` parts.
-fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
-    walk_texts(value, &["text"], texts);
 }
 
 /// One response object: with a `response_field`, the value at that path converted by shape (no
