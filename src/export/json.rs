@@ -211,6 +211,16 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     );
     clock.insert("wall_origin_ns".into(), Value::from(run.wall_origin_ns));
     m.insert("clock".into(), Value::Object(clock));
+    if let Some(s) = &run.shard {
+        let mut shard = Map::new();
+        shard.insert("index".into(), Value::from(s.index));
+        shard.insert("count".into(), Value::from(s.count));
+        shard.insert("run_id".into(), Value::from(s.run_id.as_str()));
+        shard.insert("start_at_ns".into(), Value::from(s.start_at_ns));
+        shard.insert("start_lag_ns".into(), Value::from(s.start_lag_ns));
+        shard.insert("server_metrics".into(), Value::from(s.server_metrics));
+        m.insert("shard".into(), Value::Object(shard));
+    }
     Value::Object(m)
 }
 

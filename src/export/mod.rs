@@ -10,6 +10,7 @@ pub mod jsonl;
 pub mod marker;
 pub mod phases;
 pub mod raw;
+pub mod shard;
 pub mod telemetry;
 pub mod timeslices;
 pub mod trace_console;
@@ -65,6 +66,26 @@ pub struct RunInfo {
     pub monotonic_origin_ns: u64,
     /// Wall-clock epoch ns of the instant `monotonic_origin_ns` was taken.
     pub wall_origin_ns: u64,
+    /// The run is one shard of several (`ringperf.shard` in the JSON).
+    pub shard: Option<ShardInfo>,
+}
+
+/// One shard's place in a split run, as its summary JSON records it (`ringperf.shard`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardInfo {
+    /// This shard, from 0.
+    pub index: u32,
+    /// Shards in the run.
+    pub count: u32,
+    /// The run id all shards share (also `benchmark_id`).
+    pub run_id: String,
+    /// The shared start instant, wall-clock epoch ns.
+    pub start_at_ns: u64,
+    /// This shard's first phase start minus `start_at_ns`, on this machine's wall clock: how
+    /// late it started (negative if its clock is behind and it started "early").
+    pub start_lag_ns: i64,
+    /// Whether this shard scraped the server's `/metrics`.
+    pub server_metrics: bool,
 }
 
 /// A fresh run id as AIPerf 0.13 makes it (`uuid4().hex[:12]`): the first 12 hex digits of a

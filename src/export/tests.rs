@@ -42,6 +42,7 @@ fn run_info() -> RunInfo {
         random_seed: Some(42),
         monotonic_origin_ns: 5,
         wall_origin_ns: 7,
+        shard: None,
     }
 }
 
@@ -238,6 +239,24 @@ fn summary_json_key_order_and_shapes() {
     assert_eq!(v["ringperf"]["io_driver"], "io_uring");
     assert_eq!(v["ringperf"]["ring_stalls"], 3);
     assert_eq!(v["ringperf"]["workers"], 2);
+    // A whole run has no shard block; a shard's names its place in the split run.
+    assert!(v["ringperf"].get("shard").is_none());
+    let shard = crate::export::ShardInfo {
+        index: 1,
+        count: 3,
+        run_id: "00aa11bb22cc".into(),
+        start_at_ns: W,
+        start_lag_ns: -250,
+        server_metrics: false,
+    };
+    let shard_run = RunInfo {
+        shard: Some(shard),
+        ..run_info()
+    };
+    assert_eq!(
+        summary_json(&s, None, &shard_run)["ringperf"]["shard"],
+        serde_json::json!({"index": 1, "count": 3, "run_id": "00aa11bb22cc", "start_at_ns": W, "start_lag_ns": -250, "server_metrics": false})
+    );
     // Hidden metrics never appear.
     assert!(v.get("min_request_timestamp").is_none() && v.get("requested_osl").is_none());
     let text = summary_json_string(&s, None, &run_info());

@@ -387,6 +387,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         random_seed: cfg.seed_given.then_some(cfg.seed),
         monotonic_origin_ns: clock.raw_ns(0),
         wall_origin_ns: clock.wall_origin_ns(),
+        shard: None,
     };
 
     let mut files =

@@ -14,11 +14,13 @@ use crate::conversation::Sampling;
 pub mod cancel;
 pub mod fixed;
 pub mod ramp;
+pub mod shard;
 pub mod user_centric;
 
 pub use cancel::CancelPlan;
 pub use fixed::{FixedSchedule, Replay, ScheduleEntry, ScheduleError, Window};
 pub use ramp::{RATE_RAMP_UPDATE_NS, RateRamp, concurrency_slot_start_ns};
+pub use shard::Shard;
 pub use user_centric::{InitialUser, Spawner, UserCentric};
 
 /// Derives an independent seed for a named stream from the run's root seed (FNV-1a of the
