@@ -24,9 +24,10 @@
 #                   without disjoint masks every shard pins to the same first cores of the machine
 #
 
-# Exit status: 0 when every shard and the merge succeeded; the merge's status when it failed;
-# 1 when a shard failed and the merge did not; a failed shard's status when none of them got as
-# far as writing shard.json (nothing to merge); 2 for a usage error; 130 when interrupted.
+# Exit status: 0 when every shard and the merge succeeded; the merge's status when it did not
+# succeed (4: a shard failed or is missing; 2: it refused the shards); 1 when a shard failed and
+# the merge succeeded; a failed shard's status when none of them got as far as writing shard.json
+# (nothing to merge); 2 for a usage error; 130 when interrupted.
 # Every process the script starts is waited for; on an interrupt or an error the shards and the
 # mock server get SIGTERM (ringperf then writes its artifacts) and are waited for too.
 set -euo pipefail
