@@ -31,7 +31,7 @@ fn mock() -> MockServer {
     .expect("mock starts")
 }
 
-/// The `ringperf profile` command line of one shard (`index` of `count`) into `dir`.
+/// The `ringperf profile` command line of a shard into `dir` (`--shard-*` flags not included).
 fn shard_argv(server: &MockServer, dir: &Path, extra: &[&str]) -> Vec<String> {
     let mut argv: Vec<String> = [
         "ringperf",
@@ -56,20 +56,26 @@ fn shard_argv(server: &MockServer, dir: &Path, extra: &[&str]) -> Vec<String> {
     argv
 }
 
-/// Runs `count` shards of one run side by side, each into `root/shard-<i>`; returns their
-/// directories. Every shard must exit 0.
+/// Runs the `count` shards of one run as separate `ringperf profile` processes side by side,
+/// each into `root/shard-<i>`, all starting two seconds from now; returns their directories.
+/// Every shard must exit 0.
 fn run_shards(server: &MockServer, root: &Path, count: u32, extra: &[&str]) -> Vec<PathBuf> {
+    let start_at = ringperf::clock::wall_now_ns() + 2_000_000_000;
     let dirs: Vec<PathBuf> = (0..count)
         .map(|i| root.join(format!("shard-{i}")))
         .collect();
     let children: Vec<_> = dirs
         .iter()
-        .map(|dir| {
+        .enumerate()
+        .map(|(i, dir)| {
             let argv = shard_argv(server, dir, extra);
             Command::new(env!("CARGO_BIN_EXE_ringperf"))
                 .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
                 .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
                 .args(&argv[1..])
+                .args(["--shard-index", &i.to_string()])
+                .args(["--shard-count", &count.to_string()])
+                .args(["--start-at", &start_at.to_string()])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -85,22 +91,10 @@ fn run_shards(server: &MockServer, root: &Path, count: u32, extra: &[&str]) -> V
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    // Each run is a whole one until `profile` takes the shard flags: its manifest is written
-    // here, as a shard's would be.
-    for (i, dir) in dirs.iter().enumerate() {
-        if !dir.join(shard::SHARD_FILE).is_file() {
-            let m = manifest(
-                i as u32,
-                count,
-                "feedfacecafe",
-                shard_argv(server, dir, extra),
-            );
-            shard::write(dir, &m).expect("manifest written");
-        }
-    }
     dirs
 }
 
+/// A manifest as a shard writes it, for inputs the merge must refuse.
 fn manifest(index: u32, count: u32, run_id: &str, argv: Vec<String>) -> ShardManifest {
     ShardManifest {
         run_id: run_id.into(),
@@ -326,6 +320,10 @@ fn check_against_records(shard_dirs: &[PathBuf], merged: &Path) {
         assert_eq!(s["request_count"], mine.len() - failed);
         assert_eq!(s["error_request_count"], failed);
         assert_eq!(s["server_metrics"], i == 0);
+        assert!(s["start_lag_ns"].is_i64(), "{s}");
+        let own = read_json(&shard_dirs[i].join("profile_export_aiperf.json"));
+        assert_eq!(own["benchmark_id"], doc["benchmark_id"], "one run id");
+        assert_eq!(s["workers"], own["ringperf"]["workers"]);
         check_lag(&format!("shard {i} lag"), &s["dispatch_lag_ns"], &mine);
     }
     assert_eq!(doc["is_complete"], true);
@@ -426,9 +424,18 @@ fn check_artifacts(shard_dirs: &[PathBuf], merged: &Path) {
     }
 }
 
-fn merge_and_check(server: &MockServer, count: u32, extra: &[&str]) {
+fn merge_and_check(server: &MockServer, count: u32, requests: u64, extra: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let dirs = run_shards(server, tmp.path(), count, extra);
+    // The shards split one run: its requests, each once.
+    let mut sessions: Vec<u64> = dirs
+        .iter()
+        .flat_map(|d| read_jsonl(&d.join("profile_export.jsonl")))
+        .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
+        .map(|r| r["metadata"]["session_num"].as_u64().unwrap())
+        .collect();
+    sessions.sort_unstable();
+    assert_eq!(sessions, (0..requests).collect::<Vec<_>>());
     // The parent directory holds the shards: the merge finds them, and writes beside them.
     let out = merge(&[tmp.path()], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -472,7 +479,7 @@ fn open_loop_shards_merge_to_their_records() {
         "0.1",
     ];
     for count in [2, 3] {
-        merge_and_check(&server, count, &extra);
+        merge_and_check(&server, count, 48, &extra);
     }
 }
 
@@ -492,7 +499,7 @@ fn closed_loop_shards_merge_to_their_records() {
         "10",
     ];
     for count in [2, 3] {
-        merge_and_check(&server, count, &extra);
+        merge_and_check(&server, count, 48, &extra);
     }
 }
 

@@ -12,6 +12,7 @@ pub mod http_trace;
 pub mod input;
 pub mod merge;
 pub mod prompt;
+pub mod shard;
 pub mod timing;
 
 use std::path::PathBuf;
@@ -387,6 +388,10 @@ pub struct ProfileArgs {
     /// HTTP Trace: the per-record trace in the JSONL and the trace timing table.
     #[command(flatten)]
     pub http_trace: http_trace::HttpTraceArgs,
+
+    /// Scale-out: this process as one shard of a run split over several.
+    #[command(flatten)]
+    pub shard: shard::ShardArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -910,7 +915,16 @@ mod tests {
     #[test]
     fn every_supported_flag_is_an_aiperf_flag_or_ours() {
         for f in supported_profile_flags() {
-            let ours = f.starts_with("--mock") || f == "--io-driver" || f == "--help" || f == "-h";
+            let ours = f.starts_with("--mock")
+                || [
+                    "--io-driver",
+                    "--shard-index",
+                    "--shard-count",
+                    "--start-at",
+                ]
+                .contains(&f.as_str())
+                || f == "--help"
+                || f == "-h";
             assert!(
                 ours || AIPERF_PROFILE_FLAGS.contains(&f.as_str()),
                 "{f} is neither"

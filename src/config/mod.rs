@@ -6,6 +6,7 @@ pub mod echo;
 pub mod goodput;
 pub mod mock;
 pub mod prompt;
+pub mod shard;
 pub mod template;
 pub mod timing;
 pub mod tls;
@@ -282,6 +283,10 @@ pub struct Config {
     pub rankings: Option<crate::workload::rankings::RankingsShape>,
     /// What the command line said, for the `input_config` echo.
     pub echo: echo::Echo,
+    /// `--shard-index` / `--shard-count` / `--start-at`: this process's share of a split run.
+    pub shard: shard::ShardConfig,
+    /// The command line, secrets redacted, one item per argument (a shard's `shard.json`).
+    pub argv_redacted: Vec<String>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the
@@ -484,13 +489,20 @@ impl Config {
             None => models[0].clone(),
         };
 
+        let shard = shard::ShardConfig::from_args(&args.shard, |k| std::env::var(k).ok())?;
         let seed_given = args.random_seed.is_some();
-        let seed = args.random_seed.unwrap_or_else(rand::random);
+        // The shards of a split run draw one schedule: without a given seed they derive it
+        // from the instant they share.
+        let seed = match (args.random_seed, shard.start_at_ns) {
+            (Some(s), _) => s,
+            (None, Some(at)) if shard.is_split() => crate::schedule::child_seed(at, "shard"),
+            (None, _) => rand::random(),
+        };
         let mut input = dataset::InputConfig::from_args(
             &args.input,
             &dataset::InputContext {
                 seed,
-                seeded: seed_given,
+                seeded: seed_given || shard.is_split(),
                 entries: dataset.entries,
                 system_message: endpoint.descriptor().consumes_system_message,
                 osl_given: dataset.osl_mean.is_some(),
@@ -515,7 +527,11 @@ impl Config {
         };
 
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let max_in_flight = profiling.load.max_in_flight().unwrap_or(u64::MAX);
+        // A shard runs its share of the concurrency.
+        let max_in_flight = shard
+            .shard
+            .share(profiling.load.max_in_flight().unwrap_or(u64::MAX))
+            .max(1);
         let workers = match args.workers_max {
             Some(0) => return err("--workers-max must be at least 1"),
             Some(w) => w,
@@ -591,6 +607,7 @@ impl Config {
             correlation_copies: affinity_headers(|k| std::env::var(k).ok())?,
             tls: TlsSettings::from_env(|k| std::env::var(k).ok())?,
             cli_command: redact_command(argv, &secrets),
+            argv_redacted: redact_argv(argv, &secrets),
             secrets,
             extra_inputs,
             payload_template,
@@ -642,6 +659,7 @@ impl Config {
                 }
             }),
             echo,
+            shard,
         })
     }
 
@@ -985,6 +1003,32 @@ fn aiperf_scalar(v: &str) -> Option<String> {
         return Some(format!("{x:?}"));
     }
     None
+}
+
+/// The command line as a list, every secret value replaced by `<redacted>` as in
+/// [`redact_command`], nothing quoted: what a shard records so `merge` can parse it again.
+pub fn redact_argv(argv: &[String], secrets: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut redact_next = false;
+    for a in argv {
+        let shown = if redact_next {
+            redact_next = false;
+            "<redacted>".to_string()
+        } else if a == "--api-key" {
+            redact_next = true;
+            a.clone()
+        } else if a.starts_with("--api-key=") {
+            "--api-key=<redacted>".to_string()
+        } else {
+            let mut v = a.clone();
+            for s in secrets.iter().filter(|s| !s.is_empty()) {
+                v = v.replace(s.as_str(), "<redacted>");
+            }
+            v
+        };
+        out.push(shown);
+    }
+    out
 }
 
 /// The command line with every secret value replaced by `<redacted>`, strings quoted and

@@ -42,12 +42,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// A fingerprint of the workload: the `input_config` echo without its `output` group (where
-/// each shard writes differs), 16 hex digits.
+/// Groups of the `input_config` echo that say where and how a process runs, not what it
+/// sends: where each shard writes, its UI and workers, its log level, its I/O driver, and
+/// whether it scrapes the server (shard 0 alone does).
+const NOT_WORKLOAD: [&str; 5] = [
+    "artifacts",
+    "runtime",
+    "logging",
+    "ringperf",
+    "server_metrics",
+];
+
+/// A fingerprint of the workload: the `input_config` echo without the `NOT_WORKLOAD` groups,
+/// 16 hex digits.
 pub fn workload_fingerprint(input_config: &serde_json::Value) -> String {
     let mut v = input_config.clone();
     if let Some(m) = v.as_object_mut() {
-        m.remove("output");
+        for k in NOT_WORKLOAD {
+            m.remove(k);
+        }
     }
     format!("{:016x}", fnv1a(v.to_string().as_bytes()))
 }
@@ -86,11 +99,13 @@ mod tests {
 
     #[test]
     fn the_fingerprint_ignores_where_a_shard_writes() {
-        let a = json!({"endpoint": {"model_names": ["m"]}, "output": {"artifact_directory": "a"}});
-        let b = json!({"endpoint": {"model_names": ["m"]}, "output": {"artifact_directory": "b"}});
-        let c = json!({"endpoint": {"model_names": ["n"]}, "output": {"artifact_directory": "a"}});
+        let a = json!({"endpoint": {"model_names": ["m"]}, "artifacts": {"dir": "a"}});
+        let b = json!({"endpoint": {"model_names": ["m"]}, "artifacts": {"dir": "b"}});
+        let c = json!({"endpoint": {"model_names": ["n"]}, "artifacts": {"dir": "a"}});
+        let d = json!({"endpoint": {"model_names": ["m"]}, "runtime": {"workers": 3}});
         assert_eq!(workload_fingerprint(&a), workload_fingerprint(&b));
         assert_ne!(workload_fingerprint(&a), workload_fingerprint(&c));
+        assert_eq!(workload_fingerprint(&a), workload_fingerprint(&d));
         assert_eq!(workload_fingerprint(&a).len(), 16);
     }
 

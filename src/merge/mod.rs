@@ -129,7 +129,7 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
     let out = inputs::out_dir(args.artifact_dir.as_deref(), &found)?;
     let run = inputs::one_run(found)?;
     let lowest = &run.shards[0];
-    let settings = settings::Settings::from_argv(&lowest.manifest.argv, &out).map_err(|e| {
+    let settings = settings::Settings::of(&lowest.manifest, &out).map_err(|e| {
         MergeError::Refused(format!(
             "{}: cannot rebuild the run's settings from {}: {e}",
             lowest.dir.display(),

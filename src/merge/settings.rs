@@ -11,6 +11,10 @@
 //! - `--system-prompt-file` is read: a file that is not on this machine is left out (it shapes
 //!   the prompts, not the metrics).
 //!
+//! The shard's place (`--shard-index`, `--shard-count`, `--start-at`) is taken from the manifest
+//! itself, not from the command line: a shard may have had them from its environment
+//! (`RINGPERF_SHARD_*`, Kubernetes' `JOB_COMPLETION_INDEX`), which the merge's is not.
+//!
 //! A dataset file (`--input-file`) is not read by validation; the echo of a timestamped trace's
 //! fixed schedule does depend on it, which is why the merged `input_config` is taken from a
 //! shard's own summary JSON when one has it (see `super::output`).
@@ -21,9 +25,11 @@ use clap::Parser;
 use serde_json::Value;
 
 use crate::aggregate::MetricConfig;
+use crate::cli::shard::ShardArgs;
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::config::{Config, ExportLevel};
 use crate::export::ExportNames;
+use crate::export::shard::ShardManifest;
 
 /// What the merge needs of the run's configuration.
 #[derive(Clone, Debug)]
@@ -49,12 +55,13 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of the run whose shard ran `argv`; the echo names `out` as the artifact
-    /// directory.
+    /// The settings of the run `shard` belongs to, from the command line it ran; the echo
+    /// names `out` as the artifact directory.
     ///
     /// # Errors
-    /// A message when `argv` is not a `profile` command line or its flags do not validate.
-    pub fn from_argv(argv: &[String], out: &Path) -> Result<Self, String> {
+    /// A message when the command line is not a `profile` one or its flags do not validate.
+    pub fn of(shard: &ShardManifest, out: &Path) -> Result<Self, String> {
+        let argv = &shard.argv;
         let cli = Cli::try_parse_from(argv)
             .map_err(|e| format!("its command line does not parse: {}", e.kind()))?;
         let Command::Profile(args) = cli.command else {
@@ -62,6 +69,11 @@ impl Settings {
         };
         let mut args = detached(*args);
         args.artifact_dir = Some(out.to_path_buf());
+        args.shard = ShardArgs {
+            shard_index: Some(shard.index),
+            shard_count: Some(shard.count),
+            start_at: Some(shard.start_at_ns.to_string()),
+        };
         let given_urls = args.url.clone();
         if !args.mock {
             args.url = given_urls.iter().map(|u| loopback_stand_in(u)).collect();
@@ -139,8 +151,18 @@ fn echoed_url(raw: &str) -> String {
 mod tests {
     use super::*;
 
-    fn argv(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_string).collect()
+    /// Shard 1 of 2 of a run that ran `line`.
+    fn shard(line: &str) -> ShardManifest {
+        ShardManifest {
+            run_id: "0123456789ab".into(),
+            index: 1,
+            count: 2,
+            start_at_ns: 1_800_000_000_000_000_000,
+            workload: "00".into(),
+            server_metrics: false,
+            argv: line.split_whitespace().map(str::to_string).collect(),
+            ringperf_version: "0".into(),
+        }
     }
 
     #[test]
@@ -164,8 +186,9 @@ mod tests {
     #[test]
     fn a_server_the_merge_machine_cannot_resolve_is_not_looked_up() {
         let out = Path::new("/tmp/merged");
-        let s = Settings::from_argv(
-            &argv(
+        // The shard's index, count and start came from its environment: not in its argv.
+        let s = Settings::of(
+            &shard(
                 "ringperf profile -m m --url http://no-such-host.invalid:8000 --streaming \
                  --goodput time_to_first_token:50 --profile-export-prefix run \
                  --slice-duration 2 --random-seed 7 --system-prompt-file /no/such/file",
@@ -194,11 +217,11 @@ mod tests {
     #[test]
     fn what_is_not_a_profile_run_is_refused() {
         let out = Path::new("/tmp/merged");
-        let e = Settings::from_argv(&argv("ringperf mock-server"), out).unwrap_err();
+        let e = Settings::of(&shard("ringperf mock-server"), out).unwrap_err();
         assert!(e.contains("not `ringperf profile"), "{e}");
-        let e = Settings::from_argv(&argv("ringperf profile --nope"), out).unwrap_err();
+        let e = Settings::of(&shard("ringperf profile --nope"), out).unwrap_err();
         assert!(e.contains("does not parse"), "{e}");
-        let e = Settings::from_argv(&argv("ringperf profile --url x"), out).unwrap_err();
+        let e = Settings::of(&shard("ringperf profile --url x"), out).unwrap_err();
         assert!(e.contains("--model"), "{e}");
     }
 }

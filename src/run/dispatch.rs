@@ -19,7 +19,7 @@ use crate::config::Arrival;
 use crate::conversation::Sampling;
 use crate::record::{Credit, Phase};
 use crate::schedule::{
-    Arrivals, InitialUser, RateRamp, ScheduleEntry, Spawner, TemplatePicker, UserCentric,
+    Arrivals, InitialUser, RateRamp, ScheduleEntry, Shard, Spawner, TemplatePicker, UserCentric,
     child_seed,
 };
 
@@ -75,6 +75,8 @@ pub struct Dispatcher {
     issue_deadline_ns: Option<u64>,
     /// A credit generated but not yet queued (its queue was full).
     pending: Option<Credit>,
+    /// This process's shard: the whole schedule is generated, only its own credits are queued.
+    shard: Shard,
 }
 
 impl Dispatcher {
@@ -151,7 +153,16 @@ impl Dispatcher {
             limit,
             issue_deadline_ns,
             pending: None,
+            shard: Shard::WHOLE,
         }
+    }
+
+    /// Queues only `shard`'s credits (global index `k` with `k mod N = I`) of the schedule every
+    /// shard generates alike, dealt to the workers by their local number.
+    #[must_use]
+    pub fn with_shard(mut self, shard: Shard) -> Self {
+        self.shard = shard;
+        self
     }
 
     /// Ramps the arrival rate from `rate · 0.1 s / duration` to `rate` over `duration`
@@ -287,6 +298,9 @@ impl Dispatcher {
                         return;
                     }
                     self.next_index += 1;
+                    if !self.shard.owns(index) {
+                        continue;
+                    }
                     Credit {
                         phase: self.phase,
                         index,
@@ -303,7 +317,8 @@ impl Dispatcher {
                 self.pending = Some(credit);
                 return;
             }
-            let q = &self.queues[(credit.index % self.queues.len() as u64) as usize];
+            let local = self.shard.local(credit.index);
+            let q = &self.queues[(local % self.queues.len() as u64) as usize];
             if let Err(c) = q.push(credit) {
                 self.pending = Some(c);
                 return;
@@ -356,6 +371,48 @@ mod tests {
         d.feed(2_000_000_000, false);
         assert!(d.is_fed());
         assert_eq!(d.queues[0].len(), 10); // 0, 100, ..., 900 ms; 1 s is the deadline
+    }
+
+    #[test]
+    fn shards_queue_their_own_credits_of_one_schedule() {
+        // A gamma schedule (its draws depend on every earlier one), 3 shards of 2 workers: the
+        // union of the shards' credits is the whole run's, each shard holds the indices that
+        // are its own, dealt over its workers by local number.
+        let make = || {
+            Dispatcher::new(
+                2,
+                1_000.0,
+                Arrival::Gamma { smoothness: 0.5 },
+                9,
+                Phase::Profiling,
+                0,
+                100,
+                None,
+            )
+        };
+        let mut whole = make();
+        whole.feed(u64::MAX / 2, false);
+        let whole = drain(&whole);
+        assert_eq!(whole.len(), 100);
+        let mut union = Vec::new();
+        for i in 0..3 {
+            let shard = Shard::new(i, 3).unwrap();
+            let mut d = make().with_shard(shard);
+            d.feed(u64::MAX / 2, false);
+            assert!(d.is_fed());
+            for (w, q) in d.queues.iter().enumerate() {
+                let mine: Vec<Credit> = std::iter::from_fn(|| q.pop()).collect();
+                assert!(mine.iter().all(|c| shard.owns(c.index)));
+                assert!(mine.iter().all(|c| shard.local(c.index) % 2 == w as u64));
+                union.extend(mine);
+            }
+        }
+        union.sort_by_key(|c| c.index);
+        let key = |c: &Credit| (c.index, c.intended_ns, c.conversation);
+        assert_eq!(
+            union.iter().map(key).collect::<Vec<_>>(),
+            whole.iter().map(key).collect::<Vec<_>>()
+        );
     }
 
     fn drain(d: &Dispatcher) -> Vec<Credit> {

@@ -5,6 +5,7 @@ mod collect;
 
 mod dispatch;
 mod server_metrics;
+mod shard;
 mod ui;
 
 use std::fs;
@@ -184,6 +185,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ))
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
+    // A shard says who it is before it sends anything.
+    let identity = shard::prepare(&mut cfg, control.clock(), &dir)?;
 
     // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
     // none for a trace or verbatim replay, as AIPerf.
@@ -329,16 +332,31 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
 
     // Server metrics: reachability check and baseline scrape before warmup.
     let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
+    // `--start-at`: every shard waits for the shared instant; the first phase starts there.
+    let start = shard::wait_for_start(&cfg, &shared);
+    let mut origin = start;
     let mut warmup_wall_ns = None;
     if let Some(w) = cfg.warmup.clone() {
-        let warmup_start = crate::clock::wall_now_ns();
+        let at = origin.take().unwrap_or_else(|| shard::Origin::now(clock));
+        let warmup_start = at.wall_ns;
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
-        run_phase(&cfg, &shared, &workers, Phase::Warmup, &w, &progress);
+        run_phase(
+            &cfg,
+            &shared,
+            &workers,
+            Phase::Warmup,
+            &w,
+            &progress,
+            at.mono_ns,
+        );
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
     }
-    let start_wall_ns = crate::clock::wall_now_ns();
+    // The phase's start, on the clock every record's stamps are converted with: the manifest's
+    // `start_ns` is the schedule's origin, to the nanosecond.
+    let at = origin.unwrap_or_else(|| shard::Origin::now(clock));
+    let start_wall_ns = at.wall_ns;
     // A stop during warmup ends the run before profiling starts.
     if !control.stopped() {
         server_metrics::phase_start(&mut scraper, Phase::Profiling);
@@ -349,6 +367,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             Phase::Profiling,
             &cfg.profiling,
             &progress,
+            at.mono_ns,
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
@@ -370,7 +389,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .finish_from(warmup_wall_ns.map(|(start, _)| start))
     });
     let run_info = RunInfo {
-        benchmark_id: crate::export::new_benchmark_id(),
+        // The shards of a run share its id.
+        benchmark_id: identity
+            .as_ref()
+            .map_or_else(crate::export::new_benchmark_id, |i| {
+                i.manifest.run_id.clone()
+            }),
         aiperf_version: "0.13.0".into(),
         cli_command: cfg.cli_command.clone(),
         input_config: cfg.input_config(),
@@ -387,7 +411,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         random_seed: cfg.seed_given.then_some(cfg.seed),
         monotonic_origin_ns: clock.raw_ns(0),
         wall_origin_ns: clock.wall_origin_ns(),
-        shard: None,
+        shard: identity.as_ref().map(|i| i.info(start)),
         merge: None,
     };
 
@@ -520,9 +544,10 @@ fn run_phase(
     phase: Phase,
     p: &PhaseConfig,
     progress: &Arc<Progress>,
+    start: u64,
 ) {
     let n = workers.len();
-    let start = shared.clock.now_ns();
+    let shard = cfg.shard.shard;
     let issue_deadline_ns = p.duration.map(|d| start + d.as_nanos() as u64);
     let hard_deadline_ns = issue_deadline_ns.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
     let limit = p.request_count.unwrap_or(u64::MAX);
@@ -534,6 +559,7 @@ fn run_phase(
         phase,
         source,
         counters: PhaseCounters::default(),
+        shard,
         request_limit: limit,
         session_limit: p.sessions.unwrap_or(u64::MAX),
         sampling,
@@ -546,10 +572,11 @@ fn run_phase(
     };
     let counters = PhaseCounters::default();
     let cancel = p.timing.cancellation.map(|c| c.plan(cfg.seed));
-    let prefill = p
-        .timing
-        .prefill_concurrency
-        .map(|n| Arc::new(crate::worker::prefill::PrefillGate::new(n)));
+    let prefill = p.timing.prefill_concurrency.map(|n| {
+        Arc::new(crate::worker::prefill::PrefillGate::new(
+            shard.share(n).max(1),
+        ))
+    });
     let plan = |source: CreditSource| PhasePlan {
         counters: counters.clone(),
         cancel,
@@ -560,7 +587,7 @@ fn run_phase(
         |d: &dispatch::Dispatcher, i: usize, cap: Option<u64>, kind: OpenKind| CreditSource::Open {
             queue: d.queues[i].clone(),
             fed: d.fed.clone(),
-            cap: cap.map(|c| split(c, i).max(1) as usize),
+            cap: cap.map(|c| split(shard.share(c).max(1), i).max(1) as usize),
             kind,
         };
 
@@ -588,7 +615,8 @@ fn run_phase(
                 start,
                 u64::MAX,
                 issue_deadline_ns,
-            );
+            )
+            .with_shard(shard);
             let plans = (0..n)
                 .map(|i| PhasePlan {
                     timing: TurnTiming {
@@ -628,7 +656,8 @@ fn run_phase(
                 phase,
                 start,
                 issue_deadline_ns,
-            );
+            )
+            .with_shard(shard);
             let plans = (0..n)
                 .map(|i| PhasePlan {
                     timing: TurnTiming {
@@ -643,14 +672,17 @@ fn run_phase(
         }
         (TimingMode::Load, Load::Concurrency(c)) => {
             let ramp = p.timing.concurrency_ramp;
-            // Slots are dealt round-robin: global slot `k` is worker `k % n`'s slot `k / n`.
+            // The shard's slots are the run's slots `k` with `k mod N = I`, numbered locally;
+            // they are dealt round-robin: local slot `l` is worker `l % n`'s slot `l / n`.
+            let local = shard.share(c);
             (0..n)
                 .map(|i| {
-                    let slots = split(c, i) as usize;
+                    let slots = split(local, i) as usize;
                     let ramp_offsets_ns = match ramp {
                         Some(d) => (0..slots)
                             .map(|j| {
-                                crate::schedule::concurrency_slot_start_ns((j * n + i) as u64, c, d)
+                                let slot = shard.global((j * n + i) as u64);
+                                crate::schedule::concurrency_slot_start_ns(slot, c, d)
                             })
                             .collect(),
                         None => Vec::new(),
@@ -676,6 +708,7 @@ fn run_phase(
             if let Some(ramp) = p.timing.rate_ramp {
                 d = d.with_rate_ramp(ramp);
             }
+            d = d.with_shard(shard);
             let plans = (0..n)
                 .map(|i| plan(open(&d, i, cap, OpenKind::Tick)))
                 .collect();

@@ -169,9 +169,13 @@ pub struct PhasePlan {
     pub phase: Phase,
     pub source: CreditSource,
     pub counters: PhaseCounters,
-    /// Requests the phase sends at most (over all workers).
+    /// This process's shard of the run: the counters below count its own items, local item
+    /// `j` being the run's index `shard.global(j)`.
+    pub shard: crate::schedule::Shard,
+    /// Requests the phase sends at most (over all workers, and all shards: a limit on the
+    /// run's request index).
     pub request_limit: u64,
-    /// Sessions the phase starts at most (`--conversation-num`; over all workers).
+    /// Sessions the phase starts at most (`--conversation-num`; over all workers and shards).
     pub session_limit: u64,
     /// How new sessions pick their conversation.
     pub sampling: Sampling,

@@ -89,16 +89,19 @@ impl Ctx {
                 .is_some_and(|d| self.shared.clock.now_ns() >= d)
     }
 
-    /// Takes the next request index, if the phase has requests left.
+    /// Takes the next request index (the run's, whichever shard this is), if the phase has
+    /// requests left.
     fn take_request(&self) -> Option<u64> {
-        let i = self.plan.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let j = self.plan.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let i = self.plan.shard.global(j);
         (i < self.plan.request_limit).then_some(i)
     }
 
     /// Starts a new session with the conversation `pick` chooses for its index (or the given
     /// one), if the phase has sessions left.
     fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
-        let s = self.plan.counters.sessions.fetch_add(1, Ordering::Relaxed);
+        let j = self.plan.counters.sessions.fetch_add(1, Ordering::Relaxed);
+        let s = self.plan.shard.global(j);
         if s >= self.plan.session_limit {
             return None;
         }
@@ -108,13 +111,15 @@ impl Ctx {
 
     /// Every request of the phase has been taken.
     fn requests_exhausted(&self) -> bool {
-        self.plan.counters.requests.load(Ordering::Relaxed) >= self.plan.request_limit
+        let shard = self.plan.shard;
+        shard.global(self.plan.counters.requests.load(Ordering::Relaxed)) >= self.plan.request_limit
     }
 
     /// No new session can start and no request is left to take for a waiting one.
     fn sessions_exhausted(&self) -> bool {
-        self.plan.counters.sessions.load(Ordering::Relaxed) >= self.plan.session_limit
-            || self.plan.counters.requests.load(Ordering::Relaxed) >= self.plan.request_limit
+        let shard = self.plan.shard;
+        shard.global(self.plan.counters.sessions.load(Ordering::Relaxed)) >= self.plan.session_limit
+            || self.requests_exhausted()
     }
 
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
