@@ -209,3 +209,23 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
         successes: written.successes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_profile_and_flag_an_incomplete_merge() {
+        let outcome = |complete, successes| Outcome {
+            artifact_dir: PathBuf::from("m"),
+            complete,
+            successes,
+        };
+        assert_eq!(outcome(true, 5).exit_code(), 0);
+        assert_eq!(outcome(true, 0).exit_code(), 1);
+        assert_eq!(outcome(false, 5).exit_code(), 4);
+        assert_eq!(outcome(false, 0).exit_code(), 4);
+        assert_eq!(MergeError::Refused("x".into()).exit_code(), 2);
+        assert_eq!(MergeError::Failed("x".into()).exit_code(), 2);
+    }
+}
