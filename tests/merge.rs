@@ -461,6 +461,20 @@ fn merge_and_check(server: &MockServer, count: u32, requests: u64, extra: &[&str
     check_artifacts(&dirs, &merged);
     let console = std::fs::read_to_string(merged.join("profile_export_console.txt")).unwrap();
     assert!(console.contains("Merged run"), "{console}");
+
+    // Merging again passes over the merged directory and writes the same files.
+    let before: Vec<Vec<u8>> = ["profile_export_aiperf.json", "profile_export.jsonl"]
+        .iter()
+        .map(|f| std::fs::read(merged.join(f)).unwrap())
+        .collect();
+    let again = merge(&[tmp.path()], None);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    for (f, b) in ["profile_export_aiperf.json", "profile_export.jsonl"]
+        .iter()
+        .zip(before)
+    {
+        assert!(std::fs::read(merged.join(f)).unwrap() == b, "{f} changed");
+    }
 }
 
 #[test]
@@ -604,6 +618,34 @@ fn a_missing_shard_is_named() {
     assert!(doc["ringperf"]["shards"][1]["dir"].is_null());
     assert_eq!(doc["is_complete"], false);
     assert_eq!(doc["incomplete_reason"], "shard 1 missing");
+}
+
+/// Shards of two runs (each started at its own instant) are not one run.
+#[test]
+fn shards_of_two_runs_are_refused() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let extra = ["--concurrency", "2", "--request-count", "4"];
+    let a = run_shards(&server, &tmp.path().join("a"), 2, &extra);
+    let b = run_shards(&server, &tmp.path().join("b"), 2, &extra);
+    let id = |d: &Path| shard::read(d).unwrap().run_id;
+    assert_ne!(id(&a[0]), id(&b[1]));
+    assert_eq!(id(&a[0]), id(&a[1]), "the shards of one run share its id");
+    let out = tmp.path().join("out");
+    assert_refused(
+        &[&a[0], &b[1]],
+        &out,
+        &format!(
+            "{} belongs to run {}, {} to run {}",
+            a[0].display(),
+            id(&a[0]),
+            b[1].display(),
+            id(&b[1])
+        ),
+    );
+    // The same shard twice, through its parent and by name, counts once.
+    let o = merge(&[&tmp.path().join("a"), &a[1]], Some(&out));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
 /// A directory holding nothing but `shard.json`.

@@ -194,7 +194,8 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
     for s in &written.shards {
         if let crate::export::ShardStatus::Failed(why) = &s.status {
             eprintln!(
-                "ringperf: merge: warning: shard {} failed ({why}); its {} record(s) are merged",
+                "ringperf: merge: warning: shard {} failed ({why}); its {} profiling record(s) \
+                 are merged",
                 s.index,
                 s.request_count + s.error_request_count
             );
