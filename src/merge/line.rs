@@ -32,12 +32,12 @@
 //! monotonic ones. A run's clock is the wall clock less one origin (`wall = origin + mono`), so
 //! the monotonic stamps are the wall-clock ones less an origin the caller gives: with the
 //! shard's own (`ringperf.clock.wall_origin_ns`) they are the live run's exactly, and with any
-//! origin at or before the stamps, `start − intended` (dispatch lag) is the live run's — and
-//! small enough for the f64 the accumulator takes it in to hold it exactly (epoch ns would
-//! not: their f64 steps are 256 ns). Beside them, what the metrics imply: content stamps
+//! origin at or before the stamps, `start − intended` (dispatch lag) is the live run's, from
+//! stamps small enough for the f64 the accumulator takes them in to hold exactly (epoch ns
+//! would not: their f64 steps are 256 ns). Beside them, what the metrics imply: content stamps
 //! (`ttft`, then the inter-chunk gaps, or the request latency alone), the first output stamp,
-//! token counts and server usage. Not in the line and read by no statistic once the metrics
-//! exist: connection reuse, byte counts, the HTTP trace.
+//! token counts, server usage, and connection reuse (`http_req_connection_reused`). Not in the
+//! line and read by no statistic once the metrics exist: byte counts and the HTTP trace.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
