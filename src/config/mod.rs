@@ -527,6 +527,7 @@ impl Config {
         };
 
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        shard.check_divisible(&profiling)?;
         // A shard runs its share of the concurrency.
         let max_in_flight = shard
             .shard

@@ -4,7 +4,7 @@
 use crate::cli::shard::ShardArgs;
 use crate::schedule::Shard;
 
-use super::{ConfigError, err};
+use super::{ConfigError, PhaseConfig, err};
 
 /// Earliest `--start-at` taken as epoch nanoseconds (2001-09-09): a smaller integer is a
 /// mistake (seconds or milliseconds), refused rather than read as 1970.
@@ -59,6 +59,33 @@ impl ShardConfig {
     /// The run is split over several processes.
     pub fn is_split(&self) -> bool {
         !self.shard.is_whole()
+    }
+
+    /// Refuses a split that leaves a shard nothing: fewer concurrency slots (or a lower
+    /// open-loop cap) than shards, which would change the run's concurrency, or fewer requests
+    /// than shards, which would leave a shard with no request.
+    pub fn check_divisible(&self, phase: &PhaseConfig) -> Result<(), ConfigError> {
+        let n = u64::from(self.shard.count());
+        if n == 1 {
+            return Ok(());
+        }
+        if let Some(c) = phase.load.max_in_flight()
+            && c < n
+        {
+            return err(format!(
+                "--concurrency {c} cannot be divided over {n} shards: each shard needs a slot of \
+                 its own (use at least {n}, or fewer shards)"
+            ));
+        }
+        if let Some(r) = phase.request_count
+            && r < n
+        {
+            return err(format!(
+                "--request-count {r} cannot be divided over {n} shards: each shard needs a \
+                 request of its own"
+            ));
+        }
+        Ok(())
     }
 }
 

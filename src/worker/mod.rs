@@ -348,10 +348,9 @@ async fn worker_main(
         id,
         pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES),
         pool_enabled: shared.reuse == ConnectionReuse::Pooled,
-        rng: RefCell::new(StdRng::seed_from_u64(crate::schedule::child_seed(
-            shared.seed,
-            &format!("worker.ids.{id}"),
-        ))),
+        // Request ids are unique, not reproducible (AIPerf's are uuid4): drawn from entropy, so
+        // neither two runs with one `--random-seed` nor the shards of one run share them.
+        rng: RefCell::new(StdRng::seed_from_u64(rand::random())),
         reason: RefCell::new(String::new()),
         in_flight: Cell::new(0),
         open_fds: RefCell::new(HashSet::new()),
