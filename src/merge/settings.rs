@@ -190,7 +190,7 @@ mod tests {
         let s = Settings::of(
             &shard(
                 "ringperf profile -m m --url http://no-such-host.invalid:8000 --streaming \
-                 --goodput time_to_first_token:50 --profile-export-prefix run \
+                 --concurrency 4 --request-count 20 --goodput time_to_first_token:50 --profile-export-prefix run \
                  --slice-duration 2 --random-seed 7 --system-prompt-file /no/such/file",
             ),
             out,
