@@ -68,6 +68,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Merge(args) => match ringperf::merge::run(&args) {
+            Ok(outcome) => ExitCode::from(outcome.exit_code()),
+            Err(e) => {
+                eprintln!("ringperf: merge: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        },
         Command::MockServer(args) => {
             // Block SIGINT/SIGTERM before the (slow) tokenizer load, so a signal during start-up
             // is waited for by `serve` and still gets the truth log written, never kills.

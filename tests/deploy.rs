@@ -395,3 +395,57 @@ fn local_shards_refuses_what_it_sets_itself() {
         );
     }
 }
+
+/// `deploy/local-shards.sh 2` against the mock it starts: two shards, one merged report of the
+/// whole run.
+#[test]
+fn local_shards_two_shards_merge_into_one_run() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let base = tmp.path().join("run");
+    let out = local_shards()
+        .args([
+            "2",
+            "--streaming",
+            "--request-count",
+            "40",
+            "--request-rate",
+            "200",
+        ])
+        .arg("--artifact-dir")
+        .arg(&base)
+        .env("RINGPERF_BIN", env!("CARGO_BIN_EXE_ringperf"))
+        .env("START_LEAD_MS", "3000")
+        .current_dir(tmp.path())
+        .output()
+        .expect("bash runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "local-shards.sh failed ({:?}): {err}",
+        out.status
+    );
+
+    for i in 0..2 {
+        let shard = base.join(format!("shard-{i}"));
+        assert!(shard.join("shard.json").is_file(), "{}", shard.display());
+        assert!(
+            shard.join("profile_export_aiperf.json").is_file(),
+            "{}",
+            shard.display()
+        );
+    }
+    let merged = base.join("merged/profile_export_aiperf.json");
+    let text = std::fs::read_to_string(&merged)
+        .unwrap_or_else(|e| panic!("{}: {e}; stderr: {err}", merged.display()));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("merged JSON parses");
+    assert_eq!(
+        json["request_count"]["avg"].as_f64(),
+        Some(40.0),
+        "{}",
+        json["request_count"]
+    );
+    let shards = json["ringperf"]["shards"]
+        .as_array()
+        .expect("ringperf.shards is a list");
+    assert_eq!(shards.len(), 2, "{}", json["ringperf"]["shards"]);
+}

@@ -358,10 +358,7 @@ fn never_answering_server_times_out_each_request() {
         if rec.get("error").is_some() {
             let lat = rec["metadata"]["request_end_ns"].as_u64().unwrap()
                 - rec["metadata"]["request_start_ns"].as_u64().unwrap();
-            assert!(
-                lat >= 490_000_000,
-                "timed out after {lat} ns"
-            );
+            assert!(lat >= 490_000_000, "timed out after {lat} ns");
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
+pub mod merge;
 pub mod prompt;
 pub mod shard;
 pub mod timing;
@@ -37,6 +38,9 @@ pub enum Command {
     MockServer(MockArgs),
     /// Recompute the server-metrics exports from a server-metrics JSONL (ringperf's or AIPerf's).
     ServerMetrics(ServerMetricsArgs),
+    /// Merge the artifact directories of a run's shards into one set of artifacts, statistics
+    /// recomputed from all their records.
+    Merge(merge::MergeArgs),
 }
 
 /// Flags of `ringperf profile`.

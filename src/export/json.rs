@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::RunInfo;
+use super::{RunInfo, ShardHealth};
 use crate::aggregate::stats::PERCENTILE_KEYS;
-use crate::aggregate::{MetricResult, ResultValue, Summary};
+use crate::aggregate::{LagSummary, MetricResult, ResultValue, Summary};
 
 /// The metric fields `JsonExportData` declares, in declaration order; they come first.
 pub const DECLARED_METRICS: [&str; 25] = [
@@ -190,16 +190,12 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
     Value::Object(o)
 }
 
-/// ringperf's own run facts: dispatch lag, I/O driver, ring stalls, workers.
+/// ringperf's own run facts: dispatch lag, I/O driver, ring stalls, workers; a shard's place in
+/// its run, or a merged run's shards.
 fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     let mut m = Map::new();
     if let Some(l) = &summary.dispatch_lag {
-        let mut lag = Map::new();
-        lag.insert("p50".into(), num(l.p50_ns));
-        lag.insert("p99".into(), num(l.p99_ns));
-        lag.insert("max".into(), num(l.max_ns));
-        lag.insert("count".into(), Value::from(l.count));
-        m.insert("dispatch_lag_ns".into(), Value::Object(lag));
+        m.insert("dispatch_lag_ns".into(), lag_json(l));
     }
     m.insert("io_driver".into(), Value::from(run.io_driver.as_str()));
     m.insert("ring_stalls".into(), Value::from(run.ring_stalls));
@@ -221,6 +217,51 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         shard.insert("server_metrics".into(), Value::from(s.server_metrics));
         m.insert("shard".into(), Value::Object(shard));
     }
+    if let Some(merge) = &run.merge {
+        let shards = merge.shards.iter().map(shard_health_json).collect();
+        m.insert("shards".into(), Value::Array(shards));
+    }
+    Value::Object(m)
+}
+
+/// Dispatch-lag statistics in ns: `{p50, p99, max, count}`.
+fn lag_json(l: &LagSummary) -> Value {
+    let mut lag = Map::new();
+    lag.insert("p50".into(), num(l.p50_ns));
+    lag.insert("p99".into(), num(l.p99_ns));
+    lag.insert("max".into(), num(l.max_ns));
+    lag.insert("count".into(), Value::from(l.count));
+    Value::Object(lag)
+}
+
+/// One entry of `ringperf.shards` (a merged run): every key present, `null` when unknown.
+fn shard_health_json(s: &ShardHealth) -> Value {
+    let opt = |v: Option<Value>| v.unwrap_or(Value::Null);
+    let mut m = Map::new();
+    m.insert("index".into(), Value::from(s.index));
+    m.insert(
+        "dir".into(),
+        opt(s.dir.as_ref().map(|d| Value::from(d.display().to_string()))),
+    );
+    m.insert("status".into(), Value::from(s.status.to_string()));
+    m.insert("request_count".into(), Value::from(s.request_count));
+    m.insert(
+        "error_request_count".into(),
+        Value::from(s.error_request_count),
+    );
+    m.insert(
+        "dispatch_lag_ns".into(),
+        opt(s.dispatch_lag.as_ref().map(lag_json)),
+    );
+    m.insert("ring_stalls".into(), opt(s.ring_stalls.map(Value::from)));
+    m.insert("workers".into(), opt(s.workers.map(Value::from)));
+    m.insert(
+        "io_driver".into(),
+        opt(s.io_driver.as_deref().map(Value::from)),
+    );
+    m.insert("start_lag_ns".into(), opt(s.start_lag_ns.map(Value::from)));
+    m.insert("server_metrics".into(), Value::from(s.server_metrics));
+    m.insert("torn_lines".into(), Value::from(s.torn_lines));
     Value::Object(m)
 }
 

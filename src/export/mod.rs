@@ -22,7 +22,7 @@ mod tests;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::aggregate::Summary;
+use crate::aggregate::{LagSummary, Summary};
 
 pub use console::{render_console, render_footer};
 pub use csv::summary_csv;
@@ -68,6 +68,8 @@ pub struct RunInfo {
     pub wall_origin_ns: u64,
     /// The run is one shard of several (`ringperf.shard` in the JSON).
     pub shard: Option<ShardInfo>,
+    /// The run was merged from its shards by `ringperf merge` (`ringperf.shards` in the JSON).
+    pub merge: Option<MergeInfo>,
 }
 
 /// One shard's place in a split run, as its summary JSON records it (`ringperf.shard`).
@@ -86,6 +88,66 @@ pub struct ShardInfo {
     pub start_lag_ns: i64,
     /// Whether this shard scraped the server's `/metrics`.
     pub server_metrics: bool,
+}
+
+/// A run merged from its shards' artifacts by `ringperf merge`: every shard of the run, by index,
+/// missing ones included (`ringperf.shards` in the JSON).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MergeInfo {
+    /// One entry per shard index, `0..count`.
+    pub shards: Vec<ShardHealth>,
+}
+
+/// What became of one shard in a merge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShardStatus {
+    /// It finished and its records are merged.
+    Ok,
+    /// It did not finish cleanly (the reason); whatever records it wrote are merged.
+    Failed(String),
+    /// No directory given to the merge holds it.
+    Missing,
+}
+
+impl std::fmt::Display for ShardStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShardStatus::Ok => f.write_str("ok"),
+            ShardStatus::Failed(why) => write!(f, "failed: {why}"),
+            ShardStatus::Missing => f.write_str("missing"),
+        }
+    }
+}
+
+/// One shard's client health in a merged run. Counts and dispatch lag are recomputed from the
+/// shard's own profiling records (so a failed shard has them too); the worker facts come from
+/// its summary JSON and are `None` when it wrote none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardHealth {
+    /// The shard, from 0.
+    pub index: u32,
+    /// Its artifact directory; `None` when missing.
+    pub dir: Option<PathBuf>,
+    /// What became of it.
+    pub status: ShardStatus,
+    /// Its valid profiling records.
+    pub request_count: u64,
+    /// Its failed profiling records.
+    pub error_request_count: u64,
+    /// Dispatch lag (actual − intended send time) over its profiling records.
+    pub dispatch_lag: Option<LagSummary>,
+    /// Times its workers found their record ring full.
+    pub ring_stalls: Option<u64>,
+    /// Its worker threads.
+    pub workers: Option<u64>,
+    /// The I/O driver its workers ran on.
+    pub io_driver: Option<String>,
+    /// How late it started after the shared `--start-at`, ns, on its own clock.
+    pub start_lag_ns: Option<i64>,
+    /// Whether it scraped the server's `/metrics`.
+    pub server_metrics: bool,
+    /// Torn last lines of its per-record JSONL (a shard killed mid-write), skipped.
+    pub torn_lines: u64,
 }
 
 /// A fresh run id as AIPerf 0.13 makes it (`uuid4().hex[:12]`): the first 12 hex digits of a

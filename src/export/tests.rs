@@ -43,6 +43,7 @@ fn run_info() -> RunInfo {
         monotonic_origin_ns: 5,
         wall_origin_ns: 7,
         shard: None,
+        merge: None,
     }
 }
 
@@ -256,6 +257,65 @@ fn summary_json_key_order_and_shapes() {
     assert_eq!(
         summary_json(&s, None, &shard_run)["ringperf"]["shard"],
         serde_json::json!({"index": 1, "count": 3, "run_id": "00aa11bb22cc", "start_at_ns": W, "start_lag_ns": -250, "server_metrics": false})
+    );
+    // A merged run lists every shard, a missing one with nulls where nothing is known.
+    assert!(v["ringperf"].get("shards").is_none());
+    let healthy = crate::export::ShardHealth {
+        index: 0,
+        dir: Some(PathBuf::from("/a/shard-0")),
+        status: crate::export::ShardStatus::Ok,
+        request_count: 9,
+        error_request_count: 1,
+        dispatch_lag: Some(crate::aggregate::LagSummary {
+            p50_ns: 10.0,
+            p99_ns: 20.5,
+            max_ns: 30.0,
+            count: 10,
+        }),
+        ring_stalls: Some(0),
+        workers: Some(2),
+        io_driver: Some("io_uring".into()),
+        start_lag_ns: Some(-5),
+        server_metrics: true,
+        torn_lines: 0,
+    };
+    let missing = crate::export::ShardHealth {
+        index: 1,
+        dir: None,
+        status: crate::export::ShardStatus::Missing,
+        request_count: 0,
+        error_request_count: 0,
+        dispatch_lag: None,
+        ring_stalls: None,
+        workers: None,
+        io_driver: None,
+        start_lag_ns: None,
+        server_metrics: false,
+        torn_lines: 0,
+    };
+    let merged = RunInfo {
+        merge: Some(crate::export::MergeInfo {
+            shards: vec![healthy, missing],
+        }),
+        ..run_info()
+    };
+    assert_eq!(
+        summary_json(&s, None, &merged)["ringperf"]["shards"],
+        serde_json::json!([
+            {"index": 0, "dir": "/a/shard-0", "status": "ok", "request_count": 9,
+             "error_request_count": 1,
+             "dispatch_lag_ns": {"p50": 10.0, "p99": 20.5, "max": 30.0, "count": 10},
+             "ring_stalls": 0, "workers": 2, "io_driver": "io_uring", "start_lag_ns": -5,
+             "server_metrics": true, "torn_lines": 0},
+            {"index": 1, "dir": null, "status": "missing", "request_count": 0,
+             "error_request_count": 0, "dispatch_lag_ns": null, "ring_stalls": null,
+             "workers": null, "io_driver": null, "start_lag_ns": null,
+             "server_metrics": false, "torn_lines": 0}
+        ])
+    );
+    assert_eq!(
+        crate::export::ShardStatus::Failed("no summary".into()).to_string(),
+        "failed: no summary"
     );
     // Hidden metrics never appear.
     assert!(v.get("min_request_timestamp").is_none() && v.get("requested_osl").is_none());

@@ -412,6 +412,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         monotonic_origin_ns: clock.raw_ns(0),
         wall_origin_ns: clock.wall_origin_ns(),
         shard: identity.as_ref().map(|i| i.info(start)),
+        merge: None,
     };
 
     let mut files =
