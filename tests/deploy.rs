@@ -414,7 +414,9 @@ fn local_shards_two_shards_merge_into_one_run() {
         .arg("--artifact-dir")
         .arg(&base)
         .env("RINGPERF_BIN", env!("CARGO_BIN_EXE_ringperf"))
-        .env("START_LEAD_MS", "3000")
+        // A shard whose process starts after the instant refuses to run: 5 s of lead leaves
+        // room for the debug binaries to start beside the other test binaries.
+        .env("START_LEAD_MS", "5000")
         .current_dir(tmp.path())
         .output()
         .expect("bash runs");
@@ -448,4 +450,12 @@ fn local_shards_two_shards_merge_into_one_run() {
         .as_array()
         .expect("ringperf.shards is a list");
     assert_eq!(shards.len(), 2, "{}", json["ringperf"]["shards"]);
+    // Every other request each, and only shard 0 scraped the server.
+    for (i, s) in shards.iter().enumerate() {
+        assert_eq!(s["index"].as_u64(), Some(i as u64), "{s}");
+        assert_eq!(s["status"].as_str(), Some("ok"), "{s}");
+        assert_eq!(s["request_count"].as_u64(), Some(20), "{s}");
+        assert_eq!(s["server_metrics"].as_bool(), Some(i == 0), "{s}");
+    }
+    assert!(base.join("merged/server_metrics_export.json").is_file());
 }
