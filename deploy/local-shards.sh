@@ -29,7 +29,8 @@
 # the merge succeeded; a failed shard's status when none of them got as far as writing shard.json
 # (nothing to merge); 2 for a usage error; 130 when interrupted.
 # Every process the script starts is waited for; on an interrupt or an error the shards and the
-# mock server get SIGTERM (ringperf then writes its artifacts) and are waited for too.
+# mock server get one SIGTERM (ringperf then writes its artifacts) and are waited for too; a
+# second Ctrl-C passes a second SIGTERM on, which makes ringperf quit at once.
 set -euo pipefail
 
 readonly prog=local-shards
@@ -121,14 +122,34 @@ fi
 # of ours (a reaped child's pid could belong to someone else by then).
 shard_pids=()
 mock_pid=""
+stopping=0
 
-stop_children() {
+# Waits for child `pid` to end, also through signals that interrupt `wait` (status over 128 while
+# the child is still there); 127 means it is no child of ours any more.
+reap() {
+  local pid=$1 rc=0
+  wait "$pid" 2>/dev/null || rc=$?
+  while ((rc > 128)) && kill -0 "$pid" 2>/dev/null; do
+    rc=0
+    wait "$pid" 2>/dev/null || rc=$?
+  done
+}
+
+signal_shards() {
   local pid
   for pid in "${shard_pids[@]}"; do
     if [[ -n $pid ]]; then kill -TERM "$pid" 2>/dev/null || true; fi
   done
+}
+
+# On exit, whatever the reason: one SIGTERM to each shard still running (ringperf stops issuing,
+# gives the requests in flight their grace period and writes its artifacts), then the mock.
+stop_children() {
+  local pid
+  stopping=1
+  signal_shards
   for pid in "${shard_pids[@]}"; do
-    if [[ -n $pid ]]; then wait "$pid" 2>/dev/null || true; fi
+    if [[ -n $pid ]]; then reap "$pid"; fi
   done
   shard_pids=()
   stop_mock
@@ -137,19 +158,37 @@ stop_children() {
 stop_mock() {
   if [[ -n $mock_pid ]]; then
     kill -TERM "$mock_pid" 2>/dev/null || true
-    wait "$mock_pid" 2>/dev/null || true
+    reap "$mock_pid"
     mock_pid=""
   fi
 }
 
+# The first Ctrl-C (or SIGTERM) stops the shards gracefully; a second one while they stop is
+# passed on as a second SIGTERM, which makes ringperf quit at once.
+on_signal() {
+  if ((stopping)); then
+    echo "$prog: second signal: the shards quit now" >&2
+    signal_shards
+    return
+  fi
+  echo "$prog: interrupted; stopping the shards (\`$bin merge $base\` merges what they wrote)" >&2
+  exit 130
+}
+
 trap stop_children EXIT
-trap 'echo "$prog: interrupted; stopping the shards" >&2; exit 130' INT TERM
+trap on_signal INT TERM
+
+# Every child in a process group of its own: a Ctrl-C on the terminal (or a signal to this
+# script's group) reaches this script alone, which passes one SIGTERM on to each shard. Without
+# it a shard would get the terminal's SIGINT and then the script's SIGTERM, and take the second
+# as "quit now", before writing its artifacts.
+set -m
 
 if ((!have_url)); then
   mock_log=$base/mock-server.log
   mock_args=()
   read -r -a mock_args <<<"${MOCK_ARGS:-}"
-  "$bin" mock-server --bind 127.0.0.1:0 "${mock_args[@]}" >"$mock_log" 2>&1 &
+  "$bin" mock-server --bind 127.0.0.1:0 "${mock_args[@]}" </dev/null >"$mock_log" 2>&1 &
   mock_pid=$!
   url=""
   # Port 0 lets the kernel pick a free port; the server prints the address it got.
@@ -179,7 +218,7 @@ for ((i = 0; i < shards; i++)); do
   # taskset execs the binary: the pid is the shard's own.
   "${pin[@]}" "$bin" profile "${profile_args[@]}" \
     --shard-index "$i" --shard-count "$shards" --start-at "$start_ns" \
-    --artifact-dir "$base/shard-$i" >"$base/shard-$i.log" 2>&1 &
+    --artifact-dir "$base/shard-$i" </dev/null >"$base/shard-$i.log" 2>&1 &
   shard_pids[i]=$!
 done
 
