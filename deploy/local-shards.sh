@@ -118,38 +118,39 @@ else
 fi
 [[ -x $bin ]] || die 2 "no ringperf binary at $bin (set RINGPERF_BIN)"
 
-# Children still running; each is removed once waited for, so the trap signals only processes
+# Children still running; each is removed once waited for, so the traps signal only processes
 # of ours (a reaped child's pid could belong to someone else by then).
 shard_pids=()
 mock_pid=""
-stopping=0
+sig_pid=""
 
-# Waits for child `pid` to end, also through signals that interrupt `wait` (status over 128 while
+# The traps below run inline code only, and these functions use no `local`: bash 5.2 loses track
+# of function scopes when a trap calls a function while the EXIT trap's function is in `wait`.
+
+# Waits for child $1 to end, also through signals that interrupt `wait` (a status over 128 while
 # the child is still there); 127 means it is no child of ours any more.
 reap() {
-  local pid=$1 rc=0
-  wait "$pid" 2>/dev/null || rc=$?
-  while ((rc > 128)) && kill -0 "$pid" 2>/dev/null; do
-    rc=0
-    wait "$pid" 2>/dev/null || rc=$?
-  done
-}
-
-signal_shards() {
-  local pid
-  for pid in "${shard_pids[@]}"; do
-    if [[ -n $pid ]]; then kill -TERM "$pid" 2>/dev/null || true; fi
+  reap_rc=0
+  wait "$1" 2>/dev/null || reap_rc=$?
+  while ((reap_rc > 128)) && kill -0 "$1" 2>/dev/null; do
+    reap_rc=0
+    wait "$1" 2>/dev/null || reap_rc=$?
   done
 }
 
 # On exit, whatever the reason: one SIGTERM to each shard still running (ringperf stops issuing,
-# gives the requests in flight their grace period and writes its artifacts), then the mock.
+# gives the requests in flight their grace period and writes its artifacts), then the mock. A
+# second Ctrl-C meanwhile passes a second SIGTERM on, which makes ringperf quit at once.
 stop_children() {
-  local pid
-  stopping=1
-  signal_shards
-  for pid in "${shard_pids[@]}"; do
-    if [[ -n $pid ]]; then reap "$pid"; fi
+  trap 'echo "$prog: second signal: the shards quit now" >&2
+    for sig_pid in "${shard_pids[@]}"; do
+      [[ -z $sig_pid ]] || kill -TERM "$sig_pid" 2>/dev/null || true
+    done' INT TERM
+  for stop_pid in "${shard_pids[@]}"; do
+    if [[ -n $stop_pid ]]; then kill -TERM "$stop_pid" 2>/dev/null || true; fi
+  done
+  for stop_pid in "${shard_pids[@]}"; do
+    if [[ -n $stop_pid ]]; then reap "$stop_pid"; fi
   done
   shard_pids=()
   stop_mock
@@ -163,20 +164,9 @@ stop_mock() {
   fi
 }
 
-# The first Ctrl-C (or SIGTERM) stops the shards gracefully; a second one while they stop is
-# passed on as a second SIGTERM, which makes ringperf quit at once.
-on_signal() {
-  if ((stopping)); then
-    echo "$prog: second signal: the shards quit now" >&2
-    signal_shards
-    return
-  fi
-  echo "$prog: interrupted; stopping the shards (\`$bin merge $base\` merges what they wrote)" >&2
-  exit 130
-}
-
 trap stop_children EXIT
-trap on_signal INT TERM
+trap 'echo "$prog: interrupted; stopping the shards (\`$bin merge $base\` merges what they wrote)" >&2
+  exit 130' INT TERM
 
 # Every child in a process group of its own: a Ctrl-C on the terminal (or a signal to this
 # script's group) reaches this script alone, which passes one SIGTERM on to each shard. Without
