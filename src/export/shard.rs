@@ -42,24 +42,22 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// Groups of the `input_config` echo that say where and how a process runs, not what it
-/// sends: where each shard writes, its UI and workers, its log level, its I/O driver, and
-/// whether it scrapes the server (shard 0 alone does).
-const NOT_WORKLOAD: [&str; 5] = [
-    "artifacts",
-    "runtime",
-    "logging",
-    "ringperf",
-    "server_metrics",
-];
+/// Groups of the `input_config` echo that say how a process runs, not what it sends: its UI
+/// and workers, its log level, its I/O driver, and whether it scrapes the server (shard 0 alone
+/// does). Of the `artifacts` group only the directory is left out: each shard writes its own,
+/// but the file names, export level and timeslices must agree for the merge to read them.
+const NOT_WORKLOAD: [&str; 4] = ["runtime", "logging", "ringperf", "server_metrics"];
 
-/// A fingerprint of the workload: the `input_config` echo without the `NOT_WORKLOAD` groups,
-/// 16 hex digits.
+/// A fingerprint of the workload: the `input_config` echo without the `NOT_WORKLOAD` groups
+/// and `artifacts.dir`, 16 hex digits.
 pub fn workload_fingerprint(input_config: &serde_json::Value) -> String {
     let mut v = input_config.clone();
     if let Some(m) = v.as_object_mut() {
         for k in NOT_WORKLOAD {
             m.remove(k);
+        }
+        if let Some(a) = m.get_mut("artifacts").and_then(|a| a.as_object_mut()) {
+            a.remove("dir");
         }
     }
     format!("{:016x}", fnv1a(v.to_string().as_bytes()))
@@ -102,10 +100,14 @@ mod tests {
         let a = json!({"endpoint": {"model_names": ["m"]}, "artifacts": {"dir": "a"}});
         let b = json!({"endpoint": {"model_names": ["m"]}, "artifacts": {"dir": "b"}});
         let c = json!({"endpoint": {"model_names": ["n"]}, "artifacts": {"dir": "a"}});
-        let d = json!({"endpoint": {"model_names": ["m"]}, "runtime": {"workers": 3}});
+        let d = json!({"endpoint": {"model_names": ["m"]}, "artifacts": {"dir": "c"}, "runtime": {"workers": 3}});
         assert_eq!(workload_fingerprint(&a), workload_fingerprint(&b));
         assert_ne!(workload_fingerprint(&a), workload_fingerprint(&c));
         assert_eq!(workload_fingerprint(&a), workload_fingerprint(&d));
+        // Where a shard writes is its own; what it writes is the run's.
+        let e =
+            json!({"endpoint": {"model_names": ["m"]}, "artifacts": {"dir": "a", "prefix": "x"}});
+        assert_ne!(workload_fingerprint(&a), workload_fingerprint(&e));
         assert_eq!(workload_fingerprint(&a).len(), 16);
     }
 
