@@ -150,6 +150,26 @@ pub struct ShardHealth {
     pub torn_lines: u64,
 }
 
+impl ShardHealth {
+    /// A shard of the run that none of the merged directories holds.
+    pub fn missing(index: u32) -> Self {
+        Self {
+            index,
+            dir: None,
+            status: ShardStatus::Missing,
+            request_count: 0,
+            error_request_count: 0,
+            dispatch_lag: None,
+            ring_stalls: None,
+            workers: None,
+            io_driver: None,
+            start_lag_ns: None,
+            server_metrics: false,
+            torn_lines: 0,
+        }
+    }
+}
+
 /// A fresh run id as AIPerf 0.13 makes it (`uuid4().hex[:12]`): the first 12 hex digits of a
 /// random UUID.
 pub fn new_benchmark_id() -> String {

@@ -279,20 +279,7 @@ fn summary_json_key_order_and_shapes() {
         server_metrics: true,
         torn_lines: 0,
     };
-    let missing = crate::export::ShardHealth {
-        index: 1,
-        dir: None,
-        status: crate::export::ShardStatus::Missing,
-        request_count: 0,
-        error_request_count: 0,
-        dispatch_lag: None,
-        ring_stalls: None,
-        workers: None,
-        io_driver: None,
-        start_lag_ns: None,
-        server_metrics: false,
-        torn_lines: 0,
-    };
+    let missing = crate::export::ShardHealth::missing(1);
     let merged = RunInfo {
         merge: Some(crate::export::MergeInfo {
             shards: vec![healthy, missing],

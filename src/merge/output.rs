@@ -61,20 +61,7 @@ fn health(run: &Run, states: &[ShardState], tally: &Tally, jsonl: &str) -> Vec<S
     (0..run.count)
         .map(|index| {
             let Some(pos) = run.shards.iter().position(|s| s.manifest.index == index) else {
-                return ShardHealth {
-                    index,
-                    dir: None,
-                    status: ShardStatus::Missing,
-                    request_count: 0,
-                    error_request_count: 0,
-                    dispatch_lag: None,
-                    ring_stalls: None,
-                    workers: None,
-                    io_driver: None,
-                    start_lag_ns: None,
-                    server_metrics: false,
-                    torn_lines: 0,
-                };
+                return ShardHealth::missing(index);
             };
             let (shard, state, t) = (&run.shards[pos], &states[pos], &tally.shards[pos]);
             let mut why: Vec<String> = Vec::new();
