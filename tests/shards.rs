@@ -354,3 +354,127 @@ fn only_shard_zero_scrapes_the_server() {
         read_json(&s1.join("shard.json"))["run_id"]
     );
 }
+
+/// Each run's records: `(x_correlation_id, conversation_id, intended offset from the profiling
+/// start)`, per shard for a split run.
+fn records_of(dir: &Path) -> Records {
+    let start = read_json(&dir.join("phase_manifest.json"))["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase_kind"] == "profiling")
+        .map(|p| p["start_ns"].as_u64().unwrap())
+        .unwrap();
+    read_jsonl(&dir.join("profile_export.jsonl"))
+        .iter()
+        .map(|l| {
+            let md = &l["metadata"];
+            assert!(l.get("error").is_none(), "{l}");
+            (
+                md["x_correlation_id"].as_str().unwrap().to_string(),
+                md["conversation_id"].as_str().unwrap().to_string(),
+                md["credit_issued_ns"].as_u64().unwrap() as i128 - start as i128,
+            )
+        })
+        .collect()
+}
+
+/// A run's records, as [`records_of`] reads them.
+type Records = Vec<(String, String, i128)>;
+
+/// Runs the whole and the split run of `load`; returns the whole run's records and each
+/// shard's.
+fn whole_and_shards(n: u32, requests: u32, load: &[&str]) -> (Records, Vec<Records>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = recording_mock(3);
+    let whole = tmp.path().join("whole");
+    succeeded(command(&server, &whole, requests, load).output().unwrap());
+    let base = tmp.path().join("shards");
+    run_shards(&server, &base, n, requests, load);
+    let shards = (0..n)
+        .map(|i| records_of(&base.join(format!("shard-{i}"))))
+        .collect();
+    (records_of(&whole), shards)
+}
+
+#[test]
+fn multi_turn_sessions_never_span_shards() {
+    // 6 conversations of 3 turns over 2 slots, 2 shards: each session (one correlation id) sends
+    // all its turns from one shard, and the shards together run the whole run's conversations.
+    let load = [
+        "--concurrency",
+        "2",
+        "--conversation-num",
+        "6",
+        "--conversation-turn-mean",
+        "3",
+        "--isl",
+        "10",
+        "--osl",
+        "3",
+        "--random-seed",
+        "8",
+    ];
+    let (whole, shards) = whole_and_shards(2, 18, &load);
+    assert_eq!(whole.len(), 18);
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut union = Vec::new();
+    for (i, records) in shards.iter().enumerate() {
+        let mine: BTreeSet<String> = records.iter().map(|r| r.0.clone()).collect();
+        assert!(seen.is_disjoint(&mine), "shard {i} shares a session");
+        for id in &mine {
+            let turns = records.iter().filter(|r| &r.0 == id).count();
+            assert_eq!(turns, 3, "shard {i}: session {id} sent all its turns here");
+        }
+        seen.extend(mine);
+        union.extend(records.iter().map(|r| r.1.clone()));
+    }
+    assert_eq!(seen.len(), 6);
+    assert_eq!(sorted(union), sorted(whole.iter().map(|r| r.1.clone())));
+}
+
+#[test]
+fn a_fixed_schedule_trace_is_divided_by_session_at_its_own_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("trace.jsonl");
+    let stamps_ms = [0u64, 40, 45, 120, 200, 205, 260, 300, 390];
+    let text: String = stamps_ms
+        .iter()
+        .map(|ts| format!("{{\"timestamp\": {ts}, \"input_length\": 16, \"output_length\": 2}}\n"))
+        .collect();
+    std::fs::write(&trace, text).unwrap();
+    let file = trace.to_str().unwrap();
+    let load = [
+        "--input-file",
+        file,
+        "--custom-dataset-type",
+        "mooncake_trace",
+        "--fixed-schedule",
+        "--random-seed",
+        "2",
+    ];
+    let (whole, shards) = whole_and_shards(3, 9, &load);
+    let key = |r: &(String, String, i128)| (r.2, r.1.clone());
+    // The trace's times from the shared start, each with its own conversation: the whole run's.
+    let union = sorted(shards.iter().flatten().map(key));
+    assert_eq!(union, sorted(whole.iter().map(key)));
+    assert_eq!(
+        sorted(whole.iter().map(|r| r.2)),
+        stamps_ms
+            .iter()
+            .map(|ms| i128::from(ms * 1_000_000))
+            .collect::<Vec<_>>()
+    );
+    // Shard i replays the trace's sessions i, i+3, i+6.
+    for (i, records) in shards.iter().enumerate() {
+        let mut times = sorted(records.iter().map(|r| r.2));
+        let want: Vec<i128> = stamps_ms
+            .iter()
+            .skip(i)
+            .step_by(3)
+            .map(|ms| i128::from(ms * 1_000_000))
+            .collect();
+        times.dedup();
+        assert_eq!(times, want, "shard {i}");
+    }
+}
