@@ -19,6 +19,20 @@ pub fn monotonic_raw_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CPU time the calling thread has used so far, in ns (`CLOCK_THREAD_CPUTIME_ID`: user and
+/// system time, the scheduler's own account of the thread, exact to the nanosecond). Each thread
+/// of a run reads it once as it ends, for `ringperf.threads` in the summary JSON.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec and CLOCK_THREAD_CPUTIME_ID is always supported
+    // on Linux for the calling thread; the call only writes into `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Wall-clock epoch nanoseconds now.
 pub fn wall_now_ns() -> u64 {
     SystemTime::now()
@@ -72,6 +86,22 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_cpu_time_counts_work_not_sleep() {
+        let t0 = thread_cpu_ns();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(5) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let t1 = thread_cpu_ns();
+        assert!(t1 > t0, "a busy thread's CPU time grows");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let t2 = thread_cpu_ns();
+        // Sleeping costs (almost) no CPU: far less than the 20 ms slept.
+        assert!(t2 - t1 < 10_000_000, "slept 20 ms, charged {} ns", t2 - t1);
+    }
 
     #[test]
     fn monotonic_and_anchored() {

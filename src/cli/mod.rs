@@ -361,6 +361,16 @@ pub struct ProfileArgs {
     #[arg(long, help_heading = "ringperf")]
     pub mock: bool,
 
+    /// Fail the run (exit code 5, artifacts still written) when the client fell behind: its
+    /// dispatch-lag p99 over N µs, a worker ≥ 95% busy or a ring stall. Without it the
+    /// client-health verdict (1 ms limit) is reported only.
+    #[arg(
+        long = "max-client-lag-us",
+        value_name = "N",
+        help_heading = "ringperf"
+    )]
+    pub max_client_lag_us: Option<u64>,
+
     #[command(flatten)]
     pub mock_shape: MockShapeArgs,
 
@@ -918,6 +928,7 @@ mod tests {
             let ours = f.starts_with("--mock")
                 || [
                     "--io-driver",
+                    "--max-client-lag-us",
                     "--shard-index",
                     "--shard-count",
                     "--start-at",

@@ -167,6 +167,9 @@ pub fn input_config(cfg: &Config) -> Value {
     if a.mock {
         own.insert("mock".into(), json!(true));
     }
+    if let Some(us) = a.max_client_lag_us {
+        own.insert("max_client_lag_us".into(), json!(us));
+    }
     if !own.is_empty() {
         top.insert("ringperf".into(), Value::Object(own));
     }

@@ -213,7 +213,7 @@ pub fn render_console(summary: &Summary, run: &RunInfo) -> String {
 }
 
 /// The lines printed after the console export, never saved in the file: `CLI Command:`,
-/// `Benchmark Duration:`, ringperf's dispatch-lag line, one `<label>: <path>` line per entry of
+/// `Benchmark Duration:`, ringperf's dispatch-lag and client-health lines, one `<label>: <path>` line per entry of
 /// `exports` (AIPerf's export labels, in its exporter order) and the cancellation note.
 pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf)]) -> String {
     let mut out = String::new();
@@ -239,6 +239,9 @@ pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf
             run.io_driver,
             run.ring_stalls
         );
+    }
+    if let Some(h) = &run.client_health {
+        let _ = writeln!(out, "{}", h.line());
     }
     for (label, path) in exports {
         let _ = writeln!(out, "{label}: {}", path.display());

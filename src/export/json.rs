@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{RunInfo, ShardHealth};
+use super::{RunInfo, ShardHealth, ThreadCpu};
+use crate::aggregate::health::ClientHealth;
 use crate::aggregate::stats::PERCENTILE_KEYS;
 use crate::aggregate::{LagSummary, MetricResult, ResultValue, Summary};
 
@@ -191,7 +192,7 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
 }
 
 /// ringperf's own run facts: dispatch lag, I/O driver, ring stalls, workers; a shard's place in
-/// its run, or a merged run's shards.
+/// its run, or a merged run's shards; each thread's CPU time and the client-health verdict.
 fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     let mut m = Map::new();
     if let Some(l) = &summary.dispatch_lag {
@@ -221,6 +222,64 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         let shards = merge.shards.iter().map(shard_health_json).collect();
         m.insert("shards".into(), Value::Array(shards));
     }
+    if !run.threads.is_empty() {
+        let threads = run.threads.iter().map(thread_json).collect();
+        m.insert("threads".into(), Value::Array(threads));
+    }
+    if let Some(h) = &run.client_health {
+        m.insert("client_health".into(), health_json(h));
+    }
+    Value::Object(m)
+}
+
+/// One entry of `ringperf.threads`: `{name, cpu_ns}`, and `busy_fraction` for a worker.
+fn thread_json(t: &ThreadCpu) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::from(t.name.as_str()));
+    m.insert("cpu_ns".into(), Value::from(t.cpu_ns));
+    if let Some(b) = t.busy_fraction {
+        m.insert("busy_fraction".into(), num(b));
+    }
+    Value::Object(m)
+}
+
+/// `ringperf.client_health`: the verdict, its reasons, its limits and the figures judged.
+fn health_json(h: &ClientHealth) -> Value {
+    let opt = |v: Option<Value>| v.unwrap_or(Value::Null);
+    let (l, o) = (&h.limits, &h.observed);
+    let mut limits = Map::new();
+    limits.insert("lag_p99_ns".into(), Value::from(l.lag_p99_ns));
+    limits.insert("worker_busy_fraction".into(), num(l.busy_fraction));
+    limits.insert("ring_stalls".into(), Value::from(l.ring_stalls));
+    let mut observed = Map::new();
+    let p99 = |lag: &Option<LagSummary>| opt(lag.as_ref().map(|l| num(l.p99_ns)));
+    observed.insert("dispatch_lag_p99_ns".into(), p99(&o.dispatch_lag));
+    observed.insert(
+        "dispatch_lag_max_ns".into(),
+        opt(o.dispatch_lag.as_ref().map(|l| num(l.max_ns))),
+    );
+    observed.insert("receive_lag_p99_ns".into(), p99(&o.receive_lag));
+    observed.insert(
+        "busiest_worker".into(),
+        opt(o
+            .busiest_worker
+            .as_ref()
+            .map(|(n, _)| Value::from(n.as_str()))),
+    );
+    observed.insert(
+        "busiest_worker_busy_fraction".into(),
+        opt(o.busiest_worker.as_ref().map(|(_, b)| num(*b))),
+    );
+    observed.insert("ring_stalls".into(), Value::from(o.ring_stalls));
+    let mut m = Map::new();
+    m.insert("kept_up".into(), Value::from(h.kept_up));
+    m.insert("enforced".into(), Value::from(l.enforced));
+    m.insert(
+        "reasons".into(),
+        Value::Array(h.reasons.iter().map(|r| Value::from(r.as_str())).collect()),
+    );
+    m.insert("limits".into(), Value::Object(limits));
+    m.insert("observed".into(), Value::Object(observed));
     Value::Object(m)
 }
 

@@ -70,6 +70,22 @@ pub struct RunInfo {
     pub shard: Option<ShardInfo>,
     /// The run was merged from its shards by `ringperf merge` (`ringperf.shards` in the JSON).
     pub merge: Option<MergeInfo>,
+    /// CPU time of each of the run's threads (`ringperf.threads`; empty for a merged run).
+    pub threads: Vec<ThreadCpu>,
+    /// Whether the client kept up (`ringperf.client_health` and a console line; `None` for a
+    /// merged run).
+    pub client_health: Option<crate::aggregate::health::ClientHealth>,
+}
+
+/// One thread's CPU time, read by the thread itself (`CLOCK_THREAD_CPUTIME_ID`) as it ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadCpu {
+    /// `main`, `aggregator`, `scraper` or `worker_<i>`.
+    pub name: String,
+    /// User + system CPU time, ns.
+    pub cpu_ns: u64,
+    /// Workers only: `cpu_ns` over the thread's wall-clock lifetime (start to exit).
+    pub busy_fraction: Option<f64>,
 }
 
 /// One shard's place in a split run, as its summary JSON records it (`ringperf.shard`).

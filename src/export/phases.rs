@@ -76,6 +76,11 @@ pub fn write_phase_artifacts(
             start_wall_ns: p.start_wall_ns,
             end_wall_ns: p.end_wall_ns,
             was_cancelled: p.was_cancelled,
+            // The verdict is the profiling phase's (its dispatch lag).
+            client_health: run
+                .client_health
+                .clone()
+                .filter(|_| p.phase == crate::record::Phase::Profiling),
             ..run.clone()
         };
         let json_rel = rel.join(&names.json);

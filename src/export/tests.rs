@@ -44,6 +44,8 @@ fn run_info() -> RunInfo {
         wall_origin_ns: 7,
         shard: None,
         merge: None,
+        threads: Vec::new(),
+        client_health: None,
     }
 }
 

@@ -216,6 +216,9 @@ pub fn write_artifacts(
         merge: Some(MergeInfo {
             shards: shards.clone(),
         }),
+        // Each shard's own summary holds its threads and its verdict.
+        threads: Vec::new(),
+        client_health: None,
     };
 
     // Sweep-line windows start at each phase's start, as a live run's do.

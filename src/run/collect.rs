@@ -103,6 +103,8 @@ pub struct Collected {
     pub warmup: Accumulator,
     pub warmup_seen: bool,
     pub ring_stalls: u64,
+    /// CPU time of the aggregator thread (`CLOCK_THREAD_CPUTIME_ID`, read as it ends), ns.
+    pub cpu_ns: u64,
     pub jsonl_error: Option<String>,
     pub timeslices: Option<TimesliceCollector>,
 }
@@ -205,6 +207,7 @@ impl Collector {
             warmup,
             warmup_seen,
             ring_stalls,
+            cpu_ns: crate::clock::thread_cpu_ns(),
             jsonl_error,
             timeslices: self.timeslices.take(),
         }

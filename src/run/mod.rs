@@ -4,6 +4,7 @@
 mod collect;
 
 mod dispatch;
+mod health;
 mod server_metrics;
 mod shard;
 mod ui;
@@ -38,17 +39,21 @@ pub struct Outcome {
     pub errors: u64,
     /// Why the run stopped early, if it did.
     pub stopped: Option<StopReason>,
+    /// `--max-client-lag-us` was given and the client-health verdict failed.
+    pub client_fell_behind: bool,
     pub artifact_dir: PathBuf,
 }
 
 impl Outcome {
     /// The exit-code policy (docs/exit-codes in README): 130 cancelled by a signal, 3 error
-    /// budget crossed, 1 no request succeeded, 0 otherwise. (2 is for usage and setup errors.)
+    /// budget crossed, 1 no request succeeded, 5 the client fell behind under
+    /// `--max-client-lag-us`, 0 otherwise. (2 is for usage and setup errors.)
     pub fn exit_code(&self) -> u8 {
         match &self.stopped {
             Some(StopReason::Signal(_)) => 130,
             Some(StopReason::ErrorBudget { .. }) => 3,
             None if self.successes == 0 => 1,
+            None if self.client_fell_behind => 5,
             None => 0,
         }
     }
@@ -372,7 +377,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     }
     let end_wall_ns = crate::clock::wall_now_ns();
     server_metrics::phase_end(&mut scraper, Phase::Profiling);
-    workers.shutdown();
+    let worker_cpu = workers.shutdown();
     let collected = aggregator
         .join()
         .map_err(|_| RunError("the aggregator thread panicked".into()))?;
@@ -388,7 +393,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .warmup
             .finish_from(warmup_wall_ns.map(|(start, _)| start))
     });
-    let run_info = RunInfo {
+    let mut run_info = RunInfo {
         // The shards of a run share its id.
         benchmark_id: identity
             .as_ref()
@@ -413,7 +418,27 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         wall_origin_ns: clock.wall_origin_ns(),
         shard: identity.as_ref().map(|i| i.info(start)),
         merge: None,
+        threads: Vec::new(),
+        client_health: None,
     };
+    // Server metrics: flush period, final scrape, exports (listed in the console footer below).
+    // Before the summary, which carries the scraper thread's CPU time; before the per-phase
+    // files, which carry each phase's server metrics.
+    let sm = server_metrics::finish(scraper, &cfg, &run_info, &dir, &names);
+    run_info.threads = health::threads(
+        crate::clock::thread_cpu_ns(),
+        collected.cpu_ns,
+        sm.scraper_cpu_ns,
+        &worker_cpu,
+    );
+    let verdict = health::verdict(
+        &summary,
+        &run_info.threads,
+        run_info.ring_stalls,
+        cfg.max_client_lag_ns,
+    );
+    let client_fell_behind = verdict.fails_run();
+    run_info.client_health = Some(verdict);
 
     let mut files =
         crate::export::write_summary_files(&dir, &names, &summary, warmup.as_ref(), &run_info)
@@ -423,9 +448,6 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
                     dir.display()
                 ))
             })?;
-    // Server metrics: flush period, final scrape, exports (listed in the console footer below);
-    // before the per-phase files, which carry each phase's server metrics.
-    let sm = server_metrics::finish(scraper, &cfg, &run_info, &dir, &names);
     let has_warmup = warmup.is_some() && warmup_wall_ns.is_some();
     let sm_phase = |phase: Phase| {
         let index = u32::from(has_warmup && phase == Phase::Profiling);
@@ -532,6 +554,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         successes,
         errors,
         stopped,
+        client_fell_behind,
         artifact_dir: dir,
     })
 }

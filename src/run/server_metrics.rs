@@ -120,6 +120,8 @@ pub(crate) fn phase_end(s: &mut Option<Scraper>, phase: Phase) {
 pub(crate) struct Finished {
     /// `(console label, path)` of every server-metrics file written.
     pub files: Vec<(&'static str, PathBuf)>,
+    /// CPU time of the scraper thread as it ended, ns (`None`: no scraper ran).
+    pub scraper_cpu_ns: Option<u64>,
     store: Store,
     slice_ns: Option<u64>,
     benchmark_id: String,
@@ -184,6 +186,7 @@ pub(crate) fn finish(
     let (Some((start, end)), false) = (windows.profiling, c.store.endpoints.is_empty()) else {
         return Finished {
             files,
+            scraper_cpu_ns: c.cpu_ns,
             store: c.store,
             slice_ns,
             benchmark_id: run.benchmark_id.clone(),
@@ -236,6 +239,7 @@ pub(crate) fn finish(
     }
     Finished {
         files,
+        scraper_cpu_ns: c.cpu_ns,
         store: c.store,
         slice_ns,
         benchmark_id: run.benchmark_id.clone(),

@@ -74,7 +74,7 @@ pub struct Collected {
     pub scrapes: u64,
     /// Failed scrapes (connect, timeout, non-200, …), excluding incompatible pages.
     pub errors: u64,
-    /// CPU time of the scraper thread (ns, from `/proc/thread-self/schedstat`), if readable.
+    /// CPU time of the scraper thread (ns, `CLOCK_THREAD_CPUTIME_ID` as it ends).
     pub cpu_ns: Option<u64>,
     /// The JSONL file written, if any line was.
     pub jsonl: Option<PathBuf>,
@@ -502,23 +502,12 @@ async fn run(
         warnings: shared.warnings.borrow().clone(),
         scrapes: shared.scrapes.get(),
         errors: shared.errors.get(),
-        cpu_ns: thread_cpu_ns(),
+        cpu_ns: Some(crate::clock::thread_cpu_ns()),
         jsonl: jsonl
             .as_ref()
             .and_then(|j| j.out.is_some().then(|| j.path.clone())),
         jsonl_error: jsonl.and_then(|j| j.error),
     }
-}
-
-/// CPU time of the calling thread in ns (`/proc/thread-self/schedstat`, first field).
-#[must_use]
-pub fn thread_cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// Why an endpoint failed its reachability check.

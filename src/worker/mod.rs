@@ -193,6 +193,41 @@ pub struct PhasePlan {
     pub hard_deadline_ns: Option<u64>,
 }
 
+/// A worker thread's own account of its CPU use, taken as it ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerCpu {
+    /// CPU time of the thread (`CLOCK_THREAD_CPUTIME_ID`), ns.
+    pub cpu_ns: u64,
+    /// Wall-clock time from the thread's start to its end, ns.
+    pub wall_ns: u64,
+}
+
+impl WorkerCpu {
+    /// The share of its lifetime the thread was on a CPU (0 when it lived no measurable time).
+    pub fn busy_fraction(&self) -> f64 {
+        if self.wall_ns == 0 {
+            0.0
+        } else {
+            self.cpu_ns as f64 / self.wall_ns as f64
+        }
+    }
+}
+
+/// Testing hook: `RINGPERF_TEST_WORKER_STALL_MS=N` makes every worker block its thread for N ms
+/// before each request it sends, a deliberately starved client (`tests/health.rs`). Read once per
+/// worker at start; without the variable (or with 0) it does nothing.
+pub const TEST_STALL_ENV: &str = "RINGPERF_TEST_WORKER_STALL_MS";
+
+fn test_stall() -> Option<Duration> {
+    std::env::var(TEST_STALL_ENV)
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&ms| ms > 0)
+        .map(Duration::from_millis)
+}
+
 /// A worker finished its part of a phase.
 #[derive(Debug, Clone, Copy)]
 pub struct PhaseDone {
@@ -216,6 +251,8 @@ pub(crate) struct WorkerState {
     /// Sockets of requests in flight, shut down when the run is cut short.
     pub(crate) open_fds: RefCell<HashSet<RawFd>>,
     producer: Producer,
+    /// [`TEST_STALL_ENV`]: block this long before each send (`None` outside tests).
+    pub(crate) test_stall: Option<Duration>,
 }
 
 impl WorkerState {
@@ -241,7 +278,7 @@ impl WorkerState {
 pub struct Workers {
     controls: Vec<Sender<Control>>,
     done_rx: Receiver<PhaseDone>,
-    threads: Vec<JoinHandle<()>>,
+    threads: Vec<JoinHandle<WorkerCpu>>,
     /// Driver each worker runs on.
     pub drivers: Vec<DriverKind>,
     /// Cores the workers were pinned to (None where pinning was refused or not attempted).
@@ -274,6 +311,7 @@ impl Workers {
             let t = std::thread::Builder::new()
                 .name(format!("ringperf-worker-{i}"))
                 .spawn(move || {
+                    let born_ns = crate::clock::monotonic_raw_ns();
                     let pinned = core.filter(|&c| runtime::pin_to(c));
                     let res = runtime::block_on(driver, |kind| {
                         let ready_tx = ready_tx.clone();
@@ -284,6 +322,10 @@ impl Workers {
                     });
                     if let Err(e) = res {
                         let _ = ready_tx.send((id, Err(e), pinned));
+                    }
+                    WorkerCpu {
+                        cpu_ns: crate::clock::thread_cpu_ns(),
+                        wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
                     }
                 })?;
             threads.push(t);
@@ -327,12 +369,14 @@ impl Workers {
         self.controls.is_empty()
     }
 
-    /// Stops the workers and joins their threads (dropping their ring producers).
-    pub fn shutdown(mut self) {
+    /// Stops the workers and joins their threads (dropping their ring producers); returns each
+    /// worker's CPU account, in worker order (a worker that panicked reports zeros).
+    pub fn shutdown(mut self) -> Vec<WorkerCpu> {
         self.controls.clear();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        self.threads
+            .drain(..)
+            .map(|t| t.join().unwrap_or_default())
+            .collect()
     }
 }
 
@@ -355,6 +399,7 @@ async fn worker_main(
         in_flight: Cell::new(0),
         open_fds: RefCell::new(HashSet::new()),
         producer,
+        test_stall: test_stall(),
     });
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
     while let Ok(Control::Run(plan)) = ctl_rx.recv() {

@@ -149,6 +149,11 @@ impl Ctx {
             .as_ref()
             .and_then(|c| c.delay_for(self.plan.phase, index));
         self.sent.set(self.sent.get() + 1);
+        if let Some(stall) = self.state.test_stall {
+            // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
+            // a worker starved of its core would be.
+            std::thread::sleep(stall);
+        }
         let rec = session
             .send_next(
                 &self.shared,

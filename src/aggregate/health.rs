@@ -1,0 +1,300 @@
+//! The client-health verdict: did the client keep up with the load it was asked to generate?
+//!
+//! A run's latencies are the server's only while the client is not the bottleneck. Four signs
+//! say it was:
+//!
+//! - **dispatch lag** (actual minus intended send time) p99 over the limit: requests went out
+//!   late, so an open-loop schedule was not the one asked for;
+//! - **receive lag** (user-space read stamp minus the kernel's receive stamp) p99 over the same
+//!   limit, when the run measured it: responses waited for a worker to wake up;
+//! - a **busy worker**: its thread CPU time over its lifetime at or above the limit, so it had no
+//!   slack left;
+//! - **ring stalls**: a worker waited for the aggregator to drain its record ring.
+//!
+//! [`judge`] is pure: figures and limits in, verdict out. Without `--max-client-lag-us` the
+//! limits are the defaults below and the verdict is only reported; with it, a failed verdict is
+//! the run's exit code 5 ([`ClientHealth::fails_run`]).
+
+use super::LagSummary;
+
+/// Default dispatch- (and receive-) lag p99 limit: 1 ms.
+pub const DEFAULT_LAG_P99_NS: u64 = 1_000_000;
+/// Default busy-fraction limit: a worker busy 95 % of its lifetime or more had no slack.
+pub const DEFAULT_BUSY_FRACTION: f64 = 0.95;
+
+/// What the figures are judged against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// The dispatch-lag p99 (and the receive-lag p99, when measured) may be at most this.
+    pub lag_p99_ns: u64,
+    /// Every worker's busy fraction must stay below this.
+    pub busy_fraction: f64,
+    /// Ring stalls allowed.
+    pub ring_stalls: u64,
+    /// The lag limit came from `--max-client-lag-us`: a failed verdict fails the run.
+    pub enforced: bool,
+}
+
+impl Limits {
+    /// The limits of a run: `max_client_lag_ns` from `--max-client-lag-us` (enforced), else the
+    /// defaults (reported only).
+    pub fn new(max_client_lag_ns: Option<u64>) -> Self {
+        Self {
+            lag_p99_ns: max_client_lag_ns.unwrap_or(DEFAULT_LAG_P99_NS),
+            busy_fraction: DEFAULT_BUSY_FRACTION,
+            ring_stalls: 0,
+            enforced: max_client_lag_ns.is_some(),
+        }
+    }
+}
+
+/// The figures the verdict is drawn from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observed {
+    /// Dispatch-lag statistics of the profiling phase (`None`: no record).
+    pub dispatch_lag: Option<LagSummary>,
+    /// Receive-lag statistics, when the run measured them.
+    pub receive_lag: Option<LagSummary>,
+    /// The busiest worker: its name and busy fraction (`None`: no worker figure).
+    pub busiest_worker: Option<(String, f64)>,
+    /// Times a worker found its record ring full.
+    pub ring_stalls: u64,
+}
+
+/// The verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientHealth {
+    /// Every figure was within its limit.
+    pub kept_up: bool,
+    /// One sentence per figure over its limit (empty when the client kept up).
+    pub reasons: Vec<String>,
+    /// What the figures were judged against.
+    pub limits: Limits,
+    /// The figures judged.
+    pub observed: Observed,
+}
+
+impl ClientHealth {
+    /// The verdict sets the run's exit code: `--max-client-lag-us` was given and the client
+    /// fell behind.
+    pub fn fails_run(&self) -> bool {
+        self.limits.enforced && !self.kept_up
+    }
+
+    /// The console line: `Client health: kept up (…)` with every figure and its limit, or
+    /// `Client health: FELL BEHIND — …` with the reasons.
+    pub fn line(&self) -> String {
+        if !self.kept_up {
+            let exit = if self.limits.enforced {
+                " (--max-client-lag-us: exit code 5)"
+            } else {
+                ""
+            };
+            return format!(
+                "Client health: FELL BEHIND — {}{exit}",
+                self.reasons.join("; ")
+            );
+        }
+        let o = &self.observed;
+        let limit = ms(self.limits.lag_p99_ns as f64);
+        let mut parts = Vec::new();
+        if let Some(l) = &o.dispatch_lag {
+            parts.push(format!("dispatch lag p99 {} ≤ {limit}", ms(l.p99_ns)));
+        }
+        if let Some(l) = &o.receive_lag {
+            parts.push(format!("receive lag p99 {} ≤ {limit}", ms(l.p99_ns)));
+        }
+        if let Some((_, busy)) = &o.busiest_worker {
+            parts.push(format!("busiest worker {} busy", percent(*busy)));
+        }
+        parts.push(format!("{} ring stalls", o.ring_stalls));
+        format!("Client health: kept up ({})", parts.join(", "))
+    }
+}
+
+/// Judges `observed` against `limits`.
+pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
+    let mut reasons = Vec::new();
+    let lag_limit = limits.lag_p99_ns as f64;
+    for (what, lag) in [
+        ("dispatch", &observed.dispatch_lag),
+        ("receive", &observed.receive_lag),
+    ] {
+        if let Some(l) = lag
+            && l.p99_ns > lag_limit
+        {
+            reasons.push(format!(
+                "{what} lag p99 {} > {} (max {})",
+                ms(l.p99_ns),
+                ms(lag_limit),
+                ms(l.max_ns)
+            ));
+        }
+    }
+    if let Some((name, busy)) = &observed.busiest_worker
+        && *busy >= limits.busy_fraction
+    {
+        reasons.push(format!(
+            "{name} {} busy ≥ {}",
+            percent(*busy),
+            percent(limits.busy_fraction)
+        ));
+    }
+    if observed.ring_stalls > limits.ring_stalls {
+        reasons.push(format!(
+            "{} ring stalls > {} (workers waited for the aggregator)",
+            observed.ring_stalls, limits.ring_stalls
+        ));
+    }
+    ClientHealth {
+        kept_up: reasons.is_empty(),
+        reasons,
+        limits,
+        observed,
+    }
+}
+
+/// `ns` in milliseconds, at most three decimals, trailing zeros dropped: `0.42 ms`, `1 ms`.
+fn ms(ns: f64) -> String {
+    let s = format!("{:.3}", ns / 1e6);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s} ms")
+}
+
+/// A fraction as a whole percentage: `31%`.
+fn percent(f: f64) -> String {
+    format!("{:.0}%", f * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lag(p99_ms: f64) -> LagSummary {
+        LagSummary {
+            p50_ns: p99_ms * 0.5e6,
+            p99_ns: p99_ms * 1e6,
+            max_ns: p99_ms * 2e6,
+            count: 100,
+        }
+    }
+
+    fn healthy() -> Observed {
+        Observed {
+            dispatch_lag: Some(lag(0.42)),
+            receive_lag: None,
+            busiest_worker: Some(("worker_1".into(), 0.31)),
+            ring_stalls: 0,
+        }
+    }
+
+    #[test]
+    fn defaults_report_but_never_fail_the_run() {
+        let l = Limits::new(None);
+        assert_eq!(l.lag_p99_ns, DEFAULT_LAG_P99_NS);
+        assert!(!l.enforced);
+        let h = judge(
+            Observed {
+                dispatch_lag: Some(lag(12.3)),
+                ..healthy()
+            },
+            l,
+        );
+        assert!(!h.kept_up);
+        assert!(
+            !h.fails_run(),
+            "without the flag the verdict is only reported"
+        );
+        assert_eq!(
+            h.line(),
+            "Client health: FELL BEHIND — dispatch lag p99 12.3 ms > 1 ms (max 24.6 ms)"
+        );
+    }
+
+    #[test]
+    fn kept_up_lists_every_figure_with_its_limit() {
+        let h = judge(healthy(), Limits::new(None));
+        assert!(h.kept_up && h.reasons.is_empty() && !h.fails_run());
+        assert_eq!(
+            h.line(),
+            "Client health: kept up (dispatch lag p99 0.42 ms ≤ 1 ms, busiest worker 31% busy, \
+             0 ring stalls)"
+        );
+    }
+
+    #[test]
+    fn the_flag_sets_the_lag_limit_and_enforces_it() {
+        let l = Limits::new(Some(500_000));
+        assert!(l.enforced);
+        let h = judge(healthy(), l);
+        assert!(h.kept_up, "0.42 ms ≤ 0.5 ms");
+        let h = judge(
+            Observed {
+                dispatch_lag: Some(lag(0.6)),
+                ..healthy()
+            },
+            l,
+        );
+        assert!(h.fails_run());
+        assert_eq!(h.reasons, ["dispatch lag p99 0.6 ms > 0.5 ms (max 1.2 ms)"]);
+        assert!(h.line().ends_with("(--max-client-lag-us: exit code 5)"));
+    }
+
+    #[test]
+    fn lag_at_the_limit_passes() {
+        let h = judge(
+            Observed {
+                dispatch_lag: Some(lag(1.0)),
+                ..healthy()
+            },
+            Limits::new(None),
+        );
+        assert!(h.kept_up, "{:?}", h.reasons);
+    }
+
+    #[test]
+    fn receive_lag_is_judged_when_measured() {
+        let limits = Limits::new(Some(1_000_000));
+        let within = Observed {
+            receive_lag: Some(lag(0.2)),
+            ..healthy()
+        };
+        let h = judge(within, limits);
+        assert!(h.kept_up);
+        assert!(h.line().contains("receive lag p99 0.2 ms ≤ 1 ms"));
+        let over = Observed {
+            receive_lag: Some(lag(3.0)),
+            ..healthy()
+        };
+        let h = judge(over, limits);
+        assert!(h.fails_run());
+        assert_eq!(h.reasons, ["receive lag p99 3 ms > 1 ms (max 6 ms)"]);
+    }
+
+    #[test]
+    fn a_busy_worker_and_ring_stalls_each_fail_with_their_reason() {
+        let h = judge(
+            Observed {
+                busiest_worker: Some(("worker_0".into(), 0.97)),
+                ring_stalls: 3,
+                ..healthy()
+            },
+            Limits::new(Some(10_000_000)),
+        );
+        assert!(h.fails_run());
+        assert_eq!(
+            h.reasons,
+            [
+                "worker_0 97% busy ≥ 95%",
+                "3 ring stalls > 0 (workers waited for the aggregator)"
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_figures_are_not_failures() {
+        let h = judge(Observed::default(), Limits::new(Some(1)));
+        assert!(h.kept_up);
+        assert_eq!(h.line(), "Client health: kept up (0 ring stalls)");
+    }
+}

@@ -1,0 +1,106 @@
+//! The run's own account of its threads' CPU time (`ringperf.threads`) and the client-health
+//! verdict drawn from it and from the profiling summary (`crate::aggregate::health`).
+
+use crate::aggregate::Summary;
+use crate::aggregate::health::{self, ClientHealth, Limits, Observed};
+use crate::export::ThreadCpu;
+use crate::worker::WorkerCpu;
+
+/// Every thread of the run with its CPU time: `main` (read now, as the summary is written),
+/// `aggregator`, `scraper` (when one ran) and `worker_<i>` with its busy fraction.
+pub(super) fn threads(
+    main_cpu_ns: u64,
+    aggregator_cpu_ns: u64,
+    scraper_cpu_ns: Option<u64>,
+    workers: &[WorkerCpu],
+) -> Vec<ThreadCpu> {
+    let plain = |name: &str, cpu_ns| ThreadCpu {
+        name: name.into(),
+        cpu_ns,
+        busy_fraction: None,
+    };
+    let mut out = vec![
+        plain("main", main_cpu_ns),
+        plain("aggregator", aggregator_cpu_ns),
+    ];
+    out.extend(scraper_cpu_ns.map(|ns| plain("scraper", ns)));
+    out.extend(workers.iter().enumerate().map(|(i, w)| ThreadCpu {
+        name: format!("worker_{i}"),
+        cpu_ns: w.cpu_ns,
+        busy_fraction: Some(w.busy_fraction()),
+    }));
+    out
+}
+
+/// The verdict over the profiling phase: its dispatch lag, the busiest worker and the ring
+/// stalls, against `--max-client-lag-us` (`max_client_lag_ns`) or the defaults.
+pub(super) fn verdict(
+    summary: &Summary,
+    threads: &[ThreadCpu],
+    ring_stalls: u64,
+    max_client_lag_ns: Option<u64>,
+) -> ClientHealth {
+    let busiest_worker = threads
+        .iter()
+        .filter_map(|t| t.busy_fraction.map(|b| (t.name.clone(), b)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let observed = Observed {
+        dispatch_lag: summary.dispatch_lag.clone(),
+        // Judged when the run measures it (kernel receive stamps); this build does not.
+        receive_lag: None,
+        busiest_worker,
+        ring_stalls,
+    };
+    health::judge(observed, Limits::new(max_client_lag_ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_are_named_and_workers_carry_their_busy_fraction() {
+        let workers = [
+            WorkerCpu {
+                cpu_ns: 25,
+                wall_ns: 100,
+            },
+            WorkerCpu {
+                cpu_ns: 90,
+                wall_ns: 100,
+            },
+        ];
+        let t = threads(7, 8, None, &workers);
+        let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["main", "aggregator", "worker_0", "worker_1"]);
+        assert_eq!(t[2].busy_fraction, Some(0.25));
+        assert_eq!(t[0].busy_fraction, None);
+        let with_scraper = threads(7, 8, Some(9), &workers);
+        assert_eq!(with_scraper[2].name, "scraper");
+        assert_eq!(with_scraper[2].cpu_ns, 9);
+    }
+
+    #[test]
+    fn the_busiest_worker_is_judged() {
+        let workers = [
+            WorkerCpu {
+                cpu_ns: 20,
+                wall_ns: 100,
+            },
+            WorkerCpu {
+                cpu_ns: 99,
+                wall_ns: 100,
+            },
+        ];
+        let t = threads(1, 1, None, &workers);
+        let summary = Summary {
+            results: Vec::new(),
+            error_summary: Vec::new(),
+            dispatch_lag: None,
+        };
+        let h = verdict(&summary, &t, 0, None);
+        assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));
+        assert!(!h.kept_up && !h.fails_run());
+        assert!(verdict(&summary, &t, 0, Some(1)).fails_run());
+    }
+}

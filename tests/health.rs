@@ -1,0 +1,140 @@
+//! The client-health verdict end to end: a deliberately starved client (every send blocked by the
+//! `RINGPERF_TEST_WORKER_STALL_MS` hook) fails `--max-client-lag-us` with exit code 5 and every
+//! artifact written; the same run without the stall passes a generous limit. Each thread's CPU
+//! time is in the JSON.
+//!
+//! No timing is asserted beyond deliberate margins: the starved run sends 20 requests 5 ms apart
+//! but blocks 20 ms before each, so its dispatch lag grows by at least 15 ms a request (p99 above
+//! 250 ms) against a 10 ms limit; the healthy run is judged against a 1 s limit.
+
+mod common;
+use common::read_json;
+
+use std::path::Path;
+use std::process::Output;
+
+use ringperf::mock::MockConfig;
+use serde_json::Value;
+
+/// An open-loop run of the binary against `addr`: 20 non-streaming requests at 200/s on one
+/// worker, with `--max-client-lag-us limit_us` and the stall hook when `stall_ms` is given.
+fn run(addr: std::net::SocketAddr, dir: &Path, limit_us: u64, stall_ms: Option<u64>) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
+    cmd.env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
+        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .args(["profile", "-m", "mock-model", "--ui", "none"])
+        .args(["--tokenizer", "builtin", "--workers-max", "1"])
+        .args(["--request-rate", "200", "--arrival-pattern", "constant"])
+        .args(["--request-count", "20"])
+        .arg("--max-client-lag-us")
+        .arg(limit_us.to_string())
+        .arg("--url")
+        .arg(format!("http://{addr}"))
+        .arg("--artifact-dir")
+        .arg(dir);
+    if let Some(ms) = stall_ms {
+        cmd.env(ringperf::worker::TEST_STALL_ENV, ms.to_string());
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn mock() -> ringperf::mock::MockServer {
+    ringperf::mock::start(MockConfig::default()).expect("mock starts")
+}
+
+/// The threads the JSON lists, by name.
+fn thread_names(rp: &Value) -> Vec<String> {
+    rp["threads"]
+        .as_array()
+        .expect("ringperf.threads")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+#[test]
+fn a_starved_client_fails_the_verdict_with_exit_code_5_and_writes_every_artifact() {
+    let server = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(server.addr, dir.path(), 10_000, Some(20));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every artifact, the results-ready marker last.
+    for f in [
+        "profile_export_aiperf.json",
+        "profile_export_aiperf.csv",
+        "profile_export.jsonl",
+        "profile_export_console.txt",
+        "inputs.json",
+        ".aiperf_results_ready.json",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f} written");
+    }
+    let j = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(
+        j["request_count"]["avg"].as_f64(),
+        Some(20.0),
+        "every request completed"
+    );
+    let h = &j["ringperf"]["client_health"];
+    assert_eq!(h["kept_up"], false, "{h}");
+    assert_eq!(h["enforced"], true);
+    assert_eq!(h["limits"]["lag_p99_ns"], 10_000_000);
+    let reasons = h["reasons"].as_array().expect("reasons");
+    assert!(
+        reasons.iter().any(|r| r
+            .as_str()
+            .is_some_and(|r| r.starts_with("dispatch lag p99 "))),
+        "{reasons:?}"
+    );
+    assert!(h["observed"]["dispatch_lag_p99_ns"].as_f64().unwrap() > 10e6);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Client health: "))
+        .expect("the verdict's console line");
+    assert!(
+        line.starts_with("Client health: FELL BEHIND — dispatch lag p99 "),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("(--max-client-lag-us: exit code 5)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn the_same_run_unstarved_keeps_up_and_reports_every_thread() {
+    let server = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(server.addr, dir.path(), 1_000_000, None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let rp = &j["ringperf"];
+    let h = &rp["client_health"];
+    assert_eq!(h["kept_up"], true, "{h}");
+    assert_eq!(h["reasons"], serde_json::json!([]));
+    assert!(stdout.contains("Client health: kept up (dispatch lag p99 "));
+    // Every thread, each with a non-zero CPU time; the worker with its busy fraction.
+    assert_eq!(
+        thread_names(rp),
+        ["main", "aggregator", "scraper", "worker_0"]
+    );
+    for t in rp["threads"].as_array().unwrap() {
+        assert!(t["cpu_ns"].as_u64().unwrap() > 0, "{t}");
+    }
+    let busy = rp["threads"][3]["busy_fraction"].as_f64().unwrap();
+    assert!(busy > 0.0 && busy <= 1.0, "busy fraction {busy}");
+    assert!(rp["threads"][0].get("busy_fraction").is_none());
+}
