@@ -24,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -91,41 +90,6 @@ def schedstat_ns(pid):
     return total
 
 
-class ThreadSampler:
-    """Polls the on-CPU ns of each named thread of a running process (last value wins)."""
-
-    def __init__(self, pid, period=0.02):
-        self.pid, self.period = pid, period
-        self.by_tid = {}
-        self.stop_evt = threading.Event()
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self):
-        while not self.stop_evt.is_set():
-            try:
-                for tid in os.listdir(f"/proc/{self.pid}/task"):
-                    try:
-                        with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
-                            comm = f.read().strip()
-                        with open(f"/proc/{self.pid}/task/{tid}/schedstat") as f:
-                            ns = int(f.read().split()[0])
-                        self.by_tid[tid] = (comm, ns)
-                    except OSError:
-                        pass
-            except OSError:
-                pass
-            time.sleep(self.period)
-
-    def finish(self):
-        self.stop_evt.set()
-        self.t.join()
-        out = {}
-        for comm, ns in self.by_tid.values():
-            out[comm] = out.get(comm, 0) + ns
-        return out
-
-
 class Mock:
     """`ringperf mock-server` pinned to MOCK_CORE, with a truth log."""
 
@@ -178,7 +142,7 @@ class Mock:
             self.stop()
 
 
-def run_client(cmd, mock, timeout_s, env=None, sample_threads=False):
+def run_client(cmd, mock, timeout_s, env=None):
     """Runs `cmd` pinned to CLIENT_CORE under /usr/bin/time, measuring the mock around it."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         full = ["/usr/bin/time", "-f", "%c %w %e %U %S %M", "-o", tf.name,
@@ -187,21 +151,14 @@ def run_client(cmd, mock, timeout_s, env=None, sample_threads=False):
         t0 = time.monotonic()
         p = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env, start_new_session=True)
-        sampler = None
-        if sample_threads:
-            # /usr/bin/time -> taskset execs the client: find the grandchild.
-            sampler = _sample_child(p.pid)
         try:
             out, err = p.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)  # its own session: the client and its children
             p.communicate()
-            if sampler:
-                sampler.finish()
             raise CheckFailed(f"timed out after {timeout_s} s: {' '.join(cmd[:3])}")
         wall = time.monotonic() - t0
         m1 = mock.cpu_ns() if mock else 0
-        threads = sampler.finish() if sampler else {}
         fields = tf.read().split()
     try:
         ics, vcs = int(fields[-6]), int(fields[-5])
@@ -212,21 +169,7 @@ def run_client(cmd, mock, timeout_s, env=None, sample_threads=False):
     return {
         "rc": p.returncode, "stdout": out, "stderr": err, "wall_s": e, "cpu_s": u + s,
         "user_s": u, "sys_s": s, "maxrss_kib": rss, "involuntary_cs": ics, "voluntary_cs": vcs, "mock_cpu_s": (m1 - m0) / 1e9,
-        "threads_cpu_ns": threads,
     }
-
-
-def _sample_child(pid):
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
-        try:
-            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except OSError:
-            kids = []
-        if kids:
-            return ThreadSampler(int(kids[0]))
-        time.sleep(0.002)
-    return None
 
 
 def mock_note(r, busy_wall_s):
@@ -261,6 +204,35 @@ def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=Non
 
 def ringperf_json(outdir):
     return json.loads((Path(outdir) / "profile_export_aiperf.json").read_text())
+
+
+class CpuFigureRefused(CheckFailed):
+    """A ringperf run's per-thread CPU figure is missing or zero: no per-event figure is derived
+    from it, and the harness exits non-zero at the end."""
+
+
+REFUSED = []
+
+
+def ringperf_threads(j):
+    """Each ringperf thread's CPU ns, from the summary JSON's `ringperf.threads` (every thread
+    reads its own CLOCK_THREAD_CPUTIME_ID as it ends, so nothing is lost to sampling): a dict
+    name -> ns (`main`, `aggregator`, `scraper`, `worker_<i>`). Refuses a missing list, a missing
+    or zero worker or aggregator figure, and any zero entry."""
+    threads = j.get("ringperf", {}).get("threads")
+    try:
+        if not threads:
+            raise CpuFigureRefused("ringperf.threads missing from the summary JSON")
+        out = {t["name"]: t["cpu_ns"] for t in threads}
+        zero = [n for n, ns in out.items() if not isinstance(ns, int) or ns <= 0]
+        if zero:
+            raise CpuFigureRefused(f"zero or missing CPU time for thread(s) {zero}")
+        if not any(n.startswith("worker_") for n in out) or "aggregator" not in out:
+            raise CpuFigureRefused(f"no worker or aggregator CPU time in {sorted(out)}")
+    except CpuFigureRefused as e:
+        REFUSED.append(str(e))
+        raise
+    return out
 
 
 def check_ringperf(r, outdir, n, tokens, isl=ISL):
@@ -354,15 +326,15 @@ def scenario_nonstream(out, quick):
         row = {"concurrency": c}
         d = out / f"nonstream-ringperf-c{c}"
         with Mock(out, d.name, tokens=1) as m:
-            r = run_client(ringperf_cmd(d, conc=c, count=n), m, 300, sample_threads=True)
+            r = run_client(ringperf_cmd(d, conc=c, count=n), m, 300)
             truth = m.stop()
         try:
             j = check_ringperf(r, d, n, 1)
             check_truth(truth, n, 1)
             dur = j["benchmark_duration"]["avg"]
             frac, note = mock_note(r, dur)
-            th = r["threads_cpu_ns"]
-            steady = (worker_ns(th) + th.get("ringperf-aggreg", 0)) / 1e9
+            th = ringperf_threads(j)
+            steady = (worker_ns(th) + th["aggregator"]) / 1e9
             row["ringperf"] = {
                 "requests": n, "req_per_s": n / dur, "cpu_s": r["cpu_s"],
                 "cpu_s_per_1k": r["cpu_s"] / n * 1000, "mock_busy": frac, "note": note,
@@ -464,13 +436,14 @@ def stream_case(out, quick, pacing, itl):
                 with Mock(out, d.name, ttft_ms=0, itl_ms=itl, tokens=100) as m:
                     if client == "ringperf":
                         r = run_client(ringperf_cmd(d, conc=c, count=n, streaming=True, osl=100),
-                                       m, 600, sample_threads=True)
+                                       m, 600)
                     else:
                         r = run_client(aiperf_cmd(d, c, n), m, 900)
                     truth = m.stop()
                 (out / f"{d.name}.out").write_text(r["stdout"][-5000:] + r["stderr"][-5000:])
                 if client == "ringperf":
                     j = check_ringperf(r, d, n, 100)
+                    r["threads_cpu_ns"] = ringperf_threads(j)
                 else:
                     j = check_aiperf(r, d, n, 100)
                 check_truth(truth, n, 100)
@@ -480,7 +453,7 @@ def stream_case(out, quick, pacing, itl):
                 dur = j["benchmark_duration"]["avg"]
                 frac, note = mock_note(r, dur)
                 runs.append({"n": n, "events": events, "dur_s": dur, "cpu_s": r["cpu_s"],
-                             "threads_cpu_ns": r["threads_cpu_ns"], "mock_busy": frac,
+                             "threads_cpu_ns": r.get("threads_cpu_ns", {}), "mock_busy": frac,
                              "note": note, "maxrss_kib": r["maxrss_kib"]})
             big, small = runs
             dn, de = big["n"] - small["n"], big["events"] - small["events"]
@@ -494,7 +467,7 @@ def stream_case(out, quick, pacing, itl):
             }
             if client == "ringperf":
                 w = [worker_ns(r["threads_cpu_ns"]) for r in runs]
-                a = [r["threads_cpu_ns"].get("ringperf-aggreg", 0) for r in runs]
+                a = [r["threads_cpu_ns"]["aggregator"] for r in runs]
                 res[client]["worker_ns_per_event"] = w[0] / big["events"]
                 res[client]["worker_ns_per_event_marginal"] = (w[0] - w[1]) / de
                 res[client]["aggregator_ns_per_event"] = a[0] / big["events"]
@@ -506,8 +479,8 @@ def stream_case(out, quick, pacing, itl):
 
 
 def worker_ns(threads):
-    """On-CPU ns of the worker threads (comm is truncated to 15 bytes by the kernel)."""
-    return sum(ns for comm, ns in threads.items() if comm.startswith("ringperf-worke"))
+    """CPU ns of the worker threads (`worker_<i>` in `ringperf.threads`)."""
+    return sum(ns for name, ns in threads.items() if name.startswith("worker_"))
 
 
 def aiperf_cmd(outdir, conc, n):
@@ -705,6 +678,9 @@ def main():
                 shutil.rmtree(p, ignore_errors=True)  # keep results.json and logs only
     log(f"results: {out / 'results.json'}")
     print(json.dumps(results, indent=1))
+    if REFUSED:
+        log(f"refused {len(REFUSED)} CPU figure(s): {REFUSED}")
+        sys.exit(1)
 
 
 def machine_notes():

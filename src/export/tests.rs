@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::console::{Row, render_table, row_label};
 use super::json::local_iso;
 use super::*;
+use crate::aggregate::health;
 use crate::aggregate::metrics::tests::facts;
 use crate::aggregate::tests::three_records;
 use crate::aggregate::{Accumulator, MetricConfig, Summary, record_metrics};
@@ -242,6 +243,50 @@ fn summary_json_key_order_and_shapes() {
     assert_eq!(v["ringperf"]["io_driver"], "io_uring");
     assert_eq!(v["ringperf"]["ring_stalls"], 3);
     assert_eq!(v["ringperf"]["workers"], 2);
+    // Without threads or a verdict (a merged run) neither key is written.
+    assert!(v["ringperf"].get("threads").is_none());
+    assert!(v["ringperf"].get("client_health").is_none());
+    let timed = RunInfo {
+        threads: vec![
+            crate::export::ThreadCpu {
+                name: "main".into(),
+                cpu_ns: 9,
+                busy_fraction: None,
+            },
+            crate::export::ThreadCpu {
+                name: "worker_0".into(),
+                cpu_ns: 4,
+                busy_fraction: Some(0.5),
+            },
+        ],
+        client_health: Some(health::judge(
+            health::Observed {
+                dispatch_lag: s.dispatch_lag.clone(),
+                busiest_worker: Some(("worker_0".into(), 0.5)),
+                ring_stalls: 0,
+                receive_lag: None,
+            },
+            health::Limits::new(Some(1_000)),
+        )),
+        ..run_info()
+    };
+    let t = summary_json(&s, None, &timed);
+    assert_eq!(
+        t["ringperf"]["threads"],
+        serde_json::json!([{"name": "main", "cpu_ns": 9},
+                           {"name": "worker_0", "cpu_ns": 4, "busy_fraction": 0.5}])
+    );
+    let p99 = s.dispatch_lag.as_ref().unwrap().p99_ns;
+    assert_eq!(
+        t["ringperf"]["client_health"],
+        serde_json::json!({
+            "kept_up": true, "enforced": true, "reasons": [],
+            "limits": {"lag_p99_ns": 1000, "worker_busy_fraction": 0.95, "ring_stalls": 0},
+            "observed": {"dispatch_lag_p99_ns": p99, "dispatch_lag_max_ns": 500.0,
+                         "receive_lag_p99_ns": null, "busiest_worker": "worker_0",
+                         "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0}
+        })
+    );
     // A whole run has no shard block; a shard's names its place in the split run.
     assert!(v["ringperf"].get("shard").is_none());
     let shard = crate::export::ShardInfo {
@@ -690,6 +735,14 @@ fn console_footer_of_a_run() {
             PathBuf::from("artifacts/x/profile_export_aiperf.json"),
         ),
     ];
+    run.client_health = Some(health::judge(
+        health::Observed {
+            dispatch_lag: s.dispatch_lag.clone(),
+            ring_stalls: 3,
+            ..Default::default()
+        },
+        health::Limits::new(None),
+    ));
     let text = render_footer(&s, &run, &exports);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -697,9 +750,10 @@ fn console_footer_of_a_run() {
         [
             "CLI Command: ringperf profile --model 'm' --streaming",
             "Benchmark Duration: 0.00 sec (cancelled early)",
-            // ringperf's own line (no AIPerf equivalent), before the exports.
+            // ringperf's own lines (no AIPerf equivalent), before the exports.
             "Dispatch Lag: p50 0.000 ms, p99 0.000 ms, max 0.001 ms (2 workers, io_uring, 3 ring \
              stalls)",
+            "Client health: FELL BEHIND — 3 ring stalls > 0 (workers waited for the aggregator)",
             "CSV Export: artifacts/x/profile_export_aiperf.csv",
             "JSON Export: artifacts/x/profile_export_aiperf.json",
             "The profile run was cancelled early. Results shown may be incomplete or inaccurate.",
