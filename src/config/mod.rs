@@ -260,6 +260,9 @@ pub struct Config {
     pub verbose: bool,
     pub workers: usize,
     pub io_driver: IoDriver,
+    /// `--timestamps`: read requests with kernel receive stamps (`true`, the default) or with
+    /// user-space stamps only.
+    pub kernel_stamps: bool,
     /// `--failed-request-threshold`: abort when failed / total profiling records exceeds it.
     pub failed_request_threshold: Option<f64>,
     /// How long requests in flight may finish after an early stop (signal or error budget):
@@ -640,6 +643,7 @@ impl Config {
                 || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
             workers,
             io_driver: args.io_driver.into(),
+            kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
             failed_request_threshold: args.failed_request_threshold,
             stop_grace: secs_or_forever(args.benchmark_grace_period),
             mock,

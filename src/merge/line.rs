@@ -360,6 +360,8 @@ fn facts_of(
         bytes_sent: 0,
         bytes_received: 0,
         trace: None,
+        // A line carries no per-event stamps: a merge has no receive lag of its own.
+        receive: crate::record::ReceiveFacts::default(),
     })
 }
 

@@ -143,6 +143,7 @@ prop_compose! {
             bytes_sent: 0,
             bytes_received: 0,
             trace: None,
+            receive: Default::default(),
         }
     }
 }

@@ -274,6 +274,7 @@ impl Collector {
             trace: raw
                 .trace
                 .map(|t| as_aiperf_reads(t, raw.is_sse, raw.body.len(), raw.end_ns)),
+            receive: crate::record::ReceiveFacts::of(raw),
         }
     }
 }

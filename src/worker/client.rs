@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::http::{EncodedRequest, Head};
-use crate::net::{self, AfterHead, Cut, Exchange, Limits, Sink};
+use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use crate::record::{Credit, Event, HttpTrace, RawRecord, RequestError};
 use crate::sse::Framer;
 
@@ -71,6 +71,7 @@ fn empty_record(
         is_sse: false,
         body: Vec::new(),
         events: Vec::new(),
+        coalesced_reads: 0,
         error: None,
         conn_reused: false,
         bytes_sent: 0,
@@ -109,6 +110,7 @@ pub(crate) async fn send(
         reuse: pool.is_some() || state.pool_enabled,
         head_request: false,
         clock: shared.clock,
+        kernel_stamps: shared.kernel_stamps,
         limits: Limits {
             connect_timeout: None,
             read_timeout: None,
@@ -127,6 +129,7 @@ pub(crate) async fn send(
         state,
         framer: Framer::default(),
         rec: &mut rec,
+        read_lag_ns: None,
         keep_head: shared.http_trace,
         prefill: prefill.map(|gate| Prefill {
             gate,
@@ -227,6 +230,8 @@ struct Recorder<'a> {
     state: &'a WorkerState,
     framer: Framer,
     rec: &'a mut RawRecord,
+    /// The receive lag of the latest read (`None`: it had no kernel stamp).
+    read_lag_ns: Option<u32>,
     /// `--export-http-trace`: copy the response head into the record.
     keep_head: bool,
     /// The prefill slot held until the first content response.
@@ -284,8 +289,9 @@ impl Sink for Recorder<'_> {
         t.request_chunks = u32::from(body > 0);
     }
 
-    fn on_read(&mut self, bytes: usize, _stamp_ns: u64) {
+    fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
         self.rec.bytes_received += bytes as u64;
+        self.read_lag_ns = stamp.lag_ns().map(|l| u32::try_from(l).unwrap_or(u32::MAX));
     }
 
     fn on_head(&mut self, head: &Head, raw: &[u8], stamp_ns: u64) -> AfterHead {
@@ -324,7 +330,11 @@ impl Sink for Recorder<'_> {
                     stamp_ns,
                     start: r.start as u32,
                     end: r.end as u32,
+                    lag_ns: self.read_lag_ns,
                 });
+            }
+            if self.rec.events.len() - first_new > 1 {
+                self.rec.coalesced_reads += 1;
             }
             // The first token gives the prefill slot back (after the stamp: off the timing path).
             if let Some(p) = self.prefill.as_mut() {
@@ -341,7 +351,7 @@ impl Sink for Recorder<'_> {
 
     fn on_end(&mut self, stamp_ns: u64) {
         self.rec.end_ns = stamp_ns;
-        finish_events(self.rec, &mut self.framer, stamp_ns);
+        finish_events(self.rec, &mut self.framer, stamp_ns, self.read_lag_ns);
     }
 }
 
@@ -361,13 +371,14 @@ fn cancelled_error() -> RequestError {
 
 /// Closes the event list: trailing SSE data without a final blank line, or the single event of
 /// a non-SSE body.
-fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64) {
+fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64, lag_ns: Option<u32>) {
     if rec.is_sse {
         while let Some(r) = framer.finish(&rec.body) {
             rec.events.push(Event {
                 stamp_ns: stamp,
                 start: r.start as u32,
                 end: r.end as u32,
+                lag_ns,
             });
         }
     } else if !rec.body.is_empty() {
@@ -375,6 +386,7 @@ fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64) {
             stamp_ns: stamp,
             start: 0,
             end: rec.body.len() as u32,
+            lag_ns,
         });
     }
 }
