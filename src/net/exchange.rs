@@ -349,12 +349,13 @@ impl Exchange<'_> {
         sink.on_send(self.clock.now_ns());
         let (res, wbuf) = conn.stream.write_all(wbuf).await;
         conn.wbuf = wbuf;
+        let sent_ns = self.clock.now_ns();
         match res {
-            Ok(n) => sink.on_sent(n, self.clock.now_ns()),
+            Ok(n) => sink.on_sent(n, sent_ns),
             Err(e) => return Err(Failed::new(Error::Write(e), reused)),
         }
 
-        let response = self.read_response(&mut conn, sink);
+        let response = self.read_response(&mut conn, sink, sent_ns);
         let read = match self.limits.cancel_after_sent {
             None => response.await,
             // Dropping the read abandons the connection: the server sees the client go away.
@@ -407,7 +408,16 @@ impl Exchange<'_> {
     }
 
     /// Reads one response into `sink`. Returns whether the connection may be reused.
-    async fn read_response<S: Sink>(&self, conn: &mut Conn, sink: &mut S) -> Result<bool, Error> {
+    ///
+    /// A read's stamp is never earlier than `sent_ns`, the stamp of the request's write
+    /// completion: a fast server's answer can reach the kernel before the write returns to user
+    /// space, and the exchange's phases (sending, then waiting) stay in order.
+    async fn read_response<S: Sink>(
+        &self,
+        conn: &mut Conn,
+        sink: &mut S,
+        sent_ns: u64,
+    ) -> Result<bool, Error> {
         let mut decoder: Option<BodyDecoder> = None;
         let mut keep_alive = false;
         let mut received = false;
@@ -435,7 +445,7 @@ impl Exchange<'_> {
             };
             conn.rbuf = buf;
             let (n, read_stamp) = res.map_err(|error| Error::Read { error, received })?;
-            let stamp = read_stamp.best_ns();
+            let stamp = read_stamp.best_ns().max(sent_ns);
             if n == 0 {
                 // End of stream: the end of an until-close body, or a failure.
                 let Some(d) = decoder.as_mut() else {
