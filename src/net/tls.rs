@@ -11,9 +11,11 @@
 //! decryption itself) at the price of tracking record boundaries and in-place buffers here; the
 //! buffered API keeps that bookkeeping in rustls, where it is tested.
 //!
-//! Stamps: a read's stamp is taken when the socket read completes, before the bytes are fed to
-//! rustls, so decryption cost never counts as server latency. Plaintext left in rustls after a
-//! read (the caller's buffer was full) carries the stamp of the socket read that brought it.
+//! Stamps: a read's stamps are taken when the socket read completes (with kernel stamps on, the
+//! kernel's receive stamp of that socket read goes beside the user-space one), before the bytes
+//! are fed to rustls, so decryption cost never counts as server latency. Plaintext left in
+//! rustls after a read (the caller's buffer was full) carries the stamps of the socket read that
+//! brought it. The handshake's reads are not stamped.
 //!
 //! The handshake is part of connecting ([`handshake`]): a fresh `https` connection is ready only
 //! once it is done, so its time is connect time. Certificate problems are [`TlsError::Certificate`],
