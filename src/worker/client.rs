@@ -390,3 +390,102 @@ fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64, lag_ns: O
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+    use std::collections::HashSet;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::record::{Phase, ReceiveFacts};
+
+    fn state() -> WorkerState {
+        WorkerState {
+            id: 0,
+            pool: crate::net::Pool::new(1, 64),
+            pool_enabled: false,
+            rng: RefCell::new(rand::rngs::StdRng::seed_from_u64(1)),
+            reason: RefCell::new(String::new()),
+            in_flight: Cell::new(0),
+            open_fds: RefCell::new(HashSet::new()),
+            producer: crate::record::ring::ring_bounded(4, 1 << 20).0,
+        }
+    }
+
+    /// Feeds one read of `bytes` with `stamp` to the recorder, as the exchange does.
+    fn read(r: &mut Recorder<'_>, bytes: &[u8], stamp: ReadStamp) {
+        r.on_read(bytes.len(), stamp);
+        r.rec.body.extend_from_slice(bytes);
+        r.on_body(stamp.best_ns());
+    }
+
+    #[test]
+    fn events_carry_their_reads_lag_and_coalesced_reads_are_counted() {
+        let state = state();
+        let request = EncodedRequest {
+            bytes: Vec::new(),
+            id_slots: [0, 0],
+            copy_slots: Vec::new(),
+            head_len: 0,
+        };
+        let credit = Credit {
+            phase: Phase::Profiling,
+            index: 0,
+            conversation: 0,
+            turn: 0,
+            cancel_after_ns: None,
+            max_turns: None,
+            intended_ns: 0,
+        };
+        let mut rec = empty_record(&state, credit, 0, uuid::Uuid::nil());
+        rec.is_sse = true;
+        let mut r = Recorder {
+            request: &request,
+            state: &state,
+            framer: Framer::default(),
+            rec: &mut rec,
+            read_lag_ns: None,
+            keep_head: false,
+            prefill: None,
+        };
+        let kernel = |user_ns, k| ReadStamp {
+            user_ns,
+            kernel_ns: Some(k),
+        };
+        read(&mut r, b"data: a\n\n", kernel(1_500, 1_000));
+        // Two messages in one read without a kernel stamp: the user-space stamp, no lag.
+        read(&mut r, b"data: b\n\ndata: c\n\n", ReadStamp::user(3_000));
+        // Three in one read whose lag does not fit 32 bits: it saturates.
+        read(
+            &mut r,
+            b"data: d\n\ndata: e\n\ndata: [DONE]\n\n",
+            kernel(u64::MAX, 5_000),
+        );
+        r.on_end(5_000);
+
+        let stamps: Vec<(u64, Option<u32>)> =
+            rec.events.iter().map(|e| (e.stamp_ns, e.lag_ns)).collect();
+        let max = Some(u32::MAX);
+        assert_eq!(
+            stamps,
+            [
+                (1_000, Some(500)),
+                (3_000, None),
+                (3_000, None),
+                (5_000, max),
+                (5_000, max),
+                (5_000, max)
+            ]
+        );
+        assert_eq!(rec.coalesced_reads, 2);
+        assert_eq!(
+            ReceiveFacts::of(&rec),
+            ReceiveFacts {
+                lag_ns: vec![500, u32::MAX, u32::MAX, u32::MAX],
+                coalesced_reads: 2,
+            }
+        );
+    }
+}
