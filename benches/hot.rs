@@ -104,6 +104,7 @@ fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usiz
             stamp_ns: 5,
             start: r.start as u32,
             end: r.end as u32,
+            lag_ns: None,
         });
     }
     if feed.done {
@@ -112,6 +113,7 @@ fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usiz
                 stamp_ns: 5,
                 start: r.start as u32,
                 end: r.end as u32,
+                lag_ns: None,
             });
         }
     }
@@ -223,6 +225,7 @@ fn bench_parse_record(c: &mut Criterion) {
                 stamp_ns: stamp,
                 start: r.start as u32,
                 end: r.end as u32,
+                lag_ns: None,
             });
             stamp += 1_000;
         }
@@ -245,6 +248,7 @@ fn bench_parse_record(c: &mut Criterion) {
             stamp_ns: 100,
             start: 0,
             end: NONSTREAM_JSON.len() as u32,
+            lag_ns: None,
         }],
         false,
     );
@@ -374,6 +378,7 @@ fn streaming_facts() -> RecordFacts {
             response_bytes: 38_000,
             local: None,
         }),
+        receive: ringperf::record::ReceiveFacts::default(),
     }
 }
 

@@ -3,6 +3,11 @@
 //!
 //! [`monotonic_raw_ns`] is the same clock without the origin; the mock server's truth log uses it,
 //! so a client stamp and a server stamp taken on one machine can be compared directly.
+//!
+//! The kernel stamps received data on `CLOCK_REALTIME` (`SO_TIMESTAMPING` software stamps). The
+//! offset from `CLOCK_REALTIME` to `CLOCK_MONOTONIC` is calibrated once, at [`Clock::start`]
+//! ([`RealtimeOffset`]), and converts those stamps to the run's clock. The two clocks run at the
+//! same rate (NTP slews both alike), so the offset holds until someone steps the wall clock.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -41,22 +46,99 @@ pub fn wall_now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// A monotonic origin with its wall-clock anchor. Cheap to copy; every thread holds one.
+/// `clock_gettime(id)` in nanoseconds (0 if the clock is not supported).
+#[inline]
+fn clock_ns(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it, and an
+    // unsupported clock id makes it fail without writing (`ts` stays zero).
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Readings of `CLOCK_REALTIME` bracketed by `CLOCK_MONOTONIC` readings taken by [`RealtimeOffset::calibrate`].
+const CALIBRATION_PAIRS: usize = 16;
+
+/// `CLOCK_REALTIME − CLOCK_MONOTONIC`, measured once: converts a kernel receive stamp
+/// (`CLOCK_REALTIME`) to raw `CLOCK_MONOTONIC` ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RealtimeOffset {
+    /// Realtime ns minus monotonic ns of the same instant.
+    pub offset_ns: u64,
+    /// Half the width of the tightest bracket: the offset is exact within ± this.
+    pub uncertainty_ns: u64,
+}
+
+impl RealtimeOffset {
+    /// Reads `CLOCK_REALTIME` between two `CLOCK_MONOTONIC` readings several times and keeps the
+    /// tightest bracket, pairing the realtime reading with the bracket's midpoint.
+    pub fn calibrate() -> Self {
+        Self::tightest((0..CALIBRATION_PAIRS).map(|_| {
+            let before = monotonic_raw_ns();
+            let real = clock_ns(libc::CLOCK_REALTIME);
+            let after = monotonic_raw_ns();
+            (before, real, after)
+        }))
+    }
+
+    /// The offset of the tightest of `(monotonic before, realtime, monotonic after)` readings.
+    fn tightest(readings: impl Iterator<Item = (u64, u64, u64)>) -> Self {
+        let best = readings
+            .filter(|&(before, _, after)| after >= before)
+            .min_by_key(|&(before, _, after)| after - before);
+        match best {
+            Some((before, real, after)) => {
+                let mid = before + (after - before) / 2;
+                Self {
+                    offset_ns: real.saturating_sub(mid),
+                    uncertainty_ns: (after - before).div_ceil(2),
+                }
+            }
+            None => Self {
+                offset_ns: 0,
+                uncertainty_ns: u64::MAX,
+            },
+        }
+    }
+}
+
+/// A monotonic origin with its wall-clock anchor and the realtime offset. Cheap to copy; every
+/// thread holds one.
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     origin_raw_ns: u64,
     wall_origin_ns: u64,
+    realtime: RealtimeOffset,
 }
 
 impl Clock {
-    /// Takes the origin now.
+    /// Takes the origin now and calibrates the realtime offset.
     pub fn start() -> Self {
+        let realtime = RealtimeOffset::calibrate();
         let origin_raw_ns = monotonic_raw_ns();
         let wall_origin_ns = wall_now_ns();
         Self {
             origin_raw_ns,
             wall_origin_ns,
+            realtime,
         }
+    }
+
+    /// The realtime offset calibrated at start.
+    pub fn realtime_offset(&self) -> RealtimeOffset {
+        self.realtime
+    }
+
+    /// Converts a `CLOCK_REALTIME` stamp (a kernel receive stamp) to this clock; `None` when it
+    /// falls before the origin (a stamp from before the run, or a wall clock stepped back).
+    #[inline]
+    pub fn from_realtime_ns(&self, realtime_ns: u64) -> Option<u64> {
+        realtime_ns
+            .checked_sub(self.realtime.offset_ns)?
+            .checked_sub(self.origin_raw_ns)
     }
 
     /// Monotonic nanoseconds since the origin.
@@ -116,5 +198,39 @@ mod tests {
         let raw = monotonic_raw_ns();
         let via_clock = c.raw_ns(c.now_ns());
         assert!(raw.abs_diff(via_clock) < 1_000_000);
+    }
+
+    #[test]
+    fn the_tightest_bracket_wins() {
+        let readings = [(100, 5_000, 180), (200, 5_110, 210), (300, 5_300, 400)];
+        let o = RealtimeOffset::tightest(readings.into_iter());
+        assert_eq!(
+            o,
+            RealtimeOffset {
+                offset_ns: 4_905,
+                uncertainty_ns: 5
+            }
+        );
+        // A bracket running backwards is no reading; none at all leaves the offset unknown.
+        let o = RealtimeOffset::tightest([(10, 50, 5)].into_iter());
+        assert_eq!(o.uncertainty_ns, u64::MAX);
+    }
+
+    #[test]
+    fn realtime_stamps_convert_to_the_run_clock() {
+        let c = Clock::start();
+        let o = c.realtime_offset();
+        assert_ne!(o.uncertainty_ns, u64::MAX, "{o:?}");
+        let before = c.now_ns();
+        let converted = c.from_realtime_ns(clock_ns(libc::CLOCK_REALTIME)).unwrap();
+        let after = c.now_ns();
+        let slack = o.uncertainty_ns;
+        assert!(
+            converted + slack >= before && converted <= after + slack,
+            "{before} {converted} {after}"
+        );
+        // Before the origin: no stamp rather than a wrapped one.
+        assert_eq!(c.from_realtime_ns(o.offset_ns), None);
+        assert_eq!(c.from_realtime_ns(0), None);
     }
 }

@@ -929,3 +929,157 @@ fn sweep_line_metrics_against_the_mock() {
             .all(|r| r["metrics"].get("effective_latency").is_none())
     );
 }
+
+/// One streaming run against `server` with `--timestamps {timestamps}`: its summary and, per
+/// record, the raw `CLOCK_MONOTONIC` stamps of its content events as the metrics saw them
+/// (request start + TTFT, then each inter-chunk latency added) with the mock's truth entry.
+fn event_stamps(
+    server: &MockServer,
+    timestamps: &str,
+    io_driver: &str,
+) -> (Value, Vec<(Vec<f64>, TruthEntry)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u http://{} --streaming --concurrency 3 --request-count 36 \
+         --isl 40 --osl 12 --random-seed 7 --ui none --io-driver {io_driver} --no-server-metrics \
+         --timestamps {timestamps} --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let outcome = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((outcome.successes, outcome.errors), (36, 0));
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let truth: HashMap<String, TruthEntry> = server
+        .truth()
+        .entries()
+        .into_iter()
+        .filter_map(|e| e.request_id.map(|id| (id.to_string(), e)))
+        .collect();
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs.len(), 36);
+    let stamps = recs
+        .iter()
+        .map(|rec| {
+            let id = rec["metadata"]["x_request_id"].as_str().expect("id");
+            let t = truth.get(id).expect("the mock saw the request").clone();
+            let mut at = raw_start(rec, &summary) as f64
+                + metric(rec, "time_to_first_token").expect("ttft") * 1e6;
+            let mut events = vec![at];
+            for gap in rec["metrics"]["inter_chunk_latency"]["value"]
+                .as_array()
+                .expect("icl list")
+            {
+                at += gap.as_f64().unwrap() * 1e6;
+                events.push(at);
+            }
+            assert_eq!(events.len(), t.event_ns.len());
+            (events, t)
+        })
+        .collect();
+    (summary, stamps)
+}
+
+/// Kernel receive stamps against the mock's truth log: every event's stamp is at or after the
+/// mock's stamp of the write that carried it (within the calibration's stated uncertainty), the
+/// client's receive lag is reported for the events, and the median TTFT excess over the truth is
+/// smaller with kernel stamps than with user-space stamps (a ratio of two medians measured here,
+/// not a time). That a kernel stamp is never later than its read's user-space stamp is checked
+/// read by read in `net::tests`.
+#[test]
+fn kernel_stamps_lie_between_the_write_and_the_user_stamp() {
+    let server = mock(25, 4, 12, 1, Driver::Auto);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ttft_excess = |stamps: &[(Vec<f64>, TruthEntry)]| {
+        median(
+            stamps
+                .iter()
+                .map(|(e, t)| e[0] - t.event_ns[0] as f64)
+                .collect(),
+        )
+    };
+
+    let (summary, kernel) = event_stamps(&server, "kernel", "auto");
+    let rp = &summary["ringperf"];
+    assert_eq!(rp["timestamps"], "kernel");
+    let uncertainty = rp["clock"]["realtime_to_monotonic_uncertainty_ns"]
+        .as_f64()
+        .expect("the calibration is recorded");
+    assert!(
+        rp["clock"]["realtime_to_monotonic_offset_ns"]
+            .as_u64()
+            .is_some()
+    );
+    for (events, t) in &kernel {
+        for (k, (&seen, &wrote)) in events.iter().zip(&t.event_ns).enumerate() {
+            // One ns of slack for the float round trip through milliseconds.
+            assert!(
+                seen + uncertainty + 1.0 >= wrote as f64,
+                "event {k}: stamp {seen} before the mock's write {wrote}"
+            );
+        }
+    }
+    let lag = &rp["receive_lag_ns"];
+    let count = lag["count"].as_u64().expect("receive lag measured");
+    assert!(count >= 36 * 12, "{lag}");
+    let (p50, p99, max) = (
+        lag["p50"].as_f64().unwrap(),
+        lag["p99"].as_f64().unwrap(),
+        lag["max"].as_f64().unwrap(),
+    );
+    assert!(0.0 <= p50 && p50 <= p99 && p99 <= max, "{lag}");
+
+    let (summary, user) = event_stamps(&server, "user", "auto");
+    assert_eq!(summary["ringperf"]["timestamps"], "user");
+    assert!(summary["ringperf"]["receive_lag_ns"].is_null());
+    let (k, u) = (ttft_excess(&kernel), ttft_excess(&user));
+    assert!(k >= -uncertainty - 1.0 && u > 0.0, "{k} {u}");
+    assert!(
+        k / u < 1.0,
+        "median TTFT excess: kernel {k} ns, user {u} ns (ratio {})",
+        k / u
+    );
+    eprintln!(
+        "median TTFT excess over the truth: kernel {k:.0} ns, user {u:.0} ns, ratio {:.3}; receive lag p50 {p50:.0} ns p99 {p99:.0} ns max {max:.0} ns",
+        k / u
+    );
+}
+
+/// The epoll driver reads with kernel stamps the same way; user-space stamps on it still give
+/// complete records.
+#[test]
+fn kernel_and_user_stamps_on_the_epoll_driver() {
+    let server = mock(5, 2, 6, 1, Driver::Legacy);
+    for timestamps in ["kernel", "user"] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(&format!(
+            "ringperf profile -m mock-model -u http://{} --streaming --concurrency 2 \
+             --request-count 10 --osl 6 --ui none --io-driver legacy --no-server-metrics \
+             --timestamps {timestamps} --artifact-dir {}",
+            server.addr,
+            dir.path().display()
+        ));
+        let outcome = ringperf::run::run(cfg).expect("run completes");
+        assert_eq!((outcome.successes, outcome.errors), (10, 0), "{timestamps}");
+        let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+        assert_eq!(summary["ringperf"]["io_driver"], "epoll");
+        assert_eq!(summary["ringperf"]["timestamps"], timestamps);
+        assert_eq!(
+            summary["ringperf"]["receive_lag_ns"].is_null(),
+            timestamps == "user"
+        );
+        let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+        assert_eq!(recs.len(), 10);
+        for rec in &recs {
+            assert_eq!(rec["metrics"]["output_sequence_length"]["value"], 6);
+            assert_eq!(
+                rec["metrics"]["inter_chunk_latency"]["value"]
+                    .as_array()
+                    .map(Vec::len),
+                Some(5)
+            );
+        }
+    }
+}

@@ -30,6 +30,7 @@ fn sse_events(body: &[u8], per_read: u64) -> Vec<Event> {
             stamp_ns: 1_000 + read * 1_000,
             start,
             end,
+            lag_ns: None,
         });
     }
     events
@@ -96,6 +97,7 @@ fuzz_target!(|data: &[u8]| {
         stamp_ns: 7_000,
         start: 0,
         end: len,
+        lag_ns: None,
     };
     let json = record(body, vec![whole], false, error);
 

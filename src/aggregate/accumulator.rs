@@ -102,6 +102,9 @@ pub struct Summary {
     pub error_summary: Vec<ErrorCount>,
     /// ringperf's own dispatch-lag statistics (`None` with no records).
     pub dispatch_lag: Option<LagSummary>,
+    /// The client's receive lag per event, user-space minus kernel stamp (`None` with no
+    /// kernel-stamped event).
+    pub receive_lag: Option<LagSummary>,
 }
 
 impl Summary {
@@ -137,6 +140,8 @@ pub struct Accumulator {
     usage_discrepancy_count: Option<u64>,
     osl_mismatch_count: Option<u64>,
     dispatch_lag_ns: Vec<f64>,
+    /// Receive lag of every kernel-stamped event, ns.
+    receive_lag_ns: Vec<f64>,
     /// Every record's intervals (valid and error), wall-clock epoch ns, for the sweep lines.
     intervals: Vec<Interval>,
     /// `request_start − credit_issued` per record, ns, clamped at 0.
@@ -171,6 +176,7 @@ impl Accumulator {
             usage_discrepancy_count: None,
             osl_mismatch_count: None,
             dispatch_lag_ns: Vec::new(),
+            receive_lag_ns: Vec::new(),
             intervals: Vec::new(),
             credit_to_start_ns: Vec::new(),
             effective_latency_ns: Vec::new(),
@@ -191,6 +197,8 @@ impl Accumulator {
     pub fn add(&mut self, f: &RecordFacts, m: &RecordMetrics) {
         self.dispatch_lag_ns
             .push(f.start_ns as f64 - f.intended_ns as f64);
+        self.receive_lag_ns
+            .extend(f.receive.lag_ns.iter().map(|&l| f64::from(l)));
         self.add_interval(f, m);
         for (id, v) in &m.values {
             let col = &mut self.columns[*id as usize];
@@ -499,21 +507,22 @@ impl Accumulator {
         Summary {
             results,
             error_summary,
-            dispatch_lag: self.lag(),
+            dispatch_lag: lag_summary(self.dispatch_lag_ns.clone()),
+            receive_lag: lag_summary(self.receive_lag_ns.clone()),
         }
     }
+}
 
-    fn lag(&self) -> Option<LagSummary> {
-        let mut v = self.dispatch_lag_ns.clone();
-        v.sort_unstable_by(f64::total_cmp);
-        let max = *v.last()?;
-        Some(LagSummary {
-            p50_ns: stats::linear(&v, 50.0),
-            p99_ns: stats::linear(&v, 99.0),
-            max_ns: max,
-            count: v.len() as u64,
-        })
-    }
+/// p50, p99 and max of `v` (`None` when empty).
+fn lag_summary(mut v: Vec<f64>) -> Option<LagSummary> {
+    v.sort_unstable_by(f64::total_cmp);
+    let max = *v.last()?;
+    Some(LagSummary {
+        p50_ns: stats::linear(&v, 50.0),
+        p99_ns: stats::linear(&v, 99.0),
+        max_ns: max,
+        count: v.len() as u64,
+    })
 }
 
 /// The fourteen sweep-line results of `curves` over `[from, to]` (ns on the curves' axis).

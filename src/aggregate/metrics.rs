@@ -335,6 +335,7 @@ pub(crate) mod tests {
             bytes_sent: 10,
             bytes_received: 20,
             trace: None,
+            receive: Default::default(),
         }
     }
 

@@ -357,6 +357,18 @@ pub struct ProfileArgs {
     )]
     pub io_driver: IoDriverArg,
 
+    /// Which read stamps the metrics use: the kernel's receive stamps (`SO_TIMESTAMPING`, with
+    /// an automatic fallback to user-space stamps where unavailable) or user-space stamps only.
+    #[arg(
+        long = "timestamps",
+        env = "RINGPERF_TIMESTAMPS",
+        default_value = "kernel",
+        value_enum,
+        ignore_case = true,
+        help_heading = "ringperf"
+    )]
+    pub timestamps: TimestampsArg,
+
     /// Start the embedded mock server on a free loopback port and benchmark it (ignores --url).
     #[arg(long, help_heading = "ringperf")]
     pub mock: bool,
@@ -625,6 +637,12 @@ pub enum IoDriverArg {
     Auto,
     Uring,
     Legacy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimestampsArg {
+    Kernel,
+    User,
 }
 
 /// A flag value the value parsers below refuse (clap prints it after the flag's name).
@@ -929,6 +947,7 @@ mod tests {
                 || [
                     "--io-driver",
                     "--max-client-lag-us",
+                    "--timestamps",
                     "--shard-index",
                     "--shard-count",
                     "--start-at",

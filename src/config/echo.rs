@@ -164,6 +164,10 @@ pub fn input_config(cfg: &Config) -> Value {
         };
         own.insert("io_driver".into(), json!(d));
     }
+    if e.given("timestamps") {
+        let t = if cfg.kernel_stamps { "kernel" } else { "user" };
+        own.insert("timestamps".into(), json!(t));
+    }
     if a.mock {
         own.insert("mock".into(), json!(true));
     }

@@ -263,6 +263,9 @@ pub struct Config {
     /// `--max-client-lag-us`, in ns: the client-health verdict's lag limit, enforced (exit
     /// code 5 when the client fell behind). `None`: the default limit, reported only.
     pub max_client_lag_ns: Option<u64>,
+    /// `--timestamps`: read requests with kernel receive stamps (`true`, the default) or with
+    /// user-space stamps only.
+    pub kernel_stamps: bool,
     /// `--failed-request-threshold`: abort when failed / total profiling records exceeds it.
     pub failed_request_threshold: Option<f64>,
     /// How long requests in flight may finish after an early stop (signal or error budget):
@@ -644,6 +647,7 @@ impl Config {
             workers,
             io_driver: args.io_driver.into(),
             max_client_lag_ns: args.max_client_lag_us.map(|us| us.saturating_mul(1_000)),
+            kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
             failed_request_threshold: args.failed_request_threshold,
             stop_grace: secs_or_forever(args.benchmark_grace_period),
             mock,

@@ -240,6 +240,16 @@ pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf
             run.ring_stalls
         );
     }
+    if let Some(l) = &summary.receive_lag {
+        let _ = writeln!(
+            out,
+            "Receive Lag: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} events, user-space minus kernel stamp)",
+            l.p50_ns / 1e6,
+            l.p99_ns / 1e6,
+            l.max_ns / 1e6,
+            l.count
+        );
+    }
     if let Some(h) = &run.client_health {
         let _ = writeln!(out, "{}", h.line());
     }

@@ -198,6 +198,11 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     if let Some(l) = &summary.dispatch_lag {
         m.insert("dispatch_lag_ns".into(), lag_json(l));
     }
+    m.insert(
+        "receive_lag_ns".into(),
+        summary.receive_lag.as_ref().map_or(Value::Null, lag_json),
+    );
+    m.insert("timestamps".into(), Value::from(run.timestamps));
     m.insert("io_driver".into(), Value::from(run.io_driver.as_str()));
     m.insert("ring_stalls".into(), Value::from(run.ring_stalls));
     m.insert("workers".into(), Value::from(run.workers));
@@ -207,6 +212,16 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         Value::from(run.monotonic_origin_ns),
     );
     clock.insert("wall_origin_ns".into(), Value::from(run.wall_origin_ns));
+    if let Some(o) = run.realtime_offset {
+        clock.insert(
+            "realtime_to_monotonic_offset_ns".into(),
+            Value::from(o.offset_ns),
+        );
+        clock.insert(
+            "realtime_to_monotonic_uncertainty_ns".into(),
+            Value::from(o.uncertainty_ns),
+        );
+    }
     m.insert("clock".into(), Value::Object(clock));
     if let Some(s) = &run.shard {
         let mut shard = Map::new();

@@ -235,6 +235,13 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: PhaseLayout) -
         "root_correlation_id".into(),
         Value::from(f.x_correlation_id.to_string()),
     );
+    // ringperf's own key, only when some read completed several SSE messages at once.
+    if f.receive.coalesced_reads > 0 {
+        md.insert(
+            "coalesced_reads".into(),
+            Value::from(f.receive.coalesced_reads),
+        );
+    }
     let mut o = Map::new();
     o.insert("metadata".into(), Value::Object(md));
     o.insert("metrics".into(), Value::Object(metrics));
@@ -327,6 +334,10 @@ pub fn encode_line_in(
     out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":0");
     out.extend_from_slice(b",\"root_correlation_id\":");
     put_uuid(out, &f.x_correlation_id);
+    if f.receive.coalesced_reads > 0 {
+        out.extend_from_slice(b",\"coalesced_reads\":");
+        fmt.write_u32(out, f.receive.coalesced_reads)?;
+    }
     out.extend_from_slice(b"},\"metrics\":{");
     let mut first = true;
     for (i, (id, v)) in m.values.iter().enumerate() {

@@ -104,12 +104,13 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
             any::<u64>(),
             error(),
             any::<bool>(),
+            prop_oneof![Just(0u32), any::<u32>()],
         ),
     )
         .prop_map(
             |(
                 (warmup, session, xr, xc, conv, turn, worker),
-                (credit, start, ack, end, error, cancelled),
+                (credit, start, ack, end, error, cancelled, coalesced_reads),
             )| RecordFacts {
                 phase: if warmup {
                     Phase::Warmup
@@ -128,6 +129,10 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
                 request_end_wall_ns: end,
                 error,
                 was_cancelled: cancelled,
+                receive: crate::record::ReceiveFacts {
+                    lag_ns: Vec::new(),
+                    coalesced_reads,
+                },
                 ..facts()
             },
         )

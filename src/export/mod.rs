@@ -66,6 +66,12 @@ pub struct RunInfo {
     pub monotonic_origin_ns: u64,
     /// Wall-clock epoch ns of the instant `monotonic_origin_ns` was taken.
     pub wall_origin_ns: u64,
+    /// `CLOCK_REALTIME − CLOCK_MONOTONIC` as calibrated at start, converting kernel receive
+    /// stamps (`None`: not measured, as in a merge).
+    pub realtime_offset: Option<crate::clock::RealtimeOffset>,
+    /// The stamps the metrics used: `kernel` (kernel receive stamps where a read had one) or
+    /// `user`.
+    pub timestamps: &'static str,
     /// The run is one shard of several (`ringperf.shard` in the JSON).
     pub shard: Option<ShardInfo>,
     /// The run was merged from its shards by `ringperf merge` (`ringperf.shards` in the JSON).

@@ -43,6 +43,11 @@ fn run_info() -> RunInfo {
         random_seed: Some(42),
         monotonic_origin_ns: 5,
         wall_origin_ns: 7,
+        realtime_offset: Some(crate::clock::RealtimeOffset {
+            offset_ns: 11,
+            uncertainty_ns: 3,
+        }),
+        timestamps: "kernel",
         shard: None,
         merge: None,
         threads: Vec::new(),

@@ -87,6 +87,9 @@ struct Metadata {
     benchmark_phase: String,
     #[serde(default)]
     was_cancelled: bool,
+    /// ringperf's own key, absent when zero.
+    #[serde(default)]
+    coalesced_reads: u32,
 }
 
 #[derive(Deserialize)]
@@ -360,6 +363,11 @@ fn facts_of(
         bytes_sent: 0,
         bytes_received: 0,
         trace: None,
+        // A line carries no per-event stamps: a merge has no receive lag of its own.
+        receive: crate::record::ReceiveFacts {
+            lag_ns: Vec::new(),
+            coalesced_reads: md.coalesced_reads,
+        },
     })
 }
 

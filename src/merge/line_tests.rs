@@ -143,6 +143,7 @@ prop_compose! {
             bytes_sent: 0,
             bytes_received: 0,
             trace: None,
+            receive: Default::default(),
         }
     }
 }
@@ -187,11 +188,18 @@ fn streaming_record_round_trips() {
             completion_tokens: Some(4),
             ..Usage::default()
         }),
+        receive: crate::record::ReceiveFacts {
+            lag_ns: vec![7, 9],
+            coalesced_reads: 2,
+        },
         ..facts()
     };
     check(&cfg, &f).unwrap();
     let (line, _) = line_of(&cfg, &f).unwrap();
     let back = parse_line(&line, f.request_start_wall_ns - f.start_ns).unwrap();
+    // The coalesced-read count comes back; the per-event lags are not in a line.
+    assert_eq!(back.facts.receive.coalesced_reads, 2);
+    assert!(back.facts.receive.lag_ns.is_empty());
     // The hidden requested OSL comes back from the −37.5 % diff.
     assert_eq!(back.facts.requested_osl, Some(8));
     assert_eq!(

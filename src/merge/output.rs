@@ -212,6 +212,8 @@ pub fn write_artifacts(
         random_seed: settings.random_seed,
         monotonic_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.0),
         wall_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.1),
+        realtime_offset: None,
+        timestamps: "unknown",
         shard: None,
         merge: Some(MergeInfo {
             shards: shards.clone(),

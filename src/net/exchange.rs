@@ -2,7 +2,10 @@
 //! read the response, and hand every piece of it to the caller's [`Sink`] as it arrives.
 //!
 //! Each read is stamped the moment it completes, before any parsing, and the stamp goes with
-//! everything that read brought (head, body bytes, end). The response head goes through
+//! everything that read brought (head, body bytes, end). With kernel stamps on
+//! ([`Exchange::kernel_stamps`]), every socket gets `SO_TIMESTAMPING` at connect and each read
+//! carries the kernel's receive stamp beside the user-space one ([`ReadStamp`]); the hooks that
+//! take one `stamp_ns` get [`ReadStamp::best_ns`], the kernel's when there is one. The response head goes through
 //! [`parse_head`] and the body through [`BodyDecoder`] (content-length, chunked or until-close),
 //! which appends straight into the sink's buffer: no copy of the payload besides the decoder's.
 //!
@@ -25,6 +28,7 @@ use crate::control::RunControl;
 use crate::http::{BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head};
 
 use super::pool::{Conn, Pool};
+use super::rxstamp::{self, ReadStamp};
 use super::tls::{self, Connector, Stream, TlsError};
 
 /// Smallest growth of a read buffer that is full while the head is still partial.
@@ -75,9 +79,10 @@ pub trait Sink {
         let _ = (bytes, stamp_ns);
     }
 
-    /// A read brought `bytes` (> 0) response bytes; `stamp_ns` was taken when it completed.
-    fn on_read(&mut self, bytes: usize, stamp_ns: u64) {
-        let _ = (bytes, stamp_ns);
+    /// A read brought `bytes` (> 0) response bytes, with `stamp`; the hooks that follow for the
+    /// same read get its [`ReadStamp::best_ns`].
+    fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
+        let _ = (bytes, stamp);
     }
 
     /// The final (non-1xx) response head, parsed from the start of `raw`, arrived with the read
@@ -144,6 +149,9 @@ pub struct Exchange<'a> {
     pub head_request: bool,
     /// The clock of every stamp.
     pub clock: Clock,
+    /// Enable kernel receive stamps on every fresh connection and read with them. A socket
+    /// that refuses the option is read with user-space stamps only.
+    pub kernel_stamps: bool,
     pub limits: Limits,
     pub cut: Option<Cut<'a>>,
 }
@@ -341,12 +349,13 @@ impl Exchange<'_> {
         sink.on_send(self.clock.now_ns());
         let (res, wbuf) = conn.stream.write_all(wbuf).await;
         conn.wbuf = wbuf;
+        let sent_ns = self.clock.now_ns();
         match res {
-            Ok(n) => sink.on_sent(n, self.clock.now_ns()),
+            Ok(n) => sink.on_sent(n, sent_ns),
             Err(e) => return Err(Failed::new(Error::Write(e), reused)),
         }
 
-        let response = self.read_response(&mut conn, sink);
+        let response = self.read_response(&mut conn, sink, sent_ns);
         let read = match self.limits.cancel_after_sent {
             None => response.await,
             // Dropping the read abandons the connection: the server sees the client go away.
@@ -380,6 +389,7 @@ impl Exchange<'_> {
             .await
             .map_err(Error::Connect)?;
         let _ = tcp.set_nodelay(true);
+        let kernel_stamps = self.kernel_stamps && rxstamp::enable(tcp.as_raw_fd()).is_ok();
         // One getsockname per connection; every request on it carries the answer.
         let local = tcp.local_addr().ok();
         let stream = match self.tls {
@@ -392,11 +402,22 @@ impl Exchange<'_> {
                 tls::handshake(tcp, connector).await.map_err(Error::Tls)?
             }
         };
-        Ok(self.pool.wrap(stream, local))
+        let mut conn = self.pool.wrap(stream, local);
+        conn.kernel_stamps = kernel_stamps;
+        Ok(conn)
     }
 
     /// Reads one response into `sink`. Returns whether the connection may be reused.
-    async fn read_response<S: Sink>(&self, conn: &mut Conn, sink: &mut S) -> Result<bool, Error> {
+    ///
+    /// A read's stamp is never earlier than `sent_ns`, the stamp of the request's write
+    /// completion: a fast server's answer can reach the kernel before the write returns to user
+    /// space, and the exchange's phases (sending, then waiting) stay in order.
+    async fn read_response<S: Sink>(
+        &self,
+        conn: &mut Conn,
+        sink: &mut S,
+        sent_ns: u64,
+    ) -> Result<bool, Error> {
         let mut decoder: Option<BodyDecoder> = None;
         let mut keep_alive = false;
         let mut received = false;
@@ -414,7 +435,7 @@ impl Exchange<'_> {
             }
             let buf = std::mem::take(&mut conn.rbuf);
             // Stamped as the socket read completes, before any decryption or parsing.
-            let read = conn.stream.read_into(buf, &self.clock);
+            let read = conn.stream.read_into(buf, &self.clock, conn.kernel_stamps);
             let (res, buf) = match self.limits.read_timeout {
                 None => read.await,
                 Some(t) => match monoio::time::timeout(t, read).await {
@@ -423,7 +444,8 @@ impl Exchange<'_> {
                 },
             };
             conn.rbuf = buf;
-            let (n, stamp) = res.map_err(|error| Error::Read { error, received })?;
+            let (n, read_stamp) = res.map_err(|error| Error::Read { error, received })?;
+            let stamp = read_stamp.best_ns().max(sent_ns);
             if n == 0 {
                 // End of stream: the end of an until-close body, or a failure.
                 let Some(d) = decoder.as_mut() else {
@@ -434,7 +456,7 @@ impl Exchange<'_> {
                 return Ok(false);
             }
             received = true;
-            sink.on_read(n, stamp);
+            sink.on_read(n, read_stamp);
 
             if decoder.is_none() {
                 let head = match parse_head(&conn.rbuf).map_err(Error::Head)? {

@@ -8,13 +8,16 @@
 //! one [`Error`] enum to its own reporting (AIPerf's error shape for requests, fetch errors for
 //! scrapes). The parsers stay in [`crate::http`], free of I/O; this module is the I/O around
 //! them. An `https://` connection carries TLS ([`tls`]); the exchange sees the same stream.
+//! Reads carry the kernel's receive stamp beside the user-space one when asked ([`rxstamp`]).
 
 pub mod exchange;
 pub mod pool;
+pub mod rxstamp;
 pub mod tls;
 
 pub use exchange::{AfterHead, Cut, Error, Exchange, Limits, Sink};
 pub use pool::Pool;
+pub use rxstamp::ReadStamp;
 pub use tls::{Connector, TlsClient, TlsError, Verify};
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ pub(super) struct Conn {
     pub(super) wbuf: Vec<u8>,
     /// The socket's local address, read once when it connected (`None`: unknown).
     pub(super) local: Option<std::net::SocketAddr>,
+    /// The socket has kernel receive stamps enabled.
+    pub(super) kernel_stamps: bool,
 }
 
 /// Idle connections of one owner (single-threaded: the owner's tasks share it, and no borrow is
@@ -49,6 +51,7 @@ impl Pool {
         Conn {
             stream,
             local,
+            kernel_stamps: false,
             rbuf: Vec::with_capacity(self.read_buf_bytes),
             wbuf: Vec::new(),
         }

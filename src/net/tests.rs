@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::{AfterHead, Error, Exchange, Limits, Pool, Sink};
+use super::{AfterHead, Error, Exchange, Limits, Pool, ReadStamp, Sink};
 use crate::clock::Clock;
 use crate::config::IoDriver;
 use crate::http::Head;
@@ -21,7 +21,7 @@ const REQUEST: &[u8] = b"GET /x HTTP/1.1\r\nHost: h\r\n\r\n";
 struct Seen {
     reused: Vec<bool>,
     sent: usize,
-    reads: Vec<(usize, u64)>,
+    reads: Vec<(usize, ReadStamp)>,
     head: Option<(u16, u64)>,
     body: Vec<u8>,
     body_stamps: Vec<u64>,
@@ -42,8 +42,8 @@ impl Sink for Seen {
         self.sent += bytes;
     }
 
-    fn on_read(&mut self, bytes: usize, stamp_ns: u64) {
-        self.reads.push((bytes, stamp_ns));
+    fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
+        self.reads.push((bytes, stamp));
     }
 
     fn on_head(&mut self, head: &Head, _raw: &[u8], stamp_ns: u64) -> AfterHead {
@@ -117,6 +117,7 @@ fn exchange(addr: SocketAddr, pool: &Pool, limits: Limits) -> Exchange<'_> {
         reuse: true,
         head_request: false,
         clock: Clock::start(),
+        kernel_stamps: true,
         limits,
         cut: None,
     }
@@ -166,7 +167,9 @@ fn pooled_connection_closed_while_idle_is_retried_once_on_a_fresh_one() {
 
 #[test]
 fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
-    for driver in DRIVERS {
+    let stamping = super::rxstamp::tests::stamping_on();
+    let kernel_available = stamping.is_some();
+    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
         let (addr, srv) = server(vec![|mut s| {
             read_request(&mut s);
             s.set_nodelay(true).unwrap();
@@ -184,16 +187,29 @@ fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
         let pool = Pool::new(1, 64);
         let (seen, pooled) = on_runtime(driver, async || {
             let mut seen = Seen::default();
-            exchange(addr, &pool, limits())
-                .run(&mut seen)
-                .await
-                .unwrap();
+            let ex = Exchange {
+                kernel_stamps: kernel,
+                ..exchange(addr, &pool, limits())
+            };
+            ex.run(&mut seen).await.unwrap();
             (seen, pool.take(0).is_some())
         });
         srv.join().unwrap();
         assert_eq!(seen.body, b"abcde");
         assert_eq!(seen.reads.len(), 3, "{driver:?}: {:?}", seen.reads);
-        let stamps: Vec<u64> = seen.reads.iter().map(|r| r.1).collect();
+        for (_, r) in &seen.reads {
+            // Kernel stamps when asked for and available, never later than the user-space one.
+            assert_eq!(
+                r.kernel_ns.is_some(),
+                kernel && kernel_available,
+                "{driver:?} {r:?}"
+            );
+            assert!(
+                r.kernel_ns.is_none_or(|k| k <= r.user_ns),
+                "{driver:?} {r:?}"
+            );
+        }
+        let stamps: Vec<u64> = seen.reads.iter().map(|r| r.1.best_ns()).collect();
         assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
         // The head completed with the second read; body bytes came with the second and third.
         assert_eq!(seen.head, Some((200, stamps[1])));

@@ -11,9 +11,11 @@
 //! decryption itself) at the price of tracking record boundaries and in-place buffers here; the
 //! buffered API keeps that bookkeeping in rustls, where it is tested.
 //!
-//! Stamps: a read's stamp is taken when the socket read completes, before the bytes are fed to
-//! rustls, so decryption cost never counts as server latency. Plaintext left in rustls after a
-//! read (the caller's buffer was full) carries the stamp of the socket read that brought it.
+//! Stamps: a read's stamps are taken when the socket read completes (with kernel stamps on, the
+//! kernel's receive stamp of that socket read goes beside the user-space one), before the bytes
+//! are fed to rustls, so decryption cost never counts as server latency. Plaintext left in
+//! rustls after a read (the caller's buffer was full) carries the stamps of the socket read that
+//! brought it. The handshake's reads are not stamped.
 //!
 //! The handshake is part of connecting ([`handshake`]): a fresh `https` connection is ready only
 //! once it is done, so its time is connect time. Certificate problems are [`TlsError::Certificate`],
@@ -34,6 +36,8 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore};
 
 use crate::clock::Clock;
+
+use super::rxstamp::{self, ReadStamp};
 
 /// Room for the largest TLS record (16 KiB of payload plus its header, padding and tag) with
 /// some to spare, so one socket read can complete any record.
@@ -263,8 +267,8 @@ pub(super) struct TlsStream {
     fed: usize,
     /// Records waiting to be written.
     out: Vec<u8>,
-    /// Stamp of the socket read whose plaintext the session still holds.
-    stamp_ns: u64,
+    /// Stamps of the socket read whose plaintext the session still holds.
+    stamp: ReadStamp,
     /// The socket reached end of stream (or the session its `close_notify`).
     eof: bool,
 }
@@ -296,22 +300,29 @@ impl Stream {
     }
 
     /// Reads once into `buf`'s spare capacity (appending) and returns how many bytes came
-    /// (0: end of stream) with the stamp of the socket read that brought them.
+    /// (0: end of stream) with the stamps of the socket read that brought them. `kernel`: the
+    /// socket has kernel receive stamps enabled, so the read is a stamped `recvmsg`.
     pub(super) async fn read_into(
         &mut self,
         buf: Vec<u8>,
         clock: &Clock,
-    ) -> (io::Result<(usize, u64)>, Vec<u8>) {
+        kernel: bool,
+    ) -> (io::Result<(usize, ReadStamp)>, Vec<u8>) {
         match self {
+            Stream::Plain(s) if kernel => {
+                let mut buf = buf;
+                let res = read_stamped(s, &mut buf, clock).await;
+                (res, buf)
+            }
             Stream::Plain(s) => {
                 let (len, cap) = (buf.len(), buf.capacity());
                 let (res, slice) = s.read(buf.slice_mut(len..cap)).await;
-                let stamp = clock.now_ns();
+                let stamp = ReadStamp::user(clock.now_ns());
                 (res.map(|n| (n, stamp)), slice.into_inner())
             }
             Stream::Tls(t) => {
                 let mut buf = buf;
-                let res = t.read_plaintext(&mut buf, clock).await;
+                let res = t.read_plaintext(&mut buf, clock, kernel).await;
                 (res, buf)
             }
         }
@@ -322,6 +333,35 @@ impl Stream {
         match self {
             Stream::Plain(_) => true,
             Stream::Tls(t) => t.fed == t.raw.len() && !t.eof && t.out.is_empty(),
+        }
+    }
+}
+
+/// One read of `tcp` with its kernel receive stamp: waits until the socket is readable (on the
+/// runtime: an io_uring poll or the epoll driver's readiness), then reads with a non-blocking
+/// `recvmsg` ([`rxstamp::recv`]), appending to `buf`. The user-space stamp is taken as the
+/// `recvmsg` returns; the kernel stamp, converted to the run's clock, goes beside it.
+pub(super) async fn read_stamped(
+    tcp: &TcpStream,
+    buf: &mut Vec<u8>,
+    clock: &Clock,
+) -> io::Result<(usize, ReadStamp)> {
+    loop {
+        // Not relaxed: on the epoll driver a stale readiness is checked with poll(2) first, so a
+        // read that would block clears it rather than spinning.
+        tcp.readable(false).await?;
+        match rxstamp::recv(tcp.as_raw_fd(), buf) {
+            Ok((n, realtime_ns)) => {
+                let user_ns = clock.now_ns();
+                let kernel_ns = realtime_ns.and_then(|r| clock.from_realtime_ns(r));
+                return Ok((n, ReadStamp { user_ns, kernel_ns }));
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
         }
     }
 }
@@ -343,7 +383,7 @@ pub(super) async fn handshake(tcp: TcpStream, connector: &Connector) -> Result<S
         raw: Vec::with_capacity(RAW_BUF_BYTES),
         fed: 0,
         out: Vec::new(),
-        stamp_ns: 0,
+        stamp: ReadStamp::user(0),
         eof: false,
     };
     while t.session.is_handshaking() {
@@ -355,7 +395,7 @@ pub(super) async fn handshake(tcp: TcpStream, connector: &Connector) -> Result<S
             break;
         }
         if t.fed == t.raw.len() {
-            let n = t.read_socket().await.map_err(|error| TlsError::Io {
+            let (n, _) = t.read_socket(None).await.map_err(|error| TlsError::Io {
                 url: Arc::clone(url),
                 error,
             })?;
@@ -380,8 +420,12 @@ pub(super) async fn handshake(tcp: TcpStream, connector: &Connector) -> Result<S
 }
 
 impl TlsStream {
-    /// One socket read into `raw` (after compacting it); returns the bytes read.
-    async fn read_socket(&mut self) -> io::Result<usize> {
+    /// One socket read into `raw` (after compacting it); returns the bytes read and, when
+    /// `stamped` is given (`clock`, kernel stamps on), the read's stamps.
+    async fn read_socket(
+        &mut self,
+        stamped: Option<(&Clock, bool)>,
+    ) -> io::Result<(usize, Option<ReadStamp>)> {
         if self.fed == self.raw.len() {
             self.raw.clear();
             self.fed = 0;
@@ -391,11 +435,18 @@ impl TlsStream {
             self.fed = 0;
             self.raw.reserve(RAW_BUF_BYTES);
         }
+        if let Some((clock, true)) = stamped {
+            let mut raw = std::mem::take(&mut self.raw);
+            let res = read_stamped(&self.tcp, &mut raw, clock).await;
+            self.raw = raw;
+            return res.map(|(n, stamp)| (n, Some(stamp)));
+        }
         let raw = std::mem::take(&mut self.raw);
         let (len, cap) = (raw.len(), raw.capacity());
         let (res, slice) = self.tcp.read(raw.slice_mut(len..cap)).await;
         self.raw = slice.into_inner();
-        res
+        let stamp = stamped.map(|(clock, _)| ReadStamp::user(clock.now_ns()));
+        res.map(|n| (n, stamp))
     }
 
     /// Feeds the unfed raw bytes to the session as far as it takes them and processes them.
@@ -438,7 +489,8 @@ impl TlsStream {
         &mut self,
         buf: &mut Vec<u8>,
         clock: &Clock,
-    ) -> io::Result<(usize, u64)> {
+        kernel: bool,
+    ) -> io::Result<(usize, ReadStamp)> {
         loop {
             let room = buf.capacity() - buf.len();
             match self.session.reader().fill_buf() {
@@ -446,24 +498,26 @@ impl TlsStream {
                     let n = plain.len().min(room);
                     buf.extend_from_slice(&plain[..n]);
                     self.session.reader().consume(n);
-                    return Ok((n, self.stamp_ns));
+                    return Ok((n, self.stamp));
                 }
                 // `close_notify` received, or the peer closed the socket without one (many
                 // servers do): the end of the stream either way.
-                Ok(_) => return Ok((0, self.stamp_ns)),
+                Ok(_) => return Ok((0, self.stamp)),
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    return Ok((0, self.stamp_ns));
+                    return Ok((0, self.stamp));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
             if self.eof {
-                return Ok((0, self.stamp_ns));
+                return Ok((0, self.stamp));
             }
             if self.fed == self.raw.len() {
-                let n = self.read_socket().await?;
-                // The stamp of this read, taken before the bytes are decrypted.
-                self.stamp_ns = clock.now_ns();
+                // The stamps of this read, taken before the bytes are decrypted.
+                let (n, stamp) = self.read_socket(Some((clock, kernel))).await?;
+                if let Some(stamp) = stamp {
+                    self.stamp = stamp;
+                }
                 if n == 0 {
                     self.eof = true;
                     // Tell the session, so it reports a clean or an unclean end.

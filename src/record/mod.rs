@@ -46,12 +46,17 @@ pub struct Credit {
 }
 
 /// One SSE message (or, for a non-SSE body, the whole body): its bytes are
-/// `body[start..end]`, and `stamp_ns` is the completion time of the read that completed it.
+/// `body[start..end]`, and `stamp_ns` is the time of the read that completed it: the kernel's
+/// receive stamp of that read when there is one, else the user-space stamp of its completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     pub stamp_ns: u64,
     pub start: u32,
     pub end: u32,
+    /// The client's receive lag of that read: user-space stamp minus kernel stamp, ns
+    /// (saturating at `u32::MAX`, 4.3 s). `None`: the read had no kernel stamp, so `stamp_ns`
+    /// is the user-space stamp.
+    pub lag_ns: Option<u32>,
 }
 
 /// Why a request failed, in AIPerf's error shape (`{code, type, message}`, spec §6.5).
@@ -130,6 +135,8 @@ pub struct RawRecord {
     pub body: Vec<u8>,
     /// SSE messages (or the single non-SSE body) with the stamp of the read that completed each.
     pub events: Vec<Event>,
+    /// Reads that completed more than one SSE message (the messages share the read's stamp).
+    pub coalesced_reads: u32,
     pub error: Option<RequestError>,
     /// The request went out on a kept-alive connection.
     pub conn_reused: bool,
@@ -216,4 +223,27 @@ pub struct RecordFacts {
     /// The HTTP trace of the request as AIPerf reads its trace data (a non-streamed body counts
     /// as one chunk received at its end); `None`: the record has no trace.
     pub trace: Option<HttpTrace>,
+    /// Kernel-vs-user receive facts of the record's events.
+    pub receive: ReceiveFacts,
+}
+
+/// The client's receive lag and read coalescing of one record.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiveFacts {
+    /// Receive lag (user-space stamp minus kernel stamp), ns, of every event whose read had a
+    /// kernel stamp.
+    pub lag_ns: Vec<u32>,
+    /// Reads that completed more than one SSE message.
+    pub coalesced_reads: u32,
+}
+
+impl ReceiveFacts {
+    /// The facts of `raw`'s events.
+    #[must_use]
+    pub fn of(raw: &RawRecord) -> Self {
+        Self {
+            lag_ns: raw.events.iter().filter_map(|e| e.lag_ns).collect(),
+            coalesced_reads: raw.coalesced_reads,
+        }
+    }
 }

@@ -29,6 +29,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         is_sse,
         body,
         events,
+        coalesced_reads: 0,
         error: None,
         conn_reused: false,
         bytes_sent: 0,
@@ -60,6 +61,7 @@ pub fn sse_record(body: &[u8]) -> RawRecord {
             stamp_ns: stamp,
             start: u32::try_from(start).unwrap_or(u32::MAX),
             end: u32::try_from(start + len).unwrap_or(u32::MAX),
+            lag_ns: None,
         });
         start += len + skip;
     }
@@ -73,6 +75,7 @@ pub fn json_record(body: &[u8]) -> RawRecord {
         stamp_ns: 500,
         start: 0,
         end: u32::try_from(body.len()).unwrap_or(u32::MAX),
+        lag_ns: None,
     };
     record(body.to_vec(), vec![event], false)
 }

@@ -277,6 +277,7 @@ impl Collector {
             trace: raw
                 .trace
                 .map(|t| as_aiperf_reads(t, raw.is_sse, raw.body.len(), raw.end_ns)),
+            receive: crate::record::ReceiveFacts::of(raw),
         }
     }
 }

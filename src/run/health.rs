@@ -32,8 +32,8 @@ pub(super) fn threads(
     out
 }
 
-/// The verdict over the profiling phase: its dispatch lag, the busiest worker and the ring
-/// stalls, against `--max-client-lag-us` (`max_client_lag_ns`) or the defaults.
+/// The verdict over the profiling phase: its dispatch lag, its receive lag (kernel stamps), the
+/// busiest worker and the ring stalls, against `--max-client-lag-us` (`max_client_lag_ns`) or the defaults.
 pub(super) fn verdict(
     summary: &Summary,
     threads: &[ThreadCpu],
@@ -46,8 +46,8 @@ pub(super) fn verdict(
         .max_by(|a, b| a.1.total_cmp(&b.1));
     let observed = Observed {
         dispatch_lag: summary.dispatch_lag.clone(),
-        // Judged when the run measures it (kernel receive stamps); this build does not.
-        receive_lag: None,
+        // Measured with kernel receive stamps; `None` with user-space stamps.
+        receive_lag: summary.receive_lag.clone(),
         busiest_worker,
         ring_stalls,
     };
@@ -97,6 +97,7 @@ mod tests {
             results: Vec::new(),
             error_summary: Vec::new(),
             dispatch_lag: None,
+            receive_lag: None,
         };
         let h = verdict(&summary, &t, 0, None);
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));

@@ -219,6 +219,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let (templates, turn_offsets, turn_info) = encode_templates(&mut dataset, &cfg, &encoding)?;
 
     let clock = control.clock();
+    let stamps_guard = kernel_stamps_guard(&cfg);
+    let kernel_stamps = stamps_guard.is_some();
     let shared = Arc::new(Shared {
         clock,
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
@@ -236,6 +238,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         control: control.clone(),
         http_trace: cfg.export_http_trace,
         response_field: cfg.response_field.clone(),
+        kernel_stamps,
     });
 
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
@@ -393,6 +396,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .warmup
             .finish_from(warmup_wall_ns.map(|(start, _)| start))
     });
+    if kernel_stamps && summary.receive_lag.is_none() && summary.dispatch_lag.is_some() {
+        log(
+            &cfg,
+            "no read came with a kernel receive stamp: the metrics used user-space stamps",
+        );
+    }
     let mut run_info = RunInfo {
         // The shards of a run share its id.
         benchmark_id: identity
@@ -416,6 +425,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         random_seed: cfg.seed_given.then_some(cfg.seed),
         monotonic_origin_ns: clock.raw_ns(0),
         wall_origin_ns: clock.wall_origin_ns(),
+        realtime_offset: Some(clock.realtime_offset()),
+        timestamps: if kernel_stamps { "kernel" } else { "user" },
         shard: identity.as_ref().map(|i| i.info(start)),
         merge: None,
         threads: Vec::new(),
@@ -907,6 +918,25 @@ fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::Mo
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     fs::write(path, bytes).map_err(|e| RunError(format!("cannot write {}: {e}", path.display())))
+}
+
+/// With `--timestamps kernel`, a socket holding the kernel's receive stamping on for the run
+/// (`None`: user-space stamps, said once in the log when kernel stamps were asked for but the
+/// machine does not give them).
+fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
+    if !cfg.kernel_stamps {
+        return None;
+    }
+    match crate::net::rxstamp::probe() {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            log(
+                cfg,
+                &format!("kernel receive stamps unavailable ({e}): using user-space stamps"),
+            );
+            None
+        }
+    }
 }
 
 fn log(cfg: &Config, msg: &str) {

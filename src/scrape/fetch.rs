@@ -102,6 +102,8 @@ pub async fn fetch(
         reuse: true,
         head_request: head_only,
         clock: *clock,
+        // The scraper's first-byte stamps are user-space ones.
+        kernel_stamps: false,
         limits: Limits {
             connect_timeout: Some(t.connect),
             read_timeout: Some(t.read),
@@ -178,8 +180,8 @@ impl Sink for Page<'_> {
         self.response.sent_ns = sent_ns;
     }
 
-    fn on_read(&mut self, _bytes: usize, stamp_ns: u64) {
-        self.first_byte_ns.get_or_insert(stamp_ns);
+    fn on_read(&mut self, _bytes: usize, stamp: crate::net::ReadStamp) {
+        self.first_byte_ns.get_or_insert(stamp.best_ns());
     }
 
     fn on_head(&mut self, head: &Head, _raw: &[u8], stamp_ns: u64) -> AfterHead {

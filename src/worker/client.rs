@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::http::{EncodedRequest, Head};
-use crate::net::{self, AfterHead, Cut, Exchange, Limits, Sink};
+use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use crate::record::{Credit, Event, HttpTrace, RawRecord, RequestError};
 use crate::sse::Framer;
 
@@ -71,6 +71,7 @@ fn empty_record(
         is_sse: false,
         body: Vec::new(),
         events: Vec::new(),
+        coalesced_reads: 0,
         error: None,
         conn_reused: false,
         bytes_sent: 0,
@@ -109,6 +110,7 @@ pub(crate) async fn send(
         reuse: pool.is_some() || state.pool_enabled,
         head_request: false,
         clock: shared.clock,
+        kernel_stamps: shared.kernel_stamps,
         limits: Limits {
             connect_timeout: None,
             read_timeout: None,
@@ -127,6 +129,7 @@ pub(crate) async fn send(
         state,
         framer: Framer::default(),
         rec: &mut rec,
+        read_lag_ns: None,
         keep_head: shared.http_trace,
         prefill: prefill.map(|gate| Prefill {
             gate,
@@ -227,6 +230,8 @@ struct Recorder<'a> {
     state: &'a WorkerState,
     framer: Framer,
     rec: &'a mut RawRecord,
+    /// The receive lag of the latest read (`None`: it had no kernel stamp).
+    read_lag_ns: Option<u32>,
     /// `--export-http-trace`: copy the response head into the record.
     keep_head: bool,
     /// The prefill slot held until the first content response.
@@ -284,8 +289,9 @@ impl Sink for Recorder<'_> {
         t.request_chunks = u32::from(body > 0);
     }
 
-    fn on_read(&mut self, bytes: usize, _stamp_ns: u64) {
+    fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
         self.rec.bytes_received += bytes as u64;
+        self.read_lag_ns = stamp.lag_ns().map(|l| u32::try_from(l).unwrap_or(u32::MAX));
     }
 
     fn on_head(&mut self, head: &Head, raw: &[u8], stamp_ns: u64) -> AfterHead {
@@ -324,7 +330,11 @@ impl Sink for Recorder<'_> {
                     stamp_ns,
                     start: r.start as u32,
                     end: r.end as u32,
+                    lag_ns: self.read_lag_ns,
                 });
+            }
+            if self.rec.events.len() - first_new > 1 {
+                self.rec.coalesced_reads += 1;
             }
             // The first token gives the prefill slot back (after the stamp: off the timing path).
             if let Some(p) = self.prefill.as_mut() {
@@ -341,7 +351,7 @@ impl Sink for Recorder<'_> {
 
     fn on_end(&mut self, stamp_ns: u64) {
         self.rec.end_ns = stamp_ns;
-        finish_events(self.rec, &mut self.framer, stamp_ns);
+        finish_events(self.rec, &mut self.framer, stamp_ns, self.read_lag_ns);
     }
 }
 
@@ -361,13 +371,14 @@ fn cancelled_error() -> RequestError {
 
 /// Closes the event list: trailing SSE data without a final blank line, or the single event of
 /// a non-SSE body.
-fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64) {
+fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64, lag_ns: Option<u32>) {
     if rec.is_sse {
         while let Some(r) = framer.finish(&rec.body) {
             rec.events.push(Event {
                 stamp_ns: stamp,
                 start: r.start as u32,
                 end: r.end as u32,
+                lag_ns,
             });
         }
     } else if !rec.body.is_empty() {
@@ -375,6 +386,107 @@ fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64) {
             stamp_ns: stamp,
             start: 0,
             end: rec.body.len() as u32,
+            lag_ns,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+    use std::collections::HashSet;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::record::{Phase, ReceiveFacts};
+
+    fn state() -> WorkerState {
+        WorkerState {
+            id: 0,
+            pool: crate::net::Pool::new(1, 64),
+            pool_enabled: false,
+            rng: RefCell::new(rand::rngs::StdRng::seed_from_u64(1)),
+            reason: RefCell::new(String::new()),
+            in_flight: Cell::new(0),
+            open_fds: RefCell::new(HashSet::new()),
+            producer: crate::record::ring::ring_bounded(4, 1 << 20).0,
+            test_stall: None,
+        }
+    }
+
+    /// Feeds one read of `bytes` with `stamp` to the recorder, as the exchange does.
+    fn read(r: &mut Recorder<'_>, bytes: &[u8], stamp: ReadStamp) {
+        r.on_read(bytes.len(), stamp);
+        r.rec.body.extend_from_slice(bytes);
+        r.on_body(stamp.best_ns());
+    }
+
+    #[test]
+    fn events_carry_their_reads_lag_and_coalesced_reads_are_counted() {
+        let state = state();
+        let request = EncodedRequest {
+            bytes: Vec::new(),
+            id_slots: [0, 0],
+            copy_slots: Vec::new(),
+            head_len: 0,
+        };
+        let credit = Credit {
+            phase: Phase::Profiling,
+            index: 0,
+            conversation: 0,
+            turn: 0,
+            cancel_after_ns: None,
+            max_turns: None,
+            intended_ns: 0,
+        };
+        let mut rec = empty_record(&state, credit, 0, uuid::Uuid::nil());
+        rec.is_sse = true;
+        let mut r = Recorder {
+            request: &request,
+            state: &state,
+            framer: Framer::default(),
+            rec: &mut rec,
+            read_lag_ns: None,
+            keep_head: false,
+            prefill: None,
+        };
+        let kernel = |user_ns, k| ReadStamp {
+            user_ns,
+            kernel_ns: Some(k),
+        };
+        read(&mut r, b"data: a\n\n", kernel(1_500, 1_000));
+        // Two messages in one read without a kernel stamp: the user-space stamp, no lag.
+        read(&mut r, b"data: b\n\ndata: c\n\n", ReadStamp::user(3_000));
+        // Three in one read whose lag does not fit 32 bits: it saturates.
+        read(
+            &mut r,
+            b"data: d\n\ndata: e\n\ndata: [DONE]\n\n",
+            kernel(u64::MAX, 5_000),
+        );
+        r.on_end(5_000);
+
+        let stamps: Vec<(u64, Option<u32>)> =
+            rec.events.iter().map(|e| (e.stamp_ns, e.lag_ns)).collect();
+        let max = Some(u32::MAX);
+        assert_eq!(
+            stamps,
+            [
+                (1_000, Some(500)),
+                (3_000, None),
+                (3_000, None),
+                (5_000, max),
+                (5_000, max),
+                (5_000, max)
+            ]
+        );
+        assert_eq!(rec.coalesced_reads, 2);
+        assert_eq!(
+            ReceiveFacts::of(&rec),
+            ReceiveFacts {
+                lag_ns: vec![500, u32::MAX, u32::MAX, u32::MAX],
+                coalesced_reads: 2,
+            }
+        );
     }
 }

@@ -73,6 +73,8 @@ pub struct Shared {
     /// Where answers are read (`response_field`, `raw` / `template`), for first-token
     /// detection under `--prefill-concurrency`; `None` auto-detects.
     pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
+    /// Read requests with kernel receive stamps (`--timestamps kernel`, when available).
+    pub kernel_stamps: bool,
 }
 
 /// Everything besides the body that goes into a request.

@@ -383,6 +383,7 @@ fn events_out_of_range_are_empty() {
         stamp_ns: 1,
         start: 10,
         end: 50,
+        lag_ns: None,
     }];
     let out = parse(EndpointKind::Completions, &rec);
     assert_eq!(out.error.unwrap().kind, NO_CONTENT_ERROR_KIND);
