@@ -14,28 +14,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// `CLOCK_MONOTONIC` in nanoseconds (the clock `std::time::Instant` uses on Linux).
 #[inline]
 pub fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec and CLOCK_MONOTONIC is always supported on
-    // Linux; the call only writes into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// CPU time the calling thread has used so far, in ns (`CLOCK_THREAD_CPUTIME_ID`: user and
 /// system time, the scheduler's own account of the thread, exact to the nanosecond). Each thread
 /// of a run reads it once as it ends, for `ringperf.threads` in the summary JSON.
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec and CLOCK_THREAD_CPUTIME_ID is always supported
-    // on Linux for the calling thread; the call only writes into `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Wall-clock epoch nanoseconds now.
@@ -46,7 +32,8 @@ pub fn wall_now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// `clock_gettime(id)` in nanoseconds (0 if the clock is not supported).
+/// `clock_gettime(id)` in nanoseconds (0 if the clock is not supported): `CLOCK_MONOTONIC` and the
+/// calling thread's CPU clock always exist on Linux; `CLOCK_REALTIME` for the calibration.
 #[inline]
 fn clock_ns(id: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
