@@ -4,7 +4,8 @@
 //! Each bench checks its answer against an independent computation before it is timed, and sets
 //! a throughput so criterion reports bytes/s or elements/s next to the time.
 //!
-//! The Prometheus text parser (`prom`) is not benched here yet: its API is not on main.
+//! The Prometheus text parser (`prom`) is benched on a vLLM `/metrics` page captured under load
+//! (`tests/data/`), the page the scraper parses every 333 ms per endpoint.
 
 use std::hint::black_box;
 
@@ -418,8 +419,52 @@ fn bench_jsonl(c: &mut Criterion) {
     g.finish();
 }
 
+/// A real vLLM `/metrics` page, captured during load (92 families: counters, gauges,
+/// histograms and two summaries).
+const METRICS_PAGE: &[u8] = include_bytes!("../tests/data/vllm-cpu-metrics-during-load.txt");
+
+/// Families of the page by a naive scan, independent of the parser: one per `# TYPE` line, a
+/// counter without its `_total` suffix, less the summaries (skipped, spec §7.1), the names the
+/// collector never keeps and the families with no sample line.
+fn expected_families(page: &str) -> Vec<String> {
+    let samples: Vec<&str> = page
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    page.lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|rest| {
+            let mut it = rest.split_whitespace();
+            let name = it.next()?;
+            let kind = it.next()?;
+            let family = match kind {
+                "summary" => return None,
+                "counter" => name.strip_suffix("_total").unwrap_or(name),
+                _ => name,
+            };
+            let has_sample = samples.iter().any(|s| s.starts_with(name));
+            (has_sample && !ringperf::prom::is_skipped_family_name(family))
+                .then(|| family.to_string())
+        })
+        .collect()
+}
+
+fn bench_prom(c: &mut Criterion) {
+    let page = std::str::from_utf8(METRICS_PAGE).unwrap_or("");
+    let parsed = ringperf::prom::parse_scrape(METRICS_PAGE).expect("the page parses");
+    let names: Vec<String> = parsed.families.iter().map(|f| f.name.clone()).collect();
+    assert_eq!(names, expected_families(page), "families of the page");
+    let mut g = c.benchmark_group("prom");
+    g.throughput(Throughput::Bytes(METRICS_PAGE.len() as u64));
+    g.bench_function("parse_scrape_vllm_page", |b| {
+        b.iter(|| ringperf::prom::parse_scrape(black_box(METRICS_PAGE)))
+    });
+    g.finish();
+}
+
 criterion_group!(
     hot,
+    bench_prom,
     bench_http_head,
     bench_chunked,
     bench_sse,
