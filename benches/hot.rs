@@ -16,7 +16,7 @@ use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use ringperf::export::jsonl::{encode_line, record_line};
 use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
 use ringperf::record::ring::ring;
-use ringperf::record::{Event, Phase, RawRecord, RecordFacts, Usage};
+use ringperf::record::{Event, EventForm, Phase, RawRecord, RecordFacts, Usage};
 use ringperf::sse::Framer;
 
 /// Response head of a real streaming vLLM chat response (CRLF, ends with the blank line).
@@ -106,6 +106,7 @@ fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usiz
             start: r.start as u32,
             end: r.end as u32,
             lag_ns: None,
+            form: EventForm::Raw,
         });
     }
     if feed.done {
@@ -115,6 +116,7 @@ fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usiz
                 start: r.start as u32,
                 end: r.end as u32,
                 lag_ns: None,
+                form: EventForm::Raw,
             });
         }
     }
@@ -227,6 +229,7 @@ fn bench_parse_record(c: &mut Criterion) {
                 start: r.start as u32,
                 end: r.end as u32,
                 lag_ns: None,
+                form: EventForm::Raw,
             });
             stamp += 1_000;
         }
@@ -250,6 +253,7 @@ fn bench_parse_record(c: &mut Criterion) {
             start: 0,
             end: NONSTREAM_JSON.len() as u32,
             lag_ns: None,
+            form: EventForm::Raw,
         }],
         false,
     );

@@ -6,7 +6,7 @@
 //! responses. Their stamps are what TTFT, ITL and request latency are computed from.
 
 use super::EndpointKind;
-use crate::record::{RawRecord, RequestError, Usage};
+use crate::record::{EventForm, RawRecord, RequestError, Usage};
 use crate::sse::{MessageData, message_data};
 
 /// AIPerf's error type for a record with no content response.
@@ -122,6 +122,22 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     let mut scratch = std::mem::take(&mut out.data_buf);
     for ev in &rec.events {
         let bytes = rec.event_bytes(ev);
+        // A compact record's extracted events: the worker did the parse of the common shape.
+        match ev.form {
+            EventForm::Raw | EventForm::Kept => {}
+            EventForm::Empty => continue,
+            EventForm::Text => {
+                out.add_text(ev.stamp_ns, &String::from_utf8_lossy(bytes));
+                continue;
+            }
+            EventForm::Reasoning { split, content } => {
+                let (reasoning, text) = bytes.split_at((split as usize).min(bytes.len()));
+                let text = String::from_utf8_lossy(text);
+                let content = content.then_some(&*text);
+                out.add_reasoning(ev.stamp_ns, &String::from_utf8_lossy(reasoning), content);
+                continue;
+            }
+        }
         let json: &[u8] = if rec.is_sse {
             match message_data(bytes, &mut scratch) {
                 MessageData::Json(at) => at.bytes(bytes, &scratch),
@@ -158,11 +174,14 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
 
 /// Calls `f` with every response object of `rec` in arrival order (an SSE message's JSON data,
 /// or the whole body), as [`parse_record`] sees them: undecodable or empty data is skipped and
-/// an `event: error` message ends the walk.
+/// an `event: error` message ends the walk. Only raw messages are walked: the types that read
+/// records this way have no compactor, so their records keep every message raw.
 pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
     let mut scratch = Vec::new();
     for ev in &rec.events {
-        let bytes = rec.event_bytes(ev);
+        let Some(bytes) = rec.raw_event_bytes(ev) else {
+            continue;
+        };
         let json: &[u8] = if rec.is_sse {
             match message_data(bytes, &mut scratch) {
                 MessageData::Json(at) => at.bytes(bytes, &scratch),

@@ -45,18 +45,42 @@ pub struct Credit {
     pub intended_ns: u64,
 }
 
-/// One SSE message (or, for a non-SSE body, the whole body): its bytes are
-/// `body[start..end]`, and `stamp_ns` is the time of the read that completed it: the kernel's
-/// receive stamp of that read when there is one, else the user-space stamp of its completion.
+/// One SSE message (or, for a non-SSE body, the whole body): `stamp_ns` is the time of the read
+/// that completed it: the kernel's receive stamp of that read when there is one, else the
+/// user-space stamp of its completion. `start..end` spans its bytes, in the record's `body`
+/// for a [`EventForm::Raw`] event and in its `text` otherwise (see [`EventForm`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     pub stamp_ns: u64,
     pub start: u32,
     pub end: u32,
+    /// What the span holds: the raw message, or what the endpoint extracted from it.
+    pub form: EventForm,
     /// The client's receive lag of that read: user-space stamp minus kernel stamp, ns
     /// (saturating at `u32::MAX`, 4.3 s). `None`: the read had no kernel stamp, so `stamp_ns`
     /// is the user-space stamp.
     pub lag_ns: Option<u32>,
+}
+
+/// What an [`Event`]'s span holds. A worker keeps raw messages ([`EventForm::Raw`]) unless
+/// the record is compact (every `--export-level` but `raw`, a 2xx SSE response, an endpoint
+/// with a compactor): then it extracts each message's text delta as it arrives and drops the
+/// raw bytes, keeping them (copied, [`EventForm::Kept`]) only for a message its fast
+/// extraction does not recognize, so that the aggregator parses those exactly as before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventForm {
+    /// `body[start..end]` is the raw message.
+    Raw,
+    /// `text[start..end]` is the raw message, kept for the full parser.
+    Kept,
+    /// The message was extracted and is not a content response (a role-only or empty delta,
+    /// `[DONE]`, an empty data value): nothing but its stamp is left.
+    Empty,
+    /// A content response of output text `text[start..end]` (never empty).
+    Text,
+    /// A content response of reasoning `text[start..split]` with the content that came with it,
+    /// `text[split..end]` (`content`: the message had non-empty content).
+    Reasoning { split: u32, content: bool },
 }
 
 /// Why a request failed, in AIPerf's error shape (`{code, type, message}`, spec §6.5).
@@ -131,8 +155,11 @@ pub struct RawRecord {
     pub status: u16,
     /// The response had `Content-Type: text/event-stream`.
     pub is_sse: bool,
-    /// Decoded body (chunked framing removed).
+    /// Decoded body (chunked framing removed). In a compact record only the bytes of the
+    /// message still arriving are kept here; the spans of the events are in `text`.
     pub body: Vec<u8>,
+    /// A compact record's extracted text deltas and kept raw messages (see [`EventForm`]).
+    pub text: Vec<u8>,
     /// SSE messages (or the single non-SSE body) with the stamp of the read that completed each.
     pub events: Vec<Event>,
     /// Reads that completed more than one SSE message (the messages share the read's stamp).
@@ -156,11 +183,20 @@ pub struct RawRecord {
 }
 
 impl RawRecord {
-    /// The bytes of one event.
+    /// The bytes of one event's span: the raw message for [`EventForm::Raw`] and
+    /// [`EventForm::Kept`], the extracted text otherwise.
     pub fn event_bytes(&self, e: &Event) -> &[u8] {
-        self.body
-            .get(e.start as usize..e.end as usize)
-            .unwrap_or(&[])
+        let buf = match e.form {
+            EventForm::Raw => &self.body,
+            _ => &self.text,
+        };
+        buf.get(e.start as usize..e.end as usize).unwrap_or(&[])
+    }
+
+    /// The raw message of one event, when the record still holds it (not for an extracted
+    /// event of a compact record).
+    pub fn raw_event_bytes(&self, e: &Event) -> Option<&[u8]> {
+        matches!(e.form, EventForm::Raw | EventForm::Kept).then(|| self.event_bytes(e))
     }
 }
 

@@ -30,6 +30,7 @@ struct Shared {
 /// Heap bytes a record holds.
 fn weight(rec: &RawRecord) -> u64 {
     (rec.body.capacity()
+        + rec.text.capacity()
         + rec.response_head.capacity()
         + rec.events.capacity() * std::mem::size_of::<super::Event>()) as u64
 }

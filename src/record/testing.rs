@@ -1,7 +1,7 @@
 //! Record builders for tests, benches and the fuzz crate (every unit test, and feature
 //! `testing` for the others). They build what a worker would hand over, without a worker.
 
-use super::{Credit, Event, Phase, RawRecord};
+use super::{Credit, Event, EventForm, Phase, RawRecord};
 
 /// A successful profiling request (index 0, nil ids, status 200): sent at 0 ns, head at 1 ns,
 /// ended at 1,000 ns, carrying `body` and its `events`. Fields are public; change what a test
@@ -28,6 +28,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         status: 200,
         is_sse,
         body,
+        text: Vec::new(),
         events,
         coalesced_reads: 0,
         error: None,
@@ -62,6 +63,7 @@ pub fn sse_record(body: &[u8]) -> RawRecord {
             start: u32::try_from(start).unwrap_or(u32::MAX),
             end: u32::try_from(start + len).unwrap_or(u32::MAX),
             lag_ns: None,
+            form: EventForm::Raw,
         });
         start += len + skip;
     }
@@ -76,6 +78,7 @@ pub fn json_record(body: &[u8]) -> RawRecord {
         start: 0,
         end: u32::try_from(body.len()).unwrap_or(u32::MAX),
         lag_ns: None,
+        form: EventForm::Raw,
     };
     record(body.to_vec(), vec![event], false)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::http::{EncodedRequest, Head};
 use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
-use crate::record::{Credit, Event, HttpTrace, RawRecord, RequestError};
+use crate::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
 use crate::sse::Framer;
 
 use super::{Shared, WorkerState};
@@ -70,6 +70,7 @@ fn empty_record(
         status: 0,
         is_sse: false,
         body: Vec::new(),
+        text: Vec::new(),
         events: Vec::new(),
         coalesced_reads: 0,
         error: None,
@@ -131,6 +132,12 @@ pub(crate) async fn send(
         rec: &mut rec,
         read_lag_ns: None,
         keep_head: shared.http_trace,
+        compact: if shared.compact_records {
+            shared.kind.descriptor().compact
+        } else {
+            None
+        },
+        dropped: 0,
         prefill: prefill.map(|gate| Prefill {
             gate,
             kind: shared.kind,
@@ -234,9 +241,18 @@ struct Recorder<'a> {
     read_lag_ns: Option<u32>,
     /// `--export-http-trace`: copy the response head into the record.
     keep_head: bool,
+    /// The endpoint's compactor when records are compact (not `--export-level raw`): a 2xx
+    /// SSE response keeps each message's extracted delta, not its raw bytes.
+    compact: Option<Compactor>,
+    /// Body bytes already dropped from the front of `rec.body` (a compact record's consumed
+    /// messages).
+    dropped: u64,
     /// The prefill slot held until the first content response.
     prefill: Option<Prefill<'a>>,
 }
+
+/// An endpoint's extraction of one SSE message (`Descriptor::compact`).
+type Compactor = fn(&[u8], &mut Vec<u8>) -> Option<EventForm>;
 
 /// A held prefill slot and what finding the first token takes.
 struct Prefill<'a> {
@@ -315,7 +331,7 @@ impl Sink for Recorder<'_> {
     }
 
     fn on_body(&mut self, stamp_ns: u64) {
-        let body_len = self.rec.body.len() as u64;
+        let body_len = self.dropped + self.rec.body.len() as u64;
         let t = self.trace();
         if body_len > t.response_bytes {
             t.response_bytes = body_len;
@@ -326,33 +342,80 @@ impl Sink for Recorder<'_> {
         if self.rec.is_sse {
             let first_new = self.rec.events.len();
             while let Some(r) = self.framer.next_message(&self.rec.body) {
-                self.rec.events.push(Event {
-                    stamp_ns,
-                    start: r.start as u32,
-                    end: r.end as u32,
-                    lag_ns: self.read_lag_ns,
-                });
+                // The first token gives the prefill slot back (after the stamp: off the timing
+                // path).
+                if let Some(p) = self.prefill.as_mut()
+                    && crate::endpoint::is_content_message(
+                        p.kind,
+                        self.rec.body.get(r.clone()).unwrap_or(&[]),
+                        &mut p.scratch,
+                    )
+                    && let Some(p) = self.prefill.take()
+                {
+                    p.gate.release();
+                }
+                push_event(self.rec, r, stamp_ns, self.read_lag_ns, self.compact);
             }
             if self.rec.events.len() - first_new > 1 {
                 self.rec.coalesced_reads += 1;
             }
-            // The first token gives the prefill slot back (after the stamp: off the timing path).
-            if let Some(p) = self.prefill.as_mut() {
-                let rec = &*self.rec;
-                let first_token = rec.events[first_new..].iter().any(|e| {
-                    crate::endpoint::is_content_message(p.kind, rec.event_bytes(e), &mut p.scratch)
-                });
-                if first_token && let Some(p) = self.prefill.take() {
-                    p.gate.release();
-                }
-            }
+            self.drop_consumed();
         }
     }
 
     fn on_end(&mut self, stamp_ns: u64) {
         self.rec.end_ns = stamp_ns;
-        finish_events(self.rec, &mut self.framer, stamp_ns, self.read_lag_ns);
+        let compact = self.compact;
+        finish_events(self.rec, &mut self.framer, stamp_ns, self.read_lag_ns, compact);
+        self.drop_consumed();
     }
+}
+
+impl Recorder<'_> {
+    /// A compact record drops the bytes of the messages already extracted or kept, so the
+    /// body holds only the message still arriving.
+    fn drop_consumed(&mut self) {
+        if self.compact.is_some() && compactable(self.rec) {
+            self.dropped += self.framer.compact(&mut self.rec.body) as u64;
+        }
+    }
+}
+
+/// A record whose messages are compacted (given a compactor): a 2xx SSE response. An error
+/// status keeps its body whole for the error message.
+fn compactable(rec: &RawRecord) -> bool {
+    rec.is_sse && (200..300).contains(&rec.status)
+}
+
+/// Files the message at `body[r]` as the record's next event: raw, or, with a compactor, its
+/// extracted delta (or a copy of the raw message when the compactor declines it).
+fn push_event(
+    rec: &mut RawRecord,
+    r: std::ops::Range<usize>,
+    stamp_ns: u64,
+    lag_ns: Option<u32>,
+    compact: Option<Compactor>,
+) {
+    let (start, end, form) = match compact.filter(|_| compactable(rec)) {
+        None => (r.start, r.end, EventForm::Raw),
+        Some(extract) => {
+            let message = rec.body.get(r).unwrap_or(&[]);
+            let start = rec.text.len();
+            let form = extract(message, &mut rec.text).unwrap_or_else(|| {
+                rec.text.truncate(start);
+                rec.text.extend_from_slice(message);
+                EventForm::Kept
+            });
+            (start, rec.text.len(), form)
+        }
+    };
+    rec.events.push(Event {
+        stamp_ns,
+        start: start as u32,
+        end: end as u32,
+        lag_ns,
+        form,
+    });
 }
 
 /// The run's end (grace period over, or an early stop's deadline) has come.
@@ -371,15 +434,16 @@ fn cancelled_error() -> RequestError {
 
 /// Closes the event list: trailing SSE data without a final blank line, or the single event of
 /// a non-SSE body.
-fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64, lag_ns: Option<u32>) {
+fn finish_events(
+    rec: &mut RawRecord,
+    framer: &mut Framer,
+    stamp: u64,
+    lag_ns: Option<u32>,
+    compact: Option<Compactor>,
+) {
     if rec.is_sse {
         while let Some(r) = framer.finish(&rec.body) {
-            rec.events.push(Event {
-                stamp_ns: stamp,
-                start: r.start as u32,
-                end: r.end as u32,
-                lag_ns,
-            });
+            push_event(rec, r, stamp, lag_ns, compact);
         }
     } else if !rec.body.is_empty() {
         rec.events.push(Event {
@@ -387,6 +451,7 @@ fn finish_events(rec: &mut RawRecord, framer: &mut Framer, stamp: u64, lag_ns: O
             start: 0,
             end: rec.body.len() as u32,
             lag_ns,
+            form: EventForm::Raw,
         });
     }
 }
@@ -449,6 +514,8 @@ mod tests {
             rec: &mut rec,
             read_lag_ns: None,
             keep_head: false,
+            compact: None,
+            dropped: 0,
             prefill: None,
         };
         let kernel = |user_ns, k| ReadStamp {

@@ -75,6 +75,9 @@ pub struct Shared {
     pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
     /// Read requests with kernel receive stamps (`--timestamps kernel`, when available).
     pub kernel_stamps: bool,
+    /// Records are compact: a streamed response keeps each message's extracted delta, not its
+    /// raw bytes (every `--export-level` but `raw`, which exports the raw messages).
+    pub compact_records: bool,
 }
 
 /// Everything besides the body that goes into a request.

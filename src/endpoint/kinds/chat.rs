@@ -27,6 +27,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts,
     parse,
     sse_done_is_text: false,
+    compact: Some(super::chat_compact::compact),
 };
 
 /// `{"messages":[system?, user context?, history…, this turn's message(s)],"model","stream"}` +

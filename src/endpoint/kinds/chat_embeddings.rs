@@ -21,6 +21,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts: chat::input_texts,
     parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// AIPerf's `try_extract_embeddings`: `data[0].object == "embedding"` with some `embedding`;

@@ -22,6 +22,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts,
     parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// `{"prompt","model","stream"}` (one text as a string, several as a list) + `max_tokens` when

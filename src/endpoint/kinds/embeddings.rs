@@ -22,6 +22,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// `{"model","input":[texts]}` + extras; `max_tokens` is not sent.

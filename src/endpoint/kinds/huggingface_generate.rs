@@ -21,6 +21,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts: super::text_parts,
     parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// `{"inputs": texts joined by " ", "parameters": {"max_new_tokens"?, …--extra-inputs}}`, then

@@ -36,6 +36,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts,
     parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// `{"model","messages":[user context?, history…, this turn's message(s)],"max_tokens"}` + `"stream":true`

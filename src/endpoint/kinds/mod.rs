@@ -6,6 +6,7 @@
 //! Payload and parsing facts follow AIPerf 0.13's `aiperf/endpoints/*.py` (spec §2.1, §2.4–§2.6).
 
 pub(super) mod chat;
+mod chat_compact;
 pub(super) mod chat_embeddings;
 pub(super) mod cohere_rankings;
 pub(super) mod completions;
@@ -65,6 +66,11 @@ pub struct Descriptor {
     /// An SSE message whose data is `[DONE]` is a response object of that text (AIPerf's
     /// auto-detecting endpoints read an undecodable message as text); otherwise it is skipped.
     pub sse_done_is_text: bool,
+    /// The worker's extraction of one SSE message for a compact record (see
+    /// [`crate::record::EventForm`]): appends the message's text delta to the buffer and says
+    /// what it is, or declines (`None`) for a message only the full parser reads. `None`: the
+    /// type's records keep their raw messages.
+    pub compact: Option<fn(&[u8], &mut Vec<u8>) -> Option<crate::record::EventForm>>,
 }
 
 /// How a type replays a conversation (AIPerf's `build_messages` and `build_assistant_turn`).

@@ -21,6 +21,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts: super::text_parts,
     parse: embeddings::parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// `{"model","input":[texts]}` + extras (a text-only turn: AIPerf's `inputs = texts`).

@@ -24,6 +24,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts: super::text_parts,
     parse,
     sse_done_is_text: true,
+    compact: None,
 };
 
 /// A turn that is not a verbatim body has nothing to send: `{}` (the loader of a `raw` run

@@ -29,6 +29,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts,
     parse,
     sse_done_is_text: false,
+    compact: None,
 };
 
 /// `{"input":[user context?, history…, this turn's item(s)], "model", "stream",

@@ -32,6 +32,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     input_texts: super::text_parts,
     parse,
     sse_done_is_text: true,
+    compact: None,
 };
 
 /// AIPerf's built-in templates, by name.

@@ -1,7 +1,7 @@
 //! Response extraction against the real vLLM captures and hand-written chunks.
 
 use super::*;
-use crate::record::Event;
+use crate::record::{Event, EventForm};
 use crate::record::testing::{json_record, sse_record};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -384,6 +384,7 @@ fn events_out_of_range_are_empty() {
         start: 10,
         end: 50,
         lag_ns: None,
+        form: EventForm::Raw,
     }];
     let out = parse(EndpointKind::Completions, &rec);
     assert_eq!(out.error.unwrap().kind, NO_CONTENT_ERROR_KIND);

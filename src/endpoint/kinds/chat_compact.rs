@@ -1,0 +1,331 @@
+//! The chat compactor: on the worker, the text delta of one streamed `chat.completion.chunk`
+//! SSE message, read by a strict single-pass scan instead of the full parser.
+//!
+//! The scan recognizes the common chunk shape only: one `data:` line holding a JSON object
+//! whose `object` is `"chat.completion.chunk"`, one choice with a `delta` object, `usage` absent
+//! or `null`, no `tool_calls`, no `\u` escape anywhere, integers of at most 18 digits and no
+//! floats, no key written with escapes, no repeated key the parser reads. Anything else is
+//! declined (`None`) and the worker keeps the raw message for the aggregator's full parser
+//! ([`super::chat::parse`]), so a declined message costs a copy and never a wrong answer. What
+//! the scan accepts is valid JSON that the full parser reads the same way: the property tests
+//! below check that on generated and real chunks.
+
+use crate::record::EventForm;
+
+/// Nesting depth of skipped values beyond which the scan declines.
+const MAX_DEPTH: u32 = 32;
+
+/// Extracts one SSE message: appends its reasoning then content text to `text` and says what
+/// the appended bytes are (their start is `text`'s length before the call). `None`: not the
+/// common shape (the caller truncates `text` back and keeps the raw message).
+pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
+    let msg = message.trim_ascii();
+    if msg.contains(&b'\n') || msg.contains(&b'\r') {
+        return None;
+    }
+    let value = msg.strip_prefix(b"data:")?.trim_ascii();
+    if value.is_empty() || value == b"[DONE]" {
+        // `message_data` skips both for chat (`sse_done_is_text` is false).
+        return Some(EventForm::Empty);
+    }
+    if value.first() != Some(&b'{') {
+        return None;
+    }
+    // The full parser rejects invalid UTF-8; validating once makes every string slice valid.
+    std::str::from_utf8(value).ok()?;
+    let mut s = Scan { b: value, i: 0 };
+    let delta = s.chunk()?;
+    s.ws();
+    if s.i != value.len() {
+        return None;
+    }
+    let start = text.len();
+    let reasoning = delta.reasoning_content.filter(|r| !r.is_empty());
+    let reasoning = reasoning.or(delta.reasoning.filter(|r| !r.is_empty()));
+    let content = delta.content.filter(|c| !c.is_empty());
+    if let Some(r) = reasoning {
+        unescape(value.get(r.start..r.end)?, r.escaped, text)?;
+        let split = u32::try_from(text.len() - start).ok()?;
+        if let Some(c) = content {
+            unescape(value.get(c.start..c.end)?, c.escaped, text)?;
+        }
+        Some(EventForm::Reasoning {
+            split,
+            content: content.is_some(),
+        })
+    } else if let Some(c) = content {
+        unescape(value.get(c.start..c.end)?, c.escaped, text)?;
+        Some(EventForm::Text)
+    } else {
+        Some(EventForm::Empty)
+    }
+}
+
+/// A JSON string's inside (between its quotes) in the scanned value.
+#[derive(Clone, Copy, Debug)]
+struct StrSpan {
+    start: usize,
+    end: usize,
+    /// It holds a (simple) escape.
+    escaped: bool,
+}
+
+impl StrSpan {
+    fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// The delta fields the chat parser reads (`Some`: a string was sent; `null` is `None`).
+#[derive(Default)]
+struct DeltaSpans {
+    content: Option<StrSpan>,
+    reasoning_content: Option<StrSpan>,
+    reasoning: Option<StrSpan>,
+}
+
+/// A strict JSON scanner over one value.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string with simple escapes only (`\u` declines).
+    fn string(&mut self) -> Option<StrSpan> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            let rest = self.b.get(self.i..)?;
+            let at = memchr::memchr2(b'"', b'\\', rest)?;
+            if rest[..at].iter().any(|&c| c < 0x20) {
+                return None;
+            }
+            self.i += at;
+            if rest[at] == b'"' {
+                let end = self.i;
+                self.i += 1;
+                return Some(StrSpan {
+                    start,
+                    end,
+                    escaped,
+                });
+            }
+            match self.b.get(self.i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 2,
+                _ => return None,
+            }
+            escaped = true;
+        }
+    }
+
+    /// An object key with no escape.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        let k = self.string()?;
+        self.eat(b':')?;
+        if k.escaped {
+            return None;
+        }
+        let b: &'a [u8] = self.b;
+        b.get(k.start..k.end)
+    }
+
+    /// A string or `null`.
+    fn opt_string(&mut self) -> Option<Option<StrSpan>> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.ws();
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then(|| self.i = end)
+    }
+
+    /// An integer of at most 18 digits (no fraction, no exponent).
+    fn integer(&mut self) -> Option<()> {
+        self.ws();
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        let digits = self.b.get(self.i..)?;
+        let n = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 || n > 18 || (n > 1 && digits[0] == b'0') {
+            return None;
+        }
+        self.i += n;
+        match self.b.get(self.i) {
+            Some(b'.' | b'e' | b'E') => None,
+            _ => Some(()),
+        }
+    }
+
+    /// Any value, validated and skipped.
+    fn skip(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => {
+                self.i += 1;
+                if self.eat(b'}').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.string()?;
+                    self.eat(b':')?;
+                    self.skip(depth + 1)?;
+                    if self.eat(b',').is_none() {
+                        return self.eat(b'}');
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                if self.eat(b']').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    if self.eat(b',').is_none() {
+                        return self.eat(b']');
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.integer(),
+        }
+    }
+
+    /// The members of an object (after its `{`), each key handed to `member`, which consumes
+    /// the value.
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let k = self.key()?;
+            member(self, k)?;
+            if self.eat(b',').is_none() {
+                return self.eat(b'}');
+            }
+        }
+    }
+
+    /// The whole chunk object: its delta's spans.
+    fn chunk(&mut self) -> Option<DeltaSpans> {
+        self.eat(b'{')?;
+        let (mut object, mut choices, mut usage) = (false, None, false);
+        let b = self.b;
+        self.members(|s, k| match k {
+            b"object" if !object => {
+                object = true;
+                let v = s.string()?;
+                (!v.escaped && b.get(v.start..v.end)? == b"chat.completion.chunk").then_some(())
+            }
+            b"choices" if choices.is_none() => {
+                s.eat(b'[')?;
+                choices = Some(s.choice()?);
+                s.eat(b']')
+            }
+            b"usage" if !usage => {
+                usage = true;
+                s.literal(b"null")
+            }
+            b"object" | b"choices" | b"usage" => None,
+            _ => s.skip(1),
+        })?;
+        if !object {
+            return None;
+        }
+        choices
+    }
+
+    /// The one choice object: its delta.
+    fn choice(&mut self) -> Option<DeltaSpans> {
+        self.eat(b'{')?;
+        let mut delta = None;
+        self.members(|s, k| match k {
+            b"delta" if delta.is_none() => {
+                delta = Some(s.delta()?);
+                Some(())
+            }
+            b"delta" | b"message" | b"text" => None,
+            _ => s.skip(2),
+        })?;
+        delta
+    }
+
+    /// A delta object's text fields.
+    fn delta(&mut self) -> Option<DeltaSpans> {
+        self.eat(b'{')?;
+        let mut d = DeltaSpans::default();
+        let mut seen = [false; 3];
+        self.members(|s, k| {
+            let (slot, field) = match k {
+                b"content" => (0, &mut d.content),
+                b"reasoning_content" => (1, &mut d.reasoning_content),
+                b"reasoning" => (2, &mut d.reasoning),
+                b"tool_calls" => return None,
+                _ => return s.skip(3),
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                return None;
+            }
+            *field = s.opt_string()?;
+            Some(())
+        })?;
+        Some(d)
+    }
+}
+
+/// Appends the text of a JSON string's inside, resolving its simple escapes.
+fn unescape(inside: &[u8], escaped: bool, out: &mut Vec<u8>) -> Option<()> {
+    if !escaped {
+        out.extend_from_slice(inside);
+        return Some(());
+    }
+    let mut i = 0;
+    while let Some(at) = memchr::memchr(b'\\', inside.get(i..)?) {
+        out.extend_from_slice(inside.get(i..i + at)?);
+        let c = match inside.get(i + at + 1)? {
+            b'n' => b'\n',
+            b't' => b'\t',
+            b'r' => b'\r',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            c @ (b'"' | b'\\' | b'/') => *c,
+            _ => return None,
+        };
+        out.push(c);
+        i += at + 2;
+    }
+    out.extend_from_slice(inside.get(i..)?);
+    Some(())
+}
+
+#[cfg(test)]
+#[path = "chat_compact_tests.rs"]
+mod tests;
