@@ -366,8 +366,18 @@ impl Sink for Recorder<'_> {
     fn on_end(&mut self, stamp_ns: u64) {
         self.rec.end_ns = stamp_ns;
         let compact = self.compact;
-        finish_events(self.rec, &mut self.framer, stamp_ns, self.read_lag_ns, compact);
-        self.drop_consumed();
+        finish_events(
+            self.rec,
+            &mut self.framer,
+            stamp_ns,
+            self.read_lag_ns,
+            compact,
+        );
+        // Every message, the trailing one included, is now an event.
+        if compact.is_some() && compactable(self.rec) {
+            self.dropped += self.rec.body.len() as u64;
+            self.rec.body = Vec::new();
+        }
     }
 }
 
@@ -555,5 +565,114 @@ mod tests {
                 coalesced_reads: 2,
             }
         );
+    }
+
+    /// A mock-shaped stream (role chunk, reasoning, content, finish, usage, `[DONE]`).
+    const STREAM: &[u8] = b"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n\
+data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\" are\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n\
+data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" has\\n\"},\"logprobs\":null,\"finish_reason\":null}]}\r\n\r\n\
+data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" \\u00e9t\\u00e9\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n\
+data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\",\"stop_reason\":null}]}\n\n\
+data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"total_tokens\":6,\"completion_tokens\":5,\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\n\
+data: [DONE]\n\n\
+data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"tail\"}}]}";
+
+    /// Feeds `STREAM` cut at `cuts` (read boundaries) to a recorder, compact or not, and
+    /// returns the record.
+    fn recorded(cuts: &[usize], compact: bool, status: u16) -> RawRecord {
+        let state = state();
+        let request = EncodedRequest {
+            bytes: Vec::new(),
+            id_slots: [0, 0],
+            copy_slots: Vec::new(),
+            head_len: 0,
+        };
+        let credit = Credit {
+            phase: Phase::Profiling,
+            index: 0,
+            conversation: 0,
+            turn: 0,
+            cancel_after_ns: None,
+            max_turns: None,
+            intended_ns: 0,
+        };
+        let mut rec = empty_record(&state, credit, 0, uuid::Uuid::nil());
+        rec.is_sse = true;
+        rec.status = status;
+        let mut r = Recorder {
+            request: &request,
+            state: &state,
+            framer: Framer::default(),
+            rec: &mut rec,
+            read_lag_ns: None,
+            keep_head: false,
+            compact: if compact {
+                crate::endpoint::EndpointKind::Chat.descriptor().compact
+            } else {
+                None
+            },
+            dropped: 0,
+            prefill: None,
+        };
+        r.on_attempt(0);
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % STREAM.len()).collect();
+        cuts.extend([0, STREAM.len()]);
+        cuts.sort_unstable();
+        cuts.dedup();
+        for (i, w) in cuts.windows(2).enumerate() {
+            let user_ns = 1_000 * (i as u64 + 1);
+            read(
+                &mut r,
+                &STREAM[w[0]..w[1]],
+                ReadStamp {
+                    user_ns,
+                    kernel_ns: Some(user_ns - 7),
+                },
+            );
+        }
+        r.on_end(1_000_000);
+        rec
+    }
+
+    fn parsed(rec: &RawRecord) -> crate::endpoint::ParsedResponse {
+        let mut out = crate::endpoint::ParsedResponse::default();
+        crate::endpoint::parse_record(crate::endpoint::EndpointKind::Chat, rec, &mut out);
+        out
+    }
+
+    proptest::proptest! {
+        /// However the stream is cut into reads, a compact record reads exactly as the raw one:
+        /// the same parse, stamps, lags, coalesced reads and HTTP trace, from a fraction of the
+        /// bytes.
+        #[test]
+        fn compact_records_read_as_raw_ones(cuts in proptest::collection::vec(0usize..4096, 0..12)) {
+            let raw = recorded(&cuts, false, 200);
+            let compact = recorded(&cuts, true, 200);
+            proptest::prop_assert_eq!(parsed(&compact), parsed(&raw));
+            let facts = |r: &RawRecord| (
+                r.events.iter().map(|e| (e.stamp_ns, e.lag_ns)).collect::<Vec<_>>(),
+                ReceiveFacts::of(r),
+                r.trace,
+                r.bytes_received,
+            );
+            proptest::prop_assert_eq!(facts(&compact), facts(&raw));
+            let forms: Vec<EventForm> = compact.events.iter().map(|e| e.form).collect();
+            // The `\u` chunk and the usage chunk are kept raw; the others are extracted.
+            let kept = forms.iter().filter(|f| **f == EventForm::Kept).count();
+            proptest::prop_assert_eq!(kept, 2, "{:?}", forms);
+            proptest::prop_assert!(forms.iter().any(|f| *f == EventForm::Text));
+            let reasoning = forms.iter().any(|f| matches!(f, EventForm::Reasoning { .. }));
+            proptest::prop_assert!(reasoning);
+            proptest::prop_assert!(compact.body.is_empty(), "{:?}", compact.body);
+            proptest::prop_assert!(compact.text.len() * 2 < raw.body.len());
+        }
+    }
+
+    #[test]
+    fn an_error_status_keeps_its_raw_body() {
+        let rec = recorded(&[100, 900], true, 500);
+        assert_eq!(rec.body, STREAM);
+        assert!(rec.events.iter().all(|e| e.form == EventForm::Raw));
+        assert!(rec.text.is_empty());
     }
 }

@@ -91,7 +91,9 @@ fn the_forms_of_common_chunks() {
         (Some(EventForm::Text), "a\"b\\n\n".into())
     );
     assert_eq!(
-        form(&chunk(r#"{"reasoning_content":"","reasoning":"why","content":"so"}"#)),
+        form(&chunk(
+            r#"{"reasoning_content":"","reasoning":"why","content":"so"}"#
+        )),
         (
             Some(EventForm::Reasoning {
                 split: 3,
@@ -104,7 +106,10 @@ fn the_forms_of_common_chunks() {
         form(&chunk(r#"{"role":"assistant","content":""}"#)),
         (Some(EventForm::Empty), String::new())
     );
-    assert_eq!(form("data: [DONE]"), (Some(EventForm::Empty), String::new()));
+    assert_eq!(
+        form("data: [DONE]"),
+        (Some(EventForm::Empty), String::new())
+    );
     // Declined: a `\u` escape, tool calls, a repeated field, a float, an error event.
     for declined in [
         chunk(r#"{"content":"\u00e9"}"#),

@@ -1,8 +1,8 @@
 //! Response extraction against the real vLLM captures and hand-written chunks.
 
 use super::*;
-use crate::record::{Event, EventForm};
 use crate::record::testing::{json_record, sse_record};
+use crate::record::{Event, EventForm};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
