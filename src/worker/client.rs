@@ -6,6 +6,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::endpoint::kinds::Compactor;
 use crate::http::{EncodedRequest, Head};
 use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use crate::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
@@ -250,9 +251,6 @@ struct Recorder<'a> {
     /// The prefill slot held until the first content response.
     prefill: Option<Prefill<'a>>,
 }
-
-/// An endpoint's extraction of one SSE message (`Descriptor::compact`).
-type Compactor = fn(&[u8], &mut Vec<u8>) -> Option<EventForm>;
 
 /// A held prefill slot and what finding the first token takes.
 struct Prefill<'a> {
@@ -660,7 +658,7 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
             // The `\u` chunk and the usage chunk are kept raw; the others are extracted.
             let kept = forms.iter().filter(|f| **f == EventForm::Kept).count();
             proptest::prop_assert_eq!(kept, 2, "{:?}", forms);
-            proptest::prop_assert!(forms.iter().any(|f| *f == EventForm::Text));
+            proptest::prop_assert!(forms.contains(&EventForm::Text));
             let reasoning = forms.iter().any(|f| matches!(f, EventForm::Reasoning { .. }));
             proptest::prop_assert!(reasoning);
             proptest::prop_assert!(compact.body.is_empty(), "{:?}", compact.body);

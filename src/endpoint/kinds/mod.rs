@@ -70,8 +70,11 @@ pub struct Descriptor {
     /// [`crate::record::EventForm`]): appends the message's text delta to the buffer and says
     /// what it is, or declines (`None`) for a message only the full parser reads. `None`: the
     /// type's records keep their raw messages.
-    pub compact: Option<fn(&[u8], &mut Vec<u8>) -> Option<crate::record::EventForm>>,
+    pub compact: Option<Compactor>,
 }
+
+/// An endpoint's extraction of one SSE message for a compact record ([`Descriptor::compact`]).
+pub type Compactor = fn(&[u8], &mut Vec<u8>) -> Option<crate::record::EventForm>;
 
 /// How a type replays a conversation (AIPerf's `build_messages` and `build_assistant_turn`).
 #[derive(Clone, Copy)]
