@@ -123,6 +123,57 @@ fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usiz
     events.len()
 }
 
+/// [`worker_path`] with compact records: each message's delta is extracted by the chat
+/// compactor into `text` (a declined message is copied raw) and the raw bytes are dropped.
+fn worker_path_compact(
+    wire: &[u8],
+    body: &mut Vec<u8>,
+    text: &mut Vec<u8>,
+    events: &mut Vec<Event>,
+) -> usize {
+    body.clear();
+    text.clear();
+    events.clear();
+    let Some(extract) = EndpointKind::Chat.descriptor().compact else {
+        return 0;
+    };
+    let Ok(Status::Complete(head)) = parse_head(wire) else {
+        return 0;
+    };
+    let mut decoder = BodyDecoder::new(BodyKind::from_head(&head, false));
+    let rest = wire.get(head.head_len..).unwrap_or(&[]);
+    let Ok(feed) = decoder.feed(rest, body) else {
+        return 0;
+    };
+    let mut framer = Framer::new();
+    let mut push = |r: std::ops::Range<usize>, body: &[u8], events: &mut Vec<Event>| {
+        let message = body.get(r).unwrap_or(&[]);
+        let start = text.len();
+        let form = extract(message, text).unwrap_or_else(|| {
+            text.truncate(start);
+            text.extend_from_slice(message);
+            EventForm::Kept
+        });
+        events.push(Event {
+            stamp_ns: 5,
+            start: start as u32,
+            end: text.len() as u32,
+            lag_ns: None,
+            form,
+        });
+    };
+    while let Some(r) = framer.next_message(body) {
+        push(r, body, events);
+    }
+    if feed.done {
+        while let Some(r) = framer.finish(body) {
+            push(r, body, events);
+        }
+    }
+    framer.compact(body);
+    events.len()
+}
+
 fn bench_http_head(c: &mut Criterion) {
     let mut g = c.benchmark_group("http_head");
     for (name, head, sse, chunked) in [
@@ -215,6 +266,17 @@ fn bench_worker_path(c: &mut Criterion) {
     g.bench_function("head_chunked_sse_per_event", |b| {
         b.iter(|| worker_path(black_box(&wire), &mut body, &mut events))
     });
+    let mut text = Vec::with_capacity(1024);
+    assert_eq!(
+        worker_path_compact(&wire, &mut body, &mut text, &mut events),
+        STREAM_MESSAGES
+    );
+    // Only the usage chunk is kept raw.
+    let kept = events.iter().filter(|e| e.form == EventForm::Kept).count();
+    assert_eq!(kept, 1);
+    g.bench_function("head_chunked_sse_compact_per_event", |b| {
+        b.iter(|| worker_path_compact(black_box(&wire), &mut body, &mut text, &mut events))
+    });
     g.finish();
 }
 
@@ -267,10 +329,30 @@ fn bench_parse_record(c: &mut Criterion) {
     );
     assert_eq!(out2.content_responses(), 1);
 
+    // The same stream as the worker now records it: compact events, the raw body dropped.
+    let compact = {
+        let mut wire = STREAM_HEAD.to_vec();
+        wire.extend_from_slice(&chunked_stream());
+        let (mut body, mut text, mut events) = (Vec::new(), Vec::new(), Vec::new());
+        worker_path_compact(&wire, &mut body, &mut text, &mut events);
+        for (e, raw) in events.iter_mut().zip(&stream.events) {
+            e.stamp_ns = raw.stamp_ns;
+        }
+        let mut r = record(Vec::new(), events, true);
+        r.text = text;
+        r
+    };
+    let mut out3 = ParsedResponse::default();
+    parse_record(EndpointKind::Chat, &compact, &mut out3);
+    assert_eq!(out3, out, "a compact record parses as the raw one");
+
     let mut g = c.benchmark_group("parse_record");
     g.throughput(Throughput::Elements(STREAM_MESSAGES as u64));
     g.bench_function("vllm_chat_stream_per_event", |b| {
         b.iter(|| parse_record(EndpointKind::Chat, black_box(&stream), &mut out))
+    });
+    g.bench_function("vllm_chat_stream_compact_per_event", |b| {
+        b.iter(|| parse_record(EndpointKind::Chat, black_box(&compact), &mut out3))
     });
     g.throughput(Throughput::Bytes(NONSTREAM_JSON.len() as u64));
     g.bench_function("vllm_chat_nonstream", |b| {

@@ -3,7 +3,7 @@
 //!
 //! The scan recognizes the common chunk shape only: one `data:` line holding a JSON object
 //! whose `object` is `"chat.completion.chunk"`, one choice with a `delta` object, `usage` absent
-//! or `null`, no `tool_calls`, no `\u` escape anywhere, integers of at most 18 digits and no
+//! or `null`, no `tool_calls`, no `\u` escape and no control byte anywhere, integers of at most 18 digits and no
 //! floats, no key written with escapes, no repeated key the parser reads. Anything else is
 //! declined (`None`) and the worker keeps the raw message for the aggregator's full parser
 //! ([`super::chat::parse`]), so a declined message costs a copy and never a wrong answer. What
@@ -20,7 +20,7 @@ const MAX_DEPTH: u32 = 32;
 /// common shape (the caller truncates `text` back and keeps the raw message).
 pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
     let msg = message.trim_ascii();
-    if msg.contains(&b'\n') || msg.contains(&b'\r') {
+    if memchr::memchr2(b'\n', b'\r', msg).is_some() {
         return None;
     }
     let value = msg.strip_prefix(b"data:")?.trim_ascii();
@@ -32,7 +32,12 @@ pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
         return None;
     }
     // The full parser rejects invalid UTF-8; validating once makes every string slice valid.
+    // A control byte (a tab between tokens is valid JSON, but rare) declines, so strings need
+    // no check of their own (one branch-free pass).
     std::str::from_utf8(value).ok()?;
+    if value.iter().fold(0u8, |acc, &c| acc | u8::from(c < 0x20)) != 0 {
+        return None;
+    }
     let mut s = Scan { b: value, i: 0 };
     let delta = s.chunk()?;
     s.ws();
@@ -113,10 +118,8 @@ impl<'a> Scan<'a> {
         let mut escaped = false;
         loop {
             let rest = self.b.get(self.i..)?;
+            // No control byte is left in the value (checked up front).
             let at = memchr::memchr2(b'"', b'\\', rest)?;
-            if rest[..at].iter().any(|&c| c < 0x20) {
-                return None;
-            }
             self.i += at;
             if rest[at] == b'"' {
                 let end = self.i;
