@@ -216,3 +216,20 @@ proptest! {
         agrees(&m).map_err(TestCaseError::fail)?;
     }
 }
+
+/// The generated chunks exercise the compact path, not only the fallback: a good share of them
+/// is taken (and then agrees, as the property above checks).
+#[test]
+fn generated_chunks_are_mostly_taken() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let mut taken = 0;
+    for _ in 0..400 {
+        let m = chunk().new_tree(&mut runner).unwrap().current();
+        if agrees(m.as_bytes()).unwrap() {
+            taken += 1;
+        }
+    }
+    assert!(taken >= 100, "only {taken} of 400 generated chunks taken");
+}
