@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
-use ringperf::record::{Event, RawRecord, RequestError, testing};
+use ringperf::record::{Event, EventForm, RawRecord, RequestError, testing};
 use ringperf::sse::Framer;
 
 /// A record of `body` with `events` that ends after every event, as a worker's would.
@@ -31,6 +31,7 @@ fn sse_events(body: &[u8], per_read: u64) -> Vec<Event> {
             start,
             end,
             lag_ns: None,
+            form: EventForm::Raw,
         });
     }
     events
@@ -98,6 +99,7 @@ fuzz_target!(|data: &[u8]| {
         start: 0,
         end: len,
         lag_ns: None,
+        form: EventForm::Raw,
     };
     let json = record(body, vec![whole], false, error);
 
@@ -105,5 +107,36 @@ fuzz_target!(|data: &[u8]| {
     for kind in [EndpointKind::Chat, EndpointKind::Completions] {
         check(kind, &sse, &mut reused);
         check(kind, &json, &mut reused);
+    }
+
+    // The compact record a worker would make of the same SSE body parses as the raw one.
+    if let Some(extract) = EndpointKind::Chat.descriptor().compact {
+        let mut compact = sse.clone();
+        compact.body.clear();
+        for e in &mut compact.events {
+            let message = sse.event_bytes(e);
+            let start = compact.text.len();
+            e.form = extract(message, &mut compact.text).unwrap_or_else(|| {
+                compact.text.truncate(start);
+                compact.text.extend_from_slice(message);
+                EventForm::Kept
+            });
+            e.start = start as u32;
+            e.end = compact.text.len() as u32;
+        }
+        let mut want = ParsedResponse::default();
+        parse_record(EndpointKind::Chat, &sse, &mut want);
+        parse_record(EndpointKind::Chat, &compact, &mut reused);
+        let facts = |p: &ParsedResponse| {
+            (
+                p.content_stamps_ns.clone(),
+                p.first_output_stamp_ns,
+                p.output_text.clone(),
+                p.reasoning_text.clone(),
+                p.usage.clone(),
+                p.error.clone(),
+            )
+        };
+        assert_eq!(facts(&reused), facts(&want), "a compact record parses as the raw one");
     }
 });
