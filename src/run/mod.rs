@@ -239,6 +239,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         http_trace: cfg.export_http_trace,
         response_field: cfg.response_field.clone(),
         kernel_stamps,
+        batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
     });
 
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)

@@ -75,6 +75,9 @@ pub struct Shared {
     pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
     /// Read requests with kernel receive stamps (`--timestamps kernel`, when available).
     pub kernel_stamps: bool,
+    /// Batched wake-ups ([`crate::net::batch`]): the longest nap, when reads carry kernel
+    /// stamps and `--batch-wakeups-us` is not 0.
+    pub batch_wakeups: Option<Duration>,
 }
 
 /// Everything besides the body that goes into a request.
@@ -255,6 +258,8 @@ pub(crate) struct WorkerState {
     producer: Producer,
     /// [`TEST_STALL_ENV`]: block this long before each send (`None` outside tests).
     pub(crate) test_stall: Option<Duration>,
+    /// What the batched wake-ups did on this worker.
+    pub(crate) naps: Rc<Cell<crate::net::batch::NapStats>>,
 }
 
 impl WorkerState {
@@ -402,7 +407,12 @@ async fn worker_main(
         open_fds: RefCell::new(HashSet::new()),
         producer,
         test_stall: test_stall(),
+        naps: Rc::new(Cell::new(crate::net::batch::NapStats::default())),
     });
+    if let Some(max) = shared.batch_wakeups {
+        // Lives as long as the runtime: it waits for reads between phases.
+        monoio::spawn(crate::net::batch::Napper::new(max, state.naps.clone()));
+    }
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
     while let Ok(Control::Run(plan)) = ctl_rx.recv() {
         let sent = phase::run(&shared, &state, plan, driver).await;
