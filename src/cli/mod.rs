@@ -371,11 +371,12 @@ pub struct ProfileArgs {
 
     /// With kernel receive stamps: let a worker nap up to this many µs after a batch of reads so
     /// that one wake-up serves the events of many streams (bounded by a quarter of the gap
-    /// between a stream's events and by the next timed send; 0: never nap).
+    /// between a stream's events and by the next timed send). 0, the default: never nap
+    /// (measured: it pays only on a saturated worker; see docs/performance.md).
     #[arg(
         long = "batch-wakeups-us",
         env = "RINGPERF_BATCH_WAKEUPS_US",
-        default_value_t = 200,
+        default_value_t = 0,
         value_parser = clap::value_parser!(u64).range(0..=100_000),
         help_heading = "ringperf"
     )]

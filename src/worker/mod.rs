@@ -205,6 +205,8 @@ pub struct WorkerCpu {
     pub cpu_ns: u64,
     /// Wall-clock time from the thread's start to its end, ns.
     pub wall_ns: u64,
+    /// What its batched wake-ups did (`None`: off).
+    pub naps: Option<crate::net::batch::NapStats>,
 }
 
 impl WorkerCpu {
@@ -324,15 +326,20 @@ impl Workers {
                         let ready_tx = ready_tx.clone();
                         async move {
                             let _ = ready_tx.send((id, Ok(kind), pinned));
-                            worker_main(id, kind, shared, producer, ctl_rx, done_tx).await;
+                            worker_main(id, kind, shared, producer, ctl_rx, done_tx).await
                         }
                     });
-                    if let Err(e) = res {
-                        let _ = ready_tx.send((id, Err(e), pinned));
-                    }
+                    let naps = match res {
+                        Ok(naps) => naps,
+                        Err(e) => {
+                            let _ = ready_tx.send((id, Err(e), pinned));
+                            None
+                        }
+                    };
                     WorkerCpu {
                         cpu_ns: crate::clock::thread_cpu_ns(),
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
+                        naps,
                     }
                 })?;
             threads.push(t);
@@ -394,7 +401,7 @@ async fn worker_main(
     producer: Producer,
     ctl_rx: Receiver<Control>,
     done_tx: Sender<PhaseDone>,
-) {
+) -> Option<crate::net::batch::NapStats> {
     let state = Rc::new(WorkerState {
         id,
         pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES),
@@ -418,6 +425,7 @@ async fn worker_main(
         let sent = phase::run(&shared, &state, plan, driver).await;
         let _ = done_tx.send(PhaseDone { worker: id, sent });
     }
+    shared.batch_wakeups.map(|_| state.naps.get())
 }
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
