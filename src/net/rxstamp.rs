@@ -234,6 +234,33 @@ pub fn recv(fd: RawFd, buf: &mut Vec<u8>) -> io::Result<(usize, Option<u64>)> {
     Ok((n, parse_control(&control.0[..control_len])))
 }
 
+/// One read of `tcp` with its kernel receive stamp: waits until the socket is readable (on the
+/// runtime: an io_uring poll or the epoll driver's readiness), then reads with a non-blocking
+/// [`recv`], appending to `buf`. Returns the bytes read (0: end of stream) and the kernel's
+/// receive stamp (`CLOCK_REALTIME` ns) if the read came with one.
+///
+/// # Errors
+/// The socket's error.
+pub async fn read(
+    tcp: &monoio::net::TcpStream,
+    buf: &mut Vec<u8>,
+) -> io::Result<(usize, Option<u64>)> {
+    loop {
+        // Not relaxed: on the epoll driver a stale readiness is checked with poll(2) first, so a
+        // read that would block clears it rather than spinning.
+        tcp.readable(false).await?;
+        match recv(std::os::fd::AsRawFd::as_raw_fd(tcp), buf) {
+            Ok(r) => return Ok(r),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
