@@ -1023,7 +1023,9 @@ fn kernel_stamps_lie_between_the_write_and_the_user_stamp() {
         }
         // The mock's own kernel stamp of the request's arrival (its truth log keeps one): the
         // request reached the socket before the mock's thread read it.
-        let arrived = t.arrival_kernel_ns.expect("the mock stamps arrivals in the kernel");
+        let arrived = t
+            .arrival_kernel_ns
+            .expect("the mock stamps arrivals in the kernel");
         assert!(arrived <= t.arrival_ns + uncertainty as u64, "{t:?}");
     }
     let lag = &rp["receive_lag_ns"];

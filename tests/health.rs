@@ -40,15 +40,12 @@ fn run(addr: std::net::SocketAddr, dir: &Path, limit_us: u64, stall_ms: Option<u
     cmd.output().expect("the binary runs")
 }
 
-/// Where the kernel gives no receive stamps (forced here by the `RINGPERF_TEST_NO_KERNEL_STAMPS`
-/// hook), a run asked for kernel stamps falls back to user-space stamps: it says so in one log
-/// line, records `timestamps: user` and no receive lag, and measures every request.
-#[test]
-fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
-    let server = mock();
-    let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .env(ringperf::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV, "1")
+/// A small streaming run of the binary against `addr` with `--verbose`, with the hook that
+/// takes kernel stamps away when `no_kernel_stamps`.
+fn stamps_run(addr: std::net::SocketAddr, dir: &Path, no_kernel_stamps: bool) -> Output {
+    let hook = ringperf::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
+    cmd.env_remove(hook)
         .env_remove(ringperf::worker::TEST_STALL_ENV)
         .args(["profile", "-m", "mock-model", "--ui", "none", "--verbose"])
         .args([
@@ -60,11 +57,23 @@ fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
         ])
         .args(["--request-count", "6", "--no-server-metrics"])
         .args(["--timestamps", "kernel", "--url"])
-        .arg(format!("http://{}", server.addr))
+        .arg(format!("http://{addr}"))
         .arg("--artifact-dir")
-        .arg(dir.path())
-        .output()
-        .expect("the binary runs");
+        .arg(dir);
+    if no_kernel_stamps {
+        cmd.env(hook, "1");
+    }
+    cmd.output().expect("the binary runs")
+}
+
+/// Where the kernel gives no receive stamps (forced here by the `RINGPERF_TEST_NO_KERNEL_STAMPS`
+/// hook), a run asked for kernel stamps falls back to user-space stamps: it says so in one log
+/// line, records `timestamps: user` and no receive lag, and measures every request.
+#[test]
+fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
+    let server = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let out = stamps_run(server.addr, dir.path(), true);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let said = stderr
@@ -78,23 +87,7 @@ fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
     assert_eq!(summary["request_count"]["avg"], 6.0);
     // The same run without the hook uses kernel stamps and says nothing of a fallback.
     let dir2 = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .env_remove(ringperf::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV)
-        .env_remove(ringperf::worker::TEST_STALL_ENV)
-        .args(["profile", "-m", "mock-model", "--ui", "none", "--verbose"])
-        .args([
-            "--tokenizer",
-            "builtin",
-            "--streaming",
-            "--concurrency",
-            "2",
-        ])
-        .args(["--request-count", "6", "--no-server-metrics", "--url"])
-        .arg(format!("http://{}", server.addr))
-        .arg("--artifact-dir")
-        .arg(dir2.path())
-        .output()
-        .expect("the binary runs");
+    let out = stamps_run(server.addr, dir2.path(), false);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("unavailable"), "{stderr}");
