@@ -93,11 +93,12 @@ def schedstat_ns(pid):
 class Mock:
     """`ringperf mock-server` pinned to MOCK_CORE, with a truth log."""
 
-    def __init__(self, outdir, name, ttft_ms=0, itl_ms=0, tokens=1):
+    def __init__(self, outdir, name, ttft_ms=0, itl_ms=0, tokens=1, core=None):
+        core = core or MOCK_CORE
         self.truth_path = Path(outdir) / f"{name}.truth.jsonl"
         self.cmd = [
-            "taskset", "-c", MOCK_CORE, RINGPERF, "mock-server",
-            "--bind", f"{HOST}:{PORT}", "--pin-cores", MOCK_CORE,
+            "taskset", "-c", core, RINGPERF, "mock-server",
+            "--bind", f"{HOST}:{PORT}", "--pin-cores", core,
             "--mock-ttft-ms", str(ttft_ms), "--mock-itl-ms", str(itl_ms),
             "--mock-output-tokens", str(tokens), "--truth-log", str(self.truth_path),
         ]
@@ -725,14 +726,18 @@ def all_cores():
 def scenario_placement(out, quick):
     """Worker placement (#13 item 11): ringperf's default (one worker per core, the aggregator
     wherever the scheduler puts it) against cores - 1 workers with the aggregator pinned to the
-    remaining core, the client given every core (`PLACEMENT_CORES`, default all) and the mock
-    on MOCK_CORE as always. Workloads: streaming paced (1 ms ITL) and burst (0 ms), c = 32,
+    remaining core, the client given every core (`PLACEMENT_CORES`, default all). Workers take
+    the client's cores lowest first, so the mock goes on the highest of them
+    (`PLACEMENT_MOCK_CORE` overrides): with cores - 1 workers it then shares a core with the
+    aggregator, not with a worker; on a machine with a core to spare, give the mock a core
+    outside PLACEMENT_CORES. Workloads: streaming paced (1 ms ITL) and burst (0 ms), c = 32,
     100 tokens, and non-streaming 1-token at c = 64. Per run: client CPU (user + system) per
     1 000 requests, and for the streaming ones the TTFT overhead against the truth log.
     """
     cores = [int(c) for c in os.environ.get("PLACEMENT_CORES", "").split(",") if c.strip()]
     cores = cores or all_cores()
-    res = {"client_cores": cores, "mock_core": MOCK_CORE}
+    mock_core = os.environ.get("PLACEMENT_MOCK_CORE") or str(max(cores))
+    res = {"client_cores": cores, "mock_core": mock_core}
     if len(cores) < 2:
         res["skipped"] = f"needs at least 2 client cores, has {cores}"
         return res
@@ -747,7 +752,7 @@ def scenario_placement(out, quick):
         for label, flag, nworkers in placements:
             d = out / f"placement-{wl}-{label}"
             extra = ["--warmup-request-count", str(c)] if streaming else []
-            with Mock(out, d.name, ttft_ms=0, itl_ms=itl, tokens=tokens) as m:
+            with Mock(out, d.name, ttft_ms=0, itl_ms=itl, tokens=tokens, core=mock_core) as m:
                 r = run_client(ringperf_cmd(d, conc=c, count=n, streaming=streaming, osl=tokens,
                                             workers=flag, extra=extra), m, 600, cores=taskset)
                 truth = m.stop()
