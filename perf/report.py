@@ -86,23 +86,30 @@ def stream(res):
 
 
 def overhead(rows):
-    out = ["| c | stamps | mock TTFT / ITL / tokens | TTFT overhead p50 / p99 / max µs "
+    out = ["TTFT overhead and send side are measured to the mock's kernel receive stamp of each "
+           "request (`arrival_kernel_ns`; \"user\" in the arrival column: an older truth log "
+           "without it, measured to the mock's read); the mock's own wake-up is listed apart.", "",
+           "| c | stamps | arrival | mock TTFT / ITL / tokens | TTFT overhead p50 / p99 / max µs "
            "| send side p50 / p99 µs | first-token receive lag p50 / p99 µs "
-           "| per-event receive error p50 / p99 / max µs | ITL overhead p50 / p99 µs | mock busy |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| per-event receive error p50 / p99 / max µs | ITL overhead p50 / p99 µs "
+           "| mock wake-up p50 / p99 µs | mock busy |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for o in rows:
         stamps = o.get("timestamps", "—")
         if "failed" in o:
-            out.append(f"| {o['concurrency']} | {stamps} | FAILED: {o['failed']} |||||||")
+            out.append(f"| {o['concurrency']} | {stamps} | FAILED: {o['failed']} |||||||||")
             continue
         t, s, fr, e, i = (o["ttft_overhead"], o["send_side"], o["first_token_recv_lag"],
                           o["event_recv_lag"], o["itl_overhead"])
+        w = o.get("mock_wakeup") or {}
+        wake = (f"{f(w['p50_us'])} / {f(w['p99_us'])}" if w.get("count") else "—")
         out.append(
-            f"| {o['concurrency']} | {stamps} | {o['mock_ttft_ms']} ms / {o['mock_itl_ms']} ms / "
+            f"| {o['concurrency']} | {stamps} | {o.get('arrival', 'user')} | "
+            f"{o['mock_ttft_ms']} ms / {o['mock_itl_ms']} ms / "
             f"{o['tokens']} | {f(t['p50_us'])} / {f(t['p99_us'])} / {f(t['max_us'])} | "
             f"{f(s['p50_us'])} / {f(s['p99_us'])} | {f(fr['p50_us'])} / {f(fr['p99_us'])} | "
             f"{f(e['p50_us'])} / {f(e['p99_us'])} / {f(e['max_us'])} | "
-            f"{f(i['p50_us'])} / {f(i['p99_us'])} | {o['mock_busy'] * 100:.0f}% {o['note']} |")
+            f"{f(i['p50_us'])} / {f(i['p99_us'])} | {wake} | {o['mock_busy'] * 100:.0f}% {o['note']} |")
     pairs = stamp_pairs(rows)
     if pairs:
         out += ["", "Kernel vs user receive stamps, same mock settings per pair (µs; ratio = "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402  (perf/harness.py)
+import overhead  # noqa: E402  (perf/overhead.py)
 import report  # noqa: E402  (perf/report.py)
 
 
@@ -160,6 +161,48 @@ class Placement(unittest.TestCase):
         self.assertEqual(r, {"cpu": None, "ttft_overhead_p50": None, "ttft_overhead_p99": None})
         r = harness.placement_ratios(self.cell(0.5), self.cell(float("nan")))
         self.assertIsNone(r["cpu"])
+
+
+class OverheadAgainstTheTruth(unittest.TestCase):
+    """One record against a hand-made truth entry (all ns): the client started at mono 1 000, saw
+    its first token 50 µs later (TTFT 0.05 ms) and the second 1 ms after it; the request reached
+    the mock's socket at 6 000 and its thread at 40 000; the mock wrote the tokens at 41 000 and
+    1 041 000."""
+
+    def run_compute(self, kernel_arrival):
+        import json
+        import tempfile
+        wall0, mono0 = 10_000_000, 0
+        rec = {"metadata": {"x_request_id": "a", "request_start_ns": wall0 + 1_000,
+                            "benchmark_phase": "profiling"},
+               "metrics": {"time_to_first_token": {"value": 0.05},
+                           "inter_chunk_latency": {"value": [1.0]}}}
+        truth = [{"request_id": "a", "arrival_ns": 40_000, "event_ns": [41_000, 1_041_000],
+                  "end_ns": 1_041_000, "content_tokens": 2}]
+        if kernel_arrival:
+            truth[0]["arrival_kernel_ns"] = 6_000
+        export = {"ringperf": {"clock": {"monotonic_origin_ns": mono0, "wall_origin_ns": wall0}}}
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+            fh.write(json.dumps(rec) + "\n")
+        return overhead.compute(export, fh.name, truth)
+
+    def test_kernel_arrival_takes_the_mock_wakeup_out(self):
+        o = self.run_compute(True)
+        self.assertEqual(o["arrival"], "kernel")
+        # client TTFT 50 µs - (41 µs - 6 µs) = 15 µs; send side 6 µs - 1 µs = 5 µs.
+        self.assertAlmostEqual(o["ttft_overhead"]["p50_us"], 15.0)
+        self.assertAlmostEqual(o["send_side"]["p50_us"], 5.0)
+        self.assertAlmostEqual(o["mock_wakeup"]["p50_us"], 34.0)
+        # Against the mock's read: 50 - (41 - 40) = 49 µs.
+        self.assertAlmostEqual(o["ttft_overhead_vs_mock_read"]["p50_us"], 49.0)
+        # First token at 51 µs vs the write at 41 µs; the second at 1 051 µs vs 1 041 µs.
+        self.assertAlmostEqual(o["event_recv_lag"]["p50_us"], 10.0)
+
+    def test_an_old_truth_log_measures_to_the_mock_read(self):
+        o = self.run_compute(False)
+        self.assertEqual(o["arrival"], "user")
+        self.assertAlmostEqual(o["ttft_overhead"]["p50_us"], 49.0)
+        self.assertEqual(o["mock_wakeup"]["count"], 0)
 
 
 if __name__ == "__main__":
