@@ -93,14 +93,15 @@ def schedstat_ns(pid):
 class Mock:
     """`ringperf mock-server` pinned to MOCK_CORE, with a truth log."""
 
-    def __init__(self, outdir, name, ttft_ms=0, itl_ms=0, tokens=1):
+    def __init__(self, outdir, name, ttft_ms=0, itl_ms=0, tokens=1, core=None, io_driver=None):
+        core = core or MOCK_CORE
         self.truth_path = Path(outdir) / f"{name}.truth.jsonl"
         self.cmd = [
-            "taskset", "-c", MOCK_CORE, RINGPERF, "mock-server",
-            "--bind", f"{HOST}:{PORT}", "--pin-cores", MOCK_CORE,
+            "taskset", "-c", core, RINGPERF, "mock-server",
+            "--bind", f"{HOST}:{PORT}", "--pin-cores", core,
             "--mock-ttft-ms", str(ttft_ms), "--mock-itl-ms", str(itl_ms),
             "--mock-output-tokens", str(tokens), "--truth-log", str(self.truth_path),
-        ]
+        ] + (["--io-driver", io_driver] if io_driver else [])
         self.err = open(Path(outdir) / f"{name}.mock.err", "w")
         self.proc = None
 
@@ -142,11 +143,12 @@ class Mock:
             self.stop()
 
 
-def run_client(cmd, mock, timeout_s, env=None):
-    """Runs `cmd` pinned to CLIENT_CORE under /usr/bin/time, measuring the mock around it."""
+def run_client(cmd, mock, timeout_s, env=None, cores=None):
+    """Runs `cmd` pinned to `cores` (a taskset list; default CLIENT_CORE) under /usr/bin/time,
+    measuring the mock around it."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         full = ["/usr/bin/time", "-f", "%c %w %e %U %S %M", "-o", tf.name,
-                "taskset", "-c", CLIENT_CORE] + cmd
+                "taskset", "-c", cores or CLIENT_CORE] + cmd
         m0 = mock.cpu_ns() if mock else 0
         t0 = time.monotonic()
         p = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -179,9 +181,11 @@ def mock_note(r, busy_wall_s):
 
 # --------------------------------------------------------------------------------- ringperf
 def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=None,
-                 extra=()):
+                 extra=(), workers=1, timestamps=None):
+    """`workers=None` leaves the worker count at ringperf's default (one per core of its
+    affinity set); `timestamps` is `kernel` or `user` (`None`: the default, kernel)."""
     cmd = [RINGPERF, "profile", "-m", "mock-model", "--url", URL, "--endpoint-type", "chat",
-           "--tokenizer", "builtin", "--isl", str(ISL), "--osl", str(osl), "--workers-max", "1",
+           "--tokenizer", "builtin", "--isl", str(ISL), "--osl", str(osl),
            "--ui", "none", "--random-seed", "1", "--output-artifact-dir", str(outdir),
            # Server-metrics collection is on by default and the mock serves /metrics: off,
            # like AIPerf's --no-server-metrics below, so a scraper thread does not share the
@@ -191,6 +195,10 @@ def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=Non
            # defaults to --request-count); 100 distinct prompts, as before that rule, keeps
            # start-up out of the per-request CPU figures.
            "--num-dataset-entries", "100"]
+    if workers is not None:
+        cmd += ["--workers-max", str(workers)]
+    if timestamps is not None:
+        cmd += ["--timestamps", timestamps]
     if streaming:
         cmd.append("--streaming")
     if conc is not None:
@@ -233,6 +241,31 @@ def ringperf_threads(j):
         REFUSED.append(str(e))
         raise
     return out
+
+
+class LagFigureRefused(CheckFailed):
+    """A kernel-stamped ringperf run without a receive-lag figure: refused like a CPU figure."""
+
+
+def receive_lag_us(j):
+    """`ringperf.receive_lag_ns` of a `--timestamps kernel` run as µs: {p50, p99, max, count}.
+    Refuses (and the harness exits non-zero) a missing or null block, a zero count, a missing
+    or negative value, or a zero median (user-space minus kernel stamp is never 0 when the
+    kernel stamped the reads)."""
+    lag = j.get("ringperf", {}).get("receive_lag_ns")
+    try:
+        if not lag:
+            raise LagFigureRefused("ringperf.receive_lag_ns missing or null in a kernel-stamp run")
+        if not isinstance(lag.get("count"), int) or lag["count"] <= 0:
+            raise LagFigureRefused(f"receive lag over no events: {lag}")
+        vals = [lag.get(k) for k in ("p50", "p99", "max")]
+        if any(not isinstance(v, (int, float)) or v < 0 for v in vals) or vals[0] == 0:
+            raise LagFigureRefused(f"zero or missing receive lag figure: {lag}")
+    except LagFigureRefused as e:
+        REFUSED.append(str(e))
+        raise
+    return {"p50_us": vals[0] / 1e3, "p99_us": vals[1] / 1e3, "max_us": vals[2] / 1e3,
+            "count": lag["count"]}
 
 
 def check_ringperf(r, outdir, n, tokens, isl=ISL):
@@ -505,34 +538,53 @@ def check_aiperf(r, outdir, n, tokens):
 
 
 def scenario_overhead(out, quick):
-    """TTFT / ITL client overhead against the mock's truth log, at c=1 and c=1000."""
+    """TTFT / ITL client overhead against the mock's truth log (#13 (a), (b)).
+
+    At c = 1 and c = 256 each case runs twice on the same mock settings, `--timestamps kernel`
+    and `--timestamps user`, so the two stamps are compared side by side; c = 1000 runs with
+    kernel stamps only (its figure is the c = 1000 TTFT goal's). Every kernel-stamped row also
+    carries the run's own `ringperf.receive_lag_ns` (user-space minus kernel stamp), the
+    receive-lag table at c = 1, 256, 1000.
+    """
     res = []
-    cases = [(1, 200, 2, 2, 10), (1000, 10_000, 20, 10, 10)]
+    # (concurrency, requests, mock TTFT ms, mock ITL ms, tokens, stamps)
+    cases = [(1, 200, 2, 2, 10), (256, 5_000, 20, 10, 10), (1000, 10_000, 20, 10, 10)]
     if quick:
-        cases = [(1, 100, 2, 2, 10), (1000, 4_000, 20, 10, 10)]
+        cases = [(1, 100, 2, 2, 10), (256, 2_000, 20, 10, 10), (1000, 4_000, 20, 10, 10)]
     for c, n, ttft, itl, tokens in cases:
-        d = out / f"overhead-c{c}"
-        # A warmup of one request per slot opens every connection first, so the profiled
-        # requests measure the request path, not the mock's accept queue.
-        with Mock(out, d.name, ttft_ms=ttft, itl_ms=itl, tokens=tokens) as m:
-            r = run_client(ringperf_cmd(d, conc=c, count=n, streaming=True, osl=tokens,
-                                        extra=["--warmup-request-count", str(c)]), m, 600)
-            truth = m.stop()
-        try:
-            j = check_ringperf(r, d, n, tokens)
-            check_truth(truth, n + c, tokens)
-            o = overhead.compute(j, d / "profile_export.jsonl", truth)
-            check(o["matched"] == n, f"matched {o['matched']} of {n} records to the truth log")
-            frac, note = mock_note(r, j["benchmark_duration"]["avg"])
-            o.update({"involuntary_cs": r["involuntary_cs"], "user_s": r["user_s"],
-                      "sys_s": r["sys_s"]})
-            o.update({"concurrency": c, "requests": n, "mock_ttft_ms": ttft, "mock_itl_ms": itl,
-                      "tokens": tokens, "mock_busy": frac, "note": note})
-            res.append(o)
-        except CheckFailed as e:
-            res.append({"concurrency": c, "failed": str(e)})
-        log(f"overhead c={c}: {json.dumps(res[-1])}")
+        for stamps in (["kernel"] if c == 1000 else ["kernel", "user"]):
+            res.append(overhead_run(out, c, n, ttft, itl, tokens, stamps))
+            log(f"overhead c={c} {stamps}: {json.dumps(res[-1])}")
     return res
+
+
+def overhead_run(out, c, n, ttft, itl, tokens, stamps):
+    d = out / f"overhead-c{c}-{stamps}"
+    # A warmup of one request per slot opens every connection first, so the profiled
+    # requests measure the request path, not the mock's accept queue.
+    with Mock(out, d.name, ttft_ms=ttft, itl_ms=itl, tokens=tokens) as m:
+        r = run_client(ringperf_cmd(d, conc=c, count=n, streaming=True, osl=tokens,
+                                    timestamps=stamps,
+                                    extra=["--warmup-request-count", str(c)]), m, 600)
+        truth = m.stop()
+    try:
+        j = check_ringperf(r, d, n, tokens)
+        check_truth(truth, n + c, tokens)
+        check(j.get("ringperf", {}).get("timestamps") == stamps,
+              f"ringperf.timestamps is {j.get('ringperf', {}).get('timestamps')!r}, "
+              f"asked for {stamps}")
+        o = overhead.compute(j, d / "profile_export.jsonl", truth)
+        check(o["matched"] == n, f"matched {o['matched']} of {n} records to the truth log")
+        if stamps == "kernel":
+            o["receive_lag"] = receive_lag_us(j)
+        frac, note = mock_note(r, j["benchmark_duration"]["avg"])
+        o.update({"involuntary_cs": r["involuntary_cs"], "user_s": r["user_s"],
+                  "sys_s": r["sys_s"]})
+        o.update({"concurrency": c, "timestamps": stamps, "requests": n, "mock_ttft_ms": ttft,
+                  "mock_itl_ms": itl, "tokens": tokens, "mock_busy": frac, "note": note})
+        return o
+    except CheckFailed as e:
+        return {"concurrency": c, "timestamps": stamps, "failed": str(e)}
 
 
 def scenario_openloop(out, quick):
@@ -586,26 +638,58 @@ def openloop_run(out, rate, n):
 
 
 def scenario_manyconn(out, quick):
-    """10k concurrent streaming requests (3 s TTFT keeps them all open): client peak RSS."""
+    """10k concurrent streaming requests (3 s TTFT keeps them all open): client peak RSS.
+
+    Two output shapes (#13 (d), item 11): `short`, 10 tokens at 10 ms apart, and `long`, 1 000
+    tokens of ~200 B events each (the mock's chat chunks are ~200 B on the wire) sent at once
+    after the TTFT, so every stream is in flight with realistic response buffers. Each shape has
+    its own 1-request baseline.
+    """
     n = 2000 if quick else 10_000
     res = {}
-    for label, c, count in [("baseline", 1, 1), ("many", n, n)]:
-        d = out / f"manyconn-{label}"
-        with Mock(out, d.name, ttft_ms=3000, itl_ms=10, tokens=10) as m:
-            r = run_client(ringperf_cmd(d, conc=c, count=count, streaming=True, osl=10), m, 300)
-            truth = m.stop()
+    for shape, itl, tokens in [("short", 10, 10), ("long", 0, 1000)]:
+        case = {"tokens": tokens, "mock_itl_ms": itl}
+        for label, c, count in [("baseline", 1, 1), ("many", n, n)]:
+            d = out / f"manyconn-{shape}-{label}"
+            # The mock on epoll: on io_uring it paces each connection with its own timerfd, so
+            # 10 000 connections need 20 000 descriptors, this machine's hard limit (a mock
+            # at its limit stops accepting). Timer precision does not matter here.
+            with Mock(out, d.name, ttft_ms=3000, itl_ms=itl, tokens=tokens,
+                      io_driver="legacy") as m:
+                r = run_client(ringperf_cmd(d, conc=c, count=count, streaming=True, osl=tokens),
+                               m, 600)
+                truth = m.stop()
+            try:
+                check_ringperf(r, d, count, tokens)
+                check_truth(truth, count, tokens)
+                case[label] = {"concurrency": c, "maxrss_kib": r["maxrss_kib"],
+                               "cpu_s": r["cpu_s"], "max_in_flight": overhead.max_overlap(truth)}
+            except CheckFailed as e:
+                case[label] = {"failed": str(e)}
         try:
-            check_ringperf(r, d, count, 10)
-            check_truth(truth, count, 10)
-            res[label] = {"concurrency": c, "maxrss_kib": r["maxrss_kib"], "cpu_s": r["cpu_s"],
-                          "max_in_flight": overhead.max_overlap(truth)}
+            case["bytes_per_request"] = bytes_per_in_flight(case.get("baseline", {}),
+                                                            case.get("many", {}))
         except CheckFailed as e:
-            res[label] = {"failed": str(e)}
-    if "maxrss_kib" in res.get("many", {}) and "maxrss_kib" in res.get("baseline", {}):
-        res["bytes_per_request"] = ((res["many"]["maxrss_kib"] - res["baseline"]["maxrss_kib"])
-                                    * 1024 / res["many"]["max_in_flight"])
-    log(f"manyconn: {json.dumps(res)}")
+            case["failed"] = str(e)
+        res[shape] = case
+        log(f"manyconn {shape}: {json.dumps(case)}")
     return res
+
+
+def bytes_per_in_flight(baseline, many):
+    """(peak RSS of the many-stream run - peak RSS of the 1-request run) / most requests the
+    mock had in flight at once, in bytes. Refuses a failed run, a missing or zero peak RSS, no
+    overlap, or a many-stream peak below the baseline's."""
+    for name, run in [("baseline", baseline), ("many", many)]:
+        check("failed" not in run, f"{name} run failed: {run.get('failed')}")
+        check(isinstance(run.get("maxrss_kib"), int) and run["maxrss_kib"] > 0,
+              f"{name} run has no peak RSS figure: {run.get('maxrss_kib')!r}")
+    check(isinstance(many.get("max_in_flight"), int) and many["max_in_flight"] > 1,
+          f"the many-stream run had {many.get('max_in_flight')!r} requests in flight at once")
+    grown = many["maxrss_kib"] - baseline["maxrss_kib"]
+    check(grown > 0, f"peak RSS did not grow: {baseline['maxrss_kib']} -> "
+                     f"{many['maxrss_kib']} KiB")
+    return grown * 1024 / many["max_in_flight"]
 
 
 def scenario_startup(out, quick):
@@ -638,6 +722,88 @@ def scenario_startup(out, quick):
     return res
 
 
+def all_cores():
+    """The harness's own affinity set, sorted (what `taskset` would give the client)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def scenario_placement(out, quick):
+    """Worker placement (#13 item 11): ringperf's default (one worker per core, the aggregator
+    wherever the scheduler puts it) against cores - 1 workers with the aggregator pinned to the
+    remaining core, the client given every core (`PLACEMENT_CORES`, default all). Workers take
+    the client's cores lowest first, so the mock goes on the highest of them
+    (`PLACEMENT_MOCK_CORE` overrides): with cores - 1 workers it then shares a core with the
+    aggregator, not with a worker; on a machine with a core to spare, give the mock a core
+    outside PLACEMENT_CORES. Workloads: streaming paced (1 ms ITL) and burst (0 ms), c = 32,
+    100 tokens, and non-streaming 1-token at c = 64. Per run: client CPU (user + system) per
+    1 000 requests, and for the streaming ones the TTFT overhead against the truth log.
+    """
+    cores = [int(c) for c in os.environ.get("PLACEMENT_CORES", "").split(",") if c.strip()]
+    cores = cores or all_cores()
+    mock_core = os.environ.get("PLACEMENT_MOCK_CORE") or str(max(cores))
+    res = {"client_cores": cores, "mock_core": mock_core}
+    if len(cores) < 2:
+        res["skipped"] = f"needs at least 2 client cores, has {cores}"
+        return res
+    taskset = ",".join(map(str, cores))
+    placements = [("default", None, len(cores)), ("cores-1", len(cores) - 1, len(cores) - 1)]
+    workloads = [("paced", True, 1, 100, 32, 640 if quick else 2000),
+                 ("burst", True, 0, 100, 32, 640 if quick else 2000),
+                 ("nonstream", False, 0, 1, 64, 25_000 if quick else 100_000)]
+    for wl, streaming, itl, tokens, c, n in workloads:
+        case = {"streaming": streaming, "mock_itl_ms": itl, "tokens": tokens,
+                "concurrency": c, "requests": n}
+        for label, flag, nworkers in placements:
+            d = out / f"placement-{wl}-{label}"
+            extra = ["--warmup-request-count", str(c)] if streaming else []
+            with Mock(out, d.name, ttft_ms=0, itl_ms=itl, tokens=tokens, core=mock_core) as m:
+                r = run_client(ringperf_cmd(d, conc=c, count=n, streaming=streaming, osl=tokens,
+                                            workers=flag, extra=extra), m, 600, cores=taskset)
+                truth = m.stop()
+            try:
+                j = check_ringperf(r, d, n, tokens)
+                check_truth(truth, n + (c if streaming else 0), tokens)
+                check(j.get("ringperf", {}).get("workers") == nworkers,
+                      f"ringperf.workers is {j.get('ringperf', {}).get('workers')!r}, "
+                      f"expected {nworkers}")
+                th = ringperf_threads(j)
+                dur = j["benchmark_duration"]["avg"]
+                frac, note = mock_note(r, dur)
+                cell = {"workers": nworkers, "cpu_s": r["cpu_s"],
+                        "cpu_s_per_1k": r["cpu_s"] / n * 1000, "req_per_s": n / dur,
+                        "steady_cpu_s_per_1k": (worker_ns(th) + th["aggregator"]) / 1e9 / n * 1e3,
+                        "involuntary_cs": r["involuntary_cs"], "mock_busy": frac, "note": note}
+                if streaming:
+                    o = overhead.compute(j, d / "profile_export.jsonl", truth)
+                    check(o["matched"] == n, f"matched {o['matched']} of {n} records")
+                    cell["ttft_overhead"] = o["ttft_overhead"]
+                case[label] = cell
+            except CheckFailed as e:
+                case[label] = {"failed": str(e)}
+        case["ratios"] = placement_ratios(case.get("default", {}), case.get("cores-1", {}))
+        res[wl] = case
+        log(f"placement {wl}: {json.dumps(case)}")
+    return res
+
+
+def placement_ratios(default, fewer):
+    """cores - 1 over default, for client CPU per 1 000 requests and (streaming) the TTFT
+    overhead's p50 and p99: below 1 means cores - 1 is the better placement. A ratio is `None`
+    when either run failed or its figure is missing or not positive (never 0 or inf)."""
+    def ratio(get):
+        try:
+            a, b = get(fewer), get(default)
+        except (KeyError, TypeError):
+            return None
+        ok = all(isinstance(v, (int, float)) and v > 0 and v == v for v in (a, b))
+        return a / b if ok else None
+    return {
+        "cpu": ratio(lambda x: x["cpu_s_per_1k"]),
+        "ttft_overhead_p50": ratio(lambda x: x["ttft_overhead"]["p50_us"]),
+        "ttft_overhead_p99": ratio(lambda x: x["ttft_overhead"]["p99_us"]),
+    }
+
+
 SCENARIOS = {
     "nonstream": scenario_nonstream,
     "stream": scenario_stream,
@@ -645,6 +811,7 @@ SCENARIOS = {
     "openloop": scenario_openloop,
     "manyconn": scenario_manyconn,
     "startup": scenario_startup,
+    "placement": scenario_placement,
 }
 
 

@@ -11,6 +11,11 @@ are joined on the X-Request-ID.
 Per request (all ns):
   ttft_overhead   = client TTFT - (truth first token write - truth request arrival)
   send_side       = truth request arrival - client request start (write issued -> mock has it)
+  mock_wakeup     = truth arrival_ns - truth arrival_kernel_ns (the mock's own read delay)
+The truth request arrival is the mock's kernel receive stamp of the request
+(`arrival_kernel_ns`) when the truth log has it, so neither figure holds the mock's own wake-up;
+`ttft_overhead_vs_mock_read` is the TTFT overhead against the mock's user-space `arrival_ns`
+(what older truth logs give, and the figure reported before the mock stamped arrivals).
   recv_lag[k]     = client stamp of content event k - truth write of event k
   itl_overhead    = client ITL - truth ITL over the same tokens
 Percentiles are NumPy "linear", over all values.
@@ -72,6 +77,8 @@ def compute(export_json, jsonl_path, truth):
     shift = clock["monotonic_origin_ns"] - clock["wall_origin_ns"]
     by_id = {t["request_id"]: t for t in truth if t.get("request_id")}
     ttft, send, recv, itl, first_recv = [], [], [], [], []
+    ttft_read, wakeup = [], []
+    kernel_arrivals = True
     matched = 0
     for rec in jsonl_records(jsonl_path):
         md, m = rec["metadata"], rec.get("metrics", {})
@@ -84,8 +91,15 @@ def compute(export_json, jsonl_path, truth):
         start = md["request_start_ns"] + shift
         c_ttft = ms_to_ns(m["time_to_first_token"]["value"])
         ev = t["event_ns"]
-        ttft.append(c_ttft - (ev[0] - t["arrival_ns"]))
-        send.append(t["arrival_ns"] - start)
+        arrival = t.get("arrival_kernel_ns")
+        if arrival is None:
+            kernel_arrivals = False
+            arrival = t["arrival_ns"]
+        else:
+            wakeup.append(t["arrival_ns"] - arrival)
+        ttft.append(c_ttft - (ev[0] - arrival))
+        ttft_read.append(c_ttft - (ev[0] - t["arrival_ns"]))
+        send.append(arrival - start)
         first_recv.append(start + c_ttft - ev[0])
         gaps = [ms_to_ns(x) for x in m.get("inter_chunk_latency", {}).get("value", [])]
         if len(gaps) + 1 == len(ev):
@@ -100,7 +114,10 @@ def compute(export_json, jsonl_path, truth):
             itl.append(ms_to_ns(m["inter_token_latency"]["value"]) - truth_itl)
     return {
         "matched": matched,
+        "arrival": "kernel" if kernel_arrivals and matched else "user",
         "ttft_overhead": summary_us(ttft),
+        "ttft_overhead_vs_mock_read": summary_us(ttft_read),
+        "mock_wakeup": summary_us(wakeup),
         "send_side": summary_us(send),
         "first_token_recv_lag": summary_us(first_recv),
         "event_recv_lag": summary_us(recv),

@@ -86,23 +86,78 @@ def stream(res):
 
 
 def overhead(rows):
-    out = ["| c | mock TTFT / ITL / tokens | TTFT overhead p50 / p99 / max µs | send side p50 / p99 µs "
-           "| first-token receive lag p50 / p99 µs | per-event receive lag p50 / p99 / max µs "
-           "| ITL overhead p50 / p99 µs | mock busy |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["TTFT overhead and send side are measured to the mock's kernel receive stamp of each "
+           "request (`arrival_kernel_ns`; \"user\" in the arrival column: an older truth log "
+           "without it, measured to the mock's read); the mock's own wake-up is listed apart.", "",
+           "| c | stamps | arrival | mock TTFT / ITL / tokens | TTFT overhead p50 / p99 / max µs "
+           "| send side p50 / p99 µs | first-token receive lag p50 / p99 µs "
+           "| per-event receive error p50 / p99 / max µs | ITL overhead p50 / p99 µs "
+           "| mock wake-up p50 / p99 µs | mock busy |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for o in rows:
+        stamps = o.get("timestamps", "—")
         if "failed" in o:
-            out.append(f"| {o['concurrency']} | FAILED: {o['failed']} |||||||")
+            out.append(f"| {o['concurrency']} | {stamps} | FAILED: {o['failed']} |||||||||")
             continue
         t, s, fr, e, i = (o["ttft_overhead"], o["send_side"], o["first_token_recv_lag"],
                           o["event_recv_lag"], o["itl_overhead"])
+        w = o.get("mock_wakeup") or {}
+        wake = (f"{f(w['p50_us'])} / {f(w['p99_us'])}" if w.get("count") else "—")
         out.append(
-            f"| {o['concurrency']} | {o['mock_ttft_ms']} ms / {o['mock_itl_ms']} ms / {o['tokens']} | "
-            f"{f(t['p50_us'])} / {f(t['p99_us'])} / {f(t['max_us'])} | "
+            f"| {o['concurrency']} | {stamps} | {o.get('arrival', 'user')} | "
+            f"{o['mock_ttft_ms']} ms / {o['mock_itl_ms']} ms / "
+            f"{o['tokens']} | {f(t['p50_us'])} / {f(t['p99_us'])} / {f(t['max_us'])} | "
             f"{f(s['p50_us'])} / {f(s['p99_us'])} | {f(fr['p50_us'])} / {f(fr['p99_us'])} | "
             f"{f(e['p50_us'])} / {f(e['p99_us'])} / {f(e['max_us'])} | "
-            f"{f(i['p50_us'])} / {f(i['p99_us'])} | {o['mock_busy'] * 100:.0f}% {o['note']} |")
+            f"{f(i['p50_us'])} / {f(i['p99_us'])} | {wake} | {o['mock_busy'] * 100:.0f}% {o['note']} |")
+    pairs = stamp_pairs(rows)
+    if pairs:
+        out += ["", "Kernel vs user receive stamps, same mock settings per pair (µs; ratio = "
+                "user / kernel of the medians):", "",
+                "| c | figure | kernel p50 / p99 | user p50 / p99 | ratio user / kernel (p50) |",
+                "|---|---|---|---|---|"]
+        for p in pairs:
+            for label, key in [("TTFT overhead", "ttft_overhead"),
+                               ("per-event receive error", "event_recv_lag"),
+                               ("first-token receive error", "first_token_recv_lag")]:
+                k, u = p["kernel"][key], p["user"][key]
+                r = p["ratios"][key]
+                out.append(f"| {p['concurrency']} | {label} | {f(k['p50_us'])} / {f(k['p99_us'])} "
+                           f"| {f(u['p50_us'])} / {f(u['p99_us'])} | "
+                           f"{'n/a' if r is None else f'{r:.2f}×'} |")
+    lags = [o for o in rows if "receive_lag" in o]
+    if lags:
+        out += ["", "Client receive lag (`ringperf.receive_lag_ns`: user-space minus kernel stamp "
+                "of each event, the run's own figure):", "",
+                "| c | events | receive lag p50 / p99 / max µs |", "|---|---|---|"]
+        for o in lags:
+            g = o["receive_lag"]
+            out.append(f"| {o['concurrency']} | {g['count']:,} | {f(g['p50_us'])} / "
+                       f"{f(g['p99_us'])} / {f(g['max_us'])} |")
     return "\n".join(out)
+
+
+def stamp_pairs(rows):
+    """Kernel and user rows of the same concurrency, with user / kernel ratios of the medians
+    (`None` where a median is missing, NaN or not positive: no ratio from a non-figure). Only
+    concurrencies where both runs passed their checks are paired."""
+    by_c = {}
+    for o in rows:
+        if "failed" not in o:
+            by_c.setdefault(o["concurrency"], {})[o.get("timestamps")] = o
+    pairs = []
+    for c, both in by_c.items():
+        if "kernel" not in both or "user" not in both:
+            continue
+        ratios = {}
+        for key in ["ttft_overhead", "event_recv_lag", "first_token_recv_lag"]:
+            k = both["kernel"].get(key, {}).get("p50_us")
+            u = both["user"].get(key, {}).get("p50_us")
+            good = all(isinstance(v, (int, float)) and v == v and v > 0 for v in (k, u))
+            ratios[key] = u / k if good else None
+        pairs.append({"concurrency": c, "kernel": both["kernel"], "user": both["user"],
+                      "ratios": ratios})
+    return pairs
 
 
 def openloop(rows):
@@ -122,18 +177,58 @@ def openloop(rows):
 
 
 def manyconn(res):
-    b, m = res.get("baseline", {}), res.get("many", {})
-    if "maxrss_kib" not in b or "maxrss_kib" not in m:
-        return f"FAILED: {json.dumps(res)}"
-    return "\n".join([
-        "| run | concurrency | most in flight at the mock | client peak RSS MiB | client CPU-s |",
-        "|---|---|---|---|---|",
-        f"| baseline | {b['concurrency']} | {b['max_in_flight']} | {b['maxrss_kib'] / 1024:.1f} | {b['cpu_s']:.2f} |",
-        f"| many | {m['concurrency']:,} | {m['max_in_flight']:,} | {m['maxrss_kib'] / 1024:.1f} | {m['cpu_s']:.2f} |",
-        "",
-        f"Client memory per in-flight request: (peak RSS many − baseline) / most in flight = "
-        f"**{res['bytes_per_request'] / 1024:.1f} KiB**.",
-    ])
+    # Runs before the two shapes (one 10-token case) have "baseline"/"many" at the top.
+    shapes = {"short": res} if "baseline" in res else res
+    out = ["| shape | run | concurrency | most in flight at the mock | client peak RSS MiB "
+           "| client CPU-s |", "|---|---|---|---|---|---|"]
+    per = []
+    for shape, case in shapes.items():
+        desc = f"{case.get('tokens', 10):,} tokens, ITL {case.get('mock_itl_ms', 10)} ms"
+        for label in ["baseline", "many"]:
+            r = case.get(label, {})
+            if "maxrss_kib" not in r:
+                out.append(f"| {desc} | {label} | FAILED: {r.get('failed', 'no figure')} ||||")
+                continue
+            out.append(f"| {desc} | {label} | {r['concurrency']:,} | {r['max_in_flight']:,} | "
+                       f"{r['maxrss_kib'] / 1024:.1f} | {r['cpu_s']:.2f} |")
+        if "bytes_per_request" in case:
+            per.append(f"**{case['bytes_per_request'] / 1024:.1f} KiB** ({desc})")
+        else:
+            per.append(f"FAILED: {case.get('failed', 'no figure')} ({desc})")
+    out += ["", "Client memory per in-flight request: (peak RSS many − baseline) / most in "
+            "flight = " + "; ".join(per) + "."]
+    return "\n".join(out)
+
+
+def placement(res):
+    if "skipped" in res:
+        return f"skipped: {res['skipped']}"
+    out = [f"Client on cores {res['client_cores']}, mock on core {res['mock_core']}.", "",
+           "| workload | placement | workers | req/s | client CPU-s / 1000 req | steady CPU-s / "
+           "1000 req | TTFT overhead p50 / p99 µs | involuntary cs | mock busy |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for wl, case in res.items():
+        if not isinstance(case, dict) or "ratios" not in case:
+            continue
+        desc = (f"{wl} (c={case['concurrency']}, {case['tokens']} tokens"
+                + (f", ITL {case['mock_itl_ms']} ms)" if case["streaming"] else ")"))
+        for label in ["default", "cores-1"]:
+            cell = case.get(label, {})
+            bad = fail(cell)
+            if bad:
+                out.append(f"| {desc} | {label} | {bad} |||||||")
+                continue
+            t = cell.get("ttft_overhead")
+            tt = f"{f(t['p50_us'])} / {f(t['p99_us'])}" if t else "—"
+            out.append(f"| {desc} | {label} | {cell['workers']} | {f(cell['req_per_s'], 0)} | "
+                       f"{f(cell['cpu_s_per_1k'], 4)} | {f(cell['steady_cpu_s_per_1k'], 4)} | "
+                       f"{tt} | {cell['involuntary_cs']} | {cell['mock_busy'] * 100:.0f}% "
+                       f"{cell['note']} |")
+        r = case["ratios"]
+        show = lambda v: "n/a" if v is None else f"{v:.2f}×"  # noqa: E731
+        out.append(f"| {wl} | **ratio cores−1 / default** | | | {show(r['cpu'])} | | "
+                   f"{show(r['ttft_overhead_p50'])} / {show(r['ttft_overhead_p99'])} | | |")
+    return "\n".join(out)
 
 
 def startup(res):
@@ -148,7 +243,7 @@ def startup(res):
 
 
 RENDER = {"nonstream": nonstream, "stream": stream, "overhead": overhead, "openloop": openloop,
-          "manyconn": manyconn, "startup": startup}
+          "manyconn": manyconn, "startup": startup, "placement": placement}
 
 
 def main():

@@ -4,13 +4,15 @@
 #
 #   perf/run.sh [--quick] [SCENARIO ...]
 #
-# Scenarios: nonstream stream overhead openloop manyconn startup (default: all).
+# Scenarios: nonstream stream overhead openloop manyconn startup placement (default: all).
 # Environment:
 #   RINGPERF_BIN    ringperf binary to test (default: build with `cargo build --release`)
 #   PERF_TOOLS_DIR  where peers are installed (default: perf/.tools)
 #   PERF_OUT        results directory (default: perf/results/<UTC timestamp>)
 #   MOCK_CORE, CLIENT_CORE   cores for the mock and the client (default 0 and 1)
 #   PERF_PORT       loopback port of the mock (default 18480)
+#   PLACEMENT_CORES, PLACEMENT_MOCK_CORE   `placement` only: the client's cores (default every
+#                   core) and the mock's (default the highest client core)
 #   SKIP_INSTALL=1  do not install missing peers (use what is already there)
 #
 # All traffic goes to 127.0.0.1. Every client run has a wall-clock bound (see harness.py).

@@ -71,6 +71,13 @@ impl RealtimeOffset {
         }))
     }
 
+    /// A `CLOCK_REALTIME` stamp as raw `CLOCK_MONOTONIC` ns (`None`: before the monotonic
+    /// clock's zero, i.e. not a stamp of this boot).
+    #[must_use]
+    pub fn to_monotonic_raw(self, realtime_ns: u64) -> Option<u64> {
+        realtime_ns.checked_sub(self.offset_ns)
+    }
+
     /// The offset of the tightest of `(monotonic before, realtime, monotonic after)` readings.
     fn tightest(readings: impl Iterator<Item = (u64, u64, u64)>) -> Self {
         let best = readings

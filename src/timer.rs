@@ -105,6 +105,8 @@ impl Timer {
                 State::Coarse
             });
         }
+        // Known to the thread while it waits, so a batched wake-up never oversleeps it.
+        let _pending = Pending::register(raw_ns);
         match &mut self.state {
             State::Fd { file, fd, buf } => {
                 if arm(*fd, raw_ns).is_ok() {
@@ -122,6 +124,43 @@ impl Timer {
             }
             State::Unmade | State::Coarse => coarse_until(raw_ns).await,
         }
+    }
+}
+
+thread_local! {
+    /// Deadlines of this thread's timers now waiting, with how many wait for each.
+    static PENDING: std::cell::RefCell<std::collections::BTreeMap<u64, u32>> =
+        const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
+}
+
+/// The soonest deadline (`CLOCK_MONOTONIC` ns) a [`Timer`] of this thread is waiting for, if any.
+/// A worker's batched wake-ups (`crate::net::batch`) end their naps before it.
+#[must_use]
+pub fn soonest_pending() -> Option<u64> {
+    PENDING.with(|p| p.borrow().keys().next().copied())
+}
+
+/// One wait's entry in [`PENDING`], removed when the wait ends or is dropped.
+struct Pending(u64);
+
+impl Pending {
+    fn register(raw_ns: u64) -> Self {
+        PENDING.with(|p| *p.borrow_mut().entry(raw_ns).or_insert(0) += 1);
+        Self(raw_ns)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            if let Some(n) = p.get_mut(&self.0) {
+                *n -= 1;
+                if *n == 0 {
+                    p.remove(&self.0);
+                }
+            }
+        });
     }
 }
 
@@ -251,6 +290,30 @@ mod tests {
             }
             assert!(!t.has_fd());
             assert_eq!((t.kind(), t.fallbacks()), (TimerKind::Coarse, 0));
+        });
+    }
+
+    /// While a wait is pending the thread knows its deadline; once it ends (or is dropped
+    /// mid-wait) the deadline is gone.
+    #[test]
+    fn pending_deadlines_are_known_while_waiting() {
+        on_uring(async {
+            assert_eq!(soonest_pending(), None);
+            let at = monotonic_raw_ns() + 2_000_000;
+            let seen = std::rc::Rc::new(std::cell::Cell::new(None));
+            let s = seen.clone();
+            let probe = monoio::spawn(async move { s.set(soonest_pending()) });
+            let mut t = Timer::new(true);
+            t.wait_until(at).await;
+            probe.await;
+            assert_eq!(seen.get(), Some(at));
+            assert_eq!(soonest_pending(), None);
+            // A wait dropped before its deadline leaves nothing behind.
+            let mut t2 = Timer::new(true);
+            let far = monotonic_raw_ns() + 60_000_000_000;
+            let r = monoio::time::timeout(Duration::from_millis(2), t2.wait_until(far)).await;
+            assert!(r.is_err());
+            assert_eq!(soonest_pending(), None);
         });
     }
 

@@ -937,12 +937,13 @@ fn event_stamps(
     server: &MockServer,
     timestamps: &str,
     io_driver: &str,
+    extra: &str,
 ) -> (Value, Vec<(Vec<f64>, TruthEntry)>) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u http://{} --streaming --concurrency 3 --request-count 36 \
          --isl 40 --osl 12 --random-seed 7 --ui none --io-driver {io_driver} --no-server-metrics \
-         --timestamps {timestamps} --artifact-dir {}",
+         --timestamps {timestamps} {extra} --artifact-dir {}",
         server.addr,
         dir.path().display()
     ));
@@ -1001,7 +1002,7 @@ fn kernel_stamps_lie_between_the_write_and_the_user_stamp() {
         )
     };
 
-    let (summary, kernel) = event_stamps(&server, "kernel", "auto");
+    let (summary, kernel) = event_stamps(&server, "kernel", "auto", "");
     let rp = &summary["ringperf"];
     assert_eq!(rp["timestamps"], "kernel");
     let uncertainty = rp["clock"]["realtime_to_monotonic_uncertainty_ns"]
@@ -1020,6 +1021,12 @@ fn kernel_stamps_lie_between_the_write_and_the_user_stamp() {
                 "event {k}: stamp {seen} before the mock's write {wrote}"
             );
         }
+        // The mock's own kernel stamp of the request's arrival (its truth log keeps one): the
+        // request reached the socket before the mock's thread read it.
+        let arrived = t
+            .arrival_kernel_ns
+            .expect("the mock stamps arrivals in the kernel");
+        assert!(arrived <= t.arrival_ns + uncertainty as u64, "{t:?}");
     }
     let lag = &rp["receive_lag_ns"];
     let count = lag["count"].as_u64().expect("receive lag measured");
@@ -1031,7 +1038,7 @@ fn kernel_stamps_lie_between_the_write_and_the_user_stamp() {
     );
     assert!(0.0 <= p50 && p50 <= p99 && p99 <= max, "{lag}");
 
-    let (summary, user) = event_stamps(&server, "user", "auto");
+    let (summary, user) = event_stamps(&server, "user", "auto", "");
     assert_eq!(summary["ringperf"]["timestamps"], "user");
     assert!(summary["ringperf"]["receive_lag_ns"].is_null());
     let (k, u) = (ttft_excess(&kernel), ttft_excess(&user));
@@ -1045,6 +1052,45 @@ fn kernel_stamps_lie_between_the_write_and_the_user_stamp() {
         "median TTFT excess over the truth: kernel {k:.0} ns, user {u:.0} ns, ratio {:.3}; receive lag p50 {p50:.0} ns p99 {p99:.0} ns max {max:.0} ns",
         k / u
     );
+}
+
+/// Batched wake-ups (`--batch-wakeups-us`): the worker naps (the JSON counts its naps) and no
+/// event's kernel stamp moves: each is still at or after the mock's write that carried it, and
+/// every record is complete. Without the flag no worker naps.
+#[test]
+fn batched_wake_ups_nap_and_keep_every_stamp_after_its_write() {
+    let server = mock(25, 4, 12, 1, Driver::Auto);
+    let (summary, stamps) = event_stamps(&server, "kernel", "auto", "--batch-wakeups-us 300");
+    let rp = &summary["ringperf"];
+    let uncertainty = rp["clock"]["realtime_to_monotonic_uncertainty_ns"]
+        .as_f64()
+        .unwrap();
+    let naps = &rp["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "worker_0")
+        .expect("a worker")["naps"];
+    let count = naps["count"].as_u64().expect("naps reported");
+    assert!(count >= 1, "{naps}");
+    // Each nap lasts at least the shortest nap taken (20 µs) and at most the flag's 300 µs
+    // plus the wake-up from it; only the lower bound is a rule.
+    assert!(
+        naps["napped_ns"].as_u64().unwrap() >= count * 20_000,
+        "{naps}"
+    );
+    for (events, t) in &stamps {
+        for (k, (&seen, &wrote)) in events.iter().zip(&t.event_ns).enumerate() {
+            assert!(
+                seen + uncertainty + 1.0 >= wrote as f64,
+                "event {k}: stamp {seen} before the mock's write {wrote}"
+            );
+        }
+    }
+    let (summary, _) = event_stamps(&server, "kernel", "auto", "");
+    for t in summary["ringperf"]["threads"].as_array().unwrap() {
+        assert!(t.get("naps").is_none(), "{t}");
+    }
 }
 
 /// The epoll driver reads with kernel stamps the same way; user-space stamps on it still give

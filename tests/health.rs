@@ -1,7 +1,8 @@
 //! The client-health verdict end to end: a deliberately starved client (every send blocked by the
 //! `RINGPERF_TEST_WORKER_STALL_MS` hook) fails `--max-client-lag-us` with exit code 5 and every
 //! artifact written; the same run without the stall passes a generous limit. Each thread's CPU
-//! time is in the JSON.
+//! time is in the JSON. Where the kernel gives no receive stamps the run falls back to user-space
+//! stamps and says so once.
 //!
 //! No timing is asserted beyond deliberate margins: the starved run sends 20 requests 5 ms apart
 //! but blocks 20 ms before each, so its dispatch lag grows by at least 15 ms a request (p99 above
@@ -37,6 +38,61 @@ fn run(addr: std::net::SocketAddr, dir: &Path, limit_us: u64, stall_ms: Option<u
         cmd.env(ringperf::worker::TEST_STALL_ENV, ms.to_string());
     }
     cmd.output().expect("the binary runs")
+}
+
+/// A small streaming run of the binary against `addr` with `--verbose`, with the hook that
+/// takes kernel stamps away when `no_kernel_stamps`.
+fn stamps_run(addr: std::net::SocketAddr, dir: &Path, no_kernel_stamps: bool) -> Output {
+    let hook = ringperf::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
+    cmd.env_remove(hook)
+        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .args(["profile", "-m", "mock-model", "--ui", "none", "--verbose"])
+        .args([
+            "--tokenizer",
+            "builtin",
+            "--streaming",
+            "--concurrency",
+            "2",
+        ])
+        .args(["--request-count", "6", "--no-server-metrics"])
+        .args(["--timestamps", "kernel", "--url"])
+        .arg(format!("http://{addr}"))
+        .arg("--artifact-dir")
+        .arg(dir);
+    if no_kernel_stamps {
+        cmd.env(hook, "1");
+    }
+    cmd.output().expect("the binary runs")
+}
+
+/// Where the kernel gives no receive stamps (forced here by the `RINGPERF_TEST_NO_KERNEL_STAMPS`
+/// hook), a run asked for kernel stamps falls back to user-space stamps: it says so in one log
+/// line, records `timestamps: user` and no receive lag, and measures every request.
+#[test]
+fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
+    let server = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let out = stamps_run(server.addr, dir.path(), true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said = stderr
+        .lines()
+        .filter(|l| l.contains("kernel receive stamps unavailable"))
+        .count();
+    assert_eq!(said, 1, "{stderr}");
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["ringperf"]["timestamps"], "user");
+    assert!(summary["ringperf"]["receive_lag_ns"].is_null());
+    assert_eq!(summary["request_count"]["avg"], 6.0);
+    // The same run without the hook uses kernel stamps and says nothing of a fallback.
+    let dir2 = tempfile::tempdir().unwrap();
+    let out = stamps_run(server.addr, dir2.path(), false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("unavailable"), "{stderr}");
+    let summary = read_json(&dir2.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["ringperf"]["timestamps"], "kernel");
 }
 
 fn mock() -> ringperf::mock::MockServer {

@@ -369,6 +369,19 @@ pub struct ProfileArgs {
     )]
     pub timestamps: TimestampsArg,
 
+    /// With kernel receive stamps: let a worker nap up to this many µs after a batch of reads so
+    /// that one wake-up serves the events of many streams (bounded by a quarter of the gap
+    /// between a stream's events and by the next timed send). 0, the default: never nap
+    /// (measured: it pays only on a saturated worker; see docs/performance.md).
+    #[arg(
+        long = "batch-wakeups-us",
+        env = "RINGPERF_BATCH_WAKEUPS_US",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u64).range(0..=100_000),
+        help_heading = "ringperf"
+    )]
+    pub batch_wakeups_us: u64,
+
     /// Start the embedded mock server on a free loopback port and benchmark it (ignores --url).
     #[arg(long, help_heading = "ringperf")]
     pub mock: bool,
@@ -948,6 +961,7 @@ mod tests {
                     "--io-driver",
                     "--max-client-lag-us",
                     "--timestamps",
+                    "--batch-wakeups-us",
                     "--shard-index",
                     "--shard-count",
                     "--start-at",

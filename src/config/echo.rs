@@ -168,6 +168,9 @@ pub fn input_config(cfg: &Config) -> Value {
         let t = if cfg.kernel_stamps { "kernel" } else { "user" };
         own.insert("timestamps".into(), json!(t));
     }
+    if e.given("batch_wakeups_us") {
+        own.insert("batch_wakeups_us".into(), json!(a.batch_wakeups_us));
+    }
     if a.mock {
         own.insert("mock".into(), json!(true));
     }

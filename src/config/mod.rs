@@ -266,6 +266,9 @@ pub struct Config {
     /// `--timestamps`: read requests with kernel receive stamps (`true`, the default) or with
     /// user-space stamps only.
     pub kernel_stamps: bool,
+    /// `--batch-wakeups-us`: the longest nap of a worker's batched wake-ups (zero: none). Only
+    /// used with kernel stamps.
+    pub batch_wakeups: std::time::Duration,
     /// `--failed-request-threshold`: abort when failed / total profiling records exceeds it.
     pub failed_request_threshold: Option<f64>,
     /// How long requests in flight may finish after an early stop (signal or error budget):
@@ -648,6 +651,7 @@ impl Config {
             io_driver: args.io_driver.into(),
             max_client_lag_ns: args.max_client_lag_us.map(|us| us.saturating_mul(1_000)),
             kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
+            batch_wakeups: std::time::Duration::from_micros(args.batch_wakeups_us),
             failed_request_threshold: args.failed_request_threshold,
             stop_grace: secs_or_forever(args.benchmark_grace_period),
             mock,

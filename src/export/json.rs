@@ -247,13 +247,21 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     Value::Object(m)
 }
 
-/// One entry of `ringperf.threads`: `{name, cpu_ns}`, and `busy_fraction` for a worker.
+/// One entry of `ringperf.threads`: `{name, cpu_ns}`, and `busy_fraction` (and `naps`, with
+/// batched wake-ups) for a worker.
 fn thread_json(t: &ThreadCpu) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), Value::from(t.name.as_str()));
     m.insert("cpu_ns".into(), Value::from(t.cpu_ns));
     if let Some(b) = t.busy_fraction {
         m.insert("busy_fraction".into(), num(b));
+    }
+    if let Some(n) = t.naps {
+        let mut naps = Map::new();
+        naps.insert("count".into(), Value::from(n.naps));
+        naps.insert("napped_ns".into(), Value::from(n.napped_ns));
+        naps.insert("reads_gathered".into(), Value::from(n.gathered));
+        m.insert("naps".into(), Value::Object(naps));
     }
     Value::Object(m)
 }

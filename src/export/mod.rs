@@ -92,6 +92,8 @@ pub struct ThreadCpu {
     pub cpu_ns: u64,
     /// Workers only: `cpu_ns` over the thread's wall-clock lifetime (start to exit).
     pub busy_fraction: Option<f64>,
+    /// Workers with batched wake-ups on (`--batch-wakeups-us`): the naps they took.
+    pub naps: Option<crate::net::batch::NapStats>,
 }
 
 /// One shard's place in a split run, as its summary JSON records it (`ringperf.shard`).

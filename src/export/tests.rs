@@ -257,11 +257,13 @@ fn summary_json_key_order_and_shapes() {
                 name: "main".into(),
                 cpu_ns: 9,
                 busy_fraction: None,
+                naps: None,
             },
             crate::export::ThreadCpu {
                 name: "worker_0".into(),
                 cpu_ns: 4,
                 busy_fraction: Some(0.5),
+                naps: None,
             },
         ],
         client_health: Some(health::judge(

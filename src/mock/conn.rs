@@ -180,6 +180,12 @@ fn parse_head(buf: &[u8]) -> Parsed {
     })
 }
 
+thread_local! {
+    /// `CLOCK_REALTIME − CLOCK_MONOTONIC` for this mock thread: converts the kernel's receive
+    /// stamps of requests to the truth log's scale.
+    static REALTIME: crate::clock::RealtimeOffset = crate::clock::RealtimeOffset::calibrate();
+}
+
 /// Serves one connection until the peer closes it, asks to close it, or an error.
 pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) {
     let _ = stream.set_nodelay(true);
@@ -193,6 +199,12 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         .connections
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut start = 0usize;
+    // With a truth log, requests are read with the kernel's receive stamps: the truth then holds
+    // when each request reached the socket, before this thread woke to read it.
+    let kernel_stamps = worker.shared.truth.enabled()
+        && crate::net::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&stream)).is_ok();
+    // The kernel stamp of the latest read (`CLOCK_REALTIME` ns).
+    let mut last_read_rt: Option<u64> = None;
     // Whether the request being read was already sent its `100 Continue`.
     let mut continued = false;
     loop {
@@ -219,9 +231,19 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 }
                 // Read into the spare capacity after the bytes already held (a plain `Vec` would
                 // be overwritten from its start).
-                let (len, cap) = (rbuf.len(), rbuf.capacity());
-                let (res, b) = stream.read(SliceMut::new(rbuf, len, cap)).await;
-                rbuf = b.into_inner();
+                let res = if kernel_stamps {
+                    crate::net::rxstamp::read(&stream, &mut rbuf)
+                        .await
+                        .map(|(n, rt)| {
+                            last_read_rt = rt;
+                            n
+                        })
+                } else {
+                    let (len, cap) = (rbuf.len(), rbuf.capacity());
+                    let (res, b) = stream.read(SliceMut::new(rbuf, len, cap)).await;
+                    rbuf = b.into_inner();
+                    res
+                };
                 match res {
                     Ok(0) | Err(_) => return,
                     Ok(_) => continue,
@@ -258,6 +280,8 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                                 .map(|v| String::from_utf8_lossy(v).into_owned()),
                             request_body: keep_bodies.then(|| Arc::from(body)),
                             reply_text: keep_bodies,
+                            arrival_kernel_ns: last_read_rt
+                                .and_then(|rt| REALTIME.with(|o| o.to_monotonic_raw(rt))),
                         }
                     } else {
                         Recorded::default()

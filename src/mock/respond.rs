@@ -68,6 +68,9 @@ pub(crate) struct Recorded {
     pub(crate) request_body: Option<Arc<[u8]>>,
     /// Keep the reply text (`MockConfig::record_bodies`).
     pub(crate) reply_text: bool,
+    /// The kernel's receive stamp of the read that completed the request, raw
+    /// `CLOCK_MONOTONIC` ns (`None` where the kernel gave none).
+    pub(crate) arrival_kernel_ns: Option<u64>,
 }
 
 /// Everything decided about a response before the first byte is written.
@@ -229,6 +232,7 @@ impl Completion {
             path: self.endpoint.path(),
             stream: self.stream,
             arrival_ns: self.arrival_ns,
+            arrival_kernel_ns: self.recorded.arrival_kernel_ns,
             head_ns: 0,
             event_ns: Vec::new(),
             end_ns: 0,

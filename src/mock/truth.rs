@@ -45,6 +45,10 @@ pub struct TruthEntry {
     pub stream: bool,
     /// When the whole request (head and body) had been read.
     pub arrival_ns: u64,
+    /// The kernel's receive stamp of the read that completed the request (`SO_TIMESTAMPING`,
+    /// converted to raw `CLOCK_MONOTONIC`): when its last byte reached the server's socket,
+    /// before the server woke to read it. `None` where the kernel gave no stamp.
+    pub arrival_kernel_ns: Option<u64>,
     /// Just before the write of the response head (for chat streams, head plus role chunk).
     pub head_ns: u64,
     /// Just before the write that carried each token event: reasoning events first, then content
@@ -174,6 +178,7 @@ impl TruthLog {
                 path: e.path,
                 stream: e.stream,
                 arrival_ns: e.arrival_ns,
+                arrival_kernel_ns: e.arrival_kernel_ns,
                 head_ns: e.head_ns,
                 event_ns: &e.event_ns,
                 end_ns: e.end_ns,
@@ -201,6 +206,7 @@ struct JsonlEntry<'a> {
     path: &'a str,
     stream: bool,
     arrival_ns: u64,
+    arrival_kernel_ns: Option<u64>,
     head_ns: u64,
     event_ns: &'a [u64],
     end_ns: u64,
@@ -229,6 +235,7 @@ mod tests {
             path: "/v1/completions",
             stream: true,
             arrival_ns,
+            arrival_kernel_ns: None,
             head_ns: arrival_ns + 1,
             event_ns: vec![arrival_ns + 2, arrival_ns + 3],
             end_ns: arrival_ns + 4,

@@ -27,6 +27,7 @@ use crate::clock::Clock;
 use crate::control::RunControl;
 use crate::http::{BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head};
 
+use super::batch;
 use super::pool::{Conn, Pool};
 use super::rxstamp::{self, ReadStamp};
 use super::tls::{self, Connector, Stream, TlsError};
@@ -421,6 +422,8 @@ impl Exchange<'_> {
         let mut decoder: Option<BodyDecoder> = None;
         let mut keep_alive = false;
         let mut received = false;
+        // The previous kernel-stamped read of this response (for the batched wake-ups' gap).
+        let mut last_kernel: Option<u64> = None;
         conn.rbuf.clear();
         loop {
             // Read after whatever is still buffered. Only a partial head stays buffered (a
@@ -457,6 +460,10 @@ impl Exchange<'_> {
             }
             received = true;
             sink.on_read(n, read_stamp);
+            if let Some(k) = read_stamp.kernel_ns {
+                batch::note_read(last_kernel.map(|p| k.saturating_sub(p)));
+                last_kernel = Some(k);
+            }
 
             if decoder.is_none() {
                 let head = match parse_head(&conn.rbuf).map_err(Error::Head)? {

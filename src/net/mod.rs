@@ -10,6 +10,7 @@
 //! them. An `https://` connection carries TLS ([`tls`]); the exchange sees the same stream.
 //! Reads carry the kernel's receive stamp beside the user-space one when asked ([`rxstamp`]).
 
+pub mod batch;
 pub mod exchange;
 pub mod pool;
 pub mod rxstamp;

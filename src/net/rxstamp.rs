@@ -134,6 +134,10 @@ pub fn enable(fd: RawFd) -> io::Result<()> {
     }
 }
 
+/// Testing hook: `RINGPERF_TEST_NO_KERNEL_STAMPS=1` makes [`probe`] fail as on a kernel without
+/// software receive stamps, so the fallback to user-space stamps can be tested on any machine.
+pub const TEST_NO_KERNEL_STAMPS_ENV: &str = "RINGPERF_TEST_NO_KERNEL_STAMPS";
+
 /// Whether this machine gives kernel receive stamps: enables them on a fresh TCP socket, and
 /// returns that socket. The kernel switches its receive stamping on in deferred work when the
 /// first socket asks and off when the last one closes, so a run holds the returned socket until
@@ -142,6 +146,12 @@ pub fn enable(fd: RawFd) -> io::Result<()> {
 /// # Errors
 /// Why not (the socket option was refused, or a socket could not be made to ask).
 pub fn probe() -> io::Result<std::net::TcpListener> {
+    if std::env::var_os(TEST_NO_KERNEL_STAMPS_ENV).is_some_and(|v| v == "1") {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{TEST_NO_KERNEL_STAMPS_ENV}=1"),
+        ));
+    }
     let socket = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
     enable(std::os::fd::AsRawFd::as_raw_fd(&socket))?;
     Ok(socket)
@@ -222,6 +232,33 @@ pub fn recv(fd: RawFd, buf: &mut Vec<u8>) -> io::Result<(usize, Option<u64>)> {
     unsafe { buf.set_len(buf.len() + n) };
     let control_len = (msg.msg_controllen as usize).min(CONTROL_BYTES);
     Ok((n, parse_control(&control.0[..control_len])))
+}
+
+/// One read of `tcp` with its kernel receive stamp: waits until the socket is readable (on the
+/// runtime: an io_uring poll or the epoll driver's readiness), then reads with a non-blocking
+/// [`recv`], appending to `buf`. Returns the bytes read (0: end of stream) and the kernel's
+/// receive stamp (`CLOCK_REALTIME` ns) if the read came with one.
+///
+/// # Errors
+/// The socket's error.
+pub async fn read(
+    tcp: &monoio::net::TcpStream,
+    buf: &mut Vec<u8>,
+) -> io::Result<(usize, Option<u64>)> {
+    loop {
+        // Not relaxed: on the epoll driver a stale readiness is checked with poll(2) first, so a
+        // read that would block clears it rather than spinning.
+        tcp.readable(false).await?;
+        match recv(std::os::fd::AsRawFd::as_raw_fd(tcp), buf) {
+            Ok(r) => return Ok(r),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]

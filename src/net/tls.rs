@@ -346,24 +346,10 @@ pub(super) async fn read_stamped(
     buf: &mut Vec<u8>,
     clock: &Clock,
 ) -> io::Result<(usize, ReadStamp)> {
-    loop {
-        // Not relaxed: on the epoll driver a stale readiness is checked with poll(2) first, so a
-        // read that would block clears it rather than spinning.
-        tcp.readable(false).await?;
-        match rxstamp::recv(tcp.as_raw_fd(), buf) {
-            Ok((n, realtime_ns)) => {
-                let user_ns = clock.now_ns();
-                let kernel_ns = realtime_ns.and_then(|r| clock.from_realtime_ns(r));
-                return Ok((n, ReadStamp { user_ns, kernel_ns }));
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    let (n, realtime_ns) = rxstamp::read(tcp, buf).await?;
+    let user_ns = clock.now_ns();
+    let kernel_ns = realtime_ns.and_then(|r| clock.from_realtime_ns(r));
+    Ok((n, ReadStamp { user_ns, kernel_ns }))
 }
 
 /// Runs the client handshake over `tcp`; the stream is ready for requests once this returns.

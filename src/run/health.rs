@@ -18,6 +18,7 @@ pub(super) fn threads(
         name: name.into(),
         cpu_ns,
         busy_fraction: None,
+        naps: None,
     };
     let mut out = vec![
         plain("main", main_cpu_ns),
@@ -28,6 +29,7 @@ pub(super) fn threads(
         name: format!("worker_{i}"),
         cpu_ns: w.cpu_ns,
         busy_fraction: Some(w.busy_fraction()),
+        naps: w.naps,
     }));
     out
 }
@@ -64,10 +66,12 @@ mod tests {
             WorkerCpu {
                 cpu_ns: 25,
                 wall_ns: 100,
+                naps: None,
             },
             WorkerCpu {
                 cpu_ns: 90,
                 wall_ns: 100,
+                naps: None,
             },
         ];
         let t = threads(7, 8, None, &workers);
@@ -86,10 +90,12 @@ mod tests {
             WorkerCpu {
                 cpu_ns: 20,
                 wall_ns: 100,
+                naps: None,
             },
             WorkerCpu {
                 cpu_ns: 99,
                 wall_ns: 100,
+                naps: None,
             },
         ];
         let t = threads(1, 1, None, &workers);

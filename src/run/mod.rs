@@ -5,6 +5,7 @@ mod collect;
 
 mod dispatch;
 mod health;
+mod placement;
 mod server_metrics;
 mod shard;
 mod ui;
@@ -240,6 +241,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         response_field: cfg.response_field.clone(),
         kernel_stamps,
         compact_records: cfg.export_level != ExportLevel::Raw,
+        batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
     });
 
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
@@ -313,16 +315,28 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         }),
         stop_grace: cfg.stop_grace,
     };
-    let aggregator = std::thread::Builder::new()
-        .name("ringperf-aggregator".into())
-        .spawn(move || collector.run())
-        .map_err(|e| RunError(format!("cannot start the aggregator thread: {e}")))?;
-
     let cores: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
         .into_iter()
         .map(|c| c.id)
         .collect();
+    // A core no worker takes, when there is one (fewer workers than cores): the aggregator runs
+    // there instead of preempting a worker.
+    let aggregator_core = placement::aggregator_core(&cores, cfg.workers);
+    let aggregator = std::thread::Builder::new()
+        .name("ringperf-aggregator".into())
+        .spawn(move || {
+            if let Some(core) = aggregator_core
+                && !crate::worker::runtime::pin_to(core)
+            {
+                eprintln!(
+                    "ringperf: could not pin the aggregator to core {core}; it runs unpinned"
+                );
+            }
+            collector.run()
+        })
+        .map_err(|e| RunError(format!("cannot start the aggregator thread: {e}")))?;
+
     let workers = Workers::spawn(shared.clone(), producers, cfg.io_driver, &cores)
         .map_err(|e| RunError(format!("cannot start the workers: {e}")))?;
     let driver = workers
@@ -333,9 +347,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     log(
         &cfg,
         &format!(
-            "{} worker(s) on the {driver} driver, pinned to cores {:?}",
+            "{} worker(s) on the {driver} driver, pinned to cores {:?}; aggregator {}",
             workers.len(),
-            workers.pinned
+            workers.pinned,
+            aggregator_core.map_or("unpinned (no free core)".to_string(), |c| format!(
+                "pinned to core {c}"
+            ))
         ),
     );
 

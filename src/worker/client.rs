@@ -485,6 +485,7 @@ mod tests {
             open_fds: RefCell::new(HashSet::new()),
             producer: crate::record::ring::ring_bounded(4, 1 << 20).0,
             test_stall: None,
+            naps: std::rc::Rc::new(Cell::new(crate::net::batch::NapStats::default())),
         }
     }
 

@@ -78,6 +78,9 @@ pub struct Shared {
     /// Records are compact: a streamed response keeps each message's extracted delta, not its
     /// raw bytes (every `--export-level` but `raw`, which exports the raw messages).
     pub compact_records: bool,
+    /// Batched wake-ups ([`crate::net::batch`]): the longest nap, when reads carry kernel
+    /// stamps and `--batch-wakeups-us` is not 0.
+    pub batch_wakeups: Option<Duration>,
 }
 
 /// Everything besides the body that goes into a request.
@@ -205,6 +208,8 @@ pub struct WorkerCpu {
     pub cpu_ns: u64,
     /// Wall-clock time from the thread's start to its end, ns.
     pub wall_ns: u64,
+    /// What its batched wake-ups did (`None`: off).
+    pub naps: Option<crate::net::batch::NapStats>,
 }
 
 impl WorkerCpu {
@@ -258,6 +263,8 @@ pub(crate) struct WorkerState {
     producer: Producer,
     /// [`TEST_STALL_ENV`]: block this long before each send (`None` outside tests).
     pub(crate) test_stall: Option<Duration>,
+    /// What the batched wake-ups did on this worker.
+    pub(crate) naps: Rc<Cell<crate::net::batch::NapStats>>,
 }
 
 impl WorkerState {
@@ -322,15 +329,20 @@ impl Workers {
                         let ready_tx = ready_tx.clone();
                         async move {
                             let _ = ready_tx.send((id, Ok(kind), pinned));
-                            worker_main(id, kind, shared, producer, ctl_rx, done_tx).await;
+                            worker_main(id, kind, shared, producer, ctl_rx, done_tx).await
                         }
                     });
-                    if let Err(e) = res {
-                        let _ = ready_tx.send((id, Err(e), pinned));
-                    }
+                    let naps = match res {
+                        Ok(naps) => naps,
+                        Err(e) => {
+                            let _ = ready_tx.send((id, Err(e), pinned));
+                            None
+                        }
+                    };
                     WorkerCpu {
                         cpu_ns: crate::clock::thread_cpu_ns(),
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
+                        naps,
                     }
                 })?;
             threads.push(t);
@@ -392,7 +404,7 @@ async fn worker_main(
     producer: Producer,
     ctl_rx: Receiver<Control>,
     done_tx: Sender<PhaseDone>,
-) {
+) -> Option<crate::net::batch::NapStats> {
     let state = Rc::new(WorkerState {
         id,
         pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES),
@@ -405,12 +417,18 @@ async fn worker_main(
         open_fds: RefCell::new(HashSet::new()),
         producer,
         test_stall: test_stall(),
+        naps: Rc::new(Cell::new(crate::net::batch::NapStats::default())),
     });
+    if let Some(max) = shared.batch_wakeups {
+        // Lives as long as the runtime: it waits for reads between phases.
+        monoio::spawn(crate::net::batch::Napper::new(max, state.naps.clone()));
+    }
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
     while let Ok(Control::Run(plan)) = ctl_rx.recv() {
         let sent = phase::run(&shared, &state, plan, driver).await;
         let _ = done_tx.send(PhaseDone { worker: id, sent });
     }
+    shared.batch_wakeups.map(|_| state.naps.get())
 }
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
