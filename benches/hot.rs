@@ -7,6 +7,7 @@
 //! The Prometheus text parser (`prom`) is benched on a vLLM `/metrics` page captured under load
 //! (`tests/data/`), the page the scraper parses every 333 ms per endpoint.
 
+use std::borrow::Cow;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -18,6 +19,11 @@ use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
 use ringperf::record::ring::ring;
 use ringperf::record::{Event, EventForm, Phase, RawRecord, RecordFacts, Usage};
 use ringperf::sse::Framer;
+
+// `cargo bench --features mimalloc`: the same benches on mimalloc (docs/why-crates.md).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Response head of a real streaming vLLM chat response (CRLF, ends with the blank line).
 const STREAM_HEAD: &[u8] = include_bytes!("data/vllm-cpu-chat-stream.headers.txt");
@@ -361,6 +367,159 @@ fn bench_parse_record(c: &mut Criterion) {
     g.finish();
 }
 
+/// The fields the chat parser reads from one response object, as a plain serde shape that both
+/// sonic-rs and simd-json decode (the production `endpoint::wire::Body` is crate-private).
+#[derive(serde::Deserialize)]
+struct ChatObject<'a> {
+    #[serde(default, borrow)]
+    object: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    choices: Vec<ChatChoice<'a>>,
+    #[serde(default)]
+    usage: Option<ChatUsage>,
+}
+
+#[derive(serde::Deserialize)]
+struct ChatChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<ChatMessage<'a>>,
+    #[serde(default, borrow)]
+    message: Option<ChatMessage<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct ChatMessage<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct ChatUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+/// What the aggregator extracts from a response: the output text and the usage counts.
+#[derive(Debug, Default, PartialEq)]
+struct ChatAnswer {
+    text: String,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+impl ChatAnswer {
+    fn add(&mut self, obj: &ChatObject<'_>) {
+        if let Some(u) = &obj.usage {
+            self.prompt_tokens = u.prompt_tokens;
+            self.completion_tokens = u.completion_tokens;
+        }
+        let Some(choice) = obj.choices.first() else {
+            return;
+        };
+        let data = match obj.object.as_deref() {
+            Some("chat.completion") => choice.message.as_ref(),
+            Some("chat.completion.chunk") => choice.delta.as_ref(),
+            _ => None,
+        };
+        if let Some(content) = data.and_then(|d| d.content.as_deref()) {
+            self.text.push_str(content);
+        }
+    }
+}
+
+/// The JSON payload of every `data:` message of the stream capture (`[DONE]` left out).
+fn stream_payloads() -> Vec<&'static [u8]> {
+    split_messages(STREAM_SSE)
+        .into_iter()
+        .filter_map(|m| m.strip_prefix(b"data: "))
+        .map(|m| m.trim_ascii_end())
+        .filter(|m| *m != b"[DONE]")
+        .collect()
+}
+
+/// sonic-rs from the immutable body, as `endpoint::kinds::chat::parse` does.
+fn answer_sonic(payloads: &[&[u8]], out: &mut ChatAnswer) {
+    out.text.clear();
+    for p in payloads {
+        if let Ok(obj) = sonic_rs::from_slice::<ChatObject<'_>>(p) {
+            out.add(&obj);
+        }
+    }
+}
+
+/// simd-json parses in place, so each payload is first copied into a reused scratch buffer (the
+/// record's body stays intact for the raw exports); its parse buffers are reused too.
+fn answer_simd(
+    payloads: &[&[u8]],
+    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+    out: &mut ChatAnswer,
+) {
+    out.text.clear();
+    for p in payloads {
+        scratch.clear();
+        scratch.extend_from_slice(p);
+        if let Ok(obj) =
+            simd_json::serde::from_slice_with_buffers::<ChatObject<'_>>(scratch, buffers)
+        {
+            out.add(&obj);
+        }
+    }
+}
+
+fn bench_response_parse(c: &mut Criterion) {
+    let stream = stream_payloads();
+    assert_eq!(stream.len(), STREAM_MESSAGES - 1);
+    let nonstream: Vec<&[u8]> = vec![NONSTREAM_JSON.trim_ascii_end()];
+    let v: serde_json::Value = serde_json::from_slice(NONSTREAM_JSON).expect("the capture is JSON");
+    let expected = [
+        (
+            "vllm_chat_stream",
+            &stream,
+            ChatAnswer {
+                text: expected_output_text(),
+                prompt_tokens: Some(22),
+                completion_tokens: Some(16),
+            },
+        ),
+        (
+            "vllm_chat_nonstream",
+            &nonstream,
+            ChatAnswer {
+                text: v["choices"][0]["message"]["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+                prompt_tokens: v["usage"]["prompt_tokens"].as_u64(),
+                completion_tokens: v["usage"]["completion_tokens"].as_u64(),
+            },
+        ),
+    ];
+    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::default();
+    let mut g = c.benchmark_group("response_parse");
+    for (name, payloads, want) in expected {
+        assert!(!want.text.is_empty());
+        let mut sonic = ChatAnswer::default();
+        answer_sonic(payloads, &mut sonic);
+        assert_eq!(sonic, want, "{name}: sonic-rs");
+        let mut simd = ChatAnswer::default();
+        answer_simd(payloads, &mut scratch, &mut buffers, &mut simd);
+        assert_eq!(simd, want, "{name}: simd-json");
+        let bytes: usize = payloads.iter().map(|p| p.len()).sum();
+        g.throughput(Throughput::Bytes(bytes as u64));
+        g.bench_function(format!("{name}/sonic_rs"), |b| {
+            b.iter(|| answer_sonic(black_box(payloads), &mut sonic))
+        });
+        g.bench_function(format!("{name}/simd_json"), |b| {
+            b.iter(|| answer_simd(black_box(payloads), &mut scratch, &mut buffers, &mut simd))
+        });
+    }
+    g.finish();
+}
+
 fn bench_ring(c: &mut Criterion) {
     let (tx, rx) = ring(1024);
     let rec = record(STREAM_SSE.to_vec(), Vec::new(), true);
@@ -556,6 +715,7 @@ criterion_group!(
     bench_sse,
     bench_worker_path,
     bench_parse_record,
+    bench_response_parse,
     bench_ring,
     bench_stats,
     bench_jsonl

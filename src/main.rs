@@ -4,6 +4,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use ringperf::cli::{Cli, Command};
 
+// Feature `mimalloc`: the allocator measured in docs/why-crates.md.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     if let Err(msg) = ringperf::cli::reject_unsupported(&argv) {

@@ -5,6 +5,9 @@
 //! whose offsets it returns, and [`write_uuid`] overwrites a placeholder with a fresh id without
 //! allocating.
 
+use http::Method;
+use http::header::CONTENT_LENGTH;
+
 use super::HttpError;
 
 /// Bytes of a hyphenated UUID (`8-4-4-4-12` hex digits).
@@ -93,12 +96,16 @@ pub fn encode_post_with(
     if id_headers().any(|h| !is_token(h) || h.eq_ignore_ascii_case(REQUEST_ID_HEADER)) {
         return Err(HttpError::InvalidHeader);
     }
-    let mut reserved = vec![REQUEST_ID_HEADER, correlation_header, "content-length"];
+    let mut reserved = vec![
+        REQUEST_ID_HEADER,
+        correlation_header,
+        CONTENT_LENGTH.as_str(),
+    ];
     reserved.extend_from_slice(copies);
     check_headers(headers, &reserved)?;
 
     let mut bytes = Vec::with_capacity(head_capacity(host, path, headers) + 160 + body.len());
-    start_head(&mut bytes, "POST", host, path, headers);
+    start_head(&mut bytes, &Method::POST, host, path, headers);
     bytes.extend_from_slice(b"Content-Length: ");
     push_decimal(&mut bytes, body.len() as u64);
     bytes.extend_from_slice(b"\r\n");
@@ -127,9 +134,9 @@ pub fn encode_get(
     headers: &[(String, String)],
 ) -> Result<Vec<u8>, HttpError> {
     check_target(host, path)?;
-    check_headers(headers, &["content-length"])?;
+    check_headers(headers, &[CONTENT_LENGTH.as_str()])?;
     let mut bytes = Vec::with_capacity(head_capacity(host, path, headers) + 2);
-    start_head(&mut bytes, "GET", host, path, headers);
+    start_head(&mut bytes, &Method::GET, host, path, headers);
     bytes.extend_from_slice(b"\r\n");
     Ok(bytes)
 }
@@ -211,12 +218,12 @@ fn head_capacity(host: &str, path: &str, headers: &[(String, String)]) -> usize 
 
 fn start_head(
     out: &mut Vec<u8>,
-    method: &str,
+    method: &Method,
     host: &str,
     path: &str,
     headers: &[(String, String)],
 ) {
-    out.extend_from_slice(method.as_bytes());
+    out.extend_from_slice(method.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");

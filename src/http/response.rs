@@ -25,6 +25,8 @@
 //! assert_eq!(head.status, 200);
 //! ```
 
+use http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING};
+
 use super::{HttpError, Status};
 
 /// Most headers a response may have (httparse needs a fixed array).
@@ -110,26 +112,26 @@ pub fn parse_head(buf: &[u8]) -> Result<Status<Head>, HttpError> {
     let mut transfer_encoding = false;
     for h in response.headers.iter() {
         let name = h.name;
-        if name.eq_ignore_ascii_case("content-length") {
+        if name.eq_ignore_ascii_case(CONTENT_LENGTH.as_str()) {
             let n = parse_content_length(h.value)?;
             if head.content_length.is_some_and(|prev| prev != n) {
                 return Err(HttpError::InvalidContentLength);
             }
             head.content_length = Some(n);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+        } else if name.eq_ignore_ascii_case(TRANSFER_ENCODING.as_str()) {
             transfer_encoding = true;
             // Only the last coding of the last header matters; an empty value keeps the previous.
             if let Some(last) = tokens(h.value).last() {
                 head.chunked = last.eq_ignore_ascii_case(b"chunked");
             }
-        } else if name.eq_ignore_ascii_case("content-type") {
+        } else if name.eq_ignore_ascii_case(CONTENT_TYPE.as_str()) {
             let media = trim(h.value.split(|&b| b == b';').next().unwrap_or_default());
             head.event_stream = media.eq_ignore_ascii_case(b"text/event-stream");
             head.content_type_json = media.eq_ignore_ascii_case(b"application/json")
                 || (media.len() > 5
                     && media[media.len() - 5..].eq_ignore_ascii_case(b"+json")
                     && media.contains(&b'/'));
-        } else if name.eq_ignore_ascii_case("connection") {
+        } else if name.eq_ignore_ascii_case(CONNECTION.as_str()) {
             for token in tokens(h.value) {
                 if token.eq_ignore_ascii_case(b"close") {
                     head.keep_alive = false;
@@ -144,7 +146,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Status<Head>, HttpError> {
     }
     // `close` wins over `keep-alive` whatever their order.
     if response.headers.iter().any(|h| {
-        h.name.eq_ignore_ascii_case("connection")
+        h.name.eq_ignore_ascii_case(CONNECTION.as_str())
             && tokens(h.value).any(|t| t.eq_ignore_ascii_case(b"close"))
     }) {
         head.keep_alive = false;

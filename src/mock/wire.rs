@@ -59,24 +59,13 @@ impl Words {
     }
 }
 
-/// Reason phrase of the status codes the mock sends.
+/// Reason phrase of a status code: `http`'s canonical phrase (the one uvicorn and vLLM send for
+/// every code the mock uses), `Error` for a code without one.
 fn reason(code: u16) -> &'static str {
-    match code {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        411 => "Length Required",
-        413 => "Payload Too Large",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Error",
-    }
+    http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error")
 }
 
 /// A response head with a `content-length`.
@@ -597,5 +586,35 @@ mod tests {
         assert_eq!(e["error"]["code"], 400);
         let m: serde_json::Value = serde_json::from_slice(&models_body("q", 1)).unwrap();
         assert_eq!(m["data"][0]["id"], "q");
+    }
+
+    /// The phrases the mock sent before it took them from `http` (and that uvicorn sends, so
+    /// error exports carry the same `"error"` text against the mock as against vLLM), written
+    /// out by hand from RFC 9110 / RFC 6585.
+    #[test]
+    fn reason_phrases_are_the_uvicorn_ones() {
+        for (code, phrase) in [
+            (200, "OK"),
+            (400, "Bad Request"),
+            (404, "Not Found"),
+            (405, "Method Not Allowed"),
+            (411, "Length Required"),
+            (413, "Payload Too Large"),
+            (429, "Too Many Requests"),
+            (431, "Request Header Fields Too Large"),
+            (500, "Internal Server Error"),
+            (501, "Not Implemented"),
+            (502, "Bad Gateway"),
+            (503, "Service Unavailable"),
+            (504, "Gateway Timeout"),
+            (599, "Error"),
+            (1000, "Error"),
+        ] {
+            assert_eq!(reason(code), phrase, "{code}");
+            let mut out = Vec::new();
+            head(&mut out, code, "application/json", 0, false);
+            let line = format!("HTTP/1.1 {code} {phrase}\r\n");
+            assert!(out.starts_with(line.as_bytes()), "{code}");
+        }
     }
 }
