@@ -10,16 +10,20 @@ install_aiperf() {
         timeout 1200 "$tools/venv/bin/pip" install aiperf==0.13.0 >>"$tools/aiperf-install.log" 2>&1
 }
 # AIPerf's `builtin` tokenizer is tiktoken o200k_base, which tiktoken fetches from the network
-# unless its cache holds the file. Seed the cache from the copy tiktoken-rs ships, so AIPerf
-# never leaves the machine; without it, AIPerf is skipped.
+# unless its cache holds the file. Seed the cache from the copy tiktoken-rs ships (a
+# dev-dependency: in the registry once the tests were built), else from the gzipped copy
+# bpe-openai ships (ringperf's own builtin tokenizer; the same file, sha256 446a9538…), so
+# AIPerf never leaves the machine; without either, AIPerf is skipped.
 seed_tiktoken() {
-    local src cache key
-    src="$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/tiktoken-rs-*/assets/o200k_base.tiktoken 2>/dev/null | head -n1)"
-    [[ -n "$src" ]] || return 1
+    local src gz cache key reg
+    reg="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+    src="$(ls "$reg"/*/tiktoken-rs-*/assets/o200k_base.tiktoken 2>/dev/null | head -n1)"
+    gz="$(ls "$reg"/*/bpe-openai-*/data/o200k_base.tiktoken.gz 2>/dev/null | head -n1)"
+    [[ -n "$src" || -n "$gz" ]] || return 1
     cache="$tools/tiktoken-cache"
     mkdir -p "$cache"
     key="$(printf '%s' 'https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken' | sha1sum | cut -d' ' -f1)"
-    cp -f "$src" "$cache/$key"
+    if [[ -n "$src" ]]; then cp -f "$src" "$cache/$key"; else gzip -dc "$gz" >"$cache/$key"; fi
     export TIKTOKEN_CACHE_DIR="$cache"
 }
 if install_aiperf; then
