@@ -25,6 +25,12 @@ pub const BUILTIN: &str = "builtin";
 /// `<|endoftext|>` in o200k_base: its EOS token (it has no BOS).
 const O200K_ENDOFTEXT: u32 = 199_999;
 
+/// o200k_base's special tokens: ids outside the byte-pair vocabulary that decode to their text.
+const O200K_SPECIALS: [(u32, &str); 2] = [
+    (O200K_ENDOFTEXT, "<|endoftext|>"),
+    (200_018, "<|endofprompt|>"),
+];
+
 /// A loaded tokenizer.
 #[derive(Clone)]
 pub enum Tokenizer {
@@ -249,18 +255,19 @@ impl Tokenizer {
     pub fn decode(&self, ids: &[u32]) -> String {
         match self {
             Tokenizer::Builtin(bpe) => {
-                // Unknown ids are skipped (the table would be indexed out of range).
                 let known = bpe.bpe.num_tokens();
-                let bytes: Vec<u8> = if ids.iter().all(|&id| (id as usize) < known) {
-                    bpe.bpe.decode_tokens(ids)
-                } else {
-                    let ok: Vec<u32> = ids
-                        .iter()
-                        .copied()
-                        .filter(|&id| (id as usize) < known)
-                        .collect();
-                    bpe.bpe.decode_tokens(&ok)
-                };
+                let mut bytes = Vec::with_capacity(ids.len() * 4);
+                for &id in ids {
+                    match O200K_SPECIALS.iter().find(|(s, _)| *s == id) {
+                        // The special tokens decode to their text, as tiktoken's do.
+                        Some((_, text)) => bytes.extend_from_slice(text.as_bytes()),
+                        None if (id as usize) < known => {
+                            bytes.extend_from_slice(bpe.bpe.token_bytes(id));
+                        }
+                        // Unknown ids are skipped.
+                        None => {}
+                    }
+                }
                 String::from_utf8_lossy(&bytes).into_owned()
             }
             #[cfg(feature = "hf-tokenizer")]
@@ -375,11 +382,19 @@ mod tests {
             proptest::prop_assert_eq!(t.count(&s), want.len());
         }
 
-        /// Any ids of the vocabulary decode to the same bytes.
+        /// Any ids of the vocabulary, the special tokens among them, decode to the same bytes.
         #[test]
-        fn builtin_decodes_as_tiktoken(ids in proptest::collection::vec(0u32..199_998, 0..30)) {
+        fn builtin_decodes_as_tiktoken(
+            ids in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => 0u32..199_998,
+                    1 => proptest::sample::select(vec![199_999u32, 200_018]),
+                ],
+                0..30,
+            )
+        ) {
             let t = Tokenizer::builtin();
-            let want = oracle().decode_bytes(&ids).expect("ordinary ids");
+            let want = oracle().decode_bytes(&ids).expect("known ids");
             proptest::prop_assert_eq!(t.decode(&ids), String::from_utf8_lossy(&want).into_owned());
         }
     }
