@@ -30,6 +30,8 @@ pub mod control;
 #[cfg(feature = "engine")]
 pub mod export;
 #[cfg(feature = "engine")]
+pub mod fdlimit;
+#[cfg(feature = "engine")]
 pub mod merge;
 #[cfg(feature = "engine")]
 pub mod mock;

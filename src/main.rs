@@ -22,6 +22,12 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // Every command that opens sockets (profile, mock-server) wants the hard descriptor limit:
+    // an open-loop run at tens of thousands of requests a second holds one per request in
+    // flight. A limit that cannot be raised is only a warning; exhaustion is reported later.
+    if let Err(e) = ringperf::fdlimit::raise_nofile() {
+        eprintln!("ringperf: warning: cannot raise RLIMIT_NOFILE to its hard limit: {e}");
+    }
     match cli.command {
         Command::Profile(args) => {
             // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up

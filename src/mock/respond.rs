@@ -4,14 +4,13 @@
 //!
 //! Pacing uses the connection's [`Timer`] (a timerfd read through io_uring, microseconds late;
 //! monoio's millisecond timer on epoll), always at an absolute raw `CLOCK_MONOTONIC` deadline:
-//! the first token event at `arrival + ttft`; each next one at `previous write's stamp + itl`; a
-//! whole (non-streamed) response at `arrival + ttft + (events - 1) × itl`. The ITL is counted
-//! from the previous write, not from `arrival + ttft + k × itl`, on purpose: a gap is never
-//! shorter than `itl` (a late write is not made up by an early one, which a client would see as
-//! a burst), a delay such as a stalled client pushes the rest of the stream back as a real
-//! server's decode loop would, and the truth log's stamps are exactly the instants the gaps are
-//! counted from. The price is the timer's wake-up lag (tens of µs) added to each gap. A
-//! deadline already passed waits on nothing at all (zero delays never touch a timer).
+//! token event k (from 0) at `arrival + ttft + k × itl`; a whole (non-streamed) response at
+//! `arrival + ttft + (events - 1) × itl`. Deadlines are absolute, never counted from the
+//! previous write: the timer's wake-up lag (tens of µs) is paid once per event instead of being
+//! summed over the stream, so the measured mean ITL is the configured one plus nothing that
+//! grows with the length (a write that was late is followed by a shorter gap, as a server that
+//! keeps its schedule would do). A deadline already passed waits on nothing at all (zero
+//! delays never touch a timer).
 
 use std::io;
 use std::sync::Arc;
@@ -426,12 +425,11 @@ impl Completion {
                 if must_wait {
                     // What is pending (the head, or the previous event) goes now; the next gap is
                     // counted from this write's stamp.
-                    let written_ns = pending.flush(self, stream, wbuf, truth).await?;
-                    let due = if events == 0 {
-                        first_deadline
-                    } else {
-                        timer::after(written_ns, cfg.itl)
-                    };
+                    pending.flush(self, stream, wbuf, truth).await?;
+                    // Absolute: token event k is due at arrival + ttft + k × itl, so the timer's
+                    // wake-up lag is paid once, never summed over the stream.
+                    let gaps = u32::try_from(events).unwrap_or(u32::MAX);
+                    let due = timer::after(first_deadline, cfg.itl.saturating_mul(gaps));
                     timer.wait_until(due).await;
                 }
                 enc.push_chunk(wbuf, words);

@@ -20,6 +20,7 @@ use std::io;
 use std::net::{
     Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener as StdListener, TcpStream as StdStream,
 };
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
@@ -139,7 +140,7 @@ impl Running {
         fault::validate(&cfg.faults)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
         cfg.threads = cfg.threads.max(1);
-        let listener = StdListener::bind(cfg.bind)?;
+        let listener = bind_listener(cfg.bind)?;
         let addr = listener.local_addr()?;
         let tls = cfg.tls.as_ref().map(server_config).transpose()?;
         let mut shared = Shared::new(cfg);
@@ -209,7 +210,7 @@ impl Running {
         if !self.threads.is_empty() {
             return Ok(());
         }
-        let listener = StdListener::bind(self.addr)?;
+        let listener = bind_listener(self.addr)?;
         self.serve(listener)
     }
 
@@ -246,6 +247,20 @@ impl Running {
             let _ = h.join();
         }
     }
+}
+
+/// Binds and listens on `addr` with the kernel's largest accept backlog (`somaxconn`), not the
+/// standard library's 128: an open-loop client opening thousands of connections at once would
+/// otherwise see SYNs dropped at the full accept queue and retransmitted a second later.
+fn bind_listener(addr: SocketAddr) -> io::Result<StdListener> {
+    let listener = StdListener::bind(addr)?;
+    // Listening again on a listening socket only changes its backlog (Linux `listen(2)`).
+    // SAFETY: the descriptor is the listener's own, open for the duration of the call; `listen`
+    // touches no memory of ours.
+    if unsafe { libc::listen(listener.as_raw_fd(), crate::fdlimit::somaxconn()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(listener)
 }
 
 /// Where to connect to reach a listener bound to `addr` (loopback for a wildcard address).

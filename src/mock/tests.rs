@@ -642,6 +642,9 @@ const PACED_ITL: Duration = Duration::from_millis(2);
 struct Paced {
     ttfts: Vec<u64>,
     gaps: Vec<u64>,
+    /// Per stream, per token event k: its write stamp − arrival − (TTFT + k × ITL), signed (a
+    /// negative value is a token written before its absolute deadline).
+    lateness: Vec<Vec<i64>>,
     whole: u64,
 }
 
@@ -672,6 +675,8 @@ fn paced(d: Driver) -> Paced {
     let entries = truth.entries();
     assert_eq!(entries.len(), requests + 1, "{d:?}");
     let (mut ttfts, mut gaps, mut whole) = (Vec::new(), Vec::new(), Vec::new());
+    let mut lateness = Vec::new();
+    let (ttft_ns, itl_ns) = (PACED_TTFT.as_nanos() as i64, PACED_ITL.as_nanos() as i64);
     for e in &entries {
         assert!(e.completed, "{d:?} {e:?}");
         let first = e.event_ns[0] - e.arrival_ns;
@@ -679,6 +684,13 @@ fn paced(d: Driver) -> Paced {
             assert_eq!(e.event_ns.len(), 15);
             ttfts.push(first);
             gaps.extend(e.event_ns.windows(2).map(|w| w[1] - w[0]));
+            lateness.push(
+                e.event_ns
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &t)| (t - e.arrival_ns) as i64 - (ttft_ns + k as i64 * itl_ns))
+                    .collect(),
+            );
         } else {
             whole.push(first);
         }
@@ -686,6 +698,7 @@ fn paced(d: Driver) -> Paced {
     Paced {
         ttfts,
         gaps,
+        lateness,
         whole: whole[0],
     }
 }
@@ -699,7 +712,7 @@ fn paced_whole_ns() -> u64 {
 /// between token writes are never shorter than configured, on either driver.
 #[test]
 fn paced_delays_are_never_early() {
-    let (ttft_ns, itl_ns) = (PACED_TTFT.as_nanos() as u64, PACED_ITL.as_nanos() as u64);
+    let ttft_ns = PACED_TTFT.as_nanos() as u64;
     for d in DRIVERS {
         let p = paced(d);
         assert!(
@@ -707,10 +720,13 @@ fn paced_delays_are_never_early() {
             "{d:?} TTFT {:?}",
             p.ttfts
         );
+        // Deadlines are absolute: token k is never written before arrival + TTFT + k × ITL
+        // (a gap after a late write may be shorter than the ITL; the schedule is what holds).
+        assert_eq!(p.lateness.len(), 8, "{d:?}");
         assert!(
-            p.gaps.iter().all(|&g| g >= itl_ns),
-            "{d:?} gaps {:?}",
-            p.gaps
+            p.lateness.iter().flatten().all(|&l| l >= 0),
+            "{d:?} lateness {:?}",
+            p.lateness
         );
         assert!(p.whole >= paced_whole_ns(), "{d:?} whole {}", p.whole);
     }
@@ -733,6 +749,15 @@ fn paced_delays_precision_on_io_uring() {
     );
     assert!(t < ttft_ns + slack_ns, "median TTFT {t} ns: {:?}", p.ttfts);
     assert!(g < itl_ns + slack_ns, "median ITL gap {g} ns: {:?}", p.gaps);
+    // The error does not accumulate: the last token is as late as one wake-up, not 14.
+    let last = median(
+        p.lateness
+            .iter()
+            .map(|l| l[l.len() - 1].max(0) as u64)
+            .collect(),
+    );
+    println!("median lateness of token 14: {last} ns");
+    assert!(last < slack_ns, "last-token lateness {:?}", p.lateness);
     assert!(
         p.whole < paced_whole_ns() + 2 * slack_ns,
         "whole {}",
