@@ -606,8 +606,11 @@ fn truth_log_records_paced_events() {
                 e.event_ns[0] - e.arrival_ns >= ttft.as_nanos() as u64,
                 "{d:?} {e:?}"
             );
-            for w in e.event_ns.windows(2) {
-                assert!(w[1] - w[0] >= itl.as_nanos() as u64, "{d:?} {e:?}");
+            // Absolute deadlines: event k is never before arrival + TTFT + k × ITL (a late
+            // event shortens the next gap rather than shifting every later one).
+            for (k, &at) in e.event_ns.iter().enumerate() {
+                let due = (ttft + itl * k as u32).as_nanos() as u64;
+                assert!(at - e.arrival_ns >= due, "{d:?} event {k} {e:?}");
             }
             assert!(e.end_ns >= *e.event_ns.last().unwrap());
         }
