@@ -95,6 +95,81 @@ fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
     assert_eq!(summary["ringperf"]["timestamps"], "kernel");
 }
 
+/// A client that runs out of file descriptors (the child runs under `prlimit --nofile=64`, an
+/// open loop at 2 000/s against a mock that answers after 100 ms needs ~200 sockets at once):
+/// no request fails with "Too many open files"; each waits for a descriptor, every request is
+/// answered, and the verdict fails with one reason naming the limit (exit code 5 with
+/// `--max-client-lag-us`, set high so that the lag alone would pass).
+#[test]
+fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() {
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: prlimit (util-linux) is not installed");
+        return;
+    }
+    let server = ringperf::mock::start(MockConfig {
+        ttft: std::time::Duration::from_millis(100),
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    // `timeout` bounds the run should a wait never end (the test then fails on the exit code).
+    let out = std::process::Command::new("timeout")
+        .args(["-s", "KILL", "120", "prlimit", "--nofile=64:64"])
+        .arg(env!("CARGO_BIN_EXE_ringperf"))
+        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--ui",
+            "none",
+            "--no-server-metrics",
+        ])
+        .args(["--tokenizer", "builtin", "--workers-max", "1"])
+        .args(["--request-rate", "2000", "--arrival-pattern", "constant"])
+        .args(["--request-count", "400", "--max-client-lag-us", "60000000"])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .output()
+        .expect("prlimit runs the binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["request_count"]["avg"], 400.0, "{stderr}");
+    assert!(
+        summary["error_summary"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{}",
+        summary["error_summary"]
+    );
+    let h = &summary["ringperf"]["client_health"];
+    assert_eq!(h["kept_up"], false, "{h}");
+    let reasons: Vec<&str> = h["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let fd: Vec<&&str> = reasons
+        .iter()
+        .filter(|r| r.contains("file descriptors"))
+        .collect();
+    assert_eq!(fd.len(), 1, "{reasons:?}");
+    assert!(fd[0].contains("limit of 64"), "{reasons:?}");
+    assert!(
+        h["observed"]["descriptor_waits"].as_u64().unwrap() > 0,
+        "{h}"
+    );
+    assert_eq!(h["observed"]["descriptor_limit"], 64, "{h}");
+}
+
 fn mock() -> ringperf::mock::MockServer {
     ringperf::mock::start(MockConfig::default()).expect("mock starts")
 }

@@ -59,6 +59,18 @@ pub struct Observed {
     pub busiest_worker: Option<(String, f64)>,
     /// Times a worker found its record ring full.
     pub ring_stalls: u64,
+    /// Connects that found the process out of file descriptors and waited for one, with the
+    /// process's descriptor limit (`None`: none did).
+    pub descriptor_waits: Option<DescriptorWaits>,
+}
+
+/// The client ran out of file descriptors: how often a connect had to wait, and the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescriptorWaits {
+    /// Connects that found no free descriptor and waited.
+    pub waits: u64,
+    /// The soft `RLIMIT_NOFILE` of the process (`None`: unknown).
+    pub limit: Option<u64>,
 }
 
 /// The verdict.
@@ -140,6 +152,15 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
             percent(limits.busy_fraction)
         ));
     }
+    if let Some(d) = observed.descriptor_waits {
+        let limit = d
+            .limit
+            .map_or_else(|| "its limit".to_owned(), |l| format!("its limit of {l}"));
+        reasons.push(format!(
+            "the client ran out of file descriptors ({limit}): {} connects waited for one; raise the hard limit (`ulimit -Hn`, LimitNOFILE) or lower the rate or concurrency",
+            d.waits
+        ));
+    }
     if observed.ring_stalls > limits.ring_stalls {
         reasons.push(format!(
             "{} ring stalls > {} (workers waited for the aggregator)",
@@ -185,7 +206,30 @@ mod tests {
             receive_lag: None,
             busiest_worker: Some(("worker_1".into(), 0.31)),
             ring_stalls: 0,
+            descriptor_waits: None,
         }
+    }
+
+    #[test]
+    fn running_out_of_descriptors_fails_the_verdict_with_one_reason_naming_the_limit() {
+        let h = judge(
+            Observed {
+                descriptor_waits: Some(DescriptorWaits {
+                    waits: 56_599,
+                    limit: Some(20_000),
+                }),
+                ..healthy()
+            },
+            Limits::new(Some(1_000_000)),
+        );
+        assert!(!h.kept_up && h.fails_run());
+        assert_eq!(h.reasons.len(), 1, "{:?}", h.reasons);
+        assert!(h.reasons[0].contains("limit of 20000"), "{:?}", h.reasons);
+        assert!(
+            h.reasons[0].contains("56599 connects waited"),
+            "{:?}",
+            h.reasons
+        );
     }
 
     #[test]

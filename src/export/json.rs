@@ -294,6 +294,10 @@ fn health_json(h: &ClientHealth) -> Value {
         opt(o.busiest_worker.as_ref().map(|(_, b)| num(*b))),
     );
     observed.insert("ring_stalls".into(), Value::from(o.ring_stalls));
+    if let Some(d) = o.descriptor_waits {
+        observed.insert("descriptor_waits".into(), Value::from(d.waits));
+        observed.insert("descriptor_limit".into(), opt(d.limit.map(Value::from)));
+    }
     let mut m = Map::new();
     m.insert("kept_up".into(), Value::from(h.kept_up));
     m.insert("enforced".into(), Value::from(l.enforced));

@@ -272,6 +272,7 @@ fn summary_json_key_order_and_shapes() {
                 busiest_worker: Some(("worker_0".into(), 0.5)),
                 ring_stalls: 0,
                 receive_lag: None,
+                descriptor_waits: None,
             },
             health::Limits::new(Some(1_000)),
         )),

@@ -132,6 +132,24 @@ pub struct Cut<'a> {
     pub open_fds: &'a RefCell<HashSet<RawFd>>,
 }
 
+/// How long a request that found no free descriptor waits before it tries to connect again.
+const DESCRIPTOR_RETRY: Duration = Duration::from_millis(1);
+
+thread_local! {
+    /// Connects on this thread that found the process out of descriptors and waited.
+    static DESCRIPTOR_WAITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times a connect on this thread found the process out of file descriptors
+/// (`EMFILE`, or `ENFILE` for the whole system) and waited for one.
+pub fn descriptor_waits() -> u64 {
+    DESCRIPTOR_WAITS.with(std::cell::Cell::get)
+}
+
+fn is_descriptor_exhaustion(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
 /// One exchange to describe; [`Exchange::run`] performs it. Built per request from borrowed
 /// parts, so building it costs nothing.
 #[derive(Clone, Copy, Debug)]
@@ -324,15 +342,37 @@ impl Exchange<'_> {
         } else {
             None
         };
-        let reused = pooled.is_some();
+        let mut reused = pooled.is_some();
         let mut conn = match pooled {
             Some(c) => c,
-            None => {
+            None => loop {
                 let start_ns = self.clock.now_ns();
-                let conn = self.connect().await.map_err(|e| Failed::new(e, false))?;
-                sink.on_connected(start_ns, self.clock.now_ns());
-                conn
-            }
+                match self.connect().await {
+                    Ok(conn) => {
+                        sink.on_connected(start_ns, self.clock.now_ns());
+                        break conn;
+                    }
+                    // Out of descriptors: the client's limit, not the server's failure. The
+                    // request waits for a descriptor to be freed, or for a connection to come
+                    // back to the pool, rather than failing: each wait is counted
+                    // ([`descriptor_waits`]) and the client-health verdict names the limit. The
+                    // attempt's own time bounds and the run's cut still end the wait.
+                    Err(Error::Connect(e)) if is_descriptor_exhaustion(&e) => {
+                        DESCRIPTOR_WAITS.with(|w| w.set(w.get() + 1));
+                        if let Some(c) = self.cut
+                            && self.clock.now_ns() >= c.control.cut_at_ns()
+                        {
+                            return Err(Failed::new(Error::Connect(e), false));
+                        }
+                        monoio::time::sleep(DESCRIPTOR_RETRY).await;
+                        if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+                            reused = true;
+                            break c;
+                        }
+                    }
+                    Err(e) => return Err(Failed::new(e, false)),
+                }
+            },
         };
         let in_flight = self
             .cut

@@ -35,11 +35,12 @@ pub(super) fn threads(
 }
 
 /// The verdict over the profiling phase: its dispatch lag, its receive lag (kernel stamps), the
-/// busiest worker and the ring stalls, against `--max-client-lag-us` (`max_client_lag_ns`) or the defaults.
+/// busiest worker, the ring stalls and connects that ran out of descriptors, against `--max-client-lag-us` (`max_client_lag_ns`) or the defaults.
 pub(super) fn verdict(
     summary: &Summary,
     threads: &[ThreadCpu],
     ring_stalls: u64,
+    descriptor_waits: u64,
     max_client_lag_ns: Option<u64>,
 ) -> ClientHealth {
     let busiest_worker = threads
@@ -52,6 +53,11 @@ pub(super) fn verdict(
         receive_lag: summary.receive_lag.clone(),
         busiest_worker,
         ring_stalls,
+        descriptor_waits: (descriptor_waits > 0).then(|| health::DescriptorWaits {
+            waits: descriptor_waits,
+            // The soft limit, already raised to the hard one at start (a no-op now).
+            limit: crate::fdlimit::raise_nofile().ok().map(|(soft, _)| soft),
+        }),
     };
     health::judge(observed, Limits::new(max_client_lag_ns))
 }
@@ -67,11 +73,13 @@ mod tests {
                 cpu_ns: 25,
                 wall_ns: 100,
                 naps: None,
+                descriptor_waits: 0,
             },
             WorkerCpu {
                 cpu_ns: 90,
                 wall_ns: 100,
                 naps: None,
+                descriptor_waits: 0,
             },
         ];
         let t = threads(7, 8, None, &workers);
@@ -91,11 +99,13 @@ mod tests {
                 cpu_ns: 20,
                 wall_ns: 100,
                 naps: None,
+                descriptor_waits: 0,
             },
             WorkerCpu {
                 cpu_ns: 99,
                 wall_ns: 100,
                 naps: None,
+                descriptor_waits: 0,
             },
         ];
         let t = threads(1, 1, None, &workers);
@@ -105,10 +115,10 @@ mod tests {
             dispatch_lag: None,
             receive_lag: None,
         };
-        let h = verdict(&summary, &t, 0, None);
+        let h = verdict(&summary, &t, 0, 0, None);
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));
         assert!(!h.kept_up && !h.fails_run());
-        assert!(verdict(&summary, &t, 0, Some(1)).fails_run());
+        assert!(verdict(&summary, &t, 0, 0, Some(1)).fails_run());
     }
 
     #[test]

@@ -464,6 +464,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         &summary,
         &run_info.threads,
         run_info.ring_stalls,
+        worker_cpu.iter().map(|w| w.descriptor_waits).sum(),
         cfg.max_client_lag_ns,
     );
     let client_fell_behind = verdict.fails_run();

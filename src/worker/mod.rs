@@ -210,6 +210,8 @@ pub struct WorkerCpu {
     pub wall_ns: u64,
     /// What its batched wake-ups did (`None`: off).
     pub naps: Option<crate::net::batch::NapStats>,
+    /// Connects that found the process out of file descriptors and waited for one.
+    pub descriptor_waits: u64,
 }
 
 impl WorkerCpu {
@@ -343,6 +345,7 @@ impl Workers {
                         cpu_ns: crate::clock::thread_cpu_ns(),
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
                         naps,
+                        descriptor_waits: crate::net::exchange::descriptor_waits(),
                     }
                 })?;
             threads.push(t);
