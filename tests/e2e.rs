@@ -269,11 +269,12 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
         "median (reported ICL - truth gap) is {icl_median_excess} ns"
     );
     // And the values are not degenerate: the typical reported gap is the typical true gap
-    // within a factor of two, and not zero. The true gaps themselves are at least the 4 ms ITL
-    // (the mock sleeps it after each write, on a timer that is never early).
+    // within a factor of two, and not zero. The true gaps themselves are the 4 ms ITL give or
+    // take the difference of two timer wake-ups (the mock writes token k at arrival + TTFT +
+    // k × ITL, on a timer that is never early), so their median is within a quarter of it.
     let (reported_median, truth_median) = (median(&mut icl_reported), median(&mut icl_truth));
     assert!(
-        truth_median >= 4e6,
+        (truth_median - 4e6).abs() < 1e6,
         "the mock's gaps: median {truth_median} ns"
     );
     assert!(
