@@ -496,15 +496,18 @@ mod tests {
         r.on_body(stamp.best_ns());
     }
 
-    #[test]
-    fn events_carry_their_reads_lag_and_coalesced_reads_are_counted() {
-        let state = state();
-        let request = EncodedRequest {
+    /// An empty encoded request: the recorder only reads its slots.
+    fn no_request() -> EncodedRequest {
+        EncodedRequest {
             bytes: Vec::new(),
             id_slots: [0, 0],
             copy_slots: Vec::new(),
             head_len: 0,
-        };
+        }
+    }
+
+    /// A fresh SSE record of a profiling request.
+    fn sse_record(state: &WorkerState) -> RawRecord {
         let credit = Credit {
             phase: Phase::Profiling,
             index: 0,
@@ -514,8 +517,16 @@ mod tests {
             max_turns: None,
             intended_ns: 0,
         };
-        let mut rec = empty_record(&state, credit, 0, uuid::Uuid::nil());
+        let mut rec = empty_record(state, credit, 0, uuid::Uuid::nil());
         rec.is_sse = true;
+        rec
+    }
+
+    #[test]
+    fn events_carry_their_reads_lag_and_coalesced_reads_are_counted() {
+        let state = state();
+        let request = no_request();
+        let mut rec = sse_record(&state);
         let mut r = Recorder {
             request: &request,
             state: &state,
@@ -580,23 +591,8 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
     /// returns the record.
     fn recorded(cuts: &[usize], compact: bool, status: u16) -> RawRecord {
         let state = state();
-        let request = EncodedRequest {
-            bytes: Vec::new(),
-            id_slots: [0, 0],
-            copy_slots: Vec::new(),
-            head_len: 0,
-        };
-        let credit = Credit {
-            phase: Phase::Profiling,
-            index: 0,
-            conversation: 0,
-            turn: 0,
-            cancel_after_ns: None,
-            max_turns: None,
-            intended_ns: 0,
-        };
-        let mut rec = empty_record(&state, credit, 0, uuid::Uuid::nil());
-        rec.is_sse = true;
+        let request = no_request();
+        let mut rec = sse_record(&state);
         rec.status = status;
         let mut r = Recorder {
             request: &request,
