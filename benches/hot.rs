@@ -92,17 +92,23 @@ fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
     r
 }
 
+/// Parses the response head in `wire` and decodes its body into `body`; whether the body
+/// ended (`None`: a bad head or body).
+fn decode_body(wire: &[u8], body: &mut Vec<u8>) -> Option<bool> {
+    let Ok(Status::Complete(head)) = parse_head(wire) else {
+        return None;
+    };
+    let mut decoder = BodyDecoder::new(BodyKind::from_head(&head, false));
+    let rest = wire.get(head.head_len..).unwrap_or(&[]);
+    decoder.feed(rest, body).ok().map(|feed| feed.done)
+}
+
 /// What the worker does with the bytes of one response: head, chunked body, SSE framing,
 /// one [`Event`] per message. Returns the number of events.
 fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usize {
     body.clear();
     events.clear();
-    let Ok(Status::Complete(head)) = parse_head(wire) else {
-        return 0;
-    };
-    let mut decoder = BodyDecoder::new(BodyKind::from_head(&head, false));
-    let rest = wire.get(head.head_len..).unwrap_or(&[]);
-    let Ok(feed) = decoder.feed(rest, body) else {
+    let Some(done) = decode_body(wire, body) else {
         return 0;
     };
     let mut framer = Framer::new();
@@ -115,7 +121,7 @@ fn worker_path(wire: &[u8], body: &mut Vec<u8>, events: &mut Vec<Event>) -> usiz
             form: EventForm::Raw,
         });
     }
-    if feed.done {
+    if done {
         while let Some(r) = framer.finish(body) {
             events.push(Event {
                 stamp_ns: 5,
@@ -143,12 +149,7 @@ fn worker_path_compact(
     let Some(extract) = EndpointKind::Chat.descriptor().compact else {
         return 0;
     };
-    let Ok(Status::Complete(head)) = parse_head(wire) else {
-        return 0;
-    };
-    let mut decoder = BodyDecoder::new(BodyKind::from_head(&head, false));
-    let rest = wire.get(head.head_len..).unwrap_or(&[]);
-    let Ok(feed) = decoder.feed(rest, body) else {
+    let Some(done) = decode_body(wire, body) else {
         return 0;
     };
     let mut framer = Framer::new();
@@ -171,7 +172,7 @@ fn worker_path_compact(
     while let Some(r) = framer.next_message(body) {
         push(r, body, events);
     }
-    if feed.done {
+    if done {
         while let Some(r) = framer.finish(body) {
             push(r, body, events);
         }

@@ -128,12 +128,21 @@ impl Timer {
 }
 
 thread_local! {
+    /// Whether this thread keeps [`PENDING`]: only a thread that asked ([`track_pending`], a
+    /// worker with batched wake-ups) pays for the map; every other wait registers nothing.
+    static TRACKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Deadlines of this thread's timers now waiting, with how many wait for each.
     static PENDING: std::cell::RefCell<std::collections::BTreeMap<u64, u32>> =
         const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
 }
 
-/// The soonest deadline (`CLOCK_MONOTONIC` ns) a [`Timer`] of this thread is waiting for, if any.
+/// From now on this thread's timer waits register their deadlines ([`soonest_pending`]).
+pub fn track_pending() {
+    TRACKING.with(|t| t.set(true));
+}
+
+/// The soonest deadline (`CLOCK_MONOTONIC` ns) a [`Timer`] of this thread is waiting for, if any
+/// (always `None` on a thread that does not [`track_pending`]).
 /// A worker's batched wake-ups (`crate::net::batch`) end their naps before it.
 #[must_use]
 pub fn soonest_pending() -> Option<u64> {
@@ -144,9 +153,13 @@ pub fn soonest_pending() -> Option<u64> {
 struct Pending(u64);
 
 impl Pending {
-    fn register(raw_ns: u64) -> Self {
+    /// `None` on a thread that does not track its deadlines.
+    fn register(raw_ns: u64) -> Option<Self> {
+        if !TRACKING.with(std::cell::Cell::get) {
+            return None;
+        }
         PENDING.with(|p| *p.borrow_mut().entry(raw_ns).or_insert(0) += 1);
-        Self(raw_ns)
+        Some(Self(raw_ns))
     }
 }
 
@@ -298,6 +311,12 @@ mod tests {
     #[test]
     fn pending_deadlines_are_known_while_waiting() {
         on_uring(async {
+            // Untracked, a wait registers nothing.
+            let mut t0 = Timer::new(true);
+            let probe = monoio::spawn(async { soonest_pending() });
+            t0.wait_until(monotonic_raw_ns() + 1_000_000).await;
+            assert_eq!(probe.await, None);
+            track_pending();
             assert_eq!(soonest_pending(), None);
             let at = monotonic_raw_ns() + 2_000_000;
             let seen = std::rc::Rc::new(std::cell::Cell::new(None));

@@ -213,6 +213,8 @@ pub struct Napper {
 impl Napper {
     /// A napper whose naps last at most `max` (non-zero).
     pub fn new(max: Duration, stats: std::rc::Rc<Cell<NapStats>>) -> Self {
+        // Naps end before this thread's precise timer deadlines, so the thread must know them.
+        crate::timer::track_pending();
         Self {
             max_ns: u64::try_from(max.as_nanos()).unwrap_or(u64::MAX),
             seen: reads(),

@@ -522,22 +522,32 @@ mod tests {
         rec
     }
 
+    /// A recorder of `rec` as a streaming exchange starts it, compacting with `compact`.
+    fn recorder<'a>(
+        request: &'a EncodedRequest,
+        state: &'a WorkerState,
+        rec: &'a mut RawRecord,
+        compact: Option<Compactor>,
+    ) -> Recorder<'a> {
+        Recorder {
+            request,
+            state,
+            framer: Framer::default(),
+            rec,
+            read_lag_ns: None,
+            keep_head: false,
+            compact,
+            dropped: 0,
+            prefill: None,
+        }
+    }
+
     #[test]
     fn events_carry_their_reads_lag_and_coalesced_reads_are_counted() {
         let state = state();
         let request = no_request();
         let mut rec = sse_record(&state);
-        let mut r = Recorder {
-            request: &request,
-            state: &state,
-            framer: Framer::default(),
-            rec: &mut rec,
-            read_lag_ns: None,
-            keep_head: false,
-            compact: None,
-            dropped: 0,
-            prefill: None,
-        };
+        let mut r = recorder(&request, &state, &mut rec, None);
         let kernel = |user_ns, k| ReadStamp {
             user_ns,
             kernel_ns: Some(k),
@@ -594,21 +604,12 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         let request = no_request();
         let mut rec = sse_record(&state);
         rec.status = status;
-        let mut r = Recorder {
-            request: &request,
-            state: &state,
-            framer: Framer::default(),
-            rec: &mut rec,
-            read_lag_ns: None,
-            keep_head: false,
-            compact: if compact {
-                crate::endpoint::EndpointKind::Chat.descriptor().compact
-            } else {
-                None
-            },
-            dropped: 0,
-            prefill: None,
+        let compactor = if compact {
+            crate::endpoint::EndpointKind::Chat.descriptor().compact
+        } else {
+            None
         };
+        let mut r = recorder(&request, &state, &mut rec, compactor);
         r.on_attempt(0);
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % STREAM.len()).collect();
         cuts.extend([0, STREAM.len()]);
