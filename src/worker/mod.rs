@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,6 +36,7 @@ use crate::endpoint::{EndpointKind, PayloadParams};
 use crate::http::EncodedRequest;
 use crate::record::ring::Producer;
 use crate::record::{Credit, Phase, RawRecord};
+use crate::schedule::Shard;
 use crate::workload::{Prepared, PreparedTurn};
 
 pub use runtime::DriverKind;
@@ -169,6 +170,42 @@ pub struct PhaseCounters {
     pub requests: Arc<AtomicU64>,
     /// Next new-session index.
     pub sessions: Arc<AtomicU64>,
+    /// Held while a new session takes its index and its first request's index together.
+    starting: Arc<std::sync::Mutex<()>>,
+}
+
+impl PhaseCounters {
+    /// Takes the next request index (the run's: local `j` is `shard.global(j)`), if it is
+    /// below `request_limit`.
+    pub fn take_request(&self, shard: Shard, request_limit: u64) -> Option<u64> {
+        let i = shard.global(self.requests.fetch_add(1, Ordering::Relaxed));
+        (i < request_limit).then_some(i)
+    }
+
+    /// Starts a session: its index (below `session_limit`) and its first turn's request index
+    /// (below `request_limit`), or `None` when either has run out.
+    ///
+    /// Both are taken under one lock, so first turns get request indices in session order
+    /// whichever worker starts which, and when the requests run out the sessions left unsent
+    /// are the last ones. (Taken apart, one worker could take session 5 and another session
+    /// 6, the second take request 5 and the first find none left: a sequential single-turn
+    /// dataset would skip entry 5 and send entry 0 twice.)
+    pub fn start_session(
+        &self,
+        shard: Shard,
+        session_limit: u64,
+        request_limit: u64,
+    ) -> Option<(u64, u64)> {
+        let _starting = self
+            .starting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let s = shard.global(self.sessions.fetch_add(1, Ordering::Relaxed));
+        if s >= session_limit {
+            return None;
+        }
+        Some((s, self.take_request(shard, request_limit)?))
+    }
 }
 
 /// One phase for one worker.
@@ -179,7 +216,7 @@ pub struct PhasePlan {
     pub counters: PhaseCounters,
     /// This process's shard of the run: the counters below count its own items, local item
     /// `j` being the run's index `shard.global(j)`.
-    pub shard: crate::schedule::Shard,
+    pub shard: Shard,
     /// Requests the phase sends at most (over all workers, and all shards: a limit on the
     /// run's request index).
     pub request_limit: u64,
@@ -466,6 +503,49 @@ pub(super) async fn push(state: &WorkerState, mut rec: RawRecord) {
                 rec = back;
                 monoio::time::sleep(Duration::from_micros(200)).await;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two threads start sessions and take later turns' requests at once: every session that
+    /// got a first request got it in session order, and no request index is given twice.
+    #[test]
+    fn sessions_take_their_first_requests_in_session_order() {
+        for shard in [Shard::default(), Shard::new(1, 3).unwrap()] {
+            let counters = PhaseCounters::default();
+            let (sessions, requests) = (shard.global(600_000), shard.global(300_000));
+            let run = |continuing: bool| {
+                let counters = counters.clone();
+                std::thread::spawn(move || {
+                    let (mut started, mut taken) = (Vec::new(), Vec::new());
+                    while let Some(pair) = counters.start_session(shard, sessions, requests) {
+                        started.push(pair);
+                        if continuing && let Some(i) = counters.take_request(shard, requests) {
+                            taken.push(i);
+                        }
+                    }
+                    (started, taken)
+                })
+            };
+            let (a, b) = (run(true), run(false));
+            let (mut started, mut taken) = a.join().unwrap();
+            let (more, rest) = b.join().unwrap();
+            started.extend(more);
+            taken.extend(rest);
+            started.sort_unstable();
+            assert!(started.len() > 1000, "{} sessions started", started.len());
+            assert!(
+                started.windows(2).all(|w| w[0].1 < w[1].1),
+                "first requests out of session order"
+            );
+            let mut all: Vec<u64> = started.iter().map(|p| p.1).chain(taken).collect();
+            all.sort_unstable();
+            assert!(all.windows(2).all(|w| w[0] < w[1]), "a request index twice");
+            assert!(all.iter().all(|&i| i < requests && shard.owns(i)));
         }
     }
 }

@@ -92,21 +92,20 @@ impl Ctx {
     /// Takes the next request index (the run's, whichever shard this is), if the phase has
     /// requests left.
     fn take_request(&self) -> Option<u64> {
-        let j = self.plan.counters.requests.fetch_add(1, Ordering::Relaxed);
-        let i = self.plan.shard.global(j);
-        (i < self.plan.request_limit).then_some(i)
+        (self.plan.counters).take_request(self.plan.shard, self.plan.request_limit)
     }
 
     /// Starts a new session with the conversation `pick` chooses for its index (or the given
     /// one), if the phase has sessions left.
+    /// Its first turn's request index is taken with it ([`PhaseCounters::start_session`]).
     fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
-        let j = self.plan.counters.sessions.fetch_add(1, Ordering::Relaxed);
-        let s = self.plan.shard.global(j);
-        if s >= self.plan.session_limit {
-            return None;
-        }
+        let plan = &self.plan;
+        let (s, first) =
+            (plan.counters).start_session(plan.shard, plan.session_limit, plan.request_limit)?;
         let url = (s % self.shared.urls.len() as u64) as usize;
-        Some(Session::new(&self.shared, &self.state, pick(s), url))
+        let mut session = Session::new(&self.shared, &self.state, pick(s), url);
+        session.reserve_first_request(first);
+        Some(session)
     }
 
     /// Every request of the phase has been taken.
@@ -137,7 +136,7 @@ impl Ctx {
             }
             intended_ns = intended_ns.max(self.shared.clock.now_ns());
         }
-        let Some(index) = self.take_request() else {
+        let Some(index) = session.reserved_request().or_else(|| self.take_request()) else {
             if let Some(gate) = prefill {
                 gate.release();
             }

@@ -45,6 +45,8 @@ pub(crate) struct Session {
     last_intended_ns: u64,
     /// Turns this session sends at most (a user-centric user joining mid-conversation).
     max_turns: usize,
+    /// The request index taken for the first turn when the session started.
+    first_request: Option<u64>,
 }
 
 impl Session {
@@ -61,7 +63,18 @@ impl Session {
             last_end_ns: 0,
             last_intended_ns: 0,
             max_turns: usize::MAX,
+            first_request: None,
         }
+    }
+
+    /// The first turn goes as request `index` (taken when the session started).
+    pub fn reserve_first_request(&mut self, index: u64) {
+        self.first_request = Some(index);
+    }
+
+    /// The request index reserved for the turn about to go, if any (once).
+    pub fn reserved_request(&mut self) -> Option<u64> {
+        self.first_request.take()
     }
 
     /// Sends at most `n` turns.
