@@ -248,7 +248,7 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
 }
 
 /// One entry of `ringperf.threads`: `{name, cpu_ns}`, and `busy_fraction` (and `naps`, with
-/// batched wake-ups) for a worker.
+/// batched wake-ups; `warm_pool`, when its warm pool opened connections) for a worker.
 fn thread_json(t: &ThreadCpu) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), Value::from(t.name.as_str()));
@@ -262,6 +262,12 @@ fn thread_json(t: &ThreadCpu) -> Value {
         naps.insert("napped_ns".into(), Value::from(n.napped_ns));
         naps.insert("reads_gathered".into(), Value::from(n.gathered));
         m.insert("naps".into(), Value::Object(naps));
+    }
+    if let Some(w) = t.warm_pool {
+        let mut pool = Map::new();
+        pool.insert("opened".into(), Value::from(w.opened));
+        pool.insert("failed".into(), Value::from(w.failed));
+        m.insert("warm_pool".into(), Value::Object(pool));
     }
     Value::Object(m)
 }

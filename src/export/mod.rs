@@ -94,6 +94,17 @@ pub struct ThreadCpu {
     pub busy_fraction: Option<f64>,
     /// Workers with batched wake-ups on (`--batch-wakeups-us`): the naps they took.
     pub naps: Option<crate::net::batch::NapStats>,
+    /// Workers whose warm pool opened connections (open-loop phases): how many.
+    pub warm_pool: Option<WarmPool>,
+}
+
+/// What a worker's warm connection pool did (`crate::worker::warm`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarmPool {
+    /// Connections opened ahead of the requests.
+    pub opened: u64,
+    /// Connects of the pool that failed.
+    pub failed: u64,
 }
 
 /// One shard's place in a split run, as its summary JSON records it (`ringperf.shard`).

@@ -258,12 +258,17 @@ fn summary_json_key_order_and_shapes() {
                 cpu_ns: 9,
                 busy_fraction: None,
                 naps: None,
+                warm_pool: None,
             },
             crate::export::ThreadCpu {
                 name: "worker_0".into(),
                 cpu_ns: 4,
                 busy_fraction: Some(0.5),
                 naps: None,
+                warm_pool: Some(crate::export::WarmPool {
+                    opened: 12,
+                    failed: 1,
+                }),
             },
         ],
         client_health: Some(health::judge(
@@ -282,7 +287,8 @@ fn summary_json_key_order_and_shapes() {
     assert_eq!(
         t["ringperf"]["threads"],
         serde_json::json!([{"name": "main", "cpu_ns": 9},
-                           {"name": "worker_0", "cpu_ns": 4, "busy_fraction": 0.5}])
+                           {"name": "worker_0", "cpu_ns": 4, "busy_fraction": 0.5,
+                            "warm_pool": {"opened": 12, "failed": 1}}])
     );
     let p99 = s.dispatch_lag.as_ref().unwrap().p99_ns;
     assert_eq!(

@@ -188,6 +188,11 @@ thread_local! {
 
 /// Serves one connection until the peer closes it, asks to close it, or an error.
 pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) {
+    let accepted_ns = crate::clock::monotonic_raw_ns();
+    worker
+        .shared
+        .truth
+        .record_connection(worker.index, accepted_ns);
     let _ = stream.set_nodelay(true);
     let mut rbuf: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut wbuf: Vec<u8> = Vec::with_capacity(4 * 1024);
@@ -273,6 +278,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                         let keep_bodies = worker.shared.cfg.record_bodies;
                         Recorded {
                             connection,
+                            connection_accepted_ns: accepted_ns,
                             correlation_id: head
                                 .correlation
                                 .as_ref()

@@ -61,6 +61,8 @@ impl After {
 pub(crate) struct Recorded {
     /// The number of the connection the request came on (0 for the server's first).
     pub(crate) connection: u64,
+    /// When the connection was accepted.
+    pub(crate) connection_accepted_ns: u64,
     /// The `X-Correlation-ID` value.
     pub(crate) correlation_id: Option<String>,
     /// The whole body (`MockConfig::record_bodies`).
@@ -225,6 +227,7 @@ impl Completion {
         let mut truth = TruthEntry {
             request_id: self.request_id,
             connection: self.recorded.connection,
+            connection_accepted_ns: self.recorded.connection_accepted_ns,
             correlation_id: self.recorded.correlation_id.take(),
             request_body: self.recorded.request_body.take(),
             reply_text: None,

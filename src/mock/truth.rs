@@ -23,6 +23,9 @@ pub struct TruthEntry {
     /// The connection the request came on: the server numbers its connections from 0 in the
     /// order it accepts them (which connection a client reused, or opened anew).
     pub connection: u64,
+    /// When the server accepted that connection (raw `CLOCK_MONOTONIC`, as every stamp here):
+    /// a connection opened ahead of its requests was accepted long before they arrived.
+    pub connection_accepted_ns: u64,
     /// The request's `X-Correlation-ID` header as sent (surrounding whitespace trimmed; bytes
     /// that are not UTF-8 replaced by U+FFFD), whatever it holds: the session id a client keeps
     /// for every turn of one conversation. `None` when the header is absent.
@@ -81,6 +84,8 @@ pub struct TruthEntry {
 struct Shard {
     by_id: HashMap<Uuid, usize>,
     entries: Vec<TruthEntry>,
+    /// When each connection of this thread was accepted, in order.
+    accepted: Vec<u64>,
 }
 
 /// Per-request ground truth of every server thread. Cheap to share (`Arc`).
@@ -134,6 +139,27 @@ impl TruthLog {
         s.entries.push(entry);
     }
 
+    /// Records that server thread `thread` accepted a connection at `accepted_ns`.
+    pub(crate) fn record_connection(&self, thread: usize, accepted_ns: u64) {
+        if !self.enabled {
+            return;
+        }
+        if let Some(shard) = self.shards.get(thread % self.shards.len()) {
+            lock(shard).accepted.push(accepted_ns);
+        }
+    }
+
+    /// When every connection was accepted (whether a request came on it or not), in order.
+    pub fn connections_accepted(&self) -> Vec<u64> {
+        let mut all: Vec<u64> = self
+            .shards
+            .iter()
+            .flat_map(|m| lock(m).accepted.clone())
+            .collect();
+        all.sort_unstable();
+        all
+    }
+
     /// The entry of the request with this `X-Request-ID` (the latest one if the id was reused).
     pub fn get(&self, id: &Uuid) -> Option<TruthEntry> {
         self.shards.iter().find_map(|m| {
@@ -174,6 +200,7 @@ impl TruthLog {
             let line = JsonlEntry {
                 request_id: e.request_id.map(|u| u.hyphenated().to_string()),
                 connection: e.connection,
+                connection_accepted_ns: e.connection_accepted_ns,
                 correlation_id: e.correlation_id.as_deref(),
                 path: e.path,
                 stream: e.stream,
@@ -202,6 +229,7 @@ impl TruthLog {
 struct JsonlEntry<'a> {
     request_id: Option<String>,
     connection: u64,
+    connection_accepted_ns: u64,
     correlation_id: Option<&'a str>,
     path: &'a str,
     stream: bool,
@@ -229,6 +257,7 @@ mod tests {
         TruthEntry {
             request_id: id,
             connection: 0,
+            connection_accepted_ns: 0,
             correlation_id: None,
             request_body: None,
             reply_text: None,

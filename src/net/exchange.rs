@@ -413,6 +413,18 @@ impl Exchange<'_> {
         Ok(())
     }
 
+    /// Opens a fresh connection (as [`Exchange::run`] would, bounded by the connect timeout)
+    /// and leaves it idle in the pool, for a later exchange to take: a connection opened ahead
+    /// of the requests that will use it.
+    ///
+    /// # Errors
+    /// The connect's failure (nothing is pooled).
+    pub async fn open_idle(&self) -> Result<(), Error> {
+        let conn = self.connect().await?;
+        self.pool.put(self.slot, conn);
+        Ok(())
+    }
+
     /// A fresh connection to `addr`, TLS handshake included for `https`, bounded by the connect
     /// timeout when set.
     async fn connect(&self) -> Result<Conn, Error> {

@@ -57,6 +57,11 @@ impl Pool {
         }
     }
 
+    /// How many connections of `slot` are idle.
+    pub fn idle(&self, slot: usize) -> usize {
+        self.idle.borrow().get(slot).map_or(0, Vec::len)
+    }
+
     /// An idle connection of `slot`, most recently used first.
     pub(super) fn take(&self, slot: usize) -> Option<Conn> {
         self.idle.borrow_mut().get_mut(slot).and_then(Vec::pop)

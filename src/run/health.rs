@@ -19,6 +19,7 @@ pub(super) fn threads(
         cpu_ns,
         busy_fraction: None,
         naps: None,
+        warm_pool: None,
     };
     let mut out = vec![
         plain("main", main_cpu_ns),
@@ -30,6 +31,10 @@ pub(super) fn threads(
         cpu_ns: w.cpu_ns,
         busy_fraction: Some(w.busy_fraction()),
         naps: w.naps,
+        warm_pool: (w.warm_opened + w.warm_failed > 0).then_some(crate::export::WarmPool {
+            opened: w.warm_opened,
+            failed: w.warm_failed,
+        }),
     }));
     out
 }
@@ -73,13 +78,13 @@ mod tests {
                 cpu_ns: 25,
                 wall_ns: 100,
                 naps: None,
-                descriptor_waits: 0,
+                ..WorkerCpu::default()
             },
             WorkerCpu {
                 cpu_ns: 90,
                 wall_ns: 100,
                 naps: None,
-                descriptor_waits: 0,
+                ..WorkerCpu::default()
             },
         ];
         let t = threads(7, 8, None, &workers);
@@ -99,13 +104,13 @@ mod tests {
                 cpu_ns: 20,
                 wall_ns: 100,
                 naps: None,
-                descriptor_waits: 0,
+                ..WorkerCpu::default()
             },
             WorkerCpu {
                 cpu_ns: 99,
                 wall_ns: 100,
                 naps: None,
-                descriptor_waits: 0,
+                ..WorkerCpu::default()
             },
         ];
         let t = threads(1, 1, None, &workers);

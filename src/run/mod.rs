@@ -9,6 +9,7 @@ mod placement;
 mod server_metrics;
 mod shard;
 mod ui;
+mod warm;
 
 use std::fs;
 use std::io::Write;
@@ -358,6 +359,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
 
     // Server metrics: reachability check and baseline scrape before warmup.
     let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
+    // An open loop's pool is open before the phase's start instant is taken (and before the
+    // shared `--start-at` instant is waited for).
+    let first = cfg
+        .warmup
+        .as_ref()
+        .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
+    open_warm_pool(&cfg, &shared, &workers, first.0, first.1);
     // `--start-at`: every shard waits for the shared instant; the first phase starts there.
     let start = shard::wait_for_start(&cfg, &shared);
     let mut origin = start;
@@ -378,6 +386,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
+    }
+    if warmup_wall_ns.is_some() && !control.stopped() {
+        // Sized from what the warmup's answers took.
+        open_warm_pool(&cfg, &shared, &workers, Phase::Profiling, &cfg.profiling);
     }
     // The phase's start, on the clock every record's stamps are converted with: the manifest's
     // `start_ns` is the schedule's origin, to the nanosecond.
@@ -589,6 +601,27 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     })
 }
 
+/// Has the workers open the warm pool of `phase` ([`crate::worker::warm`]) when it is an
+/// open-loop phase on pooled connections.
+fn open_warm_pool(
+    cfg: &Config,
+    shared: &Arc<Shared>,
+    workers: &Workers,
+    phase: Phase,
+    p: &PhaseConfig,
+) {
+    if let Some(warms) = warm::plan(cfg, p, shared, workers.len()) {
+        let opened = workers.warm(&warms);
+        log(
+            cfg,
+            &format!(
+                "warm pool: {opened} connection(s) opened before the {} phase",
+                phase.as_str()
+            ),
+        );
+    }
+}
+
 /// Drives one phase on every worker until all of them report done.
 fn run_phase(
     cfg: &Config,
@@ -622,6 +655,7 @@ fn run_phase(
         prefill: None,
         issue_deadline_ns,
         hard_deadline_ns,
+        warm: None,
     };
     let counters = PhaseCounters::default();
     let cancel = p.timing.cancellation.map(|c| c.plan(cfg.seed));
@@ -645,7 +679,7 @@ fn run_phase(
         };
 
     let mut feeder = None;
-    let plans: Vec<PhasePlan> = match (p.timing.mode, p.load) {
+    let mut plans: Vec<PhasePlan> = match (p.timing.mode, p.load) {
         (TimingMode::FixedSchedule(fixed), load) => {
             // Built and checked before the run (`fixed_schedule_of`), so it cannot fail here.
             let (replay, entries) = fixed.build_for(&shared.dataset).unwrap_or_else(|_| {
@@ -769,6 +803,11 @@ fn run_phase(
             plans
         }
     };
+    if let Some(warms) = warm::plan(cfg, p, shared, n) {
+        for (plan, w) in plans.iter_mut().zip(warms) {
+            plan.warm = Some(w);
+        }
+    }
     workers.start_phase(plans);
     let mut view = ui::View::new(cfg.ui, phase, p, progress.clone(), shared.clock);
     let mut done = 0;

@@ -486,6 +486,7 @@ mod tests {
             producer: crate::record::ring::ring_bounded(4, 1 << 20).0,
             test_stall: None,
             naps: std::rc::Rc::new(Cell::new(crate::net::batch::NapStats::default())),
+            warm: crate::worker::warm::Observed::default(),
         }
     }
 

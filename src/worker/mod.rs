@@ -11,6 +11,7 @@ mod phase;
 pub mod prefill;
 pub mod runtime;
 mod session;
+pub mod warm;
 
 pub use session::TurnTiming;
 
@@ -236,6 +237,9 @@ pub struct PhasePlan {
     pub issue_deadline_ns: Option<u64>,
     /// Cut every request still in flight at this monotonic ns (end of the grace period).
     pub hard_deadline_ns: Option<u64>,
+    /// An open-loop phase on pooled connections: keep the pool sized for this load while the
+    /// phase runs ([`warm`]).
+    pub warm: Option<warm::Warm>,
 }
 
 /// A worker thread's own account of its CPU use, taken as it ends.
@@ -249,6 +253,10 @@ pub struct WorkerCpu {
     pub naps: Option<crate::net::batch::NapStats>,
     /// Connects that found the process out of file descriptors and waited for one.
     pub descriptor_waits: u64,
+    /// Connections its warm pool opened ahead of the requests ([`warm`]), and connects of it
+    /// that failed.
+    pub warm_opened: u64,
+    pub warm_failed: u64,
 }
 
 impl WorkerCpu {
@@ -286,6 +294,8 @@ pub struct PhaseDone {
 
 enum Control {
     Run(PhasePlan),
+    /// Open the pool for the coming phase, then say how many connections were opened.
+    Warm(warm::Warm, Sender<usize>),
 }
 
 /// Per-worker mutable state, shared by that worker's tasks only.
@@ -304,6 +314,8 @@ pub(crate) struct WorkerState {
     pub(crate) test_stall: Option<Duration>,
     /// What the batched wake-ups did on this worker.
     pub(crate) naps: Rc<Cell<crate::net::batch::NapStats>>,
+    /// The load the warm pool is sized for, and what it opened.
+    pub(crate) warm: warm::Observed,
 }
 
 impl WorkerState {
@@ -371,18 +383,20 @@ impl Workers {
                             worker_main(id, kind, shared, producer, ctl_rx, done_tx).await
                         }
                     });
-                    let naps = match res {
-                        Ok(naps) => naps,
+                    let end = match res {
+                        Ok(end) => end,
                         Err(e) => {
                             let _ = ready_tx.send((id, Err(e), pinned));
-                            None
+                            WorkerEnd::default()
                         }
                     };
                     WorkerCpu {
                         cpu_ns: crate::clock::thread_cpu_ns(),
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
-                        naps,
+                        naps: end.naps,
                         descriptor_waits: crate::net::exchange::descriptor_waits(),
+                        warm_opened: end.warm_opened,
+                        warm_failed: end.warm_failed,
                     }
                 })?;
             threads.push(t);
@@ -413,6 +427,30 @@ impl Workers {
         }
     }
 
+    /// Has every worker open its warm pool for the coming phase (`warms[i]` for worker `i`) and
+    /// returns once all have answered, after at most [`warm::WARM_LIMIT`] and a second: the
+    /// phase's start instant, taken after this, comes after the pool is open. Returns how many
+    /// connections were opened.
+    pub fn warm(&self, warms: &[warm::Warm]) -> usize {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut asked = 0;
+        for (ctl, &w) in self.controls.iter().zip(warms) {
+            if ctl.send(Control::Warm(w, tx.clone())).is_ok() {
+                asked += 1;
+            }
+        }
+        drop(tx);
+        let until = std::time::Instant::now() + warm::WARM_LIMIT + Duration::from_secs(1);
+        let mut opened = 0;
+        for _ in 0..asked {
+            match rx.recv_deadline(until) {
+                Ok(n) => opened += n,
+                Err(_) => break,
+            }
+        }
+        opened
+    }
+
     /// Waits up to `timeout` for one worker to finish its phase.
     pub fn wait_done(&self, timeout: Duration) -> Option<PhaseDone> {
         self.done_rx.recv_timeout(timeout).ok()
@@ -437,6 +475,14 @@ impl Workers {
     }
 }
 
+/// What a worker's runtime hands back as it ends.
+#[derive(Default)]
+struct WorkerEnd {
+    naps: Option<crate::net::batch::NapStats>,
+    warm_opened: u64,
+    warm_failed: u64,
+}
+
 async fn worker_main(
     id: u16,
     driver: DriverKind,
@@ -444,7 +490,7 @@ async fn worker_main(
     producer: Producer,
     ctl_rx: Receiver<Control>,
     done_tx: Sender<PhaseDone>,
-) -> Option<crate::net::batch::NapStats> {
+) -> WorkerEnd {
     let state = Rc::new(WorkerState {
         id,
         pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES),
@@ -458,17 +504,29 @@ async fn worker_main(
         producer,
         test_stall: test_stall(),
         naps: Rc::new(Cell::new(crate::net::batch::NapStats::default())),
+        warm: warm::Observed::default(),
     });
     if let Some(max) = shared.batch_wakeups {
         // Lives as long as the runtime: it waits for reads between phases.
         monoio::spawn(crate::net::batch::Napper::new(max, state.naps.clone()));
     }
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
-    while let Ok(Control::Run(plan)) = ctl_rx.recv() {
-        let sent = phase::run(&shared, &state, plan, driver).await;
-        let _ = done_tx.send(PhaseDone { worker: id, sent });
+    while let Ok(control) = ctl_rx.recv() {
+        match control {
+            Control::Run(plan) => {
+                let sent = phase::run(&shared, &state, plan, driver).await;
+                let _ = done_tx.send(PhaseDone { worker: id, sent });
+            }
+            Control::Warm(w, opened_tx) => {
+                let _ = opened_tx.send(warm::before_phase(&shared, &state, w).await);
+            }
+        }
     }
-    shared.batch_wakeups.map(|_| state.naps.get())
+    WorkerEnd {
+        naps: shared.batch_wakeups.map(|_| state.naps.get()),
+        warm_opened: state.warm.opened.get(),
+        warm_failed: state.warm.failed.get(),
+    }
 }
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down

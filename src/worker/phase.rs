@@ -43,6 +43,14 @@ pub(super) async fn run(
     });
     let phase_over = Rc::new(Cell::new(false));
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
+    let keeper = ctx.plan.warm.map(|w| {
+        monoio::spawn(super::warm::keep(
+            shared.clone(),
+            state.clone(),
+            w,
+            phase_over.clone(),
+        ))
+    });
     match ctx.plan.source.clone() {
         CreditSource::Closed {
             slots,
@@ -67,6 +75,11 @@ pub(super) async fn run(
     }
     phase_over.set(true);
     watcher.await;
+    // Awaited: no task of the phase may outlive it (the worker's state, ring producer
+    // included, ends with its last task). It ends at its next tick.
+    if let Some(keeper) = keeper {
+        keeper.await;
+    }
     ctx.sent.get()
 }
 
@@ -165,6 +178,9 @@ impl Ctx {
                 prefill,
             )
             .await;
+        if self.plan.warm.is_some() {
+            (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
+        }
         push(&self.state, rec).await;
         true
     }
@@ -292,6 +308,7 @@ async fn open_loop(
             live.set(live.get() + 1);
         }
         state.in_flight.set(state.in_flight.get() + 1);
+        state.warm.in_flight(state.in_flight.get());
         let (ctx, ready, live) = (ctx.clone(), ready.clone(), live.clone());
         monoio::spawn(async move {
             let mut session = session;
@@ -329,6 +346,7 @@ async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
         }
         let intended = due.max(ctx.plan.start_ns);
         ctx.state.in_flight.set(ctx.state.in_flight.get() + 1);
+        ctx.state.warm.in_flight(ctx.state.in_flight.get());
         let sent = ctx.send_turn(session, intended).await;
         ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
         if !sent {
