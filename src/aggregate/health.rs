@@ -62,6 +62,18 @@ pub struct Observed {
     /// Connects that found the process out of file descriptors and waited for one, with the
     /// process's descriptor limit (`None`: none did).
     pub descriptor_waits: Option<DescriptorWaits>,
+    /// Requests that found their worker at its connection limit and waited for a connection
+    /// (`None`: none did).
+    pub connection_waits: Option<ConnectionWaits>,
+}
+
+/// Requests waited for a connection at the per-worker limit (`AIPERF_HTTP_CONNECTION_LIMIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectionWaits {
+    /// Requests that waited.
+    pub waits: u64,
+    /// The limit, per worker.
+    pub limit: u64,
 }
 
 /// The client ran out of file descriptors: how often a connect had to wait, and the limit.
@@ -161,6 +173,12 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
             d.waits
         ));
     }
+    if let Some(c) = observed.connection_waits {
+        reasons.push(format!(
+            "{} requests waited for a connection at the limit of {} per worker (AIPERF_HTTP_CONNECTION_LIMIT): their latency includes the wait; raise the limit or lower the rate or concurrency",
+            c.waits, c.limit
+        ));
+    }
     if observed.ring_stalls > limits.ring_stalls {
         reasons.push(format!(
             "{} ring stalls > {} (workers waited for the aggregator)",
@@ -207,7 +225,29 @@ mod tests {
             busiest_worker: Some(("worker_1".into(), 0.31)),
             ring_stalls: 0,
             descriptor_waits: None,
+            connection_waits: None,
         }
+    }
+
+    #[test]
+    fn waiting_at_the_connection_limit_fails_the_verdict_naming_the_limit() {
+        let h = judge(
+            Observed {
+                connection_waits: Some(ConnectionWaits {
+                    waits: 42,
+                    limit: 4,
+                }),
+                ..healthy()
+            },
+            Limits::new(None),
+        );
+        assert!(!h.kept_up);
+        assert_eq!(h.reasons.len(), 1, "{:?}", h.reasons);
+        assert!(
+            h.reasons[0].starts_with("42 requests waited for a connection at the limit of 4"),
+            "{:?}",
+            h.reasons
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
 //! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
 
+pub mod connections;
 pub mod dataset;
 pub mod echo;
 pub mod goodput;
@@ -222,6 +223,8 @@ pub struct Config {
     pub streaming: bool,
     pub urls: Vec<BaseUrl>,
     pub request_timeout: Duration,
+    /// Most connections one worker holds open (`AIPERF_HTTP_CONNECTION_LIMIT`).
+    pub connection_limit: usize,
     /// Headers sent on every request (user headers and Authorization), in order.
     pub headers: Vec<(String, String)>,
     /// Headers that carry a copy of the correlation id (session affinity; AIPerf's
@@ -613,6 +616,7 @@ impl Config {
             streaming,
             urls,
             request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
+            connection_limit: connections::limit(|k| std::env::var(k).ok())?,
             headers,
             correlation_copies: affinity_headers(|k| std::env::var(k).ok())?,
             tls: TlsSettings::from_env(|k| std::env::var(k).ok())?,

@@ -300,6 +300,10 @@ fn health_json(h: &ClientHealth) -> Value {
         opt(o.busiest_worker.as_ref().map(|(_, b)| num(*b))),
     );
     observed.insert("ring_stalls".into(), Value::from(o.ring_stalls));
+    if let Some(c) = o.connection_waits {
+        observed.insert("connection_waits".into(), Value::from(c.waits));
+        observed.insert("connection_limit".into(), Value::from(c.limit));
+    }
     if let Some(d) = o.descriptor_waits {
         observed.insert("descriptor_waits".into(), Value::from(d.waits));
         observed.insert("descriptor_limit".into(), opt(d.limit.map(Value::from)));

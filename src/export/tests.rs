@@ -278,6 +278,7 @@ fn summary_json_key_order_and_shapes() {
                 ring_stalls: 0,
                 receive_lag: None,
                 descriptor_waits: None,
+                connection_waits: None,
             },
             health::Limits::new(Some(1_000)),
         )),

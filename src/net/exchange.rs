@@ -138,6 +138,13 @@ const DESCRIPTOR_RETRY: Duration = Duration::from_millis(1);
 thread_local! {
     /// Connects on this thread that found the process out of descriptors and waited.
     static DESCRIPTOR_WAITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Requests on this thread that found their pool at its connection limit and waited.
+    static CONNECTION_WAITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many requests on this thread found their pool at its connection limit and waited.
+pub fn connection_waits() -> u64 {
+    CONNECTION_WAITS.with(std::cell::Cell::get)
 }
 
 /// How many times a connect on this thread found the process out of file descriptors
@@ -345,7 +352,35 @@ impl Exchange<'_> {
         let mut reused = pooled.is_some();
         let mut conn = match pooled {
             Some(c) => c,
-            None => loop {
+            None => 'conn: loop {
+                // At the pool's connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`, as aiohttp's
+                // connector `limit`): wait for a connection to come back idle or to close. The
+                // wait is the request's (its latency runs); the attempt's time bounds and the
+                // run's cut end it.
+                if self.pool.at_limit() {
+                    CONNECTION_WAITS.with(|w| w.set(w.get() + 1));
+                    while self.pool.at_limit() {
+                        if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+                            reused = true;
+                            break 'conn c;
+                        }
+                        let wait = self.pool.wait();
+                        match self.cut {
+                            Some(c) => {
+                                let left =
+                                    c.control.cut_at_ns().saturating_sub(self.clock.now_ns());
+                                if left == 0 {
+                                    return Err(Failed::new(Error::Cut, false));
+                                }
+                                // Looks at the cut again at least every 200 ms (a cut run's
+                                // requests end by the cut, not by the pool).
+                                let bound = Duration::from_nanos(left.min(200_000_000));
+                                let _ = monoio::time::timeout(bound, wait).await;
+                            }
+                            None => wait.await,
+                        }
+                    }
+                }
                 let start_ns = self.clock.now_ns();
                 match self.connect().await {
                     Ok(conn) => {
@@ -438,6 +473,7 @@ impl Exchange<'_> {
     }
 
     async fn open(&self) -> Result<Conn, Error> {
+        let open = self.pool.reserve();
         let tcp = TcpStream::connect_addr(self.addr)
             .await
             .map_err(Error::Connect)?;
@@ -455,7 +491,7 @@ impl Exchange<'_> {
                 tls::handshake(tcp, connector).await.map_err(Error::Tls)?
             }
         };
-        let mut conn = self.pool.wrap(stream, local);
+        let mut conn = self.pool.wrap(stream, local, open);
         conn.kernel_stamps = kernel_stamps;
         Ok(conn)
     }

@@ -15,6 +15,7 @@ pub mod exchange;
 pub mod pool;
 pub mod rxstamp;
 pub mod tls;
+pub mod waiters;
 
 pub use exchange::{AfterHead, Cut, Error, Exchange, Limits, Sink};
 pub use pool::Pool;

@@ -1,9 +1,11 @@
 //! Keep-alive connections with their reusable buffers, one idle list per slot. A worker keys the
 //! slots by base URL; the scraper keeps one pool per endpoint, with a single slot.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use super::tls::Stream;
+use super::waiters::{Wait, Waiters};
 
 /// One connection with its reusable buffers.
 #[derive(Debug)]
@@ -17,6 +19,23 @@ pub(super) struct Conn {
     pub(super) local: Option<std::net::SocketAddr>,
     /// The socket has kernel receive stamps enabled.
     pub(super) kernel_stamps: bool,
+    /// Counts the connection among its pool's open ones while it lives.
+    _open: OpenGuard,
+}
+
+/// One open connection of a pool: counted from the start of its connect to its drop (a failed
+/// connect drops it at once), idle or in use. Its drop frees a place: one waiter is woken.
+#[derive(Debug)]
+pub(super) struct OpenGuard {
+    open: Rc<Cell<usize>>,
+    waiters: Rc<Waiters>,
+}
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.open.set(self.open.get().saturating_sub(1));
+        self.waiters.notify_one();
+    }
 }
 
 /// Idle connections of one owner (single-threaded: the owner's tasks share it, and no borrow is
@@ -27,6 +46,12 @@ pub struct Pool {
     idle: RefCell<Vec<Vec<Conn>>>,
     /// Initial read buffer of a new connection (it grows only while a large head is partial).
     read_buf_bytes: usize,
+    /// Connections made by this pool that are still open (idle here or in use).
+    open: Rc<Cell<usize>>,
+    /// Most connections open at once; a fresh connect waits while this many are.
+    limit: usize,
+    /// Requests waiting for a connection while the pool is at its limit.
+    waiters: Rc<Waiters>,
 }
 
 impl Pool {
@@ -36,7 +61,32 @@ impl Pool {
         Self {
             idle: RefCell::new((0..slots).map(|_| Vec::new()).collect()),
             read_buf_bytes,
+            open: Rc::default(),
+            limit: usize::MAX,
+            waiters: Rc::default(),
         }
+    }
+
+    /// The same pool, holding at most `limit` connections open at once (at least 1).
+    #[must_use]
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit.max(1);
+        self
+    }
+
+    /// Connections made by this pool and still open, idle or in use.
+    pub fn open(&self) -> usize {
+        self.open.get()
+    }
+
+    /// As many connections are open as the limit allows: a fresh connect must wait.
+    pub fn at_limit(&self) -> bool {
+        self.open.get() >= self.limit
+    }
+
+    /// How many more connections the limit allows.
+    pub fn room(&self) -> usize {
+        self.limit.saturating_sub(self.open.get())
     }
 
     /// Drops every idle connection (after the address behind the pool changed).
@@ -46,9 +96,32 @@ impl Pool {
         }
     }
 
-    /// A new connection around `stream`, with this pool's buffers.
-    pub(super) fn wrap(&self, stream: Stream, local: Option<std::net::SocketAddr>) -> Conn {
+    /// Counts a connection about to be opened among the open ones (before its connect, so
+    /// that connects in progress count against the limit too).
+    pub(super) fn reserve(&self) -> OpenGuard {
+        self.open.set(self.open.get() + 1);
+        OpenGuard {
+            open: self.open.clone(),
+            waiters: self.waiters.clone(),
+        }
+    }
+
+    /// Waits for the next connection to come back idle or to close (the caller looks again:
+    /// another waiter may have been quicker only if it was woken first).
+    pub(super) fn wait(&self) -> Wait {
+        Wait::new(&self.waiters)
+    }
+
+    /// A new connection around `stream`, with this pool's buffers, counted by `open` (from
+    /// [`Pool::reserve`]).
+    pub(super) fn wrap(
+        &self,
+        stream: Stream,
+        local: Option<std::net::SocketAddr>,
+        open: OpenGuard,
+    ) -> Conn {
         Conn {
+            _open: open,
             stream,
             local,
             kernel_stamps: false,
@@ -72,5 +145,8 @@ impl Pool {
         if let Some(list) = self.idle.borrow_mut().get_mut(slot) {
             list.push(conn);
         }
+        // A connection is idle (or, for a slot the pool does not have, dropped: its guard
+        // notified already).
+        self.waiters.notify_one();
     }
 }

@@ -40,12 +40,15 @@ pub(super) fn threads(
 }
 
 /// The verdict over the profiling phase: its dispatch lag, its receive lag (kernel stamps), the
-/// busiest worker, the ring stalls and connects that ran out of descriptors, against `--max-client-lag-us` (`max_client_lag_ns`) or the defaults.
+/// busiest worker, the ring stalls, connects that ran out of descriptors and requests that
+/// waited at the connection limit (`(waits, limit)`), against `--max-client-lag-us`
+/// (`max_client_lag_ns`) or the defaults.
 pub(super) fn verdict(
     summary: &Summary,
     threads: &[ThreadCpu],
     ring_stalls: u64,
     descriptor_waits: u64,
+    connection_waits: (u64, usize),
     max_client_lag_ns: Option<u64>,
 ) -> ClientHealth {
     let busiest_worker = threads
@@ -62,6 +65,10 @@ pub(super) fn verdict(
             waits: descriptor_waits,
             // The soft limit, already raised to the hard one at start (a no-op now).
             limit: crate::fdlimit::raise_nofile().ok().map(|(soft, _)| soft),
+        }),
+        connection_waits: (connection_waits.0 > 0).then_some(health::ConnectionWaits {
+            waits: connection_waits.0,
+            limit: connection_waits.1 as u64,
         }),
     };
     health::judge(observed, Limits::new(max_client_lag_ns))
@@ -120,10 +127,10 @@ mod tests {
             dispatch_lag: None,
             receive_lag: None,
         };
-        let h = verdict(&summary, &t, 0, 0, None);
+        let h = verdict(&summary, &t, 0, 0, (0, 2_500), None);
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));
         assert!(!h.kept_up && !h.fails_run());
-        assert!(verdict(&summary, &t, 0, 0, Some(1)).fails_run());
+        assert!(verdict(&summary, &t, 0, 0, (0, 2_500), Some(1)).fails_run());
     }
 
     #[test]

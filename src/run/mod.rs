@@ -234,6 +234,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         kind: cfg.endpoint,
         payload: payload_params.clone(),
         request_timeout: cfg.request_timeout,
+        connection_limit: cfg.connection_limit,
         reuse: cfg.connection_reuse,
         max_body_bytes: MAX_BODY_BYTES,
         seed: cfg.seed,
@@ -477,6 +478,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         &run_info.threads,
         run_info.ring_stalls,
         worker_cpu.iter().map(|w| w.descriptor_waits).sum(),
+        (
+            worker_cpu.iter().map(|w| w.connection_waits).sum(),
+            cfg.connection_limit,
+        ),
         cfg.max_client_lag_ns,
     );
     let client_fell_behind = verdict.fails_run();

@@ -51,7 +51,7 @@ pub(super) fn plan(
                     let n = workers as u64;
                     (local / n + u64::from((i as u64) < local % n)).max(1) as usize
                 }),
-                fd_budget: fd_budget.max(1),
+                fd_budget: fd_budget.min(cfg.connection_limit).max(1),
             })
             .collect(),
     )

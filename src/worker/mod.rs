@@ -63,6 +63,8 @@ pub struct Shared {
     pub kind: EndpointKind,
     pub payload: PayloadParams,
     pub request_timeout: Duration,
+    /// Most connections a worker holds open at once (`AIPERF_HTTP_CONNECTION_LIMIT`).
+    pub connection_limit: usize,
     pub reuse: ConnectionReuse,
     /// Largest response body accepted.
     pub max_body_bytes: u64,
@@ -253,6 +255,8 @@ pub struct WorkerCpu {
     pub naps: Option<crate::net::batch::NapStats>,
     /// Connects that found the process out of file descriptors and waited for one.
     pub descriptor_waits: u64,
+    /// Requests that found the worker at its connection limit and waited for a connection.
+    pub connection_waits: u64,
     /// Connections its warm pool opened ahead of the requests ([`warm`]), and connects of it
     /// that failed.
     pub warm_opened: u64,
@@ -395,6 +399,7 @@ impl Workers {
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
                         naps: end.naps,
                         descriptor_waits: crate::net::exchange::descriptor_waits(),
+                        connection_waits: crate::net::exchange::connection_waits(),
                         warm_opened: end.warm_opened,
                         warm_failed: end.warm_failed,
                     }
@@ -493,7 +498,8 @@ async fn worker_main(
 ) -> WorkerEnd {
     let state = Rc::new(WorkerState {
         id,
-        pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES),
+        pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES)
+            .with_limit(shared.connection_limit),
         pool_enabled: shared.reuse == ConnectionReuse::Pooled,
         // Request ids are unique, not reproducible (AIPerf's are uuid4): drawn from entropy, so
         // neither two runs with one `--random-seed` nor the shards of one run share them.

@@ -58,7 +58,8 @@ pub struct Warm {
     pub rate: f64,
     /// This worker's cap on requests in flight, if the phase has one.
     pub cap: Option<usize>,
-    /// Connections this worker may hold open: its share of half the descriptor limit.
+    /// Connections this worker may hold open: its share of half the descriptor limit, at most
+    /// its connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`).
     pub fd_budget: usize,
 }
 
@@ -142,7 +143,9 @@ async fn fill(
     for url in 0..shared.urls.len() {
         loop {
             let busy = state.in_flight.get().div_ceil(urls);
-            let need = per_url.saturating_sub(state.pool.idle(url) + busy);
+            let need = per_url
+                .saturating_sub(state.pool.idle(url) + busy)
+                .min(state.pool.room());
             if need == 0 || shared.clock.now_ns() >= deadline_ns || shared.control.stopped() {
                 break;
             }

@@ -1,5 +1,7 @@
-//! The warm connection pool of an open loop (`src/worker/warm.rs`), against the mock's truth log:
-//! when it accepted each connection, and when each request arrived.
+//! A worker's connection pool against the mock's truth log (when it accepted each connection,
+//! and when each request arrived, on which connection): the warm pool of an open loop
+//! (`src/worker/warm.rs`) and the per-worker connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`,
+//! `src/net/pool.rs`).
 
 mod common;
 
@@ -155,4 +157,62 @@ fn a_warmups_latency_sizes_the_profiling_pool() {
     // Without the warm pool sized from the warmup, the warmup's own requests show the need: more
     // were in flight at once than the first guess holds.
     assert!(seen.connections["warmup"].len() > 10);
+}
+
+/// `AIPERF_HTTP_CONNECTION_LIMIT=3`: 8 closed-loop slots on one worker share 3 connections (the
+/// mock saw no more), every request is answered, and the verdict says how many waited and at
+/// which limit. A value AIPerf refuses is refused (exit 2) before any request.
+#[test]
+fn the_connection_limit_holds_a_worker_to_that_many_connections() {
+    let server = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(20),
+        output_tokens: OutputLen::Fixed(1),
+        truth_log: true,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let run = |limit: &str, dir: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .env("AIPERF_HTTP_CONNECTION_LIMIT", limit)
+            .args([
+                "profile",
+                "-m",
+                "mock-model",
+                "--ui",
+                "none",
+                "--no-server-metrics",
+            ])
+            .args(["--tokenizer", "builtin", "--workers-max", "1"])
+            .args(["--concurrency", "8", "--request-count", "40"])
+            .arg("--url")
+            .arg(format!("http://{}", server.addr))
+            .arg("--artifact-dir")
+            .arg(dir)
+            .output()
+            .expect("the binary runs")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = run("3", dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let truth = server.truth().entries();
+    assert_eq!(truth.len(), 40);
+    let used: HashSet<u64> = truth.iter().map(|e| e.connection).collect();
+    assert!(used.len() <= 3, "{} connections", used.len());
+    assert!(server.truth().connections_accepted().len() <= 3);
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(summary["request_count"]["avg"], 40.0);
+    let h = &summary["ringperf"]["client_health"];
+    assert_eq!(h["kept_up"], false, "{h}");
+    assert_eq!(h["observed"]["connection_limit"], 3, "{h}");
+    assert!(
+        h["observed"]["connection_waits"].as_u64().unwrap() > 0,
+        "{h}"
+    );
+
+    let refused = tempfile::tempdir().unwrap();
+    let out = run("0", refused.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("AIPERF_HTTP_CONNECTION_LIMIT=0"));
+    assert_eq!(server.truth().entries().len(), 40, "no request sent");
 }
