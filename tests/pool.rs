@@ -159,40 +159,49 @@ fn a_warmups_latency_sizes_the_profiling_pool() {
     assert!(seen.connections["warmup"].len() > 10);
 }
 
+/// Runs the binary with `AIPERF_HTTP_CONNECTION_LIMIT=limit`: one worker, a closed loop of
+/// `concurrency` slots sending `requests` to every server's URL in turn (chat, not streamed),
+/// under `timeout` so that a request waiting forever ends the child (killed) instead of the
+/// test.
+fn limited_run(
+    limit: &str,
+    servers: &[&MockServer],
+    concurrency: u32,
+    requests: u32,
+    dir: &std::path::Path,
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["-s", "KILL", "60"])
+        .arg(env!("CARGO_BIN_EXE_ringperf"))
+        .env("AIPERF_HTTP_CONNECTION_LIMIT", limit)
+        .args(["profile", "-m", "mock-model", "--ui", "none"])
+        .args([
+            "--no-server-metrics",
+            "--tokenizer",
+            "builtin",
+            "--workers-max",
+            "1",
+        ])
+        .arg("--concurrency")
+        .arg(concurrency.to_string())
+        .arg("--request-count")
+        .arg(requests.to_string())
+        .arg("--artifact-dir")
+        .arg(dir);
+    for s in servers {
+        cmd.arg("--url").arg(format!("http://{}", s.addr));
+    }
+    cmd.output().expect("timeout runs the binary")
+}
+
 /// `AIPERF_HTTP_CONNECTION_LIMIT=3`: 8 closed-loop slots on one worker share 3 connections (the
 /// mock saw no more), every request is answered, and the verdict says how many waited and at
 /// which limit. A value AIPerf refuses is refused (exit 2) before any request.
 #[test]
 fn the_connection_limit_holds_a_worker_to_that_many_connections() {
-    let server = ringperf::mock::start(MockConfig {
-        ttft: Duration::from_millis(20),
-        output_tokens: OutputLen::Fixed(1),
-        truth_log: true,
-        ..MockConfig::default()
-    })
-    .expect("mock starts");
-    let run = |limit: &str, dir: &std::path::Path| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-            .env("AIPERF_HTTP_CONNECTION_LIMIT", limit)
-            .args([
-                "profile",
-                "-m",
-                "mock-model",
-                "--ui",
-                "none",
-                "--no-server-metrics",
-            ])
-            .args(["--tokenizer", "builtin", "--workers-max", "1"])
-            .args(["--concurrency", "8", "--request-count", "40"])
-            .arg("--url")
-            .arg(format!("http://{}", server.addr))
-            .arg("--artifact-dir")
-            .arg(dir)
-            .output()
-            .expect("the binary runs")
-    };
+    let server = mock(20);
     let dir = tempfile::tempdir().unwrap();
-    let out = run("3", dir.path());
+    let out = limited_run("3", &[&server], 8, 40, dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let truth = server.truth().entries();
@@ -211,8 +220,33 @@ fn the_connection_limit_holds_a_worker_to_that_many_connections() {
     );
 
     let refused = tempfile::tempdir().unwrap();
-    let out = run("0", refused.path());
+    let out = limited_run("0", &[&server], 8, 40, refused.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("AIPERF_HTTP_CONNECTION_LIMIT=0"));
     assert_eq!(server.truth().entries().len(), 40, "no request sent");
+}
+
+/// At the limit, a request to one URL does not wait behind connections idle to another: with
+/// `AIPERF_HTTP_CONNECTION_LIMIT=1` and two base URLs (requests alternate between them), the
+/// one connection is closed and reopened to the other URL as needed, and every request is
+/// answered (`timeout` ends the child should a request wait forever).
+#[test]
+fn at_the_limit_an_idle_connection_to_another_url_makes_room() {
+    let servers = [mock(1), mock(1)];
+    let dir = tempfile::tempdir().unwrap();
+    let [a, b] = &servers;
+    let out = limited_run("1", &[a, b], 2, 20, dir.path());
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let served: Vec<usize> = servers.iter().map(|s| s.truth().entries().len()).collect();
+    assert_eq!(served, [10, 10]);
+    // One connection at a time: each URL's requests came on connections opened after the
+    // other URL's was closed, so each mock saw several.
+    for s in &servers {
+        assert!(s.truth().connections_accepted().len() > 1);
+    }
 }

@@ -364,6 +364,9 @@ impl Exchange<'_> {
                             reused = true;
                             break 'conn c;
                         }
+                        if self.pool.evict_other(self.slot) {
+                            continue;
+                        }
                         let wait = self.pool.wait();
                         match self.cut {
                             Some(c) => {

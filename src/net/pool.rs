@@ -135,6 +135,22 @@ impl Pool {
         self.idle.borrow().get(slot).map_or(0, Vec::len)
     }
 
+    /// Closes the least recently used idle connection of another slot than `slot`, if there is
+    /// one: at the limit, a request to one address must not wait forever behind connections
+    /// idle to another. Returns whether one was closed.
+    pub(super) fn evict_other(&self, slot: usize) -> bool {
+        let evicted = {
+            let mut idle = self.idle.borrow_mut();
+            idle.iter_mut()
+                .enumerate()
+                .filter(|(s, list)| *s != slot && !list.is_empty())
+                .map(|(_, list)| list.remove(0))
+                .next()
+        };
+        // Dropped outside the borrow: its guard wakes a waiter.
+        evicted.is_some()
+    }
+
     /// An idle connection of `slot`, most recently used first.
     pub(super) fn take(&self, slot: usize) -> Option<Conn> {
         self.idle.borrow_mut().get_mut(slot).and_then(Vec::pop)
