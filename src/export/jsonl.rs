@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::LazyLock;
 
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::{Map, Value};
@@ -360,12 +361,10 @@ pub fn encode_line_in(
             out.push(b',');
         }
         first = false;
-        put_str(out, d.tag);
-        out.extend_from_slice(b":{\"value\":");
+        let (key, unit) = fragments(*id);
+        out.extend_from_slice(key);
         put_value(out, d, v)?;
-        out.extend_from_slice(b",\"unit\":");
-        put_str(out, d.shown_unit().as_str());
-        out.push(b'}');
+        out.extend_from_slice(unit);
     }
     out.push(b'}');
     if let Some(e) = &f.error {
@@ -383,6 +382,29 @@ pub fn encode_line_in(
     }
     out.push(b'}');
     Ok(true)
+}
+
+/// The constant bytes around a metric's value in a line, `"tag":{"value":` and
+/// `,"unit":"…"}`, encoded once per run by [`put_str`] (so escaped exactly as it escapes)
+/// rather than scanned again for every record.
+fn fragments(id: MetricId) -> (&'static [u8], &'static [u8]) {
+    static FRAGMENTS: LazyLock<Vec<(Vec<u8>, Vec<u8>)>> = LazyLock::new(|| {
+        REGISTRY
+            .iter()
+            .map(|d| {
+                let mut key = Vec::new();
+                put_str(&mut key, d.tag);
+                key.extend_from_slice(b":{\"value\":");
+                let mut unit = b",\"unit\":".to_vec();
+                put_str(&mut unit, d.shown_unit().as_str());
+                unit.push(b'}');
+                (key, unit)
+            })
+            .collect()
+    });
+    // One entry per registry row, as `MetricId::def` indexes it.
+    let (key, unit) = &FRAGMENTS[id as usize];
+    (key, unit)
 }
 
 /// Whether a metric appears in per-record lines.
