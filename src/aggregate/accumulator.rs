@@ -237,11 +237,14 @@ impl Accumulator {
             MetricId::UsageCompletionTokensDiffPct,
             MetricId::UsageReasoningTokensDiffPct,
         ];
-        let present: Vec<f64> = diffs.iter().filter_map(|d| m.f64(*d)).collect();
-        if !present.is_empty() {
-            let over = present
-                .iter()
-                .any(|p| *p > self.cfg.usage_pct_diff_threshold);
+        // Counted when any of the differences is present, as over the threshold when any is.
+        let (any, over) = diffs
+            .iter()
+            .filter_map(|d| m.f64(*d))
+            .fold((false, false), |(_, over), p| {
+                (true, over || p > self.cfg.usage_pct_diff_threshold)
+            });
+        if any {
             *self.usage_discrepancy_count.get_or_insert(0) += u64::from(over);
         }
         if m.f64(MetricId::OslMismatchDiffPct).is_some()
