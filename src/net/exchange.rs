@@ -313,11 +313,13 @@ impl Exchange<'_> {
 
     /// One attempt, bounded by the attempt timeout and the deadline when either is set.
     async fn timed_attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
-        let attempt = self.attempt(sink, may_reuse);
+        // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
+        // (large) state.
+        let mut attempt = std::pin::pin!(self.attempt(sink, may_reuse));
         let Some(budget) = self.attempt_budget() else {
             return attempt.await;
         };
-        monoio::time::timeout(budget, attempt)
+        monoio::time::timeout(budget, attempt.as_mut())
             .await
             .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
     }
