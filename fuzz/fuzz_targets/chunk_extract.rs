@@ -1,6 +1,7 @@
 //! Chat / completions chunk extraction on an arbitrary body: `endpoint::parse_record` for both
 //! endpoint kinds, with the body framed into SSE events by `sse::Framer` and as one non-SSE
-//! event. No panic, and the record-level invariants the metrics rely on hold.
+//! event. No panic, and the record-level invariants the metrics rely on hold; the chat
+//! parser's strict scan of a whole body agrees with its full parser whenever it takes one.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -107,6 +108,12 @@ fuzz_target!(|data: &[u8]| {
     for kind in [EndpointKind::Chat, EndpointKind::Completions] {
         check(kind, &sse, &mut reused);
         check(kind, &json, &mut reused);
+    }
+
+    // The aggregator's strict scan of a whole chat body, when it takes the body, reads it as
+    // the full parser does.
+    if let (Some(fast), full) = ringperf::endpoint::kinds::chat_body_readings(body) {
+        assert_same(&fast, &full);
     }
 
     // The compact record a worker would make of the same SSE body parses as the raw one.

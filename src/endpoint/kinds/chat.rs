@@ -120,6 +120,15 @@ pub(super) fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
 /// `chat.completion` → `choices[0].message`, `chat.completion.chunk` → `choices[0].delta`;
 /// reasoning, then tool calls, then content (spec §2.5).
 pub(super) fn parse(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    // A whole body of the common shape is read by a strict scan (`chat_compact`); anything
+    // else, and every streamed chunk the worker kept raw, by the full parser.
+    if !super::chat_compact::completion(json, stamp_ns, out) {
+        parse_full(json, stamp_ns, out);
+    }
+}
+
+/// The full parser (sonic-rs into the lenient wire types of `crate::endpoint::wire`).
+pub(super) fn parse_full(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {
         return;
     };

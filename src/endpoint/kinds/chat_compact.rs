@@ -9,8 +9,17 @@
 //! ([`super::chat::parse`]), so a declined message costs a copy and never a wrong answer. What
 //! the scan accepts is valid JSON that the full parser reads the same way: the property tests
 //! below check that on generated and real chunks.
+//!
+//! The same scan reads a whole non-streamed `chat.completion` body on the aggregator
+//! ([`completion`]): one choice with a `message` object, no tool calls (`[]` is none), and a
+//! `usage` that is absent, `null` or holds only `prompt_tokens`, `completion_tokens`,
+//! `total_tokens` (counts) and `null` `*_tokens_details`, as vLLM sends it. Anything else is
+//! left to the full parser, so the fast path is never a different answer, only a cheaper one.
 
-use crate::record::EventForm;
+use std::borrow::Cow;
+
+use crate::endpoint::response::ParsedResponse;
+use crate::record::{EventForm, Usage};
 
 /// Nesting depth of skipped values beyond which the scan declines.
 const MAX_DEPTH: u32 = 32;
@@ -39,7 +48,7 @@ pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
         return None;
     }
     let mut s = Scan { b: value, i: 0 };
-    let delta = s.chunk()?;
+    let (delta, _) = s.object(Shape::Chunk)?;
     s.ws();
     if s.i != value.len() {
         return None;
@@ -66,6 +75,61 @@ pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
     }
 }
 
+/// Reads a whole `chat.completion` body of the common shape into `out` as the full parser
+/// ([`super::chat::parse_full`]) would: its usage, then its reasoning and content. `false`
+/// (and `out` untouched): not the common shape, the full parser must read it.
+pub(super) fn completion(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) -> bool {
+    completion_parts(json).is_some_and(|(usage, reasoning, content)| {
+        if let Some(u) = usage {
+            out.usage = Some(u);
+        }
+        if let Some(r) = reasoning {
+            out.add_reasoning(stamp_ns, &r, content.as_deref());
+        } else if let Some(c) = content {
+            out.add_text(stamp_ns, &c);
+        }
+        true
+    })
+}
+
+/// A body's usage (when sent), non-empty reasoning and non-empty content, if the scan takes it.
+type CompletionParts<'a> = (Option<Usage>, Option<Cow<'a, str>>, Option<Cow<'a, str>>);
+
+fn completion_parts(json: &[u8]) -> Option<CompletionParts<'_>> {
+    let value = json.trim_ascii();
+    if value.first() != Some(&b'{') {
+        return None;
+    }
+    std::str::from_utf8(value).ok()?;
+    if value.iter().fold(0u8, |acc, &c| acc | u8::from(c < 0x20)) != 0 {
+        return None;
+    }
+    let mut s = Scan { b: value, i: 0 };
+    let (message, usage) = s.object(Shape::Completion)?;
+    s.ws();
+    if s.i != value.len() {
+        return None;
+    }
+    let text = |span: Option<StrSpan>| -> Option<Option<Cow<'_, str>>> {
+        let Some(span) = span.filter(|sp| !sp.is_empty()) else {
+            return Some(None);
+        };
+        let inside = value.get(span.start..span.end)?;
+        if !span.escaped {
+            return Some(Some(Cow::Borrowed(std::str::from_utf8(inside).ok()?)));
+        }
+        let mut buf = Vec::with_capacity(inside.len());
+        unescape(inside, true, &mut buf)?;
+        Some(Some(Cow::Owned(String::from_utf8(buf).ok()?)))
+    };
+    let reasoning = match text(message.reasoning_content)? {
+        Some(r) => Some(r),
+        None => text(message.reasoning)?,
+    };
+    let content = text(message.content)?;
+    Some((usage, reasoning, content))
+}
+
 /// A JSON string's inside (between its quotes) in the scanned value.
 #[derive(Clone, Copy, Debug)]
 struct StrSpan {
@@ -87,6 +151,31 @@ struct DeltaSpans {
     content: Option<StrSpan>,
     reasoning_content: Option<StrSpan>,
     reasoning: Option<StrSpan>,
+}
+
+/// Which response object a scan reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A streamed `chat.completion.chunk`: `choices[0].delta`, `usage` absent or `null`.
+    Chunk,
+    /// A whole `chat.completion`: `choices[0].message`, `usage` of simple counts allowed.
+    Completion,
+}
+
+impl Shape {
+    fn object(self) -> &'static [u8] {
+        match self {
+            Shape::Chunk => b"chat.completion.chunk",
+            Shape::Completion => b"chat.completion",
+        }
+    }
+
+    fn choice_key(self) -> &'static [u8] {
+        match self {
+            Shape::Chunk => b"delta",
+            Shape::Completion => b"message",
+        }
+    }
 }
 
 /// A strict JSON scanner over one value.
@@ -237,25 +326,44 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The whole chunk object: its delta's spans.
-    fn chunk(&mut self) -> Option<DeltaSpans> {
+    /// A non-negative integer of at most 18 digits: its value.
+    fn count(&mut self) -> Option<u64> {
+        self.ws();
+        let start = self.i;
+        if self.b.get(start) == Some(&b'-') {
+            return None;
+        }
+        self.integer()?;
+        std::str::from_utf8(self.b.get(start..self.i)?)
+            .ok()?
+            .parse()
+            .ok()
+    }
+
+    /// The whole response object: its delta's (or message's) spans and, for a completion, its
+    /// usage when a non-empty `usage` object was sent.
+    fn object(&mut self, shape: Shape) -> Option<(DeltaSpans, Option<Usage>)> {
         self.eat(b'{')?;
-        let (mut object, mut choices, mut usage) = (false, None, false);
+        let (mut object, mut choices, mut usage, mut counts) = (false, None, false, None);
         let b = self.b;
         self.members(|s, k| match k {
             b"object" if !object => {
                 object = true;
                 let v = s.string()?;
-                (!v.escaped && b.get(v.start..v.end)? == b"chat.completion.chunk").then_some(())
+                (!v.escaped && b.get(v.start..v.end)? == shape.object()).then_some(())
             }
             b"choices" if choices.is_none() => {
                 s.eat(b'[')?;
-                choices = Some(s.choice()?);
+                choices = Some(s.choice(shape)?);
                 s.eat(b']')
             }
             b"usage" if !usage => {
                 usage = true;
-                s.literal(b"null")
+                if shape == Shape::Chunk || s.peek()? == b'n' {
+                    return s.literal(b"null");
+                }
+                counts = s.usage()?;
+                Some(())
             }
             b"object" | b"choices" | b"usage" => None,
             _ => s.skip(1),
@@ -263,16 +371,16 @@ impl<'a> Scan<'a> {
         if !object {
             return None;
         }
-        choices
+        Some((choices?, counts))
     }
 
-    /// The one choice object: its delta.
-    fn choice(&mut self) -> Option<DeltaSpans> {
+    /// The one choice object: its delta (or message).
+    fn choice(&mut self, shape: Shape) -> Option<DeltaSpans> {
         self.eat(b'{')?;
         let mut delta = None;
         self.members(|s, k| match k {
-            b"delta" if delta.is_none() => {
-                delta = Some(s.delta()?);
+            k if k == shape.choice_key() && delta.is_none() => {
+                delta = Some(s.delta(shape)?);
                 Some(())
             }
             b"delta" | b"message" | b"text" => None,
@@ -281,16 +389,24 @@ impl<'a> Scan<'a> {
         delta
     }
 
-    /// A delta object's text fields.
-    fn delta(&mut self) -> Option<DeltaSpans> {
+    /// A delta (or message) object's text fields. Tool calls decline, but for a completion's
+    /// empty `tool_calls` list (no tool-call text).
+    fn delta(&mut self, shape: Shape) -> Option<DeltaSpans> {
         self.eat(b'{')?;
         let mut d = DeltaSpans::default();
-        let mut seen = [false; 3];
+        let mut seen = [false; 4];
         self.members(|s, k| {
             let (slot, field) = match k {
                 b"content" => (0, &mut d.content),
                 b"reasoning_content" => (1, &mut d.reasoning_content),
                 b"reasoning" => (2, &mut d.reasoning),
+                b"tool_calls" if shape == Shape::Completion => {
+                    if std::mem::replace(&mut seen[3], true) {
+                        return None;
+                    }
+                    s.eat(b'[')?;
+                    return s.eat(b']');
+                }
                 b"tool_calls" => return None,
                 _ => return s.skip(3),
             };
@@ -301,6 +417,38 @@ impl<'a> Scan<'a> {
             Some(())
         })?;
         Some(d)
+    }
+
+    /// A completion's `usage` object (after the scan saw it is not `null`): the three counts,
+    /// and `null` details; any other member declines. `None` inside: an empty object (not
+    /// sent, for AIPerf).
+    fn usage(&mut self) -> Option<Option<Usage>> {
+        self.eat(b'{')?;
+        let mut u = Usage::default();
+        let mut seen = [false; 5];
+        let mut any = false;
+        self.members(|s, k| {
+            any = true;
+            let slot = match k {
+                b"prompt_tokens" => 0,
+                b"completion_tokens" => 1,
+                b"total_tokens" => 2,
+                b"prompt_tokens_details" => 3,
+                b"completion_tokens_details" => 4,
+                _ => return None,
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                return None;
+            }
+            match slot {
+                0 => u.prompt_tokens = Some(s.count()?),
+                1 => u.completion_tokens = Some(s.count()?),
+                2 => u.total_tokens = Some(s.count()?),
+                _ => s.literal(b"null")?,
+            }
+            Some(())
+        })?;
+        Some(any.then_some(u))
     }
 }
 

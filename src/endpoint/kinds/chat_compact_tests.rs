@@ -233,3 +233,201 @@ fn generated_chunks_are_mostly_taken() {
     }
     assert!(taken >= 100, "only {taken} of 400 generated chunks taken");
 }
+
+// ---- whole `chat.completion` bodies (the aggregator's fast path) ----
+
+const VLLM_BODY: &[u8] = include_bytes!("../../../benches/data/vllm-cpu-chat-nonstream.json");
+
+/// What the full parser reads from one whole body.
+fn full_body(json: &[u8]) -> ParsedResponse {
+    let mut out = ParsedResponse::default();
+    super::super::chat::parse_full(json, 100, &mut out);
+    out
+}
+
+/// The fast path either declines `json` (leaving the response untouched) or reads it as the
+/// full parser does.
+fn body_agrees(json: &[u8]) -> Result<bool, String> {
+    let mut got = ParsedResponse::default();
+    if !super::completion(json, 100, &mut got) {
+        return if got == ParsedResponse::default() {
+            Ok(false)
+        } else {
+            Err(format!("declined but wrote {got:?}"))
+        };
+    }
+    let want = full_body(json);
+    if got == want {
+        Ok(true)
+    } else {
+        Err(format!(
+            "{}: fast {got:?} != full {want:?}",
+            String::from_utf8_lossy(json)
+        ))
+    }
+}
+
+#[test]
+fn the_real_vllm_body_is_taken_and_read_as_captured() {
+    assert!(
+        body_agrees(VLLM_BODY).unwrap(),
+        "the captured vLLM body was declined"
+    );
+    let mut out = ParsedResponse::default();
+    assert!(super::completion(VLLM_BODY, 7, &mut out));
+    // The values as they stand in the captured body.
+    assert_eq!(
+        out.output_text,
+        " replyrite of made!oxrompt Yellow QueueOlivePartNumberc01 under 226"
+    );
+    let u = out.usage.clone().unwrap();
+    assert_eq!(
+        (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+        (Some(22), Some(16), Some(38))
+    );
+    assert_eq!(out.content_stamps_ns, vec![7]);
+}
+
+#[test]
+fn uncommon_bodies_are_left_to_the_full_parser() {
+    let body = |message: &str, usage: &str| {
+        format!(
+            r#"{{"id":"x","object":"chat.completion","created":1,"choices":[{{"index":0,"message":{message},"finish_reason":"stop"}}]{usage}}}"#
+        )
+    };
+    let plain = r#"{"role":"assistant","content":"hi"}"#;
+    // Taken: the plain shape, an escape, reasoning, an empty tool-call list, usage forms.
+    for taken in [
+        body(plain, ""),
+        body(plain, r#","usage":null"#),
+        body(plain, r#","usage":{}"#),
+        body(r#"{"content":"a\"b\n","tool_calls":[]}"#, ""),
+        body(r#"{"reasoning_content":"why","content":"so"}"#, ""),
+        body(
+            plain,
+            r#","usage":{"prompt_tokens":3,"completion_tokens_details":null}"#,
+        ),
+    ] {
+        assert!(body_agrees(taken.as_bytes()).unwrap(), "declined: {taken}");
+    }
+    // Declined: usage details, other usage names, a negative or fractional count, tool calls,
+    // a repeated key, a chunk, a second choice, a `\u` escape.
+    for declined in [
+        body(
+            plain,
+            r#","usage":{"prompt_tokens_details":{"cached_tokens":1}}"#,
+        ),
+        body(plain, r#","usage":{"input_tokens":3}"#),
+        body(plain, r#","usage":{"prompt_tokens":-3}"#),
+        body(plain, r#","usage":{"prompt_tokens":3.0}"#),
+        body(
+            r#"{"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}"#,
+            "",
+        ),
+        body(r#"{"content":"a","content":"b"}"#, ""),
+        body(plain, "").replace("\"chat.completion\"", "\"chat.completion.chunk\""),
+        body(plain, "").replace("}]", "},{\"index\":1}]"),
+        body(r#"{"content":"\u00e9"}"#, ""),
+    ] {
+        assert!(
+            !body_agrees(declined.as_bytes()).unwrap(),
+            "taken: {declined}"
+        );
+    }
+}
+
+prop_compose! {
+    /// A whole chat body of the common shape with varied fields, usage, order and spacing.
+    fn completion_body()(
+        content in proptest::option::of(field_value()),
+        reasoning_content in proptest::option::of(field_value()),
+        reasoning in proptest::option::of(field_value()),
+        tools in prop_oneof![
+            4 => Just(""),
+            2 => Just(r#""tool_calls":[]"#),
+            1 => Just(r#""tool_calls":[{"function":{"name":"f","arguments":"x"}}]"#),
+        ],
+        object in prop_oneof![
+            8 => Just("chat.completion"),
+            1 => Just("chat.completion.chunk"),
+        ],
+        usage in prop_oneof![
+            2 => Just(String::new()),
+            1 => Just(r#","usage":null"#.to_string()),
+            1 => Just(r#","usage":{}"#.to_string()),
+            6 => (0u64..5000, 0u64..5000, any::<bool>()).prop_map(|(p, c, details)| {
+                let d = if details {
+                    r#","prompt_tokens_details":null,"completion_tokens_details":null"#
+                } else {
+                    ""
+                };
+                format!(r#","usage":{{"prompt_tokens":{p},"total_tokens":{},"completion_tokens":{c}{d}}}"#, p + c)
+            }),
+            1 => Just(r#","usage":{"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":2}}"#.to_string()),
+            1 => Just(r#","usage":{"output_tokens":3}"#.to_string()),
+        ],
+        space in prop_oneof![Just(""), Just(" ")],
+        reversed in any::<bool>(),
+    ) -> String {
+        let mut fields: Vec<String> = vec![r#""role":"assistant""#.to_string()];
+        for (k, v) in [("content", content), ("reasoning_content", reasoning_content),
+                       ("reasoning", reasoning)] {
+            if let Some(v) = v {
+                fields.push(format!("\"{k}\":{space}{v}"));
+            }
+        }
+        if !tools.is_empty() {
+            fields.push(tools.to_string());
+        }
+        if reversed {
+            fields.reverse();
+        }
+        format!(
+            "{{\"id\":\"c\",{space}\"object\":\"{object}\",\"created\":17,\
+             \"choices\":[{{\"index\":0,\"message\":{{{}}},\"logprobs\":null,\
+             \"finish_reason\":\"length\"}}]{usage}}}",
+            fields.join(",")
+        )
+    }
+}
+
+proptest! {
+    #[test]
+    fn generated_bodies_are_read_as_the_full_parser_reads_them(b in completion_body()) {
+        body_agrees(b.as_bytes()).map_err(TestCaseError::fail)?;
+    }
+
+    /// Corrupting the real body anywhere (a byte replaced, or the body cut short) never makes
+    /// the fast path disagree with the full parser.
+    #[test]
+    fn corrupted_real_bodies_never_disagree(
+        at in 0usize..1000,
+        byte in prop::sample::select(b"{}[]\",:\\ 0a-.nu\n".to_vec()),
+        cut in any::<bool>(),
+    ) {
+        let mut b = VLLM_BODY.to_vec();
+        let at = at % b.len();
+        if cut {
+            b.truncate(at);
+        } else {
+            b[at] = byte;
+        }
+        body_agrees(&b).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// The generated bodies exercise the fast path, not only the fallback.
+#[test]
+fn generated_bodies_are_mostly_taken() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let mut taken = 0;
+    for _ in 0..400 {
+        let b = completion_body().new_tree(&mut runner).unwrap().current();
+        if body_agrees(b.as_bytes()).unwrap() {
+            taken += 1;
+        }
+    }
+    assert!(taken >= 100, "only {taken} of 400 generated bodies taken");
+}

@@ -27,6 +27,17 @@ use super::response::ParsedResponse;
 use crate::conversation::{Content, Turn};
 use crate::record::RawRecord;
 
+/// The chat parser's two readings of one whole response body, for the fuzz target: the strict
+/// scan's (`None` when it declines the body) and the full parser's.
+#[cfg(any(test, feature = "testing"))]
+pub fn chat_body_readings(json: &[u8]) -> (Option<ParsedResponse>, ParsedResponse) {
+    let mut fast = ParsedResponse::default();
+    let taken = chat_compact::completion(json, 1, &mut fast);
+    let mut full = ParsedResponse::default();
+    chat::parse_full(json, 1, &mut full);
+    (taken.then_some(fast), full)
+}
+
 /// How `--api-key` is sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Auth {
