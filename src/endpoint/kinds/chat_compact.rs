@@ -37,22 +37,7 @@ pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
         // `message_data` skips both for chat (`sse_done_is_text` is false).
         return Some(EventForm::Empty);
     }
-    if value.first() != Some(&b'{') {
-        return None;
-    }
-    // The full parser rejects invalid UTF-8; validating once makes every string slice valid.
-    // A control byte (a tab between tokens is valid JSON, but rare) declines, so strings need
-    // no check of their own (one branch-free pass).
-    std::str::from_utf8(value).ok()?;
-    if value.iter().fold(0u8, |acc, &c| acc | u8::from(c < 0x20)) != 0 {
-        return None;
-    }
-    let mut s = Scan { b: value, i: 0 };
-    let (delta, _) = s.object(Shape::Chunk)?;
-    s.ws();
-    if s.i != value.len() {
-        return None;
-    }
+    let (delta, _) = scan_whole(value, Shape::Chunk)?;
     let start = text.len();
     let reasoning = delta.reasoning_content.filter(|r| !r.is_empty());
     let reasoning = reasoning.or(delta.reasoning.filter(|r| !r.is_empty()));
@@ -97,19 +82,7 @@ type CompletionParts<'a> = (Option<Usage>, Option<Cow<'a, str>>, Option<Cow<'a, 
 
 fn completion_parts(json: &[u8]) -> Option<CompletionParts<'_>> {
     let value = json.trim_ascii();
-    if value.first() != Some(&b'{') {
-        return None;
-    }
-    std::str::from_utf8(value).ok()?;
-    if value.iter().fold(0u8, |acc, &c| acc | u8::from(c < 0x20)) != 0 {
-        return None;
-    }
-    let mut s = Scan { b: value, i: 0 };
-    let (message, usage) = s.object(Shape::Completion)?;
-    s.ws();
-    if s.i != value.len() {
-        return None;
-    }
+    let (message, usage) = scan_whole(value, Shape::Completion)?;
     let text = |span: Option<StrSpan>| -> Option<Option<Cow<'_, str>>> {
         let Some(span) = span.filter(|sp| !sp.is_empty()) else {
             return Some(None);
@@ -128,6 +101,24 @@ fn completion_parts(json: &[u8]) -> Option<CompletionParts<'_>> {
     };
     let content = text(message.content)?;
     Some((usage, reasoning, content))
+}
+
+/// Scans `value` (trimmed) as one response object of `shape` with nothing after it.
+fn scan_whole(value: &[u8], shape: Shape) -> Option<(DeltaSpans, Option<Usage>)> {
+    if value.first() != Some(&b'{') {
+        return None;
+    }
+    // The full parser rejects invalid UTF-8; validating once makes every string slice valid.
+    // A control byte (a tab between tokens is valid JSON, but rare) declines, so strings need
+    // no check of their own (one branch-free pass).
+    std::str::from_utf8(value).ok()?;
+    if value.iter().fold(0u8, |acc, &c| acc | u8::from(c < 0x20)) != 0 {
+        return None;
+    }
+    let mut s = Scan { b: value, i: 0 };
+    let parts = s.object(shape)?;
+    s.ws();
+    (s.i == value.len()).then_some(parts)
 }
 
 /// A JSON string's inside (between its quotes) in the scanned value.

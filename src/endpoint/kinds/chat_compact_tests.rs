@@ -59,6 +59,18 @@ fn messages(stream: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
+/// `real` with the byte at `at` (modulo its length) replaced by `byte`, or cut there.
+fn corrupt(real: &[u8], at: usize, byte: u8, cut: bool) -> Vec<u8> {
+    let mut v = real.to_vec();
+    let at = at % v.len();
+    if cut {
+        v.truncate(at);
+    } else {
+        v[at] = byte;
+    }
+    v
+}
+
 const VLLM_STREAM: &[u8] = include_bytes!("../../../benches/data/vllm-cpu-chat-stream.sse.txt");
 
 #[test]
@@ -206,31 +218,31 @@ proptest! {
         cut in any::<bool>(),
     ) {
         let all = messages(VLLM_STREAM);
-        let mut m = all[pick % all.len()].to_vec();
-        let at = at % m.len();
-        if cut {
-            m.truncate(at);
-        } else {
-            m[at] = byte;
-        }
-        agrees(&m).map_err(TestCaseError::fail)?;
+        agrees(&corrupt(all[pick % all.len()], at, byte, cut)).map_err(TestCaseError::fail)?;
     }
+}
+
+/// How many of 400 values drawn from `strategy` (deterministically) `taken` accepts.
+fn taken_of_400(
+    strategy: impl Strategy<Value = String>,
+    taken: impl Fn(&[u8]) -> Result<bool, String>,
+) -> usize {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    (0..400)
+        .filter(|_| {
+            let v = strategy.new_tree(&mut runner).unwrap().current();
+            taken(v.as_bytes()).unwrap()
+        })
+        .count()
 }
 
 /// The generated chunks exercise the compact path, not only the fallback: a good share of them
 /// is taken (and then agrees, as the property above checks).
 #[test]
 fn generated_chunks_are_mostly_taken() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let mut taken = 0;
-    for _ in 0..400 {
-        let m = chunk().new_tree(&mut runner).unwrap().current();
-        if agrees(m.as_bytes()).unwrap() {
-            taken += 1;
-        }
-    }
+    let taken = taken_of_400(chunk(), agrees);
     assert!(taken >= 100, "only {taken} of 400 generated chunks taken");
 }
 
@@ -405,29 +417,13 @@ proptest! {
         byte in prop::sample::select(b"{}[]\",:\\ 0a-.nu\n".to_vec()),
         cut in any::<bool>(),
     ) {
-        let mut b = VLLM_BODY.to_vec();
-        let at = at % b.len();
-        if cut {
-            b.truncate(at);
-        } else {
-            b[at] = byte;
-        }
-        body_agrees(&b).map_err(TestCaseError::fail)?;
+        body_agrees(&corrupt(VLLM_BODY, at, byte, cut)).map_err(TestCaseError::fail)?;
     }
 }
 
 /// The generated bodies exercise the fast path, not only the fallback.
 #[test]
 fn generated_bodies_are_mostly_taken() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let mut taken = 0;
-    for _ in 0..400 {
-        let b = completion_body().new_tree(&mut runner).unwrap().current();
-        if body_agrees(b.as_bytes()).unwrap() {
-            taken += 1;
-        }
-    }
+    let taken = taken_of_400(completion_body(), body_agrees);
     assert!(taken >= 100, "only {taken} of 400 generated bodies taken");
 }
