@@ -20,7 +20,8 @@ pub const FLUSH_INTERVAL_NS: u64 = 1_000_000_000;
 pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 
 /// Streams per-record lines to a file. Each line is written whole into the buffer, so a flush
-/// never leaves a partial line behind.
+/// never leaves a partial line behind; only a SIGKILL landing inside the write system call can
+/// cut its last line (the kernel stops a file write between pages on a fatal signal).
 #[derive(Debug)]
 pub struct JsonlWriter<W: Write = BufWriter<File>> {
     out: W,
