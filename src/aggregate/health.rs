@@ -131,7 +131,10 @@ impl ClientHealth {
         if let Some((_, busy)) = &o.busiest_worker {
             parts.push(format!("busiest worker {} busy", percent(*busy)));
         }
-        parts.push(format!("{} ring stalls", o.ring_stalls));
+        parts.push(match o.ring_stalls {
+            1 => "1 ring stall".to_string(),
+            n => format!("{n} ring stalls"),
+        });
         format!("Client health: kept up ({})", parts.join(", "))
     }
 }
@@ -181,8 +184,10 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     }
     if observed.ring_stalls > limits.ring_stalls {
         reasons.push(format!(
-            "{} ring stalls > {} (workers waited for the aggregator)",
-            observed.ring_stalls, limits.ring_stalls
+            "{} ring stall{} > {} (workers waited for the aggregator)",
+            observed.ring_stalls,
+            if observed.ring_stalls == 1 { "" } else { "s" },
+            limits.ring_stalls
         ));
     }
     ClientHealth {

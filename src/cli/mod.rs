@@ -563,36 +563,91 @@ pub enum ServerMetricsFormatArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EndpointTypeArg {
+    #[value(help = "OpenAI /v1/chat/completions")]
     Chat,
+    #[value(help = "OpenAI /v1/completions")]
     Completions,
-    #[value(name = "audio-transcription", alias = "audio_transcription")]
+    #[value(
+        name = "audio-transcription",
+        alias = "audio_transcription",
+        help = "not implemented in ringperf yet: rejected (exit 2)"
+    )]
     AudioTranscription,
-    #[value(name = "cohere-rankings", alias = "cohere_rankings")]
+    #[value(
+        name = "cohere-rankings",
+        alias = "cohere_rankings",
+        help = "Cohere /v2/rerank"
+    )]
     CohereRankings,
+    #[value(help = "OpenAI /v1/responses")]
     Responses,
+    #[value(help = "Anthropic /v1/messages")]
     Messages,
-    #[value(name = "chat-embeddings", alias = "chat_embeddings")]
+    #[value(
+        name = "chat-embeddings",
+        alias = "chat_embeddings",
+        help = "embeddings of chat messages (/v1/embeddings)"
+    )]
     ChatEmbeddings,
+    #[value(help = "OpenAI /v1/embeddings")]
     Embeddings,
-    #[value(name = "hf-tei-rankings", alias = "hf_tei_rankings")]
+    #[value(
+        name = "hf-tei-rankings",
+        alias = "hf_tei_rankings",
+        help = "Hugging Face TEI /rerank"
+    )]
     HfTeiRankings,
-    #[value(name = "huggingface-generate", alias = "huggingface_generate")]
+    #[value(
+        name = "huggingface-generate",
+        alias = "huggingface_generate",
+        help = "Hugging Face TGI /generate"
+    )]
     HuggingfaceGenerate,
-    #[value(name = "image-generation", alias = "image_generation")]
+    #[value(
+        name = "image-generation",
+        alias = "image_generation",
+        help = "not implemented in ringperf yet: rejected (exit 2)"
+    )]
     ImageGeneration,
-    #[value(name = "image-edit", alias = "image_edit")]
+    #[value(
+        name = "image-edit",
+        alias = "image_edit",
+        help = "not implemented in ringperf yet: rejected (exit 2)"
+    )]
     ImageEdit,
-    #[value(name = "image-retrieval", alias = "image_retrieval")]
+    #[value(
+        name = "image-retrieval",
+        alias = "image_retrieval",
+        help = "not implemented in ringperf yet: rejected (exit 2)"
+    )]
     ImageRetrieval,
-    #[value(name = "nim-embeddings", alias = "nim_embeddings")]
+    #[value(
+        name = "nim-embeddings",
+        alias = "nim_embeddings",
+        help = "NVIDIA NIM /v1/embeddings"
+    )]
     NimEmbeddings,
-    #[value(name = "nim-rankings", alias = "nim_rankings")]
+    #[value(
+        name = "nim-rankings",
+        alias = "nim_rankings",
+        help = "NVIDIA NIM /v1/ranking"
+    )]
     NimRankings,
-    #[value(name = "solido-rag", alias = "solido_rag")]
+    #[value(
+        name = "solido-rag",
+        alias = "solido_rag",
+        help = "not implemented in ringperf yet: rejected (exit 2)"
+    )]
     SolidoRag,
-    #[value(name = "video-generation", alias = "video_generation")]
+    #[value(
+        name = "video-generation",
+        alias = "video_generation",
+        help = "not implemented in ringperf yet: rejected (exit 2)"
+    )]
     VideoGeneration,
+    #[value(help = "a dataset's bodies sent verbatim (raw_payload)")]
     Raw,
+    #[value(help = "bodies from a Jinja2 template (--extra-inputs payload_template)")]
     Template,
 }
 

@@ -754,3 +754,28 @@ fn echoed_command_line_quotes_strings_but_not_numbers_as_aiperf_does() {
          --slice-duration 0.3 --isl '08' --osl 5.0"
     );
 }
+
+/// `--help` marks which endpoint types ringperf rejects; the mark and the run-time behaviour
+/// agree for every type clap offers.
+#[test]
+fn help_marks_exactly_the_endpoint_types_that_are_rejected() {
+    use clap::ValueEnum;
+    for v in crate::cli::EndpointTypeArg::value_variants() {
+        let pv = v.to_possible_value().unwrap();
+        let name = pv.get_name();
+        let marked = pv
+            .get_help()
+            .is_some_and(|h| h.to_string().contains("rejected"));
+        // Each type with what it needs to be accepted: a template, or a dataset for raw bodies.
+        let extra = match name {
+            "template" => " --extra-inputs payload_template:{\"x\":1}",
+            _ => "",
+        };
+        let got = cfg(&format!(
+            "ringperf profile --endpoint-type {name} -m m{extra}"
+        ));
+        let rejected_as_unsupported =
+            matches!(&got, Err(e) if e.to_string().contains("is not supported by ringperf"));
+        assert_eq!(marked, rejected_as_unsupported, "{name}: {got:?}");
+    }
+}

@@ -231,13 +231,13 @@ pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf
     if let Some(l) = &summary.dispatch_lag {
         let _ = writeln!(
             out,
-            "Dispatch Lag: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} workers, {}, {} ring stalls)",
+            "Dispatch Lag: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({}, {}, {})",
             l.p50_ns / 1e6,
             l.p99_ns / 1e6,
             l.max_ns / 1e6,
-            run.workers,
+            plural(run.workers as u64, "worker"),
             run.io_driver,
-            run.ring_stalls
+            plural(run.ring_stalls, "ring stall")
         );
     }
     if let Some(l) = &summary.receive_lag {
@@ -262,4 +262,13 @@ pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf
         );
     }
     out
+}
+
+/// `1 worker`, `2 workers`, `0 ring stalls`: a count and its noun, in the number it takes.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -8,6 +8,7 @@ pub mod headers;
 pub mod json;
 pub mod jsonl;
 pub mod marker;
+pub mod owned;
 pub mod phases;
 pub mod raw;
 pub mod shard;
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::aggregate::{LagSummary, Summary};
 
-pub use console::{render_console, render_footer};
+pub use console::{plural, render_console, render_footer};
 pub use csv::summary_csv;
 pub use json::{summary_json, summary_json_string};
 pub use jsonl::JsonlWriter;

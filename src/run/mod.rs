@@ -161,7 +161,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
                 crate::config::BaseUrl::parse(&url, &cfg.path)
                     .map_err(|e| RunError(format!("mock server URL {e}")))?,
             ];
-            log(&cfg, &format!("embedded mock server listening on {url}"));
+            note(&format!("embedded mock server listening on {url}"));
             Some(server)
         }
         None => None,
@@ -192,12 +192,28 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ))
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
+    // An earlier run's files must not sit beside this run's as if they were its own.
+    let input_file: Vec<PathBuf> = cfg
+        .input
+        .load
+        .as_ref()
+        .and_then(|spec| match &spec.source {
+            workload::loader::Source::File { path, .. } => Some(path.clone()),
+            workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
+        })
+        .into_iter()
+        .collect();
+    let removed = crate::export::owned::remove_previous(&dir, &names, &input_file)
+        .map_err(|e| RunError(format!("cannot clear the artifact directory: {e}")))?;
+    if let Some(msg) = crate::export::owned::removed_note(&dir, &removed) {
+        note(&msg);
+    }
     // A shard says who it is before it sends anything.
     let identity = shard::prepare(&mut cfg, control.clock(), &dir)?;
 
     // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
     // none for a trace or verbatim replay, as AIPerf.
-    let inputs_path = (!dataset.replay).then(|| dir.join("inputs.json"));
+    let inputs_path = (!dataset.replay).then(|| dir.join(crate::export::owned::INPUTS_FILE));
     if let Some(path) = &inputs_path {
         let inputs = serde_json::to_vec_pretty(&workload::inputs_json(
             &dataset,
@@ -349,9 +365,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     log(
         &cfg,
         &format!(
-            "{} worker(s) on the {driver} driver, pinned to cores {:?}; aggregator {}",
-            workers.len(),
-            workers.pinned,
+            "{} on the {driver} driver, {}; aggregator {}",
+            crate::export::plural(workers.len() as u64, "worker"),
+            placement::describe_pinning(&workers.pinned),
             aggregator_core.map_or("unpinned (no free core)".to_string(), |c| format!(
                 "pinned to core {c}"
             ))
@@ -558,6 +574,12 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             files.push(("Timeslice JSON Export", json));
         }
     }
+    // ringperf's own lines after AIPerf's: the per-request records and the console export
+    // (AIPerf writes both files without naming them).
+    if cfg.export_level.records() {
+        files.push(("Records Export", dir.join(&names.jsonl)));
+    }
+    files.push(("Console Export", dir.join(&names.console_txt)));
     // The file holds the console export alone, as AIPerf's: no footer.
     let mut console = crate::export::render_console(&summary, &run_info);
     // `--show-trace-timing`: AIPerf prints the trace table before every other table.
@@ -1002,6 +1024,13 @@ fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
     }
 }
 
+/// A line every run prints on stderr, terminal or not: what a user must know to read the run
+/// (where the embedded mock listens, which earlier files were removed, what the run waits for).
+fn note(msg: &str) {
+    eprintln!("ringperf: {msg}");
+}
+
+/// A detail printed with `--verbose` or a progress display.
 fn log(cfg: &Config, msg: &str) {
     if cfg.verbose || cfg.ui != crate::config::UiType::None {
         eprintln!("ringperf: {msg}");

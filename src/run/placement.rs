@@ -12,9 +12,40 @@ pub(crate) fn aggregator_core(cores: &[usize], workers: usize) -> Option<usize> 
     cores[workers..].iter().copied().max()
 }
 
+/// The workers' pinning in words: `pinned to cores 0, 1`, `pinned to core 3`, `unpinned`, or
+/// both parts when some could not be pinned (`pinned to core 0, 1 unpinned`).
+pub(crate) fn describe_pinning(pinned: &[Option<usize>]) -> String {
+    let cores: Vec<String> = pinned.iter().flatten().map(ToString::to_string).collect();
+    let loose = pinned.iter().filter(|c| c.is_none()).count();
+    let pinned_part = match cores.len() {
+        0 => None,
+        1 => Some(format!("pinned to core {}", cores[0])),
+        _ => Some(format!("pinned to cores {}", cores.join(", "))),
+    };
+    match (pinned_part, loose) {
+        (Some(p), 0) => p,
+        (None, _) => "unpinned".into(),
+        (Some(p), n) => format!("{p}, {n} unpinned"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::aggregator_core;
+    use super::{aggregator_core, describe_pinning};
+
+    #[test]
+    fn pinning_reads_as_words_not_options() {
+        assert_eq!(
+            describe_pinning(&[Some(0), Some(1)]),
+            "pinned to cores 0, 1"
+        );
+        assert_eq!(describe_pinning(&[Some(3)]), "pinned to core 3");
+        assert_eq!(describe_pinning(&[None, None]), "unpinned");
+        assert_eq!(
+            describe_pinning(&[Some(0), None]),
+            "pinned to core 0, 1 unpinned"
+        );
+    }
 
     #[test]
     fn the_aggregator_takes_the_highest_core_no_worker_uses() {

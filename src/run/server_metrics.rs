@@ -157,6 +157,15 @@ pub(crate) fn finish(
     let Some(s) = s else {
         return Finished::default();
     };
+    // The wait is seconds long by default: say what the run is doing meanwhile.
+    let wait = s.flush_wait();
+    if wait >= std::time::Duration::from_millis(100) {
+        eprintln!(
+            "ringperf: waiting {:.1} s for the final server-metrics scrape \
+             (AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD)",
+            wait.as_secs_f64()
+        );
+    }
     let (c, windows) = s.finish();
     if cfg.verbose {
         let per = c

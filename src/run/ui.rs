@@ -42,10 +42,12 @@ impl View {
                 (_, Some(d)) => ProgressBar::new(d.as_secs().max(1)),
                 (None, None) => ProgressBar::new_spinner(),
             };
+            // The count is of requests answered (successes and failures), never of requests
+            // sent: the bar only moves when something is done.
             let template = if p.duration.is_some() {
                 "{prefix:>9} [{bar:40}] {pos}/{len} s  {msg}"
             } else {
-                "{prefix:>9} [{bar:40}] {pos}/{len} requests  {msg}"
+                "{prefix:>9} [{bar:40}] {pos}/{len} requests done  {msg}"
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style.progress_chars("=> "));
@@ -83,19 +85,21 @@ impl View {
         match self.ui {
             UiType::Progress => {
                 if let Some(bar) = &self.bar {
+                    // The message first: a position change redraws, and the line must never
+                    // show a new count beside an old message.
+                    bar.set_message(progress_message(self.duration.is_some(), done, errors));
                     if self.duration.is_some() {
                         bar.set_position(elapsed.as_secs());
                     } else {
                         bar.set_position(done);
                     }
-                    bar.set_message(format!("{done} done, {errors} errors"));
                 }
             }
             UiType::Lines if self.last_line.elapsed() >= LINE_INTERVAL => {
                 self.last_line = Instant::now();
                 let of = self.total.map(|t| format!("/{t}")).unwrap_or_default();
                 eprintln!(
-                    "ringperf: {} {done}{of} requests done, {errors} errors, {:.1} s",
+                    "ringperf: {} {done}{of} requests done, {errors} failed, {:.1} s",
                     self.phase.as_str(),
                     elapsed.as_secs_f64()
                 );
@@ -111,10 +115,33 @@ impl View {
         if self.ui == UiType::Lines {
             let (done, errors) = self.done();
             eprintln!(
-                "ringperf: {} finished: {done} requests, {errors} errors, {:.1} s",
+                "ringperf: {} finished: {done} requests done, {errors} failed, {:.1} s",
                 self.phase.as_str(),
                 self.started.elapsed().as_secs_f64()
             );
         }
+    }
+}
+
+/// The text beside the bar: with a request count the bar already shows how many are done, so
+/// only the failures; with a duration the bar shows seconds, so the requests done too.
+fn progress_message(timed: bool, done: u64, errors: u64) -> String {
+    let failed = format!("{errors} failed");
+    if timed {
+        format!("{done} requests done, {failed}")
+    } else {
+        failed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_message;
+
+    #[test]
+    fn the_bar_never_shows_two_different_counts_of_requests() {
+        // A count-bounded bar shows `done/total requests done`; its message adds failures only.
+        assert_eq!(progress_message(false, 8, 1), "1 failed");
+        assert_eq!(progress_message(true, 8, 1), "8 requests done, 1 failed");
     }
 }

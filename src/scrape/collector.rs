@@ -239,6 +239,14 @@ impl Scraper {
         }
     }
 
+    /// How long [`Self::finish`] will wait from now for the flush period to end (zero once it
+    /// has), before the final scrape.
+    #[must_use]
+    pub fn flush_wait(&self) -> Duration {
+        let end = self.profiling_end.unwrap_or_else(Instant::now) + self.flush_period;
+        end.saturating_duration_since(Instant::now())
+    }
+
     /// Waits until profiling end + flush period, lets the final scrape run, stops the thread
     /// and returns what it collected with the phase windows.
     pub fn finish(self) -> (Collected, PhaseWindows) {

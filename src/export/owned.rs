@@ -1,0 +1,196 @@
+//! The files a run owns in its artifact directory, and their removal when a new run starts
+//! there: an earlier run's `profile_export.jsonl` or server-metrics files left beside a new
+//! summary would read as this run's. Only names ringperf writes (for the run's
+//! `--profile-export-prefix`) are touched; anything else in the directory stays.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::ExportNames;
+use super::marker::READY_MARKER;
+use super::phases::{MANIFEST_FILE, PHASES_DIR, SERVER_METRICS_FILE};
+use super::shard::SHARD_FILE;
+use crate::record::Phase;
+
+/// `inputs.json`: the dataset as sent.
+pub const INPUTS_FILE: &str = "inputs.json";
+
+/// Every path (relative to the artifact directory) a run with `names` may write, the
+/// results-ready marker first: a consumer waiting for it must never see an old marker beside
+/// the new run's files.
+pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = [
+        READY_MARKER,
+        &names.json,
+        &names.csv,
+        &names.jsonl,
+        &names.raw_jsonl,
+        &names.timeslices_csv,
+        &names.timeslices_json,
+        &names.gpu_telemetry_jsonl,
+        &names.server_metrics_json,
+        &names.server_metrics_csv,
+        &names.server_metrics_jsonl,
+        &names.server_metrics_parquet,
+        &names.console_txt,
+        INPUTS_FILE,
+        MANIFEST_FILE,
+        SHARD_FILE,
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect();
+    for phase in [Phase::Warmup, Phase::Profiling] {
+        let folder = Path::new(PHASES_DIR).join(phase.as_str());
+        for name in [
+            "profile_export_aiperf.json",
+            "profile_export_aiperf.csv",
+            SERVER_METRICS_FILE,
+        ] {
+            files.push(folder.join(name));
+        }
+    }
+    files
+}
+
+/// Removes every file of [`owned_files`] present in `dir`, then the phase folders (and
+/// `phases/`) left empty; returns the removed files' relative paths, in [`owned_files`] order.
+/// A file of `keep` (the run's own input file, say `--input-file artifacts/x/inputs.json`) is
+/// never removed. A file that cannot be removed is an error: the run must not start beside it.
+pub fn remove_previous(
+    dir: &Path,
+    names: &ExportNames,
+    keep: &[PathBuf],
+) -> io::Result<Vec<PathBuf>> {
+    let keep: Vec<PathBuf> = keep.iter().filter_map(|p| p.canonicalize().ok()).collect();
+    let mut removed = Vec::new();
+    for rel in owned_files(names) {
+        let path = dir.join(&rel);
+        if path.canonicalize().is_ok_and(|p| keep.contains(&p)) {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed.push(rel),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot remove {}: {e}", path.display()),
+                ));
+            }
+        }
+    }
+    // Only empty folders go: a folder holding anything else is not only ringperf's.
+    for phase in [Phase::Warmup, Phase::Profiling] {
+        let _ = std::fs::remove_dir(dir.join(PHASES_DIR).join(phase.as_str()));
+    }
+    let _ = std::fs::remove_dir(dir.join(PHASES_DIR));
+    Ok(removed)
+}
+
+/// The note a run prints when it replaced an earlier run's files, `None` when there were none.
+pub fn removed_note(dir: &Path, removed: &[PathBuf]) -> Option<String> {
+    if removed.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+    Some(format!(
+        "removed {} of an earlier run from {}: {}",
+        super::plural(removed.len() as u64, "file"),
+        dir.display(),
+        list.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(dir: &Path, rel: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "old").unwrap();
+    }
+
+    #[test]
+    fn an_earlier_runs_files_go_and_everything_else_stays() {
+        let d = tempfile::tempdir().unwrap();
+        let names = ExportNames::new(None);
+        for rel in [
+            "profile_export.jsonl",
+            "server_metrics_export.parquet",
+            "server_metrics_export.csv",
+            ".aiperf_results_ready.json",
+            "phases/profiling/profile_export_aiperf.json",
+            "phases/warmup/server_metrics.json",
+            // Not ringperf's: a user's notes, another prefix's export, a file in a phase folder.
+            "notes.txt",
+            "other_prefix.json",
+            "phases/profiling/my_plot.png",
+        ] {
+            touch(d.path(), rel);
+        }
+        let removed = remove_previous(d.path(), &names, &[]).unwrap();
+        let removed: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            removed,
+            [
+                ".aiperf_results_ready.json",
+                "profile_export.jsonl",
+                "server_metrics_export.csv",
+                "server_metrics_export.parquet",
+                "phases/warmup/server_metrics.json",
+                "phases/profiling/profile_export_aiperf.json",
+            ]
+        );
+        for kept in [
+            "notes.txt",
+            "other_prefix.json",
+            "phases/profiling/my_plot.png",
+        ] {
+            assert!(d.path().join(kept).exists(), "{kept} was kept");
+        }
+        // The emptied warmup folder went; the profiling folder still holds the user's file.
+        assert!(!d.path().join("phases/warmup").exists());
+        assert!(d.path().join("phases/profiling").exists());
+    }
+
+    #[test]
+    fn a_prefix_owns_its_own_names() {
+        let d = tempfile::tempdir().unwrap();
+        touch(d.path(), "profile_export.jsonl");
+        touch(d.path(), "foo.jsonl");
+        let removed = remove_previous(d.path(), &ExportNames::new(Some("foo")), &[]).unwrap();
+        assert_eq!(removed, [PathBuf::from("foo.jsonl")]);
+        assert!(d.path().join("profile_export.jsonl").exists());
+    }
+
+    #[test]
+    fn the_runs_own_input_file_is_never_removed() {
+        let d = tempfile::tempdir().unwrap();
+        touch(d.path(), "inputs.json");
+        touch(d.path(), "profile_export.jsonl");
+        let input = d.path().join("./inputs.json");
+        let removed = remove_previous(d.path(), &ExportNames::new(None), &[input]).unwrap();
+        assert_eq!(removed, [PathBuf::from("profile_export.jsonl")]);
+        assert!(d.path().join("inputs.json").exists());
+    }
+
+    #[test]
+    fn the_note_names_every_file_and_nothing_when_clean() {
+        let dir = Path::new("artifacts/x");
+        assert_eq!(removed_note(dir, &[]), None);
+        let note = removed_note(
+            dir,
+            &[
+                PathBuf::from("profile_export.jsonl"),
+                PathBuf::from("inputs.json"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            note,
+            "removed 2 files of an earlier run from artifacts/x: profile_export.jsonl, inputs.json"
+        );
+    }
+}
