@@ -50,6 +50,8 @@ pub mod signals;
 #[cfg(feature = "engine")]
 pub mod timer;
 #[cfg(feature = "engine")]
+pub mod ui;
+#[cfg(feature = "engine")]
 pub mod worker;
 #[cfg(feature = "engine")]
 pub mod workload;

@@ -9,6 +9,7 @@
 pub mod accumulator;
 pub mod health;
 pub mod http_trace;
+pub mod live;
 pub mod metrics;
 pub mod registry;
 pub mod stats;

@@ -114,6 +114,8 @@ pub enum UiType {
     Progress,
     /// Plain periodic lines.
     Lines,
+    /// The full-screen live dashboard (`--ui dashboard` on a terminal; [`crate::ui`]).
+    Dashboard,
     None,
 }
 
@@ -532,7 +534,8 @@ impl Config {
 
         let ui = match args.ui_type {
             Some(UiTypeArg::None) => UiType::None,
-            Some(UiTypeArg::Simple | UiTypeArg::Dashboard) if is_tty => UiType::Progress,
+            Some(UiTypeArg::Dashboard) if is_tty => UiType::Dashboard,
+            Some(UiTypeArg::Simple) if is_tty => UiType::Progress,
             Some(UiTypeArg::Simple | UiTypeArg::Dashboard) => UiType::Lines,
             None if is_tty => UiType::Progress,
             None => UiType::None,

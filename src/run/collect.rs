@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::aggregate::http_trace::as_aiperf_reads;
+use crate::aggregate::live::LiveStats;
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
 use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_input};
@@ -18,12 +19,17 @@ use crate::record::ring::Consumer;
 use crate::record::{Phase, RawRecord, RecordFacts};
 use crate::workload::Tokenizer;
 
+/// How often the aggregator publishes the dashboard's figures.
+const LIVE_INTERVAL: Duration = Duration::from_millis(250);
+
 /// Live counters the UI reads.
 #[derive(Debug, Default)]
 pub struct Progress {
     pub warmup_done: AtomicU64,
     pub profiling_done: AtomicU64,
     pub profiling_errors: AtomicU64,
+    /// `--ui dashboard`: where the aggregator publishes its live figures.
+    pub board: Option<Arc<crate::ui::Board>>,
 }
 
 /// Per turn of the dataset: what the aggregator needs to know about the request it sent.
@@ -118,6 +124,10 @@ impl Collector {
         let mut parsed = ParsedResponse::with_response_field(self.response_field.clone());
         let mut jsonl_error = None;
         let mut last_flush = Instant::now();
+        // The dashboard's fold, only when it is shown.
+        let board = self.progress.board.clone();
+        let mut live = board.as_ref().map(|_| LiveStats::default());
+        let mut last_publish = Instant::now();
         loop {
             let mut got = 0usize;
             for c in &self.consumers {
@@ -127,6 +137,9 @@ impl Collector {
                     got += 1;
                     let facts = self.facts(&raw, &mut parsed);
                     let metrics = record_metrics(&self.metric_cfg, &facts);
+                    if let Some(l) = live.as_mut() {
+                        l.add(&facts, &metrics);
+                    }
                     match facts.phase {
                         Phase::Warmup => {
                             warmup_seen = true;
@@ -175,6 +188,13 @@ impl Collector {
                         }
                     }
                 }
+            }
+            if let (Some(b), Some(l)) = (board.as_ref(), live.as_ref())
+                && last_publish.elapsed() >= LIVE_INTERVAL
+            {
+                let stalls = self.consumers.iter().map(Consumer::stalls).sum();
+                b.publish_client(l.snapshot(self.clock.now_ns(), stalls));
+                last_publish = Instant::now();
             }
             if last_flush.elapsed() >= Duration::from_secs(1) {
                 if let Some((_, w)) = self.jsonl.as_mut() {

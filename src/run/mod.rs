@@ -302,7 +302,13 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     } else {
         None
     };
-    let progress = Arc::new(Progress::default());
+    // `--ui dashboard`: what the aggregator (and the scrapers) publish for it.
+    let board =
+        (cfg.ui == crate::config::UiType::Dashboard).then(|| Arc::new(crate::ui::Board::default()));
+    let progress = Arc::new(Progress {
+        board: board.clone(),
+        ..Progress::default()
+    });
     let metric_cfg = MetricConfig {
         goodput: cfg.goodput.clone(),
         ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
@@ -383,6 +389,15 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         .as_ref()
         .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
     open_warm_pool(&cfg, &shared, &workers, first.0, first.1);
+    let dashboard = board.as_ref().and_then(|b| {
+        crate::ui::terminal::Dashboard::start(b.clone(), control.clone(), cfg.stop_grace, false)
+            .map_err(|e| {
+                note(&format!(
+                    "cannot draw the dashboard ({e}); the run goes on without it"
+                ))
+            })
+            .ok()
+    });
     // `--start-at`: every shard waits for the shared instant; the first phase starts there.
     let start = shard::wait_for_start(&cfg, &shared);
     let mut origin = start;
@@ -426,6 +441,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
+    // The terminal is the console's again before anything else is printed.
+    if let Some(d) = dashboard {
+        d.stop();
+    }
     server_metrics::phase_end(&mut scraper, Phase::Profiling);
     let worker_cpu = workers.shutdown();
     let collected = aggregator
@@ -836,7 +855,7 @@ fn run_phase(
         }
     }
     workers.start_phase(plans);
-    let mut view = ui::View::new(cfg.ui, phase, p, progress.clone(), shared.clock);
+    let mut view = ui::View::new(cfg.ui, phase, p, progress.clone());
     let mut done = 0;
     while done < n {
         if let Some(d) = feeder.as_mut() {
@@ -1032,7 +1051,9 @@ fn note(msg: &str) {
 
 /// A detail printed with `--verbose` or a progress display.
 fn log(cfg: &Config, msg: &str) {
-    if cfg.verbose || cfg.ui != crate::config::UiType::None {
+    use crate::config::UiType;
+    // Never over the dashboard's screen.
+    if cfg.ui != UiType::Dashboard && (cfg.verbose || cfg.ui != UiType::None) {
         eprintln!("ringperf: {msg}");
     }
 }

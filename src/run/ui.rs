@@ -1,5 +1,6 @@
 //! Progress display while a phase runs: an indicatif bar on a terminal, a plain line every few
-//! seconds otherwise, or nothing.
+//! seconds otherwise, or nothing; with the dashboard ([`crate::ui`]) only the phase's header,
+//! which its own thread draws.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -8,9 +9,9 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::collect::Progress;
-use crate::clock::Clock;
 use crate::config::{PhaseConfig, UiType};
 use crate::record::Phase;
+use crate::ui::PhaseHeader;
 
 /// Seconds between plain progress lines.
 const LINE_INTERVAL: Duration = Duration::from_secs(5);
@@ -24,17 +25,10 @@ pub struct View {
     bar: Option<ProgressBar>,
     started: Instant,
     last_line: Instant,
-    _clock: Clock,
 }
 
 impl View {
-    pub fn new(
-        ui: UiType,
-        phase: Phase,
-        p: &PhaseConfig,
-        progress: Arc<Progress>,
-        clock: Clock,
-    ) -> Self {
+    pub fn new(ui: UiType, phase: Phase, p: &PhaseConfig, progress: Arc<Progress>) -> Self {
         let total = p.request_count;
         let bar = (ui == UiType::Progress).then(|| {
             let bar = match (total, p.duration) {
@@ -56,6 +50,14 @@ impl View {
             bar
         });
         let now = Instant::now();
+        if let Some(board) = &progress.board {
+            board.start_phase(PhaseHeader {
+                phase,
+                total,
+                duration: p.duration,
+                started: now,
+            });
+        }
         Self {
             ui,
             phase,
@@ -65,7 +67,6 @@ impl View {
             bar,
             started: now,
             last_line: now,
-            _clock: clock,
         }
     }
 
