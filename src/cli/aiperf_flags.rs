@@ -267,6 +267,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "--profile-run-cooldown-seconds",
     "--confidence-level",
     "--profile-run-disable-warmup-after-first",
+    "--no-profile-run-disable-warmup-after-first",
     "--set-consistent-seed",
     "--no-set-consistent-seed",
     "--vary-seed-per-trial",

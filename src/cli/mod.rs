@@ -11,6 +11,7 @@ pub mod goodput;
 pub mod http_trace;
 pub mod input;
 pub mod merge;
+pub mod multi_run;
 pub mod prompt;
 pub mod shard;
 pub mod timing;
@@ -427,6 +428,9 @@ pub struct ProfileArgs {
     /// Scale-out: this process as one shard of a run split over several.
     #[command(flatten)]
     pub shard: shard::ShardArgs,
+
+    #[command(flatten)]
+    pub multi_run: multi_run::MultiRunArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

@@ -2,6 +2,7 @@
 //! Output artifacts (spec §6): the summary JSON and CSV, the per-record JSONL, the console
 //! table, the artifact directory name and the export file names.
 
+pub mod aggregate;
 pub mod console;
 pub mod csv;
 pub mod headers;
@@ -265,6 +266,9 @@ pub fn default_artifact_dir(model: &[String], endpoint_type: &str, stimulus: &St
     };
     PathBuf::from("artifacts").join(format!("{name}-openai-{endpoint_type}-{stim}"))
 }
+
+/// The AIPerf version whose formats the exports follow (`aiperf_version` in the JSON files).
+pub const AIPERF_VERSION: &str = "0.13.0";
 
 /// Python's `str(float)`: shortest round-trip digits, `.0` on integral values, scientific
 /// notation (`1e+20`, `1.5e-05`) when the decimal exponent is < −4 or ≥ 16.
