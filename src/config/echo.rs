@@ -288,7 +288,8 @@ fn entries(e: &Echo) -> Option<u64> {
 
 fn dataset(cfg: &Config, e: &Echo) -> Value {
     let a = &e.args;
-    let seed = cfg.seed_given.then_some(cfg.seed);
+    // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies.
+    let seed = a.random_seed;
     if let Some(d) = cfg.input.dataset_json(entries(e), seed) {
         return d;
     }
