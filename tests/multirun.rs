@@ -351,3 +351,63 @@ fn bad_multi_run_flags_exit_2() {
         assert!(!tmp.path().join("profile_runs").exists());
     }
 }
+
+/// Every run failed (nothing listens): each run's artifacts are written, no aggregate can be
+/// computed and stderr says so; the exit code is a single run's for no success, 1.
+#[test]
+fn no_successful_run_writes_no_aggregate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // Port 1 on loopback: refused at once.
+    let out = ringperf(&[
+        "-m",
+        "mock-model",
+        "--url",
+        "http://127.0.0.1:1",
+        "--tokenizer",
+        "builtin",
+        "--isl",
+        "8",
+        "--ui",
+        "none",
+        "--no-server-metrics",
+        "--request-count",
+        "2",
+        "--num-profile-runs",
+        "2",
+    ])
+    .arg("--artifact-dir")
+    .arg(dir)
+    .output()
+    .unwrap();
+    check_exit(&out, 1);
+    for label in ["run_0001", "run_0002"] {
+        let doc = read_json(
+            &dir.join("profile_runs")
+                .join(label)
+                .join("profile_export_aiperf.json"),
+        );
+        assert_eq!(
+            doc["error_request_count"]["avg"].as_f64(),
+            Some(2.0),
+            "{label}"
+        );
+    }
+    assert!(!dir.join("aggregate").exists());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("aggregate: all 2 runs failed"), "{err}");
+}
+
+/// One run (the default) is an ordinary run: its files at the top, no run directories.
+#[test]
+fn one_run_is_a_plain_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = mock_run(dir, &["--request-count", "2", "--num-profile-runs", "1"])
+        .output()
+        .unwrap();
+    check_exit(&out, 0);
+    assert!(dir.join("profile_export_aiperf.json").is_file());
+    assert!(!dir.join("profile_runs").exists());
+    assert!(!dir.join("aggregate").exists());
+}
