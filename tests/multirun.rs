@@ -142,6 +142,12 @@ fn three_runs_and_their_aggregate() {
         let doc = read_json(&rd.join("profile_export_aiperf.json"));
         assert_eq!(doc["request_count"]["avg"].as_f64(), Some(12.0), "{label}");
         assert_eq!(doc["was_cancelled"], false, "{label}");
+        let echoed = doc["input_config"]["artifacts"]["dir"].as_str().unwrap();
+        assert_eq!(
+            Path::new(echoed),
+            rd,
+            "{label}: its own directory, as AIPerf echoes it"
+        );
         let records = read_jsonl(&rd.join("profile_export.jsonl"));
         let profiling = records
             .iter()

@@ -52,6 +52,12 @@ impl Echo {
     pub fn given(&self, id: &str) -> bool {
         self.given.contains(id)
     }
+
+    /// Echo `dir` as the artifact directory: each of a repeated profile's runs names its own
+    /// (`profile_runs/run_NNNN`), as AIPerf's do.
+    pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
+        self.args.artifact_dir = Some(dir.to_path_buf());
+    }
 }
 
 /// The ids of the `profile` arguments whose value came from the command line.

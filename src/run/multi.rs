@@ -122,6 +122,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         let label = aggregate::run_label(k);
         let mut run_cfg = cfg.clone();
         run_cfg.artifact_dir = base.join(aggregate::RUNS_DIR).join(&label);
+        run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
         if k > 1 && mr.warmup_first_run_only {
             run_cfg.warmup = None;
         }
