@@ -108,9 +108,9 @@ mod tests {
         (a - b).abs() <= 1e-12 * b.abs().max(1.0)
     }
 
-    // Expected t quantiles: scipy 1.x, `scipy.stats.t.ppf(q, df)`, run in the AIPerf venv
-    // (/work/perf-tools/venv/bin/python); they agree with the printed tables (12.706, 4.303,
-    // 2.262, 2.920, 9.925, 1.833, 3.250) to the tables' digits.
+    // Expected t quantiles: scipy's `scipy.stats.t.ppf(q, df)`, run in the AIPerf venv that
+    // perf/aiperf-env.sh installs; they agree with the printed tables (12.706, 4.303, 2.262,
+    // 2.920, 9.925, 1.833, 3.250) to the tables' digits.
     const T_975_DF1: f64 = 12.706204736174694;
     const T_975_DF2: f64 = 4.302652729749462;
     const T_975_DF9: f64 = 2.262157162798205;
