@@ -129,6 +129,7 @@ fn three_runs_and_their_aggregate() {
     let labels = ["run_0001", "run_0002", "run_0003"];
     let mut runs = Vec::new();
     let mut inputs = Vec::new();
+    let mut sweep_ids = Vec::new();
     for (i, label) in labels.iter().enumerate() {
         let rd = dir.join("profile_runs").join(label);
         for f in [
@@ -142,6 +143,11 @@ fn three_runs_and_their_aggregate() {
         let doc = read_json(&rd.join("profile_export_aiperf.json"));
         assert_eq!(doc["request_count"]["avg"].as_f64(), Some(12.0), "{label}");
         assert_eq!(doc["was_cancelled"], false, "{label}");
+        let info = &doc["run_info"];
+        assert_eq!(info["trial"], i as u64, "{label}");
+        assert_eq!(info["run_label"], *label);
+        assert_eq!(info["random_seed"], 42, "{label}");
+        sweep_ids.push(info["sweep_id"].as_str().unwrap().to_string());
         let echoed = doc["input_config"]["artifacts"]["dir"].as_str().unwrap();
         assert_eq!(
             Path::new(echoed),
@@ -165,6 +171,9 @@ fn three_runs_and_their_aggregate() {
     }
     // No file of a single run at the top: the artifact directory holds the runs and the aggregate.
     assert!(!dir.join("profile_export_aiperf.json").exists());
+    // One sequence: one sweep id (a UUID) in every run's run_info.
+    assert_eq!(sweep_ids[0].len(), 36);
+    assert!(sweep_ids.iter().all(|i| *i == sweep_ids[0]));
     // --set-consistent-seed (the default): seed 42, so every run sent the same prompts.
     assert!(inputs.iter().all(|i| *i == inputs[0]));
 

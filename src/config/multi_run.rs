@@ -28,6 +28,9 @@ pub struct MultiRunConfig {
     /// `--set-consistent-seed` (default on): a repeated run without `--random-seed` uses
     /// [`CONSISTENT_SEED`].
     pub consistent_seed: bool,
+    /// Set by the runner on the configuration of each run of a repeated profile (never from
+    /// the command line): the run's place, written in its `run_info`.
+    pub trial: Option<crate::export::Trial>,
 }
 
 impl Default for MultiRunConfig {
@@ -39,6 +42,7 @@ impl Default for MultiRunConfig {
             cooldown_seconds: 0.0,
             warmup_first_run_only: true,
             consistent_seed: true,
+            trial: None,
         }
     }
 }
@@ -74,6 +78,7 @@ impl MultiRunConfig {
             cooldown_seconds: secs,
             warmup_first_run_only: !a.warmup_every_run,
             consistent_seed: !a.no_consistent_seed,
+            trial: None,
         })
     }
 

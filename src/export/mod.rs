@@ -61,6 +61,8 @@ pub struct RunInfo {
     pub ring_stalls: u64,
     /// `--random-seed`, if given (`run_info.random_seed`).
     pub random_seed: Option<u64>,
+    /// One run of a repeated profile (`--num-profile-runs`): its place in `run_info`.
+    pub trial: Option<Trial>,
     /// The run's clock anchors: raw `CLOCK_MONOTONIC` ns and wall-clock epoch ns of the same
     /// instant, so wall-clock record stamps convert exactly to the monotonic scale (ground-truth
     /// comparisons with the mock server's truth log).
@@ -97,6 +99,17 @@ pub struct ThreadCpu {
     pub naps: Option<crate::net::batch::NapStats>,
     /// Workers whose warm pool opened connections (open-loop phases): how many.
     pub warm_pool: Option<WarmPool>,
+}
+
+/// One run of a repeated profile, as AIPerf's `run_info` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trial {
+    /// The run's index, from 0 (`trial`).
+    pub index: u32,
+    /// `run_NNNN`, from 1 (`run_label`), also its directory's name.
+    pub label: String,
+    /// One id shared by every run of the sequence (`sweep_id`, a UUID).
+    pub sweep_id: String,
 }
 
 /// What a worker's warm connection pool did (`crate::worker::warm`).

@@ -481,6 +481,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         workers: cfg.workers,
         ring_stalls: collected.ring_stalls,
         random_seed: cfg.seed_given.then_some(cfg.seed),
+        trial: cfg.multi_run.trial.clone(),
         monotonic_origin_ns: clock.raw_ns(0),
         wall_origin_ns: clock.wall_origin_ns(),
         realtime_offset: Some(clock.realtime_offset()),

@@ -16,7 +16,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::control::RunControl;
 use crate::export::aggregate::{self, RunResult};
-use crate::export::{AIPERF_VERSION, ExportNames};
+use crate::export::{AIPERF_VERSION, ExportNames, Trial};
 
 /// What the signal thread and the sequence share: the run in progress, and whether a signal
 /// came (its name).
@@ -106,6 +106,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         artifact_dir: base.clone(),
     };
     let mut results: Vec<RunResult> = Vec::new();
+    let sweep_id = uuid::Uuid::new_v4().to_string();
     let mut setup_error = None;
     for k in 1..=mr.runs {
         if k > 1 && !mr.cooldown.is_zero() {
@@ -123,6 +124,11 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         let mut run_cfg = cfg.clone();
         run_cfg.artifact_dir = base.join(aggregate::RUNS_DIR).join(&label);
         run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
+        run_cfg.multi_run.trial = Some(Trial {
+            index: k - 1,
+            label: label.clone(),
+            sweep_id: sweep_id.clone(),
+        });
         if k > 1 && mr.warmup_first_run_only {
             run_cfg.warmup = None;
         }
