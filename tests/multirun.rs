@@ -292,7 +292,7 @@ fn sigint_stops_the_sequence() {
             "--concurrency",
             "1",
             "--benchmark-duration",
-            "2",
+            "4",
             "--num-profile-runs",
             "3",
         ],
