@@ -426,3 +426,52 @@ fn one_run_is_a_plain_run() {
     assert!(!dir.join("profile_runs").exists());
     assert!(!dir.join("aggregate").exists());
 }
+
+/// SIGINT during the cooldown: no further run starts, the aggregate covers the run done (one:
+/// degraded), exit 130. If the cooldown could not be interrupted, the second run would start
+/// after it and the checks below would fail.
+#[test]
+fn sigint_during_the_cooldown() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut child = mock_run(
+        dir,
+        &[
+            "--request-count",
+            "4",
+            "--num-profile-runs",
+            "2",
+            "--profile-run-cooldown-seconds",
+            "60",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while !line.starts_with("Cooling down") {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "no cooldown: {seen}"
+        );
+        seen.push_str(&line);
+    }
+    assert!(line.contains("60.0 s before run 2 of 2"), "{line}");
+    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(!dir.join("profile_runs/run_0002").exists());
+    let agg = read_json(&dir.join("aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(agg["metadata"]["num_profile_runs"], 1);
+    assert_eq!(agg["metadata"]["single_run"], true);
+    assert_eq!(agg["metadata"]["failed_runs"], serde_json::json!([]));
+    assert!(rest.contains("Aggregate over 1 of 1 runs"), "{rest}");
+}
