@@ -475,3 +475,30 @@ fn sigint_during_the_cooldown() {
     assert_eq!(agg["metadata"]["failed_runs"], serde_json::json!([]));
     assert!(rest.contains("Aggregate over 1 of 1 runs"), "{rest}");
 }
+
+/// A setup error in the first run (here, a tokenizer that is not there) is a setup error of the
+/// command: exit 2 with its message, no second run, no aggregate message.
+#[test]
+fn setup_error_stops_the_sequence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = mock_run(
+        dir,
+        &[
+            "--request-count",
+            "2",
+            "--num-profile-runs",
+            "2",
+            "--tokenizer",
+            "/nonexistent/tokenizer.json",
+        ],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tokenizer"), "{err}");
+    assert!(!err.contains("aggregate"), "{err}");
+    assert!(!dir.join("profile_runs/run_0002").exists());
+    assert!(!dir.join("aggregate").exists());
+}

@@ -172,7 +172,9 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     if let Some(name) = seq.cancelled() {
         total.stopped = Some(StopReason::Signal(name));
     }
-    let written = if results.is_empty() {
+    // A setup error before any run counted is the whole story: no aggregate to speak of.
+    let nothing_counted = results.iter().all(|r| r.outcome.is_err());
+    let written = if results.is_empty() || (setup_error.is_some() && nothing_counted) {
         Ok(())
     } else {
         finish(&base, cfg, &results)
