@@ -11,6 +11,7 @@ pub mod goodput;
 pub mod http_trace;
 pub mod input;
 pub mod merge;
+pub mod multi_run;
 pub mod prompt;
 pub mod shard;
 pub mod timing;
@@ -427,6 +428,9 @@ pub struct ProfileArgs {
     /// Scale-out: this process as one shard of a run split over several.
     #[command(flatten)]
     pub shard: shard::ShardArgs,
+
+    #[command(flatten)]
+    pub multi_run: multi_run::MultiRunArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -1006,6 +1010,32 @@ mod tests {
             rows > 250,
             "the table lists every AIPerf flag ({rows} rows)"
         );
+    }
+
+    #[test]
+    fn multi_run_flags_are_supported() {
+        let line = "ringperf profile -m x --num-profile-runs 3 --profile-run-cooldown-seconds 2 \
+                    --confidence-level 0.9 --no-profile-run-disable-warmup-after-first \
+                    --no-set-consistent-seed";
+        reject_unsupported(&args(line)).unwrap();
+        let p = profile(line);
+        assert_eq!(p.multi_run.num_profile_runs, 3);
+        assert_eq!(p.multi_run.profile_run_cooldown_seconds, 2.0);
+        assert_eq!(p.multi_run.confidence_level, 0.9);
+        assert!(p.multi_run.warmup_every_run && p.multi_run.no_consistent_seed);
+        // Each pair: the last one given wins.
+        let p = profile(
+            "ringperf profile --no-set-consistent-seed --set-consistent-seed \
+             --no-profile-run-disable-warmup-after-first --profile-run-disable-warmup-after-first",
+        );
+        assert!(!p.multi_run.no_consistent_seed && !p.multi_run.warmup_every_run);
+        // The same flags are still AIPerf's (the check below).
+        for f in [
+            "--num-profile-runs",
+            "--no-profile-run-disable-warmup-after-first",
+        ] {
+            assert!(AIPERF_PROFILE_FLAGS.contains(&f), "{f}");
+        }
     }
 
     #[test]

@@ -52,6 +52,12 @@ impl Echo {
     pub fn given(&self, id: &str) -> bool {
         self.given.contains(id)
     }
+
+    /// Echo `dir` as the artifact directory: each of a repeated profile's runs names its own
+    /// (`profile_runs/run_NNNN`), as AIPerf's do.
+    pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
+        self.args.artifact_dir = Some(dir.to_path_buf());
+    }
 }
 
 /// The ids of the `profile` arguments whose value came from the command line.
@@ -288,7 +294,8 @@ fn entries(e: &Echo) -> Option<u64> {
 
 fn dataset(cfg: &Config, e: &Echo) -> Value {
     let a = &e.args;
-    let seed = cfg.seed_given.then_some(cfg.seed);
+    // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies.
+    let seed = a.random_seed;
     if let Some(d) = cfg.input.dataset_json(entries(e), seed) {
         return d;
     }

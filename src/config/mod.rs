@@ -6,6 +6,7 @@ pub mod dataset;
 pub mod echo;
 pub mod goodput;
 pub mod mock;
+pub mod multi_run;
 pub mod prompt;
 pub mod shard;
 pub mod template;
@@ -301,6 +302,8 @@ pub struct Config {
     pub shard: shard::ShardConfig,
     /// The command line, secrets redacted, one item per argument (a shard's `shard.json`).
     pub argv_redacted: Vec<String>,
+    /// `--num-profile-runs` and its companions: repeat the profile and aggregate the runs.
+    pub multi_run: multi_run::MultiRunConfig,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the
@@ -504,10 +507,20 @@ impl Config {
         };
 
         let shard = shard::ShardConfig::from_args(&args.shard, |k| std::env::var(k).ok())?;
-        let seed_given = args.random_seed.is_some();
+        let multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
+        if multi_run.is_repeated() && shard.is_split() {
+            return err(
+                "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \
+                 the split run instead",
+            );
+        }
+        // Repeated runs send one workload (`--set-consistent-seed`, the default): without a
+        // given seed they use AIPerf's fixed one, as if `--random-seed 42` had been given.
+        let random_seed = args.random_seed.or(multi_run.default_seed());
+        let seed_given = random_seed.is_some();
         // The shards of a split run draw one schedule: without a given seed they derive it
         // from the instant they share.
-        let seed = match (args.random_seed, shard.start_at_ns) {
+        let seed = match (random_seed, shard.start_at_ns) {
             (Some(s), _) => s,
             (None, Some(at)) if shard.is_split() => crate::schedule::child_seed(at, "shard"),
             (None, _) => rand::random(),
@@ -680,6 +693,7 @@ impl Config {
             }),
             echo,
             shard,
+            multi_run,
         })
     }
 

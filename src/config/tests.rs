@@ -779,3 +779,45 @@ fn help_marks_exactly_the_endpoint_types_that_are_rejected() {
         assert_eq!(marked, rejected_as_unsupported, "{name}: {got:?}");
     }
 }
+
+#[test]
+fn repeated_runs_get_a_consistent_seed() {
+    let base = "ringperf profile -m m -u 127.0.0.1:1";
+    // One run: the seed stays unset (drawn, not echoed).
+    let one = cfg(base).unwrap();
+    assert!(!one.seed_given);
+    assert_eq!(one.multi_run.runs, 1);
+    // Repeated: AIPerf's --set-consistent-seed default gives 42.
+    let three = cfg(&format!("{base} --num-profile-runs 3")).unwrap();
+    assert_eq!((three.seed, three.seed_given), (42, true));
+    // As AIPerf: the run uses it (run_info), the echo of the command line does not show it.
+    assert!(
+        three.input_config()["datasets"][0]
+            .get("random_seed")
+            .is_none()
+    );
+    let given = cfg(&format!("{base} --num-profile-runs 3 --random-seed 7")).unwrap();
+    assert_eq!(given.seed, 7);
+    assert_eq!(given.input_config()["datasets"][0]["random_seed"], 7);
+    let off = cfg(&format!(
+        "{base} --num-profile-runs 3 --no-set-consistent-seed"
+    ))
+    .unwrap();
+    assert!(!off.seed_given);
+    // The last of a --flag / --no-flag pair wins.
+    let back = cfg(&format!(
+        "{base} --num-profile-runs 3 --no-set-consistent-seed --set-consistent-seed"
+    ))
+    .unwrap();
+    assert_eq!(back.seed, 42);
+    let warm = cfg(&format!(
+        "{base} --num-profile-runs 2 --no-profile-run-disable-warmup-after-first"
+    ))
+    .unwrap();
+    assert!(!warm.multi_run.warmup_first_run_only);
+    let e = cfg(&format!(
+        "{base} --num-profile-runs 2 --shard-count 2 --start-at 2026-11-23T10:00:00Z"
+    ))
+    .unwrap_err();
+    assert!(e.0.contains("--shard-count"), "{e}");
+}

@@ -134,11 +134,26 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
         "benchmark_id".into(),
         Value::from(run.benchmark_id.as_str()),
     );
+    if let Some(t) = &run.trial {
+        info.insert("sweep_id".into(), Value::from(t.sweep_id.as_str()));
+    }
     if let Some(seed) = run.random_seed {
         info.insert("random_seed".into(), Value::from(seed));
     }
-    // A single run is trial 0 (AIPerf numbers the trials of `--num-profile-runs`).
-    info.insert("trial".into(), Value::from(0));
+    // A single run is trial 0; the runs of `--num-profile-runs` are numbered from 0, with
+    // AIPerf's label and (one, unvaried) variation.
+    match &run.trial {
+        None => {
+            info.insert("trial".into(), Value::from(0));
+        }
+        Some(t) => {
+            info.insert("trial".into(), Value::from(t.index));
+            info.insert("run_label".into(), Value::from(t.label.as_str()));
+            info.insert("variation_label".into(), Value::from("base"));
+            info.insert("variation_index".into(), Value::from(0));
+            info.insert("variation_values".into(), Value::Object(Map::new()));
+        }
+    }
     info.insert("cli_command".into(), Value::from(run.cli_command.as_str()));
     o.insert("run_info".into(), Value::Object(info));
     o.insert("was_cancelled".into(), Value::from(run.was_cancelled));

@@ -2,6 +2,7 @@
 //! Output artifacts (spec §6): the summary JSON and CSV, the per-record JSONL, the console
 //! table, the artifact directory name and the export file names.
 
+pub mod aggregate;
 pub mod console;
 pub mod csv;
 pub mod headers;
@@ -61,6 +62,8 @@ pub struct RunInfo {
     pub ring_stalls: u64,
     /// `--random-seed`, if given (`run_info.random_seed`).
     pub random_seed: Option<u64>,
+    /// One run of a repeated profile (`--num-profile-runs`): its place in `run_info`.
+    pub trial: Option<Trial>,
     /// The run's clock anchors: raw `CLOCK_MONOTONIC` ns and wall-clock epoch ns of the same
     /// instant, so wall-clock record stamps convert exactly to the monotonic scale (ground-truth
     /// comparisons with the mock server's truth log).
@@ -97,6 +100,17 @@ pub struct ThreadCpu {
     pub naps: Option<crate::net::batch::NapStats>,
     /// Workers whose warm pool opened connections (open-loop phases): how many.
     pub warm_pool: Option<WarmPool>,
+}
+
+/// One run of a repeated profile, as AIPerf's `run_info` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trial {
+    /// The run's index, from 0 (`trial`).
+    pub index: u32,
+    /// `run_NNNN`, from 1 (`run_label`), also its directory's name.
+    pub label: String,
+    /// One id shared by every run of the sequence (`sweep_id`, a UUID).
+    pub sweep_id: String,
 }
 
 /// What a worker's warm connection pool did (`crate::worker::warm`).
@@ -266,6 +280,9 @@ pub fn default_artifact_dir(model: &[String], endpoint_type: &str, stimulus: &St
     };
     PathBuf::from("artifacts").join(format!("{name}-openai-{endpoint_type}-{stim}"))
 }
+
+/// The AIPerf version whose formats the exports follow (`aiperf_version` in the JSON files).
+pub const AIPERF_VERSION: &str = "0.13.0";
 
 /// Python's `str(float)`: shortest round-trip digits, `.0` on integral values, scientific
 /// notation (`1e+20`, `1.5e-05`) when the decimal exponent is < −4 or ≥ 16.

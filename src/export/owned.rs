@@ -7,6 +7,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::ExportNames;
+use super::aggregate::{
+    AGGREGATE_DIR, CSV_NAME as AGGREGATE_CSV, JSON_NAME as AGGREGATE_JSON, RUNS_DIR,
+};
 use super::marker::READY_MARKER;
 use super::phases::{MANIFEST_FILE, PHASES_DIR, SERVER_METRICS_FILE};
 use super::shard::SHARD_FILE;
@@ -40,6 +43,10 @@ pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
     .into_iter()
     .map(PathBuf::from)
     .collect();
+    // A repeated run's aggregate (`--num-profile-runs`).
+    for name in [AGGREGATE_JSON, AGGREGATE_CSV] {
+        files.push(Path::new(AGGREGATE_DIR).join(name));
+    }
     for phase in [Phase::Warmup, Phase::Profiling] {
         let folder = Path::new(PHASES_DIR).join(phase.as_str());
         for name in [
@@ -85,7 +92,33 @@ pub fn remove_previous(
         let _ = std::fs::remove_dir(dir.join(PHASES_DIR).join(phase.as_str()));
     }
     let _ = std::fs::remove_dir(dir.join(PHASES_DIR));
+    let _ = std::fs::remove_dir(dir.join(AGGREGATE_DIR));
+    // An earlier repeated run's `profile_runs/run_NNNN/` folders, each the same way.
+    let runs = dir.join(RUNS_DIR);
+    if let Ok(entries) = std::fs::read_dir(&runs) {
+        let mut folders: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| is_run_label(n)))
+            .collect();
+        folders.sort();
+        for folder in folders {
+            let label = PathBuf::from(RUNS_DIR).join(folder.file_name().unwrap_or_default());
+            for rel in remove_previous(&folder, names, &keep)? {
+                removed.push(label.join(rel));
+            }
+            let _ = std::fs::remove_dir(&folder);
+        }
+        let _ = std::fs::remove_dir(&runs);
+    }
     Ok(removed)
+}
+
+/// `run_0001`, … : the folder name of one repeated run.
+fn is_run_label(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix("run_"))
+        .is_some_and(|d| d.len() == 4 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The note a run prints when it replaced an earlier run's files, `None` when there were none.
@@ -93,7 +126,16 @@ pub fn removed_note(dir: &Path, removed: &[PathBuf]) -> Option<String> {
     if removed.is_empty() {
         return None;
     }
-    let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+    // Past a screenful, the first names and how many more.
+    const SHOWN: usize = 16;
+    let mut list: Vec<String> = removed
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    if removed.len() > SHOWN {
+        list.push(format!("and {} more", removed.len() - SHOWN));
+    }
     Some(format!(
         "removed {} of an earlier run from {}: {}",
         super::plural(removed.len() as u64, "file"),
@@ -163,6 +205,41 @@ mod tests {
         let removed = remove_previous(d.path(), &ExportNames::new(Some("foo")), &[]).unwrap();
         assert_eq!(removed, [PathBuf::from("foo.jsonl")]);
         assert!(d.path().join("profile_export.jsonl").exists());
+    }
+
+    #[test]
+    fn an_earlier_repeated_runs_folders_and_aggregate_go() {
+        let d = tempfile::tempdir().unwrap();
+        for rel in [
+            "aggregate/profile_export_aiperf_aggregate.json",
+            "aggregate/profile_export_aiperf_aggregate.csv",
+            "profile_runs/run_0001/profile_export_aiperf.json",
+            "profile_runs/run_0001/phases/profiling/profile_export_aiperf.csv",
+            "profile_runs/run_0002/profile_export.jsonl",
+            // Not a run folder of ringperf's: stays, and so does its parent.
+            "profile_runs/mine/profile_export.jsonl",
+        ] {
+            touch(d.path(), rel);
+        }
+        let removed = remove_previous(d.path(), &ExportNames::new(None), &[]).unwrap();
+        let removed: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            removed,
+            [
+                "aggregate/profile_export_aiperf_aggregate.json",
+                "aggregate/profile_export_aiperf_aggregate.csv",
+                "profile_runs/run_0001/profile_export_aiperf.json",
+                "profile_runs/run_0001/phases/profiling/profile_export_aiperf.csv",
+                "profile_runs/run_0002/profile_export.jsonl",
+            ]
+        );
+        assert!(!d.path().join("aggregate").exists());
+        assert!(!d.path().join("profile_runs/run_0001").exists());
+        assert!(
+            d.path()
+                .join("profile_runs/mine/profile_export.jsonl")
+                .exists()
+        );
     }
 
     #[test]

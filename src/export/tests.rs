@@ -41,6 +41,7 @@ fn run_info() -> RunInfo {
         workers: 2,
         ring_stalls: 3,
         random_seed: Some(42),
+        trial: None,
         monotonic_origin_ns: 5,
         wall_origin_ns: 7,
         realtime_offset: Some(crate::clock::RealtimeOffset {
@@ -372,6 +373,41 @@ fn summary_json_key_order_and_shapes() {
     assert!(
         text.starts_with("{\n  \"schema_version\": \"1.4\",\n  \"aiperf_version\": \"0.13.0\",")
     );
+}
+
+/// A run of a repeated profile: AIPerf's `run_info` keys, in its order (its run_0002 file).
+#[test]
+fn run_info_of_a_trial() {
+    let s = summarize(&MetricConfig::new(true, false), &three_records());
+    let run = RunInfo {
+        trial: Some(crate::export::Trial {
+            index: 1,
+            label: "run_0002".into(),
+            sweep_id: "1ee8c1bd-a240-4bba-a53d-2c25ed37698a".into(),
+        }),
+        ..run_info()
+    };
+    let v = summary_json(&s, None, &run);
+    let info = v["run_info"].as_object().unwrap();
+    let keys: Vec<&str> = info.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "benchmark_id",
+            "sweep_id",
+            "random_seed",
+            "trial",
+            "run_label",
+            "variation_label",
+            "variation_index",
+            "variation_values",
+            "cli_command"
+        ]
+    );
+    assert_eq!(info["trial"], 1);
+    assert_eq!(info["run_label"], "run_0002");
+    assert_eq!(info["variation_label"], "base");
+    assert_eq!(info["variation_values"], serde_json::json!({}));
 }
 
 #[test]

@@ -210,6 +210,7 @@ pub fn write_artifacts(
         workers: summaries.clone().filter_map(|s| s.workers).sum::<u64>() as usize,
         ring_stalls: summaries.filter_map(|s| s.ring_stalls).sum(),
         random_seed: settings.random_seed,
+        trial: None,
         monotonic_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.0),
         wall_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.1),
         realtime_offset: None,

@@ -5,6 +5,7 @@ mod collect;
 
 mod dispatch;
 mod health;
+mod multi;
 mod placement;
 mod server_metrics;
 mod shard;
@@ -93,37 +94,63 @@ pub fn run(cfg: Config) -> Result<Outcome, RunError> {
     run_with(cfg, RunOptions::default())
 }
 
-/// Runs the benchmark described by `cfg` and writes its artifacts.
+/// Runs the benchmark described by `cfg` and writes its artifacts: once, or
+/// `--num-profile-runs` times with the aggregate across the runs ([`multi`]).
 pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
+    if cfg.multi_run.is_repeated() {
+        return multi::run_many(cfg, opts);
+    }
     let control = Arc::new(RunControl::new(Clock::start()));
     if !opts.handle_signals {
         return run_inner(cfg, control);
     }
-    // Block before any thread exists, so that only the signal thread ever takes them.
-    let set = crate::signals::block_term_signals()
-        .map_err(|e| RunError(format!("cannot block SIGINT/SIGTERM: {e}")))?;
-    let done = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let (control, done) = (control.clone(), done.clone());
-        let grace = cfg.stop_grace;
-        std::thread::Builder::new()
-            .name("ringperf-signals".into())
-            .spawn(move || signal_loop(&set, &control, &done, grace))
-            .map_err(|e| RunError(format!("cannot start the signal thread: {e}")))?
+    let watch = {
+        let (control, grace) = (control.clone(), cfg.stop_grace);
+        SignalWatch::start(move |name| control.stop_after(StopReason::Signal(name), grace))?
     };
     let result = run_inner(cfg, control);
-    done.store(true, Ordering::Release);
-    let _ = watcher.join();
-    crate::signals::unblock(&set);
+    watch.stop();
     result
 }
 
-/// First signal: stop issuing, give requests in flight the grace period. Second: exit now.
+/// The binary's signal thread: SIGINT / SIGTERM are blocked in the calling thread (before any
+/// other thread exists, so that only this one ever takes them); the first calls `on_first`,
+/// the second exits at once.
+struct SignalWatch {
+    set: crate::signals::TermSignals,
+    done: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl SignalWatch {
+    fn start(on_first: impl Fn(&'static str) + Send + 'static) -> Result<Self, RunError> {
+        let set = crate::signals::block_term_signals()
+            .map_err(|e| RunError(format!("cannot block SIGINT/SIGTERM: {e}")))?;
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let done = done.clone();
+            std::thread::Builder::new()
+                .name("ringperf-signals".into())
+                .spawn(move || signal_loop(&set, &done, &on_first))
+                .map_err(|e| RunError(format!("cannot start the signal thread: {e}")))?
+        };
+        Ok(Self { set, done, thread })
+    }
+
+    /// Ends the thread and unblocks the signals again.
+    fn stop(self) {
+        self.done.store(true, Ordering::Release);
+        let _ = self.thread.join();
+        crate::signals::unblock(&self.set);
+    }
+}
+
+/// First signal: `on_first` (stop issuing; requests in flight get the grace period). Second:
+/// exit now.
 fn signal_loop(
     set: &crate::signals::TermSignals,
-    control: &RunControl,
     done: &AtomicBool,
-    grace: Option<Duration>,
+    on_first: &dyn Fn(&'static str),
 ) {
     let mut seen = 0;
     while !done.load(Ordering::Acquire) {
@@ -133,7 +160,7 @@ fn signal_loop(
         };
         seen += 1;
         if seen == 1 {
-            control.stop_after(StopReason::Signal(name), grace);
+            on_first(name);
             eprintln!(
                 "ringperf: {name}: stopping; requests in flight get the grace period. \
                  Press Ctrl+C again to force quit."
@@ -192,22 +219,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         ))
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
-    // An earlier run's files must not sit beside this run's as if they were its own.
-    let input_file: Vec<PathBuf> = cfg
-        .input
-        .load
-        .as_ref()
-        .and_then(|spec| match &spec.source {
-            workload::loader::Source::File { path, .. } => Some(path.clone()),
-            workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
-        })
-        .into_iter()
-        .collect();
-    let removed = crate::export::owned::remove_previous(&dir, &names, &input_file)
-        .map_err(|e| RunError(format!("cannot clear the artifact directory: {e}")))?;
-    if let Some(msg) = crate::export::owned::removed_note(&dir, &removed) {
-        note(&msg);
-    }
+    clear_artifact_dir(&cfg, &dir, &names)?;
     // A shard says who it is before it sends anything.
     let identity = shard::prepare(&mut cfg, control.clock(), &dir)?;
 
@@ -475,7 +487,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
             .map_or_else(crate::export::new_benchmark_id, |i| {
                 i.manifest.run_id.clone()
             }),
-        aiperf_version: "0.13.0".into(),
+        aiperf_version: crate::export::AIPERF_VERSION.into(),
         cli_command: cfg.cli_command.clone(),
         input_config: cfg.input_config(),
         start_wall_ns,
@@ -489,6 +501,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         workers: cfg.workers,
         ring_stalls: collected.ring_stalls,
         random_seed: cfg.seed_given.then_some(cfg.seed),
+        trial: cfg.multi_run.trial.clone(),
         monotonic_origin_ns: clock.raw_ns(0),
         wall_origin_ns: clock.wall_origin_ns(),
         realtime_offset: Some(clock.realtime_offset()),
@@ -1041,6 +1054,28 @@ fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
             None
         }
     }
+}
+
+/// Removes what an earlier run left in `dir` under the names this run writes, and says so: an
+/// earlier run's files must not sit beside this run's as if they were its own. The run's own
+/// dataset file is never removed.
+fn clear_artifact_dir(cfg: &Config, dir: &Path, names: &ExportNames) -> Result<(), RunError> {
+    let input_file: Vec<PathBuf> = cfg
+        .input
+        .load
+        .as_ref()
+        .and_then(|spec| match &spec.source {
+            workload::loader::Source::File { path, .. } => Some(path.clone()),
+            workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
+        })
+        .into_iter()
+        .collect();
+    let removed = crate::export::owned::remove_previous(dir, names, &input_file)
+        .map_err(|e| RunError(format!("cannot clear the artifact directory: {e}")))?;
+    if let Some(msg) = crate::export::owned::removed_note(dir, &removed) {
+        note(&msg);
+    }
+    Ok(())
 }
 
 /// A line every run prints on stderr, terminal or not: what a user must know to read the run

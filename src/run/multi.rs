@@ -1,0 +1,247 @@
+//! Repeated profile runs (`--num-profile-runs` over 1, spec §5.6): the whole profile N times,
+//! each into `<artifact-dir>/profile_runs/run_NNNN/` with its usual artifacts and console, a
+//! cooldown between runs, then the aggregate across the runs ([`crate::export::aggregate`]).
+//!
+//! A signal stops the sequence: the run in progress stops as a single run does (its artifacts
+//! are written, marked cancelled), no further run starts, and the aggregate covers the runs
+//! that had completed. The cancelled run does not count: its partial figures would skew the
+//! statistics.
+
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::{Outcome, RunError, RunOptions, SignalWatch, StopReason, run_inner};
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::control::RunControl;
+use crate::export::aggregate::{self, RunResult};
+use crate::export::{AIPERF_VERSION, ExportNames, Trial};
+
+/// What the signal thread and the sequence share: the run in progress, and whether a signal
+/// came (its name).
+#[derive(Default)]
+struct Sequence {
+    state: Mutex<SeqState>,
+    /// Wakes a cooldown early when a signal comes.
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct SeqState {
+    current: Option<Arc<RunControl>>,
+    cancelled: Option<&'static str>,
+}
+
+impl Sequence {
+    fn lock(&self) -> MutexGuard<'_, SeqState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The first signal: stop the run in progress (if any) and every later one.
+    fn cancel(&self, name: &'static str, grace: Option<Duration>) {
+        let mut s = self.lock();
+        s.cancelled.get_or_insert(name);
+        if let Some(c) = &s.current {
+            c.stop_after(StopReason::Signal(name), grace);
+        }
+        self.wake.notify_all();
+    }
+
+    /// Sleeps `d`, or less when a signal comes.
+    fn cooldown(&self, d: Duration) {
+        let s = self.lock();
+        let _ = self
+            .wake
+            .wait_timeout_while(s, d, |s| s.cancelled.is_none());
+    }
+
+    /// A new run's control, registered as the run in progress; `None` once cancelled.
+    fn begin(&self) -> Option<Arc<RunControl>> {
+        let mut s = self.lock();
+        if s.cancelled.is_some() {
+            return None;
+        }
+        let control = Arc::new(RunControl::new(Clock::start()));
+        s.current = Some(control.clone());
+        Some(control)
+    }
+
+    fn end(&self) {
+        self.lock().current = None;
+    }
+
+    fn cancelled(&self) -> Option<&'static str> {
+        self.lock().cancelled
+    }
+}
+
+/// Runs the profile `cfg.multi_run.runs` times and writes the aggregate. The outcome sums the
+/// runs' requests; it is cancelled when a signal stopped the sequence, otherwise it carries
+/// the first run's error-budget stop, if any.
+pub fn run_many(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
+    let seq = Arc::new(Sequence::default());
+    let watch = if opts.handle_signals {
+        let (seq, grace) = (seq.clone(), cfg.stop_grace);
+        Some(SignalWatch::start(move |name| seq.cancel(name, grace))?)
+    } else {
+        None
+    };
+    let result = run_sequence(&cfg, &seq);
+    if let Some(w) = watch {
+        w.stop();
+    }
+    result
+}
+
+fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
+    let mr = &cfg.multi_run;
+    let base = cfg.artifact_dir.clone();
+    let names = ExportNames::new(cfg.export_prefix.as_deref());
+    let mut total = Outcome {
+        successes: 0,
+        errors: 0,
+        stopped: None,
+        client_fell_behind: false,
+        artifact_dir: base.clone(),
+    };
+    // What an earlier run left here (a single run's files, an earlier sequence's runs and
+    // aggregate) goes before the first run; each run then starts in an empty folder.
+    std::fs::create_dir_all(&base).map_err(|e| {
+        RunError(format!(
+            "cannot create artifact directory {}: {e}",
+            base.display()
+        ))
+    })?;
+    super::clear_artifact_dir(cfg, &base, &names)?;
+    let mut results: Vec<RunResult> = Vec::new();
+    let sweep_id = uuid::Uuid::new_v4().to_string();
+    let mut setup_error = None;
+    for k in 1..=mr.runs {
+        if k > 1 && !mr.cooldown.is_zero() {
+            println!(
+                "Cooling down for {} s before run {k} of {}",
+                crate::export::py_float_str(mr.cooldown_seconds),
+                mr.runs
+            );
+            seq.cooldown(mr.cooldown);
+        }
+        let Some(control) = seq.begin() else {
+            break;
+        };
+        let label = aggregate::run_label(k);
+        let mut run_cfg = cfg.clone();
+        run_cfg.artifact_dir = base.join(aggregate::RUNS_DIR).join(&label);
+        run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
+        run_cfg.multi_run.trial = Some(Trial {
+            index: k - 1,
+            label: label.clone(),
+            sweep_id: sweep_id.clone(),
+        });
+        if k > 1 && mr.warmup_first_run_only {
+            run_cfg.warmup = None;
+        }
+        println!(
+            "Profile run {k} of {} ({})",
+            mr.runs,
+            run_cfg.artifact_dir.display()
+        );
+        let dir = run_cfg.artifact_dir.clone();
+        let ran = run_inner(run_cfg, control);
+        seq.end();
+        match ran {
+            Ok(o) => {
+                total.successes += o.successes;
+                total.errors += o.errors;
+                total.client_fell_behind |= o.client_fell_behind;
+                if total.stopped.is_none()
+                    && let Some(StopReason::ErrorBudget { .. }) = &o.stopped
+                {
+                    total.stopped = o.stopped.clone();
+                }
+                results.push(match not_counted(&o) {
+                    Some(why) => RunResult {
+                        label,
+                        outcome: Err(why),
+                    },
+                    None => aggregate::read_run(label, &dir.join(&names.json)),
+                });
+            }
+            Err(e) => {
+                // A setup failure (files, dataset, the mock) would fail every later run too.
+                results.push(RunResult {
+                    label,
+                    outcome: Err(e.to_string()),
+                });
+                setup_error = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some(name) = seq.cancelled() {
+        total.stopped = Some(StopReason::Signal(name));
+    }
+    // A setup error before any run counted is the whole story: no aggregate to speak of.
+    let nothing_counted = results.iter().all(|r| r.outcome.is_err());
+    let written = if results.is_empty() || (setup_error.is_some() && nothing_counted) {
+        Ok(())
+    } else {
+        finish(&base, cfg, &results)
+    };
+    match setup_error {
+        Some(e) => Err(e),
+        None => written.map(|()| total),
+    }
+}
+
+/// Why a finished run does not count in the aggregate, if it does not.
+fn not_counted(o: &Outcome) -> Option<String> {
+    if let Some(reason) = &o.stopped {
+        return Some(reason.to_string());
+    }
+    if o.successes == 0 {
+        return Some(format!("no request succeeded ({} failed)", o.errors));
+    }
+    if o.client_fell_behind {
+        return Some("the client fell behind its --max-client-lag-us limit".into());
+    }
+    None
+}
+
+/// Writes the aggregate files and prints the aggregate table and the paths. No run counted:
+/// said on stderr, the outcome's exit code tells the rest. Files that cannot be written: an
+/// error.
+fn finish(base: &Path, cfg: &Config, results: &[RunResult]) -> Result<(), RunError> {
+    let mr = &cfg.multi_run;
+    let agg = match aggregate::aggregate(results, mr.confidence_level, mr.cooldown_seconds) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("ringperf: aggregate: {e}");
+            return Ok(());
+        }
+    };
+    if agg.single_run {
+        eprintln!(
+            "ringperf: only one run counted: the aggregate reports its values with no \
+             confidence interval"
+        );
+    }
+    match aggregate::write_aggregate(base, &agg, AIPERF_VERSION) {
+        Ok((json, csv)) => {
+            let mut out = String::from("\n");
+            out.push_str(&aggregate::render_aggregate_console(&agg));
+            out.push_str(&format!("Aggregate JSON Export: {}\n", json.display()));
+            out.push_str(&format!("Aggregate CSV Export: {}\n", csv.display()));
+            out.push_str(&format!(
+                "Runs: {}\n",
+                base.join(aggregate::RUNS_DIR).display()
+            ));
+            print!("{out}");
+            Ok(())
+        }
+        Err(e) => Err(RunError(format!(
+            "cannot write the aggregate in {}: {e}",
+            base.join(aggregate::AGGREGATE_DIR).display()
+        ))),
+    }
+}
