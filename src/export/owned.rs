@@ -99,7 +99,7 @@ pub fn remove_previous(
         let mut folders: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| is_run_label(n)))
+            .filter(|p| p.is_dir() && p.file_name().is_some_and(is_run_label))
             .collect();
         folders.sort();
         for folder in folders {
