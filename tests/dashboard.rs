@@ -116,6 +116,14 @@ fn the_dashboard_draws_the_run_and_q_stops_it_gracefully() {
     ] {
         assert!(screen.contains(panel), "{panel} on screen:\n{screen}");
     }
+    // The server panel reads the mock's /metrics page: a row for its address with the KV-cache
+    // use in percent.
+    let screen = tmux
+        .wait_for(Duration::from_secs(30), |s| {
+            s.lines()
+                .any(|l| l.contains("127.0.0.1:") && l.contains('%'))
+        })
+        .unwrap_or_else(|s| panic!("the server panel never showed the mock's page:\n{s}"));
     // ITL is the mock's 10 ms pacing: the p50 reads 10.xx ms.
     let itl = screen
         .lines()

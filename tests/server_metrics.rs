@@ -673,6 +673,7 @@ fn scraper_cpu_per_scrape() {
         jsonl: None,
         tls: None,
         verbose: true,
+        on_page: None,
     })
     .expect("starts")
     .expect("reachable");

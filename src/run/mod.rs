@@ -393,7 +393,14 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     );
 
     // Server metrics: reachability check and baseline scrape before warmup.
-    let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
+    let mut scraper = server_metrics::start(
+        &cfg,
+        clock,
+        &dir,
+        &names,
+        &workers.pinned,
+        progress.board.as_ref(),
+    );
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
     let first = cfg

@@ -2,7 +2,9 @@
 //! before warmup, mark the phases, and after the workers stop, finish collection and write the
 //! exports. All the work is in [`crate::scrape`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::config::url::metrics_endpoint_list;
@@ -17,6 +19,8 @@ use crate::server_metrics::export::phase::{PhaseIdent, phase_data};
 use crate::server_metrics::export::{ExportContext, Windows};
 use crate::server_metrics::output::{FileNames, Format, write_exports};
 use crate::server_metrics::store::Store;
+use crate::ui::Board;
+use crate::ui::highlights::Highlights;
 
 /// The highest core no worker is pinned to, if any.
 fn free_core(busy: &[Option<usize>]) -> Option<usize> {
@@ -36,6 +40,7 @@ pub(crate) fn start(
     dir: &Path,
     names: &ExportNames,
     busy_cores: &[Option<usize>],
+    board: Option<&Arc<Board>>,
 ) -> Option<Scraper> {
     if !cfg.server_metrics.enabled {
         return None;
@@ -72,6 +77,7 @@ pub(crate) fn start(
         clock,
         jsonl,
         verbose: cfg.verbose,
+        on_page: board.map(|b| dashboard_feed(b.clone())),
     };
     match Scraper::start(opts) {
         Ok(s) => s,
@@ -80,6 +86,18 @@ pub(crate) fn start(
             None
         }
     }
+}
+
+/// The dashboard's server panel: each page's highlights, per endpoint, onto the board.
+fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
+    let mut per_endpoint: HashMap<String, Highlights> = HashMap::new();
+    crate::scrape::collector::PageHook::new(move |url, page| {
+        let live = per_endpoint
+            .entry(url.to_string())
+            .or_default()
+            .read(url, page);
+        board.publish_server(live);
+    })
 }
 
 /// The TLS client `https` metrics endpoints are scraped with: the run's roots and verification

@@ -59,6 +59,32 @@ pub struct StartOptions {
     pub tls: Option<TlsClient>,
     /// Log unreachable endpoints and scrape errors on stderr.
     pub verbose: bool,
+    /// Called on the scraper thread with every page parsed (its endpoint URL and the page),
+    /// after it is stored: the live dashboard's feed. `None`: nothing is called.
+    pub on_page: Option<PageHook>,
+}
+
+/// A function the scraper thread calls with each parsed page ([`StartOptions::on_page`]).
+#[derive(Clone)]
+pub struct PageHook(std::sync::Arc<std::sync::Mutex<dyn FnMut(&str, &Scrape) + Send>>);
+
+impl PageHook {
+    /// Wraps `f`.
+    pub fn new(f: impl FnMut(&str, &Scrape) + Send + 'static) -> Self {
+        Self(std::sync::Arc::new(std::sync::Mutex::new(f)))
+    }
+
+    fn call(&self, url: &str, page: &Scrape) {
+        if let Ok(mut f) = self.0.lock() {
+            f(url, page);
+        }
+    }
+}
+
+impl fmt::Debug for PageHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PageHook")
+    }
 }
 
 /// Everything the thread collected.
@@ -342,6 +368,7 @@ struct Shared {
     scrapes: Cell<u64>,
     errors: Cell<u64>,
     in_flight: Cell<usize>,
+    on_page: Option<PageHook>,
 }
 
 fn thread_main(
@@ -413,6 +440,7 @@ async fn run(
         scrapes: Cell::new(0),
         errors: Cell::new(0),
         in_flight: Cell::new(0),
+        on_page: opts.on_page.clone(),
     });
 
     // Reachability, all endpoints at once.
@@ -797,6 +825,9 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
                 eprintln!("ringperf: server metrics: {name} had NaN/Inf samples (dropped)");
             }
         }
+    }
+    if let Some(hook) = &shared.on_page {
+        hook.call(url, page);
     }
     if dup {
         return;

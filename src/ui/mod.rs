@@ -7,6 +7,7 @@
 //! - [`terminal`]: the thread that owns the terminal: raw mode and the alternate screen, a
 //!   redraw every [`terminal::REDRAW`], `q` / Ctrl-C as a graceful stop (again: force quit).
 
+pub mod highlights;
 pub mod render;
 pub mod terminal;
 

@@ -216,7 +216,7 @@ fn draw_server(frame: &mut Frame<'_>, area: Rect, server: &[ServerLive]) {
     }
     let rows = server.iter().map(|s| {
         Row::new(vec![
-            s.endpoint.clone(),
+            short_endpoint(&s.endpoint).to_string(),
             opt(s.waiting, ""),
             opt(s.running, ""),
             opt(s.kv_cache_pct, "%"),
@@ -241,6 +241,12 @@ fn draw_server(frame: &mut Frame<'_>, area: Rect, server: &[ServerLive]) {
     )
     .block(boxed("server"));
     frame.render_widget(table, area);
+}
+
+/// `http://10.0.0.5:8000/metrics` as `10.0.0.5:8000`: the scheme and the usual path add nothing.
+pub fn short_endpoint(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.strip_suffix("/metrics").unwrap_or(rest)
 }
 
 fn draw_errors(frame: &mut Frame<'_>, area: Rect, c: &LiveSnapshot) {

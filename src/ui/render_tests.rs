@@ -150,6 +150,7 @@ fn rates_errors_server_and_gpus_are_on_screen() {
     assert!(row_with(&rows, "503 Service Unavailable").contains('1'));
     assert!(has(&rows, "ring stalls: 4"), "{all}");
     let server = row_with(&rows, "127.0.0.1:8000");
+    assert!(!server.contains("http://"), "{server}");
     for x in ["12.0", "64.0", "37.5%", "1,234.50"] {
         assert!(server.contains(x), "{x} in {server}");
     }
@@ -171,6 +172,16 @@ fn without_telemetry_there_is_no_gpu_panel_and_nothing_read_is_said() {
     assert!(has(&rows, "no /metrics page read"), "{all}");
     assert!(has(&rows, "errors: 0"), "{all}");
     assert!(has(&rows, "q / Ctrl-C: stop gracefully"), "{all}");
+}
+
+#[test]
+fn endpoints_are_shown_without_scheme_and_metrics_path() {
+    assert_eq!(
+        short_endpoint("http://10.0.0.5:8000/metrics"),
+        "10.0.0.5:8000"
+    );
+    assert_eq!(short_endpoint("https://h/v2/metrics"), "h/v2");
+    assert_eq!(short_endpoint("h:9"), "h:9");
 }
 
 #[test]
