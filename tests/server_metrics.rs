@@ -673,6 +673,7 @@ fn scraper_cpu_per_scrape() {
         jsonl: None,
         tls: None,
         verbose: true,
+        role: ringperf::scrape::collector::Role::ServerMetrics,
     })
     .expect("starts")
     .expect("reachable");

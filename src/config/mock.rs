@@ -67,6 +67,7 @@ impl MockServerConfig {
             model: args.model.clone(),
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,
+            dcgm_gpus: args.dcgm_gpus,
             io_driver: match args.io_driver {
                 IoDriverArg::Auto => Driver::Auto,
                 IoDriverArg::Uring => Driver::Uring,

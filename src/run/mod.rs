@@ -4,6 +4,7 @@
 mod collect;
 
 mod dispatch;
+mod gpu_telemetry;
 mod health;
 mod placement;
 mod server_metrics;
@@ -360,6 +361,8 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
 
     // Server metrics: reachability check and baseline scrape before warmup.
     let mut scraper = server_metrics::start(&cfg, clock, &dir, &names, &workers.pinned);
+    // GPU telemetry: the same, for the DCGM exporters.
+    let mut gpu_scraper = gpu_telemetry::start(&cfg, clock, &workers.pinned);
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
     let first = cfg
@@ -375,6 +378,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         let at = origin.take().unwrap_or_else(|| shard::Origin::now(clock));
         let warmup_start = at.wall_ns;
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
+        server_metrics::phase_start(&mut gpu_scraper, Phase::Warmup);
         run_phase(
             &cfg,
             &shared,
@@ -387,6 +391,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
+        server_metrics::phase_end(&mut gpu_scraper, Phase::Warmup);
     }
     if warmup_wall_ns.is_some() && !control.stopped() {
         // Sized from what the warmup's answers took.
@@ -399,6 +404,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     // A stop during warmup ends the run before profiling starts.
     if !control.stopped() {
         server_metrics::phase_start(&mut scraper, Phase::Profiling);
+        server_metrics::phase_start(&mut gpu_scraper, Phase::Profiling);
         run_phase(
             &cfg,
             &shared,
@@ -411,6 +417,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     }
     let end_wall_ns = crate::clock::wall_now_ns();
     server_metrics::phase_end(&mut scraper, Phase::Profiling);
+    server_metrics::phase_end(&mut gpu_scraper, Phase::Profiling);
     let worker_cpu = workers.shutdown();
     let collected = aggregator
         .join()
@@ -466,6 +473,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     // Server metrics: flush period, final scrape, exports (listed in the console footer below).
     // Before the summary, which carries the scraper thread's CPU time; before the per-phase
     // files, which carry each phase's server metrics.
+    // GPU telemetry first: its final scrape is due now, the server metrics' after their flush
+    // period.
+    let gpu = gpu_telemetry::finish(gpu_scraper, &dir, &names, start_wall_ns, end_wall_ns);
     let sm = server_metrics::finish(scraper, &cfg, &run_info, &dir, &names);
     run_info.threads = health::threads(
         crate::clock::thread_cpu_ns(),
@@ -487,14 +497,20 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let client_fell_behind = verdict.fails_run();
     run_info.client_health = Some(verdict);
 
-    let mut files =
-        crate::export::write_summary_files(&dir, &names, &summary, warmup.as_ref(), &run_info)
-            .map_err(|e| {
-                RunError(format!(
-                    "cannot write the summary files in {}: {e}",
-                    dir.display()
-                ))
-            })?;
+    let mut files = crate::export::write_summary_files_with_gpu(
+        &dir,
+        &names,
+        &summary,
+        warmup.as_ref(),
+        &run_info,
+        gpu.sections().as_ref(),
+    )
+    .map_err(|e| {
+        RunError(format!(
+            "cannot write the summary files in {}: {e}",
+            dir.display()
+        ))
+    })?;
     let has_warmup = warmup.is_some() && warmup_wall_ns.is_some();
     let sm_phase = |phase: Phase| {
         let index = u32::from(has_warmup && phase == Phase::Profiling);
@@ -560,6 +576,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     }
     // The file holds the console export alone, as AIPerf's: no footer.
     let mut console = crate::export::render_console(&summary, &run_info);
+    if let Some(t) = &gpu.telemetry {
+        console.push('\n');
+        console.push_str(&t.console());
+    }
     // `--show-trace-timing`: AIPerf prints the trace table before every other table.
     if cfg.show_trace_timing
         && let Some(t) = crate::export::trace_console::render_trace_timing(&summary, "ringperf")

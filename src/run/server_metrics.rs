@@ -9,7 +9,7 @@ use crate::config::url::metrics_endpoint_list;
 use crate::config::{Config, Load};
 use crate::export::{ExportNames, RunInfo};
 use crate::record::Phase;
-use crate::scrape::collector::{Scraper, StartOptions};
+use crate::scrape::collector::{Role, Scraper, StartOptions};
 use crate::scrape::settings::Settings;
 use crate::server_metrics::analysis::Window;
 use crate::server_metrics::export::parquet::ParquetMeta;
@@ -19,7 +19,7 @@ use crate::server_metrics::output::{FileNames, Format, write_exports};
 use crate::server_metrics::store::Store;
 
 /// The highest core no worker is pinned to, if any.
-fn free_core(busy: &[Option<usize>]) -> Option<usize> {
+pub(crate) fn free_core(busy: &[Option<usize>]) -> Option<usize> {
     core_affinity::get_core_ids()
         .unwrap_or_default()
         .into_iter()
@@ -72,6 +72,7 @@ pub(crate) fn start(
         clock,
         jsonl,
         verbose: cfg.verbose,
+        role: Role::ServerMetrics,
     };
     match Scraper::start(opts) {
         Ok(s) => s,
@@ -85,7 +86,10 @@ pub(crate) fn start(
 /// The TLS client `https` metrics endpoints are scraped with: the run's roots and verification
 /// (`SSL_CERT_FILE`, `AIPERF_HTTP_SSL_VERIFY`), as for the requests; `None` when no endpoint is
 /// `https`.
-fn scrape_tls(cfg: &Config, endpoints: &[String]) -> Result<Option<crate::net::TlsClient>, String> {
+pub(crate) fn scrape_tls(
+    cfg: &Config,
+    endpoints: &[String],
+) -> Result<Option<crate::net::TlsClient>, String> {
     if !endpoints
         .iter()
         .any(|u| u.to_ascii_lowercase().starts_with("https://"))

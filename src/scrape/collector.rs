@@ -59,6 +59,46 @@ pub struct StartOptions {
     pub tls: Option<TlsClient>,
     /// Log unreachable endpoints and scrape errors on stderr.
     pub verbose: bool,
+    /// What the pages are: the wording of the messages, and whether a page that is not
+    /// Prometheus text earns the TRT-LLM probe.
+    pub role: Role,
+}
+
+/// What a scraper collects: server metrics (spec §7) or DCGM GPU telemetry (spec §8). The
+/// scraping is the same; the messages name the right subsystem and its `--no-…` flag, and only
+/// server metrics try TRT-LLM's `/prometheus/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// `--server-metrics`.
+    #[default]
+    ServerMetrics,
+    /// `--gpu-telemetry` (DCGM exporters).
+    GpuTelemetry,
+}
+
+impl Role {
+    /// The subsystem's name in messages.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::ServerMetrics => "server metrics",
+            Role::GpuTelemetry => "GPU telemetry",
+        }
+    }
+
+    fn off_flag(self) -> &'static str {
+        match self {
+            Role::ServerMetrics => "--no-server-metrics",
+            Role::GpuTelemetry => "--no-gpu-telemetry",
+        }
+    }
+
+    fn none_reachable(self) -> &'static str {
+        match self {
+            Role::ServerMetrics => "no Prometheus endpoints reachable",
+            Role::GpuTelemetry => "no DCGM exporter reachable",
+        }
+    }
 }
 
 /// Everything the thread collected.
@@ -325,6 +365,7 @@ struct Shared {
     tls: Option<TlsClient>,
     settings: Settings,
     verbose: bool,
+    role: Role,
     endpoints: Vec<Endpoint>,
     store: RefCell<Store>,
     phase: Cell<Option<Phase>>,
@@ -380,7 +421,7 @@ async fn run(
             }),
             Err(e) => {
                 if opts.verbose {
-                    eprintln!("ringperf: server metrics: {e}");
+                    eprintln!("ringperf: {}: {e}", opts.role.label());
                 }
             }
         }
@@ -390,6 +431,7 @@ async fn run(
         tls: opts.tls.clone(),
         settings: opts.settings,
         verbose: opts.verbose,
+        role: opts.role,
         endpoints,
         store: RefCell::new(Store::default()),
         phase: Cell::new(None),
@@ -419,7 +461,10 @@ async fn run(
                 shared.endpoints[i].state.set(State::Disabled);
                 if shared.verbose {
                     let url = shared.endpoints[i].target.borrow().url.clone();
-                    eprintln!("ringperf: server metrics endpoint {url} is not reachable: {why}");
+                    eprintln!(
+                        "ringperf: {} endpoint {url} is not reachable: {why}",
+                        shared.role.label()
+                    );
                 }
             }
         }
@@ -427,7 +472,11 @@ async fn run(
     if reachable_count == 0 {
         // Said at the default log level (AIPerf logs this status at info); the reason per
         // endpoint is printed above under --verbose.
-        eprintln!("ringperf: server metrics disabled: no Prometheus endpoints reachable");
+        eprintln!(
+            "ringperf: {} disabled: {}",
+            shared.role.label(),
+            shared.role.none_reachable()
+        );
         let _ = ready.send(Ok(0));
         return Collected::default();
     }
@@ -694,7 +743,11 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
         Err(why) => {
             shared.errors.set(shared.errors.get() + 1);
             if shared.verbose && !ep.logged_error.replace(true) {
-                eprintln!("ringperf: server metrics scrape of {} failed: {why}", t.url);
+                eprintln!(
+                    "ringperf: {} scrape of {} failed: {why}",
+                    shared.role.label(),
+                    t.url
+                );
             }
         }
     }
@@ -709,7 +762,7 @@ async fn incompatible(
     phase: Option<Phase>,
 ) {
     let ep = &shared.endpoints[i];
-    let alt = if ep.fallback_tried.replace(true) {
+    let alt = if ep.fallback_tried.replace(true) || shared.role != Role::ServerMetrics {
         None
     } else {
         trtllm_fallback(&t.url)
@@ -758,9 +811,10 @@ async fn incompatible(
         return;
     }
     let line = format!(
-        "WARNING  Disabling server metrics collection for {}: {reason}. To suppress this \
-         warning, pass --no-server-metrics.",
-        t.url
+        "WARNING  Disabling {} collection for {}: {reason}. To suppress this warning, pass {}.",
+        shared.role.label(),
+        t.url,
+        shared.role.off_flag()
     );
     eprintln!("{line}");
     shared.warnings.borrow_mut().push(line);
@@ -772,7 +826,12 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
     if page.families.is_empty() {
         return;
     }
-    let ts = shared.clock.wall_ns(resp.first_byte_ns);
+    // Server metrics stamp a sample with its first response byte (spec §7.1); AIPerf's DCGM
+    // collector stamps its records once the page is read.
+    let ts = shared.clock.wall_ns(match shared.role {
+        Role::ServerMetrics => resp.first_byte_ns,
+        Role::GpuTelemetry => resp.end_ns,
+    });
     let latency = resp.end_ns.saturating_sub(resp.sent_ns);
     let dup = {
         let mut store = shared.store.borrow_mut();
@@ -786,7 +845,10 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         let mut warned = shared.nonfinite_warned.borrow_mut();
         for name in &page.nonfinite {
             if warned.insert(name.clone()) {
-                eprintln!("ringperf: server metrics: {name} had NaN/Inf samples (dropped)");
+                eprintln!(
+                    "ringperf: {}: {name} had NaN/Inf samples (dropped)",
+                    shared.role.label()
+                );
             }
         }
     }
