@@ -443,3 +443,87 @@ fn local_gpu_libraries_and_custom_csv_are_rejected_by_name() {
         }
     }
 }
+
+/// AIPerf 0.13's own output for pages of this mock (see `tests/data/aiperf-gpu-telemetry/`):
+/// ringperf's statistics of the same records, over the same window, are AIPerf's block and
+/// table.
+#[test]
+fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
+    use ringperf::gpu_telemetry::fields::{FIELDS, by_key};
+    use ringperf::gpu_telemetry::records::{GpuMeta, GpuRecord};
+    use ringperf::gpu_telemetry::summary::summarize_all;
+
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-gpu-telemetry");
+    let lines = read_jsonl(&data.join("gpu_telemetry_export.jsonl"));
+    let records: Vec<GpuRecord> = lines
+        .iter()
+        .map(|l| {
+            let s = |k: &str| l[k].as_str().map(str::to_owned);
+            let mut values = [None; FIELDS.len()];
+            for (k, v) in l["telemetry_data"].as_object().expect("telemetry_data") {
+                values[by_key(k).expect("a known key")] = v.as_f64();
+            }
+            GpuRecord {
+                ts_ns: l["timestamp_ns"].as_u64().expect("ns"),
+                meta: GpuMeta {
+                    index: l["gpu_index"].as_u64().expect("index") as u32,
+                    uuid: s("gpu_uuid").unwrap_or_default(),
+                    model_name: s("gpu_model_name").unwrap_or_default(),
+                    pci_bus_id: s("pci_bus_id"),
+                    device: s("device"),
+                    hostname: s("hostname"),
+                    namespace: None,
+                    pod_name: None,
+                },
+                values,
+                source_url: s("telemetry_source_url").unwrap_or_default(),
+            }
+        })
+        .collect();
+    // Our own JSONL rendering of a record is AIPerf's line.
+    for (r, l) in records.iter().zip(&lines) {
+        assert_eq!(&r.to_json(), l);
+    }
+    let window = read_json(&data.join("window.json"));
+    let t = summarize_all(
+        &[records],
+        window["start_ns"].as_u64().expect("start"),
+        window["end_ns"].as_u64().expect("end"),
+    );
+    let theirs = read_json(&data.join("telemetry_data.json"));
+    assert_eq!(
+        serde_json::json!(t.urls()),
+        theirs["summary"]["endpoints_successful"]
+    );
+    let ours = t.endpoints_json();
+    fn same(a: &serde_json::Value, b: &serde_json::Value, path: &str) {
+        match (a, b) {
+            (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+                let kx: Vec<&String> = x.keys().collect();
+                let ky: Vec<&String> = y.keys().collect();
+                assert_eq!(kx, ky, "{path}");
+                for (k, v) in x {
+                    same(v, &y[k], &format!("{path}.{k}"));
+                }
+            }
+            (serde_json::Value::Number(x), serde_json::Value::Number(y)) => {
+                let (x, y) = (x.as_f64().expect("x"), y.as_f64().expect("y"));
+                assert!(close(x, y), "{path}: {x} vs {y}");
+            }
+            _ => assert_eq!(a, b, "{path}"),
+        }
+    }
+    same(&ours, &theirs["endpoints"], "endpoints");
+    let csv = std::fs::read_to_string(data.join("gpu_table.csv")).expect("csv");
+    let table = gpu_csv_table(&csv);
+    let header: Vec<String> = ringperf::export::telemetry::GPU_TABLE_HEADER
+        .iter()
+        .map(|h| (*h).to_owned())
+        .chain(t.optional_headers().into_iter().map(str::to_owned))
+        .collect();
+    assert_eq!(table[0], header);
+    let rows = t.csv_rows(&ringperf::export::telemetry::GPU_TABLE_HEADER[6..]);
+    let theirs_rows: Vec<Vec<String>> =
+        table[1..].iter().filter(|r| r.len() > 1).cloned().collect();
+    assert_eq!(rows, theirs_rows);
+}
