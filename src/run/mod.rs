@@ -391,7 +391,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
-        server_metrics::phase_end(&mut gpu_scraper, Phase::Warmup);
+        // No awaited end-of-warmup scrape for GPU telemetry (AIPerf takes none): a slow DCGM
+        // exporter never holds profiling back; the counters' baseline is the last periodic
+        // scrape before profiling starts.
     }
     if warmup_wall_ns.is_some() && !control.stopped() {
         // Sized from what the warmup's answers took.
