@@ -144,7 +144,14 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
         &server,
         dir.path(),
         40,
-        &["--gpu-telemetry", "dashboard", &url, "--no-server-metrics"],
+        &[
+            "--gpu-telemetry",
+            "dashboard",
+            &url,
+            "--no-server-metrics",
+            "--warmup-request-count",
+            "10",
+        ],
     );
     let pages = server.dcgm_pages();
     assert!(
@@ -220,7 +227,10 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
 
     // The statistics, recomputed from the JSONL over AIPerf's window.
     let manifest = read_json(&dir.path().join("phase_manifest.json"));
-    let phase = &manifest["phases"][0];
+    let phase = manifest["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["phase_kind"] == "profiling"))
+        .expect("the profiling phase");
     let start = phase["start_ns"].as_u64().expect("start_ns");
     let end = phase["end_ns"].as_u64().expect("end_ns") + GRACE_NS;
     let doc = read_json(&dir.path().join("profile_export_aiperf.json"));
@@ -313,6 +323,13 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
             assert_eq!(row[19], format!("{std:.2}"), "{key}");
         }
     }
+    // Warmup was scraped: the counters' baseline is a sample before profiling started.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["timestamp_ns"].as_u64() < Some(start)),
+        "a baseline before profiling"
+    );
     // The energy counter integrated power while the run lasted: it grew.
     assert!(gpus["gpu_0"]["metrics"]["nvidia_energy_consumption"]["avg"].as_f64() > Some(0.0));
 

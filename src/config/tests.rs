@@ -763,10 +763,17 @@ fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
     assert!(g.enabled && !g.dashboard);
     assert_eq!(
         g.urls,
-        ["http://localhost:9400/metrics", "http://localhost:9401/metrics"]
+        [
+            "http://localhost:9400/metrics",
+            "http://localhost:9401/metrics"
+        ]
     );
     let g = gpu_telemetry(
-        Some(&given(&["node1:9401", "dashboard", "http://localhost:9400/metrics/"])),
+        Some(&given(&[
+            "node1:9401",
+            "dashboard",
+            "http://localhost:9400/metrics/",
+        ])),
         false,
     )
     .unwrap();
@@ -779,9 +786,17 @@ fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
             "http://node1:9401/metrics"
         ]
     );
-    assert!(!gpu_telemetry(Some(&given(&["node1:9401"])), true).unwrap().enabled);
+    assert!(
+        !gpu_telemetry(Some(&given(&["node1:9401"])), true)
+            .unwrap()
+            .enabled
+    );
     for bad in ["pynvml", "AMDSMI", "metrics.csv", "ftp://h/metrics"] {
         let e = gpu_telemetry(Some(&given(&[bad])), false).unwrap_err();
-        assert!(e.to_string().starts_with(&format!("--gpu-telemetry {bad}:")), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("--gpu-telemetry {bad}:")),
+            "{e}"
+        );
     }
 }
