@@ -333,6 +333,15 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
     // The energy counter integrated power while the run lasted: it grew.
     assert!(gpus["gpu_0"]["metrics"]["nvidia_energy_consumption"]["avg"].as_f64() > Some(0.0));
 
+    // The GPU scraper's own thread is accounted for beside the others.
+    let threads: Vec<&str> = doc["ringperf"]["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(threads.contains(&"gpu_scraper"), "{threads:?}");
+
     // Console: one table per GPU.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("GPU Telemetry Summary"), "{stdout}");

@@ -86,7 +86,7 @@ pub struct RunInfo {
 /// One thread's CPU time, read by the thread itself (`CLOCK_THREAD_CPUTIME_ID`) as it ends.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadCpu {
-    /// `main`, `aggregator`, `scraper` or `worker_<i>`.
+    /// `main`, `aggregator`, `scraper`, `gpu_scraper` or `worker_<i>`.
     pub name: String,
     /// User + system CPU time, ns.
     pub cpu_ns: u64,

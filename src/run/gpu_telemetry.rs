@@ -87,6 +87,8 @@ pub(crate) fn start(cfg: &Config, clock: Clock, busy_cores: &[Option<usize>]) ->
 pub(crate) struct Finished {
     /// The statistics, when any DCGM page was read.
     pub telemetry: Option<Telemetry>,
+    /// CPU time of the GPU scraper thread as it ended, ns (`None`: no such thread ran).
+    pub scraper_cpu_ns: Option<u64>,
 }
 
 impl Finished {
@@ -122,7 +124,10 @@ pub(crate) fn finish(
     let per_endpoint: Vec<Vec<GpuRecord>> = c.store.endpoints.iter().map(records).collect();
     let mut all: Vec<&GpuRecord> = per_endpoint.iter().flatten().collect();
     if all.is_empty() {
-        return Finished::default();
+        return Finished {
+            telemetry: None,
+            scraper_cpu_ns: c.cpu_ns,
+        };
     }
     all.sort_by_key(|r| r.ts_ns);
     let path = dir.join(&names.gpu_telemetry_jsonl);
@@ -146,5 +151,6 @@ pub(crate) fn finish(
     );
     Finished {
         telemetry: Some(telemetry),
+        scraper_cpu_ns: c.cpu_ns,
     }
 }

@@ -485,6 +485,24 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         sm.scraper_cpu_ns,
         &worker_cpu,
     );
+    // The GPU scraper's thread, after the server-metrics one.
+    if let Some(cpu_ns) = gpu.scraper_cpu_ns {
+        let at = run_info
+            .threads
+            .iter()
+            .position(|t| t.name.starts_with("worker_"))
+            .unwrap_or(run_info.threads.len());
+        run_info.threads.insert(
+            at,
+            crate::export::ThreadCpu {
+                name: "gpu_scraper".into(),
+                cpu_ns,
+                busy_fraction: None,
+                naps: None,
+                warm_pool: None,
+            },
+        );
+    }
     let verdict = health::verdict(
         &summary,
         &run_info.threads,
