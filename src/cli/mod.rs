@@ -511,6 +511,11 @@ pub struct MockArgs {
     #[arg(long = "dcgm-gpus", default_value_t = 0, value_name = "N")]
     pub dcgm_gpus: u32,
 
+    /// Write every DCGM page served (`wall_ns`, `in_flight`, `body`) as JSONL here when
+    /// stopping; needs --dcgm-gpus.
+    #[arg(long = "dcgm-log", value_name = "FILE")]
+    pub dcgm_log: Option<PathBuf>,
+
     /// Also keep each completion request's body and the reply text in the truth log
     /// (`request_body`, `reply_text`); needs --truth-log.
     #[arg(long = "record-bodies", requires = "truth_log")]

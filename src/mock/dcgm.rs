@@ -22,8 +22,8 @@
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-/// One DCGM page the mock served.
-#[derive(Clone, Debug, PartialEq)]
+/// One DCGM page the mock served (a line of `mock-server --dcgm-log`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DcgmPage {
     /// Wall-clock ns (`CLOCK_REALTIME`) the page was made at.
     pub wall_ns: u64,
