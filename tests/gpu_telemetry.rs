@@ -333,6 +333,16 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
     // The energy counter integrated power while the run lasted: it grew.
     assert!(gpus["gpu_0"]["metrics"]["nvidia_energy_consumption"]["avg"].as_f64() > Some(0.0));
 
+    // input_config as AIPerf 0.13 echoes `--gpu-telemetry dashboard URL`.
+    assert_eq!(
+        doc["input_config"]["gpu_telemetry"],
+        serde_json::json!({
+            "enabled": true,
+            "urls": [url],
+            "collector": "dcgm",
+            "mode": "realtime_dashboard"
+        })
+    );
     // The GPU scraper's own thread is accounted for beside the others.
     let threads: Vec<&str> = doc["ringperf"]["threads"]
         .as_array()
@@ -429,18 +439,13 @@ fn garbage_dcgm_page_disables_that_endpoint_and_the_others_carry_on() {
 fn no_gpu_telemetry_scrapes_nothing_and_writes_no_gpu_file() {
     let server = mock(2, MetricsMode::Vllm);
     let dir = tempfile::tempdir().expect("tempdir");
-    let url = format!("http://{}/dcgm/metrics", server.addr);
     let out = profile(
         &server,
         dir.path(),
         4,
-        &[
-            "--gpu-telemetry",
-            &url,
-            "--no-gpu-telemetry",
-            "--no-server-metrics",
-        ],
+        &["--no-gpu-telemetry", "--no-server-metrics"],
     );
+    // Not even the default exporters were probed: no note.
     assert!(server.dcgm_pages().is_empty());
     assert!(!dir.path().join("gpu_telemetry_export.jsonl").exists());
     assert!(!stderr(&out).contains("GPU telemetry"), "{}", stderr(&out));
@@ -468,6 +473,18 @@ fn local_gpu_libraries_and_custom_csv_are_rejected_by_name() {
             assert!(err.contains("needs a GPU machine to be tested"), "{err}");
         }
     }
+    // As AIPerf: the flag and its negation together are refused.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "m", "--url", "http://127.0.0.1:9"])
+        .args([
+            "--gpu-telemetry",
+            "http://127.0.0.1:9/metrics",
+            "--no-gpu-telemetry",
+        ])
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("Cannot use both --no-gpu-telemetry and --gpu-telemetry"));
 }
 
 /// AIPerf 0.13's own output for pages of this mock (see `tests/data/aiperf-gpu-telemetry/`):

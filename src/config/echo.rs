@@ -105,7 +105,7 @@ pub fn input_config(cfg: &Config) -> Value {
     );
     top.insert(
         "gpu_telemetry".into(),
-        gpu_telemetry(cfg, a.gpu_telemetry.is_some()),
+        gpu_telemetry(cfg, a.gpu_telemetry.as_deref()),
     );
     top.insert(
         "server_metrics".into(),
@@ -488,21 +488,24 @@ pub(super) fn warmup_inherited_arrival(args: &ProfileArgs) -> Arrival {
     }
 }
 /// AIPerf 0.13's `gpu_telemetry`: `{"enabled"}` alone unless `--gpu-telemetry` was given, then
-/// also the URLs it named (normalized), the collector and the display mode.
-fn gpu_telemetry(cfg: &Config, given: bool) -> Value {
+/// also the URLs it named (as given, `http://` added), the collector and the display mode.
+fn gpu_telemetry(cfg: &Config, given: Option<&[String]>) -> Value {
     let g = &cfg.gpu_telemetry;
     let mut o = serde_json::Map::new();
     o.insert("enabled".into(), Value::from(g.enabled));
-    if given {
-        let named: Vec<&str> = g
-            .urls
+    if let Some(items) = given {
+        let named: Vec<String> = items
             .iter()
-            .skip(crate::gpu_telemetry::DEFAULT_ENDPOINTS.len())
-            .map(String::as_str)
+            .filter(|i| !i.eq_ignore_ascii_case("dashboard"))
+            .map(|i| {
+                if i.starts_with("http") {
+                    i.clone()
+                } else {
+                    format!("http://{i}")
+                }
+            })
             .collect();
-        if !named.is_empty() {
-            o.insert("urls".into(), json!(named));
-        }
+        o.insert("urls".into(), json!(named));
         o.insert("collector".into(), Value::from("dcgm"));
         let mode = if g.dashboard {
             "realtime_dashboard"

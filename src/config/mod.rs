@@ -182,12 +182,19 @@ pub struct GpuTelemetryConfig {
 /// Reads the `--gpu-telemetry` values.
 ///
 /// # Errors
-/// `pynvml` / `amdsmi` (local GPU libraries), a custom metrics CSV, or a value that is not an
-/// `http(s)` URL.
+/// `pynvml` / `amdsmi` (local GPU libraries), a custom metrics CSV, a value that is not an
+/// `http(s)` URL (AIPerf takes a value as a URL when it starts with `http` or holds a `:`), or
+/// `--gpu-telemetry` beside `--no-gpu-telemetry` (AIPerf refuses the pair too).
 pub fn gpu_telemetry(
     values: Option<&[String]>,
     disabled: bool,
 ) -> Result<GpuTelemetryConfig, ConfigError> {
+    if disabled && values.is_some() {
+        return err(
+            "Cannot use both --no-gpu-telemetry and --gpu-telemetry together. Use only one or \
+             the other.",
+        );
+    }
     let mut urls: Vec<String> = crate::gpu_telemetry::DEFAULT_ENDPOINTS
         .iter()
         .map(|u| (*u).to_owned())
@@ -208,6 +215,12 @@ pub fn gpu_telemetry(
                 return err(format!(
                     "--gpu-telemetry {v}: custom GPU metrics CSV files are not supported yet; \
                      ringperf reads AIPerf's default DCGM fields"
+                ));
+            }
+            _ if !(lower.starts_with("http") || lower.contains(':')) => {
+                return err(format!(
+                    "--gpu-telemetry {v}: not a DCGM exporter URL (nor dashboard, pynvml, amdsmi \
+                     or a .csv file)"
                 ));
             }
             _ => {

@@ -786,12 +786,16 @@ fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
             "http://node1:9401/metrics"
         ]
     );
-    assert!(
-        !gpu_telemetry(Some(&given(&["node1:9401"])), true)
-            .unwrap()
-            .enabled
-    );
-    for bad in ["pynvml", "AMDSMI", "metrics.csv", "ftp://h/metrics"] {
+    assert!(!gpu_telemetry(None, true).unwrap().enabled);
+    let e = gpu_telemetry(Some(&given(&["node1:9401"])), true).unwrap_err();
+    assert!(e.to_string().starts_with("Cannot use both"), "{e}");
+    for bad in [
+        "pynvml",
+        "AMDSMI",
+        "metrics.csv",
+        "ftp://h/metrics",
+        "node1",
+    ] {
         let e = gpu_telemetry(Some(&given(&[bad])), false).unwrap_err();
         assert!(
             e.to_string()
