@@ -354,7 +354,10 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
 
     // Console: one table per GPU.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("GPU Telemetry Summary"), "{stdout}");
+    assert!(
+        stdout.contains("ringperf | GPU Telemetry Summary"),
+        "{stdout}"
+    );
     assert!(stdout.contains(&format!("{display} | GPU 1 | NVIDIA H100 80GB HBM3")));
     assert!(stdout.contains("NVIDIA GPU Power Usage (W)"));
 }

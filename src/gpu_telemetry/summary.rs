@@ -330,7 +330,8 @@ impl Telemetry {
             return String::new();
         }
         let n = self.endpoints.len();
-        let mut out = format!("GPU Telemetry Summary\n{n}/{n} telemetry sources reachable\n");
+        let mut out =
+            format!("ringperf | GPU Telemetry Summary\n{n}/{n} telemetry sources reachable\n");
         for e in &self.endpoints {
             out.push_str(&format!("  • {} ✔\n", endpoint_display(&e.url)));
         }
