@@ -32,6 +32,8 @@ pub mod export;
 #[cfg(feature = "engine")]
 pub mod fdlimit;
 #[cfg(feature = "engine")]
+pub mod gpu_telemetry;
+#[cfg(feature = "engine")]
 pub mod merge;
 #[cfg(feature = "engine")]
 pub mod mock;

@@ -96,7 +96,8 @@ fn main() -> ExitCode {
             let served = ringperf::config::mock::MockServerConfig::try_from_args(&args)
                 .map_err(|e| e.to_string())
                 .and_then(|c| {
-                    ringperf::mock::serve(c.mock, c.truth_log.as_deref()).map_err(|e| e.to_string())
+                    ringperf::mock::serve(c.mock, c.truth_log.as_deref(), c.dcgm_log.as_deref())
+                        .map_err(|e| e.to_string())
                 });
             match served {
                 Ok(()) => ExitCode::SUCCESS,

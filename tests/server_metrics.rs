@@ -674,6 +674,7 @@ fn scraper_cpu_per_scrape() {
         tls: None,
         verbose: true,
         on_page: None,
+        role: ringperf::scrape::collector::Role::ServerMetrics,
     })
     .expect("starts")
     .expect("reachable");

@@ -320,7 +320,14 @@ pub struct ProfileArgs {
     #[arg(long = "server-metrics-formats", num_args = 1.., value_enum, ignore_case = true, help_heading = "Server Metrics")]
     pub server_metrics_formats: Vec<ServerMetricsFormatArg>,
 
-    /// Do not collect GPU telemetry (ringperf does not collect it yet either way).
+    /// GPU telemetry is collected by default from the DCGM exporters at localhost:9400 and
+    /// localhost:9401; add more DCGM exporter URLs here (e.g. http://node1:9401/metrics).
+    /// `dashboard` is accepted (no dashboard panel yet); `pynvml`, `amdsmi` and a custom
+    /// metrics CSV are rejected.
+    #[arg(long = "gpu-telemetry", num_args = 0.., value_name = "URL", help_heading = "GPU Telemetry")]
+    pub gpu_telemetry: Option<Vec<String>>,
+
+    /// Do not collect GPU telemetry (no scrape, no probe, no note).
     #[arg(long = "no-gpu-telemetry", help_heading = "GPU Telemetry")]
     pub no_gpu_telemetry: bool,
 
@@ -502,6 +509,16 @@ pub struct MockArgs {
     /// Write the truth log (per-request write stamps) as JSONL here when stopping.
     #[arg(long = "truth-log")]
     pub truth_log: Option<PathBuf>,
+
+    /// Serve a DCGM exporter page for this many GPUs at /dcgm/metrics (values follow the load;
+    /// 0: no such page).
+    #[arg(long = "dcgm-gpus", default_value_t = 0, value_name = "N")]
+    pub dcgm_gpus: u32,
+
+    /// Write every DCGM page served (`wall_ns`, `in_flight`, `body`) as JSONL here when
+    /// stopping; needs --dcgm-gpus.
+    #[arg(long = "dcgm-log", value_name = "FILE")]
+    pub dcgm_log: Option<PathBuf>,
 
     /// Also keep each completion request's body and the reply text in the truth log
     /// (`request_body`, `reply_text`); needs --truth-log.

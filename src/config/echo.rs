@@ -11,7 +11,7 @@
 //! - a duration phase's `grace_period` (its default 30 s too); a warmup's `concurrency` when
 //!   it runs closed loop (its own, else `--concurrency`, else 1) and its rate settings from the
 //!   profiling flags;
-//! - `artifacts.{auto_plot,plot_required}` (false), `gpu_telemetry.enabled`,
+//! - `artifacts.{auto_plot,plot_required}` (false), `gpu_telemetry.{enabled,urls,collector,mode}`,
 //!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), empty `otel`,
 //!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal).
 //!
@@ -111,7 +111,7 @@ pub fn input_config(cfg: &Config) -> Value {
     );
     top.insert(
         "gpu_telemetry".into(),
-        json!({"enabled": !a.no_gpu_telemetry}),
+        gpu_telemetry(cfg, a.gpu_telemetry.as_deref()),
     );
     top.insert(
         "server_metrics".into(),
@@ -493,4 +493,33 @@ pub(super) fn warmup_inherited_arrival(args: &ProfileArgs) -> Arrival {
         Some(ArrivalPatternArg::Constant) => Arrival::Constant,
         _ => Arrival::Poisson,
     }
+}
+/// AIPerf 0.13's `gpu_telemetry`: `{"enabled"}` alone unless `--gpu-telemetry` was given, then
+/// also the URLs it named (as given, `http://` added), the collector and the display mode.
+fn gpu_telemetry(cfg: &Config, given: Option<&[String]>) -> Value {
+    let g = &cfg.gpu_telemetry;
+    let mut o = serde_json::Map::new();
+    o.insert("enabled".into(), Value::from(g.enabled));
+    if let Some(items) = given {
+        let named: Vec<String> = items
+            .iter()
+            .filter(|i| !i.eq_ignore_ascii_case("dashboard"))
+            .map(|i| {
+                if i.starts_with("http") {
+                    i.clone()
+                } else {
+                    format!("http://{i}")
+                }
+            })
+            .collect();
+        o.insert("urls".into(), json!(named));
+        o.insert("collector".into(), Value::from("dcgm"));
+        let mode = if g.dashboard {
+            "realtime_dashboard"
+        } else {
+            "summary"
+        };
+        o.insert("mode".into(), Value::from(mode));
+    }
+    Value::Object(o)
 }

@@ -19,12 +19,17 @@ pub enum MockArgsError {
         /// What the address parser said.
         source: AddrParseError,
     },
+    /// `--dcgm-log` without `--dcgm-gpus`.
+    DcgmLogWithoutGpus,
 }
 
 impl std::fmt::Display for MockArgsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             MockArgsError::Bind { value, source } => write!(f, "--bind {value}: {source}"),
+            MockArgsError::DcgmLogWithoutGpus => f.write_str(
+                "--dcgm-log needs --dcgm-gpus N (the mock serves no DCGM page without it)",
+            ),
         }
     }
 }
@@ -33,6 +38,7 @@ impl std::error::Error for MockArgsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             MockArgsError::Bind { source, .. } => Some(source),
+            MockArgsError::DcgmLogWithoutGpus => None,
         }
     }
 }
@@ -44,6 +50,8 @@ pub struct MockServerConfig {
     pub mock: MockConfig,
     /// Where to write the truth log (JSONL) when the server stops; `None`: no truth log kept.
     pub truth_log: Option<PathBuf>,
+    /// Where to write the DCGM pages served (JSONL) when the server stops.
+    pub dcgm_log: Option<PathBuf>,
 }
 
 impl MockServerConfig {
@@ -67,6 +75,7 @@ impl MockServerConfig {
             model: args.model.clone(),
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,
+            dcgm_gpus: args.dcgm_gpus,
             io_driver: match args.io_driver {
                 IoDriverArg::Auto => Driver::Auto,
                 IoDriverArg::Uring => Driver::Uring,
@@ -85,9 +94,13 @@ impl MockServerConfig {
             },
             ..MockConfig::default()
         };
+        if args.dcgm_log.is_some() && args.dcgm_gpus == 0 {
+            return Err(MockArgsError::DcgmLogWithoutGpus);
+        }
         Ok(Self {
             mock,
             truth_log: args.truth_log.clone(),
+            dcgm_log: args.dcgm_log.clone(),
         })
     }
 }
@@ -191,12 +204,37 @@ mod tests {
     #[test]
     fn a_bad_bind_address_is_a_typed_error() {
         let e = MockServerConfig::try_from_args(&args(&["--bind", "localhost:80"])).unwrap_err();
-        let MockArgsError::Bind { value, .. } = &e;
+        let MockArgsError::Bind { value, .. } = &e else {
+            panic!("a bind error: {e}");
+        };
         assert_eq!(value, "localhost:80");
         assert_eq!(
             e.to_string(),
             "--bind localhost:80: invalid socket address syntax"
         );
         assert!(std::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn dcgm_gpus_and_the_dcgm_log() {
+        let c = MockServerConfig::try_from_args(&args(&[
+            "--dcgm-gpus",
+            "3",
+            "--dcgm-log",
+            "/tmp/d.jsonl",
+        ]))
+        .unwrap();
+        assert_eq!(c.mock.dcgm_gpus, 3);
+        assert_eq!(c.dcgm_log, Some(PathBuf::from("/tmp/d.jsonl")));
+        let e =
+            MockServerConfig::try_from_args(&args(&["--dcgm-log", "/tmp/d.jsonl"])).unwrap_err();
+        assert_eq!(e, MockArgsError::DcgmLogWithoutGpus);
+        assert_eq!(
+            MockServerConfig::try_from_args(&args(&[]))
+                .unwrap()
+                .mock
+                .dcgm_gpus,
+            0
+        );
     }
 }

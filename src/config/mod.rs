@@ -170,6 +170,84 @@ pub struct ServerMetricsConfig {
     pub formats: Vec<Format>,
 }
 
+/// GPU telemetry collection (`--gpu-telemetry`, spec §8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuTelemetryConfig {
+    /// Collection on (the default); `--no-gpu-telemetry` turns it off.
+    pub enabled: bool,
+    /// DCGM exporter URLs: AIPerf's two defaults, then the `--gpu-telemetry` URLs, normalized,
+    /// without repeats.
+    pub urls: Vec<String>,
+    /// `--gpu-telemetry dashboard` was given (accepted; ringperf has no dashboard panel yet).
+    pub dashboard: bool,
+}
+
+/// Reads the `--gpu-telemetry` values.
+///
+/// # Errors
+/// `pynvml` / `amdsmi` (local GPU libraries), a custom metrics CSV, a value that is not an
+/// `http(s)` URL (AIPerf takes a value as a URL when it starts with `http` or holds a `:`), or
+/// `--gpu-telemetry` beside `--no-gpu-telemetry` (AIPerf refuses the pair too).
+pub fn gpu_telemetry(
+    values: Option<&[String]>,
+    disabled: bool,
+) -> Result<GpuTelemetryConfig, ConfigError> {
+    if disabled && values.is_some() {
+        return err(
+            "Cannot use both --no-gpu-telemetry and --gpu-telemetry together. Use only one or \
+             the other.",
+        );
+    }
+    let mut urls: Vec<String> = crate::gpu_telemetry::DEFAULT_ENDPOINTS
+        .iter()
+        .map(|u| (*u).to_owned())
+        .collect();
+    let mut dashboard = false;
+    for v in values.unwrap_or_default() {
+        let lower = v.trim().to_ascii_lowercase();
+        match lower.as_str() {
+            "pynvml" | "amdsmi" => {
+                return err(format!(
+                    "--gpu-telemetry {v}: reading GPUs through {lower} needs a GPU machine to be \
+                     tested, which ringperf has not had; use DCGM exporter URLs (e.g. \
+                     --gpu-telemetry http://node1:9400/metrics)"
+                ));
+            }
+            "dashboard" => dashboard = true,
+            _ if lower.ends_with(".csv") => {
+                return err(format!(
+                    "--gpu-telemetry {v}: custom GPU metrics CSV files are not supported yet; \
+                     ringperf reads AIPerf's default DCGM fields"
+                ));
+            }
+            _ if !(lower.starts_with("http") || lower.contains(':')) => {
+                return err(format!(
+                    "--gpu-telemetry {v}: not a DCGM exporter URL (nor dashboard, pynvml, amdsmi \
+                     or a .csv file)"
+                ));
+            }
+            _ => {
+                let n = url::normalize_metrics_url(v);
+                let nl = n.to_ascii_lowercase();
+                if !(nl.starts_with("http://") || nl.starts_with("https://")) {
+                    return err(format!(
+                        "--gpu-telemetry {v}: only http:// and https:// DCGM exporter URLs are \
+                         supported"
+                    ));
+                }
+                if !urls.contains(&n) {
+                    urls.push(n);
+                }
+            }
+        }
+    }
+    Ok(GpuTelemetryConfig {
+        enabled: !disabled,
+        urls,
+        dashboard,
+    })
+}
+
 /// `--server-metrics-formats` values, sorted and de-duplicated; the collection doc's default
 /// (JSON, CSV, Parquet) when none is given.
 pub fn server_metrics_formats(args: &[ServerMetricsFormatArg]) -> Vec<Format> {
@@ -286,6 +364,8 @@ pub struct Config {
     pub cli_command: String,
     /// Server-metrics collection.
     pub server_metrics: ServerMetricsConfig,
+    /// GPU telemetry collection.
+    pub gpu_telemetry: GpuTelemetryConfig,
     /// `--slice-duration` (server-metric timeslices).
     pub slice_duration: Option<Duration>,
     /// `--export-http-trace`: `trace_data` in each JSONL record.
@@ -609,6 +689,7 @@ impl Config {
             extra_urls,
             formats: server_metrics_formats(&args.server_metrics_formats),
         };
+        let gpu_telemetry = gpu_telemetry(args.gpu_telemetry.as_deref(), args.no_gpu_telemetry)?;
         let slice_duration = slice_duration(args.slice_duration)?;
         let goodput = goodput::parse(
             args.goodput.goodput.as_deref(),
@@ -676,6 +757,7 @@ impl Config {
             stop_grace: secs_or_forever(args.benchmark_grace_period),
             mock,
             server_metrics,
+            gpu_telemetry,
             slice_duration,
             export_http_trace: args.http_trace.export_http_trace,
             show_trace_timing: args.http_trace.show_trace_timing,

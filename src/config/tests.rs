@@ -821,3 +821,52 @@ fn repeated_runs_get_a_consistent_seed() {
     .unwrap_err();
     assert!(e.0.contains("--shard-count"), "{e}");
 }
+#[test]
+fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
+    use crate::config::gpu_telemetry;
+    let given = |v: &[&str]| -> Vec<String> { v.iter().map(|s| (*s).to_owned()).collect() };
+    let g = gpu_telemetry(None, false).unwrap();
+    assert!(g.enabled && !g.dashboard);
+    assert_eq!(
+        g.urls,
+        [
+            "http://localhost:9400/metrics",
+            "http://localhost:9401/metrics"
+        ]
+    );
+    let g = gpu_telemetry(
+        Some(&given(&[
+            "node1:9401",
+            "dashboard",
+            "http://localhost:9400/metrics/",
+        ])),
+        false,
+    )
+    .unwrap();
+    assert!(g.dashboard);
+    assert_eq!(
+        g.urls,
+        [
+            "http://localhost:9400/metrics",
+            "http://localhost:9401/metrics",
+            "http://node1:9401/metrics"
+        ]
+    );
+    assert!(!gpu_telemetry(None, true).unwrap().enabled);
+    let e = gpu_telemetry(Some(&given(&["node1:9401"])), true).unwrap_err();
+    assert!(e.to_string().starts_with("Cannot use both"), "{e}");
+    for bad in [
+        "pynvml",
+        "AMDSMI",
+        "metrics.csv",
+        "ftp://h/metrics",
+        "node1",
+    ] {
+        let e = gpu_telemetry(Some(&given(&[bad])), false).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("--gpu-telemetry {bad}:")),
+            "{e}"
+        );
+    }
+}

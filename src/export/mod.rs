@@ -90,7 +90,7 @@ pub struct RunInfo {
 /// One thread's CPU time, read by the thread itself (`CLOCK_THREAD_CPUTIME_ID`) as it ends.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadCpu {
-    /// `main`, `aggregator`, `scraper` or `worker_<i>`.
+    /// `main`, `aggregator`, `scraper`, `gpu_scraper` or `worker_<i>`.
     pub name: String,
     /// User + system CPU time, ns.
     pub cpu_ns: u64,
@@ -416,16 +416,28 @@ pub fn write_summary_files(
     warmup: Option<&Summary>,
     run: &RunInfo,
 ) -> io::Result<Vec<(&'static str, PathBuf)>> {
+    write_summary_files_with_gpu(dir, names, summary, warmup, run, None)
+}
+
+/// [`write_summary_files`] with the GPU telemetry a run collected (`None`: none).
+pub fn write_summary_files_with_gpu(
+    dir: &Path,
+    names: &ExportNames,
+    summary: &Summary,
+    warmup: Option<&Summary>,
+    run: &RunInfo,
+    gpu: Option<&telemetry::GpuSections>,
+) -> io::Result<Vec<(&'static str, PathBuf)>> {
     let json_path = dir.join(&names.json);
     let mut doc = summary_json(summary, warmup, run);
-    telemetry::insert_telemetry(&mut doc, run);
+    telemetry::insert_telemetry(&mut doc, run, gpu);
     std::fs::write(
         &json_path,
         serde_json::to_string_pretty(&doc).unwrap_or_default(),
     )?;
     let csv_path = dir.join(&names.csv);
     let mut csv = summary_csv(summary);
-    csv.push_str(&telemetry::gpu_table_csv());
+    csv.push_str(&telemetry::gpu_table_csv(gpu));
     std::fs::write(&csv_path, csv)?;
     Ok(vec![("CSV Export", csv_path), ("JSON Export", json_path)])
 }

@@ -65,6 +65,8 @@ enum Route {
     Health,
     Metrics,
     PrometheusMetrics,
+    /// The DCGM exporter page (see `super::dcgm`).
+    Dcgm,
     Unknown,
 }
 
@@ -100,6 +102,7 @@ fn route_of(path: &str) -> Route {
         "/health" => Route::Health,
         "/metrics" => Route::Metrics,
         "/prometheus/metrics" => Route::PrometheusMetrics,
+        "/dcgm/metrics" => Route::Dcgm,
         other => Endpoint::at(other).map_or(Route::Unknown, Route::Api),
     }
 }
@@ -306,12 +309,21 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             },
             (Route::Api(_), _) => Action::Error(405, "use POST".to_owned()),
             (
-                Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics,
+                Route::Models
+                | Route::Health
+                | Route::Metrics
+                | Route::PrometheusMetrics
+                | Route::Dcgm,
                 Method::Get | Method::Head,
             ) => Action::Static(head.route, head.method == Method::Head),
-            (Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics, _) => {
-                Action::Error(405, "use GET or HEAD".to_owned())
-            }
+            (
+                Route::Models
+                | Route::Health
+                | Route::Metrics
+                | Route::PrometheusMetrics
+                | Route::Dcgm,
+                _,
+            ) => Action::Error(405, "use GET or HEAD".to_owned()),
             (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
         };
         start = body_at + head.body_len;
@@ -346,6 +358,18 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                         }
                         (r.status, r.content_type, r.body)
                     }
+                    Route::Dcgm => match worker.shared.dcgm_page(!head_only) {
+                        Some(page) => (
+                            200,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                            page.into_bytes(),
+                        ),
+                        None => (
+                            404,
+                            "application/json",
+                            wire::error_body(404, "no DCGM page: start the mock with --dcgm-gpus"),
+                        ),
+                    },
                     _ => (200, "text/plain; charset=utf-8", Vec::new()),
                 };
                 wire::head(&mut wbuf, status, ctype, text.len(), close);

@@ -162,6 +162,11 @@ impl ThreadMetrics {
         }
     }
 
+    /// Requests running on this thread now.
+    pub(crate) fn running(&self) -> u64 {
+        self.running.load(Relaxed)
+    }
+
     /// A request starts: it is running and holds `kv_tokens` of the pretend KV cache.
     pub(crate) fn admit(&self, kv_tokens: u64) {
         self.running.fetch_add(1, Relaxed);

@@ -65,6 +65,7 @@
 mod apis;
 mod body;
 mod conn;
+mod dcgm;
 mod fault;
 mod metrics;
 mod metrics_modes;
@@ -83,6 +84,7 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
+pub use dcgm::{DcgmPage, gpu_uuid, power_w};
 pub use fault::{
     Fault, FaultList, FaultParseError, FaultSpec, SLOW_LORIS_BYTE_INTERVAL, SSE_ERROR_COMMENT,
     validate as validate_faults,

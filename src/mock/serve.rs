@@ -16,7 +16,10 @@ use super::settings::MockConfig;
 /// inherit the mask and never take them), then waits for one with `sigwait`. No handler runs, so
 /// nothing async-signal-unsafe can happen. Call it from the main thread of a process whose other
 /// threads also block these signals, or the signal may be delivered elsewhere.
-pub fn serve(cfg: MockConfig, truth_log: Option<&Path>) -> io::Result<()> {
+///
+/// With `dcgm_log`, the DCGM pages served are written there as JSONL too, one
+/// [`super::DcgmPage`] a line.
+pub fn serve(cfg: MockConfig, truth_log: Option<&Path>, dcgm_log: Option<&Path>) -> io::Result<()> {
     let set = crate::signals::block_term_signals()?;
     let scheme = if cfg.tls.is_some() { "https" } else { "http" };
     let server = start(cfg)?;
@@ -26,7 +29,21 @@ pub fn serve(cfg: MockConfig, truth_log: Option<&Path>) -> io::Result<()> {
     );
     let waited = crate::signals::wait_signal(&set);
     let truth = server.truth();
+    let pages = server.dcgm_pages();
     server.stop();
+    if let Some(path) = dcgm_log {
+        let mut out = io::BufWriter::new(std::fs::File::create(path)?);
+        for p in &pages {
+            serde_json::to_writer(&mut out, p)?;
+            io::Write::write_all(&mut out, b"\n")?;
+        }
+        io::Write::flush(&mut out)?;
+        eprintln!(
+            "ringperf mock server: {} DCGM pages in {}",
+            pages.len(),
+            path.display()
+        );
+    }
     if let Some(path) = truth_log {
         truth.write_jsonl(path)?;
         eprintln!(

@@ -81,6 +81,15 @@ impl MockServer {
             .unwrap_or_default()
     }
 
+    /// Every DCGM page served by `GET` at `/dcgm/metrics` so far, in order (empty unless
+    /// [`MockConfig::dcgm_gpus`] is set).
+    pub fn dcgm_pages(&self) -> Vec<super::DcgmPage> {
+        self.inner
+            .as_ref()
+            .map(|r| r.shared.dcgm.pages())
+            .unwrap_or_default()
+    }
+
     /// The server goes away: stops accepting, closes the listening socket and every connection
     /// (in-flight responses are cut and are not in the truth log), and joins the threads. Clients
     /// then get connection refused until [`Self::resume`]. Does nothing when already paused.

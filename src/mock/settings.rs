@@ -92,6 +92,10 @@ pub struct MockConfig {
     /// Serve HTTPS with this certificate and key (`None`: plain HTTP).
     #[serde(default)]
     pub tls: Option<MockTls>,
+    /// Serve a DCGM exporter page for this many GPUs at `/dcgm/metrics` (0: that path is 404).
+    /// See [`crate::mock::DcgmPage`] for what it holds.
+    #[serde(default)]
+    pub dcgm_gpus: u32,
 }
 
 /// The PEM files an HTTPS mock serves with.
@@ -140,6 +144,7 @@ impl Default for MockConfig {
             metrics_mode: MetricsMode::Vllm,
             prompt_tokenizer: None,
             tls: None,
+            dcgm_gpus: 0,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::dcgm::Dcgm;
 use super::metrics::{ThreadMetrics, escape_label, render};
 use super::settings::MockConfig;
 use super::truth::TruthLog;
@@ -28,6 +29,8 @@ pub(crate) struct Shared {
     pub(crate) connections: AtomicU64,
     /// HTTPS: the TLS server configuration made from [`MockConfig::tls`] at start.
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    /// The DCGM exporter page's counters and the pages served.
+    pub(crate) dcgm: Dcgm,
 }
 
 impl Shared {
@@ -45,11 +48,23 @@ impl Shared {
             stop: AtomicBool::new(false),
             connections: AtomicU64::new(0),
             tls: None,
+            dcgm: Dcgm::default(),
             cfg,
         }
     }
 
     pub(crate) fn metrics_text(&self) -> String {
         render(&self.metrics, &self.model_label)
+    }
+
+    /// The DCGM page now, from the requests in flight on every thread (`None` when the mock
+    /// serves no DCGM page); a `GET` (`keep`) is recorded.
+    pub(crate) fn dcgm_page(&self, keep: bool) -> Option<String> {
+        let gpus = self.cfg.dcgm_gpus;
+        (gpus > 0).then(|| {
+            let in_flight = self.metrics.iter().map(ThreadMetrics::running).sum();
+            self.dcgm
+                .page(gpus, in_flight, crate::clock::wall_now_ns(), keep)
+        })
     }
 }

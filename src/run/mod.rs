@@ -4,6 +4,7 @@
 mod collect;
 
 mod dispatch;
+mod gpu_telemetry;
 mod health;
 mod multi;
 mod placement;
@@ -401,6 +402,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         &workers.pinned,
         progress.board.as_ref(),
     );
+    // GPU telemetry: the same, for the DCGM exporters.
+    let mut gpu_scraper =
+        gpu_telemetry::start(&cfg, clock, &workers.pinned, progress.board.as_ref());
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
     let first = cfg
@@ -409,13 +413,18 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
     open_warm_pool(&cfg, &shared, &workers, first.0, first.1);
     let dashboard = board.as_ref().and_then(|b| {
-        crate::ui::terminal::Dashboard::start(b.clone(), control.clone(), cfg.stop_grace, false)
-            .map_err(|e| {
-                note(&format!(
-                    "cannot draw the dashboard ({e}); the run goes on without it"
-                ))
-            })
-            .ok()
+        crate::ui::terminal::Dashboard::start(
+            b.clone(),
+            control.clone(),
+            cfg.stop_grace,
+            gpu_scraper.is_some(),
+        )
+        .map_err(|e| {
+            note(&format!(
+                "cannot draw the dashboard ({e}); the run goes on without it"
+            ))
+        })
+        .ok()
     });
     // `--start-at`: every shard waits for the shared instant; the first phase starts there.
     let start = shard::wait_for_start(&cfg, &shared);
@@ -425,6 +434,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         let at = origin.take().unwrap_or_else(|| shard::Origin::now(clock));
         let warmup_start = at.wall_ns;
         server_metrics::phase_start(&mut scraper, Phase::Warmup);
+        server_metrics::phase_start(&mut gpu_scraper, Phase::Warmup);
         run_phase(
             &cfg,
             &shared,
@@ -437,6 +447,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup_wall_ns = Some((warmup_start, crate::clock::wall_now_ns()));
         server_metrics::phase_end(&mut scraper, Phase::Warmup);
+        // No awaited end-of-warmup scrape for GPU telemetry (AIPerf takes none): a slow DCGM
+        // exporter never holds profiling back; the counters' baseline is the last periodic
+        // scrape before profiling starts.
     }
     if warmup_wall_ns.is_some() && !control.stopped() {
         // Sized from what the warmup's answers took.
@@ -449,6 +462,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     // A stop during warmup ends the run before profiling starts.
     if !control.stopped() {
         server_metrics::phase_start(&mut scraper, Phase::Profiling);
+        server_metrics::phase_start(&mut gpu_scraper, Phase::Profiling);
         run_phase(
             &cfg,
             &shared,
@@ -465,6 +479,7 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         d.stop();
     }
     server_metrics::phase_end(&mut scraper, Phase::Profiling);
+    server_metrics::phase_end(&mut gpu_scraper, Phase::Profiling);
     let worker_cpu = workers.shutdown();
     let collected = aggregator
         .join()
@@ -521,6 +536,9 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     // Server metrics: flush period, final scrape, exports (listed in the console footer below).
     // Before the summary, which carries the scraper thread's CPU time; before the per-phase
     // files, which carry each phase's server metrics.
+    // GPU telemetry first: its final scrape is due now, the server metrics' after their flush
+    // period.
+    let gpu = gpu_telemetry::finish(gpu_scraper, &dir, &names, start_wall_ns, end_wall_ns);
     let sm = server_metrics::finish(scraper, &cfg, &run_info, &dir, &names);
     run_info.threads = health::threads(
         crate::clock::thread_cpu_ns(),
@@ -528,6 +546,24 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
         sm.scraper_cpu_ns,
         &worker_cpu,
     );
+    // The GPU scraper's thread, after the server-metrics one.
+    if let Some(cpu_ns) = gpu.scraper_cpu_ns {
+        let at = run_info
+            .threads
+            .iter()
+            .position(|t| t.name.starts_with("worker_"))
+            .unwrap_or(run_info.threads.len());
+        run_info.threads.insert(
+            at,
+            crate::export::ThreadCpu {
+                name: "gpu_scraper".into(),
+                cpu_ns,
+                busy_fraction: None,
+                naps: None,
+                warm_pool: None,
+            },
+        );
+    }
     let verdict = health::verdict(
         &summary,
         &run_info.threads,
@@ -542,14 +578,20 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     let client_fell_behind = verdict.fails_run();
     run_info.client_health = Some(verdict);
 
-    let mut files =
-        crate::export::write_summary_files(&dir, &names, &summary, warmup.as_ref(), &run_info)
-            .map_err(|e| {
-                RunError(format!(
-                    "cannot write the summary files in {}: {e}",
-                    dir.display()
-                ))
-            })?;
+    let mut files = crate::export::write_summary_files_with_gpu(
+        &dir,
+        &names,
+        &summary,
+        warmup.as_ref(),
+        &run_info,
+        gpu.sections().as_ref(),
+    )
+    .map_err(|e| {
+        RunError(format!(
+            "cannot write the summary files in {}: {e}",
+            dir.display()
+        ))
+    })?;
     let has_warmup = warmup.is_some() && warmup_wall_ns.is_some();
     let sm_phase = |phase: Phase| {
         let index = u32::from(has_warmup && phase == Phase::Profiling);
@@ -621,6 +663,10 @@ fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunEr
     files.push(("Console Export", dir.join(&names.console_txt)));
     // The file holds the console export alone, as AIPerf's: no footer.
     let mut console = crate::export::render_console(&summary, &run_info);
+    if let Some(t) = &gpu.telemetry {
+        console.push('\n');
+        console.push_str(&t.console());
+    }
     // `--show-trace-timing`: AIPerf prints the trace table before every other table.
     if cfg.show_trace_timing
         && let Some(t) = crate::export::trace_console::render_trace_timing(&summary, "ringperf")

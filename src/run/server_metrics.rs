@@ -11,7 +11,7 @@ use crate::config::url::metrics_endpoint_list;
 use crate::config::{Config, Load};
 use crate::export::{ExportNames, RunInfo};
 use crate::record::Phase;
-use crate::scrape::collector::{Scraper, StartOptions};
+use crate::scrape::collector::{Role, Scraper, StartOptions};
 use crate::scrape::settings::Settings;
 use crate::server_metrics::analysis::Window;
 use crate::server_metrics::export::parquet::ParquetMeta;
@@ -23,7 +23,7 @@ use crate::ui::Board;
 use crate::ui::highlights::Highlights;
 
 /// The highest core no worker is pinned to, if any.
-fn free_core(busy: &[Option<usize>]) -> Option<usize> {
+pub(crate) fn free_core(busy: &[Option<usize>]) -> Option<usize> {
     core_affinity::get_core_ids()
         .unwrap_or_default()
         .into_iter()
@@ -78,6 +78,7 @@ pub(crate) fn start(
         jsonl,
         verbose: cfg.verbose,
         on_page: board.map(|b| dashboard_feed(b.clone())),
+        role: Role::ServerMetrics,
     };
     match Scraper::start(opts) {
         Ok(s) => s,
@@ -103,7 +104,10 @@ fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
 /// The TLS client `https` metrics endpoints are scraped with: the run's roots and verification
 /// (`SSL_CERT_FILE`, `AIPERF_HTTP_SSL_VERIFY`), as for the requests; `None` when no endpoint is
 /// `https`.
-fn scrape_tls(cfg: &Config, endpoints: &[String]) -> Result<Option<crate::net::TlsClient>, String> {
+pub(crate) fn scrape_tls(
+    cfg: &Config,
+    endpoints: &[String],
+) -> Result<Option<crate::net::TlsClient>, String> {
     if !endpoints
         .iter()
         .any(|u| u.to_ascii_lowercase().starts_with("https://"))

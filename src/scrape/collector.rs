@@ -62,11 +62,17 @@ pub struct StartOptions {
     /// Called on the scraper thread with every page parsed (its endpoint URL and the page),
     /// after it is stored: the live dashboard's feed. `None`: nothing is called.
     pub on_page: Option<PageHook>,
+    /// What the pages are: the wording of the messages, and whether a page that is not
+    /// Prometheus text earns the TRT-LLM probe.
+    pub role: Role,
 }
 
 /// A function the scraper thread calls with each parsed page ([`StartOptions::on_page`]).
 #[derive(Clone)]
-pub struct PageHook(std::sync::Arc<std::sync::Mutex<dyn FnMut(&str, &Scrape) + Send>>);
+pub struct PageHook(std::sync::Arc<std::sync::Mutex<HookFn>>);
+
+/// The function inside a [`PageHook`].
+type HookFn = dyn FnMut(&str, &Scrape) + Send;
 
 impl PageHook {
     /// Wraps `f`.
@@ -84,6 +90,43 @@ impl PageHook {
 impl fmt::Debug for PageHook {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("PageHook")
+    }
+}
+
+/// What a scraper collects: server metrics (spec §7) or DCGM GPU telemetry (spec §8). The
+/// scraping is the same; the messages name the right subsystem and its `--no-…` flag, and only
+/// server metrics try TRT-LLM's `/prometheus/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// `--server-metrics`.
+    #[default]
+    ServerMetrics,
+    /// `--gpu-telemetry` (DCGM exporters).
+    GpuTelemetry,
+}
+
+impl Role {
+    /// The subsystem's name in messages.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::ServerMetrics => "server metrics",
+            Role::GpuTelemetry => "GPU telemetry",
+        }
+    }
+
+    fn off_flag(self) -> &'static str {
+        match self {
+            Role::ServerMetrics => "--no-server-metrics",
+            Role::GpuTelemetry => "--no-gpu-telemetry",
+        }
+    }
+
+    fn none_reachable(self) -> &'static str {
+        match self {
+            Role::ServerMetrics => "no Prometheus endpoints reachable",
+            Role::GpuTelemetry => "no DCGM exporter reachable",
+        }
     }
 }
 
@@ -359,6 +402,7 @@ struct Shared {
     tls: Option<TlsClient>,
     settings: Settings,
     verbose: bool,
+    role: Role,
     endpoints: Vec<Endpoint>,
     store: RefCell<Store>,
     phase: Cell<Option<Phase>>,
@@ -415,7 +459,7 @@ async fn run(
             }),
             Err(e) => {
                 if opts.verbose {
-                    eprintln!("ringperf: server metrics: {e}");
+                    eprintln!("ringperf: {}: {e}", opts.role.label());
                 }
             }
         }
@@ -425,6 +469,7 @@ async fn run(
         tls: opts.tls.clone(),
         settings: opts.settings,
         verbose: opts.verbose,
+        role: opts.role,
         endpoints,
         store: RefCell::new(Store::default()),
         phase: Cell::new(None),
@@ -455,7 +500,10 @@ async fn run(
                 shared.endpoints[i].state.set(State::Disabled);
                 if shared.verbose {
                     let url = shared.endpoints[i].target.borrow().url.clone();
-                    eprintln!("ringperf: server metrics endpoint {url} is not reachable: {why}");
+                    eprintln!(
+                        "ringperf: {} endpoint {url} is not reachable: {why}",
+                        shared.role.label()
+                    );
                 }
             }
         }
@@ -463,7 +511,11 @@ async fn run(
     if reachable_count == 0 {
         // Said at the default log level (AIPerf logs this status at info); the reason per
         // endpoint is printed above under --verbose.
-        eprintln!("ringperf: server metrics disabled: no Prometheus endpoints reachable");
+        eprintln!(
+            "ringperf: {} disabled: {}",
+            shared.role.label(),
+            shared.role.none_reachable()
+        );
         let _ = ready.send(Ok(0));
         return Collected::default();
     }
@@ -730,7 +782,11 @@ async fn scrape(shared: Rc<Shared>, i: usize) {
         Err(why) => {
             shared.errors.set(shared.errors.get() + 1);
             if shared.verbose && !ep.logged_error.replace(true) {
-                eprintln!("ringperf: server metrics scrape of {} failed: {why}", t.url);
+                eprintln!(
+                    "ringperf: {} scrape of {} failed: {why}",
+                    shared.role.label(),
+                    t.url
+                );
             }
         }
     }
@@ -745,7 +801,7 @@ async fn incompatible(
     phase: Option<Phase>,
 ) {
     let ep = &shared.endpoints[i];
-    let alt = if ep.fallback_tried.replace(true) {
+    let alt = if ep.fallback_tried.replace(true) || shared.role != Role::ServerMetrics {
         None
     } else {
         trtllm_fallback(&t.url)
@@ -794,9 +850,10 @@ async fn incompatible(
         return;
     }
     let line = format!(
-        "WARNING  Disabling server metrics collection for {}: {reason}. To suppress this \
-         warning, pass --no-server-metrics.",
-        t.url
+        "WARNING  Disabling {} collection for {}: {reason}. To suppress this warning, pass {}.",
+        shared.role.label(),
+        t.url,
+        shared.role.off_flag()
     );
     eprintln!("{line}");
     shared.warnings.borrow_mut().push(line);
@@ -808,7 +865,12 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
     if page.families.is_empty() {
         return;
     }
-    let ts = shared.clock.wall_ns(resp.first_byte_ns);
+    // Server metrics stamp a sample with its first response byte (spec §7.1); AIPerf's DCGM
+    // collector stamps its records once the page is read.
+    let ts = shared.clock.wall_ns(match shared.role {
+        Role::ServerMetrics => resp.first_byte_ns,
+        Role::GpuTelemetry => resp.end_ns,
+    });
     let latency = resp.end_ns.saturating_sub(resp.sent_ns);
     let dup = {
         let mut store = shared.store.borrow_mut();
@@ -822,7 +884,10 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         let mut warned = shared.nonfinite_warned.borrow_mut();
         for name in &page.nonfinite {
             if warned.insert(name.clone()) {
-                eprintln!("ringperf: server metrics: {name} had NaN/Inf samples (dropped)");
+                eprintln!(
+                    "ringperf: {}: {name} had NaN/Inf samples (dropped)",
+                    shared.role.label()
+                );
             }
         }
     }

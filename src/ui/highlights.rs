@@ -2,7 +2,7 @@
 //! running, KV-cache use, and the server's own mean TTFT between two pages. Names of vLLM and
 //! SGLang are known; a page without them leaves the figure empty.
 
-use super::ServerLive;
+use super::{GpuLive, ServerLive};
 use crate::prom::{Family, Scrape, SeriesValue};
 
 /// Requests queued at the server.
@@ -83,10 +83,86 @@ impl Highlights {
     }
 }
 
+/// The GPU panel's lines from one DCGM exporter page: per `gpu` label, its power, utilization,
+/// memory used and temperature, in AIPerf's units (the field mapping and scaling of
+/// [`crate::gpu_telemetry::fields`]). Each GPU is labelled `<endpoint> gpu <index> <model>`.
+pub fn gpu_readings(endpoint: &str, page: &Scrape) -> Vec<GpuLive> {
+    use crate::gpu_telemetry::fields::{FIELDS, lookup};
+    let mut gpus: Vec<(String, GpuLive)> = Vec::new();
+    for f in &page.families {
+        let Some(field) = lookup(&f.name).map(|i| FIELDS[i]) else {
+            continue;
+        };
+        for (labels, v) in &f.series {
+            let SeriesValue::Scalar(x) = v else { continue };
+            let get = |k: &str| labels.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+            let Some(index) = get("gpu") else { continue };
+            let at = match gpus.iter().position(|(i, _)| i == index) {
+                Some(at) => at,
+                None => {
+                    let model = get("modelName").unwrap_or_default();
+                    let label = format!(
+                        "{} gpu {index} {model}",
+                        super::render::short_endpoint(endpoint)
+                    );
+                    gpus.push((
+                        index.to_string(),
+                        GpuLive {
+                            label: label.trim_end().to_string(),
+                            ..GpuLive::default()
+                        },
+                    ));
+                    gpus.len() - 1
+                }
+            };
+            let g = &mut gpus[at].1;
+            let value = Some(x * field.scale);
+            match field.key {
+                "nvidia_power_usage" => g.power_w = value,
+                "nvidia_gpu_utilization" => g.utilization_pct = value,
+                "nvidia_memory_used" => g.memory_used_gb = value,
+                "nvidia_temperature" => g.temperature_c = value,
+                _ => {}
+            }
+        }
+    }
+    gpus.into_iter().map(|(_, g)| g).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::prom::parse_scrape;
+
+    #[test]
+    fn a_dcgm_page_reads_as_one_line_per_gpu_in_aiperfs_units() {
+        let p = parse_scrape(
+            b"# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n\
+              DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",modelName=\"H100\"} 300.5\n\
+              DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",modelName=\"H100\"} 120\n\
+              # TYPE DCGM_FI_DEV_FB_USED gauge\n\
+              DCGM_FI_DEV_FB_USED{gpu=\"0\",modelName=\"H100\"} 1000\n\
+              # TYPE DCGM_FI_DEV_GPU_UTIL gauge\n\
+              DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",modelName=\"H100\"} 87\n\
+              # TYPE DCGM_FI_DEV_GPU_TEMP gauge\n\
+              DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",modelName=\"H100\"} 41\n\
+              # TYPE DCGM_FI_DEV_SM_CLOCK gauge\n\
+              DCGM_FI_DEV_SM_CLOCK{gpu=\"0\",modelName=\"H100\"} 1980\n",
+        )
+        .unwrap();
+        let g = gpu_readings("http://node1:9400/metrics", &p);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].label, "node1:9400 gpu 0 H100");
+        assert_eq!(g[0].power_w, Some(300.5));
+        // MiB to GB, AIPerf's factor 1.048576e-3.
+        assert!((g[0].memory_used_gb.unwrap() - 1.048576).abs() < 1e-12);
+        assert_eq!(g[0].temperature_c, Some(41.0));
+        assert_eq!(g[0].utilization_pct, None);
+        assert_eq!(
+            (g[1].power_w, g[1].utilization_pct),
+            (Some(120.0), Some(87.0))
+        );
+    }
 
     fn page(ttft_sum: f64, ttft_count: u64) -> Scrape {
         let text = format!(

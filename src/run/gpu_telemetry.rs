@@ -1,0 +1,177 @@
+//! GPU telemetry in a profile run: the hooks [`super::run`] calls — start a scraper in its GPU
+//! role before warmup (one reachability check of every DCGM exporter; none reachable is one
+//! line on stderr and nothing else), and after the workers stop, the final scrape, the JSONL
+//! and the statistics the summary files and the console show. Phase marks go through
+//! [`super::server_metrics::phase_start`] / [`super::server_metrics::phase_end`], which work on
+//! any scraper.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::server_metrics::{free_core, scrape_tls};
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::export::ExportNames;
+use crate::export::telemetry::{GPU_TABLE_HEADER, GpuSections};
+use crate::gpu_telemetry::FINAL_SCRAPE_GRACE_NS;
+use crate::gpu_telemetry::records::{GpuRecord, records, write_jsonl};
+use crate::gpu_telemetry::summary::{Telemetry, summarize_all};
+use crate::scrape::collector::{Role, Scraper, StartOptions};
+use crate::scrape::settings::Settings;
+use crate::ui::Board;
+
+/// Starts collection; `None` when it is off, misconfigured (said on stderr) or no DCGM exporter
+/// is reachable (said on stderr by the scraper, in one line).
+pub(crate) fn start(
+    cfg: &Config,
+    clock: Clock,
+    busy_cores: &[Option<usize>],
+    board: Option<&Arc<Board>>,
+) -> Option<Scraper> {
+    if !cfg.gpu_telemetry.enabled {
+        return None;
+    }
+    // AIPerf's `AIPERF_GPU_COLLECTION_INTERVAL` and `AIPERF_GPU_REACHABILITY_TIMEOUT` stand in
+    // for their server-metrics counterparts; the read timeouts are shared.
+    let gpu_name = |k: &str| match k {
+        "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL" => "AIPERF_GPU_COLLECTION_INTERVAL".to_owned(),
+        "AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT" => {
+            "AIPERF_GPU_REACHABILITY_TIMEOUT".to_owned()
+        }
+        other => other.to_owned(),
+    };
+    let mut settings = match Settings::from_lookup(|k| std::env::var(gpu_name(k)).ok()) {
+        Ok(s) => s,
+        Err(e) => {
+            let e = e.to_string();
+            let e = e
+                .replace(
+                    "AIPERF_SERVER_METRICS_COLLECTION_INTERVAL",
+                    "AIPERF_GPU_COLLECTION_INTERVAL",
+                )
+                .replace(
+                    "AIPERF_SERVER_METRICS_REACHABILITY_TIMEOUT",
+                    "AIPERF_GPU_REACHABILITY_TIMEOUT",
+                );
+            eprintln!("ringperf: GPU telemetry disabled: {e}");
+            return None;
+        }
+    };
+    // AIPerf takes the final DCGM scrape as soon as profiling completes.
+    settings.flush_period = Duration::ZERO;
+    let endpoints = cfg.gpu_telemetry.urls.clone();
+    let tls = match scrape_tls(cfg, &endpoints) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("ringperf: GPU telemetry disabled: {e}");
+            return None;
+        }
+    };
+    let opts = StartOptions {
+        endpoints,
+        settings,
+        io_driver: cfg.io_driver,
+        core: free_core(busy_cores),
+        clock,
+        jsonl: None,
+        tls,
+        verbose: cfg.verbose,
+        on_page: board.map(|b| dashboard_feed(b.clone())),
+        role: Role::GpuTelemetry,
+    };
+    match Scraper::start(opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ringperf: GPU telemetry disabled: {e}");
+            None
+        }
+    }
+}
+
+/// The dashboard's GPU panel: each exporter's last page, every exporter's GPUs together.
+fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
+    let mut per_endpoint: Vec<(String, Vec<crate::ui::GpuLive>)> = Vec::new();
+    crate::scrape::collector::PageHook::new(move |url, page| {
+        let gpus = crate::ui::highlights::gpu_readings(url, page);
+        match per_endpoint.iter_mut().find(|(u, _)| u == url) {
+            Some((_, g)) => *g = gpus,
+            None => per_endpoint.push((url.to_string(), gpus)),
+        }
+        board.publish_gpus(per_endpoint.iter().flat_map(|(_, g)| g.clone()).collect());
+    })
+}
+
+/// What collection left.
+#[derive(Debug, Default)]
+pub(crate) struct Finished {
+    /// The statistics, when any DCGM page was read.
+    pub telemetry: Option<Telemetry>,
+    /// CPU time of the GPU scraper thread as it ended, ns (`None`: no such thread ran).
+    pub scraper_cpu_ns: Option<u64>,
+}
+
+impl Finished {
+    /// The summary files' GPU sections.
+    pub(crate) fn sections(&self) -> Option<GpuSections> {
+        let t = self.telemetry.as_ref()?;
+        Some(GpuSections {
+            urls: t.urls(),
+            start_ns: t.start_ns,
+            end_ns: t.end_ns,
+            endpoints: t.endpoints_json(),
+            extra_headers: t.optional_headers(),
+            // The stat columns: the header from `avg` to `std`.
+            rows: t.csv_rows(&GPU_TABLE_HEADER[6..]),
+        })
+    }
+}
+
+/// Takes the final scrape, writes `gpu_telemetry_export.jsonl` (every record, in time order)
+/// and summarizes the window `[profiling start, profiling end + 666 ms]`. Failures are
+/// warnings.
+pub(crate) fn finish(
+    s: Option<Scraper>,
+    dir: &Path,
+    names: &ExportNames,
+    start_wall_ns: u64,
+    end_wall_ns: u64,
+) -> Finished {
+    let Some(s) = s else {
+        return Finished::default();
+    };
+    let (c, _) = s.finish();
+    let per_endpoint: Vec<Vec<GpuRecord>> = c.store.endpoints.iter().map(records).collect();
+    let mut all: Vec<&GpuRecord> = per_endpoint.iter().flatten().collect();
+    if all.is_empty() {
+        return Finished {
+            telemetry: None,
+            scraper_cpu_ns: c.cpu_ns,
+        };
+    }
+    all.sort_by_key(|r| r.ts_ns);
+    let path = dir.join(&names.gpu_telemetry_jsonl);
+    // AIPerf's footer lists no GPU file; the JSONL is written beside the others.
+    let written = std::fs::File::create(&path).and_then(|f| {
+        let mut out = std::io::BufWriter::new(f);
+        let owned: Vec<GpuRecord> = all.into_iter().cloned().collect();
+        write_jsonl(&mut out, &owned)?;
+        out.flush()
+    });
+    if let Err(e) = written {
+        eprintln!(
+            "ringperf: warning: GPU telemetry: cannot write {}: {e}",
+            path.display()
+        );
+    }
+    let telemetry = summarize_all(
+        &per_endpoint,
+        start_wall_ns,
+        end_wall_ns.saturating_add(FINAL_SCRAPE_GRACE_NS),
+    );
+    Finished {
+        telemetry: Some(telemetry),
+        scraper_cpu_ns: c.cpu_ns,
+    }
+}
