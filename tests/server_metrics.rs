@@ -284,6 +284,16 @@ fn console_footer_and_file_follow_aiperf() {
                 .to_string(),
         ),
     );
+    // ringperf's own two lines last, after AIPerf's: the per-record JSONL and the console file.
+    for (label, name) in [
+        ("Records Export", "foo.jsonl"),
+        ("Console Export", "foo_console.txt"),
+    ] {
+        expected.push((
+            label.to_owned(),
+            dir.path().join(name).display().to_string(),
+        ));
+    }
     assert_eq!(ours, expected, "{stdout}");
     for (_, path) in &ours {
         assert!(Path::new(path).is_file(), "{path}");
