@@ -421,15 +421,19 @@ fn no_usable_directory_exits_2_and_says_why() {
 
     // A usable directory beside a bad one: the report, and the bad one named.
     let good = tmp.path().join("good");
-    profile(&good, "1", &[]);
+    // Without server metrics the page says there are none.
+    profile(&good, "1", &["--no-server-metrics"]);
+    assert!(!good.join("server_metrics_export.json").exists());
     let out = plot(&[&good, &missing]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
     assert!(
-        text(&out.stderr).contains("skipped"),
-        "{}",
-        text(&out.stderr)
+        err.contains(&format!("skipped {}: not a directory", missing.display())),
+        "{err}"
     );
-    assert!(good.join("report.html").exists());
+    let html = std::fs::read_to_string(good.join("report.html")).unwrap();
+    assert!(html.contains("No server-metrics timeslices"));
+    assert!(!html.contains("id=\"chart-server-"));
 }
 
 #[test]
