@@ -27,14 +27,32 @@ pub struct Series {
     pub x_err: Vec<(f64, f64)>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub y_err: Vec<(f64, f64)>,
+    /// When the series had more than [`MAX_POINTS`] points: how many (the points are then an
+    /// even sample of them, first and last kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_from: Option<usize>,
+}
+
+/// Points drawn per series at most: a long run's per-request charts stay a few hundred KB.
+pub const MAX_POINTS: usize = 5000;
+
+/// An even sample of `points` of at most `max` points, the first and the last among them.
+pub fn sample(points: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
+    let n = points.len();
+    if n <= max || max < 2 {
+        return points;
+    }
+    (0..max).map(|k| points[k * (n - 1) / (max - 1)]).collect()
 }
 
 impl Series {
     fn new(name: String, kind: Kind, points: Vec<(f64, f64)>) -> Self {
+        let n = points.len();
         Series {
             name,
             kind,
-            points,
+            points: sample(points, MAX_POINTS),
+            sampled_from: (n > MAX_POINTS).then_some(n),
             labels: Vec::new(),
             x_err: Vec::new(),
             y_err: Vec::new(),
@@ -343,6 +361,19 @@ mod tests {
         let (reqs, toks) = per_second(&run);
         assert_eq!(reqs, [(0.0, 2.0), (1.0, 0.0), (2.0, 1.0)]);
         assert_eq!(toks, [(0.0, 7.0), (1.0, 0.0), (2.0, 5.0)]);
+    }
+
+    #[test]
+    fn long_series_are_sampled_evenly_keeping_both_ends() {
+        let pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 0.0)).collect();
+        let xs: Vec<f64> = sample(pts.clone(), 4).iter().map(|p| p.0).collect();
+        assert_eq!(xs, [0.0, 3.0, 6.0, 9.0]);
+        assert_eq!(sample(pts.clone(), 10), pts);
+        let s = Series::new("s".into(), Kind::Points, vec![(1.0, 1.0); MAX_POINTS + 7]);
+        assert_eq!(
+            (s.points.len(), s.sampled_from),
+            (MAX_POINTS, Some(MAX_POINTS + 7))
+        );
     }
 
     #[test]

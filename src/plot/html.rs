@@ -133,8 +133,22 @@ pub struct Figure<'a> {
 
 fn figure(f: &Figure<'_>, plots_rel: &str) -> String {
     let id = escape(&f.chart.id);
+    let sampled: String = f
+        .chart
+        .series
+        .iter()
+        .filter_map(|s| {
+            s.sampled_from.map(|n| {
+                format!(
+                    " {}: {} of {n} points drawn.",
+                    escape(&s.name),
+                    s.points.len()
+                )
+            })
+        })
+        .collect();
     format!(
-        "<figure id=\"chart-{id}\" class=\"chart\"><figcaption>{}</figcaption>{}<p class=\"files\"><a href=\"{plots_rel}/{id}.png\">PNG</a> · <a href=\"{plots_rel}/{id}.svg\">SVG</a></p></figure>",
+        "<figure id=\"chart-{id}\" class=\"chart\"><figcaption>{}</figcaption>{}<p class=\"files\">{sampled} <a href=\"{plots_rel}/{id}.png\">PNG</a> · <a href=\"{plots_rel}/{id}.svg\">SVG</a></p></figure>",
         escape(&f.chart.title),
         f.svg
     )
