@@ -187,7 +187,8 @@ fn one_run_report_holds_every_chart_with_the_runs_data() {
                 .iter()
                 .any(|s| s["timeslices"].as_array().is_some_and(|t| !t.is_empty()))
         })
-        .map(|(n, _)| format!("server-{n}"))
+        // The file stem: `vllm:x` → `vllm_x` (a colon is no file name everywhere).
+        .map(|(n, _)| format!("server-{}", n.replace(':', "_")))
         .collect();
     assert!(!with_slices.is_empty(), "the mock's export has timeslices");
     let drawn: Vec<&str> = with_slices.iter().take(12).map(String::as_str).collect();

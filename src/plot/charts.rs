@@ -212,6 +212,20 @@ fn slice_value(kind: &str, slice: &serde_json::Value) -> Option<f64> {
     }
 }
 
+/// A metric name as a portable file stem and anchor: `vllm:num_requests_running` →
+/// `vllm_num_requests_running` (anything but ASCII letters, digits, `-`, `_` and `.` becomes `_`).
+pub fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// One chart per server metric with timeslices; the second value is how many were left out.
 pub fn server_metric_charts(inputs: &[Input]) -> (Vec<Chart>, usize) {
     let mut charts: Vec<Chart> = Vec::new();
@@ -264,7 +278,7 @@ pub fn server_metric_charts(inputs: &[Input]) -> (Vec<Chart>, usize) {
             if series.is_empty() {
                 continue;
             }
-            let id = format!("server-{name}");
+            let id = format!("server-{}", file_stem(name));
             if let Some(c) = charts.iter_mut().find(|c| c.id == id) {
                 c.series.extend(series);
             } else if charts.len() < MAX_SERVER_METRIC_CHARTS {
@@ -374,6 +388,15 @@ mod tests {
             (s.points.len(), s.sampled_from),
             (MAX_POINTS, Some(MAX_POINTS + 7))
         );
+    }
+
+    #[test]
+    fn metric_names_become_portable_stems() {
+        assert_eq!(
+            file_stem("vllm:e2e_request_latency_seconds"),
+            "vllm_e2e_request_latency_seconds"
+        );
+        assert_eq!(file_stem("a/b c.d-e"), "a_b_c.d-e");
     }
 
     #[test]
