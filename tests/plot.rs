@@ -466,6 +466,18 @@ fn auto_plot_writes_the_report_after_the_run() {
     let off = tmp.path().join("off");
     profile(&off, "2", &["--auto-plot", "--no-auto-plot"]);
     assert!(!off.join("report.html").exists());
+    assert!(!html.contains("No per-request records"));
+
+    // A summary-only run: the report says it has no records.
+    let summary_only = tmp.path().join("summary");
+    profile(
+        &summary_only,
+        "2",
+        &["--export-level", "summary", "--auto-plot"],
+    );
+    assert!(!summary_only.join("profile_export.jsonl").exists());
+    let html = std::fs::read_to_string(summary_only.join("report.html")).unwrap();
+    assert!(html.contains("No per-request records"), "{html}");
 }
 
 fn chromium() -> Option<PathBuf> {

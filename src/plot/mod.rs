@@ -108,6 +108,10 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
             None,
         ));
     }
+    let no_records = inputs
+        .iter()
+        .flat_map(|i| &i.runs)
+        .all(|r| r.requests.is_empty());
     sections.push((
         "Requests",
         records
@@ -117,7 +121,11 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
                 svg: svg_of(&c.id),
             })
             .collect(),
-        None,
+        no_records.then(|| {
+            "No per-request records: profile_export.jsonl is absent or empty (a run with \
+             --export-level summary writes none); the charts below are empty."
+                .to_string()
+        }),
     ));
     let server_note = if server.is_empty() {
         Some(
