@@ -468,6 +468,15 @@ fn auto_plot_writes_the_report_after_the_run() {
     assert!(!off.join("report.html").exists());
     assert!(!html.contains("No per-request records"));
 
+    // A new run into the directory removes the earlier run's report and says so.
+    let again = profile(&dir, "2", &[]);
+    assert!(!dir.join("report.html").exists(), "the old report is gone");
+    let err = text(&again.stderr);
+    assert!(
+        err.contains("of an earlier run from") && err.contains("report.html"),
+        "{err}"
+    );
+
     // A summary-only run: the report says it has no records.
     let summary_only = tmp.path().join("summary");
     profile(

@@ -17,6 +17,9 @@ use self::charts::Chart;
 use self::html::Figure;
 use self::inputs::Input;
 
+/// The report's file name in its directory.
+pub const REPORT_FILE: &str = "report.html";
+
 /// Why no report was written; every case exits 2.
 #[derive(Debug)]
 pub enum PlotError {
@@ -160,7 +163,7 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
         .collect();
     let data = html::data(&inputs, &all);
     let page = html::page(&inputs, &sections, &data, "plots");
-    let html_path = out_dir.join("report.html");
+    let html_path = out_dir.join(REPORT_FILE);
     write(&html_path, page.as_bytes())?;
     Ok(Report {
         html: html_path,
