@@ -40,6 +40,8 @@ pub mod mock;
 #[cfg(feature = "engine")]
 pub mod net;
 #[cfg(feature = "engine")]
+pub mod plot;
+#[cfg(feature = "engine")]
 pub mod run;
 #[cfg(feature = "engine")]
 pub mod schedule;

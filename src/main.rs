@@ -47,13 +47,25 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            match ringperf::run::run_with(
+            let plot_dir = args.auto_plot.then(|| cfg.artifact_dir.clone());
+            let outcome = ringperf::run::run_with(
                 cfg,
                 ringperf::run::RunOptions {
                     handle_signals: true,
                 },
-            ) {
-                Ok(outcome) => ExitCode::from(outcome.exit_code()),
+            );
+            match outcome {
+                Ok(outcome) => {
+                    // `--auto-plot`: the report of the run just written; a failure to draw it is
+                    // said but does not change the run's exit code.
+                    if let Some(dir) = plot_dir
+                        && let Err(e) = ringperf::plot::plot(&[dir], None)
+                            .map(|r| println!("Report: {}", r.html.display()))
+                    {
+                        eprintln!("ringperf: auto-plot: {e}");
+                    }
+                    ExitCode::from(outcome.exit_code())
+                }
                 Err(e) => {
                     eprintln!("ringperf: {e}");
                     ExitCode::from(2)
@@ -84,6 +96,13 @@ fn main() -> ExitCode {
             Err(e) => {
                 eprintln!("ringperf: merge: {e}");
                 ExitCode::from(e.exit_code())
+            }
+        },
+        Command::Plot(args) => match ringperf::plot::run(&args) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ringperf: plot: {e}");
+                ExitCode::from(2)
             }
         },
         Command::MockServer(args) => {

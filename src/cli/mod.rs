@@ -12,6 +12,7 @@ pub mod http_trace;
 pub mod input;
 pub mod merge;
 pub mod multi_run;
+pub mod plot;
 pub mod prompt;
 pub mod shard;
 pub mod timing;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Merge the artifact directories of a run's shards into one set of artifacts, statistics
     /// recomputed from all their records.
     Merge(merge::MergeArgs),
+    /// Write report.html (inline SVG charts, data as JSON) and PNG / SVG charts from one or
+    /// more artifact directories.
+    Plot(plot::PlotArgs),
 }
 
 /// Flags of `ringperf profile`.
@@ -158,6 +162,23 @@ pub struct ProfileArgs {
     /// (`profile_export_aiperf_timeslices.*`) and server-metric timeslices.
     #[arg(long = "slice-duration", help_heading = "Output")]
     pub slice_duration: Option<f64>,
+
+    /// After the run, write report.html and the charts under plots/ into the artifact
+    /// directory, as `ringperf plot` does.
+    #[arg(
+        long = "auto-plot",
+        overrides_with = "no_auto_plot",
+        help_heading = "Output"
+    )]
+    pub auto_plot: bool,
+
+    /// No report after the run (the default).
+    #[arg(
+        long = "no-auto-plot",
+        overrides_with = "auto_plot",
+        help_heading = "Output"
+    )]
+    pub no_auto_plot: bool,
 
     /// Which files are written: summary only, per-request records too, or also every raw
     /// request and response (`profile_export_raw.jsonl`).

@@ -11,7 +11,8 @@
 //! - a duration phase's `grace_period` (its default 30 s too); a warmup's `concurrency` when
 //!   it runs closed loop (its own, else `--concurrency`, else 1) and its rate settings from the
 //!   profiling flags;
-//! - `artifacts.{auto_plot,plot_required}` (false), `gpu_telemetry.{enabled,urls,collector,mode}`,
+//! - `artifacts.auto_plot` (the flag), `artifacts.plot_required` (false),
+//!   `gpu_telemetry.{enabled,urls,collector,mode}`,
 //!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), empty `otel`,
 //!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal).
 //!
@@ -477,7 +478,7 @@ fn artifacts(e: &Echo) -> Value {
             json!(a.http_trace.show_trace_timing),
         );
     }
-    m.insert("auto_plot".into(), json!(false));
+    m.insert("auto_plot".into(), json!(a.auto_plot));
     m.insert("plot_required".into(), json!(false));
     Value::Object(m)
 }

@@ -39,6 +39,8 @@ pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
         INPUTS_FILE,
         MANIFEST_FILE,
         SHARD_FILE,
+        // An earlier run's report (`--auto-plot`, `ringperf plot`) describes that run.
+        crate::plot::REPORT_FILE,
     ]
     .into_iter()
     .map(PathBuf::from)

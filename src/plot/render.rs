@@ -1,0 +1,167 @@
+//! Drawing a `Chart` with plotters: into an SVG string (text as `<text>` elements) and into an
+//! RGB buffer encoded as PNG. Bitmap text is rasterised by ab_glyph from DejaVu Sans Mono,
+//! registered from the bytes compiled into the binary, so no system font is needed.
+
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::charts::{Chart, Kind};
+
+/// Width and height of every chart, in pixels.
+pub const SIZE: (u32, u32) = (960, 540);
+
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+
+fn register_font() -> Result<(), String> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+            .map_err(|_| "the embedded font cannot be read".to_string())
+    })
+    .clone()
+}
+
+/// The axis range of values, padded by 5 % (a single value gets a unit either side).
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero && lo > 0.0 {
+        lo = 0.0;
+    }
+    if hi - lo < 1e-9 {
+        return (lo - 1.0, hi + 1.0);
+    }
+    let pad = (hi - lo) * 0.05;
+    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(err)?;
+    let xs = chart.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.0)
+            .chain(s.x_err.iter().flat_map(|e| [e.0, e.1]))
+    });
+    let ys = chart.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.1)
+            .chain(s.y_err.iter().flat_map(|e| [e.0, e.1]))
+    });
+    let (x0, mut x1) = range(xs, false);
+    // Room on the right for the labels of the side-by-side points.
+    if chart.series.iter().any(|s| !s.labels.is_empty()) {
+        x1 += (x1 - x0) * 0.15;
+    }
+    let (y0, y1) = range(ys, true);
+    let mut ctx = ChartBuilder::on(root)
+        .caption(&chart.title, ("sans-serif", 22))
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(err)?;
+    ctx.configure_mesh()
+        .x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(err)?;
+    let points_total: usize = chart.series.iter().map(|s| s.points.len()).sum();
+    let radius = if points_total > 2000 { 2 } else { 3 };
+    for (i, s) in chart.series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let style = ShapeStyle::from(color).stroke_width(2);
+        let drawn = match s.kind {
+            Kind::Line => ctx
+                .draw_series(LineSeries::new(s.points.iter().copied(), style))
+                .map_err(err)?,
+            Kind::Points => ctx
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&p| Circle::new(p, radius, color.filled())),
+                )
+                .map_err(err)?,
+        };
+        drawn
+            .label(s.name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+        for (k, &(x, y)) in s.points.iter().enumerate() {
+            if let Some(&(lo, hi)) = s.y_err.get(k).filter(|e| e.0 != e.1) {
+                ctx.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, lo), (x, hi)],
+                    style,
+                )))
+                .map_err(err)?;
+            }
+            if let Some(&(lo, hi)) = s.x_err.get(k).filter(|e| e.0 != e.1) {
+                ctx.draw_series(std::iter::once(PathElement::new(
+                    vec![(lo, y), (hi, y)],
+                    style,
+                )))
+                .map_err(err)?;
+            }
+            if let Some(text) = s.labels.get(k) {
+                ctx.draw_series(std::iter::once(Text::new(
+                    text.clone(),
+                    (x, y),
+                    ("sans-serif", 13).into_font().color(&BLACK),
+                )))
+                .map_err(err)?;
+            }
+        }
+    }
+    ctx.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// The chart as an SVG document.
+pub fn svg(chart: &Chart) -> Result<String, String> {
+    register_font()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        draw(&root, chart)?;
+    }
+    Ok(out)
+}
+
+/// The chart as a PNG file's bytes.
+pub fn png(chart: &Chart) -> Result<Vec<u8>, String> {
+    register_font()?;
+    let (w, h) = SIZE;
+    let mut rgb = vec![255u8; (w * h * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        draw(&root, chart)?;
+    }
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
