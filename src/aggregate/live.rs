@@ -6,7 +6,7 @@
 //! interpolation, as the final figures), so they follow the run as it goes; the rates are per
 //! whole second of the phase, by completion time.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::MetricId;
 use super::metrics::RecordMetrics;
@@ -105,7 +105,9 @@ pub struct LiveStats {
     itl: Recent,
     latency: Recent,
     lag: Recent,
-    errors_by_kind: HashMap<String, u64>,
+    /// `(code, type, count)`: a handful of kinds, searched in place so that a failed record
+    /// allocates nothing once its kind was seen.
+    errors_by_kind: Vec<(Option<u16>, String, u64)>,
 }
 
 impl LiveStats {
@@ -145,11 +147,14 @@ impl LiveStats {
             .push(f.start_ns.saturating_sub(f.intended_ns) as f64 / 1e6);
         if let Some(e) = &f.error {
             self.errors += 1;
-            let key = match e.code {
-                Some(c) => format!("{c} {}", e.kind),
-                None => e.kind.clone(),
-            };
-            *self.errors_by_kind.entry(key).or_default() += 1;
+            match self
+                .errors_by_kind
+                .iter_mut()
+                .find(|(code, kind, _)| *code == e.code && *kind == e.kind)
+            {
+                Some((.., n)) => *n += 1,
+                None => self.errors_by_kind.push((e.code, e.kind.clone(), 1)),
+            }
             return;
         }
         let ms = |id| m.f64(id).map(|ns| ns / 1e6);
@@ -185,7 +190,10 @@ impl LiveStats {
         let mut errors_by_kind: Vec<(String, u64)> = self
             .errors_by_kind
             .iter()
-            .map(|(k, n)| (k.clone(), *n))
+            .map(|(code, kind, n)| match code {
+                Some(c) => (format!("{c} {kind}"), *n),
+                None => (kind.clone(), *n),
+            })
             .collect();
         errors_by_kind.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         LiveSnapshot {

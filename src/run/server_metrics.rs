@@ -93,11 +93,13 @@ pub(crate) fn start(
 fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
     let mut per_endpoint: HashMap<String, Highlights> = HashMap::new();
     crate::scrape::collector::PageHook::new(move |url, page| {
-        let live = per_endpoint
-            .entry(url.to_string())
-            .or_default()
-            .read(url, page);
-        board.publish_server(live);
+        // One entry per endpoint, made the first time it answers.
+        if !per_endpoint.contains_key(url) {
+            per_endpoint.insert(url.to_string(), Highlights::default());
+        }
+        if let Some(h) = per_endpoint.get_mut(url) {
+            board.publish_server(h.read(url, page));
+        }
     })
 }
 

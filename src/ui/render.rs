@@ -10,6 +10,8 @@ use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Row, Sparkline, Table};
 
 use super::{GpuLive, ServerLive};
 use crate::aggregate::live::{LiveSnapshot, Percentiles, RECENT};
+// Milliseconds as the console tables print them (Python's `f"{v:,.2f}"`).
+use crate::export::console::fmt_thousands as ms;
 
 /// Everything one frame shows.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -141,21 +143,6 @@ fn draw_rates(frame: &mut Frame<'_>, area: Rect, c: &LiveSnapshot) {
             .data(fit(&c.tokens_per_s, tok)),
         tok,
     );
-}
-
-/// A millisecond figure as the console prints it: two decimals, thousands separated.
-pub fn ms(v: f64) -> String {
-    let s = format!("{v:.2}");
-    let (int, frac) = s.split_once('.').unwrap_or((&s, "00"));
-    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
-    let mut grouped = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    format!("{sign}{grouped}.{frac}")
 }
 
 fn pct_row<'a>(name: &'a str, p: Option<Percentiles>) -> Row<'a> {

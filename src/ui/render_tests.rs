@@ -186,6 +186,7 @@ fn endpoints_are_shown_without_scheme_and_metrics_path() {
 
 #[test]
 fn milliseconds_read_as_the_console_prints_them() {
+    // The dashboard uses the console's own formatter.
     assert_eq!(ms(0.0), "0.00");
     assert_eq!(ms(1234.5), "1,234.50");
     assert_eq!(ms(999.999), "1,000.00");
