@@ -304,9 +304,10 @@ impl Exchange<'_> {
     /// The failure of the last attempt.
     pub async fn run<S: Sink>(&self, sink: &mut S) -> Result<(), Error> {
         match self.timed_attempt(sink, true).await {
-            Err(Failed { stale: true, .. }) => {
-                self.timed_attempt(sink, false).await.map_err(|f| f.error)
-            }
+            // The retry is boxed: the first attempt's future does not reserve room for it.
+            Err(Failed { stale: true, .. }) => Box::pin(self.timed_attempt(sink, false))
+                .await
+                .map_err(|f| f.error),
             r => r.map_err(|f| f.error),
         }
     }
@@ -380,7 +381,9 @@ impl Exchange<'_> {
                                 // Looks at the cut again at least every 200 ms (a cut run's
                                 // requests end by the cut, not by the pool).
                                 let bound = Duration::from_nanos(left.min(200_000_000));
-                                let _ = monoio::time::timeout(bound, wait).await;
+                                // Boxed, as the other rare waits below: a timer reserves
+                                // ~0.5 KiB (cache-padded) in every request's future.
+                                let _ = Box::pin(monoio::time::timeout(bound, wait)).await;
                             }
                             None => wait.await,
                         }
@@ -404,7 +407,7 @@ impl Exchange<'_> {
                         {
                             return Err(Failed::new(Error::Connect(e), false));
                         }
-                        monoio::time::sleep(DESCRIPTOR_RETRY).await;
+                        Box::pin(monoio::time::sleep(DESCRIPTOR_RETRY)).await;
                         if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
                             reused = true;
                             break c;
@@ -440,7 +443,7 @@ impl Exchange<'_> {
         let read = match self.limits.cancel_after_sent {
             None => response.await,
             // Dropping the read abandons the connection: the server sees the client go away.
-            Some(after) => monoio::time::timeout(after, response)
+            Some(after) => Box::pin(monoio::time::timeout(after, response))
                 .await
                 .unwrap_or(Err(Error::Cancelled)),
         };
@@ -471,7 +474,8 @@ impl Exchange<'_> {
         let connect = self.open();
         match self.limits.connect_timeout {
             None => connect.await,
-            Some(t) => monoio::time::timeout(t, connect)
+            // Boxed: a timer only for a connect that is bounded (the worker's are not).
+            Some(t) => Box::pin(monoio::time::timeout(t, connect))
                 .await
                 .unwrap_or(Err(Error::ConnectTimeout)),
         }
@@ -493,7 +497,10 @@ impl Exchange<'_> {
                 let _in_flight = self
                     .cut
                     .map(|c| InFlight::register(c.open_fds, tcp.as_raw_fd()));
-                tls::handshake(tcp, connector).await.map_err(Error::Tls)?
+                // Boxed: a plain connection's connect does not reserve the handshake's state.
+                Box::pin(tls::handshake(tcp, connector))
+                    .await
+                    .map_err(Error::Tls)?
             }
         };
         let mut conn = self.pool.wrap(stream, local, open);
@@ -506,85 +513,200 @@ impl Exchange<'_> {
     /// A read's stamp is never earlier than `sent_ns`, the stamp of the request's write
     /// completion: a fast server's answer can reach the kernel before the write returns to user
     /// space, and the exchange's phases (sending, then waiting) stay in order.
+    ///
+    /// A kernel-stamped plain connection with nothing carried over reads into the thread's
+    /// [`READ_SCRATCH`]: it waits for readiness holding no buffer, and keeps only what a read
+    /// leaves undecoded (a partial head, bytes after the body), so a connection in flight owns
+    /// no read buffer. Other streams read into the connection's own buffer, allocated at its
+    /// first read.
     async fn read_response<S: Sink>(
         &self,
         conn: &mut Conn,
         sink: &mut S,
         sent_ns: u64,
     ) -> Result<bool, Error> {
-        let mut decoder: Option<BodyDecoder> = None;
-        let mut keep_alive = false;
-        let mut received = false;
-        // The previous kernel-stamped read of this response (for the batched wake-ups' gap).
-        let mut last_kernel: Option<u64> = None;
+        let mut st = ReadState::default();
         conn.rbuf.clear();
         loop {
-            // Read after whatever is still buffered. Only a partial head stays buffered (a
-            // decoder consumes every byte it is fed until its body ends), so only a head grows
-            // the buffer, up to the largest head accepted.
-            if decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
-                if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
-                    return Err(Error::Head(HttpError::HeadTooLarge));
+            let step = if conn.rbuf.is_empty()
+                && conn.kernel_stamps
+                && let Stream::Plain(tcp) = &conn.stream
+            {
+                let ready = tcp.readable(false);
+                let ready = match self.limits.read_timeout {
+                    None => ready.await,
+                    Some(t) => match Box::pin(monoio::time::timeout(t, ready)).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            return Err(Error::ReadTimeout {
+                                received: st.received,
+                            });
+                        }
+                    },
+                };
+                ready.map_err(|error| Error::Read {
+                    error,
+                    received: st.received,
+                })?;
+                let fd = tcp.as_raw_fd();
+                let max = self.pool.read_buf_bytes();
+                READ_SCRATCH.with_borrow_mut(|buf| {
+                    buf.clear();
+                    buf.reserve(max);
+                    let (n, realtime_ns) = match rxstamp::recv_at_most(fd, buf, max) {
+                        Ok(r) => r,
+                        // A stale readiness: wait again.
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                            ) =>
+                        {
+                            return Ok(Step::Again);
+                        }
+                        Err(error) => {
+                            return Err(Error::Read {
+                                error,
+                                received: st.received,
+                            });
+                        }
+                    };
+                    let stamp = ReadStamp {
+                        user_ns: self.clock.now_ns(),
+                        kernel_ns: realtime_ns.and_then(|r| self.clock.from_realtime_ns(r)),
+                    };
+                    let step = self.take_read(&mut st, buf, n, stamp, sent_ns, sink);
+                    // Whatever the read left undecoded stays with the connection.
+                    conn.rbuf.extend_from_slice(buf);
+                    buf.clear();
+                    step
+                })?
+            } else {
+                // Read after whatever is still buffered. Only a partial head stays buffered (a
+                // decoder consumes every byte it is fed until its body ends), so only a head
+                // grows the buffer, up to the largest head accepted.
+                if conn.rbuf.capacity() == 0 {
+                    // The connection's first read into its own buffer.
+                    conn.rbuf.reserve_exact(self.pool.read_buf_bytes());
+                } else if st.decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
+                    if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
+                        return Err(Error::Head(HttpError::HeadTooLarge));
+                    }
+                    conn.rbuf
+                        .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
                 }
-                conn.rbuf
-                    .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
-            }
-            let buf = std::mem::take(&mut conn.rbuf);
-            // Stamped as the socket read completes, before any decryption or parsing.
-            let read = conn.stream.read_into(buf, &self.clock, conn.kernel_stamps);
-            let (res, buf) = match self.limits.read_timeout {
-                None => read.await,
-                Some(t) => match monoio::time::timeout(t, read).await {
-                    Ok(r) => r,
-                    Err(_) => return Err(Error::ReadTimeout { received }),
-                },
+                let buf = std::mem::take(&mut conn.rbuf);
+                // Stamped as the socket read completes, before any decryption or parsing.
+                let read = conn.stream.read_into(buf, &self.clock, conn.kernel_stamps);
+                let (res, buf) = match self.limits.read_timeout {
+                    None => read.await,
+                    Some(t) => match Box::pin(monoio::time::timeout(t, read)).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            return Err(Error::ReadTimeout {
+                                received: st.received,
+                            });
+                        }
+                    },
+                };
+                conn.rbuf = buf;
+                let (n, read_stamp) = res.map_err(|error| Error::Read {
+                    error,
+                    received: st.received,
+                })?;
+                self.take_read(&mut st, &mut conn.rbuf, n, read_stamp, sent_ns, sink)?
             };
-            conn.rbuf = buf;
-            let (n, read_stamp) = res.map_err(|error| Error::Read { error, received })?;
-            let stamp = read_stamp.best_ns().max(sent_ns);
-            if n == 0 {
-                // End of stream: the end of an until-close body, or a failure.
-                let Some(d) = decoder.as_mut() else {
-                    return Err(Error::Closed { received });
-                };
-                d.finish_eof().map_err(Error::Body)?;
-                sink.on_end(stamp);
-                return Ok(false);
-            }
-            received = true;
-            sink.on_read(n, read_stamp);
-            if let Some(k) = read_stamp.kernel_ns {
-                batch::note_read(last_kernel.map(|p| k.saturating_sub(p)));
-                last_kernel = Some(k);
-            }
-
-            if decoder.is_none() {
-                let head = match parse_head(&conn.rbuf).map_err(Error::Head)? {
-                    Status::Partial => continue,
-                    Status::Complete(head) => head,
-                };
-                if head.is_interim() {
-                    conn.rbuf.drain(..head.head_len);
-                    continue;
-                }
-                keep_alive = head.keep_alive;
-                if sink.on_head(&head, &conn.rbuf, stamp) == AfterHead::Stop {
-                    return Ok(false);
-                }
-                decoder = Some(
-                    BodyDecoder::new(BodyKind::from_head(&head, self.head_request))
-                        .with_max_body_bytes(self.limits.max_body_bytes),
-                );
-                conn.rbuf.drain(..head.head_len);
-            }
-            let Some(d) = decoder.as_mut() else { continue };
-            let feed = d.feed(&conn.rbuf, sink.body()).map_err(Error::Body)?;
-            conn.rbuf.drain(..feed.consumed);
-            sink.on_body(stamp);
-            if feed.done {
-                sink.on_end(stamp);
+            if let Step::Done { keep_alive } = step {
                 return Ok(keep_alive);
             }
         }
     }
+
+    /// Hands one read of `n` bytes, now at the end of `buf`, to the response's head parser or
+    /// body decoder and the sink; drains what was consumed from `buf`.
+    fn take_read<S: Sink>(
+        &self,
+        st: &mut ReadState,
+        buf: &mut Vec<u8>,
+        n: usize,
+        read_stamp: ReadStamp,
+        sent_ns: u64,
+        sink: &mut S,
+    ) -> Result<Step, Error> {
+        let stamp = read_stamp.best_ns().max(sent_ns);
+        if n == 0 {
+            // End of stream: the end of an until-close body, or a failure.
+            let Some(d) = st.decoder.as_mut() else {
+                return Err(Error::Closed {
+                    received: st.received,
+                });
+            };
+            d.finish_eof().map_err(Error::Body)?;
+            sink.on_end(stamp);
+            return Ok(Step::Done { keep_alive: false });
+        }
+        st.received = true;
+        sink.on_read(n, read_stamp);
+        if let Some(k) = read_stamp.kernel_ns {
+            batch::note_read(st.last_kernel.map(|p| k.saturating_sub(p)));
+            st.last_kernel = Some(k);
+        }
+        while st.decoder.is_none() {
+            let head = match parse_head(buf).map_err(Error::Head)? {
+                Status::Partial => return Ok(Step::Again),
+                Status::Complete(head) => head,
+            };
+            if head.is_interim() {
+                // An interim head (`100 Continue`): the final one may follow in the same read.
+                buf.drain(..head.head_len);
+                continue;
+            }
+            st.keep_alive = head.keep_alive;
+            if sink.on_head(&head, buf, stamp) == AfterHead::Stop {
+                return Ok(Step::Done { keep_alive: false });
+            }
+            st.decoder = Some(
+                BodyDecoder::new(BodyKind::from_head(&head, self.head_request))
+                    .with_max_body_bytes(self.limits.max_body_bytes),
+            );
+            buf.drain(..head.head_len);
+        }
+        let Some(d) = st.decoder.as_mut() else {
+            return Ok(Step::Again);
+        };
+        let feed = d.feed(buf, sink.body()).map_err(Error::Body)?;
+        buf.drain(..feed.consumed);
+        sink.on_body(stamp);
+        if feed.done {
+            sink.on_end(stamp);
+            return Ok(Step::Done {
+                keep_alive: st.keep_alive,
+            });
+        }
+        Ok(Step::Again)
+    }
+}
+
+thread_local! {
+    /// The read buffer a kernel-stamped plain connection reads into (one per thread: each
+    /// worker's runtime runs one read at a time, and a read is taken whole before the next
+    /// await).
+    static READ_SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Where a response read stands between two socket reads.
+#[derive(Default)]
+struct ReadState {
+    decoder: Option<BodyDecoder>,
+    keep_alive: bool,
+    /// Any response byte arrived.
+    received: bool,
+    /// The previous kernel-stamped read of this response (for the batched wake-ups' gap).
+    last_kernel: Option<u64>,
+}
+
+/// After one read: read again, or the response is over.
+enum Step {
+    Again,
+    Done { keep_alive: bool },
 }

@@ -55,7 +55,7 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A pool of `slots` idle lists whose connections start with a `read_buf_bytes` buffer.
+    /// A pool of `slots` idle lists whose connections read at most `read_buf_bytes` at once.
     #[must_use]
     pub fn new(slots: usize, read_buf_bytes: usize) -> Self {
         Self {
@@ -125,9 +125,17 @@ impl Pool {
             stream,
             local,
             kernel_stamps: false,
-            rbuf: Vec::with_capacity(self.read_buf_bytes),
+            // Allocated at the connection's first read into it (a kernel-stamped plain
+            // connection reads into its thread's buffer instead).
+            rbuf: Vec::new(),
             wbuf: Vec::new(),
         }
+    }
+
+    /// The most a connection reads at once, and the size of its own read buffer when it
+    /// needs one.
+    pub(super) fn read_buf_bytes(&self) -> usize {
+        self.read_buf_bytes
     }
 
     /// How many connections of `slot` are idle.

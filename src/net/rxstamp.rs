@@ -206,7 +206,17 @@ struct Control([u8; CONTROL_BYTES]);
 /// # Errors
 /// The socket's error; `WouldBlock` when nothing is waiting.
 pub fn recv(fd: RawFd, buf: &mut Vec<u8>) -> io::Result<(usize, Option<u64>)> {
+    recv_at_most(fd, buf, usize::MAX)
+}
+
+/// [`recv`], reading at most `max` bytes (and at most `buf`'s spare capacity).
+///
+/// # Errors
+/// The socket's error; `WouldBlock` when nothing is waiting.
+pub fn recv_at_most(fd: RawFd, buf: &mut Vec<u8>, max: usize) -> io::Result<(usize, Option<u64>)> {
     let spare = buf.spare_capacity_mut();
+    let len = spare.len().min(max);
+    let spare = &mut spare[..len];
     let mut iov = libc::iovec {
         iov_base: spare.as_mut_ptr().cast(),
         iov_len: spare.len(),
@@ -219,7 +229,7 @@ pub fn recv(fd: RawFd, buf: &mut Vec<u8>) -> io::Result<(usize, Option<u64>)> {
     msg.msg_iovlen = 1;
     msg.msg_control = control.0.as_mut_ptr().cast();
     msg.msg_controllen = CONTROL_BYTES as _;
-    // SAFETY: `msg` points at one iovec covering `buf`'s spare capacity (writable, unaliased
+    // SAFETY: `msg` points at one iovec covering (a prefix of) `buf`'s spare capacity (writable, unaliased
     // while we hold `&mut buf`) and at `control` (CONTROL_BYTES writable bytes); all of them
     // outlive this synchronous call, which writes only within those bounds.
     let n = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_DONTWAIT) };
@@ -227,7 +237,7 @@ pub fn recv(fd: RawFd, buf: &mut Vec<u8>) -> io::Result<(usize, Option<u64>)> {
         return Err(io::Error::last_os_error());
     };
     let n = n.min(spare.len());
-    // SAFETY: the kernel wrote `n` bytes (at most the spare capacity) after the initialized
+    // SAFETY: the kernel wrote `n` bytes (at most the iovec's length, within the spare capacity) after the initialized
     // `buf.len()` bytes.
     unsafe { buf.set_len(buf.len() + n) };
     let control_len = (msg.msg_controllen as usize).min(CONTROL_BYTES);

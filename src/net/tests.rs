@@ -381,3 +381,124 @@ fn cancellation_after_the_write_abandons_the_connection() {
         );
     }
 }
+
+#[test]
+fn a_kernel_stamped_connection_reads_into_its_threads_buffer_and_owns_none() {
+    let kernel_available = super::rxstamp::tests::stamping_on().is_some();
+    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            s.set_nodelay(true).unwrap();
+            s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                .unwrap();
+            // Three 100-byte chunks, each more than the pool's 64-byte reads.
+            for c in [b'a', b'b', b'c'] {
+                let mut chunk = b"64\r\n".to_vec();
+                chunk.extend(std::iter::repeat_n(c, 100));
+                chunk.extend_from_slice(b"\r\n");
+                s.write_all(&chunk).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            s.write_all(b"0\r\n\r\n").unwrap();
+        }]);
+        let pool = Pool::new(1, 64);
+        let (seen, rbuf_capacity) = on_runtime(driver, async || {
+            let mut seen = Seen::default();
+            let ex = Exchange {
+                kernel_stamps: kernel,
+                ..exchange(addr, &pool, limits())
+            };
+            ex.run(&mut seen).await.unwrap();
+            (seen, pool.take(0).map(|c| c.rbuf.capacity()))
+        });
+        srv.join().unwrap();
+        let mut want = Vec::new();
+        for c in [b'a', b'b', b'c'] {
+            want.extend(std::iter::repeat_n(c, 100));
+        }
+        assert_eq!(seen.body, want, "{driver:?} kernel={kernel}");
+        // No read takes more than the pool's read size, whichever buffer it went into.
+        assert!(seen.reads.iter().all(|(n, _)| *n <= 64), "{:?}", seen.reads);
+        assert!(seen.reads.len() >= 6, "{:?}", seen.reads);
+        let capacity = rbuf_capacity.expect("the finished connection went back to the pool");
+        if kernel && kernel_available {
+            assert_eq!(
+                capacity, 0,
+                "{driver:?}: a kernel-stamped connection kept a buffer"
+            );
+        } else {
+            assert!(capacity >= 64, "{driver:?}: {capacity}");
+        }
+    }
+}
+
+#[test]
+fn a_final_head_in_the_same_read_as_an_interim_one_is_not_waited_for() {
+    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            s.write_all(
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+            )
+            .unwrap();
+            // Holds the connection open: the client must not need another read to finish.
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
+        }]);
+        let pool = Pool::new(1, 4096);
+        let seen = on_runtime(driver, async || {
+            let mut seen = Seen::default();
+            let ex = Exchange {
+                kernel_stamps: kernel,
+                reuse: false,
+                ..exchange(addr, &pool, limits())
+            };
+            ex.run(&mut seen).await.map(|()| seen)
+        });
+        srv.join().unwrap();
+        let seen = seen.unwrap_or_else(|e| panic!("{driver:?} kernel={kernel}: {e}"));
+        assert_eq!(seen.head.map(|h| h.0), Some(200));
+        assert_eq!(seen.body, b"hi");
+    }
+}
+
+#[test]
+fn bytes_after_the_body_keep_the_connection_out_of_the_pool() {
+    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+        let (addr, srv) = server(vec![|mut s| {
+            read_request(&mut s);
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXYZ")
+                .unwrap();
+        }]);
+        let pool = Pool::new(1, 4096);
+        let (seen, pooled) = on_runtime(driver, async || {
+            let mut seen = Seen::default();
+            let ex = Exchange {
+                kernel_stamps: kernel,
+                ..exchange(addr, &pool, limits())
+            };
+            ex.run(&mut seen).await.unwrap();
+            (seen, pool.take(0).is_some())
+        });
+        srv.join().unwrap();
+        assert_eq!(seen.body, b"hi");
+        assert!(
+            !pooled,
+            "{driver:?} kernel={kernel}: a connection with unread bytes was pooled"
+        );
+    }
+}
+
+/// An exchange in flight holds only what a read needs: a connect's, a TLS handshake's and a
+/// retry's state are boxed while they run (with them inline the future was 4 KiB), so each of
+/// thousands of in-flight streams costs little memory.
+#[test]
+fn an_exchange_future_stays_small() {
+    let pool = Pool::new(1, 64);
+    let ex = exchange("127.0.0.1:9".parse().unwrap(), &pool, limits());
+    let mut seen = Seen::default();
+    let fut = ex.run(&mut seen);
+    let size = std::mem::size_of_val(&fut);
+    drop(fut);
+    assert!(size <= 3 * 1024, "the exchange's future is {size} bytes");
+}

@@ -139,12 +139,14 @@ pub(crate) async fn send(
             None
         },
         dropped: 0,
-        prefill: prefill.map(|gate| Prefill {
-            gate,
-            kind: shared.kind,
-            scratch: crate::endpoint::ParsedResponse::with_response_field(
-                shared.response_field.clone(),
-            ),
+        prefill: prefill.map(|gate| {
+            Box::new(Prefill {
+                gate,
+                kind: shared.kind,
+                scratch: crate::endpoint::ParsedResponse::with_response_field(
+                    shared.response_field.clone(),
+                ),
+            })
         }),
     };
     let result = exchange.run(&mut recorder).await;
@@ -248,8 +250,9 @@ struct Recorder<'a> {
     /// Body bytes already dropped from the front of `rec.body` (a compact record's consumed
     /// messages).
     dropped: u64,
-    /// The prefill slot held until the first content response.
-    prefill: Option<Prefill<'a>>,
+    /// The prefill slot held until the first content response (boxed: its parse scratch is
+    /// ~0.4 KiB that every in-flight request's future would otherwise reserve).
+    prefill: Option<Box<Prefill<'a>>>,
 }
 
 /// A held prefill slot and what finding the first token takes.
