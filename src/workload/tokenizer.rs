@@ -195,6 +195,11 @@ impl Tokenizer {
         Tokenizer::Builtin(bpe_openai::o200k_base())
     }
 
+    /// Whether this is the builtin o200k_base.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self, Tokenizer::Builtin(_))
+    }
+
     /// A short name for logs and exports: `builtin` or the `tokenizer.json` path.
     pub fn name(&self) -> String {
         match self {
