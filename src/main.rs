@@ -36,6 +36,12 @@ fn main() -> ExitCode {
                 eprintln!("ringperf: cannot block SIGINT/SIGTERM: {e}");
                 return ExitCode::from(2);
             }
+            // The builtin tokenizer takes longest to start (perf/README, "Start-up"): it starts
+            // loading now, on a thread that inherits the blocked signals, and validation and the
+            // run's set-up overlap it.
+            if let Some(spec) = ringperf::config::tokenizer_spec(&args) {
+                ringperf::workload::tokenizer::preload(&spec);
+            }
             let cfg = match ringperf::config::Config::from_args(
                 &args,
                 &argv,

@@ -411,6 +411,38 @@ const PLACEHOLDER_MODELS: &[&str] = &[
     "model",
 ];
 
+/// The `--model` names, trimmed, empty ones dropped; `mock-model` for `--mock` without one.
+fn model_names(args: &ProfileArgs) -> Vec<String> {
+    let mut models: Vec<String> = args
+        .model_names
+        .iter()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    if models.is_empty() && args.mock {
+        models.push("mock-model".to_string());
+    }
+    models
+}
+
+/// `--tokenizer`, else `builtin` for a placeholder model name, else the first model's name.
+fn tokenizer_for(given: Option<&str>, first_model: &str) -> String {
+    match given {
+        Some(t) => t.to_string(),
+        None if PLACEHOLDER_MODELS.contains(&first_model) => "builtin".to_string(),
+        None => first_model.to_string(),
+    }
+}
+
+/// The tokenizer [`Config::from_args`] will choose for `args`, known before the rest is
+/// validated so that the builtin one can start loading first (`workload::tokenizer::preload`);
+/// `None` when there is no model name (an error then).
+pub fn tokenizer_spec(args: &ProfileArgs) -> Option<String> {
+    model_names(args)
+        .first()
+        .map(|m| tokenizer_for(args.tokenizer.as_deref(), m))
+}
+
 impl Config {
     /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
     /// whether stdout is a terminal (UI default).
@@ -452,18 +484,9 @@ impl Config {
         };
         // AIPerf turns streaming off for an endpoint type that cannot stream.
         let streaming = args.streaming && endpoint.descriptor().supports_streaming;
-        let mut models: Vec<String> = args
-            .model_names
-            .iter()
-            .map(|m| m.trim().to_string())
-            .filter(|m| !m.is_empty())
-            .collect();
+        let models = model_names(args);
         if models.is_empty() {
-            if args.mock {
-                models.push("mock-model".to_string());
-            } else {
-                return err("--model is required (the model name sent in every request)");
-            }
+            return err("--model is required (the model name sent in every request)");
         }
 
         let path = match &args.custom_endpoint {
@@ -580,11 +603,7 @@ impl Config {
             return err("--output-tokens-mean must be at least 1");
         }
 
-        let tokenizer = match &args.tokenizer {
-            Some(t) => t.clone(),
-            None if PLACEHOLDER_MODELS.contains(&models[0].as_str()) => "builtin".to_string(),
-            None => models[0].clone(),
-        };
+        let tokenizer = tokenizer_for(args.tokenizer.as_deref(), &models[0]);
 
         let shard = shard::ShardConfig::from_args(&args.shard, |k| std::env::var(k).ok())?;
         let multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;

@@ -5,6 +5,10 @@
 //! each chunk's lines joined by one space and encoded, the chunks' ids concatenated. A prompt of
 //! `n` tokens is `n` ids taken from a random offset (wrapping), decoded, and repaired until it
 //! re-encodes to exactly `n` tokens.
+//!
+//! Tokenizing the corpus is about a quarter of the builtin tokenizer's start-up work, so its
+//! o200k ids ship with it (`assets/shakespeare.o200k.u32le`, [`shakespeare_ids`]); a test keeps
+//! them equal to [`tokenize_corpus`]'s.
 
 use rand::RngExt;
 use rand::rngs::StdRng;
@@ -14,6 +18,13 @@ use super::tokenizer::Tokenizer;
 
 /// The bundled corpus: public-domain Shakespeare (see `assets/README.md`).
 pub const SHAKESPEARE: &str = include_str!("../../assets/shakespeare.txt");
+
+/// [`SHAKESPEARE`]'s ids under the builtin tokenizer, as [`tokenize_corpus`] gives them, as
+/// little-endian `u32`s: shipped so that a run does not tokenize the corpus at start-up
+/// (perf/README, "Start-up"). The test `shipped_corpus_ids_equal_tokenize_corpus` checks them;
+/// after a change to the corpus or the tokenizer, rewrite them with
+/// `RINGPERF_WRITE_ASSETS=1 cargo test --lib shipped_corpus_ids_equal_tokenize_corpus`.
+const SHAKESPEARE_O200K: &[u8] = include_bytes!("../../assets/shakespeare.o200k.u32le");
 
 /// Characters per corpus chunk before it is encoded (AIPerf's fixed chunking).
 const CHUNK_CHARS: usize = 10_000;
@@ -44,6 +55,18 @@ pub fn tokenize_corpus(text: &str, tokenizer: &Tokenizer) -> Vec<u32> {
     ids
 }
 
+/// [`SHAKESPEARE`]'s token ids under `tokenizer`: the shipped ids for the builtin tokenizer,
+/// else [`tokenize_corpus`].
+pub fn shakespeare_ids(tokenizer: &Tokenizer) -> Vec<u32> {
+    if tokenizer.is_builtin() {
+        return SHAKESPEARE_O200K
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+    }
+    tokenize_corpus(SHAKESPEARE, tokenizer)
+}
+
 /// A prompt length drawn from `N(mean, stddev)`: `max(1, ceil(x))`, or `max(1, round(mean))`
 /// (ties to even, like Python's `round`) when `stddev <= 0`. A non-finite mean gives 1.
 pub fn sample_length(mean: f64, stddev: f64, rng: &mut StdRng) -> usize {
@@ -67,9 +90,10 @@ pub struct PromptGenerator<'t> {
 }
 
 impl<'t> PromptGenerator<'t> {
-    /// Tokenizes the bundled Shakespeare corpus with `tokenizer`. `rng` draws the offsets.
+    /// A generator over the bundled Shakespeare corpus ([`shakespeare_ids`]). `rng` draws the
+    /// offsets.
     pub fn new(tokenizer: &'t Tokenizer, rng: StdRng) -> Self {
-        Self::with_corpus(tokenizer, tokenize_corpus(SHAKESPEARE, tokenizer), rng)
+        Self::with_corpus(tokenizer, shakespeare_ids(tokenizer), rng)
     }
 
     /// A generator over an already tokenized corpus. An empty corpus yields empty prompts.
@@ -158,12 +182,32 @@ mod tests {
 
     fn corpus() -> Vec<u32> {
         static C: OnceLock<Vec<u32>> = OnceLock::new();
-        C.get_or_init(|| tokenize_corpus(SHAKESPEARE, builtin()))
-            .clone()
+        C.get_or_init(|| shakespeare_ids(builtin())).clone()
     }
 
     fn generator(seed: u64) -> PromptGenerator<'static> {
         PromptGenerator::with_corpus(builtin(), corpus(), StdRng::seed_from_u64(seed))
+    }
+
+    #[test]
+    fn shipped_corpus_ids_equal_tokenize_corpus() {
+        let ids = tokenize_corpus(SHAKESPEARE, builtin());
+        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        if std::env::var_os("RINGPERF_WRITE_ASSETS").is_some() {
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/assets/shakespeare.o200k.u32le"
+            );
+            std::fs::write(path, &bytes).unwrap();
+            return;
+        }
+        // Not `assert_eq!` on the bytes: a mismatch would print half a megabyte.
+        assert!(
+            SHAKESPEARE_O200K == bytes.as_slice(),
+            "assets/shakespeare.o200k.u32le is stale; rewrite it with \
+             RINGPERF_WRITE_ASSETS=1 cargo test --lib shipped_corpus_ids_equal_tokenize_corpus"
+        );
+        assert_eq!(shakespeare_ids(builtin()), ids);
     }
 
     #[test]

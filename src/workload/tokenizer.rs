@@ -97,11 +97,33 @@ impl std::error::Error for TokenizerError {}
 /// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, layout
 /// `models--ORG--NAME/snapshots/<rev>/tokenizer.json`).
 pub fn load(spec: &str) -> Result<Tokenizer, TokenizerError> {
-    if spec.trim().eq_ignore_ascii_case(BUILTIN) {
+    if names_builtin(spec) {
         return Ok(Tokenizer::builtin());
     }
     let path = resolve(spec, &hub_cache_roots())?;
     load_file(&path)
+}
+
+/// Starts building the builtin tokenizer on a background thread when `spec` names it, so that
+/// what runs before the first [`load`] overlaps the build; that [`load`] then waits for it (the
+/// table is one `LazyLock`) instead of starting its own. Any other spec is left to [`load`],
+/// which reads it and reports its errors as before. The thread inherits the caller's signal
+/// mask: call this after SIGINT and SIGTERM are blocked.
+pub fn preload(spec: &str) {
+    if !names_builtin(spec) {
+        return;
+    }
+    // A thread that cannot be started only loses the overlap: `load` builds the table.
+    let _ = std::thread::Builder::new()
+        .name("ringperf-tokenizer".into())
+        .spawn(|| {
+            bpe_openai::o200k_base();
+        });
+}
+
+/// Whether `spec` selects the builtin tokenizer.
+fn names_builtin(spec: &str) -> bool {
+    spec.trim().eq_ignore_ascii_case(BUILTIN)
 }
 
 /// The Hugging Face hub cache directories to search, from the environment.
@@ -195,6 +217,11 @@ impl Tokenizer {
         Tokenizer::Builtin(bpe_openai::o200k_base())
     }
 
+    /// Whether this is the builtin o200k_base.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self, Tokenizer::Builtin(_))
+    }
+
     /// A short name for logs and exports: `builtin` or the `tokenizer.json` path.
     pub fn name(&self) -> String {
         match self {
@@ -285,6 +312,22 @@ mod tests {
     #[test]
     fn tokenizer_is_send_and_sync() {
         assert_send_sync::<Tokenizer>();
+    }
+
+    #[test]
+    fn preloaded_builtin_counts_as_loaded() {
+        preload(" Builtin ");
+        let t = load("builtin").unwrap();
+        assert!(t.is_builtin());
+        assert_eq!(t.encode("Hello world"), vec![13225, 2375]);
+        assert_eq!(t.count("Shall I compare thee to a summer's day?"), 11);
+    }
+
+    #[test]
+    fn preload_leaves_other_specs_to_load() {
+        preload("/nonexistent/tokenizer.json");
+        let e = load("/nonexistent/tokenizer.json").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/tokenizer.json"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::workload::prompt::{SHAKESPEARE, tokenize_corpus};
+use crate::workload::prompt::shakespeare_ids;
 use crate::workload::{PromptGenerator, Tokenizer, child_rng, derive_seed};
 
 /// Builds block prompts for one trace file.
@@ -40,7 +40,7 @@ impl<'t> BlockPrompts<'t> {
     /// Blocks of `block_size` tokens, scoped to `seed` and `file_hash` (the trace file's
     /// content hash: the same hash id in two files gives two different blocks).
     pub fn new(tokenizer: &'t Tokenizer, block_size: usize, seed: u64, file_hash: u64) -> Self {
-        let corpus = tokenize_corpus(SHAKESPEARE, tokenizer);
+        let corpus = shakespeare_ids(tokenizer);
         Self {
             tokenizer,
             plain: PromptGenerator::with_corpus(
