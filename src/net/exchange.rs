@@ -532,18 +532,9 @@ impl Exchange<'_> {
                 && conn.kernel_stamps
                 && let Stream::Plain(tcp) = &conn.stream
             {
-                let ready = tcp.readable(false);
-                let ready = match self.limits.read_timeout {
-                    None => ready.await,
-                    Some(t) => match Box::pin(monoio::time::timeout(t, ready)).await {
-                        Ok(r) => r,
-                        Err(_) => {
-                            return Err(Error::ReadTimeout {
-                                received: st.received,
-                            });
-                        }
-                    },
-                };
+                let ready = self
+                    .within_read_timeout(tcp.readable(false), st.received)
+                    .await?;
                 ready.map_err(|error| Error::Read {
                     error,
                     received: st.received,
@@ -598,17 +589,7 @@ impl Exchange<'_> {
                 let buf = std::mem::take(&mut conn.rbuf);
                 // Stamped as the socket read completes, before any decryption or parsing.
                 let read = conn.stream.read_into(buf, &self.clock, conn.kernel_stamps);
-                let (res, buf) = match self.limits.read_timeout {
-                    None => read.await,
-                    Some(t) => match Box::pin(monoio::time::timeout(t, read)).await {
-                        Ok(r) => r,
-                        Err(_) => {
-                            return Err(Error::ReadTimeout {
-                                received: st.received,
-                            });
-                        }
-                    },
-                };
+                let (res, buf) = self.within_read_timeout(read, st.received).await?;
                 conn.rbuf = buf;
                 let (n, read_stamp) = res.map_err(|error| Error::Read {
                     error,
@@ -619,6 +600,21 @@ impl Exchange<'_> {
             if let Step::Done { keep_alive } = step {
                 return Ok(keep_alive);
             }
+        }
+    }
+
+    /// `read` (a read or a wait for one), bounded by the read timeout when one is set; boxed
+    /// then, so that an unbounded read (the worker's) reserves no timer.
+    async fn within_read_timeout<F: std::future::Future>(
+        &self,
+        read: F,
+        received: bool,
+    ) -> Result<F::Output, Error> {
+        match self.limits.read_timeout {
+            None => Ok(read.await),
+            Some(t) => Box::pin(monoio::time::timeout(t, read))
+                .await
+                .map_err(|_| Error::ReadTimeout { received }),
         }
     }
 
