@@ -127,6 +127,32 @@ fn on_runtime<T>(driver: IoDriver, f: impl AsyncFnOnce() -> T) -> T {
     crate::worker::runtime::block_on(driver, |_| f()).unwrap()
 }
 
+/// Every driver, with user and with kernel stamps.
+fn drivers_and_stamps() -> impl Iterator<Item = (IoDriver, bool)> {
+    DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)])
+}
+
+/// One successful exchange with `addr` through a pool reading `read_bytes` at once: what the
+/// sink saw, and the read buffer capacity of the connection left in the pool (`None`: the
+/// connection was not pooled).
+fn exchange_once(
+    driver: IoDriver,
+    kernel: bool,
+    addr: SocketAddr,
+    read_bytes: usize,
+) -> (Seen, Option<usize>) {
+    let pool = Pool::new(1, read_bytes);
+    on_runtime(driver, async || {
+        let mut seen = Seen::default();
+        let ex = Exchange {
+            kernel_stamps: kernel,
+            ..exchange(addr, &pool, limits())
+        };
+        ex.run(&mut seen).await.unwrap();
+        (seen, pool.take(0).map(|c| c.rbuf.capacity()))
+    })
+}
+
 #[test]
 fn pooled_connection_closed_while_idle_is_retried_once_on_a_fresh_one() {
     for driver in DRIVERS {
@@ -169,7 +195,7 @@ fn pooled_connection_closed_while_idle_is_retried_once_on_a_fresh_one() {
 fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
     let stamping = super::rxstamp::tests::stamping_on();
     let kernel_available = stamping.is_some();
-    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+    for (driver, kernel) in drivers_and_stamps() {
         let (addr, srv) = server(vec![|mut s| {
             read_request(&mut s);
             s.set_nodelay(true).unwrap();
@@ -184,16 +210,7 @@ fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
                 std::thread::sleep(Duration::from_millis(30));
             }
         }]);
-        let pool = Pool::new(1, 64);
-        let (seen, pooled) = on_runtime(driver, async || {
-            let mut seen = Seen::default();
-            let ex = Exchange {
-                kernel_stamps: kernel,
-                ..exchange(addr, &pool, limits())
-            };
-            ex.run(&mut seen).await.unwrap();
-            (seen, pool.take(0).is_some())
-        });
+        let (seen, pooled) = exchange_once(driver, kernel, addr, 64);
         srv.join().unwrap();
         assert_eq!(seen.body, b"abcde");
         assert_eq!(seen.reads.len(), 3, "{driver:?}: {:?}", seen.reads);
@@ -216,7 +233,7 @@ fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
         assert_eq!(seen.body_stamps, vec![stamps[1], stamps[2]]);
         assert_eq!(seen.end_ns, Some(stamps[2]));
         // A complete keep-alive response: the connection went back to the pool.
-        assert!(pooled);
+        assert!(pooled.is_some());
     }
 }
 
@@ -385,7 +402,7 @@ fn cancellation_after_the_write_abandons_the_connection() {
 #[test]
 fn a_kernel_stamped_connection_reads_into_its_threads_buffer_and_owns_none() {
     let kernel_available = super::rxstamp::tests::stamping_on().is_some();
-    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+    for (driver, kernel) in drivers_and_stamps() {
         let (addr, srv) = server(vec![|mut s| {
             read_request(&mut s);
             s.set_nodelay(true).unwrap();
@@ -401,16 +418,7 @@ fn a_kernel_stamped_connection_reads_into_its_threads_buffer_and_owns_none() {
             }
             s.write_all(b"0\r\n\r\n").unwrap();
         }]);
-        let pool = Pool::new(1, 64);
-        let (seen, rbuf_capacity) = on_runtime(driver, async || {
-            let mut seen = Seen::default();
-            let ex = Exchange {
-                kernel_stamps: kernel,
-                ..exchange(addr, &pool, limits())
-            };
-            ex.run(&mut seen).await.unwrap();
-            (seen, pool.take(0).map(|c| c.rbuf.capacity()))
-        });
+        let (seen, rbuf_capacity) = exchange_once(driver, kernel, addr, 64);
         srv.join().unwrap();
         let mut want = Vec::new();
         for c in [b'a', b'b', b'c'] {
@@ -434,7 +442,7 @@ fn a_kernel_stamped_connection_reads_into_its_threads_buffer_and_owns_none() {
 
 #[test]
 fn a_final_head_in_the_same_read_as_an_interim_one_is_not_waited_for() {
-    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+    for (driver, kernel) in drivers_and_stamps() {
         let (addr, srv) = server(vec![|mut s| {
             read_request(&mut s);
             s.write_all(
@@ -464,26 +472,17 @@ fn a_final_head_in_the_same_read_as_an_interim_one_is_not_waited_for() {
 
 #[test]
 fn bytes_after_the_body_keep_the_connection_out_of_the_pool() {
-    for (driver, kernel) in DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)]) {
+    for (driver, kernel) in drivers_and_stamps() {
         let (addr, srv) = server(vec![|mut s| {
             read_request(&mut s);
             s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXYZ")
                 .unwrap();
         }]);
-        let pool = Pool::new(1, 4096);
-        let (seen, pooled) = on_runtime(driver, async || {
-            let mut seen = Seen::default();
-            let ex = Exchange {
-                kernel_stamps: kernel,
-                ..exchange(addr, &pool, limits())
-            };
-            ex.run(&mut seen).await.unwrap();
-            (seen, pool.take(0).is_some())
-        });
+        let (seen, pooled) = exchange_once(driver, kernel, addr, 4096);
         srv.join().unwrap();
         assert_eq!(seen.body, b"hi");
         assert!(
-            !pooled,
+            pooled.is_none(),
             "{driver:?} kernel={kernel}: a connection with unread bytes was pooled"
         );
     }
