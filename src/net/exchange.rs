@@ -547,14 +547,7 @@ impl Exchange<'_> {
                     let (n, realtime_ns) = match rxstamp::recv_at_most(fd, buf, max) {
                         Ok(r) => r,
                         // A stale readiness: wait again.
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                            ) =>
-                        {
-                            return Ok(Step::Again);
-                        }
+                        Err(e) if rxstamp::is_not_ready(&e) => return Ok(Step::Again),
                         Err(error) => {
                             return Err(Error::Read {
                                 error,
@@ -562,10 +555,7 @@ impl Exchange<'_> {
                             });
                         }
                     };
-                    let stamp = ReadStamp {
-                        user_ns: self.clock.now_ns(),
-                        kernel_ns: realtime_ns.and_then(|r| self.clock.from_realtime_ns(r)),
-                    };
+                    let stamp = ReadStamp::now(&self.clock, realtime_ns);
                     let step = self.take_read(&mut st, buf, n, stamp, sent_ns, sink);
                     // Whatever the read left undecoded stays with the connection.
                     conn.rbuf.extend_from_slice(buf);

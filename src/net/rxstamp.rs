@@ -36,6 +36,16 @@ impl ReadStamp {
         }
     }
 
+    /// The stamps of a read that just returned: the user-space one taken now, the kernel's
+    /// `realtime_ns` (if the read carried one) converted to `clock`.
+    #[must_use]
+    pub fn now(clock: &crate::clock::Clock, realtime_ns: Option<u64>) -> Self {
+        Self {
+            user_ns: clock.now_ns(),
+            kernel_ns: realtime_ns.and_then(|r| clock.from_realtime_ns(r)),
+        }
+    }
+
     /// The read's timestamp: the kernel's when present (never later than the user-space one),
     /// the user-space one otherwise.
     #[must_use]
@@ -244,6 +254,14 @@ pub fn recv_at_most(fd: RawFd, buf: &mut Vec<u8>, max: usize) -> io::Result<(usi
     Ok((n, parse_control(&control.0[..control_len])))
 }
 
+/// A non-blocking read found nothing yet (a stale readiness) or was interrupted: wait again.
+pub fn is_not_ready(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
+}
+
 /// One read of `tcp` with its kernel receive stamp: waits until the socket is readable (on the
 /// runtime: an io_uring poll or the epoll driver's readiness), then reads with a non-blocking
 /// [`recv`], appending to `buf`. Returns the bytes read (0: end of stream) and the kernel's
@@ -261,11 +279,7 @@ pub async fn read(
         tcp.readable(false).await?;
         match recv(std::os::fd::AsRawFd::as_raw_fd(tcp), buf) {
             Ok(r) => return Ok(r),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if is_not_ready(&e) => {}
             Err(e) => return Err(e),
         }
     }

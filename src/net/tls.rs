@@ -347,9 +347,7 @@ pub(super) async fn read_stamped(
     clock: &Clock,
 ) -> io::Result<(usize, ReadStamp)> {
     let (n, realtime_ns) = rxstamp::read(tcp, buf).await?;
-    let user_ns = clock.now_ns();
-    let kernel_ns = realtime_ns.and_then(|r| clock.from_realtime_ns(r));
-    Ok((n, ReadStamp { user_ns, kernel_ns }))
+    Ok((n, ReadStamp::now(clock, realtime_ns)))
 }
 
 /// Runs the client handshake over `tcp`; the stream is ready for requests once this returns.
