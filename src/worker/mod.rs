@@ -275,7 +275,7 @@ impl WorkerCpu {
 }
 
 /// Testing hook: `RINGPERF_TEST_WORKER_STALL_MS=N` makes every worker block its thread for N ms
-/// before each request it sends, a deliberately starved client (`tests/health.rs`). Read once per
+/// before each request it sends, a deliberately starved client (`tests/it/health.rs`). Read once per
 /// worker at start; without the variable (or with 0) it does nothing.
 pub const TEST_STALL_ENV: &str = "RINGPERF_TEST_WORKER_STALL_MS";
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fixtures of AIPerf 0.13's `input_config`, for tests/input_config.rs.
+"""Fixtures of AIPerf 0.13's `input_config`, for tests/it/input_config.rs.
 
 Each fixture `<name>.json` is `{"argv": [...], "input_config": {...}}`: the command line AIPerf
 ran (its own `run_info.cli_command`, split as a shell would) and the `input_config` subtree of

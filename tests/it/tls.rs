@@ -5,7 +5,7 @@
 //! `AIPERF_HTTP_SSL_VERIFY=false` the untrusted server is accepted; keep-alive connections are
 //! reused over TLS.
 
-mod common;
+use crate::common;
 use common::{config, read_json, read_jsonl};
 
 use std::collections::HashMap;

@@ -4,7 +4,7 @@
 //! write its artifacts, and succeed exactly on the requests the mock's truth log says it served
 //! normally.
 
-mod common;
+use crate::common;
 use common::{config, read_json, read_jsonl};
 
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! (`--export-level raw`), gives every request the same token metrics, and both match the
 //! mock's own count of what it sent.
 
-mod common;
+use crate::common;
 use common::{config, read_jsonl};
 
 use std::collections::BTreeMap;

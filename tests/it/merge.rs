@@ -4,7 +4,7 @@
 //! std), independently of the crate's statistics code. Also: refused inputs, a failed and a
 //! missing shard, and the merged JSONL as the union of the shards' lines.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! (`tests/data/aiperf-phases/`), the scrape counts against the collector's own JSONL record, and
 //! the warmup and profiling windows against the server's counter.
 
-mod common;
+use crate::common;
 
 use common::read_json;
 

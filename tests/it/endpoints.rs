@@ -3,7 +3,7 @@
 //! truth log, and the metrics AIPerf drops for the type (PRODUCES_TOKENS_ONLY without tokens;
 //! ISL where AIPerf's payload walk finds no text) are absent from `profile_export_aiperf.json`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -2,7 +2,7 @@
 //! itself recorded: every body it received, the reply text it sent, the correlation id of
 //! each request.
 
-mod common;
+use crate::common;
 use common::{config, read_jsonl};
 
 use std::collections::HashMap;

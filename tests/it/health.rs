@@ -8,7 +8,7 @@
 //! but blocks 20 ms before each, so its dispatch lag grows by at least 15 ms a request (p99 above
 //! 250 ms) against a 10 ms limit; the healthy run is judged against a 1 s limit.
 
-mod common;
+use crate::common;
 use common::read_json;
 
 use std::path::Path;

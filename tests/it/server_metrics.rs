@@ -2,7 +2,7 @@
 //! the environment variables are real) against in-process mock servers whose `/metrics` is put
 //! in each mode, then the four export files, the TRT-LLM fallback, auto-disable, and re-processing.
 
-mod common;
+use crate::common;
 
 use common::read_json;
 
@@ -234,7 +234,7 @@ fn default_formats_and_prefix() {
 /// file is named after the prefix and holds the tables without the footer.
 #[test]
 fn console_footer_and_file_follow_aiperf() {
-    let reference = include_str!("data/aiperf-console/footer.txt");
+    let reference = include_str!("../data/aiperf-console/footer.txt");
     let server = mock(MetricsMode::Vllm);
     let dir = tempfile::tempdir().unwrap();
     let out = profile(
@@ -661,7 +661,7 @@ fn hanging_connections_end_when_the_mock_stops() {
 
 /// CPU cost of the scraper thread per scrape (thread CPU time from schedstat over N scrapes of
 /// the mock's vLLM page). A measurement: run it optimized,
-/// `cargo test --release --test server_metrics scraper_cpu_per_scrape -- --ignored --nocapture`.
+/// `cargo test --release --test it server_metrics::scraper_cpu_per_scrape -- --ignored --nocapture`.
 #[test]
 #[ignore = "measurement; run in release with --ignored --nocapture"]
 fn scraper_cpu_per_scrape() {

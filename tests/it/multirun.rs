@@ -2,7 +2,7 @@
 //! is checked as a complete run in its own directory, and the aggregate files against the
 //! statistics recomputed here from the runs' own `profile_export_aiperf.json`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! unreachable default exporters, a garbage page, `--no-gpu-telemetry` and the rejected
 //! `--gpu-telemetry` values.
 
-mod common;
+use crate::common;
 
 use common::{read_json, read_jsonl};
 

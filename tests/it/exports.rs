@@ -2,7 +2,7 @@
 //! mock's own record of every body it received and every reply it sent, and the key sets of
 //! the raw and timeslice exports against AIPerf 0.13's own files (`tests/data/aiperf-client/`).
 
-mod common;
+use crate::common;
 use common::{config, read_json, read_jsonl};
 
 use std::collections::{BTreeSet, HashMap};

@@ -2,7 +2,7 @@
 //! results-ready marker and the GPU-telemetry sections, checked against the run's own records
 //! (the JSONL) and the main summary.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! (`src/worker/warm.rs`) and the per-worker connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`,
 //! `src/net/pool.rs`).
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;

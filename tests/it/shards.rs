@@ -3,7 +3,7 @@
 //! the same request indices, the same intended times from the phase start, the same prompts
 //! (the mock's truth log of every body it received) — and each shard says who it is.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! End-to-end runs of `ringperf profile` against the in-process mock server on 127.0.0.1:0,
 //! on both monoio drivers, checked against the mock's truth log (when it wrote each byte).
 
-mod common;
+use crate::common;
 use common::{config, read_json, read_jsonl};
 
 use std::collections::{BTreeSet, HashMap};

@@ -3,7 +3,7 @@
 //! reused exactly when the mock had already served a request on it; only a fresh connection
 //! spends time connecting; the phases add up as AIPerf defines them.
 
-mod common;
+use crate::common;
 use common::{config, read_json, read_jsonl, recording_mock};
 
 use std::collections::HashMap;

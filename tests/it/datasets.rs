@@ -6,7 +6,7 @@
 //! Besides, every record's conversation is one of the file's and its ISL is the file prompt's
 //! token count (by tiktoken o200k here), as is the mock's own count of what it received.
 
-mod common;
+use crate::common;
 use common::{config, read_json};
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,31 @@
+//! The integration tests, one binary: each module drives the built `ringperf` binary or the
+//! library's engine against the in-process mock on loopback. One binary instead of one per file
+//! links the engine once (docs/testing.md); `cargo nextest run` still runs every test in its own
+//! process.
+
+mod common;
+
+mod artifacts;
+mod cli;
+mod compact;
+mod dashboard;
+mod datasets;
+mod deploy;
+mod e2e;
+mod endpoints;
+mod exports;
+mod faults;
+mod first_run;
+mod gpu_telemetry;
+mod health;
+mod http_trace;
+mod input_config;
+mod merge;
+mod multirun;
+mod plot;
+mod pool;
+mod server_metrics;
+mod server_metrics_phases;
+mod sessions;
+mod shards;
+mod tls;
