@@ -1,4 +1,4 @@
-//! `profile_export_raw.jsonl` (`--export-level raw`, docs/output-formats.md): per request, a line of
+//! `profile_export_raw.jsonl` (`--export-level raw`, docs/output-formats.md): one line each:
 //! what was sent and what came back, in AIPerf 0.13's `RawRecordInfo` shape.
 //!
 //! # Format
