@@ -670,7 +670,7 @@ fn bench_jsonl(c: &mut Criterion) {
 const METRICS_PAGE: &[u8] = include_bytes!("../tests/data/vllm-cpu-metrics-during-load.txt");
 
 /// Families of the page by a naive scan, independent of the parser: one per `# TYPE` line, a
-/// counter without its `_total` suffix, less the summaries (skipped, spec §7.1), the names the
+/// counter without its `_total` suffix, less the summaries (docs/output-formats.md), the names the
 /// collector never keeps and the families with no sample line.
 fn expected_families(page: &str) -> Vec<String> {
     let samples: Vec<&str> = page

@@ -102,7 +102,7 @@ impl RunControl {
     }
 }
 
-/// Error-budget check of `--failed-request-threshold` (spec §4.2): armed once
+/// Check of `--failed-request-threshold` (README.md, "Stopping, errors and exit codes"): armed once
 /// max(concurrency, 10) profiling records have been seen.
 #[derive(Clone, Copy, Debug)]
 pub struct ErrorBudget {

@@ -1,5 +1,5 @@
 //! The dataset model every source produces (synthetic generator, custom files, public
-//! datasets): conversations made of turns (spec §3). A single-turn dataset is conversations of
+//! datasets): conversations of turns (docs/datasets.md). A single-turn dataset is conversations of
 //! one turn each.
 //!
 //! This is what a loader hands to the run; how a turn becomes a request body is the endpoint's
@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 /// How the run picks the next conversation when a new session starts
-/// (`--dataset-sampling-strategy`, spec §3.3).
+/// (`--dataset-sampling-strategy`, docs/datasets.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Sampling {
     /// In dataset order, wrapping to the start after the end (traces' default).
@@ -49,7 +49,7 @@ impl Dataset {
     }
 
     /// The first turn of the first conversation carries a trace timestamp: AIPerf's rule for
-    /// switching a trace to fixed-schedule replay (spec §1.3).
+    /// switching a trace to fixed-schedule replay (docs/timing.md, "Fixed schedule").
     pub fn first_has_timestamp(&self) -> bool {
         self.conversations
             .first()

@@ -1,7 +1,7 @@
 //! The accumulator: per-metric value columns and aggregate counters over the records of one
-//! phase, and the [`Summary`] computed from them (spec §5.2–§5.4).
+//! phase, and the [`Summary`] computed from them (docs/metrics.md).
 //!
-//! Conventions where the spec leaves room: aggregate results (counts, timestamps) exist only
+//! Conventions where AIPerf's docs leave room: aggregate results (counts, timestamps) exist only
 //! once a record contributed to them (so `error_request_count` is absent from an error-free
 //! run, as in AIPerf's exports); `min_request_timestamp` / `max_response_timestamp` and hence
 //! `benchmark_duration` come from valid records; dispatch lag covers every record.
@@ -31,7 +31,7 @@ pub enum ResultValue {
 pub struct MetricResult {
     /// The metric.
     pub def: &'static MetricDef,
-    /// The error-adjusted variant (`adj_<tag>`, spec §5.4).
+    /// The error-adjusted variant (`adj_<tag>`, docs/metrics.md "Statistics").
     pub adjusted: bool,
     /// Its statistics or value, base units.
     pub value: ResultValue,

@@ -1,4 +1,4 @@
-//! Confidence statistics over repeated runs (`--num-profile-runs`, spec §5.6): for one
+//! Confidence statistics over repeated runs (`--num-profile-runs`, docs/output-formats.md): for one
 //! `(metric, stat)` pair, the per-run values reduced to a mean, its spread and a Student-t
 //! confidence interval of the mean.
 //!

@@ -1,4 +1,4 @@
-//! Per-record metrics (spec §5.2): what one [`RecordFacts`] contributes, computed once on the
+//! Per-record metrics (docs/metrics.md): what one [`RecordFacts`] contributes, computed once on the
 //! aggregator thread and shared by the accumulator and the per-record export.
 
 use super::registry::{MetricId, flags};
@@ -133,7 +133,7 @@ fn abs_pct(server: u64, client: u64) -> Option<f64> {
     (client > 0).then(|| (server as f64 - client as f64).abs() / client as f64 * 100.0)
 }
 
-/// Computes every applicable record metric of one request (spec §5.2). Error records get only
+/// Computes every applicable record metric of one request (docs/metrics.md). Error records get only
 /// the ERROR_ONLY metrics; valid records never get them.
 pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     use MetricId as M;

@@ -1,4 +1,4 @@
-//! The metric registry (spec §5.3): tag, header, unit, display unit, display order, flags and
+//! The metric registry (docs/metrics.md): tag, header, unit, display unit, display order, flags and
 //! console group of every client metric ringperf computes, in the sections General, Streaming,
 //! Token Based, Reasoning, Usage Field, Usage Discrepancy, OSL Mismatch and Error.
 
@@ -54,7 +54,7 @@ impl Unit {
     }
 }
 
-/// How a metric is computed (spec §5.1).
+/// How a metric is computed (AIPerf's metric types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// One value per request.
@@ -83,7 +83,7 @@ pub enum ConsoleGroup {
     None,
 }
 
-/// Metric flags (spec §5.1), a bit set.
+/// Metric flags (AIPerf's metric flags), a bit set.
 pub mod flags {
     /// Only when the run streams.
     pub const STREAMING_ONLY: u32 = 1 << 0;

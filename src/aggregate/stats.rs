@@ -1,4 +1,4 @@
-//! Exact statistics over every value of a metric (spec §5.4): no sketches, no sampling.
+//! Exact statistics over every value of a metric (docs/metrics.md): no sketches, no sampling.
 //!
 //! Percentiles follow NumPy's default `"linear"` method; the error-adjusted variant (`adj_<tag>`)
 //! adds one `+inf` per failed request and uses NumPy's `"nearest"` method.
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn spec_test_vector() {
-        // spec §5.4: [1,2,3,4,10]
+        // The test vector of docs/metrics.md, "Statistics": [1,2,3,4,10]
         let s = Stats::compute(&[1.0, 2.0, 3.0, 4.0, 10.0]).unwrap();
         assert_eq!(s.avg, 4.0);
         assert_eq!(s.sum, 20.0);

@@ -1,5 +1,5 @@
-//! Every `aiperf profile` flag name and alias of AIPerf 0.13 (spec §1.2), generated from the spec
-//! table. A flag in this list that ringperf does not implement is rejected by name.
+//! Every `aiperf profile` flag name and alias of AIPerf 0.13 (docs/flags.md), generated from a
+//! table of its `--help`. A flag in this list that ringperf does not implement is rejected by name.
 
 pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "--model-names",
@@ -267,7 +267,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "--profile-run-cooldown-seconds",
     "--confidence-level",
     "--profile-run-disable-warmup-after-first",
-    // Missing from the spec table (its row ran the negation into the description); `aiperf
+    // Missing from that table (its row ran the negation into the description); `aiperf
     // profile --help` lists it.
     "--no-profile-run-disable-warmup-after-first",
     "--set-consistent-seed",

@@ -1,7 +1,7 @@
 //! Command line: clap definitions only. Values are checked and defaults resolved in
 //! [`crate::config`]; nothing here is used by the engine directly.
 //!
-//! Flag names, aliases, defaults and choices follow `aiperf profile` of AIPerf 0.13 (spec §1.2).
+//! Flag names, aliases, defaults and choices follow AIPerf 0.13's `aiperf profile` (docs/flags.md).
 //! An AIPerf flag that ringperf does not implement yet is rejected by [`reject_unsupported`] with
 //! a message naming it, never silently ignored.
 

@@ -1,5 +1,5 @@
 //! The Multi-Run group: repeat the whole profile and report confidence intervals across the
-//! runs (`--num-profile-runs` and its companions, AIPerf 0.13 spec §1.2 / §5.6). Checked in
+//! runs (`--num-profile-runs` and its companions, docs/flags.md "Multi-Run"). Checked in
 //! `config::multi_run`.
 
 use clap::Args;

@@ -1,4 +1,4 @@
-//! The Input group validated (spec §1.2 "Input", §3.3, §3.4): where the dataset comes from,
+//! The Input group validated (docs/flags.md, docs/datasets.md): where the dataset comes from,
 //! how it is sampled, and the load options, with AIPerf's cross-flag rules.
 
 use serde_json::{Map, Value, json};

@@ -1,4 +1,4 @@
-//! `--goodput "tag:value …"` (spec §5.5): parsing and validation of the SLOs.
+//! `--goodput "tag:value …"` (docs/metrics.md, "Goodput"): parsing and validation of the SLOs.
 //!
 //! As AIPerf 0.13 (`parse_str_as_numeric_dict`, `GoodRequestCountMetric.set_slos`,
 //! `BaseMetricsProcessor._configure_goodput`): whitespace-separated `tag:value` pairs split at

@@ -1,5 +1,5 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
-//! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
+//! cross-flag rule is checked here (docs/timing.md); only [`Config`] crosses into the engine.
 
 pub mod connections;
 pub mod dataset;
@@ -159,7 +159,7 @@ pub struct DatasetConfig {
     pub osl_stddev: f64,
 }
 
-/// Server-metrics collection (`--server-metrics*`, spec §7).
+/// Server-metrics collection (`--server-metrics*`, docs/output-formats.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerMetricsConfig {
     /// Collection on (the default); `--no-server-metrics` turns it off.
@@ -170,7 +170,7 @@ pub struct ServerMetricsConfig {
     pub formats: Vec<Format>,
 }
 
-/// GPU telemetry collection (`--gpu-telemetry`, spec §8).
+/// GPU telemetry collection (`--gpu-telemetry`, docs/output-formats.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GpuTelemetryConfig {
     /// Collection on (the default); `--no-gpu-telemetry` turns it off.
@@ -387,7 +387,7 @@ pub struct Config {
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the
-/// endpoint type's `produces_tokens` / `tokenizes_input` (spec §2.1).
+/// endpoint type's `produces_tokens` / `tokenizes_input` (docs/endpoints.md).
 pub fn metric_config(
     endpoint: EndpointKind,
     streaming: bool,
@@ -634,7 +634,7 @@ impl Config {
                 osl_given: dataset.osl_mean.is_some(),
             },
         )?;
-        // A timestamped trace switches to fixed-schedule replay (spec §1.3), before the warmup
+        // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the warmup
         // inherits from the profiling phase.
         if let Some((timestamped, records)) = input.trace_peek() {
             timing::promote_trace(args, &mut profiling, timestamped, records)?;
@@ -861,7 +861,7 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
         return err("--conversation-num must be at least 1");
     }
     let sessions = args.prompt.conversation_num;
-    // Spec §1.3: with no stop condition (requests, duration, sessions) the phase sends 10
+    // docs/timing.md: with no stop condition (requests, duration, sessions) the phase sends 10
     // requests; a fixed schedule sends the whole trace.
     let request_count = match (args.request_count, duration, sessions, timing.mode) {
         (None, None, _, timing::Mode::FixedSchedule(_)) => None,
@@ -926,7 +926,7 @@ fn warmup_phase(
     if args.warmup_concurrency == Some(0) {
         return err("--warmup-concurrency must be at least 1");
     }
-    // Inherit every pacing setting from the profiling phase unless overridden (spec §1.3). A
+    // Inherit every pacing setting from the profiling phase unless overridden (docs/timing.md). A
     // replay or user-centric profiling phase gives a closed-loop warmup at --concurrency (1 by
     // default), as AIPerf builds it.
     let inherited_load = match profiling.timing.mode {
@@ -987,7 +987,7 @@ fn arrival(p: Option<ArrivalPatternArg>, smoothness: Option<f64>) -> Result<Arri
     {
         return err("--arrival-smoothness must be a positive number");
     }
-    // Spec §1.3: smoothness given without an explicit pattern selects gamma.
+    // docs/timing.md: smoothness given without an explicit pattern selects gamma.
     Ok(match (p, smoothness) {
         (None, Some(s)) => Arrival::Gamma { smoothness: s },
         (Some(ArrivalPatternArg::Gamma), s) => Arrival::Gamma {
@@ -1003,7 +1003,7 @@ fn secs_or_forever(s: f64) -> Option<Duration> {
 }
 
 /// The session-affinity copies of the correlation id AIPerf sends, from its environment
-/// variables (spec §1.5, §2.2): `X-Session-Affinity` unless turned off, the others when on.
+/// variables (docs/endpoints.md): `X-Session-Affinity` unless turned off, the others when on.
 pub fn affinity_headers(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<&'static str>, ConfigError> {

@@ -1,6 +1,6 @@
 //! Synthetic prompt shaping, validated: conversations and turns, `--seq-dist`, prefix, system
-//! and user-context prompts, batch size (spec §1.2 groups Conversation Input, ISL, Prompt,
-//! Prefix Prompt; §1.3; AIPerf 0.13's `config/dataset/content.py`, `system_prompt.py` and
+//! and user-context prompts, batch size (docs/flags.md groups Conversation Input, ISL, Prompt,
+//! Prefix Prompt; docs/synthetic.md; AIPerf's `config/dataset/content.py`, `system_prompt.py` and
 //! `config.py` for the cross-flag rules).
 
 use std::path::Path;

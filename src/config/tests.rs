@@ -71,7 +71,7 @@ fn rate_modes_and_artifact_names() {
         c.artifact_dir,
         PathBuf::from("artifacts/a_multi-openai-completions-concurrency4-request_rate2.5")
     );
-    // Smoothness without a pattern selects gamma (spec §1.3).
+    // Smoothness without a pattern selects gamma (docs/timing.md, "Rules between flags").
     let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --request-rate 5 --arrival-smoothness 2")
         .unwrap();
     assert_eq!(

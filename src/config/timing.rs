@@ -64,7 +64,7 @@ impl Default for PhaseTiming {
     }
 }
 
-/// A prefill limit: at least 1, and at most the phase's concurrency when one is set (spec §1.3).
+/// A prefill limit: at least 1, and at most the phase's concurrency if set (docs/timing.md).
 fn prefill(
     v: Option<u64>,
     concurrency: Option<u64>,

@@ -1,9 +1,9 @@
-//! Base URLs: scheme handling, the path-join rule of spec §2.2, address resolution, and the
-//! metrics endpoint URL rules of spec §7.1.
+//! Base URLs: scheme handling, the path-join rule of docs/endpoints.md, address resolution, and the
+//! metrics endpoint URL rules of docs/output-formats.md ("Collection").
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
-/// Metrics endpoint URL normalization (spec §7.1, `normalize_metrics_endpoint_url`): prepend `http://` when there is no scheme, strip trailing
+/// Metrics endpoint URL normalization (AIPerf's `normalize_metrics_endpoint_url`): prepend `http://` when there is no scheme, strip trailing
 /// `/`, append `/metrics` unless the URL already ends with it.
 #[must_use]
 pub fn normalize_metrics_url(raw: &str) -> String {
@@ -200,7 +200,7 @@ fn split_host_port(authority: &str) -> Option<(&str, Option<u16>)> {
     }
 }
 
-/// Spec §2.2: strip the sub-path's leading `/`; a base ending in `/v1` and a sub-path starting
+/// Per docs/endpoints.md: strip the sub-path's leading `/`; a `/v1` base and a sub-path starting
 /// with `v1/` share the `v1`.
 pub fn join_path(base_path: &str, sub: &str) -> String {
     let sub = sub.trim_start_matches('/');

@@ -1,5 +1,5 @@
 //! Per-API request bodies and response extraction for the OpenAI-compatible endpoints
-//! (spec §2.1, §2.4–§2.6).
+//! (docs/endpoints.md).
 //!
 //! - [`payload`] builds the JSON body a dataset entry sends, and recovers the input text from a
 //!   wire payload for client-side ISL counting.

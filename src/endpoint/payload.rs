@@ -1,4 +1,4 @@
-//! Request bodies (spec §2.4) and the input text of a wire payload (spec §2.6), dispatched to
+//! Request bodies and the input text of a wire payload (docs/endpoints.md), dispatched to
 //! each endpoint type's own file in [`super::kinds`].
 //!
 //! Bodies are built once per turn before the run, as JSON bytes that workers send verbatim,
@@ -72,7 +72,7 @@ impl<'a> TurnBody<'a> {
 }
 
 /// The chat message a turn adds to the conversation: `{"role", "content"}` with one text as a
-/// plain string and several as `{"type":"text"}` parts (spec §2.4). `None` for a turn whose
+/// plain string and several as `{"type":"text"}` parts (docs/endpoints.md). `None` for a turn whose
 /// content is a message list or a verbatim body.
 pub fn turn_message(turn: &Turn) -> Option<Value> {
     let Content::Texts(texts) = &turn.content else {
@@ -127,7 +127,7 @@ pub(super) fn ensure_include_usage(body: &mut Map<String, Value>, continuous: bo
 }
 
 /// The input text of a wire payload, as AIPerf tokenizes it for ISL: every text of the payload
-/// joined with `" "` (spec §2.6), as the endpoint type finds them (chat: each message's string
+/// joined with `" "` (docs/endpoints.md), as the endpoint type finds them (chat: a message's string
 /// `content` or `{"type":"text"}` parts; completions: `prompt`; embeddings: `input`; TGI:
 /// `inputs`; ...). Empty texts are skipped. A body that is not JSON yields `""`.
 pub fn payload_texts(kind: EndpointKind, payload: &[u8]) -> String {

@@ -1,5 +1,5 @@
 //! Response extraction: a worker's [`RawRecord`] → content stamps, output and reasoning text,
-//! usage and error (spec §2.3 steps 3–5, §2.5).
+//! usage and error (docs/endpoints.md).
 //!
 //! A *content response* is a response object that carries data: text, reasoning or tool-call
 //! text. Usage-only chunks, `[DONE]`, empty deltas and unparsable messages are not content
@@ -115,7 +115,7 @@ const DONE: &[u8] = b"[DONE]";
 /// Parses every event of `rec` into `out` (cleared first).
 ///
 /// For an SSE record each event is one raw SSE message (without its blank-line terminator);
-/// its fields are parsed as AIPerf does (spec §2.3). An `event: error` message stops the parse
+/// its fields are parsed as AIPerf does (docs/endpoints.md). An `event: error` message stops it
 /// with an [`SSE_ERROR_KIND`] error. For a non-SSE record the single event spans the JSON body.
 pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedResponse) {
     out.clear();
@@ -224,7 +224,7 @@ pub fn is_content_message(
     !scratch.content_stamps_ns.is_empty()
 }
 
-/// Applies one response object (spec §2.5) with the endpoint type's parser. Invalid JSON is
+/// Applies one response object (docs/endpoints.md) with the endpoint type's parser. Invalid JSON is
 /// skipped silently, like AIPerf.
 fn parse_object(kind: EndpointKind, json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     (kind.descriptor().parse)(json, stamp_ns, out);

@@ -365,7 +365,7 @@ impl<'de> Deserialize<'de> for WireUsage {
 }
 
 impl WireUsage {
-    /// Normalizes the names (spec §2.5) as AIPerf 0.13's `Usage` properties do: for each
+    /// Normalizes the names (docs/endpoints.md) as AIPerf 0.13's `Usage` properties do: for each
     /// count, the first synonym the server *sent* wins, OpenAI's name first, then the
     /// Responses / Anthropic one; a sent `0` is a `0` (`prompt_tokens_details.cached_tokens: 0`
     /// is a cache-read count of 0), and so is every other count. The `*_details` objects are

@@ -1,4 +1,4 @@
-//! The multi-run aggregate (`--num-profile-runs` over 1, spec §5.6): every run's
+//! The multi-run aggregate (`--num-profile-runs` over 1, docs/output-formats.md): every run's
 //! `profile_export_aiperf.json` read back, each `(metric, stat)` pair reduced across the runs
 //! to a mean and a confidence interval ([`Confidence`]), and written as AIPerf 0.13 writes them:
 //! `aggregate/profile_export_aiperf_aggregate.json` and `.csv`, plus a short console table.

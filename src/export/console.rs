@@ -1,4 +1,4 @@
-//! The console table (spec §6.6) as plain text, laid out like AIPerf's Rich table: heavy header
+//! The console table (docs/output-formats.md) as text, like AIPerf's Rich table: heavy header
 //! box, right-justified cells, `{:,.2f}` numbers, `N/A` for missing stats; and the footer lines.
 
 use std::fmt::Write as _;

@@ -1,4 +1,4 @@
-//! `profile_export_aiperf.csv` (spec §6.4): a distribution section and a scalar section,
+//! `profile_export_aiperf.csv` (docs/output-formats.md): a distribution and a scalar section,
 //! rows sorted by tag, CRLF line ends, Python `csv.writer` quoting.
 
 use crate::aggregate::registry::Unit;

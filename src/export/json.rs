@@ -1,4 +1,4 @@
-//! `profile_export_aiperf.json` (spec §6.3, schema "1.4").
+//! `profile_export_aiperf.json` (schema "1.4", docs/output-formats.md).
 
 use serde_json::{Map, Value};
 

@@ -1,4 +1,4 @@
-//! `profile_export.jsonl` (spec §6.5): one JSON object per request, written as records
+//! `profile_export.jsonl` (docs/output-formats.md): one JSON object per request, written as records
 //! complete.
 
 use std::fs::File;

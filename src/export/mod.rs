@@ -1,5 +1,5 @@
 #![warn(missing_docs)]
-//! Output artifacts (spec §6): the summary JSON and CSV, the per-record JSONL, the console
+//! Output artifacts (docs/output-formats.md): summary JSON and CSV, per-record JSONL, the console
 //! table, the artifact directory name and the export file names.
 
 pub mod aggregate;
@@ -251,7 +251,7 @@ pub enum Stimulus {
     FixedSchedule,
 }
 
-/// `artifacts/<model>-openai-<endpoint_type>-<stimulus>` (spec §6.1), used when
+/// `artifacts/<model>-openai-<endpoint_type>-<stimulus>` (docs/output-formats.md), used when
 /// `--artifact-dir` is not given.
 pub fn default_artifact_dir(model: &[String], endpoint_type: &str, stimulus: &Stimulus) -> PathBuf {
     let mut name = model
@@ -316,7 +316,7 @@ pub fn py_float_str(v: f64) -> String {
     }
 }
 
-/// Export file names (spec §6.2): the defaults, or `<prefix>.json`, `<prefix>.csv`, … when
+/// Export file names (docs/output-formats.md): the defaults, or `<prefix>.json`, … when
 /// `--profile-export-prefix` is given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportNames {

@@ -1,4 +1,4 @@
-//! `profile_export_raw.jsonl` (`--export-level raw`, spec §6.2): one line per request with
+//! `profile_export_raw.jsonl` (`--export-level raw`, docs/output-formats.md): a line per request:
 //! what was sent and what came back, in AIPerf 0.13's `RawRecordInfo` shape.
 //!
 //! # Format

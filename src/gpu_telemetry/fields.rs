@@ -1,4 +1,4 @@
-//! The DCGM field mapping and unit scaling of AIPerf 0.13's DCGM collector (spec §8): one row
+//! DCGM field mapping and unit scaling of AIPerf's DCGM collector (docs/output-formats.md): one row
 //! per AIPerf metric, in AIPerf's metric order (the order of the JSONL `telemetry_data`, the
 //! JSON `metrics` and the CSV rows).
 

@@ -1,4 +1,4 @@
-//! GPU telemetry from DCGM exporters (spec §8): the pages are scraped by a
+//! GPU telemetry from DCGM exporters (docs/output-formats.md): the pages are scraped by a
 //! [`crate::scrape::collector::Scraper`] in its [`Role::GpuTelemetry`] role (the same scraper
 //! thread code and zero-copy Prometheus parser as server metrics, one more thread of it), and
 //! everything here works on what it stored, after the run:

@@ -1,4 +1,4 @@
-//! Statistics per GPU per metric over the profiling window (spec §8), in AIPerf 0.13's shapes:
+//! Statistics per GPU per metric over the profiling window (docs/output-formats.md), AIPerf's form:
 //! the `endpoints` of the summary JSON's `telemetry_data`, the rows of the summary CSV's GPU
 //! table and the console's per-GPU tables.
 //!

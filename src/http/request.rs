@@ -16,10 +16,10 @@ pub const UUID_LEN: usize = 36;
 /// Placeholder written where the ids go, so an unpatched request is still well-formed.
 const UUID_PLACEHOLDER: &[u8; UUID_LEN] = b"00000000-0000-0000-0000-000000000000";
 
-/// Header carrying the per-request id (spec §2.2).
+/// Header carrying the per-request id (docs/endpoints.md, "URL and headers").
 pub const REQUEST_ID_HEADER: &str = "X-Request-ID";
 
-/// Default header carrying the per-session id (spec §2.2; AIPerf's `--session-header`).
+/// Default header carrying the per-session id (docs/endpoints.md; AIPerf's `--session-header`).
 pub const CORRELATION_ID_HEADER: &str = "X-Correlation-ID";
 
 /// A complete request (head and body) ready to be written to a connection.

@@ -49,7 +49,7 @@ pub struct Head {
     /// The final transfer coding is `chunked`.
     pub chunked: bool,
     /// The media type of `Content-Type` is `text/event-stream` (case-insensitive, parameters
-    /// ignored). AIPerf chooses SSE parsing by this, not by `--streaming` (spec §2.2).
+    /// ignored). AIPerf chooses SSE parsing by this, not by `--streaming` (docs/endpoints.md).
     pub event_stream: bool,
     /// The media type of `Content-Type` is `application/json` or ends in `+json`.
     pub content_type_json: bool,

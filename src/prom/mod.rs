@@ -1,7 +1,7 @@
 //! Prometheus / OpenMetrics text parsing.
 //!
 //! Two layers: [`lex::Lexer`] yields borrowed entries (no allocation per sample), and
-//! [`parse_scrape`] groups them into metric families with AIPerf's collection rules (spec §7.1):
+//! [`parse_scrape`] groups them into metric families by AIPerf's rules (docs/output-formats.md):
 //! `*_created` / `*_uptime` families and `_created` samples skipped, summaries and the OpenMetrics
 //! `gaugehistogram` / `info` / `stateset` types skipped, per label set last value wins, non-finite
 //! scalar values dropped, histograms grouped from `_bucket{le}`, `_sum`, `_count` and dropped per
@@ -349,7 +349,7 @@ impl<'a> Grouper<'a> {
     }
 }
 
-/// Parses one page into families with the collection rules of spec §7.1.
+/// Parses one page into families with AIPerf's collection rules (docs/output-formats.md).
 ///
 /// # Errors
 /// A [`ParseError`] with the byte offset of the first malformed line.

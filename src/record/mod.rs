@@ -83,7 +83,7 @@ pub enum EventForm {
     Reasoning { split: u32, content: bool },
 }
 
-/// Why a request failed, in AIPerf's error shape (`{code, type, message}`, spec §6.5).
+/// Why a request failed, in AIPerf's error shape (`{code, type, message}`, docs/output-formats.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestError {
     /// HTTP status for HTTP errors; AIPerf's pseudo-codes otherwise (499 cancelled, 502 SSE error).
@@ -201,7 +201,7 @@ impl RawRecord {
 }
 
 /// Token usage a server reported (`usage` of the last response that had one), normalized over
-/// OpenAI / vLLM / Anthropic field names (spec §2.5). Absent fields are `None`.
+/// OpenAI / vLLM / Anthropic field names (docs/endpoints.md). Absent fields are `None`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     pub prompt_tokens: Option<u64>,

@@ -1,4 +1,4 @@
-//! Repeated profile runs (`--num-profile-runs` over 1, spec §5.6): the whole profile N times,
+//! Repeated profile runs (`--num-profile-runs` > 1; docs/output-formats.md): the profile N times,
 //! each into `<artifact-dir>/profile_runs/run_NNNN/` with its usual artifacts and console, a
 //! cooldown between runs, then the aggregate across the runs ([`crate::export::aggregate`]).
 //!

@@ -143,7 +143,7 @@ impl Arrivals {
     }
 }
 
-/// Which conversation new session `i` runs, by `--dataset-sampling-strategy` (spec §3.3):
+/// Which conversation new session `i` runs, by `--dataset-sampling-strategy` (docs/datasets.md):
 /// `sequential` walks the dataset in order and wraps; `random` draws with replacement; `shuffle`
 /// uses every conversation once per pass in a random order, reshuffled every pass (the synthetic
 /// default). Deterministic for a seed, and computable by any thread for any index.

@@ -1,4 +1,4 @@
-//! The scraper thread (spec §7.1): its own OS thread, pinned where a core is free, with its own
+//! The scraper thread (docs/output-formats.md): its own OS thread, pinned on a free core, its own
 //! monoio runtime (io_uring, fallback epoll).
 //!
 //! Lifecycle, driven from the run through a [`Scraper`] handle:
@@ -93,7 +93,7 @@ impl fmt::Debug for PageHook {
     }
 }
 
-/// What a scraper collects: server metrics (spec §7) or DCGM GPU telemetry (spec §8). The
+/// What a scraper collects: server metrics or DCGM GPU telemetry (docs/output-formats.md). The
 /// scraping is the same; the messages name the right subsystem and its `--no-…` flag, and only
 /// server metrics try TRT-LLM's `/prometheus/metrics`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -619,7 +619,7 @@ impl fmt::Display for Unreachable {
     }
 }
 
-/// `HEAD` → 200, else `GET` → 200 (spec §7.1), the whole check bounded by the reachability
+/// `HEAD` → 200, else `GET` → 200 (docs/output-formats.md), all bounded by the reachability
 /// timeout: an endpoint that never answers costs that timeout once, not once per request (its
 /// `HEAD` timing out ends the check, as in AIPerf, where the timeout error skips the `GET`).
 async fn reachable(shared: Rc<Shared>, i: usize) -> Result<(), Unreachable> {
@@ -865,7 +865,7 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
     if page.families.is_empty() {
         return;
     }
-    // Server metrics stamp a sample with its first response byte (spec §7.1); AIPerf's DCGM
+    // Server metrics stamp a sample with its first response byte (docs/output-formats.md); DCGM's
     // collector stamps its records once the page is read.
     let ts = shared.clock.wall_ns(match shared.role {
         Role::ServerMetrics => resp.first_byte_ns,

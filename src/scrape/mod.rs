@@ -1,4 +1,4 @@
-//! Server-metrics collection (spec §7): the scraper thread and everything it needs to reach the
+//! Server-metrics collection (docs/output-formats.md): the scraper thread, what it needs to reach
 //! endpoints. The pure analysis and the exports live in [`crate::server_metrics`]; the text
 //! parser in [`crate::prom`].
 //!

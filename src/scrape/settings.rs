@@ -1,5 +1,5 @@
 //! The `AIPERF_SERVER_METRICS_*` environment variables of the collection doc (and the scrape read
-//! timeout of the spec's environment table), with AIPerf's defaults.
+//! timeout `AIPERF_HTTP_METRICS_SCRAPE_READ_TIMEOUT`), AIPerf's defaults (docs/output-formats.md).
 
 use std::fmt;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Window statistics and timeslices of stored series (spec §7.3–§7.5).
+//! Window statistics and timeslices of stored series (docs/output-formats.md, "Server metrics").
 
 use std::collections::BTreeMap;
 
@@ -56,7 +56,7 @@ impl Window {
     /// A live run's profiling window: the phase-filtered rule ([`Bounds::Phase`]) when the
     /// store knows which fetches were sent during profiling, else the fetches from the phase
     /// start to the final one ([`Bounds::Fetches`]). `end_ns` is widened to the last fetch of
-    /// any endpoint (spec §7.3 as AIPerf 0.13 computes it).
+    /// any endpoint (as AIPerf 0.13 computes its window).
     #[must_use]
     pub fn profiling(store: &Store, start_ns: u64, end_ns: u64, slice_ns: Option<u64>) -> Self {
         if let Some(w) = Self::phase(store, Phase::Profiling, start_ns, end_ns, slice_ns) {
@@ -174,7 +174,7 @@ impl Window {
 /// One timeslice boundary: `(start, end, is_complete)`.
 pub type Boundary = (u64, u64, bool);
 
-/// Slice boundaries (spec §7.5): `arange(start, end, size)`, ends clipped, last may be partial.
+/// Timeslice bounds (docs/output-formats.md): `arange(start, end, size)`, the last cut at `end`.
 #[must_use]
 pub fn timeslice_boundaries(start_ns: u64, end_ns: u64, size_ns: u64) -> Vec<Boundary> {
     let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! The "polynomial histogram" percentile estimator of spec §7.6.
+//! AIPerf's "polynomial histogram" percentile estimator (docs/output-formats.md).
 //!
 //! Prometheus buckets only say how many observations fell between two bounds. This estimator
 //! learns per-bucket means (and variances) from scrape intervals where every new observation
@@ -111,7 +111,7 @@ impl Bucket {
     }
 }
 
-/// Estimates p1…p99 (spec §7.6) from cumulative window bucket deltas.
+/// Estimates p1…p99 (docs/output-formats.md) from cumulative window bucket deltas.
 ///
 /// `les` are sorted ascending (`+Inf`, if present, last) and aligned with `cumulative` and
 /// `learned`. Returns `None` where AIPerf reports no estimate.

@@ -1,4 +1,4 @@
-//! Server-metrics analysis and export (spec §7.3–7.8): everything after a page has been parsed,
+//! Server-metrics analysis and export (docs/output-formats.md): all that follows a page's parse,
 //! shared by the live run ([`crate::run`] feeding it from [`crate::scrape`]) and by re-processing
 //! (`ringperf server-metrics --from-jsonl`, [`reprocess`]), which never scrapes.
 //!

@@ -1,4 +1,4 @@
-//! Compact per-series time series of every scraped endpoint (spec §7.2).
+//! Compact per-series time series of every scraped endpoint (docs/output-formats.md).
 //!
 //! Per endpoint, one entry per `(metric name, sorted label set)`: timestamps and values for
 //! scalars, timestamps / sums / counts and a row-major bucket matrix for histograms. The fetch
@@ -151,7 +151,7 @@ impl EndpointStore {
             })
     }
 
-    /// Stores every series of `scrape` at `ts_ns` (duplicates included, spec §7.1).
+    /// Stores every series of `scrape` at `ts_ns` (duplicates included, as AIPerf stores them).
     pub fn insert(&mut self, ts_ns: u64, scrape: &Scrape) {
         for family in &scrape.families {
             for (labels, value) in &family.series {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-/// Gauge / unknown statistics over the in-window samples (spec §7.4).
+/// Gauge / unknown statistics over the in-window samples (docs/output-formats.md).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GaugeStats {
     /// Mean.
@@ -37,7 +37,7 @@ pub struct GaugeStats {
     pub p99: f64,
 }
 
-/// Counter statistics (spec §7.4).
+/// Counter statistics (docs/output-formats.md).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CounterStats {
     /// Increase over the window, clamped at 0.
@@ -62,7 +62,7 @@ pub struct CounterStats {
     pub resets: u32,
 }
 
-/// Histogram statistics (spec §7.4); only `count` when it is 0.
+/// Histogram statistics (docs/output-formats.md); only `count` when it is 0.
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
 pub struct HistogramStats {
     /// Observations in the window.
@@ -79,7 +79,7 @@ pub struct HistogramStats {
     /// Sum per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sum_rate: Option<f64>,
-    /// Estimated p1, p5, p10, p25, p50, p75, p90, p95, p99 (spec §7.6).
+    /// Estimated p1, p5, p10, p25, p50, p75, p90, p95, p99 (docs/output-formats.md).
     #[serde(skip)]
     pub estimates: Option<[f64; 9]>,
 }

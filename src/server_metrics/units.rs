@@ -1,4 +1,4 @@
-//! Unit inference from a metric's HELP text and name (spec §7.7): the description wins over the
+//! Unit inference from a metric's HELP text and name (docs/output-formats.md): the text beats the
 //! name suffix. Returned strings are AIPerf's exported display names.
 
 /// Infers the display unit of a metric, or `None` when nothing matches.

@@ -1,4 +1,4 @@
-//! The fields of one SSE message, read as AIPerf reads them (spec §2.3 steps 2–5).
+//! The fields of one SSE message, read as AIPerf reads them (docs/endpoints.md, "Streams (SSE)").
 //!
 //! A message is stripped (Python's `str.strip()`); an empty one says nothing. A single `data:`
 //! line is the fast path: its value, stripped, is borrowed from the message. Otherwise every
@@ -44,7 +44,7 @@ fn trim(b: &[u8]) -> &[u8] {
     b.trim_ascii()
 }
 
-/// The field parse of one SSE message (spec §2.3 steps 2–5): `message` is the message's bytes
+/// The field parse of one SSE message (docs/endpoints.md): `message` is the message's bytes
 /// without its blank-line terminator; `scratch` holds joined or repaired values and is
 /// overwritten.
 pub fn message_data(message: &[u8], scratch: &mut Vec<u8>) -> MessageData {

@@ -6,7 +6,7 @@
 //! AIPerf does (what JSON text it carries, whether it is `[DONE]` or an error).
 //!
 //! Lines end with `\n`, `\r\n` or `\r` (the SSE standard); a message ends at a blank line.
-//! AIPerf only splits on `\n\n` and `\r\n\r\n` (spec §2.3); every stream it splits is split the
+//! AIPerf only splits on `\n\n` and `\r\n\r\n` (docs/endpoints.md); a stream it splits is split the
 //! same way here.
 
 use std::ops::Range;

@@ -278,7 +278,7 @@ proptest! {
             prop_assert_eq!(&body[span.clone()], joined.as_bytes());
             let mut scratch = Vec::new();
             let data = message_data(&body[span.clone()], &mut scratch);
-            // AIPerf's repair rule (spec §2.3 step 3): while the previous field's value starts
+            // AIPerf's repair rule (docs/endpoints.md): while the previous field's value starts
             // with `{` and does not end with `}`, a line not starting with `data:` continues
             // that value instead of being a field of its own — even `event: error`.
             // Fields split at `\n` only, as AIPerf splits them; with lone-CR line ends (which
@@ -296,7 +296,7 @@ proptest! {
                     continue;
                 }
                 // Any field's value opens a repair, not only data's (the previous field value,
-                // spec §2.3 step 3).
+                // docs/endpoints.md "Streams (SSE)").
                 let v = l.split_once(':').map_or("", |(_, v)| v.trim());
                 open_json = v.starts_with('{') && !v.ends_with('}');
                 expect_error |= *l == "event: error";

@@ -1,4 +1,4 @@
-//! `--prefill-concurrency` (spec §4.3): at most `limit` requests of a phase wait for their first
+//! `--prefill-concurrency` (docs/timing.md): at most `limit` requests of a phase wait for a first
 //! token at once, over every worker. A slot is taken before a request is written and given back
 //! at its first content response (AIPerf's first token: the first SSE message with data, as the
 //! endpoint parses it), or when the request ends without one.

@@ -2,7 +2,7 @@
 //! was answered, all with the session's one correlation id (and its session-affinity copies),
 //! to the session's one URL. A later turn of a conversation carries the history when the endpoint
 //! type replays it (chat, responses, messages): every earlier user message and the server's real
-//! reply to it (spec §2.4), so its body is built when it is due. With
+//! reply to it (docs/endpoints.md), so its body is built when it is due. With
 //! `--connection-reuse-strategy sticky-user-sessions` the session keeps one connection of its
 //! own, closed after its last turn.
 

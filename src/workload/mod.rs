@@ -1,4 +1,4 @@
-//! The workload: the conversations a run sends, built once before the run (spec §3).
+//! The workload: the conversations a run sends, built once before the run (docs/datasets.md).
 //!
 //! A source (the synthetic generator, a custom file, a public dataset) produces a
 //! [`crate::conversation::Dataset`]; [`prepared::prepare`] encodes what can be encoded before the

@@ -1,4 +1,4 @@
-//! A dataset made ready to send (spec §2.4, §2.6): every turn whose body does not depend on the
+//! A dataset made ready to send (docs/endpoints.md): every turn whose body does not depend on the
 //! server's replies is encoded once, before the run, and its ISL counted; a later turn of a chat
 //! conversation keeps what the worker needs to build its body when it is due (its message goes
 //! after the conversation's history of prompts and real replies).

@@ -1,4 +1,4 @@
-//! Synthetic prompts of an exact token length from the `sonnet` corpus (spec §3.2).
+//! Synthetic prompts of an exact token length from the `sonnet` corpus (docs/synthetic.md).
 //!
 //! The corpus (public-domain Shakespeare, `assets/shakespeare.txt`) is tokenized once, the way
 //! AIPerf does it: non-empty lines stripped, grouped into chunks of at least 10,000 characters,

@@ -1,5 +1,5 @@
 //! Synthetic rankings requests (the Rankings flags; AIPerf's `synthetic_rankings` composer,
-//! spec §3.1): every conversation is one turn of one query and `N⁺(passages_mean,
+//! docs/flags.md "Rankings"): every conversation is one turn of one query and `N⁺(passages_mean,
 //! passages_stddev)` passages (at least one), the query and each passage a fresh synthetic prompt
 //! of `N⁺(mean, stddev)` tokens (integer parts of the means and deviations, as AIPerf reads them).
 

@@ -1,4 +1,4 @@
-//! Synthetic conversations (spec §3.2), built the way AIPerf 0.13's synthetic composer builds
+//! Synthetic conversations (docs/synthetic.md), built as AIPerf 0.13's synthetic composer builds
 //! them (`dataset/composer/synthetic.py`, `dataset/generator/prompt.py`):
 //!
 //! - `conversations` conversations (AIPerf's dataset `entries`: `--num-dataset-entries`, else

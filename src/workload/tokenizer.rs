@@ -1,4 +1,4 @@
-//! Token counting and prompt synthesis tokenizers (`--tokenizer`, spec §1.2 "Tokenizer", §2.6).
+//! Token counting and prompt synthesis tokenizers (`--tokenizer`, docs/flags.md "Tokenizer").
 //!
 //! - `builtin`: tiktoken `o200k_base` (AIPerf's zero-network tokenizer), from the `bpe-openai`
 //!   crate, whose tables are built when it is compiled and deserialized on first use (~40 ms;

@@ -118,7 +118,7 @@ pub(super) fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
 }
 
 /// `chat.completion` → `choices[0].message`, `chat.completion.chunk` → `choices[0].delta`;
-/// reasoning, then tool calls, then content (spec §2.5).
+/// reasoning, then tool calls, then content (docs/endpoints.md).
 pub(super) fn parse(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     // A whole body of the common shape is read by a strict scan (`chat_compact`); anything
     // else, and every streamed chunk the worker kept raw, by the full parser.

@@ -3,7 +3,7 @@
 //! parsing of its response objects, and exposes them as one [`Descriptor`]. The rest of the code
 //! asks [`super::EndpointKind::descriptor`] and never branches on the type itself.
 //!
-//! Payload and parsing facts follow AIPerf 0.13's `aiperf/endpoints/*.py` (spec §2.1, §2.4–§2.6).
+//! Payload and parsing facts follow AIPerf 0.13's `aiperf/endpoints/*.py` (docs/endpoints.md).
 
 pub(super) mod chat;
 mod chat_compact;

@@ -1,4 +1,4 @@
-//! Server-metrics exporters: `server_metrics_export.{json,csv,jsonl,parquet}` (spec §7.8).
+//! The `server_metrics_export.{json,csv,jsonl,parquet}` exporters (docs/output-formats.md).
 //!
 //! [`compute_report`] turns an in-memory [`Store`] and the run's windows into a
 //! [`ServerMetricsReport`]; the writers take the report (JSON, CSV) or the store (Parquet)

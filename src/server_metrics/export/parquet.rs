@@ -1,7 +1,7 @@
 //! `server_metrics_export.parquet`: normalized time-series rows (snappy), one row per scalar
 //! sample and one row per bucket per histogram sample, with AIPerf's file metadata keys.
 //!
-//! Values are deltas from the window's reference sample (spec §7.3) for counters and
+//! Values are deltas from the window's reference sample (docs/output-formats.md) for counters and
 //! histograms (clamped at 0), raw for gauges. Only samples inside the window are written.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -1,5 +1,5 @@
 //! Prompts from a trace's `input_length` and `hash_ids`, built the way AIPerf builds them
-//! (spec §3.2): each hash id stands for one block of `block_size` tokens whose content is a
+//! (docs/datasets.md): each hash id stands for one block of `block_size` tokens whose content is a
 //! pure function of the hash id (and of the run's seed and the trace file), so requests that
 //! share leading hash ids share a byte-equal prompt prefix, as a KV cache would see it.
 //!

@@ -1,4 +1,4 @@
-//! Datasets from files (spec §3.3, §3.4): AIPerf's custom dataset types and ShareGPT from a
+//! Datasets from files (docs/datasets.md): AIPerf's custom dataset types and ShareGPT from a
 //! local copy, each turned into a [`Dataset`].
 //!
 //! Every file is read as a stream (one line, or one element of a JSON list, at a time), and
@@ -220,7 +220,7 @@ fn load_file(
 }
 
 /// What the timing configuration needs to know of a file before it is loaded (AIPerf's trace
-/// auto-promotion, spec §1.3): for a trace type (given, or detected), whether its first record
+/// auto-promotion, docs/timing.md): for a trace type (given, or detected), whether its first record
 /// has a `timestamp`, and how many records it has (the default request count of a replay).
 /// `None` for other types, and for a file that cannot be read (the load reports why).
 /// Reads the file once, a line at a time, parsing only the first record.
