@@ -276,9 +276,12 @@ impl WorkerCpu {
 
 /// Testing hook: `RINGPERF_TEST_WORKER_STALL_MS=N` makes every worker block its thread for N ms
 /// before each request it sends, a deliberately starved client (`tests/it/health.rs`). Read once per
-/// worker at start; without the variable (or with 0) it does nothing.
+/// worker at start; without the variable (or with 0) it does nothing. Compiled only with the
+/// `test-hooks` feature (test builds): a release binary has neither the hook nor its check.
+#[cfg(feature = "test-hooks")]
 pub const TEST_STALL_ENV: &str = "RINGPERF_TEST_WORKER_STALL_MS";
 
+#[cfg(feature = "test-hooks")]
 fn test_stall() -> Option<Duration> {
     std::env::var(TEST_STALL_ENV)
         .ok()?
@@ -315,6 +318,7 @@ pub(crate) struct WorkerState {
     pub(crate) open_fds: RefCell<HashSet<RawFd>>,
     producer: Producer,
     /// [`TEST_STALL_ENV`]: block this long before each send (`None` outside tests).
+    #[cfg(feature = "test-hooks")]
     pub(crate) test_stall: Option<Duration>,
     /// What the batched wake-ups did on this worker.
     pub(crate) naps: Rc<Cell<crate::net::batch::NapStats>>,
@@ -508,6 +512,7 @@ async fn worker_main(
         in_flight: Cell::new(0),
         open_fds: RefCell::new(HashSet::new()),
         producer,
+        #[cfg(feature = "test-hooks")]
         test_stall: test_stall(),
         naps: Rc::new(Cell::new(crate::net::batch::NapStats::default())),
         warm: warm::Observed::default(),
