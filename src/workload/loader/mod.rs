@@ -220,7 +220,7 @@ fn load_file(
 }
 
 /// What the timing configuration needs to know of a file before it is loaded (AIPerf's trace
-/// auto-promotion, spec §1.3): for a trace type (given, or detected), whether its first record
+/// auto-promotion, docs/timing.md "Fixed schedule"): for a trace type (given, or detected), whether its first record
 /// has a `timestamp`, and how many records it has (the default request count of a replay).
 /// `None` for other types, and for a file that cannot be read (the load reports why).
 /// Reads the file once, a line at a time, parsing only the first record.
@@ -362,5 +362,7 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
     }
 }
 
+#[cfg(test)]
+mod peek_tests;
 #[cfg(test)]
 mod tests;
