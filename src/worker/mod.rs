@@ -300,7 +300,8 @@ pub struct PhaseDone {
 }
 
 enum Control {
-    Run(PhasePlan),
+    /// Run a phase (boxed: a plan is over 250 bytes, the other variant a few words).
+    Run(Box<PhasePlan>),
     /// Open the pool for the coming phase, then say how many connections were opened.
     Warm(warm::Warm, Sender<usize>),
 }
@@ -432,7 +433,7 @@ impl Workers {
     /// Starts a phase on every worker (one plan per worker).
     pub fn start_phase(&self, plans: Vec<PhasePlan>) {
         for (ctl, plan) in self.controls.iter().zip(plans) {
-            let _ = ctl.send(Control::Run(plan));
+            let _ = ctl.send(Control::Run(Box::new(plan)));
         }
     }
 
@@ -525,7 +526,7 @@ async fn worker_main(
     while let Ok(control) = ctl_rx.recv() {
         match control {
             Control::Run(plan) => {
-                let sent = phase::run(&shared, &state, plan, driver).await;
+                let sent = phase::run(&shared, &state, *plan, driver).await;
                 let _ = done_tx.send(PhaseDone { worker: id, sent });
             }
             Control::Warm(w, opened_tx) => {
