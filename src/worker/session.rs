@@ -114,10 +114,7 @@ impl Session {
                     self.last_end_ns,
                 )
                 .max(self.last_end_ns),
-            None => {
-                let delay_ms = turn.delay_ms.unwrap_or(0.0).max(0.0);
-                self.last_end_ns + (delay_ms * 1e6) as u64
-            }
+            None => crate::schedule::after_delay_ns(self.last_end_ns, turn.delay_ms, 1.0),
         }
     }
 
