@@ -175,13 +175,13 @@ pub struct PhaseCounters {
     pub sessions: Arc<AtomicU64>,
     /// Held while a new session takes its index and its first request's index together: the
     /// pipeline's one lock, taken once per new session (per request for single-turn data).
-    /// Measured (`benches/hot.rs` `start_session`, and a copy of [`Self::start_session`] built
-    /// with `rustc -O` on the 2-core development machine): 18–28 ns a call uncontended, of which
-    /// the lock is 4–15 ns; 41–53 ns with two threads calling back to back, the lock adding
-    /// 15–25 ns to the two shared counters' own cache-line traffic. A request costs microseconds
-    /// of system calls, so it stays: without it both counters would have to move in one atomic
-    /// step, which needs a 128-bit compare-and-swap (not in stable `std`) or two 32-bit halves in
-    /// one `u64` (a long run overflows 2^32 requests).
+    /// Measured on a copy of [`Self::start_session`] built with `rustc -O` on the loaded 2-core
+    /// development machine (`cargo bench --bench hot -- start_session` times this one): 18–28 ns
+    /// a call uncontended, of which the lock is 4–15 ns; 41–53 ns with two threads calling back
+    /// to back, the lock adding 15–25 ns to the two shared counters' own cache-line traffic. A
+    /// request costs microseconds of system calls, so it stays: without it both counters would
+    /// have to move in one atomic step, which needs a 128-bit compare-and-swap (not in stable
+    /// `std`) or two 32-bit halves in one `u64` (a long run overflows 2^32 requests).
     starting: Arc<std::sync::Mutex<()>>,
 }
 
