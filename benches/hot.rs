@@ -721,4 +721,47 @@ criterion_group!(
     bench_stats,
     bench_jsonl
 );
-criterion_main!(hot);
+
+/// `PhaseCounters::start_session`, the pipeline's one lock (src/worker/mod.rs): a new session
+/// takes its index and its first request's under a `std::sync::Mutex`. Uncontended, and with two
+/// threads starting sessions back to back (far harder than a run: a session starts at most once
+/// per request, and a request is microseconds of system calls). `two_threads` is the time of one
+/// call on each thread while the other calls too.
+fn bench_start_session(c: &mut Criterion) {
+    use ringperf::schedule::Shard;
+    use ringperf::worker::PhaseCounters;
+    let counters = PhaseCounters::default();
+    assert_eq!(counters.start_session(Shard::WHOLE, 2, 9), Some((0, 0)));
+    assert_eq!(counters.start_session(Shard::WHOLE, 2, 9), Some((1, 1)));
+    assert_eq!(counters.start_session(Shard::WHOLE, 2, 9), None);
+
+    let mut g = c.benchmark_group("start_session");
+    g.throughput(Throughput::Elements(1));
+    let counters = PhaseCounters::default();
+    g.bench_function("uncontended", |b| {
+        b.iter(|| counters.start_session(Shard::WHOLE, u64::MAX, u64::MAX))
+    });
+    g.bench_function("two_threads", |b| {
+        b.iter_custom(|iters| {
+            let counters = PhaseCounters::default();
+            let go = std::sync::Barrier::new(2);
+            let run = || {
+                go.wait();
+                let t = std::time::Instant::now();
+                for _ in 0..iters {
+                    black_box(counters.start_session(Shard::WHOLE, u64::MAX, u64::MAX));
+                }
+                t.elapsed()
+            };
+            std::thread::scope(|s| {
+                let other = s.spawn(run);
+                let mine = run();
+                (mine + other.join().expect("the other thread ends")) / 2
+            })
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(sessions, bench_start_session);
+criterion_main!(hot, sessions);

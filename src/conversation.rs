@@ -47,15 +47,6 @@ impl Dataset {
     pub fn turn_count(&self) -> usize {
         self.conversations.iter().map(|c| c.turns.len()).sum()
     }
-
-    /// The first turn of the first conversation carries a trace timestamp: AIPerf's rule for
-    /// switching a trace to fixed-schedule replay (docs/timing.md, "Fixed schedule").
-    pub fn first_has_timestamp(&self) -> bool {
-        self.conversations
-            .first()
-            .and_then(|c| c.turns.first())
-            .is_some_and(|t| t.timestamp_ms.is_some())
-    }
 }
 
 /// One session: its turns are sent in order, each after the previous one has been answered.

@@ -146,6 +146,8 @@ pub fn enable(fd: RawFd) -> io::Result<()> {
 
 /// Testing hook: `RINGPERF_TEST_NO_KERNEL_STAMPS=1` makes [`probe`] fail as on a kernel without
 /// software receive stamps, so the fallback to user-space stamps can be tested on any machine.
+/// Compiled only with the `test-hooks` feature (test builds), not into a release binary.
+#[cfg(feature = "test-hooks")]
 pub const TEST_NO_KERNEL_STAMPS_ENV: &str = "RINGPERF_TEST_NO_KERNEL_STAMPS";
 
 /// Whether this machine gives kernel receive stamps: enables them on a fresh TCP socket, and
@@ -156,6 +158,7 @@ pub const TEST_NO_KERNEL_STAMPS_ENV: &str = "RINGPERF_TEST_NO_KERNEL_STAMPS";
 /// # Errors
 /// Why not (the socket option was refused, or a socket could not be made to ask).
 pub fn probe() -> io::Result<std::net::TcpListener> {
+    #[cfg(feature = "test-hooks")]
     if std::env::var_os(TEST_NO_KERNEL_STAMPS_ENV).is_some_and(|v| v == "1") {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,

@@ -820,7 +820,7 @@ fn run_phase(
                 .map(|i| PhasePlan {
                     timing: TurnTiming {
                         replay: Some(replay),
-                        turn_gap_ns: None,
+                        user_centric: None,
                     },
                     ..plan(open(&d, i, cap, OpenKind::SessionStart))
                 })
@@ -861,7 +861,7 @@ fn run_phase(
                 .map(|i| PhasePlan {
                     timing: TurnTiming {
                         replay: None,
-                        turn_gap_ns: Some(uc.turn_gap_ns().round() as u64),
+                        user_centric: Some(uc),
                     },
                     ..plan(open(&d, i, cap, OpenKind::SessionStart))
                 })

@@ -52,12 +52,21 @@ impl Replay {
         phase_start_ns: u64,
         prev_answer_ns: u64,
     ) -> u64 {
-        match (timestamp_ms, delay_ms) {
-            (Some(ts), _) => phase_start_ns.saturating_add(self.offset_ns(ts)),
-            (None, Some(d)) => prev_answer_ns.saturating_add(ms_to_ns(d / self.speedup)),
-            (None, None) => prev_answer_ns,
+        match timestamp_ms {
+            Some(ts) => phase_start_ns.saturating_add(self.offset_ns(ts)),
+            None => after_delay_ns(prev_answer_ns, delay_ms, self.speedup),
         }
     }
+}
+
+/// When a later turn with `delay_ms` (divided by `speedup`) is due: that long after
+/// `prev_answer_ns`, the end of the previous turn's exchange, rounded to the nearest ns; at
+/// `prev_answer_ns` without a delay (or with a negative or non-finite one). The worker asks this
+/// for every later turn that has no timestamp to keep, replayed or not (speedup 1).
+pub fn after_delay_ns(prev_answer_ns: u64, delay_ms: Option<f64>, speedup: f64) -> u64 {
+    delay_ms.map_or(prev_answer_ns, |d| {
+        prev_answer_ns.saturating_add(ms_to_ns(d / speedup))
+    })
 }
 
 fn ms_to_ns(ms: f64) -> u64 {
@@ -273,6 +282,20 @@ mod tests {
         );
         // Neither: right after the previous answer.
         assert_eq!(r.turn_due_ns(None, None, 7, 5_000), 5_000);
+    }
+
+    #[test]
+    fn a_delay_rounds_to_the_nearest_ns_and_saturates() {
+        // 1.5 ns rounds up, 1.4 ns down; at 2× a 3 ns delay is 1.5 ns, rounded up.
+        assert_eq!(after_delay_ns(10, Some(0.000_001_5), 1.0), 12);
+        assert_eq!(after_delay_ns(10, Some(0.000_001_4), 1.0), 11);
+        assert_eq!(after_delay_ns(10, Some(0.000_003), 2.0), 12);
+        assert_eq!(after_delay_ns(10, Some(30.0), 1.0), 30_000_010);
+        // No delay, a negative one, or a non-finite one: at the answer.
+        for d in [None, Some(-5.0), Some(f64::NAN), Some(f64::INFINITY)] {
+            assert_eq!(after_delay_ns(10, d, 1.0), 10, "{d:?}");
+        }
+        assert_eq!(after_delay_ns(u64::MAX - 1, Some(1.0), 1.0), u64::MAX);
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod shard;
 pub mod user_centric;
 
 pub use cancel::CancelPlan;
-pub use fixed::{FixedSchedule, Replay, ScheduleEntry, ScheduleError, Window};
+pub use fixed::{FixedSchedule, Replay, ScheduleEntry, ScheduleError, Window, after_delay_ns};
 pub use ramp::{RATE_RAMP_UPDATE_NS, RateRamp, concurrency_slot_start_ns};
 pub use shard::Shard;
 pub use user_centric::{InitialUser, Spawner, UserCentric};

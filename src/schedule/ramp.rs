@@ -24,13 +24,8 @@ pub struct RateRamp {
 
 impl RateRamp {
     pub fn new(target: f64, duration: Duration) -> Self {
-        Self::with_update(target, duration, RATE_RAMP_UPDATE_NS)
-    }
-
-    /// A ramp with another update interval (tests, or a future environment override).
-    pub fn with_update(target: f64, duration: Duration, update_ns: u64) -> Self {
         let duration_ns = duration.as_nanos() as f64;
-        let update_ns = update_ns.max(1) as f64;
+        let update_ns = RATE_RAMP_UPDATE_NS as f64;
         Self {
             target,
             start: target * (update_ns / duration_ns.max(1.0)),
@@ -61,16 +56,6 @@ impl RateRamp {
             )
         }
     }
-
-    /// The rate in force `elapsed_ns` after the phase start.
-    pub fn rate_at(&self, elapsed_ns: u64) -> f64 {
-        let k = (elapsed_ns as f64 / self.update_ns).floor() as u64;
-        if k == 0 {
-            self.start
-        } else {
-            self.rate_after_update(k).0
-        }
-    }
 }
 
 /// When slot `slot` (0-based) of `slots` may first start under a concurrency ramp of
@@ -92,18 +77,19 @@ mod tests {
     #[test]
     fn rate_curve_is_aiperf_linear_continuous() {
         // Target 10/s over 1 s, updates every 100 ms: start = 10 · 0.1 / 1 = 1/s.
+        // (`Arrivals::ramped` reads the ramp through these three calls.)
         let r = RateRamp::new(10.0, Duration::from_secs(1));
         assert_eq!(r.start_rate(), 1.0);
-        assert_eq!(r.rate_at(0), 1.0);
-        assert_eq!(r.rate_at(99_999_999), 1.0);
-        // Update k at k·100 ms: 1 + 9 · k/10.
+        // Update k at k·100 ms sets 1 + 9 · k/10; update 10 (at 1 s) is the last, at the target.
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        assert!(close(r.rate_at(100_000_000), 1.9));
-        assert!(close(r.rate_at(550_000_000), 5.5));
-        assert!(close(r.rate_at(900_000_000), 9.1));
+        for (k, at_ns, rate) in [(1, 1e8, 1.9), (5, 5e8, 5.5), (9, 9e8, 9.1)] {
+            assert_eq!(r.update_at_ns(k), at_ns);
+            let (got, last) = r.rate_after_update(k);
+            assert!(close(got, rate) && !last, "update {k}: {got}, last {last}");
+        }
+        assert_eq!(r.update_at_ns(10), 1e9);
         assert_eq!(r.rate_after_update(10), (10.0, true));
-        assert_eq!(r.rate_at(5_000_000_000), 10.0);
-        assert!(!r.rate_after_update(9).1);
+        assert_eq!(r.rate_after_update(11), (10.0, true));
     }
 
     #[test]

@@ -125,9 +125,14 @@ impl UserCentric {
     }
 
     /// When a user's next turn goes: `max(now, previous planned send + turn_gap)`, where `now`
-    /// is when the previous turn's answer came back.
+    /// is when the previous turn's answer came back (AIPerf's `credit_return`). The worker asks
+    /// this for every later turn of a user.
+    ///
+    /// The turn gap is rounded to the nearest whole ns (half away from zero) and added to the
+    /// previous turn's planned time, itself whole ns: AIPerf adds the unrounded gap to a float
+    /// time, so a user's plan may drift from AIPerf's by under 0.5 ns a turn, never more.
     pub fn next_turn_ns(&self, prev_planned_ns: u64, now_ns: u64) -> u64 {
-        now_ns.max(self.at(prev_planned_ns as f64 + self.turn_gap_ns))
+        now_ns.max(prev_planned_ns.saturating_add(self.at(self.turn_gap_ns)))
     }
 
     /// An empty replacement schedule; ids continue after `initial`'s.
@@ -242,6 +247,29 @@ mod tests {
         // round(3.5) = 4 → lifetime 3.
         let v = UserCentric::new(1.0, 2).initial_users(3.5);
         assert_eq!(v[0].max_turns, Some(2));
+    }
+
+    #[test]
+    fn next_turn_rounds_the_gap_to_whole_ns_from_the_previous_plan() {
+        // 3 QPS over 1 user: a gap of 333 333 333.3 ns. Each turn is planned from the previous
+        // turn's whole-ns plan, so three turns land 1 ns short of 1 s.
+        let uc = UserCentric::new(3.0, 1);
+        let mut at = 0;
+        let plan: Vec<u64> = (0..3)
+            .map(|_| {
+                at = uc.next_turn_ns(at, 0);
+                at
+            })
+            .collect();
+        assert_eq!(plan, [333_333_333, 666_666_666, 999_999_999]);
+        // 1.5 QPS over 1 user: 666 666 666.7 ns rounds up.
+        assert_eq!(UserCentric::new(1.5, 1).next_turn_ns(10, 0), 666_666_677);
+        // A gap of exactly half a ns rounds away from zero.
+        assert_eq!(UserCentric::new(2e9, 1).next_turn_ns(10, 0), 11);
+        // Whole-ns arithmetic: exact far beyond f64's 2^53, and saturating.
+        let uc = UserCentric::new(1.0, 1);
+        assert_eq!(uc.next_turn_ns(1 << 60, 0), (1 << 60) + S);
+        assert_eq!(uc.next_turn_ns(u64::MAX - 1, 0), u64::MAX);
     }
 
     #[test]

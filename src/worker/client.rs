@@ -487,6 +487,7 @@ mod tests {
             in_flight: Cell::new(0),
             open_fds: RefCell::new(HashSet::new()),
             producer: crate::record::ring::ring_bounded(4, 1 << 20).0,
+            #[cfg(feature = "test-hooks")]
             test_stall: None,
             naps: std::rc::Rc::new(Cell::new(crate::net::batch::NapStats::default())),
             warm: crate::worker::warm::Observed::default(),

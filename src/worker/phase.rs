@@ -161,6 +161,7 @@ impl Ctx {
             .as_ref()
             .and_then(|c| c.delay_for(self.plan.phase, index));
         self.sent.set(self.sent.get() + 1);
+        #[cfg(feature = "test-hooks")]
         if let Some(stall) = self.state.test_stall {
             // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
             // a worker starved of its core would be.

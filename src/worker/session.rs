@@ -12,7 +12,7 @@ use crate::endpoint::{TurnBody, build_turn};
 use crate::http::EncodedRequest;
 use crate::net::Pool;
 use crate::record::{Credit, Phase, RawRecord};
-use crate::schedule::Replay;
+use crate::schedule::{Replay, UserCentric};
 
 use super::client::{self, Outgoing};
 use super::{Shared, WorkerState};
@@ -23,9 +23,9 @@ pub struct TurnTiming {
     /// Fixed-schedule replay: a turn with a trace timestamp goes at its replayed time (never
     /// before the previous answer), a delay is divided by the speedup.
     pub replay: Option<Replay>,
-    /// User-centric rate: a user's turns are this far apart (from the previous turn's intended
-    /// time), never before the previous answer.
-    pub turn_gap_ns: Option<u64>,
+    /// User-centric rate: a user's turns are a turn gap apart (from the previous turn's
+    /// intended time), never before the previous answer ([`UserCentric::next_turn_ns`]).
+    pub user_centric: Option<UserCentric>,
 }
 
 /// One conversation in progress.
@@ -102,8 +102,8 @@ impl Session {
             return 0;
         }
         let turn = shared.turn(self.conversation, self.next_turn);
-        if let Some(gap) = timing.turn_gap_ns {
-            return (self.last_intended_ns + gap).max(self.last_end_ns);
+        if let Some(users) = &timing.user_centric {
+            return users.next_turn_ns(self.last_intended_ns, self.last_end_ns);
         }
         match timing.replay {
             Some(replay) => replay
@@ -114,10 +114,7 @@ impl Session {
                     self.last_end_ns,
                 )
                 .max(self.last_end_ns),
-            None => {
-                let delay_ms = turn.delay_ms.unwrap_or(0.0).max(0.0);
-                self.last_end_ns + (delay_ms * 1e6) as u64
-            }
+            None => crate::schedule::after_delay_ns(self.last_end_ns, turn.delay_ms, 1.0),
         }
     }
 

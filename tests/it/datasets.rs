@@ -261,6 +261,8 @@ fn a_bad_dataset_ends_the_run_before_anything_is_written() {
     );
 }
 
+/// A timestamped trace given without any timing flag: the run is promoted to a fixed schedule
+/// (AIPerf's trace auto-promotion) and sends one request per record.
 #[test]
 fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
     let server = mock();
@@ -281,14 +283,19 @@ fn mooncake_trace_sends_its_texts_and_exact_synthetic_lengths() {
     let out_dir = tmp.path().join("out");
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
-         mooncake_trace --request-count 8 --random-seed 4 --ui none --no-server-metrics \
-         --artifact-dir {}",
+         mooncake_trace --random-seed 4 --ui none --no-server-metrics --artifact-dir {}",
         server.addr,
         file.display(),
         out_dir.display()
     ));
     let out = ringperf::run::run(cfg).expect("run completes");
+    // No --request-count: the promoted replay sends the whole trace, once.
     assert_eq!((out.successes, out.errors), (8, 0));
+    // The run's own record of its timing mode: the first record's timestamp promoted it.
+    let summary = read_json(&out_dir.join("profile_export_aiperf.json"));
+    let profiling = &summary["input_config"]["phases"][0];
+    assert_eq!(profiling["type"], "fixed_schedule", "{profiling}");
+    assert_eq!(profiling["requests"], 8, "{profiling}");
     let mut received: Vec<u64> = server
         .truth()
         .entries()

@@ -363,4 +363,6 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
 }
 
 #[cfg(test)]
+mod peek_tests;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,134 @@
+//! [`peek_trace`], the one place that decides AIPerf's trace auto-promotion (a trace whose first
+//! record has a `timestamp` is replayed on a fixed schedule, docs/timing.md), and the promotion
+//! it drives when a profile configuration is resolved.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use super::{DatasetKind, peek_trace};
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::config::timing::Mode;
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+#[test]
+fn the_repository_trace_is_timestamped_with_seven_records() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/datasets/mooncake_trace.jsonl");
+    assert_eq!(
+        peek_trace(&path, Some(DatasetKind::MooncakeTrace)),
+        Some((true, 7))
+    );
+    // Detected as a trace from its first record when no type is given.
+    assert_eq!(peek_trace(&path, None), Some((true, 7)));
+}
+
+#[test]
+fn only_the_first_record_decides_and_every_record_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = Some(DatasetKind::MooncakeTrace);
+    let p = write(
+        tmp.path(),
+        "late.jsonl",
+        "{\"input_length\": 5}\n{\"timestamp\": 10, \"input_length\": 5}\n",
+    );
+    assert_eq!(peek_trace(&p, trace), Some((false, 2)));
+    let p = write(
+        tmp.path(),
+        "first.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 5}\n{\"input_length\": 5}\n{\"input_length\": 6}\n",
+    );
+    assert_eq!(peek_trace(&p, trace), Some((true, 3)));
+    // A null timestamp is none; blank lines are not records.
+    let p = write(
+        tmp.path(),
+        "null.jsonl",
+        "\n  \n{\"timestamp\": null, \"input_length\": 5}\n\n{\"timestamp\": 3, \"input_length\": 5}\n",
+    );
+    assert_eq!(peek_trace(&p, trace), Some((false, 2)));
+    // A first record without a trailing newline still counts.
+    let p = write(
+        tmp.path(),
+        "one.jsonl",
+        "{\"timestamp\": 7, \"input_length\": 5}",
+    );
+    assert_eq!(peek_trace(&p, trace), Some((true, 1)));
+}
+
+#[test]
+fn nothing_to_say_of_other_types_or_unreadable_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = "{\"timestamp\": 0, \"text\": \"hi\"}\n";
+    let p = write(tmp.path(), "single.jsonl", body);
+    // Given as a non-trace type, a timestamp does not promote.
+    assert_eq!(peek_trace(&p, Some(DatasetKind::SingleTurn)), None);
+    // Detected as single_turn (a `text` field): not a trace either.
+    assert_eq!(peek_trace(&p, None), None);
+    let missing = tmp.path().join("missing.jsonl");
+    assert_eq!(peek_trace(&missing, Some(DatasetKind::MooncakeTrace)), None);
+    assert_eq!(
+        peek_trace(tmp.path(), Some(DatasetKind::MooncakeTrace)),
+        None
+    );
+    let empty = write(tmp.path(), "empty.jsonl", "\n\n");
+    assert_eq!(peek_trace(&empty, Some(DatasetKind::MooncakeTrace)), None);
+    // A first record that is not JSON: the load reports it, the peek says nothing.
+    let bad = write(tmp.path(), "bad.jsonl", "{\"timestamp\": 0,\n");
+    assert_eq!(peek_trace(&bad, Some(DatasetKind::MooncakeTrace)), None);
+}
+
+/// The configuration of `ringperf profile -m m -u 127.0.0.1:1 --input-file FILE EXTRA`.
+fn config(file: &Path, extra: &str) -> Config {
+    let mut argv: Vec<String> = "ringperf profile -m m -u 127.0.0.1:1 --input-file"
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    argv.push(file.display().to_string());
+    argv.extend(extra.split_whitespace().map(str::to_string));
+    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not profile")
+    };
+    Config::from_args(&p, &argv, false).expect("valid configuration")
+}
+
+#[test]
+fn a_timestamped_trace_promotes_the_run_to_a_fixed_schedule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stamped = write(
+        tmp.path(),
+        "stamped.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 5}\n{\"timestamp\": 50, \"input_length\": 5}\n\
+         {\"timestamp\": 90, \"input_length\": 5}\n",
+    );
+    let c = config(&stamped, "--custom-dataset-type mooncake_trace");
+    assert!(
+        matches!(c.profiling.timing.mode, Mode::FixedSchedule(_)),
+        "{:?}",
+        c.profiling.timing.mode
+    );
+    // The whole trace: one request per record.
+    assert_eq!(c.profiling.request_count, Some(3));
+    assert_eq!(c.input_config()["phases"][0]["type"], "fixed_schedule");
+    // Detected as a trace, the same.
+    let c = config(&stamped, "");
+    assert!(matches!(c.profiling.timing.mode, Mode::FixedSchedule(_)));
+
+    // Not promoted: --no-fixed-schedule, or a first record without a timestamp.
+    let c = config(&stamped, "--no-fixed-schedule");
+    assert_eq!(c.profiling.timing.mode, Mode::Load);
+    assert_eq!(c.profiling.request_count, Some(10));
+    let late = write(
+        tmp.path(),
+        "late.jsonl",
+        "{\"input_length\": 5}\n{\"timestamp\": 50, \"input_length\": 5}\n",
+    );
+    let c = config(&late, "--custom-dataset-type mooncake_trace");
+    assert_eq!(c.profiling.timing.mode, Mode::Load);
+    assert_eq!(c.input_config()["phases"][0]["type"], "concurrency");
+}
