@@ -347,10 +347,23 @@ fn block_prompts_follow_aiperf_sizes() {
     assert_eq!(tail[..16], t[..16], "hash id 10 is one block everywhere");
     // Hash id 11 was made at 4 tokens: asking it at 16 is an error.
     let e = p.tokens(48, &[11, 13, 14]).unwrap_err();
-    assert!(e.contains("hash id 11"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "hash id 11 is used at 16 tokens but was first used at 4 tokens; a hash id is one fixed \
+         block (a corrupt trace, or a block size that disagrees with the trace's)"
+    );
     // Too many ids for the length.
     let e = p.tokens(10, &[1, 2]).unwrap_err();
-    assert!(e.contains("last block would have -6 tokens"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "2 hash ids of 16-token blocks do not fit input_length 10: the last block would have -6 \
+         tokens (it must be 1..=16); check --prompt-input-tokens-block-size"
+    );
+    let e = p.tokens(0, &[1]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "input_length 0 and block size 16 must both be greater than 0"
+    );
 }
 
 #[test]
