@@ -582,10 +582,22 @@ fn bad(name: &str, body: &str, kind: DatasetKind) -> String {
     full[at..].to_string()
 }
 
+/// Each case's file, loaded as `data.jsonl` of its kind, fails with an error that starts with
+/// the expected text (file, line, field and why).
+fn assert_bad_inputs(cases: &[(&str, DatasetKind, &str)]) {
+    for (body, kind, want) in cases {
+        let got = bad("data.jsonl", body, *kind);
+        assert!(
+            got.starts_with(want),
+            "{kind}: {body:?}\n got: {got}\nwant: {want}"
+        );
+    }
+}
+
 #[test]
-fn every_bad_input_class_names_file_line_and_field() {
+fn malformed_lines_and_unknown_fields_name_file_line_and_field() {
     use DatasetKind::*;
-    let cases: &[(&str, DatasetKind, &str)] = &[
+    assert_bad_inputs(&[
         // Malformed line.
         (
             "{\"text\": \"a\"}\n{\"text\": \n",
@@ -613,6 +625,13 @@ fn every_bad_input_class_names_file_line_and_field() {
             MooncakeTrace,
             "data.jsonl:1: field \"prio\": unknown field",
         ),
+    ]);
+}
+
+#[test]
+fn missing_and_mistyped_fields_name_file_line_and_field() {
+    use DatasetKind::*;
+    assert_bad_inputs(&[
         // Missing required field.
         (
             "{\"text\": \"a\"}\n\n{\"role\": \"user\"}\n",
@@ -655,6 +674,13 @@ fn every_bad_input_class_names_file_line_and_field() {
             MultiTurn,
             "data.jsonl:1: field \"turns\": expected a list",
         ),
+    ]);
+}
+
+#[test]
+fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
+    use DatasetKind::*;
+    assert_bad_inputs(&[
         // Empty file.
         ("", SingleTurn, "data.jsonl: no records"),
         ("\n  \n", MooncakeTrace, "data.jsonl: no records"),
@@ -695,6 +721,13 @@ fn every_bad_input_class_names_file_line_and_field() {
             MooncakeTrace,
             "data.jsonl:1: field \"messages[0].content[0]\": image, audio and video",
         ),
+    ]);
+}
+
+#[test]
+fn format_rule_breaks_name_file_line_and_field() {
+    use DatasetKind::*;
+    assert_bad_inputs(&[
         // Format rules.
         (
             "{\"text\": \"a\", \"texts\": [\"b\"]}\n",
@@ -741,14 +774,7 @@ fn every_bad_input_class_names_file_line_and_field() {
             SingleTurn,
             "data.jsonl:1: field \"type\": is \"multi_turn\", expected \"single_turn\"",
         ),
-    ];
-    for (body, kind, want) in cases {
-        let got = bad("data.jsonl", body, *kind);
-        assert!(
-            got.starts_with(want),
-            "{kind}: {body:?}\n got: {got}\nwant: {want}"
-        );
-    }
+    ]);
 }
 
 #[test]
