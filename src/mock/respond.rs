@@ -366,12 +366,7 @@ impl Completion {
         truth.reply_text = self.reply_buffer();
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
-        // A fault acts after half of the token events (at least one); with none, before the end.
-        let fault_at = if total_events == 0 {
-            0
-        } else {
-            (total_events / 2).max(1)
-        };
+        let fault_at = fault_point(total_events);
         if fault_at == 0
             && let Some(after) = self
                 .stream_fault_point(stream, wbuf, ev, close, &mut pending, truth)
@@ -657,6 +652,17 @@ impl Completion {
             self.all_words().push_to(&mut text);
         }
         Some(text)
+    }
+}
+
+/// After how many of a stream's `total_events` token events a fault acts: half of them (at
+/// least one); with none, 0 (before the end).
+#[inline]
+fn fault_point(total_events: u64) -> u64 {
+    if total_events == 0 {
+        0
+    } else {
+        (total_events / 2).max(1)
     }
 }
 
