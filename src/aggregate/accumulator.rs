@@ -347,6 +347,56 @@ impl Accumulator {
     /// `phase_start_wall_ns` (epoch ns) when given.
     pub fn finish_from(&self, phase_start_wall_ns: Option<u64>) -> Summary {
         use MetricId as M;
+        let mut results = self.record_results();
+        let mut scalar = |id: MetricId, v: Option<f64>| {
+            if let Some(v) = v
+                && self.cfg.applies(id)
+            {
+                results.push(MetricResult {
+                    def: id.def(),
+                    adjusted: false,
+                    value: ResultValue::Scalar(v),
+                });
+            }
+        };
+        let good = self.count_results(&mut scalar);
+        let secs = self.duration_ns().filter(|d| *d > 0.0).map(|d| d / 1e9);
+        let totals = Totals {
+            secs,
+            good,
+            isl: self.total(M::InputSequenceLength),
+            osl: self.total(M::OutputSequenceLength),
+        };
+        self.rate_results(&totals, &mut scalar);
+        self.usage_results(&mut scalar);
+        self.token_results(&totals, &mut scalar);
+
+        results.extend(self.sweep_results(phase_start_wall_ns));
+        for (id, col) in [
+            (M::CreditToStartLatency, &self.credit_to_start_ns),
+            (M::EffectiveLatency, &self.effective_latency_ns),
+        ] {
+            if let Some(s) = Stats::compute(col) {
+                results.push(MetricResult {
+                    def: id.def(),
+                    adjusted: false,
+                    value: ResultValue::Dist(s),
+                });
+            }
+        }
+
+        let mut error_summary = self.errors.clone();
+        error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));
+        Summary {
+            results,
+            error_summary,
+            dispatch_lag: lag_summary(self.dispatch_lag_ns.clone()),
+            receive_lag: lag_summary(self.receive_lag_ns.clone()),
+        }
+    }
+
+    /// Every per-record metric's distribution, then the error-adjusted ones (`adj_`).
+    fn record_results(&self) -> Vec<MetricResult> {
         let mut results = Vec::new();
         let mut adjusted = Vec::new();
         for def in REGISTRY.iter().filter(|d| d.kind == Kind::Record) {
@@ -372,18 +422,20 @@ impl Accumulator {
             }
         }
         results.append(&mut adjusted);
-        let mut scalar = |id: MetricId, v: Option<f64>| {
-            if let Some(v) = v
-                && self.cfg.applies(id)
-            {
-                results.push(MetricResult {
-                    def: id.def(),
-                    adjusted: false,
-                    value: ResultValue::Scalar(v),
-                });
-            }
-        };
-        let count = |n: u64| (n > 0).then_some(n as f64);
+        results
+    }
+
+    /// The latest response end − the earliest request start, ns.
+    fn duration_ns(&self) -> Option<f64> {
+        match (self.min_request_wall_ns, self.max_response_wall_ns) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64),
+            _ => None,
+        }
+    }
+
+    /// The counts and the span's stamps; returns the good-request count for the rates.
+    fn count_results(&self, scalar: &mut impl FnMut(MetricId, Option<f64>)) -> Option<f64> {
+        use MetricId as M;
         scalar(M::RequestCount, count(self.request_count));
         scalar(M::ErrorRequestCount, count(self.error_request_count));
         scalar(
@@ -404,29 +456,23 @@ impl Accumulator {
         );
         let good = self.total(M::GoodRequestCount);
         scalar(M::GoodRequestCount, good);
+        good
+    }
 
-        let duration_ns = match (self.min_request_wall_ns, self.max_response_wall_ns) {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64),
-            _ => None,
-        };
-        let secs = duration_ns.filter(|d| *d > 0.0).map(|d| d / 1e9);
-        let total_isl = self.total(M::InputSequenceLength);
-        let total_osl = self.total(M::OutputSequenceLength);
-        let per_sec = |v: Option<f64>| v.zip(secs).map(|(v, s)| v / s);
+    /// The throughputs over the run's span, the goodput and the error rate.
+    fn rate_results(&self, t: &Totals, scalar: &mut impl FnMut(MetricId, Option<f64>)) {
+        use MetricId as M;
         let completed = self.request_count + self.error_request_count;
-        let cache_read = self.total(M::UsagePromptCacheReadTokens);
-        let prompt = self.total(M::UsagePromptTokens);
-
-        scalar(M::OutputTokenThroughput, per_sec(total_osl));
-        scalar(M::InputTokenThroughput, per_sec(total_isl));
-        scalar(M::RequestThroughput, per_sec(count(self.request_count)));
+        scalar(M::OutputTokenThroughput, t.per_sec(t.osl));
+        scalar(M::InputTokenThroughput, t.per_sec(t.isl));
+        scalar(M::RequestThroughput, t.per_sec(count(self.request_count)));
         scalar(M::CompletedRequestCount, count(completed));
-        scalar(M::Goodput, per_sec(good));
+        scalar(M::Goodput, t.per_sec(t.good));
         // Over every attempted request, errors included; 0 when nothing was attempted.
         scalar(
             M::GoodRequestFraction,
             Some(if completed > 0 {
-                good.unwrap_or(0.0) / completed as f64
+                t.good.unwrap_or(0.0) / completed as f64
             } else {
                 0.0
             }),
@@ -435,6 +481,13 @@ impl Accumulator {
             M::RequestErrorRate,
             (completed > 0).then(|| 100.0 * self.error_request_count as f64 / completed as f64),
         );
+    }
+
+    /// The servers' usage fields summed over the run, and the prompt-cache read share.
+    fn usage_results(&self, scalar: &mut impl FnMut(MetricId, Option<f64>)) {
+        use MetricId as M;
+        let cache_read = self.total(M::UsagePromptCacheReadTokens);
+        let prompt = self.total(M::UsagePromptTokens);
         scalar(M::TotalUsagePromptTokens, prompt);
         scalar(M::TotalUsagePromptCacheReadTokens, cache_read);
         scalar(
@@ -443,36 +496,36 @@ impl Accumulator {
                 .zip(prompt.filter(|p| *p > 0.0))
                 .map(|(r, p)| r / p * 100.0),
         );
-        scalar(
-            M::TotalUsagePromptCacheWriteTokens,
-            self.total(M::UsagePromptCacheWriteTokens),
-        );
-        scalar(
-            M::TotalUsagePromptAudioTokens,
-            self.total(M::UsagePromptAudioTokens),
-        );
-        scalar(
-            M::TotalUsageCompletionTokens,
-            self.total(M::UsageCompletionTokens),
-        );
-        scalar(
-            M::TotalUsageReasoningTokens,
-            self.total(M::UsageReasoningTokens),
-        );
-        scalar(
-            M::TotalUsageCompletionAudioTokens,
-            self.total(M::UsageCompletionAudioTokens),
-        );
-        scalar(
-            M::TotalUsageAcceptedPredictionTokens,
-            self.total(M::UsageAcceptedPredictionTokens),
-        );
-        scalar(
-            M::TotalUsageRejectedPredictionTokens,
-            self.total(M::UsageRejectedPredictionTokens),
-        );
-        scalar(M::TotalUsageTotalTokens, self.total(M::UsageTotalTokens));
-        scalar(M::BenchmarkDuration, duration_ns);
+        for (total, of) in [
+            (
+                M::TotalUsagePromptCacheWriteTokens,
+                M::UsagePromptCacheWriteTokens,
+            ),
+            (M::TotalUsagePromptAudioTokens, M::UsagePromptAudioTokens),
+            (M::TotalUsageCompletionTokens, M::UsageCompletionTokens),
+            (M::TotalUsageReasoningTokens, M::UsageReasoningTokens),
+            (
+                M::TotalUsageCompletionAudioTokens,
+                M::UsageCompletionAudioTokens,
+            ),
+            (
+                M::TotalUsageAcceptedPredictionTokens,
+                M::UsageAcceptedPredictionTokens,
+            ),
+            (
+                M::TotalUsageRejectedPredictionTokens,
+                M::UsageRejectedPredictionTokens,
+            ),
+            (M::TotalUsageTotalTokens, M::UsageTotalTokens),
+        ] {
+            scalar(total, self.total(of));
+        }
+    }
+
+    /// The benchmark duration, the token totals and the total token throughput.
+    fn token_results(&self, t: &Totals, scalar: &mut impl FnMut(MetricId, Option<f64>)) {
+        use MetricId as M;
+        scalar(M::BenchmarkDuration, self.duration_ns());
         let total_out = self.total(M::OutputTokenCount);
         let total_reasoning = self.total(M::ReasoningTokenCount);
         scalar(
@@ -482,37 +535,38 @@ impl Accumulator {
                 .map(|(r, o)| r / o),
         );
         scalar(M::TotalErrorIsl, self.total(M::ErrorIsl));
-        scalar(M::TotalIsl, total_isl);
-        scalar(M::TotalOsl, total_osl);
+        scalar(M::TotalIsl, t.isl);
+        scalar(M::TotalOsl, t.osl);
         scalar(M::TotalOutputTokens, total_out);
         scalar(M::TotalReasoningTokens, total_reasoning);
         scalar(
             M::TotalTokenThroughput,
-            per_sec(total_isl.zip(total_osl).map(|(i, o)| i + o)),
+            t.per_sec(t.isl.zip(t.osl).map(|(i, o)| i + o)),
         );
+    }
+}
 
-        results.extend(self.sweep_results(phase_start_wall_ns));
-        for (id, col) in [
-            (M::CreditToStartLatency, &self.credit_to_start_ns),
-            (M::EffectiveLatency, &self.effective_latency_ns),
-        ] {
-            if let Some(s) = Stats::compute(col) {
-                results.push(MetricResult {
-                    def: id.def(),
-                    adjusted: false,
-                    value: ResultValue::Dist(s),
-                });
-            }
-        }
+/// A count as a metric value: none when 0.
+fn count(n: u64) -> Option<f64> {
+    (n > 0).then_some(n as f64)
+}
 
-        let mut error_summary = self.errors.clone();
-        error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));
-        Summary {
-            results,
-            error_summary,
-            dispatch_lag: lag_summary(self.dispatch_lag_ns.clone()),
-            receive_lag: lag_summary(self.receive_lag_ns.clone()),
-        }
+/// What the rates and totals of [`Accumulator::finish_from`] share.
+struct Totals {
+    /// The run's span in seconds, when it is positive.
+    secs: Option<f64>,
+    /// Good requests (`good_request_count`'s total).
+    good: Option<f64>,
+    /// Total input sequence length.
+    isl: Option<f64>,
+    /// Total output sequence length.
+    osl: Option<f64>,
+}
+
+impl Totals {
+    /// `v` per second of the run's span.
+    fn per_sec(&self, v: Option<f64>) -> Option<f64> {
+        v.zip(self.secs).map(|(v, s)| v / s)
     }
 }
 

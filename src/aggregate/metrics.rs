@@ -133,11 +133,11 @@ fn abs_pct(server: u64, client: u64) -> Option<f64> {
     (client > 0).then(|| (server as f64 - client as f64).abs() / client as f64 * 100.0)
 }
 
-/// Computes every applicable record metric of one request (docs/metrics.md). Error records get only
-/// the ERROR_ONLY metrics; valid records never get them.
+/// Computes every applicable record metric of one request (docs/metrics.md). Error
+/// records get only the ERROR_ONLY metrics; valid records never get them.
 pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     use MetricId as M;
-    use MetricValue::{Float, Int};
+    use MetricValue::Int;
     let mut out: Vec<(MetricId, MetricValue)> = Vec::with_capacity(24);
     let mut push = |id: MetricId, v: Option<MetricValue>| {
         if let Some(v) = v
@@ -152,23 +152,72 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
         return RecordMetrics { values: out };
     }
 
-    let stamps = &f.content_stamps_ns;
-    let ttft = stamps.first().map(|&s| diff_ns(s, f.start_ns));
-    let latency = stamps.last().map(|&s| diff_ns(s, f.start_ns));
-    let ttft_s = ttft.filter(|_| cfg.streaming);
-    let osl = match (f.output_tokens, f.reasoning_tokens) {
-        (None, None) => None,
-        (o, r) => Some(o.unwrap_or(0).saturating_add(r.unwrap_or(0))),
-    };
-    let isl = f.input_tokens;
-    let itl = match (ttft_s, latency, osl) {
-        (Some(t), Some(l), Some(n)) if n >= 2 => Some(l.saturating_sub(t) as f64 / (n - 1) as f64),
-        _ => None,
-    };
-    let usage = f.usage.as_ref();
-    let u = |get: fn(&crate::record::Usage) -> Option<u64>| usage.and_then(get);
+    let d = Derived::of(cfg, f);
+    push_timing(&mut push, f, &d);
+    push_usage(&mut push, f.usage.as_ref());
+    push_ratios(&mut push, cfg, f, &d);
+    if let Some(t) = &f.trace {
+        super::http_trace::push_metrics(t, |id, v| push(id, v.map(Int)));
+    }
+    // Last: it reads the values above. 1 for a good request, 0 otherwise, per valid record.
+    if cfg.applies(M::GoodRequestCount) {
+        let good = cfg.is_good(&out);
+        out.push((M::GoodRequestCount, Int(i64::from(good))));
+    }
+    RecordMetrics { values: out }
+}
 
-    push(M::TimeToFirstToken, ttft.map(Int));
+/// What several metrics of a valid record are computed from.
+struct Derived {
+    /// First content stamp − start, ns.
+    ttft: Option<i64>,
+    /// Last content stamp − start, ns.
+    latency: Option<i64>,
+    /// `ttft` of a streaming run only.
+    ttft_s: Option<i64>,
+    /// Output plus reasoning tokens.
+    osl: Option<u64>,
+    /// Input tokens.
+    isl: Option<u64>,
+    /// Inter-token latency, ns.
+    itl: Option<f64>,
+}
+
+impl Derived {
+    #[inline]
+    fn of(cfg: &MetricConfig, f: &RecordFacts) -> Self {
+        let stamps = &f.content_stamps_ns;
+        let ttft = stamps.first().map(|&s| diff_ns(s, f.start_ns));
+        let latency = stamps.last().map(|&s| diff_ns(s, f.start_ns));
+        let ttft_s = ttft.filter(|_| cfg.streaming);
+        let osl = match (f.output_tokens, f.reasoning_tokens) {
+            (None, None) => None,
+            (o, r) => Some(o.unwrap_or(0).saturating_add(r.unwrap_or(0))),
+        };
+        let itl = match (ttft_s, latency, osl) {
+            (Some(t), Some(l), Some(n)) if n >= 2 => {
+                Some(l.saturating_sub(t) as f64 / (n - 1) as f64)
+            }
+            _ => None,
+        };
+        Self {
+            ttft,
+            latency,
+            ttft_s,
+            osl,
+            isl: f.input_tokens,
+            itl,
+        }
+    }
+}
+
+/// The latencies, the per-user and end-to-end throughputs, and the sequence lengths.
+#[inline]
+fn push_timing(push: &mut impl FnMut(MetricId, Option<MetricValue>), f: &RecordFacts, d: &Derived) {
+    use MetricId as M;
+    use MetricValue::{Float, Int};
+    let stamps = &f.content_stamps_ns;
+    push(M::TimeToFirstToken, d.ttft.map(Int));
     push(
         M::TimeToSecondToken,
         stamps
@@ -180,63 +229,76 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
         M::TimeToFirstOutputToken,
         f.first_output_stamp_ns.map(|s| Int(diff_ns(s, f.start_ns))),
     );
-    push(M::RequestLatency, latency.map(Int));
+    push(M::RequestLatency, d.latency.map(Int));
     push(
         M::DecodeDuration,
-        ttft_s.zip(latency).map(|(t, l)| Int(l.saturating_sub(t))),
+        d.ttft_s
+            .zip(d.latency)
+            .map(|(t, l)| Int(l.saturating_sub(t))),
     );
-    push(M::InterTokenLatency, itl.map(Float));
+    push(M::InterTokenLatency, d.itl.map(Float));
     push(
         M::OutputTokenThroughputPerUser,
-        itl.filter(|v| *v > 0.0).map(|v| Float(1e9 / v)),
+        d.itl.filter(|v| *v > 0.0).map(|v| Float(1e9 / v)),
     );
     push(
         M::E2eOutputTokenThroughput,
-        osl.zip(latency.filter(|l| *l > 0))
+        d.osl
+            .zip(d.latency.filter(|l| *l > 0))
             .map(|(n, l)| Float(n as f64 / (l as f64 / 1e9))),
     );
-    push(M::OutputSequenceLength, osl.map(|n| Int(n as i64)));
-    push(M::InputSequenceLength, isl.map(|n| Int(n as i64)));
-    push(
-        M::UsagePromptTokens,
-        u(|u| u.prompt_tokens).map(|n| Int(n as i64)),
-    );
+    push(M::OutputSequenceLength, d.osl.map(|n| Int(n as i64)));
+    push(M::InputSequenceLength, d.isl.map(|n| Int(n as i64)));
+}
+
+/// The server's `usage` fields, as reported.
+#[inline]
+fn push_usage(
+    push: &mut impl FnMut(MetricId, Option<MetricValue>),
+    usage: Option<&crate::record::Usage>,
+) {
+    use MetricId as M;
+    let u = |get: fn(&crate::record::Usage) -> Option<u64>| {
+        usage.and_then(get).map(|n| MetricValue::Int(n as i64))
+    };
+    push(M::UsagePromptTokens, u(|u| u.prompt_tokens));
     push(
         M::UsagePromptCacheReadTokens,
-        u(|u| u.prompt_cache_read_tokens).map(|n| Int(n as i64)),
+        u(|u| u.prompt_cache_read_tokens),
     );
     push(
         M::UsagePromptCacheWriteTokens,
-        u(|u| u.prompt_cache_write_tokens).map(|n| Int(n as i64)),
+        u(|u| u.prompt_cache_write_tokens),
     );
-    push(
-        M::UsagePromptAudioTokens,
-        u(|u| u.prompt_audio_tokens).map(|n| Int(n as i64)),
-    );
-    push(
-        M::UsageCompletionTokens,
-        u(|u| u.completion_tokens).map(|n| Int(n as i64)),
-    );
-    push(
-        M::UsageReasoningTokens,
-        u(|u| u.reasoning_tokens).map(|n| Int(n as i64)),
-    );
+    push(M::UsagePromptAudioTokens, u(|u| u.prompt_audio_tokens));
+    push(M::UsageCompletionTokens, u(|u| u.completion_tokens));
+    push(M::UsageReasoningTokens, u(|u| u.reasoning_tokens));
     push(
         M::UsageCompletionAudioTokens,
-        u(|u| u.completion_audio_tokens).map(|n| Int(n as i64)),
+        u(|u| u.completion_audio_tokens),
     );
     push(
         M::UsageAcceptedPredictionTokens,
-        u(|u| u.accepted_prediction_tokens).map(|n| Int(n as i64)),
+        u(|u| u.accepted_prediction_tokens),
     );
     push(
         M::UsageRejectedPredictionTokens,
-        u(|u| u.rejected_prediction_tokens).map(|n| Int(n as i64)),
+        u(|u| u.rejected_prediction_tokens),
     );
-    push(
-        M::UsageTotalTokens,
-        u(|u| u.total_tokens).map(|n| Int(n as i64)),
-    );
+    push(M::UsageTotalTokens, u(|u| u.total_tokens));
+}
+
+/// The inter-chunk latencies, then the counts, ratios and client-vs-server differences.
+#[inline]
+fn push_ratios(
+    push: &mut impl FnMut(MetricId, Option<MetricValue>),
+    cfg: &MetricConfig,
+    f: &RecordFacts,
+    d: &Derived,
+) {
+    use MetricId as M;
+    use MetricValue::{Float, Int};
+    let stamps = &f.content_stamps_ns;
     if cfg.streaming && stamps.len() >= 2 {
         let icl = stamps.windows(2).map(|w| diff_ns(w[1], w[0])).collect();
         push(M::InterChunkLatency, Some(MetricValue::List(icl)));
@@ -244,7 +306,8 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     let requested = f.requested_osl.filter(|r| *r > 0);
     push(
         M::OslMismatchDiffPct,
-        osl.zip(requested)
+        d.osl
+            .zip(requested)
             .map(|(n, r)| Float((n as f64 - r as f64) / r as f64 * 100.0)),
     );
     push(
@@ -253,7 +316,8 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     );
     push(
         M::PrefillThroughputPerUser,
-        isl.zip(ttft_s.filter(|t| *t > 0))
+        d.isl
+            .zip(d.ttft_s.filter(|t| *t > 0))
             .map(|(n, t)| Float(n as f64 / (t as f64 / 1e9))),
     );
     push(
@@ -267,36 +331,25 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
             .zip(f.output_tokens.filter(|n| *n > 0))
             .map(|(r, o)| Float(r as f64 / o as f64)),
     );
+    let usage = f.usage.as_ref();
+    let diff_pct = |server: Option<u64>, client: Option<u64>| {
+        server
+            .zip(client)
+            .and_then(|(s, c)| abs_pct(s, c))
+            .map(Float)
+    };
     push(
         M::UsageCompletionTokensDiffPct,
-        u(|u| u.completion_tokens)
-            .zip(osl)
-            .and_then(|(s, c)| abs_pct(s, c))
-            .map(Float),
+        diff_pct(usage.and_then(|u| u.completion_tokens), d.osl),
     );
     push(
         M::UsagePromptTokensDiffPct,
-        u(|u| u.prompt_tokens)
-            .zip(isl)
-            .and_then(|(s, c)| abs_pct(s, c))
-            .map(Float),
+        diff_pct(usage.and_then(|u| u.prompt_tokens), d.isl),
     );
     push(
         M::UsageReasoningTokensDiffPct,
-        u(|u| u.reasoning_tokens)
-            .zip(f.reasoning_tokens)
-            .and_then(|(s, c)| abs_pct(s, c))
-            .map(Float),
+        diff_pct(usage.and_then(|u| u.reasoning_tokens), f.reasoning_tokens),
     );
-    if let Some(t) = &f.trace {
-        super::http_trace::push_metrics(t, |id, v| push(id, v.map(Int)));
-    }
-    // Last: it reads the values above. 1 for a good request, 0 otherwise, per valid record.
-    if cfg.applies(M::GoodRequestCount) {
-        let good = cfg.is_good(&out);
-        out.push((M::GoodRequestCount, Int(i64::from(good))));
-    }
-    RecordMetrics { values: out }
 }
 
 #[cfg(test)]

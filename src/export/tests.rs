@@ -138,10 +138,16 @@ fn export_prefix_renames_files() {
     );
 }
 
-#[test]
-fn summary_json_key_order_and_shapes() {
+/// The summary of [`three_records`] in a streaming run, and its summary JSON.
+fn streaming_summary() -> (Summary, Value) {
     let s = summarize(&MetricConfig::new(true, false), &three_records());
     let v = summary_json(&s, None, &run_info());
+    (s, v)
+}
+
+#[test]
+fn summary_json_key_order() {
+    let (s, v) = streaming_summary();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     let want = [
         "schema_version",
@@ -205,6 +211,17 @@ fn summary_json_key_order_and_shapes() {
     ];
     assert_eq!(keys, want);
 
+    // Hidden metrics never appear.
+    assert!(v.get("min_request_timestamp").is_none() && v.get("requested_osl").is_none());
+    let text = summary_json_string(&s, None, &run_info());
+    assert!(
+        text.starts_with("{\n  \"schema_version\": \"1.4\",\n  \"aiperf_version\": \"0.13.0\",")
+    );
+}
+
+#[test]
+fn summary_json_metric_and_run_shapes() {
+    let (_, v) = streaming_summary();
     // request_latency: 15_000 and 30_000 ns → ms.
     let rl = &v["request_latency"];
     let rl_keys: Vec<&str> = rl.as_object().unwrap().keys().map(String::as_str).collect();
@@ -252,6 +269,11 @@ fn summary_json_key_order_and_shapes() {
     // Without threads or a verdict (a merged run) neither key is written.
     assert!(v["ringperf"].get("threads").is_none());
     assert!(v["ringperf"].get("client_health").is_none());
+}
+
+#[test]
+fn summary_json_threads_and_client_health() {
+    let (s, _) = streaming_summary();
     let timed = RunInfo {
         threads: vec![
             crate::export::ThreadCpu {
@@ -303,6 +325,11 @@ fn summary_json_key_order_and_shapes() {
                          "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0}
         })
     );
+}
+
+#[test]
+fn summary_json_shard_block() {
+    let (s, v) = streaming_summary();
     // A whole run has no shard block; a shard's names its place in the split run.
     assert!(v["ringperf"].get("shard").is_none());
     let shard = crate::export::ShardInfo {
@@ -321,6 +348,11 @@ fn summary_json_key_order_and_shapes() {
         summary_json(&s, None, &shard_run)["ringperf"]["shard"],
         serde_json::json!({"index": 1, "count": 3, "run_id": "00aa11bb22cc", "start_at_ns": W, "start_lag_ns": -250, "server_metrics": false})
     );
+}
+
+#[test]
+fn summary_json_merged_shards() {
+    let (s, v) = streaming_summary();
     // A merged run lists every shard, a missing one with nulls where nothing is known.
     assert!(v["ringperf"].get("shards").is_none());
     let healthy = crate::export::ShardHealth {
@@ -366,12 +398,6 @@ fn summary_json_key_order_and_shapes() {
     assert_eq!(
         crate::export::ShardStatus::Failed("no summary".into()).to_string(),
         "failed: no summary"
-    );
-    // Hidden metrics never appear.
-    assert!(v.get("min_request_timestamp").is_none() && v.get("requested_osl").is_none());
-    let text = summary_json_string(&s, None, &run_info());
-    assert!(
-        text.starts_with("{\n  \"schema_version\": \"1.4\",\n  \"aiperf_version\": \"0.13.0\",")
     );
 }
 

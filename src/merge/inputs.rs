@@ -212,6 +212,56 @@ fn resolved(p: &Path) -> PathBuf {
     }
 }
 
+/// Why a shard has no summary JSON to read: each says the file by its name in the shard's
+/// directory.
+#[derive(Debug)]
+pub enum SummaryError {
+    /// The file is not there: the shard did not finish.
+    Missing {
+        /// The summary JSON's file name.
+        file: String,
+    },
+    /// The file is there but cannot be read.
+    Unreadable {
+        /// The summary JSON's file name.
+        file: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not JSON (cut short): the shard did not finish.
+    Invalid {
+        /// The summary JSON's file name.
+        file: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+impl std::fmt::Display for SummaryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SummaryError::Missing { file } => write!(f, "no {file}: the shard did not finish"),
+            SummaryError::Unreadable { file, source } => write!(f, "cannot read {file}: {source}"),
+            SummaryError::Invalid { file, source } => {
+                write!(
+                    f,
+                    "{file} is not valid JSON ({source}): the shard did not finish"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SummaryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SummaryError::Missing { .. } => None,
+            SummaryError::Unreadable { source, .. } => Some(source),
+            SummaryError::Invalid { source, .. } => Some(source),
+        }
+    }
+}
+
 /// What a shard's summary JSON says of how it ended and of its client.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShardSummary {
@@ -241,20 +291,24 @@ pub struct ShardSummary {
 
 impl ShardSummary {
     /// Reads `dir/<names.json>`; the error says why the shard has none to read.
-    pub fn read(dir: &Path, names: &ExportNames) -> Result<Self, String> {
+    pub fn read(dir: &Path, names: &ExportNames) -> Result<Self, SummaryError> {
         let path = dir.join(&names.json);
+        let file = || names.json.clone();
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(format!("no {}: the shard did not finish", names.json));
+                return Err(SummaryError::Missing { file: file() });
             }
-            Err(e) => return Err(format!("cannot read {}: {e}", names.json)),
+            Err(source) => {
+                return Err(SummaryError::Unreadable {
+                    file: file(),
+                    source,
+                });
+            }
         };
-        let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "{} is not valid JSON ({e}): the shard did not finish",
-                names.json
-            )
+        let v: Value = serde_json::from_slice(&bytes).map_err(|source| SummaryError::Invalid {
+            file: file(),
+            source,
         })?;
         let rp = &v["ringperf"];
         let u = |v: &Value| v.as_u64();
@@ -407,10 +461,19 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let names = ExportNames::new(None);
         let e = ShardSummary::read(tmp.path(), &names).unwrap_err();
-        assert!(e.contains("no profile_export_aiperf.json"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "no profile_export_aiperf.json: the shard did not finish"
+        );
         std::fs::write(tmp.path().join(&names.json), "{\"was_canc").unwrap();
-        let e = ShardSummary::read(tmp.path(), &names).unwrap_err();
-        assert!(e.contains("not valid JSON"), "{e}");
+        let e = ShardSummary::read(tmp.path(), &names)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("profile_export_aiperf.json is not valid JSON (")
+                && e.ends_with("): the shard did not finish"),
+            "{e}"
+        );
         std::fs::write(
             tmp.path().join(&names.json),
             r#"{"was_cancelled": true, "is_complete": false,

@@ -10,18 +10,20 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::MergeError;
-use super::inputs::{Run, ShardSummary};
+use super::inputs::{Run, ShardSummary, SummaryError};
 use super::records::{Span, Tally};
 use super::settings::Settings;
+use crate::aggregate::Summary;
 use crate::export::phases::{PHASES_DIR, PhaseRun, SERVER_METRICS_FILE};
-use crate::export::{MergeInfo, RunInfo, ShardHealth, ShardStatus};
+use crate::export::timeslices::SliceResult;
+use crate::export::{ExportNames, MergeInfo, RunInfo, ShardHealth, ShardStatus};
 use crate::record::Phase;
 
 /// What the merge learned of one shard before reading its records.
 #[derive(Debug)]
 pub struct ShardState {
     /// Its summary JSON, or why it has none.
-    pub summary: Result<ShardSummary, String>,
+    pub summary: Result<ShardSummary, SummaryError>,
     /// Its phases' `(start_ns, end_ns)` from its `phase_manifest.json`.
     pub spans: BTreeMap<String, (u64, u64)>,
     /// It wrote a per-record JSONL.
@@ -67,7 +69,7 @@ fn health(run: &Run, states: &[ShardState], tally: &Tally, jsonl: &str) -> Vec<S
             let mut why: Vec<String> = Vec::new();
             match &state.summary {
                 Ok(s) => why.extend(s.trouble()),
-                Err(e) => why.push(e.clone()),
+                Err(e) => why.push(e.to_string()),
             }
             if !state.has_records {
                 why.push(format!("no {jsonl}"));
@@ -170,59 +172,19 @@ pub fn write_artifacts(
 ) -> Result<Written, MergeError> {
     let names = &settings.names;
     let shards = health(run, states, tally, &names.jsonl);
-    let trouble: Vec<String> = shards
-        .iter()
-        .filter(|s| s.status != ShardStatus::Ok)
-        .map(|s| format!("shard {} {}", s.index, s.status))
-        .collect();
-    let complete = trouble.is_empty();
-    // The lowest shard that finished speaks for the run where one shard must.
-    let lowest = states.iter().find_map(|s| s.summary.as_ref().ok());
-    let summaries = states.iter().filter_map(|s| s.summary.as_ref().ok());
+    let incomplete_reason = incomplete_reason(&shards);
+    let complete = incomplete_reason.is_none();
     let profiling_window = window(states, Phase::Profiling, tally.profiling_span);
     let warmup_window = window(states, Phase::Warmup, tally.warmup_span);
-    let start_at = run.shards[0].manifest.start_at_ns;
-    let (start_wall_ns, end_wall_ns) = profiling_window.unwrap_or((start_at, start_at));
-    let was_cancelled = states
-        .iter()
-        .any(|s| s.summary.as_ref().map_or(true, |s| s.was_cancelled));
-    let run_info = RunInfo {
-        benchmark_id: run.run_id.clone(),
-        aiperf_version: lowest
-            .and_then(|s| s.aiperf_version.clone())
-            .unwrap_or_else(|| "0.13.0".into()),
-        cli_command: lowest
-            .and_then(|s| s.cli_command.clone())
-            .unwrap_or_else(|| settings.cli_command.clone()),
-        input_config: lowest.and_then(|s| s.input_config.clone()).map_or_else(
-            || settings.input_config.clone(),
-            |v| with_artifact_dir(v, out),
-        ),
-        start_wall_ns,
-        end_wall_ns,
-        was_cancelled,
-        is_complete: Some(complete),
-        incomplete_reason: (!complete).then(|| trouble.join("; ")),
-        metrics_title: settings.metrics_title.clone(),
-        io_driver: lowest
-            .and_then(|s| s.io_driver.clone())
-            .unwrap_or_else(|| "unknown".into()),
-        workers: summaries.clone().filter_map(|s| s.workers).sum::<u64>() as usize,
-        ring_stalls: summaries.filter_map(|s| s.ring_stalls).sum(),
-        random_seed: settings.random_seed,
-        trial: None,
-        monotonic_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.0),
-        wall_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.1),
-        realtime_offset: None,
-        timestamps: "unknown",
-        shard: None,
-        merge: Some(MergeInfo {
-            shards: shards.clone(),
-        }),
-        // Each shard's own summary holds its threads and its verdict.
-        threads: Vec::new(),
-        client_health: None,
-    };
+    let run_info = run_info(
+        out,
+        run,
+        settings,
+        states,
+        &shards,
+        profiling_window,
+        incomplete_reason,
+    );
 
     // Sweep-line windows start at each phase's start, as a live run's do.
     let summary = tally
@@ -245,47 +207,180 @@ pub fn write_artifacts(
     // Server metrics: the scraping shard's files, as it wrote them.
     let scraper = run.shards.iter().find(|s| s.manifest.server_metrics);
     if let Some(s) = scraper {
-        for (name, label) in [
-            (&names.server_metrics_csv, Some("Server Metrics CSV Export")),
-            (
-                &names.server_metrics_json,
-                Some("Server Metrics JSON Export"),
-            ),
-            (
-                &names.server_metrics_parquet,
-                Some("Server Metrics Parquet Export"),
-            ),
-            (&names.server_metrics_jsonl, None),
-        ] {
-            let from = s.dir.join(name);
-            if from.is_file() {
-                copy(&from, &out.join(name))?;
-                if let Some(label) = label {
-                    files.push((label, out.join(name)));
-                }
+        copy_server_metrics(out, names, &s.dir, &mut files)?;
+    }
+    let phases = Phases {
+        profiling: &summary,
+        warmup: warmup.as_ref().zip(warmup_window),
+    };
+    write_phases(
+        out,
+        names,
+        &run_info,
+        &phases,
+        scraper.map(|s| s.dir.as_path()),
+    )?;
+
+    if let Some(t) = &tally.timeslices {
+        write_timeslices(out, names, &t.finish(), &run_info.input_config, &mut files)?;
+    }
+    let inputs = run.shards[0].dir.join("inputs.json");
+    if inputs.is_file() {
+        copy(&inputs, &out.join("inputs.json"))?;
+    }
+
+    let console = write_console(out, run, settings, &shards, &summary, &run_info, &files)?;
+    // Last: every artifact is on disk.
+    crate::export::marker::write_ready_marker(out, run_info.was_cancelled, &[]).map_err(|e| {
+        MergeError::Failed(format!(
+            "cannot write the results-ready marker in {}: {e}",
+            out.display()
+        ))
+    })?;
+    Ok(Written {
+        console,
+        shards,
+        complete,
+        successes: tally.profiling.request_count(),
+    })
+}
+
+/// Why the merged run is incomplete: each shard that is not ok, in index order; `None` when
+/// every shard is.
+fn incomplete_reason(shards: &[ShardHealth]) -> Option<String> {
+    let trouble: Vec<String> = shards
+        .iter()
+        .filter(|s| s.status != ShardStatus::Ok)
+        .map(|s| format!("shard {} {}", s.index, s.status))
+        .collect();
+    (!trouble.is_empty()).then(|| trouble.join("; "))
+}
+
+/// The merged run's facts: the shards' summaries where they have them (the lowest that finished
+/// speaks for the run where one shard must), the merge's settings where none does.
+fn run_info(
+    out: &Path,
+    run: &Run,
+    settings: &Settings,
+    states: &[ShardState],
+    shards: &[ShardHealth],
+    profiling_window: Option<(u64, u64)>,
+    incomplete_reason: Option<String>,
+) -> RunInfo {
+    let lowest = states.iter().find_map(|s| s.summary.as_ref().ok());
+    let summaries = states.iter().filter_map(|s| s.summary.as_ref().ok());
+    let start_at = run.shards[0].manifest.start_at_ns;
+    let (start_wall_ns, end_wall_ns) = profiling_window.unwrap_or((start_at, start_at));
+    let was_cancelled = states
+        .iter()
+        .any(|s| s.summary.as_ref().map_or(true, |s| s.was_cancelled));
+    RunInfo {
+        benchmark_id: run.run_id.clone(),
+        aiperf_version: lowest
+            .and_then(|s| s.aiperf_version.clone())
+            .unwrap_or_else(|| "0.13.0".into()),
+        cli_command: lowest
+            .and_then(|s| s.cli_command.clone())
+            .unwrap_or_else(|| settings.cli_command.clone()),
+        input_config: lowest.and_then(|s| s.input_config.clone()).map_or_else(
+            || settings.input_config.clone(),
+            |v| with_artifact_dir(v, out),
+        ),
+        start_wall_ns,
+        end_wall_ns,
+        was_cancelled,
+        is_complete: Some(incomplete_reason.is_none()),
+        incomplete_reason,
+        metrics_title: settings.metrics_title.clone(),
+        io_driver: lowest
+            .and_then(|s| s.io_driver.clone())
+            .unwrap_or_else(|| "unknown".into()),
+        workers: summaries.clone().filter_map(|s| s.workers).sum::<u64>() as usize,
+        ring_stalls: summaries.filter_map(|s| s.ring_stalls).sum(),
+        random_seed: settings.random_seed,
+        trial: None,
+        monotonic_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.0),
+        wall_origin_ns: lowest.and_then(|s| s.clock).map_or(0, |c| c.1),
+        realtime_offset: None,
+        timestamps: "unknown",
+        shard: None,
+        merge: Some(MergeInfo {
+            shards: shards.to_vec(),
+        }),
+        // Each shard's own summary holds its threads and its verdict.
+        threads: Vec::new(),
+        client_health: None,
+    }
+}
+
+/// Copies the scraping shard's server-metrics exports from `scraper` into `out`, adding those
+/// the footer names to `files`.
+fn copy_server_metrics(
+    out: &Path,
+    names: &ExportNames,
+    scraper: &Path,
+    files: &mut Vec<(&'static str, PathBuf)>,
+) -> Result<(), MergeError> {
+    for (name, label) in [
+        (&names.server_metrics_csv, Some("Server Metrics CSV Export")),
+        (
+            &names.server_metrics_json,
+            Some("Server Metrics JSON Export"),
+        ),
+        (
+            &names.server_metrics_parquet,
+            Some("Server Metrics Parquet Export"),
+        ),
+        (&names.server_metrics_jsonl, None),
+    ] {
+        let from = scraper.join(name);
+        if from.is_file() {
+            copy(&from, &out.join(name))?;
+            if let Some(label) = label {
+                files.push((label, out.join(name)));
             }
         }
     }
-    let phase_sm = |phase: Phase| -> Option<(PathBuf, Value)> {
-        let path = scraper?
-            .dir
-            .join(PHASES_DIR)
-            .join(phase.as_str())
-            .join(SERVER_METRICS_FILE);
-        let v: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-        Some((path, v.get("data")?.clone()))
-    };
-    let sm_warmup = phase_sm(Phase::Warmup);
-    let sm_profiling = phase_sm(Phase::Profiling);
+    Ok(())
+}
+
+/// The merged phases' results: profiling always, warmup with its window when it ran.
+struct Phases<'a> {
+    profiling: &'a Summary,
+    warmup: Option<(&'a Summary, (u64, u64))>,
+}
+
+/// A phase's server-metrics file in the scraping shard's directory and its `data`, when the
+/// shard wrote one that parses.
+fn phase_server_metrics(scraper: Option<&Path>, phase: Phase) -> Option<(PathBuf, Value)> {
+    let path = scraper?
+        .join(PHASES_DIR)
+        .join(phase.as_str())
+        .join(SERVER_METRICS_FILE);
+    let v: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    Some((path, v.get("data")?.clone()))
+}
+
+/// The per-phase files and their manifest, then the scraping shard's per-phase server-metrics
+/// files over those the exporter wrote.
+fn write_phases(
+    out: &Path,
+    names: &ExportNames,
+    run_info: &RunInfo,
+    phases: &Phases<'_>,
+    scraper: Option<&Path>,
+) -> Result<(), MergeError> {
+    let sm_warmup = phase_server_metrics(scraper, Phase::Warmup);
+    let sm_profiling = phase_server_metrics(scraper, Phase::Profiling);
     let mut phase_runs = Vec::new();
-    if let (Some(w), Some((start, end))) = (&warmup, warmup_window) {
+    if let Some((w, (start, end))) = phases.warmup {
         phase_runs.push((Phase::Warmup, w, start, end, sm_warmup.as_ref()));
     }
     phase_runs.push((
         Phase::Profiling,
-        &summary,
-        start_wall_ns,
-        end_wall_ns,
+        phases.profiling,
+        run_info.start_wall_ns,
+        run_info.end_wall_ns,
         sm_profiling.as_ref(),
     ));
     let phase_runs: Vec<PhaseRun<'_>> = phase_runs
@@ -297,11 +392,11 @@ pub fn write_artifacts(
             summary: s,
             start_wall_ns: start,
             end_wall_ns: end,
-            was_cancelled,
+            was_cancelled: run_info.was_cancelled,
             server_metrics: sm.map(|(_, data)| data),
         })
         .collect();
-    crate::export::phases::write_phase_artifacts(out, names, &phase_runs, &run_info).map_err(
+    crate::export::phases::write_phase_artifacts(out, names, &phase_runs, run_info).map_err(
         |e| {
             MergeError::Failed(format!(
                 "cannot write the per-phase files in {}: {e}",
@@ -325,49 +420,54 @@ pub fn write_artifacts(
             copy(from, &written)?;
         }
     }
+    Ok(())
+}
 
-    if let Some(t) = &tally.timeslices {
-        let slices = t.finish();
-        if !slices.is_empty() {
-            use crate::export::timeslices::{timeslices_csv, timeslices_json_string};
-            let csv = out.join(&names.timeslices_csv);
-            write(&csv, timeslices_csv(&slices).as_bytes())?;
-            let json = out.join(&names.timeslices_json);
-            write(
-                &json,
-                timeslices_json_string(&slices, &run_info.input_config).as_bytes(),
-            )?;
-            files.push(("Timeslice CSV Export", csv));
-            files.push(("Timeslice JSON Export", json));
-        }
+/// The timeslice CSV and JSON, when there is a slice; both are added to `files`.
+fn write_timeslices(
+    out: &Path,
+    names: &ExportNames,
+    slices: &[SliceResult],
+    input_config: &Value,
+    files: &mut Vec<(&'static str, PathBuf)>,
+) -> Result<(), MergeError> {
+    if slices.is_empty() {
+        return Ok(());
     }
-    let inputs = run.shards[0].dir.join("inputs.json");
-    if inputs.is_file() {
-        copy(&inputs, &out.join("inputs.json"))?;
-    }
+    use crate::export::timeslices::{timeslices_csv, timeslices_json_string};
+    let csv = out.join(&names.timeslices_csv);
+    write(&csv, timeslices_csv(slices).as_bytes())?;
+    let json = out.join(&names.timeslices_json);
+    write(
+        &json,
+        timeslices_json_string(slices, input_config).as_bytes(),
+    )?;
+    files.push(("Timeslice CSV Export", csv));
+    files.push(("Timeslice JSON Export", json));
+    Ok(())
+}
 
-    let mut console = crate::export::render_console(&summary, &run_info);
+/// Writes the console export (tables, trace timing when asked, the shards' lines) and returns
+/// what `profile` would print: that and the footer naming `files`.
+fn write_console(
+    out: &Path,
+    run: &Run,
+    settings: &Settings,
+    shards: &[ShardHealth],
+    summary: &Summary,
+    run_info: &RunInfo,
+    files: &[(&'static str, PathBuf)],
+) -> Result<String, MergeError> {
+    let mut console = crate::export::render_console(summary, run_info);
     if settings.show_trace_timing
-        && let Some(t) = crate::export::trace_console::render_trace_timing(&summary, "ringperf")
+        && let Some(t) = crate::export::trace_console::render_trace_timing(summary, "ringperf")
     {
         console.insert_str(1, &format!("\n{t}"));
     }
-    console.push_str(&shard_lines(run, &shards));
-    write(&out.join(&names.console_txt), console.as_bytes())?;
-    console.push_str(&crate::export::render_footer(&summary, &run_info, &files));
-    // Last: every artifact is on disk.
-    crate::export::marker::write_ready_marker(out, was_cancelled, &[]).map_err(|e| {
-        MergeError::Failed(format!(
-            "cannot write the results-ready marker in {}: {e}",
-            out.display()
-        ))
-    })?;
-    Ok(Written {
-        console,
-        shards,
-        complete,
-        successes: tally.profiling.request_count(),
-    })
+    console.push_str(&shard_lines(run, shards));
+    write(&out.join(&settings.names.console_txt), console.as_bytes())?;
+    console.push_str(&crate::export::render_footer(summary, run_info, files));
+    Ok(console)
 }
 
 #[cfg(test)]
@@ -386,7 +486,9 @@ mod tests {
     #[test]
     fn a_phase_window_spans_every_shard_and_record() {
         let state = |start, end| ShardState {
-            summary: Err(String::new()),
+            summary: Err(SummaryError::Missing {
+                file: "s.json".into(),
+            }),
             spans: BTreeMap::from([("profiling".to_string(), (start, end))]),
             has_records: true,
         };

@@ -27,7 +27,7 @@ use serde_json::Value;
 use crate::aggregate::MetricConfig;
 use crate::cli::shard::ShardArgs;
 use crate::cli::{Cli, Command, ProfileArgs};
-use crate::config::{Config, ExportLevel};
+use crate::config::{Config, ConfigError, ExportLevel};
 use crate::export::ExportNames;
 use crate::export::shard::ShardManifest;
 
@@ -54,18 +54,51 @@ pub struct Settings {
     pub input_config: Value,
 }
 
+/// Why a shard's command line gives no settings.
+#[derive(Debug)]
+pub enum SettingsError {
+    /// It does not parse as a `ringperf` command line.
+    Unparsable(clap::error::ErrorKind),
+    /// It parses, as another command than `profile`.
+    NotProfile,
+    /// Its `profile` flags do not validate.
+    Invalid(ConfigError),
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Unparsable(kind) => {
+                write!(f, "its command line does not parse: {kind}")
+            }
+            SettingsError::NotProfile => {
+                f.write_str("its command line is not `ringperf profile …`")
+            }
+            SettingsError::Invalid(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SettingsError::Invalid(e) => Some(e),
+            SettingsError::Unparsable(_) | SettingsError::NotProfile => None,
+        }
+    }
+}
+
 impl Settings {
     /// The settings of the run `shard` belongs to, from the command line it ran; the echo
     /// names `out` as the artifact directory.
     ///
     /// # Errors
-    /// A message when the command line is not a `profile` one or its flags do not validate.
-    pub fn of(shard: &ShardManifest, out: &Path) -> Result<Self, String> {
+    /// [`SettingsError`]: the command line is not a `profile` one or its flags do not validate.
+    pub fn of(shard: &ShardManifest, out: &Path) -> Result<Self, SettingsError> {
         let argv = &shard.argv;
-        let cli = Cli::try_parse_from(argv)
-            .map_err(|e| format!("its command line does not parse: {}", e.kind()))?;
+        let cli = Cli::try_parse_from(argv).map_err(|e| SettingsError::Unparsable(e.kind()))?;
         let Command::Profile(args) = cli.command else {
-            return Err("its command line is not `ringperf profile …`".into());
+            return Err(SettingsError::NotProfile);
         };
         let mut args = detached(*args);
         args.artifact_dir = Some(out.to_path_buf());
@@ -78,7 +111,7 @@ impl Settings {
         if !args.mock {
             args.url = given_urls.iter().map(|u| loopback_stand_in(u)).collect();
         }
-        let cfg = Config::from_args(&args, argv, false).map_err(|e| e.to_string())?;
+        let cfg = Config::from_args(&args, argv, false).map_err(SettingsError::Invalid)?;
         let mut input_config = cfg.input_config();
         if !args.mock
             && let Some(urls) = input_config
@@ -218,10 +251,16 @@ mod tests {
     fn what_is_not_a_profile_run_is_refused() {
         let out = Path::new("/tmp/merged");
         let e = Settings::of(&shard("ringperf mock-server"), out).unwrap_err();
-        assert!(e.contains("not `ringperf profile"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "its command line is not `ringperf profile …`"
+        );
         let e = Settings::of(&shard("ringperf profile --nope"), out).unwrap_err();
-        assert!(e.contains("does not parse"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "its command line does not parse: unexpected argument found"
+        );
         let e = Settings::of(&shard("ringperf profile --url x"), out).unwrap_err();
-        assert!(e.contains("--model"), "{e}");
+        assert!(e.to_string().contains("--model"), "{e}");
     }
 }

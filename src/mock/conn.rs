@@ -197,7 +197,6 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         .truth
         .record_connection(worker.index, accepted_ns);
     let _ = stream.set_nodelay(true);
-    let mut rbuf: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut wbuf: Vec<u8> = Vec::with_capacity(4 * 1024);
     let mut ev: Vec<u8> = Vec::with_capacity(1024);
     // Paces this connection's responses; its timerfd is made by the first wait that needs one.
@@ -206,56 +205,35 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         .shared
         .connections
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut start = 0usize;
-    // With a truth log, requests are read with the kernel's receive stamps: the truth then holds
-    // when each request reached the socket, before this thread woke to read it.
-    let kernel_stamps = worker.shared.truth.enabled()
-        && crate::net::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&stream)).is_ok();
-    // The kernel stamp of the latest read (`CLOCK_REALTIME` ns).
-    let mut last_read_rt: Option<u64> = None;
-    // Whether the request being read was already sent its `100 Continue`.
-    let mut continued = false;
+    let mut inbox = Inbox {
+        buf: Vec::with_capacity(16 * 1024),
+        start: 0,
+        // With a truth log, requests are read with the kernel's receive stamps: the truth then
+        // holds when each request reached the socket, before this thread woke to read it.
+        kernel_stamps: worker.shared.truth.enabled()
+            && crate::net::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&stream)).is_ok(),
+        last_read_rt: None,
+        continued: false,
+    };
     loop {
-        let parsed = parse_head(rbuf.get(start..).unwrap_or_default());
+        let parsed = parse_head(inbox.buf.get(inbox.start..).unwrap_or_default());
         let head = match parsed {
-            Parsed::Complete(h) if rbuf.len() - start >= h.head_len + h.body_len => h,
+            Parsed::Complete(h) if inbox.buf.len() - inbox.start >= h.head_len + h.body_len => h,
             Parsed::Complete(_) | Parsed::Partial => {
                 if let Parsed::Complete(h) = &parsed
                     && h.expect_continue
-                    && !continued
+                    && !inbox.continued
                 {
-                    continued = true;
+                    inbox.continued = true;
                     wbuf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                     if send(&mut stream, &mut wbuf).await.is_err() {
                         return;
                     }
                 }
-                if start > 0 {
-                    rbuf.drain(..start);
-                    start = 0;
+                if inbox.read(&mut stream).await {
+                    continue;
                 }
-                if rbuf.capacity() - rbuf.len() < 8 * 1024 {
-                    rbuf.reserve(16 * 1024);
-                }
-                // Read into the spare capacity after the bytes already held (a plain `Vec` would
-                // be overwritten from its start).
-                let res = if kernel_stamps {
-                    crate::net::rxstamp::read(&stream, &mut rbuf)
-                        .await
-                        .map(|(n, rt)| {
-                            last_read_rt = rt;
-                            n
-                        })
-                } else {
-                    let (len, cap) = (rbuf.len(), rbuf.capacity());
-                    let (res, b) = stream.read(SliceMut::new(rbuf, len, cap)).await;
-                    rbuf = b.into_inner();
-                    res
-                };
-                match res {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => continue,
-                }
+                return;
             }
             Parsed::Bad(code, msg) => {
                 let body = wire::error_body(code, msg);
@@ -266,68 +244,11 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             }
         };
         let arrival_ns = monotonic_raw_ns();
-        let body_at = start + head.head_len;
-        let body = rbuf
-            .get(body_at..body_at + head.body_len)
-            .unwrap_or_default();
         let close = head.close;
         // Everything the answer needs from the body is extracted here, before any await.
-        let action = match (head.route, head.method) {
-            (Route::Api(endpoint), Method::Post) => match parse_request_body(body) {
-                Ok(b) => {
-                    let mut b = b;
-                    b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
-                    let recorded = if worker.shared.truth.enabled() {
-                        let keep_bodies = worker.shared.cfg.record_bodies;
-                        Recorded {
-                            connection,
-                            connection_accepted_ns: accepted_ns,
-                            correlation_id: head
-                                .correlation
-                                .as_ref()
-                                .and_then(|r| rbuf.get(start + r.start..start + r.end))
-                                .map(|v| String::from_utf8_lossy(v).into_owned()),
-                            request_body: keep_bodies.then(|| Arc::from(body)),
-                            reply_text: keep_bodies,
-                            arrival_kernel_ns: last_read_rt
-                                .and_then(|rt| REALTIME.with(|o| o.to_monotonic_raw(rt))),
-                        }
-                    } else {
-                        Recorded::default()
-                    };
-                    Action::Complete(Completion::plan(
-                        &worker,
-                        endpoint,
-                        &b,
-                        body,
-                        head.request_id,
-                        recorded,
-                        arrival_ns,
-                    ))
-                }
-                Err(e) => Action::Error(400, e.to_string()),
-            },
-            (Route::Api(_), _) => Action::Error(405, "use POST".to_owned()),
-            (
-                Route::Models
-                | Route::Health
-                | Route::Metrics
-                | Route::PrometheusMetrics
-                | Route::Dcgm,
-                Method::Get | Method::Head,
-            ) => Action::Static(head.route, head.method == Method::Head),
-            (
-                Route::Models
-                | Route::Health
-                | Route::Metrics
-                | Route::PrometheusMetrics
-                | Route::Dcgm,
-                _,
-            ) => Action::Error(405, "use GET or HEAD".to_owned()),
-            (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
-        };
-        start = body_at + head.body_len;
-        continued = false;
+        let action = plan(&worker, &head, &inbox, connection, accepted_ns, arrival_ns);
+        inbox.start += head.head_len + head.body_len;
+        inbox.continued = false;
         let ok = match action {
             Action::Complete(c) => {
                 match c
@@ -343,40 +264,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 }
             }
             Action::Static(route, head_only) => {
-                let (status, ctype, text): (u16, &str, Vec<u8>) = match route {
-                    Route::Models => (200, "application/json", worker.shared.models_body.clone()),
-                    Route::Metrics | Route::PrometheusMetrics => {
-                        let r = worker
-                            .shared
-                            .metrics_reply(worker.index, route == Route::PrometheusMetrics);
-                        if r.hang {
-                            metrics_modes::hang(&mut stream).await;
-                            return;
-                        }
-                        if !r.delay.is_zero() {
-                            monoio::time::sleep(r.delay).await;
-                        }
-                        (r.status, r.content_type, r.body)
-                    }
-                    Route::Dcgm => match worker.shared.dcgm_page(!head_only) {
-                        Some(page) => (
-                            200,
-                            "text/plain; version=0.0.4; charset=utf-8",
-                            page.into_bytes(),
-                        ),
-                        None => (
-                            404,
-                            "application/json",
-                            wire::error_body(404, "no DCGM page: start the mock with --dcgm-gpus"),
-                        ),
-                    },
-                    _ => (200, "text/plain; charset=utf-8", Vec::new()),
-                };
-                wire::head(&mut wbuf, status, ctype, text.len(), close);
-                if !head_only {
-                    wbuf.extend_from_slice(&text);
-                }
-                send(&mut stream, &mut wbuf).await.is_ok()
+                answer_static(&worker, &mut stream, &mut wbuf, route, head_only, close).await
             }
             Action::Error(code, msg) => {
                 let body = wire::error_body(code, &msg);
@@ -389,6 +277,164 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             return;
         }
     }
+}
+
+/// A connection's read side: the bytes read and not yet answered from `start` on, and how
+/// they are read.
+struct Inbox {
+    buf: Vec<u8>,
+    /// Where the next request starts in `buf`.
+    start: usize,
+    /// Reads take the kernel's receive stamps.
+    kernel_stamps: bool,
+    /// The kernel stamp of the latest read (`CLOCK_REALTIME` ns).
+    last_read_rt: Option<u64>,
+    /// The request being read was already sent its `100 Continue`.
+    continued: bool,
+}
+
+impl Inbox {
+    /// Drops the answered requests, makes room, and reads more; false when the peer closed
+    /// the connection or the read failed.
+    async fn read(&mut self, stream: &mut TcpStream) -> bool {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        if self.buf.capacity() - self.buf.len() < 8 * 1024 {
+            self.buf.reserve(16 * 1024);
+        }
+        // Read into the spare capacity after the bytes already held (a plain `Vec` would be
+        // overwritten from its start).
+        let res = if self.kernel_stamps {
+            crate::net::rxstamp::read(stream, &mut self.buf)
+                .await
+                .map(|(n, rt)| {
+                    self.last_read_rt = rt;
+                    n
+                })
+        } else {
+            // The buffer moves into the read and back out: `take` leaves an empty `Vec` (no
+            // allocation) for the moment it is away.
+            let buf = std::mem::take(&mut self.buf);
+            let (len, cap) = (buf.len(), buf.capacity());
+            let (res, b) = stream.read(SliceMut::new(buf, len, cap)).await;
+            self.buf = b.into_inner();
+            res
+        };
+        matches!(res, Ok(n) if n > 0)
+    }
+}
+
+/// What to answer the complete request `head` at the inbox's `start` (its body follows the
+/// head): a completion planned from its body, a static page, or an error.
+#[inline]
+fn plan(
+    worker: &Worker,
+    head: &Head,
+    inbox: &Inbox,
+    connection: u64,
+    accepted_ns: u64,
+    arrival_ns: u64,
+) -> Action {
+    let (buf, start) = (&inbox.buf, inbox.start);
+    let body_at = start + head.head_len;
+    let body = buf
+        .get(body_at..body_at + head.body_len)
+        .unwrap_or_default();
+    match (head.route, head.method) {
+        (Route::Api(endpoint), Method::Post) => match parse_request_body(body) {
+            Ok(b) => {
+                let mut b = b;
+                b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
+                let recorded = if worker.shared.truth.enabled() {
+                    let keep_bodies = worker.shared.cfg.record_bodies;
+                    Recorded {
+                        connection,
+                        connection_accepted_ns: accepted_ns,
+                        correlation_id: head
+                            .correlation
+                            .as_ref()
+                            .and_then(|r| buf.get(start + r.start..start + r.end))
+                            .map(|v| String::from_utf8_lossy(v).into_owned()),
+                        request_body: keep_bodies.then(|| Arc::from(body)),
+                        reply_text: keep_bodies,
+                        arrival_kernel_ns: inbox
+                            .last_read_rt
+                            .and_then(|rt| REALTIME.with(|o| o.to_monotonic_raw(rt))),
+                    }
+                } else {
+                    Recorded::default()
+                };
+                Action::Complete(Completion::plan(
+                    worker,
+                    endpoint,
+                    &b,
+                    body,
+                    head.request_id,
+                    recorded,
+                    arrival_ns,
+                ))
+            }
+            Err(e) => Action::Error(400, e.to_string()),
+        },
+        (Route::Api(_), _) => Action::Error(405, "use POST".to_owned()),
+        (
+            Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics | Route::Dcgm,
+            Method::Get | Method::Head,
+        ) => Action::Static(head.route, head.method == Method::Head),
+        (
+            Route::Models | Route::Health | Route::Metrics | Route::PrometheusMetrics | Route::Dcgm,
+            _,
+        ) => Action::Error(405, "use GET or HEAD".to_owned()),
+        (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
+    }
+}
+
+/// Answers a `GET` (or, `head_only`, a `HEAD`) of a page that is not a completion; false when
+/// the connection is done (a send failed, or a hanging metrics mode held it).
+async fn answer_static(
+    worker: &Worker,
+    stream: &mut TcpStream,
+    wbuf: &mut Vec<u8>,
+    route: Route,
+    head_only: bool,
+    close: bool,
+) -> bool {
+    let (status, ctype, text): (u16, &str, Vec<u8>) = match route {
+        Route::Models => (200, "application/json", worker.shared.models_body.clone()),
+        Route::Metrics | Route::PrometheusMetrics => {
+            let r = worker
+                .shared
+                .metrics_reply(worker.index, route == Route::PrometheusMetrics);
+            if r.hang {
+                metrics_modes::hang(stream).await;
+                return false;
+            }
+            if !r.delay.is_zero() {
+                monoio::time::sleep(r.delay).await;
+            }
+            (r.status, r.content_type, r.body)
+        }
+        Route::Dcgm => match worker.shared.dcgm_page(!head_only) {
+            Some(page) => (
+                200,
+                "text/plain; version=0.0.4; charset=utf-8",
+                page.into_bytes(),
+            ),
+            None => (
+                404,
+                "application/json",
+                wire::error_body(404, "no DCGM page: start the mock with --dcgm-gpus"),
+            ),
+        },
+        _ => (200, "text/plain; charset=utf-8", Vec::new()),
+    };
+    wire::head(wbuf, status, ctype, text.len(), close);
+    if !head_only {
+        wbuf.extend_from_slice(&text);
+    }
+    send(stream, wbuf).await.is_ok()
 }
 
 enum Action {

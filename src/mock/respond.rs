@@ -353,8 +353,6 @@ impl Completion {
             created: self.created,
             model_json: &worker.shared.model_json,
         };
-        let chat = self.endpoint == Endpoint::Chat;
-        let openai = matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions);
         let garbage = self.fault == Some(Fault::GarbageSse);
         // Bytes are written when the next event has to wait (or at the end), so events that share
         // an intended time share a write and events with different times never do. Each write is
@@ -363,30 +361,12 @@ impl Completion {
             head: true,
             events: 0,
         };
-        // Head (and, for chat, the role chunk) are due at once, as vLLM sends them.
-        wire::stream_head(wbuf, close);
-        if chat {
-            wire::sse_chat(ev, &meta, ChatDelta::Role);
-        } else if !openai {
-            apis::stream_opening(self.endpoint, ev, &meta, self.usage());
-        }
-        if !ev.is_empty() {
-            wire::chunk(wbuf, ev);
-            ev.clear();
-        }
-        if garbage {
-            misbehave::garbage_chunk(wbuf, 0);
-        }
+        self.stream_opening(wbuf, ev, &meta, close, garbage);
         // The reply text grows with each content event put in the buffer.
         truth.reply_text = self.reply_buffer();
         let total_events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         truth.event_ns.reserve_exact(total_events as usize);
-        // A fault acts after half of the token events (at least one); with none, before the end.
-        let fault_at = if total_events == 0 {
-            0
-        } else {
-            (total_events / 2).max(1)
-        };
+        let fault_at = fault_point(total_events);
         if fault_at == 0
             && let Some(after) = self
                 .stream_fault_point(stream, wbuf, ev, close, &mut pending, truth)
@@ -401,13 +381,7 @@ impl Completion {
             if run.count == 0 {
                 continue;
             }
-            let enc = match (self.endpoint, reasoning) {
-                (Endpoint::Chat, true) => TokenEvents::chat(&meta, "reasoning_content"),
-                (Endpoint::Chat, false) => TokenEvents::chat(&meta, "content"),
-                // The completions API has no reasoning field: reasoning goes out as text.
-                (Endpoint::Completions, _) => TokenEvents::completion(&meta),
-                (other, _) => apis::token_events(other, &meta, self.usage(), reasoning),
-            };
+            let enc = self.token_events(&meta, reasoning);
             // The client's text: what is not sent on a reasoning channel.
             let is_text = !(self.endpoint.has_reasoning() && reasoning);
             let end = run.from + run.count;
@@ -454,12 +428,62 @@ impl Completion {
             }
         }
         // The finish event, usage and [DONE] are due with the last token event.
-        if !openai {
+        self.stream_closing(wbuf, ev, &meta);
+        wire::last_chunk(wbuf);
+        truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
+        Ok(After::done(close))
+    }
+
+    /// A stream's head and (chat) role chunk or (other APIs) opening events, due at once as vLLM
+    /// sends them; a garbage chunk after them for [`Fault::GarbageSse`].
+    #[inline]
+    fn stream_opening(
+        &self,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        meta: &Meta<'_>,
+        close: bool,
+        garbage: bool,
+    ) {
+        wire::stream_head(wbuf, close);
+        if self.endpoint == Endpoint::Chat {
+            wire::sse_chat(ev, meta, ChatDelta::Role);
+        } else if !matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
+            apis::stream_opening(self.endpoint, ev, meta, self.usage());
+        }
+        if !ev.is_empty() {
+            wire::chunk(wbuf, ev);
+            ev.clear();
+        }
+        if garbage {
+            misbehave::garbage_chunk(wbuf, 0);
+        }
+    }
+
+    /// The encoder of the reasoning (`reasoning`) or content token events.
+    #[inline]
+    fn token_events(&self, meta: &Meta<'_>, reasoning: bool) -> TokenEvents {
+        match (self.endpoint, reasoning) {
+            (Endpoint::Chat, true) => TokenEvents::chat(meta, "reasoning_content"),
+            (Endpoint::Chat, false) => TokenEvents::chat(meta, "content"),
+            // The completions API has no reasoning field: reasoning goes out as text.
+            (Endpoint::Completions, _) => TokenEvents::completion(meta),
+            (other, _) => apis::token_events(other, meta, self.usage(), reasoning),
+        }
+    }
+
+    /// A stream's closing chunks after its last token event (the finish event, usage and
+    /// `[DONE]` for the OpenAI APIs; the API's own closing events otherwise), before the last
+    /// chunk.
+    #[inline]
+    fn stream_closing(&self, wbuf: &mut Vec<u8>, ev: &mut Vec<u8>, meta: &Meta<'_>) {
+        let chat = self.endpoint == Endpoint::Chat;
+        if !matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
             let (reasoning, content) = self.words();
             apis::stream_closing(
                 self.endpoint,
                 ev,
-                &meta,
+                meta,
                 self.capped,
                 self.usage(),
                 reasoning,
@@ -469,28 +493,23 @@ impl Completion {
                 wire::chunk(wbuf, ev);
                 ev.clear();
             }
-            wire::last_chunk(wbuf);
-            truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
-            return Ok(After::done(close));
+            return;
         }
         if chat {
-            wire::sse_chat(ev, &meta, ChatDelta::Finish(self.finish_reason()));
+            wire::sse_chat(ev, meta, ChatDelta::Finish(self.finish_reason()));
         } else {
-            wire::sse_completion(ev, &meta, None, Some(self.finish_reason()));
+            wire::sse_completion(ev, meta, None, Some(self.finish_reason()));
         }
         wire::chunk(wbuf, ev);
         ev.clear();
         if self.include_usage {
-            wire::sse_usage(ev, &meta, chat, self.usage());
+            wire::sse_usage(ev, meta, chat, self.usage());
             wire::chunk(wbuf, ev);
             ev.clear();
         }
         wire::sse_done(ev);
         wire::chunk(wbuf, ev);
         ev.clear();
-        wire::last_chunk(wbuf);
-        truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
-        Ok(After::done(close))
     }
 
     async fn run_whole(
@@ -633,6 +652,17 @@ impl Completion {
             self.all_words().push_to(&mut text);
         }
         Some(text)
+    }
+}
+
+/// After how many of a stream's `total_events` token events a fault acts: half of them (at
+/// least one); with none, 0 (before the end).
+#[inline]
+fn fault_point(total_events: u64) -> u64 {
+    if total_events == 0 {
+        0
+    } else {
+        (total_events / 2).max(1)
     }
 }
 

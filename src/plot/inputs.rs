@@ -178,10 +178,55 @@ pub fn label_of(input_config: &Value) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// Why a directory given to `plot` is skipped; each message starts with the directory.
+#[derive(Debug)]
+pub enum InputError {
+    /// It is not a directory.
+    NotADirectory(PathBuf),
+    /// Its `profile_runs` directory cannot be listed.
+    Runs(PathBuf, std::io::Error),
+    /// It holds no records, summary or aggregate; the notes say what was found unusable.
+    NothingToPlot {
+        /// The directory.
+        dir: PathBuf,
+        /// Its files that were there but could not be read.
+        notes: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::NotADirectory(dir) => write!(f, "{}: not a directory", dir.display()),
+            InputError::Runs(runs_dir, e) => write!(f, "{}: {e}", runs_dir.display()),
+            InputError::NothingToPlot { dir, notes } => {
+                write!(
+                    f,
+                    "{}: no profile_export.jsonl records, profile_export_aiperf.json or aggregate to plot",
+                    dir.display()
+                )?;
+                for n in notes {
+                    write!(f, "; {n}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for InputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InputError::Runs(_, e) => Some(e),
+            InputError::NotADirectory(_) | InputError::NothingToPlot { .. } => None,
+        }
+    }
+}
+
 /// Reads one artifact directory; an error when it holds nothing to plot.
-pub fn read_input(dir: &Path) -> Result<Input, String> {
+pub fn read_input(dir: &Path) -> Result<Input, InputError> {
     if !dir.is_dir() {
-        return Err(format!("{}: not a directory", dir.display()));
+        return Err(InputError::NotADirectory(dir.to_path_buf()));
     }
     let mut notes = Vec::new();
     let runs_dir = dir.join("profile_runs");
@@ -189,7 +234,7 @@ pub fn read_input(dir: &Path) -> Result<Input, String> {
     let mut aggregate = None;
     if runs_dir.is_dir() {
         let mut names: Vec<String> = std::fs::read_dir(&runs_dir)
-            .map_err(|e| format!("{}: {e}", runs_dir.display()))?
+            .map_err(|e| InputError::Runs(runs_dir.clone(), e))?
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_dir())
             .filter_map(|e| e.file_name().into_string().ok())
@@ -229,14 +274,10 @@ pub fn read_input(dir: &Path) -> Result<Input, String> {
         notes,
     };
     if !input.has_data() {
-        let mut msg = format!(
-            "{}: no profile_export.jsonl records, profile_export_aiperf.json or aggregate to plot",
-            dir.display()
-        );
-        for n in &input.notes {
-            msg.push_str(&format!("; {n}"));
-        }
-        return Err(msg);
+        return Err(InputError::NothingToPlot {
+            dir: input.dir,
+            notes: input.notes,
+        });
     }
     Ok(input)
 }
@@ -276,10 +317,18 @@ mod tests {
 
         let empty = tempfile::tempdir().unwrap();
         let err = read_input(empty.path()).unwrap_err();
-        assert!(
-            err.contains("nothing") || err.contains("no profile_export.jsonl"),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: no profile_export.jsonl records, profile_export_aiperf.json or aggregate \
+                 to plot",
+                empty.path().display()
+            )
         );
-        assert!(read_input(&empty.path().join("absent")).is_err());
+        let absent = empty.path().join("absent");
+        assert_eq!(
+            read_input(&absent).unwrap_err().to_string(),
+            format!("{}: not a directory", absent.display())
+        );
     }
 }

@@ -15,7 +15,8 @@ use crate::cli::plot::PlotArgs;
 
 use self::charts::Chart;
 use self::html::Figure;
-use self::inputs::Input;
+use self::inputs::{Input, InputError};
+use self::render::RenderError;
 
 /// The report's file name in its directory.
 pub const REPORT_FILE: &str = "report.html";
@@ -24,16 +25,24 @@ pub const REPORT_FILE: &str = "report.html";
 #[derive(Debug)]
 pub enum PlotError {
     /// No directory held anything to plot; one message per directory.
-    NoUsableInput(Vec<String>),
-    Render(String),
+    NoUsableInput(Vec<InputError>),
+    /// A chart could not be drawn.
+    Render(RenderError),
     Write(PathBuf, std::io::Error),
 }
 
 impl fmt::Display for PlotError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PlotError::NoUsableInput(msgs) => {
-                write!(f, "no usable input: {}", msgs.join("; "))
+            PlotError::NoUsableInput(errors) => {
+                f.write_str("no usable input: ")?;
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
             }
             PlotError::Render(e) => write!(f, "cannot draw a chart: {e}"),
             PlotError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
@@ -49,7 +58,7 @@ pub struct Report {
     pub html: PathBuf,
     pub plots_dir: PathBuf,
     pub charts: usize,
-    pub skipped: Vec<String>,
+    pub skipped: Vec<InputError>,
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), PlotError> {

@@ -14,13 +14,47 @@ pub const SIZE: (u32, u32) = (960, 540);
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
 
-fn register_font() -> Result<(), String> {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
-        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
-            .map_err(|_| "the embedded font cannot be read".to_string())
-    })
-    .clone()
+/// Why a chart was not drawn; the message is the cause's own.
+#[derive(Debug)]
+pub enum RenderError {
+    /// The font compiled into the binary was refused by plotters.
+    Font,
+    /// plotters failed drawing (its backend's error).
+    Draw(Box<dyn std::error::Error + Send + Sync>),
+    /// The PNG encoder failed.
+    Png(png::EncodingError),
+}
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenderError::Font => f.write_str("the embedded font cannot be read"),
+            RenderError::Draw(e) => write!(f, "{e}"),
+            RenderError::Png(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RenderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RenderError::Font => None,
+            RenderError::Draw(e) => Some(e.as_ref()),
+            RenderError::Png(e) => Some(e),
+        }
+    }
+}
+
+fn register_font() -> Result<(), RenderError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let registered = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
+    });
+    if registered {
+        Ok(())
+    } else {
+        Err(RenderError::Font)
+    }
 }
 
 /// The axis range of values, padded by 5 % (a single value gets a unit either side).
@@ -43,11 +77,11 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), RenderError>
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| RenderError::Draw(Box::new(e));
     root.fill(&WHITE).map_err(err)?;
     let xs = chart.series.iter().flat_map(|s| {
         s.points
@@ -137,7 +171,7 @@ where
 }
 
 /// The chart as an SVG document.
-pub fn svg(chart: &Chart) -> Result<String, String> {
+pub fn svg(chart: &Chart) -> Result<String, RenderError> {
     register_font()?;
     let mut out = String::new();
     {
@@ -148,7 +182,7 @@ pub fn svg(chart: &Chart) -> Result<String, String> {
 }
 
 /// The chart as a PNG file's bytes.
-pub fn png(chart: &Chart) -> Result<Vec<u8>, String> {
+pub fn png(chart: &Chart) -> Result<Vec<u8>, RenderError> {
     register_font()?;
     let (w, h) = SIZE;
     let mut rgb = vec![255u8; (w * h * 3) as usize];
@@ -160,8 +194,8 @@ pub fn png(chart: &Chart) -> Result<Vec<u8>, String> {
     let mut enc = png::Encoder::new(&mut out, w, h);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
-    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
+    let mut writer = enc.write_header().map_err(RenderError::Png)?;
+    writer.write_image_data(&rgb).map_err(RenderError::Png)?;
+    writer.finish().map_err(RenderError::Png)?;
     Ok(out)
 }

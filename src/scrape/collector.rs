@@ -447,6 +447,37 @@ async fn run(
     rx: Receiver<Control>,
     ready: Sender<Result<usize, Error>>,
 ) -> Collected {
+    let shared = shared_state(opts);
+    let reachable_count = check_reachable(&shared).await;
+    if reachable_count == 0 {
+        // Said at the default log level (AIPerf logs this status at info); the reason per
+        // endpoint is printed above under --verbose.
+        eprintln!(
+            "ringperf: {} disabled: {}",
+            shared.role.label(),
+            shared.role.none_reachable()
+        );
+        let _ = ready.send(Ok(0));
+        return Collected::default();
+    }
+
+    // Baseline scrape (attributed to no phase), awaited.
+    scrape_all_awaited(&shared).await;
+    let _ = ready.send(Ok(reachable_count));
+    scrape_until_stopped(&shared, &rx).await;
+
+    // Scrapes still in flight get up to the shutdown delay, then the final scrape.
+    let waited = Instant::now();
+    while shared.in_flight.get() > 0 && waited.elapsed() < shared.settings.shutdown_delay {
+        monoio::time::sleep(Duration::from_millis(5)).await;
+    }
+    scrape_all_awaited(&shared).await;
+    collected(&shared)
+}
+
+/// The collector's state: the endpoints that resolve (each that does not is said under
+/// `--verbose`), an empty store, the JSONL sink when one is asked for.
+fn shared_state(opts: StartOptions) -> Rc<Shared> {
     let mut endpoints = Vec::new();
     for url in &opts.endpoints {
         match Target::resolve(url, opts.tls.as_ref()) {
@@ -464,7 +495,7 @@ async fn run(
             }
         }
     }
-    let shared = Rc::new(Shared {
+    Rc::new(Shared {
         clock: opts.clock,
         tls: opts.tls.clone(),
         settings: opts.settings,
@@ -486,9 +517,12 @@ async fn run(
         errors: Cell::new(0),
         in_flight: Cell::new(0),
         on_page: opts.on_page.clone(),
-    });
+    })
+}
 
-    // Reachability, all endpoints at once.
+/// Checks every endpoint's reachability at once, disabling those that fail (the reason said
+/// under `--verbose`); returns how many are reachable.
+async fn check_reachable(shared: &Rc<Shared>) -> usize {
     let checks: Vec<_> = (0..shared.endpoints.len())
         .map(|i| monoio::spawn(reachable(shared.clone(), i)))
         .collect();
@@ -508,22 +542,12 @@ async fn run(
             }
         }
     }
-    if reachable_count == 0 {
-        // Said at the default log level (AIPerf logs this status at info); the reason per
-        // endpoint is printed above under --verbose.
-        eprintln!(
-            "ringperf: {} disabled: {}",
-            shared.role.label(),
-            shared.role.none_reachable()
-        );
-        let _ = ready.send(Ok(0));
-        return Collected::default();
-    }
+    reachable_count
+}
 
-    // Baseline scrape (attributed to no phase), awaited.
-    scrape_all_awaited(&shared).await;
-    let _ = ready.send(Ok(reachable_count));
-
+/// Scrapes every interval and at each control message's point until the run says stop (or
+/// drops its handle).
+async fn scrape_until_stopped(shared: &Rc<Shared>, rx: &Receiver<Control>) {
     let interval = shared.settings.interval;
     let mut next = Instant::now() + interval;
     let mut stop_at: Option<Instant> = None;
@@ -533,11 +557,11 @@ async fn run(
             match rx.try_recv() {
                 Ok(Control::Phase(p)) => {
                     shared.phase.set(Some(p));
-                    spawn_all(&shared);
+                    spawn_all(shared);
                 }
-                Ok(Control::Boundary) => spawn_all(&shared),
+                Ok(Control::Boundary) => spawn_all(shared),
                 Ok(Control::WarmupEnd(ack)) => {
-                    scrape_all_awaited(&shared).await;
+                    scrape_all_awaited(shared).await;
                     shared.phase.set(None);
                     let _ = ack.send(());
                 }
@@ -555,7 +579,7 @@ async fn run(
             break;
         }
         if now >= next {
-            spawn_all(&shared);
+            spawn_all(shared);
             next += interval;
             if next <= now {
                 next = now + interval;
@@ -567,14 +591,11 @@ async fn run(
         }
         monoio::time::sleep(wake.saturating_duration_since(Instant::now())).await;
     }
+}
 
-    // Scrapes still in flight get up to the shutdown delay, then the final scrape.
-    let waited = Instant::now();
-    while shared.in_flight.get() > 0 && waited.elapsed() < shared.settings.shutdown_delay {
-        monoio::time::sleep(Duration::from_millis(5)).await;
-    }
-    scrape_all_awaited(&shared).await;
-
+/// What the collector hands back after its final scrape: the store, the endpoints, the
+/// warnings and counts, the JSONL (closed) and its error.
+fn collected(shared: &Shared) -> Collected {
     let mut jsonl = shared.jsonl.borrow_mut().take();
     if let Some(j) = jsonl.as_mut() {
         j.close();

@@ -83,16 +83,82 @@ mod render {
     use minijinja::{Environment, Error, ErrorKind, Output, State, Value as Jinja};
     use serde_json::{Map, Value, json};
 
-    use super::{FieldPath, NAMED_TEMPLATES, PayloadTemplate};
+    use super::{FieldPath, FieldPathError, NAMED_TEMPLATES, PayloadTemplate};
     use crate::conversation::{Content, Turn};
     use crate::endpoint::payload::PayloadParams;
 
     const NAME: &str = "payload_template";
 
+    /// Why a payload template does not compile or a turn does not render through it.
+    #[derive(Debug)]
+    pub enum TemplateError {
+        /// The template text is not valid Jinja.
+        Compile(Error),
+        /// The `response_field` path is outside the subset ringperf reads.
+        ResponseField(FieldPathError),
+        /// The compiled template is not in its environment.
+        Missing(Error),
+        /// Rendering failed.
+        Render(Error),
+        /// The rendering is JSON but not an object.
+        NotAnObject {
+            /// What it is instead (`"an array"`, …).
+            kind: &'static str,
+            /// The rendering's start.
+            excerpt: String,
+        },
+        /// The rendering is not JSON.
+        NotJson {
+            /// The JSON parser's complaint.
+            source: serde_json::Error,
+            /// The rendering's start.
+            excerpt: String,
+        },
+    }
+
+    impl std::fmt::Display for TemplateError {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            match self {
+                TemplateError::Compile(e) => {
+                    write!(f, "the payload template does not compile: {e:#}")
+                }
+                TemplateError::ResponseField(e) => write!(f, "{e}"),
+                TemplateError::Missing(e) => write!(f, "the payload template is missing: {e}"),
+                TemplateError::Render(e) => {
+                    write!(f, "the payload template does not render: {e:#}")
+                }
+                TemplateError::NotAnObject { kind, excerpt } => write!(
+                    f,
+                    "the payload template must render a JSON object, not {kind}: {excerpt}"
+                ),
+                TemplateError::NotJson { source, excerpt } => write!(
+                    f,
+                    "the payload template did not render valid JSON ({source}): {excerpt}"
+                ),
+            }
+        }
+    }
+
+    impl std::error::Error for TemplateError {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            match self {
+                TemplateError::Compile(e)
+                | TemplateError::Missing(e)
+                | TemplateError::Render(e) => Some(e),
+                TemplateError::ResponseField(e) => Some(e),
+                TemplateError::NotJson { source, .. } => Some(source),
+                TemplateError::NotAnObject { .. } => None,
+            }
+        }
+    }
+
     impl PayloadTemplate {
         /// Compiles `template` (a built-in name, else the template text itself) and
         /// `response_field` (`None` or `"text"`: auto-detection, as AIPerf).
-        pub fn compile(template: &str, response_field: Option<&str>) -> Result<Self, String> {
+        pub fn compile(
+            template: &str,
+            response_field: Option<&str>,
+        ) -> Result<Self, TemplateError> {
             let source = NAMED_TEMPLATES
                 .iter()
                 .find(|(name, _)| *name == template)
@@ -104,10 +170,12 @@ mod render {
             // spelled as Python spells them; `tojson` output is safe and written as it is.
             env.set_formatter(python_formatter);
             env.add_template_owned(NAME, source.clone())
-                .map_err(|e| format!("the payload template does not compile: {e:#}"))?;
+                .map_err(TemplateError::Compile)?;
             let response_field = match response_field {
                 None | Some("text") => None,
-                Some(path) => Some(Arc::new(FieldPath::parse(path)?)),
+                Some(path) => Some(Arc::new(
+                    FieldPath::parse(path).map_err(TemplateError::ResponseField)?,
+                )),
             };
             Ok(Self {
                 source,
@@ -122,22 +190,21 @@ mod render {
             &self,
             params: &PayloadParams,
             turn: &Turn,
-        ) -> Result<Map<String, Value>, String> {
+        ) -> Result<Map<String, Value>, TemplateError> {
             let text = self.render_text(params, turn)?;
             let mut body = match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(body)) => body,
                 Ok(other) => {
-                    return Err(format!(
-                        "the payload template must render a JSON object, not {}: {}",
-                        kind_name(&other),
-                        excerpt(&text)
-                    ));
+                    return Err(TemplateError::NotAnObject {
+                        kind: kind_name(&other),
+                        excerpt: excerpt(&text),
+                    });
                 }
-                Err(e) => {
-                    return Err(format!(
-                        "the payload template did not render valid JSON ({e}): {}",
-                        excerpt(&text)
-                    ));
+                Err(source) => {
+                    return Err(TemplateError::NotJson {
+                        source,
+                        excerpt: excerpt(&text),
+                    });
                 }
             };
             crate::endpoint::kinds::merge_extras(&mut body, params, turn);
@@ -147,13 +214,17 @@ mod render {
 
     impl PayloadTemplate {
         /// The template rendered for `turn`, as text (before it is read as JSON).
-        pub fn render_text(&self, params: &PayloadParams, turn: &Turn) -> Result<String, String> {
+        pub fn render_text(
+            &self,
+            params: &PayloadParams,
+            turn: &Turn,
+        ) -> Result<String, TemplateError> {
             let tmpl = self
                 .env
                 .get_template(NAME)
-                .map_err(|e| format!("the payload template is missing: {e}"))?;
+                .map_err(TemplateError::Missing)?;
             tmpl.render(minijinja::value::Serde(variables(params, turn)))
-                .map_err(|e| format!("the payload template does not render: {e:#}"))
+                .map_err(TemplateError::Render)
         }
     }
 
@@ -335,14 +406,67 @@ enum Step {
     Index(i64),
 }
 
+/// A `response_field` expression outside the subset [`FieldPath`] reads: the expression and
+/// what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldPathError {
+    expr: String,
+    why: PathFault,
+}
+
+/// What is wrong with a `response_field` expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PathFault {
+    DotThenIndex,
+    UnclosedBracket,
+    NotAnIndex(String),
+    UnclosedQuote,
+    BadQuote,
+    LeadingDigit,
+    Unsupported(String),
+    Empty,
+    TrailingDot,
+}
+
+impl fmt::Display for PathFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathFault::DotThenIndex => f.write_str("`.` must be followed by a field"),
+            PathFault::UnclosedBracket => f.write_str("`[` is not closed"),
+            PathFault::NotAnIndex(inner) => write!(f, "`[{inner}]` is not an index"),
+            PathFault::UnclosedQuote => f.write_str("a quoted field is not closed"),
+            PathFault::BadQuote => f.write_str("a quoted field is not a valid JSON string"),
+            PathFault::LeadingDigit => {
+                f.write_str("a field cannot start with a digit (an index is written `[N]`)")
+            }
+            PathFault::Unsupported(rest) => write!(f, "unsupported syntax at `{rest}`"),
+            PathFault::Empty => f.write_str("the path is empty"),
+            PathFault::TrailingDot => f.write_str("the path ends with `.`"),
+        }
+    }
+}
+
+impl fmt::Display for FieldPathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "response_field `{}`: {} (ringperf reads the JMESPath subset of dotted fields and \
+             [N] indices, e.g. `choices[0].message.content`)",
+            self.expr, self.why
+        )
+    }
+}
+
+impl std::error::Error for FieldPathError {}
+
 impl FieldPath {
     /// Parses `expr`; an expression outside the subset is an error that says so.
-    pub fn parse(expr: &str) -> Result<Self, String> {
-        let refuse = |why: &str| {
-            Err(format!(
-                "response_field `{expr}`: {why} (ringperf reads the JMESPath subset of dotted \
-                 fields and [N] indices, e.g. `choices[0].message.content`)"
-            ))
+    pub fn parse(expr: &str) -> Result<Self, FieldPathError> {
+        let refuse = |why: PathFault| {
+            Err(FieldPathError {
+                expr: expr.to_string(),
+                why,
+            })
         };
         let b = expr.as_bytes();
         let mut steps = Vec::new();
@@ -353,10 +477,10 @@ impl FieldPath {
             match b[i] {
                 b'[' => {
                     if want_field && !steps.is_empty() {
-                        return refuse("`.` must be followed by a field");
+                        return refuse(PathFault::DotThenIndex);
                     }
                     let Some(len) = b[i + 1..].iter().position(|&c| c == b']') else {
-                        return refuse("`[` is not closed");
+                        return refuse(PathFault::UnclosedBracket);
                     };
                     let inner = &expr[i + 1..i + 1 + len];
                     let valid = !inner.is_empty()
@@ -366,7 +490,7 @@ impl FieldPath {
                             .bytes()
                             .all(|c| c.is_ascii_digit());
                     let Some(n) = valid.then(|| inner.parse::<i64>().ok()).flatten() else {
-                        return refuse(&format!("`[{inner}]` is not an index"));
+                        return refuse(PathFault::NotAnIndex(inner.to_string()));
                     };
                     steps.push(Step::Index(n));
                     i += len + 2;
@@ -382,10 +506,10 @@ impl FieldPath {
                         end += if b[end] == b'\\' { 2 } else { 1 };
                     }
                     if end >= b.len() {
-                        return refuse("a quoted field is not closed");
+                        return refuse(PathFault::UnclosedQuote);
                     }
                     let Ok(name) = serde_json::from_str::<String>(&expr[i..=end]) else {
-                        return refuse("a quoted field is not a valid JSON string");
+                        return refuse(PathFault::BadQuote);
                     };
                     steps.push(Step::Field(name));
                     i = end + 1;
@@ -401,19 +525,19 @@ impl FieldPath {
                     want_field = false;
                 }
                 c if want_field && c.is_ascii_digit() => {
-                    return refuse("a field cannot start with a digit (an index is written `[N]`)");
+                    return refuse(PathFault::LeadingDigit);
                 }
                 _ => {
                     let rest: String = expr[i..].chars().take(12).collect();
-                    return refuse(&format!("unsupported syntax at `{rest}`"));
+                    return refuse(PathFault::Unsupported(rest));
                 }
             }
         }
         if want_field {
             return refuse(if steps.is_empty() {
-                "the path is empty"
+                PathFault::Empty
             } else {
-                "the path ends with `.`"
+                PathFault::TrailingDot
             });
         }
         Ok(Self { steps })

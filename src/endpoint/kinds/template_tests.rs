@@ -53,7 +53,7 @@ fn field_paths_outside_the_subset_are_refused() {
         "\"open",
         "a[0]b",
     ] {
-        let e = FieldPath::parse(bad).unwrap_err();
+        let e = FieldPath::parse(bad).unwrap_err().to_string();
         assert!(e.contains("response_field"), "{bad}: {e}");
     }
 }
@@ -188,17 +188,21 @@ mod render {
         let p = params("m", false);
         let turn = texts(&["x"], None);
         let t = PayloadTemplate::compile("prompt={{ text }}", None).unwrap();
-        let e = t.render(&p, &turn).unwrap_err();
+        let e = t.render(&p, &turn).unwrap_err().to_string();
         assert!(
             e.contains("did not render valid JSON") && e.contains("prompt=x"),
             "{e}"
         );
         let t = PayloadTemplate::compile("{{ texts|tojson }}", None).unwrap();
-        let e = t.render(&p, &turn).unwrap_err();
+        let e = t.render(&p, &turn).unwrap_err().to_string();
         assert!(e.contains("must render a JSON object, not an array"), "{e}");
-        let e = PayloadTemplate::compile("{{ text ", None).unwrap_err();
+        let e = PayloadTemplate::compile("{{ text ", None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("does not compile"), "{e}");
-        let e = PayloadTemplate::compile("nv-embedqa", Some("a[*]")).unwrap_err();
+        let e = PayloadTemplate::compile("nv-embedqa", Some("a[*]"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("response_field"), "{e}");
         assert!(
             PayloadTemplate::compile("nv-embedqa", Some("text"))

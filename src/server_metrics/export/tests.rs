@@ -360,8 +360,9 @@ mod parquet_read {
             .unwrap()
     }
 
-    #[test]
-    fn small_store_rows_columns_metadata() {
+    /// A counter, a gauge and a histogram scraped at 1 s and 3 s, exported over 2..4 s: the
+    /// batch, the file's key-value metadata and its codec.
+    fn small_store_export() -> (RecordBatch, HashMap<String, String>, String) {
         let mut store = Store::default();
         let ep = store.endpoint_mut(URL);
         let p0 = b"# TYPE c_total counter\nc_total{value=\"x\",b=\"1\"} 10\n# TYPE g gauge\ng{a=\"1\"} 5\n\
@@ -378,7 +379,12 @@ mod parquet_read {
             slice_ns: None,
             bounds: Bounds::Exact,
         };
-        let (b, kv, codec) = write_and_read(&store, &w);
+        write_and_read(&store, &w)
+    }
+
+    #[test]
+    fn small_store_columns() {
+        let (b, _, codec) = small_store_export();
         assert_eq!(codec, "SNAPPY");
         let names: Vec<String> = b
             .schema()
@@ -423,6 +429,11 @@ mod parquet_read {
             b.schema().field_with_name("a").unwrap().data_type(),
             &DataType::Utf8
         );
+    }
+
+    #[test]
+    fn small_store_rows() {
+        let (b, _, _) = small_store_export();
         // One in-window timestamp (3 s): counter 1 row, gauge 1 row, histogram 2 bucket rows.
         assert_eq!(b.num_rows(), 4);
         let names = s(&b, "metric_name");
@@ -456,6 +467,11 @@ mod parquet_read {
             ("1", 3.0, 6.0, 4.0)
         );
         assert_eq!((le.value(3), bc.value(3)), ("+Inf", 4.0));
+    }
+
+    #[test]
+    fn small_store_metadata() {
+        let (_, kv, _) = small_store_export();
         let keys = [
             "schema_version",
             "version",

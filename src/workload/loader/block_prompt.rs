@@ -23,6 +23,73 @@ use rand::{RngExt, SeedableRng};
 use crate::workload::prompt::shakespeare_ids;
 use crate::workload::{PromptGenerator, Tokenizer, child_rng, derive_seed};
 
+/// Why a trace row's `input_length` and `hash_ids` make no prompt (the message is for the
+/// `hash_ids` field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockError {
+    /// `input_length` or the block size is 0.
+    Empty {
+        /// The row's `input_length`.
+        input_length: usize,
+        /// The block size.
+        block_size: usize,
+    },
+    /// The hash ids' blocks cannot be cut to `input_length`: the last would have `last` tokens.
+    DoesNotFit {
+        /// How many hash ids.
+        ids: usize,
+        /// The block size.
+        block_size: usize,
+        /// The row's `input_length`.
+        input_length: usize,
+        /// The last block's size it would take (outside `1..=block_size`).
+        last: i128,
+    },
+    /// A hash id asked at another size than the one it was first made at.
+    SizeChanged {
+        /// The hash id.
+        id: i64,
+        /// The size asked now.
+        size: usize,
+        /// The size it was made at.
+        first: usize,
+    },
+}
+
+impl std::fmt::Display for BlockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            BlockError::Empty {
+                input_length,
+                block_size,
+            } => write!(
+                f,
+                "input_length {input_length} and block size {block_size} must both be greater \
+                 than 0"
+            ),
+            BlockError::DoesNotFit {
+                ids,
+                block_size: bs,
+                input_length,
+                last,
+            } => write!(
+                f,
+                "{ids} hash ids of {bs}-token blocks do not fit input_length {input_length}: the \
+                 last block would have {last} tokens (it must be 1..={bs}); check \
+                 --prompt-input-tokens-block-size"
+            ),
+            BlockError::SizeChanged { id, size, first } => write!(
+                f,
+                "hash id {id} is used at {size} tokens but was first used at {first} tokens; a \
+                 hash id is one fixed block (a corrupt trace, or a block size that disagrees \
+                 with the trace's)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BlockError {}
+
 /// Builds block prompts for one trace file.
 #[derive(Debug)]
 pub struct BlockPrompts<'t> {
@@ -60,8 +127,8 @@ impl<'t> BlockPrompts<'t> {
     /// The prompt for `input_length` tokens over `hash_ids`.
     ///
     /// # Errors
-    /// A message (for the `hash_ids` field) when the lengths do not fit the rules above.
-    pub fn prompt(&mut self, input_length: usize, hash_ids: &[i64]) -> Result<String, String> {
+    /// [`BlockError`] when the lengths do not fit the rules above.
+    pub fn prompt(&mut self, input_length: usize, hash_ids: &[i64]) -> Result<String, BlockError> {
         if hash_ids.is_empty() {
             return Ok(self.plain.generate(input_length));
         }
@@ -73,22 +140,28 @@ impl<'t> BlockPrompts<'t> {
     ///
     /// # Errors
     /// As [`BlockPrompts::prompt`].
-    pub fn tokens(&mut self, input_length: usize, hash_ids: &[i64]) -> Result<Vec<u32>, String> {
+    pub fn tokens(
+        &mut self,
+        input_length: usize,
+        hash_ids: &[i64],
+    ) -> Result<Vec<u32>, BlockError> {
         let bs = self.block_size;
         let m = hash_ids.len();
         if input_length == 0 || bs == 0 {
-            return Err(format!(
-                "input_length {input_length} and block size {bs} must both be greater than 0"
-            ));
+            return Err(BlockError::Empty {
+                input_length,
+                block_size: bs,
+            });
         }
         let last_size = if m * bs > input_length {
             let last = input_length as i128 - ((m as i128 - 1) * bs as i128);
             if last <= 0 || last > bs as i128 {
-                return Err(format!(
-                    "{m} hash ids of {bs}-token blocks do not fit input_length {input_length}: \
-                     the last block would have {last} tokens (it must be 1..={bs}); check \
-                     --prompt-input-tokens-block-size"
-                ));
+                return Err(BlockError::DoesNotFit {
+                    ids: m,
+                    block_size: bs,
+                    input_length,
+                    last,
+                });
             }
             last as usize
         } else {
@@ -112,16 +185,15 @@ impl<'t> BlockPrompts<'t> {
     }
 
     /// The block of hash id `id` at `size` tokens, made on first use.
-    fn block(&mut self, id: i64, size: usize) -> Result<&[u32], String> {
+    fn block(&mut self, id: i64, size: usize) -> Result<&[u32], BlockError> {
         if let Some(have) = self.blocks.get(&id)
             && have.len() != size
         {
-            return Err(format!(
-                "hash id {id} is used at {size} tokens but was first used at {} tokens; a hash \
-                 id is one fixed block (a corrupt trace, or a block size that disagrees with \
-                 the trace's)",
-                have.len()
-            ));
+            return Err(BlockError::SizeChanged {
+                id,
+                size,
+                first: have.len(),
+            });
         }
         if !self.blocks.contains_key(&id) {
             let mut rng =

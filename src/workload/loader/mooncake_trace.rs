@@ -144,7 +144,14 @@ pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dat
             turn.content = match input {
                 Input::Length { n, hash_ids } => {
                     Content::Texts(vec![prompts.prompt(n as usize, &hash_ids).map_err(
-                        |why| LoadError::at(path, line, "hash_ids", LoadErrorKind::Invalid(why)),
+                        |why| {
+                            LoadError::at(
+                                path,
+                                line,
+                                "hash_ids",
+                                LoadErrorKind::Invalid(why.to_string()),
+                            )
+                        },
                     )?])
                 }
                 Input::Text(t) => Content::Texts(vec![t]),

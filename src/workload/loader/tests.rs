@@ -346,10 +346,23 @@ fn block_prompts_follow_aiperf_sizes() {
     assert_eq!(tail[..16], t[..16], "hash id 10 is one block everywhere");
     // Hash id 11 was made at 4 tokens: asking it at 16 is an error.
     let e = p.tokens(48, &[11, 13, 14]).unwrap_err();
-    assert!(e.contains("hash id 11"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "hash id 11 is used at 16 tokens but was first used at 4 tokens; a hash id is one fixed \
+         block (a corrupt trace, or a block size that disagrees with the trace's)"
+    );
     // Too many ids for the length.
     let e = p.tokens(10, &[1, 2]).unwrap_err();
-    assert!(e.contains("last block would have -6 tokens"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "2 hash ids of 16-token blocks do not fit input_length 10: the last block would have -6 \
+         tokens (it must be 1..=16); check --prompt-input-tokens-block-size"
+    );
+    let e = p.tokens(0, &[1]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "input_length 0 and block size 16 must both be greater than 0"
+    );
 }
 
 #[test]
@@ -567,10 +580,22 @@ fn bad(name: &str, body: &str, kind: DatasetKind) -> String {
     full[at..].to_string()
 }
 
+/// Each case's file, loaded as `data.jsonl` of its kind, fails with an error that starts with
+/// the expected text (file, line, field and why).
+fn assert_bad_inputs(cases: &[(&str, DatasetKind, &str)]) {
+    for (body, kind, want) in cases {
+        let got = bad("data.jsonl", body, *kind);
+        assert!(
+            got.starts_with(want),
+            "{kind}: {body:?}\n got: {got}\nwant: {want}"
+        );
+    }
+}
+
 #[test]
-fn every_bad_input_class_names_file_line_and_field() {
+fn malformed_lines_and_unknown_fields_name_file_line_and_field() {
     use DatasetKind::*;
-    let cases: &[(&str, DatasetKind, &str)] = &[
+    assert_bad_inputs(&[
         // Malformed line.
         (
             "{\"text\": \"a\"}\n{\"text\": \n",
@@ -598,6 +623,13 @@ fn every_bad_input_class_names_file_line_and_field() {
             MooncakeTrace,
             "data.jsonl:1: field \"prio\": unknown field",
         ),
+    ]);
+}
+
+#[test]
+fn missing_and_mistyped_fields_name_file_line_and_field() {
+    use DatasetKind::*;
+    assert_bad_inputs(&[
         // Missing required field.
         (
             "{\"text\": \"a\"}\n\n{\"role\": \"user\"}\n",
@@ -640,6 +672,13 @@ fn every_bad_input_class_names_file_line_and_field() {
             MultiTurn,
             "data.jsonl:1: field \"turns\": expected a list",
         ),
+    ]);
+}
+
+#[test]
+fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
+    use DatasetKind::*;
+    assert_bad_inputs(&[
         // Empty file.
         ("", SingleTurn, "data.jsonl: no records"),
         ("\n  \n", MooncakeTrace, "data.jsonl: no records"),
@@ -680,6 +719,13 @@ fn every_bad_input_class_names_file_line_and_field() {
             MooncakeTrace,
             "data.jsonl:1: field \"messages[0].content[0]\": image, audio and video",
         ),
+    ]);
+}
+
+#[test]
+fn format_rule_breaks_name_file_line_and_field() {
+    use DatasetKind::*;
+    assert_bad_inputs(&[
         // Format rules.
         (
             "{\"text\": \"a\", \"texts\": [\"b\"]}\n",
@@ -726,14 +772,7 @@ fn every_bad_input_class_names_file_line_and_field() {
             SingleTurn,
             "data.jsonl:1: field \"type\": is \"multi_turn\", expected \"single_turn\"",
         ),
-    ];
-    for (body, kind, want) in cases {
-        let got = bad("data.jsonl", body, *kind);
-        assert!(
-            got.starts_with(want),
-            "{kind}: {body:?}\n got: {got}\nwant: {want}"
-        );
-    }
+    ]);
 }
 
 #[test]
