@@ -199,7 +199,7 @@ fn bad_combinations_are_clear_errors() {
     ];
     for (line, needle) in cases {
         let e = cfg(line).expect_err(line);
-        assert!(e.0.contains(needle), "{line}: {e}");
+        assert!(e.message().contains(needle), "{line}: {e}");
     }
 }
 
@@ -274,9 +274,9 @@ fn server_metrics_flags() {
             .enabled
     );
     let e = cfg("ringperf profile -m m --slice-duration 0").unwrap_err();
-    assert!(e.0.contains("--slice-duration"), "{e}");
+    assert!(e.message().contains("--slice-duration"), "{e}");
     let e = cfg("ringperf profile -m m --server-metrics ftp://x/metrics").unwrap_err();
-    assert!(e.0.contains("http:// and https://"), "{e}");
+    assert!(e.message().contains("http:// and https://"), "{e}");
     let https = cfg("ringperf profile -m m --server-metrics https://x:9/metrics").unwrap();
     assert_eq!(https.server_metrics.extra_urls, vec!["https://x:9/metrics"]);
 }
@@ -300,7 +300,7 @@ fn session_affinity_headers_follow_aiperf_env() {
         vec!["X-Session-ID", "X-SMG-Routing-Key", "X-Dynamo-Session-ID"]
     );
     let bad = |k: &str| k.contains("SMG").then(|| "maybe".to_string());
-    assert!(affinity_headers(bad).unwrap_err().0.contains("SMG"));
+    assert!(affinity_headers(bad).unwrap_err().message().contains("SMG"));
 }
 
 #[test]
@@ -399,7 +399,7 @@ mod timing_flags {
 
     fn bad(extra: &str, needle: &str) {
         let e = cfg(&format!("{BASE} {extra}")).expect_err(extra);
-        assert!(e.0.contains(needle), "{extra}: {e}");
+        assert!(e.message().contains(needle), "{extra}: {e}");
     }
 
     #[test]
@@ -504,7 +504,7 @@ mod timing_flags {
         let (p, mut c) = parse("--request-rate 5");
         let e = promote_trace(&p, &mut c.profiling, true, 42).unwrap_err();
         assert!(
-            e.0.contains("--request-rate") && e.0.contains("--no-fixed-schedule"),
+            e.message().contains("--request-rate") && e.message().contains("--no-fixed-schedule"),
             "{e}"
         );
         // An explicit --fixed-schedule takes its default count from the records too.
@@ -819,7 +819,7 @@ fn repeated_runs_get_a_consistent_seed() {
         "{base} --num-profile-runs 2 --shard-count 2 --start-at 2026-11-23T10:00:00Z"
     ))
     .unwrap_err();
-    assert!(e.0.contains("--shard-count"), "{e}");
+    assert!(e.message().contains("--shard-count"), "{e}");
 }
 #[test]
 fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
