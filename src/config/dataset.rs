@@ -133,6 +133,12 @@ impl InputConfig {
         })
     }
 
+    /// The dataset is read from `--input-file` as a file (not a public dataset): a trace it
+    /// may be.
+    pub fn reads_file(&self) -> bool {
+        matches!(&self.load, Some(spec) if matches!(spec.source, Source::File { .. }))
+    }
+
     /// Under a fixed schedule the timestamps drive the run, so `--ignore-trace-delays` has no
     /// effect (AIPerf: "No effect under fixed-schedule").
     pub fn keep_timestamps(&mut self) {

@@ -344,7 +344,7 @@ fn workload(
     )?;
     // A timestamped trace switches to fixed-schedule replay (docs/timing-modes.md), before the
     // warmup inherits from the profiling phase.
-    if input.load.is_some()
+    if input.reads_file()
         && let Some((timestamped, records)) = env.trace
     {
         timing::promote_trace(args, &mut profiling, timestamped, records)?;
