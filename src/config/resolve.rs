@@ -342,7 +342,7 @@ fn workload(
             osl_given: dataset.osl_mean.is_some(),
         },
     )?;
-    // A timestamped trace switches to fixed-schedule replay (docs/timing-modes.md), before the
+    // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
     // warmup inherits from the profiling phase.
     if input.reads_file()
         && let Some((timestamped, records)) = env.trace
