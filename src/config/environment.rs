@@ -51,6 +51,9 @@ pub fn variables() -> impl Iterator<Item = &'static str> {
     .chain(AFFINITY_VARS.iter().map(|(var, _, _)| *var))
 }
 
+/// Files as read, by path: each one's text, or why it could not be read.
+pub type Files = BTreeMap<PathBuf, std::io::Result<String>>;
+
 /// The process's side of a profile's configuration.
 #[derive(Debug, Default)]
 pub struct Environment {
@@ -61,7 +64,7 @@ pub struct Environment {
     /// A seed drawn from entropy: the run's seed when none is given or derived.
     pub drawn_seed: u64,
     /// The files flags name (`--system-prompt-file`), as read.
-    pub files: BTreeMap<PathBuf, std::io::Result<String>>,
+    pub files: Files,
     /// `--extra-inputs payload_template:<v>` values (`--endpoint-type template`) that name a
     /// regular file reached through no symbolic link, with the file's text.
     pub template_files: BTreeMap<String, String>,

@@ -3,10 +3,10 @@
 //! Prefix Prompt; §1.3; AIPerf 0.13's `config/dataset/content.py`, `system_prompt.py` and
 //! `config.py` for the cross-flag rules).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::ConfigError;
+use super::environment::Files;
 use crate::cli::prompt::PromptArgs;
 use crate::endpoint::EndpointKind;
 use crate::workload::synthetic::Shaping;
@@ -64,10 +64,7 @@ fn non_negative(v: f64, flag: &str) -> Result<f64, ConfigError> {
 
 /// The text of `--system-prompt-file`, from the files read at the edge (`files`; a file missing
 /// from them was not found).
-fn system_prompt_text(
-    path: &Path,
-    files: &BTreeMap<PathBuf, std::io::Result<String>>,
-) -> Result<String, ConfigError> {
+fn system_prompt_text(path: &Path, files: &Files) -> Result<String, ConfigError> {
     let text = match files.get(path) {
         Some(Ok(text)) => text.clone(),
         Some(Err(e)) => return Err(unreadable(path, e)),
@@ -105,10 +102,7 @@ fn check_corpus(corpus: Option<&str>) -> Result<(), ConfigError> {
 }
 
 /// `--system-prompt` or the text of `--system-prompt-file`.
-fn system_prompt(
-    a: &PromptArgs,
-    files: &BTreeMap<PathBuf, std::io::Result<String>>,
-) -> Result<Option<String>, ConfigError> {
+fn system_prompt(a: &PromptArgs, files: &Files) -> Result<Option<String>, ConfigError> {
     match (&a.system_prompt, &a.system_prompt_file) {
         (Some(_), Some(_)) => Err(ConfigError::flag(
             "--system-prompt and --system-prompt-file are mutually exclusive; give one",
@@ -190,7 +184,7 @@ impl PromptConfig {
     pub fn from_args(
         a: &PromptArgs,
         endpoint: EndpointKind,
-        files: &BTreeMap<PathBuf, std::io::Result<String>>,
+        files: &Files,
     ) -> Result<Self, ConfigError> {
         at_least_one(a.conversation_num, "--conversation-num")?;
         at_least_one(Some(a.conversation_turn_mean), "--conversation-turn-mean")?;
@@ -257,12 +251,12 @@ mod tests {
     use crate::cli::{Cli, Command};
     use crate::config::Config;
 
-    fn cfg(s: &str) -> Result<Config, String> {
+    fn cfg(s: &str) -> Result<Config, ConfigError> {
         let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
         let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
             panic!("not profile")
         };
-        Config::from_args(&p, &argv, false).map_err(|e| e.to_string())
+        Config::from_args(&p, &argv, false)
     }
 
     const BASE: &str = "ringperf profile -m m -u 127.0.0.1:1";
@@ -348,7 +342,7 @@ mod tests {
         let empty = dir.join("empty.txt");
         std::fs::write(&empty, " \n").unwrap();
         let e = cfg(&format!("{BASE} --system-prompt-file {}", empty.display())).unwrap_err();
-        assert!(e.contains("empty"), "{e}");
+        assert!(e.message().contains("empty"), "{e}");
         let missing = dir.join("missing.txt");
         let e = cfg(&format!(
             "{BASE} --system-prompt-file {}",
@@ -356,7 +350,7 @@ mod tests {
         ))
         .unwrap_err();
         assert!(
-            e.contains("cannot be read") && e.contains("missing.txt"),
+            e.message().contains("cannot be read") && e.message().contains("missing.txt"),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
@@ -462,7 +456,7 @@ mod tests {
             ),
         ] {
             let e = cfg(&format!("{BASE} {flags}")).expect_err(flags);
-            assert!(e.contains(why), "{flags}: {e}");
+            assert!(e.message().contains(why), "{flags}: {e}");
         }
         // A whitespace-only --system-prompt (one argv word, so built by hand).
         let args = PromptArgs {
@@ -471,7 +465,7 @@ mod tests {
             prompt_batch_size: 1,
             ..PromptArgs::default()
         };
-        let e = PromptConfig::from_args(&args, EndpointKind::Chat, &BTreeMap::new()).unwrap_err();
+        let e = PromptConfig::from_args(&args, EndpointKind::Chat, &Files::new()).unwrap_err();
         assert!(e.message().contains("--system-prompt is empty"), "{e}");
     }
 }
