@@ -1,5 +1,7 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
-//! cross-flag rule is checked here (spec §1.3); only [`Config`] crosses into the engine.
+//! cross-flag rule is checked here (the flags: docs/flags.md); only [`Config`] crosses into the
+//! engine. [`Config::from_args`] reads the process once ([`Environment`]), then
+//! [`Config::resolve`] applies the rules, stage by stage; an error is a [`ConfigError`].
 
 pub mod connections;
 pub mod dataset;
@@ -29,7 +31,6 @@ use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 
 pub use crate::schedule::Arrival;
 pub use environment::Environment;
-pub use resolve::{seed, ui_type, workers};
 pub use tls::TlsSettings;
 pub use url::{BaseUrl, UrlError};
 

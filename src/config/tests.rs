@@ -1102,7 +1102,7 @@ mod with_an_environment {
             (Some(UiTypeArg::Simple), false, UiType::Lines),
             (Some(UiTypeArg::None), true, UiType::None),
         ] {
-            assert_eq!(ui_type(arg, tty), ui, "{arg:?} {tty}");
+            assert_eq!(resolve::ui_type(arg, tty), ui, "{arg:?} {tty}");
         }
     }
 }
