@@ -22,7 +22,7 @@ pub fn limit(lookup: impl Fn(&str) -> Option<String>) -> Result<usize, ConfigErr
     };
     match raw.trim().parse::<usize>() {
         Ok(n) if (1..=MAX).contains(&n) => Ok(n),
-        _ => Err(ConfigError(format!(
+        _ => Err(ConfigError::environment(format!(
             "{VAR}={raw}: expected a whole number from 1 to {MAX}"
         ))),
     }
@@ -47,10 +47,11 @@ mod tests {
         assert_eq!(with(Some("65000")).unwrap(), 65_000);
         for bad in ["0", "65001", "-3", "2.5", "many", ""] {
             let e = with(Some(bad)).unwrap_err();
-            assert!(
-                e.0.contains(VAR) && e.0.contains("1 to 65000"),
-                "{bad}: {e}"
+            assert_eq!(
+                e.to_string(),
+                format!("{VAR}={bad}: expected a whole number from 1 to 65000")
             );
+            assert_eq!(e.kind(), crate::config::ErrorKind::Environment);
         }
     }
 }

@@ -78,8 +78,8 @@ impl InputConfig {
     /// a type or dataset ringperf does not read, a zero block size.
     pub fn from_args(args: &InputArgs, cx: &InputContext) -> Result<Self, ConfigError> {
         if args.block_size == Some(0) {
-            return Err(ConfigError(
-                "--prompt-input-tokens-block-size must be at least 1".into(),
+            return Err(ConfigError::flag(
+                "--prompt-input-tokens-block-size must be at least 1",
             ));
         }
         let kind = args
@@ -89,8 +89,8 @@ impl InputConfig {
             .transpose()?;
         let source = match (&args.public_dataset, &args.input_file) {
             (Some(_), _) if kind.is_some() => {
-                return Err(ConfigError(
-                    "--public-dataset and --custom-dataset-type are mutually exclusive".into(),
+                return Err(ConfigError::flag(
+                    "--public-dataset and --custom-dataset-type are mutually exclusive",
                 ));
             }
             (Some(name), input_file) => {
@@ -104,8 +104,8 @@ impl InputConfig {
                 kind,
             }),
             (None, None) if kind.is_some() => {
-                return Err(ConfigError(
-                    "--custom-dataset-type needs --input-file (the dataset to read)".into(),
+                return Err(ConfigError::flag(
+                    "--custom-dataset-type needs --input-file (the dataset to read)",
                 ));
             }
             (None, None) => None,
@@ -133,13 +133,10 @@ impl InputConfig {
         })
     }
 
-    /// For a trace file: whether its first record is timestamped, and its record count (see
-    /// [`crate::workload::loader::peek_trace`]).
-    pub fn trace_peek(&self) -> Option<(bool, u64)> {
-        match &self.load.as_ref()?.source {
-            Source::File { path, kind } => crate::workload::loader::peek_trace(path, *kind),
-            Source::ShareGpt { .. } => None,
-        }
+    /// The dataset is read from `--input-file` as a file (not a public dataset): a trace it
+    /// may be.
+    pub fn reads_file(&self) -> bool {
+        matches!(&self.load, Some(spec) if matches!(spec.source, Source::File { .. }))
     }
 
     /// Under a fixed schedule the timestamps drive the run, so `--ignore-trace-delays` has no
@@ -217,12 +214,12 @@ fn custom_type(name: &str) -> Result<DatasetKind, ConfigError> {
     let norm = name.trim().replace('-', "_").to_ascii_lowercase();
     let built: Vec<&str> = DatasetKind::ALL.iter().map(|k| k.as_str()).collect();
     if AIPERF_CUSTOM_TYPES.contains(&norm.as_str()) || norm.starts_with("speed_bench_") {
-        Err(ConfigError(format!(
+        Err(ConfigError::flag(format!(
             "--custom-dataset-type {name} is not supported by ringperf yet ({} are)",
             built.join(", ")
         )))
     } else {
-        Err(ConfigError(format!(
+        Err(ConfigError::flag(format!(
             "--custom-dataset-type {name} is not an AIPerf dataset type (ringperf reads {})",
             built.join(", ")
         )))
@@ -236,12 +233,12 @@ fn public_dataset(name: &str) -> Result<(), ConfigError> {
         return Ok(());
     }
     if AIPERF_PUBLIC_DATASETS.contains(&norm.as_str()) || norm.starts_with("semianalysis_") {
-        Err(ConfigError(format!(
+        Err(ConfigError::flag(format!(
             "--public-dataset {name} is not supported by ringperf: it needs a download (ringperf \
              never downloads; only sharegpt is read, from a local file)"
         )))
     } else {
-        Err(ConfigError(format!(
+        Err(ConfigError::flag(format!(
             "--public-dataset {name} is not an AIPerf public dataset (ringperf reads sharegpt)"
         )))
     }

@@ -17,7 +17,7 @@ pub fn parse(spec: Option<&str>, run: &MetricConfig) -> Result<Vec<(MetricId, f6
     let Some(spec) = spec else {
         return Ok(Vec::new());
     };
-    let fail = |msg: String| Err(ConfigError(format!("--goodput: {msg}")));
+    let fail = |msg: String| Err(ConfigError::flag(format!("--goodput: {msg}")));
     if spec.trim().is_empty() {
         return fail("expected space-separated 'tag:value' pairs (e.g. 'request_latency:250'), got an empty string".into());
     }
@@ -102,7 +102,7 @@ mod tests {
     }
 
     fn error_of(spec: &str, run: &MetricConfig) -> String {
-        parse(Some(spec), run).unwrap_err().0
+        parse(Some(spec), run).unwrap_err().to_string()
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
-//! cross-flag rule is checked here (docs/timing.md); only [`Config`] crosses into the engine.
+//! cross-flag rule is checked here (the flags: docs/flags.md); only [`Config`] crosses into the
+//! engine. [`Config::from_args`] reads the process once ([`Environment`]), then
+//! [`Config::resolve`] applies the rules, stage by stage; an error is a [`ConfigError`].
 
 pub mod connections;
 pub mod dataset;
 pub mod echo;
+pub mod environment;
 pub mod goodput;
 pub mod mock;
 pub mod multi_run;
 pub mod prompt;
+mod resolve;
 pub mod shard;
 pub mod template;
 pub mod timing;
@@ -20,30 +24,80 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::cli::{
-    ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
-    LogLevelArg, ProfileArgs, ServerMetricsArgs, ServerMetricsFormatArg, UiTypeArg,
+    ArrivalPatternArg, IoDriverArg, ProfileArgs, ServerMetricsArgs, ServerMetricsFormatArg,
 };
 use crate::endpoint::EndpointKind;
 use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 
 pub use crate::schedule::Arrival;
+pub use environment::Environment;
 pub use tls::TlsSettings;
 pub use url::{BaseUrl, UrlError};
 
-/// A configuration error: one clear message, exit code 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError(pub String);
+/// What a configuration error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A flag's value, or flags that cannot go together.
+    Flag,
+    /// An environment variable's value.
+    Environment,
+    /// A file a flag names cannot be used.
+    File,
+}
+
+/// A configuration error: one clear message naming the flag, variable or file at fault. The
+/// command exits with code 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl ConfigError {
+    /// A flag's value, or flags that cannot go together.
+    pub fn flag(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Flag, message)
+    }
+
+    /// An environment variable's value.
+    pub fn environment(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Environment, message)
+    }
+
+    /// A file a flag names.
+    pub fn file(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::File, message)
+    }
+
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What the error is about.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, as displayed.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for ConfigError {}
 
+/// A flag error.
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError(msg.into()))
+    Err(ConfigError::flag(msg))
 }
 
 /// How a phase paces requests.
@@ -444,360 +498,6 @@ pub fn tokenizer_spec(args: &ProfileArgs) -> Option<String> {
 }
 
 impl Config {
-    /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
-    /// whether stdout is a terminal (UI default).
-    pub fn from_args(
-        args: &ProfileArgs,
-        argv: &[String],
-        is_tty: bool,
-    ) -> Result<Self, ConfigError> {
-        let echo = echo::Echo::new(args, argv, is_tty);
-        if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
-            return err(
-                "--benchmark-grace-period requires --benchmark-duration: the grace period only \
-                 applies after a duration-bounded run (drop it or add --benchmark-duration)",
-            );
-        }
-        let endpoint = match args.endpoint_type {
-            EndpointTypeArg::Chat => EndpointKind::Chat,
-            EndpointTypeArg::Completions => EndpointKind::Completions,
-            EndpointTypeArg::Responses => EndpointKind::Responses,
-            EndpointTypeArg::Messages => EndpointKind::Messages,
-            EndpointTypeArg::Embeddings => EndpointKind::Embeddings,
-            EndpointTypeArg::ChatEmbeddings => EndpointKind::ChatEmbeddings,
-            EndpointTypeArg::NimEmbeddings => EndpointKind::NimEmbeddings,
-            EndpointTypeArg::NimRankings => EndpointKind::NimRankings,
-            EndpointTypeArg::CohereRankings => EndpointKind::CohereRankings,
-            EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
-            EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
-            EndpointTypeArg::Raw => EndpointKind::Raw,
-            EndpointTypeArg::Template => EndpointKind::Template,
-            other => {
-                let name = format!("{other:?}");
-                return err(format!(
-                    "--endpoint-type {} is not supported by ringperf (image, audio and video \
-                     endpoints and solido-rag are not implemented; see \
-                     docs/endpoints.md)",
-                    kebab(&name)
-                ));
-            }
-        };
-        // AIPerf turns streaming off for an endpoint type that cannot stream.
-        let streaming = args.streaming && endpoint.descriptor().supports_streaming;
-        let models = model_names(args);
-        if models.is_empty() {
-            return err("--model is required (the model name sent in every request)");
-        }
-
-        let path = match &args.custom_endpoint {
-            Some(p) => p.clone(),
-            None => endpoint.path(streaming).to_string(),
-        };
-        let urls = if args.mock {
-            Vec::new()
-        } else {
-            let mut v = Vec::new();
-            for u in &args.url {
-                v.push(BaseUrl::parse(u, &path).map_err(|e| ConfigError(format!("--url {e}")))?);
-            }
-            v
-        };
-        if !args.mock && urls.is_empty() {
-            return err("--url needs at least one base URL");
-        }
-
-        if !(args.request_timeout_seconds.is_finite() && args.request_timeout_seconds > 0.0) {
-            return err("--request-timeout-seconds must be a positive number of seconds");
-        }
-
-        let mut headers = Vec::new();
-        let mut secrets = Vec::new();
-        for h in &args.header {
-            for (k, v) in parse_pairs(h, "--header")? {
-                let v = json_to_plain(&v);
-                if k.eq_ignore_ascii_case("authorization") || k.to_ascii_lowercase().contains("key")
-                {
-                    secrets.push(v.clone());
-                }
-                if k.eq_ignore_ascii_case("content-type")
-                    || k.eq_ignore_ascii_case("content-length")
-                {
-                    // AIPerf overwrites a user Content-Type; Content-Length is ours to compute.
-                    continue;
-                }
-                check_header(&k, &v)?;
-                headers.push((k, v));
-            }
-        }
-        if let Some(key) = &args.api_key {
-            if key.is_empty() {
-                return err("--api-key is empty");
-            }
-            secrets.push(key.clone());
-            check_header("Authorization", key)?;
-            match endpoint.descriptor().auth {
-                crate::endpoint::Auth::Bearer => {
-                    headers.push(("Authorization".to_string(), format!("Bearer {key}")));
-                }
-                crate::endpoint::Auth::AnthropicKey => {
-                    headers.push(("x-api-key".to_string(), key.clone()));
-                }
-            }
-        }
-        if endpoint.descriptor().auth == crate::endpoint::Auth::AnthropicKey
-            && !headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("anthropic-version"))
-        {
-            headers.push((
-                "anthropic-version".to_string(),
-                crate::endpoint::ANTHROPIC_VERSION.to_string(),
-            ));
-        }
-
-        let mut extra_inputs = Map::new();
-        for e in &args.extra_inputs {
-            for (k, v) in parse_pairs(e, "--extra-inputs")? {
-                extra_inputs.insert(k, v);
-            }
-        }
-        let payload_template = template::take(&mut extra_inputs, endpoint).map_err(ConfigError)?;
-        let response_field = match &payload_template {
-            Some(t) => t.response_field().cloned(),
-            None => template::raw_response_field(&extra_inputs, endpoint).map_err(ConfigError)?,
-        };
-
-        let mut profiling = profiling_phase(args)?;
-
-        let prompt =
-            prompt::PromptConfig::from_args(&args.prompt, endpoint).map_err(ConfigError)?;
-        if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
-            timing::check_user_centric_turns(
-                &profiling.timing,
-                f64::from(prompt.shaping.turn_mean),
-            )?;
-        }
-        let dataset = DatasetConfig {
-            entries: prompt::dataset_entries(
-                args.num_dataset_entries,
-                prompt.num_conversations,
-                args.request_count,
-            )
-            .map_err(ConfigError)?,
-            isl_mean: args.isl_mean,
-            isl_stddev: args.isl_stddev,
-            osl_mean: args.osl_mean,
-            osl_stddev: args.osl_stddev,
-        };
-        if dataset.entries == 0 {
-            return err("--num-dataset-entries must be at least 1");
-        }
-        if dataset.isl_mean == 0 {
-            return err("--synthetic-input-tokens-mean must be at least 1");
-        }
-        let valid_sd = |sd: f64| sd.is_finite() && sd >= 0.0;
-        if !valid_sd(dataset.isl_stddev) || !valid_sd(dataset.osl_stddev) {
-            return err("token standard deviations must be non-negative numbers");
-        }
-        if dataset.osl_mean == Some(0) {
-            return err("--output-tokens-mean must be at least 1");
-        }
-
-        let tokenizer = tokenizer_for(args.tokenizer.as_deref(), &models[0]);
-
-        let shard = shard::ShardConfig::from_args(&args.shard, |k| std::env::var(k).ok())?;
-        let multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
-        if multi_run.is_repeated() && shard.is_split() {
-            return err(
-                "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \
-                 the split run instead",
-            );
-        }
-        // Repeated runs send one workload (`--set-consistent-seed`, the default): without a
-        // given seed they use AIPerf's fixed one, as if `--random-seed 42` had been given.
-        let random_seed = args.random_seed.or(multi_run.default_seed());
-        let seed_given = random_seed.is_some();
-        // The shards of a split run draw one schedule: without a given seed they derive it
-        // from the instant they share.
-        let seed = match (random_seed, shard.start_at_ns) {
-            (Some(s), _) => s,
-            (None, Some(at)) if shard.is_split() => crate::schedule::child_seed(at, "shard"),
-            (None, _) => rand::random(),
-        };
-        let mut input = dataset::InputConfig::from_args(
-            &args.input,
-            &dataset::InputContext {
-                seed,
-                seeded: seed_given || shard.is_split(),
-                entries: dataset.entries,
-                system_message: endpoint.descriptor().consumes_system_message,
-                osl_given: dataset.osl_mean.is_some(),
-            },
-        )?;
-        // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the warmup
-        // inherits from the profiling phase.
-        if let Some((timestamped, records)) = input.trace_peek() {
-            timing::promote_trace(args, &mut profiling, timestamped, records)?;
-        }
-        if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
-            input.keep_timestamps();
-        }
-        let warmup = warmup_phase(args, &profiling)?;
-
-        let ui = match args.ui_type {
-            Some(UiTypeArg::None) => UiType::None,
-            Some(UiTypeArg::Dashboard) if is_tty => UiType::Dashboard,
-            Some(UiTypeArg::Simple) if is_tty => UiType::Progress,
-            Some(UiTypeArg::Simple | UiTypeArg::Dashboard) => UiType::Lines,
-            None if is_tty => UiType::Progress,
-            None => UiType::None,
-        };
-
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        shard.check_divisible(&profiling)?;
-        // A shard runs its share of the concurrency.
-        let max_in_flight = shard
-            .shard
-            .share(profiling.load.max_in_flight().unwrap_or(u64::MAX))
-            .max(1);
-        let workers = match args.workers_max {
-            Some(0) => return err("--workers-max must be at least 1"),
-            Some(w) => w,
-            None => cores,
-        };
-        let workers = workers
-            .min(usize::try_from(max_in_flight).unwrap_or(usize::MAX))
-            .max(1);
-
-        let stimulus = match (profiling.timing.mode, profiling.load) {
-            (timing::Mode::FixedSchedule(_), _) => crate::export::Stimulus::FixedSchedule,
-            (timing::Mode::UserCentric { rate, users }, _) => {
-                crate::export::Stimulus::UserCentric { users, qps: rate }
-            }
-            (timing::Mode::Load, Load::Concurrency(n)) => crate::export::Stimulus::Concurrency(n),
-            (timing::Mode::Load, Load::Rate { rate, cap, .. }) => crate::export::Stimulus::Rate {
-                rate,
-                concurrency: cap,
-            },
-        };
-        let artifact_dir = match &args.artifact_dir {
-            Some(d) => d.clone(),
-            None => crate::export::default_artifact_dir(&models, endpoint.as_str(), &stimulus),
-        };
-        if let Some(p) = &args.profile_export_prefix
-            && (p.is_empty() || p.contains('/'))
-        {
-            return err("--profile-export-prefix must be a plain file name");
-        }
-
-        let mut extra_urls = Vec::new();
-        for u in args.server_metrics.iter().flatten() {
-            let n = url::normalize_metrics_url(u);
-            let lower = n.to_ascii_lowercase();
-            if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-                return err(format!(
-                    "--server-metrics {u}: only http:// and https:// endpoints are supported"
-                ));
-            }
-            if !extra_urls.contains(&n) {
-                extra_urls.push(n);
-            }
-        }
-        let server_metrics = ServerMetricsConfig {
-            enabled: !args.no_server_metrics,
-            extra_urls,
-            formats: server_metrics_formats(&args.server_metrics_formats),
-        };
-        let gpu_telemetry = gpu_telemetry(args.gpu_telemetry.as_deref(), args.no_gpu_telemetry)?;
-        let slice_duration = slice_duration(args.slice_duration)?;
-        let goodput = goodput::parse(
-            args.goodput.goodput.as_deref(),
-            &metric_config(endpoint, streaming, args.use_server_token_count),
-        )?;
-
-        let mock = args.mock.then(|| MockShape {
-            ttft: Duration::from_secs_f64(args.mock_shape.mock_ttft_ms.max(0.0) / 1e3),
-            itl: Duration::from_secs_f64(args.mock_shape.mock_itl_ms.max(0.0) / 1e3),
-            output_tokens: args.mock_shape.mock_output_tokens.max(1),
-            tokens_per_event: args.mock_shape.mock_tokens_per_event.max(1),
-            reasoning_tokens: args.mock_shape.mock_reasoning_tokens,
-            threads: args.mock_shape.mock_threads.max(1),
-            faults: args.mock_shape.mock_faults.clone().unwrap_or_default().0,
-        });
-
-        Ok(Config {
-            models,
-            endpoint,
-            path,
-            streaming,
-            urls,
-            request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
-            connection_limit: connections::limit(|k| std::env::var(k).ok())?,
-            headers,
-            correlation_copies: affinity_headers(|k| std::env::var(k).ok())?,
-            tls: TlsSettings::from_env(|k| std::env::var(k).ok())?,
-            cli_command: redact_command(argv, &secrets),
-            argv_redacted: redact_argv(argv, &secrets),
-            secrets,
-            extra_inputs,
-            payload_template,
-            response_field,
-            use_legacy_max_tokens: args.use_legacy_max_tokens,
-            use_server_token_count: args.use_server_token_count,
-            connection_reuse: match args.connection_reuse_strategy {
-                ConnectionReuseArg::Pooled => ConnectionReuse::Pooled,
-                ConnectionReuseArg::Never => ConnectionReuse::Never,
-                ConnectionReuseArg::StickyUserSessions => ConnectionReuse::StickyUserSessions,
-            },
-            seed,
-            seed_given,
-            artifact_dir,
-            export_prefix: args.profile_export_prefix.clone(),
-            export_level: match args.export_level {
-                ExportLevelArg::Summary => ExportLevel::Summary,
-                ExportLevelArg::Records => ExportLevel::Records,
-                ExportLevelArg::Raw => ExportLevel::Raw,
-            },
-            tokenizer,
-            dataset,
-            prompt,
-            input,
-            warmup,
-            profiling,
-            ui,
-            verbose: args.verbose
-                || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
-            workers,
-            io_driver: args.io_driver.into(),
-            max_client_lag_ns: args.max_client_lag_us.map(|us| us.saturating_mul(1_000)),
-            kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
-            batch_wakeups: std::time::Duration::from_micros(args.batch_wakeups_us),
-            failed_request_threshold: args.failed_request_threshold,
-            stop_grace: secs_or_forever(args.benchmark_grace_period),
-            mock,
-            server_metrics,
-            gpu_telemetry,
-            slice_duration,
-            export_http_trace: args.http_trace.export_http_trace,
-            show_trace_timing: args.http_trace.show_trace_timing,
-            goodput,
-            rankings: endpoint.is_rankings().then(|| {
-                let r = &args.rankings;
-                crate::workload::rankings::RankingsShape {
-                    passages_mean: r.rankings_passages_mean,
-                    passages_stddev: r.rankings_passages_stddev,
-                    passage_tokens_mean: r.rankings_passages_prompt_token_mean,
-                    passage_tokens_stddev: r.rankings_passages_prompt_token_stddev,
-                    query_tokens_mean: r.rankings_query_prompt_token_mean,
-                    query_tokens_stddev: r.rankings_query_prompt_token_stddev,
-                }
-            }),
-            echo,
-            shard,
-            multi_run,
-        })
-    }
-
     /// The command line echoed in the JSON exports (`input_config`), in AIPerf 0.13's shape
     /// ([`echo`]). Secrets are never included.
     pub fn input_config(&self) -> Value {
@@ -1007,36 +707,18 @@ fn secs_or_forever(s: f64) -> Option<Duration> {
 pub fn affinity_headers(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<&'static str>, ConfigError> {
-    const VARS: [(&str, &str, bool); 4] = [
-        (
-            "AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID",
-            "X-Session-Affinity",
-            true,
-        ),
-        (
-            "AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID",
-            "X-Session-ID",
-            false,
-        ),
-        (
-            "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID",
-            "X-SMG-Routing-Key",
-            false,
-        ),
-        (
-            "AIPERF_HTTP_X_DYNAMO_SESSION_ID_FROM_CORRELATION_ID",
-            "X-Dynamo-Session-ID",
-            false,
-        ),
-    ];
     let mut out = Vec::new();
-    for (var, header, default) in VARS {
+    for (var, header, default) in environment::AFFINITY_VARS {
         let on = match lookup(var) {
             None => default,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "1" | "true" | "yes" | "on" => true,
                 "0" | "false" | "no" | "off" | "" => false,
-                _ => return err(format!("{var}={v}: expected true or false")),
+                _ => {
+                    return Err(ConfigError::environment(format!(
+                        "{var}={v}: expected true or false"
+                    )));
+                }
             },
         };
         if on {
@@ -1051,8 +733,9 @@ pub fn affinity_headers(
 fn parse_pairs(s: &str, flag: &str) -> Result<Vec<(String, Value)>, ConfigError> {
     let t = s.trim();
     if t.starts_with('{') {
-        let v: Value = serde_json::from_str(t)
-            .map_err(|e| ConfigError(format!("{flag}: `{t}` is not a valid JSON object: {e}")))?;
+        let v: Value = serde_json::from_str(t).map_err(|e| {
+            ConfigError::flag(format!("{flag}: `{t}` is not a valid JSON object: {e}"))
+        })?;
         let Value::Object(m) = v else {
             return err(format!("{flag}: `{t}` is not a JSON object"));
         };

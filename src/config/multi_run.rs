@@ -112,11 +112,11 @@ mod tests {
         assert!(MultiRunConfig::from_args(&args(1, 0.0, 0.95)).is_ok());
         assert!(MultiRunConfig::from_args(&args(10, 2.5, 0.99)).is_ok());
         let e = MultiRunConfig::from_args(&args(0, 0.0, 0.95)).unwrap_err();
-        assert!(e.0.contains("between 1 and 10"), "{e}");
+        assert!(e.message().contains("between 1 and 10"), "{e}");
         assert!(MultiRunConfig::from_args(&args(11, 0.0, 0.95)).is_err());
         for bad in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
             let e = MultiRunConfig::from_args(&args(3, 0.0, bad)).unwrap_err();
-            assert!(e.0.contains("--confidence-level"), "{e}");
+            assert!(e.message().contains("--confidence-level"), "{e}");
         }
         for bad in [-1.0, f64::INFINITY, f64::NAN] {
             assert!(MultiRunConfig::from_args(&args(3, bad, 0.95)).is_err());

@@ -10,6 +10,9 @@ use super::{ConfigError, PhaseConfig, err};
 /// mistake (seconds or milliseconds), refused rather than read as 1970.
 const MIN_EPOCH_NS: u64 = 1_000_000_000_000_000_000;
 
+/// The index a Kubernetes Indexed Job gives each of its pods.
+pub const JOB_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+
 /// This process's place in a split run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShardConfig {
@@ -29,10 +32,10 @@ impl ShardConfig {
         let count = args.shard_count.unwrap_or(1);
         let index = match args.shard_index {
             Some(i) => i,
-            None if count > 1 => match env("JOB_COMPLETION_INDEX") {
+            None if count > 1 => match env(JOB_INDEX_VAR) {
                 Some(v) => v.trim().parse().map_err(|_| {
-                    ConfigError(format!(
-                        "JOB_COMPLETION_INDEX={v:?} is not a shard index (a whole number)"
+                    ConfigError::environment(format!(
+                        "{JOB_INDEX_VAR}={v:?} is not a shard index (a whole number)"
                     ))
                 })?,
                 None => {
@@ -44,7 +47,7 @@ impl ShardConfig {
             },
             None => 0,
         };
-        let shard = Shard::new(index, count).map_err(ConfigError)?;
+        let shard = Shard::new(index, count).map_err(|e| ConfigError::flag(e.to_string()))?;
         let start_at_ns = args.start_at.as_deref().map(parse_start_at).transpose()?;
         if !shard.is_whole() && start_at_ns.is_none() {
             return err(format!(
@@ -103,13 +106,13 @@ pub fn parse_start_at(s: &str) -> Result<u64, ConfigError> {
         return Ok(ns);
     }
     let ts: jiff::Timestamp = s.parse().map_err(|e| {
-        ConfigError(format!(
+        ConfigError::flag(format!(
             "--start-at {s:?} is neither RFC 3339 (e.g. 2026-11-23T10:00:00Z) nor epoch \
              nanoseconds: {e}"
         ))
     })?;
     u64::try_from(ts.as_nanosecond())
-        .map_err(|_| ConfigError(format!("--start-at {s:?} is before 1970")))
+        .map_err(|_| ConfigError::flag(format!("--start-at {s:?} is before 1970")))
 }
 
 #[cfg(test)]
@@ -146,13 +149,13 @@ mod tests {
         assert!(
             parse_start_at("1795428000")
                 .unwrap_err()
-                .0
+                .message()
                 .contains("before 2001")
         );
         assert!(
             parse_start_at("tomorrow")
                 .unwrap_err()
-                .0
+                .message()
                 .contains("RFC 3339")
         );
     }
@@ -170,11 +173,11 @@ mod tests {
     fn a_split_run_needs_its_index_and_a_start() {
         let start = Some("1795428000000000000");
         let e = ShardConfig::from_args(&args(Some(0), Some(2), None), no_env).unwrap_err();
-        assert!(e.0.contains("needs --start-at"), "{e}");
+        assert!(e.message().contains("needs --start-at"), "{e}");
         let e = ShardConfig::from_args(&args(None, Some(2), start), no_env).unwrap_err();
-        assert!(e.0.contains("needs --shard-index"), "{e}");
+        assert!(e.message().contains("needs --shard-index"), "{e}");
         let e = ShardConfig::from_args(&args(Some(2), Some(2), start), no_env).unwrap_err();
-        assert!(e.0.contains("out of range"), "{e}");
+        assert!(e.message().contains("out of range"), "{e}");
         let c = ShardConfig::from_args(&args(Some(1), Some(2), start), no_env).unwrap();
         assert_eq!(c.shard, Shard::new(1, 2).unwrap());
         assert_eq!(c.start_at_ns, Some(1_795_428_000_000_000_000));
@@ -191,6 +194,6 @@ mod tests {
         assert_eq!(c.shard.index(), 0);
         let bad = |_: &str| Some("x".to_string());
         let e = ShardConfig::from_args(&args(None, Some(4), start), bad).unwrap_err();
-        assert!(e.0.contains("JOB_COMPLETION_INDEX"), "{e}");
+        assert!(e.message().contains("JOB_COMPLETION_INDEX"), "{e}");
     }
 }

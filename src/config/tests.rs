@@ -199,7 +199,7 @@ fn bad_combinations_are_clear_errors() {
     ];
     for (line, needle) in cases {
         let e = cfg(line).expect_err(line);
-        assert!(e.0.contains(needle), "{line}: {e}");
+        assert!(e.message().contains(needle), "{line}: {e}");
     }
 }
 
@@ -274,9 +274,9 @@ fn server_metrics_flags() {
             .enabled
     );
     let e = cfg("ringperf profile -m m --slice-duration 0").unwrap_err();
-    assert!(e.0.contains("--slice-duration"), "{e}");
+    assert!(e.message().contains("--slice-duration"), "{e}");
     let e = cfg("ringperf profile -m m --server-metrics ftp://x/metrics").unwrap_err();
-    assert!(e.0.contains("http:// and https://"), "{e}");
+    assert!(e.message().contains("http:// and https://"), "{e}");
     let https = cfg("ringperf profile -m m --server-metrics https://x:9/metrics").unwrap();
     assert_eq!(https.server_metrics.extra_urls, vec!["https://x:9/metrics"]);
 }
@@ -300,7 +300,7 @@ fn session_affinity_headers_follow_aiperf_env() {
         vec!["X-Session-ID", "X-SMG-Routing-Key", "X-Dynamo-Session-ID"]
     );
     let bad = |k: &str| k.contains("SMG").then(|| "maybe".to_string());
-    assert!(affinity_headers(bad).unwrap_err().0.contains("SMG"));
+    assert!(affinity_headers(bad).unwrap_err().message().contains("SMG"));
 }
 
 #[test]
@@ -399,7 +399,7 @@ mod timing_flags {
 
     fn bad(extra: &str, needle: &str) {
         let e = cfg(&format!("{BASE} {extra}")).expect_err(extra);
-        assert!(e.0.contains(needle), "{extra}: {e}");
+        assert!(e.message().contains(needle), "{extra}: {e}");
     }
 
     #[test]
@@ -504,7 +504,7 @@ mod timing_flags {
         let (p, mut c) = parse("--request-rate 5");
         let e = promote_trace(&p, &mut c.profiling, true, 42).unwrap_err();
         assert!(
-            e.0.contains("--request-rate") && e.0.contains("--no-fixed-schedule"),
+            e.message().contains("--request-rate") && e.message().contains("--no-fixed-schedule"),
             "{e}"
         );
         // An explicit --fixed-schedule takes its default count from the records too.
@@ -819,7 +819,7 @@ fn repeated_runs_get_a_consistent_seed() {
         "{base} --num-profile-runs 2 --shard-count 2 --start-at 2026-11-23T10:00:00Z"
     ))
     .unwrap_err();
-    assert!(e.0.contains("--shard-count"), "{e}");
+    assert!(e.message().contains("--shard-count"), "{e}");
 }
 #[test]
 fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
@@ -868,5 +868,241 @@ fn gpu_telemetry_urls_are_the_defaults_then_the_named_ones() {
                 .starts_with(&format!("--gpu-telemetry {bad}:")),
             "{e}"
         );
+    }
+}
+
+/// The rules called directly with a chosen [`Environment`]: what the process gives them.
+mod with_an_environment {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::cli::UiTypeArg;
+
+    const BASE: &str = "ringperf profile -m m -u 127.0.0.1:1";
+    const SPLIT: &str = "--shard-count 2 --start-at 1795428000000000000 --concurrency 2";
+
+    fn resolve(flags: &str, env: &Environment) -> Result<Config, ConfigError> {
+        let line = format!("{BASE} {flags}");
+        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
+            panic!("not profile")
+        };
+        Config::resolve(&p, &argv, false, env)
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Environment {
+        Environment {
+            vars: pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+            ..Environment::default()
+        }
+    }
+
+    #[test]
+    fn the_drawn_seed_is_used_only_when_no_rule_gives_one() {
+        let env = Environment {
+            drawn_seed: 987_654_321,
+            ..Environment::default()
+        };
+        let seed = |flags: &str| {
+            let c = resolve(flags, &env).unwrap();
+            (c.seed, c.seed_given)
+        };
+        assert_eq!(seed(""), (987_654_321, false));
+        assert_eq!(seed("--random-seed 5"), (5, true));
+        assert_eq!(seed("--num-profile-runs 3"), (42, true));
+        assert_eq!(
+            seed(&format!("{SPLIT} --shard-index 1")),
+            (
+                crate::schedule::child_seed(1_795_428_000_000_000_000, "shard"),
+                false
+            )
+        );
+        assert_eq!(
+            seed(&format!("{SPLIT} --shard-index 1 --random-seed 5")),
+            (5, true)
+        );
+    }
+
+    #[test]
+    fn environment_variables_reach_the_config() {
+        let c = resolve("", &Environment::default()).unwrap();
+        assert_eq!(c.connection_limit, 2_500);
+        assert_eq!(c.tls, TlsSettings::default());
+        assert_eq!(c.correlation_copies, ["X-Session-Affinity"]);
+        let env = vars(&[
+            ("AIPERF_HTTP_CONNECTION_LIMIT", "16"),
+            ("AIPERF_HTTP_SSL_VERIFY", "false"),
+            ("SSL_CERT_FILE", "/etc/ca.pem"),
+            ("AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID", "off"),
+            ("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID", "true"),
+            ("JOB_COMPLETION_INDEX", "1"),
+        ]);
+        let c = resolve(SPLIT, &env).unwrap();
+        assert_eq!(c.connection_limit, 16);
+        assert_eq!(
+            c.tls,
+            TlsSettings {
+                verify: false,
+                ca_file: Some(PathBuf::from("/etc/ca.pem")),
+            }
+        );
+        assert_eq!(c.correlation_copies, ["X-Session-ID"]);
+        assert_eq!(c.shard.shard, crate::schedule::Shard::new(1, 2).unwrap());
+    }
+
+    #[test]
+    fn a_bad_variable_is_an_environment_error_after_every_flag_error() {
+        for (var, value, message) in [
+            (
+                "AIPERF_HTTP_CONNECTION_LIMIT",
+                "0",
+                "AIPERF_HTTP_CONNECTION_LIMIT=0: expected a whole number from 1 to 65000",
+            ),
+            (
+                "AIPERF_HTTP_SSL_VERIFY",
+                "maybe",
+                "AIPERF_HTTP_SSL_VERIFY=maybe: expected true or false",
+            ),
+            (
+                "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID",
+                "2",
+                "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID=2: expected true or false",
+            ),
+        ] {
+            let env = vars(&[(var, value)]);
+            let e = resolve("", &env).unwrap_err();
+            assert_eq!(
+                (e.kind(), e.to_string().as_str()),
+                (ErrorKind::Environment, message)
+            );
+            // A flag error is reported first.
+            let e = resolve("--concurrency 0", &env).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Flag, "{e}");
+        }
+        let env = vars(&[("JOB_COMPLETION_INDEX", "x")]);
+        let e = resolve(SPLIT, &env).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (
+                ErrorKind::Environment,
+                "JOB_COMPLETION_INDEX=\"x\" is not a shard index (a whole number)"
+            )
+        );
+    }
+
+    #[test]
+    fn workers_default_to_the_cores_capped_by_the_concurrency() {
+        let env = Environment {
+            cores: 3,
+            ..Environment::default()
+        };
+        let workers = |flags: &str| resolve(flags, &env).unwrap().workers;
+        assert_eq!(workers("--concurrency 8"), 3);
+        assert_eq!(workers("--concurrency 2"), 2);
+        assert_eq!(workers("--concurrency 8 --workers-max 5"), 5);
+        assert_eq!(workers("--request-rate 10"), 3);
+        // A shard runs its share of the concurrency: 3 of 5 for shard 0 of 2.
+        let split = "--shard-count 2 --shard-index 0 --start-at 1795428000000000000";
+        assert_eq!(workers(&format!("{split} --concurrency 5")), 3);
+        assert_eq!(workers(&format!("{split} --concurrency 4")), 2);
+    }
+
+    #[test]
+    fn the_system_prompt_file_is_the_text_read_at_the_edge() {
+        let path = PathBuf::from("/p/sys.txt");
+        let with = |read: std::io::Result<String>| Environment {
+            files: BTreeMap::from([(path.clone(), read)]),
+            ..Environment::default()
+        };
+        let flags = "--system-prompt-file /p/sys.txt";
+        let c = resolve(flags, &with(Ok("Be brief.".into()))).unwrap();
+        assert_eq!(c.prompt.shaping.system_prompt.as_deref(), Some("Be brief."));
+        let denied = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = resolve(flags, &with(Err(denied))).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (
+                ErrorKind::File,
+                "--system-prompt-file /p/sys.txt: cannot be read as UTF-8 text: denied"
+            )
+        );
+        let e = resolve(flags, &with(Ok(" \n".into()))).unwrap_err();
+        assert!(e.message().contains("is empty or whitespace only"), "{e}");
+        let e = resolve(flags, &Environment::default()).unwrap_err();
+        assert!(
+            e.kind() == ErrorKind::File && e.message().contains("cannot be read"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_trace_seen_at_the_edge_switches_to_a_fixed_schedule() {
+        let with = |trace| Environment {
+            trace,
+            ..Environment::default()
+        };
+        let flags = "--input-file /d/t.jsonl";
+        let c = resolve(flags, &with(Some((true, 7)))).unwrap();
+        assert!(matches!(
+            c.profiling.timing.mode,
+            timing::Mode::FixedSchedule(_)
+        ));
+        assert_eq!(c.profiling.request_count, Some(7));
+        for (flags, trace) in [
+            (flags, Some((false, 7))),
+            (flags, None),
+            // A public dataset is no trace, whatever the edge saw.
+            (
+                "--public-dataset sharegpt --input-file /d/t.jsonl",
+                Some((true, 7)),
+            ),
+        ] {
+            let c = resolve(flags, &with(trace)).unwrap();
+            assert!(
+                matches!(c.profiling.timing.mode, timing::Mode::Load),
+                "{flags} {trace:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_payload_template_file_is_the_text_read_at_the_edge() {
+        let env = Environment {
+            template_files: BTreeMap::from([
+                ("/t/good".to_string(), "prompt={{text}}".to_string()),
+                ("/t/bad".to_string(), "{{text".to_string()),
+            ]),
+            ..Environment::default()
+        };
+        let template = "--endpoint-type template --extra-inputs";
+        let c = resolve(&format!("{template} payload_template:/t/good"), &env).unwrap();
+        assert!(c.payload_template.is_some());
+        assert!(!c.extra_inputs.contains_key("payload_template"));
+        let e = resolve(&format!("{template} payload_template:/t/bad"), &env).unwrap_err();
+        assert!(
+            e.message().starts_with(
+                "--extra-inputs payload_template: the payload template does not compile"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn ui_follows_the_flag_and_the_terminal() {
+        for (arg, tty, ui) in [
+            (None, true, UiType::Progress),
+            (None, false, UiType::None),
+            (Some(UiTypeArg::Dashboard), true, UiType::Dashboard),
+            (Some(UiTypeArg::Dashboard), false, UiType::Lines),
+            (Some(UiTypeArg::Simple), true, UiType::Progress),
+            (Some(UiTypeArg::Simple), false, UiType::Lines),
+            (Some(UiTypeArg::None), true, UiType::None),
+        ] {
+            assert_eq!(resolve::ui_type(arg, tty), ui, "{arg:?} {tty}");
+        }
     }
 }

@@ -87,6 +87,99 @@ fn ramp(v: Option<f64>, flag: &str) -> Result<Option<Duration>, ConfigError> {
     }
 }
 
+/// `--fixed-schedule`: replay a trace's timestamps, in a window, at a speed.
+fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
+    let t = &args.timing;
+    for (given, flag) in [
+        (args.request_rate.is_some(), "--request-rate"),
+        (t.user_centric_rate.is_some(), "--user-centric-rate"),
+        (args.arrival_smoothness.is_some(), "--arrival-smoothness"),
+    ] {
+        if given {
+            return err(format!(
+                "--fixed-schedule replays the trace's timestamps; {flag} cannot be combined \
+                 with it"
+            ));
+        }
+    }
+    if t.fixed_schedule_auto_offset && t.fixed_schedule_start_offset.is_some() {
+        return err(
+            "--fixed-schedule-auto-offset and --fixed-schedule-start-offset are mutually \
+             exclusive",
+        );
+    }
+    if let (Some(s), Some(e)) = (t.fixed_schedule_start_offset, t.fixed_schedule_end_offset)
+        && s > e
+    {
+        return err(format!(
+            "--fixed-schedule-start-offset ({s}) must be at most \
+             --fixed-schedule-end-offset ({e})"
+        ));
+    }
+    let speedup = match t.replay_speedup {
+        None => 1.0,
+        Some(x) if x.is_finite() && x > 0.0 => x,
+        Some(_) => return err("--replay-speedup must be a positive number"),
+    };
+    Ok(Mode::FixedSchedule(FixedSchedule {
+        // AIPerf 0.13: auto-offset unless a start offset is given.
+        auto_offset: t.fixed_schedule_start_offset.is_none(),
+        window: Window {
+            start_ms: t.fixed_schedule_start_offset,
+            end_ms: t.fixed_schedule_end_offset,
+        },
+        speedup,
+    }))
+}
+
+/// `--user-centric-rate` over `--num-users`.
+fn user_centric(args: &ProfileArgs, rate: f64) -> Result<Mode, ConfigError> {
+    let t = &args.timing;
+    if !(rate.is_finite() && rate > 0.0) {
+        return err("--user-centric-rate must be a positive number of requests per second");
+    }
+    if args.request_rate.is_some() {
+        return err("--user-centric-rate and --request-rate both set the rate; pass only one");
+    }
+    if args.arrival_smoothness.is_some() {
+        return err("--arrival-smoothness needs --arrival-pattern gamma with --request-rate");
+    }
+    let users = match t.num_users {
+        None => return err("--user-centric-rate needs --num-users"),
+        Some(0) => return err("--num-users must be at least 1"),
+        Some(u) => u,
+    };
+    Ok(Mode::UserCentric { rate, users })
+}
+
+/// `--request-cancellation-rate` (a percentage) and `--request-cancellation-delay` (seconds).
+fn cancellation(
+    rate: Option<f64>,
+    delay: Option<f64>,
+) -> Result<Option<Cancellation>, ConfigError> {
+    Ok(match (rate, delay) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            return err("--request-cancellation-delay needs --request-cancellation-rate");
+        }
+        (Some(r), d) => {
+            if !(r > 0.0 && r <= 100.0) {
+                return err("--request-cancellation-rate must be a percentage in (0, 100]");
+            }
+            let d = d.unwrap_or(0.0);
+            if !(d.is_finite() && (0.0..1e9).contains(&d)) {
+                return err(
+                    "--request-cancellation-delay must be a non-negative number of seconds",
+                );
+            }
+            Some(Cancellation {
+                rate_pct: r,
+                delay: Duration::from_secs_f64(d),
+            })
+        }
+    })
+}
+
 /// The profiling phase's timing mode, ramps and cancellation.
 ///
 /// # Errors
@@ -112,62 +205,9 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
         );
     }
     let mode = if t.fixed_schedule {
-        for (given, flag) in [
-            (args.request_rate.is_some(), "--request-rate"),
-            (t.user_centric_rate.is_some(), "--user-centric-rate"),
-            (args.arrival_smoothness.is_some(), "--arrival-smoothness"),
-        ] {
-            if given {
-                return err(format!(
-                    "--fixed-schedule replays the trace's timestamps; {flag} cannot be combined \
-                     with it"
-                ));
-            }
-        }
-        if t.fixed_schedule_auto_offset && t.fixed_schedule_start_offset.is_some() {
-            return err(
-                "--fixed-schedule-auto-offset and --fixed-schedule-start-offset are mutually \
-                 exclusive",
-            );
-        }
-        if let (Some(s), Some(e)) = (t.fixed_schedule_start_offset, t.fixed_schedule_end_offset)
-            && s > e
-        {
-            return err(format!(
-                "--fixed-schedule-start-offset ({s}) must be at most \
-                 --fixed-schedule-end-offset ({e})"
-            ));
-        }
-        let speedup = match t.replay_speedup {
-            None => 1.0,
-            Some(x) if x.is_finite() && x > 0.0 => x,
-            Some(_) => return err("--replay-speedup must be a positive number"),
-        };
-        Mode::FixedSchedule(FixedSchedule {
-            // AIPerf 0.13: auto-offset unless a start offset is given.
-            auto_offset: t.fixed_schedule_start_offset.is_none(),
-            window: Window {
-                start_ms: t.fixed_schedule_start_offset,
-                end_ms: t.fixed_schedule_end_offset,
-            },
-            speedup,
-        })
+        fixed_schedule(args)?
     } else if let Some(rate) = t.user_centric_rate {
-        if !(rate.is_finite() && rate > 0.0) {
-            return err("--user-centric-rate must be a positive number of requests per second");
-        }
-        if args.request_rate.is_some() {
-            return err("--user-centric-rate and --request-rate both set the rate; pass only one");
-        }
-        if args.arrival_smoothness.is_some() {
-            return err("--arrival-smoothness needs --arrival-pattern gamma with --request-rate");
-        }
-        let users = match t.num_users {
-            None => return err("--user-centric-rate needs --num-users"),
-            Some(0) => return err("--num-users must be at least 1"),
-            Some(u) => u,
-        };
-        Mode::UserCentric { rate, users }
+        user_centric(args, rate)?
     } else {
         Mode::Load
     };
@@ -182,27 +222,7 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
     }
     let concurrency_ramp = ramp(t.concurrency_ramp_duration, "--concurrency-ramp-duration")?;
 
-    let cancellation = match (t.request_cancellation_rate, t.request_cancellation_delay) {
-        (None, None) => None,
-        (None, Some(_)) => {
-            return err("--request-cancellation-delay needs --request-cancellation-rate");
-        }
-        (Some(r), d) => {
-            if !(r > 0.0 && r <= 100.0) {
-                return err("--request-cancellation-rate must be a percentage in (0, 100]");
-            }
-            let d = d.unwrap_or(0.0);
-            if !(d.is_finite() && (0.0..1e9).contains(&d)) {
-                return err(
-                    "--request-cancellation-delay must be a non-negative number of seconds",
-                );
-            }
-            Some(Cancellation {
-                rate_pct: r,
-                delay: Duration::from_secs_f64(d),
-            })
-        }
-    };
+    let cancellation = cancellation(t.request_cancellation_rate, t.request_cancellation_delay)?;
     let prefill_concurrency = prefill(t.prefill_concurrency, args.concurrency, "")?;
     Ok(PhaseTiming {
         mode,

@@ -7,6 +7,11 @@ use std::path::PathBuf;
 
 use super::ConfigError;
 
+/// Whether to check servers' certificates (AIPerf's `Environment.HTTP.SSL_VERIFY`).
+pub const VERIFY_VAR: &str = "AIPERF_HTTP_SSL_VERIFY";
+/// A PEM bundle of extra trusted CAs.
+pub const CA_FILE_VAR: &str = "SSL_CERT_FILE";
+
 /// How `https://` connections check the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TlsSettings {
@@ -31,19 +36,20 @@ impl TlsSettings {
     /// # Errors
     /// `AIPERF_HTTP_SSL_VERIFY` is not a boolean pydantic accepts.
     pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        const VERIFY: &str = "AIPERF_HTTP_SSL_VERIFY";
-        let verify = match lookup(VERIFY) {
+        let verify = match lookup(VERIFY_VAR) {
             None => true,
             // pydantic's boolean words (case-insensitive); anything else fails AIPerf's start-up.
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "1" | "true" | "t" | "yes" | "y" | "on" => true,
                 "0" | "false" | "f" | "no" | "n" | "off" => false,
                 _ => {
-                    return Err(ConfigError(format!("{VERIFY}={v}: expected true or false")));
+                    return Err(ConfigError::environment(format!(
+                        "{VERIFY_VAR}={v}: expected true or false"
+                    )));
                 }
             },
         };
-        let ca_file = lookup("SSL_CERT_FILE")
+        let ca_file = lookup(CA_FILE_VAR)
             .filter(|p| !p.trim().is_empty())
             .map(PathBuf::from);
         Ok(Self { verify, ca_file })
@@ -78,7 +84,10 @@ mod tests {
             assert!(s.verify, "{on}");
         }
         let e = TlsSettings::from_env(env(&[("AIPERF_HTTP_SSL_VERIFY", "maybe")])).unwrap_err();
-        assert!(e.0.contains("AIPERF_HTTP_SSL_VERIFY=maybe"), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "AIPERF_HTTP_SSL_VERIFY=maybe: expected true or false"
+        );
     }
 
     #[test]

@@ -10,6 +10,30 @@
 //! A shard counts its own items locally (`0, 1, 2, …`); local item `j` is global index
 //! `j·N + I`. The whole run is shard 0 of 1, where local and global are the same.
 
+/// Why a shard was refused; the message names the flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardError {
+    /// `--shard-count 0`.
+    NoShards,
+    /// `--shard-index` not below `--shard-count`.
+    IndexOutOfRange { index: u32, count: u32 },
+}
+
+impl std::fmt::Display for ShardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            ShardError::NoShards => f.write_str("--shard-count must be at least 1"),
+            ShardError::IndexOutOfRange { index, count } => write!(
+                f,
+                "--shard-index {index} is out of range for --shard-count {count} (0 to {})",
+                count - 1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ShardError {}
+
 /// This process's shard of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
@@ -28,15 +52,15 @@ impl Shard {
     pub const WHOLE: Shard = Shard { index: 0, count: 1 };
 
     /// Shard `index` of `count` (`index < count`, `count ≥ 1`).
-    pub fn new(index: u32, count: u32) -> Result<Self, String> {
+    ///
+    /// # Errors
+    /// No shards, or an index out of range.
+    pub fn new(index: u32, count: u32) -> Result<Self, ShardError> {
         if count == 0 {
-            return Err("--shard-count must be at least 1".into());
+            return Err(ShardError::NoShards);
         }
         if index >= count {
-            return Err(format!(
-                "--shard-index {index} is out of range for --shard-count {count} (0 to {})",
-                count - 1
-            ));
+            return Err(ShardError::IndexOutOfRange { index, count });
         }
         Ok(Self { index, count })
     }
@@ -126,8 +150,15 @@ mod tests {
 
     #[test]
     fn bad_shards_are_refused() {
-        assert!(Shard::new(0, 0).unwrap_err().contains("at least 1"));
-        assert!(Shard::new(3, 3).unwrap_err().contains("0 to 2"));
+        assert_eq!(Shard::new(0, 0), Err(ShardError::NoShards));
+        assert_eq!(
+            Shard::new(0, 0).unwrap_err().to_string(),
+            "--shard-count must be at least 1"
+        );
+        assert_eq!(
+            Shard::new(3, 3).unwrap_err().to_string(),
+            "--shard-index 3 is out of range for --shard-count 3 (0 to 2)"
+        );
         assert_eq!(Shard::new(2, 3).unwrap().global(4), 14);
     }
 }

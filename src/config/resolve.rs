@@ -1,0 +1,560 @@
+//! [`Config::from_args`]: the process is read at the edge ([`Environment::from_process`]), then
+//! [`Config::resolve`] applies the rules, a function of the arguments and that
+//! [`Environment`]. It runs one stage per concern — the request (endpoint, URLs, headers,
+//! extras), the workload (phases, prompts, dataset, sharding, seed), the run's resources
+//! (workers, artifacts, collectors) and the process settings (connection limit, affinity, TLS)
+//! — in the order their errors are reported: a command line with several errors shows the
+//! first one found.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Map;
+
+use super::environment::Environment;
+use super::{
+    BaseUrl, Config, ConfigError, ConnectionReuse, DatasetConfig, ExportLevel, Load, MockShape,
+    PhaseConfig, ServerMetricsConfig, TlsSettings, UiType, affinity_headers, check_header,
+    connections, dataset, echo, err, goodput, gpu_telemetry, json_to_plain, kebab, metric_config,
+    model_names, multi_run, parse_pairs, profiling_phase, prompt, redact_argv, redact_command,
+    secs_or_forever, server_metrics_formats, shard, slice_duration, template, timing,
+    tokenizer_for, url, warmup_phase,
+};
+use crate::cli::{
+    ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
+};
+use crate::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
+
+impl Config {
+    /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
+    /// whether stdout is a terminal (UI default). Reads the process's environment, the files
+    /// the flags name and a fresh seed ([`Environment::from_process`]), then applies
+    /// [`Config::resolve`].
+    ///
+    /// # Errors
+    /// The first [`ConfigError`] of the command line.
+    pub fn from_args(
+        args: &ProfileArgs,
+        argv: &[String],
+        is_tty: bool,
+    ) -> Result<Self, ConfigError> {
+        Self::resolve(args, argv, is_tty, &Environment::from_process(args))
+    }
+
+    /// Validates `args` against `env`, reading nothing else of the process (but `--url` name
+    /// resolution).
+    ///
+    /// # Errors
+    /// The first [`ConfigError`] of the command line.
+    pub fn resolve(
+        args: &ProfileArgs,
+        argv: &[String],
+        is_tty: bool,
+        env: &Environment,
+    ) -> Result<Self, ConfigError> {
+        let echo = echo::Echo::new(args, argv, is_tty);
+        if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
+            return err(
+                "--benchmark-grace-period requires --benchmark-duration: the grace period only \
+                 applies after a duration-bounded run (drop it or add --benchmark-duration)",
+            );
+        }
+        let endpoint = endpoint_kind(args.endpoint_type)?;
+        let Target {
+            models,
+            streaming,
+            path,
+            urls,
+        } = target(args, endpoint)?;
+        let Headers { headers, secrets } = headers(args, endpoint)?;
+        let Extras {
+            extra_inputs,
+            payload_template,
+            response_field,
+        } = extras(args, endpoint, env)?;
+        let Workload {
+            profiling,
+            warmup,
+            prompt,
+            dataset,
+            input,
+            shard,
+            multi_run,
+            seed,
+            seed_given,
+        } = workload(args, endpoint, env)?;
+        let workers = workers(args.workers_max, &shard, &profiling, env.cores)?;
+        let artifact_dir = artifact_dir(args, &models, endpoint, &profiling)?;
+        let server_metrics = server_metrics(args)?;
+        let gpu_telemetry = gpu_telemetry(args.gpu_telemetry.as_deref(), args.no_gpu_telemetry)?;
+        let slice_duration = slice_duration(args.slice_duration)?;
+        let goodput = goodput::parse(
+            args.goodput.goodput.as_deref(),
+            &metric_config(endpoint, streaming, args.use_server_token_count),
+        )?;
+        Ok(Config {
+            tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
+            models,
+            endpoint,
+            path,
+            streaming,
+            urls,
+            request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
+            connection_limit: connections::limit(|k| env.var(k))?,
+            headers,
+            correlation_copies: affinity_headers(|k| env.var(k))?,
+            tls: TlsSettings::from_env(|k| env.var(k))?,
+            cli_command: redact_command(argv, &secrets),
+            argv_redacted: redact_argv(argv, &secrets),
+            secrets,
+            extra_inputs,
+            payload_template,
+            response_field,
+            use_legacy_max_tokens: args.use_legacy_max_tokens,
+            use_server_token_count: args.use_server_token_count,
+            connection_reuse: args.connection_reuse_strategy.into(),
+            seed,
+            seed_given,
+            artifact_dir,
+            export_prefix: args.profile_export_prefix.clone(),
+            export_level: args.export_level.into(),
+            dataset,
+            prompt,
+            input,
+            warmup,
+            profiling,
+            ui: ui_type(args.ui_type, is_tty),
+            verbose: args.verbose
+                || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
+            workers,
+            io_driver: args.io_driver.into(),
+            max_client_lag_ns: args.max_client_lag_us.map(|us| us.saturating_mul(1_000)),
+            kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
+            batch_wakeups: Duration::from_micros(args.batch_wakeups_us),
+            failed_request_threshold: args.failed_request_threshold,
+            stop_grace: secs_or_forever(args.benchmark_grace_period),
+            mock: mock_shape(args),
+            server_metrics,
+            gpu_telemetry,
+            slice_duration,
+            export_http_trace: args.http_trace.export_http_trace,
+            show_trace_timing: args.http_trace.show_trace_timing,
+            goodput,
+            rankings: rankings_shape(args, endpoint),
+            echo,
+            shard,
+            multi_run,
+        })
+    }
+}
+
+/// `--endpoint-type`, refused by name when ringperf does not implement it.
+fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
+    Ok(match arg {
+        EndpointTypeArg::Chat => EndpointKind::Chat,
+        EndpointTypeArg::Completions => EndpointKind::Completions,
+        EndpointTypeArg::Responses => EndpointKind::Responses,
+        EndpointTypeArg::Messages => EndpointKind::Messages,
+        EndpointTypeArg::Embeddings => EndpointKind::Embeddings,
+        EndpointTypeArg::ChatEmbeddings => EndpointKind::ChatEmbeddings,
+        EndpointTypeArg::NimEmbeddings => EndpointKind::NimEmbeddings,
+        EndpointTypeArg::NimRankings => EndpointKind::NimRankings,
+        EndpointTypeArg::CohereRankings => EndpointKind::CohereRankings,
+        EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
+        EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
+        EndpointTypeArg::Raw => EndpointKind::Raw,
+        EndpointTypeArg::Template => EndpointKind::Template,
+        other => {
+            let name = format!("{other:?}");
+            return err(format!(
+                "--endpoint-type {} is not supported by ringperf (image, audio and video \
+                 endpoints and solido-rag are not implemented; see \
+                 docs/endpoints.md)",
+                kebab(&name)
+            ));
+        }
+    })
+}
+
+/// Where requests go and for which models.
+struct Target {
+    models: Vec<String>,
+    streaming: bool,
+    path: String,
+    urls: Vec<BaseUrl>,
+}
+
+/// `--model`, `--streaming`, `--custom-endpoint`, `--url` and `--request-timeout-seconds`.
+fn target(args: &ProfileArgs, endpoint: EndpointKind) -> Result<Target, ConfigError> {
+    // AIPerf turns streaming off for an endpoint type that cannot stream.
+    let streaming = args.streaming && endpoint.descriptor().supports_streaming;
+    let models = model_names(args);
+    if models.is_empty() {
+        return err("--model is required (the model name sent in every request)");
+    }
+    let path = match &args.custom_endpoint {
+        Some(p) => p.clone(),
+        None => endpoint.path(streaming).to_string(),
+    };
+    let urls = if args.mock {
+        Vec::new()
+    } else {
+        let mut v = Vec::new();
+        for u in &args.url {
+            v.push(BaseUrl::parse(u, &path).map_err(|e| ConfigError::flag(format!("--url {e}")))?);
+        }
+        v
+    };
+    if !args.mock && urls.is_empty() {
+        return err("--url needs at least one base URL");
+    }
+    if !(args.request_timeout_seconds.is_finite() && args.request_timeout_seconds > 0.0) {
+        return err("--request-timeout-seconds must be a positive number of seconds");
+    }
+    Ok(Target {
+        models,
+        streaming,
+        path,
+        urls,
+    })
+}
+
+/// The headers sent on every request, in order, and the secret values among them.
+struct Headers {
+    headers: Vec<(String, String)>,
+    secrets: Vec<String>,
+}
+
+/// `--header`, `--api-key` and the endpoint's own headers.
+fn headers(args: &ProfileArgs, endpoint: EndpointKind) -> Result<Headers, ConfigError> {
+    let mut headers = Vec::new();
+    let mut secrets = Vec::new();
+    for h in &args.header {
+        for (k, v) in parse_pairs(h, "--header")? {
+            let v = json_to_plain(&v);
+            if k.eq_ignore_ascii_case("authorization") || k.to_ascii_lowercase().contains("key") {
+                secrets.push(v.clone());
+            }
+            if k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("content-length") {
+                // AIPerf overwrites a user Content-Type; Content-Length is ours to compute.
+                continue;
+            }
+            check_header(&k, &v)?;
+            headers.push((k, v));
+        }
+    }
+    if let Some(key) = &args.api_key {
+        if key.is_empty() {
+            return err("--api-key is empty");
+        }
+        secrets.push(key.clone());
+        check_header("Authorization", key)?;
+        match endpoint.descriptor().auth {
+            Auth::Bearer => headers.push(("Authorization".to_string(), format!("Bearer {key}"))),
+            Auth::AnthropicKey => headers.push(("x-api-key".to_string(), key.clone())),
+        }
+    }
+    if endpoint.descriptor().auth == Auth::AnthropicKey
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("anthropic-version"))
+    {
+        headers.push((
+            "anthropic-version".to_string(),
+            crate::endpoint::ANTHROPIC_VERSION.to_string(),
+        ));
+    }
+    Ok(Headers { headers, secrets })
+}
+
+/// `--extra-inputs`, with the payload template and response field taken out.
+struct Extras {
+    extra_inputs: Map<String, serde_json::Value>,
+    payload_template: Option<Arc<PayloadTemplate>>,
+    response_field: Option<Arc<FieldPath>>,
+}
+
+fn extras(
+    args: &ProfileArgs,
+    endpoint: EndpointKind,
+    env: &Environment,
+) -> Result<Extras, ConfigError> {
+    let mut extra_inputs = Map::new();
+    for e in &args.extra_inputs {
+        for (k, v) in parse_pairs(e, "--extra-inputs")? {
+            extra_inputs.insert(k, v);
+        }
+    }
+    let payload_template = template::take(&mut extra_inputs, endpoint, &env.template_files)?;
+    let response_field = match &payload_template {
+        Some(t) => t.response_field().cloned(),
+        None => template::raw_response_field(&extra_inputs, endpoint)?,
+    };
+    Ok(Extras {
+        extra_inputs,
+        payload_template,
+        response_field,
+    })
+}
+
+/// What is sent, how it is paced, and by which share of a split run.
+struct Workload {
+    profiling: PhaseConfig,
+    warmup: Option<PhaseConfig>,
+    prompt: prompt::PromptConfig,
+    dataset: DatasetConfig,
+    input: dataset::InputConfig,
+    shard: shard::ShardConfig,
+    multi_run: multi_run::MultiRunConfig,
+    seed: u64,
+    seed_given: bool,
+}
+
+/// The phases, the prompts and dataset, sharding and repeated runs, and the seed.
+fn workload(
+    args: &ProfileArgs,
+    endpoint: EndpointKind,
+    env: &Environment,
+) -> Result<Workload, ConfigError> {
+    let mut profiling = profiling_phase(args)?;
+    let prompt = prompt::PromptConfig::from_args(&args.prompt, endpoint, &env.files)?;
+    if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
+        timing::check_user_centric_turns(&profiling.timing, f64::from(prompt.shaping.turn_mean))?;
+    }
+    let dataset = dataset_config(args, &prompt)?;
+    let shard = shard::ShardConfig::from_args(&args.shard, |k| env.var(k))?;
+    let multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
+    if multi_run.is_repeated() && shard.is_split() {
+        return err(
+            "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \
+             the split run instead",
+        );
+    }
+    let (seed, seed_given) = seed(args.random_seed, &multi_run, &shard, env.drawn_seed);
+    let mut input = dataset::InputConfig::from_args(
+        &args.input,
+        &dataset::InputContext {
+            seed,
+            seeded: seed_given || shard.is_split(),
+            entries: dataset.entries,
+            system_message: endpoint.descriptor().consumes_system_message,
+            osl_given: dataset.osl_mean.is_some(),
+        },
+    )?;
+    // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
+    // warmup inherits from the profiling phase.
+    if input.reads_file()
+        && let Some((timestamped, records)) = env.trace
+    {
+        timing::promote_trace(args, &mut profiling, timestamped, records)?;
+    }
+    if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
+        input.keep_timestamps();
+    }
+    let warmup = warmup_phase(args, &profiling)?;
+    Ok(Workload {
+        profiling,
+        warmup,
+        prompt,
+        dataset,
+        input,
+        shard,
+        multi_run,
+        seed,
+        seed_given,
+    })
+}
+
+/// The run's seed and whether the user gave it: `--random-seed`; else AIPerf's fixed seed for
+/// repeated runs (`--set-consistent-seed`, the default, as if `--random-seed 42` were given);
+/// else, for the shards of a split run, one derived from the instant they share (so they draw
+/// one schedule); else `drawn` (from entropy, reported).
+pub fn seed(
+    random_seed: Option<u64>,
+    multi_run: &multi_run::MultiRunConfig,
+    shard: &shard::ShardConfig,
+    drawn: u64,
+) -> (u64, bool) {
+    let random_seed = random_seed.or(multi_run.default_seed());
+    let seed = match (random_seed, shard.start_at_ns) {
+        (Some(s), _) => s,
+        (None, Some(at)) if shard.is_split() => crate::schedule::child_seed(at, "shard"),
+        (None, _) => drawn,
+    };
+    (seed, random_seed.is_some())
+}
+
+/// The synthetic dataset's size and token lengths.
+fn dataset_config(
+    args: &ProfileArgs,
+    prompt: &prompt::PromptConfig,
+) -> Result<DatasetConfig, ConfigError> {
+    let dataset = DatasetConfig {
+        entries: prompt::dataset_entries(
+            args.num_dataset_entries,
+            prompt.num_conversations,
+            args.request_count,
+        )?,
+        isl_mean: args.isl_mean,
+        isl_stddev: args.isl_stddev,
+        osl_mean: args.osl_mean,
+        osl_stddev: args.osl_stddev,
+    };
+    if dataset.entries == 0 {
+        return err("--num-dataset-entries must be at least 1");
+    }
+    if dataset.isl_mean == 0 {
+        return err("--synthetic-input-tokens-mean must be at least 1");
+    }
+    let valid_sd = |sd: f64| sd.is_finite() && sd >= 0.0;
+    if !valid_sd(dataset.isl_stddev) || !valid_sd(dataset.osl_stddev) {
+        return err("token standard deviations must be non-negative numbers");
+    }
+    if dataset.osl_mean == Some(0) {
+        return err("--output-tokens-mean must be at least 1");
+    }
+    Ok(dataset)
+}
+
+/// `--ui-type`: what the console shows, by whether stdout is a terminal.
+pub fn ui_type(arg: Option<UiTypeArg>, is_tty: bool) -> UiType {
+    match arg {
+        Some(UiTypeArg::None) => UiType::None,
+        Some(UiTypeArg::Dashboard) if is_tty => UiType::Dashboard,
+        Some(UiTypeArg::Simple) if is_tty => UiType::Progress,
+        Some(UiTypeArg::Simple | UiTypeArg::Dashboard) => UiType::Lines,
+        None if is_tty => UiType::Progress,
+        None => UiType::None,
+    }
+}
+
+/// Worker threads: `--workers-max` (else one per core), never more than this shard's share of
+/// the requests that can be in flight. Checks first that the split leaves every shard work.
+pub fn workers(
+    workers_max: Option<usize>,
+    shard: &shard::ShardConfig,
+    profiling: &PhaseConfig,
+    cores: usize,
+) -> Result<usize, ConfigError> {
+    shard.check_divisible(profiling)?;
+    // A shard runs its share of the concurrency.
+    let max_in_flight = shard
+        .shard
+        .share(profiling.load.max_in_flight().unwrap_or(u64::MAX))
+        .max(1);
+    let workers = match workers_max {
+        Some(0) => return err("--workers-max must be at least 1"),
+        Some(w) => w,
+        None => cores,
+    };
+    Ok(workers
+        .min(usize::try_from(max_in_flight).unwrap_or(usize::MAX))
+        .max(1))
+}
+
+/// `--artifact-dir`, else AIPerf's name from the models, endpoint and stimulus; and a check of
+/// `--profile-export-prefix`.
+fn artifact_dir(
+    args: &ProfileArgs,
+    models: &[String],
+    endpoint: EndpointKind,
+    profiling: &PhaseConfig,
+) -> Result<PathBuf, ConfigError> {
+    use crate::export::Stimulus;
+    let stimulus = match (profiling.timing.mode, profiling.load) {
+        (timing::Mode::FixedSchedule(_), _) => Stimulus::FixedSchedule,
+        (timing::Mode::UserCentric { rate, users }, _) => {
+            Stimulus::UserCentric { users, qps: rate }
+        }
+        (timing::Mode::Load, Load::Concurrency(n)) => Stimulus::Concurrency(n),
+        (timing::Mode::Load, Load::Rate { rate, cap, .. }) => Stimulus::Rate {
+            rate,
+            concurrency: cap,
+        },
+    };
+    let artifact_dir = match &args.artifact_dir {
+        Some(d) => d.clone(),
+        None => crate::export::default_artifact_dir(models, endpoint.as_str(), &stimulus),
+    };
+    if let Some(p) = &args.profile_export_prefix
+        && (p.is_empty() || p.contains('/'))
+    {
+        return err("--profile-export-prefix must be a plain file name");
+    }
+    Ok(artifact_dir)
+}
+
+/// `--server-metrics`, `--no-server-metrics` and `--server-metrics-formats`.
+fn server_metrics(args: &ProfileArgs) -> Result<ServerMetricsConfig, ConfigError> {
+    let mut extra_urls = Vec::new();
+    for u in args.server_metrics.iter().flatten() {
+        let n = url::normalize_metrics_url(u);
+        let lower = n.to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            return err(format!(
+                "--server-metrics {u}: only http:// and https:// endpoints are supported"
+            ));
+        }
+        if !extra_urls.contains(&n) {
+            extra_urls.push(n);
+        }
+    }
+    Ok(ServerMetricsConfig {
+        enabled: !args.no_server_metrics,
+        extra_urls,
+        formats: server_metrics_formats(&args.server_metrics_formats),
+    })
+}
+
+/// `--mock`'s response shape.
+fn mock_shape(args: &ProfileArgs) -> Option<MockShape> {
+    let s = &args.mock_shape;
+    args.mock.then(|| MockShape {
+        ttft: Duration::from_secs_f64(s.mock_ttft_ms.max(0.0) / 1e3),
+        itl: Duration::from_secs_f64(s.mock_itl_ms.max(0.0) / 1e3),
+        output_tokens: s.mock_output_tokens.max(1),
+        tokens_per_event: s.mock_tokens_per_event.max(1),
+        reasoning_tokens: s.mock_reasoning_tokens,
+        threads: s.mock_threads.max(1),
+        faults: s.mock_faults.clone().unwrap_or_default().0,
+    })
+}
+
+/// The Rankings flags, for a rankings endpoint type.
+fn rankings_shape(
+    args: &ProfileArgs,
+    endpoint: EndpointKind,
+) -> Option<crate::workload::rankings::RankingsShape> {
+    let r = &args.rankings;
+    endpoint
+        .is_rankings()
+        .then_some(crate::workload::rankings::RankingsShape {
+            passages_mean: r.rankings_passages_mean,
+            passages_stddev: r.rankings_passages_stddev,
+            passage_tokens_mean: r.rankings_passages_prompt_token_mean,
+            passage_tokens_stddev: r.rankings_passages_prompt_token_stddev,
+            query_tokens_mean: r.rankings_query_prompt_token_mean,
+            query_tokens_stddev: r.rankings_query_prompt_token_stddev,
+        })
+}
+
+impl From<ConnectionReuseArg> for ConnectionReuse {
+    fn from(a: ConnectionReuseArg) -> Self {
+        match a {
+            ConnectionReuseArg::Pooled => ConnectionReuse::Pooled,
+            ConnectionReuseArg::Never => ConnectionReuse::Never,
+            ConnectionReuseArg::StickyUserSessions => ConnectionReuse::StickyUserSessions,
+        }
+    }
+}
+
+impl From<ExportLevelArg> for ExportLevel {
+    fn from(a: ExportLevelArg) -> Self {
+        match a {
+            ExportLevelArg::Summary => ExportLevel::Summary,
+            ExportLevelArg::Records => ExportLevel::Records,
+            ExportLevelArg::Raw => ExportLevel::Raw,
+        }
+    }
+}
