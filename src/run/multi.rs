@@ -1,4 +1,4 @@
-//! Repeated profile runs (`--num-profile-runs` over 1, spec §5.6): the whole profile N times,
+//! Repeated profile runs (`--num-profile-runs` over 1, README "Repeated runs"): the whole profile N times,
 //! each into `<artifact-dir>/profile_runs/run_NNNN/` with its usual artifacts and console, a
 //! cooldown between runs, then the aggregate across the runs ([`crate::export::aggregate`]).
 //!
@@ -11,11 +11,11 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{Outcome, RunError, RunOptions, SignalWatch, StopReason, run_inner};
+use super::{Outcome, RunError, RunOptions, SetupKind, SignalWatch, StopReason, run_inner};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::control::RunControl;
-use crate::export::aggregate::{self, RunResult};
+use crate::export::aggregate::{self, Excluded, RunResult};
 use crate::export::{AIPERF_VERSION, ExportNames, Trial};
 
 /// What the signal thread and the sequence share: the run in progress, and whether a signal
@@ -108,12 +108,12 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     // What an earlier run left here (a single run's files, an earlier sequence's runs and
     // aggregate) goes before the first run; each run then starts in an empty folder.
     std::fs::create_dir_all(&base).map_err(|e| {
-        RunError(format!(
-            "cannot create artifact directory {}: {e}",
-            base.display()
-        ))
+        RunError::new(
+            SetupKind::Artifacts,
+            format!("cannot create artifact directory {}: {e}", base.display()),
+        )
     })?;
-    super::clear_artifact_dir(cfg, &base, &names)?;
+    super::prepare::clear_artifact_dir(cfg, &base, &names)?;
     let mut results: Vec<RunResult> = Vec::new();
     let sweep_id = uuid::Uuid::new_v4().to_string();
     let mut setup_error = None;
@@ -171,7 +171,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                 // A setup failure (files, dataset, the mock) would fail every later run too.
                 results.push(RunResult {
                     label,
-                    outcome: Err(e.to_string()),
+                    outcome: Err(Excluded::Setup(e.to_string())),
                 });
                 setup_error = Some(e);
                 break;
@@ -195,15 +195,15 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
 }
 
 /// Why a finished run does not count in the aggregate, if it does not.
-fn not_counted(o: &Outcome) -> Option<String> {
+fn not_counted(o: &Outcome) -> Option<Excluded> {
     if let Some(reason) = &o.stopped {
-        return Some(reason.to_string());
+        return Some(Excluded::Stopped(reason.clone()));
     }
     if o.successes == 0 {
-        return Some(format!("no request succeeded ({} failed)", o.errors));
+        return Some(Excluded::NoSuccess { errors: o.errors });
     }
     if o.client_fell_behind {
-        return Some("the client fell behind its --max-client-lag-us limit".into());
+        return Some(Excluded::ClientFellBehind);
     }
     None
 }
@@ -239,9 +239,12 @@ fn finish(base: &Path, cfg: &Config, results: &[RunResult]) -> Result<(), RunErr
             print!("{out}");
             Ok(())
         }
-        Err(e) => Err(RunError(format!(
-            "cannot write the aggregate in {}: {e}",
-            base.join(aggregate::AGGREGATE_DIR).display()
-        ))),
+        Err(e) => Err(RunError::new(
+            SetupKind::Artifacts,
+            format!(
+                "cannot write the aggregate in {}: {e}",
+                base.join(aggregate::AGGREGATE_DIR).display()
+            ),
+        )),
     }
 }

@@ -109,7 +109,7 @@ fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
 pub(crate) fn scrape_tls(
     cfg: &Config,
     endpoints: &[String],
-) -> Result<Option<crate::net::TlsClient>, String> {
+) -> Result<Option<crate::net::TlsClient>, crate::net::TlsSetupError> {
     if !endpoints
         .iter()
         .any(|u| u.to_ascii_lowercase().starts_with("https://"))
