@@ -607,12 +607,34 @@ mod tests {
         let e = client
             .connector("https://bad_name!", "bad_name!")
             .unwrap_err();
-        assert!(e.contains("not a valid TLS server name"), "{e}");
+        assert!(matches!(e, TlsSetupError::ServerName { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "https://bad_name!: `bad_name!` is not a valid TLS server name"
+        );
     }
 
     #[test]
     fn a_missing_ca_file_is_a_clear_error() {
         let e = TlsClient::new(Verify::On, Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
-        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+        assert!(matches!(e, TlsSetupError::CaFile { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot read CA certificates from /nonexistent/ca.pem: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_ca_file_without_a_certificate_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "no certificate here\n").unwrap();
+        let e = TlsClient::new(Verify::On, Some(&path)).unwrap_err();
+        assert!(matches!(e, TlsSetupError::NoCaCertificate(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("{}: no usable CA certificate in it", path.display())
+        );
     }
 }

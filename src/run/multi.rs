@@ -130,17 +130,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
             break;
         };
         let label = aggregate::run_label(k);
-        let mut run_cfg = cfg.clone();
-        run_cfg.artifact_dir = base.join(aggregate::RUNS_DIR).join(&label);
-        run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
-        run_cfg.multi_run.trial = Some(Trial {
-            index: k - 1,
-            label: label.clone(),
-            sweep_id: sweep_id.clone(),
-        });
-        if k > 1 && mr.warmup_first_run_only {
-            run_cfg.warmup = None;
-        }
+        let run_cfg = run_config(cfg, k, &label, &sweep_id);
         println!(
             "Profile run {k} of {} ({})",
             mr.runs,
@@ -192,6 +182,23 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         Some(e) => Err(e),
         None => written.map(|()| total),
     }
+}
+
+/// Run `k`'s configuration (1-based): its own directory `profile_runs/<label>` and trial;
+/// no warmup after the first run when `warmup_first_run_only` says so.
+fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
+    let mut run_cfg = cfg.clone();
+    run_cfg.artifact_dir = cfg.artifact_dir.join(aggregate::RUNS_DIR).join(label);
+    run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
+    run_cfg.multi_run.trial = Some(Trial {
+        index: k - 1,
+        label: label.to_owned(),
+        sweep_id: sweep_id.to_owned(),
+    });
+    if k > 1 && cfg.multi_run.warmup_first_run_only {
+        run_cfg.warmup = None;
+    }
+    run_cfg
 }
 
 /// Why a finished run does not count in the aggregate, if it does not.
