@@ -63,7 +63,7 @@ fn run_bounded(args: &[&str], limit: Duration) -> Output {
 #[test]
 fn no_request_succeeded_exits_1_and_names_the_error() {
     let dir = tempfile::tempdir().unwrap();
-    let out = profile_refused(dir.path(), &["--request-count", "4"]);
+    let out = profile_refused(dir.path(), &["--request-count", "4", "--isl", "8"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -81,7 +81,9 @@ fn failed_request_threshold_exits_3() {
         dir.path(),
         &[
             "--request-count",
-            "100000",
+            "2000",
+            "--isl",
+            "8",
             "--failed-request-threshold",
             "0.5",
         ],
