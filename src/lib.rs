@@ -28,6 +28,8 @@ pub mod config;
 #[cfg(feature = "engine")]
 pub mod control;
 #[cfg(feature = "engine")]
+pub mod error;
+#[cfg(feature = "engine")]
 pub mod export;
 #[cfg(feature = "engine")]
 pub mod fdlimit;
@@ -59,3 +61,6 @@ pub mod ui;
 pub mod worker;
 #[cfg(feature = "engine")]
 pub mod workload;
+
+#[cfg(feature = "engine")]
+pub use error::Error;

@@ -41,13 +41,95 @@ pub fn run_label(k: u32) -> String {
 
 /// One run as the aggregate sees it: its label and either the values read from its summary
 /// JSON or why it does not count.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RunResult {
     /// `run_NNNN`.
     pub label: String,
     /// The run's metrics, or why it does not count.
-    pub outcome: Result<Vec<RunMetric>, String>,
+    pub outcome: Result<Vec<RunMetric>, Excluded>,
 }
+
+/// Why a run does not count in the aggregate; its `Display` is the reason the aggregate's
+/// `failed_runs` carry.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Excluded {
+    /// The run's summary JSON cannot be read.
+    Unreadable {
+        /// The summary JSON.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The run's summary JSON is not JSON.
+    NotJson {
+        /// The summary JSON.
+        path: PathBuf,
+        /// What the parser said.
+        source: serde_json::Error,
+    },
+    /// The run stopped early (its figures would skew the statistics).
+    Stopped(crate::control::StopReason),
+    /// No request of the run succeeded.
+    NoSuccess {
+        /// Its failed requests.
+        errors: u64,
+    },
+    /// The client fell behind its `--max-client-lag-us` limit.
+    ClientFellBehind,
+    /// The run could not be set up (the setup error's message).
+    Setup(String),
+}
+
+impl std::fmt::Display for Excluded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Excluded::Unreadable { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            Excluded::NotJson { path, source } => {
+                write!(f, "{} is not JSON: {source}", path.display())
+            }
+            Excluded::Stopped(reason) => write!(f, "{reason}"),
+            Excluded::NoSuccess { errors } => {
+                write!(f, "no request succeeded ({errors} failed)")
+            }
+            Excluded::ClientFellBehind => {
+                f.write_str("the client fell behind its --max-client-lag-us limit")
+            }
+            Excluded::Setup(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Excluded {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Excluded::Unreadable { source, .. } => Some(source),
+            Excluded::NotJson { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// No run counted: there is nothing to aggregate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoRunCounted {
+    /// The runs attempted.
+    pub runs: usize,
+}
+
+impl std::fmt::Display for NoRunCounted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "all {} runs failed: no aggregate statistics can be computed",
+            self.runs
+        )
+    }
+}
+
+impl std::error::Error for NoRunCounted {}
 
 /// One metric of one run: its tag, unit and the stats present as finite numbers.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,10 +167,15 @@ pub fn metrics_of(doc: &Value) -> Vec<RunMetric> {
 /// Reads one run's summary JSON; a missing or unreadable file is the run's error.
 pub fn read_run(label: String, json_path: &Path) -> RunResult {
     let outcome = std::fs::read(json_path)
-        .map_err(|e| format!("cannot read {}: {e}", json_path.display()))
+        .map_err(|source| Excluded::Unreadable {
+            path: json_path.to_owned(),
+            source,
+        })
         .and_then(|b| {
-            serde_json::from_slice::<Value>(&b)
-                .map_err(|e| format!("{} is not JSON: {e}", json_path.display()))
+            serde_json::from_slice::<Value>(&b).map_err(|source| Excluded::NotJson {
+                path: json_path.to_owned(),
+                source,
+            })
         })
         .map(|doc| metrics_of(&doc));
     RunResult { label, outcome }
@@ -130,7 +217,7 @@ pub fn aggregate(
     runs: &[RunResult],
     level: f64,
     cooldown_seconds: f64,
-) -> Result<Aggregate, String> {
+) -> Result<Aggregate, NoRunCounted> {
     let ok: Vec<(&str, &[RunMetric])> = runs
         .iter()
         .filter_map(|r| {
@@ -146,14 +233,11 @@ pub fn aggregate(
             r.outcome
                 .as_ref()
                 .err()
-                .map(|e| (r.label.clone(), e.clone()))
+                .map(|e| (r.label.clone(), e.to_string()))
         })
         .collect();
     if ok.is_empty() {
-        return Err(format!(
-            "all {} runs failed: no aggregate statistics can be computed",
-            runs.len()
-        ));
+        return Err(NoRunCounted { runs: runs.len() });
     }
     // Every (metric, stat) pair present in any run, in first-seen order.
     let mut pairs: Vec<(&str, &'static str)> = Vec::new();
@@ -467,7 +551,9 @@ mod tests {
             ),
             RunResult {
                 label: "run_0003".into(),
-                outcome: Err("cancelled by SIGINT".into()),
+                outcome: Err(Excluded::Stopped(crate::control::StopReason::Signal(
+                    "SIGINT",
+                ))),
             },
         ]
     }
@@ -575,10 +661,46 @@ mod tests {
     fn no_successful_run_is_an_error() {
         let runs = vec![RunResult {
             label: "run_0001".into(),
-            outcome: Err("no request succeeded".into()),
+            outcome: Err(Excluded::NoSuccess { errors: 3 }),
         }];
         let e = aggregate(&runs, 0.95, 0.0).unwrap_err();
-        assert!(e.contains("all 1 runs failed"), "{e}");
+        assert_eq!(e, NoRunCounted { runs: 1 });
+        assert_eq!(
+            e.to_string(),
+            "all 1 runs failed: no aggregate statistics can be computed"
+        );
+    }
+
+    #[test]
+    fn why_a_run_does_not_count_reads_as_the_aggregate_writes_it() {
+        let missing = Path::new("/nonexistent/ringperf/profile_export_aiperf.json");
+        let r = read_run("run_0001".into(), missing);
+        let e = r.outcome.unwrap_err();
+        assert!(matches!(e, Excluded::Unreadable { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot read {}: ", missing.display())),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("profile_export_aiperf.json");
+        std::fs::write(&bad, "{not json").unwrap();
+        let e = read_run("run_0002".into(), &bad).outcome.unwrap_err();
+        assert!(matches!(e, Excluded::NotJson { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{} is not JSON: ", bad.display())),
+            "{e}"
+        );
+        assert_eq!(
+            Excluded::NoSuccess { errors: 4 }.to_string(),
+            "no request succeeded (4 failed)"
+        );
+        assert_eq!(
+            Excluded::ClientFellBehind.to_string(),
+            "the client fell behind its --max-client-lag-us limit"
+        );
+        assert_eq!(Excluded::Setup("boom".into()).to_string(), "boom");
     }
 
     #[test]

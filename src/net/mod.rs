@@ -20,7 +20,7 @@ pub mod waiters;
 pub use exchange::{AfterHead, Cut, Error, Exchange, Limits, Sink};
 pub use pool::Pool;
 pub use rxstamp::ReadStamp;
-pub use tls::{Connector, TlsClient, TlsError, Verify};
+pub use tls::{Connector, TlsClient, TlsError, TlsSetupError, Verify};
 
 #[cfg(test)]
 mod tests;

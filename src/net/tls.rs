@@ -23,7 +23,7 @@
 
 use std::io::{self, BufRead, Write};
 use std::os::fd::{AsRawFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use monoio::buf::IoBufMut;
@@ -52,6 +52,65 @@ pub enum Verify {
     Off,
 }
 
+/// Why the client side of TLS could not be set up for a run (before anything is sent).
+#[derive(Debug)]
+pub enum TlsSetupError {
+    /// The crypto provider refused the protocol versions.
+    Provider(rustls::Error),
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR` name certificates that cannot be loaded.
+    EnvRoots(rustls_native_certs::Error),
+    /// The `ca_file` PEM bundle cannot be read.
+    CaFile {
+        /// The bundle.
+        path: PathBuf,
+        /// What the PEM reader said.
+        source: rustls::pki_types::pem::Error,
+    },
+    /// The `ca_file` PEM bundle holds no usable certificate.
+    NoCaCertificate(PathBuf),
+    /// A URL's host is neither a DNS name nor an IP address.
+    ServerName {
+        /// The URL as given.
+        url: String,
+        /// Its host.
+        host: String,
+    },
+}
+
+impl std::fmt::Display for TlsSetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TlsSetupError::Provider(e) => write!(f, "TLS setup: {e}"),
+            TlsSetupError::EnvRoots(e) => write!(
+                f,
+                "cannot load the CA certificates SSL_CERT_FILE / SSL_CERT_DIR name: {e}"
+            ),
+            TlsSetupError::CaFile { path, source } => write!(
+                f,
+                "cannot read CA certificates from {}: {source}",
+                path.display()
+            ),
+            TlsSetupError::NoCaCertificate(path) => {
+                write!(f, "{}: no usable CA certificate in it", path.display())
+            }
+            TlsSetupError::ServerName { url, host } => {
+                write!(f, "{url}: `{host}` is not a valid TLS server name")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TlsSetupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TlsSetupError::Provider(e) => Some(e),
+            TlsSetupError::EnvRoots(e) => Some(e),
+            TlsSetupError::CaFile { source, .. } => Some(source),
+            TlsSetupError::NoCaCertificate(_) | TlsSetupError::ServerName { .. } => None,
+        }
+    }
+}
+
 /// The client side of TLS for one run: its rustls configuration (roots, verification, ALPN
 /// `http/1.1`), shared by every connection of every URL.
 #[derive(Clone, Debug)]
@@ -66,11 +125,11 @@ impl TlsClient {
     ///
     /// # Errors
     /// `ca_file` (or a file the environment names) cannot be read or holds no certificate.
-    pub fn new(verify: Verify, ca_file: Option<&Path>) -> Result<Self, String> {
+    pub fn new(verify: Verify, ca_file: Option<&Path>) -> Result<Self, TlsSetupError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS setup: {e}"))?;
+            .map_err(TlsSetupError::Provider)?;
         let mut config = match verify {
             Verify::On => builder
                 .with_root_certificates(root_store(ca_file)?)
@@ -93,9 +152,12 @@ impl TlsClient {
     ///
     /// # Errors
     /// `host` is neither.
-    pub fn connector(&self, url: &str, host: &str) -> Result<Connector, String> {
-        let server_name = ServerName::try_from(host.to_owned())
-            .map_err(|_| format!("{url}: `{host}` is not a valid TLS server name"))?;
+    pub fn connector(&self, url: &str, host: &str) -> Result<Connector, TlsSetupError> {
+        let server_name =
+            ServerName::try_from(host.to_owned()).map_err(|_| TlsSetupError::ServerName {
+                url: url.to_owned(),
+                host: host.to_owned(),
+            })?;
         Ok(Connector {
             config: Arc::clone(&self.config),
             server_name,
@@ -105,28 +167,26 @@ impl TlsClient {
 }
 
 /// The roots a verifying client trusts.
-fn root_store(ca_file: Option<&Path>) -> Result<RootCertStore, String> {
+fn root_store(ca_file: Option<&Path>) -> Result<RootCertStore, TlsSetupError> {
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let native = rustls_native_certs::load_native_certs();
     let env_named =
         std::env::var_os("SSL_CERT_FILE").is_some() || std::env::var_os("SSL_CERT_DIR").is_some();
-    if env_named && let Some(e) = native.errors.first() {
-        return Err(format!(
-            "cannot load the CA certificates SSL_CERT_FILE / SSL_CERT_DIR name: {e}"
-        ));
+    if env_named && let Some(e) = native.errors.into_iter().next() {
+        return Err(TlsSetupError::EnvRoots(e));
     }
     roots.add_parsable_certificates(native.certs);
     if let Some(path) = ca_file {
         let certs = CertificateDer::pem_file_iter(path)
             .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-            .map_err(|e| format!("cannot read CA certificates from {}: {e}", path.display()))?;
+            .map_err(|source| TlsSetupError::CaFile {
+                path: path.to_owned(),
+                source,
+            })?;
         let (added, _) = roots.add_parsable_certificates(certs);
         if added == 0 {
-            return Err(format!(
-                "{}: no usable CA certificate in it",
-                path.display()
-            ));
+            return Err(TlsSetupError::NoCaCertificate(path.to_owned()));
         }
     }
     Ok(roots)
@@ -547,12 +607,34 @@ mod tests {
         let e = client
             .connector("https://bad_name!", "bad_name!")
             .unwrap_err();
-        assert!(e.contains("not a valid TLS server name"), "{e}");
+        assert!(matches!(e, TlsSetupError::ServerName { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "https://bad_name!: `bad_name!` is not a valid TLS server name"
+        );
     }
 
     #[test]
     fn a_missing_ca_file_is_a_clear_error() {
         let e = TlsClient::new(Verify::On, Some(Path::new("/nonexistent/ca.pem"))).unwrap_err();
-        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+        assert!(matches!(e, TlsSetupError::CaFile { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot read CA certificates from /nonexistent/ca.pem: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_ca_file_without_a_certificate_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "no certificate here\n").unwrap();
+        let e = TlsClient::new(Verify::On, Some(&path)).unwrap_err();
+        assert!(matches!(e, TlsSetupError::NoCaCertificate(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("{}: no usable CA certificate in it", path.display())
+        );
     }
 }

@@ -115,81 +115,36 @@ pub struct Collected {
     pub timeslices: Option<TimesliceCollector>,
 }
 
+/// What the aggregator accumulates while it drains the rings.
+struct Tally {
+    profiling: Accumulator,
+    warmup: Accumulator,
+    warmup_seen: bool,
+    /// Reused for every response.
+    parsed: ParsedResponse,
+    /// The first failure to write a per-request record (later records are not written).
+    jsonl_error: Option<String>,
+    /// The dashboard's fold, only when it is shown.
+    live: Option<LiveStats>,
+}
+
 impl Collector {
     /// Runs until every producer is gone and every ring is empty.
     pub fn run(mut self) -> Collected {
-        let mut profiling = Accumulator::new(self.metric_cfg.clone());
-        let mut warmup = Accumulator::new(self.metric_cfg.clone());
-        let mut warmup_seen = false;
-        let mut parsed = ParsedResponse::with_response_field(self.response_field.clone());
-        let mut jsonl_error = None;
-        let mut last_flush = Instant::now();
-        // The dashboard's fold, only when it is shown.
+        let mut tally = Tally {
+            profiling: Accumulator::new(self.metric_cfg.clone()),
+            warmup: Accumulator::new(self.metric_cfg.clone()),
+            warmup_seen: false,
+            parsed: ParsedResponse::with_response_field(self.response_field.clone()),
+            jsonl_error: None,
+            live: self.progress.board.as_ref().map(|_| LiveStats::default()),
+        };
         let board = self.progress.board.clone();
-        let mut live = board.as_ref().map(|_| LiveStats::default());
+        let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
         loop {
-            let mut got = 0usize;
-            for c in &self.consumers {
-                // A bounded batch per ring keeps the draining fair.
-                for _ in 0..256 {
-                    let Some(raw) = c.pop() else { break };
-                    got += 1;
-                    let facts = self.facts(&raw, &mut parsed);
-                    let metrics = record_metrics(&self.metric_cfg, &facts);
-                    if let Some(l) = live.as_mut() {
-                        l.add(&facts, &metrics);
-                    }
-                    match facts.phase {
-                        Phase::Warmup => {
-                            warmup_seen = true;
-                            warmup.add(&facts, &metrics);
-                            self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Phase::Profiling => {
-                            profiling.add(&facts, &metrics);
-                            if let Some(t) = self.timeslices.as_mut() {
-                                t.add(&facts, &metrics);
-                            }
-                            if facts.error.is_some() {
-                                self.progress
-                                    .profiling_errors
-                                    .fetch_add(1, Ordering::Relaxed);
-                            }
-                            let total =
-                                self.progress.profiling_done.fetch_add(1, Ordering::Relaxed) + 1;
-                            let failed = self.progress.profiling_errors.load(Ordering::Relaxed);
-                            if let Some(b) = self.budget
-                                && b.crossed(failed, total)
-                                && !self.control.stopped()
-                            {
-                                let reason = super::StopReason::ErrorBudget {
-                                    failed,
-                                    total,
-                                    threshold: b.threshold,
-                                };
-                                eprintln!("ringperf: stopping: {reason}");
-                                self.control.stop_after(reason, self.stop_grace);
-                            }
-                        }
-                    }
-                    if let Some((path, w)) = self.jsonl.as_mut()
-                        && jsonl_error.is_none()
-                        && let Err(e) = w.write_from(&facts, &metrics, Some(&raw))
-                    {
-                        jsonl_error = Some(format!("writing {}: {e}", path.display()));
-                    }
-                    if let Some(sink) = self.raw.as_mut()
-                        && jsonl_error.is_none()
-                    {
-                        let body = payload(&sink.shared, &raw, &self.turn_offsets);
-                        if let Err(e) = sink.writer.write(&raw, &facts, &metrics, body) {
-                            jsonl_error = Some(format!("writing {}: {e}", sink.path.display()));
-                        }
-                    }
-                }
-            }
-            if let (Some(b), Some(l)) = (board.as_ref(), live.as_ref())
+            let got = self.drain(&mut tally);
+            if let (Some(b), Some(l)) = (board.as_ref(), tally.live.as_ref())
                 && last_publish.elapsed() >= LIVE_INTERVAL
             {
                 let stalls = self.consumers.iter().map(Consumer::stalls).sum();
@@ -211,6 +166,90 @@ impl Collector {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
+        self.close(tally)
+    }
+
+    /// Takes what the rings hold now, a bounded batch per ring to keep the draining fair; the
+    /// number of records taken.
+    fn drain(&mut self, tally: &mut Tally) -> usize {
+        let mut got = 0usize;
+        for i in 0..self.consumers.len() {
+            for _ in 0..256 {
+                let Some(raw) = self.consumers[i].pop() else {
+                    break;
+                };
+                got += 1;
+                self.take(&raw, tally);
+            }
+        }
+        got
+    }
+
+    /// One record: its facts and metrics into its phase's accumulator (and the timeslices, the
+    /// dashboard, the error budget), then into the per-request files.
+    fn take(&mut self, raw: &RawRecord, tally: &mut Tally) {
+        let facts = self.facts(raw, &mut tally.parsed);
+        let metrics = record_metrics(&self.metric_cfg, &facts);
+        if let Some(l) = tally.live.as_mut() {
+            l.add(&facts, &metrics);
+        }
+        match facts.phase {
+            Phase::Warmup => {
+                tally.warmup_seen = true;
+                tally.warmup.add(&facts, &metrics);
+                self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
+            }
+            Phase::Profiling => {
+                tally.profiling.add(&facts, &metrics);
+                if let Some(t) = self.timeslices.as_mut() {
+                    t.add(&facts, &metrics);
+                }
+                self.count_profiling(facts.error.is_some());
+            }
+        }
+        if let Some((path, w)) = self.jsonl.as_mut()
+            && tally.jsonl_error.is_none()
+            && let Err(e) = w.write_from(&facts, &metrics, Some(raw))
+        {
+            tally.jsonl_error = Some(format!("writing {}: {e}", path.display()));
+        }
+        if let Some(sink) = self.raw.as_mut()
+            && tally.jsonl_error.is_none()
+        {
+            let body = payload(&sink.shared, raw, &self.turn_offsets);
+            if let Err(e) = sink.writer.write(raw, &facts, &metrics, body) {
+                tally.jsonl_error = Some(format!("writing {}: {e}", sink.path.display()));
+            }
+        }
+    }
+
+    /// Counts a profiling request (`failed` or not); stops the run once the error budget is
+    /// crossed.
+    fn count_profiling(&self, failed: bool) {
+        if failed {
+            self.progress
+                .profiling_errors
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        let total = self.progress.profiling_done.fetch_add(1, Ordering::Relaxed) + 1;
+        let failed = self.progress.profiling_errors.load(Ordering::Relaxed);
+        if let Some(b) = self.budget
+            && b.crossed(failed, total)
+            && !self.control.stopped()
+        {
+            let reason = super::StopReason::ErrorBudget {
+                failed,
+                total,
+                threshold: b.threshold,
+            };
+            eprintln!("ringperf: stopping: {reason}");
+            self.control.stop_after(reason, self.stop_grace);
+        }
+    }
+
+    /// Closes the per-request files (the first failure is kept) and hands back the tally.
+    fn close(mut self, tally: Tally) -> Collected {
+        let mut jsonl_error = tally.jsonl_error;
         if let Some((path, w)) = self.jsonl.take()
             && let Err(e) = w.close()
         {
@@ -223,9 +262,9 @@ impl Collector {
         }
         let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
         Collected {
-            profiling,
-            warmup,
-            warmup_seen,
+            profiling: tally.profiling,
+            warmup: tally.warmup,
+            warmup_seen: tally.warmup_seen,
             ring_stalls,
             cpu_ns: crate::clock::thread_cpu_ns(),
             jsonl_error,

@@ -11,11 +11,11 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{Outcome, RunError, RunOptions, SignalWatch, StopReason, run_inner};
+use super::{Outcome, RunError, RunOptions, SetupKind, SignalWatch, StopReason, run_inner};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::control::RunControl;
-use crate::export::aggregate::{self, RunResult};
+use crate::export::aggregate::{self, Excluded, RunResult};
 use crate::export::{AIPERF_VERSION, ExportNames, Trial};
 
 /// What the signal thread and the sequence share: the run in progress, and whether a signal
@@ -108,12 +108,12 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     // What an earlier run left here (a single run's files, an earlier sequence's runs and
     // aggregate) goes before the first run; each run then starts in an empty folder.
     std::fs::create_dir_all(&base).map_err(|e| {
-        RunError(format!(
-            "cannot create artifact directory {}: {e}",
-            base.display()
-        ))
+        RunError::new(
+            SetupKind::Artifacts,
+            format!("cannot create artifact directory {}: {e}", base.display()),
+        )
     })?;
-    super::clear_artifact_dir(cfg, &base, &names)?;
+    super::prepare::clear_artifact_dir(cfg, &base, &names)?;
     let mut results: Vec<RunResult> = Vec::new();
     let sweep_id = uuid::Uuid::new_v4().to_string();
     let mut setup_error = None;
@@ -130,17 +130,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
             break;
         };
         let label = aggregate::run_label(k);
-        let mut run_cfg = cfg.clone();
-        run_cfg.artifact_dir = base.join(aggregate::RUNS_DIR).join(&label);
-        run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
-        run_cfg.multi_run.trial = Some(Trial {
-            index: k - 1,
-            label: label.clone(),
-            sweep_id: sweep_id.clone(),
-        });
-        if k > 1 && mr.warmup_first_run_only {
-            run_cfg.warmup = None;
-        }
+        let run_cfg = run_config(cfg, k, &label, &sweep_id);
         println!(
             "Profile run {k} of {} ({})",
             mr.runs,
@@ -171,7 +161,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                 // A setup failure (files, dataset, the mock) would fail every later run too.
                 results.push(RunResult {
                     label,
-                    outcome: Err(e.to_string()),
+                    outcome: Err(Excluded::Setup(e.to_string())),
                 });
                 setup_error = Some(e);
                 break;
@@ -194,16 +184,33 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     }
 }
 
+/// Run `k`'s configuration (1-based): its own directory `profile_runs/<label>` and trial;
+/// no warmup after the first run when `warmup_first_run_only` says so.
+fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
+    let mut run_cfg = cfg.clone();
+    run_cfg.artifact_dir = cfg.artifact_dir.join(aggregate::RUNS_DIR).join(label);
+    run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
+    run_cfg.multi_run.trial = Some(Trial {
+        index: k - 1,
+        label: label.to_owned(),
+        sweep_id: sweep_id.to_owned(),
+    });
+    if k > 1 && cfg.multi_run.warmup_first_run_only {
+        run_cfg.warmup = None;
+    }
+    run_cfg
+}
+
 /// Why a finished run does not count in the aggregate, if it does not.
-fn not_counted(o: &Outcome) -> Option<String> {
+fn not_counted(o: &Outcome) -> Option<Excluded> {
     if let Some(reason) = &o.stopped {
-        return Some(reason.to_string());
+        return Some(Excluded::Stopped(reason.clone()));
     }
     if o.successes == 0 {
-        return Some(format!("no request succeeded ({} failed)", o.errors));
+        return Some(Excluded::NoSuccess { errors: o.errors });
     }
     if o.client_fell_behind {
-        return Some("the client fell behind its --max-client-lag-us limit".into());
+        return Some(Excluded::ClientFellBehind);
     }
     None
 }
@@ -239,9 +246,12 @@ fn finish(base: &Path, cfg: &Config, results: &[RunResult]) -> Result<(), RunErr
             print!("{out}");
             Ok(())
         }
-        Err(e) => Err(RunError(format!(
-            "cannot write the aggregate in {}: {e}",
-            base.join(aggregate::AGGREGATE_DIR).display()
-        ))),
+        Err(e) => Err(RunError::new(
+            SetupKind::Artifacts,
+            format!(
+                "cannot write the aggregate in {}: {e}",
+                base.join(aggregate::AGGREGATE_DIR).display()
+            ),
+        )),
     }
 }

@@ -109,7 +109,7 @@ fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
 pub(crate) fn scrape_tls(
     cfg: &Config,
     endpoints: &[String],
-) -> Result<Option<crate::net::TlsClient>, String> {
+) -> Result<Option<crate::net::TlsClient>, crate::net::TlsSetupError> {
     if !endpoints
         .iter()
         .any(|u| u.to_ascii_lowercase().starts_with("https://"))
@@ -191,27 +191,7 @@ pub(crate) fn finish(
         );
     }
     let (c, windows) = s.finish();
-    if cfg.verbose {
-        let per = c
-            .cpu_ns
-            .filter(|_| c.scrapes > 0)
-            .map(|ns| {
-                format!(
-                    ", {:.1} µs CPU per scrape",
-                    ns as f64 / 1e3 / c.scrapes as f64
-                )
-            })
-            .unwrap_or_default();
-        eprintln!(
-            "ringperf: server metrics: {} scrape(s) of {} endpoint(s), {} failed{per}",
-            c.scrapes,
-            c.endpoints.len(),
-            c.errors
-        );
-    }
-    if let Some(e) = &c.jsonl_error {
-        eprintln!("ringperf: warning: server metrics: {e}");
-    }
+    say_collected(cfg, &c);
     let mut files = Vec::new();
     let slice_ns = cfg
         .slice_duration
@@ -239,19 +219,7 @@ pub(crate) fn finish(
         endpoints_configured: &c.endpoints,
         input_config: &run.input_config,
     };
-    let (concurrency, request_rate) = match cfg.profiling.load {
-        Load::Concurrency(n) => (Some(n), None),
-        // A fixed schedule has no rate of its own (its `Load::Rate` carries only the cap).
-        Load::Rate { cap, .. }
-            if matches!(
-                cfg.profiling.timing.mode,
-                crate::config::timing::Mode::FixedSchedule(_)
-            ) =>
-        {
-            (cap, None)
-        }
-        Load::Rate { rate, cap, .. } => (cap, Some(rate)),
-    };
+    let (concurrency, request_rate) = profiling_load(cfg);
     let meta = ParquetMeta {
         model_names: &cfg.models,
         concurrency,
@@ -276,5 +244,47 @@ pub(crate) fn finish(
         store: c.store,
         slice_ns,
         benchmark_id: run.benchmark_id.clone(),
+    }
+}
+
+/// With `--verbose`, what the scraper did; a failure to write its JSONL, always.
+fn say_collected(cfg: &Config, c: &crate::scrape::collector::Collected) {
+    if cfg.verbose {
+        let per = c
+            .cpu_ns
+            .filter(|_| c.scrapes > 0)
+            .map(|ns| {
+                format!(
+                    ", {:.1} µs CPU per scrape",
+                    ns as f64 / 1e3 / c.scrapes as f64
+                )
+            })
+            .unwrap_or_default();
+        eprintln!(
+            "ringperf: server metrics: {} scrape(s) of {} endpoint(s), {} failed{per}",
+            c.scrapes,
+            c.endpoints.len(),
+            c.errors
+        );
+    }
+    if let Some(e) = &c.jsonl_error {
+        eprintln!("ringperf: warning: server metrics: {e}");
+    }
+}
+
+/// The profiling phase's `(concurrency, request rate)` for the Parquet metadata.
+fn profiling_load(cfg: &Config) -> (Option<u64>, Option<f64>) {
+    match cfg.profiling.load {
+        Load::Concurrency(n) => (Some(n), None),
+        // A fixed schedule has no rate of its own (its `Load::Rate` carries only the cap).
+        Load::Rate { cap, .. }
+            if matches!(
+                cfg.profiling.timing.mode,
+                crate::config::timing::Mode::FixedSchedule(_)
+            ) =>
+        {
+            (cap, None)
+        }
+        Load::Rate { rate, cap, .. } => (cap, Some(rate)),
     }
 }

@@ -12,7 +12,7 @@ use crate::export::ShardInfo;
 use crate::export::shard::{self as manifest, ShardManifest};
 use crate::worker::Shared;
 
-use super::{RunError, log};
+use super::{RunError, SetupKind, log};
 
 /// Longest single sleep while waiting for `--start-at`, so a signal is not kept waiting.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -76,10 +76,13 @@ pub(super) fn prepare(
         && at < clock.wall_origin_ns()
     {
         let late = (clock.wall_origin_ns() - at) as f64 / 1e9;
-        return Err(RunError(format!(
-            "--start-at is {late:.3} s before this process started: start every shard before \
-             the instant they share (pick one further ahead)"
-        )));
+        return Err(RunError::new(
+            SetupKind::Shard,
+            format!(
+                "--start-at is {late:.3} s before this process started: start every shard \
+                 before the instant they share (pick one further ahead)"
+            ),
+        ));
     }
     if !cfg.shard.is_split() {
         return Ok(None);
@@ -111,11 +114,14 @@ pub(super) fn prepare(
         ringperf_version: env!("CARGO_PKG_VERSION").to_string(),
     };
     manifest::write(dir, &m).map_err(|e| {
-        RunError(format!(
-            "cannot write {} in {}: {e}",
-            manifest::SHARD_FILE,
-            dir.display()
-        ))
+        RunError::new(
+            SetupKind::Shard,
+            format!(
+                "cannot write {} in {}: {e}",
+                manifest::SHARD_FILE,
+                dir.display()
+            ),
+        )
     })?;
     Ok(Some(Identity { manifest: m }))
 }

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use crate::config::{BaseUrl, UrlError};
 use crate::http::HttpError;
-use crate::net::{Connector, TlsClient};
+use crate::net::{Connector, TlsClient, TlsSetupError};
 
 /// Why an endpoint cannot be scraped.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub enum Error {
     /// An `https://` endpoint whose host cannot be a TLS server name.
     Tls {
         /// The connector's reason (it names the URL).
-        error: String,
+        error: TlsSetupError,
     },
     /// The requests to the URL cannot be encoded (a host or path the encoder refuses).
     Encode {
@@ -54,7 +54,8 @@ impl std::error::Error for Error {
         match self {
             Error::Url(e) => Some(e),
             Error::Encode { error, .. } => Some(error),
-            Error::Https { .. } | Error::Tls { .. } => None,
+            Error::Tls { error } => Some(error),
+            Error::Https { .. } => None,
         }
     }
 }

@@ -13,6 +13,7 @@ mod datasets;
 mod deploy;
 mod e2e;
 mod endpoints;
+mod exit_codes;
 mod exports;
 mod faults;
 mod first_run;

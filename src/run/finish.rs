@@ -1,0 +1,393 @@
+//! Stage 4 of a run, finishing and exporting: the workers and the aggregator stopped, the
+//! collectors' final scrapes, the run's account of itself ([`RunInfo`], threads, client
+//! health), every export (summary files, per-phase files, timeslices, the console), then, last,
+//! the results-ready marker and the console on stdout.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::error::{RunError, SetupKind};
+use super::phases::PhaseTimes;
+use super::prepare::Prepared;
+use super::start::{Collectors, Started};
+use super::{Outcome, collect, gpu_telemetry, health, log, server_metrics, write_file};
+use crate::aggregate::Summary;
+use crate::config::{Config, ExportLevel};
+use crate::control::{RunControl, StopReason};
+use crate::export::RunInfo;
+use crate::export::phases::PhaseRun;
+use crate::record::Phase;
+use crate::worker::WorkerCpu;
+
+/// The files the console footer lists: `(label, path)`.
+type Files = Vec<(&'static str, PathBuf)>;
+
+/// What the run measured, once its threads are done.
+struct Measured {
+    collected: collect::Collected,
+    worker_cpu: Vec<WorkerCpu>,
+    stopped: Option<StopReason>,
+    /// Profiling's statistics, and warmup's when it ran.
+    summary: Summary,
+    warmup: Option<Summary>,
+}
+
+/// Stops the threads, writes every artifact and says how the run ended.
+pub(super) fn finish(
+    cfg: &Config,
+    control: &RunControl,
+    prepared: &Prepared,
+    started: Started,
+    times: &PhaseTimes,
+) -> Result<Outcome, RunError> {
+    let Started {
+        aggregator,
+        workers,
+        driver,
+        collectors,
+        ..
+    } = started;
+    let worker_cpu = workers.shutdown();
+    let collected = aggregator
+        .join()
+        .map_err(|_| RunError::new(SetupKind::Threads, "the aggregator thread panicked"))?;
+    if let Some(e) = &collected.jsonl_error {
+        eprintln!("ringperf: warning: {e}");
+    }
+    let m = measured(control, collected, worker_cpu, times);
+    if prepared.kernel_stamps && m.summary.receive_lag.is_none() && m.summary.dispatch_lag.is_some()
+    {
+        log(
+            cfg,
+            "no read came with a kernel receive stamp: the metrics used user-space stamps",
+        );
+    }
+    let mut run_info = run_info(cfg, prepared, &m, times, driver);
+    let (gpu, sm) = finish_collectors(collectors, cfg, prepared, &run_info, times);
+    let client_fell_behind = account(cfg, &mut run_info, &m, &sm, &gpu);
+    let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
+    write_console(cfg, prepared, &m, &run_info, &gpu, &files)?;
+    Ok(outcome(m, client_fell_behind, prepared.dir.clone()))
+}
+
+/// The statistics of each phase; sweep-line windows start at each phase's start, as AIPerf's
+/// do.
+fn measured(
+    control: &RunControl,
+    collected: collect::Collected,
+    worker_cpu: Vec<WorkerCpu>,
+    times: &PhaseTimes,
+) -> Measured {
+    let stopped = control.reason();
+    let summary = collected.profiling.finish_from(Some(times.start_wall_ns));
+    let warmup = collected.warmup_seen.then(|| {
+        collected
+            .warmup
+            .finish_from(times.warmup.map(|(start, _)| start))
+    });
+    Measured {
+        collected,
+        worker_cpu,
+        stopped,
+        summary,
+        warmup,
+    }
+}
+
+/// The run's description every export carries (threads and client health come later).
+fn run_info(
+    cfg: &Config,
+    prepared: &Prepared,
+    m: &Measured,
+    times: &PhaseTimes,
+    io_driver: String,
+) -> RunInfo {
+    let clock = prepared.shared.clock;
+    let identity = prepared.identity.as_ref();
+    RunInfo {
+        // The shards of a run share its id.
+        benchmark_id: identity.map_or_else(crate::export::new_benchmark_id, |i| {
+            i.manifest.run_id.clone()
+        }),
+        aiperf_version: crate::export::AIPERF_VERSION.into(),
+        cli_command: cfg.cli_command.clone(),
+        input_config: cfg.input_config(),
+        start_wall_ns: times.start_wall_ns,
+        end_wall_ns: times.end_wall_ns,
+        was_cancelled: m.stopped.is_some(),
+        // AIPerf: `is_complete = incomplete_reason is None`, always written.
+        is_complete: Some(m.stopped.is_none()),
+        incomplete_reason: m.stopped.as_ref().map(ToString::to_string),
+        metrics_title: cfg.endpoint.metrics_title().to_string(),
+        io_driver,
+        workers: cfg.workers,
+        ring_stalls: m.collected.ring_stalls,
+        random_seed: cfg.seed_given.then_some(cfg.seed),
+        trial: cfg.multi_run.trial.clone(),
+        monotonic_origin_ns: clock.raw_ns(0),
+        wall_origin_ns: clock.wall_origin_ns(),
+        realtime_offset: Some(clock.realtime_offset()),
+        timestamps: if prepared.kernel_stamps {
+            "kernel"
+        } else {
+            "user"
+        },
+        shard: identity.map(|i| i.info(times.start_at)),
+        merge: None,
+        threads: Vec::new(),
+        client_health: None,
+    }
+}
+
+/// Server metrics: flush period, final scrape, exports (listed in the console footer). Before
+/// the summary, which carries the scraper thread's CPU time; before the per-phase files, which
+/// carry each phase's server metrics. GPU telemetry first: its final scrape is due now, the
+/// server metrics' after their flush period.
+fn finish_collectors(
+    collectors: Collectors,
+    cfg: &Config,
+    prepared: &Prepared,
+    run_info: &RunInfo,
+    times: &PhaseTimes,
+) -> (gpu_telemetry::Finished, server_metrics::Finished) {
+    let (dir, names) = (&prepared.dir, &prepared.names);
+    let gpu = gpu_telemetry::finish(
+        collectors.gpu,
+        dir,
+        names,
+        times.start_wall_ns,
+        times.end_wall_ns,
+    );
+    let sm = server_metrics::finish(collectors.server_metrics, cfg, run_info, dir, names);
+    (gpu, sm)
+}
+
+/// The run's threads and their CPU time, and the client-health verdict, into `run_info`;
+/// whether the verdict fails the run (`--max-client-lag-us`).
+fn account(
+    cfg: &Config,
+    run_info: &mut RunInfo,
+    m: &Measured,
+    sm: &server_metrics::Finished,
+    gpu: &gpu_telemetry::Finished,
+) -> bool {
+    run_info.threads = health::threads(
+        crate::clock::thread_cpu_ns(),
+        m.collected.cpu_ns,
+        sm.scraper_cpu_ns,
+        &m.worker_cpu,
+    );
+    // The GPU scraper's thread, after the server-metrics one.
+    if let Some(cpu_ns) = gpu.scraper_cpu_ns {
+        let at = run_info
+            .threads
+            .iter()
+            .position(|t| t.name.starts_with("worker_"))
+            .unwrap_or(run_info.threads.len());
+        run_info.threads.insert(
+            at,
+            crate::export::ThreadCpu {
+                name: "gpu_scraper".into(),
+                cpu_ns,
+                busy_fraction: None,
+                naps: None,
+                warm_pool: None,
+            },
+        );
+    }
+    let verdict = health::verdict(
+        &m.summary,
+        &run_info.threads,
+        run_info.ring_stalls,
+        m.worker_cpu.iter().map(|w| w.descriptor_waits).sum(),
+        (
+            m.worker_cpu.iter().map(|w| w.connection_waits).sum(),
+            cfg.connection_limit,
+        ),
+        cfg.max_client_lag_ns,
+    );
+    let fails = verdict.fails_run();
+    run_info.client_health = Some(verdict);
+    fails
+}
+
+/// The summary files, the per-phase files and the timeslices; the files the footer lists, in
+/// AIPerf 0.13's exporter order: CSV, JSON, raw records, server metrics, timeslices. AIPerf
+/// prints no line for the per-record JSONL, inputs.json or the server metrics JSONL, nor for
+/// its log file, which ringperf does not write.
+fn write_exports(
+    cfg: &Config,
+    prepared: &Prepared,
+    m: &Measured,
+    run_info: &RunInfo,
+    gpu: &gpu_telemetry::Finished,
+    sm: server_metrics::Finished,
+    times: &PhaseTimes,
+) -> Result<Files, RunError> {
+    let (dir, names) = (&prepared.dir, &prepared.names);
+    let mut files = crate::export::write_summary_files_with_gpu(
+        dir,
+        names,
+        &m.summary,
+        m.warmup.as_ref(),
+        run_info,
+        gpu.sections().as_ref(),
+    )
+    .map_err(|e| {
+        artifacts(format!(
+            "cannot write the summary files in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    write_phase_files(prepared, m, run_info, &sm, times)?;
+    if cfg.export_level == ExportLevel::Raw {
+        files.push(("Raw Records", dir.join(&names.raw_jsonl)));
+    }
+    files.extend(sm.files);
+    if let Some(t) = &m.collected.timeslices {
+        let slices = t.finish();
+        if !slices.is_empty() {
+            use crate::export::timeslices::{timeslices_csv, timeslices_json_string};
+            let csv = dir.join(&names.timeslices_csv);
+            write_file(&csv, timeslices_csv(&slices).as_bytes())?;
+            let json = dir.join(&names.timeslices_json);
+            write_file(
+                &json,
+                timeslices_json_string(&slices, &run_info.input_config).as_bytes(),
+            )?;
+            files.push(("Timeslice CSV Export", csv));
+            files.push(("Timeslice JSON Export", json));
+        }
+    }
+    // ringperf's own lines after AIPerf's: the per-request records and the console export
+    // (AIPerf writes both files without naming them).
+    if cfg.export_level.records() {
+        files.push(("Records Export", dir.join(&names.jsonl)));
+    }
+    files.push(("Console Export", dir.join(&names.console_txt)));
+    Ok(files)
+}
+
+/// `phases/<phase>/`: each phase's summary and server metrics.
+fn write_phase_files(
+    prepared: &Prepared,
+    m: &Measured,
+    run_info: &RunInfo,
+    sm: &server_metrics::Finished,
+    times: &PhaseTimes,
+) -> Result<(), RunError> {
+    let has_warmup = m.warmup.is_some() && times.warmup.is_some();
+    let sm_phase = |phase: Phase| {
+        let index = u32::from(has_warmup && phase == Phase::Profiling);
+        let profiling_index = (phase == Phase::Profiling).then_some(0);
+        sm.phase_data(phase, index, profiling_index)
+    };
+    let sm_warmup = sm_phase(Phase::Warmup).filter(|_| has_warmup);
+    let sm_profiling = sm_phase(Phase::Profiling);
+    let phase_runs: Vec<PhaseRun<'_>> = m
+        .warmup
+        .as_ref()
+        .zip(times.warmup)
+        .map(|(w, (start, end))| (Phase::Warmup, w, start, end))
+        .into_iter()
+        .chain(std::iter::once((
+            Phase::Profiling,
+            &m.summary,
+            times.start_wall_ns,
+            times.end_wall_ns,
+        )))
+        .enumerate()
+        .map(|(i, (phase, s, start, end))| PhaseRun {
+            index: i as u32,
+            phase,
+            summary: s,
+            start_wall_ns: start,
+            end_wall_ns: end,
+            was_cancelled: run_info.was_cancelled,
+            server_metrics: match phase {
+                Phase::Warmup => sm_warmup.as_ref(),
+                Phase::Profiling => sm_profiling.as_ref(),
+            },
+        })
+        .collect();
+    let dir = &prepared.dir;
+    crate::export::phases::write_phase_artifacts(dir, &prepared.names, &phase_runs, run_info)
+        .map_err(|e| {
+            artifacts(format!(
+                "cannot write the per-phase files in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    Ok(())
+}
+
+/// The console: its file (the console export alone, as AIPerf's: no footer), then the
+/// results-ready marker (last: every artifact is on disk), then stdout with the footer.
+fn write_console(
+    cfg: &Config,
+    prepared: &Prepared,
+    m: &Measured,
+    run_info: &RunInfo,
+    gpu: &gpu_telemetry::Finished,
+    files: &Files,
+) -> Result<(), RunError> {
+    let dir = &prepared.dir;
+    let mut console = crate::export::render_console(&m.summary, run_info);
+    if let Some(t) = &gpu.telemetry {
+        console.push('\n');
+        console.push_str(&t.console());
+    }
+    // `--show-trace-timing`: AIPerf prints the trace table before every other table.
+    if cfg.show_trace_timing
+        && let Some(t) = crate::export::trace_console::render_trace_timing(&m.summary, "ringperf")
+    {
+        console.insert_str(1, &format!("\n{t}"));
+    }
+    let stopped_line = m
+        .stopped
+        .as_ref()
+        .map(|reason| format!("Stopped early: {reason}\n"))
+        .unwrap_or_default();
+    write_file(
+        &dir.join(&prepared.names.console_txt),
+        format!("{console}{stopped_line}").as_bytes(),
+    )?;
+    console.push_str(&crate::export::render_footer(&m.summary, run_info, files));
+    console.push_str(&stopped_line);
+    crate::export::marker::write_ready_marker(dir, run_info.was_cancelled, &[]).map_err(|e| {
+        artifacts(format!(
+            "cannot write the results-ready marker in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(console.as_bytes());
+    let _ = out.flush();
+    Ok(())
+}
+
+/// How the run ended; with no success, the most common error on stderr.
+fn outcome(m: Measured, client_fell_behind: bool, artifact_dir: PathBuf) -> Outcome {
+    let successes = m.collected.profiling.request_count();
+    let errors = m.collected.profiling.error_request_count();
+    if successes == 0 {
+        let why = m
+            .summary
+            .error_summary
+            .first()
+            .map(|e| format!("{} ({})", e.message, e.kind))
+            .unwrap_or_else(|| "no request was sent".into());
+        eprintln!("ringperf: no request succeeded ({errors} failed); most common error: {why}");
+    }
+    Outcome {
+        successes,
+        errors,
+        stopped: m.stopped,
+        client_fell_behind,
+        artifact_dir,
+    }
+}
+
+fn artifacts(message: String) -> RunError {
+    RunError::new(SetupKind::Artifacts, message)
+}

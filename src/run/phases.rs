@@ -1,0 +1,416 @@
+//! Stage 3 of a run, its phases: the first phase's warm pool, the dashboard, the shared
+//! `--start-at` instant, warmup, the profiling warm pool and profiling. Each phase is planned per
+//! worker ([`Planner`]: who issues the requests, how many, until when) and driven until every
+//! worker reports done.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::start::Started;
+use super::{Progress, dispatch, log, note, shard, ui, warm};
+use crate::config::timing::Mode as TimingMode;
+use crate::config::{Arrival, Config, Load, PhaseConfig};
+use crate::control::RunControl;
+use crate::record::Phase;
+use crate::schedule::{FixedSchedule, Shard};
+use crate::worker::{
+    CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
+};
+
+/// When the phases ran, on the wall clock (epoch ns).
+pub(super) struct PhaseTimes {
+    /// `--start-at`: the shared instant, as this shard's wait for it ended.
+    pub start_at: Option<shard::Origin>,
+    /// Warmup's start and end, when it ran.
+    pub warmup: Option<(u64, u64)>,
+    /// Profiling's start (the schedule's origin) and the end of the last phase.
+    pub start_wall_ns: u64,
+    pub end_wall_ns: u64,
+}
+
+/// Runs warmup (when configured) and profiling; a stop during warmup skips profiling.
+pub(super) fn run_phases(
+    cfg: &Config,
+    shared: &Arc<Shared>,
+    started: &mut Started,
+    control: &Arc<RunControl>,
+) -> PhaseTimes {
+    let Started {
+        workers,
+        progress,
+        collectors,
+        ..
+    } = started;
+    // An open loop's pool is open before the phase's start instant is taken (and before the
+    // shared `--start-at` instant is waited for).
+    let (first, p) = cfg
+        .warmup
+        .as_ref()
+        .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
+    open_warm_pool(cfg, shared, workers, first, p);
+    let dashboard = start_dashboard(cfg, progress, control, collectors.gpu.is_some());
+    // `--start-at`: every shard waits for the shared instant; the first phase starts there.
+    let start_at = shard::wait_for_start(cfg, shared);
+    let mut origin = start_at;
+    let mut warmup = None;
+    if let Some(w) = &cfg.warmup {
+        let at = origin
+            .take()
+            .unwrap_or_else(|| shard::Origin::now(shared.clock));
+        collectors.phase_start(Phase::Warmup);
+        run_phase(cfg, shared, workers, Phase::Warmup, w, progress, at.mono_ns);
+        // The phase ends with its last request, before the end-of-warmup scrape.
+        warmup = Some((at.wall_ns, crate::clock::wall_now_ns()));
+        collectors.warmup_end();
+    }
+    if warmup.is_some() && !control.stopped() {
+        // Sized from what the warmup's answers took.
+        open_warm_pool(cfg, shared, workers, Phase::Profiling, &cfg.profiling);
+    }
+    // The phase's start, on the clock every record's stamps are converted with: the manifest's
+    // `start_ns` is the schedule's origin, to the nanosecond.
+    let at = origin.unwrap_or_else(|| shard::Origin::now(shared.clock));
+    // A stop during warmup ends the run before profiling starts.
+    if !control.stopped() {
+        collectors.phase_start(Phase::Profiling);
+        let p = &cfg.profiling;
+        run_phase(
+            cfg,
+            shared,
+            workers,
+            Phase::Profiling,
+            p,
+            progress,
+            at.mono_ns,
+        );
+    }
+    let end_wall_ns = crate::clock::wall_now_ns();
+    // The terminal is the console's again before anything else is printed.
+    if let Some(d) = dashboard {
+        d.stop();
+    }
+    collectors.profiling_end();
+    PhaseTimes {
+        start_at,
+        warmup,
+        start_wall_ns: at.wall_ns,
+        end_wall_ns,
+    }
+}
+
+/// `--ui dashboard`: the full-screen display; one note and the run goes on when the terminal
+/// cannot take it.
+fn start_dashboard(
+    cfg: &Config,
+    progress: &Progress,
+    control: &Arc<RunControl>,
+    gpu: bool,
+) -> Option<crate::ui::terminal::Dashboard> {
+    let board = progress.board.as_ref()?;
+    crate::ui::terminal::Dashboard::start(board.clone(), control.clone(), cfg.stop_grace, gpu)
+        .map_err(|e| {
+            note(&format!(
+                "cannot draw the dashboard ({e}); the run goes on without it"
+            ))
+        })
+        .ok()
+}
+
+/// Has the workers open the warm pool of `phase` ([`crate::worker::warm`]) when it is an
+/// open-loop phase on pooled connections.
+fn open_warm_pool(
+    cfg: &Config,
+    shared: &Arc<Shared>,
+    workers: &Workers,
+    phase: Phase,
+    p: &PhaseConfig,
+) {
+    if let Some(warms) = warm::plan(cfg, p, shared, workers.len()) {
+        let opened = workers.warm(&warms);
+        log(
+            cfg,
+            &format!(
+                "warm pool: {opened} connection(s) opened before the {} phase",
+                phase.as_str()
+            ),
+        );
+    }
+}
+
+/// Drives one phase on every worker until all of them report done.
+fn run_phase(
+    cfg: &Config,
+    shared: &Arc<Shared>,
+    workers: &Workers,
+    phase: Phase,
+    p: &PhaseConfig,
+    progress: &Arc<Progress>,
+    start: u64,
+) {
+    let n = workers.len();
+    let (mut plans, mut feeder) = Planner::new(cfg, shared, p, phase, n, start).plans();
+    if let Some(warms) = warm::plan(cfg, p, shared, n) {
+        for (plan, w) in plans.iter_mut().zip(warms) {
+            plan.warm = Some(w);
+        }
+    }
+    workers.start_phase(plans);
+    let mut view = ui::View::new(cfg.ui, phase, p, progress.clone());
+    let mut done = 0;
+    while done < n {
+        if let Some(d) = feeder.as_mut() {
+            d.feed(shared.clock.now_ns(), shared.control.stopped());
+        }
+        let wait = if feeder.as_ref().is_some_and(|d| !d.is_fed()) {
+            Duration::from_micros(500)
+        } else {
+            Duration::from_millis(50)
+        };
+        if workers.wait_done(wait).is_some() {
+            done += 1;
+        }
+        view.tick();
+    }
+    view.finish();
+}
+
+/// Every worker's plan of one phase, and the dispatcher that feeds an open loop's credits.
+struct Planner<'a> {
+    cfg: &'a Config,
+    shared: &'a Shared,
+    p: &'a PhaseConfig,
+    phase: Phase,
+    /// Workers.
+    n: usize,
+    shard: Shard,
+    /// The phase's start on the run's clock, and its deadlines (a duration-bounded phase).
+    start: u64,
+    issue_deadline_ns: Option<u64>,
+    hard_deadline_ns: Option<u64>,
+    /// Shared by every worker of the phase.
+    counters: PhaseCounters,
+    cancel: Option<crate::schedule::CancelPlan>,
+    prefill: Option<Arc<crate::worker::prefill::PrefillGate>>,
+}
+
+/// The plans of one phase and its dispatcher (an open loop's).
+type Plans = (Vec<PhasePlan>, Option<dispatch::Dispatcher>);
+
+impl<'a> Planner<'a> {
+    fn new(
+        cfg: &'a Config,
+        shared: &'a Shared,
+        p: &'a PhaseConfig,
+        phase: Phase,
+        n: usize,
+        start: u64,
+    ) -> Self {
+        let shard = cfg.shard.shard;
+        let issue_deadline_ns = p.duration.map(|d| start + d.as_nanos() as u64);
+        let hard_deadline_ns =
+            issue_deadline_ns.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
+        Self {
+            cfg,
+            shared,
+            p,
+            phase,
+            n,
+            shard,
+            start,
+            issue_deadline_ns,
+            hard_deadline_ns,
+            counters: PhaseCounters::default(),
+            cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
+            prefill: p.timing.prefill_concurrency.map(|n| {
+                Arc::new(crate::worker::prefill::PrefillGate::new(
+                    shard.share(n).max(1),
+                ))
+            }),
+        }
+    }
+
+    /// The phase's plans, by its timing mode and load.
+    fn plans(&self) -> Plans {
+        match (self.p.timing.mode, self.p.load) {
+            (TimingMode::FixedSchedule(fixed), load) => self.fixed_schedule(fixed, cap_of(load)),
+            (TimingMode::UserCentric { rate, users }, load) => {
+                self.user_centric(rate, users, cap_of(load))
+            }
+            (TimingMode::Load, Load::Concurrency(c)) => (self.closed_loop(c), None),
+            (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
+                self.open_loop(rate, arrival, cap)
+            }
+        }
+    }
+
+    /// Worker `i`'s part of `total`: an even split, the remainder to the first workers.
+    fn split(&self, total: u64, i: usize) -> u64 {
+        let n = self.n as u64;
+        total / n + u64::from((i as u64) < total % n)
+    }
+
+    /// A worker's plan taking its credits from `source`.
+    fn plan(&self, source: CreditSource) -> PhasePlan {
+        PhasePlan {
+            phase: self.phase,
+            source,
+            counters: self.counters.clone(),
+            shard: self.shard,
+            request_limit: self.p.request_count.unwrap_or(u64::MAX),
+            session_limit: self.p.sessions.unwrap_or(u64::MAX),
+            sampling: self.shared.dataset.default_sampling,
+            start_ns: self.start,
+            timing: TurnTiming::default(),
+            cancel: self.cancel,
+            prefill: self.prefill.clone(),
+            issue_deadline_ns: self.issue_deadline_ns,
+            hard_deadline_ns: self.hard_deadline_ns,
+            warm: None,
+        }
+    }
+
+    /// Worker `i`'s credits from the dispatcher `d`, at most its part of `cap` in flight.
+    fn open(
+        &self,
+        d: &dispatch::Dispatcher,
+        i: usize,
+        cap: Option<u64>,
+        kind: OpenKind,
+    ) -> CreditSource {
+        CreditSource::Open {
+            queue: d.queues[i].clone(),
+            fed: d.fed.clone(),
+            cap: cap.map(|c| self.split(self.shard.share(c).max(1), i).max(1) as usize),
+            kind,
+        }
+    }
+
+    /// `--fixed-schedule`: first turns at their trace timestamps.
+    fn fixed_schedule(&self, fixed: FixedSchedule, cap: Option<u64>) -> Plans {
+        // Built and checked before the run (`fixed_schedule_of`), so it cannot fail here.
+        let (replay, entries) = fixed.build_for(&self.shared.dataset).unwrap_or_else(|_| {
+            (
+                crate::schedule::Replay {
+                    zero_ms: 0.0,
+                    speedup: 1.0,
+                },
+                Vec::new(),
+            )
+        });
+        let d = dispatch::Dispatcher::fixed_schedule(
+            self.n,
+            entries,
+            self.phase,
+            self.start,
+            u64::MAX,
+            self.issue_deadline_ns,
+        )
+        .with_shard(self.shard);
+        let plans = (0..self.n)
+            .map(|i| PhasePlan {
+                timing: TurnTiming {
+                    replay: Some(replay),
+                    user_centric: None,
+                },
+                ..self.plan(self.open(&d, i, cap, OpenKind::SessionStart))
+            })
+            .collect();
+        (plans, Some(d))
+    }
+
+    /// `--user-centric-rate`: `users` users, each starting its sessions at its own pace.
+    fn user_centric(&self, rate: f64, users: u64, cap: Option<u64>) -> Plans {
+        let uc = crate::schedule::UserCentric::new(rate, users);
+        let turns: Vec<u32> = self
+            .shared
+            .dataset
+            .conversations
+            .iter()
+            .map(|c| c.turns.len() as u32)
+            .collect();
+        let mean_turns = if turns.is_empty() {
+            1.0
+        } else {
+            turns.iter().map(|&t| f64::from(t)).sum::<f64>() / turns.len() as f64
+        };
+        let d = dispatch::Dispatcher::users(
+            self.n,
+            &uc,
+            mean_turns,
+            turns,
+            self.shared.dataset.default_sampling,
+            self.cfg.seed,
+            self.phase,
+            self.start,
+            self.issue_deadline_ns,
+        )
+        .with_shard(self.shard);
+        let plans = (0..self.n)
+            .map(|i| PhasePlan {
+                timing: TurnTiming {
+                    replay: None,
+                    user_centric: Some(uc),
+                },
+                ..self.plan(self.open(&d, i, cap, OpenKind::SessionStart))
+            })
+            .collect();
+        (plans, Some(d))
+    }
+
+    /// `--concurrency c`: a closed loop of `c` slots (this shard's share of them).
+    fn closed_loop(&self, c: u64) -> Vec<PhasePlan> {
+        let (n, shard) = (self.n, self.shard);
+        let ramp = self.p.timing.concurrency_ramp;
+        // The shard's slots are the run's slots `k` with `k mod N = I`, numbered locally; they
+        // are dealt round-robin: local slot `l` is worker `l % n`'s slot `l / n`.
+        let local = shard.share(c);
+        (0..n)
+            .map(|i| {
+                let slots = self.split(local, i) as usize;
+                let ramp_offsets_ns = match ramp {
+                    Some(d) => (0..slots)
+                        .map(|j| {
+                            let slot = shard.global((j * n + i) as u64);
+                            crate::schedule::concurrency_slot_start_ns(slot, c, d)
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                self.plan(CreditSource::Closed {
+                    slots,
+                    ramp_offsets_ns,
+                })
+            })
+            .collect()
+    }
+
+    /// `--request-rate`: an open loop at `rate` requests a second, at most `cap` in flight.
+    fn open_loop(&self, rate: f64, arrival: Arrival, cap: Option<u64>) -> Plans {
+        let mut d = dispatch::Dispatcher::new(
+            self.n,
+            rate,
+            arrival,
+            self.cfg.seed,
+            self.phase,
+            self.start,
+            self.p.request_count.unwrap_or(u64::MAX),
+            self.issue_deadline_ns,
+        );
+        if let Some(ramp) = self.p.timing.rate_ramp {
+            d = d.with_rate_ramp(ramp);
+        }
+        d = d.with_shard(self.shard);
+        let plans = (0..self.n)
+            .map(|i| self.plan(self.open(&d, i, cap, OpenKind::Tick)))
+            .collect();
+        (plans, Some(d))
+    }
+}
+
+/// The concurrency cap of a trace replay or user-centric phase: its load's `--concurrency`.
+fn cap_of(load: Load) -> Option<u64> {
+    match load {
+        Load::Rate { cap, .. } => cap,
+        Load::Concurrency(c) => Some(c),
+    }
+}

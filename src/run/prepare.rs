@@ -1,0 +1,414 @@
+//! Stage 1 of a run, preparing the workload: the tokenizer, the embedded mock server, the
+//! dataset (loaded or synthesized, templates checked), the artifact directory (created, an
+//! earlier run's files cleared, a shard's manifest, `inputs.json`), every request encoded, and
+//! the state the workers share ([`Shared`]). Nothing is sent; every failure is a setup error.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::error::{RunError, SetupKind};
+use super::{collect, log, note, shard, write_file};
+use crate::config::{Config, ExportLevel};
+use crate::control::RunControl;
+use crate::export::ExportNames;
+use crate::worker::Shared;
+use crate::workload;
+
+/// Largest response body accepted (bodies are kept whole for token counting).
+const MAX_BODY_BYTES: u64 = 256 << 20;
+
+/// The workload ready to send, and what holds for the whole run.
+pub(super) struct Prepared {
+    pub tokenizer: Arc<workload::tokenizer::Tokenizer>,
+    /// The artifact directory and the names of the files written in it.
+    pub dir: PathBuf,
+    pub names: ExportNames,
+    /// Who this shard is, for a split run.
+    pub identity: Option<shard::Identity>,
+    /// What the workers share.
+    pub shared: Arc<Shared>,
+    /// Each conversation's first-turn index, and what the aggregator knows of each turn.
+    pub turn_offsets: Arc<Vec<usize>>,
+    pub turns: Arc<Vec<collect::TurnInfo>>,
+    /// Receive stamps come from the kernel.
+    pub kernel_stamps: bool,
+    /// Holds the kernel's receive stamping on for the run (`--timestamps kernel`).
+    _stamps_guard: Option<std::net::TcpListener>,
+    /// The embedded mock server, serving until the run is over.
+    _mock: Option<crate::mock::MockServer>,
+}
+
+/// Prepares the run of `cfg`: the embedded mock replaces its URLs, and a shard of a split run
+/// may give up server-metrics collection ([`shard::prepare`]).
+pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Prepared, RunError> {
+    let tokenizer = Arc::new(
+        workload::tokenizer::load(&cfg.tokenizer)
+            .map_err(|e| RunError::new(SetupKind::Tokenizer, e.to_string()))?,
+    );
+    let mock = start_mock(cfg, &tokenizer)?;
+    let payload = payload_params(cfg);
+    let dataset = build_dataset(cfg, &payload, &tokenizer)?;
+    let (dir, names, identity) = open_artifact_dir(cfg, control)?;
+    // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
+    // none for a trace or verbatim replay, as AIPerf.
+    if !dataset.replay {
+        write_inputs(cfg, &dir, &dataset, &payload)?;
+    }
+    let mut dataset = dataset;
+    let encoding = crate::worker::Encoding {
+        targets: cfg
+            .urls
+            .iter()
+            .map(|u| (u.host_header.clone(), u.request_path.clone()))
+            .collect(),
+        headers: request_headers(cfg),
+        correlation_copies: cfg.correlation_copies.clone(),
+    };
+    let (templates, turn_offsets, turn_info) = encode_templates(&mut dataset, cfg, &encoding)?;
+    let stamps_guard = kernel_stamps_guard(cfg);
+    let kernel_stamps = stamps_guard.is_some();
+    let shared = Arc::new(Shared {
+        clock: control.clock(),
+        urls: cfg.urls.iter().map(|u| u.addr).collect(),
+        tls: tls_connectors(cfg)?,
+        dataset,
+        turn_offsets: turn_offsets.clone(),
+        templates,
+        encoding,
+        kind: cfg.endpoint,
+        payload,
+        request_timeout: cfg.request_timeout,
+        connection_limit: cfg.connection_limit,
+        reuse: cfg.connection_reuse,
+        max_body_bytes: MAX_BODY_BYTES,
+        seed: cfg.seed,
+        control: control.clone(),
+        http_trace: cfg.export_http_trace,
+        response_field: cfg.response_field.clone(),
+        kernel_stamps,
+        compact_records: cfg.export_level != ExportLevel::Raw,
+        batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
+    });
+    Ok(Prepared {
+        tokenizer,
+        dir,
+        names,
+        identity,
+        shared,
+        turn_offsets: Arc::new(turn_offsets),
+        turns: Arc::new(turn_info),
+        kernel_stamps,
+        _stamps_guard: stamps_guard,
+        _mock: mock,
+    })
+}
+
+/// `--mock`: the embedded mock server replaces the URLs with its own loopback address; it
+/// reports exact prompt token counts with the run's own tokenizer.
+fn start_mock(
+    cfg: &mut Config,
+    tokenizer: &Arc<workload::tokenizer::Tokenizer>,
+) -> Result<Option<crate::mock::MockServer>, RunError> {
+    let Some(shape) = &cfg.mock else {
+        return Ok(None);
+    };
+    let mut mc = mock_config(shape, &cfg.models[0]);
+    mc.prompt_tokenizer = Some(crate::mock::PromptTokenizer(tokenizer.clone()));
+    let server = crate::mock::start(mc).map_err(|e| {
+        RunError::new(
+            SetupKind::MockServer,
+            format!("cannot start the embedded mock server: {e}"),
+        )
+    })?;
+    let url = format!("http://{}", server.addr);
+    cfg.urls = vec![
+        crate::config::BaseUrl::parse(&url, &cfg.path)
+            .map_err(|e| RunError::new(SetupKind::MockServer, format!("mock server URL {e}")))?,
+    ];
+    note(&format!("embedded mock server listening on {url}"));
+    Ok(Some(server))
+}
+
+/// The dataset: loaded (a file that cannot be loaded is a setup error: nothing has been written
+/// yet) or synthesized, its payload template checked, its bodies built.
+fn build_dataset(
+    cfg: &Config,
+    payload: &crate::endpoint::PayloadParams,
+    tokenizer: &workload::tokenizer::Tokenizer,
+) -> Result<workload::Prepared, RunError> {
+    let mut dataset = match &cfg.input.load {
+        Some(spec) => workload::loader::load(spec, tokenizer).map_err(|e| {
+            RunError::new(SetupKind::Workload, format!("cannot load the dataset: {e}"))
+        })?,
+        None => match &cfg.rankings {
+            Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
+            None => workload::synthetic::build(&synthetic_params(cfg), tokenizer),
+        },
+    };
+    dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
+    if let Some(t) = &payload.template {
+        check_template(t, payload, &dataset)?;
+    }
+    Ok(workload::prepare(dataset, cfg.endpoint, payload, tokenizer))
+}
+
+/// The artifact directory, refused early when it cannot be written; an earlier run's files
+/// cleared; a shard says who it is before it sends anything.
+fn open_artifact_dir(
+    cfg: &mut Config,
+    control: &RunControl,
+) -> Result<(PathBuf, ExportNames, Option<shard::Identity>), RunError> {
+    let dir = cfg.artifact_dir.clone();
+    fs::create_dir_all(&dir).map_err(|e| {
+        RunError::new(
+            SetupKind::Artifacts,
+            format!("cannot create artifact directory {}: {e}", dir.display()),
+        )
+    })?;
+    let names = ExportNames::new(cfg.export_prefix.as_deref());
+    clear_artifact_dir(cfg, &dir, &names)?;
+    let identity = shard::prepare(cfg, control.clock(), &dir)?;
+    Ok((dir, names, identity))
+}
+
+/// `inputs.json`: each turn as sent alone.
+fn write_inputs(
+    cfg: &Config,
+    dir: &Path,
+    dataset: &workload::Prepared,
+    payload: &crate::endpoint::PayloadParams,
+) -> Result<(), RunError> {
+    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(dataset, cfg.endpoint, payload))
+        .map_err(|e| {
+            RunError::new(
+                SetupKind::Workload,
+                format!("cannot serialize inputs.json: {e}"),
+            )
+        })?;
+    write_file(&dir.join(crate::export::owned::INPUTS_FILE), &inputs)
+}
+
+/// Encodes every turn that has its body (moving the body out of the dataset), for every URL;
+/// returns the templates (`[url][turn]`), each conversation's first-turn index, and what the
+/// aggregator needs to know of each turn.
+#[allow(clippy::type_complexity)]
+fn encode_templates(
+    dataset: &mut workload::Prepared,
+    cfg: &Config,
+    encoding: &crate::worker::Encoding,
+) -> Result<
+    (
+        Vec<Vec<Option<crate::http::EncodedRequest>>>,
+        Vec<usize>,
+        Vec<collect::TurnInfo>,
+    ),
+    RunError,
+> {
+    let total = dataset.turn_count();
+    let mut templates: Vec<Vec<Option<crate::http::EncodedRequest>>> = (0..cfg.urls.len())
+        .map(|_| Vec::with_capacity(total))
+        .collect();
+    let mut offsets = Vec::with_capacity(dataset.conversations.len());
+    let mut info = Vec::with_capacity(total);
+    for c in &mut dataset.conversations {
+        offsets.push(info.len());
+        for t in &mut c.turns {
+            info.push(collect::TurnInfo {
+                conversation_id: c.session_id.clone(),
+                isl_tokens: t.isl_tokens,
+                max_tokens: t.max_tokens.map(u64::from),
+            });
+            let body = t.body.take();
+            for (u, per_url) in templates.iter_mut().enumerate() {
+                let req = match &body {
+                    None => None,
+                    Some(b) => {
+                        let (host, path) = &encoding.targets[u];
+                        Some(
+                            crate::http::encode_post_with(
+                                host,
+                                path,
+                                &encoding.headers,
+                                b,
+                                crate::http::request::CORRELATION_ID_HEADER,
+                                &encoding.correlation_copies,
+                            )
+                            .map_err(|err| {
+                                RunError::new(
+                                    SetupKind::Workload,
+                                    format!(
+                                        "cannot encode the request for {}: {err}",
+                                        cfg.urls[u].display
+                                    ),
+                                )
+                            })?,
+                        )
+                    }
+                };
+                per_url.push(req);
+            }
+        }
+    }
+    Ok((templates, offsets, info))
+}
+
+fn request_headers(cfg: &Config) -> Vec<(String, String)> {
+    let mut h = vec![
+        (
+            "User-Agent".to_string(),
+            format!("ringperf/{}", env!("CARGO_PKG_VERSION")),
+        ),
+        (
+            "Accept".to_string(),
+            if cfg.streaming {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }
+            .to_string(),
+        ),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    h.extend(cfg.headers.iter().cloned());
+    h
+}
+
+fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
+    let p = &cfg.prompt;
+    workload::SyntheticParams {
+        isl_mean: cfg.dataset.isl_mean,
+        isl_stddev: cfg.dataset.isl_stddev,
+        osl_mean: cfg.dataset.osl_mean,
+        osl_stddev: cfg.dataset.osl_stddev,
+        num_dataset_entries: cfg.dataset.entries,
+        seed: Some(cfg.seed),
+        sequential_ids: cfg.seed_given,
+        shaping: p.shaping.clone(),
+    }
+}
+
+/// Renders every turn's payload template before anything is sent: a turn whose rendering is not
+/// a JSON object is a setup error naming it (the bodies built for the run are these renderings).
+fn check_template(
+    template: &crate::endpoint::PayloadTemplate,
+    params: &crate::endpoint::PayloadParams,
+    dataset: &crate::conversation::Dataset,
+) -> Result<(), RunError> {
+    for c in &dataset.conversations {
+        for (i, turn) in c.turns.iter().enumerate() {
+            if matches!(turn.content, crate::conversation::Content::Raw(_)) {
+                continue;
+            }
+            template.render(params, turn).map_err(|e| {
+                RunError::new(
+                    SetupKind::Workload,
+                    format!(
+                        "--extra-inputs {e} (conversation {}, turn {i})",
+                        c.session_id
+                    ),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
+    crate::endpoint::PayloadParams {
+        model: cfg.models[0].clone(),
+        streaming: cfg.streaming,
+        use_legacy_max_tokens: cfg.use_legacy_max_tokens,
+        per_chunk_usage: false,
+        extra_inputs: cfg.extra_inputs.clone(),
+        use_server_token_count: cfg.use_server_token_count,
+        template: cfg.payload_template.clone(),
+    }
+}
+
+fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::MockConfig {
+    crate::mock::MockConfig {
+        bind: "127.0.0.1:0".parse().expect("valid literal address"),
+        threads: shape.threads,
+        ttft: shape.ttft,
+        itl: shape.itl,
+        output_tokens: crate::mock::OutputLen::Fixed(shape.output_tokens as u64),
+        tokens_per_event: shape.tokens_per_event,
+        reasoning_tokens: shape.reasoning_tokens,
+        faults: shape.faults.clone(),
+        model: model.to_string(),
+        ..Default::default()
+    }
+}
+
+/// With `--timestamps kernel`, a socket holding the kernel's receive stamping on for the run
+/// (`None`: user-space stamps, said once in the log when kernel stamps were asked for but the
+/// machine does not give them).
+fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
+    if !cfg.kernel_stamps {
+        return None;
+    }
+    match crate::net::rxstamp::probe() {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            log(
+                cfg,
+                &format!("kernel receive stamps unavailable ({e}): using user-space stamps"),
+            );
+            None
+        }
+    }
+}
+
+/// Removes what an earlier run left in `dir` under the names this run writes, and says so: an
+/// earlier run's files must not sit beside this run's as if they were its own. The run's own
+/// dataset file is never removed.
+pub(super) fn clear_artifact_dir(
+    cfg: &Config,
+    dir: &Path,
+    names: &ExportNames,
+) -> Result<(), RunError> {
+    let input_file: Vec<PathBuf> = cfg
+        .input
+        .load
+        .as_ref()
+        .and_then(|spec| match &spec.source {
+            workload::loader::Source::File { path, .. } => Some(path.clone()),
+            workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
+        })
+        .into_iter()
+        .collect();
+    let removed = crate::export::owned::remove_previous(dir, names, &input_file).map_err(|e| {
+        RunError::new(
+            SetupKind::Artifacts,
+            format!("cannot clear the artifact directory: {e}"),
+        )
+    })?;
+    if let Some(msg) = crate::export::owned::removed_note(dir, &removed) {
+        note(&msg);
+    }
+    Ok(())
+}
+
+/// The TLS connector of every `https://` base URL (`None` for `http://`); one client
+/// configuration (roots, verification) shared by all, built only when some URL needs it.
+fn tls_connectors(cfg: &Config) -> Result<Vec<Option<crate::net::Connector>>, RunError> {
+    if !cfg.urls.iter().any(|u| u.https) {
+        return Ok(vec![None; cfg.urls.len()]);
+    }
+    let verify = if cfg.tls.verify {
+        crate::net::Verify::On
+    } else {
+        crate::net::Verify::Off
+    };
+    let client = crate::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref())?;
+    cfg.urls
+        .iter()
+        .map(|u| {
+            u.https
+                .then(|| client.connector(&u.display, &u.host))
+                .transpose()
+                .map_err(|e| RunError::new(SetupKind::Tls, format!("--url {e}")))
+        })
+        .collect()
+}

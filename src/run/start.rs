@@ -1,0 +1,279 @@
+//! Stage 2 of a run, starting its threads: the per-request sinks (records JSONL, raw export),
+//! the aggregator thread, the workers, then the collectors beside them (the server-metrics and
+//! GPU-telemetry scrapers, each taking a baseline before warmup).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::error::{RunError, SetupKind};
+use super::prepare::Prepared;
+use super::{Progress, collect, gpu_telemetry, log, placement, server_metrics};
+use crate::aggregate::MetricConfig;
+use crate::config::{Config, ExportLevel};
+use crate::control::{ErrorBudget, RunControl};
+use crate::export::JsonlWriter;
+use crate::record::Phase;
+use crate::record::ring::{Consumer, ring_bounded};
+use crate::scrape::collector::Scraper;
+use crate::worker::{Shared, Workers};
+
+/// Ring capacity per worker: a second of records at very high rates, bounded memory.
+const RING_CAPACITY: usize = 16 * 1024;
+/// Bytes of response bodies one worker's ring may hold while the aggregator catches up.
+const RING_MAX_BYTES: u64 = 128 << 20;
+
+/// The run's threads, started.
+pub(super) struct Started {
+    /// The aggregator thread; it hands back what it collected once every ring is closed.
+    pub aggregator: JoinHandle<collect::Collected>,
+    pub workers: Workers,
+    /// The workers' I/O driver (`io_uring`, `epoll`).
+    pub driver: String,
+    /// The live counters (and `--ui dashboard`'s board) the aggregator publishes.
+    pub progress: Arc<Progress>,
+    pub collectors: Collectors,
+}
+
+/// Starts the aggregator, the workers and the collectors, in that order.
+pub(super) fn start(
+    cfg: &Config,
+    prepared: &Prepared,
+    control: &Arc<RunControl>,
+) -> Result<Started, RunError> {
+    let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
+        .map(|_| ring_bounded(RING_CAPACITY, RING_MAX_BYTES))
+        .unzip();
+    // `--ui dashboard`: what the aggregator (and the scrapers) publish for it.
+    let board =
+        (cfg.ui == crate::config::UiType::Dashboard).then(|| Arc::new(crate::ui::Board::default()));
+    let collector = collector(cfg, prepared, consumers, board, control)?;
+    let progress = collector.progress.clone();
+    let cores: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    // A core no worker takes, when there is one (fewer workers than cores): the aggregator runs
+    // there instead of preempting a worker.
+    let aggregator_core = placement::aggregator_core(&cores, cfg.workers);
+    let aggregator = spawn_aggregator(collector, aggregator_core)?;
+    let workers = Workers::spawn(prepared.shared.clone(), producers, cfg.io_driver, &cores)
+        .map_err(|e| RunError::new(SetupKind::Threads, format!("cannot start the workers: {e}")))?;
+    let driver = workers
+        .drivers
+        .first()
+        .map_or("epoll", |d| d.as_str())
+        .to_string();
+    log(
+        cfg,
+        &format!(
+            "{} on the {driver} driver, {}; aggregator {}",
+            crate::export::plural(workers.len() as u64, "worker"),
+            placement::describe_pinning(&workers.pinned),
+            aggregator_core.map_or("unpinned (no free core)".to_string(), |c| format!(
+                "pinned to core {c}"
+            ))
+        ),
+    );
+    let collectors = Collectors::start(cfg, prepared, &workers.pinned, progress.board.as_ref());
+    Ok(Started {
+        aggregator,
+        workers,
+        driver,
+        progress,
+        collectors,
+    })
+}
+
+/// What the aggregator thread runs with: the rings' consumer ends, the per-request sinks, the
+/// metric configuration and the error budget.
+fn collector(
+    cfg: &Config,
+    prepared: &Prepared,
+    consumers: Vec<Consumer>,
+    board: Option<Arc<crate::ui::Board>>,
+    control: &Arc<RunControl>,
+) -> Result<collect::Collector, RunError> {
+    let jsonl = jsonl_sink(cfg, prepared)?;
+    let raw = raw_sink(cfg, prepared)?;
+    let progress = Arc::new(Progress {
+        board,
+        ..Progress::default()
+    });
+    let metric_cfg = MetricConfig {
+        goodput: cfg.goodput.clone(),
+        ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
+    };
+    Ok(collect::Collector {
+        consumers,
+        kind: cfg.endpoint,
+        response_field: cfg.response_field.clone(),
+        tokenizer: prepared.tokenizer.clone(),
+        turns: prepared.turns.clone(),
+        turn_offsets: prepared.turn_offsets.clone(),
+        clock: prepared.shared.clock,
+        metric_cfg: metric_cfg.clone(),
+        use_server_token_count: cfg.use_server_token_count,
+        jsonl,
+        raw,
+        timeslices: cfg.slice_duration.map(|d| {
+            crate::export::timeslices::TimesliceCollector::new(
+                metric_cfg.clone(),
+                d.as_nanos() as u64,
+            )
+        }),
+        progress,
+        control: control.clone(),
+        budget: cfg.failed_request_threshold.map(|threshold| ErrorBudget {
+            threshold,
+            floor: cfg.profiling.load.max_in_flight().unwrap_or(0).max(10),
+        }),
+        stop_grace: cfg.stop_grace,
+    })
+}
+
+/// The per-request records file (every export level but `summary`), created now.
+fn jsonl_sink(
+    cfg: &Config,
+    prepared: &Prepared,
+) -> Result<Option<(PathBuf, JsonlWriter)>, RunError> {
+    if !cfg.export_level.records() {
+        return Ok(None);
+    }
+    let path = prepared.dir.join(&prepared.names.jsonl);
+    let w = JsonlWriter::create(&path, 0)
+        .map_err(|e| cannot_create(&path, &e))?
+        .with_phases(crate::export::jsonl::PhaseLayout {
+            warmup: cfg.warmup.is_some(),
+        })
+        .with_http_trace(cfg.export_http_trace.then(|| {
+            crate::export::trace_data::TraceContext {
+                headers: sent_headers(&prepared.shared),
+                targets: cfg
+                    .urls
+                    .iter()
+                    .map(|u| (u.host_header.clone(), u.addr))
+                    .collect(),
+            }
+        }));
+    Ok(Some((path, w)))
+}
+
+/// `--export-level raw`: the raw export's writer, created now.
+fn raw_sink(cfg: &Config, prepared: &Prepared) -> Result<Option<collect::RawSink>, RunError> {
+    if cfg.export_level != ExportLevel::Raw {
+        return Ok(None);
+    }
+    let path = prepared.dir.join(&prepared.names.raw_jsonl);
+    let ctx = crate::export::raw::RawContext {
+        sent: sent_headers(&prepared.shared),
+        monotonic_origin_ns: prepared.shared.clock.raw_ns(0),
+    };
+    let writer =
+        crate::export::raw::RawWriter::create(&path, ctx).map_err(|e| cannot_create(&path, &e))?;
+    Ok(Some(collect::RawSink {
+        path,
+        writer,
+        shared: prepared.shared.clone(),
+    }))
+}
+
+fn cannot_create(path: &std::path::Path, e: &dyn std::fmt::Display) -> RunError {
+    RunError::new(
+        SetupKind::Artifacts,
+        format!("cannot create {}: {e}", path.display()),
+    )
+}
+
+/// The aggregator thread, pinned to `core` when there is one.
+fn spawn_aggregator(
+    collector: collect::Collector,
+    core: Option<usize>,
+) -> Result<JoinHandle<collect::Collected>, RunError> {
+    std::thread::Builder::new()
+        .name("ringperf-aggregator".into())
+        .spawn(move || {
+            if let Some(core) = core
+                && !crate::worker::runtime::pin_to(core)
+            {
+                eprintln!(
+                    "ringperf: could not pin the aggregator to core {core}; it runs unpinned"
+                );
+            }
+            collector.run()
+        })
+        .map_err(|e| {
+            RunError::new(
+                SetupKind::Threads,
+                format!("cannot start the aggregator thread: {e}"),
+            )
+        })
+}
+
+/// The headers every request carries and the id headers, for the raw export and the HTTP trace.
+fn sent_headers(shared: &Shared) -> crate::export::headers::SentHeaders {
+    crate::export::headers::SentHeaders {
+        headers: shared.encoding.headers.clone(),
+        request_id_header: crate::http::request::REQUEST_ID_HEADER.to_string(),
+        correlation_id_header: crate::http::request::CORRELATION_ID_HEADER.to_string(),
+        correlation_copies: shared
+            .encoding
+            .correlation_copies
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    }
+}
+
+/// The collectors beside the workers: the server-metrics scraper and the GPU-telemetry one
+/// (either `None` when off or nothing answered).
+pub(super) struct Collectors {
+    pub server_metrics: Option<Scraper>,
+    pub gpu: Option<Scraper>,
+}
+
+impl Collectors {
+    /// Server metrics first (reachability check and baseline scrape before warmup), then GPU
+    /// telemetry, the same for the DCGM exporters.
+    fn start(
+        cfg: &Config,
+        prepared: &Prepared,
+        busy_cores: &[Option<usize>],
+        board: Option<&Arc<crate::ui::Board>>,
+    ) -> Self {
+        let clock = prepared.shared.clock;
+        let server_metrics = server_metrics::start(
+            cfg,
+            clock,
+            &prepared.dir,
+            &prepared.names,
+            busy_cores,
+            board,
+        );
+        let gpu = gpu_telemetry::start(cfg, clock, busy_cores, board);
+        Self {
+            server_metrics,
+            gpu,
+        }
+    }
+
+    /// Marks the start of `phase` for both.
+    pub fn phase_start(&mut self, phase: Phase) {
+        server_metrics::phase_start(&mut self.server_metrics, phase);
+        server_metrics::phase_start(&mut self.gpu, phase);
+    }
+
+    /// The end of warmup: the awaited end-of-warmup scrape of server metrics. None for GPU
+    /// telemetry (AIPerf takes none): a slow DCGM exporter never holds profiling back; the
+    /// counters' baseline is the last periodic scrape before profiling starts.
+    pub fn warmup_end(&mut self) {
+        server_metrics::phase_end(&mut self.server_metrics, Phase::Warmup);
+    }
+
+    /// The end of profiling, for both.
+    pub fn profiling_end(&mut self) {
+        server_metrics::phase_end(&mut self.server_metrics, Phase::Profiling);
+        server_metrics::phase_end(&mut self.gpu, Phase::Profiling);
+    }
+}

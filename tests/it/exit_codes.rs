@@ -1,0 +1,163 @@
+//! README's exit-code table, end to end through the binary, for the rows the other modules do
+//! not already drive through it: 1 (no request succeeded), 3 (`--failed-request-threshold`),
+//! and 2 for the failures of `server-metrics` and `mock-server`. (0: `cli`, `first_run`; 2 for
+//! `profile` flags, URLs, the tokenizer and the artifact directory: `cli`, `datasets`; 2 for
+//! `merge` and `plot`: `merge`, `plot`; 4: `merge`; 5: `health`; 130: `e2e`, `multirun`.)
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A loopback port nothing listens on: every connect is refused at once.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `ringperf profile` against a port nothing listens on, with `extra` flags.
+fn profile_refused(dir: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--ui", "none"])
+        .args(["--tokenizer", "builtin", "--concurrency", "2"])
+        .args(["--no-server-metrics", "--no-gpu-telemetry"])
+        .arg("--url")
+        .arg(format!("http://127.0.0.1:{}", closed_port()))
+        .arg("--artifact-dir")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs the binary with `args`; a process still running after `limit` is killed and fails
+/// the test (a server that should not have started).
+fn run_bounded(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("wait");
+            panic!(
+                "{args:?} still running after {limit:?}: {}",
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("wait")
+}
+
+#[test]
+fn no_request_succeeded_exits_1_and_names_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile_refused(dir.path(), &["--request-count", "4", "--isl", "8"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("ringperf: no request succeeded (4 failed); most common error: "),
+        "{err}"
+    );
+    // Every artifact is still written.
+    assert!(dir.path().join("profile_export_aiperf.json").is_file());
+}
+
+#[test]
+fn failed_request_threshold_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile_refused(
+        dir.path(),
+        &[
+            "--request-count",
+            "2000",
+            "--isl",
+            "8",
+            "--failed-request-threshold",
+            "0.5",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("ringperf: stopping: "), "{err}");
+    assert!(err.contains("over --failed-request-threshold 0.5"), "{err}");
+    assert!(dir.path().join("profile_export_aiperf.json").is_file());
+}
+
+#[test]
+fn server_metrics_failures_exit_2_with_the_command_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let missing = missing.to_str().unwrap();
+    // A flag error.
+    let out = run_bounded(
+        &[
+            "server-metrics",
+            "--from-jsonl",
+            missing,
+            "--slice-duration",
+            "0",
+        ],
+        Duration::from_secs(60),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("ringperf: server-metrics: --slice-duration must be a positive number"),
+        "{err}"
+    );
+    // An input that cannot be read.
+    let out = run_bounded(
+        &["server-metrics", "--from-jsonl", missing],
+        Duration::from_secs(60),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("ringperf: server-metrics: "), "{err}");
+    assert!(err.contains(missing), "{err}");
+}
+
+#[test]
+fn mock_server_failures_exit_2_with_the_command_named() {
+    // A flag error: the address does not parse.
+    let out = run_bounded(
+        &["mock-server", "--bind", "not-an-address"],
+        Duration::from_secs(60),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("ringperf: mock-server: --bind not-an-address: "),
+        "{err}"
+    );
+    // A flag error: a DCGM log without the DCGM page.
+    let out = run_bounded(
+        &["mock-server", "--dcgm-log", "/tmp/never-written.jsonl"],
+        Duration::from_secs(60),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("ringperf: mock-server: --dcgm-log needs"),
+        "{err}"
+    );
+    // The server cannot start: an address of no local interface (TEST-NET-1) cannot be bound.
+    let out = run_bounded(
+        &["mock-server", "--bind", "192.0.2.1:8000"],
+        Duration::from_secs(120),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("ringperf: mock-server: "), "{err}");
+}
