@@ -589,7 +589,7 @@ fn truth_log_records_paced_events() {
         let truth = s.truth();
         // The server records a request right after its last write; the client may be faster.
         let waited = std::time::Instant::now();
-        while truth.len() < 3 && waited.elapsed() < Duration::from_secs(5) {
+        while truth.len() < 3 && waited.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(truth.len(), 3, "{d:?}");
@@ -630,11 +630,6 @@ fn truth_log_records_paced_events() {
     }
 }
 
-fn median(mut v: Vec<u64>) -> u64 {
-    v.sort_unstable();
-    v[v.len() / 2]
-}
-
 /// Configured delays of the pacing tests.
 const PACED_TTFT: Duration = Duration::from_millis(5);
 const PACED_ITL: Duration = Duration::from_millis(2);
@@ -672,7 +667,7 @@ fn paced(d: Driver) -> Paced {
     c.call("POST", "/v1/completions", r#"{"prompt":"x"}"#, "");
     let truth = s.truth();
     let waited = std::time::Instant::now();
-    while truth.len() < requests + 1 && waited.elapsed() < Duration::from_secs(5) {
+    while truth.len() < requests + 1 && waited.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(1));
     }
     let entries = truth.entries();
@@ -712,7 +707,9 @@ fn paced_whole_ns() -> u64 {
 }
 
 /// The mock keeps its word: the truth log's TTFT (arrival to the first token write) and every gap
-/// between token writes are never shorter than configured, on either driver.
+/// between token writes are never shorter than configured, on either driver. How close to the
+/// configured delays they are depends on the machine's load, so that is a measurement:
+/// `mock_pacing` in benches/measure.rs.
 #[test]
 fn paced_delays_are_never_early() {
     let ttft_ns = PACED_TTFT.as_nanos() as u64;
@@ -733,39 +730,6 @@ fn paced_delays_are_never_early() {
         );
         assert!(p.whole >= paced_whole_ns(), "{d:?} whole {}", p.whole);
     }
-}
-
-/// Measurement, not a pass/fail test of the code (it depends on the machine's load, so it is
-/// run alone: `cargo test --release --lib paced_delays_precision -- --ignored --nocapture`): on
-/// io_uring (a timerfd per connection) the medians of the TTFT and of the inter-token gaps are
-/// within half a millisecond of the configured delays. monoio's millisecond timer, which the
-/// epoll driver still uses, delivered a 2 ms ITL as ~3.1 ms.
-#[test]
-#[ignore = "measurement; run alone with --ignored --nocapture"]
-fn paced_delays_precision_on_io_uring() {
-    let (ttft_ns, itl_ns) = (PACED_TTFT.as_nanos() as u64, PACED_ITL.as_nanos() as u64);
-    let slack_ns = 500_000;
-    let p = paced(Driver::Uring);
-    let (t, g) = (median(p.ttfts.clone()), median(p.gaps.clone()));
-    println!(
-        "median TTFT {t} ns (configured {ttft_ns}), median ITL gap {g} ns (configured {itl_ns})"
-    );
-    assert!(t < ttft_ns + slack_ns, "median TTFT {t} ns: {:?}", p.ttfts);
-    assert!(g < itl_ns + slack_ns, "median ITL gap {g} ns: {:?}", p.gaps);
-    // The error does not accumulate: the last token is as late as one wake-up, not 14.
-    let last = median(
-        p.lateness
-            .iter()
-            .map(|l| l[l.len() - 1].max(0) as u64)
-            .collect(),
-    );
-    println!("median lateness of token 14: {last} ns");
-    assert!(last < slack_ns, "last-token lateness {:?}", p.lateness);
-    assert!(
-        p.whole < paced_whole_ns() + 2 * slack_ns,
-        "whole {}",
-        p.whole
-    );
 }
 
 #[test]
@@ -804,7 +768,7 @@ fn several_threads_serve_concurrent_connections_and_stop_joins() {
     // Each connection's last request is counted right after its last write: allow for that.
     let waited = std::time::Instant::now();
     while sample(&s.metrics_text(), "vllm:request_success_total{") < 20.0
-        && waited.elapsed() < Duration::from_secs(5)
+        && waited.elapsed() < Duration::from_secs(30)
     {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -864,107 +828,6 @@ fn bad_config_is_refused() {
     })
     .unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
-}
-
-fn cpu_ns(who: libc::c_int) -> u64 {
-    // SAFETY: `rusage` is plain data; all-zero is a valid value for `getrusage` to overwrite.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage.
-    unsafe { libc::getrusage(who, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-/// On-CPU nanoseconds of the mock's threads (named `mock-*`), from the scheduler's exact
-/// per-thread runtime (`/proc/self/task/*/schedstat`), which tick-sampled `getrusage` is not:
-/// a thread that wakes on timer ticks is over-charged by tick sampling.
-fn mock_threads_ns() -> u64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("mock-"))
-        })
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
-}
-
-/// Rough CPU cost of the mock per streaming request of 100 tokens (not a benchmark; run by hand
-/// with `cargo test --lib mock::tests::mock_cpu -- --ignored --nocapture`). The mock's CPU time is
-/// the process's minus this (client) thread's. Two shapes: zero delays (events share one write)
-/// and a 1 ms ITL (one write per event).
-#[test]
-#[ignore]
-fn mock_cpu_cost_per_streaming_request() {
-    for d in DRIVERS {
-        for (itl, n) in [(Duration::ZERO, 2000u64), (Duration::from_millis(1), 30)] {
-            let cfg = MockConfig {
-                itl,
-                output_tokens: OutputLen::Fixed(100),
-                ..Default::default()
-            };
-            let s = server(d, cfg);
-            let mut c = Client::connect(&s);
-            let (p0, t0) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
-            let m0 = mock_threads_ns();
-            for _ in 0..n {
-                let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
-                assert_eq!(r.chunks.len(), 104);
-            }
-            let exact = mock_threads_ns() - m0;
-            let (p1, t1) = (cpu_ns(libc::RUSAGE_SELF), cpu_ns(libc::RUSAGE_THREAD));
-            let mock = (p1 - p0).saturating_sub(t1 - t0);
-            println!(
-                "{d:?} itl={itl:?}: mock {:.1} us/request ({:.2} us/event) by schedstat, {:.1} \
-                 us/request by getrusage; client {:.1} us/request",
-                exact as f64 / n as f64 / 1e3,
-                exact as f64 / (n * 104) as f64 / 1e3,
-                mock as f64 / n as f64 / 1e3,
-                (t1 - t0) as f64 / n as f64 / 1e3
-            );
-        }
-        // 32 concurrent paced streams: timer wake-ups are shared by the streams due together.
-        let cfg = MockConfig {
-            itl: Duration::from_millis(1),
-            output_tokens: OutputLen::Fixed(100),
-            ..Default::default()
-        };
-        let s = server(d, cfg);
-        let addr = s.addr;
-        let per_conn = 5u64;
-        let p0 = cpu_ns(libc::RUSAGE_SELF);
-        let m0 = mock_threads_ns();
-        let clients: Vec<_> = (0..32)
-            .map(|_| {
-                std::thread::spawn(move || {
-                    let st = TcpStream::connect(addr).unwrap();
-                    st.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-                    let mut c = Client {
-                        reader: BufReader::new(st),
-                    };
-                    let t0 = cpu_ns(libc::RUSAGE_THREAD);
-                    for _ in 0..per_conn {
-                        c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
-                    }
-                    cpu_ns(libc::RUSAGE_THREAD) - t0
-                })
-            })
-            .collect();
-        let client_ns: u64 = clients.into_iter().map(|h| h.join().unwrap()).sum();
-        let exact = mock_threads_ns() - m0;
-        let mock = (cpu_ns(libc::RUSAGE_SELF) - p0).saturating_sub(client_ns);
-        let n = 32 * per_conn;
-        println!(
-            "{d:?} itl=1ms x32 streams: mock {:.1} us/request ({:.2} us/event) by schedstat, \
-             {:.1} us/request by getrusage",
-            exact as f64 / n as f64 / 1e3,
-            exact as f64 / (n * 104) as f64 / 1e3,
-            mock as f64 / n as f64 / 1e3
-        );
-    }
 }
 
 /// The mock's sockets are never inherited by a child process: a child spawned while a
@@ -1050,7 +913,7 @@ fn truth_of(s: &MockServer, id: &Uuid) -> TruthEntry {
             return e;
         }
         assert!(
-            waited.elapsed() < Duration::from_secs(5),
+            waited.elapsed() < Duration::from_secs(30),
             "request {id} never reached the truth log"
         );
         std::thread::sleep(Duration::from_millis(1));

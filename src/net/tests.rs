@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -27,6 +28,8 @@ struct Seen {
     body_stamps: Vec<u64>,
     end_ns: Option<u64>,
     stop_after_head: bool,
+    /// Told after each read: a server that waits for it writes its next part into a new read.
+    read_done: Option<Sender<()>>,
 }
 
 impl Sink for Seen {
@@ -44,6 +47,10 @@ impl Sink for Seen {
 
     fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
         self.reads.push((bytes, stamp));
+        if let Some(tx) = &self.read_done {
+            // The server may have finished already; nobody to tell then.
+            let _ = tx.send(());
+        }
     }
 
     fn on_head(&mut self, head: &Head, _raw: &[u8], stamp_ns: u64) -> AfterHead {
@@ -71,6 +78,16 @@ impl Sink for Seen {
 /// A listener whose `i`-th connection is served by `serve[i]`; returns the number of connections
 /// accepted when joined.
 fn server(serve: Vec<fn(TcpStream)>) -> (SocketAddr, JoinHandle<usize>) {
+    server_with(
+        serve
+            .into_iter()
+            .map(|f| Box::new(f) as Box<dyn FnOnce(TcpStream) + Send>)
+            .collect(),
+    )
+}
+
+/// [`server`] with closures (that may hold a channel's end).
+fn server_with(serve: Vec<Box<dyn FnOnce(TcpStream) + Send>>) -> (SocketAddr, JoinHandle<usize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let t = std::thread::spawn(move || {
@@ -95,6 +112,19 @@ fn read_request(s: &mut TcpStream) {
         got.extend_from_slice(&b[..n]);
     }
     assert_eq!(got, REQUEST);
+}
+
+/// Keeps the connection open until the client closes it (or a read fails): a server that never
+/// answers, whose client gives up on its own timer, however late that timer fires.
+fn hold_until_closed(mut s: TcpStream) {
+    let _ = s.read_to_end(&mut Vec::new());
+}
+
+/// Waits (30 s at most: a client that failed drops its end, which ends the wait at once) for the
+/// client's signal.
+fn wait_for(rx: &Receiver<()>, what: &str) {
+    rx.recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("waiting for {what}: {e}"));
 }
 
 fn limits() -> Limits {
@@ -132,18 +162,18 @@ fn drivers_and_stamps() -> impl Iterator<Item = (IoDriver, bool)> {
     DRIVERS.into_iter().flat_map(|d| [(d, false), (d, true)])
 }
 
-/// One successful exchange with `addr` through a pool reading `read_bytes` at once: what the
-/// sink saw, and the read buffer capacity of the connection left in the pool (`None`: the
+/// One successful exchange with `addr` through a pool reading `read_bytes` at once, into sink
+/// `seen`: what the sink saw, and the read buffer capacity of the connection left in the pool (`None`: the
 /// connection was not pooled).
 fn exchange_once(
     driver: IoDriver,
     kernel: bool,
     addr: SocketAddr,
     read_bytes: usize,
+    mut seen: Seen,
 ) -> (Seen, Option<usize>) {
     let pool = Pool::new(1, read_bytes);
     on_runtime(driver, async || {
-        let mut seen = Seen::default();
         let ex = Exchange {
             kernel_stamps: kernel,
             ..exchange(addr, &pool, limits())
@@ -156,26 +186,29 @@ fn exchange_once(
 #[test]
 fn pooled_connection_closed_while_idle_is_retried_once_on_a_fresh_one() {
     for driver in DRIVERS {
-        let (addr, srv) = server(vec![
-            |mut s| {
+        let (closed_tx, closed_rx) = channel();
+        let (addr, srv) = server_with(vec![
+            Box::new(move |mut s| {
                 read_request(&mut s);
                 s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
                     .unwrap();
                 // Closed while idle in the client's pool.
-            },
-            |mut s| {
+                drop(s);
+                closed_tx.send(()).unwrap();
+            }),
+            Box::new(|mut s| {
                 read_request(&mut s);
                 s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain")
                     .unwrap();
-            },
+            }),
         ]);
         let pool = Pool::new(1, 64);
         let (first, second) = on_runtime(driver, async || {
             let ex = exchange(addr, &pool, limits());
             let mut first = Seen::default();
             ex.run(&mut first).await.unwrap();
-            // Let the server close the pooled connection.
-            monoio::time::sleep(Duration::from_millis(50)).await;
+            // The server has closed the pooled connection before the second request is sent.
+            wait_for(&closed_rx, "the server to close the first connection");
             let mut second = Seen::default();
             ex.run(&mut second).await.unwrap();
             // Connections are dropped on their runtime.
@@ -196,7 +229,8 @@ fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
     let stamping = super::rxstamp::tests::stamping_on();
     let kernel_available = stamping.is_some();
     for (driver, kernel) in drivers_and_stamps() {
-        let (addr, srv) = server(vec![|mut s| {
+        let (read_tx, read_rx) = channel();
+        let (addr, srv) = server_with(vec![Box::new(move |mut s| {
             read_request(&mut s);
             s.set_nodelay(true).unwrap();
             let parts: [&[u8]; 3] = [
@@ -207,10 +241,16 @@ fn every_piece_carries_the_stamp_of_the_read_that_brought_it() {
             for p in parts {
                 s.write_all(p).unwrap();
                 s.flush().unwrap();
-                std::thread::sleep(Duration::from_millis(30));
+                // The next part is written only once the client has read this one: each part
+                // arrives in a read of its own.
+                wait_for(&read_rx, "the client's read");
             }
-        }]);
-        let (seen, pooled) = exchange_once(driver, kernel, addr, 64);
+        })]);
+        let seen = Seen {
+            read_done: Some(read_tx),
+            ..Seen::default()
+        };
+        let (seen, pooled) = exchange_once(driver, kernel, addr, 64, seen);
         srv.join().unwrap();
         assert_eq!(seen.body, b"abcde");
         assert_eq!(seen.reads.len(), 3, "{driver:?}: {:?}", seen.reads);
@@ -289,7 +329,7 @@ fn failures_say_what_failed_and_whether_a_byte_had_arrived() {
             },
             |mut s| {
                 read_request(&mut s);
-                std::thread::sleep(Duration::from_millis(300));
+                hold_until_closed(s);
             },
         ]);
         let pool = Pool::new(1, 64);
@@ -337,7 +377,7 @@ fn attempt_timeout_and_refused_connect_are_their_own_errors() {
     for driver in DRIVERS {
         let (addr, srv) = server(vec![|mut s| {
             read_request(&mut s);
-            std::thread::sleep(Duration::from_millis(300));
+            hold_until_closed(s);
         }]);
         // A port nothing listens on: bind, note it, close.
         let refused = TcpListener::bind("127.0.0.1:0")
@@ -380,8 +420,10 @@ fn cancellation_after_the_write_abandons_the_connection() {
         let pool = Pool::new(1, 64);
         let (result, seen) = on_runtime(driver, async || {
             let mut seen = Seen::default();
+            // Long enough for the head to have arrived however loaded the machine (30 ms was
+            // not), short enough for the test.
             let cancelling = Limits {
-                cancel_after_sent: Some(Duration::from_millis(30)),
+                cancel_after_sent: Some(Duration::from_secs(1)),
                 ..limits()
             };
             let r = exchange(addr, &pool, cancelling).run(&mut seen).await;
@@ -418,7 +460,7 @@ fn a_kernel_stamped_connection_reads_into_its_threads_buffer_and_owns_none() {
             }
             s.write_all(b"0\r\n\r\n").unwrap();
         }]);
-        let (seen, rbuf_capacity) = exchange_once(driver, kernel, addr, 64);
+        let (seen, rbuf_capacity) = exchange_once(driver, kernel, addr, 64, Seen::default());
         srv.join().unwrap();
         let mut want = Vec::new();
         for c in [b'a', b'b', b'c'] {
@@ -478,7 +520,7 @@ fn bytes_after_the_body_keep_the_connection_out_of_the_pool() {
             s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXYZ")
                 .unwrap();
         }]);
-        let (seen, pooled) = exchange_once(driver, kernel, addr, 4096);
+        let (seen, pooled) = exchange_once(driver, kernel, addr, 4096, Seen::default());
         srv.join().unwrap();
         assert_eq!(seen.body, b"hi");
         assert!(

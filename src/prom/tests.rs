@@ -302,26 +302,3 @@ proptest! {
         prop_assert_eq!(pieces, lex_all(DURING));
     }
 }
-
-/// Parser throughput on the real vLLM page. A measurement, not a check: run it optimized,
-/// `cargo test --release --lib prom::tests::throughput_on_real_vllm_page -- --ignored --nocapture`.
-#[test]
-#[ignore = "measurement; run in release with --ignored --nocapture"]
-fn throughput_on_real_vllm_page() {
-    let rounds = 2_000;
-    let mut families = 0;
-    let started = std::time::Instant::now();
-    for _ in 0..rounds {
-        let s = parse_scrape(std::hint::black_box(DURING)).expect("the real page parses");
-        families += s.families.len();
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let mb = (DURING.len() * rounds) as f64 / 1e6;
-    println!(
-        "parse_scrape: {} bytes x {rounds} in {secs:.3} s = {:.1} MB/s, {:.1} us per page ({} families)",
-        DURING.len(),
-        mb / secs,
-        secs * 1e6 / rounds as f64,
-        families / rounds
-    );
-}

@@ -86,3 +86,26 @@ pub fn profile_binary(
     );
     out
 }
+
+/// Whether a test may use its external `tool` (`present`: the test's own check that it runs).
+/// Without it the test is skipped, `skip` printed to say so; under `CI=true` a missing tool fails
+/// the test instead, so that CI never passes a test it did not run.
+pub fn require_tool(tool: &str, present: bool, skip: &str) -> bool {
+    if present {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{tool} is required under CI=true: {skip}"
+    );
+    eprintln!("{skip}");
+    false
+}
+
+/// Whether `program arg` runs and exits 0 (a tool's `--version` or `-V`).
+pub fn tool_runs(program: &str, arg: &str) -> bool {
+    std::process::Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}

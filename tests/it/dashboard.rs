@@ -1,7 +1,9 @@
 //! The dashboard on a real terminal: the binary runs inside a tmux pane (its stdout a terminal)
 //! against the embedded mock; the test reads the screen tmux holds, presses `q`, and checks the
 //! run stopped gracefully with its artifacts written. Skipped, with a message, where tmux is not
-//! installed (`.ci/run` installs it).
+//! installed (`.ci/run` installs it); under `CI=true` a missing tmux fails the test.
+
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -50,13 +52,6 @@ impl Drop for Tmux {
     }
 }
 
-fn tmux_available() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The number before `/300 requests done` in the header, if shown.
 fn done_count(screen: &str) -> Option<u64> {
     let at = screen.find("/300 requests done")?;
@@ -70,10 +65,11 @@ fn done_count(screen: &str) -> Option<u64> {
 
 #[test]
 fn the_dashboard_draws_the_run_and_q_stops_it_gracefully() {
-    if !tmux_available() {
-        eprintln!(
-            "SKIPPED: tmux is not installed (apt-get install tmux); the dashboard test needs a terminal"
-        );
+    if !common::require_tool(
+        "tmux",
+        common::tool_runs("tmux", "-V"),
+        "SKIPPED: tmux is not installed (apt-get install tmux); the dashboard test needs a terminal",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -148,7 +148,7 @@ fn run_against(server: &MockServer, flags: &str, n: u64) -> Run {
                 by_id.insert(id.to_string(), e);
             }
         }
-        if ids.iter().all(|id| by_id.contains_key(id)) || waited.elapsed() > Duration::from_secs(5)
+        if ids.iter().all(|id| by_id.contains_key(id)) || waited.elapsed() > Duration::from_secs(30)
         {
             break by_id;
         }
@@ -540,29 +540,69 @@ fn huge_response_is_accepted_within_the_body_limit_and_memory_stays_bounded() {
     }
 }
 
+/// Polls `done` every 10 ms until it holds; fails after `limit` (a bound no run comes near),
+/// naming `what` it waited for.
+fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let waiting = Instant::now();
+    while !done() {
+        assert!(waiting.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The request start (wall ns) of every whole line of a JSONL the run is still writing.
+fn starts_so_far(jsonl: &std::path::Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(jsonl).unwrap_or_default();
+    let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+    whole
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|r| r["metadata"]["request_start_ns"].as_u64())
+        .collect()
+}
+
 #[test]
 fn server_going_away_mid_run_and_coming_back() {
     let mut server = mock(Vec::new());
     let addr = server.addr;
     let truth = server.truth();
-    let n = 40;
-    // The outage starts 300 ms after the first request arrived (the run's set-up takes a while).
+    let n = 120;
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("profile_export.jsonl");
+    // Requests starting within this margin of the pause or of the resume may go either way.
+    let margin = 30_000_000;
+    // The outage starts once the mock has served 5 requests, and ends once the run's JSONL
+    // (flushed as the run goes, at least every second) holds 6 requests that started well inside
+    // it, the last of them a margin before the resume: whatever the machine's load, the outage
+    // is seen by that many requests, and requests remain to see the server come back.
     let outage = std::thread::spawn(move || {
-        let waiting = Instant::now();
-        while truth.is_empty() && waiting.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        std::thread::sleep(Duration::from_millis(300));
+        let served = || truth.entries().iter().filter(|e| e.completed).count();
+        wait_until(Duration::from_secs(60), "5 requests served", || {
+            served() >= 5
+        });
         let paused_at = wall_ns();
         server.pause();
         assert!(server.is_paused());
-        std::thread::sleep(Duration::from_millis(300));
+        let mut inside = Vec::new();
+        wait_until(
+            Duration::from_secs(60),
+            "6 requests started during the outage",
+            || {
+                inside = starts_so_far(&jsonl);
+                inside.retain(|&s| s > paused_at + margin);
+                inside.len() >= 6
+            },
+        );
+        let last = inside.iter().copied().max().unwrap_or_default();
+        wait_until(Duration::from_secs(1), "a margin after the last", || {
+            wall_ns() > last + margin
+        });
         let resumed_at = wall_ns();
         server.resume().expect("the mock comes back on its port");
         (server, paused_at, resumed_at)
     });
-    // 40 requests at 40/s: about one second, a third of it with the server gone.
-    let dir = tempfile::tempdir().unwrap();
+    // 120 requests at 40/s: three seconds, at most two of them (two JSONL flushes) with the
+    // server gone.
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {addr} --streaming --request-rate 40 \
          --arrival-pattern constant --request-count {n} --isl 16 --osl {TOKENS} --ui none \
@@ -575,8 +615,7 @@ fn server_going_away_mid_run_and_coming_back() {
     assert_eq!(out.successes + out.errors, n);
     let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
     assert_eq!(recs.len() as u64, n);
-    let margin = 30_000_000;
-    let mut refused = 0;
+    let (mut refused, mut back) = (0, 0);
     for rec in &recs {
         let start = rec["metadata"]["request_start_ns"].as_u64().unwrap();
         let err = rec.get("error");
@@ -589,6 +628,7 @@ fn server_going_away_mid_run_and_coming_back() {
             refused += 1;
         } else if start > resumed_at + margin || start + margin < paused_at {
             assert!(err.is_none(), "failed while the server was up: {rec}");
+            back += u64::from(start > resumed_at + margin);
         } else if let Some(e) = err {
             // Around the edges: refused, or cut by the server going away.
             let kind = e["type"].as_str().unwrap();
@@ -606,6 +646,7 @@ fn server_going_away_mid_run_and_coming_back() {
         }
     }
     assert!(refused >= 6, "{refused} requests refused during the outage");
+    assert!(back > 0, "no request was sent after the server came back");
     // The successes are exactly the responses the mock completed (cut ones are not logged).
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
     let completed = server

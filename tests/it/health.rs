@@ -102,12 +102,15 @@ fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
 /// `--max-client-lag-us`, set high so that the lag alone would pass).
 #[test]
 fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() {
-    if std::process::Command::new("prlimit")
+    let present = std::process::Command::new("prlimit")
         .arg("--version")
         .output()
-        .is_err()
-    {
-        eprintln!("SKIP: prlimit (util-linux) is not installed");
+        .is_ok();
+    if !common::require_tool(
+        "prlimit",
+        present,
+        "SKIP: prlimit (util-linux) is not installed",
+    ) {
         return;
     }
     let server = ringperf::mock::start(MockConfig {

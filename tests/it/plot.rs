@@ -3,6 +3,8 @@
 //! page as inline SVG and as PNG / SVG files, the page's data block holds the JSONL's values,
 //! the side-by-side chart holds the summaries' values, and a headless Chromium renders it.
 
+use crate::common;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -514,10 +516,15 @@ fn chromium_cmd(bin: &Path, profile_dir: &Path) -> Command {
 
 #[test]
 fn headless_chromium_renders_the_charts() {
-    let Some(bin) = chromium() else {
-        println!("SKIPPED: no chromium (apt-get install chromium); the report was not rendered");
+    let bin = chromium();
+    if !common::require_tool(
+        "chromium",
+        bin.is_some(),
+        "SKIPPED: no chromium (apt-get install chromium); the report was not rendered",
+    ) {
         return;
-    };
+    }
+    let bin = bin.expect("chromium is present");
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("c1"), tmp.path().join("c3"));
     profile(&a, "1", &[]);
