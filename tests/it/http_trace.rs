@@ -33,10 +33,14 @@ const TRACE_METRICS: [&str; 14] = [
 const REQUESTS: usize = 12;
 
 /// Runs `extra` flags against `mock` with two requests in flight; returns the artifact dir.
+/// One worker holds both slots, so both first requests start before either can end and open a
+/// connection each however loaded the machine is (with two workers, a starved one could leave
+/// every request to the other's single slot and connection).
 fn run(mock: &MockServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
-        "ringperf profile -m mock-model -u http://{} --concurrency 2 --request-count {REQUESTS} \
+        "ringperf profile -m mock-model -u http://{} --concurrency 2 --workers-max 1 \
+         --request-count {REQUESTS} \
          --isl 30 --osl 6 --random-seed 3 --ui none --no-server-metrics --artifact-dir {} {extra}",
         mock.addr,
         dir.path().display()
