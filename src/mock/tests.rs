@@ -635,11 +635,10 @@ const PACED_TTFT: Duration = Duration::from_millis(5);
 const PACED_ITL: Duration = Duration::from_millis(2);
 
 /// What the truth log says of 8 streamed chat requests (15 tokens each) and one non-streamed
-/// completion on a mock of `driver` with [`PACED_TTFT`] and [`PACED_ITL`]: the TTFTs, every
-/// gap between token writes, and the non-streamed time to its whole answer, in ns.
+/// completion on a mock of `driver` with [`PACED_TTFT`] and [`PACED_ITL`]: the TTFTs, how late
+/// each token write was, and the non-streamed time to its whole answer, in ns.
 struct Paced {
     ttfts: Vec<u64>,
-    gaps: Vec<u64>,
     /// Per stream, per token event k: its write stamp − arrival − (TTFT + k × ITL), signed (a
     /// negative value is a token written before its absolute deadline).
     lateness: Vec<Vec<i64>>,
@@ -672,7 +671,7 @@ fn paced(d: Driver) -> Paced {
     }
     let entries = truth.entries();
     assert_eq!(entries.len(), requests + 1, "{d:?}");
-    let (mut ttfts, mut gaps, mut whole) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ttfts, mut whole) = (Vec::new(), Vec::new());
     let mut lateness = Vec::new();
     let (ttft_ns, itl_ns) = (PACED_TTFT.as_nanos() as i64, PACED_ITL.as_nanos() as i64);
     for e in &entries {
@@ -681,7 +680,6 @@ fn paced(d: Driver) -> Paced {
         if e.stream {
             assert_eq!(e.event_ns.len(), 15);
             ttfts.push(first);
-            gaps.extend(e.event_ns.windows(2).map(|w| w[1] - w[0]));
             lateness.push(
                 e.event_ns
                     .iter()
@@ -695,7 +693,6 @@ fn paced(d: Driver) -> Paced {
     }
     Paced {
         ttfts,
-        gaps,
         lateness,
         whole: whole[0],
     }
