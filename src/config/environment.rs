@@ -39,7 +39,9 @@ pub const AFFINITY_VARS: [(&str, &str, bool); 4] = [
 ];
 
 /// Every environment variable the configuration reads (clap reads the `RINGPERF_*` ones into
-/// the arguments itself).
+/// the arguments itself). The run reads a few more where they are used: the
+/// `AIPERF_SERVER_METRICS_*` and `AIPERF_GPU_*` settings as its collectors start, and
+/// `SSL_CERT_DIR` with the system's certificate store.
 pub fn variables() -> impl Iterator<Item = &'static str> {
     [
         super::connections::VAR,
