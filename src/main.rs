@@ -61,6 +61,10 @@ fn profile(args: &ProfileArgs, argv: &[String]) -> Result<u8, Error> {
         ringperf::workload::tokenizer::preload(&spec);
     }
     let cfg = ringperf::config::Config::from_args(args, argv, std::io::stdout().is_terminal())?;
+    // A flag given where it changes nothing (docs/flags.md, "Flags per mode"): one line each.
+    for w in &cfg.warnings {
+        eprintln!("ringperf: warning: {w}");
+    }
     let plot_dir = args.auto_plot.then(|| cfg.artifact_dir.clone());
     let outcome = ringperf::run::run_with(
         cfg,

@@ -12,6 +12,7 @@ pub mod mock;
 pub mod multi_run;
 pub mod prompt;
 mod resolve;
+pub mod scope;
 pub mod shard;
 pub mod template;
 pub mod timing;
@@ -438,6 +439,9 @@ pub struct Config {
     pub argv_redacted: Vec<String>,
     /// `--num-profile-runs` and its companions: repeat the profile and aggregate the runs.
     pub multi_run: multi_run::MultiRunConfig,
+    /// Flags given where they change nothing ([`scope`]): one line each, printed before the
+    /// run starts.
+    pub warnings: Vec<String>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the

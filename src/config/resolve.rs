@@ -18,13 +18,14 @@ use super::{
     PhaseConfig, ServerMetricsConfig, TlsSettings, UiType, affinity_headers, check_header,
     connections, dataset, echo, err, goodput, gpu_telemetry, json_to_plain, kebab, metric_config,
     model_names, multi_run, parse_pairs, profiling_phase, prompt, redact_argv, redact_command,
-    secs_or_forever, server_metrics_formats, shard, slice_duration, template, timing,
+    scope, secs_or_forever, server_metrics_formats, shard, slice_duration, template, timing,
     tokenizer_for, url, warmup_phase,
 };
 use crate::cli::{
     ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
 };
 use crate::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
+use crate::workload::loader::Source;
 
 impl Config {
     /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
@@ -93,6 +94,27 @@ impl Config {
             args.goodput.goodput.as_deref(),
             &metric_config(endpoint, streaming, args.use_server_token_count),
         )?;
+        let warnings = scope::check(
+            |id| echo.given(id),
+            &scope::Mode {
+                endpoint,
+                source: match &input.load {
+                    None => scope::Source::Synthetic,
+                    Some(l) => match l.source {
+                        Source::File { kind, .. } => scope::Source::File(kind),
+                        Source::ShareGpt { .. } => scope::Source::Public,
+                    },
+                },
+                streaming,
+                runs: multi_run.runs,
+                server_metrics: server_metrics.enabled,
+                records: ExportLevel::from(args.export_level).records(),
+                mock: args.mock,
+                kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
+                warmup: warmup.is_some(),
+                max_in_flight: profiling.load.max_in_flight(),
+            },
+        )?;
         Ok(Config {
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
             models,
@@ -145,6 +167,7 @@ impl Config {
             echo,
             shard,
             multi_run,
+            warnings,
         })
     }
 }

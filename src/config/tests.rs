@@ -561,11 +561,11 @@ mod timing_flags {
 
     #[test]
     fn prefill_concurrency_resolves_and_rejects() {
-        let c = ok("--concurrency 4 --prefill-concurrency 2 --warmup-request-count 3");
+        let c = ok("--streaming --concurrency 4 --prefill-concurrency 2 --warmup-request-count 3");
         assert_eq!(c.profiling.timing.prefill_concurrency, Some(2));
         assert_eq!(c.warmup.unwrap().timing.prefill_concurrency, Some(2));
         let c = ok(
-            "--concurrency 4 --prefill-concurrency 2 --warmup-request-count 3 \
+            "--streaming --concurrency 4 --prefill-concurrency 2 --warmup-request-count 3 \
                     --warmup-prefill-concurrency 1",
         );
         assert_eq!(c.warmup.unwrap().timing.prefill_concurrency, Some(1));

@@ -1,0 +1,444 @@
+//! No silent ignores: where each `ringperf profile` flag acts, and what a flag given where it
+//! does not act gets (docs/flags.md, "Flags per mode").
+//!
+//! [`SCOPES`] has one row per clap argument of `profile`: its [`Scope`], the modes in which it
+//! changes the run. [`check`] reads the row of every flag given on the command line against the
+//! [`Mode`] the run resolved to: a combination AIPerf 0.13 refuses is refused (a flag error,
+//! exit code 2) with a sentence that says what AIPerf's says; one AIPerf accepts but that would
+//! change nothing gets one warning line. A flag whose combinations are checked where its value
+//! is resolved has the scope [`Scope::Resolved`], naming that module. A test walks clap's
+//! definition so that a new flag cannot be added without a row.
+
+use clap::CommandFactory;
+
+use super::ConfigError;
+use crate::cli::Cli;
+use crate::endpoint::EndpointKind;
+use crate::workload::loader::DatasetKind;
+
+/// Where a flag acts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// In every mode.
+    Any,
+    /// Its combinations are checked where it is resolved (the module named).
+    Resolved(&'static str),
+    /// Synthetic prompt shaping: refused with `--input-file` or `--public-dataset`, as AIPerf
+    /// refuses it (the file's records are the prompts).
+    Synthetic,
+    /// `--prompt-batch-size`: synthetic prompts, or a `random_pool` file (refused with another
+    /// file type or a public dataset, as AIPerf).
+    SyntheticOrPool,
+    /// `--isl-block-size`: the hash-id traces (`mooncake_trace`, or a file whose type is
+    /// detected); refused with another file type or a public dataset, as AIPerf; warned with
+    /// synthetic prompts (ringperf's have no hash ids).
+    HashTrace,
+    /// `--streaming`: warned on an endpoint that cannot stream (AIPerf warns and turns it off).
+    StreamingEndpoint,
+    /// The output-length limit: warned on an endpoint that generates no tokens (embeddings,
+    /// rankings), which is sent none.
+    GeneratesTokens,
+    /// `--use-legacy-max-tokens`: only `chat` names its limit two ways; warned elsewhere.
+    ChatOnly,
+    /// The Rankings group: warned on an endpoint type that is not a rankings one.
+    Rankings,
+    /// Multi-Run companions AIPerf refuses with a single run.
+    MultiRun,
+    /// `--confidence-level`: accepted by AIPerf with a single run, which has no interval;
+    /// warned.
+    MultiRunInterval,
+    /// `--server-metrics URL…`: refused with `--no-server-metrics` (AIPerf refuses the pair).
+    ServerMetricsUrls,
+    /// `--server-metrics-formats`: warned with `--no-server-metrics` (nothing is written).
+    ServerMetricsFiles,
+    /// `--export-http-trace`: warned with `--export-level summary` (no per-record file).
+    RecordsFile,
+    /// `--prefill-concurrency`: refused without streaming (AIPerf: the slot is given back at
+    /// the first token, which only a stream has).
+    Streamed,
+    /// `--warmup-prefill-concurrency`: warned without a warmup phase, refused without
+    /// streaming.
+    StreamedWarmup,
+    /// `--concurrency-ramp-duration`: warned when the profiling phase has no concurrency above
+    /// one to ramp to.
+    ConcurrencyRamp,
+    /// The `--mock-*` shape flags: warned without `--mock`.
+    Mock,
+    /// `--url`: warned with `--mock` (requests go to the embedded mock).
+    NotMock,
+    /// `--batch-wakeups-us`: warned with `--timestamps user` (only kernel stamps batch).
+    KernelStamps,
+    /// Accepted for AIPerf's sake, with no effect in any mode ringperf has: always warned.
+    Inert(&'static str),
+}
+
+/// Every clap argument id of `ringperf profile` and where it acts.
+pub const SCOPES: &[(&str, Scope)] = &[
+    // Endpoint
+    ("model_names", Scope::Any),
+    ("custom_endpoint", Scope::Any),
+    ("endpoint_type", Scope::Resolved("config/resolve.rs")),
+    ("streaming", Scope::StreamingEndpoint),
+    ("url", Scope::NotMock),
+    ("url_strategy", Scope::Any),
+    ("request_timeout_seconds", Scope::Any),
+    ("api_key", Scope::Any),
+    ("use_legacy_max_tokens", Scope::ChatOnly),
+    ("use_server_token_count", Scope::Any),
+    ("connection_reuse_strategy", Scope::Any),
+    // Input
+    ("extra_inputs", Scope::Resolved("config/template.rs")),
+    ("header", Scope::Any),
+    ("random_seed", Scope::Any),
+    ("input_file", Scope::Resolved("config/dataset.rs")),
+    ("custom_dataset_type", Scope::Resolved("config/dataset.rs")),
+    ("public_dataset", Scope::Resolved("config/dataset.rs")),
+    ("dataset_sampling_strategy", Scope::Any),
+    (
+        "allow_dataset_wrap",
+        Scope::Inert("it only lets AIPerf's agentic (weka) replay reuse traces"),
+    ),
+    (
+        "no_allow_dataset_wrap",
+        Scope::Inert("it only concerns AIPerf's agentic (weka) replay"),
+    ),
+    ("ignore_trace_delays", Scope::Resolved("config/dataset.rs")),
+    ("block_size", Scope::HashTrace),
+    // Output
+    ("artifact_dir", Scope::Any),
+    ("profile_export_prefix", Scope::Any),
+    ("slice_duration", Scope::Any),
+    ("auto_plot", Scope::Any),
+    ("no_auto_plot", Scope::Any),
+    ("export_level", Scope::Any),
+    ("export_http_trace", Scope::RecordsFile),
+    ("show_trace_timing", Scope::Any),
+    ("tokenizer", Scope::Any),
+    // Load generator and warmup
+    ("benchmark_duration", Scope::Resolved("config/mod.rs")),
+    (
+        "benchmark_grace_period",
+        Scope::Resolved("config/resolve.rs"),
+    ),
+    ("concurrency", Scope::Resolved("config/mod.rs")),
+    ("request_rate", Scope::Resolved("config/timing.rs")),
+    ("arrival_pattern", Scope::Resolved("config/mod.rs")),
+    ("arrival_smoothness", Scope::Resolved("config/timing.rs")),
+    ("request_count", Scope::Resolved("config/mod.rs")),
+    ("failed_request_threshold", Scope::Any),
+    ("warmup_request_count", Scope::Resolved("config/mod.rs")),
+    ("warmup_duration", Scope::Resolved("config/mod.rs")),
+    ("num_warmup_sessions", Scope::Resolved("config/mod.rs")),
+    ("warmup_concurrency", Scope::Resolved("config/mod.rs")),
+    ("warmup_request_rate", Scope::Resolved("config/mod.rs")),
+    ("warmup_arrival_pattern", Scope::Resolved("config/mod.rs")),
+    ("warmup_grace_period", Scope::Resolved("config/mod.rs")),
+    ("num_dataset_entries", Scope::Any),
+    // Synthetic prompts
+    ("isl_mean", Scope::Synthetic),
+    ("isl_stddev", Scope::Synthetic),
+    ("osl_mean", Scope::GeneratesTokens),
+    ("osl_stddev", Scope::GeneratesTokens),
+    ("conversation_num", Scope::Any),
+    ("conversation_turn_mean", Scope::Synthetic),
+    ("conversation_turn_stddev", Scope::Synthetic),
+    ("conversation_turn_delay_mean", Scope::Synthetic),
+    ("conversation_turn_delay_stddev", Scope::Synthetic),
+    ("conversation_turn_delay_ratio", Scope::Synthetic),
+    ("seq_dist", Scope::Synthetic),
+    ("prompt_batch_size", Scope::SyntheticOrPool),
+    ("prompt_corpus", Scope::Resolved("config/prompt.rs")),
+    ("system_prompt", Scope::Resolved("config/prompt.rs")),
+    ("system_prompt_file", Scope::Resolved("config/prompt.rs")),
+    ("prompt_prefix_pool_size", Scope::Synthetic),
+    ("prompt_prefix_length", Scope::Synthetic),
+    ("shared_system_prompt_length", Scope::Synthetic),
+    ("user_context_prompt_length", Scope::Synthetic),
+    // Timing modes
+    ("fixed_schedule", Scope::Resolved("config/timing.rs")),
+    ("no_fixed_schedule", Scope::Resolved("config/timing.rs")),
+    (
+        "fixed_schedule_auto_offset",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    (
+        "fixed_schedule_start_offset",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    (
+        "fixed_schedule_end_offset",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    ("replay_speedup", Scope::Resolved("config/timing.rs")),
+    ("prefill_concurrency", Scope::Streamed),
+    ("warmup_prefill_concurrency", Scope::StreamedWarmup),
+    ("concurrency_ramp_duration", Scope::ConcurrencyRamp),
+    (
+        "request_rate_ramp_duration",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    (
+        "warmup_concurrency_ramp_duration",
+        Scope::Resolved("config/mod.rs"),
+    ),
+    (
+        "warmup_request_rate_ramp_duration",
+        Scope::Resolved("config/mod.rs"),
+    ),
+    ("user_centric_rate", Scope::Resolved("config/timing.rs")),
+    ("num_users", Scope::Resolved("config/timing.rs")),
+    (
+        "request_cancellation_rate",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    (
+        "request_cancellation_delay",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    // Goodput, rankings
+    ("goodput", Scope::Resolved("config/goodput.rs")),
+    ("rankings_passages_mean", Scope::Rankings),
+    ("rankings_passages_stddev", Scope::Rankings),
+    ("rankings_passages_prompt_token_mean", Scope::Rankings),
+    ("rankings_passages_prompt_token_stddev", Scope::Rankings),
+    ("rankings_query_prompt_token_mean", Scope::Rankings),
+    ("rankings_query_prompt_token_stddev", Scope::Rankings),
+    // Service, UI, collectors
+    ("log_level", Scope::Any),
+    ("verbose", Scope::Any),
+    ("server_metrics", Scope::ServerMetricsUrls),
+    ("no_server_metrics", Scope::Any),
+    ("server_metrics_formats", Scope::ServerMetricsFiles),
+    ("gpu_telemetry", Scope::Resolved("config/mod.rs")),
+    ("no_gpu_telemetry", Scope::Any),
+    ("ui_type", Scope::Any),
+    ("workers_max", Scope::Resolved("config/resolve.rs")),
+    // Multi-run
+    ("num_profile_runs", Scope::Resolved("config/multi_run.rs")),
+    ("profile_run_cooldown_seconds", Scope::MultiRun),
+    ("confidence_level", Scope::MultiRunInterval),
+    ("disable_warmup_after_first", Scope::MultiRun),
+    ("warmup_every_run", Scope::MultiRun),
+    ("set_consistent_seed", Scope::MultiRun),
+    ("no_consistent_seed", Scope::MultiRun),
+    // Scale-out
+    ("shard_index", Scope::Resolved("config/shard.rs")),
+    ("shard_count", Scope::Resolved("config/shard.rs")),
+    ("start_at", Scope::Resolved("config/shard.rs")),
+    // ringperf's own
+    ("io_driver", Scope::Any),
+    ("timestamps", Scope::Any),
+    ("batch_wakeups_us", Scope::KernelStamps),
+    ("mock", Scope::Any),
+    ("max_client_lag_us", Scope::Any),
+    ("mock_ttft_ms", Scope::Mock),
+    ("mock_itl_ms", Scope::Mock),
+    ("mock_output_tokens", Scope::Mock),
+    ("mock_tokens_per_event", Scope::Mock),
+    ("mock_reasoning_tokens", Scope::Mock),
+    ("mock_threads", Scope::Mock),
+    ("mock_faults", Scope::Mock),
+];
+
+/// Where the prompts come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Synthetic,
+    /// `--input-file`, with its `--custom-dataset-type` if given.
+    File(Option<DatasetKind>),
+    /// `--public-dataset`.
+    Public,
+}
+
+/// What the run resolved to, as far as [`SCOPES`] needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Mode {
+    pub endpoint: EndpointKind,
+    pub source: Source,
+    /// Streaming after the endpoint's say.
+    pub streaming: bool,
+    pub runs: u32,
+    pub server_metrics: bool,
+    pub records: bool,
+    pub mock: bool,
+    pub kernel_stamps: bool,
+    pub warmup: bool,
+    /// Most requests the profiling phase keeps in flight, when bounded.
+    pub max_in_flight: Option<u64>,
+}
+
+/// The checks' outcome: the warnings to print, one line each.
+pub type Warnings = Vec<String>;
+
+/// Reads the row of every flag `given` (clap ids) against `mode`.
+///
+/// # Errors
+/// The first refused combination, naming the flags (the synthetic-only ones all together).
+pub fn check(given: impl Fn(&str) -> bool, mode: &Mode) -> Result<Warnings, ConfigError> {
+    let mut warnings = Vec::new();
+    let mut synthetic_only = Vec::new();
+    for &(id, scope) in SCOPES {
+        if !given(id) {
+            continue;
+        }
+        if scope == Scope::Synthetic && mode.source != Source::Synthetic {
+            synthetic_only.push(flag_names(id));
+            continue;
+        }
+        match verdict(id, scope, mode) {
+            Verdict::Acts => {}
+            Verdict::Refused(m) => return Err(ConfigError::flag(m)),
+            Verdict::Warned(m) => warnings.push(m),
+        }
+    }
+    if !synthetic_only.is_empty() {
+        let (what, verb) = match synthetic_only.len() {
+            1 => ("", "shapes"),
+            _ => ("each of ", "shape"),
+        };
+        return Err(ConfigError::flag(format!(
+            "{what}{} {verb} synthetic prompts only, and with --input-file or --public-dataset \
+             the dataset's records are the prompts (AIPerf refuses this too): remove the \
+             flag{}, or drop --input-file / --public-dataset to generate synthetic prompts",
+            synthetic_only.join(", "),
+            if synthetic_only.len() == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(warnings)
+}
+
+enum Verdict {
+    Acts,
+    Refused(String),
+    Warned(String),
+}
+
+fn verdict(id: &str, scope: Scope, m: &Mode) -> Verdict {
+    let name = || flag_names(id);
+    let warn = |why: String| Verdict::Warned(format!("{} has no effect: {why}", name()));
+    match scope {
+        Scope::Any | Scope::Resolved(_) | Scope::Synthetic => Verdict::Acts,
+        Scope::SyntheticOrPool => batch_size(m, &name()),
+        Scope::HashTrace => match m.source {
+            Source::Synthetic => {
+                warn("ringperf's synthetic prompts have no hash ids (only trace files do)".into())
+            }
+            Source::File(None | Some(DatasetKind::MooncakeTrace)) => Verdict::Acts,
+            Source::File(Some(k)) => Verdict::Refused(format!(
+                "{} only applies to hash-id traces (mooncake_trace), not to \
+                 --custom-dataset-type {} (AIPerf refuses this too); drop the flag",
+                name(),
+                k.as_str()
+            )),
+            Source::Public => Verdict::Refused(format!(
+                "{} only applies to synthetic prompts or hash-id traces (mooncake_trace), not \
+                 to --public-dataset (AIPerf refuses this too); drop the flag",
+                name()
+            )),
+        },
+        Scope::StreamingEndpoint if !m.endpoint.descriptor().supports_streaming => warn(format!(
+            "--endpoint-type {} cannot stream, so requests are sent without streaming (as \
+             AIPerf does)",
+            m.endpoint.as_str()
+        )),
+        Scope::GeneratesTokens if !m.endpoint.descriptor().produces_tokens => warn(format!(
+            "--endpoint-type {} generates no tokens and is sent no output limit",
+            m.endpoint.as_str()
+        )),
+        Scope::ChatOnly if m.endpoint != EndpointKind::Chat => warn(format!(
+            "only --endpoint-type chat has two names for its output limit, not {}",
+            m.endpoint.as_str()
+        )),
+        Scope::Rankings if !m.endpoint.is_rankings() => warn(format!(
+            "it shapes rankings requests, and --endpoint-type {} is not a rankings type",
+            m.endpoint.as_str()
+        )),
+        Scope::MultiRun if m.runs <= 1 => Verdict::Refused(format!(
+            "{} only applies to repeated runs (--num-profile-runs over 1), as in AIPerf: drop it \
+             or add --num-profile-runs 2 or more",
+            name()
+        )),
+        Scope::MultiRunInterval if m.runs <= 1 => {
+            warn("a single run has no confidence interval (--num-profile-runs is 1)".into())
+        }
+        Scope::ServerMetricsUrls if !m.server_metrics => Verdict::Refused(
+            "--server-metrics and --no-server-metrics cannot be used together (AIPerf refuses \
+             the pair too): give one or the other"
+                .into(),
+        ),
+        Scope::ServerMetricsFiles if !m.server_metrics => {
+            warn("--no-server-metrics collects nothing to write".into())
+        }
+        Scope::RecordsFile if !m.records => {
+            warn("--export-level summary writes no per-request records to hold the trace".into())
+        }
+        Scope::Streamed if !m.streaming => prefill_needs_streaming(&name()),
+        Scope::StreamedWarmup if !m.warmup => warn(
+            "there is no warmup phase (--warmup-request-count, --warmup-duration or \
+             --num-warmup-sessions starts one)"
+                .into(),
+        ),
+        Scope::StreamedWarmup if !m.streaming => prefill_needs_streaming(&name()),
+        Scope::ConcurrencyRamp if m.max_in_flight.is_none_or(|c| c <= 1) => warn(
+            "the profiling phase has no concurrency above 1 to ramp to (--concurrency sets one)"
+                .into(),
+        ),
+        Scope::Mock if !m.mock => {
+            warn("it shapes the embedded mock's replies, and --mock is not given".into())
+        }
+        Scope::NotMock if m.mock => {
+            warn("with --mock every request goes to the embedded mock server".into())
+        }
+        Scope::KernelStamps if !m.kernel_stamps => warn(
+            "wake-ups are batched only with kernel receive stamps (--timestamps kernel)".into(),
+        ),
+        Scope::Inert(why) => warn(format!("{why}, which ringperf does not have")),
+        _ => Verdict::Acts,
+    }
+}
+
+fn batch_size(m: &Mode, name: &str) -> Verdict {
+    match m.source {
+        Source::Synthetic => Verdict::Acts,
+        Source::File(Some(DatasetKind::RandomPool)) => Verdict::Acts,
+        Source::File(kind) => Verdict::Refused(format!(
+            "{name} with --input-file needs --custom-dataset-type random_pool (given: {}), as \
+             in AIPerf: set that type, or drop --input-file to generate synthetic prompts",
+            kind.map_or("none", DatasetKind::as_str)
+        )),
+        Source::Public => Verdict::Refused(format!(
+            "{name} applies to synthetic prompts or a random_pool --input-file, not to \
+             --public-dataset (AIPerf refuses this too)"
+        )),
+    }
+}
+
+fn prefill_needs_streaming(name: &str) -> Verdict {
+    Verdict::Refused(format!(
+        "{name} needs --streaming (on an endpoint that streams): a prefill slot is given back \
+         at the first token, which only a stream reports (AIPerf refuses this too)"
+    ))
+}
+
+/// The flag's long name and its visible aliases, as `--a/--b`.
+pub fn flag_names(id: &str) -> String {
+    let cmd = Cli::command();
+    let Some(arg) = cmd
+        .find_subcommand("profile")
+        .and_then(|p| p.get_arguments().find(|a| a.get_id() == id))
+    else {
+        return id.to_string();
+    };
+    let mut names: Vec<String> = arg
+        .get_long()
+        .map(|l| format!("--{l}"))
+        .into_iter()
+        .collect();
+    for a in arg.get_visible_aliases().into_iter().flatten() {
+        names.push(format!("--{a}"));
+    }
+    names.join("/")
+}
+
+#[cfg(test)]
+mod tests;
