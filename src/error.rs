@@ -231,7 +231,7 @@ mod tests {
     fn every_setup_kind_of_a_run_exits_2() {
         use SetupKind::*;
         for kind in [
-            Signals, Tokenizer, MockServer, Workload, Tls, Shard, Artifacts, Threads,
+            Signals, Tokenizer, MockServer, Workload, Tls, Shard, Artifacts, Threads, Limits,
         ] {
             let e = Error::from(RunError::new(kind, "m"));
             assert_eq!(e.exit_code(), 2, "{kind:?}");

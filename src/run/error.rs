@@ -24,6 +24,8 @@ pub enum SetupKind {
     Artifacts,
     /// A thread of the run (aggregator, workers) could not start, or panicked.
     Threads,
+    /// The concurrency needs more descriptors or ports than the process or kernel allows.
+    Limits,
 }
 
 /// A setup failure (or an artifact that could not be written): one message, printed once.

@@ -16,6 +16,7 @@ mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
+mod limits;
 mod multi;
 mod phases;
 mod placement;
@@ -82,6 +83,10 @@ pub fn run(cfg: Config) -> Result<Outcome, RunError> {
 /// Runs the benchmark described by `cfg` and writes its artifacts: once, or
 /// `--num-profile-runs` times with the aggregate across the runs ([`multi`]).
 pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
+    // Before anything starts: the sockets the concurrency holds must fit the process's limits.
+    for w in limits::check(&cfg)? {
+        note(&format!("warning: {w}"));
+    }
     if cfg.multi_run.is_repeated() {
         return multi::run_many(cfg, opts);
     }

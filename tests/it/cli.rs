@@ -342,3 +342,99 @@ fn raw_response_field_outside_the_subset_is_refused() {
         "response_field `data[*].embedding`",
     );
 }
+
+/// The binary against `server`, as a child: chat, builtin tokenizer, no collectors.
+fn profile_against(server: &ringperf::mock::MockServer, dir: &Path, flags: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--tokenizer", "builtin"])
+        .args(["--ui", "none", "--no-server-metrics", "--no-gpu-telemetry"])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir)
+        .args(flags)
+        .output()
+        .expect("binary runs")
+}
+
+/// Issue #22: `--isl 32 --osl 8` with `--input-file` ran with the ISL ignored. It is refused
+/// (AIPerf refuses it too) before anything is sent: the mock's truth log stays empty.
+#[test]
+fn synthetic_prompt_flags_with_an_input_file_are_refused_before_sending() {
+    let server = crate::common::recording_mock(4);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    std::fs::write(&file, "{\"text\":\"hello there\"}\n{\"text\":\"bye\"}\n").unwrap();
+    let out = profile_against(
+        &server,
+        &dir.path().join("a"),
+        &[
+            "--input-file",
+            file.to_str().unwrap(),
+            "--custom-dataset-type",
+            "single_turn",
+            "--request-count",
+            "2",
+            "--isl",
+            "32",
+            "--osl",
+            "8",
+        ],
+    );
+    assert_usage_error(&out, "--isl shapes synthetic prompts only");
+    assert_eq!(server.truth().entries().len(), 0, "nothing was sent");
+    // The same file without --isl runs, --osl kept as the records' output length.
+    let out = profile_against(
+        &server,
+        &dir.path().join("b"),
+        &[
+            "--input-file",
+            file.to_str().unwrap(),
+            "--custom-dataset-type",
+            "single_turn",
+            "--request-count",
+            "2",
+            "--osl",
+            "8",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert_eq!(server.truth().entries().len(), 2);
+}
+
+/// Issue #22: `--streaming` with embeddings was dropped without a word. AIPerf warns and turns
+/// it off; so does ringperf, in one line, and the mock sees requests that do not stream.
+#[test]
+fn streaming_on_an_endpoint_that_cannot_stream_is_one_warning_line() {
+    let server = crate::common::recording_mock(4);
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile_against(
+        &server,
+        dir.path(),
+        &[
+            "--endpoint-type",
+            "embeddings",
+            "--streaming",
+            "--request-count",
+            "3",
+        ],
+    );
+    let e = stderr(&out);
+    assert!(out.status.success(), "{e}");
+    let warnings: Vec<&str> = e.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{e}");
+    assert!(
+        warnings[0].starts_with("ringperf: warning: --streaming has no effect")
+            && warnings[0].contains("embeddings cannot stream"),
+        "{e}"
+    );
+    let entries = server.truth().entries();
+    assert_eq!(entries.len(), 3);
+    for t in entries.iter() {
+        assert!(!t.stream, "sent without streaming");
+        let body: serde_json::Value =
+            serde_json::from_slice(t.request_body.as_deref().expect("body kept")).unwrap();
+        assert_ne!(body["stream"], serde_json::json!(true), "{body}");
+    }
+}

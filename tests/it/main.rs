@@ -21,6 +21,7 @@ mod gpu_telemetry;
 mod health;
 mod http_trace;
 mod input_config;
+mod limits;
 mod merge;
 mod multirun;
 mod plot;
