@@ -112,6 +112,7 @@ impl Config {
                 mock: args.mock,
                 kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
                 warmup: warmup.is_some(),
+                fixed_schedule: matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)),
                 max_in_flight: profiling.load.max_in_flight(),
             },
         )?;

@@ -33,6 +33,14 @@ pub enum Scope {
     /// detected); refused with another file type or a public dataset, as AIPerf; warned with
     /// synthetic prompts (ringperf's have no hash ids).
     HashTrace,
+    /// `--num-dataset-entries`: the synthetic dataset's size, or how many conversations a
+    /// `random_pool` file draws; warned with another file type or a public dataset, whose
+    /// records are the dataset.
+    Entries,
+    /// `--ignore-trace-delays`: a file's timestamps and delays; warned with synthetic prompts or
+    /// a public dataset (none to drop) and under a fixed schedule (the timestamps drive it, as
+    /// in AIPerf).
+    TraceDelays,
     /// `--streaming`: warned on an endpoint that cannot stream (AIPerf warns and turns it off).
     StreamingEndpoint,
     /// The output-length limit: warned on an endpoint that generates no tokens (embeddings,
@@ -102,7 +110,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
         "no_allow_dataset_wrap",
         Scope::Inert("it only concerns AIPerf's agentic (weka) replay"),
     ),
-    ("ignore_trace_delays", Scope::Resolved("config/dataset.rs")),
+    ("ignore_trace_delays", Scope::TraceDelays),
     ("block_size", Scope::HashTrace),
     // Output
     ("artifact_dir", Scope::Any),
@@ -133,7 +141,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("warmup_request_rate", Scope::Resolved("config/mod.rs")),
     ("warmup_arrival_pattern", Scope::Resolved("config/mod.rs")),
     ("warmup_grace_period", Scope::Resolved("config/mod.rs")),
-    ("num_dataset_entries", Scope::Any),
+    ("num_dataset_entries", Scope::Entries),
     // Synthetic prompts
     ("isl_mean", Scope::Synthetic),
     ("isl_stddev", Scope::Synthetic),
@@ -263,6 +271,8 @@ pub struct Mode {
     pub mock: bool,
     pub kernel_stamps: bool,
     pub warmup: bool,
+    /// The profiling phase replays a trace's timestamps.
+    pub fixed_schedule: bool,
     /// Most requests the profiling phase keeps in flight, when bounded.
     pub max_in_flight: Option<u64>,
 }
@@ -335,6 +345,26 @@ fn verdict(id: &str, scope: Scope, m: &Mode) -> Verdict {
                  to --public-dataset (AIPerf refuses this too); drop the flag",
                 name()
             )),
+        },
+        Scope::Entries => match m.source {
+            Source::Synthetic | Source::File(None | Some(DatasetKind::RandomPool)) => Verdict::Acts,
+            Source::File(Some(k)) => warn(format!(
+                "the records of a {} file are the dataset (only random_pool draws entries)",
+                k.as_str()
+            )),
+            Source::Public => warn(
+                "the public dataset's records are the dataset (only random_pool draws entries)"
+                    .into(),
+            ),
+        },
+        Scope::TraceDelays => match m.source {
+            Source::Synthetic | Source::Public => {
+                warn("only an --input-file has timestamps or delays to drop".into())
+            }
+            Source::File(_) if m.fixed_schedule => warn(
+                "under a fixed schedule the trace's timestamps drive the run (as in AIPerf)".into(),
+            ),
+            Source::File(_) => Verdict::Acts,
         },
         Scope::StreamingEndpoint if !m.endpoint.descriptor().supports_streaming => warn(format!(
             "--endpoint-type {} cannot stream, so requests are sent without streaming (as \

@@ -95,6 +95,35 @@ fn table() -> Vec<(String, Expect)> {
         Refused("hash-id traces"),
     );
     row("--isl-block-size 16".into(), Warned("no hash ids"));
+    // Entries: the synthetic dataset's size or a random pool's draws.
+    row("--num-dataset-entries 5".into(), Fine);
+    row(format!("{POOL} --num-dataset-entries 5"), Fine);
+    row(
+        format!("{FILE} --num-dataset-entries 5"),
+        Warned("are the dataset"),
+    );
+    row(
+        format!("{PUBLIC} --num-dataset-entries 5"),
+        Warned("are the dataset"),
+    );
+    // Trace delays: a file's, unless its timestamps drive the run.
+    row(format!("{FILE} --ignore-trace-delays"), Fine);
+    row(
+        format!("{TRACE} --no-fixed-schedule --ignore-trace-delays"),
+        Fine,
+    );
+    row(
+        format!("{TRACE} --fixed-schedule --ignore-trace-delays"),
+        Warned("fixed schedule"),
+    );
+    row(
+        "--ignore-trace-delays".into(),
+        Warned("only an --input-file"),
+    );
+    row(
+        format!("{PUBLIC} --ignore-trace-delays"),
+        Warned("only an --input-file"),
+    );
     // Streaming on an endpoint that cannot stream: AIPerf warns and turns it off (issue #22).
     row("--streaming".into(), Fine);
     for e in [
