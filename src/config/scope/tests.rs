@@ -124,6 +124,20 @@ fn table() -> Vec<(String, Expect)> {
         format!("{PUBLIC} --ignore-trace-delays"),
         Warned("only an --input-file"),
     );
+    // Open-loop pacing has no place in a replay at the trace's timestamps (config/timing.rs).
+    row(
+        format!("{TRACE} --fixed-schedule --request-rate 5"),
+        Refused("cannot be combined with it"),
+    );
+    row(
+        format!("{TRACE} --fixed-schedule --arrival-smoothness 2"),
+        Refused("cannot be combined with it"),
+    );
+    row(
+        format!("{TRACE} --no-fixed-schedule --request-rate 5"),
+        Fine,
+    );
+    row("--request-rate 5 --arrival-smoothness 2".into(), Fine);
     // Streaming on an endpoint that cannot stream: AIPerf warns and turns it off (issue #22).
     row("--streaming".into(), Fine);
     for e in [
