@@ -1,6 +1,6 @@
 use super::*;
 
-fn needs(in_flight: u64) -> Needs {
+fn need(in_flight: u64) -> Needs {
     Needs {
         in_flight,
         flag: "--concurrency",
@@ -21,8 +21,8 @@ fn descriptors_over_the_limit_refuse_with_the_limit_and_the_fix() {
         ports: LINUX_DEFAULT_PORTS,
     };
     // 994 sockets + 30 = 1 024: exactly the limit runs; one more does not.
-    assert_eq!(judge(&needs(994), &l), Ok(vec![]));
-    let e = judge(&needs(995), &l).unwrap_err();
+    assert_eq!(judge(&need(994), &l), Ok(vec![]));
+    let e = judge(&need(995), &l).unwrap_err();
     for part in [
         "--concurrency 995 needs about 1025 file descriptors",
         "limit of 1024 (RLIMIT_NOFILE",
@@ -32,7 +32,7 @@ fn descriptors_over_the_limit_refuse_with_the_limit_and_the_fix() {
         assert!(e.contains(part), "{part}: {e}");
     }
     // With the embedded mock each request costs 3: (1 024 − 30) / 3 = 331.
-    let mut n = needs(332);
+    let mut n = need(332);
     n.fds_per_request = 3;
     let e = judge(&n, &l).unwrap_err();
     assert!(
@@ -50,8 +50,8 @@ fn connections_to_one_destination_over_the_port_range_refuse() {
         ports: LINUX_DEFAULT_PORTS,
     };
     // 60 999 − 32 768 + 1 = 28 232 ports per destination.
-    assert!(judge(&needs(28_232), &l).is_ok());
-    let e = judge(&needs(28_233), &l).unwrap_err();
+    assert!(judge(&need(28_232), &l).is_ok());
+    let e = judge(&need(28_233), &l).unwrap_err();
     assert!(
         e.contains("28233 connections at once to one server address")
             && e.contains("gives 28232 local ports")
@@ -59,7 +59,7 @@ fn connections_to_one_destination_over_the_port_range_refuse() {
         "{e}"
     );
     // Two addresses share the load round-robin: 56 464 fit, 56 465 do not.
-    let mut n = needs(56_464);
+    let mut n = need(56_464);
     n.destinations = 2;
     n.workers = 100;
     assert!(judge(&n, &l).is_ok());
@@ -77,8 +77,8 @@ fn the_workers_connection_caps_only_warn() {
         nofile: None,
         ports: None,
     };
-    assert_eq!(judge(&needs(5_000), &l), Ok(vec![]));
-    let w = judge(&needs(5_001), &l).unwrap();
+    assert_eq!(judge(&need(5_000), &l), Ok(vec![]));
+    let w = judge(&need(5_001), &l).unwrap();
     assert_eq!(w.len(), 1);
     assert!(
         w[0].contains("more than the 5000 connections the 2 workers"),
@@ -95,7 +95,7 @@ fn the_issues_run_is_refused_on_either_limit() {
         ports: LINUX_DEFAULT_PORTS,
     };
     assert!(
-        judge(&needs(100_000), &l)
+        judge(&need(100_000), &l)
             .unwrap_err()
             .contains("RLIMIT_NOFILE")
     );
@@ -104,7 +104,7 @@ fn the_issues_run_is_refused_on_either_limit() {
         ..l
     };
     assert!(
-        judge(&needs(100_000), &l)
+        judge(&need(100_000), &l)
             .unwrap_err()
             .contains("ip_local_port_range")
     );
@@ -117,4 +117,47 @@ fn port_ranges_parse_as_the_kernel_writes_them() {
     for bad in ["", "1", "60999 32768", "1 2 3", "a b", "1 70000"] {
         assert_eq!(parse_port_range(bad), None, "{bad:?}");
     }
+}
+
+fn config(flags: &str) -> Config {
+    use clap::Parser;
+    let line = format!("ringperf profile -m m -u 127.0.0.1:1 --no-gpu-telemetry {flags}");
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let crate::cli::Command::Profile(p) = crate::cli::Cli::try_parse_from(&argv)
+        .expect("clap parses")
+        .command
+    else {
+        panic!("profile")
+    };
+    Config::from_args(&p, &argv, false).expect("resolves")
+}
+
+#[test]
+fn the_busiest_phase_sets_the_need() {
+    let n = super::needs(&config("--concurrency 10 --workers-max 2")).expect("bounded");
+    assert_eq!(
+        (n.in_flight, n.flag, n.fds_per_request),
+        (10, "--concurrency", 1)
+    );
+    // 24 + 2 per worker + the one scraped /metrics of the one URL.
+    assert_eq!((n.reserve, n.destinations, n.workers), (24 + 4 + 1, 1, 2));
+    let n = super::needs(&config(
+        "--concurrency 10 --warmup-request-count 5 --warmup-concurrency 50",
+    ))
+    .unwrap();
+    assert_eq!((n.in_flight, n.flag), (50, "--warmup-concurrency"));
+    // An open loop's cap bounds it; without one nothing does.
+    assert_eq!(
+        super::needs(&config("--request-rate 5 --concurrency 7"))
+            .unwrap()
+            .in_flight,
+        7
+    );
+    assert_eq!(super::needs(&config("--request-rate 5")), None);
+    // The embedded mock's side of each connection counts too; no scrape without server metrics.
+    let n = super::needs(&config(
+        "--mock --concurrency 4 --no-server-metrics --workers-max 1",
+    ))
+    .unwrap();
+    assert_eq!((n.fds_per_request, n.reserve), (3, 24 + 2));
 }
