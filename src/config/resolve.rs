@@ -113,6 +113,9 @@ impl Config {
                 kernel_stamps: args.timestamps == crate::cli::TimestampsArg::Kernel,
                 warmup: warmup.is_some(),
                 fixed_schedule: matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)),
+                burst_with_rate: args.arrival_pattern
+                    == Some(crate::cli::ArrivalPatternArg::ConcurrencyBurst)
+                    && matches!(profiling.load, Load::Rate { .. }),
                 max_in_flight: profiling.load.max_in_flight(),
             },
         )?;

@@ -41,6 +41,10 @@ pub enum Scope {
     /// a public dataset (none to drop) and under a fixed schedule (the timestamps drive it, as
     /// in AIPerf).
     TraceDelays,
+    /// `--arrival-pattern`: `concurrency-burst` names the closed loop, so beside `--request-rate`
+    /// it is warned (the arrivals are Poisson, as in AIPerf); its other combinations are checked
+    /// in `config/mod.rs`.
+    ArrivalPattern,
     /// `--streaming`: warned on an endpoint that cannot stream (AIPerf warns and turns it off).
     StreamingEndpoint,
     /// The output-length limit: warned on an endpoint that generates no tokens (embeddings,
@@ -130,7 +134,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ),
     ("concurrency", Scope::Resolved("config/mod.rs")),
     ("request_rate", Scope::Resolved("config/timing.rs")),
-    ("arrival_pattern", Scope::Resolved("config/mod.rs")),
+    ("arrival_pattern", Scope::ArrivalPattern),
     ("arrival_smoothness", Scope::Resolved("config/timing.rs")),
     ("request_count", Scope::Resolved("config/mod.rs")),
     ("failed_request_threshold", Scope::Any),
@@ -273,6 +277,8 @@ pub struct Mode {
     pub warmup: bool,
     /// The profiling phase replays a trace's timestamps.
     pub fixed_schedule: bool,
+    /// `--arrival-pattern concurrency-burst` beside an open-loop `--request-rate`.
+    pub burst_with_rate: bool,
     /// Most requests the profiling phase keeps in flight, when bounded.
     pub max_in_flight: Option<u64>,
 }
@@ -366,6 +372,11 @@ fn verdict(id: &str, scope: Scope, m: &Mode) -> Verdict {
             ),
             Source::File(_) => Verdict::Acts,
         },
+        Scope::ArrivalPattern if m.burst_with_rate => warn(
+            "concurrency-burst is the closed loop's pattern; with --request-rate the arrivals \
+             are Poisson (as in AIPerf)"
+                .into(),
+        ),
         Scope::StreamingEndpoint if !m.endpoint.descriptor().supports_streaming => warn(format!(
             "--endpoint-type {} cannot stream, so requests are sent without streaming (as \
              AIPerf does)",

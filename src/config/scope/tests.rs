@@ -138,6 +138,16 @@ fn table() -> Vec<(String, Expect)> {
         Fine,
     );
     row("--request-rate 5 --arrival-smoothness 2".into(), Fine);
+    // The closed loop's pattern beside a rate changes nothing (Poisson, as AIPerf).
+    row(
+        "--concurrency 3 --arrival-pattern concurrency-burst".into(),
+        Fine,
+    );
+    row("--request-rate 3 --arrival-pattern constant".into(), Fine);
+    row(
+        "--request-rate 3 --arrival-pattern concurrency-burst".into(),
+        Warned("arrivals are Poisson"),
+    );
     // Streaming on an endpoint that cannot stream: AIPerf warns and turns it off (issue #22).
     row("--streaming".into(), Fine);
     for e in [
