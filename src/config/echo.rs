@@ -14,7 +14,8 @@
 //! - `artifacts.auto_plot` (the flag), `artifacts.plot_required` (false),
 //!   `gpu_telemetry.{enabled,urls,collector,mode}`,
 //!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), empty `otel`,
-//!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal).
+//!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal);
+//! - `slos` with `--goodput`: each pair's number as a float, in the order given.
 //!
 //! ringperf-only flags that were given go under a `ringperf` key. Secrets are `<redacted>`.
 
@@ -103,6 +104,9 @@ pub fn input_config(cfg: &Config) -> Value {
     top.insert("phases".into(), Value::Array(phases));
     top.insert("artifacts".into(), artifacts(e));
     let a = &e.args;
+    if let Some(slos) = slos(a.goodput.goodput.as_deref()) {
+        top.insert("slos".into(), slos);
+    }
     top.insert(
         "tokenizer".into(),
         match &a.tokenizer {
@@ -188,6 +192,21 @@ pub fn input_config(cfg: &Config) -> Value {
         top.insert("ringperf".into(), Value::Object(own));
     }
     Value::Object(top)
+}
+
+/// `slos`: the `--goodput` pairs in the order given, each value the number as written (in the
+/// metric's display unit, a float), as AIPerf echoes its parsed SLO dictionary. `None` without
+/// the flag. The spec was validated when the configuration was built (`config::goodput`).
+fn slos(spec: Option<&str>) -> Option<Value> {
+    let mut m = Map::new();
+    for item in spec?.split_whitespace() {
+        if let Some((tag, value)) = item.split_once(':')
+            && let Ok(v) = value.trim().parse::<f64>()
+        {
+            m.insert(tag.trim().to_owned(), float(v));
+        }
+    }
+    Some(Value::Object(m))
 }
 
 fn format_name(f: Format) -> &'static str {
