@@ -38,6 +38,8 @@ pub struct Echo {
     /// clap ids of the `profile` arguments given on the command line.
     given: BTreeSet<String>,
     is_tty: bool,
+    /// One run of a repeated profile (`--num-profile-runs`): see [`Echo::set_repeated_run`].
+    repeated_run: bool,
 }
 
 impl Echo {
@@ -47,12 +49,21 @@ impl Echo {
             args: Box::new(args.clone()),
             given: given_ids(argv),
             is_tty,
+            repeated_run: false,
         }
     }
 
     /// The flag with clap id `id` was given on the command line.
     pub fn given(&self, id: &str) -> bool {
         self.given.contains(id)
+    }
+
+    /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
+    /// configuration written out (`run_config.json`), so each run's `input_config` also holds
+    /// the top-level sections the command line left at their defaults: `logging` (its level),
+    /// `metrics` (empty) and `unsafe_override` (false).
+    pub fn set_repeated_run(&mut self) {
+        self.repeated_run = true;
     }
 
     /// Echo `dir` as the artifact directory: each of a repeated profile's runs names its own
@@ -165,6 +176,12 @@ pub fn input_config(cfg: &Config) -> Value {
     };
     if let Some(l) = level {
         top.insert("logging".into(), json!({"level": log_level_name(l)}));
+    }
+    if e.repeated_run {
+        top.entry("logging")
+            .or_insert_with(|| json!({"level": log_level_name(a.log_level)}));
+        top.insert("metrics".into(), json!({}));
+        top.insert("unsafe_override".into(), json!(false));
     }
     let mut own = Map::new();
     if e.given("io_driver") {

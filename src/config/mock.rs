@@ -76,6 +76,11 @@ impl MockServerConfig {
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,
             dcgm_gpus: args.dcgm_gpus,
+            metrics_mode: if args.unique_metrics_pages {
+                crate::mock::MetricsMode::PageCounter
+            } else {
+                crate::mock::MetricsMode::Vllm
+            },
             io_driver: match args.io_driver {
                 IoDriverArg::Auto => Driver::Auto,
                 IoDriverArg::Uring => Driver::Uring,

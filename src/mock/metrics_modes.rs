@@ -154,6 +154,13 @@ fn extras(m: MetricsMode, n: u64, page: &mut String) {
              mock_escaped_info{path=\"C:\\\\models\\\\q\",quote=\"say \\\"hi\\\"\",\
              multi=\"a\\nb\"} 1\n",
         ),
+        MetricsMode::PageCounter => {
+            page.push_str(
+                "# HELP mock_metrics_pages_total Metrics pages served so far, this one included.\n\
+                 # TYPE mock_metrics_pages_total counter\n",
+            );
+            let _ = writeln!(page, "mock_metrics_pages_total {:?}", n as f64);
+        }
         MetricsMode::ManySeries { series } => {
             page.reserve(series as usize * 32);
             page.push_str(

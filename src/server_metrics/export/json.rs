@@ -28,6 +28,18 @@ pub fn iso8601(ns: u64) -> String {
     )
 }
 
+/// Epoch ns → naive ISO 8601 (UTC) as AIPerf writes `summary.start_time` / `end_time`:
+/// Python's `datetime.fromtimestamp(ns / 1e9)`, which rounds the float seconds' fraction to the
+/// nearest microsecond (half to even), where [`iso8601`] truncates.
+#[must_use]
+pub fn iso8601_rounded(ns: u64) -> String {
+    let (secs, rem) = (ns / 1_000_000_000, ns % 1_000_000_000);
+    let d = secs as f64 + rem as f64 / 1e9;
+    let whole = d.floor();
+    let micros = ((d - whole) * 1e6).round_ties_even() as u64;
+    iso8601((whole as u64) * 1_000_000_000 + micros * 1000)
+}
+
 fn range(start_ns: u64, end_ns: u64) -> Value {
     json!({"start_ns": start_ns, "end_ns": end_ns})
 }
@@ -57,8 +69,8 @@ pub fn to_value(
         json!(ctx.endpoints_configured),
     );
     summary.insert("endpoints_successful".into(), json!(successful));
-    summary.insert("start_time".into(), iso8601(start).into());
-    summary.insert("end_time".into(), iso8601(end).into());
+    summary.insert("start_time".into(), iso8601_rounded(start).into());
+    summary.insert("end_time".into(), iso8601_rounded(end).into());
     if !report.endpoint_info.is_empty() {
         summary.insert(
             "endpoint_info".into(),
