@@ -4,16 +4,24 @@
 pub const PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
 /// `np.percentile(sorted, q)` with the default linear method; `None` for an empty slice.
+/// NumPy interpolates from the lower neighbour below the midpoint and from the upper one
+/// from it on (`a + (b−a)·t`, `b − (b−a)·(1−t)`), which decides the last bit.
 #[must_use]
 pub fn percentile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     let last = sorted.len().checked_sub(1)?;
-    let rank = (q / 100.0).clamp(0.0, 1.0) * last as f64;
+    let rank = last as f64 * (q / 100.0).clamp(0.0, 1.0);
     let lo = rank.floor() as usize;
     let hi = (lo + 1).min(last);
-    let frac = rank - lo as f64;
+    let t = rank - lo as f64;
     let a = *sorted.get(lo)?;
     let b = *sorted.get(hi)?;
-    Some(if frac == 0.0 { a } else { a + (b - a) * frac })
+    Some(if t == 0.0 {
+        a
+    } else if t < 0.5 {
+        a + (b - a) * t
+    } else {
+        b - (b - a) * (1.0 - t)
+    })
 }
 
 /// `np.sum` of a contiguous float64 array: NumPy's pairwise summation (fewer than 8 values in
@@ -52,15 +60,22 @@ pub fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| np_sum(values) / values.len() as f64)
 }
 
+/// Sample variance (`np.var(ddof=1)`); `None` with fewer than 2 values.
+#[must_use]
+pub fn var_ddof1(values: &[f64]) -> Option<f64> {
+    let m = mean(values)?;
+    if values.len() < 2 {
+        return None;
+    }
+    let squares: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
+    Some(np_sum(&squares) / (values.len() - 1) as f64)
+}
+
 /// Sample standard deviation (`np.std(ddof=1)`); 0 for a single value, `None` when empty.
 #[must_use]
 pub fn std_ddof1(values: &[f64]) -> Option<f64> {
-    let m = mean(values)?;
-    if values.len() < 2 {
-        return Some(0.0);
-    }
-    let squares: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
-    Some((np_sum(&squares) / (values.len() - 1) as f64).sqrt())
+    mean(values)?;
+    Some(var_ddof1(values).map_or(0.0, f64::sqrt))
 }
 
 #[cfg(test)]
