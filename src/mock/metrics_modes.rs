@@ -184,6 +184,21 @@ mod tests {
     }
 
     #[test]
+    fn page_counter_makes_every_page_unique() {
+        let pages: Vec<String> = (1..=3)
+            .map(|n| {
+                let mut p = String::new();
+                extras(MetricsMode::PageCounter, n, &mut p);
+                p
+            })
+            .collect();
+        let scrape = parse_scrape(pages[1].as_bytes()).unwrap();
+        let f = family(&scrape, "mock_metrics_pages").expect("the counter (`_total` dropped)");
+        assert_eq!(f.series[0].1, SeriesValue::Scalar(2.0));
+        assert!(pages[0] != pages[1] && pages[1] != pages[2]);
+    }
+
+    #[test]
     fn garbage_is_not_prometheus() {
         assert!(parse_scrape(GARBAGE.as_bytes()).is_err());
     }

@@ -950,3 +950,37 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         sink.write(&rec);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(phase: Phase, had_warmup: bool) -> serde_json::Value {
+        let mut rec = ScrapeRecord::from_scrape("u", 1, 1, &Scrape::default());
+        set_phase_fields(&mut rec, phase, had_warmup);
+        let mut v = serde_json::to_value(&rec).unwrap();
+        for k in [
+            "endpoint_url",
+            "timestamp_ns",
+            "endpoint_latency_ns",
+            "metrics",
+        ] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    }
+
+    #[test]
+    fn phase_fields_number_the_run_s_phases_warmup_first() {
+        use serde_json::json;
+        let warmup = json!({"benchmark_phase": "warmup", "phase_index": 0,
+            "phase_name": "warmup", "phase_kind": "warmup"});
+        assert_eq!(fields(Phase::Warmup, true), warmup);
+        let profiling = |i: u32| {
+            json!({"benchmark_phase": "profiling", "phase_index": i, "profiling_index": 0,
+                "phase_name": "profiling", "phase_kind": "profiling"})
+        };
+        assert_eq!(fields(Phase::Profiling, true), profiling(1));
+        assert_eq!(fields(Phase::Profiling, false), profiling(0));
+    }
+}

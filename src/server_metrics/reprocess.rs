@@ -383,6 +383,83 @@ mod tests {
         );
     }
 
+    /// A counter `c` at 1 s (baseline, 10), 2 s (warmup, 12), 3 s (profiling, 16) and 5 s
+    /// (profiling, 22).
+    const TAGGED: &str = concat!(
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":1000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":10.0}]}}"#,
+        "\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":2000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":12.0}]},"benchmark_phase":"warmup","phase_index":0,"phase_name":"warmup","phase_kind":"warmup"}"#,
+        "\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":3000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":16.0}]},"benchmark_phase":"profiling","phase_index":1,"profiling_index":0,"phase_name":"profiling","phase_kind":"profiling"}"#,
+        "\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":5000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":22.0}]},"benchmark_phase":"profiling","phase_index":1,"profiling_index":0,"phase_name":"profiling","phase_kind":"profiling"}"#,
+        "\n"
+    );
+
+    #[test]
+    fn phase_tagged_lines_are_summarized_per_phase_from_the_line_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("server_metrics_export.jsonl");
+        std::fs::write(&jsonl, TAGGED).unwrap();
+        std::fs::write(
+            dir.path().join("server_metrics_export.json"),
+            r#"{"metrics":{"c":{"type":"counter","description":""}},
+               "summary":{"phase_time_ranges":{"profiling":{"start_ns":2500000000,"end_ns":4900000000}}}}"#,
+        )
+        .unwrap();
+        let opts = Options {
+            from_jsonl: jsonl,
+            start_ns: None,
+            end_ns: None,
+            slice: None,
+            formats: vec![Format::Json],
+            artifact_dir: None,
+        };
+        run(&opts).unwrap();
+        let doc: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("server_metrics_export.json")).unwrap(),
+        )
+        .unwrap();
+        // Profiling: 22 − 12 (the warmup line before) over 5 s − 2 s.
+        let p = &doc["metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(p["total"], 10.0);
+        assert_eq!(p["rate"].as_f64(), Some(10.0 / 3.0));
+        // Warmup: 12 − 10 (the baseline line before) over 1 s.
+        let w = &doc["warmup_metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(
+            (w["total"].as_f64(), w["rate"].as_f64()),
+            (Some(2.0), Some(2.0))
+        );
+        // The phase's own range comes from the JSON export beside the file.
+        let range = &doc["summary"]["phase_time_ranges"]["profiling"];
+        assert_eq!(range["start_ns"], 2_500_000_000u64);
+        assert_eq!(range["end_ns"], 4_900_000_000u64);
+
+        // An explicit window keeps the held-value rule: 22 − 12 (the value before the line at
+        // 3 s) over the window's own 2 s.
+        std::fs::write(
+            dir.path().join("server_metrics_export.json"),
+            r#"{"metrics":{"c":{"type":"counter","description":""}}}"#,
+        )
+        .unwrap();
+        run(&Options {
+            start_ns: Some(3_000_000_000),
+            end_ns: Some(5_000_000_000),
+            ..opts
+        })
+        .unwrap();
+        let doc: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("server_metrics_export.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(doc.get("warmup_metrics").is_none());
+        let p = &doc["metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(
+            (p["total"].as_f64(), p["rate"].as_f64()),
+            (Some(10.0), Some(5.0))
+        );
+    }
+
     #[test]
     fn bad_inputs_are_errors() {
         let x = Path::new("x.jsonl");

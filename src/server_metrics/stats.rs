@@ -94,6 +94,15 @@ mod tests {
         assert_eq!(percentile_sorted(&[], 50.0), None);
     }
 
+    /// `np.percentile([0.298, 0.643, 0.758], 95)` is 0.7465: interpolated down from the upper
+    /// neighbour (t = 0.9); up from the lower one it is 0.7464999999999999.
+    #[test]
+    fn percentiles_interpolate_as_numpy_does_past_the_midpoint() {
+        let v = [0.298, 0.643, 0.758];
+        assert_eq!(percentile_sorted(&v, 95.0), Some(0.7465));
+        assert_ne!(0.643 + (0.758 - 0.643) * 0.8999999999999999, 0.7465);
+    }
+
     /// Figures printed by NumPy 2 (`float(np.sum(a))`, `np.mean`, `np.std(a, ddof=1)`): the
     /// sequential sum of the 300 values is 6.282663880299502, one ulp off.
     #[test]
