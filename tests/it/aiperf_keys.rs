@@ -251,8 +251,11 @@ fn each_run_of_a_repeated_profile_echoes_the_default_top_level_sections() {
     }
 }
 
+/// A line's phase fields, in order, with their values.
+type PhaseFields = Vec<(String, Value)>;
+
 /// The phase fields of a server-metrics JSONL line, in order, with their values.
-fn phase_fields(line: &Value) -> Vec<(String, Value)> {
+fn phase_fields(line: &Value) -> PhaseFields {
     const FIELDS: [&str; 5] = [
         "benchmark_phase",
         "phase_index",
@@ -296,7 +299,7 @@ fn server_metrics_jsonl_lines_carry_aiperfs_phase_fields() {
     assert!(out.status.success(), "{out:?}");
     let ours = read_jsonl(&dir.path().join("server_metrics_export.jsonl"));
     // Per phase (none: the baseline scrape), the fields AIPerf wrote on each of its lines.
-    let by_phase = |lines: &[Value]| -> Vec<(Option<String>, Vec<(String, Value)>)> {
+    let by_phase = |lines: &[Value]| -> Vec<(Option<String>, PhaseFields)> {
         let mut seen = Vec::new();
         for l in lines {
             let p = l["benchmark_phase"].as_str().map(str::to_owned);
