@@ -221,6 +221,15 @@ mod tests {
     }
 
     #[test]
+    fn unique_metrics_pages_is_the_page_counter_mode() {
+        use crate::mock::MetricsMode;
+        let c = MockServerConfig::try_from_args(&args(&["--unique-metrics-pages"])).unwrap();
+        assert_eq!(c.mock.metrics_mode, MetricsMode::PageCounter);
+        let c = MockServerConfig::try_from_args(&args(&[])).unwrap();
+        assert_eq!(c.mock.metrics_mode, MetricsMode::Vllm);
+    }
+
+    #[test]
     fn dcgm_gpus_and_the_dcgm_log() {
         let c = MockServerConfig::try_from_args(&args(&[
             "--dcgm-gpus",
