@@ -985,3 +985,53 @@ fn from_jsonl_of_every_fetch_reproduces_aiperfs_json_exactly() {
     let prompt = &theirs["metrics"]["vllm:prompt_tokens"]["series"][0]["stats"];
     assert!(prompt["rate"].as_f64().unwrap() > 0.0);
 }
+
+/// A live run's own JSONL, re-processed, gives the live run's JSON exactly (warmup, profiling,
+/// rates, timeslices, summary) when every page is unique: the store rebuilt from the lines is
+/// the live store.
+#[test]
+fn from_jsonl_of_a_live_run_gives_its_json_back() {
+    let server = mock(MetricsMode::PageCounter);
+    let dir = tempfile::tempdir().unwrap();
+    profile_every(
+        &server,
+        dir.path(),
+        40,
+        &[
+            "--warmup-request-count",
+            "4",
+            "--slice-duration",
+            "0.25",
+            "--server-metrics-formats",
+            "json",
+            "jsonl",
+        ],
+        "0.05",
+    );
+    let live = read_json(&dir.path().join("server_metrics_export.json"));
+    let info = &live["summary"]["endpoint_info"][format!("http://{}/metrics", server.addr)];
+    assert_eq!(
+        info["unique_updates"], info["total_fetches"],
+        "no duplicate page"
+    );
+    assert!(live["warmup_metrics"].is_object());
+    let again = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["server-metrics", "--from-jsonl"])
+        .arg(dir.path().join("server_metrics_export.jsonl"))
+        .args([
+            "--slice-duration",
+            "0.25",
+            "--server-metrics-formats",
+            "json",
+        ])
+        .arg("--output-artifact-dir")
+        .arg(again.path())
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{out:?}");
+    let ours = read_json(&again.path().join("server_metrics_export.json"));
+    let mut diffs = Vec::new();
+    differences(&live, &ours, "", &mut diffs);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
