@@ -31,7 +31,7 @@ pub fn iso8601(ns: u64) -> String {
 /// Epoch ns → naive ISO 8601 (UTC) as AIPerf writes `summary.start_time` / `end_time`:
 /// Python's `datetime.fromtimestamp(ns / 1e9)`, which rounds the float seconds' fraction to the
 /// nearest microsecond (half to even), where [`iso8601`] truncates; a whole second has no
-/// fraction, as Python writes it.
+/// fraction, as pydantic writes it (`{"t": "1970-01-01T00:00:02"}`).
 #[must_use]
 pub fn iso8601_rounded(ns: u64) -> String {
     let (secs, rem) = (ns / 1_000_000_000, ns % 1_000_000_000);
