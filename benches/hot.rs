@@ -607,6 +607,7 @@ fn streaming_facts() -> RecordFacts {
             ..Usage::default()
         }),
         requested_osl: Some(100),
+        scheduled_send_ms: None,
         error: None,
         was_cancelled: false,
         conn_reused: true,

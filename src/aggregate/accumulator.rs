@@ -92,6 +92,10 @@ pub struct LagSummary {
     pub count: u64,
 }
 
+/// Anchored send-lag p99 (ms) over which a replay is flagged degraded (AIPerf's
+/// `REPLAY_SCHED_DEGRADED_THRESHOLD_MS`).
+pub const REPLAY_SCHED_DEGRADED_MS: f64 = 500.0;
+
 /// Everything the exporters need about one phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
@@ -385,6 +389,8 @@ impl Accumulator {
             }
         }
 
+        results.extend(self.replay_sched_results());
+
         let mut error_summary = self.errors.clone();
         error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));
         Summary {
@@ -393,6 +399,41 @@ impl Accumulator {
             dispatch_lag: lag_summary(self.dispatch_lag_ns.clone()),
             receive_lag: lag_summary(self.receive_lag_ns.clone()),
         }
+    }
+
+    /// `replay_sched_lag_p50/p90/p99` (ms) and `replay_sched_degraded` (AIPerf's
+    /// `inject_replay_sched_lag_metrics`, docs/metrics.md): the send offsets of the phase's
+    /// valid fixed-schedule requests, anchored at the least late, their linear percentiles;
+    /// degraded (1) when p99 exceeds 500 ms. Empty without an offset.
+    fn replay_sched_results(&self) -> Vec<MetricResult> {
+        use MetricId as M;
+        let col = &self.columns[M::ReplaySendScheduleOffset as usize];
+        let Some(min) = col.iter().copied().reduce(f64::min) else {
+            return Vec::new();
+        };
+        let mut lag_ms: Vec<f64> = col.iter().map(|o| (o - min) / 1e6).collect();
+        lag_ms.sort_by(f64::total_cmp);
+        let mut out: Vec<MetricResult> = [
+            (M::ReplaySchedLagP50, 50.0),
+            (M::ReplaySchedLagP90, 90.0),
+            (M::ReplaySchedLagP99, 99.0),
+        ]
+        .into_iter()
+        .map(|(id, q)| (id, super::stats::linear(&lag_ms, q)))
+        .chain(std::iter::once((
+            M::ReplaySchedDegraded,
+            f64::from(u8::from(
+                super::stats::linear(&lag_ms, 99.0) > REPLAY_SCHED_DEGRADED_MS,
+            )),
+        )))
+        .map(|(id, v)| MetricResult {
+            def: id.def(),
+            adjusted: false,
+            value: ResultValue::Scalar(v),
+        })
+        .collect();
+        out.retain(|r| self.cfg.applies(r.def.id));
+        out
     }
 
     /// Every per-record metric's distribution, then the error-adjusted ones (`adj_`).

@@ -26,6 +26,8 @@ pub struct MetricConfig {
     pub osl_mismatch_pct_threshold: f64,
     /// `AIPERF_METRICS_OSL_MISMATCH_MAX_TOKEN_THRESHOLD` (default 50 tokens).
     pub osl_mismatch_max_token_threshold: f64,
+    /// The profiling phase replays a fixed schedule: FIXED_SCHEDULE_ONLY metrics apply.
+    pub fixed_schedule: bool,
     /// `--goodput` SLOs: `(metric, threshold in the metric's base unit)`, validated by
     /// `config::goodput` (per-request metrics that apply to the run). Empty: no GOODPUT metrics.
     pub goodput: Vec<(MetricId, f64)>,
@@ -44,12 +46,39 @@ impl MetricConfig {
             usage_pct_diff_threshold: 10.0,
             osl_mismatch_pct_threshold: 5.0,
             osl_mismatch_max_token_threshold: 50.0,
+            fixed_schedule: false,
             goodput: Vec::new(),
         }
     }
 
-    /// Whether a metric applies to this run at all (its gating flags).
+    /// Whether a metric applies to this run at all: its gating flags allow it, or a metric
+    /// that applies needs it (AIPerf computes every dependency of an applicable metric,
+    /// whatever the dependency's own flags, and exports it when it has a value).
     pub fn applies(&self, id: MetricId) -> bool {
+        self.flags_allow(id) || self.needed_by_usage_diff(id)
+    }
+
+    /// `usage_discrepancy_count` (USAGE_DIFF_ONLY: whenever the client counts tokens) needs the
+    /// prompt and completion diffs, which need `usage_prompt_tokens`, `usage_completion_tokens`,
+    /// `input_sequence_length` and `output_sequence_length`. So an endpoint that produces no
+    /// tokens (embeddings, rankings) still reports `output_sequence_length`: 0 for every valid
+    /// response, as AIPerf 0.13 does.
+    fn needed_by_usage_diff(&self, id: MetricId) -> bool {
+        use MetricId as M;
+        self.flags_allow(M::UsageDiscrepancyCount)
+            && matches!(
+                id,
+                M::UsagePromptTokensDiffPct
+                    | M::UsageCompletionTokensDiffPct
+                    | M::UsagePromptTokens
+                    | M::UsageCompletionTokens
+                    | M::InputSequenceLength
+                    | M::OutputSequenceLength
+            )
+    }
+
+    /// Whether the metric's gating flags allow it in this run.
+    pub fn flags_allow(&self, id: MetricId) -> bool {
         let d = id.def();
         !((d.has(flags::STREAMING_ONLY) && !self.streaming)
             || (d.has(flags::PRODUCES_TOKENS_ONLY) && !self.produces_tokens)
@@ -57,7 +86,8 @@ impl MetricConfig {
             || (d.has(flags::SUPPORTS_REASONING) && !self.supports_reasoning)
             || (d.has(flags::SUPPORTS_AUDIO_ONLY) && !self.supports_audio)
             || (d.has(flags::USAGE_DIFF_ONLY) && self.use_server_token_count)
-            || (d.has(flags::GOODPUT) && self.goodput.is_empty()))
+            || (d.has(flags::GOODPUT) && self.goodput.is_empty())
+            || (d.has(flags::FIXED_SCHEDULE_ONLY) && !self.fixed_schedule))
     }
 
     /// Whether a record with these metrics meets every `--goodput` SLO (AIPerf's
@@ -325,6 +355,13 @@ fn push_ratios(
         f.reasoning_tokens.map(|n| Int(n as i64)),
     );
     push(M::RequestedOsl, f.requested_osl.map(|n| Int(n as i64)));
+    // AIPerf: `timestamp_ns - int(scheduled_send_ms * 1e6)`, epoch-scale (only differences
+    // between records mean anything).
+    push(
+        M::ReplaySendScheduleOffset,
+        f.scheduled_send_ms
+            .map(|ms| Int((f.request_start_wall_ns as i64).saturating_sub((ms * 1e6) as i64))),
+    );
     push(
         M::ThinkingEfficiency,
         f.reasoning_tokens
@@ -382,6 +419,7 @@ pub(crate) mod tests {
             reasoning_tokens: None,
             usage: None,
             requested_osl: None,
+            scheduled_send_ms: None,
             error: None,
             was_cancelled: false,
             conn_reused: true,
@@ -527,6 +565,7 @@ pub(crate) mod tests {
                 input_tokens: isl,
                 usage: Some(Usage { prompt_tokens: Some(3), completion_tokens: Some(0), ..Usage::default() }),
                 requested_osl: Some(7),
+                scheduled_send_ms: None,
                 ..facts()
             };
             let cfg = MetricConfig::new(streaming, false);

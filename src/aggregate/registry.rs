@@ -115,6 +115,8 @@ pub mod flags {
     pub const GOODPUT: u32 = 1 << 13;
     /// Measured from the HTTP transport's trace stamps (always available in ringperf).
     pub const HTTP_TRACE_ONLY: u32 = 1 << 15;
+    /// Only when the profiling phase replays a fixed schedule (`--fixed-schedule`).
+    pub const FIXED_SCHEDULE_ONLY: u32 = 1 << 16;
 }
 
 use flags::*;
@@ -220,6 +222,11 @@ pub enum MetricId {
     HttpReqConnectionOverhead,
     HttpReqDuration,
     HttpReqTotal,
+    ReplaySendScheduleOffset,
+    ReplaySchedLagP50,
+    ReplaySchedLagP90,
+    ReplaySchedLagP99,
+    ReplaySchedDegraded,
 }
 
 impl MetricId {
@@ -332,7 +339,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 94] = [
+pub static REGISTRY: [MetricDef; 99] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -431,6 +438,13 @@ pub static REGISTRY: [MetricDef; 94] = [
     def!(HttpReqConnectionOverhead, "http_req_connection_overhead", "HTTP Connection Overhead", Record, Nanoseconds, MS, Some(2110), HTTP_TRACE_ONLY, None, true),
     def!(HttpReqDuration, "http_req_duration", "HTTP Duration (excl. conn)", Record, Nanoseconds, MS, Some(2120), HTTP_TRACE_ONLY, None, true),
     def!(HttpReqTotal, "http_req_total", "HTTP Total Time", Record, Nanoseconds, MS, Some(2130), HTTP_TRACE_ONLY, None, true),
+    // Replay schedule fidelity (AIPerf `replay_sched_lag_metrics.py`, docs/metrics.md): the raw
+    // per-request send offset, then the run-scoped lag percentiles and flag computed from it.
+    def!(ReplaySendScheduleOffset, "replay_send_schedule_offset", "Replay Send Schedule Offset", Record, Nanoseconds, None, None, INTERNAL | FIXED_SCHEDULE_ONLY, None, true),
+    def!(ReplaySchedLagP50, "replay_sched_lag_p50", "Replay Schedule Lag p50", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
+    def!(ReplaySchedLagP90, "replay_sched_lag_p90", "Replay Schedule Lag p90", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
+    def!(ReplaySchedLagP99, "replay_sched_lag_p99", "Replay Schedule Lag p99", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
+    def!(ReplaySchedDegraded, "replay_sched_degraded", "Replay Schedule Degraded", Derived, Count, None, None, FIXED_SCHEDULE_ONLY, None, true),
 ];
 
 #[cfg(test)]
@@ -453,7 +467,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::HttpReqTotal as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::ReplaySchedDegraded as usize, REGISTRY.len() - 1);
     }
 
     #[test]

@@ -423,3 +423,81 @@ fn sweep_credit_and_cache_metrics_by_hand() {
     );
     assert_eq!(j["unit"], "requests");
 }
+
+/// Fixed-schedule records sent `lag_ms` after their trace timestamp `ts_ms` (wall stamps small
+/// enough to be exact in an f64).
+fn scheduled(ts_ms: u64, lag_ms: u64) -> RecordFacts {
+    RecordFacts {
+        scheduled_send_ms: Some(ts_ms as f64),
+        request_start_wall_ns: 5_000_000_000 + (ts_ms + lag_ms) * 1_000_000,
+        ..facts()
+    }
+}
+
+#[test]
+fn replay_schedule_lag_is_anchored_at_the_least_late_request() {
+    let cfg = MetricConfig {
+        fixed_schedule: true,
+        ..MetricConfig::new(true, false)
+    };
+    // Lags 2, 0, 5, 1, 600 ms: anchored at 0 and sorted, [0, 1, 2, 5, 600]. An error record
+    // and a turn without a timestamp (sent after its predecessor's answer) do not count.
+    let mut records: Vec<RecordFacts> = [(0, 2), (100, 0), (200, 5), (300, 1), (400, 600)]
+        .into_iter()
+        .map(|(ts, lag)| scheduled(ts, lag))
+        .collect();
+    records.push(RecordFacts {
+        error: Some(RequestError::new(Some(500), "Internal Server Error", "x")),
+        ..scheduled(500, 9_000)
+    });
+    records.push(facts());
+    let s = run(&cfg, &records);
+    let v = |tag: &str| s.get(tag).unwrap_or_else(|| panic!("{tag}")).avg();
+    // Linear percentiles at index q/100 · 4: 2 → 2; 3.6 → 5 + 0.6·595; 3.96 → 5 + 0.96·595.
+    assert_eq!(v("replay_sched_lag_p50"), 2.0);
+    assert!((v("replay_sched_lag_p90") - 362.0).abs() < 1e-9);
+    assert!((v("replay_sched_lag_p99") - 576.2).abs() < 1e-9);
+    assert_eq!(v("replay_sched_degraded"), 1.0, "p99 over 500 ms");
+    assert_eq!(
+        s.get("replay_sched_lag_p50").unwrap().def.shown_unit(),
+        Unit::Milliseconds
+    );
+
+    // Under the threshold: not degraded.
+    let s = run(&cfg, &records[..4]);
+    assert_eq!(s.get("replay_sched_degraded").unwrap().avg(), 0.0);
+    // Not a fixed schedule: no such metric.
+    let s = run(&MetricConfig::new(true, false), &records);
+    assert!(s.get("replay_sched_lag_p50").is_none());
+    assert!(s.get("replay_sched_degraded").is_none());
+}
+
+#[test]
+fn endpoints_without_tokens_report_zero_output_tokens_while_the_client_counts() {
+    let cfg = MetricConfig {
+        produces_tokens: false,
+        ..MetricConfig::new(false, false)
+    };
+    let embedding = RecordFacts {
+        content_stamps_ns: vec![16_000],
+        output_tokens: Some(0),
+        ..facts()
+    };
+    let s = run(&cfg, &[embedding.clone(), embedding.clone()]);
+    let osl = dist(&s, "output_sequence_length");
+    assert_eq!((osl.count, osl.max), (2, 0.0));
+    // The token metrics that no dependency needs stay out.
+    for tag in ["output_token_count", "total_osl", "output_token_throughput"] {
+        assert!(s.get(tag).is_none(), "{tag}");
+    }
+    // Server counts: the usage differences (and so their dependency) are off.
+    let server = MetricConfig {
+        use_server_token_count: true,
+        ..cfg
+    };
+    assert!(
+        run(&server, &[embedding])
+            .get("output_sequence_length")
+            .is_none()
+    );
+}

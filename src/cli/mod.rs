@@ -541,6 +541,11 @@ pub struct MockArgs {
     #[arg(long = "dcgm-log", value_name = "FILE")]
     pub dcgm_log: Option<PathBuf>,
 
+    /// Add `mock_metrics_pages_total` (pages served so far) to every /metrics page, so that no
+    /// two pages are alike, as on a real server whose process counters move between scrapes.
+    #[arg(long = "unique-metrics-pages")]
+    pub unique_metrics_pages: bool,
+
     /// Also keep each completion request's body and the reply text in the truth log
     /// (`request_body`, `reply_text`); needs --truth-log.
     #[arg(long = "record-bodies", requires = "truth_log")]

@@ -14,7 +14,8 @@
 //! - `artifacts.auto_plot` (the flag), `artifacts.plot_required` (false),
 //!   `gpu_telemetry.{enabled,urls,collector,mode}`,
 //!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), empty `otel`,
-//!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal).
+//!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal);
+//! - `slos` with `--goodput`: each pair's number as a float, in the order given.
 //!
 //! ringperf-only flags that were given go under a `ringperf` key. Secrets are `<redacted>`.
 
@@ -37,6 +38,8 @@ pub struct Echo {
     /// clap ids of the `profile` arguments given on the command line.
     given: BTreeSet<String>,
     is_tty: bool,
+    /// One run of a repeated profile (`--num-profile-runs`): see [`Echo::set_repeated_run`].
+    repeated_run: bool,
 }
 
 impl Echo {
@@ -46,12 +49,21 @@ impl Echo {
             args: Box::new(args.clone()),
             given: given_ids(argv),
             is_tty,
+            repeated_run: false,
         }
     }
 
     /// The flag with clap id `id` was given on the command line.
     pub fn given(&self, id: &str) -> bool {
         self.given.contains(id)
+    }
+
+    /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
+    /// configuration written out (`run_config.json`), so each run's `input_config` also holds
+    /// the top-level sections the command line left at their defaults: `logging` (its level),
+    /// `metrics` (empty) and `unsafe_override` (false).
+    pub fn set_repeated_run(&mut self) {
+        self.repeated_run = true;
     }
 
     /// Echo `dir` as the artifact directory: each of a repeated profile's runs names its own
@@ -103,6 +115,9 @@ pub fn input_config(cfg: &Config) -> Value {
     top.insert("phases".into(), Value::Array(phases));
     top.insert("artifacts".into(), artifacts(e));
     let a = &e.args;
+    if let Some(slos) = slos(a.goodput.goodput.as_deref()) {
+        top.insert("slos".into(), slos);
+    }
     top.insert(
         "tokenizer".into(),
         match &a.tokenizer {
@@ -162,6 +177,12 @@ pub fn input_config(cfg: &Config) -> Value {
     if let Some(l) = level {
         top.insert("logging".into(), json!({"level": log_level_name(l)}));
     }
+    if e.repeated_run {
+        top.entry("logging")
+            .or_insert_with(|| json!({"level": log_level_name(a.log_level)}));
+        top.insert("metrics".into(), json!({}));
+        top.insert("unsafe_override".into(), json!(false));
+    }
     let mut own = Map::new();
     if e.given("io_driver") {
         let d = match cfg.io_driver {
@@ -188,6 +209,21 @@ pub fn input_config(cfg: &Config) -> Value {
         top.insert("ringperf".into(), Value::Object(own));
     }
     Value::Object(top)
+}
+
+/// `slos`: the `--goodput` pairs in the order given, each value the number as written (in the
+/// metric's display unit, a float), as AIPerf echoes its parsed SLO dictionary. `None` without
+/// the flag. The spec was validated when the configuration was built (`config::goodput`).
+fn slos(spec: Option<&str>) -> Option<Value> {
+    let mut m = Map::new();
+    for item in spec?.split_whitespace() {
+        if let Some((tag, value)) = item.split_once(':')
+            && let Ok(v) = value.trim().parse::<f64>()
+        {
+            m.insert(tag.trim().to_owned(), float(v));
+        }
+    }
+    Some(Value::Object(m))
 }
 
 fn format_name(f: Format) -> &'static str {

@@ -59,7 +59,9 @@ pub fn parse(spec: Option<&str>, run: &MetricConfig) -> Result<Vec<(MetricId, f6
                 slo_tags(run).join(", ")
             ));
         }
-        if !run.applies(def.id) {
+        // AIPerf checks the SLO tags against the flag-applicable metrics, before it adds
+        // their dependencies.
+        if !run.flags_allow(def.id) {
             not_applicable.push(def.tag);
             continue;
         }
@@ -88,7 +90,7 @@ fn is_slo_metric(d: &MetricDef) -> bool {
 fn slo_tags(run: &MetricConfig) -> Vec<&'static str> {
     REGISTRY
         .iter()
-        .filter(|d| is_slo_metric(d) && run.applies(d.id) && !d.hidden())
+        .filter(|d| is_slo_metric(d) && run.flags_allow(d.id) && !d.hidden())
         .map(|d| d.tag)
         .collect()
 }

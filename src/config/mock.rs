@@ -76,6 +76,11 @@ impl MockServerConfig {
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,
             dcgm_gpus: args.dcgm_gpus,
+            metrics_mode: if args.unique_metrics_pages {
+                crate::mock::MetricsMode::PageCounter
+            } else {
+                crate::mock::MetricsMode::Vllm
+            },
             io_driver: match args.io_driver {
                 IoDriverArg::Auto => Driver::Auto,
                 IoDriverArg::Uring => Driver::Uring,
@@ -213,6 +218,15 @@ mod tests {
             "--bind localhost:80: invalid socket address syntax"
         );
         assert!(std::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn unique_metrics_pages_is_the_page_counter_mode() {
+        use crate::mock::MetricsMode;
+        let c = MockServerConfig::try_from_args(&args(&["--unique-metrics-pages"])).unwrap();
+        assert_eq!(c.mock.metrics_mode, MetricsMode::PageCounter);
+        let c = MockServerConfig::try_from_args(&args(&[])).unwrap();
+        assert_eq!(c.mock.metrics_mode, MetricsMode::Vllm);
     }
 
     #[test]

@@ -174,6 +174,7 @@ fn computed_facts() -> impl Strategy<Value = RecordFacts> {
                         ..Usage::default()
                     }),
                     requested_osl: requested,
+                    scheduled_send_ms: None,
                     error,
                     ..base
                 }

@@ -149,13 +149,20 @@ impl TimesliceCollector {
 }
 
 /// Whether a window's own result is exported: visible, not time-weighted (those come from the
-/// whole run's curves), not one of the two whole-run-only latency metrics.
+/// whole run's curves), not one of the whole-run-only metrics (the two credit latencies, and
+/// the replay schedule family: anchoring each slice at its own least-late request would hide
+/// the run's drift).
 fn in_timeslice(r: &MetricResult) -> bool {
     !r.def.hidden()
         && !matches!(r.value, ResultValue::TimeWeighted(_))
         && !matches!(
             r.def.id,
-            MetricId::CreditToStartLatency | MetricId::EffectiveLatency
+            MetricId::CreditToStartLatency
+                | MetricId::EffectiveLatency
+                | MetricId::ReplaySchedLagP50
+                | MetricId::ReplaySchedLagP90
+                | MetricId::ReplaySchedLagP99
+                | MetricId::ReplaySchedDegraded
         )
 }
 

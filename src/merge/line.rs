@@ -357,6 +357,8 @@ fn facts_of(
         reasoning_tokens,
         usage: (usage != Usage::default()).then_some(usage),
         requested_osl: count(M::RequestedOsl),
+        // Not in a record line (the offset is an internal metric): a merge has no replay lag.
+        scheduled_send_ms: None,
         error,
         was_cancelled: md.was_cancelled,
         conn_reused: int_of(m, M::HttpReqConnectionReused) == Some(1),

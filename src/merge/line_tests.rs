@@ -137,6 +137,7 @@ prop_compose! {
             reasoning_tokens: if failed { None } else { reasoning },
             usage: if failed { None } else { usage },
             requested_osl: requested,
+            scheduled_send_ms: None,
             error: failed.then(|| RequestError::new(code, "Bad \"thing\"", "it\nfailed")),
             was_cancelled: cancelled,
             conn_reused: false,
@@ -183,6 +184,7 @@ fn streaming_record_round_trips() {
     let cfg = MetricConfig::new(true, false);
     let f = RecordFacts {
         requested_osl: Some(8),
+        scheduled_send_ms: None,
         usage: Some(Usage {
             prompt_tokens: Some(110),
             completion_tokens: Some(4),
@@ -231,6 +233,7 @@ fn reasoning_and_an_empty_answer_round_trip() {
     let f = RecordFacts {
         output_tokens: Some(0),
         requested_osl: Some(300),
+        scheduled_send_ms: None,
         ..facts()
     };
     check(&cfg, &f).unwrap();

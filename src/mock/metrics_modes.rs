@@ -154,6 +154,13 @@ fn extras(m: MetricsMode, n: u64, page: &mut String) {
              mock_escaped_info{path=\"C:\\\\models\\\\q\",quote=\"say \\\"hi\\\"\",\
              multi=\"a\\nb\"} 1\n",
         ),
+        MetricsMode::PageCounter => {
+            page.push_str(
+                "# HELP mock_metrics_pages_total Metrics pages served so far, this one included.\n\
+                 # TYPE mock_metrics_pages_total counter\n",
+            );
+            let _ = writeln!(page, "mock_metrics_pages_total {:?}", n as f64);
+        }
         MetricsMode::ManySeries { series } => {
             page.reserve(series as usize * 32);
             page.push_str(
@@ -174,6 +181,21 @@ mod tests {
 
     fn family<'a>(s: &'a crate::prom::Scrape, name: &str) -> Option<&'a crate::prom::Family> {
         s.families.iter().find(|f| f.name == name)
+    }
+
+    #[test]
+    fn page_counter_makes_every_page_unique() {
+        let pages: Vec<String> = (1..=3)
+            .map(|n| {
+                let mut p = String::new();
+                extras(MetricsMode::PageCounter, n, &mut p);
+                p
+            })
+            .collect();
+        let scrape = parse_scrape(pages[1].as_bytes()).unwrap();
+        let f = family(&scrape, "mock_metrics_pages").expect("the counter (`_total` dropped)");
+        assert_eq!(f.series[0].1, SeriesValue::Scalar(2.0));
+        assert!(pages[0] != pages[1] && pages[1] != pages[2]);
     }
 
     #[test]

@@ -182,6 +182,11 @@ pub enum MetricsMode {
         /// Number of series.
         series: u32,
     },
+    /// The vLLM page plus `mock_metrics_pages_total`, the pages served so far (this one
+    /// included): no two pages are alike, as on a real server whose process counters
+    /// (`process_cpu_seconds_total`, …) move between any two scrapes, so a scraper keeps every
+    /// page (none is a duplicate).
+    PageCounter,
     /// No metrics at all: 404 at `/metrics` and at `/prometheus/metrics`.
     NotFound,
     /// Both metrics paths accept the request, read it and never answer: the mock keeps the

@@ -251,6 +251,10 @@ pub struct RecordFacts {
     pub usage: Option<Usage>,
     /// `max_tokens` the request asked for, if any.
     pub requested_osl: Option<u64>,
+    /// The turn's own trace timestamp (ms) when a fixed schedule sent it at an absolute time
+    /// (AIPerf's `scheduled_send_ms`); `None` for a turn due after its predecessor's answer
+    /// and outside fixed-schedule replay.
+    pub scheduled_send_ms: Option<f64>,
     pub error: Option<RequestError>,
     pub was_cancelled: bool,
     pub conn_reused: bool,

@@ -40,6 +40,8 @@ pub struct TurnInfo {
     /// its conversation's history (counted from the body the record brings).
     pub isl_tokens: Option<u64>,
     pub max_tokens: Option<u64>,
+    /// The turn's trace timestamp (ms), when it has one (a fixed-schedule replay sends it then).
+    pub timestamp_ms: Option<f64>,
 }
 
 /// What the aggregator thread needs.
@@ -328,6 +330,7 @@ impl Collector {
             reasoning_tokens,
             usage,
             requested_osl: entry.and_then(|e| e.max_tokens),
+            scheduled_send_ms: entry.and_then(|e| e.timestamp_ms),
             error,
             was_cancelled: raw.was_cancelled,
             conn_reused: raw.conn_reused,

@@ -80,6 +80,9 @@ fn measured(
 ) -> Measured {
     let stopped = control.reason();
     let summary = collected.profiling.finish_from(Some(times.start_wall_ns));
+    if let Some(line) = replay_degraded_warning(&summary) {
+        eprintln!("ringperf: warning: {line}");
+    }
     let warmup = collected.warmup_seen.then(|| {
         collected
             .warmup
@@ -92,6 +95,25 @@ fn measured(
         summary,
         warmup,
     }
+}
+
+/// AIPerf 0.13's one warning for a fixed-schedule replay flagged `replay_sched_degraded`
+/// (docs/metrics.md, "Replay schedule fidelity"); `None` when the replay kept up.
+fn replay_degraded_warning(summary: &crate::aggregate::Summary) -> Option<String> {
+    use crate::aggregate::MetricId as M;
+    if summary.value(M::ReplaySchedDegraded)? < 1.0 {
+        return None;
+    }
+    let lag = |id: M| summary.value(id).unwrap_or(f64::NAN);
+    Some(format!(
+        "Replay schedule degraded: anchored send lag p50={:.0} ms, p90={:.0} ms, p99={:.0} ms \
+         exceeds {:.0} ms. Request timing no longer tracks the recorded schedule; consider \
+         lowering replay_speedup or the offered load.",
+        lag(M::ReplaySchedLagP50),
+        lag(M::ReplaySchedLagP90),
+        lag(M::ReplaySchedLagP99),
+        crate::aggregate::accumulator::REPLAY_SCHED_DEGRADED_MS,
+    ))
 }
 
 /// The run's description every export carries (threads and client health come later).
@@ -390,4 +412,50 @@ fn outcome(m: Measured, client_fell_behind: bool, artifact_dir: PathBuf) -> Outc
 
 fn artifacts(message: String) -> RunError {
     RunError::new(SetupKind::Artifacts, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::{MetricId, MetricResult, ResultValue, Summary};
+
+    fn summary(values: &[(MetricId, f64)]) -> Summary {
+        Summary {
+            results: values
+                .iter()
+                .map(|&(id, v)| MetricResult {
+                    def: id.def(),
+                    adjusted: false,
+                    value: ResultValue::Scalar(v),
+                })
+                .collect(),
+            error_summary: Vec::new(),
+            dispatch_lag: None,
+            receive_lag: None,
+        }
+    }
+
+    #[test]
+    fn a_degraded_replay_is_one_warning_in_aiperfs_words() {
+        use MetricId as M;
+        let lags = [
+            (M::ReplaySchedLagP50, 12.4),
+            (M::ReplaySchedLagP90, 300.0),
+            (M::ReplaySchedLagP99, 640.6),
+        ];
+        let mut degraded = lags.to_vec();
+        degraded.push((M::ReplaySchedDegraded, 1.0));
+        assert_eq!(
+            replay_degraded_warning(&summary(&degraded)).as_deref(),
+            Some(
+                "Replay schedule degraded: anchored send lag p50=12 ms, p90=300 ms, p99=641 ms \
+                 exceeds 500 ms. Request timing no longer tracks the recorded schedule; \
+                 consider lowering replay_speedup or the offered load."
+            )
+        );
+        let mut kept_up = lags.to_vec();
+        kept_up.push((M::ReplaySchedDegraded, 0.0));
+        assert_eq!(replay_degraded_warning(&summary(&kept_up)), None);
+        assert_eq!(replay_degraded_warning(&summary(&[])), None);
+    }
 }

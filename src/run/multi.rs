@@ -190,6 +190,7 @@ fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
     let mut run_cfg = cfg.clone();
     run_cfg.artifact_dir = cfg.artifact_dir.join(aggregate::RUNS_DIR).join(label);
     run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
+    run_cfg.echo.set_repeated_run();
     run_cfg.multi_run.trial = Some(Trial {
         index: k - 1,
         label: label.to_owned(),

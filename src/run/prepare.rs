@@ -218,6 +218,7 @@ fn encode_templates(
                 conversation_id: c.session_id.clone(),
                 isl_tokens: t.isl_tokens,
                 max_tokens: t.max_tokens.map(u64::from),
+                timestamp_ms: t.timestamp_ms,
             });
             let body = t.body.take();
             for (u, per_url) in templates.iter_mut().enumerate() {

@@ -103,6 +103,10 @@ fn collector(
     });
     let metric_cfg = MetricConfig {
         goodput: cfg.goodput.clone(),
+        fixed_schedule: matches!(
+            cfg.profiling.timing.mode,
+            crate::config::timing::Mode::FixedSchedule(_)
+        ),
         ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
     };
     Ok(collect::Collector {

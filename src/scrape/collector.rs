@@ -406,6 +406,8 @@ struct Shared {
     endpoints: Vec<Endpoint>,
     store: RefCell<Store>,
     phase: Cell<Option<Phase>>,
+    /// A warmup phase started: the profiling phase is the run's second (`phase_index` 1).
+    had_warmup: Cell<bool>,
     jsonl: RefCell<Option<JsonlSink>>,
     warnings: RefCell<Vec<String>>,
     nonfinite_warned: RefCell<BTreeSet<String>>,
@@ -504,6 +506,7 @@ fn shared_state(opts: StartOptions) -> Rc<Shared> {
         endpoints,
         store: RefCell::new(Store::default()),
         phase: Cell::new(None),
+        had_warmup: Cell::new(false),
         jsonl: RefCell::new(opts.jsonl.map(|path| JsonlSink {
             path,
             out: None,
@@ -557,6 +560,9 @@ async fn scrape_until_stopped(shared: &Rc<Shared>, rx: &Receiver<Control>) {
             match rx.try_recv() {
                 Ok(Control::Phase(p)) => {
                     shared.phase.set(Some(p));
+                    if p == Phase::Warmup {
+                        shared.had_warmup.set(true);
+                    }
                     spawn_all(shared);
                 }
                 Ok(Control::Boundary) => spawn_all(shared),
@@ -880,6 +886,22 @@ async fn incompatible(
     shared.warnings.borrow_mut().push(line);
 }
 
+/// The phase fields of a JSONL line (AIPerf 0.13): `benchmark_phase`, `phase_index` (the
+/// phase's place among the run's phases: warmup first), `profiling_index` (among the profiling
+/// phases; none for warmup), `phase_name` and `phase_kind` (ringperf's phases are named after
+/// their kind).
+pub(crate) fn set_phase_fields(rec: &mut ScrapeRecord, phase: Phase, had_warmup: bool) {
+    let name = phase.as_str().to_owned();
+    rec.phase_index = Some(match phase {
+        Phase::Warmup => 0,
+        Phase::Profiling => u32::from(had_warmup),
+    });
+    rec.profiling_index = (phase == Phase::Profiling).then_some(0);
+    rec.benchmark_phase = Some(name.clone());
+    rec.phase_name = Some(name.clone());
+    rec.phase_kind = Some(name);
+}
+
 /// Stores one parsed page of a scrape sent during `phase` and streams its JSONL line when it is
 /// a unique update.
 fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Option<Phase>) {
@@ -922,7 +944,43 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         let mut rec = ScrapeRecord::from_scrape(url, ts, latency, page);
         rec.request_sent_ns = Some(shared.clock.wall_ns(resp.sent_ns));
         rec.first_byte_ns = Some(ts);
-        rec.benchmark_phase = phase.map(|p| p.as_str().to_owned());
+        if let Some(p) = phase {
+            set_phase_fields(&mut rec, p, shared.had_warmup.get());
+        }
         sink.write(&rec);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(phase: Phase, had_warmup: bool) -> serde_json::Value {
+        let mut rec = ScrapeRecord::from_scrape("u", 1, 1, &Scrape::default());
+        set_phase_fields(&mut rec, phase, had_warmup);
+        let mut v = serde_json::to_value(&rec).unwrap();
+        for k in [
+            "endpoint_url",
+            "timestamp_ns",
+            "endpoint_latency_ns",
+            "metrics",
+        ] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    }
+
+    #[test]
+    fn phase_fields_number_the_run_s_phases_warmup_first() {
+        use serde_json::json;
+        let warmup = json!({"benchmark_phase": "warmup", "phase_index": 0,
+            "phase_name": "warmup", "phase_kind": "warmup"});
+        assert_eq!(fields(Phase::Warmup, true), warmup);
+        let profiling = |i: u32| {
+            json!({"benchmark_phase": "profiling", "phase_index": i, "profiling_index": 0,
+                "phase_name": "profiling", "phase_kind": "profiling"})
+        };
+        assert_eq!(fields(Phase::Profiling, true), profiling(1));
+        assert_eq!(fields(Phase::Profiling, false), profiling(0));
     }
 }

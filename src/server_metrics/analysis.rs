@@ -562,7 +562,8 @@ pub fn endpoint_info_in(ep: &EndpointStore, range: Option<(u64, u64)>) -> Option
         .collect();
     let first = fetches.iter().map(|f| f.0).min()?;
     let last = fetches.iter().map(|f| f.0).max()?;
-    let lat: Vec<f64> = fetches.iter().map(|f| f.1 as f64 / 1e6).collect();
+    // AIPerf: the exact integer sum of the latencies (ns) over their count, then in ms.
+    let lat_sum: u128 = fetches.iter().map(|f| u128::from(f.1)).sum();
     let mut updates: Vec<u64> = ep.update_ts_ns.iter().copied().filter(keep).collect();
     updates.sort_unstable();
     let (fu, lu) = (updates.first().copied(), updates.last().copied());
@@ -571,22 +572,20 @@ pub fn endpoint_info_in(ep: &EndpointStore, range: Option<(u64, u64)>) -> Option
         _ => 0.0,
     };
     let n = updates.len();
-    let mut gaps: Vec<f64> = updates
-        .windows(2)
-        .map(|p| (p[1] - p[0]) as f64 / 1e6)
-        .collect();
+    // AIPerf: `np.median` of the gaps in ns, then in ms.
+    let mut gaps: Vec<f64> = updates.windows(2).map(|p| (p[1] - p[0]) as f64).collect();
     gaps.sort_by(f64::total_cmp);
     Some(EndpointInfo {
         total_fetches: fetches.len() as u64,
         first_fetch_ns: first,
         last_fetch_ns: last,
-        avg_fetch_latency_ms: mean(&lat).unwrap_or(0.0),
+        avg_fetch_latency_ms: lat_sum as f64 / fetches.len() as f64 / 1e6,
         unique_updates: n as u64,
         first_update_ns: fu,
         last_update_ns: lu,
         duration_seconds: duration,
         avg_update_interval_ms: (n > 1).then(|| duration * 1000.0 / (n - 1) as f64),
-        median_update_interval_ms: percentile_sorted(&gaps, 50.0),
+        median_update_interval_ms: percentile_sorted(&gaps, 50.0).map(|ns| ns / 1e6),
     })
 }
 

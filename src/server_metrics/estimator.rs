@@ -5,7 +5,7 @@
 //! landed in a single bucket, rebuilds a plausible set of observations that honours the bucket
 //! counts and the observed sum, back-fills the `+Inf` bucket, and takes NumPy-linear percentiles.
 
-use super::stats::{PERCENTILES, percentile_sorted};
+use super::stats::{PERCENTILES, np_sum, percentile_sorted, var_ddof1};
 
 /// Above this many observations the counts are scaled down before generating points.
 const MAX_OBSERVATIONS: f64 = 100_000.0;
@@ -78,11 +78,8 @@ pub fn learn_bucket_stats(
                 return None;
             }
             let mean = list.iter().map(|(m, w)| m * w).sum::<f64>() / weight;
-            let variance = (list.len() >= 3).then(|| {
-                let k = list.len() as f64;
-                let mu = list.iter().map(|(m, _)| m).sum::<f64>() / k;
-                list.iter().map(|(m, _)| (m - mu).powi(2)).sum::<f64>() / (k - 1.0)
-            });
+            let means: Vec<f64> = list.iter().map(|(m, _)| *m).collect();
+            let variance = (list.len() >= 3).then(|| var_ddof1(&means)).flatten();
             Some(LearnedBucket { mean, variance })
         })
         .collect()
@@ -204,7 +201,7 @@ pub fn estimate_percentiles(
             }
         }
     }
-    let actual_finite_sum = total_sum - inf_obs.iter().sum::<f64>();
+    let actual_finite_sum = total_sum - np_sum(&inf_obs);
 
     // Phase 4: finite observations with the sum constraint.
     let mut obs = generate_finite(&mut buckets, actual_finite_sum);
@@ -252,7 +249,7 @@ fn generate_finite(buckets: &mut [Bucket], target: f64) -> Vec<f64> {
         ranges.push((start, obs.len(), bi));
     }
     // Sum correction (single pass).
-    let g: f64 = obs.iter().sum();
+    let g = np_sum(&obs);
     if g <= 0.0 || target <= 0.0 {
         return obs;
     }
@@ -265,7 +262,7 @@ fn generate_finite(buckets: &mut [Bucket], target: f64) -> Vec<f64> {
             continue;
         };
         let n = run.len() as f64;
-        let w = run.iter().sum::<f64>() / g;
+        let w = np_sum(run) / g;
         let limit = 0.4 * b.width();
         let shift = (d * w / n).clamp(-limit, limit);
         for x in run.iter_mut() {

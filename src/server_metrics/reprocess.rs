@@ -3,9 +3,15 @@
 //!
 //! The JSONL carries no metric types or HELP text. They are taken from the JSON export next to
 //! the file (`x.jsonl` → `x.json`) when it exists, together with its `benchmark_id`,
-//! `aiperf_version` and `input_config`; without it histograms are still recognized by shape and
-//! every scalar metric is reported as `unknown` (gauge statistics). Every line of the file is a
-//! unique update; the window defaults to all samples, the first one being the reference.
+//! `aiperf_version`, `input_config` and `summary.phase_time_ranges`; without it histograms are
+//! still recognized by shape and every scalar metric is reported as `unknown` (gauge
+//! statistics). Every line of the file is a unique update.
+//!
+//! Without `--start-ns` / `--end-ns`, lines tagged with their phase (`benchmark_phase`) are
+//! summarized as the live run summarized them: each phase from its first to its last line,
+//! the line before being the reference (docs/server-metrics.md, "Re-processing"). Untagged
+//! files, or an explicit window, hold each value until the next line; the window then defaults
+//! to all samples, the first one being the reference.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +27,7 @@ use super::export::{ExportContext, Windows};
 use super::output::{FileNames, Format, write_exports};
 use super::store::Store;
 use crate::prom::MetricType;
+use crate::record::Phase;
 
 /// What to recompute.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +57,9 @@ pub struct Catalog {
     pub aiperf_version: Option<String>,
     /// `input_config`.
     pub input_config: Option<Value>,
+    /// `summary.phase_time_ranges`: each phase's own `(start_ns, end_ns)` (the run's phase
+    /// clock, which the JSONL lines do not carry).
+    pub phase_ranges: BTreeMap<String, (u64, u64)>,
 }
 
 impl Catalog {
@@ -77,7 +87,18 @@ impl Catalog {
             }
         }
         let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
+        let phase_ranges = doc
+            .pointer("/summary/phase_time_ranges")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(phase, r)| {
+                let ns = |k: &str| r.get(k).and_then(Value::as_u64);
+                Some((phase.clone(), (ns("start_ns")?, ns("end_ns")?)))
+            })
+            .collect();
         Self {
+            phase_ranges,
             metrics,
             benchmark_id: text("benchmark_id"),
             aiperf_version: text("aiperf_version"),
@@ -115,10 +136,96 @@ pub fn store_from_jsonl(text: &str, catalog: &Catalog, path: &Path) -> Result<St
     let mut store = Store::default();
     for r in &records {
         let es = store.endpoint_mut(&r.endpoint_url);
-        es.record_fetch(r.timestamp_ns, r.endpoint_latency_ns, false);
+        let phase = match r.benchmark_phase.as_deref() {
+            Some("warmup") => Some(Phase::Warmup),
+            Some("profiling") => Some(Phase::Profiling),
+            _ => None,
+        };
+        es.record_phase_fetch(r.timestamp_ns, r.endpoint_latency_ns, false, phase);
         es.insert(r.timestamp_ns, &r.to_scrape(&catalog.metrics));
     }
     Ok(store)
+}
+
+/// `(first, last)` stamp of the lines of `phase`, over every endpoint.
+fn phase_range(store: &Store, phase: Phase) -> Option<(u64, u64)> {
+    store
+        .endpoints
+        .iter()
+        .filter_map(|e| e.phase_span(phase))
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+}
+
+/// The windows of the re-processing. Without `--start-ns` / `--end-ns`, a JSONL whose lines
+/// carry their phase (`benchmark_phase`, as AIPerf 0.13 and ringperf write them) is summarized
+/// as the live run was: each phase from its first to its last line, the reference being the
+/// line before (the live rule, [`Bounds::Phase`]), so every statistic is the run's own when
+/// the file holds every fetch (no page was a duplicate of the one before). Otherwise the
+/// given (or whole) window, values held between lines ([`Bounds::Held`]).
+///
+/// A phase's own range (`phase_time_ranges`) is the JSON export's beside the file when it
+/// gives one, else the span of the phase's lines.
+fn windows_for(
+    store: &Store,
+    catalog: &Catalog,
+    opts: &Options,
+    slice_ns: Option<u64>,
+) -> Result<Windows, Error> {
+    let range = |phase: Phase| {
+        let lines = phase_range(store, phase)?;
+        Some(
+            catalog
+                .phase_ranges
+                .get(phase.as_str())
+                .copied()
+                .unwrap_or(lines),
+        )
+    };
+    if let (None, None, Some((start_ns, end_ns))) =
+        (opts.start_ns, opts.end_ns, range(Phase::Profiling))
+    {
+        let profiling = Window::phase(store, Phase::Profiling, start_ns, end_ns, slice_ns)
+            .unwrap_or(Window {
+                start_ns,
+                end_ns,
+                slice_ns,
+                bounds: Bounds::Exact,
+            });
+        let warmup = range(Phase::Warmup)
+            .and_then(|(a, b)| Window::phase(store, Phase::Warmup, a, b, slice_ns));
+        return Ok(Windows {
+            profiling,
+            profiling_range: (start_ns, end_ns),
+            parquet: Window::widened(store, start_ns, end_ns),
+            warmup,
+        });
+    }
+    let all_ts = store
+        .endpoints
+        .iter()
+        .flat_map(|e| e.fetch_ts_ns.iter().copied());
+    let (first, last) = all_ts.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
+    let start_ns = opts.start_ns.unwrap_or(first);
+    let end_ns = opts.end_ns.unwrap_or(last);
+    if start_ns > end_ns {
+        return Err(Error::EmptyWindow { start_ns, end_ns });
+    }
+    let window = Window {
+        start_ns,
+        end_ns,
+        slice_ns,
+        bounds: Bounds::Held,
+    };
+    Ok(Windows {
+        profiling: window,
+        profiling_range: (start_ns, end_ns),
+        parquet: Window {
+            slice_ns: None,
+            bounds: Bounds::Exact,
+            ..window
+        },
+        warmup: None,
+    })
 }
 
 /// Runs the re-processing and returns the files written.
@@ -139,35 +246,10 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, Error> {
         .map(|v| Catalog::from_json(&v))
         .unwrap_or_default();
     let store = store_from_jsonl(&text, &catalog, path)?;
-    let all_ts = store
-        .endpoints
-        .iter()
-        .flat_map(|e| e.fetch_ts_ns.iter().copied());
-    let (first, last) = all_ts.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
-    let start_ns = opts.start_ns.unwrap_or(first);
-    let end_ns = opts.end_ns.unwrap_or(last);
-    if start_ns > end_ns {
-        return Err(Error::EmptyWindow { start_ns, end_ns });
-    }
     let slice_ns = opts
         .slice
         .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64);
-    let window = Window {
-        start_ns,
-        end_ns,
-        slice_ns,
-        bounds: Bounds::Held,
-    };
-    let windows = Windows {
-        profiling: window,
-        profiling_range: (start_ns, end_ns),
-        parquet: Window {
-            slice_ns: None,
-            bounds: Bounds::Exact,
-            ..window
-        },
-        warmup: None,
-    };
+    let windows = windows_for(&store, &catalog, opts, slice_ns)?;
     let dir = match &opts.artifact_dir {
         Some(d) => d.clone(),
         None => path
@@ -298,6 +380,83 @@ mod tests {
         assert_eq!(
             (h["count"].as_f64(), h["sum"].as_f64()),
             (Some(3.0), Some(6.0))
+        );
+    }
+
+    /// A counter `c` at 1 s (baseline, 10), 2 s (warmup, 12), 3 s (profiling, 16) and 5 s
+    /// (profiling, 22).
+    const TAGGED: &str = concat!(
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":1000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":10.0}]}}"#,
+        "\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":2000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":12.0}]},"benchmark_phase":"warmup","phase_index":0,"phase_name":"warmup","phase_kind":"warmup"}"#,
+        "\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":3000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":16.0}]},"benchmark_phase":"profiling","phase_index":1,"profiling_index":0,"phase_name":"profiling","phase_kind":"profiling"}"#,
+        "\n",
+        r#"{"endpoint_url":"http://h:1/metrics","timestamp_ns":5000000000,"endpoint_latency_ns":5,"metrics":{"c":[{"value":22.0}]},"benchmark_phase":"profiling","phase_index":1,"profiling_index":0,"phase_name":"profiling","phase_kind":"profiling"}"#,
+        "\n"
+    );
+
+    #[test]
+    fn phase_tagged_lines_are_summarized_per_phase_from_the_line_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("server_metrics_export.jsonl");
+        std::fs::write(&jsonl, TAGGED).unwrap();
+        std::fs::write(
+            dir.path().join("server_metrics_export.json"),
+            r#"{"metrics":{"c":{"type":"counter","description":""}},
+               "summary":{"phase_time_ranges":{"profiling":{"start_ns":2500000000,"end_ns":4900000000}}}}"#,
+        )
+        .unwrap();
+        let opts = Options {
+            from_jsonl: jsonl,
+            start_ns: None,
+            end_ns: None,
+            slice: None,
+            formats: vec![Format::Json],
+            artifact_dir: None,
+        };
+        run(&opts).unwrap();
+        let doc: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("server_metrics_export.json")).unwrap(),
+        )
+        .unwrap();
+        // Profiling: 22 − 12 (the warmup line before) over 5 s − 2 s.
+        let p = &doc["metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(p["total"], 10.0);
+        assert_eq!(p["rate"].as_f64(), Some(10.0 / 3.0));
+        // Warmup: 12 − 10 (the baseline line before) over 1 s.
+        let w = &doc["warmup_metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(
+            (w["total"].as_f64(), w["rate"].as_f64()),
+            (Some(2.0), Some(2.0))
+        );
+        // The phase's own range comes from the JSON export beside the file.
+        let range = &doc["summary"]["phase_time_ranges"]["profiling"];
+        assert_eq!(range["start_ns"], 2_500_000_000u64);
+        assert_eq!(range["end_ns"], 4_900_000_000u64);
+
+        // An explicit window keeps the held-value rule: 22 − 12 (the value before the line at
+        // 3 s) over the window's own 2 s.
+        std::fs::write(
+            dir.path().join("server_metrics_export.json"),
+            r#"{"metrics":{"c":{"type":"counter","description":""}}}"#,
+        )
+        .unwrap();
+        run(&Options {
+            start_ns: Some(3_000_000_000),
+            end_ns: Some(5_000_000_000),
+            ..opts
+        })
+        .unwrap();
+        let doc: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("server_metrics_export.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(doc.get("warmup_metrics").is_none());
+        let p = &doc["metrics"]["c"]["series"][0]["stats"];
+        assert_eq!(
+            (p["total"].as_f64(), p["rate"].as_f64()),
+            (Some(10.0), Some(5.0))
         );
     }
 

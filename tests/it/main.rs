@@ -5,6 +5,7 @@
 
 mod common;
 
+mod aiperf_keys;
 mod artifacts;
 mod cli;
 mod compact;

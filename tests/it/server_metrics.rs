@@ -891,9 +891,11 @@ fn live_window_ends_at_the_final_fetch_and_the_phase_range_at_the_phase_end() {
     );
     // The final scrape runs after the flush period, past the phase's end.
     assert!(p1 < last_fetch, "phase end {p1}, last fetch {last_fetch}");
+    // In µs, rounded as AIPerf's `datetime.fromtimestamp` (its own files are compared by
+    // `from_jsonl_of_every_fetch_reproduces_aiperfs_json_exactly`).
     assert_eq!(
         doc["summary"]["end_time"].as_str().unwrap(),
-        ringperf::server_metrics::export::json::iso8601(p1)
+        ringperf::server_metrics::export::json::iso8601_rounded(p1)
     );
     // Every series' timeslices run from a fetch inside the phase to the final fetch.
     let text = std::fs::read_to_string(dir.path().join("server_metrics_export.jsonl")).unwrap();
@@ -918,4 +920,118 @@ fn live_window_ends_at_the_final_fetch_and_the_phase_range_at_the_phase_end() {
             }
         }
     }
+}
+
+/// AIPerf 0.13's server-metrics JSON and JSONL of a run with warmup against the mock with
+/// `--unique-metrics-pages` (README there): every fetch is a JSONL line, as on a real server.
+const AIPERF_UNIQUE_DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/aiperf-server-metrics-unique"
+);
+
+/// Every difference between `theirs` and `ours` (values, key order), by path.
+fn differences(theirs: &Value, ours: &Value, path: &str, out: &mut Vec<String>) {
+    match (theirs, ours) {
+        (Value::Object(a), Value::Object(b)) => {
+            let (ka, kb): (Vec<_>, Vec<_>) = (a.keys().collect(), b.keys().collect());
+            if ka != kb {
+                out.push(format!("{path}: keys {ka:?} != {kb:?}"));
+            }
+            for (k, v) in a {
+                if let Some(w) = b.get(k) {
+                    differences(v, w, &format!("{path}/{k}"), out);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differences(x, y, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ if theirs != ours => out.push(format!("{path}: AIPerf {theirs}, ringperf {ours}")),
+        _ => {}
+    }
+}
+
+/// Re-processing AIPerf's own JSONL gives AIPerf's own JSON, to the bit: every counter,
+/// gauge and histogram statistic (rates over the reference line to the phase's last line,
+/// NumPy's pairwise sums and percentile interpolation in the histogram estimates), the
+/// timeslices, the warmup block and the summary.
+#[test]
+fn from_jsonl_of_every_fetch_reproduces_aiperfs_json_exactly() {
+    let theirs = read_json(&Path::new(AIPERF_UNIQUE_DIR).join("server_metrics_export.json"));
+    let info = &theirs["summary"]["endpoint_info"]["http://127.0.0.1:18646/metrics"];
+    assert_eq!(
+        info["unique_updates"], info["total_fetches"],
+        "no duplicate page"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["server-metrics", "--from-jsonl"])
+        .arg(Path::new(AIPERF_UNIQUE_DIR).join("server_metrics_export.jsonl"))
+        .args(["--slice-duration", "1", "--server-metrics-formats", "json"])
+        .arg("--output-artifact-dir")
+        .arg(dir.path())
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{out:?}");
+    let ours = read_json(&dir.path().join("server_metrics_export.json"));
+    let mut diffs = Vec::new();
+    differences(&theirs, &ours, "", &mut diffs);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    // What is compared: 11 families (3 gauges, 4 counters, 4 histograms) in both phases.
+    assert_eq!(theirs["metrics"].as_object().unwrap().len(), 11);
+    assert!(theirs["warmup_metrics"].is_object());
+    let prompt = &theirs["metrics"]["vllm:prompt_tokens"]["series"][0]["stats"];
+    assert!(prompt["rate"].as_f64().unwrap() > 0.0);
+}
+
+/// A live run's own JSONL, re-processed, gives the live run's JSON exactly (warmup, profiling,
+/// rates, timeslices, summary) when every page is unique: the store rebuilt from the lines is
+/// the live store.
+#[test]
+fn from_jsonl_of_a_live_run_gives_its_json_back() {
+    let server = mock(MetricsMode::PageCounter);
+    let dir = tempfile::tempdir().unwrap();
+    profile_every(
+        &server,
+        dir.path(),
+        40,
+        &[
+            "--warmup-request-count",
+            "4",
+            "--slice-duration",
+            "0.25",
+            "--server-metrics-formats",
+            "json",
+            "jsonl",
+        ],
+        "0.05",
+    );
+    let live = read_json(&dir.path().join("server_metrics_export.json"));
+    let info = &live["summary"]["endpoint_info"][format!("http://{}/metrics", server.addr)];
+    assert_eq!(
+        info["unique_updates"], info["total_fetches"],
+        "no duplicate page"
+    );
+    assert!(live["warmup_metrics"].is_object());
+    let again = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["server-metrics", "--from-jsonl"])
+        .arg(dir.path().join("server_metrics_export.jsonl"))
+        .args([
+            "--slice-duration",
+            "0.25",
+            "--server-metrics-formats",
+            "json",
+        ])
+        .arg("--output-artifact-dir")
+        .arg(again.path())
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{out:?}");
+    let ours = read_json(&again.path().join("server_metrics_export.json"));
+    let mut diffs = Vec::new();
+    differences(&live, &ours, "", &mut diffs);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

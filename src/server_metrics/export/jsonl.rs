@@ -51,9 +51,18 @@ pub struct ScrapeRecord {
     /// Phase the scrape is attributed to (`warmup` / `profiling`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchmark_phase: Option<String>,
-    /// Index of that phase.
+    /// Index of that phase among the run's phases (warmup 0 when there is one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase_index: Option<u32>,
+    /// Index of that phase among the profiling phases (absent for warmup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_index: Option<u32>,
+    /// The phase's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_name: Option<String>,
+    /// The phase's kind (`warmup` / `profiling`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_kind: Option<String>,
 }
 
 fn labels_map(labels: &LabelSet) -> Option<BTreeMap<String, String>> {
@@ -106,6 +115,9 @@ impl ScrapeRecord {
             first_byte_ns: None,
             benchmark_phase: None,
             phase_index: None,
+            profiling_index: None,
+            phase_name: None,
+            phase_kind: None,
         }
     }
 
