@@ -111,7 +111,14 @@ pub fn linear(sorted: &[f64], q: f64) -> f64 {
         // Also keeps inf − inf from producing NaN.
         return a;
     }
-    a + (idx - lo as f64) * (b - a)
+    // NumPy interpolates up from the lower neighbour below the midpoint and down from the
+    // upper one from it on, which decides the last bit.
+    let t = idx - lo as f64;
+    if t < 0.5 {
+        a + (b - a) * t
+    } else {
+        b - (b - a) * (1.0 - t)
+    }
 }
 
 /// NumPy `percentile(method="nearest")` of a sorted, non-empty slice: the element at
@@ -185,6 +192,19 @@ mod tests {
         // n−1 = 5: q=50 → 2.5 → 2 (even); q=70 → 3.5 → 4 (even).
         assert_eq!(nearest(&a, 50.0), 2.0);
         assert_eq!(nearest(&a, 70.0), 4.0);
+    }
+
+    /// `np.percentile([0.298, 0.643, 0.758], 95)` prints 0.7465 (t = 0.9, taken down from the
+    /// upper neighbour); up from the lower one it would be 0.7464999999999999.
+    #[test]
+    fn linear_interpolates_as_numpy_does_past_the_midpoint() {
+        let v = [0.298, 0.643, 0.758];
+        assert_eq!(linear(&v, 95.0), 0.7465);
+        assert_ne!(0.643 + (0.758 - 0.643) * 0.8999999999999999, 0.7465);
+        // Below the midpoint it goes up from the lower one: `np.percentile([0.094, 0.652,
+        // 0.789], 20)` (t = 0.4) prints 0.31720000000000004; down from the upper, 0.3172.
+        let w = [0.094, 0.652, 0.789];
+        assert_eq!(linear(&w, 20.0), 0.31720000000000004);
     }
 
     #[test]
