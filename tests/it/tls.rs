@@ -342,3 +342,75 @@ fn server_metrics_are_scraped_over_https() {
         .sum();
     assert_eq!(total, 2.0 * REQUESTS as f64);
 }
+
+/// TTFT and inter-chunk latency over HTTPS against the mock's truth log, with the bounds of the
+/// plain-HTTP test (`e2e::streaming_ground_truth`): no value below the truth, none more than
+/// 50 ms above it, the median TTFT excess under 2 ms and the median (reported gap - true gap)
+/// within 1 ms of zero. The mock stamps an event as it hands it to its TLS relay, so the excess
+/// is the relay, the encryption, loopback and the client's decryption. A TLS socket left with
+/// Nagle's algorithm holds the first event behind the unacknowledged response head until the
+/// client's delayed ACK (tens of ms): the median TTFT excess then fails the 2 ms bound.
+#[test]
+fn https_ttft_and_gaps_match_the_truth_log() {
+    const EVENTS: usize = 12;
+    let pki = Pki::new();
+    let mock = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(25),
+        itl: Duration::from_millis(4),
+        output_tokens: OutputLen::Fixed(EVENTS as u64),
+        truth_log: true,
+        tls: Some(pki.mock_tls()),
+        ..MockConfig::default()
+    })
+    .expect("mock starts with TLS");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&format!(
+        "ringperf profile -m mock-model -u https://127.0.0.1:{} --streaming --concurrency 3 \
+         --request-count 24 --isl 40 --osl {EVENTS} --random-seed 7 --ui none \
+         --no-server-metrics --artifact-dir {}",
+        mock.addr.port(),
+        dir.path().display()
+    ));
+    cfg.tls.ca_file = Some(pki.ca());
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (24, 0));
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let truth = truth_by_id(&mock);
+    let recs = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs.len(), 24);
+    let (mut ttft_excess, mut gap_excess) = (Vec::new(), Vec::new());
+    for rec in &recs {
+        let id = rec["metadata"]["x_request_id"].as_str().expect("id");
+        let t = truth.get(id).unwrap_or_else(|| panic!("the mock saw {id}"));
+        assert_eq!(t.event_ns.len(), EVENTS);
+        let start = raw_start(rec, &summary);
+        assert!(start <= t.arrival_ns, "sent before the mock received it");
+        let ttft_ns = rec["metrics"]["time_to_first_token"]["value"]
+            .as_f64()
+            .expect("ttft")
+            * 1e6;
+        let excess = ttft_ns - (t.event_ns[0] - start) as f64;
+        assert!(
+            (-1_000.0..50e6).contains(&excess),
+            "TTFT excess {excess} ns"
+        );
+        ttft_excess.push(excess);
+        let icl = rec["metrics"]["inter_chunk_latency"]["value"]
+            .as_array()
+            .expect("icl list");
+        assert_eq!(icl.len(), EVENTS - 1);
+        for (k, v) in icl.iter().enumerate() {
+            let d = v.as_f64().expect("gap") * 1e6 - (t.event_ns[k + 1] - t.event_ns[k]) as f64;
+            assert!(d.abs() < 50e6, "gap {k} off by {d} ns");
+            gap_excess.push(d);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ttft_median = median(&mut ttft_excess);
+    assert!(ttft_median < 2e6, "median TTFT excess {ttft_median} ns");
+    let gap_median = median(&mut gap_excess);
+    assert!(gap_median.abs() < 1e6, "median gap excess {gap_median} ns");
+}
