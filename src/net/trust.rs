@@ -265,3 +265,133 @@ impl ServerCertVerifier for TrustVerifier {
         self.webpki.supported_verify_schemes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, date_time_ymd};
+
+    /// A self-signed `CA:TRUE` certificate for `127.0.0.1`, valid through 2020, and a verifier
+    /// that trusts it.
+    fn anchor() -> (CertificateDer<'static>, TrustVerifier) {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, "anchor");
+        params.not_before = date_time_ymd(2020, 1, 1);
+        params.not_after = date_time_ymd(2021, 1, 1);
+        let cert = params.self_signed(&key).unwrap().der().clone();
+        let mut roots = RootCertStore::empty();
+        roots.add(cert.clone()).unwrap();
+        let anchors = HashSet::from([cert.as_ref().to_vec()]);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        (cert, TrustVerifier::new(roots, anchors, &provider).unwrap())
+    }
+
+    fn at(secs: u64) -> UnixTime {
+        UnixTime::since_unix_epoch(std::time::Duration::from_secs(secs))
+    }
+
+    /// 2020-01-01T00:00:00Z and 2021-01-01T00:00:00Z.
+    const NOT_BEFORE: u64 = 1_577_836_800;
+    const NOT_AFTER: u64 = 1_609_459_200;
+
+    #[test]
+    fn a_trusted_self_signed_ca_is_checked_like_a_leaf() {
+        let (cert, v) = anchor();
+        let ip = ServerName::try_from("127.0.0.1").unwrap();
+        let inside = at(NOT_BEFORE + 86_400);
+        // Through the verifier: webpki refuses it as a CA, and it is accepted as an anchor.
+        assert!(v.verify_server_cert(&cert, &[], &ip, &[], inside).is_ok());
+        // The window's edges, as webpki draws them (both ends inside).
+        for ok in [NOT_BEFORE, NOT_AFTER] {
+            assert!(
+                v.check_trusted_self_signed(&cert, &ip, at(ok)).is_ok(),
+                "{ok}"
+            );
+        }
+        assert_eq!(
+            v.check_trusted_self_signed(&cert, &ip, at(NOT_AFTER + 1)),
+            Err(CertificateError::ExpiredContext {
+                time: at(NOT_AFTER + 1),
+                not_after: at(NOT_AFTER),
+            }
+            .into())
+        );
+        assert_eq!(
+            v.check_trusted_self_signed(&cert, &ip, at(NOT_BEFORE - 1)),
+            Err(CertificateError::NotValidYetContext {
+                time: at(NOT_BEFORE - 1),
+                not_before: at(NOT_BEFORE),
+            }
+            .into())
+        );
+        let other = ServerName::try_from("127.0.0.2").unwrap();
+        let e = v
+            .verify_server_cert(&cert, &[], &other, &[], inside)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("certificate not valid for name \"127.0.0.2\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_damaged_signature_or_an_unknown_certificate_is_refused() {
+        let (cert, v) = anchor();
+        let ip = ServerName::try_from("127.0.0.1").unwrap();
+        let inside = at(NOT_BEFORE + 86_400);
+        let mut bent = cert.as_ref().to_vec();
+        *bent.last_mut().unwrap() ^= 1;
+        let bent = CertificateDer::from(bent);
+        // Not trusted byte for byte: refused as a CA certificate.
+        assert_eq!(
+            refusal(
+                &v.verify_server_cert(&bent, &[], &ip, &[], inside)
+                    .unwrap_err()
+            ),
+            Some(&Refusal::CaAsServer)
+        );
+        // Checked as if trusted: its signature fails.
+        assert_eq!(
+            v.check_trusted_self_signed(&bent, &ip, inside),
+            Err(CertificateError::BadSignature.into())
+        );
+        assert_eq!(
+            refusal(
+                &v.check_trusted_self_signed(&CertificateDer::from(vec![0x30, 0x00]), &ip, inside)
+                    .unwrap_err()
+            ),
+            Some(&Refusal::Malformed(x509::X509Error::Der("truncated")))
+        );
+    }
+
+    #[test]
+    fn refusals_are_found_in_rustls_errors() {
+        let e = refused(Refusal::NotSelfIssued);
+        assert_eq!(refusal(&e), Some(&Refusal::NotSelfIssued));
+        assert_eq!(refusal(&CertificateError::UnknownIssuer.into()), None);
+        let no_san = explain_name(
+            CertificateError::NotValidForNameContext {
+                expected: ServerName::try_from("a.example").unwrap(),
+                presented: Vec::new(),
+            }
+            .into(),
+        );
+        assert_eq!(
+            refusal(&no_san),
+            Some(&Refusal::NoSubjectAltName {
+                name: "a.example".to_owned()
+            })
+        );
+        // A certificate that names other hosts keeps rustls' own error.
+        let other: rustls::Error = CertificateError::NotValidForNameContext {
+            expected: ServerName::try_from("a.example").unwrap(),
+            presented: vec!["DnsName(\"b.example\")".to_owned()],
+        }
+        .into();
+        assert_eq!(explain_name(other.clone()), other);
+    }
+}
