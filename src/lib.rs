@@ -4,7 +4,7 @@
 //! modules is in `docs/architecture.md`.
 //!
 //! Two layers. The pure core — [`clock`], [`http`], [`sse`], [`prom`], [`record`],
-//! [`conversation`] and [`endpoint`] — takes bytes and returns values: no I/O runtime, no threads of its own, so it is
+//! [`conversation`], [`endpoint`] and [`x509`] — takes bytes and returns values: no I/O runtime, no threads of its own, so it is
 //! fuzzed, benched and property-tested alone and builds with `--no-default-features`. Everything
 //! else is the engine (feature `engine`, on by default): workers on monoio, the aggregator, the
 //! scraper, exports, tokenizers, the CLI and the mock server.
@@ -17,6 +17,7 @@ pub mod http;
 pub mod prom;
 pub mod record;
 pub mod sse;
+pub mod x509;
 
 // The engine.
 #[cfg(feature = "engine")]

@@ -102,6 +102,10 @@ fn socket_pair(on_io_uring: bool) -> io::Result<(TcpStream, UnixStream)> {
 
 /// Handshake, then relay both ways until both directions have ended.
 async fn relay(mut tcp: TcpStream, config: Arc<rustls::ServerConfig>, worker: Rc<Worker>) {
+    // As on a plain connection (`conn::serve_connection`): every record goes out when written.
+    // With Nagle's algorithm a small record (an SSE event) would wait behind an unacknowledged
+    // one (the response head) for the client's delayed ACK, tens of ms of false latency.
+    let _ = tcp.set_nodelay(true);
     let Ok(mut session) = ServerConnection::new(config) else {
         return;
     };

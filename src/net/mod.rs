@@ -15,12 +15,14 @@ pub mod exchange;
 pub mod pool;
 pub mod rxstamp;
 pub mod tls;
+pub mod trust;
 pub mod waiters;
 
 pub use exchange::{AfterHead, Cut, Error, Exchange, Limits, Sink};
 pub use pool::Pool;
 pub use rxstamp::ReadStamp;
 pub use tls::{Connector, TlsClient, TlsError, TlsSetupError, Verify};
+pub use trust::Refusal;
 
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,7 @@
 //! once it is done, so its time is connect time. Certificate problems are [`TlsError::Certificate`],
 //! named with the URL. Verification is on unless [`Verify::Off`] (`AIPERF_HTTP_SSL_VERIFY=false`).
 
+use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStor
 use crate::clock::Clock;
 
 use super::rxstamp::{self, ReadStamp};
+use super::trust::{self, TrustVerifier};
 
 /// Room for the largest TLS record (16 KiB of payload plus its header, padding and tag) with
 /// some to spare, so one socket read can complete any record.
@@ -68,6 +70,8 @@ pub enum TlsSetupError {
     },
     /// The `ca_file` PEM bundle holds no usable certificate.
     NoCaCertificate(PathBuf),
+    /// The certificate verifier cannot be built (no trusted root at all).
+    Verifier(rustls::client::VerifierBuilderError),
     /// A URL's host is neither a DNS name nor an IP address.
     ServerName {
         /// The URL as given.
@@ -93,6 +97,7 @@ impl std::fmt::Display for TlsSetupError {
             TlsSetupError::NoCaCertificate(path) => {
                 write!(f, "{}: no usable CA certificate in it", path.display())
             }
+            TlsSetupError::Verifier(e) => write!(f, "TLS certificate verifier: {e}"),
             TlsSetupError::ServerName { url, host } => {
                 write!(f, "{url}: `{host}` is not a valid TLS server name")
             }
@@ -106,6 +111,7 @@ impl std::error::Error for TlsSetupError {
             TlsSetupError::Provider(e) => Some(e),
             TlsSetupError::EnvRoots(e) => Some(e),
             TlsSetupError::CaFile { source, .. } => Some(source),
+            TlsSetupError::Verifier(e) => Some(e),
             TlsSetupError::NoCaCertificate(_) | TlsSetupError::ServerName { .. } => None,
         }
     }
@@ -121,7 +127,8 @@ pub struct TlsClient {
 impl TlsClient {
     /// The configuration of a run. Roots (when verifying): webpki's, the system store (or what
     /// `SSL_CERT_FILE` / `SSL_CERT_DIR` name, as OpenSSL reads them), and the PEM bundle
-    /// `ca_file` when given.
+    /// `ca_file` when given. Certificates are checked by [`TrustVerifier`]: webpki's checks, and
+    /// a trusted self-signed `CA:TRUE` certificate accepted as the server's own.
     ///
     /// # Errors
     /// `ca_file` (or a file the environment names) cannot be read or holds no certificate.
@@ -131,9 +138,15 @@ impl TlsClient {
             .with_safe_default_protocol_versions()
             .map_err(TlsSetupError::Provider)?;
         let mut config = match verify {
-            Verify::On => builder
-                .with_root_certificates(root_store(ca_file)?)
-                .with_no_client_auth(),
+            Verify::On => {
+                let (roots, anchors) = root_store(ca_file)?;
+                let verifier = TrustVerifier::new(roots, anchors, &provider)
+                    .map_err(TlsSetupError::Verifier)?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(verifier))
+                    .with_no_client_auth()
+            }
             Verify::Off => builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerify {
@@ -166,9 +179,11 @@ impl TlsClient {
     }
 }
 
-/// The roots a verifying client trusts.
-fn root_store(ca_file: Option<&Path>) -> Result<RootCertStore, TlsSetupError> {
+/// The roots a verifying client trusts, and the DER of each trusted certificate read from a file
+/// (what a server may present as its own self-signed certificate).
+fn root_store(ca_file: Option<&Path>) -> Result<(RootCertStore, HashSet<Vec<u8>>), TlsSetupError> {
     let mut roots = RootCertStore::empty();
+    let mut anchors = HashSet::new();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let native = rustls_native_certs::load_native_certs();
     let env_named =
@@ -176,6 +191,7 @@ fn root_store(ca_file: Option<&Path>) -> Result<RootCertStore, TlsSetupError> {
     if env_named && let Some(e) = native.errors.into_iter().next() {
         return Err(TlsSetupError::EnvRoots(e));
     }
+    anchors.extend(native.certs.iter().map(|c| c.as_ref().to_vec()));
     roots.add_parsable_certificates(native.certs);
     if let Some(path) = ca_file {
         let certs = CertificateDer::pem_file_iter(path)
@@ -184,12 +200,13 @@ fn root_store(ca_file: Option<&Path>) -> Result<RootCertStore, TlsSetupError> {
                 path: path.to_owned(),
                 source,
             })?;
+        anchors.extend(certs.iter().map(|c| c.as_ref().to_vec()));
         let (added, _) = roots.add_parsable_certificates(certs);
         if added == 0 {
             return Err(TlsSetupError::NoCaCertificate(path.to_owned()));
         }
     }
-    Ok(roots)
+    Ok((roots, anchors))
 }
 
 /// Accepts any certificate chain for any name, and still checks that the server holds the key
@@ -283,11 +300,15 @@ impl TlsError {
 impl std::fmt::Display for TlsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TlsError::Certificate { url, error } => write!(
-                f,
-                "{url}: TLS certificate verification failed: {error} \
-                 (trust its CA with SSL_CERT_FILE, or set AIPERF_HTTP_SSL_VERIFY=false)"
-            ),
+            TlsError::Certificate { url, error } => match trust::refusal(error) {
+                // Its message says what to do.
+                Some(why) => write!(f, "{url}: TLS certificate verification failed: {why}"),
+                None => write!(
+                    f,
+                    "{url}: TLS certificate verification failed: {error} \
+                     (trust its CA with SSL_CERT_FILE, or set AIPERF_HTTP_SSL_VERIFY=false)"
+                ),
+            },
             TlsError::Handshake { url, error } => write!(f, "{url}: TLS handshake failed: {error}"),
             TlsError::Closed { url } => {
                 write!(
