@@ -63,6 +63,13 @@ pub(super) fn finish(
         );
     }
     let mut run_info = run_info(cfg, prepared, &m, times, driver);
+    let mut collectors = collectors;
+    // Ctrl-C: the final server-metrics scrape is taken now, not after the flush period.
+    if let (Some(StopReason::Signal(name)), Some(s)) =
+        (control.reason(), collectors.server_metrics.as_mut())
+    {
+        s.skip_flush(name);
+    }
     let (gpu, sm) = finish_collectors(collectors, cfg, prepared, &run_info, times);
     let client_fell_behind = account(cfg, &mut run_info, &m, &sm, &gpu);
     let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;

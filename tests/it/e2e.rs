@@ -1222,3 +1222,49 @@ fn sigint_during_preparation_stops_it() {
         "interrupted after {stopped:?}, against {whole:?} for the uninterrupted preparation and run"
     );
 }
+
+/// Ctrl-C does not wait out the server-metrics flush period (here 60 s): the final scrape is
+/// taken at once and the server-metrics exports are still written.
+#[test]
+fn sigint_takes_the_final_scrape_without_the_flush_period() {
+    let server = mock(0, 5, 50, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "60")
+        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+        .args(["--concurrency", "2", "--request-count", "10000000"])
+        .args([
+            "--num-dataset-entries",
+            "10",
+            "--isl",
+            "8",
+            "--no-gpu-telemetry",
+        ])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    wait_for_records(dir.path());
+    let since = std::time::Instant::now();
+    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        since.elapsed() < Duration::from_secs(30),
+        "the run waited for the 60 s flush period: {err}"
+    );
+    assert!(
+        err.contains("SIGINT: final server-metrics scrape now"),
+        "{err}"
+    );
+    assert!(
+        dir.path().join("server_metrics_export.json").is_file(),
+        "{err}"
+    );
+}
