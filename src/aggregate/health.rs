@@ -198,6 +198,112 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     }
 }
 
+/// One shard's own verdict, as its summary JSON says it (`ringperf.client_health`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardVerdict {
+    /// The shard's client kept up.
+    pub kept_up: bool,
+    /// The shard ran with `--max-client-lag-us` (a failed verdict was its exit code 5).
+    pub enforced: bool,
+    /// Its reasons, one per figure over its limit.
+    pub reasons: Vec<String>,
+}
+
+/// A merged run's verdict, drawn from its shards' own (docs/scale-out.md, "Client health of a
+/// merged run"): it kept up only when every shard of the run has a verdict and each kept up;
+/// one shard that fell behind makes it fall behind, naming the shard and its reasons; with no
+/// shard behind but one without a verdict (missing, or no summary), it is not judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedHealth {
+    /// Every shard by index, with its verdict (`None`: it has none).
+    pub shards: Vec<(u32, Option<ShardVerdict>)>,
+}
+
+impl MergedHealth {
+    /// `Some(true)`: every shard kept up; `Some(false)`: one or more fell behind; `None`: none
+    /// fell behind but one or more has no verdict.
+    pub fn kept_up(&self) -> Option<bool> {
+        let verdicts: Vec<Option<bool>> = self
+            .shards
+            .iter()
+            .map(|(_, v)| v.as_ref().map(|v| v.kept_up))
+            .collect();
+        if verdicts.contains(&Some(false)) {
+            Some(false)
+        } else if verdicts.is_empty() || verdicts.contains(&None) {
+            None
+        } else {
+            Some(true)
+        }
+    }
+
+    /// A shard ran with `--max-client-lag-us`.
+    pub fn enforced(&self) -> bool {
+        self.shards
+            .iter()
+            .any(|(_, v)| v.as_ref().is_some_and(|v| v.enforced))
+    }
+
+    /// A shard that fell behind ran with `--max-client-lag-us`: the merge exits 5, as it did.
+    pub fn fails_run(&self) -> bool {
+        self.behind().any(|(_, v)| v.enforced)
+    }
+
+    /// The verdict's reasons: `shard <i>: <reason>` for every reason of every shard behind.
+    pub fn reasons(&self) -> Vec<String> {
+        self.behind()
+            .flat_map(|(i, v)| v.reasons.iter().map(move |r| format!("shard {i}: {r}")))
+            .collect()
+    }
+
+    /// The shards that have no verdict.
+    pub fn unjudged(&self) -> Vec<u32> {
+        self.shards
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(i, _)| *i)
+            .collect()
+    }
+
+    fn behind(&self) -> impl Iterator<Item = (u32, &ShardVerdict)> {
+        self.shards
+            .iter()
+            .filter_map(|(i, v)| v.as_ref().filter(|v| !v.kept_up).map(|v| (*i, v)))
+    }
+
+    /// The console line: `Client health: kept up on all N shards`, `Client health: FELL BEHIND —
+    /// shard 1: …` or `Client health: not judged — …`.
+    pub fn line(&self) -> String {
+        let list = |ids: &[u32]| {
+            ids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let unjudged = self.unjudged();
+        let without = format!("no verdict from shard(s) {}", list(&unjudged));
+        match self.kept_up() {
+            Some(true) => format!("Client health: kept up on all {} shards", self.shards.len()),
+            Some(false) => {
+                let exit = if self.fails_run() {
+                    " (--max-client-lag-us: exit code 5)"
+                } else {
+                    ""
+                };
+                let mut line = format!(
+                    "Client health: FELL BEHIND — {}{exit}",
+                    self.reasons().join("; ")
+                );
+                if !unjudged.is_empty() {
+                    line.push_str(&format!("; {without}"));
+                }
+                line
+            }
+            None => format!("Client health: not judged — {without}; every other shard kept up"),
+        }
+    }
+}
+
 /// `ns` in milliseconds, at most three decimals, trailing zeros dropped: `0.42 ms`, `1 ms`.
 fn ms(ns: f64) -> String {
     let s = format!("{:.3}", ns / 1e6);
@@ -385,5 +491,76 @@ mod tests {
         let h = judge(Observed::default(), Limits::new(Some(1)));
         assert!(h.kept_up);
         assert_eq!(h.line(), "Client health: kept up (0 ring stalls)");
+    }
+
+    fn shard(kept_up: bool, enforced: bool, reasons: &[&str]) -> Option<ShardVerdict> {
+        Some(ShardVerdict {
+            kept_up,
+            enforced,
+            reasons: reasons.iter().map(|r| r.to_string()).collect(),
+        })
+    }
+
+    #[test]
+    fn a_merged_run_kept_up_only_when_every_shard_did() {
+        let all = MergedHealth {
+            shards: vec![(0, shard(true, false, &[])), (1, shard(true, false, &[]))],
+        };
+        assert_eq!(all.kept_up(), Some(true));
+        assert_eq!(all.line(), "Client health: kept up on all 2 shards");
+        assert!(!all.fails_run());
+    }
+
+    #[test]
+    fn one_shard_behind_makes_the_merged_run_fall_behind_naming_it() {
+        let h = MergedHealth {
+            shards: vec![
+                (0, shard(true, true, &[])),
+                (
+                    1,
+                    shard(false, true, &["dispatch lag p99 3 ms > 1 ms (max 4 ms)"]),
+                ),
+                (2, None),
+            ],
+        };
+        assert_eq!(h.kept_up(), Some(false));
+        assert_eq!(
+            h.reasons(),
+            ["shard 1: dispatch lag p99 3 ms > 1 ms (max 4 ms)"]
+        );
+        assert!(h.fails_run(), "shard 1 ran with --max-client-lag-us");
+        assert_eq!(
+            h.line(),
+            "Client health: FELL BEHIND — shard 1: dispatch lag p99 3 ms > 1 ms (max 4 ms) \
+             (--max-client-lag-us: exit code 5); no verdict from shard(s) 2"
+        );
+        let reported = MergedHealth {
+            shards: vec![
+                (0, shard(false, false, &["1 ring stall > 0"])),
+                (1, shard(true, true, &[])),
+            ],
+        };
+        assert!(
+            !reported.fails_run(),
+            "the shard behind only reported its verdict"
+        );
+        assert!(
+            reported
+                .line()
+                .starts_with("Client health: FELL BEHIND — shard 0: 1 ring stall")
+        );
+    }
+
+    #[test]
+    fn a_shard_without_a_verdict_leaves_the_merged_run_not_judged() {
+        let h = MergedHealth {
+            shards: vec![(0, shard(true, false, &[])), (1, None)],
+        };
+        assert_eq!(h.kept_up(), None);
+        assert_eq!(h.unjudged(), [1]);
+        assert_eq!(
+            h.line(),
+            "Client health: not judged — no verdict from shard(s) 1; every other shard kept up"
+        );
     }
 }

@@ -373,6 +373,11 @@ fn summary_json_merged_shards() {
         start_lag_ns: Some(-5),
         server_metrics: true,
         torn_lines: 0,
+        client_health: Some(crate::aggregate::health::ShardVerdict {
+            kept_up: true,
+            enforced: false,
+            reasons: Vec::new(),
+        }),
     };
     let missing = crate::export::ShardHealth::missing(1);
     let merged = RunInfo {
@@ -394,6 +399,17 @@ fn summary_json_merged_shards() {
              "workers": null, "io_driver": null, "start_lag_ns": null,
              "server_metrics": false, "torn_lines": 0}
         ])
+    );
+    // The merged verdict: one shard kept up, the other is missing, so the run is not judged.
+    assert_eq!(
+        summary_json(&s, None, &merged)["ringperf"]["client_health"],
+        serde_json::json!({
+            "kept_up": null, "enforced": false, "reasons": [], "unjudged_shards": [1],
+            "shards": [
+                {"index": 0, "kept_up": true, "enforced": false, "reasons": []},
+                {"index": 1, "kept_up": null, "enforced": null, "reasons": []}
+            ]
+        })
     );
     assert_eq!(
         crate::export::ShardStatus::Failed("no summary".into()).to_string(),
