@@ -74,6 +74,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     let shared = Arc::new(Shared {
         clock: control.clock(),
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
+        request_urls: cfg.urls.iter().map(request_url).collect(),
         tls: tls_connectors(cfg)?,
         dataset,
         turn_offsets: turn_offsets.clone(),
@@ -303,6 +304,18 @@ fn encode_templates(
         }
     }
     Ok((templates, offsets, info))
+}
+
+/// The URL a request goes to, `scheme://host:port/path` (the port always written, an IPv6
+/// host in brackets), for error messages.
+fn request_url(u: &crate::config::BaseUrl) -> String {
+    let scheme = if u.https { "https" } else { "http" };
+    let host = if u.host.contains(':') && !u.host.starts_with('[') {
+        format!("[{}]", u.host)
+    } else {
+        u.host.clone()
+    };
+    format!("{scheme}://{host}:{}{}", u.port, u.request_path)
 }
 
 fn request_headers(cfg: &Config) -> Vec<(String, String)> {

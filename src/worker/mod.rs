@@ -48,6 +48,9 @@ pub struct Shared {
     pub clock: Clock,
     /// Resolved address of every base URL.
     pub urls: Vec<SocketAddr>,
+    /// Per base URL: the URL each request goes to, `scheme://host:port/path`, as a failed
+    /// request's error message names it.
+    pub request_urls: Vec<String>,
     /// Per base URL: the TLS connector of an `https://` URL, `None` for `http://`.
     pub tls: Vec<Option<crate::net::Connector>>,
     /// The conversations (bodies moved out into `templates`).
