@@ -731,6 +731,7 @@ fn from_jsonl_reproduces_aiperfs_counter_and_histogram_statistics() {
         slice: Some(Duration::from_secs(1)),
         formats: vec![ringperf::server_metrics::output::Format::Json],
         artifact_dir: Some(dir.path().to_path_buf()),
+        overwrite: false,
     })
     .expect("re-processes");
     let ours = read_json(&dir.path().join("server_metrics_export.json"));
@@ -817,6 +818,7 @@ fn parquet_schema_matches_aiperfs_file() {
         slice: None,
         formats: vec![ringperf::server_metrics::output::Format::Parquet],
         artifact_dir: Some(dir.path().to_path_buf()),
+        overwrite: false,
     })
     .expect("re-processes");
     let ours = dir.path().join("server_metrics_export.parquet");
@@ -918,4 +920,69 @@ fn live_window_ends_at_the_final_fetch_and_the_phase_range_at_the_phase_end() {
             }
         }
     }
+}
+
+/// `ringperf server-metrics --from-jsonl` in the run's own directory: refused (exit 2, the
+/// message naming the files and `--overwrite`), every file of the run left as it was; with
+/// `--overwrite` the files are recomputed in place.
+#[test]
+fn reprocessing_never_replaces_the_runs_exports_unasked() {
+    let server = mock(MetricsMode::Vllm);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    profile(
+        &server,
+        d,
+        6,
+        &[
+            "--server-metrics-formats",
+            "json",
+            "csv",
+            "jsonl",
+            "parquet",
+        ],
+    );
+    // A marker in the CSV shows whether it was replaced.
+    let csv = d.join("server_metrics_export.csv");
+    std::fs::write(&csv, "the run's own CSV\n").unwrap();
+    let before: Vec<Vec<u8>> = ["json", "parquet"]
+        .map(|e| std::fs::read(d.join(format!("server_metrics_export.{e}"))).unwrap())
+        .to_vec();
+    let reprocess = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["server-metrics", "--from-jsonl"])
+            .arg(d.join("server_metrics_export.jsonl"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = reprocess(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--overwrite") && err.contains("--artifact-dir"),
+        "{err}"
+    );
+    assert!(err.contains(&csv.display().to_string()), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        "the run's own CSV\n"
+    );
+    let after: Vec<Vec<u8>> = ["json", "parquet"]
+        .map(|e| std::fs::read(d.join(format!("server_metrics_export.{e}"))).unwrap())
+        .to_vec();
+    assert!(
+        before == after,
+        "the JSON and Parquet exports are untouched"
+    );
+
+    let replaced = reprocess(&["--overwrite"]);
+    assert!(replaced.status.success(), "{replaced:?}");
+    let stdout = String::from_utf8_lossy(&replaced.stdout);
+    assert!(stdout.contains(&csv.display().to_string()), "{stdout}");
+    let again = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        again.contains("vllm:request_success"),
+        "recomputed in place: {again:.300}"
+    );
 }
