@@ -244,7 +244,7 @@ pub fn write_artifacts(
         copy(&inputs, &out.join("inputs.json"))?;
     }
 
-    let console = write_console(out, run, settings, &shards, &summary, &run_info, &files)?;
+    let mut console = write_console(out, run, settings, &shards, &summary, &run_info)?;
     // Last: every artifact is on disk.
     crate::export::marker::write_ready_marker(out, run_info.was_cancelled, &[]).map_err(|e| {
         MergeError::Failed(format!(
@@ -252,6 +252,10 @@ pub fn write_artifacts(
             out.display()
         ))
     })?;
+    // The footer names every file written, AIPerf's lines first.
+    let mut listed = files.clone();
+    listed.extend(crate::export::owned::unlisted(out, names, &files));
+    console.push_str(&crate::export::render_footer(&summary, &run_info, &listed));
     let client_fell_behind = run_info
         .merge
         .as_ref()
@@ -477,7 +481,6 @@ fn write_console(
     shards: &[ShardHealth],
     summary: &Summary,
     run_info: &RunInfo,
-    files: &[(&'static str, PathBuf)],
 ) -> Result<String, MergeError> {
     let mut console = crate::export::render_console(summary, run_info);
     if settings.show_trace_timing
@@ -487,7 +490,6 @@ fn write_console(
     }
     console.push_str(&shard_lines(run, shards));
     write(&out.join(&settings.names.console_txt), console.as_bytes())?;
-    console.push_str(&crate::export::render_footer(summary, run_info, files));
     Ok(console)
 }
 

@@ -167,12 +167,14 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
         "flush-period and final scrapes belong to profiling"
     );
 
-    // The console footer lists the exports AIPerf lists (not the streamed JSONL, as AIPerf).
+    // The console footer lists the exports AIPerf lists, and the streamed JSONL (which AIPerf
+    // leaves out) after them under ringperf's own label.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !stdout.contains("server_metrics_export.jsonl"),
-        "no JSONL line: {stdout}"
+    let jsonl_line = format!(
+        "Server Metrics JSONL Export: {}",
+        d.join("server_metrics_export.jsonl").display()
     );
+    assert!(stdout.lines().any(|l| l == jsonl_line), "{stdout}");
     for f in [
         "server_metrics_export.json",
         "server_metrics_export.csv",
@@ -228,9 +230,10 @@ fn default_formats_and_prefix() {
 }
 
 /// The footer lists the exports with AIPerf 0.13's labels in its order, checked against the
-/// footer AIPerf printed for the same flags (`tests/data/aiperf-console/`): no line for the
-/// per-record JSONL, inputs.json or the log file ringperf does not write; the server-metrics
-/// Parquet file ringperf writes by default gets AIPerf's label after the JSON one. The console
+/// footer AIPerf printed for the same flags (`tests/data/aiperf-console/`), less the log file
+/// ringperf does not write; the server-metrics Parquet file ringperf writes by default gets
+/// AIPerf's label after the JSON one; ringperf's own lines (the per-record JSONL, the console
+/// file, inputs.json, the per-phase files, the marker) come after all of AIPerf's. The console
 /// file is named after the prefix and holds the tables without the footer.
 #[test]
 fn console_footer_and_file_follow_aiperf() {
@@ -294,7 +297,21 @@ fn console_footer_and_file_follow_aiperf() {
             dir.path().join(name).display().to_string(),
         ));
     }
-    assert_eq!(ours, expected, "{stdout}");
+    // Then ringperf names the rest of what it wrote (inputs.json, the per-phase files, the
+    // marker…), after every line of AIPerf's.
+    assert_eq!(ours[..expected.len()], expected, "{stdout}");
+    let rest: Vec<&str> = ours[expected.len()..]
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .collect();
+    assert!(
+        rest.contains(&"Inputs Export") && rest.contains(&"Results Ready Marker"),
+        "{rest:?}"
+    );
+    assert!(
+        rest.iter().all(|l| expected.iter().all(|(e, _)| e != l)),
+        "{rest:?}"
+    );
     for (_, path) in &ours {
         assert!(Path::new(path).is_file(), "{path}");
     }
