@@ -320,6 +320,10 @@ fn health_json(h: &ClientHealth) -> Value {
         opt(o.busiest_worker.as_ref().map(|(_, b)| num(*b))),
     );
     observed.insert("ring_stalls".into(), Value::from(o.ring_stalls));
+    observed.insert(
+        "run_queue_wait_ns".into(),
+        opt(o.run_queue_wait_ns.map(Value::from)),
+    );
     if let Some(c) = o.connection_waits {
         observed.insert("connection_waits".into(), Value::from(c.waits));
         observed.insert("connection_limit".into(), Value::from(c.limit));
@@ -334,6 +338,21 @@ fn health_json(h: &ClientHealth) -> Value {
     m.insert(
         "reasons".into(),
         Value::Array(h.reasons.iter().map(|r| Value::from(r.as_str())).collect()),
+    );
+    // With the embedded mock: it shared the workers' cores, and the lag figures their wait for
+    // a CPU accounts for (reported, failing nothing).
+    m.insert(
+        "shares_cores_with_mock".into(),
+        Value::from(o.shares_cores_with_mock),
+    );
+    m.insert(
+        "shared_core_lag".into(),
+        Value::Array(
+            h.shared_cores
+                .iter()
+                .map(|r| Value::from(r.as_str()))
+                .collect(),
+        ),
     );
     m.insert("limits".into(), Value::Object(limits));
     m.insert("observed".into(), Value::Object(observed));

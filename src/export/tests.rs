@@ -302,6 +302,8 @@ fn summary_json_threads_and_client_health() {
                 receive_lag: None,
                 descriptor_waits: None,
                 connection_waits: None,
+                shares_cores_with_mock: false,
+                run_queue_wait_ns: Some(77),
             },
             health::Limits::new(Some(1_000)),
         )),
@@ -319,10 +321,12 @@ fn summary_json_threads_and_client_health() {
         t["ringperf"]["client_health"],
         serde_json::json!({
             "kept_up": true, "enforced": true, "reasons": [],
+            "shares_cores_with_mock": false, "shared_core_lag": [],
             "limits": {"lag_p99_ns": 1000, "worker_busy_fraction": 0.95, "ring_stalls": 0},
             "observed": {"dispatch_lag_p99_ns": p99, "dispatch_lag_max_ns": 500.0,
                          "receive_lag_p99_ns": null, "busiest_worker": "worker_0",
-                         "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0}
+                         "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0,
+                         "run_queue_wait_ns": 77}
         })
     );
 }

@@ -212,6 +212,7 @@ fn account(
             cfg.connection_limit,
         ),
         cfg.max_client_lag_ns,
+        health::Cores::of(cfg.mock.is_some(), &m.worker_cpu),
     );
     let fails = verdict.fails_run();
     run_info.client_health = Some(verdict);

@@ -262,6 +262,9 @@ pub struct WorkerCpu {
     pub cpu_ns: u64,
     /// Wall-clock time from the thread's start to its end, ns.
     pub wall_ns: u64,
+    /// Time it was runnable but waited for a CPU another thread held, ns
+    /// ([`crate::clock::thread_run_queue_ns`]; `None`: not known).
+    pub run_queue_ns: Option<u64>,
     /// What its batched wake-ups did (`None`: off).
     pub naps: Option<crate::net::batch::NapStats>,
     /// Connects that found the process out of file descriptors and waited for one.
@@ -413,6 +416,7 @@ impl Workers {
                     WorkerCpu {
                         cpu_ns: crate::clock::thread_cpu_ns(),
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
+                        run_queue_ns: crate::clock::thread_run_queue_ns(),
                         naps: end.naps,
                         descriptor_waits: crate::net::exchange::descriptor_waits(),
                         connection_waits: crate::net::exchange::connection_waits(),
