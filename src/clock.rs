@@ -24,6 +24,14 @@ pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// Time the calling thread has spent runnable but waiting for a CPU (another thread had it), ns:
+/// the scheduler's own account, the second field of `/proc/thread-self/schedstat`. `None` where
+/// the kernel does not keep it. A thread reads it as it ends, for the client-health verdict.
+pub fn thread_run_queue_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
 /// Wall-clock epoch nanoseconds now.
 pub fn wall_now_ns() -> u64 {
     SystemTime::now()

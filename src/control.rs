@@ -102,6 +102,31 @@ impl RunControl {
     }
 }
 
+/// Set by the binary's signal thread on the first SIGINT / SIGTERM, for the loops that run before
+/// a run has workers and hold no [`RunControl`]: the tokenizer wait, dataset loading, prompt
+/// building, request encoding. Each checks [`interrupted`] per record (or conversation) and stops
+/// early; the stage that called it then sees the run's stop and ends the run (README, "Stopping,
+/// errors and exit codes"). Never set by an embedded run ([`crate::run::run`]), so a library
+/// caller's loops never see it.
+static INTERRUPTED: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Says that the signal `name` came: preparation loops stop at their next check.
+pub fn interrupt(name: &'static str) {
+    let _ = INTERRUPTED.set(name);
+}
+
+/// Whether a SIGINT / SIGTERM came (see [`interrupt`]): a preparation loop stops early, its
+/// partial result to be thrown away by its caller.
+#[inline]
+pub fn interrupted() -> bool {
+    INTERRUPTED.get().is_some()
+}
+
+/// The signal that [`interrupt`]ed the process, if one did.
+pub fn interrupted_by() -> Option<&'static str> {
+    INTERRUPTED.get().copied()
+}
+
 /// Check of `--failed-request-threshold` (README.md, "Stopping, errors and exit codes"): armed once
 /// max(concurrency, 10) profiling records have been seen.
 #[derive(Clone, Copy, Debug)]

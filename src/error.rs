@@ -42,10 +42,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// The process exit code of the failure: 2 for every kind (a usage or setup error).
+    /// The process exit code of the failure: 2 for every kind (a usage or setup error), but 130
+    /// for a run interrupted by a signal while it was prepared (as a cancelled run).
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Merge(e) => e.exit_code(),
+            Error::Run(e) if e.kind() == crate::run::SetupKind::Interrupted => 130,
             Error::Unsupported(_)
             | Error::Config(_)
             | Error::Signals(_)
@@ -228,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn every_setup_kind_of_a_run_exits_2() {
+    fn every_setup_kind_of_a_run_exits_2_but_an_interruption() {
         use SetupKind::*;
         for kind in [
             Signals, Tokenizer, MockServer, Workload, Tls, Shard, Artifacts, Threads, Limits,
@@ -237,5 +239,11 @@ mod tests {
             assert_eq!(e.exit_code(), 2, "{kind:?}");
             assert_eq!(e.to_string(), "m");
         }
+        let e = Error::from(RunError::new(Interrupted, "m"));
+        assert_eq!(
+            e.exit_code(),
+            130,
+            "a run interrupted while prepared exits as cancelled"
+        );
     }
 }

@@ -72,13 +72,22 @@ fn profile(args: &ProfileArgs, argv: &[String]) -> Result<u8, Error> {
             handle_signals: true,
         },
     )?;
-    // `--auto-plot`: the report of the run just written; a failure to draw it is said but does
-    // not change the run's exit code.
-    if let Some(dir) = plot_dir
-        && let Err(e) =
-            ringperf::plot::plot(&[dir], None).map(|r| println!("Report: {}", r.html.display()))
-    {
-        eprintln!("ringperf: auto-plot: {e}");
+    // `--auto-plot`: the report of the run just written, and its charts' folder (a PNG and an
+    // SVG per chart), after the footer; a failure to draw it is said but does not change the
+    // run's exit code.
+    if let Some(dir) = plot_dir {
+        match ringperf::plot::plot(&[dir], None) {
+            Ok(r) => {
+                println!("Report: {}", r.html.display());
+                println!(
+                    "Plots: {}{} ({} charts, a PNG and an SVG each)",
+                    r.plots_dir.display(),
+                    std::path::MAIN_SEPARATOR,
+                    r.charts
+                );
+            }
+            Err(e) => eprintln!("ringperf: auto-plot: {e}"),
+        }
     }
     Ok(outcome.exit_code())
 }

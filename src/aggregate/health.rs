@@ -11,6 +11,13 @@
 //!   slack left;
 //! - **ring stalls**: a worker waited for the aggregator to drain its record ring.
 //!
+//! With the embedded mock (`--mock`) the server runs in the client's process, on the client's
+//! cores: its CPU use delays the workers. There a lag over its limit is the client's own only
+//! when the workers' time waiting for a CPU cannot account for it: when that wait (summed over
+//! the workers, [`Observed::run_queue_wait_ns`]) is at least the figure's maximum, the figure is
+//! reported apart, as lag of the shared cores, and fails nothing; the other signs, which the
+//! client controls, are judged as always (docs/output-formats.md, "Client health").
+//!
 //! [`judge`] is pure: figures and limits in, verdict out. Without `--max-client-lag-us` the
 //! limits are the defaults below and the verdict is only reported; with it, a failed verdict is
 //! the run's exit code 5 ([`ClientHealth::fails_run`]).
@@ -65,6 +72,11 @@ pub struct Observed {
     /// Requests that found their worker at its connection limit and waited for a connection
     /// (`None`: none did).
     pub connection_waits: Option<ConnectionWaits>,
+    /// The embedded mock served the run, in this process and on these cores.
+    pub shares_cores_with_mock: bool,
+    /// Time the workers were runnable but waited for a CPU another thread held, summed over
+    /// them, ns (`None`: the kernel does not say).
+    pub run_queue_wait_ns: Option<u64>,
 }
 
 /// Requests waited for a connection at the per-worker limit (`AIPERF_HTTP_CONNECTION_LIMIT`).
@@ -92,6 +104,9 @@ pub struct ClientHealth {
     pub kept_up: bool,
     /// One sentence per figure over its limit (empty when the client kept up).
     pub reasons: Vec<String>,
+    /// With the embedded mock: one sentence per lag figure over its limit that the workers'
+    /// wait for a CPU accounts for (the shared cores' lag, not the client's; fails nothing).
+    pub shared_cores: Vec<String>,
     /// What the figures were judged against.
     pub limits: Limits,
     /// The figures judged.
@@ -108,15 +123,25 @@ impl ClientHealth {
     /// The console line: `Client health: kept up (…)` with every figure and its limit, or
     /// `Client health: FELL BEHIND — …` with the reasons.
     pub fn line(&self) -> String {
+        let shared = self.shared_note();
         if !self.kept_up {
             let exit = if self.limits.enforced {
                 " (--max-client-lag-us: exit code 5)"
             } else {
                 ""
             };
+            let also = shared
+                .map(|s| format!("; besides, {s}"))
+                .unwrap_or_default();
             return format!(
-                "Client health: FELL BEHIND — {}{exit}",
+                "Client health: FELL BEHIND — {}{exit}{also}",
                 self.reasons.join("; ")
+            );
+        }
+        if let Some(s) = shared {
+            return format!(
+                "Client health: SHARED CORES — {s}; what the client controls kept up ({})",
+                self.controlled_parts().join(", ")
             );
         }
         let o = &self.observed;
@@ -128,6 +153,15 @@ impl ClientHealth {
         if let Some(l) = &o.receive_lag {
             parts.push(format!("receive lag p99 {} ≤ {limit}", ms(l.p99_ns)));
         }
+        parts.extend(self.controlled_parts());
+        format!("Client health: kept up ({})", parts.join(", "))
+    }
+
+    /// The figures the client controls whatever shares its cores: its busiest worker and its
+    /// ring stalls.
+    fn controlled_parts(&self) -> Vec<String> {
+        let o = &self.observed;
+        let mut parts = Vec::new();
         if let Some((_, busy)) = &o.busiest_worker {
             parts.push(format!("busiest worker {} busy", percent(*busy)));
         }
@@ -135,14 +169,34 @@ impl ClientHealth {
             1 => "1 ring stall".to_string(),
             n => format!("{n} ring stalls"),
         });
-        format!("Client health: kept up ({})", parts.join(", "))
+        parts
+    }
+
+    /// The shared cores' lag, said once: `None` when there is none.
+    fn shared_note(&self) -> Option<String> {
+        if self.shared_cores.is_empty() {
+            return None;
+        }
+        let wait = self.observed.run_queue_wait_ns.unwrap_or(0) as f64;
+        Some(format!(
+            "{}, within the {} the workers waited for a CPU held by another thread (the \
+             embedded mock shares their cores: this lag is not the client's own)",
+            self.shared_cores.join("; "),
+            ms(wait)
+        ))
     }
 }
 
 /// Judges `observed` against `limits`.
 pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     let mut reasons = Vec::new();
+    let mut shared_cores = Vec::new();
     let lag_limit = limits.lag_p99_ns as f64;
+    // With the embedded mock, the workers' wait for a CPU can account for a lag up to its length.
+    let cpu_wait = observed
+        .run_queue_wait_ns
+        .filter(|_| observed.shares_cores_with_mock)
+        .map(|ns| ns as f64);
     for (what, lag) in [
         ("dispatch", &observed.dispatch_lag),
         ("receive", &observed.receive_lag),
@@ -150,12 +204,17 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
         if let Some(l) = lag
             && l.p99_ns > lag_limit
         {
-            reasons.push(format!(
+            let why = format!(
                 "{what} lag p99 {} > {} (max {})",
                 ms(l.p99_ns),
                 ms(lag_limit),
                 ms(l.max_ns)
-            ));
+            );
+            if cpu_wait.is_some_and(|w| w >= l.max_ns) {
+                shared_cores.push(why);
+            } else {
+                reasons.push(why);
+            }
         }
     }
     if let Some((name, busy)) = &observed.busiest_worker
@@ -193,8 +252,115 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     ClientHealth {
         kept_up: reasons.is_empty(),
         reasons,
+        shared_cores,
         limits,
         observed,
+    }
+}
+
+/// One shard's own verdict, as its summary JSON says it (`ringperf.client_health`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardVerdict {
+    /// The shard's client kept up.
+    pub kept_up: bool,
+    /// The shard ran with `--max-client-lag-us` (a failed verdict was its exit code 5).
+    pub enforced: bool,
+    /// Its reasons, one per figure over its limit.
+    pub reasons: Vec<String>,
+}
+
+/// A merged run's verdict, drawn from its shards' own (docs/scale-out.md, "Client health of a
+/// merged run"): it kept up only when every shard of the run has a verdict and each kept up;
+/// one shard that fell behind makes it fall behind, naming the shard and its reasons; with no
+/// shard behind but one without a verdict (missing, or no summary), it is not judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedHealth {
+    /// Every shard by index, with its verdict (`None`: it has none).
+    pub shards: Vec<(u32, Option<ShardVerdict>)>,
+}
+
+impl MergedHealth {
+    /// `Some(true)`: every shard kept up; `Some(false)`: one or more fell behind; `None`: none
+    /// fell behind but one or more has no verdict.
+    pub fn kept_up(&self) -> Option<bool> {
+        let verdicts: Vec<Option<bool>> = self
+            .shards
+            .iter()
+            .map(|(_, v)| v.as_ref().map(|v| v.kept_up))
+            .collect();
+        if verdicts.contains(&Some(false)) {
+            Some(false)
+        } else if verdicts.is_empty() || verdicts.contains(&None) {
+            None
+        } else {
+            Some(true)
+        }
+    }
+
+    /// A shard ran with `--max-client-lag-us`.
+    pub fn enforced(&self) -> bool {
+        self.shards
+            .iter()
+            .any(|(_, v)| v.as_ref().is_some_and(|v| v.enforced))
+    }
+
+    /// A shard that fell behind ran with `--max-client-lag-us`: the merge exits 5, as it did.
+    pub fn fails_run(&self) -> bool {
+        self.behind().any(|(_, v)| v.enforced)
+    }
+
+    /// The verdict's reasons: `shard <i>: <reason>` for every reason of every shard behind.
+    pub fn reasons(&self) -> Vec<String> {
+        self.behind()
+            .flat_map(|(i, v)| v.reasons.iter().map(move |r| format!("shard {i}: {r}")))
+            .collect()
+    }
+
+    /// The shards that have no verdict.
+    pub fn unjudged(&self) -> Vec<u32> {
+        self.shards
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(i, _)| *i)
+            .collect()
+    }
+
+    fn behind(&self) -> impl Iterator<Item = (u32, &ShardVerdict)> {
+        self.shards
+            .iter()
+            .filter_map(|(i, v)| v.as_ref().filter(|v| !v.kept_up).map(|v| (*i, v)))
+    }
+
+    /// The console line: `Client health: kept up on all N shards`, `Client health: FELL BEHIND —
+    /// shard 1: …` or `Client health: not judged — …`.
+    pub fn line(&self) -> String {
+        let list = |ids: &[u32]| {
+            ids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let unjudged = self.unjudged();
+        let without = format!("no verdict from shard(s) {}", list(&unjudged));
+        match self.kept_up() {
+            Some(true) => format!("Client health: kept up on all {} shards", self.shards.len()),
+            Some(false) => {
+                let exit = if self.fails_run() {
+                    " (--max-client-lag-us: exit code 5)"
+                } else {
+                    ""
+                };
+                let mut line = format!(
+                    "Client health: FELL BEHIND — {}{exit}",
+                    self.reasons().join("; ")
+                );
+                if !unjudged.is_empty() {
+                    line.push_str(&format!("; {without}"));
+                }
+                line
+            }
+            None => format!("Client health: not judged — {without}; every other shard kept up"),
+        }
     }
 }
 
@@ -231,6 +397,8 @@ mod tests {
             ring_stalls: 0,
             descriptor_waits: None,
             connection_waits: None,
+            shares_cores_with_mock: false,
+            run_queue_wait_ns: Some(0),
         }
     }
 
@@ -385,5 +553,128 @@ mod tests {
         let h = judge(Observed::default(), Limits::new(Some(1)));
         assert!(h.kept_up);
         assert_eq!(h.line(), "Client health: kept up (0 ring stalls)");
+    }
+
+    fn shard(kept_up: bool, enforced: bool, reasons: &[&str]) -> Option<ShardVerdict> {
+        Some(ShardVerdict {
+            kept_up,
+            enforced,
+            reasons: reasons.iter().map(|r| r.to_string()).collect(),
+        })
+    }
+
+    #[test]
+    fn a_merged_run_kept_up_only_when_every_shard_did() {
+        let all = MergedHealth {
+            shards: vec![(0, shard(true, false, &[])), (1, shard(true, false, &[]))],
+        };
+        assert_eq!(all.kept_up(), Some(true));
+        assert_eq!(all.line(), "Client health: kept up on all 2 shards");
+        assert!(!all.fails_run());
+    }
+
+    #[test]
+    fn one_shard_behind_makes_the_merged_run_fall_behind_naming_it() {
+        let h = MergedHealth {
+            shards: vec![
+                (0, shard(true, true, &[])),
+                (
+                    1,
+                    shard(false, true, &["dispatch lag p99 3 ms > 1 ms (max 4 ms)"]),
+                ),
+                (2, None),
+            ],
+        };
+        assert_eq!(h.kept_up(), Some(false));
+        assert_eq!(
+            h.reasons(),
+            ["shard 1: dispatch lag p99 3 ms > 1 ms (max 4 ms)"]
+        );
+        assert!(h.fails_run(), "shard 1 ran with --max-client-lag-us");
+        assert_eq!(
+            h.line(),
+            "Client health: FELL BEHIND — shard 1: dispatch lag p99 3 ms > 1 ms (max 4 ms) \
+             (--max-client-lag-us: exit code 5); no verdict from shard(s) 2"
+        );
+        let reported = MergedHealth {
+            shards: vec![
+                (0, shard(false, false, &["1 ring stall > 0"])),
+                (1, shard(true, true, &[])),
+            ],
+        };
+        assert!(
+            !reported.fails_run(),
+            "the shard behind only reported its verdict"
+        );
+        assert!(
+            reported
+                .line()
+                .starts_with("Client health: FELL BEHIND — shard 0: 1 ring stall")
+        );
+    }
+
+    #[test]
+    fn a_shard_without_a_verdict_leaves_the_merged_run_not_judged() {
+        let h = MergedHealth {
+            shards: vec![(0, shard(true, false, &[])), (1, None)],
+        };
+        assert_eq!(h.kept_up(), None);
+        assert_eq!(h.unjudged(), [1]);
+        assert_eq!(
+            h.line(),
+            "Client health: not judged — no verdict from shard(s) 1; every other shard kept up"
+        );
+    }
+
+    #[test]
+    fn with_the_embedded_mock_a_lag_the_cpu_wait_accounts_for_is_the_shared_cores() {
+        // Receive lag p99 2 ms, max 4 ms, over the 1 ms limit.
+        let observed = |mock, wait_ms: u64| Observed {
+            receive_lag: Some(lag(2.0)),
+            shares_cores_with_mock: mock,
+            run_queue_wait_ns: Some(wait_ms * 1_000_000),
+            ..healthy()
+        };
+        let shared = judge(observed(true, 4), Limits::new(Some(1_000_000)));
+        assert!(shared.kept_up && !shared.fails_run(), "{shared:?}");
+        assert_eq!(
+            shared.shared_cores,
+            ["receive lag p99 2 ms > 1 ms (max 4 ms)"]
+        );
+        assert!(shared.line().starts_with(
+            "Client health: SHARED CORES — receive lag p99 2 ms > 1 ms (max 4 ms), within the 4 ms"
+        ));
+        assert!(shared.line().ends_with(
+            "what the client controls kept up (busiest worker 31% busy, 0 ring stalls)"
+        ));
+        // A wait shorter than the lag cannot account for it: the client's own.
+        let short = judge(observed(true, 3), Limits::new(Some(1_000_000)));
+        assert!(!short.kept_up && short.fails_run() && short.shared_cores.is_empty());
+        // Without the embedded mock every lag is the client's, whatever its wait.
+        let apart = judge(observed(false, 1_000), Limits::new(None));
+        assert!(!apart.kept_up && apart.shared_cores.is_empty());
+        // Unknown wait: nothing is attributed.
+        let unknown = judge(
+            Observed {
+                run_queue_wait_ns: None,
+                ..observed(true, 0)
+            },
+            Limits::new(None),
+        );
+        assert!(!unknown.kept_up);
+        // What the client controls still fails beside the shared cores' lag, both said.
+        let both = judge(
+            Observed {
+                ring_stalls: 2,
+                ..observed(true, 4)
+            },
+            Limits::new(None),
+        );
+        assert!(!both.kept_up);
+        assert!(
+            both.line().contains("; besides, receive lag p99 2 ms"),
+            "{}",
+            both.line()
+        );
     }
 }

@@ -597,6 +597,12 @@ pub struct ServerMetricsArgs {
     /// Output directory (default: the JSONL's directory).
     #[arg(long = "output-artifact-dir", visible_alias = "artifact-dir")]
     pub artifact_dir: Option<PathBuf>,
+
+    /// Replace server-metrics files of the same names already in the output directory (by
+    /// default their presence refuses the command: a run's own exports are never replaced
+    /// unasked).
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// A server-metrics export format.

@@ -346,6 +346,7 @@ pub fn reprocess_options(
         slice: slice_duration(args.slice_duration)?,
         formats: server_metrics_formats(&args.server_metrics_formats),
         artifact_dir: args.artifact_dir.clone(),
+        overwrite: args.overwrite,
     })
 }
 

@@ -252,6 +252,8 @@ pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf
     }
     if let Some(h) = &run.client_health {
         let _ = writeln!(out, "{}", h.line());
+    } else if let Some(merge) = &run.merge {
+        let _ = writeln!(out, "{}", merge.client_health().line());
     }
     for (label, path) in exports {
         let _ = writeln!(out, "{label}: {}", path.display());

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{RunInfo, ShardHealth, ThreadCpu};
-use crate::aggregate::health::ClientHealth;
+use crate::aggregate::health::{ClientHealth, MergedHealth};
 use crate::aggregate::stats::PERCENTILE_KEYS;
 use crate::aggregate::{LagSummary, MetricResult, ResultValue, Summary};
 
@@ -258,6 +258,11 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
     }
     if let Some(h) = &run.client_health {
         m.insert("client_health".into(), health_json(h));
+    } else if let Some(merge) = &run.merge {
+        m.insert(
+            "client_health".into(),
+            merged_health_json(&merge.client_health()),
+        );
     }
     Value::Object(m)
 }
@@ -315,6 +320,10 @@ fn health_json(h: &ClientHealth) -> Value {
         opt(o.busiest_worker.as_ref().map(|(_, b)| num(*b))),
     );
     observed.insert("ring_stalls".into(), Value::from(o.ring_stalls));
+    observed.insert(
+        "run_queue_wait_ns".into(),
+        opt(o.run_queue_wait_ns.map(Value::from)),
+    );
     if let Some(c) = o.connection_waits {
         observed.insert("connection_waits".into(), Value::from(c.waits));
         observed.insert("connection_limit".into(), Value::from(c.limit));
@@ -330,8 +339,66 @@ fn health_json(h: &ClientHealth) -> Value {
         "reasons".into(),
         Value::Array(h.reasons.iter().map(|r| Value::from(r.as_str())).collect()),
     );
+    // With the embedded mock: it shared the workers' cores, and the lag figures their wait for
+    // a CPU accounts for (reported, failing nothing).
+    m.insert(
+        "shares_cores_with_mock".into(),
+        Value::from(o.shares_cores_with_mock),
+    );
+    m.insert(
+        "shared_core_lag".into(),
+        Value::Array(
+            h.shared_cores
+                .iter()
+                .map(|r| Value::from(r.as_str()))
+                .collect(),
+        ),
+    );
     m.insert("limits".into(), Value::Object(limits));
     m.insert("observed".into(), Value::Object(observed));
+    Value::Object(m)
+}
+
+/// A merged run's `ringperf.client_health`: `kept_up` (`null`: not judged, a shard has no
+/// verdict), `enforced`, the reasons naming their shard, and every shard's own verdict.
+fn merged_health_json(h: &MergedHealth) -> Value {
+    let shards = h
+        .shards
+        .iter()
+        .map(|(index, v)| {
+            let mut m = Map::new();
+            m.insert("index".into(), Value::from(*index));
+            m.insert(
+                "kept_up".into(),
+                v.as_ref().map_or(Value::Null, |v| Value::from(v.kept_up)),
+            );
+            m.insert(
+                "enforced".into(),
+                v.as_ref().map_or(Value::Null, |v| Value::from(v.enforced)),
+            );
+            let reasons = v.as_ref().map_or(&[][..], |v| &v.reasons[..]);
+            m.insert(
+                "reasons".into(),
+                Value::Array(reasons.iter().map(|r| Value::from(r.as_str())).collect()),
+            );
+            Value::Object(m)
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert(
+        "kept_up".into(),
+        h.kept_up().map_or(Value::Null, Value::from),
+    );
+    m.insert("enforced".into(), Value::from(h.enforced()));
+    m.insert(
+        "reasons".into(),
+        Value::Array(h.reasons().into_iter().map(Value::from).collect()),
+    );
+    m.insert(
+        "unjudged_shards".into(),
+        Value::Array(h.unjudged().into_iter().map(Value::from).collect()),
+    );
+    m.insert("shards".into(), Value::Array(shards));
     Value::Object(m)
 }
 

@@ -148,6 +148,19 @@ pub struct MergeInfo {
     pub shards: Vec<ShardHealth>,
 }
 
+impl MergeInfo {
+    /// The merged run's client-health verdict, from its shards' own.
+    pub fn client_health(&self) -> crate::aggregate::health::MergedHealth {
+        crate::aggregate::health::MergedHealth {
+            shards: self
+                .shards
+                .iter()
+                .map(|s| (s.index, s.client_health.clone()))
+                .collect(),
+        }
+    }
+}
+
 /// What became of one shard in a merge.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShardStatus {
@@ -198,6 +211,8 @@ pub struct ShardHealth {
     pub server_metrics: bool,
     /// Torn last lines of its per-record JSONL (a shard killed mid-write), skipped.
     pub torn_lines: u64,
+    /// Its own client-health verdict (`None`: missing, or its summary has none).
+    pub client_health: Option<crate::aggregate::health::ShardVerdict>,
 }
 
 impl ShardHealth {
@@ -216,6 +231,7 @@ impl ShardHealth {
             start_lag_ns: None,
             server_metrics: false,
             torn_lines: 0,
+            client_health: None,
         }
     }
 }

@@ -123,6 +123,56 @@ fn is_run_label(name: &std::ffi::OsStr) -> bool {
         .is_some_and(|d| d.len() == 4 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// The footer's lines for the files of [`owned_files`] present in `dir` that `listed` (the
+/// footer's other lines) does not name: `inputs.json`, the server-metrics and GPU-telemetry
+/// JSONL, the per-phase files and their manifest, a shard's manifest, the results-ready
+/// marker. Called once the run has written everything (an earlier run's files under these
+/// names were removed when it started), so each is this run's; in [`owned_files`] order, the
+/// marker last.
+pub fn unlisted(
+    dir: &Path,
+    names: &ExportNames,
+    listed: &[(&str, PathBuf)],
+) -> Vec<(&'static str, PathBuf)> {
+    let mut out: Vec<(&'static str, PathBuf)> = owned_files(names)
+        .into_iter()
+        .map(|rel| (owned_label(&rel, names), dir.join(rel)))
+        .filter(|(_, path)| path.is_file() && !listed.iter().any(|(_, p)| p == path))
+        .collect();
+    // The marker, first in `owned_files` (removed first), is written last.
+    out.sort_by_key(|(label, _)| *label == MARKER_LABEL);
+    out
+}
+
+/// The label of [`unlisted`]'s line for the marker.
+const MARKER_LABEL: &str = "Results Ready Marker";
+
+/// The footer label of one of [`owned_files`] (relative path).
+fn owned_label(rel: &Path, names: &ExportNames) -> &'static str {
+    let is = |name: &str| rel == Path::new(name);
+    if rel.starts_with(PHASES_DIR) {
+        "Phase Export"
+    } else if rel.starts_with(AGGREGATE_DIR) {
+        "Aggregate Export"
+    } else if is(READY_MARKER) {
+        MARKER_LABEL
+    } else if is(INPUTS_FILE) {
+        "Inputs Export"
+    } else if is(&names.server_metrics_jsonl) {
+        "Server Metrics JSONL Export"
+    } else if is(&names.gpu_telemetry_jsonl) {
+        "GPU Telemetry JSONL Export"
+    } else if is(MANIFEST_FILE) {
+        "Phase Manifest"
+    } else if is(SHARD_FILE) {
+        "Shard Manifest"
+    } else if is(crate::plot::REPORT_FILE) {
+        "Report"
+    } else {
+        "Export"
+    }
+}
+
 /// The note a run prints when it replaced an earlier run's files, `None` when there were none.
 pub fn removed_note(dir: &Path, removed: &[PathBuf]) -> Option<String> {
     if removed.is_empty() {

@@ -302,6 +302,8 @@ fn summary_json_threads_and_client_health() {
                 receive_lag: None,
                 descriptor_waits: None,
                 connection_waits: None,
+                shares_cores_with_mock: false,
+                run_queue_wait_ns: Some(77),
             },
             health::Limits::new(Some(1_000)),
         )),
@@ -319,10 +321,12 @@ fn summary_json_threads_and_client_health() {
         t["ringperf"]["client_health"],
         serde_json::json!({
             "kept_up": true, "enforced": true, "reasons": [],
+            "shares_cores_with_mock": false, "shared_core_lag": [],
             "limits": {"lag_p99_ns": 1000, "worker_busy_fraction": 0.95, "ring_stalls": 0},
             "observed": {"dispatch_lag_p99_ns": p99, "dispatch_lag_max_ns": 500.0,
                          "receive_lag_p99_ns": null, "busiest_worker": "worker_0",
-                         "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0}
+                         "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0,
+                         "run_queue_wait_ns": 77}
         })
     );
 }
@@ -373,6 +377,11 @@ fn summary_json_merged_shards() {
         start_lag_ns: Some(-5),
         server_metrics: true,
         torn_lines: 0,
+        client_health: Some(crate::aggregate::health::ShardVerdict {
+            kept_up: true,
+            enforced: false,
+            reasons: Vec::new(),
+        }),
     };
     let missing = crate::export::ShardHealth::missing(1);
     let merged = RunInfo {
@@ -394,6 +403,17 @@ fn summary_json_merged_shards() {
              "workers": null, "io_driver": null, "start_lag_ns": null,
              "server_metrics": false, "torn_lines": 0}
         ])
+    );
+    // The merged verdict: one shard kept up, the other is missing, so the run is not judged.
+    assert_eq!(
+        summary_json(&s, None, &merged)["ringperf"]["client_health"],
+        serde_json::json!({
+            "kept_up": null, "enforced": false, "reasons": [], "unjudged_shards": [1],
+            "shards": [
+                {"index": 0, "kept_up": true, "enforced": false, "reasons": []},
+                {"index": 1, "kept_up": null, "enforced": null, "reasons": []}
+            ]
+        })
     );
     assert_eq!(
         crate::export::ShardStatus::Failed("no summary".into()).to_string(),

@@ -287,6 +287,8 @@ pub struct ShardSummary {
     pub clock: Option<(u64, u64)>,
     /// `ringperf.shard.start_lag_ns`.
     pub start_lag_ns: Option<i64>,
+    /// `ringperf.client_health`: the shard's own verdict (`None`: its summary has none).
+    pub client_health: Option<crate::aggregate::health::ShardVerdict>,
 }
 
 impl ShardSummary {
@@ -325,6 +327,7 @@ impl ShardSummary {
             ring_stalls: u(&rp["ring_stalls"]),
             clock: u(&rp["clock"]["monotonic_origin_ns"]).zip(u(&rp["clock"]["wall_origin_ns"])),
             start_lag_ns: rp["shard"]["start_lag_ns"].as_i64(),
+            client_health: shard_verdict(&rp["client_health"]),
         })
     }
 
@@ -343,6 +346,21 @@ impl ShardSummary {
             (false, true) => None,
         }
     }
+}
+
+/// A shard's verdict from its `ringperf.client_health` (`None` when absent or without
+/// `kept_up`).
+fn shard_verdict(h: &Value) -> Option<crate::aggregate::health::ShardVerdict> {
+    Some(crate::aggregate::health::ShardVerdict {
+        kept_up: h["kept_up"].as_bool()?,
+        enforced: h["enforced"].as_bool().unwrap_or(false),
+        reasons: h["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str().map(str::to_string))
+            .collect(),
+    })
 }
 
 /// Each phase's `(start_ns, end_ns)` in a shard's `phase_manifest.json`, by phase name; empty

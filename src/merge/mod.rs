@@ -50,11 +50,20 @@
 //! `missing` (a warning). Either way the merged run says `is_complete: false` with the reason,
 //! and `was_cancelled` is set when a shard was cancelled or never finished.
 //!
+//! # Client health
+//!
+//! Each shard's own verdict (`ringperf.client_health` of its summary) is kept: the merged run
+//! kept up only when every shard did; one shard that fell behind makes the merged verdict fall
+//! behind, naming it (console and `ringperf.client_health`, with every shard's verdict); a
+//! shard without a verdict leaves the run not judged
+//! ([`crate::aggregate::health::MergedHealth`]; docs/scale-out.md).
+//!
 //! # Exit codes
 //!
 //! [`Outcome::exit_code`]: 0 when every shard finished and a request succeeded; 1 when no
 //! request succeeded (as `profile`); 4 when a shard failed or is missing (everything is still
-//! written); 2 when the merge is refused (nothing written) or fails ([`MergeError`]). `profile`'s
+//! written); otherwise 5 when a shard fell behind under its `--max-client-lag-us` (its own exit
+//! code); 2 when the merge is refused (nothing written) or fails ([`MergeError`]). `profile`'s
 //! 3 (error budget) and 130 (signal) are a shard's own: such a shard is failed here.
 
 pub mod inputs;
@@ -105,15 +114,18 @@ pub struct Outcome {
     pub complete: bool,
     /// Valid profiling records merged.
     pub successes: u64,
+    /// A shard's client fell behind under its `--max-client-lag-us`.
+    pub client_fell_behind: bool,
 }
 
 impl Outcome {
-    /// 4 when a shard failed or is missing, else 1 when no request succeeded, else 0 (module
-    /// docs).
+    /// 4 when a shard failed or is missing, else 1 when no request succeeded, else 5 when a
+    /// shard fell behind under its `--max-client-lag-us`, else 0 (module docs).
     pub fn exit_code(&self) -> u8 {
         match (self.complete, self.successes) {
             (false, _) => 4,
             (true, 0) => 1,
+            (true, _) if self.client_fell_behind => 5,
             (true, _) => 0,
         }
     }
@@ -208,6 +220,7 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
         artifact_dir: out,
         complete: written.complete,
         successes: written.successes,
+        client_fell_behind: written.client_fell_behind,
     })
 }
 
@@ -221,11 +234,27 @@ mod tests {
             artifact_dir: PathBuf::from("m"),
             complete,
             successes,
+            client_fell_behind: false,
         };
         assert_eq!(outcome(true, 5).exit_code(), 0);
         assert_eq!(outcome(true, 0).exit_code(), 1);
         assert_eq!(outcome(false, 5).exit_code(), 4);
         assert_eq!(outcome(false, 0).exit_code(), 4);
+        let behind = |complete, successes| Outcome {
+            client_fell_behind: true,
+            ..outcome(complete, successes)
+        };
+        assert_eq!(
+            behind(true, 5).exit_code(),
+            5,
+            "a shard's exit code 5 carries over"
+        );
+        assert_eq!(
+            behind(false, 5).exit_code(),
+            4,
+            "an incomplete merge says so first"
+        );
+        assert_eq!(behind(true, 0).exit_code(), 1);
         assert_eq!(MergeError::Refused("x".into()).exit_code(), 2);
         assert_eq!(MergeError::Failed("x".into()).exit_code(), 2);
     }

@@ -41,6 +41,8 @@ pub struct Written {
     pub complete: bool,
     /// Valid profiling records in the merged run.
     pub successes: u64,
+    /// A shard's client fell behind under its `--max-client-lag-us`.
+    pub client_fell_behind: bool,
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), MergeError> {
@@ -95,6 +97,7 @@ fn health(run: &Run, states: &[ShardState], tally: &Tally, jsonl: &str) -> Vec<S
                 start_lag_ns: summary.and_then(|s| s.start_lag_ns),
                 server_metrics: shard.manifest.server_metrics,
                 torn_lines: t.torn_lines,
+                client_health: summary.and_then(|s| s.client_health.clone()),
             }
         })
         .collect()
@@ -153,10 +156,22 @@ fn shard_lines(run: &Run, shards: &[ShardHealth]) -> String {
                 .as_ref()
                 .map_or("n/a".into(), |l| ms(l.p99_ns)),
             s.start_lag_ns.map_or("n/a".into(), |l| ms(l as f64)),
-            s.status
+            shard_status(s)
         );
     }
     out
+}
+
+/// A shard's status with its client's verdict: `ok` only for a shard that finished and kept
+/// up; a shard whose client fell behind says so whatever its status.
+fn shard_status(s: &ShardHealth) -> String {
+    match (&s.status, &s.client_health) {
+        (ShardStatus::Ok, Some(v)) if v.kept_up => "ok".into(),
+        (ShardStatus::Ok, Some(_)) => "finished, client FELL BEHIND".into(),
+        (ShardStatus::Ok, None) => "finished, no client-health verdict".into(),
+        (status, Some(v)) if !v.kept_up => format!("{status}; client FELL BEHIND"),
+        (status, _) => status.to_string(),
+    }
 }
 
 /// Writes everything but the merged JSONL (already written) into `out`, the marker last.
@@ -229,7 +244,7 @@ pub fn write_artifacts(
         copy(&inputs, &out.join("inputs.json"))?;
     }
 
-    let console = write_console(out, run, settings, &shards, &summary, &run_info, &files)?;
+    let mut console = write_console(out, run, settings, &shards, &summary, &run_info)?;
     // Last: every artifact is on disk.
     crate::export::marker::write_ready_marker(out, run_info.was_cancelled, &[]).map_err(|e| {
         MergeError::Failed(format!(
@@ -237,11 +252,20 @@ pub fn write_artifacts(
             out.display()
         ))
     })?;
+    // The footer names every file written, AIPerf's lines first.
+    let mut listed = files.clone();
+    listed.extend(crate::export::owned::unlisted(out, names, &files));
+    console.push_str(&crate::export::render_footer(&summary, &run_info, &listed));
+    let client_fell_behind = run_info
+        .merge
+        .as_ref()
+        .is_some_and(|m| m.client_health().fails_run());
     Ok(Written {
         console,
         shards,
         complete,
         successes: tally.profiling.request_count(),
+        client_fell_behind,
     })
 }
 
@@ -307,7 +331,8 @@ fn run_info(
         merge: Some(MergeInfo {
             shards: shards.to_vec(),
         }),
-        // Each shard's own summary holds its threads and its verdict.
+        // Each shard's own summary holds its threads; the merged verdict is drawn from the
+        // shards' own (`MergeInfo::client_health`).
         threads: Vec::new(),
         client_health: None,
     }
@@ -456,7 +481,6 @@ fn write_console(
     shards: &[ShardHealth],
     summary: &Summary,
     run_info: &RunInfo,
-    files: &[(&'static str, PathBuf)],
 ) -> Result<String, MergeError> {
     let mut console = crate::export::render_console(summary, run_info);
     if settings.show_trace_timing
@@ -466,7 +490,6 @@ fn write_console(
     }
     console.push_str(&shard_lines(run, shards));
     write(&out.join(&settings.names.console_txt), console.as_bytes())?;
-    console.push_str(&crate::export::render_footer(summary, run_info, files));
     Ok(console)
 }
 

@@ -1,6 +1,7 @@
 //! Why a profile run could not be set up or could not write its artifacts: [`RunError`], one
 //! message printed once, and the [`SetupKind`] of step that failed. Every kind exits 2 (README,
-//! "Stopping, errors and exit codes"); [`crate::Error::exit_code`] says so.
+//! "Stopping, errors and exit codes") except [`SetupKind::Interrupted`], which exits 130;
+//! [`crate::Error::exit_code`] says so.
 
 use std::fmt;
 
@@ -26,6 +27,9 @@ pub enum SetupKind {
     Threads,
     /// The concurrency needs more descriptors or ports than the process or kernel allows.
     Limits,
+    /// SIGINT / SIGTERM came while the run was being prepared: nothing was sent. Exits 130, as
+    /// a cancelled run does.
+    Interrupted,
 }
 
 /// A setup failure (or an artifact that could not be written): one message, printed once.

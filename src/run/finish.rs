@@ -63,6 +63,13 @@ pub(super) fn finish(
         );
     }
     let mut run_info = run_info(cfg, prepared, &m, times, driver);
+    let mut collectors = collectors;
+    // Ctrl-C: the final server-metrics scrape is taken now, not after the flush period.
+    if let (Some(StopReason::Signal(name)), Some(s)) =
+        (control.reason(), collectors.server_metrics.as_mut())
+    {
+        s.skip_flush(name);
+    }
     let (gpu, sm) = finish_collectors(collectors, cfg, prepared, &run_info, times);
     let client_fell_behind = account(cfg, &mut run_info, &m, &sm, &gpu);
     let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
@@ -227,16 +234,18 @@ fn account(
             cfg.connection_limit,
         ),
         cfg.max_client_lag_ns,
+        health::Cores::of(cfg.mock.is_some(), &m.worker_cpu),
     );
     let fails = verdict.fails_run();
     run_info.client_health = Some(verdict);
     fails
 }
 
-/// The summary files, the per-phase files and the timeslices; the files the footer lists, in
-/// AIPerf 0.13's exporter order: CSV, JSON, raw records, server metrics, timeslices. AIPerf
-/// prints no line for the per-record JSONL, inputs.json or the server metrics JSONL, nor for
-/// its log file, which ringperf does not write.
+/// The summary files, the per-phase files and the timeslices; the files the footer lists first,
+/// in AIPerf 0.13's exporter order: CSV, JSON, raw records, server metrics, timeslices, then
+/// ringperf's records and console lines. AIPerf prints no line for the per-record JSONL,
+/// inputs.json or the server metrics JSONL (ringperf names them after these, with the rest of
+/// its files), nor for its log file, which ringperf does not write.
 fn write_exports(
     cfg: &Config,
     prepared: &Prepared,
@@ -344,7 +353,8 @@ fn write_phase_files(
 }
 
 /// The console: its file (the console export alone, as AIPerf's: no footer), then the
-/// results-ready marker (last: every artifact is on disk), then stdout with the footer.
+/// results-ready marker (last: every artifact is on disk), then stdout with the footer, which
+/// names every file the run wrote ([`crate::export::owned::unlisted`] after AIPerf's lines).
 fn write_console(
     cfg: &Config,
     prepared: &Prepared,
@@ -374,14 +384,17 @@ fn write_console(
         &dir.join(&prepared.names.console_txt),
         format!("{console}{stopped_line}").as_bytes(),
     )?;
-    console.push_str(&crate::export::render_footer(&m.summary, run_info, files));
-    console.push_str(&stopped_line);
     crate::export::marker::write_ready_marker(dir, run_info.was_cancelled, &[]).map_err(|e| {
         artifacts(format!(
             "cannot write the results-ready marker in {}: {e}",
             dir.display()
         ))
     })?;
+    // Every file of the run is on disk: the footer names each, AIPerf's lines first.
+    let mut listed = files.clone();
+    listed.extend(crate::export::owned::unlisted(dir, &prepared.names, files));
+    console.push_str(&crate::export::render_footer(&m.summary, run_info, &listed));
+    console.push_str(&stopped_line);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(console.as_bytes());
     let _ = out.flush();

@@ -39,10 +39,28 @@ pub(super) fn threads(
     out
 }
 
+/// Where the workers ran: whether the embedded mock shared their cores, and how long they
+/// waited for a CPU in all (`None`: not known).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Cores {
+    pub shared_with_mock: bool,
+    pub run_queue_wait_ns: Option<u64>,
+}
+
+impl Cores {
+    /// The run's: the embedded mock served it when `embedded_mock`; the workers' own waits.
+    pub(super) fn of(embedded_mock: bool, workers: &[WorkerCpu]) -> Self {
+        Self {
+            shared_with_mock: embedded_mock,
+            run_queue_wait_ns: workers.iter().map(|w| w.run_queue_ns).sum(),
+        }
+    }
+}
+
 /// The verdict over the profiling phase: its dispatch lag, its receive lag (kernel stamps), the
 /// busiest worker, the ring stalls, connects that ran out of descriptors and requests that
 /// waited at the connection limit (`(waits, limit)`), against `--max-client-lag-us`
-/// (`max_client_lag_ns`) or the defaults.
+/// (`max_client_lag_ns`) or the defaults; a lag the shared cores account for is said apart.
 pub(super) fn verdict(
     summary: &Summary,
     threads: &[ThreadCpu],
@@ -50,6 +68,7 @@ pub(super) fn verdict(
     descriptor_waits: u64,
     connection_waits: (u64, usize),
     max_client_lag_ns: Option<u64>,
+    cores: Cores,
 ) -> ClientHealth {
     let busiest_worker = threads
         .iter()
@@ -70,6 +89,8 @@ pub(super) fn verdict(
             waits: connection_waits.0,
             limit: connection_waits.1 as u64,
         }),
+        shares_cores_with_mock: cores.shared_with_mock,
+        run_queue_wait_ns: cores.run_queue_wait_ns,
     };
     health::judge(observed, Limits::new(max_client_lag_ns))
 }
@@ -127,10 +148,10 @@ mod tests {
             dispatch_lag: None,
             receive_lag: None,
         };
-        let h = verdict(&summary, &t, 0, 0, (0, 2_500), None);
+        let h = verdict(&summary, &t, 0, 0, (0, 2_500), None, Cores::default());
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));
         assert!(!h.kept_up && !h.fails_run());
-        assert!(verdict(&summary, &t, 0, 0, (0, 2_500), Some(1)).fails_run());
+        assert!(verdict(&summary, &t, 0, 0, (0, 2_500), Some(1), Cores::default()).fails_run());
     }
 
     #[test]

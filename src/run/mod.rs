@@ -159,6 +159,7 @@ fn signal_loop(
         };
         seen += 1;
         if seen == 1 {
+            crate::control::interrupt(name);
             on_first(name);
             eprintln!(
                 "ringperf: {name}: stopping; requests in flight get the grace period. \

@@ -42,13 +42,14 @@ pub(super) struct Prepared {
 /// Prepares the run of `cfg`: the embedded mock replaces its URLs, and a shard of a split run
 /// may give up server-metrics collection ([`shard::prepare`]).
 pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Prepared, RunError> {
-    let tokenizer = Arc::new(
-        workload::tokenizer::load(&cfg.tokenizer)
-            .map_err(|e| RunError::new(SetupKind::Tokenizer, e.to_string()))?,
-    );
+    const NOTHING: &str = "nothing was written";
+    let tokenizer = Arc::new(load_tokenizer(&cfg.tokenizer)?);
+    check_interrupt("loading the tokenizer", NOTHING)?;
     let mock = start_mock(cfg, &tokenizer)?;
     let payload = payload_params(cfg);
-    let dataset = build_dataset(cfg, &payload, &tokenizer)?;
+    let dataset = build_dataset(cfg, &payload, &tokenizer);
+    check_interrupt("building the dataset", NOTHING)?;
+    let dataset = dataset?;
     let (dir, names, identity) = open_artifact_dir(cfg, control)?;
     // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
     // none for a trace or verbatim replay, as AIPerf.
@@ -65,12 +66,15 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         headers: request_headers(cfg),
         correlation_copies: cfg.correlation_copies.clone(),
     };
-    let (templates, turn_offsets, turn_info) = encode_templates(&mut dataset, cfg, &encoding)?;
+    let encoded = encode_templates(&mut dataset, cfg, &encoding);
+    check_interrupt("encoding the requests", "only inputs.json was written")?;
+    let (templates, turn_offsets, turn_info) = encoded?;
     let stamps_guard = kernel_stamps_guard(cfg);
     let kernel_stamps = stamps_guard.is_some();
     let shared = Arc::new(Shared {
         clock: control.clock(),
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
+        request_urls: cfg.urls.iter().map(request_url).collect(),
         tls: tls_connectors(cfg)?,
         dataset,
         turn_offsets: turn_offsets.clone(),
@@ -102,6 +106,50 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         _stamps_guard: stamps_guard,
         _mock: mock,
     })
+}
+
+/// Ends the preparation when a SIGINT / SIGTERM came during it ([`crate::control::interrupted`]:
+/// the loops it ran stopped early and their partial results are dropped here): exit code 130,
+/// one line saying what was being done and what was written.
+fn check_interrupt(stage: &str, written: &str) -> Result<(), RunError> {
+    match crate::control::interrupted_by() {
+        None => Ok(()),
+        Some(name) => Err(RunError::new(
+            SetupKind::Interrupted,
+            format!("cancelled by {name} while {stage}: no request was sent; {written}"),
+        )),
+    }
+}
+
+/// The tokenizer, loaded on its own thread so that a signal does not wait for a large
+/// `tokenizer.json` to be parsed (the thread is left to finish alone when one comes).
+fn load_tokenizer(spec: &str) -> Result<workload::tokenizer::Tokenizer, RunError> {
+    let to_run_error =
+        |e: workload::tokenizer::TokenizerError| RunError::new(SetupKind::Tokenizer, e.to_string());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = spec.to_owned();
+    let spawned = std::thread::Builder::new()
+        .name("ringperf-tokenizer-load".into())
+        .spawn(move || {
+            let _ = tx.send(workload::tokenizer::load(&owned));
+        });
+    if spawned.is_err() {
+        return workload::tokenizer::load(spec).map_err(to_run_error);
+    }
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(loaded) => return loaded.map_err(to_run_error),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                check_interrupt("loading the tokenizer", "nothing was written")?;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(RunError::new(
+                    SetupKind::Tokenizer,
+                    format!("the tokenizer {spec} could not be loaded (its thread panicked)"),
+                ));
+            }
+        }
+    }
 }
 
 /// `--mock`: the embedded mock server replaces the URLs with its own loopback address; it
@@ -186,6 +234,8 @@ fn write_inputs(
                 format!("cannot serialize inputs.json: {e}"),
             )
         })?;
+    // A partial inputs.json (its building stopped early) is never written.
+    check_interrupt("writing inputs.json", "inputs.json was not written")?;
     write_file(&dir.join(crate::export::owned::INPUTS_FILE), &inputs)
 }
 
@@ -212,6 +262,9 @@ fn encode_templates(
     let mut offsets = Vec::with_capacity(dataset.conversations.len());
     let mut info = Vec::with_capacity(total);
     for c in &mut dataset.conversations {
+        if crate::control::interrupted() {
+            break;
+        }
         offsets.push(info.len());
         for t in &mut c.turns {
             info.push(collect::TurnInfo {
@@ -252,6 +305,18 @@ fn encode_templates(
         }
     }
     Ok((templates, offsets, info))
+}
+
+/// The URL a request goes to, `scheme://host:port/path` (the port always written, an IPv6
+/// host in brackets), for error messages.
+fn request_url(u: &crate::config::BaseUrl) -> String {
+    let scheme = if u.https { "https" } else { "http" };
+    let host = if u.host.contains(':') && !u.host.starts_with('[') {
+        format!("[{}]", u.host)
+    } else {
+        u.host.clone()
+    };
+    format!("{scheme}://{host}:{}{}", u.port, u.request_path)
 }
 
 fn request_headers(cfg: &Config) -> Vec<(String, String)> {
@@ -297,6 +362,9 @@ fn check_template(
     dataset: &crate::conversation::Dataset,
 ) -> Result<(), RunError> {
     for c in &dataset.conversations {
+        if crate::control::interrupted() {
+            break;
+        }
         for (i, turn) in c.turns.iter().enumerate() {
             if matches!(turn.content, crate::conversation::Content::Raw(_)) {
                 continue;

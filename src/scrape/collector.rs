@@ -316,6 +316,17 @@ impl Scraper {
         end.saturating_duration_since(Instant::now())
     }
 
+    /// A run stopped by the signal `name` takes its final scrape at once: the flush period is not
+    /// waited for (said on stderr when it would have been).
+    pub fn skip_flush(&mut self, name: &str) {
+        if self.flush_wait() >= Duration::from_millis(100) {
+            eprintln!(
+                "ringperf: {name}: final server-metrics scrape now, without the flush period"
+            );
+        }
+        self.flush_period = Duration::ZERO;
+    }
+
     /// Waits until profiling end + flush period, lets the final scrape run, stops the thread
     /// and returns what it collected with the phase windows.
     pub fn finish(self) -> (Collected, PhaseWindows) {

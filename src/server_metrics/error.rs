@@ -24,6 +24,9 @@ pub enum Error {
     Create { path: PathBuf, source: io::Error },
     /// An export could not be written (I/O, or the Parquet encoder).
     Write { path: PathBuf, message: String },
+    /// Files the re-processing would write already exist (a run's own exports) and
+    /// `--overwrite` was not given: nothing was written.
+    WouldOverwrite { paths: Vec<PathBuf> },
 }
 
 impl fmt::Display for Error {
@@ -53,6 +56,17 @@ impl fmt::Display for Error {
             }
             Error::Write { path, message } => {
                 write!(f, "cannot write {}: {message}", path.display())
+            }
+            Error::WouldOverwrite { paths } => {
+                let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                write!(
+                    f,
+                    "{} already exist{} (a run's own exports): nothing written; write the \
+                     recomputed files elsewhere with --artifact-dir DIR, or replace them with \
+                     --overwrite",
+                    list.join(", "),
+                    if paths.len() == 1 { "s" } else { "" }
+                )
             }
         }
     }

@@ -44,6 +44,9 @@ pub struct Options {
     pub formats: Vec<Format>,
     /// Output directory; default: the JSONL's directory.
     pub artifact_dir: Option<PathBuf>,
+    /// Replace files of the same names already in the output directory (`--overwrite`);
+    /// without it, such files refuse the re-processing before anything is written.
+    pub overwrite: bool,
 }
 
 /// Metric types, descriptions and run identity from a JSON export.
@@ -228,6 +231,34 @@ fn windows_for(
     })
 }
 
+/// Refuses, unless `overwrite`, when a file the re-processing would write in `dir` exists: the
+/// JSONL's own directory holds the run's exports, which must not be replaced unasked.
+fn refuse_overwrite(
+    dir: &Path,
+    names: &FileNames,
+    formats: &[Format],
+    overwrite: bool,
+) -> Result<(), Error> {
+    if overwrite {
+        return Ok(());
+    }
+    let paths: Vec<PathBuf> = [
+        (Format::Csv, &names.csv),
+        (Format::Json, &names.json),
+        (Format::Parquet, &names.parquet),
+    ]
+    .into_iter()
+    .filter(|(f, _)| formats.contains(f))
+    .map(|(_, name)| dir.join(name))
+    .filter(|p| p.exists())
+    .collect();
+    if paths.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::WouldOverwrite { paths })
+    }
+}
+
 /// Runs the re-processing and returns the files written.
 ///
 /// # Errors
@@ -257,6 +288,7 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, Error> {
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
     };
+    refuse_overwrite(&dir, &names, &opts.formats, opts.overwrite)?;
     std::fs::create_dir_all(&dir).map_err(|source| Error::Create {
         path: dir.clone(),
         source,
@@ -343,14 +375,32 @@ mod tests {
             r#"{"benchmark_id":"id-7","metrics":{"c":{"type":"counter","description":""}}}"#,
         )
         .unwrap();
-        let files = run(&Options {
-            from_jsonl: jsonl,
+        // The JSON beside the JSONL is the run's own: not replaced without `overwrite`; a
+        // format whose file is absent is written.
+        let opts = |formats: Vec<Format>, overwrite| Options {
+            from_jsonl: jsonl.clone(),
             start_ns: None,
             end_ns: None,
             slice: Some(Duration::from_secs(1)),
-            formats: vec![Format::Json, Format::Csv, Format::Parquet],
+            formats,
             artifact_dir: None,
-        })
+            overwrite,
+        };
+        match run(&opts(vec![Format::Json, Format::Csv], false)) {
+            Err(Error::WouldOverwrite { paths }) => {
+                assert_eq!(paths, [dir.path().join("run1_server_metrics.json")]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            !dir.path().join("run1_server_metrics.csv").exists(),
+            "nothing written"
+        );
+        run(&opts(vec![Format::Csv], false)).unwrap();
+        let files = run(&opts(
+            vec![Format::Json, Format::Csv, Format::Parquet],
+            true,
+        ))
         .unwrap();
         let names: Vec<String> = files
             .iter()
@@ -414,6 +464,8 @@ mod tests {
             slice: None,
             formats: vec![Format::Json],
             artifact_dir: None,
+            // The catalog JSON beside the file is replaced by the re-processed one.
+            overwrite: true,
         };
         run(&opts).unwrap();
         let doc: Value = serde_json::from_slice(
@@ -481,6 +533,7 @@ mod tests {
             slice: None,
             formats: vec![Format::Json],
             artifact_dir: None,
+            overwrite: true,
         })
         .unwrap_err();
         assert!(

@@ -161,9 +161,9 @@ pub(crate) async fn send(
             }
             net::Error::Cancelled => {
                 rec.was_cancelled = true;
-                request_error(shared, e)
+                request_error(shared, e, url)
             }
-            e => request_error(shared, e),
+            e => request_error(shared, e, url),
         });
     }
     if rec.error.is_some() && !rec.was_cancelled && cut(shared, hard_deadline_ns) {
@@ -188,11 +188,21 @@ pub(crate) async fn send(
     rec
 }
 
-/// An exchange failure in AIPerf's error shape (aiohttp's exception names).
-fn request_error(shared: &Shared, e: net::Error) -> RequestError {
+/// An exchange failure in AIPerf's error shape (aiohttp's exception names). A failure of the
+/// connection (connect, reset, early close, a broken or cut body) names the request's URL
+/// (`scheme://host:port/path`, of base URL `url`); a TLS failure names its base URL itself.
+fn request_error(shared: &Shared, e: net::Error, url: usize) -> RequestError {
     use net::Error as E;
+    let at = shared
+        .request_urls
+        .get(url)
+        .map_or("the server", String::as_str);
     match e {
-        E::Connect(e) => RequestError::new(None, "ClientConnectorError", e.to_string()),
+        E::Connect(e) => RequestError::new(
+            None,
+            "ClientConnectorError",
+            format!("cannot connect to {at}: {e}"),
+        ),
         // aiohttp's names: a refused certificate, or another TLS failure while connecting.
         E::Tls(e) if e.is_certificate() => {
             RequestError::new(None, "ClientConnectorCertificateError", e.to_string())
@@ -204,17 +214,19 @@ fn request_error(shared: &Shared, e: net::Error) -> RequestError {
         | E::Read {
             error: e,
             received: false,
-        } => RequestError::new(None, "ClientOSError", e.to_string()),
-        E::Read { error: e, .. } => RequestError::new(None, "ClientPayloadError", e.to_string()),
+        } => RequestError::new(None, "ClientOSError", format!("{at}: {e}")),
+        E::Read { error: e, .. } => {
+            RequestError::new(None, "ClientPayloadError", format!("{at}: {e}"))
+        }
         E::Closed { .. } => RequestError::new(
             None,
             "ServerDisconnectedError",
-            "Server disconnected before the response head was complete",
+            format!("{at}: Server disconnected before the response head was complete"),
         ),
         // A malformed or oversized response head.
-        E::Head(e) => RequestError::new(None, "ClientResponseError", e.to_string()),
+        E::Head(e) => RequestError::new(None, "ClientResponseError", format!("{at}: {e}")),
         // A body that breaks its framing, ends early or exceeds the limit.
-        E::Body(e) => RequestError::new(None, "ClientPayloadError", e.to_string()),
+        E::Body(e) => RequestError::new(None, "ClientPayloadError", format!("{at}: {e}")),
         E::Cut => cancelled_error(),
         E::Cancelled => RequestError::new(
             Some(499),

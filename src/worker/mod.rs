@@ -48,6 +48,9 @@ pub struct Shared {
     pub clock: Clock,
     /// Resolved address of every base URL.
     pub urls: Vec<SocketAddr>,
+    /// Per base URL: the URL each request goes to, `scheme://host:port/path`, as a failed
+    /// request's error message names it.
+    pub request_urls: Vec<String>,
     /// Per base URL: the TLS connector of an `https://` URL, `None` for `http://`.
     pub tls: Vec<Option<crate::net::Connector>>,
     /// The conversations (bodies moved out into `templates`).
@@ -259,6 +262,9 @@ pub struct WorkerCpu {
     pub cpu_ns: u64,
     /// Wall-clock time from the thread's start to its end, ns.
     pub wall_ns: u64,
+    /// Time it was runnable but waited for a CPU another thread held, ns
+    /// ([`crate::clock::thread_run_queue_ns`]; `None`: not known).
+    pub run_queue_ns: Option<u64>,
     /// What its batched wake-ups did (`None`: off).
     pub naps: Option<crate::net::batch::NapStats>,
     /// Connects that found the process out of file descriptors and waited for one.
@@ -410,6 +416,7 @@ impl Workers {
                     WorkerCpu {
                         cpu_ns: crate::clock::thread_cpu_ns(),
                         wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
+                        run_queue_ns: crate::clock::thread_run_queue_ns(),
                         naps: end.naps,
                         descriptor_waits: crate::net::exchange::descriptor_waits(),
                         connection_waits: crate::net::exchange::connection_waits(),

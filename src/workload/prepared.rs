@@ -89,8 +89,10 @@ pub fn prepare(
             .into_iter()
             .map(|chunk| {
                 scope.spawn(move || {
+                    // A signal stops the encoding: the caller drops the partial result.
                     chunk
                         .into_iter()
+                        .take_while(|_| !crate::control::interrupted())
                         .map(|c| prepare_conversation(c, kind, params, tokenizer))
                         .collect::<Vec<_>>()
                 })
@@ -173,6 +175,7 @@ pub fn inputs_json(prepared: &Prepared, kind: EndpointKind, params: &PayloadPara
     let data = prepared
         .conversations
         .iter()
+        .take_while(|_| !crate::control::interrupted())
         .map(|c| {
             let payloads: Vec<Value> = c
                 .turns

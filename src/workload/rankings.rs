@@ -44,7 +44,9 @@ pub fn build(params: &SyntheticParams, shape: &RankingsShape, tokenizer: &Tokeni
     let draw = |mean: u32, stddev: u32, rng: &mut _| {
         positive_normal_integer(f64::from(mean), f64::from(stddev), rng) as usize
     };
+    // A signal stops the build: the caller drops the partial dataset.
     let conversations = (0..params.num_dataset_entries)
+        .take_while(|_| !crate::control::interrupted())
         .map(|index| {
             let session_id = if params.sequential_ids {
                 sequential_id(index)

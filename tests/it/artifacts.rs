@@ -142,3 +142,93 @@ fn ready_marker_and_telemetry_sections() {
         "{csv}"
     );
 }
+
+/// Every file in `dir` (relative paths), found by walking it.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The footer lists every file the run wrote: a run with every export on (warmup phase files,
+/// the four server-metrics formats, timeslices, raw records, GPU telemetry, `--auto-plot`)
+/// leaves no file in its directory that the footer does not name (a folder line, ending with
+/// `/`, names what is under it), and names no file that is not there. The directory listing
+/// is the ground truth.
+#[test]
+fn the_footer_lists_every_file_written() {
+    let server = ringperf::mock::start(ringperf::mock::MockConfig {
+        output_tokens: ringperf::mock::OutputLen::Fixed(4),
+        metrics_mode: ringperf::mock::MetricsMode::Vllm,
+        dcgm_gpus: 1,
+        ..ringperf::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let gpu_url = format!("http://{}/dcgm/metrics", server.addr);
+    let out = common::profile_binary(
+        &server,
+        dir.path(),
+        6,
+        &[
+            "--warmup-request-count",
+            "2",
+            "--server-metrics-formats",
+            "json",
+            "csv",
+            "jsonl",
+            "parquet",
+            "--slice-duration",
+            "0.1",
+            "--export-level",
+            "raw",
+            "--gpu-telemetry",
+            &gpu_url,
+            "--auto-plot",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let listed: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("CSV Export: "))
+        .filter_map(|l| l.split_once(": ").map(|(_, rest)| rest))
+        // "Plots: DIR/ (N charts, …)": the folder.
+        .map(|rest| rest.split(" (").next().unwrap())
+        .collect();
+    assert!(listed.len() > 10, "{stdout}");
+    let (folders, files): (Vec<&str>, Vec<&str>) = listed
+        .iter()
+        .partition(|p| p.ends_with(std::path::MAIN_SEPARATOR));
+    for f in &files {
+        assert!(Path::new(f).is_file(), "listed but absent: {f}\n{stdout}");
+    }
+    let written = files_under(dir.path());
+    for kind in [
+        "inputs.json",
+        "gpu_telemetry_export.jsonl",
+        "server_metrics_export.jsonl",
+    ] {
+        assert!(
+            written.contains(&kind.into()),
+            "the run wrote {kind}: {written:?}"
+        );
+    }
+    for rel in written {
+        let path = dir.path().join(&rel);
+        let named = files.iter().any(|f| Path::new(f) == path)
+            || folders.iter().any(|d| path.starts_with(d));
+        assert!(named, "{} is not in the footer:\n{stdout}", rel.display());
+    }
+}

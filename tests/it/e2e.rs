@@ -1145,3 +1145,126 @@ fn kernel_and_user_stamps_on_the_epoll_driver() {
         }
     }
 }
+
+/// A run whose preparation takes seconds (150 synthetic prompts of 8 000 tokens, built and
+/// encoded before anything is sent), stopped by SIGINT as soon as preparation starts (the
+/// embedded mock's line comes after the tokenizer, before the dataset). Returns how long the
+/// process ran after that line, its exit status and its stderr; `interrupt: false` lets it
+/// run to its end, to measure what the preparation costs on this machine now.
+fn run_with_long_preparation(interrupt: bool) -> (Duration, std::process::ExitStatus, String) {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0")
+        .args(["profile", "--mock", "--streaming", "--ui", "none"])
+        .args(["--concurrency", "1", "--request-count", "1"])
+        .args([
+            "--num-dataset-entries",
+            "150",
+            "--isl",
+            "8000",
+            "--osl",
+            "1",
+        ])
+        .args(["--no-gpu-telemetry", "--artifact-dir"])
+        .arg(dir.path().join("run"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut text = String::new();
+    loop {
+        let before = text.len();
+        assert!(
+            stderr.read_line(&mut text).unwrap() > 0,
+            "no mock line: {text}"
+        );
+        if text[before..].contains("embedded mock server listening") {
+            break;
+        }
+    }
+    let since = std::time::Instant::now();
+    if interrupt {
+        // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let ran = since.elapsed();
+    if interrupt {
+        assert!(
+            !dir.path().join("run/profile_export_aiperf.json").exists(),
+            "nothing is exported by a run stopped before it sent anything"
+        );
+    }
+    (ran, status, text + &rest)
+}
+
+/// Ctrl-C during preparation is honoured at once, not after the dataset is built: the
+/// interrupted process ends long before the same preparation would have, exits 130 and says
+/// what it was doing.
+#[test]
+fn sigint_during_preparation_stops_it() {
+    let (whole, status, err) = run_with_long_preparation(false);
+    assert_eq!(status.code(), Some(0), "{err}");
+    let (stopped, status, err) = run_with_long_preparation(true);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.contains(
+            "ringperf: cancelled by SIGINT while building the dataset: no request was sent"
+        ),
+        "{err}"
+    );
+    assert!(
+        stopped * 5 < whole,
+        "interrupted after {stopped:?}, against {whole:?} for the uninterrupted preparation and run"
+    );
+}
+
+/// Ctrl-C does not wait out the server-metrics flush period (here 60 s): the final scrape is
+/// taken at once and the server-metrics exports are still written.
+#[test]
+fn sigint_takes_the_final_scrape_without_the_flush_period() {
+    let server = mock(0, 5, 50, 1, Driver::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "60")
+        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+        .args(["--concurrency", "2", "--request-count", "10000000"])
+        .args([
+            "--num-dataset-entries",
+            "10",
+            "--isl",
+            "8",
+            "--no-gpu-telemetry",
+        ])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    wait_for_records(dir.path());
+    let since = std::time::Instant::now();
+    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        since.elapsed() < Duration::from_secs(30),
+        "the run waited for the 60 s flush period: {err}"
+    );
+    assert!(
+        err.contains("SIGINT: final server-metrics scrape now"),
+        "{err}"
+    );
+    assert!(
+        dir.path().join("server_metrics_export.json").is_file(),
+        "{err}"
+    );
+}

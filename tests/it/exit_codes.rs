@@ -74,6 +74,56 @@ fn no_request_succeeded_exits_1_and_names_the_error() {
     assert!(dir.path().join("profile_export_aiperf.json").is_file());
 }
 
+/// A refused connection names the URL it was for, `scheme://host:port/path`, in every record's
+/// error, in the JSON's `error_summary` and in the end-of-run line.
+#[test]
+fn a_refused_connection_names_its_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = closed_port();
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--ui",
+            "none",
+            "--tokenizer",
+            "builtin",
+        ])
+        .args([
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
+            "--request-count",
+            "3",
+        ])
+        .args(["--isl", "8", "--endpoint-type", "completions", "--url"])
+        .arg(format!("127.0.0.1:{port}/base"))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .output()
+        .expect("the binary runs");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let url = format!("http://127.0.0.1:{port}/base/v1/completions");
+    let message = format!("cannot connect to {url}: Connection refused (os error 111)");
+    assert!(
+        err.contains(&format!(
+            "most common error: {message} (ClientConnectorError)"
+        )),
+        "{err}"
+    );
+    let recs = crate::common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(recs.len(), 3);
+    for r in recs {
+        assert_eq!(r["error"]["message"], message.as_str(), "{r}");
+    }
+    let summary = crate::common::read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(
+        summary["error_summary"][0]["error_details"]["message"],
+        message.as_str()
+    );
+}
+
 #[test]
 fn failed_request_threshold_exits_3() {
     let dir = tempfile::tempdir().unwrap();

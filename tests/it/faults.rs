@@ -45,6 +45,8 @@ struct Run {
     /// Request id → the mock's last entry for it (a request retried on a fresh connection has
     /// two; the last one decided its outcome).
     truth: HashMap<String, TruthEntry>,
+    /// The URL every request went to, as a connection error names it.
+    url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -160,6 +162,7 @@ fn run_against(server: &MockServer, flags: &str, n: u64) -> Run {
         summary,
         recs,
         truth,
+        url: format!("http://{}/v1/chat/completions", server.addr),
         _dir: dir,
     }
 }
@@ -169,6 +172,8 @@ struct Expected<'a> {
     code: Option<u64>,
     kind: &'a str,
     message: &'a str,
+    /// A failure of the connection: the message is `<url>: <message>`.
+    at_url: bool,
 }
 
 /// Checks a run where `fault` was the only fault: every request the truth log says got it
@@ -176,6 +181,13 @@ struct Expected<'a> {
 /// request succeeded with the full output, and the JSON summary counts exactly those failures.
 /// Returns how many requests got the fault.
 fn check_single_fault(r: &Run, fault: Fault, expected: Option<&Expected<'_>>) -> u64 {
+    let message = expected.map(|e| {
+        if e.at_url {
+            format!("{}: {}", r.url, e.message)
+        } else {
+            e.message.to_string()
+        }
+    });
     let mut faulted = 0;
     for rec in &r.recs {
         let t = r.truth_of(rec);
@@ -186,7 +198,11 @@ fn check_single_fault(r: &Run, fault: Fault, expected: Option<&Expected<'_>>) ->
                 let err = &rec["error"];
                 assert_eq!(err["code"].as_u64(), e.code, "{rec}");
                 assert_eq!(err["type"], e.kind, "{rec}");
-                assert_eq!(err["message"], e.message, "{rec}");
+                assert_eq!(
+                    err["message"],
+                    message.as_deref().unwrap_or_default(),
+                    "{rec}"
+                );
                 assert!(rec["metrics"].get("output_sequence_length").is_none());
             }
             _ => {
@@ -205,7 +221,11 @@ fn check_single_fault(r: &Run, fault: Fault, expected: Option<&Expected<'_>>) ->
     let summary = r.error_summary();
     match expected {
         Some(e) if faulted > 0 => {
-            let key = (e.code, e.kind.to_string(), e.message.to_string());
+            let key = (
+                e.code,
+                e.kind.to_string(),
+                message.clone().unwrap_or_default(),
+            );
             assert_eq!(summary, HashMap::from([(key, faulted)]));
         }
         _ => assert!(summary.is_empty(), "{summary:?}"),
@@ -225,6 +245,7 @@ fn reset_before_response_is_a_connection_error() {
         code: None,
         kind: "ClientOSError",
         message: "Connection reset by peer (os error 104)",
+        at_url: true,
     };
     // A fresh connection per request: no retries, so the draws alone decide the failures.
     let server = mock(only(Fault::ResetBeforeResponse, 0.5));
@@ -269,6 +290,7 @@ fn reset_mid_stream_is_a_payload_error() {
             code: None,
             kind: "ClientPayloadError",
             message: "Connection reset by peer (os error 104)",
+            at_url: true,
         }),
     );
     assert_some_not_all(faulted, n);
@@ -293,6 +315,7 @@ fn reset_mid_body_of_a_whole_response_is_a_payload_error() {
             code: None,
             kind: "ClientPayloadError",
             message: "Connection reset by peer (os error 104)",
+            at_url: true,
         }),
     );
     assert_eq!((r.out.successes, r.out.errors), (0, 4));
@@ -324,6 +347,7 @@ fn error_statuses_carry_code_reason_and_body() {
                 code: Some(u64::from(code)),
                 kind: reason,
                 message: &body,
+                at_url: false,
             }),
         );
         assert_some_not_all(faulted, n);
@@ -348,6 +372,7 @@ fn never_answering_server_times_out_each_request() {
             code: None,
             kind: "TimeoutError",
             message: "Request did not complete within --request-timeout-seconds (0.5 s)",
+            at_url: false,
         }),
     );
     assert_some_not_all(faulted, n);
@@ -379,6 +404,7 @@ fn slow_loris_times_out_and_the_mock_stops_trickling() {
             code: None,
             kind: "TimeoutError",
             message: "Request did not complete within --request-timeout-seconds (0.5 s)",
+            at_url: false,
         }),
     );
     assert_some_not_all(faulted, n);
@@ -407,6 +433,7 @@ fn bad_chunk_size_is_a_parse_error() {
                 code: None,
                 kind: "ClientPayloadError",
                 message: "invalid chunk size line",
+                at_url: true,
             }),
         );
         assert_some_not_all(faulted, n);
@@ -456,6 +483,7 @@ fn sse_error_event_is_a_502_with_the_comment() {
             code: Some(502),
             kind: "SSEResponseError",
             message: &message,
+            at_url: false,
         }),
     );
     assert_some_not_all(faulted, n);
@@ -725,6 +753,7 @@ fn response_over_the_body_limit_is_a_payload_error() {
             code: None,
             kind: "ClientPayloadError",
             message: "response body exceeds the size limit",
+            at_url: true,
         }),
     );
     assert_eq!((r.out.successes, r.out.errors), (0, 1));

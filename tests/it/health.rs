@@ -272,3 +272,153 @@ fn the_same_run_unstarved_keeps_up_and_reports_every_thread() {
     assert!(busy > 0.0 && busy <= 1.0, "busy fraction {busy}");
     assert!(rp["threads"][0].get("busy_fraction").is_none());
 }
+
+/// Busy loops (`yes`) on every core, ended by their PIDs when dropped: the machine's cores are
+/// taken from the run's threads for as long as the guard lives.
+struct Hogs(Vec<std::process::Child>);
+
+impl Hogs {
+    fn start() -> Self {
+        let n = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        Hogs(
+            (0..n)
+                .map(|_| {
+                    std::process::Command::new("yes")
+                        .stdout(std::process::Stdio::null())
+                        .spawn()
+                        .expect("yes runs")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A run of the binary with the embedded mock (`--mock`: the server on the client's own
+/// cores), streaming at concurrency 8, `requests` requests, judged against `--max-client-lag-us
+/// limit_us`; with the stall hook and one worker when `stall_ms` is given (open loop, 200/s).
+fn embedded_run(dir: &Path, requests: u32, limit_us: u64, stall_ms: Option<u64>) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
+    cmd.env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0")
+        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .args([
+            "profile",
+            "--mock",
+            "--streaming",
+            "--ui",
+            "none",
+            "--isl",
+            "16",
+        ])
+        .args([
+            "--no-gpu-telemetry",
+            "--request-count",
+            &requests.to_string(),
+        ])
+        .args([
+            "--max-client-lag-us",
+            &limit_us.to_string(),
+            "--artifact-dir",
+        ])
+        .arg(dir);
+    match stall_ms {
+        Some(ms) => {
+            cmd.env(ringperf::worker::TEST_STALL_ENV, ms.to_string())
+                .args(["--workers-max", "1", "--request-rate", "200"])
+                .args(["--arrival-pattern", "constant"]);
+        }
+        None => {
+            cmd.args(["--concurrency", "8"]);
+        }
+    }
+    cmd.output().expect("the binary runs")
+}
+
+/// With the embedded mock on the client's cores, and every core made busy (`yes` loops), the
+/// workers wait for a CPU: lag over the (deliberately tight, 0.1 ms) limit that this wait
+/// accounts for is reported as the shared cores' (`SHARED CORES`, `shared_core_lag`), not as
+/// the client falling behind; the run exits 0 although the limit was enforced.
+#[test]
+fn lag_from_cores_shared_with_the_embedded_mock_is_not_the_clients() {
+    if !common::require_tool(
+        "yes",
+        common::tool_runs("yes", "--version"),
+        "no `yes`: skipped",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = {
+        let _hogs = Hogs::start();
+        embedded_run(dir.path(), 200, 100, None)
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let h = read_json(&dir.path().join("profile_export_aiperf.json"))["ringperf"]["client_health"]
+        .clone();
+    assert_eq!(h["shares_cores_with_mock"], true, "{h}");
+    assert_eq!(h["kept_up"], true, "{h}");
+    let shared = h["shared_core_lag"].as_array().expect("shared_core_lag");
+    assert!(!shared.is_empty(), "{h}");
+    // Each lag attributed to the cores is no longer than the workers' wait for a CPU.
+    let wait = h["observed"]["run_queue_wait_ns"]
+        .as_f64()
+        .expect("run-queue wait");
+    for what in ["dispatch", "receive"] {
+        let max = h["observed"][format!("{what}_lag_max_ns")].as_f64();
+        let said = shared.iter().any(|s| s.as_str().unwrap().starts_with(what));
+        if said {
+            assert!(max.is_none_or(|m| m <= wait), "{h}");
+        }
+    }
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Client health: "))
+        .expect("verdict line");
+    assert!(line.starts_with("Client health: SHARED CORES — "), "{line}");
+    assert!(line.contains("embedded mock shares their cores"), "{line}");
+}
+
+/// With the embedded mock too, a client that stalls by itself (each send blocked 50 ms by the
+/// hook, a sleep: no wait for a CPU) still FELL BEHIND: its dispatch lag is far longer than
+/// anything its wait for a CPU accounts for.
+#[test]
+fn a_stalled_client_beside_the_embedded_mock_still_fell_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = embedded_run(dir.path(), 20, 10_000, Some(50));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h = read_json(&dir.path().join("profile_export_aiperf.json"))["ringperf"]["client_health"]
+        .clone();
+    assert_eq!(h["shares_cores_with_mock"], true, "{h}");
+    assert_eq!(h["kept_up"], false, "{h}");
+    let reasons = h["reasons"].as_array().expect("reasons");
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with("dispatch lag p99 ")),
+        "{h}"
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Client health: "))
+        .expect("verdict line");
+    assert!(
+        line.starts_with("Client health: FELL BEHIND — dispatch lag p99 "),
+        "{line}"
+    );
+}

@@ -720,3 +720,112 @@ fn shard_argv_offline(dir: &Path) -> Vec<String> {
     .chain([dir.display().to_string()])
     .collect()
 }
+
+/// Two shards of one open-loop run (10 requests each, 10 ms apart) judged against
+/// `--max-client-lag-us 100000`; shard 1 blocks 50 ms before every send (the
+/// `RINGPERF_TEST_WORKER_STALL_MS` hook), so its dispatch lag grows by at least 40 ms a request
+/// and its own verdict fails (exit 5). Shard 0 usually keeps up, but a debug build reaching the
+/// shared `--start-at` late on a busy machine counts the delay in its own lag: its verdict is
+/// read from its summary, not assumed.
+fn shards_one_behind(server: &MockServer, root: &Path) -> Vec<PathBuf> {
+    let start_at = ringperf::clock::wall_now_ns() + 3_000_000_000;
+    let dirs: Vec<PathBuf> = (0..2).map(|i| root.join(format!("shard-{i}"))).collect();
+    let extra = [
+        "--request-rate",
+        "200",
+        "--arrival-pattern",
+        "constant",
+        "--request-count",
+        "20",
+        "--workers-max",
+        "1",
+        "--no-server-metrics",
+        "--max-client-lag-us",
+        "100000",
+    ];
+    let children: Vec<_> = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, dir)| {
+            let argv = shard_argv(server, dir, &extra);
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringperf"));
+            cmd.env_remove(ringperf::worker::TEST_STALL_ENV)
+                .args(&argv[1..])
+                .args(["--shard-index", &i.to_string(), "--shard-count", "2"])
+                .args(["--start-at", &start_at.to_string()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            if i == 1 {
+                cmd.env(ringperf::worker::TEST_STALL_ENV, "50");
+            }
+            cmd.spawn().expect("the binary runs")
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().expect("the shard ends");
+        let code = out.status.code();
+        let ok = if i == 1 {
+            code == Some(5)
+        } else {
+            matches!(code, Some(0 | 5))
+        };
+        assert!(ok, "shard {i}: {code:?} {}", text(&out.stderr));
+    }
+    dirs
+}
+
+/// A shard whose own run fell behind makes the merged verdict fall behind, naming it, on the
+/// console and in `ringperf.client_health` with each shard's own verdict; its shard line never
+/// says "ok" (only a shard that kept up does); the merge exits 5 as that shard did.
+#[test]
+fn a_shard_that_fell_behind_makes_the_merged_verdict_say_so() {
+    let server = mock();
+    let root = tempfile::tempdir().unwrap();
+    let dirs = shards_one_behind(&server, root.path());
+    let merged = root.path().join("merged");
+    let out = merge(&[dirs[0].as_path(), dirs[1].as_path()], Some(&merged));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(5), "{stdout}{}", text(&out.stderr));
+    let own: Vec<Value> = dirs
+        .iter()
+        .map(|d| {
+            read_json(&d.join("profile_export_aiperf.json"))["ringperf"]["client_health"].clone()
+        })
+        .collect();
+    assert_eq!(own[1]["kept_up"], false);
+    let own_reasons = own[1]["reasons"].as_array().unwrap().clone();
+    let health_line = stdout
+        .lines()
+        .find(|l| l.starts_with("Client health:"))
+        .unwrap();
+    assert!(
+        health_line.contains(&format!("shard 1: {}", own_reasons[0].as_str().unwrap())),
+        "{stdout}"
+    );
+    assert!(
+        health_line.starts_with("Client health: FELL BEHIND — "),
+        "{stdout}"
+    );
+    for (i, verdict) in own.iter().enumerate() {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("  shard {i}:")))
+            .unwrap();
+        let kept_up = verdict["kept_up"].as_bool().unwrap();
+        assert_eq!(line.ends_with(", ok"), kept_up, "{line}");
+        assert_eq!(line.ends_with("client FELL BEHIND"), !kept_up, "{line}");
+    }
+    let health =
+        &read_json(&merged.join("profile_export_aiperf.json"))["ringperf"]["client_health"];
+    assert_eq!(health["kept_up"], false, "{health}");
+    for (i, verdict) in own.iter().enumerate() {
+        assert_eq!(
+            health["shards"][i]["kept_up"], verdict["kept_up"],
+            "{health}"
+        );
+        assert_eq!(
+            health["shards"][i]["reasons"], verdict["reasons"],
+            "{health}"
+        );
+    }
+}

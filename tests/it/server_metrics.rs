@@ -167,12 +167,14 @@ fn profile_run_writes_all_four_files_with_one_benchmark_id() {
         "flush-period and final scrapes belong to profiling"
     );
 
-    // The console footer lists the exports AIPerf lists (not the streamed JSONL, as AIPerf).
+    // The console footer lists the exports AIPerf lists, and the streamed JSONL (which AIPerf
+    // leaves out) after them under ringperf's own label.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !stdout.contains("server_metrics_export.jsonl"),
-        "no JSONL line: {stdout}"
+    let jsonl_line = format!(
+        "Server Metrics JSONL Export: {}",
+        d.join("server_metrics_export.jsonl").display()
     );
+    assert!(stdout.lines().any(|l| l == jsonl_line), "{stdout}");
     for f in [
         "server_metrics_export.json",
         "server_metrics_export.csv",
@@ -228,9 +230,10 @@ fn default_formats_and_prefix() {
 }
 
 /// The footer lists the exports with AIPerf 0.13's labels in its order, checked against the
-/// footer AIPerf printed for the same flags (`tests/data/aiperf-console/`): no line for the
-/// per-record JSONL, inputs.json or the log file ringperf does not write; the server-metrics
-/// Parquet file ringperf writes by default gets AIPerf's label after the JSON one. The console
+/// footer AIPerf printed for the same flags (`tests/data/aiperf-console/`), less the log file
+/// ringperf does not write; the server-metrics Parquet file ringperf writes by default gets
+/// AIPerf's label after the JSON one; ringperf's own lines (the per-record JSONL, the console
+/// file, inputs.json, the per-phase files, the marker) come after all of AIPerf's. The console
 /// file is named after the prefix and holds the tables without the footer.
 #[test]
 fn console_footer_and_file_follow_aiperf() {
@@ -294,7 +297,21 @@ fn console_footer_and_file_follow_aiperf() {
             dir.path().join(name).display().to_string(),
         ));
     }
-    assert_eq!(ours, expected, "{stdout}");
+    // Then ringperf names the rest of what it wrote (inputs.json, the per-phase files, the
+    // marker…), after every line of AIPerf's.
+    assert_eq!(ours[..expected.len()], expected, "{stdout}");
+    let rest: Vec<&str> = ours[expected.len()..]
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .collect();
+    assert!(
+        rest.contains(&"Inputs Export") && rest.contains(&"Results Ready Marker"),
+        "{rest:?}"
+    );
+    assert!(
+        rest.iter().all(|l| expected.iter().all(|(e, _)| e != l)),
+        "{rest:?}"
+    );
     for (_, path) in &ours {
         assert!(Path::new(path).is_file(), "{path}");
     }
@@ -731,6 +748,7 @@ fn from_jsonl_reproduces_aiperfs_counter_and_histogram_statistics() {
         slice: Some(Duration::from_secs(1)),
         formats: vec![ringperf::server_metrics::output::Format::Json],
         artifact_dir: Some(dir.path().to_path_buf()),
+        overwrite: false,
     })
     .expect("re-processes");
     let ours = read_json(&dir.path().join("server_metrics_export.json"));
@@ -817,6 +835,7 @@ fn parquet_schema_matches_aiperfs_file() {
         slice: None,
         formats: vec![ringperf::server_metrics::output::Format::Parquet],
         artifact_dir: Some(dir.path().to_path_buf()),
+        overwrite: false,
     })
     .expect("re-processes");
     let ours = dir.path().join("server_metrics_export.parquet");
@@ -1034,4 +1053,69 @@ fn from_jsonl_of_a_live_run_gives_its_json_back() {
     let mut diffs = Vec::new();
     differences(&live, &ours, "", &mut diffs);
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
+/// `ringperf server-metrics --from-jsonl` in the run's own directory: refused (exit 2, the
+/// message naming the files and `--overwrite`), every file of the run left as it was; with
+/// `--overwrite` the files are recomputed in place.
+#[test]
+fn reprocessing_never_replaces_the_runs_exports_unasked() {
+    let server = mock(MetricsMode::Vllm);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    profile(
+        &server,
+        d,
+        6,
+        &[
+            "--server-metrics-formats",
+            "json",
+            "csv",
+            "jsonl",
+            "parquet",
+        ],
+    );
+    // A marker in the CSV shows whether it was replaced.
+    let csv = d.join("server_metrics_export.csv");
+    std::fs::write(&csv, "the run's own CSV\n").unwrap();
+    let before: Vec<Vec<u8>> = ["json", "parquet"]
+        .map(|e| std::fs::read(d.join(format!("server_metrics_export.{e}"))).unwrap())
+        .to_vec();
+    let reprocess = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["server-metrics", "--from-jsonl"])
+            .arg(d.join("server_metrics_export.jsonl"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = reprocess(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--overwrite") && err.contains("--artifact-dir"),
+        "{err}"
+    );
+    assert!(err.contains(&csv.display().to_string()), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        "the run's own CSV\n"
+    );
+    let after: Vec<Vec<u8>> = ["json", "parquet"]
+        .map(|e| std::fs::read(d.join(format!("server_metrics_export.{e}"))).unwrap())
+        .to_vec();
+    assert!(
+        before == after,
+        "the JSON and Parquet exports are untouched"
+    );
+
+    let replaced = reprocess(&["--overwrite"]);
+    assert!(replaced.status.success(), "{replaced:?}");
+    let stdout = String::from_utf8_lossy(&replaced.stdout);
+    assert!(stdout.contains(&csv.display().to_string()), "{stdout}");
+    let again = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        again.contains("vllm:request_success"),
+        "recomputed in place: {again:.300}"
+    );
 }

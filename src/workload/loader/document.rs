@@ -171,6 +171,11 @@ where
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
         while let Some(v) = seq.next_element::<Value>()? {
+            // A signal stops the load; the caller reports the interruption, not this error.
+            if crate::control::interrupted() {
+                let why = LoadErrorKind::Invalid("loading interrupted by a signal".into());
+                return Err(self.state.fail(String::new(), why));
+            }
             if let Err((field, kind)) = (self.state.each.borrow_mut())(i, v) {
                 let field = if self.key.is_empty() {
                     format!("[{i}]{field}")

@@ -61,12 +61,16 @@ impl<R: BufRead> JsonLines<R> {
         self.hash
     }
 
-    /// The next non-blank line as `(line number, object)`, or `None` at the end.
+    /// The next non-blank line as `(line number, object)`, or `None` at the end, or as soon as
+    /// a signal came ([`crate::control::interrupted`]: the caller drops what was loaded).
     ///
     /// # Errors
     /// A read error, a line that is not UTF-8 or not JSON, or JSON that is not an object.
     pub fn next_object(&mut self) -> Result<Option<Numbered>, LoadError> {
         loop {
+            if crate::control::interrupted() {
+                return Ok(None);
+            }
             self.buf.clear();
             self.line += 1;
             let n = self.reader.read_line(&mut self.buf).map_err(|e| {

@@ -134,6 +134,10 @@ pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dat
         lines.content_hash(),
     );
     for (conv, conv_rows) in sessions.conversations.iter_mut().zip(rows) {
+        // A signal stops the prompts' building: the caller drops the partial dataset.
+        if crate::control::interrupted() {
+            break;
+        }
         conv.turns.reserve(conv_rows.len());
         for Row {
             line,
