@@ -178,6 +178,9 @@ if ((!have_url)); then
   mock_log=$base/mock-server.log
   mock_args=()
   read -r -a mock_args <<<"${MOCK_ARGS:-}"
+  # The log exists before the server starts: the background job opens it only once it runs,
+  # and the first read below must not fail (set -e) on a file not yet made.
+  : >"$mock_log"
   "$bin" mock-server --bind 127.0.0.1:0 "${mock_args[@]}" </dev/null >"$mock_log" 2>&1 &
   mock_pid=$!
   url=""
