@@ -13,10 +13,10 @@
 //!
 //! The code is the hash id, made distinct by construction: the id (as 64 bits) XOR the scope
 //! (seed and file hash), put through a bijective mix, written in base `k` (the number of
-//! distinct words) with `L` digits, the least `L` with `k^L ≥ 2^64` (4,511 words and 6 digits
-//! for the builtin). Distinct ids give distinct codes, so distinct blocks, for every block of
-//! more than `L` tokens; the mix spreads consecutive ids so that even shorter blocks rarely
-//! agree. The rest of the block is the corpus's words in corpus order from an offset derived
+//! distinct words) with `L` digits, least significant first, the least `L` with `k^L ≥ 2^64`
+//! (4,511 words and 6 digits for the builtin). Distinct ids give distinct codes, so distinct
+//! blocks, for every block of more than `L` tokens; the mix spreads consecutive ids so that even
+//! shorter blocks rarely agree (a block cut to 1 token is the separator alone). The rest of the block is the corpus's words in corpus order from an offset derived
 //! from the code.
 //!
 //! With `m` hash ids the prompt is `m` blocks: when `m · block_size` exceeds `input_length` the
@@ -233,8 +233,10 @@ impl<'t> BlockPrompts<'t> {
             let at = out.len();
             let mut rest = key;
             out.resize(at + self.code_len, 0);
-            // Most significant digit first.
-            for slot in out[at..].iter_mut().rev() {
+            // Least significant digit first: the leading digit of `L` is one of only
+            // `2^64 / k^(L-1)` values (10 for the builtin), the trailing one any of `k`, so a
+            // block cut to a few tokens keeps the digits that vary most.
+            for slot in out[at..].iter_mut() {
                 *slot = self.words[(rest % k) as usize];
                 rest /= k;
             }
