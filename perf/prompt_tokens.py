@@ -41,7 +41,8 @@ def prompt_text(payload):
 
 
 def count(inputs_path):
-    """{session_id: o200k_base token count of its single payload's prompt}."""
+    """{session_id: o200k_base token count of its single payload's prompt, special tokens
+    spelled in it counted as one token each}."""
     import tiktoken
 
     enc = tiktoken.get_encoding("o200k_base")
@@ -51,7 +52,10 @@ def count(inputs_path):
         payloads = entry["payloads"]
         if len(payloads) != 1:
             raise ValueError(f"{entry['session_id']}: {len(payloads)} payloads, expected 1")
-        out[entry["session_id"]] = len(enc.encode_ordinary(prompt_text(payloads[0])))
+        # A special token written in the text (a hash_ids block's `<|endoftext|>`) is one token,
+        # as a server's tokenizer counts it.
+        text = prompt_text(payloads[0])
+        out[entry["session_id"]] = len(enc.encode(text, allowed_special="all"))
     return out
 
 

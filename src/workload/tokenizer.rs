@@ -3,11 +3,15 @@
 //! - `builtin`: tiktoken `o200k_base` (AIPerf's zero-network tokenizer), from the `bpe-openai`
 //!   crate, whose tables are built when it is compiled and deserialized on first use (~40 ms;
 //!   tiktoken-rs builds them at start-up, ~110 ms). Its token ids equal tiktoken-rs's
-//!   `encode_ordinary` (the oracle in this file's property tests); no files.
+//!   `encode_with_special_tokens` (the oracle in this file's property tests); no files.
 //! - a Hugging Face `tokenizer.json` (feature `hf-tokenizer`): a file path, a directory holding
 //!   one, or a model id found in the local Hugging Face cache. Nothing is ever downloaded.
 //!
-//! Encoding never adds special tokens (AIPerf uses `add_special_tokens=False`). A [`Tokenizer`] is
+//! Encoding never adds special tokens (AIPerf uses `add_special_tokens=False`), but special
+//! tokens written in the text are each one token, as a server counts them: vLLM's HF tokenizer
+//! matches added special tokens in the text, and AIPerf's builtin encodes with
+//! `allowed_special="all"`. So `<|endoftext|>` in a prompt counts 1, not the 7 tokens of its
+//! spelling (the `hash_ids` blocks' separator, docs/datasets.md). A [`Tokenizer`] is
 //! `Send + Sync`; share it with `Arc`. Tokenization runs before the run and on the aggregator
 //! thread, never on a worker.
 //!
@@ -231,10 +235,20 @@ impl Tokenizer {
         }
     }
 
-    /// Token ids of `text`, without special tokens. An HF encode error yields no tokens.
+    /// Token ids of `text`, adding no special tokens; special tokens spelled in the text are one
+    /// id each. An HF encode error yields no tokens.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self {
-            Tokenizer::Builtin(bpe) => bpe.encode(text),
+            Tokenizer::Builtin(bpe) => {
+                let mut ids = Vec::new();
+                for piece in o200k_pieces(text) {
+                    match piece {
+                        Piece::Text(t) => ids.extend(bpe.encode(t)),
+                        Piece::Special(id) => ids.push(id),
+                    }
+                }
+                ids
+            }
             #[cfg(feature = "hf-tokenizer")]
             Tokenizer::Hf(tok, _) => tok
                 .encode_fast(text, false)
@@ -246,7 +260,12 @@ impl Tokenizer {
     /// Number of tokens in `text` (the length of [`Tokenizer::encode`]).
     pub fn count(&self, text: &str) -> usize {
         match self {
-            Tokenizer::Builtin(bpe) => bpe.count(text),
+            Tokenizer::Builtin(bpe) => o200k_pieces(text)
+                .map(|piece| match piece {
+                    Piece::Text(t) => bpe.count(t),
+                    Piece::Special(_) => 1,
+                })
+                .sum(),
             #[cfg(feature = "hf-tokenizer")]
             Tokenizer::Hf(tok, _) => tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
         }
@@ -303,6 +322,54 @@ impl Tokenizer {
     }
 }
 
+/// A stretch of text between o200k special tokens, or one special token.
+enum Piece<'a> {
+    Text(&'a str),
+    Special(u32),
+}
+
+/// `text` cut at every o200k special token it spells, in order (empty stretches left out), the
+/// way tiktoken's `encode(allowed_special="all")` cuts it before its byte-pair encoding.
+fn o200k_pieces(text: &str) -> impl Iterator<Item = Piece<'_>> {
+    let mut rest = text;
+    let mut pending: Option<u32> = None;
+    std::iter::from_fn(move || {
+        loop {
+            if let Some(id) = pending.take() {
+                return Some(Piece::Special(id));
+            }
+            if rest.is_empty() {
+                return None;
+            }
+            // The earliest special token in `rest`: each starts with `<|`, so only those
+            // places are tried, and the text is read once.
+            let mut next = None;
+            let mut from = 0;
+            while let Some(at) = rest[from..].find("<|").map(|i| from + i) {
+                next = O200K_SPECIALS
+                    .iter()
+                    .find(|(_, s)| rest[at..].starts_with(s))
+                    .map(|&(id, s)| (at, id, s.len()));
+                if next.is_some() {
+                    break;
+                }
+                from = at + 2;
+            }
+            let (head, tail) = match next {
+                Some((at, id, len)) => {
+                    pending = Some(id);
+                    (&rest[..at], &rest[at + len..])
+                }
+                None => (rest, ""),
+            };
+            rest = tail;
+            if !head.is_empty() {
+                return Some(Piece::Text(head));
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,8 +405,19 @@ mod tests {
         assert_eq!(t.encode("Hello world"), vec![13225, 2375]);
         assert_eq!(t.count("Hello world"), 2);
         assert_eq!(t.count(""), 0);
-        // Special-token text is plain text with encode_ordinary: never one special id.
-        assert!(t.count("<|endoftext|>") > 1);
+        // A special token spelled in the text is one token, as the server counts it.
+        assert_eq!(t.encode("<|endoftext|>"), vec![O200K_ENDOFTEXT]);
+        assert_eq!(t.count("<|endoftext|>"), 1);
+        assert_eq!(
+            t.encode("Hello<|endofprompt|> world<|endoftext|>"),
+            vec![13225, 200_018, 2375, O200K_ENDOFTEXT]
+        );
+        // Python tiktoken, `encode(..., allowed_special="all")`: [199999, 199999, 2375, 464, 91,
+        // 3819, 826] (a cut-off spelling is text).
+        assert_eq!(
+            t.count("<|endoftext|><|endoftext|> world <|endoft"),
+            2 + 1 + 4
+        );
         assert_eq!(t.decode(&[13225, 2375]), "Hello world");
         let text = "From fairest creatures we desire increase, ça va? 日本語";
         assert_eq!(t.decode(&t.encode(text)), text);
@@ -380,6 +458,10 @@ mod tests {
         "👍🏽",
         "\u{1D518}",
         "<|endoftext|>",
+        "<|endofprompt|>",
+        "<|",
+        "|>",
+        "<|endof",
         "don't",
         "Don'T",
         "x",
@@ -403,12 +485,12 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
 
-        /// Any text: the same ids as tiktoken-rs's `encode_ordinary`, and a count equal to
-        /// their number.
+        /// Any text: the same ids as tiktoken-rs's `encode_with_special_tokens` (AIPerf's
+        /// `allowed_special="all"`), and a count equal to their number.
         #[test]
         fn builtin_equals_tiktoken_on_any_text(s in "\\PC{0,80}") {
             let t = Tokenizer::builtin();
-            let want = oracle().encode_ordinary(&s);
+            let want = oracle().encode_with_special_tokens(&s);
             proptest::prop_assert_eq!(t.encode(&s), want.clone());
             proptest::prop_assert_eq!(t.count(&s), want.len());
         }
@@ -420,7 +502,7 @@ mod tests {
         ) {
             let s: String = picks.iter().map(|&i| PIECES[i]).collect();
             let t = Tokenizer::builtin();
-            let want = oracle().encode_ordinary(&s);
+            let want = oracle().encode_with_special_tokens(&s);
             proptest::prop_assert_eq!(t.encode(&s), want.clone());
             proptest::prop_assert_eq!(t.count(&s), want.len());
         }
@@ -454,12 +536,12 @@ mod tests {
         let mut checked = 0;
         for start in (0..lines.len()).step_by(7) {
             let window: String = lines[start..(start + 12).min(lines.len())].concat();
-            let want = oracle().encode_ordinary(&window);
+            let want = oracle().encode_with_special_tokens(&window);
             assert_eq!(t.encode(&window), want, "{window:?}");
             assert_eq!(t.count(&window), want.len());
             checked += 1;
         }
-        let whole = oracle().encode_ordinary(&text);
+        let whole = oracle().encode_with_special_tokens(&text);
         assert_eq!(t.encode(&text), whole);
         assert!(checked > 500, "{checked}");
     }

@@ -458,3 +458,114 @@ fn multi_turn_file_sends_its_turns_with_history_and_system_prompt() {
     );
     assert_eq!(second["messages"][3]["content"], "Second question?");
 }
+
+/// o200k ids of `text` with special tokens spelled in it as one id each, as a server's tokenizer
+/// (and AIPerf's `allowed_special="all"`) counts them.
+fn o200k_server_ids(text: &str) -> Vec<u32> {
+    tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text)
+}
+
+/// `hash_ids` prompts of a production trace (the first rows of the Mooncake conversation trace,
+/// tests/data/mooncake-conversation, plus a prefix-only row and an exact-tile one): the ISL
+/// ringperf reports for each request is the count, by tiktoken, of the prompt the mock received,
+/// which is the row's `input_length`; and two prompts share tokens only as far as they share hash
+/// ids (the rows share block 0 only), plus the next block's separator and at most the 6 digits
+/// of the block's id code.
+#[test]
+fn hash_ids_prompts_report_the_isl_the_server_receives() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let excerpt = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/mooncake-conversation/first-300.jsonl"),
+    )
+    .unwrap();
+    let mut rows: Vec<Value> = excerpt
+        .lines()
+        .take(10)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    rows.push(serde_json::json!({"timestamp": 0, "input_length": 1100, "output_length": 2, "hash_ids": [0, 1]}));
+    rows.push(serde_json::json!({"timestamp": 0, "input_length": 1024, "output_length": 2, "hash_ids": [0, 1]}));
+    let file = tmp.path().join("trace.jsonl");
+    let mut trace = String::new();
+    for row in &mut rows {
+        row["output_length"] = 2.into();
+        trace += &format!("{row}\n");
+    }
+    std::fs::write(&file, trace).unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
+         mooncake_trace --random-seed 4 --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (12, 0));
+    let truth = server.truth().entries();
+    let received: BTreeMap<String, Vec<u32>> = truth
+        .iter()
+        .map(|t| {
+            let text = body(t)["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            (t.request_id.unwrap().to_string(), o200k_server_ids(&text))
+        })
+        .collect();
+    // Each request: the ISL reported is the count of what was received, and the mock's own count.
+    let mut isls = Vec::new();
+    for rec in records(&out_dir) {
+        let id = rec["metadata"]["x_request_id"].as_str().unwrap();
+        let isl = rec["metrics"]["input_sequence_length"]["value"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(isl, received[id].len() as u64, "{rec}");
+        assert_eq!(
+            rec["metrics"]["usage_prompt_tokens"]["value"].as_u64(),
+            Some(isl)
+        );
+        isls.push(isl);
+    }
+    isls.sort_unstable();
+    let mut want: Vec<u64> = rows
+        .iter()
+        .map(|r| r["input_length"].as_u64().unwrap())
+        .collect();
+    want.sort_unstable();
+    assert_eq!(isls, want, "every row's input_length, exactly");
+    // Pairs of prompts: shared tokens follow shared hash ids.
+    let by_len: BTreeMap<usize, &Vec<u32>> =
+        received.values().map(|ids| (ids.len(), ids)).collect();
+    let prompt_of = |row: &Value| by_len[&(row["input_length"].as_u64().unwrap() as usize)];
+    let ids_of = |row: &Value| -> Vec<i64> {
+        row["hash_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect()
+    };
+    for (i, a) in rows.iter().enumerate() {
+        for b in &rows[i + 1..] {
+            let (ia, ib) = (ids_of(a), ids_of(b));
+            let same = common_prefix(&ia, &ib);
+            let shared = same * 512;
+            let cp = common_prefix(prompt_of(a), prompt_of(b));
+            // Both rows have a block after the shared ones: its separator is shared too.
+            let blocks_follow = ia.len() > same && ib.len() > same;
+            let low = shared + usize::from(blocks_follow);
+            assert!(
+                (low..=shared + 6).contains(&cp),
+                "{cp} tokens shared for {shared}: {a} {b}"
+            );
+        }
+    }
+}
+
+/// How many leading items `a` and `b` share.
+fn common_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
