@@ -77,6 +77,11 @@ pub struct RawSink {
     pub shared: Arc<crate::worker::Shared>,
 }
 
+/// The aggregator's first sleep when the rings are empty; it doubles while they stay empty, up
+/// to [`IDLE_NAP_MAX`].
+const IDLE_NAP_MIN: Duration = Duration::from_millis(2);
+const IDLE_NAP_MAX: Duration = Duration::from_millis(32);
+
 /// The body `raw` sent: built for it, or its turn's pre-encoded request minus the head.
 fn payload<'a>(
     shared: &'a crate::worker::Shared,
@@ -142,6 +147,7 @@ impl Collector {
         let board = self.progress.board.clone();
         let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
+        let mut nap = IDLE_NAP_MIN;
         loop {
             let got = self.drain(&mut tally);
             if let (Some(b), Some(l)) = (board.as_ref(), tally.live.as_ref())
@@ -162,8 +168,12 @@ impl Collector {
                     break;
                 }
                 // Idle: sleep long enough not to steal the workers' cores with wake-ups
-                // (records wait at most this long; the rings absorb far more than 2 ms).
-                std::thread::sleep(Duration::from_millis(2));
+                // (records wait at most this long; the rings absorb far more than that), and
+                // longer while nothing comes, as in a trace's quiet stretch.
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(IDLE_NAP_MAX);
+            } else {
+                nap = IDLE_NAP_MIN;
             }
         }
         self.close(tally)

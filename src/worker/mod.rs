@@ -149,6 +149,10 @@ pub enum CreditSource {
     Open {
         queue: Arc<ArrayQueue<Credit>>,
         fed: Arc<AtomicBool>,
+        /// The intended time of the next credit not yet queued, published by the feeder
+        /// (`run::dispatch`: 0 when unknown or imminent, `u64::MAX` when none is left): an empty
+        /// queue is looked at again shortly before it, not polled.
+        next_ns: Arc<AtomicU64>,
         cap: Option<usize>,
         /// How a credit is used.
         kind: OpenKind,
@@ -550,15 +554,33 @@ async fn worker_main(
 }
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
-/// every socket still in flight so that its pending read ends at once.
+/// every socket still in flight so that its pending read ends at once. Until a cut is set it
+/// looks every 50 ms while requests are in flight, every [`phase::IDLE_POLL`] while none is (a
+/// request checks the cut itself before it writes); it ends as soon as the phase is over.
 pub(super) async fn watch_cut(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
-    phase_over: Rc<Cell<bool>>,
+    phase_over: Rc<phase::PhaseOver>,
 ) {
-    const POLL: Duration = Duration::from_millis(5);
-    while !phase_over.get() {
-        monoio::time::sleep(POLL).await;
+    const CUT_POLL: Duration = Duration::from_millis(5);
+    const BUSY_POLL: Duration = Duration::from_millis(50);
+    while !phase_over.is_set() {
+        let now = shared.clock.now_ns();
+        let cut = shared.control.cut_at_ns();
+        let nap = if now >= cut {
+            // Cutting: sockets of requests still finishing are shut as they are seen.
+            CUT_POLL
+        } else {
+            let poll = if state.open_fds.borrow().is_empty() {
+                phase::IDLE_POLL
+            } else {
+                BUSY_POLL
+            };
+            Duration::from_nanos((cut - now).min(poll.as_nanos() as u64))
+        };
+        if !phase_over.sleep(nap).await {
+            return;
+        }
         if shared.clock.now_ns() >= shared.control.cut_at_ns() {
             for &fd in state.open_fds.borrow().iter() {
                 // SAFETY: `fd` is the descriptor of a connection owned by a request of this worker

@@ -26,6 +26,50 @@ use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, 
 
 /// Longest single wait before the stop conditions are looked at again.
 const STOP_POLL_NS: u64 = 50_000_000;
+/// Longest nap of a task that waits for nothing but a stop (the cut watcher with no request in
+/// flight, an open loop whose next credit is far off, the warm-pool keeper with nothing to do):
+/// an idle worker wakes a few times a second, and sees a stop within this.
+pub(super) const IDLE_POLL: Duration = Duration::from_millis(200);
+/// How long before the next credit's intended time an open loop with an empty queue looks
+/// again (the feeder queues it well before: `run::dispatch`'s lookahead is 50 ms).
+const EARLY_NS: u64 = 2_000_000;
+
+/// The end of a phase on one worker, which the tasks that live beside its requests (the cut
+/// watcher, the warm-pool keeper) wait for together with their own timers, so that they end
+/// as soon as it comes rather than at their next tick.
+#[derive(Debug, Default)]
+pub(crate) struct PhaseOver {
+    over: Cell<bool>,
+    waiters: RefCell<Vec<std::task::Waker>>,
+}
+
+impl PhaseOver {
+    pub(crate) fn set(&self) {
+        self.over.set(true);
+        for w in self.waiters.borrow_mut().drain(..) {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        self.over.get()
+    }
+
+    /// Sleeps `nap`; `false` (at once) when the phase is over before it ends.
+    pub(crate) async fn sleep(&self, nap: Duration) -> bool {
+        let over = std::future::poll_fn(|cx| {
+            if self.over.get() {
+                return std::task::Poll::Ready(());
+            }
+            self.waiters.borrow_mut().push(cx.waker().clone());
+            std::task::Poll::Pending
+        });
+        monoio::select! {
+            () = over => false,
+            () = monoio::time::sleep(nap) => !self.over.get(),
+        }
+    }
+}
 
 /// Runs `plan` on this worker; returns how many requests it sent.
 pub(super) async fn run(
@@ -41,7 +85,7 @@ pub(super) async fn run(
         driver,
         sent: Cell::new(0),
     });
-    let phase_over = Rc::new(Cell::new(false));
+    let phase_over = Rc::new(PhaseOver::default());
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
     let keeper = ctx.plan.warm.map(|w| {
         monoio::spawn(super::warm::keep(
@@ -69,14 +113,15 @@ pub(super) async fn run(
         CreditSource::Open {
             queue,
             fed,
+            next_ns,
             cap,
             kind,
-        } => open_loop(&ctx, &queue, &fed, cap, kind).await,
+        } => open_loop(&ctx, &queue, &fed, &next_ns, cap, kind).await,
     }
-    phase_over.set(true);
+    phase_over.set();
     watcher.await;
     // Awaited: no task of the phase may outlive it (the worker's state, ring producer
-    // included, ends with its last task). It ends at its next tick.
+    // included, ends with its last task). It ends at once, or after a connect it started.
     if let Some(keeper) = keeper {
         keeper.await;
     }
@@ -248,6 +293,7 @@ async fn open_loop(
     ctx: &Rc<Ctx>,
     queue: &crossbeam_queue::ArrayQueue<crate::record::Credit>,
     fed: &std::sync::atomic::AtomicBool,
+    next_ns: &std::sync::atomic::AtomicU64,
     cap: Option<usize>,
     kind: OpenKind,
 ) {
@@ -277,7 +323,15 @@ async fn open_loop(
             if kind == OpenKind::Tick && ctx.sessions_exhausted() && live.get() == 0 {
                 break;
             }
-            monoio::time::sleep(Duration::from_micros(200)).await;
+            // Nothing queued: look again shortly before the next credit is meant to go (the
+            // feeder queues it ahead of that), at least every `IDLE_POLL` for a stop, every
+            // 200 µs when it may come at any moment.
+            let now = ctx.shared.clock.now_ns();
+            let at = next_ns
+                .load(Ordering::Acquire)
+                .saturating_sub(EARLY_NS)
+                .clamp(now + 200_000, now + IDLE_POLL.as_nanos() as u64);
+            pacer.wait_until(&ctx.shared.clock, at).await;
             continue;
         };
         pacer
@@ -332,8 +386,19 @@ async fn open_loop(
             live.set(live.get() - 1);
         });
     }
+    // The last answers and later turns: looked at every 500 µs, less often (to 20 ms) while
+    // nothing changes, as when sessions wait out long delays.
+    let mut nap = Duration::from_micros(500);
+    let mut seen = (state.in_flight.get(), live.get());
     while state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0) {
-        monoio::time::sleep(Duration::from_micros(500)).await;
+        monoio::time::sleep(nap).await;
+        let now = (state.in_flight.get(), live.get());
+        nap = if now == seen {
+            (nap * 2).min(Duration::from_millis(20))
+        } else {
+            Duration::from_micros(500)
+        };
+        seen = now;
     }
 }
 
