@@ -53,6 +53,8 @@ pub struct Collector {
     pub turns: Arc<Vec<TurnInfo>>,
     /// Index in `turns` of each conversation's first turn.
     pub turn_offsets: Arc<Vec<usize>>,
+    /// A streamed replay's slots, where the ISL of each turn is left as it is built.
+    pub stream: Option<Arc<crate::workload::stream::Stream>>,
     pub clock: Clock,
     pub metric_cfg: MetricConfig,
     pub use_server_token_count: bool,
@@ -303,7 +305,12 @@ impl Collector {
                 Some(body) => {
                     payload_input(self.kind, body).map(|text| self.tokenizer.count(&text) as u64)
                 }
-                None => entry.and_then(|e| e.isl_tokens),
+                None => entry.and_then(|e| e.isl_tokens).or_else(|| {
+                    // A streamed replay's ISL was counted as its request was built.
+                    let stream = self.stream.as_ref()?;
+                    let first = self.turn_offsets.get(raw.credit.conversation as usize)?;
+                    stream.isl(first + raw.credit.turn as usize)
+                }),
             };
             if error.is_some() {
                 (input, None, None)

@@ -22,6 +22,7 @@ use crate::schedule::{
     Arrivals, InitialUser, RateRamp, ScheduleEntry, Shard, Spawner, TemplatePicker, UserCentric,
     child_seed,
 };
+use crate::workload::stream::Stream;
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;
@@ -85,6 +86,10 @@ pub struct Dispatcher {
     pending: Option<Credit>,
     /// This process's shard: the whole schedule is generated, only its own credits are queued.
     shard: Shard,
+    /// A streamed replay: a credit is queued only once its conversation's requests are built.
+    stream: Option<Arc<Stream>>,
+    /// The pending credit waits for its conversation to be built.
+    starved: bool,
 }
 
 impl Dispatcher {
@@ -163,6 +168,8 @@ impl Dispatcher {
             issue_deadline_ns,
             pending: None,
             shard: Shard::WHOLE,
+            stream: None,
+            starved: false,
         }
     }
 
@@ -171,6 +178,14 @@ impl Dispatcher {
     #[must_use]
     pub fn with_shard(mut self, shard: Shard) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// Queues a credit only once [`Stream::conversation_ready`] says its conversation's requests
+    /// are built (a streamed replay; `None`: always).
+    #[must_use]
+    pub fn with_stream(mut self, stream: Option<Arc<Stream>>) -> Self {
+        self.stream = stream;
         self
     }
 
@@ -292,7 +307,7 @@ impl Dispatcher {
         self.queue_due(now_ns);
         let next = match &self.pending {
             _ if self.is_fed() => NEXT_NONE,
-            Some(c) if c.intended_ns > now_ns + LOOKAHEAD_NS => c.intended_ns,
+            Some(c) if !self.starved && c.intended_ns > now_ns + LOOKAHEAD_NS => c.intended_ns,
             // Waiting for room in a full queue, or nothing generated yet.
             _ => NEXT_SOON,
         };
@@ -307,7 +322,10 @@ impl Dispatcher {
             return None;
         }
         Some(match &self.pending {
-            Some(c) if c.intended_ns > now_ns + LOOKAHEAD_NS => c.intended_ns - LOOKAHEAD_NS,
+            Some(c) if !self.starved && c.intended_ns > now_ns + LOOKAHEAD_NS => {
+                c.intended_ns - LOOKAHEAD_NS
+            }
+            // Waiting for room in a queue, or for the producer: looked at again soon.
             _ => now_ns,
         })
     }
@@ -353,6 +371,14 @@ impl Dispatcher {
                 }
             };
             if credit.intended_ns > now_ns + LOOKAHEAD_NS {
+                self.pending = Some(credit);
+                return;
+            }
+            self.starved = self
+                .stream
+                .as_ref()
+                .is_some_and(|s| !s.conversation_ready(credit.conversation));
+            if self.starved {
                 self.pending = Some(credit);
                 return;
             }

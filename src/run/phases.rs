@@ -89,6 +89,23 @@ pub(super) fn run_phases(
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
+    if let Some(s) = &shared.stream {
+        let w = s.window();
+        log(
+            cfg,
+            &format!(
+                "streamed trace: {} prompts built when the first request went, {} by the end \
+                 ({} turns); at most {} requests waited built (window {} turns, {} MiB)",
+                s.built_at_first_take()
+                    .map_or("none (no request went)".to_string(), |n| n.to_string()),
+                s.built(),
+                s.turns(),
+                s.held().1,
+                w.turns,
+                w.bytes >> 20
+            ),
+        );
+    }
     // The terminal is the console's again before anything else is printed.
     if let Some(d) = dashboard {
         d.stop();
@@ -318,7 +335,8 @@ impl<'a> Planner<'a> {
             u64::MAX,
             self.issue_deadline_ns,
         )
-        .with_shard(self.shard);
+        .with_shard(self.shard)
+        .with_stream(self.shared.stream.clone());
         let plans = (0..self.n)
             .map(|i| PhasePlan {
                 timing: TurnTiming {

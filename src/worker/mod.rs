@@ -85,6 +85,9 @@ pub struct Shared {
     /// Batched wake-ups ([`crate::net::batch`]): the longest nap, when reads carry kernel
     /// stamps and `--batch-wakeups-us` is not 0.
     pub batch_wakeups: Option<Duration>,
+    /// A streamed trace replay: the slots its requests are built into while it runs (every
+    /// `templates` entry is `None`).
+    pub stream: Option<Arc<crate::workload::stream::Stream>>,
 }
 
 /// Everything besides the body that goes into a request.

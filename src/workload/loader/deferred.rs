@@ -191,3 +191,37 @@ impl BlockCheck {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first pass's check agrees with the builder itself on every case around the rules:
+    /// the same rows fail, with the same error, and the others build.
+    #[test]
+    fn the_check_agrees_with_the_builder() {
+        let tokenizer = Tokenizer::builtin();
+        let cases: &[(usize, &[i64])] = &[
+            (20, &[1, 2, 3]), // last block 4 tokens
+            (24, &[1, 2, 3]), // three whole blocks
+            (16, &[1, 2, 3]), // the last block would have 0 tokens
+            (30, &[1, 2]),    // ids short of the length: a random tail
+            (17, &[1, 2, 3]), // block 3 asked at 1 token, made at 4 above
+            (8, &[5]),        // one whole block
+            (4, &[5]),        // block 5 again at another size
+            (9, &[]),         // no ids: a plain prompt
+            (3, &[6, 6]),     // an id twice, the last block would have -5 tokens
+            (12, &[7, 7]),    // an id twice at two sizes
+        ];
+        let mut check = BlockCheck::default();
+        let mut prompts = BlockPrompts::new(&tokenizer, 8, 1, 2);
+        for &(n, ids) in cases {
+            let built = if ids.is_empty() {
+                Ok(())
+            } else {
+                prompts.tokens(n, ids).map(|_| ())
+            };
+            assert_eq!(check.check(n, 8, ids), built, "{n} over {ids:?}");
+        }
+    }
+}
