@@ -87,14 +87,24 @@ impl Producer {
         let thread = std::thread::Builder::new()
             .name("ringperf-stream".into())
             .spawn(move || {
+                // However it ends (a panic too), the feeder must not wait for conversations
+                // never built: their requests are then recorded as failed, not awaited.
+                let _done = AllReady(&s);
                 produce(job, &s);
-                // Whatever ended it, the feeder must not wait for conversations never built.
-                s.set_ready(usize::MAX);
             })?;
         Ok(Self {
             stream,
             thread: Some(thread),
         })
+    }
+}
+
+/// Marks every conversation ready when dropped.
+struct AllReady<'a>(&'a Stream);
+
+impl Drop for AllReady<'_> {
+    fn drop(&mut self) {
+        self.0.set_ready(usize::MAX);
     }
 }
 

@@ -6,6 +6,7 @@
 //! the hard deadline) and reports [`PhaseDone`].
 
 mod client;
+mod idle;
 mod pacer;
 mod phase;
 pub mod prefill;
@@ -558,12 +559,12 @@ async fn worker_main(
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
 /// every socket still in flight so that its pending read ends at once. Until a cut is set it
-/// looks every 50 ms while requests are in flight, every [`phase::IDLE_POLL`] while none is (a
+/// looks every 50 ms while requests are in flight, every [`idle::IDLE_POLL`] while none is (a
 /// request checks the cut itself before it writes); it ends as soon as the phase is over.
 pub(super) async fn watch_cut(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
-    phase_over: Rc<phase::PhaseOver>,
+    phase_over: Rc<idle::PhaseOver>,
 ) {
     const CUT_POLL: Duration = Duration::from_millis(5);
     const BUSY_POLL: Duration = Duration::from_millis(50);
@@ -575,7 +576,7 @@ pub(super) async fn watch_cut(
             CUT_POLL
         } else {
             let poll = if state.open_fds.borrow().is_empty() {
-                phase::IDLE_POLL
+                idle::IDLE_POLL
             } else {
                 BUSY_POLL
             };

@@ -20,56 +20,16 @@ use std::time::Duration;
 
 use crate::schedule::TemplatePicker;
 
+use super::idle::{IDLE_POLL, PhaseOver};
 use super::pacer::Pacer;
 use super::session::Session;
 use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, push, watch_cut};
 
 /// Longest single wait before the stop conditions are looked at again.
 const STOP_POLL_NS: u64 = 50_000_000;
-/// Longest nap of a task that waits for nothing but a stop (the cut watcher with no request in
-/// flight, an open loop whose next credit is far off, the warm-pool keeper with nothing to do):
-/// an idle worker wakes a few times a second, and sees a stop within this.
-pub(super) const IDLE_POLL: Duration = Duration::from_millis(200);
 /// How long before the next credit's intended time an open loop with an empty queue looks
 /// again (the feeder queues it well before: `run::dispatch`'s lookahead is 50 ms).
 const EARLY_NS: u64 = 2_000_000;
-
-/// The end of a phase on one worker, which the tasks that live beside its requests (the cut
-/// watcher, the warm-pool keeper) wait for together with their own timers, so that they end
-/// as soon as it comes rather than at their next tick.
-#[derive(Debug, Default)]
-pub(crate) struct PhaseOver {
-    over: Cell<bool>,
-    waiters: RefCell<Vec<std::task::Waker>>,
-}
-
-impl PhaseOver {
-    pub(crate) fn set(&self) {
-        self.over.set(true);
-        for w in self.waiters.borrow_mut().drain(..) {
-            w.wake();
-        }
-    }
-
-    pub(crate) fn is_set(&self) -> bool {
-        self.over.get()
-    }
-
-    /// Sleeps `nap`; `false` (at once) when the phase is over before it ends.
-    pub(crate) async fn sleep(&self, nap: Duration) -> bool {
-        let over = std::future::poll_fn(|cx| {
-            if self.over.get() {
-                return std::task::Poll::Ready(());
-            }
-            self.waiters.borrow_mut().push(cx.waker().clone());
-            std::task::Poll::Pending
-        });
-        monoio::select! {
-            () = over => false,
-            () = monoio::time::sleep(nap) => !self.over.get(),
-        }
-    }
-}
 
 /// Runs `plan` on this worker; returns how many requests it sent.
 pub(super) async fn run(

@@ -237,7 +237,7 @@ pub(crate) async fn keep(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
     warm: Warm,
-    phase_over: Rc<super::phase::PhaseOver>,
+    phase_over: Rc<super::idle::PhaseOver>,
 ) {
     // The phase's end waits for this task: a connect it starts is bounded tighter than one
     // before the phase.
@@ -253,7 +253,7 @@ pub(crate) async fn keep(
         let until = now + KEEP_CONNECT_LIMIT.as_nanos() as u64;
         let opened = fill(&shared, &state, want, timeout, until).await;
         tick = if opened == 0 && state.in_flight.get() == 0 {
-            (tick * 2).min(super::phase::IDLE_POLL)
+            (tick * 2).min(super::idle::IDLE_POLL)
         } else {
             TICK
         };
