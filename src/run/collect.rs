@@ -55,6 +55,8 @@ pub struct Collector {
     pub turns: Arc<Vec<TurnInfo>>,
     /// Index in `turns` of each conversation's first turn.
     pub turn_offsets: Arc<Vec<usize>>,
+    /// A streamed replay's slots, where the ISL of each turn is left as it is built.
+    pub stream: Option<Arc<crate::workload::stream::Stream>>,
     pub clock: Clock,
     pub metric_cfg: MetricConfig,
     pub use_server_token_count: bool,
@@ -78,6 +80,11 @@ pub struct RawSink {
     pub writer: RawWriter,
     pub shared: Arc<crate::worker::Shared>,
 }
+
+/// The aggregator's first sleep when the rings are empty; it doubles while they stay empty, up
+/// to [`IDLE_NAP_MAX`].
+const IDLE_NAP_MIN: Duration = Duration::from_millis(2);
+const IDLE_NAP_MAX: Duration = Duration::from_millis(32);
 
 /// The body `raw` sent: built for it, or its turn's pre-encoded request minus the head.
 fn payload<'a>(
@@ -144,6 +151,7 @@ impl Collector {
         let board = self.progress.board.clone();
         let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
+        let mut nap = IDLE_NAP_MIN;
         loop {
             let got = self.drain(&mut tally);
             if let (Some(b), Some(l)) = (board.as_ref(), tally.live.as_ref())
@@ -164,8 +172,12 @@ impl Collector {
                     break;
                 }
                 // Idle: sleep long enough not to steal the workers' cores with wake-ups
-                // (records wait at most this long; the rings absorb far more than 2 ms).
-                std::thread::sleep(Duration::from_millis(2));
+                // (records wait at most this long; the rings absorb far more than that), and
+                // longer while nothing comes, as in a trace's quiet stretch.
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(IDLE_NAP_MAX);
+            } else {
+                nap = IDLE_NAP_MIN;
             }
         }
         self.close(tally)
@@ -295,7 +307,12 @@ impl Collector {
                 Some(body) => {
                     payload_input(self.kind, body).map(|text| self.tokenizer.count(&text) as u64)
                 }
-                None => entry.and_then(|e| e.isl_tokens),
+                None => entry.and_then(|e| e.isl_tokens).or_else(|| {
+                    // A streamed replay's ISL was counted as its request was built.
+                    let stream = self.stream.as_ref()?;
+                    let first = self.turn_offsets.get(raw.credit.conversation as usize)?;
+                    stream.isl(first + raw.credit.turn as usize)
+                }),
             };
             if error.is_some() {
                 (input, None, None)

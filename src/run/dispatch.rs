@@ -10,7 +10,7 @@
 //! decision, per request index (a tick may serve a later turn of a session).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
@@ -22,11 +22,16 @@ use crate::schedule::{
     Arrivals, InitialUser, RateRamp, ScheduleEntry, Shard, Spawner, TemplatePicker, UserCentric,
     child_seed,
 };
+use crate::workload::stream::Stream;
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;
 /// Credits a worker queue holds at most.
 const QUEUE_CAPACITY: usize = 64 * 1024;
+/// [`Dispatcher::next_ns`]: the next credit may be queued at any moment.
+pub const NEXT_SOON: u64 = 0;
+/// [`Dispatcher::next_ns`]: no credit is left to queue.
+pub const NEXT_NONE: u64 = u64::MAX;
 
 /// Where the dispatcher's credits come from.
 #[derive(Debug)]
@@ -67,6 +72,10 @@ pub struct Dispatcher {
     pub queues: Vec<Arc<ArrayQueue<Credit>>>,
     /// Set once every credit of the phase has been queued.
     pub fed: Arc<AtomicBool>,
+    /// The intended time of the next credit not yet queued ([`NEXT_SOON`] when it is unknown or
+    /// waits for room in a full queue, [`NEXT_NONE`] when none is left): a worker with an empty
+    /// queue sleeps until shortly before it instead of polling.
+    pub next_ns: Arc<AtomicU64>,
     source: Source,
     phase: Phase,
     start_ns: u64,
@@ -77,6 +86,10 @@ pub struct Dispatcher {
     pending: Option<Credit>,
     /// This process's shard: the whole schedule is generated, only its own credits are queued.
     shard: Shard,
+    /// A streamed replay: a credit is queued only once its conversation's requests are built.
+    stream: Option<Arc<Stream>>,
+    /// The pending credit waits for its conversation to be built.
+    starved: bool,
 }
 
 impl Dispatcher {
@@ -146,6 +159,7 @@ impl Dispatcher {
                 .map(|_| Arc::new(ArrayQueue::new(QUEUE_CAPACITY)))
                 .collect(),
             fed: Arc::new(AtomicBool::new(false)),
+            next_ns: Arc::new(AtomicU64::new(NEXT_SOON)),
             source,
             phase,
             start_ns,
@@ -154,6 +168,8 @@ impl Dispatcher {
             issue_deadline_ns,
             pending: None,
             shard: Shard::WHOLE,
+            stream: None,
+            starved: false,
         }
     }
 
@@ -162,6 +178,14 @@ impl Dispatcher {
     #[must_use]
     pub fn with_shard(mut self, shard: Shard) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// Queues a credit only once [`Stream::conversation_ready`] says its conversation's requests
+    /// are built (a streamed replay; `None`: always).
+    #[must_use]
+    pub fn with_stream(mut self, stream: Option<Arc<Stream>>) -> Self {
+        self.stream = stream;
         self
     }
 
@@ -277,24 +301,57 @@ impl Dispatcher {
             return;
         }
         if stop {
-            self.fed.store(true, Ordering::Release);
+            self.set_fed();
             return;
         }
+        self.queue_due(now_ns);
+        let next = match &self.pending {
+            _ if self.is_fed() => NEXT_NONE,
+            Some(c) if !self.starved && c.intended_ns > now_ns + LOOKAHEAD_NS => c.intended_ns,
+            // Waiting for room in a full queue, or nothing generated yet.
+            _ => NEXT_SOON,
+        };
+        self.next_ns.store(next, Ordering::Release);
+    }
+
+    /// When [`Dispatcher::feed`] has something to do next, on the run's clock: the pending
+    /// credit's time less the lookahead (`now_ns` when it waits for room in a full queue),
+    /// `None` when the phase is fed.
+    pub fn next_feed_ns(&self, now_ns: u64) -> Option<u64> {
+        if self.is_fed() {
+            return None;
+        }
+        Some(match &self.pending {
+            Some(c) if !self.starved && c.intended_ns > now_ns + LOOKAHEAD_NS => {
+                c.intended_ns - LOOKAHEAD_NS
+            }
+            // Waiting for room in a queue, or for the producer: looked at again soon.
+            _ => now_ns,
+        })
+    }
+
+    fn set_fed(&self) {
+        self.fed.store(true, Ordering::Release);
+        self.next_ns.store(NEXT_NONE, Ordering::Release);
+    }
+
+    /// Queues the credits due before `now + LOOKAHEAD`, as [`Dispatcher::feed`] says.
+    fn queue_due(&mut self, now_ns: u64) {
         loop {
             let credit = match self.pending.take() {
                 Some(c) => c,
                 None => {
                     if self.next_index >= self.limit {
-                        self.fed.store(true, Ordering::Release);
+                        self.set_fed();
                         return;
                     }
                     let index = self.next_index;
                     let Some((conversation, at, max_turns)) = self.next_from_source() else {
-                        self.fed.store(true, Ordering::Release);
+                        self.set_fed();
                         return;
                     };
                     if self.issue_deadline_ns.is_some_and(|d| at >= d) {
-                        self.fed.store(true, Ordering::Release);
+                        self.set_fed();
                         return;
                     }
                     self.next_index += 1;
@@ -314,6 +371,14 @@ impl Dispatcher {
                 }
             };
             if credit.intended_ns > now_ns + LOOKAHEAD_NS {
+                self.pending = Some(credit);
+                return;
+            }
+            self.starved = self
+                .stream
+                .as_ref()
+                .is_some_and(|s| !s.conversation_ready(credit.conversation));
+            if self.starved {
                 self.pending = Some(credit);
                 return;
             }
@@ -461,6 +526,51 @@ mod tests {
             ]
         );
         assert!(v.iter().all(|c| c.cancel_after_ns.is_none()));
+    }
+
+    #[test]
+    fn publishes_when_the_next_credit_is_due_so_idle_threads_can_sleep() {
+        let schedule = vec![
+            ScheduleEntry {
+                conversation: 0,
+                offset_ns: 0,
+            },
+            ScheduleEntry {
+                conversation: 1,
+                offset_ns: 15_000_000_000,
+            },
+        ];
+        let mut d =
+            Dispatcher::fixed_schedule(1, schedule, Phase::Profiling, 1_000, u64::MAX, None);
+        // Nothing generated yet: a worker must look soon.
+        assert_eq!(d.next_ns.load(Ordering::Acquire), NEXT_SOON);
+        assert_eq!(d.next_feed_ns(1_000), Some(1_000));
+        d.feed(1_000, false);
+        assert_eq!(d.queues[0].len(), 1);
+        // The second credit is 15 s away: workers sleep until just before it, the feeder wakes
+        // one lookahead before it.
+        assert_eq!(d.next_ns.load(Ordering::Acquire), 15_000_001_000);
+        assert_eq!(d.next_feed_ns(1_000), Some(15_000_001_000 - LOOKAHEAD_NS));
+        d.feed(15_000_001_000 - LOOKAHEAD_NS, false);
+        assert!(d.is_fed());
+        assert_eq!(d.next_ns.load(Ordering::Acquire), NEXT_NONE);
+        assert_eq!(d.next_feed_ns(15_000_001_000), None);
+    }
+
+    #[test]
+    fn a_full_queue_is_looked_at_again_at_once() {
+        let schedule: Vec<ScheduleEntry> = (0..QUEUE_CAPACITY as u32 + 1)
+            .map(|i| ScheduleEntry {
+                conversation: i,
+                offset_ns: 0,
+            })
+            .collect();
+        let mut d = Dispatcher::fixed_schedule(1, schedule, Phase::Profiling, 0, u64::MAX, None);
+        d.feed(0, false);
+        assert!(!d.is_fed());
+        assert_eq!(d.queues[0].len(), QUEUE_CAPACITY);
+        assert_eq!(d.next_ns.load(Ordering::Acquire), NEXT_SOON);
+        assert_eq!(d.next_feed_ns(7), Some(7));
     }
 
     #[test]

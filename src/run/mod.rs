@@ -24,6 +24,7 @@ mod prepare;
 mod server_metrics;
 mod shard;
 mod start;
+mod stream;
 mod ui;
 mod warm;
 

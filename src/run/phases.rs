@@ -17,6 +17,10 @@ use crate::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
 
+/// Longest wait of the thread that drives a phase with no progress display (a stop is the
+/// workers' to see; this thread only waits for them and feeds credits when they are due).
+const IDLE_TICK: Duration = Duration::from_millis(500);
+
 /// When the phases ran, on the wall clock (epoch ns).
 pub(super) struct PhaseTimes {
     /// `--start-at`: the shared instant, as this shard's wait for it ended.
@@ -85,6 +89,23 @@ pub(super) fn run_phases(
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
+    if let Some(s) = &shared.stream {
+        let w = s.window();
+        log(
+            cfg,
+            &format!(
+                "streamed trace: {} prompts built when the first request went, {} by the end \
+                 ({} turns); at most {} requests waited built (window {} turns, {} MiB)",
+                s.built_at_first_take()
+                    .map_or("none (no request went)".to_string(), |n| n.to_string()),
+                s.built(),
+                s.turns(),
+                s.held().1,
+                w.turns,
+                w.bytes >> 20
+            ),
+        );
+    }
     // The terminal is the console's again before anything else is printed.
     if let Some(d) = dashboard {
         d.stop();
@@ -157,15 +178,23 @@ fn run_phase(
     workers.start_phase(plans);
     let mut view = ui::View::new(cfg.ui, phase, p, progress.clone());
     let mut done = 0;
+    // Between looks: the progress display's refresh, else long; a feeder that has credits left
+    // wakes the thread when the next of them is due to be queued.
+    let tick = if view.shows_progress() {
+        Duration::from_millis(50)
+    } else {
+        IDLE_TICK
+    };
     while done < n {
+        let mut wait = tick;
         if let Some(d) = feeder.as_mut() {
-            d.feed(shared.clock.now_ns(), shared.control.stopped());
+            let now = shared.clock.now_ns();
+            d.feed(now, shared.control.stopped());
+            if let Some(at) = d.next_feed_ns(now) {
+                // At least 200 µs: a full queue is drained by the workers meanwhile.
+                wait = wait.min(Duration::from_nanos(at.saturating_sub(now).max(200_000)));
+            }
         }
-        let wait = if feeder.as_ref().is_some_and(|d| !d.is_fed()) {
-            Duration::from_micros(500)
-        } else {
-            Duration::from_millis(50)
-        };
         if workers.wait_done(wait).is_some() {
             done += 1;
         }
@@ -280,6 +309,7 @@ impl<'a> Planner<'a> {
         CreditSource::Open {
             queue: d.queues[i].clone(),
             fed: d.fed.clone(),
+            next_ns: d.next_ns.clone(),
             cap: cap.map(|c| self.split(self.shard.share(c).max(1), i).max(1) as usize),
             kind,
         }
@@ -305,7 +335,8 @@ impl<'a> Planner<'a> {
             u64::MAX,
             self.issue_deadline_ns,
         )
-        .with_shard(self.shard);
+        .with_shard(self.shard)
+        .with_stream(self.shared.stream.clone());
         let plans = (0..self.n)
             .map(|i| PhasePlan {
                 timing: TurnTiming {

@@ -35,6 +35,9 @@ pub(super) struct Prepared {
     pub kernel_stamps: bool,
     /// Holds the kernel's receive stamping on for the run (`--timestamps kernel`).
     _stamps_guard: Option<std::net::TcpListener>,
+    /// A streamed replay's producer, building requests until the run is over (before the mock
+    /// it may still be encoding for is stopped).
+    _producer: Option<super::stream::Producer>,
     /// The embedded mock server, serving until the run is over.
     _mock: Option<crate::mock::MockServer>,
 }
@@ -49,7 +52,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     let payload = payload_params(cfg);
     let dataset = build_dataset(cfg, &payload, &tokenizer);
     check_interrupt("building the dataset", NOTHING)?;
-    let dataset = dataset?;
+    let (dataset, streamed) = dataset?;
     let (dir, names, identity) = open_artifact_dir(cfg, control)?;
     // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
     // none for a trace or verbatim replay, as AIPerf.
@@ -69,6 +72,30 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     let encoded = encode_templates(&mut dataset, cfg, &encoding);
     check_interrupt("encoding the requests", "only inputs.json was written")?;
     let (templates, turn_offsets, turn_info) = encoded?;
+    // A streamed replay: its requests are built while it runs, from here on.
+    let stream = streamed
+        .map(|(contents, deferred)| {
+            let slots = super::stream::slots(dataset.turn_count());
+            let job = super::stream::Job {
+                wanted: super::stream::wanted(cfg, &dataset),
+                dataset: contents,
+                deferred,
+                offsets: turn_offsets.clone(),
+                tokenizer: tokenizer.clone(),
+                kind: cfg.endpoint,
+                params: payload.clone(),
+                encoding: encoding.clone(),
+            };
+            super::stream::Producer::start(job, slots.clone())
+                .map(|p| (slots, p))
+                .map_err(|e| {
+                    RunError::new(
+                        SetupKind::Threads,
+                        format!("cannot start the trace's producer thread: {e}"),
+                    )
+                })
+        })
+        .transpose()?;
     let stamps_guard = kernel_stamps_guard(cfg);
     let kernel_stamps = stamps_guard.is_some();
     let shared = Arc::new(Shared {
@@ -93,6 +120,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         kernel_stamps,
         compact_records: cfg.export_level != ExportLevel::Raw,
         batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
+        stream: stream.as_ref().map(|(slots, _)| slots.clone()),
     });
     Ok(Prepared {
         tokenizer,
@@ -104,6 +132,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         turns: Arc::new(turn_info),
         kernel_stamps,
         _stamps_guard: stamps_guard,
+        _producer: stream.map(|(_, p)| p),
         _mock: mock,
     })
 }
@@ -178,17 +207,39 @@ fn start_mock(
     Ok(Some(server))
 }
 
+/// What a streamed replay builds its requests from: the conversations and their deferred
+/// prompts.
+type Streamed = (
+    crate::conversation::Dataset,
+    workload::loader::DeferredPrompts,
+);
+
 /// The dataset: loaded (a file that cannot be loaded is a setup error: nothing has been written
-/// yet) or synthesized, its payload template checked, its bodies built.
+/// yet) or synthesized, its payload template checked, its bodies built — or, for a streamed
+/// replay (`super::stream`), only checked: its bodies are built as the run goes, from what is
+/// handed back beside it.
 fn build_dataset(
     cfg: &Config,
     payload: &crate::endpoint::PayloadParams,
     tokenizer: &workload::tokenizer::Tokenizer,
-) -> Result<workload::Prepared, RunError> {
+) -> Result<(workload::Prepared, Option<Streamed>), RunError> {
+    let cannot_load = |e: workload::loader::LoadError| {
+        RunError::new(SetupKind::Workload, format!("cannot load the dataset: {e}"))
+    };
     let mut dataset = match &cfg.input.load {
-        Some(spec) => workload::loader::load(spec, tokenizer).map_err(|e| {
-            RunError::new(SetupKind::Workload, format!("cannot load the dataset: {e}"))
-        })?,
+        Some(spec) => {
+            let (mut dataset, deferred) =
+                workload::loader::load_deferred(spec, tokenizer).map_err(cannot_load)?;
+            if let Some(d) = deferred {
+                dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
+                if super::stream::streams(cfg, &dataset) {
+                    let skeleton = workload::skeleton(&dataset);
+                    return Ok((skeleton, Some((dataset, d))));
+                }
+                d.fill(&mut dataset, tokenizer).map_err(cannot_load)?;
+            }
+            dataset
+        }
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
             None => workload::synthetic::build(&synthetic_params(cfg), tokenizer),
@@ -198,7 +249,10 @@ fn build_dataset(
     if let Some(t) = &payload.template {
         check_template(t, payload, &dataset)?;
     }
-    Ok(workload::prepare(dataset, cfg.endpoint, payload, tokenizer))
+    Ok((
+        workload::prepare(dataset, cfg.endpoint, payload, tokenizer),
+        None,
+    ))
 }
 
 /// The artifact directory, refused early when it cannot be written; an earlier run's files

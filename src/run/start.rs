@@ -116,6 +116,7 @@ fn collector(
         tokenizer: prepared.tokenizer.clone(),
         turns: prepared.turns.clone(),
         turn_offsets: prepared.turn_offsets.clone(),
+        stream: prepared.shared.stream.clone(),
         clock: prepared.shared.clock,
         metric_cfg: metric_cfg.clone(),
         use_server_token_count: cfg.use_server_token_count,

@@ -80,6 +80,12 @@ impl View {
         }
     }
 
+    /// A progress bar is drawn: it is refreshed often, the other displays need no more than a
+    /// look every half second.
+    pub fn shows_progress(&self) -> bool {
+        self.bar.is_some()
+    }
+
     pub fn tick(&mut self) {
         let (done, errors) = self.done();
         let elapsed = self.started.elapsed();

@@ -41,15 +41,26 @@ pub(crate) fn unsendable(
     credit: Credit,
     e: &crate::http::HttpError,
 ) -> RawRecord {
+    unprepared(
+        shared,
+        state,
+        credit,
+        format!("cannot encode the request: {e}"),
+    )
+}
+
+/// The record of a request that was never sent because it could not be made: `why`.
+pub(crate) fn unprepared(
+    shared: &Shared,
+    state: &WorkerState,
+    credit: Credit,
+    why: String,
+) -> RawRecord {
     let now = shared.clock.now_ns();
     let mut rec = empty_record(state, credit, 0, uuid::Uuid::nil());
     rec.start_ns = now;
     rec.end_ns = now;
-    rec.error = Some(RequestError::new(
-        None,
-        "RequestEncodingError",
-        format!("cannot encode the request: {e}"),
-    ));
+    rec.error = Some(RequestError::new(None, "RequestEncodingError", why));
     rec
 }
 

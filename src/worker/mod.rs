@@ -6,6 +6,7 @@
 //! the hard deadline) and reports [`PhaseDone`].
 
 mod client;
+mod idle;
 mod pacer;
 mod phase;
 pub mod prefill;
@@ -88,6 +89,9 @@ pub struct Shared {
     /// Batched wake-ups ([`crate::net::batch`]): the longest nap, when reads carry kernel
     /// stamps and `--batch-wakeups-us` is not 0.
     pub batch_wakeups: Option<Duration>,
+    /// A streamed trace replay: the slots its requests are built into while it runs (every
+    /// `templates` entry is `None`).
+    pub stream: Option<Arc<crate::workload::stream::Stream>>,
 }
 
 /// Everything besides the body that goes into a request.
@@ -152,6 +156,10 @@ pub enum CreditSource {
     Open {
         queue: Arc<ArrayQueue<Credit>>,
         fed: Arc<AtomicBool>,
+        /// The intended time of the next credit not yet queued, published by the feeder
+        /// (`run::dispatch`: 0 when unknown or imminent, `u64::MAX` when none is left): an empty
+        /// queue is looked at again shortly before it, not polled.
+        next_ns: Arc<AtomicU64>,
         cap: Option<usize>,
         /// How a credit is used.
         kind: OpenKind,
@@ -557,15 +565,33 @@ async fn worker_main(
 }
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
-/// every socket still in flight so that its pending read ends at once.
+/// every socket still in flight so that its pending read ends at once. Until a cut is set it
+/// looks every 50 ms while requests are in flight, every [`idle::IDLE_POLL`] while none is (a
+/// request checks the cut itself before it writes); it ends as soon as the phase is over.
 pub(super) async fn watch_cut(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
-    phase_over: Rc<Cell<bool>>,
+    phase_over: Rc<idle::PhaseOver>,
 ) {
-    const POLL: Duration = Duration::from_millis(5);
-    while !phase_over.get() {
-        monoio::time::sleep(POLL).await;
+    const CUT_POLL: Duration = Duration::from_millis(5);
+    const BUSY_POLL: Duration = Duration::from_millis(50);
+    while !phase_over.is_set() {
+        let now = shared.clock.now_ns();
+        let cut = shared.control.cut_at_ns();
+        let nap = if now >= cut {
+            // Cutting: sockets of requests still finishing are shut as they are seen.
+            CUT_POLL
+        } else {
+            let poll = if state.open_fds.borrow().is_empty() {
+                idle::IDLE_POLL
+            } else {
+                BUSY_POLL
+            };
+            Duration::from_nanos((cut - now).min(poll.as_nanos() as u64))
+        };
+        if !phase_over.sleep(nap).await {
+            return;
+        }
         if shared.clock.now_ns() >= shared.control.cut_at_ns() {
             for &fd in state.open_fds.borrow().iter() {
                 // SAFETY: `fd` is the descriptor of a connection owned by a request of this worker

@@ -20,12 +20,16 @@ use std::time::Duration;
 
 use crate::schedule::TemplatePicker;
 
+use super::idle::{IDLE_POLL, PhaseOver};
 use super::pacer::Pacer;
 use super::session::Session;
 use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, push, watch_cut};
 
 /// Longest single wait before the stop conditions are looked at again.
 const STOP_POLL_NS: u64 = 50_000_000;
+/// How long before the next credit's intended time an open loop with an empty queue looks
+/// again (the feeder queues it well before: `run::dispatch`'s lookahead is 50 ms).
+const EARLY_NS: u64 = 2_000_000;
 
 /// Runs `plan` on this worker; returns how many requests it sent.
 pub(super) async fn run(
@@ -41,7 +45,7 @@ pub(super) async fn run(
         driver,
         sent: Cell::new(0),
     });
-    let phase_over = Rc::new(Cell::new(false));
+    let phase_over = Rc::new(PhaseOver::default());
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
     let keeper = ctx.plan.warm.map(|w| {
         monoio::spawn(super::warm::keep(
@@ -69,14 +73,15 @@ pub(super) async fn run(
         CreditSource::Open {
             queue,
             fed,
+            next_ns,
             cap,
             kind,
-        } => open_loop(&ctx, &queue, &fed, cap, kind).await,
+        } => open_loop(&ctx, &queue, &fed, &next_ns, cap, kind).await,
     }
-    phase_over.set(true);
+    phase_over.set();
     watcher.await;
     // Awaited: no task of the phase may outlive it (the worker's state, ring producer
-    // included, ends with its last task). It ends at its next tick.
+    // included, ends with its last task). It ends at once, or after a connect it started.
     if let Some(keeper) = keeper {
         keeper.await;
     }
@@ -248,6 +253,7 @@ async fn open_loop(
     ctx: &Rc<Ctx>,
     queue: &crossbeam_queue::ArrayQueue<crate::record::Credit>,
     fed: &std::sync::atomic::AtomicBool,
+    next_ns: &std::sync::atomic::AtomicU64,
     cap: Option<usize>,
     kind: OpenKind,
 ) {
@@ -277,7 +283,15 @@ async fn open_loop(
             if kind == OpenKind::Tick && ctx.sessions_exhausted() && live.get() == 0 {
                 break;
             }
-            monoio::time::sleep(Duration::from_micros(200)).await;
+            // Nothing queued: look again shortly before the next credit is meant to go (the
+            // feeder queues it ahead of that), at least every `IDLE_POLL` for a stop, every
+            // 200 µs when it may come at any moment.
+            let now = ctx.shared.clock.now_ns();
+            let at = next_ns
+                .load(Ordering::Acquire)
+                .saturating_sub(EARLY_NS)
+                .clamp(now + 200_000, now + IDLE_POLL.as_nanos() as u64);
+            pacer.wait_until(&ctx.shared.clock, at).await;
             continue;
         };
         pacer
@@ -332,8 +346,19 @@ async fn open_loop(
             live.set(live.get() - 1);
         });
     }
+    // The last answers and later turns: looked at every 500 µs, less often (to 20 ms) while
+    // nothing changes, as when sessions wait out long delays.
+    let mut nap = Duration::from_micros(500);
+    let mut seen = (state.in_flight.get(), live.get());
     while state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0) {
-        monoio::time::sleep(Duration::from_micros(500)).await;
+        monoio::time::sleep(nap).await;
+        let now = (state.in_flight.get(), live.get());
+        nap = if now == seen {
+            (nap * 2).min(Duration::from_millis(20))
+        } else {
+            Duration::from_micros(500)
+        };
+        seen = now;
     }
 }
 

@@ -230,26 +230,33 @@ pub(crate) async fn before_phase(
 }
 
 /// While a phase runs (until `phase_over`): every [`TICK`], opens what the pool lacks for the
-/// load of the last two windows.
+/// load of the last two windows. While nothing is in flight and nothing was opened the tick
+/// doubles, up to the worker's idle poll (200 ms): an idle phase (a trace's quiet stretch) costs
+/// few wake-ups.
 pub(crate) async fn keep(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
     warm: Warm,
-    phase_over: Rc<Cell<bool>>,
+    phase_over: Rc<super::idle::PhaseOver>,
 ) {
     // The phase's end waits for this task: a connect it starts is bounded tighter than one
     // before the phase.
     let timeout = connect_timeout(&shared).min(KEEP_CONNECT_LIMIT);
+    let mut tick = TICK;
     loop {
-        monoio::time::sleep(TICK).await;
-        if phase_over.get() || shared.control.stopped() {
+        if !phase_over.sleep(tick).await || shared.control.stopped() {
             return;
         }
         let now = shared.clock.now_ns();
         state.warm.roll(now);
         let want = target(warm, state.warm.latency(), state.warm.peak());
         let until = now + KEEP_CONNECT_LIMIT.as_nanos() as u64;
-        fill(&shared, &state, want, timeout, until).await;
+        let opened = fill(&shared, &state, want, timeout, until).await;
+        tick = if opened == 0 && state.in_flight.get() == 0 {
+            (tick * 2).min(super::idle::IDLE_POLL)
+        } else {
+            TICK
+        };
     }
 }
 

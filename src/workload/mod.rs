@@ -13,10 +13,11 @@ pub mod prepared;
 pub mod prompt;
 pub mod rankings;
 pub mod seq_dist;
+pub mod stream;
 pub mod synthetic;
 pub mod tokenizer;
 
-pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare};
+pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare, skeleton};
 pub use prompt::{PromptGenerator, sample_length};
 pub use seq_dist::{SeqDist, SeqDistError, SeqPair};
 pub use synthetic::{PrefixPool, SyntheticParams};

@@ -569,3 +569,89 @@ fn hash_ids_prompts_report_the_isl_the_server_receives() {
 fn common_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
+
+/// A long trace replay is streamed: its first request goes when at most the producer's window
+/// of prompts (1024) has been built, not all 3000, and it is the first row's prompt of exactly
+/// its length (the mock's count). The rows after it are 10 minutes later, past the one request
+/// the run sends.
+#[test]
+fn a_long_trace_sends_its_first_request_before_its_prompts_are_built() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("long.jsonl");
+    let mut trace = String::new();
+    for i in 0..3000u64 {
+        let at = if i == 0 { 0 } else { 600_000 + i };
+        trace += &serde_json::json!({"timestamp": at, "input_length": 40, "output_length": 2})
+            .to_string();
+        trace.push('\n');
+    }
+    std::fs::write(&file, trace).unwrap();
+    let path = file.display().to_string();
+    let out = common::profile_binary(
+        &server,
+        &tmp.path().join("out"),
+        1,
+        &[
+            "--input-file",
+            &path,
+            "--custom-dataset-type",
+            "mooncake_trace",
+            "--fixed-schedule",
+            "--no-server-metrics",
+            "--verbose",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let built: u64 = stderr
+        .split("streamed trace: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of prompts built: {stderr}"));
+    assert!(
+        built <= 1025,
+        "{built} prompts built before the first request"
+    );
+    let sent: Vec<u64> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| t.prompt_tokens)
+        .collect();
+    assert_eq!(sent, vec![40]);
+}
+
+/// A streamed replay checks every row before it starts: a row whose hash ids cannot fit its
+/// length at line 2001 ends the run before anything is sent or written, naming the line.
+#[test]
+fn a_bad_row_at_the_end_of_a_long_trace_fails_before_the_start() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bad.jsonl");
+    let mut trace = String::new();
+    for i in 0..2000u64 {
+        trace += &serde_json::json!({"timestamp": i, "input_length": 600, "hash_ids": [2 * i, 2 * i + 1]})
+            .to_string();
+        trace.push('\n');
+    }
+    trace += "{\"timestamp\": 2000, \"input_length\": 10, \"hash_ids\": [1, 2]}\n";
+    std::fs::write(&file, trace).unwrap();
+    let out_dir = tmp.path().join("out");
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
+         mooncake_trace --fixed-schedule --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        out_dir.display()
+    ));
+    let err = ringperf::run::run(cfg).expect_err("a bad row is a setup error");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("bad.jsonl:2001: field \"hash_ids\"") && msg.contains("do not fit"),
+        "{msg}"
+    );
+    assert!(!out_dir.exists(), "nothing written");
+    assert!(server.truth().entries().is_empty(), "nothing sent");
+}

@@ -6,6 +6,7 @@
 //! Formats, defaults and rules per type: `docs/datasets.md`.
 
 mod block_prompt;
+mod deferred;
 mod document;
 mod error;
 mod fields;
@@ -26,6 +27,7 @@ use crate::conversation::{Dataset, Sampling};
 use crate::workload::Tokenizer;
 
 pub use block_prompt::BlockPrompts;
+pub use deferred::{DeferredPrompts, DeferredRow};
 pub use error::{LoadError, LoadErrorKind};
 pub use lines::JsonLines;
 pub use session::SessionIds;
@@ -148,18 +150,38 @@ pub struct LoadSpec {
 /// # Errors
 /// The first problem found, as a [`LoadError`] naming the file, line and field.
 pub fn load(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Dataset, LoadError> {
+    let (mut dataset, deferred) = load_deferred(spec, tokenizer)?;
+    if let Some(d) = deferred {
+        d.fill(&mut dataset, tokenizer)?;
+    }
+    Ok(dataset)
+}
+
+/// Loads the dataset `spec` describes, leaving a trace's synthesized prompts to be built later:
+/// its `input_length` turns have no text yet, and the [`DeferredPrompts`] say how to make them
+/// (`None` for every other type, whose dataset is whole). Every row is checked.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_deferred(
+    spec: &LoadSpec,
+    tokenizer: &Tokenizer,
+) -> Result<(Dataset, Option<DeferredPrompts>), LoadError> {
     let mut ids = SessionIds::new(spec.seeded);
-    let mut dataset = match &spec.source {
+    let (mut dataset, deferred) = match &spec.source {
         Source::ShareGpt { input_file } => {
             let path = sharegpt::locate(input_file.as_deref())?;
-            sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?
+            (
+                sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?,
+                None,
+            )
         }
         Source::File { path, kind } => {
             let kind = match kind {
                 Some(k) => *k,
                 None => detect(path)?,
             };
-            load_file(path, kind, spec, tokenizer, &mut ids)?
+            load_file(path, kind, spec, &mut ids)?
         }
     };
     if spec.ignore_trace_delays {
@@ -172,16 +194,15 @@ pub fn load(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Dataset, LoadError
             turn.delay_ms = None;
         }
     }
-    Ok(dataset)
+    Ok((dataset, deferred))
 }
 
 fn load_file(
     path: &Path,
     kind: DatasetKind,
     spec: &LoadSpec,
-    tokenizer: &Tokenizer,
     ids: &mut SessionIds,
-) -> Result<Dataset, LoadError> {
+) -> Result<(Dataset, Option<DeferredPrompts>), LoadError> {
     if !path.exists() {
         return Err(LoadError::file(
             path,
@@ -201,22 +222,19 @@ fn load_file(
             )),
         ));
     }
-    match kind {
+    let whole = match kind {
         DatasetKind::SingleTurn => single_turn::load(path, ids),
         DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
         DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
-        DatasetKind::MooncakeTrace => mooncake_trace::load(
-            path,
-            ids,
-            mooncake_trace::Blocks {
-                tokenizer,
-                block_size: spec.block_size,
-                seed: spec.seed,
-            },
-        ),
+        DatasetKind::MooncakeTrace => {
+            let (dataset, deferred) =
+                mooncake_trace::load_deferred(path, ids, spec.block_size, spec.seed)?;
+            return Ok((dataset, Some(deferred)));
+        }
         DatasetKind::RawPayload => raw_payload::load(path, ids),
         DatasetKind::InputsJson => inputs_json::load(path),
-    }
+    };
+    Ok((whole?, None))
 }
 
 /// What the timing configuration needs to know of a file before it is loaded (AIPerf's trace

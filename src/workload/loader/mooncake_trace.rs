@@ -12,9 +12,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::conversation::{Content, Dataset, Sampling, Turn};
-use crate::workload::Tokenizer;
 
-use super::block_prompt::BlockPrompts;
+use super::deferred::{BlockCheck, DeferredPrompts};
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj};
 use super::lines::JsonLines;
@@ -71,32 +70,29 @@ impl Input {
 /// One parsed row, its prompt not yet built.
 #[derive(Debug)]
 struct Row {
-    line: u64,
     input: Input,
     turn: Turn,
 }
 
-/// Where the hash-id blocks come from.
-#[derive(Debug, Clone, Copy)]
-pub struct Blocks<'t> {
-    pub tokenizer: &'t Tokenizer,
-    /// `--prompt-input-tokens-block-size` (default 512).
-    pub block_size: usize,
-    /// The run's seed.
-    pub seed: u64,
-}
-
-/// Loads a `mooncake_trace` file.
+/// The first pass over a `mooncake_trace` file: every row parsed and checked (fields, input
+/// form, timestamps, session rules, `hash_ids` against the block size), no prompt built. An
+/// `input_length` row's turn is left without text; its prompt is in the [`DeferredPrompts`].
 ///
 /// # Errors
 /// The first bad line, as a [`LoadError`] naming the line and the field.
-pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dataset, LoadError> {
+pub fn load_deferred(
+    path: &Path,
+    ids: &mut SessionIds,
+    block_size: usize,
+    seed: u64,
+) -> Result<(Dataset, DeferredPrompts), LoadError> {
     let mut lines = JsonLines::open(path)?;
     let mut sessions = Sessions::default();
-    // Per conversation: its rows and the line and class of its first row.
-    let mut rows: Vec<Vec<Row>> = Vec::new();
+    // Per conversation: the line and class of its first row.
     let mut first: Vec<(u64, (u8, &'static str))> = Vec::new();
     let mut last_timestamp: Option<f64> = None;
+    let mut deferred = DeferredPrompts::new(path, block_size, seed);
+    let mut blocks = BlockCheck::default();
     while let Some((line, map)) = lines.next_object()? {
         let ctx = Ctx { path, line };
         let mut obj = Obj::new(ctx, "", map);
@@ -106,8 +102,7 @@ pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dat
             last_timestamp = Some(this_ms);
         }
         let at = sessions.index(session_id, ids);
-        if at == rows.len() {
-            rows.push(Vec::new());
+        if at == first.len() {
             first.push((line, row.input.class()));
         }
         let (first_line, (first_class, first_name)) = first[at];
@@ -122,54 +117,35 @@ pub fn load(path: &Path, ids: &mut SessionIds, blocks: Blocks<'_>) -> Result<Dat
                 )),
             ));
         }
-        rows[at].push(row);
+        let Row {
+            input, mut turn, ..
+        } = row;
+        let conv = &mut sessions.conversations[at];
+        turn.content = match input {
+            Input::Length { n, hash_ids } => {
+                blocks
+                    .check(n as usize, block_size, &hash_ids)
+                    .map_err(|why| ctx.err("hash_ids", LoadErrorKind::Invalid(why.to_string())))?;
+                deferred.push(at as u32, conv.turns.len() as u32, n, &hash_ids, line);
+                // Built later (`DeferredPrompts`).
+                Content::Texts(Vec::new())
+            }
+            Input::Text(t) => Content::Texts(vec![t]),
+            Input::Messages(m) => Content::Messages(m),
+            Input::Payload(p) => Content::Raw(Value::Object(p)),
+        };
+        conv.turns.push(turn);
     }
     if sessions.conversations.is_empty() {
         return Err(LoadError::file(path, LoadErrorKind::Empty));
     }
-    let mut prompts = BlockPrompts::new(
-        blocks.tokenizer,
-        blocks.block_size,
-        blocks.seed,
-        lines.content_hash(),
-    );
-    for (conv, conv_rows) in sessions.conversations.iter_mut().zip(rows) {
-        // A signal stops the prompts' building: the caller drops the partial dataset.
-        if crate::control::interrupted() {
-            break;
-        }
-        conv.turns.reserve(conv_rows.len());
-        for Row {
-            line,
-            input,
-            mut turn,
-        } in conv_rows
-        {
-            turn.content = match input {
-                Input::Length { n, hash_ids } => {
-                    Content::Texts(vec![prompts.prompt(n as usize, &hash_ids).map_err(
-                        |why| {
-                            LoadError::at(
-                                path,
-                                line,
-                                "hash_ids",
-                                LoadErrorKind::Invalid(why.to_string()),
-                            )
-                        },
-                    )?])
-                }
-                Input::Text(t) => Content::Texts(vec![t]),
-                Input::Messages(m) => Content::Messages(m),
-                Input::Payload(p) => Content::Raw(Value::Object(p)),
-            };
-            conv.turns.push(turn);
-        }
-    }
-    Ok(Dataset {
+    deferred.seal(lines.content_hash());
+    let dataset = Dataset {
         replay: true,
         conversations: sessions.conversations,
         default_sampling: Sampling::Sequential,
-    })
+    };
+    Ok((dataset, deferred))
 }
 
 /// One row's fields (its prompt still to build) and its session id.
@@ -281,7 +257,6 @@ fn parse_row(obj: &mut Obj<'_>) -> Result<(Option<String>, Row), LoadError> {
     Ok((
         session_id,
         Row {
-            line: obj.ctx.line,
             input,
             turn: Turn {
                 max_tokens,
