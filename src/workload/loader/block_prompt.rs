@@ -204,6 +204,17 @@ impl<'t> BlockPrompts<'t> {
                 return Err(BlockError::SizeChanged { id, size, first });
             }
         }
+        // Within the row only the last block can be cut: its id earlier in the row is whole.
+        if let Some((&last_id, before)) = hash_ids.split_last()
+            && last_size != bs
+            && before.contains(&last_id)
+        {
+            return Err(BlockError::SizeChanged {
+                id: last_id,
+                size: last_size,
+                first: bs,
+            });
+        }
         let mut out = Vec::with_capacity(input_length);
         for (i, &id) in hash_ids.iter().enumerate() {
             let size = if i + 1 == m { last_size } else { bs };
