@@ -81,10 +81,13 @@ pub struct RawSink {
     pub shared: Arc<crate::worker::Shared>,
 }
 
-/// The aggregator's first sleep when the rings are empty; it doubles while they stay empty, up
-/// to [`IDLE_NAP_MAX`].
+/// The aggregator's sleep when the rings are empty; once they have stayed empty for
+/// [`QUIET_BEFORE_LONGER_NAPS`] it doubles, up to [`IDLE_NAP_MAX`]. The short nap while records
+/// flow keeps what the aggregator decides from them (the error budget's stop) prompt: a run of
+/// refused connections makes thousands of records in 32 ms.
 const IDLE_NAP_MIN: Duration = Duration::from_millis(2);
 const IDLE_NAP_MAX: Duration = Duration::from_millis(32);
+const QUIET_BEFORE_LONGER_NAPS: Duration = Duration::from_secs(1);
 
 /// The body `raw` sent: built for it, or its turn's pre-encoded request minus the head.
 fn payload<'a>(
@@ -152,6 +155,7 @@ impl Collector {
         let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
         let mut nap = IDLE_NAP_MIN;
+        let mut quiet_since = Instant::now();
         loop {
             let got = self.drain(&mut tally);
             if let (Some(b), Some(l)) = (board.as_ref(), tally.live.as_ref())
@@ -175,9 +179,12 @@ impl Collector {
                 // (records wait at most this long; the rings absorb far more than that), and
                 // longer while nothing comes, as in a trace's quiet stretch.
                 std::thread::sleep(nap);
-                nap = (nap * 2).min(IDLE_NAP_MAX);
+                if quiet_since.elapsed() >= QUIET_BEFORE_LONGER_NAPS {
+                    nap = (nap * 2).min(IDLE_NAP_MAX);
+                }
             } else {
                 nap = IDLE_NAP_MIN;
+                quiet_since = Instant::now();
             }
         }
         self.close(tally)
