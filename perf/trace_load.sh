@@ -6,15 +6,16 @@
 #   perf/trace_load.sh TRACE [ringperf flags...]
 #
 # Variables: RINGPERF_BIN (default target/release/ringperf), PORT (18491), OUT (a temporary
-# directory), AIPERF=1 to run AIPerf (`$AIPERF_BIN`, from /work/aitools/env.sh or perf's venv)
+# directory), AIPERF=1 to run AIPerf (`$AIPERF_BIN`, as perf/aiperf-env.sh sets it)
 # on the same trace and mock afterwards, with the same extra flags.
 #
 # `perf/trace_load.sh --make-1m FILE` writes a 1,010,604-row trace of the same shape: the
-# Mooncake conversation trace (TRACE_SRC) repeated 84 times, each copy's timestamps shifted by
+# Mooncake conversation trace (TRACE_SRC: kvcache-ai/Mooncake's
+# FAST25-release/traces/conversation_trace.jsonl, Apache-2.0) repeated 84 times, each copy's timestamps shifted by
 # the trace's span, its hash ids kept (production traces reuse prefixes across the day).
 set -euo pipefail
 if [ "${1:-}" = "--make-1m" ]; then
-    SRC=${TRACE_SRC:-/work/traces/conversation_trace.jsonl}
+    SRC=${TRACE_SRC:?set TRACE_SRC to the Mooncake conversation_trace.jsonl}
     python3 - "$SRC" "$2" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
