@@ -74,11 +74,10 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     let (templates, turn_offsets, turn_info) = encoded?;
     // A streamed replay: its requests are built while it runs, from here on.
     let stream = streamed
-        .map(|(contents, deferred)| {
+        .map(|deferred| {
             let slots = super::stream::slots(dataset.turn_count());
             let job = super::stream::Job {
                 wanted: super::stream::wanted(cfg, &dataset),
-                dataset: contents,
                 deferred,
                 offsets: turn_offsets.clone(),
                 tokenizer: tokenizer.clone(),
@@ -207,12 +206,8 @@ fn start_mock(
     Ok(Some(server))
 }
 
-/// What a streamed replay builds its requests from: the conversations and their deferred
-/// prompts.
-type Streamed = (
-    crate::conversation::Dataset,
-    workload::loader::DeferredPrompts,
-);
+/// What a streamed replay builds its requests from: where the trace's rows are.
+type Streamed = workload::loader::DeferredPrompts;
 
 /// The dataset: loaded (a file that cannot be loaded is a setup error: nothing has been written
 /// yet) or synthesized, its payload template checked, its bodies built — or, for a streamed
@@ -228,17 +223,17 @@ fn build_dataset(
     };
     let mut dataset = match &cfg.input.load {
         Some(spec) => {
-            let (mut dataset, deferred) =
-                workload::loader::load_deferred(spec, tokenizer).map_err(cannot_load)?;
-            if let Some(d) = deferred {
-                dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
-                if super::stream::streams(cfg, &dataset) {
-                    let skeleton = workload::skeleton(&dataset);
-                    return Ok((skeleton, Some((dataset, d))));
+            match workload::loader::load_deferred(spec, tokenizer).map_err(cannot_load)? {
+                workload::loader::Loaded::Whole(dataset) => dataset,
+                workload::loader::Loaded::Trace(mut index) => {
+                    let sampling = &mut index.skeleton.default_sampling;
+                    *sampling = cfg.input.sampling_for(*sampling);
+                    if super::stream::streams(cfg, &index) {
+                        return Ok((index.skeleton, Some(index.rows)));
+                    }
+                    index.into_dataset(tokenizer).map_err(cannot_load)?
                 }
-                d.fill(&mut dataset, tokenizer).map_err(cannot_load)?;
             }
-            dataset
         }
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),

@@ -40,7 +40,7 @@ pub struct PreparedTurn {
     pub delay_ms: Option<f64>,
     /// For a turn of a chat conversation of several turns: the turn itself, from which its
     /// message in the history (and, for a later turn, its body) is built.
-    pub source: Option<Turn>,
+    pub source: Option<Box<Turn>>,
 }
 
 impl Prepared {
@@ -139,7 +139,7 @@ fn prepare_conversation(
                 max_tokens: turn.max_tokens,
                 timestamp_ms: turn.timestamp_ms,
                 delay_ms: turn.delay_ms,
-                source: multi_turn_chat.then(|| turn.clone()),
+                source: multi_turn_chat.then(|| Box::new(turn.clone())),
             }
         })
         .collect();

@@ -1,7 +1,7 @@
-//! A trace's synthesized prompts, checked but not yet built: what a `mooncake_trace` row with
-//! `input_length` (and `hash_ids`) asks for, kept from the first pass over the file so that
-//! the prompts can be built later, in the order they are sent (a streamed replay,
-//! `run::stream`), or all at once ([`DeferredPrompts::fill`], every other run).
+//! A trace's requests, checked but not yet built: where each `mooncake_trace` row is in its
+//! file, kept from the first pass so that the row can be read again and its request built
+//! later, in the order they are sent (a streamed replay, `run::stream`), or all at once
+//! ([`TraceIndex::into_dataset`], every other run).
 //!
 //! The first pass checks everything that can fail before a prompt is built: the last block's
 //! size and each hash id keeping one size ([`BlockCheck`], the rules of
@@ -9,30 +9,57 @@
 //! starts, naming its line.
 
 use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::conversation::{Content, Dataset};
-use crate::workload::Tokenizer;
+use crate::conversation::{Content, Conversation, Dataset, Turn};
+use crate::workload::{Prepared, Tokenizer};
 
 use super::block_prompt::{BlockError, BlockPrompts};
 use super::error::{LoadError, LoadErrorKind};
+use super::fields::Ctx;
 
-/// One row's prompt to build.
+/// One row of the trace: where its turn is in the dataset and where its text is in the file.
+/// All the first pass keeps of a row besides its skeleton turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeferredRow {
     /// Where its turn is in the dataset.
     pub conversation: u32,
     pub turn: u32,
-    /// Its `input_length`.
-    pub input_length: u32,
-    /// Its `hash_ids`: `ids[start..start + len]` of [`DeferredPrompts`].
-    start: u64,
+    /// Bytes of its JSON text.
     len: u32,
+    /// Its prompt is synthesized (`input_length`), by the trace's [`BlockPrompts`].
+    pub synthesized: bool,
+    /// Byte offset of its JSON text in the file.
+    offset: u64,
     /// Its line in the file.
     pub line: u64,
 }
 
-/// Every synthesized prompt of one trace file, in dataset order (conversation, then turn).
+impl DeferredRow {
+    pub fn new(
+        conversation: u32,
+        turn: u32,
+        synthesized: bool,
+        offset: u64,
+        len: u32,
+        line: u64,
+    ) -> Self {
+        Self {
+            conversation,
+            turn,
+            len,
+            synthesized,
+            offset,
+            line,
+        }
+    }
+}
+
+/// Every row of one trace file, in dataset order (conversation, then turn), and what its
+/// prompts are built with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeferredPrompts {
     pub path: PathBuf,
@@ -42,7 +69,70 @@ pub struct DeferredPrompts {
     pub seed: u64,
     pub file_hash: u64,
     rows: Vec<DeferredRow>,
-    ids: Vec<i64>,
+}
+
+/// The first pass's result over a trace: the run-time skeleton (no body built, no ISL
+/// counted) and where every row is.
+#[derive(Clone, Debug)]
+pub struct TraceIndex {
+    pub skeleton: Prepared,
+    pub rows: DeferredPrompts,
+    /// A conversation of several turns whose later turns are not verbatim payloads: on an
+    /// endpoint that sends history, their bodies depend on the replies.
+    pub history: bool,
+    /// `--ignore-trace-delays`: the turns read again lose their timestamp and delay too.
+    pub ignore_delays: bool,
+}
+
+impl TraceIndex {
+    /// Every row read again and every prompt built now: the whole dataset (the load of a run
+    /// that is not streamed), its sampling the skeleton's.
+    ///
+    /// # Errors
+    /// As [`DeferredPrompts::build`].
+    pub fn into_dataset(self, tokenizer: &Tokenizer) -> Result<Dataset, LoadError> {
+        let Self {
+            skeleton,
+            rows,
+            ignore_delays,
+            ..
+        } = self;
+        let mut conversations: Vec<Conversation> = skeleton
+            .conversations
+            .into_iter()
+            .map(|c| Conversation {
+                session_id: c.session_id,
+                turns: Vec::with_capacity(c.turns.len()),
+                ..Conversation::default()
+            })
+            .collect();
+        let mut reader = rows.reader()?;
+        let mut prompts = rows.builder(tokenizer);
+        for row in &rows.rows {
+            // A signal stops the building: the caller drops the partial dataset.
+            if crate::control::interrupted() {
+                break;
+            }
+            let mut turn = rows.build(&mut reader, &mut prompts, row)?;
+            if ignore_delays {
+                turn.timestamp_ms = None;
+                turn.delay_ms = None;
+            }
+            conversations[row.conversation as usize].turns.push(turn);
+        }
+        Ok(Dataset {
+            conversations,
+            default_sampling: skeleton.default_sampling,
+            replay: skeleton.replay,
+        })
+    }
+}
+
+/// Reads rows of a trace file again, by offset.
+#[derive(Debug)]
+pub struct RowReader {
+    file: File,
+    buf: Vec<u8>,
 }
 
 impl DeferredPrompts {
@@ -53,32 +143,16 @@ impl DeferredPrompts {
             seed,
             file_hash: 0,
             rows: Vec::new(),
-            ids: Vec::new(),
         }
     }
 
     /// Adds a row (in file order; [`DeferredPrompts::seal`] puts them in dataset order).
-    pub fn push(
-        &mut self,
-        conversation: u32,
-        turn: u32,
-        input_length: u32,
-        ids: &[i64],
-        line: u64,
-    ) {
-        self.rows.push(DeferredRow {
-            conversation,
-            turn,
-            input_length,
-            start: self.ids.len() as u64,
-            len: ids.len() as u32,
-            line,
-        });
-        self.ids.extend_from_slice(ids);
+    pub fn push(&mut self, row: DeferredRow) {
+        self.rows.push(row);
     }
 
     /// Puts the rows in dataset order (conversation, then turn), the order prompts are built in
-    /// by [`DeferredPrompts::fill`] and by a streamed replay alike, so both draw the same
+    /// by [`TraceIndex::into_dataset`] and by a streamed replay alike, so both draw the same
     /// random streams in the same order and make the same prompts.
     pub fn seal(&mut self, file_hash: u64) {
         self.file_hash = file_hash;
@@ -98,47 +172,82 @@ impl DeferredPrompts {
         BlockPrompts::new(tokenizer, self.block_size, self.seed, self.file_hash)
     }
 
-    /// The prompt of `row`.
+    /// The file, opened to read rows again.
     ///
     /// # Errors
-    /// The builder refused the row (the first pass checked it, so only a builder whose rules
+    /// [`LoadErrorKind::Io`]: it cannot be opened.
+    pub fn reader(&self) -> Result<RowReader, LoadError> {
+        let file = File::open(&self.path)
+            .map_err(|e| LoadError::file(&self.path, LoadErrorKind::Io(e.to_string())))?;
+        Ok(RowReader {
+            file,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The turn of `row`, read again from the file, its prompt built when synthesized (rows in
+    /// dataset order: the builder's random streams are drawn in that order).
+    ///
+    /// # Errors
+    /// The row cannot be read or no longer parses (the file changed since the first pass), or
+    /// the builder refused it (the first pass checked it, so only a builder whose rules
     /// changed does), as the `hash_ids` field of its line.
     pub fn build(
         &self,
+        reader: &mut RowReader,
         prompts: &mut BlockPrompts<'_>,
         row: &DeferredRow,
-    ) -> Result<String, LoadError> {
-        let start = row.start as usize;
-        let ids = &self.ids[start..start + row.len as usize];
-        prompts
-            .prompt(row.input_length as usize, ids)
-            .map_err(|why| {
-                LoadError::at(
-                    &self.path,
-                    row.line,
-                    "hash_ids",
-                    LoadErrorKind::Invalid(why.to_string()),
-                )
-            })
+    ) -> Result<Turn, LoadError> {
+        let changed = |why: String| LoadError::line(&self.path, row.line, LoadErrorKind::Io(why));
+        reader.buf.resize(row.len as usize, 0);
+        reader
+            .file
+            .read_exact_at(&mut reader.buf, row.offset)
+            .map_err(|e| changed(format!("cannot read the row again: {e}")))?;
+        let text = std::str::from_utf8(&reader.buf)
+            .map_err(|_| changed("the row is no longer UTF-8 (the file changed)".into()))?;
+        let ctx = Ctx {
+            path: &self.path,
+            line: row.line,
+        };
+        let (mut turn, length) = super::mooncake_trace::reread(ctx, text)?;
+        match length {
+            Some((n, ids)) if row.synthesized => {
+                let text = prompts
+                    .prompt(n as usize, &ids)
+                    .map_err(|why| ctx.err("hash_ids", LoadErrorKind::Invalid(why.to_string())))?;
+                turn.content = Content::Texts(vec![text]);
+            }
+            None if !row.synthesized => {}
+            _ => return Err(changed("the row changed since the first pass".into())),
+        }
+        Ok(turn)
+    }
+}
+
+/// A hash for integer keys (the multiply-rotate of rustc's `FxHasher`): the first pass looks
+/// up every hash id of a trace, tens of millions for a large one, where SipHash's cost shows;
+/// the keys come from a local file, so flooding is no concern.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
 
-    /// Builds every prompt now, into its turn of `dataset` (the load of a run that is not
-    /// streamed).
-    ///
-    /// # Errors
-    /// As [`DeferredPrompts::build`].
-    pub fn fill(&self, dataset: &mut Dataset, tokenizer: &Tokenizer) -> Result<(), LoadError> {
-        let mut prompts = self.builder(tokenizer);
-        for row in &self.rows {
-            // A signal stops the prompts' building: the caller drops the partial dataset.
-            if crate::control::interrupted() {
-                break;
-            }
-            let text = self.build(&mut prompts, row)?;
-            dataset.conversations[row.conversation as usize].turns[row.turn as usize].content =
-                Content::Texts(vec![text]);
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
         }
-        Ok(())
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
     }
 }
 
@@ -146,7 +255,7 @@ impl DeferredPrompts {
 /// have `1..=block_size` tokens, and a hash id keeps the size it was first used at.
 #[derive(Debug, Default)]
 pub struct BlockCheck {
-    sizes: HashMap<i64, u32>,
+    sizes: HashMap<i64, u32, BuildHasherDefault<IdHasher>>,
 }
 
 impl BlockCheck {

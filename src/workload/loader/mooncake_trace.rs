@@ -7,17 +7,21 @@
 //! prompts, or `messages` only, or `payload` only. Timestamps never go backwards. Default
 //! sampling: sequential.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::conversation::{Content, Dataset, Sampling, Turn};
+use crate::conversation::{Content, Sampling, Turn};
+use crate::workload::{Prepared, PreparedConversation, PreparedTurn};
 
-use super::deferred::{BlockCheck, DeferredPrompts};
+use super::deferred::{BlockCheck, DeferredPrompts, DeferredRow, TraceIndex};
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj};
-use super::lines::JsonLines;
-use super::session::{SessionIds, Sessions, forward_in_time};
+use super::lines::{JsonLines, file_hash};
+use super::session::{SessionIds, forward_in_time};
 
 const FIELDS: &[&str] = &[
     "type",
@@ -75,77 +79,257 @@ struct Row {
 }
 
 /// The first pass over a `mooncake_trace` file: every row parsed and checked (fields, input
-/// form, timestamps, session rules, `hash_ids` against the block size), no prompt built. An
-/// `input_length` row's turn is left without text; its prompt is in the [`DeferredPrompts`].
+/// form, timestamps, session rules, `hash_ids` against the block size), no prompt built and
+/// nothing of a row kept but what the schedule needs (its conversation's session id, its
+/// timestamp, delay and `output_length`) and where it is in the file ([`DeferredRow`], 32
+/// bytes): its request is built from the file again, later ([`DeferredPrompts::build`]).
+///
+/// A row of the usual shape (`input_length`, `hash_ids`, `output_length`, `timestamp`,
+/// `delay`, `session_id`) is read by a typed, borrowing parse; any other row, or one that
+/// parse refuses, by the general one, which names the line and field of the first fault.
 ///
 /// # Errors
 /// The first bad line, as a [`LoadError`] naming the line and the field.
-pub fn load_deferred(
+pub fn scan(
     path: &Path,
     ids: &mut SessionIds,
     block_size: usize,
     seed: u64,
-) -> Result<(Dataset, DeferredPrompts), LoadError> {
-    let mut lines = JsonLines::open(path)?;
-    let mut sessions = Sessions::default();
-    // Per conversation: the line and class of its first row.
-    let mut first: Vec<(u64, (u8, &'static str))> = Vec::new();
+) -> Result<TraceIndex, LoadError> {
+    let owned = path.to_path_buf();
+    let hashing = std::thread::Builder::new()
+        .name("ringperf-trace-hash".into())
+        .spawn(move || file_hash(&owned))
+        .map_err(|e| LoadError::file(path, LoadErrorKind::Io(e.to_string())))?;
+    let mut lines = JsonLines::open(path)?.unhashed();
+    let mut sessions = Skeleton::default();
     let mut last_timestamp: Option<f64> = None;
     let mut deferred = DeferredPrompts::new(path, block_size, seed);
     let mut blocks = BlockCheck::default();
-    while let Some((line, map)) = lines.next_object()? {
+    while let Some((line, offset, text)) = lines.next_line()? {
         let ctx = Ctx { path, line };
-        let mut obj = Obj::new(ctx, "", map);
-        let (session_id, row) = parse_row(&mut obj)?;
-        if let Some(this_ms) = row.turn.timestamp_ms {
+        let len = u32::try_from(text.len()).map_err(|_| {
+            LoadError::line(
+                path,
+                line,
+                LoadErrorKind::Invalid("line longer than 4 GiB".into()),
+            )
+        })?;
+        let facts = match plain(text) {
+            Some(facts) => facts,
+            None => general(ctx, text)?,
+        };
+        if let Some(this_ms) = facts.timestamp_ms {
             forward_in_time(last_timestamp, this_ms, ctx)?;
             last_timestamp = Some(this_ms);
         }
-        let at = sessions.index(session_id, ids);
-        if at == first.len() {
-            first.push((line, row.input.class()));
+        let (at, turn) = sessions.add(ctx, facts.session_id, facts.class, ids)?;
+        if let Some((n, hash_ids)) = &facts.length {
+            blocks
+                .check(*n as usize, block_size, hash_ids)
+                .map_err(|why| ctx.err("hash_ids", LoadErrorKind::Invalid(why.to_string())))?;
         }
-        let (first_line, (first_class, first_name)) = first[at];
-        let (class, name) = row.input.class();
-        if class != first_class {
+        sessions.conversations[at].turns.push(PreparedTurn {
+            max_tokens: facts.max_tokens,
+            timestamp_ms: facts.timestamp_ms,
+            delay_ms: facts.delay_ms,
+            ..PreparedTurn::default()
+        });
+        let row = DeferredRow::new(at as u32, turn, facts.length.is_some(), offset, len, line);
+        deferred.push(row);
+    }
+    if sessions.conversations.is_empty() {
+        return Err(LoadError::file(path, LoadErrorKind::Empty));
+    }
+    let file_hash = hashing.join().map_err(|_| {
+        LoadError::file(
+            path,
+            LoadErrorKind::Io("the hashing thread panicked".into()),
+        )
+    })??;
+    deferred.seal(file_hash);
+    let history = sessions
+        .conversations
+        .iter()
+        .zip(&sessions.first)
+        .any(|(c, &(_, (class, _)))| c.turns.len() > 1 && class != PAYLOAD_CLASS);
+    Ok(TraceIndex {
+        skeleton: Prepared {
+            conversations: sessions.conversations,
+            default_sampling: Sampling::Sequential,
+            replay: true,
+        },
+        rows: deferred,
+        history,
+        ignore_delays: false,
+    })
+}
+
+/// What the first pass needs of one row.
+struct Facts<'a> {
+    session_id: Option<Cow<'a, str>>,
+    class: (u8, &'static str),
+    timestamp_ms: Option<f64>,
+    delay_ms: Option<f64>,
+    max_tokens: Option<u32>,
+    /// `input_length` and `hash_ids` of a synthesized prompt.
+    length: Option<(u32, Vec<i64>)>,
+}
+
+/// The usual row, read without a map: only these fields, each of its plain type. `null`
+/// stands for an absent optional field, as in the general parse.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainRow<'a> {
+    #[serde(rename = "type", default, borrow)]
+    type_tag: Option<&'a str>,
+    input_length: u32,
+    #[serde(default)]
+    output_length: Option<u32>,
+    #[serde(default)]
+    hash_ids: Option<Vec<i64>>,
+    #[serde(default)]
+    timestamp: Option<f64>,
+    #[serde(default)]
+    delay: Option<f64>,
+    #[serde(default, borrow)]
+    session_id: Option<&'a str>,
+}
+
+/// `text` as a usual row that the general parse accepts as it is; `None` for any other row
+/// (the general parse then reads it, and names the fault if there is one).
+fn plain(text: &str) -> Option<Facts<'_>> {
+    let row: PlainRow<'_> = serde_json::from_str(text).ok()?;
+    let millis_ok = |v: Option<f64>| v.is_none_or(|x| x.is_finite() && x >= 0.0);
+    let fine = row.type_tag.is_none_or(|t| t == "mooncake_trace")
+        && row.input_length > 0
+        && millis_ok(row.timestamp)
+        && millis_ok(row.delay);
+    fine.then(|| Facts {
+        session_id: row.session_id.map(Cow::Borrowed),
+        class: (0, "input_length"),
+        timestamp_ms: row.timestamp,
+        delay_ms: row.delay,
+        max_tokens: row.output_length,
+        length: Some((row.input_length, row.hash_ids.unwrap_or_default())),
+    })
+}
+
+/// The general parse of a row, for the first pass.
+fn general(ctx: Ctx<'_>, text: &str) -> Result<Facts<'static>, LoadError> {
+    let (session_id, row) = parse_text(ctx, text)?;
+    let class = row.input.class();
+    let length = match row.input {
+        Input::Length { n, hash_ids } => Some((n, hash_ids)),
+        _ => None,
+    };
+    Ok(Facts {
+        session_id: session_id.map(Cow::Owned),
+        class,
+        timestamp_ms: row.turn.timestamp_ms,
+        delay_ms: row.turn.delay_ms,
+        max_tokens: row.turn.max_tokens,
+        length,
+    })
+}
+
+/// One line's text parsed and checked as a row.
+fn parse_text(ctx: Ctx<'_>, text: &str) -> Result<(Option<String>, Row), LoadError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| LoadError::line(ctx.path, ctx.line, LoadErrorKind::Json(e.to_string())))?;
+    let Value::Object(map) = value else {
+        return Err(LoadError::line(
+            ctx.path,
+            ctx.line,
+            LoadErrorKind::WrongType("each line to be a JSON object"),
+        ));
+    };
+    parse_row(&mut Obj::new(ctx, "", map))
+}
+
+/// A row read again (the first pass checked it): its turn, and for a synthesized prompt its
+/// `input_length` and `hash_ids` (the turn's text is then left empty).
+///
+/// # Errors
+/// The row no longer parses (the file changed since the first pass).
+pub(super) fn reread(
+    ctx: Ctx<'_>,
+    text: &str,
+) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError> {
+    let (_, Row { input, mut turn }) = parse_text(ctx, text)?;
+    let mut length = None;
+    turn.content = match input {
+        Input::Length { n, hash_ids } => {
+            length = Some((n, hash_ids));
+            Content::Texts(Vec::new())
+        }
+        Input::Text(t) => Content::Texts(vec![t]),
+        Input::Messages(m) => Content::Messages(m),
+        Input::Payload(p) => Content::Raw(Value::Object(p)),
+    };
+    Ok((turn, length))
+}
+
+/// The class of a `payload` session ([`Input::class`]): its turns are sent verbatim.
+const PAYLOAD_CLASS: u8 = 2;
+
+/// The skeleton's conversations keyed by session id, in order of first appearance
+/// ([`super::session::Sessions`] without the turns' contents).
+#[derive(Default)]
+struct Skeleton {
+    index: HashMap<String, usize>,
+    conversations: Vec<PreparedConversation>,
+    /// Per conversation: the line and class of its first row.
+    first: Vec<(u64, (u8, &'static str))>,
+}
+
+impl Skeleton {
+    /// The conversation of a row of `class` and its turn index; a new one at the end if `id`
+    /// is new (`None` draws a fresh id).
+    ///
+    /// # Errors
+    /// The conversation's first row is of another class.
+    fn add(
+        &mut self,
+        ctx: Ctx<'_>,
+        id: Option<Cow<'_, str>>,
+        class: (u8, &'static str),
+        ids: &mut SessionIds,
+    ) -> Result<(usize, u32), LoadError> {
+        let id = id.map_or_else(|| ids.next_id(), Cow::into_owned);
+        let next = self.conversations.len();
+        let at = match self.index.get(id.as_str()) {
+            Some(&at) => at,
+            None => {
+                self.index.insert(id.clone(), next);
+                self.conversations.push(PreparedConversation {
+                    session_id: id,
+                    turns: Vec::with_capacity(1),
+                    ..PreparedConversation::default()
+                });
+                self.first.push((ctx.line, class));
+                next
+            }
+        };
+        let (first_line, (first_class, first_name)) = self.first[at];
+        let (this_class, name) = class;
+        if this_class != first_class {
             return Err(ctx.err(
                 name,
                 LoadErrorKind::Invalid(format!(
                     "session {:?} mixes \"{name}\" with \"{first_name}\" (line {first_line}); a \
                      session uses synthesized prompts, or \"messages\" only, or \"payload\" only",
-                    sessions.conversations[at].session_id
+                    self.conversations[at].session_id
                 )),
             ));
         }
-        let Row {
-            input, mut turn, ..
-        } = row;
-        let conv = &mut sessions.conversations[at];
-        turn.content = match input {
-            Input::Length { n, hash_ids } => {
-                blocks
-                    .check(n as usize, block_size, &hash_ids)
-                    .map_err(|why| ctx.err("hash_ids", LoadErrorKind::Invalid(why.to_string())))?;
-                deferred.push(at as u32, conv.turns.len() as u32, n, &hash_ids, line);
-                // Built later (`DeferredPrompts`).
-                Content::Texts(Vec::new())
-            }
-            Input::Text(t) => Content::Texts(vec![t]),
-            Input::Messages(m) => Content::Messages(m),
-            Input::Payload(p) => Content::Raw(Value::Object(p)),
-        };
-        conv.turns.push(turn);
+        let turns = &mut self.conversations[at].turns;
+        // Grown by doubling from one: most conversations of a trace have a single turn.
+        if turns.len() == turns.capacity() {
+            turns.reserve_exact(turns.len().max(1));
+        }
+        Ok((at, turns.len() as u32))
     }
-    if sessions.conversations.is_empty() {
-        return Err(LoadError::file(path, LoadErrorKind::Empty));
-    }
-    deferred.seal(lines.content_hash());
-    let dataset = Dataset {
-        replay: true,
-        conversations: sessions.conversations,
-        default_sampling: Sampling::Sequential,
-    };
-    Ok((dataset, deferred))
 }
 
 /// One row's fields (its prompt still to build) and its session id.
