@@ -157,6 +157,7 @@ impl DeferredPrompts {
     pub fn seal(&mut self, file_hash: u64) {
         self.file_hash = file_hash;
         self.rows.sort_by_key(|r| (r.conversation, r.turn));
+        self.rows.shrink_to_fit();
     }
 
     pub fn rows(&self) -> &[DeferredRow] {

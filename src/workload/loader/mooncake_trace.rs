@@ -148,6 +148,8 @@ pub fn scan(
         )
     })??;
     deferred.seal(file_hash);
+    // Kept for the whole run: no room to grow.
+    sessions.conversations.shrink_to_fit();
     let history = sessions
         .conversations
         .iter()
@@ -166,6 +168,7 @@ pub fn scan(
 }
 
 /// What the first pass needs of one row.
+#[derive(Debug, PartialEq)]
 struct Facts<'a> {
     session_id: Option<Cow<'a, str>>,
     class: (u8, &'static str),
@@ -485,4 +488,129 @@ fn check_messages(obj: &Obj<'_>, messages: &[Value]) -> Result<(), LoadError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx<'static> {
+        Ctx {
+            path: Path::new("t.jsonl"),
+            line: 7,
+        }
+    }
+
+    /// The typed parse takes a row only when the general parse accepts it, and reads the same
+    /// facts from it; every other row is left to the general parse (which names the fault).
+    #[test]
+    fn the_plain_parse_agrees_with_the_general_one() {
+        let rows = [
+            r#"{"input_length": 5}"#,
+            r#"{"timestamp": 12, "input_length": 600, "output_length": 3, "hash_ids": [1, -2]}"#,
+            r#"{"timestamp": 12.5, "delay": 0, "input_length": 1, "hash_ids": []}"#,
+            r#"{"type": "mooncake_trace", "input_length": 9, "session_id": "a"}"#,
+            r#"{"input_length": 9, "session_id": "a\u0031"}"#,
+            r#"{"input_length": 9, "output_length": null, "hash_ids": null, "timestamp": null}"#,
+            r#"{"input_length": 9, "output_length": 0}"#,
+            r#"{"input_length": 9, "timestamp": 1e3}"#,
+            // Each refused by one of the parses or both.
+            r#"{"type": "single_turn", "input_length": 9}"#,
+            r#"{"input_length": 0}"#,
+            r#"{"input_length": 5.0}"#,
+            r#"{"input_length": -5}"#,
+            r#"{"input_length": 4294967296}"#,
+            r#"{"input_length": null}"#,
+            r#"{"input_length": 9, "output_length": "many"}"#,
+            r#"{"input_length": 9, "output_length": 2.5}"#,
+            r#"{"input_length": 9, "hash_ids": [1.5]}"#,
+            r#"{"input_length": 9, "hash_ids": [9223372036854775808]}"#,
+            r#"{"input_length": 9, "hash_ids": 3}"#,
+            r#"{"input_length": 9, "timestamp": -1}"#,
+            r#"{"input_length": 9, "delay": "soon"}"#,
+            r#"{"input_length": 9, "session_id": 4}"#,
+            r#"{"input_length": 9, "input_lenght": 9}"#,
+            r#"{"input_length": 9, "image": "x.png"}"#,
+            r#"{"input_length": 9, "extra": {"a": 1}}"#,
+            r#"{"input_length": 9, "text_input": "hi"}"#,
+            r#"{"text_input": "hi", "timestamp": 3}"#,
+            r#"{"input_length": 9, "input_length": 10}"#,
+            r#"{"input_length": 9} x"#,
+            r#"[1]"#,
+        ];
+        let mut taken = 0;
+        for text in rows {
+            let general = general(ctx(), text);
+            match plain(text) {
+                Some(facts) => {
+                    taken += 1;
+                    assert_eq!(Ok(facts), general, "{text}");
+                }
+                None => {
+                    // Left to the general parse: a row it refuses, or one of another shape.
+                    let shape = text.contains("text_input")
+                        || text.contains("extra")
+                        || text.contains("\\u")
+                        || text.matches("input_length").count() > 1;
+                    assert!(
+                        general.is_err() || shape,
+                        "{text} left to the general parse"
+                    );
+                }
+            }
+        }
+        assert_eq!(taken, 7, "the usual rows are taken by the typed parse");
+    }
+
+    fn write(dir: &Path, lines: &[String]) -> std::path::PathBuf {
+        let path = dir.join("t.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    }
+
+    /// A row late in a long trace that only the general parse reads still fails the first
+    /// pass with its line and field named; a session id written with an escape joins the
+    /// session spelled plainly.
+    #[test]
+    fn a_late_bad_row_is_named_and_escaped_ids_join_their_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lines: Vec<String> = (0..3000)
+            .map(|i| format!(r#"{{"timestamp": {i}, "input_length": 20, "hash_ids": [1, 2]}}"#))
+            .collect();
+        lines.push(r#"{"timestamp": 3000, "input_length": 20, "output_length": "many"}"#.into());
+        let path = write(dir.path(), &lines);
+        let err = scan(&path, &mut SessionIds::new(true), 16, 1).unwrap_err();
+        assert_eq!(
+            (err.line, err.field.as_deref()),
+            (Some(3001), Some("output_length"))
+        );
+        lines.pop();
+        lines.push(r#"{"timestamp": 3000, "input_length": 9, "hash_ids": [1]}"#.into());
+        let path = write(dir.path(), &lines);
+        let err = scan(&path, &mut SessionIds::new(true), 16, 1).unwrap_err();
+        assert_eq!(
+            (err.line, err.field.as_deref()),
+            (Some(3001), Some("hash_ids"))
+        );
+        let lines = [
+            r#"{"timestamp": 1, "input_length": 5, "session_id": "s1"}"#.to_string(),
+            r#"{"timestamp": 2, "input_length": 6, "session_id": "s\u0031"}"#.into(),
+            r#"{"timestamp": 3, "input_length": 7}"#.into(),
+        ];
+        let index = scan(
+            &write(dir.path(), &lines),
+            &mut SessionIds::new(true),
+            16,
+            1,
+        )
+        .unwrap();
+        let sessions: Vec<(&str, usize)> = index
+            .skeleton
+            .conversations
+            .iter()
+            .map(|c| (c.session_id.as_str(), c.turns.len()))
+            .collect();
+        assert_eq!(sessions, [("s1", 2), ("session_000000", 1)]);
+        assert!(index.history, "a session of two synthesized turns");
+    }
 }
