@@ -698,6 +698,7 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
         drop(loaded);
         kept.push(per_row);
     }
+    eprintln!("bytes kept a row with 1 and 64 hash ids: {kept:?}");
     assert!(
         (kept[0] - kept[1]).abs() < 1.0,
         "bytes kept a row with 1 and 64 hash ids: {kept:?}"

@@ -226,9 +226,13 @@ impl DeferredPrompts {
     }
 }
 
-/// A hash for integer keys (the multiply-rotate of rustc's `FxHasher`): the first pass looks
-/// up every hash id of a trace, tens of millions for a large one, where SipHash's cost shows;
-/// the keys come from a local file, so flooding is no concern.
+/// [`IdHasher`]'s maps.
+pub type IdHash = BuildHasherDefault<IdHasher>;
+
+/// A hash for integer and short string keys (the multiply-rotate of rustc's `FxHasher`, a
+/// word at a time): the first pass looks up every hash id and every session id of a trace,
+/// tens of millions for a large one, where SipHash's cost shows; the keys come from a local
+/// file, so flooding is no concern.
 #[derive(Default)]
 pub struct IdHasher(u64);
 
@@ -238,9 +242,19 @@ impl Hasher for IdHasher {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        for &b in words.remainder() {
             self.write_u64(u64::from(b));
         }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
     }
 
     fn write_u64(&mut self, n: u64) {
@@ -256,7 +270,7 @@ impl Hasher for IdHasher {
 /// have `1..=block_size` tokens, and a hash id keeps the size it was first used at.
 #[derive(Debug, Default)]
 pub struct BlockCheck {
-    sizes: HashMap<i64, u32, BuildHasherDefault<IdHasher>>,
+    sizes: HashMap<i64, u32, IdHash>,
 }
 
 impl BlockCheck {

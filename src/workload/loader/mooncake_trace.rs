@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::conversation::{Content, Sampling, Turn};
 use crate::workload::{Prepared, PreparedConversation, PreparedTurn};
 
-use super::deferred::{BlockCheck, DeferredPrompts, DeferredRow, TraceIndex};
+use super::deferred::{BlockCheck, DeferredPrompts, DeferredRow, IdHash, TraceIndex};
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj};
 use super::lines::{JsonLines, file_hash};
@@ -124,9 +124,9 @@ pub fn scan(
             last_timestamp = Some(this_ms);
         }
         let (at, turn) = sessions.add(ctx, facts.session_id, facts.class, ids)?;
-        if let Some((n, hash_ids)) = &facts.length {
-            blocks
-                .check(*n as usize, block_size, hash_ids)
+        if let Some(n) = facts.length {
+            ROW_IDS
+                .with_borrow(|hash_ids| blocks.check(n as usize, block_size, hash_ids))
                 .map_err(|why| ctx.err("hash_ids", LoadErrorKind::Invalid(why.to_string())))?;
         }
         sessions.conversations[at].turns.push(PreparedTurn {
@@ -175,8 +175,40 @@ struct Facts<'a> {
     timestamp_ms: Option<f64>,
     delay_ms: Option<f64>,
     max_tokens: Option<u32>,
-    /// `input_length` and `hash_ids` of a synthesized prompt.
-    length: Option<(u32, Vec<i64>)>,
+    /// `input_length` of a synthesized prompt (its `hash_ids` are left in [`ROW_IDS`]).
+    length: Option<u32>,
+}
+
+thread_local! {
+    /// The `hash_ids` of the row the first pass just read: one buffer for every row, not a
+    /// vector each.
+    static ROW_IDS: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A row's `hash_ids`, read into [`ROW_IDS`].
+struct RowIds;
+
+impl<'de> Deserialize<'de> for RowIds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(RowIds)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RowIds {
+    type Value = RowIds;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of integers")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RowIds, A::Error> {
+        ROW_IDS.with_borrow_mut(|ids| {
+            while let Some(id) = seq.next_element::<i64>()? {
+                ids.push(id);
+            }
+            Ok(RowIds)
+        })
+    }
 }
 
 /// The usual row, read without a map: only these fields, each of its plain type. `null`
@@ -189,8 +221,9 @@ struct PlainRow<'a> {
     input_length: u32,
     #[serde(default)]
     output_length: Option<u32>,
-    #[serde(default)]
-    hash_ids: Option<Vec<i64>>,
+    /// Read into [`ROW_IDS`].
+    #[serde(rename = "hash_ids", default)]
+    _hash_ids: Option<RowIds>,
     #[serde(default)]
     timestamp: Option<f64>,
     #[serde(default)]
@@ -202,6 +235,7 @@ struct PlainRow<'a> {
 /// `text` as a usual row that the general parse accepts as it is; `None` for any other row
 /// (the general parse then reads it, and names the fault if there is one).
 fn plain(text: &str) -> Option<Facts<'_>> {
+    ROW_IDS.with_borrow_mut(Vec::clear);
     let row: PlainRow<'_> = serde_json::from_str(text).ok()?;
     let millis_ok = |v: Option<f64>| v.is_none_or(|x| x.is_finite() && x >= 0.0);
     let fine = row.type_tag.is_none_or(|t| t == "mooncake_trace")
@@ -214,7 +248,7 @@ fn plain(text: &str) -> Option<Facts<'_>> {
         timestamp_ms: row.timestamp,
         delay_ms: row.delay,
         max_tokens: row.output_length,
-        length: Some((row.input_length, row.hash_ids.unwrap_or_default())),
+        length: Some(row.input_length),
     })
 }
 
@@ -223,7 +257,10 @@ fn general(ctx: Ctx<'_>, text: &str) -> Result<Facts<'static>, LoadError> {
     let (session_id, row) = parse_text(ctx, text)?;
     let class = row.input.class();
     let length = match row.input {
-        Input::Length { n, hash_ids } => Some((n, hash_ids)),
+        Input::Length { n, hash_ids } => {
+            ROW_IDS.set(hash_ids);
+            Some(n)
+        }
         _ => None,
     };
     Ok(Facts {
@@ -280,7 +317,7 @@ const PAYLOAD_CLASS: u8 = 2;
 /// ([`super::session::Sessions`] without the turns' contents).
 #[derive(Default)]
 struct Skeleton {
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, IdHash>,
     conversations: Vec<PreparedConversation>,
     /// Per conversation: the line and class of its first row.
     first: Vec<(u64, (u8, &'static str))>,
@@ -541,10 +578,12 @@ mod tests {
         let mut taken = 0;
         for text in rows {
             let general = general(ctx(), text);
+            let general_ids = ROW_IDS.take();
             match plain(text) {
                 Some(facts) => {
                     taken += 1;
                     assert_eq!(Ok(facts), general, "{text}");
+                    assert_eq!(ROW_IDS.take(), general_ids, "{text}");
                 }
                 None => {
                     // Left to the general parse: a row it refuses, or one of another shape.
