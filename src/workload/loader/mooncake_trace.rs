@@ -314,10 +314,18 @@ pub(super) fn reread(
 const PAYLOAD_CLASS: u8 = 2;
 
 /// The skeleton's conversations keyed by session id, in order of first appearance
-/// ([`super::session::Sessions`] without the turns' contents).
+/// ([`super::session::Sessions`] without the turns' contents). Ids drawn for rows without one
+/// are kept out of the map of given ids (most rows of a large trace have none): the n-th
+/// sequential id is found by its number, a random one by its 128 bits; a given id that spells
+/// a drawn one joins its conversation, and a drawn id that equals a given one joins that
+/// one, as with one map of every id.
 #[derive(Default)]
 struct Skeleton {
-    index: HashMap<String, usize, IdHash>,
+    given: HashMap<String, usize, IdHash>,
+    /// Conversation of each sequential id drawn (`session_{n:06}`), by `n`.
+    sequential: Vec<usize>,
+    /// Conversation of each random id drawn, by its bits.
+    random: HashMap<u128, usize, IdHash>,
     conversations: Vec<PreparedConversation>,
     /// Per conversation: the line and class of its first row.
     first: Vec<(u64, (u8, &'static str))>,
@@ -336,19 +344,35 @@ impl Skeleton {
         class: (u8, &'static str),
         ids: &mut SessionIds,
     ) -> Result<(usize, u32), LoadError> {
-        let id = id.map_or_else(|| ids.next_id(), Cow::into_owned);
-        let next = self.conversations.len();
-        let at = match self.index.get(id.as_str()) {
-            Some(&at) => at,
+        let at = match id {
+            Some(id) => match self
+                .given
+                .get(id.as_ref())
+                .copied()
+                .or_else(|| self.drawn(&id))
+            {
+                Some(at) => at,
+                None => {
+                    let at = self.open(id.to_string(), ctx.line, class);
+                    self.given.insert(id.into_owned(), at);
+                    at
+                }
+            },
             None => {
-                self.index.insert(id.clone(), next);
-                self.conversations.push(PreparedConversation {
-                    session_id: id,
-                    turns: Vec::with_capacity(1),
-                    ..PreparedConversation::default()
-                });
-                self.first.push((ctx.line, class));
-                next
+                let id = ids.next_id();
+                let at = match self.given.get(id.as_str()) {
+                    Some(&at) => at,
+                    None => self.open(id.clone(), ctx.line, class),
+                };
+                match ids {
+                    SessionIds::Sequential(_) => self.sequential.push(at),
+                    SessionIds::Random => {
+                        if let Ok(u) = uuid::Uuid::parse_str(&id) {
+                            self.random.insert(u.as_u128(), at);
+                        }
+                    }
+                }
+                at
             }
         };
         let (first_line, (first_class, first_name)) = self.first[at];
@@ -369,6 +393,29 @@ impl Skeleton {
             turns.reserve_exact(turns.len().max(1));
         }
         Ok((at, turns.len() as u32))
+    }
+
+    /// The conversation of a drawn id that `id` spells exactly.
+    fn drawn(&self, id: &str) -> Option<usize> {
+        if let Some(digits) = id.strip_prefix("session_") {
+            let n: usize = digits.parse().ok()?;
+            let at = *self.sequential.get(n)?;
+            return (format!("session_{n:06}") == id).then_some(at);
+        }
+        let u = uuid::Uuid::try_parse(id).ok()?;
+        let at = *self.random.get(&u.as_u128())?;
+        (u.to_string() == id).then_some(at)
+    }
+
+    /// A new conversation.
+    fn open(&mut self, session_id: String, line: u64, class: (u8, &'static str)) -> usize {
+        self.conversations.push(PreparedConversation {
+            session_id,
+            turns: Vec::with_capacity(1),
+            ..PreparedConversation::default()
+        });
+        self.first.push((line, class));
+        self.conversations.len() - 1
     }
 }
 
@@ -651,5 +698,71 @@ mod tests {
             .collect();
         assert_eq!(sessions, [("s1", 2), ("session_000000", 1)]);
         assert!(index.history, "a session of two synthesized turns");
+    }
+
+    /// Rows' session ids land in the conversations [`super::super::session::Sessions`] (one
+    /// map of every id, the other loaders' grouping) gives them, drawn ids included: a given
+    /// id that spells an id drawn before joins it, and an id drawn that equals a given one
+    /// joins that.
+    #[test]
+    fn drawn_and_given_ids_group_as_one_map_does() {
+        let rows: &[Option<&str>] = &[
+            None,
+            Some("session_000000"),
+            Some("session_000003"),
+            None,
+            Some("a"),
+            None,
+            None,
+            Some("session_3"),
+            Some("session_000001"),
+            None,
+            Some("a"),
+            Some("session_0000001"),
+            Some("session_+00002"),
+        ];
+        let mut skeleton = Skeleton::default();
+        let mut sessions = super::super::session::Sessions::default();
+        let (mut a, mut b) = (SessionIds::new(true), SessionIds::new(true));
+        for (i, id) in rows.iter().enumerate() {
+            let ctx = Ctx {
+                path: Path::new("t.jsonl"),
+                line: i as u64 + 1,
+            };
+            let (at, _) = skeleton
+                .add(ctx, id.map(Cow::Borrowed), (0, "input_length"), &mut a)
+                .unwrap();
+            skeleton.conversations[at]
+                .turns
+                .push(PreparedTurn::default());
+            let want = sessions.index(id.map(str::to_string), &mut b);
+            assert_eq!(at, want, "row {i} ({id:?})");
+        }
+        let names = |c: &[_]| -> Vec<String> {
+            c.iter()
+                .map(|c: &PreparedConversation| c.session_id.clone())
+                .collect()
+        };
+        let theirs: Vec<String> = sessions
+            .conversations
+            .iter()
+            .map(|c| c.session_id.clone())
+            .collect();
+        assert_eq!(names(&skeleton.conversations), theirs);
+        // A random id drawn, then given by a later row, is the same conversation.
+        let mut skeleton = Skeleton::default();
+        let mut random = SessionIds::new(false);
+        let ctx = ctx();
+        let (first, _) = skeleton
+            .add(ctx, None, (0, "input_length"), &mut random)
+            .unwrap();
+        let id = skeleton.conversations[first].session_id.clone();
+        let (again, _) = skeleton
+            .add(ctx, Some(Cow::Owned(id)), (0, "input_length"), &mut random)
+            .unwrap();
+        let (other, _) = skeleton
+            .add(ctx, None, (0, "input_length"), &mut random)
+            .unwrap();
+        assert_eq!((first, again, other), (0, 0, 1));
     }
 }
