@@ -69,7 +69,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         headers: request_headers(cfg),
         correlation_copies: cfg.correlation_copies.clone(),
     };
-    let encoded = encode_templates(&mut dataset, cfg, &encoding);
+    let encoded = encode_templates(&mut dataset, cfg, &encoding, streamed.is_none());
     check_interrupt("encoding the requests", "only inputs.json was written")?;
     let (templates, turn_offsets, turn_info) = encoded?;
     // A streamed replay: its requests are built while it runs, from here on.
@@ -289,13 +289,15 @@ fn write_inputs(
 }
 
 /// Encodes every turn that has its body (moving the body out of the dataset), for every URL;
-/// returns the templates (`[url][turn]`), each conversation's first-turn index, and what the
+/// returns the templates (`[url][turn]`; none at all without `per_turn`: a streamed replay,
+/// whose requests are built as it runs), each conversation's first-turn index, and what the
 /// aggregator needs to know of each turn.
 #[allow(clippy::type_complexity)]
 fn encode_templates(
     dataset: &mut workload::Prepared,
     cfg: &Config,
     encoding: &crate::worker::Encoding,
+    per_turn: bool,
 ) -> Result<
     (
         Vec<Vec<Option<crate::http::EncodedRequest>>>,
@@ -306,7 +308,7 @@ fn encode_templates(
 > {
     let total = dataset.turn_count();
     let mut templates: Vec<Vec<Option<crate::http::EncodedRequest>>> = (0..cfg.urls.len())
-        .map(|_| Vec::with_capacity(total))
+        .map(|_| Vec::with_capacity(if per_turn { total } else { 0 }))
         .collect();
     let mut offsets = Vec::with_capacity(dataset.conversations.len());
     let mut info = Vec::with_capacity(total);
@@ -323,6 +325,9 @@ fn encode_templates(
                 timestamp_ms: t.timestamp_ms,
             });
             let body = t.body.take();
+            if !per_turn {
+                continue;
+            }
             for (u, per_url) in templates.iter_mut().enumerate() {
                 let req = match &body {
                     None => None,
