@@ -268,10 +268,19 @@ impl Hasher for IdHasher {
 
 /// The block rules of [`BlockPrompts`] checked without building a block: the last block must
 /// have `1..=block_size` tokens, and a hash id keeps the size it was first used at.
+///
+/// Ids in `0..DENSE_IDS` (production traces number their blocks densely from 0) are looked up
+/// in a vector indexed by the id, the others in a map: a large trace has tens of millions of
+/// ids to look up.
 #[derive(Debug, Default)]
 pub struct BlockCheck {
+    /// Size of each id below [`DENSE_IDS`] seen so far; 0 for an id not seen (a size is ≥ 1).
+    dense: Vec<u32>,
     sizes: HashMap<i64, u32, IdHash>,
 }
+
+/// Ids below this are kept in [`BlockCheck`]'s vector (at most 16 MiB of it).
+const DENSE_IDS: i64 = 1 << 22;
 
 impl BlockCheck {
     /// Checks a row of `input_length` tokens over `hash_ids` (none: a plain prompt, always
@@ -311,12 +320,29 @@ impl BlockCheck {
         };
         for (i, &id) in hash_ids.iter().enumerate() {
             let size = if i + 1 == m { last_size } else { block_size };
-            let first = *self.sizes.entry(id).or_insert(size as u32) as usize;
+            let first = self.first_size(id, size as u32) as usize;
             if first != size {
                 return Err(BlockError::SizeChanged { id, size, first });
             }
         }
         Ok(())
+    }
+
+    /// The size `id` was first used at, `size` if this is its first use.
+    fn first_size(&mut self, id: i64, size: u32) -> u32 {
+        if !(0..DENSE_IDS).contains(&id) {
+            return *self.sizes.entry(id).or_insert(size);
+        }
+        let at = id as usize;
+        if at >= self.dense.len() {
+            let len = (at + 1).max(2 * self.dense.len()).min(DENSE_IDS as usize);
+            self.dense.resize(len, 0);
+        }
+        let first = &mut self.dense[at];
+        if *first == 0 {
+            *first = size;
+        }
+        *first
     }
 }
 
@@ -330,16 +356,19 @@ mod tests {
     fn the_check_agrees_with_the_builder() {
         let tokenizer = Tokenizer::builtin();
         let cases: &[(usize, &[i64])] = &[
-            (20, &[1, 2, 3]), // last block 4 tokens
-            (24, &[1, 2, 3]), // three whole blocks
-            (16, &[1, 2, 3]), // the last block would have 0 tokens
-            (30, &[1, 2]),    // ids short of the length: a random tail
-            (17, &[1, 2, 3]), // block 3 asked at 1 token, made at 4 above
-            (8, &[5]),        // one whole block
-            (4, &[5]),        // block 5 again at another size
-            (9, &[]),         // no ids: a plain prompt
-            (3, &[6, 6]),     // an id twice, the last block would have -5 tokens
-            (12, &[7, 7]),    // an id twice at two sizes
+            (20, &[1, 2, 3]),     // last block 4 tokens
+            (24, &[1, 2, 3]),     // three whole blocks
+            (16, &[1, 2, 3]),     // the last block would have 0 tokens
+            (30, &[1, 2]),        // ids short of the length: a random tail
+            (17, &[1, 2, 3]),     // block 3 asked at 1 token, made at 4 above
+            (8, &[5]),            // one whole block
+            (4, &[5]),            // block 5 again at another size
+            (9, &[]),             // no ids: a plain prompt
+            (3, &[6, 6]),         // an id twice, the last block would have -5 tokens
+            (12, &[7, 7]),        // an id twice at two sizes
+            (12, &[-3, 1 << 40]), // ids kept in the map, not the vector
+            (4, &[1 << 40]),      // ... at another size
+            (9, &[-3, 1 << 40]),  // the same sizes again
         ];
         let mut check = BlockCheck::default();
         let mut prompts = BlockPrompts::new(&tokenizer, 8, 1, 2);
