@@ -287,15 +287,15 @@ fn parse_text(ctx: Ctx<'_>, text: &str) -> Result<(Option<String>, Row), LoadErr
     parse_row(&mut Obj::new(ctx, "", map))
 }
 
+/// A synthesized prompt's `input_length` and `hash_ids`.
+pub(super) type Synthesized = (u32, Vec<i64>);
+
 /// A row read again (the first pass checked it): its turn, and for a synthesized prompt its
 /// `input_length` and `hash_ids` (the turn's text is then left empty).
 ///
 /// # Errors
 /// The row no longer parses (the file changed since the first pass).
-pub(super) fn reread(
-    ctx: Ctx<'_>,
-    text: &str,
-) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError> {
+pub(super) fn reread(ctx: Ctx<'_>, text: &str) -> Result<(Turn, Option<Synthesized>), LoadError> {
     let (_, Row { input, mut turn }) = parse_text(ctx, text)?;
     let mut length = None;
     turn.content = match input {
