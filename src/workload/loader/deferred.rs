@@ -68,6 +68,8 @@ pub struct DeferredPrompts {
     pub block_size: usize,
     pub seed: u64,
     pub file_hash: u64,
+    /// `--ignore-trace-delays`: the turns read again lose their timestamp and delay.
+    pub ignore_delays: bool,
     rows: Vec<DeferredRow>,
 }
 
@@ -80,8 +82,6 @@ pub struct TraceIndex {
     /// A conversation of several turns whose later turns are not verbatim payloads: on an
     /// endpoint that sends history, their bodies depend on the replies.
     pub history: bool,
-    /// `--ignore-trace-delays`: the turns read again lose their timestamp and delay too.
-    pub ignore_delays: bool,
 }
 
 impl TraceIndex {
@@ -91,12 +91,7 @@ impl TraceIndex {
     /// # Errors
     /// As [`DeferredPrompts::build`].
     pub fn into_dataset(self, tokenizer: &Tokenizer) -> Result<Dataset, LoadError> {
-        let Self {
-            skeleton,
-            rows,
-            ignore_delays,
-            ..
-        } = self;
+        let Self { skeleton, rows, .. } = self;
         let mut conversations: Vec<Conversation> = skeleton
             .conversations
             .into_iter()
@@ -113,11 +108,7 @@ impl TraceIndex {
             if crate::control::interrupted() {
                 break;
             }
-            let mut turn = rows.build(&mut reader, &mut prompts, row)?;
-            if ignore_delays {
-                turn.timestamp_ms = None;
-                turn.delay_ms = None;
-            }
+            let turn = rows.build(&mut reader, &mut prompts, row)?;
             conversations[row.conversation as usize].turns.push(turn);
         }
         Ok(Dataset {
@@ -142,6 +133,7 @@ impl DeferredPrompts {
             block_size,
             seed,
             file_hash: 0,
+            ignore_delays: false,
             rows: Vec::new(),
         }
     }
@@ -212,6 +204,10 @@ impl DeferredPrompts {
             line: row.line,
         };
         let (mut turn, length) = super::mooncake_trace::reread(ctx, text)?;
+        if self.ignore_delays {
+            turn.timestamp_ms = None;
+            turn.delay_ms = None;
+        }
         match length {
             Some((n, ids)) if row.synthesized => {
                 let text = prompts

@@ -186,7 +186,7 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
                 Loaded::Whole(dataset) => dataset,
                 Loaded::Trace(mut index) => {
                     if spec.ignore_trace_delays {
-                        index.ignore_delays = true;
+                        index.rows.ignore_delays = true;
                         for turn in index
                             .skeleton
                             .conversations

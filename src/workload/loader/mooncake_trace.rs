@@ -163,7 +163,6 @@ pub fn scan(
         },
         rows: deferred,
         history,
-        ignore_delays: false,
     })
 }
 
@@ -764,5 +763,59 @@ mod tests {
             .add(ctx, None, (0, "input_length"), &mut random)
             .unwrap();
         assert_eq!((first, again, other), (0, 0, 1));
+    }
+
+    /// `--ignore-trace-delays` holds for the turns read again too (a template endpoint puts
+    /// a turn's timestamp and delay in its body), and for the skeleton.
+    #[test]
+    fn rows_read_again_lose_their_delays_when_told() {
+        use crate::workload::loader::{DatasetKind, LoadSpec, Loaded, Source, load_deferred};
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            r#"{"timestamp": 5, "input_length": 5, "session_id": "s"}"#.to_string(),
+            r#"{"delay": 7, "input_length": 6, "session_id": "s"}"#.into(),
+        ];
+        let path = write(dir.path(), &lines);
+        let tokenizer = crate::workload::Tokenizer::builtin();
+        for ignore in [false, true] {
+            let spec = LoadSpec {
+                source: Source::File {
+                    path: path.clone(),
+                    kind: Some(DatasetKind::MooncakeTrace),
+                },
+                seed: 1,
+                seeded: true,
+                entries: 1,
+                block_size: 4,
+                ignore_trace_delays: ignore,
+                system_message: false,
+                osl_given: false,
+            };
+            let Ok(Loaded::Trace(index)) = load_deferred(&spec, &tokenizer) else {
+                panic!("a trace's first pass");
+            };
+            let rows = &index.rows;
+            let mut reader = rows.reader().unwrap();
+            let mut prompts = rows.builder(&tokenizer);
+            let mut read = Vec::new();
+            for (row, kept) in rows
+                .rows()
+                .iter()
+                .zip(&index.skeleton.conversations[0].turns)
+            {
+                let turn = rows.build(&mut reader, &mut prompts, row).unwrap();
+                assert_eq!(
+                    (turn.timestamp_ms, turn.delay_ms),
+                    (kept.timestamp_ms, kept.delay_ms)
+                );
+                read.push((turn.timestamp_ms, turn.delay_ms));
+            }
+            let want = if ignore {
+                vec![(None, None), (None, None)]
+            } else {
+                vec![(Some(5.0), None), (None, Some(7.0))]
+            };
+            assert_eq!(read, want, "ignore {ignore}");
+        }
     }
 }
