@@ -151,36 +151,6 @@ fn prepare_conversation(
     }
 }
 
-/// The run-time form of `dataset` with no body built and no ISL counted: what a streamed replay
-/// (`run::stream`) starts from, its requests built while it runs. Conversation order is kept.
-pub fn skeleton(dataset: &Dataset) -> Prepared {
-    Prepared {
-        conversations: dataset
-            .conversations
-            .iter()
-            .map(|c| PreparedConversation {
-                session_id: c.session_id.clone(),
-                system: c.system.clone(),
-                user_context: c.user_context.clone(),
-                turns: c
-                    .turns
-                    .iter()
-                    .map(|t| PreparedTurn {
-                        body: None,
-                        isl_tokens: None,
-                        max_tokens: t.max_tokens,
-                        timestamp_ms: t.timestamp_ms,
-                        delay_ms: t.delay_ms,
-                        source: None,
-                    })
-                    .collect(),
-            })
-            .collect(),
-        default_sampling: dataset.default_sampling,
-        replay: dataset.replay,
-    }
-}
-
 /// A turn's body with its conversation's system and context messages but no history.
 fn body_alone(
     kind: EndpointKind,
