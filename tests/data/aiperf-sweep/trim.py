@@ -32,6 +32,11 @@ def cut(obj, rel):
             if not any("metrics" in v for v in key_sets.values()):
                 key_sets[rel] = {"top_level": list(obj.keys()), "metrics": sorted(obj["metrics"])}
             obj["metrics"] = cut_metrics(obj["metrics"])
+    if isinstance(obj, dict) and rel.startswith("search_iter_") and "input_config" in obj:
+        if not any(k.startswith("search_iter_") for k in key_sets):
+            key_sets[rel] = {"top_level": list(obj.keys())}
+        obj = {k: v for k, v in obj.items()
+               if k in ("schema_version", "aiperf_version", "benchmark_id") or k in TAGS}
     return obj
 
 os.makedirs(dst, exist_ok=True)
@@ -52,9 +57,14 @@ for rel in sorted(paths):
         or re.match(r"^(search|pareto|degradation|sla|.*_result|.*knee|.*curve|.*frontier)", name)
         or (name == "profile_export_aiperf_aggregate.json" and "profile_runs" not in rel.split(os.sep))
         or rel == one_summary
+        or re.match(r"^search_iter_\d+/profile_runs/run_\d+/profile_export_aiperf\.json$", rel)
         or rel == os.path.join(os.path.dirname(one_summary), "run_config.json")
     )
     if not take or name.startswith(".") or rel.startswith("plots") or "logs" in rel.split(os.sep):
+        continue
+    if name == "search_checkpoint.json":
+        with open(p) as f:
+            key_sets[rel] = {"top_level (file not kept: %d bytes)" % os.path.getsize(p): list(json.load(f).keys())}
         continue
     out = os.path.join(dst, rel)
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -62,7 +72,7 @@ for rel in sorted(paths):
         with open(p) as f:
             data = json.load(f)
         with open(out, "w") as f:
-            json.dump(cut(data, rel), f, indent=2)
+            json.dump(cut(data, rel) if rel != one_summary else data, f, indent=2)
             f.write("\n")
     else:
         shutil.copyfile(p, out)
