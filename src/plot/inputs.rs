@@ -83,7 +83,7 @@ impl Input {
     }
 }
 
-fn read_json(path: &Path, notes: &mut Vec<String>) -> Option<Value> {
+pub(crate) fn read_json(path: &Path, notes: &mut Vec<String>) -> Option<Value> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
