@@ -55,12 +55,13 @@ fn sweep_data(s: &Sweep) -> Value {
 }
 
 /// The statistics of a sweep's table and data block.
-const SWEEP_METRICS: [(&str, &str); 7] = [
+const SWEEP_METRICS: [(&str, &str); 8] = [
     ("request_throughput", "avg"),
     ("output_token_throughput", "avg"),
     ("time_to_first_token", "avg"),
     ("time_to_first_token", "p50"),
     ("time_to_first_token", "p99"),
+    ("request_latency", "avg"),
     ("request_latency", "p50"),
     ("request_latency", "p99"),
 ];
