@@ -379,3 +379,24 @@ fn unusable_sweep_directories_are_named_and_skipped() {
     );
     assert!(out.path().join("report.html").is_file());
 }
+
+#[test]
+fn a_variation_with_aiperf_trials_plots_its_trials() {
+    // AIPerf names a sweep's trials `trial_NNNN` (`run_NNNN` outside sweeps): the variation
+    // directory of an independent-trials sweep is a multi-run directory with them.
+    let dir = fixture("aiperf-sweep/trials-independent/concurrency_2");
+    let (_o, data) = plotted(&dir);
+    let input = &data["inputs"][0];
+    let runs: Vec<&Value> = input["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["label"])
+        .collect();
+    assert_eq!(runs, ["trial_0001"], "the trial the fixture keeps");
+    let agg = read_json(&dir.join("aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(
+        input["aggregate"]["request_throughput_avg"],
+        agg["metrics"]["request_throughput_avg"]
+    );
+}
