@@ -200,10 +200,8 @@ fn label_for(params: &Value, names: &[(Value, String, String)]) -> String {
     let is_variant = params
         .as_object()
         .is_some_and(|o| o.len() == 1 && o.get("benchmark").is_some_and(Value::is_string));
-    if is_variant {
-        if let Some((_, _, name)) = names.iter().find(|(vv, _, _)| vv == params) {
-            return name.clone();
-        }
+    if is_variant && let Some((_, _, name)) = names.iter().find(|(vv, _, _)| vv == params) {
+        return name.clone();
     }
     parameters_label(params)
 }
