@@ -179,24 +179,35 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
             skipped.push(e);
         }
     }
-    let Some(first) = inputs
-        .first()
-        .map(|i| &i.dir)
-        .or_else(|| sweeps.first().map(|s| &s.dir))
-    else {
+    // The report goes into the first usable directory given (in the order given).
+    let first = dirs
+        .iter()
+        .find(|d| inputs.iter().any(|i| &i.dir == *d) || sweeps.iter().any(|s| &s.dir == *d));
+    let Some(first) = first else {
         return Err(PlotError::NoUsableInput(skipped));
     };
     let out_dir = output.map_or_else(|| first.clone(), Path::to_path_buf);
+    // Side by side: the directories given, not a sweep's variations (its own charts have them).
+    let multi = inputs.len() > 1 || inputs.iter().any(|i| i.aggregate.is_some());
+    let comparison = if multi {
+        charts::comparison_charts(&inputs)
+    } else {
+        Vec::new()
+    };
+    // A sweep's variations with run directories: their requests are drawn as any run's.
+    for s in &sweeps {
+        for v in &s.variations {
+            if let Some(Ok(mut i)) = v.run_dir.as_deref().map(inputs::read_input) {
+                i.label = v.label.clone();
+                inputs.push(i);
+            }
+        }
+    }
     let plots_dir = out_dir.join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| PlotError::Write(plots_dir.clone(), e))?;
 
     let mut groups: Vec<Vec<Chart>> = sweeps.iter().map(sweep_charts::sweep_charts).collect();
-    let multi = inputs.len() > 1 || inputs.iter().any(|i| i.aggregate.is_some());
-    groups.push(if multi {
-        charts::comparison_charts(&inputs)
-    } else {
-        Vec::new()
-    });
+    groups.push(comparison);
     let (server, left_out) = charts::server_metric_charts(&inputs);
     if inputs.is_empty() {
         groups.extend([Vec::new(), Vec::new()]);

@@ -58,6 +58,9 @@ pub struct Variation {
     pub metrics: Value,
     /// A search iteration's own verdict on its SLA filters.
     pub feasible: Option<bool>,
+    /// The variation's own run directory, when the sweep has one per variation (one trial:
+    /// `<base>/<variation>/`; independent trials: `<base>/<variation>/profile_runs/`).
+    pub run_dir: Option<PathBuf>,
 }
 
 impl Variation {
@@ -194,6 +197,33 @@ fn variation_names(dir: &Path, notes: &mut Vec<String>) -> Vec<(Value, String, S
     out
 }
 
+/// Whether an aggregate's `variation_values` (dotted paths) are a combination's `parameters`
+/// (leaf names, or the same keys).
+fn same_variation(params: &Value, values: &Value) -> bool {
+    let (Some(p), Some(v)) = (params.as_object(), values.as_object()) else {
+        return false;
+    };
+    p.len() == v.len()
+        && v.iter().all(|(k, x)| {
+            let leaf = k.rsplit('.').next().unwrap_or(k);
+            p.get(k) == Some(x) || p.get(leaf) == Some(x)
+        })
+}
+
+/// The variation's own run directory among the aggregates' names, when it holds a run.
+fn run_dir_of(dir: &Path, params: &Value, names: &[(Value, String, String)]) -> Option<PathBuf> {
+    let (_, _, name) = names.iter().find(|(vv, _, _)| same_variation(params, vv))?;
+    let d = dir.join(name);
+    let holds_run = [
+        "profile_export.jsonl",
+        "profile_export_aiperf.json",
+        "profile_runs",
+    ]
+    .iter()
+    .any(|f| d.join(f).exists());
+    holds_run.then_some(d)
+}
+
 /// A variation's label: its variant's name when the parameters are a variant's overrides
 /// (AIPerf's `benchmark` parameter, a JSON string), else its parameters.
 fn label_for(params: &Value, names: &[(Value, String, String)]) -> String {
@@ -217,6 +247,7 @@ fn read_sweep_file(dir: &Path, doc: &Value, notes: &mut Vec<String>) -> Sweep {
             parameters: c["parameters"].clone(),
             metrics: c["metrics"].clone(),
             feasible: None,
+            run_dir: run_dir_of(dir, &c["parameters"], &names),
         })
         .collect();
     let aiperf_pareto = doc["pareto_optimal"]
@@ -337,6 +368,7 @@ fn read_search(dir: &Path, history: &Value, notes: &mut Vec<String>) -> Sweep {
             parameters: it["variation_values"].clone(),
             metrics,
             feasible: it["feasible"].as_bool(),
+            run_dir: None,
         });
     }
     let cfg = &history["config"];

@@ -37,11 +37,15 @@ fn plotted(dir: &Path) -> (tempfile::TempDir, Value) {
         String::from_utf8_lossy(&o.stderr)
     );
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    let data = data_block(&html);
+    (out, data)
+}
+
+fn data_block(html: &str) -> Value {
     let open = r#"<script type="application/json" id="ringperf-data">"#;
     let start = html.find(open).expect("a data block") + open.len();
     let end = start + html[start..].find("</script>").expect("its end");
-    let data = serde_json::from_str(&html[start..end].replace("<\\/", "</")).unwrap();
-    (out, data)
+    serde_json::from_str(&html[start..end].replace("<\\/", "</")).unwrap()
 }
 
 fn chart<'a>(data: &'a Value, id: &str) -> &'a Value {
@@ -101,13 +105,36 @@ const SWEEPS: [(&str, &str); 6] = [
     ),
 ];
 
+/// The id of a chart of the `k`-th sweep of one report (`-2`, `-3`, … after the first).
+fn nth(id: &str, k: usize) -> String {
+    if k == 0 {
+        id.to_string()
+    } else {
+        format!("{id}-{}", k + 1)
+    }
+}
+
 #[test]
 fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
-    for (name, file) in SWEEPS {
-        let dir = fixture("aiperf-sweep").join(name);
-        let doc = read_json(&dir.join(file));
+    // All six in one report (one render of the per-request charts; CI time).
+    let dirs: Vec<PathBuf> = SWEEPS
+        .iter()
+        .map(|(name, _)| fixture("aiperf-sweep").join(name))
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    let o = plot(&refs, out.path());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    let data = data_block(&html);
+    for (k, (name, file)) in SWEEPS.into_iter().enumerate() {
+        let doc = read_json(&dirs[k].join(file));
         let combos = doc["per_combination_metrics"].as_array().unwrap();
-        let (out, data) = plotted(&dir);
         for id in [
             "ttft_vs_throughput",
             "sweep-request-latency-vs-throughput",
@@ -115,7 +142,10 @@ fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
             "pareto_curve_throughput_vs_latency",
         ] {
             for ext in ["png", "svg"] {
-                let f = out.path().join("plots").join(format!("{id}.{ext}"));
+                let f = out
+                    .path()
+                    .join("plots")
+                    .join(format!("{}.{ext}", nth(id, k)));
                 assert!(f.is_file(), "{name}: {} missing", f.display());
             }
         }
@@ -130,7 +160,10 @@ fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
                 )
             })
             .collect();
-        let got = points(series(chart(&data, "ttft_vs_throughput"), "variations"));
+        let got = points(series(
+            chart(&data, &nth("ttft_vs_throughput", k)),
+            "variations",
+        ));
         assert_eq!(got, want, "{name}: ttft_vs_throughput");
         // Throughput against p50 and p99 latency.
         for (id, tag) in [
@@ -142,11 +175,11 @@ fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
                     .iter()
                     .map(|c| (m(c, "output_token_throughput", "avg"), m(c, tag, stat)))
                     .collect();
-                let s = series(chart(&data, id), stat);
+                let s = series(chart(&data, &nth(id, k)), stat);
                 assert_eq!(points(s), want, "{name}: {id} {stat}");
             }
         }
-        let pareto = chart(&data, "pareto_curve_throughput_vs_latency");
+        let pareto = chart(&data, &nth("pareto_curve_throughput_vs_latency", k));
         let want: Vec<(f64, f64)> = combos
             .iter()
             .map(|c| {
@@ -158,7 +191,7 @@ fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
             .collect();
         assert_eq!(points(series(pareto, "variations")), want, "{name}");
         // Where AIPerf computed a frontier (with trials), ringperf's is the same.
-        let sweep = &data["sweeps"][0];
+        let sweep = &data["sweeps"][k];
         let aiperf_front = doc["pareto_optimal"].as_array().unwrap();
         if !aiperf_front.is_empty() {
             let labels: Vec<&str> = sweep["variations"]
@@ -172,31 +205,29 @@ fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
             assert_eq!(sweep["pareto"], serde_json::json!(labels), "{name}");
             assert_eq!(sweep["aiperf_pareto"], sweep["pareto"], "{name}");
         }
+        if name == "trials-independent" {
+            // Spelled out, so that a reader sees what AIPerf wrote: two of the three.
+            assert_eq!(
+                sweep["pareto"],
+                serde_json::json!(["concurrency 2", "concurrency 4"])
+            );
+        }
+        if name == "trials-repeated" {
+            assert_eq!(
+                sweep["pareto"],
+                serde_json::json!(["concurrency 1", "concurrency 2", "concurrency 4"])
+            );
+        }
+        if name == "variants" {
+            let labels: Vec<&Value> = sweep["variations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| &v["label"])
+                .collect();
+            assert_eq!(labels, ["small", "big"]);
+        }
     }
-}
-
-#[test]
-fn the_frontier_of_the_trials_fixtures_is_aiperfs() {
-    // Spelled out, so that a reader sees what AIPerf wrote: two of three with independent
-    // trials, all three with repeated ones.
-    let (_o, data) = plotted(&fixture("aiperf-sweep/trials-independent"));
-    assert_eq!(
-        data["sweeps"][0]["pareto"],
-        serde_json::json!(["concurrency 2", "concurrency 4"])
-    );
-    let (_o, data) = plotted(&fixture("aiperf-sweep/trials-repeated"));
-    assert_eq!(
-        data["sweeps"][0]["pareto"],
-        serde_json::json!(["concurrency 1", "concurrency 2", "concurrency 4"])
-    );
-    let (_o, data) = plotted(&fixture("aiperf-sweep/variants"));
-    let labels: Vec<&Value> = data["sweeps"][0]["variations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| &v["label"])
-        .collect();
-    assert_eq!(labels, ["small", "big"]);
 }
 
 /// `(cx, cy, r, fill, stroke)` of every `<circle>` of an SVG.
@@ -399,4 +430,44 @@ fn a_variation_with_aiperf_trials_plots_its_trials() {
         input["aggregate"]["request_throughput_avg"],
         agg["metrics"]["request_throughput_avg"]
     );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_one_trial_sweep_draws_its_variations_runs_and_reports_beside_itself() {
+    // The fixture keeps one variation's run summary (concurrency_2): that variation is also an
+    // input of the report, labelled as in the sweep; the report goes into the sweep's directory.
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("aiperf-sweep/concurrency"), tmp.path());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .arg("plot")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(tmp.path().join("report.html").is_file());
+    assert!(!tmp.path().join("concurrency_2/report.html").exists());
+    let data = data_block(&std::fs::read_to_string(tmp.path().join("report.html")).unwrap());
+    let inputs = data["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), 1, "only concurrency_2 holds a run");
+    assert_eq!(inputs[0]["label"], "concurrency 2");
+    assert!(
+        inputs[0]["dir"]
+            .as_str()
+            .unwrap()
+            .ends_with("concurrency_2")
+    );
+    assert!(chart(&data, "ttft-cdf")["series"].is_array());
 }
