@@ -26,6 +26,7 @@ mod limits;
 mod merge;
 mod multirun;
 mod plot;
+mod plot_sweep;
 mod pool;
 mod server_metrics;
 mod server_metrics_phases;
