@@ -312,6 +312,13 @@ fn encode_templates(
         .collect();
     let mut offsets = Vec::with_capacity(dataset.conversations.len());
     let mut info = Vec::with_capacity(total);
+    // The schedule a replay is held to is the trace's, sped up: a record's scheduled send time
+    // is its timestamp divided by `--replay-speedup`, as AIPerf's loader scales a trace's
+    // timestamps (the anchored send lag would otherwise grow with the speedup).
+    let speedup = match cfg.profiling.timing.mode {
+        crate::config::timing::Mode::FixedSchedule(fs) => fs.speedup,
+        _ => 1.0,
+    };
     for c in &mut dataset.conversations {
         if crate::control::interrupted() {
             break;
@@ -322,7 +329,7 @@ fn encode_templates(
                 conversation_id: c.session_id.clone(),
                 isl_tokens: t.isl_tokens,
                 max_tokens: t.max_tokens.map(u64::from),
-                timestamp_ms: t.timestamp_ms,
+                timestamp_ms: t.timestamp_ms.map(|ms| ms / speedup),
             });
             let body = t.body.take();
             if !per_turn {
