@@ -45,8 +45,6 @@ pub enum SweepError {
     FixedSchedule,
     /// A sweep with `--shard-count` / `--shard-index`.
     Sharded,
-    /// `--parameter-sweep-same-seed` without `--random-seed`.
-    SameSeedNeedsSeed,
     /// A negative or non-finite `--parameter-sweep-cooldown-seconds`.
     BadCooldown {
         /// The value.
@@ -107,10 +105,11 @@ impl fmt::Display for SweepError {
                 )
             }
             SweepError::SingleVariant => f.write_str(
-                "--variant needs at least two occurrences (one per variation); for a one-off \
-                 use the standalone flags (--isl, --osl, --concurrency, ...)",
+                "--variant: single occurrence is rejected. Use the individual \
+                 --isl/--osl/--concurrency flags for a one-off; --variant is for multi-variant \
+                 sweeps. Pass --variant at least twice to declare a ScenarioSweep.",
             ),
-            SweepError::BadVariant { spec, why } => write!(f, "variant '{spec}': {why}"),
+            SweepError::BadVariant { spec, why } => write!(f, "--variant '{spec}': {why}"),
             SweepError::VariantsWithLists { flags } => {
                 let names: Vec<String> = flags
                     .iter()
@@ -125,16 +124,16 @@ impl fmt::Display for SweepError {
                 )
             }
             SweepError::FixedSchedule => f.write_str(
-                "list values (a parameter sweep) cannot be combined with --fixed-schedule: a \
-                 fixed schedule replays the file's timestamps, which no swept value changes",
+                "Parameter sweeps (e.g., --concurrency 1,2) cannot be used with --fixed-schedule \
+                 mode (including the auto-promotion of trace datasets with per-record \
+                 timestamps). Fixed schedule replays exact timing patterns from the trace, which \
+                 is incompatible with varying parameter values. Use a single parameter value, or \
+                 pass --no-fixed-schedule to keep your rate/concurrency mode and ignore the trace \
+                 timestamps.",
             ),
             SweepError::Sharded => f.write_str(
                 "a sweep (list values or --variant) cannot be combined with --shard-count / \
                  --shard-index yet: run each variation's shards on their own",
-            ),
-            SweepError::SameSeedNeedsSeed => f.write_str(
-                "--parameter-sweep-same-seed requires --random-seed: give the seed every \
-                 variation shares",
             ),
             SweepError::BadCooldown { value } => write!(
                 f,

@@ -46,6 +46,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), SweepError> {
 pub fn write_variation_aggregate(
     plan: &SweepPlan,
     base: &Path,
+    model: &str,
     result: &VariationResult,
     a: &Aggregate,
 ) -> Result<(), SweepError> {
@@ -53,6 +54,7 @@ pub fn write_variation_aggregate(
     let mut doc = aggregate::aggregate_json(a, AIPERF_VERSION);
     if let Some(meta) = doc.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.extend(variation_metadata(plan, &result.variation));
+        meta.insert("model".into(), Value::from(model));
         meta.insert(
             "client_fell_behind".into(),
             Value::from(result.client_fell_behind),
@@ -97,6 +99,48 @@ fn metrics_of(a: &Aggregate) -> Map<String, Value> {
             )
         })
         .collect()
+}
+
+/// A one-trial variation's metrics as AIPerf's sweep aggregate has them: each metric of the
+/// run's summary JSON by its tag, its `avg` as `mean`, `avg`, `ci_low` and `ci_high`, `std`
+/// and `cv` 0 (one trial), its own `min` / `max` (else the avg), then its other statistics.
+fn single_trial_metrics(r: &VariationResult) -> Map<String, Value> {
+    let Some(doc) = r
+        .trials
+        .iter()
+        .find(|t| t.outcome.stopped.is_none())
+        .and_then(|t| std::fs::read(&t.summary).ok())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    else {
+        return Map::new();
+    };
+    let mut out = Map::new();
+    for (tag, v) in doc.as_object().into_iter().flatten() {
+        let Some(m) = v.as_object().filter(|m| m.contains_key("unit")) else {
+            continue;
+        };
+        let Some(avg) = m.get("avg").and_then(Value::as_f64) else {
+            continue;
+        };
+        let stat = |k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(avg);
+        let mut o = Map::new();
+        o.insert("mean".into(), json!(avg));
+        o.insert("avg".into(), json!(avg));
+        o.insert("std".into(), json!(0.0));
+        o.insert("min".into(), json!(stat("min")));
+        o.insert("max".into(), json!(stat("max")));
+        o.insert("cv".into(), json!(0.0));
+        o.insert("ci_low".into(), json!(avg));
+        o.insert("ci_high".into(), json!(avg));
+        o.insert("unit".into(), m["unit"].clone());
+        for (k, x) in m {
+            if !matches!(k.as_str(), "unit" | "avg" | "min" | "max" | "std") {
+                o.insert(k.clone(), x.clone());
+            }
+        }
+        out.insert(tag.clone(), Value::Object(o));
+    }
+    out
 }
 
 /// The mean of `key` in `r`, if present.
@@ -151,12 +195,12 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
                 "parameters".into(),
                 Value::Object(parameters_of(&r.variation)),
             );
-            o.insert(
-                "metrics".into(),
-                Value::Object(metrics_of(
-                    r.aggregate.as_ref().unwrap_or_else(|| unreachable!()),
-                )),
-            );
+            let metrics = if plan.trials == 1 {
+                single_trial_metrics(r)
+            } else {
+                r.aggregate.as_ref().map(metrics_of).unwrap_or_default()
+            };
+            o.insert("metrics".into(), Value::Object(metrics));
             if r.client_fell_behind {
                 o.insert("client_fell_behind".into(), Value::from(true));
             }
@@ -210,26 +254,35 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
     })
 }
 
-/// The sweep aggregate CSV: one row per variation, its parameters then `<key>_<stat>` for
-/// mean, std, min, max and cv of every metric key (sorted).
-pub fn sweep_csv(results: &[VariationResult]) -> String {
-    let counted: Vec<&VariationResult> = results.iter().filter(|r| r.aggregate.is_some()).collect();
+/// The sweep aggregate CSV from its JSON document: one row per variation, its parameters
+/// then `<key>_mean, _std, _min, _max, _cv` of every metric key (sorted); two decimals, four
+/// for the CV, empty where a value is null (AIPerf's layout, CRLF).
+pub fn sweep_csv(doc: &Value) -> String {
+    let per: &[Value] = doc
+        .get("per_combination_metrics")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
     let mut params: Vec<String> = Vec::new();
     let mut keys: Vec<String> = Vec::new();
-    for r in &counted {
-        for k in parameters_of(&r.variation).keys() {
+    for c in per {
+        for k in c["parameters"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
             if !params.contains(k) {
                 params.push(k.clone());
             }
         }
-        for m in &r
-            .aggregate
-            .as_ref()
-            .unwrap_or_else(|| unreachable!())
-            .metrics
+        for k in c["metrics"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
         {
-            if !keys.contains(&m.key) {
-                keys.push(m.key.clone());
+            if !keys.contains(k) {
+                keys.push(k.clone());
             }
         }
     }
@@ -241,34 +294,23 @@ pub fn sweep_csv(results: &[VariationResult]) -> String {
     }
     let mut out = head.join(",");
     out.push_str("\r\n");
-    for r in &counted {
-        let p = parameters_of(&r.variation);
-        let a = r.aggregate.as_ref().unwrap_or_else(|| unreachable!());
+    for c in per {
         let mut row: Vec<String> = params
             .iter()
-            .map(|k| {
-                p.get(k)
-                    .map(|v| v.to_string().trim_matches('"').to_owned())
-                    .unwrap_or_default()
+            .map(|k| match &c["parameters"][k] {
+                Value::String(s) => crate::export::csv::field(s),
+                Value::Null => String::new(),
+                v => v.to_string(),
             })
             .collect();
         for k in &keys {
-            let m = a.metrics.iter().find(|m| &m.key == k);
             for s in stats {
-                row.push(m.map_or(String::new(), |m| {
-                    let v = match s {
-                        "mean" => m.stats.mean,
-                        "std" => m.stats.std,
-                        "min" => m.stats.min,
-                        "max" => m.stats.max,
-                        _ => m.stats.cv,
-                    };
-                    if v.is_finite() {
-                        crate::export::py_float_str(v)
-                    } else {
-                        String::new()
-                    }
-                }));
+                let v = c["metrics"][k][s].as_f64();
+                row.push(match v {
+                    Some(v) if s == "cv" => format!("{v:.4}"),
+                    Some(v) => format!("{v:.2}"),
+                    None => String::new(),
+                });
             }
         }
         out.push_str(&row.join(","));
@@ -288,10 +330,11 @@ pub fn write_sweep(
 ) -> Result<Vec<(&'static str, PathBuf)>, SweepError> {
     let dir = plan.sweep_aggregate_dir(base);
     let json_path = dir.join(SWEEP_JSON);
-    let text = serde_json::to_string_pretty(&sweep_json(plan, results)).unwrap_or_default();
+    let doc = sweep_json(plan, results);
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     write(&json_path, text.as_bytes())?;
     let csv_path = dir.join(SWEEP_CSV);
-    write(&csv_path, sweep_csv(results).as_bytes())?;
+    write(&csv_path, sweep_csv(&doc).as_bytes())?;
     Ok(vec![
         ("Sweep Aggregate JSON Export", json_path),
         ("Sweep Aggregate CSV Export", csv_path),

@@ -508,9 +508,6 @@ impl SweepPlan {
         let base_seed = args
             .random_seed
             .or((!mr.no_consistent_seed).then_some(crate::config::multi_run::CONSISTENT_SEED));
-        if sw.parameter_sweep_same_seed && args.random_seed.is_none() {
-            return Err(SweepError::SameSeedNeedsSeed);
-        }
         let cooldown = sw.parameter_sweep_cooldown_seconds.unwrap_or(0.0);
         if !(cooldown.is_finite() && cooldown >= 0.0) {
             return Err(SweepError::BadCooldown { value: cooldown });
@@ -721,12 +718,15 @@ pub fn variant_variations(specs: &[String]) -> Result<Vec<Variation>, SweepError
         .collect()
 }
 
+/// A parsed `--variant`: its name, if any, and its `(key, value)` pairs in order.
+pub type ParsedVariant = (Option<String>, Vec<(String, String)>);
+
 /// Parses `[name:] key=value, key=value` (AIPerf's `--variant`): the optional name (text
 /// before a `:` that has no `=`) and the pairs in order, values unquoted.
 ///
 /// # Errors
 /// Empty input, an empty name or body, a token without `=`, an empty key, a repeated key.
-pub fn parse_variant(s: &str) -> Result<(Option<String>, Vec<(String, String)>), SweepError> {
+pub fn parse_variant(s: &str) -> Result<ParsedVariant, SweepError> {
     let bad = |why: String| SweepError::BadVariant {
         spec: s.to_owned(),
         why,
@@ -784,9 +784,6 @@ fn check_refusals(lists: &ListFlags, args: &ProfileArgs) -> Result<(), SweepErro
         return Err(SweepError::VariantsWithLists {
             flags: lists.lists.iter().map(|(f, _)| f.names[0]).collect(),
         });
-    }
-    if args.timing.fixed_schedule && !lists.lists.is_empty() {
-        return Err(SweepError::FixedSchedule);
     }
     if args.shard.shard_count.is_some_and(|n| n > 1) || args.shard.shard_index.is_some() {
         return Err(SweepError::Sharded);

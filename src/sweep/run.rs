@@ -31,6 +31,8 @@ pub struct TrialResult {
     pub trial: u32,
     /// The run's directory.
     pub dir: PathBuf,
+    /// Its summary JSON (`profile_export_aiperf.json`, or the `--profile-export-prefix` name).
+    pub summary: PathBuf,
     /// How the run ended.
     pub outcome: Outcome,
 }
@@ -96,6 +98,8 @@ pub struct Sweeper {
     /// The sweep's artifact directory (`--artifact-dir`).
     base: PathBuf,
     sweep_id: String,
+    /// The first `--model` (the aggregates' `model`).
+    model: String,
     is_tty: bool,
     seq: Arc<Sequence>,
     watch: Option<SignalWatch>,
@@ -115,6 +119,16 @@ impl Sweeper {
             .cloned()
             .ok_or(SweepError::SingleVariant)?;
         let probe = config_of(&plan, &first, 0, is_tty)?;
+        // A fixed schedule (asked for, or a trace with timestamps) replays the file's timing:
+        // AIPerf refuses list values with it.
+        if plan.sweep_type != super::plan::SweepType::Scenarios
+            && matches!(
+                probe.profiling.timing.mode,
+                crate::config::timing::Mode::FixedSchedule(_)
+            )
+        {
+            return Err(SweepError::FixedSchedule);
+        }
         let base = probe.artifact_dir.clone();
         std::fs::create_dir_all(&base).map_err(|source| SweepError::Write {
             path: base.clone(),
@@ -133,6 +147,7 @@ impl Sweeper {
             plan,
             base,
             sweep_id: uuid::Uuid::new_v4().to_string(),
+            model: probe.models.first().cloned().unwrap_or_default(),
             is_tty,
             seq,
             watch,
@@ -204,11 +219,13 @@ impl Sweeper {
             self.plan.trials,
             dir.display()
         );
+        let summary = dir.join(ExportNames::new(cfg.export_prefix.as_deref()).json);
         let ran = run_inner(cfg, control);
         self.seq.end();
         Ok(Some(TrialResult {
             trial,
             dir,
+            summary,
             outcome: ran?,
         }))
     }
@@ -248,7 +265,6 @@ impl Sweeper {
 
     /// The [`RunResult`]s of `trials`, as the aggregate reads them.
     fn runs_of(&self, trials: &[TrialResult]) -> Vec<RunResult> {
-        let names = ExportNames::new(None);
         trials
             .iter()
             .map(|t| {
@@ -258,7 +274,7 @@ impl Sweeper {
                         label,
                         outcome: Err(why),
                     },
-                    None => aggregate::read_run(label, &t.dir.join(&names.json)),
+                    None => aggregate::read_run(label, &t.summary),
                 }
             })
             .collect()
@@ -298,7 +314,13 @@ impl Sweeper {
             convergence,
         };
         if let Some(a) = &result.aggregate {
-            super::output::write_variation_aggregate(&self.plan, &self.base, &result, a)?;
+            super::output::write_variation_aggregate(
+                &self.plan,
+                &self.base,
+                &self.model,
+                &result,
+                a,
+            )?;
         }
         Ok(result)
     }
