@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::error::SweepError;
-use super::plan::{SweepPlan, Variation};
+use super::plan::{SweepPlan, SweepType, Variation};
 use super::run::{VariationResult, variation_metadata};
 use crate::export::AIPERF_VERSION;
 use crate::export::aggregate::{self, Aggregate};
@@ -69,14 +69,14 @@ pub fn write_variation_aggregate(
 }
 
 /// `parameters` of a variation in the sweep aggregate: `{short name: value}`; a `--variant`
-/// without swept values: `{"variant": label}`.
+/// (AIPerf's scenario): `{"benchmark": <its overrides>}`.
 fn parameters_of(v: &Variation) -> Map<String, Value> {
+    if v.scenario {
+        return v.values_json();
+    }
     let mut m = Map::new();
     for o in &v.values {
         m.insert(o.flag.short_name().to_owned(), o.value.to_json());
-    }
-    if v.scenario {
-        m.insert("variant".into(), Value::from(v.label.clone()));
     }
     m
 }
@@ -182,11 +182,28 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
             })
         })
         .collect();
-    let params: Vec<Value> = plan
-        .parameters
-        .iter()
-        .map(|(f, vs)| json!({"name": f.short_name(), "values": vs.iter().map(|v| v.to_json()).collect::<Vec<_>>()}))
-        .collect();
+    // A scenario sweep has one parameter, `benchmark`, whose values are the variants'
+    // overrides; a grid or zip one each list (AIPerf counts the zip's combinations as the
+    // product of the lengths too).
+    let (params, combinations): (Vec<Value>, usize) = if plan.sweep_type == SweepType::Scenarios {
+        let values: Vec<Value> = plan
+            .variations
+            .iter()
+            .map(|v| Value::from(v.benchmark_override()))
+            .collect();
+        (
+            vec![json!({"name": "benchmark", "values": values})],
+            plan.variations.len(),
+        )
+    } else {
+        (
+            plan.parameters
+                .iter()
+                .map(|(f, vs)| json!({"name": f.short_name(), "values": vs.iter().map(|v| v.to_json()).collect::<Vec<_>>()}))
+                .collect(),
+            plan.parameters.iter().map(|(_, vs)| vs.len()).product(),
+        )
+    };
     let per: Vec<Value> = counted
         .iter()
         .map(|r| {
@@ -242,7 +259,7 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
         "failed_runs": failed,
         "metadata": {
             "sweep_parameters": params,
-            "num_combinations": plan.variations.len(),
+            "num_combinations": combinations,
             "sweep_mode": plan.mode.as_str(),
             "confidence_level": plan.confidence_level,
             "num_trials_per_value": plan.trials,

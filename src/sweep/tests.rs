@@ -202,6 +202,15 @@ fn variants_make_scenarios_named_or_numbered() {
             && a.contains("--prompt-output-tokens-mean 16"),
         "{a}"
     );
+    // AIPerf's record of a variant's overrides (tests/data/aiperf-sweep/variants/, the
+    // `benchmark` value of `small: isl=16, concurrency=1`).
+    let p = plan("--variant small:isl=16,concurrency=1 --variant big:isl=64,concurrency=2")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        p.variations[0].benchmark_override(),
+        r#"{"datasets":[{"name":"main","prompts":{"isl":{"mean":16}}}],"phases":[{"concurrency":1,"name":"profiling"}]}"#
+    );
     assert_eq!(
         plan("--variant concurrency=2").unwrap_err().to_string(),
         "--variant: single occurrence is rejected. Use the individual --isl/--osl/--concurrency \

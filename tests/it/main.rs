@@ -31,4 +31,5 @@ mod server_metrics;
 mod server_metrics_phases;
 mod sessions;
 mod shards;
+mod sweep;
 mod tls;
