@@ -847,7 +847,10 @@ fn check_refusals(lists: &ListFlags, args: &ProfileArgs) -> Result<(), SweepErro
 }
 
 /// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
-fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError> {
+///
+/// # Errors
+/// `--convergence-mode distribution`, or a threshold not above 0.
+pub fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError> {
     let sw = &args.sweep;
     let Some(metric) = &sw.convergence_metric else {
         return Ok(None);

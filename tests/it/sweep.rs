@@ -443,3 +443,75 @@ fn refusals_exit_2_with_aiperfs_message() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Adaptive convergence on a metric whose every trial is the same (`request_count`: the CI
+/// has zero width): judged from the third trial on, so three trials run of the cap of five,
+/// for a plain repeated profile and for each variation of a sweep.
+#[test]
+fn convergence_stops_the_trials_once_stable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    let out = mock_run(
+        &plain,
+        &[
+            "--request-count",
+            "2",
+            "--num-profile-runs",
+            "5",
+            "--convergence-metric",
+            "request_count",
+        ],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 0);
+    assert!(plain.join("profile_runs/run_0003").is_dir());
+    assert!(!plain.join("profile_runs/run_0004").exists());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("request_count_avg converged after 3 runs"),
+        "{stdout}"
+    );
+    let agg = read_json(&plain.join("aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(agg["metadata"]["num_profile_runs"], 3);
+
+    let sweep = tmp.path().join("sweep");
+    let out = mock_run(
+        &sweep,
+        &[
+            "--concurrency",
+            "1,2",
+            "--request-count",
+            "2",
+            "--num-profile-runs",
+            "4",
+            "--convergence-metric",
+            "request_count",
+        ],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 0);
+    for c in ["concurrency_1", "concurrency_2"] {
+        assert!(
+            sweep.join("profile_runs/trial_0003").join(c).is_dir(),
+            "{c}"
+        );
+        assert!(
+            !sweep.join("profile_runs/trial_0004").join(c).exists(),
+            "{c}"
+        );
+    }
+    // Without trials there is nothing to converge: AIPerf's refusal.
+    let out = mock_run(
+        &tmp.path().join("one"),
+        &["--convergence-metric", "request_count"],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--convergence-metric requires --num-profile-runs > 1")
+    );
+}
