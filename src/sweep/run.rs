@@ -202,6 +202,8 @@ impl Sweeper {
                 index: variation.index,
                 label: variation.label.clone(),
                 values: variation.values_json(),
+                of: self.plan.variations.len(),
+                trials: self.plan.trials,
             }),
         });
         if self.plan.trials > 1 {
