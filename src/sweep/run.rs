@@ -339,7 +339,7 @@ impl Sweeper {
         }
         let written = super::output::write_sweep(&self.plan, &self.base, results);
         if self.show_table() {
-            print!("{}", super::output::render_table(&self.plan, results));
+            print!("{}", super::output::render_table(results));
         }
         let mut total = Outcome {
             successes: results.iter().map(VariationResult::successes).sum(),

@@ -394,3 +394,113 @@ fn the_pareto_frontier_of_throughput_against_latency() {
     // A tie on both is no domination: both stay.
     assert_eq!(pareto(&[(1.0, 1.0), (1.0, 1.0)]), [0, 1]);
 }
+
+/// A variation result with the given means (one trial each) and client verdict.
+fn result(
+    p: &SweepPlan,
+    index: usize,
+    means: &[(&str, f64)],
+    fell_behind: bool,
+) -> super::VariationResult {
+    use crate::aggregate::confidence::Confidence;
+    use crate::export::aggregate::{Aggregate, AggregateMetric, RunResult};
+    let metrics = means
+        .iter()
+        .map(|(k, v)| AggregateMetric {
+            key: (*k).to_string(),
+            stats: Confidence::single(*v),
+            unit: "x".into(),
+        })
+        .collect();
+    super::VariationResult {
+        variation: p.variations[index].clone(),
+        trials: Vec::new(),
+        runs: vec![RunResult {
+            label: "run_0001".into(),
+            outcome: Ok(Vec::new()),
+        }],
+        aggregate: Some(Aggregate {
+            num_runs: 1,
+            run_labels: vec!["run_0001".into()],
+            failed_runs: Vec::new(),
+            confidence_level: 0.95,
+            cooldown_seconds: 0.0,
+            single_run: true,
+            metrics,
+        }),
+        client_fell_behind: fell_behind,
+        cancelled: false,
+        convergence: None,
+    }
+}
+
+/// A variation whose client fell behind is marked in the table and the aggregate, and is
+/// never the best configuration nor on the frontier, however good its figures.
+#[test]
+fn a_variation_whose_client_fell_behind_is_never_chosen() {
+    let p = plan("--concurrency 1,2,4 --num-profile-runs 2")
+        .unwrap()
+        .unwrap();
+    let rs = vec![
+        result(
+            &p,
+            0,
+            &[
+                ("request_throughput_avg", 10.0),
+                ("time_to_first_token_p99", 5.0),
+                ("output_token_throughput_avg", 384.2),
+            ],
+            false,
+        ),
+        result(
+            &p,
+            1,
+            &[
+                ("request_throughput_avg", 20.0),
+                ("time_to_first_token_p99", 8.0),
+            ],
+            false,
+        ),
+        // Best on both objectives, but the client fell behind.
+        result(
+            &p,
+            2,
+            &[
+                ("request_throughput_avg", 99.0),
+                ("time_to_first_token_p99", 1.0),
+            ],
+            true,
+        ),
+    ];
+    assert!(!rs[2].usable() && rs[1].usable());
+    let doc = super::output::sweep_json(&p, &rs);
+    assert_eq!(
+        doc["best_configurations"]["best_throughput"]["parameters"],
+        serde_json::json!({"concurrency": 2})
+    );
+    assert_eq!(
+        doc["best_configurations"]["best_latency_p99"]["parameters"],
+        serde_json::json!({"concurrency": 1})
+    );
+    assert_eq!(
+        doc["pareto_optimal"],
+        serde_json::json!([{"concurrency": 1}, {"concurrency": 2}])
+    );
+    let per = doc["per_combination_metrics"].as_array().unwrap();
+    assert_eq!(per[2]["client_fell_behind"], true);
+    assert!(per[0].get("client_fell_behind").is_none());
+
+    let table = super::output::render_table(&rs);
+    let lines: Vec<&str> = table.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines[0].contains("phases.profiling.concurrency"), "{table}");
+    assert!(
+        lines[0].contains("trials") && lines[0].trim_end().ends_with("client"),
+        "{table}"
+    );
+    assert!(lines[2].contains("384.20"), "{table}");
+    assert!(lines[4].trim_end().ends_with("fell behind"), "{table}");
+    assert!(!lines[3].contains("fell behind"), "{table}");
+    // Nobody fell behind: no client column.
+    let table = super::output::render_table(&rs[..2]);
+    assert!(!table.contains("client"), "{table}");
+}
