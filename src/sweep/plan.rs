@@ -875,3 +875,35 @@ pub fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError
         min_runs: 3,
     }))
 }
+
+/// The sweep-only flags given on a command line that is not a sweep: AIPerf accepts them and
+/// they change nothing, so each gets one warning line (docs/flags.md "Flags per mode").
+pub fn unused_without_sweep(args: &ProfileArgs) -> Vec<String> {
+    let sw = &args.sweep;
+    [
+        (sw.sweep_type.is_some(), "--sweep-type"),
+        (sw.parameter_sweep_mode.is_some(), "--parameter-sweep-mode"),
+        (
+            sw.parameter_sweep_cooldown_seconds.is_some(),
+            "--parameter-sweep-cooldown-seconds",
+        ),
+        (
+            sw.parameter_sweep_same_seed || sw.no_parameter_sweep_same_seed,
+            "--(no-)parameter-sweep-same-seed",
+        ),
+        (
+            sw.vary_seed_per_trial || sw.no_vary_seed_per_trial,
+            "--(no-)vary-seed-per-trial",
+        ),
+        (sw.no_sweep_table, "--no-sweep-table"),
+    ]
+    .into_iter()
+    .filter(|(given, _)| *given)
+    .map(|(_, flag)| {
+        format!(
+            "{flag} changes nothing without a sweep (list values such as --concurrency 1,2, or \
+             --variant)"
+        )
+    })
+    .collect()
+}
