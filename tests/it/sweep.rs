@@ -414,6 +414,26 @@ fn refusals_exit_2_with_aiperfs_message() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(msg), "{args:?}: {err}");
     }
+    // A variation that `profile` refuses is refused before any variation runs.
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--mock", "--ui", "none", "--artifact-dir"])
+        .arg(tmp.path().join("v"))
+        .args([
+            "--variant",
+            "a:concurrency=1",
+            "--variant",
+            "b:prefill_concurrency=4",
+        ])
+        .output()
+        .unwrap();
+    check_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("variation b: --prefill-concurrency needs --streaming"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!tmp.path().join("v").exists(), "nothing ran");
     // A trace with timestamps is a fixed schedule: lists are refused with it.
     let trace = tmp.path().join("t.jsonl");
     std::fs::write(
