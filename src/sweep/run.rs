@@ -121,8 +121,20 @@ impl Sweeper {
         let probe = config_of(&plan, &first, 0, is_tty)?;
         // Every variation is checked before anything runs: one refused at the third variation
         // would otherwise end the sweep after two were measured.
-        for v in plan.variations.iter().skip(1) {
-            config_of(&plan, v, 0, is_tty)?;
+        // Each one's sockets must fit the process's limits too (a refusal, or one warning
+        // line each, as a single run gets).
+        let mut warned = std::collections::BTreeSet::new();
+        for (i, v) in plan.variations.iter().enumerate() {
+            let cfg = if i == 0 {
+                probe.clone()
+            } else {
+                config_of(&plan, v, 0, is_tty)?
+            };
+            for w in crate::run::limits::check(&cfg)? {
+                if warned.insert(w.clone()) {
+                    eprintln!("ringperf: warning: {w}");
+                }
+            }
         }
         // A fixed schedule (asked for, or a trace with timestamps) replays the file's timing:
         // AIPerf refuses list values with it.
