@@ -101,6 +101,8 @@ pub struct Sweeper {
     /// The first `--model` (the aggregates' `model`).
     model: String,
     is_tty: bool,
+    /// `--ui dashboard`: no sweep table on its screen.
+    dashboard: bool,
     seq: Arc<Sequence>,
     watch: Option<SignalWatch>,
 }
@@ -166,6 +168,7 @@ impl Sweeper {
             sweep_id: uuid::Uuid::new_v4().to_string(),
             model: probe.models.first().cloned().unwrap_or_default(),
             is_tty,
+            dashboard: probe.ui == crate::config::UiType::Dashboard,
             seq,
             watch,
         })
@@ -378,6 +381,7 @@ impl Sweeper {
     /// variation and without `--no-sweep-table` (AIPerf's rule).
     fn show_table(&self) -> bool {
         !self.plan.no_sweep_table
+            && !self.dashboard
             && self.plan.variations.len() > 1
             && std::io::stdout().is_terminal()
             && self.is_tty
