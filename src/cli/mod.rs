@@ -15,6 +15,7 @@ pub mod multi_run;
 pub mod plot;
 pub mod prompt;
 pub mod shard;
+pub mod sweep;
 pub mod timing;
 
 use std::path::PathBuf;
@@ -459,6 +460,10 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub multi_run: multi_run::MultiRunArgs,
+
+    /// Sweeps: list values, `--variant`, loop order, seeds, convergence (docs/sweeps.md).
+    #[command(flatten)]
+    pub sweep: sweep::SweepArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -780,7 +785,8 @@ pub enum ValueError {
     NotSeconds { value: String },
     /// Not a whole number (or a negative one).
     NotWhole { value: String },
-    /// A comma-separated list: an AIPerf parameter sweep.
+    /// A comma-separated list on a flag no sweep varies (the sweepable flags' lists are taken
+    /// out before parsing, `crate::sweep::extract_lists`).
     Sweep { value: String },
 }
 
@@ -802,8 +808,8 @@ impl std::fmt::Display for ValueError {
             }
             ValueError::Sweep { value } => write!(
                 f,
-                "`{value}` is a list of values, which AIPerf runs as a parameter sweep; \
-                 sweeps are not supported by ringperf yet (run once per value)"
+                "`{value}` is a list of values, and this flag takes one (docs/sweeps.md lists \
+                 the flags a list sweeps over)"
             ),
         }
     }
