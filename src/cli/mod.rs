@@ -16,6 +16,7 @@ pub mod plot;
 pub mod prompt;
 pub mod shard;
 pub mod timing;
+pub mod yaml;
 
 use std::path::PathBuf;
 
@@ -46,6 +47,8 @@ pub enum Command {
     /// Write report.html (inline SVG charts, data as JSON) and PNG / SVG charts from one or
     /// more artifact directories.
     Plot(plot::PlotArgs),
+    /// Check, expand or start AIPerf 0.13 YAML config files.
+    Config(yaml::ConfigArgs),
 }
 
 /// Flags of `ringperf profile`.
@@ -459,6 +462,9 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub multi_run: multi_run::MultiRunArgs,
+
+    #[command(flatten)]
+    pub yaml: yaml::YamlArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
