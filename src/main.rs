@@ -130,7 +130,12 @@ fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
             search,
             output,
             force,
-        } => match cmd::init(template.as_deref(), search.as_deref(), output.as_deref(), *force) {
+        } => match cmd::init(
+            template.as_deref(),
+            search.as_deref(),
+            output.as_deref(),
+            *force,
+        ) {
             Ok(text) => {
                 print!("{text}");
                 0

@@ -9,7 +9,12 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Args, Clone, Default)]
 pub struct YamlArgs {
     /// An AIPerf 0.13 YAML config file; flags given beside it override its values.
-    #[arg(long = "config", short = 'f', value_name = "FILE", help_heading = "YAML config")]
+    #[arg(
+        long = "config",
+        short = 'f',
+        value_name = "FILE",
+        help_heading = "YAML config"
+    )]
     pub config: Option<PathBuf>,
 
     /// An AIPerf named scenario (refused: ringperf runs none of them; docs/config-files.md).

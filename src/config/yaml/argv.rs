@@ -68,9 +68,8 @@ pub fn sweep_gate(a: &FileArgs, root: &Map<String, Value>) -> Result<(), YamlErr
 type R<T> = Result<T, YamlError>;
 
 fn obj<'a>(v: &'a Value, path: &str) -> R<&'a Map<String, Value>> {
-    v.as_object().ok_or_else(|| {
-        YamlError::Schema(format!("{path}: Input should be a valid dictionary"))
-    })
+    v.as_object()
+        .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid dictionary")))
 }
 
 /// Refuses a key of `m` not in `known` (AIPerf's `extra=forbid`), and a key AIPerf has that
@@ -157,11 +156,15 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
     )?;
     models(body.get("models"), &mut a)?;
     let Some(ep) = body.get("endpoint") else {
-        return Err(YamlError::Schema("benchmark.endpoint: Field required".into()));
+        return Err(YamlError::Schema(
+            "benchmark.endpoint: Field required".into(),
+        ));
     };
     endpoint(obj(ep, "benchmark.endpoint")?, &mut a)?;
     let Some(ds) = body.get("datasets") else {
-        return Err(YamlError::Schema("benchmark.datasets: Field required".into()));
+        return Err(YamlError::Schema(
+            "benchmark.datasets: Field required".into(),
+        ));
     };
     datasets(ds, &mut a)?;
     if let Some(p) = body.get("phases") {
@@ -193,7 +196,12 @@ fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
                 .iter()
                 .map(|it| match it {
                     Value::Object(im) => {
-                        keys(im, "benchmark.models.items", &["name"], &["weight", "lora", "modalities", "tokenizer"])?;
+                        keys(
+                            im,
+                            "benchmark.models.items",
+                            &["name"],
+                            &["weight", "lora", "modalities", "tokenizer"],
+                        )?;
                         scalar(&im["name"], "benchmark.models.items.name")
                     }
                     other => scalar(other, "benchmark.models.items"),
@@ -220,7 +228,7 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "type" => a.one("--endpoint-type", scalar(v, &path)?),
             "path" => a.one("--custom-endpoint", scalar(v, &path)?),
             "api_key" => a.one("--api-key", scalar(v, &path)?),
-            "timeout" => a.one("--request-timeout-seconds", dur(v, &path)?),
+            "timeout" => a.one("--request-timeout-seconds", num(v, &path)?),
             "streaming" if flag_bool(v, &path)? => a.switch("--streaming"),
             "streaming" => {}
             "connection_reuse" => a.one("--connection-reuse-strategy", scalar(v, &path)?),
@@ -231,10 +239,18 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "use_legacy_max_tokens" | "use_server_token_count" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
-            "transport" | "per_chunk_usage" | "template" | "download_video_content"
-            | "request_content_type" | "session_header" | "uuid_and_strip"
-            | "wait_for_model_timeout" | "wait_for_model_interval" | "wait_for_model_mode"
-            | "reset_kv_cache" | "server_profiler" => {
+            "transport"
+            | "per_chunk_usage"
+            | "template"
+            | "download_video_content"
+            | "request_content_type"
+            | "session_header"
+            | "uuid_and_strip"
+            | "wait_for_model_timeout"
+            | "wait_for_model_interval"
+            | "wait_for_model_mode"
+            | "reset_kv_cache"
+            | "server_profiler" => {
                 return Err(YamlError::Unsupported(path));
             }
             _ => return Err(extra(&path)),
@@ -261,12 +277,17 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
     };
     let m = obj(d, "benchmark.datasets.0")?;
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("synthetic");
-    let p = format!("benchmark.datasets.{}", m.get("name").and_then(Value::as_str).unwrap_or("0"));
+    let p = format!(
+        "benchmark.datasets.{}",
+        m.get("name").and_then(Value::as_str).unwrap_or("0")
+    );
     for (k, v) in m {
         let path = format!("{p}.{k}");
         match (ty, k.as_str()) {
             (_, "name" | "type") => {}
-            ("synthetic" | "file" | "public", "entries") => a.one("--num-dataset-entries", num(v, &path)? as u64),
+            ("synthetic" | "file" | "public", "entries") => {
+                a.one("--num-dataset-entries", num(v, &path)? as u64)
+            }
             (_, "random_seed") => a.one("--random-seed", num(v, &path)? as u64),
             (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
             ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
@@ -276,9 +297,13 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             ("file", "path") => a.one("--input-file", scalar(v, &path)?),
             ("file", "format") => a.one("--custom-dataset-type", scalar(v, &path)?),
             ("file", "replay_speedup") => a.one("--replay-speedup", num(v, &path)?),
-            ("file", "ignore_trace_delays") if flag_bool(v, &path)? => a.switch("--ignore-trace-delays"),
+            ("file", "ignore_trace_delays") if flag_bool(v, &path)? => {
+                a.switch("--ignore-trace-delays")
+            }
             ("file", "ignore_trace_delays") => {}
-            ("file", "block_size") => a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64),
+            ("file", "block_size") => {
+                a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
+            }
             ("file", "prompt_batch_size") => a.one("--prompt-batch-size", num(v, &path)? as u64),
             ("public", "dataset") => a.one("--public-dataset", scalar(v, &path)?),
             ("synthetic" | "file" | "public", _) => return Err(YamlError::Unsupported(path)),
@@ -335,16 +360,33 @@ fn dist(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
 /// One phase: a warmup (`kind: warmup`, or named `warmup`) or the profiling phase.
 fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
     let m = obj(v, &format!("benchmark.phases.{i}"))?;
-    let name = m.get("name").and_then(Value::as_str).unwrap_or("profiling").to_string();
+    let name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("profiling")
+        .to_string();
     let warmup = match m.get("kind").and_then(Value::as_str) {
         Some("warmup") => true,
         Some("profiling") => false,
-        Some(k) => return Err(YamlError::Schema(format!("benchmark.phases.{name}.kind: '{k}' is not warmup or profiling"))),
+        Some(k) => {
+            return Err(YamlError::Schema(format!(
+                "benchmark.phases.{name}.kind: '{k}' is not warmup or profiling"
+            )));
+        }
         None => name == "warmup" || m.get("exclude_from_results") == Some(&Value::Bool(true)),
     };
     let p = format!("benchmark.phases.{name}");
     let seen = a.flags.iter().any(|(f, _)| {
-        if warmup { f.starts_with("--warmup-") || f == "--num-warmup-sessions" } else { f == "--concurrency" || f == "--request-count" || f == "--benchmark-duration" || f == "--request-rate" || f == "--fixed-schedule" || f == "--user-centric-rate" }
+        if warmup {
+            f.starts_with("--warmup-") || f == "--num-warmup-sessions"
+        } else {
+            f == "--concurrency"
+                || f == "--request-count"
+                || f == "--benchmark-duration"
+                || f == "--request-rate"
+                || f == "--fixed-schedule"
+                || f == "--user-centric-rate"
+        }
     });
     if seen {
         return Err(YamlError::Unsupported(format!(
@@ -352,8 +394,17 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
             if warmup { "warmup" } else { "profiling" }
         )));
     }
-    let ty = m.get("type").and_then(Value::as_str).unwrap_or("concurrency");
-    let w = |f: &str| if warmup { format!("--warmup-{f}") } else { format!("--{f}") };
+    let ty = m
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("concurrency");
+    let w = |f: &str| {
+        if warmup {
+            format!("--warmup-{f}")
+        } else {
+            format!("--{f}")
+        }
+    };
     match (ty, warmup) {
         ("concurrency", _) => {}
         ("poisson" | "gamma" | "constant", _) => a.one(&w("arrival-pattern"), ty),
@@ -380,22 +431,36 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
             "rate" if ty == "user_centric" => a.one("--user-centric-rate", num(v, &path)?),
             "rate" => a.one(&w("request-rate"), num(v, &path)?),
             "users" if ty == "user_centric" => a.one("--num-users", num(v, &path)? as u64),
-            "smoothness" if !warmup && ty == "gamma" => a.one("--arrival-smoothness", num(v, &path)?),
+            "smoothness" if !warmup && ty == "gamma" => {
+                a.one("--arrival-smoothness", num(v, &path)?)
+            }
             "prefill_concurrency" => a.one(&w("prefill-concurrency"), num(v, &path)? as u64),
             "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), dur(v, &path)?),
             "rate_ramp" => a.one(&w("request-rate-ramp-duration"), dur(v, &path)?),
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),
-            "failed_request_threshold" if !warmup => a.one("--failed-request-threshold", num(v, &path)?),
-            "auto_offset" if ty == "fixed_schedule" && flag_bool(v, &path)? => a.switch("--fixed-schedule-auto-offset"),
+            "failed_request_threshold" if !warmup => {
+                a.one("--failed-request-threshold", num(v, &path)?)
+            }
+            "auto_offset" if ty == "fixed_schedule" && flag_bool(v, &path)? => {
+                a.switch("--fixed-schedule-auto-offset")
+            }
             "auto_offset" if ty == "fixed_schedule" => {}
-            "start_offset" if ty == "fixed_schedule" => a.one("--fixed-schedule-start-offset", num(v, &path)? as u64),
-            "end_offset" if ty == "fixed_schedule" => a.one("--fixed-schedule-end-offset", num(v, &path)? as u64),
+            "start_offset" if ty == "fixed_schedule" => {
+                a.one("--fixed-schedule-start-offset", num(v, &path)? as u64)
+            }
+            "end_offset" if ty == "fixed_schedule" => {
+                a.one("--fixed-schedule-end-offset", num(v, &path)? as u64)
+            }
             "cancellation" if !warmup => {
                 let c = obj(v, &path)?;
                 keys(c, &path, &["rate", "delay"], &[])?;
-                if let Some(r) = c.get("rate") { a.one("--request-cancellation-rate", num(r, &path)?); }
-                if let Some(d) = c.get("delay") { a.one("--request-cancellation-delay", dur(d, &path)?); }
+                if let Some(r) = c.get("rate") {
+                    a.one("--request-cancellation-rate", num(r, &path)?);
+                }
+                if let Some(d) = c.get("delay") {
+                    a.one("--request-cancellation-delay", num(d, &path)?);
+                }
             }
             _ => return Err(YamlError::Unsupported(path)),
         }
@@ -420,7 +485,12 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 "show_trace_timing" if flag_bool(v, &path)? => a.switch("--show-trace-timing"),
                 "trace" if flag_bool(v, &path)? => a.switch("--export-http-trace"),
                 "show_trace_timing" | "trace" => {}
-                "summary" | "records" | "raw" | "user_files" | "plot_required" | "export_outputs_json" => return Err(YamlError::Unsupported(path)),
+                "summary"
+                | "records"
+                | "raw"
+                | "user_files"
+                | "plot_required"
+                | "export_outputs_json" => return Err(YamlError::Unsupported(path)),
                 _ => return Err(extra(&path)),
             }
         }
@@ -428,10 +498,26 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     if let Some(v) = body.get("tokenizer") {
         let name = match v {
             Value::Object(m) => {
-                keys(m, "benchmark.tokenizer", &["name"], &["revision", "trust_remote_code", "apply_chat_template", "resolved_names"])?;
-                m.get("name").map(|n| scalar(n, "benchmark.tokenizer.name")).transpose()?
+                keys(
+                    m,
+                    "benchmark.tokenizer",
+                    &["name"],
+                    &[
+                        "revision",
+                        "trust_remote_code",
+                        "apply_chat_template",
+                        "resolved_names",
+                    ],
+                )?;
+                m.get("name")
+                    .map(|n| scalar(n, "benchmark.tokenizer.name"))
+                    .transpose()?
             }
-            other => Some(scalar(other, "benchmark.tokenizer")?),
+            _ => {
+                return Err(YamlError::Schema(
+                    "benchmark.tokenizer: Input should be a valid dictionary or instance of TokenizerConfig".into(),
+                ));
+            }
         };
         if let Some(n) = name {
             a.one("--tokenizer", n);
@@ -462,7 +548,9 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
 
 /// `gpu_telemetry` / `server_metrics`: `false`, or `{enabled, urls, formats}`.
 fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs) -> R<()> {
-    let Some(v) = body.get(key) else { return Ok(()) };
+    let Some(v) = body.get(key) else {
+        return Ok(());
+    };
     let p = format!("benchmark.{key}");
     let m = match v {
         Value::Bool(true) => return Ok(()),
@@ -472,8 +560,17 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         }
         other => obj(other, &p)?,
     };
-    let extra_keys: &[&str] = if key == "server_metrics" { &["enabled", "urls", "formats"] } else { &["enabled", "urls"] };
-    keys(m, &p, extra_keys, &["discovery", "metrics_file", "collector", "mode"])?;
+    let extra_keys: &[&str] = if key == "server_metrics" {
+        &["enabled", "urls", "formats"]
+    } else {
+        &["enabled", "urls"]
+    };
+    keys(
+        m,
+        &p,
+        extra_keys,
+        &["discovery", "metrics_file", "collector", "mode"],
+    )?;
     if m.get("enabled") == Some(&Value::Bool(false)) {
         a.switch(&format!("--no-{}", &flag[2..]));
         return Ok(());
@@ -482,7 +579,10 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         a.push(flag, &strings(u, &format!("{p}.urls"))?);
     }
     if let Some(f) = m.get("formats") {
-        a.push("--server-metrics-formats", &strings(f, &format!("{p}.formats"))?);
+        a.push(
+            "--server-metrics-formats",
+            &strings(f, &format!("{p}.formats"))?,
+        );
     }
     Ok(())
 }
@@ -492,11 +592,13 @@ fn multi_run(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         let path = format!("multi_run.{k}");
         match k.as_str() {
             "num_runs" => a.one("--num-profile-runs", num(v, &path)? as u64),
-            "cooldown_seconds" => a.one("--profile-run-cooldown-seconds", dur(v, &path)?),
+            "cooldown_seconds" => a.one("--profile-run-cooldown-seconds", num(v, &path)?),
             "confidence_level" => a.one("--confidence-level", num(v, &path)?),
             "set_consistent_seed" if flag_bool(v, &path)? => a.switch("--set-consistent-seed"),
             "set_consistent_seed" => a.switch("--no-set-consistent-seed"),
-            "disable_warmup_after_first" if flag_bool(v, &path)? => a.switch("--profile-run-disable-warmup-after-first"),
+            "disable_warmup_after_first" if flag_bool(v, &path)? => {
+                a.switch("--profile-run-disable-warmup-after-first")
+            }
             "disable_warmup_after_first" => a.switch("--no-profile-run-disable-warmup-after-first"),
             _ => return Err(YamlError::Unsupported(path)),
         }
@@ -507,12 +609,38 @@ fn multi_run(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
 /// Sweep parameters: AIPerf's bare names and the dotted paths to the same fields, and the flag
 /// each one's list value goes on.
 const SWEEP_PARAMS: &[(&[&str], &str)] = &[
-    (&["concurrency", "phases.profiling.concurrency"], "--concurrency"),
-    (&["rate", "request_rate", "phases.profiling.rate"], "--request-rate"),
-    (&["requests", "phases.profiling.requests"], "--request-count"),
-    (&["duration", "phases.profiling.duration"], "--benchmark-duration"),
-    (&["isl", "datasets.default.prompts.isl", "datasets.main.prompts.isl"], "--prompt-input-tokens-mean"),
-    (&["osl", "datasets.default.prompts.osl", "datasets.main.prompts.osl"], "--prompt-output-tokens-mean"),
+    (
+        &["concurrency", "phases.profiling.concurrency"],
+        "--concurrency",
+    ),
+    (
+        &["rate", "request_rate", "phases.profiling.rate"],
+        "--request-rate",
+    ),
+    (
+        &["requests", "phases.profiling.requests"],
+        "--request-count",
+    ),
+    (
+        &["duration", "phases.profiling.duration"],
+        "--benchmark-duration",
+    ),
+    (
+        &[
+            "isl",
+            "datasets.default.prompts.isl",
+            "datasets.main.prompts.isl",
+        ],
+        "--prompt-input-tokens-mean",
+    ),
+    (
+        &[
+            "osl",
+            "datasets.default.prompts.osl",
+            "datasets.main.prompts.osl",
+        ],
+        "--prompt-output-tokens-mean",
+    ),
 ];
 
 /// A `sweep:` block as the sweep runner's flags: `type: grid|zip` with `parameters` becomes
@@ -534,17 +662,30 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 for (param, list) in obj(v, &path)? {
                     let ppath = format!("{path}.{param}");
                     let snake = super::snake(param);
-                    let Some((_, flag)) = SWEEP_PARAMS.iter().find(|(names, _)| names.contains(&snake.as_str())) else {
+                    let Some((_, flag)) = SWEEP_PARAMS
+                        .iter()
+                        .find(|(names, _)| names.contains(&snake.as_str()))
+                    else {
                         return Err(YamlError::Unsupported(ppath));
                     };
-                    let values = list.as_array().ok_or_else(|| YamlError::Schema(format!("{ppath}: Input should be a valid list")))?;
-                    let words = values.iter().map(|x| scalar(x, &ppath)).collect::<R<Vec<_>>>()?;
+                    let values = list.as_array().ok_or_else(|| {
+                        YamlError::Schema(format!("{ppath}: Input should be a valid list"))
+                    })?;
+                    let words = values
+                        .iter()
+                        .map(|x| scalar(x, &ppath))
+                        .collect::<R<Vec<_>>>()?;
                     a.flags.retain(|(f, _)| f != flag);
                     a.sweep.push(((*flag).into(), vec![words.join(",")]));
                 }
             }
-            "cooldown_seconds" => a.sweep.push(("--parameter-sweep-cooldown-seconds".into(), vec![dur(v, &path)?])),
-            "same_seed" if flag_bool(v, &path)? => a.sweep.push(("--parameter-sweep-same-seed".into(), vec![])),
+            "cooldown_seconds" => a.sweep.push((
+                "--parameter-sweep-cooldown-seconds".into(),
+                vec![dur(v, &path)?],
+            )),
+            "same_seed" if flag_bool(v, &path)? => {
+                a.sweep.push(("--parameter-sweep-same-seed".into(), vec![]))
+            }
             "same_seed" => {}
             _ => return Err(YamlError::Unsupported(path)),
         }
@@ -612,9 +753,13 @@ pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Ve
         )));
     }
     let cmd = Cli::command();
-    let profile = cmd.find_subcommand("profile").expect("profile is a subcommand");
+    let profile = cmd
+        .find_subcommand("profile")
+        .expect("profile is a subcommand");
     let id_of = |w: &str| -> Option<String> {
-        let long = w.strip_prefix("--")?;
+        let Some(long) = w.strip_prefix("--") else {
+            return short_id(profile, w);
+        };
         let long = long.split_once('=').map_or(long, |(f, _)| f);
         profile
             .get_arguments()
@@ -624,9 +769,12 @@ pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Ve
                     || (long.starts_with("no-") && arg.get_long() == Some(&long[3..]))
             })
             .map(|arg| arg.get_id().to_string())
-            .or_else(|| short_id(profile, w))
     };
-    let given: Vec<String> = cli.iter().filter(|w| w.starts_with('-')).filter_map(|w| id_of(w)).collect();
+    let given: Vec<String> = cli
+        .iter()
+        .filter(|w| w.starts_with('-'))
+        .filter_map(|w| id_of(w))
+        .collect();
     let mut out = Vec::new();
     for (f, vs) in file.flags.iter().chain(&file.sweep) {
         if id_of(f).is_some_and(|id| given.contains(&id)) {

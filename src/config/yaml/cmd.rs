@@ -73,7 +73,11 @@ pub fn profile_argv(full: &[String]) -> Result<Vec<String>, FileError> {
             "-f" | "--config" => file = words.next().map(PathBuf::from),
             s if s.starts_with("--config=") => file = Some(PathBuf::from(&s[9..])),
             "--scenario" | "--unsafe-override" => {
-                let name = if w == "--scenario" { words.next().cloned() } else { None };
+                let name = if w == "--scenario" {
+                    words.next().cloned()
+                } else {
+                    None
+                };
                 return Err(FileError {
                     path: file.clone().unwrap_or_default(),
                     error: YamlError::Unsupported(format!(
@@ -164,7 +168,11 @@ impl std::fmt::Display for InitError {
         match self {
             InitError::UnknownTemplate(n) => {
                 let names: Vec<&str> = TEMPLATES.iter().map(|t| t.0).collect();
-                write!(f, "unknown template '{n}' (templates: {})", names.join(", "))
+                write!(
+                    f,
+                    "unknown template '{n}' (templates: {})",
+                    names.join(", ")
+                )
             }
             InitError::Exists(p) => write!(f, "{} exists (pass --force to overwrite)", p.display()),
             InitError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
@@ -186,7 +194,9 @@ pub fn init(
         let q = search.map(str::to_ascii_lowercase);
         let mut out = String::new();
         for (n, d, _) in TEMPLATES {
-            if q.as_ref().is_none_or(|q| n.contains(q.as_str()) || d.contains(q.as_str())) {
+            if q.as_ref()
+                .is_none_or(|q| n.contains(q.as_str()) || d.contains(q.as_str()))
+            {
                 out.push_str(&format!("{n:<20} {d}\n"));
             }
         }

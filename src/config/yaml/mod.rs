@@ -170,9 +170,7 @@ fn to_json(y: Yaml, path: &str, depth: usize) -> Result<Value, YamlError> {
             Value::Object(m)
         }
         Yaml::Alias(_) | Yaml::BadValue => {
-            return Err(YamlError::Parse(format!(
-                "Invalid YAML value at '{path}'"
-            )));
+            return Err(YamlError::Parse(format!("Invalid YAML value at '{path}'")));
         }
     })
 }

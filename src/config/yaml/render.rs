@@ -80,9 +80,6 @@ fn env_string(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Value, Ya
         rest = &rest[inner_start + close + 1..];
     }
     out.push_str(rest);
-    if refs == 0 {
-        return Ok(Value::String(out));
-    }
     if let Some(open) = out.rfind("${")
         && !out[open..].contains('}')
         && !out[open..].contains('\n')
@@ -91,7 +88,7 @@ fn env_string(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Value, Ya
             "Unterminated environment variable reference in '{out}': '${{' opener has no closing '}}'"
         )));
     }
-    Ok(if whole {
+    Ok(if refs > 0 && whole {
         coerce(&out)
     } else {
         Value::String(out)
@@ -202,11 +199,7 @@ fn resolve_variables(vars: &Map<String, Value>) -> Result<Vars, YamlError> {
 }
 
 /// A variable's value, `None` while it waits on another variable.
-fn render_var(
-    v: &Value,
-    done: &Vars,
-    all: &Map<String, Value>,
-) -> Result<Option<Num>, YamlError> {
+fn render_var(v: &Value, done: &Vars, all: &Map<String, Value>) -> Result<Option<Num>, YamlError> {
     if let Some(i) = v.as_i64() {
         return Ok(Some(Num::Int(i)));
     }
