@@ -32,3 +32,4 @@ mod server_metrics_phases;
 mod sessions;
 mod shards;
 mod tls;
+mod yaml_config;

@@ -171,6 +171,7 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         for (i, ph) in p.as_array().into_iter().flatten().enumerate() {
             phase(ph, i, &mut a)?;
         }
+        warmup_pacing(p)?;
     }
     sections(body, &mut a)?;
     if let Some(m) = root.get("multi_run") {
@@ -467,6 +468,48 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
     }
     if ty == "fixed_schedule" {
         a.switch("--fixed-schedule");
+    }
+    Ok(())
+}
+
+/// The warmup paces as the flags make it: with no `rate` of its own it takes the profiling
+/// phase's rate and pattern (a closed-loop profiling phase: closed loop too), so a warmup of
+/// another kind cannot be run and is refused rather than run differently.
+fn warmup_pacing(phases: &Value) -> R<()> {
+    let list = phases.as_array().map(Vec::as_slice).unwrap_or_default();
+    let is_warmup = |p: &&Value| {
+        p.get("kind").and_then(Value::as_str) == Some("warmup")
+            || (p.get("kind").is_none()
+                && (p.get("name").and_then(Value::as_str) == Some("warmup")
+                    || p.get("exclude_from_results") == Some(&Value::Bool(true))))
+    };
+    let ty = |p: &Value| {
+        p.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("concurrency")
+            .to_string()
+    };
+    let Some(w) = list.iter().find(is_warmup) else {
+        return Ok(());
+    };
+    let prof = list
+        .iter()
+        .find(|p| !is_warmup(p))
+        .map_or("concurrency".to_string(), |p| ty(p));
+    let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
+    let (wt, has_rate) = (ty(w), w.get("rate").is_some());
+    let name = w.get("name").and_then(Value::as_str).unwrap_or("warmup");
+    if wt == "concurrency" && rated(&prof) {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.phases.{name}: a concurrency warmup before a {prof} profiling phase (ringperf's \
+             warmup takes the profiling phase's rate when it has none of its own, as AIPerf's flags \
+             build it; give the warmup `type: {prof}` and a `rate`)"
+        )));
+    }
+    if rated(&wt) && !has_rate && !rated(&prof) {
+        return Err(YamlError::Schema(format!(
+            "benchmark.phases.{name}.rate: Field required for a {wt} phase"
+        )));
     }
     Ok(())
 }

@@ -52,7 +52,14 @@ impl std::error::Error for FileError {}
 
 /// A file read and translated, the sweep gate passed.
 pub fn resolve(path: &Path) -> Result<(Loaded, FileArgs), YamlError> {
-    let loaded = super::load(path)?;
+    resolve_with_env(path, &|k| std::env::var(k).ok())
+}
+
+fn resolve_with_env(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Loaded, FileArgs), YamlError> {
+    let loaded = super::load_with_env(path, env)?;
     let args = argv::translate(&loaded)?;
     argv::sweep_gate(&args, &loaded.root)?;
     Ok((loaded, args))
@@ -62,6 +69,14 @@ pub fn resolve(path: &Path) -> Result<(Loaded, FileArgs), YamlError> {
 /// by the other flags given; `argv` unchanged when there is no `--config`. `--scenario` is
 /// refused (see docs/config-files.md).
 pub fn profile_argv(full: &[String]) -> Result<Vec<String>, FileError> {
+    profile_argv_with_env(full, &|k| std::env::var(k).ok())
+}
+
+/// [`profile_argv`] with `env` for the file's `${VAR}` references.
+pub fn profile_argv_with_env(
+    full: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, FileError> {
     let Some(pos) = full.iter().position(|a| a == "profile") else {
         return Ok(full.to_vec());
     };
@@ -96,7 +111,7 @@ pub fn profile_argv(full: &[String]) -> Result<Vec<String>, FileError> {
         path: path.clone(),
         error,
     };
-    let (loaded, args) = resolve(&path).map_err(fail)?;
+    let (loaded, args) = resolve_with_env(&path, env).map_err(fail)?;
     let file_type = loaded.root["benchmark"]
         .get("datasets")
         .and_then(|d| d.get(0))
@@ -194,9 +209,9 @@ pub fn init(
         let q = search.map(str::to_ascii_lowercase);
         let mut out = String::new();
         for (n, d, _) in TEMPLATES {
-            if q.as_ref()
-                .is_none_or(|q| n.contains(q.as_str()) || d.contains(q.as_str()))
-            {
+            if q.as_ref().is_none_or(|q| {
+                n.contains(q.as_str()) || d.to_ascii_lowercase().contains(q.as_str())
+            }) {
                 out.push_str(&format!("{n:<20} {d}\n"));
             }
         }

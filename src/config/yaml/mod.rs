@@ -67,6 +67,14 @@ pub struct Loaded {
 
 /// Reads and normalises `path` (see the module documentation).
 pub fn load(path: &Path) -> Result<Loaded, YamlError> {
+    load_with_env(path, &|k| std::env::var(k).ok())
+}
+
+/// [`load`] with `env` for `${VAR}` (a test passes its own).
+pub fn load_with_env(
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Loaded, YamlError> {
     if !path.exists() {
         return Err(YamlError::Read(format!(
             "Configuration file not found: {}",
@@ -81,7 +89,7 @@ pub fn load(path: &Path) -> Result<Loaded, YamlError> {
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| YamlError::Read(format!("Failed to read configuration file: {e}")))?;
-    let root = load_str(&text, &|k| std::env::var(k).ok())?;
+    let root = load_str(&text, env)?;
     Ok(Loaded {
         path: path.to_path_buf(),
         root,

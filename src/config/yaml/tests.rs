@@ -167,10 +167,12 @@ fn unknown_keys_are_refused_as_aiperf_refuses_them() {
 #[test]
 fn phases_map_onto_the_warmup_and_profiling_flags() {
     let w = words(&format!(
-        "{MIN}  warmup: {{type: concurrency, concurrency: 2, requests: 4}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
+        "{MIN}  warmup: {{type: gamma, rate: 10, concurrency: 2, requests: 4}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
     ));
     let line = w.join(" ");
     for part in [
+        "--warmup-arrival-pattern gamma",
+        "--warmup-request-rate 10",
         "--warmup-concurrency 2",
         "--warmup-request-count 4",
         "--arrival-pattern gamma",
@@ -324,5 +326,28 @@ fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
         e.to_string()
             .contains("sweep.parameters.phases.profiling.smoothness"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_warmup_the_flags_cannot_pace_as_written_is_refused() {
+    // AIPerf accepts a closed-loop warmup before a Poisson profiling phase; ringperf's warmup
+    // (as AIPerf's flags) would take the profiling rate, so the file is refused, not rewritten.
+    let e = refused(&format!(
+        "{MIN}  warmup: {{type: concurrency, concurrency: 2, requests: 4}}\n  profiling: {{type: poisson, rate: 40, requests: 12}}\n"
+    ));
+    assert!(
+        e.to_string().contains(
+            "benchmark.phases.warmup: a concurrency warmup before a poisson profiling phase"
+        ),
+        "{e}"
+    );
+    let ok = words(&format!(
+        "{MIN}  warmup: {{type: poisson, rate: 20, requests: 4}}\n  profiling: {{type: poisson, rate: 40, requests: 12}}\n"
+    ))
+    .join(" ");
+    assert!(
+        ok.contains("--warmup-arrival-pattern poisson --warmup-request-rate 20"),
+        "{ok}"
     );
 }
