@@ -16,14 +16,6 @@ pub struct YamlArgs {
         help_heading = "YAML config"
     )]
     pub config: Option<PathBuf>,
-
-    /// An AIPerf named scenario (refused: ringperf runs none of them; docs/config-files.md).
-    #[arg(long = "scenario", value_name = "NAME", help_heading = "YAML config")]
-    pub scenario: Option<String>,
-
-    /// Override a scenario's locked values (refused with --scenario).
-    #[arg(long = "unsafe-override", help_heading = "YAML config")]
-    pub unsafe_override: bool,
 }
 
 /// `ringperf config …`.

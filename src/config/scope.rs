@@ -233,6 +233,8 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("warmup_every_run", Scope::MultiRun),
     ("set_consistent_seed", Scope::MultiRun),
     ("no_consistent_seed", Scope::MultiRun),
+    // YAML config: replaced by the file's flags before parsing (config/yaml/cmd.rs)
+    ("config", Scope::Resolved("config/yaml/cmd.rs")),
     // Scale-out
     ("shard_index", Scope::Resolved("config/shard.rs")),
     ("shard_count", Scope::Resolved("config/shard.rs")),

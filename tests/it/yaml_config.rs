@@ -248,7 +248,15 @@ fn profile_refuses_a_flag_aiperf_cannot_apply_over_a_file_and_a_scenario() {
     let out = ringperf(&["profile", "--scenario", "chat-latency", "-m", "m"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("--scenario chat-latency"),
+        text(&out.stderr)
+            .contains("Unknown scenario 'chat-latency'. Valid scenarios: inferencex-agentx-mvp"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = ringperf(&["profile", "--scenario", "inferencex-agentx-mvp", "-m", "m"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("AGENTIC_REPLAY"),
         "{}",
         text(&out.stderr)
     );

@@ -87,18 +87,11 @@ pub fn profile_argv_with_env(
         match w.as_str() {
             "-f" | "--config" => file = words.next().map(PathBuf::from),
             s if s.starts_with("--config=") => file = Some(PathBuf::from(&s[9..])),
-            "--scenario" | "--unsafe-override" => {
-                let name = if w == "--scenario" {
-                    words.next().cloned()
-                } else {
-                    None
-                };
+            "--scenario" => {
+                let name = words.next().cloned().unwrap_or_default();
                 return Err(FileError {
                     path: file.clone().unwrap_or_default(),
-                    error: YamlError::Unsupported(format!(
-                        "{w}{}: ringperf runs none of AIPerf 0.13's named scenarios",
-                        name.map(|n| format!(" {n}")).unwrap_or_default()
-                    )),
+                    error: scenario(&name),
                 });
             }
             _ => rest.push(w.clone()),
@@ -122,6 +115,27 @@ pub fn profile_argv_with_env(
     let mut out = full[..=pos].to_vec();
     out.extend(merged);
     Ok(out)
+}
+
+/// AIPerf 0.13's named scenarios (its registry holds one) and why ringperf runs none.
+const SCENARIOS: &[(&str, &str)] = &[(
+    "inferencex-agentx-mvp",
+    "it replays Weka agentic traces (AGENTIC_REPLAY timing, a weka loader), which ringperf does \
+     not run",
+)];
+
+/// The refusal of `--scenario NAME`: AIPerf's message for an unknown name, else the reason.
+fn scenario(name: &str) -> YamlError {
+    match SCENARIOS.iter().find(|s| s.0 == name) {
+        Some((n, why)) => YamlError::Unsupported(format!("--scenario {n}: {why}")),
+        None => {
+            let valid: Vec<&str> = SCENARIOS.iter().map(|s| s.0).collect();
+            YamlError::Unsupported(format!(
+                "Unknown scenario '{name}'. Valid scenarios: {}",
+                valid.join(", ")
+            ))
+        }
+    }
 }
 
 /// `config validate FILE`: 0 and `Configuration valid: FILE`, or 1 and the error.
