@@ -156,11 +156,7 @@ fn input_config_matches_what_aiperf_wrote_for_the_same_files() {
             match r.iter().find(|(p, _)| *p == rpath || *p == *path) {
                 Some((_, rv)) if rv == av || documented(path, av, rv) => shared += 1,
                 Some((_, rv)) => panic!("{name}{path}: AIPerf {av} != ringperf {rv}"),
-                // Keys only AIPerf writes: listed in docs/config-files.md.
-                None => assert!(
-                    path.ends_with("exclude_from_results"),
-                    "{name}{path}: {av} not written by ringperf"
-                ),
+                None => panic!("{name}{path}: {av} not written by ringperf"),
             }
         }
         assert!(shared >= 12, "{name}: {shared} shared keys");

@@ -495,7 +495,7 @@ fn warmup_pacing(phases: &Value) -> R<()> {
     let prof = list
         .iter()
         .find(|p| !is_warmup(p))
-        .map_or("concurrency".to_string(), |p| ty(p));
+        .map_or("concurrency".to_string(), &ty);
     let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
     let (wt, has_rate) = (ty(w), w.get("rate").is_some());
     let name = w.get("name").and_then(Value::as_str).unwrap_or("warmup");
