@@ -686,6 +686,93 @@ const SWEEP_PARAMS: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// The full path AIPerf labels a swept parameter with (`concurrency` →
+/// `phases.profiling.concurrency`), `None` for a parameter ringperf cannot sweep.
+fn full_path(param: &str) -> Option<String> {
+    let snake = super::snake(param);
+    let (names, _) = SWEEP_PARAMS
+        .iter()
+        .find(|(n, _)| n.contains(&snake.as_str()))?;
+    Some(match names.iter().find(|n| n.contains('.')) {
+        Some(p) if !snake.contains('.') => (*p).to_string(),
+        _ => snake,
+    })
+}
+
+/// One variation of a sweep: its directory name and label, as AIPerf's `config expand`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variation {
+    pub dir: String,
+    pub label: String,
+}
+
+/// The variations of a `grid` or `zip` sweep, in AIPerf's order: parameters sorted by full
+/// path; a grid is their product with the last parameter varying fastest, a zip pairs the
+/// i-th values (lists of one length). `dir` joins `LASTSEGMENT_VALUE` with `__`, `label` joins
+/// `PATH=VALUE` with `, `.
+pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
+    let ty = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let params = sweep
+        .get("parameters")
+        .map(|p| obj(p, "sweep.parameters"))
+        .transpose()?;
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    for (k, v) in params.into_iter().flatten() {
+        let path =
+            full_path(k).ok_or_else(|| YamlError::Unsupported(format!("sweep.parameters.{k}")))?;
+        let list = v.as_array().ok_or_else(|| {
+            YamlError::Schema(format!(
+                "sweep.parameters.{k}: Input should be a valid list"
+            ))
+        })?;
+        axes.push((
+            path,
+            list.iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect(),
+        ));
+    }
+    axes.sort_by(|a, b| a.0.cmp(&b.0));
+    let combos: Vec<Vec<usize>> = match ty {
+        "zip" => {
+            let n = axes.first().map_or(0, |a| a.1.len());
+            if axes.iter().any(|a| a.1.len() != n) {
+                return Err(YamlError::Schema(
+                    "sweep.parameters: a zip sweep's lists must have one length".into(),
+                ));
+            }
+            (0..n).map(|i| vec![i; axes.len()]).collect()
+        }
+        _ => axes.iter().fold(vec![Vec::new()], |acc, (_, vals)| {
+            acc.iter()
+                .flat_map(|c| (0..vals.len()).map(move |i| [c.as_slice(), &[i]].concat()))
+                .collect()
+        }),
+    };
+    Ok(combos
+        .into_iter()
+        .map(|c| {
+            let parts: Vec<(&str, &str)> = axes
+                .iter()
+                .zip(&c)
+                .map(|((p, vals), &i)| (p.as_str(), vals[i].as_str()))
+                .collect();
+            Variation {
+                dir: parts
+                    .iter()
+                    .map(|(p, v)| format!("{}_{v}", p.rsplit('.').next().unwrap_or(p)))
+                    .collect::<Vec<_>>()
+                    .join("__"),
+                label: parts
+                    .iter()
+                    .map(|(p, v)| format!("{p}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        })
+        .collect())
+}
+
 /// A `sweep:` block as the sweep runner's flags: `type: grid|zip` with `parameters` becomes
 /// `--sweep-type` and one comma-separated list value per swept flag (replacing the file's
 /// scalar value of that flag); `cooldown_seconds` and `same_seed` their flags.

@@ -166,6 +166,30 @@ pub fn expand(path: &Path) -> u8 {
             return 1;
         }
     };
+    if let Some(Value::Object(sw)) = loaded.root.get("sweep")
+        && matches!(
+            sw.get("type").and_then(Value::as_str),
+            None | Some("grid" | "zip")
+        )
+    {
+        let vars = match argv::variations(sw) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("Error: {e}\nFile: {}", path.display());
+                return 1;
+            }
+        };
+        let kind = if sw.get("type").and_then(Value::as_str) == Some("zip") {
+            "ZipSweep"
+        } else {
+            "GridSweep"
+        };
+        println!("Sweep type: {kind} ({} variations)\n", vars.len());
+        for (i, v) in vars.iter().enumerate() {
+            println!("[{i}] dir={}  label={}", v.dir, v.label);
+        }
+        println!();
+    }
     let words: Vec<String> = args.words().iter().map(|w| shell_word(w)).collect();
     println!("ringperf profile {}", words.join(" "));
     let pretty = serde_json::to_string_pretty(&Value::Object(loaded.root)).unwrap_or_default();

@@ -351,3 +351,33 @@ fn a_warmup_the_flags_cannot_pace_as_written_is_refused() {
         "{ok}"
     );
 }
+
+/// Expected lines from `aiperf config expand` (0.13.0) on the same sweep: parameters sorted by
+/// full path, the last varying fastest.
+#[test]
+fn sweep_variations_follow_aiperfs_expand() {
+    let sweep = |text: &str| load(text).unwrap()["sweep"].as_object().unwrap().clone();
+    let grid = argv::variations(&sweep(
+        "sweep:\n  type: grid\n  parameters:\n    requests: [4, 6]\n    concurrency: [1, 2]\n    datasets.default.prompts.isl: [32, 64]\n",
+    ))
+    .unwrap();
+    assert_eq!(grid.len(), 8);
+    assert_eq!(grid[0].dir, "isl_32__concurrency_1__requests_4");
+    assert_eq!(
+        grid[1].label,
+        "datasets.default.prompts.isl=32, phases.profiling.concurrency=1, phases.profiling.requests=6"
+    );
+    assert_eq!(grid[7].dir, "isl_64__concurrency_2__requests_6");
+    let zip = argv::variations(&sweep(
+        "sweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2]\n    isl: [32, 64]\n",
+    ))
+    .unwrap();
+    let dirs: Vec<&str> = zip.iter().map(|v| v.dir.as_str()).collect();
+    assert_eq!(dirs, ["isl_32__concurrency_1", "isl_64__concurrency_2"]);
+    assert!(
+        argv::variations(&sweep(
+            "sweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2]\n    isl: [32]\n"
+        ))
+        .is_err()
+    );
+}
