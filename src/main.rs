@@ -16,6 +16,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// ([`Error::exit_code`]); a command that ran exits with its outcome's code.
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
+    // `profile --config FILE`: the file's flags, overlaid by the ones given (docs/config-files.md).
+    let argv = match ringperf::config::yaml::cmd::profile_argv(&argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("Error: {}\nFile: {}", e.error, e.path.display());
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = ringperf::cli::reject_unsupported(&argv) {
         return fail(&Error::from(e));
     }
@@ -44,6 +52,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge(&args),
         Command::Plot(args) => plot(&args),
         Command::MockServer(args) => mock_server(&args),
+        Command::Config(args) => Ok(config(&args)),
     };
     match ran {
         Ok(code) => ExitCode::from(code),
@@ -137,6 +146,35 @@ fn merge(args: &MergeArgs) -> Result<u8, Error> {
 fn plot(args: &PlotArgs) -> Result<u8, Error> {
     ringperf::plot::run(args)?;
     Ok(0)
+}
+
+fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
+    use ringperf::cli::yaml::ConfigCommand;
+    use ringperf::config::yaml::cmd;
+    match &args.command {
+        ConfigCommand::Validate { file } => cmd::validate(file),
+        ConfigCommand::Expand { file } => cmd::expand(file),
+        ConfigCommand::Init {
+            template,
+            search,
+            output,
+            force,
+        } => match cmd::init(
+            template.as_deref(),
+            search.as_deref(),
+            output.as_deref(),
+            *force,
+        ) {
+            Ok(text) => {
+                print!("{text}");
+                0
+            }
+            Err(e) => {
+                eprintln!("ringperf: config init: {e}");
+                2
+            }
+        },
+    }
 }
 
 fn mock_server(args: &MockArgs) -> Result<u8, Error> {

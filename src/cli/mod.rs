@@ -17,6 +17,7 @@ pub mod prompt;
 pub mod shard;
 pub mod sweep;
 pub mod timing;
+pub mod yaml;
 
 use std::path::PathBuf;
 
@@ -47,6 +48,8 @@ pub enum Command {
     /// Write report.html (inline SVG charts, data as JSON) and PNG / SVG charts from one or
     /// more artifact directories.
     Plot(plot::PlotArgs),
+    /// Check, expand or start AIPerf 0.13 YAML config files.
+    Config(yaml::ConfigArgs),
 }
 
 /// Flags of `ringperf profile`.
@@ -464,6 +467,8 @@ pub struct ProfileArgs {
     /// Sweeps: list values, `--variant`, loop order, seeds, convergence (docs/sweeps.md).
     #[command(flatten)]
     pub sweep: sweep::SweepArgs,
+    #[command(flatten)]
+    pub yaml: yaml::YamlArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

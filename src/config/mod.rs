@@ -18,6 +18,7 @@ pub mod template;
 pub mod timing;
 pub mod tls;
 pub mod url;
+pub mod yaml;
 
 use std::path::PathBuf;
 use std::time::Duration;

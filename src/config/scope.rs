@@ -256,6 +256,8 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("convergence_stat", Scope::Resolved("sweep/plan.rs")),
     ("convergence_threshold", Scope::Resolved("sweep/plan.rs")),
     ("convergence_mode", Scope::Resolved("sweep/plan.rs")),
+    // YAML config: replaced by the file's flags before parsing (config/yaml/cmd.rs)
+    ("config", Scope::Resolved("config/yaml/cmd.rs")),
     // Scale-out
     ("shard_index", Scope::Resolved("config/shard.rs")),
     ("shard_count", Scope::Resolved("config/shard.rs")),

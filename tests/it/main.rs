@@ -34,3 +34,4 @@ mod sessions;
 mod shards;
 mod sweep;
 mod tls;
+mod yaml_config;
