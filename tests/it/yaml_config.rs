@@ -200,8 +200,8 @@ fn config_validate_exit_codes_and_messages_are_aiperfs() {
             "phase type 'agentic_replay'",
         ),
         (
-            "sweep: {type: grid, parameters: {concurrency: [1, 2]}}\nbenchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {}\n",
-            "needs sweeps (not merged yet)",
+            "sweep: {type: grid, parameters: {phases.profiling.smoothness: [1, 2]}}\nbenchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {}\n",
+            "sweep.parameters.phases.profiling.smoothness",
         ),
     ];
     for (i, (yaml, msg)) in cases.iter().enumerate() {
@@ -333,4 +333,73 @@ fn profile_runs_a_file_against_the_mock() {
     let ic = &common::read_json(&dir.path().join("profile_export_aiperf.json"))["input_config"];
     assert_eq!(ic["phases"][0]["concurrency"], 2);
     assert_eq!(server.truth().entries().len(), 10, "the mock answered 10");
+}
+
+/// A `sweep:` block runs the sweep its flags stand for: the same variation directories as
+/// `--concurrency 1,2` given on the command line, each variation's requests answered by the
+/// mock, and the variation's concurrency in its own `input_config`.
+#[test]
+fn a_sweep_block_runs_as_the_list_flags_do() {
+    let server = common::recording_mock(8);
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("sweep.yaml");
+    let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap()
+        + "sweep:\n  type: grid\n  parameters:\n    phases.profiling.concurrency: [1, 2]\n";
+    std::fs::write(&file, body).unwrap();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(args)
+            .args(["--ui", "none"])
+            .env("URL", format!("http://{}", server.addr))
+            .env("OUT", dir)
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    let from_file = root.path().join("file");
+    run(&from_file, &["profile", "-f", file.to_str().unwrap()]);
+    let from_flags = root.path().join("flags");
+    let flags = format!(
+        "profile -m mock-model --url http://{} --endpoint-type chat --streaming \
+         --num-dataset-entries 20 --isl 32 --osl 8 --tokenizer builtin --random-seed 7 \
+         --concurrency 1,2 --request-count 10 --artifact-dir {}",
+        server.addr,
+        from_flags.display()
+    );
+    run(
+        &from_flags,
+        &shell_split(&flags)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let variations = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("concurrency"))
+            .collect();
+        v.sort();
+        v
+    };
+    let names = variations(&from_file);
+    assert_eq!(names, variations(&from_flags));
+    assert_eq!(names.len(), 2, "{names:?}");
+    for (name, c) in names.iter().zip([1, 2]) {
+        let json = common::read_json(&from_file.join(name).join("profile_export_aiperf.json"));
+        assert_eq!(
+            json["input_config"]["phases"][0]["concurrency"], c,
+            "{name}"
+        );
+        assert_eq!(
+            common::read_jsonl(&from_file.join(name).join("profile_export.jsonl")).len(),
+            10,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        server.truth().entries().len(),
+        40,
+        "two sweeps of two 10-request variations"
+    );
 }
