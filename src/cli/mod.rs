@@ -510,6 +510,17 @@ pub struct MockShapeArgs {
     /// garbage-sse, sse-error, huge=BYTES; fractions sum to at most 1).
     #[arg(long = "mock-faults", value_name = "SPEC", help_heading = "ringperf")]
     pub mock_faults: Option<crate::mock::FaultList>,
+
+    /// Mock: at most N completion requests in service at once; the rest wait first come, first
+    /// served, and their TTFT grows by the wait (0: no limit). Throughput saturates at
+    /// N / (TTFT + (tokens - 1) × ITL): a server with a known capacity.
+    #[arg(
+        long = "mock-capacity",
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "ringperf"
+    )]
+    pub mock_capacity: u32,
 }
 
 /// Flags of `ringperf mock-server`.

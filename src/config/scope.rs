@@ -250,6 +250,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("mock_reasoning_tokens", Scope::Mock),
     ("mock_threads", Scope::Mock),
     ("mock_faults", Scope::Mock),
+    ("mock_capacity", Scope::Mock),
 ];
 
 /// Where the prompts come from.
