@@ -55,6 +55,8 @@ pub mod server_metrics;
 #[cfg(feature = "engine")]
 pub mod signals;
 #[cfg(feature = "engine")]
+pub mod sweep;
+#[cfg(feature = "engine")]
 pub mod timer;
 #[cfg(feature = "engine")]
 pub mod ui;

@@ -19,7 +19,13 @@ fn main() -> ExitCode {
     if let Err(e) = ringperf::cli::reject_unsupported(&argv) {
         return fail(&Error::from(e));
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    // List values (`--concurrency 1,2,4`): a sweep. Clap parses the command line with each
+    // list cut to its first element; the sweep plan keeps the lists (docs/sweeps.md).
+    let lists = match ringperf::sweep::extract_lists(&argv) {
+        Ok(l) => l,
+        Err(e) => return fail(&Error::Sweep(e)),
+    };
+    let cli = match Cli::try_parse_from(&lists.placeholder_argv) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -33,7 +39,7 @@ fn main() -> ExitCode {
         eprintln!("ringperf: warning: cannot raise RLIMIT_NOFILE to its hard limit: {e}");
     }
     let ran = match cli.command {
-        Command::Profile(args) => profile(&args, &argv),
+        Command::Profile(args) => profile(&args, &argv, lists),
         Command::ServerMetrics(args) => server_metrics(&args),
         Command::Merge(args) => merge(&args),
         Command::Plot(args) => plot(&args),
@@ -50,7 +56,27 @@ fn fail(e: &Error) -> ExitCode {
     ExitCode::from(e.exit_code())
 }
 
-fn profile(args: &ProfileArgs, argv: &[String]) -> Result<u8, Error> {
+fn profile(
+    args: &ProfileArgs,
+    argv: &[String],
+    lists: ringperf::sweep::ListFlags,
+) -> Result<u8, Error> {
+    let placeholder = lists.placeholder_argv.clone();
+    if let Some(plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
+        ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+        if let Some(spec) = ringperf::config::tokenizer_spec(args) {
+            ringperf::workload::tokenizer::preload(&spec);
+        }
+        let outcome = ringperf::sweep::run_sweep(
+            plan,
+            ringperf::run::RunOptions {
+                handle_signals: true,
+            },
+            std::io::stdout().is_terminal(),
+        )?;
+        return Ok(outcome.exit_code());
+    }
+    let argv = placeholder.as_slice();
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
     // by the run's signal thread (a graceful cancel), not the default action.
     ringperf::signals::block_term_signals().map_err(Error::Signals)?;

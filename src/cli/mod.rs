@@ -15,6 +15,7 @@ pub mod multi_run;
 pub mod plot;
 pub mod prompt;
 pub mod shard;
+pub mod sweep;
 pub mod timing;
 
 use std::path::PathBuf;
@@ -459,6 +460,10 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub multi_run: multi_run::MultiRunArgs,
+
+    /// Sweeps: list values, `--variant`, loop order, seeds, convergence (docs/sweeps.md).
+    #[command(flatten)]
+    pub sweep: sweep::SweepArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

@@ -233,6 +233,29 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("warmup_every_run", Scope::MultiRun),
     ("set_consistent_seed", Scope::MultiRun),
     ("no_consistent_seed", Scope::MultiRun),
+    // Sweeps (docs/sweeps.md): checked where the plan is built
+    ("sweep_type", Scope::Resolved("sweep/plan.rs")),
+    ("variants", Scope::Resolved("sweep/plan.rs")),
+    ("parameter_sweep_mode", Scope::Resolved("sweep/plan.rs")),
+    (
+        "parameter_sweep_cooldown_seconds",
+        Scope::Resolved("sweep/plan.rs"),
+    ),
+    (
+        "parameter_sweep_same_seed",
+        Scope::Resolved("sweep/plan.rs"),
+    ),
+    (
+        "no_parameter_sweep_same_seed",
+        Scope::Resolved("sweep/plan.rs"),
+    ),
+    ("vary_seed_per_trial", Scope::Resolved("sweep/plan.rs")),
+    ("no_vary_seed_per_trial", Scope::Resolved("sweep/plan.rs")),
+    ("no_sweep_table", Scope::Resolved("sweep/plan.rs")),
+    ("convergence_metric", Scope::Resolved("sweep/plan.rs")),
+    ("convergence_stat", Scope::Resolved("sweep/plan.rs")),
+    ("convergence_threshold", Scope::Resolved("sweep/plan.rs")),
+    ("convergence_mode", Scope::Resolved("sweep/plan.rs")),
     // Scale-out
     ("shard_index", Scope::Resolved("config/shard.rs")),
     ("shard_count", Scope::Resolved("config/shard.rs")),

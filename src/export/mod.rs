@@ -103,7 +103,7 @@ pub struct ThreadCpu {
 }
 
 /// One run of a repeated profile, as AIPerf's `run_info` names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Trial {
     /// The run's index, from 0 (`trial`).
     pub index: u32,
@@ -111,6 +111,19 @@ pub struct Trial {
     pub label: String,
     /// One id shared by every run of the sequence (`sweep_id`, a UUID).
     pub sweep_id: String,
+    /// The sweep variation the run belongs to; `None`: the one unvaried `base` variation.
+    pub variation: Option<VariationInfo>,
+}
+
+/// A sweep variation as `run_info` names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariationInfo {
+    /// `variation_index`, from 0.
+    pub index: usize,
+    /// `variation_label`.
+    pub label: String,
+    /// `variation_values`: `{parameter path: value}`.
+    pub values: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What a worker's warm connection pool did (`crate::worker::warm`).

@@ -17,10 +17,10 @@ mod finish;
 mod gpu_telemetry;
 mod health;
 mod limits;
-mod multi;
+pub(crate) mod multi;
 mod phases;
 mod placement;
-mod prepare;
+pub(crate) mod prepare;
 mod server_metrics;
 mod shard;
 mod start;
@@ -107,14 +107,16 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
 /// The binary's signal thread: SIGINT / SIGTERM are blocked in the calling thread (before any
 /// other thread exists, so that only this one ever takes them); the first calls `on_first`,
 /// the second exits at once.
-struct SignalWatch {
+pub(crate) struct SignalWatch {
     set: crate::signals::TermSignals,
     done: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl SignalWatch {
-    fn start(on_first: impl Fn(&'static str) + Send + 'static) -> Result<Self, RunError> {
+    pub(crate) fn start(
+        on_first: impl Fn(&'static str) + Send + 'static,
+    ) -> Result<Self, RunError> {
         let set = crate::signals::block_term_signals().map_err(|e| {
             RunError::new(
                 SetupKind::Signals,
@@ -138,7 +140,7 @@ impl SignalWatch {
     }
 
     /// Ends the thread and unblocks the signals again.
-    fn stop(self) {
+    pub(crate) fn stop(self) {
         self.done.store(true, Ordering::Release);
         let _ = self.thread.join();
         crate::signals::unblock(&self.set);
@@ -174,7 +176,7 @@ fn signal_loop(
 }
 
 /// One run: the four stages, in order.
-fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
+pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
     let prepared = prepare::prepare(&mut cfg, &control)?;
     let mut started = start::start(&cfg, &prepared, &control)?;
     let times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);

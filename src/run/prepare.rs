@@ -487,7 +487,7 @@ fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
 /// Removes what an earlier run left in `dir` under the names this run writes, and says so: an
 /// earlier run's files must not sit beside this run's as if they were its own. The run's own
 /// dataset file is never removed.
-pub(super) fn clear_artifact_dir(
+pub(crate) fn clear_artifact_dir(
     cfg: &Config,
     dir: &Path,
     names: &ExportNames,
