@@ -1,0 +1,1 @@
+//! The search flags made into a search.
