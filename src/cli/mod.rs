@@ -14,6 +14,7 @@ pub mod merge;
 pub mod multi_run;
 pub mod plot;
 pub mod prompt;
+pub mod search;
 pub mod shard;
 pub mod sweep;
 pub mod timing;
@@ -464,6 +465,10 @@ pub struct ProfileArgs {
     /// Sweeps: list values, `--variant`, loop order, seeds, convergence (docs/sweeps.md).
     #[command(flatten)]
     pub sweep: sweep::SweepArgs,
+
+    /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
+    #[command(flatten)]
+    pub search: search::SearchArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
