@@ -27,6 +27,7 @@ mod merge;
 mod multirun;
 mod plot;
 mod pool;
+mod search;
 mod server_metrics;
 mod server_metrics_phases;
 mod sessions;
