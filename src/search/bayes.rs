@@ -330,9 +330,7 @@ impl Gp {
         for i in 0..n {
             for j in 0..=i {
                 let mut s = kernel(&xs[i], &xs[j]) + if i == j { NOISE } else { 0.0 };
-                for k in 0..j {
-                    s -= l[i][k] * l[j][k];
-                }
+                s -= (0..j).map(|k| l[i][k] * l[j][k]).sum::<f64>();
                 if i == j {
                     if s <= 0.0 {
                         return None;

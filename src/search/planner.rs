@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(none.reason(), Some(Reason::NoPassInRange));
         assert_eq!(none.feasible_max, None);
         let mut budget = BoundarySearch::new(Style::Monotonic { stability: 1 }, 1, 1000, 3);
-        while let Some(_) = budget.ask() {
+        while budget.ask().is_some() {
             budget.tell(true, Some(1.0));
         }
         assert_eq!(budget.reason(), Some(Reason::MaxIterations));

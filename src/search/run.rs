@@ -317,7 +317,7 @@ fn best_index(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> Opt
             feasible
                 .filter(|(_, h)| h.values.get(path).and_then(Value::as_f64) == Some(top))
                 .map(|(i, _)| i)
-                .last()
+                .next_back()
         }
         Planner::Bayes(_) => feasible
             .filter(|(_, h)| h.objective.is_some())
