@@ -114,6 +114,9 @@ fn profile(
     }
     let cfg = ringperf::config::Config::from_args(args, argv, std::io::stdout().is_terminal())?;
     // A flag given where it changes nothing (docs/flags.md, "Flags per mode"): one line each.
+    for w in ringperf::sweep::plan::unused_without_sweep(args) {
+        eprintln!("ringperf: warning: {w}");
+    }
     for w in &cfg.warnings {
         eprintln!("ringperf: warning: {w}");
     }

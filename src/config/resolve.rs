@@ -351,7 +351,17 @@ fn workload(
     }
     let dataset = dataset_config(args, &prompt)?;
     let shard = shard::ShardConfig::from_args(&args.shard, |k| env.var(k))?;
-    let multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
+    let mut multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
+    // `--convergence-*` (docs/sweeps.md): adaptive trials, for a sweep's variations and for
+    // plain repeated runs alike.
+    multi_run.convergence =
+        crate::sweep::plan::convergence(args).map_err(|e| ConfigError::flag(e.to_string()))?;
+    if multi_run.convergence.is_some() && !multi_run.is_repeated() {
+        return Err(ConfigError::flag(
+            "--convergence-metric requires --num-profile-runs > 1. Set --num-profile-runs to at \
+             least 2 to enable adaptive convergence.",
+        ));
+    }
     if multi_run.is_repeated() && shard.is_split() {
         return err(
             "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \

@@ -124,6 +124,35 @@ pub struct VariationInfo {
     pub label: String,
     /// `variation_values`: `{parameter path: value}`.
     pub values: serde_json::Map<String, serde_json::Value>,
+    /// Variations in the sweep (not exported; the dashboard's "i of n"); 0 when unknown (a
+    /// planner's open-ended search).
+    pub of: usize,
+    /// Trials per variation (not exported); 0 when unknown.
+    pub trials: u32,
+}
+
+impl VariationInfo {
+    /// The dashboard's line for trial `trial` (from 0): `variation 2 of 3:
+    /// phases.profiling.concurrency=2 · trial 1 of 2`.
+    pub fn status(&self, trial: u32) -> String {
+        let of = |n: usize| {
+            if n > 0 {
+                format!(" of {n}")
+            } else {
+                String::new()
+            }
+        };
+        let mut s = format!(
+            "variation {}{}: {}",
+            self.index + 1,
+            of(self.of),
+            self.label
+        );
+        if self.trials > 1 {
+            s.push_str(&format!(" · trial {} of {}", trial + 1, self.trials));
+        }
+        s
+    }
 }
 
 /// What a worker's warm connection pool did (`crate::worker::warm`).

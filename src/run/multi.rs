@@ -156,6 +156,14 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                     },
                     None => aggregate::read_run(label, &dir.join(&names.json)),
                 });
+                // `--convergence-*`: no further run once the metric is stable.
+                if let Some(c) = &mr.convergence {
+                    let d = crate::sweep::convergence::judge(c, &results, mr.confidence_level);
+                    println!("{}", d.message(c, "base"));
+                    if d.converged {
+                        break;
+                    }
+                }
             }
             Err(e) => {
                 // A setup failure (files, dataset, the mock) would fail every later run too.

@@ -33,3 +33,6 @@ pub use plan::{
     SweepType, SweepableFlag, Variation, extract_lists,
 };
 pub use run::{Sweeper, TrialResult, VariationResult, config_of, run_sweep};
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::error::SweepError;
-use super::plan::{SweepPlan, Variation};
+use super::plan::{SweepPlan, SweepType, Variation};
 use super::run::{VariationResult, variation_metadata};
 use crate::export::AIPERF_VERSION;
 use crate::export::aggregate::{self, Aggregate};
@@ -69,14 +69,14 @@ pub fn write_variation_aggregate(
 }
 
 /// `parameters` of a variation in the sweep aggregate: `{short name: value}`; a `--variant`
-/// without swept values: `{"variant": label}`.
+/// (AIPerf's scenario): `{"benchmark": <its overrides>}`.
 fn parameters_of(v: &Variation) -> Map<String, Value> {
+    if v.scenario {
+        return v.values_json();
+    }
     let mut m = Map::new();
     for o in &v.values {
         m.insert(o.flag.short_name().to_owned(), o.value.to_json());
-    }
-    if v.scenario {
-        m.insert("variant".into(), Value::from(v.label.clone()));
     }
     m
 }
@@ -182,11 +182,28 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
             })
         })
         .collect();
-    let params: Vec<Value> = plan
-        .parameters
-        .iter()
-        .map(|(f, vs)| json!({"name": f.short_name(), "values": vs.iter().map(|v| v.to_json()).collect::<Vec<_>>()}))
-        .collect();
+    // A scenario sweep has one parameter, `benchmark`, whose values are the variants'
+    // overrides; a grid or zip one each list (AIPerf counts the zip's combinations as the
+    // product of the lengths too).
+    let (params, combinations): (Vec<Value>, usize) = if plan.sweep_type == SweepType::Scenarios {
+        let values: Vec<Value> = plan
+            .variations
+            .iter()
+            .map(|v| Value::from(v.benchmark_override()))
+            .collect();
+        (
+            vec![json!({"name": "benchmark", "values": values})],
+            plan.variations.len(),
+        )
+    } else {
+        (
+            plan.parameters
+                .iter()
+                .map(|(f, vs)| json!({"name": f.short_name(), "values": vs.iter().map(|v| v.to_json()).collect::<Vec<_>>()}))
+                .collect(),
+            plan.parameters.iter().map(|(_, vs)| vs.len()).product(),
+        )
+    };
     let per: Vec<Value> = counted
         .iter()
         .map(|r| {
@@ -242,7 +259,7 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
         "failed_runs": failed,
         "metadata": {
             "sweep_parameters": params,
-            "num_combinations": plan.variations.len(),
+            "num_combinations": combinations,
             "sweep_mode": plan.mode.as_str(),
             "confidence_level": plan.confidence_level,
             "num_trials_per_value": plan.trials,
@@ -341,67 +358,84 @@ pub fn write_sweep(
     ])
 }
 
-/// The sweep table: one row per variation, its runs, throughput, TTFT p99 and request
-/// latency p99 (means across its trials), and a mark where the client fell behind.
-pub fn render_table(plan: &SweepPlan, results: &[VariationResult]) -> String {
-    let fmt = |v: Option<f64>| v.map_or("N/A".to_string(), crate::export::console::fmt_thousands);
-    let mut rows = vec![[
-        "Variation".to_string(),
-        "Runs".into(),
-        "Request Throughput (req/s)".into(),
-        "TTFT p99 (ms)".into(),
-        "Request Latency p99 (ms)".into(),
-        "Client".into(),
-    ]];
-    for r in results {
-        rows.push([
-            r.variation.label.clone(),
-            format!(
-                "{}/{}",
-                r.runs.iter().filter(|x| x.outcome.is_ok()).count(),
-                plan.trials
-            ),
-            fmt(r.mean("request_throughput", "avg")),
-            fmt(r.mean("time_to_first_token", "p99")),
-            fmt(r.mean("request_latency", "p99")),
-            if r.client_fell_behind {
-                "FELL BEHIND".into()
-            } else if r.cancelled {
-                "cancelled".into()
-            } else {
-                "ok".into()
-            },
-        ]);
+/// AIPerf's headline columns of the sweep table: `(tag, stat)`, each the mean across the
+/// variation's trials.
+const TABLE_METRICS: [(&str, &str); 4] = [
+    ("output_token_throughput", "avg"),
+    ("time_to_first_token", "p99"),
+    ("inter_token_latency", "p99"),
+    ("request_latency", "p95"),
+];
+
+/// The sweep table as AIPerf 0.13 prints it: a column per swept parameter (its path, sorted),
+/// the headline metrics (two decimals, empty when absent) and the trials that counted; then,
+/// ringperf's addition, a `client` column marking a variation whose client fell behind (only
+/// when one did).
+pub fn render_table(results: &[VariationResult]) -> String {
+    let mut names: Vec<String> = results
+        .iter()
+        .flat_map(|r| r.variation.values_json().into_iter().map(|(k, _)| k))
+        .collect();
+    names.sort();
+    names.dedup();
+    let marked = results.iter().any(|r| r.client_fell_behind);
+    let mut head: Vec<String> = names.clone();
+    head.extend(TABLE_METRICS.iter().map(|(t, _)| (*t).to_string()));
+    head.push("trials".into());
+    if marked {
+        head.push("client".into());
     }
-    let widths: Vec<usize> = (0..6)
+    let mut rows = vec![head];
+    for r in results {
+        let values = r.variation.values_json();
+        let mut row: Vec<String> = names
+            .iter()
+            .map(|n| match values.get(n) {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            })
+            .collect();
+        for (tag, stat) in TABLE_METRICS {
+            row.push(
+                r.mean(tag, stat)
+                    .map_or(String::new(), |v| format!("{v:.2}")),
+            );
+        }
+        row.push(
+            r.runs
+                .iter()
+                .filter(|x| x.outcome.is_ok())
+                .count()
+                .to_string(),
+        );
+        if marked {
+            row.push(if r.client_fell_behind {
+                "fell behind".into()
+            } else {
+                String::new()
+            });
+        }
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = String::from("\nSweep Summary\n");
-    for (i, r) in rows.iter().enumerate() {
+    let line = |r: &[String]| -> String {
         let cells: Vec<String> = r
             .iter()
             .zip(&widths)
-            .enumerate()
-            .map(|(c, (s, w))| {
-                if c == 0 {
-                    format!("{s:<w$}")
-                } else {
-                    format!("{s:>w$}")
-                }
-            })
+            .map(|(s, w)| format!("{s:>w$}"))
             .collect();
-        let _ = writeln!(out, "{}", cells.join("  "));
-        if i == 0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            );
-        }
+        format!("  {}  \n", cells.join("   "))
+    };
+    let mut out = String::from("\n");
+    out.push_str(&line(&rows[0]));
+    let rule: usize = widths.iter().sum::<usize>() + 3 * widths.len().saturating_sub(1) + 4;
+    let _ = writeln!(out, " {}", "━".repeat(rule.saturating_sub(1)));
+    for r in &rows[1..] {
+        out.push_str(&line(r));
     }
+    out.push('\n');
     out
 }

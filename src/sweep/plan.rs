@@ -259,16 +259,58 @@ impl Variation {
         }
     }
 
-    /// `variation_values`: `{path: value}` of the swept flags, then a variant's other keys.
+    /// `variation_values`: `{path: value}` of the swept flags; for a `--variant`, AIPerf's
+    /// `{"benchmark": <its overrides as compact JSON>}` ([`Variation::benchmark_override`]).
     pub fn values_json(&self) -> Map<String, Value> {
         let mut m = Map::new();
+        if self.scenario {
+            m.insert("benchmark".into(), Value::from(self.benchmark_override()));
+            return m;
+        }
         for o in &self.values {
             m.insert(o.flag.path.to_owned(), o.value.to_json());
         }
-        for r in &self.raw {
-            m.insert(r.key.clone(), Value::from(r.value.clone()));
-        }
         m
+    }
+
+    /// A `--variant`'s swept values as AIPerf writes a scenario's overrides: the config
+    /// subtree they set, keys sorted, compact JSON
+    /// (`{"datasets":[{"name":"main","prompts":{"isl":{"mean":16}}}],"phases":[{"concurrency":1,"name":"profiling"}]}`).
+    /// Other keys of the variant are not in it.
+    pub fn benchmark_override(&self) -> String {
+        // section ("datasets" / "phases") -> entry name -> the entry's object.
+        let mut sections: std::collections::BTreeMap<
+            &str,
+            std::collections::BTreeMap<&str, Value>,
+        > = std::collections::BTreeMap::new();
+        for o in &self.values {
+            let mut parts = o.flag.path.split('.');
+            let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let entry = sections
+                .entry(section)
+                .or_default()
+                .entry(name)
+                .or_insert_with(|| serde_json::json!({ "name": name }));
+            let rest: Vec<&str> = parts.collect();
+            let mut at = entry;
+            for (i, key) in rest.iter().enumerate() {
+                let Some(obj) = at.as_object_mut() else { break };
+                if i + 1 == rest.len() {
+                    obj.insert((*key).to_owned(), o.value.to_json());
+                    break;
+                }
+                at = obj
+                    .entry((*key).to_owned())
+                    .or_insert_with(|| Value::Object(Map::new()));
+            }
+        }
+        let doc: Map<String, Value> = sections
+            .into_iter()
+            .map(|(k, entries)| (k.to_owned(), Value::Array(entries.into_values().collect())))
+            .collect();
+        serde_json::to_string(&sorted(Value::Object(doc))).unwrap_or_default()
     }
 
     /// The value this variation gives `flag`, if it sets it.
@@ -291,6 +333,19 @@ impl Variation {
             set_flag(&mut out, &[name.as_str()], &r.value);
         }
         out
+    }
+}
+
+/// `v` with every object's keys in sorted order (Python's `sort_keys`).
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        v => v,
     }
 }
 
@@ -792,7 +847,10 @@ fn check_refusals(lists: &ListFlags, args: &ProfileArgs) -> Result<(), SweepErro
 }
 
 /// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
-fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError> {
+///
+/// # Errors
+/// `--convergence-mode distribution`, or a threshold not above 0.
+pub fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError> {
     let sw = &args.sweep;
     let Some(metric) = &sw.convergence_metric else {
         return Ok(None);
@@ -816,4 +874,36 @@ fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError> {
         threshold,
         min_runs: 3,
     }))
+}
+
+/// The sweep-only flags given on a command line that is not a sweep: AIPerf accepts them and
+/// they change nothing, so each gets one warning line (docs/flags.md "Flags per mode").
+pub fn unused_without_sweep(args: &ProfileArgs) -> Vec<String> {
+    let sw = &args.sweep;
+    [
+        (sw.sweep_type.is_some(), "--sweep-type"),
+        (sw.parameter_sweep_mode.is_some(), "--parameter-sweep-mode"),
+        (
+            sw.parameter_sweep_cooldown_seconds.is_some(),
+            "--parameter-sweep-cooldown-seconds",
+        ),
+        (
+            sw.parameter_sweep_same_seed || sw.no_parameter_sweep_same_seed,
+            "--(no-)parameter-sweep-same-seed",
+        ),
+        (
+            sw.vary_seed_per_trial || sw.no_vary_seed_per_trial,
+            "--(no-)vary-seed-per-trial",
+        ),
+        (sw.no_sweep_table, "--no-sweep-table"),
+    ]
+    .into_iter()
+    .filter(|(given, _)| *given)
+    .map(|(_, flag)| {
+        format!(
+            "{flag} changes nothing without a sweep (list values such as --concurrency 1,2, or \
+             --variant)"
+        )
+    })
+    .collect()
 }

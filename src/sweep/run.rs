@@ -106,7 +106,7 @@ pub struct Sweeper {
 }
 
 impl Sweeper {
-    /// Prepares the sweep: validates the first variation's command line (so a bad flag is
+    /// Prepares the sweep: validates every variation's command line (so a bad flag or value is
     /// refused before anything runs), empties what an earlier run left in the artifact
     /// directory and, with `opts.handle_signals`, takes SIGINT / SIGTERM.
     ///
@@ -119,6 +119,11 @@ impl Sweeper {
             .cloned()
             .ok_or(SweepError::SingleVariant)?;
         let probe = config_of(&plan, &first, 0, is_tty)?;
+        // Every variation is checked before anything runs: one refused at the third variation
+        // would otherwise end the sweep after two were measured.
+        for v in plan.variations.iter().skip(1) {
+            config_of(&plan, v, 0, is_tty)?;
+        }
         // A fixed schedule (asked for, or a trace with timestamps) replays the file's timing:
         // AIPerf refuses list values with it.
         if plan.sweep_type != super::plan::SweepType::Scenarios
@@ -202,6 +207,8 @@ impl Sweeper {
                 index: variation.index,
                 label: variation.label.clone(),
                 values: variation.values_json(),
+                of: self.plan.variations.len(),
+                trials: self.plan.trials,
             }),
         });
         if self.plan.trials > 1 {
@@ -337,7 +344,7 @@ impl Sweeper {
         }
         let written = super::output::write_sweep(&self.plan, &self.base, results);
         if self.show_table() {
-            print!("{}", super::output::render_table(&self.plan, results));
+            print!("{}", super::output::render_table(results));
         }
         let mut total = Outcome {
             successes: results.iter().map(VariationResult::successes).sum(),

@@ -32,4 +32,5 @@ mod server_metrics;
 mod server_metrics_phases;
 mod sessions;
 mod shards;
+mod sweep;
 mod tls;
