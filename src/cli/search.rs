@@ -3,8 +3,6 @@
 
 use clap::{Args, ValueEnum};
 
-use crate::search::recipe::{Direction, SearchStyle};
-
 /// See the module documentation.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SearchArgs {
@@ -236,5 +234,40 @@ impl SearchArgs {
             || !self.search_space.is_empty()
             || !self.search_sla.is_empty()
             || !self.search_sla_tier.is_empty()
+    }
+}
+
+/// `--search-style` of `max-concurrency-under-sla`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchStyle {
+    /// The smooth-isotonic boundary search (the default).
+    #[value(name = "smooth_isotonic")]
+    SmoothIsotonic,
+    /// Exponential probe then bisection.
+    Monotonic,
+    /// Bayesian optimisation of throughput under the SLA.
+    Bo,
+    /// Optuna (refused: Python only).
+    Optuna,
+    /// An 8-step log-spaced grid and the SLA breach knee.
+    Grid,
+}
+
+/// Optimisation direction of the objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Direction {
+    /// Larger is better.
+    Maximize,
+    /// Smaller is better.
+    Minimize,
+}
+
+impl Direction {
+    /// AIPerf's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Maximize => "maximize",
+            Direction::Minimize => "minimize",
+        }
     }
 }

@@ -3,6 +3,8 @@
 //! ([`AdaptiveSpec`], one point at a time chosen by a planner) or a grid ([`GridSpec`], every
 //! point known up front). docs/search.md lists them.
 
+pub use crate::cli::search::{Direction, SearchStyle};
+
 use super::SearchError;
 use super::sla::{Op, SlaFilter};
 
@@ -114,41 +116,6 @@ impl PlannerKind {
         ]
         .into_iter()
         .find(|p| p.name() == name)
-    }
-}
-
-/// `--search-style` of `max-concurrency-under-sla`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SearchStyle {
-    /// The smooth-isotonic boundary search (the default).
-    #[value(name = "smooth_isotonic")]
-    SmoothIsotonic,
-    /// Exponential probe then bisection.
-    Monotonic,
-    /// Bayesian optimisation of throughput under the SLA.
-    Bo,
-    /// Optuna (refused: Python only).
-    Optuna,
-    /// An 8-step log-spaced grid and the SLA breach knee.
-    Grid,
-}
-
-/// Optimisation direction of the objective.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Direction {
-    /// Larger is better.
-    Maximize,
-    /// Smaller is better.
-    Minimize,
-}
-
-impl Direction {
-    /// AIPerf's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Maximize => "maximize",
-            Direction::Minimize => "minimize",
-        }
     }
 }
 
