@@ -216,7 +216,14 @@ fn adaptive(
             results.push(r);
             break;
         }
-        let it = judge(s, &r, v.values_json());
+        let values = s
+            .space
+            .iter()
+            .zip(&flags)
+            .zip(&x)
+            .map(|((d, f), &xv)| (d.path.clone(), param(f, xv).to_json()))
+            .collect();
+        let it = judge(s, &r, values);
         match &mut planner {
             Planner::Boundary(b) => {
                 let m = margin(&s.sla_filters, |t, st| r.mean(t, st));
@@ -311,10 +318,16 @@ fn iteration_json(i: usize, it: &Iteration) -> Value {
 fn best_index(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> Option<usize> {
     let feasible = history.iter().enumerate().filter(|(_, h)| h.feasible);
     match planner {
+        // The planner's latched verdict governs (smooth_isotonic reads it from its fit, so a
+        // point's own run may have missed the SLA by noise): the latest run at the boundary
+        // whose client kept up.
         Planner::Boundary(b) => {
             let top = b.feasible_max? as f64;
             let path = &s.space[0].path;
-            feasible
+            history
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| !h.fell_behind)
                 .filter(|(_, h)| h.values.get(path).and_then(Value::as_f64) == Some(top))
                 .map(|(i, _)| i)
                 .next_back()

@@ -1,9 +1,9 @@
 //! SLO search end to end: the `ringperf profile` binary searching a mock of known capacity
 //! (docs/search.md). The mock serves at most 2 requests at once, each for
-//! S = TTFT + 5 × ITL = 40 + 5 × 20 = 140 ms; a closed loop of c clients over that capacity
-//! waits (c - 2) / 2 × S for a slot, so p95 TTFT is 40 ms up to concurrency 2 and about
-//! 40 + 70 = 110 ms at 3. Under a 75 ms TTFT SLA the answer is concurrency 2, known before
-//! anything runs.
+//! S = TTFT + 5 × ITL = 80 + 5 × 40 = 280 ms; a closed loop of c clients over that capacity
+//! waits (c - 2) / 2 × S for a slot, so p95 TTFT is 80 ms up to concurrency 2 and about
+//! 80 + 140 = 220 ms at 3. Under a 150 ms TTFT SLA (70 ms from either, room for a loaded
+//! machine) the answer is concurrency 2, known before anything runs.
 
 use std::time::Duration;
 
@@ -11,15 +11,15 @@ use ringperf::mock::{MockConfig, OutputLen};
 
 use crate::common::{profile_binary, read_json};
 
-const S_SECONDS: f64 = 0.140;
+const S_SECONDS: f64 = 0.280;
 const CAPACITY: u32 = 2;
 const TOKENS: u64 = 6;
 
 #[test]
 fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
     let server = ringperf::mock::start(MockConfig {
-        ttft: Duration::from_millis(40),
-        itl: Duration::from_millis(20),
+        ttft: Duration::from_millis(80),
+        itl: Duration::from_millis(40),
         output_tokens: OutputLen::Fixed(TOKENS),
         capacity: CAPACITY,
         truth_log: true,
@@ -30,12 +30,12 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
     let out = profile_binary(
         &server,
         dir.path(),
-        8,
+        6,
         &[
             "--search-recipe",
             "max-concurrency-under-sla",
             "--ttft-sla-ms",
-            "75",
+            "150",
             "--concurrency-max",
             "8",
             "--no-server-metrics",
@@ -47,7 +47,7 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let answer = stdout
         .lines()
-        .find(|l| l.starts_with("max throughput under p95 TTFT < 75 ms: "))
+        .find(|l| l.starts_with("max throughput under p95 TTFT < 150 ms: "))
         .unwrap_or_else(|| panic!("no answer line in:\n{stdout}"));
     assert!(answer.ends_with(" tok/s at concurrency 2"), "{answer}");
 
@@ -85,7 +85,7 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
             .join(format!("search_iter_{i:04}"))
             .join("profile_export_aiperf.json");
         let s = read_json(&summary);
-        // Throughput never beats the capacity: 2 slots × 6 tokens per 140 ms (the mock's
+        // Throughput never beats the capacity: 2 slots × 6 tokens per 280 ms (the mock's
         // plan is a lower bound of every real time, so this holds however slow the machine).
         let tps = s["output_token_throughput"]["avg"].as_f64().unwrap();
         assert!(
@@ -99,12 +99,12 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
             .exists()
     );
 
-    // The mock's own record: 8 requests per point; none waited at concurrency 1 and 2 (the
-    // first 16 by arrival), and some did at 3 and 4.
+    // The mock's own record: 6 requests per point; none waited at concurrency 1 and 2 (the
+    // first 12 by arrival), and some did at 3 and 4.
     let entries = truth.entries();
-    assert_eq!(entries.len(), 32);
-    assert!(entries[..16].iter().all(|e| e.queue_wait_ns == 0));
-    assert!(entries[16..].iter().any(|e| e.queue_wait_ns > 0));
+    assert_eq!(entries.len(), 24);
+    assert!(entries[..12].iter().all(|e| e.queue_wait_ns == 0));
+    assert!(entries[12..].iter().any(|e| e.queue_wait_ns > 0));
 }
 
 #[test]
