@@ -801,7 +801,8 @@ pub enum ValueError {
     NotSeconds { value: String },
     /// Not a whole number (or a negative one).
     NotWhole { value: String },
-    /// A comma-separated list: an AIPerf parameter sweep.
+    /// A comma-separated list on a flag no sweep varies (the sweepable flags' lists are taken
+    /// out before parsing, `crate::sweep::extract_lists`).
     Sweep { value: String },
 }
 
@@ -823,8 +824,8 @@ impl std::fmt::Display for ValueError {
             }
             ValueError::Sweep { value } => write!(
                 f,
-                "`{value}` is a list of values, which AIPerf runs as a parameter sweep; \
-                 sweeps are not supported by ringperf yet (run once per value)"
+                "`{value}` is a list of values, and this flag takes one (docs/sweeps.md lists \
+                 the flags a list sweeps over)"
             ),
         }
     }

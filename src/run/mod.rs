@@ -16,7 +16,7 @@ mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
-mod limits;
+pub(crate) mod limits;
 pub(crate) mod multi;
 mod phases;
 mod placement;

@@ -10,8 +10,8 @@ use crate::run::RunError;
 pub enum SweepError {
     /// An element of a list is not a number of the flag's kind.
     BadListValue {
-        /// The flag's canonical name.
-        flag: &'static str,
+        /// The flag as written (`--isl`), or its canonical name.
+        flag: String,
         /// The element.
         value: String,
         /// The flag takes whole numbers.

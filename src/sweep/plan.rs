@@ -155,7 +155,7 @@ impl ParamValue {
     pub fn parse(flag: &SweepableFlag, s: &str) -> Result<Self, SweepError> {
         let t = s.trim();
         let bad = || SweepError::BadListValue {
-            flag: flag.names[0],
+            flag: flag.names[0].to_owned(),
             value: t.to_owned(),
             whole: flag.whole,
         };
@@ -357,9 +357,10 @@ pub fn set_flag(argv: &mut Vec<String>, names: &[&str], value: &str) {
     while i < argv.len() {
         let a = &argv[i];
         if names.iter().any(|n| a == n) {
+            // A value follows unless the next word is a flag (long or short: `-m`).
             let takes_value = argv
                 .get(i + 1)
-                .is_some_and(|v| !v.starts_with("--") || v.parse::<f64>().is_ok());
+                .is_some_and(|v| !v.starts_with('-') || v.parse::<f64>().is_ok());
             argv.drain(i..(i + 1 + usize::from(takes_value)).min(argv.len()));
         } else if names
             .iter()
@@ -423,7 +424,16 @@ pub fn extract_lists(argv: &[String]) -> Result<ListFlags, SweepError> {
                 let values = v
                     .split(',')
                     .map(|e| ParamValue::parse(flag, e))
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| match e {
+                        // Named as the user wrote it (`--isl`, not its canonical name).
+                        SweepError::BadListValue { value, whole, .. } => SweepError::BadListValue {
+                            flag: name.to_owned(),
+                            value,
+                            whole,
+                        },
+                        e => e,
+                    })?;
                 out.placeholder_argv.push(name.to_owned());
                 out.placeholder_argv.push(values[0].to_string());
                 out.lists.push((flag, values));

@@ -101,6 +101,8 @@ pub struct Sweeper {
     /// The first `--model` (the aggregates' `model`).
     model: String,
     is_tty: bool,
+    /// `--ui dashboard`: no sweep table on its screen.
+    dashboard: bool,
     seq: Arc<Sequence>,
     watch: Option<SignalWatch>,
 }
@@ -121,8 +123,20 @@ impl Sweeper {
         let probe = config_of(&plan, &first, 0, is_tty)?;
         // Every variation is checked before anything runs: one refused at the third variation
         // would otherwise end the sweep after two were measured.
-        for v in plan.variations.iter().skip(1) {
-            config_of(&plan, v, 0, is_tty)?;
+        // Each one's sockets must fit the process's limits too (a refusal, or one warning
+        // line each, as a single run gets).
+        let mut warned = std::collections::BTreeSet::new();
+        for (i, v) in plan.variations.iter().enumerate() {
+            let cfg = if i == 0 {
+                probe.clone()
+            } else {
+                config_of(&plan, v, 0, is_tty)?
+            };
+            for w in crate::run::limits::check(&cfg)? {
+                if warned.insert(w.clone()) {
+                    eprintln!("ringperf: warning: {w}");
+                }
+            }
         }
         // A fixed schedule (asked for, or a trace with timestamps) replays the file's timing:
         // AIPerf refuses list values with it.
@@ -154,6 +168,7 @@ impl Sweeper {
             sweep_id: uuid::Uuid::new_v4().to_string(),
             model: probe.models.first().cloned().unwrap_or_default(),
             is_tty,
+            dashboard: probe.ui == crate::config::UiType::Dashboard,
             seq,
             watch,
         })
@@ -366,6 +381,7 @@ impl Sweeper {
     /// variation and without `--no-sweep-table` (AIPerf's rule).
     fn show_table(&self) -> bool {
         !self.plan.no_sweep_table
+            && !self.dashboard
             && self.plan.variations.len() > 1
             && std::io::stdout().is_terminal()
             && self.is_tty

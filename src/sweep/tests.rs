@@ -504,3 +504,16 @@ fn a_variation_whose_client_fell_behind_is_never_chosen() {
     let table = super::output::render_table(&rs[..2]);
     assert!(!table.contains("client"), "{table}");
 }
+
+/// A variant that turns a switch off removes the switch alone, never the short flag after it
+/// (`--streaming -m x`: `-m x` stays).
+#[test]
+fn a_switch_turned_off_keeps_the_flag_after_it() {
+    let mut a = argv("ringperf profile --streaming -m x --url u");
+    super::plan::set_flag(&mut a, &["--streaming"], "false");
+    assert_eq!(a, argv("ringperf profile -m x --url u"));
+    // A negative number after a valued flag is its value.
+    let mut a = argv("ringperf profile --random-seed -1 -m x");
+    super::plan::set_flag(&mut a, &["--random-seed"], "5");
+    assert_eq!(a, argv("ringperf profile -m x --random-seed 5"));
+}

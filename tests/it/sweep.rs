@@ -305,23 +305,34 @@ fn layout_and_keys_are_aiperfs() {
     }
 }
 
-/// A grid of two lists and a zip of the same: AIPerf's variation directories and
-/// `sweep_parameters` (tests/data/aiperf-sweep/grid, zip).
+/// A grid of two lists, a zip of the same and two variants: AIPerf's variation directories,
+/// sweep metadata and per-variation parameters (tests/data/aiperf-sweep/grid, zip, variants).
 #[test]
 fn grid_and_zip_directories_are_aiperfs() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-sweep");
-    for (name, extra) in [("grid", &[][..]), ("zip", &["--sweep-type", "zip"][..])] {
+    let lists = [
+        "--concurrency",
+        "1,2",
+        "--isl",
+        "16,64",
+        "--request-count",
+        "2",
+    ];
+    let variants = [
+        "--variant",
+        "small: isl=16, concurrency=1",
+        "--variant",
+        "big: isl=64, concurrency=2",
+        "--request-count",
+        "2",
+    ];
+    for (name, args) in [
+        ("grid", lists.to_vec()),
+        ("zip", [&lists[..], &["--sweep-type", "zip"]].concat()),
+        ("variants", variants.to_vec()),
+    ] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let mut args = vec![
-            "--concurrency",
-            "1,2",
-            "--isl",
-            "16,64",
-            "--request-count",
-            "2",
-        ];
-        args.extend_from_slice(extra);
         let mut c = mock_run(dir, &args);
         let out = c.output().unwrap();
         check_exit(&out, 0);
