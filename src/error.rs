@@ -29,6 +29,8 @@ pub enum Error {
     Run(RunError),
     /// `profile`: a sweep refused or failed (docs/sweeps.md).
     Sweep(crate::sweep::SweepError),
+    /// `profile`: an SLO search refused or failed (docs/search.md).
+    Search(crate::search::SearchError),
     /// `server-metrics`: a bad flag or value.
     ServerMetricsConfig(ConfigError),
     /// `server-metrics`: the JSONL could not be re-processed.
@@ -55,6 +57,7 @@ impl Error {
             | Error::Signals(_)
             | Error::Run(_)
             | Error::Sweep(_)
+            | Error::Search(_)
             | Error::ServerMetricsConfig(_)
             | Error::ServerMetrics(_)
             | Error::Plot(_)
@@ -72,6 +75,7 @@ impl fmt::Display for Error {
             Error::Signals(e) => write!(f, "cannot block SIGINT/SIGTERM: {e}"),
             Error::Run(e) => write!(f, "{e}"),
             Error::Sweep(e) => write!(f, "{e}"),
+            Error::Search(e) => write!(f, "{e}"),
             Error::ServerMetricsConfig(e) => write!(f, "server-metrics: {e}"),
             Error::ServerMetrics(e) => write!(f, "server-metrics: {e}"),
             Error::Merge(e) => write!(f, "merge: {e}"),
@@ -90,6 +94,7 @@ impl std::error::Error for Error {
             Error::Signals(e) | Error::MockServer(e) => Some(e),
             Error::Run(e) => Some(e),
             Error::Sweep(e) => Some(e),
+            Error::Search(e) => Some(e),
             Error::ServerMetrics(e) => Some(e),
             Error::Merge(e) => Some(e),
             Error::Plot(e) => Some(e),
@@ -122,6 +127,15 @@ impl From<crate::sweep::SweepError> for Error {
             // A variation refused by `profile`'s own checks exits as that refusal would.
             crate::sweep::SweepError::Run(r) => Error::Run(r),
             e => Error::Sweep(e),
+        }
+    }
+}
+
+impl From<crate::search::SearchError> for Error {
+    fn from(e: crate::search::SearchError) -> Self {
+        match e {
+            crate::search::SearchError::Sweep(s) => Error::from(s),
+            e => Error::Search(e),
         }
     }
 }

@@ -51,6 +51,8 @@ pub mod schedule;
 #[cfg(feature = "engine")]
 pub mod scrape;
 #[cfg(feature = "engine")]
+pub mod search;
+#[cfg(feature = "engine")]
 pub mod server_metrics;
 #[cfg(feature = "engine")]
 pub mod signals;

@@ -71,6 +71,32 @@ fn profile(
     lists: ringperf::sweep::ListFlags,
 ) -> Result<u8, Error> {
     let placeholder = lists.placeholder_argv.clone();
+    // An SLO search (docs/search.md) runs its points through the sweep runner.
+    let concurrency = lists
+        .lists
+        .iter()
+        .find(|(f, _)| f.names[0] == "--concurrency")
+        .map(|(_, v)| v.iter().map(|p| p.as_f64() as u64).collect())
+        .or(args.concurrency.map(|c| vec![c]));
+    if let Some(search) =
+        ringperf::search::config::from_args(&args.search, args.streaming, concurrency)?
+    {
+        ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+        if let Some(spec) = ringperf::config::tokenizer_spec(args) {
+            ringperf::workload::tokenizer::preload(&spec);
+        }
+        let outcome = ringperf::search::run::run_search(
+            &search,
+            argv,
+            lists,
+            args,
+            ringperf::run::RunOptions {
+                handle_signals: true,
+            },
+            std::io::stdout().is_terminal(),
+        )?;
+        return Ok(outcome.exit_code());
+    }
     if let Some(plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
         ringperf::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {

@@ -14,6 +14,7 @@ pub mod merge;
 pub mod multi_run;
 pub mod plot;
 pub mod prompt;
+pub mod search;
 pub mod shard;
 pub mod sweep;
 pub mod timing;
@@ -469,6 +470,10 @@ pub struct ProfileArgs {
     pub sweep: sweep::SweepArgs,
     #[command(flatten)]
     pub yaml: yaml::YamlArgs,
+
+    /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
+    #[command(flatten)]
+    pub search: search::SearchArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -520,6 +525,17 @@ pub struct MockShapeArgs {
     /// garbage-sse, sse-error, huge=BYTES; fractions sum to at most 1).
     #[arg(long = "mock-faults", value_name = "SPEC", help_heading = "ringperf")]
     pub mock_faults: Option<crate::mock::FaultList>,
+
+    /// Mock: at most N completion requests in service at once; the rest wait first come, first
+    /// served, and their TTFT grows by the wait (0: no limit). Throughput saturates at
+    /// N / (TTFT + (tokens - 1) × ITL): a server with a known capacity.
+    #[arg(
+        long = "mock-capacity",
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "ringperf"
+    )]
+    pub mock_capacity: u32,
 }
 
 /// Flags of `ringperf mock-server`.

@@ -203,6 +203,8 @@ pub struct MockShape {
     pub reasoning_tokens: usize,
     pub threads: usize,
     pub faults: Vec<crate::mock::FaultSpec>,
+    /// Requests in service at once (0: no limit).
+    pub capacity: u32,
 }
 
 /// Synthetic dataset parameters.

@@ -555,6 +555,7 @@ fn mock_shape(args: &ProfileArgs) -> Option<MockShape> {
         reasoning_tokens: s.mock_reasoning_tokens,
         threads: s.mock_threads.max(1),
         faults: s.mock_faults.clone().unwrap_or_default().0,
+        capacity: s.mock_capacity,
     })
 }
 

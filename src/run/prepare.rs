@@ -466,6 +466,7 @@ fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::Mo
         tokens_per_event: shape.tokens_per_event,
         reasoning_tokens: shape.reasoning_tokens,
         faults: shape.faults.clone(),
+        capacity: shape.capacity,
         model: model.to_string(),
         ..Default::default()
     }
