@@ -4,6 +4,7 @@
 //! [`Config::resolve`] applies the rules, stage by stage; an error is a [`ConfigError`].
 
 pub mod connections;
+pub mod convergence;
 pub mod dataset;
 pub mod echo;
 pub mod environment;

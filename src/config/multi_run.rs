@@ -32,7 +32,7 @@ pub struct MultiRunConfig {
     /// the command line): the run's place, written in its `run_info`.
     pub trial: Option<crate::export::Trial>,
     /// `--convergence-*`: stop the runs early once the metric is stable (`runs` is the cap).
-    pub convergence: Option<crate::sweep::Convergence>,
+    pub convergence: Option<super::convergence::Convergence>,
 }
 
 impl Default for MultiRunConfig {

@@ -355,7 +355,7 @@ fn workload(
     // `--convergence-*` (docs/sweeps.md): adaptive trials, for a sweep's variations and for
     // plain repeated runs alike.
     multi_run.convergence =
-        crate::sweep::plan::convergence(args).map_err(|e| ConfigError::flag(e.to_string()))?;
+        super::convergence::from_args(args).map_err(|e| ConfigError::flag(e.to_string()))?;
     if multi_run.convergence.is_some() && !multi_run.is_repeated() {
         return Err(ConfigError::flag(
             "--convergence-metric requires --num-profile-runs > 1. Set --num-profile-runs to at \

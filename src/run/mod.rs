@@ -11,6 +11,7 @@
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
 mod collect;
+pub mod convergence;
 mod dispatch;
 mod error;
 mod finish;

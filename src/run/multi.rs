@@ -158,7 +158,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                 });
                 // `--convergence-*`: no further run once the metric is stable.
                 if let Some(c) = &mr.convergence {
-                    let d = crate::sweep::convergence::judge(c, &results, mr.confidence_level);
+                    let d = super::convergence::judge(c, &results, mr.confidence_level);
                     println!("{}", d.message(c, "base"));
                     if d.converged {
                         break;

@@ -50,13 +50,8 @@ pub enum SweepError {
         /// The value.
         value: f64,
     },
-    /// A non-positive `--convergence-threshold`.
-    BadThreshold {
-        /// The value.
-        value: f64,
-    },
-    /// `--convergence-mode distribution`.
-    DistributionMode,
+    /// A `--convergence-*` value refused.
+    Convergence(crate::config::convergence::ConvergenceError),
     /// A variation's command line is refused by `profile`'s own checks.
     Variation {
         /// The variation's label.
@@ -140,13 +135,7 @@ impl fmt::Display for SweepError {
                 "--parameter-sweep-cooldown-seconds must be a non-negative number of seconds, \
                  not {value}"
             ),
-            SweepError::BadThreshold { value } => {
-                write!(f, "--convergence-threshold must be above 0, not {value}")
-            }
-            SweepError::DistributionMode => f.write_str(
-                "--convergence-mode distribution (a KS test over per-request records) is not \
-                 supported by ringperf yet: use ci_width or cv",
-            ),
+            SweepError::Convergence(e) => e.fmt(f),
             SweepError::Variation { label, source } => {
                 write!(f, "variation {label}: {source}")
             }

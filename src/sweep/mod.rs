@@ -21,10 +21,11 @@
 //! - [`convergence`]: the `ci_width` / `cv` decision over per-trial values.
 //! - [`output`]: the sweep aggregate files and the console table.
 
-pub mod convergence;
+pub use crate::run::convergence;
 mod error;
 pub mod output;
 pub mod plan;
+pub mod result;
 pub mod run;
 
 pub use error::SweepError;
@@ -32,7 +33,8 @@ pub use plan::{
     Convergence, ConvergenceMode, ListFlags, Override, ParamValue, SWEEPABLE, SweepMode, SweepPlan,
     SweepType, SweepableFlag, Variation, extract_lists,
 };
-pub use run::{Sweeper, TrialResult, VariationResult, config_of, run_sweep};
+pub use result::{TrialResult, VariationResult};
+pub use run::{Sweeper, config_of, run_sweep};
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::SweepError;
 use super::plan::{SweepPlan, SweepType, Variation};
-use super::run::{VariationResult, variation_metadata};
+use super::result::{VariationResult, variation_metadata};
 use crate::export::AIPERF_VERSION;
 use crate::export::aggregate::{self, Aggregate};
 

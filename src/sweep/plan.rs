@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use super::error::SweepError;
 use crate::cli::ProfileArgs;
-use crate::cli::sweep::{ConvergenceModeArg, SweepModeArg, SweepTypeArg};
+use crate::cli::sweep::{SweepModeArg, SweepTypeArg};
+pub use crate::config::convergence::{Convergence, ConvergenceMode};
 
 /// A `profile` flag that AIPerf 0.13 accepts a comma-separated list on (a "magic list").
 #[derive(Debug, PartialEq, Eq)]
@@ -478,30 +479,6 @@ impl SweepMode {
     }
 }
 
-/// Adaptive convergence of the trials (`--convergence-*`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Convergence {
-    /// The metric's tag (`time_to_first_token`).
-    pub metric: String,
-    /// The statistic (`avg`, `p99`).
-    pub stat: String,
-    /// The criterion.
-    pub mode: ConvergenceMode,
-    /// Its threshold (the mode's default when not given).
-    pub threshold: f64,
-    /// Fewest trials before the criterion is judged (AIPerf: 3).
-    pub min_runs: usize,
-}
-
-/// How convergence is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConvergenceMode {
-    /// The Student-t interval's width over |mean| below the threshold (default 0.10).
-    CiWidth,
-    /// The coefficient of variation below the threshold (default 0.05).
-    Cv,
-}
-
 /// The whole sweep: its variations and how they run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepPlan {
@@ -593,7 +570,8 @@ impl SweepPlan {
             vary_seed_per_trial: sw.vary_seed_per_trial,
             base_seed,
             no_sweep_table: sw.no_sweep_table,
-            convergence: convergence(args)?,
+            convergence: crate::config::convergence::from_args(args)
+                .map_err(SweepError::Convergence)?,
             warmup_first_trial_only: !mr.warmup_every_run,
             argv: argv.to_vec(),
             base_argv: lists.placeholder_argv,
@@ -854,36 +832,6 @@ fn check_refusals(lists: &ListFlags, args: &ProfileArgs) -> Result<(), SweepErro
         return Err(SweepError::Sharded);
     }
     Ok(())
-}
-
-/// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
-///
-/// # Errors
-/// `--convergence-mode distribution`, or a threshold not above 0.
-pub fn convergence(args: &ProfileArgs) -> Result<Option<Convergence>, SweepError> {
-    let sw = &args.sweep;
-    let Some(metric) = &sw.convergence_metric else {
-        return Ok(None);
-    };
-    let mode = match sw.convergence_mode {
-        None | Some(ConvergenceModeArg::CiWidth) => ConvergenceMode::CiWidth,
-        Some(ConvergenceModeArg::Cv) => ConvergenceMode::Cv,
-        Some(ConvergenceModeArg::Distribution) => return Err(SweepError::DistributionMode),
-    };
-    let threshold = sw.convergence_threshold.unwrap_or(match mode {
-        ConvergenceMode::CiWidth => 0.10,
-        ConvergenceMode::Cv => 0.05,
-    });
-    if !(threshold.is_finite() && threshold > 0.0) {
-        return Err(SweepError::BadThreshold { value: threshold });
-    }
-    Ok(Some(Convergence {
-        metric: metric.clone(),
-        stat: sw.convergence_stat.clone().unwrap_or_else(|| "avg".into()),
-        mode,
-        threshold,
-        min_runs: 3,
-    }))
 }
 
 /// The sweep-only flags given on a command line that is not a sweep: AIPerf accepts them and

@@ -58,9 +58,14 @@ impl DeferredRow {
     }
 }
 
+/// How a row checked by the first pass is read again: its turn, and for a synthesized prompt
+/// its `input_length` and `hash_ids` (the turn's text is then left empty). The trace format's
+/// own parser, given by the loader that made the rows.
+pub type Reread = fn(Ctx<'_>, &str) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError>;
+
 /// Every row of one trace file, in dataset order (conversation, then turn), and what its
 /// prompts are built with.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct DeferredPrompts {
     pub path: PathBuf,
     /// `--prompt-input-tokens-block-size`, the run's seed and the file's content hash: the
@@ -71,6 +76,7 @@ pub struct DeferredPrompts {
     /// `--ignore-trace-delays`: the turns read again lose their timestamp and delay.
     pub ignore_delays: bool,
     rows: Vec<DeferredRow>,
+    reread: Reread,
 }
 
 /// The first pass's result over a trace: the run-time skeleton (no body built, no ISL
@@ -127,8 +133,9 @@ pub struct RowReader {
 }
 
 impl DeferredPrompts {
-    pub fn new(path: &Path, block_size: usize, seed: u64) -> Self {
+    pub fn new(path: &Path, block_size: usize, seed: u64, reread: Reread) -> Self {
         Self {
+            reread,
             path: path.to_path_buf(),
             block_size,
             seed,
@@ -203,7 +210,7 @@ impl DeferredPrompts {
             path: &self.path,
             line: row.line,
         };
-        let (mut turn, length) = super::mooncake_trace::reread(ctx, text)?;
+        let (mut turn, length) = (self.reread)(ctx, text)?;
         if self.ignore_delays {
             turn.timestamp_ms = None;
             turn.delay_ms = None;

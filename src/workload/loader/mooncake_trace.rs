@@ -104,7 +104,7 @@ pub fn scan(
     let mut lines = JsonLines::open(path)?.unhashed();
     let mut sessions = Skeleton::default();
     let mut last_timestamp: Option<f64> = None;
-    let mut deferred = DeferredPrompts::new(path, block_size, seed);
+    let mut deferred = DeferredPrompts::new(path, block_size, seed, reread);
     let mut blocks = BlockCheck::default();
     while let Some((line, offset, text)) = lines.next_line()? {
         let ctx = Ctx { path, line };

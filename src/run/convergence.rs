@@ -3,8 +3,8 @@
 //! trials that count is judged; once it is stable the variation runs no further trial.
 //! `--num-profile-runs` is the cap, and nothing is judged before three trials.
 
-use super::plan::{Convergence, ConvergenceMode};
 use crate::aggregate::confidence::t_critical;
+use crate::config::convergence::{Convergence, ConvergenceMode};
 use crate::export::aggregate::RunResult;
 
 /// The decision after a trial.
