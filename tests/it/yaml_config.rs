@@ -203,6 +203,10 @@ fn config_validate_exit_codes_and_messages_are_aiperfs() {
             "sweep: {type: grid, parameters: {phases.profiling.smoothness: [1, 2]}}\nbenchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {}\n",
             "sweep.parameters.phases.profiling.smoothness",
         ),
+        (
+            "sweep: {type: adaptive}\nbenchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {}\n",
+            "sweep: type adaptive in a config file (give the search as the --search-*",
+        ),
     ];
     for (i, (yaml, msg)) in cases.iter().enumerate() {
         let f = dir.path().join(format!("c{i}.yaml"));

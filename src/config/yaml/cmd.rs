@@ -61,7 +61,7 @@ fn resolve_with_env(
 ) -> Result<(Loaded, FileArgs), YamlError> {
     let loaded = super::load_with_env(path, env)?;
     let args = argv::translate(&loaded)?;
-    argv::sweep_gate(&args, &loaded.root)?;
+    argv::sweep_gate(&loaded.root)?;
     Ok((loaded, args))
 }
 

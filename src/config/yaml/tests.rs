@@ -310,7 +310,7 @@ fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
         "the list replaces the scalar"
     );
     let root = load(&text).unwrap();
-    assert!(argv::sweep_gate(&f, &root).is_ok());
+    assert!(argv::sweep_gate(&root).is_ok());
     let e = refused(&format!(
         "{MIN}sweep:\n  type: grid\n  parameters:\n    phases.profiling.smoothness: [1, 2]\n"
     ));
