@@ -12,11 +12,14 @@ runs `streams` concurrent requests of `tokens` tokens, `streams` requests in all
 the mock's CPU (schedstat of all its threads, read around the client run) and the client's CPU
 (/usr/bin/time: the whole process, start-up included; and its worker thread alone, from
 `ringperf.threads`), over the events the truth log says the mock wrote. Medians over the
-rounds. The rate the mock could sustain on its core is 1 / (its CPU per event): an upper bound
+rounds. One request before each run loads the mock's tokenizer (it counts prompts exactly),
+which is not charged to the events. The rate the mock could sustain on its core is 1 / (its CPU per event): an upper bound
 from the measured cost, printed as such (the client, which costs more per event, cannot load
 the mock to that rate on this machine).
 """
 import argparse
+import http.client
+import json
 import statistics
 import sys
 import tempfile
@@ -24,6 +27,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402  (perf/harness.py)
+
+
+def warm_up():
+    """One request before the measured run, so the mock's one-time work (its builtin tokenizer,
+    loaded for exact prompt counts on the first request) is not charged to the events."""
+    body = json.dumps({"model": "mock-model", "stream": True, "max_tokens": 1,
+                       "messages": [{"role": "user", "content": "warm up"}]})
+    c = http.client.HTTPConnection(h.HOST, h.PORT, timeout=30)
+    c.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    c.getresponse().read()
+    c.close()
 
 
 def one(out, streams, rate, tokens, fast):
@@ -34,10 +48,12 @@ def one(out, streams, rate, tokens, fast):
     if fast:
         m.cmd.append("--fast")
     with m:
+        warm_up()
         cmd = h.ringperf_cmd(out, conc=streams, count=streams, streaming=True, osl=tokens)
         r = h.run_client(cmd, m, 600)
         truth = m.stop()
     h.check(r["rc"] == 0, f"exit {r['rc']}: {r['stderr'][-400:]}")
+    truth = truth[1:]  # the warm-up request
     h.check_truth(truth, streams, tokens)
     events = sum(len(e["event_ns"]) for e in truth)
     j = h.ringperf_json(out)
