@@ -185,6 +185,15 @@ async fn coarse_until(raw_ns: u64) {
     }
 }
 
+/// A non-blocking `CLOCK_MONOTONIC` timerfd as a monoio file, with its descriptor for [`arm`]:
+/// the one timer a thread shares among many waiters (the mock's pacer, `crate::mock`).
+pub(crate) fn shared_fd() -> io::Result<(monoio::fs::File, RawFd)> {
+    match make_fd()? {
+        State::Fd { file, fd, .. } => Ok((file, fd)),
+        State::Unmade | State::Coarse => Err(io::Error::other("no timerfd")),
+    }
+}
+
 /// A non-blocking `CLOCK_MONOTONIC` timerfd owned by a monoio file.
 fn make_fd() -> io::Result<State> {
     // SAFETY: plain syscall with constant arguments; a negative return is handled below.
@@ -208,8 +217,9 @@ fn make_fd() -> io::Result<State> {
     })
 }
 
-/// Arms `fd` to expire once at the absolute `CLOCK_MONOTONIC` time `raw_ns`.
-fn arm(fd: RawFd, raw_ns: u64) -> io::Result<()> {
+/// Arms `fd` to expire once at the absolute `CLOCK_MONOTONIC` time `raw_ns` (a time already
+/// passed expires at once); arming again replaces the previous deadline.
+pub(crate) fn arm(fd: RawFd, raw_ns: u64) -> io::Result<()> {
     let spec = libc::itimerspec {
         it_interval: libc::timespec {
             tv_sec: 0,

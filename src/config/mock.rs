@@ -76,6 +76,7 @@ impl MockServerConfig {
             model: args.model.clone(),
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,
+            fast: args.fast,
             dcgm_gpus: args.dcgm_gpus,
             metrics_mode: if args.unique_metrics_pages {
                 crate::mock::MetricsMode::PageCounter

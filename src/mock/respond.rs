@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 use super::apis;
 use super::body::{Endpoint, RequestBody};
+use super::fast::{FrameKey, Frames};
 use super::fault::{self, Fault};
 use super::metrics::Finished;
 use super::misbehave;
@@ -181,7 +182,9 @@ impl Completion {
             content_tokens,
             capped,
             tokens_per_event,
-            word_start: reply_start(cfg.seed, raw),
+            // The fast mode's bytes are shared by every body: its words start where an empty
+            // body's do.
+            word_start: reply_start(cfg.seed, if cfg.fast { &[] } else { raw }),
             id,
             fault,
             queue_wait_ns,
@@ -292,6 +295,13 @@ impl Completion {
             }
             Some(Fault::GarbageSse | Fault::SseErrorEvent) => {
                 self.run_stream(worker, stream, wbuf, ev, timer, close, &mut truth)
+                    .await
+            }
+            None if self.stream
+                && worker.shared.cfg.fast
+                && matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) =>
+            {
+                self.run_fast(worker, stream, wbuf, ev, timer, close, &mut truth)
                     .await
             }
             _ if self.stream => {
@@ -460,6 +470,115 @@ impl Completion {
         wire::last_chunk(wbuf);
         truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
         Ok(After::done(close))
+    }
+
+    /// A stream in the fast mode (`MockConfig::fast`): the same events at the same deadlines
+    /// and writes as [`Completion::run_stream`], copied from the thread's frames of this shape,
+    /// and paced by the thread's one timer when it has one (`fast`).
+    async fn run_fast(
+        &self,
+        worker: &Worker,
+        stream: &mut TcpStream,
+        wbuf: &mut Vec<u8>,
+        ev: &mut Vec<u8>,
+        timer: &mut Timer,
+        close: bool,
+        truth: &mut TruthEntry,
+    ) -> io::Result<After> {
+        let cfg = &worker.shared.cfg;
+        let key = FrameKey {
+            endpoint: self.endpoint as u8,
+            reasoning_tokens: self.reasoning_tokens,
+            content_tokens: self.content_tokens,
+            tokens_per_event: self.tokens_per_event,
+            close,
+        };
+        let frames = worker
+            .frames
+            .get_or_build(key, || self.build_frames(worker, close));
+        let mut pending = Pending {
+            head: true,
+            events: 0,
+        };
+        wbuf.extend_from_slice(frames.opening());
+        truth.reply_text = self.reply_buffer().map(|_| frames.text.clone());
+        let total = frames.count();
+        truth.event_ns.reserve_exact(total);
+        let first_deadline = timer::after(self.start_ns(), cfg.ttft);
+        let mut k = 0usize;
+        while k < total {
+            let due = timer::after(
+                first_deadline,
+                cfg.itl.saturating_mul(u32::try_from(k).unwrap_or(u32::MAX)),
+            );
+            // As `run_stream`: with an ITL every event has its own write; the first waits for
+            // its deadline only if that has not passed.
+            if (k > 0 && !cfg.itl.is_zero()) || due > monotonic_raw_ns() {
+                pending.flush(self, stream, wbuf, truth).await?;
+                match &worker.pacer {
+                    Some(p) => p.sleep_until(due).await,
+                    None => timer.wait_until(due).await,
+                }
+            }
+            // Events due at the same instant (no ITL) share a write.
+            let to = if cfg.itl.is_zero() { total } else { k + 1 };
+            wbuf.extend_from_slice(frames.events(k, to));
+            pending.events += to - k;
+            k = to;
+        }
+        let meta = Meta {
+            id: 0,
+            created: frames.created,
+            model_json: &worker.shared.model_json,
+        };
+        self.stream_closing(wbuf, ev, &meta);
+        wire::last_chunk(wbuf);
+        truth.end_ns = pending.flush(self, stream, wbuf, truth).await?;
+        Ok(After::done(close))
+    }
+
+    /// The fast mode's bytes of a stream of this shape: the opening, then each token event
+    /// framed as an HTTP chunk (id 0, `created` now).
+    fn build_frames(&self, worker: &Worker, close: bool) -> Frames {
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let meta = Meta {
+            id: 0,
+            created,
+            model_json: &worker.shared.model_json,
+        };
+        let (mut bytes, mut ev) = (Vec::new(), Vec::new());
+        self.stream_opening(&mut bytes, &mut ev, &meta, close, false);
+        let mut events = vec![bytes.len()];
+        let mut text = String::new();
+        let (reasoning_words, content_words) = self.words();
+        for (reasoning, run) in [(true, reasoning_words), (false, content_words)] {
+            let enc = self.token_events(&meta, reasoning);
+            let is_text = !(self.endpoint.has_reasoning() && reasoning);
+            let end = run.from + run.count;
+            let mut from = run.from;
+            while from < end {
+                let count = self.tokens_per_event.min(end - from);
+                let words = Words {
+                    start: self.word_start,
+                    from,
+                    count,
+                };
+                from += count;
+                enc.push_chunk(&mut bytes, words);
+                if is_text {
+                    words.push_to(&mut text);
+                }
+                events.push(bytes.len());
+            }
+        }
+        Frames {
+            created,
+            bytes,
+            events,
+            text,
+        }
     }
 
     /// A stream's head and (chat) role chunk or (other APIs) opening events, due at once as vLLM

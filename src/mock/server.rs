@@ -366,12 +366,18 @@ async fn accept_loop(
     // connection is taken by std on another (see `accept_cloexec`).
     let readiness = monoio::net::TcpListener::from_std(l.try_clone()?)?;
     let worker = Rc::new(Worker::new(index, shared, on_io_uring));
+    if let Some(p) = &worker.pacer {
+        monoio::spawn(Rc::clone(p).drive());
+    }
     let _ = ready.send(Ok(()));
     loop {
         let readable = readiness.readable(false).await;
         if worker.shared.stop.load(Ordering::SeqCst) {
             drop(readiness);
             drop(l);
+            if let Some(p) = &worker.pacer {
+                p.stop();
+            }
             worker.close_connections(Duration::from_secs(2)).await;
             return Ok(());
         }

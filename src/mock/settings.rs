@@ -101,6 +101,12 @@ pub struct MockConfig {
     /// service time is `ttft + (token events - 1) × itl`; see `capacity` for the model.
     #[serde(default)]
     pub capacity: u32,
+    /// The fast mode (`mock-server --fast`): streamed chat and completions answers are copied
+    /// from bytes built once per response shape, and on io_uring one timer per thread paces
+    /// every stream (docs/mock.md, "Fast mode"). Every streamed response of a shape then has the
+    /// same id, `created` and words, whatever its body; the truth log is as exact as without.
+    #[serde(default)]
+    pub fast: bool,
 }
 
 /// The PEM files an HTTPS mock serves with.
@@ -151,6 +157,7 @@ impl Default for MockConfig {
             tls: None,
             dcgm_gpus: 0,
             capacity: 0,
+            fast: false,
         }
     }
 }

@@ -1213,3 +1213,129 @@ fn capacity_queues_requests_beyond_n_first_come_first_served() {
         assert!(e.event_ns[0] >= e.arrival_ns + e.queue_wait_ns + ttft.as_nanos() as u64);
     }
 }
+
+/// A streamed answer's events as JSON, with the fields the fast mode shares across responses
+/// (`id`, `created`) and the words (`content`, `reasoning_content`, `text`) blanked, and the
+/// words themselves.
+fn shape_and_words(r: &Response) -> (Vec<serde_json::Value>, String) {
+    let mut words = String::new();
+    let mut shape = Vec::new();
+    for d in r.sse_data() {
+        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&d) else {
+            shape.push(serde_json::Value::String(d));
+            continue;
+        };
+        v["id"] = serde_json::Value::Null;
+        v["created"] = serde_json::Value::Null;
+        for path in ["/choices/0/delta/content", "/choices/0/text"] {
+            if let Some(field) = v.pointer_mut(path)
+                && let Some(s) = field.as_str().filter(|s| !s.is_empty())
+            {
+                words.push_str(s);
+                *field = serde_json::Value::Null;
+            }
+        }
+        shape.push(v);
+    }
+    (shape, words)
+}
+
+/// The fast mode answers streamed chat and completions requests with the same events as the
+/// normal mode (the same chunks, fields, finish and usage; only the shared id, `created` and the
+/// body-independent words differ), keeps every deadline (never early, on both drivers), and its
+/// truth log says what went out: one stamp per token event and the exact reply text.
+#[test]
+fn fast_mode_sends_the_normal_events_and_keeps_its_word() {
+    let (ttft, itl) = (PACED_TTFT, PACED_ITL);
+    let cfg = |fast| MockConfig {
+        ttft,
+        itl,
+        fast,
+        truth_log: true,
+        record_bodies: true,
+        output_tokens: OutputLen::Fixed(15),
+        tokens_per_event: 2,
+        ..Default::default()
+    };
+    let completion_stream = r#"{"prompt":"once upon a time","stream":true,"max_tokens":50}"#;
+    for d in DRIVERS {
+        let (fast, normal) = (server(d, cfg(true)), server(d, cfg(false)));
+        let (mut cf, mut cn) = (Client::connect(&fast), Client::connect(&normal));
+        let mut fast_words = Vec::new();
+        for (path, body) in [
+            ("/v1/chat/completions", CHAT_STREAM),
+            ("/v1/completions", completion_stream),
+        ] {
+            let id = Uuid::new_v4();
+            let extra = format!("X-Request-ID: {id}\r\n");
+            let (rf, rn) = (
+                cf.call("POST", path, body, &extra),
+                cn.call("POST", path, body, ""),
+            );
+            assert_eq!(rf.chunks.len(), rn.chunks.len(), "{d:?} {path}");
+            let ((shape_f, words_f), (shape_n, words_n)) =
+                (shape_and_words(&rf), shape_and_words(&rn));
+            assert_eq!(shape_f, shape_n, "{d:?} {path}");
+            assert_eq!((o200k_len(&words_f), o200k_len(&words_n)), (15, 15));
+            let t = truth_of(&fast, &id);
+            assert!(t.completed && t.stream, "{d:?} {t:?}");
+            assert_eq!(t.reply_text.as_deref(), Some(words_f.as_str()), "{d:?}");
+            // ceil(15 / 2) = 8 token events, each its own write at or after its deadline.
+            assert_eq!(t.event_ns.len(), 8, "{d:?}");
+            for (k, &at) in t.event_ns.iter().enumerate() {
+                let due = (ttft + itl * k as u32).as_nanos() as u64;
+                assert!(at - t.arrival_ns >= due, "{d:?} event {k} {t:?}");
+            }
+            assert!(t.event_ns.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+            fast_words.push(words_f);
+        }
+        // The words do not depend on the body in the fast mode: chat and completion got the same.
+        assert_eq!(fast_words[0], fast_words[1], "{d:?}");
+    }
+}
+
+/// Many streams on one fast-mode thread, arriving together with deadlines that interleave: every
+/// stream gets all its events, none before its deadline, and the truth log has them all.
+#[test]
+fn fast_mode_paces_many_streams_on_one_timer() {
+    let (ttft, itl) = (Duration::from_millis(3), Duration::from_millis(1));
+    let s = server(
+        Driver::Uring,
+        MockConfig {
+            ttft,
+            itl,
+            fast: true,
+            truth_log: true,
+            output_tokens: OutputLen::Fixed(12),
+            ..Default::default()
+        },
+    );
+    let clients = 24;
+    std::thread::scope(|scope| {
+        for _ in 0..clients {
+            scope.spawn(|| {
+                let mut c = Client::connect(&s);
+                for _ in 0..2 {
+                    let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+                    // Role, 12 tokens, finish, usage, [DONE].
+                    assert_eq!(r.chunks.len(), 16);
+                }
+            });
+        }
+    });
+    let truth = s.truth();
+    let waited = std::time::Instant::now();
+    while truth.len() < clients * 2 && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let entries = truth.entries();
+    assert_eq!(entries.len(), clients * 2);
+    for e in &entries {
+        assert!(e.completed, "{e:?}");
+        assert_eq!(e.event_ns.len(), 12);
+        for (k, &at) in e.event_ns.iter().enumerate() {
+            let due = (ttft + itl * k as u32).as_nanos() as u64;
+            assert!(at - e.arrival_ns >= due, "event {k} {e:?}");
+        }
+    }
+}

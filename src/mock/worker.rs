@@ -8,6 +8,7 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use super::body::Endpoint;
+use super::fast::{FrameCache, Pacer};
 use super::shared::Shared;
 use super::tokens::SplitMix;
 
@@ -21,11 +22,20 @@ pub(crate) struct Worker {
     pub(crate) on_io_uring: bool,
     /// Exact prompt token counts by body hash (see `MockConfig::prompt_tokenizer`).
     prompt_cache: RefCell<std::collections::HashMap<u64, u64>>,
+    /// The fast mode's one timer for the thread's paced streams (`MockConfig::fast` on
+    /// io_uring; `None` otherwise, and each connection paces with its own timer).
+    pub(crate) pacer: Option<std::rc::Rc<Pacer>>,
+    /// The fast mode's precomputed stream bytes, by shape.
+    pub(crate) frames: FrameCache,
 }
 
 impl Worker {
     pub(crate) fn new(index: usize, shared: Arc<Shared>, on_io_uring: bool) -> Self {
         let rng = RefCell::new(SplitMix::new(shared.cfg.seed, index));
+        let pacer = (shared.cfg.fast && on_io_uring)
+            .then(Pacer::new)
+            .flatten()
+            .map(std::rc::Rc::new);
         Self {
             index,
             shared,
@@ -33,6 +43,8 @@ impl Worker {
             closer: Closer::default(),
             on_io_uring,
             prompt_cache: RefCell::new(std::collections::HashMap::new()),
+            pacer,
+            frames: FrameCache::default(),
         }
     }
 

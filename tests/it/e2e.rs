@@ -1268,3 +1268,41 @@ fn sigint_takes_the_final_scrape_without_the_flush_period() {
         "{err}"
     );
 }
+
+/// The fast mock (`MockConfig::fast`: precomputed bytes, one timer per thread) against the
+/// client: every request's content events as the client stamped them (kernel stamps) are as many
+/// as the mock's truth log wrote, each at or after the write that carried it, and the output
+/// tokens the client counted are the ones the mock sent.
+#[test]
+fn fast_mock_truth_equals_what_the_client_measured() {
+    let server = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(4),
+        itl: Duration::from_millis(1),
+        output_tokens: OutputLen::Fixed(12),
+        truth_log: true,
+        fast: true,
+        io_driver: Driver::Uring,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let (summary, stamps) = event_stamps(&server, "kernel", "auto", "");
+    let uncertainty = summary["ringperf"]["clock"]["realtime_to_monotonic_uncertainty_ns"]
+        .as_f64()
+        .expect("the calibration is recorded");
+    for (events, t) in &stamps {
+        assert!(t.completed && t.stream, "{t:?}");
+        assert_eq!((events.len(), t.content_tokens), (12, 12), "{t:?}");
+        for (k, (&seen, &wrote)) in events.iter().zip(&t.event_ns).enumerate() {
+            assert!(
+                seen + uncertainty + 1.0 >= wrote as f64,
+                "event {k}: stamp {seen} before the mock's write {wrote}"
+            );
+        }
+    }
+    let osl = &summary["output_sequence_length"];
+    assert_eq!(
+        (osl["min"].as_f64(), osl["max"].as_f64()),
+        (Some(12.0), Some(12.0)),
+        "{osl}"
+    );
+}
