@@ -7,8 +7,7 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output};
 
 use common::{read_json, read_jsonl};
 use serde_json::Value;
@@ -360,27 +359,13 @@ fn grid_and_zip_directories_are_aiperfs() {
 fn sigint_stops_the_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let child = mock_run(
-        dir,
-        &["--concurrency", "1,2,4", "--benchmark-duration", "4"],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let second = dir.join("concurrency_2/profile_export.jsonl");
-    let mut waited = Duration::ZERO;
-    while std::fs::metadata(&second).map_or(true, |m| m.len() == 0) {
-        assert!(
-            waited < Duration::from_secs(120),
-            "concurrency_2 never sent"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-        waited += Duration::from_millis(20);
-    }
-    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_once_written(
+        mock_run(
+            dir,
+            &["--concurrency", "1,2,4", "--benchmark-duration", "4"],
+        ),
+        &dir.join("concurrency_2/profile_export.jsonl"),
+    );
     check_exit(&out, 130);
     let first = read_json(&dir.join("concurrency_1/profile_export_aiperf.json"));
     assert_eq!(first["was_cancelled"], false);
