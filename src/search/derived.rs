@@ -34,6 +34,16 @@ pub enum Derivation {
         /// The swept parameter's path.
         swept_param: String,
     },
+    /// `ttft_curve_fit`: TTFT against ISL fitted by a line, or a parabola when the line
+    /// explains less than `r_squared_floor` of the variance.
+    CurveFit {
+        /// The metric tag (`time_to_first_token`).
+        metric_tag: String,
+        /// Its statistic.
+        stat: String,
+        /// The swept parameter's path (the ISL's).
+        swept_param: String,
+    },
     /// A handler ringperf does not compute yet (its file is not written).
     NotYet,
 }
@@ -293,6 +303,106 @@ fn sla_breach(doc: &Value, filters: &[SlaFilter], path: &str) -> Result<Value, D
     Ok(Value::Object(o))
 }
 
+/// The least-squares polynomial of degree `deg` through `pts`, highest power first, and its
+/// r² (0 when y does not vary). Solved by QR (modified Gram-Schmidt) on the Vandermonde
+/// columns scaled to unit length, so ISLs in the tens of thousands squared stay well
+/// conditioned.
+fn polyfit(pts: &[(f64, f64)], deg: usize) -> (Vec<f64>, f64) {
+    let n = pts.len();
+    let k = deg + 1;
+    // Columns x^deg … x^0, as numpy orders them.
+    let mut cols: Vec<Vec<f64>> = (0..k)
+        .map(|j| pts.iter().map(|p| p.0.powi((deg - j) as i32)).collect())
+        .collect();
+    let scale: Vec<f64> = cols
+        .iter()
+        .map(|c| c.iter().map(|v| v * v).sum::<f64>().sqrt())
+        .map(|s| if s > 0.0 { s } else { 1.0 })
+        .collect();
+    for (c, s) in cols.iter_mut().zip(&scale) {
+        c.iter_mut().for_each(|v| *v /= s);
+    }
+    let mut r = vec![vec![0.0; k]; k];
+    for j in 0..k {
+        for i in 0..j {
+            let (done, rest) = cols.split_at_mut(j);
+            let (qi, cj) = (&done[i], &mut rest[0]);
+            let d: f64 = qi.iter().zip(cj.iter()).map(|(a, b)| a * b).sum();
+            r[i][j] = d;
+            cj.iter_mut().zip(qi).for_each(|(v, q)| *v -= d * q);
+        }
+        let norm = cols[j].iter().map(|v| v * v).sum::<f64>().sqrt();
+        r[j][j] = norm;
+        if norm > 0.0 {
+            cols[j].iter_mut().for_each(|v| *v /= norm);
+        }
+    }
+    let qty: Vec<f64> = cols
+        .iter()
+        .map(|q| q.iter().zip(pts).map(|(a, p)| a * p.1).sum())
+        .collect();
+    let mut c = vec![0.0; k];
+    for i in (0..k).rev() {
+        let rest: f64 = (i + 1..k).map(|j| r[i][j] * c[j]).sum();
+        c[i] = if r[i][i] != 0.0 {
+            (qty[i] - rest) / r[i][i]
+        } else {
+            0.0
+        };
+    }
+    let coeffs: Vec<f64> = c.iter().zip(&scale).map(|(c, s)| c / s).collect();
+    let at = |x: f64| coeffs.iter().fold(0.0, |acc, c| acc * x + c);
+    let mean = pts.iter().map(|p| p.1).sum::<f64>() / n as f64;
+    let ss_res: f64 = pts.iter().map(|p| (p.1 - at(p.0)).powi(2)).sum();
+    let ss_tot: f64 = pts.iter().map(|p| (p.1 - mean).powi(2)).sum();
+    let r2 = if ss_tot == 0.0 {
+        0.0
+    } else {
+        1.0 - ss_res / ss_tot
+    };
+    (coeffs, r2)
+}
+
+/// The r² under which the line is refitted as a parabola.
+const R2_FLOOR: f64 = 0.85;
+
+/// `prefill_curve.json`.
+fn curve_fit(doc: &Value, tag: &str, stat: &str, path: &str) -> Result<Value, DerivedError> {
+    checked_stat(stat, "ttft_curve_fit")?;
+    let pts = points(doc, path, tag, stat)?;
+    if pts.len() < 2 {
+        return Err(DerivedError::value(format!(
+            "ttft_curve_fit: need >= 2 sweep points to fit a curve (got {} for {tag:?}/{stat:?}); \
+             widen the recipe's ISL range or sweep more steps.",
+            pts.len()
+        )));
+    }
+    let (mut coeffs, mut r2) = polyfit(&pts, 1);
+    let mut form = "linear";
+    if r2 < R2_FLOOR && pts.len() >= 3 {
+        let (c2, q2) = polyfit(&pts, 2);
+        if q2 > r2 {
+            (coeffs, r2, form) = (c2, q2, "quadratic");
+        }
+    }
+    let below = r2.is_nan() || coeffs.iter().any(|c| !c.is_finite()) || r2 < R2_FLOOR;
+    let raw: Vec<Value> = pts
+        .iter()
+        .map(|&(x, y)| json!({"isl": x, "ttft_ms": y}))
+        .collect();
+    Ok(json!({
+        "fit_form": form,
+        "coefficients": coeffs,
+        "r_squared": r2,
+        "below_floor": below,
+        "r_squared_floor": R2_FLOOR,
+        "raw_points": raw,
+        "swept_metric": tag,
+        "stat": stat,
+        "swept_param": path,
+    }))
+}
+
 /// The derived document of `d` from the sweep aggregate `doc` (`None`: not computed yet).
 ///
 /// # Errors
@@ -309,6 +419,11 @@ pub fn derive(d: &Derivation, doc: &Value) -> Result<Option<Value>, DerivedError
             filters,
             swept_param,
         } => sla_breach(doc, filters, swept_param).map(Some),
+        Derivation::CurveFit {
+            metric_tag,
+            stat,
+            swept_param,
+        } => curve_fit(doc, metric_tag, stat, swept_param).map(Some),
         Derivation::NotYet => Ok(None),
     }
 }
@@ -403,6 +518,139 @@ mod tests {
             serde_json::to_string(&got).unwrap(),
             serde_json::to_string(&want).unwrap()
         );
+    }
+
+    fn isl_doc(xs: &[f64], ys: &[f64]) -> Value {
+        let rows: Vec<Value> = xs
+            .iter()
+            .zip(ys)
+            .rev()
+            .map(|(&x, &y)| {
+                json!({"parameters": {"isl": x as u64},
+                       "metrics": {"time_to_first_token_avg": {"mean": y}}})
+            })
+            .collect();
+        json!({ "per_combination_metrics": rows })
+    }
+
+    fn fit(xs: &[f64], ys: &[f64]) -> Value {
+        let d = Derivation::CurveFit {
+            metric_tag: "time_to_first_token".into(),
+            stat: "avg".into(),
+            swept_param: "datasets.main.prompts.isl".into(),
+        };
+        derive(&d, &isl_doc(xs, ys)).unwrap().unwrap()
+    }
+
+    fn close(got: &Value, want: &[f64]) {
+        let got: Vec<f64> = got
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() <= 1e-9 * w.abs().max(1e-12),
+                "{got:?} vs {want:?}"
+            );
+        }
+    }
+
+    /// The expected coefficients and r² are numpy's (`numpy.polyfit` in the AIPerf venv, r² as
+    /// AIPerf computes it), for three hand-made curves: a near line (kept linear), a bend whose
+    /// line explains 83 % (< 0.85: refitted, the parabola wins), and three points a parabola
+    /// goes through exactly.
+    #[test]
+    fn curve_fits_match_numpy() {
+        let isl = [256.0, 512.0, 1024.0, 2048.0, 4096.0];
+        let line = fit(&isl[..4], &[12.5, 20.0, 41.0, 80.5]);
+        assert_eq!(line["fit_form"], "linear");
+        close(
+            &line["coefficients"],
+            &[0.03845108695652175, 1.586956521739116],
+        );
+        close(&json!([line["r_squared"]]), &[0.9989974351178365]);
+        assert_eq!(line["below_floor"], false);
+        assert_eq!(
+            line["raw_points"][0],
+            json!({"isl": 256.0, "ttft_ms": 12.5})
+        );
+
+        let bend = fit(&isl, &[10.0, 10.5, 12.0, 14.0, 120.0]);
+        assert_eq!(bend["fit_form"], "quadratic");
+        close(
+            &bend["coefficients"],
+            &[
+                1.220654868235097e-05,
+                -0.025586431649272618,
+                19.35294117647061,
+            ],
+        );
+        close(&json!([bend["r_squared"]]), &[0.9927374672623507]);
+
+        let exact = fit(&isl[..3], &[5.0, 50.0, 6.0]);
+        assert_eq!(exact["fit_form"], "quadratic");
+        close(
+            &exact["coefficients"],
+            &[
+                -0.00034077962239583294,
+                0.43749999999999956,
+                -84.66666666666669,
+            ],
+        );
+        assert!((exact["r_squared"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(exact["below_floor"], false);
+        // Two points: a line, never a parabola; a flat line explains nothing (r² 0): below.
+        let flat = fit(&isl[..2], &[7.0, 7.0]);
+        assert_eq!(flat["fit_form"], "linear");
+        assert_eq!(flat["r_squared"], 0.0);
+        assert_eq!(flat["below_floor"], true);
+    }
+
+    /// AIPerf's own `prefill-ttft-curve` (ISL 16, 64, 256 on the mock, whose TTFT does not
+    /// follow the ISL: a line explains little, three points fit a parabola exactly): the file
+    /// it wrote, its coefficients to 1e-9 (numpy's solver and this one differ in the last bits).
+    #[test]
+    fn curve_fit_of_aiperfs_sweep_is_aiperfs_file() {
+        let dir = "aiperf-search/prefill-curve/sweep_aggregate";
+        let doc = fixture(&format!("{dir}/profile_export_aiperf_sweep.json"));
+        let mut want = fixture(&format!("{dir}/prefill_curve.json"));
+        let d = Derivation::CurveFit {
+            metric_tag: "time_to_first_token".into(),
+            stat: "avg".into(),
+            swept_param: "datasets.main.prompts.isl".into(),
+        };
+        let mut got = derive(&d, &doc).unwrap().unwrap();
+        let coeffs: Vec<f64> = want["coefficients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        close(&got["coefficients"], &coeffs);
+        assert!((got["r_squared"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+        for v in [&mut got, &mut want] {
+            v["coefficients"] = Value::Null;
+            v["r_squared"] = Value::Null;
+        }
+        assert_eq!(got, want);
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&want).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_curve_of_one_point_is_refused() {
+        let d = Derivation::CurveFit {
+            metric_tag: "time_to_first_token".into(),
+            stat: "avg".into(),
+            swept_param: "datasets.main.prompts.isl".into(),
+        };
+        let e = derive(&d, &isl_doc(&[256.0], &[3.0])).unwrap_err();
+        assert!(e.message.contains("need >= 2 sweep points"), "{e}");
     }
 
     fn row(params: Value, metrics: Value) -> Value {

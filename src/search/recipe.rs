@@ -467,7 +467,15 @@ pub fn expand(
                     (ISL_PATH.to_owned(), isl),
                     (CONCURRENCY_PATH.to_owned(), vec![1]),
                 ],
-                ("ttft_curve_fit", "prefill_curve.json", Derivation::NotYet),
+                (
+                    "ttft_curve_fit",
+                    "prefill_curve.json",
+                    Derivation::CurveFit {
+                        metric_tag: "time_to_first_token".to_owned(),
+                        stat: "avg".to_owned(),
+                        swept_param: ISL_PATH.to_owned(),
+                    },
+                ),
             ))
         }
         Recipe::DecodeItlCurve => {
