@@ -578,6 +578,7 @@ fn grid(
             break;
         }
         results.push(sweeper.run_variation(v)?);
+        sweeper.show_progress(&results);
     }
     let plan = sweeper.plan().clone();
     let base = sweeper.artifact_dir().to_path_buf();

@@ -531,3 +531,52 @@ fn convergence_stops_the_trials_once_stable() {
             .contains("--convergence-metric requires --num-profile-runs > 1")
     );
 }
+
+/// On a terminal (`script` gives the run a pseudo-terminal) the sweep table is printed again
+/// after each variation, with the variations ended so far, as AIPerf prints it; the last one
+/// is the whole sweep's. (It was printed once, at the end.)
+#[test]
+fn the_sweep_table_grows_after_each_variation() {
+    if !common::require_tool(
+        "script",
+        common::tool_runs("script", "--version"),
+        "skipped: no `script` (util-linux) to give the run a terminal",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = mock_run(
+        tmp.path(),
+        &["--concurrency", "1,2,4", "--request-count", "4"],
+    );
+    let line: Vec<String> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy()))
+        .collect();
+    let out = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    check_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // Each table: its header line, then one row per variation ended (the concurrency first).
+    let tables: Vec<Vec<u64>> = text
+        .split("output_token_throughput")
+        .skip(1)
+        .map(|t| {
+            t.lines()
+                .skip(1)
+                .map_while(|l| {
+                    let first = l.split_whitespace().next()?;
+                    first.parse::<u64>().ok().or_else(|| {
+                        // The rule under the header.
+                        (!first.chars().any(|c| c.is_ascii_alphanumeric())).then_some(0)
+                    })
+                })
+                .filter(|&c| c > 0)
+                .collect()
+        })
+        .collect();
+    assert_eq!(tables, [vec![1], vec![1, 2], vec![1, 2, 4]], "{text}");
+}
