@@ -63,6 +63,39 @@ pub const THRESHOLD_WIDTH: u32 = 3;
 /// The radius of the chosen point's ring, in pixels (data points have 2 or 3).
 pub const CHOSEN_RADIUS: u32 = 9;
 
+/// The points' labels: font size, and the box one character and one line take, in pixels (the
+/// font is monospaced: DejaVu Sans Mono advances 0.6 em).
+const LABEL_FONT: u32 = 13;
+const LABEL_CHAR_W: i32 = 8;
+const LABEL_LINE_H: i32 = 15;
+
+/// Where each label's top-left corner goes, given its point (pixels) and its length in
+/// characters: right of the point and just above it; when that box meets a label placed before,
+/// one line lower, then one higher, two lower, … (at most 31 places, then the last one tried).
+fn place_labels(anchors: &[((i32, i32), usize)]) -> Vec<(i32, i32)> {
+    let mut boxes: Vec<(i32, i32, i32, i32)> = Vec::with_capacity(anchors.len());
+    let mut out = Vec::with_capacity(anchors.len());
+    for &((x, y), chars) in anchors {
+        let w = LABEL_CHAR_W * i32::try_from(chars).unwrap_or(i32::MAX / LABEL_CHAR_W / 2);
+        let left = x + 6;
+        let mut top = y - LABEL_LINE_H - 2;
+        for k in 0..31 {
+            // 0, +1, -1, +2, -2, … lines from the first place.
+            let lines = if k % 2 == 1 { k / 2 + 1 } else { -(k / 2) };
+            top = y - LABEL_LINE_H - 2 + lines * LABEL_LINE_H;
+            let clear = boxes.iter().all(|&(l, t, r, b)| {
+                left >= r || left + w <= l || top >= b || top + LABEL_LINE_H <= t
+            });
+            if clear {
+                break;
+            }
+        }
+        boxes.push((left, top, left + w, top + LABEL_LINE_H));
+        out.push((left, top));
+    }
+    out
+}
+
 fn rgb((r, g, b): (u8, u8, u8)) -> RGBAColor {
     RGBColor(r, g, b).to_rgba()
 }
@@ -131,6 +164,7 @@ where
         .map_err(err)?;
     let points_total: usize = chart.series.iter().map(|s| s.points.len()).sum();
     let radius = if points_total > 2000 { 2 } else { 3 };
+    let mut labels: Vec<((i32, i32), &str)> = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let color = match s.kind {
             Kind::Threshold => rgb(THRESHOLD_RGB),
@@ -182,14 +216,22 @@ where
                 .map_err(err)?;
             }
             if let Some(text) = s.labels.get(k) {
-                ctx.draw_series(std::iter::once(Text::new(
-                    text.clone(),
-                    (x, y),
-                    ("sans-serif", 13).into_font().color(&BLACK),
-                )))
-                .map_err(err)?;
+                labels.push((ctx.backend_coord(&(x, y)), text.as_str()));
             }
         }
+    }
+    // The points' labels last, over every series, each placed clear of those before it.
+    let anchors: Vec<((i32, i32), usize)> = labels
+        .iter()
+        .map(|(p, t)| (*p, t.chars().count()))
+        .collect();
+    for (&(_, text), at) in labels.iter().zip(place_labels(&anchors)) {
+        root.draw(&Text::new(
+            text,
+            at,
+            ("sans-serif", LABEL_FONT).into_font().color(&BLACK),
+        ))
+        .map_err(err)?;
     }
     ctx.configure_series_labels()
         .background_style(WHITE.mix(0.85))
@@ -229,4 +271,77 @@ pub fn png(chart: &Chart) -> Result<Vec<u8>, RenderError> {
     writer.write_image_data(&rgb).map_err(RenderError::Png)?;
     writer.finish().map_err(RenderError::Png)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::charts::Series;
+
+    /// `(x, y, text)` of every `<text>` element of an SVG whose text starts with `prefix`.
+    fn texts(svg: &str, prefix: &str) -> Vec<(i32, i32, String)> {
+        let attr = |el: &str, name: &str| -> i32 {
+            let key = format!(" {name}=\"");
+            let rest = &el[el.find(&key).expect("attribute") + key.len()..];
+            rest[..rest.find('"').unwrap()].parse().unwrap()
+        };
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|el| {
+                let body = el[el.find('>').unwrap() + 1..el.find("</text>").unwrap()].trim();
+                body.starts_with(prefix)
+                    .then(|| (attr(el, "x"), attr(el, "y"), body.to_string()))
+            })
+            .collect()
+    }
+
+    /// Four variations at the same place and two more a hair apart, in two series: their six
+    /// labels are drawn with no two boxes meeting (they were all drawn on their points, one over
+    /// the other).
+    #[test]
+    fn labels_of_close_points_do_not_overlap() {
+        let mut a = Series::new("within SLA".into(), Kind::Points, Vec::new());
+        let mut b = Series::new("outside SLA".into(), Kind::Points, Vec::new());
+        for (k, p) in [(10.0, 100.0), (10.0, 100.0), (10.0, 100.0), (10.0, 100.0)]
+            .into_iter()
+            .enumerate()
+        {
+            a.points.push(p);
+            a.labels.push(format!("variation {k}"));
+        }
+        for (k, p) in [(10.01, 100.1), (10.02, 99.9)].into_iter().enumerate() {
+            b.points.push(p);
+            b.labels.push(format!("variation {}", k + 4));
+        }
+        // A far point sets the axes so that the six are within a few pixels of each other.
+        b.points.push((50.0, 10.0));
+        b.labels.push("variation far".into());
+        let chart = Chart {
+            id: "t".into(),
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![a, b],
+        };
+        let svg = svg(&chart).unwrap();
+        let t = texts(&svg, "variation ");
+        assert_eq!(t.len(), 7, "{t:?}");
+        let w = |s: &str| LABEL_CHAR_W * s.chars().count() as i32;
+        for (i, p) in t.iter().enumerate() {
+            for q in &t[i + 1..] {
+                let apart = p.0 + w(&p.2) <= q.0
+                    || q.0 + w(&q.2) <= p.0
+                    || p.1 + LABEL_LINE_H <= q.1
+                    || q.1 + LABEL_LINE_H <= p.1;
+                assert!(apart, "{p:?} and {q:?} overlap");
+            }
+        }
+    }
+
+    /// Labels that do not meet stay at their first place: right of and just above the point.
+    #[test]
+    fn labels_apart_keep_their_place() {
+        let placed = place_labels(&[((100, 100), 5), ((400, 300), 5)]);
+        assert_eq!(placed, [(106, 83), (406, 283)]);
+    }
 }

@@ -7,11 +7,14 @@
 //! - [`recipe`]: the built-in recipes, expanded as AIPerf expands them.
 //! - [`planner`]: the 1-D boundary planners (`monotonic_sla`, `smooth_isotonic`).
 //! - [`bayes`]: the Bayesian planner (a small Gaussian process, Halton start).
+//! - [`derived`]: the grid recipes' derived files (`degradation_knee.json`, `sla_breach.json`,
+//!   `prefill_curve.json`).
 //! - [`config`]: the flags made into a [`SearchSpec`](config::SearchSpec).
 //! - [`run`]: the search loop, its files and its answer.
 
 pub mod bayes;
 pub mod config;
+pub mod derived;
 pub mod planner;
 pub mod recipe;
 pub mod run;

@@ -6,6 +6,7 @@
 pub use crate::cli::search::{Direction, SearchStyle};
 
 use super::SearchError;
+use super::derived::Derivation;
 use super::sla::{Op, SlaFilter};
 
 /// AIPerf's path of the profiling concurrency.
@@ -187,12 +188,14 @@ pub struct AdaptiveSpec {
 }
 
 /// A derived artifact a grid recipe writes after its points ran.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PostProcess {
     /// AIPerf's handler name.
     pub handler: &'static str,
     /// The file under `sweep_aggregate/`.
     pub output_filename: &'static str,
+    /// What the handler computes, with its parameters.
+    pub derivation: Derivation,
 }
 
 /// A grid recipe: every point known up front.
@@ -433,11 +436,22 @@ pub fn expand(
         Recipe::ConcurrencyRamp => {
             let (lo, hi) = concurrency_bounds(b, recipe, 1, 1000)?;
             let values = logspace_int_steps(lo, hi, b.concurrency_steps.unwrap_or(8))?;
+            let knee = Derivation::Knee {
+                threshold_pct: b.degradation_threshold.unwrap_or(0.2),
+                metric_tag: b
+                    .degradation_metric_tag
+                    .clone()
+                    .unwrap_or_else(|| "request_latency".to_owned()),
+                stat: b
+                    .degradation_stat
+                    .clone()
+                    .unwrap_or_else(|| "p99".to_owned()),
+                swept_param: CONCURRENCY_PATH.to_owned(),
+            };
             Ok(grid(
                 recipe,
                 vec![(CONCURRENCY_PATH.to_owned(), values)],
-                "degradation_knee_detect",
-                "degradation_knee.json",
+                ("degradation_knee_detect", "degradation_knee.json", knee),
             ))
         }
         Recipe::PrefillTtftCurve => {
@@ -453,8 +467,15 @@ pub fn expand(
                     (ISL_PATH.to_owned(), isl),
                     (CONCURRENCY_PATH.to_owned(), vec![1]),
                 ],
-                "ttft_curve_fit",
-                "prefill_curve.json",
+                (
+                    "ttft_curve_fit",
+                    "prefill_curve.json",
+                    Derivation::CurveFit {
+                        metric_tag: "time_to_first_token".to_owned(),
+                        stat: "avg".to_owned(),
+                        swept_param: ISL_PATH.to_owned(),
+                    },
+                ),
             ))
         }
         Recipe::DecodeItlCurve => {
@@ -472,19 +493,22 @@ pub fn expand(
                     (CONCURRENCY_PATH.to_owned(), conc),
                     (OSL_PATH.to_owned(), osl),
                 ],
-                "itl_surface_fit",
-                "decode_itl_surface.json",
+                (
+                    "itl_surface_fit",
+                    "decode_itl_surface.json",
+                    Derivation::NotYet,
+                ),
             ))
         }
         Recipe::ParetoSweep => pareto(b, streaming),
     }
 }
 
+/// A grid recipe's expansion: its parameters crossed, and `(handler, file, derivation)`.
 fn grid(
     recipe: Recipe,
     parameters: Vec<(String, Vec<u64>)>,
-    handler: &'static str,
-    output_filename: &'static str,
+    (handler, output_filename, derivation): (&'static str, &'static str, Derivation),
 ) -> Expansion {
     Expansion::Grid(GridSpec {
         parameters,
@@ -493,6 +517,7 @@ fn grid(
         post_process: Some(PostProcess {
             handler,
             output_filename,
+            derivation,
         }),
         recipe,
     })
@@ -577,11 +602,15 @@ fn max_concurrency(t: &SlaTargets, b: &Bounds, streaming: bool) -> Result<Expans
         SearchStyle::Grid => Expansion::Grid(GridSpec {
             parameters: vec![(CONCURRENCY_PATH.to_owned(), logspace_int_steps(lo, hi, 8)?)],
             scenarios: Vec::new(),
-            sla_filters: filters,
             post_process: Some(PostProcess {
                 handler: "sla_breach_knee",
                 output_filename: "sla_breach.json",
+                derivation: Derivation::SlaBreach {
+                    filters: filters.clone(),
+                    swept_param: CONCURRENCY_PATH.to_owned(),
+                },
             }),
+            sla_filters: filters,
             recipe,
         }),
     })
@@ -700,6 +729,7 @@ fn pareto(b: &Bounds, streaming: bool) -> Result<Expansion, SearchError> {
         post_process: Some(PostProcess {
             handler: "pareto_sweep_export",
             output_filename: "pareto_sweep.json",
+            derivation: Derivation::NotYet,
         }),
         recipe,
     }))

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::SearchError;
 use super::bayes::Bayesian;
 use super::config::Search;
+use super::derived;
 use super::planner::{BoundarySearch, Style, margin};
 use super::recipe::{
     AdaptiveSpec, CONCURRENCY_PATH, Direction, Expansion, GridSpec, ISL_PATH, OSL_PATH, PlannerKind,
@@ -29,12 +30,36 @@ use crate::sweep::{
 /// The search history file, beside `sweep_aggregate/`.
 pub const HISTORY_FILE: &str = "search_history.json";
 
+/// The ISL as the recipes and `--search-space` name it: the `--isl` flag under AIPerf's
+/// recipe path `datasets.main.prompts.isl` (not the `--isl` list's `…isl.mean`), so the
+/// variations are `isl_N` as AIPerf names them.
+static RECIPE_ISL: SweepableFlag = SweepableFlag {
+    names: &[
+        "--prompt-input-tokens-mean",
+        "--synthetic-input-tokens-mean",
+        "--isl",
+    ],
+    path: ISL_PATH,
+    whole: true,
+};
+
+/// The OSL likewise (`datasets.main.prompts.osl`, variations `osl_N`).
+static RECIPE_OSL: SweepableFlag = SweepableFlag {
+    names: &[
+        "--prompt-output-tokens-mean",
+        "--output-tokens-mean",
+        "--osl",
+    ],
+    path: OSL_PATH,
+    whole: true,
+};
+
 /// The sweep flag that carries an AIPerf parameter path.
 fn flag_of(path: &str) -> Option<&'static SweepableFlag> {
     let name = match path {
         CONCURRENCY_PATH => "concurrency",
-        ISL_PATH => "isl",
-        OSL_PATH => "osl",
+        ISL_PATH => return Some(&RECIPE_ISL),
+        OSL_PATH => return Some(&RECIPE_OSL),
         _ => path.rsplit('.').next()?,
     };
     SweepableFlag::lookup(name)
@@ -553,8 +578,20 @@ fn grid(
             break;
         }
         results.push(sweeper.run_variation(v)?);
+        sweeper.show_progress(&results);
     }
+    let plan = sweeper.plan().clone();
+    let base = sweeper.artifact_dir().to_path_buf();
     let outcome = sweeper.finish(&results)?;
+    if let Some(pp) = &g.post_process {
+        let doc = crate::sweep::output::sweep_json(&plan, &results);
+        let dir = plan.sweep_aggregate_dir(&base);
+        let written =
+            derived::write_derived(&dir, pp.handler, pp.output_filename, &pp.derivation, &doc)?;
+        if let Some(path) = written {
+            println!("Search Recipe Derived File: {}", path.display());
+        }
+    }
     if !g.sla_filters.is_empty() {
         let flag = flag_for(CONCURRENCY_PATH)?;
         let best = results
@@ -574,4 +611,38 @@ fn grid(
 
 fn passes_all_mean(filters: &[SlaFilter], r: &VariationResult) -> bool {
     filters.iter().all(|f| passes_by(f, |t, s| r.mean(t, s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recipe sweeping the ISL names it as AIPerf does (recorded in
+    /// tests/data/aiperf-search/prefill-curve/tree.txt): `isl_16__concurrency_1`, parameter
+    /// `isl`, path `datasets.main.prompts.isl`; the `--isl` list's own `…isl.mean` (a plain
+    /// sweep's `mean_16`) is not a recipe's name. The command line still sets the ISL flag.
+    #[test]
+    fn recipe_isl_and_osl_are_named_as_aiperf_names_them() {
+        let isl = flag_for(ISL_PATH).unwrap();
+        let conc = flag_for(CONCURRENCY_PATH).unwrap();
+        let v = Variation::new(
+            0,
+            vec![
+                Override {
+                    flag: isl,
+                    value: ParamValue::Whole(16),
+                },
+                Override {
+                    flag: conc,
+                    value: ParamValue::Whole(1),
+                },
+            ],
+        );
+        assert_eq!(v.dir_name(), "isl_16__concurrency_1");
+        assert_eq!(isl.path, "datasets.main.prompts.isl");
+        assert!(isl.names.contains(&"--isl"));
+        let osl = flag_for(OSL_PATH).unwrap();
+        assert_eq!(osl.short_name(), "osl");
+        assert!(osl.names.contains(&"--osl"));
+    }
 }

@@ -38,6 +38,8 @@ pub struct Sweeper {
     dashboard: bool,
     seq: Arc<Sequence>,
     watch: Option<SignalWatch>,
+    /// A sweep table was printed as the variations ended (none again at the end).
+    table_printed: std::cell::Cell<bool>,
 }
 
 impl Sweeper {
@@ -104,7 +106,18 @@ impl Sweeper {
             dashboard: probe.ui == crate::config::UiType::Dashboard,
             seq,
             watch,
+            table_printed: std::cell::Cell::new(false),
         })
+    }
+
+    /// Prints the sweep table of the variations ended so far, as AIPerf prints it again after
+    /// each variation (the last one printed is the whole sweep's); on the same terms as the
+    /// final table ([`Self::finish`], which then prints none).
+    pub fn show_progress(&self, results: &[VariationResult]) {
+        if self.show_table() {
+            print!("{}", super::output::render_table(results));
+            self.table_printed.set(true);
+        }
     }
 
     /// The plan.
@@ -291,7 +304,7 @@ impl Sweeper {
             w.stop();
         }
         let written = super::output::write_sweep(&self.plan, &self.base, results);
-        if self.show_table() {
+        if self.show_table() && !self.table_printed.get() {
             print!("{}", super::output::render_table(results));
         }
         let mut total = Outcome {
@@ -380,6 +393,7 @@ pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outc
                     break;
                 }
                 results.push(sweeper.run_variation(v)?);
+                sweeper.show_progress(&results);
             }
             results
         }
@@ -431,6 +445,7 @@ fn run_repeated(sweeper: &Sweeper, plan: &SweepPlan) -> Result<Vec<VariationResu
             continue;
         }
         results.push(sweeper.finish_variation(v.clone(), ts, d)?);
+        sweeper.show_progress(&results);
     }
     Ok(results)
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command as Process, Output, Stdio};
 use std::sync::Arc;
 
 use clap::Parser;
@@ -24,6 +24,30 @@ pub fn config(line: &str) -> Config {
 /// A JSON artifact.
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")
+}
+
+/// Spawns `cmd` (stdout and stderr captured), waits until `file` holds its first bytes (at most
+/// two minutes), sends the child SIGINT and returns what it printed once it has ended.
+pub fn interrupt_once_written(mut cmd: Process, file: &Path) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let step = std::time::Duration::from_millis(20);
+    let mut waited = std::time::Duration::ZERO;
+    while std::fs::metadata(file).map_or(true, |m| m.len() == 0) {
+        assert!(
+            waited < std::time::Duration::from_secs(120),
+            "{} never written",
+            file.display()
+        );
+        std::thread::sleep(step);
+        waited += step;
+    }
+    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().expect("the child is waited on")
 }
 
 /// A JSONL artifact, every line complete and JSON.

@@ -7,7 +7,6 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use common::{read_json, read_jsonl};
 use serde_json::Value;
@@ -286,31 +285,20 @@ fn three_runs_and_their_aggregate() {
 fn sigint_stops_the_sequence() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let child = mock_run(
-        dir,
-        &[
-            "--concurrency",
-            "1",
-            "--benchmark-duration",
-            "4",
-            "--num-profile-runs",
-            "3",
-        ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let second = dir.join("profile_runs/run_0002/profile_export.jsonl");
-    let mut waited = Duration::ZERO;
-    while std::fs::metadata(&second).map_or(true, |m| m.len() == 0) {
-        assert!(waited < Duration::from_secs(120), "run_0002 never sent");
-        std::thread::sleep(Duration::from_millis(20));
-        waited += Duration::from_millis(20);
-    }
-    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_once_written(
+        mock_run(
+            dir,
+            &[
+                "--concurrency",
+                "1",
+                "--benchmark-duration",
+                "4",
+                "--num-profile-runs",
+                "3",
+            ],
+        ),
+        &dir.join("profile_runs/run_0002/profile_export.jsonl"),
+    );
     check_exit(&out, 130);
 
     let first = read_json(&dir.join("profile_runs/run_0001/profile_export_aiperf.json"));

@@ -27,9 +27,11 @@ fn plot(dirs: &[&Path], out: &Path) -> Output {
         .expect("binary runs")
 }
 
-fn plotted(dir: &Path) -> (tempfile::TempDir, Value) {
+/// `ringperf plot` of `dirs` into a new directory (kept alive by the returned guard), which must
+/// succeed, and the report's data block.
+fn plotted(dirs: &[&Path]) -> (tempfile::TempDir, Value) {
     let out = tempfile::tempdir().unwrap();
-    let o = plot(&[dir], out.path());
+    let o = plot(dirs, out.path());
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -121,17 +123,8 @@ fn aiperf_sweeps_plot_with_the_numbers_of_their_files() {
         .iter()
         .map(|(name, _)| fixture("aiperf-sweep").join(name))
         .collect();
-    let out = tempfile::tempdir().unwrap();
     let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-    let o = plot(&refs, out.path());
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
-    let data = data_block(&html);
+    let (out, data) = plotted(&refs);
     for (k, (name, file)) in SWEEPS.into_iter().enumerate() {
         let doc = read_json(&dirs[k].join(file));
         let combos = doc["per_combination_metrics"].as_array().unwrap();
@@ -284,7 +277,7 @@ const OUTSIDE_FILL: &str = "#3CB44B";
 fn a_search_plots_its_sla_line_and_its_answer() {
     let dir = fixture("aiperf-search/max-throughput-ttft-sla");
     let history = read_json(&dir.join("search_history.json"));
-    let (out, data) = plotted(&dir);
+    let (out, data) = plotted(&[&dir]);
     let sweep = &data["sweeps"][0];
     assert_eq!(sweep["kind"], "max-throughput-ttft-sla");
     assert_eq!(
@@ -353,7 +346,7 @@ fn a_search_plots_its_sla_line_and_its_answer() {
 fn a_concurrency_ramp_plots_its_knee_and_threshold() {
     let dir = fixture("aiperf-search/concurrency-ramp");
     let knee = read_json(&dir.join("sweep_aggregate/degradation_knee.json"));
-    let (out, data) = plotted(&dir);
+    let (out, data) = plotted(&[&dir]);
     let sweep = &data["sweeps"][0];
     assert_eq!(sweep["kind"], "concurrency-ramp");
     assert_eq!(
@@ -416,7 +409,7 @@ fn a_variation_with_aiperf_trials_plots_its_trials() {
     // AIPerf names a sweep's trials `trial_NNNN` (`run_NNNN` outside sweeps): the variation
     // directory of an independent-trials sweep is a multi-run directory with them.
     let dir = fixture("aiperf-sweep/trials-independent/concurrency_2");
-    let (_o, data) = plotted(&dir);
+    let (_o, data) = plotted(&[&dir]);
     let input = &data["inputs"][0];
     let runs: Vec<&Value> = input["runs"]
         .as_array()

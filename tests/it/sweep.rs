@@ -7,8 +7,7 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output};
 
 use common::{read_json, read_jsonl};
 use serde_json::Value;
@@ -360,27 +359,13 @@ fn grid_and_zip_directories_are_aiperfs() {
 fn sigint_stops_the_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let child = mock_run(
-        dir,
-        &["--concurrency", "1,2,4", "--benchmark-duration", "4"],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let second = dir.join("concurrency_2/profile_export.jsonl");
-    let mut waited = Duration::ZERO;
-    while std::fs::metadata(&second).map_or(true, |m| m.len() == 0) {
-        assert!(
-            waited < Duration::from_secs(120),
-            "concurrency_2 never sent"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-        waited += Duration::from_millis(20);
-    }
-    // SAFETY: sending SIGINT to the child we spawned; its pid is valid until we wait on it.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_once_written(
+        mock_run(
+            dir,
+            &["--concurrency", "1,2,4", "--benchmark-duration", "4"],
+        ),
+        &dir.join("concurrency_2/profile_export.jsonl"),
+    );
     check_exit(&out, 130);
     let first = read_json(&dir.join("concurrency_1/profile_export_aiperf.json"));
     assert_eq!(first["was_cancelled"], false);
@@ -545,4 +530,53 @@ fn convergence_stops_the_trials_once_stable() {
         String::from_utf8_lossy(&out.stderr)
             .contains("--convergence-metric requires --num-profile-runs > 1")
     );
+}
+
+/// On a terminal (`script` gives the run a pseudo-terminal) the sweep table is printed again
+/// after each variation, with the variations ended so far, as AIPerf prints it; the last one
+/// is the whole sweep's. (It was printed once, at the end.)
+#[test]
+fn the_sweep_table_grows_after_each_variation() {
+    if !common::require_tool(
+        "script",
+        common::tool_runs("script", "--version"),
+        "skipped: no `script` (util-linux) to give the run a terminal",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = mock_run(
+        tmp.path(),
+        &["--concurrency", "1,2,4", "--request-count", "4"],
+    );
+    let line: Vec<String> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy()))
+        .collect();
+    let out = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    check_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // Each table: its header line, then one row per variation ended (the concurrency first).
+    let tables: Vec<Vec<u64>> = text
+        .split("output_token_throughput")
+        .skip(1)
+        .map(|t| {
+            t.lines()
+                .skip(1)
+                .map_while(|l| {
+                    let first = l.split_whitespace().next()?;
+                    first.parse::<u64>().ok().or_else(|| {
+                        // The rule under the header.
+                        (!first.chars().any(|c| c.is_ascii_alphanumeric())).then_some(0)
+                    })
+                })
+                .filter(|&c| c > 0)
+                .collect()
+        })
+        .collect();
+    assert_eq!(tables, [vec![1], vec![1, 2], vec![1, 2, 4]], "{text}");
 }

@@ -6,7 +6,7 @@
 use clap::CommandFactory;
 use serde_json::{Map, Value};
 
-use super::{Loaded, YamlError, duration_secs, extra};
+use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
 use crate::cli::Cli;
 
 /// The flags a file stands for, one `(flag, values)` per flag, in the file's order.
@@ -129,23 +129,7 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         )));
     }
     let body = obj(&root["benchmark"], "benchmark")?;
-    keys(
-        body,
-        "benchmark",
-        &[
-            "models",
-            "endpoint",
-            "datasets",
-            "phases",
-            "artifacts",
-            "slos",
-            "tokenizer",
-            "gpu_telemetry",
-            "server_metrics",
-            "runtime",
-        ],
-        &["logging", "metrics", "accuracy"],
-    )?;
+    keys(body, "benchmark", BODY_FIELDS, BODY_AIPERF_ONLY)?;
     models(body.get("models"), &mut a)?;
     let Some(ep) = body.get("endpoint") else {
         return Err(YamlError::Schema(

@@ -228,26 +228,32 @@ pub(crate) fn snake(k: &str) -> String {
     out
 }
 
-/// Keys that belong under `benchmark:` (a flat file has them at the top: AIPerf moves them).
-const BODY_KEYS: &[&str] = &[
-    "model",
+/// The sections of `benchmark:` once every shorthand is expanded (the translator reads these).
+pub(super) const BODY_FIELDS: &[&str] = &[
     "models",
     "endpoint",
-    "dataset",
     "datasets",
     "phases",
-    "warmup",
-    "profiling",
     "artifacts",
     "slos",
     "tokenizer",
     "gpu_telemetry",
     "server_metrics",
     "runtime",
-    "logging",
-    "metrics",
-    "accuracy",
 ];
+
+/// Sections of `benchmark:` that AIPerf reads and ringperf refuses by name.
+pub(super) const BODY_AIPERF_ONLY: &[&str] = &["logging", "metrics", "accuracy"];
+
+/// The singular shorthands that normalisation expands into `BODY_FIELDS`.
+const BODY_SHORTHANDS: &[&str] = &["model", "dataset", "warmup", "profiling"];
+
+/// Whether a key belongs under `benchmark:` (a flat file has it at the top: AIPerf moves it).
+fn is_body_key(k: &str) -> bool {
+    [BODY_FIELDS, BODY_AIPERF_ONLY, BODY_SHORTHANDS]
+        .iter()
+        .any(|l| l.contains(&k))
+}
 
 const TOP_KEYS: &[&str] = &[
     "schema_version",
@@ -270,11 +276,7 @@ fn normalize(mut root: Map<String, Value>) -> Result<Map<String, Value>, YamlErr
             )));
         }
     };
-    let flat: Vec<String> = root
-        .keys()
-        .filter(|k| BODY_KEYS.contains(&k.as_str()))
-        .cloned()
-        .collect();
+    let flat: Vec<String> = root.keys().filter(|k| is_body_key(k)).cloned().collect();
     for k in flat {
         let v = root.remove(&k).expect("listed above");
         body.entry(k).or_insert(v);
