@@ -685,7 +685,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "image-generation",
         alias = "image_generation",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI /v1/images/generations"
     )]
     ImageGeneration,
     #[value(
@@ -715,7 +715,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "solido-rag",
         alias = "solido_rag",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "Solido RAG /rag/api/prompt"
     )]
     SolidoRag,
     #[value(

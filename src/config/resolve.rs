@@ -190,14 +190,16 @@ fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
         EndpointTypeArg::CohereRankings => EndpointKind::CohereRankings,
         EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
         EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
+        EndpointTypeArg::ImageGeneration => EndpointKind::ImageGeneration,
+        EndpointTypeArg::SolidoRag => EndpointKind::SolidoRag,
         EndpointTypeArg::Raw => EndpointKind::Raw,
         EndpointTypeArg::Template => EndpointKind::Template,
         other => {
             let name = format!("{other:?}");
             return err(format!(
-                "--endpoint-type {} is not supported by ringperf (image, audio and video \
-                 endpoints and solido-rag are not implemented; see \
-                 docs/endpoints.md)",
+                "--endpoint-type {} is not supported by ringperf (image-edit, \
+                 image-retrieval, video-generation and audio-transcription are not \
+                 implemented; see docs/endpoints.md)",
                 kebab(&name)
             ));
         }
