@@ -28,7 +28,10 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
 /// then extras (which may replace `response_format` or `n`). The prompt is the turn's first
 /// text; `max_tokens` is not sent.
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
-    let prompt = turn_texts(parts.turn).into_iter().next().unwrap_or_default();
+    let prompt = turn_texts(parts.turn)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     let mut body = Map::new();
     body.insert("prompt".into(), Value::from(prompt));
     body.insert("model".into(), Value::from(params.model.as_str()));

@@ -30,16 +30,16 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
 /// extras. No `stream`, no `max_tokens`: the body has no field for them.
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     let mut body = Map::new();
-    let query = turn_texts(parts.turn).into_iter().map(Value::from).collect();
+    let query = turn_texts(parts.turn)
+        .into_iter()
+        .map(Value::from)
+        .collect();
     body.insert("query".into(), Value::Array(query));
     body.insert(
         "filters".into(),
         serde_json::json!({ "family": "Solido", "tool": "SDE" }),
     );
-    body.insert(
-        "inference_model".into(),
-        Value::from(params.model.as_str()),
-    );
+    body.insert("inference_model".into(), Value::from(params.model.as_str()));
     merge_extras(&mut body, params, parts.turn);
     body
 }
