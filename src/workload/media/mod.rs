@@ -206,3 +206,146 @@ mod tests {
         assert_eq!(data_uri("image/png", b"foo"), "data:image/png;base64,Zm9v");
     }
 }
+
+/// The synthetic media of every turn (`--image-*`, `--audio-*`, `--video-*`), resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaParams {
+    /// Images per turn and how they are drawn; `None` when images are off.
+    pub images: Option<(usize, ImageSpec)>,
+    /// Audio clips per turn; `None` when audio is off.
+    pub audio: Option<(usize, AudioSpec)>,
+    /// Videos per turn; `None` when video is off.
+    pub video: Option<(usize, VideoSpec)>,
+}
+
+impl MediaParams {
+    /// Whether any medium is asked for.
+    pub fn any(&self) -> bool {
+        self.images.is_some() || self.audio.is_some() || self.video.is_some()
+    }
+}
+
+/// One medium to make: its kind with its drawn shape and the seed of its pixels or samples.
+enum Job {
+    Image(u32, u32, ImageFormat, u64),
+    Audio(audio::AudioShape, AudioFormat, u64),
+    Video(u64),
+}
+
+/// Adds the synthetic media of `params` to every turn of `dataset` (after its texts): shapes and
+/// seeds are drawn in turn order from the run's seed, so the same seed gives byte-identical media;
+/// the encoding then runs on every core (before the run), each medium stored once and shared.
+pub fn attach(
+    dataset: &mut crate::conversation::Dataset,
+    params: &MediaParams,
+    seed: Option<u64>,
+) -> Result<(), MediaError> {
+    use rand::RngExt;
+    if let Some((_, spec)) = &params.audio {
+        spec.validate()?;
+    }
+    let mut image_rngs = image::ImageRngs::new(seed);
+    let mut audio_rngs = audio::AudioRngs::new(seed);
+    let mut video_rng = crate::workload::child_rng(seed, "dataset.video.frames");
+    let mut jobs = Vec::new();
+    for turn in dataset.conversations.iter().flat_map(|c| c.turns.iter()) {
+        if !matches!(turn.content, crate::conversation::Content::Texts(_)) {
+            continue;
+        }
+        if let Some((n, spec)) = &params.images {
+            for _ in 0..*n {
+                let (w, h, f) = image::draw_shape(spec, &mut image_rngs)?;
+                jobs.push(Job::Image(w, h, f, image_rngs.pixels.random()));
+            }
+        }
+        if let Some((n, spec)) = &params.audio {
+            for _ in 0..*n {
+                let shape = audio::draw_shape(spec, &mut audio_rngs);
+                jobs.push(Job::Audio(shape, spec.format, audio_rngs.data.random()));
+            }
+        }
+        if let Some((n, _)) = &params.video {
+            for _ in 0..*n {
+                jobs.push(Job::Video(video_rng.random()));
+            }
+        }
+    }
+    let made = encode_all(&jobs, params)?;
+    let mut made = made.into_iter();
+    for turn in dataset
+        .conversations
+        .iter_mut()
+        .flat_map(|c| c.turns.iter_mut())
+    {
+        if !matches!(turn.content, crate::conversation::Content::Texts(_)) {
+            continue;
+        }
+        let per_turn = params.images.as_ref().map_or(0, |p| p.0)
+            + params.audio.as_ref().map_or(0, |p| p.0)
+            + params.video.as_ref().map_or(0, |p| p.0);
+        turn.media.extend(made.by_ref().take(per_turn));
+    }
+    Ok(())
+}
+
+/// Encodes every job, the jobs split over the machine's cores; results in job order.
+fn encode_all(
+    jobs: &[Job],
+    params: &MediaParams,
+) -> Result<Vec<crate::conversation::Media>, MediaError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = jobs.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|j| encode_job(j, params)).collect()))
+            .collect();
+        let mut out = Vec::with_capacity(jobs.len());
+        for h in handles {
+            let part: Result<Vec<_>, MediaError> = h.join().unwrap_or_else(|_| {
+                Err(MediaError::Ffmpeg("a media encoder thread failed".into()))
+            });
+            out.extend(part?);
+        }
+        Ok(out)
+    })
+}
+
+fn encode_job(job: &Job, params: &MediaParams) -> Result<crate::conversation::Media, MediaError> {
+    use crate::conversation::Media;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    Ok(match job {
+        Job::Image(w, h, format, seed) => {
+            let mut pixels = vec![0u8; *w as usize * *h as usize * 3];
+            StdRng::seed_from_u64(*seed).fill_bytes(&mut pixels);
+            let img = image::encode_rgb(&pixels, *w, *h, *format)?;
+            Media::Image(Arc::from(img.data_uri()))
+        }
+        Job::Audio(shape, format, seed) => {
+            let wav = audio::noise_wav(shape, &mut StdRng::seed_from_u64(*seed))?;
+            let (bytes, name) = match format {
+                AudioFormat::Wav => (wav, "wav"),
+                AudioFormat::Mp3 => (
+                    ffmpeg::transcode(&wav, &["-f", "mp3"], "--audio-format mp3")?,
+                    "mp3",
+                ),
+            };
+            let mut clip = String::with_capacity(4 + base64_len(bytes.len()));
+            clip.push_str(name);
+            clip.push(',');
+            base64_into(&bytes, &mut clip);
+            Media::Audio(Arc::from(clip))
+        }
+        Job::Video(seed) => {
+            let Some((_, spec)) = &params.video else {
+                return Err(MediaError::Invalid {
+                    flag: "--video-batch-size",
+                    reason: "a video asked for without video parameters".into(),
+                });
+            };
+            let video = generate_video(spec, &mut StdRng::seed_from_u64(*seed))?;
+            Media::Video(Arc::from(video.data_uri()))
+        }
+    })
+}
