@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
+pub mod media;
 pub mod merge;
 pub mod multi_run;
 pub mod plot;
@@ -474,6 +475,10 @@ pub struct ProfileArgs {
     /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
     #[command(flatten)]
     pub search: search::SearchArgs,
+
+    /// Audio, Image and Video Input: synthetic media of every turn (docs/multimodal.md).
+    #[command(flatten)]
+    pub media: media::MediaArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

@@ -147,6 +147,7 @@ impl Config {
             export_level: args.export_level.into(),
             dataset,
             prompt,
+            media: super::media::from_args(&args.media, endpoint)?,
             input,
             warmup,
             profiling,
