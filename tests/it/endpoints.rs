@@ -495,7 +495,10 @@ fn body_of(t: &TruthEntry) -> Value {
 #[test]
 fn solido_rag_sends_query_filters_and_model() {
     // AIPerf's body has no `stream` field; a server that streams is asked with an extra input.
-    for (extra, streamed) in [("", false), ("--streaming --extra-inputs stream:true", true)] {
+    for (extra, streamed) in [
+        ("", false),
+        ("--streaming --extra-inputs stream:true", true),
+    ] {
         let r = run("solido-rag", extra);
         for (rec, t) in r.entries("/rag/api/prompt", streamed) {
             let body = body_of(t);

@@ -12,7 +12,10 @@ use serde_json::Value;
 
 use crate::common::read_json;
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-endpoints-mm");
+const DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/aiperf-endpoints-mm"
+);
 
 /// The mock as the fixtures' runs had it.
 fn mock() -> MockServer {
@@ -102,7 +105,10 @@ fn same_keys_and_bodies_as_aiperf() {
         assert_eq!(csv_rows(&csv), theirs, "{name}: CSV rows");
 
         let inputs = read_json(&dir.path().join("inputs.json"));
-        let ours = inputs["data"][0]["payloads"][0].as_object().unwrap().clone();
+        let ours = inputs["data"][0]["payloads"][0]
+            .as_object()
+            .unwrap()
+            .clone();
         let theirs = fixture["payload"].as_object().unwrap();
         let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(&ours), keys(theirs), "{name}: body keys in order");
@@ -112,7 +118,10 @@ fn same_keys_and_bodies_as_aiperf() {
                 "query" => {
                     let list = ours[k].as_array().expect("query is a list");
                     assert_eq!(list.len(), v.as_array().unwrap().len(), "{name}");
-                    assert!(list.iter().all(|q| q.as_str().is_some_and(|q| !q.is_empty())));
+                    assert!(
+                        list.iter()
+                            .all(|q| q.as_str().is_some_and(|q| !q.is_empty()))
+                    );
                 }
                 _ => assert_eq!(&ours[k], v, "{name}: body field {k}"),
             }
