@@ -702,7 +702,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "image-retrieval",
         alias = "image_retrieval",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "NVIDIA NIM /v1/infer (images from --image-*)"
     )]
     ImageRetrieval,
     #[value(

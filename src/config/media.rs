@@ -121,6 +121,17 @@ pub fn from_args(
         audio,
         video,
     };
+    if endpoint == EndpointKind::ImageRetrieval {
+        // Its body is a list of images and nothing else (AIPerf refuses every request without one).
+        if params.images.is_none() || params.audio.is_some() || params.video.is_some() {
+            return flag(
+                "--endpoint-type image-retrieval sends images only: give --image-width-mean and \
+                 --image-height-mean (and no --audio-* or --video-* lengths)"
+                    .into(),
+            );
+        }
+        return Ok(Some(params));
+    }
     if !params.any() {
         return Ok(None);
     }

@@ -193,14 +193,15 @@ fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
         EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
         EndpointTypeArg::ImageGeneration => EndpointKind::ImageGeneration,
         EndpointTypeArg::SolidoRag => EndpointKind::SolidoRag,
+        EndpointTypeArg::ImageRetrieval => EndpointKind::ImageRetrieval,
         EndpointTypeArg::Raw => EndpointKind::Raw,
         EndpointTypeArg::Template => EndpointKind::Template,
         other => {
             let name = format!("{other:?}");
             return err(format!(
                 "--endpoint-type {} is not supported by ringperf (image-edit, \
-                 image-retrieval, video-generation and audio-transcription are not \
-                 implemented; see docs/endpoints.md)",
+                 video-generation and audio-transcription are not implemented; see \
+                 docs/endpoints.md)",
                 kebab(&name)
             ));
         }

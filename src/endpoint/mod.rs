@@ -54,6 +54,8 @@ pub enum EndpointKind {
     ImageGeneration,
     /// Solido RAG (`solido_rag`).
     SolidoRag,
+    /// NVIDIA NIM image retrieval (`image_retrieval`).
+    ImageRetrieval,
     /// Verbatim dataset payloads to the URL as given (`raw`).
     Raw,
     /// A user's Jinja payload template to the URL as given (`template`).
@@ -62,7 +64,7 @@ pub enum EndpointKind {
 
 impl EndpointKind {
     /// Every supported type, in AIPerf's registry order.
-    pub const ALL: [EndpointKind; 15] = [
+    pub const ALL: [EndpointKind; 16] = [
         EndpointKind::Chat,
         EndpointKind::CohereRankings,
         EndpointKind::Completions,
@@ -73,6 +75,7 @@ impl EndpointKind {
         EndpointKind::HfTeiRankings,
         EndpointKind::HuggingfaceGenerate,
         EndpointKind::ImageGeneration,
+        EndpointKind::ImageRetrieval,
         EndpointKind::NimEmbeddings,
         EndpointKind::NimRankings,
         EndpointKind::SolidoRag,
@@ -96,6 +99,7 @@ impl EndpointKind {
             EndpointKind::HuggingfaceGenerate => &kinds::huggingface_generate::DESCRIPTOR,
             EndpointKind::ImageGeneration => &kinds::image_generation::DESCRIPTOR,
             EndpointKind::SolidoRag => &kinds::solido_rag::DESCRIPTOR,
+            EndpointKind::ImageRetrieval => &kinds::image_retrieval::DESCRIPTOR,
             EndpointKind::Raw => &kinds::raw::DESCRIPTOR,
             EndpointKind::Template => &kinds::template::DESCRIPTOR,
         }
@@ -145,6 +149,7 @@ impl EndpointKind {
             EndpointKind::HuggingfaceGenerate => "huggingface_generate",
             EndpointKind::ImageGeneration => "image_generation",
             EndpointKind::SolidoRag => "solido_rag",
+            EndpointKind::ImageRetrieval => "image_retrieval",
             EndpointKind::Raw => "raw",
             EndpointKind::Template => "template",
         }

@@ -266,6 +266,21 @@ pub(crate) fn whole_body(
             content.write(ev);
             ev.extend_from_slice(b"\",\"sources\":[{\"id\":\"mock\",\"score\":1.0}]}");
         }
+        Endpoint::ImageRetrieval => {
+            ev.extend_from_slice(b"{\"data\":[");
+            for i in 0..items {
+                if i > 0 {
+                    ev.push(b',');
+                }
+                let _ = write!(
+                    ev,
+                    "{{\"index\":{i},\"bounding_boxes\":{{\"object\":[{{\"x_min\":0,\"y_min\":0,\
+                     \"x_max\":1,\"y_max\":1,\"confidence\":{}}}]}}}}",
+                    score(m.id, i, 0)
+                );
+            }
+            ev.extend_from_slice(b"]}");
+        }
         Endpoint::ImageGenerations => {
             let _ = write!(ev, "{{\"created\":{},\"data\":[", m.created);
             for i in 0..items {

@@ -39,11 +39,13 @@ pub(crate) enum Endpoint {
     ImageGenerations,
     /// Solido RAG (`/rag/api/prompt`).
     SolidoRag,
+    /// NIM image retrieval (`/v1/infer`).
+    ImageRetrieval,
 }
 
 impl Endpoint {
     /// Every API, for routing.
-    const ALL: [Endpoint; 12] = [
+    const ALL: [Endpoint; 13] = [
         Endpoint::Chat,
         Endpoint::Completions,
         Endpoint::Responses,
@@ -56,6 +58,7 @@ impl Endpoint {
         Endpoint::GenerateStream,
         Endpoint::ImageGenerations,
         Endpoint::SolidoRag,
+        Endpoint::ImageRetrieval,
     ];
 
     pub(crate) fn path(self) -> &'static str {
@@ -72,6 +75,7 @@ impl Endpoint {
             Endpoint::GenerateStream => "/generate_stream",
             Endpoint::ImageGenerations => "/v1/images/generations",
             Endpoint::SolidoRag => "/rag/api/prompt",
+            Endpoint::ImageRetrieval => "/v1/infer",
         }
     }
 
@@ -96,6 +100,7 @@ impl Endpoint {
             Endpoint::Generate | Endpoint::GenerateStream => K::HuggingfaceGenerate,
             Endpoint::ImageGenerations => K::ImageGeneration,
             Endpoint::SolidoRag => K::SolidoRag,
+            Endpoint::ImageRetrieval => K::ImageRetrieval,
         }
     }
 
@@ -108,6 +113,7 @@ impl Endpoint {
                 | Endpoint::CohereRankings
                 | Endpoint::TeiRankings
                 | Endpoint::ImageGenerations
+                | Endpoint::ImageRetrieval
         )
     }
 

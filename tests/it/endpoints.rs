@@ -556,3 +556,60 @@ fn image_generation_sends_the_prompt_and_reads_the_images() {
         assert!(r.has("request_latency"));
     }
 }
+
+#[test]
+fn image_retrieval_sends_the_turns_images_only() {
+    let r = run(
+        "image-retrieval",
+        "--image-width-mean 40 --image-height-mean 24 --image-batch-size 3 --image-format png",
+    );
+    for (_, t) in r.entries("/v1/infer", false) {
+        let body = body_of(t);
+        // AIPerf's body: the images and nothing else (no model, no text).
+        assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input.len(), 3);
+        // The mock answered one item per image it received.
+        assert_eq!(t.items, 3);
+        for item in input {
+            assert_eq!(item["type"], "image_url");
+            let uri = item["url"].as_str().unwrap();
+            let b64 = uri
+                .strip_prefix("data:image/png;base64,")
+                .expect("a PNG data URI");
+            let png = ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap();
+            // Decoded from what was sent: the size asked for (no stddev).
+            assert_eq!(
+                ringperf::workload::media::probe::probe(&png),
+                Some(ringperf::workload::media::probe::Probed::Image {
+                    format: "png",
+                    width: 40,
+                    height: 24
+                })
+            );
+        }
+    }
+    // Neither tokenized input nor tokens: no ISL and no OSL, as AIPerf 0.13.
+    assert!(!r.has("input_sequence_length"));
+    assert!(!r.has("output_sequence_length"));
+    assert!(r.has("request_latency"));
+}
+
+#[test]
+fn image_retrieval_without_images_is_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "m",
+            "-u",
+            "127.0.0.1:1",
+            "--endpoint-type",
+            "image-retrieval",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--image-width-mean"), "{err}");
+}

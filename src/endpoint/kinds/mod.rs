@@ -14,6 +14,7 @@ pub(super) mod embeddings;
 pub(super) mod hf_tei_rankings;
 pub(super) mod huggingface_generate;
 pub(super) mod image_generation;
+pub(super) mod image_retrieval;
 pub(super) mod messages;
 pub(super) mod nim_embeddings;
 pub(super) mod nim_rankings;
