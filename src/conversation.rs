@@ -77,6 +77,19 @@ pub struct Turn {
     pub delay_ms: Option<f64>,
     /// Fields merged into this turn's body after `--extra-inputs` (a file's `extra`, `tools`).
     pub extra: Map<String, Value>,
+    /// Images, audio and video sent with the turn's texts (chat: content parts after the
+    /// texts, images then audio then video; docs/multimodal.md).
+    pub media: Vec<Media>,
+}
+
+/// One image, audio clip or video of a turn, as AIPerf carries it: an image or a video as a
+/// URL or `data:` URI, an audio clip as `<format>,<base64>`. The text is shared (`Arc`) by every
+/// turn that sends the same medium.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Media {
+    Image(std::sync::Arc<str>),
+    Audio(std::sync::Arc<str>),
+    Video(std::sync::Arc<str>),
 }
 
 /// What a turn says.

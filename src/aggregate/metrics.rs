@@ -65,7 +65,9 @@ impl MetricConfig {
     /// response, as AIPerf 0.13 does.
     fn needed_by_usage_diff(&self, id: MetricId) -> bool {
         use MetricId as M;
-        self.flags_allow(M::UsageDiscrepancyCount)
+        // An endpoint whose input is not tokenized (image retrieval) counts no tokens at all.
+        self.tokenizes_input
+            && self.flags_allow(M::UsageDiscrepancyCount)
             && matches!(
                 id,
                 M::UsagePromptTokensDiffPct

@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
+pub mod media;
 pub mod merge;
 pub mod multi_run;
 pub mod plot;
@@ -474,6 +475,10 @@ pub struct ProfileArgs {
     /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
     #[command(flatten)]
     pub search: search::SearchArgs,
+
+    /// Audio, Image and Video Input: synthetic media of every turn (docs/multimodal.md).
+    #[command(flatten)]
+    pub media: media::MediaArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -691,7 +696,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "image-generation",
         alias = "image_generation",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI /v1/images/generations"
     )]
     ImageGeneration,
     #[value(
@@ -703,7 +708,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "image-retrieval",
         alias = "image_retrieval",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "NVIDIA NIM /v1/infer (images from --image-*)"
     )]
     ImageRetrieval,
     #[value(
@@ -721,7 +726,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "solido-rag",
         alias = "solido_rag",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "Solido RAG /rag/api/prompt"
     )]
     SolidoRag,
     #[value(

@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod echo;
 pub mod environment;
 pub mod goodput;
+pub mod media;
 pub mod mock;
 pub mod multi_run;
 pub mod prompt;
@@ -396,6 +397,8 @@ pub struct Config {
     pub dataset: DatasetConfig,
     /// Synthetic prompt shaping: conversations, `--seq-dist`, prefix and system prompts.
     pub prompt: prompt::PromptConfig,
+    /// Synthetic images, audio and video of every turn (`config/media.rs`); `None`: text only.
+    pub media: Option<crate::workload::media::MediaParams>,
     /// The Input group: dataset source, sampling, load options (`config/dataset.rs`).
     pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,

@@ -147,6 +147,7 @@ impl Config {
             export_level: args.export_level.into(),
             dataset,
             prompt,
+            media: super::media::from_args(&args.media, endpoint)?,
             input,
             warmup,
             profiling,
@@ -190,13 +191,16 @@ fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
         EndpointTypeArg::CohereRankings => EndpointKind::CohereRankings,
         EndpointTypeArg::HfTeiRankings => EndpointKind::HfTeiRankings,
         EndpointTypeArg::HuggingfaceGenerate => EndpointKind::HuggingfaceGenerate,
+        EndpointTypeArg::ImageGeneration => EndpointKind::ImageGeneration,
+        EndpointTypeArg::SolidoRag => EndpointKind::SolidoRag,
+        EndpointTypeArg::ImageRetrieval => EndpointKind::ImageRetrieval,
         EndpointTypeArg::Raw => EndpointKind::Raw,
         EndpointTypeArg::Template => EndpointKind::Template,
         other => {
             let name = format!("{other:?}");
             return err(format!(
-                "--endpoint-type {} is not supported by ringperf (image, audio and video \
-                 endpoints and solido-rag are not implemented; see \
+                "--endpoint-type {} is not supported by ringperf (image-edit, \
+                 video-generation and audio-transcription are not implemented; see \
                  docs/endpoints.md)",
                 kebab(&name)
             ));

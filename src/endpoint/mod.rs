@@ -50,6 +50,12 @@ pub enum EndpointKind {
     HfTeiRankings,
     /// Hugging Face TGI generate (`huggingface_generate`).
     HuggingfaceGenerate,
+    /// OpenAI image generation (`image_generation`).
+    ImageGeneration,
+    /// Solido RAG (`solido_rag`).
+    SolidoRag,
+    /// NVIDIA NIM image retrieval (`image_retrieval`).
+    ImageRetrieval,
     /// Verbatim dataset payloads to the URL as given (`raw`).
     Raw,
     /// A user's Jinja payload template to the URL as given (`template`).
@@ -58,7 +64,7 @@ pub enum EndpointKind {
 
 impl EndpointKind {
     /// Every supported type, in AIPerf's registry order.
-    pub const ALL: [EndpointKind; 13] = [
+    pub const ALL: [EndpointKind; 16] = [
         EndpointKind::Chat,
         EndpointKind::CohereRankings,
         EndpointKind::Completions,
@@ -68,8 +74,11 @@ impl EndpointKind {
         EndpointKind::Embeddings,
         EndpointKind::HfTeiRankings,
         EndpointKind::HuggingfaceGenerate,
+        EndpointKind::ImageGeneration,
+        EndpointKind::ImageRetrieval,
         EndpointKind::NimEmbeddings,
         EndpointKind::NimRankings,
+        EndpointKind::SolidoRag,
         EndpointKind::Raw,
         EndpointKind::Template,
     ];
@@ -88,6 +97,9 @@ impl EndpointKind {
             EndpointKind::CohereRankings => &kinds::cohere_rankings::DESCRIPTOR,
             EndpointKind::HfTeiRankings => &kinds::hf_tei_rankings::DESCRIPTOR,
             EndpointKind::HuggingfaceGenerate => &kinds::huggingface_generate::DESCRIPTOR,
+            EndpointKind::ImageGeneration => &kinds::image_generation::DESCRIPTOR,
+            EndpointKind::SolidoRag => &kinds::solido_rag::DESCRIPTOR,
+            EndpointKind::ImageRetrieval => &kinds::image_retrieval::DESCRIPTOR,
             EndpointKind::Raw => &kinds::raw::DESCRIPTOR,
             EndpointKind::Template => &kinds::template::DESCRIPTOR,
         }
@@ -135,6 +147,9 @@ impl EndpointKind {
             EndpointKind::CohereRankings => "cohere_rankings",
             EndpointKind::HfTeiRankings => "hf_tei_rankings",
             EndpointKind::HuggingfaceGenerate => "huggingface_generate",
+            EndpointKind::ImageGeneration => "image_generation",
+            EndpointKind::SolidoRag => "solido_rag",
+            EndpointKind::ImageRetrieval => "image_retrieval",
             EndpointKind::Raw => "raw",
             EndpointKind::Template => "template",
         }
@@ -237,7 +252,7 @@ mod tests {
         ] {
             assert!(s.parse::<EndpointKind>().is_ok(), "{s}");
         }
-        let err = "image-generation".parse::<EndpointKind>().unwrap_err();
-        assert!(err.to_string().contains("\"image-generation\""));
+        let err = "image-edit".parse::<EndpointKind>().unwrap_err();
+        assert!(err.to_string().contains("\"image-edit\""));
     }
 }

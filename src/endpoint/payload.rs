@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::EndpointKind;
-use crate::conversation::{Content, Turn};
+use crate::conversation::{Content, Media, Turn};
 
 /// Everything besides the prompt that shapes a request body.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -72,8 +72,9 @@ impl<'a> TurnBody<'a> {
 }
 
 /// The chat message a turn adds to the conversation: `{"role", "content"}` with one text as a
-/// plain string and several as `{"type":"text"}` parts (docs/endpoints.md). `None` for a turn whose
-/// content is a message list or a verbatim body.
+/// plain string and several as `{"type":"text"}` parts, then its media as `image_url`,
+/// `input_audio` and `video_url` parts (docs/endpoints.md, docs/multimodal.md). `None` for a turn
+/// whose content is a message list or a verbatim body.
 pub fn turn_message(turn: &Turn) -> Option<Value> {
     let Content::Texts(texts) = &turn.content else {
         return None;
@@ -83,16 +84,63 @@ pub fn turn_message(turn: &Turn) -> Option<Value> {
         "role".into(),
         Value::from(turn.role.as_deref().unwrap_or("user")),
     );
-    let content = match texts.as_slice() {
-        [one] => Value::from(one.as_str()),
-        many => Value::Array(
-            many.iter()
+    let content = match (texts.as_slice(), turn.media.is_empty()) {
+        ([one], true) => Value::from(one.as_str()),
+        (many, _) => {
+            let mut parts: Vec<Value> = many
+                .iter()
+                // With media, an empty text is left out as AIPerf leaves it out.
+                .filter(|t| turn.media.is_empty() || !t.is_empty())
                 .map(|t| serde_json::json!({"type": "text", "text": t}))
-                .collect(),
-        ),
+                .collect();
+            media_parts(&turn.media, &mut parts);
+            Value::Array(parts)
+        }
     };
     message.insert("content".into(), content);
     Some(Value::Object(message))
+}
+
+/// Appends a turn's media as chat content parts, in AIPerf's order: images, audio, video. An
+/// audio clip `<format>,<base64>` (or a `data:audio/<format>;base64,` URI) becomes
+/// `{"data": <base64>, "format": <format>}`.
+pub fn media_parts(media: &[Media], parts: &mut Vec<Value>) {
+    let order = |m: &Media| match m {
+        Media::Image(_) => 0,
+        Media::Audio(_) => 1,
+        Media::Video(_) => 2,
+    };
+    for pass in 0..3 {
+        for m in media.iter().filter(|m| order(m) == pass) {
+            parts.push(match m {
+                Media::Image(url) => {
+                    serde_json::json!({"type": "image_url", "image_url": {"url": &**url}})
+                }
+                Media::Video(url) => {
+                    serde_json::json!({"type": "video_url", "video_url": {"url": &**url}})
+                }
+                Media::Audio(clip) => {
+                    let (format, data) = audio_format_and_data(clip);
+                    serde_json::json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+                }
+            });
+        }
+    }
+}
+
+/// Splits an audio clip into its format and base64 data: `wav,<b64>` or
+/// `data:audio/wav;base64,<b64>` (a URI without a format says `wav`).
+pub fn audio_format_and_data(clip: &str) -> (&str, &str) {
+    if let Some(rest) = clip.strip_prefix("data:audio/") {
+        let (header, data) = rest.split_once(',').unwrap_or((rest, ""));
+        let format = header
+            .split(';')
+            .next()
+            .filter(|f| !f.is_empty())
+            .unwrap_or("wav");
+        return (format, data);
+    }
+    clip.split_once(',').unwrap_or(("wav", clip))
 }
 
 /// Builds the JSON body of one turn: a [`Content::Raw`] turn's body verbatim whatever the

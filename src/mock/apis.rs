@@ -16,6 +16,10 @@ use std::io::Write as _;
 use super::body::Endpoint;
 use super::wire::{Meta, TokenEvents, Usage, Words};
 
+/// The image every images-API answer carries, base64: a 1×1 PNG (one grey pixel).
+pub(crate) const IMAGE_B64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5ErkJggg==";
+
 /// Length of every embedding vector the mock returns.
 const EMBEDDING_DIM: usize = 4;
 
@@ -101,6 +105,10 @@ pub(crate) fn token_events(
             );
             MESSAGES_SUFFIX
         }
+        (Endpoint::SolidoRag, _) => {
+            prefix.extend_from_slice(b"data: {\"content\":\"");
+            b"\"}\n\n"
+        }
         _ => {
             prefix.extend_from_slice(b"data: {\"index\":0,\"token\":{\"id\":0,\"text\":\"");
             TGI_SUFFIX
@@ -110,7 +118,9 @@ pub(crate) fn token_events(
 }
 
 /// Events due with the last token: Responses' `output_text.done` and `completed` (with usage),
-/// Anthropic's `content_block_stop`, `message_delta` (with usage) and `message_stop`.
+/// Anthropic's `content_block_stop`, `message_delta` (with usage) and `message_stop`; the images
+/// API's one `image_generation.completed` per image (`items` of them).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn stream_closing(
     endpoint: Endpoint,
     ev: &mut Vec<u8>,
@@ -119,6 +129,7 @@ pub(crate) fn stream_closing(
     u: Usage,
     reasoning: Words,
     content: Words,
+    items: u64,
 ) {
     match endpoint {
         Endpoint::Responses => {
@@ -145,6 +156,17 @@ pub(crate) fn stream_closing(
                 anthropic_stop(capped),
                 u.reasoning + u.content
             );
+        }
+        Endpoint::ImageGenerations => {
+            for _ in 0..items {
+                let _ = write!(
+                    ev,
+                    "event: image_generation.completed\ndata: {{\"type\":\
+                     \"image_generation.completed\",\"b64_json\":\"{IMAGE_B64}\",\
+                     \"created_at\":{},\"size\":\"1x1\",\"output_format\":\"png\"}}\n\n",
+                    m.created
+                );
+            }
         }
         _ => {}
     }
@@ -237,6 +259,37 @@ pub(crate) fn whole_body(
             reasoning.write(ev);
             content.write(ev);
             ev.extend_from_slice(b"\"}");
+        }
+        Endpoint::SolidoRag => {
+            ev.extend_from_slice(b"{\"content\":\"");
+            reasoning.write(ev);
+            content.write(ev);
+            ev.extend_from_slice(b"\",\"sources\":[{\"id\":\"mock\",\"score\":1.0}]}");
+        }
+        Endpoint::ImageRetrieval => {
+            ev.extend_from_slice(b"{\"data\":[");
+            for i in 0..items {
+                if i > 0 {
+                    ev.push(b',');
+                }
+                let _ = write!(
+                    ev,
+                    "{{\"index\":{i},\"bounding_boxes\":{{\"object\":[{{\"x_min\":0,\"y_min\":0,\
+                     \"x_max\":1,\"y_max\":1,\"confidence\":{}}}]}}}}",
+                    score(m.id, i, 0)
+                );
+            }
+            ev.extend_from_slice(b"]}");
+        }
+        Endpoint::ImageGenerations => {
+            let _ = write!(ev, "{{\"created\":{},\"data\":[", m.created);
+            for i in 0..items {
+                if i > 0 {
+                    ev.push(b',');
+                }
+                let _ = write!(ev, "{{\"b64_json\":\"{IMAGE_B64}\"}}");
+            }
+            ev.extend_from_slice(b"],\"size\":\"1x1\",\"output_format\":\"png\"}");
         }
         Endpoint::Embeddings => {
             ev.extend_from_slice(b"{\"object\":\"list\",\"data\":[");

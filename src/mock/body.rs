@@ -35,11 +35,17 @@ pub(crate) enum Endpoint {
     Generate,
     /// TGI `/generate_stream` (always streamed).
     GenerateStream,
+    /// OpenAI image generation (`/v1/images/generations`).
+    ImageGenerations,
+    /// Solido RAG (`/rag/api/prompt`).
+    SolidoRag,
+    /// NIM image retrieval (`/v1/infer`).
+    ImageRetrieval,
 }
 
 impl Endpoint {
     /// Every API, for routing.
-    const ALL: [Endpoint; 10] = [
+    const ALL: [Endpoint; 13] = [
         Endpoint::Chat,
         Endpoint::Completions,
         Endpoint::Responses,
@@ -50,6 +56,9 @@ impl Endpoint {
         Endpoint::TeiRankings,
         Endpoint::Generate,
         Endpoint::GenerateStream,
+        Endpoint::ImageGenerations,
+        Endpoint::SolidoRag,
+        Endpoint::ImageRetrieval,
     ];
 
     pub(crate) fn path(self) -> &'static str {
@@ -64,6 +73,9 @@ impl Endpoint {
             Endpoint::TeiRankings => "/rerank",
             Endpoint::Generate => "/generate",
             Endpoint::GenerateStream => "/generate_stream",
+            Endpoint::ImageGenerations => "/v1/images/generations",
+            Endpoint::SolidoRag => "/rag/api/prompt",
+            Endpoint::ImageRetrieval => "/v1/infer",
         }
     }
 
@@ -86,10 +98,13 @@ impl Endpoint {
             Endpoint::CohereRankings => K::CohereRankings,
             Endpoint::TeiRankings => K::HfTeiRankings,
             Endpoint::Generate | Endpoint::GenerateStream => K::HuggingfaceGenerate,
+            Endpoint::ImageGenerations => K::ImageGeneration,
+            Endpoint::SolidoRag => K::SolidoRag,
+            Endpoint::ImageRetrieval => K::ImageRetrieval,
         }
     }
 
-    /// The API generates text (the others answer with vectors or scores at once).
+    /// The API generates text (the others answer with vectors, scores or images at once).
     pub(crate) fn generates(self) -> bool {
         !matches!(
             self,
@@ -97,6 +112,8 @@ impl Endpoint {
                 | Endpoint::NimRankings
                 | Endpoint::CohereRankings
                 | Endpoint::TeiRankings
+                | Endpoint::ImageGenerations
+                | Endpoint::ImageRetrieval
         )
     }
 
@@ -120,8 +137,9 @@ pub(crate) struct RequestBody {
     pub(crate) include_usage: bool,
     /// Approximate prompt tokens (whitespace words of all prompt texts).
     pub(crate) prompt_words: u64,
-    /// How many vectors or scores an embeddings / rankings reply holds: the `input` strings
-    /// (1 for a single string or a chat-style body), else the passages / documents / texts.
+    /// How many vectors, scores or images an embeddings / rankings / images reply holds: the
+    /// `input` strings (1 for a single string or a chat-style body), else the passages /
+    /// documents / texts, else the images API's `n`.
     pub(crate) items: u64,
 }
 
@@ -150,6 +168,8 @@ struct Wire {
     passages: Option<Counted>,
     documents: Option<Counted>,
     texts: Option<Counted>,
+    /// Images API: how many images.
+    n: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -234,6 +254,7 @@ pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, Error> {
             .flatten()
             .map(|c| c.len)
             .next()
+            .or(wire.n)
             .unwrap_or(1),
     })
 }

@@ -167,9 +167,12 @@ impl Completion {
         };
         let stream = match endpoint {
             Endpoint::GenerateStream => true,
-            Endpoint::Chat | Endpoint::Completions | Endpoint::Responses | Endpoint::Messages => {
-                body.stream
-            }
+            Endpoint::Chat
+            | Endpoint::Completions
+            | Endpoint::Responses
+            | Endpoint::Messages
+            | Endpoint::ImageGenerations
+            | Endpoint::SolidoRag => body.stream,
             _ => false,
         };
         Self {
@@ -263,6 +266,7 @@ impl Completion {
             reply_text: None,
             path: self.endpoint.path(),
             stream: self.stream,
+            items: self.items,
             arrival_ns: self.arrival_ns,
             arrival_kernel_ns: self.recorded.arrival_kernel_ns,
             head_ns: 0,
@@ -635,6 +639,7 @@ impl Completion {
                 self.usage(),
                 reasoning,
                 content,
+                self.items,
             );
             if !ev.is_empty() {
                 wire::chunk(wbuf, ev);

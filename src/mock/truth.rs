@@ -46,6 +46,9 @@ pub struct TruthEntry {
     pub path: &'static str,
     /// Whether the response was streamed.
     pub stream: bool,
+    /// How many vectors, scores or images the request asked for (embeddings `input` strings,
+    /// rankings passages, the images API's `n`; 1 otherwise): what such an answer holds.
+    pub items: u64,
     /// When the whole request (head and body) had been read.
     pub arrival_ns: u64,
     /// The kernel's receive stamp of the read that completed the request (`SO_TIMESTAMPING`,
@@ -208,6 +211,7 @@ impl TruthLog {
                 correlation_id: e.correlation_id.as_deref(),
                 path: e.path,
                 stream: e.stream,
+                items: e.items,
                 arrival_ns: e.arrival_ns,
                 arrival_kernel_ns: e.arrival_kernel_ns,
                 head_ns: e.head_ns,
@@ -238,6 +242,7 @@ struct JsonlEntry<'a> {
     correlation_id: Option<&'a str>,
     path: &'a str,
     stream: bool,
+    items: u64,
     arrival_ns: u64,
     arrival_kernel_ns: Option<u64>,
     head_ns: u64,
@@ -269,6 +274,7 @@ mod tests {
             reply_text: None,
             path: "/v1/completions",
             stream: true,
+            items: 1,
             arrival_ns,
             arrival_kernel_ns: None,
             head_ns: arrival_ns + 1,

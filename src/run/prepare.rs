@@ -237,7 +237,15 @@ fn build_dataset(
         }
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
-            None => workload::synthetic::build(&synthetic_params(cfg), tokenizer),
+            None => {
+                let mut dataset = workload::synthetic::build(&synthetic_params(cfg), tokenizer);
+                if let Some(media) = &cfg.media {
+                    workload::media::attach(&mut dataset, media, Some(cfg.seed)).map_err(|e| {
+                        RunError::new(SetupKind::Workload, format!("cannot make the media: {e}"))
+                    })?;
+                }
+                dataset
+            }
         },
     };
     dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);

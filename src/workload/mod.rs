@@ -9,6 +9,7 @@
 //! concern does not shift another. The streams are not bit-compatible with Python's.
 
 pub mod loader;
+pub mod media;
 pub mod prepared;
 pub mod prompt;
 pub mod rankings;

@@ -486,3 +486,130 @@ fn template_response_field_that_matches_nothing_is_no_content() {
         assert_eq!(rec["error"]["type"], "InvalidInferenceResultError", "{rec}");
     }
 }
+
+/// The body the mock received for `t`, as JSON.
+fn body_of(t: &TruthEntry) -> Value {
+    serde_json::from_slice(t.request_body.as_deref().expect("bodies recorded")).unwrap()
+}
+
+#[test]
+fn solido_rag_sends_query_filters_and_model() {
+    // AIPerf's body has no `stream` field; a server that streams is asked with an extra input.
+    for (extra, streamed) in [
+        ("", false),
+        ("--streaming --extra-inputs stream:true", true),
+    ] {
+        let r = run("solido-rag", extra);
+        for (rec, t) in r.entries("/rag/api/prompt", streamed) {
+            let body = body_of(t);
+            let query = body["query"].as_array().expect("query is a list");
+            assert_eq!(query.len(), 1);
+            assert!(query[0].as_str().is_some_and(|q| !q.is_empty()));
+            assert_eq!(
+                body["filters"],
+                serde_json::json!({"family": "Solido", "tool": "SDE"})
+            );
+            assert_eq!(body["inference_model"], "mock-model");
+            assert_eq!(body.get("model"), None);
+            assert_eq!(body.get("max_tokens"), None);
+            // The client read back every token the mock wrote as `content`.
+            assert_eq!(t.content_tokens, OUTPUT_TOKENS);
+            assert_eq!(value(rec, "output_sequence_length"), Some(OUTPUT_TOKENS));
+        }
+        assert!(r.has("output_token_throughput"));
+        // AIPerf's payload walk takes no text from a list `query`: no ISL, as there.
+        assert!(!r.has("input_sequence_length"));
+        assert_eq!(r.has("time_to_first_token"), streamed);
+        assert_eq!(r.has("inter_token_latency"), streamed);
+    }
+}
+
+#[test]
+fn image_generation_sends_the_prompt_and_reads_the_images() {
+    for (extra, streamed, n) in [
+        ("", false, 1),
+        ("--extra-inputs n:3", false, 3),
+        ("--streaming --extra-inputs n:2", true, 2),
+    ] {
+        let r = run("image-generation", extra);
+        for (rec, t) in r.entries("/v1/images/generations", streamed) {
+            let body = body_of(t);
+            assert!(body["prompt"].as_str().is_some_and(|p| !p.is_empty()));
+            assert_eq!(body["model"], "mock-model");
+            assert_eq!(body["response_format"], "b64_json");
+            assert_eq!(body["n"], n);
+            assert_eq!(body.get("stream").is_some(), streamed);
+            assert_eq!(body.get("max_tokens"), None);
+            // The mock answered as many images as were asked for.
+            assert_eq!(t.items, n);
+            // The client tokenized the prompt the mock counted.
+            assert_eq!(
+                value(rec, "input_sequence_length"),
+                Some(t.prompt_tokens),
+                "{extra}"
+            );
+        }
+        for tag in TOKEN_METRICS {
+            assert!(!r.has(tag), "{tag} must be dropped");
+        }
+        zero_output_tokens(&r, "image-generation");
+        assert!(r.has("request_latency"));
+    }
+}
+
+#[test]
+fn image_retrieval_sends_the_turns_images_only() {
+    let r = run(
+        "image-retrieval",
+        "--image-width-mean 40 --image-height-mean 24 --image-batch-size 3 --image-format png",
+    );
+    for (_, t) in r.entries("/v1/infer", false) {
+        let body = body_of(t);
+        // AIPerf's body: the images and nothing else (no model, no text).
+        assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input.len(), 3);
+        // The mock answered one item per image it received.
+        assert_eq!(t.items, 3);
+        for item in input {
+            assert_eq!(item["type"], "image_url");
+            let uri = item["url"].as_str().unwrap();
+            let b64 = uri
+                .strip_prefix("data:image/png;base64,")
+                .expect("a PNG data URI");
+            let png = ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap();
+            // Decoded from what was sent: the size asked for (no stddev).
+            assert_eq!(
+                ringperf::workload::media::probe::probe(&png),
+                Some(ringperf::workload::media::probe::Probed::Image {
+                    format: "png",
+                    width: 40,
+                    height: 24
+                })
+            );
+        }
+    }
+    // Neither tokenized input nor tokens: no ISL and no OSL, as AIPerf 0.13.
+    assert!(!r.has("input_sequence_length"));
+    assert!(!r.has("output_sequence_length"));
+    assert!(r.has("request_latency"));
+}
+
+#[test]
+fn image_retrieval_without_images_is_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "m",
+            "-u",
+            "127.0.0.1:1",
+            "--endpoint-type",
+            "image-retrieval",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--image-width-mean"), "{err}");
+}

@@ -14,6 +14,7 @@ mod datasets;
 mod deploy;
 mod e2e;
 mod endpoints;
+mod endpoints_mm;
 mod exit_codes;
 mod exports;
 mod faults;

@@ -13,11 +13,14 @@ pub(super) mod completions;
 pub(super) mod embeddings;
 pub(super) mod hf_tei_rankings;
 pub(super) mod huggingface_generate;
+pub(super) mod image_generation;
+pub(super) mod image_retrieval;
 pub(super) mod messages;
 pub(super) mod nim_embeddings;
 pub(super) mod nim_rankings;
 pub(super) mod raw;
 pub(super) mod responses;
+pub(super) mod solido_rag;
 pub(super) mod template;
 
 use serde_json::{Map, Value};

@@ -236,6 +236,20 @@ fn metadata_matches_aiperfs_registry() {
             true,
             "LLM Metrics",
         ),
+        (
+            K::ImageGeneration,
+            "/v1/images/generations",
+            true,
+            false,
+            "Image Generation Metrics",
+        ),
+        (
+            K::SolidoRag,
+            "/rag/api/prompt",
+            true,
+            true,
+            "SOLIDO RAG Metrics",
+        ),
     ];
     for (kind, path, streams, produces, title) in rows {
         let d = kind.descriptor();
@@ -332,6 +346,89 @@ data:{\"index\":3,\"token\":{\"id\":3,\"text\":\"llo\",\"special\":false},\"gene
     assert_eq!(out.output_text, "Hello");
     assert_eq!(out.content_stamps_ns, vec![100, 300]);
     assert_eq!(out.usage, None);
+}
+
+#[test]
+fn image_generation_bodies() {
+    // The turn's first text is the prompt; `stream` only when streaming; extras replace `n`.
+    let b = body(
+        K::ImageGeneration,
+        &params(false, "{}"),
+        &texts(&["a cat", "ignored"], Some(5)),
+        Some("sys"),
+    );
+    assert_eq!(
+        b,
+        r#"{"prompt":"a cat","model":"m","response_format":"b64_json","n":1}"#
+    );
+    assert_eq!(payload_texts(K::ImageGeneration, b.as_bytes()), "a cat");
+    let b = body(
+        K::ImageGeneration,
+        &params(true, r#"{"n":4,"size":"1024x1024"}"#),
+        &texts(&["x"], None),
+        None,
+    );
+    assert_eq!(
+        b,
+        r#"{"prompt":"x","model":"m","response_format":"b64_json","n":4,"stream":true,"size":"1024x1024"}"#
+    );
+}
+
+#[test]
+fn image_generation_responses() {
+    // A whole body is one data response, whatever its images; usage is read.
+    let whole = br#"{"created":1,"data":[{"b64_json":"AA=="},{"url":"http://x/1.png"}],"usage":{"input_tokens":3,"output_tokens":7,"total_tokens":10}}"#;
+    let out = parse(K::ImageGeneration, &json_record(whole));
+    assert_eq!(out.content_stamps_ns, vec![500]);
+    assert_eq!(out.output_text, "");
+    let u = out.usage.expect("usage");
+    assert_eq!((u.prompt_tokens, u.completion_tokens), (Some(3), Some(7)));
+    // Streamed: every event with its own `b64_json` (partials and the final image) is one.
+    let sse = concat!(
+        "event: image_generation.partial_image\n",
+        r#"data: {"type":"image_generation.partial_image","b64_json":"AA==","partial_image_index":0}"#,
+        "\n\nevent: image_generation.completed\n",
+        r#"data: {"type":"image_generation.completed","b64_json":"AB=="}"#,
+        "\n\n"
+    )
+    .as_bytes();
+    let out = parse(K::ImageGeneration, &sse_record(sse));
+    assert_eq!(out.content_stamps_ns, vec![100, 200]);
+    // An empty object or undecodable data is no response.
+    for odd in [&b"{}"[..], b"not json", b"[]"] {
+        assert_eq!(
+            parse(K::ImageGeneration, &json_record(odd)).content_responses(),
+            0
+        );
+    }
+}
+
+#[test]
+fn solido_rag_body_and_responses() {
+    let p = params(true, r#"{"filters":{"family":"X"}}"#);
+    let b = body(K::SolidoRag, &p, &texts(&["q1", "", "q2"], Some(9)), None);
+    // Every non-empty text in `query`; extras replace the default filters; no `stream`, no
+    // `max_tokens`, the model as `inference_model`.
+    assert_eq!(
+        b,
+        r#"{"query":["q1","q2"],"filters":{"family":"X"},"inference_model":"m"}"#
+    );
+    // AIPerf's payload walk takes no text from a list `query`.
+    assert_eq!(payload_texts(K::SolidoRag, b.as_bytes()), "");
+    let out = parse(
+        K::SolidoRag,
+        &json_record(br#"{"content":"an answer","sources":[{"id":1}]}"#),
+    );
+    assert_eq!(out.output_text, "an answer");
+    assert_eq!(out.content_stamps_ns, vec![500]);
+    let sse = b"data: {\"content\":\"He\"}\n\ndata: {\"content\":\"\"}\n\ndata: {\"content\":\"llo\"}\n\n";
+    let out = parse(K::SolidoRag, &sse_record(sse));
+    assert_eq!(out.output_text, "Hello");
+    assert_eq!(out.content_stamps_ns, vec![100, 300]);
+    assert_eq!(
+        parse(K::SolidoRag, &json_record(br#"{"content":null}"#)).content_responses(),
+        0
+    );
 }
 
 fn usage(prompt: u64, completion: u64) -> Usage {

@@ -249,6 +249,7 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
             timestamp_ms,
             delay_ms,
             extra,
+            media: Vec::new(),
         },
     ))
 }

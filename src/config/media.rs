@@ -1,0 +1,145 @@
+//! The synthetic media flags (`--image-*`, `--audio-*`, `--video-*`) resolved into
+//! [`MediaParams`] (docs/multimodal.md), refused as AIPerf refuses them.
+
+use super::ConfigError;
+use crate::cli::media::{AudioFormatArg, ImageFormatArg, MediaArgs, VideoFormatArg, VideoSynthArg};
+use crate::endpoint::EndpointKind;
+use crate::workload::media::{
+    AudioFormat, AudioSpec, ImageFormat, ImageSpec, MediaParams, VideoFormat, VideoSpec,
+    VideoSynthType,
+};
+
+/// The media every synthetic turn carries, or `None` when none is asked for.
+pub fn from_args(
+    a: &MediaArgs,
+    endpoint: EndpointKind,
+) -> Result<Option<MediaParams>, ConfigError> {
+    let flag = |m: String| Err(ConfigError::flag(m));
+    for (name, v) in [
+        ("--image-width-mean", a.image_width_mean),
+        ("--image-width-stddev", a.image_width_stddev),
+        ("--image-height-mean", a.image_height_mean),
+        ("--image-height-stddev", a.image_height_stddev),
+        ("--audio-length-mean", a.audio_length_mean),
+        ("--audio-length-stddev", a.audio_length_stddev),
+        ("--video-duration", a.video_duration),
+    ] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return flag(format!("{name} must be a number of at least 0, not {v}"));
+        }
+    }
+    match a.image_source.to_ascii_lowercase().as_str() {
+        "noise" => {}
+        other => {
+            return flag(format!(
+                "--image-source {other}: only `noise` is supported (ringperf ships no source \
+                 images and does not resize files)"
+            ));
+        }
+    }
+    if !a
+        .image_source_sampling
+        .eq_ignore_ascii_case("random-with-replacement")
+    {
+        return flag(format!(
+            "--image-source-sampling {}: with --image-source noise only \
+             `random-with-replacement` is valid (there is no finite source pool)",
+            a.image_source_sampling
+        ));
+    }
+    if a.video_width.is_some() != a.video_height.is_some() {
+        return flag("--video-width and --video-height must be given together".into());
+    }
+    if a.video_fps == 0 {
+        return flag("--video-fps must be at least 1".into());
+    }
+    if a.video_audio_num_channels > 0 {
+        return flag(
+            "--video-audio-num-channels: an audio track in synthetic video is not supported; \
+             use 0 (the default)"
+                .into(),
+        );
+    }
+    let images = (a.image_batch_size > 0 && a.image_width_mean > 0.0 && a.image_height_mean > 0.0)
+        .then(|| {
+            let format = match a.image_format {
+                ImageFormatArg::Png => ImageFormat::Png,
+                ImageFormatArg::Jpeg => ImageFormat::Jpeg,
+                ImageFormatArg::Random => ImageFormat::Random,
+            };
+            let spec = ImageSpec {
+                width_mean: a.image_width_mean,
+                width_stddev: a.image_width_stddev,
+                height_mean: a.image_height_mean,
+                height_stddev: a.image_height_stddev,
+                format,
+            };
+            (a.image_batch_size as usize, spec)
+        });
+    let audio = if a.audio_batch_size > 0 && a.audio_length_mean > 0.0 {
+        let spec = AudioSpec {
+            length_mean: a.audio_length_mean,
+            length_stddev: a.audio_length_stddev,
+            format: match a.audio_format {
+                AudioFormatArg::Wav => AudioFormat::Wav,
+                AudioFormatArg::Mp3 => AudioFormat::Mp3,
+            },
+            depths: a.audio_depths.clone(),
+            sample_rates_khz: a.audio_sample_rates.clone(),
+            channels: a.audio_num_channels,
+        };
+        spec.validate()
+            .map_err(|e| ConfigError::flag(e.to_string()))?;
+        Some((a.audio_batch_size as usize, spec))
+    } else {
+        None
+    };
+    let video = match (a.video_batch_size, a.video_width, a.video_height) {
+        (n, Some(width), Some(height)) if n > 0 => Some((
+            n as usize,
+            VideoSpec {
+                width,
+                height,
+                duration_s: a.video_duration,
+                fps: a.video_fps,
+                format: match a.video_format {
+                    VideoFormatArg::Mp4 => VideoFormat::Mp4,
+                    VideoFormatArg::Webm => VideoFormat::Webm,
+                },
+                codec: a.video_codec.clone(),
+                synth: match a.video_synth_type {
+                    VideoSynthArg::MovingShapes => VideoSynthType::MovingShapes,
+                    VideoSynthArg::GridClock => VideoSynthType::GridClock,
+                    VideoSynthArg::Noise => VideoSynthType::Noise,
+                },
+            },
+        )),
+        _ => None,
+    };
+    let params = MediaParams {
+        images,
+        audio,
+        video,
+    };
+    if endpoint == EndpointKind::ImageRetrieval {
+        // Its body is a list of images and nothing else (AIPerf refuses every request without one).
+        if params.images.is_none() || params.audio.is_some() || params.video.is_some() {
+            return flag(
+                "--endpoint-type image-retrieval sends images only: give --image-width-mean and \
+                 --image-height-mean (and no --audio-* or --video-* lengths)"
+                    .into(),
+            );
+        }
+        return Ok(Some(params));
+    }
+    if !params.any() {
+        return Ok(None);
+    }
+    if !matches!(endpoint, EndpointKind::Chat) {
+        return flag(format!(
+            "synthetic images, audio and video are sent by the chat endpoint type only, not {}",
+            endpoint.as_str()
+        ));
+    }
+    Ok(Some(params))
+}
