@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
+pub mod lab;
 pub mod merge;
 pub mod multi_run;
 pub mod plot;
@@ -474,6 +475,9 @@ pub struct ProfileArgs {
     /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
     #[command(flatten)]
     pub search: search::SearchArgs,
+    /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
+    #[command(flatten)]
+    pub lifecycle: lab::LifecycleArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -592,6 +596,19 @@ pub struct MockArgs {
         ignore_case = true
     )]
     pub io_driver: IoDriverArg,
+
+    /// The model is still loading for this many seconds after the start: /v1/models lists no
+    /// model and completion requests get 503 (for `profile --wait-for-model-*`).
+    #[arg(
+        long = "model-ready-after",
+        value_name = "SECONDS",
+        default_value_t = 0.0
+    )]
+    pub model_ready_after: f64,
+
+    /// The first N POST /reset_prefix_cache get 503 (a busy server, for the reset's retries).
+    #[arg(long = "busy-resets", value_name = "N", default_value_t = 0)]
+    pub busy_resets: u32,
 
     #[command(flatten)]
     pub shape: MockShapeArgs,

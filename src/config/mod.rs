@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod echo;
 pub mod environment;
 pub mod goodput;
+pub mod lab;
 pub mod mock;
 pub mod multi_run;
 pub mod prompt;
@@ -447,6 +448,8 @@ pub struct Config {
     /// Flags given where they change nothing ([`scope`]): one line each, printed before the
     /// run starts.
     pub warnings: Vec<String>,
+    /// `--wait-for-model-*`, `--reset-kv-cache*`, `--server-profiler*` (docs/integrations.md).
+    pub lifecycle: crate::lab::lifecycle::Lifecycle,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the

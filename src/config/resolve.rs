@@ -119,7 +119,10 @@ impl Config {
                 max_in_flight: profiling.load.max_in_flight(),
             },
         )?;
+        let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
+        let warnings = [warnings, super::lab::unused(&args.lifecycle)].concat();
         Ok(Config {
+            lifecycle,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
             models,
             endpoint,

@@ -98,6 +98,18 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("use_legacy_max_tokens", Scope::ChatOnly),
     ("use_server_token_count", Scope::Any),
     ("connection_reuse_strategy", Scope::Any),
+    // Server lifecycle (docs/integrations.md): the mode and interval without a timeout are
+    // warned in config/lab.rs.
+    ("wait_for_model_timeout", Scope::Any),
+    ("wait_for_model_mode", Scope::Resolved("config/lab.rs")),
+    ("wait_for_model_interval", Scope::Resolved("config/lab.rs")),
+    ("reset_kv_cache", Scope::Any),
+    ("reset_kv_cache_timeout_seconds", Scope::Any),
+    ("reset_kv_cache_path", Scope::Any),
+    ("server_profiler", Scope::Any),
+    ("server_profiler_timeout_seconds", Scope::Any),
+    ("server_profiler_start_path", Scope::Any),
+    ("server_profiler_stop_path", Scope::Any),
     // Input
     ("extra_inputs", Scope::Resolved("config/template.rs")),
     ("header", Scope::Any),

@@ -101,6 +101,14 @@ pub struct MockConfig {
     /// service time is `ttft + (token events - 1) × itl`; see `capacity` for the model.
     #[serde(default)]
     pub capacity: u32,
+    /// The model is still loading this long after the start: `/v1/models` lists nothing and
+    /// completion requests get 503 (a server coming up, for `--wait-for-model-*`).
+    #[serde(default)]
+    pub model_ready_after: Duration,
+    /// The first N `POST /reset_prefix_cache` get 503 (a server busy with other control work,
+    /// for the reset's retries).
+    #[serde(default)]
+    pub busy_resets: u32,
 }
 
 /// The PEM files an HTTPS mock serves with.
@@ -151,6 +159,8 @@ impl Default for MockConfig {
             tls: None,
             dcgm_gpus: 0,
             capacity: 0,
+            model_ready_after: Duration::ZERO,
+            busy_resets: 0,
         }
     }
 }
