@@ -22,6 +22,7 @@ mod gpu_telemetry;
 mod health;
 mod http_trace;
 mod input_config;
+mod lifecycle;
 mod limits;
 mod merge;
 mod multirun;
