@@ -92,3 +92,34 @@ pub struct LifecycleArgs {
     )]
     pub server_profiler_stop_path: Option<String>,
 }
+
+/// The MLflow flags of the Output group (docs/integrations.md#mlflow).
+#[derive(Debug, Args, Clone, Default)]
+pub struct MlflowArgs {
+    /// An MLflow tracking server (http://host:port). Setting it logs each run there once its
+    /// files are written: metrics, params, tags and the artifact files.
+    #[arg(long = "mlflow-tracking-uri", value_name = "URI", help_heading = "Output")]
+    pub mlflow_tracking_uri: Option<String>,
+
+    /// MLflow experiment name (default aiperf; made when missing).
+    #[arg(long = "mlflow-experiment", value_name = "NAME", help_heading = "Output")]
+    pub mlflow_experiment: Option<String>,
+
+    /// MLflow run name (default aiperf-<first 8 characters of the benchmark id>).
+    #[arg(long = "mlflow-run-name", value_name = "NAME", help_heading = "Output")]
+    pub mlflow_run_name: Option<String>,
+
+    /// Extra run tags as key:value pairs (e.g. --mlflow-tag team:perf), comma-separated or
+    /// repeated, or a JSON object.
+    #[arg(long = "mlflow-tag", value_name = "KEY:VALUE", num_args = 1.., action = clap::ArgAction::Append, help_heading = "Output")]
+    pub mlflow_tag: Vec<String>,
+
+    /// Make the run a child of this MLflow run.
+    #[arg(long = "mlflow-parent-run-id", value_name = "RUN_ID", help_heading = "Output")]
+    pub mlflow_parent_run_id: Option<String>,
+
+    /// Which files of the artifact directory are uploaded (globs, repeated or comma-separated;
+    /// default: the exports, timeslices and plots).
+    #[arg(long = "mlflow-artifact-glob", value_name = "GLOB", num_args = 1.., value_delimiter = ',', action = clap::ArgAction::Append, help_heading = "Output")]
+    pub mlflow_artifact_glob: Vec<String>,
+}

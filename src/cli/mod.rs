@@ -478,6 +478,8 @@ pub struct ProfileArgs {
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]
     pub lifecycle: lab::LifecycleArgs,
+    #[command(flatten)]
+    pub mlflow: lab::MlflowArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

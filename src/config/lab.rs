@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::url::BaseUrl;
-use crate::cli::lab::LifecycleArgs;
+use crate::cli::lab::{LifecycleArgs, MlflowArgs};
+use crate::lab::mlflow::{DEFAULT_EXPERIMENT, DEFAULT_GLOBS, Mlflow, TrackingUri};
 use crate::lab::lifecycle::{
     DEFAULT_CONTROL_TIMEOUT, DEFAULT_PROFILER_START_PATH, DEFAULT_PROFILER_STOP_PATH,
     DEFAULT_RESET_PATH, Lifecycle, Profiler, Reset, Server, Wait,
@@ -133,6 +134,53 @@ pub fn unused(a: &LifecycleArgs) -> Vec<String> {
         }
     }
     w
+}
+
+/// `--mlflow-*`: `None` without `--mlflow-tracking-uri`, whose companions are then warned.
+///
+/// # Errors
+/// The URI is not a tracking server's `http://` URL, or a tag is not `key:value`.
+pub fn mlflow(a: &MlflowArgs) -> Result<(Option<Mlflow>, Vec<String>), ConfigError> {
+    let Some(uri) = &a.mlflow_tracking_uri else {
+        let given = [
+            ("--mlflow-experiment", a.mlflow_experiment.is_some()),
+            ("--mlflow-run-name", a.mlflow_run_name.is_some()),
+            ("--mlflow-tag", !a.mlflow_tag.is_empty()),
+            ("--mlflow-parent-run-id", a.mlflow_parent_run_id.is_some()),
+            ("--mlflow-artifact-glob", !a.mlflow_artifact_glob.is_empty()),
+        ];
+        let w = given
+            .iter()
+            .filter(|(_, g)| *g)
+            .map(|(f, _)| format!("{f} has no effect: nothing goes to MLflow without --mlflow-tracking-uri"))
+            .collect();
+        return Ok((None, w));
+    };
+    let e = |e: crate::lab::mlflow::TrackerError| ConfigError::flag(e.to_string());
+    let globs: Vec<String> = a
+        .mlflow_artifact_glob
+        .iter()
+        .map(|g| g.trim().to_owned())
+        .filter(|g| !g.is_empty())
+        .collect();
+    Ok((
+        Some(Mlflow {
+            uri: TrackingUri::parse(uri).map_err(e)?,
+            experiment: a
+                .mlflow_experiment
+                .clone()
+                .unwrap_or_else(|| DEFAULT_EXPERIMENT.to_owned()),
+            run_name: a.mlflow_run_name.clone(),
+            tags: crate::lab::mlflow::parse_tags(&a.mlflow_tag).map_err(e)?,
+            parent_run_id: a.mlflow_parent_run_id.clone(),
+            globs: if globs.is_empty() {
+                DEFAULT_GLOBS.iter().map(|g| (*g).to_owned()).collect()
+            } else {
+                globs
+            },
+        }),
+        Vec::new(),
+    ))
 }
 
 /// The run's URLs as the lifecycle calls need them.

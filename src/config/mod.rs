@@ -450,6 +450,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// `--wait-for-model-*`, `--reset-kv-cache*`, `--server-profiler*` (docs/integrations.md).
     pub lifecycle: crate::lab::lifecycle::Lifecycle,
+    /// `--mlflow-*`: the tracking server each run is logged to.
+    pub mlflow: Option<crate::lab::mlflow::Mlflow>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the

@@ -120,9 +120,11 @@ impl Config {
             },
         )?;
         let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
-        let warnings = [warnings, super::lab::unused(&args.lifecycle)].concat();
+        let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
+        let warnings = [warnings, super::lab::unused(&args.lifecycle), mlflow_unused].concat();
         Ok(Config {
             lifecycle,
+            mlflow,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
             models,
             endpoint,

@@ -110,6 +110,13 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("server_profiler_timeout_seconds", Scope::Any),
     ("server_profiler_start_path", Scope::Any),
     ("server_profiler_stop_path", Scope::Any),
+    // MLflow: the companions without a tracking URI are warned in config/lab.rs.
+    ("mlflow_tracking_uri", Scope::Any),
+    ("mlflow_experiment", Scope::Resolved("config/lab.rs")),
+    ("mlflow_run_name", Scope::Resolved("config/lab.rs")),
+    ("mlflow_tag", Scope::Resolved("config/lab.rs")),
+    ("mlflow_parent_run_id", Scope::Resolved("config/lab.rs")),
+    ("mlflow_artifact_glob", Scope::Resolved("config/lab.rs")),
     // Input
     ("extra_inputs", Scope::Resolved("config/template.rs")),
     ("header", Scope::Any),

@@ -4,3 +4,4 @@
 
 pub mod http;
 pub mod lifecycle;
+pub mod mlflow;

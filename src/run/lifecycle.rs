@@ -48,3 +48,44 @@ pub(super) fn stop_profiler(cfg: &Config) {
         with_target(cfg, |t| lifecycle::stop_profiler(p, t));
     }
 }
+
+/// After the run's files are written: `--mlflow-*` logs the run to the tracking server. A
+/// failure is one warning line; the run's result stands.
+pub(super) fn after_run(cfg: &Config, outcome: &super::Outcome) {
+    let Some(m) = &cfg.mlflow else {
+        return;
+    };
+    let names = crate::export::ExportNames::new(cfg.export_prefix.as_deref());
+    let path = outcome.artifact_dir.join(&names.json);
+    let summary = match std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            super::note(&format!(
+                "warning: MLflow export skipped: cannot read {}: {e}",
+                path.display()
+            ));
+            return;
+        }
+    };
+    let facts = crate::lab::mlflow::RunFacts {
+        dir: &outcome.artifact_dir,
+        summary: &summary,
+        endpoint_type: cfg.endpoint.as_str(),
+        completed: outcome.successes + outcome.errors,
+        expected: cfg.profiling.request_count,
+    };
+    match crate::lab::mlflow::export(m, &facts) {
+        Ok(x) => super::note(&format!(
+            "MLflow run '{}' ({}) logged to {}: {} metrics, {} artifacts",
+            x.run_name,
+            x.run_id,
+            m.uri.display,
+            x.metrics,
+            x.artifacts.len()
+        )),
+        Err(e) => super::note(&format!("warning: MLflow export failed: {e}")),
+    }
+}

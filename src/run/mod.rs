@@ -186,10 +186,11 @@ pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Out
     let profiler_failed = times.profiler_failed.take();
     let outcome = finish::finish(&cfg, &control, &prepared, started, &times)?;
     // A profiler that could not start fails the run (no profiling phase ran), as in AIPerf.
-    match profiler_failed {
-        Some(e) => Err(e.into()),
-        None => Ok(outcome),
+    if let Some(e) = profiler_failed {
+        return Err(e.into());
     }
+    lifecycle::after_run(&cfg, &outcome);
+    Ok(outcome)
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

@@ -25,6 +25,7 @@ mod input_config;
 mod lifecycle;
 mod limits;
 mod merge;
+mod mlflow;
 mod multirun;
 mod plot;
 mod plot_sweep;
