@@ -98,11 +98,19 @@ pub struct LifecycleArgs {
 pub struct MlflowArgs {
     /// An MLflow tracking server (http://host:port). Setting it logs each run there once its
     /// files are written: metrics, params, tags and the artifact files.
-    #[arg(long = "mlflow-tracking-uri", value_name = "URI", help_heading = "Output")]
+    #[arg(
+        long = "mlflow-tracking-uri",
+        value_name = "URI",
+        help_heading = "Output"
+    )]
     pub mlflow_tracking_uri: Option<String>,
 
     /// MLflow experiment name (default aiperf; made when missing).
-    #[arg(long = "mlflow-experiment", value_name = "NAME", help_heading = "Output")]
+    #[arg(
+        long = "mlflow-experiment",
+        value_name = "NAME",
+        help_heading = "Output"
+    )]
     pub mlflow_experiment: Option<String>,
 
     /// MLflow run name (default aiperf-<first 8 characters of the benchmark id>).
@@ -115,7 +123,11 @@ pub struct MlflowArgs {
     pub mlflow_tag: Vec<String>,
 
     /// Make the run a child of this MLflow run.
-    #[arg(long = "mlflow-parent-run-id", value_name = "RUN_ID", help_heading = "Output")]
+    #[arg(
+        long = "mlflow-parent-run-id",
+        value_name = "RUN_ID",
+        help_heading = "Output"
+    )]
     pub mlflow_parent_run_id: Option<String>,
 
     /// Which files of the artifact directory are uploaded (globs, repeated or comma-separated;

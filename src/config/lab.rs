@@ -7,11 +7,11 @@ use std::time::Duration;
 use super::ConfigError;
 use super::url::BaseUrl;
 use crate::cli::lab::{LifecycleArgs, MlflowArgs};
-use crate::lab::mlflow::{DEFAULT_EXPERIMENT, DEFAULT_GLOBS, Mlflow, TrackingUri};
 use crate::lab::lifecycle::{
     DEFAULT_CONTROL_TIMEOUT, DEFAULT_PROFILER_START_PATH, DEFAULT_PROFILER_STOP_PATH,
     DEFAULT_RESET_PATH, Lifecycle, Profiler, Reset, Server, Wait,
 };
+use crate::lab::mlflow::{DEFAULT_EXPERIMENT, DEFAULT_GLOBS, Mlflow, TrackingUri};
 
 fn relative_path(p: Option<&str>, field: &str, default: &str) -> Result<String, ConfigError> {
     match p {
@@ -152,7 +152,9 @@ pub fn mlflow(a: &MlflowArgs) -> Result<(Option<Mlflow>, Vec<String>), ConfigErr
         let w = given
             .iter()
             .filter(|(_, g)| *g)
-            .map(|(f, _)| format!("{f} has no effect: nothing goes to MLflow without --mlflow-tracking-uri"))
+            .map(|(f, _)| {
+                format!("{f} has no effect: nothing goes to MLflow without --mlflow-tracking-uri")
+            })
             .collect();
         return Ok((None, w));
     };

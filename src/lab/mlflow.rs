@@ -97,7 +97,11 @@ impl TrackingUri {
     }
 
     fn addr(&self) -> Result<SocketAddr, TrackerError> {
-        let with_port = if self.host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        let with_port = if self
+            .host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        {
             self.host.clone()
         } else {
             format!("{}:80", self.host)
@@ -183,7 +187,11 @@ pub fn parse_tags(values: &[String]) -> Result<Vec<(String, String)>, TrackerErr
 }
 
 /// The metrics of a run's summary JSON as MLflow metrics (see the module documentation).
-pub fn metric_payload(summary: &Value, completed: u64, expected: Option<u64>) -> BTreeMap<String, f64> {
+pub fn metric_payload(
+    summary: &Value,
+    completed: u64,
+    expected: Option<u64>,
+) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     if let Some(m) = summary.as_object() {
         for (tag, v) in m {
@@ -214,18 +222,32 @@ pub fn param_payload(summary: &Value, endpoint_type: &str, dir: &Path) -> BTreeM
     let ic = &summary["input_config"];
     let strs = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let models: Vec<String> = ic["models"]["items"]
         .as_array()
-        .map(|a| a.iter().filter_map(|m| m["name"].as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m["name"].as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     let mut p = BTreeMap::new();
     p.insert("endpoint.type".into(), endpoint_type.to_owned());
     p.insert("endpoint.models".into(), models.join(","));
-    p.insert("endpoint.urls".into(), strs(&ic["endpoint"]["urls"]).join(","));
-    p.insert("output.artifact_directory".into(), dir.display().to_string());
+    p.insert(
+        "endpoint.urls".into(),
+        strs(&ic["endpoint"]["urls"]).join(","),
+    );
+    p.insert(
+        "output.artifact_directory".into(),
+        dir.display().to_string(),
+    );
     let phase = ic["phases"]
         .as_array()
         .and_then(|a| a.iter().find(|ph| ph["kind"] == "profiling"));
@@ -255,7 +277,9 @@ pub fn param_payload(summary: &Value, endpoint_type: &str, dir: &Path) -> BTreeM
 fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
     match (pat.first(), name.first()) {
         (None, None) => true,
-        (Some(b'*'), _) => fnmatch(&pat[1..], name) || (!name.is_empty() && fnmatch(pat, &name[1..])),
+        (Some(b'*'), _) => {
+            fnmatch(&pat[1..], name) || (!name.is_empty() && fnmatch(pat, &name[1..]))
+        }
         (Some(b'?'), Some(_)) => fnmatch(&pat[1..], &name[1..]),
         (Some(p), Some(n)) if p == n => fnmatch(&pat[1..], &name[1..]),
         _ => false,
@@ -270,7 +294,7 @@ fn glob_match(pat: &[&str], rel: &[&str]) -> bool {
         Some(&"**") => (0..=rel.len()).any(|i| glob_match(&pat[1..], &rel[i..])),
         Some(p) => {
             !rel.is_empty()
-                && !(rel[0].starts_with('.') && !p.starts_with('.'))
+                && (!rel[0].starts_with('.') || p.starts_with('.'))
                 && fnmatch(p.as_bytes(), rel[0].as_bytes())
                 && glob_match(&pat[1..], &rel[1..])
         }
@@ -278,7 +302,9 @@ fn glob_match(pat: &[&str], rel: &[&str]) -> bool {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -297,7 +323,11 @@ pub fn artifact_files(dir: &Path, globs: &[String]) -> Vec<PathBuf> {
     walk(dir, &mut all);
     let rel = |p: &Path| -> Vec<String> {
         p.strip_prefix(dir)
-            .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .map(|r| {
+                r.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut out: Vec<PathBuf> = Vec::new();
@@ -330,7 +360,11 @@ pub fn artifact_path(dir: &Path, file: &Path) -> String {
         .strip_prefix(dir)
         .ok()
         .and_then(Path::parent)
-        .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     if parts.first().is_some_and(|p| p == base) {
         parts.remove(0);
@@ -366,14 +400,20 @@ impl Client<'_> {
                 "{method} {}{full}: HTTP {}: {}",
                 self.uri.display,
                 r.status,
-                String::from_utf8_lossy(&r.body).chars().take(300).collect::<String>()
+                String::from_utf8_lossy(&r.body)
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
             )));
         }
         if r.body.is_empty() {
             return Ok(Value::Null);
         }
         serde_json::from_slice(&r.body).map_err(|e| {
-            TrackerError::Server(format!("{method} {}{full}: not JSON: {e}", self.uri.display))
+            TrackerError::Server(format!(
+                "{method} {}{full}: not JSON: {e}",
+                self.uri.display
+            ))
         })
     }
 
@@ -394,7 +434,10 @@ impl Client<'_> {
                 .map(str::to_owned)
                 .ok_or_else(|| TrackerError::Server("experiments/get-by-name: no id".into())),
             Err(TrackerError::Server(m)) if m.contains("RESOURCE_DOES_NOT_EXIST") => {
-                let v = self.post("/api/2.0/mlflow/experiments/create", &json!({ "name": name }))?;
+                let v = self.post(
+                    "/api/2.0/mlflow/experiments/create",
+                    &json!({ "name": name }),
+                )?;
                 v["experiment_id"]
                     .as_str()
                     .map(str::to_owned)
@@ -451,9 +494,15 @@ pub fn export(m: &Mlflow, run: &RunFacts<'_>) -> Result<Exported, TrackerError> 
         addr: m.uri.addr()?,
     };
     let exp = c.experiment(&m.experiment)?;
-    let benchmark_id = run.summary["benchmark_id"].as_str().unwrap_or_default().to_owned();
+    let benchmark_id = run.summary["benchmark_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let run_name = m.run_name.clone().unwrap_or_else(|| {
-        format!("aiperf-{}", benchmark_id.chars().take(8).collect::<String>())
+        format!(
+            "aiperf-{}",
+            benchmark_id.chars().take(8).collect::<String>()
+        )
     });
     let now_ms = crate::clock::wall_now_ns() / 1_000_000;
     let mut create_tags = vec![json!({"key": "mlflow.runName", "value": run_name})];
@@ -476,12 +525,21 @@ pub fn export(m: &Mlflow, run: &RunFacts<'_>) -> Result<Exported, TrackerError> 
     let mut tags: BTreeMap<String, String> = BTreeMap::new();
     tags.insert(
         "aiperf.version".into(),
-        run.summary["aiperf_version"].as_str().unwrap_or("0.13.0").to_owned(),
+        run.summary["aiperf_version"]
+            .as_str()
+            .unwrap_or("0.13.0")
+            .to_owned(),
     );
-    tags.insert("ringperf.version".into(), env!("CARGO_PKG_VERSION").to_owned());
+    tags.insert(
+        "ringperf.version".into(),
+        env!("CARGO_PKG_VERSION").to_owned(),
+    );
     tags.insert(
         "aiperf.was_cancelled".into(),
-        run.summary["was_cancelled"].as_bool().unwrap_or(false).to_string(),
+        run.summary["was_cancelled"]
+            .as_bool()
+            .unwrap_or(false)
+            .to_string(),
     );
     if !benchmark_id.is_empty() {
         tags.insert("benchmark_id".into(), benchmark_id.clone());
@@ -523,7 +581,9 @@ pub fn export(m: &Mlflow, run: &RunFacts<'_>) -> Result<Exported, TrackerError> 
         let to = format!(
             "{}/{}",
             artifact_path(run.dir, f),
-            f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
         );
         upload(&c, &artifact_uri, f, &to)?;
     }
@@ -552,29 +612,46 @@ fn log_batches(
         .filter(|(_, v)| v.is_finite())
         .map(|(k, v)| json!({"key": k, "value": v, "timestamp": ts, "step": 0}))
         .collect();
-    let p: Vec<Value> = params.iter().map(|(k, v)| json!({"key": k, "value": v})).collect();
-    let t: Vec<Value> = tags.iter().map(|(k, v)| json!({"key": k, "value": v})).collect();
+    let p: Vec<Value> = params
+        .iter()
+        .map(|(k, v)| json!({"key": k, "value": v}))
+        .collect();
+    let t: Vec<Value> = tags
+        .iter()
+        .map(|(k, v)| json!({"key": k, "value": v}))
+        .collect();
     for chunk in m.chunks(BATCH_METRICS) {
-        c.post("/api/2.0/mlflow/runs/log-batch", &json!({"run_id": run_id, "metrics": chunk}))?;
+        c.post(
+            "/api/2.0/mlflow/runs/log-batch",
+            &json!({"run_id": run_id, "metrics": chunk}),
+        )?;
     }
     for chunk in p.chunks(BATCH_PARAMS) {
-        c.post("/api/2.0/mlflow/runs/log-batch", &json!({"run_id": run_id, "params": chunk}))?;
+        c.post(
+            "/api/2.0/mlflow/runs/log-batch",
+            &json!({"run_id": run_id, "params": chunk}),
+        )?;
     }
     for chunk in t.chunks(BATCH_TAGS) {
-        c.post("/api/2.0/mlflow/runs/log-batch", &json!({"run_id": run_id, "tags": chunk}))?;
+        c.post(
+            "/api/2.0/mlflow/runs/log-batch",
+            &json!({"run_id": run_id, "tags": chunk}),
+        )?;
     }
     Ok(())
 }
 
 /// One file into the run's artifacts at `to` (relative to the run's artifact root).
 fn upload(c: &Client<'_>, artifact_uri: &str, file: &Path, to: &str) -> Result<(), TrackerError> {
-    if let Some(root) = artifact_uri.strip_prefix("file://").or_else(|| {
-        artifact_uri.starts_with('/').then_some(artifact_uri)
-    }) {
+    if let Some(root) = artifact_uri
+        .strip_prefix("file://")
+        .or_else(|| artifact_uri.starts_with('/').then_some(artifact_uri))
+    {
         let dest = Path::new(root).join(to);
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| TrackerError::Files(format!("cannot create {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|e| {
+                TrackerError::Files(format!("cannot create {}: {e}", parent.display()))
+            })?;
         }
         std::fs::copy(file, &dest)
             .map_err(|e| TrackerError::Files(format!("cannot copy to {}: {e}", dest.display())))?;
@@ -587,7 +664,9 @@ fn upload(c: &Client<'_>, artifact_uri: &str, file: &Path, to: &str) -> Result<(
         )));
     };
     // `mlflow-artifacts:/0/<run>/artifacts` or `mlflow-artifacts://host/0/<run>/artifacts`.
-    let rest = rest.strip_prefix("//").map_or(rest, |r| r.find('/').map_or("", |i| &r[i..]));
+    let rest = rest
+        .strip_prefix("//")
+        .map_or(rest, |r| r.find('/').map_or("", |i| &r[i..]));
     let body = std::fs::read(file)
         .map_err(|e| TrackerError::Files(format!("cannot read {}: {e}", file.display())))?;
     let path: String = format!("{}/{to}", rest.trim_end_matches('/'))
@@ -596,7 +675,11 @@ fn upload(c: &Client<'_>, artifact_uri: &str, file: &Path, to: &str) -> Result<(
         .map(url_encode)
         .collect::<Vec<_>>()
         .join("/");
-    c.send("PUT", &format!("/api/2.0/mlflow-artifacts/artifacts/{path}"), &body)?;
+    c.send(
+        "PUT",
+        &format!("/api/2.0/mlflow-artifacts/artifacts/{path}"),
+        &body,
+    )?;
     Ok(())
 }
 
@@ -606,7 +689,12 @@ mod tests {
 
     #[test]
     fn tags_are_pairs_lists_or_a_json_object_the_last_value_winning() {
-        let t = parse_tags(&["team:perf,env: lab".into(), r#"{"gpu":"h100","n":8}"#.into(), "team:x".into()]).unwrap();
+        let t = parse_tags(&[
+            "team:perf,env: lab".into(),
+            r#"{"gpu":"h100","n":8}"#.into(),
+            "team:x".into(),
+        ])
+        .unwrap();
         assert_eq!(
             t,
             [("env", "lab"), ("gpu", "h100"), ("n", "8"), ("team", "x")]
@@ -619,10 +707,20 @@ mod tests {
     #[test]
     fn the_uri_must_be_a_server_s_http_url() {
         let u = TrackingUri::parse("http://127.0.0.1:5000/").unwrap();
-        assert_eq!((u.host.as_str(), u.base_path.as_str()), ("127.0.0.1:5000", ""));
+        assert_eq!(
+            (u.host.as_str(), u.base_path.as_str()),
+            ("127.0.0.1:5000", "")
+        );
         let u = TrackingUri::parse("http://h/mlflow/").unwrap();
         assert_eq!(u.base_path, "/mlflow");
-        for bad in ["file:///tmp/mlruns", "sqlite:///x.db", "databricks", "https://h", "http://", "http://u:p@h"] {
+        for bad in [
+            "file:///tmp/mlruns",
+            "sqlite:///x.db",
+            "databricks",
+            "https://h",
+            "http://",
+            "http://u:p@h",
+        ] {
             assert!(TrackingUri::parse(bad).is_err(), "{bad}");
         }
     }
@@ -658,16 +756,25 @@ mod tests {
         assert!(!glob_match(&p("*.json"), &p("phases/a.json")));
         assert!(glob_match(&p("**/*.png"), &p("a.png")));
         assert!(glob_match(&p("**/*.png"), &p("plots/x/a.png")));
-        assert!(glob_match(&p("*_timeslices.*"), &p("profile_export_aiperf_timeslices.csv")));
+        assert!(glob_match(
+            &p("*_timeslices.*"),
+            &p("profile_export_aiperf_timeslices.csv")
+        ));
         assert!(!glob_match(&p("*.json"), &p(".hidden.json")));
-        assert!(glob_match(&p("phases/*/p?ofile*.json"), &p("phases/warmup/profile_x.json")));
+        assert!(glob_match(
+            &p("phases/*/p?ofile*.json"),
+            &p("phases/warmup/profile_x.json")
+        ));
     }
 
     #[test]
     fn files_go_under_plots_or_exports_keeping_their_folder() {
         let d = Path::new("/a");
         assert_eq!(artifact_path(d, Path::new("/a/x.json")), "exports");
-        assert_eq!(artifact_path(d, Path::new("/a/phases/w/x.json")), "exports/phases/w");
+        assert_eq!(
+            artifact_path(d, Path::new("/a/phases/w/x.json")),
+            "exports/phases/w"
+        );
         assert_eq!(artifact_path(d, Path::new("/a/plots/c.PNG")), "plots");
         assert_eq!(artifact_path(d, Path::new("/a/plots/s/c.svg")), "plots/s");
         assert_eq!(artifact_path(d, Path::new("/a/report.html")), "plots");
@@ -677,12 +784,21 @@ mod tests {
     #[test]
     fn the_files_listed_are_each_once_and_never_the_metadata_file() {
         let t = tempfile::tempdir().unwrap();
-        for f in ["a.json", "b.csv", "mlflow_export.json", "phases/p/c.json", "plots/d.png", "e.txt"] {
+        for f in [
+            "a.json",
+            "b.csv",
+            "mlflow_export.json",
+            "phases/p/c.json",
+            "plots/d.png",
+            "e.txt",
+        ] {
             let p = t.path().join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
         }
-        let globs: Vec<String> = ["*.json", "**/*.json", "**/*.png", "*.csv"].map(String::from).to_vec();
+        let globs: Vec<String> = ["*.json", "**/*.json", "**/*.png", "*.csv"]
+            .map(String::from)
+            .to_vec();
         let names: Vec<String> = artifact_files(t.path(), &globs)
             .iter()
             .map(|f| f.strip_prefix(t.path()).unwrap().display().to_string())

@@ -57,9 +57,15 @@ fn start(bin: &Path) -> Server {
     cmd.args(["server", "--host", "127.0.0.1", "--port", &port.to_string()])
         .args(["--workers", "1"])
         .arg("--backend-store-uri")
-        .arg(format!("sqlite:///{}", dir.path().join("db.sqlite").display()))
+        .arg(format!(
+            "sqlite:///{}",
+            dir.path().join("db.sqlite").display()
+        ))
         .arg("--artifacts-destination")
         .arg(dir.path().join("artifacts"))
+        // No job runner (huey workers and their schedulers): nothing here uses it, and it
+        // doubles the server's start-up.
+        .env("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -74,7 +80,15 @@ fn start(bin: &Path) -> Server {
     let deadline = Instant::now() + Duration::from_secs(180);
     while Instant::now() < deadline {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-            && python(bin, &format!("import urllib.request as u; u.urlopen('{}/health').read()", server.url), &[]).is_some()
+            && python(
+                bin,
+                &format!(
+                    "import urllib.request as u; u.urlopen('{}/health').read()",
+                    server.url
+                ),
+                &[],
+            )
+            .is_some()
         {
             return server;
         }
@@ -86,8 +100,17 @@ fn start(bin: &Path) -> Server {
 /// Runs `code` with the Python beside `bin`; its stdout, or `None` when it failed.
 fn python(bin: &Path, code: &str, args: &[&str]) -> Option<String> {
     let py = bin.with_file_name("python");
-    let py = if py.exists() { py } else { PathBuf::from("python3") };
-    let out = Command::new(py).arg("-c").arg(code).args(args).output().ok()?;
+    let py = if py.exists() {
+        py
+    } else {
+        PathBuf::from("python3")
+    };
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
@@ -136,16 +159,49 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
     }
     let bin = bin.unwrap();
     let server = start(&bin);
-    let parent = python(&bin, MAKE_PARENT, &[&server.url]).expect("parent run").trim().to_owned();
+    let parent = python(&bin, MAKE_PARENT, &[&server.url])
+        .expect("parent run")
+        .trim()
+        .to_owned();
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-m", "mock-model", "--mock", "--streaming", "--ui", "none"])
-        .args(["--tokenizer", "builtin", "--concurrency", "2", "--request-count", "5"])
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--mock",
+            "--streaming",
+            "--ui",
+            "none",
+        ])
+        .args([
+            "--tokenizer",
+            "builtin",
+            "--concurrency",
+            "2",
+            "--request-count",
+            "5",
+        ])
         .arg("--artifact-dir")
         .arg(dir.path())
-        .args(["--mlflow-tracking-uri", &server.url, "--mlflow-experiment", "lab"])
-        .args(["--mlflow-run-name", "first", "--mlflow-parent-run-id", &parent])
-        .args(["--mlflow-tag", "team:perf,gpu:none", "--mlflow-tag", r#"{"site":"lab"}"#])
+        .args([
+            "--mlflow-tracking-uri",
+            &server.url,
+            "--mlflow-experiment",
+            "lab",
+        ])
+        .args([
+            "--mlflow-run-name",
+            "first",
+            "--mlflow-parent-run-id",
+            &parent,
+        ])
+        .args([
+            "--mlflow-tag",
+            "team:perf,gpu:none",
+            "--mlflow-tag",
+            r#"{"site":"lab"}"#,
+        ])
         .args(["--mlflow-artifact-glob", "*.json,*.jsonl"])
         .output()
         .unwrap();
@@ -153,13 +209,24 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
     assert!(out.status.success(), "{err}");
     let meta = read_json(&dir.path().join("mlflow_export.json"));
     let run_id = meta["run_id"].as_str().unwrap();
-    assert!(err.contains(&format!("MLflow run 'first' ({run_id}) logged to {}", server.url)), "{err}");
+    assert!(
+        err.contains(&format!(
+            "MLflow run 'first' ({run_id}) logged to {}",
+            server.url
+        )),
+        "{err}"
+    );
 
     let back: Value = serde_json::from_str(
         &python(
             &bin,
             READ_BACK,
-            &[&server.url, run_id, "exports/profile_export_aiperf.json", "exports/mlflow_export.json"],
+            &[
+                &server.url,
+                run_id,
+                "exports/profile_export_aiperf.json",
+                "exports/mlflow_export.json",
+            ],
         )
         .expect("read back"),
     )
@@ -180,7 +247,9 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
             let Some(x) = x.as_f64() else { continue };
             if stat == "avg" {
                 want.insert(tag.clone(), x);
-            } else if stat.starts_with('p') || ["min", "max", "std", "count", "sum"].contains(&stat.as_str()) {
+            } else if stat.starts_with('p')
+                || ["min", "max", "std", "count", "sum"].contains(&stat.as_str())
+            {
                 want.insert(format!("{tag}.{stat}"), x);
             }
         }
@@ -206,11 +275,22 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
     assert_eq!(params["loadgen.concurrency"], "2");
     assert_eq!(params["loadgen.request_count"], "5");
     assert_eq!(params["timing.mode"], "concurrency");
-    assert_eq!(params["output.artifact_directory"], dir.path().display().to_string());
-    assert_eq!(params["aiperf.cli_command"], summary["run_info"]["cli_command"]);
+    assert_eq!(
+        params["output.artifact_directory"],
+        dir.path().display().to_string()
+    );
+    assert_eq!(
+        params["aiperf.cli_command"],
+        summary["run_info"]["cli_command"]
+    );
 
     let tags = &back["tags"];
-    for (k, v) in [("team", "perf"), ("gpu", "none"), ("site", "lab"), ("aiperf.was_cancelled", "false")] {
+    for (k, v) in [
+        ("team", "perf"),
+        ("gpu", "none"),
+        ("site", "lab"),
+        ("aiperf.was_cancelled", "false"),
+    ] {
         assert_eq!(tags[k], v, "{k}");
     }
     assert_eq!(tags["mlflow.parentRunId"], parent.as_str());
@@ -241,6 +321,11 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
             "{f}"
         );
     }
-    let keys: Vec<&str> = meta["metric_keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    let keys: Vec<&str> = meta["metric_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
     assert_eq!(keys, want.keys().map(String::as_str).collect::<Vec<_>>());
 }
