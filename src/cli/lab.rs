@@ -135,3 +135,25 @@ pub struct MlflowArgs {
     #[arg(long = "mlflow-artifact-glob", value_name = "GLOB", num_args = 1.., value_delimiter = ',', action = clap::ArgAction::Append, help_heading = "Output")]
     pub mlflow_artifact_glob: Vec<String>,
 }
+
+/// The Weights & Biases flags of the Output group (docs/integrations.md#weights--biases).
+#[derive(Debug, Args, Clone, Default)]
+pub struct WandbArgs {
+    /// Weights & Biases project name. Setting it makes a W&B run of each run with the `wandb`
+    /// Python package (WANDB_MODE=offline writes it under <artifact-dir>/wandb/ for `wandb
+    /// sync`).
+    #[arg(long = "wandb-project", value_name = "NAME", help_heading = "Output")]
+    pub wandb_project: Option<String>,
+
+    /// Weights & Biases entity (team or user); default: the API key's own.
+    #[arg(long = "wandb-entity", value_name = "NAME", help_heading = "Output")]
+    pub wandb_entity: Option<String>,
+
+    /// Weights & Biases run name (default aiperf-<first 8 characters of the benchmark id>).
+    #[arg(long = "wandb-run-name", value_name = "NAME", help_heading = "Output")]
+    pub wandb_run_name: Option<String>,
+
+    /// Extra run tags, repeated or comma-separated.
+    #[arg(long = "wandb-tag", value_name = "TAG", num_args = 1.., value_delimiter = ',', action = clap::ArgAction::Append, help_heading = "Output")]
+    pub wandb_tag: Vec<String>,
+}

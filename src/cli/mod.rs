@@ -480,6 +480,8 @@ pub struct ProfileArgs {
     pub lifecycle: lab::LifecycleArgs,
     #[command(flatten)]
     pub mlflow: lab::MlflowArgs,
+    #[command(flatten)]
+    pub wandb: lab::WandbArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::url::BaseUrl;
-use crate::cli::lab::{LifecycleArgs, MlflowArgs};
+use crate::cli::lab::{LifecycleArgs, MlflowArgs, WandbArgs};
 use crate::lab::lifecycle::{
     DEFAULT_CONTROL_TIMEOUT, DEFAULT_PROFILER_START_PATH, DEFAULT_PROFILER_STOP_PATH,
     DEFAULT_RESET_PATH, Lifecycle, Profiler, Reset, Server, Wait,
@@ -183,6 +183,35 @@ pub fn mlflow(a: &MlflowArgs) -> Result<(Option<Mlflow>, Vec<String>), ConfigErr
         }),
         Vec::new(),
     ))
+}
+
+/// `--wandb-*`: `None` without `--wandb-project`, whose companions are then warned.
+pub fn wandb(a: &WandbArgs) -> (Option<crate::lab::wandb::Wandb>, Vec<String>) {
+    let Some(project) = &a.wandb_project else {
+        let given = [
+            ("--wandb-entity", a.wandb_entity.is_some()),
+            ("--wandb-run-name", a.wandb_run_name.is_some()),
+            ("--wandb-tag", !a.wandb_tag.is_empty()),
+        ];
+        let w = given
+            .iter()
+            .filter(|(_, g)| *g)
+            .map(|(f, _)| format!("{f} has no effect: nothing goes to W&B without --wandb-project"))
+            .collect();
+        return (None, w);
+    };
+    let w = crate::lab::wandb::Wandb {
+        project: project.clone(),
+        entity: a.wandb_entity.clone(),
+        run_name: a.wandb_run_name.clone(),
+        tags: a
+            .wandb_tag
+            .iter()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect(),
+    };
+    (Some(w), Vec::new())
 }
 
 /// The run's URLs as the lifecycle calls need them.

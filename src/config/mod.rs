@@ -452,6 +452,8 @@ pub struct Config {
     pub lifecycle: crate::lab::lifecycle::Lifecycle,
     /// `--mlflow-*`: the tracking server each run is logged to.
     pub mlflow: Option<crate::lab::mlflow::Mlflow>,
+    /// `--wandb-*`: the W&B run made of each run.
+    pub wandb: Option<crate::lab::wandb::Wandb>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the

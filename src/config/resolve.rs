@@ -121,10 +121,18 @@ impl Config {
         )?;
         let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
         let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
-        let warnings = [warnings, super::lab::unused(&args.lifecycle), mlflow_unused].concat();
+        let (wandb, wandb_unused) = super::lab::wandb(&args.wandb);
+        let warnings = [
+            warnings,
+            super::lab::unused(&args.lifecycle),
+            mlflow_unused,
+            wandb_unused,
+        ]
+        .concat();
         Ok(Config {
             lifecycle,
             mlflow,
+            wandb,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
             models,
             endpoint,

@@ -117,6 +117,11 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("mlflow_tag", Scope::Resolved("config/lab.rs")),
     ("mlflow_parent_run_id", Scope::Resolved("config/lab.rs")),
     ("mlflow_artifact_glob", Scope::Resolved("config/lab.rs")),
+    // W&B: the companions without a project are warned in config/lab.rs.
+    ("wandb_project", Scope::Any),
+    ("wandb_entity", Scope::Resolved("config/lab.rs")),
+    ("wandb_run_name", Scope::Resolved("config/lab.rs")),
+    ("wandb_tag", Scope::Resolved("config/lab.rs")),
     // Input
     ("extra_inputs", Scope::Resolved("config/template.rs")),
     ("header", Scope::Any),

@@ -271,6 +271,12 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             Action::Static(route, head_only) => {
                 answer_static(&worker, &mut stream, &mut wbuf, route, head_only, close).await
             }
+            Action::Models(listed) => {
+                let body = worker.shared.models_body_for(listed);
+                wire::head(&mut wbuf, 200, "application/json", body.len(), close);
+                wbuf.extend_from_slice(&body);
+                send(&mut stream, &mut wbuf).await.is_ok()
+            }
             Action::Ok => {
                 wire::head(&mut wbuf, 200, "application/json", 2, close);
                 wbuf.extend_from_slice(b"{}");
@@ -370,7 +376,7 @@ fn plan(
         (Route::Models, Method::Get) => {
             let listed = !worker.shared.loading();
             record_control(worker, "GET", "/v1/models", 200, Some(listed), arrival_ns);
-            Action::Static(head.route, false)
+            Action::Models(listed)
         }
         (Route::Api(endpoint), Method::Post) => match parse_request_body(body) {
             Ok(b) => {
@@ -431,7 +437,7 @@ async fn answer_static(
     close: bool,
 ) -> bool {
     let (status, ctype, text): (u16, &str, Vec<u8>) = match route {
-        Route::Models => (200, "application/json", worker.shared.models_now()),
+        Route::Models => (200, "application/json", worker.shared.models_body_for(true)),
         Route::Metrics | Route::PrometheusMetrics => {
             let r = worker
                 .shared
@@ -472,6 +478,8 @@ enum Action {
     Error(u16, String),
     /// 200 with an empty JSON object (a control call done).
     Ok,
+    /// `GET /v1/models`: the list, with the model or (loading) without.
+    Models(bool),
 }
 
 /// Keeps a control-plane exchange in the truth log, stamped on both clocks.

@@ -1,8 +1,9 @@
 //! The server's control plane as vLLM has it, for the lifecycle hooks of a run
 //! (docs/integrations.md): `POST /reset_prefix_cache`, `POST /start_profile`,
 //! `POST /stop_profile`, and a model that is still loading for
-//! [`MockConfig::model_ready_after`](super::MockConfig::model_ready_after) after the start
-//! (`/v1/models` lists nothing and completion requests get 503). Every control call, every
+//! [`MockConfig::model_ready_after`](super::MockConfig::model_ready_after) after the start, and
+//! for its first [`MockConfig::loading_answers`](super::MockConfig::loading_answers) readiness
+//! requests (`/v1/models` lists nothing and completion requests get 503). Every control call, every
 //! `GET /v1/models` and every completion refused while loading is kept in the truth log as a
 //! [`ControlCall`], with its time on both clocks.
 

@@ -105,6 +105,11 @@ pub struct MockConfig {
     /// completion requests get 503 (a server coming up, for `--wait-for-model-*`).
     #[serde(default)]
     pub model_ready_after: Duration,
+    /// The model is also still loading for the first N readiness-relevant requests (each
+    /// `GET /v1/models` and each completion request counts): a loading server whose end does
+    /// not depend on the clock, for tests.
+    #[serde(default)]
+    pub loading_answers: u32,
     /// The first N `POST /reset_prefix_cache` get 503 (a server busy with other control work,
     /// for the reset's retries).
     #[serde(default)]
@@ -160,6 +165,7 @@ impl Default for MockConfig {
             dcgm_gpus: 0,
             capacity: 0,
             model_ready_after: Duration::ZERO,
+            loading_answers: 0,
             busy_resets: 0,
         }
     }

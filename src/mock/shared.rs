@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     ready_at: std::time::Instant,
     /// `POST /reset_prefix_cache` calls answered so far.
     resets: std::sync::atomic::AtomicU32,
+    /// Readiness-relevant requests answered so far ([`MockConfig::loading_answers`]).
+    answers: std::sync::atomic::AtomicU32,
 }
 
 impl Shared {
@@ -59,21 +61,30 @@ impl Shared {
             slots: (cfg.capacity > 0).then(|| Slots::new(cfg.capacity)),
             ready_at: std::time::Instant::now() + cfg.model_ready_after,
             resets: std::sync::atomic::AtomicU32::new(0),
+            answers: std::sync::atomic::AtomicU32::new(0),
             cfg,
         }
     }
 
-    /// The model is still loading ([`MockConfig::model_ready_after`]).
+    /// Whether the model is still loading for this request ([`MockConfig::model_ready_after`],
+    /// [`MockConfig::loading_answers`]); counts the request. Call once per `GET /v1/models` or
+    /// completion request.
     pub(crate) fn loading(&self) -> bool {
-        std::time::Instant::now() < self.ready_at
+        let n = if self.cfg.loading_answers > 0 {
+            self.answers
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        } else {
+            u32::MAX
+        };
+        n < self.cfg.loading_answers || std::time::Instant::now() < self.ready_at
     }
 
-    /// The `/v1/models` body now: the model, or no model while it loads.
-    pub(crate) fn models_now(&self) -> Vec<u8> {
-        if self.loading() {
-            br#"{"object":"list","data":[]}"#.to_vec()
-        } else {
+    /// The `/v1/models` body: the model, or no model while it loads.
+    pub(crate) fn models_body_for(&self, listed: bool) -> Vec<u8> {
+        if listed {
             self.models_body.clone()
+        } else {
+            br#"{"object":"list","data":[]}"#.to_vec()
         }
     }
 

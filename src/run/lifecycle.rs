@@ -52,9 +52,9 @@ pub(super) fn stop_profiler(cfg: &Config) {
 /// After the run's files are written: `--mlflow-*` logs the run to the tracking server. A
 /// failure is one warning line; the run's result stands.
 pub(super) fn after_run(cfg: &Config, outcome: &super::Outcome) {
-    let Some(m) = &cfg.mlflow else {
+    if cfg.mlflow.is_none() && cfg.wandb.is_none() {
         return;
-    };
+    }
     let names = crate::export::ExportNames::new(cfg.export_prefix.as_deref());
     let path = outcome.artifact_dir.join(&names.json);
     let summary = match std::fs::read(&path)
@@ -69,6 +69,18 @@ pub(super) fn after_run(cfg: &Config, outcome: &super::Outcome) {
             ));
             return;
         }
+    };
+    if let Some(w) = &cfg.wandb {
+        match crate::lab::wandb::export(w, &outcome.artifact_dir, &summary) {
+            Ok(x) => super::note(&format!(
+                "W&B run '{}' ({}) made in {}: {} artifact files",
+                x.name, x.id, x.dir, x.files
+            )),
+            Err(e) => super::note(&format!("warning: W&B export failed: {e}")),
+        }
+    }
+    let Some(m) = &cfg.mlflow else {
+        return;
     };
     let facts = crate::lab::mlflow::RunFacts {
         dir: &outcome.artifact_dir,

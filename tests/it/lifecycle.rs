@@ -14,16 +14,23 @@ use serde_json::Value;
 
 use crate::common::read_jsonl;
 
-fn mock(ready_after: Duration, busy_resets: u32) -> MockServer {
+/// A mock whose model loads for `ready_after` and its first `loading` readiness-relevant
+/// requests, and which answers 503 to its first `busy_resets` resets.
+fn mock_loading(ready_after: Duration, loading: u32, busy_resets: u32) -> MockServer {
     ringperf::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(4),
         ttft: Duration::from_millis(2),
         truth_log: true,
         model_ready_after: ready_after,
+        loading_answers: loading,
         busy_resets,
         ..MockConfig::default()
     })
     .expect("mock starts")
+}
+
+fn mock(ready_after: Duration, busy_resets: u32) -> MockServer {
+    mock_loading(ready_after, 0, busy_resets)
 }
 
 /// The binary against `server` (chat, streaming, builtin tokenizer, no UI), `extra` appended;
@@ -274,12 +281,12 @@ fn a_failed_profiler_start_fails_the_run_and_a_failed_stop_is_a_warning() {
     assert_eq!(server.truth().entries().len(), 3);
 }
 
-/// `--wait-for-model-mode both` against a model still loading: `/v1/models` is polled until it
-/// lists the model, then a one-token request is answered, then the run starts; the progress is
-/// on stderr.
+/// `--wait-for-model-mode both` against a model still loading (for its first three
+/// `/v1/models` answers): `/v1/models` is polled until it lists the model, then a one-token
+/// request is answered, then the run starts; the progress is on stderr.
 #[test]
 fn the_run_waits_for_a_loading_model() {
-    let server = mock(Duration::from_secs(2), 0);
+    let server = mock_loading(Duration::ZERO, 3, 0);
     let dir = tempfile::tempdir().unwrap();
     let err = ok(&run(
         &server,
@@ -297,8 +304,7 @@ fn the_run_waits_for_a_loading_model() {
     ));
     let lists = calls(&server, "/v1/models");
     let listed: Vec<bool> = lists.iter().map(|c| c.listed.unwrap()).collect();
-    assert!(listed.len() >= 2, "{listed:?}");
-    assert!(listed[..listed.len() - 1].iter().all(|l| !l) && listed[listed.len() - 1]);
+    assert_eq!(listed, [false, false, false, true]);
     // Probes are an interval apart at least (never sooner: each waits the interval).
     for w in lists.windows(2) {
         assert!(w[1].arrival_ns - w[0].arrival_ns >= 200_000_000);
@@ -333,10 +339,11 @@ fn the_run_waits_for_a_loading_model() {
     );
 }
 
-/// The default (`inference`) mode retries the 503 of a loading server until it answers.
+/// The default (`inference`) mode retries the 503 of a loading server (its first three
+/// completion requests) until it answers.
 #[test]
 fn the_inference_probe_retries_503_until_the_model_answers() {
-    let server = mock(Duration::from_secs(2), 0);
+    let server = mock_loading(Duration::ZERO, 3, 0);
     let dir = tempfile::tempdir().unwrap();
     let err = ok(&run(
         &server,
@@ -351,7 +358,8 @@ fn the_inference_probe_retries_503_until_the_model_answers() {
         ],
     ));
     let refused = calls(&server, "/v1/chat/completions");
-    assert!(!refused.is_empty() && refused.iter().all(|c| c.status == 503));
+    assert_eq!(refused.len(), 3);
+    assert!(refused.iter().all(|c| c.status == 503));
     assert!(
         calls(&server, "/v1/models").is_empty(),
         "inference mode lists nothing"

@@ -37,4 +37,5 @@ mod sessions;
 mod shards;
 mod sweep;
 mod tls;
+mod wandb;
 mod yaml_config;
