@@ -262,7 +262,16 @@ mod tests {
     fn every_setup_kind_of_a_run_exits_2_but_an_interruption() {
         use SetupKind::*;
         for kind in [
-            Signals, Tokenizer, MockServer, Workload, Tls, Shard, Artifacts, Threads, Limits,
+            Signals,
+            Tokenizer,
+            MockServer,
+            Workload,
+            Tls,
+            Shard,
+            Artifacts,
+            Threads,
+            Limits,
+            ServerLifecycle,
         ] {
             let e = Error::from(RunError::new(kind, "m"));
             assert_eq!(e.exit_code(), 2, "{kind:?}");

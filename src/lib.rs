@@ -37,6 +37,8 @@ pub mod fdlimit;
 #[cfg(feature = "engine")]
 pub mod gpu_telemetry;
 #[cfg(feature = "engine")]
+pub mod lab;
+#[cfg(feature = "engine")]
 pub mod merge;
 #[cfg(feature = "engine")]
 pub mod mock;

@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
+pub mod lab;
 pub mod media;
 pub mod merge;
 pub mod multi_run;
@@ -479,6 +480,14 @@ pub struct ProfileArgs {
     /// Audio, Image and Video Input: synthetic media of every turn (docs/multimodal.md).
     #[command(flatten)]
     pub media: media::MediaArgs,
+
+    /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
+    #[command(flatten)]
+    pub lifecycle: lab::LifecycleArgs,
+    #[command(flatten)]
+    pub mlflow: lab::MlflowArgs,
+    #[command(flatten)]
+    pub wandb: lab::WandbArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -603,6 +612,18 @@ pub struct MockArgs {
     /// of a shape has the same id and words (docs/mock.md).
     #[arg(long = "fast")]
     pub fast: bool,
+    /// The model is still loading for this many seconds after the start: /v1/models lists no
+    /// model and completion requests get 503 (for `profile --wait-for-model-*`).
+    #[arg(
+        long = "model-ready-after",
+        value_name = "SECONDS",
+        default_value_t = 0.0
+    )]
+    pub model_ready_after: f64,
+
+    /// The first N POST /reset_prefix_cache get 503 (a busy server, for the reset's retries).
+    #[arg(long = "busy-resets", value_name = "N", default_value_t = 0)]
+    pub busy_resets: u32,
 
     #[command(flatten)]
     pub shape: MockShapeArgs,

@@ -21,6 +21,9 @@ pub enum MockArgsError {
     },
     /// `--dcgm-log` without `--dcgm-gpus`.
     DcgmLogWithoutGpus,
+    /// `--model-ready-after` is negative or not a number.
+    /// The value given, as text (the error type is `Eq`).
+    ModelReadyAfter(String),
 }
 
 impl std::fmt::Display for MockArgsError {
@@ -30,6 +33,10 @@ impl std::fmt::Display for MockArgsError {
             MockArgsError::DcgmLogWithoutGpus => f.write_str(
                 "--dcgm-log needs --dcgm-gpus N (the mock serves no DCGM page without it)",
             ),
+            MockArgsError::ModelReadyAfter(v) => write!(
+                f,
+                "--model-ready-after must be a finite number of seconds, 0 or more (got {v})"
+            ),
         }
     }
 }
@@ -38,7 +45,7 @@ impl std::error::Error for MockArgsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             MockArgsError::Bind { source, .. } => Some(source),
-            MockArgsError::DcgmLogWithoutGpus => None,
+            MockArgsError::DcgmLogWithoutGpus | MockArgsError::ModelReadyAfter(_) => None,
         }
     }
 }
@@ -62,7 +69,7 @@ impl MockServerConfig {
             source,
         })?;
         let s = &args.shape;
-        let mock = MockConfig {
+        let mut mock = MockConfig {
             bind,
             threads: s.mock_threads.max(1),
             pin_cores: (!args.pin_cores.is_empty()).then(|| args.pin_cores.clone()),
@@ -99,8 +106,14 @@ impl MockServerConfig {
                 }),
                 _ => None,
             },
+            busy_resets: args.busy_resets,
             ..MockConfig::default()
         };
+        let ready = args.model_ready_after;
+        if !(ready.is_finite() && ready >= 0.0) {
+            return Err(MockArgsError::ModelReadyAfter(ready.to_string()));
+        }
+        mock.model_ready_after = Duration::from_secs_f64(ready);
         if args.dcgm_log.is_some() && args.dcgm_gpus == 0 {
             return Err(MockArgsError::DcgmLogWithoutGpus);
         }

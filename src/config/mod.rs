@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod echo;
 pub mod environment;
 pub mod goodput;
+pub mod lab;
 pub mod media;
 pub mod mock;
 pub mod multi_run;
@@ -450,6 +451,12 @@ pub struct Config {
     /// Flags given where they change nothing ([`scope`]): one line each, printed before the
     /// run starts.
     pub warnings: Vec<String>,
+    /// `--wait-for-model-*`, `--reset-kv-cache*`, `--server-profiler*` (docs/integrations.md).
+    pub lifecycle: crate::lab::lifecycle::Lifecycle,
+    /// `--mlflow-*`: the tracking server each run is logged to.
+    pub mlflow: Option<crate::lab::mlflow::Mlflow>,
+    /// `--wandb-*`: the W&B run made of each run.
+    pub wandb: Option<crate::lab::wandb::Wandb>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the

@@ -119,7 +119,20 @@ impl Config {
                 max_in_flight: profiling.load.max_in_flight(),
             },
         )?;
+        let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
+        let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
+        let (wandb, wandb_unused) = super::lab::wandb(&args.wandb);
+        let warnings = [
+            warnings,
+            super::lab::unused(&args.lifecycle),
+            mlflow_unused,
+            wandb_unused,
+        ]
+        .concat();
         Ok(Config {
+            lifecycle,
+            mlflow,
+            wandb,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
             models,
             endpoint,

@@ -98,6 +98,30 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("use_legacy_max_tokens", Scope::ChatOnly),
     ("use_server_token_count", Scope::Any),
     ("connection_reuse_strategy", Scope::Any),
+    // Server lifecycle (docs/integrations.md): the mode and interval without a timeout are
+    // warned in config/lab.rs.
+    ("wait_for_model_timeout", Scope::Any),
+    ("wait_for_model_mode", Scope::Resolved("config/lab.rs")),
+    ("wait_for_model_interval", Scope::Resolved("config/lab.rs")),
+    ("reset_kv_cache", Scope::Any),
+    ("reset_kv_cache_timeout_seconds", Scope::Any),
+    ("reset_kv_cache_path", Scope::Any),
+    ("server_profiler", Scope::Any),
+    ("server_profiler_timeout_seconds", Scope::Any),
+    ("server_profiler_start_path", Scope::Any),
+    ("server_profiler_stop_path", Scope::Any),
+    // MLflow: the companions without a tracking URI are warned in config/lab.rs.
+    ("mlflow_tracking_uri", Scope::Any),
+    ("mlflow_experiment", Scope::Resolved("config/lab.rs")),
+    ("mlflow_run_name", Scope::Resolved("config/lab.rs")),
+    ("mlflow_tag", Scope::Resolved("config/lab.rs")),
+    ("mlflow_parent_run_id", Scope::Resolved("config/lab.rs")),
+    ("mlflow_artifact_glob", Scope::Resolved("config/lab.rs")),
+    // W&B: the companions without a project are warned in config/lab.rs.
+    ("wandb_project", Scope::Any),
+    ("wandb_entity", Scope::Resolved("config/lab.rs")),
+    ("wandb_run_name", Scope::Resolved("config/lab.rs")),
+    ("wandb_tag", Scope::Resolved("config/lab.rs")),
     // Input
     ("extra_inputs", Scope::Resolved("config/template.rs")),
     ("header", Scope::Any),

@@ -16,6 +16,7 @@ use monoio::net::TcpStream;
 use uuid::Uuid;
 
 use super::body::{Endpoint, parse_request_body};
+use super::control::{Control, ControlCall};
 use super::metrics_modes;
 use super::misbehave;
 use super::respond::{After, Completion, Recorded};
@@ -67,6 +68,8 @@ enum Route {
     PrometheusMetrics,
     /// The DCGM exporter page (see `super::dcgm`).
     Dcgm,
+    /// A control-plane route (see `super::control`).
+    Control(Control),
     Unknown,
 }
 
@@ -103,7 +106,9 @@ fn route_of(path: &str) -> Route {
         "/metrics" => Route::Metrics,
         "/prometheus/metrics" => Route::PrometheusMetrics,
         "/dcgm/metrics" => Route::Dcgm,
-        other => Endpoint::at(other).map_or(Route::Unknown, Route::Api),
+        other => Control::at(other)
+            .map(Route::Control)
+            .unwrap_or_else(|| Endpoint::at(other).map_or(Route::Unknown, Route::Api)),
     }
 }
 
@@ -266,6 +271,17 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
             Action::Static(route, head_only) => {
                 answer_static(&worker, &mut stream, &mut wbuf, route, head_only, close).await
             }
+            Action::Models(listed) => {
+                let body = worker.shared.models_body_for(listed);
+                wire::head(&mut wbuf, 200, "application/json", body.len(), close);
+                wbuf.extend_from_slice(&body);
+                send(&mut stream, &mut wbuf).await.is_ok()
+            }
+            Action::Ok => {
+                wire::head(&mut wbuf, 200, "application/json", 2, close);
+                wbuf.extend_from_slice(b"{}");
+                send(&mut stream, &mut wbuf).await.is_ok()
+            }
             Action::Error(code, msg) => {
                 let body = wire::error_body(code, &msg);
                 wire::head(&mut wbuf, code, "application/json", body.len(), close);
@@ -343,6 +359,25 @@ fn plan(
         .get(body_at..body_at + head.body_len)
         .unwrap_or_default();
     match (head.route, head.method) {
+        (Route::Api(endpoint), Method::Post) if worker.shared.loading() => {
+            record_control(worker, "POST", endpoint.path(), 503, None, arrival_ns);
+            Action::Error(503, "the model is loading".to_owned())
+        }
+        (Route::Control(c), Method::Post) => {
+            let status = worker.shared.control_status(c);
+            record_control(worker, "POST", c.path(), status, None, arrival_ns);
+            if status == 200 {
+                Action::Ok
+            } else {
+                Action::Error(status, "the server is busy; try again".to_owned())
+            }
+        }
+        (Route::Control(_), _) => Action::Error(405, "use POST".to_owned()),
+        (Route::Models, Method::Get) => {
+            let listed = !worker.shared.loading();
+            record_control(worker, "GET", "/v1/models", 200, Some(listed), arrival_ns);
+            Action::Models(listed)
+        }
         (Route::Api(endpoint), Method::Post) => match parse_request_body(body) {
             Ok(b) => {
                 let mut b = b;
@@ -402,7 +437,7 @@ async fn answer_static(
     close: bool,
 ) -> bool {
     let (status, ctype, text): (u16, &str, Vec<u8>) = match route {
-        Route::Models => (200, "application/json", worker.shared.models_body.clone()),
+        Route::Models => (200, "application/json", worker.shared.models_body_for(true)),
         Route::Metrics | Route::PrometheusMetrics => {
             let r = worker
                 .shared
@@ -441,6 +476,29 @@ enum Action {
     Complete(Completion),
     Static(Route, bool),
     Error(u16, String),
+    /// 200 with an empty JSON object (a control call done).
+    Ok,
+    /// `GET /v1/models`: the list, with the model or (loading) without.
+    Models(bool),
+}
+
+/// Keeps a control-plane exchange in the truth log, stamped on both clocks.
+fn record_control(
+    worker: &Worker,
+    method: &'static str,
+    path: &'static str,
+    status: u16,
+    listed: Option<bool>,
+    arrival_ns: u64,
+) {
+    worker.shared.truth.record_control(ControlCall {
+        method,
+        path,
+        status,
+        listed,
+        wall_ns: crate::clock::wall_now_ns(),
+        arrival_ns,
+    });
 }
 
 #[cfg(test)]

@@ -68,6 +68,7 @@ mod apis;
 mod body;
 mod capacity;
 mod conn;
+mod control;
 mod dcgm;
 mod fast;
 mod fault;
@@ -88,6 +89,7 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
+pub use control::ControlCall;
 pub use dcgm::{DcgmPage, gpu_uuid, power_w};
 pub use fault::{
     Fault, FaultList, FaultParseError, FaultSpec, SLOW_LORIS_BYTE_INTERVAL, SSE_ERROR_COMMENT,

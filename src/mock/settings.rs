@@ -107,6 +107,19 @@ pub struct MockConfig {
     /// same id, `created` and words, whatever its body; the truth log is as exact as without.
     #[serde(default)]
     pub fast: bool,
+    /// The model is still loading this long after the start: `/v1/models` lists nothing and
+    /// completion requests get 503 (a server coming up, for `--wait-for-model-*`).
+    #[serde(default)]
+    pub model_ready_after: Duration,
+    /// The model is also still loading for the first N readiness-relevant requests (each
+    /// `GET /v1/models` and each completion request counts): a loading server whose end does
+    /// not depend on the clock, for tests.
+    #[serde(default)]
+    pub loading_answers: u32,
+    /// The first N `POST /reset_prefix_cache` get 503 (a server busy with other control work,
+    /// for the reset's retries).
+    #[serde(default)]
+    pub busy_resets: u32,
 }
 
 /// The PEM files an HTTPS mock serves with.
@@ -158,6 +171,9 @@ impl Default for MockConfig {
             dcgm_gpus: 0,
             capacity: 0,
             fast: false,
+            model_ready_after: Duration::ZERO,
+            loading_answers: 0,
+            busy_resets: 0,
         }
     }
 }

@@ -34,6 +34,12 @@ pub(crate) struct Shared {
     pub(crate) dcgm: Dcgm,
     /// The service slots of a mock with a capacity ([`MockConfig::capacity`] > 0).
     pub(crate) slots: Option<Slots>,
+    /// When the model is ready ([`MockConfig::model_ready_after`] after the start).
+    ready_at: std::time::Instant,
+    /// `POST /reset_prefix_cache` calls answered so far.
+    resets: std::sync::atomic::AtomicU32,
+    /// Readiness-relevant requests answered so far ([`MockConfig::loading_answers`]).
+    answers: std::sync::atomic::AtomicU32,
 }
 
 impl Shared {
@@ -53,8 +59,46 @@ impl Shared {
             tls: None,
             dcgm: Dcgm::default(),
             slots: (cfg.capacity > 0).then(|| Slots::new(cfg.capacity)),
+            ready_at: std::time::Instant::now() + cfg.model_ready_after,
+            resets: std::sync::atomic::AtomicU32::new(0),
+            answers: std::sync::atomic::AtomicU32::new(0),
             cfg,
         }
+    }
+
+    /// Whether the model is still loading for this request ([`MockConfig::model_ready_after`],
+    /// [`MockConfig::loading_answers`]); counts the request. Call once per `GET /v1/models` or
+    /// completion request.
+    pub(crate) fn loading(&self) -> bool {
+        let n = if self.cfg.loading_answers > 0 {
+            self.answers
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        } else {
+            u32::MAX
+        };
+        n < self.cfg.loading_answers || std::time::Instant::now() < self.ready_at
+    }
+
+    /// The `/v1/models` body: the model, or no model while it loads.
+    pub(crate) fn models_body_for(&self, listed: bool) -> Vec<u8> {
+        if listed {
+            self.models_body.clone()
+        } else {
+            br#"{"object":"list","data":[]}"#.to_vec()
+        }
+    }
+
+    /// The status of a control call now: a reset within [`MockConfig::busy_resets`] is 503.
+    pub(crate) fn control_status(&self, c: super::control::Control) -> u16 {
+        if c == super::control::Control::ResetPrefixCache {
+            let n = self
+                .resets
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if n < self.cfg.busy_resets {
+                return 503;
+            }
+        }
+        200
     }
 
     pub(crate) fn metrics_text(&self) -> String {

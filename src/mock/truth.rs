@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::Serialize;
 use uuid::Uuid;
 
+use super::control::ControlCall;
 use super::fault::Fault;
 
 /// What the mock did for one completion request.
@@ -99,6 +100,8 @@ struct Shard {
 pub struct TruthLog {
     enabled: bool,
     shards: Box<[Mutex<Shard>]>,
+    /// Control-plane calls, in arrival order ([`super::control`]).
+    controls: Mutex<Vec<ControlCall>>,
 }
 
 impl std::fmt::Debug for TruthLog {
@@ -122,6 +125,7 @@ impl TruthLog {
         Self {
             enabled,
             shards: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
+            controls: Mutex::default(),
         }
     }
 
@@ -154,6 +158,27 @@ impl TruthLog {
         if let Some(shard) = self.shards.get(thread % self.shards.len()) {
             lock(shard).accepted.push(accepted_ns);
         }
+    }
+
+    /// Records a control-plane call.
+    pub(crate) fn record_control(&self, call: ControlCall) {
+        if self.enabled {
+            self.controls
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(call);
+        }
+    }
+
+    /// Every control-plane call ([`ControlCall`]), in arrival order.
+    pub fn controls(&self) -> Vec<ControlCall> {
+        let mut all = self
+            .controls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        all.sort_by_key(|c| c.arrival_ns);
+        all
     }
 
     /// When every connection was accepted (whether a request came on it or not), in order.
@@ -200,7 +225,8 @@ impl TruthLog {
     /// of [`TruthEntry`]; `request_id` is the hyphenated UUID or null; `correlation_id`,
     /// `request_body` (the body's text; a completion body the mock answered is always UTF-8
     /// JSON, so nothing is lost) and `reply_text` are strings or null; all stamps are raw
-    /// `CLOCK_MONOTONIC` nanoseconds.
+    /// `CLOCK_MONOTONIC` nanoseconds. The control-plane calls follow, one `{"control": …}`
+    /// object a line ([`ControlCall`]'s fields).
     pub fn write_jsonl(&self, path: impl AsRef<Path>) -> io::Result<()> {
         let mut out = BufWriter::new(std::fs::File::create(path)?);
         for e in self.entries() {
@@ -228,6 +254,11 @@ impl TruthLog {
                 queue_wait_ns: e.queue_wait_ns,
             };
             serde_json::to_writer(&mut out, &line)?;
+            out.write_all(b"\n")?;
+        }
+        // Then the control-plane calls, one `{"control": {...}}` object a line.
+        for c in self.controls() {
+            serde_json::to_writer(&mut out, &serde_json::json!({ "control": c }))?;
             out.write_all(b"\n")?;
         }
         out.flush()

@@ -27,6 +27,9 @@ pub enum SetupKind {
     Threads,
     /// The concurrency needs more descriptors or ports than the process or kernel allows.
     Limits,
+    /// The server's lifecycle (docs/integrations.md): the model was not ready in time, the
+    /// KV-cache reset or the profiler start failed.
+    ServerLifecycle,
     /// SIGINT / SIGTERM came while the run was being prepared: nothing was sent. Exits 130, as
     /// a cancelled run does.
     Interrupted,
@@ -61,6 +64,12 @@ impl fmt::Display for RunError {
 }
 
 impl std::error::Error for RunError {}
+
+impl From<crate::lab::lifecycle::LifecycleError> for RunError {
+    fn from(e: crate::lab::lifecycle::LifecycleError) -> Self {
+        Self::new(SetupKind::ServerLifecycle, e.to_string())
+    }
+}
 
 impl From<crate::net::TlsSetupError> for RunError {
     fn from(e: crate::net::TlsSetupError) -> Self {

@@ -17,6 +17,7 @@ mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
+mod lifecycle;
 pub(crate) mod limits;
 pub(crate) mod multi;
 mod phases;
@@ -179,9 +180,17 @@ fn signal_loop(
 /// One run: the four stages, in order.
 pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
     let prepared = prepare::prepare(&mut cfg, &control)?;
+    lifecycle::before_run(&cfg)?;
     let mut started = start::start(&cfg, &prepared, &control)?;
-    let times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);
-    finish::finish(&cfg, &control, &prepared, started, &times)
+    let mut times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);
+    let profiler_failed = times.profiler_failed.take();
+    let outcome = finish::finish(&cfg, &control, &prepared, started, &times)?;
+    // A profiler that could not start fails the run (no profiling phase ran), as in AIPerf.
+    if let Some(e) = profiler_failed {
+        return Err(e.into());
+    }
+    lifecycle::after_run(&cfg, &outcome);
+    Ok(outcome)
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

@@ -30,6 +30,8 @@ pub(super) struct PhaseTimes {
     /// Profiling's start (the schedule's origin) and the end of the last phase.
     pub start_wall_ns: u64,
     pub end_wall_ns: u64,
+    /// `--server-profiler`: its start failed, so profiling did not run.
+    pub profiler_failed: Option<crate::lab::lifecycle::LifecycleError>,
 }
 
 /// Runs warmup (when configured) and profiling; a stop during warmup skips profiling.
@@ -71,11 +73,20 @@ pub(super) fn run_phases(
         // Sized from what the warmup's answers took.
         open_warm_pool(cfg, shared, workers, Phase::Profiling, &cfg.profiling);
     }
+    // `--server-profiler`: started before the profiling phase's origin is taken, so that its
+    // schedule does not start late by the call.
+    // A stop during warmup ends the run before profiling starts.
+    let profiling = !control.stopped();
+    let profiler_failed = if profiling {
+        super::lifecycle::start_profiler(cfg).err()
+    } else {
+        None
+    };
+    let profiling = profiling && profiler_failed.is_none();
     // The phase's start, on the clock every record's stamps are converted with: the manifest's
     // `start_ns` is the schedule's origin, to the nanosecond.
     let at = origin.unwrap_or_else(|| shard::Origin::now(shared.clock));
-    // A stop during warmup ends the run before profiling starts.
-    if !control.stopped() {
+    if profiling {
         collectors.phase_start(Phase::Profiling);
         let p = &cfg.profiling;
         run_phase(
@@ -89,6 +100,9 @@ pub(super) fn run_phases(
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
+    if profiling {
+        super::lifecycle::stop_profiler(cfg);
+    }
     if let Some(s) = &shared.stream {
         let w = s.window();
         log(
@@ -116,6 +130,7 @@ pub(super) fn run_phases(
         warmup,
         start_wall_ns: at.wall_ns,
         end_wall_ns,
+        profiler_failed,
     }
 }
 

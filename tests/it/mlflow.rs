@@ -1,0 +1,331 @@
+//! `--mlflow-*` (docs/integrations.md#mlflow) against a real `mlflow server` (PyPI's `mlflow`;
+//! `.ci/run` installs it into target/ci-venv), read back with MLflow's own Python client:
+//! params, metrics (every one against the run's own summary JSON), tags, artifacts (their
+//! bytes against the local files).
+//!
+//! The server is found at `$RINGPERF_MLFLOW`, else `target/ci-venv/bin/mlflow`, else `mlflow` on
+//! the PATH; the Python that reads back is the one beside it. Without it the test is skipped
+//! (and fails under `CI=true`).
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{read_json, require_tool};
+
+fn mlflow_bin() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RINGPERF_MLFLOW").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/bin/mlflow")),
+        Some(PathBuf::from("mlflow")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| crate::common::tool_runs(&p.to_string_lossy(), "--version"))
+}
+
+/// A `mlflow server` on a free loopback port, stopped (by its PID) when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SIGTERM to the server's process group (its workers), which only it leads.
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(bin: &Path) -> Server {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.args(["server", "--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--workers", "1"])
+        .arg("--backend-store-uri")
+        .arg(format!(
+            "sqlite:///{}",
+            dir.path().join("db.sqlite").display()
+        ))
+        .arg("--artifacts-destination")
+        .arg(dir.path().join("artifacts"))
+        // No job runner (huey workers and their schedulers): nothing here uses it, and it
+        // doubles the server's start-up.
+        .env("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd.spawn().expect("mlflow server starts");
+    let server = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        _dir: dir,
+    };
+    // Ready when it answers /health (bounded: a server that never comes up fails the test).
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            && python(
+                bin,
+                &format!(
+                    "import urllib.request as u; u.urlopen('{}/health').read()",
+                    server.url
+                ),
+                &[],
+            )
+            .is_some()
+        {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    panic!("mlflow server did not come up in 180 s");
+}
+
+/// Runs `code` with the Python beside `bin`; its stdout, or `None` when it failed.
+fn python(bin: &Path, code: &str, args: &[&str]) -> Option<String> {
+    let py = bin.with_file_name("python");
+    let py = if py.exists() {
+        py
+    } else {
+        PathBuf::from("python3")
+    };
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// What MLflow's client reads back of a run: params, metrics, tags, every artifact's path and
+/// the text of the ones asked for.
+const READ_BACK: &str = r#"
+import json, sys
+from mlflow.tracking import MlflowClient
+uri, run_id, fetch = sys.argv[1], sys.argv[2], sys.argv[3:]
+c = MlflowClient(tracking_uri=uri)
+r = c.get_run(run_id)
+def walk(p):
+    out = []
+    for a in c.list_artifacts(run_id, p):
+        out += walk(a.path) if a.is_dir else [a.path]
+    return out
+texts = {}
+for f in fetch:
+    local = c.download_artifacts(run_id, f)
+    texts[f] = open(local).read()
+exp = c.get_experiment(r.info.experiment_id)
+print(json.dumps({"params": r.data.params, "metrics": r.data.metrics, "tags": r.data.tags,
+                  "artifacts": sorted(walk(None)), "texts": texts, "status": r.info.status,
+                  "experiment": exp.name, "run_name": r.info.run_name}))
+"#;
+
+const MAKE_PARENT: &str = r#"
+import sys
+from mlflow.tracking import MlflowClient
+c = MlflowClient(tracking_uri=sys.argv[1])
+e = c.get_experiment_by_name("lab") or c.get_experiment(c.create_experiment("lab"))
+print(c.create_run(e.experiment_id, run_name="parent").info.run_id)
+"#;
+
+#[test]
+fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
+    let bin = mlflow_bin();
+    if !require_tool(
+        "mlflow",
+        bin.is_some(),
+        "skipped: no mlflow (pip install mlflow; or set RINGPERF_MLFLOW)",
+    ) {
+        return;
+    }
+    let bin = bin.unwrap();
+    let server = start(&bin);
+    let parent = python(&bin, MAKE_PARENT, &[&server.url])
+        .expect("parent run")
+        .trim()
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--mock",
+            "--streaming",
+            "--ui",
+            "none",
+        ])
+        .args([
+            "--tokenizer",
+            "builtin",
+            "--concurrency",
+            "2",
+            "--request-count",
+            "5",
+        ])
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .args([
+            "--mlflow-tracking-uri",
+            &server.url,
+            "--mlflow-experiment",
+            "lab",
+        ])
+        .args([
+            "--mlflow-run-name",
+            "first",
+            "--mlflow-parent-run-id",
+            &parent,
+        ])
+        .args([
+            "--mlflow-tag",
+            "team:perf,gpu:none",
+            "--mlflow-tag",
+            r#"{"site":"lab"}"#,
+        ])
+        .args(["--mlflow-artifact-glob", "*.json,*.jsonl"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let meta = read_json(&dir.path().join("mlflow_export.json"));
+    let run_id = meta["run_id"].as_str().unwrap();
+    assert!(
+        err.contains(&format!(
+            "MLflow run 'first' ({run_id}) logged to {}",
+            server.url
+        )),
+        "{err}"
+    );
+
+    let back: Value = serde_json::from_str(
+        &python(
+            &bin,
+            READ_BACK,
+            &[
+                &server.url,
+                run_id,
+                "exports/profile_export_aiperf.json",
+                "exports/mlflow_export.json",
+            ],
+        )
+        .expect("read back"),
+    )
+    .unwrap();
+    assert_eq!(back["status"], "FINISHED");
+    assert_eq!(back["experiment"], "lab");
+    assert_eq!(back["run_name"], "first");
+
+    // Every metric against the run's own JSON: `avg` under the tag, each other statistic
+    // suffixed, and the request counts.
+    let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    for (tag, v) in summary.as_object().unwrap() {
+        if v.get("unit").is_none() {
+            continue;
+        }
+        for (stat, x) in v.as_object().unwrap() {
+            let Some(x) = x.as_f64() else { continue };
+            if stat == "avg" {
+                want.insert(tag.clone(), x);
+            } else if stat.starts_with('p')
+                || ["min", "max", "std", "count", "sum"].contains(&stat.as_str())
+            {
+                want.insert(format!("{tag}.{stat}"), x);
+            }
+        }
+    }
+    want.insert("aiperf.completed_requests".into(), 5.0);
+    want.insert("aiperf.total_expected_requests".into(), 5.0);
+    let got: BTreeMap<String, f64> = back["metrics"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+        .collect();
+    assert_eq!(got.len(), want.len());
+    for (k, w) in &want {
+        let g = got[k];
+        assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "{k}: {g} vs {w}");
+    }
+    assert!(got["request_latency"] > 0.0);
+
+    let params = &back["params"];
+    assert_eq!(params["endpoint.type"], "chat");
+    assert_eq!(params["endpoint.models"], "mock-model");
+    assert_eq!(params["loadgen.concurrency"], "2");
+    assert_eq!(params["loadgen.request_count"], "5");
+    assert_eq!(params["timing.mode"], "concurrency");
+    assert_eq!(
+        params["output.artifact_directory"],
+        dir.path().display().to_string()
+    );
+    assert_eq!(
+        params["aiperf.cli_command"],
+        summary["run_info"]["cli_command"]
+    );
+
+    let tags = &back["tags"];
+    for (k, v) in [
+        ("team", "perf"),
+        ("gpu", "none"),
+        ("site", "lab"),
+        ("aiperf.was_cancelled", "false"),
+    ] {
+        assert_eq!(tags[k], v, "{k}");
+    }
+    assert_eq!(tags["mlflow.parentRunId"], parent.as_str());
+    assert_eq!(tags["benchmark_id"], summary["benchmark_id"]);
+    assert_eq!(tags["aiperf.version"], "0.13.0");
+
+    // The globs: the top-level JSON and JSONL files only, under exports/, and the metadata.
+    let mut local: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| (n.ends_with(".json") || n.ends_with(".jsonl")) && !n.starts_with('.'))
+        .map(|n| format!("exports/{n}"))
+        .collect();
+    local.sort();
+    let arts: Vec<String> = back["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(arts, local);
+    assert!(arts.contains(&"exports/mlflow_export.json".to_owned()));
+    for f in ["profile_export_aiperf.json", "mlflow_export.json"] {
+        assert_eq!(
+            back["texts"][format!("exports/{f}")].as_str().unwrap(),
+            std::fs::read_to_string(dir.path().join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let keys: Vec<&str> = meta["metric_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(keys, want.keys().map(String::as_str).collect::<Vec<_>>());
+}
