@@ -41,6 +41,9 @@ pub use builder::{Buildable, RuntimeBuilder};
 pub use driver::Driver;
 #[cfg(all(target_os = "linux", feature = "iouring"))]
 pub use driver::IoUringDriver;
+/// ringperf patch: raw access to the io_uring driver.
+#[cfg(all(target_os = "linux", feature = "iouring"))]
+pub use driver::raw;
 #[cfg(feature = "legacy")]
 pub use driver::LegacyDriver;
 #[cfg(feature = "macros")]

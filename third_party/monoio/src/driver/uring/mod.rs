@@ -40,6 +40,45 @@ pub(crate) const POLLER_USERDATA: u64 = u64::MAX - 3;
 
 pub(crate) const MIN_REVERSED_USERDATA: u64 = u64::MAX - 3;
 
+/// ringperf patch: completions whose user data has this bit set (and is below the reserved
+/// values) belong to operations submitted through [`with_raw_ring`]; the driver hands them to
+/// the thread's [`set_raw_handler`] instead of its own operation table.
+pub const RAW_USERDATA_TAG: u64 = 1 << 62;
+
+std::thread_local! {
+    static RAW_HANDLER: std::cell::Cell<Option<fn(u64, i32, u32)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// ringperf patch: sets this thread's handler of raw completions (user data, result, flags).
+/// The handler runs inside the driver's completion pass: it must not call [`with_raw_ring`].
+/// Without a handler, raw completions are dropped.
+pub fn set_raw_handler(handler: Option<fn(u64, i32, u32)>) {
+    RAW_HANDLER.with(|h| h.set(handler));
+}
+
+/// ringperf patch: runs `f` with the current runtime's ring (to push submissions tagged
+/// [`RAW_USERDATA_TAG`], register buffers, submit); `None` outside a runtime or on the legacy
+/// driver.
+///
+/// # Safety
+/// `f` must not drop or replace the ring, must not consume completions, and must push only
+/// entries whose user data carries [`RAW_USERDATA_TAG`] (or monoio's own cancel value).
+pub unsafe fn with_raw_ring<R>(f: impl FnOnce(&mut IoUring) -> R) -> Option<R> {
+    if !super::CURRENT.is_set() {
+        return None;
+    }
+    super::CURRENT.with(|inner| match inner {
+        super::Inner::Uring(this) => {
+            // SAFETY: the driver is single-threaded and not borrowed while a task runs.
+            let inner = unsafe { &mut *this.get() };
+            Some(f(&mut inner.uring))
+        }
+        #[allow(unreachable_patterns)]
+        _ => None,
+    })
+}
+
 /// Driver with uring.
 pub struct IoUringDriver {
     inner: Rc<UnsafeCell<UringInner>>,
@@ -391,6 +430,11 @@ impl UringInner {
                     self.poll.tick(Some(Duration::ZERO))?;
                 }
                 _ if index >= MIN_REVERSED_USERDATA => (),
+                _ if index & RAW_USERDATA_TAG != 0 => {
+                    if let Some(handler) = RAW_HANDLER.with(std::cell::Cell::get) {
+                        handler(index, cqe.result(), cqe.flags());
+                    }
+                }
                 _ => self.ops.complete(index as _, resultify(&cqe), cqe.flags()),
             }
         }
