@@ -109,7 +109,11 @@ pub struct RecvMsgOut<'a> {
 /// kernel filled of them), then the payload up to the end. `None` when `buf` is shorter than
 /// the header and both areas (a malformed completion).
 #[must_use]
-pub fn parse_recvmsg_out(buf: &[u8], name_room: usize, control_room: usize) -> Option<RecvMsgOut<'_>> {
+pub fn parse_recvmsg_out(
+    buf: &[u8],
+    name_room: usize,
+    control_room: usize,
+) -> Option<RecvMsgOut<'_>> {
     let field = |i: usize| -> Option<usize> {
         let b = buf.get(i * 4..i * 4 + 4)?;
         usize::try_from(u32::from_ne_bytes(b.try_into().ok()?)).ok()
@@ -126,4 +130,3 @@ pub fn parse_recvmsg_out(buf: &[u8], name_room: usize, control_room: usize) -> O
         flags,
     })
 }
-

@@ -619,7 +619,8 @@ impl Exchange<'_> {
         };
         self.within_read_timeout(ms.ready(), st.received).await?;
         let received = st.received;
-        let taken = |ms: &mut Multishot, buf: &mut Vec<u8>| match ms.take(buf) {
+        let max = self.pool.read_buf_bytes();
+        let taken = |ms: &mut Multishot, buf: &mut Vec<u8>| match ms.take(buf, max) {
             Ok((n, realtime_ns)) => Ok(Some((n, ReadStamp::now(&self.clock, realtime_ns)))),
             // The ring ran dry (the receive is armed again) or nothing was queued.
             Err(e) if rxstamp::is_not_ready(&e) => Ok(None),

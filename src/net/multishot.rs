@@ -34,7 +34,7 @@ use monoio::raw::io_uring::{self, opcode, squeue, types};
 use monoio::raw::{RAW_USERDATA_TAG, set_raw_handler, with_raw_ring};
 
 use super::rxstamp::CONTROL_BYTES;
-use crate::cmsg::{parse_control, parse_recvmsg_out};
+use crate::cmsg::{RECVMSG_OUT_BYTES, parse_control, parse_recvmsg_out};
 
 /// The thread's buffer group id.
 const GROUP: u16 = 0x7270;
@@ -68,6 +68,8 @@ struct Slot {
     /// The receive is in the kernel (no completion without `F_MORE` since it was armed).
     armed: bool,
     queue: VecDeque<Completion>,
+    /// Payload bytes of the first queued completion already taken (a read of at most `max`).
+    taken: usize,
     waker: Option<Waker>,
 }
 
@@ -206,6 +208,10 @@ impl State {
 }
 
 fn buffer_count() -> u16 {
+    #[cfg(test)]
+    if let Some(n) = TEST_BUFFERS.get() {
+        return n;
+    }
     #[cfg(feature = "test-hooks")]
     if let Some(n) = std::env::var(TEST_BUFFERS_ENV)
         .ok()
@@ -217,6 +223,12 @@ fn buffer_count() -> u16 {
     BUFFERS
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Unit tests' buffer count for this thread's next ring.
+    pub(crate) static TEST_BUFFERS: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
+}
+
 /// Whether this thread may use the multishot receive, once asked.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Availability {
@@ -224,7 +236,23 @@ enum Availability {
     No,
 }
 
+/// What this thread's multishot receives did, for tests and diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Completions taken whole (each a receive of the kernel's: one or more segments).
+    pub completions: u64,
+    /// Receives ended by a dry buffer ring (`ENOBUFS`) and armed again.
+    pub dry: u64,
+}
+
+/// This thread's [`Stats`] so far.
+#[must_use]
+pub fn stats() -> Stats {
+    STATS.get()
+}
+
 thread_local! {
+    static STATS: std::cell::Cell<Stats> = const { std::cell::Cell::new(Stats { completions: 0, dry: 0 }) };
     static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
     static AVAILABLE: std::cell::Cell<Availability> = const { std::cell::Cell::new(Availability::Unknown) };
 }
@@ -275,7 +303,9 @@ impl Multishot {
     /// Arms a multishot receive on `fd` (a kernel-stamped TCP socket this thread reads), or
     /// `None` where this thread cannot (epoll driver, old kernel, switched off).
     pub fn start(fd: RawFd) -> Option<Self> {
-        if AVAILABLE.get() == Availability::No {
+        // SAFETY: the closure does nothing with the ring.
+        let on_uring = unsafe { with_raw_ring(|_: &mut io_uring::IoUring| ()) }.is_some();
+        if !on_uring || AVAILABLE.get() == Availability::No {
             return None;
         }
         let slot = STATE.with_borrow_mut(|s| {
@@ -301,6 +331,7 @@ impl Multishot {
             let slot = &mut st.slots[index];
             slot.live = true;
             slot.queue.clear();
+            slot.taken = 0;
             Some((index, slot.generation))
         })?;
         let (index, generation) = slot;
@@ -337,14 +368,15 @@ impl Multishot {
         Ready { ms: self }
     }
 
-    /// Takes one queued completion: appends its payload to `buf` and returns the bytes taken
-    /// (0: end of stream) with the kernel's receive stamp (`CLOCK_REALTIME` ns) if it carried
-    /// one. Re-arms the receive when the kernel ended it and nothing is queued behind.
+    /// Takes one queued completion: appends its payload (at most `max` bytes of it; the rest
+    /// stays queued for the next take, with the same stamp) to `buf` and returns the bytes
+    /// taken (0: end of stream) with the kernel's receive stamp (`CLOCK_REALTIME` ns) if it
+    /// carried one. Re-arms the receive when the kernel ended it and nothing is queued behind.
     ///
     /// # Errors
     /// The receive's error; `WouldBlock` when nothing usable was queued (an empty queue, or the
     /// ring ran dry and the receive was re-armed).
-    pub fn take(&mut self, buf: &mut Vec<u8>) -> io::Result<(usize, Option<u64>)> {
+    pub fn take(&mut self, buf: &mut Vec<u8>, max: usize) -> io::Result<(usize, Option<u64>)> {
         let (taken, rearm) = STATE.with_borrow_mut(|s| {
             let Some(st) = s.as_mut() else {
                 return (Err(io::Error::other("no multishot state")), false);
@@ -352,11 +384,24 @@ impl Multishot {
             let Some(slot) = st.slots.get_mut(self.index) else {
                 return (Err(io::Error::other("no multishot slot")), false);
             };
-            let Some(c) = slot.queue.pop_front() else {
+            let Some(&c) = slot.queue.front() else {
                 return (Err(io::ErrorKind::WouldBlock.into()), false);
             };
+            let (taken, whole) = take_one(&mut st.ring, c, slot.taken, buf, max.max(1));
+            if whole {
+                slot.queue.pop_front();
+                slot.taken = 0;
+                STATS.with(|s| {
+                    let mut v = s.get();
+                    v.completions += 1;
+                    v.dry += u64::from(is_dry(&taken));
+                    s.set(v);
+                });
+            } else if let Ok((n, _)) = taken {
+                slot.taken += n;
+                return (taken, false);
+            }
             let ended = !slot.armed && slot.queue.is_empty();
-            let taken = take_one(&mut st.ring, c, buf);
             // The kernel ended the receive after data or a dry ring: receive again. An end of
             // stream or an error ends it for good.
             let more = matches!(taken, Ok((n, _)) if n > 0) || is_dry(&taken);
@@ -368,15 +413,22 @@ impl Multishot {
         taken
     }
 
-    /// Nothing is queued and the receive is still in the kernel: the connection may go back
-    /// to its pool.
+    /// No byte is queued for this connection: it may go back to its pool. (An end of stream
+    /// may be queued: as on the readiness path, the next exchange finds the connection closed
+    /// before any response byte and retries on a fresh one.)
     pub fn is_idle(&self) -> bool {
         STATE.with_borrow(|s| {
             s.as_ref()
                 .and_then(|st| st.slots.get(self.index))
-                .is_some_and(|slot| slot.armed && slot.queue.is_empty())
+                .is_some_and(|slot| slot.queue.iter().all(|c| !carries_bytes(*c)))
         })
     }
+}
+
+/// A completion that brought payload bytes.
+fn carries_bytes(c: Completion) -> bool {
+    io_uring::cqueue::buffer_select(c.flags).is_some()
+        && usize::try_from(c.res).is_ok_and(|n| n > RECVMSG_OUT_BYTES + CONTROL_BYTES)
 }
 
 /// The ring ran dry (`ENOBUFS`): the bytes wait in the socket until the receive is re-armed.
@@ -384,33 +436,50 @@ fn is_dry(taken: &io::Result<(usize, Option<u64>)>) -> bool {
     matches!(taken, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
-/// One completion's payload appended to `buf`, its buffer handed back.
+/// One completion's payload from byte `from` on, at most `max` bytes of it, appended to `buf`;
+/// its buffer handed back once it is taken whole (the second value: it was).
 fn take_one(
     ring: &mut BufRing,
     c: Completion,
+    from: usize,
     buf: &mut Vec<u8>,
-) -> io::Result<(usize, Option<u64>)> {
+    max: usize,
+) -> (io::Result<(usize, Option<u64>)>, bool) {
     if c.res < 0 {
-        return Err(if c.res == -libc::ENOBUFS {
+        let e = if c.res == -libc::ENOBUFS {
             io::ErrorKind::WouldBlock.into()
         } else {
             io::Error::from_raw_os_error(-c.res)
-        });
+        };
+        return (Err(e), true);
     }
     let Some(bid) = io_uring::cqueue::buffer_select(c.flags) else {
         // No buffer: the end of the stream (a result of 0).
-        return Ok((0, None));
+        return (Ok((0, None)), true);
     };
     let len = usize::try_from(c.res).unwrap_or(0);
     let out = ring
         .buffer(bid, len)
         .and_then(|b| parse_recvmsg_out(b, 0, CONTROL_BYTES))
         .map(|o| {
-            buf.extend_from_slice(o.payload);
-            (o.payload.len(), parse_control(o.control))
+            let rest = o.payload.get(from..).unwrap_or_default();
+            let n = rest.len().min(max);
+            buf.extend_from_slice(&rest[..n]);
+            (n, parse_control(o.control), n == rest.len())
         });
-    ring.give(bid);
-    out.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed multishot receive"))
+    match out {
+        Some((n, stamp, whole)) => {
+            if whole {
+                ring.give(bid);
+            }
+            (Ok((n, stamp)), whole)
+        }
+        None => {
+            ring.give(bid);
+            let e = io::Error::new(io::ErrorKind::InvalidData, "malformed multishot receive");
+            (Err(e), true)
+        }
+    }
 }
 
 /// Pushes `sqe` on the thread's ring, submitting first when it is full.
@@ -448,6 +517,7 @@ impl Drop for Multishot {
             }
             slot.live = false;
             slot.armed = false;
+            slot.taken = 0;
             slot.waker = None;
             slot.generation = slot.generation.wrapping_add(1);
             st.free.push(self.index);

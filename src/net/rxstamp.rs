@@ -16,8 +16,8 @@ use std::io;
 use std::mem::size_of;
 use std::os::fd::RawFd;
 
-pub use crate::cmsg::parse_control;
 use crate::cmsg::abi;
+pub use crate::cmsg::parse_control;
 #[cfg(test)]
 use crate::cmsg::{HEADER_BYTES, align};
 
