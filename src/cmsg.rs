@@ -130,3 +130,112 @@ pub fn parse_recvmsg_out(
         flags,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The software-stamp control message as the kernel writes it (`scm_timestamping`: the
+    /// software stamp, then two zero timespecs).
+    fn stamp_message(secs: i64, nanos: i64) -> Vec<u8> {
+        let mut m = Vec::new();
+        m.extend_from_slice(&(HEADER_BYTES + 48).to_ne_bytes());
+        m.extend_from_slice(&libc::SOL_SOCKET.to_ne_bytes());
+        m.extend_from_slice(&abi::SO_TIMESTAMPING_OLD.to_ne_bytes());
+        m.resize(HEADER_BYTES, 0);
+        m.extend_from_slice(&secs.to_ne_bytes());
+        m.extend_from_slice(&nanos.to_ne_bytes());
+        m.resize(HEADER_BYTES + 48, 0);
+        m
+    }
+
+    /// One provided buffer as a multishot `recvmsg` lays it out: header, `name_room` bytes of
+    /// name, `control_room` bytes of control area holding `control`, then `payload`.
+    fn buffer(name_room: usize, control_room: usize, control: &[u8], payload: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for v in [0, control.len(), payload.len(), 0] {
+            b.extend_from_slice(&(v as u32).to_ne_bytes());
+        }
+        b.resize(RECVMSG_OUT_BYTES + name_room, 0xAA);
+        b.extend_from_slice(control);
+        b.resize(RECVMSG_OUT_BYTES + name_room + control_room, 0);
+        b.extend_from_slice(payload);
+        b
+    }
+
+    #[test]
+    fn a_buffer_is_taken_apart_by_the_rooms_it_was_armed_with() {
+        let c = stamp_message(1_700_000_000, 42);
+        let b = buffer(16, 128, &c, b"data: x\n\n");
+        let out = parse_recvmsg_out(&b, 16, 128).unwrap();
+        assert_eq!(out.payload, b"data: x\n\n");
+        assert_eq!(out.control, &c[..]);
+        if abi::SUPPORTED {
+            assert_eq!(parse_control(out.control), Some(1_700_000_000_000_000_042));
+        }
+        // The payload starts after the whole control room, however little of it was used.
+        let empty = buffer(0, 128, &[], b"abc");
+        let out = parse_recvmsg_out(&empty, 0, 128).unwrap();
+        assert_eq!((out.payload, out.control), (&b"abc"[..], &[][..]));
+        // Shorter than the header and the rooms: malformed.
+        assert_eq!(parse_recvmsg_out(&b[..RECVMSG_OUT_BYTES + 100], 16, 128), None);
+        assert_eq!(parse_recvmsg_out(&b[..3], 0, 0), None);
+        // A control length past the room is cut to the room.
+        let mut long = buffer(0, 8, &[1; 8], b"p");
+        long[4..8].copy_from_slice(&1000u32.to_ne_bytes());
+        assert_eq!(parse_recvmsg_out(&long, 0, 8).unwrap().control, &[1; 8][..]);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_buffers_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..512),
+            name in 0usize..64,
+            control in 0usize..256,
+        ) {
+            if let Some(out) = parse_recvmsg_out(&bytes, name, control) {
+                prop_assert!(out.payload.len() + RECVMSG_OUT_BYTES + name + control == bytes.len());
+                let _ = parse_control(out.control);
+            }
+        }
+
+        /// However a stream is split into receives, the buffers give back the same bytes, and
+        /// each receive's stamp; a reader that folds several receives into one read keeps the
+        /// newest stamp among them.
+        #[test]
+        fn any_split_gives_the_same_bytes_and_the_newest_stamp_per_read(
+            stream in proptest::collection::vec(any::<u8>(), 1..2000),
+            cuts in proptest::collection::vec(1usize..300, 1..40),
+            base in 1i64..4_000_000_000,
+            fold in 1usize..5,
+        ) {
+            prop_assume!(abi::SUPPORTED);
+            let mut pieces = Vec::new();
+            let mut at = 0;
+            for (i, c) in cuts.iter().cycle().enumerate() {
+                if at >= stream.len() { break; }
+                let end = (at + c).min(stream.len());
+                // Stamps rise with the receives, a few ns to a second apart.
+                let ns = base as u64 * 1_000_000_000 + (i as u64 * 7_919 % 999_999_999);
+                let control = stamp_message((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64);
+                pieces.push((buffer(0, 128, &control, &stream[at..end]), ns));
+                at = end;
+            }
+            let mut got = Vec::new();
+            let mut stamps = Vec::new();
+            for (b, ns) in &pieces {
+                let out = parse_recvmsg_out(b, 0, 128).unwrap();
+                got.extend_from_slice(out.payload);
+                let stamp = parse_control(out.control);
+                prop_assert_eq!(stamp, Some(*ns));
+                stamps.push(stamp.unwrap());
+            }
+            prop_assert_eq!(&got, &stream);
+            for (group, want) in stamps.chunks(fold).zip(pieces.chunks(fold)) {
+                let newest = group.iter().copied().max();
+                prop_assert_eq!(newest, want.iter().map(|p| p.1).max());
+            }
+        }
+    }
+}
