@@ -54,6 +54,9 @@ pub(crate) const fn align(n: usize) -> usize {
 /// returned; `None` when it holds none or is malformed.
 #[must_use]
 pub fn parse_control(control: &[u8]) -> Option<u64> {
+    if !abi::SUPPORTED {
+        return None;
+    }
     let mut at = 0usize;
     while let Some(header) = control.get(at..at.checked_add(HEADER_BYTES)?) {
         let (len, rest) = header.split_at(size_of::<usize>());
