@@ -182,7 +182,10 @@ mod tests {
         let out = parse_recvmsg_out(&empty, 0, 128).unwrap();
         assert_eq!((out.payload, out.control), (&b"abc"[..], &[][..]));
         // Shorter than the header and the rooms: malformed.
-        assert_eq!(parse_recvmsg_out(&b[..RECVMSG_OUT_BYTES + 100], 16, 128), None);
+        assert_eq!(
+            parse_recvmsg_out(&b[..RECVMSG_OUT_BYTES + 100], 16, 128),
+            None
+        );
         assert_eq!(parse_recvmsg_out(&b[..3], 0, 0), None);
         // A control length past the room is cut to the room.
         let mut long = buffer(0, 8, &[1; 8], b"p");

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use monoio::raw::io_uring::{self, opcode, squeue, types};
-use monoio::raw::{RAW_USERDATA_TAG, set_raw_handler, with_raw_ring};
+use monoio::raw::{RAW_USERDATA_TAG, ring_epoch, set_raw_handler, with_raw_ring};
 
 use super::rxstamp::CONTROL_BYTES;
 use crate::cmsg::{RECVMSG_OUT_BYTES, parse_control, parse_recvmsg_out};
@@ -171,6 +171,8 @@ struct State {
     /// The `msghdr` every receive is armed with (no name, `CONTROL_BYTES` of control, no
     /// iovec: the buffers come from the ring); boxed so its address is stable.
     msghdr: Box<libc::msghdr>,
+    /// The ring this state is registered with (`monoio::raw::ring_epoch`).
+    epoch: u64,
 }
 
 impl State {
@@ -203,6 +205,7 @@ impl State {
             slots: Vec::new(),
             free: Vec::new(),
             msghdr,
+            epoch: ring_epoch(),
         })
     }
 }
@@ -233,7 +236,8 @@ thread_local! {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Availability {
     Unknown,
-    No,
+    /// Refused on the ring of this epoch.
+    No(u64),
 }
 
 /// What this thread's multishot receives did, for tests and diagnostics.
@@ -305,15 +309,22 @@ impl Multishot {
     pub fn start(fd: RawFd) -> Option<Self> {
         // SAFETY: the closure does nothing with the ring.
         let on_uring = unsafe { with_raw_ring(|_: &mut io_uring::IoUring| ()) }.is_some();
-        if !on_uring || AVAILABLE.get() == Availability::No {
+        if !on_uring || AVAILABLE.get() == Availability::No(ring_epoch()) {
             return None;
         }
         let slot = STATE.with_borrow_mut(|s| {
+            if s.as_ref().is_some_and(|st| st.epoch != ring_epoch()) {
+                // Left by a runtime that ended without `teardown`: its ring is gone. Its
+                // mappings are kept (nothing says the kernel is done with them).
+                if let Some(old) = s.take() {
+                    std::mem::forget(old);
+                }
+            }
             if s.is_none() {
                 match State::setup() {
                     Ok(st) => *s = Some(st),
                     Err(e) => {
-                        AVAILABLE.set(Availability::No);
+                        AVAILABLE.set(Availability::No(ring_epoch()));
                         SAID.call_once(|| {
                             eprintln!(
                                 "multishot receive unavailable ({e}): reading with a readiness wait and recvmsg"

@@ -48,6 +48,13 @@ pub const RAW_USERDATA_TAG: u64 = 1 << 62;
 std::thread_local! {
     static RAW_HANDLER: std::cell::Cell<Option<fn(u64, i32, u32)>> =
         const { std::cell::Cell::new(None) };
+    static RING_EPOCH: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// ringperf patch: counts the io_uring drivers built on this thread, so that state registered
+/// with one ring is not taken for another's.
+pub fn ring_epoch() -> u64 {
+    RING_EPOCH.with(std::cell::Cell::get)
 }
 
 /// ringperf patch: sets this thread's handler of raw completions (user data, result, flags).
@@ -142,6 +149,7 @@ impl IoUringDriver {
         entries: u32,
     ) -> io::Result<IoUringDriver> {
         let uring = ManuallyDrop::new(urb.build(entries)?);
+        RING_EPOCH.with(|e| e.set(e.get() + 1));
 
         let inner = Rc::new(UnsafeCell::new(UringInner {
             #[cfg(feature = "poll-io")]
@@ -165,6 +173,7 @@ impl IoUringDriver {
         entries: u32,
     ) -> io::Result<IoUringDriver> {
         let uring = ManuallyDrop::new(urb.build(entries)?);
+        RING_EPOCH.with(|e| e.set(e.get() + 1));
 
         // Create eventfd and register it to the ring.
         let waker = {
