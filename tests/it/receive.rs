@@ -26,7 +26,8 @@ fn streamed_text(line: &Value) -> String {
     text
 }
 
-/// A run of 12 streams of 400 tokens each (the mock writes each stream at once), with `env`;
+/// A run of 12 streams of 400 tokens each, two at a time (the mock writes each stream at once),
+/// with `env`;
 /// checks every reply against the truth log and returns the summary's io driver.
 fn run_against_truth(io_driver: &str, env: &[(&str, &str)]) -> String {
     let server = common::recording_mock(400);
@@ -43,8 +44,6 @@ fn run_against_truth(io_driver: &str, env: &[(&str, &str)]) -> String {
             "kernel",
             "--io-driver",
             io_driver,
-            "--concurrency",
-            "4",
         ],
         env,
     );
