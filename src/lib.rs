@@ -11,6 +11,7 @@
 
 // The pure core.
 pub mod clock;
+pub mod cmsg;
 pub mod conversation;
 pub mod endpoint;
 pub mod http;

@@ -28,6 +28,7 @@ use crate::control::RunControl;
 use crate::http::{BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head};
 
 use super::batch;
+use super::multishot::Multishot;
 use super::pool::{Conn, Pool};
 use super::rxstamp::{self, ReadStamp};
 use super::tls::{self, Connector, Stream, TlsError};
@@ -450,7 +451,12 @@ impl Exchange<'_> {
         let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
         // Out of the in-flight set before the connection is pooled (no await in between).
         drop(in_flight);
-        if keep_alive && conn.rbuf.is_empty() && conn.stream.is_drained() && self.reuse {
+        if keep_alive
+            && conn.rbuf.is_empty()
+            && conn.stream.is_drained()
+            && conn.multishot.as_ref().is_none_or(Multishot::is_idle)
+            && self.reuse
+        {
             self.pool.put(self.slot, conn);
         }
         Ok(())
@@ -505,6 +511,9 @@ impl Exchange<'_> {
         };
         let mut conn = self.pool.wrap(stream, local, open);
         conn.kernel_stamps = kernel_stamps;
+        if kernel_stamps && let Stream::Plain(tcp) = &conn.stream {
+            conn.multishot = Multishot::start(tcp.as_raw_fd());
+        }
         Ok(conn)
     }
 
@@ -528,7 +537,9 @@ impl Exchange<'_> {
         let mut st = ReadState::default();
         conn.rbuf.clear();
         loop {
-            let step = if conn.rbuf.is_empty()
+            let step = if conn.multishot.is_some() {
+                self.read_multishot(conn, &mut st, sink, sent_ns).await?
+            } else if conn.rbuf.is_empty()
                 && conn.kernel_stamps
                 && let Stream::Plain(tcp) = &conn.stream
             {
@@ -591,6 +602,51 @@ impl Exchange<'_> {
                 return Ok(keep_alive);
             }
         }
+    }
+
+    /// One read of a connection with a multishot receive: waits for its next completion and
+    /// hands it to [`Exchange::take_read`], through the thread's [`READ_SCRATCH`] when nothing
+    /// is carried over (as the readiness path does), after the carried bytes otherwise.
+    async fn read_multishot<S: Sink>(
+        &self,
+        conn: &mut Conn,
+        st: &mut ReadState,
+        sink: &mut S,
+        sent_ns: u64,
+    ) -> Result<Step, Error> {
+        let Some(ms) = conn.multishot.as_mut() else {
+            return Ok(Step::Again);
+        };
+        self.within_read_timeout(ms.ready(), st.received).await?;
+        let received = st.received;
+        let max = self.pool.read_buf_bytes();
+        let taken = |ms: &mut Multishot, buf: &mut Vec<u8>| match ms.take(buf, max) {
+            Ok((n, realtime_ns)) => Ok(Some((n, ReadStamp::now(&self.clock, realtime_ns)))),
+            // The ring ran dry (the receive is armed again) or nothing was queued.
+            Err(e) if rxstamp::is_not_ready(&e) => Ok(None),
+            Err(error) => Err(Error::Read { error, received }),
+        };
+        if conn.rbuf.is_empty() {
+            return READ_SCRATCH.with_borrow_mut(|buf| {
+                buf.clear();
+                let Some((n, stamp)) = taken(ms, buf)? else {
+                    return Ok(Step::Again);
+                };
+                let step = self.take_read(st, buf, n, stamp, sent_ns, sink);
+                // Whatever the read left undecoded stays with the connection.
+                conn.rbuf.extend_from_slice(buf);
+                buf.clear();
+                step
+            });
+        }
+        // Only a partial head stays buffered: it may grow up to the largest head accepted.
+        if st.decoder.is_none() && conn.rbuf.len() >= MAX_HEAD_BYTES {
+            return Err(Error::Head(HttpError::HeadTooLarge));
+        }
+        let Some((n, stamp)) = taken(ms, &mut conn.rbuf)? else {
+            return Ok(Step::Again);
+        };
+        self.take_read(st, &mut conn.rbuf, n, stamp, sent_ns, sink)
     }
 
     /// `read` (a read or a wait for one), bounded by the read timeout when one is set; boxed

@@ -12,6 +12,7 @@
 
 pub mod batch;
 pub mod exchange;
+pub mod multishot;
 pub mod pool;
 pub mod rxstamp;
 pub mod tls;

@@ -10,6 +10,9 @@ use super::waiters::{Wait, Waiters};
 /// One connection with its reusable buffers.
 #[derive(Debug)]
 pub(super) struct Conn {
+    /// The connection's multishot receive (a kernel-stamped plain connection on io_uring);
+    /// dropped, and so cancelled, before the socket closes.
+    pub(super) multishot: Option<super::multishot::Multishot>,
     pub(super) stream: Stream,
     /// Bytes read and not yet decoded. Empty whenever the connection is idle in a pool.
     pub(super) rbuf: Vec<u8>,
@@ -122,6 +125,7 @@ impl Pool {
     ) -> Conn {
         Conn {
             _open: open,
+            multishot: None,
             stream,
             local,
             kernel_stamps: false,

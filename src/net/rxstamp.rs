@@ -16,6 +16,11 @@ use std::io;
 use std::mem::size_of;
 use std::os::fd::RawFd;
 
+use crate::cmsg::abi;
+pub use crate::cmsg::parse_control;
+#[cfg(test)]
+use crate::cmsg::{HEADER_BYTES, align};
+
 /// The stamps of one read, monotonic ns of the run's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadStamp {
@@ -61,41 +66,6 @@ impl ReadStamp {
     }
 }
 
-/// `SOL_SOCKET` option numbers of the kernel's generic socket ABI (x86, Arm, RISC-V,
-/// LoongArch): `SO_TIMESTAMPING` and its 64-bit-time twin. Other architectures number them
-/// differently and get no kernel stamps here.
-#[cfg(all(
-    target_os = "linux",
-    target_pointer_width = "64",
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    )
-))]
-mod abi {
-    pub(super) const SO_TIMESTAMPING_OLD: libc::c_int = 37;
-    pub(super) const SO_TIMESTAMPING_NEW: libc::c_int = 65;
-    pub(super) const SUPPORTED: bool = true;
-}
-
-#[cfg(not(all(
-    target_os = "linux",
-    target_pointer_width = "64",
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    )
-)))]
-mod abi {
-    pub(super) const SO_TIMESTAMPING_OLD: libc::c_int = -1;
-    pub(super) const SO_TIMESTAMPING_NEW: libc::c_int = -1;
-    pub(super) const SUPPORTED: bool = false;
-}
-
 /// Software receive stamps, reported to this socket.
 const SOF_TIMESTAMPING_RX_SOFTWARE: libc::c_uint = 1 << 3;
 const SOF_TIMESTAMPING_SOFTWARE: libc::c_uint = 1 << 4;
@@ -103,15 +73,6 @@ const SOF_TIMESTAMPING_SOFTWARE: libc::c_uint = 1 << 4;
 /// Room for the control data of one read: a header and three timespecs (`scm_timestamping`),
 /// with spare room should the kernel add another message.
 pub(super) const CONTROL_BYTES: usize = 128;
-
-/// `cmsghdr`: `cmsg_len` (a `size_t`), `cmsg_level`, `cmsg_type` (two `int`s), padded to the
-/// alignment of `size_t`; the data follows.
-const HEADER_BYTES: usize = align(size_of::<usize>() + 2 * size_of::<libc::c_int>());
-
-/// `CMSG_ALIGN`: control messages start at multiples of `size_t`.
-const fn align(n: usize) -> usize {
-    (n + size_of::<usize>() - 1) & !(size_of::<usize>() - 1)
-}
 
 /// Asks the kernel to stamp every segment `fd` receives and report the stamps with `recvmsg`.
 ///
@@ -168,44 +129,6 @@ pub fn probe() -> io::Result<std::net::TcpListener> {
     let socket = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
     enable(std::os::fd::AsRawFd::as_raw_fd(&socket))?;
     Ok(socket)
-}
-
-/// The software receive stamp (`CLOCK_REALTIME` ns) in `control`, the control data `recvmsg`
-/// returned; `None` when it holds none or is malformed.
-#[must_use]
-pub fn parse_control(control: &[u8]) -> Option<u64> {
-    let mut at = 0usize;
-    while let Some(header) = control.get(at..at.checked_add(HEADER_BYTES)?) {
-        let (len, rest) = header.split_at(size_of::<usize>());
-        let len = usize::from_ne_bytes(len.try_into().ok()?);
-        let level = libc::c_int::from_ne_bytes(rest.get(..4)?.try_into().ok()?);
-        let kind = libc::c_int::from_ne_bytes(rest.get(4..8)?.try_into().ok()?);
-        if len < HEADER_BYTES {
-            return None;
-        }
-        let data = control.get(at + HEADER_BYTES..at.checked_add(len)?)?;
-        if level == libc::SOL_SOCKET
-            && (kind == abi::SO_TIMESTAMPING_OLD || kind == abi::SO_TIMESTAMPING_NEW)
-        {
-            // `scm_timestamping`: three timespecs; the first is the software stamp.
-            return timespec_ns(data.get(..16)?);
-        }
-        at = at.checked_add(align(len))?;
-    }
-    None
-}
-
-/// A 64-bit `timespec` in nanoseconds; `None` for the all-zero "no stamp" or an invalid one.
-fn timespec_ns(b: &[u8]) -> Option<u64> {
-    let secs = i64::from_ne_bytes(b.get(..8)?.try_into().ok()?);
-    let nanos = i64::from_ne_bytes(b.get(8..16)?.try_into().ok()?);
-    if secs <= 0 || !(0..1_000_000_000).contains(&nanos) {
-        return None;
-    }
-    u64::try_from(secs)
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(nanos as u64)
 }
 
 /// Control-data buffer, aligned for `cmsghdr`.

@@ -543,3 +543,158 @@ fn an_exchange_future_stays_small() {
     drop(fut);
     assert!(size <= 3 * 1024, "the exchange's future is {size} bytes");
 }
+
+/// The multishot receive on io_uring (`None`: this machine runs no io_uring runtime or gives
+/// no kernel stamps, and the readiness path serves: nothing new to check).
+fn multishot_available() -> Option<impl Sized> {
+    let on = super::rxstamp::tests::stamping_on()?;
+    let uring = crate::worker::runtime::block_on(IoDriver::Uring, |_| async {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let _c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        super::multishot::Multishot::start(std::os::fd::AsRawFd::as_raw_fd(&s)).is_some()
+    });
+    let on = uring.ok().filter(|u| *u).map(|_| on);
+    if on.is_none() {
+        // CI's machine has io_uring and kernel stamps: there, a skip is a failure.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v != "true"),
+            "no multishot receive here"
+        );
+        eprintln!("skipped: no io_uring multishot receive with kernel stamps on this machine");
+    }
+    on
+}
+
+/// One exchange on io_uring with kernel stamps, its thread's ring holding `buffers` buffers:
+/// the result, what the sink saw, and the multishot counts of the exchange.
+fn multishot_exchange(
+    addr: SocketAddr,
+    buffers: u16,
+) -> (Result<(), Error>, Seen, super::multishot::Stats) {
+    super::multishot::TEST_BUFFERS.set(Some(buffers));
+    let pool = Pool::new(1, 64 * 1024);
+    let before = super::multishot::stats();
+    let (result, seen) = on_runtime(IoDriver::Uring, async || {
+        let mut seen = Seen::default();
+        let r = exchange(addr, &pool, limits()).run(&mut seen).await;
+        pool.clear();
+        (r, seen)
+    });
+    super::multishot::TEST_BUFFERS.set(None);
+    let after = super::multishot::stats();
+    let stats = super::multishot::Stats {
+        completions: after.completions - before.completions,
+        dry: after.dry - before.dry,
+    };
+    (result, seen, stats)
+}
+
+/// A chunked body of `chunks` chunks of varied sizes and contents: the wire bytes after the
+/// head, and the body they decode to.
+fn chunked_burst(chunks: usize) -> (Vec<u8>, Vec<u8>) {
+    let (mut wire, mut body) = (Vec::new(), Vec::new());
+    for i in 0..chunks {
+        let data: Vec<u8> = (0..(1 + i * 37 % 3000))
+            .map(|j| b'a' + ((i + j) % 26) as u8)
+            .collect();
+        wire.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+        wire.extend_from_slice(&data);
+        wire.extend_from_slice(b"\r\n");
+        body.extend_from_slice(&data);
+    }
+    (wire, body)
+}
+
+#[test]
+fn a_tiny_buffer_ring_under_a_burst_loses_no_byte() {
+    let Some(_on) = multishot_available() else {
+        return;
+    };
+    let (wire, body) = chunked_burst(400);
+    let total = wire.len();
+    let (addr, srv) = server_with(vec![Box::new(move |mut s| {
+        read_request(&mut s);
+        s.set_nodelay(true).unwrap();
+        s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            .unwrap();
+        // Back to back, in many segments: the two-buffer ring runs dry again and again.
+        for piece in wire.chunks(1000) {
+            s.write_all(piece).unwrap();
+        }
+        s.write_all(b"0\r\n\r\n").unwrap();
+        let _ = s.read_to_end(&mut Vec::new());
+    })]);
+    let (result, seen, stats) = multishot_exchange(addr, 2);
+    srv.join().unwrap();
+    result.unwrap();
+    assert!(total > 500_000, "{total}");
+    assert_eq!(seen.body.len(), body.len());
+    assert!(
+        seen.body == body,
+        "the body differs from what the server sent"
+    );
+    assert!(stats.completions > 100, "{stats:?}");
+    assert!(stats.dry > 0, "the ring never ran dry: {stats:?}");
+    // Every read carried its kernel stamp.
+    assert!(seen.reads.iter().all(|(_, r)| r.kernel_ns.is_some()));
+}
+
+#[test]
+fn a_connection_closed_mid_stream_ends_in_an_error_with_what_came_before() {
+    let Some(_on) = multishot_available() else {
+        return;
+    };
+    let (addr, srv) = server(vec![|mut s| {
+        read_request(&mut s);
+        s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nwo")
+            .unwrap();
+        // Closed inside the second chunk.
+    }]);
+    let (result, seen, stats) = multishot_exchange(addr, 8);
+    srv.join().unwrap();
+    assert!(matches!(result, Err(Error::Body(_))), "{result:?}");
+    assert_eq!(seen.head.map(|h| h.0), Some(200));
+    assert_eq!(seen.body, b"hellowo");
+    assert!(stats.completions >= 2, "{stats:?}");
+}
+
+#[test]
+fn a_reset_connection_is_a_read_error() {
+    let Some(_on) = multishot_available() else {
+        return;
+    };
+    let (addr, srv) = server(vec![|mut s| {
+        read_request(&mut s);
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        // A zero linger: the close sends a reset.
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: `linger` lives across the call and its size is passed; the socket is ours.
+        let rc = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&s),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&raw const linger).cast(),
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(rc, 0);
+    }]);
+    let (result, seen, stats) = multishot_exchange(addr, 8);
+    srv.join().unwrap();
+    match result {
+        Err(Error::Read { error, received }) => {
+            assert_eq!(error.kind(), std::io::ErrorKind::ConnectionReset, "{error}");
+            assert!(received);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(seen.body, b"partial");
+    assert!(stats.completions >= 1, "{stats:?}");
+}

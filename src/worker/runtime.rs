@@ -36,6 +36,15 @@ where
     F: FnOnce(DriverKind) -> Fut,
     Fut: Future,
 {
+    // The thread's multishot receives end with the future, inside the runtime.
+    let make = |kind| {
+        let fut = make(kind);
+        async move {
+            let out = fut.await;
+            crate::net::multishot::teardown();
+            out
+        }
+    };
     match driver {
         IoDriver::Legacy => legacy(make),
         IoDriver::Uring => uring(make).map_err(|e| {

@@ -31,6 +31,7 @@ mod multirun;
 mod plot;
 mod plot_sweep;
 mod pool;
+mod receive;
 mod search;
 mod server_metrics;
 mod server_metrics_phases;
