@@ -69,6 +69,7 @@ mod capacity;
 mod conn;
 mod dcgm;
 mod fault;
+pub mod media;
 mod metrics;
 mod metrics_modes;
 mod misbehave;

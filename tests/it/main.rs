@@ -24,6 +24,7 @@ mod http_trace;
 mod input_config;
 mod limits;
 mod merge;
+mod multimodal;
 mod multirun;
 mod plot;
 mod plot_sweep;
