@@ -144,32 +144,99 @@ fn audio_decodes_to_the_asked_rate_channels_depth_and_length() {
     assert!(seconds.iter().all(|&s| s >= 0.01 - 1.0 / 8000.0));
 }
 
-/// A 1 s WebM of 32×24 at 4 fps per request, made by the system's FFmpeg.
-#[test]
-fn video_is_sent_as_a_webm_data_uri() {
-    if !common::require_tool(
+/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder).
+fn ffprobe(video: &[u8]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v");
+    std::fs::write(&path, video).unwrap();
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=nb_read_frames,r_frame_rate,width,height",
+        ])
+        .args(["-of", "json"])
+        .arg(&path)
+        .output()
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["streams"][0].clone()
+}
+
+fn has_ffmpeg() -> bool {
+    common::require_tool(
         "ffmpeg",
-        common::tool_runs("ffmpeg", "-version"),
-        "ffmpeg not installed: synthetic video not checked",
-    ) {
+        common::tool_runs("ffmpeg", "-version") && common::tool_runs("ffprobe", "-version"),
+        "ffmpeg/ffprobe not installed: synthetic video and MP3 not checked",
+    )
+}
+
+/// A 1.5 s clip of 32×24 at 4 fps per request, made by the system's FFmpeg, in WebM and in MP4:
+/// ffprobe counts int(1.5 × 4) = 6 frames at 4 fps in what the mock received.
+#[test]
+fn video_holds_duration_times_fps_frames() {
+    if !has_ffmpeg() {
+        return;
+    }
+    for (format, codec) in [("webm", "libvpx-vp9"), ("mp4", "libx264")] {
+        let server = common::recording_mock(2);
+        let entries = run(
+            &server,
+            2,
+            &format!(
+                "--video-width 32 --video-height 24 --video-duration 1.5 --video-fps 4 \
+                 --video-format {format} --video-codec {codec} --video-synth-type grid_clock \
+                 --random-seed 1"
+            ),
+        );
+        for e in &entries {
+            assert_eq!(e.media.len(), 1);
+            assert_eq!((e.media[0].kind, e.media[0].format), ("video", format));
+            let part = &body(e)["messages"][0]["content"][1];
+            assert_eq!(part["type"], "video_url");
+            let url = part["video_url"]["url"].as_str().unwrap();
+            let b64 = url
+                .strip_prefix(&format!("data:video/{format};base64,"))
+                .expect("a data URI of the format");
+            let bytes = ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap();
+            let probed = ffprobe(&bytes);
+            assert_eq!(probed["nb_read_frames"], "6", "{format}: {probed}");
+            assert_eq!(probed["r_frame_rate"], "4/1", "{format}: {probed}");
+            assert_eq!(
+                (probed["width"].as_u64(), probed["height"].as_u64()),
+                (Some(32), Some(24))
+            );
+        }
+    }
+}
+
+/// MP3 clips (through FFmpeg) at 16 or 24 kHz: the mock reads the rate from the frame headers
+/// and counts the frames' samples; an encoder adds at most a few frames of delay and padding.
+#[test]
+fn mp3_audio_decodes_to_the_asked_rate_and_length() {
+    if !has_ffmpeg() {
         return;
     }
     let server = common::recording_mock(2);
     let entries = run(
         &server,
-        4,
-        "--video-width 32 --video-height 24 --video-duration 1 --video-fps 4 --random-seed 1",
+        6,
+        "--audio-length-mean 0.5 --audio-format mp3 --audio-sample-rates 16,24 --random-seed 3",
     );
     for e in &entries {
-        assert_eq!(e.media.len(), 1);
-        assert_eq!((e.media[0].kind, e.media[0].format), ("video", "webm"));
-        let part = &body(e)["messages"][0]["content"][1];
-        assert_eq!(part["type"], "video_url");
-        assert!(
-            part["video_url"]["url"]
-                .as_str()
-                .unwrap()
-                .starts_with("data:video/webm;base64,")
+        let seen = &e.media[0];
+        assert_eq!((seen.kind, seen.format, seen.channels), ("audio", "mp3", 1));
+        assert!([16000, 24000].contains(&seen.sample_rate), "{seen:?}");
+        let frame = 576.0 / f64::from(seen.sample_rate);
+        let got = seen.duration_us as f64 / 1e6;
+        assert!((0.5..=0.5 + 4.0 * frame).contains(&got), "{got} s");
+        assert_eq!(
+            body(e)["messages"][0]["content"][1]["input_audio"]["format"],
+            "mp3"
         );
     }
 }
