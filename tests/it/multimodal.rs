@@ -241,6 +241,86 @@ fn mp3_audio_decodes_to_the_asked_rate_and_length() {
     }
 }
 
+/// A value with every string shortened to what identifies its kind: a data URI to its prefix,
+/// `input_audio.data` to the probed header, other text to `<text>`.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("data" | "url", Value::String(s)) => Value::String(media_of(s)),
+                        ("text", Value::String(_)) => Value::from("<text>"),
+                        _ => shape(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(shape).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A data URI or a bare base64 medium as its prefix and what its header says.
+fn media_of(s: &str) -> String {
+    let (prefix, b64) = match s.split_once(";base64,") {
+        Some((p, b)) => (p, b),
+        None => ("", s),
+    };
+    let bytes = ringperf::workload::media::base64_decode(b64.as_bytes()).expect("base64");
+    let probed = ringperf::workload::media::probe::probe(&bytes).expect("a readable medium");
+    // Lengths to the millisecond: both draw 0.05 s exactly, in frames of their own rate.
+    let probed = match probed {
+        ringperf::workload::media::probe::Probed::Audio {
+            format,
+            sample_rate,
+            channels,
+            depth,
+            seconds,
+        } => format!(
+            "{format} {sample_rate} Hz {channels} ch {depth} bit {:.3} s",
+            seconds
+        ),
+        other => format!("{other:?}"),
+    };
+    format!("{prefix} {probed}")
+}
+
+/// ringperf's payloads for the flags of tests/data/aiperf-multimodal/README.md have AIPerf's
+/// shape: the same keys in the same order, the same parts, the same media decoded.
+#[test]
+fn payload_shape_is_aiperfs() {
+    let aiperf: Value =
+        serde_json::from_str(include_str!("../data/aiperf-multimodal/inputs.json")).unwrap();
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type chat --tokenizer builtin \
+         --request-count 2 --concurrency 1 --isl 8 --osl 2 --image-width-mean 16 \
+         --image-height-mean 8 --image-batch-size 2 --image-format png --audio-length-mean 0.05 \
+         --audio-batch-size 1 --random-seed 1 --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    ringperf::run::run(cfg).expect("the run completes");
+    let ours = common::read_json(&dir.path().join("inputs.json"));
+    let payloads = |v: &Value| -> Vec<Value> {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["payloads"].as_array().unwrap().iter().map(shape))
+            .collect()
+    };
+    let (a, o) = (payloads(&aiperf), payloads(&ours));
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        serde_json::to_string_pretty(&o).unwrap(),
+        serde_json::to_string_pretty(&a).unwrap()
+    );
+}
+
 /// Flags AIPerf refuses, or that ringperf cannot honour, are refused with a message naming them.
 #[test]
 fn bad_media_flags_are_refused_by_name() {
