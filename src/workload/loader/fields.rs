@@ -10,7 +10,8 @@ use crate::conversation::{Content, Turn};
 
 use super::error::{LoadError, LoadErrorKind};
 
-/// Fields of AIPerf's media models. ringperf sends text only, so each is rejected by name.
+/// Fields of AIPerf's media models: read by `single_turn` and `multi_turn` records
+/// ([`super::media_fields`]), rejected by name elsewhere.
 pub const MEDIA_FIELDS: &[&str] = &[
     "image",
     "images",
@@ -74,6 +75,16 @@ impl<'a> Obj<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the record has `key` (not null).
+    pub fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|v| !v.is_null())
+    }
+
+    /// Whether neither `text` nor `texts` is left in the record.
+    pub fn lacks_text(&self) -> bool {
+        !self.has("text") && !self.has("texts")
     }
 
     /// Takes `key` out; `null` counts as absent (AIPerf's optional fields accept it).
@@ -224,9 +235,19 @@ pub const TURN_FIELDS: &[&str] = &[
 
 /// One `SingleTurn` record: its `session_id` (if any) and the turn.
 pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError> {
+    // `image_uuids` belongs to `--uuid-and-strip`, which is not supported: still refused.
+    if obj.has("image_uuids") {
+        return Err(obj.err("image_uuids", LoadErrorKind::NotText));
+    }
+    let media = super::media_fields::media(obj)?;
     obj.check_fields(TURN_FIELDS)?;
     obj.type_tag("single_turn")?;
-    let texts = texts(obj)?;
+    // A record of media alone is one modality, as AIPerf allows.
+    let texts = if !media.is_empty() && obj.lacks_text() {
+        Vec::new()
+    } else {
+        texts(obj)?
+    };
     let timestamp_ms = obj.millis("timestamp")?;
     let delay_ms = obj.millis("delay")?;
     // AIPerf's rule is on truthiness: a zero in either is allowed.
@@ -249,7 +270,7 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
             timestamp_ms,
             delay_ms,
             extra,
-            media: Vec::new(),
+            media,
         },
     ))
 }
