@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::conversation::{Content, Turn};
+use crate::conversation::{Content, Media, Turn};
+
+use super::media_fields::Kind as MediaKind;
 
 use super::error::{LoadError, LoadErrorKind};
 
@@ -239,7 +241,7 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
     if obj.has("image_uuids") {
         return Err(obj.err("image_uuids", LoadErrorKind::NotText));
     }
-    let media = super::media_fields::media(obj)?;
+    let media = media(obj)?;
     obj.check_fields(TURN_FIELDS)?;
     obj.type_tag("single_turn")?;
     // A record of media alone is one modality, as AIPerf allows.
@@ -273,4 +275,142 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
             media,
         },
     ))
+}
+
+/// Takes the record's media fields out (images, then audio, then video, AIPerf's order).
+pub fn media(obj: &mut Obj<'_>) -> Result<Vec<Media>, LoadError> {
+    let mut out = Vec::new();
+    for (one, many, kind) in [
+        ("image", "images", MediaKind::Image),
+        ("audio", "audios", MediaKind::Audio),
+        ("video", "videos", MediaKind::Video),
+    ] {
+        let single = obj.take(one);
+        let list = obj.take(many);
+        let values: Vec<(String, Value)> = match (single, list) {
+            (Some(_), Some(_)) => {
+                return Err(obj.err(
+                    many,
+                    LoadErrorKind::Invalid(format!(
+                        "\"{one}\" and \"{many}\" cannot be set together"
+                    )),
+                ));
+            }
+            (Some(v), None) => vec![(obj.name(one), v)],
+            (None, Some(Value::Array(items))) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (obj.name(&format!("{many}[{i}]")), v))
+                .collect(),
+            (None, Some(_)) => return Err(obj.err(many, LoadErrorKind::WrongType("a list"))),
+            (None, None) => Vec::new(),
+        };
+        for (field, value) in values {
+            let Value::String(text) = value else {
+                return Err(obj.ctx.err(field, LoadErrorKind::WrongType("a string")));
+            };
+            let content = super::media_fields::content(&text, kind, obj.ctx.path)
+                .map_err(|reason| obj.ctx.err(field, LoadErrorKind::Invalid(reason)))?;
+            out.push(match kind {
+                MediaKind::Image => Media::Image(content),
+                MediaKind::Audio => Media::Audio(content),
+                MediaKind::Video => Media::Video(content),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+
+    #[test]
+    fn files_beside_the_dataset_urls_and_encoded_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let dataset = dir.path().join("data.jsonl");
+        let img = generate_image(
+            &ImageSpec::fixed(6, 5, ImageFormat::Jpeg),
+            &mut ImageRngs::new(Some(1)),
+        )
+        .unwrap();
+        // A JPEG named .png: the header decides, not the name.
+        std::fs::write(dir.path().join("cat.png"), &img.bytes[..]).unwrap();
+        std::fs::write(dir.path().join("a.wav"), b"RIFF-bytes").unwrap();
+        let record = serde_json::json!({
+            "text": "t",
+            "images": ["cat.png", "https://example.invalid/x.png", "data:image/png;base64,AAAA"],
+            "audio": "a.wav",
+            "videos": ["data:video/mp4;base64,AAAA"],
+        });
+        let Value::Object(map) = record else { panic!() };
+        let mut obj = Obj::new(
+            Ctx {
+                path: &dataset,
+                line: 3,
+            },
+            "",
+            map,
+        );
+        let got = media(&mut obj).unwrap();
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[0], Media::Image(Arc::from(img.data_uri())));
+        assert_eq!(
+            got[1],
+            Media::Image(Arc::from("https://example.invalid/x.png"))
+        );
+        assert_eq!(
+            got[2],
+            Media::Image(Arc::from("data:image/png;base64,AAAA"))
+        );
+        assert_eq!(got[3], Media::Audio(Arc::from("wav,UklGRi1ieXRlcw==")));
+        assert_eq!(
+            got[4],
+            Media::Video(Arc::from("data:video/mp4;base64,AAAA"))
+        );
+    }
+
+    #[test]
+    fn unreadable_media_name_file_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let dataset = dir.path().join("data.jsonl");
+        std::fs::write(dir.path().join("notes.txt"), b"hello").unwrap();
+        std::fs::write(dir.path().join("clip.flac"), b"fLaC").unwrap();
+        for (record, said) in [
+            (
+                serde_json::json!({"image": "notes.txt"}),
+                "field \"image\": ",
+            ),
+            (
+                serde_json::json!({"audios": ["clip.flac"]}),
+                "field \"audios[0]\": '.flac' is not",
+            ),
+            (
+                serde_json::json!({"video": "notes.txt"}),
+                "field \"video\": '.txt' is not",
+            ),
+            (
+                serde_json::json!({"images": "cat.png"}),
+                "field \"images\": expected a list",
+            ),
+        ] {
+            let Value::Object(map) = record else { panic!() };
+            let mut obj = Obj::new(
+                Ctx {
+                    path: &dataset,
+                    line: 7,
+                },
+                "",
+                map,
+            );
+            let err = media(&mut obj).unwrap_err().to_string();
+            assert!(
+                err.contains("data.jsonl:7: ") && err.contains(said),
+                "{err}"
+            );
+        }
+    }
 }
