@@ -310,7 +310,7 @@ pub fn media(obj: &mut Obj<'_>) -> Result<Vec<Media>, LoadError> {
                 return Err(obj.ctx.err(field, LoadErrorKind::WrongType("a string")));
             };
             let content = super::media_fields::content(&text, kind, obj.ctx.path)
-                .map_err(|reason| obj.ctx.err(field, LoadErrorKind::Invalid(reason)))?;
+                .map_err(|kind| obj.ctx.err(field, kind))?;
             out.push(match kind {
                 MediaKind::Image => Media::Image(content),
                 MediaKind::Audio => Media::Audio(content),

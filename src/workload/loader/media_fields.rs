@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::error::LoadErrorKind;
 use crate::workload::media::{data_uri, probe};
 
 /// Which medium a value is.
@@ -17,7 +18,9 @@ pub enum Kind {
 }
 
 /// One value as AIPerf handles it: encoded already, a URL, or a file to read.
-pub fn content(text: &str, kind: Kind, dataset: &Path) -> Result<Arc<str>, String> {
+/// A bad value is [`LoadErrorKind::Invalid`] saying why.
+pub fn content(text: &str, kind: Kind, dataset: &Path) -> Result<Arc<str>, LoadErrorKind> {
+    let bad = LoadErrorKind::Invalid;
     let encoded = match kind {
         Kind::Image | Kind::Video => text.starts_with("data:"),
         Kind::Audio => text
@@ -30,18 +33,18 @@ pub fn content(text: &str, kind: Kind, dataset: &Path) -> Result<Arc<str>, Strin
     if let Some((scheme, rest)) = text.split_once("://") {
         let host = rest.split('/').next().unwrap_or("");
         if scheme.is_empty() || host.is_empty() {
-            return Err(format!(
+            return Err(bad(format!(
                 "a valid URL must have both a scheme and a host: {text:?}"
-            ));
+            )));
         }
         return Ok(Arc::from(text));
     }
     let path = locate(text, dataset).ok_or_else(|| {
-        format!(
+        bad(format!(
             "{text:?} is not a URL, not encoded, and no such file (as given or beside the dataset)"
-        )
+        ))
     })?;
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(&path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     let extension = path
         .extension()
         .and_then(|e| e.to_str())
@@ -52,7 +55,7 @@ pub fn content(text: &str, kind: Kind, dataset: &Path) -> Result<Arc<str>, Strin
             Some(probe::Probed::Image { format, .. }) => {
                 Ok(Arc::from(data_uri(&format!("image/{format}"), &bytes)))
             }
-            _ => Err(format!("{}: not a PNG or JPEG image", path.display())),
+            _ => Err(bad(format!("{}: not a PNG or JPEG image", path.display()))),
         },
         Kind::Audio => match extension.as_str() {
             "wav" | "mp3" => {
@@ -60,15 +63,15 @@ pub fn content(text: &str, kind: Kind, dataset: &Path) -> Result<Arc<str>, Strin
                 crate::workload::media::base64_into(&bytes, &mut clip);
                 Ok(Arc::from(clip))
             }
-            other => Err(format!(
+            other => Err(bad(format!(
                 "'.{other}' is not one of the supported audio formats: wav, mp3"
-            )),
+            ))),
         },
         Kind::Video => match extension.as_str() {
             "mp4" | "webm" => Ok(Arc::from(data_uri(&format!("video/{extension}"), &bytes))),
-            other => Err(format!(
+            other => Err(bad(format!(
                 "'.{other}' is not one of the supported video formats: mp4, webm"
-            )),
+            ))),
         },
     }
 }
