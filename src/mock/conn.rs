@@ -397,6 +397,7 @@ fn plan(
                         arrival_kernel_ns: inbox
                             .last_read_rt
                             .and_then(|rt| REALTIME.with(|o| o.to_monotonic_raw(rt))),
+                        media: super::media::media_in(body),
                     }
                 } else {
                     Recorded::default()

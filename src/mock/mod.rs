@@ -72,6 +72,7 @@ mod control;
 mod dcgm;
 mod fast;
 mod fault;
+pub mod media;
 mod metrics;
 mod metrics_modes;
 mod misbehave;

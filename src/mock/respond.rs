@@ -74,6 +74,8 @@ pub(crate) struct Recorded {
     /// The kernel's receive stamp of the read that completed the request, raw
     /// `CLOCK_MONOTONIC` ns (`None` where the kernel gave none).
     pub(crate) arrival_kernel_ns: Option<u64>,
+    /// The images, audio and video the body carried, decoded.
+    pub(crate) media: Vec<super::media::MediaSeen>,
 }
 
 /// Everything decided about a response before the first byte is written.
@@ -279,6 +281,7 @@ impl Completion {
             completed: false,
             fault: self.fault,
             queue_wait_ns: self.queue_wait_ns,
+            media: std::mem::take(&mut self.recorded.media),
         };
         let result = match self.fault {
             Some(Fault::ResetBeforeResponse) => Ok(After::Reset),

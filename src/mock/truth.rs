@@ -86,6 +86,9 @@ pub struct TruthEntry {
     /// [`capacity`](crate::mock::MockConfig::capacity); 0 without one): its first token event
     /// was due at `arrival_ns + queue_wait_ns + ttft`.
     pub queue_wait_ns: u64,
+    /// The images, audio and video of a chat body, decoded and read from their headers
+    /// (docs/multimodal.md); empty for a body without any.
+    pub media: Vec<super::media::MediaSeen>,
 }
 
 #[derive(Default)]
@@ -252,6 +255,7 @@ impl TruthLog {
                 request_body: e.request_body.as_deref().map(String::from_utf8_lossy),
                 reply_text: e.reply_text.as_deref(),
                 queue_wait_ns: e.queue_wait_ns,
+                media: &e.media,
             };
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
@@ -289,6 +293,7 @@ struct JsonlEntry<'a> {
     request_body: Option<std::borrow::Cow<'a, str>>,
     reply_text: Option<&'a str>,
     queue_wait_ns: u64,
+    media: &'a [super::media::MediaSeen],
 }
 
 #[cfg(test)]
@@ -318,6 +323,7 @@ mod tests {
             completed: true,
             fault: None,
             queue_wait_ns: 0,
+            media: Vec::new(),
         }
     }
 

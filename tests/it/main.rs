@@ -27,6 +27,7 @@ mod lifecycle;
 mod limits;
 mod merge;
 mod mlflow;
+mod multimodal;
 mod multirun;
 mod plot;
 mod plot_sweep;

@@ -6,11 +6,14 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::conversation::{Content, Turn};
+use crate::conversation::{Content, Media, Turn};
+
+use super::media_fields::Kind as MediaKind;
 
 use super::error::{LoadError, LoadErrorKind};
 
-/// Fields of AIPerf's media models. ringperf sends text only, so each is rejected by name.
+/// Fields of AIPerf's media models: read by `single_turn` and `multi_turn` records
+/// ([`super::media_fields`]), rejected by name elsewhere.
 pub const MEDIA_FIELDS: &[&str] = &[
     "image",
     "images",
@@ -74,6 +77,16 @@ impl<'a> Obj<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the record has `key` (not null).
+    pub fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|v| !v.is_null())
+    }
+
+    /// Whether neither `text` nor `texts` is left in the record.
+    pub fn lacks_text(&self) -> bool {
+        !self.has("text") && !self.has("texts")
     }
 
     /// Takes `key` out; `null` counts as absent (AIPerf's optional fields accept it).
@@ -224,9 +237,19 @@ pub const TURN_FIELDS: &[&str] = &[
 
 /// One `SingleTurn` record: its `session_id` (if any) and the turn.
 pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError> {
+    // `image_uuids` belongs to `--uuid-and-strip`, which is not supported: still refused.
+    if obj.has("image_uuids") {
+        return Err(obj.err("image_uuids", LoadErrorKind::NotText));
+    }
+    let media = media(obj)?;
     obj.check_fields(TURN_FIELDS)?;
     obj.type_tag("single_turn")?;
-    let texts = texts(obj)?;
+    // A record of media alone is one modality, as AIPerf allows.
+    let texts = if !media.is_empty() && obj.lacks_text() {
+        Vec::new()
+    } else {
+        texts(obj)?
+    };
     let timestamp_ms = obj.millis("timestamp")?;
     let delay_ms = obj.millis("delay")?;
     // AIPerf's rule is on truthiness: a zero in either is allowed.
@@ -249,7 +272,145 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
             timestamp_ms,
             delay_ms,
             extra,
-            media: Vec::new(),
+            media,
         },
     ))
+}
+
+/// Takes the record's media fields out (images, then audio, then video, AIPerf's order).
+pub fn media(obj: &mut Obj<'_>) -> Result<Vec<Media>, LoadError> {
+    let mut out = Vec::new();
+    for (one, many, kind) in [
+        ("image", "images", MediaKind::Image),
+        ("audio", "audios", MediaKind::Audio),
+        ("video", "videos", MediaKind::Video),
+    ] {
+        let single = obj.take(one);
+        let list = obj.take(many);
+        let values: Vec<(String, Value)> = match (single, list) {
+            (Some(_), Some(_)) => {
+                return Err(obj.err(
+                    many,
+                    LoadErrorKind::Invalid(format!(
+                        "\"{one}\" and \"{many}\" cannot be set together"
+                    )),
+                ));
+            }
+            (Some(v), None) => vec![(obj.name(one), v)],
+            (None, Some(Value::Array(items))) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (obj.name(&format!("{many}[{i}]")), v))
+                .collect(),
+            (None, Some(_)) => return Err(obj.err(many, LoadErrorKind::WrongType("a list"))),
+            (None, None) => Vec::new(),
+        };
+        for (field, value) in values {
+            let Value::String(text) = value else {
+                return Err(obj.ctx.err(field, LoadErrorKind::WrongType("a string")));
+            };
+            let content = super::media_fields::content(&text, kind, obj.ctx.path)
+                .map_err(|kind| obj.ctx.err(field, kind))?;
+            out.push(match kind {
+                MediaKind::Image => Media::Image(content),
+                MediaKind::Audio => Media::Audio(content),
+                MediaKind::Video => Media::Video(content),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+
+    #[test]
+    fn files_beside_the_dataset_urls_and_encoded_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let dataset = dir.path().join("data.jsonl");
+        let img = generate_image(
+            &ImageSpec::fixed(6, 5, ImageFormat::Jpeg),
+            &mut ImageRngs::new(Some(1)),
+        )
+        .unwrap();
+        // A JPEG named .png: the header decides, not the name.
+        std::fs::write(dir.path().join("cat.png"), &img.bytes[..]).unwrap();
+        std::fs::write(dir.path().join("a.wav"), b"RIFF-bytes").unwrap();
+        let record = serde_json::json!({
+            "text": "t",
+            "images": ["cat.png", "https://example.invalid/x.png", "data:image/png;base64,AAAA"],
+            "audio": "a.wav",
+            "videos": ["data:video/mp4;base64,AAAA"],
+        });
+        let Value::Object(map) = record else { panic!() };
+        let mut obj = Obj::new(
+            Ctx {
+                path: &dataset,
+                line: 3,
+            },
+            "",
+            map,
+        );
+        let got = media(&mut obj).unwrap();
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[0], Media::Image(Arc::from(img.data_uri())));
+        assert_eq!(
+            got[1],
+            Media::Image(Arc::from("https://example.invalid/x.png"))
+        );
+        assert_eq!(
+            got[2],
+            Media::Image(Arc::from("data:image/png;base64,AAAA"))
+        );
+        assert_eq!(got[3], Media::Audio(Arc::from("wav,UklGRi1ieXRlcw==")));
+        assert_eq!(
+            got[4],
+            Media::Video(Arc::from("data:video/mp4;base64,AAAA"))
+        );
+    }
+
+    #[test]
+    fn unreadable_media_name_file_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let dataset = dir.path().join("data.jsonl");
+        std::fs::write(dir.path().join("notes.txt"), b"hello").unwrap();
+        std::fs::write(dir.path().join("clip.flac"), b"fLaC").unwrap();
+        for (record, said) in [
+            (
+                serde_json::json!({"image": "notes.txt"}),
+                "field \"image\": ",
+            ),
+            (
+                serde_json::json!({"audios": ["clip.flac"]}),
+                "field \"audios[0]\": '.flac' is not",
+            ),
+            (
+                serde_json::json!({"video": "notes.txt"}),
+                "field \"video\": '.txt' is not",
+            ),
+            (
+                serde_json::json!({"images": "cat.png"}),
+                "field \"images\": expected a list",
+            ),
+        ] {
+            let Value::Object(map) = record else { panic!() };
+            let mut obj = Obj::new(
+                Ctx {
+                    path: &dataset,
+                    line: 7,
+                },
+                "",
+                map,
+            );
+            let err = media(&mut obj).unwrap_err().to_string();
+            assert!(
+                err.contains("data.jsonl:7: ") && err.contains(said),
+                "{err}"
+            );
+        }
+    }
 }

@@ -12,6 +12,7 @@ mod error;
 mod fields;
 mod inputs_json;
 mod lines;
+mod media_fields;
 mod mooncake_trace;
 mod multi_turn;
 mod random_pool;

@@ -697,7 +697,22 @@ fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
         (
             "{\"text\": \"a\", \"image\": \"cat.png\"}\n",
             SingleTurn,
-            "data.jsonl:1: field \"image\": image, audio and video inputs are not supported",
+            "data.jsonl:1: field \"image\": \"cat.png\" is not a URL, not encoded, and no such file",
+        ),
+        (
+            "{\"text\": \"a\", \"image\": \"data:image/png;base64,x\", \"images\": []}\n",
+            SingleTurn,
+            "data.jsonl:1: field \"images\": \"image\" and \"images\" cannot be set together",
+        ),
+        (
+            "{\"text\": \"a\", \"images\": [\"https://\"]}\n",
+            SingleTurn,
+            "data.jsonl:1: field \"images[0]\": a valid URL must have both a scheme and a host",
+        ),
+        (
+            "{\"text\": \"a\", \"image_uuids\": [\"u\"]}\n",
+            SingleTurn,
+            "data.jsonl:1: field \"image_uuids\": image, audio and video inputs are not supported",
         ),
         (
             "{\"text\": \"a\"}\n{\"turns\": [{\"text\": \"a\", \"audios\": []}]}\n",
@@ -705,9 +720,9 @@ fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
             "data.jsonl:1: field \"text\": unknown field",
         ),
         (
-            "{\"turns\": [{\"text\": \"a\"}]}\n{\"turns\": [{\"text\": \"a\", \"audios\": []}]}\n",
+            "{\"turns\": [{\"text\": \"a\"}]}\n{\"turns\": [{\"text\": \"a\", \"audios\": [7]}]}\n",
             MultiTurn,
-            "data.jsonl:2: field \"turns[0].audios\": image, audio and video",
+            "data.jsonl:2: field \"turns[0].audios[0]\": expected a string",
         ),
         (
             "{\"videos\": [\"v.mp4\"]}\n",

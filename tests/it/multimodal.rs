@@ -1,0 +1,360 @@
+//! Synthetic images, audio and video sent by `profile` (docs/multimodal.md), checked against
+//! what the mock decoded from each body it received (its truth log: the media read from their
+//! own headers), not against what the client meant to send.
+
+use crate::common;
+use common::config;
+
+use ringperf::mock::{MockServer, TruthEntry};
+use serde_json::Value;
+
+/// Runs `flags` (chat, non-streaming) against a recording mock, `n` requests over `n`
+/// conversations, and returns the mock's entries, every request answered.
+fn run(server: &MockServer, n: u32, flags: &str) -> Vec<TruthEntry> {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 2 --request-count {n} \
+         --num-dataset-entries {n} --isl 8 --osl 2 --ui none --no-server-metrics \
+         --artifact-dir {} {flags}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (u64::from(n), 0));
+    let entries = server.truth().entries();
+    assert_eq!(entries.len(), n as usize);
+    entries
+}
+
+fn body(e: &TruthEntry) -> Value {
+    serde_json::from_slice(e.request_body.as_deref().expect("bodies recorded")).expect("JSON")
+}
+
+fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+const IMAGES: &str = "--image-width-mean 64 --image-width-stddev 16 --image-height-mean 40 \
+                      --image-height-stddev 6 --image-batch-size 2 --image-format random \
+                      --random-seed 11";
+
+/// Two images per request, sized from N(64, 16) × N(40, 6) rounded up and PNG or JPEG at
+/// random: the mock reads each one's header. The mean of ceil(N(μ, σ)) is μ + 0.5 (truncation
+/// at 0 is 4σ away); bounds are 5 standard errors over 160 images.
+#[test]
+fn images_decode_to_the_asked_sizes_and_formats() {
+    let server = common::recording_mock(2);
+    let entries = run(&server, 80, IMAGES);
+    let (mut widths, mut heights, mut formats) = (Vec::new(), Vec::new(), [0usize; 2]);
+    for e in &entries {
+        assert_eq!(e.media.len(), 2, "two images in every request");
+        // The chat parts as AIPerf writes them: the text, then one image_url part per image.
+        let b = body(e);
+        let parts = b["messages"][0]["content"]
+            .as_array()
+            .expect("content parts");
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[0]["type"], "text");
+        for (part, seen) in parts[1..].iter().zip(&e.media) {
+            assert_eq!(part["type"], "image_url");
+            let url = part["image_url"]["url"].as_str().unwrap();
+            assert!(
+                url.starts_with(&format!("data:image/{};base64,", seen.format)),
+                "the URI names the format the bytes are in: {}",
+                &url[..30]
+            );
+            assert_eq!(seen.kind, "image");
+            formats[usize::from(seen.format == "jpeg")] += 1;
+            assert!(seen.width >= 1 && seen.height >= 1);
+            widths.push(f64::from(seen.width));
+            heights.push(f64::from(seen.height));
+        }
+    }
+    assert!(formats[0] > 40 && formats[1] > 40, "png/jpeg: {formats:?}");
+    let (w, w_sd) = mean_sd(&widths);
+    let (h, h_sd) = mean_sd(&heights);
+    assert!(
+        (w - 64.5).abs() < 5.0 * 16.0 / 160f64.sqrt(),
+        "width mean {w}"
+    );
+    assert!(
+        (h - 40.5).abs() < 5.0 * 6.0 / 160f64.sqrt(),
+        "height mean {h}"
+    );
+    assert!((11.0..21.0).contains(&w_sd), "width sd {w_sd}");
+    assert!((4.0..8.0).contains(&h_sd), "height sd {h_sd}");
+}
+
+/// The same seed sends byte-identical images; another seed sends others.
+#[test]
+fn same_seed_sends_byte_identical_images() {
+    let bodies = |seed: u32| {
+        let server = common::recording_mock(2);
+        let flags = IMAGES.replace("--random-seed 11", &format!("--random-seed {seed}"));
+        let mut b: Vec<Vec<u8>> = run(&server, 6, &flags)
+            .iter()
+            .map(|e| e.request_body.as_deref().unwrap().to_vec())
+            .collect();
+        b.sort();
+        b
+    };
+    let a = bodies(4);
+    assert_eq!(a, bodies(4));
+    assert_ne!(a, bodies(5));
+}
+
+/// Stereo WAV clips of N(0.2 s, 0.05 s) at 8 or 16 kHz and 8, 16 or 24 bits: the mock reads
+/// rate, channels, depth and length from each WAV's header.
+#[test]
+fn audio_decodes_to_the_asked_rate_channels_depth_and_length() {
+    let server = common::recording_mock(2);
+    let entries = run(
+        &server,
+        60,
+        "--audio-length-mean 0.2 --audio-length-stddev 0.05 --audio-sample-rates 8,16 \
+         --audio-depths 8,16,24 --audio-num-channels 2 --random-seed 2",
+    );
+    let mut seconds = Vec::new();
+    let (mut rates, mut depths) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    for e in &entries {
+        assert_eq!(e.media.len(), 1);
+        let seen = &e.media[0];
+        assert_eq!((seen.kind, seen.format, seen.channels), ("audio", "wav", 2));
+        let part = &body(e)["messages"][0]["content"][1];
+        assert_eq!(part["type"], "input_audio");
+        assert_eq!(part["input_audio"]["format"], "wav");
+        rates.insert(seen.sample_rate);
+        depths.insert(seen.depth);
+        seconds.push(seen.duration_us as f64 / 1e6);
+    }
+    assert_eq!(rates.into_iter().collect::<Vec<_>>(), [8000, 16000]);
+    assert_eq!(depths.into_iter().collect::<Vec<_>>(), [8, 16, 24]);
+    let (mean, sd) = mean_sd(&seconds);
+    assert!(
+        (mean - 0.2).abs() < 5.0 * 0.05 / 60f64.sqrt(),
+        "mean {mean}"
+    );
+    assert!((0.03..0.075).contains(&sd), "sd {sd}");
+    assert!(seconds.iter().all(|&s| s >= 0.01 - 1.0 / 8000.0));
+}
+
+/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder).
+fn ffprobe(video: &[u8]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v");
+    std::fs::write(&path, video).unwrap();
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=nb_read_frames,r_frame_rate,width,height",
+        ])
+        .args(["-of", "json"])
+        .arg(&path)
+        .output()
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["streams"][0].clone()
+}
+
+fn has_ffmpeg() -> bool {
+    common::require_tool(
+        "ffmpeg",
+        common::tool_runs("ffmpeg", "-version") && common::tool_runs("ffprobe", "-version"),
+        "ffmpeg/ffprobe not installed: synthetic video and MP3 not checked",
+    )
+}
+
+/// A 1.5 s clip of 32×24 at 4 fps per request, made by the system's FFmpeg, in WebM and in MP4:
+/// ffprobe counts int(1.5 × 4) = 6 frames at 4 fps in what the mock received.
+#[test]
+fn video_holds_duration_times_fps_frames() {
+    if !has_ffmpeg() {
+        return;
+    }
+    for (format, codec) in [("webm", "libvpx-vp9"), ("mp4", "libx264")] {
+        let server = common::recording_mock(2);
+        let entries = run(
+            &server,
+            2,
+            &format!(
+                "--video-width 32 --video-height 24 --video-duration 1.5 --video-fps 4 \
+                 --video-format {format} --video-codec {codec} --video-synth-type grid_clock \
+                 --random-seed 1"
+            ),
+        );
+        for e in &entries {
+            assert_eq!(e.media.len(), 1);
+            assert_eq!((e.media[0].kind, e.media[0].format), ("video", format));
+            let part = &body(e)["messages"][0]["content"][1];
+            assert_eq!(part["type"], "video_url");
+            let url = part["video_url"]["url"].as_str().unwrap();
+            let b64 = url
+                .strip_prefix(&format!("data:video/{format};base64,"))
+                .expect("a data URI of the format");
+            let bytes = ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap();
+            let probed = ffprobe(&bytes);
+            assert_eq!(probed["nb_read_frames"], "6", "{format}: {probed}");
+            assert_eq!(probed["r_frame_rate"], "4/1", "{format}: {probed}");
+            assert_eq!(
+                (probed["width"].as_u64(), probed["height"].as_u64()),
+                (Some(32), Some(24))
+            );
+        }
+    }
+}
+
+/// MP3 clips (through FFmpeg) at 16 or 24 kHz: the mock reads the rate from the frame headers
+/// and counts the frames' samples; an encoder adds at most a few frames of delay and padding.
+#[test]
+fn mp3_audio_decodes_to_the_asked_rate_and_length() {
+    if !has_ffmpeg() {
+        return;
+    }
+    let server = common::recording_mock(2);
+    let entries = run(
+        &server,
+        6,
+        "--audio-length-mean 0.5 --audio-format mp3 --audio-sample-rates 16,24 --random-seed 3",
+    );
+    for e in &entries {
+        let seen = &e.media[0];
+        assert_eq!((seen.kind, seen.format, seen.channels), ("audio", "mp3", 1));
+        assert!([16000, 24000].contains(&seen.sample_rate), "{seen:?}");
+        let frame = 576.0 / f64::from(seen.sample_rate);
+        let got = seen.duration_us as f64 / 1e6;
+        assert!((0.5..=0.5 + 4.0 * frame).contains(&got), "{got} s");
+        assert_eq!(
+            body(e)["messages"][0]["content"][1]["input_audio"]["format"],
+            "mp3"
+        );
+    }
+}
+
+/// A value with every string shortened to what identifies its kind: a data URI to its prefix,
+/// `input_audio.data` to the probed header, other text to `<text>`.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("data" | "url", Value::String(s)) => Value::String(media_of(s)),
+                        ("text", Value::String(_)) => Value::from("<text>"),
+                        _ => shape(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(shape).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A data URI or a bare base64 medium as its prefix and what its header says.
+fn media_of(s: &str) -> String {
+    let (prefix, b64) = match s.split_once(";base64,") {
+        Some((p, b)) => (p, b),
+        None => ("", s),
+    };
+    let bytes = ringperf::workload::media::base64_decode(b64.as_bytes()).expect("base64");
+    let probed = ringperf::workload::media::probe::probe(&bytes).expect("a readable medium");
+    // Lengths to the millisecond: both draw 0.05 s exactly, in frames of their own rate.
+    let probed = match probed {
+        ringperf::workload::media::probe::Probed::Audio {
+            format,
+            sample_rate,
+            channels,
+            depth,
+            seconds,
+        } => format!(
+            "{format} {sample_rate} Hz {channels} ch {depth} bit {:.3} s",
+            seconds
+        ),
+        other => format!("{other:?}"),
+    };
+    format!("{prefix} {probed}")
+}
+
+/// ringperf's payloads for the flags of tests/data/aiperf-multimodal/README.md have AIPerf's
+/// shape: the same keys in the same order, the same parts, the same media decoded.
+#[test]
+fn payload_shape_is_aiperfs() {
+    let aiperf: Value =
+        serde_json::from_str(include_str!("../data/aiperf-multimodal/inputs.json")).unwrap();
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type chat --tokenizer builtin \
+         --request-count 2 --concurrency 1 --isl 8 --osl 2 --image-width-mean 16 \
+         --image-height-mean 8 --image-batch-size 2 --image-format png --audio-length-mean 0.05 \
+         --audio-batch-size 1 --random-seed 1 --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    ringperf::run::run(cfg).expect("the run completes");
+    let ours = common::read_json(&dir.path().join("inputs.json"));
+    let payloads = |v: &Value| -> Vec<Value> {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["payloads"].as_array().unwrap().iter().map(shape))
+            .collect()
+    };
+    let (a, o) = (payloads(&aiperf), payloads(&ours));
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        serde_json::to_string_pretty(&o).unwrap(),
+        serde_json::to_string_pretty(&a).unwrap()
+    );
+}
+
+/// Flags AIPerf refuses, or that ringperf cannot honour, are refused with a message naming them.
+#[test]
+fn bad_media_flags_are_refused_by_name() {
+    let cases = [
+        (
+            "--image-width-mean 8 --image-height-mean 8 --image-source assets",
+            "--image-source",
+        ),
+        (
+            "--image-width-mean 8 --image-height-mean 8 --endpoint-type completions",
+            "chat endpoint type only",
+        ),
+        ("--audio-length-mean 1 --audio-depths 12", "--audio-depths"),
+        (
+            "--audio-length-mean 1 --audio-format mp3 --audio-sample-rates 17",
+            "MP3 format only supports",
+        ),
+        ("--video-width 32", "--video-width and --video-height"),
+        (
+            "--image-width-mean 8 --image-height-mean 8 --image-source-sampling shuffle-cycle",
+            "--image-source-sampling",
+        ),
+    ];
+    for (flags, said) in cases {
+        let line = format!("ringperf profile -m m -u 127.0.0.1:1 {flags}");
+        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        let ringperf::cli::Command::Profile(p) =
+            <ringperf::cli::Cli as clap::Parser>::try_parse_from(&argv)
+                .expect("flags parse")
+                .command
+        else {
+            panic!("not a profile command")
+        };
+        let err = ringperf::config::Config::from_args(&p, &argv, false).unwrap_err();
+        assert!(err.to_string().contains(said), "{flags}: {err}");
+    }
+}
