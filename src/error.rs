@@ -43,6 +43,8 @@ pub enum Error {
     MockServerConfig(MockArgsError),
     /// `mock-server`: the server could not start (or its signals could not be blocked).
     MockServer(std::io::Error),
+    /// `analyze-trace`, `synthesize`: the trace could not be read or the output written.
+    TraceTool(crate::trace_tools::TraceToolError),
 }
 
 impl Error {
@@ -62,7 +64,8 @@ impl Error {
             | Error::ServerMetrics(_)
             | Error::Plot(_)
             | Error::MockServerConfig(_)
-            | Error::MockServer(_) => 2,
+            | Error::MockServer(_)
+            | Error::TraceTool(_) => 2,
         }
     }
 }
@@ -82,6 +85,7 @@ impl fmt::Display for Error {
             Error::Plot(e) => write!(f, "plot: {e}"),
             Error::MockServerConfig(e) => write!(f, "mock-server: {e}"),
             Error::MockServer(e) => write!(f, "mock-server: {e}"),
+            Error::TraceTool(e) => write!(f, "{e}"),
         }
     }
 }
@@ -99,6 +103,7 @@ impl std::error::Error for Error {
             Error::Merge(e) => Some(e),
             Error::Plot(e) => Some(e),
             Error::MockServerConfig(e) => Some(e),
+            Error::TraceTool(e) => Some(e),
         }
     }
 }

@@ -61,6 +61,8 @@ pub mod sweep;
 #[cfg(feature = "engine")]
 pub mod timer;
 #[cfg(feature = "engine")]
+pub mod trace_tools;
+#[cfg(feature = "engine")]
 pub mod ui;
 #[cfg(feature = "engine")]
 pub mod worker;

@@ -53,6 +53,12 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot(&args),
         Command::MockServer(args) => mock_server(&args),
         Command::Config(args) => Ok(config(&args)),
+        Command::AnalyzeTrace(a) => {
+            ringperf::trace_tools::analyze::run(&a.input(), a.block_size, a.output_file.as_deref())
+                .map(|()| 0)
+                .map_err(Error::TraceTool)
+        }
+        Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
     };
     match ran {
         Ok(code) => ExitCode::from(code),

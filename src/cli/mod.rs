@@ -18,6 +18,7 @@ pub mod search;
 pub mod shard;
 pub mod sweep;
 pub mod timing;
+pub mod trace_tools;
 pub mod yaml;
 
 use std::path::PathBuf;
@@ -51,6 +52,10 @@ pub enum Command {
     Plot(plot::PlotArgs),
     /// Check, expand or start AIPerf 0.13 YAML config files.
     Config(yaml::ConfigArgs),
+    /// Analyze a mooncake trace file for ISL/OSL distributions and cache hit rates.
+    AnalyzeTrace(trace_tools::AnalyzeTraceArgs),
+    /// Validate a benchmark artifact (a mooncake trace).
+    Validate(trace_tools::ValidateArgs),
 }
 
 /// Flags of `ringperf profile`.

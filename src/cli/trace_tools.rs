@@ -1,0 +1,121 @@
+//! Flags of `ringperf analyze-trace` and `ringperf validate` (AIPerf 0.13's commands of the same
+//! names; docs/commands.md). Their logic is in `crate::trace_tools`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// Flags of `ringperf analyze-trace`.
+#[derive(Debug, Args, Clone)]
+pub struct AnalyzeTraceArgs {
+    /// Path to input mooncake trace JSONL file.
+    #[arg(value_name = "INPUT_FILE", required_unless_present = "input_file_flag")]
+    pub input_file: Option<PathBuf>,
+    /// The same, as a flag.
+    #[arg(
+        long = "input-file",
+        value_name = "INPUT_FILE",
+        conflicts_with = "input_file"
+    )]
+    pub input_file_flag: Option<PathBuf>,
+    /// KV cache block size for analysis.
+    #[arg(long = "block-size", default_value_t = 512)]
+    pub block_size: u64,
+    /// Optional output path for analysis report (JSON).
+    #[arg(long = "output-file")]
+    pub output_file: Option<PathBuf>,
+}
+
+impl AnalyzeTraceArgs {
+    /// The trace, given as the argument or the flag.
+    pub fn input(&self) -> PathBuf {
+        self.input_file
+            .clone()
+            .or_else(|| self.input_file_flag.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// What `ringperf validate` checks a file as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValidateTarget {
+    /// A mooncake trace (JSONL, one request a row).
+    MooncakeTrace,
+}
+
+/// Flags of `ringperf validate`.
+#[derive(Debug, Args, Clone)]
+pub struct ValidateArgs {
+    /// Artifact format to validate.
+    #[arg(
+        value_enum,
+        value_name = "TARGET",
+        required_unless_present = "target_flag"
+    )]
+    pub target: Option<ValidateTarget>,
+    /// The same, as a flag.
+    #[arg(
+        long = "target",
+        value_enum,
+        value_name = "TARGET",
+        conflicts_with = "target"
+    )]
+    pub target_flag: Option<ValidateTarget>,
+    /// Path to the artifact file.
+    #[arg(long = "input", value_name = "PATH")]
+    pub input: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use clap::Parser;
+
+    use super::ValidateTarget;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn analyze_trace_takes_the_file_as_argument_or_flag() {
+        for argv in [
+            &["ringperf", "analyze-trace", "t.jsonl"][..],
+            &["ringperf", "analyze-trace", "--input-file", "t.jsonl"][..],
+        ] {
+            let Ok(Cli {
+                command: Command::AnalyzeTrace(a),
+            }) = Cli::try_parse_from(argv)
+            else {
+                panic!("{argv:?} does not parse as analyze-trace")
+            };
+            assert_eq!((a.input(), a.block_size), (PathBuf::from("t.jsonl"), 512));
+        }
+        assert!(Cli::try_parse_from(["ringperf", "analyze-trace"]).is_err());
+    }
+
+    #[test]
+    fn validate_takes_the_target_as_argument_or_flag() {
+        for argv in [
+            &["ringperf", "validate", "mooncake-trace", "--input", "f"][..],
+            &[
+                "ringperf",
+                "validate",
+                "--target",
+                "mooncake-trace",
+                "--input",
+                "f",
+            ][..],
+        ] {
+            let Ok(Cli {
+                command: Command::Validate(v),
+            }) = Cli::try_parse_from(argv)
+            else {
+                panic!("{argv:?} does not parse as validate")
+            };
+            assert_eq!(
+                v.target.or(v.target_flag),
+                Some(ValidateTarget::MooncakeTrace)
+            );
+        }
+        assert!(Cli::try_parse_from(["ringperf", "validate", "sharegpt", "--input", "f"]).is_err());
+    }
+}
