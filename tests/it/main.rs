@@ -35,4 +35,5 @@ mod sessions;
 mod shards;
 mod sweep;
 mod tls;
+mod trace_tools;
 mod yaml_config;
