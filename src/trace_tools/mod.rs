@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod stats;
+pub mod synthesize;
 pub mod validate;
 
 use std::fmt;
