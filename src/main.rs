@@ -59,6 +59,9 @@ fn main() -> ExitCode {
                 .map_err(Error::TraceTool)
         }
         Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
+        Command::Synthesize(s) => ringperf::trace_tools::synthesize::run_command(&s)
+            .map(|()| 0)
+            .map_err(Error::TraceTool),
     };
     match ran {
         Ok(code) => ExitCode::from(code),

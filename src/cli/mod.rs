@@ -56,6 +56,8 @@ pub enum Command {
     AnalyzeTrace(trace_tools::AnalyzeTraceArgs),
     /// Validate a benchmark artifact (a mooncake trace).
     Validate(trace_tools::ValidateArgs),
+    /// Synthesize a mooncake trace from a recorded one, its prefix tree reshaped.
+    Synthesize(trace_tools::SynthesizeArgs),
 }
 
 /// Flags of `ringperf profile`.

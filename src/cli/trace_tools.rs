@@ -66,6 +66,63 @@ pub struct ValidateArgs {
     pub input: PathBuf,
 }
 
+/// What `ringperf synthesize` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SynthesizeTarget {
+    /// A new mooncake trace from a recorded one, its prefix tree reshaped (`--synthesis-*`).
+    MooncakeTrace,
+    /// AIPerf's agentic-coding session generator: refused, not built.
+    AgenticCode,
+}
+
+/// The `--synthesis-*` options (AIPerf 0.13's names, defaults and ranges).
+#[derive(Debug, Args, Clone)]
+pub struct SynthesisArgs {
+    /// Multiplier for timestamp scaling in synthesized traces.
+    #[arg(long = "synthesis-speedup-ratio", default_value_t = 1.0)]
+    pub speedup_ratio: f64,
+    /// Multiplier for core prefix branch lengths in the radix tree.
+    #[arg(long = "synthesis-prefix-len-multiplier", default_value_t = 1.0)]
+    pub prefix_len_multiplier: f64,
+    /// Number of independent radix trees to distribute traces across.
+    #[arg(long = "synthesis-prefix-root-multiplier", default_value_t = 1)]
+    pub prefix_root_multiplier: u32,
+    /// Multiplier for leaf path (unique prompt) lengths.
+    #[arg(long = "synthesis-prompt-len-multiplier", default_value_t = 1.0)]
+    pub prompt_len_multiplier: f64,
+    /// Multiplier for output lengths in synthesized traces.
+    #[arg(long = "synthesis-output-len-multiplier", default_value_t = 1.0)]
+    pub output_len_multiplier: f64,
+    /// Maximum input sequence length (longer rows are capped).
+    #[arg(long = "synthesis-max-isl")]
+    pub max_isl: Option<u64>,
+    /// Maximum output sequence length cap.
+    #[arg(long = "synthesis-max-osl")]
+    pub max_osl: Option<u64>,
+}
+
+/// Flags of `ringperf synthesize`.
+#[derive(Debug, Args, Clone)]
+pub struct SynthesizeArgs {
+    /// Dataset workload to synthesize.
+    #[arg(value_enum, value_name = "TARGET")]
+    pub target: SynthesizeTarget,
+    /// The recorded mooncake trace (JSONL) to synthesize from.
+    #[arg(long = "input-file")]
+    pub input_file: Option<PathBuf>,
+    /// Where the synthesized trace goes (JSONL).
+    #[arg(long = "output", default_value = "synthesized_trace.jsonl")]
+    pub output: PathBuf,
+    /// Tokens per hash id block of the trace.
+    #[arg(long = "block-size", default_value_t = 512)]
+    pub block_size: u64,
+    /// Random seed for reproducibility.
+    #[arg(long = "seed", default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub synthesis: SynthesisArgs,
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;

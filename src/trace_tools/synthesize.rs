@@ -339,6 +339,41 @@ pub fn run(
     Ok(())
 }
 
+/// `ringperf synthesize`: `mooncake-trace` from `--input-file` to `--output`; `agentic-code`
+/// refused.
+///
+/// # Errors
+/// As [`run`]; the target `agentic-code`, or no `--input-file`.
+pub fn run_command(a: &crate::cli::trace_tools::SynthesizeArgs) -> Result<(), TraceToolError> {
+    use crate::cli::trace_tools::SynthesizeTarget;
+    if a.target == SynthesizeTarget::AgenticCode {
+        return Err(TraceToolError::Usage(
+            "synthesize agentic-code is not supported: AIPerf's agentic-coding session generator \
+             is not built in ringperf; `synthesize mooncake-trace --input-file TRACE` reshapes a \
+             recorded trace"
+                .into(),
+        ));
+    }
+    let Some(input) = &a.input_file else {
+        return Err(TraceToolError::Usage(
+            "synthesize mooncake-trace needs --input-file (the recorded trace)".into(),
+        ));
+    };
+    let s = &a.synthesis;
+    let p = SynthesisParams {
+        speedup_ratio: s.speedup_ratio,
+        prefix_len_multiplier: s.prefix_len_multiplier,
+        prefix_root_multiplier: s.prefix_root_multiplier,
+        prompt_len_multiplier: s.prompt_len_multiplier,
+        output_len_multiplier: s.output_len_multiplier,
+        max_isl: s.max_isl,
+        max_osl: s.max_osl,
+        block_size: a.block_size,
+        seed: a.seed,
+    };
+    run(input, &a.output, &p)
+}
+
 #[cfg(test)]
 #[path = "synthesize_tests.rs"]
 mod tests;

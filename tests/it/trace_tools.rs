@@ -136,3 +136,54 @@ fn validate_lists_each_bad_line_with_its_field() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `synthesize mooncake-trace` end to end: the output is a trace `validate` passes, every
+/// timestamp halved, and `agentic-code` is refused.
+#[test]
+fn synthesize_writes_a_trace_that_validates() {
+    let dir = scratch("synthesize");
+    let trace = data("mooncake-conversation/first-300.jsonl");
+    let out = ringperf(
+        &[
+            "synthesize",
+            "mooncake-trace",
+            "--input-file",
+            trace.to_str().unwrap(),
+            "--output",
+            "out/s.jsonl",
+            "--synthesis-speedup-ratio",
+            "2",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Synthesized 300 rows to out/s.jsonl\n"
+    );
+    let check = ringperf(
+        &["validate", "mooncake-trace", "--input", "out/s.jsonl"],
+        &dir,
+    );
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let rows = |p: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (before, after) = (rows(&trace), rows(&dir.join("out/s.jsonl")));
+    assert_eq!(after.len(), 300);
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(
+            a["timestamp"].as_i64(),
+            b["timestamp"].as_i64().map(|t| t / 2)
+        );
+    }
+
+    let refused = ringperf(&["synthesize", "agentic-code"], &dir);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("agentic-code is not supported"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
