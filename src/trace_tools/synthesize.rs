@@ -16,12 +16,14 @@
 //! - `timestamp` is divided by `speedup_ratio` (truncated to an integer), `output_length`
 //!   multiplied by `output_len_multiplier` (rounded half to even), capped at `max_osl`, at
 //!   least 1.
+//!
 //! Every other field is kept; a row without `hash_ids` keeps its `input_length`.
 //!
 //! The copy a row goes to is drawn from ringperf's seeded generator, not Python's, so a seed
 //! gives another (equally distributed) assignment than AIPerf's.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value};
@@ -102,38 +104,54 @@ pub struct InputRow {
     pub fields: Map<String, Value>,
 }
 
-fn ids_of(row: &InputRow) -> Result<Vec<i64>, String> {
+/// A fault of the row at `line` of `path`.
+fn row_err(path: &Path, line: u64, field: &str, why: String) -> TraceToolError {
+    TraceToolError::Row {
+        path: path.to_path_buf(),
+        line,
+        field: field.to_string(),
+        why,
+    }
+}
+
+fn ids_of(path: &Path, row: &InputRow) -> Result<Vec<i64>, TraceToolError> {
+    let bad = |why: &str| row_err(path, row.line, "hash_ids", why.to_string());
     match row.fields.get("hash_ids") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(a)) => a
             .iter()
-            .map(|v| {
-                v.as_i64()
-                    .ok_or_else(|| "hash_ids: expected integers".to_string())
-            })
+            .map(|v| v.as_i64().ok_or_else(|| bad("expected integers")))
             .collect(),
-        Some(_) => Err("hash_ids: expected a list of integers".into()),
+        Some(_) => Err(bad("expected a list of integers")),
     }
 }
 
-fn count_of(row: &InputRow, key: &str) -> Result<Option<u64>, String> {
+fn count_of(path: &Path, row: &InputRow, key: &str) -> Result<Option<u64>, TraceToolError> {
     match row.fields.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| format!("{key}: expected a non-negative integer")),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            row_err(
+                path,
+                row.line,
+                key,
+                "expected a non-negative integer".into(),
+            )
+        }),
     }
 }
+
+/// A row's new blocks and input length; `None` for a row without blocks.
+type Reshaped = Option<(Vec<i64>, u64)>;
 
 /// The new blocks and input length of every row (`None` for a row without blocks).
 fn reshape(
+    path: &Path,
     ids: &[Vec<i64>],
     isls: &[u64],
     lines: &[u64],
     p: &SynthesisParams,
     rng: &mut rand::rngs::StdRng,
-) -> Result<Vec<Option<(Vec<i64>, u64)>>, (u64, String)> {
+) -> Result<Vec<Reshaped>, TraceToolError> {
     let mut seen: HashMap<i64, u32> = HashMap::new();
     for h in ids.iter().flatten() {
         *seen.entry(*h).or_default() += 1;
@@ -164,8 +182,10 @@ fn reshape(
         let full = prefix.len() as u64 * bs;
         let mut shortfall = full.saturating_sub(isl);
         if shortfall >= bs {
-            return Err((
+            return Err(row_err(
+                path,
                 line,
+                "input_length",
                 format!(
                     "input_length ({isl}) is shorter than its {} shared prefix blocks allow (more than {} tokens)",
                     prefix.len(),
@@ -217,26 +237,20 @@ fn reshape(
 /// A row's `hash_ids`, `input_length` or `output_length` has the wrong type, or its
 /// `input_length` is shorter than its shared prefix: named by line.
 pub fn synthesize(
-    path: &std::path::Path,
+    path: &Path,
     rows: &[InputRow],
     p: &SynthesisParams,
 ) -> Result<Vec<Map<String, Value>>, TraceToolError> {
-    let bad = |line: u64, why: String| TraceToolError::Row {
-        path: path.to_path_buf(),
-        line,
-        field: String::new(),
-        why,
-    };
     let mut ids = Vec::with_capacity(rows.len());
     let mut isls = Vec::with_capacity(rows.len());
     for r in rows {
-        ids.push(ids_of(r).map_err(|e| bad(r.line, e))?);
-        isls.push(count_of(r, "input_length").map_err(|e| bad(r.line, e))?);
+        ids.push(ids_of(path, r)?);
+        isls.push(count_of(path, r, "input_length")?);
     }
     let lines: Vec<u64> = rows.iter().map(|r| r.line).collect();
     let zeroed: Vec<u64> = isls.iter().map(|i| i.unwrap_or(0)).collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(p.seed);
-    let shaped = reshape(&ids, &zeroed, &lines, p, &mut rng).map_err(|(l, e)| bad(l, e))?;
+    let shaped = reshape(path, &ids, &zeroed, &lines, p, &mut rng)?;
     let mut out = Vec::with_capacity(rows.len());
     for ((row, new), isl) in rows.iter().zip(shaped).zip(isls) {
         let mut f = row.fields.clone();
@@ -262,16 +276,16 @@ pub fn synthesize(
         match row.fields.get("timestamp") {
             None | Some(Value::Null) => {}
             Some(t) => {
-                let ms = t
-                    .as_f64()
-                    .ok_or_else(|| bad(row.line, "timestamp: expected a number".into()))?;
+                let ms = t.as_f64().ok_or_else(|| {
+                    row_err(path, row.line, "timestamp", "expected a number".into())
+                })?;
                 f.insert(
                     "timestamp".into(),
                     Value::from((ms / p.speedup_ratio) as i64),
                 );
             }
         }
-        if let Some(osl) = count_of(row, "output_length").map_err(|e| bad(row.line, e))? {
+        if let Some(osl) = count_of(path, row, "output_length")? {
             let mut scaled = (osl as f64 * p.output_len_multiplier).round_ties_even() as u64;
             if let Some(max) = p.max_osl {
                 scaled = scaled.min(max);
@@ -287,7 +301,7 @@ pub fn synthesize(
 ///
 /// # Errors
 /// The file cannot be read or a line is not a JSON object.
-pub fn read(path: &std::path::Path) -> Result<Vec<InputRow>, TraceToolError> {
+pub fn read(path: &Path) -> Result<Vec<InputRow>, TraceToolError> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).map_err(|e| TraceToolError::io(path, e))?;
     let mut rows = Vec::new();
@@ -316,11 +330,7 @@ pub fn read(path: &std::path::Path) -> Result<Vec<InputRow>, TraceToolError> {
 ///
 /// # Errors
 /// Bad options, an unreadable trace or bad row, or the output cannot be written.
-pub fn run(
-    input: &std::path::Path,
-    output: &std::path::Path,
-    p: &SynthesisParams,
-) -> Result<(), TraceToolError> {
+pub fn run(input: &Path, output: &Path, p: &SynthesisParams) -> Result<(), TraceToolError> {
     p.check()?;
     if !input.exists() {
         return Err(TraceToolError::NotFound(input.to_path_buf()));

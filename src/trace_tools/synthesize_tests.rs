@@ -302,7 +302,10 @@ fn bad_options_and_rows_are_refused() {
     let e = synthesize(Path::new("t.jsonl"), &input, &SynthesisParams::default())
         .expect_err("refused")
         .to_string();
-    assert!(e.starts_with("t.jsonl:2: input_length (100)"), "{e}");
+    assert!(
+        e.starts_with("t.jsonl:2: field \"input_length\": input_length (100)"),
+        "{e}"
+    );
     let input = rows(&[json!({"input_length": 5, "hash_ids": "x"})]);
     assert!(synthesize(Path::new("t"), &input, &SynthesisParams::default()).is_err());
 }
