@@ -45,6 +45,8 @@ pub enum Error {
     MockServer(std::io::Error),
     /// `analyze-trace`, `synthesize`: the trace could not be read or the output written.
     TraceTool(crate::trace_tools::TraceToolError),
+    /// `chat`: a bad URL or tokenizer, or a failed `--quick` turn.
+    Chat(crate::chat::ChatError),
 }
 
 impl Error {
@@ -65,7 +67,8 @@ impl Error {
             | Error::Plot(_)
             | Error::MockServerConfig(_)
             | Error::MockServer(_)
-            | Error::TraceTool(_) => 2,
+            | Error::TraceTool(_)
+            | Error::Chat(_) => 2,
         }
     }
 }
@@ -86,6 +89,7 @@ impl fmt::Display for Error {
             Error::MockServerConfig(e) => write!(f, "mock-server: {e}"),
             Error::MockServer(e) => write!(f, "mock-server: {e}"),
             Error::TraceTool(e) => write!(f, "{e}"),
+            Error::Chat(e) => write!(f, "chat: {e}"),
         }
     }
 }
@@ -104,6 +108,7 @@ impl std::error::Error for Error {
             Error::Plot(e) => Some(e),
             Error::MockServerConfig(e) => Some(e),
             Error::TraceTool(e) => Some(e),
+            Error::Chat(e) => Some(e),
         }
     }
 }

@@ -23,6 +23,8 @@ pub mod x509;
 #[cfg(feature = "engine")]
 pub mod aggregate;
 #[cfg(feature = "engine")]
+pub mod chat;
+#[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]
 pub mod config;

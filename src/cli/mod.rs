@@ -6,6 +6,7 @@
 //! a message naming it, never silently ignored.
 
 mod aiperf_flags;
+pub mod chat;
 pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
@@ -58,6 +59,8 @@ pub enum Command {
     Validate(trace_tools::ValidateArgs),
     /// Synthesize a mooncake trace from a recorded one, its prefix tree reshaped.
     Synthesize(trace_tools::SynthesizeArgs),
+    /// Chat interactively with an endpoint, printing per-turn speed stats.
+    Chat(chat::ChatArgs),
 }
 
 /// Flags of `ringperf profile`.

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common;
+
 fn ringperf(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(args)
@@ -186,4 +188,90 @@ fn synthesize_writes_a_trace_that_validates() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("agentic-code is not supported"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `ringperf chat` against the recording mock with two messages on stdin: each reply printed
+/// is the text the mock's truth log says it sent, each turn has its stats, and the second
+/// request carries the first exchange (with history) or not (`--no-history`). `--quick`: one
+/// request, no prompt.
+#[test]
+fn chat_turns_with_and_without_history() {
+    use std::io::Write as _;
+    for history in [true, false] {
+        let server = common::recording_mock(5);
+        let url = format!("http://{}", server.addr);
+        let mut args = vec![
+            "chat",
+            "-m",
+            "mock-model",
+            "-u",
+            &url,
+            "--tokenizer",
+            "builtin",
+        ];
+        if !history {
+            args.push("--no-history");
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("chat starts");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"first question\nsecond one\n")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut truth = server.truth().entries();
+        truth.sort_by_key(|e| e.arrival_ns);
+        assert_eq!(truth.len(), 2, "{text}");
+        for t in &truth {
+            assert!(text.contains(t.reply_text.as_deref().unwrap()), "{text}");
+        }
+        assert_eq!(text.matches("TTFT: ").count(), 2, "{text}");
+        assert_eq!(text.matches("TPS:  ").count(), 2, "{text}");
+        let body: serde_json::Value =
+            serde_json::from_slice(truth[1].request_body.as_deref().unwrap()).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        if history {
+            assert_eq!(messages.len(), 3);
+            assert_eq!(messages[0]["content"], "first question");
+            assert_eq!(messages[1]["role"], "assistant");
+            assert_eq!(
+                messages[1]["content"],
+                truth[0].reply_text.as_deref().unwrap()
+            );
+        } else {
+            assert_eq!(messages.len(), 1);
+        }
+        assert_eq!(messages.last().unwrap()["content"], "second one");
+        server.stop();
+    }
+    let server = common::recording_mock(3);
+    let url = format!("http://{}", server.addr);
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "chat",
+            "-m",
+            "m",
+            "-u",
+            &url,
+            "--tokenizer",
+            "builtin",
+            "-q",
+            "hi",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(server.truth().len(), 1);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Please enter"));
+    server.stop();
 }
