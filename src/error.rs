@@ -43,6 +43,10 @@ pub enum Error {
     MockServerConfig(MockArgsError),
     /// `mock-server`: the server could not start (or its signals could not be blocked).
     MockServer(std::io::Error),
+    /// `analyze-trace`, `synthesize`: the trace could not be read or the output written.
+    TraceTool(crate::trace_tools::TraceToolError),
+    /// `chat`: a bad URL or tokenizer, or a failed `--quick` turn.
+    Chat(crate::chat::ChatError),
 }
 
 impl Error {
@@ -62,7 +66,9 @@ impl Error {
             | Error::ServerMetrics(_)
             | Error::Plot(_)
             | Error::MockServerConfig(_)
-            | Error::MockServer(_) => 2,
+            | Error::MockServer(_)
+            | Error::TraceTool(_)
+            | Error::Chat(_) => 2,
         }
     }
 }
@@ -82,6 +88,8 @@ impl fmt::Display for Error {
             Error::Plot(e) => write!(f, "plot: {e}"),
             Error::MockServerConfig(e) => write!(f, "mock-server: {e}"),
             Error::MockServer(e) => write!(f, "mock-server: {e}"),
+            Error::TraceTool(e) => write!(f, "{e}"),
+            Error::Chat(e) => write!(f, "chat: {e}"),
         }
     }
 }
@@ -99,6 +107,8 @@ impl std::error::Error for Error {
             Error::Merge(e) => Some(e),
             Error::Plot(e) => Some(e),
             Error::MockServerConfig(e) => Some(e),
+            Error::TraceTool(e) => Some(e),
+            Error::Chat(e) => Some(e),
         }
     }
 }

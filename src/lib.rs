@@ -24,6 +24,8 @@ pub mod x509;
 #[cfg(feature = "engine")]
 pub mod aggregate;
 #[cfg(feature = "engine")]
+pub mod chat;
+#[cfg(feature = "engine")]
 pub mod cli;
 #[cfg(feature = "engine")]
 pub mod config;
@@ -63,6 +65,8 @@ pub mod signals;
 pub mod sweep;
 #[cfg(feature = "engine")]
 pub mod timer;
+#[cfg(feature = "engine")]
+pub mod trace_tools;
 #[cfg(feature = "engine")]
 pub mod ui;
 #[cfg(feature = "engine")]

@@ -53,11 +53,37 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot(&args),
         Command::MockServer(args) => mock_server(&args),
         Command::Config(args) => Ok(config(&args)),
+        Command::AnalyzeTrace(a) => {
+            ringperf::trace_tools::analyze::run(&a.input(), a.block_size, a.output_file.as_deref())
+                .map(|()| 0)
+                .map_err(Error::TraceTool)
+        }
+        Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
+        Command::Chat(c) => chat(&c),
+        Command::Synthesize(s) => ringperf::trace_tools::synthesize::run_command(&s)
+            .map(|()| 0)
+            .map_err(Error::TraceTool),
     };
     match ran {
         Ok(code) => ExitCode::from(code),
         Err(e) => fail(&e),
     }
+}
+
+/// `ringperf chat`: stdin's lines are the messages; a failure is `ringperf: chat: …`, exit 2.
+fn chat(a: &ringperf::cli::chat::ChatArgs) -> Result<u8, Error> {
+    let o = ringperf::chat::ChatOptions {
+        model: a.model.clone(),
+        url: a.url.clone(),
+        system_prompt: a.system_prompt.clone(),
+        quick: a.quick.clone(),
+        history: !a.no_history,
+        api_key: a.api_key.clone(),
+        tokenizer: a.tokenizer.clone().unwrap_or_else(|| a.model.clone()),
+    };
+    let mut stdin = std::io::stdin().lock();
+    ringperf::chat::run(&o, &mut stdin, &mut std::io::stdout()).map_err(Error::Chat)?;
+    Ok(0)
 }
 
 fn fail(e: &Error) -> ExitCode {

@@ -6,6 +6,7 @@
 //! a message naming it, never silently ignored.
 
 mod aiperf_flags;
+pub mod chat;
 pub mod endpoint;
 pub mod goodput;
 pub mod http_trace;
@@ -20,6 +21,7 @@ pub mod search;
 pub mod shard;
 pub mod sweep;
 pub mod timing;
+pub mod trace_tools;
 pub mod yaml;
 
 use std::path::PathBuf;
@@ -53,6 +55,14 @@ pub enum Command {
     Plot(plot::PlotArgs),
     /// Check, expand or start AIPerf 0.13 YAML config files.
     Config(yaml::ConfigArgs),
+    /// Analyze a mooncake trace file for ISL/OSL distributions and cache hit rates.
+    AnalyzeTrace(trace_tools::AnalyzeTraceArgs),
+    /// Validate a benchmark artifact (a mooncake trace).
+    Validate(trace_tools::ValidateArgs),
+    /// Synthesize a mooncake trace from a recorded one, its prefix tree reshaped.
+    Synthesize(trace_tools::SynthesizeArgs),
+    /// Chat interactively with an endpoint, printing per-turn speed stats.
+    Chat(chat::ChatArgs),
 }
 
 /// Flags of `ringperf profile`.

@@ -41,4 +41,5 @@ mod shards;
 mod sweep;
 mod tls;
 mod wandb;
+mod trace_tools;
 mod yaml_config;

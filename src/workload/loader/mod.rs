@@ -31,6 +31,7 @@ pub use block_prompt::BlockPrompts;
 pub use deferred::{DeferredPrompts, DeferredRow, RowReader, TraceIndex};
 pub use error::{LoadError, LoadErrorKind};
 pub use lines::JsonLines;
+pub use mooncake_trace::check_row as check_mooncake_row;
 pub use session::SessionIds;
 pub use sharegpt::{CACHE_DIR as SHAREGPT_CACHE_DIR, FILE_NAME as SHAREGPT_FILE_NAME};
 

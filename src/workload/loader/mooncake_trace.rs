@@ -272,6 +272,15 @@ fn general(ctx: Ctx<'_>, text: &str) -> Result<Facts<'static>, LoadError> {
     })
 }
 
+/// One line checked as a row on its own: its JSON, fields, types and input form, not the rules
+/// between rows (sessions, timestamps, blocks). `ringperf validate --target mooncake-trace`.
+///
+/// # Errors
+/// The row's first fault, naming the line and the field.
+pub fn check_row(path: &Path, line: u64, text: &str) -> Result<(), LoadError> {
+    parse_text(Ctx { path, line }, text).map(|_| ())
+}
+
 /// One line's text parsed and checked as a row.
 fn parse_text(ctx: Ctx<'_>, text: &str) -> Result<(Option<String>, Row), LoadError> {
     let value: Value = serde_json::from_str(text)

@@ -1,0 +1,178 @@
+//! Flags of `ringperf analyze-trace` and `ringperf validate` (AIPerf 0.13's commands of the same
+//! names; docs/commands.md). Their logic is in `crate::trace_tools`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// Flags of `ringperf analyze-trace`.
+#[derive(Debug, Args, Clone)]
+pub struct AnalyzeTraceArgs {
+    /// Path to input mooncake trace JSONL file.
+    #[arg(value_name = "INPUT_FILE", required_unless_present = "input_file_flag")]
+    pub input_file: Option<PathBuf>,
+    /// The same, as a flag.
+    #[arg(
+        long = "input-file",
+        value_name = "INPUT_FILE",
+        conflicts_with = "input_file"
+    )]
+    pub input_file_flag: Option<PathBuf>,
+    /// KV cache block size for analysis.
+    #[arg(long = "block-size", default_value_t = 512)]
+    pub block_size: u64,
+    /// Optional output path for analysis report (JSON).
+    #[arg(long = "output-file")]
+    pub output_file: Option<PathBuf>,
+}
+
+impl AnalyzeTraceArgs {
+    /// The trace, given as the argument or the flag.
+    pub fn input(&self) -> PathBuf {
+        self.input_file
+            .clone()
+            .or_else(|| self.input_file_flag.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// What `ringperf validate` checks a file as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValidateTarget {
+    /// A mooncake trace (JSONL, one request a row).
+    MooncakeTrace,
+}
+
+/// Flags of `ringperf validate`.
+#[derive(Debug, Args, Clone)]
+pub struct ValidateArgs {
+    /// Artifact format to validate.
+    #[arg(
+        value_enum,
+        value_name = "TARGET",
+        required_unless_present = "target_flag"
+    )]
+    pub target: Option<ValidateTarget>,
+    /// The same, as a flag.
+    #[arg(
+        long = "target",
+        value_enum,
+        value_name = "TARGET",
+        conflicts_with = "target"
+    )]
+    pub target_flag: Option<ValidateTarget>,
+    /// Path to the artifact file.
+    #[arg(long = "input", value_name = "PATH")]
+    pub input: PathBuf,
+}
+
+/// What `ringperf synthesize` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SynthesizeTarget {
+    /// A new mooncake trace from a recorded one, its prefix tree reshaped (`--synthesis-*`).
+    MooncakeTrace,
+    /// AIPerf's agentic-coding session generator: refused, not built.
+    AgenticCode,
+}
+
+/// The `--synthesis-*` options (AIPerf 0.13's names, defaults and ranges).
+#[derive(Debug, Args, Clone)]
+pub struct SynthesisArgs {
+    /// Multiplier for timestamp scaling in synthesized traces.
+    #[arg(long = "synthesis-speedup-ratio", default_value_t = 1.0)]
+    pub speedup_ratio: f64,
+    /// Multiplier for core prefix branch lengths in the radix tree.
+    #[arg(long = "synthesis-prefix-len-multiplier", default_value_t = 1.0)]
+    pub prefix_len_multiplier: f64,
+    /// Number of independent radix trees to distribute traces across.
+    #[arg(long = "synthesis-prefix-root-multiplier", default_value_t = 1)]
+    pub prefix_root_multiplier: u32,
+    /// Multiplier for leaf path (unique prompt) lengths.
+    #[arg(long = "synthesis-prompt-len-multiplier", default_value_t = 1.0)]
+    pub prompt_len_multiplier: f64,
+    /// Multiplier for output lengths in synthesized traces.
+    #[arg(long = "synthesis-output-len-multiplier", default_value_t = 1.0)]
+    pub output_len_multiplier: f64,
+    /// Maximum input sequence length (longer rows are capped).
+    #[arg(long = "synthesis-max-isl")]
+    pub max_isl: Option<u64>,
+    /// Maximum output sequence length cap.
+    #[arg(long = "synthesis-max-osl")]
+    pub max_osl: Option<u64>,
+}
+
+/// Flags of `ringperf synthesize`.
+#[derive(Debug, Args, Clone)]
+pub struct SynthesizeArgs {
+    /// Dataset workload to synthesize.
+    #[arg(value_enum, value_name = "TARGET")]
+    pub target: SynthesizeTarget,
+    /// The recorded mooncake trace (JSONL) to synthesize from.
+    #[arg(long = "input-file")]
+    pub input_file: Option<PathBuf>,
+    /// Where the synthesized trace goes (JSONL).
+    #[arg(long = "output", default_value = "synthesized_trace.jsonl")]
+    pub output: PathBuf,
+    /// Tokens per hash id block of the trace.
+    #[arg(long = "block-size", default_value_t = 512)]
+    pub block_size: u64,
+    /// Random seed for reproducibility.
+    #[arg(long = "seed", default_value_t = 42)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub synthesis: SynthesisArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use clap::Parser;
+
+    use super::ValidateTarget;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn analyze_trace_takes_the_file_as_argument_or_flag() {
+        for argv in [
+            &["ringperf", "analyze-trace", "t.jsonl"][..],
+            &["ringperf", "analyze-trace", "--input-file", "t.jsonl"][..],
+        ] {
+            let Ok(Cli {
+                command: Command::AnalyzeTrace(a),
+            }) = Cli::try_parse_from(argv)
+            else {
+                panic!("{argv:?} does not parse as analyze-trace")
+            };
+            assert_eq!((a.input(), a.block_size), (PathBuf::from("t.jsonl"), 512));
+        }
+        assert!(Cli::try_parse_from(["ringperf", "analyze-trace"]).is_err());
+    }
+
+    #[test]
+    fn validate_takes_the_target_as_argument_or_flag() {
+        for argv in [
+            &["ringperf", "validate", "mooncake-trace", "--input", "f"][..],
+            &[
+                "ringperf",
+                "validate",
+                "--target",
+                "mooncake-trace",
+                "--input",
+                "f",
+            ][..],
+        ] {
+            let Ok(Cli {
+                command: Command::Validate(v),
+            }) = Cli::try_parse_from(argv)
+            else {
+                panic!("{argv:?} does not parse as validate")
+            };
+            assert_eq!(
+                v.target.or(v.target_flag),
+                Some(ValidateTarget::MooncakeTrace)
+            );
+        }
+        assert!(Cli::try_parse_from(["ringperf", "validate", "sharegpt", "--input", "f"]).is_err());
+    }
+}
