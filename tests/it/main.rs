@@ -40,6 +40,6 @@ mod sessions;
 mod shards;
 mod sweep;
 mod tls;
-mod wandb;
 mod trace_tools;
+mod wandb;
 mod yaml_config;
