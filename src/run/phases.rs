@@ -202,6 +202,11 @@ fn run_phase(
         }
         if workers.wait_done(wait).is_some() {
             done += 1;
+            // The others may sleep until a credit that will never be sent (this one took the
+            // phase's last request): they look again.
+            if done < n {
+                workers.poke();
+            }
         }
         view.tick();
     }

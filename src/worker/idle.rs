@@ -120,14 +120,18 @@ impl Nudge {
     }
 }
 
-/// The worker's side of the run's stop: whether a task [`listen`]s for it, the latch it sets,
-/// and how many times a listening worker woke for it.
+/// The worker's side of the run's stop and of the main thread's pokes: whether a task
+/// [`listen`]s for them, what it sets, and how many times a listening worker woke.
 #[derive(Debug, Default)]
 pub(crate) struct StopWatch {
-    /// A task reads the worker's eventfd: waits need no bound to see a stop.
+    /// A task reads the worker's eventfd: waits need no bound to see a stop or a poke.
     pub(crate) listening: Cell<bool>,
     /// The run's stop was seen.
     pub(crate) seen: Latch,
+    /// Pokes read so far (the main thread's "look again": another worker ended its phase, so
+    /// the phase's requests may be exhausted), and the tasks waiting for the next one.
+    pokes: Cell<u64>,
+    poked: RefCell<Vec<Waker>>,
     /// Reads of the eventfd that ended (a stop, the worker's own end).
     pub(crate) wakes: Cell<u64>,
     /// The worker is ending: the listener returns at its next wake.
@@ -138,6 +142,30 @@ pub(crate) struct StopWatch {
 }
 
 impl StopWatch {
+    /// Ready at the run's stop, or at the next poke after this call.
+    pub(crate) fn event(&self) -> impl Future<Output = ()> + '_ {
+        let since = self.pokes.get();
+        std::future::poll_fn(move |cx| {
+            if self.seen.is_set() || self.pokes.get() != since {
+                return Poll::Ready(());
+            }
+            // The stop's latch wakes this task too.
+            let _ = std::pin::pin!(self.seen.wait()).poll(cx);
+            let mut w = self.poked.borrow_mut();
+            if !w.iter().any(|w| w.will_wake(cx.waker())) {
+                w.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+    }
+
+    fn poke(&self) {
+        self.pokes.set(self.pokes.get() + 1);
+        for w in self.poked.borrow_mut().drain(..) {
+            w.wake();
+        }
+    }
+
     /// The longest a wait may last before looking at the stop itself: none while a task
     /// listens, [`IDLE_POLL`] otherwise.
     pub(crate) fn bound(&self) -> Option<Duration> {
@@ -146,7 +174,8 @@ impl StopWatch {
 }
 
 /// Reads the worker's eventfd through io_uring until the run stops (sets `watch.seen`) or the
-/// worker ends (`watch.ending`, then [`WakeFd::wake`] by the worker itself). Only on io_uring:
+/// worker ends; every other read is a poke (the tasks waiting for [`StopWatch::event`] look
+/// again) (`watch.ending`, then [`WakeFd::wake`] by the worker itself). Only on io_uring:
 /// on the epoll driver the read would block the thread. Leaves `watch.listening` false (so waits
 /// stay bounded) when the descriptor cannot be duplicated or read.
 pub(crate) async fn listen(fd: Arc<WakeFd>, control: Arc<RunControl>, watch: Rc<StopWatch>) {
@@ -176,10 +205,12 @@ pub(crate) async fn listen(fd: Arc<WakeFd>, control: Arc<RunControl>, watch: Rc<
         buf = b;
         buf.clear();
         watch.wakes.set(watch.wakes.get() + 1);
+        watch.poke();
         if res.is_err() {
             // Waits sleeping without a bound look again, and from now on are bounded.
             watch.listening.set(false);
             watch.seen.wake_all();
+            watch.poke();
             return;
         }
     }

@@ -377,6 +377,8 @@ impl WorkerState {
 #[derive(Debug)]
 pub struct Workers {
     controls: Vec<Sender<Control>>,
+    /// Each worker's eventfd (written by the run's stop and by [`Workers::poke`]).
+    wakes: Vec<Arc<crate::control::WakeFd>>,
     done_rx: Receiver<PhaseDone>,
     threads: Vec<JoinHandle<WorkerCpu>>,
     /// Driver each worker runs on.
@@ -399,6 +401,7 @@ impl Workers {
             crossbeam_channel::unbounded::<(u16, std::io::Result<DriverKind>, Option<usize>)>();
         let mut controls = Vec::new();
         let mut threads = Vec::new();
+        let mut wakes = Vec::new();
         let n = producers.len();
         for (i, producer) in producers.into_iter().enumerate() {
             let (ctl_tx, ctl_rx) = crossbeam_channel::unbounded::<Control>();
@@ -412,6 +415,7 @@ impl Workers {
             let wake = crate::control::WakeFd::new().ok().map(Arc::new);
             if let Some(w) = &wake {
                 shared.control.wake_on_stop(w.clone());
+                wakes.push(w.clone());
             }
             let t = std::thread::Builder::new()
                 .name(format!("ringperf-worker-{i}"))
@@ -460,6 +464,7 @@ impl Workers {
         }
         Ok(Self {
             controls,
+            wakes,
             done_rx,
             threads,
             drivers,
@@ -496,6 +501,14 @@ impl Workers {
             }
         }
         opened
+    }
+
+    /// Has every worker look again at what its idle tasks wait for (a worker ended its phase:
+    /// the phase's requests may be exhausted, which the others do not see while they sleep).
+    pub fn poke(&self) {
+        for w in &self.wakes {
+            w.wake();
+        }
     }
 
     /// Waits up to `timeout` for one worker to finish its phase.

@@ -215,7 +215,7 @@ impl Ctx {
             }
             monoio::select! {
                 () = pacer.wait_until(&self.shared.clock, until) => {}
-                () = stop.seen.wait() => {}
+                () = stop.event() => {}
             }
         }
     }
@@ -311,9 +311,11 @@ async fn open_loop(
                 .saturating_sub(EARLY_NS)
                 .min(ctx.plan.issue_deadline_ns.unwrap_or(u64::MAX))
                 .clamp(now + 200_000, now.saturating_add(bound));
+            // A poke (another worker ended its phase: the requests may be exhausted) or the
+            // stop ends it too.
             monoio::select! {
                 () = pacer.wait_until(&ctx.shared.clock, at) => {}
-                () = state.stop.seen.wait() => {}
+                () = state.stop.event() => {}
             }
             state.stop.idle_wakes.set(state.stop.idle_wakes.get() + 1);
             continue;
