@@ -216,3 +216,94 @@ pub(crate) async fn listen(fd: Arc<WakeFd>, control: Arc<RunControl>, watch: Rc<
     }
     watch.listening.set(false);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::config::IoDriver;
+    use crate::control::StopReason;
+    use crate::timer::Timer;
+
+    /// How a parked task's wait ended, and the listener's reads.
+    #[derive(Debug, PartialEq)]
+    struct Ended {
+        by_event: bool,
+        stop_seen: bool,
+        listener_reads: u64,
+    }
+
+    /// Parks a task on io_uring with its timer `far` away, beside [`listen`]; `act` runs on
+    /// another thread once the task is parked (it must wake it). Returns how the wait ended.
+    fn park_then(act: impl FnOnce(&RunControl, &WakeFd) + Send + 'static) -> Ended {
+        let control = Arc::new(RunControl::new(Clock::start()));
+        let fd = Arc::new(WakeFd::new().unwrap());
+        control.wake_on_stop(fd.clone());
+        let (parked_tx, parked_rx) = std::sync::mpsc::channel::<()>();
+        let waker_thread = {
+            let (control, fd) = (control.clone(), fd.clone());
+            std::thread::spawn(move || {
+                parked_rx.recv().unwrap();
+                act(&control, &fd);
+            })
+        };
+        let watch = Rc::new(StopWatch::default());
+        let ended = crate::worker::runtime::block_on(IoDriver::Uring, |_| {
+            let (control, watch) = (control.clone(), watch.clone());
+            async move {
+                let listener = monoio::spawn(listen(fd.clone(), control.clone(), watch.clone()));
+                // Let the listener submit its read.
+                monoio::time::sleep(Duration::from_millis(1)).await;
+                assert!(watch.listening.get() && watch.bound().is_none());
+                let mut timer = Timer::new(true);
+                // Far away: the wait ends by the event, or (the event broken) by this timer, 20 s
+                // later, and the test fails on `by_event`.
+                let far = crate::clock::monotonic_raw_ns() + 20_000_000_000;
+                parked_tx.send(()).unwrap();
+                let by_event = monoio::select! {
+                    () = timer.wait_until(far) => false,
+                    () = watch.event() => true,
+                };
+                let stop_seen = watch.seen.is_set();
+                let listener_reads = watch.wakes.get();
+                watch.ending.set(true);
+                fd.wake();
+                listener.await;
+                Ended {
+                    by_event,
+                    stop_seen,
+                    listener_reads,
+                }
+            }
+        })
+        .expect("io_uring runtime");
+        waker_thread.join().unwrap();
+        ended
+    }
+
+    #[test]
+    fn a_task_parked_until_far_away_is_woken_by_the_runs_stop() {
+        let ended = park_then(|c, _| c.stop(StopReason::Signal("SIGINT"), u64::MAX));
+        assert_eq!(
+            ended,
+            Ended {
+                by_event: true,
+                stop_seen: true,
+                listener_reads: 1,
+            }
+        );
+    }
+
+    #[test]
+    fn a_poke_wakes_a_parked_task_without_a_stop() {
+        let ended = park_then(|_, fd| fd.wake());
+        assert_eq!(
+            ended,
+            Ended {
+                by_event: true,
+                stop_seen: false,
+                listener_reads: 1,
+            }
+        );
+    }
+}
