@@ -136,8 +136,9 @@ pub(crate) struct StopWatch {
     pub(crate) wakes: Cell<u64>,
     /// The worker is ending: the listener returns at its next wake.
     pub(crate) ending: Cell<bool>,
-    /// Times an open loop's wait with an empty queue ended (its next credit near, a stop, or
-    /// a bound on a worker that does not listen).
+    /// Times an open loop's wait with nothing due (an empty queue, the next credit's time known
+    /// and not imminent) ended: its next credit near, a stop, a poke, or the bound on a worker
+    /// that does not listen.
     pub(crate) idle_wakes: Cell<u64>,
 }
 

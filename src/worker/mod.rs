@@ -283,10 +283,8 @@ pub struct WorkerCpu {
     /// that failed.
     pub warm_opened: u64,
     pub warm_failed: u64,
-    /// Times its open loop's wait with an empty queue ended, and times it woke for the run's
-    /// stop (the eventfd it sleeps on: the stop, its own end).
+    /// Times its open loop's wait with nothing due ended (`ringperf.threads[].idle_wakes`).
     pub idle_wakes: u64,
-    pub stop_wakes: u64,
 }
 
 impl WorkerCpu {
@@ -447,7 +445,6 @@ impl Workers {
                         warm_opened: end.warm_opened,
                         warm_failed: end.warm_failed,
                         idle_wakes: end.idle_wakes,
-                        stop_wakes: end.stop_wakes,
                     }
                 })?;
             threads.push(t);
@@ -539,7 +536,6 @@ impl Workers {
 #[derive(Default)]
 struct WorkerEnd {
     idle_wakes: u64,
-    stop_wakes: u64,
     naps: Option<crate::net::batch::NapStats>,
     warm_opened: u64,
     warm_failed: u64,
@@ -598,7 +594,6 @@ async fn worker_main(
     }
     WorkerEnd {
         idle_wakes: state.stop.idle_wakes.get(),
-        stop_wakes: state.stop.wakes.get(),
         naps: shared.batch_wakeups.map(|_| state.naps.get()),
         warm_opened: state.warm.opened.get(),
         warm_failed: state.warm.failed.get(),

@@ -317,7 +317,10 @@ async fn open_loop(
                 () = pacer.wait_until(&ctx.shared.clock, at) => {}
                 () = state.stop.event() => {}
             }
-            state.stop.idle_wakes.set(state.stop.idle_wakes.get() + 1);
+            if next != 0 {
+                // A wait with nothing due (not a 200 µs look for an imminent credit).
+                state.stop.idle_wakes.set(state.stop.idle_wakes.get() + 1);
+            }
             continue;
         };
         pacer
