@@ -89,6 +89,12 @@ impl Doorbell {
                         break;
                     }
                     std::thread::park_timeout(u - now);
+                    // Past the deadline: the timeout ended this park, whether or not a ring
+                    // came meanwhile without its unpark.
+                    if Instant::now() >= u {
+                        woke = Woke::TimedOut;
+                        break;
+                    }
                 }
             }
         }
