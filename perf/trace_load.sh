@@ -33,6 +33,7 @@ TRACE=$1; shift
 BIN=${RINGPERF_BIN:-target/release/ringperf}
 PORT=${PORT:-18491}
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 "$BIN" mock-server --bind "127.0.0.1:$PORT" --mock-ttft-ms 5 --mock-itl-ms 1 \
     --mock-output-tokens 16 > "$OUT/mock.log" 2>&1 &
 MOCK=$!

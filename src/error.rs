@@ -27,6 +27,10 @@ pub enum Error {
     Signals(std::io::Error),
     /// `profile`: the run could not be set up or its artifacts written.
     Run(RunError),
+    /// `profile`: a sweep refused or failed (docs/sweeps.md).
+    Sweep(crate::sweep::SweepError),
+    /// `profile`: an SLO search refused or failed (docs/search.md).
+    Search(crate::search::SearchError),
     /// `server-metrics`: a bad flag or value.
     ServerMetricsConfig(ConfigError),
     /// `server-metrics`: the JSONL could not be re-processed.
@@ -52,6 +56,8 @@ impl Error {
             | Error::Config(_)
             | Error::Signals(_)
             | Error::Run(_)
+            | Error::Sweep(_)
+            | Error::Search(_)
             | Error::ServerMetricsConfig(_)
             | Error::ServerMetrics(_)
             | Error::Plot(_)
@@ -68,6 +74,8 @@ impl fmt::Display for Error {
             Error::Config(e) => write!(f, "{e}"),
             Error::Signals(e) => write!(f, "cannot block SIGINT/SIGTERM: {e}"),
             Error::Run(e) => write!(f, "{e}"),
+            Error::Sweep(e) => write!(f, "{e}"),
+            Error::Search(e) => write!(f, "{e}"),
             Error::ServerMetricsConfig(e) => write!(f, "server-metrics: {e}"),
             Error::ServerMetrics(e) => write!(f, "server-metrics: {e}"),
             Error::Merge(e) => write!(f, "merge: {e}"),
@@ -85,6 +93,8 @@ impl std::error::Error for Error {
             Error::Config(e) | Error::ServerMetricsConfig(e) => Some(e),
             Error::Signals(e) | Error::MockServer(e) => Some(e),
             Error::Run(e) => Some(e),
+            Error::Sweep(e) => Some(e),
+            Error::Search(e) => Some(e),
             Error::ServerMetrics(e) => Some(e),
             Error::Merge(e) => Some(e),
             Error::Plot(e) => Some(e),
@@ -108,6 +118,25 @@ impl From<ConfigError> for Error {
 impl From<RunError> for Error {
     fn from(e: RunError) -> Self {
         Error::Run(e)
+    }
+}
+
+impl From<crate::sweep::SweepError> for Error {
+    fn from(e: crate::sweep::SweepError) -> Self {
+        match e {
+            // A variation refused by `profile`'s own checks exits as that refusal would.
+            crate::sweep::SweepError::Run(r) => Error::Run(r),
+            e => Error::Sweep(e),
+        }
+    }
+}
+
+impl From<crate::search::SearchError> for Error {
+    fn from(e: crate::search::SearchError) -> Self {
+        match e {
+            crate::search::SearchError::Sweep(s) => Error::from(s),
+            e => Error::Search(e),
+        }
     }
 }
 

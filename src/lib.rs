@@ -51,9 +51,13 @@ pub mod schedule;
 #[cfg(feature = "engine")]
 pub mod scrape;
 #[cfg(feature = "engine")]
+pub mod search;
+#[cfg(feature = "engine")]
 pub mod server_metrics;
 #[cfg(feature = "engine")]
 pub mod signals;
+#[cfg(feature = "engine")]
+pub mod sweep;
 #[cfg(feature = "engine")]
 pub mod timer;
 #[cfg(feature = "engine")]

@@ -16,10 +16,24 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// ([`Error::exit_code`]); a command that ran exits with its outcome's code.
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
+    // `profile --config FILE`: the file's flags, overlaid by the ones given (docs/config-files.md).
+    let argv = match ringperf::config::yaml::cmd::profile_argv(&argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("Error: {}\nFile: {}", e.error, e.path.display());
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = ringperf::cli::reject_unsupported(&argv) {
         return fail(&Error::from(e));
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    // List values (`--concurrency 1,2,4`): a sweep. Clap parses the command line with each
+    // list cut to its first element; the sweep plan keeps the lists (docs/sweeps.md).
+    let lists = match ringperf::sweep::extract_lists(&argv) {
+        Ok(l) => l,
+        Err(e) => return fail(&Error::Sweep(e)),
+    };
+    let cli = match Cli::try_parse_from(&lists.placeholder_argv) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -33,11 +47,12 @@ fn main() -> ExitCode {
         eprintln!("ringperf: warning: cannot raise RLIMIT_NOFILE to its hard limit: {e}");
     }
     let ran = match cli.command {
-        Command::Profile(args) => profile(&args, &argv),
+        Command::Profile(args) => profile(&args, &argv, lists),
         Command::ServerMetrics(args) => server_metrics(&args),
         Command::Merge(args) => merge(&args),
         Command::Plot(args) => plot(&args),
         Command::MockServer(args) => mock_server(&args),
+        Command::Config(args) => Ok(config(&args)),
     };
     match ran {
         Ok(code) => ExitCode::from(code),
@@ -50,7 +65,53 @@ fn fail(e: &Error) -> ExitCode {
     ExitCode::from(e.exit_code())
 }
 
-fn profile(args: &ProfileArgs, argv: &[String]) -> Result<u8, Error> {
+fn profile(
+    args: &ProfileArgs,
+    argv: &[String],
+    lists: ringperf::sweep::ListFlags,
+) -> Result<u8, Error> {
+    let placeholder = lists.placeholder_argv.clone();
+    // An SLO search (docs/search.md) runs its points through the sweep runner.
+    let concurrency = lists
+        .lists
+        .iter()
+        .find(|(f, _)| f.names[0] == "--concurrency")
+        .map(|(_, v)| v.iter().map(|p| p.as_f64() as u64).collect())
+        .or(args.concurrency.map(|c| vec![c]));
+    if let Some(search) =
+        ringperf::search::config::from_args(&args.search, args.streaming, concurrency)?
+    {
+        ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+        if let Some(spec) = ringperf::config::tokenizer_spec(args) {
+            ringperf::workload::tokenizer::preload(&spec);
+        }
+        let outcome = ringperf::search::run::run_search(
+            &search,
+            argv,
+            lists,
+            args,
+            ringperf::run::RunOptions {
+                handle_signals: true,
+            },
+            std::io::stdout().is_terminal(),
+        )?;
+        return Ok(outcome.exit_code());
+    }
+    if let Some(plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
+        ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+        if let Some(spec) = ringperf::config::tokenizer_spec(args) {
+            ringperf::workload::tokenizer::preload(&spec);
+        }
+        let outcome = ringperf::sweep::run_sweep(
+            plan,
+            ringperf::run::RunOptions {
+                handle_signals: true,
+            },
+            std::io::stdout().is_terminal(),
+        )?;
+        return Ok(outcome.exit_code());
+    }
+    let argv = placeholder.as_slice();
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
     // by the run's signal thread (a graceful cancel), not the default action.
     ringperf::signals::block_term_signals().map_err(Error::Signals)?;
@@ -62,6 +123,9 @@ fn profile(args: &ProfileArgs, argv: &[String]) -> Result<u8, Error> {
     }
     let cfg = ringperf::config::Config::from_args(args, argv, std::io::stdout().is_terminal())?;
     // A flag given where it changes nothing (docs/flags.md, "Flags per mode"): one line each.
+    for w in ringperf::sweep::plan::unused_without_sweep(args) {
+        eprintln!("ringperf: warning: {w}");
+    }
     for w in &cfg.warnings {
         eprintln!("ringperf: warning: {w}");
     }
@@ -108,6 +172,35 @@ fn merge(args: &MergeArgs) -> Result<u8, Error> {
 fn plot(args: &PlotArgs) -> Result<u8, Error> {
     ringperf::plot::run(args)?;
     Ok(0)
+}
+
+fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
+    use ringperf::cli::yaml::ConfigCommand;
+    use ringperf::config::yaml::cmd;
+    match &args.command {
+        ConfigCommand::Validate { file } => cmd::validate(file),
+        ConfigCommand::Expand { file } => cmd::expand(file),
+        ConfigCommand::Init {
+            template,
+            search,
+            output,
+            force,
+        } => match cmd::init(
+            template.as_deref(),
+            search.as_deref(),
+            output.as_deref(),
+            *force,
+        ) {
+            Ok(text) => {
+                print!("{text}");
+                0
+            }
+            Err(e) => {
+                eprintln!("ringperf: config init: {e}");
+                2
+            }
+        },
+    }
 }
 
 fn mock_server(args: &MockArgs) -> Result<u8, Error> {

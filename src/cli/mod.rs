@@ -14,8 +14,11 @@ pub mod merge;
 pub mod multi_run;
 pub mod plot;
 pub mod prompt;
+pub mod search;
 pub mod shard;
+pub mod sweep;
 pub mod timing;
+pub mod yaml;
 
 use std::path::PathBuf;
 
@@ -46,6 +49,8 @@ pub enum Command {
     /// Write report.html (inline SVG charts, data as JSON) and PNG / SVG charts from one or
     /// more artifact directories.
     Plot(plot::PlotArgs),
+    /// Check, expand or start AIPerf 0.13 YAML config files.
+    Config(yaml::ConfigArgs),
 }
 
 /// Flags of `ringperf profile`.
@@ -459,6 +464,16 @@ pub struct ProfileArgs {
 
     #[command(flatten)]
     pub multi_run: multi_run::MultiRunArgs,
+
+    /// Sweeps: list values, `--variant`, loop order, seeds, convergence (docs/sweeps.md).
+    #[command(flatten)]
+    pub sweep: sweep::SweepArgs,
+    #[command(flatten)]
+    pub yaml: yaml::YamlArgs,
+
+    /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
+    #[command(flatten)]
+    pub search: search::SearchArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -510,6 +525,17 @@ pub struct MockShapeArgs {
     /// garbage-sse, sse-error, huge=BYTES; fractions sum to at most 1).
     #[arg(long = "mock-faults", value_name = "SPEC", help_heading = "ringperf")]
     pub mock_faults: Option<crate::mock::FaultList>,
+
+    /// Mock: at most N completion requests in service at once; the rest wait first come, first
+    /// served, and their TTFT grows by the wait (0: no limit). Throughput saturates at
+    /// N / (TTFT + (tokens - 1) × ITL): a server with a known capacity.
+    #[arg(
+        long = "mock-capacity",
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "ringperf"
+    )]
+    pub mock_capacity: u32,
 }
 
 /// Flags of `ringperf mock-server`.
@@ -780,7 +806,8 @@ pub enum ValueError {
     NotSeconds { value: String },
     /// Not a whole number (or a negative one).
     NotWhole { value: String },
-    /// A comma-separated list: an AIPerf parameter sweep.
+    /// A comma-separated list on a flag no sweep varies (the sweepable flags' lists are taken
+    /// out before parsing, `crate::sweep::extract_lists`).
     Sweep { value: String },
 }
 
@@ -802,8 +829,8 @@ impl std::fmt::Display for ValueError {
             }
             ValueError::Sweep { value } => write!(
                 f,
-                "`{value}` is a list of values, which AIPerf runs as a parameter sweep; \
-                 sweeps are not supported by ringperf yet (run once per value)"
+                "`{value}` is a list of values, and this flag takes one (docs/sweeps.md lists \
+                 the flags a list sweeps over)"
             ),
         }
     }

@@ -72,6 +72,7 @@ impl MockServerConfig {
             tokens_per_event: s.mock_tokens_per_event.max(1),
             reasoning_tokens: s.mock_reasoning_tokens,
             faults: s.mock_faults.clone().unwrap_or_default().0,
+            capacity: s.mock_capacity,
             model: args.model.clone(),
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,

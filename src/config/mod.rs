@@ -4,6 +4,7 @@
 //! [`Config::resolve`] applies the rules, stage by stage; an error is a [`ConfigError`].
 
 pub mod connections;
+pub mod convergence;
 pub mod dataset;
 pub mod echo;
 pub mod environment;
@@ -18,6 +19,7 @@ pub mod template;
 pub mod timing;
 pub mod tls;
 pub mod url;
+pub mod yaml;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -202,6 +204,8 @@ pub struct MockShape {
     pub reasoning_tokens: usize,
     pub threads: usize,
     pub faults: Vec<crate::mock::FaultSpec>,
+    /// Requests in service at once (0: no limit).
+    pub capacity: u32,
 }
 
 /// Synthetic dataset parameters.

@@ -31,6 +31,8 @@ pub struct MultiRunConfig {
     /// Set by the runner on the configuration of each run of a repeated profile (never from
     /// the command line): the run's place, written in its `run_info`.
     pub trial: Option<crate::export::Trial>,
+    /// `--convergence-*`: stop the runs early once the metric is stable (`runs` is the cap).
+    pub convergence: Option<super::convergence::Convergence>,
 }
 
 impl Default for MultiRunConfig {
@@ -43,6 +45,7 @@ impl Default for MultiRunConfig {
             warmup_first_run_only: true,
             consistent_seed: true,
             trial: None,
+            convergence: None,
         }
     }
 }
@@ -79,6 +82,7 @@ impl MultiRunConfig {
             warmup_first_run_only: !a.warmup_every_run,
             consistent_seed: !a.no_consistent_seed,
             trial: None,
+            convergence: None,
         })
     }
 

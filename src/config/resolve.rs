@@ -351,7 +351,17 @@ fn workload(
     }
     let dataset = dataset_config(args, &prompt)?;
     let shard = shard::ShardConfig::from_args(&args.shard, |k| env.var(k))?;
-    let multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
+    let mut multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
+    // `--convergence-*` (docs/sweeps.md): adaptive trials, for a sweep's variations and for
+    // plain repeated runs alike.
+    multi_run.convergence =
+        super::convergence::from_args(args).map_err(|e| ConfigError::flag(e.to_string()))?;
+    if multi_run.convergence.is_some() && !multi_run.is_repeated() {
+        return Err(ConfigError::flag(
+            "--convergence-metric requires --num-profile-runs > 1. Set --num-profile-runs to at \
+             least 2 to enable adaptive convergence.",
+        ));
+    }
     if multi_run.is_repeated() && shard.is_split() {
         return err(
             "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \
@@ -545,6 +555,7 @@ fn mock_shape(args: &ProfileArgs) -> Option<MockShape> {
         reasoning_tokens: s.mock_reasoning_tokens,
         threads: s.mock_threads.max(1),
         faults: s.mock_faults.clone().unwrap_or_default().0,
+        capacity: s.mock_capacity,
     })
 }
 

@@ -149,9 +149,18 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
         Some(t) => {
             info.insert("trial".into(), Value::from(t.index));
             info.insert("run_label".into(), Value::from(t.label.as_str()));
-            info.insert("variation_label".into(), Value::from("base"));
-            info.insert("variation_index".into(), Value::from(0));
-            info.insert("variation_values".into(), Value::Object(Map::new()));
+            match &t.variation {
+                None => {
+                    info.insert("variation_label".into(), Value::from("base"));
+                    info.insert("variation_index".into(), Value::from(0));
+                    info.insert("variation_values".into(), Value::Object(Map::new()));
+                }
+                Some(v) => {
+                    info.insert("variation_label".into(), Value::from(v.label.as_str()));
+                    info.insert("variation_index".into(), Value::from(v.index));
+                    info.insert("variation_values".into(), Value::Object(v.values.clone()));
+                }
+            }
         }
     }
     info.insert("cli_command".into(), Value::from(run.cli_command.as_str()));

@@ -106,7 +106,7 @@ pub struct ThreadCpu {
 }
 
 /// One run of a repeated profile, as AIPerf's `run_info` names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Trial {
     /// The run's index, from 0 (`trial`).
     pub index: u32,
@@ -114,6 +114,48 @@ pub struct Trial {
     pub label: String,
     /// One id shared by every run of the sequence (`sweep_id`, a UUID).
     pub sweep_id: String,
+    /// The sweep variation the run belongs to; `None`: the one unvaried `base` variation.
+    pub variation: Option<VariationInfo>,
+}
+
+/// A sweep variation as `run_info` names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariationInfo {
+    /// `variation_index`, from 0.
+    pub index: usize,
+    /// `variation_label`.
+    pub label: String,
+    /// `variation_values`: `{parameter path: value}`.
+    pub values: serde_json::Map<String, serde_json::Value>,
+    /// Variations in the sweep (not exported; the dashboard's "i of n"); 0 when unknown (a
+    /// planner's open-ended search).
+    pub of: usize,
+    /// Trials per variation (not exported); 0 when unknown.
+    pub trials: u32,
+}
+
+impl VariationInfo {
+    /// The dashboard's line for trial `trial` (from 0): `variation 2 of 3:
+    /// phases.profiling.concurrency=2 · trial 1 of 2`.
+    pub fn status(&self, trial: u32) -> String {
+        let of = |n: usize| {
+            if n > 0 {
+                format!(" of {n}")
+            } else {
+                String::new()
+            }
+        };
+        let mut s = format!(
+            "variation {}{}: {}",
+            self.index + 1,
+            of(self.of),
+            self.label
+        );
+        if self.trials > 1 {
+            s.push_str(&format!(" · trial {} of {}", trial + 1, self.trials));
+        }
+        s
+    }
 }
 
 /// What a worker's warm connection pool did (`crate::worker::warm`).

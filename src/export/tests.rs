@@ -432,6 +432,7 @@ fn run_info_of_a_trial() {
             index: 1,
             label: "run_0002".into(),
             sweep_id: "1ee8c1bd-a240-4bba-a53d-2c25ed37698a".into(),
+            variation: None,
         }),
         ..run_info()
     };

@@ -45,7 +45,8 @@
 //! Bottom to top; a file imports only files listed before it (never one beside or above it), and
 //! this file only declares the modules and re-exports their public items.
 //!
-//! 1. Data and wire encoding, no server state: `tokens` (output words, seeded generator), `fault`
+//! 1. Data and wire encoding, no server state: `capacity` (the queue of a mock with at most N
+//!    requests in service), `tokens` (output words, seeded generator), `fault`
 //!    (fault kinds and their syntax), `body` (request bodies), `metrics` (counters and the
 //!    vLLM page); then `wire` (response bytes, and `send`), `truth` (the truth log) and
 //!    `settings` ([`MockConfig`] and its parts).
@@ -64,6 +65,7 @@
 
 mod apis;
 mod body;
+mod capacity;
 mod conn;
 mod dcgm;
 mod fault;

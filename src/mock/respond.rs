@@ -6,7 +6,8 @@
 //! monoio's millisecond timer on epoll), always at an absolute raw `CLOCK_MONOTONIC` deadline:
 //! token event k (from 0) at `arrival + ttft + k × itl`; a whole (non-streamed) response at
 //! `arrival + ttft + (events - 1) × itl`. Deadlines are absolute, never counted from the
-//! previous write: the timer's wake-up lag (tens of µs) is paid once per event instead of being
+//! previous write (with a capacity, `arrival` here means when the request's slot came free): the
+//! timer's wake-up lag (tens of µs) is paid once per event instead of being
 //! summed over the stream, so the measured mean ITL is the configured one plus nothing that
 //! grows with the length (a write that was late is followed by a shorter gap, as a server that
 //! keeps its schedule would do). A deadline already passed waits on nothing at all (zero
@@ -95,6 +96,9 @@ pub(crate) struct Completion {
     request_id: Option<Uuid>,
     recorded: Recorded,
     arrival_ns: u64,
+    /// The wait for a service slot ([`super::MockConfig::capacity`]), ns: every deadline of
+    /// the answer is this much later than without a capacity.
+    queue_wait_ns: u64,
     fault: Option<Fault>,
 }
 
@@ -139,6 +143,27 @@ impl Completion {
         } else {
             (0, 0, false)
         };
+        // Drawn in this order (id, then fault), so a seed picks the same faulted requests as ever.
+        let id = rng.next_u64();
+        let fault = if cfg.faults.is_empty() {
+            None
+        } else {
+            fault::choose(&cfg.faults, rng.next_u64())
+        };
+        let tokens_per_event = cfg.tokens_per_event.max(1) as u64;
+        // A slot is taken only by an answer that generates and is not a fault.
+        let queue_wait_ns = match &worker.shared.slots {
+            Some(slots) if endpoint.generates() && fault.is_none() => {
+                let events = reasoning_tokens.div_ceil(tokens_per_event)
+                    + content_tokens.div_ceil(tokens_per_event);
+                let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
+                slots.admit(
+                    arrival_ns,
+                    cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
+                )
+            }
+            _ => 0,
+        };
         let stream = match endpoint {
             Endpoint::GenerateStream => true,
             Endpoint::Chat | Endpoint::Completions | Endpoint::Responses | Endpoint::Messages => {
@@ -155,14 +180,11 @@ impl Completion {
             reasoning_tokens,
             content_tokens,
             capped,
-            tokens_per_event: cfg.tokens_per_event.max(1) as u64,
+            tokens_per_event,
             word_start: reply_start(cfg.seed, raw),
-            id: rng.next_u64(),
-            fault: if cfg.faults.is_empty() {
-                None
-            } else {
-                fault::choose(&cfg.faults, rng.next_u64())
-            },
+            id,
+            fault,
+            queue_wait_ns,
             created: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
@@ -202,6 +224,11 @@ impl Completion {
             reasoning: self.reasoning_tokens,
             content: self.content_tokens,
         }
+    }
+
+    /// When service starts: on arrival, or after the wait for a slot.
+    fn start_ns(&self) -> u64 {
+        self.arrival_ns.saturating_add(self.queue_wait_ns)
     }
 
     fn events(&self, tokens: u64) -> u64 {
@@ -244,6 +271,7 @@ impl Completion {
             prompt_tokens: self.prompt_tokens,
             completed: false,
             fault: self.fault,
+            queue_wait_ns: self.queue_wait_ns,
         };
         let result = match self.fault {
             Some(Fault::ResetBeforeResponse) => Ok(After::Reset),
@@ -374,7 +402,7 @@ impl Completion {
         {
             return Ok(after);
         }
-        let first_deadline = timer::after(self.arrival_ns, cfg.ttft);
+        let first_deadline = timer::after(self.start_ns(), cfg.ttft);
         let mut events = 0u64;
         let (reasoning_words, content_words) = self.words();
         for (reasoning, run) in [(true, reasoning_words), (false, content_words)] {
@@ -595,7 +623,7 @@ impl Completion {
         let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
         timer
             .wait_until(timer::after(
-                self.arrival_ns,
+                self.start_ns(),
                 cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
             ))
             .await;

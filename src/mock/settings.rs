@@ -96,6 +96,11 @@ pub struct MockConfig {
     /// See [`crate::mock::DcgmPage`] for what it holds.
     #[serde(default)]
     pub dcgm_gpus: u32,
+    /// At most this many completion requests in service at once; the rest wait, first come
+    /// first served, and their first token is late by the wait (0: no limit). A request's
+    /// service time is `ttft + (token events - 1) × itl`; see `capacity` for the model.
+    #[serde(default)]
+    pub capacity: u32,
 }
 
 /// The PEM files an HTTPS mock serves with.
@@ -145,6 +150,7 @@ impl Default for MockConfig {
             prompt_tokenizer: None,
             tls: None,
             dcgm_gpus: 0,
+            capacity: 0,
         }
     }
 }

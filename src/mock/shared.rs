@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::capacity::Slots;
 use super::dcgm::Dcgm;
 use super::metrics::{ThreadMetrics, escape_label, render};
 use super::settings::MockConfig;
@@ -31,6 +32,8 @@ pub(crate) struct Shared {
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// The DCGM exporter page's counters and the pages served.
     pub(crate) dcgm: Dcgm,
+    /// The service slots of a mock with a capacity ([`MockConfig::capacity`] > 0).
+    pub(crate) slots: Option<Slots>,
 }
 
 impl Shared {
@@ -49,6 +52,7 @@ impl Shared {
             connections: AtomicU64::new(0),
             tls: None,
             dcgm: Dcgm::default(),
+            slots: (cfg.capacity > 0).then(|| Slots::new(cfg.capacity)),
             cfg,
         }
     }

@@ -1135,3 +1135,81 @@ fn reply_text_of_faulted_requests_is_what_was_sent() {
     assert_eq!(e.request_body.as_deref(), Some(body.as_bytes()));
     assert_eq!(e.reply_text, None);
 }
+
+/// `clients` connections at once, each sending `per_client` streamed chats back to back; the
+/// truth log's entries, by arrival, once the server has stopped (so every answer is recorded).
+fn closed_loop(s: MockServer, clients: usize, per_client: usize) -> Vec<TruthEntry> {
+    let addr = s.addr;
+    let handles: Vec<_> = (0..clients)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let st = TcpStream::connect(addr).unwrap();
+                st.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut c = Client {
+                    reader: BufReader::new(st),
+                };
+                for _ in 0..per_client {
+                    let r = c.call("POST", "/v1/chat/completions", CHAT_STREAM, "");
+                    assert_eq!(r.status, 200);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let truth = s.truth();
+    s.stop();
+    truth.entries()
+}
+
+#[test]
+fn capacity_queues_requests_beyond_n_first_come_first_served() {
+    // Service time S = TTFT + (6 - 1) × ITL = 50 + 5 × 2 = 60 ms; capacity N = 2.
+    const N: usize = 2;
+    let ttft = Duration::from_millis(50);
+    let s_ns: u64 = 60_000_000;
+    let cfg = MockConfig {
+        ttft,
+        itl: Duration::from_millis(2),
+        output_tokens: OutputLen::Fixed(6),
+        truth_log: true,
+        capacity: N as u32,
+        ..Default::default()
+    };
+    // In service over [start, start + S), start = arrival + queue wait.
+    let most_in_service = |log: &[TruthEntry]| {
+        let starts: Vec<u64> = log.iter().map(|e| e.arrival_ns + e.queue_wait_ns).collect();
+        starts
+            .iter()
+            .map(|&t| starts.iter().filter(|&&u| u <= t && t < u + s_ns).count())
+            .max()
+            .unwrap()
+    };
+
+    // At concurrency N nobody waits, and the first token is due TTFT after arrival.
+    let log = closed_loop(server(Driver::Auto, cfg.clone()), N, 4);
+    assert_eq!(log.len(), N * 4);
+    for e in &log {
+        assert_eq!(e.queue_wait_ns, 0, "{e:?}");
+        assert!(e.event_ns[0] >= e.arrival_ns + ttft.as_nanos() as u64);
+    }
+
+    // At 2N, N are in service and N wait: a request waits for the slot freed by the request
+    // served ahead of it, one service time less the client's turnaround (at most S).
+    let log = closed_loop(server(Driver::Auto, cfg), 2 * N, 5);
+    assert_eq!(log.len(), 2 * N * 5);
+    let mut waits: Vec<u64> = log.iter().map(|e| e.queue_wait_ns).collect();
+    waits.sort_unstable();
+    let median = waits[waits.len() / 2];
+    assert!(
+        median <= s_ns && median >= s_ns * 9 / 10,
+        "median queue wait {median} ns, service time {s_ns} ns: {waits:?}"
+    );
+    assert!(waits.iter().all(|&w| w <= s_ns), "{waits:?}");
+    assert_eq!(most_in_service(&log), N);
+    // Each first token went out no earlier than arrival + wait + TTFT.
+    for e in &log {
+        assert!(e.event_ns[0] >= e.arrival_ns + e.queue_wait_ns + ttft.as_nanos() as u64);
+    }
+}

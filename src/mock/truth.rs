@@ -78,6 +78,10 @@ pub struct TruthEntry {
     pub completed: bool,
     /// The fault this request got ([`crate::mock::MockConfig::faults`]), if any.
     pub fault: Option<Fault>,
+    /// How long the request waited for a service slot before its TTFT began, ns (a mock with a
+    /// [`capacity`](crate::mock::MockConfig::capacity); 0 without one): its first token event
+    /// was due at `arrival_ns + queue_wait_ns + ttft`.
+    pub queue_wait_ns: u64,
 }
 
 #[derive(Default)]
@@ -217,6 +221,7 @@ impl TruthLog {
                 fault: e.fault.map(|f| f.to_string()),
                 request_body: e.request_body.as_deref().map(String::from_utf8_lossy),
                 reply_text: e.reply_text.as_deref(),
+                queue_wait_ns: e.queue_wait_ns,
             };
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
@@ -247,6 +252,7 @@ struct JsonlEntry<'a> {
     fault: Option<String>,
     request_body: Option<std::borrow::Cow<'a, str>>,
     reply_text: Option<&'a str>,
+    queue_wait_ns: u64,
 }
 
 #[cfg(test)]
@@ -274,6 +280,7 @@ mod tests {
             prompt_tokens: 5,
             completed: true,
             fault: None,
+            queue_wait_ns: 0,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::inputs::{Input, Request, Run};
+use super::inputs::{Input, Interval, Request, Run};
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -12,7 +12,16 @@ use super::inputs::{Input, Request, Run};
 pub enum Kind {
     Line,
     Points,
+    /// An SLA or degradation threshold: a thick line in [`THRESHOLD_RGB`].
+    Threshold,
+    /// The chosen point (a search's answer, a ramp's knee): a ring in [`CHOSEN_RGB`].
+    Chosen,
 }
+
+/// The colour of threshold lines (dark blue); no other series has it.
+pub const THRESHOLD_RGB: (u8, u8, u8) = (0, 0, 160);
+/// The colour of the chosen point's ring (dark orange); no other series has it.
+pub const CHOSEN_RGB: (u8, u8, u8) = (255, 140, 0);
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
@@ -46,7 +55,7 @@ pub fn sample(points: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
 }
 
 impl Series {
-    fn new(name: String, kind: Kind, points: Vec<(f64, f64)>) -> Self {
+    pub(crate) fn new(name: String, kind: Kind, points: Vec<(f64, f64)>) -> Self {
         let n = points.len();
         Series {
             name,
@@ -305,6 +314,20 @@ pub fn server_metric_charts(inputs: &[Input]) -> (Vec<Chart>, usize) {
 /// The side-by-side chart: one point per input directory, output token throughput against
 /// p50 and p99 request latency (and TTFT), with confidence intervals from an aggregate.
 pub fn comparison_charts(inputs: &[Input]) -> Vec<Chart> {
+    comparison_charts_of(
+        inputs,
+        |i| i.label.clone(),
+        |i, tag, stat| i.stat(tag, stat),
+    )
+}
+
+/// The side-by-side charts over any points that have a label and summary statistics (input
+/// directories, a sweep's variations).
+pub fn comparison_charts_of<T>(
+    items: &[T],
+    label: impl Fn(&T) -> String,
+    stat: impl Fn(&T, &str, &str) -> Option<Interval>,
+) -> Vec<Chart> {
     let mut charts = Vec::new();
     for (id, title, tag, name) in [
         (
@@ -321,19 +344,19 @@ pub fn comparison_charts(inputs: &[Input]) -> Vec<Chart> {
         ),
     ] {
         let mut series = Vec::new();
-        for stat in ["p50", "p99"] {
-            let mut s = Series::new(format!("{stat} {name}"), Kind::Points, Vec::new());
-            for input in inputs {
+        for p in ["p50", "p99"] {
+            let mut s = Series::new(format!("{p} {name}"), Kind::Points, Vec::new());
+            for item in items {
                 let (Some(x), Some(y)) = (
-                    input.stat("output_token_throughput", "avg"),
-                    input.stat(tag, stat),
+                    stat(item, "output_token_throughput", "avg"),
+                    stat(item, tag, p),
                 ) else {
                     continue;
                 };
                 s.points.push((x.mean, y.mean));
                 s.x_err.push((x.ci_low, x.ci_high));
                 s.y_err.push((y.ci_low, y.ci_high));
-                s.labels.push(input.label.clone());
+                s.labels.push(label(item));
             }
             series.push(s);
         }

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::charts::Chart;
 use super::inputs::Input;
+use super::sweep::Sweep;
 
 /// Text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -22,9 +23,52 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// A sweep in the data block: its variations (label, parameters, the plotted statistics), the
+/// frontier computed and AIPerf's own, the SLA filters and the chosen variation (by label).
+fn sweep_data(s: &Sweep) -> Value {
+    let labels = |ix: &[usize]| -> Vec<String> {
+        ix.iter().map(|&i| s.variations[i].label.clone()).collect()
+    };
+    let variations: Vec<Value> = s
+        .variations
+        .iter()
+        .map(|v| {
+            let mut stats = serde_json::Map::new();
+            for (tag, stat) in SWEEP_METRICS {
+                if let Some(x) = v.stat(tag, stat) {
+                    stats.insert(format!("{tag}_{stat}"), json!(x.mean));
+                }
+            }
+            json!({"label": v.label, "parameters": v.parameters, "feasible": v.feasible, "stats": stats})
+        })
+        .collect();
+    json!({
+        "dir": s.dir.display().to_string(),
+        "kind": s.kind,
+        "variations": variations,
+        "pareto": labels(&s.pareto()),
+        "aiperf_pareto": labels(&s.aiperf_pareto),
+        "slas": s.slas.iter().map(|x| json!({"metric_tag": x.tag, "stat": x.stat, "op": x.op, "threshold": x.threshold})).collect::<Vec<_>>(),
+        "chosen": s.chosen.as_ref().map(|(i, why)| json!({"label": s.variations[*i].label, "why": why})),
+        "notes": s.notes,
+    })
+}
+
+/// The statistics of a sweep's table and data block.
+const SWEEP_METRICS: [(&str, &str); 8] = [
+    ("request_throughput", "avg"),
+    ("output_token_throughput", "avg"),
+    ("time_to_first_token", "avg"),
+    ("time_to_first_token", "p50"),
+    ("time_to_first_token", "p99"),
+    ("request_latency", "avg"),
+    ("request_latency", "p50"),
+    ("request_latency", "p99"),
+];
+
 /// The data block: per input its runs' profiling records (as read from the JSONL), the
-/// aggregate's metrics, and every chart's series.
-pub fn data(inputs: &[Input], charts: &[Chart]) -> Value {
+/// aggregate's metrics, per sweep its variations, and every chart's series.
+pub fn data(inputs: &[Input], sweeps: &[Sweep], charts: &[Chart]) -> Value {
     let inputs: Vec<Value> = inputs
         .iter()
         .map(|i| {
@@ -48,7 +92,8 @@ pub fn data(inputs: &[Input], charts: &[Chart]) -> Value {
             })
         })
         .collect();
-    json!({"inputs": inputs, "charts": charts})
+    let sweeps: Vec<Value> = sweeps.iter().map(sweep_data).collect();
+    json!({"inputs": inputs, "sweeps": sweeps, "charts": charts})
 }
 
 /// `1,234.57` style for the tables.
@@ -125,6 +170,64 @@ fn summary_section(inputs: &[Input]) -> String {
     s
 }
 
+/// Per sweep: a table of its variations (statistics, frontier, SLAs, chosen) and its notes.
+fn sweep_section(s: &Sweep) -> String {
+    let mut h = format!(
+        "<section class=\"sweep\"><h2>{} <code>{}</code></h2><p>{} variation(s). Pareto frontier: request_throughput avg maximised, {} p99 minimised (as AIPerf's sweep aggregate).",
+        escape(&s.kind),
+        escape(&s.dir.display().to_string()),
+        s.variations.len(),
+        s.latency_tag()
+    );
+    if let Some((i, why)) = &s.chosen {
+        h.push_str(&format!(
+            " Chosen ({}): <b>{}</b>.",
+            escape(why),
+            escape(&s.variations[*i].label)
+        ));
+    }
+    h.push_str("</p><table class=\"sweep-table\"><tr><th>variation</th>");
+    for (tag, stat) in SWEEP_METRICS {
+        h.push_str(&format!("<th>{tag} {stat}</th>"));
+    }
+    h.push_str("<th>Pareto</th><th>AIPerf's pareto_optimal</th>");
+    for sla in &s.slas {
+        h.push_str(&format!("<th>{}</th>", escape(&sla.text())));
+    }
+    h.push_str("</tr>");
+    let front = s.pareto();
+    for (i, v) in s.variations.iter().enumerate() {
+        h.push_str(&format!("<tr><td>{}</td>", escape(&v.label)));
+        for (tag, stat) in SWEEP_METRICS {
+            let cell = v
+                .stat(tag, stat)
+                .map_or_else(|| "–".into(), |x| num(x.mean));
+            h.push_str(&format!("<td>{cell}</td>"));
+        }
+        let mark = |b: bool| if b { "✓" } else { "" };
+        h.push_str(&format!(
+            "<td>{}</td><td>{}</td>",
+            mark(front.contains(&i)),
+            mark(s.aiperf_pareto.contains(&i))
+        ));
+        for sla in &s.slas {
+            let cell = match v.stat(&sla.tag, &sla.stat) {
+                Some(x) if sla.holds(x.mean) => "within",
+                Some(_) => "outside",
+                None => "–",
+            };
+            h.push_str(&format!("<td>{cell}</td>"));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    for n in &s.notes {
+        h.push_str(&format!("<p class=\"note\">{}</p>", escape(n)));
+    }
+    h.push_str("</section>");
+    h
+}
+
 /// One chart: its title, the inline SVG, and links to its files under `plots/`.
 pub struct Figure<'a> {
     pub chart: &'a Chart,
@@ -162,14 +265,20 @@ svg{max-width:100%;height:auto;border:1px solid #eee}.note{color:#a40}.files{fon
 /// The whole page.
 pub fn page(
     inputs: &[Input],
-    sections: &[(&str, Vec<Figure<'_>>, Option<String>)],
+    sweeps: &[Sweep],
+    sections: &[(String, Vec<Figure<'_>>, Option<String>)],
     data: &Value,
     plots_rel: &str,
 ) -> String {
     let mut body = String::new();
     body.push_str("<h1>ringperf report</h1>");
-    body.push_str(&inputs_section(inputs));
-    body.push_str(&summary_section(inputs));
+    if !inputs.is_empty() {
+        body.push_str(&inputs_section(inputs));
+        body.push_str(&summary_section(inputs));
+    }
+    for s in sweeps {
+        body.push_str(&sweep_section(s));
+    }
     for (title, figures, note) in sections {
         body.push_str(&format!("<section><h2>{}</h2>", escape(title)));
         if let Some(n) = note {
@@ -199,7 +308,7 @@ mod tests {
             escape("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
-        let html = page(&[], &[], &json!({"s": "</script>"}), "plots");
+        let html = page(&[], &[], &[], &json!({"s": "</script>"}), "plots");
         assert!(html.contains(r#"{"s":"<\/script>"}"#), "{html}");
         assert_eq!(html.matches("</script>").count(), 1);
     }

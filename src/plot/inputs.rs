@@ -1,9 +1,10 @@
 //! Reading an artifact directory for `ringperf plot`: the profiling records of
 //! `profile_export.jsonl`, the summary `profile_export_aiperf.json`, the server-metrics
 //! timeslices of `server_metrics_export.json`, and for a multi-run directory
-//! (`profile_runs/run_NNNN/` + `aggregate/profile_export_aiperf_aggregate.json`) every run and the
-//! aggregate's confidence intervals. Nothing here panics on a garbled file: what cannot be read
-//! becomes a note shown in the report, and a directory with nothing usable is an error.
+//! (`profile_runs/run_NNNN/`, or `trial_NNNN/` in a sweep's variation, +
+//! `aggregate/profile_export_aiperf_aggregate.json`) every run and the aggregate's confidence
+//! intervals. Nothing here panics on a garbled file: what cannot be read becomes a note shown in
+//! the report, and a directory with nothing usable is an error.
 
 use std::path::{Path, PathBuf};
 
@@ -83,7 +84,7 @@ impl Input {
     }
 }
 
-fn read_json(path: &Path, notes: &mut Vec<String>) -> Option<Value> {
+pub(crate) fn read_json(path: &Path, notes: &mut Vec<String>) -> Option<Value> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
@@ -238,7 +239,8 @@ pub fn read_input(dir: &Path) -> Result<Input, InputError> {
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_dir())
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| n.starts_with("run_"))
+            // `trial_NNNN`: AIPerf's name for a sweep's trials.
+            .filter(|n| n.starts_with("run_") || n.starts_with("trial_"))
             .collect();
         names.sort();
         for name in names {

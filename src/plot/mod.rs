@@ -7,6 +7,8 @@ pub mod charts;
 pub mod html;
 pub mod inputs;
 pub mod render;
+pub mod sweep;
+pub mod sweep_charts;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use self::charts::Chart;
 use self::html::Figure;
 use self::inputs::{Input, InputError};
 use self::render::RenderError;
+use self::sweep::Sweep;
 
 /// The report's file name in its directory.
 pub const REPORT_FILE: &str = "report.html";
@@ -65,74 +68,73 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), PlotError> {
     std::fs::write(path, bytes).map_err(|e| PlotError::Write(path.to_path_buf(), e))
 }
 
-/// Reads the directories, draws every chart and writes the report into `output` (default: the
-/// first usable directory).
-pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError> {
-    let mut inputs: Vec<Input> = Vec::new();
-    let mut skipped = Vec::new();
-    for d in dirs {
-        match inputs::read_input(d) {
-            Ok(i) => inputs.push(i),
-            Err(e) => skipped.push(e),
+/// A section of the page: its title, its charts and a note above them.
+type Section<'a> = (String, Vec<Figure<'a>>, Option<String>);
+
+/// Chart ids made unique across the report (a second `ttft_vs_throughput` becomes
+/// `ttft_vs_throughput-2`), so that no file under `plots/` is written twice.
+fn unique_ids(groups: &mut [Vec<Chart>]) {
+    let mut seen = std::collections::HashSet::new();
+    for chart in groups.iter_mut().flatten() {
+        let mut id = chart.id.clone();
+        let mut k = 1;
+        while !seen.insert(id.clone()) {
+            k += 1;
+            id = format!("{}-{k}", chart.id);
         }
+        chart.id = id;
     }
-    if inputs.is_empty() {
-        return Err(PlotError::NoUsableInput(skipped));
-    }
-    let out_dir = output.map_or_else(|| inputs[0].dir.clone(), Path::to_path_buf);
-    let plots_dir = out_dir.join("plots");
-    std::fs::create_dir_all(&plots_dir).map_err(|e| PlotError::Write(plots_dir.clone(), e))?;
+}
 
-    let records = charts::record_charts(&inputs);
-    let (server, left_out) = charts::server_metric_charts(&inputs);
-    let multi = inputs.len() > 1 || inputs.iter().any(|i| i.aggregate.is_some());
-    let comparison = if multi {
-        charts::comparison_charts(&inputs)
-    } else {
-        Vec::new()
-    };
-
-    let mut svgs: Vec<(String, String)> = Vec::new();
-    for chart in comparison.iter().chain(&records).chain(&server) {
-        let svg = render::svg(chart).map_err(PlotError::Render)?;
-        let png = render::png(chart).map_err(PlotError::Render)?;
-        write(&plots_dir.join(format!("{}.svg", chart.id)), svg.as_bytes())?;
-        write(&plots_dir.join(format!("{}.png", chart.id)), &png)?;
-        svgs.push((chart.id.clone(), svg));
-    }
+/// The page's sections: one per sweep, the side-by-side charts, and (with run directories) the
+/// per-request and server-metric charts.
+fn sections<'a>(
+    inputs: &[Input],
+    sweeps: &[Sweep],
+    groups: &'a [Vec<Chart>],
+    svgs: &'a [(String, String)],
+    left_out: usize,
+) -> Vec<Section<'a>> {
     let svg_of = |id: &str| {
         svgs.iter()
             .find(|(i, _)| i == id)
             .map(|(_, s)| s.as_str())
             .unwrap_or("")
     };
-    let mut sections: Vec<(&str, Vec<Figure<'_>>, Option<String>)> = Vec::new();
-    if multi {
-        sections.push((
-            "Runs side by side",
-            comparison
-                .iter()
-                .map(|c| Figure {
-                    chart: c,
-                    svg: svg_of(&c.id),
-                })
-                .collect(),
-            None,
-        ));
-    }
-    let no_records = inputs
-        .iter()
-        .flat_map(|i| &i.runs)
-        .all(|r| r.requests.is_empty());
-    sections.push((
-        "Requests",
-        records
+    let figures = |charts: &'a [Chart]| {
+        charts
             .iter()
             .map(|c| Figure {
                 chart: c,
                 svg: svg_of(&c.id),
             })
-            .collect(),
+            .collect::<Vec<_>>()
+    };
+    let (sweep_groups, rest) = groups.split_at(sweeps.len());
+    let mut out: Vec<Section<'a>> = sweeps
+        .iter()
+        .zip(sweep_groups)
+        .map(|(s, g)| {
+            let title = format!("{} {}", s.kind, s.dir.display());
+            (title, figures(g), None)
+        })
+        .collect();
+    let [comparison, records, server] = rest else {
+        return out;
+    };
+    if !comparison.is_empty() {
+        out.push(("Runs side by side".into(), figures(comparison), None));
+    }
+    if inputs.is_empty() {
+        return out;
+    }
+    let no_records = inputs
+        .iter()
+        .flat_map(|i| &i.runs)
+        .all(|r| r.requests.is_empty());
+    out.push((
+        "Requests".into(),
+        figures(records),
         no_records.then(|| {
             "No per-request records: profile_export.jsonl is absent or empty (a run with \
              --export-level summary writes none); the charts below are empty."
@@ -153,25 +155,79 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
     } else {
         None
     };
-    sections.push((
-        "Server metrics per time slice",
-        server
-            .iter()
-            .map(|c| Figure {
-                chart: c,
-                svg: svg_of(&c.id),
-            })
-            .collect(),
+    out.push((
+        "Server metrics per time slice".into(),
+        figures(server),
         server_note,
     ));
-    let all: Vec<Chart> = comparison
+    out
+}
+
+/// Reads the directories, draws every chart and writes the report into `output` (default: the
+/// first usable directory). A sweep or search directory (AIPerf's layout) is drawn as one.
+pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError> {
+    let mut inputs: Vec<Input> = Vec::new();
+    let mut sweeps: Vec<Sweep> = Vec::new();
+    let mut skipped = Vec::new();
+    for d in dirs {
+        let read = if sweep::is_sweep(d) {
+            sweep::read_sweep(d).map(|s| sweeps.push(s))
+        } else {
+            inputs::read_input(d).map(|i| inputs.push(i))
+        };
+        if let Err(e) = read {
+            skipped.push(e);
+        }
+    }
+    // The report goes into the first usable directory given (in the order given).
+    let first = dirs
         .iter()
-        .chain(&records)
-        .chain(&server)
-        .cloned()
-        .collect();
-    let data = html::data(&inputs, &all);
-    let page = html::page(&inputs, &sections, &data, "plots");
+        .find(|d| inputs.iter().any(|i| &i.dir == *d) || sweeps.iter().any(|s| &s.dir == *d));
+    let Some(first) = first else {
+        return Err(PlotError::NoUsableInput(skipped));
+    };
+    let out_dir = output.map_or_else(|| first.clone(), Path::to_path_buf);
+    // Side by side: the directories given, not a sweep's variations (its own charts have them).
+    let multi = inputs.len() > 1 || inputs.iter().any(|i| i.aggregate.is_some());
+    let comparison = if multi {
+        charts::comparison_charts(&inputs)
+    } else {
+        Vec::new()
+    };
+    // A sweep's variations with run directories: their requests are drawn as any run's.
+    for s in &sweeps {
+        for v in &s.variations {
+            if let Some(Ok(mut i)) = v.run_dir.as_deref().map(inputs::read_input) {
+                i.label = v.label.clone();
+                inputs.push(i);
+            }
+        }
+    }
+    let plots_dir = out_dir.join("plots");
+    std::fs::create_dir_all(&plots_dir).map_err(|e| PlotError::Write(plots_dir.clone(), e))?;
+
+    let mut groups: Vec<Vec<Chart>> = sweeps.iter().map(sweep_charts::sweep_charts).collect();
+    groups.push(comparison);
+    let (server, left_out) = charts::server_metric_charts(&inputs);
+    if inputs.is_empty() {
+        groups.extend([Vec::new(), Vec::new()]);
+    } else {
+        groups.extend([charts::record_charts(&inputs), server]);
+    }
+    unique_ids(&mut groups);
+
+    let mut svgs: Vec<(String, String)> = Vec::new();
+    for chart in groups.iter().flatten() {
+        let svg = render::svg(chart).map_err(PlotError::Render)?;
+        let png = render::png(chart).map_err(PlotError::Render)?;
+        write(&plots_dir.join(format!("{}.svg", chart.id)), svg.as_bytes())?;
+        write(&plots_dir.join(format!("{}.png", chart.id)), &png)?;
+        svgs.push((chart.id.clone(), svg));
+    }
+    let sections = sections(&inputs, &sweeps, &groups, &svgs, left_out);
+    let all: Vec<Chart> = groups.iter().flatten().cloned().collect();
+    let data = html::data(&inputs, &sweeps, &all);
+    let page = html::page(&inputs, &sweeps, &sections, &data, "plots");
     let html_path = out_dir.join(REPORT_FILE);
     write(&html_path, page.as_bytes())?;
     Ok(Report {

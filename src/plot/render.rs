@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::charts::{Chart, Kind};
+use super::charts::{CHOSEN_RGB, Chart, Kind, THRESHOLD_RGB};
 
 /// Width and height of every chart, in pixels.
 pub const SIZE: (u32, u32) = (960, 540);
@@ -57,6 +57,16 @@ fn register_font() -> Result<(), RenderError> {
     }
 }
 
+/// The stroke width of a threshold line, in pixels (other lines have 2, the axes 1).
+pub const THRESHOLD_WIDTH: u32 = 3;
+
+/// The radius of the chosen point's ring, in pixels (data points have 2 or 3).
+pub const CHOSEN_RADIUS: u32 = 9;
+
+fn rgb((r, g, b): (u8, u8, u8)) -> RGBAColor {
+    RGBColor(r, g, b).to_rgba()
+}
+
 /// The axis range of values, padded by 5 % (a single value gets a unit either side).
 fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -100,7 +110,11 @@ where
     if chart.series.iter().any(|s| !s.labels.is_empty()) {
         x1 += (x1 - x0) * 0.15;
     }
-    let (y0, y1) = range(ys, true);
+    let (y0, mut y1) = range(ys, true);
+    // Room at the top for the legend above labelled points.
+    if chart.series.iter().any(|s| !s.labels.is_empty()) {
+        y1 += (y1 - y0) * 0.2;
+    }
     let mut ctx = ChartBuilder::on(root)
         .caption(&chart.title, ("sans-serif", 22))
         .margin(14)
@@ -118,9 +132,26 @@ where
     let points_total: usize = chart.series.iter().map(|s| s.points.len()).sum();
     let radius = if points_total > 2000 { 2 } else { 3 };
     for (i, s) in chart.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = match s.kind {
+            Kind::Threshold => rgb(THRESHOLD_RGB),
+            Kind::Chosen => rgb(CHOSEN_RGB),
+            Kind::Line | Kind::Points => Palette99::pick(i).to_rgba(),
+        };
         let style = ShapeStyle::from(color).stroke_width(2);
         let drawn = match s.kind {
+            Kind::Threshold => ctx
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    style.stroke_width(THRESHOLD_WIDTH),
+                ))
+                .map_err(err)?,
+            Kind::Chosen => ctx
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&p| Circle::new(p, CHOSEN_RADIUS, style.stroke_width(3))),
+                )
+                .map_err(err)?,
             Kind::Line => ctx
                 .draw_series(LineSeries::new(s.points.iter().copied(), style))
                 .map_err(err)?,

@@ -11,16 +11,17 @@
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
 mod collect;
+pub mod convergence;
 mod dispatch;
 mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
-mod limits;
-mod multi;
+pub(crate) mod limits;
+pub(crate) mod multi;
 mod phases;
 mod placement;
-mod prepare;
+pub(crate) mod prepare;
 mod server_metrics;
 mod shard;
 mod start;
@@ -107,7 +108,7 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
 /// The binary's signal thread: SIGINT / SIGTERM are blocked in the calling thread (before any
 /// other thread exists, so that only this one ever takes them); the first calls `on_first`,
 /// the second exits at once.
-struct SignalWatch {
+pub(crate) struct SignalWatch {
     set: crate::signals::TermSignals,
     done: Arc<AtomicBool>,
     /// Sleeps until a signal or [`SignalWatch::stop`]; `None` (the thread polls `done` every
@@ -117,7 +118,9 @@ struct SignalWatch {
 }
 
 impl SignalWatch {
-    fn start(on_first: impl Fn(&'static str) + Send + 'static) -> Result<Self, RunError> {
+    pub(crate) fn start(
+        on_first: impl Fn(&'static str) + Send + 'static,
+    ) -> Result<Self, RunError> {
         let set = crate::signals::block_term_signals().map_err(|e| {
             RunError::new(
                 SetupKind::Signals,
@@ -147,7 +150,7 @@ impl SignalWatch {
     }
 
     /// Ends the thread and unblocks the signals again.
-    fn stop(self) {
+    pub(crate) fn stop(self) {
         self.done.store(true, Ordering::Release);
         if let Some(w) = &self.waiter {
             w.wake();
@@ -195,7 +198,7 @@ fn signal_loop(
 }
 
 /// One run: the four stages, in order.
-fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
+pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
     let prepared = prepare::prepare(&mut cfg, &control)?;
     let mut started = start::start(&cfg, &prepared, &control)?;
     let times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);

@@ -21,7 +21,7 @@ use crate::export::{AIPERF_VERSION, ExportNames, Trial};
 /// What the signal thread and the sequence share: the run in progress, and whether a signal
 /// came (its name).
 #[derive(Default)]
-struct Sequence {
+pub(crate) struct Sequence {
     state: Mutex<SeqState>,
     /// Wakes a cooldown early when a signal comes.
     wake: Condvar,
@@ -39,7 +39,7 @@ impl Sequence {
     }
 
     /// The first signal: stop the run in progress (if any) and every later one.
-    fn cancel(&self, name: &'static str, grace: Option<Duration>) {
+    pub(crate) fn cancel(&self, name: &'static str, grace: Option<Duration>) {
         let mut s = self.lock();
         s.cancelled.get_or_insert(name);
         if let Some(c) = &s.current {
@@ -49,7 +49,7 @@ impl Sequence {
     }
 
     /// Sleeps `d`, or less when a signal comes.
-    fn cooldown(&self, d: Duration) {
+    pub(crate) fn cooldown(&self, d: Duration) {
         let s = self.lock();
         let _ = self
             .wake
@@ -57,7 +57,7 @@ impl Sequence {
     }
 
     /// A new run's control, registered as the run in progress; `None` once cancelled.
-    fn begin(&self) -> Option<Arc<RunControl>> {
+    pub(crate) fn begin(&self) -> Option<Arc<RunControl>> {
         let mut s = self.lock();
         if s.cancelled.is_some() {
             return None;
@@ -67,11 +67,11 @@ impl Sequence {
         Some(control)
     }
 
-    fn end(&self) {
+    pub(crate) fn end(&self) {
         self.lock().current = None;
     }
 
-    fn cancelled(&self) -> Option<&'static str> {
+    pub(crate) fn cancelled(&self) -> Option<&'static str> {
         self.lock().cancelled
     }
 }
@@ -156,6 +156,14 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                     },
                     None => aggregate::read_run(label, &dir.join(&names.json)),
                 });
+                // `--convergence-*`: no further run once the metric is stable.
+                if let Some(c) = &mr.convergence {
+                    let d = super::convergence::judge(c, &results, mr.confidence_level);
+                    println!("{}", d.message(c, "base"));
+                    if d.converged {
+                        break;
+                    }
+                }
             }
             Err(e) => {
                 // A setup failure (files, dataset, the mock) would fail every later run too.
@@ -195,6 +203,7 @@ fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
         index: k - 1,
         label: label.to_owned(),
         sweep_id: sweep_id.to_owned(),
+        variation: None,
     });
     if k > 1 && cfg.multi_run.warmup_first_run_only {
         run_cfg.warmup = None;
@@ -203,7 +212,7 @@ fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
 }
 
 /// Why a finished run does not count in the aggregate, if it does not.
-fn not_counted(o: &Outcome) -> Option<Excluded> {
+pub(crate) fn not_counted(o: &Outcome) -> Option<Excluded> {
     if let Some(reason) = &o.stopped {
         return Some(Excluded::Stopped(reason.clone()));
     }

@@ -131,13 +131,24 @@ fn start_dashboard(
     gpu: bool,
 ) -> Option<crate::ui::terminal::Dashboard> {
     let board = progress.board.as_ref()?;
-    crate::ui::terminal::Dashboard::start(board.clone(), control.clone(), cfg.stop_grace, gpu)
-        .map_err(|e| {
-            note(&format!(
-                "cannot draw the dashboard ({e}); the run goes on without it"
-            ))
-        })
-        .ok()
+    let sweep = cfg
+        .multi_run
+        .trial
+        .as_ref()
+        .and_then(|t| t.variation.as_ref().map(|v| v.status(t.index)));
+    crate::ui::terminal::Dashboard::start(
+        board.clone(),
+        control.clone(),
+        cfg.stop_grace,
+        gpu,
+        sweep,
+    )
+    .map_err(|e| {
+        note(&format!(
+            "cannot draw the dashboard ({e}); the run goes on without it"
+        ))
+    })
+    .ok()
 }
 
 /// Has the workers open the warm pool of `phase` ([`crate::worker::warm`]) when it is an

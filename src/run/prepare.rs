@@ -69,16 +69,15 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         headers: request_headers(cfg),
         correlation_copies: cfg.correlation_copies.clone(),
     };
-    let encoded = encode_templates(&mut dataset, cfg, &encoding);
+    let encoded = encode_templates(&mut dataset, cfg, &encoding, streamed.is_none());
     check_interrupt("encoding the requests", "only inputs.json was written")?;
     let (templates, turn_offsets, turn_info) = encoded?;
     // A streamed replay: its requests are built while it runs, from here on.
     let stream = streamed
-        .map(|(contents, deferred)| {
+        .map(|deferred| {
             let slots = super::stream::slots(dataset.turn_count());
             let job = super::stream::Job {
                 wanted: super::stream::wanted(cfg, &dataset),
-                dataset: contents,
                 deferred,
                 offsets: turn_offsets.clone(),
                 tokenizer: tokenizer.clone(),
@@ -207,12 +206,8 @@ fn start_mock(
     Ok(Some(server))
 }
 
-/// What a streamed replay builds its requests from: the conversations and their deferred
-/// prompts.
-type Streamed = (
-    crate::conversation::Dataset,
-    workload::loader::DeferredPrompts,
-);
+/// What a streamed replay builds its requests from: where the trace's rows are.
+type Streamed = workload::loader::DeferredPrompts;
 
 /// The dataset: loaded (a file that cannot be loaded is a setup error: nothing has been written
 /// yet) or synthesized, its payload template checked, its bodies built — or, for a streamed
@@ -228,17 +223,17 @@ fn build_dataset(
     };
     let mut dataset = match &cfg.input.load {
         Some(spec) => {
-            let (mut dataset, deferred) =
-                workload::loader::load_deferred(spec, tokenizer).map_err(cannot_load)?;
-            if let Some(d) = deferred {
-                dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
-                if super::stream::streams(cfg, &dataset) {
-                    let skeleton = workload::skeleton(&dataset);
-                    return Ok((skeleton, Some((dataset, d))));
+            match workload::loader::load_deferred(spec, tokenizer).map_err(cannot_load)? {
+                workload::loader::Loaded::Whole(dataset) => dataset,
+                workload::loader::Loaded::Trace(mut index) => {
+                    let sampling = &mut index.skeleton.default_sampling;
+                    *sampling = cfg.input.sampling_for(*sampling);
+                    if super::stream::streams(cfg, &index) {
+                        return Ok((index.skeleton, Some(index.rows)));
+                    }
+                    index.into_dataset(tokenizer).map_err(cannot_load)?
                 }
-                d.fill(&mut dataset, tokenizer).map_err(cannot_load)?;
             }
-            dataset
         }
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
@@ -294,13 +289,15 @@ fn write_inputs(
 }
 
 /// Encodes every turn that has its body (moving the body out of the dataset), for every URL;
-/// returns the templates (`[url][turn]`), each conversation's first-turn index, and what the
+/// returns the templates (`[url][turn]`; none at all without `per_turn`: a streamed replay,
+/// whose requests are built as it runs), each conversation's first-turn index, and what the
 /// aggregator needs to know of each turn.
 #[allow(clippy::type_complexity)]
 fn encode_templates(
     dataset: &mut workload::Prepared,
     cfg: &Config,
     encoding: &crate::worker::Encoding,
+    per_turn: bool,
 ) -> Result<
     (
         Vec<Vec<Option<crate::http::EncodedRequest>>>,
@@ -311,10 +308,17 @@ fn encode_templates(
 > {
     let total = dataset.turn_count();
     let mut templates: Vec<Vec<Option<crate::http::EncodedRequest>>> = (0..cfg.urls.len())
-        .map(|_| Vec::with_capacity(total))
+        .map(|_| Vec::with_capacity(if per_turn { total } else { 0 }))
         .collect();
     let mut offsets = Vec::with_capacity(dataset.conversations.len());
     let mut info = Vec::with_capacity(total);
+    // The schedule a replay is held to is the trace's, sped up: a record's scheduled send time
+    // is its timestamp divided by `--replay-speedup`, as AIPerf's loader scales a trace's
+    // timestamps (the anchored send lag would otherwise grow with the speedup).
+    let speedup = match cfg.profiling.timing.mode {
+        crate::config::timing::Mode::FixedSchedule(fs) => fs.speedup,
+        _ => 1.0,
+    };
     for c in &mut dataset.conversations {
         if crate::control::interrupted() {
             break;
@@ -325,9 +329,12 @@ fn encode_templates(
                 conversation_id: c.session_id.clone(),
                 isl_tokens: t.isl_tokens,
                 max_tokens: t.max_tokens.map(u64::from),
-                timestamp_ms: t.timestamp_ms,
+                timestamp_ms: t.timestamp_ms.map(|ms| ms / speedup),
             });
             let body = t.body.take();
+            if !per_turn {
+                continue;
+            }
             for (u, per_url) in templates.iter_mut().enumerate() {
                 let req = match &body {
                     None => None,
@@ -459,6 +466,7 @@ fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::Mo
         tokens_per_event: shape.tokens_per_event,
         reasoning_tokens: shape.reasoning_tokens,
         faults: shape.faults.clone(),
+        capacity: shape.capacity,
         model: model.to_string(),
         ..Default::default()
     }
@@ -486,7 +494,7 @@ fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
 /// Removes what an earlier run left in `dir` under the names this run writes, and says so: an
 /// earlier run's files must not sit beside this run's as if they were its own. The run's own
 /// dataset file is never removed.
-pub(super) fn clear_artifact_dir(
+pub(crate) fn clear_artifact_dir(
     cfg: &Config,
     dir: &Path,
     names: &ExportNames,

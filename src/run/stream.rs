@@ -15,23 +15,16 @@ use std::thread::JoinHandle;
 
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel};
-use crate::conversation::{Content, Conversation, Dataset};
 use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_input};
 use crate::worker::Encoding;
-use crate::workload::loader::DeferredPrompts;
+use crate::workload::loader::{DeferredPrompts, TraceIndex};
 use crate::workload::stream::{BuildError, Ready, Stream, Window};
 use crate::workload::tokenizer::Tokenizer;
 
-/// Whether the run of `cfg` over `dataset` is streamed (see the module's comment).
-pub(super) fn streams(cfg: &Config, dataset: &Dataset) -> bool {
+/// Whether the run of `cfg` over `trace` is streamed (see the module's comment).
+pub(super) fn streams(cfg: &Config, trace: &TraceIndex) -> bool {
     let fixed = matches!(cfg.profiling.timing.mode, TimingMode::FixedSchedule(_));
-    let history = cfg.endpoint.descriptor().history.is_some()
-        && dataset.conversations.iter().any(|c| {
-            c.turns
-                .iter()
-                .skip(1)
-                .any(|t| !matches!(t.content, Content::Raw(_)))
-        });
+    let history = cfg.endpoint.descriptor().history.is_some() && trace.history;
     fixed
         && cfg.warmup.is_none()
         && cfg.payload_template.is_none()
@@ -58,8 +51,7 @@ pub(super) fn wanted(cfg: &Config, skeleton: &crate::workload::Prepared) -> Vec<
 
 /// What the producer builds from.
 pub(crate) struct Job {
-    /// The conversations, their synthesized prompts not yet built.
-    pub dataset: Dataset,
+    /// Where the trace's rows are, in dataset order.
     pub deferred: DeferredPrompts,
     /// Per conversation: whether it is sent, and the flat index of its first turn.
     pub wanted: Vec<bool>,
@@ -117,13 +109,13 @@ impl Drop for Producer {
     }
 }
 
-/// Builds every wanted conversation, in dataset order, into its slots; every prompt of the
-/// file up to the last wanted conversation is built in the same order as
-/// [`DeferredPrompts::fill`] builds them, so the prompts are the ones an unstreamed run sends.
+/// Builds every wanted conversation, in dataset order, into its slots, each row read again
+/// from the file; every prompt of the file up to the last wanted conversation is built in the
+/// same order as [`crate::workload::loader::TraceIndex::into_dataset`] builds them, so the
+/// prompts are the ones an unstreamed run sends.
 pub(crate) fn produce(job: Job, stream: &Stream) {
     stream.register_producer();
     let Job {
-        dataset,
         deferred,
         wanted,
         offsets,
@@ -136,41 +128,39 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
         return;
     };
     let mut prompts = deferred.builder(&tokenizer);
-    let mut rows = deferred.rows().iter().peekable();
-    for (c, conv) in dataset.conversations.into_iter().enumerate().take(last + 1) {
-        let send = wanted[c];
+    let mut reader = deferred.reader();
+    let rows = deferred.rows();
+    let mut at = 0;
+    for (c, &send) in wanted.iter().enumerate().take(last + 1) {
         if (send && !stream.wait_for_room()) || stream.is_closed() {
             return;
         }
-        let Conversation {
-            system,
-            user_context,
-            turns,
-            ..
-        } = conv;
-        for (t, mut turn) in turns.into_iter().enumerate() {
-            let mut failed = None;
-            if let Some(row) =
-                rows.next_if(|r| r.conversation as usize == c && r.turn as usize == t)
-            {
-                match deferred.build(&mut prompts, row) {
-                    Ok(text) => turn.content = Content::Texts(vec![text]),
-                    Err(e) => failed = Some(BuildError::Prompt(e)),
-                }
+        while let Some(row) = rows.get(at).filter(|r| r.conversation as usize == c) {
+            at += 1;
+            let turn = match &mut reader {
+                Ok(reader) => deferred.build(reader, &mut prompts, row),
+                Err(e) => Err(e.clone()),
+            };
+            if row.synthesized {
                 stream.count_built();
             }
             if !send {
                 continue;
             }
-            let (ready, isl) = match failed {
-                Some(e) => (Ready { requests: Err(e) }, None),
-                None => {
+            let (ready, isl) = match turn {
+                Err(e) => (
+                    Ready {
+                        requests: Err(BuildError::Prompt(e)),
+                    },
+                    None,
+                ),
+                Ok(turn) => {
                     let body = build_turn(
                         kind,
                         &params,
                         &TurnBody {
-                            system: system.as_deref(),
-                            user_context: user_context.as_deref(),
+                            system: None,
+                            user_context: None,
                             history: &[],
                             turn: &turn,
                         },
@@ -184,7 +174,7 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
                     )
                 }
             };
-            stream.put(offsets[c] + t, ready, isl);
+            stream.put(offsets[c] + row.turn as usize, ready, isl);
         }
         stream.set_ready(c + 1);
     }
@@ -223,7 +213,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::workload::loader::{LoadSpec, Source, load, load_deferred};
+    use crate::workload::loader::{LoadSpec, Loaded, Source, load, load_deferred};
 
     fn spec(path: &Path) -> LoadSpec {
         LoadSpec {
@@ -271,8 +261,10 @@ mod tests {
     }
 
     fn job(path: &Path, tokenizer: &Arc<Tokenizer>) -> (Job, crate::workload::Prepared) {
-        let (dataset, deferred) = load_deferred(&spec(path), tokenizer).unwrap();
-        let skeleton = crate::workload::skeleton(&dataset);
+        let Ok(Loaded::Trace(index)) = load_deferred(&spec(path), tokenizer) else {
+            panic!("a trace is loaded as its first pass");
+        };
+        let TraceIndex { skeleton, rows, .. } = index;
         let mut offsets = Vec::new();
         let mut n = 0;
         for c in &skeleton.conversations {
@@ -280,9 +272,8 @@ mod tests {
             n += c.turns.len();
         }
         let job = Job {
-            wanted: vec![true; dataset.conversations.len()],
-            dataset,
-            deferred: deferred.expect("a trace defers its prompts"),
+            wanted: vec![true; skeleton.conversations.len()],
+            deferred: rows,
             offsets,
             tokenizer: tokenizer.clone(),
             kind: EndpointKind::Completions,

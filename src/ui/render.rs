@@ -27,6 +27,9 @@ pub struct DashView {
     pub gpus: Option<Vec<GpuLive>>,
     /// A stop was asked for (`q`, Ctrl-C, a signal, the error budget).
     pub stopping: bool,
+    /// In a sweep, which variation runs (`variation 2 of 3: <label> · trial 1 of 2`): shown in
+    /// the header's title.
+    pub sweep: Option<String>,
 }
 
 /// Draws `v` over the whole frame.
@@ -103,8 +106,12 @@ pub fn progress_label(v: &DashView) -> (String, f64) {
 
 fn draw_header(frame: &mut Frame<'_>, area: Rect, v: &DashView) {
     let (label, ratio) = progress_label(v);
+    let title = v
+        .sweep
+        .as_ref()
+        .map_or_else(|| "ringperf".to_string(), |s| format!("ringperf · {s}"));
     let gauge = Gauge::default()
-        .block(boxed("ringperf"))
+        .block(boxed(&title))
         .gauge_style(Style::default().fg(Color::Green))
         .ratio(ratio)
         .label(label);

@@ -161,6 +161,32 @@ fn rates_errors_server_and_gpus_are_on_screen() {
     assert!(has(&rows, "stopping: requests in flight finish"), "{all}");
 }
 
+/// In a sweep, the header names the variation running (issue 23).
+#[test]
+fn a_sweep_variation_is_named_in_the_header() {
+    let info = crate::export::VariationInfo {
+        index: 1,
+        label: "phases.profiling.concurrency=2".into(),
+        values: serde_json::Map::new(),
+        of: 3,
+        trials: 2,
+    };
+    let rows = screen(&DashView {
+        phase: "profiling".into(),
+        sweep: Some(info.status(0)),
+        ..DashView::default()
+    });
+    let all = rows.join("\n");
+    assert!(
+        has(
+            &rows,
+            "ringperf · variation 2 of 3: phases.profiling.concurrency=2 · trial 1 of 2"
+        ),
+        "{all}"
+    );
+    assert!(!has(&screen(&DashView::default()), "variation"));
+}
+
 #[test]
 fn without_telemetry_there_is_no_gpu_panel_and_nothing_read_is_said() {
     let rows = screen(&DashView {

@@ -34,16 +34,19 @@ struct Feed {
     control: Arc<RunControl>,
     grace: Option<Duration>,
     gpu_telemetry: bool,
+    sweep: Option<String>,
 }
 
 impl Dashboard {
     /// Takes the terminal and starts drawing. An error (no terminal after all) leaves the
-    /// terminal as it was; the run then goes on without a display.
+    /// terminal as it was; the run then goes on without a display. `sweep`: the variation
+    /// running, for the header.
     pub fn start(
         board: Arc<Board>,
         control: Arc<RunControl>,
         grace: Option<Duration>,
         gpu_telemetry: bool,
+        sweep: Option<String>,
     ) -> io::Result<Self> {
         let terminal = ratatui::try_init()?;
         let done = Arc::new(AtomicBool::new(false));
@@ -52,6 +55,7 @@ impl Dashboard {
             control,
             grace,
             gpu_telemetry,
+            sweep,
         };
         let flag = done.clone();
         let thread = std::thread::Builder::new()
@@ -123,6 +127,7 @@ fn view(feed: &Feed) -> DashView {
                 .unwrap_or_default()
         }),
         stopping: feed.control.stopped(),
+        sweep: feed.sweep.clone(),
     }
 }
 

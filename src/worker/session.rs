@@ -143,45 +143,54 @@ impl Session {
         };
         let flat = shared.flat_turn(self.conversation, self.next_turn);
         // A streamed replay: the producer built it; taken out of its slot, it is freed once sent.
-        let streamed = match (&shared.templates[self.url][flat], &shared.stream) {
+        let streamed = match (
+            shared.templates[self.url]
+                .get(flat)
+                .and_then(Option::as_ref),
+            &shared.stream,
+        ) {
             (None, Some(stream)) => Some(stream.take(flat)),
             _ => None,
         };
         let built;
-        let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
-            match (&shared.templates[self.url][flat], &streamed) {
-                (Some(t), _) => (t, None),
-                (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
-                    Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
-                    other => {
-                        let why = match other {
-                            Some(Err(e)) => e.to_string(),
-                            _ => "the request was not built before it was due (the streamed \
+        let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) = match (
+            shared.templates[self.url]
+                .get(flat)
+                .and_then(Option::as_ref),
+            &streamed,
+        ) {
+            (Some(t), _) => (t, None),
+            (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
+                Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
+                other => {
+                    let why = match other {
+                        Some(Err(e)) => e.to_string(),
+                        _ => "the request was not built before it was due (the streamed \
                               trace's producer fell behind or stopped)"
-                                .to_string(),
-                        };
+                            .to_string(),
+                    };
+                    self.next_turn += 1;
+                    if let Some(gate) = prefill {
+                        gate.release();
+                    }
+                    return client::unprepared(shared, state, credit, why);
+                }
+            },
+            (None, None) => {
+                let body = self.build_body(shared);
+                built = shared.encode(self.url, &body);
+                match &built {
+                    Ok(req) => (req, Some(body)),
+                    Err(e) => {
                         self.next_turn += 1;
                         if let Some(gate) = prefill {
                             gate.release();
                         }
-                        return client::unprepared(shared, state, credit, why);
-                    }
-                },
-                (None, None) => {
-                    let body = self.build_body(shared);
-                    built = shared.encode(self.url, &body);
-                    match &built {
-                        Ok(req) => (req, Some(body)),
-                        Err(e) => {
-                            self.next_turn += 1;
-                            if let Some(gate) = prefill {
-                                gate.release();
-                            }
-                            return client::unsendable(shared, state, credit, e);
-                        }
+                        return client::unsendable(shared, state, credit, e);
                     }
                 }
-            };
+            }
+        };
         let pool = self.sticky.as_ref();
         let rec = client::send(
             shared,

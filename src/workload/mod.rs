@@ -17,7 +17,7 @@ pub mod stream;
 pub mod synthetic;
 pub mod tokenizer;
 
-pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare, skeleton};
+pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare};
 pub use prompt::{PromptGenerator, sample_length};
 pub use seq_dist::{SeqDist, SeqDistError, SeqPair};
 pub use synthetic::{PrefixPool, SyntheticParams};

@@ -40,7 +40,7 @@ pub struct PreparedTurn {
     pub delay_ms: Option<f64>,
     /// For a turn of a chat conversation of several turns: the turn itself, from which its
     /// message in the history (and, for a later turn, its body) is built.
-    pub source: Option<Turn>,
+    pub source: Option<Box<Turn>>,
 }
 
 impl Prepared {
@@ -139,7 +139,7 @@ fn prepare_conversation(
                 max_tokens: turn.max_tokens,
                 timestamp_ms: turn.timestamp_ms,
                 delay_ms: turn.delay_ms,
-                source: multi_turn_chat.then(|| turn.clone()),
+                source: multi_turn_chat.then(|| Box::new(turn.clone())),
             }
         })
         .collect();
@@ -148,36 +148,6 @@ fn prepare_conversation(
         system: c.system,
         user_context: c.user_context,
         turns,
-    }
-}
-
-/// The run-time form of `dataset` with no body built and no ISL counted: what a streamed replay
-/// (`run::stream`) starts from, its requests built while it runs. Conversation order is kept.
-pub fn skeleton(dataset: &Dataset) -> Prepared {
-    Prepared {
-        conversations: dataset
-            .conversations
-            .iter()
-            .map(|c| PreparedConversation {
-                session_id: c.session_id.clone(),
-                system: c.system.clone(),
-                user_context: c.user_context.clone(),
-                turns: c
-                    .turns
-                    .iter()
-                    .map(|t| PreparedTurn {
-                        body: None,
-                        isl_tokens: None,
-                        max_tokens: t.max_tokens,
-                        timestamp_ms: t.timestamp_ms,
-                        delay_ms: t.delay_ms,
-                        source: None,
-                    })
-                    .collect(),
-            })
-            .collect(),
-        default_sampling: dataset.default_sampling,
-        replay: dataset.replay,
     }
 }
 

@@ -125,26 +125,36 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 #[test]
 fn fixed_schedule_replay_reports_the_replay_schedule_family_as_aiperf_does() {
+    replay_schedule_family(&[]);
+}
+
+/// Sped up, the schedule a record is held to is the sped-up one: its send lag is measured
+/// against the credit's time, not the trace's raw timestamp (which would add 3/4 of every
+/// row's offset to its lag here).
+#[test]
+fn a_sped_up_replay_measures_its_lag_against_the_sped_up_schedule() {
+    replay_schedule_family(&["--replay-speedup", "4"]);
+}
+
+fn replay_schedule_family(extra: &[&str]) {
     let data = Path::new(DIR).join("trace");
     let theirs = read_json(&data.join("profile_export_aiperf.json"));
     let server = mock();
     let dir = tempfile::tempdir().unwrap();
     let trace = data.join("mooncake_conversation_16.jsonl");
-    profile(
-        &server,
-        dir.path(),
-        &[
-            "--no-server-metrics",
-            "--endpoint-type",
-            "chat",
-            "--streaming",
-            "--input-file",
-            trace.to_str().unwrap(),
-            "--custom-dataset-type",
-            "mooncake_trace",
-            "--fixed-schedule",
-        ],
-    );
+    let mut args = vec![
+        "--no-server-metrics",
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--input-file",
+        trace.to_str().unwrap(),
+        "--custom-dataset-type",
+        "mooncake_trace",
+        "--fixed-schedule",
+    ];
+    args.extend_from_slice(extra);
+    profile(&server, dir.path(), &args);
     let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
     let family = [
         "replay_sched_lag_p50",

@@ -109,3 +109,53 @@ pub fn tool_runs(program: &str, arg: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// The test binary's allocator: the system's, counting the bytes each thread holds, so that a
+/// test can tell what a call keeps ([`live_bytes`]).
+struct Counting;
+
+thread_local! {
+    static LIVE: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+fn count(delta: i64) {
+    // During a thread's teardown the counter may be gone: that thread's count no longer matters.
+    let _ = LIVE.try_with(|c| c.set(c.get() + delta));
+}
+
+// SAFETY: every call is passed to `System` unchanged; the counting touches a `const`
+// thread-local `Cell` only, which never allocates.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        count(layout.size() as i64);
+        // SAFETY: the caller's contract for `alloc` is `System.alloc`'s.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        count(-(layout.size() as i64));
+        // SAFETY: `ptr` came from `System` with `layout` (every allocation goes there).
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        count(layout.size() as i64);
+        // SAFETY: as `alloc`.
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        count(new as i64 - layout.size() as i64);
+        // SAFETY: as `dealloc` for `ptr` and `layout`; `new` is the caller's valid size.
+        unsafe { std::alloc::System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Bytes allocated and not yet freed by the calling thread (its frees of other threads'
+/// allocations counted against it).
+pub fn live_bytes() -> i64 {
+    LIVE.with(std::cell::Cell::get)
+}

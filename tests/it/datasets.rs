@@ -655,3 +655,53 @@ fn a_bad_row_at_the_end_of_a_long_trace_fails_before_the_start() {
     assert!(!out_dir.exists(), "nothing written");
     assert!(server.truth().entries().is_empty(), "nothing sent");
 }
+
+/// A trace's first pass keeps a bounded state per row, whatever the row's hash ids or length
+/// (docs/datasets.md, "Large traces"): the bytes the load leaves allocated (the test binary's
+/// counting allocator) over 20,000 rows are the same with 1 or 64 hash ids a row, and under
+/// 256 a row (its skeleton turn, its session id and where it is in the file; before, its
+/// `Turn`, its hash ids and the dataset's conversation, over 1 KB).
+#[test]
+fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
+    const ROWS: i64 = 20_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let tokenizer = ringperf::workload::Tokenizer::builtin();
+    let mut kept = Vec::new();
+    for ids in [1i64, 64] {
+        let file = tmp.path().join(format!("trace-{ids}.jsonl"));
+        let mut trace = String::new();
+        for i in 0..ROWS {
+            // Blocks shared across rows (as a production trace's are), a whole block each.
+            let hash_ids: Vec<i64> = (0..ids).map(|k| (i + k) % 500).collect();
+            trace += &serde_json::json!({"timestamp": i, "input_length": 16 * ids,
+                                         "output_length": 8, "hash_ids": hash_ids})
+            .to_string();
+            trace.push('\n');
+        }
+        std::fs::write(&file, trace).unwrap();
+        let spec = ringperf::workload::loader::LoadSpec {
+            source: ringperf::workload::loader::Source::File {
+                path: file,
+                kind: Some(ringperf::workload::loader::DatasetKind::MooncakeTrace),
+            },
+            seed: 1,
+            seeded: true,
+            entries: 1,
+            block_size: 16,
+            ignore_trace_delays: false,
+            system_message: true,
+            osl_given: false,
+        };
+        let before = common::live_bytes();
+        let loaded = ringperf::workload::loader::load_deferred(&spec, &tokenizer).unwrap();
+        let per_row = (common::live_bytes() - before) as f64 / ROWS as f64;
+        drop(loaded);
+        kept.push(per_row);
+    }
+    eprintln!("bytes kept a row with 1 and 64 hash ids: {kept:?}");
+    assert!(
+        (kept[0] - kept[1]).abs() < 1.0,
+        "bytes kept a row with 1 and 64 hash ids: {kept:?}"
+    );
+    assert!(kept[1] < 256.0, "bytes kept a row: {kept:?}");
+}

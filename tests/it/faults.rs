@@ -248,14 +248,16 @@ fn reset_before_response_is_a_connection_error() {
         at_url: true,
     };
     // A fresh connection per request: no retries, so the draws alone decide the failures.
+    // A reset must fail its request at once; one that waited instead would end as a request
+    // timeout, an error `check_single_fault` refuses (a count, not a time).
     let server = mock(only(Fault::ResetBeforeResponse, 0.5));
     let n = 20;
     let r = run_against(
         &server,
-        "--streaming --concurrency 2 --connection-reuse-strategy never",
+        "--streaming --concurrency 2 --connection-reuse-strategy never \
+         --request-timeout-seconds 60",
         n,
     );
-    assert!(r.elapsed < Duration::from_secs(10), "{:?}", r.elapsed);
     let faulted = check_single_fault(&r, Fault::ResetBeforeResponse, Some(&expected));
     assert_some_not_all(faulted, n);
     assert_eq!(server.truth().len() as u64, n);
@@ -281,8 +283,11 @@ fn reset_before_response_is_a_connection_error() {
 fn reset_mid_stream_is_a_payload_error() {
     let server = mock(only(Fault::ResetMidStream, 0.5));
     let n = 20;
-    let r = run_against(&server, "--streaming --concurrency 2", n);
-    assert!(r.elapsed < Duration::from_secs(10), "{:?}", r.elapsed);
+    let r = run_against(
+        &server,
+        "--streaming --concurrency 2 --request-timeout-seconds 60",
+        n,
+    );
     let faulted = check_single_fault(
         &r,
         Fault::ResetMidStream,
@@ -511,7 +516,7 @@ fn huge_run_peak_growth_mib(bytes: u64, n: u64) -> u64 {
     let server = mock(only(Fault::Huge { bytes }, 1.0));
     let reset = reset_peak_rss();
     let before = proc_status_kib(if reset { "VmRSS:" } else { "VmHWM:" });
-    let r = run_against(&server, "--concurrency 1", n);
+    let r = run_against(&server, "--concurrency 1 --request-timeout-seconds 300", n);
     let peak = proc_status_kib("VmHWM:");
     let after = proc_status_kib("VmRSS:");
     let grown = peak.saturating_sub(before) / 1024;
@@ -536,11 +541,6 @@ fn huge_run_peak_growth_mib(bytes: u64, n: u64) -> u64 {
     for rec in &r.recs {
         assert_eq!(rec["metrics"]["output_sequence_length"]["value"], TOKENS);
     }
-    assert!(
-        r.elapsed < Duration::from_secs(20 * n),
-        "{n} huge responses took {:?}",
-        r.elapsed
-    );
     grown
 }
 

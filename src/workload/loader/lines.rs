@@ -25,7 +25,10 @@ pub struct JsonLines<R> {
     reader: R,
     buf: String,
     line: u64,
-    hash: u64,
+    /// Bytes read before the current line.
+    offset: u64,
+    /// `None`: the content hash is not kept ([`JsonLines::unhashed`]).
+    hash: Option<u64>,
 }
 
 impl JsonLines<BufReader<File>> {
@@ -51,22 +54,30 @@ impl<R: BufRead> JsonLines<R> {
             reader,
             buf: String::new(),
             line: 0,
-            hash: FNV_OFFSET,
+            offset: 0,
+            hash: Some(FNV_OFFSET),
         }
+    }
+
+    /// Keeps no content hash (a caller that hashes the file on its own, [`file_hash`]).
+    #[must_use]
+    pub fn unhashed(mut self) -> Self {
+        self.hash = None;
+        self
     }
 
     /// FNV-1a of every byte read so far: after the last line, of the whole file. Trace loaders
     /// scope `hash_ids` blocks to it, so two different files give different blocks.
     pub fn content_hash(&self) -> u64 {
-        self.hash
+        self.hash.unwrap_or(FNV_OFFSET)
     }
 
-    /// The next non-blank line as `(line number, object)`, or `None` at the end, or as soon as
-    /// a signal came ([`crate::control::interrupted`]: the caller drops what was loaded).
+    /// The next non-blank line, trimmed, as `(line number, byte offset of the text, text)`, or
+    /// `None` at the end, or as soon as a signal came ([`crate::control::interrupted`]).
     ///
     /// # Errors
-    /// A read error, a line that is not UTF-8 or not JSON, or JSON that is not an object.
-    pub fn next_object(&mut self) -> Result<Option<Numbered>, LoadError> {
+    /// A read error, or a line that is not UTF-8.
+    pub fn next_line(&mut self) -> Result<Option<(u64, u64, &str)>, LoadError> {
         loop {
             if crate::control::interrupted() {
                 return Ok(None);
@@ -84,24 +95,68 @@ impl<R: BufRead> JsonLines<R> {
             if n == 0 {
                 return Ok(None);
             }
-            for &b in self.buf.as_bytes() {
-                self.hash = (self.hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+            let start = self.offset;
+            self.offset += n as u64;
+            if let Some(hash) = &mut self.hash {
+                for &b in self.buf.as_bytes() {
+                    *hash = (*hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+                }
             }
-            let text = self.buf.trim();
-            if text.is_empty() {
-                continue;
+            let lead = self.buf.len() - self.buf.trim_start().len();
+            let len = self.buf.trim().len();
+            if len > 0 {
+                let text = &self.buf[lead..lead + len];
+                return Ok(Some((self.line, start + lead as u64, text)));
             }
-            let value: Value = serde_json::from_str(text).map_err(|e| {
-                LoadError::line(&self.path, self.line, LoadErrorKind::Json(e.to_string()))
-            })?;
-            return match value {
-                Value::Object(map) => Ok(Some((self.line, map))),
-                _ => Err(LoadError::line(
-                    &self.path,
-                    self.line,
-                    LoadErrorKind::WrongType("each line to be a JSON object"),
-                )),
-            };
+        }
+    }
+
+    /// The next non-blank line as `(line number, object)`, or `None` at the end, or as soon as
+    /// a signal came ([`crate::control::interrupted`]: the caller drops what was loaded).
+    ///
+    /// # Errors
+    /// A read error, a line that is not UTF-8 or not JSON, or JSON that is not an object.
+    pub fn next_object(&mut self) -> Result<Option<Numbered>, LoadError> {
+        let Some(line) = self.next_line()?.map(|(line, _, _)| line) else {
+            return Ok(None);
+        };
+        let text = self.buf.trim();
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| LoadError::line(&self.path, line, LoadErrorKind::Json(e.to_string())))?;
+        match value {
+            Value::Object(map) => Ok(Some((line, map))),
+            _ => Err(LoadError::line(
+                &self.path,
+                line,
+                LoadErrorKind::WrongType("each line to be a JSON object"),
+            )),
+        }
+    }
+}
+
+/// FNV-1a of every byte of `path`: what [`JsonLines::content_hash`] gives after its last line,
+/// read in large blocks (a trace's first pass runs it on another thread).
+///
+/// # Errors
+/// [`LoadErrorKind::Io`] when the file cannot be read.
+pub fn file_hash(path: &Path) -> Result<u64, LoadError> {
+    use std::io::Read;
+    let io = |e: std::io::Error| LoadError::file(path, LoadErrorKind::Io(e.to_string()));
+    let mut file = File::open(path).map_err(io)?;
+    let mut buf = vec![0u8; READ_BUFFER_BYTES];
+    let mut hash = FNV_OFFSET;
+    loop {
+        if crate::control::interrupted() {
+            return Ok(hash);
+        }
+        let n = match file.read(&mut buf) {
+            Ok(0) => return Ok(hash),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        for &b in &buf[..n] {
+            hash = (hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
         }
     }
 }

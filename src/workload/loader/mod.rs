@@ -27,7 +27,7 @@ use crate::conversation::{Dataset, Sampling};
 use crate::workload::Tokenizer;
 
 pub use block_prompt::BlockPrompts;
-pub use deferred::{DeferredPrompts, DeferredRow};
+pub use deferred::{DeferredPrompts, DeferredRow, RowReader, TraceIndex};
 pub use error::{LoadError, LoadErrorKind};
 pub use lines::JsonLines;
 pub use session::SessionIds;
@@ -150,38 +150,56 @@ pub struct LoadSpec {
 /// # Errors
 /// The first problem found, as a [`LoadError`] naming the file, line and field.
 pub fn load(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Dataset, LoadError> {
-    let (mut dataset, deferred) = load_deferred(spec, tokenizer)?;
-    if let Some(d) = deferred {
-        d.fill(&mut dataset, tokenizer)?;
+    match load_deferred(spec, tokenizer)? {
+        Loaded::Whole(dataset) => Ok(dataset),
+        Loaded::Trace(index) => index.into_dataset(tokenizer),
     }
-    Ok(dataset)
 }
 
-/// Loads the dataset `spec` describes, leaving a trace's synthesized prompts to be built later:
-/// its `input_length` turns have no text yet, and the [`DeferredPrompts`] say how to make them
-/// (`None` for every other type, whose dataset is whole). Every row is checked.
+/// A loaded dataset: whole, or a trace's first pass only.
+#[derive(Debug)]
+pub enum Loaded {
+    Whole(Dataset),
+    /// A `mooncake_trace`: every row checked, none kept but its skeleton turn and where it is;
+    /// [`TraceIndex::into_dataset`] reads them again into the whole dataset.
+    Trace(TraceIndex),
+}
+
+/// Loads the dataset `spec` describes, leaving a trace's rows in their file
+/// ([`Loaded::Trace`]); every row is checked.
 ///
 /// # Errors
 /// As [`load`].
-pub fn load_deferred(
-    spec: &LoadSpec,
-    tokenizer: &Tokenizer,
-) -> Result<(Dataset, Option<DeferredPrompts>), LoadError> {
+pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, LoadError> {
     let mut ids = SessionIds::new(spec.seeded);
-    let (mut dataset, deferred) = match &spec.source {
+    let mut dataset = match &spec.source {
         Source::ShareGpt { input_file } => {
             let path = sharegpt::locate(input_file.as_deref())?;
-            (
-                sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?,
-                None,
-            )
+            sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?
         }
         Source::File { path, kind } => {
             let kind = match kind {
                 Some(k) => *k,
                 None => detect(path)?,
             };
-            load_file(path, kind, spec, &mut ids)?
+            match load_file(path, kind, spec, &mut ids)? {
+                Loaded::Whole(dataset) => dataset,
+                Loaded::Trace(mut index) => {
+                    if spec.ignore_trace_delays {
+                        index.rows.ignore_delays = true;
+                        for turn in index
+                            .skeleton
+                            .conversations
+                            .iter_mut()
+                            .flat_map(|c| c.turns.iter_mut())
+                        {
+                            turn.timestamp_ms = None;
+                            turn.delay_ms = None;
+                        }
+                    }
+                    return Ok(Loaded::Trace(index));
+                }
+            }
         }
     };
     if spec.ignore_trace_delays {
@@ -194,7 +212,7 @@ pub fn load_deferred(
             turn.delay_ms = None;
         }
     }
-    Ok((dataset, deferred))
+    Ok(Loaded::Whole(dataset))
 }
 
 fn load_file(
@@ -202,7 +220,7 @@ fn load_file(
     kind: DatasetKind,
     spec: &LoadSpec,
     ids: &mut SessionIds,
-) -> Result<(Dataset, Option<DeferredPrompts>), LoadError> {
+) -> Result<Loaded, LoadError> {
     if !path.exists() {
         return Err(LoadError::file(
             path,
@@ -227,14 +245,13 @@ fn load_file(
         DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
         DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
         DatasetKind::MooncakeTrace => {
-            let (dataset, deferred) =
-                mooncake_trace::load_deferred(path, ids, spec.block_size, spec.seed)?;
-            return Ok((dataset, Some(deferred)));
+            let index = mooncake_trace::scan(path, ids, spec.block_size, spec.seed)?;
+            return Ok(Loaded::Trace(index));
         }
         DatasetKind::RawPayload => raw_payload::load(path, ids),
         DatasetKind::InputsJson => inputs_json::load(path),
     };
-    Ok((whole?, None))
+    Ok(Loaded::Whole(whole?))
 }
 
 /// What the timing configuration needs to know of a file before it is loaded (AIPerf's trace

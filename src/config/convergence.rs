@@ -1,0 +1,89 @@
+//! `--convergence-*` (docs/sweeps.md): when a variation's or a repeated run's trials may stop
+//! early. The decision itself is [`crate::run::convergence`].
+
+use std::fmt;
+
+use crate::cli::ProfileArgs;
+use crate::cli::sweep::ConvergenceModeArg;
+
+/// Adaptive convergence of the trials (`--convergence-*`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Convergence {
+    /// The metric's tag (`time_to_first_token`).
+    pub metric: String,
+    /// The statistic (`avg`, `p99`).
+    pub stat: String,
+    /// The criterion.
+    pub mode: ConvergenceMode,
+    /// Its threshold (the mode's default when not given).
+    pub threshold: f64,
+    /// Fewest trials before the criterion is judged (AIPerf: 3).
+    pub min_runs: usize,
+}
+
+/// How convergence is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvergenceMode {
+    /// The Student-t interval's width over |mean| below the threshold (default 0.10).
+    CiWidth,
+    /// The coefficient of variation below the threshold (default 0.05).
+    Cv,
+}
+
+/// A `--convergence-*` value ringperf refuses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConvergenceError {
+    /// A non-positive `--convergence-threshold`.
+    BadThreshold {
+        /// The value.
+        value: f64,
+    },
+    /// `--convergence-mode distribution`.
+    DistributionMode,
+}
+
+impl fmt::Display for ConvergenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConvergenceError::BadThreshold { value } => {
+                write!(f, "--convergence-threshold must be above 0, not {value}")
+            }
+            ConvergenceError::DistributionMode => f.write_str(
+                "--convergence-mode distribution (a KS test over per-request records) is not \
+                 supported by ringperf yet: use ci_width or cv",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConvergenceError {}
+
+/// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
+///
+/// # Errors
+/// `--convergence-mode distribution`, or a threshold not above 0.
+pub fn from_args(args: &ProfileArgs) -> Result<Option<Convergence>, ConvergenceError> {
+    let sw = &args.sweep;
+    let Some(metric) = &sw.convergence_metric else {
+        return Ok(None);
+    };
+    let mode = match sw.convergence_mode {
+        None | Some(ConvergenceModeArg::CiWidth) => ConvergenceMode::CiWidth,
+        Some(ConvergenceModeArg::Cv) => ConvergenceMode::Cv,
+        Some(ConvergenceModeArg::Distribution) => return Err(ConvergenceError::DistributionMode),
+    };
+    let threshold = sw.convergence_threshold.unwrap_or(match mode {
+        ConvergenceMode::CiWidth => 0.10,
+        ConvergenceMode::Cv => 0.05,
+    });
+    if !(threshold.is_finite() && threshold > 0.0) {
+        return Err(ConvergenceError::BadThreshold { value: threshold });
+    }
+    Ok(Some(Convergence {
+        metric: metric.clone(),
+        stat: sw.convergence_stat.clone().unwrap_or_else(|| "avg".into()),
+        mode,
+        threshold,
+        min_runs: 3,
+    }))
+}

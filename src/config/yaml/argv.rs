@@ -1,0 +1,919 @@
+//! A normalised config file as the `profile` flags of the same run, and the overlay of the
+//! flags given on the command line on top of it (AIPerf's rules: an explicitly given flag
+//! replaces the file's value; the flags AIPerf cannot route under `--config` are refused by
+//! name with its message).
+
+use clap::CommandFactory;
+use serde_json::{Map, Value};
+
+use super::{Loaded, YamlError, duration_secs, extra};
+use crate::cli::Cli;
+
+/// The flags a file stands for, one `(flag, values)` per flag, in the file's order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileArgs {
+    pub flags: Vec<(String, Vec<String>)>,
+    /// The `sweep:` block as flags (list values, `--sweep-type`): kept apart so that
+    /// the run sees them after the file's other flags.
+    pub sweep: Vec<(String, Vec<String>)>,
+}
+
+impl FileArgs {
+    fn push(&mut self, flag: &str, values: &[String]) {
+        self.flags.push((flag.to_string(), values.to_vec()));
+    }
+    fn one(&mut self, flag: &str, v: impl ToString) {
+        self.push(flag, &[v.to_string()]);
+    }
+    fn switch(&mut self, flag: &str) {
+        self.push(flag, &[]);
+    }
+    /// Every flag and value as argv words (the sweep block's last).
+    pub fn words(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (f, vs) in self.flags.iter().chain(&self.sweep) {
+            out.push(f.clone());
+            out.extend(vs.iter().cloned());
+        }
+        out
+    }
+}
+
+/// The one place a sweep block ringperf cannot run from a file is refused: `type: adaptive`
+/// (its translation to the `--search-*` flags is not written yet).
+pub fn sweep_gate(root: &Map<String, Value>) -> Result<(), YamlError> {
+    let adaptive = root
+        .get("sweep")
+        .and_then(|s| s.get("type"))
+        .and_then(Value::as_str)
+        == Some("adaptive");
+    if adaptive {
+        return Err(YamlError::Unsupported(
+            "sweep: type adaptive in a config file (give the search as the --search-* or \
+             --search-recipe flags: docs/search.md)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+type R<T> = Result<T, YamlError>;
+
+fn obj<'a>(v: &'a Value, path: &str) -> R<&'a Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid dictionary")))
+}
+
+/// Refuses a key of `m` not in `known` (AIPerf's `extra=forbid`), and a key AIPerf has that
+/// ringperf does not run (in `aiperf_only`), naming it.
+fn keys(m: &Map<String, Value>, path: &str, known: &[&str], aiperf_only: &[&str]) -> R<()> {
+    for k in m.keys() {
+        if aiperf_only.contains(&k.as_str()) {
+            return Err(YamlError::Unsupported(format!("{path}.{k}")));
+        }
+        if !known.contains(&k.as_str()) {
+            return Err(extra(&format!("{path}.{k}")));
+        }
+    }
+    Ok(())
+}
+
+fn scalar(v: &Value, path: &str) -> R<String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) => Ok(b.to_string()),
+        _ => Err(YamlError::Schema(format!(
+            "{path}: Input should be a string or a number"
+        ))),
+    }
+}
+
+fn num(v: &Value, path: &str) -> R<f64> {
+    v.as_f64()
+        .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid number")))
+}
+
+fn flag_bool(v: &Value, path: &str) -> R<bool> {
+    v.as_bool()
+        .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid boolean")))
+}
+
+fn dur(v: &Value, path: &str) -> R<String> {
+    duration_secs(v).map(|s| s.to_string()).ok_or_else(|| {
+        YamlError::Schema(format!(
+            "{path}: Invalid duration format: {v}. Use number, '30s', '5m', '2h', or 'inf'."
+        ))
+    })
+}
+
+fn strings(v: &Value, path: &str) -> R<Vec<String>> {
+    match v {
+        Value::Array(a) => a.iter().map(|x| scalar(x, path)).collect(),
+        other => Ok(vec![scalar(other, path)?]),
+    }
+}
+
+/// The flags of a loaded file (without the overlay).
+pub fn translate(l: &Loaded) -> R<FileArgs> {
+    let root = &l.root;
+    let mut a = FileArgs::default();
+    if let Some(s) = root.get("random_seed") {
+        a.one("--random-seed", num(s, "random_seed")? as u64);
+    }
+    if let Some(v) = root.get("schema_version")
+        && scalar(v, "schema_version")?.split('.').next() != Some("2")
+    {
+        return Err(YamlError::Schema(format!(
+            "schema_version: unsupported version {v} (AIPerf 0.13 reads 2.x)"
+        )));
+    }
+    let body = obj(&root["benchmark"], "benchmark")?;
+    keys(
+        body,
+        "benchmark",
+        &[
+            "models",
+            "endpoint",
+            "datasets",
+            "phases",
+            "artifacts",
+            "slos",
+            "tokenizer",
+            "gpu_telemetry",
+            "server_metrics",
+            "runtime",
+        ],
+        &["logging", "metrics", "accuracy"],
+    )?;
+    models(body.get("models"), &mut a)?;
+    let Some(ep) = body.get("endpoint") else {
+        return Err(YamlError::Schema(
+            "benchmark.endpoint: Field required".into(),
+        ));
+    };
+    endpoint(obj(ep, "benchmark.endpoint")?, &mut a)?;
+    let Some(ds) = body.get("datasets") else {
+        return Err(YamlError::Schema(
+            "benchmark.datasets: Field required".into(),
+        ));
+    };
+    datasets(ds, &mut a)?;
+    if let Some(p) = body.get("phases") {
+        for (i, ph) in p.as_array().into_iter().flatten().enumerate() {
+            phase(ph, i, &mut a)?;
+        }
+        warmup_pacing(p)?;
+    }
+    sections(body, &mut a)?;
+    if let Some(m) = root.get("multi_run") {
+        multi_run(obj(m, "multi_run")?, &mut a)?;
+    }
+    if let Some(s) = root.get("sweep") {
+        sweep(obj(s, "sweep")?, &mut a)?;
+    }
+    Ok(a)
+}
+
+fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
+    let Some(v) = v else {
+        return Err(YamlError::Schema("benchmark.models: Field required".into()));
+    };
+    let names = match v {
+        Value::Object(m) => {
+            keys(m, "benchmark.models", &["items"], &["strategy"])?;
+            let items = m.get("items").and_then(Value::as_array).ok_or_else(|| {
+                YamlError::Schema("benchmark.models.items: Field required".into())
+            })?;
+            items
+                .iter()
+                .map(|it| match it {
+                    Value::Object(im) => {
+                        keys(
+                            im,
+                            "benchmark.models.items",
+                            &["name"],
+                            &["weight", "lora", "modalities", "tokenizer"],
+                        )?;
+                        scalar(&im["name"], "benchmark.models.items.name")
+                    }
+                    other => scalar(other, "benchmark.models.items"),
+                })
+                .collect::<R<Vec<_>>>()?
+        }
+        other => strings(other, "benchmark.models")?,
+    };
+    a.one("--model", names.join(","));
+    Ok(())
+}
+
+fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    const P: &str = "benchmark.endpoint";
+    for (k, v) in m {
+        let path = format!("{P}.{k}");
+        match k.as_str() {
+            "url" | "urls" => {
+                for u in strings(v, &path)? {
+                    a.one("--url", u);
+                }
+            }
+            "url_strategy" => a.one("--url-strategy", scalar(v, &path)?),
+            "type" => a.one("--endpoint-type", scalar(v, &path)?),
+            "path" => a.one("--custom-endpoint", scalar(v, &path)?),
+            "api_key" => a.one("--api-key", scalar(v, &path)?),
+            "timeout" => a.one("--request-timeout-seconds", num(v, &path)?),
+            "streaming" if flag_bool(v, &path)? => a.switch("--streaming"),
+            "streaming" => {}
+            "connection_reuse" => a.one("--connection-reuse-strategy", scalar(v, &path)?),
+            "use_legacy_max_tokens" if flag_bool(v, &path)? => a.switch("--use-legacy-max-tokens"),
+            "use_server_token_count" if flag_bool(v, &path)? => {
+                a.switch("--use-server-token-count")
+            }
+            "use_legacy_max_tokens" | "use_server_token_count" => {}
+            "headers" => a.one("--header", json_obj(v, &path)?),
+            "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
+            "transport"
+            | "per_chunk_usage"
+            | "template"
+            | "download_video_content"
+            | "request_content_type"
+            | "session_header"
+            | "uuid_and_strip"
+            | "wait_for_model_timeout"
+            | "wait_for_model_interval"
+            | "wait_for_model_mode"
+            | "reset_kv_cache"
+            | "server_profiler" => {
+                return Err(YamlError::Unsupported(path));
+            }
+            _ => return Err(extra(&path)),
+        }
+    }
+    Ok(())
+}
+
+/// A YAML map as the JSON object form the `--header` / `--extra-inputs` flags take.
+fn json_obj(v: &Value, path: &str) -> R<String> {
+    obj(v, path)?;
+    Ok(v.to_string())
+}
+
+fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
+    let list = v.as_array().ok_or_else(|| {
+        YamlError::Schema("benchmark.datasets: Input should be a valid list".into())
+    })?;
+    let [d] = list.as_slice() else {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.datasets: {} datasets (ringperf runs one dataset per run)",
+            list.len()
+        )));
+    };
+    let m = obj(d, "benchmark.datasets.0")?;
+    let ty = m.get("type").and_then(Value::as_str).unwrap_or("synthetic");
+    let p = format!(
+        "benchmark.datasets.{}",
+        m.get("name").and_then(Value::as_str).unwrap_or("0")
+    );
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        match (ty, k.as_str()) {
+            (_, "name" | "type") => {}
+            ("synthetic" | "file" | "public", "entries") => {
+                a.one("--num-dataset-entries", num(v, &path)? as u64)
+            }
+            (_, "random_seed") => a.one("--random-seed", num(v, &path)? as u64),
+            (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
+            ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
+            ("synthetic", "isl") => dist(v, &path, "--prompt-input-tokens", a)?,
+            ("synthetic" | "file", "osl") => dist(v, &path, "--prompt-output-tokens", a)?,
+            (_, "system_prompt") => a.one("--system-prompt", scalar(v, &path)?),
+            ("file", "path") => a.one("--input-file", scalar(v, &path)?),
+            ("file", "format") => a.one("--custom-dataset-type", scalar(v, &path)?),
+            ("file", "replay_speedup") => a.one("--replay-speedup", num(v, &path)?),
+            ("file", "ignore_trace_delays") if flag_bool(v, &path)? => {
+                a.switch("--ignore-trace-delays")
+            }
+            ("file", "ignore_trace_delays") => {}
+            ("file", "block_size") => {
+                a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
+            }
+            ("file", "prompt_batch_size") => a.one("--prompt-batch-size", num(v, &path)? as u64),
+            ("public", "dataset") => a.one("--public-dataset", scalar(v, &path)?),
+            ("synthetic" | "file" | "public", _) => return Err(YamlError::Unsupported(path)),
+            (other, _) => {
+                return Err(YamlError::Unsupported(format!("{p}.type: {other}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        match k.as_str() {
+            "isl" => dist(v, &path, "--prompt-input-tokens", a)?,
+            "osl" => dist(v, &path, "--prompt-output-tokens", a)?,
+            "block_size" => a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64),
+            "batch_size" => a.one("--prompt-batch-size", num(v, &path)? as u64),
+            "corpus" => a.one("--prompt-corpus", scalar(v, &path)?),
+            "sequence_distribution" => a.one("--seq-dist", scalar(v, &path)?),
+            "cache_bust" | "random_range_ratio" => return Err(YamlError::Unsupported(path)),
+            _ => return Err(extra(&path)),
+        }
+    }
+    Ok(())
+}
+
+/// A length distribution: fixed (`512`, `{value: 512}`) or normal (`{mean, stddev}`) map onto
+/// the `-mean` / `-stddev` flags; log-normal, multimodal and empirical are refused.
+fn dist(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    if let Some(n) = v.as_f64() {
+        a.one(&format!("{flag}-mean"), n as u64);
+        return Ok(());
+    }
+    let m = obj(v, path)?;
+    for kind in ["median", "peaks", "points", "min", "max"] {
+        if m.contains_key(kind) {
+            return Err(YamlError::Unsupported(format!(
+                "{path}: the distribution with `{kind}` (ringperf draws fixed and normal lengths)"
+            )));
+        }
+    }
+    keys(m, path, &["value", "mean", "stddev"], &[])?;
+    if let Some(x) = m.get("value").or_else(|| m.get("mean")) {
+        a.one(&format!("{flag}-mean"), num(x, path)? as u64);
+    }
+    if let Some(x) = m.get("stddev") {
+        a.one(&format!("{flag}-stddev"), num(x, path)?);
+    }
+    Ok(())
+}
+
+/// One phase: a warmup (`kind: warmup`, or named `warmup`) or the profiling phase.
+fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
+    let m = obj(v, &format!("benchmark.phases.{i}"))?;
+    let name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("profiling")
+        .to_string();
+    let warmup = match m.get("kind").and_then(Value::as_str) {
+        Some("warmup") => true,
+        Some("profiling") => false,
+        Some(k) => {
+            return Err(YamlError::Schema(format!(
+                "benchmark.phases.{name}.kind: '{k}' is not warmup or profiling"
+            )));
+        }
+        None => name == "warmup" || m.get("exclude_from_results") == Some(&Value::Bool(true)),
+    };
+    let p = format!("benchmark.phases.{name}");
+    let seen = a.flags.iter().any(|(f, _)| {
+        if warmup {
+            f.starts_with("--warmup-") || f == "--num-warmup-sessions"
+        } else {
+            f == "--concurrency"
+                || f == "--request-count"
+                || f == "--benchmark-duration"
+                || f == "--request-rate"
+                || f == "--fixed-schedule"
+                || f == "--user-centric-rate"
+        }
+    });
+    if seen {
+        return Err(YamlError::Unsupported(format!(
+            "{p}: a second {} phase (ringperf runs one warmup phase, then one profiling phase)",
+            if warmup { "warmup" } else { "profiling" }
+        )));
+    }
+    let ty = m
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("concurrency");
+    let w = |f: &str| {
+        if warmup {
+            format!("--warmup-{f}")
+        } else {
+            format!("--{f}")
+        }
+    };
+    match (ty, warmup) {
+        ("concurrency", _) => {}
+        ("poisson" | "gamma" | "constant", _) => a.one(&w("arrival-pattern"), ty),
+        ("user_centric", false) | ("fixed_schedule", false) => {}
+        (t, _) => {
+            return Err(YamlError::Unsupported(format!(
+                "{p}: phase type '{t}'{} (ringperf runs concurrency, poisson, gamma and constant phases, and user_centric / fixed_schedule as the profiling phase)",
+                if warmup { " as a warmup" } else { "" }
+            )));
+        }
+    }
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        match k.as_str() {
+            "name" | "kind" | "type" => {}
+            "exclude_from_results" if warmup => {}
+            "requests" if warmup => a.one("--warmup-request-count", num(v, &path)? as u64),
+            "requests" => a.one("--request-count", num(v, &path)? as u64),
+            "duration" if warmup => a.one("--warmup-duration", dur(v, &path)?),
+            "duration" => a.one("--benchmark-duration", dur(v, &path)?),
+            "sessions" if warmup => a.one("--num-warmup-sessions", num(v, &path)? as u64),
+            "sessions" => a.one("--conversation-num", num(v, &path)? as u64),
+            "concurrency" => a.one(&w("concurrency"), num(v, &path)? as u64),
+            "rate" if ty == "user_centric" => a.one("--user-centric-rate", num(v, &path)?),
+            "rate" => a.one(&w("request-rate"), num(v, &path)?),
+            "users" if ty == "user_centric" => a.one("--num-users", num(v, &path)? as u64),
+            "smoothness" if !warmup && ty == "gamma" => {
+                a.one("--arrival-smoothness", num(v, &path)?)
+            }
+            "prefill_concurrency" => a.one(&w("prefill-concurrency"), num(v, &path)? as u64),
+            "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), dur(v, &path)?),
+            "rate_ramp" => a.one(&w("request-rate-ramp-duration"), dur(v, &path)?),
+            "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
+            "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),
+            "failed_request_threshold" if !warmup => {
+                a.one("--failed-request-threshold", num(v, &path)?)
+            }
+            "auto_offset" if ty == "fixed_schedule" && flag_bool(v, &path)? => {
+                a.switch("--fixed-schedule-auto-offset")
+            }
+            "auto_offset" if ty == "fixed_schedule" => {}
+            "start_offset" if ty == "fixed_schedule" => {
+                a.one("--fixed-schedule-start-offset", num(v, &path)? as u64)
+            }
+            "end_offset" if ty == "fixed_schedule" => {
+                a.one("--fixed-schedule-end-offset", num(v, &path)? as u64)
+            }
+            "cancellation" if !warmup => {
+                let c = obj(v, &path)?;
+                keys(c, &path, &["rate", "delay"], &[])?;
+                if let Some(r) = c.get("rate") {
+                    a.one("--request-cancellation-rate", num(r, &path)?);
+                }
+                if let Some(d) = c.get("delay") {
+                    a.one("--request-cancellation-delay", num(d, &path)?);
+                }
+            }
+            _ => return Err(YamlError::Unsupported(path)),
+        }
+    }
+    if ty == "fixed_schedule" {
+        a.switch("--fixed-schedule");
+    }
+    Ok(())
+}
+
+/// The warmup paces as the flags make it: with no `rate` of its own it takes the profiling
+/// phase's rate and pattern (a closed-loop profiling phase: closed loop too), so a warmup of
+/// another kind cannot be run and is refused rather than run differently.
+fn warmup_pacing(phases: &Value) -> R<()> {
+    let list = phases.as_array().map(Vec::as_slice).unwrap_or_default();
+    let is_warmup = |p: &&Value| {
+        p.get("kind").and_then(Value::as_str) == Some("warmup")
+            || (p.get("kind").is_none()
+                && (p.get("name").and_then(Value::as_str) == Some("warmup")
+                    || p.get("exclude_from_results") == Some(&Value::Bool(true))))
+    };
+    let ty = |p: &Value| {
+        p.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("concurrency")
+            .to_string()
+    };
+    let Some(w) = list.iter().find(is_warmup) else {
+        return Ok(());
+    };
+    let prof = list
+        .iter()
+        .find(|p| !is_warmup(p))
+        .map_or("concurrency".to_string(), &ty);
+    let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
+    let (wt, has_rate) = (ty(w), w.get("rate").is_some());
+    let name = w.get("name").and_then(Value::as_str).unwrap_or("warmup");
+    if wt == "concurrency" && rated(&prof) {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.phases.{name}: a concurrency warmup before a {prof} profiling phase (ringperf's \
+             warmup takes the profiling phase's rate when it has none of its own, as AIPerf's flags \
+             build it; give the warmup `type: {prof}` and a `rate`)"
+        )));
+    }
+    if rated(&wt) && !has_rate && !rated(&prof) {
+        return Err(YamlError::Schema(format!(
+            "benchmark.phases.{name}.rate: Field required for a {wt} phase"
+        )));
+    }
+    Ok(())
+}
+
+fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    if let Some(v) = body.get("artifacts") {
+        let p = "benchmark.artifacts";
+        for (k, v) in obj(v, p)? {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "dir" => a.one("--output-artifact-dir", scalar(v, &path)?),
+                "prefix" => a.one("--profile-export-prefix", scalar(v, &path)?),
+                "slice_duration" => a.one("--slice-duration", dur(v, &path)?),
+                "auto_plot" if flag_bool(v, &path)? => a.switch("--auto-plot"),
+                "auto_plot" => a.switch("--no-auto-plot"),
+                "show_trace_timing" if flag_bool(v, &path)? => a.switch("--show-trace-timing"),
+                "trace" if flag_bool(v, &path)? => a.switch("--export-http-trace"),
+                "show_trace_timing" | "trace" => {}
+                "summary"
+                | "records"
+                | "raw"
+                | "user_files"
+                | "plot_required"
+                | "export_outputs_json" => return Err(YamlError::Unsupported(path)),
+                _ => return Err(extra(&path)),
+            }
+        }
+    }
+    if let Some(v) = body.get("tokenizer") {
+        let name = match v {
+            Value::Object(m) => {
+                keys(
+                    m,
+                    "benchmark.tokenizer",
+                    &["name"],
+                    &[
+                        "revision",
+                        "trust_remote_code",
+                        "apply_chat_template",
+                        "resolved_names",
+                    ],
+                )?;
+                m.get("name")
+                    .map(|n| scalar(n, "benchmark.tokenizer.name"))
+                    .transpose()?
+            }
+            _ => {
+                return Err(YamlError::Schema(
+                    "benchmark.tokenizer: Input should be a valid dictionary or instance of TokenizerConfig".into(),
+                ));
+            }
+        };
+        if let Some(n) = name {
+            a.one("--tokenizer", n);
+        }
+    }
+    telemetry(body, "gpu_telemetry", "--gpu-telemetry", a)?;
+    telemetry(body, "server_metrics", "--server-metrics", a)?;
+    if let Some(v) = body.get("runtime") {
+        let p = "benchmark.runtime";
+        for (k, v) in obj(v, p)? {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "ui" => a.one("--ui-type", scalar(v, &path)?),
+                "workers" => a.one("--workers-max", num(v, &path)? as u64),
+                _ => return Err(YamlError::Unsupported(path)),
+            }
+        }
+    }
+    if let Some(v) = body.get("slos") {
+        let pairs: Vec<String> = obj(v, "benchmark.slos")?
+            .iter()
+            .map(|(k, x)| Ok(format!("{k}:{}", num(x, &format!("benchmark.slos.{k}"))?)))
+            .collect::<R<_>>()?;
+        a.one("--goodput", pairs.join(" "));
+    }
+    Ok(())
+}
+
+/// `gpu_telemetry` / `server_metrics`: `false`, or `{enabled, urls, formats}`.
+fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    let Some(v) = body.get(key) else {
+        return Ok(());
+    };
+    let p = format!("benchmark.{key}");
+    let m = match v {
+        Value::Bool(true) => return Ok(()),
+        Value::Bool(false) => {
+            a.switch(&format!("--no-{}", &flag[2..]));
+            return Ok(());
+        }
+        other => obj(other, &p)?,
+    };
+    let extra_keys: &[&str] = if key == "server_metrics" {
+        &["enabled", "urls", "formats"]
+    } else {
+        &["enabled", "urls"]
+    };
+    keys(
+        m,
+        &p,
+        extra_keys,
+        &["discovery", "metrics_file", "collector", "mode"],
+    )?;
+    if m.get("enabled") == Some(&Value::Bool(false)) {
+        a.switch(&format!("--no-{}", &flag[2..]));
+        return Ok(());
+    }
+    if let Some(u) = m.get("urls") {
+        a.push(flag, &strings(u, &format!("{p}.urls"))?);
+    }
+    if let Some(f) = m.get("formats") {
+        a.push(
+            "--server-metrics-formats",
+            &strings(f, &format!("{p}.formats"))?,
+        );
+    }
+    Ok(())
+}
+
+fn multi_run(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    for (k, v) in m {
+        let path = format!("multi_run.{k}");
+        match k.as_str() {
+            "num_runs" => a.one("--num-profile-runs", num(v, &path)? as u64),
+            "cooldown_seconds" => a.one("--profile-run-cooldown-seconds", num(v, &path)?),
+            "confidence_level" => a.one("--confidence-level", num(v, &path)?),
+            "set_consistent_seed" if flag_bool(v, &path)? => a.switch("--set-consistent-seed"),
+            "set_consistent_seed" => a.switch("--no-set-consistent-seed"),
+            "disable_warmup_after_first" if flag_bool(v, &path)? => {
+                a.switch("--profile-run-disable-warmup-after-first")
+            }
+            "disable_warmup_after_first" => a.switch("--no-profile-run-disable-warmup-after-first"),
+            _ => return Err(YamlError::Unsupported(path)),
+        }
+    }
+    Ok(())
+}
+
+/// Sweep parameters: AIPerf's bare names and the dotted paths to the same fields, and the flag
+/// each one's list value goes on.
+const SWEEP_PARAMS: &[(&[&str], &str)] = &[
+    (
+        &["concurrency", "phases.profiling.concurrency"],
+        "--concurrency",
+    ),
+    (
+        &["rate", "request_rate", "phases.profiling.rate"],
+        "--request-rate",
+    ),
+    (
+        &["requests", "phases.profiling.requests"],
+        "--request-count",
+    ),
+    (
+        &["duration", "phases.profiling.duration"],
+        "--benchmark-duration",
+    ),
+    (
+        &[
+            "isl",
+            "datasets.default.prompts.isl",
+            "datasets.main.prompts.isl",
+        ],
+        "--prompt-input-tokens-mean",
+    ),
+    (
+        &[
+            "osl",
+            "datasets.default.prompts.osl",
+            "datasets.main.prompts.osl",
+        ],
+        "--prompt-output-tokens-mean",
+    ),
+];
+
+/// The full path AIPerf labels a swept parameter with (`concurrency` →
+/// `phases.profiling.concurrency`), `None` for a parameter ringperf cannot sweep.
+fn full_path(param: &str) -> Option<String> {
+    let snake = super::snake(param);
+    let (names, _) = SWEEP_PARAMS
+        .iter()
+        .find(|(n, _)| n.contains(&snake.as_str()))?;
+    Some(match names.iter().find(|n| n.contains('.')) {
+        Some(p) if !snake.contains('.') => (*p).to_string(),
+        _ => snake,
+    })
+}
+
+/// One variation of a sweep: its directory name and label, as AIPerf's `config expand`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variation {
+    pub dir: String,
+    pub label: String,
+}
+
+/// The variations of a `grid` or `zip` sweep, in AIPerf's order: parameters sorted by full
+/// path; a grid is their product with the last parameter varying fastest, a zip pairs the
+/// i-th values (lists of one length). `dir` joins `LASTSEGMENT_VALUE` with `__`, `label` joins
+/// `PATH=VALUE` with `, `.
+pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
+    let ty = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let params = sweep
+        .get("parameters")
+        .map(|p| obj(p, "sweep.parameters"))
+        .transpose()?;
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    for (k, v) in params.into_iter().flatten() {
+        let path =
+            full_path(k).ok_or_else(|| YamlError::Unsupported(format!("sweep.parameters.{k}")))?;
+        let list = v.as_array().ok_or_else(|| {
+            YamlError::Schema(format!(
+                "sweep.parameters.{k}: Input should be a valid list"
+            ))
+        })?;
+        axes.push((
+            path,
+            list.iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect(),
+        ));
+    }
+    axes.sort_by(|a, b| a.0.cmp(&b.0));
+    let combos: Vec<Vec<usize>> = match ty {
+        "zip" => {
+            let n = axes.first().map_or(0, |a| a.1.len());
+            if axes.iter().any(|a| a.1.len() != n) {
+                return Err(YamlError::Schema(
+                    "sweep.parameters: a zip sweep's lists must have one length".into(),
+                ));
+            }
+            (0..n).map(|i| vec![i; axes.len()]).collect()
+        }
+        _ => axes.iter().fold(vec![Vec::new()], |acc, (_, vals)| {
+            acc.iter()
+                .flat_map(|c| (0..vals.len()).map(move |i| [c.as_slice(), &[i]].concat()))
+                .collect()
+        }),
+    };
+    Ok(combos
+        .into_iter()
+        .map(|c| {
+            let parts: Vec<(&str, &str)> = axes
+                .iter()
+                .zip(&c)
+                .map(|((p, vals), &i)| (p.as_str(), vals[i].as_str()))
+                .collect();
+            Variation {
+                dir: parts
+                    .iter()
+                    .map(|(p, v)| format!("{}_{v}", p.rsplit('.').next().unwrap_or(p)))
+                    .collect::<Vec<_>>()
+                    .join("__"),
+                label: parts
+                    .iter()
+                    .map(|(p, v)| format!("{p}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        })
+        .collect())
+}
+
+/// A `sweep:` block as the sweep runner's flags: `type: grid|zip` with `parameters` becomes
+/// `--sweep-type` and one comma-separated list value per swept flag (replacing the file's
+/// scalar value of that flag); `cooldown_seconds` and `same_seed` their flags.
+fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    let ty = m.get("type").and_then(Value::as_str).unwrap_or("grid");
+    match ty {
+        "grid" | "zip" => {}
+        "adaptive" => return Ok(()),
+        other => return Err(YamlError::Unsupported(format!("sweep.type: {other}"))),
+    }
+    a.sweep.push(("--sweep-type".into(), vec![ty.into()]));
+    for (k, v) in m {
+        let path = format!("sweep.{k}");
+        match k.as_str() {
+            "type" => {}
+            "parameters" => {
+                for (param, list) in obj(v, &path)? {
+                    let ppath = format!("{path}.{param}");
+                    let snake = super::snake(param);
+                    let Some((_, flag)) = SWEEP_PARAMS
+                        .iter()
+                        .find(|(names, _)| names.contains(&snake.as_str()))
+                    else {
+                        return Err(YamlError::Unsupported(ppath));
+                    };
+                    let values = list.as_array().ok_or_else(|| {
+                        YamlError::Schema(format!("{ppath}: Input should be a valid list"))
+                    })?;
+                    let words = values
+                        .iter()
+                        .map(|x| scalar(x, &ppath))
+                        .collect::<R<Vec<_>>>()?;
+                    a.flags.retain(|(f, _)| f != flag);
+                    a.sweep.push(((*flag).into(), vec![words.join(",")]));
+                }
+            }
+            "cooldown_seconds" => a.sweep.push((
+                "--parameter-sweep-cooldown-seconds".into(),
+                vec![dur(v, &path)?],
+            )),
+            "same_seed" if flag_bool(v, &path)? => {
+                a.sweep.push(("--parameter-sweep-same-seed".into(), vec![]))
+            }
+            "same_seed" => {}
+            _ => return Err(YamlError::Unsupported(path)),
+        }
+    }
+    Ok(())
+}
+
+/// AIPerf's flags that cannot be combined with `--config` (its `UNROUTED_UNDER_CONFIG`), as
+/// ringperf spells them.
+const UNROUTED: &[&str] = &[
+    "--public-dataset",
+    "--hf-weka-dataset",
+    "--sweep-type",
+    "--disable-auto-fixed-schedule",
+    "--concurrency-max",
+    "--concurrency-min",
+    "--concurrency-steps",
+    "--convergence-mode",
+    "--convergence-stat",
+    "--degradation-metric-tag",
+    "--degradation-stat",
+    "--e2e-sla-ms",
+    "--isl-max",
+    "--isl-min",
+    "--isl-steps",
+    "--itl-sla-ms",
+    "--osl-max",
+    "--osl-min",
+    "--osl-steps",
+    "--parameter-sweep-cooldown-seconds",
+    "--parameter-sweep-mode",
+    "--parameter-sweep-same-seed",
+    "--search-style",
+    "--variant",
+    "--sweep-variant",
+    "--tpot-sla-ms",
+    "--ttft-sla-ms",
+];
+
+/// The `profile` argv of `file` overlaid by the flags of `cli` (the user's `profile …` words
+/// without `--config FILE` / `-f FILE`, and without the program and subcommand names).
+/// A flag given in `cli` replaces the file's flag with the same clap id; AIPerf's unroutable
+/// flags are refused with its message.
+pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Vec<String>> {
+    let mut bad: Vec<&str> = cli
+        .iter()
+        .map(|w| w.split_once('=').map_or(w.as_str(), |(f, _)| f))
+        .filter(|f| UNROUTED.contains(f))
+        .collect();
+    if file_type.is_some_and(|t| t != "file") {
+        bad.extend(
+            cli.iter()
+                .map(|w| w.split_once('=').map_or(w.as_str(), |(f, _)| f))
+                .filter(|f| *f == "--input-file" || *f == "--custom-dataset-type"),
+        );
+    }
+    bad.sort_unstable();
+    bad.dedup();
+    if !bad.is_empty() {
+        return Err(YamlError::Overlay(format!(
+            "These CLI flags cannot be combined with --config and would otherwise be ignored: {}. \
+             Set the equivalent values in the YAML config file, or drop --config and pass the run \
+             entirely on the command line.",
+            bad.join(", ")
+        )));
+    }
+    let cmd = Cli::command();
+    let profile = cmd
+        .find_subcommand("profile")
+        .expect("profile is a subcommand");
+    let id_of = |w: &str| -> Option<String> {
+        let Some(long) = w.strip_prefix("--") else {
+            return short_id(profile, w);
+        };
+        let long = long.split_once('=').map_or(long, |(f, _)| f);
+        profile
+            .get_arguments()
+            .find(|arg| {
+                arg.get_long() == Some(long)
+                    || arg.get_all_aliases().is_some_and(|al| al.contains(&long))
+                    || (long.starts_with("no-") && arg.get_long() == Some(&long[3..]))
+            })
+            .map(|arg| arg.get_id().to_string())
+    };
+    let given: Vec<String> = cli
+        .iter()
+        .filter(|w| w.starts_with('-'))
+        .filter_map(|w| id_of(w))
+        .collect();
+    let mut out = Vec::new();
+    for (f, vs) in file.flags.iter().chain(&file.sweep) {
+        if id_of(f).is_some_and(|id| given.contains(&id)) {
+            continue;
+        }
+        out.push(f.clone());
+        out.extend(vs.iter().cloned());
+    }
+    out.extend(cli.iter().cloned());
+    Ok(out)
+}
+
+fn short_id(profile: &clap::Command, w: &str) -> Option<String> {
+    let mut c = w.strip_prefix('-')?.chars();
+    let s = c.next()?;
+    profile
+        .get_arguments()
+        .find(|arg| arg.get_short() == Some(s))
+        .map(|arg| arg.get_id().to_string())
+}

@@ -1,0 +1,375 @@
+//! The loader's rules, each expectation written by hand from AIPerf 0.13's documented behaviour
+//! (its loader's env-var, duration and Jinja rules, `extra=forbid`, the `--config` routing).
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn env(k: &str) -> Option<String> {
+    match k {
+        "HOST" => Some("10.0.0.1".into()),
+        "PORT" => Some("9000".into()),
+        "FLAG" => Some("TRUE".into()),
+        "RATE" => Some("2.5".into()),
+        _ => None,
+    }
+}
+
+fn load(text: &str) -> Result<Map<String, Value>, YamlError> {
+    load_str(text, &env)
+}
+
+fn body(text: &str) -> Value {
+    Value::Object(load(text).expect("loads"))["benchmark"].clone()
+}
+
+fn words(text: &str) -> Vec<String> {
+    let root = load(text).expect("loads");
+    translate(&Loaded {
+        path: "t.yaml".into(),
+        root,
+    })
+    .expect("translates")
+    .words()
+}
+
+fn refused(text: &str) -> YamlError {
+    match load(text) {
+        Err(e) => e,
+        Ok(root) => translate(&Loaded {
+            path: "t.yaml".into(),
+            root,
+        })
+        .expect_err("refused"),
+    }
+}
+
+const MIN: &str =
+    "benchmark:\n  model: m\n  endpoint: {url: 'http://h:1'}\n  dataset: {type: synthetic}\n";
+
+#[test]
+fn env_references_substitute_with_defaults_and_whole_values_become_scalars() {
+    let b = body(
+        "benchmark:\n  endpoint:\n    url: http://${HOST}:${PORT}/v1\n    a: ${PORT}\n    b: ${FLAG}\n    c: ${RATE}\n    d: ${NOPE:fallback}\n    e: x${NOPE:}y\n    f: ${NOPE:7}\n",
+    );
+    let ep = &b["endpoint"];
+    assert_eq!(ep["url"], json!("http://10.0.0.1:9000/v1"));
+    assert_eq!(ep["a"], json!(9000));
+    assert_eq!(ep["b"], json!(true));
+    assert_eq!(ep["c"], json!(2.5));
+    assert_eq!(ep["d"], json!("fallback"));
+    assert_eq!(ep["e"], json!("xy"));
+    assert_eq!(ep["f"], json!(7));
+}
+
+#[test]
+fn an_unset_variable_without_default_and_an_unclosed_reference_are_errors() {
+    assert_eq!(
+        load("a: ${MISSING_VAR}\n").unwrap_err(),
+        YamlError::MissingEnv("MISSING_VAR".into())
+    );
+    let e = load("a: 'x ${HOST'\n").unwrap_err();
+    assert!(e.to_string().contains("Unterminated"), "{e}");
+}
+
+#[test]
+fn durations_read_as_aiperf_reads_them() {
+    let d = |s: Value| duration_secs(&s);
+    assert_eq!(d(json!(30)), Some(30.0));
+    assert_eq!(d(json!(5.5)), Some(5.5));
+    assert_eq!(d(json!("30s")), Some(30.0));
+    assert_eq!(d(json!("30 sec")), Some(30.0));
+    assert_eq!(d(json!("5m")), Some(300.0));
+    assert_eq!(d(json!("5 MIN")), Some(300.0));
+    assert_eq!(d(json!("2h")), Some(7200.0));
+    assert_eq!(d(json!("1hr")), Some(3600.0));
+    assert_eq!(d(json!("1hour")), Some(3600.0));
+    assert_eq!(d(json!("1.5m")), Some(90.0));
+    assert_eq!(d(json!("inf")), Some(f64::INFINITY));
+    for bad in ["", "s", "5 days", "-3s", "1.2.3s", ".5s", "5ms"] {
+        assert_eq!(d(json!(bad)), None, "{bad:?}");
+    }
+}
+
+#[test]
+fn jinja_subset_computes_python_arithmetic_from_variables() {
+    let b = body(
+        "variables:\n  base: 16\n  mult: 10\n  twice: '{{ base * 2 }}'\n  half: '{{ base / 32 }}'\nbenchmark:\n  a: '{{ base * mult }}'\n  b: '{{ base // 3 }}'\n  c: '{{ base / 4 }}'\n  d: '{{ base % 5 }}'\n  e: '{{ base + 0.5 }}'\n  f: 'n-{{ twice }}'\n  g: '{{ half }}'\n  h: '{{ base - 20 }}'\n  i: '{{ -7 // 2 }}'\n  template: '{{ not_rendered }}'\n",
+    );
+    assert_eq!(b["a"], json!(160));
+    assert_eq!(b["b"], json!(5));
+    assert_eq!(b["c"], json!(4.0));
+    assert_eq!(b["d"], json!(1));
+    assert_eq!(b["e"], json!(16.5));
+    assert_eq!(b["f"], json!("n-32"));
+    assert_eq!(b["g"], json!(0.5));
+    assert_eq!(b["h"], json!(-4));
+    assert_eq!(b["i"], json!(-4));
+    assert_eq!(b["template"], json!("{{ not_rendered }}"));
+}
+
+#[test]
+fn jinja_outside_the_subset_is_refused_by_name() {
+    for (text, what) in [
+        ("a: '{% if x %}1{% endif %}'\n", "{% %}"),
+        ("variables: {x: 1}\na: '{{ x | int }}'\n", "filters"),
+        ("a: '{{ phases.profiling.rate }}'\n", "attribute paths"),
+        ("a: '{{ range(3) }}'\n", "calls"),
+        ("a: '{{ y }}'\n", "'y' is undefined"),
+        (
+            "variables: {a: '{{ b }}', b: '{{ a }}'}\nx: 1\n",
+            "Circular",
+        ),
+    ] {
+        let e = load(text).unwrap_err();
+        assert!(matches!(e, YamlError::Template(_)), "{text}: {e:?}");
+        assert!(e.to_string().contains(what), "{text}: {e}");
+    }
+}
+
+#[test]
+fn camel_case_keys_and_shorthands_normalise_to_the_envelope() {
+    let b = body(
+        "randomSeed: 3\nmodel: m\nendpoint: {url: 'http://h:1', headers: {X-Token: a}}\ndataset: {type: synthetic}\nwarmup: {type: concurrency, requests: 2}\nprofiling: {type: gamma, rateRamp: 10s}\n",
+    );
+    assert_eq!(b["models"], json!("m"));
+    assert_eq!(b["endpoint"]["headers"], json!({"X-Token": "a"}));
+    assert_eq!(b["datasets"][0]["name"], json!("default"));
+    assert_eq!(b["phases"][0]["name"], json!("warmup"));
+    assert_eq!(b["phases"][1]["rate_ramp"], json!("10s"));
+}
+
+#[test]
+fn unknown_keys_are_refused_as_aiperf_refuses_them() {
+    assert_eq!(
+        refused(&format!("{MIN}  endpointt: 1\n")),
+        YamlError::Schema("benchmark.endpointt: Extra inputs are not permitted".into())
+    );
+    assert_eq!(
+        refused("benchmark:\n  model: m\n  endpoint: {url: u, bogusKey: 3}\n  dataset: {}\n"),
+        YamlError::Schema("benchmark.endpoint.bogus_key: Extra inputs are not permitted".into())
+    );
+    assert_eq!(
+        refused("tpo: 1\n"),
+        YamlError::Schema("tpo: Extra inputs are not permitted".into())
+    );
+    assert!(matches!(
+        load("benchmark:\n  model: a\n  model: b\n").unwrap_err(),
+        YamlError::Parse(m) if m.contains("duplicated key")
+    ));
+    assert!(matches!(load("- 1\n").unwrap_err(), YamlError::Parse(m) if m.contains("got list")));
+    assert!(matches!(load("").unwrap_err(), YamlError::Parse(m) if m.contains("empty")));
+    assert!(
+        matches!(load("1: x\n").unwrap_err(), YamlError::Parse(m) if m.contains("not a string"))
+    );
+}
+
+#[test]
+fn phases_map_onto_the_warmup_and_profiling_flags() {
+    let w = words(&format!(
+        "{MIN}  warmup: {{type: gamma, rate: 10, concurrency: 2, requests: 4}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
+    ));
+    let line = w.join(" ");
+    for part in [
+        "--warmup-arrival-pattern gamma",
+        "--warmup-request-rate 10",
+        "--warmup-concurrency 2",
+        "--warmup-request-count 4",
+        "--arrival-pattern gamma",
+        "--request-rate 40",
+        "--arrival-smoothness 1.5",
+        "--benchmark-duration 120",
+        "--benchmark-grace-period 5",
+        "--request-rate-ramp-duration 10",
+    ] {
+        assert!(line.contains(part), "{part} in {line}");
+    }
+}
+
+#[test]
+fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
+    let e = refused(&format!(
+        "{MIN}  phases:\n    - {{name: ramp-up, type: concurrency, requests: 1}}\n    - {{name: main, type: concurrency, requests: 1}}\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains("benchmark.phases.main: a second profiling phase"),
+        "{e}"
+    );
+    let e = refused(&format!("{MIN}  profiling: {{type: agentic_replay}}\n"));
+    assert!(
+        e.to_string()
+            .contains("benchmark.phases.profiling: phase type 'agentic_replay'"),
+        "{e}"
+    );
+    let e = refused(&format!("{MIN}  warmup: {{type: fixed_schedule}}\n"));
+    assert!(e.to_string().contains("as a warmup"), "{e}");
+}
+
+#[test]
+fn distributions_beyond_fixed_and_normal_are_refused() {
+    let e = refused(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, prompts: {isl: {mean: 5, median: 4}}}\n",
+    );
+    assert!(e.to_string().contains("`median`"), "{e}");
+    let w = words(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, prompts: {isl: {value: 7}, osl: {mean: 3, stddev: 1}}}\n",
+    );
+    assert_eq!(
+        w[w.len() - 6..],
+        [
+            "--prompt-input-tokens-mean",
+            "7",
+            "--prompt-output-tokens-mean",
+            "3",
+            "--prompt-output-tokens-stddev",
+            "1"
+        ]
+    );
+}
+
+fn file_args(text: &str) -> FileArgs {
+    let root = load(text).expect("loads");
+    translate(&Loaded {
+        path: "t.yaml".into(),
+        root,
+    })
+    .expect("translates")
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn a_flag_given_on_the_command_line_replaces_the_files_value() {
+    let f = file_args(&format!(
+        "{MIN}  profiling: {{type: concurrency, concurrency: 8, requests: 100}}\n"
+    ));
+    let out = overlay(
+        &f,
+        &s(&["--concurrency", "3", "-m", "other"]),
+        Some("synthetic"),
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        s(&[
+            "--url",
+            "http://h:1",
+            "--request-count",
+            "100",
+            "--concurrency",
+            "3",
+            "-m",
+            "other"
+        ])
+    );
+}
+
+#[test]
+fn flags_aiperf_cannot_route_under_config_are_refused_by_name() {
+    let f = file_args(MIN);
+    let e = overlay(
+        &f,
+        &s(&["--sweep-type", "grid", "--public-dataset", "sharegpt"]),
+        Some("synthetic"),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "These CLI flags cannot be combined with --config and would otherwise be ignored: \
+         --public-dataset, --sweep-type. Set the equivalent values in the YAML config file, or \
+         drop --config and pass the run entirely on the command line."
+    );
+    let e = overlay(&f, &s(&["--input-file", "x.jsonl"]), Some("synthetic")).unwrap_err();
+    assert!(e.to_string().contains(": --input-file."), "{e}");
+    assert!(overlay(&f, &s(&["--input-file", "x.jsonl"]), Some("file")).is_ok());
+}
+
+#[test]
+fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
+    let text = format!(
+        "{MIN}  profiling: {{type: concurrency, concurrency: 1, requests: 10}}\nsweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2, 4]\n    datasets.default.prompts.isl: [128, 256, 512]\n  cooldownSeconds: 5\n"
+    );
+    let f = file_args(&text);
+    assert_eq!(
+        f.sweep,
+        vec![
+            ("--sweep-type".to_string(), s(&["zip"])),
+            ("--concurrency".to_string(), s(&["1,2,4"])),
+            (
+                "--prompt-input-tokens-mean".to_string(),
+                s(&["128,256,512"])
+            ),
+            ("--parameter-sweep-cooldown-seconds".to_string(), s(&["5"])),
+        ]
+    );
+    assert!(
+        !f.flags.iter().any(|(k, _)| k == "--concurrency"),
+        "the list replaces the scalar"
+    );
+    let root = load(&text).unwrap();
+    assert!(argv::sweep_gate(&root).is_ok());
+    let e = refused(&format!(
+        "{MIN}sweep:\n  type: grid\n  parameters:\n    phases.profiling.smoothness: [1, 2]\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains("sweep.parameters.phases.profiling.smoothness"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_warmup_the_flags_cannot_pace_as_written_is_refused() {
+    // AIPerf accepts a closed-loop warmup before a Poisson profiling phase; ringperf's warmup
+    // (as AIPerf's flags) would take the profiling rate, so the file is refused, not rewritten.
+    let e = refused(&format!(
+        "{MIN}  warmup: {{type: concurrency, concurrency: 2, requests: 4}}\n  profiling: {{type: poisson, rate: 40, requests: 12}}\n"
+    ));
+    assert!(
+        e.to_string().contains(
+            "benchmark.phases.warmup: a concurrency warmup before a poisson profiling phase"
+        ),
+        "{e}"
+    );
+    let ok = words(&format!(
+        "{MIN}  warmup: {{type: poisson, rate: 20, requests: 4}}\n  profiling: {{type: poisson, rate: 40, requests: 12}}\n"
+    ))
+    .join(" ");
+    assert!(
+        ok.contains("--warmup-arrival-pattern poisson --warmup-request-rate 20"),
+        "{ok}"
+    );
+}
+
+/// Expected lines from `aiperf config expand` (0.13.0) on the same sweep: parameters sorted by
+/// full path, the last varying fastest.
+#[test]
+fn sweep_variations_follow_aiperfs_expand() {
+    let sweep = |text: &str| load(text).unwrap()["sweep"].as_object().unwrap().clone();
+    let grid = argv::variations(&sweep(
+        "sweep:\n  type: grid\n  parameters:\n    requests: [4, 6]\n    concurrency: [1, 2]\n    datasets.default.prompts.isl: [32, 64]\n",
+    ))
+    .unwrap();
+    assert_eq!(grid.len(), 8);
+    assert_eq!(grid[0].dir, "isl_32__concurrency_1__requests_4");
+    assert_eq!(
+        grid[1].label,
+        "datasets.default.prompts.isl=32, phases.profiling.concurrency=1, phases.profiling.requests=6"
+    );
+    assert_eq!(grid[7].dir, "isl_64__concurrency_2__requests_6");
+    let zip = argv::variations(&sweep(
+        "sweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2]\n    isl: [32, 64]\n",
+    ))
+    .unwrap();
+    let dirs: Vec<&str> = zip.iter().map(|v| v.dir.as_str()).collect();
+    assert_eq!(dirs, ["isl_32__concurrency_1", "isl_64__concurrency_2"]);
+    assert!(
+        argv::variations(&sweep(
+            "sweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2]\n    isl: [32]\n"
+        ))
+        .is_err()
+    );
+}

@@ -1,0 +1,577 @@
+//! The search loop: each point a planner asks for is one variation run by the sweep runner
+//! ([`Sweeper::run_variation`], every trial of it), judged against the SLA filters on the
+//! aggregate's means, told back to the planner; `search_history.json` is written after every
+//! point (as AIPerf writes it, so a cut search leaves its trajectory), then the sweep
+//! aggregate of the points, then the answer line.
+//!
+//! A point whose client-health verdict failed (the client fell behind, so its figures measure
+//! the client) is never the answer: it is told to the planner as infeasible (the load was not
+//! delivered) and marked `client_fell_behind` in the history; it is not re-run.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::SearchError;
+use super::bayes::Bayesian;
+use super::config::Search;
+use super::planner::{BoundarySearch, Style, margin};
+use super::recipe::{
+    AdaptiveSpec, CONCURRENCY_PATH, Direction, Expansion, GridSpec, ISL_PATH, OSL_PATH, PlannerKind,
+};
+use super::sla::SlaFilter;
+use crate::cli::ProfileArgs;
+use crate::run::{Outcome, RunOptions};
+use crate::sweep::{
+    ListFlags, Override, ParamValue, SweepPlan, SweepableFlag, Sweeper, Variation, VariationResult,
+};
+
+/// The search history file, beside `sweep_aggregate/`.
+pub const HISTORY_FILE: &str = "search_history.json";
+
+/// The sweep flag that carries an AIPerf parameter path.
+fn flag_of(path: &str) -> Option<&'static SweepableFlag> {
+    let name = match path {
+        CONCURRENCY_PATH => "concurrency",
+        ISL_PATH => "isl",
+        OSL_PATH => "osl",
+        _ => path.rsplit('.').next()?,
+    };
+    SweepableFlag::lookup(name)
+}
+
+fn flag_for(path: &str) -> Result<&'static SweepableFlag, SearchError> {
+    flag_of(path).ok_or_else(|| {
+        SearchError::flag(
+            "--search-space",
+            format!(
+                "{path:?}: not a parameter ringperf sweeps (e.g. phases.profiling.concurrency)"
+            ),
+        )
+    })
+}
+
+fn param(flag: &SweepableFlag, v: f64) -> ParamValue {
+    if flag.whole {
+        ParamValue::Whole(v.round().max(0.0) as u64)
+    } else {
+        ParamValue::Float(v)
+    }
+}
+
+/// One point run, as the history records it.
+struct Iteration {
+    values: Map<String, Value>,
+    objective: Option<f64>,
+    feasible: bool,
+    fell_behind: bool,
+    non_monotonic: bool,
+    breach: Option<Value>,
+}
+
+/// The planner of an adaptive search.
+enum Planner {
+    Boundary(BoundarySearch),
+    Bayes(Bayesian),
+}
+
+impl Planner {
+    fn new(s: &AdaptiveSpec) -> Self {
+        let dim = &s.space[0];
+        match s.planner {
+            PlannerKind::MonotonicSla => Planner::Boundary(BoundarySearch::new(
+                Style::Monotonic { stability: 2 },
+                dim.lo as u64,
+                dim.hi as u64,
+                s.max_iterations,
+            )),
+            PlannerKind::SmoothIsotonic => Planner::Boundary(BoundarySearch::new(
+                Style::SmoothIsotonic,
+                dim.lo as u64,
+                dim.hi as u64,
+                s.max_iterations,
+            )),
+            PlannerKind::Bayesian | PlannerKind::Optuna => Planner::Bayes(Bayesian::new(
+                s.space.clone(),
+                s.objective.direction,
+                s.max_iterations,
+                s.initial_points,
+                s.random_seed.unwrap_or(0),
+            )),
+        }
+    }
+
+    fn ask(&mut self) -> Option<Vec<f64>> {
+        match self {
+            Planner::Boundary(b) => b.ask().map(|v| vec![v as f64]),
+            Planner::Bayes(b) => b.ask(),
+        }
+    }
+
+    fn reason(&self, planner: PlannerKind) -> Option<String> {
+        match self {
+            Planner::Boundary(b) => b.reason().map(|r| {
+                r.name(if planner == PlannerKind::MonotonicSla {
+                    "monotonic"
+                } else {
+                    "smooth_isotonic"
+                })
+            }),
+            Planner::Bayes(b) => b.reason().map(str::to_owned),
+        }
+    }
+}
+
+/// The plan of a search: the base command line's settings, first point `first`.
+fn plan_for(
+    argv: &[String],
+    placeholder: &[String],
+    args: &ProfileArgs,
+    lists: Vec<(&'static SweepableFlag, Vec<ParamValue>)>,
+) -> Result<SweepPlan, SearchError> {
+    let lf = ListFlags {
+        placeholder_argv: placeholder.to_vec(),
+        lists,
+    };
+    SweepPlan::from_cli(argv, lf, args)?
+        .ok_or_else(|| SearchError::bounds("the search has no point to run".to_owned()))
+}
+
+/// Runs `search` (from the `profile` command line `argv`, parsed into `args` with the list
+/// values `lists` cut out); returns the outcome of all its runs.
+pub fn run_search(
+    search: &Search,
+    argv: &[String],
+    lists: ListFlags,
+    args: &ProfileArgs,
+    opts: RunOptions,
+    is_tty: bool,
+) -> Result<Outcome, SearchError> {
+    for w in &search.warnings {
+        eprintln!("ringperf: warning: {w}");
+    }
+    if let Some((f, _)) = lists
+        .lists
+        .iter()
+        .find(|(f, _)| f.path != CONCURRENCY_PATH)
+        .or(lists.lists.first().filter(|_| !is_pareto(search)))
+    {
+        return Err(SearchError::flag(
+            "--search-recipe",
+            format!(
+                "a search chooses its own points: a list value on {} is refused beside it",
+                f.names[0]
+            ),
+        ));
+    }
+    match &search.expansion {
+        Expansion::Adaptive(s) => adaptive(s, argv, &lists.placeholder_argv, args, opts, is_tty),
+        Expansion::Grid(g) => grid(g, argv, &lists.placeholder_argv, args, opts, is_tty),
+    }
+}
+
+fn is_pareto(search: &Search) -> bool {
+    matches!(&search.expansion, Expansion::Grid(g) if !g.scenarios.is_empty())
+}
+
+fn adaptive(
+    s: &AdaptiveSpec,
+    argv: &[String],
+    placeholder: &[String],
+    args: &ProfileArgs,
+    opts: RunOptions,
+    is_tty: bool,
+) -> Result<Outcome, SearchError> {
+    let flags: Vec<&'static SweepableFlag> = s
+        .space
+        .iter()
+        .map(|d| flag_for(&d.path))
+        .collect::<Result<_, _>>()?;
+    let mut planner = Planner::new(s);
+    let Some(first) = planner.ask() else {
+        return Err(SearchError::bounds(
+            "the search has no point to run".to_owned(),
+        ));
+    };
+    let lists = flags
+        .iter()
+        .zip(&first)
+        .map(|(f, &v)| (*f, vec![param(f, v)]))
+        .collect();
+    let mut plan = plan_for(argv, placeholder, args, lists)?;
+    plan.variations = vec![point(0, &flags, &first)];
+    plan.no_sweep_table = true;
+    let sweeper = Sweeper::new(plan, opts, is_tty)?;
+    let base = sweeper.artifact_dir().to_path_buf();
+    let mut results: Vec<VariationResult> = Vec::new();
+    let mut history: Vec<Iteration> = Vec::new();
+    let mut next = Some(first);
+    while let Some(x) = next.take() {
+        if !results.is_empty() {
+            sweeper.cool_down(sweeper.plan().variation_cooldown_seconds, "the next point");
+        }
+        let v = point(results.len(), &flags, &x);
+        let r = sweeper.run_variation(&v)?;
+        if r.cancelled {
+            results.push(r);
+            break;
+        }
+        let values = s
+            .space
+            .iter()
+            .zip(&flags)
+            .zip(&x)
+            .map(|((d, f), &xv)| (d.path.clone(), param(f, xv).to_json()))
+            .collect();
+        let it = judge(s, &r, values);
+        match &mut planner {
+            Planner::Boundary(b) => {
+                let m = margin(&s.sla_filters, |t, st| r.mean(t, st));
+                let before = b.non_monotonic;
+                b.tell(it.feasible, if it.fell_behind { None } else { m });
+                history.push(Iteration {
+                    non_monotonic: b.non_monotonic && !before,
+                    ..it
+                });
+            }
+            Planner::Bayes(b) => {
+                b.tell(it.feasible, it.objective);
+                history.push(it);
+            }
+        }
+        results.push(r);
+        write_history(&base, s, &history, planner.reason(s.planner), &planner)?;
+        next = planner.ask();
+    }
+    write_history(&base, s, &history, planner.reason(s.planner), &planner)?;
+    let outcome = sweeper.finish(&results)?;
+    println!("{}", answer(s, &history, &planner));
+    Ok(outcome)
+}
+
+/// The variation of point `x` (its directory `search_iter_NNNN`, as AIPerf labels a search's
+/// points, so a point run twice keeps both runs).
+fn point(index: usize, flags: &[&'static SweepableFlag], x: &[f64]) -> Variation {
+    let values = flags
+        .iter()
+        .zip(x)
+        .map(|(f, &v)| Override {
+            flag: f,
+            value: param(f, v),
+        })
+        .collect();
+    let mut v = Variation::new(index, values);
+    v.label = format!("search_iter_{index:04}");
+    v.scenario = true;
+    v
+}
+
+/// A point's verdict: feasible when the client kept up and every filter passes on the
+/// aggregate's means.
+fn judge(s: &AdaptiveSpec, r: &VariationResult, values: Map<String, Value>) -> Iteration {
+    let read = |t: &str, st: &str| r.mean(t, st);
+    let fell_behind = r.client_fell_behind;
+    let usable = r.aggregate.is_some() && !fell_behind;
+    let feasible = usable && s.sla_filters.iter().all(|f| passes_by(f, read));
+    let breach = s
+        .sla_filters
+        .iter()
+        .find(|f| !passes_by(f, read))
+        .map(|f| breach_json(f, read(&f.metric_tag, &f.stat)));
+    Iteration {
+        values,
+        objective: read(&s.objective.metric, &s.objective.stat),
+        feasible,
+        fell_behind,
+        non_monotonic: false,
+        breach,
+    }
+}
+
+fn passes_by(f: &SlaFilter, read: impl Fn(&str, &str) -> Option<f64>) -> bool {
+    read(&f.metric_tag, &f.stat).is_some_and(|v| f.op.holds(v, f.threshold))
+}
+
+fn filter_json(f: &SlaFilter) -> Value {
+    json!({"metric_tag": f.metric_tag, "stat": f.stat, "op": f.op.as_str(), "threshold": f.threshold})
+}
+
+fn breach_json(f: &SlaFilter, observed: Option<f64>) -> Value {
+    let mut v = filter_json(f);
+    v["observed"] = json!(observed);
+    v
+}
+
+fn iteration_json(i: usize, it: &Iteration) -> Value {
+    json!({
+        "iteration_idx": i,
+        "variation_values": it.values,
+        "objective_values": it.objective.map(|o| vec![o]),
+        "feasible": it.feasible,
+        "non_monotonic_warning": it.non_monotonic,
+        "client_fell_behind": it.fell_behind,
+    })
+}
+
+/// The index of the answer: the feasible point of the best objective (Bayesian), or the
+/// latest feasible point at the boundary (the 1-D planners).
+fn best_index(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> Option<usize> {
+    let feasible = history.iter().enumerate().filter(|(_, h)| h.feasible);
+    match planner {
+        // The planner's latched verdict governs (smooth_isotonic reads it from its fit, so a
+        // point's own run may have missed the SLA by noise): the latest run at the boundary
+        // whose client kept up.
+        Planner::Boundary(b) => {
+            let top = b.feasible_max? as f64;
+            let path = &s.space[0].path;
+            history
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| !h.fell_behind)
+                .filter(|(_, h)| h.values.get(path).and_then(Value::as_f64) == Some(top))
+                .map(|(i, _)| i)
+                .next_back()
+        }
+        Planner::Bayes(_) => feasible
+            .filter(|(_, h)| h.objective.is_some())
+            .fold(None, |acc: Option<(usize, f64)>, (i, h)| {
+                let o = h.objective.unwrap_or(f64::NAN);
+                let better = |a: f64| match s.objective.direction {
+                    Direction::Maximize => o > a,
+                    Direction::Minimize => o < a,
+                };
+                match acc {
+                    Some((_, a)) if !better(a) => acc,
+                    _ => Some((i, o)),
+                }
+            })
+            .map(|(i, _)| i),
+    }
+}
+
+fn write_history(
+    base: &Path,
+    s: &AdaptiveSpec,
+    history: &[Iteration],
+    reason: Option<String>,
+    planner: &Planner,
+) -> Result<(), SearchError> {
+    let best = best_index(s, history, planner).map(|i| {
+        let h = &history[i];
+        json!({
+            "iteration_idx": i,
+            "objective_values": h.objective.map(|o| vec![o]),
+            "variation_values": h.values,
+            "feasible": h.feasible,
+            "feasible_count": history.iter().filter(|h| h.feasible).count(),
+            "pareto_rank": 0,
+        })
+    });
+    let boundary = match planner {
+        Planner::Boundary(b) => boundary_json(s, history, b),
+        Planner::Bayes(_) => Value::Null,
+    };
+    let payload = json!({
+        "config": {
+            "planner": s.planner.name(),
+            "objectives": [{
+                "metric": s.objective.metric,
+                "stat": s.objective.stat,
+                "direction": s.objective.direction.as_str().to_ascii_uppercase(),
+                "threshold": null,
+            }],
+            "outcome_constraints": [],
+            "max_iterations": s.max_iterations,
+            "n_initial_points": s.initial_points,
+            "random_seed": s.random_seed,
+            "search_space": s.space.iter().map(|d| json!({
+                "path": d.path, "lo": d.lo, "hi": d.hi,
+                "kind": if d.kind == super::recipe::Kind::Int { "int" } else { "real" },
+            })).collect::<Vec<_>>(),
+            "sla_filters": s.sla_filters.iter().map(filter_json).collect::<Vec<_>>(),
+        },
+        "iterations": history.iter().enumerate().map(|(i, h)| iteration_json(i, h)).collect::<Vec<_>>(),
+        "best_trials": best.map(|b| vec![b]),
+        "boundary_summary": boundary,
+        "recipe": s.recipe.map(|r| r.name()),
+        "convergence_reason": reason,
+    });
+    let path = base.join(HISTORY_FILE);
+    let text = serde_json::to_string_pretty(&payload).unwrap_or_default();
+    std::fs::write(&path, text + "\n").map_err(|source| SearchError::Write { path, source })
+}
+
+fn boundary_json(s: &AdaptiveSpec, history: &[Iteration], b: &BoundarySearch) -> Value {
+    let path = &s.space[0].path;
+    let at = |v: u64, feasible: bool| {
+        history.iter().enumerate().rev().find(|(_, h)| {
+            h.feasible == feasible && h.values.get(path).and_then(Value::as_f64) == Some(v as f64)
+        })
+    };
+    let fmax = b.feasible_max.and_then(|v| {
+        at(v, true)
+            .map(|(i, h)| json!({"value": v, "iteration_idx": i, "objective_value": h.objective}))
+    });
+    let fmin = b.infeasible_min.and_then(|v| {
+        at(v, false).map(|(i, h)| json!({"value": v, "iteration_idx": i, "first_breach": h.breach}))
+    });
+    if fmax.is_none() && fmin.is_none() {
+        return Value::Null;
+    }
+    json!({"swept_dim_path": path, "feasible_max": fmax, "infeasible_min": fmin})
+}
+
+/// A metric's name and unit on the answer line.
+fn metric_words(tag: &str) -> (&str, &'static str) {
+    match tag {
+        "time_to_first_token" => ("TTFT", "ms"),
+        "inter_token_latency" => ("ITL", "ms"),
+        "request_latency" => ("request latency", "ms"),
+        "output_token_throughput" => ("throughput", "tok/s"),
+        "goodput" => ("goodput", "req/s"),
+        "request_throughput" => ("request throughput", "req/s"),
+        "request_error_rate" => ("error rate", "%"),
+        "good_request_fraction" => ("good request fraction", ""),
+        other => (other, ""),
+    }
+}
+
+/// `1840.4` as `1,840`; under 100 with one decimal.
+pub fn grouped(v: f64) -> String {
+    if v.abs() < 100.0 {
+        return format!("{v:.1}");
+    }
+    let s = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 { format!("-{out}") } else { out }
+}
+
+/// `75` for 75.0, `0.5` for 0.5.
+fn plain(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+fn filters_words(filters: &[SlaFilter]) -> String {
+    filters
+        .iter()
+        .map(|f| {
+            let (name, unit) = metric_words(&f.metric_tag);
+            let stat = if f.stat == "avg" { "mean" } else { &f.stat };
+            format!(
+                "{stat} {name} {} {} {unit}",
+                f.op.symbol(),
+                plain(f.threshold)
+            )
+            .trim_end()
+            .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The one answer line.
+fn answer(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> String {
+    let (name, unit) = metric_words(&s.objective.metric);
+    let verb = match s.objective.direction {
+        Direction::Maximize => "max",
+        Direction::Minimize => "min",
+    };
+    let under = if s.sla_filters.is_empty() {
+        String::new()
+    } else {
+        format!(" under {}", filters_words(&s.sla_filters))
+    };
+    let Some(i) = best_index(s, history, planner) else {
+        return format!(
+            "{verb} {name}{under}: no point met the SLA ({} run)",
+            history.len()
+        );
+    };
+    let h = &history[i];
+    let at = h
+        .values
+        .iter()
+        .map(|(k, v)| format!("{} {v}", k.rsplit('.').next().unwrap_or(k)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let value = h.objective.map_or("n/a".to_owned(), grouped);
+    format!("{verb} {name}{under}: {value} {unit} at {at}").replace("  ", " ")
+}
+
+/// A grid recipe: every point run as a sweep; with SLA filters, the answer is the highest
+/// concurrency whose point met them all.
+fn grid(
+    g: &GridSpec,
+    argv: &[String],
+    placeholder: &[String],
+    args: &ProfileArgs,
+    opts: RunOptions,
+    is_tty: bool,
+) -> Result<Outcome, SearchError> {
+    let mut lists = Vec::new();
+    if g.scenarios.is_empty() {
+        for (path, values) in &g.parameters {
+            let f = flag_for(path)?;
+            lists.push((f, values.iter().map(|&v| ParamValue::Whole(v)).collect()));
+        }
+    } else {
+        for (k, path) in [(0, ISL_PATH), (1, OSL_PATH), (2, CONCURRENCY_PATH)] {
+            let f = flag_for(path)?;
+            let col = g
+                .scenarios
+                .iter()
+                .map(|s| ParamValue::Whole([s.0, s.1, s.2][k]));
+            lists.push((f, col.collect()));
+        }
+    }
+    let zip = !g.scenarios.is_empty();
+    let mut plan = plan_for(argv, placeholder, args, lists.clone())?;
+    if zip {
+        plan.variations = crate::sweep::plan::zip_variations(&lists)?;
+    }
+    let sweeper = Sweeper::new(plan, opts, is_tty)?;
+    let variations = sweeper.plan().variations.clone();
+    let mut results = Vec::new();
+    for (i, v) in variations.iter().enumerate() {
+        if i > 0 {
+            sweeper.cool_down(
+                sweeper.plan().variation_cooldown_seconds,
+                "the next variation",
+            );
+        }
+        if sweeper.cancelled().is_some() {
+            break;
+        }
+        results.push(sweeper.run_variation(v)?);
+    }
+    let outcome = sweeper.finish(&results)?;
+    if !g.sla_filters.is_empty() {
+        let flag = flag_for(CONCURRENCY_PATH)?;
+        let best = results
+            .iter()
+            .filter(|r| r.usable() && passes_all_mean(&g.sla_filters, r))
+            .filter_map(|r| r.variation.value_of(flag))
+            .map(ParamValue::as_f64)
+            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+        let words = filters_words(&g.sla_filters);
+        match best {
+            Some(c) => println!("max concurrency under {words}: {c}"),
+            None => println!("max concurrency under {words}: no point met the SLA"),
+        }
+    }
+    Ok(outcome)
+}
+
+fn passes_all_mean(filters: &[SlaFilter], r: &VariationResult) -> bool {
+    filters.iter().all(|f| passes_by(f, |t, s| r.mean(t, s)))
+}

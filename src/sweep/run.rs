@@ -1,0 +1,436 @@
+//! Running a sweep: each (variation, trial) is an ordinary profile run into its own directory,
+//! in the plan's loop order, with the cooldowns between them; a signal stops the sweep (the
+//! run in progress ends as a single run does, no further run starts).
+//!
+//! [`Sweeper`] is the piece a planner builds on: [`Sweeper::run_variation`] runs one
+//! variation's trials (with adaptive convergence) and returns its [`VariationResult`], so a
+//! search can run a point, read its figures and choose the next one.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+
+use super::convergence::{self, Decision};
+use super::error::SweepError;
+use super::plan::{SweepMode, SweepPlan, Variation};
+use super::result::{TrialResult, VariationResult};
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::export::aggregate::{self, RunResult};
+use crate::export::{ExportNames, Trial, VariationInfo};
+use crate::run::multi::{Sequence, not_counted};
+use crate::run::{Outcome, RunOptions, SignalWatch, StopReason, run_inner};
+
+/// Runs the variations of a [`SweepPlan`] into one artifact directory. Holds the sweep's id,
+/// the signal watch (with `RunOptions::handle_signals`) and the run in progress.
+pub struct Sweeper {
+    plan: SweepPlan,
+    /// The sweep's artifact directory (`--artifact-dir`).
+    base: PathBuf,
+    sweep_id: String,
+    /// The first `--model` (the aggregates' `model`).
+    model: String,
+    is_tty: bool,
+    /// `--ui dashboard`: no sweep table on its screen.
+    dashboard: bool,
+    seq: Arc<Sequence>,
+    watch: Option<SignalWatch>,
+}
+
+impl Sweeper {
+    /// Prepares the sweep: validates every variation's command line (so a bad flag or value is
+    /// refused before anything runs), empties what an earlier run left in the artifact
+    /// directory and, with `opts.handle_signals`, takes SIGINT / SIGTERM.
+    ///
+    /// # Errors
+    /// The first variation's command line is refused, or the directory cannot be prepared.
+    pub fn new(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Self, SweepError> {
+        let first = plan
+            .variations
+            .first()
+            .cloned()
+            .ok_or(SweepError::SingleVariant)?;
+        let probe = config_of(&plan, &first, 0, is_tty)?;
+        // Every variation is checked before anything runs: one refused at the third variation
+        // would otherwise end the sweep after two were measured.
+        // Each one's sockets must fit the process's limits too (a refusal, or one warning
+        // line each, as a single run gets).
+        let mut warned = std::collections::BTreeSet::new();
+        for (i, v) in plan.variations.iter().enumerate() {
+            let cfg = if i == 0 {
+                probe.clone()
+            } else {
+                config_of(&plan, v, 0, is_tty)?
+            };
+            for w in crate::run::limits::check(&cfg)? {
+                if warned.insert(w.clone()) {
+                    eprintln!("ringperf: warning: {w}");
+                }
+            }
+        }
+        // A fixed schedule (asked for, or a trace with timestamps) replays the file's timing:
+        // AIPerf refuses list values with it.
+        if plan.sweep_type != super::plan::SweepType::Scenarios
+            && matches!(
+                probe.profiling.timing.mode,
+                crate::config::timing::Mode::FixedSchedule(_)
+            )
+        {
+            return Err(SweepError::FixedSchedule);
+        }
+        let base = probe.artifact_dir.clone();
+        std::fs::create_dir_all(&base).map_err(|source| SweepError::Write {
+            path: base.clone(),
+            source,
+        })?;
+        let names = ExportNames::new(probe.export_prefix.as_deref());
+        crate::run::prepare::clear_artifact_dir(&probe, &base, &names)?;
+        let seq = Arc::new(Sequence::default());
+        let watch = if opts.handle_signals {
+            let (s, grace) = (seq.clone(), probe.stop_grace);
+            Some(SignalWatch::start(move |name| s.cancel(name, grace))?)
+        } else {
+            None
+        };
+        Ok(Self {
+            plan,
+            base,
+            sweep_id: uuid::Uuid::new_v4().to_string(),
+            model: probe.models.first().cloned().unwrap_or_default(),
+            is_tty,
+            dashboard: probe.ui == crate::config::UiType::Dashboard,
+            seq,
+            watch,
+        })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &SweepPlan {
+        &self.plan
+    }
+
+    /// The sweep's artifact directory.
+    pub fn artifact_dir(&self) -> &Path {
+        &self.base
+    }
+
+    /// The signal that stopped the sweep, if one came.
+    pub fn cancelled(&self) -> Option<&'static str> {
+        self.seq.cancelled()
+    }
+
+    /// Sleeps `seconds` (printing why), or less when a signal comes.
+    pub fn cool_down(&self, seconds: f64, what: &str) {
+        if seconds > 0.0 && self.cancelled().is_none() {
+            println!(
+                "Cooling down for {} s before {what}",
+                crate::export::py_float_str(seconds)
+            );
+            self.seq.cooldown(Duration::from_secs_f64(seconds));
+        }
+    }
+
+    /// Runs trial `trial` (from 0) of `variation` into its directory
+    /// ([`SweepPlan::run_dir`]); `None` when a signal came before it started.
+    ///
+    /// # Errors
+    /// The variation's command line is refused, or the run cannot be set up.
+    pub fn run_trial(
+        &self,
+        variation: &Variation,
+        trial: u32,
+    ) -> Result<Option<TrialResult>, SweepError> {
+        let mut cfg = config_of(&self.plan, variation, trial, self.is_tty)?;
+        let dir = self.plan.run_dir(&self.base, variation, trial);
+        cfg.artifact_dir = dir.clone();
+        cfg.echo.set_artifact_dir(&dir);
+        cfg.multi_run.trial = Some(Trial {
+            index: trial,
+            label: aggregate::run_label(trial + 1),
+            sweep_id: self.sweep_id.clone(),
+            variation: Some(VariationInfo {
+                index: variation.index,
+                label: variation.label.clone(),
+                values: variation.values_json(),
+                of: self.plan.variations.len(),
+                trials: self.plan.trials,
+            }),
+        });
+        if self.plan.trials > 1 {
+            cfg.echo.set_repeated_run();
+        }
+        let n = self.plan.variations.len().max(variation.index + 1);
+        let Some(control) = self.seq.begin() else {
+            return Ok(None);
+        };
+        println!(
+            "Sweep variation {} of {n} ({}), trial {} of {} ({})",
+            variation.index + 1,
+            variation.label,
+            trial + 1,
+            self.plan.trials,
+            dir.display()
+        );
+        let summary = dir.join(ExportNames::new(cfg.export_prefix.as_deref()).json);
+        let ran = run_inner(cfg, control);
+        self.seq.end();
+        Ok(Some(TrialResult {
+            trial,
+            dir,
+            summary,
+            outcome: ran?,
+        }))
+    }
+
+    /// Runs every trial of `variation` (the independent order: one after the other, the
+    /// trial cooldown between them), stopping early when the convergence criterion is met,
+    /// then writes its aggregate. What a planner calls once per point.
+    ///
+    /// # Errors
+    /// As [`Sweeper::run_trial`], or the aggregate cannot be written.
+    pub fn run_variation(&self, variation: &Variation) -> Result<VariationResult, SweepError> {
+        let mut trials = Vec::new();
+        let mut decision = None;
+        for t in 0..self.plan.trials {
+            if t > 0 {
+                self.cool_down(
+                    self.plan.trial_cooldown_seconds,
+                    &format!("trial {} of {}", t + 1, self.plan.trials),
+                );
+            }
+            let Some(r) = self.run_trial(variation, t)? else {
+                break;
+            };
+            trials.push(r);
+            if let Some(c) = &self.plan.convergence {
+                let d = convergence::judge(c, &self.runs_of(&trials), self.plan.confidence_level);
+                println!("{}", d.message(c, &variation.label));
+                let stop = d.converged;
+                decision = Some(d);
+                if stop {
+                    break;
+                }
+            }
+        }
+        self.finish_variation(variation.clone(), trials, decision)
+    }
+
+    /// The [`RunResult`]s of `trials`, as the aggregate reads them.
+    fn runs_of(&self, trials: &[TrialResult]) -> Vec<RunResult> {
+        trials
+            .iter()
+            .map(|t| {
+                let label = aggregate::run_label(t.trial + 1);
+                match not_counted(&t.outcome) {
+                    Some(why) => RunResult {
+                        label,
+                        outcome: Err(why),
+                    },
+                    None => aggregate::read_run(label, &t.summary),
+                }
+            })
+            .collect()
+    }
+
+    /// The result of `variation` from its finished trials; its aggregate written.
+    ///
+    /// # Errors
+    /// The aggregate cannot be written.
+    pub fn finish_variation(
+        &self,
+        variation: Variation,
+        trials: Vec<TrialResult>,
+        convergence: Option<Decision>,
+    ) -> Result<VariationResult, SweepError> {
+        let runs = self.runs_of(&trials);
+        let aggregate = aggregate::aggregate(
+            &runs,
+            self.plan.confidence_level,
+            self.plan.trial_cooldown_seconds,
+        )
+        .ok();
+        let client_fell_behind = trials.iter().any(|t| t.outcome.client_fell_behind);
+        let cancelled = self.cancelled().is_some()
+            && (trials.len() < self.plan.trials as usize
+                && convergence.as_ref().is_none_or(|d| !d.converged)
+                || trials
+                    .iter()
+                    .any(|t| matches!(t.outcome.stopped, Some(StopReason::Signal(_)))));
+        let result = VariationResult {
+            variation,
+            trials,
+            runs,
+            aggregate,
+            client_fell_behind,
+            cancelled,
+            convergence,
+        };
+        if let Some(a) = &result.aggregate {
+            super::output::write_variation_aggregate(
+                &self.plan,
+                &self.base,
+                &self.model,
+                &result,
+                a,
+            )?;
+        }
+        Ok(result)
+    }
+
+    /// Writes the sweep aggregate of `results` and prints the sweep table; ends the signal
+    /// watch. The outcome sums the runs' requests; it is cancelled when a signal stopped the
+    /// sweep.
+    ///
+    /// # Errors
+    /// The sweep's files cannot be written.
+    pub fn finish(mut self, results: &[VariationResult]) -> Result<Outcome, SweepError> {
+        if let Some(w) = self.watch.take() {
+            w.stop();
+        }
+        let written = super::output::write_sweep(&self.plan, &self.base, results);
+        if self.show_table() {
+            print!("{}", super::output::render_table(results));
+        }
+        let mut total = Outcome {
+            successes: results.iter().map(VariationResult::successes).sum(),
+            errors: results.iter().map(VariationResult::errors).sum(),
+            stopped: None,
+            client_fell_behind: results.iter().any(|r| r.client_fell_behind),
+            artifact_dir: self.base.clone(),
+        };
+        if let Some(name) = self.seq.cancelled() {
+            total.stopped = Some(StopReason::Signal(name));
+        }
+        for (label, path) in written? {
+            println!("{label}: {}", path.display());
+        }
+        Ok(total)
+    }
+
+    /// The sweep table is printed on a terminal, without the dashboard, for more than one
+    /// variation and without `--no-sweep-table` (AIPerf's rule).
+    fn show_table(&self) -> bool {
+        !self.plan.no_sweep_table
+            && !self.dashboard
+            && self.plan.variations.len() > 1
+            && std::io::stdout().is_terminal()
+            && self.is_tty
+    }
+}
+
+impl Drop for Sweeper {
+    fn drop(&mut self) {
+        if let Some(w) = self.watch.take() {
+            w.stop();
+        }
+    }
+}
+
+/// The validated configuration of `variation`'s trial `trial`: its command line parsed as
+/// `profile` parses one, echoing the sweep's own command line.
+///
+/// # Errors
+/// The variation's command line is refused ([`SweepError::Variation`]).
+pub fn config_of(
+    plan: &SweepPlan,
+    variation: &Variation,
+    trial: u32,
+    is_tty: bool,
+) -> Result<Config, SweepError> {
+    let argv = plan.argv_of(variation, trial);
+    let refused = |source: Box<dyn std::error::Error + Send + Sync>| SweepError::Variation {
+        label: variation.label.clone(),
+        source,
+    };
+    let cli = Cli::try_parse_from(&argv).map_err(|e| refused(Box::new(e)))?;
+    let Command::Profile(args) = cli.command else {
+        return Err(refused("not a `profile` command line".into()));
+    };
+    let mut cfg = Config::from_args(&args, &argv, is_tty).map_err(|e| refused(Box::new(e)))?;
+    cfg.cli_command = crate::config::redact_command(&plan.argv, &cfg.secrets);
+    cfg.argv_redacted = crate::config::redact_argv(&argv, &cfg.secrets);
+    // The sweep runs the trials itself: each run is one run.
+    cfg.multi_run.runs = 1;
+    if trial > 0 && plan.warmup_first_trial_only {
+        cfg.warmup = None;
+    }
+    Ok(cfg)
+}
+
+/// Runs the whole plan: every (variation, trial) in the plan's order, the cooldowns between
+/// them, convergence per variation, each variation's aggregate, then the sweep aggregate and
+/// table.
+///
+/// # Errors
+/// A variation's command line is refused, a run cannot be set up, or files cannot be written.
+pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outcome, SweepError> {
+    let sweeper = Sweeper::new(plan, opts, is_tty)?;
+    let plan = sweeper.plan().clone();
+    let results = match plan.mode {
+        SweepMode::Independent => {
+            let mut results = Vec::new();
+            for (i, v) in plan.variations.iter().enumerate() {
+                if i > 0 {
+                    sweeper.cool_down(plan.variation_cooldown_seconds, "the next variation");
+                }
+                if sweeper.cancelled().is_some() {
+                    break;
+                }
+                results.push(sweeper.run_variation(v)?);
+            }
+            results
+        }
+        SweepMode::Repeated => run_repeated(&sweeper, &plan)?,
+    };
+    sweeper.finish(&results)
+}
+
+/// The repeated order: trial 1 of every variation, then trial 2...; a variation whose
+/// convergence is met runs no further trial.
+fn run_repeated(sweeper: &Sweeper, plan: &SweepPlan) -> Result<Vec<VariationResult>, SweepError> {
+    let nv = plan.variations.len();
+    let mut trials: Vec<Vec<TrialResult>> = (0..nv).map(|_| Vec::new()).collect();
+    let mut decisions: Vec<Option<Decision>> = vec![None; nv];
+    let mut first = true;
+    'outer: for t in 0..plan.trials {
+        for (i, v) in plan.variations.iter().enumerate() {
+            if decisions[i].as_ref().is_some_and(|d| d.converged) {
+                continue;
+            }
+            if !first {
+                let what = if i == 0 {
+                    "the next trial"
+                } else {
+                    "the next variation"
+                };
+                let secs = if i == 0 {
+                    plan.trial_cooldown_seconds
+                } else {
+                    plan.variation_cooldown_seconds
+                };
+                sweeper.cool_down(secs, what);
+            }
+            first = false;
+            let Some(r) = sweeper.run_trial(v, t)? else {
+                break 'outer;
+            };
+            trials[i].push(r);
+            if let Some(c) = &plan.convergence {
+                let d = convergence::judge(c, &sweeper.runs_of(&trials[i]), plan.confidence_level);
+                println!("{}", d.message(c, &v.label));
+                decisions[i] = Some(d);
+            }
+        }
+    }
+    let mut results = Vec::new();
+    for ((v, ts), d) in plan.variations.iter().zip(trials).zip(decisions) {
+        if ts.is_empty() {
+            continue;
+        }
+        results.push(sweeper.finish_variation(v.clone(), ts, d)?);
+    }
+    Ok(results)
+}
