@@ -183,10 +183,10 @@ impl Collector {
                         if let Some((_, w)) = self.jsonl.as_mut() {
                             let _ = w.flush_now(self.clock.now_ns());
                         }
-                        // Bounded: a release run parked here through a push and through the
-                        // workers' end (a lost wake not yet explained, perf/README.md); the
-                        // bound keeps that to a second's delay, and the idle cost to one wake
-                        // a second.
+                        // Bounded to a second. A release run of perf/idle_hang.sh still never
+                        // ends, even with the dashboard's 250 ms bound: its last record never
+                        // reaches a ring and its ring is never closed (not a lost wake), so
+                        // this bound does not cure it (issue #22, open).
                         let refresh = Some(board.as_ref().map_or(PARK_LIMIT, |_| LIVE_INTERVAL));
                         let rings = &self.consumers;
                         b.sleep_unless(refresh, || {
