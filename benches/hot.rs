@@ -16,7 +16,7 @@ use ringperf::aggregate::{MetricConfig, MetricId, MetricValue, Stats, record_met
 use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use ringperf::export::jsonl::{encode_line, record_line};
 use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
-use ringperf::record::ring::ring;
+use ringperf::record::ring::{Doorbell, ring, ring_with_bell};
 use ringperf::record::{Event, EventForm, Phase, RawRecord, RecordFacts, Usage};
 use ringperf::sse::Framer;
 
@@ -544,7 +544,23 @@ fn bench_ring(c: &mut Criterion) {
             }
         })
     });
+    // The same with the aggregator's doorbell (the consumer awake, as in a busy run): each push
+    // pays the check whether the consumer sleeps, never a wake. The two side by side, one run:
+    // the busy path's cost of the idle aggregator's sleep.
+    let bell = Doorbell::new();
+    let (btx, brx) = ring_with_bell(1024, u64::MAX, Some(bell.clone()));
+    g.bench_function("push_pop_one_record_with_doorbell", |b| {
+        b.iter(|| {
+            if let Some(r) = slot.take() {
+                slot = match btx.try_push(black_box(r)) {
+                    Ok(()) => brx.pop(),
+                    Err(back) => Some(back),
+                };
+            }
+        })
+    });
     g.finish();
+    assert_eq!(bell.wakes(), 0, "nobody slept: no wake");
     let held = slot.expect("the record survives the bench");
     assert_eq!(held.request_id, id);
 }

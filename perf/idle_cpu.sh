@@ -7,7 +7,9 @@
 #
 #   perf/idle_cpu.sh [RINGPERF_BIN]        (default: target/release/ringperf)
 #
-# Variables: PORT (18490), WINDOW_FROM (5), WINDOW_TO (35), OUT (a temporary directory).
+# Variables: PORT (18490), WINDOW_FROM (5), WINDOW_TO (35), OUT (a temporary directory),
+# SERVER_METRICS (0: `--no-server-metrics`; 1: the default scrape of the mock's /metrics, every
+# AIPERF_SERVER_METRICS_COLLECTION_INTERVAL as AIPerf does, which is real work while idle).
 set -euo pipefail
 BIN=${1:-${RINGPERF_BIN:-target/release/ringperf}}
 PORT=${PORT:-18490}
@@ -15,6 +17,8 @@ FROM=${WINDOW_FROM:-5}
 TO=${WINDOW_TO:-35}
 OUT=${OUT:-$(mktemp -d)}
 TICK=$(getconf CLK_TCK)
+METRICS_FLAG=(--no-server-metrics)
+[ "${SERVER_METRICS:-0}" = 1 ] && METRICS_FLAG=()
 cat > "$OUT/idle3.jsonl" <<'ROWS'
 {"timestamp": 0, "input_length": 100, "output_length": 5}
 {"timestamp": 15000, "input_length": 100, "output_length": 5}
@@ -29,7 +33,7 @@ for _ in $(seq 100); do
 done
 "$BIN" profile -m mock-model --url "http://127.0.0.1:$PORT" --endpoint-type chat --streaming \
     --input-file "$OUT/idle3.jsonl" --custom-dataset-type mooncake_trace --fixed-schedule \
-    --no-server-metrics --ui none --artifact-dir "$OUT/artifacts" > "$OUT/client.log" 2>&1 &
+    "${METRICS_FLAG[@]}" --ui none --artifact-dir "$OUT/artifacts" > "$OUT/client.log" 2>&1 &
 CLIENT=$!
 # Per-thread (utime + stime) in clock ticks, "name ticks" lines (fields 14 and 15 of stat; the
 # name is field 2, in parentheses, and has no spaces in ringperf's threads).

@@ -2,7 +2,8 @@
 //! (`--failed-request-threshold`). Workers stop issuing at once; requests in flight get the
 //! grace period, then the workers cut them (recorded as cancelled, excluded from metrics).
 
-use std::sync::Mutex;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::clock::Clock;
@@ -47,6 +48,38 @@ pub struct RunControl {
     /// Monotonic ns after which requests still in flight are cut (`u64::MAX`: never).
     cut_at_ns: AtomicU64,
     reason: Mutex<Option<StopReason>>,
+    /// Written on a stop: the eventfds that idle workers sleep on.
+    on_stop: Mutex<Vec<Arc<WakeFd>>>,
+}
+
+/// An eventfd another thread writes to wake a sleeper (a worker reads it through io_uring).
+#[derive(Debug)]
+pub struct WakeFd(OwnedFd);
+
+impl WakeFd {
+    pub fn new() -> std::io::Result<Self> {
+        // SAFETY: plain syscall with constant arguments; a negative return is handled below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nothing else.
+        Ok(Self(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Makes the eventfd readable (its count saturating is not an error: it stays readable).
+    pub fn wake(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: the descriptor is this value's open eventfd; the buffer is a live local of the
+        // 8 bytes an eventfd write takes, only read by the call.
+        unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+    }
+}
+
+impl AsRawFd for WakeFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
 }
 
 impl RunControl {
@@ -56,6 +89,18 @@ impl RunControl {
             stop: AtomicBool::new(false),
             cut_at_ns: AtomicU64::new(u64::MAX),
             reason: Mutex::new(None),
+            on_stop: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Has `fd` written at the stop (at once if the run has stopped already).
+    pub fn wake_on_stop(&self, fd: Arc<WakeFd>) {
+        if let Ok(mut v) = self.on_stop.lock() {
+            v.push(fd.clone());
+        }
+        // After the push: a stop between the two is seen here, or it wakes the fd itself.
+        if self.stopped() {
+            fd.wake();
         }
     }
 
@@ -83,6 +128,11 @@ impl RunControl {
         }
         self.cut_at_ns.fetch_min(cut_at_ns, Ordering::AcqRel);
         self.stop.store(true, Ordering::Release);
+        if let Ok(v) = self.on_stop.lock() {
+            for fd in v.iter() {
+                fd.wake();
+            }
+        }
     }
 
     /// No new request may be issued.

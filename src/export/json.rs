@@ -277,7 +277,8 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
 }
 
 /// One entry of `ringperf.threads`: `{name, cpu_ns}`, and `busy_fraction` (and `naps`, with
-/// batched wake-ups; `warm_pool`, when its warm pool opened connections) for a worker.
+/// batched wake-ups; `warm_pool`, when its warm pool opened connections; `idle_wakes`) for a
+/// worker.
 fn thread_json(t: &ThreadCpu) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), Value::from(t.name.as_str()));
@@ -297,6 +298,9 @@ fn thread_json(t: &ThreadCpu) -> Value {
         pool.insert("opened".into(), Value::from(w.opened));
         pool.insert("failed".into(), Value::from(w.failed));
         m.insert("warm_pool".into(), Value::Object(pool));
+    }
+    if let Some(n) = t.idle_wakes {
+        m.insert("idle_wakes".into(), Value::from(n));
     }
     Value::Object(m)
 }

@@ -116,6 +116,13 @@ impl<W: Write> JsonlWriter<W> {
         Ok(())
     }
 
+    /// Flushes now (before the aggregator sleeps through a quiet stretch).
+    pub fn flush_now(&mut self, now_ns: u64) -> io::Result<()> {
+        self.out.flush()?;
+        self.last_flush_ns = now_ns;
+        Ok(())
+    }
+
     /// Flushes everything and returns the writer.
     pub fn close(mut self) -> io::Result<W> {
         self.out.flush()?;

@@ -100,6 +100,9 @@ pub struct ThreadCpu {
     pub naps: Option<crate::net::batch::NapStats>,
     /// Workers whose warm pool opened connections (open-loop phases): how many.
     pub warm_pool: Option<WarmPool>,
+    /// Workers: times an open loop's wait with nothing due ended (a worker sleeps until its next
+    /// credit is near: a few per credit, not a poll).
+    pub idle_wakes: Option<u64>,
 }
 
 /// One run of a repeated profile, as AIPerf's `run_info` names it.

@@ -282,6 +282,7 @@ fn summary_json_threads_and_client_health() {
                 busy_fraction: None,
                 naps: None,
                 warm_pool: None,
+                idle_wakes: None,
             },
             crate::export::ThreadCpu {
                 name: "worker_0".into(),
@@ -292,6 +293,7 @@ fn summary_json_threads_and_client_health() {
                     opened: 12,
                     failed: 1,
                 }),
+                idle_wakes: None,
             },
         ],
         client_health: Some(health::judge(

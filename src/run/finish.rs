@@ -221,6 +221,7 @@ fn account(
                 busy_fraction: None,
                 naps: None,
                 warm_pool: None,
+                idle_wakes: None,
             },
         );
     }

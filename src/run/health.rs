@@ -20,6 +20,7 @@ pub(super) fn threads(
         busy_fraction: None,
         naps: None,
         warm_pool: None,
+        idle_wakes: None,
     };
     let mut out = vec![
         plain("main", main_cpu_ns),
@@ -35,6 +36,7 @@ pub(super) fn threads(
             opened: w.warm_opened,
             failed: w.warm_failed,
         }),
+        idle_wakes: Some(w.idle_wakes),
     }));
     out
 }

@@ -112,6 +112,9 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
 pub(crate) struct SignalWatch {
     set: crate::signals::TermSignals,
     done: Arc<AtomicBool>,
+    /// Sleeps until a signal or [`SignalWatch::stop`]; `None` (the thread polls `done` every
+    /// 100 ms instead) when its descriptors could not be made.
+    waiter: Option<Arc<crate::signals::SignalWaiter>>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -126,11 +129,12 @@ impl SignalWatch {
             )
         })?;
         let done = Arc::new(AtomicBool::new(false));
+        let waiter = crate::signals::SignalWaiter::new(&set).ok().map(Arc::new);
         let thread = {
-            let done = done.clone();
+            let (done, waiter) = (done.clone(), waiter.clone());
             std::thread::Builder::new()
                 .name("ringperf-signals".into())
-                .spawn(move || signal_loop(&set, &done, &on_first))
+                .spawn(move || signal_loop(&set, &done, waiter.as_deref(), &on_first))
                 .map_err(|e| {
                     RunError::new(
                         SetupKind::Signals,
@@ -138,12 +142,20 @@ impl SignalWatch {
                     )
                 })?
         };
-        Ok(Self { set, done, thread })
+        Ok(Self {
+            set,
+            done,
+            waiter,
+            thread,
+        })
     }
 
     /// Ends the thread and unblocks the signals again.
     pub(crate) fn stop(self) {
         self.done.store(true, Ordering::Release);
+        if let Some(w) = &self.waiter {
+            w.wake();
+        }
         let _ = self.thread.join();
         crate::signals::unblock(&self.set);
     }
@@ -154,13 +166,22 @@ impl SignalWatch {
 fn signal_loop(
     set: &crate::signals::TermSignals,
     done: &AtomicBool,
+    waiter: Option<&crate::signals::SignalWaiter>,
     on_first: &dyn Fn(&'static str),
 ) {
+    use crate::signals::Waited;
     let mut seen = 0;
     while !done.load(Ordering::Acquire) {
-        let Some(name) = crate::signals::wait_signal_timeout(set, Duration::from_millis(100))
-        else {
-            continue;
+        let name = match waiter.map(crate::signals::SignalWaiter::wait) {
+            Some(Ok(Waited::Signal(name))) => name,
+            Some(Ok(Waited::Woken)) => continue,
+            // No signalfd (or it failed): look every 100 ms.
+            None | Some(Err(_)) => {
+                match crate::signals::wait_signal_timeout(set, Duration::from_millis(100)) {
+                    Some(name) => name,
+                    None => continue,
+                }
+            }
         };
         seen += 1;
         if seen == 1 {

@@ -17,9 +17,12 @@ use crate::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
 
-/// Longest wait of the thread that drives a phase with no progress display (a stop is the
+/// Longest wait of the thread that drives a phase showing progress lines (a stop is the
 /// workers' to see; this thread only waits for them and feeds credits when they are due).
 const IDLE_TICK: Duration = Duration::from_millis(500);
+/// Its wait with no display at all: until a worker is done or the next credit is to be queued
+/// (a long timeout, not a poll).
+const NO_TICK: Duration = Duration::from_secs(3600);
 
 /// When the phases ran, on the wall clock (epoch ns).
 pub(super) struct PhaseTimes {
@@ -208,8 +211,10 @@ fn run_phase(
     // wakes the thread when the next of them is due to be queued.
     let tick = if view.shows_progress() {
         Duration::from_millis(50)
-    } else {
+    } else if view.ticks() {
         IDLE_TICK
+    } else {
+        NO_TICK
     };
     while done < n {
         let mut wait = tick;
@@ -223,6 +228,11 @@ fn run_phase(
         }
         if workers.wait_done(wait).is_some() {
             done += 1;
+            // The others may sleep until a credit that will never be sent (this one took the
+            // phase's last request): they look again.
+            if done < n {
+                workers.poke();
+            }
         }
         view.tick();
     }

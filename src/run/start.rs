@@ -14,7 +14,7 @@ use crate::config::{Config, ExportLevel};
 use crate::control::{ErrorBudget, RunControl};
 use crate::export::JsonlWriter;
 use crate::record::Phase;
-use crate::record::ring::{Consumer, ring_bounded};
+use crate::record::ring::{Consumer, Doorbell, ring_with_bell};
 use crate::scrape::collector::Scraper;
 use crate::worker::{Shared, Workers};
 
@@ -41,8 +41,10 @@ pub(super) fn start(
     prepared: &Prepared,
     control: &Arc<RunControl>,
 ) -> Result<Started, RunError> {
+    // Rung by the workers' pushes: the aggregator sleeps through a quiet stretch.
+    let bell = Doorbell::new();
     let (producers, consumers): (Vec<_>, Vec<_>) = (0..cfg.workers)
-        .map(|_| ring_bounded(RING_CAPACITY, RING_MAX_BYTES))
+        .map(|_| ring_with_bell(RING_CAPACITY, RING_MAX_BYTES, Some(bell.clone())))
         .unzip();
     // `--ui dashboard`: what the aggregator (and the scrapers) publish for it.
     let board =

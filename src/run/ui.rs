@@ -86,6 +86,11 @@ impl View {
         self.bar.is_some()
     }
 
+    /// Whether [`View::tick`] has anything to do (a bar, or the periodic lines).
+    pub fn ticks(&self) -> bool {
+        self.bar.is_some() || self.ui == UiType::Lines
+    }
+
     pub fn tick(&mut self) {
         let (done, errors) = self.done();
         let elapsed = self.started.elapsed();

@@ -514,6 +514,7 @@ mod tests {
             test_stall: None,
             naps: std::rc::Rc::new(Cell::new(crate::net::batch::NapStats::default())),
             warm: crate::worker::warm::Observed::default(),
+            stop: std::rc::Rc::default(),
         }
     }
 

@@ -283,6 +283,8 @@ pub struct WorkerCpu {
     /// that failed.
     pub warm_opened: u64,
     pub warm_failed: u64,
+    /// Times its open loop's wait with nothing due ended (`ringperf.threads[].idle_wakes`).
+    pub idle_wakes: u64,
 }
 
 impl WorkerCpu {
@@ -347,6 +349,8 @@ pub(crate) struct WorkerState {
     pub(crate) naps: Rc<Cell<crate::net::batch::NapStats>>,
     /// The load the warm pool is sized for, and what it opened.
     pub(crate) warm: warm::Observed,
+    /// The run's stop, as this worker sees it.
+    pub(crate) stop: Rc<idle::StopWatch>,
 }
 
 impl WorkerState {
@@ -371,6 +375,8 @@ impl WorkerState {
 #[derive(Debug)]
 pub struct Workers {
     controls: Vec<Sender<Control>>,
+    /// Each worker's eventfd (written by the run's stop and by [`Workers::poke`]).
+    wakes: Vec<Arc<crate::control::WakeFd>>,
     done_rx: Receiver<PhaseDone>,
     threads: Vec<JoinHandle<WorkerCpu>>,
     /// Driver each worker runs on.
@@ -393,6 +399,7 @@ impl Workers {
             crossbeam_channel::unbounded::<(u16, std::io::Result<DriverKind>, Option<usize>)>();
         let mut controls = Vec::new();
         let mut threads = Vec::new();
+        let mut wakes = Vec::new();
         let n = producers.len();
         for (i, producer) in producers.into_iter().enumerate() {
             let (ctl_tx, ctl_rx) = crossbeam_channel::unbounded::<Control>();
@@ -402,6 +409,12 @@ impl Workers {
             let ready_tx = ready_tx.clone();
             let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             let id = i as u16;
+            // What the run's stop writes to wake this worker (none: its waits stay bounded).
+            let wake = crate::control::WakeFd::new().ok().map(Arc::new);
+            if let Some(w) = &wake {
+                shared.control.wake_on_stop(w.clone());
+                wakes.push(w.clone());
+            }
             let t = std::thread::Builder::new()
                 .name(format!("ringperf-worker-{i}"))
                 .spawn(move || {
@@ -411,7 +424,8 @@ impl Workers {
                         let ready_tx = ready_tx.clone();
                         async move {
                             let _ = ready_tx.send((id, Ok(kind), pinned));
-                            worker_main(id, kind, shared, producer, ctl_rx, done_tx).await
+                            let ends = (producer, ctl_rx, done_tx);
+                            worker_main(id, kind, shared, wake, ends).await
                         }
                     });
                     let end = match res {
@@ -430,6 +444,7 @@ impl Workers {
                         connection_waits: crate::net::exchange::connection_waits(),
                         warm_opened: end.warm_opened,
                         warm_failed: end.warm_failed,
+                        idle_wakes: end.idle_wakes,
                     }
                 })?;
             threads.push(t);
@@ -446,6 +461,7 @@ impl Workers {
         }
         Ok(Self {
             controls,
+            wakes,
             done_rx,
             threads,
             drivers,
@@ -484,6 +500,14 @@ impl Workers {
         opened
     }
 
+    /// Has every worker look again at what its idle tasks wait for (a worker ended its phase:
+    /// the phase's requests may be exhausted, which the others do not see while they sleep).
+    pub fn poke(&self) {
+        for w in &self.wakes {
+            w.wake();
+        }
+    }
+
     /// Waits up to `timeout` for one worker to finish its phase.
     pub fn wait_done(&self, timeout: Duration) -> Option<PhaseDone> {
         self.done_rx.recv_timeout(timeout).ok()
@@ -511,6 +535,7 @@ impl Workers {
 /// What a worker's runtime hands back as it ends.
 #[derive(Default)]
 struct WorkerEnd {
+    idle_wakes: u64,
     naps: Option<crate::net::batch::NapStats>,
     warm_opened: u64,
     warm_failed: u64,
@@ -520,9 +545,8 @@ async fn worker_main(
     id: u16,
     driver: DriverKind,
     shared: Arc<Shared>,
-    producer: Producer,
-    ctl_rx: Receiver<Control>,
-    done_tx: Sender<PhaseDone>,
+    wake: Option<Arc<crate::control::WakeFd>>,
+    (producer, ctl_rx, done_tx): (Producer, Receiver<Control>, Sender<PhaseDone>),
 ) -> WorkerEnd {
     let state = Rc::new(WorkerState {
         id,
@@ -540,7 +564,13 @@ async fn worker_main(
         test_stall: test_stall(),
         naps: Rc::new(Cell::new(crate::net::batch::NapStats::default())),
         warm: warm::Observed::default(),
+        stop: Rc::default(),
     });
+    // On io_uring a task sleeps on the stop's eventfd, so that idle waits need no bound.
+    let listener = wake
+        .clone()
+        .filter(|_| driver == DriverKind::Uring)
+        .map(|fd| monoio::spawn(idle::listen(fd, shared.control.clone(), state.stop.clone())));
     if let Some(max) = shared.batch_wakeups {
         // Lives as long as the runtime: it waits for reads between phases.
         monoio::spawn(crate::net::batch::Napper::new(max, state.naps.clone()));
@@ -557,7 +587,13 @@ async fn worker_main(
             }
         }
     }
+    if let (Some(listener), Some(fd)) = (listener, wake) {
+        state.stop.ending.set(true);
+        fd.wake();
+        listener.await;
+    }
     WorkerEnd {
+        idle_wakes: state.stop.idle_wakes.get(),
         naps: shared.batch_wakeups.map(|_| state.naps.get()),
         warm_opened: state.warm.opened.get(),
         warm_failed: state.warm.failed.get(),
@@ -565,13 +601,14 @@ async fn worker_main(
 }
 
 /// While a phase runs: once the run is cut short and its cut deadline has passed, shut down
-/// every socket still in flight so that its pending read ends at once. Until a cut is set it
-/// looks every 50 ms while requests are in flight, every [`idle::IDLE_POLL`] while none is (a
-/// request checks the cut itself before it writes); it ends as soon as the phase is over.
+/// every socket still in flight so that its pending read ends at once. Until a stop it sleeps
+/// (woken by the stop on a worker that listens for it; otherwise it looks every 50 ms while
+/// requests are in flight, every [`idle::IDLE_POLL`] while none is: a request checks the cut
+/// itself before it writes); it ends as soon as the phase is over.
 pub(super) async fn watch_cut(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
-    phase_over: Rc<idle::PhaseOver>,
+    phase_over: Rc<idle::Latch>,
 ) {
     const CUT_POLL: Duration = Duration::from_millis(5);
     const BUSY_POLL: Duration = Duration::from_millis(50);
@@ -580,16 +617,23 @@ pub(super) async fn watch_cut(
         let cut = shared.control.cut_at_ns();
         let nap = if now >= cut {
             // Cutting: sockets of requests still finishing are shut as they are seen.
-            CUT_POLL
+            Some(CUT_POLL)
         } else {
-            let poll = if state.open_fds.borrow().is_empty() {
-                idle::IDLE_POLL
-            } else {
-                BUSY_POLL
-            };
-            Duration::from_nanos((cut - now).min(poll.as_nanos() as u64))
+            let poll = state.stop.bound().map(|idle| {
+                if state.open_fds.borrow().is_empty() {
+                    idle
+                } else {
+                    BUSY_POLL
+                }
+            });
+            match (cut, poll) {
+                (u64::MAX, poll) => poll,
+                (cut, poll) => {
+                    Some(Duration::from_nanos(cut - now).min(poll.unwrap_or(Duration::MAX)))
+                }
+            }
         };
-        if !phase_over.sleep(nap).await {
+        if !phase_over.sleep(nap, &state.stop.seen).await {
             return;
         }
         if shared.clock.now_ns() >= shared.control.cut_at_ns() {

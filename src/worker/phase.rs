@@ -20,12 +20,13 @@ use std::time::Duration;
 
 use crate::schedule::TemplatePicker;
 
-use super::idle::{IDLE_POLL, PhaseOver};
+use super::idle::{Latch, Nudge};
 use super::pacer::Pacer;
 use super::session::Session;
 use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, push, watch_cut};
 
-/// Longest single wait before the stop conditions are looked at again.
+/// Longest single wait before the stop conditions are looked at again, on a worker that does
+/// not listen for the stop (the epoll driver).
 const STOP_POLL_NS: u64 = 50_000_000;
 /// How long before the next credit's intended time an open loop with an empty queue looks
 /// again (the feeder queues it well before: `run::dispatch`'s lookahead is 50 ms).
@@ -44,8 +45,9 @@ pub(super) async fn run(
         plan,
         driver,
         sent: Cell::new(0),
+        changed: Nudge::default(),
     });
-    let phase_over = Rc::new(PhaseOver::default());
+    let phase_over = Rc::new(Latch::default());
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
     let keeper = ctx.plan.warm.map(|w| {
         monoio::spawn(super::warm::keep(
@@ -95,6 +97,9 @@ struct Ctx {
     plan: PhasePlan,
     driver: DriverKind,
     sent: Cell<u64>,
+    /// A request of the phase ended, or a session's later turn became due: the open loop's
+    /// last wait looks again.
+    changed: Nudge,
 }
 
 impl Ctx {
@@ -191,9 +196,11 @@ impl Ctx {
         true
     }
 
-    /// Waits until `at_ns`, looking at the stop conditions at least every 50 ms. `false` when
+    /// Waits until `at_ns` or the phase's issue deadline, or less when the run stops (seen at
+    /// once on a worker that listens for it, within 50 ms on one that does not). `false` when
     /// the phase stopped issuing meanwhile.
     async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
+        let stop = &self.state.stop;
         loop {
             if self.stopping() {
                 return false;
@@ -202,9 +209,14 @@ impl Ctx {
             if now >= at_ns {
                 return true;
             }
-            pacer
-                .wait_until(&self.shared.clock, at_ns.min(now + STOP_POLL_NS))
-                .await;
+            let mut until = at_ns.min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX));
+            if stop.bound().is_some() {
+                until = until.min(now + STOP_POLL_NS);
+            }
+            monoio::select! {
+                () = pacer.wait_until(&self.shared.clock, until) => {}
+                () = stop.event() => {}
+            }
         }
     }
 }
@@ -284,14 +296,31 @@ async fn open_loop(
                 break;
             }
             // Nothing queued: look again shortly before the next credit is meant to go (the
-            // feeder queues it ahead of that), at least every `IDLE_POLL` for a stop, every
-            // 200 µs when it may come at any moment.
+            // feeder queues it ahead of that; the time it publishes only grows until the credit
+            // is within its lookahead, so no credit comes sooner), every 200 µs when it may come
+            // at any moment, and at once when the run stops or the phase's time is up.
             let now = ctx.shared.clock.now_ns();
-            let at = next_ns
-                .load(Ordering::Acquire)
+            let next = next_ns.load(Ordering::Acquire);
+            if next == u64::MAX {
+                // None left (`run::dispatch::NEXT_NONE`, published after `fed`): the next look
+                // sees the phase fed.
+                continue;
+            }
+            let bound = state.stop.bound().map_or(u64::MAX, |d| d.as_nanos() as u64);
+            let at = next
                 .saturating_sub(EARLY_NS)
-                .clamp(now + 200_000, now + IDLE_POLL.as_nanos() as u64);
-            pacer.wait_until(&ctx.shared.clock, at).await;
+                .min(ctx.plan.issue_deadline_ns.unwrap_or(u64::MAX))
+                .clamp(now + 200_000, now.saturating_add(bound));
+            // A poke (another worker ended its phase: the requests may be exhausted) or the
+            // stop ends it too.
+            monoio::select! {
+                () = pacer.wait_until(&ctx.shared.clock, at) => {}
+                () = state.stop.event() => {}
+            }
+            if next != 0 {
+                // A wait with nothing due (not a 200 µs look for an imminent credit).
+                state.stop.idle_wakes.set(state.stop.idle_wakes.get() + 1);
+            }
             continue;
         };
         pacer
@@ -329,6 +358,7 @@ async fn open_loop(
             let mut session = session;
             let sent = ctx.send_turn(&mut session, credit.intended_ns).await;
             ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
+            ctx.changed.nudge();
             if sent && !session.finished(&ctx.shared) {
                 match kind {
                     OpenKind::Tick => {
@@ -337,6 +367,7 @@ async fn open_loop(
                         let mut pacer = Pacer::new(ctx.driver);
                         if ctx.wait_until(&mut pacer, due).await {
                             ready.borrow_mut().push_back(session);
+                            ctx.changed.nudge();
                             return;
                         }
                     }
@@ -344,21 +375,12 @@ async fn open_loop(
                 }
             }
             live.set(live.get() - 1);
+            ctx.changed.nudge();
         });
     }
-    // The last answers and later turns: looked at every 500 µs, less often (to 20 ms) while
-    // nothing changes, as when sessions wait out long delays.
-    let mut nap = Duration::from_micros(500);
-    let mut seen = (state.in_flight.get(), live.get());
+    // The last answers and later turns: looked at again each time one of them ends.
     while state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0) {
-        monoio::time::sleep(nap).await;
-        let now = (state.in_flight.get(), live.get());
-        nap = if now == seen {
-            (nap * 2).min(Duration::from_millis(20))
-        } else {
-            Duration::from_micros(500)
-        };
-        seen = now;
+        ctx.changed.wait().await;
     }
 }
 
@@ -375,6 +397,7 @@ async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
         ctx.state.warm.in_flight(ctx.state.in_flight.get());
         let sent = ctx.send_turn(session, intended).await;
         ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
+        ctx.changed.nudge();
         if !sent {
             return;
         }

@@ -87,6 +87,8 @@ pub struct Observed {
     pub opened: Cell<u64>,
     /// Ahead-of-time connects that failed.
     pub failed: Cell<u64>,
+    /// A request started (what an idle keeper sleeps for).
+    pub(crate) started: super::idle::Nudge,
 }
 
 impl Observed {
@@ -100,6 +102,7 @@ impl Observed {
     pub fn in_flight(&self, n: usize) {
         let [now, prev] = self.peak_in_flight.get();
         self.peak_in_flight.set([now.max(n), prev]);
+        self.started.nudge();
     }
 
     /// Starts a new window once the current one is [`WINDOW_NS`] old.
@@ -231,20 +234,33 @@ pub(crate) async fn before_phase(
 
 /// While a phase runs (until `phase_over`): every [`TICK`], opens what the pool lacks for the
 /// load of the last two windows. While nothing is in flight and nothing was opened the tick
-/// doubles, up to the worker's idle poll (200 ms): an idle phase (a trace's quiet stretch) costs
-/// few wake-ups.
+/// doubles, up to the worker's idle poll (200 ms); on a worker that listens for the run's stop it
+/// then sleeps until a request starts instead: an idle phase (a trace's quiet stretch) costs no
+/// wake-up.
 pub(crate) async fn keep(
     shared: Arc<Shared>,
     state: Rc<WorkerState>,
     warm: Warm,
-    phase_over: Rc<super::idle::PhaseOver>,
+    phase_over: Rc<super::idle::Latch>,
 ) {
     // The phase's end waits for this task: a connect it starts is bounded tighter than one
     // before the phase.
     let timeout = connect_timeout(&shared).min(KEEP_CONNECT_LIMIT);
     let mut tick = TICK;
+    let idle = super::idle::IDLE_POLL;
     loop {
-        if !phase_over.sleep(tick).await || shared.control.stopped() {
+        if tick >= idle && state.stop.bound().is_none() {
+            // Idle, and the stop wakes this worker: sleep until a request starts.
+            let started = state.warm.started.wait();
+            monoio::select! {
+                () = started => {}
+                () = phase_over.wait() => return,
+                () = state.stop.seen.wait() => return,
+            }
+        } else if !phase_over.sleep(Some(tick), &state.stop.seen).await {
+            return;
+        }
+        if shared.control.stopped() {
             return;
         }
         let now = shared.clock.now_ns();
@@ -253,7 +269,7 @@ pub(crate) async fn keep(
         let until = now + KEEP_CONNECT_LIMIT.as_nanos() as u64;
         let opened = fill(&shared, &state, want, timeout, until).await;
         tick = if opened == 0 && state.in_flight.get() == 0 {
-            (tick * 2).min(super::idle::IDLE_POLL)
+            (tick * 2).min(idle)
         } else {
             TICK
         };

@@ -422,3 +422,58 @@ fn a_stalled_client_beside_the_embedded_mock_still_fell_behind() {
         "{line}"
     );
 }
+
+/// A fixed-schedule replay whose second row comes 2 s after its first: each worker sleeps through
+/// the gap until its next credit is near (or the phase ends) instead of looking every 200 ms, as
+/// the count of its idle waits in `ringperf.threads[].idle_wakes` says. A 200 ms poll would make
+/// at least 10 a worker over the gap; what is allowed here is a few a worker (the wait before each
+/// credit, the phase's end, the start while the feeder has not published its next time yet).
+#[test]
+fn a_gap_in_a_trace_costs_each_worker_a_few_wake_ups_not_a_poll() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("gap.jsonl");
+    std::fs::write(
+        &file,
+        "{\"timestamp\": 0, \"input_length\": 20, \"output_length\": 2}\n\
+         {\"timestamp\": 2000, \"input_length\": 20, \"output_length\": 2}\n",
+    )
+    .unwrap();
+    let path = file.display().to_string();
+    let out_dir = tmp.path().join("out");
+    common::profile_binary(
+        &server,
+        &out_dir,
+        2,
+        &[
+            "--input-file",
+            &path,
+            "--custom-dataset-type",
+            "mooncake_trace",
+            "--fixed-schedule",
+            "--no-server-metrics",
+            "--workers-max",
+            "2",
+        ],
+        &[],
+    );
+    let records = std::fs::read_to_string(out_dir.join("profile_export.jsonl")).unwrap();
+    assert_eq!(records.lines().count(), 2, "both rows sent: {records}");
+    let j = read_json(&out_dir.join("profile_export_aiperf.json"));
+    let workers: Vec<&Value> = j["ringperf"]["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"].as_str().unwrap().starts_with("worker_"))
+        .collect();
+    assert_eq!(workers.len(), 2);
+    let wakes: Vec<u64> = workers
+        .iter()
+        .map(|t| t["idle_wakes"].as_u64().expect("idle_wakes"))
+        .collect();
+    eprintln!("idle wakes per worker: {wakes:?}");
+    assert!(
+        wakes.iter().all(|&w| w <= 6),
+        "idle wakes per worker: {wakes:?}"
+    );
+}
