@@ -81,6 +81,18 @@ impl MockServer {
             .unwrap_or_default()
     }
 
+    /// Requests answered (or, in [`super::MetricsMode::Hang`], held) at `/metrics` and
+    /// `/prometheus/metrics` so far, `HEAD` included, over every thread.
+    pub fn metrics_requests(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |r| {
+            r.shared
+                .metrics
+                .iter()
+                .map(|t| t.pages.load(std::sync::atomic::Ordering::Relaxed))
+                .sum()
+        })
+    }
+
     /// Every DCGM page served by `GET` at `/dcgm/metrics` so far, in order (empty unless
     /// [`MockConfig::dcgm_gpus`] is set).
     pub fn dcgm_pages(&self) -> Vec<super::DcgmPage> {
