@@ -496,7 +496,12 @@ pub fn expand(
                 (
                     "itl_surface_fit",
                     "decode_itl_surface.json",
-                    Derivation::NotYet,
+                    Derivation::ItlSurface {
+                        metric_tag: "inter_token_latency".to_owned(),
+                        stat: "avg".to_owned(),
+                        concurrency_param: CONCURRENCY_PATH.to_owned(),
+                        osl_param: OSL_PATH.to_owned(),
+                    },
                 ),
             ))
         }
@@ -729,7 +734,10 @@ fn pareto(b: &Bounds, streaming: bool) -> Result<Expansion, SearchError> {
         post_process: Some(PostProcess {
             handler: "pareto_sweep_export",
             output_filename: "pareto_sweep.json",
-            derivation: Derivation::NotYet,
+            derivation: Derivation::ParetoExport {
+                x: ("time_to_first_token".to_owned(), "p95".to_owned()),
+                y: ("output_token_throughput".to_owned(), "avg".to_owned()),
+            },
         }),
         recipe,
     }))
