@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::sla::SlaFilter;
+use crate::sweep::annotate::observed;
 
 /// What a grid recipe derives, with its parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -214,16 +215,6 @@ fn knee(
         .collect();
     o.insert("all_points".into(), Value::Array(all));
     Ok(Value::Object(o))
-}
-
-/// A filter's figure in a row's metrics: the `mean` of `<tag>_<stat>`, else `<tag>`'s own
-/// `stat`, else `<tag>`'s `mean` (AIPerf's three lookups).
-fn observed(metrics: &Value, tag: &str, stat: &str) -> Option<f64> {
-    if let Some(v) = metrics[format!("{tag}_{stat}")].get("mean") {
-        return v.as_f64();
-    }
-    let block = metrics.get(tag)?;
-    block[stat].as_f64().or_else(|| block["mean"].as_f64())
 }
 
 fn filter_json(f: &SlaFilter) -> Value {
