@@ -198,7 +198,7 @@ pub fn run_search(
 }
 
 /// What `recipe` and its SLA `filters` add to the sweep aggregate.
-fn annotations(filters: &[SlaFilter], recipe: Option<Recipe>) -> Annotations {
+pub fn annotations(filters: &[SlaFilter], recipe: Option<Recipe>) -> Annotations {
     Annotations {
         sla: filters
             .iter()

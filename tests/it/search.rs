@@ -472,3 +472,60 @@ fn itl_surface_and_pareto_recipes_write_their_files() {
     );
     assert_eq!(doc["metadata"]["num_combinations"], 8);
 }
+
+/// `--search-sla` on a plain sweep (AIPerf 0.13 accepts and ignores it; ringperf applies it):
+/// a mock serving one request at a time for 20 + 3 × 2 = 26 ms, so at concurrency 1 TTFT is
+/// about 20 ms and at 3 a request waits up to two services first (p95 about 72 ms): under
+/// p95 TTFT < 45 ms (25 ms from either) concurrency 1 is feasible and 3 is not, each verdict
+/// checked against the variation's own summary; the frontier holds feasible variations only.
+#[test]
+fn search_sla_marks_a_plain_sweeps_feasible_variations() {
+    let server = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(20),
+        itl: Duration::from_millis(2),
+        output_tokens: OutputLen::Fixed(4),
+        capacity: 1,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    profile_recipe(
+        &server,
+        dir.path(),
+        &[
+            "--concurrency",
+            "1,3",
+            "--search-sla",
+            "time_to_first_token:p95:lt:45",
+        ],
+    );
+    server.stop();
+    let doc = read_json(
+        &dir.path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    let p95: Vec<f64> = [1, 3]
+        .map(|c| {
+            read_json(
+                &dir.path()
+                    .join(format!("concurrency_{c}/profile_export_aiperf.json")),
+            )["time_to_first_token"]["p95"]
+                .as_f64()
+                .unwrap()
+        })
+        .to_vec();
+    assert!(p95[0] < 45.0 && p95[1] >= 45.0, "{p95:?}");
+    let c = &doc["metadata"]["sla_constraints"];
+    assert_eq!(
+        c["active_filters"],
+        json!([{"metric_tag": "time_to_first_token", "stat": "p95", "op": "lt", "threshold": 45.0}])
+    );
+    assert_eq!(
+        (c["feasible_count"].as_u64(), c["infeasible_count"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(doc["metadata"].get("pareto_axes").is_none());
+    for p in doc["pareto_optimal"].as_array().unwrap() {
+        assert_eq!(p["concurrency"], 1, "{p}");
+    }
+}
