@@ -140,7 +140,10 @@ fn profile(
         return Ok(outcome.exit_code());
     }
     if !sla.is_empty() {
-        eprintln!("ringperf: warning: --search-sla is ignored: it filters a sweep's variations");
+        eprintln!(
+            "ringperf: warning: --search-sla has no effect: it filters a sweep's variations, \
+             and this is a single run"
+        );
     }
     let argv = placeholder.as_slice();
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
