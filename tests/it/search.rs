@@ -94,10 +94,28 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
             "{i}: {tps}"
         );
     }
-    assert!(
-        dir.path()
-            .join("sweep_aggregate/profile_export_aiperf_sweep.json")
-            .exists()
+    // The sweep aggregate of an adaptive search: AIPerf's metadata keys (as its
+    // max-throughput-ttft-sla run wrote them), the recipe's axes, and the SLA verdicts of the
+    // four points (2 feasible, 2 not, as the history says).
+    let doc = read_json(
+        &dir.path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-search");
+    let aiperf = read_json(
+        &data.join("max-throughput-ttft-sla/sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    assert_eq!(key_list(&doc["metadata"]), key_list(&aiperf["metadata"]));
+    let sla_grid =
+        read_json(&data.join("sla-grid/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(
+        doc["metadata"]["pareto_axes"],
+        sla_grid["metadata"]["pareto_axes"]
+    );
+    let c = &doc["metadata"]["sla_constraints"];
+    assert_eq!(
+        (c["feasible_count"].as_u64(), c["infeasible_count"].as_u64()),
+        (Some(2), Some(2))
     );
 
     // The mock's own record: 6 requests per point; none waited at concurrency 1 and 2 (the
