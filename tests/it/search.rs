@@ -543,7 +543,10 @@ fn search_sla_marks_a_plain_sweeps_feasible_variations() {
         (Some(1), Some(1))
     );
     assert!(doc["metadata"].get("pareto_axes").is_none());
-    for p in doc["pareto_optimal"].as_array().unwrap() {
-        assert_eq!(p["concurrency"], 1, "{p}");
+    // The best and the frontier are chosen among the feasible variations: concurrency 1 alone.
+    assert_eq!(doc["pareto_optimal"], json!([{"concurrency": 1}]));
+    for best in doc["best_configurations"].as_object().unwrap().values() {
+        assert_eq!(best["parameters"], json!({"concurrency": 1}), "{best}");
     }
+    assert!(doc["best_configurations"].get("best_throughput").is_some());
 }
