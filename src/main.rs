@@ -123,7 +123,9 @@ fn profile(
         )?;
         return Ok(outcome.exit_code());
     }
-    if let Some(plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
+    let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
+    if let Some(mut plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
+        plan.annotations = ringperf::search::run::annotations(&sla, None);
         ringperf::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf::workload::tokenizer::preload(&spec);
@@ -136,6 +138,12 @@ fn profile(
             std::io::stdout().is_terminal(),
         )?;
         return Ok(outcome.exit_code());
+    }
+    if !sla.is_empty() {
+        eprintln!(
+            "ringperf: warning: --search-sla has no effect: it filters a sweep's variations, \
+             and this is a single run"
+        );
     }
     let argv = placeholder.as_slice();
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken

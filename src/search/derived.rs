@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::sla::SlaFilter;
+use crate::sweep::annotate::observed;
 
 /// What a grid recipe derives, with its parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,8 +45,26 @@ pub enum Derivation {
         /// The swept parameter's path (the ISL's).
         swept_param: String,
     },
-    /// A handler ringperf does not compute yet (its file is not written).
-    NotYet,
+    /// `itl_surface_fit`: the measured ITL on the concurrency × OSL grid, `null` where no
+    /// point was measured (no interpolation).
+    ItlSurface {
+        /// The metric tag (`inter_token_latency`).
+        metric_tag: String,
+        /// Its statistic.
+        stat: String,
+        /// The concurrency's parameter path.
+        concurrency_param: String,
+        /// The OSL's parameter path.
+        osl_param: String,
+    },
+    /// `pareto_sweep_export`: every (ISL, OSL, concurrency) cell with its x (lower is better)
+    /// and y (higher is better), marked when no other cell dominates it.
+    ParetoExport {
+        /// The x axis's metric tag and statistic.
+        x: (String, String),
+        /// The y axis's metric tag and statistic.
+        y: (String, String),
+    },
 }
 
 /// Why a handler wrote no file: the message, and the kind of error AIPerf names for it.
@@ -196,16 +215,6 @@ fn knee(
         .collect();
     o.insert("all_points".into(), Value::Array(all));
     Ok(Value::Object(o))
-}
-
-/// A filter's figure in a row's metrics: the `mean` of `<tag>_<stat>`, else `<tag>`'s own
-/// `stat`, else `<tag>`'s `mean` (AIPerf's three lookups).
-fn observed(metrics: &Value, tag: &str, stat: &str) -> Option<f64> {
-    if let Some(v) = metrics[format!("{tag}_{stat}")].get("mean") {
-        return v.as_f64();
-    }
-    let block = metrics.get(tag)?;
-    block[stat].as_f64().or_else(|| block["mean"].as_f64())
 }
 
 fn filter_json(f: &SlaFilter) -> Value {
@@ -403,6 +412,212 @@ fn curve_fit(doc: &Value, tag: &str, stat: &str, path: &str) -> Result<Value, De
     }))
 }
 
+/// The block of `tag` a handler reads in a row's metrics: `<tag>_<stat>` when it has a `mean`,
+/// else `<tag>` when it has one.
+fn mean_block<'a>(metrics: &'a Value, tag: &str, stat: &str) -> Option<&'a Value> {
+    Some(&metrics[format!("{tag}_{stat}")])
+        .filter(|b| b.get("mean").is_some())
+        .or_else(|| Some(&metrics[tag]).filter(|b| b.get("mean").is_some()))
+}
+
+/// A swept parameter of a row as a number, or the handler's `TypeError`.
+fn param_number(row: &Value, path: &str, handler: &str) -> Result<Option<f64>, DerivedError> {
+    let Some(v) = param_of(row, path) else {
+        return Ok(None);
+    };
+    number(v).map(Some).ok_or_else(|| DerivedError {
+        kind: "ValueError",
+        message: format!("{handler}: parameter {path:?} value {v} is not a number"),
+    })
+}
+
+/// `decode_itl_surface.json`.
+fn itl_surface(
+    doc: &Value,
+    tag: &str,
+    stat: &str,
+    c_path: &str,
+    o_path: &str,
+) -> Result<Value, DerivedError> {
+    const H: &str = "itl_surface_fit";
+    checked_stat(stat, H)?;
+    let flat = format!("{tag}_{stat}");
+    let (mut candidates, mut non_finite, mut negative) = (0usize, 0usize, 0usize);
+    let mut triples: Vec<(f64, f64, f64)> = Vec::new();
+    for row in rows(doc) {
+        let (Some(c), Some(o)) = (param_number(row, c_path, H)?, param_number(row, o_path, H)?)
+        else {
+            continue;
+        };
+        let Some(block) = mean_block(&row["metrics"], tag, stat) else {
+            continue;
+        };
+        candidates += 1;
+        match block["mean"].as_f64().filter(|v| v.is_finite()) {
+            None => non_finite += 1,
+            Some(v) if v < 0.0 => negative += 1,
+            Some(v) => triples.push((c, o, v)),
+        }
+    }
+    if candidates == 0 {
+        return Err(DerivedError::value(format!(
+            "{H}: sweep aggregate has no rows with parameters {c_path:?} + {o_path:?} and \
+             metric {tag:?} (flat key {flat:?}); check that the recipe swept both axes and \
+             streaming was enabled."
+        )));
+    }
+    if non_finite + negative > 0 {
+        eprintln!(
+            "warning: {H}: dropped {non_finite} non-finite and {negative} negative ITL row(s) \
+             for metric {tag:?}"
+        );
+    }
+    // Stable, as AIPerf sorts: of two rows of one cell the later one is the cell's value.
+    triples.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let raw: Vec<Value> = triples
+        .iter()
+        .map(|&(c, o, v)| json!({"concurrency": c, "osl": o, "itl_ms": v}))
+        .collect();
+    let mut o = Map::new();
+    o.insert("swept_metric".into(), json!(tag));
+    o.insert("stat".into(), json!(stat));
+    o.insert("swept_params".into(), json!([c_path, o_path]));
+    o.insert("raw_points".into(), Value::Array(raw));
+    if triples.len() < 2 {
+        o.insert(
+            "surface".into(),
+            json!({"concurrency_axis": [], "osl_axis": [], "itl_grid": []}),
+        );
+        o.insert("surface_fit_failed".into(), json!(true));
+        o.insert(
+            "error_reason".into(),
+            json!(format!(
+                "{H}: fewer than 2 finite-positive rows after dropping non-finite/negative ITL \
+                 (kept {}, dropped {non_finite} non-finite + {negative} negative); check that \
+                 streaming was enabled and that swept cells produced successful requests.",
+                triples.len()
+            )),
+        );
+        return Ok(Value::Object(o));
+    }
+    let axis = |pick: fn(&(f64, f64, f64)) -> f64| {
+        let mut a: Vec<f64> = triples.iter().map(pick).collect();
+        a.sort_by(f64::total_cmp);
+        a.dedup();
+        a
+    };
+    let (cs, os) = (axis(|t| t.0), axis(|t| t.1));
+    let grid: Vec<Vec<Option<f64>>> = cs
+        .iter()
+        .map(|&c| {
+            os.iter()
+                .map(|&o| {
+                    let hit = triples.iter().rev().find(|t| t.0 == c && t.1 == o);
+                    hit.map(|t| t.2)
+                })
+                .collect()
+        })
+        .collect();
+    o.insert(
+        "surface".into(),
+        json!({"concurrency_axis": cs, "osl_axis": os, "itl_grid": grid}),
+    );
+    o.insert("surface_fit_failed".into(), json!(false));
+    Ok(Value::Object(o))
+}
+
+/// One `pareto_sweep.json` cell of a row, `None` when the row lacks an axis block or one of
+/// the three parameters.
+fn pareto_cell(
+    row: &Value,
+    x: &(String, String),
+    y: &(String, String),
+) -> Result<Option<Map<String, Value>>, DerivedError> {
+    const H: &str = "pareto_sweep_export";
+    let m = &row["metrics"];
+    // An empty `<tag>_<stat>` block falls through to `<tag>`, as in AIPerf.
+    let block = |(tag, stat): &(String, String)| {
+        Some(&m[format!("{tag}_{stat}")])
+            .filter(|b| b.as_object().is_some_and(|o| !o.is_empty()))
+            .or_else(|| m.get(tag))
+    };
+    let (Some(xb), Some(yb)) = (block(x), block(y)) else {
+        return Ok(None);
+    };
+    let (Some(xm), Some(ym)) = (xb.get("mean"), yb.get("mean")) else {
+        return Ok(None);
+    };
+    let mut cell = Map::new();
+    for key in ["isl", "osl", "concurrency"] {
+        match row["parameters"].get(key).map(number) {
+            None => return Ok(None),
+            Some(None) => {
+                return Err(DerivedError::value(format!(
+                    "{H}: parameter {key:?} is not a number"
+                )));
+            }
+            Some(Some(v)) => cell.insert(key.into(), json!(v.trunc() as i64)),
+        };
+    }
+    let (Some(xv), Some(yv)) = (xm.as_f64(), ym.as_f64()) else {
+        return Err(DerivedError {
+            kind: "TypeError",
+            message: format!("{H}: an axis mean is not a number"),
+        });
+    };
+    cell.insert("x".into(), json!(xv));
+    cell.insert("y".into(), json!(yv));
+    cell.insert("pareto_optimal".into(), json!(false));
+    Ok(Some(cell))
+}
+
+/// `pareto_sweep.json`: a cell is optimal when no other has x ≤ its x and y ≥ its y, one of
+/// them strictly; a cell with a non-finite axis is never optimal.
+fn pareto_export(
+    doc: &Value,
+    x: &(String, String),
+    y: &(String, String),
+) -> Result<Value, DerivedError> {
+    const H: &str = "pareto_sweep_export";
+    checked_stat(&x.1, H)?;
+    checked_stat(&y.1, H)?;
+    let mut cells = Vec::new();
+    for row in rows(doc) {
+        cells.extend(pareto_cell(row, x, y)?);
+    }
+    if cells.is_empty() {
+        return Err(DerivedError::value(format!(
+            "{H}: no rows with the expected (isl, osl, concurrency) parameters and metrics \
+             ({}_{}, {}_{}); check that the recipe ran end-to-end with --streaming.",
+            x.0, x.1, y.0, y.1
+        )));
+    }
+    let xy: Vec<(f64, f64)> = cells
+        .iter()
+        .map(|c| {
+            (
+                c["x"].as_f64().unwrap_or(f64::NAN),
+                c["y"].as_f64().unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    let finite = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    for (i, c) in cells.iter_mut().enumerate() {
+        let me = xy[i];
+        let dominated = xy.iter().enumerate().any(|(j, o)| {
+            j != i && finite(o) && o.0 <= me.0 && o.1 >= me.1 && (o.0 < me.0 || o.1 > me.1)
+        });
+        c.insert("pareto_optimal".into(), json!(finite(&me) && !dominated));
+    }
+    Ok(json!({
+        "x_metric": x.0,
+        "x_stat": x.1,
+        "y_metric": y.0,
+        "y_stat": y.1,
+        "cells": cells,
+    }))
+}
+
 /// The derived document of `d` from the sweep aggregate `doc` (`None`: not computed yet).
 ///
 /// # Errors
@@ -424,7 +639,13 @@ pub fn derive(d: &Derivation, doc: &Value) -> Result<Option<Value>, DerivedError
             stat,
             swept_param,
         } => curve_fit(doc, metric_tag, stat, swept_param).map(Some),
-        Derivation::NotYet => Ok(None),
+        Derivation::ItlSurface {
+            metric_tag,
+            stat,
+            concurrency_param,
+            osl_param,
+        } => itl_surface(doc, metric_tag, stat, concurrency_param, osl_param).map(Some),
+        Derivation::ParetoExport { x, y } => pareto_export(doc, x, y).map(Some),
     }
 }
 
@@ -800,5 +1021,132 @@ mod tests {
         assert_eq!(v["handler"], "degradation_knee_detect");
         assert_eq!(v["output_filename"], "degradation_knee.json");
         assert_eq!(v["type"], "ValueError");
+    }
+
+    fn decode_surface() -> Derivation {
+        Derivation::ItlSurface {
+            metric_tag: "inter_token_latency".into(),
+            stat: "avg".into(),
+            concurrency_param: "phases.profiling.concurrency".into(),
+            osl_param: "datasets.main.prompts.osl".into(),
+        }
+    }
+
+    fn pareto_axes() -> Derivation {
+        Derivation::ParetoExport {
+            x: ("time_to_first_token".into(), "p95".into()),
+            y: ("output_token_throughput".into(), "avg".into()),
+        }
+    }
+
+    /// AIPerf's own `decode-itl-curve` run (2 concurrencies × 2 OSLs): from its sweep
+    /// aggregate, the `decode_itl_surface.json` it wrote.
+    #[test]
+    fn itl_surface_of_aiperfs_sweep_is_aiperfs_file() {
+        let dir = "aiperf-search/decode-itl-curve/sweep_aggregate";
+        let doc = fixture(&format!("{dir}/profile_export_aiperf_sweep.json"));
+        let want = fixture(&format!("{dir}/decode_itl_surface.json"));
+        let got = derive(&decode_surface(), &doc).unwrap().unwrap();
+        assert_eq!(got, want);
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&want).unwrap()
+        );
+    }
+
+    /// AIPerf's own `pareto-sweep` aggregate, and the file AIPerf's `ParetoSweepExport` handler
+    /// makes of it (AIPerf 0.13 itself never runs the handler for this recipe:
+    /// tests/data/aiperf-search/README.md).
+    #[test]
+    fn pareto_of_aiperfs_sweep_is_aiperfs_handlers_file() {
+        let dir = "aiperf-search/pareto-sweep/sweep_aggregate";
+        let doc = fixture(&format!("{dir}/profile_export_aiperf_sweep.json"));
+        let want = fixture(&format!("{dir}/pareto_sweep.json"));
+        let got = derive(&pareto_axes(), &doc).unwrap().unwrap();
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&want).unwrap()
+        );
+    }
+
+    /// A missing cell stays null, a negative ITL is dropped, and of two rows of one cell the
+    /// later wins (worked by hand).
+    #[test]
+    fn itl_surface_worked_by_hand() {
+        let r = |c: u64, o: u64, v: f64| {
+            row(
+                json!({"concurrency": c, "osl": o}),
+                json!({"inter_token_latency": {"mean": v}}),
+            )
+        };
+        let doc = json!({"per_combination_metrics": [
+            r(4, 64, 3.0), r(1, 64, 1.0), r(1, 256, 2.0), r(4, 64, 5.0), r(2, 256, -1.0),
+            row(json!({"concurrency": 8}), json!({"inter_token_latency": {"mean": 9.0}})),
+        ]});
+        let got = derive(&decode_surface(), &doc).unwrap().unwrap();
+        assert_eq!(got["surface"]["concurrency_axis"], json!([1.0, 4.0]));
+        assert_eq!(got["surface"]["osl_axis"], json!([64.0, 256.0]));
+        assert_eq!(got["surface"]["itl_grid"], json!([[1.0, 2.0], [5.0, null]]));
+        assert_eq!(got["raw_points"].as_array().unwrap().len(), 4);
+        assert_eq!(got["surface_fit_failed"], json!(false));
+        // One usable row: the failure marker, not a surface.
+        let one = json!({"per_combination_metrics": [r(1, 64, 1.0), r(2, 64, -3.0)]});
+        let got = derive(&decode_surface(), &one).unwrap().unwrap();
+        assert_eq!(got["surface_fit_failed"], json!(true));
+        assert_eq!(got["surface"]["itl_grid"], json!([]));
+        assert!(got["error_reason"].as_str().unwrap().contains("kept 1"));
+        // No row with both axes: the handler's refusal.
+        let none = json!({"per_combination_metrics": [row(json!({"concurrency": 1}), json!({}))]});
+        assert_eq!(
+            derive(&decode_surface(), &none).unwrap_err().kind,
+            "ValueError"
+        );
+    }
+
+    /// Dominance worked by hand: (x 10, y 50) and (x 20, y 90) are on the frontier; (x 20,
+    /// y 40) is beaten by the first on both axes, (x 10, y 30) by the first on y alone; a cell
+    /// lacking the OSL is left out.
+    #[test]
+    fn pareto_dominance_worked_by_hand() {
+        let cell = |c: u64, x: f64, y: f64| {
+            row(
+                json!({"isl": 128, "osl": 64, "concurrency": c}),
+                json!({"time_to_first_token_p95": {"mean": x},
+                       "output_token_throughput": {"mean": y}}),
+            )
+        };
+        let doc = json!({"per_combination_metrics": [
+            cell(1, 10.0, 50.0), cell(2, 20.0, 40.0), cell(4, 20.0, 90.0), cell(8, 10.0, 30.0),
+            row(json!({"isl": 1, "concurrency": 1}),
+                json!({"time_to_first_token": {"mean": 1.0},
+                       "output_token_throughput": {"mean": 1000.0}})),
+        ]});
+        let got = derive(&pareto_axes(), &doc).unwrap().unwrap();
+        let flags: Vec<(i64, bool)> = got["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["concurrency"].as_i64().unwrap(),
+                    c["pareto_optimal"] == json!(true),
+                )
+            })
+            .collect();
+        assert_eq!(flags, [(1, true), (2, false), (4, true), (8, false)]);
+        assert_eq!(got["cells"][0]["x"], json!(10.0));
+        let empty = json!({"per_combination_metrics": []});
+        assert_eq!(
+            derive(&pareto_axes(), &empty).unwrap_err().kind,
+            "ValueError"
+        );
+        let null_mean = json!({"per_combination_metrics": [row(
+            json!({"isl": 1, "osl": 1, "concurrency": 1}),
+            json!({"time_to_first_token": {"mean": null}, "output_token_throughput": {"mean": 1.0}}),
+        )]});
+        assert_eq!(
+            derive(&pareto_axes(), &null_mean).unwrap_err().kind,
+            "TypeError"
+        );
     }
 }

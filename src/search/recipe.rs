@@ -65,6 +65,51 @@ impl Recipe {
         }
     }
 
+    /// The Pareto axes the recipe declares for its sweep aggregate (`metadata.pareto_axes`):
+    /// x (lower is better) and y (higher is better) as `(tag, stat)`, and the series keys.
+    pub fn pareto_axes(self) -> Option<serde_json::Value> {
+        let (x, xs, y, ys, series): (&str, &str, &str, &str, &[&str]) = match self {
+            Recipe::MaxThroughputTtftSla => (
+                "time_to_first_token",
+                "p99",
+                "output_token_throughput",
+                "avg",
+                &[],
+            ),
+            Recipe::MaxThroughputItlSla => (
+                "inter_token_latency",
+                "p99",
+                "output_token_throughput",
+                "avg",
+                &[],
+            ),
+            Recipe::ConcurrencyRamp => (
+                "request_latency",
+                "p95",
+                "output_token_throughput",
+                "avg",
+                &[],
+            ),
+            Recipe::MaxConcurrencyUnderSla => {
+                ("request_latency", "p95", "concurrency", "value", &[])
+            }
+            Recipe::MaxGoodputUnderSlo => ("request_latency", "p95", "goodput", "avg", &[]),
+            Recipe::ParetoSweep => (
+                "time_to_first_token",
+                "p95",
+                "output_token_throughput",
+                "avg",
+                &["isl", "osl"],
+            ),
+            Recipe::PrefillTtftCurve | Recipe::DecodeItlCurve => return None,
+        };
+        Some(serde_json::json!({
+            "x_metric": x, "x_stat": xs, "x_minimize": true,
+            "y_metric": y, "y_stat": ys, "y_maximize": true,
+            "series_keys": series,
+        }))
+    }
+
     /// The recipe named `name`.
     pub fn parse(name: &str) -> Result<Self, SearchError> {
         Self::ALL
@@ -496,7 +541,12 @@ pub fn expand(
                 (
                     "itl_surface_fit",
                     "decode_itl_surface.json",
-                    Derivation::NotYet,
+                    Derivation::ItlSurface {
+                        metric_tag: "inter_token_latency".to_owned(),
+                        stat: "avg".to_owned(),
+                        concurrency_param: CONCURRENCY_PATH.to_owned(),
+                        osl_param: OSL_PATH.to_owned(),
+                    },
                 ),
             ))
         }
@@ -729,7 +779,10 @@ fn pareto(b: &Bounds, streaming: bool) -> Result<Expansion, SearchError> {
         post_process: Some(PostProcess {
             handler: "pareto_sweep_export",
             output_filename: "pareto_sweep.json",
-            derivation: Derivation::NotYet,
+            derivation: Derivation::ParetoExport {
+                x: ("time_to_first_token".to_owned(), "p95".to_owned()),
+                y: ("output_token_throughput".to_owned(), "avg".to_owned()),
+            },
         }),
         recipe,
     }))

@@ -18,11 +18,13 @@ use super::config::Search;
 use super::derived;
 use super::planner::{BoundarySearch, Style, margin};
 use super::recipe::{
-    AdaptiveSpec, CONCURRENCY_PATH, Direction, Expansion, GridSpec, ISL_PATH, OSL_PATH, PlannerKind,
+    AdaptiveSpec, CONCURRENCY_PATH, Direction, Expansion, GridSpec, ISL_PATH, OSL_PATH,
+    PlannerKind, Recipe,
 };
 use super::sla::SlaFilter;
 use crate::cli::ProfileArgs;
 use crate::run::{Outcome, RunOptions};
+use crate::sweep::annotate::{Annotations, SlaBound};
 use crate::sweep::{
     ListFlags, Override, ParamValue, SweepPlan, SweepableFlag, Sweeper, Variation, VariationResult,
 };
@@ -195,6 +197,22 @@ pub fn run_search(
     }
 }
 
+/// What `recipe` and its SLA `filters` add to the sweep aggregate.
+pub fn annotations(filters: &[SlaFilter], recipe: Option<Recipe>) -> Annotations {
+    Annotations {
+        sla: filters
+            .iter()
+            .map(|f| SlaBound {
+                metric_tag: f.metric_tag.clone(),
+                stat: f.stat.clone(),
+                op: f.op.as_str(),
+                threshold: f.threshold,
+            })
+            .collect(),
+        pareto_axes: recipe.and_then(Recipe::pareto_axes),
+    }
+}
+
 fn is_pareto(search: &Search) -> bool {
     matches!(&search.expansion, Expansion::Grid(g) if !g.scenarios.is_empty())
 }
@@ -224,6 +242,7 @@ fn adaptive(
         .map(|(f, &v)| (*f, vec![param(f, v)]))
         .collect();
     let mut plan = plan_for(argv, placeholder, args, lists)?;
+    plan.annotations = annotations(&s.sla_filters, s.recipe);
     plan.variations = vec![point(0, &flags, &first)];
     plan.no_sweep_table = true;
     let sweeper = Sweeper::new(plan, opts, is_tty)?;
@@ -561,8 +580,24 @@ fn grid(
     }
     let zip = !g.scenarios.is_empty();
     let mut plan = plan_for(argv, placeholder, args, lists.clone())?;
+    plan.annotations = annotations(&g.sla_filters, Some(g.recipe));
     if zip {
         plan.variations = crate::sweep::plan::zip_variations(&lists)?;
+        // AIPerf lists a pre-paired sweep's parameters by name (concurrency, isl, osl), each
+        // with its distinct values in first-seen order, and counts their product.
+        plan.parameters = [2, 0, 1]
+            .iter()
+            .map(|&k| {
+                let (f, vs) = &lists[k];
+                let mut distinct: Vec<ParamValue> = Vec::new();
+                for v in vs {
+                    if !distinct.contains(v) {
+                        distinct.push(*v);
+                    }
+                }
+                (*f, distinct)
+            })
+            .collect();
     }
     let sweeper = Sweeper::new(plan, opts, is_tty)?;
     let variations = sweeper.plan().variations.clone();

@@ -22,6 +22,7 @@
 //! - [`output`]: the sweep aggregate files and the console table.
 
 pub use crate::run::convergence;
+pub mod annotate;
 mod error;
 pub mod output;
 pub mod plan;

@@ -224,51 +224,79 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
             Value::Object(o)
         })
         .collect();
-    // Best and frontier over the variations whose client kept up.
-    let healthy: Vec<&VariationResult> = counted
-        .iter()
-        .copied()
-        .filter(|r| !r.client_fell_behind)
-        .collect();
-    let mut best = Map::new();
-    let tput: Option<Vec<f64>> = healthy.iter().map(|r| mean_of(r, THROUGHPUT)).collect();
-    if let Some(t) = tput.as_ref().filter(|t| !t.is_empty()) {
-        let i = (0..t.len()).fold(0, |b, i| if t[i] > t[b] { i } else { b });
-        best.insert("best_throughput".into(), json!({"parameters": parameters_of(&healthy[i].variation), "metric": t[i], "unit": "requests/sec"}));
+    // With SLA bounds: the best among the feasible variations (all when none is), the
+    // frontier among the feasible ones only (AIPerf's rule).
+    let a = &plan.annotations;
+    let mask = a.feasible(&per);
+    let any_feasible = mask.iter().any(|&m| m);
+    let pick = |use_mask: bool| -> Vec<&VariationResult> {
+        counted
+            .iter()
+            .zip(&mask)
+            .filter(|(r, m)| !r.client_fell_behind && (**m || !use_mask))
+            .map(|(r, _)| *r)
+            .collect()
+    };
+    let (best, frontier) = best_and_frontier(&pick(any_feasible), &pick(!a.sla.is_empty()));
+    let mut metadata = Map::new();
+    metadata.insert("sweep_parameters".into(), Value::Array(params));
+    metadata.insert("num_combinations".into(), json!(combinations));
+    if let Some(c) = a.sla_constraints(&mask) {
+        metadata.insert("sla_constraints".into(), c);
     }
-    let latency_key = LATENCY_CANDIDATES
-        .iter()
-        .find(|k| !healthy.is_empty() && healthy.iter().all(|r| mean_of(r, k).is_some()));
-    let mut frontier = Vec::new();
-    if let Some(k) = latency_key {
-        let l: Vec<f64> = healthy.iter().filter_map(|r| mean_of(r, k)).collect();
-        let i = (0..l.len()).fold(0, |b, i| if l[i] < l[b] { i } else { b });
-        best.insert("best_latency_p99".into(), json!({"parameters": parameters_of(&healthy[i].variation), "metric": l[i], "unit": "ms"}));
-        if let Some(t) = &tput {
-            let pts: Vec<(f64, f64)> = t.iter().copied().zip(l.iter().copied()).collect();
-            frontier = pareto(&pts)
-                .into_iter()
-                .map(|i| Value::Object(parameters_of(&healthy[i].variation)))
-                .collect();
-        }
+    metadata.insert("sweep_mode".into(), json!(plan.mode.as_str()));
+    metadata.insert("confidence_level".into(), json!(plan.confidence_level));
+    metadata.insert("num_trials_per_value".into(), json!(plan.trials));
+    if let Some(axes) = &a.pareto_axes {
+        metadata.insert("pareto_axes".into(), axes.clone());
     }
+    metadata.insert("aggregation_type".into(), json!("sweep"));
     json!({
         "aggregation_type": "sweep",
         "num_profile_runs": total_runs,
         "num_successful_runs": ok_runs,
         "failed_runs": failed,
-        "metadata": {
-            "sweep_parameters": params,
-            "num_combinations": combinations,
-            "sweep_mode": plan.mode.as_str(),
-            "confidence_level": plan.confidence_level,
-            "num_trials_per_value": plan.trials,
-            "aggregation_type": "sweep",
-        },
+        "metadata": metadata,
         "per_combination_metrics": per,
         "best_configurations": best,
         "pareto_optimal": frontier,
     })
+}
+
+/// `best_configurations` over the variations `for_best`, and `pareto_optimal` over
+/// `for_frontier` (whose clients kept up).
+fn best_and_frontier(
+    for_best: &[&VariationResult],
+    for_frontier: &[&VariationResult],
+) -> (Map<String, Value>, Vec<Value>) {
+    let mut best = Map::new();
+    let tput: Option<Vec<f64>> = for_best.iter().map(|r| mean_of(r, THROUGHPUT)).collect();
+    if let Some(t) = tput.as_ref().filter(|t| !t.is_empty()) {
+        let i = (0..t.len()).fold(0, |b, i| if t[i] > t[b] { i } else { b });
+        best.insert("best_throughput".into(), json!({"parameters": parameters_of(&for_best[i].variation), "metric": t[i], "unit": "requests/sec"}));
+    }
+    let latency_key = LATENCY_CANDIDATES
+        .iter()
+        .find(|k| !for_best.is_empty() && for_best.iter().all(|r| mean_of(r, k).is_some()));
+    if let Some(k) = latency_key {
+        let l: Vec<f64> = for_best.iter().filter_map(|r| mean_of(r, k)).collect();
+        let i = (0..l.len()).fold(0, |b, i| if l[i] < l[b] { i } else { b });
+        best.insert("best_latency_p99".into(), json!({"parameters": parameters_of(&for_best[i].variation), "metric": l[i], "unit": "ms"}));
+    }
+    let mut frontier = Vec::new();
+    let pts: Option<Vec<(f64, f64)>> = latency_key.and_then(|k| {
+        for_frontier
+            .iter()
+            .map(|r| Some((mean_of(r, THROUGHPUT)?, mean_of(r, k)?)))
+            .collect()
+    });
+    if let Some(pts) = pts {
+        frontier = pareto(&pts)
+            .into_iter()
+            .map(|i| Value::Object(parameters_of(&for_frontier[i].variation)))
+            .collect();
+    }
+    (best, frontier)
 }
 
 /// The sweep aggregate CSV from its JSON document: one row per variation, its parameters

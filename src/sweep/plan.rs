@@ -515,6 +515,8 @@ pub struct SweepPlan {
     pub argv: Vec<String>,
     /// The command line every variation starts from (lists cut to their first element).
     pub base_argv: Vec<String>,
+    /// A search recipe's SLA bounds and Pareto axes for the sweep aggregate.
+    pub annotations: super::annotate::Annotations,
 }
 
 impl SweepPlan {
@@ -575,6 +577,7 @@ impl SweepPlan {
             warmup_first_trial_only: !mr.warmup_every_run,
             argv: argv.to_vec(),
             base_argv: lists.placeholder_argv,
+            annotations: super::annotate::Annotations::default(),
         }))
     }
 

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use ringperf::mock::{MockConfig, OutputLen};
+use serde_json::json;
 
 use crate::common::{profile_binary, read_json};
 
@@ -93,10 +94,28 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
             "{i}: {tps}"
         );
     }
-    assert!(
-        dir.path()
-            .join("sweep_aggregate/profile_export_aiperf_sweep.json")
-            .exists()
+    // The sweep aggregate of an adaptive search: AIPerf's metadata keys (as its
+    // max-throughput-ttft-sla run wrote them), the recipe's axes, and the SLA verdicts of the
+    // four points (2 feasible, 2 not, as the history says).
+    let doc = read_json(
+        &dir.path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-search");
+    let aiperf = read_json(
+        &data.join("max-throughput-ttft-sla/sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    assert_eq!(key_list(&doc["metadata"]), key_list(&aiperf["metadata"]));
+    let sla_grid =
+        read_json(&data.join("sla-grid/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(
+        doc["metadata"]["pareto_axes"],
+        sla_grid["metadata"]["pareto_axes"]
+    );
+    let c = &doc["metadata"]["sla_constraints"];
+    assert_eq!(
+        (c["feasible_count"].as_u64(), c["infeasible_count"].as_u64()),
+        (Some(2), Some(2))
     );
 
     // The mock's own record: 6 requests per point; none waited at concurrency 1 and 2 (the
@@ -233,6 +252,29 @@ fn grid_recipes_write_their_derived_files() {
         Some(ttft[2])
     );
     assert_eq!(breach["monotonicity_check"], true);
+
+    // The sweep aggregate's SLA constraints and Pareto axes, with AIPerf's keys in its order.
+    let doc = read_json(
+        &grid
+            .path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    let aiperf = read_json(&data.join("sla-grid/sweep_aggregate/profile_export_aiperf_sweep.json"));
+    assert_eq!(keys(&doc["metadata"]), keys(&aiperf["metadata"]));
+    assert_eq!(
+        doc["metadata"]["pareto_axes"],
+        aiperf["metadata"]["pareto_axes"]
+    );
+    let c = &doc["metadata"]["sla_constraints"];
+    assert_eq!(keys(c), keys(&aiperf["metadata"]["sla_constraints"]));
+    assert_eq!(
+        c["active_filters"],
+        json!([{"metric_tag": "time_to_first_token", "stat": "p95", "op": "lt", "threshold": 150.0}])
+    );
+    assert_eq!(
+        (c["feasible_count"].as_u64(), c["infeasible_count"].as_u64()),
+        (Some(2), Some(2))
+    );
 }
 
 #[test]
@@ -282,4 +324,229 @@ fn search_flags_are_refused_with_their_reason() {
         assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
         assert!(err.contains(says), "{flags:?}: {err}");
     }
+}
+
+/// `ringperf profile` on `server` with `extra`, without the `--concurrency` of
+/// `profile_binary` (a recipe taking a concurrency list).
+fn profile_recipe(server: &ringperf::mock::MockServer, dir: &std::path::Path, extra: &[&str]) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+        .args(["--tokenizer", "builtin", "--request-count", "4"])
+        .args(["--no-server-metrics", "--url"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn key_list(v: &serde_json::Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// `decode-itl-curve` (concurrency 1, 2 × OSL 4, 8) and `pareto-sweep` (16/4, 32/8 × 1, 2) on
+/// a fast mock: each cell of the ITL surface is its variation's own average ITL, each Pareto
+/// cell its variation's TTFT and output token throughput, with the frontier recomputed here;
+/// the files and the sweep aggregate's `metadata` have AIPerf's keys
+/// (tests/data/aiperf-search/decode-itl-curve, pareto-sweep).
+#[test]
+fn itl_surface_and_pareto_recipes_write_their_files() {
+    let server = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(2),
+        itl: Duration::from_millis(1),
+        output_tokens: OutputLen::Fixed(64),
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dec = tempfile::tempdir().unwrap();
+    profile_recipe(
+        &server,
+        dec.path(),
+        &[
+            "--search-recipe",
+            "decode-itl-curve",
+            "--concurrency-max",
+            "2",
+            "--concurrency-steps",
+            "2",
+            "--osl-min",
+            "4",
+            "--osl-max",
+            "8",
+            "--osl-steps",
+            "2",
+        ],
+    );
+    let par = tempfile::tempdir().unwrap();
+    profile_recipe(
+        &server,
+        par.path(),
+        &[
+            "--search-recipe",
+            "pareto-sweep",
+            "--isl-osl-pairs",
+            "16/4,32/8",
+            "--concurrency",
+            "1,2",
+        ],
+    );
+    server.stop();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-search");
+    let aiperf = |p: &str| read_json(&data.join(p));
+
+    let surface = read_json(&dec.path().join("sweep_aggregate/decode_itl_surface.json"));
+    let want = aiperf("decode-itl-curve/sweep_aggregate/decode_itl_surface.json");
+    assert_eq!(key_list(&surface), key_list(&want));
+    assert_eq!(key_list(&surface["surface"]), key_list(&want["surface"]));
+    assert_eq!(surface["surface"]["concurrency_axis"], json!([1.0, 2.0]));
+    assert_eq!(surface["surface"]["osl_axis"], json!([4.0, 8.0]));
+    for (i, c) in [1, 2].into_iter().enumerate() {
+        for (j, o) in [4, 8].into_iter().enumerate() {
+            let s = read_json(&dec.path().join(format!(
+                "osl_{o}__concurrency_{c}/profile_export_aiperf.json"
+            )));
+            assert_eq!(s["output_sequence_length"]["avg"].as_f64(), Some(o as f64));
+            assert_eq!(
+                surface["surface"]["itl_grid"][i][j].as_f64(),
+                s["inter_token_latency"]["avg"].as_f64(),
+                "cell ({c}, {o})"
+            );
+        }
+    }
+    let meta = &read_json(
+        &dec.path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    )["metadata"];
+    let want_meta =
+        &aiperf("decode-itl-curve/sweep_aggregate/profile_export_aiperf_sweep.json")["metadata"];
+    assert_eq!(key_list(meta), key_list(want_meta));
+
+    let pareto = read_json(&par.path().join("sweep_aggregate/pareto_sweep.json"));
+    let want = aiperf("pareto-sweep/sweep_aggregate/pareto_sweep.json");
+    assert_eq!(key_list(&pareto), key_list(&want));
+    assert_eq!(key_list(&pareto["cells"][0]), key_list(&want["cells"][0]));
+    let mut cells = Vec::new();
+    for (isl, osl) in [(16, 4), (32, 8)] {
+        for c in [1, 2] {
+            let s = read_json(&par.path().join(format!(
+                "isl_{isl}__osl_{osl}__concurrency_{c}/profile_export_aiperf.json"
+            )));
+            let x = s["time_to_first_token"]["avg"].as_f64().unwrap();
+            let y = s["output_token_throughput"]["avg"].as_f64().unwrap();
+            cells.push((isl, osl, c, x, y));
+        }
+    }
+    let got: Vec<(u64, u64, u64, f64, f64, bool)> = pareto["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["isl"].as_u64().unwrap(),
+                c["osl"].as_u64().unwrap(),
+                c["concurrency"].as_u64().unwrap(),
+                c["x"].as_f64().unwrap(),
+                c["y"].as_f64().unwrap(),
+                c["pareto_optimal"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, u64, u64, f64, f64, bool)> = cells
+        .iter()
+        .map(|&(i, o, c, x, y)| {
+            let beaten = cells
+                .iter()
+                .any(|p| p.3 <= x && p.4 >= y && (p.3 < x || p.4 > y));
+            (i, o, c, x, y, !beaten)
+        })
+        .collect();
+    assert_eq!(got, want);
+    let doc = read_json(
+        &par.path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    let want_doc = aiperf("pareto-sweep/sweep_aggregate/profile_export_aiperf_sweep.json");
+    assert_eq!(key_list(&doc["metadata"]), key_list(&want_doc["metadata"]));
+    assert_eq!(
+        doc["metadata"]["pareto_axes"],
+        want_doc["metadata"]["pareto_axes"]
+    );
+    let names: Vec<&str> = doc["metadata"]["sweep_parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["concurrency", "isl", "osl"]);
+    assert_eq!(
+        doc["metadata"]["sweep_parameters"][1]["values"],
+        json!([16, 32])
+    );
+    assert_eq!(doc["metadata"]["num_combinations"], 8);
+}
+
+/// `--search-sla` on a plain sweep (AIPerf 0.13 accepts and ignores it; ringperf applies it):
+/// a mock serving one request at a time for 20 + 3 × 2 = 26 ms, so at concurrency 1 TTFT is
+/// about 20 ms and at 3 a request waits up to two services first (p95 about 72 ms): under
+/// p95 TTFT < 45 ms (25 ms from either) concurrency 1 is feasible and 3 is not, each verdict
+/// checked against the variation's own summary; the frontier holds feasible variations only.
+#[test]
+fn search_sla_marks_a_plain_sweeps_feasible_variations() {
+    let server = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(20),
+        itl: Duration::from_millis(2),
+        output_tokens: OutputLen::Fixed(4),
+        capacity: 1,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    profile_recipe(
+        &server,
+        dir.path(),
+        &[
+            "--concurrency",
+            "1,3",
+            "--search-sla",
+            "time_to_first_token:p95:lt:45",
+        ],
+    );
+    server.stop();
+    let doc = read_json(
+        &dir.path()
+            .join("sweep_aggregate/profile_export_aiperf_sweep.json"),
+    );
+    let p95: Vec<f64> = [1, 3]
+        .map(|c| {
+            read_json(
+                &dir.path()
+                    .join(format!("concurrency_{c}/profile_export_aiperf.json")),
+            )["time_to_first_token"]["p95"]
+                .as_f64()
+                .unwrap()
+        })
+        .to_vec();
+    assert!(p95[0] < 45.0 && p95[1] >= 45.0, "{p95:?}");
+    let c = &doc["metadata"]["sla_constraints"];
+    assert_eq!(
+        c["active_filters"],
+        json!([{"metric_tag": "time_to_first_token", "stat": "p95", "op": "lt", "threshold": 45.0}])
+    );
+    assert_eq!(
+        (c["feasible_count"].as_u64(), c["infeasible_count"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(doc["metadata"].get("pareto_axes").is_none());
+    // The best and the frontier are chosen among the feasible variations: concurrency 1 alone.
+    assert_eq!(doc["pareto_optimal"], json!([{"concurrency": 1}]));
+    for best in doc["best_configurations"].as_object().unwrap().values() {
+        assert_eq!(best["parameters"], json!({"concurrency": 1}), "{best}");
+    }
+    assert!(doc["best_configurations"].get("best_throughput").is_some());
 }
