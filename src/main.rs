@@ -151,8 +151,10 @@ fn profile(
     ringperf::signals::block_term_signals().map_err(Error::Signals)?;
     // The builtin tokenizer takes longest to start (perf/README, "Start-up"): it starts loading
     // now, on a thread that inherits the blocked signals, and validation and the run's set-up
-    // overlap it.
-    if let Some(spec) = ringperf::config::tokenizer_spec(args) {
+    // overlap it — unless the run may never need it.
+    if let Some(spec) = ringperf::config::tokenizer_spec(args)
+        .filter(|_| ringperf::config::tokenizer_needed_first(args))
+    {
         ringperf::workload::tokenizer::preload(&spec);
     }
     let cfg = ringperf::config::Config::from_args(args, argv, std::io::stdout().is_terminal())?;

@@ -516,6 +516,14 @@ pub fn tokenizer_spec(args: &ProfileArgs) -> Option<String> {
         .map(|m| tokenizer_for(args.tokenizer.as_deref(), m))
 }
 
+/// Whether a run of `args` needs its tokenizer before the first request: it synthesizes prompts,
+/// counts each prompt's ISL, or serves them from the embedded mock, which counts them. Only a
+/// run with prompts from `--input-file` and token counts from the server
+/// (`--use-server-token-count`) may not: its tokenizer is built when first used, if ever.
+pub fn tokenizer_needed_first(args: &ProfileArgs) -> bool {
+    args.input.input_file.is_none() || !args.use_server_token_count || args.mock
+}
+
 impl Config {
     /// The command line echoed in the JSON exports (`input_config`), in AIPerf 0.13's shape
     /// ([`echo`]). Secrets are never included.

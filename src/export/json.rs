@@ -265,6 +265,9 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         let threads = run.threads.iter().map(thread_json).collect();
         m.insert("threads".into(), Value::Array(threads));
     }
+    if let Some(loaded) = run.tokenizer_loaded {
+        m.insert("tokenizer_loaded".into(), Value::from(loaded));
+    }
     if let Some(h) = &run.client_health {
         m.insert("client_health".into(), health_json(h));
     } else if let Some(merge) = &run.merge {

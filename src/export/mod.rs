@@ -82,6 +82,9 @@ pub struct RunInfo {
     pub merge: Option<MergeInfo>,
     /// CPU time of each of the run's threads (`ringperf.threads`; empty for a merged run).
     pub threads: Vec<ThreadCpu>,
+    /// Whether the run needed its tokenizer (`ringperf.tokenizer_loaded`; the builtin one is built
+    /// on first use); `None` for a merged run.
+    pub tokenizer_loaded: Option<bool>,
     /// Whether the client kept up (`ringperf.client_health` and a console line; `None` for a
     /// merged run).
     pub client_health: Option<crate::aggregate::health::ClientHealth>,

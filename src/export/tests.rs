@@ -52,6 +52,7 @@ fn run_info() -> RunInfo {
         shard: None,
         merge: None,
         threads: Vec::new(),
+        tokenizer_loaded: None,
         client_health: None,
     }
 }

@@ -334,6 +334,7 @@ fn run_info(
         // Each shard's own summary holds its threads; the merged verdict is drawn from the
         // shards' own (`MergeInfo::client_health`).
         threads: Vec::new(),
+        tokenizer_loaded: None,
         client_health: None,
     }
 }

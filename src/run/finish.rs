@@ -164,6 +164,7 @@ fn run_info(
         shard: identity.map(|i| i.info(times.start_at)),
         merge: None,
         threads: Vec::new(),
+        tokenizer_loaded: Some(prepared.tokenizer.loaded()),
         client_health: None,
     }
 }

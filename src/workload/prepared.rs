@@ -129,8 +129,11 @@ fn prepare_conversation(
                     turn,
                 )
             });
+            // With `--use-server-token-count` the ISL is the server's `usage.prompt_tokens`:
+            // counting here would only build the tokenizer before the first request.
             let isl_tokens = body
                 .as_ref()
+                .filter(|_| !params.use_server_token_count)
                 .and_then(|b| payload_input(kind, b))
                 .map(|text| tokenizer.count(&text) as u64);
             PreparedTurn {

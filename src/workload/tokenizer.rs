@@ -38,8 +38,8 @@ const O200K_SPECIALS: [(u32, &str); 2] = [
 /// A loaded tokenizer.
 #[derive(Clone)]
 pub enum Tokenizer {
-    /// tiktoken `o200k_base`.
-    Builtin(&'static bpe_openai::Tokenizer),
+    /// tiktoken `o200k_base`, its table built on first use ([`builtin_table`]).
+    Builtin(LazyBuiltin),
     /// A Hugging Face `tokenizer.json`, with the path it was loaded from.
     #[cfg(feature = "hf-tokenizer")]
     Hf(Box<tokenizers::Tokenizer>, PathBuf),
@@ -121,8 +121,31 @@ pub fn preload(spec: &str) {
     let _ = std::thread::Builder::new()
         .name("ringperf-tokenizer".into())
         .spawn(|| {
-            bpe_openai::o200k_base();
+            builtin_table();
         });
+}
+
+/// The builtin tokenizer before its table is needed: a run that never counts or synthesizes a
+/// prompt (its prompts loaded from a file and its token counts taken from the server's `usage`,
+/// `--use-server-token-count`) never builds it (perf/README, "Start-up").
+#[derive(Clone, Copy, Debug)]
+pub struct LazyBuiltin(());
+
+/// Set once anything in this process asked for the builtin table.
+static BUILTIN_TABLE_USED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// bpe-openai's o200k_base table, built (one `LazyLock` in that crate, ~40 ms of CPU) by the
+/// first caller; later callers wait for or reuse it.
+fn builtin_table() -> &'static bpe_openai::Tokenizer {
+    BUILTIN_TABLE_USED.store(true, std::sync::atomic::Ordering::Relaxed);
+    bpe_openai::o200k_base()
+}
+
+/// Whether this process has built (or started building) the builtin tokenizer's table: by
+/// [`preload`] or by a first count, encode or decode (`ringperf.tokenizer_loaded`).
+pub fn builtin_table_used() -> bool {
+    BUILTIN_TABLE_USED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Whether `spec` selects the builtin tokenizer.
@@ -218,7 +241,17 @@ fn load_file(path: &Path) -> Result<Tokenizer, TokenizerError> {
 impl Tokenizer {
     /// tiktoken `o200k_base`.
     pub fn builtin() -> Tokenizer {
-        Tokenizer::Builtin(bpe_openai::o200k_base())
+        Tokenizer::Builtin(LazyBuiltin(()))
+    }
+
+    /// Whether the tokenizer is ready without more work: a file-backed one always (it is read
+    /// when loaded), the builtin one once its table was asked for.
+    pub fn loaded(&self) -> bool {
+        match self {
+            Tokenizer::Builtin(_) => builtin_table_used(),
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(..) => true,
+        }
     }
 
     /// Whether this is the builtin o200k_base.
@@ -239,7 +272,8 @@ impl Tokenizer {
     /// id each. An HF encode error yields no tokens.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self {
-            Tokenizer::Builtin(bpe) => {
+            Tokenizer::Builtin(_) => {
+                let bpe = builtin_table();
                 let mut ids = Vec::new();
                 for piece in o200k_pieces(text) {
                     match piece {
@@ -260,12 +294,15 @@ impl Tokenizer {
     /// Number of tokens in `text` (the length of [`Tokenizer::encode`]).
     pub fn count(&self, text: &str) -> usize {
         match self {
-            Tokenizer::Builtin(bpe) => o200k_pieces(text)
-                .map(|piece| match piece {
-                    Piece::Text(t) => bpe.count(t),
-                    Piece::Special(_) => 1,
-                })
-                .sum(),
+            Tokenizer::Builtin(_) => {
+                let bpe = builtin_table();
+                o200k_pieces(text)
+                    .map(|piece| match piece {
+                        Piece::Text(t) => bpe.count(t),
+                        Piece::Special(_) => 1,
+                    })
+                    .sum()
+            }
             #[cfg(feature = "hf-tokenizer")]
             Tokenizer::Hf(tok, _) => tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
         }
@@ -300,7 +337,8 @@ impl Tokenizer {
     /// with U+FFFD; unknown ids are skipped (builtin) or yield `""` (HF).
     pub fn decode(&self, ids: &[u32]) -> String {
         match self {
-            Tokenizer::Builtin(bpe) => {
+            Tokenizer::Builtin(_) => {
+                let bpe = builtin_table();
                 let known = bpe.bpe.num_tokens();
                 let mut bytes = Vec::with_capacity(ids.len() * 4);
                 for &id in ids {

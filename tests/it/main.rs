@@ -38,6 +38,7 @@ mod server_metrics;
 mod server_metrics_phases;
 mod sessions;
 mod shards;
+mod startup;
 mod sweep;
 mod tls;
 mod trace_tools;
