@@ -9,7 +9,7 @@
 //! window has passed with at least one; an idle worker still sleeps until its first completion
 //! and returns at once for it. The window is bounded:
 //!
-//! - by `RINGPERF_WAIT_BATCH_US` (default [`DEFAULT_US`]; `0` turns the coalescing off);
+//! - by `RINGPERF_WAIT_BATCH_US` (µs; default [`DEFAULT_US`], off; `0` turns it off);
 //! - by the thread's soonest precise timer deadline ([`crate::timer::soonest_pending`]) less
 //!   [`MARGIN_NS`], so a timed send (the open-loop pacer) is never held back; monoio's own
 //!   timers bound it through the driver's timeout;
@@ -25,11 +25,12 @@ use monoio::raw::{WaitBatch, set_wait_batch};
 
 use crate::clock::monotonic_raw_ns;
 
-/// Switch and window: `RINGPERF_WAIT_BATCH_US=0` keeps monoio's wait for one completion (for
-/// before/after measurements on one binary); another value is the window in µs.
+/// Switch and window: `RINGPERF_WAIT_BATCH_US=N` (µs) turns the coalescing on; `0` or unset
+/// keeps monoio's wait for one completion (before/after measurements on one binary).
 pub const ENV: &str = "RINGPERF_WAIT_BATCH_US";
-/// The window when [`ENV`] is unset.
-pub const DEFAULT_US: u32 = 250;
+/// The window when [`ENV`] is unset: off (measured on a loaded machine it did not pay:
+/// perf/README.md, "Coalesced wake-ups").
+pub const DEFAULT_US: u32 = 0;
 /// Completions that end a window early.
 pub const MIN_COMPLETE: u32 = 256;
 /// How far ahead of a timer deadline the window ends (the wake-up itself takes microseconds).
