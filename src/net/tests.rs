@@ -725,6 +725,9 @@ fn events_gathered_by_one_coalesced_wait_keep_their_own_kernel_stamps() {
     let (addr, srv) = server_with(vec![Box::new(|mut s| {
         read_request(&mut s);
         s.set_nodelay(true).unwrap();
+        // Time for the client to arm its receive first (else two parts could meet in the
+        // socket and come as one completion); well inside the 200 ms window.
+        std::thread::sleep(Duration::from_millis(40));
         let parts: [&[u8]; 3] = [
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
             b"2\r\nde\r\n",
