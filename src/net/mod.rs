@@ -11,6 +11,7 @@
 //! Reads carry the kernel's receive stamp beside the user-space one when asked ([`rxstamp`]).
 
 pub mod batch;
+pub mod coalesce;
 pub mod exchange;
 pub mod multishot;
 pub mod pool;

@@ -240,6 +240,13 @@ enum Availability {
     No(u64),
 }
 
+/// Whether this thread's multishot receive is set up on the current ring (a connection used
+/// it), so that its completions carry kernel stamps ([`super::coalesce`]).
+#[must_use]
+pub fn active() -> bool {
+    STATE.with_borrow(|s| s.as_ref().is_some_and(|st| st.epoch == ring_epoch()))
+}
+
 /// What this thread's multishot receives did, for tests and diagnostics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {

@@ -698,3 +698,100 @@ fn a_reset_connection_is_a_read_error() {
     assert_eq!(seen.body, b"partial");
     assert!(stats.completions >= 1, "{stats:?}");
 }
+
+/// Coalesced waits ([`super::coalesce`]) on for this thread with a window of `us`, off again
+/// when dropped.
+struct Coalescing;
+
+impl Coalescing {
+    fn on(us: u32) -> Self {
+        super::coalesce::install(us);
+        Self
+    }
+}
+
+impl Drop for Coalescing {
+    fn drop(&mut self) {
+        super::coalesce::uninstall();
+    }
+}
+
+#[test]
+fn events_gathered_by_one_coalesced_wait_keep_their_own_kernel_stamps() {
+    let Some(_on) = multishot_available() else {
+        return;
+    };
+    const GAP: Duration = Duration::from_millis(3);
+    let (addr, srv) = server_with(vec![Box::new(|mut s| {
+        read_request(&mut s);
+        s.set_nodelay(true).unwrap();
+        // Time for the client to arm its receive first (else two parts could meet in the
+        // socket and come as one completion); well inside the 200 ms window.
+        std::thread::sleep(Duration::from_millis(40));
+        let parts: [&[u8]; 3] = [
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
+            b"2\r\nde\r\n",
+            b"1\r\nf\r\n0\r\n\r\n",
+        ];
+        for (i, p) in parts.into_iter().enumerate() {
+            if i > 0 {
+                std::thread::sleep(GAP);
+            }
+            s.write_all(p).unwrap();
+        }
+    })]);
+    // A window far longer than the three writes take: one wait gathers them all.
+    let coalescing = Coalescing::on(200_000);
+    let before = super::coalesce::waits();
+    let (result, seen, stats) = multishot_exchange(addr, 8);
+    let waits = super::coalesce::waits() - before;
+    drop(coalescing);
+    srv.join().unwrap();
+    result.unwrap();
+    assert_eq!(seen.body, b"abcdef");
+    assert_eq!(stats.completions, 3, "{:?}", seen.reads);
+    assert!(waits >= 1, "no coalesced wait was made");
+    let kernel: Vec<u64> = seen.reads.iter().map(|r| r.1.kernel_ns.unwrap()).collect();
+    // Each write began at least GAP after the previous one ended (loopback delivers during the
+    // write): the kernel stamps keep that spacing although the reads ran in one pass.
+    for w in kernel.windows(2) {
+        assert!(w[1] - w[0] >= GAP.as_nanos() as u64, "{kernel:?}");
+    }
+    // All three were read after the last had arrived: the wake-up served them together.
+    let last = kernel[2];
+    assert!(
+        seen.reads.iter().all(|r| r.1.user_ns >= last),
+        "{:?}",
+        seen.reads
+    );
+}
+
+#[test]
+fn a_timer_deadline_ends_a_coalesced_wait_on_time() {
+    let Some(_on) = multishot_available() else {
+        return;
+    };
+    const WINDOW_US: u32 = 500_000;
+    let (late_ns, waits) = on_runtime(IoDriver::Uring, async || {
+        // A silent connection with its multishot receive armed: the thread's waits coalesce.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let _c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let armed = super::multishot::Multishot::start(std::os::fd::AsRawFd::as_raw_fd(&s));
+        assert!(armed.is_some());
+        let _coalescing = Coalescing::on(WINDOW_US);
+        let before = super::coalesce::waits();
+        let mut timer = crate::timer::Timer::new(true);
+        let deadline = crate::clock::monotonic_raw_ns() + 20_000_000;
+        timer.wait_until(deadline).await;
+        let late = crate::clock::monotonic_raw_ns() - deadline;
+        (late, super::coalesce::waits() - before)
+    });
+    assert!(waits >= 1, "no coalesced wait was made");
+    // The window ends before the deadline, so the timer's completion wakes the worker at once;
+    // a window left whole would end it ~480 ms late. (The bound only catches that.)
+    assert!(
+        late_ns < u64::from(WINDOW_US) * 1_000 / 5,
+        "the timed wait ended {late_ns} ns late"
+    );
+}

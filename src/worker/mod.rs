@@ -571,6 +571,10 @@ async fn worker_main(
         .clone()
         .filter(|_| driver == DriverKind::Uring)
         .map(|fd| monoio::spawn(idle::listen(fd, shared.control.clone(), state.stop.clone())));
+    if shared.kernel_stamps && driver == DriverKind::Uring {
+        // Kernel stamps keep each event's arrival: the worker's waits may gather completions.
+        crate::net::coalesce::install(crate::net::coalesce::configured_us());
+    }
     if let Some(max) = shared.batch_wakeups {
         // Lives as long as the runtime: it waits for reads between phases.
         monoio::spawn(crate::net::batch::Napper::new(max, state.naps.clone()));
@@ -587,6 +591,7 @@ async fn worker_main(
             }
         }
     }
+    crate::net::coalesce::uninstall();
     if let (Some(listener), Some(fd)) = (listener, wake) {
         state.stop.ending.set(true);
         fd.wake();

@@ -36,7 +36,10 @@ pub use self::uring::IoUringDriver;
 /// ringperf patch: raw access to the io_uring driver (see `docs/why-crates.md` of ringperf).
 #[cfg(all(target_os = "linux", feature = "iouring"))]
 pub mod raw {
-    pub use super::uring::{ring_epoch, set_raw_handler, with_raw_ring, RAW_USERDATA_TAG};
+    pub use super::uring::{
+        batched_waits, ring_epoch, set_raw_handler, set_wait_batch, with_raw_ring, WaitBatch,
+        RAW_USERDATA_TAG,
+    };
     pub use io_uring;
 }
 #[cfg(all(target_os = "linux", feature = "iouring"))]

@@ -86,6 +86,46 @@ pub unsafe fn with_raw_ring<R>(f: impl FnOnce(&mut IoUring) -> R) -> Option<R> {
     })
 }
 
+/// ringperf patch: a coalesced wait (see [`set_wait_batch`]): the driver's wait returns once
+/// `min_complete` completions are posted, or after `min_wait_us` if at least one is, or at the
+/// first completion after that (io_uring's `min_wait_usec`, Linux 6.12+).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitBatch {
+    /// Completions that end the wait at once.
+    pub min_complete: u32,
+    /// How long the wait may gather completions before it returns with what it has.
+    pub min_wait_us: u32,
+}
+
+std::thread_local! {
+    static WAIT_BATCH: std::cell::Cell<Option<fn() -> Option<WaitBatch>>> =
+        const { std::cell::Cell::new(None) };
+    static BATCHED_WAITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static MIN_WAIT_REFUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// ringperf patch: sets this thread's coalesced-wait hook, asked before every sleeping wait of
+/// the io_uring driver; `None` (or the hook returning `None`) keeps monoio's wait for one
+/// completion. The driver's own timeout still bounds the gathering. Ignored by the epoll driver
+/// and where the kernel refuses `min_wait_usec` (then [`batched_waits`] stays 0).
+pub fn set_wait_batch(hook: Option<fn() -> Option<WaitBatch>>) {
+    WAIT_BATCH.with(|h| h.set(hook));
+}
+
+/// ringperf patch: the coalesced waits this thread's driver made.
+pub fn batched_waits() -> u64 {
+    BATCHED_WAITS.with(std::cell::Cell::get)
+}
+
+/// `struct io_uring_getevents_arg` of Linux 6.12+ (the `pad` of older headers is `min_wait_usec`).
+#[repr(C)]
+struct GetEventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
 /// Driver with uring.
 pub struct IoUringDriver {
     inner: Rc<UnsafeCell<UringInner>>,
@@ -327,7 +367,9 @@ impl IoUringDriver {
             }
 
             // 2.3 install timeout and submit_and_wait with timeout
-            if let Some(duration) = timeout {
+            if inner.ext_arg && Self::batched_wait(inner, timeout)? {
+                // ringperf patch: waited for a batch of completions.
+            } else if let Some(duration) = timeout {
                 match inner.ext_arg {
                     // Submit and Wait with timeout in an TimeoutOp way.
                     // Better compatibility(5.4+).
@@ -367,6 +409,56 @@ impl IoUringDriver {
         inner.tick()?;
 
         Ok(())
+    }
+
+    /// ringperf patch: the coalesced wait of [`set_wait_batch`], bounded by `timeout`; `false`
+    /// when not taken (no hook, nothing asked, or the kernel refuses `min_wait_usec`).
+    fn batched_wait(inner: &mut UringInner, timeout: Option<Duration>) -> io::Result<bool> {
+        let Some(hook) = WAIT_BATCH.with(std::cell::Cell::get) else {
+            return Ok(false);
+        };
+        if MIN_WAIT_REFUSED.with(std::cell::Cell::get) {
+            return Ok(false);
+        }
+        let Some(batch) = hook() else {
+            return Ok(false);
+        };
+        let cap = timeout.map_or(u32::MAX, |d| u32::try_from(d.as_micros()).unwrap_or(u32::MAX));
+        let min_wait_usec = batch.min_wait_us.min(cap);
+        if min_wait_usec == 0 || batch.min_complete < 2 {
+            return Ok(false);
+        }
+        let ts = timeout.map(timespec);
+        let arg = GetEventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec,
+            ts: ts.as_ref().map_or(0, |t| t as *const Timespec as u64),
+        };
+        let to_submit = inner.uring.submission().len() as u32;
+        // IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG (io-uring 0.6 keeps its `sys` private).
+        let flags: u32 = 1 | 8;
+        // SAFETY: `arg` and the timespec it points to outlive the call; the size passed is that
+        // of `GetEventsArg`, the kernel's layout; entering submits what the queue holds, as
+        // `submit_and_wait` does.
+        let res = unsafe {
+            inner
+                .uring
+                .submitter()
+                .enter(to_submit, batch.min_complete, flags, Some(&arg))
+        };
+        match res {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                // A kernel without `min_wait_usec`: monoio's wait from now on.
+                MIN_WAIT_REFUSED.with(|r| r.set(true));
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        }
+        BATCHED_WAITS.with(|n| n.set(n.get() + 1));
+        Ok(true)
     }
 
     #[cfg(feature = "poll-io")]
