@@ -14,6 +14,7 @@ pub mod media;
 pub mod mock;
 pub mod multi_run;
 pub mod prompt;
+pub mod requests;
 mod resolve;
 pub mod scope;
 pub mod shard;
@@ -360,6 +361,8 @@ pub fn reprocess_options(
 #[derive(Clone, Debug)]
 pub struct Config {
     pub models: Vec<String>,
+    /// How each turn gets one of several `models` (`--model-selection-strategy`).
+    pub model_selection: crate::workload::models::ModelSelection,
     pub endpoint: EndpointKind,
     /// Request path appended to each base URL.
     pub path: String,

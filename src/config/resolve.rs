@@ -134,6 +134,7 @@ impl Config {
             mlflow,
             wandb,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
+            model_selection: super::requests::model_selection(&args.requests)?,
             models,
             endpoint,
             path,

@@ -165,7 +165,13 @@ fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
     };
     let names = match v {
         Value::Object(m) => {
-            keys(m, "benchmark.models", &["items"], &["strategy"])?;
+            keys(m, "benchmark.models", &["items", "strategy"], &[])?;
+            if let Some(v) = m.get("strategy") {
+                a.one(
+                    "--model-selection-strategy",
+                    scalar(v, "benchmark.models.strategy")?,
+                );
+            }
             let items = m.get("items").and_then(Value::as_array).ok_or_else(|| {
                 YamlError::Schema("benchmark.models.items: Field required".into())
             })?;
