@@ -1,5 +1,5 @@
 //! Endpoint flags that shape each request of several models or sessions: which model a turn
-//! asks for. Resolved in `config::requests`.
+//! asks for, which header carries the session id. Resolved in `config::requests`.
 
 use clap::{Args, ValueEnum};
 
@@ -29,4 +29,13 @@ pub struct RequestArgs {
         help_heading = "Endpoint"
     )]
     pub model_selection_strategy: SelectionArg,
+
+    /// Name of the HTTP header that carries each session's id instead of X-Correlation-ID
+    /// (e.g. X-Session-ID), for servers that route a session by their own header.
+    #[arg(
+        long = "session-header",
+        value_name = "NAME",
+        help_heading = "Endpoint"
+    )]
+    pub session_header: Option<String>,
 }

@@ -376,6 +376,9 @@ pub struct Config {
     /// Headers that carry a copy of the correlation id (session affinity; AIPerf's
     /// `AIPERF_HTTP_X_*_FROM_CORRELATION_ID`, `X-Session-Affinity` on by default).
     pub correlation_copies: Vec<&'static str>,
+    /// `--session-header`: the header that carries the correlation id instead of
+    /// `X-Correlation-ID`.
+    pub session_header: Option<String>,
     /// How `https://` URLs are checked (`AIPERF_HTTP_SSL_VERIFY`, `SSL_CERT_FILE`).
     pub tls: TlsSettings,
     /// Values that must never appear in artifacts or logs (API key, Authorization header values).

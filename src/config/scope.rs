@@ -379,6 +379,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
         "model_selection_strategy",
         Scope::Resolved("config/requests.rs"),
     ),
+    ("session_header", Scope::Resolved("config/requests.rs")),
 ];
 
 /// Where the prompts come from.

@@ -68,6 +68,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
             .collect(),
         headers: request_headers(cfg),
         correlation_copies: cfg.correlation_copies.clone(),
+        correlation_header: cfg.session_header.clone().unwrap_or_default(),
     };
     let encoded = encode_templates(&mut dataset, cfg, &encoding, streamed.is_none());
     check_interrupt("encoding the requests", "only inputs.json was written")?;
@@ -358,7 +359,7 @@ fn encode_templates(
                                 path,
                                 &encoding.headers,
                                 b,
-                                crate::http::request::CORRELATION_ID_HEADER,
+                                encoding.correlation_header(),
                                 &encoding.correlation_copies,
                             )
                             .map_err(|err| {

@@ -205,7 +205,7 @@ fn encode(
                 path,
                 &encoding.headers,
                 body,
-                crate::http::request::CORRELATION_ID_HEADER,
+                encoding.correlation_header(),
                 &encoding.correlation_copies,
             )
             .map_err(|error| BuildError::Encode { url, error })

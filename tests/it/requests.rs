@@ -172,3 +172,82 @@ fn weighted_is_refused_with_the_reason() {
         "{err}"
     );
 }
+
+/// Runs a file of three two-turn conversations ("c{i} t{j}") with `extra` flags against a mock
+/// that keeps the value of `header` as each request's correlation id; returns (turn text,
+/// correlation id) per request.
+fn sessions_seen(header: Option<&str>, extra: &str) -> Vec<(String, Option<String>)> {
+    let server = ringperf::mock::start(ringperf::mock::MockConfig {
+        output_tokens: ringperf::mock::OutputLen::Fixed(1),
+        truth_log: true,
+        record_bodies: true,
+        session_header: header.map(str::to_string),
+        ..ringperf::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("chats.jsonl");
+    let mut text = String::new();
+    for i in 0..3 {
+        let turns: Vec<Value> = (0..2)
+            .map(|j| serde_json::json!({"text": format!("c{i} t{j}")}))
+            .collect();
+        text += &serde_json::json!({"session_id": format!("s{i}"), "turns": turns}).to_string();
+        text.push('\n');
+    }
+    std::fs::write(&file, text).unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m m -u {} --input-file {} --custom-dataset-type multi_turn \
+         --dataset-sampling-strategy sequential --request-count 6 --concurrency 1 \
+         --ui none --no-server-metrics --tokenizer builtin --artifact-dir {} {extra}",
+        server.addr,
+        file.display(),
+        tmp.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (6, 0));
+    server
+        .truth()
+        .entries()
+        .iter()
+        .map(|t| (last_user_text(&body(t)), t.correlation_id.clone()))
+        .collect()
+}
+
+/// `--session-header X-Session-ID` moves each session's id to that header: the mock finds it
+/// there, the same on both turns of a conversation and different between conversations, and
+/// finds no `X-Correlation-ID` at all; without the flag the id is in `X-Correlation-ID` and not
+/// in `X-Session-ID`.
+#[test]
+fn session_header_carries_the_session_id_in_place_of_x_correlation_id() {
+    let per_conversation = |seen: &[(String, Option<String>)]| {
+        let mut ids = std::collections::BTreeMap::new();
+        for (turn, id) in seen {
+            let id = id
+                .clone()
+                .unwrap_or_else(|| panic!("{turn}: no session id"));
+            let conversation = turn.split(' ').next().unwrap().to_string();
+            let first = ids.entry(conversation).or_insert_with(|| id.clone());
+            assert_eq!(*first, id, "{turn}: one id per conversation: {seen:?}");
+        }
+        let distinct: std::collections::BTreeSet<_> = ids.values().collect();
+        assert_eq!(
+            distinct.len(),
+            3,
+            "a different id per conversation: {ids:?}"
+        );
+    };
+    let flag = "--session-header X-Session-ID";
+    let seen = sessions_seen(Some("x-session-id"), flag);
+    assert_eq!(seen.len(), 6);
+    per_conversation(&seen);
+    let seen = sessions_seen(None, flag);
+    assert!(
+        seen.iter().all(|(_, id)| id.is_none()),
+        "no X-Correlation-ID: {seen:?}"
+    );
+    // The default, for contrast: X-Correlation-ID carries it, X-Session-ID does not exist.
+    per_conversation(&sessions_seen(None, ""));
+    let seen = sessions_seen(Some("X-Session-ID"), "");
+    assert!(seen.iter().all(|(_, id)| id.is_none()), "{seen:?}");
+}
