@@ -222,12 +222,12 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "use_legacy_max_tokens" | "use_server_token_count" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
+            "session_header" => a.one("--session-header", scalar(v, &path)?),
             "transport"
             | "per_chunk_usage"
             | "template"
             | "download_video_content"
             | "request_content_type"
-            | "session_header"
             | "uuid_and_strip"
             | "wait_for_model_timeout"
             | "wait_for_model_interval"
