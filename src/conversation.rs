@@ -80,6 +80,9 @@ pub struct Turn {
     /// Images, audio and video sent with the turn's texts (chat: content parts after the
     /// texts, images then audio then video; docs/multimodal.md).
     pub media: Vec<Media>,
+    /// The model this turn asks for (AIPerf's `turn.model`, chosen by
+    /// `--model-selection-strategy`); `None` sends the first `--model-names` entry.
+    pub model: Option<String>,
 }
 
 /// One image, audio clip or video of a turn, as AIPerf carries it: an image or a video as a

@@ -17,6 +17,7 @@ pub mod merge;
 pub mod multi_run;
 pub mod plot;
 pub mod prompt;
+pub mod requests;
 pub mod search;
 pub mod shard;
 pub mod sweep;
@@ -498,6 +499,9 @@ pub struct ProfileArgs {
     pub mlflow: lab::MlflowArgs,
     #[command(flatten)]
     pub wandb: lab::WandbArgs,
+    /// Per-request endpoint shaping: the model of each turn.
+    #[command(flatten)]
+    pub requests: requests::RequestArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
@@ -1086,14 +1090,12 @@ mod tests {
 
     #[test]
     fn unsupported_aiperf_flag_is_named() {
-        let err = reject_unsupported(&args(
-            "ringperf profile -m x --model-selection-strategy random",
-        ))
-        .unwrap_err();
-        assert_eq!(err.flag, "--model-selection-strategy");
+        let err =
+            reject_unsupported(&args("ringperf profile -m x --record-processors 2")).unwrap_err();
+        assert_eq!(err.flag, "--record-processors");
         assert!(
             err.to_string()
-                .contains("`--model-selection-strategy` is not supported"),
+                .contains("`--record-processors` is not supported"),
             "{err}"
         );
         let err = reject_unsupported(&args("ringperf profile --hf-subset=x")).unwrap_err();

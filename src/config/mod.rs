@@ -14,6 +14,7 @@ pub mod media;
 pub mod mock;
 pub mod multi_run;
 pub mod prompt;
+pub mod requests;
 mod resolve;
 pub mod scope;
 pub mod shard;
@@ -360,6 +361,8 @@ pub fn reprocess_options(
 #[derive(Clone, Debug)]
 pub struct Config {
     pub models: Vec<String>,
+    /// How each turn gets one of several `models` (`--model-selection-strategy`).
+    pub model_selection: crate::workload::models::ModelSelection,
     pub endpoint: EndpointKind,
     /// Request path appended to each base URL.
     pub path: String,
@@ -373,6 +376,9 @@ pub struct Config {
     /// Headers that carry a copy of the correlation id (session affinity; AIPerf's
     /// `AIPERF_HTTP_X_*_FROM_CORRELATION_ID`, `X-Session-Affinity` on by default).
     pub correlation_copies: Vec<&'static str>,
+    /// `--session-header`: the header that carries the correlation id instead of
+    /// `X-Correlation-ID`.
+    pub session_header: Option<String>,
     /// How `https://` URLs are checked (`AIPERF_HTTP_SSL_VERIFY`, `SSL_CERT_FILE`).
     pub tls: TlsSettings,
     /// Values that must never appear in artifacts or logs (API key, Authorization header values).

@@ -129,11 +129,22 @@ impl Config {
             wandb_unused,
         ]
         .concat();
+        let session_header = super::requests::session_header(&args.requests)?;
+        // A copy under the session header's own name would repeat it with the same value.
+        let correlation_copies: Vec<&'static str> = affinity_headers(|k| env.var(k))?
+            .into_iter()
+            .filter(|c| {
+                session_header
+                    .as_deref()
+                    .is_none_or(|s| !s.eq_ignore_ascii_case(c))
+            })
+            .collect();
         Ok(Config {
             lifecycle,
             mlflow,
             wandb,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
+            model_selection: super::requests::model_selection(&args.requests)?,
             models,
             endpoint,
             path,
@@ -142,7 +153,8 @@ impl Config {
             request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
             connection_limit: connections::limit(|k| env.var(k))?,
             headers,
-            correlation_copies: affinity_headers(|k| env.var(k))?,
+            correlation_copies,
+            session_header,
             tls: TlsSettings::from_env(|k| env.var(k))?,
             cli_command: redact_command(argv, &secrets),
             argv_redacted: redact_argv(argv, &secrets),

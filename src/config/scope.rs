@@ -374,6 +374,12 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("mock_threads", Scope::Mock),
     ("mock_faults", Scope::Mock),
     ("mock_capacity", Scope::Mock),
+    // Per-request endpoint shaping (issue 26)
+    (
+        "model_selection_strategy",
+        Scope::Resolved("config/requests.rs"),
+    ),
+    ("session_header", Scope::Resolved("config/requests.rs")),
 ];
 
 /// Where the prompts come from.

@@ -33,6 +33,14 @@ pub struct PayloadParams {
     pub template: Option<std::sync::Arc<super::PayloadTemplate>>,
 }
 
+impl PayloadParams {
+    /// The `model` a turn's body names: the turn's own (`--model-selection-strategy`), else
+    /// [`PayloadParams::model`].
+    pub fn model_for<'x>(&'x self, turn: &'x Turn) -> &'x str {
+        turn.model.as_deref().unwrap_or(&self.model)
+    }
+}
+
 /// Builds the JSON body of a single-turn request of one prompt (see [`build_turn`]).
 pub fn build_payload(
     kind: EndpointKind,

@@ -112,7 +112,14 @@ fn route_of(path: &str) -> Route {
     }
 }
 
+#[cfg(test)]
 fn parse_head(buf: &[u8]) -> Parsed {
+    parse_head_named(buf, "x-correlation-id")
+}
+
+/// Parses a request head whose correlation id is in the header `correlation_header` (any
+/// case).
+fn parse_head_named(buf: &[u8], correlation_header: &str) -> Parsed {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let head_len = match req.parse(buf) {
@@ -164,7 +171,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
             }
         } else if h.name.eq_ignore_ascii_case("x-request-id") {
             request_id = Uuid::try_parse_ascii(h.value.trim_ascii()).ok();
-        } else if h.name.eq_ignore_ascii_case("x-correlation-id") {
+        } else if h.name.eq_ignore_ascii_case(correlation_header) {
             // httparse's values are slices of `buf`: their place is an address difference.
             let v = h.value.trim_ascii();
             let at = v.as_ptr().addr().wrapping_sub(buf.as_ptr().addr());
@@ -220,8 +227,17 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         last_read_rt: None,
         continued: false,
     };
+    let correlation_header = worker
+        .shared
+        .cfg
+        .session_header
+        .as_deref()
+        .unwrap_or("x-correlation-id");
     loop {
-        let parsed = parse_head(inbox.buf.get(inbox.start..).unwrap_or_default());
+        let parsed = parse_head_named(
+            inbox.buf.get(inbox.start..).unwrap_or_default(),
+            correlation_header,
+        );
         let head = match parsed {
             Parsed::Complete(h) if inbox.buf.len() - inbox.start >= h.head_len + h.body_len => h,
             Parsed::Complete(_) | Parsed::Partial => {

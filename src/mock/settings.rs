@@ -73,6 +73,11 @@ pub struct MockConfig {
     /// no bodies.
     #[serde(default)]
     pub record_bodies: bool,
+    /// With `truth_log`, the request header whose value is kept as the
+    /// [`TruthEntry::correlation_id`](crate::mock::TruthEntry::correlation_id) instead of
+    /// `X-Correlation-ID` (a client's `--session-header`). Case-insensitive.
+    #[serde(default)]
+    pub session_header: Option<String>,
     /// monoio driver choice.
     pub io_driver: Driver,
     /// Cap the output at the request's `max_completion_tokens` / `max_tokens` (as a real server
@@ -162,6 +167,7 @@ impl Default for MockConfig {
             model: "mock-model".to_owned(),
             truth_log: false,
             record_bodies: false,
+            session_header: None,
             io_driver: Driver::Auto,
             respect_max_tokens: true,
             faults: Vec::new(),

@@ -68,6 +68,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
             .collect(),
         headers: request_headers(cfg),
         correlation_copies: cfg.correlation_copies.clone(),
+        correlation_header: cfg.session_header.clone().unwrap_or_default(),
     };
     let encoded = encode_templates(&mut dataset, cfg, &encoding, streamed.is_none());
     check_interrupt("encoding the requests", "only inputs.json was written")?;
@@ -84,6 +85,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
                 kind: cfg.endpoint,
                 params: payload.clone(),
                 encoding: encoding.clone(),
+                models: model_selector(cfg),
             };
             super::stream::Producer::start(job, slots.clone())
                 .map(|p| (slots, p))
@@ -249,6 +251,9 @@ fn build_dataset(
         },
     };
     dataset.default_sampling = cfg.input.sampling_for(dataset.default_sampling);
+    if let Some(mut s) = model_selector(cfg) {
+        s.assign(&mut dataset.conversations);
+    }
     if let Some(t) = &payload.template {
         check_template(t, payload, &dataset)?;
     }
@@ -354,7 +359,7 @@ fn encode_templates(
                                 path,
                                 &encoding.headers,
                                 b,
-                                crate::http::request::CORRELATION_ID_HEADER,
+                                encoding.correlation_header(),
                                 &encoding.correlation_copies,
                             )
                             .map_err(|err| {
@@ -407,6 +412,11 @@ fn request_headers(cfg: &Config) -> Vec<(String, String)> {
     ];
     h.extend(cfg.headers.iter().cloned());
     h
+}
+
+/// The model of each turn when several are given (`--model-selection-strategy`).
+pub(super) fn model_selector(cfg: &Config) -> Option<workload::models::ModelSelector> {
+    workload::models::ModelSelector::new(&cfg.models, cfg.model_selection, Some(cfg.seed))
 }
 
 fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {

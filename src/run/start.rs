@@ -223,7 +223,7 @@ fn sent_headers(shared: &Shared) -> crate::export::headers::SentHeaders {
     crate::export::headers::SentHeaders {
         headers: shared.encoding.headers.clone(),
         request_id_header: crate::http::request::REQUEST_ID_HEADER.to_string(),
-        correlation_id_header: crate::http::request::CORRELATION_ID_HEADER.to_string(),
+        correlation_id_header: shared.encoding.correlation_header().to_string(),
         correlation_copies: shared
             .encoding
             .correlation_copies

@@ -60,6 +60,9 @@ pub(crate) struct Job {
     pub kind: EndpointKind,
     pub params: PayloadParams,
     pub encoding: Encoding,
+    /// The model of each row when several are given, drawn in dataset order for every row (sent
+    /// or not), as an unstreamed run assigns them.
+    pub models: Option<crate::workload::models::ModelSelector>,
 }
 
 /// The producer thread; dropping it closes the stream and joins the thread (which ends at its
@@ -123,6 +126,7 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
         kind,
         params,
         encoding,
+        mut models,
     } = job;
     let Some(last) = wanted.iter().rposition(|&w| w) else {
         return;
@@ -141,6 +145,12 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
                 Ok(reader) => deferred.build(reader, &mut prompts, row),
                 Err(e) => Err(e.clone()),
             };
+            let turn = turn.map(|mut t| {
+                if let Some(s) = models.as_mut().filter(|_| t.model.is_none()) {
+                    t.model = Some(s.next_model());
+                }
+                t
+            });
             if row.synthesized {
                 stream.count_built();
             }
@@ -195,7 +205,7 @@ fn encode(
                 path,
                 &encoding.headers,
                 body,
-                crate::http::request::CORRELATION_ID_HEADER,
+                encoding.correlation_header(),
                 &encoding.correlation_copies,
             )
             .map_err(|error| BuildError::Encode { url, error })
@@ -282,6 +292,7 @@ mod tests {
                 ..PayloadParams::default()
             },
             encoding: encoding(),
+            models: None,
         };
         (job, skeleton)
     }

@@ -102,6 +102,20 @@ pub struct Encoding {
     pub headers: Vec<(String, String)>,
     /// Session-affinity headers carrying a copy of the correlation id.
     pub correlation_copies: Vec<&'static str>,
+    /// Name of the header carrying the correlation id (`--session-header`); empty: the default
+    /// `X-Correlation-ID`.
+    pub correlation_header: String,
+}
+
+impl Encoding {
+    /// The header carrying the correlation id.
+    pub fn correlation_header(&self) -> &str {
+        if self.correlation_header.is_empty() {
+            crate::http::request::CORRELATION_ID_HEADER
+        } else {
+            &self.correlation_header
+        }
+    }
 }
 
 impl Shared {
@@ -135,7 +149,7 @@ impl Shared {
             path,
             &self.encoding.headers,
             body,
-            crate::http::request::CORRELATION_ID_HEADER,
+            self.encoding.correlation_header(),
             &self.encoding.correlation_copies,
         )
     }

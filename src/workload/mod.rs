@@ -10,6 +10,7 @@
 
 pub mod loader;
 pub mod media;
+pub mod models;
 pub mod prepared;
 pub mod prompt;
 pub mod rankings;

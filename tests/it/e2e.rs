@@ -554,11 +554,11 @@ fn binary_demo_and_usage_errors() {
     );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-m", "x", "--model-selection-strategy", "random"])
+        .args(["profile", "-m", "x", "--record-processors", "2"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--model-selection-strategy"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--record-processors"));
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "x", "--concurrency", "0"])

@@ -33,6 +33,7 @@ mod plot;
 mod plot_sweep;
 mod pool;
 mod receive;
+mod requests;
 mod search;
 mod server_metrics;
 mod server_metrics_phases;

@@ -165,7 +165,13 @@ fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
     };
     let names = match v {
         Value::Object(m) => {
-            keys(m, "benchmark.models", &["items"], &["strategy"])?;
+            keys(m, "benchmark.models", &["items", "strategy"], &[])?;
+            if let Some(v) = m.get("strategy") {
+                a.one(
+                    "--model-selection-strategy",
+                    scalar(v, "benchmark.models.strategy")?,
+                );
+            }
             let items = m.get("items").and_then(Value::as_array).ok_or_else(|| {
                 YamlError::Schema("benchmark.models.items: Field required".into())
             })?;
@@ -216,12 +222,12 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "use_legacy_max_tokens" | "use_server_token_count" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
+            "session_header" => a.one("--session-header", scalar(v, &path)?),
             "transport"
             | "per_chunk_usage"
             | "template"
             | "download_video_content"
             | "request_content_type"
-            | "session_header"
             | "uuid_and_strip"
             | "wait_for_model_timeout"
             | "wait_for_model_interval"

@@ -373,3 +373,19 @@ fn sweep_variations_follow_aiperfs_expand() {
         .is_err()
     );
 }
+
+#[test]
+fn models_strategy_and_session_header_become_their_flags() {
+    let w = words(
+        "benchmark:\n  models: {strategy: random, items: [a, b]}\n  endpoint: {url: 'http://h:1', \
+         session_header: X-Session-ID}\n  dataset: {type: synthetic}\n",
+    );
+    let line = w.join(" ");
+    for part in [
+        "--model a,b",
+        "--model-selection-strategy random",
+        "--session-header X-Session-ID",
+    ] {
+        assert!(line.contains(part), "{part} in {line}");
+    }
+}

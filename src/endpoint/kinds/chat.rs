@@ -37,7 +37,7 @@ pub(super) fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String,
     let turn = parts.turn;
     let mut body = Map::new();
     body.insert("messages".into(), Value::Array(messages(parts)));
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("stream".into(), Value::Bool(params.streaming));
     if let Some(n) = turn.max_tokens {
         let field = if params.use_legacy_max_tokens {

@@ -29,7 +29,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     let (query, passages) = query_and_passages(parts.turn);
     let mut body = Map::new();
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("query".into(), Value::from(query));
     body.insert(
         "documents".into(),

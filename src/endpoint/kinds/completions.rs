@@ -36,7 +36,7 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         many => Value::Array(many.iter().map(|t| Value::from(t.as_str())).collect()),
     };
     body.insert("prompt".into(), prompt);
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("stream".into(), Value::Bool(params.streaming));
     if let Some(n) = turn.max_tokens.filter(|&n| n > 0) {
         body.insert("max_tokens".into(), Value::from(n));

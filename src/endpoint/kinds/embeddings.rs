@@ -38,7 +38,7 @@ pub(super) fn body(
     inputs: Vec<Value>,
 ) -> Map<String, Value> {
     let mut body = Map::new();
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("input".into(), Value::Array(inputs));
     merge_extras(&mut body, params, parts.turn);
     body

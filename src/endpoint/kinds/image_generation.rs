@@ -34,7 +34,7 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         .unwrap_or_default();
     let mut body = Map::new();
     body.insert("prompt".into(), Value::from(prompt));
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("response_format".into(), Value::from("b64_json"));
     body.insert("n".into(), Value::from(1));
     if params.streaming {

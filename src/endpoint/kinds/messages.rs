@@ -50,7 +50,7 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     messages.extend(parts.history.iter().cloned());
     super::chat::history_turn(turn, &mut messages);
     let mut body = Map::new();
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("messages".into(), Value::Array(messages));
     body.insert(
         "max_tokens".into(),

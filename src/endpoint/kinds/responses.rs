@@ -45,7 +45,7 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     history_turn(turn, &mut input);
     let mut body = Map::new();
     body.insert("input".into(), Value::Array(input));
-    body.insert("model".into(), Value::from(params.model.as_str()));
+    body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("stream".into(), Value::Bool(params.streaming));
     if let Some(system) = parts.system.filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), Value::from(system));

@@ -39,7 +39,10 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         "filters".into(),
         serde_json::json!({ "family": "Solido", "tool": "SDE" }),
     );
-    body.insert("inference_model".into(), Value::from(params.model.as_str()));
+    body.insert(
+        "inference_model".into(),
+        Value::from(params.model_for(parts.turn)),
+    );
     merge_extras(&mut body, params, parts.turn);
     body
 }

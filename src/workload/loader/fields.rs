@@ -273,6 +273,7 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
             delay_ms,
             extra,
             media,
+            model: None,
         },
     ))
 }
