@@ -11,19 +11,19 @@ use super::argv::FileArgs;
 
 type R<T> = Result<T, YamlError>;
 
-/// The keys of AIPerf's `AdaptiveSearchSweep` that ringperf does not run unless left at their
-/// default (the default given, or `None` when only absence is accepted).
-const AIPERF_ONLY: &[(&str, Option<&str>)] = &[
-    ("outcome_constraints", Some("[]")),
-    ("plateau_window", Some("8")),
-    ("plateau_threshold", Some("0.01")),
-    ("improvement_patience", Some("10")),
-    ("monotonic_stability_trials", Some("2")),
-    ("sla_replicates", Some("0")),
-    ("sla_precision", Some("\"normal\"")),
-    ("sla_warmup_seconds", Some("null")),
-    ("post_process", Some("null")),
-    ("recipe_name", Some("null")),
+/// The keys of AIPerf's `AdaptiveSearchSweep` that ringperf does not run unless written at
+/// AIPerf's default (given as JSON).
+const AIPERF_ONLY: &[(&str, &str)] = &[
+    ("outcome_constraints", "[]"),
+    ("plateau_window", "8"),
+    ("plateau_threshold", "0.01"),
+    ("improvement_patience", "10"),
+    ("monotonic_stability_trials", "2"),
+    ("sla_replicates", "0"),
+    ("sla_precision", "\"normal\""),
+    ("sla_warmup_seconds", "null"),
+    ("post_process", "null"),
+    ("recipe_name", "null"),
 ];
 
 fn schema(path: &str, why: &str) -> YamlError {
@@ -195,7 +195,8 @@ pub fn translate(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             }
             "sla_tiers" => tiers(v, &path, a)?,
             other => match AIPERF_ONLY.iter().find(|(name, _)| *name == other) {
-                Some((_, Some(default))) if v.to_string() == *default => {}
+                Some((_, default))
+                    if serde_json::from_str::<Value>(default).is_ok_and(|d| d == *v) => {}
                 Some(_) => return Err(YamlError::Unsupported(path)),
                 None => return Err(super::extra(&path)),
             },
