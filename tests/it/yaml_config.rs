@@ -493,3 +493,86 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
         "two searches of two 4-request points"
     );
 }
+
+/// The same YAML grid sweep AIPerf 0.13 ran (tests/data/aiperf-yaml/grid-sweep/, README there):
+/// ringperf writes every file AIPerf wrote (but AIPerf's logs and `run_config.json`, which
+/// docs/output-formats.md lists as not written), and each variation's `input_config` agrees
+/// with AIPerf's on every key both write (but the documented differences) and on the inputs
+/// the file sets.
+#[test]
+fn a_yaml_grid_sweep_writes_aiperfs_layout_and_inputs() {
+    let fixture = format!("{DIR}/grid-sweep");
+    let server = common::recording_mock(8);
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{fixture}/grid-sweep.yaml")])
+        .args(["--ui", "none"])
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = std::fs::read_to_string(format!("{fixture}/aiperf-files.txt")).unwrap();
+    let mut checked = 0;
+    for f in listed.lines() {
+        if f.starts_with("logs/") || f.contains("/logs/") || f.ends_with("/run_config.json") {
+            continue;
+        }
+        assert!(
+            dir.path().join(f).is_file(),
+            "{f}: written by AIPerf, not by ringperf"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 22, "{listed}");
+    let inputs = [
+        ".models.items[0].name",
+        ".endpoint.type",
+        ".endpoint.streaming",
+        ".datasets[0].type",
+        ".datasets[0].entries",
+        ".datasets[0].prompts.isl.value",
+        ".datasets[0].prompts.osl.value",
+        ".phases[0].type",
+        ".phases[0].requests",
+        ".phases[0].concurrency",
+    ];
+    for c in [1, 2] {
+        let name = format!("concurrency_{c}");
+        let text = std::fs::read_to_string(format!("{fixture}/{name}.input_config.json")).unwrap();
+        let aiperf: Value = serde_json::from_str(&text).unwrap();
+        let json = common::read_json(&dir.path().join(&name).join("profile_export_aiperf.json"));
+        let mut a = Vec::new();
+        leaves("", &aiperf, &mut a);
+        let mut r = Vec::new();
+        leaves("", &json["input_config"], &mut r);
+        let mut found = 0;
+        for (path, av) in &a {
+            if path == ".endpoint.urls[0]" || path == ".artifacts.dir" {
+                continue;
+            }
+            let rpath = path.replace(".value", ".mean");
+            let Some((_, rv)) = r.iter().find(|(p, _)| *p == rpath || *p == *path) else {
+                assert!(
+                    !inputs.contains(&path.as_str()),
+                    "{name}{path}: not written"
+                );
+                continue;
+            };
+            assert!(
+                rv == av || documented(path, av, rv),
+                "{name}{path}: AIPerf {av} != ringperf {rv}"
+            );
+            found += usize::from(inputs.contains(&path.as_str()));
+        }
+        assert_eq!(found, inputs.len(), "{name}");
+        assert_eq!(json["input_config"]["phases"][0]["concurrency"], c);
+    }
+    assert_eq!(
+        server.truth().entries().len(),
+        8,
+        "two variations of 4 requests"
+    );
+}
