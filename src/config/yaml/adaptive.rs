@@ -7,9 +7,10 @@
 use serde_json::{Map, Value};
 
 use super::YamlError;
-use super::argv::FileArgs;
 
 type R<T> = Result<T, YamlError>;
+/// Flags with their values, in order.
+type Flags = Vec<(String, Vec<String>)>;
 
 /// The keys of AIPerf's `AdaptiveSearchSweep` that ringperf does not run unless written at
 /// AIPerf's default (given as JSON).
@@ -104,7 +105,7 @@ fn sla_filter(v: &Value, path: &str) -> R<String> {
 }
 
 /// The one objective as `--search-metric/-stat/-direction`.
-fn objective(v: &Value, path: &str, a: &mut FileArgs) -> R<()> {
+fn objective(v: &Value, path: &str, a: &mut Flags) -> R<()> {
     let objectives = list(v, path)?;
     let [one] = objectives.as_slice() else {
         if objectives.is_empty() {
@@ -123,19 +124,18 @@ fn objective(v: &Value, path: &str, a: &mut FileArgs) -> R<()> {
     only(m, &path, &["metric", "stat", "direction", "threshold"])?;
     let metric = word(need(m, "metric", &path)?, &format!("{path}.metric"))?;
     let direction = word(need(m, "direction", &path)?, &format!("{path}.direction"))?;
-    a.sweep.push(("--search-metric".into(), vec![metric]));
+    a.push(("--search-metric".into(), vec![metric]));
     if let Some(stat) = m.get("stat") {
         let stat = word(stat, &format!("{path}.stat"))?;
-        a.sweep.push(("--search-stat".into(), vec![stat]));
+        a.push(("--search-stat".into(), vec![stat]));
     }
-    a.sweep
-        .push(("--search-direction".into(), vec![direction.to_lowercase()]));
+    a.push(("--search-direction".into(), vec![direction.to_lowercase()]));
     // `threshold` is a Pareto reference point, ignored by a single objective (AIPerf's rule).
     Ok(())
 }
 
 /// The tiers of `sla_tiers` as `--search-sla-tier LABEL:FILTER[,FILTER...]`.
-fn tiers(v: &Value, path: &str, a: &mut FileArgs) -> R<()> {
+fn tiers(v: &Value, path: &str, a: &mut Flags) -> R<()> {
     for (i, t) in list(v, path)?.iter().enumerate() {
         let tpath = format!("{path}[{i}]");
         let m = map(t, &tpath)?;
@@ -147,7 +147,7 @@ fn tiers(v: &Value, path: &str, a: &mut FileArgs) -> R<()> {
             .enumerate()
             .map(|(j, f)| sla_filter(f, &format!("{fpath}[{j}]")))
             .collect::<R<Vec<_>>>()?;
-        a.sweep.push((
+        a.push((
             "--search-sla-tier".into(),
             vec![format!("{label}:{}", filters.join(","))],
         ));
@@ -155,15 +155,17 @@ fn tiers(v: &Value, path: &str, a: &mut FileArgs) -> R<()> {
     Ok(())
 }
 
-/// `sweep:` of `type: adaptive_search` as the search flags, pushed onto `a.sweep`.
-pub fn translate(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+/// `sweep:` of `type: adaptive_search` as the search flags, in the block's order.
+pub fn translate(m: &Map<String, Value>) -> R<Flags> {
+    let mut flags = Flags::new();
+    let a = &mut flags;
     for key in ["search_space", "objectives", "max_iterations"] {
         need(m, key, "sweep")?;
     }
     for (k, v) in m {
         let path = format!("sweep.{k}");
-        let flag = |f: &str, a: &mut FileArgs| -> R<()> {
-            a.sweep.push((f.into(), vec![word(v, &path)?]));
+        let flag = |f: &str, a: &mut Flags| -> R<()> {
+            a.push((f.into(), vec![word(v, &path)?]));
             Ok(())
         };
         match k.as_str() {
@@ -171,7 +173,7 @@ pub fn translate(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "search_space" => {
                 for (i, d) in list(v, &path)?.iter().enumerate() {
                     let dim = dimension(d, &format!("{path}[{i}]"))?;
-                    a.sweep.push(("--search-space".into(), vec![dim]));
+                    a.push(("--search-space".into(), vec![dim]));
                 }
             }
             "objectives" => objective(v, &path, a)?,
@@ -190,7 +192,7 @@ pub fn translate(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "sla_filters" => {
                 for (i, f) in list(v, &path)?.iter().enumerate() {
                     let filter = sla_filter(f, &format!("{path}[{i}]"))?;
-                    a.sweep.push(("--search-sla".into(), vec![filter]));
+                    a.push(("--search-sla".into(), vec![filter]));
                 }
             }
             "sla_tiers" => tiers(v, &path, a)?,
@@ -202,5 +204,5 @@ pub fn translate(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             },
         }
     }
-    Ok(())
+    Ok(flags)
 }

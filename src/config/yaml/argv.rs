@@ -770,7 +770,10 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("grid");
     match ty {
         "grid" | "zip" => {}
-        "adaptive_search" => return super::adaptive::translate(m, a),
+        "adaptive_search" => {
+            a.sweep.extend(super::adaptive::translate(m)?);
+            return Ok(());
+        }
         other => return Err(YamlError::Unsupported(format!("sweep.type: {other}"))),
     }
     a.sweep.push(("--sweep-type".into(), vec![ty.into()]));
