@@ -14,6 +14,7 @@
 //! objective's model. Whole-number dimensions are rounded.
 
 use super::recipe::{Dimension, Direction, Kind, Prior};
+use super::tpe::{Trial, candidates};
 
 const LENGTH_SCALE: f64 = 0.2;
 const NOISE: f64 = 1e-2;
@@ -116,6 +117,9 @@ pub struct Bayesian {
     pub observed: Vec<Observed>,
     pending: Option<Vec<f64>>,
     exhausted: bool,
+    /// After the start, choose by the Tree-structured Parzen Estimator (`super::tpe`) instead
+    /// of the Gaussian process.
+    tpe: bool,
 }
 
 impl Bayesian {
@@ -139,7 +143,15 @@ impl Bayesian {
             observed: Vec::new(),
             pending: None,
             exhausted: false,
+            tpe: false,
         }
+    }
+
+    /// The same planner choosing by the Tree-structured Parzen Estimator after the start
+    /// (`--optuna-sampler tpe`).
+    pub fn with_tpe(mut self) -> Self {
+        self.tpe = true;
+        self
     }
 
     /// Why it stopped: `max_iterations`, or `space_exhausted` when every candidate was run.
@@ -174,6 +186,8 @@ impl Bayesian {
             (n..n + 64)
                 .map(|i| to_space(&self.space, &self.halton(i)))
                 .find(|x| !self.seen(x))
+        } else if self.tpe {
+            self.tpe_candidate()
         } else {
             self.best_candidate()
         };
@@ -216,6 +230,43 @@ impl Bayesian {
             }
         }
         (xs, ys, best)
+    }
+
+    /// TPE's best candidate not already run; when all 24 round onto points run, the first of
+    /// 64 uniform draws that does not.
+    fn tpe_candidate(&mut self) -> Option<Vec<f64>> {
+        let sign = match self.direction {
+            Direction::Maximize => 1.0,
+            Direction::Minimize => -1.0,
+        };
+        let trials: Vec<Trial> = self
+            .observed
+            .iter()
+            .map(|o| Trial {
+                u: to_unit(&self.space, &o.x),
+                rank: match o.objective {
+                    Some(v) => (u8::from(!o.feasible), -v * sign),
+                    None => (2, 0.0),
+                },
+            })
+            .collect();
+        let rng = &mut self.rng;
+        let mut unit = || rng.unit();
+        let picked = candidates(&trials, self.space.len(), &mut unit)
+            .into_iter()
+            .map(|u| to_space(&self.space, &u))
+            .find(|x| !self.observed.iter().any(|o| o.x == *x));
+        if picked.is_some() {
+            return picked;
+        }
+        for _ in 0..64 {
+            let u: Vec<f64> = (0..self.space.len()).map(|_| self.rng.unit()).collect();
+            let x = to_space(&self.space, &u);
+            if !self.seen(&x) {
+                return Some(x);
+            }
+        }
+        None
     }
 
     fn best_candidate(&mut self) -> Option<Vec<f64>> {
@@ -461,5 +512,44 @@ mod tests {
         assert_eq!(n, 3);
         assert_eq!(b.reason(), Some("space_exhausted"));
         assert_eq!(b.best().unwrap().x, [1.0]);
+    }
+
+    /// TPE on a 1-D quadratic over [0, 1] (peak 0.3, maximised): after a 5-point start, 25
+    /// TPE points reach within 0.02 of the peak for every one of 8 seeds (30 uniform draws do so
+    /// with probability 1 - 0.96^30 = 0.71 each, so all 8 with 0.065), and its later picks
+    /// crowd the peak: of the last 10 picks of each seed (80), uniform draws would put
+    /// 24 ± 4.1 within 0.15 of it; TPE must put 35 or more (2.5 sd over). The same seed gives
+    /// the same points.
+    #[test]
+    fn tpe_climbs_a_quadratic_and_is_deterministic() {
+        let space = vec![Dimension {
+            path: "x".into(),
+            lo: 0.0,
+            hi: 1.0,
+            kind: Kind::Real,
+            prior: Prior::Uniform,
+        }];
+        let run = |seed: u64| {
+            let mut b = Bayesian::new(space.clone(), Direction::Maximize, 30, 5, seed).with_tpe();
+            while let Some(x) = b.ask() {
+                let v = x[0];
+                b.tell(true, Some(-(v - 0.3) * (v - 0.3)));
+            }
+            b
+        };
+        let mut near = 0;
+        for seed in 0..8 {
+            let b = run(seed);
+            assert_eq!(b.observed.len(), 30);
+            let best = b.best().unwrap().x[0];
+            assert!((best - 0.3).abs() < 0.02, "seed {seed}: {best}");
+            near += b.observed[20..]
+                .iter()
+                .filter(|o| (o.x[0] - 0.3).abs() < 0.15)
+                .count();
+        }
+        assert!(near >= 35, "{near} of 80 late picks near the peak");
+        assert_eq!(run(4).observed, run(4).observed);
+        assert_ne!(run(4).observed, run(5).observed);
     }
 }

@@ -207,9 +207,9 @@ pub fn from_args(
 fn optuna_refused() -> SearchError {
     SearchError::flag(
         "--search-planner",
-        "optuna: Optuna's TPE and BoTorch samplers are Python only; ringperf's Bayesian \
-         planner is its Gaussian process (--search-planner bayesian, or --search-planner \
-         optuna --optuna-sampler gp)"
+        "optuna: Optuna's BoTorch sampler is Python only; ringperf runs its own Gaussian \
+         process (--search-planner bayesian, or --search-planner optuna --optuna-sampler gp) \
+         and its own TPE (--search-planner optuna --optuna-sampler tpe)"
             .to_owned(),
     )
 }
@@ -304,10 +304,21 @@ fn adaptive(
         })?,
     };
     if planner == PlannerKind::Optuna {
-        // Only the GP sampler has a Rust equivalent: ringperf's own GP.
+        // The GP and TPE samplers have Rust equivalents: ringperf's own; BoTorch has none.
         match a.optuna_sampler.as_deref() {
             Some("gp") => planner = PlannerKind::Bayesian,
-            _ => return Err(optuna_refused()),
+            Some("tpe") => planner = PlannerKind::OptunaTpe,
+            // AIPerf's implicit default is botorch, which falls back to tpe with a warning
+            // when the botorch extra is missing: as it always is here.
+            None => {
+                planner = PlannerKind::OptunaTpe;
+                warnings.push(
+                    "--search-planner optuna: the BoTorch sampler (the implicit default) is \
+                     Python only; falling back to tpe, as AIPerf does without its botorch extra"
+                        .to_owned(),
+                );
+            }
+            Some(_) => return Err(optuna_refused()),
         }
     } else if a.optuna_sampler.is_some() {
         return Err(SearchError::flag(
@@ -480,7 +491,41 @@ mod tests {
             (a.space[0].lo, a.space[0].hi, a.space[0].kind),
             (1.0, 64.0, Kind::Int)
         );
-        assert!(search(&format!("{base} --search-planner optuna")).is_err());
+        // AIPerf's implicit botorch falls back to tpe with a warning; explicit botorch and an
+        // acquisition (BoTorch's) are refused.
+        let implicit = search(&format!("{base} --search-planner optuna"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(implicit.warnings.len(), 1, "{:?}", implicit.warnings);
+        let Expansion::Adaptive(t) = implicit.expansion else {
+            panic!()
+        };
+        assert_eq!(t.planner, PlannerKind::OptunaTpe);
+        assert_eq!(t.planner.name(), "optuna");
+        let tpe = search(&format!(
+            "{base} --search-planner optuna --optuna-sampler tpe"
+        ))
+        .unwrap()
+        .unwrap();
+        assert!(tpe.warnings.is_empty());
+        let Expansion::Adaptive(t) = tpe.expansion else {
+            panic!()
+        };
+        assert_eq!(t.planner, PlannerKind::OptunaTpe);
+        let e = search(&format!(
+            "{base} --search-planner optuna --optuna-sampler botorch"
+        ))
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("BoTorch sampler is Python only"),
+            "{e}"
+        );
+        assert!(
+            search(&format!(
+                "{base} --search-planner optuna --optuna-sampler random"
+            ))
+            .is_err()
+        );
         let gp = search(&format!(
             "{base} --search-planner optuna --optuna-sampler gp"
         ))

@@ -7,6 +7,7 @@
 //! - [`recipe`]: the built-in recipes, expanded as AIPerf expands them.
 //! - [`planner`]: the 1-D boundary planners (`monotonic_sla`, `smooth_isotonic`).
 //! - [`bayes`]: the Bayesian planner (a small Gaussian process, Halton start).
+//! - [`tpe`]: the Tree-structured Parzen Estimator (`--optuna-sampler tpe`).
 //! - [`derived`]: the grid recipes' derived files (`degradation_knee.json`, `sla_breach.json`,
 //!   `prefill_curve.json`).
 //! - [`config`]: the flags made into a [`SearchSpec`](config::SearchSpec).
@@ -19,6 +20,7 @@ pub mod planner;
 pub mod recipe;
 pub mod run;
 pub mod sla;
+pub mod tpe;
 
 use std::fmt;
 

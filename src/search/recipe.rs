@@ -139,6 +139,9 @@ pub enum PlannerKind {
     SmoothIsotonic,
     /// `optuna`: Optuna's samplers (Python only; see docs/search.md).
     Optuna,
+    /// `optuna` with `--optuna-sampler tpe`: ringperf's Tree-structured Parzen Estimator
+    /// (`super::tpe`); named `optuna`, as AIPerf names it.
+    OptunaTpe,
 }
 
 impl PlannerKind {
@@ -148,7 +151,7 @@ impl PlannerKind {
             PlannerKind::Bayesian => "bayesian",
             PlannerKind::MonotonicSla => "monotonic_sla",
             PlannerKind::SmoothIsotonic => "smooth_isotonic",
-            PlannerKind::Optuna => "optuna",
+            PlannerKind::Optuna | PlannerKind::OptunaTpe => "optuna",
         }
     }
 

@@ -125,6 +125,16 @@ impl Planner {
                 s.initial_points,
                 s.random_seed.unwrap_or(0),
             )),
+            PlannerKind::OptunaTpe => Planner::Bayes(
+                Bayesian::new(
+                    s.space.clone(),
+                    s.objective.direction,
+                    s.max_iterations,
+                    s.initial_points,
+                    s.random_seed.unwrap_or(0),
+                )
+                .with_tpe(),
+            ),
         }
     }
 

@@ -205,7 +205,7 @@ fn config_validate_exit_codes_and_messages_are_aiperfs() {
         ),
         (
             "sweep: {type: adaptive}\nbenchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {}\n",
-            "sweep: type adaptive in a config file (give the search as the --search-*",
+            "sweep: Input tag 'adaptive' found using 'type' does not match any of the expected tags",
         ),
     ];
     for (i, (yaml, msg)) in cases.iter().enumerate() {
@@ -405,5 +405,174 @@ fn a_sweep_block_runs_as_the_list_flags_do() {
         server.truth().entries().len(),
         40,
         "two sweeps of two 10-request variations"
+    );
+}
+
+/// An `adaptive_search` sweep block over `concurrency.yaml`: the search a user would otherwise
+/// type as flags (the second argument, written out by hand).
+const ADAPTIVE: (&str, &str) = (
+    "sweep:\n  type: adaptive_search\n  planner: smooth_isotonic\n  searchSpace:\n    \
+     - {path: phases.profiling.concurrency, lo: 1, hi: 2, kind: int}\n  objectives:\n    \
+     - {metric: output_token_throughput, direction: maximize}\n  maxIterations: 5\n  \
+     slaFilters:\n    - {metric_tag: time_to_first_token, stat: p95, op: lt, threshold: 60000}\n",
+    "--search-planner smooth_isotonic --search-space phases.profiling.concurrency:1,2:int \
+     --search-metric output_token_throughput --search-direction maximize \
+     --search-max-iterations 5 --search-sla time_to_first_token:p95:lt:60000",
+);
+
+/// A `sweep: {type: adaptive_search}` file and the equivalent `--search-*` flags give identical
+/// `input_config` and run the same search on the mock: the same points in the same order with
+/// the same verdicts, the same stop reason and search `config`. Every point passes the
+/// (generous) SLA, so the planner's path is known in advance: from 1, double to the top of the
+/// space (1, 2) and stop with nothing failing.
+#[test]
+fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("adaptive.yaml");
+    let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap() + ADAPTIVE.0;
+    std::fs::write(&file, &body).unwrap();
+    let base = EQUIVALENT[0].1;
+    let argv = vec![
+        "ringperf".to_string(),
+        "profile".into(),
+        "-f".into(),
+        file.display().to_string(),
+    ];
+    let file_ic = input_config(&profile_argv_with_env(&argv, &no_env).unwrap());
+    assert_eq!(file_ic, from_flags(&format!("{base} {}", ADAPTIVE.1)));
+
+    let server = common::recording_mock(2);
+    let run = |dir: &std::path::Path, args: &[String]| {
+        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(args)
+            .args(["--ui", "none", "--no-server-metrics"])
+            .env("URL", format!("http://{}", server.addr))
+            .env("OUT", dir)
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        common::read_json(&dir.join("search_history.json"))
+    };
+    let a = run(
+        &root.path().join("file"),
+        &shell_split(&format!("profile -f {} --request-count 4", file.display())),
+    );
+    let flags_dir = root.path().join("flags");
+    let line = format!("{base} {}", ADAPTIVE.1)
+        .replace("http://127.0.0.1:8000", &format!("http://{}", server.addr))
+        .replace("artifacts/concurrency", &flags_dir.display().to_string())
+        .replace("--request-count 10", "--request-count 4");
+    let b = run(&flags_dir, &shell_split(&line)[1..]);
+    let path = |h: &Value| -> Vec<(Value, Value)> {
+        h["iterations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["variation_values"]["phases.profiling.concurrency"].clone(),
+                    i["feasible"].clone(),
+                )
+            })
+            .collect()
+    };
+    let t = Value::Bool(true);
+    let expected: Vec<(Value, Value)> = [1, 2].map(|c| (c.into(), t.clone())).to_vec();
+    assert_eq!(path(&a), expected);
+    assert_eq!(path(&b), expected);
+    assert_eq!(a["config"], b["config"]);
+    assert_eq!(a["config"]["planner"], "smooth_isotonic");
+    assert_eq!(a["convergence_reason"], b["convergence_reason"]);
+    assert_eq!(
+        a["convergence_reason"],
+        "smooth_isotonic_no_failure_in_range"
+    );
+    assert_eq!(
+        server.truth().entries().len(),
+        16,
+        "two searches of two 4-request points"
+    );
+}
+
+/// The same YAML grid sweep AIPerf 0.13 ran (tests/data/aiperf-yaml/grid-sweep/, README there):
+/// ringperf writes every file AIPerf wrote (but AIPerf's logs and `run_config.json`, which
+/// docs/output-formats.md lists as not written), and each variation's `input_config` agrees
+/// with AIPerf's on every key both write (but the documented differences) and on the inputs
+/// the file sets.
+#[test]
+fn a_yaml_grid_sweep_writes_aiperfs_layout_and_inputs() {
+    let fixture = format!("{DIR}/grid-sweep");
+    let server = common::recording_mock(8);
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{fixture}/grid-sweep.yaml")])
+        .args(["--ui", "none"])
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = std::fs::read_to_string(format!("{fixture}/aiperf-files.txt")).unwrap();
+    let mut checked = 0;
+    for f in listed.lines() {
+        if f.starts_with("logs/") || f.contains("/logs/") || f.ends_with("/run_config.json") {
+            continue;
+        }
+        assert!(
+            dir.path().join(f).is_file(),
+            "{f}: written by AIPerf, not by ringperf"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 22, "{listed}");
+    let inputs = [
+        ".models.items[0].name",
+        ".endpoint.type",
+        ".endpoint.streaming",
+        ".datasets[0].type",
+        ".datasets[0].entries",
+        ".datasets[0].prompts.isl.value",
+        ".datasets[0].prompts.osl.value",
+        ".phases[0].type",
+        ".phases[0].requests",
+        ".phases[0].concurrency",
+    ];
+    for c in [1, 2] {
+        let name = format!("concurrency_{c}");
+        let text = std::fs::read_to_string(format!("{fixture}/{name}.input_config.json")).unwrap();
+        let aiperf: Value = serde_json::from_str(&text).unwrap();
+        let json = common::read_json(&dir.path().join(&name).join("profile_export_aiperf.json"));
+        let mut a = Vec::new();
+        leaves("", &aiperf, &mut a);
+        let mut r = Vec::new();
+        leaves("", &json["input_config"], &mut r);
+        let mut found = 0;
+        for (path, av) in &a {
+            if path == ".endpoint.urls[0]" || path == ".artifacts.dir" {
+                continue;
+            }
+            let rpath = path.replace(".value", ".mean");
+            let Some((_, rv)) = r.iter().find(|(p, _)| *p == rpath || *p == *path) else {
+                assert!(
+                    !inputs.contains(&path.as_str()),
+                    "{name}{path}: not written"
+                );
+                continue;
+            };
+            assert!(
+                rv == av || documented(path, av, rv),
+                "{name}{path}: AIPerf {av} != ringperf {rv}"
+            );
+            found += usize::from(inputs.contains(&path.as_str()));
+        }
+        assert_eq!(found, inputs.len(), "{name}");
+        assert_eq!(json["input_config"]["phases"][0]["concurrency"], c);
+    }
+    assert_eq!(
+        server.truth().entries().len(),
+        8,
+        "two variations of 4 requests"
     );
 }

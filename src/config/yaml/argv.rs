@@ -39,23 +39,36 @@ impl FileArgs {
     }
 }
 
-/// The one place a sweep block ringperf cannot run from a file is refused: `type: adaptive`
-/// (its translation to the `--search-*` flags is not written yet).
+/// The one place a sweep block's type is checked against AIPerf's: a tag its schema does not
+/// have is refused with the tags it has (`adaptive` is not one: AIPerf's is `adaptive_search`).
 pub fn sweep_gate(root: &Map<String, Value>) -> Result<(), YamlError> {
-    let adaptive = root
+    let ty = root
         .get("sweep")
         .and_then(|s| s.get("type"))
-        .and_then(Value::as_str)
-        == Some("adaptive");
-    if adaptive {
-        return Err(YamlError::Unsupported(
-            "sweep: type adaptive in a config file (give the search as the --search-* or \
-             --search-recipe flags: docs/search.md)"
-                .into(),
-        ));
+        .and_then(Value::as_str);
+    match ty {
+        Some(t) if !SWEEP_TYPES.contains(&t) => Err(YamlError::Schema(format!(
+            "sweep: Input tag '{t}' found using 'type' does not match any of the expected \
+             tags: {}",
+            SWEEP_TYPES
+                .iter()
+                .map(|t| format!("'{t}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
 }
+
+/// AIPerf 0.13's sweep types (the `type` tags of its `SweepConfig`).
+const SWEEP_TYPES: &[&str] = &[
+    "grid",
+    "zip",
+    "scenarios",
+    "adaptive_search",
+    "sobol",
+    "latin_hypercube",
+];
 
 type R<T> = Result<T, YamlError>;
 
@@ -154,6 +167,7 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         multi_run(obj(m, "multi_run")?, &mut a)?;
     }
     if let Some(s) = root.get("sweep") {
+        sweep_gate(root)?;
         sweep(obj(s, "sweep")?, &mut a)?;
     }
     Ok(a)
@@ -762,7 +776,10 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("grid");
     match ty {
         "grid" | "zip" => {}
-        "adaptive" => return Ok(()),
+        "adaptive_search" => {
+            a.sweep.extend(super::adaptive::translate(m)?);
+            return Ok(());
+        }
         other => return Err(YamlError::Unsupported(format!("sweep.type: {other}"))),
     }
     a.sweep.push(("--sweep-type".into(), vec![ty.into()]));

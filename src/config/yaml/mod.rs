@@ -7,6 +7,7 @@
 //! that mean the same run ([`argv`]), so a file and the equivalent command line go through one
 //! code path and echo the same `input_config`. docs/config-files.md is the user's view.
 
+mod adaptive;
 pub mod argv;
 pub mod cmd;
 mod render;

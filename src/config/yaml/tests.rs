@@ -389,3 +389,104 @@ fn models_strategy_and_session_header_become_their_flags() {
         assert!(line.contains(part), "{part} in {line}");
     }
 }
+
+/// AIPerf's `AdaptiveSearchSweep` keys, each to the flag its own `--search-*` converter reads
+/// it from (its `_build_adaptive_search`), written out by hand.
+#[test]
+fn an_adaptive_search_sweep_is_the_search_flags() {
+    let text = format!(
+        "{MIN}sweep:\n  type: adaptive_search\n  planner: optuna\n  optunaSampler: tpe\n  \
+         searchSpace:\n    - {{path: phases.profiling.concurrency, lo: 1, hi: 64, kind: int}}\n    \
+         - {{path: datasets.main.prompts.isl, lo: 100, hi: 200.5}}\n  \
+         objectives: [{{metric: output_token_throughput, stat: p50, direction: MAXIMIZE}}]\n  \
+         maxIterations: 12\n  nInitialPoints: 3\n  randomSeed: 9\n  cooldownSeconds: 1.5\n  \
+         slaFilters:\n    - {{metric_tag: time_to_first_token, op: lt, threshold: 200}}\n    \
+         - {{metric_tag: inter_token_latency, stat: p99, op: le, threshold: 12.5}}\n  \
+         plateauWindow: 8\n  optunaAcquisition: null\n"
+    );
+    let w = |pairs: &[(&str, &str)]| -> Vec<(String, Vec<String>)> {
+        pairs
+            .iter()
+            .map(|(f, v)| (f.to_string(), s(&[v])))
+            .collect()
+    };
+    assert_eq!(
+        file_args(&text).sweep,
+        w(&[
+            ("--search-planner", "optuna"),
+            ("--optuna-sampler", "tpe"),
+            ("--search-space", "phases.profiling.concurrency:1,64:int"),
+            ("--search-space", "datasets.main.prompts.isl:100,200.5:real"),
+            ("--search-metric", "output_token_throughput"),
+            ("--search-stat", "p50"),
+            ("--search-direction", "maximize"),
+            ("--search-max-iterations", "12"),
+            ("--search-initial-points", "3"),
+            ("--search-random-seed", "9"),
+            ("--parameter-sweep-cooldown-seconds", "1.5"),
+            // `stat` defaults to p95, as AIPerf's SLAFilter.
+            ("--search-sla", "time_to_first_token:p95:lt:200"),
+            ("--search-sla", "inter_token_latency:p99:le:12.5"),
+        ])
+    );
+}
+
+#[test]
+fn an_adaptive_search_sweep_refuses_what_no_flag_expresses() {
+    let ad = |rest: &str| {
+        format!(
+            "{MIN}sweep:\n  type: adaptive_search\n  searchSpace: [{{path: phases.profiling.concurrency, lo: 1, hi: 8, kind: int}}]\n  \
+             objectives: [{{metric: output_token_throughput, direction: maximize}}]\n  maxIterations: 4\n{rest}"
+        )
+    };
+    for (rest, says) in [
+        (
+            "  plateauWindow: 4\n",
+            "not supported by ringperf: sweep.plateau_window",
+        ),
+        (
+            "  slaPrecision: tight\n",
+            "not supported by ringperf: sweep.sla_precision",
+        ),
+        (
+            "  bogus: 1\n",
+            "sweep.bogus: Extra inputs are not permitted",
+        ),
+        (
+            "  outcomeConstraints: [{metric: x, op: '<=', bound: 1}]\n",
+            "sweep.outcome_constraints",
+        ),
+    ] {
+        let e = refused(&ad(rest)).to_string();
+        assert!(e.contains(says), "{rest}: {e}");
+    }
+    let e = refused(&format!(
+        "{MIN}sweep:\n  type: adaptive_search\n  searchSpace: [{{path: phases.profiling.concurrency, lo: 1, hi: 8, prior: log-uniform}}]\n  \
+         objectives: [{{metric: m, direction: maximize}}]\n  maxIterations: 4\n"
+    ))
+    .to_string();
+    assert!(
+        e.contains("sweep.search_space[0].prior: log-uniform"),
+        "{e}"
+    );
+    let e = refused(&format!(
+        "{MIN}sweep:\n  type: adaptive_search\n  searchSpace: [{{path: p, lo: 1, hi: 8}}]\n  \
+         objectives: [{{metric: a, direction: maximize}}, {{metric: b, direction: minimize}}]\n  maxIterations: 4\n"
+    ))
+    .to_string();
+    assert!(e.contains("2 objectives"), "{e}");
+    let e = refused(&format!(
+        "{MIN}sweep:\n  type: adaptive_search\n  objectives: [{{metric: a, direction: maximize}}]\n  maxIterations: 4\n"
+    ))
+    .to_string();
+    assert!(e.contains("sweep.search_space: Field required"), "{e}");
+    // AIPerf's discriminator is `adaptive_search`; `adaptive` gets its union-tag message.
+    let e = refused(&format!("{MIN}sweep:\n  type: adaptive\n")).to_string();
+    assert!(
+        e.contains(
+            "Input tag 'adaptive' found using 'type' does not match any of the expected tags: \
+             'grid', 'zip', 'scenarios', 'adaptive_search', 'sobol', 'latin_hypercube'"
+        ),
+        "{e}"
+    );
+}
