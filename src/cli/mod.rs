@@ -22,6 +22,7 @@ pub mod shard;
 pub mod sweep;
 pub mod timing;
 pub mod trace_tools;
+pub mod video;
 pub mod yaml;
 
 use std::path::PathBuf;
@@ -490,6 +491,8 @@ pub struct ProfileArgs {
     /// Audio, Image and Video Input: synthetic media of every turn (docs/multimodal.md).
     #[command(flatten)]
     pub media: media::MediaArgs,
+    #[command(flatten)]
+    pub video_generation: video::VideoGenerationArgs,
 
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]
@@ -763,7 +766,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "video-generation",
         alias = "video_generation",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI / SGLang /v1/videos: a job, polled until it ends"
     )]
     VideoGeneration,
     #[value(help = "a dataset's bodies sent verbatim (raw_payload)")]

@@ -253,6 +253,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("video_duration", Scope::Synthetic),
     ("video_fps", Scope::Synthetic),
     ("video_width", Scope::Synthetic),
+    ("download_video_content", Scope::Any),
     ("video_height", Scope::Synthetic),
     ("video_synth_type", Scope::Synthetic),
     ("video_format", Scope::Synthetic),
