@@ -19,8 +19,9 @@ use super::{Shared, WorkerState};
 /// AIPerf's error type of a failed or malformed video job.
 const JOB_ERROR: &str = "VideoGenerationError";
 
-/// Follows the job a successful submission `rec` started, to its end; the record then holds the
-/// job's last status object as its body, or the job's error.
+/// Follows the job a successful submission `rec` started, to its end; the record then holds
+/// the job's final status object as a second response after the submission's, or the job's
+/// error.
 pub(super) async fn follow(
     shared: &Shared,
     state: &WorkerState,
@@ -69,7 +70,7 @@ async fn poll_then_download(get: &Getter<'_>, rec: &mut RawRecord) -> Result<(),
     Ok(())
 }
 
-/// Polls until the job ends; its final status object, also left in `rec.body`.
+/// Polls until the job ends; its final status object, also appended to `rec` as a response.
 async fn poll(
     get: &Getter<'_>,
     rec: &mut RawRecord,
@@ -84,8 +85,16 @@ async fn poll(
         let data = json_of(&body, status, "poll")?;
         match data.get("status").and_then(Value::as_str).unwrap_or("") {
             s if s.eq_ignore_ascii_case("completed") => {
-                rec.status = status;
-                rec.body = body;
+                // AIPerf's record holds two responses: the submission's answer and this one.
+                let start = rec.body.len() as u32;
+                rec.body.extend_from_slice(&body);
+                rec.events.push(crate::record::Event {
+                    stamp_ns: clock.now_ns(),
+                    start,
+                    end: rec.body.len() as u32,
+                    form: crate::record::EventForm::Raw,
+                    lag_ns: None,
+                });
                 return Ok(data);
             }
             s if s.eq_ignore_ascii_case("failed") => {

@@ -41,5 +41,6 @@ mod shards;
 mod sweep;
 mod tls;
 mod trace_tools;
+mod video_generation;
 mod wandb;
 mod yaml_config;

@@ -1,6 +1,7 @@
 //! OpenAI / SGLang Video Generation (`video_generation`, `/v1/videos`; AIPerf's
 //! `openai_video_generation.py`). The answer is a job, polled to its end by the worker
-//! (`worker::video_job`); the record's body is then the job's last status object.
+//! (`worker::video_job`); the record then holds two response objects, the submission's answer
+//! and the job's final status.
 
 use serde_json::{Map, Value};
 
