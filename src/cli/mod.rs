@@ -639,6 +639,9 @@ pub struct MockArgs {
     pub busy_resets: u32,
 
     #[command(flatten)]
+    pub video: video::MockVideoArgs,
+
+    #[command(flatten)]
     pub shape: MockShapeArgs,
 }
 

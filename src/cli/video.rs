@@ -11,3 +11,29 @@ pub struct VideoGenerationArgs {
     #[arg(long = "download-video-content", help_heading = "Endpoint")]
     pub download_video_content: bool,
 }
+
+/// The video job API of `ringperf mock-server` (`/v1/videos`, docs/mock.md).
+#[derive(Debug, Args, Clone)]
+pub struct MockVideoArgs {
+    /// A video job ends this many milliseconds after its submission.
+    #[arg(long = "video-job-ms", value_name = "MS", default_value_t = 0)]
+    pub video_job_ms: u64,
+    /// Video jobs end `failed` instead of `completed`.
+    #[arg(long = "video-job-fail")]
+    pub video_job_fail: bool,
+    /// Bytes of the content a completed video job serves.
+    #[arg(long = "video-content-bytes", value_name = "N", default_value_t = 4096)]
+    pub video_content_bytes: usize,
+}
+
+impl MockVideoArgs {
+    /// The mock's video job behaviour these flags ask for.
+    pub fn config(&self) -> crate::mock::VideoJobConfig {
+        crate::mock::VideoJobConfig {
+            duration: std::time::Duration::from_millis(self.video_job_ms),
+            fail: self.video_job_fail,
+            content_bytes: self.video_content_bytes,
+            ..crate::mock::VideoJobConfig::default()
+        }
+    }
+}

@@ -116,8 +116,11 @@ impl VideoJobs {
         };
         match (route, post) {
             (VideoRoute::Submit, true) => {
-                let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-                    return error(400, "the body is not JSON");
+                let Some(value) = serde_json::from_slice::<serde_json::Value>(body)
+                    .ok()
+                    .or_else(|| form_fields(body))
+                else {
+                    return error(400, "the body is neither JSON nor multipart/form-data");
                 };
                 let text = |k: &str| value.get(k).and_then(|v| v.as_str()).map(str::to_owned);
                 let n = jobs.len();
@@ -201,6 +204,32 @@ fn error(code: u16, msg: &str) -> Reply {
     (code, "application/json", super::wire::error_body(code, msg))
 }
 
+/// The text fields of a `multipart/form-data` body (AIPerf 0.13 submits video jobs as a form)
+/// as a JSON object of strings; `None` when the body is not one. The boundary is the body's
+/// first line.
+fn form_fields(body: &[u8]) -> Option<serde_json::Value> {
+    let text = std::str::from_utf8(body).ok()?;
+    let boundary = text.strip_prefix("--")?.split("\r\n").next()?;
+    let delimiter = format!("\r\n--{boundary}");
+    let mut fields = serde_json::Map::new();
+    // The first part follows the opening delimiter line; the last delimiter ends with `--`.
+    let rest = text.get(2 + boundary.len()..)?;
+    for part in rest.split(delimiter.as_str()) {
+        let Some((head, value)) = part.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let name = head
+            .split(';')
+            .map(str::trim)
+            .find_map(|p| p.strip_prefix("name=\""))
+            .and_then(|n| n.split('"').next());
+        if let Some(name) = name {
+            fields.insert(name.to_owned(), serde_json::Value::from(value));
+        }
+    }
+    (!fields.is_empty()).then_some(serde_json::Value::Object(fields))
+}
+
 /// `n` bytes of a stand-in MP4: an `ftyp` box, then zeros.
 fn content(n: usize) -> Vec<u8> {
     let mut out = b"\0\0\0\x18ftypmp42\0\0\0\0mp42isom".to_vec();
@@ -211,6 +240,17 @@ fn content(n: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn form_bodies_give_their_text_fields() {
+        let body = "--xyz\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\na red fox\r\n\
+                    --xyz\r\nContent-Type: text/plain\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nm1\r\n--xyz--\r\n";
+        let v = form_fields(body.as_bytes()).unwrap();
+        assert_eq!(v, serde_json::json!({"prompt": "a red fox", "model": "m1"}));
+        assert_eq!(form_fields(b"{}"), None);
+        assert_eq!(form_fields(b"--"), None);
+        assert_eq!(form_fields(b"--b\r\nno blank line"), None);
+    }
 
     #[test]
     fn routes() {

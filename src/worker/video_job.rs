@@ -41,6 +41,9 @@ pub(super) async fn follow(
         rec.error = Some(e);
     }
     rec.end_ns = shared.clock.now_ns();
+    // AIPerf's polled record carries no HTTP trace (no `http_req_*` metrics): one exchange's
+    // trace would not describe the job's several.
+    rec.trace = None;
 }
 
 async fn poll_then_download(get: &Getter<'_>, rec: &mut RawRecord) -> Result<(), RequestError> {
