@@ -287,10 +287,14 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 wbuf.extend_from_slice(b"{}");
                 send(&mut stream, &mut wbuf).await.is_ok()
             }
-            Action::Reply((code, ctype, body)) => {
+            Action::Reply(Some((code, ctype, body))) => {
                 wire::head(&mut wbuf, code, ctype, body.len(), close);
                 wbuf.extend_from_slice(&body);
                 send(&mut stream, &mut wbuf).await.is_ok()
+            }
+            Action::Reply(None) => {
+                misbehave::reset_on_close(&stream);
+                false
             }
             Action::Error(code, msg) => {
                 let body = wire::error_body(code, &msg);

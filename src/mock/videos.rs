@@ -23,6 +23,9 @@ pub struct VideoJobConfig {
     pub inference_time_s: f64,
     /// The server-reported peak memory a completed job carries (`peak_memory_mb`).
     pub peak_memory_mb: f64,
+    /// From poll number N (counted from 1) of a job on, each poll is answered by resetting the
+    /// connection.
+    pub reset_poll: Option<u32>,
 }
 
 impl Default for VideoJobConfig {
@@ -33,6 +36,7 @@ impl Default for VideoJobConfig {
             content_bytes: 4096,
             inference_time_s: 1.5,
             peak_memory_mb: 2048.0,
+            reset_poll: None,
         }
     }
 }
@@ -93,8 +97,8 @@ impl VideoRoute {
     }
 }
 
-/// One answer: status, content type and body.
-pub(crate) type Reply = (u16, &'static str, Vec<u8>);
+/// One answer: status, content type and body; `None`: reset the connection instead.
+pub(crate) type Reply = Option<(u16, &'static str, Vec<u8>)>;
 
 impl VideoJobs {
     /// A copy of every job so far.
@@ -141,6 +145,9 @@ impl VideoJobs {
                     return error(404, "no such video job");
                 };
                 job.polls += 1;
+                if cfg.reset_poll.is_some_and(|n| job.polls >= n) {
+                    return None;
+                }
                 let elapsed = job.submitted.map_or(Duration::ZERO, |t| t.elapsed());
                 let status = if elapsed < cfg.duration {
                     if job.polls == 1 {
@@ -163,7 +170,7 @@ impl VideoJobs {
                     return error(404, "the video is not available");
                 }
                 job.bytes_served += cfg.content_bytes as u64;
-                (200, "video/mp4", content(cfg.content_bytes))
+                Some((200, "video/mp4", content(cfg.content_bytes)))
             }
             (VideoRoute::Submit, false) => error(405, "use POST"),
             _ => error(405, "use GET"),
@@ -197,11 +204,11 @@ fn status_body(job: &VideoJob, cfg: &VideoJobConfig, model_json: &str, status: &
 }
 
 fn json(body: String) -> Reply {
-    (200, "application/json", body.into_bytes())
+    Some((200, "application/json", body.into_bytes()))
 }
 
 fn error(code: u16, msg: &str) -> Reply {
-    (code, "application/json", super::wire::error_body(code, msg))
+    Some((code, "application/json", super::wire::error_body(code, msg)))
 }
 
 /// The text fields of a `multipart/form-data` body (AIPerf 0.13 submits video jobs as a form)
@@ -274,28 +281,35 @@ mod tests {
             content_bytes: 100,
             ..VideoJobConfig::default()
         };
-        let (s, _, b) = jobs.answer(
-            &cfg,
-            "\"m\"",
-            VideoRoute::Submit,
-            true,
-            br#"{"prompt":"a cat","model":"m"}"#,
-        );
+        let (s, _, b) = jobs
+            .answer(
+                &cfg,
+                "\"m\"",
+                VideoRoute::Submit,
+                true,
+                br#"{"prompt":"a cat","model":"m"}"#,
+            )
+            .unwrap();
         assert_eq!(s, 200);
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
         assert_eq!(v["id"], "video_0");
         assert_eq!(v["status"], "queued");
-        let (_, _, b) = jobs.answer(&cfg, "\"m\"", VideoRoute::Status(0), false, b"");
+        let (_, _, b) = jobs
+            .answer(&cfg, "\"m\"", VideoRoute::Status(0), false, b"")
+            .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
         assert_eq!(v["status"], "completed");
         assert_eq!(v["inference_time_s"], 1.5);
-        let (s, _, b) = jobs.answer(&cfg, "\"m\"", VideoRoute::Content(0), false, b"");
+        let (s, _, b) = jobs
+            .answer(&cfg, "\"m\"", VideoRoute::Content(0), false, b"")
+            .unwrap();
         assert_eq!((s, b.len()), (200, 100));
         let j = &jobs.snapshot()[0];
         assert_eq!((j.polls, j.polls_after_end, j.bytes_served), (1, 1, 100));
         assert_eq!(j.prompt.as_deref(), Some("a cat"));
         assert_eq!(
             jobs.answer(&cfg, "\"m\"", VideoRoute::Status(1), false, b"")
+                .unwrap()
                 .0,
             404
         );

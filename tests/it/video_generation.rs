@@ -237,3 +237,40 @@ fn same_metric_keys_and_body_as_aiperf() {
     assert_eq!(jobs.len(), 6);
     assert!(jobs.iter().all(|j| j.bytes_served == 4096), "{jobs:?}");
 }
+
+#[test]
+fn a_poll_whose_connection_is_reset_is_a_counted_error() {
+    let server = mock(VideoJobConfig {
+        duration: Duration::from_secs(3600),
+        reset_poll: Some(2),
+        ..VideoJobConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    // The timeout only bounds the test should the reset go unnoticed.
+    let recs = run(
+        &server,
+        dir.path(),
+        2,
+        &["--request-timeout-seconds", "5"],
+        false,
+    );
+    assert_eq!(recs.len(), 2);
+    for rec in &recs {
+        let e = &rec["error"];
+        // A reset before any response byte: aiohttp's ClientOSError, or ServerDisconnectedError
+        // when the kernel reports the reset as an end of stream.
+        assert!(
+            e["type"] == "ClientOSError" || e["type"] == "ServerDisconnectedError",
+            "{rec}"
+        );
+        assert!(
+            e["message"].as_str().unwrap().contains("/v1/videos"),
+            "the error names the URL: {rec}"
+        );
+    }
+    // The second poll was reset on its kept-alive connection and retried once on a fresh one,
+    // which was reset too: polling stopped there.
+    for j in server.video_jobs() {
+        assert_eq!(j.polls, 3, "{j:?}");
+    }
+}
