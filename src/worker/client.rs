@@ -197,7 +197,21 @@ pub(crate) async fn send(
         ));
     }
     if rec.error.is_none() && shared.kind == crate::endpoint::EndpointKind::VideoGeneration {
-        super::video_job::follow(shared, state, &mut rec, url, pool, hard_deadline_ns).await;
+        let failures = super::video_job::Failures {
+            cut,
+            cancelled: cancelled_error,
+            request: request_error,
+        };
+        super::video_job::follow(
+            shared,
+            state,
+            &mut rec,
+            url,
+            pool,
+            hard_deadline_ns,
+            failures,
+        )
+        .await;
     }
     rec
 }
@@ -205,7 +219,7 @@ pub(crate) async fn send(
 /// An exchange failure in AIPerf's error shape (aiohttp's exception names). A failure of the
 /// connection (connect, reset, early close, a broken or cut body) names the request's URL
 /// (`scheme://host:port/path`, of base URL `url`); a TLS failure names its base URL itself.
-pub(super) fn request_error(shared: &Shared, e: net::Error, url: usize) -> RequestError {
+fn request_error(shared: &Shared, e: net::Error, url: usize) -> RequestError {
     use net::Error as E;
     let at = shared
         .request_urls
@@ -456,12 +470,12 @@ fn push_event(
 }
 
 /// The run's end (grace period over, or an early stop's deadline) has come.
-pub(super) fn cut(shared: &Shared, hard_deadline_ns: Option<u64>) -> bool {
+fn cut(shared: &Shared, hard_deadline_ns: Option<u64>) -> bool {
     let now = shared.clock.now_ns();
     hard_deadline_ns.is_some_and(|h| now >= h) || now >= shared.control.cut_at_ns()
 }
 
-pub(super) fn cancelled_error() -> RequestError {
+fn cancelled_error() -> RequestError {
     RequestError::new(
         Some(499),
         "RequestCancellationError",

@@ -19,6 +19,17 @@ use super::{Shared, WorkerState};
 /// AIPerf's error type of a failed or malformed video job.
 const JOB_ERROR: &str = "VideoGenerationError";
 
+/// The request loop's readings of a failure (`client`'s), passed in: this module does not
+/// import the loop that calls it.
+pub(super) struct Failures {
+    /// The run's cut (early stop, hard deadline) has come.
+    pub cut: fn(&Shared, Option<u64>) -> bool,
+    /// The error of a request cut short.
+    pub cancelled: fn() -> RequestError,
+    /// An exchange failure in AIPerf's error shape, naming base URL `url`.
+    pub request: fn(&Shared, net::Error, usize) -> RequestError,
+}
+
 /// Follows the job a successful submission `rec` started, to its end; the record then holds
 /// the job's final status object as a second response after the submission's, or the job's
 /// error.
@@ -29,6 +40,7 @@ pub(super) async fn follow(
     url: usize,
     pool: Option<&net::Pool>,
     hard_deadline_ns: Option<u64>,
+    failures: Failures,
 ) {
     let get = Getter {
         shared,
@@ -36,6 +48,7 @@ pub(super) async fn follow(
         url,
         pool,
         hard_deadline_ns,
+        failures,
     };
     if let Err(e) = poll_then_download(&get, rec).await {
         rec.error = Some(e);
@@ -102,9 +115,9 @@ async fn poll(
             }
             s if s.eq_ignore_ascii_case("failed") => {
                 let msg = match data.get("error") {
-                    Some(Value::Object(o)) => o
-                        .get("message")
-                        .map_or("Unknown error".to_owned(), |m| text(m)),
+                    Some(Value::Object(o)) => {
+                        o.get("message").map_or("Unknown error".to_owned(), text)
+                    }
                     Some(Value::Null) | None => "Unknown error".to_owned(),
                     Some(other) => text(other),
                 };
@@ -204,6 +217,7 @@ struct Getter<'a> {
     url: usize,
     pool: Option<&'a net::Pool>,
     hard_deadline_ns: Option<u64>,
+    failures: Failures,
 }
 
 impl Getter<'_> {
@@ -211,9 +225,9 @@ impl Getter<'_> {
     /// AIPerf records for it. The bytes moved count in `rec`.
     async fn fetch(&self, rec: &mut RawRecord, path: &str) -> Result<(u16, Vec<u8>), RequestError> {
         let shared = self.shared;
-        if super::client::cut(shared, self.hard_deadline_ns) {
+        if (self.failures.cut)(shared, self.hard_deadline_ns) {
             rec.was_cancelled = true;
-            return Err(super::client::cancelled_error());
+            return Err((self.failures.cancelled)());
         }
         let (host, _) = &shared.encoding.targets[self.url];
         let request =
@@ -250,11 +264,11 @@ impl Getter<'_> {
         rec.bytes_sent += sink.sent;
         rec.bytes_received += sink.received;
         if let Err(e) = result {
-            if super::client::cut(shared, self.hard_deadline_ns) {
+            if (self.failures.cut)(shared, self.hard_deadline_ns) {
                 rec.was_cancelled = true;
-                return Err(super::client::cancelled_error());
+                return Err((self.failures.cancelled)());
             }
-            return Err(super::client::request_error(shared, e, self.url));
+            return Err((self.failures.request)(shared, e, self.url));
         }
         if !(200..300).contains(&sink.status) {
             return Err(RequestError::new(
