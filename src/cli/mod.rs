@@ -23,6 +23,7 @@ pub mod shard;
 pub mod sweep;
 pub mod timing;
 pub mod trace_tools;
+pub mod video;
 pub mod yaml;
 
 use std::path::PathBuf;
@@ -491,6 +492,8 @@ pub struct ProfileArgs {
     /// Audio, Image and Video Input: synthetic media of every turn (docs/multimodal.md).
     #[command(flatten)]
     pub media: media::MediaArgs,
+    #[command(flatten)]
+    pub video_generation: video::VideoGenerationArgs,
 
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]
@@ -640,6 +643,9 @@ pub struct MockArgs {
     pub busy_resets: u32,
 
     #[command(flatten)]
+    pub video: video::MockVideoArgs,
+
+    #[command(flatten)]
     pub shape: MockShapeArgs,
 }
 
@@ -767,7 +773,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "video-generation",
         alias = "video_generation",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI / SGLang /v1/videos: a job, polled until it ends"
     )]
     VideoGeneration,
     #[value(help = "a dataset's bodies sent verbatim (raw_payload)")]

@@ -107,6 +107,7 @@ impl MockServerConfig {
                 _ => None,
             },
             busy_resets: args.busy_resets,
+            video_jobs: args.video.config(),
             ..MockConfig::default()
         };
         let ready = args.model_ready_after;

@@ -406,6 +406,8 @@ pub struct Config {
     pub prompt: prompt::PromptConfig,
     /// Synthetic images, audio and video of every turn (`config/media.rs`); `None`: text only.
     pub media: Option<crate::workload::media::MediaParams>,
+    /// `--download-video-content`: `video-generation` fetches each finished job's content.
+    pub download_video_content: bool,
     /// The Input group: dataset source, sampling, load options (`config/dataset.rs`).
     pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,

@@ -173,6 +173,7 @@ impl Config {
             dataset,
             prompt,
             media: super::media::from_args(&args.media, endpoint)?,
+            download_video_content: args.video_generation.download_video_content,
             input,
             warmup,
             profiling,
@@ -219,13 +220,14 @@ fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
         EndpointTypeArg::ImageGeneration => EndpointKind::ImageGeneration,
         EndpointTypeArg::SolidoRag => EndpointKind::SolidoRag,
         EndpointTypeArg::ImageRetrieval => EndpointKind::ImageRetrieval,
+        EndpointTypeArg::VideoGeneration => EndpointKind::VideoGeneration,
         EndpointTypeArg::Raw => EndpointKind::Raw,
         EndpointTypeArg::Template => EndpointKind::Template,
         other => {
             let name = format!("{other:?}");
             return err(format!(
-                "--endpoint-type {} is not supported by ringperf (image-edit, \
-                 video-generation and audio-transcription are not implemented; see \
+                "--endpoint-type {} is not supported by ringperf (image-edit \
+                 and audio-transcription are not implemented; see \
                  docs/endpoints.md)",
                 kebab(&name)
             ));

@@ -54,6 +54,8 @@ pub enum Scope {
     ChatOnly,
     /// The Rankings group: warned on an endpoint type that is not a rankings one.
     Rankings,
+    /// `--download-video-content`: warned on an endpoint type other than `video-generation`.
+    VideoJobs,
     /// Multi-Run companions AIPerf refuses with a single run.
     MultiRun,
     /// `--confidence-level`: accepted by AIPerf with a single run, which has no interval;
@@ -253,6 +255,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("video_duration", Scope::Synthetic),
     ("video_fps", Scope::Synthetic),
     ("video_width", Scope::Synthetic),
+    ("download_video_content", Scope::VideoJobs),
     ("video_height", Scope::Synthetic),
     ("video_synth_type", Scope::Synthetic),
     ("video_format", Scope::Synthetic),
@@ -518,6 +521,10 @@ fn verdict(id: &str, scope: Scope, m: &Mode) -> Verdict {
         )),
         Scope::ChatOnly if m.endpoint != EndpointKind::Chat => warn(format!(
             "only --endpoint-type chat has two names for its output limit, not {}",
+            m.endpoint.as_str()
+        )),
+        Scope::VideoJobs if m.endpoint != EndpointKind::VideoGeneration => warn(format!(
+            "only --endpoint-type video-generation produces video content to download, not {}",
             m.endpoint.as_str()
         )),
         Scope::Rankings if !m.endpoint.is_rankings() => warn(format!(

@@ -56,6 +56,8 @@ pub enum EndpointKind {
     SolidoRag,
     /// NVIDIA NIM image retrieval (`image_retrieval`).
     ImageRetrieval,
+    /// OpenAI / SGLang video generation, a polled job (`video_generation`).
+    VideoGeneration,
     /// Verbatim dataset payloads to the URL as given (`raw`).
     Raw,
     /// A user's Jinja payload template to the URL as given (`template`).
@@ -64,7 +66,7 @@ pub enum EndpointKind {
 
 impl EndpointKind {
     /// Every supported type, in AIPerf's registry order.
-    pub const ALL: [EndpointKind; 16] = [
+    pub const ALL: [EndpointKind; 17] = [
         EndpointKind::Chat,
         EndpointKind::CohereRankings,
         EndpointKind::Completions,
@@ -79,6 +81,7 @@ impl EndpointKind {
         EndpointKind::NimEmbeddings,
         EndpointKind::NimRankings,
         EndpointKind::SolidoRag,
+        EndpointKind::VideoGeneration,
         EndpointKind::Raw,
         EndpointKind::Template,
     ];
@@ -100,6 +103,7 @@ impl EndpointKind {
             EndpointKind::ImageGeneration => &kinds::image_generation::DESCRIPTOR,
             EndpointKind::SolidoRag => &kinds::solido_rag::DESCRIPTOR,
             EndpointKind::ImageRetrieval => &kinds::image_retrieval::DESCRIPTOR,
+            EndpointKind::VideoGeneration => &kinds::video_generation::DESCRIPTOR,
             EndpointKind::Raw => &kinds::raw::DESCRIPTOR,
             EndpointKind::Template => &kinds::template::DESCRIPTOR,
         }
@@ -150,6 +154,7 @@ impl EndpointKind {
             EndpointKind::ImageGeneration => "image_generation",
             EndpointKind::SolidoRag => "solido_rag",
             EndpointKind::ImageRetrieval => "image_retrieval",
+            EndpointKind::VideoGeneration => "video_generation",
             EndpointKind::Raw => "raw",
             EndpointKind::Template => "template",
         }

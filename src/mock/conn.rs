@@ -70,6 +70,8 @@ enum Route {
     Dcgm,
     /// A control-plane route (see `super::control`).
     Control(Control),
+    /// The video job API (see `super::videos`).
+    Video(super::videos::VideoRoute),
     Unknown,
 }
 
@@ -106,6 +108,9 @@ fn route_of(path: &str) -> Route {
         "/metrics" => Route::Metrics,
         "/prometheus/metrics" => Route::PrometheusMetrics,
         "/dcgm/metrics" => Route::Dcgm,
+        other if other.starts_with("/v1/videos") => {
+            super::videos::VideoRoute::at(other).map_or(Route::Unknown, Route::Video)
+        }
         other => Control::at(other)
             .map(Route::Control)
             .unwrap_or_else(|| Endpoint::at(other).map_or(Route::Unknown, Route::Api)),
@@ -298,6 +303,15 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
                 wbuf.extend_from_slice(b"{}");
                 send(&mut stream, &mut wbuf).await.is_ok()
             }
+            Action::Reply(Some((code, ctype, body))) => {
+                wire::head(&mut wbuf, code, ctype, body.len(), close);
+                wbuf.extend_from_slice(&body);
+                send(&mut stream, &mut wbuf).await.is_ok()
+            }
+            Action::Reply(None) => {
+                misbehave::reset_on_close(&stream);
+                false
+            }
             Action::Error(code, msg) => {
                 let body = wire::error_body(code, &msg);
                 wire::head(&mut wbuf, code, "application/json", body.len(), close);
@@ -389,6 +403,13 @@ fn plan(
             }
         }
         (Route::Control(_), _) => Action::Error(405, "use POST".to_owned()),
+        (Route::Video(v), m) => Action::Reply(worker.shared.videos.answer(
+            &worker.shared.cfg.video_jobs,
+            &worker.shared.model_json,
+            v,
+            m == Method::Post,
+            body,
+        )),
         (Route::Models, Method::Get) => {
             let listed = !worker.shared.loading();
             record_control(worker, "GET", "/v1/models", 200, Some(listed), arrival_ns);
@@ -495,6 +516,8 @@ enum Action {
     Error(u16, String),
     /// 200 with an empty JSON object (a control call done).
     Ok,
+    /// A whole answer: status, content type, body (the video job API's).
+    Reply(super::videos::Reply),
     /// `GET /v1/models`: the list, with the model or (loading) without.
     Models(bool),
 }

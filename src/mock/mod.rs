@@ -84,6 +84,7 @@ mod shared;
 mod tls;
 mod tokens;
 mod truth;
+mod videos;
 mod wire;
 mod worker;
 
@@ -100,6 +101,7 @@ pub use serve::serve;
 pub use server::{MockServer, start};
 pub use settings::{Driver, MetricsMode, MockConfig, MockTls, OutputLen, PromptTokenizer};
 pub use truth::{TruthEntry, TruthLog};
+pub use videos::{VideoJob, VideoJobConfig};
 
 /// The head the mock answers a streamed request with (a kept-alive connection), byte for byte,
 /// for tests that compare what a client recorded with what the mock sent.

@@ -102,6 +102,15 @@ impl MockServer {
             .unwrap_or_default()
     }
 
+    /// Every video job submitted so far (`POST /v1/videos`), in order, with its polls and the
+    /// content bytes served.
+    pub fn video_jobs(&self) -> Vec<super::VideoJob> {
+        self.inner
+            .as_ref()
+            .map(|r| r.shared.videos.snapshot())
+            .unwrap_or_default()
+    }
+
     /// The server goes away: stops accepting, closes the listening socket and every connection
     /// (in-flight responses are cut and are not in the truth log), and joins the threads. Clients
     /// then get connection refused until [`Self::resume`]. Does nothing when already paused.

@@ -125,6 +125,9 @@ pub struct MockConfig {
     /// for the reset's retries).
     #[serde(default)]
     pub busy_resets: u32,
+    /// The video job API's behaviour (`/v1/videos`, see `videos`).
+    #[serde(default)]
+    pub video_jobs: super::videos::VideoJobConfig,
 }
 
 /// The PEM files an HTTPS mock serves with.
@@ -180,6 +183,7 @@ impl Default for MockConfig {
             model_ready_after: Duration::ZERO,
             loading_answers: 0,
             busy_resets: 0,
+            video_jobs: super::videos::VideoJobConfig::default(),
         }
     }
 }

@@ -40,6 +40,8 @@ pub(crate) struct Shared {
     resets: std::sync::atomic::AtomicU32,
     /// Readiness-relevant requests answered so far ([`MockConfig::loading_answers`]).
     answers: std::sync::atomic::AtomicU32,
+    /// The video jobs submitted so far (`/v1/videos`).
+    pub(crate) videos: super::videos::VideoJobs,
 }
 
 impl Shared {
@@ -62,6 +64,7 @@ impl Shared {
             ready_at: std::time::Instant::now() + cfg.model_ready_after,
             resets: std::sync::atomic::AtomicU32::new(0),
             answers: std::sync::atomic::AtomicU32::new(0),
+            videos: super::videos::VideoJobs::default(),
             cfg,
         }
     }

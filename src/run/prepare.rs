@@ -122,6 +122,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         compact_records: cfg.export_level != ExportLevel::Raw,
         batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
         stream: stream.as_ref().map(|(slots, _)| slots.clone()),
+        download_video_content: cfg.download_video_content,
     });
     Ok(Prepared {
         tokenizer,

@@ -196,6 +196,23 @@ pub(crate) async fn send(
             String::from_utf8_lossy(&rec.body).into_owned(),
         ));
     }
+    if rec.error.is_none() && shared.kind == crate::endpoint::EndpointKind::VideoGeneration {
+        let failures = super::video_job::Failures {
+            cut,
+            cancelled: cancelled_error,
+            request: request_error,
+        };
+        super::video_job::follow(
+            shared,
+            state,
+            &mut rec,
+            url,
+            pool,
+            hard_deadline_ns,
+            failures,
+        )
+        .await;
+    }
     rec
 }
 

@@ -12,6 +12,7 @@ mod phase;
 pub mod prefill;
 pub mod runtime;
 mod session;
+mod video_job;
 pub mod warm;
 
 pub use session::TurnTiming;
@@ -92,6 +93,8 @@ pub struct Shared {
     /// A streamed trace replay: the slots its requests are built into while it runs (every
     /// `templates` entry is `None`).
     pub stream: Option<Arc<crate::workload::stream::Stream>>,
+    /// `--download-video-content`: a finished video job's content is fetched (`video_job`).
+    pub download_video_content: bool,
 }
 
 /// Everything besides the body that goes into a request.

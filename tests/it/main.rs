@@ -43,5 +43,6 @@ mod startup;
 mod sweep;
 mod tls;
 mod trace_tools;
+mod video_generation;
 mod wandb;
 mod yaml_config;

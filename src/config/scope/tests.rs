@@ -185,6 +185,15 @@ fn table() -> Vec<(String, Expect)> {
         "--endpoint-type completions --use-legacy-max-tokens".into(),
         Warned("only --endpoint-type chat"),
     );
+    // The video content is downloaded from a video job only.
+    row(
+        "--endpoint-type video-generation --download-video-content".into(),
+        Fine,
+    );
+    row(
+        "--download-video-content".into(),
+        Warned("only --endpoint-type video-generation"),
+    );
     // Rankings shape on a rankings endpoint only.
     row(
         "--endpoint-type nim-rankings --rankings-passages-mean 3".into(),

@@ -22,6 +22,7 @@ pub(super) mod raw;
 pub(super) mod responses;
 pub(super) mod solido_rag;
 pub(super) mod template;
+pub(super) mod video_generation;
 
 use serde_json::{Map, Value};
 

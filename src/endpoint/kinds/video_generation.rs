@@ -1,0 +1,55 @@
+//! OpenAI / SGLang Video Generation (`video_generation`, `/v1/videos`; AIPerf's
+//! `openai_video_generation.py`). The answer is a job, polled to its end by the worker
+//! (`worker::video_job`); the record then holds two response objects, the submission's answer
+//! and the job's final status.
+
+use serde_json::{Map, Value};
+
+use super::{Auth, Descriptor, json, merge_extras, turn_texts};
+use crate::endpoint::payload::{PayloadParams, TurnBody};
+use crate::endpoint::response::ParsedResponse;
+
+pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
+    default_path: "/v1/videos",
+    streaming_path: None,
+    supports_streaming: false,
+    produces_tokens: false,
+    tokenizes_input: true,
+    metrics_title: "Video Generation Metrics",
+    consumes_system_message: false,
+    history: None,
+    auth: Auth::Bearer,
+    build,
+    input_texts: super::text_parts,
+    parse,
+    sse_done_is_text: false,
+    compact: None,
+};
+
+/// `{"prompt","model"}` (the turn's first text), then extras (`size`, `seconds`, `seed`, ...).
+fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
+    let prompt = turn_texts(parts.turn)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let mut body = Map::new();
+    body.insert("prompt".into(), Value::from(prompt));
+    body.insert("model".into(), Value::from(params.model.as_str()));
+    merge_extras(&mut body, params, parts.turn);
+    body
+}
+
+/// A JSON object is a data response (AIPerf's `VideoResponseData`); usage, when present, is
+/// kept.
+fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
+    let Some(value) = json(bytes) else {
+        return;
+    };
+    if value.as_object().is_none_or(Map::is_empty) {
+        return;
+    }
+    if let Some(usage) = super::usage_of(value.get("usage")) {
+        out.usage = Some(usage);
+    }
+    out.add_data(stamp_ns);
+}
