@@ -160,7 +160,7 @@ fn part_strategy() -> impl Strategy<Value = FormPart> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// Whatever the writer writes, the parser reads back the same fields, and every split of
     /// the body into three pieces gives the same result as the whole body.
