@@ -10,10 +10,14 @@
 //!   [`Status::Partial`] when more bytes are needed.
 //! - [`body`]: [`BodyDecoder`] removes `Content-Length` / chunked framing incrementally,
 //!   appending the payload to the caller's buffer.
+//! - [`multipart`]: `multipart/form-data` bodies whose files are shared, not copied;
+//!   [`form_parse`] reads them back incrementally (the mock's side).
 
 use std::fmt;
 
 pub mod body;
+pub mod form_parse;
+pub mod multipart;
 pub mod request;
 pub mod response;
 

@@ -281,7 +281,10 @@ pub(crate) fn whole_body(
             }
             ev.extend_from_slice(b"]}");
         }
-        Endpoint::ImageGenerations => {
+        Endpoint::AudioTranscriptions => {
+            ev.extend_from_slice(b"{\"text\":\"mock transcript\"}");
+        }
+        Endpoint::ImageGenerations | Endpoint::ImageEdits => {
             let _ = write!(ev, "{{\"created\":{},\"data\":[", m.created);
             for i in 0..items {
                 if i > 0 {

@@ -41,11 +41,15 @@ pub(crate) enum Endpoint {
     SolidoRag,
     /// NIM image retrieval (`/v1/infer`).
     ImageRetrieval,
+    /// OpenAI image edit (`/v1/images/edits`): a multipart/form-data upload.
+    ImageEdits,
+    /// OpenAI audio transcription (`/v1/audio/transcriptions`): a multipart/form-data upload.
+    AudioTranscriptions,
 }
 
 impl Endpoint {
     /// Every API, for routing.
-    const ALL: [Endpoint; 13] = [
+    const ALL: [Endpoint; 15] = [
         Endpoint::Chat,
         Endpoint::Completions,
         Endpoint::Responses,
@@ -59,6 +63,8 @@ impl Endpoint {
         Endpoint::ImageGenerations,
         Endpoint::SolidoRag,
         Endpoint::ImageRetrieval,
+        Endpoint::ImageEdits,
+        Endpoint::AudioTranscriptions,
     ];
 
     pub(crate) fn path(self) -> &'static str {
@@ -76,6 +82,8 @@ impl Endpoint {
             Endpoint::ImageGenerations => "/v1/images/generations",
             Endpoint::SolidoRag => "/rag/api/prompt",
             Endpoint::ImageRetrieval => "/v1/infer",
+            Endpoint::ImageEdits => "/v1/images/edits",
+            Endpoint::AudioTranscriptions => "/v1/audio/transcriptions",
         }
     }
 
@@ -98,7 +106,10 @@ impl Endpoint {
             Endpoint::CohereRankings => K::CohereRankings,
             Endpoint::TeiRankings => K::HfTeiRankings,
             Endpoint::Generate | Endpoint::GenerateStream => K::HuggingfaceGenerate,
-            Endpoint::ImageGenerations => K::ImageGeneration,
+            // Multipart bodies hold no JSON texts: the form's prompt is counted when it is read.
+            Endpoint::ImageGenerations | Endpoint::ImageEdits | Endpoint::AudioTranscriptions => {
+                K::ImageGeneration
+            }
             Endpoint::SolidoRag => K::SolidoRag,
             Endpoint::ImageRetrieval => K::ImageRetrieval,
         }
@@ -114,7 +125,14 @@ impl Endpoint {
                 | Endpoint::TeiRankings
                 | Endpoint::ImageGenerations
                 | Endpoint::ImageRetrieval
+                | Endpoint::ImageEdits
+                | Endpoint::AudioTranscriptions
         )
+    }
+
+    /// The API's requests are multipart/form-data uploads, not JSON.
+    pub(crate) fn multipart(self) -> bool {
+        matches!(self, Endpoint::ImageEdits | Endpoint::AudioTranscriptions)
     }
 
     /// The API has a reasoning channel apart from its text (the others send reasoning as text).
@@ -202,12 +220,20 @@ struct WireStreamOptions {
 pub(crate) enum Error {
     /// Not JSON, or JSON of the wrong shape (not an object, a field of the wrong type).
     InvalidJson(serde_json::Error),
+    /// A multipart/form-data API's body without a boundary in its `Content-Type`.
+    NotMultipart,
+    /// A multipart/form-data body that does not parse.
+    Multipart(crate::http::form_parse::FormError),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidJson(e) => write!(f, "invalid JSON body: {e}"),
+            Error::NotMultipart => {
+                f.write_str("expected Content-Type: multipart/form-data; boundary=...")
+            }
+            Error::Multipart(e) => write!(f, "invalid multipart body: {e}"),
         }
     }
 }
@@ -216,6 +242,8 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::InvalidJson(e) => Some(e),
+            Error::Multipart(e) => Some(e),
+            Error::NotMultipart => None,
         }
     }
 }
@@ -257,6 +285,35 @@ pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, Error> {
             .or(wire.n)
             .unwrap_or(1),
     })
+}
+
+/// Parses a multipart/form-data request (image edit, audio transcription): `stream` and `n` as
+/// the JSON APIs read them, the `prompt` field's words; the parts are returned for the truth log.
+pub(crate) fn parse_form_body(
+    body: &[u8],
+    content_type: Option<&str>,
+) -> Result<(RequestBody, Vec<crate::http::form_parse::ParsedPart>), Error> {
+    use crate::http::form_parse::{FormParser, boundary_of};
+    let boundary = content_type
+        .and_then(boundary_of)
+        .ok_or(Error::NotMultipart)?;
+    let mut parser = FormParser::new(boundary, body.len()).map_err(Error::Multipart)?;
+    parser.feed(body).map_err(Error::Multipart)?;
+    let parts = parser.finish().map_err(Error::Multipart)?;
+    let text = |name: &str| {
+        parts
+            .iter()
+            .find(|p| p.name == name && p.filename.is_none())
+            .map(|p| String::from_utf8_lossy(&p.data).into_owned())
+    };
+    let request = RequestBody {
+        stream: text("stream").is_some_and(|v| v.trim() == "true"),
+        max_tokens: None,
+        include_usage: false,
+        prompt_words: text("prompt").map_or(0, |p| count_words(&p)),
+        items: text("n").and_then(|n| n.trim().parse().ok()).unwrap_or(1),
+    };
+    Ok((request, parts))
 }
 
 /// Whitespace words of every text in a JSON value: strings count themselves, arrays sum their

@@ -23,6 +23,7 @@ use super::respond::{After, Completion, Recorded};
 use super::wire::{self, send};
 use super::worker::Worker;
 use crate::clock::monotonic_raw_ns;
+use crate::http::form_parse::ParsedPart as FormPart;
 use crate::timer::Timer;
 
 /// Largest request head accepted (431 beyond).
@@ -85,6 +86,8 @@ struct Head {
     /// Where the `X-Correlation-ID` value (trimmed) lies in the parsed bytes; copied out only
     /// when the truth log keeps it.
     correlation: Option<Range<usize>>,
+    /// Where the `Content-Type` value (trimmed) lies: the multipart APIs need its boundary.
+    content_type: Option<Range<usize>>,
     /// `Expect: 100-continue`: the client waits for an interim 100 before sending the body.
     expect_continue: bool,
     head_len: usize,
@@ -150,6 +153,7 @@ fn parse_head_named(buf: &[u8], correlation_header: &str) -> Parsed {
     let mut body_len = 0usize;
     let mut request_id = None;
     let mut correlation = None;
+    let mut content_type = None;
     let mut expect_continue = false;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -181,6 +185,10 @@ fn parse_head_named(buf: &[u8], correlation_header: &str) -> Parsed {
             let v = h.value.trim_ascii();
             let at = v.as_ptr().addr().wrapping_sub(buf.as_ptr().addr());
             correlation = Some(at..at + v.len());
+        } else if h.name.eq_ignore_ascii_case("content-type") {
+            let v = h.value.trim_ascii();
+            let at = v.as_ptr().addr().wrapping_sub(buf.as_ptr().addr());
+            content_type = Some(at..at + v.len());
         } else if h.name.eq_ignore_ascii_case("expect") {
             expect_continue = h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
         }
@@ -194,6 +202,7 @@ fn parse_head_named(buf: &[u8], correlation_header: &str) -> Parsed {
         close,
         request_id,
         correlation,
+        content_type,
         expect_continue,
         head_len,
         body_len,
@@ -415,8 +424,8 @@ fn plan(
             record_control(worker, "GET", "/v1/models", 200, Some(listed), arrival_ns);
             Action::Models(listed)
         }
-        (Route::Api(endpoint), Method::Post) => match parse_request_body(body) {
-            Ok(b) => {
+        (Route::Api(endpoint), Method::Post) => match read_body(endpoint, head, inbox) {
+            Ok((b, form)) => {
                 let mut b = b;
                 b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
                 let recorded = if worker.shared.truth.enabled() {
@@ -434,7 +443,10 @@ fn plan(
                         arrival_kernel_ns: inbox
                             .last_read_rt
                             .and_then(|rt| REALTIME.with(|o| o.to_monotonic_raw(rt))),
-                        media: super::media::media_in(body),
+                        media: match &form {
+                            Some(parts) => super::media::media_in_form(parts),
+                            None => super::media::media_in(body),
+                        },
                     }
                 } else {
                     Recorded::default()
@@ -462,6 +474,30 @@ fn plan(
         ) => Action::Error(405, "use GET or HEAD".to_owned()),
         (Route::Unknown, _) => Action::Error(404, "not found".to_owned()),
     }
+}
+
+/// The request's body as `endpoint` reads it: JSON, or a multipart/form-data upload (whose parts
+/// are returned too, for the truth log).
+fn read_body(
+    endpoint: super::body::Endpoint,
+    head: &Head,
+    inbox: &Inbox,
+) -> Result<(super::body::RequestBody, Option<Vec<FormPart>>), super::body::Error> {
+    let (buf, start) = (&inbox.buf, inbox.start);
+    let body_at = start + head.head_len;
+    let body = buf
+        .get(body_at..body_at + head.body_len)
+        .unwrap_or_default();
+    if !endpoint.multipart() {
+        return parse_request_body(body).map(|b| (b, None));
+    }
+    let content_type = head
+        .content_type
+        .as_ref()
+        .and_then(|r| buf.get(start + r.start..start + r.end))
+        .and_then(|v| std::str::from_utf8(v).ok());
+    let (b, parts) = super::body::parse_form_body(body, content_type)?;
+    Ok((b, Some(parts)))
 }
 
 /// Answers a `GET` (or, `head_only`, a `HEAD`) of a page that is not a completion; false when
@@ -558,10 +594,11 @@ mod tests {
         let raw = format!(
             "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\
              X-Request-ID: {id}\r\nConnection: keep-alive, Close\r\n\
-             x-correlation-id:  sess-1 \r\n\r\n"
+             x-correlation-id:  sess-1 \r\ncontent-TYPE: multipart/form-data; boundary=b\r\n\r\n"
         );
         let h = complete(raw.as_bytes());
         let at = raw.find("sess-1").unwrap();
+        let ct = raw.find("multipart/").unwrap();
         assert_eq!(
             h,
             Head {
@@ -570,6 +607,7 @@ mod tests {
                 close: true,
                 request_id: Uuid::parse_str(id).ok(),
                 correlation: Some(at..at + "sess-1".len()),
+                content_type: Some(ct..ct + "multipart/form-data; boundary=b".len()),
                 expect_continue: false,
                 head_len: raw.len(),
                 body_len: 12,

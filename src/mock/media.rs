@@ -75,6 +75,23 @@ pub fn media_in(body: &[u8]) -> Vec<MediaSeen> {
     out
 }
 
+/// Every file part of a multipart/form-data request, in order, decoded from its own bytes; the
+/// kind is the part's media type's (`image/…`, `audio/…`, `video/…`), else `file`.
+pub fn media_in_form(parts: &[crate::http::form_parse::ParsedPart]) -> Vec<MediaSeen> {
+    parts
+        .iter()
+        .filter(|p| p.filename.is_some())
+        .map(|p| {
+            let ctype = p.content_type.as_deref().unwrap_or("");
+            let kind = ["image", "audio", "video"]
+                .into_iter()
+                .find(|k| ctype.strip_prefix(k).is_some_and(|r| r.starts_with('/')))
+                .unwrap_or("file");
+            probed(kind, &p.data)
+        })
+        .collect()
+}
+
 fn url_part(part: &Value, key: &str, kind: &'static str) -> Option<MediaSeen> {
     let url = part.get(key)?.get("url")?.as_str()?;
     match url
@@ -90,8 +107,13 @@ fn decoded(kind: &'static str, base64: &str) -> MediaSeen {
     let Some(bytes) = crate::workload::media::base64_decode(base64.as_bytes()) else {
         return MediaSeen::new(kind, "unreadable", 0);
     };
+    probed(kind, &bytes)
+}
+
+/// What `bytes` are, from their own header.
+fn probed(kind: &'static str, bytes: &[u8]) -> MediaSeen {
     let mut seen = MediaSeen::new(kind, "unreadable", bytes.len());
-    match probe(&bytes) {
+    match probe(bytes) {
         Some(Probed::Image {
             format,
             width,

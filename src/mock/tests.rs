@@ -1339,3 +1339,112 @@ fn fast_mode_paces_many_streams_on_one_timer() {
         }
     }
 }
+
+/// Posts a multipart/form-data body (ringperf's writer) with its content type.
+fn post_form(c: &mut Client, path: &str, body: &crate::http::multipart::MultipartBody, id: &Uuid) {
+    let mut raw = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
+         X-Request-ID: {id}\r\n\r\n",
+        body.content_type(),
+        body.len()
+    )
+    .into_bytes();
+    raw.extend_from_slice(&body.to_vec());
+    c.send_raw(&raw);
+}
+
+/// Image edit and audio transcription uploads: the mock answers as the APIs do and its truth
+/// log holds what it decoded from each uploaded file (image dimensions; WAV rate, depth,
+/// channels and duration), which equal what was generated.
+#[test]
+fn multipart_uploads_are_answered_and_decoded_into_the_truth_log() {
+    use crate::http::multipart::{FormPart, MultipartBody};
+    use crate::workload::media::audio::{AudioRngs, AudioShape, noise_wav};
+    use crate::workload::media::image::ImageRngs;
+    use crate::workload::media::{ImageFormat, ImageSpec, generate_image};
+
+    let s = server(
+        Driver::Auto,
+        MockConfig {
+            truth_log: true,
+            ..Default::default()
+        },
+    );
+    let mut c = Client::connect(&s);
+    let image = generate_image(
+        &ImageSpec::fixed(37, 23, ImageFormat::Png),
+        &mut ImageRngs::new(Some(4)),
+    )
+    .unwrap();
+    let edit = MultipartBody::new(
+        &[
+            FormPart::text("prompt", "make it blue please"),
+            FormPart::text("model", "mock-model"),
+            FormPart::text("response_format", "b64_json"),
+            FormPart::text("n", "2"),
+            FormPart::file("image", "image.png", "image/png", image.bytes.clone()),
+        ],
+        7,
+    );
+    let id = Uuid::new_v4();
+    post_form(&mut c, "/v1/images/edits", &edit, &id);
+    let r = c.read_response(false);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["data"].as_array().map(Vec::len), Some(2));
+    let seen = truth_of(&s, &id).media;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!((seen[0].kind, seen[0].format), ("image", "png"));
+    assert_eq!((seen[0].width, seen[0].height), (37, 23));
+    assert_eq!(seen[0].bytes, image.bytes.len() as u64);
+
+    let shape = AudioShape {
+        seconds: 0.25,
+        sample_rate: 16_000,
+        depth: 16,
+        channels: 1,
+        frames: 4_000,
+    };
+    let wav = noise_wav(&shape, &mut AudioRngs::new(Some(5)).data).unwrap();
+    let audio = MultipartBody::new(
+        &[
+            FormPart::file("file", "audio.wav", "audio/wav", wav.into()),
+            FormPart::text("model", "mock-model"),
+        ],
+        8,
+    );
+    let id = Uuid::new_v4();
+    post_form(&mut c, "/v1/audio/transcriptions", &audio, &id);
+    let r = c.read_response(false);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["text"], "mock transcript");
+    let seen = truth_of(&s, &id).media;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!((seen[0].kind, seen[0].format), ("audio", "wav"));
+    assert_eq!(
+        (seen[0].sample_rate, seen[0].depth, seen[0].channels),
+        (16_000, 16, 1)
+    );
+    assert_eq!(seen[0].duration_us, 250_000);
+
+    // JSON where a form is expected, and a form cut before its closing delimiter: 400s naming
+    // the problem.
+    let r = c.call("POST", "/v1/images/edits", "{\"prompt\":\"x\"}", "");
+    assert_eq!(r.status, 400);
+    assert!(String::from_utf8_lossy(&r.body).contains("multipart/form-data"));
+    let cut = &audio.to_vec()[..audio.len() - 10];
+    let raw = format!(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: {}\r\n\
+         Content-Length: {}\r\n\r\n",
+        audio.content_type(),
+        cut.len()
+    );
+    c.send_raw(raw.as_bytes());
+    c.send_raw(cut);
+    let r = c.read_response(false);
+    assert_eq!(r.status, 400);
+    assert!(
+        String::from_utf8_lossy(&r.body).contains("ends before its closing delimiter"),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+}
