@@ -30,7 +30,9 @@ fn round_robin_gives_the_nth_turn_of_the_dataset_model_n_mod_len() {
     let server = common::recording_mock(1);
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("chats.jsonl");
-    // Conversations of 2, 3 and 2 turns; turn j of conversation i says "c{i} t{j}".
+    // Conversations of 2, 3 and 2 turns; turn j of conversation i says "c{i} t{j}". The run
+    // stops after three sessions, not after 7 requests: with two slots, a slot that ends c0 and
+    // c2 before c1 ends would start c0 again under a request count.
     let lens = [2usize, 3, 2];
     let mut text = String::new();
     for (i, &n) in lens.iter().enumerate() {
@@ -45,7 +47,7 @@ fn round_robin_gives_the_nth_turn_of_the_dataset_model_n_mod_len() {
     let out_dir = tmp.path().join("out");
     let cfg = config(&format!(
         "ringperf profile -m alpha,beta,gamma -u {} --input-file {} --custom-dataset-type \
-         multi_turn --dataset-sampling-strategy sequential --request-count {total} \
+         multi_turn --dataset-sampling-strategy sequential --conversation-num 3 \
          --concurrency 2 --random-seed 3 --ui none --no-server-metrics --tokenizer builtin \
          --artifact-dir {}",
         server.addr,
