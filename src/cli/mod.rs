@@ -15,6 +15,7 @@ pub mod lab;
 pub mod media;
 pub mod merge;
 pub mod multi_run;
+pub mod otel;
 pub mod plot;
 pub mod prompt;
 pub mod search;
@@ -498,6 +499,8 @@ pub struct ProfileArgs {
     pub mlflow: lab::MlflowArgs,
     #[command(flatten)]
     pub wandb: lab::WandbArgs,
+    #[command(flatten)]
+    pub otel: otel::OtelArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
