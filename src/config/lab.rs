@@ -222,7 +222,10 @@ pub fn otel(a: &crate::cli::otel::OtelArgs) -> Result<Option<crate::lab::otel::O
     let Some(raw) = &a.otel_url else {
         let given: Vec<&str> = [
             ("--stream", !a.stream.is_empty()),
-            ("--otel-resource-attributes", !a.otel_resource_attributes.is_empty()),
+            (
+                "--otel-resource-attributes",
+                !a.otel_resource_attributes.is_empty(),
+            ),
             ("--gen-ai-provider", a.gen_ai_provider.is_some()),
         ]
         .iter()

@@ -32,8 +32,8 @@ const CHUNK_BOUNDS: &[f64] = &[
     0.4, 0.45, 0.5, 0.75, 1.0, 2.0, 5.0,
 ];
 const TOKEN_BOUNDS: &[f64] = &[
-    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0,
-    4194304.0, 16777216.0,
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0,
 ];
 /// The OpenTelemetry SDK's default histogram buckets, for every other metric.
 const DEFAULT_BOUNDS: &[f64] = &[
@@ -126,7 +126,9 @@ pub fn parse_resource(items: &[String]) -> Result<Vec<(String, String)>, OtelErr
                 "Invalid --otel-resource-attributes entry '{pair}': {why}."
             ))
         };
-        let (k, v) = pair.split_once('=').ok_or_else(|| bad("expected key=value"))?;
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| bad("expected key=value"))?;
         let (k, v) = (k.trim(), v.trim());
         if k.is_empty() {
             return Err(bad("key cannot be empty"));
@@ -247,9 +249,19 @@ impl RunLabels {
     }
 }
 
-/// A spec metric an AIPerf metric maps to: (name, unit, buckets, ns→s, token type).
-fn semconv(tag: &str) -> Option<(&'static str, &'static str, &'static [f64], bool, Option<&str>)> {
-    Some(match tag {
+/// The spec metric an AIPerf metric maps to.
+struct Spec {
+    name: &'static str,
+    unit: &'static str,
+    bounds: &'static [f64],
+    /// Nanoseconds in, seconds out.
+    ns: bool,
+    /// `gen_ai.token.type`.
+    token: Option<&'static str>,
+}
+
+fn semconv(tag: &str) -> Option<Spec> {
+    let (name, unit, bounds, ns, token) = match tag {
         "request_latency" => (
             "gen_ai.client.operation.duration",
             "s",
@@ -286,6 +298,13 @@ fn semconv(tag: &str) -> Option<(&'static str, &'static str, &'static [f64], boo
             Some("output"),
         ),
         _ => return None,
+    };
+    Some(Spec {
+        name,
+        unit,
+        bounds,
+        ns,
+        token,
     })
 }
 
@@ -389,8 +408,14 @@ impl Fold {
                 "aiperf.benchmark_phase".into(),
                 AttrValue::Str(f.phase.as_str().into()),
             ),
-            ("aiperf.was_cancelled".into(), AttrValue::Bool(f.was_cancelled)),
-            ("aiperf.has_error".into(), AttrValue::Bool(f.error.is_some())),
+            (
+                "aiperf.was_cancelled".into(),
+                AttrValue::Bool(f.was_cancelled),
+            ),
+            (
+                "aiperf.has_error".into(),
+                AttrValue::Bool(f.error.is_some()),
+            ),
         ];
         for (id, v) in &m.values {
             let d = id.def();
@@ -409,14 +434,36 @@ impl Fold {
         }
     }
 
-    fn observe(&mut self, tag: &str, unit: &'static str, base: &Attrs, f: &RecordFacts, vs: &[f64]) {
+    fn observe(
+        &mut self,
+        tag: &str,
+        unit: &'static str,
+        base: &Attrs,
+        f: &RecordFacts,
+        vs: &[f64],
+    ) {
         let (name, unit, desc, bounds, scale, attrs) = match semconv(tag) {
-            Some((name, unit, bounds, ns, token)) => {
+            Some(Spec {
+                name,
+                unit,
+                bounds,
+                ns,
+                token,
+            }) => {
                 let mut a = base.clone();
                 let l = &self.labels;
-                a.push(("gen_ai.operation.name".into(), AttrValue::Str(l.operation.into())));
-                a.push(("gen_ai.provider.name".into(), AttrValue::Str(l.provider.clone())));
-                a.push(("gen_ai.request.model".into(), AttrValue::Str(l.model.clone())));
+                a.push((
+                    "gen_ai.operation.name".into(),
+                    AttrValue::Str(l.operation.into()),
+                ));
+                a.push((
+                    "gen_ai.provider.name".into(),
+                    AttrValue::Str(l.provider.clone()),
+                ));
+                a.push((
+                    "gen_ai.request.model".into(),
+                    AttrValue::Str(l.model.clone()),
+                ));
                 match token {
                     Some(t) => a.push(("gen_ai.token.type".into(), AttrValue::Str(t.into()))),
                     None => {
@@ -426,7 +473,14 @@ impl Fold {
                     }
                 }
                 let scale = if ns { 1e-9 } else { 1.0 };
-                (name.to_owned(), unit, format!("GenAI semconv metric: {name}"), bounds, scale, a)
+                (
+                    name.to_owned(),
+                    unit,
+                    format!("GenAI semconv metric: {name}"),
+                    bounds,
+                    scale,
+                    a,
+                )
             }
             None => (
                 format!("aiperf.{tag}"),
@@ -616,7 +670,10 @@ mod tests {
         let u = |s: &str| parse_url(s).map(|(u, _, p)| (u, p));
         assert_eq!(
             u("localhost:4318").unwrap(),
-            ("http://localhost:4318/v1/metrics".into(), "/v1/metrics".into())
+            (
+                "http://localhost:4318/v1/metrics".into(),
+                "/v1/metrics".into()
+            )
         );
         assert_eq!(
             u("http://h:1/otlp/").unwrap().0,

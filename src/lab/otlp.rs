@@ -195,6 +195,9 @@ mod tests {
         key_value(&mut pb, 1, "k", &AttrValue::Int(-1));
         // KeyValue(len) { key "k", value(len) { int_value(3) = 10 × 0xff-ish bytes } }
         let tail = &pb.0[pb.0.len() - 10..];
-        assert_eq!(tail, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        assert_eq!(
+            tail,
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
+        );
     }
 }

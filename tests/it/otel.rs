@@ -115,7 +115,10 @@ fn metrics(export: &Value) -> Vec<(String, String, Vec<Value>)> {
         .iter()
         .map(|m| {
             let h = &m["histogram"];
-            assert_eq!(h["aggregationTemporality"], "AGGREGATION_TEMPORALITY_CUMULATIVE");
+            assert_eq!(
+                h["aggregationTemporality"],
+                "AGGREGATION_TEMPORALITY_CUMULATIVE"
+            );
             (
                 m["name"].as_str().unwrap().to_owned(),
                 m["unit"].as_str().unwrap().to_owned(),
@@ -139,7 +142,12 @@ fn totals(points: &[Value], scale: f64, token_type: Option<&str>) -> (u64, f64, 
             continue;
         }
         let count = num(&p["count"]) as u64;
-        let buckets: u64 = p["bucketCounts"].as_array().unwrap().iter().map(|b| num(b) as u64).sum();
+        let buckets: u64 = p["bucketCounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| num(b) as u64)
+            .sum();
         assert_eq!(buckets, count, "buckets add up to the count: {p}");
         t.0 += count;
         t.1 += num(&p["sum"]) * scale;
@@ -203,7 +211,11 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
     assert!(!err.contains("OTLP"), "no export warning: {err}");
     let json = read_json(&dir.path().join("profile_export_aiperf.json"));
     let exports = rx.exports();
-    assert!(exports.len() >= 2, "a live export and the final one: {}", exports.len());
+    assert!(
+        exports.len() >= 2,
+        "a live export and the final one: {}",
+        exports.len()
+    );
     for e in &exports {
         assert_eq!(e["content_type"], "application/x-protobuf");
     }
@@ -211,7 +223,10 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
     // The live export saw part of the run; the last one all of it.
     let count_of = |e: &Value| {
         let m = metrics(e);
-        let (_, _, p) = m.iter().find(|(n, _, _)| n == "gen_ai.client.operation.duration").unwrap();
+        let (_, _, p) = m
+            .iter()
+            .find(|(n, _, _)| n == "gen_ai.client.operation.duration")
+            .unwrap();
         totals(p, 1.0, None).0
     };
     assert!(count_of(&exports[0]) < 10, "the first export is live");
@@ -231,9 +246,21 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
     // aiperf.* ones in their base unit (ns against ms, or the JSON's own unit).
     let semconv = [
         ("gen_ai.client.operation.duration", "request_latency", None),
-        ("gen_ai.client.operation.time_to_first_chunk", "time_to_first_token", None),
-        ("gen_ai.client.operation.time_per_output_chunk", "inter_token_latency", None),
-        ("gen_ai.client.token.usage", "output_token_count", Some("output")),
+        (
+            "gen_ai.client.operation.time_to_first_chunk",
+            "time_to_first_token",
+            None,
+        ),
+        (
+            "gen_ai.client.operation.time_per_output_chunk",
+            "inter_token_latency",
+            None,
+        ),
+        (
+            "gen_ai.client.token.usage",
+            "output_token_count",
+            Some("output"),
+        ),
     ];
     let mut checked = 0;
     for (name, unit, points) in metrics(last) {
@@ -242,15 +269,26 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
             check_against_json(&json, tag, totals(&points, scale, *tt), &name);
             for p in &points {
                 let a = &p["attributes"];
-                assert_eq!(attr(a, "gen_ai.operation.name").unwrap()["stringValue"], "chat");
-                assert_eq!(attr(a, "gen_ai.provider.name").unwrap()["stringValue"], "lab-vllm");
-                assert_eq!(attr(a, "gen_ai.request.model").unwrap()["stringValue"], "mock-model");
+                assert_eq!(
+                    attr(a, "gen_ai.operation.name").unwrap()["stringValue"],
+                    "chat"
+                );
+                assert_eq!(
+                    attr(a, "gen_ai.provider.name").unwrap()["stringValue"],
+                    "lab-vllm"
+                );
+                assert_eq!(
+                    attr(a, "gen_ai.request.model").unwrap()["stringValue"],
+                    "mock-model"
+                );
             }
             checked += 1;
             continue;
         }
         let tag = name.strip_prefix("aiperf.").expect("aiperf.<tag>");
-        let json_unit = json[tag]["unit"].as_str().unwrap_or_else(|| panic!("{tag} in the JSON"));
+        let json_unit = json[tag]["unit"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tag} in the JSON"));
         let scale = match (unit.as_str(), json_unit) {
             ("ns", "ms") => 1e-6,
             ("B", "KB") => 1.0 / 1024.0,
@@ -261,4 +299,83 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
         checked += 1;
     }
     assert!(checked >= 10, "{checked} metrics checked");
+}
+
+/// A receiver that is down, or answers 500: one warning line, the run and its files whole, and
+/// what a later export carries is cumulative (the 500'd export's records are not lost).
+#[test]
+fn a_failing_receiver_is_a_warning_and_loses_nothing_of_the_run() {
+    let py = python();
+    if !require_tool(
+        "opentelemetry-proto",
+        py.is_some(),
+        "skipped: no python with opentelemetry-proto",
+    ) {
+        return;
+    }
+    // Down: a port nobody listens on (bound, then freed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let fast = [
+        "--concurrency",
+        "2",
+        "--request-count",
+        "6",
+        "--mock-ttft-ms",
+        "1",
+    ];
+    let out = profile(&format!("http://127.0.0.1:{port}"), dir.path(), &fast);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("warning: OTLP export to").count(), 1, "{err}");
+    let json = read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(json["request_count"]["avg"].as_f64(), Some(6.0), "{json}");
+
+    // 500 to the first (live) export, then 200: the final one carries every record.
+    let rx = Receiver::start(&py.unwrap(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    let slow = [
+        "--concurrency",
+        "1",
+        "--request-count",
+        "8",
+        "--mock-ttft-ms",
+        "300",
+        "--mock-output-tokens",
+        "2",
+    ];
+    let out = profile(&format!("127.0.0.1:{}", rx.port), dir.path(), &slow);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("HTTP 500"), "{err}");
+    let exports = rx.exports();
+    let last = exports.last().expect("the final export arrives");
+    let json = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let m = metrics(last);
+    let (_, _, p) = m
+        .iter()
+        .find(|(n, _, _)| n == "gen_ai.client.operation.duration")
+        .unwrap();
+    check_against_json(&json, "request_latency", totals(p, 1e3, None), "duration");
+    assert_eq!(totals(p, 1.0, None).0, 8);
+}
+
+/// A companion without `--otel-url` is refused, as AIPerf refuses it.
+#[test]
+fn otel_companions_need_the_url() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "m", "--mock", "--stream", "metrics"])
+        .args(["--gen-ai-provider", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--stream, --gen-ai-provider requires --otel-url to be set"),
+        "{err}"
+    );
 }
