@@ -15,6 +15,7 @@ pub mod lab;
 pub mod media;
 pub mod merge;
 pub mod multi_run;
+pub mod otel;
 pub mod plot;
 pub mod prompt;
 pub mod requests;
@@ -505,6 +506,8 @@ pub struct ProfileArgs {
     /// Per-request endpoint shaping: the model of each turn.
     #[command(flatten)]
     pub requests: requests::RequestArgs,
+    #[command(flatten)]
+    pub otel: otel::OtelArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

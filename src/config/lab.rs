@@ -214,6 +214,46 @@ pub fn wandb(a: &WandbArgs) -> (Option<crate::lab::wandb::Wandb>, Vec<String>) {
     (Some(w), Vec::new())
 }
 
+/// `--otel-url` and its companions: `None` without `--otel-url`; a companion given without it
+/// is refused, as AIPerf refuses it.
+pub fn otel(a: &crate::cli::otel::OtelArgs) -> Result<Option<crate::lab::otel::Otel>, ConfigError> {
+    use crate::lab::otel::{parse_resource, parse_stream, parse_url};
+    let e = |e: crate::lab::otel::OtelError| ConfigError::flag(e.to_string());
+    let Some(raw) = &a.otel_url else {
+        let given: Vec<&str> = [
+            ("--stream", !a.stream.is_empty()),
+            (
+                "--otel-resource-attributes",
+                !a.otel_resource_attributes.is_empty(),
+            ),
+            ("--gen-ai-provider", a.gen_ai_provider.is_some()),
+        ]
+        .iter()
+        .filter(|(_, g)| *g)
+        .map(|(f, _)| *f)
+        .collect();
+        if given.is_empty() {
+            return Ok(None);
+        }
+        return Err(ConfigError::flag(format!(
+            "{} requires --otel-url to be set; OTel streaming is disabled when no OTLP endpoint \
+             is configured.",
+            given.join(", ")
+        )));
+    };
+    let (url, host, path) = parse_url(raw).map_err(e)?;
+    let (metrics, timing) = parse_stream(&a.stream).map_err(e)?;
+    Ok(Some(crate::lab::otel::Otel {
+        url,
+        host,
+        path,
+        metrics,
+        timing,
+        resource: parse_resource(&a.otel_resource_attributes).map_err(e)?,
+        provider: a.gen_ai_provider.clone(),
+    }))
+}
+
 /// The run's URLs as the lifecycle calls need them.
 pub fn servers(urls: &[BaseUrl]) -> Vec<Server> {
     urls.iter()

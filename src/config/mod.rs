@@ -465,6 +465,8 @@ pub struct Config {
     pub mlflow: Option<crate::lab::mlflow::Mlflow>,
     /// `--wandb-*`: the W&B run made of each run.
     pub wandb: Option<crate::lab::wandb::Wandb>,
+    /// `--otel-*`, `--stream`, `--gen-ai-provider`: the OTLP/HTTP metrics export.
+    pub otel: Option<crate::lab::otel::Otel>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the

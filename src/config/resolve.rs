@@ -122,6 +122,7 @@ impl Config {
         let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
         let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
         let (wandb, wandb_unused) = super::lab::wandb(&args.wandb);
+        let otel = super::lab::otel(&args.otel)?;
         let warnings = [
             warnings,
             super::lab::unused(&args.lifecycle),
@@ -143,6 +144,7 @@ impl Config {
             lifecycle,
             mlflow,
             wandb,
+            otel,
             tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
             model_selection: super::requests::model_selection(&args.requests)?,
             models,

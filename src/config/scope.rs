@@ -124,6 +124,11 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("wandb_entity", Scope::Resolved("config/lab.rs")),
     ("wandb_run_name", Scope::Resolved("config/lab.rs")),
     ("wandb_tag", Scope::Resolved("config/lab.rs")),
+    // OpenTelemetry: the companions without --otel-url are refused in config/lab.rs.
+    ("otel_url", Scope::Any),
+    ("stream", Scope::Resolved("config/lab.rs")),
+    ("otel_resource_attributes", Scope::Resolved("config/lab.rs")),
+    ("gen_ai_provider", Scope::Resolved("config/lab.rs")),
     // Input
     ("extra_inputs", Scope::Resolved("config/template.rs")),
     ("header", Scope::Any),

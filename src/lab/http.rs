@@ -93,11 +93,14 @@ fn encode(r: &Request<'_>) -> Vec<u8> {
         let _ = write!(out, "{k}: {v}\r\n");
     }
     if !r.body.is_empty() || r.method == "POST" {
-        let _ = write!(
-            out,
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            r.body.len()
-        );
+        let typed = r
+            .headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+        if !typed {
+            out.extend_from_slice(b"Content-Type: application/json\r\n");
+        }
+        let _ = write!(out, "Content-Length: {}\r\n", r.body.len());
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(r.body);

@@ -1,9 +1,12 @@
 //! What wraps a run in a lab's workflow (docs/integrations.md): the server's lifecycle
 //! ([`lifecycle`]: waiting for the model, resetting its KV cache, its profiler around the
-//! profiling phase), the experiment trackers ([`mlflow`], [`wandb`]), over a small blocking
+//! profiling phase), the experiment trackers ([`mlflow`], [`wandb`]), the OTLP metrics export
+//! ([`otel`], [`otlp`]), over a small blocking
 //! client ([`http`]).
 
 pub mod http;
 pub mod lifecycle;
 pub mod mlflow;
+pub mod otel;
+pub mod otlp;
 pub mod wandb;

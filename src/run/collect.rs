@@ -72,6 +72,8 @@ pub struct Collector {
     pub budget: Option<super::ErrorBudget>,
     /// Grace for requests in flight after the budget stops the run.
     pub stop_grace: Option<Duration>,
+    /// `--otel-url`: every record folded here, exported live and at the end.
+    pub otel: Option<crate::lab::otel::Exporter>,
 }
 
 /// The raw export's writer and what it needs to find each request's body.
@@ -167,6 +169,9 @@ impl Collector {
                 b.publish_client(l.snapshot(self.clock.now_ns(), stalls));
                 last_publish = Instant::now();
             }
+            if let Some(o) = self.otel.as_mut() {
+                o.tick(crate::clock::wall_now_ns());
+            }
             if last_flush.elapsed() >= Duration::from_secs(1) {
                 if let Some((_, w)) = self.jsonl.as_mut() {
                     let _ = w.maybe_flush(self.clock.now_ns());
@@ -228,6 +233,9 @@ impl Collector {
         let metrics = record_metrics(&self.metric_cfg, &facts);
         if let Some(l) = tally.live.as_mut() {
             l.add(&facts, &metrics);
+        }
+        if let Some(o) = self.otel.as_mut() {
+            o.add(&facts, &metrics);
         }
         match facts.phase {
             Phase::Warmup => {
@@ -295,6 +303,9 @@ impl Collector {
             && let Err(e) = sink.writer.close()
         {
             jsonl_error.get_or_insert(format!("writing {}: {e}", sink.path.display()));
+        }
+        if let Some(o) = self.otel.take() {
+            o.finish(crate::clock::wall_now_ns());
         }
         let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
         Collected {

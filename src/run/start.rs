@@ -137,7 +137,22 @@ fn collector(
             floor: cfg.profiling.load.max_in_flight().unwrap_or(0).max(10),
         }),
         stop_grace: cfg.stop_grace,
+        otel: otel_exporter(cfg),
     })
+}
+
+/// `--otel-url` with the metrics domain: the exporter the aggregator feeds; `None` (with one
+/// warning line) when its thread cannot start, for the run goes on without it.
+fn otel_exporter(cfg: &Config) -> Option<crate::lab::otel::Exporter> {
+    use crate::lab::otel::{Exporter, Fold, RunLabels};
+    let o = cfg.otel.as_ref().filter(|o| o.metrics)?;
+    let urls: Vec<String> = cfg.urls.iter().map(|u| u.display.clone()).collect();
+    let model = cfg.models.first().map_or("", String::as_str);
+    let labels = RunLabels::new(o, cfg.endpoint.as_str(), model, &urls);
+    let fold = Fold::new(labels, crate::clock::wall_now_ns());
+    Exporter::start(o, fold)
+        .map_err(|e| super::note(&format!("warning: OTLP export off: {e}")))
+        .ok()
 }
 
 /// The per-request records file (every export level but `summary`), created now.

@@ -29,6 +29,7 @@ mod merge;
 mod mlflow;
 mod multimodal;
 mod multirun;
+mod otel;
 mod plot;
 mod plot_sweep;
 mod pool;
