@@ -16,8 +16,7 @@ use crate::record::{Phase, RawRecord, RecordFacts};
 /// How often buffered lines reach the file at the latest.
 pub const FLUSH_INTERVAL_NS: u64 = 1_000_000_000;
 
-/// Value of `record_processor_id`: ringperf has one aggregator thread.
-pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
+pub use crate::record::RECORD_PROCESSOR_ID;
 
 /// Streams per-record lines to a file. Each line is written whole into the buffer, so a flush
 /// never leaves a partial line behind; only a SIGKILL landing inside the write system call can

@@ -402,7 +402,7 @@ impl Fold {
             ),
             (
                 "aiperf.record_processor.id".into(),
-                AttrValue::Str(crate::export::jsonl::RECORD_PROCESSOR_ID.into()),
+                AttrValue::Str(crate::record::RECORD_PROCESSOR_ID.into()),
             ),
             (
                 "aiperf.benchmark_phase".into(),

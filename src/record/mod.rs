@@ -4,6 +4,10 @@
 //! decoded body and the span + stamp of every SSE message travel in the record; JSON field
 //! extraction, tokenization and metrics happen on the aggregator thread.
 
+/// Value of `record_processor_id` in the exports (and AIPerf's OpenTelemetry point attribute
+/// `aiperf.record_processor.id`): ringperf has one aggregator thread.
+pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
+
 pub mod ring;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
