@@ -20,6 +20,9 @@ use crate::record::RecordFacts;
 pub const INTERVAL: Duration = Duration::from_secs(2);
 /// The limit of one export call (AIPerf's `AIPERF_OTEL_REQUEST_TIMEOUT_SECONDS` default).
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// `aiperf.record_processor.id`: ringperf's one aggregator, named as in profile_export.jsonl
+/// (not imported from `export`, which would make `lab` and `export` import each other).
+const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 /// The instrumentation scope AIPerf's meter is named.
 const SCOPE: &str = "aiperf.records";
 
@@ -405,7 +408,7 @@ impl Fold {
             ),
             (
                 "aiperf.record_processor.id".into(),
-                AttrValue::Str(crate::export::jsonl::RECORD_PROCESSOR_ID.into()),
+                AttrValue::Str(RECORD_PROCESSOR_ID.into()),
             ),
             (
                 "aiperf.benchmark_phase".into(),
