@@ -13,8 +13,8 @@
 //!   profiling flags;
 //! - `artifacts.auto_plot` (the flag), `artifacts.plot_required` (false),
 //!   `gpu_telemetry.{enabled,urls,collector,mode}`,
-//!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), empty `otel`,
-//!   `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal);
+//!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), `otel`
+//!   (`metrics_url` normalised, then the companions given), empty `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal);
 //! - `slos` with `--goodput`: each pair's number as a float, in the order given.
 //!
 //! ringperf-only flags that were given go under a `ringperf` key. Secrets are `<redacted>`.
@@ -144,7 +144,8 @@ pub fn input_config(cfg: &Config) -> Value {
         },
     );
     top.insert("network_latency".into(), json!({"enabled": false}));
-    for k in ["otel", "mlflow", "wandb"] {
+    top.insert("otel".into(), otel(cfg, e));
+    for k in ["mlflow", "wandb"] {
         top.insert(k.into(), json!({}));
     }
     let mut runtime = Map::new();
@@ -214,6 +215,30 @@ pub fn input_config(cfg: &Config) -> Value {
 /// `slos`: the `--goodput` pairs in the order given, each value the number as written (in the
 /// metric's display unit, a float), as AIPerf echoes its parsed SLO dictionary. `None` without
 /// the flag. The spec was validated when the configuration was built (`config::goodput`).
+/// `otel`: the normalised URL, then only what was given (AIPerf's converter sets no default).
+fn otel(cfg: &Config, e: &Echo) -> Value {
+    let mut m = Map::new();
+    if let Some(o) = &cfg.otel {
+        m.insert("metrics_url".into(), Value::from(o.url.as_str()));
+        if e.given("stream") {
+            m.insert("stream_metrics_enabled".into(), Value::from(o.metrics));
+            m.insert("stream_timing_enabled".into(), Value::from(o.timing));
+        }
+        if e.given("otel_resource_attributes") {
+            let attrs: Map<String, Value> = o
+                .resource
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            m.insert("custom_resource_attributes".into(), Value::Object(attrs));
+        }
+        if let Some(p) = &o.provider {
+            m.insert("gen_ai_provider".into(), Value::from(p.as_str()));
+        }
+    }
+    Value::Object(m)
+}
+
 fn slos(spec: Option<&str>) -> Option<Value> {
     let mut m = Map::new();
     for item in spec?.split_whitespace() {

@@ -136,8 +136,11 @@ pub fn parse_resource(items: &[String]) -> Result<Vec<(String, String)>, OtelErr
         if v.is_empty() {
             return Err(bad("value cannot be empty"));
         }
-        out.retain(|(old, _)| old != k);
-        out.push((k.to_owned(), v.to_owned()));
+        // A repeated key keeps its first place, as in AIPerf's dict.
+        match out.iter_mut().find(|(old, _)| old == k) {
+            Some(slot) => slot.1 = v.to_owned(),
+            None => out.push((k.to_owned(), v.to_owned())),
+        }
     }
     Ok(out)
 }
@@ -231,7 +234,7 @@ impl RunLabels {
             ("service.name".to_owned(), "aiperf".to_owned()),
             (
                 "service.instance.id".to_owned(),
-                "records-manager".to_owned(),
+                "records_manager".to_owned(),
             ),
             ("aiperf.endpoint.type".to_owned(), endpoint_type.to_owned()),
             ("aiperf.model.name".to_owned(), model.to_owned()),
@@ -690,7 +693,7 @@ mod tests {
         let r = parse_resource(&["a=1,b=2".into(), " c = 3 ".into(), "a=9".into()]).unwrap();
         assert_eq!(
             r,
-            [("b", "2"), ("c", "3"), ("a", "9")].map(|(k, v)| (k.to_owned(), v.to_owned()))
+            [("a", "9"), ("b", "2"), ("c", "3")].map(|(k, v)| (k.to_owned(), v.to_owned()))
         );
         assert!(parse_resource(&["novalue".into()]).is_err());
         assert!(parse_resource(&["=x".into()]).is_err());

@@ -210,6 +210,19 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("OTLP"), "no export warning: {err}");
     let json = read_json(&dir.path().join("profile_export_aiperf.json"));
+    // The echo, in the shape AIPerf 0.13 writes for the same flags (`aiperf profile … --otel-url
+    // 127.0.0.1:PORT --otel-resource-attributes team=perf --gen-ai-provider lab-vllm --stream
+    // metrics` wrote `{"metrics_url": "http://127.0.0.1:PORT/v1/metrics",
+    // "stream_metrics_enabled": true, "stream_timing_enabled": false,
+    // "custom_resource_attributes": {"team": "perf"}, "gen_ai_provider": "lab-vllm"}`).
+    assert_eq!(
+        json["input_config"]["otel"],
+        serde_json::json!({
+            "metrics_url": format!("http://127.0.0.1:{}/v1/metrics", rx.port),
+            "custom_resource_attributes": {"team": "perf", "site": "lab"},
+            "gen_ai_provider": "lab-vllm",
+        })
+    );
     let exports = rx.exports();
     assert!(
         exports.len() >= 2,
@@ -299,6 +312,66 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
         checked += 1;
     }
     assert!(checked >= 10, "{checked} metrics checked");
+    same_shape_as_aiperf(last);
+}
+
+fn keys(attrs: &Value) -> Vec<String> {
+    let mut k: Vec<String> = attrs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["key"].as_str().unwrap().to_owned())
+        .collect();
+    k.sort();
+    k
+}
+
+/// ringperf's export against AIPerf 0.13's for the same flags (tests/data/otel_aiperf).
+fn same_shape_as_aiperf(ours: &Value) {
+    let theirs = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/otel_aiperf/last_export.json"),
+    );
+    let res = |e: &Value| keys(&e["request"]["resourceMetrics"][0]["resource"]["attributes"]);
+    // AIPerf's SDK adds telemetry.sdk.*; its benchmark id is known before the run.
+    let mut want: Vec<String> = res(&theirs)
+        .into_iter()
+        .filter(|k| !k.starts_with("telemetry.sdk.") && k != "aiperf.benchmark.id")
+        .collect();
+    want.push("site".into());
+    want.sort();
+    assert_eq!(res(ours), want);
+    let by_name = |e: &Value| -> Vec<(String, Value)> {
+        e["request"]["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["name"].as_str().unwrap().to_owned(), m.clone()))
+            .collect()
+    };
+    let ours = by_name(ours);
+    // Per-request values AIPerf's records carry and ringperf's do not (they are run-level
+    // aggregates or AIPerf's internal credit latency in ringperf).
+    let only_aiperf = [
+        "aiperf.request_count",
+        "aiperf.min_request_timestamp",
+        "aiperf.max_response_timestamp",
+        "aiperf.credit_drop_latency",
+        "aiperf.usage_discrepancy_count",
+    ];
+    for (name, t) in by_name(&theirs) {
+        let Some((_, o)) = ours.iter().find(|(n, _)| *n == name) else {
+            assert!(only_aiperf.contains(&name.as_str()), "{name} missing");
+            continue;
+        };
+        assert_eq!(o["unit"], t["unit"], "{name}");
+        assert_eq!(o["description"], t["description"], "{name}");
+        let (op, tp) = (
+            &o["histogram"]["dataPoints"][0],
+            &t["histogram"]["dataPoints"][0],
+        );
+        assert_eq!(op["explicitBounds"], tp["explicitBounds"], "{name}");
+        assert_eq!(keys(&op["attributes"]), keys(&tp["attributes"]), "{name}");
+    }
 }
 
 /// A receiver that is down, or answers 500: one warning line, the run and its files whole, and
