@@ -46,6 +46,12 @@ fn main() -> ExitCode {
     if let Err(e) = ringperf::fdlimit::raise_nofile() {
         eprintln!("ringperf: warning: cannot raise RLIMIT_NOFILE to its hard limit: {e}");
     }
+    if matches!(
+        cli.command,
+        Command::Config(_) | Command::AnalyzeTrace(_) | Command::Validate(_)
+    ) {
+        ringperf::signals::default_sigpipe();
+    }
     let ran = match cli.command {
         Command::Profile(args) => profile(&args, &argv, lists),
         Command::ServerMetrics(args) => server_metrics(&args),

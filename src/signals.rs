@@ -36,6 +36,19 @@ pub fn block_term_signals() -> io::Result<TermSignals> {
     Ok(TermSignals(set))
 }
 
+/// Gives SIGPIPE back its default action, for the commands whose only output is a report on
+/// stdout (`config`, `analyze-trace`, `validate`): `ringperf config expand F | head` then ends
+/// quietly when `head` closes the pipe, as Unix filters do, instead of panicking in `println!`
+/// (Rust ignores SIGPIPE, so a write to a closed pipe is an error that `println!` turns into a
+/// panic). Runs and servers keep it ignored: a closed stdout must not kill a measurement.
+pub fn default_sigpipe() {
+    // SAFETY: `signal` with `SIG_DFL` only resets the disposition of one signal; no handler
+    // runs, so nothing async-signal-unsafe can happen, and no other thread exists yet.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Unblocks the signals again in the calling thread.
 pub fn unblock(set: &TermSignals) {
     // SAFETY: `set.0` is an initialised `sigset_t`; a null old-set pointer is allowed.

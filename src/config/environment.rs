@@ -45,6 +45,7 @@ pub const AFFINITY_VARS: [(&str, &str, bool); 4] = [
 pub fn variables() -> impl Iterator<Item = &'static str> {
     [
         super::connections::VAR,
+        super::video_poll::VAR,
         super::tls::VERIFY_VAR,
         super::tls::CA_FILE_VAR,
         super::shard::JOB_INDEX_VAR,

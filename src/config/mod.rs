@@ -22,6 +22,7 @@ pub mod template;
 pub mod timing;
 pub mod tls;
 pub mod url;
+pub mod video_poll;
 pub mod yaml;
 
 use std::path::PathBuf;
@@ -371,6 +372,8 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Most connections one worker holds open (`AIPERF_HTTP_CONNECTION_LIMIT`).
     pub connection_limit: usize,
+    /// Seconds between a video job's status polls (`AIPERF_HTTP_VIDEO_POLL_INTERVAL`).
+    pub video_poll_interval: Duration,
     /// Headers sent on every request (user headers and Authorization), in order.
     pub headers: Vec<(String, String)>,
     /// Headers that carry a copy of the correlation id (session affinity; AIPerf's

@@ -154,6 +154,7 @@ impl Config {
             urls,
             request_timeout: Duration::from_secs_f64(args.request_timeout_seconds),
             connection_limit: connections::limit(|k| env.var(k))?,
+            video_poll_interval: super::video_poll::interval(|k| env.var(k))?,
             headers,
             correlation_copies,
             session_header,

@@ -931,6 +931,7 @@ mod with_an_environment {
     fn environment_variables_reach_the_config() {
         let c = resolve("", &Environment::default()).unwrap();
         assert_eq!(c.connection_limit, 2_500);
+        assert_eq!(c.video_poll_interval, Duration::from_millis(100));
         assert_eq!(c.tls, TlsSettings::default());
         assert_eq!(c.correlation_copies, ["X-Session-Affinity"]);
         let env = vars(&[
@@ -940,9 +941,11 @@ mod with_an_environment {
             ("AIPERF_HTTP_X_SESSION_AFFINITY_FROM_CORRELATION_ID", "off"),
             ("AIPERF_HTTP_X_SESSION_ID_FROM_CORRELATION_ID", "true"),
             ("JOB_COMPLETION_INDEX", "1"),
+            ("AIPERF_HTTP_VIDEO_POLL_INTERVAL", "0.25"),
         ]);
         let c = resolve(SPLIT, &env).unwrap();
         assert_eq!(c.connection_limit, 16);
+        assert_eq!(c.video_poll_interval, Duration::from_millis(250));
         assert_eq!(
             c.tls,
             TlsSettings {
@@ -971,6 +974,11 @@ mod with_an_environment {
                 "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID",
                 "2",
                 "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID=2: expected true or false",
+            ),
+            (
+                "AIPERF_HTTP_VIDEO_POLL_INTERVAL",
+                "0",
+                "AIPERF_HTTP_VIDEO_POLL_INTERVAL=0: expected a number of seconds from 0.001 to 10",
             ),
         ] {
             let env = vars(&[(var, value)]);

@@ -112,6 +112,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         payload,
         request_timeout: cfg.request_timeout,
         connection_limit: cfg.connection_limit,
+        video_poll_interval: cfg.video_poll_interval,
         reuse: cfg.connection_reuse,
         max_body_bytes: MAX_BODY_BYTES,
         seed: cfg.seed,

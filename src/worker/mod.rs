@@ -70,6 +70,8 @@ pub struct Shared {
     pub request_timeout: Duration,
     /// Most connections a worker holds open at once (`AIPERF_HTTP_CONNECTION_LIMIT`).
     pub connection_limit: usize,
+    /// Seconds between a video job's status polls (`AIPERF_HTTP_VIDEO_POLL_INTERVAL`).
+    pub video_poll_interval: Duration,
     pub reuse: ConnectionReuse,
     /// Largest response body accepted.
     pub max_body_bytes: u64,

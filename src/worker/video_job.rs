@@ -6,8 +6,6 @@
 //! latency runs from the submission to the last of these. The waits are timers on the worker's
 //! own runtime: other requests of the worker go on meanwhile.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::http::Head;
@@ -93,7 +91,7 @@ async fn poll(
     poll_path: &str,
 ) -> Result<Value, RequestError> {
     let timeout = get.shared.request_timeout;
-    let interval = poll_interval();
+    let interval = get.shared.video_poll_interval;
     let clock = get.shared.clock;
     let start = clock.now_ns();
     while clock.now_ns().saturating_sub(start) < timeout.as_nanos() as u64 {
@@ -198,16 +196,6 @@ fn json_of(body: &[u8], status: u16, context: &str) -> Result<Value, RequestErro
             ))
         }
     }
-}
-
-/// `AIPERF_HTTP_VIDEO_POLL_INTERVAL` (seconds, 0.001 to 10; validated with the configuration),
-/// else 0.1 s.
-fn poll_interval() -> Duration {
-    std::env::var("AIPERF_HTTP_VIDEO_POLL_INTERVAL")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| (0.001..=10.0).contains(s))
-        .map_or(Duration::from_millis(100), Duration::from_secs_f64)
 }
 
 /// Sends the `GET`s of one job over the request's connection pool.

@@ -315,6 +315,23 @@ fn config_expand_prints_the_equivalent_command_line() {
     );
 }
 
+/// `ringperf config expand F | head -1`: the reader is gone before the report is written. The
+/// command ends on SIGPIPE as a Unix filter does, never with a panic (exit 101).
+#[test]
+fn config_expand_into_a_closed_pipe_ends_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["config", "expand", &format!("{DIR}/variables-slos.yaml")])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
+
 #[test]
 fn profile_runs_a_file_against_the_mock() {
     let server = common::recording_mock(8);
