@@ -17,6 +17,7 @@ mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
+pub mod ks;
 mod lifecycle;
 pub(crate) mod limits;
 pub(crate) mod multi;
