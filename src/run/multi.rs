@@ -7,7 +7,7 @@
 //! that had completed. The cancelled run does not count: its partial figures would skew the
 //! statistics.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -115,6 +115,8 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     })?;
     super::prepare::clear_artifact_dir(cfg, &base, &names)?;
     let mut results: Vec<RunResult> = Vec::new();
+    // Each run's per-request JSONL, beside `results` (for `--convergence-mode distribution`).
+    let mut records: Vec<PathBuf> = Vec::new();
     let sweep_id = uuid::Uuid::new_v4().to_string();
     let mut setup_error = None;
     for k in 1..=mr.runs {
@@ -137,6 +139,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
             run_cfg.artifact_dir.display()
         );
         let dir = run_cfg.artifact_dir.clone();
+        records.push(dir.join(&names.jsonl));
         let ran = run_inner(run_cfg, control);
         seq.end();
         match ran {
@@ -158,7 +161,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                 });
                 // `--convergence-*`: no further run once the metric is stable.
                 if let Some(c) = &mr.convergence {
-                    let d = super::convergence::judge(c, &results, mr.confidence_level);
+                    let d = super::convergence::judge(c, &results, &records, mr.confidence_level);
                     println!("{}", d.message(c, "base"));
                     if d.converged {
                         break;
