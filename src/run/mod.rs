@@ -10,6 +10,7 @@
 //!
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
+pub mod collated;
 mod collect;
 pub mod convergence;
 mod dispatch;

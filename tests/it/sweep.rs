@@ -615,6 +615,64 @@ fn distribution_convergence_stops_at_the_first_p_value_above_the_threshold() {
     }
     let agg = read_json(&plain.join("aggregate/profile_export_aiperf_aggregate.json"));
     assert_eq!(agg["metadata"]["num_profile_runs"], ran);
+    // AIPerf's collated JSON: the runs' per-request values pooled, recomputed here.
+    let col = read_json(&plain.join("aggregate/profile_export_aiperf_collated.json"));
+    let top: Vec<&str> = col
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        top,
+        [
+            "schema_version",
+            "aiperf_version",
+            "description",
+            "metadata",
+            "metrics"
+        ]
+    );
+    let meta: Vec<&str> = col["metadata"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        meta,
+        [
+            "aggregation_type",
+            "num_profile_runs",
+            "num_successful_runs",
+            "failed_runs",
+            "run_labels",
+            "cooldown_seconds"
+        ]
+    );
+    let per_run: Vec<Vec<f64>> = (1..=ran)
+        .map(|k| request_values(&runs.join(format!("run_{k:04}")), "time_to_first_token"))
+        .collect();
+    let mut all: Vec<f64> = per_run.iter().flatten().copied().collect();
+    all.sort_by(f64::total_cmp);
+    let ttft = &col["metrics"]["time_to_first_token"];
+    let combined = &ttft["combined"];
+    assert_eq!(combined["count"], all.len());
+    let mean = all.iter().sum::<f64>() / all.len() as f64;
+    let rank = 0.9 * (all.len() - 1) as f64;
+    let (lo, t) = (rank.floor() as usize, rank - rank.floor());
+    let p90 = all[lo] + (all[(lo + 1).min(all.len() - 1)] - all[lo]) * t;
+    for (key, want) in [("mean", mean), ("p90", p90)] {
+        let got = combined[key].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs(),
+            "{key}: {got} against {want}"
+        );
+    }
+    for (k, values) in per_run.iter().enumerate() {
+        assert_eq!(ttft["per_run"][k]["label"], format!("run_{:04}", k + 1));
+        assert_eq!(ttft["per_run"][k]["count"], values.len());
+    }
 
     let sweep = tmp.path().join("sweep");
     let out = mock_run(
