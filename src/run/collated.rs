@@ -12,6 +12,9 @@ use serde_json::{Map, Value, json};
 use crate::export::aggregate::{AGGREGATE_DIR, Aggregate};
 use crate::server_metrics::stats::{mean, percentile_sorted, std_ddof1};
 
+/// A metric's values in each run: `(label, values)`.
+type RunValues = Vec<(String, Vec<f64>)>;
+
 /// The file's name in `aggregate/`.
 pub const COLLATED_NAME: &str = "profile_export_aiperf_collated.json";
 
@@ -49,7 +52,7 @@ fn all_values(path: &Path) -> Vec<(String, Vec<f64>)> {
 /// The collated document of `a`'s runs; `records` gives each counted run's label and JSONL.
 pub fn collated_json(a: &Aggregate, records: &[(String, PathBuf)], aiperf_version: &str) -> Value {
     // tag -> [(label, values)], tags in order of first appearance over the runs.
-    let mut per_tag: Vec<(String, Vec<(String, Vec<f64>)>)> = Vec::new();
+    let mut per_tag: Vec<(String, RunValues)> = Vec::new();
     for (label, path) in records {
         for (tag, values) in all_values(path) {
             let entry = (label.clone(), values);
