@@ -28,6 +28,9 @@ pub enum ConvergenceMode {
     CiWidth,
     /// The coefficient of variation below the threshold (default 0.05).
     Cv,
+    /// The two-sample KS test of the last trial's per-request values against the earlier
+    /// trials' pooled: its p-value above the threshold (default 0.05).
+    Distribution,
 }
 
 /// A `--convergence-*` value ringperf refuses.
@@ -38,8 +41,9 @@ pub enum ConvergenceError {
         /// The value.
         value: f64,
     },
-    /// `--convergence-mode distribution`.
-    DistributionMode,
+    /// `--convergence-mode distribution` with `--export-level summary` (no per-request
+    /// records to compare).
+    DistributionNeedsRecords,
 }
 
 impl fmt::Display for ConvergenceError {
@@ -48,9 +52,10 @@ impl fmt::Display for ConvergenceError {
             ConvergenceError::BadThreshold { value } => {
                 write!(f, "--convergence-threshold must be above 0, not {value}")
             }
-            ConvergenceError::DistributionMode => f.write_str(
-                "--convergence-mode distribution (a KS test over per-request records) is not \
-                 supported by ringperf yet: use ci_width or cv",
+            ConvergenceError::DistributionNeedsRecords => f.write_str(
+                "--convergence-mode distribution requires per-request JSONL data, but \
+                 --export-level is set to 'summary'. Use --export-level records or \
+                 --export-level raw.",
             ),
         }
     }
@@ -61,7 +66,8 @@ impl std::error::Error for ConvergenceError {}
 /// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
 ///
 /// # Errors
-/// `--convergence-mode distribution`, or a threshold not above 0.
+/// `--convergence-mode distribution` with `--export-level summary`, or a threshold not
+/// above 0.
 pub fn from_args(args: &ProfileArgs) -> Result<Option<Convergence>, ConvergenceError> {
     let sw = &args.sweep;
     let Some(metric) = &sw.convergence_metric else {
@@ -70,11 +76,16 @@ pub fn from_args(args: &ProfileArgs) -> Result<Option<Convergence>, ConvergenceE
     let mode = match sw.convergence_mode {
         None | Some(ConvergenceModeArg::CiWidth) => ConvergenceMode::CiWidth,
         Some(ConvergenceModeArg::Cv) => ConvergenceMode::Cv,
-        Some(ConvergenceModeArg::Distribution) => return Err(ConvergenceError::DistributionMode),
+        Some(ConvergenceModeArg::Distribution) => ConvergenceMode::Distribution,
     };
+    if mode == ConvergenceMode::Distribution
+        && !crate::config::ExportLevel::from(args.export_level).records()
+    {
+        return Err(ConvergenceError::DistributionNeedsRecords);
+    }
     let threshold = sw.convergence_threshold.unwrap_or(match mode {
         ConvergenceMode::CiWidth => 0.10,
-        ConvergenceMode::Cv => 0.05,
+        ConvergenceMode::Cv | ConvergenceMode::Distribution => 0.05,
     });
     if !(threshold.is_finite() && threshold > 0.0) {
         return Err(ConvergenceError::BadThreshold { value: threshold });

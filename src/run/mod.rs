@@ -10,6 +10,7 @@
 //!
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
+pub mod collated;
 mod collect;
 pub mod convergence;
 mod dispatch;
@@ -17,6 +18,7 @@ mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
+pub mod ks;
 mod lifecycle;
 pub(crate) mod limits;
 pub(crate) mod multi;

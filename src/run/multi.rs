@@ -7,7 +7,7 @@
 //! that had completed. The cancelled run does not count: its partial figures would skew the
 //! statistics.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -115,6 +115,8 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     })?;
     super::prepare::clear_artifact_dir(cfg, &base, &names)?;
     let mut results: Vec<RunResult> = Vec::new();
+    // Each run's per-request JSONL, beside `results` (for `--convergence-mode distribution`).
+    let mut records: Vec<PathBuf> = Vec::new();
     let sweep_id = uuid::Uuid::new_v4().to_string();
     let mut setup_error = None;
     for k in 1..=mr.runs {
@@ -137,6 +139,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
             run_cfg.artifact_dir.display()
         );
         let dir = run_cfg.artifact_dir.clone();
+        records.push(dir.join(&names.jsonl));
         let ran = run_inner(run_cfg, control);
         seq.end();
         match ran {
@@ -158,7 +161,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
                 });
                 // `--convergence-*`: no further run once the metric is stable.
                 if let Some(c) = &mr.convergence {
-                    let d = super::convergence::judge(c, &results, mr.confidence_level);
+                    let d = super::convergence::judge(c, &results, &records, mr.confidence_level);
                     println!("{}", d.message(c, "base"));
                     if d.converged {
                         break;
@@ -184,7 +187,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
     let written = if results.is_empty() || (setup_error.is_some() && nothing_counted) {
         Ok(())
     } else {
-        finish(&base, cfg, &results)
+        finish(&base, cfg, &results, &records)
     };
     match setup_error {
         Some(e) => Err(e),
@@ -228,7 +231,12 @@ pub(crate) fn not_counted(o: &Outcome) -> Option<Excluded> {
 /// Writes the aggregate files and prints the aggregate table and the paths. No run counted:
 /// said on stderr, the outcome's exit code tells the rest. Files that cannot be written: an
 /// error.
-fn finish(base: &Path, cfg: &Config, results: &[RunResult]) -> Result<(), RunError> {
+fn finish(
+    base: &Path,
+    cfg: &Config,
+    results: &[RunResult],
+    records: &[PathBuf],
+) -> Result<(), RunError> {
     let mr = &cfg.multi_run;
     let agg = match aggregate::aggregate(results, mr.confidence_level, mr.cooldown_seconds) {
         Ok(a) => a,
@@ -249,6 +257,23 @@ fn finish(base: &Path, cfg: &Config, results: &[RunResult]) -> Result<(), RunErr
             out.push_str(&aggregate::render_aggregate_console(&agg));
             out.push_str(&format!("Aggregate JSON Export: {}\n", json.display()));
             out.push_str(&format!("Aggregate CSV Export: {}\n", csv.display()));
+            // With `--convergence-*`, AIPerf's collated JSON beside the aggregate.
+            if mr.convergence.is_some() {
+                let counted: Vec<(String, PathBuf)> = results
+                    .iter()
+                    .zip(records)
+                    .filter(|(r, _)| r.outcome.is_ok())
+                    .map(|(r, p)| (r.label.clone(), p.clone()))
+                    .collect();
+                let path = super::collated::write_collated(base, &agg, &counted, AIPERF_VERSION)
+                    .map_err(|e| {
+                        RunError::new(
+                            SetupKind::Artifacts,
+                            format!("cannot write the collated JSON in {}: {e}", base.display()),
+                        )
+                    })?;
+                out.push_str(&format!("Collated JSON Export: {}\n", path.display()));
+            }
             out.push_str(&format!(
                 "Runs: {}\n",
                 base.join(aggregate::RUNS_DIR).display()

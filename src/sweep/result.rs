@@ -19,6 +19,8 @@ pub struct TrialResult {
     pub dir: PathBuf,
     /// Its summary JSON (`profile_export_aiperf.json`, or the `--profile-export-prefix` name).
     pub summary: PathBuf,
+    /// Its per-request JSONL (`profile_export.jsonl`, written with `--export-level records`).
+    pub records: PathBuf,
     /// How the run ended.
     pub outcome: Outcome,
 }

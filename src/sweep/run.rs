@@ -187,13 +187,16 @@ impl Sweeper {
             self.plan.trials,
             dir.display()
         );
-        let summary = dir.join(ExportNames::new(cfg.export_prefix.as_deref()).json);
+        let names = ExportNames::new(cfg.export_prefix.as_deref());
+        let summary = dir.join(&names.json);
+        let records = dir.join(&names.jsonl);
         let ran = run_inner(cfg, control);
         self.seq.end();
         Ok(Some(TrialResult {
             trial,
             dir,
             summary,
+            records,
             outcome: ran?,
         }))
     }
@@ -219,7 +222,12 @@ impl Sweeper {
             };
             trials.push(r);
             if let Some(c) = &self.plan.convergence {
-                let d = convergence::judge(c, &self.runs_of(&trials), self.plan.confidence_level);
+                let d = convergence::judge(
+                    c,
+                    &self.runs_of(&trials),
+                    &records_of(&trials),
+                    self.plan.confidence_level,
+                );
                 println!("{}", d.message(c, &variation.label));
                 let stop = d.converged;
                 decision = Some(d);
@@ -402,6 +410,11 @@ pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outc
     sweeper.finish(&results)
 }
 
+/// Each trial's per-request JSONL, in order.
+fn records_of(trials: &[TrialResult]) -> Vec<PathBuf> {
+    trials.iter().map(|t| t.records.clone()).collect()
+}
+
 /// The repeated order: trial 1 of every variation, then trial 2...; a variation whose
 /// convergence is met runs no further trial.
 fn run_repeated(sweeper: &Sweeper, plan: &SweepPlan) -> Result<Vec<VariationResult>, SweepError> {
@@ -433,7 +446,12 @@ fn run_repeated(sweeper: &Sweeper, plan: &SweepPlan) -> Result<Vec<VariationResu
             };
             trials[i].push(r);
             if let Some(c) = &plan.convergence {
-                let d = convergence::judge(c, &sweeper.runs_of(&trials[i]), plan.confidence_level);
+                let d = convergence::judge(
+                    c,
+                    &sweeper.runs_of(&trials[i]),
+                    &records_of(&trials[i]),
+                    plan.confidence_level,
+                );
                 println!("{}", d.message(c, &v.label));
                 decisions[i] = Some(d);
             }

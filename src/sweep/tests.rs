@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Parser;
 
 use super::SweepError;
-use super::convergence::decide;
+use super::convergence::{decide, decide_distribution};
 use super::output::pareto;
 use super::plan::{
     Convergence, ConvergenceMode, ParamValue, SweepMode, SweepPlan, SweepType, derive_seed,
@@ -337,16 +337,35 @@ fn seeds_per_variation_and_trial() {
 }
 
 #[test]
-fn sharding_and_distribution_mode_are_refused() {
+fn sharding_is_refused() {
     let e = plan("--concurrency 1,2 --shard-count 2 --shard-index 0").unwrap_err();
     assert!(
         e.to_string()
             .contains("cannot be combined with --shard-count"),
         "{e}"
     );
-    let e = plan("--concurrency 1,2 --convergence-metric x --convergence-mode distribution")
-        .unwrap_err();
-    assert!(e.to_string().contains("distribution"), "{e}");
+}
+
+#[test]
+fn distribution_mode_needs_the_records() {
+    // Accepted, with its own default threshold (AIPerf: a KS p-value of 0.05).
+    let p =
+        plan("--concurrency 1,2 --convergence-metric x --convergence-mode distribution").unwrap();
+    let c = p.unwrap().convergence.unwrap();
+    assert_eq!((c.mode, c.threshold), (ConvergenceMode::Distribution, 0.05));
+    // Without per-request records: AIPerf's message.
+    let e = plan(
+        "--concurrency 1,2 --convergence-metric x --convergence-mode distribution \
+         --export-level summary",
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "--convergence-mode distribution requires per-request JSONL data, but \
+             --export-level is set to 'summary'"
+        ),
+        "{e}"
+    );
 }
 
 fn ci(threshold: f64) -> Convergence {
@@ -516,4 +535,52 @@ fn a_switch_turned_off_keeps_the_flag_after_it() {
     let mut a = argv("ringperf profile --random-seed -1 -m x");
     super::plan::set_flag(&mut a, &["--random-seed"], "5");
     assert_eq!(a, argv("ringperf profile -m x --random-seed 5"));
+}
+
+fn ks(threshold: f64) -> Convergence {
+    Convergence {
+        mode: ConvergenceMode::Distribution,
+        ..ci(threshold)
+    }
+}
+
+fn run_of(values: std::ops::Range<i32>) -> Vec<f64> {
+    values.map(f64::from).collect()
+}
+
+#[test]
+fn distribution_pools_the_earlier_runs_against_the_last() {
+    // Three like runs: D = 0, p = 1 > 0.05.
+    let d = decide_distribution(&ks(0.05), vec![run_of(0..10), run_of(0..10), run_of(0..10)]);
+    assert!(d.converged && d.figure == Some(1.0), "{d:?}");
+    // The last run all above the 20 pooled values: D = 1, and only the two extreme lattice
+    // paths of C(30, 10) reach it: p = 2 / 30045015.
+    let d = decide_distribution(
+        &ks(0.05),
+        vec![run_of(0..10), run_of(0..10), run_of(100..110)],
+    );
+    assert!(!d.converged, "{d:?}");
+    assert!(
+        (d.figure.unwrap() - 2.0 / 30_045_015.0).abs() < 1e-20,
+        "{d:?}"
+    );
+    // Pooled, not run 1 alone: runs 1 and 2 differ, and their union is run 3's values. Run 1
+    // alone against run 3 would give D = 1/2.
+    let d = decide_distribution(&ks(0.05), vec![run_of(0..5), run_of(5..10), run_of(0..10)]);
+    assert_eq!(d.figure, Some(1.0), "{d:?}");
+}
+
+#[test]
+fn distribution_is_judged_from_the_third_run_and_strictly_above() {
+    // Two identical runs: not judged yet.
+    let d = decide_distribution(&ks(0.05), vec![run_of(0..10), run_of(0..10)]);
+    assert!(!d.converged && d.figure.is_none(), "{d:?}");
+    // p = 1 is not above a threshold of 1: the comparison is strict.
+    let d = decide_distribution(&ks(1.0), vec![run_of(0..10), run_of(0..10), run_of(0..10)]);
+    assert!(!d.converged && d.figure == Some(1.0), "{d:?}");
+    // Fewer than two values on a side: not converged.
+    let d = decide_distribution(&ks(0.05), vec![run_of(0..1), run_of(0..1), run_of(0..1)]);
+    assert!(!d.converged && d.figure.is_none(), "{d:?}");
+    let d = decide_distribution(&ks(0.05), vec![vec![], vec![], run_of(0..10)]);
+    assert!(!d.converged && d.figure.is_none(), "{d:?}");
 }

@@ -532,6 +532,204 @@ fn convergence_stops_the_trials_once_stable() {
     );
 }
 
+/// The per-request values of `metric` in a run's `profile_export.jsonl`: profiling records
+/// without an error.
+fn request_values(run: &Path, metric: &str) -> Vec<f64> {
+    read_jsonl(&run.join("profile_export.jsonl"))
+        .iter()
+        .filter(|r| r["metadata"]["benchmark_phase"] == "profiling" && r["error"].is_null())
+        .filter_map(|r| r["metrics"][metric]["value"].as_f64())
+        .collect()
+}
+
+/// The KS p-value of run `k`'s values (1-based) against runs 1..k-1 pooled, recomputed from
+/// the runs' own files.
+fn ks_p_value(runs: &Path, metric: &str, k: usize) -> f64 {
+    let values: Vec<Vec<f64>> = (1..=k)
+        .map(|i| request_values(&runs.join(format!("run_{i:04}")), metric))
+        .collect();
+    let pooled: Vec<f64> = values[..k - 1].iter().flatten().copied().collect();
+    ringperf::run::ks::ks_2samp(&pooled, &values[k - 1])
+        .unwrap()
+        .p_value
+}
+
+/// `--convergence-mode distribution`: after each run from the third, the last run's
+/// per-request TTFTs against the earlier runs' pooled; the runs stop at the first run whose
+/// p-value (recomputed here from the runs' `profile_export.jsonl`) is above the threshold,
+/// and not before; the console line gives that p-value. A high threshold (0.6) on the mock's
+/// jittery TTFTs makes the runs stop anywhere from the third to the cap; the rule is checked
+/// whatever the draw. Then a sweep on a metric every run repeats exactly (the ISL: p = 1):
+/// each variation stops at its third trial, never at its second.
+#[test]
+fn distribution_convergence_stops_at_the_first_p_value_above_the_threshold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    let (cap, threshold) = (5, 0.6);
+    let out = mock_run(
+        &plain,
+        &[
+            "--request-count",
+            "10",
+            "--concurrency",
+            "2",
+            "--num-profile-runs",
+            "5",
+            "--convergence-metric",
+            "time_to_first_token",
+            "--convergence-mode",
+            "distribution",
+            "--convergence-threshold",
+            "0.6",
+        ],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let runs = plain.join("profile_runs");
+    let ran = (1..=cap)
+        .take_while(|k| runs.join(format!("run_{k:04}")).is_dir())
+        .count();
+    assert!(ran >= 3, "{stdout}");
+    for k in 3..=ran {
+        let p = ks_p_value(&runs, "time_to_first_token", k);
+        let converged = p > threshold;
+        // Not before: every earlier judgement was at or under the threshold.
+        if k < ran {
+            assert!(
+                !converged,
+                "run {k}: p {p} > {threshold}, yet run {} ran",
+                k + 1
+            );
+        }
+        let verdict = if converged {
+            format!("converged after {k} runs (KS p-value {p:.4} > 0.6)")
+        } else {
+            format!("not yet converged after {k} runs (KS p-value {p:.4} <= 0.6)")
+        };
+        assert!(stdout.contains(&verdict), "{verdict} not in {stdout}");
+    }
+    if ran < cap {
+        assert!(ks_p_value(&runs, "time_to_first_token", ran) > threshold);
+    }
+    let agg = read_json(&plain.join("aggregate/profile_export_aiperf_aggregate.json"));
+    assert_eq!(agg["metadata"]["num_profile_runs"], ran);
+    // AIPerf's collated JSON: the runs' per-request values pooled, recomputed here.
+    let col = read_json(&plain.join("aggregate/profile_export_aiperf_collated.json"));
+    let top: Vec<&str> = col
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        top,
+        [
+            "schema_version",
+            "aiperf_version",
+            "description",
+            "metadata",
+            "metrics"
+        ]
+    );
+    let meta: Vec<&str> = col["metadata"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        meta,
+        [
+            "aggregation_type",
+            "num_profile_runs",
+            "num_successful_runs",
+            "failed_runs",
+            "run_labels",
+            "cooldown_seconds"
+        ]
+    );
+    let per_run: Vec<Vec<f64>> = (1..=ran)
+        .map(|k| request_values(&runs.join(format!("run_{k:04}")), "time_to_first_token"))
+        .collect();
+    let mut all: Vec<f64> = per_run.iter().flatten().copied().collect();
+    all.sort_by(f64::total_cmp);
+    let ttft = &col["metrics"]["time_to_first_token"];
+    let combined = &ttft["combined"];
+    assert_eq!(combined["count"], all.len());
+    let mean = all.iter().sum::<f64>() / all.len() as f64;
+    let rank = 0.9 * (all.len() - 1) as f64;
+    let (lo, t) = (rank.floor() as usize, rank - rank.floor());
+    let p90 = all[lo] + (all[(lo + 1).min(all.len() - 1)] - all[lo]) * t;
+    for (key, want) in [("mean", mean), ("p90", p90)] {
+        let got = combined[key].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs(),
+            "{key}: {got} against {want}"
+        );
+    }
+    for (k, values) in per_run.iter().enumerate() {
+        assert_eq!(ttft["per_run"][k]["label"], format!("run_{:04}", k + 1));
+        assert_eq!(ttft["per_run"][k]["count"], values.len());
+    }
+
+    let sweep = tmp.path().join("sweep");
+    let out = mock_run(
+        &sweep,
+        &[
+            "--concurrency",
+            "1,2",
+            "--parameter-sweep-mode",
+            "independent",
+            "--request-count",
+            "2",
+            "--num-profile-runs",
+            "4",
+            "--convergence-metric",
+            "input_sequence_length",
+            "--convergence-mode",
+            "distribution",
+        ],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 0);
+    for c in ["concurrency_1", "concurrency_2"] {
+        let runs = sweep.join(c).join("profile_runs");
+        assert!(runs.join("trial_0003").is_dir(), "{c}");
+        assert!(!runs.join("trial_0004").exists(), "{c}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "input_sequence_length distribution converged after 3 runs (KS p-value 1.0000 > 0.05)"
+        ),
+        "{stdout}"
+    );
+    // Without per-request records there is nothing to compare: AIPerf's refusal.
+    let out = mock_run(
+        &tmp.path().join("summary"),
+        &[
+            "--num-profile-runs",
+            "3",
+            "--convergence-metric",
+            "time_to_first_token",
+            "--convergence-mode",
+            "distribution",
+            "--export-level",
+            "summary",
+        ],
+    )
+    .output()
+    .unwrap();
+    check_exit(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--convergence-mode distribution requires per-request JSONL data")
+    );
+}
+
 /// On a terminal (`script` gives the run a pseudo-terminal) the sweep table is printed again
 /// after each variation, with the variations ended so far, as AIPerf prints it; the last one
 /// is the whole sweep's. (It was printed once, at the end.)
