@@ -233,6 +233,7 @@ impl PromptConfig {
                 turn_delay_stddev_ms,
                 turn_delay_ratio,
                 seq_dist,
+                range_ratio: None,
                 prefix,
                 system_prompt,
                 shared_system_length: a.shared_system_prompt_length,

@@ -422,6 +422,10 @@ pub(super) fn model_selector(cfg: &Config) -> Option<workload::models::ModelSele
 
 fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
     let p = &cfg.prompt;
+    let mut shaping = p.shaping.clone();
+    // The windows follow the means a sweep's variation may have changed.
+    shaping.range_ratio = (cfg.random_prompt.range_ratio)
+        .map(|r| r.sampler(cfg.dataset.isl_mean, cfg.dataset.osl_mean.unwrap_or(1)));
     workload::SyntheticParams {
         isl_mean: cfg.dataset.isl_mean,
         isl_stddev: cfg.dataset.isl_stddev,
@@ -430,7 +434,7 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
         num_dataset_entries: cfg.dataset.entries,
         seed: Some(cfg.seed),
         sequential_ids: cfg.seed_given,
-        shaping: p.shaping.clone(),
+        shaping,
     }
 }
 

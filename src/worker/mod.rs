@@ -5,6 +5,7 @@
 //! [`PhasePlan`], the worker runs it to completion (all its requests answered, failed or cut at
 //! the hard deadline) and reports [`PhaseDone`].
 
+pub mod cache_bust;
 mod client;
 mod idle;
 mod pacer;

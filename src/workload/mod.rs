@@ -13,6 +13,7 @@ pub mod media;
 pub mod models;
 pub mod prepared;
 pub mod prompt;
+pub mod range_ratio;
 pub mod rankings;
 pub mod seq_dist;
 pub mod stream;
