@@ -184,7 +184,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                 let first = t == 0;
                 // A ratio window's draw may be 0 tokens: only a first turn with a prefix keeps
                 // that (prefix alone), as AIPerf floors it.
-                let floor = u32::from(!(first && !pool.is_empty()));
+                let floor = u32::from(!first || pool.is_empty());
                 let pair = match (&params.shaping.seq_dist, &params.shaping.range_ratio) {
                     (Some(d), _) => Some(d.sample(&mut seq_rng)),
                     (None, Some(r)) => {
