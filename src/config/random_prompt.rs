@@ -7,7 +7,7 @@ use crate::cli::random_prompt::{CacheBustArg, CorpusStyleArg, RandomPromptArgs};
 use crate::endpoint::EndpointKind;
 use crate::workload::range_ratio::{CorpusStyle, RangeRatio};
 
-pub use crate::worker::cache_bust::CacheBust;
+pub use crate::workload::cache_bust::CacheBust;
 
 /// The validated flags.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -139,11 +139,15 @@ fn check_cache_bust(target: CacheBust, c: &Context) -> Result<(), ConfigError> {
              cache_bust=warmup_isolation_first_turn.",
         ));
     }
-    Err(ConfigError::flag(format!(
-        "--cache-bust {} is not supported by ringperf yet (none is): the marker minting is \
-         AIPerf's (docs/synthetic.md), its injection into the request at send time is not done",
-        target.as_str()
-    )))
+    if c.endpoint != EndpointKind::Chat {
+        return Err(ConfigError::flag(format!(
+            "--cache-bust {} is supported by ringperf with --endpoint-type chat only, not yet \
+             with {} (AIPerf also marks the responses and messages endpoints' inputs)",
+            target.as_str(),
+            c.endpoint.as_str()
+        )));
+    }
+    Ok(())
 }
 
 /// Checks the three flags against the others.
@@ -263,12 +267,10 @@ mod tests {
             e.contains("cache_bust=warmup_isolation_system requires a shared system prompt"),
             "{e}"
         );
-        // The marker is minted as AIPerf mints it, but not yet sent: refused with the reason.
-        let e = cfg("--cache-bust WARMUP_ISOLATION_FIRST_TURN").unwrap_err();
-        assert!(
-            e.contains("--cache-bust warmup_isolation_first_turn is not supported by ringperf yet"),
-            "{e}"
-        );
+        cfg("--cache-bust warmup_isolation_system --shared-system-prompt-length 20").unwrap();
+        cfg("--cache-bust WARMUP_ISOLATION_FIRST_TURN").unwrap();
+        let e = cfg("--endpoint-type responses --cache-bust system_prefix").unwrap_err();
+        assert!(e.contains("with --endpoint-type chat only"), "{e}");
         // `none` on any endpoint.
         cfg("--endpoint-type completions --cache-bust none").unwrap();
     }

@@ -5,7 +5,6 @@
 //! [`PhasePlan`], the worker runs it to completion (all its requests answered, failed or cut at
 //! the hard deadline) and reports [`PhaseDone`].
 
-pub mod cache_bust;
 mod client;
 mod idle;
 mod pacer;
@@ -96,6 +95,8 @@ pub struct Shared {
     pub stream: Option<Arc<crate::workload::stream::Stream>>,
     /// `--download-video-content`: a finished video job's content is fetched (`video_job`).
     pub download_video_content: bool,
+    /// `--cache-bust`: the markers put into the requests as they are sent (`session`).
+    pub cache_bust: Option<crate::workload::cache_bust::Buster>,
 }
 
 /// Everything besides the body that goes into a request.

@@ -75,6 +75,9 @@ pub struct Shaping {
     pub seq_dist: Option<SeqDist>,
     /// `--random-range-ratio`: each turn draws its (ISL, OSL) pair uniformly from these windows.
     pub range_ratio: Option<RangeSampler>,
+    /// `--cache-bust`: tokens the marker adds to a first turn, taken off its prompt (AIPerf's
+    /// `first_turn_isl_adjustment`).
+    pub first_turn_marker_tokens: u32,
     /// Prefix prompts prepended to first turns.
     pub prefix: Option<PrefixPool>,
     /// Verbatim system message (`--system-prompt`, `--system-prompt-file`).
@@ -99,6 +102,7 @@ impl Default for Shaping {
             turn_delay_ratio: 1.0,
             seq_dist: None,
             range_ratio: None,
+            first_turn_marker_tokens: 0,
             prefix: None,
             system_prompt: None,
             shared_system_length: None,
@@ -193,12 +197,18 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                     }
                     (None, None) => None,
                 };
+                // The marker's budget comes off a first turn's length (its mean when drawn).
+                let adjust = |n: u32| match params.shaping.first_turn_marker_tokens {
+                    0 => n,
+                    cost if first => n.saturating_sub(cost).max(floor),
+                    _ => n,
+                };
                 let texts = (0..params.shaping.batch_size.max(1))
                     .map(|_| {
                         let n = match pair {
-                            Some((isl, _)) => isl,
+                            Some((isl, _)) => adjust(isl),
                             None => positive_normal_integer(
-                                f64::from(params.isl_mean),
+                                f64::from(adjust(params.isl_mean)),
                                 isl_stddev,
                                 &mut length_rng,
                             ),

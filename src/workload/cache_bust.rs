@@ -41,6 +41,33 @@ pub struct Marker {
 }
 
 impl Marker {
+    /// The marker as the text of a JSON string (its line breaks as `\\n`), inline.
+    pub fn json_escaped(&self) -> ([u8; 2 * MARKER_BYTES], usize) {
+        let mut out = [0u8; 2 * MARKER_BYTES];
+        let mut n = 0;
+        for &b in &self.bytes[..usize::from(self.len)] {
+            if b == b'\n' {
+                out[n..n + 2].copy_from_slice(b"\\n");
+                n += 2;
+            } else {
+                out[n] = b;
+                n += 1;
+            }
+        }
+        (out, n)
+    }
+
+    /// The marker zero-padded, as a record carries it.
+    pub fn padded(&self) -> [u8; MARKER_BYTES] {
+        self.bytes
+    }
+
+    /// The text of a record's zero-padded marker.
+    pub fn text_of(padded: &[u8; MARKER_BYTES]) -> &str {
+        let len = padded.iter().position(|&b| b == 0).unwrap_or(MARKER_BYTES);
+        std::str::from_utf8(&padded[..len]).unwrap_or("")
+    }
+
     /// The marker's text.
     pub fn as_str(&self) -> &str {
         // The bytes are ASCII, written by `rid` or copied from `WARMUP_MARKER`.
@@ -121,6 +148,85 @@ impl CacheBust {
         text[tag_at + 17] = b']';
         Marker::from_ascii(&text)
     }
+}
+
+/// A run's cache busting: the target, the benchmark id the digests use, and the count of
+/// sessions that have taken their marker (the ordinal `n`, warmup first).
+#[derive(Debug)]
+pub struct Buster {
+    pub target: CacheBust,
+    pub benchmark_id: String,
+    pub sessions: std::sync::atomic::AtomicU64,
+}
+
+impl Buster {
+    /// The marker of a new session of conversation `conversation_id` (its ordinal taken now),
+    /// for the `[rid:…]` targets; `None` for the others.
+    pub fn session_marker(&self, conversation_id: &str) -> Option<Marker> {
+        if self.target == CacheBust::None || self.target.warmup_isolation() {
+            return None;
+        }
+        let n = (self.sessions).fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.target
+            .marker(&self.benchmark_id, n, conversation_id, false)
+    }
+}
+
+/// AIPerf's estimate of a target's marker cost in tokens (`estimate_marker_token_cost`): the
+/// mean token count of 8 markers minted for `"estimator"`, rounded half to even; 0 for `none`
+/// and the warmup-only targets. A first turn's synthetic prompt is shortened by it when the
+/// marker lands on that turn, so the ISL stays `--isl`.
+pub fn estimate_tokens(target: CacheBust, count: impl Fn(&str) -> usize) -> u32 {
+    if target == CacheBust::None || target.warmup_isolation() {
+        return 0;
+    }
+    let total: usize = (0..8u64)
+        .filter_map(|i| target.marker("estimator", i, &format!("estimator-{i}"), false))
+        .map(|m| count(m.as_str()))
+        .sum();
+    // Python's round(): halves go to the even neighbour.
+    let (whole, rest) = (total / 8, total % 8);
+    let up = rest > 4 || (rest == 4 && whole % 2 == 1);
+    (whole + usize::from(up)) as u32
+}
+
+/// Where in a chat body (`{"messages":[…]}` as ringperf encodes it) a marker goes: the start
+/// (`prefix`) or end of the system message's text (`system`), else of the first text of the
+/// body's last user message (the turn's own). `None` when the body has no such text.
+pub fn chat_offset(body: &[u8], system: bool, prefix: bool) -> Option<usize> {
+    let role: &[u8] = if system {
+        br#"{"role":"system","content":"#
+    } else {
+        br#"{"role":"user","content":"#
+    };
+    let after_role = if system {
+        memchr::memmem::find(body, role)
+    } else {
+        memchr::memmem::rfind(body, role)
+    }? + role.len();
+    let rest = &body[after_role..];
+    let text_at = if rest.first() == Some(&b'"') {
+        after_role + 1
+    } else {
+        const PART: &[u8] = br#"[{"type":"text","text":""#;
+        if !rest.starts_with(PART) {
+            return None;
+        }
+        after_role + PART.len()
+    };
+    if prefix {
+        return Some(text_at);
+    }
+    // The closing quote: the first `"` not escaped by a backslash.
+    let mut i = text_at;
+    while i < body.len() {
+        match body[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// The first 12 lowercase hex digits of SHA-256 over `"{id}:{n}:{n}:{conversation}"`.
