@@ -342,15 +342,18 @@ impl Collector {
                     payload_input(self.kind, body).map(|text| self.tokenizer.count(&text) as u64)
                 }
                 // A `--cache-bust` marker spliced in as it was sent counts too.
-                None => entry.and_then(|e| e.isl_tokens).map(|n| {
-                    let marker = raw.marker.as_ref().map(Marker::text_of).unwrap_or_default();
-                    n + self.tokenizer.count(marker) as u64
-                }).or_else(|| {
-                    // A streamed replay's ISL was counted as its request was built.
-                    let stream = self.stream.as_ref()?;
-                    let first = self.turn_offsets.get(raw.credit.conversation as usize)?;
-                    stream.isl(first + raw.credit.turn as usize)
-                }),
+                None => entry
+                    .and_then(|e| e.isl_tokens)
+                    .map(|n| {
+                        let marker = raw.marker.as_ref().map(Marker::text_of).unwrap_or_default();
+                        n + self.tokenizer.count(marker) as u64
+                    })
+                    .or_else(|| {
+                        // A streamed replay's ISL was counted as its request was built.
+                        let stream = self.stream.as_ref()?;
+                        let first = self.turn_offsets.get(raw.credit.conversation as usize)?;
+                        stream.isl(first + raw.credit.turn as usize)
+                    }),
             };
             if error.is_some() {
                 (input, None, None)

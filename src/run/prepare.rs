@@ -104,9 +104,11 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     let stamps_guard = kernel_stamps_guard(cfg);
     let kernel_stamps = stamps_guard.is_some();
     // The shards of a run share its id.
-    let benchmark_id = identity.as_ref().map_or_else(crate::export::new_benchmark_id, |i| {
-        i.manifest.run_id.clone()
-    });
+    let benchmark_id = identity
+        .as_ref()
+        .map_or_else(crate::export::new_benchmark_id, |i| {
+            i.manifest.run_id.clone()
+        });
     let shared = Arc::new(Shared {
         clock: control.clock(),
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
@@ -451,7 +453,9 @@ fn with_marker_budget(
     let has_system = s.system_prompt.is_some() || s.shared_system_length.is_some();
     if target.on_system() && has_system {
         if s.system_prompt.is_none() {
-            s.shared_system_length = s.shared_system_length.map(|n| n.saturating_sub(cost).max(1));
+            s.shared_system_length = s
+                .shared_system_length
+                .map(|n| n.saturating_sub(cost).max(1));
         }
     } else {
         s.first_turn_marker_tokens = cost;

@@ -593,6 +593,7 @@ mod tests {
     ) -> Recorder<'a> {
         Recorder {
             request,
+            splice: None,
             state,
             framer: Framer::default(),
             rec,

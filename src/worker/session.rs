@@ -187,8 +187,7 @@ impl Session {
             (None, None) => {
                 let mut body = self.build_body(shared);
                 if let Some((system, m)) = bust
-                    && let Some(at) =
-                        cache_bust::chat_offset(&body, system, m.1.is_prefix())
+                    && let Some(at) = cache_bust::chat_offset(&body, system, m.1.is_prefix())
                 {
                     let (text, len) = m.0.json_escaped();
                     body.splice(at..at, text[..len].iter().copied());
@@ -302,7 +301,10 @@ impl Session {
         if self.next_turn == 0
             && let Some(m) = self.first_turn_marker
         {
-            let prefix = shared.cache_bust.as_ref().is_some_and(|b| b.target.is_prefix());
+            let prefix = shared
+                .cache_bust
+                .as_ref()
+                .is_some_and(|b| b.target.is_prefix());
             mark_user_message(&mut self.history[from..], m.as_str(), prefix);
         }
         (history.reply)(rec, &mut self.history);

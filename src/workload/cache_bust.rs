@@ -349,3 +349,74 @@ mod tests {
         assert_eq!(CacheBust::None.marker("b", 0, "c", true), None);
     }
 }
+
+#[cfg(test)]
+mod splice_tests {
+    use super::*;
+
+    /// The offsets in bodies as serde_json writes them, checked by splicing a marker there and
+    /// parsing the result.
+    #[test]
+    fn chat_offsets_land_inside_the_right_text() {
+        let body = serde_json::to_vec(&serde_json::json!({"messages": [
+            {"role": "system", "content": "sys \"q\" \\ end"},
+            {"role": "user", "content": "context"},
+            {"role": "user", "content": [{"type": "text", "text": "a\"b"}, {"type": "text", "text": "c"}]}
+        ], "model": "m"}))
+        .unwrap();
+        let put = |at: usize| -> serde_json::Value {
+            let mut b = body.clone();
+            b.splice(at..at, b"<M>".iter().copied());
+            serde_json::from_slice(&b).unwrap()
+        };
+        let v = put(chat_offset(&body, true, true).unwrap());
+        assert_eq!(v["messages"][0]["content"], "<M>sys \"q\" \\ end");
+        let v = put(chat_offset(&body, true, false).unwrap());
+        assert_eq!(v["messages"][0]["content"], "sys \"q\" \\ end<M>");
+        let v = put(chat_offset(&body, false, true).unwrap());
+        assert_eq!(v["messages"][2]["content"][0]["text"], "<M>a\"b");
+        assert_eq!(v["messages"][1]["content"], "context");
+        let v = put(chat_offset(&body, false, false).unwrap());
+        assert_eq!(v["messages"][2]["content"][0]["text"], "a\"b<M>");
+        assert_eq!(chat_offset(b"{\"prompt\":\"x\"}", false, true), None);
+    }
+
+    #[test]
+    fn escaped_marker_is_a_json_string_body() {
+        let m = CacheBust::FirstTurnSuffix
+            .marker("b", 1, "c", false)
+            .unwrap();
+        let (text, len) = m.json_escaped();
+        let quoted = format!("\"{}\"", std::str::from_utf8(&text[..len]).unwrap());
+        let back: String = serde_json::from_str(&quoted).unwrap();
+        assert_eq!(back, m.as_str());
+        assert_eq!(Marker::text_of(&m.padded()), m.as_str());
+        let w = CacheBust::WarmupIsolationSystem
+            .marker("b", 0, "c", true)
+            .unwrap();
+        assert_eq!(Marker::text_of(&w.padded()), "[warmup]\n\n");
+    }
+
+    /// Python's `round(total / 8)`: halves go to the even neighbour.
+    #[test]
+    fn estimate_rounds_as_python() {
+        assert_eq!(estimate_tokens(CacheBust::FirstTurnPrefix, |_| 10), 10);
+        assert_eq!(
+            estimate_tokens(CacheBust::WarmupIsolationFirstTurn, |_| 10),
+            0
+        );
+        // Totals 8·k + 4 are halves: 84/8 = 10.5 → 10, 92/8 = 11.5 → 12.
+        let counts = std::cell::Cell::new(0usize);
+        let half = |total: usize| {
+            counts.set(0);
+            estimate_tokens(CacheBust::FirstTurnPrefix, |_| {
+                let i = counts.get();
+                counts.set(i + 1);
+                total / 8 + usize::from(i < total % 8)
+            })
+        };
+        assert_eq!(half(84), 10);
+        assert_eq!(half(92), 12);
+        assert_eq!(half(85), 11);
+    }
+}
