@@ -121,7 +121,8 @@ fn text(m: &Value) -> &str {
     m["content"].as_str().expect("a text message")
 }
 
-/// `--cache-bust first_turn_prefix`, warmup then profiling, sessions of two turns: the mock saw
+/// `--cache-bust first_turn_prefix`, warmup then profiling, sessions of two turns (the warmup
+/// one at a time, so its 4 requests are 2 whole sessions whatever the load): the mock saw
 /// each session's first user text start with one `[rid:D]` marker and a blank line, on both of
 /// its turns (the second in its history) and nowhere else; every session's marker is its own;
 /// each `D` is SHA-256 (Python's hashlib, an independent implementation) over
@@ -133,7 +134,7 @@ fn cache_bust_markers_reach_the_server_as_aiperfs() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = common::config(&format!(
         "ringperf profile -m mock-model -u {} --concurrency 2 --conversation-num 4 \
-         --conversation-turn-mean 2 --warmup-request-count 4 --isl 24 --osl 4 \
+         --conversation-turn-mean 2 --warmup-request-count 4 --warmup-concurrency 1 --isl 24 --osl 4 \
          --cache-bust first_turn_prefix --random-seed 3 --ui none --no-server-metrics \
          --artifact-dir {}",
         server.addr,
