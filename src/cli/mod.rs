@@ -18,6 +18,7 @@ pub mod multi_run;
 pub mod otel;
 pub mod plot;
 pub mod prompt;
+pub mod random_prompt;
 pub mod requests;
 pub mod search;
 pub mod shard;
@@ -456,6 +457,8 @@ pub struct ProfileArgs {
     /// Conversation Input, ISL extras, Prompt, Prefix Prompt, Cache Bust: synthetic shaping.
     #[command(flatten)]
     pub prompt: prompt::PromptArgs,
+    #[command(flatten)]
+    pub random_prompt: random_prompt::RandomPromptArgs,
 
     /// Fixed Schedule, User-Centric Rate, ramps, Request Cancellation: when requests go.
     #[command(flatten)]

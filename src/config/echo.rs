@@ -354,6 +354,23 @@ fn entries(e: &Echo) -> Option<u64> {
         .or(a.request_count)
 }
 
+/// `cache_bust`, `random_range_ratio` and `random_corpus_style` of the synthetic `prompts`, in
+/// AIPerf's field order, each only when given (the ratio as its text).
+fn random_prompt(cfg: &Config, e: &Echo, prompts: &mut Map<String, Value>) {
+    let r = &e.args.random_prompt;
+    if e.given("cache_bust") {
+        let target = cfg.random_prompt.cache_bust.as_str();
+        prompts.insert("cache_bust".into(), json!({ "target": target }));
+    }
+    if let Some(text) = r.random_range_ratio.as_deref().filter(|t| !t.is_empty()) {
+        prompts.insert("random_range_ratio".into(), json!(text));
+    }
+    if e.given("random_corpus_style") {
+        let style = cfg.random_prompt.style.as_str();
+        prompts.insert("random_corpus_style".into(), json!(style));
+    }
+}
+
 fn dataset(cfg: &Config, e: &Echo) -> Value {
     let a = &e.args;
     // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies.
@@ -388,6 +405,7 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
     if e.given("prompt_batch_size") {
         prompts.insert("batch_size".into(), json!(a.prompt.prompt_batch_size));
     }
+    random_prompt(cfg, e, &mut prompts);
     m.insert("prompts".into(), Value::Object(prompts));
     let p = &a.prompt;
     let mut prefix = Map::new();

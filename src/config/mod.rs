@@ -14,6 +14,7 @@ pub mod media;
 pub mod mock;
 pub mod multi_run;
 pub mod prompt;
+pub mod random_prompt;
 pub mod requests;
 mod resolve;
 pub mod scope;
@@ -407,6 +408,8 @@ pub struct Config {
     pub dataset: DatasetConfig,
     /// Synthetic prompt shaping: conversations, `--seq-dist`, prefix and system prompts.
     pub prompt: prompt::PromptConfig,
+    /// `--random-range-ratio`, `--random-corpus-style`, `--cache-bust`.
+    pub random_prompt: random_prompt::RandomPromptConfig,
     /// Synthetic images, audio and video of every turn (`config/media.rs`); `None`: text only.
     pub media: Option<crate::workload::media::MediaParams>,
     /// `--download-video-content`: `video-generation` fetches each finished job's content.

@@ -233,6 +233,8 @@ impl PromptConfig {
                 turn_delay_stddev_ms,
                 turn_delay_ratio,
                 seq_dist,
+                range_ratio: None,
+                first_turn_marker_tokens: 0,
                 prefix,
                 system_prompt,
                 shared_system_length: a.shared_system_prompt_length,

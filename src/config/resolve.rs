@@ -85,6 +85,22 @@ impl Config {
             seed,
             seed_given,
         } = workload(args, endpoint, env)?;
+        let random_prompt = super::random_prompt::from_args(
+            &args.random_prompt,
+            &super::random_prompt::Context {
+                isl_given: echo.given("isl_mean"),
+                osl_given: echo.given("osl_mean"),
+                isl_stddev: args.isl_stddev,
+                osl_stddev: args.osl_stddev,
+                seq_dist: prompt.shaping.seq_dist.is_some(),
+                isl_mean: args.isl_mean,
+                prefix_length: prompt.shaping.prefix.as_ref().map_or(0, |p| p.length),
+                system_message: prompt.shaping.system_prompt.is_some()
+                    || prompt.shaping.shared_system_length.is_some(),
+                synthetic: input.load.is_none(),
+                endpoint,
+            },
+        )?;
         let workers = workers(args.workers_max, &shard, &profiling, env.cores)?;
         let artifact_dir = artifact_dir(args, &models, endpoint, &profiling)?;
         let server_metrics = server_metrics(args)?;
@@ -175,6 +191,7 @@ impl Config {
             export_level: args.export_level.into(),
             dataset,
             prompt,
+            random_prompt,
             media: super::media::from_args(&args.media, endpoint)?,
             download_video_content: args.video_generation.download_video_content,
             input,

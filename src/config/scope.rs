@@ -197,6 +197,13 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("prompt_prefix_length", Scope::Synthetic),
     ("shared_system_prompt_length", Scope::Synthetic),
     ("user_context_prompt_length", Scope::Synthetic),
+    // Ratio windows and cache bust (config/random_prompt.rs)
+    ("random_range_ratio", Scope::Synthetic),
+    (
+        "random_corpus_style",
+        Scope::Resolved("config/random_prompt.rs"),
+    ),
+    ("cache_bust", Scope::Resolved("config/random_prompt.rs")),
     // Timing modes
     ("fixed_schedule", Scope::Resolved("config/timing.rs")),
     ("no_fixed_schedule", Scope::Resolved("config/timing.rs")),

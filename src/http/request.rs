@@ -39,6 +39,50 @@ pub struct EncodedRequest {
 }
 
 impl EncodedRequest {
+    /// Appends this request to `buf` with `insert` spliced into its body at body offset `at`
+    /// and its `Content-Length` raised by `insert.len()`, both ids written (`--cache-bust`:
+    /// the connection's copy is the only one made). `false`, and nothing appended, when `at` is
+    /// past the body or the head has no `Content-Length`.
+    pub fn write_spliced(
+        &self,
+        buf: &mut Vec<u8>,
+        at: usize,
+        insert: &[u8],
+        request_id: &uuid::Uuid,
+        correlation_id: &uuid::Uuid,
+    ) -> bool {
+        let Some((head, body)) = self.bytes.split_at_checked(self.head_len) else {
+            return false;
+        };
+        const NAME: &[u8] = b"\r\nContent-Length: ";
+        let Some(value_at) = memchr::memmem::rfind(head, NAME).map(|i| i + NAME.len()) else {
+            return false;
+        };
+        let Some(value_len) = memchr::memchr(b'\r', &head[value_at..]) else {
+            return false;
+        };
+        if at > body.len() {
+            return false;
+        }
+        let start = buf.len();
+        buf.extend_from_slice(&head[..value_at]);
+        push_decimal(buf, (body.len() + insert.len()) as u64);
+        let new_len = buf.len() - start - value_at;
+        buf.extend_from_slice(&head[value_at + value_len..]);
+        buf.extend_from_slice(&body[..at]);
+        buf.extend_from_slice(insert);
+        buf.extend_from_slice(&body[at..]);
+        // The id slots follow the length, whose digits may have grown.
+        let shift = |slot: usize| start + slot + new_len - value_len;
+        let [request_slot, correlation_slot] = self.id_slots;
+        write_uuid(buf, shift(request_slot), request_id);
+        write_uuid(buf, shift(correlation_slot), correlation_id);
+        for &slot in &self.copy_slots {
+            write_uuid(buf, shift(slot), correlation_id);
+        }
+        true
+    }
+
     /// Writes both ids into their slots of `buf` (hyphenated, lowercase), the correlation id
     /// also into every copy slot; allocation-free. `buf` holds this request's bytes: the
     /// template itself, or the copy a connection sends from.

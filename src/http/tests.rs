@@ -197,3 +197,25 @@ fn correlation_copies_get_their_own_slots() {
             .is_err()
     );
 }
+
+/// `write_spliced`: the bytes are the request encoded with the spliced body from the start
+/// (a Content-Length of more digits moves the id slots, which still hold the ids).
+#[test]
+fn spliced_request_equals_one_encoded_with_the_longer_body() {
+    let headers = vec![("Accept".to_string(), "text/event-stream".to_string())];
+    let body = vec![b'x'; 98];
+    let req = crate::http::encode_post("h:1", "/v1/chat/completions", &headers, &body).unwrap();
+    let (rid, cid) = (uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2));
+    let mut buf = b"old".to_vec();
+    assert!(req.write_spliced(&mut buf, 10, b"MARK", &rid, &cid));
+    let mut longer = body.clone();
+    longer.splice(10..10, b"MARK".iter().copied());
+    let want = crate::http::encode_post("h:1", "/v1/chat/completions", &headers, &longer).unwrap();
+    let mut want_bytes = want.bytes.clone();
+    want.write_ids(&mut want_bytes, &rid, &cid);
+    assert_eq!(&buf[3..], want_bytes.as_slice());
+    assert!(
+        !req.write_spliced(&mut Vec::new(), 99, b"M", &rid, &cid),
+        "past the body"
+    );
+}

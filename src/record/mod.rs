@@ -179,6 +179,10 @@ pub struct RawRecord {
     /// The body sent, when it was built for this request (a turn carrying its conversation's
     /// history); `None` when it was the pre-encoded body of its turn.
     pub request_body: Option<Vec<u8>>,
+    /// The `--cache-bust` marker spliced into the pre-encoded body as it was sent (ASCII,
+    /// zero-padded): the aggregator adds its tokens to the turn's counted ISL. `None` when none
+    /// was, or when it is in `request_body`.
+    pub marker: Option<[u8; 20]>,
     /// The HTTP trace stamps; `None` when no attempt began (the request could not be encoded).
     pub trace: Option<HttpTrace>,
     /// The final response head (status line and headers) exactly as received, kept only with

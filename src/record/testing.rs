@@ -37,6 +37,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         bytes_received: 0,
         was_cancelled: false,
         request_body: None,
+        marker: None,
         trace: None,
         response_head: Vec::new(),
     }

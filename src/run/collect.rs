@@ -2,6 +2,7 @@
 //! parsing, token counting) and metrics, streams per-request records to the JSONL file, and
 //! accumulates the columns the final statistics are computed from.
 
+use crate::workload::cache_bust::Marker;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -340,12 +341,19 @@ impl Collector {
                 Some(body) => {
                     payload_input(self.kind, body).map(|text| self.tokenizer.count(&text) as u64)
                 }
-                None => entry.and_then(|e| e.isl_tokens).or_else(|| {
-                    // A streamed replay's ISL was counted as its request was built.
-                    let stream = self.stream.as_ref()?;
-                    let first = self.turn_offsets.get(raw.credit.conversation as usize)?;
-                    stream.isl(first + raw.credit.turn as usize)
-                }),
+                // A `--cache-bust` marker spliced in as it was sent counts too.
+                None => entry
+                    .and_then(|e| e.isl_tokens)
+                    .map(|n| {
+                        let marker = raw.marker.as_ref().map(Marker::text_of).unwrap_or_default();
+                        n + self.tokenizer.count(marker) as u64
+                    })
+                    .or_else(|| {
+                        // A streamed replay's ISL was counted as its request was built.
+                        let stream = self.stream.as_ref()?;
+                        let first = self.turn_offsets.get(raw.credit.conversation as usize)?;
+                        stream.isl(first + raw.credit.turn as usize)
+                    }),
             };
             if error.is_some() {
                 (input, None, None)

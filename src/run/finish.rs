@@ -132,12 +132,9 @@ fn run_info(
     io_driver: String,
 ) -> RunInfo {
     let clock = prepared.shared.clock;
-    let identity = prepared.identity.as_ref();
     RunInfo {
         // The shards of a run share its id.
-        benchmark_id: identity.map_or_else(crate::export::new_benchmark_id, |i| {
-            i.manifest.run_id.clone()
-        }),
+        benchmark_id: prepared.benchmark_id.clone(),
         aiperf_version: crate::export::AIPERF_VERSION.into(),
         cli_command: cfg.cli_command.clone(),
         input_config: cfg.input_config(),
@@ -161,7 +158,7 @@ fn run_info(
         } else {
             "user"
         },
-        shard: identity.map(|i| i.info(times.start_at)),
+        shard: prepared.identity.as_ref().map(|i| i.info(times.start_at)),
         merge: None,
         threads: Vec::new(),
         tokenizer_loaded: Some(prepared.tokenizer.loaded()),

@@ -3,6 +3,7 @@
 //! earlier run's files cleared, a shard's manifest, `inputs.json`), every request encoded, and
 //! the state the workers share ([`Shared`]). Nothing is sent; every failure is a setup error.
 
+use crate::workload::cache_bust::{Buster, CacheBust};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +27,9 @@ pub(super) struct Prepared {
     pub names: ExportNames,
     /// Who this shard is, for a split run.
     pub identity: Option<shard::Identity>,
+    /// The run's id (the shards of a split run share theirs): exported, and digested into
+    /// `--cache-bust` markers.
+    pub benchmark_id: String,
     /// What the workers share.
     pub shared: Arc<Shared>,
     /// Each conversation's first-turn index, and what the aggregator knows of each turn.
@@ -99,6 +103,12 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         .transpose()?;
     let stamps_guard = kernel_stamps_guard(cfg);
     let kernel_stamps = stamps_guard.is_some();
+    // The shards of a run share its id.
+    let benchmark_id = identity
+        .as_ref()
+        .map_or_else(crate::export::new_benchmark_id, |i| {
+            i.manifest.run_id.clone()
+        });
     let shared = Arc::new(Shared {
         clock: control.clock(),
         urls: cfg.urls.iter().map(|u| u.addr).collect(),
@@ -124,12 +134,18 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
         stream: stream.as_ref().map(|(slots, _)| slots.clone()),
         download_video_content: cfg.download_video_content,
+        cache_bust: (cfg.random_prompt.cache_bust != CacheBust::None).then(|| Buster {
+            target: cfg.random_prompt.cache_bust,
+            benchmark_id: benchmark_id.clone(),
+            sessions: std::sync::atomic::AtomicU64::new(0),
+        }),
     });
     Ok(Prepared {
         tokenizer,
         dir,
         names,
         identity,
+        benchmark_id,
         shared,
         turn_offsets: Arc::new(turn_offsets),
         turns: Arc::new(turn_info),
@@ -242,7 +258,10 @@ fn build_dataset(
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
             None => {
-                let mut dataset = workload::synthetic::build(&synthetic_params(cfg), tokenizer);
+                let mut dataset = workload::synthetic::build(
+                    &with_marker_budget(synthetic_params(cfg), cfg, tokenizer),
+                    tokenizer,
+                );
                 if let Some(media) = &cfg.media {
                     workload::media::attach(&mut dataset, media, Some(cfg.seed)).map_err(|e| {
                         RunError::new(SetupKind::Workload, format!("cannot make the media: {e}"))
@@ -421,8 +440,36 @@ pub(super) fn model_selector(cfg: &Config) -> Option<workload::models::ModelSele
     workload::models::ModelSelector::new(&cfg.models, cfg.model_selection, Some(cfg.seed))
 }
 
+/// `--cache-bust`: AIPerf's ISL budget for the marker (`_init_isl_compensation`). Its mean
+/// token cost comes off the first turn's prompt when it lands there, or off a synthetic shared
+/// system prompt when it lands on that (a verbatim one takes it on top).
+fn with_marker_budget(
+    mut p: workload::SyntheticParams,
+    cfg: &Config,
+    tokenizer: &workload::Tokenizer,
+) -> workload::SyntheticParams {
+    let target = cfg.random_prompt.cache_bust;
+    let cost = workload::cache_bust::estimate_tokens(target, |s| tokenizer.count(s));
+    let s = &mut p.shaping;
+    let has_system = s.system_prompt.is_some() || s.shared_system_length.is_some();
+    if target.on_system() && has_system {
+        if s.system_prompt.is_none() {
+            s.shared_system_length = s
+                .shared_system_length
+                .map(|n| n.saturating_sub(cost).max(1));
+        }
+    } else {
+        s.first_turn_marker_tokens = cost;
+    }
+    p
+}
+
 fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
     let p = &cfg.prompt;
+    let mut shaping = p.shaping.clone();
+    // The windows follow the means a sweep's variation may have changed.
+    shaping.range_ratio = (cfg.random_prompt.range_ratio)
+        .map(|r| r.sampler(cfg.dataset.isl_mean, cfg.dataset.osl_mean.unwrap_or(1)));
     workload::SyntheticParams {
         isl_mean: cfg.dataset.isl_mean,
         isl_stddev: cfg.dataset.isl_stddev,
@@ -431,7 +478,7 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
         num_dataset_entries: cfg.dataset.entries,
         seed: Some(cfg.seed),
         sequential_ids: cfg.seed_given,
-        shaping: p.shaping.clone(),
+        shaping,
     }
 }
 

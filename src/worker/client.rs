@@ -11,6 +11,7 @@ use crate::http::{EncodedRequest, Head};
 use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use crate::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
 use crate::sse::Framer;
+use crate::workload::cache_bust::Marker;
 
 use super::{Shared, WorkerState};
 
@@ -31,6 +32,8 @@ pub(crate) struct Outgoing<'a> {
     pub request_body: Option<Vec<u8>>,
     /// A prefill slot this request holds, given back at its first content response or its end.
     pub prefill: Option<&'a super::prefill::PrefillGate>,
+    /// `--cache-bust`: the marker to splice into the pre-encoded body at this body offset.
+    pub splice: Option<(usize, Marker)>,
 }
 
 /// A record for a request whose body could not be encoded (its history made an invalid
@@ -91,6 +94,7 @@ fn empty_record(
         bytes_received: 0,
         was_cancelled: false,
         request_body: None,
+        marker: None,
         trace: None,
         response_head: Vec::new(),
     }
@@ -112,6 +116,7 @@ pub(crate) async fn send(
         pool,
         request_body,
         prefill,
+        splice,
     } = out;
     let mut rec = empty_record(state, credit, url, correlation_id);
     rec.request_body = request_body;
@@ -139,6 +144,7 @@ pub(crate) async fn send(
     };
     let mut recorder = Recorder {
         request,
+        splice,
         state,
         framer: Framer::default(),
         rec: &mut rec,
@@ -277,6 +283,8 @@ fn request_error(shared: &Shared, e: net::Error, url: usize) -> RequestError {
 /// response into the [`RawRecord`]: head, body, one SSE event per complete message.
 struct Recorder<'a> {
     request: &'a EncodedRequest,
+    /// The `--cache-bust` marker and its body offset, spliced into each attempt's copy.
+    splice: Option<(usize, Marker)>,
     state: &'a WorkerState,
     framer: Framer,
     rec: &'a mut RawRecord,
@@ -328,6 +336,14 @@ impl Sink for Recorder<'_> {
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
         self.rec.conn_reused = reused;
         self.trace().reused = reused;
+        if let Some((at, marker)) = self.splice {
+            let (text, len) = marker.json_escaped();
+            let (req, cor) = (&self.rec.request_id, &self.rec.correlation_id);
+            if self.request.write_spliced(wbuf, at, &text[..len], req, cor) {
+                self.rec.marker = Some(marker.padded());
+                return;
+            }
+        }
         wbuf.extend_from_slice(&self.request.bytes);
         self.request
             .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
@@ -577,6 +593,7 @@ mod tests {
     ) -> Recorder<'a> {
         Recorder {
             request,
+            splice: None,
             state,
             framer: Framer::default(),
             rec,

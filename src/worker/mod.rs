@@ -97,6 +97,8 @@ pub struct Shared {
     pub stream: Option<Arc<crate::workload::stream::Stream>>,
     /// `--download-video-content`: a finished video job's content is fetched (`video_job`).
     pub download_video_content: bool,
+    /// `--cache-bust`: the markers put into the requests as they are sent (`session`).
+    pub cache_bust: Option<crate::workload::cache_bust::Buster>,
 }
 
 /// Everything besides the body that goes into a request.

@@ -13,6 +13,7 @@ use crate::http::EncodedRequest;
 use crate::net::Pool;
 use crate::record::{Credit, Phase, RawRecord};
 use crate::schedule::{Replay, UserCentric};
+use crate::workload::cache_bust::{self, Marker};
 
 use super::client::{self, Outgoing};
 use super::{Shared, WorkerState};
@@ -47,6 +48,10 @@ pub(crate) struct Session {
     max_turns: usize,
     /// The request index taken for the first turn when the session started.
     first_request: Option<u64>,
+    /// `--cache-bust`: the session's `[rid:…]` marker, minted at its first send.
+    marker: Option<Option<Marker>>,
+    /// The marker spliced into the first turn's user text, for that message in the history.
+    first_turn_marker: Option<Marker>,
 }
 
 impl Session {
@@ -64,6 +69,8 @@ impl Session {
             last_intended_ns: 0,
             max_turns: usize::MAX,
             first_request: None,
+            marker: None,
+            first_turn_marker: None,
         }
     }
 
@@ -152,6 +159,7 @@ impl Session {
             (None, Some(stream)) => Some(stream.take(flat)),
             _ => None,
         };
+        let bust = self.bust(shared, phase);
         let built;
         let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) = match (
             shared.templates[self.url]
@@ -177,7 +185,13 @@ impl Session {
                 }
             },
             (None, None) => {
-                let body = self.build_body(shared);
+                let mut body = self.build_body(shared);
+                if let Some((system, m)) = bust
+                    && let Some(at) = cache_bust::chat_offset(&body, system, m.1.is_prefix())
+                {
+                    let (text, len) = m.0.json_escaped();
+                    body.splice(at..at, text[..len].iter().copied());
+                }
                 built = shared.encode(self.url, &body);
                 match &built {
                     Ok(req) => (req, Some(body)),
@@ -191,6 +205,19 @@ impl Session {
                 }
             }
         };
+        // A pre-encoded body gets the marker in the connection's copy (a built one has it).
+        let splice = match (bust, &request_body) {
+            (Some((system, (m, target))), None) => {
+                let body = request.bytes.get(request.head_len..).unwrap_or_default();
+                cache_bust::chat_offset(body, system, target.is_prefix()).map(|at| (at, m))
+            }
+            _ => None,
+        };
+        if let Some((false, (m, _))) = bust
+            && self.next_turn == 0
+        {
+            self.first_turn_marker = Some(m);
+        }
         let pool = self.sticky.as_ref();
         let rec = client::send(
             shared,
@@ -203,6 +230,7 @@ impl Session {
                 pool,
                 request_body,
                 prefill,
+                splice,
             },
             hard_deadline_ns,
         )
@@ -212,6 +240,27 @@ impl Session {
         self.remember(shared, &rec);
         self.next_turn += 1;
         rec
+    }
+
+    /// `--cache-bust`: the marker of the turn about to go in `phase`, whether it goes into the
+    /// system message (else the first user text) and the target. A first-turn marker goes with
+    /// the first turn only: later turns carry that message in their history.
+    fn bust(
+        &mut self,
+        shared: &Shared,
+        phase: Phase,
+    ) -> Option<(bool, (Marker, cache_bust::CacheBust))> {
+        let b = shared.cache_bust.as_ref()?;
+        let c = &shared.dataset.conversations[self.conversation as usize];
+        let marker = if b.target.warmup_isolation() {
+            b.target.marker("", 0, "", phase == Phase::Warmup)
+        } else {
+            *self
+                .marker
+                .get_or_insert_with(|| b.session_marker(&c.session_id))
+        }?;
+        let system = b.target.on_system() && c.system.is_some();
+        (system || self.next_turn == 0).then_some((system, (marker, b.target)))
     }
 
     /// The body of the next turn: the conversation's system and context messages, the history,
@@ -247,7 +296,38 @@ impl Session {
         let Some(history) = shared.kind.descriptor().history else {
             return;
         };
+        let from = self.history.len();
         (history.turn)(turn, &mut self.history);
+        if self.next_turn == 0
+            && let Some(m) = self.first_turn_marker
+        {
+            let prefix = shared
+                .cache_bust
+                .as_ref()
+                .is_some_and(|b| b.target.is_prefix());
+            mark_user_message(&mut self.history[from..], m.as_str(), prefix);
+        }
         (history.reply)(rec, &mut self.history);
+    }
+}
+
+/// Puts `marker` at the start (`prefix`) or end of the first text of the first user message in
+/// `messages` (the first turn's message kept in the history, as AIPerf marks the turn itself).
+fn mark_user_message(messages: &mut [Value], marker: &str, prefix: bool) {
+    let Some(m) = messages.iter_mut().find(|m| m["role"] == "user") else {
+        return;
+    };
+    let text = match m.get_mut("content") {
+        Some(Value::String(s)) => s,
+        Some(Value::Array(parts)) => match parts.first_mut().and_then(|p| p.get_mut("text")) {
+            Some(Value::String(s)) => s,
+            _ => return,
+        },
+        _ => return,
+    };
+    if prefix {
+        text.insert_str(0, marker);
+    } else {
+        text.push_str(marker);
     }
 }

@@ -21,6 +21,7 @@ use rand::RngExt;
 
 use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
 
+use super::range_ratio::RangeSampler;
 use super::seq_dist::{SeqDist, positive_normal_integer};
 use super::{PromptGenerator, Tokenizer, child_rng};
 
@@ -72,6 +73,11 @@ pub struct Shaping {
     pub turn_delay_ratio: f64,
     /// `--seq-dist`: each turn draws its (ISL, OSL) pair here instead of from the means.
     pub seq_dist: Option<SeqDist>,
+    /// `--random-range-ratio`: each turn draws its (ISL, OSL) pair uniformly from these windows.
+    pub range_ratio: Option<RangeSampler>,
+    /// `--cache-bust`: tokens the marker adds to a first turn, taken off its prompt (AIPerf's
+    /// `first_turn_isl_adjustment`).
+    pub first_turn_marker_tokens: u32,
     /// Prefix prompts prepended to first turns.
     pub prefix: Option<PrefixPool>,
     /// Verbatim system message (`--system-prompt`, `--system-prompt-file`).
@@ -95,6 +101,8 @@ impl Default for Shaping {
             turn_delay_stddev_ms: 0.0,
             turn_delay_ratio: 1.0,
             seq_dist: None,
+            range_ratio: None,
+            first_turn_marker_tokens: 0,
             prefix: None,
             system_prompt: None,
             shared_system_length: None,
@@ -132,6 +140,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
     let mut length_rng = child_rng(seed, "dataset.prompt.length");
     let mut osl_rng = child_rng(seed, "composer.turn.max_tokens");
     let mut seq_rng = child_rng(seed, "models.sequence.distribution");
+    let mut range_rng = child_rng(seed, "models.range_ratio.distribution");
     let mut turn_rng = child_rng(seed, "composer.conversation.turn_count");
     let mut delay_rng = child_rng(seed, "composer.conversation.turn_delay");
     let mut prefix_rng = child_rng(seed, "dataset.prompt.prefix");
@@ -177,17 +186,29 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
         let turns = (0..n_turns)
             .map(|t| {
                 let first = t == 0;
-                let pair = params
-                    .shaping
-                    .seq_dist
-                    .as_ref()
-                    .map(|d| d.sample(&mut seq_rng));
+                // A ratio window's draw may be 0 tokens: only a first turn with a prefix keeps
+                // that (prefix alone), as AIPerf floors it.
+                let floor = u32::from(!first || pool.is_empty());
+                let pair = match (&params.shaping.seq_dist, &params.shaping.range_ratio) {
+                    (Some(d), _) => Some(d.sample(&mut seq_rng)),
+                    (None, Some(r)) => {
+                        let (isl, osl) = r.sample(&mut range_rng);
+                        Some((isl.max(floor), osl))
+                    }
+                    (None, None) => None,
+                };
+                // The marker's budget comes off a first turn's length (its mean when drawn).
+                let adjust = |n: u32| match params.shaping.first_turn_marker_tokens {
+                    0 => n,
+                    cost if first => n.saturating_sub(cost).max(floor),
+                    _ => n,
+                };
                 let texts = (0..params.shaping.batch_size.max(1))
                     .map(|_| {
                         let n = match pair {
-                            Some((isl, _)) => isl,
+                            Some((isl, _)) => adjust(isl),
                             None => positive_normal_integer(
-                                f64::from(params.isl_mean),
+                                f64::from(adjust(params.isl_mean)),
                                 isl_stddev,
                                 &mut length_rng,
                             ),

@@ -350,3 +350,45 @@ fn seeded_builds_repeat() {
     p.shaping.seq_dist = Some(SeqDist::parse("4|1,2:50;6,3|1:50").unwrap());
     assert_eq!(synthetic::build(&p, &tok), synthetic::build(&p, &tok));
 }
+
+/// `--random-range-ratio`: every turn's text is as many tokens as the window allows and its
+/// `max_tokens` in the OSL window (windows by hand: vllm r = 0.5 around 20 and 8 is [10, 30] and
+/// [4, 12]); the same seed gives the same prompts, another seed other ones.
+#[test]
+fn range_ratio_turns_stay_in_the_window() {
+    let tok = Tokenizer::builtin();
+    let ratio = super::range_ratio::RangeRatio::parse("0.5", super::range_ratio::CorpusStyle::Vllm)
+        .unwrap();
+    let build = |seed| {
+        let mut p = small(60, Some(seed));
+        p.shaping.turn_mean = 2;
+        p.shaping.range_ratio = Some(ratio.sampler(20, 8));
+        synthetic::build(&p, &tok)
+    };
+    let d = build(9);
+    let mut isls = HashSet::new();
+    for c in &d.conversations {
+        for (i, t) in c.turns.iter().enumerate() {
+            let n = tok.count(&texts(c, i)[0]) as u32;
+            assert!((10..=30).contains(&n), "ISL {n}");
+            let osl = t.max_tokens.expect("the OSL is the turn's max_tokens");
+            assert!((4..=12).contains(&osl), "OSL {osl}");
+            isls.insert(n);
+        }
+    }
+    assert!(isls.len() > 10, "lengths vary over the window: {isls:?}");
+    let again = build(9);
+    let other = build(10);
+    let all = |d: &crate::conversation::Dataset| -> Vec<String> {
+        d.conversations
+            .iter()
+            .flat_map(|c| {
+                (0..c.turns.len())
+                    .map(|i| texts(c, i)[0].clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    assert_eq!(all(&d), all(&again), "same seed, same prompts");
+    assert_ne!(all(&d), all(&other), "another seed, other prompts");
+}

@@ -33,6 +33,7 @@ mod otel;
 mod plot;
 mod plot_sweep;
 mod pool;
+mod random_prompt;
 mod receive;
 mod requests;
 mod search;

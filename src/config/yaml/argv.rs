@@ -322,7 +322,16 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
             "batch_size" => a.one("--prompt-batch-size", num(v, &path)? as u64),
             "corpus" => a.one("--prompt-corpus", scalar(v, &path)?),
             "sequence_distribution" => a.one("--seq-dist", scalar(v, &path)?),
-            "cache_bust" | "random_range_ratio" => return Err(YamlError::Unsupported(path)),
+            "cache_bust" => {
+                let target = obj(v, &path)?.get("target").unwrap_or(&Value::Null);
+                a.one("--cache-bust", scalar(target, &format!("{path}.target"))?);
+            }
+            // A float as its text, `{input, output}` as its JSON (AIPerf's `_coerce_range_ratio`).
+            "random_range_ratio" => match v {
+                Value::Object(_) => a.one("--random-range-ratio", v.to_string()),
+                _ => a.one("--random-range-ratio", scalar(v, &path)?),
+            },
+            "random_corpus_style" => a.one("--random-corpus-style", scalar(v, &path)?),
             _ => return Err(extra(&path)),
         }
     }
