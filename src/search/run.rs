@@ -187,6 +187,15 @@ pub fn run_search(
     for w in &search.warnings {
         eprintln!("ringperf: warning: {w}");
     }
+    if args.shard.shard_count.is_some_and(|n| n > 1) {
+        // Each shard would choose its next point from its own share of the load.
+        return Err(SearchError::flag(
+            "--shard-count",
+            "a search chooses each point from the last one's figures, which a shard sees only \
+             a share of: shard a grid sweep (list values) instead"
+                .to_owned(),
+        ));
+    }
     if let Some((f, _)) = lists
         .lists
         .iter()
