@@ -339,7 +339,9 @@ fn seeds_per_variation_and_trial() {
 #[test]
 fn sharding_and_distribution_mode_are_refused() {
     // A sharded sweep is planned as any other (each run is a shard; docs/scale-out.md).
-    let p = plan("--concurrency 2,4 --shard-count 2 --shard-index 0").expect("planned");
+    let p = plan("--concurrency 2,4 --shard-count 2 --shard-index 0")
+        .expect("planned")
+        .expect("a sweep");
     assert_eq!(p.variations.len(), 2);
     let e = plan("--concurrency 1,2 --convergence-metric x --convergence-mode distribution")
         .unwrap_err();
