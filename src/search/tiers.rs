@@ -619,6 +619,46 @@ mod tests {
     }
 
     #[test]
+    fn aiperfs_recorded_search_is_replayed_probe_for_probe() {
+        // tests/data/aiperf-search/sla-tiers: AIPerf's p95 TTFT at each concurrency it ran.
+        let p95 = |c: u64| match c {
+            1 => 48.855_226_5,
+            2 => 58.104_998,
+            4 => 131.151_300_75,
+            8 => 295.303_439,
+            6 => 234.943_555_5,
+            5 => 187.995_789_25,
+            _ => panic!("AIPerf never ran concurrency {c}"),
+        };
+        let (run, p) = search(&[45.0, 135.0], 1, 8, p95);
+        assert_eq!(run, [1, 2, 4, 8, 6, 5]);
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/aiperf-search/sla-tiers/search_history.json"
+        ))
+        .expect("fixture");
+        let aiperf: Value = serde_json::from_str(&text).expect("json");
+        let ours = p.results_json(&[], |_| None);
+        for (i, label) in ["t0", "t1"].iter().enumerate() {
+            assert_eq!(ours[i]["label"], *label);
+            for k in [
+                "boundary_concurrency",
+                "convergence_status",
+                "convergence_reason",
+                "bracket_lower",
+                "bracket_upper",
+                "probe_count",
+            ] {
+                assert_eq!(ours[i][k], aiperf["tier_results"][i][k], "tier {i} {k}");
+            }
+        }
+        let mut meta = p.metadata_json(run.len());
+        meta["ordering_pairs"] = json!([{"strict": "tight", "lenient": "loose"}]);
+        assert_eq!(meta, aiperf["tier_metadata"]);
+        assert_eq!(p.reason(), aiperf["convergence_reason"].as_str());
+    }
+
+    #[test]
     fn every_tier_failing_at_lo_or_passing_at_hi_ends_the_search() {
         let (run, p) = search(&[5.0, 8.0], 1, 8, |c| 10.0 * c as f64);
         assert_eq!(run, [1]);
