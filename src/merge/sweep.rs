@@ -109,7 +109,11 @@ fn one_sweep(dirs: &[PathBuf]) -> Result<Vec<SweepShard>, MergeError> {
 
 /// The sweep's plan, its export names and first model, from the lowest shard's command line.
 fn plan_of(m: &SweepShardManifest) -> Result<(SweepPlan, ExportNames, String), MergeError> {
-    let bad = |e: String| refused(format!("cannot rebuild the sweep from its command line: {e}"));
+    let bad = |e: String| {
+        refused(format!(
+            "cannot rebuild the sweep from its command line: {e}"
+        ))
+    };
     let lists = extract_lists(&m.argv).map_err(|e| bad(e.to_string()))?;
     let cli = Cli::try_parse_from(&lists.placeholder_argv).map_err(|e| bad(e.to_string()))?;
     let Command::Profile(args) = cli.command else {
@@ -118,7 +122,8 @@ fn plan_of(m: &SweepShardManifest) -> Result<(SweepPlan, ExportNames, String), M
     let mut plan = SweepPlan::from_cli(&m.argv, lists, &args)
         .map_err(|e| bad(e.to_string()))?
         .ok_or_else(|| bad("it is not a sweep".into()))?;
-    let sla = crate::search::config::plain_sweep_sla(&args.search).map_err(|e| bad(e.to_string()))?;
+    let sla =
+        crate::search::config::plain_sweep_sla(&args.search).map_err(|e| bad(e.to_string()))?;
     plan.annotations = crate::search::run::annotations(&sla, None);
     let names = ExportNames::new(args.profile_export_prefix.as_deref());
     let model = args.model_names.first().cloned().unwrap_or_default();
@@ -131,7 +136,10 @@ fn out_dir(given: Option<&Path>, shards: &[SweepShard]) -> Result<PathBuf, Merge
     let out = given.map_or_else(
         || {
             let first = &shards[0].dir;
-            first.parent().unwrap_or_else(|| Path::new(".")).join("merged")
+            first
+                .parent()
+                .unwrap_or_else(|| Path::new("."))
+                .join("merged")
         },
         Path::to_path_buf,
     );
@@ -160,7 +168,10 @@ fn errors_of(summary: &Path) -> u64 {
         .and_then(serde_json::Value::as_array)
         .map_or(0, |a| {
             a.iter()
-                .filter_map(|s| s.get("error_request_count").and_then(serde_json::Value::as_u64))
+                .filter_map(|s| {
+                    s.get("error_request_count")
+                        .and_then(serde_json::Value::as_u64)
+                })
                 .sum()
         })
 }
@@ -175,7 +186,10 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
     let (plan, names, model) = plan_of(&shards[0].manifest)?;
     let count = shards[0].manifest.count;
     if shards.len() < count as usize {
-        let have: Vec<String> = shards.iter().map(|s| s.manifest.index.to_string()).collect();
+        let have: Vec<String> = shards
+            .iter()
+            .map(|s| s.manifest.index.to_string())
+            .collect();
         eprintln!(
             "ringperf: merge: warning: only shard(s) {} of {count} given: every merged run is \
              incomplete",

@@ -325,10 +325,24 @@ fn adaptive(
             }
         }
         results.push(r);
-        write_history(&base, s, &history, &results, planner.reason(s.planner), &planner)?;
+        write_history(
+            &base,
+            s,
+            &history,
+            &results,
+            planner.reason(s.planner),
+            &planner,
+        )?;
         next = planner.ask();
     }
-    write_history(&base, s, &history, &results, planner.reason(s.planner), &planner)?;
+    write_history(
+        &base,
+        s,
+        &history,
+        &results,
+        planner.reason(s.planner),
+        &planner,
+    )?;
     let outcome = sweeper.finish(&results)?;
     match &planner {
         Planner::Tiers(m) => {
@@ -402,7 +416,12 @@ fn tier_verdicts(s: &AdaptiveSpec, m: &MultiTier, r: &VariationResult) -> Vec<Ve
 
 /// `boundary_metrics` of a tier: every stat of every metric of the first trial's summary JSON
 /// of the latest point run at `value`, as AIPerf lists them.
-fn metrics_at(s: &AdaptiveSpec, history: &[Iteration], results: &[VariationResult], value: u64) -> Option<Value> {
+fn metrics_at(
+    s: &AdaptiveSpec,
+    history: &[Iteration],
+    results: &[VariationResult],
+    value: u64,
+) -> Option<Value> {
     const STATS: [&str; 13] = [
         "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std",
     ];

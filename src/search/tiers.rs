@@ -60,7 +60,11 @@ impl SloTier {
         } else {
             (format!("tier_{}", index + 1), value)
         };
-        let parts: Vec<&str> = rest.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        let parts: Vec<&str> = rest
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
         if parts.is_empty() {
             return Err(bad(format!(
                 "tier '{label}' contains zero filters. Each tier must have at least one filter \
@@ -70,9 +74,8 @@ impl SloTier {
         let filters = parts
             .iter()
             .map(|f| {
-                SlaFilter::parse(f).map_err(|e| {
-                    bad(format!("error parsing filter {f:?} in tier '{label}': {e}"))
-                })
+                SlaFilter::parse(f)
+                    .map_err(|e| bad(format!("error parsing filter {f:?} in tier '{label}': {e}")))
             })
             .collect::<Result<_, _>>()?;
         Ok(Self { label, filters })
@@ -417,7 +420,11 @@ impl MultiTier {
     /// `tier_results` of the search history; `metrics_at(value)` gives the figures of the
     /// latest point run at a value (`boundary_metrics`), `global` the `--search-sla` filters
     /// every tier also has.
-    pub fn results_json(&self, global: &[SlaFilter], metrics_at: impl Fn(u64) -> Option<Value>) -> Value {
+    pub fn results_json(
+        &self,
+        global: &[SlaFilter],
+        metrics_at: impl Fn(u64) -> Option<Value>,
+    ) -> Value {
         let list: Vec<Value> = self
             .tiers
             .iter()
@@ -427,7 +434,9 @@ impl MultiTier {
                     None => ("partial", None),
                     Some(TierEnd::Precision) => ("converged", Some("multi_tier_precision_reached")),
                     Some(TierEnd::NoPass) => ("no_pass_in_range", Some("no_pass_in_range")),
-                    Some(TierEnd::NoFailure) => ("no_failure_in_range", Some("no_failure_in_range")),
+                    Some(TierEnd::NoFailure) => {
+                        ("no_failure_in_range", Some("no_failure_in_range"))
+                    }
                 };
                 let upper = match (b.feasible_max, b.infeasible_min) {
                     (Some(f), Some(m)) if m <= f => None,
@@ -565,19 +574,39 @@ mod tests {
         assert_eq!(t[1].label, "tier_2", "no label: tier_<position>");
         assert_eq!(t[1].filters[0].threshold, 135.0);
         let e = |v: &[&str]| parse_tiers(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-        let one = e(&["a:time_to_first_token:p95:lt:1"]).unwrap_err().to_string();
-        assert!(one.contains("expected between 2 and 10 tiers, got 1"), "{one}");
-        let dup = e(&["a:ttft:p95:lt:1", "a:ttft:p95:lt:2"]).unwrap_err().to_string();
-        assert!(dup.contains("duplicate label \"a\" (tiers 1 and 2)"), "{dup}");
+        let one = e(&["a:time_to_first_token:p95:lt:1"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            one.contains("expected between 2 and 10 tiers, got 1"),
+            "{one}"
+        );
+        let dup = e(&["a:ttft:p95:lt:1", "a:ttft:p95:lt:2"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            dup.contains("duplicate label \"a\" (tiers 1 and 2)"),
+            "{dup}"
+        );
         let empty = e(&["a:", "b:ttft:p95:lt:2"]).unwrap_err().to_string();
         assert!(empty.contains("tier 'a' contains zero filters"), "{empty}");
-        let stat = e(&["a:ttft:p42:lt:1", "b:ttft:p95:lt:2"]).unwrap_err().to_string();
-        assert!(stat.contains("error parsing filter \"ttft:p42:lt:1\" in tier 'a'"), "{stat}");
+        let stat = e(&["a:ttft:p42:lt:1", "b:ttft:p95:lt:2"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            stat.contains("error parsing filter \"ttft:p42:lt:1\" in tier 'a'"),
+            "{stat}"
+        );
     }
 
     /// Runs the planner against a server whose TTFT at value c is `ttft(c)`, for tiers
     /// `TTFT < t` for each t; returns the values run and the planner.
-    fn search(thresholds: &[f64], lo: u64, hi: u64, ttft: impl Fn(u64) -> f64) -> (Vec<u64>, MultiTier) {
+    fn search(
+        thresholds: &[f64],
+        lo: u64,
+        hi: u64,
+        ttft: impl Fn(u64) -> f64,
+    ) -> (Vec<u64>, MultiTier) {
         let specs: Vec<String> = thresholds
             .iter()
             .enumerate()
@@ -611,7 +640,10 @@ mod tests {
         assert_eq!(p.reason(), Some("multi_tier_all_converged"));
         let m = p.metadata_json(run.len());
         assert_eq!(m["ordering_detected"], true);
-        assert_eq!(m["ordering_pairs"], json!([{"strict": "t0", "lenient": "t1"}]));
+        assert_eq!(
+            m["ordering_pairs"],
+            json!([{"strict": "t0", "lenient": "t1"}])
+        );
         let r = p.results_json(&[], |_| None);
         assert_eq!(r[0]["convergence_status"], "converged");
         assert_eq!(r[0]["bracket_upper"], 5);
@@ -662,10 +694,16 @@ mod tests {
     fn every_tier_failing_at_lo_or_passing_at_hi_ends_the_search() {
         let (run, p) = search(&[5.0, 8.0], 1, 8, |c| 10.0 * c as f64);
         assert_eq!(run, [1]);
-        assert_eq!(p.results_json(&[], |_| None)[1]["convergence_status"], "no_pass_in_range");
+        assert_eq!(
+            p.results_json(&[], |_| None)[1]["convergence_status"],
+            "no_pass_in_range"
+        );
         let (run, p) = search(&[500.0, 800.0], 1, 8, |c| 10.0 * c as f64);
         assert_eq!(run, [1, 2, 4, 8]);
         assert_eq!(p.boundary(0), Some(8));
-        assert_eq!(p.results_json(&[], |_| None)[0]["convergence_status"], "no_failure_in_range");
+        assert_eq!(
+            p.results_json(&[], |_| None)[0]["convergence_status"],
+            "no_failure_in_range"
+        );
     }
 }

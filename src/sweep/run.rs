@@ -176,7 +176,11 @@ impl Sweeper {
     /// A sharded sweep, after a run (or instead of one, when a signal came first): says how
     /// this shard's run ended at the barrier and, when it ended well, waits for every other
     /// shard and sets the next run's start instant.
-    fn meet(&self, ended: Result<Option<&Outcome>, &SweepError>, took: Duration) -> Result<(), SweepError> {
+    fn meet(
+        &self,
+        ended: Result<Option<&Outcome>, &SweepError>,
+        took: Duration,
+    ) -> Result<(), SweepError> {
         let Some(sh) = &self.shards else {
             return Ok(());
         };
@@ -411,12 +415,8 @@ pub fn variation_result(
     ended: Ended,
 ) -> Result<VariationResult, SweepError> {
     let runs = runs_of(&ended.trials);
-    let aggregate = aggregate::aggregate(
-        &runs,
-        plan.confidence_level,
-        plan.trial_cooldown_seconds,
-    )
-    .ok();
+    let aggregate =
+        aggregate::aggregate(&runs, plan.confidence_level, plan.trial_cooldown_seconds).ok();
     let client_fell_behind = ended.trials.iter().any(|t| t.outcome.client_fell_behind);
     let result = VariationResult {
         variation,
@@ -444,7 +444,13 @@ pub fn config_of(
     trial: u32,
     is_tty: bool,
 ) -> Result<Config, SweepError> {
-    config_of_argv(plan, variation, plan.argv_of(variation, trial), trial, is_tty)
+    config_of_argv(
+        plan,
+        variation,
+        plan.argv_of(variation, trial),
+        trial,
+        is_tty,
+    )
 }
 
 /// [`config_of`] from the variation's command line `argv` (a sharded sweep's carries the run's

@@ -254,9 +254,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tmp");
         let (a, b) = (shards(tmp.path(), 0), shards(tmp.path(), 1));
         b.arrive(0, 1, "failed: cannot connect").expect("arrive");
-        let e = a
-            .wait(0, 0, Duration::from_secs(60), || false)
-            .unwrap_err();
+        let e = a.wait(0, 0, Duration::from_secs(60), || false).unwrap_err();
         assert!(
             e.to_string()
                 .contains("shard 1 stopped its sweep (failed: cannot connect)"),

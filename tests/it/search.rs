@@ -609,8 +609,14 @@ fn sla_tiers_each_find_their_boundary_on_the_mock() {
     };
     assert_eq!(keys(&h), keys(&aiperf), "top-level keys");
     assert_eq!(keys(&h["tier_metadata"]), keys(&aiperf["tier_metadata"]));
-    assert_eq!(keys(&h["tier_results"][0]), keys(&aiperf["tier_results"][0]));
-    assert_eq!(keys(&h["boundary_summary"]), keys(&aiperf["boundary_summary"]));
+    assert_eq!(
+        keys(&h["tier_results"][0]),
+        keys(&aiperf["tier_results"][0])
+    );
+    assert_eq!(
+        keys(&h["boundary_summary"]),
+        keys(&aiperf["boundary_summary"])
+    );
     assert_eq!(h["config"]["tiers"][0]["label"], "tight");
     assert_eq!(h["convergence_reason"], "multi_tier_all_converged");
     let tiers = h["tier_results"].as_array().unwrap();
@@ -634,7 +640,11 @@ fn sla_tiers_each_find_their_boundary_on_the_mock() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| i["variation_values"]["phases.profiling.concurrency"].as_u64().unwrap())
+        .map(|i| {
+            i["variation_values"]["phases.profiling.concurrency"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(run, [1, 2, 4, 3, 8, 6, 5]);
     assert_eq!(h["boundary_summary"]["feasible_max"]["value"], 4);

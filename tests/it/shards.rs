@@ -570,7 +570,10 @@ fn a_sharded_sweep_merges_variation_by_variation() {
             ("output_token_throughput", "avg"),
         ] {
             let (agg, one) = (row["metrics"][tag][stat].as_f64(), run[tag][stat].as_f64());
-            assert!(agg.is_some() && agg == one, "{v} {tag} {stat}: {agg:?} {one:?}");
+            assert!(
+                agg.is_some() && agg == one,
+                "{v} {tag} {stat}: {agg:?} {one:?}"
+            );
         }
     }
     // The mock's own log: every request it received is in exactly one merged variation.
