@@ -15,7 +15,11 @@ pub struct MergeArgs {
 
     /// Where the merged artifacts go (default: `merged` beside the first shard directory).
     /// Never a shard's directory or inside one.
-    #[arg(long = "output-artifact-dir", visible_alias = "artifact-dir")]
+    #[arg(
+        short = 'o',
+        long = "output-artifact-dir",
+        visible_alias = "artifact-dir"
+    )]
     pub artifact_dir: Option<PathBuf>,
 }
 

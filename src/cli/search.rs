@@ -48,8 +48,8 @@ pub struct SearchArgs {
     #[arg(long = "search-sla", value_name = "FILTER", help_heading = "Search")]
     pub search_sla: Vec<String>,
 
-    /// A tier of SLA filters `[LABEL:]FILTER[,FILTER...]` (refused: multi-tier search is not
-    /// implemented).
+    /// A tier of SLA filters `[LABEL:]FILTER[,FILTER...]` (repeatable, 2 to 10 tiers): an
+    /// adaptive search finds each tier's highest concurrency at once.
     #[arg(long = "search-sla-tier", value_name = "TIER", help_heading = "Search")]
     pub search_sla_tier: Vec<String>,
 

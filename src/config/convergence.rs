@@ -44,6 +44,9 @@ pub enum ConvergenceError {
     /// `--convergence-mode distribution` with `--export-level summary` (no per-request
     /// records to compare).
     DistributionNeedsRecords,
+    /// `--convergence-metric` with `--shard-count` over 1: each shard would judge its own share
+    /// of the requests and could stop after another trial than the others.
+    Sharded,
 }
 
 impl fmt::Display for ConvergenceError {
@@ -57,6 +60,11 @@ impl fmt::Display for ConvergenceError {
                  --export-level is set to 'summary'. Use --export-level records or \
                  --export-level raw.",
             ),
+            ConvergenceError::Sharded => f.write_str(
+                "--convergence-metric cannot be combined with --shard-count over 1: each shard \
+                 would judge only its own share of the requests and could stop after another \
+                 trial than the others; give a fixed --num-profile-runs",
+            ),
         }
     }
 }
@@ -66,13 +74,16 @@ impl std::error::Error for ConvergenceError {}
 /// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
 ///
 /// # Errors
-/// `--convergence-mode distribution` with `--export-level summary`, or a threshold not
-/// above 0.
+/// `--convergence-mode distribution` with `--export-level summary`, a sharded run, or a
+/// threshold not above 0.
 pub fn from_args(args: &ProfileArgs) -> Result<Option<Convergence>, ConvergenceError> {
     let sw = &args.sweep;
     let Some(metric) = &sw.convergence_metric else {
         return Ok(None);
     };
+    if args.shard.shard_count.is_some_and(|n| n > 1) {
+        return Err(ConvergenceError::Sharded);
+    }
     let mode = match sw.convergence_mode {
         None | Some(ConvergenceModeArg::CiWidth) => ConvergenceMode::CiWidth,
         Some(ConvergenceModeArg::Cv) => ConvergenceMode::Cv,

@@ -190,7 +190,7 @@ pub fn out_dir(out: Option<&Path>, found: &[ShardDir]) -> Result<PathBuf, MergeE
 
 /// `p` made absolute with symbolic links resolved, for the part that exists (the rest, which
 /// the merge will create, appended as written).
-fn resolved(p: &Path) -> PathBuf {
+pub(crate) fn resolved(p: &Path) -> PathBuf {
     let abs = if p.is_absolute() {
         p.to_path_buf()
     } else {

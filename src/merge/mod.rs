@@ -71,6 +71,7 @@ pub mod line;
 pub mod output;
 pub mod records;
 pub mod settings;
+pub mod sweep;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -137,6 +138,14 @@ impl Outcome {
 /// # Errors
 /// [`MergeError`]: the inputs are refused, or reading or writing failed.
 pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
+    if sweep::is_sweep(&args.dirs) {
+        return sweep::run(args);
+    }
+    run_one(args)
+}
+
+/// Merges the shards of one run (see [`run`]).
+fn run_one(args: &MergeArgs) -> Result<Outcome, MergeError> {
     let found = inputs::find_shards(&args.dirs)?;
     let out = inputs::out_dir(args.artifact_dir.as_deref(), &found)?;
     let run = inputs::one_run(found)?;

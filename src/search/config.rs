@@ -138,12 +138,11 @@ pub fn from_args(
     streaming: bool,
     concurrency: Option<Vec<u64>>,
 ) -> Result<Option<Search>, SearchError> {
-    if !a.search_sla_tier.is_empty() {
-        return Err(SearchError::flag(
-            "--search-sla-tier",
-            "is not supported: ringperf has no multi-tier planner (docs/search.md)".to_owned(),
-        ));
-    }
+    let tiers = if a.search_sla_tier.is_empty() {
+        Vec::new()
+    } else {
+        super::tiers::parse_tiers(&a.search_sla_tier)?
+    };
     let mut warnings = Vec::new();
     let targets = sla_targets(a)?;
     let b = bounds(a, concurrency)?;
@@ -190,18 +189,80 @@ pub fn from_args(
         e
     } else if !a.search_space.is_empty() {
         Expansion::Adaptive(adaptive(a, extra, &mut warnings)?)
+    } else if !tiers.is_empty() {
+        return Err(SearchError::flag(
+            "--search-sla-tier",
+            "needs an adaptive search over the concurrency (--search-space \
+             phases.profiling.concurrency:LO,HI:int with --search-metric, --search-direction \
+             and --search-max-iterations)"
+                .to_owned(),
+        ));
     } else {
         return Ok(None);
     };
     if let Expansion::Adaptive(s) = &expansion
         && s.planner == PlannerKind::Optuna
+        && tiers.is_empty()
     {
         return Err(optuna_refused());
+    }
+    let mut expansion = expansion;
+    if !tiers.is_empty() {
+        with_tiers(&mut expansion, tiers, &mut warnings)?;
     }
     Ok(Some(Search {
         expansion,
         warnings,
     }))
+}
+
+/// `--search-sla-tier` on the search: an adaptive one over one int dimension takes the tiers
+/// (its planner is then the multi-tier one); a grid search ignores them, as AIPerf does, with a
+/// warning.
+fn with_tiers(
+    expansion: &mut Expansion,
+    tiers: Vec<super::tiers::SloTier>,
+    warnings: &mut Vec<String>,
+) -> Result<(), SearchError> {
+    let s = match expansion {
+        Expansion::Grid(_) => {
+            warnings.push(
+                "--search-sla-tier has no effect on a grid search (AIPerf ignores it there \
+                 too): it needs an adaptive search (--search-space)"
+                    .to_owned(),
+            );
+            return Ok(());
+        }
+        Expansion::Adaptive(s) => s,
+    };
+    if s.space.len() != 1 {
+        return Err(SearchError::flag(
+            "--search-sla-tier",
+            format!(
+                "the multi-tier planner requires exactly one search-space dimension; got {}",
+                s.space.len()
+            ),
+        ));
+    }
+    if s.space[0].kind != Kind::Int {
+        return Err(SearchError::flag(
+            "--search-sla-tier",
+            format!(
+                "the multi-tier planner supports int dimensions only; got kind 'real' on path \
+                 {:?}",
+                s.space[0].path
+            ),
+        ));
+    }
+    if s.planner != PlannerKind::SmoothIsotonic {
+        warnings.push(format!(
+            "the search algorithm of --search-planner {} is not used when --search-sla-tier is \
+             active: the multi-tier planner uses its own bracket and bisection",
+            s.planner.name()
+        ));
+    }
+    s.tiers = tiers;
+    Ok(())
 }
 
 fn optuna_refused() -> SearchError {
@@ -372,7 +433,7 @@ fn adaptive(
                 ),
             ));
         }
-        if sla_filters.is_empty() {
+        if sla_filters.is_empty() && a.search_sla_tier.is_empty() {
             return Err(SearchError::flag(
                 "--search-planner",
                 format!("{} needs at least one --search-sla filter", planner.name()),
@@ -394,6 +455,7 @@ fn adaptive(
         sla_filters,
         recipe: None,
         slos: Vec::new(),
+        tiers: Vec::new(),
     })
 }
 

@@ -20,6 +20,7 @@ pub mod planner;
 pub mod recipe;
 pub mod run;
 pub mod sla;
+pub mod tiers;
 pub mod tpe;
 
 use std::fmt;

@@ -233,6 +233,8 @@ pub struct AdaptiveSpec {
     pub recipe: Option<Recipe>,
     /// Per-request SLOs the runs count goodput against (`max-goodput-under-slo`).
     pub slos: Vec<(String, f64)>,
+    /// `--search-sla-tier`: 2 to 10 tiers searched at once (docs/search.md, "SLO tiers").
+    pub tiers: Vec<super::tiers::SloTier>,
 }
 
 /// A derived artifact a grid recipe writes after its points ran.
@@ -439,6 +441,7 @@ fn adaptive(
         sla_filters,
         recipe: Some(recipe),
         slos: Vec::new(),
+        tiers: Vec::new(),
     })
 }
 
@@ -717,6 +720,7 @@ fn max_goodput(t: &SlaTargets, b: &Bounds, streaming: bool) -> Result<Expansion,
             ("inter_token_latency".to_owned(), itl),
             ("request_latency".to_owned(), e2e),
         ],
+        tiers: Vec::new(),
     }))
 }
 

@@ -22,6 +22,7 @@ use super::recipe::{
     PlannerKind, Recipe,
 };
 use super::sla::SlaFilter;
+use super::tiers::{MultiTier, Verdict};
 use crate::cli::ProfileArgs;
 use crate::run::{Outcome, RunOptions};
 use crate::sweep::annotate::{Annotations, SlaBound};
@@ -100,11 +101,20 @@ struct Iteration {
 enum Planner {
     Boundary(BoundarySearch),
     Bayes(Bayesian),
+    Tiers(MultiTier),
 }
 
 impl Planner {
     fn new(s: &AdaptiveSpec) -> Self {
         let dim = &s.space[0];
+        if !s.tiers.is_empty() {
+            return Planner::Tiers(MultiTier::new(
+                s.tiers.clone(),
+                dim.lo as u64,
+                dim.hi as u64,
+                s.max_iterations,
+            ));
+        }
         match s.planner {
             PlannerKind::MonotonicSla => Planner::Boundary(BoundarySearch::new(
                 Style::Monotonic { stability: 2 },
@@ -142,6 +152,7 @@ impl Planner {
         match self {
             Planner::Boundary(b) => b.ask().map(|v| vec![v as f64]),
             Planner::Bayes(b) => b.ask(),
+            Planner::Tiers(m) => m.ask().map(|v| vec![v as f64]),
         }
     }
 
@@ -155,6 +166,7 @@ impl Planner {
                 })
             }),
             Planner::Bayes(b) => b.reason().map(str::to_owned),
+            Planner::Tiers(m) => m.reason().map(str::to_owned),
         }
     }
 }
@@ -186,6 +198,15 @@ pub fn run_search(
 ) -> Result<Outcome, SearchError> {
     for w in &search.warnings {
         eprintln!("ringperf: warning: {w}");
+    }
+    if args.shard.shard_count.is_some_and(|n| n > 1) {
+        // Each shard would choose its next point from its own share of the load.
+        return Err(SearchError::flag(
+            "--shard-count",
+            "a search chooses each point from the last one's figures, which a shard sees only \
+             a share of: shard a grid sweep (list values) instead"
+                .to_owned(),
+        ));
     }
     if let Some((f, _)) = lists
         .lists
@@ -292,14 +313,45 @@ fn adaptive(
                 b.tell(it.feasible, it.objective);
                 history.push(it);
             }
+            Planner::Tiers(m) => {
+                let verdicts = tier_verdicts(s, m, &r);
+                let before = m.non_monotonic();
+                m.tell(&verdicts);
+                history.push(Iteration {
+                    feasible: verdicts.iter().any(|v| v.feasible),
+                    non_monotonic: m.non_monotonic() && !before,
+                    ..it
+                });
+            }
         }
         results.push(r);
-        write_history(&base, s, &history, planner.reason(s.planner), &planner)?;
+        write_history(
+            &base,
+            s,
+            &history,
+            &results,
+            planner.reason(s.planner),
+            &planner,
+        )?;
         next = planner.ask();
     }
-    write_history(&base, s, &history, planner.reason(s.planner), &planner)?;
+    write_history(
+        &base,
+        s,
+        &history,
+        &results,
+        planner.reason(s.planner),
+        &planner,
+    )?;
     let outcome = sweeper.finish(&results)?;
-    println!("{}", answer(s, &history, &planner));
+    match &planner {
+        Planner::Tiers(m) => {
+            for line in tier_answers(s, &history, m) {
+                println!("{line}");
+            }
+        }
+        _ => println!("{}", answer(s, &history, &planner)),
+    }
     Ok(outcome)
 }
 
@@ -340,6 +392,62 @@ fn judge(s: &AdaptiveSpec, r: &VariationResult, values: Map<String, Value>) -> I
         non_monotonic: false,
         breach,
     }
+}
+
+/// Each tier's verdict on a point: its filters and the `--search-sla` ones, on the
+/// aggregate's means; never feasible when the client fell behind.
+fn tier_verdicts(s: &AdaptiveSpec, m: &MultiTier, r: &VariationResult) -> Vec<Verdict> {
+    let read = |t: &str, st: &str| r.mean(t, st);
+    let usable = r.aggregate.is_some() && !r.client_fell_behind;
+    m.tiers()
+        .iter()
+        .map(|t| {
+            let mut all = t.filters.iter().chain(&s.sla_filters);
+            let breach = all
+                .find(|f| !passes_by(f, read))
+                .map(|f| breach_json(f, read(&f.metric_tag, &f.stat)));
+            Verdict {
+                feasible: usable && breach.is_none(),
+                breach,
+            }
+        })
+        .collect()
+}
+
+/// `boundary_metrics` of a tier: every stat of every metric of the first trial's summary JSON
+/// of the latest point run at `value`, as AIPerf lists them.
+fn metrics_at(
+    s: &AdaptiveSpec,
+    history: &[Iteration],
+    results: &[VariationResult],
+    value: u64,
+) -> Option<Value> {
+    const STATS: [&str; 13] = [
+        "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std",
+    ];
+    let path = &s.space[0].path;
+    let i = history
+        .iter()
+        .rposition(|h| h.values.get(path).and_then(Value::as_f64) == Some(value as f64))?;
+    let trial = results.get(i)?.trials.first()?;
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&trial.summary).ok()?).ok()?;
+    let mut out = Map::new();
+    for (tag, block) in doc.as_object()? {
+        let Some(block) = block.as_object() else {
+            continue;
+        };
+        let stats: Map<String, Value> = STATS
+            .iter()
+            .filter_map(|st| {
+                let v = block.get(*st)?.as_f64().filter(|x| x.is_finite())?;
+                Some(((*st).to_owned(), Value::from(v)))
+            })
+            .collect();
+        if !stats.is_empty() {
+            out.insert(tag.clone(), Value::Object(stats));
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }
 
 fn passes_by(f: &SlaFilter, read: impl Fn(&str, &str) -> Option<f64>) -> bool {
@@ -386,6 +494,17 @@ fn best_index(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> Opt
                 .map(|(i, _)| i)
                 .next_back()
         }
+        Planner::Tiers(m) => {
+            let top = m.most_lenient().0? as f64;
+            let path = &s.space[0].path;
+            history
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| h.feasible)
+                .filter(|(_, h)| h.values.get(path).and_then(Value::as_f64) == Some(top))
+                .map(|(i, _)| i)
+                .next_back()
+        }
         Planner::Bayes(_) => feasible
             .filter(|(_, h)| h.objective.is_some())
             .fold(None, |acc: Option<(usize, f64)>, (i, h)| {
@@ -407,6 +526,7 @@ fn write_history(
     base: &Path,
     s: &AdaptiveSpec,
     history: &[Iteration],
+    results: &[VariationResult],
     reason: Option<String>,
     planner: &Planner,
 ) -> Result<(), SearchError> {
@@ -424,8 +544,9 @@ fn write_history(
     let boundary = match planner {
         Planner::Boundary(b) => boundary_json(s, history, b),
         Planner::Bayes(_) => Value::Null,
+        Planner::Tiers(m) => tiers_boundary_json(s, history, m, reason.as_deref()),
     };
-    let payload = json!({
+    let mut payload = json!({
         "config": {
             "planner": s.planner.name(),
             "objectives": [{
@@ -450,9 +571,50 @@ fn write_history(
         "recipe": s.recipe.map(|r| r.name()),
         "convergence_reason": reason,
     });
+    if let Planner::Tiers(m) = planner {
+        payload["config"]["tiers"] = m.tiers().iter().map(|t| t.to_json()).collect();
+        payload["tier_results"] =
+            m.results_json(&s.sla_filters, |v| metrics_at(s, history, results, v));
+        payload["tier_metadata"] = m.metadata_json(history.len());
+        // AIPerf's key order: tier_results and tier_metadata before recipe.
+        if let Some(o) = payload.as_object_mut() {
+            for k in ["recipe", "convergence_reason"] {
+                if let Some(v) = o.remove(k) {
+                    o.insert(k.to_owned(), v);
+                }
+            }
+        }
+    }
     let path = base.join(HISTORY_FILE);
     let text = serde_json::to_string_pretty(&payload).unwrap_or_default();
     std::fs::write(&path, text + "\n").map_err(|source| SearchError::Write { path, source })
+}
+
+/// AIPerf's multi-tier `boundary_summary`: the bracket of the most lenient tier (the highest
+/// pass), each bound with the first iteration run at it.
+fn tiers_boundary_json(
+    s: &AdaptiveSpec,
+    history: &[Iteration],
+    m: &MultiTier,
+    reason: Option<&str>,
+) -> Value {
+    if history.is_empty() {
+        return Value::Null;
+    }
+    let path = &s.space[0].path;
+    let first_at = |v: u64| {
+        history
+            .iter()
+            .position(|h| h.values.get(path).and_then(Value::as_f64) == Some(v as f64))
+    };
+    let (fmax, fmin, breach) = m.most_lenient();
+    json!({
+        "swept_dim_path": path,
+        "feasible_max": fmax.map(|v| json!({"value": v, "iteration_idx": first_at(v), "objective_value": null})),
+        "infeasible_min": fmin.map(|v| json!({"value": v, "iteration_idx": first_at(v), "first_breach": breach})),
+        "non_monotonic_warning": m.non_monotonic(),
+        "convergence_reason": reason,
+    })
 }
 
 fn boundary_json(s: &AdaptiveSpec, history: &[Iteration], b: &BoundarySearch) -> Value {
@@ -531,6 +693,38 @@ fn filters_words(filters: &[SlaFilter]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// One answer line per tier: `tier tight (p95 TTFT < 45 ms): concurrency 2, max throughput
+/// 1,234 tok/s`.
+fn tier_answers(s: &AdaptiveSpec, history: &[Iteration], m: &MultiTier) -> Vec<String> {
+    let (name, unit) = metric_words(&s.objective.metric);
+    let verb = match s.objective.direction {
+        Direction::Maximize => "max",
+        Direction::Minimize => "min",
+    };
+    let path = &s.space[0].path;
+    let dim = path.rsplit('.').next().unwrap_or(path);
+    m.tiers()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let filters: Vec<SlaFilter> = t.filters.iter().chain(&s.sla_filters).cloned().collect();
+            let head = format!("tier {} ({})", t.label, filters_words(&filters));
+            let Some(v) = m.boundary(i) else {
+                return format!("{head}: no point met the SLA ({} run)", history.len());
+            };
+            let objective = history
+                .iter()
+                .rev()
+                .find(|h| h.values.get(path).and_then(Value::as_f64) == Some(v as f64))
+                .and_then(|h| h.objective);
+            let value = objective.map_or("n/a".to_owned(), grouped);
+            format!("{head}: {dim} {v}, {verb} {name} {value} {unit}")
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
 }
 
 /// The one answer line.

@@ -43,8 +43,13 @@ pub enum SweepError {
     },
     /// List values with `--fixed-schedule`.
     FixedSchedule,
-    /// A sweep with `--shard-count` / `--shard-index`.
-    Sharded,
+    /// A sharded sweep's barrier: another shard failed, or never finished a run.
+    ShardBarrier {
+        /// The run (1-based, in the sweep's order) the shards were waiting after.
+        run: usize,
+        /// What happened.
+        why: String,
+    },
     /// A negative or non-finite `--parameter-sweep-cooldown-seconds`.
     BadCooldown {
         /// The value.
@@ -126,10 +131,9 @@ impl fmt::Display for SweepError {
                  pass --no-fixed-schedule to keep your rate/concurrency mode and ignore the trace \
                  timestamps.",
             ),
-            SweepError::Sharded => f.write_str(
-                "a sweep (list values or --variant) cannot be combined with --shard-count / \
-                 --shard-index yet: run each variation's shards on their own",
-            ),
+            SweepError::ShardBarrier { run, why } => {
+                write!(f, "sharded sweep, after run {run}: {why}")
+            }
             SweepError::BadCooldown { value } => write!(
                 f,
                 "--parameter-sweep-cooldown-seconds must be a non-negative number of seconds, \

@@ -28,6 +28,7 @@ pub mod output;
 pub mod plan;
 pub mod result;
 pub mod run;
+pub mod shards;
 
 pub use error::SweepError;
 pub use plan::{

@@ -831,9 +831,6 @@ fn check_refusals(lists: &ListFlags, args: &ProfileArgs) -> Result<(), SweepErro
             flags: lists.lists.iter().map(|(f, _)| f.names[0]).collect(),
         });
     }
-    if args.shard.shard_count.is_some_and(|n| n > 1) || args.shard.shard_index.is_some() {
-        return Err(SweepError::Sharded);
-    }
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use super::convergence::{self, Decision};
 use super::error::SweepError;
 use super::plan::{SweepMode, SweepPlan, Variation};
 use super::result::{TrialResult, VariationResult};
+use super::shards::SweepShards;
 use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::export::aggregate::{self, RunResult};
@@ -40,6 +41,10 @@ pub struct Sweeper {
     watch: Option<SignalWatch>,
     /// A sweep table was printed as the variations ended (none again at the end).
     table_printed: std::cell::Cell<bool>,
+    /// `--shard-count` over 1: every run is a shard, aligned by a barrier.
+    shards: Option<SweepShards>,
+    /// A sharded sweep's next run's start instant (epoch ns) and how many runs have ended.
+    next_start: std::cell::Cell<(Option<u64>, usize)>,
 }
 
 impl Sweeper {
@@ -90,6 +95,17 @@ impl Sweeper {
         })?;
         let names = ExportNames::new(probe.export_prefix.as_deref());
         crate::run::prepare::clear_artifact_dir(&probe, &base, &names)?;
+        let shards = match (probe.shard.is_split(), probe.shard.start_at_ns) {
+            (true, Some(at)) => {
+                let sh = probe.shard.shard;
+                let s = SweepShards::new(sh.index(), sh.count(), at, &base)?;
+                let argv = crate::config::redact_argv(&plan.argv, &probe.secrets);
+                s.manifest(&plan, argv).write(&base)?;
+                Some(s)
+            }
+            _ => None,
+        };
+        let next_start = std::cell::Cell::new((shards.as_ref().map(|s| s.start_at_ns), 0));
         let seq = Arc::new(Sequence::default());
         let watch = if opts.handle_signals {
             let (s, grace) = (seq.clone(), probe.stop_grace);
@@ -107,6 +123,8 @@ impl Sweeper {
             seq,
             watch,
             table_printed: std::cell::Cell::new(false),
+            shards,
+            next_start,
         })
     }
 
@@ -136,14 +154,54 @@ impl Sweeper {
     }
 
     /// Sleeps `seconds` (printing why), or less when a signal comes.
+    /// In a sharded sweep the cooldown is added to the next run's shared start instant
+    /// instead (every shard waits for it).
     pub fn cool_down(&self, seconds: f64, what: &str) {
         if seconds > 0.0 && self.cancelled().is_none() {
             println!(
                 "Cooling down for {} s before {what}",
                 crate::export::py_float_str(seconds)
             );
+            if let (Some(at), n) = self.next_start.get()
+                && self.shards.is_some()
+            {
+                let later = at + Duration::from_secs_f64(seconds).as_nanos() as u64;
+                self.next_start.set((Some(later), n));
+                return;
+            }
             self.seq.cooldown(Duration::from_secs_f64(seconds));
         }
+    }
+
+    /// A sharded sweep, after a run (or instead of one, when a signal came first): says how
+    /// this shard's run ended at the barrier and, when it ended well, waits for every other
+    /// shard and sets the next run's start instant.
+    fn meet(
+        &self,
+        ended: Result<Option<&Outcome>, &SweepError>,
+        took: Duration,
+    ) -> Result<(), SweepError> {
+        let Some(sh) = &self.shards else {
+            return Ok(());
+        };
+        let (_, run) = self.next_start.get();
+        let status = match ended {
+            Err(e) => format!("failed: {e}"),
+            Ok(None) => "stopped by a signal".to_owned(),
+            Ok(Some(o)) => match &o.stopped {
+                Some(StopReason::Signal(name)) => format!("stopped by {name}"),
+                _ => "ok".to_owned(),
+            },
+        };
+        sh.arrive(run, crate::clock::wall_now_ns(), &status)?;
+        if status != "ok" {
+            return Ok(());
+        }
+        let at = sh.wait(run, 0, super::shards::wait_limit(took), || {
+            self.cancelled().is_some()
+        })?;
+        self.next_start.set((Some(at), run + 1));
+        Ok(())
     }
 
     /// Runs trial `trial` (from 0) of `variation` into its directory
@@ -156,7 +214,11 @@ impl Sweeper {
         variation: &Variation,
         trial: u32,
     ) -> Result<Option<TrialResult>, SweepError> {
-        let mut cfg = config_of(&self.plan, variation, trial, self.is_tty)?;
+        let mut argv = self.plan.argv_of(variation, trial);
+        if let (Some(at), _) = self.next_start.get() {
+            super::plan::set_flag(&mut argv, &["--start-at"], &at.to_string());
+        }
+        let mut cfg = config_of_argv(&self.plan, variation, argv, trial, self.is_tty)?;
         let dir = self.plan.run_dir(&self.base, variation, trial);
         cfg.artifact_dir = dir.clone();
         cfg.echo.set_artifact_dir(&dir);
@@ -177,6 +239,7 @@ impl Sweeper {
         }
         let n = self.plan.variations.len().max(variation.index + 1);
         let Some(control) = self.seq.begin() else {
+            self.meet(Ok(None), Duration::ZERO)?;
             return Ok(None);
         };
         println!(
@@ -190,8 +253,10 @@ impl Sweeper {
         let names = ExportNames::new(cfg.export_prefix.as_deref());
         let summary = dir.join(&names.json);
         let records = dir.join(&names.jsonl);
-        let ran = run_inner(cfg, control);
+        let began = std::time::Instant::now();
+        let ran = run_inner(cfg, control).map_err(SweepError::from);
         self.seq.end();
+        self.meet(ran.as_ref().map(Some), began.elapsed())?;
         Ok(Some(TrialResult {
             trial,
             dir,
@@ -241,19 +306,7 @@ impl Sweeper {
 
     /// The [`RunResult`]s of `trials`, as the aggregate reads them.
     fn runs_of(&self, trials: &[TrialResult]) -> Vec<RunResult> {
-        trials
-            .iter()
-            .map(|t| {
-                let label = aggregate::run_label(t.trial + 1);
-                match not_counted(&t.outcome) {
-                    Some(why) => RunResult {
-                        label,
-                        outcome: Err(why),
-                    },
-                    None => aggregate::read_run(label, &t.summary),
-                }
-            })
-            .collect()
+        runs_of(trials)
     }
 
     /// The result of `variation` from its finished trials; its aggregate written.
@@ -266,39 +319,18 @@ impl Sweeper {
         trials: Vec<TrialResult>,
         convergence: Option<Decision>,
     ) -> Result<VariationResult, SweepError> {
-        let runs = self.runs_of(&trials);
-        let aggregate = aggregate::aggregate(
-            &runs,
-            self.plan.confidence_level,
-            self.plan.trial_cooldown_seconds,
-        )
-        .ok();
-        let client_fell_behind = trials.iter().any(|t| t.outcome.client_fell_behind);
         let cancelled = self.cancelled().is_some()
             && (trials.len() < self.plan.trials as usize
                 && convergence.as_ref().is_none_or(|d| !d.converged)
                 || trials
                     .iter()
                     .any(|t| matches!(t.outcome.stopped, Some(StopReason::Signal(_)))));
-        let result = VariationResult {
-            variation,
+        let ended = Ended {
             trials,
-            runs,
-            aggregate,
-            client_fell_behind,
             cancelled,
             convergence,
         };
-        if let Some(a) = &result.aggregate {
-            super::output::write_variation_aggregate(
-                &self.plan,
-                &self.base,
-                &self.model,
-                &result,
-                a,
-            )?;
-        }
-        Ok(result)
+        variation_result(&self.plan, &self.base, &self.model, variation, ended)
     }
 
     /// Writes the sweep aggregate of `results` and prints the sweep table; ends the signal
@@ -350,6 +382,65 @@ impl Drop for Sweeper {
     }
 }
 
+/// The [`RunResult`]s of `trials`, as the aggregate reads them.
+fn runs_of(trials: &[TrialResult]) -> Vec<RunResult> {
+    trials
+        .iter()
+        .map(|t| {
+            let label = aggregate::run_label(t.trial + 1);
+            match not_counted(&t.outcome) {
+                Some(why) => RunResult {
+                    label,
+                    outcome: Err(why),
+                },
+                None => aggregate::read_run(label, &t.summary),
+            }
+        })
+        .collect()
+}
+
+/// How a variation's trials ended.
+pub struct Ended {
+    /// Its trials that ran.
+    pub trials: Vec<TrialResult>,
+    /// A signal cut it short.
+    pub cancelled: bool,
+    /// The convergence decision after its last trial.
+    pub convergence: Option<Decision>,
+}
+
+/// The result of `variation` of `plan` from its trials, its aggregate (across the trials)
+/// written under `base`: what a sweep does after each variation, and what `ringperf merge`
+/// does after merging each variation's shards.
+///
+/// # Errors
+/// The aggregate cannot be written.
+pub fn variation_result(
+    plan: &SweepPlan,
+    base: &Path,
+    model: &str,
+    variation: Variation,
+    ended: Ended,
+) -> Result<VariationResult, SweepError> {
+    let runs = runs_of(&ended.trials);
+    let aggregate =
+        aggregate::aggregate(&runs, plan.confidence_level, plan.trial_cooldown_seconds).ok();
+    let client_fell_behind = ended.trials.iter().any(|t| t.outcome.client_fell_behind);
+    let result = VariationResult {
+        variation,
+        trials: ended.trials,
+        runs,
+        aggregate,
+        client_fell_behind,
+        cancelled: ended.cancelled,
+        convergence: ended.convergence,
+    };
+    if let Some(a) = &result.aggregate {
+        super::output::write_variation_aggregate(plan, base, model, &result, a)?;
+    }
+    Ok(result)
+}
+
 /// The validated configuration of `variation`'s trial `trial`: its command line parsed as
 /// `profile` parses one, echoing the sweep's own command line.
 ///
@@ -361,7 +452,24 @@ pub fn config_of(
     trial: u32,
     is_tty: bool,
 ) -> Result<Config, SweepError> {
-    let argv = plan.argv_of(variation, trial);
+    config_of_argv(
+        plan,
+        variation,
+        plan.argv_of(variation, trial),
+        trial,
+        is_tty,
+    )
+}
+
+/// [`config_of`] from the variation's command line `argv` (a sharded sweep's carries the run's
+/// own `--start-at`).
+fn config_of_argv(
+    plan: &SweepPlan,
+    variation: &Variation,
+    argv: Vec<String>,
+    trial: u32,
+    is_tty: bool,
+) -> Result<Config, SweepError> {
     let refused = |source: Box<dyn std::error::Error + Send + Sync>| SweepError::Variation {
         label: variation.label.clone(),
         source,

@@ -337,8 +337,15 @@ fn seeds_per_variation_and_trial() {
 }
 
 #[test]
-fn sharding_is_refused() {
-    let e = plan("--concurrency 1,2 --shard-count 2 --shard-index 0").unwrap_err();
+fn a_sharded_sweep_is_planned_as_any_other() {
+    // A sharded sweep is planned as any other (each run is a shard; docs/scale-out.md).
+    let p = plan("--concurrency 2,4 --shard-count 2 --shard-index 0")
+        .expect("planned")
+        .expect("a sweep");
+    assert_eq!(p.variations.len(), 2);
+    // Adaptive convergence is not: each shard would stop after its own trial count.
+    let e = plan("--concurrency 2,4 --shard-count 2 --shard-index 0 --convergence-metric x")
+        .unwrap_err();
     assert!(
         e.to_string()
             .contains("cannot be combined with --shard-count"),

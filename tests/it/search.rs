@@ -550,3 +550,102 @@ fn search_sla_marks_a_plain_sweeps_feasible_variations() {
     }
     assert!(doc["best_configurations"].get("best_throughput").is_some());
 }
+
+/// `--search-sla-tier`: one adaptive search finds each tier's own boundary on the mock of known
+/// capacity. p95 TTFT is 80 ms up to concurrency 2, about 220 ms at 3, 360 ms at 4 (two
+/// requests wait one service time S) and 500 ms or more from 5; so a 150 ms tier holds up to
+/// 2 and a 430 ms tier up to 4 (70 ms from either side). The history has AIPerf's multi-tier
+/// keys (tests/data/aiperf-search/sla-tiers/).
+#[test]
+fn sla_tiers_each_find_their_boundary_on_the_mock() {
+    let server = ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(80),
+        itl: Duration::from_millis(40),
+        output_tokens: OutputLen::Fixed(TOKENS),
+        capacity: CAPACITY,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile_binary(
+        &server,
+        dir.path(),
+        6,
+        &[
+            "--search-space",
+            "phases.profiling.concurrency:1,8:int",
+            "--search-metric",
+            "output_token_throughput",
+            "--search-direction",
+            "maximize",
+            "--search-max-iterations",
+            "10",
+            "--search-sla-tier",
+            "tight:time_to_first_token:p95:lt:150",
+            "--search-sla-tier",
+            "loose:time_to_first_token:p95:lt:430",
+            "--no-server-metrics",
+        ],
+        &[],
+    );
+    server.stop();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for (label, ms, c) in [("tight", 150, 2), ("loose", 430, 4)] {
+        let head = format!("tier {label} (p95 TTFT < {ms} ms): concurrency {c}, max throughput ");
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&head)),
+            "no {head:?} in:\n{stdout}"
+        );
+    }
+    let h = read_json(&dir.path().join("search_history.json"));
+    let aiperf = read_json(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/aiperf-search/sla-tiers/search_history.json"
+    )));
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&h), keys(&aiperf), "top-level keys");
+    assert_eq!(keys(&h["tier_metadata"]), keys(&aiperf["tier_metadata"]));
+    assert_eq!(
+        keys(&h["tier_results"][0]),
+        keys(&aiperf["tier_results"][0])
+    );
+    assert_eq!(
+        keys(&h["boundary_summary"]),
+        keys(&aiperf["boundary_summary"])
+    );
+    assert_eq!(h["config"]["tiers"][0]["label"], "tight");
+    assert_eq!(h["convergence_reason"], "multi_tier_all_converged");
+    let tiers = h["tier_results"].as_array().unwrap();
+    assert_eq!(tiers[0]["boundary_concurrency"], 2);
+    assert_eq!(tiers[0]["bracket_upper"], 3);
+    assert_eq!(tiers[1]["boundary_concurrency"], 4);
+    assert_eq!(tiers[1]["bracket_upper"], 5);
+    assert_eq!(tiers[0]["convergence_status"], "converged");
+    assert_eq!(
+        tiers[0]["binding_constraint"]["metric_tag"],
+        "time_to_first_token"
+    );
+    // The tiers share their metric and stat: tight is stricter than loose.
+    assert_eq!(
+        h["tier_metadata"]["ordering_pairs"],
+        json!([{"strict": "tight", "lenient": "loose"}])
+    );
+    // Doubling until a tier fails (4 fails tight), bisecting tight (3), then loose's missing
+    // upper bound (8) and its bisection (6, 5).
+    let run: Vec<u64> = h["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            i["variation_values"]["phases.profiling.concurrency"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(run, [1, 2, 4, 3, 8, 6, 5]);
+    assert_eq!(h["boundary_summary"]["feasible_max"]["value"], 4);
+}

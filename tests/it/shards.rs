@@ -478,3 +478,123 @@ fn a_fixed_schedule_trace_is_divided_by_session_at_its_own_times() {
         assert_eq!(times, want, "shard {i}");
     }
 }
+
+/// The request ids of a run's records.
+fn ids(dir: &Path) -> BTreeSet<String> {
+    sent(dir).into_iter().map(|s| s.request_id).collect()
+}
+
+/// A sweep with `--shard-count 2`: each shard runs both variations as a shard of each, the
+/// merge merges them variation by variation into one sweep directory, and the sweep aggregate
+/// is recomputed from the merged runs; two shards of different sweeps are refused.
+#[test]
+fn a_sharded_sweep_merges_variation_by_variation() {
+    let server = recording_mock(4);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let base = tmp.path();
+    let at = start_in(2_000);
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            let index = i.to_string();
+            let args = [
+                "--concurrency",
+                "2,4",
+                "--shard-count",
+                "2",
+                "--shard-index",
+                &index,
+                "--start-at",
+                &at,
+            ];
+            command(&server, &base.join(format!("shard-{i}")), 8, &args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the binary runs")
+        })
+        .collect();
+    for c in children {
+        succeeded(c.wait_with_output().expect("the shard ends"));
+    }
+    let merged = base.join("merged");
+    let merge = |out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .arg("merge")
+            .arg(base.join("shard-0"))
+            .arg(base.join("shard-1"))
+            .arg("-o")
+            .arg(out)
+            .output()
+            .expect("merge runs")
+    };
+    succeeded(merge(&merged));
+    let count = |dir: &Path| {
+        read_json(&dir.join("profile_export_aiperf.json"))["request_count"]["avg"]
+            .as_f64()
+            .unwrap()
+    };
+    let sweep = read_json(&merged.join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    let combos = sweep["per_combination_metrics"].as_array().expect("combos");
+    assert_eq!(combos.len(), 2);
+    let mut every_id = BTreeSet::new();
+    for c in [2, 4] {
+        let v = format!("concurrency_{c}");
+        let (s0, s1, m) = (
+            base.join("shard-0").join(&v),
+            base.join("shard-1").join(&v),
+            merged.join(&v),
+        );
+        assert_eq!(count(&s0) + count(&s1), 8.0, "{v}: the shards split 8");
+        assert_eq!(count(&m), count(&s0) + count(&s1), "{v}");
+        // Both shards of the variation started at one instant, so they are one run.
+        assert_eq!(
+            read_json(&s0.join("shard.json"))["run_id"],
+            read_json(&s1.join("shard.json"))["run_id"],
+            "{v}"
+        );
+        let (a, b) = (ids(&s0), ids(&s1));
+        assert!(a.is_disjoint(&b), "{v}");
+        assert_eq!(ids(&m), &a | &b, "{v}: the merged records are the union");
+        every_id.extend(ids(&m));
+        // The sweep aggregate's row of this variation is the merged run's own figures (one
+        // trial: the mean over trials is that run's value).
+        let row = combos
+            .iter()
+            .find(|r| r["parameters"]["concurrency"] == c)
+            .expect("a row per variation");
+        let run = read_json(&m.join("profile_export_aiperf.json"));
+        for (tag, stat) in [
+            ("request_count", "avg"),
+            ("time_to_first_token", "p99"),
+            ("request_latency", "p50"),
+            ("output_token_throughput", "avg"),
+        ] {
+            let (agg, one) = (row["metrics"][tag][stat].as_f64(), run[tag][stat].as_f64());
+            assert!(
+                agg.is_some() && agg == one,
+                "{v} {tag} {stat}: {agg:?} {one:?}"
+            );
+        }
+    }
+    // The mock's own log: every request it received is in exactly one merged variation.
+    let truth: BTreeSet<String> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|e| e.request_id.expect("an X-Request-ID").to_string())
+        .collect();
+    assert_eq!(truth.len(), 16);
+    assert_eq!(truth, every_id);
+
+    // A shard of another sweep (other variations) is refused, nothing written.
+    let path = base.join("shard-1/sweep_shard.json");
+    let mut m = read_json(&path);
+    m["variations"][1] = "concurrency_6".into();
+    std::fs::write(&path, m.to_string()).expect("rewrite");
+    let other = base.join("merged-2");
+    let out = merge(&other);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("are different sweeps"), "{err}");
+    assert!(!other.exists());
+}

@@ -490,3 +490,49 @@ fn an_adaptive_search_sweep_refuses_what_no_flag_expresses() {
         "{e}"
     );
 }
+
+/// `sla_tiers` of an adaptive search is one `--search-sla-tier` per tier, and the search the
+/// flags make has those tiers (its planner then the multi-tier one).
+#[test]
+fn sla_tiers_are_the_tier_flags_and_make_a_tiered_search() {
+    let text = format!(
+        "{MIN}sweep:\n  type: adaptive_search\n  \
+         searchSpace: [{{path: phases.profiling.concurrency, lo: 1, hi: 8, kind: int}}]\n  \
+         objectives: [{{metric: output_token_throughput, direction: maximize}}]\n  \
+         maxIterations: 10\n  slaTiers:\n    \
+         - {{label: tight, filters: [{{metric_tag: time_to_first_token, stat: p95, op: lt, threshold: 45}}]}}\n    \
+         - {{label: loose, filters: [{{metric_tag: time_to_first_token, stat: p95, op: lt, threshold: 135}}, \
+         {{metric_tag: request_latency, stat: avg, op: le, threshold: 900}}]}}\n"
+    );
+    let sweep = file_args(&text).sweep;
+    let tiers: Vec<String> = sweep
+        .iter()
+        .filter(|(f, _)| f == "--search-sla-tier")
+        .map(|(_, v)| v.join(" "))
+        .collect();
+    assert_eq!(
+        tiers,
+        [
+            "tight:time_to_first_token:p95:lt:45",
+            "loose:time_to_first_token:p95:lt:135,request_latency:avg:le:900"
+        ]
+    );
+    let mut argv = s(&["ringperf", "profile", "-m", "m", "--streaming"]);
+    for (f, v) in &sweep {
+        argv.push(f.clone());
+        argv.extend(v.iter().cloned());
+    }
+    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(&argv).expect("the flags parse");
+    let crate::cli::Command::Profile(p) = cli.command else {
+        panic!("not profile")
+    };
+    let search = crate::search::config::from_args(&p.search, true, None)
+        .expect("a tiered search is accepted")
+        .expect("a search");
+    let crate::search::recipe::Expansion::Adaptive(a) = search.expansion else {
+        panic!("not adaptive")
+    };
+    let labels: Vec<&str> = a.tiers.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(labels, ["tight", "loose"]);
+    assert_eq!(a.tiers[1].filters[1].threshold, 900.0);
+}
