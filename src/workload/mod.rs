@@ -8,11 +8,13 @@
 //! root seed and a name (`dataset.prompt.length`, ...), as AIPerf does, so adding draws to one
 //! concern does not shift another. The streams are not bit-compatible with Python's.
 
+pub mod chat_template;
 pub mod loader;
 pub mod media;
 pub mod models;
 pub mod prepared;
 pub mod prompt;
+mod pycompat;
 pub mod rankings;
 pub mod seq_dist;
 pub mod stream;

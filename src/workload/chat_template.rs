@@ -1,0 +1,565 @@
+//! `--apply-chat-template`: the model's own Jinja chat template, rendered with minijinja the way
+//! Hugging Face transformers' `apply_chat_template` renders it (docs/tokenizer.md).
+//!
+//! Where it comes from, as transformers reads a local tokenizer directory: `chat_template.jinja`
+//! (the default template) and `additional_chat_templates/*.jinja` (named ones) take priority
+//! over `tokenizer_config.json`'s `chat_template`, a string or a list of `{name, template}`. With
+//! several templates the one named `default` is used; without one it is an error, as in
+//! transformers. The special tokens the template sees (`bos_token`, `eos_token`, …) come from
+//! `tokenizer_config.json` (a string or an `{"content": …}` object), else
+//! `special_tokens_map.json`.
+//!
+//! How it renders, as transformers' sandboxed Jinja environment: `trim_blocks` and
+//! `lstrip_blocks` on, the trailing newline dropped, loop controls; `messages`, `tools` and
+//! `documents` (none), `add_generation_prompt` and the special tokens as variables;
+//! `raise_exception(msg)` and `strftime_now(fmt)` (local time) as functions; `tojson` as
+//! Python's `json.dumps` (no HTML escaping; `indent`, `separators`, `sort_keys`,
+//! `ensure_ascii`); and the Python `str` / `dict` methods templates call (`strip`, `split`,
+//! `startswith`, `items`, `get`, …).
+//!
+//! What it counts, as AIPerf 0.13's record processor: a request whose body carries a chat
+//! `messages` (or Responses `input`) item array is counted as the template rendered over the
+//! role / text view of those items (`add_generation_prompt` on), tokenized without added special
+//! tokens; any other body, or a render that fails, is counted on its bare text as without the
+//! flag.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use minijinja::value::{Kwargs, ValueKind};
+use minijinja::syntax::SyntaxConfig;
+use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
+use serde_json::{Map, Value as Json};
+
+use crate::endpoint::EndpointKind;
+
+/// The template's name inside the environment.
+const NAME: &str = "chat_template";
+
+/// The special tokens transformers passes to the template (its `special_tokens_map` keys).
+const SPECIAL_TOKENS: [&str; 7] = [
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+];
+
+/// A compiled chat template and what it is rendered with.
+pub struct ChatTemplate {
+    /// Where it was read, for messages: a file, and the template's name when it had several.
+    origin: String,
+    env: Environment<'static>,
+    /// The special tokens, as template variables.
+    specials: Map<String, Json>,
+    /// Set once a render failed (its first failure is reported, the rest are counted bare).
+    failed: AtomicBool,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ChatTemplate({})", self.origin)
+    }
+}
+
+/// Why a chat template could not be used.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ChatTemplateError {
+    /// The tokenizer has no chat template.
+    Missing { dir: PathBuf },
+    /// A file could not be read or is not what transformers expects.
+    Unreadable { path: PathBuf, reason: String },
+    /// Several templates, none named `default`.
+    NoDefault { origin: String, names: Vec<String> },
+    /// The template does not compile, or does not render a one-message conversation.
+    Broken { origin: String, reason: String },
+}
+
+impl std::fmt::Display for ChatTemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChatTemplateError::Missing { dir } => write!(
+                f,
+                "--apply-chat-template: the tokenizer in {} has no chat template (no \
+                 chat_template.jinja, and no chat_template in tokenizer_config.json)",
+                dir.display()
+            ),
+            ChatTemplateError::Unreadable { path, reason } => {
+                write!(f, "cannot read the chat template in {}: {reason}", path.display())
+            }
+            ChatTemplateError::NoDefault { origin, names } => write!(
+                f,
+                "{origin} has multiple chat templates with no default specified; template names \
+                 are {names:?}"
+            ),
+            ChatTemplateError::Broken { origin, reason } => {
+                write!(f, "the chat template in {origin} cannot be used: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ChatTemplateError {}
+
+impl ChatTemplate {
+    /// Reads the chat template of the tokenizer directory `dir`; `Missing` when it has none.
+    pub fn load(dir: &Path) -> Result<ChatTemplate, ChatTemplateError> {
+        let config_path = dir.join("tokenizer_config.json");
+        let config = read_json(&config_path)?;
+        let (origin, source) = pick_template(dir, &config_path, config.as_ref())?;
+        let mut specials = Map::new();
+        let map_path = dir.join("special_tokens_map.json");
+        let map = read_json(&map_path)?;
+        for key in SPECIAL_TOKENS {
+            let from = |v: Option<&Json>| v.and_then(|m| m.get(key)).and_then(token_text);
+            if let Some(t) = from(config.as_ref()).or_else(|| from(map.as_ref())) {
+                specials.insert(key.to_owned(), Json::String(t));
+            }
+        }
+        let mut env = environment();
+        env.add_template_owned(NAME, source)
+            .map_err(|e| ChatTemplateError::Broken {
+                origin: origin.clone(),
+                reason: describe(&e),
+            })?;
+        let template = ChatTemplate {
+            origin,
+            env,
+            specials,
+            failed: AtomicBool::new(false),
+        };
+        // A template that cannot render one user message would fail every request.
+        let probe = vec![json_message("user", "Hello")];
+        template
+            .render(&probe, true)
+            .map_err(|e| ChatTemplateError::Broken {
+                origin: template.origin.clone(),
+                reason: describe(&e),
+            })?;
+        Ok(template)
+    }
+
+    /// Where the template was read.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The template rendered over `messages` (each a JSON object), as transformers'
+    /// `apply_chat_template(messages, tokenize=False, add_generation_prompt=…)`.
+    pub fn render(
+        &self,
+        messages: &[Json],
+        add_generation_prompt: bool,
+    ) -> Result<String, JinjaError> {
+        let mut ctx = self.specials.clone();
+        ctx.insert("messages".into(), Json::Array(messages.to_vec()));
+        ctx.insert("tools".into(), Json::Null);
+        ctx.insert("documents".into(), Json::Null);
+        ctx.insert(
+            "add_generation_prompt".into(),
+            Json::Bool(add_generation_prompt),
+        );
+        self.env
+            .get_template(NAME)?
+            .render(minijinja::value::Serde(&ctx))
+    }
+
+    /// The rendered text of the request `body` sent to a `kind` endpoint, when its body is
+    /// chat-shaped; `None` otherwise, or when the render failed (the first failure is reported
+    /// on stderr, naming the template and the reason).
+    pub fn render_request(&self, kind: EndpointKind, body: &[u8]) -> Option<String> {
+        let value: Json = serde_json::from_slice(body).ok()?;
+        let messages = chat_view(kind, &value)?;
+        match self.render(&messages, true) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                if !self.failed.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "ringperf: warning: the chat template in {} failed on a request ({}); \
+                         such requests' ISL is counted on their bare text, as AIPerf does",
+                        self.origin,
+                        describe(&e)
+                    );
+                }
+                None
+            }
+        }
+    }
+}
+
+/// A `{role, content}` message.
+fn json_message(role: &str, content: &str) -> Json {
+    let mut m = Map::new();
+    m.insert("role".into(), Json::String(role.into()));
+    m.insert("content".into(), Json::String(content.into()));
+    Json::Object(m)
+}
+
+/// A minijinja error with its cause chain, on one line.
+fn describe(e: &JinjaError) -> String {
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+/// The JSON in `path`, `None` when there is no such file.
+fn read_json(path: &Path) -> Result<Option<Json>, ChatTemplateError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ChatTemplateError::Unreadable {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            });
+        }
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| ChatTemplateError::Unreadable {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+/// A special token's text: a string, or an added-token object's `content`.
+fn token_text(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Object(o) => o.get("content").and_then(Json::as_str).map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// The template transformers would use for `dir`: (where it was read, its source).
+fn pick_template(
+    dir: &Path,
+    config_path: &Path,
+    config: Option<&Json>,
+) -> Result<(String, String), ChatTemplateError> {
+    let read = |path: PathBuf| {
+        std::fs::read_to_string(&path).map_err(|e| ChatTemplateError::Unreadable {
+            path,
+            reason: e.to_string(),
+        })
+    };
+    // (name, origin, source); files first, as transformers' loader.
+    let mut found: Vec<(String, String, String)> = Vec::new();
+    let file = dir.join("chat_template.jinja");
+    if file.is_file() {
+        found.push(("default".into(), file.display().to_string(), read(file)?));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir.join("additional_chat_templates")) {
+        let mut extra: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jinja"))
+            .collect();
+        extra.sort();
+        for p in extra {
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            found.retain(|(n, ..)| *n != name);
+            found.push((name, p.display().to_string(), read(p.clone())?));
+        }
+    }
+    if found.is_empty() {
+        let origin = config_path.display().to_string();
+        let bad = |reason: &str| ChatTemplateError::Unreadable {
+            path: config_path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        match config.and_then(|c| c.get("chat_template")) {
+            None | Some(Json::Null) => {
+                return Err(ChatTemplateError::Missing {
+                    dir: dir.to_owned(),
+                });
+            }
+            Some(Json::String(s)) => found.push(("default".into(), origin, s.clone())),
+            Some(Json::Array(list)) => {
+                for t in list {
+                    let name = t.get("name").and_then(Json::as_str);
+                    let source = t.get("template").and_then(Json::as_str);
+                    let (Some(name), Some(source)) = (name, source) else {
+                        return Err(bad("a chat_template list entry needs `name` and `template`"));
+                    };
+                    found.push((name.into(), origin.clone(), source.into()));
+                }
+            }
+            Some(_) => return Err(bad("chat_template is neither a string nor a list")),
+        }
+    }
+    if found.len() == 1 && found[0].0 == "default" {
+        let (_, origin, source) = found.pop().expect("one template");
+        return Ok((origin, source));
+    }
+    match found.iter().position(|(n, ..)| n == "default") {
+        Some(i) => {
+            let (_, origin, source) = found.swap_remove(i);
+            Ok((format!("{origin} (template \"default\")"), source))
+        }
+        None => Err(ChatTemplateError::NoDefault {
+            origin: dir.display().to_string(),
+            names: {
+                let mut names: Vec<String> = found.into_iter().map(|(n, ..)| n).collect();
+                names.sort();
+                names
+            },
+        }),
+    }
+}
+
+/// The role / text view of a chat-shaped body, as AIPerf's payload extraction builds it for the
+/// template: each `messages` / `input` item with a string `role` becomes `{role, content}` (its
+/// text parts joined; media dropped), keeping its `tool_calls`. `None` for any other body.
+fn chat_view(kind: EndpointKind, payload: &Json) -> Option<Vec<Json>> {
+    let mut found = false;
+    let mut out = Vec::new();
+    for field in ["messages", "input"] {
+        let Some(items) = payload.get(field).and_then(Json::as_array) else {
+            continue;
+        };
+        let shaped = items
+            .iter()
+            .any(|i| i.get("role").is_some() || i.get("type").is_some());
+        if items.is_empty() || !shaped {
+            continue;
+        }
+        found = true;
+        for item in items {
+            let Some(role) = item.get("role").and_then(Json::as_str) else {
+                continue;
+            };
+            // The endpoint's own text walk over this one item: the same text parts it counts.
+            let mut alone = Map::new();
+            alone.insert(field.into(), Json::Array(vec![item.clone()]));
+            let alone = Json::Object(alone);
+            let mut texts = Vec::new();
+            (kind.descriptor().input_texts)(&alone, &mut texts);
+            let mut msg = json_message(role, &texts.concat());
+            if let Some(calls) = item.get("tool_calls").filter(|c| {
+                c.as_array().is_some_and(|a| !a.is_empty())
+            }) && let Json::Object(m) = &mut msg
+            {
+                m.insert("tool_calls".into(), calls.clone());
+            }
+            out.push(msg);
+        }
+    }
+    (found && !out.is_empty()).then_some(out)
+}
+
+/// transformers' Jinja environment, in minijinja.
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    // Jinja2's defaults otherwise; building this config cannot fail (the delimiters are the
+    // defaults), and the default config is what it would fall back to.
+    env.set_syntax(
+        SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .keep_trailing_newline(false)
+            .build()
+            .unwrap_or_default(),
+    );
+    env.add_function("raise_exception", |msg: String| -> Result<Value, JinjaError> {
+        Err(JinjaError::new(ErrorKind::InvalidOperation, msg))
+    });
+    env.add_function("strftime_now", |fmt: String| -> Result<String, JinjaError> {
+        let now = jiff::Zoned::now();
+        Ok(now.strftime(&fmt).to_string())
+    });
+    env.add_filter("tojson", tojson);
+    env.set_unknown_method_callback(super::pycompat::call_method);
+    env
+}
+
+/// Python's `json.dumps(value, ensure_ascii=False, indent=None, separators=None,
+/// sort_keys=False)`, transformers' `tojson`.
+fn tojson(value: Value, kwargs: Kwargs) -> Result<String, JinjaError> {
+    let ensure_ascii: bool = kwargs.get::<Option<bool>>("ensure_ascii")?.unwrap_or(false);
+    let sort_keys: bool = kwargs.get::<Option<bool>>("sort_keys")?.unwrap_or(false);
+    let indent: Option<Value> = kwargs.get("indent")?;
+    let indent = match indent {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => match v.as_i64() {
+            Some(n) => Some(" ".repeat(n.max(0) as usize)),
+            None => Some(v.as_str().unwrap_or_default().to_owned()),
+        },
+    };
+    let separators: Option<Value> = kwargs.get("separators")?;
+    let (item_sep, key_sep) = match separators.filter(|v| !v.is_none()) {
+        Some(v) => {
+            let part = |i: usize| {
+                v.get_item_by_index(i)
+                    .ok()
+                    .and_then(|s| s.as_str().map(str::to_owned))
+                    .ok_or_else(|| {
+                        JinjaError::new(ErrorKind::InvalidOperation, "separators: two strings")
+                    })
+            };
+            (part(0)?, part(1)?)
+        }
+        None if indent.is_some() => (",".to_owned(), ": ".to_owned()),
+        None => (", ".to_owned(), ": ".to_owned()),
+    };
+    kwargs.assert_all_used()?;
+    let style = DumpStyle {
+        ensure_ascii,
+        sort_keys,
+        indent,
+        item_sep,
+        key_sep,
+    };
+    let mut out = String::new();
+    style.dump(&value, 0, &mut out)?;
+    Ok(out)
+}
+
+/// How `json.dumps` was asked to write.
+struct DumpStyle {
+    ensure_ascii: bool,
+    sort_keys: bool,
+    indent: Option<String>,
+    item_sep: String,
+    key_sep: String,
+}
+
+impl DumpStyle {
+    fn dump(&self, v: &Value, depth: usize, out: &mut String) -> Result<(), JinjaError> {
+        match v.kind() {
+            ValueKind::Undefined | ValueKind::None => out.push_str("null"),
+            ValueKind::Bool => out.push_str(if v.is_true() { "true" } else { "false" }),
+            ValueKind::Number => match v.as_i64() {
+                Some(i) if v.is_integer() => out.push_str(&i.to_string()),
+                _ => out.push_str(&python_float(f64::try_from(v.clone()).unwrap_or(f64::NAN))),
+            },
+            ValueKind::String => self.string(v.as_str().unwrap_or_default(), out),
+            ValueKind::Map => {
+                let mut keys: Vec<Value> = v.try_iter()?.collect();
+                if self.sort_keys {
+                    keys.sort_by(|a, b| a.to_string().cmp(&b.to_string()));
+                }
+                let items = keys
+                    .into_iter()
+                    .map(|k| {
+                        let val = v.get_item(&k)?;
+                        Ok((k, val))
+                    })
+                    .collect::<Result<Vec<_>, JinjaError>>()?;
+                self.container(('{', '}'), items.len(), depth, out, |i, out| {
+                    let (k, val) = &items[i];
+                    let key = match k.as_str() {
+                        Some(s) => s.to_owned(),
+                        None => k.to_string(),
+                    };
+                    self.string(&key, out);
+                    out.push_str(&self.key_sep);
+                    self.dump(val, depth + 1, out)
+                })?;
+            }
+            ValueKind::Seq | ValueKind::Iterable => {
+                let items: Vec<Value> = v.try_iter()?.collect();
+                self.container(('[', ']'), items.len(), depth, out, |i, out| {
+                    self.dump(&items[i], depth + 1, out)
+                })?;
+            }
+            _ => {
+                return Err(JinjaError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("Object of type {} is not JSON serializable", v.kind()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `open`, the `n` items written by `item`, `close`, with the separators and indent.
+    fn container(
+        &self,
+        (open, close): (char, char),
+        n: usize,
+        depth: usize,
+        out: &mut String,
+        mut item: impl FnMut(usize, &mut String) -> Result<(), JinjaError>,
+    ) -> Result<(), JinjaError> {
+        out.push(open);
+        if n == 0 {
+            out.push(close);
+            return Ok(());
+        }
+        for i in 0..n {
+            if i > 0 {
+                out.push_str(&self.item_sep);
+            }
+            if let Some(ind) = &self.indent {
+                out.push('\n');
+                out.push_str(&ind.repeat(depth + 1));
+            }
+            item(i, out)?;
+        }
+        if let Some(ind) = &self.indent {
+            out.push('\n');
+            out.push_str(&ind.repeat(depth));
+        }
+        out.push(close);
+        Ok(())
+    }
+
+    /// A JSON string as Python's encoder writes it.
+    fn string(&self, s: &str, out: &mut String) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 || (self.ensure_ascii && (c as u32) > 0x7e) => {
+                    let mut buf = [0u16; 2];
+                    for unit in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+}
+
+/// A float as Python's `repr` writes it in JSON (`1.0`, `0.5`, `1e+100`, `NaN`).
+fn python_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let s = format!("{f:?}");
+    // Rust writes `1e100` / `1e-7`; Python `1e+100` / `1e-07`.
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let (sign, digits) = match e.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', e),
+            };
+            format!("{m}e{sign}{digits:0>2}")
+        }
+        None => s,
+    }
+}
