@@ -46,7 +46,7 @@ pub(super) struct Prepared {
 /// may give up server-metrics collection ([`shard::prepare`]).
 pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Prepared, RunError> {
     const NOTHING: &str = "nothing was written";
-    let tokenizer = Arc::new(load_tokenizer(&cfg.tokenizer)?);
+    let tokenizer = Arc::new(load_tokenizer(&cfg.tokenizer, &cfg.tokenizer_options)?);
     check_interrupt("loading the tokenizer", NOTHING)?;
     let mock = start_mock(cfg, &tokenizer)?;
     let payload = payload_params(cfg);
@@ -154,18 +154,22 @@ fn check_interrupt(stage: &str, written: &str) -> Result<(), RunError> {
 
 /// The tokenizer, loaded on its own thread so that a signal does not wait for a large
 /// `tokenizer.json` to be parsed (the thread is left to finish alone when one comes).
-fn load_tokenizer(spec: &str) -> Result<workload::tokenizer::Tokenizer, RunError> {
+fn load_tokenizer(
+    spec: &str,
+    opts: &workload::tokenizer::LoadOptions,
+) -> Result<workload::tokenizer::Tokenizer, RunError> {
     let to_run_error =
         |e: workload::tokenizer::TokenizerError| RunError::new(SetupKind::Tokenizer, e.to_string());
     let (tx, rx) = std::sync::mpsc::channel();
     let owned = spec.to_owned();
+    let owned_opts = opts.clone();
     let spawned = std::thread::Builder::new()
         .name("ringperf-tokenizer-load".into())
         .spawn(move || {
-            let _ = tx.send(workload::tokenizer::load(&owned));
+            let _ = tx.send(workload::tokenizer::load_with(&owned, &owned_opts));
         });
     if spawned.is_err() {
-        return workload::tokenizer::load(spec).map_err(to_run_error);
+        return workload::tokenizer::load_with(spec, opts).map_err(to_run_error);
     }
     loop {
         match rx.recv_timeout(std::time::Duration::from_millis(50)) {

@@ -563,3 +563,148 @@ fn python_float(f: f64) -> String {
         None => s,
     }
 }
+
+#[cfg(all(test, feature = "hf-tokenizer"))]
+mod tests {
+    use super::*;
+    use crate::workload::tokenizer::{LoadOptions, load_with};
+
+    fn fixture(dir: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/chat_template")
+            .join(dir)
+    }
+
+    /// Every case of tests/data/chat_template/cases.json through each test tokenizer, against
+    /// what transformers' `apply_chat_template` rendered and tokenized (expected.json, made by
+    /// expected.py in AIPerf's venv): the same text, the same token ids, the same failures.
+    #[test]
+    fn renders_and_tokenizes_as_transformers() {
+        let cases: Vec<Json> =
+            serde_json::from_slice(&std::fs::read(fixture("cases.json")).unwrap()).unwrap();
+        let expected: Map<String, Json> =
+            serde_json::from_slice(&std::fs::read(fixture("expected.json")).unwrap()).unwrap();
+        let opts = LoadOptions {
+            apply_chat_template: true,
+            ..LoadOptions::default()
+        };
+        for (dir, rows) in &expected {
+            let tok = load_with(fixture(dir).to_str().unwrap(), &opts).unwrap();
+            let template = tok.chat_template().expect("a chat template");
+            for row in rows.as_array().unwrap() {
+                let name = row["case"].as_str().unwrap();
+                let with_prompt = row["add_generation_prompt"].as_bool().unwrap();
+                let case = cases.iter().find(|c| c["name"] == name).unwrap();
+                let messages = case["messages"].as_array().unwrap();
+                let got = template.render(messages, with_prompt);
+                let what = format!("{dir} / {name} / generation prompt {with_prompt}");
+                match row.get("error") {
+                    Some(err) => {
+                        let msg = describe(&got.expect_err(&what));
+                        // transformers: "TemplateError: Unknown role: robot".
+                        let reason = err.as_str().unwrap().split_once(": ").unwrap().1;
+                        assert!(msg.contains(reason), "{what}: {msg}");
+                    }
+                    None => {
+                        let text = got.unwrap_or_else(|e| panic!("{what}: {}", describe(&e)));
+                        assert_eq!(text, row["text"].as_str().unwrap(), "{what}");
+                        let ids: Vec<u32> = row["ids"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|i| i.as_u64().unwrap() as u32)
+                            .collect();
+                        assert_eq!(tok.encode(&text), ids, "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_request_view_is_role_and_text() {
+        let tok = load_with(
+            fixture("named").to_str().unwrap(),
+            &LoadOptions {
+                apply_chat_template: true,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        let body = br#"{"model":"m","messages":[{"role":"system","content":"be brief"},
+            {"role":"user","content":[{"type":"text","text":"what is "},
+             {"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"this?"}]}]}"#;
+        // transformers over [{system, "be brief"}, {user, "what is this?"}] with the
+        // generation prompt: the `plain` template, by hand.
+        let want = "SYSTEM: be brief</s>\nUSER: what is this?</s>\nASSISTANT (2 turns):";
+        let t = tok.chat_template().unwrap();
+        assert_eq!(t.render_request(EndpointKind::Chat, body).unwrap(), want);
+        assert_eq!(
+            tok.count_input(EndpointKind::Chat, body),
+            Some(tok.count(want) as u64)
+        );
+        // A completions body is not chat-shaped: its prompt text is counted bare.
+        let prompt = br#"{"model":"m","prompt":"hello how are you"}"#;
+        assert_eq!(t.render_request(EndpointKind::Completions, prompt), None);
+        assert_eq!(tok.count_input(EndpointKind::Completions, prompt), Some(4));
+    }
+
+    #[test]
+    fn template_errors_name_the_template_and_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let tj = std::fs::read(fixture("chatml").join("tokenizer.json")).unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), tj).unwrap();
+        let opts = LoadOptions {
+            apply_chat_template: true,
+            ..LoadOptions::default()
+        };
+        let load = || load_with(dir.path().to_str().unwrap(), &opts).map(|_| ());
+        // No template at all.
+        let msg = load().unwrap_err().to_string();
+        assert!(msg.contains("has no chat template"), "{msg}");
+        // A syntax error.
+        let config = dir.path().join("tokenizer_config.json");
+        std::fs::write(&config, r#"{"chat_template": "{% for m in messages %}{{ m"}"#).unwrap();
+        let msg = load().unwrap_err().to_string();
+        assert!(msg.contains("tokenizer_config.json"), "{msg}");
+        assert!(msg.contains("syntax error"), "{msg}");
+        // One that cannot render a single user message.
+        std::fs::write(
+            &config,
+            r#"{"chat_template": "{{ raise_exception('only system messages') }}"}"#,
+        )
+        .unwrap();
+        let msg = load().unwrap_err().to_string();
+        assert!(msg.contains("only system messages"), "{msg}");
+        // Named templates without a default, as transformers refuses them.
+        std::fs::write(
+            &config,
+            r#"{"chat_template": [{"name": "a", "template": "x"}, {"name": "b", "template": "y"}]}"#,
+        )
+        .unwrap();
+        let msg = load().unwrap_err().to_string();
+        assert!(msg.contains("no default") && msg.contains(r#"["a", "b"]"#), "{msg}");
+        // Without the flag none of this is read.
+        load_with(dir.path().to_str().unwrap(), &LoadOptions::default()).unwrap();
+    }
+
+    #[test]
+    fn tojson_is_python_json_dumps() {
+        let env = environment();
+        let r = |src: &str| env.render_str(src, ()).unwrap();
+        // CPython 3.11: json.dumps({"b": [1, 2.5, None], "a": "é<>&'\n"}) and friends.
+        assert_eq!(
+            r(r#"{{ {"b": [1, 2.5, none], "a": "é<>&'\n"} | tojson }}"#),
+            r#"{"b": [1, 2.5, null], "a": "é<>&'\n"}"#
+        );
+        assert_eq!(
+            r(r#"{{ {"b": 1, "a": [true]} | tojson(indent=2, sort_keys=true) }}"#),
+            "{\n  \"a\": [\n    true\n  ],\n  \"b\": 1\n}"
+        );
+        assert_eq!(
+            r(r#"{{ ["é", 1e100, 0.1] | tojson(ensure_ascii=true, separators=(",", ":")) }}"#),
+            r#"["\u00e9",1e+100,0.1]"#
+        );
+        assert_eq!(r(r#"{{ [] | tojson }}{{ {} | tojson(indent=2) }}"#), "[]{}");
+    }
+}

@@ -261,7 +261,7 @@ pub fn builtin_table_used() -> bool {
 }
 
 /// Whether `spec` selects the builtin tokenizer.
-fn names_builtin(spec: &str) -> bool {
+pub fn names_builtin(spec: &str) -> bool {
     spec.trim().eq_ignore_ascii_case(BUILTIN)
 }
 
