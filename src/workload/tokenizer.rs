@@ -889,6 +889,102 @@ mod tests {
         assert_eq!(resolve(file.to_str().unwrap(), &roots).unwrap(), file);
     }
 
+    #[test]
+    fn revisions_resolve_through_refs_or_a_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = [dir.path().join("hub")];
+        let model = roots[0].join("models--acme--tiny");
+        for snap in ["aaa", "bbb", "ccc"] {
+            std::fs::create_dir_all(model.join("snapshots").join(snap)).unwrap();
+            std::fs::write(model.join("snapshots").join(snap).join("tokenizer.json"), "{}").unwrap();
+        }
+        std::fs::create_dir_all(model.join("refs/pr")).unwrap();
+        std::fs::write(model.join("refs/main"), "aaa").unwrap();
+        std::fs::write(model.join("refs/v1"), "bbb\n").unwrap();
+        std::fs::write(model.join("refs/pr/1"), "ccc").unwrap();
+        let at = |rev: &str| {
+            let opts = LoadOptions {
+                revision: Some(rev.to_owned()),
+                ..LoadOptions::default()
+            };
+            resolve_with("acme/tiny", &roots, &opts)
+        };
+        let snap = |s: &str| model.join("snapshots").join(s).join("tokenizer.json");
+        assert_eq!(at("main").unwrap(), snap("aaa"));
+        assert_eq!(at("v1").unwrap(), snap("bbb"));
+        assert_eq!(at("pr/1").unwrap(), snap("ccc"));
+        // A commit hash without a ref names its snapshot.
+        assert_eq!(at("ccc").unwrap(), snap("ccc"));
+        // Missing: every place looked at is named; nothing outside the model's folder is read.
+        let err = at("v2").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("no revision \"v2\""), "{msg}");
+        match err {
+            TokenizerError::RevisionNotFound { tried, .. } => assert_eq!(
+                tried[2..],
+                [model.join("refs/v2"), snap("v2")],
+                "{msg}"
+            ),
+            other => panic!("unexpected {other:?}"),
+        }
+        for bad in ["../models--acme--tiny/snapshots/aaa", "..", "", "a//b"] {
+            assert!(
+                matches!(at(bad), Err(TokenizerError::RevisionNotFound { .. })),
+                "{bad:?}"
+            );
+        }
+        // A ref whose content tries to leave snapshots/.
+        std::fs::write(model.join("refs/evil"), "../../x").unwrap();
+        assert!(at("evil").is_err());
+        // A model that is not cached at all is NotFound, as without a revision.
+        let opts = LoadOptions {
+            revision: Some("v1".into()),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            resolve_with("acme/none", &roots, &opts),
+            Err(TokenizerError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn python_only_tokenizers_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = r#"{"auto_map": {"AutoTokenizer": ["tok.SlowTok", "tok.FastTok"]}}"#;
+        std::fs::write(dir.path().join("tokenizer_config.json"), config).unwrap();
+        let spec = dir.path().to_str().unwrap();
+        // Without the flag: transformers' refusal (AIPerf shows it), and why ringperf cannot
+        // follow it either.
+        let msg = resolve_with(spec, &[], &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("contains custom code"), "{msg}");
+        assert!(msg.contains("`trust_remote_code=True`"), "{msg}");
+        assert!(msg.contains("tok.FastTok"), "{msg}");
+        // With it: refused, saying that a Rust tokenizer cannot run it.
+        let trusted = LoadOptions {
+            trust_remote_code: true,
+            ..LoadOptions::default()
+        };
+        let msg = resolve_with(spec, &[], &trusted).unwrap_err().to_string();
+        assert!(msg.contains("--tokenizer-trust-remote-code cannot apply"), "{msg}");
+        assert!(msg.contains("tok.FastTok"), "{msg}");
+        // A tokenizer.json beside the auto_map needs no code: the flag changes nothing.
+        std::fs::write(dir.path().join("tokenizer.json"), "{}").unwrap();
+        let file = dir.path().join("tokenizer.json");
+        assert_eq!(resolve_with(spec, &[], &trusted).unwrap(), file);
+        assert_eq!(resolve_with(spec, &[], &LoadOptions::default()).unwrap(), file);
+        // The same in a hub-cache snapshot.
+        let roots = [dir.path().join("hub")];
+        let snap = roots[0].join("models--acme--py/snapshots/abc");
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::write(snap.join("tokenizer_config.json"), config).unwrap();
+        assert!(matches!(
+            resolve_with("acme/py", &roots, &trusted),
+            Err(TokenizerError::RemoteCode { trusted: true, .. })
+        ));
+    }
+
     #[cfg(feature = "hf-tokenizer")]
     #[test]
     fn hf_word_level_tokenizer_json() {
