@@ -245,7 +245,8 @@ fn build_dataset(
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
             None => {
-                let mut dataset = workload::synthetic::build(&synthetic_params(cfg), tokenizer);
+                let params = chat_template_compensated(synthetic_params(cfg), tokenizer);
+                let mut dataset = workload::synthetic::build(&params, tokenizer);
                 if let Some(media) = &cfg.media {
                     workload::media::attach(&mut dataset, media, Some(cfg.seed)).map_err(|e| {
                         RunError::new(SetupKind::Workload, format!("cannot make the media: {e}"))
@@ -436,6 +437,23 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
         sequential_ids: cfg.seed_given,
         shaping: p.shaping.clone(),
     }
+}
+
+/// `--apply-chat-template` on single-turn synthetic prompts: their ISL shortened by the
+/// template's overhead (one request's plus one message's), so that the templated ISL counted is
+/// `--isl`, as AIPerf compensates its first turns. Multi-turn conversations and `--seq-dist` are
+/// left as they are (docs/tokenizer.md).
+fn chat_template_compensated(
+    mut params: workload::SyntheticParams,
+    tokenizer: &workload::tokenizer::Tokenizer,
+) -> workload::SyntheticParams {
+    let s = &params.shaping;
+    let single_turn = s.turn_mean <= 1 && s.turn_stddev == 0 && s.seq_dist.is_none();
+    if let Some(t) = tokenizer.chat_template().filter(|_| single_turn) {
+        let (fixed, wrap) = t.overheads(tokenizer);
+        params.isl_mean = params.isl_mean.saturating_sub(fixed + wrap).max(1);
+    }
+    params
 }
 
 /// Renders every turn's payload template before anything is sent: a turn whose rendering is not

@@ -190,6 +190,49 @@ impl ChatTemplate {
     }
 }
 
+/// Sentences the overhead probe wraps (any plain text does; three smooth out a merge across a
+/// template's boundary).
+const PROBES: [&str; 3] = [
+    "Good morning, could you help me plan a short trip?",
+    "Please list three prime numbers greater than ten.",
+    "Why is the sky blue during the day?",
+];
+
+impl ChatTemplate {
+    /// The template's token overhead as AIPerf models it for synthetic prompts: `(fixed, wrap)`,
+    /// what one request adds once (default system message, BOS, the generation prompt) and what
+    /// each message adds (role header, end of turn), measured by rendering one and three messages
+    /// around the same text with `tokenizer` and averaged over three texts. `(0, 0)` when a
+    /// probe fails or comes out negative (no compensation rather than a wrong one).
+    pub fn overheads(&self, tokenizer: &crate::workload::Tokenizer) -> (u32, u32) {
+        let mut fixed = 0.0;
+        let mut wrap = 0.0;
+        for text in PROBES {
+            let one = vec![json_message("user", text)];
+            let three = vec![
+                json_message("user", text),
+                json_message("assistant", text),
+                json_message("user", text),
+            ];
+            let (Ok(one), Ok(three)) = (self.render(&one, true), self.render(&three, true)) else {
+                return (0, 0);
+            };
+            let bare = tokenizer.count(text) as f64;
+            let one = tokenizer.count(&one) as f64;
+            let three = tokenizer.count(&three) as f64;
+            let w = (three - one - 2.0 * bare) / 2.0;
+            let f = one - bare - w;
+            if w < 0.0 || f < 0.0 {
+                return (0, 0);
+            }
+            wrap += w;
+            fixed += f;
+        }
+        let n = PROBES.len() as f64;
+        ((fixed / n).round() as u32, (wrap / n).round() as u32)
+    }
+}
+
 /// A `{role, content}` message.
 fn json_message(role: &str, content: &str) -> Json {
     let mut m = Map::new();
@@ -619,6 +662,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The ChatML test template by hand: one request adds `<s>`, the default system message
+    /// (`<|im_start|> system you are a helpful assistant . <|im_end|>`, 9) and the generation
+    /// prompt (`<|im_start|> assistant`, 2): 12; each message `<|im_start|> role … <|im_end|>`: 3.
+    /// Their sum is what transformers' count of one user turn exceeds the text's by.
+    #[test]
+    fn overheads_of_the_chatml_template() {
+        let tok = load_with(
+            fixture("chatml").to_str().unwrap(),
+            &LoadOptions {
+                apply_chat_template: true,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(tok.chat_template().unwrap().overheads(&tok), (12, 3));
+        let expected: Json =
+            serde_json::from_slice(&std::fs::read(fixture("expected.json")).unwrap()).unwrap();
+        let one = expected["chatml"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["case"] == "one user turn" && r["add_generation_prompt"] == true)
+            .unwrap();
+        let templated = one["ids"].as_array().unwrap().len();
+        assert_eq!(templated - tok.count("Hello, how are you today?"), 12 + 3);
     }
 
     #[test]
