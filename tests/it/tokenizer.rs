@@ -134,3 +134,27 @@ fn chat_template_isl_at_a_cached_revision_is_transformers_count() {
     assert!(err.contains("models--acme--chat/refs/v2"), "{err}");
     assert!(err.contains("models--acme--chat/snapshots/v2/tokenizer.json"), "{err}");
 }
+
+/// Synthetic single-turn prompts are shortened by the template's overhead, as AIPerf's first
+/// turns: the templated ISL counted is `--isl` (the overhead, 15 tokens here, is checked against
+/// transformers' count in src/workload/chat_template.rs).
+#[test]
+fn synthetic_isl_with_a_chat_template_is_the_isl_asked_for() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let tokenizer = Path::new(DATA).join("chatml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "acme/chat", "--tokenizer"])
+        .arg(&tokenizer)
+        .args(["--apply-chat-template", "--endpoint-type", "chat", "--isl", "40"])
+        .args(["--osl", "2", "--request-count", "3", "--random-seed", "3"])
+        .args(["--ui-type", "none", "--no-server-metrics", "--no-gpu-telemetry"])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(tmp.path())
+        .output()
+        .expect("the binary runs");
+    ok(&out);
+    assert_eq!(isls(tmp.path()), vec![40; 3]);
+}
