@@ -9,7 +9,11 @@ use clap::Args;
 pub struct TokenizerArgs {
     /// Revision of a model id found in the local Hugging Face cache: a branch or tag (read from
     /// refs/<REV>) or a commit hash (snapshots/<REV>). Default: main. Nothing is downloaded.
-    #[arg(long = "tokenizer-revision", value_name = "REV", help_heading = "Tokenizer")]
+    #[arg(
+        long = "tokenizer-revision",
+        value_name = "REV",
+        help_heading = "Tokenizer"
+    )]
     pub tokenizer_revision: Option<String>,
 
     /// AIPerf's permission to run a tokenizer's own Python code. ringperf runs no Python: a

@@ -105,7 +105,11 @@ fn tokenizer(e: &Echo) -> Value {
         m.insert("name".into(), json!(t));
     }
     let o = &a.tokenizer_opts;
-    if let Some(r) = o.tokenizer_revision.as_ref().filter(|_| e.given("tokenizer_revision")) {
+    if let Some(r) = o
+        .tokenizer_revision
+        .as_ref()
+        .filter(|_| e.given("tokenizer_revision"))
+    {
         m.insert("revision".into(), json!(r));
     }
     if e.given("trust_remote_code") {

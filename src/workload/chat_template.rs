@@ -26,8 +26,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use minijinja::value::{Kwargs, ValueKind};
 use minijinja::syntax::SyntaxConfig;
+use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
 use serde_json::{Map, Value as Json};
 
@@ -88,7 +88,11 @@ impl std::fmt::Display for ChatTemplateError {
                 dir.display()
             ),
             ChatTemplateError::Unreadable { path, reason } => {
-                write!(f, "cannot read the chat template in {}: {reason}", path.display())
+                write!(
+                    f,
+                    "cannot read the chat template in {}: {reason}",
+                    path.display()
+                )
             }
             ChatTemplateError::NoDefault { origin, names } => write!(
                 f,
@@ -334,7 +338,9 @@ fn pick_template(
                     let name = t.get("name").and_then(Json::as_str);
                     let source = t.get("template").and_then(Json::as_str);
                     let (Some(name), Some(source)) = (name, source) else {
-                        return Err(bad("a chat_template list entry needs `name` and `template`"));
+                        return Err(bad(
+                            "a chat_template list entry needs `name` and `template`",
+                        ));
                     };
                     found.push((name.into(), origin.clone(), source.into()));
                 }
@@ -390,9 +396,10 @@ fn chat_view(kind: EndpointKind, payload: &Json) -> Option<Vec<Json>> {
             let mut texts = Vec::new();
             (kind.descriptor().input_texts)(&alone, &mut texts);
             let mut msg = json_message(role, &texts.concat());
-            if let Some(calls) = item.get("tool_calls").filter(|c| {
-                c.as_array().is_some_and(|a| !a.is_empty())
-            }) && let Json::Object(m) = &mut msg
+            if let Some(calls) = item
+                .get("tool_calls")
+                .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+                && let Json::Object(m) = &mut msg
             {
                 m.insert("tool_calls".into(), calls.clone());
             }
@@ -415,13 +422,19 @@ fn environment() -> Environment<'static> {
             .build()
             .unwrap_or_default(),
     );
-    env.add_function("raise_exception", |msg: String| -> Result<Value, JinjaError> {
-        Err(JinjaError::new(ErrorKind::InvalidOperation, msg))
-    });
-    env.add_function("strftime_now", |fmt: String| -> Result<String, JinjaError> {
-        let now = jiff::Zoned::now();
-        Ok(now.strftime(&fmt).to_string())
-    });
+    env.add_function(
+        "raise_exception",
+        |msg: String| -> Result<Value, JinjaError> {
+            Err(JinjaError::new(ErrorKind::InvalidOperation, msg))
+        },
+    );
+    env.add_function(
+        "strftime_now",
+        |fmt: String| -> Result<String, JinjaError> {
+            let now = jiff::Zoned::now();
+            Ok(now.strftime(&fmt).to_string())
+        },
+    );
     env.add_filter("tojson", tojson);
     env.set_unknown_method_callback(super::pycompat::call_method);
     env
@@ -492,7 +505,7 @@ impl DumpStyle {
             ValueKind::Map => {
                 let mut keys: Vec<Value> = v.try_iter()?.collect();
                 if self.sort_keys {
-                    keys.sort_by(|a, b| a.to_string().cmp(&b.to_string()));
+                    keys.sort_by_key(|k| k.to_string());
                 }
                 let items = keys
                     .into_iter()
@@ -734,7 +747,11 @@ mod tests {
         assert!(msg.contains("has no chat template"), "{msg}");
         // A syntax error.
         let config = dir.path().join("tokenizer_config.json");
-        std::fs::write(&config, r#"{"chat_template": "{% for m in messages %}{{ m"}"#).unwrap();
+        std::fs::write(
+            &config,
+            r#"{"chat_template": "{% for m in messages %}{{ m"}"#,
+        )
+        .unwrap();
         let msg = load().unwrap_err().to_string();
         assert!(msg.contains("tokenizer_config.json"), "{msg}");
         assert!(msg.contains("syntax error"), "{msg}");
@@ -753,7 +770,10 @@ mod tests {
         )
         .unwrap();
         let msg = load().unwrap_err().to_string();
-        assert!(msg.contains("no default") && msg.contains(r#"["a", "b"]"#), "{msg}");
+        assert!(
+            msg.contains("no default") && msg.contains(r#"["a", "b"]"#),
+            "{msg}"
+        );
         // Without the flag none of this is read.
         load_with(dir.path().to_str().unwrap(), &LoadOptions::default()).unwrap();
     }

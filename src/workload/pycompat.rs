@@ -53,7 +53,12 @@ fn strip(s: &str, chars: Option<&str>, left: bool, right: bool) -> String {
 }
 
 /// `startswith` / `endswith`: a string or a sequence of strings.
-fn affix(s: &str, arg: Option<&Value>, name: &str, test: fn(&str, &str) -> bool) -> Result<Value, Error> {
+fn affix(
+    s: &str,
+    arg: Option<&Value>,
+    name: &str,
+    test: fn(&str, &str) -> bool,
+) -> Result<Value, Error> {
     let arg = arg.ok_or_else(|| bad_args(name))?;
     if let Some(p) = arg.as_str() {
         return Ok(Value::from(test(s, p)));
@@ -109,7 +114,10 @@ fn string_method(s: &str, name: &str, args: &[Value]) -> Result<Value, Error> {
         "capitalize" => {
             let mut c = s.chars();
             Value::from(match c.next() {
-                Some(f) => f.to_uppercase().chain(c.as_str().to_lowercase().chars()).collect(),
+                Some(f) => f
+                    .to_uppercase()
+                    .chain(c.as_str().to_lowercase().chars())
+                    .collect(),
                 None => String::new(),
             })
         }
@@ -205,15 +213,21 @@ mod tests {
     fn render(src: &str) -> String {
         let mut env = minijinja::Environment::new();
         env.set_unknown_method_callback(call_method);
-        env.render_str(src, minijinja::context! {d => minijinja::context!{b => 2, a => 1}})
-            .unwrap()
+        env.render_str(
+            src,
+            minijinja::context! {d => minijinja::context!{b => 2, a => 1}},
+        )
+        .unwrap()
     }
 
     // Expected values: what CPython 3.11 prints for the same expressions.
     #[test]
     fn string_methods_as_python() {
         assert_eq!(render("{{ '  a b \n'.strip() }}|"), "a b|");
-        assert_eq!(render("{{ 'xxaxx'.lstrip('x') }}|{{ 'xxaxx'.rstrip('x') }}"), "axx|xxa");
+        assert_eq!(
+            render("{{ 'xxaxx'.lstrip('x') }}|{{ 'xxaxx'.rstrip('x') }}"),
+            "axx|xxa"
+        );
         assert_eq!(render("{{ ' a  b c '.split() }}"), "['a', 'b', 'c']");
         assert_eq!(render("{{ 'a,b,,c'.split(',') }}"), "['a', 'b', '', 'c']");
         assert_eq!(render("{{ 'a b c'.split(none, 1) }}"), "['a', 'b c']");
@@ -223,7 +237,10 @@ mod tests {
         assert_eq!(render("{{ 'hello wORLD'.title() }}"), "Hello World");
         assert_eq!(render("{{ 'hELLO'.capitalize() }}"), "Hello");
         assert_eq!(render("{{ 'aaa'.replace('a', 'b', 2) }}"), "bba");
-        assert_eq!(render("{{ 'héllo'.find('l') }}|{{ 'x'.find('y') }}"), "2|-1");
+        assert_eq!(
+            render("{{ 'héllo'.find('l') }}|{{ 'x'.find('y') }}"),
+            "2|-1"
+        );
         assert_eq!(render("{{ '-'.join(['a', 'b']) }}"), "a-b");
     }
 
@@ -233,7 +250,10 @@ mod tests {
             render("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}"),
             "b=2;a=1;"
         );
-        assert_eq!(render("{{ d.get('a') }}|{{ d.get('z', 9) }}|{{ d.get('z') }}"), "1|9|None");
+        assert_eq!(
+            render("{{ d.get('a') }}|{{ d.get('z', 9) }}|{{ d.get('z') }}"),
+            "1|9|None"
+        );
     }
 
     #[test]

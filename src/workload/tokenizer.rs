@@ -378,7 +378,11 @@ fn resolve_with(
     }
     match revision {
         // The model is cached, but not at that revision.
-        Some(rev) if cache_roots.iter().any(|r| r.join(model_folder(spec)).is_dir()) => {
+        Some(rev)
+            if cache_roots
+                .iter()
+                .any(|r| r.join(model_folder(spec)).is_dir()) =>
+        {
             Err(TokenizerError::RevisionNotFound {
                 spec: spec.to_owned(),
                 revision: rev.to_owned(),
@@ -408,7 +412,11 @@ fn at_revision(
 ) -> Result<Option<PathBuf>, TokenizerError> {
     // A revision is one path component of refs/ (a branch like `pr/1` may have two), never
     // a way out of the model's folder.
-    if rev.is_empty() || rev.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+    if rev.is_empty()
+        || rev
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+    {
         return Ok(None);
     }
     let reference = model.join("refs").join(rev);
@@ -522,11 +530,7 @@ impl Tokenizer {
                     .sum()
             }
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(h) => h
-                .tok
-                .encode_fast(text, false)
-                .map(|e| e.len())
-                .unwrap_or(0),
+            Tokenizer::Hf(h) => h.tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
         }
     }
 
@@ -896,7 +900,11 @@ mod tests {
         let model = roots[0].join("models--acme--tiny");
         for snap in ["aaa", "bbb", "ccc"] {
             std::fs::create_dir_all(model.join("snapshots").join(snap)).unwrap();
-            std::fs::write(model.join("snapshots").join(snap).join("tokenizer.json"), "{}").unwrap();
+            std::fs::write(
+                model.join("snapshots").join(snap).join("tokenizer.json"),
+                "{}",
+            )
+            .unwrap();
         }
         std::fs::create_dir_all(model.join("refs/pr")).unwrap();
         std::fs::write(model.join("refs/main"), "aaa").unwrap();
@@ -920,11 +928,9 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("no revision \"v2\""), "{msg}");
         match err {
-            TokenizerError::RevisionNotFound { tried, .. } => assert_eq!(
-                tried[2..],
-                [model.join("refs/v2"), snap("v2")],
-                "{msg}"
-            ),
+            TokenizerError::RevisionNotFound { tried, .. } => {
+                assert_eq!(tried[2..], [model.join("refs/v2"), snap("v2")], "{msg}")
+            }
             other => panic!("unexpected {other:?}"),
         }
         for bad in ["../models--acme--tiny/snapshots/aaa", "..", "", "a//b"] {
@@ -967,13 +973,19 @@ mod tests {
             ..LoadOptions::default()
         };
         let msg = resolve_with(spec, &[], &trusted).unwrap_err().to_string();
-        assert!(msg.contains("--tokenizer-trust-remote-code cannot apply"), "{msg}");
+        assert!(
+            msg.contains("--tokenizer-trust-remote-code cannot apply"),
+            "{msg}"
+        );
         assert!(msg.contains("tok.FastTok"), "{msg}");
         // A tokenizer.json beside the auto_map needs no code: the flag changes nothing.
         std::fs::write(dir.path().join("tokenizer.json"), "{}").unwrap();
         let file = dir.path().join("tokenizer.json");
         assert_eq!(resolve_with(spec, &[], &trusted).unwrap(), file);
-        assert_eq!(resolve_with(spec, &[], &LoadOptions::default()).unwrap(), file);
+        assert_eq!(
+            resolve_with(spec, &[], &LoadOptions::default()).unwrap(),
+            file
+        );
         // The same in a hub-cache snapshot.
         let roots = [dir.path().join("hub")];
         let snap = roots[0].join("models--acme--py/snapshots/abc");

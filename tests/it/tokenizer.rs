@@ -65,8 +65,20 @@ fn run(server: &MockServer, cache: &Path, out: &Path, extra: &[&str]) -> Output 
     std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .env("HF_HUB_CACHE", cache)
         .args(["profile", "-m", "acme/chat", "--tokenizer", "acme/chat"])
-        .args(["--endpoint-type", "chat", "--ui-type", "none", "--workers-max", "1"])
-        .args(["--no-server-metrics", "--no-gpu-telemetry", "--request-count", "3"])
+        .args([
+            "--endpoint-type",
+            "chat",
+            "--ui-type",
+            "none",
+            "--workers-max",
+            "1",
+        ])
+        .args([
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
+            "--request-count",
+            "3",
+        ])
         .args(["--custom-dataset-type", "single_turn", "--input-file"])
         .arg(&input)
         .arg("--url")
@@ -81,7 +93,11 @@ fn run(server: &MockServer, cache: &Path, out: &Path, extra: &[&str]) -> Output 
 fn isls(dir: &Path) -> Vec<u64> {
     read_jsonl(&dir.join("profile_export.jsonl"))
         .iter()
-        .map(|r| r["metrics"]["input_sequence_length"]["value"].as_u64().unwrap())
+        .map(|r| {
+            r["metrics"]["input_sequence_length"]["value"]
+                .as_u64()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -123,7 +139,10 @@ fn chat_template_isl_at_a_cached_revision_is_transformers_count() {
     ok(&run(&server, &cache, &c, &["--tokenizer-revision", V1]));
     assert_eq!(isls(&c), vec![7; 3]);
     let echo: &Value = &read_json(&c.join("profile_export_aiperf.json"))["input_config"];
-    assert_eq!(echo["tokenizer"], json!({"name": "acme/chat", "revision": V1}));
+    assert_eq!(
+        echo["tokenizer"],
+        json!({"name": "acme/chat", "revision": V1})
+    );
 
     // A revision the cache does not have: a setup error naming what was looked for.
     let d = tmp.path().join("missing");
@@ -132,7 +151,10 @@ fn chat_template_isl_at_a_cached_revision_is_transformers_count() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no revision \"v2\""), "{err}");
     assert!(err.contains("models--acme--chat/refs/v2"), "{err}");
-    assert!(err.contains("models--acme--chat/snapshots/v2/tokenizer.json"), "{err}");
+    assert!(
+        err.contains("models--acme--chat/snapshots/v2/tokenizer.json"),
+        "{err}"
+    );
 }
 
 /// Synthetic single-turn prompts are shortened by the template's overhead, as AIPerf's first
@@ -146,9 +168,20 @@ fn synthetic_isl_with_a_chat_template_is_the_isl_asked_for() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "acme/chat", "--tokenizer"])
         .arg(&tokenizer)
-        .args(["--apply-chat-template", "--endpoint-type", "chat", "--isl", "40"])
+        .args([
+            "--apply-chat-template",
+            "--endpoint-type",
+            "chat",
+            "--isl",
+            "40",
+        ])
         .args(["--osl", "2", "--request-count", "3", "--random-seed", "3"])
-        .args(["--ui-type", "none", "--no-server-metrics", "--no-gpu-telemetry"])
+        .args([
+            "--ui-type",
+            "none",
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
+        ])
         .arg("--url")
         .arg(format!("http://{}", server.addr))
         .arg("--artifact-dir")

@@ -540,7 +540,12 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 keys(
                     m,
                     "benchmark.tokenizer",
-                    &["name", "revision", "trust_remote_code", "apply_chat_template"],
+                    &[
+                        "name",
+                        "revision",
+                        "trust_remote_code",
+                        "apply_chat_template",
+                    ],
                     &["resolved_names"],
                 )?;
                 tokenizer_options(m, a)?;

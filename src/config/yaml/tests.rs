@@ -507,7 +507,10 @@ fn tokenizer_block_maps_onto_the_tokenizer_flags() {
         assert!(line.contains(part), "{part}: {line}");
     }
     // `false` is the default: no flag.
-    let line = words(&format!("{MIN}  tokenizer: {{apply_chat_template: false}}\n")).join(" ");
+    let line = words(&format!(
+        "{MIN}  tokenizer: {{apply_chat_template: false}}\n"
+    ))
+    .join(" ");
     assert!(!line.contains("--apply-chat-template"), "{line}");
     // AIPerf's runtime-only key stays refused.
     assert!(matches!(
