@@ -450,7 +450,7 @@ fn chat_template_compensated(
     let s = &params.shaping;
     let single_turn = s.turn_mean <= 1 && s.turn_stddev == 0 && s.seq_dist.is_none();
     if let Some(t) = tokenizer.chat_template().filter(|_| single_turn) {
-        let (fixed, wrap) = t.overheads(tokenizer);
+        let (fixed, wrap) = t.overheads(|text| tokenizer.count(text));
         params.isl_mean = params.isl_mean.saturating_sub(fixed + wrap).max(1);
     }
     params
