@@ -24,6 +24,7 @@ pub mod search;
 pub mod shard;
 pub mod sweep;
 pub mod timing;
+pub mod tokenizer;
 pub mod trace_tools;
 pub mod video;
 pub mod yaml;
@@ -218,6 +219,8 @@ pub struct ProfileArgs {
     /// found in the local Hugging Face cache. Defaults to the model name.
     #[arg(long, help_heading = "Tokenizer")]
     pub tokenizer: Option<String>,
+    #[command(flatten)]
+    pub tokenizer_opts: tokenizer::TokenizerArgs,
 
     // ----- Load generator -----
     /// Stop issuing requests after this many seconds.

@@ -97,6 +97,30 @@ fn float(x: f64) -> Value {
     json!(x)
 }
 
+/// `tokenizer`: each of the group's flags that was given, under AIPerf's key.
+fn tokenizer(e: &Echo) -> Value {
+    let a = &e.args;
+    let mut m = Map::new();
+    if let Some(t) = &a.tokenizer {
+        m.insert("name".into(), json!(t));
+    }
+    let o = &a.tokenizer_opts;
+    if let Some(r) = o
+        .tokenizer_revision
+        .as_ref()
+        .filter(|_| e.given("tokenizer_revision"))
+    {
+        m.insert("revision".into(), json!(r));
+    }
+    if e.given("trust_remote_code") {
+        m.insert("trust_remote_code".into(), json!(o.trust_remote_code));
+    }
+    if e.given("apply_chat_template") {
+        m.insert("apply_chat_template".into(), json!(o.apply_chat_template));
+    }
+    Value::Object(m)
+}
+
 /// The `input_config` of `cfg` (see the module documentation for the rule).
 pub fn input_config(cfg: &Config) -> Value {
     let e = &cfg.echo;
@@ -118,13 +142,7 @@ pub fn input_config(cfg: &Config) -> Value {
     if let Some(slos) = slos(a.goodput.goodput.as_deref()) {
         top.insert("slos".into(), slos);
     }
-    top.insert(
-        "tokenizer".into(),
-        match &a.tokenizer {
-            Some(t) => json!({"name": t}),
-            None => json!({}),
-        },
-    );
+    top.insert("tokenizer".into(), tokenizer(e));
     top.insert(
         "gpu_telemetry".into(),
         gpu_telemetry(cfg, a.gpu_telemetry.as_deref()),

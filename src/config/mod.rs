@@ -405,6 +405,8 @@ pub struct Config {
     pub export_level: ExportLevel,
     /// Tokenizer spec (`builtin`, a path, or a model id in the local HF cache).
     pub tokenizer: String,
+    /// `--tokenizer-revision`, `--tokenizer-trust-remote-code`, `--apply-chat-template`.
+    pub tokenizer_options: crate::workload::tokenizer::LoadOptions,
     pub dataset: DatasetConfig,
     /// Synthetic prompt shaping: conversations, `--seq-dist`, prefix and system prompts.
     pub prompt: prompt::PromptConfig,

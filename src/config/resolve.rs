@@ -139,8 +139,11 @@ impl Config {
         let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
         let (wandb, wandb_unused) = super::lab::wandb(&args.wandb);
         let otel = super::lab::otel(&args.otel)?;
+        let tokenizer = tokenizer_for(args.tokenizer.as_deref(), &models[0]);
+        let tokenizer_options = tokenizer_options(&args.tokenizer_opts);
         let warnings = [
             warnings,
+            tokenizer_warnings(&tokenizer, &tokenizer_options),
             super::lab::unused(&args.lifecycle),
             mlflow_unused,
             wandb_unused,
@@ -161,7 +164,8 @@ impl Config {
             mlflow,
             wandb,
             otel,
-            tokenizer: tokenizer_for(args.tokenizer.as_deref(), &models[0]),
+            tokenizer,
+            tokenizer_options,
             model_selection: super::requests::model_selection(&args.requests)?,
             models,
             endpoint,
@@ -646,4 +650,38 @@ impl From<ExportLevelArg> for ExportLevel {
             ExportLevelArg::Raw => ExportLevel::Raw,
         }
     }
+}
+
+/// The Tokenizer group's flags beside `--tokenizer`, as the tokenizer is loaded with them.
+fn tokenizer_options(
+    a: &crate::cli::tokenizer::TokenizerArgs,
+) -> crate::workload::tokenizer::LoadOptions {
+    crate::workload::tokenizer::LoadOptions {
+        revision: a.tokenizer_revision.clone(),
+        trust_remote_code: a.trust_remote_code,
+        apply_chat_template: a.apply_chat_template,
+    }
+}
+
+/// What the Tokenizer flags change nothing for, one line each: a revision or a chat template
+/// with the builtin tokenizer (AIPerf counts its bare text: it has no template).
+fn tokenizer_warnings(spec: &str, o: &crate::workload::tokenizer::LoadOptions) -> Vec<String> {
+    let mut w = Vec::new();
+    if !crate::workload::tokenizer::names_builtin(spec) {
+        return w;
+    }
+    if o.apply_chat_template {
+        w.push(
+            "--apply-chat-template has no effect with the builtin tokenizer: it has no chat \
+             template, so the ISL is counted on the prompt text (as AIPerf does)"
+                .to_owned(),
+        );
+    }
+    if o.revision.as_deref().is_some_and(|r| r != "main") {
+        w.push(
+            "--tokenizer-revision has no effect with the builtin tokenizer (it has no revisions)"
+                .to_owned(),
+        );
+    }
+    w
 }

@@ -157,6 +157,11 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("export_http_trace", Scope::RecordsFile),
     ("show_trace_timing", Scope::Any),
     ("tokenizer", Scope::Any),
+    // Tokenizer: with the builtin tokenizer, a revision or a chat template is warned in
+    // config/resolve.rs; a Python-only tokenizer is refused where it is loaded.
+    ("tokenizer_revision", Scope::Resolved("config/resolve.rs")),
+    ("trust_remote_code", Scope::Any),
+    ("apply_chat_template", Scope::Resolved("config/resolve.rs")),
     // Load generator and warmup
     ("benchmark_duration", Scope::Resolved("config/mod.rs")),
     (

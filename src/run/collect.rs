@@ -12,7 +12,7 @@ use crate::aggregate::http_trace::as_aiperf_reads;
 use crate::aggregate::live::LiveStats;
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
-use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_input};
+use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use crate::export::JsonlWriter;
 use crate::export::raw::RawWriter;
 use crate::export::timeslices::TimesliceCollector;
@@ -338,9 +338,7 @@ impl Collector {
             (u.prompt_tokens, output, reasoning)
         } else {
             let input = match &raw.request_body {
-                Some(body) => {
-                    payload_input(self.kind, body).map(|text| self.tokenizer.count(&text) as u64)
-                }
+                Some(body) => self.tokenizer.count_input(self.kind, body),
                 // A `--cache-bust` marker spliced in as it was sent counts too.
                 None => entry
                     .and_then(|e| e.isl_tokens)

@@ -50,7 +50,7 @@ pub(super) struct Prepared {
 /// may give up server-metrics collection ([`shard::prepare`]).
 pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Prepared, RunError> {
     const NOTHING: &str = "nothing was written";
-    let tokenizer = Arc::new(load_tokenizer(&cfg.tokenizer)?);
+    let tokenizer = Arc::new(load_tokenizer(&cfg.tokenizer, &cfg.tokenizer_options)?);
     check_interrupt("loading the tokenizer", NOTHING)?;
     let mock = start_mock(cfg, &tokenizer)?;
     let payload = payload_params(cfg);
@@ -171,18 +171,22 @@ fn check_interrupt(stage: &str, written: &str) -> Result<(), RunError> {
 
 /// The tokenizer, loaded on its own thread so that a signal does not wait for a large
 /// `tokenizer.json` to be parsed (the thread is left to finish alone when one comes).
-fn load_tokenizer(spec: &str) -> Result<workload::tokenizer::Tokenizer, RunError> {
+fn load_tokenizer(
+    spec: &str,
+    opts: &workload::tokenizer::LoadOptions,
+) -> Result<workload::tokenizer::Tokenizer, RunError> {
     let to_run_error =
         |e: workload::tokenizer::TokenizerError| RunError::new(SetupKind::Tokenizer, e.to_string());
     let (tx, rx) = std::sync::mpsc::channel();
     let owned = spec.to_owned();
+    let owned_opts = opts.clone();
     let spawned = std::thread::Builder::new()
         .name("ringperf-tokenizer-load".into())
         .spawn(move || {
-            let _ = tx.send(workload::tokenizer::load(&owned));
+            let _ = tx.send(workload::tokenizer::load_with(&owned, &owned_opts));
         });
     if spawned.is_err() {
-        return workload::tokenizer::load(spec).map_err(to_run_error);
+        return workload::tokenizer::load_with(spec, opts).map_err(to_run_error);
     }
     loop {
         match rx.recv_timeout(std::time::Duration::from_millis(50)) {
@@ -258,10 +262,11 @@ fn build_dataset(
         None => match &cfg.rankings {
             Some(shape) => workload::rankings::build(&synthetic_params(cfg), shape, tokenizer),
             None => {
-                let mut dataset = workload::synthetic::build(
-                    &with_marker_budget(synthetic_params(cfg), cfg, tokenizer),
+                let params = chat_template_compensated(
+                    with_marker_budget(synthetic_params(cfg), cfg, tokenizer),
                     tokenizer,
                 );
+                let mut dataset = workload::synthetic::build(&params, tokenizer);
                 if let Some(media) = &cfg.media {
                     workload::media::attach(&mut dataset, media, Some(cfg.seed)).map_err(|e| {
                         RunError::new(SetupKind::Workload, format!("cannot make the media: {e}"))
@@ -480,6 +485,23 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
         sequential_ids: cfg.seed_given,
         shaping,
     }
+}
+
+/// `--apply-chat-template` on single-turn synthetic prompts: their ISL shortened by the
+/// template's overhead (one request's plus one message's), so that the templated ISL counted is
+/// `--isl`, as AIPerf compensates its first turns. Multi-turn conversations and `--seq-dist` are
+/// left as they are (docs/tokenizer.md).
+fn chat_template_compensated(
+    mut params: workload::SyntheticParams,
+    tokenizer: &workload::tokenizer::Tokenizer,
+) -> workload::SyntheticParams {
+    let s = &params.shaping;
+    let single_turn = s.turn_mean <= 1 && s.turn_stddev == 0 && s.seq_dist.is_none();
+    if let Some(t) = tokenizer.chat_template().filter(|_| single_turn) {
+        let (fixed, wrap) = t.overheads(|text| tokenizer.count(text));
+        params.isl_mean = params.isl_mean.saturating_sub(fixed + wrap).max(1);
+    }
+    params
 }
 
 /// Renders every turn's payload template before anything is sent: a turn whose rendering is not

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_input};
+use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
 use crate::worker::Encoding;
 use crate::workload::loader::{DeferredPrompts, TraceIndex};
 use crate::workload::stream::{BuildError, Ready, Stream, Window};
@@ -175,7 +175,7 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
                             turn: &turn,
                         },
                     );
-                    let isl = payload_input(kind, &body).map(|text| tokenizer.count(&text) as u64);
+                    let isl = tokenizer.count_input(kind, &body);
                     (
                         Ready {
                             requests: encode(&encoding, &body),

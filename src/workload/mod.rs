@@ -9,11 +9,13 @@
 //! concern does not shift another. The streams are not bit-compatible with Python's.
 
 pub mod cache_bust;
+pub mod chat_template;
 pub mod loader;
 pub mod media;
 pub mod models;
 pub mod prepared;
 pub mod prompt;
+mod pycompat;
 pub mod range_ratio;
 pub mod rankings;
 pub mod seq_dist;

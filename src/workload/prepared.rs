@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_input};
+use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
 
 use super::Tokenizer;
 
@@ -134,8 +134,7 @@ fn prepare_conversation(
             let isl_tokens = body
                 .as_ref()
                 .filter(|_| !params.use_server_token_count)
-                .and_then(|b| payload_input(kind, b))
-                .map(|text| tokenizer.count(&text) as u64);
+                .and_then(|b| tokenizer.count_input(kind, b));
             PreparedTurn {
                 body,
                 isl_tokens,

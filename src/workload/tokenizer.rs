@@ -23,6 +23,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::chat_template::{ChatTemplate, ChatTemplateError};
+use crate::endpoint::EndpointKind;
+
 /// The `--tokenizer` value that selects tiktoken `o200k_base`.
 pub const BUILTIN: &str = "builtin";
 
@@ -42,7 +45,29 @@ pub enum Tokenizer {
     Builtin(LazyBuiltin),
     /// A Hugging Face `tokenizer.json`, with the path it was loaded from.
     #[cfg(feature = "hf-tokenizer")]
-    Hf(Box<tokenizers::Tokenizer>, PathBuf),
+    Hf(Box<HfTokenizer>),
+}
+
+/// A loaded `tokenizer.json`, where it was read, and its chat template when
+/// `--apply-chat-template` asked for it.
+#[cfg(feature = "hf-tokenizer")]
+#[derive(Clone)]
+pub struct HfTokenizer {
+    tok: tokenizers::Tokenizer,
+    path: PathBuf,
+    chat: Option<std::sync::Arc<ChatTemplate>>,
+}
+
+/// How `--tokenizer` is loaded: the Tokenizer group's other flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// `--tokenizer-revision`: a branch or tag (`refs/<rev>`) or a commit (`snapshots/<rev>`)
+    /// of a model id in the hub cache; `None` (or `main`) is `refs/main`, else any snapshot.
+    pub revision: Option<String>,
+    /// `--tokenizer-trust-remote-code`: accepted where a `tokenizer.json` makes it needless.
+    pub trust_remote_code: bool,
+    /// `--apply-chat-template`: load the chat template to count ISL with.
+    pub apply_chat_template: bool,
 }
 
 impl fmt::Debug for Tokenizer {
@@ -50,7 +75,7 @@ impl fmt::Debug for Tokenizer {
         match self {
             Tokenizer::Builtin(_) => f.write_str("Tokenizer::Builtin(o200k_base)"),
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(_, path) => write!(f, "Tokenizer::Hf({})", path.display()),
+            Tokenizer::Hf(h) => write!(f, "Tokenizer::Hf({})", h.path.display()),
         }
     }
 }
@@ -65,6 +90,20 @@ pub enum TokenizerError {
     Invalid { path: PathBuf, reason: String },
     /// The spec names a Hugging Face tokenizer but the `hf-tokenizer` feature is off.
     HfDisabled { spec: String },
+    /// `--tokenizer-revision`: the model is in the cache, but not at that revision.
+    RevisionNotFound {
+        spec: String,
+        revision: String,
+        tried: Vec<PathBuf>,
+    },
+    /// The directory has no `tokenizer.json`, only a Python tokenizer class (`auto_map`).
+    RemoteCode {
+        dir: PathBuf,
+        class: String,
+        trusted: bool,
+    },
+    /// `--apply-chat-template` with a template that cannot be used.
+    ChatTemplate(ChatTemplateError),
 }
 
 impl fmt::Display for TokenizerError {
@@ -90,6 +129,49 @@ impl fmt::Display for TokenizerError {
                 "tokenizer {spec:?} needs Hugging Face support, which this build lacks \
                  (feature `hf-tokenizer`); use `builtin`"
             ),
+            TokenizerError::RevisionNotFound {
+                spec,
+                revision,
+                tried,
+            } => {
+                write!(
+                    f,
+                    "tokenizer {spec:?} has no revision {revision:?} in the local Hugging Face \
+                     cache (ringperf never downloads; a branch or tag is read from refs/<rev>, a \
+                     commit from snapshots/<rev>); looked at:"
+                )?;
+                for p in tried {
+                    write!(f, "\n  {}", p.display())?;
+                }
+                Ok(())
+            }
+            TokenizerError::RemoteCode {
+                dir,
+                class,
+                trusted: false,
+            } => write!(
+                f,
+                "The repository {} contains custom code which must be executed to correctly \
+                 load the model (tokenizer_config.json's auto_map names {class} and there is no \
+                 tokenizer.json). Please pass the argument `trust_remote_code=True` to allow \
+                 custom code to be run: in AIPerf --tokenizer-trust-remote-code; ringperf cannot \
+                 run Python tokenizer code either way (save the tokenizer as tokenizer.json)",
+                dir.display()
+            ),
+            TokenizerError::RemoteCode {
+                dir,
+                class,
+                trusted: true,
+            } => write!(
+                f,
+                "--tokenizer-trust-remote-code cannot apply: the tokenizer in {} is Python code \
+                 ({class}, named by tokenizer_config.json's auto_map, and no tokenizer.json), \
+                 which ringperf's Rust tokenizer cannot run; save it as tokenizer.json \
+                 (`AutoTokenizer.from_pretrained(..., trust_remote_code=True).save_pretrained(dir)` \
+                 writes one for a fast tokenizer) or use `builtin`",
+                dir.display()
+            ),
+            TokenizerError::ChatTemplate(e) => e.fmt(f),
         }
     }
 }
@@ -101,11 +183,41 @@ impl std::error::Error for TokenizerError {}
 /// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, layout
 /// `models--ORG--NAME/snapshots/<rev>/tokenizer.json`).
 pub fn load(spec: &str) -> Result<Tokenizer, TokenizerError> {
+    load_with(spec, &LoadOptions::default())
+}
+
+/// [`load`] with the Tokenizer group's other flags: the hub-cache revision, whether remote code
+/// was trusted (a Python-only tokenizer is refused either way, saying why), and the chat
+/// template. The builtin tokenizer has no template: with `apply_chat_template` it is returned
+/// as is (AIPerf counts bare text then); a `tokenizer.json` without one is an error.
+pub fn load_with(spec: &str, opts: &LoadOptions) -> Result<Tokenizer, TokenizerError> {
     if names_builtin(spec) {
         return Ok(Tokenizer::builtin());
     }
-    let path = resolve(spec, &hub_cache_roots())?;
-    load_file(&path)
+    let path = resolve_with(spec, &hub_cache_roots(), opts)?;
+    let tok = load_file(&path)?;
+    if opts.apply_chat_template {
+        return attach_chat_template(tok, &path);
+    }
+    Ok(tok)
+}
+
+#[cfg(feature = "hf-tokenizer")]
+fn attach_chat_template(tok: Tokenizer, path: &Path) -> Result<Tokenizer, TokenizerError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let chat = ChatTemplate::load(dir).map_err(TokenizerError::ChatTemplate)?;
+    Ok(match tok {
+        Tokenizer::Hf(mut h) => {
+            h.chat = Some(std::sync::Arc::new(chat));
+            Tokenizer::Hf(h)
+        }
+        other => other,
+    })
+}
+
+#[cfg(not(feature = "hf-tokenizer"))]
+fn attach_chat_template(tok: Tokenizer, _path: &Path) -> Result<Tokenizer, TokenizerError> {
+    Ok(tok)
 }
 
 /// Starts building the builtin tokenizer on a background thread when `spec` names it, so that
@@ -149,7 +261,7 @@ pub fn builtin_table_used() -> bool {
 }
 
 /// Whether `spec` selects the builtin tokenizer.
-fn names_builtin(spec: &str) -> bool {
+pub fn names_builtin(spec: &str) -> bool {
     spec.trim().eq_ignore_ascii_case(BUILTIN)
 }
 
@@ -172,7 +284,43 @@ fn hub_cache_roots() -> Vec<PathBuf> {
 }
 
 /// Finds the `tokenizer.json` that `spec` names, searching `cache_roots` for model ids.
+#[cfg(test)]
 fn resolve(spec: &str, cache_roots: &[PathBuf]) -> Result<PathBuf, TokenizerError> {
+    resolve_with(spec, cache_roots, &LoadOptions::default())
+}
+
+/// The Python tokenizer class `dir`'s `tokenizer_config.json` names in `auto_map`, if any
+/// (`AutoTokenizer`: a string, or `[slow, fast]` with either null).
+fn remote_tokenizer_class(dir: &Path) -> Option<String> {
+    let text = std::fs::read(dir.join("tokenizer_config.json")).ok()?;
+    let config: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let entry = config.get("auto_map")?.get("AutoTokenizer")?;
+    match entry {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(a) => a.iter().rev().find_map(|v| v.as_str().map(str::to_owned)),
+        _ => None,
+    }
+}
+
+/// A directory with no `tokenizer.json` that names a Python tokenizer class: refused.
+fn check_remote_code(dir: &Path, opts: &LoadOptions) -> Result<(), TokenizerError> {
+    match remote_tokenizer_class(dir) {
+        Some(class) => Err(TokenizerError::RemoteCode {
+            dir: dir.to_owned(),
+            class,
+            trusted: opts.trust_remote_code,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// [`resolve`] at `opts.revision` (model ids only: a path has no revisions), refusing a
+/// directory whose tokenizer is Python code.
+fn resolve_with(
+    spec: &str,
+    cache_roots: &[PathBuf],
+    opts: &LoadOptions,
+) -> Result<PathBuf, TokenizerError> {
     let mut tried = Vec::new();
     let direct = PathBuf::from(spec);
     if direct.is_file() {
@@ -183,7 +331,11 @@ fn resolve(spec: &str, cache_roots: &[PathBuf]) -> Result<PathBuf, TokenizerErro
     if in_dir.is_file() {
         return Ok(in_dir);
     }
+    if direct.is_dir() {
+        check_remote_code(&direct, opts)?;
+    }
     tried.push(in_dir);
+    let revision = opts.revision.as_deref().filter(|r| *r != "main");
     // A model id is `ORG/NAME` or `NAME`; the cache keeps it as `models--ORG--NAME`.
     let id = spec.trim_matches('/');
     let looks_like_id = !id.is_empty() && !id.contains("..") && id.split('/').count() <= 2;
@@ -191,6 +343,12 @@ fn resolve(spec: &str, cache_roots: &[PathBuf]) -> Result<PathBuf, TokenizerErro
         let folder = format!("models--{}", id.replace('/', "--"));
         for root in cache_roots {
             let model = root.join(&folder);
+            if let Some(rev) = revision {
+                if let Some(found) = at_revision(&model, rev, opts, &mut tried)? {
+                    return Ok(found);
+                }
+                continue;
+            }
             // `refs/main` names the snapshot the hub client considers current; prefer it.
             let main = std::fs::read_to_string(model.join("refs/main")).ok();
             let mut snapshots: Vec<PathBuf> = Vec::new();
@@ -211,14 +369,77 @@ fn resolve(spec: &str, cache_roots: &[PathBuf]) -> Result<PathBuf, TokenizerErro
                 if file.is_file() {
                     return Ok(file);
                 }
+                if snap.is_dir() {
+                    check_remote_code(&snap, opts)?;
+                }
                 tried.push(file);
             }
         }
     }
-    Err(TokenizerError::NotFound {
-        spec: spec.to_owned(),
-        tried,
-    })
+    match revision {
+        // The model is cached, but not at that revision.
+        Some(rev)
+            if cache_roots
+                .iter()
+                .any(|r| r.join(model_folder(spec)).is_dir()) =>
+        {
+            Err(TokenizerError::RevisionNotFound {
+                spec: spec.to_owned(),
+                revision: rev.to_owned(),
+                tried,
+            })
+        }
+        _ => Err(TokenizerError::NotFound {
+            spec: spec.to_owned(),
+            tried,
+        }),
+    }
+}
+
+/// The hub cache's folder for a model id: `models--ORG--NAME`.
+fn model_folder(spec: &str) -> String {
+    format!("models--{}", spec.trim_matches('/').replace('/', "--"))
+}
+
+/// The `tokenizer.json` of the cached `model` at revision `rev`, as huggingface_hub resolves a
+/// revision offline: a branch or tag through `refs/<rev>` (the commit it names), else a commit
+/// hash as a `snapshots/<rev>` directory. Everything looked at is added to `tried`.
+fn at_revision(
+    model: &Path,
+    rev: &str,
+    opts: &LoadOptions,
+    tried: &mut Vec<PathBuf>,
+) -> Result<Option<PathBuf>, TokenizerError> {
+    // A revision is one path component of refs/ (a branch like `pr/1` may have two), never
+    // a way out of the model's folder.
+    if rev.is_empty()
+        || rev
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Ok(None);
+    }
+    let reference = model.join("refs").join(rev);
+    let commit = std::fs::read_to_string(&reference).ok();
+    tried.push(reference);
+    let commit = commit
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !c.contains(['/', '\\']) && *c != "..")
+        .unwrap_or(rev);
+    if commit.contains('/') {
+        return Ok(None);
+    }
+    let snap = model.join("snapshots").join(commit);
+    let file = snap.join("tokenizer.json");
+    if file.is_file() {
+        return Ok(Some(file));
+    }
+    if snap.is_dir() {
+        check_remote_code(&snap, opts)?;
+    }
+    tried.push(file);
+    Ok(None)
 }
 
 #[cfg(feature = "hf-tokenizer")]
@@ -228,7 +449,11 @@ fn load_file(path: &Path) -> Result<Tokenizer, TokenizerError> {
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
-    Ok(Tokenizer::Hf(Box::new(tok), path.to_owned()))
+    Ok(Tokenizer::Hf(Box::new(HfTokenizer {
+        tok,
+        path: path.to_owned(),
+        chat: None,
+    })))
 }
 
 #[cfg(not(feature = "hf-tokenizer"))]
@@ -264,7 +489,7 @@ impl Tokenizer {
         match self {
             Tokenizer::Builtin(_) => BUILTIN.to_owned(),
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(_, path) => path.display().to_string(),
+            Tokenizer::Hf(h) => h.path.display().to_string(),
         }
     }
 
@@ -284,7 +509,8 @@ impl Tokenizer {
                 ids
             }
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(tok, _) => tok
+            Tokenizer::Hf(h) => h
+                .tok
                 .encode_fast(text, false)
                 .map(|e| e.get_ids().to_vec())
                 .unwrap_or_default(),
@@ -304,8 +530,31 @@ impl Tokenizer {
                     .sum()
             }
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(tok, _) => tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
+            Tokenizer::Hf(h) => h.tok.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
         }
+    }
+
+    /// The chat template loaded with `--apply-chat-template`, if any.
+    pub fn chat_template(&self) -> Option<&ChatTemplate> {
+        match self {
+            Tokenizer::Builtin(_) => None,
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(h) => h.chat.as_deref(),
+        }
+    }
+
+    /// The ISL of a request `body` sent to a `kind` endpoint, as AIPerf's record processor
+    /// counts it: with a chat template ([`Tokenizer::chat_template`]) and a chat-shaped body,
+    /// the tokens of the rendered conversation; otherwise the tokens of the body's input texts
+    /// joined by spaces. `None` when the body has nothing to count.
+    pub fn count_input(&self, kind: EndpointKind, body: &[u8]) -> Option<u64> {
+        if let Some(text) = self
+            .chat_template()
+            .and_then(|t| t.render_request(kind, body))
+        {
+            return Some(self.count(&text) as u64);
+        }
+        crate::endpoint::payload_input(kind, body).map(|text| self.count(&text) as u64)
     }
 
     /// The token that starts each `hash_ids` block (AIPerf's `block_separation_token_id`):
@@ -317,7 +566,7 @@ impl Tokenizer {
         match self {
             Tokenizer::Builtin(_) => Some(O200K_ENDOFTEXT),
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(tok, _) => [
+            Tokenizer::Hf(h) => [
                 "<|begin_of_text|>",
                 "<s>",
                 "<bos>",
@@ -329,7 +578,7 @@ impl Tokenizer {
                 "<|im_end|>",
             ]
             .iter()
-            .find_map(|t| tok.token_to_id(t)),
+            .find_map(|t| h.tok.token_to_id(t)),
         }
     }
 
@@ -355,7 +604,7 @@ impl Tokenizer {
                 String::from_utf8_lossy(&bytes).into_owned()
             }
             #[cfg(feature = "hf-tokenizer")]
-            Tokenizer::Hf(tok, _) => tok.decode(ids, false).unwrap_or_default(),
+            Tokenizer::Hf(h) => h.tok.decode(ids, false).unwrap_or_default(),
         }
     }
 }
@@ -642,6 +891,110 @@ mod tests {
         );
         let file = old.join("tokenizer.json");
         assert_eq!(resolve(file.to_str().unwrap(), &roots).unwrap(), file);
+    }
+
+    #[test]
+    fn revisions_resolve_through_refs_or_a_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = [dir.path().join("hub")];
+        let model = roots[0].join("models--acme--tiny");
+        for snap in ["aaa", "bbb", "ccc"] {
+            std::fs::create_dir_all(model.join("snapshots").join(snap)).unwrap();
+            std::fs::write(
+                model.join("snapshots").join(snap).join("tokenizer.json"),
+                "{}",
+            )
+            .unwrap();
+        }
+        std::fs::create_dir_all(model.join("refs/pr")).unwrap();
+        std::fs::write(model.join("refs/main"), "aaa").unwrap();
+        std::fs::write(model.join("refs/v1"), "bbb\n").unwrap();
+        std::fs::write(model.join("refs/pr/1"), "ccc").unwrap();
+        let at = |rev: &str| {
+            let opts = LoadOptions {
+                revision: Some(rev.to_owned()),
+                ..LoadOptions::default()
+            };
+            resolve_with("acme/tiny", &roots, &opts)
+        };
+        let snap = |s: &str| model.join("snapshots").join(s).join("tokenizer.json");
+        assert_eq!(at("main").unwrap(), snap("aaa"));
+        assert_eq!(at("v1").unwrap(), snap("bbb"));
+        assert_eq!(at("pr/1").unwrap(), snap("ccc"));
+        // A commit hash without a ref names its snapshot.
+        assert_eq!(at("ccc").unwrap(), snap("ccc"));
+        // Missing: every place looked at is named; nothing outside the model's folder is read.
+        let err = at("v2").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("no revision \"v2\""), "{msg}");
+        match err {
+            TokenizerError::RevisionNotFound { tried, .. } => {
+                assert_eq!(tried[2..], [model.join("refs/v2"), snap("v2")], "{msg}")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        for bad in ["../models--acme--tiny/snapshots/aaa", "..", "", "a//b"] {
+            assert!(
+                matches!(at(bad), Err(TokenizerError::RevisionNotFound { .. })),
+                "{bad:?}"
+            );
+        }
+        // A ref whose content tries to leave snapshots/.
+        std::fs::write(model.join("refs/evil"), "../../x").unwrap();
+        assert!(at("evil").is_err());
+        // A model that is not cached at all is NotFound, as without a revision.
+        let opts = LoadOptions {
+            revision: Some("v1".into()),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            resolve_with("acme/none", &roots, &opts),
+            Err(TokenizerError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn python_only_tokenizers_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = r#"{"auto_map": {"AutoTokenizer": ["tok.SlowTok", "tok.FastTok"]}}"#;
+        std::fs::write(dir.path().join("tokenizer_config.json"), config).unwrap();
+        let spec = dir.path().to_str().unwrap();
+        // Without the flag: transformers' refusal (AIPerf shows it), and why ringperf cannot
+        // follow it either.
+        let msg = resolve_with(spec, &[], &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("contains custom code"), "{msg}");
+        assert!(msg.contains("`trust_remote_code=True`"), "{msg}");
+        assert!(msg.contains("tok.FastTok"), "{msg}");
+        // With it: refused, saying that a Rust tokenizer cannot run it.
+        let trusted = LoadOptions {
+            trust_remote_code: true,
+            ..LoadOptions::default()
+        };
+        let msg = resolve_with(spec, &[], &trusted).unwrap_err().to_string();
+        assert!(
+            msg.contains("--tokenizer-trust-remote-code cannot apply"),
+            "{msg}"
+        );
+        assert!(msg.contains("tok.FastTok"), "{msg}");
+        // A tokenizer.json beside the auto_map needs no code: the flag changes nothing.
+        std::fs::write(dir.path().join("tokenizer.json"), "{}").unwrap();
+        let file = dir.path().join("tokenizer.json");
+        assert_eq!(resolve_with(spec, &[], &trusted).unwrap(), file);
+        assert_eq!(
+            resolve_with(spec, &[], &LoadOptions::default()).unwrap(),
+            file
+        );
+        // The same in a hub-cache snapshot.
+        let roots = [dir.path().join("hub")];
+        let snap = roots[0].join("models--acme--py/snapshots/abc");
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::write(snap.join("tokenizer_config.json"), config).unwrap();
+        assert!(matches!(
+            resolve_with("acme/py", &roots, &trusted),
+            Err(TokenizerError::RemoteCode { trusted: true, .. })
+        ));
     }
 
     #[cfg(feature = "hf-tokenizer")]

@@ -44,6 +44,7 @@ mod shards;
 mod startup;
 mod sweep;
 mod tls;
+mod tokenizer;
 mod trace_tools;
 mod video_generation;
 mod wandb;

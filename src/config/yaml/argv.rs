@@ -549,14 +549,15 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 keys(
                     m,
                     "benchmark.tokenizer",
-                    &["name"],
                     &[
+                        "name",
                         "revision",
                         "trust_remote_code",
                         "apply_chat_template",
-                        "resolved_names",
                     ],
+                    &["resolved_names"],
                 )?;
+                tokenizer_options(m, a)?;
                 m.get("name")
                     .map(|n| scalar(n, "benchmark.tokenizer.name"))
                     .transpose()?
@@ -590,6 +591,27 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             .map(|(k, x)| Ok(format!("{k}:{}", num(x, &format!("benchmark.slos.{k}"))?)))
             .collect::<R<_>>()?;
         a.one("--goodput", pairs.join(" "));
+    }
+    Ok(())
+}
+
+/// `benchmark.tokenizer.{revision, trust_remote_code, apply_chat_template}`: their flags.
+fn tokenizer_options(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    if let Some(v) = m.get("revision") {
+        a.one(
+            "--tokenizer-revision",
+            scalar(v, "benchmark.tokenizer.revision")?,
+        );
+    }
+    for (key, flag) in [
+        ("trust_remote_code", "--tokenizer-trust-remote-code"),
+        ("apply_chat_template", "--apply-chat-template"),
+    ] {
+        if let Some(v) = m.get(key)
+            && flag_bool(v, &format!("benchmark.tokenizer.{key}"))?
+        {
+            a.switch(flag);
+        }
     }
     Ok(())
 }

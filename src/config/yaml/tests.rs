@@ -536,3 +536,31 @@ fn sla_tiers_are_the_tier_flags_and_make_a_tiered_search() {
     assert_eq!(labels, ["tight", "loose"]);
     assert_eq!(a.tiers[1].filters[1].threshold, 900.0);
 }
+
+#[test]
+fn tokenizer_block_maps_onto_the_tokenizer_flags() {
+    let line = words(&format!(
+        "{MIN}  tokenizer: {{name: acme/chat, revision: v1, trust_remote_code: true, \
+         apply_chat_template: true}}\n"
+    ))
+    .join(" ");
+    for part in [
+        "--tokenizer acme/chat",
+        "--tokenizer-revision v1",
+        "--tokenizer-trust-remote-code",
+        "--apply-chat-template",
+    ] {
+        assert!(line.contains(part), "{part}: {line}");
+    }
+    // `false` is the default: no flag.
+    let line = words(&format!(
+        "{MIN}  tokenizer: {{apply_chat_template: false}}\n"
+    ))
+    .join(" ");
+    assert!(!line.contains("--apply-chat-template"), "{line}");
+    // AIPerf's runtime-only key stays refused.
+    assert!(matches!(
+        refused(&format!("{MIN}  tokenizer: {{resolved_names: {{}}}}\n")),
+        YamlError::Unsupported(_)
+    ));
+}

@@ -169,6 +169,7 @@ mod render {
             // HTML-escaped the way Jinja2 (markupsafe) escapes it, `None` / `True` / `False` are
             // spelled as Python spells them; `tojson` output is safe and written as it is.
             env.set_formatter(python_formatter);
+            env.add_filter("tojson", sorted_tojson);
             env.add_template_owned(NAME, source.clone())
                 .map_err(TemplateError::Compile)?;
             let response_field = match response_field {
@@ -320,6 +321,36 @@ mod render {
             .filter(|(n, _)| *n == name)
             .flat_map(|(_, c)| c.iter().copied())
             .collect()
+    }
+
+    /// Jinja2's `tojson` sorts every object's keys (`htmlsafe_json_dumps`, `sort_keys=True`);
+    /// minijinja keeps maps in insertion order (its `preserve_order`, which chat templates need),
+    /// so they are sorted here before its HTML-safe `tojson` writes them.
+    fn sorted_tojson(
+        value: &Jinja,
+        indent: Option<Jinja>,
+        kwargs: minijinja::value::Kwargs,
+    ) -> Result<Jinja, Error> {
+        fn sorted(v: &Jinja) -> Result<Jinja, Error> {
+            Ok(match v.kind() {
+                ValueKind::Map => {
+                    let mut keys: Vec<Jinja> = v.try_iter()?.collect();
+                    keys.sort();
+                    let pairs = keys
+                        .into_iter()
+                        .map(|k| Ok((k.clone(), sorted(&v.get_item(&k)?)?)))
+                        .collect::<Result<Vec<_>, Error>>()?;
+                    Jinja::from_pairs(pairs)
+                }
+                ValueKind::Seq => Jinja::from(v.try_iter()?.map(|x| sorted(&x)).collect::<Result<
+                    Vec<_>,
+                    Error,
+                >>(
+                )?),
+                _ => v.clone(),
+            })
+        }
+        minijinja::filters::tojson(&sorted(value)?, indent, kwargs)
     }
 
     /// Writes a value as Jinja2 with `autoescape=True` writes it: undefined as nothing, `None`,

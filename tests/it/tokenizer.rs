@@ -1,0 +1,193 @@
+//! The Tokenizer group (docs/tokenizer.md): `--tokenizer-revision` in a hand-built Hugging Face
+//! cache (`HF_HUB_CACHE` set for the child only) and `--apply-chat-template`, whose ISL is checked
+//! against the token ids transformers' `apply_chat_template` gave for the same tokenizer and
+//! conversation (tests/data/chat_template/expected.json).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use ringperf::mock::{MockConfig, MockServer, OutputLen};
+use serde_json::{Value, json};
+
+use crate::common::{read_json, read_jsonl};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/chat_template");
+const PROMPT: &str = "Hello, how are you today?";
+const MAIN: &str = "1111111111111111111111111111111111111111";
+const V1: &str = "2222222222222222222222222222222222222222";
+
+fn mock() -> MockServer {
+    ringperf::mock::start(MockConfig {
+        ttft: Duration::from_millis(1),
+        itl: Duration::from_millis(1),
+        output_tokens: OutputLen::Fixed(2),
+        ..MockConfig::default()
+    })
+    .expect("mock starts")
+}
+
+/// A hub cache holding `acme/chat`: `main` is the `named` test tokenizer, tag `v1` the `chatml`
+/// one (their chat templates differ, so which one was read shows in the ISL).
+fn hub_cache(root: &Path) -> PathBuf {
+    let model = root.join("hub/models--acme--chat");
+    std::fs::create_dir_all(model.join("refs")).unwrap();
+    for (commit, from) in [(MAIN, "named"), (V1, "chatml")] {
+        let snap = model.join("snapshots").join(commit);
+        std::fs::create_dir_all(&snap).unwrap();
+        for f in ["tokenizer.json", "tokenizer_config.json"] {
+            std::fs::copy(Path::new(DATA).join(from).join(f), snap.join(f)).unwrap();
+        }
+    }
+    std::fs::write(model.join("refs/main"), MAIN).unwrap();
+    std::fs::write(model.join("refs/v1"), format!("{V1}\n")).unwrap();
+    root.join("hub")
+}
+
+/// transformers' token count for `[{"role": "user", "content": PROMPT}]` with the generation
+/// prompt, through the test tokenizer `dir`.
+fn transformers_isl(dir: &str) -> u64 {
+    let expected = read_json(&Path::new(DATA).join("expected.json"));
+    let row = expected[dir]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["case"] == "one user turn" && r["add_generation_prompt"] == true)
+        .unwrap();
+    row["ids"].as_array().unwrap().len() as u64
+}
+
+/// `ringperf profile` over three single-turn requests of [`PROMPT`], tokenizer `acme/chat` from
+/// `cache`, then `extra`.
+fn run(server: &MockServer, cache: &Path, out: &Path, extra: &[&str]) -> Output {
+    let input = out.with_extension("jsonl");
+    std::fs::write(&input, format!("{}\n", json!({ "text": PROMPT })).repeat(3)).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .env("HF_HUB_CACHE", cache)
+        .args(["profile", "-m", "acme/chat", "--tokenizer", "acme/chat"])
+        .args([
+            "--endpoint-type",
+            "chat",
+            "--ui-type",
+            "none",
+            "--workers-max",
+            "1",
+        ])
+        .args([
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
+            "--request-count",
+            "3",
+        ])
+        .args(["--custom-dataset-type", "single_turn", "--input-file"])
+        .arg(&input)
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("the binary runs")
+}
+
+fn isls(dir: &Path) -> Vec<u64> {
+    read_jsonl(&dir.join("profile_export.jsonl"))
+        .iter()
+        .map(|r| {
+            r["metrics"]["input_sequence_length"]["value"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn chat_template_isl_at_a_cached_revision_is_transformers_count() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = hub_cache(tmp.path());
+
+    // Tag v1 (refs/v1): the ChatML template, ISL as transformers counts it.
+    let a = tmp.path().join("v1");
+    let flags = ["--tokenizer-revision", "v1", "--apply-chat-template"];
+    ok(&run(&server, &cache, &a, &flags));
+    assert_eq!(isls(&a), vec![transformers_isl("chatml"); 3]);
+    let echo = &read_json(&a.join("profile_export_aiperf.json"))["input_config"]["tokenizer"];
+    assert_eq!(
+        echo,
+        &json!({"name": "acme/chat", "revision": "v1", "apply_chat_template": true})
+    );
+
+    // No revision: refs/main, the other template.
+    let b = tmp.path().join("main");
+    ok(&run(&server, &cache, &b, &["--apply-chat-template"]));
+    assert_eq!(isls(&b), vec![transformers_isl("named"); 3]);
+    assert_ne!(transformers_isl("named"), transformers_isl("chatml"));
+
+    // A commit hash names its snapshot directly; without the flag the prompt text is counted
+    // bare: "hello , how are you today ?", 7 words of the word-level tokenizer.
+    let c = tmp.path().join("commit");
+    ok(&run(&server, &cache, &c, &["--tokenizer-revision", V1]));
+    assert_eq!(isls(&c), vec![7; 3]);
+    let echo: &Value = &read_json(&c.join("profile_export_aiperf.json"))["input_config"];
+    assert_eq!(
+        echo["tokenizer"],
+        json!({"name": "acme/chat", "revision": V1})
+    );
+
+    // A revision the cache does not have: a setup error naming what was looked for.
+    let d = tmp.path().join("missing");
+    let out = run(&server, &cache, &d, &["--tokenizer-revision", "v2"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no revision \"v2\""), "{err}");
+    assert!(err.contains("models--acme--chat/refs/v2"), "{err}");
+    assert!(
+        err.contains("models--acme--chat/snapshots/v2/tokenizer.json"),
+        "{err}"
+    );
+}
+
+/// Synthetic single-turn prompts are shortened by the template's overhead, as AIPerf's first
+/// turns: the templated ISL counted is `--isl` (the overhead, 15 tokens here, is checked against
+/// transformers' count in src/workload/chat_template.rs).
+#[test]
+fn synthetic_isl_with_a_chat_template_is_the_isl_asked_for() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let tokenizer = Path::new(DATA).join("chatml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "acme/chat", "--tokenizer"])
+        .arg(&tokenizer)
+        .args([
+            "--apply-chat-template",
+            "--endpoint-type",
+            "chat",
+            "--isl",
+            "40",
+        ])
+        .args(["--osl", "2", "--request-count", "3", "--random-seed", "3"])
+        .args([
+            "--ui-type",
+            "none",
+            "--no-server-metrics",
+            "--no-gpu-telemetry",
+        ])
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(tmp.path())
+        .output()
+        .expect("the binary runs");
+    ok(&out);
+    assert_eq!(isls(tmp.path()), vec![40; 3]);
+}
