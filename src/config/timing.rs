@@ -2,11 +2,12 @@
 //! request cancellation, with AIPerf 0.13's cross-flag rules (`config/flags/_converter_profiling.py`,
 //! `_converter_warmup.py`, `config/phases.py`). Every error is one message, exit code 2.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ConfigError, Load, PhaseConfig, err};
 use crate::cli::ProfileArgs;
-use crate::schedule::{CancelPlan, FixedSchedule, Window};
+use crate::schedule::{CancelPlan, FixedSchedule, RateSeries, Window};
 
 /// How a phase is paced beyond its [`Load`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,7 +39,7 @@ impl Cancellation {
 }
 
 /// The timing settings of one phase.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PhaseTiming {
     pub mode: Mode,
     /// `--request-rate-ramp-duration` (rate-paced phases only).
@@ -50,6 +51,12 @@ pub struct PhaseTiming {
     pub cancellation: Option<Cancellation>,
     /// `--prefill-concurrency`: most requests of the phase waiting for their first token.
     pub prefill_concurrency: Option<u64>,
+    /// `--prefill-concurrency-ramp-duration`: the prefill limit grows from 1, as the
+    /// concurrency ramp does (only with a prefill limit).
+    pub prefill_ramp: Option<Duration>,
+    /// `--request-rate-series` (profiling only): the phase's `Load::Rate` rate is its first
+    /// point's.
+    pub rate_series: Option<Arc<RateSeries>>,
 }
 
 impl Default for PhaseTiming {
@@ -60,6 +67,8 @@ impl Default for PhaseTiming {
             concurrency_ramp: None,
             cancellation: None,
             prefill_concurrency: None,
+            prefill_ramp: None,
+            rate_series: None,
         }
     }
 }
@@ -92,6 +101,10 @@ fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
     let t = &args.timing;
     for (given, flag) in [
         (args.request_rate.is_some(), "--request-rate"),
+        (
+            args.load_shape.request_rate_series.is_some(),
+            "--request-rate-series",
+        ),
         (t.user_centric_rate.is_some(), "--user-centric-rate"),
         (args.arrival_smoothness.is_some(), "--arrival-smoothness"),
     ] {
@@ -130,6 +143,38 @@ fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
         },
         speedup,
     }))
+}
+
+/// `--request-rate-series FILE`, read and checked (AIPerf 0.13's rules and sentences): not
+/// beside `--request-rate` or `--user-centric-rate`, only on a rate-paced phase.
+fn rate_series(args: &ProfileArgs, mode: &Mode) -> Result<Option<Arc<RateSeries>>, ConfigError> {
+    let Some(path) = &args.load_shape.request_rate_series else {
+        return Ok(None);
+    };
+    if args.request_rate.is_some() {
+        return err("--request-rate and --request-rate-series are mutually exclusive");
+    }
+    match mode {
+        Mode::UserCentric { .. } => {
+            return err("--request-rate-series is not supported with --user-centric-rate");
+        }
+        Mode::FixedSchedule(_) => {
+            return err(
+                "--request-rate-series can only be used with rate-controlled scheduling, not \
+                 with --fixed-schedule (the trace's timestamps drive it)",
+            );
+        }
+        Mode::Load => {}
+    }
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError::file(format!(
+            "--request-rate-series: cannot read request-rate series JSON '{shown}': {e}"
+        ))
+    })?;
+    let series = RateSeries::parse(&text)
+        .map_err(|e| ConfigError::file(format!("--request-rate-series '{shown}': {e}")))?;
+    Ok(Some(Arc::new(series)))
 }
 
 /// `--user-centric-rate` over `--num-users`.
@@ -212,8 +257,11 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
         Mode::Load
     };
 
+    let rate_series = rate_series(args, &mode)?;
     let rate_ramp = ramp(t.request_rate_ramp_duration, "--request-rate-ramp-duration")?;
-    let rate_paced = args.request_rate.is_some() || matches!(mode, Mode::UserCentric { .. });
+    let rate_paced = args.request_rate.is_some()
+        || rate_series.is_some()
+        || matches!(mode, Mode::UserCentric { .. });
     if rate_ramp.is_some() && !rate_paced {
         return err(
             "--request-rate-ramp-duration needs rate pacing (--request-rate or \
@@ -224,12 +272,20 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
 
     let cancellation = cancellation(t.request_cancellation_rate, t.request_cancellation_delay)?;
     let prefill_concurrency = prefill(t.prefill_concurrency, args.concurrency, "")?;
+    let s = &args.load_shape;
+    let prefill_ramp = ramp(
+        s.prefill_concurrency_ramp_duration,
+        "--prefill-concurrency-ramp-duration",
+    )?
+    .filter(|_| prefill_concurrency.is_some());
     Ok(PhaseTiming {
         mode,
         rate_ramp,
         concurrency_ramp,
         cancellation,
         prefill_concurrency,
+        prefill_ramp,
+        rate_series,
     })
 }
 
@@ -267,13 +323,55 @@ pub fn warmup_timing(args: &ProfileArgs, warmup_load: &Load) -> Result<PhaseTimi
         warmup_concurrency,
         "warmup-",
     )?;
+    let s = &args.load_shape;
+    let prefill_ramp = ramp(
+        s.warmup_prefill_concurrency_ramp_duration
+            .or(s.prefill_concurrency_ramp_duration),
+        "--warmup-prefill-concurrency-ramp-duration",
+    )?
+    .filter(|_| prefill_concurrency.is_some());
     Ok(PhaseTiming {
         mode: Mode::Load,
         rate_ramp,
         concurrency_ramp,
         cancellation: None,
         prefill_concurrency,
+        prefill_ramp,
+        rate_series: None,
     })
+}
+
+/// The prefill ramps where they change nothing (AIPerf accepts them there): one warning line
+/// each, as docs/flags.md "Flags per mode" has it.
+pub fn load_shape_unused(args: &ProfileArgs, warmup: Option<&PhaseConfig>) -> Vec<String> {
+    let s = &args.load_shape;
+    let mut w = Vec::new();
+    if s.prefill_concurrency_ramp_duration.is_some() && args.timing.prefill_concurrency.is_none() {
+        w.push(
+            "--prefill-concurrency-ramp-duration has no effect: there is no prefill limit to \
+             ramp (--prefill-concurrency sets one)"
+                .to_owned(),
+        );
+    }
+    if s.warmup_prefill_concurrency_ramp_duration.is_some() {
+        let why = match warmup {
+            None => Some(
+                "there is no warmup phase (--warmup-request-count, --warmup-duration or \
+                 --num-warmup-sessions starts one)",
+            ),
+            Some(p) if p.timing.prefill_concurrency.is_none() => Some(
+                "the warmup has no prefill limit to ramp (--warmup-prefill-concurrency or \
+                 --prefill-concurrency sets one)",
+            ),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            w.push(format!(
+                "--warmup-prefill-concurrency-ramp-duration has no effect: {why}"
+            ));
+        }
+    }
+    w
 }
 
 /// `--user-centric-rate` needs multi-turn sessions: AIPerf 0.13 rejects a conversation turn
@@ -315,6 +413,9 @@ pub fn promote_trace(
     let mut conflicts = Vec::new();
     if args.request_rate.is_some() {
         conflicts.push("--request-rate");
+    }
+    if args.load_shape.request_rate_series.is_some() {
+        conflicts.push("--request-rate-series");
     }
     if args.timing.user_centric_rate.is_some() {
         conflicts.push("--user-centric-rate");
