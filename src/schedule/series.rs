@@ -297,4 +297,44 @@ mod tests {
         assert_eq!(s.rate_after_update(10), (20.0, true));
         assert_eq!(s.rate_after_update(12), (20.0, true));
     }
+
+    /// Constant arrivals, the series starting once a 0.2 s rate ramp to its first rate is over.
+    /// By hand: the ramp starts at 10·0.1/0.2 = 5/s and sets 7.5/s at 0.1 s and 10/s at 0.2 s;
+    /// the series sets 10/s at 0.2 s, 11/s at 0.3 s, 12/s at 0.4 s. A change moves the pending
+    /// request to min(its time, change + one new interval):
+    /// 0; 0 + 1/5 = 0.2; 0.2 + 1/7.5 = 0.333 → min(·, 0.2 + 1/10) = 0.3;
+    /// 0.3 + 1/10 = 0.4 → min(·, 0.3 + 1/11) = 0.3909; 0.3909 + 1/11 = 0.4818 → min(·, 0.4 + 1/12)
+    /// = 0.4818; then 0.4818 + 1/12.
+    #[test]
+    fn arrivals_follow_the_series_after_the_rate_ramp() {
+        use std::time::Duration;
+
+        use crate::schedule::{Arrival, Arrivals, RateRamp};
+        let series =
+            std::sync::Arc::new(RateSeries::new(vec![0.0, 1.0], vec![10.0, 20.0]).unwrap());
+        let ramp = RateRamp::new(10.0, Duration::from_millis(200));
+        let mut a = Arrivals::ramped(ramp, Arrival::Constant, 1);
+        a.follow_series(series.clone(), Duration::from_millis(200));
+        let third = 0.3 + 1.0 / 11.0;
+        let fourth = third + 1.0 / 11.0;
+        let want = [0.0, 0.2, 0.3, third, fourth, fourth + 1.0 / 12.0];
+        for (i, w) in want.iter().enumerate() {
+            let got = a.next_offset_ns() as f64 / 1e9;
+            assert!(
+                (got - w).abs() < 1e-6,
+                "request {i}: {got} s, by hand {w} s"
+            );
+        }
+        // Without a ramp the series rules from the phase start: 10/s, then 11/s from 0.1 s.
+        let mut b = Arrivals::new(1.0, Arrival::Constant, 1);
+        b.follow_series(series, Duration::ZERO);
+        let want = [0.0, 0.1, 0.1 + 1.0 / 11.0];
+        for (i, w) in want.iter().enumerate() {
+            let got = b.next_offset_ns() as f64 / 1e9;
+            assert!(
+                (got - w).abs() < 1e-6,
+                "request {i}: {got} s, by hand {w} s"
+            );
+        }
+    }
 }
