@@ -12,6 +12,7 @@ pub mod goodput;
 pub mod http_trace;
 pub mod input;
 pub mod lab;
+pub mod load_shape;
 pub mod media;
 pub mod merge;
 pub mod multi_run;
@@ -514,6 +515,8 @@ pub struct ProfileArgs {
     pub requests: requests::RequestArgs,
     #[command(flatten)]
     pub otel: otel::OtelArgs,
+    #[command(flatten)]
+    pub load_shape: load_shape::LoadShapeArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

@@ -502,6 +502,20 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
             json!({"duration": d.as_secs_f64()}),
         );
     }
+    if let Some(n) = p.timing.prefill_concurrency {
+        m.insert("prefill_concurrency".into(), json!(n));
+    }
+    // AIPerf echoes a given prefill ramp even where there is no limit to ramp.
+    let s = &a.load_shape;
+    let prefill_ramp = match warmup {
+        false => s.prefill_concurrency_ramp_duration,
+        true => {
+            (s.warmup_prefill_concurrency_ramp_duration).or(s.prefill_concurrency_ramp_duration)
+        }
+    };
+    if let Some(d) = prefill_ramp {
+        m.insert("prefill_ramp".into(), json!({"duration": d}));
+    }
     let grace = if warmup {
         a.warmup_grace_period
     } else {
@@ -518,11 +532,17 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
         }
         m.insert("cancellation".into(), Value::Object(c));
     }
-    if let Some(r) = rate {
+    if let Some(r) = rate.filter(|_| p.timing.rate_series.is_none()) {
         m.insert("rate".into(), float(r));
     }
     if let Some(d) = p.timing.rate_ramp {
         m.insert("rate_ramp".into(), json!({"duration": d.as_secs_f64()}));
+    }
+    if let Some(series) = &p.timing.rate_series {
+        let points: Vec<Value> = (series.points())
+            .map(|(t, q)| json!({"time_s": float(t), "qps": float(q)}))
+            .collect();
+        m.insert("rate_series".into(), json!({ "points": points }));
     }
     if smoothness_ok && let Some(s) = a.arrival_smoothness {
         m.insert("smoothness".into(), float(s));

@@ -555,7 +555,8 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
         return err("--concurrency must be at least 1");
     }
     let timing = timing::profiling_timing(args)?;
-    let load = match (timing.mode, args.request_rate) {
+    let series_rate = timing.rate_series.as_ref().map(|s| s.initial_qps());
+    let load = match (timing.mode, args.request_rate.or(series_rate)) {
         (timing::Mode::FixedSchedule(_), _) => Load::Rate {
             rate: 0.0,
             arrival: Arrival::Constant,
@@ -675,7 +676,8 @@ fn warmup_phase(
     // replay or user-centric profiling phase gives a closed-loop warmup at --concurrency (1 by
     // default), as AIPerf builds it.
     let inherited_load = match profiling.timing.mode {
-        timing::Mode::Load => profiling.load,
+        // A rate series is the profiling phase's alone (AIPerf's warmup has no rate then).
+        timing::Mode::Load if profiling.timing.rate_series.is_none() => profiling.load,
         _ => Load::Concurrency(args.concurrency.unwrap_or(1)),
     };
     let load = match (args.warmup_request_rate, inherited_load) {

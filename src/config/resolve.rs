@@ -147,6 +147,7 @@ impl Config {
             super::lab::unused(&args.lifecycle),
             mlflow_unused,
             wandb_unused,
+            timing::load_shape_unused(args, warmup.as_ref()),
         ]
         .concat();
         let session_header = super::requests::session_header(&args.requests)?;

@@ -240,6 +240,17 @@ pub const SCOPES: &[(&str, Scope)] = &[
         "warmup_request_rate_ramp_duration",
         Scope::Resolved("config/mod.rs"),
     ),
+    // Load shape: the series' combinations are refused, the prefill ramps without a prefill
+    // limit (or a warmup) warned, in config/timing.rs.
+    ("request_rate_series", Scope::Resolved("config/timing.rs")),
+    (
+        "prefill_concurrency_ramp_duration",
+        Scope::Resolved("config/timing.rs"),
+    ),
+    (
+        "warmup_prefill_concurrency_ramp_duration",
+        Scope::Resolved("config/timing.rs"),
+    ),
     ("user_centric_rate", Scope::Resolved("config/timing.rs")),
     ("num_users", Scope::Resolved("config/timing.rs")),
     (

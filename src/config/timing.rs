@@ -2,11 +2,12 @@
 //! request cancellation, with AIPerf 0.13's cross-flag rules (`config/flags/_converter_profiling.py`,
 //! `_converter_warmup.py`, `config/phases.py`). Every error is one message, exit code 2.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ConfigError, Load, PhaseConfig, err};
 use crate::cli::ProfileArgs;
-use crate::schedule::{CancelPlan, FixedSchedule, Window};
+use crate::schedule::{CancelPlan, FixedSchedule, RateSeries, Window};
 
 /// How a phase is paced beyond its [`Load`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,7 +39,7 @@ impl Cancellation {
 }
 
 /// The timing settings of one phase.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PhaseTiming {
     pub mode: Mode,
     /// `--request-rate-ramp-duration` (rate-paced phases only).
@@ -50,6 +51,12 @@ pub struct PhaseTiming {
     pub cancellation: Option<Cancellation>,
     /// `--prefill-concurrency`: most requests of the phase waiting for their first token.
     pub prefill_concurrency: Option<u64>,
+    /// `--prefill-concurrency-ramp-duration`: the prefill limit grows from 1, as the
+    /// concurrency ramp does (only with a prefill limit).
+    pub prefill_ramp: Option<Duration>,
+    /// `--request-rate-series` (profiling only): the phase's `Load::Rate` rate is its first
+    /// point's.
+    pub rate_series: Option<Arc<RateSeries>>,
 }
 
 impl Default for PhaseTiming {
@@ -60,6 +67,8 @@ impl Default for PhaseTiming {
             concurrency_ramp: None,
             cancellation: None,
             prefill_concurrency: None,
+            prefill_ramp: None,
+            rate_series: None,
         }
     }
 }
@@ -92,6 +101,10 @@ fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
     let t = &args.timing;
     for (given, flag) in [
         (args.request_rate.is_some(), "--request-rate"),
+        (
+            args.load_shape.request_rate_series.is_some(),
+            "--request-rate-series",
+        ),
         (t.user_centric_rate.is_some(), "--user-centric-rate"),
         (args.arrival_smoothness.is_some(), "--arrival-smoothness"),
     ] {
@@ -130,6 +143,38 @@ fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
         },
         speedup,
     }))
+}
+
+/// `--request-rate-series FILE`, read and checked (AIPerf 0.13's rules and sentences): not
+/// beside `--request-rate` or `--user-centric-rate`, only on a rate-paced phase.
+fn rate_series(args: &ProfileArgs, mode: &Mode) -> Result<Option<Arc<RateSeries>>, ConfigError> {
+    let Some(path) = &args.load_shape.request_rate_series else {
+        return Ok(None);
+    };
+    if args.request_rate.is_some() {
+        return err("--request-rate and --request-rate-series are mutually exclusive");
+    }
+    match mode {
+        Mode::UserCentric { .. } => {
+            return err("--request-rate-series is not supported with --user-centric-rate");
+        }
+        Mode::FixedSchedule(_) => {
+            return err(
+                "--request-rate-series can only be used with rate-controlled scheduling, not \
+                 with --fixed-schedule (the trace's timestamps drive it)",
+            );
+        }
+        Mode::Load => {}
+    }
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError::file(format!(
+            "--request-rate-series: cannot read request-rate series JSON '{shown}': {e}"
+        ))
+    })?;
+    let series = RateSeries::parse(&text)
+        .map_err(|e| ConfigError::file(format!("--request-rate-series '{shown}': {e}")))?;
+    Ok(Some(Arc::new(series)))
 }
 
 /// `--user-centric-rate` over `--num-users`.
@@ -212,8 +257,11 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
         Mode::Load
     };
 
+    let rate_series = rate_series(args, &mode)?;
     let rate_ramp = ramp(t.request_rate_ramp_duration, "--request-rate-ramp-duration")?;
-    let rate_paced = args.request_rate.is_some() || matches!(mode, Mode::UserCentric { .. });
+    let rate_paced = args.request_rate.is_some()
+        || rate_series.is_some()
+        || matches!(mode, Mode::UserCentric { .. });
     if rate_ramp.is_some() && !rate_paced {
         return err(
             "--request-rate-ramp-duration needs rate pacing (--request-rate or \
@@ -224,12 +272,20 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
 
     let cancellation = cancellation(t.request_cancellation_rate, t.request_cancellation_delay)?;
     let prefill_concurrency = prefill(t.prefill_concurrency, args.concurrency, "")?;
+    let s = &args.load_shape;
+    let prefill_ramp = ramp(
+        s.prefill_concurrency_ramp_duration,
+        "--prefill-concurrency-ramp-duration",
+    )?
+    .filter(|_| prefill_concurrency.is_some());
     Ok(PhaseTiming {
         mode,
         rate_ramp,
         concurrency_ramp,
         cancellation,
         prefill_concurrency,
+        prefill_ramp,
+        rate_series,
     })
 }
 
@@ -267,13 +323,55 @@ pub fn warmup_timing(args: &ProfileArgs, warmup_load: &Load) -> Result<PhaseTimi
         warmup_concurrency,
         "warmup-",
     )?;
+    let s = &args.load_shape;
+    let prefill_ramp = ramp(
+        s.warmup_prefill_concurrency_ramp_duration
+            .or(s.prefill_concurrency_ramp_duration),
+        "--warmup-prefill-concurrency-ramp-duration",
+    )?
+    .filter(|_| prefill_concurrency.is_some());
     Ok(PhaseTiming {
         mode: Mode::Load,
         rate_ramp,
         concurrency_ramp,
         cancellation: None,
         prefill_concurrency,
+        prefill_ramp,
+        rate_series: None,
     })
+}
+
+/// The prefill ramps where they change nothing (AIPerf accepts them there): one warning line
+/// each, as docs/flags.md "Flags per mode" has it.
+pub fn load_shape_unused(args: &ProfileArgs, warmup: Option<&PhaseConfig>) -> Vec<String> {
+    let s = &args.load_shape;
+    let mut w = Vec::new();
+    if s.prefill_concurrency_ramp_duration.is_some() && args.timing.prefill_concurrency.is_none() {
+        w.push(
+            "--prefill-concurrency-ramp-duration has no effect: there is no prefill limit to \
+             ramp (--prefill-concurrency sets one)"
+                .to_owned(),
+        );
+    }
+    if s.warmup_prefill_concurrency_ramp_duration.is_some() {
+        let why = match warmup {
+            None => Some(
+                "there is no warmup phase (--warmup-request-count, --warmup-duration or \
+                 --num-warmup-sessions starts one)",
+            ),
+            Some(p) if p.timing.prefill_concurrency.is_none() => Some(
+                "the warmup has no prefill limit to ramp (--warmup-prefill-concurrency or \
+                 --prefill-concurrency sets one)",
+            ),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            w.push(format!(
+                "--warmup-prefill-concurrency-ramp-duration has no effect: {why}"
+            ));
+        }
+    }
+    w
 }
 
 /// `--user-centric-rate` needs multi-turn sessions: AIPerf 0.13 rejects a conversation turn
@@ -316,6 +414,9 @@ pub fn promote_trace(
     if args.request_rate.is_some() {
         conflicts.push("--request-rate");
     }
+    if args.load_shape.request_rate_series.is_some() {
+        conflicts.push("--request-rate-series");
+    }
     if args.timing.user_centric_rate.is_some() {
         conflicts.push("--user-centric-rate");
     }
@@ -344,4 +445,192 @@ pub fn promote_trace(
         phase.request_count = Some(records);
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use clap::Parser;
+    use serde_json::json;
+
+    use crate::cli::{Cli, Command};
+    use crate::config::{Config, ConfigError, Load};
+
+    fn cfg(extra: &str) -> Result<Config, ConfigError> {
+        let line = format!("ringperf profile -m m -u 127.0.0.1:1 --streaming {extra}");
+        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
+            panic!("not profile")
+        };
+        Config::from_args(&p, &argv, false)
+    }
+
+    fn series_file(text: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    }
+
+    const SERIES: &str = r#"{"points": [{"time_s": 0, "qps": 5}, {"time_s": 1, "qps": 20}]}"#;
+
+    #[test]
+    fn a_series_paces_the_profiling_phase_at_its_first_rate() {
+        let f = series_file(SERIES);
+        let path = f.path().display();
+        let c = cfg(&format!("--request-rate-series {path} --concurrency 2")).unwrap();
+        // AIPerf: Poisson unless --arrival-pattern says otherwise, capped by --concurrency.
+        assert_eq!(
+            c.profiling.load,
+            Load::Rate {
+                rate: 5.0,
+                arrival: crate::config::Arrival::Poisson,
+                cap: Some(2)
+            }
+        );
+        let s = c.profiling.timing.rate_series.as_deref().unwrap();
+        assert_eq!(
+            s.points().collect::<Vec<_>>(),
+            vec![(0.0, 5.0), (1.0, 20.0)]
+        );
+        // input_config as AIPerf 0.13 wrote it for the same flags (a run against the mock):
+        // the series replaces `rate`.
+        let phase = &c.input_config()["phases"][0];
+        assert_eq!(phase["type"], "poisson");
+        assert_eq!(phase["concurrency"], 2);
+        assert!(phase.get("rate").is_none(), "{phase}");
+        assert_eq!(
+            phase["rate_series"],
+            json!({"points": [{"time_s": 0.0, "qps": 5.0}, {"time_s": 1.0, "qps": 20.0}]})
+        );
+        // A warmup gets no rate from a series: closed loop at --concurrency, as AIPerf's.
+        let c = cfg(&format!(
+            "--request-rate-series {path} --arrival-pattern gamma --arrival-smoothness 2 \
+             --request-rate-ramp-duration 0.3 --warmup-request-count 3"
+        ))
+        .unwrap();
+        assert_eq!(c.warmup.as_ref().unwrap().load, Load::Concurrency(1));
+        assert_eq!(c.warmup.as_ref().unwrap().timing.rate_ramp, None);
+        let phases = c.input_config()["phases"].clone();
+        assert_eq!(phases[0]["type"], "concurrency");
+        assert_eq!(phases[1]["type"], "gamma");
+        assert_eq!(phases[1]["rate_ramp"], json!({"duration": 0.3}));
+        assert_eq!(phases[1]["smoothness"], json!(2.0));
+        let keys: Vec<&String> = phases[1].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "kind",
+                "type",
+                "requests",
+                "rate_ramp",
+                "rate_series",
+                "smoothness"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_series_is_refused_where_aiperf_refuses_it() {
+        let f = series_file(SERIES);
+        let path = f.path().display();
+        for (flags, needle) in [
+            ("--request-rate 5", "mutually exclusive"),
+            (
+                "--user-centric-rate 5 --num-users 2",
+                "not supported with --user-centric-rate",
+            ),
+            ("--fixed-schedule", "--request-rate-series cannot"),
+        ] {
+            let e = cfg(&format!("--request-rate-series {path} {flags}")).expect_err(flags);
+            assert!(e.message().contains(needle), "{flags}: {e}");
+        }
+        let one = series_file(r#"[{"time_s": 0, "qps": 5}]"#);
+        let e = cfg(&format!("--request-rate-series {}", one.path().display())).unwrap_err();
+        assert!(e.message().contains("at least two points"), "{e}");
+        assert_eq!(e.kind(), crate::config::ErrorKind::File);
+        let e = cfg("--request-rate-series /nonexistent/series.json").unwrap_err();
+        assert!(
+            e.message().contains("cannot read request-rate series JSON"),
+            "{e}"
+        );
+    }
+
+    /// AIPerf 0.13 echoes a phase's prefill limit (`--prefill-concurrency 2` against the mock:
+    /// `"concurrency": 4, "prefill_concurrency": 2`); a warmup inherits it.
+    #[test]
+    fn prefill_concurrency_is_echoed_as_aiperf() {
+        let c = cfg("--concurrency 4 --prefill-concurrency 2").unwrap();
+        assert_eq!(c.input_config()["phases"][0]["prefill_concurrency"], 2);
+        let c = cfg("--concurrency 4 --prefill-concurrency 3 --warmup-request-count 3").unwrap();
+        let phases = c.input_config()["phases"].clone();
+        assert_eq!(phases[0]["name"], "warmup");
+        assert_eq!(phases[0]["prefill_concurrency"], 3);
+        assert_eq!(phases[1]["prefill_concurrency"], 3);
+        assert!(
+            cfg("--concurrency 4").unwrap().input_config()["phases"][0]
+                .get("prefill_concurrency")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn prefill_ramps_resolve_inherit_and_echo_as_aiperf() {
+        let c = cfg(
+            "--concurrency 4 --prefill-concurrency 3 --prefill-concurrency-ramp-duration 1 \
+             --warmup-request-count 3",
+        )
+        .unwrap();
+        let one_s = Some(std::time::Duration::from_secs(1));
+        assert_eq!(c.profiling.timing.prefill_ramp, one_s);
+        assert_eq!(c.warmup.as_ref().unwrap().timing.prefill_ramp, one_s);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        // AIPerf 0.13's echo of these flags (a run against the mock), both phases.
+        for p in c.input_config()["phases"].as_array().unwrap() {
+            assert_eq!(p["prefill_concurrency"], 3, "{p}");
+            assert_eq!(p["prefill_ramp"], json!({"duration": 1.0}), "{p}");
+            let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
+            let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+            assert!(at("concurrency") < at("prefill_concurrency"));
+            assert!(at("prefill_concurrency") < at("prefill_ramp"));
+        }
+        // The warmup twin applies to the warmup only.
+        let c = cfg(
+            "--concurrency 4 --prefill-concurrency 3 --warmup-request-count 3 \
+             --warmup-prefill-concurrency-ramp-duration 0.5",
+        )
+        .unwrap();
+        assert_eq!(c.profiling.timing.prefill_ramp, None);
+        assert_eq!(
+            c.warmup.as_ref().unwrap().timing.prefill_ramp,
+            Some(std::time::Duration::from_millis(500))
+        );
+        // Where there is nothing to ramp, one warning line each (AIPerf accepts them).
+        let c = cfg("--concurrency 4 --prefill-concurrency-ramp-duration 1").unwrap();
+        assert_eq!(c.profiling.timing.prefill_ramp, None);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].starts_with("--prefill-concurrency-ramp-duration has no effect"));
+        // AIPerf echoes the given ramp all the same.
+        assert_eq!(
+            c.input_config()["phases"][0]["prefill_ramp"],
+            json!({"duration": 1.0})
+        );
+        let c = cfg(
+            "--concurrency 4 --prefill-concurrency 2 --warmup-prefill-concurrency-ramp-duration 1",
+        )
+        .unwrap();
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("there is no warmup phase"));
+        for bad in ["0", "-1", "nan"] {
+            let e = cfg(&format!(
+                "--concurrency 4 --prefill-concurrency 2 --prefill-concurrency-ramp-duration={bad}"
+            ))
+            .unwrap_err();
+            assert!(
+                e.message().contains("positive number of seconds"),
+                "{bad}: {e}"
+            );
+        }
+    }
 }

@@ -19,8 +19,8 @@ use crate::config::Arrival;
 use crate::conversation::Sampling;
 use crate::record::{Credit, Phase};
 use crate::schedule::{
-    Arrivals, InitialUser, RateRamp, ScheduleEntry, Shard, Spawner, TemplatePicker, UserCentric,
-    child_seed,
+    Arrivals, InitialUser, RateRamp, RateSeries, ScheduleEntry, Shard, Spawner, TemplatePicker,
+    UserCentric, child_seed,
 };
 use crate::workload::stream::Stream;
 
@@ -203,6 +203,17 @@ impl Dispatcher {
         } = &mut self.source
         {
             **arrivals = Arrivals::ramped(RateRamp::new(*rate, duration), *arrival, *seed);
+        }
+        self
+    }
+
+    /// Makes the arrival rate follow `series` (`--request-rate-series`) from `start` after the
+    /// phase start (the end of a rate ramp, else 0). Call after [`Dispatcher::with_rate_ramp`]
+    /// and before the first [`Dispatcher::feed`]; no effect on another source.
+    #[must_use]
+    pub fn with_rate_series(mut self, series: Arc<RateSeries>, start: Duration) -> Self {
+        if let Source::Arrivals { arrivals, .. } = &mut self.source {
+            arrivals.follow_series(series, start);
         }
         self
     }

@@ -287,9 +287,11 @@ impl<'a> Planner<'a> {
             counters: PhaseCounters::default(),
             cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
             prefill: p.timing.prefill_concurrency.map(|n| {
-                Arc::new(crate::worker::prefill::PrefillGate::new(
-                    shard.share(n).max(1),
-                ))
+                let gate = crate::worker::prefill::PrefillGate::new(shard.share(n).max(1));
+                Arc::new(match p.timing.prefill_ramp {
+                    Some(d) => gate.with_ramp(start, d),
+                    None => gate,
+                })
             }),
         }
     }
@@ -465,6 +467,10 @@ impl<'a> Planner<'a> {
         );
         if let Some(ramp) = self.p.timing.rate_ramp {
             d = d.with_rate_ramp(ramp);
+        }
+        if let Some(series) = &self.p.timing.rate_series {
+            let start = self.p.timing.rate_ramp.unwrap_or_default();
+            d = d.with_rate_series(series.clone(), start);
         }
         d = d.with_shard(self.shard);
         let plans = (0..self.n)

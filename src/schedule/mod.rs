@@ -5,6 +5,8 @@
 //! "interval after the previous send", so a slow client shows up as dispatch lag instead of a
 //! silently lower rate (coordinated omission).
 
+use std::sync::Arc;
+
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp1, Gamma};
@@ -14,12 +16,14 @@ use crate::conversation::Sampling;
 pub mod cancel;
 pub mod fixed;
 pub mod ramp;
+pub mod series;
 pub mod shard;
 pub mod user_centric;
 
 pub use cancel::CancelPlan;
 pub use fixed::{FixedSchedule, Replay, ScheduleEntry, ScheduleError, Window, after_delay_ns};
 pub use ramp::{RATE_RAMP_UPDATE_NS, RateRamp, concurrency_slot_start_ns};
+pub use series::{RateSeries, SeriesError};
 pub use shard::Shard;
 pub use user_centric::{InitialUser, Spawner, UserCentric};
 
@@ -64,6 +68,8 @@ pub struct Arrivals {
     offset_ns: f64,
     /// A request-rate ramp and the index of its next update.
     ramp: Option<(RateRamp, u64)>,
+    /// A request-rate series, its start offset in ns, and the index of its next update.
+    series: Option<(Arc<RateSeries>, f64, u64)>,
 }
 
 /// Interval distributions at rate 1/s (scaled by `1e9 / rate` when drawn).
@@ -100,6 +106,7 @@ impl Arrivals {
             rate: valid_rate(rate),
             offset_ns: 0.0,
             ramp: None,
+            series: None,
         }
     }
 
@@ -111,6 +118,49 @@ impl Arrivals {
         let mut a = Self::new(ramp.start_rate(), arrival, seed);
         a.ramp = Some((ramp, 1));
         a
+    }
+
+    /// Makes the rate follow `series` from `start` after the phase start (the end of a rate
+    /// ramp, else 0): its update `k` is applied at `start + k · 100 ms` as a ramp update is
+    /// (below). Call before the first [`Arrivals::next_offset_ns`].
+    pub fn follow_series(&mut self, series: Arc<RateSeries>, start: std::time::Duration) {
+        if self.ramp.is_none() {
+            self.rate = valid_rate(series.initial_qps());
+        }
+        self.series = Some((series, start.as_nanos() as f64, 0));
+    }
+
+    /// The earliest pending rate update, its time and its rate, consumed (the ramp's first on a
+    /// tie); `None` when none is left or the earliest is not before `before`.
+    fn next_update(&mut self, before: f64) -> Option<(f64, f64)> {
+        let ramp_at = self.ramp.map(|(r, k)| r.update_at_ns(k));
+        let series_at = (self.series.as_ref()).map(|(_, s0, k)| s0 + RateSeries::update_at_ns(*k));
+        let from_ramp = match (ramp_at, series_at) {
+            (Some(r), Some(s)) => r <= s,
+            (r, s) => r.is_some() && s.is_none(),
+        };
+        if from_ramp {
+            let (ramp, k) = self.ramp?;
+            let t = ramp.update_at_ns(k);
+            if t >= before {
+                return None;
+            }
+            let (rate, last) = ramp.rate_after_update(k);
+            self.ramp = (!last).then_some((ramp, k + 1));
+            Some((t, rate))
+        } else {
+            let (series, s0, k) = self.series.as_mut()?;
+            let t = *s0 + RateSeries::update_at_ns(*k);
+            if t >= before {
+                return None;
+            }
+            let (rate, last) = series.rate_after_update(*k);
+            *k += 1;
+            if last {
+                self.series = None;
+            }
+            Some((t, rate))
+        }
     }
 
     fn interval_ns(&mut self) -> f64 {
@@ -125,13 +175,7 @@ impl Arrivals {
     /// Offset from the phase start of the next request, in ns.
     pub fn next_offset_ns(&mut self) -> u64 {
         let mut at = self.offset_ns;
-        while let Some((ramp, k)) = self.ramp {
-            let t = ramp.update_at_ns(k);
-            if t >= at {
-                break;
-            }
-            let (rate, last) = ramp.rate_after_update(k);
-            self.ramp = (!last).then_some((ramp, k + 1));
+        while let Some((t, rate)) = self.next_update(at) {
             let rate = valid_rate(rate);
             if rate != self.rate {
                 self.rate = rate;

@@ -152,9 +152,12 @@ impl Ctx {
         let prefill = self.plan.prefill.as_deref();
         let mut intended_ns = intended_ns;
         if let Some(gate) = prefill
-            && !gate.try_acquire()
+            && !gate.try_acquire(self.shared.clock.now_ns())
         {
-            if !gate.acquire(|| self.stopping()).await {
+            if !gate
+                .acquire(|| self.shared.clock.now_ns(), || self.stopping())
+                .await
+            {
                 return false;
             }
             intended_ns = intended_ns.max(self.shared.clock.now_ns());

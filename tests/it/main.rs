@@ -25,6 +25,7 @@ mod http_trace;
 mod input_config;
 mod lifecycle;
 mod limits;
+mod load_shape;
 mod merge;
 mod mlflow;
 mod multimodal;

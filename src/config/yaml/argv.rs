@@ -443,6 +443,16 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
             "prefill_concurrency" => a.one(&w("prefill-concurrency"), num(v, &path)? as u64),
             "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), dur(v, &path)?),
             "rate_ramp" => a.one(&w("request-rate-ramp-duration"), dur(v, &path)?),
+            "prefill_ramp" => a.one(&w("prefill-concurrency-ramp-duration"), dur(v, &path)?),
+            // A file path (`rateSeries: series.json` or `{path: …}`); inline points are
+            // AIPerf's but not read here (ringperf reads a series from its file).
+            "rate_series" if !warmup => match v {
+                Value::String(f) => a.one("--request-rate-series", f),
+                Value::Object(o) if o.len() == 1 && o.contains_key("path") => {
+                    a.one("--request-rate-series", scalar(&o["path"], &path)?)
+                }
+                _ => return Err(YamlError::Unsupported(format!("{path} (inline points)"))),
+            },
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),
             "failed_request_threshold" if !warmup => {
