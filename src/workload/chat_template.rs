@@ -622,8 +622,7 @@ fn python_float(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![cfg(feature = "hf-tokenizer")]
-
+    // Needs the `hf-tokenizer` feature (a default one): the test tokenizers are tokenizer.json.
     use super::*;
     use crate::workload::tokenizer::{LoadOptions, load_with};
 
