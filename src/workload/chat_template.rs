@@ -620,9 +620,9 @@ fn python_float(f: f64) -> String {
     }
 }
 
-#[cfg(all(test, feature = "hf-tokenizer"))]
+#[cfg(test)]
 mod tests {
-
+    // Needs the `hf-tokenizer` feature (a default one): the test tokenizers are tokenizer.json.
     use super::*;
     use crate::workload::tokenizer::{LoadOptions, load_with};
 
