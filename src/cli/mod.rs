@@ -16,6 +16,7 @@ pub mod media;
 pub mod merge;
 pub mod multi_run;
 pub mod otel;
+pub mod outputs;
 pub mod plot;
 pub mod prompt;
 pub mod requests;
@@ -508,6 +509,8 @@ pub struct ProfileArgs {
     pub requests: requests::RequestArgs,
     #[command(flatten)]
     pub otel: otel::OtelArgs,
+    #[command(flatten)]
+    pub outputs: outputs::OutputsArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

@@ -123,8 +123,10 @@ impl Config {
         let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
         let (wandb, wandb_unused) = super::lab::wandb(&args.wandb);
         let otel = super::lab::otel(&args.otel)?;
+        let (outputs, outputs_unused) = super::outputs::resolve(args, endpoint, streaming)?;
         let warnings = [
             warnings,
+            outputs_unused,
             super::lab::unused(&args.lifecycle),
             mlflow_unused,
             wandb_unused,
@@ -166,6 +168,7 @@ impl Config {
             response_field,
             use_legacy_max_tokens: args.use_legacy_max_tokens,
             use_server_token_count: args.use_server_token_count,
+            outputs,
             connection_reuse: args.connection_reuse_strategy.into(),
             seed,
             seed_given,
