@@ -8,9 +8,7 @@ use super::ConfigError;
 use crate::cli::ProfileArgs;
 use crate::endpoint::EndpointKind;
 use crate::export::ExportNames;
-
-/// `outputs.json`'s name in the artifact directory.
-pub const OUTPUTS_JSON_FILE: &str = "outputs.json";
+use crate::export::outputs_json::OUTPUTS_JSON_FILE;
 
 /// The three settings, resolved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
