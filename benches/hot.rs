@@ -642,6 +642,7 @@ fn streaming_facts() -> RecordFacts {
             response_bytes: 38_000,
             local: None,
         }),
+        first_content_chunk_tokens: None,
         receive: ringperf::record::ReceiveFacts::default(),
     }
 }

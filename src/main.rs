@@ -172,6 +172,7 @@ fn profile(
         eprintln!("ringperf: warning: {w}");
     }
     let plot_dir = args.auto_plot.then(|| cfg.artifact_dir.clone());
+    let plot_required = cfg.outputs.plot_required;
     let outcome = ringperf::run::run_with(
         cfg,
         ringperf::run::RunOptions {
@@ -179,8 +180,10 @@ fn profile(
         },
     )?;
     // `--auto-plot`: the report of the run just written, and its charts' folder (a PNG and an
-    // SVG per chart), after the footer; a failure to draw it is said but does not change the
-    // run's exit code.
+    // SVG per chart), after the footer; a failure to draw it is said, and changes the exit code
+    // only with `--plot-required`: 1 where the run would exit 0, as AIPerf's failed plot
+    // callback (every other artifact is already written).
+    let mut code = outcome.exit_code();
     if let Some(dir) = plot_dir {
         match ringperf::plot::plot(&[dir], None) {
             Ok(r) => {
@@ -192,10 +195,16 @@ fn profile(
                     r.charts
                 );
             }
+            Err(e) if plot_required => {
+                eprintln!("ringperf: auto-plot failed and --plot-required is given: {e}");
+                if code == 0 {
+                    code = 1;
+                }
+            }
             Err(e) => eprintln!("ringperf: auto-plot: {e}"),
         }
     }
-    Ok(outcome.exit_code())
+    Ok(code)
 }
 
 fn server_metrics(args: &ServerMetricsArgs) -> Result<u8, Error> {

@@ -227,9 +227,9 @@ impl Derived {
             (o, r) => Some(o.unwrap_or(0).saturating_add(r.unwrap_or(0))),
         };
         let itl = match (ttft_s, latency, osl) {
-            (Some(t), Some(l), Some(n)) if n >= 2 => {
-                Some(l.saturating_sub(t) as f64 / (n - 1) as f64)
-            }
+            (Some(t), Some(l), Some(n)) if n >= 2 => Some(
+                l.saturating_sub(t) as f64 / decode_tokens(n, f.first_content_chunk_tokens) as f64,
+            ),
             _ => None,
         };
         Self {
@@ -240,6 +240,19 @@ impl Derived {
             isl: f.input_tokens,
             itl,
         }
+    }
+}
+
+/// The tokens inter-token latency divides the decode time by (AIPerf's
+/// `InterTokenLatencyMetric`): those after the first content chunk, `osl − first` when the
+/// server's per-chunk usage said how many the first chunk delivered (`--per-chunk-usage`), else
+/// `osl − 1`. A reported count that is 0 or leaves no token after it (`first ≥ osl`: usage
+/// lagging a chunk, or the whole answer in one chunk) is inconsistent and falls back to
+/// `osl − 1` too. `osl` is at least 2.
+fn decode_tokens(osl: u64, first: Option<u64>) -> u64 {
+    match first {
+        Some(k) if k > 0 && k < osl => osl - k,
+        _ => osl - 1,
     }
 }
 
@@ -428,6 +441,7 @@ pub(crate) mod tests {
             bytes_sent: 10,
             bytes_received: 20,
             trace: None,
+            first_content_chunk_tokens: None,
             receive: Default::default(),
         }
     }
@@ -499,6 +513,39 @@ pub(crate) mod tests {
         );
         assert_eq!(m.f64(MetricId::InterTokenLatency), Some(1_250.0));
         assert_eq!(m.f64(MetricId::ThinkingEfficiency), Some(4.0));
+    }
+
+    /// `--per-chunk-usage`: ITL divides the decode time by the tokens after the first content
+    /// chunk's reported count (AIPerf's formula), with `osl − 1` when it was not reported or
+    /// is inconsistent (0, or not below OSL); TPS per user follows it.
+    #[test]
+    fn itl_subtracts_the_first_chunks_reported_tokens() {
+        let mut f = facts();
+        f.output_tokens = Some(9);
+        // Decode time: last content 16_000 − first 11_000 = 5_000 ns.
+        let cases = [
+            (None, 5_000.0 / 8.0),
+            (Some(3), 5_000.0 / 6.0),
+            (Some(8), 5_000.0 / 1.0),
+            (Some(0), 5_000.0 / 8.0),
+            (Some(9), 5_000.0 / 8.0),
+            (Some(12), 5_000.0 / 8.0),
+        ];
+        for (first, itl) in cases {
+            f.first_content_chunk_tokens = first;
+            let m = record_metrics(&MetricConfig::new(true, true), &f);
+            assert_eq!(m.f64(MetricId::InterTokenLatency), Some(itl), "{first:?}");
+            assert_eq!(
+                m.f64(MetricId::OutputTokenThroughputPerUser),
+                Some(1e9 / itl),
+                "{first:?}"
+            );
+        }
+        // OSL below 2: still no ITL.
+        f.output_tokens = Some(1);
+        f.first_content_chunk_tokens = Some(1);
+        let m = record_metrics(&MetricConfig::new(true, true), &f);
+        assert!(m.get(MetricId::InterTokenLatency).is_none());
     }
 
     #[test]

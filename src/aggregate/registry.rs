@@ -279,12 +279,13 @@ impl MetricDef {
         self.display_unit.unwrap_or(self.unit)
     }
 
-    /// Converts a base-unit value to the display unit. Time conversions divide (as AIPerf does)
-    /// so that e.g. 1_516_322.453125 ns prints as exactly 1.516322453125 ms.
+    /// Converts a base-unit value to the display unit as AIPerf 0.13's `convert_to` does: the
+    /// value times the ratio of the units (`1000 / 1e9` = `1e-6` for ns → ms), which is not
+    /// always the quotient's float (13_610_620 ns is 13.610619999999999 ms, not 13.61062).
     pub fn to_display(&self, v: f64) -> f64 {
         match (self.unit, self.display_unit) {
-            (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v / 1e6,
-            (Unit::Nanoseconds, Some(Unit::Seconds)) => v / 1e9,
+            (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v * (1_000.0 / 1e9),
+            (Unit::Nanoseconds, Some(Unit::Seconds)) => v * (1.0 / 1e9),
             (Unit::Bytes, Some(Unit::Kilobytes)) => v / 1024.0,
             _ => v,
         }

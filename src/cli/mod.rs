@@ -17,6 +17,7 @@ pub mod media;
 pub mod merge;
 pub mod multi_run;
 pub mod otel;
+pub mod outputs;
 pub mod plot;
 pub mod prompt;
 pub mod random_prompt;
@@ -517,6 +518,8 @@ pub struct ProfileArgs {
     pub otel: otel::OtelArgs,
     #[command(flatten)]
     pub load_shape: load_shape::LoadShapeArgs,
+    #[command(flatten)]
+    pub outputs: outputs::OutputsArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.

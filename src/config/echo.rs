@@ -11,7 +11,7 @@
 //! - a duration phase's `grace_period` (its default 30 s too); a warmup's `concurrency` when
 //!   it runs closed loop (its own, else `--concurrency`, else 1) and its rate settings from the
 //!   profiling flags;
-//! - `artifacts.auto_plot` (the flag), `artifacts.plot_required` (false),
+//! - `artifacts.auto_plot` and `artifacts.plot_required` (the flags, false when not given),
 //!   `gpu_telemetry.{enabled,urls,collector,mode}`,
 //!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), `otel`
 //!   (`metrics_url` normalised, then the companions given), empty `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal);
@@ -341,6 +341,9 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
     if a.use_server_token_count {
         m.insert("use_server_token_count".into(), json!(true));
     }
+    if a.outputs.per_chunk_usage {
+        m.insert("per_chunk_usage".into(), json!(true));
+    }
     let mut headers = Map::new();
     for h in &a.header {
         for (k, v) in super::parse_pairs(h, "--header").unwrap_or_default() {
@@ -596,7 +599,10 @@ fn artifacts(e: &Echo) -> Value {
         );
     }
     m.insert("auto_plot".into(), json!(a.auto_plot));
-    m.insert("plot_required".into(), json!(false));
+    m.insert("plot_required".into(), json!(a.outputs.plot_required));
+    if a.outputs.export_outputs_json {
+        m.insert("export_outputs_json".into(), json!(true));
+    }
     Value::Object(m)
 }
 

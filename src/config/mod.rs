@@ -13,6 +13,7 @@ pub mod lab;
 pub mod media;
 pub mod mock;
 pub mod multi_run;
+pub mod outputs;
 pub mod prompt;
 pub mod random_prompt;
 pub mod requests;
@@ -396,6 +397,8 @@ pub struct Config {
     pub response_field: Option<std::sync::Arc<crate::endpoint::FieldPath>>,
     pub use_legacy_max_tokens: bool,
     pub use_server_token_count: bool,
+    /// `--per-chunk-usage`, `--export-outputs-json`, `--plot-required` (`config/outputs.rs`).
+    pub outputs: outputs::OutputsConfig,
     pub connection_reuse: ConnectionReuse,
     /// Seed actually used (given, or drawn from entropy and reported).
     pub seed: u64,

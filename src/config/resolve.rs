@@ -141,9 +141,11 @@ impl Config {
         let otel = super::lab::otel(&args.otel)?;
         let tokenizer = tokenizer_for(args.tokenizer.as_deref(), &models[0]);
         let tokenizer_options = tokenizer_options(&args.tokenizer_opts);
+        let (outputs, outputs_unused) = super::outputs::resolve(args, endpoint, streaming)?;
         let warnings = [
             warnings,
             tokenizer_warnings(&tokenizer, &tokenizer_options),
+            outputs_unused,
             super::lab::unused(&args.lifecycle),
             mlflow_unused,
             wandb_unused,
@@ -188,6 +190,7 @@ impl Config {
             response_field,
             use_legacy_max_tokens: args.use_legacy_max_tokens,
             use_server_token_count: args.use_server_token_count,
+            outputs,
             connection_reuse: args.connection_reuse_strategy.into(),
             seed,
             seed_given,

@@ -129,6 +129,10 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("stream", Scope::Resolved("config/lab.rs")),
     ("otel_resource_attributes", Scope::Resolved("config/lab.rs")),
     ("gen_ai_provider", Scope::Resolved("config/lab.rs")),
+    // Per-chunk usage, outputs.json, a required report: checked in config/outputs.rs.
+    ("per_chunk_usage", Scope::Resolved("config/outputs.rs")),
+    ("export_outputs_json", Scope::Resolved("config/outputs.rs")),
+    ("plot_required", Scope::Resolved("config/outputs.rs")),
     // Input
     ("extra_inputs", Scope::Resolved("config/template.rs")),
     ("header", Scope::Any),

@@ -36,6 +36,15 @@ pub struct ParsedResponse {
     pub reasoning_text: String,
     /// The usage of the last response that had a non-empty `usage` (no per-field merging).
     pub usage: Option<Usage>,
+    /// The `completion_tokens` of the usage of the first content response that carried a
+    /// non-empty one (`Some(None)`: it had no such count); `None` when none did. With
+    /// `--per-chunk-usage`, the tokens delivered up to the first content chunk. Only the chat
+    /// parser reads it (the only endpoint that asks for usage on every chunk).
+    pub first_content_usage: Option<Option<u64>>,
+    /// With [`ParsedResponse::keep_response_text`]: the text of every content response in
+    /// arrival order, each one's reasoning before its content and its content before its
+    /// tool-call text (AIPerf's `get_text` of each, joined): `outputs.json`'s `response_text`.
+    pub response_text: String,
     /// The record's own error if it has one; else an `event: error` SSE message; else the
     /// no-content error when no content response arrived.
     pub error: Option<RequestError>,
@@ -47,6 +56,8 @@ pub struct ParsedResponse {
     /// `template` only: where answers are read (`response_field`); `None` auto-detects. Set
     /// once by the owner ([`ParsedResponse::with_response_field`]); [`Self::clear`] keeps it.
     pub(super) response_field: Option<std::sync::Arc<super::FieldPath>>,
+    /// Fill [`Self::response_text`] (set once by the owner; [`Self::clear`] keeps it).
+    keep_response_text: bool,
 }
 
 impl ParsedResponse {
@@ -58,8 +69,17 @@ impl ParsedResponse {
         }
     }
 
+    /// Also gathers [`Self::response_text`] (`--export-outputs-json`).
+    #[must_use]
+    pub fn keep_response_text(mut self, keep: bool) -> Self {
+        self.keep_response_text = keep;
+        self
+    }
+
     /// Empties every field but the response path, keeping the allocations.
     pub fn clear(&mut self) {
+        self.first_content_usage = None;
+        self.response_text.clear();
         self.content_stamps_ns.clear();
         self.first_output_stamp_ns = None;
         self.output_text.clear();
@@ -78,9 +98,19 @@ impl ParsedResponse {
         }
     }
 
+    /// Appends `parts` to [`Self::response_text`] when it is kept.
+    fn response_parts(&mut self, parts: [&str; 2]) {
+        if self.keep_response_text {
+            for p in parts {
+                self.response_text.push_str(p);
+            }
+        }
+    }
+
     /// A content response of output text (AIPerf's `TextResponseData`; may be empty).
     pub(super) fn add_text(&mut self, stamp_ns: u64, text: &str) {
         self.output_text.push_str(text);
+        self.response_parts([text, ""]);
         self.content(stamp_ns, true);
     }
 
@@ -88,6 +118,7 @@ impl ParsedResponse {
     pub(super) fn add_reasoning(&mut self, stamp_ns: u64, reasoning: &str, content: Option<&str>) {
         self.reasoning_text.push_str(reasoning);
         self.output_text.push_str(content.unwrap_or(""));
+        self.response_parts([reasoning, content.unwrap_or("")]);
         self.content(stamp_ns, content.is_some());
     }
 
@@ -95,7 +126,17 @@ impl ParsedResponse {
     pub(super) fn add_tool_call(&mut self, stamp_ns: u64, content: Option<&str>, tool_text: &str) {
         self.output_text.push_str(content.unwrap_or(""));
         self.output_text.push_str(tool_text);
+        self.response_parts([content.unwrap_or(""), tool_text]);
         self.content(stamp_ns, true);
+    }
+
+    /// A response object that was a content response (it added one) carried a non-empty usage
+    /// whose `completion_tokens` is `completion`: kept if it is the first such
+    /// ([`Self::first_content_usage`]).
+    pub(super) fn content_usage(&mut self, completion: Option<u64>) {
+        if self.first_content_usage.is_none() {
+            self.first_content_usage = Some(completion);
+        }
     }
 
     /// A content response that carries no text (embeddings, rankings).

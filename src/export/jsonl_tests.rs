@@ -129,6 +129,7 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
                 request_end_wall_ns: end,
                 error,
                 was_cancelled: cancelled,
+                first_content_chunk_tokens: None,
                 receive: crate::record::ReceiveFacts {
                     lag_ns: Vec::new(),
                     coalesced_reads,

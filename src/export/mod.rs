@@ -9,6 +9,7 @@ pub mod headers;
 pub mod json;
 pub mod jsonl;
 pub mod marker;
+pub mod outputs_json;
 pub mod owned;
 pub mod phases;
 pub mod raw;

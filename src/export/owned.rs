@@ -41,6 +41,8 @@ pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
         SHARD_FILE,
         // An earlier run's report (`--auto-plot`, `ringperf plot`) describes that run.
         crate::plot::REPORT_FILE,
+        // An earlier run's generated texts (`--export-outputs-json`).
+        super::outputs_json::OUTPUTS_JSON_FILE,
     ]
     .into_iter()
     .map(PathBuf::from)
@@ -168,6 +170,8 @@ fn owned_label(rel: &Path, names: &ExportNames) -> &'static str {
         "Shard Manifest"
     } else if is(crate::plot::REPORT_FILE) {
         "Report"
+    } else if is(super::outputs_json::OUTPUTS_JSON_FILE) {
+        super::outputs_json::FOOTER_LABEL
     } else {
         "Export"
     }

@@ -366,6 +366,8 @@ fn facts_of(
         bytes_received: 0,
         trace: None,
         // A line carries no per-event stamps: a merge has no receive lag of its own.
+        // A line has no usage per chunk: its metrics (read above) are kept as they are.
+        first_content_chunk_tokens: None,
         receive: crate::record::ReceiveFacts {
             lag_ns: Vec::new(),
             coalesced_reads: md.coalesced_reads,

@@ -144,6 +144,7 @@ prop_compose! {
             bytes_sent: 0,
             bytes_received: 0,
             trace: None,
+            first_content_chunk_tokens: None,
             receive: Default::default(),
         }
     }
@@ -190,6 +191,7 @@ fn streaming_record_round_trips() {
             completion_tokens: Some(4),
             ..Usage::default()
         }),
+        first_content_chunk_tokens: None,
         receive: crate::record::ReceiveFacts {
             lag_ns: vec![7, 9],
             coalesced_reads: 2,

@@ -153,6 +153,9 @@ pub(crate) struct RequestBody {
     pub(crate) max_tokens: Option<u64>,
     /// `stream_options.include_usage`.
     pub(crate) include_usage: bool,
+    /// `stream_options.continuous_usage_stats` with `include_usage`: usage on every chunk, as
+    /// vLLM sends it (it needs both).
+    pub(crate) continuous_usage: bool,
     /// Approximate prompt tokens (whitespace words of all prompt texts).
     pub(crate) prompt_words: u64,
     /// How many vectors, scores or images an embeddings / rankings / images reply holds: the
@@ -213,6 +216,7 @@ impl<'de> Deserialize<'de> for Counted {
 #[derive(Deserialize)]
 struct WireStreamOptions {
     include_usage: Option<bool>,
+    continuous_usage_stats: Option<bool>,
 }
 
 /// Why a request body could not be used; its message is the 400 response's.
@@ -251,12 +255,20 @@ impl std::error::Error for Error {
 /// Parses a request body.
 pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, Error> {
     let wire: Wire = serde_json::from_slice(body).map_err(Error::InvalidJson)?;
+    let include_usage = wire
+        .stream_options
+        .as_ref()
+        .and_then(|o| o.include_usage)
+        .unwrap_or(false);
     Ok(RequestBody {
         stream: wire.stream.unwrap_or(false),
-        include_usage: wire
-            .stream_options
-            .and_then(|o| o.include_usage)
-            .unwrap_or(false),
+        include_usage,
+        continuous_usage: include_usage
+            && wire
+                .stream_options
+                .as_ref()
+                .and_then(|o| o.continuous_usage_stats)
+                .unwrap_or(false),
         max_tokens: wire
             .max_completion_tokens
             .or(wire.max_tokens)
@@ -310,6 +322,7 @@ pub(crate) fn parse_form_body(
         stream: text("stream").is_some_and(|v| v.trim() == "true"),
         max_tokens: None,
         include_usage: false,
+        continuous_usage: false,
         prompt_words: text("prompt").map_or(0, |p| count_words(&p)),
         items: text("n").and_then(|n| n.trim().parse().ok()).unwrap_or(1),
     };
@@ -429,10 +442,27 @@ mod tests {
                 stream: true,
                 max_tokens: Some(12),
                 include_usage: true,
+                continuous_usage: false,
                 prompt_words: 5,
                 items: 1,
             }
         );
+    }
+
+    #[test]
+    fn continuous_usage_needs_include_usage_as_in_vllm() {
+        let parse = |opts: &str| {
+            let b = format!(r#"{{"messages":[],"stream":true,"stream_options":{opts}}}"#);
+            parse_request_body(b.as_bytes()).unwrap().continuous_usage
+        };
+        assert!(parse(
+            r#"{"include_usage":true,"continuous_usage_stats":true}"#
+        ));
+        assert!(!parse(r#"{"continuous_usage_stats":true}"#));
+        assert!(!parse(
+            r#"{"include_usage":true,"continuous_usage_stats":false}"#
+        ));
+        assert!(!parse(r#"{"include_usage":true}"#));
     }
 
     #[test]
@@ -444,6 +474,7 @@ mod tests {
                 stream: false,
                 max_tokens: Some(3),
                 include_usage: false,
+                continuous_usage: false,
                 prompt_words: 4,
                 items: 1,
             }

@@ -83,6 +83,8 @@ pub(crate) struct Completion {
     endpoint: Endpoint,
     stream: bool,
     include_usage: bool,
+    /// Usage on every chunk (`stream_options.continuous_usage_stats`, chat and completions).
+    continuous_usage: bool,
     prompt_tokens: u64,
     reasoning_tokens: u64,
     content_tokens: u64,
@@ -182,6 +184,8 @@ impl Completion {
             stream,
             items: body.items,
             include_usage: body.include_usage,
+            continuous_usage: body.continuous_usage
+                && matches!(endpoint, Endpoint::Chat | Endpoint::Completions),
             prompt_tokens: body.prompt_words,
             reasoning_tokens,
             content_tokens,
@@ -231,6 +235,17 @@ impl Completion {
             prompt: self.prompt_tokens,
             reasoning: self.reasoning_tokens,
             content: self.content_tokens,
+        }
+    }
+
+    /// The usage after the first `sent` generated tokens (reasoning first, then content): what
+    /// a chunk carries with `continuous_usage`.
+    fn usage_after(&self, sent: u64) -> Usage {
+        let reasoning = sent.min(self.reasoning_tokens);
+        Usage {
+            prompt: self.prompt_tokens,
+            reasoning,
+            content: sent.saturating_sub(reasoning).min(self.content_tokens),
         }
     }
 
@@ -306,6 +321,7 @@ impl Completion {
             }
             None if self.stream
                 && worker.shared.cfg.fast
+                && !self.continuous_usage
                 && matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) =>
             {
                 self.run_fast(worker, stream, wbuf, ev, timer, close, &mut truth)
@@ -454,7 +470,15 @@ impl Completion {
                     let due = timer::after(first_deadline, cfg.itl.saturating_mul(gaps));
                     timer.wait_until(due).await;
                 }
-                enc.push_chunk(wbuf, words);
+                if self.continuous_usage {
+                    // `from` is now the count of tokens generated so far.
+                    enc.write_event(ev, words);
+                    wire::add_usage(ev, self.usage_after(from));
+                    wire::chunk(wbuf, ev);
+                    ev.clear();
+                } else {
+                    enc.push_chunk(wbuf, words);
+                }
                 if is_text && let Some(text) = truth.reply_text.as_mut() {
                     words.push_to(text);
                 }
@@ -602,6 +626,9 @@ impl Completion {
         wire::stream_head(wbuf, close);
         if self.endpoint == Endpoint::Chat {
             wire::sse_chat(ev, meta, ChatDelta::Role);
+            if self.continuous_usage {
+                wire::add_usage(ev, self.usage_after(0));
+            }
         } else if !matches!(self.endpoint, Endpoint::Chat | Endpoint::Completions) {
             apis::stream_opening(self.endpoint, ev, meta, self.usage());
         }
@@ -654,6 +681,9 @@ impl Completion {
             wire::sse_chat(ev, meta, ChatDelta::Finish(self.finish_reason()));
         } else {
             wire::sse_completion(ev, meta, None, Some(self.finish_reason()));
+        }
+        if self.continuous_usage {
+            wire::add_usage(ev, self.usage());
         }
         wire::chunk(wbuf, ev);
         ev.clear();

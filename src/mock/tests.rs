@@ -204,6 +204,58 @@ fn streaming_chat_framing_and_token_exactness() {
     }
 }
 
+/// vLLM's `continuous_usage_stats`: every chunk carries the usage so far (the role chunk 0
+/// completion tokens, each token event the running count, reasoning first), in the plain and
+/// the fast mode, with the usage-only chunk last as before.
+#[test]
+fn continuous_usage_on_every_chunk_counts_the_tokens_sent_so_far() {
+    let body = r#"{"messages":[{"role":"user","content":"say three words now"}],"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}"#;
+    for (d, fast) in DRIVERS.iter().flat_map(|d| [(*d, false), (*d, true)]) {
+        let s = server(
+            d,
+            MockConfig {
+                output_tokens: OutputLen::Fixed(7),
+                reasoning_tokens: 2,
+                tokens_per_event: 3,
+                fast,
+                ..Default::default()
+            },
+        );
+        let mut c = Client::connect(&s);
+        let r = c.call("POST", "/v1/chat/completions", body, "");
+        let data = r.sse_data();
+        // role + 1 reasoning event (2 tokens) + 3 content events (3, 3, 1) + finish + usage +
+        // [DONE].
+        assert_eq!(data.len(), 8, "{d:?} fast {fast}");
+        let ev: Vec<serde_json::Value> = data[..7]
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        let completion: Vec<u64> = ev
+            .iter()
+            .map(|e| e["usage"]["completion_tokens"].as_u64().unwrap())
+            .collect();
+        assert_eq!(completion, [0, 2, 5, 8, 9, 9, 9], "{d:?} fast {fast}");
+        for e in &ev {
+            assert_eq!(e["usage"]["prompt_tokens"], 4);
+            let c = e["usage"]["completion_tokens"].as_u64().unwrap();
+            assert_eq!(e["usage"]["total_tokens"].as_u64(), Some(4 + c));
+        }
+        // The tokens each content event added are the words it carries.
+        for (i, added) in [(2, 3), (3, 3), (4, 1)] {
+            let text = ev[i]["choices"][0]["delta"]["content"].as_str().unwrap();
+            assert_eq!(o200k_len(text), added, "event {i}: {text:?}");
+        }
+        assert_eq!(ev[5]["choices"][0]["finish_reason"], "stop");
+        assert_eq!(ev[6]["choices"], serde_json::json!([]));
+        assert_eq!(data[7], "[DONE]");
+        // Without include_usage, vLLM sends no usage at all.
+        let plain = body.replace(r#""include_usage":true,"#, "");
+        let r = c.call("POST", "/v1/chat/completions", &plain, "");
+        assert!(r.sse_data().iter().all(|e| !e.contains("usage")));
+    }
+}
+
 #[test]
 fn usage_chunk_only_when_asked_and_reasoning_comes_first() {
     for d in DRIVERS {

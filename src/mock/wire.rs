@@ -229,6 +229,13 @@ impl TokenEvents {
         }
     }
 
+    /// Appends one event carrying `words` to `ev`, unframed (an event to add a usage to).
+    pub(crate) fn write_event(&self, ev: &mut Vec<u8>, words: Words) {
+        ev.extend_from_slice(&self.prefix);
+        words.write(ev);
+        ev.extend_from_slice(self.suffix);
+    }
+
     /// Appends one event carrying `words`, framed as one HTTP chunk.
     pub(crate) fn push_chunk(&self, out: &mut Vec<u8>, words: Words) {
         let len = self.prefix.len() + words.len() + self.suffix.len();
@@ -285,6 +292,17 @@ fn usage_json(out: &mut Vec<u8>, u: Usage) {
         );
     }
     out.push(b'}');
+}
+
+/// Adds `"usage":{…}` as the last member of the chunk object of the one event in `ev` (which
+/// ends `}\n\n`): vLLM's shape with `stream_options.continuous_usage_stats`, where every chunk
+/// carries the usage so far.
+pub(crate) fn add_usage(ev: &mut Vec<u8>, u: Usage) {
+    debug_assert!(ev.ends_with(b"}\n\n"), "one whole chunk event");
+    ev.truncate(ev.len().saturating_sub(3));
+    ev.push(b',');
+    usage_json(ev, u);
+    ev.extend_from_slice(b"}\n\n");
 }
 
 /// The usage-only event (empty `choices`) sent when `stream_options.include_usage` is set.

@@ -257,6 +257,10 @@ pub struct RecordFacts {
     pub output_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,
     pub usage: Option<Usage>,
+    /// `--per-chunk-usage`: the `completion_tokens` of the usage on the first content response
+    /// that carried one (the tokens delivered up to it), which inter-token latency subtracts
+    /// instead of 1; `None` without the flag or when no content response carried a usage.
+    pub first_content_chunk_tokens: Option<u64>,
     /// `max_tokens` the request asked for, if any.
     pub requested_osl: Option<u64>,
     /// The turn's own trace timestamp (ms) when a fixed schedule sent it at an absolute time

@@ -14,6 +14,7 @@ use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
 use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use crate::export::JsonlWriter;
+use crate::export::outputs_json::OutputsJson;
 use crate::export::raw::RawWriter;
 use crate::export::timeslices::TimesliceCollector;
 use crate::record::ring::Consumer;
@@ -61,6 +62,10 @@ pub struct Collector {
     pub clock: Clock,
     pub metric_cfg: MetricConfig,
     pub use_server_token_count: bool,
+    /// `--per-chunk-usage`: the first content chunk's usage count goes into the facts.
+    pub per_chunk_usage: bool,
+    /// `--export-outputs-json`: every profiling record's entry of `outputs.json`.
+    pub outputs: Option<OutputsJson>,
     pub jsonl: Option<(PathBuf, JsonlWriter)>,
     /// `--export-level raw`: the raw writer, and the pre-encoded requests the payloads of
     /// turns without a built body are read from (`templates[url][turn]`, as the workers send).
@@ -130,6 +135,8 @@ pub struct Collected {
     pub cpu_ns: u64,
     pub jsonl_error: Option<String>,
     pub timeslices: Option<TimesliceCollector>,
+    /// `--export-outputs-json`: the entries, written with the other exports.
+    pub outputs: Option<OutputsJson>,
 }
 
 /// What the aggregator accumulates while it drains the rings.
@@ -152,7 +159,8 @@ impl Collector {
             profiling: Accumulator::new(self.metric_cfg.clone()),
             warmup: Accumulator::new(self.metric_cfg.clone()),
             warmup_seen: false,
-            parsed: ParsedResponse::with_response_field(self.response_field.clone()),
+            parsed: ParsedResponse::with_response_field(self.response_field.clone())
+                .keep_response_text(self.outputs.is_some()),
             jsonl_error: None,
             live: self.progress.board.as_ref().map(|_| LiveStats::default()),
         };
@@ -249,6 +257,9 @@ impl Collector {
                 if let Some(t) = self.timeslices.as_mut() {
                     t.add(&facts, &metrics);
                 }
+                if let Some(o) = self.outputs.as_mut() {
+                    o.add(&facts, &metrics, &tally.parsed.response_text);
+                }
                 self.count_profiling(facts.error.is_some());
             }
         }
@@ -317,6 +328,7 @@ impl Collector {
             cpu_ns: crate::clock::thread_cpu_ns(),
             jsonl_error,
             timeslices: self.timeslices.take(),
+            outputs: self.outputs.take(),
         }
     }
 
@@ -385,6 +397,10 @@ impl Collector {
             output_tokens,
             reasoning_tokens,
             usage,
+            first_content_chunk_tokens: parsed
+                .first_content_usage
+                .filter(|_| self.per_chunk_usage)
+                .flatten(),
             requested_osl: entry.and_then(|e| e.max_tokens),
             scheduled_send_ms: entry.and_then(|e| e.timestamp_ms),
             error,

@@ -289,6 +289,19 @@ fn write_exports(
             files.push(("Timeslice JSON Export", json));
         }
     }
+    // `--export-outputs-json`: AIPerf's exporter after the timeslices.
+    if let Some(o) = &m.collected.outputs {
+        use crate::export::outputs_json::{FOOTER_LABEL, OUTPUTS_JSON_FILE};
+        let written = o.write(dir).map_err(|e| {
+            artifacts(format!(
+                "cannot write {}: {e}",
+                dir.join(OUTPUTS_JSON_FILE).display()
+            ))
+        })?;
+        if let Some(path) = written {
+            files.push((FOOTER_LABEL, path));
+        }
+    }
     // ringperf's own lines after AIPerf's: the per-request records and the console export
     // (AIPerf writes both files without naming them).
     if cfg.export_level.records() {

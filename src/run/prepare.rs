@@ -538,7 +538,7 @@ fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
         model: cfg.models[0].clone(),
         streaming: cfg.streaming,
         use_legacy_max_tokens: cfg.use_legacy_max_tokens,
-        per_chunk_usage: false,
+        per_chunk_usage: cfg.outputs.per_chunk_usage,
         extra_inputs: cfg.extra_inputs.clone(),
         use_server_token_count: cfg.use_server_token_count,
         template: cfg.payload_template.clone(),

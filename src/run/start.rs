@@ -122,6 +122,11 @@ fn collector(
         clock: prepared.shared.clock,
         metric_cfg: metric_cfg.clone(),
         use_server_token_count: cfg.use_server_token_count,
+        per_chunk_usage: cfg.outputs.per_chunk_usage,
+        outputs: cfg
+            .outputs
+            .export_outputs_json
+            .then(crate::export::outputs_json::OutputsJson::default),
         jsonl,
         raw,
         timeslices: cfg.slice_duration.map(|d| {

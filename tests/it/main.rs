@@ -31,6 +31,7 @@ mod mlflow;
 mod multimodal;
 mod multirun;
 mod otel;
+mod outputs;
 mod plot;
 mod plot_sweep;
 mod pool;

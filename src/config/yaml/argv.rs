@@ -234,11 +234,12 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 a.switch("--use-server-token-count")
             }
             "use_legacy_max_tokens" | "use_server_token_count" => {}
+            "per_chunk_usage" if flag_bool(v, &path)? => a.switch("--per-chunk-usage"),
+            "per_chunk_usage" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
             "session_header" => a.one("--session-header", scalar(v, &path)?),
             "transport"
-            | "per_chunk_usage"
             | "template"
             | "download_video_content"
             | "request_content_type"
@@ -543,12 +544,12 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 "show_trace_timing" if flag_bool(v, &path)? => a.switch("--show-trace-timing"),
                 "trace" if flag_bool(v, &path)? => a.switch("--export-http-trace"),
                 "show_trace_timing" | "trace" => {}
-                "summary"
-                | "records"
-                | "raw"
-                | "user_files"
-                | "plot_required"
-                | "export_outputs_json" => return Err(YamlError::Unsupported(path)),
+                "plot_required" if flag_bool(v, &path)? => a.switch("--plot-required"),
+                "export_outputs_json" if flag_bool(v, &path)? => a.switch("--export-outputs-json"),
+                "plot_required" | "export_outputs_json" => {}
+                "summary" | "records" | "raw" | "user_files" => {
+                    return Err(YamlError::Unsupported(path));
+                }
                 _ => return Err(extra(&path)),
             }
         }

@@ -132,9 +132,23 @@ pub(super) fn parse_full(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {
         return;
     };
-    if body.usage.present {
-        out.usage = Some(body.usage.normalize());
+    let usage_completion = body.usage.present.then(|| {
+        let u = body.usage.normalize();
+        let completion = u.completion_tokens;
+        out.usage = Some(u);
+        completion
+    });
+    let before = out.content_responses();
+    parse_data(body, stamp_ns, out);
+    if let Some(c) = usage_completion
+        && out.content_responses() > before
+    {
+        out.content_usage(c);
     }
+}
+
+/// The data of a parsed body: its reasoning, tool calls or content.
+fn parse_data(body: Body<'_>, stamp_ns: u64, out: &mut ParsedResponse) {
     let object = body.object.0.as_deref().unwrap_or("");
     let Some(choice) = body.choices.0 else {
         return;

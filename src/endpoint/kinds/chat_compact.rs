@@ -65,13 +65,22 @@ pub(super) fn compact(message: &[u8], text: &mut Vec<u8>) -> Option<EventForm> {
 /// (and `out` untouched): not the common shape, the full parser must read it.
 pub(super) fn completion(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) -> bool {
     completion_parts(json).is_some_and(|(usage, reasoning, content)| {
-        if let Some(u) = usage {
+        let usage_completion = usage.map(|u| {
+            let completion = u.completion_tokens;
             out.usage = Some(u);
-        }
+            completion
+        });
+        let before = out.content_responses();
         if let Some(r) = reasoning {
             out.add_reasoning(stamp_ns, &r, content.as_deref());
         } else if let Some(c) = content {
             out.add_text(stamp_ns, &c);
+        }
+        // As the full parser: the usage of a body that was a content response.
+        if let Some(c) = usage_completion
+            && out.content_responses() > before
+        {
+            out.content_usage(c);
         }
         true
     })

@@ -190,6 +190,74 @@ fn last_non_empty_usage_wins_without_merging() {
     );
 }
 
+/// AIPerf's `first_content_chunk_completion_tokens`: the `completion_tokens` of the first
+/// response that is a content response *and* carries a non-empty usage, walking forward; a
+/// role chunk (no content), a usage-only chunk, an empty `{}` usage and a content chunk without
+/// usage are passed over; once found, later chunks change nothing, even when it had no count.
+#[test]
+fn first_content_usage_is_the_first_content_chunk_that_carries_one() {
+    let chunk = |delta: &str, usage: &str| {
+        format!(
+            r#"data: {{"object":"chat.completion.chunk","choices":[{{"delta":{delta}}}]{usage}}}"#
+        )
+    };
+    let first = |chunks: &[String]| {
+        let body = chunks.join("\n\n");
+        parse(EndpointKind::Chat, &sse_record(body.as_bytes())).first_content_usage
+    };
+    let u = |n: u64| format!(r#","usage":{{"prompt_tokens":4,"completion_tokens":{n}}}"#);
+    // vLLM's continuous_usage_stats: the role chunk says 0, the first content chunk 3.
+    let vllm = [
+        chunk(r#"{"role":"assistant","content":""}"#, &u(0)),
+        chunk(r#"{"content":"a b c"}"#, &u(3)),
+        chunk(r#"{"content":"d"}"#, &u(4)),
+        r#"data: {"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":4}}"#.to_owned(),
+    ];
+    assert_eq!(first(&vllm), Some(Some(3)));
+    // Usage missing on the first content chunk ({} counts as missing): the next one's count.
+    let gaps = [
+        chunk(r#"{"content":"a b"}"#, ""),
+        chunk(r#"{"content":"c"}"#, r#","usage":{}"#),
+        chunk(r#"{"reasoning_content":"r"}"#, &u(6)),
+        chunk(r#"{"content":"d"}"#, &u(7)),
+    ];
+    assert_eq!(first(&gaps), Some(Some(6)));
+    // The first such usage without completion_tokens: found, with no count.
+    let no_count = [
+        chunk(r#"{"content":"a"}"#, r#","usage":{"prompt_tokens":4}"#),
+        chunk(r#"{"content":"b"}"#, &u(2)),
+    ];
+    assert_eq!(first(&no_count), Some(None));
+    // Usage only at the end (include_usage without continuous stats): none.
+    assert_eq!(first(&[vllm[1].replace(&u(3), ""), vllm[3].clone()]), None);
+}
+
+/// `outputs.json`'s text: each content response's reasoning, then its content, then its tool
+/// calls, in arrival order, only when asked for.
+#[test]
+fn response_text_joins_every_content_response_in_order() {
+    let body = [
+        r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+        r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"reasoning_content":"think ","content":"A"}}]}"#,
+        r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"reasoning_content":"more "}}]}"#,
+        r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"B ","tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}]}"#,
+        r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"C"}}]}"#,
+        "data: [DONE]",
+    ]
+    .join("\n\n");
+    let rec = sse_record(body.as_bytes());
+    let mut out = ParsedResponse::default().keep_response_text(true);
+    parse_record(EndpointKind::Chat, &rec, &mut out);
+    assert_eq!(out.response_text, "think Amore B f{}C");
+    // The separate texts are what they were.
+    assert_eq!(out.reasoning_text, "think more ");
+    assert_eq!(out.output_text, "AB f{}C");
+    // Cleared with the rest, the setting kept.
+    parse_record(EndpointKind::Chat, &rec, &mut out);
+    assert_eq!(out.response_text, "think Amore B f{}C");
+    assert!(parse(EndpointKind::Chat, &rec).response_text.is_empty());
+}
+
 #[test]
 fn usage_normalization_over_vendor_names() {
     // Anthropic / Responses names.
