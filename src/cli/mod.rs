@@ -8,6 +8,7 @@
 mod aiperf_flags;
 pub mod chat;
 pub mod endpoint;
+pub mod form;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
@@ -495,6 +496,8 @@ pub struct ProfileArgs {
     pub media: media::MediaArgs,
     #[command(flatten)]
     pub video_generation: video::VideoGenerationArgs,
+    #[command(flatten)]
+    pub form: form::FormArgs,
 
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]

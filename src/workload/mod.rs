@@ -8,6 +8,7 @@
 //! root seed and a name (`dataset.prompt.length`, ...), as AIPerf does, so adding draws to one
 //! concern does not shift another. The streams are not bit-compatible with Python's.
 
+pub mod form;
 pub mod loader;
 pub mod media;
 pub mod models;
