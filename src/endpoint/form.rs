@@ -75,9 +75,10 @@ impl fmt::Display for FormInputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FormInputError::NoPrompt => f.write_str("image edit requires a text prompt"),
-            FormInputError::NoMedia("image") => {
-                f.write_str("image edit requires a reference image (an image in the turn)")
-            }
+            FormInputError::NoMedia("image") => f.write_str(
+                "image edit requires a reference image in the turn (`--image-width-mean` and \
+                     `--image-height-mean`, or a dataset's `image` field)",
+            ),
             FormInputError::NoMedia(kind) => write!(
                 f,
                 "audio transcription requires {kind} in the turn (`--audio-length-mean` or a \
