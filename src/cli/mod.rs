@@ -707,7 +707,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "audio-transcription",
         alias = "audio_transcription",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI /v1/audio/transcriptions (multipart/form-data; audio from --audio-*)"
     )]
     AudioTranscription,
     #[value(
@@ -749,7 +749,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "image-edit",
         alias = "image_edit",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI /v1/images/edits (multipart/form-data; images from --image-*)"
     )]
     ImageEdit,
     #[value(
