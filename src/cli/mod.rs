@@ -8,6 +8,7 @@
 mod aiperf_flags;
 pub mod chat;
 pub mod endpoint;
+pub mod form;
 pub mod goodput;
 pub mod http_trace;
 pub mod input;
@@ -503,6 +504,8 @@ pub struct ProfileArgs {
     pub media: media::MediaArgs,
     #[command(flatten)]
     pub video_generation: video::VideoGenerationArgs,
+    #[command(flatten)]
+    pub form: form::FormArgs,
 
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]
@@ -716,7 +719,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "audio-transcription",
         alias = "audio_transcription",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI /v1/audio/transcriptions (multipart/form-data; audio from --audio-*)"
     )]
     AudioTranscription,
     #[value(
@@ -758,7 +761,7 @@ pub enum EndpointTypeArg {
     #[value(
         name = "image-edit",
         alias = "image_edit",
-        help = "not implemented in ringperf yet: rejected (exit 2)"
+        help = "OpenAI /v1/images/edits (multipart/form-data; images from --image-*)"
     )]
     ImageEdit,
     #[value(

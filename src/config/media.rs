@@ -135,9 +135,13 @@ pub fn from_args(
     if !params.any() {
         return Ok(None);
     }
-    if !matches!(endpoint, EndpointKind::Chat) {
+    if !matches!(
+        endpoint,
+        EndpointKind::Chat | EndpointKind::ImageEdit | EndpointKind::AudioTranscription
+    ) {
         return flag(format!(
-            "synthetic images, audio and video are sent by the chat endpoint type only, not {}",
+            "synthetic images, audio and video are sent by the chat, image-edit and \
+             audio-transcription endpoint types only, not {}",
             endpoint.as_str()
         ));
     }

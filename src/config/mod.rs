@@ -8,6 +8,7 @@ pub mod convergence;
 pub mod dataset;
 pub mod echo;
 pub mod environment;
+pub mod form;
 pub mod goodput;
 pub mod lab;
 pub mod media;
@@ -419,6 +420,8 @@ pub struct Config {
     pub media: Option<crate::workload::media::MediaParams>,
     /// `--download-video-content`: `video-generation` fetches each finished job's content.
     pub download_video_content: bool,
+    /// Bodies go as multipart/form-data (`--request-content-type`, `config/form.rs`).
+    pub form_data: bool,
     /// The Input group: dataset source, sampling, load options (`config/dataset.rs`).
     pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,
@@ -832,21 +835,6 @@ fn check_header(k: &str, v: &str) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
-}
-
-fn kebab(camel: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('-');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// A value AIPerf's echoed command line prints unquoted, as it prints it: whole numbers

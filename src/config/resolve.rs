@@ -16,7 +16,7 @@ use super::environment::Environment;
 use super::{
     BaseUrl, Config, ConfigError, ConnectionReuse, DatasetConfig, ExportLevel, Load, MockShape,
     PhaseConfig, ServerMetricsConfig, TlsSettings, UiType, affinity_headers, check_header,
-    connections, dataset, echo, err, goodput, gpu_telemetry, json_to_plain, kebab, metric_config,
+    connections, dataset, echo, err, goodput, gpu_telemetry, json_to_plain, metric_config,
     model_names, multi_run, parse_pairs, profiling_phase, prompt, redact_argv, redact_command,
     scope, secs_or_forever, server_metrics_formats, shard, slice_duration, template, timing,
     tokenizer_for, url, warmup_phase,
@@ -202,6 +202,7 @@ impl Config {
             random_prompt,
             media: super::media::from_args(&args.media, endpoint)?,
             download_video_content: args.video_generation.download_video_content,
+            form_data: super::form::form_data(args.form.request_content_type, endpoint)?,
             input,
             warmup,
             profiling,
@@ -231,7 +232,7 @@ impl Config {
     }
 }
 
-/// `--endpoint-type`, refused by name when ringperf does not implement it.
+/// `--endpoint-type`: every AIPerf 0.13 type is implemented.
 fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
     Ok(match arg {
         EndpointTypeArg::Chat => EndpointKind::Chat,
@@ -249,17 +250,10 @@ fn endpoint_kind(arg: EndpointTypeArg) -> Result<EndpointKind, ConfigError> {
         EndpointTypeArg::SolidoRag => EndpointKind::SolidoRag,
         EndpointTypeArg::ImageRetrieval => EndpointKind::ImageRetrieval,
         EndpointTypeArg::VideoGeneration => EndpointKind::VideoGeneration,
+        EndpointTypeArg::ImageEdit => EndpointKind::ImageEdit,
+        EndpointTypeArg::AudioTranscription => EndpointKind::AudioTranscription,
         EndpointTypeArg::Raw => EndpointKind::Raw,
         EndpointTypeArg::Template => EndpointKind::Template,
-        other => {
-            let name = format!("{other:?}");
-            return err(format!(
-                "--endpoint-type {} is not supported by ringperf (image-edit \
-                 and audio-transcription are not implemented; see \
-                 docs/endpoints.md)",
-                kebab(&name)
-            ));
-        }
     })
 }
 

@@ -181,8 +181,9 @@ fn bad_combinations_are_clear_errors() {
             "--warmup",
         ),
         (
-            "ringperf profile -m a -u 127.0.0.1:1 --endpoint-type image-edit",
-            "image-edit",
+            "ringperf profile -m a -u 127.0.0.1:1 --endpoint-type image-edit \
+             --request-content-type application/json",
+            "endpoint type image_edit requires multipart/form-data",
         ),
         (
             "ringperf profile -m a -u ftp://x:1",

@@ -7,6 +7,7 @@
 //!   content stamps, output/reasoning text, usage and errors. It runs on the aggregator thread,
 //!   never on a worker.
 
+pub mod form;
 pub mod kinds;
 pub mod payload;
 pub mod response;
@@ -52,6 +53,10 @@ pub enum EndpointKind {
     HuggingfaceGenerate,
     /// OpenAI image generation (`image_generation`).
     ImageGeneration,
+    /// OpenAI image edit, a multipart/form-data upload (`image_edit`).
+    ImageEdit,
+    /// OpenAI audio transcription, a multipart/form-data upload (`audio_transcription`).
+    AudioTranscription,
     /// Solido RAG (`solido_rag`).
     SolidoRag,
     /// NVIDIA NIM image retrieval (`image_retrieval`).
@@ -66,7 +71,7 @@ pub enum EndpointKind {
 
 impl EndpointKind {
     /// Every supported type, in AIPerf's registry order.
-    pub const ALL: [EndpointKind; 17] = [
+    pub const ALL: [EndpointKind; 19] = [
         EndpointKind::Chat,
         EndpointKind::CohereRankings,
         EndpointKind::Completions,
@@ -77,11 +82,13 @@ impl EndpointKind {
         EndpointKind::HfTeiRankings,
         EndpointKind::HuggingfaceGenerate,
         EndpointKind::ImageGeneration,
+        EndpointKind::ImageEdit,
         EndpointKind::ImageRetrieval,
         EndpointKind::NimEmbeddings,
         EndpointKind::NimRankings,
         EndpointKind::SolidoRag,
         EndpointKind::VideoGeneration,
+        EndpointKind::AudioTranscription,
         EndpointKind::Raw,
         EndpointKind::Template,
     ];
@@ -101,6 +108,8 @@ impl EndpointKind {
             EndpointKind::HfTeiRankings => &kinds::hf_tei_rankings::DESCRIPTOR,
             EndpointKind::HuggingfaceGenerate => &kinds::huggingface_generate::DESCRIPTOR,
             EndpointKind::ImageGeneration => &kinds::image_generation::DESCRIPTOR,
+            EndpointKind::ImageEdit => &kinds::image_edit::DESCRIPTOR,
+            EndpointKind::AudioTranscription => &kinds::audio_transcription::DESCRIPTOR,
             EndpointKind::SolidoRag => &kinds::solido_rag::DESCRIPTOR,
             EndpointKind::ImageRetrieval => &kinds::image_retrieval::DESCRIPTOR,
             EndpointKind::VideoGeneration => &kinds::video_generation::DESCRIPTOR,
@@ -137,6 +146,12 @@ impl EndpointKind {
         )
     }
 
+    /// The body is AIPerf's form payload, sent as multipart/form-data by default
+    /// (`requires_form_data` in AIPerf's registry; `--request-content-type`).
+    pub fn requires_form_data(self) -> bool {
+        kinds::form_checker(self).is_some() || self == EndpointKind::VideoGeneration
+    }
+
     /// The `--endpoint-type` spelling AIPerf writes in its outputs.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -152,6 +167,8 @@ impl EndpointKind {
             EndpointKind::HfTeiRankings => "hf_tei_rankings",
             EndpointKind::HuggingfaceGenerate => "huggingface_generate",
             EndpointKind::ImageGeneration => "image_generation",
+            EndpointKind::ImageEdit => "image_edit",
+            EndpointKind::AudioTranscription => "audio_transcription",
             EndpointKind::SolidoRag => "solido_rag",
             EndpointKind::ImageRetrieval => "image_retrieval",
             EndpointKind::VideoGeneration => "video_generation",
@@ -257,7 +274,12 @@ mod tests {
         ] {
             assert!(s.parse::<EndpointKind>().is_ok(), "{s}");
         }
-        let err = "image-edit".parse::<EndpointKind>().unwrap_err();
-        assert!(err.to_string().contains("\"image-edit\""));
+        let err = "image-edits".parse::<EndpointKind>().unwrap_err();
+        assert!(err.to_string().contains("\"image-edits\""));
+        assert_eq!("Image-Edit".parse(), Ok(EndpointKind::ImageEdit));
+        assert_eq!(
+            "audio-transcription".parse(),
+            Ok(EndpointKind::AudioTranscription)
+        );
     }
 }

@@ -73,6 +73,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         headers: request_headers(cfg),
         correlation_copies: cfg.correlation_copies.clone(),
         correlation_header: cfg.session_header.clone().unwrap_or_default(),
+        form_seed: cfg.form_data.then_some(cfg.seed),
     };
     let encoded = encode_templates(&mut dataset, cfg, &encoding, streamed.is_none());
     check_interrupt("encoding the requests", "only inputs.json was written")?;
@@ -283,6 +284,7 @@ fn build_dataset(
     if let Some(t) = &payload.template {
         check_template(t, payload, &dataset)?;
     }
+    check_form_turns(cfg.endpoint, &dataset)?;
     Ok((
         workload::prepare(dataset, cfg.endpoint, payload, tokenizer),
         None,
@@ -374,33 +376,27 @@ fn encode_templates(
             if !per_turn {
                 continue;
             }
-            for (u, per_url) in templates.iter_mut().enumerate() {
-                let req = match &body {
-                    None => None,
-                    Some(b) => {
-                        let (host, path) = &encoding.targets[u];
-                        Some(
-                            crate::http::encode_post_with(
-                                host,
-                                path,
-                                &encoding.headers,
-                                b,
-                                encoding.correlation_header(),
-                                &encoding.correlation_copies,
-                            )
-                            .map_err(|err| {
-                                RunError::new(
-                                    SetupKind::Workload,
-                                    format!(
-                                        "cannot encode the request for {}: {err}",
-                                        cfg.urls[u].display
-                                    ),
-                                )
-                            })?,
+            let mut requests = match &body {
+                None => None,
+                Some(b) => Some(encoding.encode_turn(b, (info.len() - 1) as u64).map_err(
+                    |err| {
+                        let url = match &err {
+                            workload::form::EncodeError::Http { url, .. } => *url,
+                            workload::form::EncodeError::Form(_) => 0,
+                        };
+                        RunError::new(
+                            SetupKind::Workload,
+                            format!(
+                                "cannot encode the request for {}: {err}",
+                                cfg.urls[url].display
+                            ),
                         )
-                    }
-                };
-                per_url.push(req);
+                    },
+                )?),
+            }
+            .map(Vec::into_iter);
+            for per_url in &mut templates {
+                per_url.push(requests.as_mut().and_then(Iterator::next));
             }
         }
     }
@@ -434,8 +430,11 @@ fn request_headers(cfg: &Config) -> Vec<(String, String)> {
             }
             .to_string(),
         ),
-        ("Content-Type".to_string(), "application/json".to_string()),
     ];
+    // A form's Content-Type names its boundary: each request writes its own.
+    if !cfg.form_data {
+        h.push(("Content-Type".to_string(), "application/json".to_string()));
+    }
     h.extend(cfg.headers.iter().cloned());
     h
 }
@@ -524,6 +523,35 @@ fn check_template(
                     SetupKind::Workload,
                     format!(
                         "--extra-inputs {e} (conversation {}, turn {i})",
+                        c.session_id
+                    ),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A form-data type's turns, checked before anything is sent: a turn without the image (or
+/// clip) it uploads, or without image edit's prompt, is a setup error naming it (AIPerf fails
+/// each such request).
+fn check_form_turns(
+    kind: crate::endpoint::EndpointKind,
+    dataset: &crate::conversation::Dataset,
+) -> Result<(), RunError> {
+    let Some(check) = crate::endpoint::kinds::form_checker(kind) else {
+        return Ok(());
+    };
+    for c in &dataset.conversations {
+        for (i, turn) in c.turns.iter().enumerate() {
+            if matches!(turn.content, crate::conversation::Content::Raw(_)) {
+                continue;
+            }
+            check(turn).map_err(|e| {
+                RunError::new(
+                    SetupKind::Workload,
+                    format!(
+                        "--endpoint-type {kind}: {e} (conversation {}, turn {i})",
                         c.session_id
                     ),
                 )

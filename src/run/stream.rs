@@ -178,7 +178,7 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
                     let isl = tokenizer.count_input(kind, &body);
                     (
                         Ready {
-                            requests: encode(&encoding, &body),
+                            requests: encode(&encoding, &body, offsets[c] + row.turn as usize),
                         },
                         isl,
                     )
@@ -190,27 +190,15 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
     }
 }
 
-/// `body` as a request to every base URL.
+/// `body` as a request to every base URL; `turn` is its index among all turns.
 fn encode(
     encoding: &Encoding,
     body: &[u8],
+    turn: usize,
 ) -> Result<Vec<crate::http::EncodedRequest>, BuildError> {
     encoding
-        .targets
-        .iter()
-        .enumerate()
-        .map(|(url, (host, path))| {
-            crate::http::encode_post_with(
-                host,
-                path,
-                &encoding.headers,
-                body,
-                encoding.correlation_header(),
-                &encoding.correlation_copies,
-            )
-            .map_err(|error| BuildError::Encode { url, error })
-        })
-        .collect()
+        .encode_turn(body, turn as u64)
+        .map_err(BuildError::Encode)
 }
 
 /// The slots of `turns` turns, with the default window.

@@ -6,6 +6,7 @@
 //! the hard deadline) and reports [`PhaseDone`].
 
 mod client;
+mod encode;
 mod idle;
 mod pacer;
 mod phase;
@@ -112,6 +113,10 @@ pub struct Encoding {
     /// Name of the header carrying the correlation id (`--session-header`); empty: the default
     /// `X-Correlation-ID`.
     pub correlation_header: String,
+    /// `--request-content-type multipart/form-data`: each body is a form payload, sent as its
+    /// multipart form (`Content-Type` with the boundary; `headers` then has none), boundaries
+    /// drawn from this seed. `None`: bodies are JSON, sent as they are.
+    pub form_seed: Option<u64>,
 }
 
 impl Encoding {
@@ -144,7 +149,9 @@ impl Shared {
         self.turn_offsets[c as usize] + t as usize
     }
 
-    /// Encodes a request of `body` for base URL `url`.
+    /// Encodes a request of JSON `body` for base URL `url` (a later turn of a conversation,
+    /// built when due: the form-data types send every turn alone, encoded before the run by
+    /// [`Encoding::encode_turn`]).
     pub fn encode(
         &self,
         url: usize,

@@ -10,6 +10,7 @@
 
 pub mod cache_bust;
 pub mod chat_template;
+pub mod form;
 pub mod loader;
 pub mod media;
 pub mod models;

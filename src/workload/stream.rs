@@ -50,20 +50,15 @@ pub enum BuildError {
     /// Its prompt could not be built (the first pass checked it; a changed builder might not
     /// agree).
     Prompt(crate::workload::loader::LoadError),
-    /// Its body could not be made into a request for base URL `url`.
-    Encode {
-        url: usize,
-        error: crate::http::HttpError,
-    },
+    /// Its body could not be made into its requests.
+    Encode(super::form::EncodeError),
 }
 
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BuildError::Prompt(e) => write!(f, "cannot build the prompt: {e}"),
-            BuildError::Encode { url, error } => {
-                write!(f, "cannot encode the request for URL {url}: {error}")
-            }
+            BuildError::Encode(e) => e.fmt(f),
         }
     }
 }

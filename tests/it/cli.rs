@@ -45,8 +45,8 @@ fn wrong_flags_and_values() {
         "--custom-dataset-type needs --input-file",
     );
     assert_usage_error(
-        &ringperf(&["profile", "-m", "x", "--endpoint-type", "image-edit"]),
-        "image-edit",
+        &ringperf(&["profile", "-m", "x", "--endpoint-type", "image-edits"]),
+        "image-edits",
     );
     assert_usage_error(
         &ringperf(&["profile", "-m", "x", "--failed-request-threshold", "1.5"]),

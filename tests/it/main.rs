@@ -19,6 +19,7 @@ mod exit_codes;
 mod exports;
 mod faults;
 mod first_run;
+mod form_endpoints;
 mod gpu_telemetry;
 mod health;
 mod http_trace;

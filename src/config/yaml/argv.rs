@@ -239,10 +239,10 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
             "session_header" => a.one("--session-header", scalar(v, &path)?),
+            "request_content_type" => a.one("--request-content-type", scalar(v, &path)?),
             "transport"
             | "template"
             | "download_video_content"
-            | "request_content_type"
             | "uuid_and_strip"
             | "wait_for_model_timeout"
             | "wait_for_model_interval"

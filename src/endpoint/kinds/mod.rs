@@ -5,6 +5,7 @@
 //!
 //! Payload and parsing facts follow AIPerf 0.13's `aiperf/endpoints/*.py` (docs/endpoints.md).
 
+pub(super) mod audio_transcription;
 pub(super) mod chat;
 mod chat_compact;
 pub(super) mod chat_embeddings;
@@ -13,6 +14,7 @@ pub(super) mod completions;
 pub(super) mod embeddings;
 pub(super) mod hf_tei_rankings;
 pub(super) mod huggingface_generate;
+pub(super) mod image_edit;
 pub(super) mod image_generation;
 pub(super) mod image_retrieval;
 pub(super) mod messages;
@@ -40,6 +42,19 @@ pub fn chat_body_readings(json: &[u8]) -> (Option<ParsedResponse>, ParsedRespons
     let mut full = ParsedResponse::default();
     chat::parse_full(json, 1, &mut full);
     (taken.then_some(fast), full)
+}
+
+/// What a multipart/form-data type checks in a turn before sending it.
+pub type FormCheck = fn(&Turn) -> Result<(), super::form::FormInputError>;
+
+/// The check of a turn before a multipart/form-data type sends it (what AIPerf's
+/// `format_payload` refuses); `None` for a type whose body is not a form of media.
+pub fn form_checker(kind: super::EndpointKind) -> Option<FormCheck> {
+    match kind {
+        super::EndpointKind::ImageEdit => Some(image_edit::check),
+        super::EndpointKind::AudioTranscription => Some(audio_transcription::check),
+        _ => None,
+    }
 }
 
 /// How `--api-key` is sent.
