@@ -186,6 +186,7 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
 
     let d = Derived::of(cfg, f);
     push_timing(&mut push, f, &d);
+    super::audio::push_metrics(&mut push, f, d.latency);
     push_usage(&mut push, f.usage.as_ref());
     push_ratios(&mut push, cfg, f, &d);
     if let Some(t) = &f.trace {
@@ -429,6 +430,7 @@ pub(crate) mod tests {
             bytes_received: 20,
             trace: None,
             receive: Default::default(),
+            audio_seconds: None,
         }
     }
 
