@@ -44,11 +44,12 @@ pub fn chat_body_readings(json: &[u8]) -> (Option<ParsedResponse>, ParsedRespons
     (taken.then_some(fast), full)
 }
 
+/// A form-data type's check of one turn ([`form_checker`]).
+pub type FormCheck = fn(&Turn) -> Result<(), super::form::FormInputError>;
+
 /// The check of a turn before a multipart/form-data type sends it (what AIPerf's
 /// `format_payload` refuses); `None` for a type whose body is not a form of media.
-pub fn form_checker(
-    kind: super::EndpointKind,
-) -> Option<fn(&Turn) -> Result<(), super::form::FormInputError>> {
+pub fn form_checker(kind: super::EndpointKind) -> Option<FormCheck> {
     match kind {
         super::EndpointKind::ImageEdit => Some(image_edit::check),
         super::EndpointKind::AudioTranscription => Some(audio_transcription::check),
