@@ -186,6 +186,9 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
 
     let d = Derived::of(cfg, f);
     push_timing(&mut push, f, &d);
+    for (id, v) in super::audio::values(f.audio_seconds, d.latency) {
+        push(id, v.map(MetricValue::Float));
+    }
     push_usage(&mut push, f.usage.as_ref());
     push_ratios(&mut push, cfg, f, &d);
     if let Some(t) = &f.trace {
@@ -443,6 +446,7 @@ pub(crate) mod tests {
             trace: None,
             first_content_chunk_tokens: None,
             receive: Default::default(),
+            audio_seconds: None,
         }
     }
 

@@ -7,6 +7,7 @@
 //! [`Accumulator::finish`] → exporters.
 
 pub mod accumulator;
+mod audio;
 pub mod confidence;
 pub mod health;
 pub mod http_trace;

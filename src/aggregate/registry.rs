@@ -227,6 +227,8 @@ pub enum MetricId {
     ReplaySchedLagP90,
     ReplaySchedLagP99,
     ReplaySchedDegraded,
+    AudioDuration,
+    Rtfx,
 }
 
 impl MetricId {
@@ -340,7 +342,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 99] = [
+pub static REGISTRY: [MetricDef; 101] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -446,6 +448,9 @@ pub static REGISTRY: [MetricDef; 99] = [
     def!(ReplaySchedLagP90, "replay_sched_lag_p90", "Replay Schedule Lag p90", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
     def!(ReplaySchedLagP99, "replay_sched_lag_p99", "Replay Schedule Lag p99", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
     def!(ReplaySchedDegraded, "replay_sched_degraded", "Replay Schedule Degraded", Derived, Count, None, None, FIXED_SCHEDULE_ONLY, None, true),
+    // Audio (AIPerf `audio_duration_metric.py`, `rtfx_metric.py`), see `super::audio`.
+    def!(AudioDuration, "audio_duration", "Audio Duration", Record, Seconds, None, Some(870), SUPPORTS_AUDIO_ONLY, None, false),
+    def!(Rtfx, "rtfx", "Inverse Real-Time Factor (RTFx)", Record, Ratio, None, Some(850), SUPPORTS_AUDIO_ONLY | LARGER_IS_BETTER, Default, false),
 ];
 
 #[cfg(test)]
@@ -468,7 +473,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::ReplaySchedDegraded as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::Rtfx as usize, REGISTRY.len() - 1);
     }
 
     #[test]

@@ -494,6 +494,8 @@ pub fn metric_config(
     crate::aggregate::MetricConfig {
         produces_tokens: d.produces_tokens,
         tokenizes_input: d.tokenizes_input,
+        // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows.
+        supports_audio: endpoint == EndpointKind::AudioTranscription,
         ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)
     }
 }

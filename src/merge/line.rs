@@ -372,6 +372,7 @@ fn facts_of(
             lag_ns: Vec::new(),
             coalesced_reads: md.coalesced_reads,
         },
+        audio_seconds: m.f64(M::AudioDuration),
     })
 }
 

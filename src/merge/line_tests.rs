@@ -146,6 +146,7 @@ prop_compose! {
             trace: None,
             first_content_chunk_tokens: None,
             receive: Default::default(),
+            audio_seconds: None,
         }
     }
 }

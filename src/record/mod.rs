@@ -277,6 +277,9 @@ pub struct RecordFacts {
     pub trace: Option<HttpTrace>,
     /// Kernel-vs-user receive facts of the record's events.
     pub receive: ReceiveFacts,
+    /// Length in seconds of the audio clip the request uploaded (`audio_transcription`), read
+    /// from the clip's header before the run; `None` for a request without one.
+    pub audio_seconds: Option<f64>,
 }
 
 /// The client's receive lag and read coalescing of one record.

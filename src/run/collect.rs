@@ -44,6 +44,8 @@ pub struct TurnInfo {
     pub max_tokens: Option<u64>,
     /// The turn's trace timestamp (ms), when it has one (a fixed-schedule replay sends it then).
     pub timestamp_ms: Option<f64>,
+    /// Length in seconds of the audio clip the turn uploads (`audio_duration`).
+    pub audio_seconds: Option<f64>,
 }
 
 /// What the aggregator thread needs.
@@ -412,6 +414,7 @@ impl Collector {
                 .trace
                 .map(|t| as_aiperf_reads(t, raw.is_sse, raw.body.len(), raw.end_ns)),
             receive: crate::record::ReceiveFacts::of(raw),
+            audio_seconds: entry.and_then(|e| e.audio_seconds),
         }
     }
 }

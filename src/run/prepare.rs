@@ -371,8 +371,14 @@ fn encode_templates(
                 isl_tokens: t.isl_tokens,
                 max_tokens: t.max_tokens.map(u64::from),
                 timestamp_ms: t.timestamp_ms.map(|ms| ms / speedup),
+                audio_seconds: None,
             });
             let body = t.body.take();
+            if let (Some(b), Some(last)) = (&body, info.last_mut())
+                && cfg.endpoint == crate::endpoint::EndpointKind::AudioTranscription
+            {
+                last.audio_seconds = workload::form::clip_seconds(b);
+            }
             if !per_turn {
                 continue;
             }

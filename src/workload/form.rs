@@ -93,6 +93,19 @@ pub fn form_body(payload: &[u8], boundary_id: u128) -> Result<MultipartBody, For
     Ok(MultipartBody::new(&parts, boundary_id))
 }
 
+/// The length in seconds of the audio clip a form payload uploads as its `file` (`None` when
+/// it has none, or one whose header does not say): frames over the sample rate for WAV, the
+/// frames' durations for MP3 (`super::media::probe`).
+pub fn clip_seconds(payload: &[u8]) -> Option<f64> {
+    let value: Value = serde_json::from_slice(payload).ok()?;
+    let b64 = value.get("file")?.get("b64_data")?.as_str()?;
+    let bytes = super::media::base64_decode(b64.as_bytes())?;
+    match super::media::probe::probe(&bytes)? {
+        super::media::probe::Probed::Audio { seconds, .. } => Some(seconds),
+        _ => None,
+    }
+}
+
 /// The boundary of turn `turn`'s form in a run of `seed`: the same seed gives the same bytes
 /// (SplitMix64 of both, twice, for 128 bits).
 pub fn boundary_id(seed: u64, turn: u64) -> u128 {

@@ -11,7 +11,7 @@ use ringperf::http::form_parse::{FormParser, ParsedPart};
 use ringperf::mock::TruthEntry;
 use serde_json::Value;
 
-use crate::common::{profile_binary, read_json, recording_mock};
+use crate::common::{profile_binary, read_json, read_jsonl, recording_mock};
 
 /// The parts of a form body, read with the mock's parser; the boundary is the body's first
 /// delimiter line.
@@ -142,6 +142,27 @@ fn audio_transcription_uploads_the_asked_clip() {
         .map(|p| b64_decode(p["file"]["b64_data"].as_str().unwrap()))
         .collect();
     assert_eq!(received, said);
+
+    // AIPerf's audio metrics per record: the clip's length as the mock read it from what it
+    // received, and RTFx = that length over the request latency in seconds.
+    let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        let id: uuid::Uuid = r["metadata"]["x_request_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let truth = sent.iter().find(|e| e.request_id == Some(id)).unwrap();
+        let m = &r["metrics"];
+        let seconds = m["audio_duration"]["value"].as_f64().unwrap();
+        assert_eq!(m["audio_duration"]["unit"], "sec");
+        assert_eq!(seconds, truth.media[0].duration_us as f64 / 1e6);
+        let latency_s = m["request_latency"]["value"].as_f64().unwrap() / 1e3;
+        let rtfx = m["rtfx"]["value"].as_f64().unwrap();
+        assert!((rtfx - seconds / latency_s).abs() < 1e-9 * rtfx, "{m}");
+    }
+    assert_eq!(summary["audio_duration"]["avg"], 0.25);
 }
 
 /// `(key, unit)` of every metric object of a summary.
@@ -152,9 +173,6 @@ fn metrics(doc: &Value) -> BTreeSet<(String, String)> {
         .filter_map(|(k, v)| Some((k.clone(), v.get("unit")?.as_str()?.to_owned())))
         .collect()
 }
-
-/// AIPerf 0.13's audio metrics, not computed by ringperf yet (docs/endpoints.md).
-const NOT_YET: [&str; 2] = ["audio_duration", "rtfx"];
 
 #[test]
 fn same_metric_keys_and_body_shape_as_aiperf() {
@@ -193,9 +211,23 @@ fn same_metric_keys_and_body_shape_as_aiperf() {
             .unwrap()
             .iter()
             .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .filter(|(k, _): &(String, String)| !NOT_YET.contains(&k.as_str()))
             .collect();
         assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
+        // The CSV's metric rows, in order, up to the section ringperf adds (GPU telemetry).
+        let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
+        let rows: Vec<&str> = csv
+            .lines()
+            .map(|l| l.split(',').next().unwrap_or_default())
+            .take_while(|c| *c != "Endpoint")
+            .filter(|c| !c.is_empty())
+            .collect();
+        let theirs: Vec<&str> = fixture["csv_rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        assert_eq!(rows, theirs, "{name}: CSV rows");
         // The first body: the same keys in order; a file field's name and type as AIPerf's.
         let ours = &payloads(dir.path())[0];
         let theirs = &fixture["payload"];

@@ -331,7 +331,7 @@ fn bad_media_flags_are_refused_by_name() {
         ),
         (
             "--image-width-mean 8 --image-height-mean 8 --endpoint-type completions",
-            "chat endpoint type only",
+            "audio-transcription endpoint types only, not completions",
         ),
         ("--audio-length-mean 1 --audio-depths 12", "--audio-depths"),
         (

@@ -44,7 +44,7 @@ pub fn chat_body_readings(json: &[u8]) -> (Option<ParsedResponse>, ParsedRespons
     (taken.then_some(fast), full)
 }
 
-/// What a multipart/form-data type checks in a turn before sending it.
+/// A form-data type's check of one turn ([`form_checker`]).
 pub type FormCheck = fn(&Turn) -> Result<(), super::form::FormInputError>;
 
 /// The check of a turn before a multipart/form-data type sends it (what AIPerf's
