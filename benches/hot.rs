@@ -643,6 +643,7 @@ fn streaming_facts() -> RecordFacts {
             local: None,
         }),
         receive: ringperf::record::ReceiveFacts::default(),
+        media: ringperf::record::MediaFacts::default(),
     }
 }
 

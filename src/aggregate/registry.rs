@@ -31,6 +31,14 @@ pub enum Unit {
     Bytes,
     /// `KB` (kibibytes: AIPerf divides bytes by 1024)
     Kilobytes,
+    /// `MB` (a server-reported size, kept as reported)
+    Megabytes,
+    /// `images`
+    Images,
+    /// `images/sec`
+    ImagesPerSecond,
+    /// `ms/image`
+    MsPerImage,
 }
 
 impl Unit {
@@ -50,6 +58,10 @@ impl Unit {
             Unit::Count => "count",
             Unit::Bytes => "B",
             Unit::Kilobytes => "KB",
+            Unit::Megabytes => "MB",
+            Unit::Images => "images",
+            Unit::ImagesPerSecond => "images/sec",
+            Unit::MsPerImage => "ms/image",
         }
     }
 }
@@ -117,6 +129,10 @@ pub mod flags {
     pub const HTTP_TRACE_ONLY: u32 = 1 << 15;
     /// Only when the profiling phase replays a fixed schedule (`--fixed-schedule`).
     pub const FIXED_SCHEDULE_ONLY: u32 = 1 << 16;
+    /// Only for endpoints that take images (AIPerf's `supports_images`).
+    pub const SUPPORTS_IMAGE_ONLY: u32 = 1 << 17;
+    /// Only for endpoints that produce videos (AIPerf's `produces_videos`).
+    pub const PRODUCES_VIDEO_ONLY: u32 = 1 << 18;
 }
 
 use flags::*;
@@ -227,6 +243,11 @@ pub enum MetricId {
     ReplaySchedLagP90,
     ReplaySchedLagP99,
     ReplaySchedDegraded,
+    NumImages,
+    ImageThroughput,
+    ImageLatency,
+    VideoInferenceTime,
+    VideoPeakMemory,
 }
 
 impl MetricId {
@@ -286,6 +307,8 @@ impl MetricDef {
             (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v / 1e6,
             (Unit::Nanoseconds, Some(Unit::Seconds)) => v / 1e9,
             (Unit::Bytes, Some(Unit::Kilobytes)) => v / 1024.0,
+            // AIPerf's time conversion: `value * (other.per_second / self.per_second)`.
+            (Unit::Seconds, Some(Unit::Milliseconds)) => v * 1000.0,
             _ => v,
         }
     }
@@ -302,6 +325,7 @@ impl MetricDef {
             (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v * 1e6,
             (Unit::Nanoseconds, Some(Unit::Seconds)) => v * 1e9,
             (Unit::Bytes, Some(Unit::Kilobytes)) => v * 1024.0,
+            (Unit::Seconds, Some(Unit::Milliseconds)) => v / 1000.0,
             _ => v,
         }
     }
@@ -339,7 +363,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 99] = [
+pub static REGISTRY: [MetricDef; 104] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -445,6 +469,12 @@ pub static REGISTRY: [MetricDef; 99] = [
     def!(ReplaySchedLagP90, "replay_sched_lag_p90", "Replay Schedule Lag p90", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
     def!(ReplaySchedLagP99, "replay_sched_lag_p99", "Replay Schedule Lag p99", Derived, Milliseconds, None, None, FIXED_SCHEDULE_ONLY, None, false),
     def!(ReplaySchedDegraded, "replay_sched_degraded", "Replay Schedule Degraded", Derived, Count, None, None, FIXED_SCHEDULE_ONLY, None, true),
+    // Media (AIPerf `image_metrics.py`, `video_generation_metrics.py`), see `super::media`.
+    def!(NumImages, "num_images", "Number of Images", Record, Images, None, None, SUPPORTS_IMAGE_ONLY, None, true),
+    def!(ImageThroughput, "image_throughput", "Image Throughput", Record, ImagesPerSecond, None, Some(860), SUPPORTS_IMAGE_ONLY, Default, false),
+    def!(ImageLatency, "image_latency", "Image Latency", Record, MsPerImage, None, Some(861), SUPPORTS_IMAGE_ONLY, Default, false),
+    def!(VideoInferenceTime, "video_inference_time", "Video Inference Time", Record, Seconds, MS, Some(310), PRODUCES_VIDEO_ONLY, Default, false),
+    def!(VideoPeakMemory, "video_peak_memory", "Video Peak Memory", Record, Megabytes, None, Some(311), PRODUCES_VIDEO_ONLY, Default, false),
 ];
 
 #[cfg(test)]
@@ -467,7 +497,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::ReplaySchedDegraded as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::VideoPeakMemory as usize, REGISTRY.len() - 1);
     }
 
     #[test]

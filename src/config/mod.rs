@@ -480,6 +480,8 @@ pub fn metric_config(
     crate::aggregate::MetricConfig {
         produces_tokens: d.produces_tokens,
         tokenizes_input: d.tokenizes_input,
+        supports_images: d.media.supports_images(),
+        produces_videos: d.media.produces_videos,
         ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)
     }
 }

@@ -145,6 +145,7 @@ prop_compose! {
             bytes_received: 0,
             trace: None,
             receive: Default::default(),
+            media: Default::default(),
         }
     }
 }
