@@ -645,6 +645,7 @@ fn streaming_facts() -> RecordFacts {
         first_content_chunk_tokens: None,
         receive: ringperf::record::ReceiveFacts::default(),
         audio_seconds: None,
+        media: ringperf::record::MediaFacts::default(),
     }
 }
 

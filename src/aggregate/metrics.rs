@@ -20,6 +20,10 @@ pub struct MetricConfig {
     pub supports_reasoning: bool,
     /// The endpoint carries audio: SUPPORTS_AUDIO_ONLY apply (false for text chat).
     pub supports_audio: bool,
+    /// The endpoint takes images: SUPPORTS_IMAGE_ONLY apply (chat, image retrieval, ...).
+    pub supports_images: bool,
+    /// The endpoint's answers are videos: PRODUCES_VIDEO_ONLY apply (video generation).
+    pub produces_videos: bool,
     /// `AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD` (default 10.0 %).
     pub usage_pct_diff_threshold: f64,
     /// `AIPERF_METRICS_OSL_MISMATCH_PCT_THRESHOLD` (default 5.0 %).
@@ -43,6 +47,8 @@ impl MetricConfig {
             tokenizes_input: true,
             supports_reasoning: true,
             supports_audio: false,
+            supports_images: false,
+            produces_videos: false,
             usage_pct_diff_threshold: 10.0,
             osl_mismatch_pct_threshold: 5.0,
             osl_mismatch_max_token_threshold: 50.0,
@@ -87,6 +93,8 @@ impl MetricConfig {
             || (d.has(flags::TOKENIZES_INPUT_ONLY) && !self.tokenizes_input)
             || (d.has(flags::SUPPORTS_REASONING) && !self.supports_reasoning)
             || (d.has(flags::SUPPORTS_AUDIO_ONLY) && !self.supports_audio)
+            || (d.has(flags::SUPPORTS_IMAGE_ONLY) && !self.supports_images)
+            || (d.has(flags::PRODUCES_VIDEO_ONLY) && !self.produces_videos)
             || (d.has(flags::USAGE_DIFF_ONLY) && self.use_server_token_count)
             || (d.has(flags::GOODPUT) && self.goodput.is_empty())
             || (d.has(flags::FIXED_SCHEDULE_ONLY) && !self.fixed_schedule))
@@ -193,6 +201,14 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
     push_ratios(&mut push, cfg, f, &d);
     if let Some(t) = &f.trace {
         super::http_trace::push_metrics(t, |id, v| push(id, v.map(Int)));
+    }
+    for (id, v) in super::media::values(&f.media, d.latency) {
+        let v = if id.def().integer {
+            v.map(|n| Int(n as i64))
+        } else {
+            v.map(MetricValue::Float)
+        };
+        push(id, v);
     }
     // Last: it reads the values above. 1 for a good request, 0 otherwise, per valid record.
     if cfg.applies(M::GoodRequestCount) {
@@ -447,6 +463,7 @@ pub(crate) mod tests {
             first_content_chunk_tokens: None,
             receive: Default::default(),
             audio_seconds: None,
+            media: Default::default(),
         }
     }
 
@@ -596,6 +613,33 @@ pub(crate) mod tests {
         assert_eq!(m.values, vec![(MetricId::ErrorIsl, MetricValue::Int(100))]);
         f.input_tokens = None;
         assert!(record_metrics(&MetricConfig::new(true, false), &f).is_empty());
+    }
+
+    #[test]
+    fn media_metrics_only_where_the_type_allows() {
+        use crate::record::MediaFacts;
+        let mut f = facts();
+        f.media = MediaFacts {
+            images: 3,
+            video_inference_time_s: Some(1.5),
+            video_peak_memory_mb: Some(2048.0),
+        };
+        let cfg = |images: bool, videos: bool| MetricConfig {
+            supports_images: images,
+            produces_videos: videos,
+            ..MetricConfig::new(true, false)
+        };
+        let m = record_metrics(&cfg(true, false), &f);
+        assert_eq!(m.get(MetricId::NumImages), Some(&MetricValue::Int(3)));
+        // 15 µs of latency over 3 images.
+        assert!((m.f64(MetricId::ImageLatency).unwrap() - 0.005).abs() < 1e-15);
+        assert!(m.get(MetricId::VideoInferenceTime).is_none());
+        let m = record_metrics(&cfg(false, true), &f);
+        assert!(m.get(MetricId::NumImages).is_none());
+        assert_eq!(m.f64(MetricId::VideoPeakMemory), Some(2048.0));
+        f.error = Some(RequestError::new(Some(500), "x", "y"));
+        let m = record_metrics(&cfg(true, true), &f);
+        assert!(m.get(MetricId::NumImages).is_none() && m.get(MetricId::VideoPeakMemory).is_none());
     }
 
     proptest::proptest! {

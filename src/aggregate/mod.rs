@@ -12,6 +12,7 @@ pub mod confidence;
 pub mod health;
 pub mod http_trace;
 pub mod live;
+mod media;
 pub mod metrics;
 pub mod registry;
 pub mod stats;

@@ -31,6 +31,14 @@ pub enum Unit {
     Bytes,
     /// `KB` (kibibytes: AIPerf divides bytes by 1024)
     Kilobytes,
+    /// `MB` (a server-reported size, kept as reported)
+    Megabytes,
+    /// `images`
+    Images,
+    /// `images/sec`
+    ImagesPerSecond,
+    /// `ms/image`
+    MsPerImage,
 }
 
 impl Unit {
@@ -50,6 +58,10 @@ impl Unit {
             Unit::Count => "count",
             Unit::Bytes => "B",
             Unit::Kilobytes => "KB",
+            Unit::Megabytes => "MB",
+            Unit::Images => "images",
+            Unit::ImagesPerSecond => "images/sec",
+            Unit::MsPerImage => "ms/image",
         }
     }
 }
@@ -117,6 +129,10 @@ pub mod flags {
     pub const HTTP_TRACE_ONLY: u32 = 1 << 15;
     /// Only when the profiling phase replays a fixed schedule (`--fixed-schedule`).
     pub const FIXED_SCHEDULE_ONLY: u32 = 1 << 16;
+    /// Only for endpoints that take images (AIPerf's `supports_images`).
+    pub const SUPPORTS_IMAGE_ONLY: u32 = 1 << 17;
+    /// Only for endpoints that produce videos (AIPerf's `produces_videos`).
+    pub const PRODUCES_VIDEO_ONLY: u32 = 1 << 18;
 }
 
 use flags::*;
@@ -229,6 +245,11 @@ pub enum MetricId {
     ReplaySchedDegraded,
     AudioDuration,
     Rtfx,
+    NumImages,
+    ImageThroughput,
+    ImageLatency,
+    VideoInferenceTime,
+    VideoPeakMemory,
 }
 
 impl MetricId {
@@ -289,6 +310,8 @@ impl MetricDef {
             (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v * (1_000.0 / 1e9),
             (Unit::Nanoseconds, Some(Unit::Seconds)) => v * (1.0 / 1e9),
             (Unit::Bytes, Some(Unit::Kilobytes)) => v / 1024.0,
+            // AIPerf's time conversion: `value * (other.per_second / self.per_second)`.
+            (Unit::Seconds, Some(Unit::Milliseconds)) => v * 1000.0,
             _ => v,
         }
     }
@@ -305,6 +328,7 @@ impl MetricDef {
             (Unit::Nanoseconds, Some(Unit::Milliseconds)) => v * 1e6,
             (Unit::Nanoseconds, Some(Unit::Seconds)) => v * 1e9,
             (Unit::Bytes, Some(Unit::Kilobytes)) => v * 1024.0,
+            (Unit::Seconds, Some(Unit::Milliseconds)) => v / 1000.0,
             _ => v,
         }
     }
@@ -342,7 +366,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 101] = [
+pub static REGISTRY: [MetricDef; 106] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -451,6 +475,12 @@ pub static REGISTRY: [MetricDef; 101] = [
     // Audio (AIPerf `audio_duration_metric.py`, `rtfx_metric.py`), see `super::audio`.
     def!(AudioDuration, "audio_duration", "Audio Duration", Record, Seconds, None, Some(870), SUPPORTS_AUDIO_ONLY, None, false),
     def!(Rtfx, "rtfx", "Inverse Real-Time Factor (RTFx)", Record, Ratio, None, Some(850), SUPPORTS_AUDIO_ONLY | LARGER_IS_BETTER, Default, false),
+    // Media (AIPerf `image_metrics.py`, `video_generation_metrics.py`), see `super::media`.
+    def!(NumImages, "num_images", "Number of Images", Record, Images, None, None, SUPPORTS_IMAGE_ONLY, None, true),
+    def!(ImageThroughput, "image_throughput", "Image Throughput", Record, ImagesPerSecond, None, Some(860), SUPPORTS_IMAGE_ONLY, Default, false),
+    def!(ImageLatency, "image_latency", "Image Latency", Record, MsPerImage, None, Some(861), SUPPORTS_IMAGE_ONLY, Default, false),
+    def!(VideoInferenceTime, "video_inference_time", "Video Inference Time", Record, Seconds, MS, Some(310), PRODUCES_VIDEO_ONLY, Default, false),
+    def!(VideoPeakMemory, "video_peak_memory", "Video Peak Memory", Record, Megabytes, None, Some(311), PRODUCES_VIDEO_ONLY, Default, false),
 ];
 
 #[cfg(test)]
@@ -473,7 +503,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::Rtfx as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::VideoPeakMemory as usize, REGISTRY.len() - 1);
     }
 
     #[test]

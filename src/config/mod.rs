@@ -496,6 +496,8 @@ pub fn metric_config(
         tokenizes_input: d.tokenizes_input,
         // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows.
         supports_audio: endpoint == EndpointKind::AudioTranscription,
+        supports_images: d.media.supports_images(),
+        produces_videos: d.media.produces_videos,
         ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod form;
 pub mod kinds;
+pub mod media_parts;
 pub mod payload;
 pub mod response;
 mod wire;
@@ -16,8 +17,10 @@ mod wire;
 pub use kinds::messages::ANTHROPIC_VERSION;
 pub use kinds::template::{FieldPath, NAMED_TEMPLATES, PayloadTemplate};
 pub use kinds::{Auth, Descriptor};
+pub use media_parts::MediaCaps;
 pub use payload::{
-    PayloadParams, TurnBody, build_payload, build_turn, payload_input, payload_texts, turn_message,
+    PayloadInputs, PayloadParams, TurnBody, build_payload, build_turn, payload_input,
+    payload_inputs, payload_texts, turn_message,
 };
 pub use response::{ParsedResponse, is_content_message, parse_record};
 

@@ -194,13 +194,41 @@ pub fn payload_texts(kind: EndpointKind, payload: &[u8]) -> String {
 /// (AIPerf then counts no ISL: a rankings body, a body that is not JSON).
 pub fn payload_input(kind: EndpointKind, payload: &[u8]) -> Option<String> {
     let value = serde_json::from_slice::<Value>(payload).ok()?;
+    input_text(kind, &value)
+}
+
+fn input_text(kind: EndpointKind, value: &Value) -> Option<String> {
     let mut texts: Vec<&str> = Vec::new();
-    (kind.descriptor().input_texts)(&value, &mut texts);
+    (kind.descriptor().input_texts)(value, &mut texts);
     if texts.is_empty() {
         return None;
     }
     texts.retain(|t| !t.is_empty());
     Some(texts.join(" "))
+}
+
+/// What one read of a wire payload gives (AIPerf's single-pass `extract_payload_inputs`): the
+/// ISL text when `text` is asked for, and the image parts the type counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PayloadInputs {
+    pub text: Option<String>,
+    pub images: u32,
+}
+
+/// Reads `payload` once for its ISL text (when `text`) and its image count (when the type
+/// takes images). Nothing to read (or not JSON): no text, no images.
+pub fn payload_inputs(kind: EndpointKind, payload: &[u8], text: bool) -> PayloadInputs {
+    let media = kind.descriptor().media;
+    if !text && !media.supports_images() {
+        return PayloadInputs::default();
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(payload) else {
+        return PayloadInputs::default();
+    };
+    PayloadInputs {
+        text: if text { input_text(kind, &value) } else { None },
+        images: media.count_images(&value),
+    }
 }
 
 #[cfg(test)]

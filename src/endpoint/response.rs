@@ -22,7 +22,7 @@ pub const SSE_ERROR_CODE: u16 = 502;
 
 /// What one request's response said. Reused across records: [`parse_record`] clears it and
 /// fills it, so its buffers only grow.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParsedResponse {
     /// Stamp of every content response, in arrival order.
     pub content_stamps_ns: Vec<u64>,
@@ -58,6 +58,18 @@ pub struct ParsedResponse {
     pub(super) response_field: Option<std::sync::Arc<super::FieldPath>>,
     /// Fill [`Self::response_text`] (set once by the owner; [`Self::clear`] keeps it).
     keep_response_text: bool,
+    /// `video_generation` only: the figures the job reported.
+    pub video: VideoFigures,
+}
+
+/// What a video job reports about itself (SGLang's fields, read by AIPerf's
+/// `VideoResponseData`): the first response object that carries each number gives it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VideoFigures {
+    /// `inference_time_s`: the server's generation time, seconds.
+    pub inference_time_s: Option<f64>,
+    /// `peak_memory_mb`: the server's peak memory, MB.
+    pub peak_memory_mb: Option<f64>,
 }
 
 impl ParsedResponse {
@@ -88,6 +100,7 @@ impl ParsedResponse {
         self.error = None;
         self.data_buf.clear();
         self.streamed_parts.clear();
+        self.video = VideoFigures::default();
     }
 
     /// Files a content response at `stamp_ns`; `output` says it carried non-reasoning output.

@@ -373,6 +373,11 @@ fn facts_of(
             coalesced_reads: md.coalesced_reads,
         },
         audio_seconds: m.f64(M::AudioDuration),
+        media: crate::record::MediaFacts {
+            images: count(M::NumImages).map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+            video_inference_time_s: m.f64(M::VideoInferenceTime),
+            video_peak_memory_mb: m.f64(M::VideoPeakMemory),
+        },
     })
 }
 

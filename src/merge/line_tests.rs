@@ -147,6 +147,7 @@ prop_compose! {
             first_content_chunk_tokens: None,
             receive: Default::default(),
             audio_seconds: None,
+            media: Default::default(),
         }
     }
 }

@@ -280,6 +280,19 @@ pub struct RecordFacts {
     /// Length in seconds of the audio clip the request uploaded (`audio_transcription`), read
     /// from the clip's header before the run; `None` for a request without one.
     pub audio_seconds: Option<f64>,
+    /// The images the request carried and the video figures its answer reported.
+    pub media: MediaFacts,
+}
+
+/// What a request carried and its answer reported about media (docs/metrics.md, "Media").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MediaFacts {
+    /// Image parts in the request body (AIPerf's `media_counts.images`).
+    pub images: u32,
+    /// The video job's server-reported generation time, seconds (`inference_time_s`).
+    pub video_inference_time_s: Option<f64>,
+    /// The video job's server-reported peak memory, MB (`peak_memory_mb`).
+    pub video_peak_memory_mb: Option<f64>,
 }
 
 /// The client's receive lag and read coalescing of one record.

@@ -12,7 +12,7 @@ use crate::aggregate::http_trace::as_aiperf_reads;
 use crate::aggregate::live::LiveStats;
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
 use crate::clock::Clock;
-use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_inputs};
 use crate::export::JsonlWriter;
 use crate::export::outputs_json::OutputsJson;
 use crate::export::raw::RawWriter;
@@ -41,6 +41,9 @@ pub struct TurnInfo {
     /// ISL counted from the wire payload before the run; `None` for a turn whose body carries
     /// its conversation's history (counted from the body the record brings).
     pub isl_tokens: Option<u64>,
+    /// Image parts of the turn's pre-built body (a body built at run time is counted from the
+    /// body the record brings).
+    pub images: u32,
     pub max_tokens: Option<u64>,
     /// The turn's trace timestamp (ms), when it has one (a fixed-schedule replay sends it then).
     pub timestamp_ms: Option<f64>,
@@ -343,6 +346,15 @@ impl Collector {
             .and_then(|&o| self.turns.get(o + raw.credit.turn as usize));
         let error = raw.error.clone().or_else(|| parsed.error.clone());
         let usage = parsed.usage.clone();
+        // A body built at run time (a later chat turn) is read once for its ISL and images.
+        let built = raw
+            .request_body
+            .as_ref()
+            .map(|body| payload_inputs(self.kind, body, !self.use_server_token_count));
+        let images = match &built {
+            Some(b) => b.images,
+            None => entry.map_or(0, |e| e.images),
+        };
         let (input_tokens, output_tokens, reasoning_tokens) = if self.use_server_token_count {
             let u = usage.clone().unwrap_or_default();
             let reasoning = u.reasoning_tokens;
@@ -351,8 +363,11 @@ impl Collector {
                 .map(|c| c.saturating_sub(reasoning.unwrap_or(0)));
             (u.prompt_tokens, output, reasoning)
         } else {
-            let input = match &raw.request_body {
-                Some(body) => self.tokenizer.count_input(self.kind, body),
+            let input = match raw.request_body.as_ref().zip(built.as_ref()) {
+                Some((body, b)) => {
+                    self.tokenizer
+                        .count_read_input(self.kind, body, b.text.as_deref())
+                }
                 // A `--cache-bust` marker spliced in as it was sent counts too.
                 None => entry
                     .and_then(|e| e.isl_tokens)
@@ -415,6 +430,11 @@ impl Collector {
                 .map(|t| as_aiperf_reads(t, raw.is_sse, raw.body.len(), raw.end_ns)),
             receive: crate::record::ReceiveFacts::of(raw),
             audio_seconds: entry.and_then(|e| e.audio_seconds),
+            media: crate::record::MediaFacts {
+                images,
+                video_inference_time_s: parsed.video.inference_time_s,
+                video_peak_memory_mb: parsed.video.peak_memory_mb,
+            },
         }
     }
 }

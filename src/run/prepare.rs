@@ -369,6 +369,7 @@ fn encode_templates(
             info.push(collect::TurnInfo {
                 conversation_id: c.session_id.clone(),
                 isl_tokens: t.isl_tokens,
+                images: t.images,
                 max_tokens: t.max_tokens.map(u64::from),
                 timestamp_ms: t.timestamp_ms.map(|ms| ms / speedup),
                 audio_seconds: None,

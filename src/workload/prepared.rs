@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
+use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_inputs};
 
 use super::Tokenizer;
 
@@ -35,6 +35,8 @@ pub struct PreparedTurn {
     pub body: Option<Vec<u8>>,
     /// ISL of `body` (client tokenization of its text).
     pub isl_tokens: Option<u64>,
+    /// Image parts in `body`, as the endpoint type counts them (docs/metrics.md, "Media").
+    pub images: u32,
     pub max_tokens: Option<u32>,
     pub timestamp_ms: Option<f64>,
     pub delay_ms: Option<f64>,
@@ -131,13 +133,19 @@ fn prepare_conversation(
             });
             // With `--use-server-token-count` the ISL is the server's `usage.prompt_tokens`:
             // counting here would only build the tokenizer before the first request.
+            // One read of the body for its ISL text and its images.
+            let inputs = body
+                .as_ref()
+                .map(|b| payload_inputs(kind, b, !params.use_server_token_count))
+                .unwrap_or_default();
             let isl_tokens = body
                 .as_ref()
                 .filter(|_| !params.use_server_token_count)
-                .and_then(|b| tokenizer.count_input(kind, b));
+                .and_then(|b| tokenizer.count_read_input(kind, b, inputs.text.as_deref()));
             PreparedTurn {
                 body,
                 isl_tokens,
+                images: inputs.images,
                 max_tokens: turn.max_tokens,
                 timestamp_ms: turn.timestamp_ms,
                 delay_ms: turn.delay_ms,

@@ -557,6 +557,24 @@ impl Tokenizer {
         crate::endpoint::payload_input(kind, body).map(|text| self.count(&text) as u64)
     }
 
+    /// [`Self::count_input`] for a body whose prompt text was already read out (`text`, from
+    /// `payload_inputs`): the chat template's rendering of `body` when one is applied, else
+    /// `text`.
+    pub fn count_read_input(
+        &self,
+        kind: EndpointKind,
+        body: &[u8],
+        text: Option<&str>,
+    ) -> Option<u64> {
+        if let Some(rendered) = self
+            .chat_template()
+            .and_then(|t| t.render_request(kind, body))
+        {
+            return Some(self.count(&rendered) as u64);
+        }
+        text.map(|t| self.count(t) as u64)
+    }
+
     /// The token that starts each `hash_ids` block (AIPerf's `block_separation_token_id`):
     /// the BOS token, else the EOS token, else none. Builtin o200k has no BOS, so its EOS,
     /// `<|endoftext|>`. A `tokenizer.json` does not name its BOS / EOS (that is

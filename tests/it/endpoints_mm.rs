@@ -73,11 +73,6 @@ fn csv_rows(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// AIPerf 0.13's image metrics (`num_images`, `image_throughput`, `image_latency`: images sent
-/// per request, over request latency) apply to every type that takes images; ringperf does not
-/// compute them yet, so an image-retrieval run lacks exactly these keys.
-const IMAGE_METRICS: [&str; 3] = ["num_images", "image_throughput", "image_latency"];
-
 #[test]
 fn same_keys_and_bodies_as_aiperf() {
     let server = mock();
@@ -98,7 +93,6 @@ fn same_keys_and_bodies_as_aiperf() {
             .unwrap()
             .iter()
             .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .filter(|(k, _): &(String, String)| !IMAGE_METRICS.contains(&k.as_str()))
             .collect();
         assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
 
@@ -108,7 +102,6 @@ fn same_keys_and_bodies_as_aiperf() {
             .unwrap()
             .iter()
             .map(|r| r.as_str().unwrap().to_owned())
-            .filter(|r| !r.starts_with("Image ") && !r.starts_with("Number of Images"))
             .collect();
         assert_eq!(csv_rows(&csv), theirs, "{name}: CSV rows");
 

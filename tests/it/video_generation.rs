@@ -149,13 +149,6 @@ fn a_job_that_never_ends_times_out() {
     }
 }
 
-/// AIPerf's server-reported video metrics (`inference_time_s`, `peak_memory_mb` of the job),
-/// which ringperf does not compute yet: left out of the comparison, and only these.
-const VIDEO_METRICS: [(&str, &str); 2] = [
-    ("video_inference_time", "Video Inference Time (ms)"),
-    ("video_peak_memory", "Video Peak Memory (MB)"),
-];
-
 #[test]
 fn same_metric_keys_and_body_as_aiperf() {
     let fixture = read_json(
@@ -202,7 +195,6 @@ fn same_metric_keys_and_body_as_aiperf() {
                 p[1].as_str().unwrap().to_owned(),
             )
         })
-        .filter(|(k, _)| !VIDEO_METRICS.iter().any(|(tag, _)| tag == k))
         .collect();
     let sorted = |mut v: Vec<(String, String)>| {
         v.sort();
@@ -222,7 +214,6 @@ fn same_metric_keys_and_body_as_aiperf() {
         .unwrap()
         .iter()
         .map(|r| r.as_str().unwrap())
-        .filter(|r| !VIDEO_METRICS.iter().any(|(_, row)| row == r))
         .collect();
     assert_eq!(ours, theirs, "CSV rows");
 

@@ -30,6 +30,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::NONE,
 };
 
 /// `{"file": <the clip>, "model"}`, then the extras but `file` (the endpoint's own).

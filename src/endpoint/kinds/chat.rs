@@ -28,6 +28,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: Some(super::chat_compact::compact),
+    media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
 };
 
 /// `{"messages":[system?, user context?, history…, this turn's message(s)],"model","stream"}` +

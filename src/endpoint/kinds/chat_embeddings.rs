@@ -22,6 +22,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
 };
 
 /// AIPerf's `try_extract_embeddings`: `data[0].object == "embedding"` with some `embedding`;

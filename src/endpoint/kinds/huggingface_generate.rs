@@ -22,6 +22,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::NONE,
 };
 
 /// `{"inputs": texts joined by " ", "parameters": {"max_new_tokens"?, …--extra-inputs}}`, then

@@ -29,6 +29,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
 };
 
 /// Keys the endpoint owns: `--extra-inputs` and a turn's extras cannot replace them (AIPerf

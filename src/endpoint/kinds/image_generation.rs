@@ -22,6 +22,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::NONE,
 };
 
 /// `{"prompt","model","response_format":"b64_json","n":1}`, `"stream":true` when streaming,

@@ -23,6 +23,10 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps {
+        images: crate::endpoint::media_parts::ImageParts::InputList,
+        produces_videos: false,
+    },
 };
 
 /// `{"input":[{"type":"image_url","url":<URL or data URI>}…]}` (one item per non-empty image

@@ -37,6 +37,10 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps {
+        images: crate::endpoint::media_parts::ImageParts::Parts(&["image"]),
+        produces_videos: false,
+    },
 };
 
 /// `{"model","messages":[user context?, history…, this turn's message(s)],"max_tokens"}` + `"stream":true`

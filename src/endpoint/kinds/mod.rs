@@ -101,6 +101,8 @@ pub struct Descriptor {
     /// what it is, or declines (`None`) for a message only the full parser reads. `None`: the
     /// type's records keep their raw messages.
     pub compact: Option<Compactor>,
+    /// Images in, videos out: the media metrics that apply (docs/metrics.md, "Media").
+    pub media: super::MediaCaps,
 }
 
 /// An endpoint's extraction of one SSE message for a compact record ([`Descriptor::compact`]).

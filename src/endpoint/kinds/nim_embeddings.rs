@@ -22,6 +22,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse: embeddings::parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
 };
 
 /// `{"model","input":[texts]}` + extras (a text-only turn: AIPerf's `inputs = texts`).

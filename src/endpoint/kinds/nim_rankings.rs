@@ -23,6 +23,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps::NONE,
 };
 
 /// `{"model","query":{"text"},"passages":[{"text"}…]}` + extras.

@@ -25,6 +25,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: true,
     compact: None,
+    media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
 };
 
 /// A turn that is not a verbatim body has nothing to send: `{}` (the loader of a `raw` run

@@ -30,6 +30,10 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps {
+        images: crate::endpoint::media_parts::ImageParts::Parts(&["input_image"]),
+        produces_videos: false,
+    },
 };
 
 /// `{"input":[user context?, history…, this turn's item(s)], "model", "stream",

@@ -33,6 +33,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: true,
     compact: None,
+    media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
 };
 
 /// AIPerf's built-in templates, by name.

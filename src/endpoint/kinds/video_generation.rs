@@ -24,6 +24,10 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     parse,
     sse_done_is_text: false,
     compact: None,
+    media: crate::endpoint::MediaCaps {
+        images: crate::endpoint::media_parts::ImageParts::None,
+        produces_videos: true,
+    },
 };
 
 /// `{"prompt","model"}` (the turn's first text), then extras (`size`, `seconds`, `seed`, ...).
@@ -51,5 +55,11 @@ fn parse(bytes: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
     if let Some(usage) = super::usage_of(value.get("usage")) {
         out.usage = Some(usage);
     }
+    let number = |key: &str| value.get(key).and_then(Value::as_f64);
+    let video = &mut out.video;
+    video.inference_time_s = video
+        .inference_time_s
+        .or_else(|| number("inference_time_s"));
+    video.peak_memory_mb = video.peak_memory_mb.or_else(|| number("peak_memory_mb"));
     out.add_data(stamp_ns);
 }
