@@ -144,7 +144,8 @@ fn audio_decodes_to_the_asked_rate_channels_depth_and_length() {
     assert!(seconds.iter().all(|&s| s >= 0.01 - 1.0 / 8000.0));
 }
 
-/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder).
+/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder), and
+/// the duration its container header states (`container_duration`).
 fn ffprobe(video: &[u8]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v");
@@ -153,7 +154,7 @@ fn ffprobe(video: &[u8]) -> Value {
         .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
         .args([
             "-show_entries",
-            "stream=nb_read_frames,r_frame_rate,width,height",
+            "stream=nb_read_frames,r_frame_rate,width,height:format=duration",
         ])
         .args(["-of", "json"])
         .arg(&path)
@@ -164,7 +165,10 @@ fn ffprobe(video: &[u8]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice::<Value>(&out.stdout).unwrap()["streams"][0].clone()
+    let v = serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    let mut stream = v["streams"][0].clone();
+    stream["container_duration"] = v["format"]["duration"].clone();
+    stream
 }
 
 fn has_ffmpeg() -> bool {
@@ -206,11 +210,119 @@ fn video_holds_duration_times_fps_frames() {
             let probed = ffprobe(&bytes);
             assert_eq!(probed["nb_read_frames"], "6", "{format}: {probed}");
             assert_eq!(probed["r_frame_rate"], "4/1", "{format}: {probed}");
+            // The container's own header gives the length (WebM written to a pipe has none).
+            let length: f64 = probed["container_duration"]
+                .as_str()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or_else(|| panic!("{format}: no container duration: {probed}"));
+            assert!((1.4..1.7).contains(&length), "{format}: {length} s");
             assert_eq!(
                 (probed["width"].as_u64(), probed["height"].as_u64()),
                 (Some(32), Some(24))
             );
         }
+    }
+}
+
+/// ffprobe's view of a video's audio stream (codec, rate, channels, length), or `Null`.
+fn ffprobe_audio(video: &[u8]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v");
+    std::fs::write(&path, video).unwrap();
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "a"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,sample_rate,channels:format=duration",
+        ])
+        .args(["-of", "json"])
+        .arg(&path)
+        .output()
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let streams = v["streams"].as_array().cloned().unwrap_or_default();
+    assert!(streams.len() <= 1, "{v}");
+    let mut stream = streams.first().cloned().unwrap_or(Value::Null);
+    if let Some(obj) = stream.as_object_mut() {
+        obj.insert("duration".into(), v["format"]["duration"].clone());
+    }
+    stream
+}
+
+fn video_bytes(e: &TruthEntry, format: &str) -> Vec<u8> {
+    let url = body(e)["messages"][0]["content"][1]["video_url"]["url"]
+        .as_str()
+        .expect("a video part")
+        .to_string();
+    let b64 = url
+        .strip_prefix(&format!("data:video/{format};base64,"))
+        .expect("a data URI of the format");
+    ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap()
+}
+
+/// `--video-audio-num-channels`: each clip carries one noise track of the asked channels, as long
+/// as the clip, in the container's default codec (Vorbis in WebM at the asked rate, Opus in MP4,
+/// which always encodes at 48 kHz) or the one asked; without it, no audio stream at all.
+#[test]
+fn video_audio_track_has_the_asked_shape() {
+    if !has_ffmpeg() {
+        return;
+    }
+    let clip = "--video-width 32 --video-height 24 --video-duration 1 --video-fps 4 \
+                --video-synth-type noise --random-seed 5";
+    let cases = [
+        (
+            "webm",
+            "libvpx-vp9",
+            "--video-audio-num-channels 2 --video-audio-sample-rate 16000",
+            Some(("vorbis", "16000", 2)),
+        ),
+        (
+            "mp4",
+            "libx264",
+            "--video-audio-num-channels 1 --video-audio-sample-rate 22.05",
+            Some(("opus", "48000", 1)),
+        ),
+        (
+            "webm",
+            "libvpx-vp9",
+            "--video-audio-num-channels 1 --video-audio-codec libopus",
+            Some(("opus", "48000", 1)),
+        ),
+        ("webm", "libvpx-vp9", "", None),
+    ];
+    for (format, codec, audio, want) in cases {
+        let server = common::recording_mock(2);
+        let entries = run(
+            &server,
+            2,
+            &format!("{clip} --video-format {format} --video-codec {codec} {audio}"),
+        );
+        for e in &entries {
+            let track = ffprobe_audio(&video_bytes(e, format));
+            let Some((codec_name, rate, channels)) = want else {
+                assert!(track.is_null(), "{format} {audio}: {track}");
+                continue;
+            };
+            assert_eq!(track["codec_name"], codec_name, "{format} {audio}: {track}");
+            assert_eq!(track["sample_rate"], rate, "{format} {audio}: {track}");
+            assert_eq!(track["channels"], channels, "{format} {audio}: {track}");
+            let seconds: f64 = track["duration"].as_str().unwrap().parse().unwrap();
+            assert!(
+                (0.9..1.2).contains(&seconds),
+                "{format} {audio}: {seconds} s"
+            );
+        }
+        // Two clips of one run are two draws, not one clip sent twice.
+        assert_ne!(
+            video_bytes(&entries[0], format),
+            video_bytes(&entries[1], format)
+        );
     }
 }
 
@@ -339,6 +451,22 @@ fn bad_media_flags_are_refused_by_name() {
             "MP3 format only supports",
         ),
         ("--video-width 32", "--video-width and --video-height"),
+        (
+            "--video-width 32 --video-height 24 --video-audio-codec libopus",
+            "--video-audio-num-channels is 0",
+        ),
+        (
+            "--video-width 32 --video-height 24 --video-audio-num-channels 3",
+            "--video-audio-num-channels 3",
+        ),
+        (
+            "--video-width 32 --video-height 24 --video-audio-num-channels 1 --video-audio-depth 12",
+            "--video-audio-depth 12",
+        ),
+        (
+            "--video-width 32 --video-height 24 --video-audio-num-channels 1 --video-audio-codec mp3",
+            "--video-audio-codec mp3",
+        ),
         (
             "--image-width-mean 8 --image-height-mean 8 --image-source-sampling shuffle-cycle",
             "--image-source-sampling",
