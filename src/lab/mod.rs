@@ -6,7 +6,9 @@
 
 pub mod http;
 pub mod lifecycle;
+pub mod live;
 pub mod mlflow;
 pub mod otel;
 pub mod otlp;
+pub mod timing;
 pub mod wandb;
