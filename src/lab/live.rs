@@ -387,7 +387,14 @@ impl Live {
     pub fn tick(&mut self, otel: Option<&mut Exporter>) {
         if let Some(t) = self.timing.as_mut() {
             let g = t.board.generation();
-            if g != t.generation || t.last.elapsed() >= super::otel::INTERVAL {
+            // Just before each OTLP export, so that every export carries a fresh snapshot (at
+            // most every 100 ms while the exporter has nothing to send yet).
+            let since = t.last.elapsed();
+            let due = match otel.as_deref() {
+                Some(o) if t.otlp => o.due() && since >= Duration::from_millis(100),
+                _ => since >= super::otel::INTERVAL,
+            };
+            if g != t.generation || due {
                 t.generation = g;
                 t.last = Instant::now();
                 t.snapshot(otel, self.mlflow.as_mut());
@@ -562,7 +569,7 @@ mod tests {
         l.buffer.extend(batch(2000));
         l.flush(&mut fail, true);
         assert_eq!((l.buffer.len(), l.step), (500, 10 + 2100));
-        assert_eq!(l.buffer[0].1, 100.0);
+        assert_eq!(l.buffer[0].1, 1500.0);
         // A success logs the rest from there and ends the wait.
         let mut steps = Vec::new();
         l.flush(

@@ -704,6 +704,11 @@ impl Exporter {
             .add_sum(name, unit, description, monotonic, attrs, delta);
     }
 
+    /// Whether the next [`Self::tick`] exports.
+    pub fn due(&self) -> bool {
+        self.last.elapsed() >= INTERVAL
+    }
+
     /// A live export when [`INTERVAL`] has passed; skipped (not queued) while the sender is
     /// still busy with the previous one.
     pub fn tick(&mut self, now_wall_ns: u64) {
