@@ -1,6 +1,7 @@
-//! `--mlflow-*` (docs/integrations.md): after a run has written its files, one MLflow run in a
-//! tracking server through MLflow's REST API (`/api/2.0/mlflow/…`), with what AIPerf 0.13's
-//! MLflow exporter logs:
+//! `--mlflow-*` (docs/integrations.md): after a run has written its files, its MLflow run in a
+//! tracking server (the one [`super::live`] started for the live values, else a new one)
+//! through MLflow's REST API (`/api/2.0/mlflow/…`), with what AIPerf 0.13's MLflow exporter
+//! logs:
 //!
 //! - metrics: each metric of `profile_export_aiperf.json` — its `avg` under the metric's tag,
 //!   each other statistic as `<tag>.<stat>` — and `aiperf.completed_requests` (plus
