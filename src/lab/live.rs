@@ -38,6 +38,8 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_secs(2);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// Batches of values waiting for the `mlflow-live` thread; a full queue drops the batch.
 const QUEUE: usize = 64;
+/// Longest wait for room for the last values.
+const LAST_WAIT: Duration = Duration::from_secs(5);
 /// How often the aggregator hands its values over.
 const HAND_OVER: Duration = Duration::from_millis(250);
 
@@ -85,11 +87,21 @@ impl LiveFeed {
     }
 
     fn finish(mut self) {
-        if !self.pending.is_empty() {
-            let batch = std::mem::take(&mut self.pending);
-            // The last batch waits for room: the thread is draining.
-            if self.tx.send(batch).is_err() {
-                self.dropped += 1;
+        // The last batch waits for room a little (the thread drains the queue as fast as the
+        // server takes it), never long: a server that hangs must not hold the run's end.
+        let mut batch = std::mem::take(&mut self.pending);
+        let until = Instant::now() + LAST_WAIT;
+        while !batch.is_empty() {
+            match self.tx.try_send(batch) {
+                Ok(()) => break,
+                Err(TrySendError::Full(b)) if Instant::now() < until => {
+                    batch = b;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(TrySendError::Full(b) | TrySendError::Disconnected(b)) => {
+                    self.dropped += b.len() as u64;
+                    break;
+                }
             }
         }
         if self.dropped > 0 {
