@@ -301,6 +301,8 @@ struct Timing {
     /// MLflow's cumulative value of each (counter or gauge, phase), and its name.
     snapshots: HashMap<(bool, usize, Phase), (Arc<str>, f64)>,
     generation: u64,
+    /// Each phase's sending-complete snapshot was taken.
+    sent_all: [bool; 2],
     last: Instant,
 }
 
@@ -345,6 +347,7 @@ impl Live {
                     }),
                     snapshots: HashMap::new(),
                     generation: 0,
+                    sent_all: [false; 2],
                     last: Instant::now(),
                 });
         Self {
@@ -406,7 +409,16 @@ impl Live {
                 Some(o) if t.otlp => o.due() && since >= Duration::from_millis(100),
                 _ => since >= super::otel::INTERVAL,
             };
-            if g != t.generation || due {
+            // AIPerf's snapshot when a phase has sent all it will.
+            let now = crate::clock::wall_now_ns();
+            let mut sent_all = false;
+            for (i, p) in [Phase::Warmup, Phase::Profiling].into_iter().enumerate() {
+                if !t.sent_all[i] && t.board.sending_complete(p, now) {
+                    t.sent_all[i] = true;
+                    sent_all = true;
+                }
+            }
+            if g != t.generation || due || sent_all {
                 t.generation = g;
                 t.last = Instant::now();
                 t.snapshot(otel, self.mlflow.as_mut());

@@ -166,9 +166,29 @@ pub struct PhaseBoard {
 /// The index counters a phase's workers take requests and sessions from.
 type Taken = (Arc<AtomicU64>, Arc<AtomicU64>);
 
+/// What a phase may send: its (local) request and session limits, and when its duration ends
+/// (wall ns); `u64::MAX` for none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub requests: u64,
+    pub sessions: u64,
+    pub issue_end_wall_ns: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            requests: u64::MAX,
+            sessions: u64::MAX,
+            issue_end_wall_ns: u64::MAX,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Mark {
     start_wall_ns: AtomicU64,
+    limits: Mutex<Limits>,
     end_wall_ns: AtomicU64,
     final_sent: AtomicU64,
     timeout: AtomicBool,
@@ -192,11 +212,14 @@ pub struct PhaseEnd {
 
 impl PhaseBoard {
     /// The phase started; `requests` and `sessions` are the index counters its workers take
-    /// from (each take is one request or session about to be sent).
-    pub fn start(&self, phase: Phase, requests: Arc<AtomicU64>, sessions: Arc<AtomicU64>) {
+    /// from (each take below its limit is one request or session about to be sent).
+    pub fn start(&self, phase: Phase, (requests, sessions): Taken, limits: Limits) {
         let m = &self.phases[slot(phase)];
         if let Ok(mut t) = m.taken.lock() {
             *t = Some((requests, sessions));
+        }
+        if let Ok(mut l) = m.limits.lock() {
+            *l = limits;
         }
         m.start_wall_ns
             .store(crate::clock::wall_now_ns().max(1), Ordering::Release);
@@ -218,6 +241,36 @@ impl PhaseBoard {
     /// Moves at each start and end.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// The requests and sessions taken so far by a running phase, each at most its limit.
+    fn taken(&self, phase: Phase) -> (u64, u64) {
+        let m = &self.phases[slot(phase)];
+        let l = m.limits.lock().map(|l| *l).unwrap_or_default();
+        let (r, s) = m
+            .taken
+            .lock()
+            .ok()
+            .and_then(|t| {
+                t.as_ref()
+                    .map(|(r, s)| (r.load(Ordering::Relaxed), s.load(Ordering::Relaxed)))
+            })
+            .unwrap_or((0, 0));
+        (r.min(l.requests), s.min(l.sessions))
+    }
+
+    /// A running phase has sent all it will: its requests or sessions are all taken, or its
+    /// duration is over (AIPerf's "sending complete").
+    pub fn sending_complete(&self, phase: Phase, now_wall_ns: u64) -> bool {
+        let m = &self.phases[slot(phase)];
+        if m.start_wall_ns.load(Ordering::Acquire) == 0
+            || m.end_wall_ns.load(Ordering::Acquire) != 0
+        {
+            return false;
+        }
+        let l = m.limits.lock().map(|l| *l).unwrap_or_default();
+        let (r, s) = self.taken(phase);
+        r >= l.requests || s >= l.sessions || now_wall_ns >= l.issue_end_wall_ns
     }
 }
 
@@ -290,15 +343,7 @@ impl PhaseTally {
                 c.sessions,
             )
         } else {
-            let (r, s) = m
-                .taken
-                .lock()
-                .ok()
-                .and_then(|t| {
-                    t.as_ref()
-                        .map(|(r, s)| (r.load(Ordering::Relaxed), s.load(Ordering::Relaxed)))
-                })
-                .unwrap_or((0, 0));
+            let (r, s) = board.taken(phase);
             (r.max(answered), s.max(c.sessions))
         };
         let until = if end != 0 { end } else { now_wall_ns };
@@ -376,9 +421,18 @@ mod tests {
         let mut t = PhaseTally::default();
         assert_eq!(t.snapshot(&board, Phase::Warmup, 0), None);
         let (r, s) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-        board.start(Phase::Profiling, r.clone(), s.clone());
-        // Two-turn sessions: 4 taken, 3 answered (one an error, one cancelled).
-        r.store(4, Ordering::Relaxed);
+        board.start(
+            Phase::Profiling,
+            (r.clone(), s.clone()),
+            Limits {
+                requests: 4,
+                ..Limits::default()
+            },
+        );
+        assert!(!board.sending_complete(Phase::Profiling, 0));
+        // Two-turn sessions: 4 taken (and 2 more that failed to, past the limit), 3 answered
+        // (one an error, one cancelled).
+        r.store(6, Ordering::Relaxed);
         s.store(2, Ordering::Relaxed);
         t.record(Phase::Profiling, 0, 2, false, false);
         t.record(Phase::Profiling, 1, 2, false, true);
@@ -397,6 +451,7 @@ mod tests {
         assert_eq!((live.sent_sessions, live.completed_sessions), (2, 1));
         assert_eq!((live.total_session_turns, live.cancelled_sessions), (4, 0));
         assert_eq!(live.gauges()[0], 1.0);
+        assert!(board.sending_complete(Phase::Profiling, now));
         board.end(
             Phase::Profiling,
             PhaseEnd {
@@ -405,6 +460,7 @@ mod tests {
                 ..PhaseEnd::default()
             },
         );
+        assert!(!board.sending_complete(Phase::Profiling, now));
         let last = t.snapshot(&board, Phase::Profiling, u64::MAX).unwrap();
         assert_eq!(last.requests_sent, 3);
         assert_eq!(last.gauges()[0], 0.0);

@@ -211,7 +211,18 @@ fn run_phase(
     let n = workers.len();
     let (mut plans, mut feeder) = Planner::new(cfg, shared, p, phase, n, start).plans();
     if let Some(c) = plans.first().map(|p| &p.counters) {
-        board.start(phase, c.requests.clone(), c.sessions.clone());
+        let shard = cfg.shard.shard;
+        let limits = crate::lab::timing::Limits {
+            requests: shard.share(p.request_count.unwrap_or(u64::MAX)),
+            sessions: shard.share(p.sessions.unwrap_or(u64::MAX)),
+            issue_end_wall_ns: p.duration.map_or(u64::MAX, |d| {
+                shared
+                    .clock
+                    .wall_ns(start)
+                    .saturating_add(d.as_nanos() as u64)
+            }),
+        };
+        board.start(phase, (c.requests.clone(), c.sessions.clone()), limits);
     }
     let mut sent = 0;
     if let Some(warms) = warm::plan(cfg, p, shared, n) {

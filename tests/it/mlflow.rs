@@ -416,6 +416,31 @@ fn live_values_are_the_run_s_records(live: &Value, jsonl: &Path) {
             assert!((g - w).abs() <= 1e-9 * w.abs().max(1e-3), "{k}: {g} vs {w}");
         }
     }
+    // The same keys as AIPerf 0.13 logged for the same run (tests/data/mlflow_live_aiperf), but
+    // for the per-request values AIPerf's records carry and ringperf's do not (run-level
+    // aggregates in ringperf, or AIPerf's internal credit latency), as in tests/it/otel.rs.
+    let aiperf = crate::common::read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlflow_live_aiperf/live_keys.json"),
+    );
+    let only_aiperf = [
+        "live.aiperf.request_count",
+        "live.aiperf.min_request_timestamp",
+        "live.aiperf.max_response_timestamp",
+        "live.aiperf.credit_drop_latency",
+        "live.aiperf.usage_discrepancy_count",
+    ];
+    let theirs: Vec<&str> = aiperf["live_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .filter(|k| !only_aiperf.contains(k))
+        .collect();
+    let mut ours: Vec<&str> = live.keys().map(String::as_str).collect();
+    ours.sort_unstable();
+    assert_eq!(ours, theirs);
+    // AIPerf's values take one step each too: as many steps as values, from 0.
+    assert_eq!(aiperf["values"], aiperf["steps"]);
     // One step per value, counted over every live metric together from 0.
     let mut steps: Vec<u64> = live.keys().flat_map(|k| history(k)).map(|p| p.0).collect();
     steps.sort_unstable();
