@@ -62,6 +62,10 @@ pub(super) fn start_live(
     let Some(m) = &cfg.mlflow else {
         return (None, None);
     };
+    // `--stream none` turns AIPerf's whole streaming pipeline off: the run is made at the end.
+    if cfg.otel.as_ref().is_some_and(|o| !o.metrics && !o.timing) {
+        return (None, None);
+    }
     match crate::lab::live::start_mlflow(m, &prepared.benchmark_id, &prepared.dir) {
         Ok((feed, handle)) => (Some(feed), Some(handle)),
         Err(e) => {
