@@ -29,6 +29,7 @@ mod server_metrics;
 mod shard;
 mod start;
 mod stream;
+mod synthesis;
 mod ui;
 mod warm;
 

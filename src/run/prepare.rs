@@ -44,6 +44,8 @@ pub(super) struct Prepared {
     _producer: Option<super::stream::Producer>,
     /// The embedded mock server, serving until the run is over.
     _mock: Option<crate::mock::MockServer>,
+    /// The trace reshaped by `--synthesis-*`, read while the run goes.
+    _synthesized: Option<super::synthesis::SynthesizedTrace>,
 }
 
 /// Prepares the run of `cfg`: the embedded mock replaces its URLs, and a shard of a split run
@@ -54,6 +56,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     check_interrupt("loading the tokenizer", NOTHING)?;
     let mock = start_mock(cfg, &tokenizer)?;
     let payload = payload_params(cfg);
+    let synthesized = super::synthesis::apply(cfg)?;
     let dataset = build_dataset(cfg, &payload, &tokenizer);
     check_interrupt("building the dataset", NOTHING)?;
     let (dataset, streamed) = dataset?;
@@ -154,6 +157,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         _stamps_guard: stamps_guard,
         _producer: stream.map(|(_, p)| p),
         _mock: mock,
+        _synthesized: synthesized,
     })
 }
 

@@ -303,12 +303,37 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                 a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
             }
             ("file", "prompt_batch_size") => a.one("--prompt-batch-size", num(v, &path)? as u64),
+            ("file", "synthesis") => synthesis(obj(v, &path)?, &path, a)?,
             ("public", "dataset") => a.one("--public-dataset", scalar(v, &path)?),
             ("synthetic" | "file" | "public", _) => return Err(YamlError::Unsupported(path)),
             (other, _) => {
                 return Err(YamlError::Unsupported(format!("{p}.type: {other}")));
             }
         }
+    }
+    Ok(())
+}
+
+/// A file dataset's `synthesis` block: AIPerf's `SynthesisConfig` keys onto `--synthesis-*`.
+fn synthesis(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        let flag = match k.as_str() {
+            "speedup_ratio" => "--synthesis-speedup-ratio",
+            "prefix_len_multiplier" => "--synthesis-prefix-len-multiplier",
+            "prefix_root_multiplier" => "--synthesis-prefix-root-multiplier",
+            "prompt_len_multiplier" => "--synthesis-prompt-len-multiplier",
+            "output_len_multiplier" => "--synthesis-output-len-multiplier",
+            "max_isl" => "--synthesis-max-isl",
+            "max_osl" => "--synthesis-max-osl",
+            "allow_dataset_wrap" if flag_bool(v, &path)? => {
+                a.switch("--allow-dataset-wrap");
+                continue;
+            }
+            "allow_dataset_wrap" => continue,
+            _ => return Err(extra(&path)),
+        };
+        a.one(flag, scalar(v, &path)?);
     }
     Ok(())
 }

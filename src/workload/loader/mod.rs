@@ -145,6 +145,10 @@ pub struct LoadSpec {
     pub system_message: bool,
     /// `--osl` was given (ShareGPT keeps short replies then).
     pub osl_given: bool,
+    /// The file whose content hash scopes a trace's `hash_ids` blocks, when not the one read:
+    /// a trace reshaped by `--synthesis-*` is read from a copy, and its blocks are those of the
+    /// recorded file, as AIPerf hashes the file it was given.
+    pub hash_path: Option<PathBuf>,
 }
 
 /// Loads the dataset `spec` describes.
@@ -247,7 +251,13 @@ fn load_file(
         DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
         DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
         DatasetKind::MooncakeTrace => {
-            let index = mooncake_trace::scan(path, ids, spec.block_size, spec.seed)?;
+            let index = mooncake_trace::scan(
+                path,
+                spec.hash_path.as_deref().unwrap_or(path),
+                ids,
+                spec.block_size,
+                spec.seed,
+            )?;
             return Ok(Loaded::Trace(index));
         }
         DatasetKind::RawPayload => raw_payload::load(path, ids),

@@ -27,6 +27,7 @@ fn spec(source: Source) -> LoadSpec {
         ignore_trace_delays: false,
         system_message: true,
         osl_given: false,
+        hash_path: None,
     }
 }
 
