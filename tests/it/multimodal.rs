@@ -358,3 +358,92 @@ fn bad_media_flags_are_refused_by_name() {
         assert!(err.to_string().contains(said), "{flags}: {err}");
     }
 }
+
+/// A mono 16-bit PCM WAV of `samples` samples at `rate` Hz, its header written by hand.
+fn wav(rate: u32, samples: u32) -> Vec<u8> {
+    let data = samples * 2;
+    let mut w = Vec::new();
+    w.extend_from_slice(b"RIFF");
+    w.extend_from_slice(&(36 + data).to_le_bytes());
+    w.extend_from_slice(b"WAVEfmt ");
+    w.extend_from_slice(&16u32.to_le_bytes());
+    w.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    w.extend_from_slice(&1u16.to_le_bytes()); // mono
+    w.extend_from_slice(&rate.to_le_bytes());
+    w.extend_from_slice(&(rate * 2).to_le_bytes());
+    w.extend_from_slice(&2u16.to_le_bytes());
+    w.extend_from_slice(&16u16.to_le_bytes());
+    w.extend_from_slice(b"data");
+    w.extend_from_slice(&data.to_le_bytes());
+    w.resize(w.len() + data as usize, 0);
+    w
+}
+
+/// A `random_pool` directory of two pools, one of images (files beside the pool, and a data
+/// URI) and one of texts with an audio file: every request carries one record of each pool,
+/// and the mock's decode of each medium is one of the files the pools name.
+#[test]
+fn random_pool_media_reach_the_server_as_the_files_are() {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    let pools = dir.path().join("pools");
+    std::fs::create_dir(&pools).unwrap();
+    let image =
+        |w, h, f| generate_image(&ImageSpec::fixed(w, h, f), &mut ImageRngs::new(Some(3))).unwrap();
+    // Every file of the directory is a pool: the media sit beside it, named relative to it.
+    let media = dir.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    std::fs::write(
+        media.join("a.png"),
+        &image(12, 7, ImageFormat::Png).bytes[..],
+    )
+    .unwrap();
+    let jpeg = image(9, 5, ImageFormat::Jpeg).data_uri();
+    std::fs::write(media.join("clip.wav"), wav(8000, 1600)).unwrap();
+    std::fs::write(
+        pools.join("1_images.jsonl"),
+        format!("{{\"image\": \"../media/a.png\"}}\n{{\"images\": [\"{jpeg}\"]}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        pools.join("2_texts.jsonl"),
+        "{\"text\": \"describe it\", \"audio\": \"../media/clip.wav\"}\n",
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 2 --request-count 16 \
+         --input-file {} --custom-dataset-type random_pool --ui none --no-server-metrics \
+         --random-seed 5 --artifact-dir {}",
+        server.addr,
+        pools.display(),
+        dir.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (16, 0));
+    let mut sizes = std::collections::BTreeSet::new();
+    for e in server.truth().entries() {
+        assert_eq!(e.media.len(), 2, "one image and one clip");
+        let (img, clip) = (&e.media[0], &e.media[1]);
+        assert_eq!(img.kind, "image");
+        sizes.insert((img.format, img.width, img.height));
+        assert_eq!(
+            (clip.kind, clip.format, clip.sample_rate),
+            ("audio", "wav", 8000)
+        );
+        assert_eq!(clip.duration_us, 200_000);
+        let b = body(&e);
+        let parts = b["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(
+            parts[0],
+            serde_json::json!({"type": "text", "text": "describe it"})
+        );
+        assert_eq!(parts[1]["type"], "image_url");
+        assert_eq!(parts[2]["type"], "input_audio");
+    }
+    // Both records of the image pool were drawn (16 draws, each missed with 2^-16).
+    assert_eq!(
+        sizes.into_iter().collect::<Vec<_>>(),
+        [("jpeg", 9, 5), ("png", 12, 7)]
+    );
+}

@@ -12,8 +12,8 @@ use super::media_fields::Kind as MediaKind;
 
 use super::error::{LoadError, LoadErrorKind};
 
-/// Fields of AIPerf's media models: read by `single_turn` and `multi_turn` records
-/// ([`super::media_fields`]), rejected by name elsewhere.
+/// Fields of AIPerf's media models: read by `single_turn`, `multi_turn` and `random_pool`
+/// records ([`super::media_fields`]), rejected by name elsewhere.
 pub const MEDIA_FIELDS: &[&str] = &[
     "image",
     "images",

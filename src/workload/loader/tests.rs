@@ -725,9 +725,14 @@ fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
             "data.jsonl:2: field \"turns[0].audios[0]\": expected a string",
         ),
         (
-            "{\"videos\": [\"v.mp4\"]}\n",
+            "{\"text\": \"a\"}\n{\"videos\": [\"https://h/v.mp4\", \"v.mp4\"]}\n",
             RandomPool,
-            "data.jsonl:1: field \"videos\": image, audio and video",
+            "data.jsonl:2: field \"videos[1]\": \"v.mp4\" is not a URL, not encoded, and no such file",
+        ),
+        (
+            "{\"image\": 3}\n",
+            RandomPool,
+            "data.jsonl:1: field \"image\": expected a string",
         ),
         (
             "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {\"url\": \"x\"}}]}]}\n",
