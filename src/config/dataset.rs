@@ -53,6 +53,8 @@ pub struct InputContext {
     pub system_message: bool,
     /// `--osl` was given.
     pub osl_given: bool,
+    /// `--uuid-and-strip` (checked against the endpoint type before).
+    pub uuid_and_strip: bool,
 }
 
 /// The validated Input group.
@@ -119,6 +121,7 @@ impl InputConfig {
             ignore_trace_delays: args.ignore_trace_delays,
             system_message: cx.system_message,
             osl_given: cx.osl_given,
+            uuid_and_strip: cx.uuid_and_strip,
         });
         Ok(Self {
             load,

@@ -226,6 +226,7 @@ mod tests {
             ignore_trace_delays: false,
             system_message: true,
             osl_given: false,
+            uuid_and_strip: false,
         }
     }
 

@@ -343,6 +343,10 @@ fn bad_media_flags_are_refused_by_name() {
             "--image-width-mean 8 --image-height-mean 8 --image-source-sampling shuffle-cycle",
             "--image-source-sampling",
         ),
+        (
+            "--uuid-and-strip --endpoint-type completions",
+            "--uuid-and-strip requires endpoint type 'chat'",
+        ),
     ];
     for (flags, said) in cases {
         let line = format!("ringperf profile -m m -u 127.0.0.1:1 {flags}");
@@ -446,4 +450,83 @@ fn random_pool_media_reach_the_server_as_the_files_are() {
         sizes.into_iter().collect::<Vec<_>>(),
         [("jpeg", 9, 5), ("png", 12, 7)]
     );
+}
+
+/// Runs a `single_turn` file of images with cache UUIDs, one request at a time, and returns,
+/// per turn text, the last message's images as the mock received them: each part's `uuid` and
+/// the mock's decode of its URL (`url` and 0 bytes for an empty one).
+fn uuid_run(strip: &str) -> std::collections::BTreeMap<String, Vec<(String, &'static str, u32)>> {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, w, h) in [("a.png", 12, 7), ("b.png", 9, 5), ("c.png", 4, 3)] {
+        let img = generate_image(
+            &ImageSpec::fixed(w, h, ImageFormat::Png),
+            &mut ImageRngs::new(Some(1)),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(name), &img.bytes[..]).unwrap();
+    }
+    let data = dir.path().join("turns.jsonl");
+    std::fs::write(
+        &data,
+        concat!(
+            "{\"session_id\": \"s\", \"text\": \"one\", \"images\": [\"a.png\", \"b.png\"], \"image_uuids\": [\"ua\", \"ub\"]}\n",
+            "{\"session_id\": \"s\", \"text\": \"two\", \"images\": [\"a.png\", \"c.png\"], \"image_uuids\": [\"ua\", \"uc\"]}\n",
+            "{\"session_id\": \"s\", \"text\": \"three\", \"image_uuids\": [\"ub\"]}\n",
+            "{\"session_id\": \"t\", \"text\": \"four\", \"images\": [\"a.png\", \"a.png\"], \"image_uuids\": [\"ua\", \"ua\"]}\n",
+        ),
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 1 --request-count 4 \
+         --input-file {} --custom-dataset-type single_turn --ui none --no-server-metrics \
+         --artifact-dir {} {strip}",
+        server.addr,
+        data.display(),
+        dir.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (4, 0));
+    let mut seen = std::collections::BTreeMap::new();
+    for e in server.truth().entries() {
+        let b = body(&e);
+        let last = b["messages"].as_array().unwrap().last().unwrap().clone();
+        let parts = last["content"].as_array().unwrap();
+        let images = &parts[1..];
+        // The last message's images are the last of the body's media the mock decoded.
+        let decoded = &e.media[e.media.len() - images.len()..];
+        let got = images
+            .iter()
+            .zip(decoded)
+            .map(|(part, m)| {
+                assert_eq!(part["type"], "image_url");
+                let uuid = part["uuid"].as_str().expect("a uuid key").to_string();
+                (uuid, m.format, m.width)
+            })
+            .collect();
+        seen.insert(parts[0]["text"].as_str().unwrap().to_string(), got);
+    }
+    seen
+}
+
+/// AIPerf's `--uuid-and-strip`: a dataset's `image_uuids` go out as each `image_url` part's
+/// `uuid`; with the flag, an image whose UUID an earlier turn of the session sent with its
+/// bytes goes out empty, while a repeat within one turn and a new session keep their bytes.
+/// Without the flag, the UUIDs pass through and every image keeps its bytes.
+#[test]
+fn uuid_and_strip_empties_images_an_earlier_turn_sent() {
+    let s = |u: &str| u.to_string();
+    let stripped = uuid_run("--uuid-and-strip");
+    assert_eq!(stripped["one"], [(s("ua"), "png", 12), (s("ub"), "png", 9)]);
+    assert_eq!(stripped["two"], [(s("ua"), "url", 0), (s("uc"), "png", 4)]);
+    assert_eq!(stripped["three"], [(s("ub"), "url", 0)]);
+    assert_eq!(
+        stripped["four"],
+        [(s("ua"), "png", 12), (s("ua"), "png", 12)]
+    );
+    let kept = uuid_run("");
+    assert_eq!(kept["two"], [(s("ua"), "png", 12), (s("uc"), "png", 4)]);
+    // A UUID-only reference is empty with or without the flag.
+    assert_eq!(kept["three"], [(s("ub"), "url", 0)]);
 }

@@ -145,6 +145,9 @@ pub struct LoadSpec {
     pub system_message: bool,
     /// `--osl` was given (ShareGPT keeps short replies then).
     pub osl_given: bool,
+    /// `--uuid-and-strip`: `single_turn` drops the bytes of an image whose UUID an earlier
+    /// turn of the conversation sent; `multi_turn` is refused.
+    pub uuid_and_strip: bool,
 }
 
 /// Loads the dataset `spec` describes.
@@ -243,7 +246,15 @@ fn load_file(
         ));
     }
     let whole = match kind {
-        DatasetKind::SingleTurn => single_turn::load(path, ids),
+        DatasetKind::SingleTurn => single_turn::load(path, ids, spec.uuid_and_strip),
+        DatasetKind::MultiTurn if spec.uuid_and_strip => Err(LoadError::file(
+            path,
+            LoadErrorKind::Invalid(
+                "--uuid-and-strip is not supported with multi_turn (AIPerf strips repeated \
+                 images of single_turn files only): use single_turn rows grouped by session_id"
+                    .into(),
+            ),
+        )),
         DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
         DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
         DatasetKind::MooncakeTrace => {

@@ -95,7 +95,11 @@ fn load_pool(file: &Path) -> Result<Vec<Record>, LoadError> {
     let mut pool = Vec::new();
     while let Some((line, map)) = lines.next_object()? {
         let mut obj = Obj::new(Ctx { path: file, line }, "", map);
-        let media = media(&mut obj)?;
+        // `image_uuids` is a `SingleTurn` field; AIPerf's `RandomPool` has none.
+        if obj.has("image_uuids") {
+            return Err(obj.err("image_uuids", LoadErrorKind::UnknownField));
+        }
+        let media = media(&mut obj, None)?;
         obj.check_fields(&["type", "text", "texts"])?;
         obj.type_tag("random_pool")?;
         // A record of media alone is one modality, as AIPerf allows.
