@@ -530,3 +530,59 @@ fn uuid_and_strip_empties_images_an_earlier_turn_sent() {
     // A UUID-only reference is empty with or without the flag.
     assert_eq!(kept["three"], [(s("ub"), "url", 0)]);
 }
+
+/// AIPerf's `audio_duration` of a chat request is the length of the first clip of its
+/// conversation's first turn (the first of the session's turns it reads): with two turns per
+/// conversation, both records carry the first turn's clip as the mock decoded it.
+#[test]
+fn chat_audio_duration_is_the_first_turns_clip() {
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 1 --request-count 8 \
+         --num-dataset-entries 4 --conversation-turn-mean 2 --isl 8 --osl 2 --ui none \
+         --no-server-metrics --audio-length-mean 0.2 --audio-length-stddev 0.05 \
+         --audio-sample-rates 8 --random-seed 3 --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (8, 0));
+    let truth = server.truth().entries();
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 8);
+    let mut firsts = std::collections::BTreeMap::new();
+    let mut lengths = std::collections::BTreeSet::new();
+    for r in &records {
+        let id: uuid::Uuid = r["metadata"]["x_request_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let e = truth.iter().find(|e| e.request_id == Some(id)).unwrap();
+        // The body's media in order: the first is the conversation's first turn's clip (a
+        // second turn re-sends the first as history).
+        let first = e.media[0].duration_us as f64 / 1e6;
+        let seconds = r["metrics"]["audio_duration"]["value"].as_f64().unwrap();
+        assert!((seconds - first).abs() < 1e-9, "{seconds} vs {first}");
+        let turn = r["metadata"]["turn_index"].as_u64().unwrap();
+        let conv = r["metadata"]["conversation_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        firsts
+            .entry(conv)
+            .or_insert_with(Vec::new)
+            .push((turn, seconds));
+        lengths.extend(e.media.iter().map(|m| m.duration_us));
+    }
+    for (conv, turns) in &firsts {
+        assert_eq!(turns.len(), 2, "{conv}");
+        assert_eq!(
+            turns[0].1, turns[1].1,
+            "{conv}: both turns carry the first clip"
+        );
+    }
+    // The second turns' clips differ from the first ones: the metric did not just take any.
+    assert!(lengths.len() > firsts.len(), "{lengths:?}");
+}
