@@ -54,6 +54,8 @@ pub struct InputContext {
     pub system_message: bool,
     /// `--osl` was given.
     pub osl_given: bool,
+    /// `--uuid-and-strip` (checked against the endpoint type before).
+    pub uuid_and_strip: bool,
 }
 
 /// The validated Input group.
@@ -125,6 +127,7 @@ impl InputConfig {
             system_message: cx.system_message,
             osl_given: cx.osl_given,
             hash_path: None,
+            uuid_and_strip: cx.uuid_and_strip,
         });
         Ok(Self {
             load,

@@ -494,8 +494,12 @@ pub fn metric_config(
     crate::aggregate::MetricConfig {
         produces_tokens: d.produces_tokens,
         tokenizes_input: d.tokenizes_input,
-        // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows.
-        supports_audio: endpoint == EndpointKind::AudioTranscription,
+        // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows
+        // (chat: synthetic audio only, as AIPerf knows no length of a dataset's clip).
+        supports_audio: matches!(
+            endpoint,
+            EndpointKind::AudioTranscription | EndpointKind::Chat
+        ),
         supports_images: d.media.supports_images(),
         produces_videos: d.media.produces_videos,
         ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)

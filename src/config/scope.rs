@@ -307,6 +307,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("video_fps", Scope::Synthetic),
     ("video_width", Scope::Synthetic),
     ("download_video_content", Scope::VideoJobs),
+    ("uuid_and_strip", Scope::Resolved("config/resolve.rs")),
     ("request_content_type", Scope::Resolved("config/form.rs")),
     ("video_height", Scope::Synthetic),
     ("video_synth_type", Scope::Synthetic),

@@ -114,7 +114,7 @@ pub fn turn_message(turn: &Turn) -> Option<Value> {
 /// `{"data": <base64>, "format": <format>}`.
 pub fn media_parts(media: &[Media], parts: &mut Vec<Value>) {
     let order = |m: &Media| match m {
-        Media::Image(_) => 0,
+        Media::Image(_) | Media::ImageUuid { .. } => 0,
         Media::Audio(_) => 1,
         Media::Video(_) => 2,
     };
@@ -123,6 +123,10 @@ pub fn media_parts(media: &[Media], parts: &mut Vec<Value>) {
             parts.push(match m {
                 Media::Image(url) => {
                     serde_json::json!({"type": "image_url", "image_url": {"url": &**url}})
+                }
+                // AIPerf's chat passes a dataset's cache UUID through beside the URL.
+                Media::ImageUuid { url, uuid } => {
+                    serde_json::json!({"type": "image_url", "image_url": {"url": &**url}, "uuid": &**uuid})
                 }
                 Media::Video(url) => {
                     serde_json::json!({"type": "video_url", "video_url": {"url": &**url}})

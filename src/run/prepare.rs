@@ -364,11 +364,17 @@ fn encode_templates(
         crate::config::timing::Mode::FixedSchedule(fs) => fs.speedup,
         _ => 1.0,
     };
+    // AIPerf's `audio_duration` of a chat request: the first clip of the conversation's first
+    // turn, known for synthetic audio only (docs/metrics.md, "Audio").
+    let chat_audio = cfg.endpoint == crate::endpoint::EndpointKind::Chat
+        && !cfg.input.reads_file()
+        && cfg.media.as_ref().is_some_and(|m| m.audio.is_some());
     for c in &mut dataset.conversations {
         if crate::control::interrupted() {
             break;
         }
         offsets.push(info.len());
+        let mut first_clip: Option<Option<f64>> = None;
         for t in &mut c.turns {
             info.push(collect::TurnInfo {
                 conversation_id: c.session_id.clone(),
@@ -383,6 +389,12 @@ fn encode_templates(
                 && cfg.endpoint == crate::endpoint::EndpointKind::AudioTranscription
             {
                 last.audio_seconds = workload::form::clip_seconds(b);
+            }
+            if chat_audio && let Some(last) = info.last_mut() {
+                let clip = first_clip.get_or_insert_with(|| {
+                    body.as_deref().and_then(workload::form::chat_clip_seconds)
+                });
+                last.audio_seconds = *clip;
             }
             if !per_turn {
                 continue;

@@ -227,6 +227,7 @@ mod tests {
             system_message: true,
             osl_given: false,
             hash_path: None,
+            uuid_and_strip: false,
         }
     }
 

@@ -141,3 +141,40 @@ fn same_keys_and_bodies_as_aiperf() {
         }
     }
 }
+
+/// Chat with synthetic audio, beside AIPerf 0.13's run (`chat_audio.json`): the same metric keys
+/// and units (`audio_duration` and `rtfx` among them, as AIPerf's chat `supports_audio`) and the
+/// same CSV rows; each record's `rtfx` is its `audio_duration` over its latency in seconds.
+#[test]
+fn chat_audio_has_aiperfs_audio_metrics() {
+    let server = mock();
+    let fixture = read_json(&Path::new(DIR).join("chat_audio.json"));
+    let dir = tempfile::tempdir().unwrap();
+    profile(&server, fixture["argv"].as_array().unwrap(), dir.path());
+    let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
+    let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(metrics(&ours), theirs, "JSON metric keys and units");
+    let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
+    let rows: Vec<String> = fixture["csv_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(csv_rows(&csv), rows, "CSV rows");
+    // 0.25 s at 16 kHz is 4000 samples exactly: every clip is 0.25 s long.
+    assert_eq!(ours["audio_duration"]["avg"], 0.25);
+    let records = crate::common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        let m = &r["metrics"];
+        let latency_s = m["request_latency"]["value"].as_f64().unwrap() / 1e3;
+        let rtfx = m["rtfx"]["value"].as_f64().unwrap();
+        assert!((rtfx - 0.25 / latency_s).abs() < 1e-9 * rtfx, "{m}");
+    }
+}

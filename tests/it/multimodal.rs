@@ -471,6 +471,10 @@ fn bad_media_flags_are_refused_by_name() {
             "--image-width-mean 8 --image-height-mean 8 --image-source-sampling shuffle-cycle",
             "--image-source-sampling",
         ),
+        (
+            "--uuid-and-strip --endpoint-type completions",
+            "--uuid-and-strip requires endpoint type 'chat'",
+        ),
     ];
     for (flags, said) in cases {
         let line = format!("ringperf profile -m m -u 127.0.0.1:1 {flags}");
@@ -485,4 +489,228 @@ fn bad_media_flags_are_refused_by_name() {
         let err = ringperf::config::Config::from_args(&p, &argv, false).unwrap_err();
         assert!(err.to_string().contains(said), "{flags}: {err}");
     }
+}
+
+/// A mono 16-bit PCM WAV of `samples` samples at `rate` Hz, its header written by hand.
+fn wav(rate: u32, samples: u32) -> Vec<u8> {
+    let data = samples * 2;
+    let mut w = Vec::new();
+    w.extend_from_slice(b"RIFF");
+    w.extend_from_slice(&(36 + data).to_le_bytes());
+    w.extend_from_slice(b"WAVEfmt ");
+    w.extend_from_slice(&16u32.to_le_bytes());
+    w.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    w.extend_from_slice(&1u16.to_le_bytes()); // mono
+    w.extend_from_slice(&rate.to_le_bytes());
+    w.extend_from_slice(&(rate * 2).to_le_bytes());
+    w.extend_from_slice(&2u16.to_le_bytes());
+    w.extend_from_slice(&16u16.to_le_bytes());
+    w.extend_from_slice(b"data");
+    w.extend_from_slice(&data.to_le_bytes());
+    w.resize(w.len() + data as usize, 0);
+    w
+}
+
+/// A `random_pool` directory of two pools, one of images (files beside the pool, and a data
+/// URI) and one of texts with an audio file: every request carries one record of each pool,
+/// and the mock's decode of each medium is one of the files the pools name.
+#[test]
+fn random_pool_media_reach_the_server_as_the_files_are() {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    let pools = dir.path().join("pools");
+    std::fs::create_dir(&pools).unwrap();
+    let image =
+        |w, h, f| generate_image(&ImageSpec::fixed(w, h, f), &mut ImageRngs::new(Some(3))).unwrap();
+    // Every file of the directory is a pool: the media sit beside it, named relative to it.
+    let media = dir.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    std::fs::write(
+        media.join("a.png"),
+        &image(12, 7, ImageFormat::Png).bytes[..],
+    )
+    .unwrap();
+    let jpeg = image(9, 5, ImageFormat::Jpeg).data_uri();
+    std::fs::write(media.join("clip.wav"), wav(8000, 1600)).unwrap();
+    std::fs::write(
+        pools.join("1_images.jsonl"),
+        format!("{{\"image\": \"../media/a.png\"}}\n{{\"images\": [\"{jpeg}\"]}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        pools.join("2_texts.jsonl"),
+        "{\"text\": \"describe it\", \"audio\": \"../media/clip.wav\"}\n",
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 2 --request-count 16 \
+         --input-file {} --custom-dataset-type random_pool --ui none --no-server-metrics \
+         --random-seed 5 --artifact-dir {}",
+        server.addr,
+        pools.display(),
+        dir.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (16, 0));
+    let mut sizes = std::collections::BTreeSet::new();
+    for e in server.truth().entries() {
+        assert_eq!(e.media.len(), 2, "one image and one clip");
+        let (img, clip) = (&e.media[0], &e.media[1]);
+        assert_eq!(img.kind, "image");
+        sizes.insert((img.format, img.width, img.height));
+        assert_eq!(
+            (clip.kind, clip.format, clip.sample_rate),
+            ("audio", "wav", 8000)
+        );
+        assert_eq!(clip.duration_us, 200_000);
+        let b = body(&e);
+        let parts = b["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(
+            parts[0],
+            serde_json::json!({"type": "text", "text": "describe it"})
+        );
+        assert_eq!(parts[1]["type"], "image_url");
+        assert_eq!(parts[2]["type"], "input_audio");
+    }
+    // Both records of the image pool were drawn (16 draws, each missed with 2^-16).
+    assert_eq!(
+        sizes.into_iter().collect::<Vec<_>>(),
+        [("jpeg", 9, 5), ("png", 12, 7)]
+    );
+}
+
+/// Runs a `single_turn` file of images with cache UUIDs, one request at a time, and returns,
+/// per turn text, the last message's images as the mock received them: each part's `uuid` and
+/// the mock's decode of its URL (`url` and 0 bytes for an empty one).
+fn uuid_run(strip: &str) -> std::collections::BTreeMap<String, Vec<(String, &'static str, u32)>> {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, w, h) in [("a.png", 12, 7), ("b.png", 9, 5), ("c.png", 4, 3)] {
+        let img = generate_image(
+            &ImageSpec::fixed(w, h, ImageFormat::Png),
+            &mut ImageRngs::new(Some(1)),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(name), &img.bytes[..]).unwrap();
+    }
+    let data = dir.path().join("turns.jsonl");
+    std::fs::write(
+        &data,
+        concat!(
+            "{\"session_id\": \"s\", \"text\": \"one\", \"images\": [\"a.png\", \"b.png\"], \"image_uuids\": [\"ua\", \"ub\"]}\n",
+            "{\"session_id\": \"s\", \"text\": \"two\", \"images\": [\"a.png\", \"c.png\"], \"image_uuids\": [\"ua\", \"uc\"]}\n",
+            "{\"session_id\": \"s\", \"text\": \"three\", \"image_uuids\": [\"ub\"]}\n",
+            "{\"session_id\": \"t\", \"text\": \"four\", \"images\": [\"a.png\", \"a.png\"], \"image_uuids\": [\"ua\", \"ua\"]}\n",
+        ),
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 1 --request-count 4 \
+         --input-file {} --custom-dataset-type single_turn --ui none --no-server-metrics \
+         --artifact-dir {} {strip}",
+        server.addr,
+        data.display(),
+        dir.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (4, 0));
+    let mut seen = std::collections::BTreeMap::new();
+    for e in server.truth().entries() {
+        let b = body(&e);
+        let last = b["messages"].as_array().unwrap().last().unwrap().clone();
+        let parts = last["content"].as_array().unwrap();
+        let images = &parts[1..];
+        // The last message's images are the last of the body's media the mock decoded.
+        let decoded = &e.media[e.media.len() - images.len()..];
+        let got = images
+            .iter()
+            .zip(decoded)
+            .map(|(part, m)| {
+                assert_eq!(part["type"], "image_url");
+                let uuid = part["uuid"].as_str().expect("a uuid key").to_string();
+                (uuid, m.format, m.width)
+            })
+            .collect();
+        seen.insert(parts[0]["text"].as_str().unwrap().to_string(), got);
+    }
+    seen
+}
+
+/// AIPerf's `--uuid-and-strip`: a dataset's `image_uuids` go out as each `image_url` part's
+/// `uuid`; with the flag, an image whose UUID an earlier turn of the session sent with its
+/// bytes goes out empty, while a repeat within one turn and a new session keep their bytes.
+/// Without the flag, the UUIDs pass through and every image keeps its bytes.
+#[test]
+fn uuid_and_strip_empties_images_an_earlier_turn_sent() {
+    let s = |u: &str| u.to_string();
+    let stripped = uuid_run("--uuid-and-strip");
+    assert_eq!(stripped["one"], [(s("ua"), "png", 12), (s("ub"), "png", 9)]);
+    assert_eq!(stripped["two"], [(s("ua"), "url", 0), (s("uc"), "png", 4)]);
+    assert_eq!(stripped["three"], [(s("ub"), "url", 0)]);
+    assert_eq!(
+        stripped["four"],
+        [(s("ua"), "png", 12), (s("ua"), "png", 12)]
+    );
+    let kept = uuid_run("");
+    assert_eq!(kept["two"], [(s("ua"), "png", 12), (s("uc"), "png", 4)]);
+    // A UUID-only reference is empty with or without the flag.
+    assert_eq!(kept["three"], [(s("ub"), "url", 0)]);
+}
+
+/// AIPerf's `audio_duration` of a chat request is the length of the first clip of its
+/// conversation's first turn (the first of the session's turns it reads): with two turns per
+/// conversation, both records carry the first turn's clip as the mock decoded it.
+#[test]
+fn chat_audio_duration_is_the_first_turns_clip() {
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 1 --request-count 8 \
+         --num-dataset-entries 4 --conversation-turn-mean 2 --isl 8 --osl 2 --ui none \
+         --no-server-metrics --audio-length-mean 0.2 --audio-length-stddev 0.05 \
+         --audio-sample-rates 8 --random-seed 3 --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (8, 0));
+    let truth = server.truth().entries();
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 8);
+    let mut firsts = std::collections::BTreeMap::new();
+    let mut lengths = std::collections::BTreeSet::new();
+    for r in &records {
+        let id: uuid::Uuid = r["metadata"]["x_request_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let e = truth.iter().find(|e| e.request_id == Some(id)).unwrap();
+        // The body's media in order: the first is the conversation's first turn's clip (a
+        // second turn re-sends the first as history).
+        let first = e.media[0].duration_us as f64 / 1e6;
+        let seconds = r["metrics"]["audio_duration"]["value"].as_f64().unwrap();
+        assert!((seconds - first).abs() < 1e-9, "{seconds} vs {first}");
+        let turn = r["metadata"]["turn_index"].as_u64().unwrap();
+        let conv = r["metadata"]["conversation_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        firsts
+            .entry(conv)
+            .or_insert_with(Vec::new)
+            .push((turn, seconds));
+        lengths.extend(e.media.iter().map(|m| m.duration_us));
+    }
+    for (conv, turns) in &firsts {
+        assert_eq!(turns.len(), 2, "{conv}");
+        assert_eq!(
+            turns[0].1, turns[1].1,
+            "{conv}: both turns carry the first clip"
+        );
+    }
+    // The second turns' clips differ from the first ones: the metric did not just take any.
+    assert!(lengths.len() > firsts.len(), "{lengths:?}");
 }

@@ -236,6 +236,8 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "use_legacy_max_tokens" | "use_server_token_count" => {}
             "per_chunk_usage" if flag_bool(v, &path)? => a.switch("--per-chunk-usage"),
             "per_chunk_usage" => {}
+            "uuid_and_strip" if flag_bool(v, &path)? => a.switch("--uuid-and-strip"),
+            "uuid_and_strip" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
             "session_header" => a.one("--session-header", scalar(v, &path)?),
@@ -243,7 +245,6 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "transport"
             | "template"
             | "download_video_content"
-            | "uuid_and_strip"
             | "wait_for_model_timeout"
             | "wait_for_model_interval"
             | "wait_for_model_mode"

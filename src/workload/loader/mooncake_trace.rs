@@ -799,6 +799,7 @@ mod tests {
                 system_message: false,
                 osl_given: false,
                 hash_path: None,
+                uuid_and_strip: false,
             };
             let Ok(Loaded::Trace(index)) = load_deferred(&spec, &tokenizer) else {
                 panic!("a trace's first pass");
