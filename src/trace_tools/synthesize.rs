@@ -45,18 +45,9 @@ pub struct SynthesisParams {
 }
 
 impl Default for SynthesisParams {
+    /// The options' identities (`SynthesisArgs`'s defaults), blocks of 512 tokens, seed 42.
     fn default() -> Self {
-        Self {
-            speedup_ratio: 1.0,
-            prefix_len_multiplier: 1.0,
-            prefix_root_multiplier: 1,
-            prompt_len_multiplier: 1.0,
-            output_len_multiplier: 1.0,
-            max_isl: None,
-            max_osl: None,
-            block_size: 512,
-            seed: 42,
-        }
+        crate::cli::trace_tools::SynthesisArgs::default().params(512, 42)
     }
 }
 

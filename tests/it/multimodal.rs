@@ -144,18 +144,15 @@ fn audio_decodes_to_the_asked_rate_channels_depth_and_length() {
     assert!(seconds.iter().all(|&s| s >= 0.01 - 1.0 / 8000.0));
 }
 
-/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder), and
-/// the duration its container header states (`container_duration`).
-fn ffprobe(video: &[u8]) -> Value {
+/// ffprobe's JSON for `video` (written to a scratch file), with `args` choosing the streams and
+/// entries; a failing ffprobe fails the test.
+fn ffprobe_json(video: &[u8], args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v");
     std::fs::write(&path, video).unwrap();
     let out = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
-        .args([
-            "-show_entries",
-            "stream=nb_read_frames,r_frame_rate,width,height:format=duration",
-        ])
+        .args(["-v", "error"])
+        .args(args)
         .args(["-of", "json"])
         .arg(&path)
         .output()
@@ -165,7 +162,22 @@ fn ffprobe(video: &[u8]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()
+}
+
+/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder), and
+/// the duration its container header states (`container_duration`).
+fn ffprobe(video: &[u8]) -> Value {
+    let v = ffprobe_json(
+        video,
+        &[
+            "-count_frames",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=nb_read_frames,r_frame_rate,width,height:format=duration",
+        ],
+    );
     let mut stream = v["streams"][0].clone();
     stream["container_duration"] = v["format"]["duration"].clone();
     stream
@@ -226,25 +238,15 @@ fn video_holds_duration_times_fps_frames() {
 
 /// ffprobe's view of a video's audio stream (codec, rate, channels, length), or `Null`.
 fn ffprobe_audio(video: &[u8]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v");
-    std::fs::write(&path, video).unwrap();
-    let out = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "a"])
-        .args([
+    let v = ffprobe_json(
+        video,
+        &[
+            "-select_streams",
+            "a",
             "-show_entries",
             "stream=codec_name,sample_rate,channels:format=duration",
-        ])
-        .args(["-of", "json"])
-        .arg(&path)
-        .output()
-        .expect("ffprobe runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let streams = v["streams"].as_array().cloned().unwrap_or_default();
     assert!(streams.len() <= 1, "{v}");
     let mut stream = streams.first().cloned().unwrap_or(Value::Null);
