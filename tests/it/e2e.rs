@@ -465,12 +465,9 @@ fn duration_run_stops_on_time() {
 
 #[test]
 fn every_request_failing_exits_non_zero_and_says_why() {
-    // A port nothing listens on: bind, learn the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nothing listens on.
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u 127.0.0.1:{port} --concurrency 2 --request-count 5 \
@@ -570,11 +567,8 @@ fn binary_demo_and_usage_errors() {
 
 #[test]
 fn error_budget_stops_the_run_with_exit_code_3() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u 127.0.0.1:{port} --concurrency 2 --request-count 100000 \

@@ -482,12 +482,9 @@ fn live_values_are_the_run_s_records(live: &Value, jsonl: &Path) {
 
 #[test]
 fn a_tracking_server_that_is_down_costs_warnings_not_the_run() {
-    // A port with nothing listening (bound, then released).
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port with nothing listening.
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args([

@@ -396,12 +396,9 @@ fn a_failing_receiver_is_a_warning_and_loses_nothing_of_the_run() {
     ) {
         return;
     }
-    // Down: a port nobody listens on (bound, then freed).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Down: a port nobody listens on.
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
     let dir = tempfile::tempdir().unwrap();
     let fast = [
         "--concurrency",
