@@ -133,13 +133,27 @@ pub fn from_args(
     }
     if !matches!(
         endpoint,
-        EndpointKind::Chat | EndpointKind::ImageEdit | EndpointKind::AudioTranscription
+        EndpointKind::Chat
+            | EndpointKind::ImageEdit
+            | EndpointKind::AudioTranscription
+            | EndpointKind::Responses
+            | EndpointKind::Messages
+            | EndpointKind::Template
     ) {
         return flag(format!(
-            "synthetic images, audio and video are sent by the chat, image-edit and \
-             audio-transcription endpoint types only, not {}",
+            "synthetic images, audio and video are sent by the chat, responses, messages, \
+             template, image-edit and audio-transcription endpoint types only, not {}",
             endpoint.as_str()
         ));
+    }
+    // What AIPerf's Responses and Anthropic Messages endpoints refuse when they format a turn.
+    let refused = crate::endpoint::payload::refused_media(
+        endpoint,
+        params.audio.is_some(),
+        params.video.is_some(),
+    );
+    if let Some(message) = refused {
+        return flag(format!("--endpoint-type {}: {message}", endpoint.as_str()));
     }
     Ok(Some(params))
 }

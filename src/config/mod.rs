@@ -495,10 +495,12 @@ pub fn metric_config(
         produces_tokens: d.produces_tokens,
         tokenizes_input: d.tokenizes_input,
         // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows
-        // (chat: synthetic audio only, as AIPerf knows no length of a dataset's clip).
+        // (chat and Responses: synthetic audio only, as AIPerf knows no length of a dataset's
+        // clip). Raw and template are `supports_audio` in AIPerf too, but ringperf cannot find
+        // a clip in a body whose shape the user wrote: their audio metrics are not computed.
         supports_audio: matches!(
             endpoint,
-            EndpointKind::AudioTranscription | EndpointKind::Chat
+            EndpointKind::AudioTranscription | EndpointKind::Chat | EndpointKind::Responses
         ),
         supports_images: d.media.supports_images(),
         produces_videos: d.media.produces_videos,

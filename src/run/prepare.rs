@@ -364,10 +364,12 @@ fn encode_templates(
         crate::config::timing::Mode::FixedSchedule(fs) => fs.speedup,
         _ => 1.0,
     };
-    // AIPerf's `audio_duration` of a chat request: the first clip of the conversation's first
-    // turn, known for synthetic audio only (docs/metrics.md, "Audio").
-    let chat_audio = cfg.endpoint == crate::endpoint::EndpointKind::Chat
-        && !cfg.input.reads_file()
+    // AIPerf's `audio_duration` of a chat (or Responses) request: the first clip of the
+    // conversation's first turn, known for synthetic audio only (docs/metrics.md, "Audio").
+    let chat_audio = matches!(
+        cfg.endpoint,
+        crate::endpoint::EndpointKind::Chat | crate::endpoint::EndpointKind::Responses
+    ) && !cfg.input.reads_file()
         && cfg.media.as_ref().is_some_and(|m| m.audio.is_some());
     for c in &mut dataset.conversations {
         if crate::control::interrupted() {
@@ -555,21 +557,32 @@ fn check_template(
     Ok(())
 }
 
-/// A form-data type's turns, checked before anything is sent: a turn without the image (or
-/// clip) it uploads, or without image edit's prompt, is a setup error naming it (AIPerf fails
-/// each such request).
+/// The turns, checked before anything is sent: a form-data type's turn without the image (or
+/// clip) it uploads, or without image edit's prompt, and a medium the type has no content part
+/// for (video on Responses, audio and video on Anthropic Messages) are a setup error naming the
+/// turn (AIPerf fails each such request when it formats it).
 fn check_form_turns(
     kind: crate::endpoint::EndpointKind,
     dataset: &crate::conversation::Dataset,
 ) -> Result<(), RunError> {
-    let Some(check) = crate::endpoint::kinds::form_checker(kind) else {
-        return Ok(());
-    };
+    let form = crate::endpoint::kinds::form_checker(kind);
     for c in &dataset.conversations {
         for (i, turn) in c.turns.iter().enumerate() {
             if matches!(turn.content, crate::conversation::Content::Raw(_)) {
                 continue;
             }
+            if let Some(refusal) = crate::endpoint::payload::unsupported_media(kind, turn) {
+                return Err(RunError::new(
+                    SetupKind::Workload,
+                    format!(
+                        "--endpoint-type {kind}: {refusal} (conversation {}, turn {i})",
+                        c.session_id
+                    ),
+                ));
+            }
+            let Some(check) = form else {
+                continue;
+            };
             check(turn).map_err(|e| {
                 RunError::new(
                     SetupKind::Workload,

@@ -106,11 +106,13 @@ pub fn clip_seconds(payload: &[u8]) -> Option<f64> {
     }
 }
 
-/// The length in seconds of the first `input_audio` clip of a chat body's last message (`None`
-/// when it has none, or one whose header does not say), as [`clip_seconds`] reads a form's.
+/// The length in seconds of the first `input_audio` clip of a chat body's last message (a
+/// Responses body's last `input` item) (`None` when it has none, or one whose header does not
+/// say), as [`clip_seconds`] reads a form's.
 pub fn chat_clip_seconds(payload: &[u8]) -> Option<f64> {
     let value: Value = serde_json::from_slice(payload).ok()?;
-    let parts = value.get("messages")?.as_array()?.last()?.get("content")?;
+    let list = value.get("messages").or_else(|| value.get("input"))?;
+    let parts = list.as_array()?.last()?.get("content")?;
     let b64 = parts
         .as_array()?
         .iter()

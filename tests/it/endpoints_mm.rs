@@ -178,3 +178,60 @@ fn chat_audio_has_aiperfs_audio_metrics() {
         assert!((rtfx - 0.25 / latency_s).abs() < 1e-9 * rtfx, "{m}");
     }
 }
+
+/// A body with its free texts and media bytes taken out: every key and its order, the part
+/// types, roles, formats and media types, and a data URI's header (`data:image/png;base64`); a
+/// base64 source's `data` and a clip's `data` become `<base64>`, any other string `<text>`.
+fn skeleton(key: &str, v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), skeleton(k, v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| skeleton(key, v)).collect()),
+        Value::String(s) if s.starts_with("data:") => {
+            Value::from(s.split(',').next().unwrap_or_default())
+        }
+        Value::String(_) if key == "data" => Value::from("<base64>"),
+        Value::String(s) if ["model", "role", "type", "format", "media_type"].contains(&key) => {
+            Value::from(s.as_str())
+        }
+        Value::String(_) => Value::from("<text>"),
+        other => other.clone(),
+    }
+}
+
+/// Responses and Anthropic Messages with synthetic images (and audio on Responses), beside
+/// AIPerf 0.13's runs (`responses_media.json`, `messages_media.json`): the same metric keys and
+/// units (the image metrics; `audio_duration` and `rtfx` on Responses), the same CSV rows and a
+/// first body of the same skeleton (part types and order, image blocks, URI headers).
+#[test]
+fn responses_and_messages_media_as_aiperf() {
+    let server = mock();
+    for name in ["responses_media", "messages_media"] {
+        let fixture = read_json(&Path::new(DIR).join(format!("{name}.json")));
+        let dir = tempfile::tempdir().unwrap();
+        profile(&server, fixture["argv"].as_array().unwrap(), dir.path());
+        let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
+        let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+            .collect();
+        assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
+        let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
+        let rows: Vec<String> = fixture["csv_rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(csv_rows(&csv), rows, "{name}: CSV rows");
+        let inputs = read_json(&dir.path().join("inputs.json"));
+        assert_eq!(
+            skeleton("", &inputs["data"][0]["payloads"][0]),
+            skeleton("", &fixture["payload"]),
+            "{name}: body skeleton"
+        );
+    }
+}
