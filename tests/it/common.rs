@@ -49,6 +49,16 @@ impl RefusedPort {
     }
 }
 
+/// The configuration error of a `ringperf profile …` command line whose flags parse but are
+/// refused when the configuration is validated.
+pub fn config_error(line: &str) -> ringperf::config::ConfigError {
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a profile command")
+    };
+    Config::from_args(&p, &argv, false).expect_err("refused")
+}
+
 /// A JSON artifact.
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")

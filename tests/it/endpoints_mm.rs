@@ -73,6 +73,31 @@ fn csv_rows(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs the fixture `name`'s command against `server` into `dir` and checks the metric keys
+/// and units of `profile_export_aiperf.json` and the CSV's metric rows against AIPerf's;
+/// returns the fixture and ringperf's summary.
+fn keys_and_rows_as_aiperf(server: &MockServer, name: &str, dir: &Path) -> (Value, Value) {
+    let fixture = read_json(&Path::new(DIR).join(format!("{name}.json")));
+    profile(server, fixture["argv"].as_array().unwrap(), dir);
+    let ours = read_json(&dir.join("profile_export_aiperf.json"));
+    let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
+    let csv = std::fs::read_to_string(dir.join("profile_export_aiperf.csv")).unwrap();
+    let rows: Vec<String> = fixture["csv_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(csv_rows(&csv), rows, "{name}: CSV rows");
+    (fixture, ours)
+}
+
 #[test]
 fn same_keys_and_bodies_as_aiperf() {
     let server = mock();
@@ -83,28 +108,8 @@ fn same_keys_and_bodies_as_aiperf() {
         "solido_rag",
         "solido_rag_streaming",
     ] {
-        let fixture = read_json(&Path::new(DIR).join(format!("{name}.json")));
         let dir = tempfile::tempdir().unwrap();
-        profile(&server, fixture["argv"].as_array().unwrap(), dir.path());
-
-        let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
-        let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .collect();
-        assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
-
-        let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
-        let theirs: Vec<String> = fixture["csv_rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_str().unwrap().to_owned())
-            .collect();
-        assert_eq!(csv_rows(&csv), theirs, "{name}: CSV rows");
-
+        let (fixture, _) = keys_and_rows_as_aiperf(&server, name, dir.path());
         let inputs = read_json(&dir.path().join("inputs.json"));
         let ours = inputs["data"][0]["payloads"][0]
             .as_object()
@@ -148,25 +153,8 @@ fn same_keys_and_bodies_as_aiperf() {
 #[test]
 fn chat_audio_has_aiperfs_audio_metrics() {
     let server = mock();
-    let fixture = read_json(&Path::new(DIR).join("chat_audio.json"));
     let dir = tempfile::tempdir().unwrap();
-    profile(&server, fixture["argv"].as_array().unwrap(), dir.path());
-    let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
-    let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-        .collect();
-    assert_eq!(metrics(&ours), theirs, "JSON metric keys and units");
-    let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
-    let rows: Vec<String> = fixture["csv_rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(csv_rows(&csv), rows, "CSV rows");
+    let (_, ours) = keys_and_rows_as_aiperf(&server, "chat_audio", dir.path());
     // 0.25 s at 16 kHz is 4000 samples exactly: every clip is 0.25 s long.
     assert_eq!(ours["audio_duration"]["avg"], 0.25);
     let records = crate::common::read_jsonl(&dir.path().join("profile_export.jsonl"));
@@ -208,25 +196,8 @@ fn skeleton(key: &str, v: &Value) -> Value {
 fn responses_and_messages_media_as_aiperf() {
     let server = mock();
     for name in ["responses_media", "messages_media"] {
-        let fixture = read_json(&Path::new(DIR).join(format!("{name}.json")));
         let dir = tempfile::tempdir().unwrap();
-        profile(&server, fixture["argv"].as_array().unwrap(), dir.path());
-        let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
-        let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .collect();
-        assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
-        let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
-        let rows: Vec<String> = fixture["csv_rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_str().unwrap().to_owned())
-            .collect();
-        assert_eq!(csv_rows(&csv), rows, "{name}: CSV rows");
+        let (fixture, _) = keys_and_rows_as_aiperf(&server, name, dir.path());
         let inputs = read_json(&dir.path().join("inputs.json"));
         assert_eq!(
             skeleton("", &inputs["data"][0]["payloads"][0]),

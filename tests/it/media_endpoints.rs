@@ -167,16 +167,7 @@ fn media_an_api_cannot_take_are_refused_with_aiperfs_words() {
         ),
     ];
     for (flags, said) in cases {
-        let line = format!("ringperf profile -m m -u 127.0.0.1:1 {flags}");
-        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        let ringperf::cli::Command::Profile(p) =
-            <ringperf::cli::Cli as clap::Parser>::try_parse_from(&argv)
-                .expect("flags parse")
-                .command
-        else {
-            panic!("not a profile command")
-        };
-        let err = ringperf::config::Config::from_args(&p, &argv, false).unwrap_err();
+        let err = common::config_error(&format!("ringperf profile -m m -u 127.0.0.1:1 {flags}"));
         assert!(err.to_string().contains(said), "{flags}: {err}");
     }
 }
