@@ -9,6 +9,7 @@ pub mod inputs;
 pub mod render;
 pub mod sweep;
 pub mod sweep_charts;
+pub mod swim_lane;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
