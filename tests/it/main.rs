@@ -46,6 +46,7 @@ mod server_metrics_phases;
 mod sessions;
 mod shards;
 mod startup;
+mod swim_lane;
 mod sweep;
 mod tls;
 mod tokenizer;
