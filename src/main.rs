@@ -48,7 +48,7 @@ fn main() -> ExitCode {
     }
     if matches!(
         cli.command,
-        Command::Config(_) | Command::AnalyzeTrace(_) | Command::Validate(_)
+        Command::Config(_) | Command::AnalyzeTrace(_) | Command::Analyze(_) | Command::Validate(_)
     ) {
         ringperf::signals::default_sigpipe();
     }
@@ -64,6 +64,11 @@ fn main() -> ExitCode {
                 .map(|()| 0)
                 .map_err(Error::TraceTool)
         }
+        Command::Analyze(a) => match &a.command {
+            ringperf::cli::analyze::AnalyzeCommand::SwimLane(s) => {
+                Ok(ringperf::plot::swim_cmd::run(s))
+            }
+        },
         Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
         Command::Chat(c) => chat(&c),
         Command::Synthesize(s) => ringperf::trace_tools::synthesize::run_command(&s)

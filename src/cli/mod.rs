@@ -6,6 +6,7 @@
 //! a message naming it, never silently ignored.
 
 mod aiperf_flags;
+pub mod analyze;
 pub mod chat;
 pub mod endpoint;
 pub mod form;
@@ -66,6 +67,9 @@ pub enum Command {
     Config(yaml::ConfigArgs),
     /// Analyze a mooncake trace file for ISL/OSL distributions and cache hit rates.
     AnalyzeTrace(trace_tools::AnalyzeTraceArgs),
+    /// Post-run analysis of finished artifacts (`swim-lane`: per-session timelines with the
+    /// concurrency curve under them).
+    Analyze(analyze::AnalyzeArgs),
     /// Validate a benchmark artifact (a mooncake trace).
     Validate(trace_tools::ValidateArgs),
     /// Synthesize a mooncake trace from a recorded one, its prefix tree reshaped.

@@ -9,6 +9,9 @@ pub mod inputs;
 pub mod render;
 pub mod sweep;
 pub mod sweep_charts;
+pub mod swim_cmd;
+pub mod swim_draw;
+pub mod swim_html;
 pub mod swim_lane;
 
 use std::fmt;

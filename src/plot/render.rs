@@ -254,6 +254,14 @@ pub fn svg(chart: &Chart) -> Result<String, RenderError> {
     Ok(out)
 }
 
+/// Registers the embedded font with plotters (once), for drawings made elsewhere.
+///
+/// # Errors
+/// plotters refused the font.
+pub fn ensure_font() -> Result<(), RenderError> {
+    register_font()
+}
+
 /// The chart as a PNG file's bytes.
 pub fn png(chart: &Chart) -> Result<Vec<u8>, RenderError> {
     register_font()?;
@@ -263,12 +271,20 @@ pub fn png(chart: &Chart) -> Result<Vec<u8>, RenderError> {
         let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
         draw(&root, chart)?;
     }
+    encode_png(&rgb, w, h)
+}
+
+/// An RGB buffer of `w` × `h` pixels as PNG bytes.
+///
+/// # Errors
+/// The PNG encoder failed.
+pub fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, RenderError> {
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, w, h);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
     let mut writer = enc.write_header().map_err(RenderError::Png)?;
-    writer.write_image_data(&rgb).map_err(RenderError::Png)?;
+    writer.write_image_data(rgb).map_err(RenderError::Png)?;
     writer.finish().map_err(RenderError::Png)?;
     Ok(out)
 }
