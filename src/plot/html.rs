@@ -234,6 +234,16 @@ pub struct Figure<'a> {
     pub svg: &'a str,
 }
 
+/// The swim-lane section of a multi-turn run: the picture inline, links to its files.
+pub fn swim_section(label: &str, id: &str, svg: &str, plots_rel: &str, note: &str) -> String {
+    let id = escape(id);
+    format!(
+        "<section><h2>Sessions: {}</h2><p class=\"note\">{}</p><figure id=\"chart-{id}\" class=\"chart\">{svg}<p class=\"files\"><a href=\"{plots_rel}/{id}.png\">PNG</a> · <a href=\"{plots_rel}/{id}.svg\">SVG</a></p></figure></section>",
+        escape(label),
+        escape(note)
+    )
+}
+
 fn figure(f: &Figure<'_>, plots_rel: &str) -> String {
     let id = escape(&f.chart.id);
     let sampled: String = f
@@ -269,6 +279,7 @@ pub fn page(
     sections: &[(String, Vec<Figure<'_>>, Option<String>)],
     data: &Value,
     plots_rel: &str,
+    extra: &str,
 ) -> String {
     let mut body = String::new();
     body.push_str("<h1>ringperf report</h1>");
@@ -289,6 +300,7 @@ pub fn page(
         }
         body.push_str("</section>");
     }
+    body.push_str(extra);
     // `</` inside a JSON string would end the script element; `<\/` is the same JSON string.
     let json = serde_json::to_string(data)
         .unwrap_or_else(|_| "{}".into())
@@ -308,7 +320,7 @@ mod tests {
             escape("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
-        let html = page(&[], &[], &[], &json!({"s": "</script>"}), "plots");
+        let html = page(&[], &[], &[], &json!({"s": "</script>"}), "plots", "");
         assert!(html.contains(r#"{"s":"<\/script>"}"#), "{html}");
         assert_eq!(html.matches("</script>").count(), 1);
     }

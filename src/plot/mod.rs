@@ -35,6 +35,8 @@ pub enum PlotError {
     NoUsableInput(Vec<InputError>),
     /// A chart could not be drawn.
     Render(RenderError),
+    /// A swim lane could not be drawn.
+    Swim(String),
     Write(PathBuf, std::io::Error),
 }
 
@@ -52,6 +54,7 @@ impl fmt::Display for PlotError {
                 Ok(())
             }
             PlotError::Render(e) => write!(f, "cannot draw a chart: {e}"),
+            PlotError::Swim(e) => write!(f, "{e}"),
             PlotError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
         }
     }
@@ -167,6 +170,44 @@ fn sections<'a>(
     out
 }
 
+/// Requests at most in a swim lane drawn into the report (a larger run's is left to
+/// `ringperf analyze swim-lane`, whose picture has no such bound).
+const SWIM_LANE_MAX_REQUESTS: usize = 5_000;
+
+/// The swim-lane sections of the multi-turn runs (each input's first run whose sessions have
+/// more than one turn), their pictures written under `plots/` as `swim_lane-<n>.png` / `.svg`.
+fn swim_lanes(inputs: &[Input], plots_dir: &Path) -> Result<String, PlotError> {
+    let mut out = String::new();
+    for (n, input) in inputs.iter().enumerate() {
+        let Some(run) = input.runs.first() else {
+            continue;
+        };
+        let Ok(sl) = swim_lane::load(&run.dir, None) else {
+            continue;
+        };
+        let requests: usize = sl.sessions.iter().map(|s| s.turns.len()).sum();
+        if !sl.sessions.iter().any(|s| s.turns.len() > 1) || requests > SWIM_LANE_MAX_REQUESTS {
+            continue;
+        }
+        let id = format!("swim_lane-{n}");
+        let draw = |e: swim_lane::SwimLaneError| PlotError::Swim(e.to_string());
+        let svg = swim_draw::svg(&sl, None).map_err(draw)?;
+        write(&plots_dir.join(format!("{id}.svg")), svg.as_bytes())?;
+        write(
+            &plots_dir.join(format!("{id}.png")),
+            &swim_draw::png(&sl, None).map_err(draw)?,
+        )?;
+        let note = format!(
+            "{requests} requests of {} sessions; `ringperf analyze swim-lane {} --html` writes \
+             the interactive viewer",
+            sl.sessions.len(),
+            run.dir.display()
+        );
+        out.push_str(&html::swim_section(&input.label, &id, &svg, "plots", &note));
+    }
+    Ok(out)
+}
+
 /// Reads the directories, draws every chart and writes the report into `output` (default: the
 /// first usable directory). A sweep or search directory (AIPerf's layout) is drawn as one.
 pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError> {
@@ -228,10 +269,11 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
         write(&plots_dir.join(format!("{}.png", chart.id)), &png)?;
         svgs.push((chart.id.clone(), svg));
     }
+    let lanes = swim_lanes(&inputs, &plots_dir)?;
     let sections = sections(&inputs, &sweeps, &groups, &svgs, left_out);
     let all: Vec<Chart> = groups.iter().flatten().cloned().collect();
     let data = html::data(&inputs, &sweeps, &all);
-    let page = html::page(&inputs, &sweeps, &sections, &data, "plots");
+    let page = html::page(&inputs, &sweeps, &sections, &data, "plots", &lanes);
     let html_path = out_dir.join(REPORT_FILE);
     write(&html_path, page.as_bytes())?;
     Ok(Report {

@@ -187,3 +187,53 @@ fn bad_arguments_and_missing_runs_as_aiperf() {
     assert!(good.join("swim_lane.png").is_file());
     assert!(!empty.join("swim_lane.png").exists());
 }
+
+/// `ringperf plot` of a multi-turn run puts its swim lane in report.html (inline SVG, PNG and
+/// SVG files); a run of single-turn sessions gets none.
+#[test]
+fn the_report_shows_a_multi_turn_runs_swim_lane() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    for f in ["profile_export.jsonl", "profile_export_aiperf.json"] {
+        std::fs::copy(Path::new(FIXTURE).join("run").join(f), run.join(f)).unwrap();
+    }
+    let plot = |d: &Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .arg("plot")
+            .arg(d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(d.join("report.html")).unwrap()
+    };
+    let html = plot(&run);
+    assert!(html.contains("<h2>Sessions: "), "a swim-lane section");
+    assert!(html.contains("id=\"chart-swim_lane-0\""));
+    let svg = std::fs::read_to_string(run.join("plots/swim_lane-0.svg")).unwrap();
+    roxmltree::Document::parse(&svg).expect("the SVG parses");
+    png_size(&std::fs::read(run.join("plots/swim_lane-0.png")).unwrap());
+    // The same records with each turn made a session of its own: no swim lane.
+    let single = dir.path().join("single");
+    std::fs::create_dir(&single).unwrap();
+    let text = std::fs::read_to_string(run.join("profile_export.jsonl")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["metadata"]["x_correlation_id"] = Value::from(format!("s{i}"));
+            v["metadata"]["turn_index"] = Value::from(0);
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(single.join("profile_export.jsonl"), lines.join("\n")).unwrap();
+    std::fs::copy(
+        run.join("profile_export_aiperf.json"),
+        single.join("profile_export_aiperf.json"),
+    )
+    .unwrap();
+    let html = plot(&single);
+    assert!(!html.contains("<h2>Sessions: "));
+    assert!(!single.join("plots/swim_lane-0.svg").exists());
+}
