@@ -12,6 +12,7 @@ pub mod audio;
 pub mod ffmpeg;
 pub mod image;
 pub mod probe;
+pub mod resize;
 pub mod video;
 
 pub use audio::{AudioFormat, AudioSpec, generate_audio};
