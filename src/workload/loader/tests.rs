@@ -926,3 +926,46 @@ fn uuid_and_strip_refuses_multi_turn() {
         "{err}"
     );
 }
+
+#[test]
+fn a_gzipped_file_loads_as_its_plain_text_by_magic_bytes_not_by_name() {
+    let plain = load(&file("multi_turn.jsonl", DatasetKind::MultiTurn), builtin()).unwrap();
+    let gz = load(
+        &file("gzip/multi_turn.jsonl.gz", DatasetKind::MultiTurn),
+        builtin(),
+    )
+    .unwrap();
+    assert_eq!(gz.conversations, plain.conversations);
+    // No `.gz` suffix: AIPerf sniffs the first two bytes, and so does the type detection.
+    assert_eq!(
+        detect(&data("gzip/single_turn.data")),
+        Ok(DatasetKind::SingleTurn)
+    );
+    let plain = load(
+        &file("single_turn.jsonl", DatasetKind::SingleTurn),
+        builtin(),
+    )
+    .unwrap();
+    let gz = load(
+        &file("gzip/single_turn.data", DatasetKind::SingleTurn),
+        builtin(),
+    )
+    .unwrap();
+    assert_eq!(gz.conversations, plain.conversations);
+}
+
+#[test]
+fn a_truncated_gzip_is_an_error_with_pythons_message() {
+    let e = load(
+        &file("gzip/truncated.jsonl.gz", DatasetKind::MultiTurn),
+        builtin(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.kind,
+        LoadErrorKind::Io(
+            "Compressed file ended before the end-of-stream marker was reached".into()
+        ),
+        "{e}"
+    );
+}
