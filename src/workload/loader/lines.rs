@@ -56,6 +56,26 @@ pub fn open_maybe_gzip(path: &Path) -> std::io::Result<DatasetReader> {
     Ok(Box::new(reader))
 }
 
+/// Whether `path` starts with the gzip magic ([`open_maybe_gzip`]'s test).
+///
+/// # Errors
+/// The `io::Error` of opening or reading the file.
+pub fn is_gzip(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut head = [0u8; 2];
+    let mut file = File::open(path)?;
+    let mut got = 0;
+    while got < 2 {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got == 2 && head == GZIP_MAGIC)
+}
+
 /// The message of a read error of a dataset file: Python's for a truncated gzip stream.
 fn read_error_message(e: &std::io::Error) -> String {
     if e.kind() == std::io::ErrorKind::UnexpectedEof {

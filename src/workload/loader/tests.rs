@@ -969,3 +969,18 @@ fn a_truncated_gzip_is_an_error_with_pythons_message() {
         "{e}"
     );
 }
+
+#[test]
+fn a_gzipped_trace_reads_its_rows_again_from_the_decompressed_text() {
+    let plain = load(
+        &file("mooncake_trace.jsonl", DatasetKind::MooncakeTrace),
+        builtin(),
+    )
+    .unwrap();
+    let mut gz = file("gzip/mooncake_trace.jsonl.gz", DatasetKind::MooncakeTrace);
+    // The blocks are scoped by the hash of the file's bytes (compressed ones, as AIPerf hashes
+    // them): scoped by the plain file's, the gzipped copy must give the plain file's dataset.
+    gz.hash_path = Some(data("mooncake_trace.jsonl"));
+    let gz = load(&gz, builtin()).unwrap();
+    assert_eq!(gz.conversations, plain.conversations);
+}
