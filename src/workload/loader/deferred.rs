@@ -128,8 +128,16 @@ impl TraceIndex {
 /// Reads rows of a trace file again, by offset.
 #[derive(Debug)]
 pub struct RowReader {
-    file: File,
+    file: RowSource,
     buf: Vec<u8>,
+}
+
+/// Where rows are read again from: the file itself, or, for a gzipped file (whose offsets
+/// are in the decompressed text), its whole text, decompressed once when the reader opens.
+#[derive(Debug)]
+enum RowSource {
+    File(File),
+    Text(Vec<u8>),
 }
 
 impl DeferredPrompts {
@@ -177,8 +185,18 @@ impl DeferredPrompts {
     /// # Errors
     /// [`LoadErrorKind::Io`]: it cannot be opened.
     pub fn reader(&self) -> Result<RowReader, LoadError> {
-        let file = File::open(&self.path)
-            .map_err(|e| LoadError::file(&self.path, LoadErrorKind::Io(e.to_string())))?;
+        let io = |e: std::io::Error| LoadError::file(&self.path, LoadErrorKind::Io(e.to_string()));
+        let file = if super::lines::is_gzip(&self.path).map_err(io)? {
+            let mut text = Vec::new();
+            std::io::Read::read_to_end(
+                &mut super::lines::open_maybe_gzip(&self.path).map_err(io)?,
+                &mut text,
+            )
+            .map_err(io)?;
+            RowSource::Text(text)
+        } else {
+            RowSource::File(File::open(&self.path).map_err(io)?)
+        };
         Ok(RowReader {
             file,
             buf: Vec::new(),
@@ -200,10 +218,18 @@ impl DeferredPrompts {
     ) -> Result<Turn, LoadError> {
         let changed = |why: String| LoadError::line(&self.path, row.line, LoadErrorKind::Io(why));
         reader.buf.resize(row.len as usize, 0);
-        reader
-            .file
-            .read_exact_at(&mut reader.buf, row.offset)
-            .map_err(|e| changed(format!("cannot read the row again: {e}")))?;
+        match &reader.file {
+            RowSource::File(file) => file
+                .read_exact_at(&mut reader.buf, row.offset)
+                .map_err(|e| changed(format!("cannot read the row again: {e}")))?,
+            RowSource::Text(text) => {
+                let bytes = usize::try_from(row.offset)
+                    .ok()
+                    .and_then(|at| text.get(at..at + row.len as usize))
+                    .ok_or_else(|| changed("cannot read the row again: past the end".into()))?;
+                reader.buf.copy_from_slice(bytes);
+            }
+        }
         let text = std::str::from_utf8(&reader.buf)
             .map_err(|_| changed("the row is no longer UTF-8 (the file changed)".into()))?;
         let ctx = Ctx {

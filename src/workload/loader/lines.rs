@@ -31,18 +31,69 @@ pub struct JsonLines<R> {
     hash: Option<u64>,
 }
 
-impl JsonLines<BufReader<File>> {
-    /// Opens `path` for reading.
+/// The first two bytes of a gzip stream (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// What a truncated gzip stream reports: Python's `gzip` message, which AIPerf shows.
+const GZIP_TRUNCATED: &str = "Compressed file ended before the end-of-stream marker was reached";
+
+/// A dataset file's text, decompressed when it is gzipped.
+pub type DatasetReader = Box<dyn BufRead + Send>;
+
+/// Opens `path` for reading its text, gunzipping it when its first two bytes are the gzip magic
+/// (whatever its name), as AIPerf's `open_text_maybe_gzip` does; concatenated members are read
+/// as one stream, as Python's `gzip` reads them.
+///
+/// # Errors
+/// The `io::Error` of opening or sniffing the file.
+pub fn open_maybe_gzip(path: &Path) -> std::io::Result<DatasetReader> {
+    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, File::open(path)?);
+    let head = reader.fill_buf()?;
+    if head.len() >= 2 && head[..2] == GZIP_MAGIC {
+        let gz = flate2::bufread::MultiGzDecoder::new(reader);
+        return Ok(Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, gz)));
+    }
+    Ok(Box::new(reader))
+}
+
+/// Whether `path` starts with the gzip magic ([`open_maybe_gzip`]'s test).
+///
+/// # Errors
+/// The `io::Error` of opening or reading the file.
+pub fn is_gzip(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut head = [0u8; 2];
+    let mut file = File::open(path)?;
+    let mut got = 0;
+    while got < 2 {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got == 2 && head == GZIP_MAGIC)
+}
+
+/// The message of a read error of a dataset file: Python's for a truncated gzip stream.
+fn read_error_message(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        GZIP_TRUNCATED.to_owned()
+    } else {
+        e.to_string()
+    }
+}
+
+impl JsonLines<DatasetReader> {
+    /// Opens `path` for reading, gunzipping it when it is gzipped ([`open_maybe_gzip`]).
     ///
     /// # Errors
     /// [`LoadErrorKind::Io`] when the file cannot be opened.
     pub fn open(path: &Path) -> Result<Self, LoadError> {
-        let file = File::open(path)
+        let reader = open_maybe_gzip(path)
             .map_err(|e| LoadError::file(path, LoadErrorKind::Io(e.to_string())))?;
-        Ok(Self::new(
-            path,
-            BufReader::with_capacity(READ_BUFFER_BYTES, file),
-        ))
+        Ok(Self::new(path, reader))
     }
 }
 
@@ -88,7 +139,7 @@ impl<R: BufRead> JsonLines<R> {
                 let kind = if e.kind() == std::io::ErrorKind::InvalidData {
                     LoadErrorKind::Json("the line is not UTF-8".into())
                 } else {
-                    LoadErrorKind::Io(e.to_string())
+                    LoadErrorKind::Io(read_error_message(&e))
                 };
                 LoadError::line(&self.path, self.line, kind)
             })?;

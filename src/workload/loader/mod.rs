@@ -290,8 +290,7 @@ pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)>
     if !kind.is_trace() || path.is_dir() {
         return None;
     }
-    let file = std::fs::File::open(path).ok()?;
-    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let mut reader = lines::open_maybe_gzip(path).ok()?;
     let mut line = Vec::new();
     let mut first: Option<bool> = None;
     let mut records = 0u64;

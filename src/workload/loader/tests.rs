@@ -926,3 +926,61 @@ fn uuid_and_strip_refuses_multi_turn() {
         "{err}"
     );
 }
+
+#[test]
+fn a_gzipped_file_loads_as_its_plain_text_by_magic_bytes_not_by_name() {
+    let plain = load(&file("multi_turn.jsonl", DatasetKind::MultiTurn), builtin()).unwrap();
+    let gz = load(
+        &file("gzip/multi_turn.jsonl.gz", DatasetKind::MultiTurn),
+        builtin(),
+    )
+    .unwrap();
+    assert_eq!(gz.conversations, plain.conversations);
+    // No `.gz` suffix: AIPerf sniffs the first two bytes, and so does the type detection.
+    assert_eq!(
+        detect(&data("gzip/single_turn.data")),
+        Ok(DatasetKind::SingleTurn)
+    );
+    let plain = load(
+        &file("single_turn.jsonl", DatasetKind::SingleTurn),
+        builtin(),
+    )
+    .unwrap();
+    let gz = load(
+        &file("gzip/single_turn.data", DatasetKind::SingleTurn),
+        builtin(),
+    )
+    .unwrap();
+    assert_eq!(gz.conversations, plain.conversations);
+}
+
+#[test]
+fn a_truncated_gzip_is_an_error_with_pythons_message() {
+    let e = load(
+        &file("gzip/truncated.jsonl.gz", DatasetKind::MultiTurn),
+        builtin(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.kind,
+        LoadErrorKind::Io(
+            "Compressed file ended before the end-of-stream marker was reached".into()
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_gzipped_trace_reads_its_rows_again_from_the_decompressed_text() {
+    let plain = load(
+        &file("mooncake_trace.jsonl", DatasetKind::MooncakeTrace),
+        builtin(),
+    )
+    .unwrap();
+    let mut gz = file("gzip/mooncake_trace.jsonl.gz", DatasetKind::MooncakeTrace);
+    // The blocks are scoped by the hash of the file's bytes (compressed ones, as AIPerf hashes
+    // them): scoped by the plain file's, the gzipped copy must give the plain file's dataset.
+    gz.hash_path = Some(data("mooncake_trace.jsonl"));
+    let gz = load(&gz, builtin()).unwrap();
+    assert_eq!(gz.conversations, plain.conversations);
+}
