@@ -122,13 +122,7 @@ fn check_cache_bust(target: CacheBust, c: &Context) -> Result<(), ConfigError> {
             c.endpoint.as_str()
         )));
     }
-    if !c.synthetic {
-        return Err(ConfigError::flag(
-            "--cache-bust is supported by ringperf with synthetic prompts only, not yet with \
-             --input-file or --public-dataset (AIPerf also marks the messages of trace records)",
-        ));
-    }
-    if target == CacheBust::WarmupIsolationSystem && !c.system_message {
+    if target == CacheBust::WarmupIsolationSystem && c.synthetic && !c.system_message {
         return Err(ConfigError::flag(
             "cache_bust=warmup_isolation_system requires a shared system prompt, but no \
              shared_system_length or verbatim system prompt is configured on the synthetic \
@@ -138,14 +132,6 @@ fn check_cache_bust(target: CacheBust, c: &Context) -> Result<(), ConfigError> {
              --system-prompt/--system-prompt-file, or switch to \
              cache_bust=warmup_isolation_first_turn.",
         ));
-    }
-    if c.endpoint != EndpointKind::Chat {
-        return Err(ConfigError::flag(format!(
-            "--cache-bust {} is supported by ringperf with --endpoint-type chat only, not yet \
-             with {} (AIPerf also marks the responses and messages endpoints' inputs)",
-            target.as_str(),
-            c.endpoint.as_str()
-        )));
     }
     Ok(())
 }
@@ -269,8 +255,14 @@ mod tests {
         );
         cfg("--cache-bust warmup_isolation_system --shared-system-prompt-length 20").unwrap();
         cfg("--cache-bust WARMUP_ISOLATION_FIRST_TURN").unwrap();
-        let e = cfg("--endpoint-type responses --cache-bust system_prefix").unwrap_err();
-        assert!(e.contains("with --endpoint-type chat only"), "{e}");
+        // Responses and Messages take every target; so do dataset files.
+        cfg("--endpoint-type responses --cache-bust system_prefix").unwrap();
+        cfg("--endpoint-type messages --cache-bust first_turn_suffix").unwrap();
+        cfg("--cache-bust first_turn_prefix --input-file /dev/null --custom-dataset-type single_turn")
+            .unwrap();
+        // AIPerf's shared-system-prompt check is the synthetic dataset's.
+        cfg("--cache-bust warmup_isolation_system --input-file /dev/null --custom-dataset-type single_turn")
+            .unwrap();
         // `none` on any endpoint.
         cfg("--endpoint-type completions --cache-bust none").unwrap();
     }

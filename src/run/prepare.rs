@@ -257,7 +257,11 @@ fn build_dataset(
                 workload::loader::Loaded::Trace(mut index) => {
                     let sampling = &mut index.skeleton.default_sampling;
                     *sampling = cfg.input.sampling_for(*sampling);
-                    if super::stream::streams(cfg, &index) {
+                    // A streamed trace's bodies are built while it runs: with a cache-bust
+                    // marker, load it whole so that every body's marker spot is checked first.
+                    if cfg.random_prompt.cache_bust == CacheBust::None
+                        && super::stream::streams(cfg, &index)
+                    {
                         return Ok((index.skeleton, Some(index.rows)));
                     }
                     index.into_dataset(tokenizer).map_err(cannot_load)?
@@ -289,10 +293,42 @@ fn build_dataset(
         check_template(t, payload, &dataset)?;
     }
     check_form_turns(cfg.endpoint, &dataset)?;
-    Ok((
-        workload::prepare(dataset, cfg.endpoint, payload, tokenizer),
-        None,
-    ))
+    let prepared = workload::prepare(dataset, cfg.endpoint, payload, tokenizer);
+    check_marker_spots(cfg, &prepared)?;
+    Ok((prepared, None))
+}
+
+/// `--cache-bust`: every conversation's first body has the text its marker goes into (the
+/// system text for a system target when the conversation has a system prompt, else the first
+/// user text), as the worker finds it. A record's own message list whose user message is
+/// spelled otherwise (`content` before `role`, no text part first) is a setup error naming it,
+/// never a request sent without its marker.
+fn check_marker_spots(cfg: &Config, prepared: &workload::Prepared) -> Result<(), RunError> {
+    let target = cfg.random_prompt.cache_bust;
+    if target == CacheBust::None {
+        return Ok(());
+    }
+    for c in &prepared.conversations {
+        let Some(body) = c.turns.first().and_then(|t| t.body.as_deref()) else {
+            continue;
+        };
+        let system = target.on_system() && c.system.is_some();
+        let at = workload::cache_bust::body_offset(cfg.endpoint, body, system, target.is_prefix());
+        if at.is_none() {
+            return Err(RunError::new(
+                SetupKind::Workload,
+                format!(
+                    "--cache-bust {}: conversation {}'s first request has no {} text where \
+                     the marker goes (ringperf marks a message written `{{\"role\": …, \
+                     \"content\": …}}` whose content is a string or starts with a text part)",
+                    target.as_str(),
+                    c.session_id,
+                    if system { "system" } else { "user" }
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The artifact directory, refused early when it cannot be written; an earlier run's files

@@ -187,7 +187,8 @@ impl Session {
             (None, None) => {
                 let mut body = self.build_body(shared);
                 if let Some((system, m)) = bust
-                    && let Some(at) = cache_bust::chat_offset(&body, system, m.1.is_prefix())
+                    && let Some(at) =
+                        cache_bust::body_offset(shared.kind, &body, system, m.1.is_prefix())
                 {
                     let (text, len) = m.0.json_escaped();
                     body.splice(at..at, text[..len].iter().copied());
@@ -209,7 +210,8 @@ impl Session {
         let splice = match (bust, &request_body) {
             (Some((system, (m, target))), None) => {
                 let body = request.bytes.get(request.head_len..).unwrap_or_default();
-                cache_bust::chat_offset(body, system, target.is_prefix()).map(|at| (at, m))
+                cache_bust::body_offset(shared.kind, body, system, target.is_prefix())
+                    .map(|at| (at, m))
             }
             _ => None,
         };

@@ -194,10 +194,30 @@ pub fn estimate_tokens(target: CacheBust, count: impl Fn(&str) -> usize) -> u32 
 /// (`prefix`) or end of the system message's text (`system`), else of the first text of the
 /// body's last user message (the turn's own). `None` when the body has no such text.
 pub fn chat_offset(body: &[u8], system: bool, prefix: bool) -> Option<usize> {
-    let role: &[u8] = if system {
-        br#"{"role":"system","content":"#
+    body_offset(crate::endpoint::EndpointKind::Chat, body, system, prefix)
+}
+
+/// [`chat_offset`] for the types that take a marker, as ringperf encodes their bodies: chat's
+/// system message; Responses' top-level `instructions` string, its user items' `content`
+/// string or first `input_text` part; Anthropic Messages' top-level `system` string and chat's
+/// user message shape.
+pub fn body_offset(
+    kind: crate::endpoint::EndpointKind,
+    body: &[u8],
+    system: bool,
+    prefix: bool,
+) -> Option<usize> {
+    use crate::endpoint::EndpointKind;
+    let role: &[u8] = match (kind, system) {
+        (EndpointKind::Responses, true) => br#""instructions":"#,
+        (EndpointKind::Messages, true) => br#""system":"#,
+        (_, true) => br#"{"role":"system","content":"#,
+        (_, false) => br#"{"role":"user","content":"#,
+    };
+    let part: &[u8] = if kind == EndpointKind::Responses {
+        br#"[{"type":"input_text","text":""#
     } else {
-        br#"{"role":"user","content":"#
+        br#"[{"type":"text","text":""#
     };
     let after_role = if system {
         memchr::memmem::find(body, role)
@@ -208,11 +228,10 @@ pub fn chat_offset(body: &[u8], system: bool, prefix: bool) -> Option<usize> {
     let text_at = if rest.first() == Some(&b'"') {
         after_role + 1
     } else {
-        const PART: &[u8] = br#"[{"type":"text","text":""#;
-        if !rest.starts_with(PART) {
+        if !rest.starts_with(part) {
             return None;
         }
-        after_role + PART.len()
+        after_role + part.len()
     };
     if prefix {
         return Some(text_at);

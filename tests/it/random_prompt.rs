@@ -252,3 +252,133 @@ fn warmup_isolation_marks_warmup_requests_only() {
         assert_eq!(text(&m[0]).matches("[warmup]").count(), usize::from(i < 3));
     }
 }
+
+/// The body of a recorded request.
+fn body_of(e: &ringperf::mock::TruthEntry) -> Value {
+    serde_json::from_slice(e.request_body.as_deref().unwrap()).unwrap()
+}
+
+/// A `[rid:D]` marker: 5 + 12 hex digits + `]`.
+fn is_rid(s: &str) -> bool {
+    s.len() == 18
+        && s.starts_with("[rid:")
+        && s.ends_with(']')
+        && s[5..17].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `--cache-bust` on Responses and Anthropic Messages, where AIPerf puts it: the first turn's
+/// `input_text`… here a plain `content` string of the user item (Responses), the top-level
+/// `system` text (Messages, with a shared system prompt); one marker per session; the ISL of
+/// each record is the mock's own count of what it received, marker included.
+#[test]
+fn cache_bust_on_responses_and_messages() {
+    for (endpoint, target, extra) in [
+        ("responses", "first_turn_prefix", ""),
+        (
+            "messages",
+            "system_suffix",
+            "--shared-system-prompt-length 12",
+        ),
+    ] {
+        let server = common::recording_mock(2);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = common::config(&format!(
+            "ringperf profile -m mock-model -u {} --endpoint-type {endpoint} --concurrency 2 \
+             --request-count 4 --isl 24 --osl 4 --cache-bust {target} {extra} --random-seed 3 \
+             --ui none --no-server-metrics --artifact-dir {}",
+            server.addr,
+            dir.path().display()
+        ));
+        let out = ringperf::run::run(cfg).unwrap();
+        assert_eq!((out.successes, out.errors), (4, 0), "{endpoint}");
+        let truth = server.truth().entries();
+        let mut markers = std::collections::HashSet::new();
+        for e in &truth {
+            let b = body_of(e);
+            let marker = if endpoint == "responses" {
+                let t = b["input"][0]["content"].as_str().expect("a user text");
+                assert_eq!(&t[18..20], "\n\n", "{t:?}");
+                t[..18].to_string()
+            } else {
+                let t = b["system"].as_str().expect("a system text");
+                assert_eq!(&t[t.len() - 20..t.len() - 18], "\n\n", "{t:?}");
+                assert!(!b["messages"][0]["content"].to_string().contains("[rid:"));
+                t[t.len() - 18..].to_string()
+            };
+            assert!(is_rid(&marker), "{endpoint}: {marker:?}");
+            markers.insert(marker);
+        }
+        assert_eq!(markers.len(), 4, "{endpoint}: one marker per session");
+        let by_id: std::collections::HashMap<String, &ringperf::mock::TruthEntry> = truth
+            .iter()
+            .map(|e| (e.request_id.unwrap().to_string(), e))
+            .collect();
+        for r in common::read_jsonl(&dir.path().join("profile_export.jsonl")) {
+            let t = by_id[r["metadata"]["x_request_id"].as_str().unwrap()];
+            let isl = r["metrics"]["input_sequence_length"]["value"].as_u64();
+            assert_eq!(
+                isl,
+                Some(t.prompt_tokens),
+                "{endpoint}: ISL counts the marker"
+            );
+        }
+    }
+}
+
+/// `--cache-bust` with a dataset file: a `single_turn` file's prompts get their marker as sent
+/// (a suffix here), the file's text kept whole before it; a trace record's own message list
+/// written `content` first cannot take it, and the run stops before sending, naming it.
+#[test]
+fn cache_bust_with_dataset_files() {
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &file,
+        "{\"text\": \"the first prompt\"}\n{\"text\": \"the second\"}\n",
+    )
+    .unwrap();
+    let cfg = common::config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type single_turn \
+         --request-count 2 --concurrency 1 --cache-bust first_turn_suffix --ui none \
+         --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        dir.path().join("run").display()
+    ));
+    let out = ringperf::run::run(cfg).unwrap();
+    assert_eq!((out.successes, out.errors), (2, 0));
+    let mut texts: Vec<String> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|e| text(&messages(e)[0]).to_string())
+        .collect();
+    texts.sort();
+    for (t, prompt) in texts.iter().zip(["the first prompt", "the second"]) {
+        assert!(t.starts_with(&format!("{prompt}\n\n[rid:")), "{t:?}");
+        assert!(is_rid(&t[prompt.len() + 2..]), "{t:?}");
+    }
+
+    let trace = dir.path().join("trace.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"messages\": [{\"content\": \"hi\", \"role\": \"user\"}], \"output_length\": 2}\n",
+    )
+    .unwrap();
+    let cfg = common::config(&format!(
+        "ringperf profile -m mock-model -u {} --input-file {} --custom-dataset-type \
+         mooncake_trace --request-count 1 --cache-bust first_turn_prefix --ui none \
+         --no-server-metrics --artifact-dir {}",
+        server.addr,
+        trace.display(),
+        dir.path().join("run2").display()
+    ));
+    let before = server.truth().entries().len();
+    let err = ringperf::run::run(cfg).unwrap_err().to_string();
+    assert!(
+        err.contains("has no user text where the marker goes"),
+        "{err}"
+    );
+    assert_eq!(server.truth().entries().len(), before, "nothing sent");
+}
