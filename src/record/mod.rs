@@ -8,6 +8,7 @@
 /// `aiperf.record_processor.id`): ringperf has one aggregator thread.
 pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 
+pub mod events;
 pub mod ring;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
