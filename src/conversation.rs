@@ -93,6 +93,24 @@ pub enum Media {
     Image(std::sync::Arc<str>),
     Audio(std::sync::Arc<str>),
     Video(std::sync::Arc<str>),
+    /// An image with a dataset's cache UUID (`image_uuids`, vLLM's multimodal processor
+    /// cache): chat sends the UUID beside the URL, which is empty for a UUID-only reference or
+    /// an image `--uuid-and-strip` stripped (docs/multimodal.md).
+    ImageUuid {
+        url: std::sync::Arc<str>,
+        uuid: std::sync::Arc<str>,
+    },
+}
+
+impl Media {
+    /// An image's URL or `data:` URI (empty for a UUID-only reference); `None` for audio and
+    /// video.
+    pub fn image_url(&self) -> Option<&str> {
+        match self {
+            Media::Image(url) | Media::ImageUuid { url, .. } => Some(url),
+            Media::Audio(_) | Media::Video(_) => None,
+        }
+    }
 }
 
 /// What a turn says.

@@ -258,6 +258,10 @@ fn mock_server(args: &MockArgs) -> Result<u8, Error> {
     // Block SIGINT/SIGTERM before the (slow) tokenizer load, so a signal during start-up is
     // waited for by `serve` and still gets the truth log written, never kills.
     ringperf::signals::block_term_signals().map_err(Error::MockServer)?;
+    // The mock counts every prompt's tokens (`usage.prompt_tokens`) with the builtin tokenizer:
+    // its table is built now, beside the listener's start, not by the first request (which
+    // was answered ~1 s late by a fresh debug build).
+    ringperf::workload::tokenizer::preload(ringperf::workload::tokenizer::BUILTIN);
     let c = ringperf::config::mock::MockServerConfig::try_from_args(args)?;
     ringperf::mock::serve(c.mock, c.truth_log.as_deref(), c.dcgm_log.as_deref())
         .map_err(Error::MockServer)?;

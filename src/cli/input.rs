@@ -49,6 +49,10 @@ pub struct InputArgs {
     #[arg(long = "ignore-trace-delays", help_heading = "Input")]
     pub ignore_trace_delays: bool,
 
+    /// `--synthesis-*`: a mooncake trace reshaped at load (docs/commands.md, "synthesize").
+    #[command(flatten)]
+    pub synthesis: super::trace_tools::SynthesisArgs,
+
     /// Tokens per `hash_ids` block of trace prompts (default 512).
     #[arg(
         long = "prompt-input-tokens-block-size",

@@ -204,14 +204,14 @@ pub struct MediaArgs {
         help_heading = "Video Input"
     )]
     pub video_audio_sample_rate: f64,
-    /// Channels of an embedded audio track: 0 (none) only; an audio track is refused.
+    /// Channels of an embedded audio track: 0 (none), 1 or 2 (Gaussian noise muxed by FFmpeg).
     #[arg(
         long = "video-audio-num-channels",
         default_value_t = 0,
         help_heading = "Video Input"
     )]
     pub video_audio_num_channels: u16,
-    /// Codec of an embedded audio track.
+    /// Codec of an embedded audio track (libvorbis, libopus, aac; default by container).
     #[arg(long = "video-audio-codec", help_heading = "Video Input")]
     pub video_audio_codec: Option<String>,
     /// Bit depth of an embedded audio track.

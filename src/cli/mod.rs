@@ -29,6 +29,7 @@ pub mod sweep;
 pub mod timing;
 pub mod tokenizer;
 pub mod trace_tools;
+pub mod uuid_strip;
 pub mod video;
 pub mod yaml;
 
@@ -506,6 +507,8 @@ pub struct ProfileArgs {
     pub video_generation: video::VideoGenerationArgs,
     #[command(flatten)]
     pub form: form::FormArgs,
+    #[command(flatten)]
+    pub uuid_strip: uuid_strip::UuidStripArgs,
 
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]

@@ -93,12 +93,28 @@ pub struct SynthesisArgs {
     /// Multiplier for output lengths in synthesized traces.
     #[arg(long = "synthesis-output-len-multiplier", default_value_t = 1.0)]
     pub output_len_multiplier: f64,
-    /// Maximum input sequence length (longer rows are capped).
+    /// Maximum input sequence length (`profile`: longer rows are dropped before synthesis;
+    /// synthesized rows are capped).
     #[arg(long = "synthesis-max-isl")]
     pub max_isl: Option<u64>,
     /// Maximum output sequence length cap.
     #[arg(long = "synthesis-max-osl")]
     pub max_osl: Option<u64>,
+}
+
+impl Default for SynthesisArgs {
+    /// AIPerf's identities: nothing reshaped, nothing filtered or capped.
+    fn default() -> Self {
+        Self {
+            speedup_ratio: 1.0,
+            prefix_len_multiplier: 1.0,
+            prefix_root_multiplier: 1,
+            prompt_len_multiplier: 1.0,
+            output_len_multiplier: 1.0,
+            max_isl: None,
+            max_osl: None,
+        }
+    }
 }
 
 /// Flags of `ringperf synthesize`.

@@ -10,6 +10,7 @@ use crate::workload::loader::{
 };
 
 use super::ConfigError;
+use crate::trace_tools::synthesize::SynthesisParams;
 
 /// AIPerf 0.13's `--public-dataset` names (`PublicDatasetType`), `_` spelling.
 const AIPERF_PUBLIC_DATASETS: &[&str] = &[
@@ -53,6 +54,8 @@ pub struct InputContext {
     pub system_message: bool,
     /// `--osl` was given.
     pub osl_given: bool,
+    /// `--uuid-and-strip` (checked against the endpoint type before).
+    pub uuid_and_strip: bool,
 }
 
 /// The validated Input group.
@@ -68,6 +71,9 @@ pub struct InputConfig {
     pub ignore_trace_delays: bool,
     /// `--prompt-input-tokens-block-size`, if given.
     pub block_size: Option<usize>,
+    /// `--synthesis-*` on a mooncake trace, when any was given (the run replays the trace
+    /// reshaped, as `ringperf synthesize` writes it: `run/prepare.rs`).
+    pub synthesis: Option<SynthesisParams>,
 }
 
 impl InputConfig {
@@ -110,6 +116,7 @@ impl InputConfig {
             }
             (None, None) => None,
         };
+        let synthesis = synthesis(args, kind, source.as_ref())?;
         let load = source.map(|source| LoadSpec {
             source,
             seed: cx.seed,
@@ -119,6 +126,8 @@ impl InputConfig {
             ignore_trace_delays: args.ignore_trace_delays,
             system_message: cx.system_message,
             osl_given: cx.osl_given,
+            hash_path: None,
+            uuid_and_strip: cx.uuid_and_strip,
         });
         Ok(Self {
             load,
@@ -130,6 +139,7 @@ impl InputConfig {
             allow_dataset_wrap: args.allow_dataset_wrap,
             ignore_trace_delays: args.ignore_trace_delays,
             block_size: args.block_size,
+            synthesis,
         })
     }
 
@@ -180,8 +190,8 @@ impl InputConfig {
         if let (Some(s), true) = (self.sampling, file) {
             m.insert("sampling".into(), json!(s.as_str()));
         }
-        if self.allow_dataset_wrap && file {
-            m.insert("synthesis".into(), json!({"allow_dataset_wrap": true}));
+        if file && let Some(block) = self.synthesis_json() {
+            m.insert("synthesis".into(), block);
         }
         if let Some(n) = entries {
             m.insert("entries".into(), json!(n));
@@ -203,6 +213,90 @@ impl InputConfig {
         }
         Some(Value::Object(m))
     }
+}
+
+impl InputConfig {
+    /// `datasets[0].synthesis` as AIPerf echoes it: the options given that differ from their
+    /// identity (max ISL / OSL when given), then `allow_dataset_wrap`; `None` when empty.
+    fn synthesis_json(&self) -> Option<Value> {
+        let mut m = Map::new();
+        if let Some(p) = &self.synthesis {
+            let d = SynthesisParams::default();
+            for (key, v, identity) in [
+                ("speedup_ratio", p.speedup_ratio, d.speedup_ratio),
+                (
+                    "prefix_len_multiplier",
+                    p.prefix_len_multiplier,
+                    d.prefix_len_multiplier,
+                ),
+            ] {
+                if v != identity {
+                    m.insert(key.into(), json!(v));
+                }
+            }
+            if p.prefix_root_multiplier != 1 {
+                m.insert(
+                    "prefix_root_multiplier".into(),
+                    json!(p.prefix_root_multiplier),
+                );
+            }
+            for (key, v, identity) in [
+                (
+                    "prompt_len_multiplier",
+                    p.prompt_len_multiplier,
+                    d.prompt_len_multiplier,
+                ),
+                (
+                    "output_len_multiplier",
+                    p.output_len_multiplier,
+                    d.output_len_multiplier,
+                ),
+            ] {
+                if v != identity {
+                    m.insert(key.into(), json!(v));
+                }
+            }
+            if let Some(n) = p.max_isl {
+                m.insert("max_isl".into(), json!(n));
+            }
+            if let Some(n) = p.max_osl {
+                m.insert("max_osl".into(), json!(n));
+            }
+        }
+        if self.allow_dataset_wrap {
+            m.insert("allow_dataset_wrap".into(), json!(true));
+        }
+        (!m.is_empty()).then_some(Value::Object(m))
+    }
+}
+
+/// `--synthesis-*`: `None` when every option is at its identity; refused unless the dataset is
+/// a file that is (or may be detected as) a `mooncake_trace`, with AIPerf's sentence.
+fn synthesis(
+    args: &InputArgs,
+    kind: Option<DatasetKind>,
+    source: Option<&Source>,
+) -> Result<Option<SynthesisParams>, ConfigError> {
+    let block_size = args.block_size.unwrap_or(DEFAULT_BLOCK_SIZE) as u64;
+    // AIPerf's synthesizer seed (its `SynthesisParams` default).
+    let p = args.synthesis.params(block_size, 42);
+    if !p.reshapes() && p.max_isl.is_none() && p.max_osl.is_none() {
+        return Ok(None);
+    }
+    p.check().map_err(|e| ConfigError::flag(e.to_string()))?;
+    let got = match (source, kind) {
+        (Some(Source::File { .. }), None | Some(DatasetKind::MooncakeTrace)) => return Ok(Some(p)),
+        (Some(Source::File { .. }), Some(k)) => k.as_str().to_string(),
+        (Some(Source::ShareGpt { .. }), _) => "the public dataset sharegpt".into(),
+        (None, _) => "synthetic prompts".into(),
+    };
+    Err(ConfigError::flag(format!(
+        "Synthesis options (--synthesis-speedup-ratio, --synthesis-prefix-len-multiplier, \
+         --synthesis-prefix-root-multiplier, --synthesis-prompt-len-multiplier, \
+         --synthesis-output-len-multiplier, --synthesis-max-isl, --synthesis-max-osl) are only \
+         supported with trace datasets, but got {got}. Either remove synthesis options or use a \
+         trace dataset type."
+    )))
 }
 
 /// `--custom-dataset-type`, in AIPerf's spellings; AIPerf types ringperf does not read are

@@ -5,8 +5,8 @@ use super::ConfigError;
 use crate::cli::media::{AudioFormatArg, ImageFormatArg, MediaArgs, VideoFormatArg, VideoSynthArg};
 use crate::endpoint::EndpointKind;
 use crate::workload::media::{
-    AudioFormat, AudioSpec, ImageFormat, ImageSpec, MediaParams, VideoFormat, VideoSpec,
-    VideoSynthType,
+    AudioFormat, AudioSpec, ImageFormat, ImageSpec, MediaParams, VideoAudio, VideoFormat,
+    VideoSpec, VideoSynthType,
 };
 
 /// The media every synthetic turn carries, or `None` when none is asked for.
@@ -53,13 +53,6 @@ pub fn from_args(
     if a.video_fps == 0 {
         return flag("--video-fps must be at least 1".into());
     }
-    if a.video_audio_num_channels > 0 {
-        return flag(
-            "--video-audio-num-channels: an audio track in synthetic video is not supported; \
-             use 0 (the default)"
-                .into(),
-        );
-    }
     let images = (a.image_batch_size > 0 && a.image_width_mean > 0.0 && a.image_height_mean > 0.0)
         .then(|| {
             let format = match a.image_format {
@@ -94,6 +87,11 @@ pub fn from_args(
     } else {
         None
     };
+    let video_format = match a.video_format {
+        VideoFormatArg::Mp4 => VideoFormat::Mp4,
+        VideoFormatArg::Webm => VideoFormat::Webm,
+    };
+    let video_audio = video_audio(a, video_format)?;
     let video = match (a.video_batch_size, a.video_width, a.video_height) {
         (n, Some(width), Some(height)) if n > 0 => Some((
             n as usize,
@@ -102,16 +100,14 @@ pub fn from_args(
                 height,
                 duration_s: a.video_duration,
                 fps: a.video_fps,
-                format: match a.video_format {
-                    VideoFormatArg::Mp4 => VideoFormat::Mp4,
-                    VideoFormatArg::Webm => VideoFormat::Webm,
-                },
+                format: video_format,
                 codec: a.video_codec.clone(),
                 synth: match a.video_synth_type {
                     VideoSynthArg::MovingShapes => VideoSynthType::MovingShapes,
                     VideoSynthArg::GridClock => VideoSynthType::GridClock,
                     VideoSynthArg::Noise => VideoSynthType::Noise,
                 },
+                audio: video_audio,
             },
         )),
         _ => None,
@@ -137,13 +133,80 @@ pub fn from_args(
     }
     if !matches!(
         endpoint,
-        EndpointKind::Chat | EndpointKind::ImageEdit | EndpointKind::AudioTranscription
+        EndpointKind::Chat
+            | EndpointKind::ImageEdit
+            | EndpointKind::AudioTranscription
+            | EndpointKind::Responses
+            | EndpointKind::Messages
+            | EndpointKind::Template
     ) {
         return flag(format!(
-            "synthetic images, audio and video are sent by the chat, image-edit and \
-             audio-transcription endpoint types only, not {}",
+            "synthetic images, audio and video are sent by the chat, responses, messages, \
+             template, image-edit and audio-transcription endpoint types only, not {}",
             endpoint.as_str()
         ));
     }
+    // What AIPerf's Responses and Anthropic Messages endpoints refuse when they format a turn.
+    let refused = crate::endpoint::payload::refused_media(
+        endpoint,
+        params.audio.is_some(),
+        params.video.is_some(),
+    );
+    if let Some(message) = refused {
+        return flag(format!("--endpoint-type {}: {message}", endpoint.as_str()));
+    }
     Ok(Some(params))
+}
+
+/// The embedded audio track of synthetic video (`--video-audio-*`), `None` with 0 channels,
+/// refused as AIPerf 0.13's video settings refuse it. The rate is in kHz, or in Hz above 96.
+fn video_audio(a: &MediaArgs, format: VideoFormat) -> Result<Option<VideoAudio>, ConfigError> {
+    let flag = |m: String| Err(ConfigError::flag(m));
+    let channels = a.video_audio_num_channels;
+    if channels > 2 {
+        return flag(format!(
+            "--video-audio-num-channels {channels}: 0 (no audio track), 1 (mono) or 2 (stereo)"
+        ));
+    }
+    if channels == 0 {
+        if let Some(codec) = &a.video_audio_codec {
+            return flag(format!(
+                "--video-audio-codec '{codec}' is set but --video-audio-num-channels is 0 \
+                 (audio disabled). Set --video-audio-num-channels to 1 or 2 to enable audio."
+            ));
+        }
+        return Ok(None);
+    }
+    let rate = a.video_audio_sample_rate;
+    let khz = if rate > 96.0 { rate / 1000.0 } else { rate };
+    if !(8.0..=96.0).contains(&khz) {
+        return flag(format!(
+            "--video-audio-sample-rate {rate}: 8 to 96 kHz (or 8000 to 96000 Hz)"
+        ));
+    }
+    if ![8, 16, 24, 32].contains(&a.video_audio_depth) {
+        return flag(format!(
+            "--video-audio-depth {}: 8, 16, 24 or 32 bits",
+            a.video_audio_depth
+        ));
+    }
+    let codec = match a.video_audio_codec.as_deref().map(str::to_ascii_lowercase) {
+        None => VideoAudio::default_codec(format),
+        Some(c) => match c.as_str() {
+            "libvorbis" => "libvorbis",
+            "libopus" => "libopus",
+            "aac" => "aac",
+            _ => {
+                return flag(format!(
+                    "--video-audio-codec {c}: one of libvorbis, libopus, aac"
+                ));
+            }
+        },
+    };
+    Ok(Some(VideoAudio {
+        sample_rate_hz: (khz * 1000.0) as u32,
+        channels,
+        depth: a.video_audio_depth,
+        codec,
+    }))
 }

@@ -494,8 +494,14 @@ pub fn metric_config(
     crate::aggregate::MetricConfig {
         produces_tokens: d.produces_tokens,
         tokenizes_input: d.tokenizes_input,
-        // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows.
-        supports_audio: endpoint == EndpointKind::AudioTranscription,
+        // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows
+        // (chat and Responses: synthetic audio only, as AIPerf knows no length of a dataset's
+        // clip). Raw and template are `supports_audio` in AIPerf too, but ringperf cannot find
+        // a clip in a body whose shape the user wrote: their audio metrics are not computed.
+        supports_audio: matches!(
+            endpoint,
+            EndpointKind::AudioTranscription | EndpointKind::Chat | EndpointKind::Responses
+        ),
         supports_images: d.media.supports_images(),
         produces_videos: d.media.produces_videos,
         ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)

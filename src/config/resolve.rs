@@ -422,6 +422,9 @@ fn workload(
         );
     }
     let (seed, seed_given) = seed(args.random_seed, &multi_run, &shard, env.drawn_seed);
+    if args.uuid_strip.uuid_and_strip && endpoint != EndpointKind::Chat {
+        return err("--uuid-and-strip requires endpoint type 'chat'");
+    }
     let mut input = dataset::InputConfig::from_args(
         &args.input,
         &dataset::InputContext {
@@ -430,6 +433,7 @@ fn workload(
             entries: dataset.entries,
             system_message: endpoint.descriptor().consumes_system_message,
             osl_given: dataset.osl_mean.is_some(),
+            uuid_and_strip: args.uuid_strip.uuid_and_strip,
         },
     )?;
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the

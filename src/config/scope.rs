@@ -151,6 +151,25 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ),
     ("ignore_trace_delays", Scope::TraceDelays),
     ("block_size", Scope::HashTrace),
+    ("speedup_ratio", Scope::Resolved("config/dataset.rs")),
+    (
+        "prefix_len_multiplier",
+        Scope::Resolved("config/dataset.rs"),
+    ),
+    (
+        "prefix_root_multiplier",
+        Scope::Resolved("config/dataset.rs"),
+    ),
+    (
+        "prompt_len_multiplier",
+        Scope::Resolved("config/dataset.rs"),
+    ),
+    (
+        "output_len_multiplier",
+        Scope::Resolved("config/dataset.rs"),
+    ),
+    ("max_isl", Scope::Resolved("config/dataset.rs")),
+    ("max_osl", Scope::Resolved("config/dataset.rs")),
     // Output
     ("artifact_dir", Scope::Any),
     ("profile_export_prefix", Scope::Any),
@@ -288,6 +307,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("video_fps", Scope::Synthetic),
     ("video_width", Scope::Synthetic),
     ("download_video_content", Scope::VideoJobs),
+    ("uuid_and_strip", Scope::Resolved("config/resolve.rs")),
     ("request_content_type", Scope::Resolved("config/form.rs")),
     ("video_height", Scope::Synthetic),
     ("video_synth_type", Scope::Synthetic),

@@ -140,6 +140,7 @@ fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
         window: Window {
             start_ms: t.fixed_schedule_start_offset,
             end_ms: t.fixed_schedule_end_offset,
+            applied_at_load: false,
         },
         speedup,
     }))

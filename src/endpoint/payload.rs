@@ -84,6 +84,12 @@ impl<'a> TurnBody<'a> {
 /// `input_audio` and `video_url` parts (docs/endpoints.md, docs/multimodal.md). `None` for a turn
 /// whose content is a message list or a verbatim body.
 pub fn turn_message(turn: &Turn) -> Option<Value> {
+    turn_message_in(PartDialect::Chat, turn)
+}
+
+/// [`turn_message`] with `dialect`'s content parts (Anthropic Messages' message list has chat's
+/// shape with its own image blocks).
+pub fn turn_message_in(dialect: PartDialect, turn: &Turn) -> Option<Value> {
     let Content::Texts(texts) = &turn.content else {
         return None;
     };
@@ -99,9 +105,9 @@ pub fn turn_message(turn: &Turn) -> Option<Value> {
                 .iter()
                 // With media, an empty text is left out as AIPerf leaves it out.
                 .filter(|t| turn.media.is_empty() || !t.is_empty())
-                .map(|t| serde_json::json!({"type": "text", "text": t}))
+                .map(|t| dialect.text_part(t))
                 .collect();
-            media_parts(&turn.media, &mut parts);
+            media_parts_in(dialect, &turn.media, &mut parts);
             Value::Array(parts)
         }
     };
@@ -109,30 +115,134 @@ pub fn turn_message(turn: &Turn) -> Option<Value> {
     Some(Value::Object(message))
 }
 
+/// How an endpoint type spells a turn's content parts (AIPerf's `_render_*_part` hooks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartDialect {
+    /// OpenAI chat: `text`, `image_url` (`{"url"}`, with a dataset's cache `uuid` beside it),
+    /// `input_audio`, `video_url`.
+    Chat,
+    /// OpenAI Responses: `input_text`, `input_image` (the URL as a plain string, no UUID),
+    /// `input_audio` as chat; no video (refused before the run: [`unsupported_media`]).
+    Responses,
+    /// Anthropic Messages: `text`, `image` blocks with a `base64` source (a `data:` URI) or a
+    /// `url` source; no audio or video (refused before the run).
+    Anthropic,
+}
+
+impl PartDialect {
+    /// A text content part.
+    pub fn text_part(self, text: &str) -> Value {
+        match self {
+            PartDialect::Responses => serde_json::json!({"type": "input_text", "text": text}),
+            PartDialect::Chat | PartDialect::Anthropic => {
+                serde_json::json!({"type": "text", "text": text})
+            }
+        }
+    }
+
+    /// One medium's content part; `None` for a kind the dialect has no part for.
+    fn media_part(self, m: &Media) -> Option<Value> {
+        Some(match (self, m) {
+            (PartDialect::Chat, Media::Image(url)) => {
+                serde_json::json!({"type": "image_url", "image_url": {"url": &**url}})
+            }
+            // AIPerf's chat passes a dataset's cache UUID through beside the URL.
+            (PartDialect::Chat, Media::ImageUuid { url, uuid }) => {
+                serde_json::json!({"type": "image_url", "image_url": {"url": &**url}, "uuid": &**uuid})
+            }
+            (PartDialect::Responses, Media::Image(url) | Media::ImageUuid { url, .. }) => {
+                serde_json::json!({"type": "input_image", "image_url": &**url})
+            }
+            (PartDialect::Anthropic, Media::Image(url) | Media::ImageUuid { url, .. }) => {
+                anthropic_image(url)
+            }
+            (PartDialect::Chat | PartDialect::Responses, Media::Audio(clip)) => {
+                let (format, data) = audio_format_and_data(clip);
+                serde_json::json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+            }
+            (PartDialect::Chat, Media::Video(url)) => {
+                serde_json::json!({"type": "video_url", "video_url": {"url": &**url}})
+            }
+            (PartDialect::Anthropic, Media::Audio(_))
+            | (PartDialect::Responses | PartDialect::Anthropic, Media::Video(_)) => return None,
+        })
+    }
+}
+
+/// An Anthropic image block: a `data:<type>;base64,<b64>` URI as a `base64` source with its
+/// media type (`image/png` when the URI names none), anything else as a `url` source.
+fn anthropic_image(url: &str) -> Value {
+    if let Some(rest) = url.strip_prefix("data:") {
+        let (header, data) = rest.split_once(',').unwrap_or((rest, ""));
+        let media_type = header
+            .split(';')
+            .next()
+            .filter(|t| !t.is_empty())
+            .unwrap_or("image/png");
+        return serde_json::json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        });
+    }
+    serde_json::json!({"type": "image", "source": {"type": "url", "url": url}})
+}
+
 /// Appends a turn's media as chat content parts, in AIPerf's order: images, audio, video. An
 /// audio clip `<format>,<base64>` (or a `data:audio/<format>;base64,` URI) becomes
 /// `{"data": <base64>, "format": <format>}`.
 pub fn media_parts(media: &[Media], parts: &mut Vec<Value>) {
+    media_parts_in(PartDialect::Chat, media, parts);
+}
+
+/// [`media_parts`] in `dialect`'s spelling; an image whose URL is empty (a UUID-only reference)
+/// is kept by chat only, as AIPerf skips empty contents elsewhere.
+pub fn media_parts_in(dialect: PartDialect, media: &[Media], parts: &mut Vec<Value>) {
     let order = |m: &Media| match m {
-        Media::Image(_) => 0,
+        Media::Image(_) | Media::ImageUuid { .. } => 0,
         Media::Audio(_) => 1,
         Media::Video(_) => 2,
     };
     for pass in 0..3 {
         for m in media.iter().filter(|m| order(m) == pass) {
-            parts.push(match m {
-                Media::Image(url) => {
-                    serde_json::json!({"type": "image_url", "image_url": {"url": &**url}})
-                }
-                Media::Video(url) => {
-                    serde_json::json!({"type": "video_url", "video_url": {"url": &**url}})
-                }
-                Media::Audio(clip) => {
-                    let (format, data) = audio_format_and_data(clip);
-                    serde_json::json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
-                }
-            });
+            let empty_url = m.image_url().is_some_and(str::is_empty);
+            if empty_url && dialect != PartDialect::Chat {
+                continue;
+            }
+            parts.extend(dialect.media_part(m));
         }
+    }
+}
+
+/// AIPerf's refusal of a turn whose media `kind` has no content part for, as its endpoint
+/// raises it when it formats the request: video on Responses, audio and video on Anthropic
+/// Messages.
+pub fn unsupported_media(kind: EndpointKind, turn: &Turn) -> Option<&'static str> {
+    let has = |video: bool| {
+        turn.media.iter().any(|m| match m {
+            Media::Video(_) => video,
+            Media::Audio(_) => !video,
+            Media::Image(_) | Media::ImageUuid { .. } => false,
+        })
+    };
+    refused_media(kind, has(false), has(true))
+}
+
+/// [`unsupported_media`] of a turn with audio (`audio`) or video (`video`).
+pub fn refused_media(kind: EndpointKind, audio: bool, video: bool) -> Option<&'static str> {
+    match kind {
+        EndpointKind::Responses if video => Some(
+            "Responses API does not support video input. Use endpoint=chat for video turns, \
+             or remove the video content.",
+        ),
+        EndpointKind::Messages if audio => Some(
+            "Anthropic Messages API does not support audio input. Use a different endpoint, \
+             or remove audio content from the turn.",
+        ),
+        EndpointKind::Messages if video => Some(
+            "Anthropic Messages API does not support video input. Use a different endpoint, \
+             or remove video content from the turn.",
+        ),
+        _ => None,
     }
 }
 
@@ -339,5 +449,79 @@ mod tests {
             payload_texts(EndpointKind::Completions, br#"{"prompt":5}"#),
             ""
         );
+    }
+
+    /// Each dialect's parts for one image (a data URI, a URL, a UUID-only reference), a clip
+    /// and a video, by hand from AIPerf's `_render_*_part` hooks.
+    #[test]
+    fn media_parts_in_each_dialect() {
+        use std::sync::Arc;
+        let media = [
+            Media::Video(Arc::from("https://v/x.mp4")),
+            Media::Audio(Arc::from("wav,UklGRg==")),
+            Media::Image(Arc::from("data:image/jpeg;base64,/9j/4A==")),
+            Media::Image(Arc::from("https://i/y.png")),
+            Media::ImageUuid {
+                url: Arc::from(""),
+                uuid: Arc::from("u1"),
+            },
+        ];
+        let parts = |d| {
+            let mut out = Vec::new();
+            media_parts_in(d, &media, &mut out);
+            Value::Array(out)
+        };
+        assert_eq!(
+            parts(PartDialect::Responses),
+            serde_json::json!([
+                {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4A=="},
+                {"type": "input_image", "image_url": "https://i/y.png"},
+                {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+            ])
+        );
+        assert_eq!(
+            parts(PartDialect::Anthropic),
+            serde_json::json!([
+                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/4A=="}},
+                {"type": "image", "source": {"type": "url", "url": "https://i/y.png"}},
+            ])
+        );
+        // Chat keeps the UUID-only reference (its UUID is the point of it) and the video.
+        let chat = parts(PartDialect::Chat);
+        assert_eq!(chat.as_array().unwrap().len(), 5);
+        assert_eq!(
+            chat[2],
+            serde_json::json!({"type": "image_url", "image_url": {"url": ""}, "uuid": "u1"})
+        );
+        assert_eq!(chat[4]["type"], "video_url");
+        // A data URI without a media type: AIPerf's `image/png`.
+        assert_eq!(
+            anthropic_image("data:;base64,AAAA")["source"]["media_type"],
+            "image/png"
+        );
+    }
+
+    /// What each API refuses, and only that.
+    #[test]
+    fn refused_media_by_type() {
+        use EndpointKind::*;
+        assert!(refused_media(Responses, true, false).is_none());
+        assert!(
+            refused_media(Responses, false, true)
+                .unwrap()
+                .contains("video")
+        );
+        assert!(
+            refused_media(Messages, true, false)
+                .unwrap()
+                .contains("audio")
+        );
+        assert!(
+            refused_media(Messages, false, true)
+                .unwrap()
+                .contains("video")
+        );
+        assert!(refused_media(Chat, true, true).is_none());
+        assert!(refused_media(Template, true, true).is_none());
     }
 }

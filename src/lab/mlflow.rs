@@ -1,6 +1,7 @@
-//! `--mlflow-*` (docs/integrations.md): after a run has written its files, one MLflow run in a
-//! tracking server through MLflow's REST API (`/api/2.0/mlflow/…`), with what AIPerf 0.13's
-//! MLflow exporter logs:
+//! `--mlflow-*` (docs/integrations.md): after a run has written its files, its MLflow run in a
+//! tracking server (the one [`super::live`] started for the live values, else a new one)
+//! through MLflow's REST API (`/api/2.0/mlflow/…`), with what AIPerf 0.13's MLflow exporter
+//! logs:
 //!
 //! - metrics: each metric of `profile_export_aiperf.json` — its `avg` under the metric's tag,
 //!   each other statistic as `<tag>.<stat>` — and `aiperf.completed_requests` (plus
@@ -377,7 +378,7 @@ pub fn artifact_path(dir: &Path, file: &Path) -> String {
 }
 
 /// A client of one tracking server.
-struct Client<'a> {
+pub(crate) struct Client<'a> {
     uri: &'a TrackingUri,
     addr: SocketAddr,
 }
@@ -417,7 +418,7 @@ impl Client<'_> {
         })
     }
 
-    fn post(&self, path: &str, v: &Value) -> Result<Value, TrackerError> {
+    pub(crate) fn post(&self, path: &str, v: &Value) -> Result<Value, TrackerError> {
         self.send("POST", path, v.to_string().as_bytes())
     }
 
@@ -484,26 +485,41 @@ pub struct RunFacts<'a> {
     pub expected: Option<u64>,
 }
 
-/// Logs the run to the tracking server (see the module documentation).
-///
-/// # Errors
-/// The server could not be reached or refused a call, or a file could not be read.
-pub fn export(m: &Mlflow, run: &RunFacts<'_>) -> Result<Exported, TrackerError> {
-    let c = Client {
-        uri: &m.uri,
-        addr: m.uri.addr()?,
-    };
-    let exp = c.experiment(&m.experiment)?;
-    let benchmark_id = run.summary["benchmark_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let run_name = m.run_name.clone().unwrap_or_else(|| {
+/// The run started at the start of the benchmark for the live values
+/// ([`super::live`]); the end-of-run logging goes into it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveRun {
+    pub run_id: String,
+    pub run_name: String,
+    pub artifact_uri: String,
+}
+
+/// The run's name: `--mlflow-run-name`, else `aiperf-<8 characters of the benchmark id>`.
+pub fn run_name(m: &Mlflow, benchmark_id: &str) -> String {
+    m.run_name.clone().unwrap_or_else(|| {
         format!(
             "aiperf-{}",
             benchmark_id.chars().take(8).collect::<String>()
         )
-    });
+    })
+}
+
+/// A client of the tracking server `m` names.
+pub(crate) fn connect(m: &Mlflow) -> Result<Client<'_>, TrackerError> {
+    Ok(Client {
+        uri: &m.uri,
+        addr: m.uri.addr()?,
+    })
+}
+
+/// Makes the run (in its experiment, made when missing) with its name and parent: its id and
+/// artifact URI.
+pub(crate) fn create_run(
+    c: &Client<'_>,
+    m: &Mlflow,
+    run_name: &str,
+) -> Result<(String, String), TrackerError> {
+    let exp = c.experiment(&m.experiment)?;
     let now_ms = crate::clock::wall_now_ns() / 1_000_000;
     let mut create_tags = vec![json!({"key": "mlflow.runName", "value": run_name})];
     if let Some(p) = &m.parent_run_id {
@@ -518,7 +534,36 @@ pub fn export(m: &Mlflow, run: &RunFacts<'_>) -> Result<Exported, TrackerError> 
         .as_str()
         .ok_or_else(|| TrackerError::Server("runs/create: no run_id".into()))?
         .to_owned();
-    let artifact_uri = info["artifact_uri"].as_str().unwrap_or_default().to_owned();
+    Ok((
+        run_id,
+        info["artifact_uri"].as_str().unwrap_or_default().to_owned(),
+    ))
+}
+
+/// Logs the run to the tracking server (see the module documentation): into `live`, the run
+/// started for the live values, when there is one, else into a new run.
+///
+/// # Errors
+/// The server could not be reached or refused a call, or a file could not be read.
+pub fn export(
+    m: &Mlflow,
+    run: &RunFacts<'_>,
+    live: Option<&LiveRun>,
+) -> Result<Exported, TrackerError> {
+    let c = connect(m)?;
+    let benchmark_id = run.summary["benchmark_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let now_ms = crate::clock::wall_now_ns() / 1_000_000;
+    let (run_id, run_name, artifact_uri) = match live {
+        Some(l) => (l.run_id.clone(), l.run_name.clone(), l.artifact_uri.clone()),
+        None => {
+            let name = run_name(m, &benchmark_id);
+            let (id, uri) = create_run(&c, m, &name)?;
+            (id, name, uri)
+        }
+    };
 
     let metrics = metric_payload(run.summary, run.completed, run.expected);
     let params = param_payload(run.summary, run.endpoint_type, run.dir);
@@ -565,8 +610,8 @@ pub fn export(m: &Mlflow, run: &RunFacts<'_>) -> Result<Exported, TrackerError> 
         "run_name": run_name,
         "benchmark_id": benchmark_id,
         "parent_run_id": m.parent_run_id,
-        "live_streaming": false,
-        "reused_live_run": false,
+        "live_streaming": live.is_some(),
+        "reused_live_run": live.is_some(),
         "metric_keys": metrics.keys().collect::<Vec<_>>(),
         "param_keys": params.keys().collect::<Vec<_>>(),
         "tag_keys": tags.keys().collect::<Vec<_>>(),

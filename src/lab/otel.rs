@@ -12,7 +12,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::http::{Request, call};
-use super::otlp::{AttrValue, HistogramMetric, HistogramPoint, export_request};
+use super::otlp::{
+    AttrValue, HistogramMetric, HistogramPoint, SumMetric, SumPoint, export_request,
+};
 use crate::aggregate::metrics::{MetricValue, RecordMetrics};
 use crate::record::RecordFacts;
 
@@ -311,6 +313,16 @@ fn semconv(tag: &str) -> Option<Spec> {
     })
 }
 
+/// The instrument a metric's values go to, and the factor its values are scaled by: the GenAI
+/// convention's name (durations in seconds), else `aiperf.<tag>` in the metric's base unit.
+/// MLflow's live values take the same names (prefixed `live.`).
+pub fn instrument(tag: &str) -> (String, f64) {
+    match semconv(tag) {
+        Some(s) => (s.name.to_owned(), if s.ns { 1e-9 } else { 1.0 }),
+        None => (format!("aiperf.{tag}"), 1.0),
+    }
+}
+
 /// `error.type` of a failed request, as AIPerf classifies it.
 fn error_type(e: &crate::record::RequestError) -> &'static str {
     match e.code {
@@ -379,6 +391,8 @@ struct Series {
 pub struct Fold {
     labels: RunLabels,
     metrics: BTreeMap<String, Series>,
+    /// The `timing` domain's counters and gauges (cumulative), by name.
+    sums: Vec<SumMetric>,
     start_wall_ns: u64,
 }
 
@@ -391,6 +405,7 @@ impl Fold {
         Self {
             labels,
             metrics: BTreeMap::new(),
+            sums: Vec::new(),
             start_wall_ns,
         }
     }
@@ -537,6 +552,7 @@ impl Fold {
             &self.labels.resource,
             SCOPE,
             &metrics,
+            &self.sums,
             self.start_wall_ns,
             now_wall_ns,
         )
@@ -544,13 +560,48 @@ impl Fold {
 
     /// Whether anything was folded.
     pub fn is_empty(&self) -> bool {
-        self.metrics.is_empty()
+        self.metrics.is_empty() && self.sums.is_empty()
+    }
+
+    /// Moves a counter (`monotonic`) or an up-down counter by `delta` at the point of `attrs`.
+    pub fn add_sum(
+        &mut self,
+        name: &str,
+        unit: &str,
+        description: &str,
+        monotonic: bool,
+        attrs: &[(String, AttrValue)],
+        delta: f64,
+    ) {
+        let i = match self.sums.iter().position(|s| s.name == name) {
+            Some(i) => i,
+            None => {
+                self.sums.push(SumMetric {
+                    name: name.to_owned(),
+                    description: description.to_owned(),
+                    unit: unit.to_owned(),
+                    monotonic,
+                    points: Vec::new(),
+                });
+                self.sums.len() - 1
+            }
+        };
+        let points = &mut self.sums[i].points;
+        match points.iter_mut().find(|p| p.attributes == attrs) {
+            Some(p) => p.value += delta,
+            None => points.push(SumPoint {
+                attributes: attrs.to_vec(),
+                value: delta,
+            }),
+        }
     }
 }
 
 /// The aggregator's side of the export: the fold, and the channel to the sender thread.
 pub struct Exporter {
     fold: Fold,
+    /// `--stream` with `metrics`: records are folded.
+    metrics: bool,
     tx: Option<SyncSender<Vec<u8>>>,
     sender: Option<JoinHandle<()>>,
     last: Instant,
@@ -625,6 +676,7 @@ impl Exporter {
             .spawn(move || send_loop(cfg, rx))?;
         Ok(Self {
             fold,
+            metrics: o.metrics,
             tx: Some(tx),
             sender: Some(sender),
             last: Instant::now(),
@@ -633,7 +685,28 @@ impl Exporter {
 
     /// One record (the aggregator's thread).
     pub fn add(&mut self, f: &RecordFacts, m: &RecordMetrics) {
-        self.fold.add(f, m);
+        if self.metrics {
+            self.fold.add(f, m);
+        }
+    }
+
+    /// A timing counter's or gauge's change ([`Fold::add_sum`]).
+    pub fn add_sum(
+        &mut self,
+        name: &str,
+        unit: &str,
+        description: &str,
+        monotonic: bool,
+        attrs: &[(String, AttrValue)],
+        delta: f64,
+    ) {
+        self.fold
+            .add_sum(name, unit, description, monotonic, attrs, delta);
+    }
+
+    /// Whether the next [`Self::tick`] exports.
+    pub fn due(&self) -> bool {
+        self.last.elapsed() >= INTERVAL
     }
 
     /// A live export when [`INTERVAL`] has passed; skipped (not queued) while the sender is

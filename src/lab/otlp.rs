@@ -1,6 +1,6 @@
 //! The few OTLP protobuf messages a metrics export needs, written by hand (docs/integrations.md):
 //! `ExportMetricsServiceRequest` → `ResourceMetrics` → `ScopeMetrics` → `Metric` with a
-//! cumulative `Histogram`. Field numbers are those of opentelemetry-proto's `metrics/v1`,
+//! cumulative `Histogram` or `Sum` (a counter, monotonic, or an up-down counter). Field numbers are those of opentelemetry-proto's `metrics/v1`,
 //! `common/v1` and `resource/v1` files. Only a writer: ringperf never reads OTLP.
 
 /// A protobuf message being written.
@@ -72,10 +72,11 @@ pub enum AttrValue {
     Str(String),
     Bool(bool),
     Int(i64),
+    Double(f64),
 }
 
 /// `KeyValue { key = 1; value = 2 }`, `AnyValue { string_value = 1; bool_value = 2;
-/// int_value = 3 }`.
+/// int_value = 3; double_value = 4 }`.
 pub fn key_value(pb: &mut Pb, field: u32, key: &str, v: &AttrValue) {
     pb.message(field, |kv| {
         kv.string(1, key);
@@ -83,6 +84,7 @@ pub fn key_value(pb: &mut Pb, field: u32, key: &str, v: &AttrValue) {
             AttrValue::Str(s) => av.string(1, s),
             AttrValue::Bool(b) => av.boolean(2, *b),
             AttrValue::Int(i) => av.uint(3, *i as u64),
+            AttrValue::Double(d) => av.double(4, *d),
         });
     });
 }
@@ -109,6 +111,23 @@ pub struct HistogramMetric {
     pub points: Vec<HistogramPoint>,
 }
 
+/// One cumulative sum data point (`NumberDataPoint` with `as_double`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SumPoint {
+    pub attributes: Vec<(String, AttrValue)>,
+    pub value: f64,
+}
+
+/// One sum metric: a counter (`monotonic`) or an up-down counter, and its points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SumMetric {
+    pub name: String,
+    pub description: String,
+    pub unit: String,
+    pub monotonic: bool,
+    pub points: Vec<SumPoint>,
+}
+
 /// `AGGREGATION_TEMPORALITY_CUMULATIVE`.
 const CUMULATIVE: u64 = 2;
 
@@ -117,6 +136,7 @@ pub fn export_request(
     resource: &[(String, String)],
     scope: &str,
     metrics: &[HistogramMetric],
+    sums: &[SumMetric],
     start_ns: u64,
     now_ns: u64,
 ) -> Vec<u8> {
@@ -131,6 +151,9 @@ pub fn export_request(
             sm.message(1, |s| s.string(1, scope));
             for m in metrics {
                 sm.message(2, |mm| histogram(mm, m, start_ns, now_ns));
+            }
+            for m in sums {
+                sm.message(2, |mm| sum(mm, m, start_ns, now_ns));
             }
         });
     });
@@ -163,6 +186,29 @@ fn histogram(mm: &mut Pb, m: &HistogramMetric, start_ns: u64, now_ns: u64) {
             });
         }
         h.uint(2, CUMULATIVE);
+    });
+}
+
+/// `Metric { name = 1; description = 2; unit = 3; sum = 7 }`, `Sum { data_points = 1;
+/// aggregation_temporality = 2; is_monotonic = 3 }`, `NumberDataPoint { start_time_unix_nano = 2;
+/// time_unix_nano = 3; as_double = 4; attributes = 7 }`.
+fn sum(mm: &mut Pb, m: &SumMetric, start_ns: u64, now_ns: u64) {
+    mm.string(1, &m.name);
+    mm.string(2, &m.description);
+    mm.string(3, &m.unit);
+    mm.message(7, |s| {
+        for p in &m.points {
+            s.message(1, |dp| {
+                dp.fixed64(2, start_ns);
+                dp.fixed64(3, now_ns);
+                dp.double(4, p.value);
+                for (k, v) in &p.attributes {
+                    key_value(dp, 7, k, v);
+                }
+            });
+        }
+        s.uint(2, CUMULATIVE);
+        s.boolean(3, m.monotonic);
     });
 }
 

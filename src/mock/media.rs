@@ -1,4 +1,5 @@
-//! What a chat request carried besides text: each `image_url`, `input_audio` and `video_url`
+//! What a request carried besides text: each `image_url`, `input_audio` and `video_url` (chat),
+//! `input_image` (Responses) and `image` (Anthropic Messages)
 //! content part decoded from its base64 and read from its own header
 //! ([`crate::workload::media::probe`]), for the truth log (docs/multimodal.md). Runs only when
 //! the truth log is on.
@@ -44,16 +45,15 @@ impl MediaSeen {
     }
 }
 
-/// Every medium of a chat body's messages, in order; empty for a body that is not JSON or has
-/// none.
+/// Every medium of a body's messages (chat and Anthropic Messages: `messages`; Responses:
+/// `input`), in order; empty for a body that is not JSON or has none.
 pub fn media_in(body: &[u8]) -> Vec<MediaSeen> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
         return Vec::new();
     };
-    let parts = value
-        .get("messages")
-        .and_then(Value::as_array)
+    let parts = ["messages", "input"]
         .into_iter()
+        .filter_map(|key| value.get(key).and_then(Value::as_array))
         .flatten()
         .filter_map(|m| m.get("content").and_then(Value::as_array))
         .flatten();
@@ -63,6 +63,22 @@ pub fn media_in(body: &[u8]) -> Vec<MediaSeen> {
         let seen = match kind {
             "image_url" => url_part(part, "image_url", "image"),
             "video_url" => url_part(part, "video_url", "video"),
+            // Responses: the URL as a plain string.
+            "input_image" => part
+                .get("image_url")
+                .and_then(Value::as_str)
+                .map(|url| url_seen("image", url)),
+            // Anthropic: a `base64` or a `url` source.
+            "image" => {
+                part.get("source")
+                    .map(|source| match source.get("type").and_then(Value::as_str) {
+                        Some("base64") => decoded(
+                            "image",
+                            source.get("data").and_then(Value::as_str).unwrap_or(""),
+                        ),
+                        _ => MediaSeen::new("image", "url", 0),
+                    })
+            }
             "input_audio" => part
                 .get("input_audio")
                 .and_then(|a| a.get("data"))
@@ -94,12 +110,17 @@ pub fn media_in_form(parts: &[crate::http::form_parse::ParsedPart]) -> Vec<Media
 
 fn url_part(part: &Value, key: &str, kind: &'static str) -> Option<MediaSeen> {
     let url = part.get(key)?.get("url")?.as_str()?;
+    Some(url_seen(kind, url))
+}
+
+/// A `data:…;base64,` URI decoded, any other URL as a URL.
+fn url_seen(kind: &'static str, url: &str) -> MediaSeen {
     match url
         .strip_prefix("data:")
         .and_then(|r| r.split_once(";base64,"))
     {
-        Some((_, data)) => Some(decoded(kind, data)),
-        None => Some(MediaSeen::new(kind, "url", 0)),
+        Some((_, data)) => decoded(kind, data),
+        None => MediaSeen::new(kind, "url", 0),
     }
 }
 

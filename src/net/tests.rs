@@ -379,11 +379,13 @@ fn attempt_timeout_and_refused_connect_are_their_own_errors() {
             read_request(&mut s);
             hold_until_closed(s);
         }]);
-        // A port nothing listens on: bind, note it, close.
-        let refused = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
+        // A port nothing listens on: a socket bound to it that never listens, held for the
+        // test (bind, note, close would let a parallel test's listener be given the port).
+        let holder =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        holder.bind(&any.into()).unwrap();
+        let refused = holder.local_addr().unwrap().as_socket().unwrap();
         let pool = Pool::new(1, 64);
         let (timed_out, connect) = on_runtime(driver, async || {
             let bounded = Limits {

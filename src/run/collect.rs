@@ -85,6 +85,8 @@ pub struct Collector {
     pub stop_grace: Option<Duration>,
     /// `--otel-url`: every record folded here, exported live and at the end.
     pub otel: Option<crate::lab::otel::Exporter>,
+    /// MLflow's live values and the `timing` stream domain.
+    pub live: Option<crate::lab::live::Live>,
 }
 
 /// The raw export's writer and what it needs to find each request's body.
@@ -183,6 +185,9 @@ impl Collector {
                 b.publish_client(l.snapshot(self.clock.now_ns(), stalls));
                 last_publish = Instant::now();
             }
+            if let Some(l) = self.live.as_mut() {
+                l.tick(self.otel.as_mut());
+            }
             if let Some(o) = self.otel.as_mut() {
                 o.tick(crate::clock::wall_now_ns());
             }
@@ -250,6 +255,10 @@ impl Collector {
         }
         if let Some(o) = self.otel.as_mut() {
             o.add(&facts, &metrics);
+        }
+        let turns = self.turns_of(raw.credit.conversation);
+        if let Some(l) = self.live.as_mut() {
+            l.record(&facts, &metrics, turns);
         }
         match facts.phase {
             Phase::Warmup => {
@@ -321,6 +330,9 @@ impl Collector {
         {
             jsonl_error.get_or_insert(format!("writing {}: {e}", sink.path.display()));
         }
+        if let Some(l) = self.live.take() {
+            l.finish(self.otel.as_mut());
+        }
         if let Some(o) = self.otel.take() {
             o.finish(crate::clock::wall_now_ns());
         }
@@ -335,6 +347,18 @@ impl Collector {
             timeslices: self.timeslices.take(),
             outputs: self.outputs.take(),
         }
+    }
+
+    /// The number of turns of conversation `c` (1 when unknown).
+    fn turns_of(&self, c: u32) -> u32 {
+        let c = c as usize;
+        let first = self.turn_offsets.get(c).copied();
+        let next = self
+            .turn_offsets
+            .get(c + 1)
+            .copied()
+            .unwrap_or(self.turns.len());
+        first.map_or(1, |f| next.saturating_sub(f).max(1) as u32)
     }
 
     /// Parses the response and counts tokens: the facts every metric is computed from.

@@ -49,9 +49,42 @@ pub(super) fn stop_profiler(cfg: &Config) {
     }
 }
 
-/// After the run's files are written: `--mlflow-*` logs the run to the tracking server. A
-/// failure is one warning line; the run's result stands.
-pub(super) fn after_run(cfg: &Config, outcome: &super::Outcome) {
+/// Before the run's threads start: `--mlflow-tracking-uri` starts the MLflow run its live
+/// values go to ([`crate::lab::live`]), on its own thread (a server that is slow or down costs
+/// the benchmark nothing but a warning).
+pub(super) fn start_live(
+    cfg: &Config,
+    prepared: &super::prepare::Prepared,
+) -> (
+    Option<crate::lab::live::LiveFeed>,
+    Option<crate::lab::live::LiveHandle>,
+) {
+    let Some(m) = &cfg.mlflow else {
+        return (None, None);
+    };
+    // `--stream none` turns AIPerf's whole streaming pipeline off: the run is made at the end.
+    if cfg.otel.as_ref().is_some_and(|o| !o.metrics && !o.timing) {
+        return (None, None);
+    }
+    match crate::lab::live::start_mlflow(m, &prepared.benchmark_id, &prepared.dir) {
+        Ok((feed, handle)) => (Some(feed), Some(handle)),
+        Err(e) => {
+            super::note(&format!("warning: MLflow live streaming off: {e}"));
+            (None, None)
+        }
+    }
+}
+
+/// After the run's files are written: `--mlflow-*` logs the run to the tracking server (into
+/// the run `live` started, when it could). A failure is one warning line; the run's result
+/// stands.
+pub(super) fn after_run(
+    cfg: &Config,
+    outcome: &super::Outcome,
+    live: Option<crate::lab::live::LiveHandle>,
+) {
+    // The live thread ends once the aggregator's side is gone (it is, by now).
+    let live = live.and_then(crate::lab::live::LiveHandle::join);
     if cfg.mlflow.is_none() && cfg.wandb.is_none() {
         return;
     }
@@ -89,7 +122,7 @@ pub(super) fn after_run(cfg: &Config, outcome: &super::Outcome) {
         completed: outcome.successes + outcome.errors,
         expected: cfg.profiling.request_count,
     };
-    match crate::lab::mlflow::export(m, &facts) {
+    match crate::lab::mlflow::export(m, &facts, live.as_ref()) {
         Ok(x) => super::note(&format!(
             "MLflow run '{}' ({}) logged to {}: {} metrics, {} artifacts",
             x.run_name,

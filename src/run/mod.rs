@@ -29,6 +29,7 @@ mod server_metrics;
 mod shard;
 mod start;
 mod stream;
+mod synthesis;
 mod ui;
 mod warm;
 
@@ -204,7 +205,8 @@ fn signal_loop(
 pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
     let prepared = prepare::prepare(&mut cfg, &control)?;
     lifecycle::before_run(&cfg)?;
-    let mut started = start::start(&cfg, &prepared, &control)?;
+    let (feed, live) = lifecycle::start_live(&cfg, &prepared);
+    let mut started = start::start(&cfg, &prepared, &control, feed)?;
     let mut times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);
     let profiler_failed = times.profiler_failed.take();
     let outcome = finish::finish(&cfg, &control, &prepared, started, &times)?;
@@ -212,7 +214,7 @@ pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Out
     if let Some(e) = profiler_failed {
         return Err(e.into());
     }
-    lifecycle::after_run(&cfg, &outcome);
+    lifecycle::after_run(&cfg, &outcome, live);
     Ok(outcome)
 }
 

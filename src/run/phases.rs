@@ -48,8 +48,10 @@ pub(super) fn run_phases(
         workers,
         progress,
         collectors,
+        board,
         ..
     } = started;
+    let board: &crate::lab::timing::PhaseBoard = board;
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
     let (first, p) = cfg
@@ -67,7 +69,15 @@ pub(super) fn run_phases(
             .take()
             .unwrap_or_else(|| shard::Origin::now(shared.clock));
         collectors.phase_start(Phase::Warmup);
-        run_phase(cfg, shared, workers, Phase::Warmup, w, progress, at.mono_ns);
+        run_phase(
+            cfg,
+            shared,
+            workers,
+            (Phase::Warmup, w),
+            progress,
+            at.mono_ns,
+            board,
+        );
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup = Some((at.wall_ns, crate::clock::wall_now_ns()));
         collectors.warmup_end();
@@ -96,10 +106,10 @@ pub(super) fn run_phases(
             cfg,
             shared,
             workers,
-            Phase::Profiling,
-            p,
+            (Phase::Profiling, p),
             progress,
             at.mono_ns,
+            board,
         );
     }
     let end_wall_ns = crate::clock::wall_now_ns();
@@ -187,18 +197,34 @@ fn open_warm_pool(
     }
 }
 
-/// Drives one phase on every worker until all of them report done.
+/// Drives one phase on every worker until all of them report done; marks its start and end on
+/// `board` (the `timing` stream domain).
 fn run_phase(
     cfg: &Config,
     shared: &Arc<Shared>,
     workers: &Workers,
-    phase: Phase,
-    p: &PhaseConfig,
+    (phase, p): (Phase, &PhaseConfig),
     progress: &Arc<Progress>,
     start: u64,
+    board: &crate::lab::timing::PhaseBoard,
 ) {
     let n = workers.len();
     let (mut plans, mut feeder) = Planner::new(cfg, shared, p, phase, n, start).plans();
+    if let Some(c) = plans.first().map(|p| &p.counters) {
+        let shard = cfg.shard.shard;
+        let limits = crate::lab::timing::Limits {
+            requests: shard.share(p.request_count.unwrap_or(u64::MAX)),
+            sessions: shard.share(p.sessions.unwrap_or(u64::MAX)),
+            issue_end_wall_ns: p.duration.map_or(u64::MAX, |d| {
+                shared
+                    .clock
+                    .wall_ns(start)
+                    .saturating_add(d.as_nanos() as u64)
+            }),
+        };
+        board.start(phase, (c.requests.clone(), c.sessions.clone()), limits);
+    }
+    let mut sent = 0;
     if let Some(warms) = warm::plan(cfg, p, shared, n) {
         for (plan, w) in plans.iter_mut().zip(warms) {
             plan.warm = Some(w);
@@ -226,8 +252,9 @@ fn run_phase(
                 wait = wait.min(Duration::from_nanos(at.saturating_sub(now).max(200_000)));
             }
         }
-        if workers.wait_done(wait).is_some() {
+        if let Some(d) = workers.wait_done(wait) {
             done += 1;
+            sent += d.sent;
             // The others may sleep until a credit that will never be sent (this one took the
             // phase's last request): they look again.
             if done < n {
@@ -237,6 +264,18 @@ fn run_phase(
         view.tick();
     }
     view.finish();
+    let now = shared.clock.now_ns();
+    let issue_end = p.duration.map(|d| start + d.as_nanos() as u64);
+    let hard_end = issue_end.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
+    board.end(
+        phase,
+        crate::lab::timing::PhaseEnd {
+            sent,
+            timeout: issue_end.is_some_and(|t| now >= t),
+            grace: hard_end.is_some_and(|t| now >= t),
+            cancelled: shared.control.stopped(),
+        },
+    );
 }
 
 /// Every worker's plan of one phase, and the dispatcher that feeds an open loop's credits.

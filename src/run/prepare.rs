@@ -44,6 +44,8 @@ pub(super) struct Prepared {
     _producer: Option<super::stream::Producer>,
     /// The embedded mock server, serving until the run is over.
     _mock: Option<crate::mock::MockServer>,
+    /// The trace reshaped by `--synthesis-*`, read while the run goes.
+    _synthesized: Option<super::synthesis::SynthesizedTrace>,
 }
 
 /// Prepares the run of `cfg`: the embedded mock replaces its URLs, and a shard of a split run
@@ -54,6 +56,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     check_interrupt("loading the tokenizer", NOTHING)?;
     let mock = start_mock(cfg, &tokenizer)?;
     let payload = payload_params(cfg);
+    let synthesized = super::synthesis::apply(cfg)?;
     let dataset = build_dataset(cfg, &payload, &tokenizer);
     check_interrupt("building the dataset", NOTHING)?;
     let (dataset, streamed) = dataset?;
@@ -154,6 +157,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         _stamps_guard: stamps_guard,
         _producer: stream.map(|(_, p)| p),
         _mock: mock,
+        _synthesized: synthesized,
     })
 }
 
@@ -360,11 +364,19 @@ fn encode_templates(
         crate::config::timing::Mode::FixedSchedule(fs) => fs.speedup,
         _ => 1.0,
     };
+    // AIPerf's `audio_duration` of a chat (or Responses) request: the first clip of the
+    // conversation's first turn, known for synthetic audio only (docs/metrics.md, "Audio").
+    let chat_audio = matches!(
+        cfg.endpoint,
+        crate::endpoint::EndpointKind::Chat | crate::endpoint::EndpointKind::Responses
+    ) && !cfg.input.reads_file()
+        && cfg.media.as_ref().is_some_and(|m| m.audio.is_some());
     for c in &mut dataset.conversations {
         if crate::control::interrupted() {
             break;
         }
         offsets.push(info.len());
+        let mut first_clip: Option<Option<f64>> = None;
         for t in &mut c.turns {
             info.push(collect::TurnInfo {
                 conversation_id: c.session_id.clone(),
@@ -379,6 +391,12 @@ fn encode_templates(
                 && cfg.endpoint == crate::endpoint::EndpointKind::AudioTranscription
             {
                 last.audio_seconds = workload::form::clip_seconds(b);
+            }
+            if chat_audio && let Some(last) = info.last_mut() {
+                let clip = first_clip.get_or_insert_with(|| {
+                    body.as_deref().and_then(workload::form::chat_clip_seconds)
+                });
+                last.audio_seconds = *clip;
             }
             if !per_turn {
                 continue;
@@ -539,21 +557,32 @@ fn check_template(
     Ok(())
 }
 
-/// A form-data type's turns, checked before anything is sent: a turn without the image (or
-/// clip) it uploads, or without image edit's prompt, is a setup error naming it (AIPerf fails
-/// each such request).
+/// The turns, checked before anything is sent: a form-data type's turn without the image (or
+/// clip) it uploads, or without image edit's prompt, and a medium the type has no content part
+/// for (video on Responses, audio and video on Anthropic Messages) are a setup error naming the
+/// turn (AIPerf fails each such request when it formats it).
 fn check_form_turns(
     kind: crate::endpoint::EndpointKind,
     dataset: &crate::conversation::Dataset,
 ) -> Result<(), RunError> {
-    let Some(check) = crate::endpoint::kinds::form_checker(kind) else {
-        return Ok(());
-    };
+    let form = crate::endpoint::kinds::form_checker(kind);
     for c in &dataset.conversations {
         for (i, turn) in c.turns.iter().enumerate() {
             if matches!(turn.content, crate::conversation::Content::Raw(_)) {
                 continue;
             }
+            if let Some(refusal) = crate::endpoint::payload::unsupported_media(kind, turn) {
+                return Err(RunError::new(
+                    SetupKind::Workload,
+                    format!(
+                        "--endpoint-type {kind}: {refusal} (conversation {}, turn {i})",
+                        c.session_id
+                    ),
+                ));
+            }
+            let Some(check) = form else {
+                continue;
+            };
             check(turn).map_err(|e| {
                 RunError::new(
                     SetupKind::Workload,

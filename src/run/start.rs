@@ -33,13 +33,17 @@ pub(super) struct Started {
     /// The live counters (and `--ui dashboard`'s board) the aggregator publishes.
     pub progress: Arc<Progress>,
     pub collectors: Collectors,
+    /// Where the phases' starts and ends are marked for the `timing` stream domain.
+    pub board: Arc<crate::lab::timing::PhaseBoard>,
 }
 
-/// Starts the aggregator, the workers and the collectors, in that order.
+/// Starts the aggregator, the workers and the collectors, in that order. `mlflow`: the live
+/// MLflow feed the aggregator hands values to.
 pub(super) fn start(
     cfg: &Config,
     prepared: &Prepared,
     control: &Arc<RunControl>,
+    mlflow: Option<crate::lab::live::LiveFeed>,
 ) -> Result<Started, RunError> {
     // Rung by the workers' pushes: the aggregator sleeps through a quiet stretch.
     let bell = Doorbell::new();
@@ -49,7 +53,9 @@ pub(super) fn start(
     // `--ui dashboard`: what the aggregator (and the scrapers) publish for it.
     let board =
         (cfg.ui == crate::config::UiType::Dashboard).then(|| Arc::new(crate::ui::Board::default()));
-    let collector = collector(cfg, prepared, consumers, board, control)?;
+    let phase_board = Arc::new(crate::lab::timing::PhaseBoard::default());
+    let mut collector = collector(cfg, prepared, consumers, board, control)?;
+    collector.live = live_sinks(cfg, mlflow, &phase_board);
     let progress = collector.progress.clone();
     let cores: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
@@ -85,6 +91,7 @@ pub(super) fn start(
         driver,
         progress,
         collectors,
+        board: phase_board,
     })
 }
 
@@ -143,14 +150,59 @@ fn collector(
         }),
         stop_grace: cfg.stop_grace,
         otel: otel_exporter(cfg),
+        live: None,
     })
 }
 
-/// `--otel-url` with the metrics domain: the exporter the aggregator feeds; `None` (with one
+/// The live sinks besides the OTLP histograms: MLflow's live values (`mlflow`) and the timing
+/// domain (to OTLP with `--stream` selecting it, to MLflow always, as AIPerf streams both
+/// domains there); `None` when neither is on.
+fn live_sinks(
+    cfg: &Config,
+    mlflow: Option<crate::lab::live::LiveFeed>,
+    board: &Arc<crate::lab::timing::PhaseBoard>,
+) -> Option<crate::lab::live::Live> {
+    use crate::lab::live::{Expected, Live};
+    use crate::lab::otel::{RunLabels, operation_name, provider_name};
+    let otlp_timing = cfg.otel.as_ref().is_some_and(|o| o.timing);
+    if mlflow.is_none() && !otlp_timing {
+        return None;
+    }
+    let urls: Vec<String> = cfg.urls.iter().map(|u| u.display.clone()).collect();
+    let model = cfg.models.first().map_or("", String::as_str);
+    let o = cfg.otel.as_ref();
+    let labels = RunLabels {
+        resource: Vec::new(),
+        operation: operation_name(cfg.endpoint.as_str()),
+        provider: provider_name(o.and_then(|o| o.provider.as_deref()), &urls),
+        model: model.to_owned(),
+    };
+    let expected = |p: Option<&crate::config::PhaseConfig>| {
+        p.map_or_else(Expected::default, |p| Expected {
+            requests: p.request_count,
+            duration_sec: p.duration.map(|d| d.as_secs_f64()),
+            sessions: p.sessions,
+        })
+    };
+    let expected = [
+        expected(cfg.warmup.as_ref()),
+        expected(Some(&cfg.profiling)),
+    ];
+    // Without --otel-url, --stream cannot be given: both domains, as AIPerf's default.
+    let (metrics, timing) = o.map_or((true, true), |o| (o.metrics, o.timing));
+    Some(Live::new(
+        mlflow,
+        metrics,
+        timing.then(|| (board.clone(), &labels, expected)),
+        otlp_timing,
+    ))
+}
+
+/// `--otel-url` with a stream domain: the exporter the aggregator feeds; `None` (with one
 /// warning line) when its thread cannot start, for the run goes on without it.
 fn otel_exporter(cfg: &Config) -> Option<crate::lab::otel::Exporter> {
     use crate::lab::otel::{Exporter, Fold, RunLabels};
-    let o = cfg.otel.as_ref().filter(|o| o.metrics)?;
+    let o = cfg.otel.as_ref().filter(|o| o.metrics || o.timing)?;
     let urls: Vec<String> = cfg.urls.iter().map(|u| u.display.clone()).collect();
     let model = cfg.models.first().map_or("", String::as_str);
     let labels = RunLabels::new(o, cfg.endpoint.as_str(), model, &urls);

@@ -226,6 +226,8 @@ mod tests {
             ignore_trace_delays: false,
             system_message: true,
             osl_given: false,
+            hash_path: None,
+            uuid_and_strip: false,
         }
     }
 

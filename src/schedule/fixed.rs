@@ -16,14 +16,18 @@ use crate::workload::prepared::Prepared;
 pub struct Window {
     pub start_ms: Option<u64>,
     pub end_ms: Option<u64>,
+    /// The records were filtered at load, on their recorded timestamps (a trace reshaped by
+    /// `--synthesis-*`, whose timestamps are no longer those): every record is kept here, and
+    /// `start_ms` only places the zero.
+    pub applied_at_load: bool,
 }
 
 impl Window {
-    /// Whether a record stamped `ts_ms` is replayed. Loaders apply this to every record, as
-    /// AIPerf's trace loaders do before grouping records into sessions.
+    /// Whether a record stamped `ts_ms` is replayed.
     pub fn contains(&self, ts_ms: f64) -> bool {
-        self.start_ms.is_none_or(|s| ts_ms >= s as f64)
-            && self.end_ms.is_none_or(|e| ts_ms <= e as f64)
+        self.applied_at_load
+            || self.start_ms.is_none_or(|s| ts_ms >= s as f64)
+                && self.end_ms.is_none_or(|e| ts_ms <= e as f64)
     }
 }
 
@@ -206,6 +210,7 @@ mod tests {
             window: Window {
                 start_ms: start,
                 end_ms: end,
+                applied_at_load: false,
             },
             speedup,
         }
@@ -321,9 +326,26 @@ mod tests {
         let w = Window {
             start_ms: Some(10),
             end_ms: Some(20),
+            applied_at_load: false,
         };
         assert!(w.contains(10.0) && w.contains(20.0) && w.contains(15.5));
         assert!(!w.contains(9.999) && !w.contains(20.001));
         assert!(Window::default().contains(-1.0));
+        // Filtered at load: every record stays; the start still places the zero.
+        let loaded = Window {
+            applied_at_load: true,
+            ..w
+        };
+        assert!(loaded.contains(9.999) && loaded.contains(1e9));
+        let fs = FixedSchedule {
+            auto_offset: false,
+            window: loaded,
+            speedup: 1.0,
+        };
+        let (replay, entries) = fs
+            .build([("a", Some(Some(5.0))), ("b", Some(Some(30.0)))])
+            .unwrap();
+        assert_eq!(replay.zero_ms, 10.0);
+        assert_eq!(entries.len(), 2);
     }
 }

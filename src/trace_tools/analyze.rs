@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::TraceToolError;
-use super::stats::MetricStats;
+use super::stats::{MetricStats, exact_mean};
 
 /// The report, as `--output-file` writes it (AIPerf's `AnalysisStats` keys, in its order).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -138,13 +138,8 @@ pub fn analyze(rows: &[TraceRow], block_size: u64) -> AnalysisStats {
     let hit_rates = hit_rates(rows);
     let isl: Vec<f64> = rows.iter().map(|r| r.input_length as f64).collect();
     let osl: Vec<f64> = rows.iter().map(|r| r.output_length as f64).collect();
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
+    // `statistics.mean` and `sum(ints) / len`: the exact mean, rounded once.
+    let mean = exact_mean;
     AnalysisStats {
         total_requests: rows.len() as u64,
         unique_prefixes: prefixes.counts.len() as u64,

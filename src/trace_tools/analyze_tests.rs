@@ -64,8 +64,8 @@ fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Every figure of AIPerf's report on the same 300 rows; means and deviations to 1e-12 relative
-/// (numpy sums by pairs, this code in order), the rest exactly.
+/// Every figure of AIPerf's report on the same 300 rows, to the last bit (NumPy's pairwise sums,
+/// `statistics.mean`'s exact mean).
 #[test]
 fn same_report_as_aiperf_on_300_mooncake_rows() {
     let rows = read_rows(&data("mooncake-conversation/first-300.jsonl")).expect("reads");
@@ -93,9 +93,9 @@ fn same_report_as_aiperf_on_300_mooncake_rows() {
             v => vec![(key.clone(), v.as_f64().unwrap(), got.as_f64().unwrap())],
         };
         for (name, want, got) in pairs {
-            let tol = want.abs() * 1e-12;
-            assert!(
-                (want - got).abs() <= tol,
+            assert_eq!(
+                want.to_bits(),
+                got.to_bits(),
                 "{name}: AIPerf {want}, ours {got}"
             );
         }

@@ -45,18 +45,9 @@ pub struct SynthesisParams {
 }
 
 impl Default for SynthesisParams {
+    /// The options' identities (`SynthesisArgs`'s defaults), blocks of 512 tokens, seed 42.
     fn default() -> Self {
-        Self {
-            speedup_ratio: 1.0,
-            prefix_len_multiplier: 1.0,
-            prefix_root_multiplier: 1,
-            prompt_len_multiplier: 1.0,
-            output_len_multiplier: 1.0,
-            max_isl: None,
-            max_osl: None,
-            block_size: 512,
-            seed: 42,
-        }
+        crate::cli::trace_tools::SynthesisArgs::default().params(512, 42)
     }
 }
 
@@ -297,6 +288,98 @@ pub fn synthesize(
     Ok(out)
 }
 
+impl crate::cli::trace_tools::SynthesisArgs {
+    /// The options as [`SynthesisParams`] for blocks of `block_size` tokens and `seed`.
+    pub fn params(&self, block_size: u64, seed: u64) -> SynthesisParams {
+        SynthesisParams {
+            speedup_ratio: self.speedup_ratio,
+            prefix_len_multiplier: self.prefix_len_multiplier,
+            prefix_root_multiplier: self.prefix_root_multiplier,
+            prompt_len_multiplier: self.prompt_len_multiplier,
+            output_len_multiplier: self.output_len_multiplier,
+            max_isl: self.max_isl,
+            max_osl: self.max_osl,
+            block_size,
+            seed,
+        }
+    }
+}
+
+impl SynthesisParams {
+    /// Any of the five reshaping options differs from its identity (AIPerf's
+    /// `_has_meaningful_synthesis`): only then is the trace synthesized; `max_isl` and
+    /// `max_osl` alone filter and cap.
+    pub fn reshapes(&self) -> bool {
+        self.speedup_ratio != 1.0
+            || self.prefix_len_multiplier != 1.0
+            || self.prefix_root_multiplier != 1
+            || self.prompt_len_multiplier != 1.0
+            || self.output_len_multiplier != 1.0
+    }
+}
+
+/// The trace `profile` replays under `--synthesis-*`, as AIPerf 0.13's trace loader makes it:
+/// rows whose `timestamp` is outside `window` (the fixed schedule's start and end offsets, ms,
+/// inclusive, on the recorded timestamps) or whose `input_length` exceeds `max_isl` are dropped;
+/// the rest are synthesized when [`SynthesisParams::reshapes`]; then every `output_length` is
+/// capped at `max_osl`. Rows keep their file order. Returns the rows as JSONL text and how many
+/// were dropped by the window and by `max_isl`.
+///
+/// # Errors
+/// As [`synthesize`]; the file cannot be read, or a row is not a JSON object.
+pub fn for_profile(
+    path: &Path,
+    p: &SynthesisParams,
+    window: (Option<u64>, Option<u64>),
+) -> Result<(String, usize, usize), TraceToolError> {
+    p.check()?;
+    let mut kept = Vec::new();
+    let (mut outside, mut too_long) = (0, 0);
+    for row in read(path)? {
+        let ts =
+            match row.fields.get("timestamp") {
+                None | Some(Value::Null) => None,
+                Some(t) => Some(t.as_f64().ok_or_else(|| {
+                    row_err(path, row.line, "timestamp", "expected a number".into())
+                })?),
+            };
+        if let Some(ts) = ts
+            && (window.0.is_some_and(|s| ts < s as f64) || window.1.is_some_and(|e| ts > e as f64))
+        {
+            outside += 1;
+            continue;
+        }
+        if let (Some(max), Some(isl)) = (p.max_isl, count_of(path, &row, "input_length")?)
+            && isl > max
+        {
+            too_long += 1;
+            continue;
+        }
+        kept.push(row);
+    }
+    let rows = if p.reshapes() {
+        synthesize(path, &kept, p)?
+    } else {
+        let mut out = Vec::with_capacity(kept.len());
+        for row in kept {
+            let mut f = row.fields.clone();
+            if let (Some(max), Some(osl)) = (p.max_osl, count_of(path, &row, "output_length")?)
+                && osl > max
+            {
+                f.insert("output_length".into(), Value::from(max));
+            }
+            out.push(f);
+        }
+        out
+    };
+    let mut text = String::new();
+    for r in rows {
+        text.push_str(&Value::Object(r).to_string());
+        text.push('\n');
+    }
+    Ok((text, outside, too_long))
+}
+
 /// Reads the JSON object rows of a trace (blank lines skipped).
 ///
 /// # Errors
@@ -369,19 +452,7 @@ pub fn run_command(a: &crate::cli::trace_tools::SynthesizeArgs) -> Result<(), Tr
             "synthesize mooncake-trace needs --input-file (the recorded trace)".into(),
         ));
     };
-    let s = &a.synthesis;
-    let p = SynthesisParams {
-        speedup_ratio: s.speedup_ratio,
-        prefix_len_multiplier: s.prefix_len_multiplier,
-        prefix_root_multiplier: s.prefix_root_multiplier,
-        prompt_len_multiplier: s.prompt_len_multiplier,
-        output_len_multiplier: s.output_len_multiplier,
-        max_isl: s.max_isl,
-        max_osl: s.max_osl,
-        block_size: a.block_size,
-        seed: a.seed,
-    };
-    run(input, &a.output, &p)
+    run(input, &a.output, &a.synthesis.params(a.block_size, a.seed))
 }
 
 #[cfg(test)]

@@ -106,6 +106,27 @@ pub fn clip_seconds(payload: &[u8]) -> Option<f64> {
     }
 }
 
+/// The length in seconds of the first `input_audio` clip of a chat body's last message (a
+/// Responses body's last `input` item) (`None` when it has none, or one whose header does not
+/// say), as [`clip_seconds`] reads a form's.
+pub fn chat_clip_seconds(payload: &[u8]) -> Option<f64> {
+    let value: Value = serde_json::from_slice(payload).ok()?;
+    let list = value.get("messages").or_else(|| value.get("input"))?;
+    let parts = list.as_array()?.last()?.get("content")?;
+    let b64 = parts
+        .as_array()?
+        .iter()
+        .find(|p| p.get("type").and_then(Value::as_str) == Some("input_audio"))?
+        .get("input_audio")?
+        .get("data")?
+        .as_str()?;
+    let bytes = super::media::base64_decode(b64.as_bytes())?;
+    match super::media::probe::probe(&bytes)? {
+        super::media::probe::Probed::Audio { seconds, .. } => Some(seconds),
+        _ => None,
+    }
+}
+
 /// The boundary of turn `turn`'s form in a run of `seed`: the same seed gives the same bytes
 /// (SplitMix64 of both, twice, for 128 bits).
 pub fn boundary_id(seed: u64, turn: u64) -> u128 {

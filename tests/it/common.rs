@@ -21,6 +21,44 @@ pub fn config(line: &str) -> Config {
     Config::from_args(&p, &argv, false).expect("valid config")
 }
 
+/// A loopback port that refuses every connection for as long as this value lives: a TCP socket
+/// bound to it that never listens. Binding a listener, noting its port and closing it is racy:
+/// tests run in parallel processes, and another test's listener could be given the port between
+/// the close and the connect (its server would then accept a connection meant to be refused).
+pub struct RefusedPort {
+    _socket: socket2::Socket,
+    pub port: u16,
+}
+
+impl RefusedPort {
+    pub fn new() -> Self {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("a TCP socket");
+        let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+        socket.bind(&any.into()).expect("bind 127.0.0.1:0");
+        let port = socket
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .expect("an IPv4 address")
+            .port();
+        Self {
+            _socket: socket,
+            port,
+        }
+    }
+}
+
+/// The configuration error of a `ringperf profile …` command line whose flags parse but are
+/// refused when the configuration is validated.
+pub fn config_error(line: &str) -> ringperf::config::ConfigError {
+    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
+        panic!("not a profile command")
+    };
+    Config::from_args(&p, &argv, false).expect_err("refused")
+}
+
 /// A JSON artifact.
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("json exists")).expect("valid JSON")

@@ -691,6 +691,8 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
             ignore_trace_delays: false,
             system_message: true,
             osl_given: false,
+            hash_path: None,
+            uuid_and_strip: false,
         };
         let before = common::live_bytes();
         let loaded = ringperf::workload::loader::load_deferred(&spec, &tokenizer).unwrap();

@@ -73,6 +73,31 @@ fn csv_rows(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs the fixture `name`'s command against `server` into `dir` and checks the metric keys
+/// and units of `profile_export_aiperf.json` and the CSV's metric rows against AIPerf's;
+/// returns the fixture and ringperf's summary.
+fn keys_and_rows_as_aiperf(server: &MockServer, name: &str, dir: &Path) -> (Value, Value) {
+    let fixture = read_json(&Path::new(DIR).join(format!("{name}.json")));
+    profile(server, fixture["argv"].as_array().unwrap(), dir);
+    let ours = read_json(&dir.join("profile_export_aiperf.json"));
+    let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
+    let csv = std::fs::read_to_string(dir.join("profile_export_aiperf.csv")).unwrap();
+    let rows: Vec<String> = fixture["csv_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(csv_rows(&csv), rows, "{name}: CSV rows");
+    (fixture, ours)
+}
+
 #[test]
 fn same_keys_and_bodies_as_aiperf() {
     let server = mock();
@@ -83,28 +108,8 @@ fn same_keys_and_bodies_as_aiperf() {
         "solido_rag",
         "solido_rag_streaming",
     ] {
-        let fixture = read_json(&Path::new(DIR).join(format!("{name}.json")));
         let dir = tempfile::tempdir().unwrap();
-        profile(&server, fixture["argv"].as_array().unwrap(), dir.path());
-
-        let ours = read_json(&dir.path().join("profile_export_aiperf.json"));
-        let theirs: BTreeSet<(String, String)> = fixture["json_metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .collect();
-        assert_eq!(metrics(&ours), theirs, "{name}: JSON metric keys and units");
-
-        let csv = std::fs::read_to_string(dir.path().join("profile_export_aiperf.csv")).unwrap();
-        let theirs: Vec<String> = fixture["csv_rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_str().unwrap().to_owned())
-            .collect();
-        assert_eq!(csv_rows(&csv), theirs, "{name}: CSV rows");
-
+        let (fixture, _) = keys_and_rows_as_aiperf(&server, name, dir.path());
         let inputs = read_json(&dir.path().join("inputs.json"));
         let ours = inputs["data"][0]["payloads"][0]
             .as_object()
@@ -139,5 +144,65 @@ fn same_keys_and_bodies_as_aiperf() {
                 _ => assert_eq!(&ours[k], v, "{name}: body field {k}"),
             }
         }
+    }
+}
+
+/// Chat with synthetic audio, beside AIPerf 0.13's run (`chat_audio.json`): the same metric keys
+/// and units (`audio_duration` and `rtfx` among them, as AIPerf's chat `supports_audio`) and the
+/// same CSV rows; each record's `rtfx` is its `audio_duration` over its latency in seconds.
+#[test]
+fn chat_audio_has_aiperfs_audio_metrics() {
+    let server = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, ours) = keys_and_rows_as_aiperf(&server, "chat_audio", dir.path());
+    // 0.25 s at 16 kHz is 4000 samples exactly: every clip is 0.25 s long.
+    assert_eq!(ours["audio_duration"]["avg"], 0.25);
+    let records = crate::common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        let m = &r["metrics"];
+        let latency_s = m["request_latency"]["value"].as_f64().unwrap() / 1e3;
+        let rtfx = m["rtfx"]["value"].as_f64().unwrap();
+        assert!((rtfx - 0.25 / latency_s).abs() < 1e-9 * rtfx, "{m}");
+    }
+}
+
+/// A body with its free texts and media bytes taken out: every key and its order, the part
+/// types, roles, formats and media types, and a data URI's header (`data:image/png;base64`); a
+/// base64 source's `data` and a clip's `data` become `<base64>`, any other string `<text>`.
+fn skeleton(key: &str, v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), skeleton(k, v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| skeleton(key, v)).collect()),
+        Value::String(s) if s.starts_with("data:") => {
+            Value::from(s.split(',').next().unwrap_or_default())
+        }
+        Value::String(_) if key == "data" => Value::from("<base64>"),
+        Value::String(s) if ["model", "role", "type", "format", "media_type"].contains(&key) => {
+            Value::from(s.as_str())
+        }
+        Value::String(_) => Value::from("<text>"),
+        other => other.clone(),
+    }
+}
+
+/// Responses and Anthropic Messages with synthetic images (and audio on Responses), beside
+/// AIPerf 0.13's runs (`responses_media.json`, `messages_media.json`): the same metric keys and
+/// units (the image metrics; `audio_duration` and `rtfx` on Responses), the same CSV rows and a
+/// first body of the same skeleton (part types and order, image blocks, URI headers).
+#[test]
+fn responses_and_messages_media_as_aiperf() {
+    let server = mock();
+    for name in ["responses_media", "messages_media"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (fixture, _) = keys_and_rows_as_aiperf(&server, name, dir.path());
+        let inputs = read_json(&dir.path().join("inputs.json"));
+        assert_eq!(
+            skeleton("", &inputs["data"][0]["payloads"][0]),
+            skeleton("", &fixture["payload"]),
+            "{name}: body skeleton"
+        );
     }
 }

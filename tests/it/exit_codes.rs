@@ -12,23 +12,15 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A loopback port nothing listens on: every connect is refused at once.
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `ringperf profile` against a port nothing listens on, with `extra` flags.
 fn profile_refused(dir: &Path, extra: &[&str]) -> Output {
+    let refused = crate::common::RefusedPort::new();
     Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "mock-model", "--ui", "none"])
         .args(["--tokenizer", "builtin", "--concurrency", "2"])
         .args(["--no-server-metrics", "--no-gpu-telemetry"])
         .arg("--url")
-        .arg(format!("http://127.0.0.1:{}", closed_port()))
+        .arg(format!("http://127.0.0.1:{}", refused.port))
         .arg("--artifact-dir")
         .arg(dir)
         .args(extra)
@@ -79,7 +71,8 @@ fn no_request_succeeded_exits_1_and_names_the_error() {
 #[test]
 fn a_refused_connection_names_its_url() {
     let dir = tempfile::tempdir().unwrap();
-    let port = closed_port();
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
     let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args([
             "profile",

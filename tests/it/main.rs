@@ -27,6 +27,7 @@ mod input_config;
 mod lifecycle;
 mod limits;
 mod load_shape;
+mod media_endpoints;
 mod merge;
 mod mlflow;
 mod multimodal;

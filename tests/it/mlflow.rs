@@ -1,7 +1,8 @@
 //! `--mlflow-*` (docs/integrations.md#mlflow) against a real `mlflow server` (PyPI's `mlflow`;
 //! `.ci/run` installs it into target/ci-venv), read back with MLflow's own Python client:
 //! params, metrics (every one against the run's own summary JSON), tags, artifacts (their
-//! bytes against the local files).
+//! bytes against the local files), and the live values streamed during the run (each metric's
+//! history against the run's per-request records).
 //!
 //! The server is found at `$RINGPERF_MLFLOW`, else `target/ci-venv/bin/mlflow`, else `mlflow` on
 //! the PATH; the Python that reads back is the one beside it. Without it the test is skipped
@@ -134,9 +135,11 @@ for f in fetch:
     local = c.download_artifacts(run_id, f)
     texts[f] = open(local).read()
 exp = c.get_experiment(r.info.experiment_id)
+live = {k: [[m.step, m.value] for m in c.get_metric_history(run_id, k)]
+        for k in r.data.metrics if k.startswith("live.")}
 print(json.dumps({"params": r.data.params, "metrics": r.data.metrics, "tags": r.data.tags,
                   "artifacts": sorted(walk(None)), "texts": texts, "status": r.info.status,
-                  "experiment": exp.name, "run_name": r.info.run_name}))
+                  "experiment": exp.name, "run_name": r.info.run_name, "live": live}))
 "#;
 
 const MAKE_PARENT: &str = r#"
@@ -256,10 +259,12 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
     }
     want.insert("aiperf.completed_requests".into(), 5.0);
     want.insert("aiperf.total_expected_requests".into(), 5.0);
+    // The end-of-run metrics (the live values are checked below).
     let got: BTreeMap<String, f64> = back["metrics"]
         .as_object()
         .unwrap()
         .iter()
+        .filter(|(k, _)| !k.starts_with("live."))
         .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
         .collect();
     assert_eq!(got.len(), want.len());
@@ -328,4 +333,186 @@ fn a_run_reaches_mlflow_with_its_metrics_params_tags_and_artifacts() {
         .map(|k| k.as_str().unwrap())
         .collect();
     assert_eq!(keys, want.keys().map(String::as_str).collect::<Vec<_>>());
+    // The run was started for the live values and the end-of-run logging went into it.
+    assert_eq!(meta["live_streaming"], true);
+    assert_eq!(meta["reused_live_run"], true);
+    live_values_are_the_run_s_records(&back["live"], &dir.path().join("profile_export.jsonl"));
+}
+
+/// The MLflow instrument of a per-request metric and the factor from its unit in the records
+/// file to the value logged: the GenAI conventions' names (durations in seconds), else
+/// `aiperf.<tag>` in the base unit (ns, bytes).
+fn live_key(tag: &str, unit: &str) -> (String, f64) {
+    let semconv = match tag {
+        "request_latency" => Some("gen_ai.client.operation.duration"),
+        "time_to_first_token" => Some("gen_ai.client.operation.time_to_first_chunk"),
+        "inter_token_latency" => Some("gen_ai.client.operation.time_per_output_chunk"),
+        "output_token_count" | "input_token_count" => Some("gen_ai.client.token.usage"),
+        _ => None,
+    };
+    let to_base = match unit {
+        "ms" => 1e6,
+        "KB" => 1024.0,
+        _ => 1.0,
+    };
+    match semconv {
+        Some(n) if unit == "ms" => (format!("live.{n}"), 1e-3),
+        Some(n) => (format!("live.{n}"), 1.0),
+        None => (format!("live.aiperf.{tag}"), to_base),
+    }
+}
+
+/// Every live history against the records file: per metric, the same values (as a multiset);
+/// the steps one counter over every value (0, 1, 2, … with no gap); the timing counters and
+/// gauges ending at the phase's own counts.
+fn live_values_are_the_run_s_records(live: &Value, jsonl: &Path) {
+    let live = live.as_object().unwrap();
+    let records: Vec<Value> = std::fs::read_to_string(jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 5);
+    let mut want: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in &records {
+        for (tag, m) in r["metrics"].as_object().unwrap() {
+            let (key, f) = live_key(tag, m["unit"].as_str().unwrap());
+            let values: Vec<f64> = match &m["value"] {
+                Value::Array(a) => a.iter().map(|x| x.as_f64().unwrap()).collect(),
+                x => vec![x.as_f64().unwrap()],
+            };
+            want.entry(key)
+                .or_default()
+                .extend(values.iter().map(|v| v * f));
+        }
+    }
+    let history = |k: &str| -> Vec<(u64, f64)> {
+        let mut h: Vec<(u64, f64)> = live[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_u64().unwrap(), p[1].as_f64().unwrap()))
+            .collect();
+        h.sort_by_key(|p| p.0);
+        h
+    };
+    let mut per_request: Vec<&String> = live
+        .keys()
+        .filter(|k| !k.starts_with("live.aiperf.timing."))
+        .collect();
+    per_request.sort();
+    assert_eq!(
+        per_request,
+        want.keys().collect::<Vec<_>>(),
+        "the live metrics are the records' metrics"
+    );
+    for (k, w) in &want {
+        let mut g: Vec<f64> = history(k).iter().map(|p| p.1).collect();
+        let mut w = w.clone();
+        g.sort_by(f64::total_cmp);
+        w.sort_by(f64::total_cmp);
+        assert_eq!(g.len(), w.len(), "{k}");
+        for (g, w) in g.iter().zip(&w) {
+            assert!((g - w).abs() <= 1e-9 * w.abs().max(1e-3), "{k}: {g} vs {w}");
+        }
+    }
+    // The same keys as AIPerf 0.13 logged for the same run (tests/data/mlflow_live_aiperf), but
+    // for the per-request values AIPerf's records carry and ringperf's do not (run-level
+    // aggregates in ringperf, or AIPerf's internal credit latency), as in tests/it/otel.rs.
+    let aiperf = crate::common::read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mlflow_live_aiperf/live_keys.json"),
+    );
+    let only_aiperf = [
+        "live.aiperf.request_count",
+        "live.aiperf.min_request_timestamp",
+        "live.aiperf.max_response_timestamp",
+        "live.aiperf.credit_drop_latency",
+        "live.aiperf.usage_discrepancy_count",
+    ];
+    let theirs: Vec<&str> = aiperf["live_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .filter(|k| !only_aiperf.contains(k))
+        .collect();
+    let mut ours: Vec<&str> = live.keys().map(String::as_str).collect();
+    ours.sort_unstable();
+    assert_eq!(ours, theirs);
+    // AIPerf's values take one step each too: as many steps as values, from 0.
+    assert_eq!(aiperf["values"], aiperf["steps"]);
+    // One step per value, counted over every live metric together from 0.
+    let mut steps: Vec<u64> = live.keys().flat_map(|k| history(k)).map(|p| p.0).collect();
+    steps.sort_unstable();
+    assert_eq!(steps, (0..steps.len() as u64).collect::<Vec<_>>());
+    // The timing domain: cumulative counters that never fall, ending at the phase's counts
+    // (5 requests and 5 single-turn sessions, all answered), and the in-flight gauges at 0.
+    let completed = records
+        .iter()
+        .filter(|r| r["metadata"]["was_cancelled"] == false)
+        .count() as f64;
+    for (name, end) in [
+        ("requests.sent", 5.0),
+        ("requests.completed", completed),
+        ("sessions.sent", 5.0),
+        ("sessions.completed", completed),
+        ("sessions.turns_total", 5.0),
+        ("requests.in_flight", 0.0),
+        ("sessions.in_flight", 0.0),
+    ] {
+        let h = history(&format!("live.aiperf.timing.{name}.profiling"));
+        assert_eq!(h.last().unwrap().1, end, "{name}: {h:?}");
+        if !name.ends_with("in_flight") {
+            assert!(h.windows(2).all(|w| w[0].1 <= w[1].1), "{name}: {h:?}");
+        }
+        assert!(
+            h.iter().all(|p| (0.0..=5.0).contains(&p.1)),
+            "{name}: {h:?}"
+        );
+    }
+    let elapsed = history("live.aiperf.timing.phase.elapsed_sec.profiling");
+    assert!(elapsed.windows(2).all(|w| w[0].1 <= w[1].1) && elapsed.last().unwrap().1 > 0.0);
+    // A phase that did not run, and counters that stayed 0, log nothing.
+    assert!(
+        !live
+            .keys()
+            .any(|k| k.ends_with(".warmup") || k.contains("cancelled") || k.contains("errors"))
+    );
+}
+
+#[test]
+fn a_tracking_server_that_is_down_costs_warnings_not_the_run() {
+    // A port with nothing listening.
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "m",
+            "--mock",
+            "--streaming",
+            "--ui",
+            "none",
+        ])
+        .args([
+            "--tokenizer",
+            "builtin",
+            "--concurrency",
+            "1",
+            "--request-count",
+            "3",
+        ])
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .args(["--mlflow-tracking-uri", &format!("http://127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: MLflow live streaming off"), "{err}");
+    assert!(err.contains("warning: MLflow export failed"), "{err}");
+    assert!(dir.path().join("profile_export_aiperf.json").exists());
+    assert!(!dir.path().join("mlflow_export.json").exists());
 }

@@ -144,17 +144,15 @@ fn audio_decodes_to_the_asked_rate_channels_depth_and_length() {
     assert!(seconds.iter().all(|&s| s >= 0.01 - 1.0 / 8000.0));
 }
 
-/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder).
-fn ffprobe(video: &[u8]) -> Value {
+/// ffprobe's JSON for `video` (written to a scratch file), with `args` choosing the streams and
+/// entries; a failing ffprobe fails the test.
+fn ffprobe_json(video: &[u8], args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v");
     std::fs::write(&path, video).unwrap();
     let out = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
-        .args([
-            "-show_entries",
-            "stream=nb_read_frames,r_frame_rate,width,height",
-        ])
+        .args(["-v", "error"])
+        .args(args)
         .args(["-of", "json"])
         .arg(&path)
         .output()
@@ -164,7 +162,25 @@ fn ffprobe(video: &[u8]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice::<Value>(&out.stdout).unwrap()["streams"][0].clone()
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()
+}
+
+/// ffprobe's count of a video's frames, its frame rate and size (an independent decoder), and
+/// the duration its container header states (`container_duration`).
+fn ffprobe(video: &[u8]) -> Value {
+    let v = ffprobe_json(
+        video,
+        &[
+            "-count_frames",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=nb_read_frames,r_frame_rate,width,height:format=duration",
+        ],
+    );
+    let mut stream = v["streams"][0].clone();
+    stream["container_duration"] = v["format"]["duration"].clone();
+    stream
 }
 
 fn has_ffmpeg() -> bool {
@@ -206,11 +222,109 @@ fn video_holds_duration_times_fps_frames() {
             let probed = ffprobe(&bytes);
             assert_eq!(probed["nb_read_frames"], "6", "{format}: {probed}");
             assert_eq!(probed["r_frame_rate"], "4/1", "{format}: {probed}");
+            // The container's own header gives the length (WebM written to a pipe has none).
+            let length: f64 = probed["container_duration"]
+                .as_str()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or_else(|| panic!("{format}: no container duration: {probed}"));
+            assert!((1.4..1.7).contains(&length), "{format}: {length} s");
             assert_eq!(
                 (probed["width"].as_u64(), probed["height"].as_u64()),
                 (Some(32), Some(24))
             );
         }
+    }
+}
+
+/// ffprobe's view of a video's audio stream (codec, rate, channels, length), or `Null`.
+fn ffprobe_audio(video: &[u8]) -> Value {
+    let v = ffprobe_json(
+        video,
+        &[
+            "-select_streams",
+            "a",
+            "-show_entries",
+            "stream=codec_name,sample_rate,channels:format=duration",
+        ],
+    );
+    let streams = v["streams"].as_array().cloned().unwrap_or_default();
+    assert!(streams.len() <= 1, "{v}");
+    let mut stream = streams.first().cloned().unwrap_or(Value::Null);
+    if let Some(obj) = stream.as_object_mut() {
+        obj.insert("duration".into(), v["format"]["duration"].clone());
+    }
+    stream
+}
+
+fn video_bytes(e: &TruthEntry, format: &str) -> Vec<u8> {
+    let url = body(e)["messages"][0]["content"][1]["video_url"]["url"]
+        .as_str()
+        .expect("a video part")
+        .to_string();
+    let b64 = url
+        .strip_prefix(&format!("data:video/{format};base64,"))
+        .expect("a data URI of the format");
+    ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap()
+}
+
+/// `--video-audio-num-channels`: each clip carries one noise track of the asked channels, as long
+/// as the clip, in the container's default codec (Vorbis in WebM at the asked rate, Opus in MP4,
+/// which always encodes at 48 kHz) or the one asked; without it, no audio stream at all.
+#[test]
+fn video_audio_track_has_the_asked_shape() {
+    if !has_ffmpeg() {
+        return;
+    }
+    let clip = "--video-width 32 --video-height 24 --video-duration 1 --video-fps 4 \
+                --video-synth-type noise --random-seed 5";
+    let cases = [
+        (
+            "webm",
+            "libvpx-vp9",
+            "--video-audio-num-channels 2 --video-audio-sample-rate 16000",
+            Some(("vorbis", "16000", 2)),
+        ),
+        (
+            "mp4",
+            "libx264",
+            "--video-audio-num-channels 1 --video-audio-sample-rate 22.05",
+            Some(("opus", "48000", 1)),
+        ),
+        (
+            "webm",
+            "libvpx-vp9",
+            "--video-audio-num-channels 1 --video-audio-codec libopus",
+            Some(("opus", "48000", 1)),
+        ),
+        ("webm", "libvpx-vp9", "", None),
+    ];
+    for (format, codec, audio, want) in cases {
+        let server = common::recording_mock(2);
+        let entries = run(
+            &server,
+            2,
+            &format!("{clip} --video-format {format} --video-codec {codec} {audio}"),
+        );
+        for e in &entries {
+            let track = ffprobe_audio(&video_bytes(e, format));
+            let Some((codec_name, rate, channels)) = want else {
+                assert!(track.is_null(), "{format} {audio}: {track}");
+                continue;
+            };
+            assert_eq!(track["codec_name"], codec_name, "{format} {audio}: {track}");
+            assert_eq!(track["sample_rate"], rate, "{format} {audio}: {track}");
+            assert_eq!(track["channels"], channels, "{format} {audio}: {track}");
+            let seconds: f64 = track["duration"].as_str().unwrap().parse().unwrap();
+            assert!(
+                (0.9..1.2).contains(&seconds),
+                "{format} {audio}: {seconds} s"
+            );
+        }
+        // Two clips of one run are two draws, not one clip sent twice.
+        assert_ne!(
+            video_bytes(&entries[0], format),
+            video_bytes(&entries[1], format)
+        );
     }
 }
 
@@ -340,8 +454,28 @@ fn bad_media_flags_are_refused_by_name() {
         ),
         ("--video-width 32", "--video-width and --video-height"),
         (
+            "--video-width 32 --video-height 24 --video-audio-codec libopus",
+            "--video-audio-num-channels is 0",
+        ),
+        (
+            "--video-width 32 --video-height 24 --video-audio-num-channels 3",
+            "--video-audio-num-channels 3",
+        ),
+        (
+            "--video-width 32 --video-height 24 --video-audio-num-channels 1 --video-audio-depth 12",
+            "--video-audio-depth 12",
+        ),
+        (
+            "--video-width 32 --video-height 24 --video-audio-num-channels 1 --video-audio-codec mp3",
+            "--video-audio-codec mp3",
+        ),
+        (
             "--image-width-mean 8 --image-height-mean 8 --image-source-sampling shuffle-cycle",
             "--image-source-sampling",
+        ),
+        (
+            "--uuid-and-strip --endpoint-type completions",
+            "--uuid-and-strip requires endpoint type 'chat'",
         ),
     ];
     for (flags, said) in cases {
@@ -357,4 +491,228 @@ fn bad_media_flags_are_refused_by_name() {
         let err = ringperf::config::Config::from_args(&p, &argv, false).unwrap_err();
         assert!(err.to_string().contains(said), "{flags}: {err}");
     }
+}
+
+/// A mono 16-bit PCM WAV of `samples` samples at `rate` Hz, its header written by hand.
+fn wav(rate: u32, samples: u32) -> Vec<u8> {
+    let data = samples * 2;
+    let mut w = Vec::new();
+    w.extend_from_slice(b"RIFF");
+    w.extend_from_slice(&(36 + data).to_le_bytes());
+    w.extend_from_slice(b"WAVEfmt ");
+    w.extend_from_slice(&16u32.to_le_bytes());
+    w.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    w.extend_from_slice(&1u16.to_le_bytes()); // mono
+    w.extend_from_slice(&rate.to_le_bytes());
+    w.extend_from_slice(&(rate * 2).to_le_bytes());
+    w.extend_from_slice(&2u16.to_le_bytes());
+    w.extend_from_slice(&16u16.to_le_bytes());
+    w.extend_from_slice(b"data");
+    w.extend_from_slice(&data.to_le_bytes());
+    w.resize(w.len() + data as usize, 0);
+    w
+}
+
+/// A `random_pool` directory of two pools, one of images (files beside the pool, and a data
+/// URI) and one of texts with an audio file: every request carries one record of each pool,
+/// and the mock's decode of each medium is one of the files the pools name.
+#[test]
+fn random_pool_media_reach_the_server_as_the_files_are() {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    let pools = dir.path().join("pools");
+    std::fs::create_dir(&pools).unwrap();
+    let image =
+        |w, h, f| generate_image(&ImageSpec::fixed(w, h, f), &mut ImageRngs::new(Some(3))).unwrap();
+    // Every file of the directory is a pool: the media sit beside it, named relative to it.
+    let media = dir.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    std::fs::write(
+        media.join("a.png"),
+        &image(12, 7, ImageFormat::Png).bytes[..],
+    )
+    .unwrap();
+    let jpeg = image(9, 5, ImageFormat::Jpeg).data_uri();
+    std::fs::write(media.join("clip.wav"), wav(8000, 1600)).unwrap();
+    std::fs::write(
+        pools.join("1_images.jsonl"),
+        format!("{{\"image\": \"../media/a.png\"}}\n{{\"images\": [\"{jpeg}\"]}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        pools.join("2_texts.jsonl"),
+        "{\"text\": \"describe it\", \"audio\": \"../media/clip.wav\"}\n",
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 2 --request-count 16 \
+         --input-file {} --custom-dataset-type random_pool --ui none --no-server-metrics \
+         --random-seed 5 --artifact-dir {}",
+        server.addr,
+        pools.display(),
+        dir.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (16, 0));
+    let mut sizes = std::collections::BTreeSet::new();
+    for e in server.truth().entries() {
+        assert_eq!(e.media.len(), 2, "one image and one clip");
+        let (img, clip) = (&e.media[0], &e.media[1]);
+        assert_eq!(img.kind, "image");
+        sizes.insert((img.format, img.width, img.height));
+        assert_eq!(
+            (clip.kind, clip.format, clip.sample_rate),
+            ("audio", "wav", 8000)
+        );
+        assert_eq!(clip.duration_us, 200_000);
+        let b = body(&e);
+        let parts = b["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(
+            parts[0],
+            serde_json::json!({"type": "text", "text": "describe it"})
+        );
+        assert_eq!(parts[1]["type"], "image_url");
+        assert_eq!(parts[2]["type"], "input_audio");
+    }
+    // Both records of the image pool were drawn (16 draws, each missed with 2^-16).
+    assert_eq!(
+        sizes.into_iter().collect::<Vec<_>>(),
+        [("jpeg", 9, 5), ("png", 12, 7)]
+    );
+}
+
+/// Runs a `single_turn` file of images with cache UUIDs, one request at a time, and returns,
+/// per turn text, the last message's images as the mock received them: each part's `uuid` and
+/// the mock's decode of its URL (`url` and 0 bytes for an empty one).
+fn uuid_run(strip: &str) -> std::collections::BTreeMap<String, Vec<(String, &'static str, u32)>> {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, w, h) in [("a.png", 12, 7), ("b.png", 9, 5), ("c.png", 4, 3)] {
+        let img = generate_image(
+            &ImageSpec::fixed(w, h, ImageFormat::Png),
+            &mut ImageRngs::new(Some(1)),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(name), &img.bytes[..]).unwrap();
+    }
+    let data = dir.path().join("turns.jsonl");
+    std::fs::write(
+        &data,
+        concat!(
+            "{\"session_id\": \"s\", \"text\": \"one\", \"images\": [\"a.png\", \"b.png\"], \"image_uuids\": [\"ua\", \"ub\"]}\n",
+            "{\"session_id\": \"s\", \"text\": \"two\", \"images\": [\"a.png\", \"c.png\"], \"image_uuids\": [\"ua\", \"uc\"]}\n",
+            "{\"session_id\": \"s\", \"text\": \"three\", \"image_uuids\": [\"ub\"]}\n",
+            "{\"session_id\": \"t\", \"text\": \"four\", \"images\": [\"a.png\", \"a.png\"], \"image_uuids\": [\"ua\", \"ua\"]}\n",
+        ),
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 1 --request-count 4 \
+         --input-file {} --custom-dataset-type single_turn --ui none --no-server-metrics \
+         --artifact-dir {} {strip}",
+        server.addr,
+        data.display(),
+        dir.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (4, 0));
+    let mut seen = std::collections::BTreeMap::new();
+    for e in server.truth().entries() {
+        let b = body(&e);
+        let last = b["messages"].as_array().unwrap().last().unwrap().clone();
+        let parts = last["content"].as_array().unwrap();
+        let images = &parts[1..];
+        // The last message's images are the last of the body's media the mock decoded.
+        let decoded = &e.media[e.media.len() - images.len()..];
+        let got = images
+            .iter()
+            .zip(decoded)
+            .map(|(part, m)| {
+                assert_eq!(part["type"], "image_url");
+                let uuid = part["uuid"].as_str().expect("a uuid key").to_string();
+                (uuid, m.format, m.width)
+            })
+            .collect();
+        seen.insert(parts[0]["text"].as_str().unwrap().to_string(), got);
+    }
+    seen
+}
+
+/// AIPerf's `--uuid-and-strip`: a dataset's `image_uuids` go out as each `image_url` part's
+/// `uuid`; with the flag, an image whose UUID an earlier turn of the session sent with its
+/// bytes goes out empty, while a repeat within one turn and a new session keep their bytes.
+/// Without the flag, the UUIDs pass through and every image keeps its bytes.
+#[test]
+fn uuid_and_strip_empties_images_an_earlier_turn_sent() {
+    let s = |u: &str| u.to_string();
+    let stripped = uuid_run("--uuid-and-strip");
+    assert_eq!(stripped["one"], [(s("ua"), "png", 12), (s("ub"), "png", 9)]);
+    assert_eq!(stripped["two"], [(s("ua"), "url", 0), (s("uc"), "png", 4)]);
+    assert_eq!(stripped["three"], [(s("ub"), "url", 0)]);
+    assert_eq!(
+        stripped["four"],
+        [(s("ua"), "png", 12), (s("ua"), "png", 12)]
+    );
+    let kept = uuid_run("");
+    assert_eq!(kept["two"], [(s("ua"), "png", 12), (s("uc"), "png", 4)]);
+    // A UUID-only reference is empty with or without the flag.
+    assert_eq!(kept["three"], [(s("ub"), "url", 0)]);
+}
+
+/// AIPerf's `audio_duration` of a chat request is the length of the first clip of its
+/// conversation's first turn (the first of the session's turns it reads): with two turns per
+/// conversation, both records carry the first turn's clip as the mock decoded it.
+#[test]
+fn chat_audio_duration_is_the_first_turns_clip() {
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --concurrency 1 --request-count 8 \
+         --num-dataset-entries 4 --conversation-turn-mean 2 --isl 8 --osl 2 --ui none \
+         --no-server-metrics --audio-length-mean 0.2 --audio-length-stddev 0.05 \
+         --audio-sample-rates 8 --random-seed 3 --artifact-dir {}",
+        server.addr,
+        dir.path().display()
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (8, 0));
+    let truth = server.truth().entries();
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 8);
+    let mut firsts = std::collections::BTreeMap::new();
+    let mut lengths = std::collections::BTreeSet::new();
+    for r in &records {
+        let id: uuid::Uuid = r["metadata"]["x_request_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let e = truth.iter().find(|e| e.request_id == Some(id)).unwrap();
+        // The body's media in order: the first is the conversation's first turn's clip (a
+        // second turn re-sends the first as history).
+        let first = e.media[0].duration_us as f64 / 1e6;
+        let seconds = r["metrics"]["audio_duration"]["value"].as_f64().unwrap();
+        assert!((seconds - first).abs() < 1e-9, "{seconds} vs {first}");
+        let turn = r["metadata"]["turn_index"].as_u64().unwrap();
+        let conv = r["metadata"]["conversation_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        firsts
+            .entry(conv)
+            .or_insert_with(Vec::new)
+            .push((turn, seconds));
+        lengths.extend(e.media.iter().map(|m| m.duration_us));
+    }
+    for (conv, turns) in &firsts {
+        assert_eq!(turns.len(), 2, "{conv}");
+        assert_eq!(
+            turns[0].1, turns[1].1,
+            "{conv}: both turns carry the first clip"
+        );
+    }
+    // The second turns' clips differ from the first ones: the metric did not just take any.
+    assert!(lengths.len() > firsts.len(), "{lengths:?}");
 }

@@ -105,7 +105,7 @@ fn num(v: &Value) -> f64 {
         .unwrap()
 }
 
-/// The metrics of one export: name → (unit, data points).
+/// The histograms of one export: name → (unit, data points).
 fn metrics(export: &Value) -> Vec<(String, String, Vec<Value>)> {
     let rm = &export["request"]["resourceMetrics"][0];
     assert_eq!(rm["scopeMetrics"][0]["scope"]["name"], "aiperf.records");
@@ -113,6 +113,7 @@ fn metrics(export: &Value) -> Vec<(String, String, Vec<Value>)> {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|m| m.get("histogram").is_some())
         .map(|m| {
             let h = &m["histogram"];
             assert_eq!(
@@ -245,6 +246,15 @@ fn a_run_streams_its_metrics_to_an_otlp_receiver_live_and_at_the_end() {
     assert!(count_of(&exports[0]) < 10, "the first export is live");
     let last = exports.last().unwrap();
     assert_eq!(count_of(last), 10);
+    // The timing domain beside them (`--stream` not given: both): live, at most the one
+    // request of `--concurrency 1` in flight; at the end, all 10 sent and answered.
+    let live = timing_values(&exports[0], "profiling");
+    assert!(live["aiperf.timing.requests.sent"] <= 10.0, "{live:?}");
+    assert!(live["aiperf.timing.requests.in_flight"] <= 1.0, "{live:?}");
+    let end = timing_values(last, "profiling");
+    assert_eq!(end["aiperf.timing.requests.sent"], 10.0);
+    assert_eq!(end["aiperf.timing.requests.completed"], 10.0);
+    assert_eq!(end["aiperf.timing.requests.in_flight"], 0.0);
 
     // The resource: AIPerf's attributes, then the user's.
     let res = &last["request"]["resourceMetrics"][0]["resource"]["attributes"];
@@ -386,12 +396,9 @@ fn a_failing_receiver_is_a_warning_and_loses_nothing_of_the_run() {
     ) {
         return;
     }
-    // Down: a port nobody listens on (bound, then freed).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Down: a port nobody listens on.
+    let refused = crate::common::RefusedPort::new();
+    let port = refused.port;
     let dir = tempfile::tempdir().unwrap();
     let fast = [
         "--concurrency",
@@ -435,6 +442,156 @@ fn a_failing_receiver_is_a_warning_and_loses_nothing_of_the_run() {
         .unwrap();
     check_against_json(&json, "request_latency", totals(p, 1e3, None), "duration");
     assert_eq!(totals(p, 1.0, None).0, 8);
+}
+
+/// The timing sums of one export: name → value of the point of `phase`.
+fn timing_values(export: &Value, phase: &str) -> std::collections::BTreeMap<String, f64> {
+    timing_metrics(export)
+        .iter()
+        .filter_map(|m| {
+            let p = m["sum"]["dataPoints"].as_array()?.iter().find(|p| {
+                attr(&p["attributes"], "aiperf.benchmark_phase").unwrap()["stringValue"] == phase
+            })?;
+            Some((m["name"].as_str()?.to_owned(), num(&p["asDouble"])))
+        })
+        .collect()
+}
+
+fn timing_metrics(export: &Value) -> Vec<Value> {
+    export["request"]["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"].as_str().unwrap().starts_with("aiperf.timing."))
+        .cloned()
+        .collect()
+}
+
+/// `--stream timing`: AIPerf's phase counters and gauges only, each point checked against the
+/// run's own records and phase JSON (sent and completed per phase, in flight ending at 0), and
+/// their shape against AIPerf 0.13's export for the same flags (tests/data/otel_aiperf).
+#[test]
+fn the_timing_domain_streams_each_phase_s_counters_and_gauges() {
+    let py = python();
+    if !require_tool(
+        "opentelemetry-proto",
+        py.is_some(),
+        "skipped: no python with opentelemetry-proto",
+    ) {
+        return;
+    }
+    let rx = Receiver::start(&py.unwrap(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = profile(
+        &format!("127.0.0.1:{}", rx.port),
+        dir.path(),
+        &[
+            "--request-count",
+            "4",
+            "--concurrency",
+            "1",
+            "--warmup-request-count",
+            "2",
+            "--gen-ai-provider",
+            "lab-vllm",
+            "--stream",
+            "timing",
+            "--mock-ttft-ms",
+            "1",
+        ],
+    );
+    let wall = started.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let exports = rx.exports();
+    let last = exports.last().expect("an export");
+    // No histogram: the metrics domain is off.
+    assert!(metrics(last).is_empty());
+    let ours = timing_metrics(last);
+    let theirs = timing_metrics(&read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/otel_aiperf/timing_last_export.json"),
+    ));
+    let names = |ms: &[Value]| {
+        let mut n: Vec<String> = ms
+            .iter()
+            .map(|m| m["name"].as_str().unwrap().to_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    // The same instruments as AIPerf's (a counter that stayed 0 and a gauge never moved from 0
+    // are not sent by either), with the same unit, description, kind and point attributes.
+    assert_eq!(names(&ours), names(&theirs));
+    for t in &theirs {
+        let o = ours.iter().find(|m| m["name"] == t["name"]).unwrap();
+        for k in ["unit", "description"] {
+            assert_eq!(o[k], t[k], "{} {k}", t["name"]);
+        }
+        for k in ["isMonotonic", "aggregationTemporality"] {
+            assert_eq!(o["sum"][k], t["sum"][k], "{} {k}", t["name"]);
+        }
+        let attrs = |m: &Value| -> Vec<Vec<String>> {
+            m["sum"]["dataPoints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| keys(&p["attributes"]))
+                .collect()
+        };
+        assert_eq!(attrs(o), attrs(t), "{}", t["name"]);
+    }
+    // Every point against the run's records (both phases are in the records file; the warmup
+    // count also against its phase JSON).
+    let records: Vec<Value> = std::fs::read_to_string(dir.path().join("profile_export.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answered = |phase: &str| -> (f64, f64) {
+        let mine: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["metadata"]["benchmark_phase"] == phase)
+            .collect();
+        let cancelled = mine
+            .iter()
+            .filter(|r| r["metadata"]["was_cancelled"] == true)
+            .count();
+        (mine.len() as f64, (mine.len() - cancelled) as f64)
+    };
+    let warmup = read_json(&dir.path().join("phases/warmup/profile_export_aiperf.json"));
+    assert_eq!(
+        warmup["request_count"]["avg"].as_f64(),
+        Some(answered("warmup").0)
+    );
+    for (phase, expected) in [("warmup", 2.0), ("profiling", 4.0)] {
+        let v = timing_values(last, phase);
+        let (sent, completed) = answered(phase);
+        assert_eq!(sent, expected, "{phase}");
+        assert_eq!(v["aiperf.timing.requests.sent"], sent, "{phase}");
+        assert_eq!(v["aiperf.timing.requests.completed"], completed, "{phase}");
+        // Single-turn: a session per request.
+        assert_eq!(v["aiperf.timing.sessions.sent"], sent, "{phase}");
+        assert_eq!(v["aiperf.timing.sessions.completed"], completed, "{phase}");
+        assert_eq!(v["aiperf.timing.sessions.turns_total"], sent, "{phase}");
+        assert_eq!(v["aiperf.timing.requests.in_flight"], 0.0, "{phase}");
+        assert_eq!(v["aiperf.timing.sessions.in_flight"], 0.0, "{phase}");
+        let elapsed = v["aiperf.timing.phase.elapsed_sec"];
+        assert!(
+            elapsed > 0.0 && elapsed < wall,
+            "{phase}: {elapsed} of {wall} s"
+        );
+        let expected_attr = timing_metrics(last)[0]["sum"]["dataPoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["attributes"])
+            .find(|a| attr(a, "aiperf.benchmark_phase").unwrap()["stringValue"] == phase)
+            .and_then(|a| attr(a, "aiperf.total_expected_requests"))
+            .map(|x| num(&x["intValue"]));
+        assert_eq!(expected_attr, Some(expected), "{phase}");
+    }
 }
 
 /// A companion without `--otel-url` is refused, as AIPerf refuses it.

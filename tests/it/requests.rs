@@ -157,16 +157,8 @@ fn random_draws_from_the_list_reproducibly_per_seed() {
 /// `weighted` is refused, as AIPerf refuses it without per-model weights (no flag gives one).
 #[test]
 fn weighted_is_refused_with_the_reason() {
-    use clap::Parser;
-    let line = "ringperf profile -m a,b --model-selection-strategy weighted";
-    let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let ringperf::cli::Command::Profile(p) = ringperf::cli::Cli::try_parse_from(&argv)
-        .expect("flags parse")
-        .command
-    else {
-        panic!("not a profile command")
-    };
-    let err = ringperf::config::Config::from_args(&p, &argv, false).expect_err("refused");
+    let err =
+        crate::common::config_error("ringperf profile -m a,b --model-selection-strategy weighted");
     assert_eq!(err.kind(), ringperf::config::ErrorKind::Flag);
     assert!(
         err.message()

@@ -275,3 +275,141 @@ fn chat_turns_with_and_without_history() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Please enter"));
     server.stop();
 }
+
+/// `--synthesis-*` inside `profile` (docs/commands.md, "Synthesis inside profile"): rows
+/// outside the fixed-schedule window (on their recorded timestamps) and rows over
+/// `--synthesis-max-isl` are dropped first; the rest are sent exactly as `ringperf synthesize`
+/// reshapes them. The window [1000, 3000] with a speedup of 4 would keep nothing if it were
+/// applied to the reshaped timestamps (250–750).
+#[test]
+fn profile_replays_the_trace_as_synthesize_reshapes_it() {
+    let dir = scratch("synthesis-profile");
+    let rows = [
+        (0, 40, 9, "[1, 2, 3]"),
+        (1000, 40, 7, "[1, 2, 4]"),
+        (1500, 56, 12, "[1, 2, 5, 6]"),
+        (
+            2000,
+            200,
+            5,
+            "[1, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]",
+        ),
+        (2500, 24, 30, "[1, 22]"),
+        (3000, 33, 3, "[1, 19, 20]"),
+        (4000, 40, 8, "[1, 2, 21]"),
+    ];
+    let line = |(ts, isl, osl, ids): (u64, u64, u64, &str)| {
+        format!(
+            r#"{{"timestamp": {ts}, "input_length": {isl}, "output_length": {osl}, "hash_ids": {ids}}}"#
+        )
+    };
+    let all: Vec<String> = rows.iter().copied().map(line).collect();
+    std::fs::write(dir.join("trace.jsonl"), all.join("\n") + "\n").unwrap();
+    // By hand: the window keeps rows 2–6; max ISL 100 then drops row 4 (200 tokens).
+    let kept: Vec<String> = [1, 2, 4, 5].iter().map(|&i| all[i].clone()).collect();
+    std::fs::write(dir.join("kept.jsonl"), kept.join("\n") + "\n").unwrap();
+    let synth = [
+        "--synthesis-speedup-ratio",
+        "4",
+        "--synthesis-output-len-multiplier",
+        "0.5",
+        "--synthesis-prompt-len-multiplier",
+        "2",
+        "--synthesis-max-isl",
+        "100",
+        "--synthesis-max-osl",
+        "5",
+    ];
+    let mut args = vec![
+        "synthesize",
+        "mooncake-trace",
+        "--input-file",
+        "kept.jsonl",
+        "--output",
+        "want.jsonl",
+        "--block-size",
+        "16",
+    ];
+    args.extend(synth);
+    assert!(ringperf(&args, &dir).status.success());
+    let want: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("want.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(want.len(), 4);
+
+    let server = common::recording_mock(2);
+    let cfg = common::config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type chat --input-file {} \
+         --custom-dataset-type mooncake_trace --isl-block-size 16 --fixed-schedule \
+         --fixed-schedule-start-offset 1000 --fixed-schedule-end-offset 3000 \
+         --ui none --no-server-metrics --artifact-dir {} {}",
+        server.addr,
+        dir.join("trace.jsonl").display(),
+        dir.join("run").display(),
+        synth.join(" ")
+    ));
+    let out = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((out.successes, out.errors), (4, 0));
+    let mut sent: Vec<(u64, u64)> = server
+        .truth()
+        .entries()
+        .iter()
+        .map(|e| {
+            let body: serde_json::Value =
+                serde_json::from_slice(e.request_body.as_deref().unwrap()).unwrap();
+            let max = body["max_completion_tokens"]
+                .as_u64()
+                .or(body["max_tokens"].as_u64())
+                .expect("a token limit");
+            (max, e.prompt_tokens)
+        })
+        .collect();
+    let mut expected: Vec<(u64, u64)> = want
+        .iter()
+        .map(|r| {
+            (
+                r["output_length"].as_u64().unwrap(),
+                r["input_length"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    sent.sort_unstable();
+    expected.sort_unstable();
+    // The mock counts the prompt's tokens again: a block's text may re-tokenize a token apart.
+    for ((got_osl, got_isl), (want_osl, want_isl)) in sent.iter().zip(&expected) {
+        assert_eq!(got_osl, want_osl, "{sent:?} against {expected:?}");
+        assert!(
+            got_isl.abs_diff(*want_isl) <= 4,
+            "{sent:?} against {expected:?}"
+        );
+    }
+    let export: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run/profile_export_aiperf.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        export["input_config"]["datasets"][0]["synthesis"],
+        serde_json::json!({"speedup_ratio": 4.0, "prompt_len_multiplier": 2.0,
+            "output_len_multiplier": 0.5, "max_isl": 100, "max_osl": 5})
+    );
+
+    // Synthesis needs a trace, as AIPerf says.
+    let refused = ringperf(
+        &[
+            "profile",
+            "--mock",
+            "--request-count",
+            "1",
+            "--synthesis-max-osl",
+            "5",
+        ],
+        &dir,
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("only supported with trace datasets"),
+        "{refused:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -91,6 +91,16 @@ const EQUIVALENT: &[(&str, &str)] = &[
          --request-count 12 --goodput 'time_to_first_token:500 request_latency:2000' \
          --artifact-dir artifacts/variables-slos --random-seed 3",
     ),
+    (
+        "trace-synthesis",
+        "ringperf profile --model mock-model --url http://127.0.0.1:8000 --endpoint-type chat \
+         --streaming --input-file tests/data/mooncake-conversation/first-300.jsonl \
+         --custom-dataset-type mooncake_trace --synthesis-speedup-ratio 4 \
+         --synthesis-output-len-multiplier 0.1 --synthesis-max-isl 10000 \
+         --synthesis-max-osl 20 --tokenizer builtin --fixed-schedule \
+         --fixed-schedule-end-offset 3000 --artifact-dir artifacts/trace-synthesis \
+         --random-seed 5",
+    ),
 ];
 
 #[test]

@@ -236,6 +236,8 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "use_legacy_max_tokens" | "use_server_token_count" => {}
             "per_chunk_usage" if flag_bool(v, &path)? => a.switch("--per-chunk-usage"),
             "per_chunk_usage" => {}
+            "uuid_and_strip" if flag_bool(v, &path)? => a.switch("--uuid-and-strip"),
+            "uuid_and_strip" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
             "session_header" => a.one("--session-header", scalar(v, &path)?),
@@ -243,7 +245,6 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "transport"
             | "template"
             | "download_video_content"
-            | "uuid_and_strip"
             | "wait_for_model_timeout"
             | "wait_for_model_interval"
             | "wait_for_model_mode"
@@ -303,12 +304,37 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                 a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
             }
             ("file", "prompt_batch_size") => a.one("--prompt-batch-size", num(v, &path)? as u64),
+            ("file", "synthesis") => synthesis(obj(v, &path)?, &path, a)?,
             ("public", "dataset") => a.one("--public-dataset", scalar(v, &path)?),
             ("synthetic" | "file" | "public", _) => return Err(YamlError::Unsupported(path)),
             (other, _) => {
                 return Err(YamlError::Unsupported(format!("{p}.type: {other}")));
             }
         }
+    }
+    Ok(())
+}
+
+/// A file dataset's `synthesis` block: AIPerf's `SynthesisConfig` keys onto `--synthesis-*`.
+fn synthesis(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        let flag = match k.as_str() {
+            "speedup_ratio" => "--synthesis-speedup-ratio",
+            "prefix_len_multiplier" => "--synthesis-prefix-len-multiplier",
+            "prefix_root_multiplier" => "--synthesis-prefix-root-multiplier",
+            "prompt_len_multiplier" => "--synthesis-prompt-len-multiplier",
+            "output_len_multiplier" => "--synthesis-output-len-multiplier",
+            "max_isl" => "--synthesis-max-isl",
+            "max_osl" => "--synthesis-max-osl",
+            "allow_dataset_wrap" if flag_bool(v, &path)? => {
+                a.switch("--allow-dataset-wrap");
+                continue;
+            }
+            "allow_dataset_wrap" => continue,
+            _ => return Err(extra(&path)),
+        };
+        a.one(flag, scalar(v, &path)?);
     }
     Ok(())
 }

@@ -81,10 +81,7 @@ fn prompt(turn: &Turn) -> Option<String> {
 
 /// The turn's first image (a URL or a `data:` URI / raw base64).
 fn first_image(turn: &Turn) -> Option<&str> {
-    turn.media.iter().find_map(|m| match m {
-        Media::Image(url) => Some(&**url),
-        _ => None,
-    })
+    turn.media.iter().find_map(Media::image_url)
 }
 
 fn is_http(url: &str) -> bool {

@@ -36,12 +36,9 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         .turn
         .media
         .iter()
-        .filter_map(|m| match m {
-            Media::Image(url) if !url.is_empty() => {
-                Some(serde_json::json!({ "type": "image_url", "url": &**url }))
-            }
-            _ => None,
-        })
+        .filter_map(Media::image_url)
+        .filter(|url| !url.is_empty())
+        .map(|url| serde_json::json!({ "type": "image_url", "url": url }))
         .collect();
     let mut body = Map::new();
     body.insert("input".into(), Value::Array(input));

@@ -8,7 +8,7 @@ use super::{
     Auth, Descriptor, History, json, merge_extras, non_empty_str, reply_text, usage_of, walk_texts,
 };
 use crate::endpoint::EndpointKind;
-use crate::endpoint::payload::{PayloadParams, TurnBody};
+use crate::endpoint::payload::{PartDialect, PayloadParams, TurnBody, turn_message_in};
 use crate::endpoint::response::ParsedResponse;
 use crate::endpoint::response::for_each_object;
 use crate::record::RawRecord;
@@ -28,7 +28,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     metrics_title: "LLM Metrics",
     consumes_system_message: true,
     history: Some(History {
-        turn: super::chat::history_turn,
+        turn: history_turn,
         reply,
     }),
     auth: Auth::AnthropicKey,
@@ -52,7 +52,7 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
         messages.push(serde_json::json!({"role": "user", "content": context}));
     }
     messages.extend(parts.history.iter().cloned());
-    super::chat::history_turn(turn, &mut messages);
+    history_turn(turn, &mut messages);
     let mut body = Map::new();
     body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("messages".into(), Value::Array(messages));
@@ -68,6 +68,15 @@ fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     }
     merge_extras(&mut body, params, turn);
     body
+}
+
+/// A turn in the message list: its own messages verbatim, else chat's message shape with
+/// Anthropic's `image` blocks for its images.
+fn history_turn(turn: &crate::conversation::Turn, history: &mut Vec<Value>) {
+    match &turn.content {
+        crate::conversation::Content::Messages(list) => history.extend(list.iter().cloned()),
+        _ => history.extend(turn_message_in(PartDialect::Anthropic, turn)),
+    }
 }
 
 /// `system` (a string, or the texts of its blocks), then the `messages` texts.

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::conversation::{Content, Turn};
 use crate::endpoint::EndpointKind;
-use crate::endpoint::payload::{PayloadParams, TurnBody};
+use crate::endpoint::payload::{PartDialect, PayloadParams, TurnBody, media_parts_in};
 use crate::endpoint::response::ParsedResponse;
 use crate::endpoint::response::for_each_object;
 use crate::record::RawRecord;
@@ -181,20 +181,22 @@ fn merge_item(items: &mut Vec<(String, Value)>, item: Value) {
 }
 
 /// A turn as a Responses input item: `{"role","content","type":"message"}`, the content a plain
-/// string for one text, else `input_text` parts.
+/// string for one text without media, else `input_text` parts then the media's `input_image`
+/// and `input_audio` parts.
 fn item(turn: &Turn) -> Value {
     let texts: &[String] = match &turn.content {
         Content::Texts(t) => t,
         _ => &[],
     };
     let content = match texts {
-        [one] => Value::from(one.as_str()),
+        [one] if turn.media.is_empty() => Value::from(one.as_str()),
         many => {
-            let parts: Vec<Value> = many
+            let mut parts: Vec<Value> = many
                 .iter()
                 .filter(|t| !t.is_empty())
-                .map(|t| serde_json::json!({"type": "input_text", "text": t}))
+                .map(|t| PartDialect::Responses.text_part(t))
                 .collect();
+            media_parts_in(PartDialect::Responses, &turn.media, &mut parts);
             if parts.is_empty() {
                 Value::from("")
             } else {

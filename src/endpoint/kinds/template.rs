@@ -85,7 +85,7 @@ mod render {
     use serde_json::{Map, Value, json};
 
     use super::{FieldPath, FieldPathError, NAMED_TEMPLATES, PayloadTemplate};
-    use crate::conversation::{Content, Turn};
+    use crate::conversation::{Content, Media, Turn};
     use crate::endpoint::payload::PayloadParams;
 
     const NAME: &str = "payload_template";
@@ -251,9 +251,11 @@ mod render {
     }
 
     /// AIPerf's template variables for `turn` (`template_endpoint.format_payload`). The turn's
-    /// texts are one text named `text` (a rankings turn: `query` and `passages`); ringperf sends
-    /// no media, so the image / audio / video variables are empty; `turns` holds this turn only
-    /// (every body is rendered alone); `request_info` is not defined.
+    /// texts are one text named `text` (a rankings turn: `query` and `passages`); its media
+    /// fill `images` / `audios` / `videos` (data URIs or URLs; a clip as `<format>,<base64>`)
+    /// and their first `image` / `audio` / `video`, unnamed, so the `*_by_name` maps of media
+    /// are empty; `turns` holds this turn only (every body is rendered alone); `request_info`
+    /// is not defined.
     pub(super) fn variables(params: &PayloadParams, turn: &Turn) -> Value {
         let named: Vec<(&str, Vec<&str>)> = match &turn.content {
             Content::Texts(texts) => vec![("text", texts.iter().map(String::as_str).collect())],
@@ -276,14 +278,38 @@ mod render {
         if passages.is_empty() {
             passages = lookup(&named, "passage");
         }
+        let of = |pick: fn(&Media) -> Option<&str>| -> Vec<&str> {
+            turn.media
+                .iter()
+                .filter_map(pick)
+                .filter(|c| !c.is_empty())
+                .collect()
+        };
+        let images = of(Media::image_url);
+        let audios = of(|m| match m {
+            Media::Audio(clip) => Some(clip),
+            _ => None,
+        });
+        let videos = of(|m| match m {
+            Media::Video(url) => Some(url),
+            _ => None,
+        });
+        // The turn's own media lists: one unnamed item holding every content, as a loader's.
+        let items = |contents: &[&str]| -> Value {
+            if contents.is_empty() {
+                json!([])
+            } else {
+                json!([{"name": "", "contents": contents}])
+            }
+        };
         let turn_value = json!({
             "texts": named
                 .iter()
                 .map(|(name, contents)| json!({"name": name, "contents": contents}))
                 .collect::<Vec<_>>(),
-            "images": [],
-            "audios": [],
-            "videos": [],
+            "images": items(&images),
+            "audios": items(&audios),
+            "videos": items(&videos),
             "model": params.model_for(turn),
             "role": turn.role,
             "max_tokens": turn.max_tokens,
@@ -292,13 +318,13 @@ mod render {
         });
         json!({
             "texts": texts,
-            "images": [],
-            "audios": [],
-            "videos": [],
+            "images": images,
+            "audios": audios,
+            "videos": videos,
             "text": texts.first(),
-            "image": null,
-            "audio": null,
-            "video": null,
+            "image": images.first(),
+            "audio": audios.first(),
+            "video": videos.first(),
             "queries": queries,
             "passages": passages,
             "query": queries.first(),

@@ -12,8 +12,8 @@ use super::media_fields::Kind as MediaKind;
 
 use super::error::{LoadError, LoadErrorKind};
 
-/// Fields of AIPerf's media models: read by `single_turn` and `multi_turn` records
-/// ([`super::media_fields`]), rejected by name elsewhere.
+/// Fields of AIPerf's media models: read by `single_turn`, `multi_turn` and `random_pool`
+/// records ([`super::media_fields`]), rejected by name elsewhere.
 pub const MEDIA_FIELDS: &[&str] = &[
     "image",
     "images",
@@ -237,11 +237,8 @@ pub const TURN_FIELDS: &[&str] = &[
 
 /// One `SingleTurn` record: its `session_id` (if any) and the turn.
 pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError> {
-    // `image_uuids` belongs to `--uuid-and-strip`, which is not supported: still refused.
-    if obj.has("image_uuids") {
-        return Err(obj.err("image_uuids", LoadErrorKind::NotText));
-    }
-    let media = media(obj)?;
+    let uuids = image_uuids(obj)?;
+    let media = media(obj, uuids)?;
     obj.check_fields(TURN_FIELDS)?;
     obj.type_tag("single_turn")?;
     // A record of media alone is one modality, as AIPerf allows.
@@ -278,8 +275,48 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
     ))
 }
 
-/// Takes the record's media fields out (images, then audio, then video, AIPerf's order).
-pub fn media(obj: &mut Obj<'_>) -> Result<Vec<Media>, LoadError> {
+/// Takes `image_uuids` out (AIPerf's `SingleTurn`: cache UUIDs aligned one to one with
+/// `images`, which default to UUID-only references when absent), checked as AIPerf checks it.
+pub fn image_uuids(obj: &mut Obj<'_>) -> Result<Option<Vec<String>>, LoadError> {
+    let Some(items) = obj.array("image_uuids")? else {
+        return Ok(None);
+    };
+    let bad = |m: String| Err(obj.err("image_uuids", LoadErrorKind::Invalid(m)));
+    if obj.has("image") {
+        return bad("cannot be used with the singular \"image\" field".into());
+    }
+    let mut uuids = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        match item {
+            Value::String(s) if s.is_empty() => return bad("must not contain empty strings".into()),
+            Value::String(s) => uuids.push(s),
+            _ => {
+                let field = obj.name(&format!("image_uuids[{i}]"));
+                return Err(obj.ctx.err(field, LoadErrorKind::WrongType("a string")));
+            }
+        }
+    }
+    match obj.map.get("images") {
+        None | Some(Value::Null) => {
+            let empty = vec![Value::String(String::new()); uuids.len()];
+            obj.map.insert("images".into(), Value::Array(empty));
+        }
+        Some(Value::Array(images)) if images.len() != uuids.len() => {
+            return bad(format!(
+                "length ({}) must match \"images\" length ({})",
+                uuids.len(),
+                images.len()
+            ));
+        }
+        Some(_) => {}
+    }
+    Ok(Some(uuids))
+}
+
+/// Takes the record's media fields out (images, then audio, then video, AIPerf's order);
+/// with `uuids` (from [`image_uuids`]), image `i` carries `uuids[i]`, and an empty image is a
+/// UUID-only reference.
+pub fn media(obj: &mut Obj<'_>, uuids: Option<Vec<String>>) -> Result<Vec<Media>, LoadError> {
     let mut out = Vec::new();
     for (one, many, kind) in [
         ("image", "images", MediaKind::Image),
@@ -306,10 +343,27 @@ pub fn media(obj: &mut Obj<'_>) -> Result<Vec<Media>, LoadError> {
             (None, Some(_)) => return Err(obj.err(many, LoadErrorKind::WrongType("a list"))),
             (None, None) => Vec::new(),
         };
-        for (field, value) in values {
+        for (i, (field, value)) in values.into_iter().enumerate() {
             let Value::String(text) = value else {
                 return Err(obj.ctx.err(field, LoadErrorKind::WrongType("a string")));
             };
+            let uuid = uuids
+                .as_ref()
+                .filter(|_| kind == MediaKind::Image)
+                .map(|u| &u[i]);
+            if let Some(uuid) = uuid {
+                let url = if text.is_empty() {
+                    std::sync::Arc::from("")
+                } else {
+                    super::media_fields::content(&text, kind, obj.ctx.path)
+                        .map_err(|kind| obj.ctx.err(field, kind))?
+                };
+                out.push(Media::ImageUuid {
+                    url,
+                    uuid: std::sync::Arc::from(uuid.as_str()),
+                });
+                continue;
+            }
             let content = super::media_fields::content(&text, kind, obj.ctx.path)
                 .map_err(|kind| obj.ctx.err(field, kind))?;
             out.push(match kind {
@@ -356,7 +410,7 @@ mod tests {
             "",
             map,
         );
-        let got = media(&mut obj).unwrap();
+        let got = media(&mut obj, None).unwrap();
         assert_eq!(got.len(), 5);
         assert_eq!(got[0], Media::Image(Arc::from(img.data_uri())));
         assert_eq!(
@@ -407,7 +461,7 @@ mod tests {
                 "",
                 map,
             );
-            let err = media(&mut obj).unwrap_err().to_string();
+            let err = media(&mut obj, None).unwrap_err().to_string();
             assert!(
                 err.contains("data.jsonl:7: ") && err.contains(said),
                 "{err}"

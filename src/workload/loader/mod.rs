@@ -145,6 +145,13 @@ pub struct LoadSpec {
     pub system_message: bool,
     /// `--osl` was given (ShareGPT keeps short replies then).
     pub osl_given: bool,
+    /// The file whose content hash scopes a trace's `hash_ids` blocks, when not the one read:
+    /// a trace reshaped by `--synthesis-*` is read from a copy, and its blocks are those of the
+    /// recorded file, as AIPerf hashes the file it was given.
+    pub hash_path: Option<PathBuf>,
+    /// `--uuid-and-strip`: `single_turn` drops the bytes of an image whose UUID an earlier
+    /// turn of the conversation sent; `multi_turn` is refused.
+    pub uuid_and_strip: bool,
 }
 
 /// Loads the dataset `spec` describes.
@@ -243,11 +250,25 @@ fn load_file(
         ));
     }
     let whole = match kind {
-        DatasetKind::SingleTurn => single_turn::load(path, ids),
+        DatasetKind::SingleTurn => single_turn::load(path, ids, spec.uuid_and_strip),
+        DatasetKind::MultiTurn if spec.uuid_and_strip => Err(LoadError::file(
+            path,
+            LoadErrorKind::Invalid(
+                "--uuid-and-strip is not supported with multi_turn (AIPerf strips repeated \
+                 images of single_turn files only): use single_turn rows grouped by session_id"
+                    .into(),
+            ),
+        )),
         DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
         DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
         DatasetKind::MooncakeTrace => {
-            let index = mooncake_trace::scan(path, ids, spec.block_size, spec.seed)?;
+            let index = mooncake_trace::scan(
+                path,
+                spec.hash_path.as_deref().unwrap_or(path),
+                ids,
+                spec.block_size,
+                spec.seed,
+            )?;
             return Ok(Loaded::Trace(index));
         }
         DatasetKind::RawPayload => raw_payload::load(path, ids),

@@ -88,15 +88,19 @@ struct Row {
 /// `delay`, `session_id`) is read by a typed, borrowing parse; any other row, or one that
 /// parse refuses, by the general one, which names the line and field of the first fault.
 ///
+/// `hash_path` is the file whose content hash scopes the `hash_ids` blocks (`path` itself,
+/// unless `path` is a reshaped copy of it).
+///
 /// # Errors
 /// The first bad line, as a [`LoadError`] naming the line and the field.
 pub fn scan(
     path: &Path,
+    hash_path: &Path,
     ids: &mut SessionIds,
     block_size: usize,
     seed: u64,
 ) -> Result<TraceIndex, LoadError> {
-    let owned = path.to_path_buf();
+    let owned = hash_path.to_path_buf();
     let hashing = std::thread::Builder::new()
         .name("ringperf-trace-hash".into())
         .spawn(move || file_hash(&owned))
@@ -673,7 +677,7 @@ mod tests {
             .collect();
         lines.push(r#"{"timestamp": 3000, "input_length": 20, "output_length": "many"}"#.into());
         let path = write(dir.path(), &lines);
-        let err = scan(&path, &mut SessionIds::new(true), 16, 1).unwrap_err();
+        let err = scan(&path, &path, &mut SessionIds::new(true), 16, 1).unwrap_err();
         assert_eq!(
             (err.line, err.field.as_deref()),
             (Some(3001), Some("output_length"))
@@ -681,7 +685,7 @@ mod tests {
         lines.pop();
         lines.push(r#"{"timestamp": 3000, "input_length": 9, "hash_ids": [1]}"#.into());
         let path = write(dir.path(), &lines);
-        let err = scan(&path, &mut SessionIds::new(true), 16, 1).unwrap_err();
+        let err = scan(&path, &path, &mut SessionIds::new(true), 16, 1).unwrap_err();
         assert_eq!(
             (err.line, err.field.as_deref()),
             (Some(3001), Some("hash_ids"))
@@ -691,13 +695,8 @@ mod tests {
             r#"{"timestamp": 2, "input_length": 6, "session_id": "s\u0031"}"#.into(),
             r#"{"timestamp": 3, "input_length": 7}"#.into(),
         ];
-        let index = scan(
-            &write(dir.path(), &lines),
-            &mut SessionIds::new(true),
-            16,
-            1,
-        )
-        .unwrap();
+        let path = write(dir.path(), &lines);
+        let index = scan(&path, &path, &mut SessionIds::new(true), 16, 1).unwrap();
         let sessions: Vec<(&str, usize)> = index
             .skeleton
             .conversations
@@ -799,6 +798,8 @@ mod tests {
                 ignore_trace_delays: ignore,
                 system_message: false,
                 osl_given: false,
+                hash_path: None,
+                uuid_and_strip: false,
             };
             let Ok(Loaded::Trace(index)) = load_deferred(&spec, &tokenizer) else {
                 panic!("a trace's first pass");

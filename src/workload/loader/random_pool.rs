@@ -1,17 +1,18 @@
-//! `random_pool`: a file, or a directory whose every file is one pool, of text records
-//! `{"text"|"texts"}` (AIPerf's `RandomPool`; no timing, sessions or lengths). The dataset is
-//! `entries` conversations of one turn; conversation `i`'s turn joins the texts of one record
-//! drawn at random, with replacement, from each pool (pools in file-name order). Default
-//! sampling: shuffle.
+//! `random_pool`: a file, or a directory whose every file is one pool, of records with texts
+//! (`text`/`texts`) and media (`image`/`images`, `audio`/`audios`, `video`/`videos`, read as
+//! `single_turn` reads them, files relative to the pool file) (AIPerf's `RandomPool`; no timing,
+//! sessions or lengths). The dataset is `entries` conversations of one turn; conversation `i`'s
+//! turn joins the texts and media of one record drawn at random, with replacement, from each
+//! pool (pools in file-name order). Default sampling: shuffle.
 
 use std::path::{Path, PathBuf};
 
 use rand::RngExt;
 
-use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use crate::conversation::{Content, Conversation, Dataset, Media, Sampling, Turn};
 
 use super::error::{LoadError, LoadErrorKind};
-use super::fields::{Ctx, Obj, texts};
+use super::fields::{Ctx, Obj, media, texts};
 use super::lines::JsonLines;
 use super::session::SessionIds;
 
@@ -38,16 +39,19 @@ pub fn load(
             ..Conversation::default()
         })
         .collect();
-    let mut merged: Vec<Vec<String>> = vec![Vec::new(); entries];
+    let mut merged: Vec<Record> = vec![Record::default(); entries];
     for pool in &pools {
-        for texts in &mut merged {
-            let pick = rng.random_range(0..pool.len());
-            texts.extend(pool[pick].iter().cloned());
+        for record in &mut merged {
+            let pick = &pool[rng.random_range(0..pool.len())];
+            record.texts.extend(pick.texts.iter().cloned());
+            // An `Arc` clone: the pool's media bytes are shared, never copied.
+            record.media.extend(pick.media.iter().cloned());
         }
     }
-    for (conv, texts) in conversations.iter_mut().zip(merged) {
+    for (conv, record) in conversations.iter_mut().zip(merged) {
         conv.turns.push(Turn {
-            content: Content::Texts(texts),
+            content: Content::Texts(record.texts),
+            media: record.media,
             ..Turn::default()
         });
     }
@@ -78,15 +82,33 @@ fn pool_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
-/// One pool: the texts of each record of `file`.
-fn load_pool(file: &Path) -> Result<Vec<Vec<String>>, LoadError> {
+/// One record of a pool: its texts and media.
+#[derive(Clone, Debug, Default)]
+struct Record {
+    texts: Vec<String>,
+    media: Vec<Media>,
+}
+
+/// One pool: the texts and media of each record of `file`.
+fn load_pool(file: &Path) -> Result<Vec<Record>, LoadError> {
     let mut lines = JsonLines::open(file)?;
     let mut pool = Vec::new();
     while let Some((line, map)) = lines.next_object()? {
         let mut obj = Obj::new(Ctx { path: file, line }, "", map);
+        // `image_uuids` is a `SingleTurn` field; AIPerf's `RandomPool` has none.
+        if obj.has("image_uuids") {
+            return Err(obj.err("image_uuids", LoadErrorKind::UnknownField));
+        }
+        let media = media(&mut obj, None)?;
         obj.check_fields(&["type", "text", "texts"])?;
         obj.type_tag("random_pool")?;
-        pool.push(texts(&mut obj)?);
+        // A record of media alone is one modality, as AIPerf allows.
+        let texts = if !media.is_empty() && obj.lacks_text() {
+            Vec::new()
+        } else {
+            texts(&mut obj)?
+        };
+        pool.push(Record { texts, media });
     }
     if pool.is_empty() {
         return Err(LoadError::file(file, LoadErrorKind::Empty));

@@ -27,6 +27,8 @@ fn spec(source: Source) -> LoadSpec {
         ignore_trace_delays: false,
         system_message: true,
         osl_given: false,
+        hash_path: None,
+        uuid_and_strip: false,
     }
 }
 
@@ -709,10 +711,31 @@ fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
             SingleTurn,
             "data.jsonl:1: field \"images[0]\": a valid URL must have both a scheme and a host",
         ),
+        // `image_uuids` as AIPerf's `SingleTurn` checks it.
+        (
+            "{\"text\": \"a\", \"image\": \"data:image/png;base64,x\", \"image_uuids\": [\"u\"]}\n",
+            SingleTurn,
+            "data.jsonl:1: field \"image_uuids\": cannot be used with the singular \"image\" field",
+        ),
+        (
+            "{\"text\": \"a\", \"images\": [\"data:image/png;base64,x\"], \"image_uuids\": [\"u\", \"v\"]}\n",
+            SingleTurn,
+            "data.jsonl:1: field \"image_uuids\": length (2) must match \"images\" length (1)",
+        ),
+        (
+            "{\"turns\": [{\"text\": \"a\"}]}\n{\"turns\": [{\"text\": \"a\", \"image_uuids\": [\"u\", \"\"]}]}\n",
+            MultiTurn,
+            "data.jsonl:2: field \"turns[0].image_uuids\": must not contain empty strings",
+        ),
+        (
+            "{\"text\": \"a\", \"images\": [\"\", \"data:image/png;base64,x\"]}\n",
+            SingleTurn,
+            "data.jsonl:1: field \"images[0]\": \"\" is not a URL",
+        ),
         (
             "{\"text\": \"a\", \"image_uuids\": [\"u\"]}\n",
-            SingleTurn,
-            "data.jsonl:1: field \"image_uuids\": image, audio and video inputs are not supported",
+            RandomPool,
+            "data.jsonl:1: field \"image_uuids\": unknown field",
         ),
         (
             "{\"text\": \"a\"}\n{\"turns\": [{\"text\": \"a\", \"audios\": []}]}\n",
@@ -725,9 +748,14 @@ fn empty_files_backward_timestamps_and_media_name_file_line_and_field() {
             "data.jsonl:2: field \"turns[0].audios[0]\": expected a string",
         ),
         (
-            "{\"videos\": [\"v.mp4\"]}\n",
+            "{\"text\": \"a\"}\n{\"videos\": [\"https://h/v.mp4\", \"v.mp4\"]}\n",
             RandomPool,
-            "data.jsonl:1: field \"videos\": image, audio and video",
+            "data.jsonl:2: field \"videos[1]\": \"v.mp4\" is not a URL, not encoded, and no such file",
+        ),
+        (
+            "{\"image\": 3}\n",
+            RandomPool,
+            "data.jsonl:1: field \"image\": expected a string",
         ),
         (
             "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {\"url\": \"x\"}}]}]}\n",
@@ -882,4 +910,19 @@ fn a_long_file_is_streamed_line_by_line() {
     let d = load_text("big.jsonl", &body, DatasetKind::SingleTurn).unwrap();
     assert_eq!(d.conversations.len(), 7);
     assert_eq!(d.turn_count(), 20_000);
+}
+
+/// AIPerf strips repeated images in `single_turn` files only: `multi_turn` with
+/// `--uuid-and-strip` is refused, naming the file.
+#[test]
+fn uuid_and_strip_refuses_multi_turn() {
+    let mut s = file("multi_turn.jsonl", DatasetKind::MultiTurn);
+    assert!(load(&s, builtin()).is_ok());
+    s.uuid_and_strip = true;
+    let err = load(&s, builtin()).unwrap_err().to_string();
+    assert!(
+        err.contains("multi_turn.jsonl: ")
+            && err.contains("--uuid-and-strip is not supported with multi_turn"),
+        "{err}"
+    );
 }

@@ -16,7 +16,7 @@ pub mod video;
 
 pub use audio::{AudioFormat, AudioSpec, generate_audio};
 pub use image::{ImageFormat, ImageSpec, generate_image};
-pub use video::{VideoFormat, VideoSpec, VideoSynthType, generate_video};
+pub use video::{VideoAudio, VideoFormat, VideoSpec, VideoSynthType, generate_video};
 
 /// One encoded medium: the file's bytes, its MIME type, and what it holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -229,7 +229,8 @@ impl MediaParams {
 enum Job {
     Image(u32, u32, ImageFormat, u64),
     Audio(audio::AudioShape, AudioFormat, u64),
-    Video(u64),
+    /// The seeds of the frames and of the audio track.
+    Video(u64, u64),
 }
 
 /// Adds the synthetic media of `params` to every turn of `dataset` (after its texts): shapes and
@@ -247,6 +248,7 @@ pub fn attach(
     let mut image_rngs = image::ImageRngs::new(seed);
     let mut audio_rngs = audio::AudioRngs::new(seed);
     let mut video_rng = crate::workload::child_rng(seed, "dataset.video.frames");
+    let mut video_audio_rng = crate::workload::child_rng(seed, "dataset.video.audio");
     let mut jobs = Vec::new();
     for turn in dataset.conversations.iter().flat_map(|c| c.turns.iter()) {
         if !matches!(turn.content, crate::conversation::Content::Texts(_)) {
@@ -266,7 +268,7 @@ pub fn attach(
         }
         if let Some((n, _)) = &params.video {
             for _ in 0..*n {
-                jobs.push(Job::Video(video_rng.random()));
+                jobs.push(Job::Video(video_rng.random(), video_audio_rng.random()));
             }
         }
     }
@@ -337,14 +339,18 @@ fn encode_job(job: &Job, params: &MediaParams) -> Result<crate::conversation::Me
             base64_into(&bytes, &mut clip);
             Media::Audio(Arc::from(clip))
         }
-        Job::Video(seed) => {
+        Job::Video(seed, audio_seed) => {
             let Some((_, spec)) = &params.video else {
                 return Err(MediaError::Invalid {
                     flag: "--video-batch-size",
                     reason: "a video asked for without video parameters".into(),
                 });
             };
-            let video = generate_video(spec, &mut StdRng::seed_from_u64(*seed))?;
+            let video = generate_video(
+                spec,
+                &mut StdRng::seed_from_u64(*seed),
+                &mut StdRng::seed_from_u64(*audio_seed),
+            )?;
             Media::Video(Arc::from(video.data_uri()))
         }
     })

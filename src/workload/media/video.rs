@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt};
 
+use super::audio::{AudioShape, noise_wav};
 use super::{EncodedMedia, MediaError, ffmpeg};
 
 /// `--video-format`.
@@ -44,6 +45,29 @@ pub struct VideoSpec {
     /// FFmpeg's video encoder name (`--video-codec`, e.g. `libx264`, `libvpx-vp9`).
     pub codec: String,
     pub synth: VideoSynthType,
+    /// An audio track muxed into every clip (`--video-audio-num-channels` 1 or 2).
+    pub audio: Option<VideoAudio>,
+}
+
+/// The embedded audio track (`--video-audio-*`): Gaussian noise as long as the clip, written
+/// as a WAV of this shape and encoded by FFmpeg with `codec`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VideoAudio {
+    pub sample_rate_hz: u32,
+    pub channels: u16,
+    pub depth: u16,
+    /// FFmpeg's audio encoder: `libvorbis`, `libopus` or `aac`.
+    pub codec: &'static str,
+}
+
+impl VideoAudio {
+    /// The encoder a container gets when `--video-audio-codec` is not given, as AIPerf maps it.
+    pub fn default_codec(format: VideoFormat) -> &'static str {
+        match format {
+            VideoFormat::Webm => "libvorbis",
+            VideoFormat::Mp4 => "libopus",
+        }
+    }
 }
 
 impl VideoSpec {
@@ -53,8 +77,13 @@ impl VideoSpec {
     }
 }
 
-/// Draws the clip's frames and has FFmpeg encode them.
-pub fn generate_video(spec: &VideoSpec, rng: &mut StdRng) -> Result<EncodedMedia, MediaError> {
+/// Draws the clip's frames (from `rng`) and its audio track if it has one (from `audio_rng`), and
+/// has FFmpeg encode them.
+pub fn generate_video(
+    spec: &VideoSpec,
+    rng: &mut StdRng,
+    audio_rng: &mut StdRng,
+) -> Result<EncodedMedia, MediaError> {
     if spec.width == 0 || spec.height == 0 || spec.fps == 0 || spec.duration_s <= 0.0 {
         return Err(MediaError::Invalid {
             flag: "--video-duration",
@@ -88,17 +117,42 @@ pub fn generate_video(spec: &VideoSpec, rng: &mut StdRng) -> Result<EncodedMedia
         &fps,
         "-i",
         "pipe:0",
-        "-vcodec",
-        &spec.codec,
-        "-pix_fmt",
-        "yuv420p",
     ];
-    // MP4 to a pipe needs a fragmented layout (the index cannot be written back at the start).
-    if spec.format == VideoFormat::Mp4 {
-        args.extend_from_slice(&["-movflags", "frag_keyframe+empty_moov"]);
+    // The track is a WAV in a file of its own (stdin carries the frames); the file goes when
+    // `_track` does, after FFmpeg has read it.
+    let _track;
+    let track_path;
+    if let Some(audio) = &spec.audio {
+        let shape = AudioShape {
+            seconds: spec.duration_s,
+            sample_rate: audio.sample_rate_hz,
+            depth: audio.depth,
+            channels: audio.channels,
+            frames: (spec.duration_s * f64::from(audio.sample_rate_hz)) as u64,
+        };
+        _track = TempFile::with_bytes("video-audio", "wav", &noise_wav(&shape, audio_rng)?)?;
+        track_path = _track.0.to_string_lossy().into_owned();
+        args.extend_from_slice(&["-i", &track_path]);
     }
-    args.extend_from_slice(&["-f", spec.format.name(), "pipe:1"]);
-    let bytes = ffmpeg::run(&args, &frames, "--video-format")?;
+    args.extend_from_slice(&["-vcodec", &spec.codec, "-pix_fmt", "yuv420p"]);
+    if let Some(audio) = &spec.audio {
+        args.extend_from_slice(&["-acodec", audio.codec, "-shortest"]);
+    }
+    // To a seekable file, never a pipe, as AIPerf: WebM records its duration (from which
+    // frame-sampling decoders such as vLLM's derive the frame count) only when the muxer can
+    // seek back to the header, and MP4 moves its index to the front (`faststart`).
+    if spec.format == VideoFormat::Mp4 {
+        args.extend_from_slice(&["-movflags", "faststart"]);
+    }
+    let out = TempFile::new("video", spec.format.name());
+    let out_path = out.0.to_string_lossy().into_owned();
+    args.extend_from_slice(&["-f", spec.format.name(), "-y", &out_path]);
+    ffmpeg::run(&args, &frames, "--video-format")?;
+    let bytes = std::fs::read(&out.0).map_err(|e| {
+        MediaError::Ffmpeg(format!(
+            "--video-format: reading FFmpeg's output {out_path}: {e}"
+        ))
+    })?;
     Ok(EncodedMedia {
         bytes: Arc::from(bytes),
         mime: match spec.format {
@@ -110,6 +164,38 @@ pub fn generate_video(spec: &VideoSpec, rng: &mut StdRng) -> Result<EncodedMedia
         height: spec.height,
         duration_s: f64::from(spec.frames()) / f64::from(spec.fps),
     })
+}
+
+/// A path in the temporary directory, unique to this process and call; the file (if one was
+/// made there) is removed when this is dropped.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(what: &str, ext: &str) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        Self(std::env::temp_dir().join(format!(
+            "ringperf-{what}-{}-{}.{ext}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        )))
+    }
+
+    fn with_bytes(what: &str, ext: &str, bytes: &[u8]) -> Result<Self, MediaError> {
+        let file = Self::new(what, ext);
+        std::fs::write(&file.0, bytes).map_err(|e| MediaError::Encode {
+            what: "WAV",
+            reason: format!("writing {}: {e}", file.0.display()),
+        })?;
+        Ok(file)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        // Best effort: a file left behind in the temporary directory harms nothing.
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Every frame of the clip as packed RGB, one after the other.
@@ -176,6 +262,7 @@ mod tests {
             format: VideoFormat::Webm,
             codec: "libvpx-vp9".into(),
             synth: VideoSynthType::MovingShapes,
+            audio: None,
         };
         assert_eq!(spec.frames(), 2);
         let mut a = crate::workload::child_rng(Some(1), "v");
@@ -194,8 +281,11 @@ mod tests {
             format: VideoFormat::Mp4,
             codec: "libx264".into(),
             synth: VideoSynthType::Noise,
+            audio: None,
         };
-        let err = generate_video(&spec, &mut crate::workload::child_rng(Some(1), "v")).unwrap_err();
+        let mut rng = crate::workload::child_rng(Some(1), "v");
+        let mut audio_rng = crate::workload::child_rng(Some(1), "a");
+        let err = generate_video(&spec, &mut rng, &mut audio_rng).unwrap_err();
         assert!(err.to_string().starts_with("--video-width"), "{err}");
     }
 }
