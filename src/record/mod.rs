@@ -166,7 +166,7 @@ pub struct RawRecord {
     /// A compact record's extracted text deltas and kept raw messages (see [`EventForm`]).
     pub text: Vec<u8>,
     /// SSE messages (or the single non-SSE body) with the stamp of the read that completed each.
-    pub events: Vec<Event>,
+    pub events: events::Events,
     /// Reads that completed more than one SSE message (the messages share the read's stamp).
     pub coalesced_reads: u32,
     pub error: Option<RequestError>,
