@@ -8,6 +8,7 @@
 /// `aiperf.record_processor.id`): ringperf has one aggregator thread.
 pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 
+pub mod events;
 pub mod ring;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -165,7 +166,7 @@ pub struct RawRecord {
     /// A compact record's extracted text deltas and kept raw messages (see [`EventForm`]).
     pub text: Vec<u8>,
     /// SSE messages (or the single non-SSE body) with the stamp of the read that completed each.
-    pub events: Vec<Event>,
+    pub events: events::Events,
     /// Reads that completed more than one SSE message (the messages share the read's stamp).
     pub coalesced_reads: u32,
     pub error: Option<RequestError>,
