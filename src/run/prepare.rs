@@ -524,7 +524,7 @@ fn with_marker_budget(
                 .map(|n| n.saturating_sub(cost).max(1));
         }
     } else {
-        s.first_turn_marker_tokens = cost;
+        s.first_turn_isl_adjustment += cost;
     }
     p
 }
@@ -547,19 +547,19 @@ fn synthetic_params(cfg: &Config) -> workload::SyntheticParams {
     }
 }
 
-/// `--apply-chat-template` on single-turn synthetic prompts: their ISL shortened by the
-/// template's overhead (one request's plus one message's), so that the templated ISL counted is
-/// `--isl`, as AIPerf compensates its first turns. Multi-turn conversations and `--seq-dist` are
-/// left as they are (docs/tokenizer.md).
+/// `--apply-chat-template` on synthetic prompts: each turn's drawn ISL shortened by the
+/// template's overhead, so that what the templated count adds for it is the length drawn, as
+/// AIPerf compensates (`first_turn_isl_adjustment`, `subsequent_turn_isl_adjustment`): a first
+/// turn by one request's fixed cost and one message's wrap, a later turn by one message's wrap;
+/// whatever drew the length (the means, `--seq-dist`, `--random-range-ratio`).
 fn chat_template_compensated(
     mut params: workload::SyntheticParams,
     tokenizer: &workload::tokenizer::Tokenizer,
 ) -> workload::SyntheticParams {
-    let s = &params.shaping;
-    let single_turn = s.turn_mean <= 1 && s.turn_stddev == 0 && s.seq_dist.is_none();
-    if let Some(t) = tokenizer.chat_template().filter(|_| single_turn) {
+    if let Some(t) = tokenizer.chat_template() {
         let (fixed, wrap) = t.overheads(|text| tokenizer.count(text));
-        params.isl_mean = params.isl_mean.saturating_sub(fixed + wrap).max(1);
+        params.shaping.first_turn_isl_adjustment += fixed + wrap;
+        params.shaping.later_turn_isl_adjustment += wrap;
     }
     params
 }

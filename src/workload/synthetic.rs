@@ -75,9 +75,13 @@ pub struct Shaping {
     pub seq_dist: Option<SeqDist>,
     /// `--random-range-ratio`: each turn draws its (ISL, OSL) pair uniformly from these windows.
     pub range_ratio: Option<RangeSampler>,
-    /// `--cache-bust`: tokens the marker adds to a first turn, taken off its prompt (AIPerf's
-    /// `first_turn_isl_adjustment`).
-    pub first_turn_marker_tokens: u32,
+    /// Tokens taken off a first turn's drawn ISL (AIPerf's `first_turn_isl_adjustment`): the
+    /// `--cache-bust` marker when it lands there, and with `--apply-chat-template` the
+    /// template's fixed cost per request and wrap per message.
+    pub first_turn_isl_adjustment: u32,
+    /// Tokens taken off each later turn's drawn ISL (AIPerf's
+    /// `subsequent_turn_isl_adjustment`): the chat template's wrap per message.
+    pub later_turn_isl_adjustment: u32,
     /// Prefix prompts prepended to first turns.
     pub prefix: Option<PrefixPool>,
     /// Verbatim system message (`--system-prompt`, `--system-prompt-file`).
@@ -102,7 +106,8 @@ impl Default for Shaping {
             turn_delay_ratio: 1.0,
             seq_dist: None,
             range_ratio: None,
-            first_turn_marker_tokens: 0,
+            first_turn_isl_adjustment: 0,
+            later_turn_isl_adjustment: 0,
             prefix: None,
             system_prompt: None,
             shared_system_length: None,
@@ -197,11 +202,16 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                     }
                     (None, None) => None,
                 };
-                // The marker's budget comes off a first turn's length (its mean when drawn).
-                let adjust = |n: u32| match params.shaping.first_turn_marker_tokens {
+                // The marker's and the template's budget come off the turn's length (its mean
+                // when drawn), after the draw, as AIPerf shifts a drawn length.
+                let cost = if first {
+                    params.shaping.first_turn_isl_adjustment
+                } else {
+                    params.shaping.later_turn_isl_adjustment
+                };
+                let adjust = |n: u32| match cost {
                     0 => n,
-                    cost if first => n.saturating_sub(cost).max(floor),
-                    _ => n,
+                    cost => n.saturating_sub(cost).max(floor),
                 };
                 let texts = (0..params.shaping.batch_size.max(1))
                     .map(|_| {

@@ -191,3 +191,92 @@ fn synthetic_isl_with_a_chat_template_is_the_isl_asked_for() {
     ok(&out);
     assert_eq!(isls(tmp.path()), vec![40; 3]);
 }
+
+/// Runs `profile` with the `chatml` test tokenizer and `--apply-chat-template` against a
+/// recording mock, `extra` flags added; returns the run's directory and the mock.
+fn templated_run(extra: &[&str]) -> (tempfile::TempDir, MockServer) {
+    let server = crate::common::recording_mock(2);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "acme/chat", "--tokenizer"])
+        .arg(Path::new(DATA).join("chatml"))
+        .args([
+            "--apply-chat-template",
+            "--endpoint-type",
+            "chat",
+            "--osl",
+            "2",
+        ])
+        .args([
+            "--random-seed",
+            "3",
+            "--ui-type",
+            "none",
+            "--no-server-metrics",
+        ])
+        .args([
+            "--no-gpu-telemetry",
+            "--url",
+            &format!("http://{}", server.addr),
+        ])
+        .args(extra)
+        .arg("--artifact-dir")
+        .arg(tmp.path())
+        .output()
+        .expect("the binary runs");
+    ok(&out);
+    (tmp, server)
+}
+
+/// `--seq-dist` and multi-turn conversations are compensated as AIPerf compensates them: a
+/// first turn's templated ISL is the length drawn (here 40, the only one `--seq-dist` draws, or
+/// `--isl`'s), and a later turn's new user text is the length drawn less one message's wrap
+/// (its share of the templated count), that wrap being the template's own (measured by
+/// `ChatTemplate::overheads`, itself checked against transformers in the unit tests).
+#[test]
+fn seq_dist_and_later_turns_are_compensated_for_the_template() {
+    let (dir, _) = templated_run(&["--seq-dist", "40,2:100", "--request-count", "3"]);
+    assert_eq!(isls(dir.path()), vec![40; 3]);
+
+    let (dir, server) = templated_run(&[
+        "--isl",
+        "40",
+        "--conversation-num",
+        "2",
+        "--conversation-turn-mean",
+        "3",
+        "--concurrency",
+        "1",
+    ]);
+    let tokenizer = ringperf::workload::tokenizer::load_with(
+        Path::new(DATA).join("chatml").to_str().unwrap(),
+        &ringperf::workload::tokenizer::LoadOptions {
+            apply_chat_template: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (_, wrap) = tokenizer
+        .chat_template()
+        .unwrap()
+        .overheads(|t| tokenizer.count(t));
+    assert!(wrap > 0);
+    let records = read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        if r["metadata"]["turn_index"] == 0 {
+            assert_eq!(r["metrics"]["input_sequence_length"]["value"], 40, "{r}");
+        }
+    }
+    let mut later = 0;
+    for e in server.truth().entries() {
+        let body: Value = serde_json::from_slice(e.request_body.as_deref().unwrap()).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        if messages.len() > 1 {
+            let text = messages.last().unwrap()["content"].as_str().unwrap();
+            assert_eq!(tokenizer.count(text) as u32, 40 - wrap, "{text:?}");
+            later += 1;
+        }
+    }
+    assert_eq!(later, 4, "two later turns in each of two conversations");
+}
