@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn matches_pillow_up_and_down() {
-        // Expected bytes from Pillow 12 in /work/aitools/venv:
+        // Expected bytes from Pillow 12.3 (`pip install pillow`):
         //   python3 -c "from PIL import Image; im = Image.new('RGB', (5, 4));
         //   im.putdata([(min(x*50 + (200 if (x, y) == (2, 1) else 0), 255), y*60,
         //   (x*7 + y*31) % 256) for y in range(4) for x in range(5)]);
