@@ -120,7 +120,7 @@ fuzz_target!(|data: &[u8]| {
     if let Some(extract) = EndpointKind::Chat.descriptor().compact {
         let mut compact = sse.clone();
         compact.body.clear();
-        compact.events.update(|e| {
+        for e in &mut compact.events {
             let message = sse.event_bytes(e);
             let start = compact.text.len();
             e.form = extract(message, &mut compact.text).unwrap_or_else(|| {
@@ -130,7 +130,7 @@ fuzz_target!(|data: &[u8]| {
             });
             e.start = start as u32;
             e.end = compact.text.len() as u32;
-        });
+        }
         let mut want = ParsedResponse::default();
         parse_record(EndpointKind::Chat, &sse, &mut want);
         parse_record(EndpointKind::Chat, &compact, &mut reused);

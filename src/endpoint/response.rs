@@ -175,7 +175,7 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     out.clear();
     let mut scratch = std::mem::take(&mut out.data_buf);
     for ev in &rec.events {
-        let bytes = rec.event_bytes(&ev);
+        let bytes = rec.event_bytes(ev);
         // A compact record's extracted events: the worker did the parse of the common shape.
         match ev.form {
             EventForm::Raw | EventForm::Kept => {}
@@ -233,7 +233,7 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
 pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
     let mut scratch = Vec::new();
     for ev in &rec.events {
-        let Some(bytes) = rec.raw_event_bytes(&ev) else {
+        let Some(bytes) = rec.raw_event_bytes(ev) else {
             continue;
         };
         let json: &[u8] = if rec.is_sse {

@@ -176,7 +176,7 @@ fn responses(ctx: &RawContext, raw: &RawRecord) -> Vec<Value> {
                 "perf_ns".into(),
                 Value::from(ctx.monotonic_origin_ns + e.stamp_ns),
             );
-            let bytes = raw.event_bytes(&e);
+            let bytes = raw.event_bytes(e);
             if raw.is_sse {
                 let packets = sse_fields(bytes)
                     .into_iter()

@@ -8,7 +8,6 @@
 /// `aiperf.record_processor.id`): ringperf has one aggregator thread.
 pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 
-pub mod events;
 pub mod ring;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -166,7 +165,7 @@ pub struct RawRecord {
     /// A compact record's extracted text deltas and kept raw messages (see [`EventForm`]).
     pub text: Vec<u8>,
     /// SSE messages (or the single non-SSE body) with the stamp of the read that completed each.
-    pub events: events::Events,
+    pub events: Vec<Event>,
     /// Reads that completed more than one SSE message (the messages share the read's stamp).
     pub coalesced_reads: u32,
     pub error: Option<RequestError>,

@@ -125,7 +125,7 @@ fn weight(rec: &RawRecord) -> u64 {
     (rec.body.capacity()
         + rec.text.capacity()
         + rec.response_head.capacity()
-        + rec.events.heap_bytes()) as u64
+        + rec.events.capacity() * std::mem::size_of::<super::Event>()) as u64
 }
 
 /// Producer end, owned by a worker thread.

@@ -29,7 +29,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         is_sse,
         body,
         text: Vec::new(),
-        events: events.into(),
+        events,
         coalesced_reads: 0,
         error: None,
         conn_reused: false,
@@ -102,9 +102,6 @@ mod tests {
         assert_eq!(stamps, [100, 200, 300]);
         assert!(r.is_sse && r.error.is_none());
         let j = json_record(b"{}");
-        assert_eq!(
-            (j.events.len(), j.events.get(0).map(|e| e.end), j.is_sse),
-            (1, Some(2), false)
-        );
+        assert_eq!((j.events.len(), j.events[0].end, j.is_sse), (1, 2, false));
     }
 }

@@ -86,7 +86,7 @@ fn empty_record(
         is_sse: false,
         body: Vec::new(),
         text: Vec::new(),
-        events: Default::default(),
+        events: Vec::new(),
         coalesced_reads: 0,
         error: None,
         conn_reused: false,

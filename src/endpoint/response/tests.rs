@@ -453,8 +453,7 @@ fn events_out_of_range_are_empty() {
         end: 50,
         lag_ns: None,
         form: EventForm::Raw,
-    }]
-    .into();
+    }];
     let out = parse(EndpointKind::Completions, &rec);
     assert_eq!(out.error.unwrap().kind, NO_CONTENT_ERROR_KIND);
 }
