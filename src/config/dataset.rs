@@ -56,6 +56,8 @@ pub struct InputContext {
     pub osl_given: bool,
     /// `--uuid-and-strip` (checked against the endpoint type before).
     pub uuid_and_strip: bool,
+    /// The batch-size flags, for a `random_pool` file.
+    pub pool_batch: crate::workload::loader::random_pool::PoolBatch,
 }
 
 /// The validated Input group.
@@ -128,6 +130,7 @@ impl InputConfig {
             osl_given: cx.osl_given,
             hash_path: None,
             uuid_and_strip: cx.uuid_and_strip,
+            pool_batch: cx.pool_batch,
         });
         Ok(Self {
             load,

@@ -434,6 +434,12 @@ fn workload(
             system_message: endpoint.descriptor().consumes_system_message,
             osl_given: dataset.osl_mean.is_some(),
             uuid_and_strip: args.uuid_strip.uuid_and_strip,
+            pool_batch: crate::workload::loader::random_pool::PoolBatch {
+                text: args.prompt.prompt_batch_size,
+                image: args.media.image_batch_size as usize,
+                audio: args.media.audio_batch_size as usize,
+                video: args.media.video_batch_size as usize,
+            },
         },
     )?;
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the

@@ -287,7 +287,7 @@ pub const SCOPES: &[(&str, Scope)] = &[
     // Goodput, rankings
     ("goodput", Scope::Resolved("config/goodput.rs")),
     // Audio, Image and Video Input (synthetic media; docs/multimodal.md)
-    ("audio_batch_size", Scope::Synthetic),
+    ("audio_batch_size", Scope::SyntheticOrPool),
     ("audio_length_mean", Scope::Synthetic),
     ("audio_length_stddev", Scope::Synthetic),
     ("audio_format", Scope::Synthetic),
@@ -298,11 +298,11 @@ pub const SCOPES: &[(&str, Scope)] = &[
     ("image_width_stddev", Scope::Synthetic),
     ("image_height_mean", Scope::Synthetic),
     ("image_height_stddev", Scope::Synthetic),
-    ("image_batch_size", Scope::Synthetic),
+    ("image_batch_size", Scope::SyntheticOrPool),
     ("image_format", Scope::Synthetic),
     ("image_source", Scope::Synthetic),
     ("image_source_sampling", Scope::Synthetic),
-    ("video_batch_size", Scope::Synthetic),
+    ("video_batch_size", Scope::SyntheticOrPool),
     ("video_duration", Scope::Synthetic),
     ("video_fps", Scope::Synthetic),
     ("video_width", Scope::Synthetic),

@@ -228,6 +228,7 @@ mod tests {
             osl_given: false,
             hash_path: None,
             uuid_and_strip: false,
+            pool_batch: Default::default(),
         }
     }
 

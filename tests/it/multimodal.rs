@@ -716,3 +716,105 @@ fn chat_audio_duration_is_the_first_turns_clip() {
     // The second turns' clips differ from the first ones: the metric did not just take any.
     assert!(lengths.len() > firsts.len(), "{lengths:?}");
 }
+
+/// `random_pool` with batch sizes other than 1, as AIPerf's `RandomPool`: one flat pool per
+/// modality, and every turn `--image-batch-size` images and `--prompt-batch-size` texts drawn
+/// from them (the pool's record pairs are not kept); refused with AIPerf's words for a directory
+/// of named pools, for entries with named objects, and when no modality would be drawn.
+#[test]
+fn random_pool_batches_draw_from_flat_pools() {
+    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    let dir = tempfile::tempdir().unwrap();
+    let uri = |w, h| {
+        generate_image(
+            &ImageSpec::fixed(w, h, ImageFormat::Png),
+            &mut ImageRngs::new(Some(3)),
+        )
+        .unwrap()
+        .data_uri()
+    };
+    let pool = dir.path().join("pool.jsonl");
+    std::fs::write(
+        &pool,
+        format!(
+            "{{\"text\": \"alpha\", \"image\": \"{}\"}}\n{{\"texts\": [\"beta\", \"gamma\"]}}\n{{\"images\": [\"{}\"]}}\n",
+            uri(4, 3),
+            uri(6, 5)
+        ),
+    )
+    .unwrap();
+    let server = common::recording_mock(2);
+    let run = |file: &std::path::Path, batch: &str, out: &str| {
+        ringperf::run::run(config(&format!(
+            "ringperf profile -m mock-model -u {} --concurrency 2 --request-count 12 \
+             --input-file {} --custom-dataset-type random_pool {batch} --ui none \
+             --no-server-metrics --random-seed 5 --artifact-dir {}",
+            server.addr,
+            file.display(),
+            dir.path().join(out).display()
+        )))
+    };
+    let out = run(&pool, "--image-batch-size 3 --prompt-batch-size 2", "a").unwrap();
+    assert_eq!((out.successes, out.errors), (12, 0));
+    let (mut texts, mut sizes) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    for e in server.truth().entries() {
+        let b = body(&e);
+        let parts = b["messages"][0]["content"].as_array().unwrap();
+        let kinds: Vec<&str> = parts.iter().map(|p| p["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            kinds,
+            ["text", "text", "image_url", "image_url", "image_url"]
+        );
+        texts.extend(
+            parts[..2]
+                .iter()
+                .map(|p| p["text"].as_str().unwrap().to_string()),
+        );
+        assert_eq!(e.media.len(), 3);
+        sizes.extend(e.media.iter().map(|m| (m.width, m.height)));
+    }
+    // 24 text and 36 image draws from flat pools of 3 texts and 2 images: each item is drawn
+    // (a miss has probability (2/3)^24 or 2^-36).
+    assert_eq!(
+        texts.into_iter().collect::<Vec<_>>(),
+        ["alpha", "beta", "gamma"]
+    );
+    assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [(4, 3), (6, 5)]);
+
+    // A directory of two pools: named pools, refused.
+    let pools = dir.path().join("pools");
+    std::fs::create_dir(&pools).unwrap();
+    std::fs::write(pools.join("a.jsonl"), "{\"text\": \"x\"}\n").unwrap();
+    std::fs::write(pools.join("b.jsonl"), "{\"text\": \"y\"}\n").unwrap();
+    let err = run(&pools, "--prompt-batch-size 2", "b")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not supported for named pools (found 2: a.jsonl, b.jsonl)"),
+        "{err}"
+    );
+    // A named text object, refused; batch 0 on the pool's only modality: nothing to send,
+    // refused.
+    let named = dir.path().join("named.jsonl");
+    std::fs::write(
+        &named,
+        "{\"texts\": [{\"name\": \"q\", \"contents\": [\"x\"]}]}\n",
+    )
+    .unwrap();
+    let err = run(&named, "--prompt-batch-size 2", "c")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("carry named Text/Image/Audio/Video objects"),
+        "{err}"
+    );
+    let images_only = dir.path().join("images.jsonl");
+    std::fs::write(&images_only, format!("{{\"image\": \"{}\"}}\n", uri(2, 2))).unwrap();
+    let err = run(&images_only, "--image-batch-size 0", "d")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("produce turns with no content"), "{err}");
+}

@@ -15,7 +15,7 @@ mod lines;
 mod media_fields;
 mod mooncake_trace;
 mod multi_turn;
-mod random_pool;
+pub mod random_pool;
 mod raw_payload;
 mod session;
 mod sharegpt;
@@ -152,6 +152,8 @@ pub struct LoadSpec {
     /// `--uuid-and-strip`: `single_turn` drops the bytes of an image whose UUID an earlier
     /// turn of the conversation sent; `multi_turn` is refused.
     pub uuid_and_strip: bool,
+    /// `random_pool`: items per turn of each modality (the batch-size flags).
+    pub pool_batch: random_pool::PoolBatch,
 }
 
 /// Loads the dataset `spec` describes.
@@ -260,7 +262,9 @@ fn load_file(
             ),
         )),
         DatasetKind::MultiTurn => multi_turn::load(path, ids, spec.system_message),
-        DatasetKind::RandomPool => random_pool::load(path, ids, spec.entries, spec.seed),
+        DatasetKind::RandomPool => {
+            random_pool::load(path, ids, spec.entries, spec.seed, spec.pool_batch)
+        }
         DatasetKind::MooncakeTrace => {
             let index = mooncake_trace::scan(
                 path,

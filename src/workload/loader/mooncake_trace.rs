@@ -800,6 +800,7 @@ mod tests {
                 osl_given: false,
                 hash_path: None,
                 uuid_and_strip: false,
+                pool_batch: Default::default(),
             };
             let Ok(Loaded::Trace(index)) = load_deferred(&spec, &tokenizer) else {
                 panic!("a trace's first pass");

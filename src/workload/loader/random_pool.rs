@@ -16,16 +16,41 @@ use super::fields::{Ctx, Obj, media, texts};
 use super::lines::JsonLines;
 use super::session::SessionIds;
 
+/// Items per turn of each modality (`--prompt-batch-size`, `--image-batch-size`,
+/// `--audio-batch-size`, `--video-batch-size`); all 1 by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolBatch {
+    pub text: usize,
+    pub image: usize,
+    pub audio: usize,
+    pub video: usize,
+}
+
+impl Default for PoolBatch {
+    fn default() -> Self {
+        Self {
+            text: 1,
+            image: 1,
+            audio: 1,
+            video: 1,
+        }
+    }
+}
+
 /// Loads a `random_pool` file or directory and draws `entries` conversations from it with the
-/// random stream `dataset.loader.random_pool` of `seed`.
+/// random stream `dataset.loader.random_pool` of `seed`. A batch size other than 1 on a
+/// modality the pool has draws each turn's items of every modality independently from one flat
+/// pool per modality ([`batched`]), as AIPerf's `RandomPool` does.
 ///
 /// # Errors
-/// A bad line, an empty pool, a directory without files.
+/// A bad line, an empty pool, a directory without files; batching over several named pools or
+/// over entries with named objects or image UUIDs, or batch sizes that leave turns empty.
 pub fn load(
     path: &Path,
     ids: &mut SessionIds,
     entries: usize,
     seed: u64,
+    batch: PoolBatch,
 ) -> Result<Dataset, LoadError> {
     let files = pool_files(path)?;
     let mut pools = Vec::with_capacity(files.len());
@@ -33,6 +58,9 @@ pub fn load(
         pools.push(load_pool(file)?);
     }
     let mut rng = crate::workload::child_rng(Some(seed), "dataset.loader.random_pool");
+    if batching_requested(&pools, batch) {
+        return batched(path, &files, &pools, ids, entries, batch, &mut rng);
+    }
     let mut conversations: Vec<Conversation> = (0..entries)
         .map(|_| Conversation {
             session_id: ids.next_id(),
@@ -87,6 +115,135 @@ fn pool_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
 struct Record {
     texts: Vec<String>,
     media: Vec<Media>,
+    /// Its `texts` / `images` / `audios` / `videos` hold an object with a `name` or `uuids`
+    /// (which batching would drop, as AIPerf refuses it).
+    named: bool,
+}
+
+/// Which of a record's media are of `kind` (0 image, 1 audio, 2 video).
+fn kind_of(m: &Media) -> usize {
+    match m {
+        Media::Image(_) | Media::ImageUuid { .. } => 0,
+        Media::Audio(_) => 1,
+        Media::Video(_) => 2,
+    }
+}
+
+/// A batch size other than 1 on a modality some record of the pools has.
+fn batching_requested(pools: &[Vec<Record>], batch: PoolBatch) -> bool {
+    let records = || pools.iter().flatten();
+    (batch.text != 1 && records().any(|r| !r.texts.is_empty()))
+        || [batch.image, batch.audio, batch.video]
+            .into_iter()
+            .enumerate()
+            .any(|(k, b)| b != 1 && records().any(|r| r.media.iter().any(|m| kind_of(m) == k)))
+}
+
+/// AIPerf's batched `RandomPool`: one flat pool per modality (every record's items, in file
+/// order), and per conversation one turn of `batch` items of each modality present, drawn with
+/// replacement (images, then texts, audio and video, as AIPerf draws them).
+fn batched(
+    path: &Path,
+    files: &[PathBuf],
+    pools: &[Vec<Record>],
+    ids: &mut SessionIds,
+    entries: usize,
+    batch: PoolBatch,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<Dataset, LoadError> {
+    let invalid = |why: String| Err(LoadError::file(path, LoadErrorKind::Invalid(why)));
+    if files.len() > 1 {
+        let names: Vec<String> = files
+            .iter()
+            .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        return invalid(format!(
+            "random_pool batch sizes other than 1 are not supported for named pools (found \
+             {}: {}). Drop the batch-size flags, or use a single unnamed pool -- one file, or a \
+             flat inline records: list.",
+            files.len(),
+            names.join(", ")
+        ));
+    }
+    if pools.iter().flatten().any(|r| r.named) {
+        return invalid(
+            "random_pool batch sizes other than 1 are not supported when pool entries carry \
+             named Text/Image/Audio/Video objects or image cache uuids. Drop the batch-size \
+             flags, or strip name/uuids from the entries if only their contents matter."
+                .into(),
+        );
+    }
+    let texts: Vec<&String> = pools.iter().flatten().flat_map(|r| &r.texts).collect();
+    let media: [Vec<&Media>; 3] = std::array::from_fn(|k| {
+        pools
+            .iter()
+            .flatten()
+            .flat_map(|r| r.media.iter().filter(move |m| kind_of(m) == k))
+            .collect()
+    });
+    let [images, audios, videos] = &media;
+    let takes = |len: usize, b: usize| len > 0 && b > 0;
+    if !(takes(images.len(), batch.image)
+        || takes(texts.len(), batch.text)
+        || takes(audios.len(), batch.audio)
+        || takes(videos.len(), batch.video))
+    {
+        return invalid(format!(
+            "random_pool batch sizes produce turns with no content: every modality is absent \
+             from the pool or has batch size 0 (text={}, image={}, audio={}, video={}). Set a \
+             batch size above 0 for a modality that is present in the pool.",
+            batch.text, batch.image, batch.audio, batch.video
+        ));
+    }
+    // `b` draws with replacement from `from` (none when it is empty or `b` is 0).
+    fn draw<T: Clone>(rng: &mut rand::rngs::StdRng, from: &[&T], b: usize) -> Vec<T> {
+        if from.is_empty() {
+            return Vec::new();
+        }
+        (0..b)
+            .map(|_| from[rng.random_range(0..from.len())].clone())
+            .collect()
+    }
+    let mut conversations = Vec::with_capacity(entries);
+    for _ in 0..entries {
+        // An `Arc` clone: the pool's media bytes are shared, never copied.
+        let mut turn_media = draw(rng, images, batch.image);
+        let turn_texts = draw(rng, &texts, batch.text);
+        turn_media.extend(draw(rng, audios, batch.audio));
+        turn_media.extend(draw(rng, videos, batch.video));
+        conversations.push(Conversation {
+            session_id: ids.next_id(),
+            turns: vec![Turn {
+                content: Content::Texts(turn_texts),
+                media: turn_media,
+                ..Turn::default()
+            }],
+            ..Conversation::default()
+        });
+    }
+    Ok(Dataset {
+        replay: false,
+        conversations,
+        default_sampling: Sampling::Shuffle,
+    })
+}
+
+/// A record's `texts` / `images` / `audios` / `videos` hold an object with a non-empty
+/// `name` or `uuids`.
+fn carries_metadata(map: &serde_json::Map<String, serde_json::Value>) -> bool {
+    ["texts", "images", "audios", "videos"]
+        .iter()
+        .filter_map(|k| map.get(*k).and_then(serde_json::Value::as_array))
+        .flatten()
+        .any(|item| {
+            item.get("name")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|n| !n.is_empty())
+                || item
+                    .get("uuids")
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(|u| !u.is_empty())
+        })
 }
 
 /// One pool: the texts and media of each record of `file`.
@@ -94,6 +251,7 @@ fn load_pool(file: &Path) -> Result<Vec<Record>, LoadError> {
     let mut lines = JsonLines::open(file)?;
     let mut pool = Vec::new();
     while let Some((line, map)) = lines.next_object()? {
+        let named = carries_metadata(&map);
         let mut obj = Obj::new(Ctx { path: file, line }, "", map);
         // `image_uuids` is a `SingleTurn` field; AIPerf's `RandomPool` has none.
         if obj.has("image_uuids") {
@@ -108,7 +266,11 @@ fn load_pool(file: &Path) -> Result<Vec<Record>, LoadError> {
         } else {
             texts(&mut obj)?
         };
-        pool.push(Record { texts, media });
+        pool.push(Record {
+            texts,
+            media,
+            named,
+        });
     }
     if pool.is_empty() {
         return Err(LoadError::file(file, LoadErrorKind::Empty));

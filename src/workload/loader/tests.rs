@@ -29,6 +29,7 @@ fn spec(source: Source) -> LoadSpec {
         osl_given: false,
         hash_path: None,
         uuid_and_strip: false,
+        pool_batch: Default::default(),
     }
 }
 
