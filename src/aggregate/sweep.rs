@@ -102,6 +102,22 @@ pub fn divide(a: &Step, b: &Step) -> Step {
     Step { ts, vals }
 }
 
+/// `a + b` on the union of both functions' times (AIPerf's `add_step_functions`); either one
+/// alone when the other is empty.
+pub fn add(a: &Step, b: &Step) -> Step {
+    if a.is_empty() {
+        return b.clone();
+    }
+    if b.is_empty() {
+        return a.clone();
+    }
+    let mut ts: Vec<f64> = a.ts.iter().chain(&b.ts).copied().collect();
+    ts.sort_by(f64::total_cmp);
+    ts.dedup();
+    let vals = ts.iter().map(|&t| a.at(t) + b.at(t)).collect();
+    Step { ts, vals }
+}
+
 /// Every curve the sweep metrics summarize.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Curves {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::aggregate::sweep::{Step, SweepRecord, cumsum, curves};
+use crate::aggregate::sweep::{Step, SweepRecord, add as add_steps, cumsum, curves};
 
 /// The per-request export a swim lane reads.
 pub const JSONL: &str = "profile_export.jsonl";
@@ -468,22 +468,6 @@ pub fn load(dir: &Path, ramp: Option<f64>) -> Result<SwimLane, SwimLaneError> {
     })
 }
 
-/// `np.percentile(sorted, q)` (linear); 0 for an empty slice.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let Some(last) = sorted.len().checked_sub(1) else {
-        return 0.0;
-    };
-    let rank = last as f64 * q / 100.0;
-    let lo = rank.floor() as usize;
-    let (a, b) = (sorted[lo], sorted[(lo + 1).min(last)]);
-    let t = rank - lo as f64;
-    if t < 0.5 {
-        a + (b - a) * t
-    } else {
-        b - (b - a) * (1.0 - t)
-    }
-}
-
 /// `v` rounded to `digits` decimals, halves to even (Python's `round`).
 fn round_to(v: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
@@ -497,21 +481,6 @@ fn step_json(step: &Step) -> Value {
         "t": step.ts.iter().map(|&t| round_to(t, 3)).collect::<Vec<_>>(),
         "v": step.vals.iter().map(|&v| v.round_ties_even() as i64).collect::<Vec<_>>(),
     })
-}
-
-/// `a + b` on the union of their times.
-fn add_steps(a: &Step, b: &Step) -> Step {
-    if a.ts.is_empty() {
-        return b.clone();
-    }
-    if b.ts.is_empty() {
-        return a.clone();
-    }
-    let mut ts: Vec<f64> = a.ts.iter().chain(&b.ts).copied().collect();
-    ts.sort_by(f64::total_cmp);
-    ts.dedup();
-    let vals = ts.iter().map(|&t| a.at(t) + b.at(t)).collect();
-    Step { ts, vals }
 }
 
 fn clamp0(mut s: Step) -> Step {
@@ -627,7 +596,7 @@ impl SwimLane {
         let t_max = points.iter().fold(f64::MIN, |m, p| m.max(p.0));
         let pct = |mut v: Vec<f64>, q| {
             v.sort_by(f64::total_cmp);
-            round_to(percentile(&v, q), 1)
+            round_to(crate::aggregate::stats::linear(&v, q), 1)
         };
         if t_max <= 0.0 {
             let all: Vec<f64> = points.iter().map(|p| p.1).collect();
