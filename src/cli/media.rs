@@ -131,15 +131,17 @@ pub struct MediaArgs {
         help_heading = "Image Input"
     )]
     pub image_format: ImageFormatArg,
-    /// Where pixels come from: `noise` (uniform random pixels). `assets` and a directory are
-    /// refused (ringperf ships no source images and decodes none).
+    /// Where pixels come from: `noise` (uniform random pixels), a directory of PNG/JPEG images
+    /// (each drawn image is one of them resized), or `assets` (the images AIPerf ships, read
+    /// from an installed AIPerf).
     #[arg(
         long = "image-source",
         default_value = "noise",
         help_heading = "Image Input"
     )]
     pub image_source: String,
-    /// How source images are picked; with `noise` only `random-with-replacement`.
+    /// How source images are picked: random-with-replacement, shuffle-cycle or
+    /// sequential-cycle; with `noise` only random-with-replacement.
     #[arg(
         long = "image-source-sampling",
         default_value = "random-with-replacement",

@@ -4,6 +4,7 @@
 use super::ConfigError;
 use crate::cli::media::{AudioFormatArg, ImageFormatArg, MediaArgs, VideoFormatArg, VideoSynthArg};
 use crate::endpoint::EndpointKind;
+use crate::workload::media::image::{ImageSource, SourceSampling};
 use crate::workload::media::{
     AudioFormat, AudioSpec, ImageFormat, ImageSpec, MediaParams, VideoAudio, VideoFormat,
     VideoSpec, VideoSynthType,
@@ -28,22 +29,28 @@ pub fn from_args(
             return flag(format!("{name} must be a number of at least 0, not {v}"));
         }
     }
-    match a.image_source.to_ascii_lowercase().as_str() {
-        "noise" => {}
-        other => {
-            return flag(format!(
-                "--image-source {other}: only `noise` is supported (ringperf ships no source \
-                 images and does not resize files)"
-            ));
-        }
-    }
-    if !a
-        .image_source_sampling
-        .eq_ignore_ascii_case("random-with-replacement")
-    {
+    let Some(sampling) = SourceSampling::parse(&a.image_source_sampling) else {
         return flag(format!(
-            "--image-source-sampling {}: with --image-source noise only \
-             `random-with-replacement` is valid (there is no finite source pool)",
+            "--image-source-sampling {}: expected one of random-with-replacement, \
+             shuffle-cycle, sequential-cycle",
+            a.image_source_sampling
+        ));
+    };
+    let source = match a.image_source.to_ascii_lowercase().as_str() {
+        "noise" => ImageSource::Noise,
+        "assets" => ImageSource::Dir {
+            dir: aiperf_assets().map_err(ConfigError::flag)?,
+            sampling,
+        },
+        _ => ImageSource::Dir {
+            dir: expand_user(&a.image_source),
+            sampling,
+        },
+    };
+    if source == ImageSource::Noise && sampling != SourceSampling::RandomWithReplacement {
+        return flag(format!(
+            "--image-source-sampling {}: it requires --image-source assets or a directory \
+             path unless it is random-with-replacement; noise has no finite source pool",
             a.image_source_sampling
         ));
     }
@@ -66,6 +73,7 @@ pub fn from_args(
                 height_mean: a.image_height_mean,
                 height_stddev: a.image_height_stddev,
                 format,
+                source,
             };
             (a.image_batch_size as usize, spec)
         });
@@ -209,4 +217,45 @@ fn video_audio(a: &MediaArgs, format: VideoFormat) -> Result<Option<VideoAudio>,
         depth: a.video_audio_depth,
         codec,
     }))
+}
+
+/// `~` and `~/...` as the user's home (Python's `Path.expanduser`, which AIPerf applies).
+fn expand_user(path: &str) -> std::path::PathBuf {
+    let home = || std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (path, home()) {
+        ("~", Some(h)) => h.into(),
+        (p, Some(h)) if p.starts_with("~/") => std::path::Path::new(&h).join(&p[2..]),
+        (p, _) => p.into(),
+    }
+}
+
+/// `--image-source assets`: the photographs AIPerf ships (`aiperf/dataset/generator/assets/
+/// source_images`), read from an AIPerf installed for `python3` (`RINGPERF_PYTHON` names
+/// another interpreter). ringperf does not ship them.
+fn aiperf_assets() -> Result<std::path::PathBuf, String> {
+    let python = std::env::var("RINGPERF_PYTHON").unwrap_or_else(|_| "python3".into());
+    let found = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.util as u; s = u.find_spec('aiperf'); \
+             print(list(s.submodule_search_locations)[0] if s else '')",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let package = found
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let dir = std::path::Path::new(&package).join("dataset/generator/assets/source_images");
+    if package.is_empty() || !dir.is_dir() {
+        return Err(format!(
+            "--image-source assets: these are the photographs AIPerf ships inside its package, \
+             read by ringperf from an installed AIPerf, and `{python}` finds none (install \
+             aiperf for it, set RINGPERF_PYTHON to an interpreter that has it, or pass a \
+             directory of images: --image-source DIR)"
+        ));
+    }
+    Ok(dir)
 }

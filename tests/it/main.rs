@@ -23,6 +23,7 @@ mod form_endpoints;
 mod gpu_telemetry;
 mod health;
 mod http_trace;
+mod image_source;
 mod input_config;
 mod lifecycle;
 mod limits;

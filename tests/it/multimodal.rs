@@ -440,10 +440,6 @@ fn payload_shape_is_aiperfs() {
 fn bad_media_flags_are_refused_by_name() {
     let cases = [
         (
-            "--image-width-mean 8 --image-height-mean 8 --image-source assets",
-            "--image-source",
-        ),
-        (
             "--image-width-mean 8 --image-height-mean 8 --endpoint-type completions",
             "audio-transcription endpoint types only, not completions",
         ),

@@ -4,8 +4,9 @@
 //! image resized (`assets`, a directory). PNG at the default deflate level, JPEG at quality 85
 //! with no chroma subsampling (AIPerf's encoder settings).
 
-use std::path::PathBuf;
 use std::sync::Arc;
+
+use std::path::PathBuf;
 
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt};
@@ -29,6 +30,8 @@ pub struct ImageSpec {
     pub height_mean: f64,
     pub height_stddev: f64,
     pub format: ImageFormat,
+    /// Where the pixels come from (`--image-source`).
+    pub source: ImageSource,
 }
 
 impl ImageSpec {
@@ -40,6 +43,43 @@ impl ImageSpec {
             height_mean: f64::from(height),
             height_stddev: 0.0,
             format,
+            source: ImageSource::Noise,
+        }
+    }
+}
+
+/// Where an image's pixels come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImageSource {
+    /// Uniform RGB noise at the drawn size.
+    Noise,
+    /// The images of a directory (a path, or AIPerf's `assets` found in an installed AIPerf),
+    /// each drawn image resized from one of them.
+    Dir {
+        dir: PathBuf,
+        sampling: SourceSampling,
+    },
+}
+
+/// `--image-source-sampling`: how a source image is picked for each drawn image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceSampling {
+    /// Each pick independent and uniform; a file may come twice in a row.
+    RandomWithReplacement,
+    /// Every file once per shuffled cycle, reshuffled when the cycle is used up.
+    ShuffleCycle,
+    /// The files in index order, wrapping around.
+    SequentialCycle,
+}
+
+impl SourceSampling {
+    /// AIPerf's spelling (case-insensitive), or `None`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "random-with-replacement" => Some(Self::RandomWithReplacement),
+            "shuffle-cycle" => Some(Self::ShuffleCycle),
+            "sequential-cycle" => Some(Self::SequentialCycle),
+            _ => None,
         }
     }
 }
@@ -142,13 +182,46 @@ pub fn encode_rgb(
 }
 
 fn encode_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, MediaError> {
+    encode_png_color(pixels, width, height, png::ColorType::Rgb)
+}
+
+/// A PNG of `channels` 8-bit samples a pixel (1 gray, 2 gray + alpha, 3 RGB, 4 RGBA).
+pub fn encode_png_samples(
+    pixels: &[u8],
+    width: u32,
+    height: u32,
+    channels: u8,
+) -> Result<EncodedMedia, MediaError> {
+    let color = match channels {
+        1 => png::ColorType::Grayscale,
+        2 => png::ColorType::GrayscaleAlpha,
+        4 => png::ColorType::Rgba,
+        _ => png::ColorType::Rgb,
+    };
+    let bytes = encode_png_color(pixels, width, height, color)?;
+    Ok(EncodedMedia {
+        bytes: Arc::from(bytes),
+        mime: "image/png",
+        format: "png",
+        width,
+        height,
+        duration_s: 0.0,
+    })
+}
+
+fn encode_png_color(
+    pixels: &[u8],
+    width: u32,
+    height: u32,
+    color: png::ColorType,
+) -> Result<Vec<u8>, MediaError> {
     let err = |e: png::EncodingError| MediaError::Encode {
         what: "PNG",
         reason: e.to_string(),
     };
     let mut out = Vec::with_capacity(pixels.len() + pixels.len() / 64 + 1024);
     let mut encoder = png::Encoder::new(&mut out, width, height);
-    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_color(color);
     encoder.set_depth(png::BitDepth::Eight);
     encoder.set_compression(png::Compression::Balanced);
     let mut writer = encoder.write_header().map_err(err)?;
@@ -176,39 +249,6 @@ fn encode_jpeg(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, MediaE
     Ok(out)
 }
 
-/// `--image-source-sampling`: how source images are picked from a directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SourceSampling {
-    RandomWithReplacement,
-    ShuffleCycle,
-    SequentialCycle,
-}
-
-/// The PNG and JPEG files of a directory, sorted by name (`--image-source DIR`).
-pub fn source_images(dir: &std::path::Path) -> Result<Vec<PathBuf>, MediaError> {
-    let io = |source| MediaError::Io {
-        path: dir.display().to_string(),
-        source,
-    };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "png" | "jpg" | "jpeg"))
-        })
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        return Err(MediaError::Invalid {
-            flag: "--image-source",
-            reason: format!("no PNG or JPEG images in '{}'", dir.display()),
-        });
-    }
-    Ok(paths)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::probe::{self, Probed};
@@ -222,6 +262,7 @@ mod tests {
             height_mean: 30.0,
             height_stddev: 5.0,
             format: ImageFormat::Random,
+            source: ImageSource::Noise,
         };
         let run = |seed| {
             let mut rngs = ImageRngs::new(Some(seed));

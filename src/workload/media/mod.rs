@@ -13,6 +13,7 @@ pub mod ffmpeg;
 pub mod image;
 pub mod probe;
 pub mod resize;
+pub mod source;
 pub mod video;
 
 pub use audio::{AudioFormat, AudioSpec, generate_audio};
@@ -74,6 +75,9 @@ pub enum MediaError {
         path: String,
         source: std::io::Error,
     },
+    /// The source images of `--image-source`: a missing or empty directory, an image ringperf
+    /// does not decode, a damaged file (the message says which).
+    Source(String),
 }
 
 impl std::fmt::Display for MediaError {
@@ -81,7 +85,7 @@ impl std::fmt::Display for MediaError {
         match self {
             Self::Invalid { flag, reason } => write!(f, "{flag}: {reason}"),
             Self::Encode { what, reason } => write!(f, "encoding {what}: {reason}"),
-            Self::Ffmpeg(msg) => f.write_str(msg),
+            Self::Ffmpeg(msg) | Self::Source(msg) => f.write_str(msg),
             Self::Io { path, source } => write!(f, "{path}: {source}"),
         }
     }
@@ -229,6 +233,8 @@ impl MediaParams {
 /// One medium to make: its kind with its drawn shape and the seed of its pixels or samples.
 enum Job {
     Image(u32, u32, ImageFormat, u64),
+    /// A drawn size and format, resized from the source image of this index.
+    Sourced(u32, u32, ImageFormat, usize),
     Audio(audio::AudioShape, AudioFormat, u64),
     /// The seeds of the frames and of the audio track.
     Video(u64, u64),
@@ -250,6 +256,15 @@ pub fn attach(
     let mut audio_rngs = audio::AudioRngs::new(seed);
     let mut video_rng = crate::workload::child_rng(seed, "dataset.video.frames");
     let mut video_audio_rng = crate::workload::child_rng(seed, "dataset.video.audio");
+    // A directory of source images is indexed (every file's header checked) before any draw.
+    let mut sources = match params.images.as_ref().map(|(_, spec)| &spec.source) {
+        Some(image::ImageSource::Dir { dir, sampling }) => {
+            let index = source::index(dir)?;
+            let sampler = source::Sampler::new(*sampling, index.paths.len(), seed);
+            Some((index, sampler))
+        }
+        _ => None,
+    };
     let mut jobs = Vec::new();
     for turn in dataset.conversations.iter().flat_map(|c| c.turns.iter()) {
         if !matches!(turn.content, crate::conversation::Content::Texts(_)) {
@@ -258,7 +273,10 @@ pub fn attach(
         if let Some((n, spec)) = &params.images {
             for _ in 0..*n {
                 let (w, h, f) = image::draw_shape(spec, &mut image_rngs)?;
-                jobs.push(Job::Image(w, h, f, image_rngs.pixels.random()));
+                jobs.push(match &mut sources {
+                    Some((_, sampler)) => Job::Sourced(w, h, f, sampler.pick()),
+                    None => Job::Image(w, h, f, image_rngs.pixels.random()),
+                });
             }
         }
         if let Some((n, spec)) = &params.audio {
@@ -273,7 +291,10 @@ pub fn attach(
             }
         }
     }
-    let made = encode_all(&jobs, params)?;
+    let paths = sources
+        .as_ref()
+        .map_or(&[][..], |(index, _)| &index.paths[..]);
+    let made = encode_all(&jobs, params, paths)?;
     let mut made = made.into_iter();
     for turn in dataset
         .conversations
@@ -291,27 +312,78 @@ pub fn attach(
     Ok(())
 }
 
-/// Encodes every job, the jobs split over the machine's cores; results in job order.
+/// Encodes every job, the jobs split over the machine's cores; results in job order. Images
+/// resized from a source (`paths`) are grouped by source, so each source is decoded once and
+/// only as many decoded sources as there are threads are held at a time.
 fn encode_all(
     jobs: &[Job],
     params: &MediaParams,
+    paths: &[std::path::PathBuf],
 ) -> Result<Vec<crate::conversation::Media>, MediaError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = jobs.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|j| encode_job(j, params)).collect()))
-            .collect();
-        let mut out = Vec::with_capacity(jobs.len());
-        for h in handles {
-            let part: Result<Vec<_>, MediaError> = h.join().unwrap_or_else(|_| {
-                Err(MediaError::Ffmpeg("a media encoder thread failed".into()))
-            });
-            out.extend(part?);
+    let mut by_source: Vec<Vec<usize>> = vec![Vec::new(); paths.len()];
+    let mut plain = Vec::new();
+    for (i, job) in jobs.iter().enumerate() {
+        match job {
+            Job::Sourced(.., src) if *src < paths.len() => by_source[*src].push(i),
+            _ => plain.push(i),
         }
-        Ok(out)
-    })
+    }
+    let groups: Vec<(usize, &Vec<usize>)> = by_source
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| !g.is_empty())
+        .collect();
+    let chunk = plain.len().div_ceil(threads).max(1);
+    let failed = || Err(MediaError::Ffmpeg("a media encoder thread failed".into()));
+    let mut out: Vec<Option<crate::conversation::Media>> = vec![None; jobs.len()];
+    std::thread::scope(|s| {
+        let plain_handles: Vec<_> = plain
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|&i| Ok((i, encode_job(&jobs[i], params)?)))
+                        .collect::<Result<Vec<_>, MediaError>>()
+                })
+            })
+            .collect();
+        let groups = &groups;
+        let sourced_handles: Vec<_> = (0..threads.min(groups.len()))
+            .map(|t| {
+                s.spawn(move || {
+                    let mut made = Vec::new();
+                    for (src, members) in groups.iter().skip(t).step_by(threads) {
+                        let decoded = source::load(&paths[*src])?;
+                        for &i in members.iter() {
+                            let Job::Sourced(w, h, format, _) = jobs[i] else {
+                                continue;
+                            };
+                            let img = source::resized(&decoded, w, h).map_err(|why| {
+                                MediaError::Source(format!("{}: {why}", paths[*src].display()))
+                            })?;
+                            let img = source::encode(&img, format)?;
+                            made.push((
+                                i,
+                                crate::conversation::Media::Image(Arc::from(img.data_uri())),
+                            ));
+                        }
+                    }
+                    Ok(made)
+                })
+            })
+            .collect();
+        for h in plain_handles.into_iter().chain(sourced_handles) {
+            let part: Result<Vec<_>, MediaError> = h.join().unwrap_or_else(|_| failed());
+            for (i, media) in part? {
+                out[i] = Some(media);
+            }
+        }
+        Ok::<(), MediaError>(())
+    })?;
+    out.into_iter()
+        .map(|m| m.ok_or_else(|| MediaError::Ffmpeg("a medium was not made".into())))
+        .collect()
 }
 
 fn encode_job(job: &Job, params: &MediaParams) -> Result<crate::conversation::Media, MediaError> {
@@ -319,6 +391,11 @@ fn encode_job(job: &Job, params: &MediaParams) -> Result<crate::conversation::Me
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     Ok(match job {
+        Job::Sourced(..) => {
+            return Err(MediaError::Source(
+                "a source image was drawn outside the directory's index".into(),
+            ));
+        }
         Job::Image(w, h, format, seed) => {
             let mut pixels = vec![0u8; *w as usize * *h as usize * 3];
             StdRng::seed_from_u64(*seed).fill_bytes(&mut pixels);
