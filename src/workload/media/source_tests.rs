@@ -164,3 +164,25 @@ fn sniffing_names_formats_and_never_panics() {
         let _ = decode(&[0xff, 0xd8, 0xff, 0xc0, 0, 0x11, 8, 0, 1][..n.min(9)]);
     }
 }
+
+/// Every prefix of each source, and each with one byte flipped at a spread of offsets, decodes
+/// or fails with a message: never a panic (the decoders are other crates; a directory may hold
+/// anything).
+#[test]
+fn damaged_sources_are_errors_not_panics() {
+    for name in ["a_rgb.png", "b_rgba.png", "c_gray.png", "d_photo.jpg"] {
+        let bytes = std::fs::read(data("image-source").join(name)).unwrap();
+        for cut in 0..bytes.len() {
+            let _ = decode(&bytes[..cut]);
+        }
+        for at in (0..bytes.len()).step_by(7) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x5a;
+            if let Ok(img) = decode(&flipped) {
+                let want = img.width as usize * img.height as usize * usize::from(img.channels);
+                assert_eq!(img.pixels.len(), want, "{name} flipped at {at}");
+                let _ = resized(&img, 3, 2);
+            }
+        }
+    }
+}
