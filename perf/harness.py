@@ -181,7 +181,7 @@ def mock_note(r, busy_wall_s):
 
 # --------------------------------------------------------------------------------- ringperf
 def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=None,
-                 extra=(), workers=1, timestamps=None):
+                 extra=(), workers=1, timestamps=None, entries=100):
     """`workers=None` leaves the worker count at ringperf's default (one per core of its
     affinity set); `timestamps` is `kernel` or `user` (`None`: the default, kernel)."""
     cmd = [RINGPERF, "profile", "-m", "mock-model", "--url", URL, "--endpoint-type", "chat",
@@ -194,7 +194,7 @@ def ringperf_cmd(outdir, conc=None, count=None, streaming=False, osl=1, rate=Non
            # AIPerf 0.13's rule builds one synthetic conversation per request (the dataset size
            # defaults to --request-count); 100 distinct prompts, as before that rule, keeps
            # start-up out of the per-request CPU figures.
-           "--num-dataset-entries", "100"]
+           "--num-dataset-entries", str(entries)]
     if workers is not None:
         cmd += ["--workers-max", str(workers)]
     if timestamps is not None:
@@ -810,6 +810,119 @@ def placement_ratios(default, fewer):
     }
 
 
+# ------------------------------------------------------------------------------------- vlm
+VLM_IMAGES = ["--image-width-mean", "1024", "--image-height-mean", "1024",
+              "--image-batch-size", "4", "--image-format", "png"]
+VLM_ENTRIES = 16  # distinct bodies (64 images): both clients hold every body in memory
+VLM_TOKENS = 10
+
+
+def vlm_aiperf_cmd(outdir, conc=None, n=None, rate=None):
+    cmd = [AIPERF, "profile", "-m", "mock-model", "--url", URL, "--endpoint-type", "chat",
+           "--streaming", "--tokenizer", "builtin", "--isl", str(ISL),
+           "--osl", str(VLM_TOKENS), "--random-seed", "1",
+           "--num-dataset-entries", str(VLM_ENTRIES), "--ui-type", "none",
+           "--no-server-metrics", "--no-gpu-telemetry", "--artifact-dir", str(outdir),
+           "--request-count", str(n)] + VLM_IMAGES
+    if conc is not None:
+        cmd += ["--concurrency", str(conc)]
+    if rate is not None:
+        cmd += ["--request-rate", str(rate), "--arrival-pattern", "constant"]
+    return cmd
+
+
+def dispatch_lag_us(outdir):
+    """Send start minus credit issue (`request_start_ns - credit_issued_ns`) of every record of
+    the run's profile_export.jsonl, both clients' own stamps: {p50, p99, max} in µs."""
+    files = list(Path(outdir).rglob("profile_export.jsonl"))
+    check(files, f"no profile_export.jsonl under {outdir}")
+    lags = sorted((s - i) / 1e3 for i, s in overhead.jsonl_starts(files[0]))
+    check(lags, "no records")
+
+    def pct(q):
+        return lags[min(len(lags) - 1, int(round(q / 100 * (len(lags) - 1))))]
+    return {"p50": pct(50), "p99": pct(99), "max": lags[-1], "count": len(lags)}
+
+
+def scenario_vlm(out, quick):
+    """VLM-shaped chat (#25): 4 noise PNGs of 1024x1024 per request, a body of about 17 MB,
+    10 streamed tokens back; ringperf vs AIPerf 0.13 on the same mock.
+
+    Closed loop at concurrency 4, each client run at two request counts so the CPU per request
+    is the marginal cost (free of start-up and of making the images); then an open loop at a
+    constant rate both clients can hold, for each client's dispatch lag (send start minus its
+    own credit stamp, from its profile_export.jsonl) and the rate it achieved.
+    """
+    ns = [60, 20] if quick else [200, 50]
+    rate, n_open = (5, 40) if quick else (10, 150)
+    res = {"images_per_request": 4, "side": 1024, "format": "png", "concurrency": 4,
+           "dataset_entries": VLM_ENTRIES, "open_loop_rate": rate}
+    for client in ["ringperf", "aiperf"]:
+        if client == "aiperf" and not AIPERF:
+            res[client] = {"skipped": "AIPerf not installed"}
+            continue
+        runs = []
+        try:
+            for n in ns:
+                d = out / f"vlm-{client}-n{n}"
+                with Mock(out, d.name, tokens=VLM_TOKENS) as m:
+                    if client == "ringperf":
+                        cmd = ringperf_cmd(d, conc=4, count=n, streaming=True, osl=VLM_TOKENS,
+                                           entries=VLM_ENTRIES, extra=VLM_IMAGES)
+                    else:
+                        cmd = vlm_aiperf_cmd(d, conc=4, n=n)
+                    r = run_client(cmd, m, 1200)
+                    truth = m.stop()
+                (out / f"{d.name}.out").write_text(r["stdout"][-5000:] + r["stderr"][-5000:])
+                j = (check_ringperf(r, d, n, VLM_TOKENS) if client == "ringperf"
+                     else check_aiperf(r, d, n, VLM_TOKENS))
+                check(len(truth) == n, f"mock saw {len(truth)} requests, not {n}")
+                check(all(len(t.get("media", [])) == 4 for t in truth),
+                      "a request without its 4 images")
+                dur = j["benchmark_duration"]["avg"]
+                frac, note = mock_note(r, dur)
+                runs.append({"n": n, "dur_s": dur, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+                             "maxrss_kib": r["maxrss_kib"], "mock_busy": frac, "note": note,
+                             "req_per_s": n / dur,
+                             "ttft_p50_ms": j["time_to_first_token"].get("p50"),
+                             "latency_p50_ms": j["request_latency"].get("p50")})
+            big, small = runs
+            res[client] = {
+                "runs": runs, "req_per_s": big["req_per_s"],
+                "cpu_ms_per_req_marginal":
+                    (big["cpu_s"] - small["cpu_s"]) / (big["n"] - small["n"]) * 1e3,
+                "cpu_s_startup_estimate":
+                    small["cpu_s"] - small["n"] * (big["cpu_s"] - small["cpu_s"])
+                    / (big["n"] - small["n"]),
+            }
+            d = out / f"vlm-{client}-open"
+            with Mock(out, d.name, tokens=VLM_TOKENS) as m:
+                if client == "ringperf":
+                    cmd = ringperf_cmd(d, count=n_open, streaming=True, osl=VLM_TOKENS,
+                                       rate=rate, entries=VLM_ENTRIES, extra=VLM_IMAGES)
+                else:
+                    cmd = vlm_aiperf_cmd(d, n=n_open, rate=rate)
+                r = run_client(cmd, m, 1200)
+                m.stop()
+            (out / f"{d.name}.out").write_text(r["stdout"][-5000:] + r["stderr"][-5000:])
+            if client == "ringperf":
+                check_ringperf(r, d, n_open, VLM_TOKENS)
+            else:
+                check_aiperf(r, d, n_open, VLM_TOKENS)
+            files = list(Path(d).rglob("profile_export.jsonl"))
+            pairs = overhead.jsonl_starts(files[0])
+            span_ns = max(s for _, s in pairs) - min(i for i, _ in pairs)
+            res[client]["open_loop"] = {
+                "rate": rate, "requests": n_open,
+                "achieved_send_rate": (len(pairs) - 1) / (span_ns / 1e9),
+                "dispatch_lag_us": dispatch_lag_us(d), "cpu_s": r["cpu_s"]}
+        except CheckFailed as e:
+            res[client] = {"failed": str(e), "runs": runs}
+        log(f"vlm {client}: {json.dumps(res[client])}")
+    return res
+
+
+
 SCENARIOS = {
     "nonstream": scenario_nonstream,
     "stream": scenario_stream,
@@ -818,6 +931,7 @@ SCENARIOS = {
     "manyconn": scenario_manyconn,
     "startup": scenario_startup,
     "placement": scenario_placement,
+    "vlm": scenario_vlm,
 }
 
 

@@ -4,7 +4,7 @@
 #
 #   perf/run.sh [--quick] [SCENARIO ...]
 #
-# Scenarios: nonstream stream overhead openloop manyconn startup placement (default: all).
+# Scenarios: nonstream stream overhead openloop manyconn startup placement vlm (default: all).
 # Environment:
 #   RINGPERF_BIN    ringperf binary to test (default: build with `cargo build --release`)
 #   PERF_TOOLS_DIR  where peers are installed (default: perf/.tools)

@@ -251,3 +251,64 @@ fn a_bad_directory_stops_the_run_before_anything_is_sent() {
     }
     assert!(server.truth().entries().is_empty(), "nothing was sent");
 }
+
+/// The same flags as AIPerf 0.13's own run over the same directory
+/// (tests/data/aiperf-image-source): the same sources in the same order, the PNG sources'
+/// pixels identical, the JPEG's within 3 levels.
+#[test]
+fn the_images_are_those_aiperf_sent_for_the_same_directory() {
+    fn image_uris(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) if s.starts_with("data:image/") => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| image_uris(x, out)),
+            Value::Object(o) => o.values().for_each(|x| image_uris(x, out)),
+            _ => {}
+        }
+    }
+    let pixels = |uri: &str| {
+        let b64 = uri.strip_prefix("data:image/png;base64,").expect("PNG");
+        png_pixels(&ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap())
+    };
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::config(&format!(
+        "ringperf profile -m mock-model -u {} --tokenizer builtin --isl 8 --osl 2 \
+         --request-count 8 --concurrency 1 --num-dataset-entries 8 --image-width-mean 15 \
+         --image-height-mean 10 --image-format png --image-source {} \
+         --image-source-sampling sequential-cycle --ui none --no-server-metrics \
+         --artifact-dir {}",
+        server.addr,
+        data("image-source").display(),
+        dir.path().display()
+    ));
+    ringperf::run::run(cfg).expect("the run completes");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    image_uris(
+        &common::read_json(&dir.path().join("inputs.json")),
+        &mut ours,
+    );
+    image_uris(
+        &common::read_json(&data("aiperf-image-source/inputs.json")),
+        &mut theirs,
+    );
+    assert_eq!((ours.len(), theirs.len()), (8, 8));
+    for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        let ((pa, ca), (pb, cb)) = (pixels(a), pixels(b));
+        assert_eq!(
+            (ca, pa.len()),
+            (cb, pb.len()),
+            "image {i}: channels and size"
+        );
+        let jpeg_source = i % 4 == 3;
+        let worst = pa
+            .iter()
+            .zip(&pb)
+            .map(|(x, y)| x.abs_diff(*y))
+            .max()
+            .unwrap();
+        assert!(
+            worst == 0 || (jpeg_source && worst <= 3),
+            "image {i} differs from AIPerf's by {worst}"
+        );
+    }
+}
