@@ -25,8 +25,9 @@ pub const CORRELATION_ID_HEADER: &str = "X-Correlation-ID";
 /// A complete request (head and body) ready to be written to a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodedRequest {
-    /// Head followed by body, exactly as sent.
-    pub bytes: Vec<u8>,
+    /// Head followed by body, exactly as sent; shared, so a large body is written to every
+    /// connection from this one copy.
+    pub bytes: std::sync::Arc<[u8]>,
     /// Offsets in `bytes` of the 36-byte values of the request-id header (`[0]`) and the
     /// correlation-id header (`[1]`).
     pub id_slots: [usize; 2],
@@ -163,7 +164,7 @@ pub fn encode_post_with(
     let head_len = bytes.len();
     bytes.extend_from_slice(body);
     Ok(EncodedRequest {
-        bytes,
+        bytes: bytes.into(),
         id_slots: [request_slot, correlation_slot],
         copy_slots,
         head_len,
@@ -349,9 +350,9 @@ mod tests {
         let len = req.bytes.len();
         let a = uuid::Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
         let b = uuid::Uuid::from_u128(0xffee_ddcc_bbaa_9988_7766_5544_3322_1100);
-        let mut bytes = req.bytes.clone();
+        let mut bytes = req.bytes.to_vec();
         req.write_ids(&mut bytes, &a, &b);
-        req.bytes = bytes;
+        req.bytes = bytes.into();
         assert_eq!(req.bytes.len(), len);
         let text = std::str::from_utf8(&req.bytes).unwrap();
         assert!(text.contains("X-Request-ID: 01234567-89ab-cdef-0123-456789abcdef\r\n"));

@@ -72,6 +72,13 @@ pub trait Sink {
     /// connection). `reused`: the connection comes from the pool. Called once per attempt.
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool);
 
+    /// Bytes to write after [`Sink::encode`]'s, straight from where they are kept (no copy
+    /// into the connection's buffer): a large body shared by every request that sends it.
+    /// Called once per attempt, right after `encode`.
+    fn shared_tail(&mut self) -> Option<bytes::Bytes> {
+        None
+    }
+
     /// The request is about to be written; `sent_ns` is stamped just before the write.
     fn on_send(&mut self, sent_ns: u64);
 
@@ -426,6 +433,7 @@ impl Exchange<'_> {
         let mut wbuf = std::mem::take(&mut conn.wbuf);
         wbuf.clear();
         sink.encode(&mut wbuf, reused);
+        let tail = sink.shared_tail();
         if let Some(c) = self.cut
             && self.clock.now_ns() >= c.control.cut_at_ns()
         {
@@ -434,6 +442,10 @@ impl Exchange<'_> {
         sink.on_send(self.clock.now_ns());
         let (res, wbuf) = conn.stream.write_all(wbuf).await;
         conn.wbuf = wbuf;
+        let res = match (res, tail) {
+            (Ok(head), Some(tail)) => conn.stream.write_shared(tail).await.map(|n| head + n),
+            (res, _) => res,
+        };
         let sent_ns = self.clock.now_ns();
         match res {
             Ok(n) => sink.on_sent(n, sent_ns),

@@ -380,6 +380,18 @@ impl Stream {
         }
     }
 
+    /// Writes all of `bytes` (plaintext) from where they are: on a plain connection the kernel
+    /// reads them in place; TLS encrypts them into its record buffer as it would a copy.
+    pub(super) async fn write_shared(&mut self, bytes: bytes::Bytes) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write_all(bytes).await.0,
+            Stream::Tls(t) => {
+                let len = bytes.len();
+                t.write_plaintext(&bytes).await.map(|()| len)
+            }
+        }
+    }
+
     /// Reads once into `buf`'s spare capacity (appending) and returns how many bytes came
     /// (0: end of stream) with the stamps of the socket read that brought them. `kernel`: the
     /// socket has kernel receive stamps enabled, so the read is a stamped `recvmsg`.

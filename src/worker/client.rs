@@ -310,7 +310,23 @@ struct Prefill<'a> {
     scratch: crate::endpoint::ParsedResponse,
 }
 
+/// Bodies from this size on are written from the dataset's own bytes, after the head (a
+/// second write); smaller ones are copied behind the head and go in one write.
+const SHARED_BODY_MIN: usize = 64 * 1024;
+
 impl Recorder<'_> {
+    /// Whether this attempt writes its body from the shared request bytes, not from a copy:
+    /// a large body with nothing spliced into it (the ids are all in the head).
+    fn body_is_shared(&self) -> bool {
+        self.splice.is_none()
+            && self
+                .request
+                .bytes
+                .len()
+                .saturating_sub(self.request.head_len)
+                >= SHARED_BODY_MIN
+    }
+
     /// The trace of the current attempt (begun by [`Sink::on_attempt`]).
     fn trace(&mut self) -> &mut HttpTrace {
         self.rec.trace.get_or_insert_with(HttpTrace::default)
@@ -344,9 +360,21 @@ impl Sink for Recorder<'_> {
                 return;
             }
         }
-        wbuf.extend_from_slice(&self.request.bytes);
+        let bytes = &self.request.bytes;
+        let copied = if self.body_is_shared() {
+            &bytes[..self.request.head_len]
+        } else {
+            &bytes[..]
+        };
+        wbuf.extend_from_slice(copied);
         self.request
             .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
+    }
+
+    fn shared_tail(&mut self) -> Option<bytes::Bytes> {
+        self.body_is_shared().then(|| {
+            bytes::Bytes::from_owner(self.request.bytes.clone()).slice(self.request.head_len..)
+        })
     }
 
     fn on_send(&mut self, sent_ns: u64) {
@@ -561,7 +589,7 @@ mod tests {
     /// An empty encoded request: the recorder only reads its slots.
     fn no_request() -> EncodedRequest {
         EncodedRequest {
-            bytes: Vec::new(),
+            bytes: Vec::new().into(),
             id_slots: [0, 0],
             copy_slots: Vec::new(),
             head_len: 0,

@@ -846,3 +846,60 @@ fn a_certificate_without_subject_alt_name_is_refused_with_the_reason() {
         "{msg}"
     );
 }
+
+/// Bodies of 64 KiB and more are written from the dataset's shared bytes after the head (two
+/// writes, no copy into the connection's buffer): over plain TCP and over TLS, every request
+/// arrives whole, with its own ids, and every request of one conversation carries the same
+/// body bytes, whichever connection sent it.
+#[test]
+fn large_bodies_arrive_whole_from_the_shared_bytes() {
+    let pki = Pki::new();
+    for tls in [false, true] {
+        let mock = ringperf::mock::start(MockConfig {
+            output_tokens: OutputLen::Fixed(TOKENS),
+            truth_log: true,
+            record_bodies: true,
+            tls: tls.then(|| pki.mock_tls()),
+            ..MockConfig::default()
+        })
+        .expect("mock starts");
+        let dir = tempfile::tempdir().unwrap();
+        let scheme = if tls { "https" } else { "http" };
+        let mut cfg = config(&format!(
+            "ringperf profile -m mock-model -u {scheme}://127.0.0.1:{} --streaming \
+             --concurrency 3 --request-count {REQUESTS} --num-dataset-entries 2 \
+             --isl 40000 --osl {TOKENS} --tokenizer builtin --random-seed 5 --ui none \
+             --no-server-metrics --artifact-dir {}",
+            mock.addr.port(),
+            dir.path().display()
+        ));
+        cfg.tls.ca_file = Some(pki.ca());
+        let out = ringperf::run::run(cfg).expect("run completes");
+        assert_eq!(
+            (out.successes, out.errors),
+            (REQUESTS as u64, 0),
+            "tls {tls}"
+        );
+        let truth = truth_by_id(&mock);
+        assert_eq!(truth.len(), REQUESTS, "each request served once, tls {tls}");
+        let mut bodies: HashMap<String, std::sync::Arc<[u8]>> = HashMap::new();
+        for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
+            let id = rec["metadata"]["x_request_id"].as_str().unwrap();
+            let t = &truth[id];
+            assert!(t.completed);
+            let body = t.request_body.clone().expect("body recorded");
+            assert!(body.len() >= 100_000, "a large body: {} bytes", body.len());
+            let json: Value = serde_json::from_slice(&body).expect("the whole body, as JSON");
+            assert!(json["messages"][0]["content"].is_string());
+            let conversation = rec["metadata"]["conversation_id"].as_str().unwrap();
+            let first = bodies
+                .entry(conversation.to_string())
+                .or_insert(body.clone());
+            assert!(
+                first[..] == body[..],
+                "one conversation, one body (tls {tls})"
+            );
+        }
+        assert_eq!(bodies.len(), 2);
+    }
+}
