@@ -167,7 +167,7 @@ fn correlation_copies_get_their_own_slots() {
     assert_eq!(r.copy_slots.len(), 1);
     let rid = uuid::Uuid::from_u128(1);
     let cid = uuid::Uuid::from_u128(0xabc);
-    let mut bytes = r.bytes.clone();
+    let mut bytes = r.bytes.to_vec();
     r.write_ids(&mut bytes, &rid, &cid);
     let text = String::from_utf8(bytes).unwrap();
     assert!(
@@ -211,7 +211,7 @@ fn spliced_request_equals_one_encoded_with_the_longer_body() {
     let mut longer = body.clone();
     longer.splice(10..10, b"MARK".iter().copied());
     let want = crate::http::encode_post("h:1", "/v1/chat/completions", &headers, &longer).unwrap();
-    let mut want_bytes = want.bytes.clone();
+    let mut want_bytes = want.bytes.to_vec();
     want.write_ids(&mut want_bytes, &rid, &cid);
     assert_eq!(&buf[3..], want_bytes.as_slice());
     assert!(
