@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::{RunError, SetupKind};
-use super::{collect, log, note, shard, write_file};
+use super::{collect, log, note, shard};
 use crate::config::{Config, ExportLevel};
 use crate::control::RunControl;
 use crate::export::ExportNames;
@@ -350,23 +350,42 @@ fn open_artifact_dir(
     Ok((dir, names, identity))
 }
 
-/// `inputs.json`: each turn as sent alone.
+/// `inputs.json`: each turn as sent alone, serialized straight into the file (one payload
+/// held at a time), under a temporary name renamed when whole.
 fn write_inputs(
     cfg: &Config,
     dir: &Path,
     dataset: &workload::Prepared,
     payload: &crate::endpoint::PayloadParams,
 ) -> Result<(), RunError> {
-    let inputs = serde_json::to_vec_pretty(&workload::inputs_json(dataset, cfg.endpoint, payload))
-        .map_err(|e| {
-            RunError::new(
-                SetupKind::Workload,
-                format!("cannot serialize inputs.json: {e}"),
-            )
-        })?;
+    use std::io::Write;
+    let path = dir.join(crate::export::owned::INPUTS_FILE);
+    let partial = dir.join(format!(".{}.partial", crate::export::owned::INPUTS_FILE));
+    let cannot = |e: &dyn std::fmt::Display| {
+        RunError::new(
+            SetupKind::Artifacts,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    };
+    let doc = workload::InputsJson {
+        prepared: dataset,
+        kind: cfg.endpoint,
+        params: payload,
+    };
+    let written = fs::File::create(&partial)
+        .map_err(|e| cannot(&e))
+        .and_then(|f| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+            serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| cannot(&e))?;
+            out.flush().map_err(|e| cannot(&e))
+        });
     // A partial inputs.json (its building stopped early) is never written.
-    check_interrupt("writing inputs.json", "inputs.json was not written")?;
-    write_file(&dir.join(crate::export::owned::INPUTS_FILE), &inputs)
+    let interrupted = check_interrupt("writing inputs.json", "inputs.json was not written");
+    if let Err(e) = written.and(interrupted) {
+        let _ = fs::remove_file(&partial);
+        return Err(e);
+    }
+    fs::rename(&partial, &path).map_err(|e| cannot(&e))
 }
 
 /// Encodes every turn that has its body (moving the body out of the dataset), for every URL;

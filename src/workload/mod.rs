@@ -24,7 +24,9 @@ pub mod stream;
 pub mod synthetic;
 pub mod tokenizer;
 
-pub use prepared::{Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare};
+pub use prepared::{
+    InputsJson, Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare,
+};
 pub use prompt::{PromptGenerator, sample_length};
 pub use seq_dist::{SeqDist, SeqDistError, SeqPair};
 pub use synthetic::{PrefixPool, SyntheticParams};

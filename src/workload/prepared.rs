@@ -180,33 +180,77 @@ fn body_alone(
 
 /// AIPerf's `inputs.json`: `{"data":[{"session_id": <id>, "payloads":[<body per turn>]}, ...]}`,
 /// each turn's body as it would be sent alone (no replies in it: the file is written before the
-/// run), key order kept.
+/// run), key order kept. As a value; [`InputsJson`] writes the same document without holding it.
 pub fn inputs_json(prepared: &Prepared, kind: EndpointKind, params: &PayloadParams) -> Value {
-    let data = prepared
-        .conversations
-        .iter()
-        .take_while(|_| !crate::control::interrupted())
-        .map(|c| {
-            let payloads: Vec<Value> = c
-                .turns
-                .iter()
-                .map(|t| {
-                    let bytes = match (&t.body, &t.source) {
-                        (Some(b), _) => b.clone(),
-                        (None, Some(turn)) => body_alone(
-                            kind,
-                            params,
-                            c.system.as_deref(),
-                            c.user_context.as_deref(),
-                            turn,
-                        ),
-                        (None, None) => Vec::new(),
-                    };
-                    serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null)
-                })
-                .collect();
-            serde_json::json!({ "session_id": c.session_id, "payloads": payloads })
-        })
-        .collect();
-    serde_json::json!({ "data": Value::Array(data) })
+    serde_json::to_value(InputsJson {
+        prepared,
+        kind,
+        params,
+    })
+    .unwrap_or(Value::Null)
+}
+
+/// [`inputs_json`]'s document, serialized one payload at a time as it is written: a run whose
+/// bodies carry megabytes of media never holds a second copy of its dataset. Stops (a shorter,
+/// still well-formed document) when the run is interrupted; the caller then writes nothing.
+pub struct InputsJson<'a> {
+    pub prepared: &'a Prepared,
+    pub kind: EndpointKind,
+    pub params: &'a PayloadParams,
+}
+
+impl serde::Serialize for InputsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Conversations<'b>(&'b InputsJson<'b>);
+        struct Session<'b>(&'b InputsJson<'b>, &'b PreparedConversation);
+        struct Payloads<'b>(&'b InputsJson<'b>, &'b PreparedConversation);
+        struct Payload<'b>(
+            &'b InputsJson<'b>,
+            &'b PreparedConversation,
+            &'b PreparedTurn,
+        );
+        impl serde::Serialize for Conversations<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let all = self.0.prepared.conversations.iter();
+                s.collect_seq(
+                    all.take_while(|_| !crate::control::interrupted())
+                        .map(|c| Session(self.0, c)),
+                )
+            }
+        }
+        impl serde::Serialize for Session<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("session_id", &self.1.session_id)?;
+                m.serialize_entry("payloads", &Payloads(self.0, self.1))?;
+                m.end()
+            }
+        }
+        impl serde::Serialize for Payloads<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.1.turns.iter().map(|t| Payload(self.0, self.1, t)))
+            }
+        }
+        impl serde::Serialize for Payload<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let (json, c, t) = (self.0, self.1, self.2);
+                let parsed = match (&t.body, &t.source) {
+                    (Some(b), _) => serde_json::from_slice::<Value>(b),
+                    (None, Some(turn)) => serde_json::from_slice::<Value>(&body_alone(
+                        json.kind,
+                        json.params,
+                        c.system.as_deref(),
+                        c.user_context.as_deref(),
+                        turn,
+                    )),
+                    (None, None) => Ok(Value::Null),
+                };
+                parsed.unwrap_or(Value::Null).serialize(s)
+            }
+        }
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("data", &Conversations(self))?;
+        m.end()
+    }
 }
