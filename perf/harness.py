@@ -878,6 +878,8 @@ def scenario_vlm(out, quick):
                 (out / f"{d.name}.out").write_text(r["stdout"][-5000:] + r["stderr"][-5000:])
                 j = (check_ringperf(r, d, n, VLM_TOKENS) if client == "ringperf"
                      else check_aiperf(r, d, n, VLM_TOKENS))
+                if client == "ringperf":
+                    r["threads_cpu_ns"] = ringperf_threads(j)
                 check(len(truth) == n, f"mock saw {len(truth)} requests, not {n}")
                 check(all(len(t.get("media", [])) == 4 for t in truth),
                       "a request without its 4 images")
@@ -886,11 +888,18 @@ def scenario_vlm(out, quick):
                 runs.append({"n": n, "dur_s": dur, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
                              "maxrss_kib": r["maxrss_kib"], "mock_busy": frac, "note": note,
                              "req_per_s": n / dur,
+                             "threads_cpu_ns": r.get("threads_cpu_ns", {}),
                              "ttft_p50_ms": j["time_to_first_token"].get("p50"),
                              "latency_p50_ms": j["request_latency"].get("p50")})
             big, small = runs
             res[client] = {
                 "runs": runs, "req_per_s": big["req_per_s"],
+                # ringperf's own per-thread clocks (workers and aggregator, whole run of n
+                # requests; no start-up in them): a steady figure free of /usr/bin/time's
+                # 10 ms resolution, which the marginal one divides over n_big - n_small.
+                "steady_cpu_ms_per_req": None if client != "ringperf" else
+                    (worker_ns(big["threads_cpu_ns"]) + big["threads_cpu_ns"]["aggregator"])
+                    / 1e6 / big["n"],
                 "cpu_ms_per_req_marginal":
                     (big["cpu_s"] - small["cpu_s"]) / (big["n"] - small["n"]) * 1e3,
                 "cpu_s_startup_estimate":

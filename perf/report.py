@@ -246,7 +246,7 @@ def vlm(res):
     out = [f"{res['images_per_request']} PNG images of {res['side']}×{res['side']} per request "
            f"({res['dataset_entries']} distinct bodies), streaming chat; closed loop at "
            f"c={res['concurrency']}, open loop at {res['open_loop_rate']}/s.", "",
-           "| client | req/s (closed) | client CPU ms / request (marginal) | TTFT p50 ms "
+           "| client | req/s (closed) | client CPU ms / request: marginal (steady) | TTFT p50 ms "
            "| open loop: achieved /s | dispatch lag p50 / p99 / max µs | peak RSS MiB | mock busy |",
            "|---|---|---|---|---|---|---|---|"]
     cpu = {}
@@ -259,14 +259,18 @@ def vlm(res):
         big = r["runs"][0]
         ol = r.get("open_loop", {})
         lag = ol.get("dispatch_lag_us", {})
-        cpu[client] = r["cpu_ms_per_req_marginal"]
+        steady = r.get("steady_cpu_ms_per_req")
+        # The larger of ringperf's two figures is the one compared (the cautious ratio).
+        cpu[client] = max(r["cpu_ms_per_req_marginal"], steady or 0)
+        shown = f(r["cpu_ms_per_req_marginal"], 2) + (f" ({f(steady, 2)})" if steady else "")
         out.append(
-            f"| {client} | {f(r['req_per_s'], 1)} | {f(r['cpu_ms_per_req_marginal'], 2)} | "
+            f"| {client} | {f(r['req_per_s'], 1)} | {shown} | "
             f"{f(big['ttft_p50_ms'], 1)} | {f(ol.get('achieved_send_rate'), 2)} | "
             f"{f(lag.get('p50'))} / {f(lag.get('p99'))} / {f(lag.get('max'))} | "
             f"{big['maxrss_kib'] / 1024:.0f} | {big['mock_busy'] * 100:.0f}% {big['note']} |")
     if len(cpu) == 2 and cpu["ringperf"] > 0:
-        out += ["", f"Client CPU per request, AIPerf / ringperf: **{cpu['aiperf'] / cpu['ringperf']:.1f}×**."]
+        out += ["", "Client CPU per request, AIPerf's marginal over the larger of ringperf's two "
+                f"figures: **{cpu['aiperf'] / cpu['ringperf']:.1f}×**."]
     return "\n".join(out)
 
 

@@ -64,6 +64,18 @@ fn which_source(img: &[u8], w: u32, h: u32) -> &'static str {
     panic!("an image that is none of the sources resized to {w}x{h}")
 }
 
+/// How many of the images the mock received came from each source.
+fn sources_seen(
+    entries: &[TruthEntry],
+    (w, h): (u32, u32),
+) -> std::collections::BTreeMap<&'static str, usize> {
+    let mut seen = std::collections::BTreeMap::new();
+    for img in entries.iter().flat_map(images_of) {
+        *seen.entry(which_source(&img, w, h)).or_insert(0) += 1;
+    }
+    seen
+}
+
 fn run(n: u32, batch: u32, size: (u32, u32), source: &str, sampling: &str) -> Vec<TruthEntry> {
     let server = common::recording_mock(2);
     let dir = tempfile::tempdir().unwrap();
@@ -93,7 +105,6 @@ fn sequential_cycle_sends_each_source_resized_as_pillow_resizes_it() {
         &source.display().to_string(),
         "sequential-cycle",
     );
-    let mut seen = std::collections::BTreeMap::new();
     for e in &entries {
         assert_eq!(e.media.len(), 1);
         assert_eq!(
@@ -101,10 +112,8 @@ fn sequential_cycle_sends_each_source_resized_as_pillow_resizes_it() {
             (15, 10),
             "the mock's decode"
         );
-        for img in images_of(e) {
-            *seen.entry(which_source(&img, 15, 10)).or_insert(0) += 1;
-        }
     }
+    let seen = sources_seen(&entries, (15, 10));
     // 8 drawn images walk the 4 readable sources twice (the broken and truncated files are
     // set aside, the text file and the hidden file are not indexed).
     let want: std::collections::BTreeMap<_, _> =
@@ -122,12 +131,7 @@ fn shuffle_cycle_uses_every_source_once_a_cycle_when_enlarging() {
         &source.display().to_string(),
         "shuffle-cycle",
     );
-    let mut seen = std::collections::BTreeMap::new();
-    for e in &entries {
-        for img in images_of(e) {
-            *seen.entry(which_source(&img, 50, 40)).or_insert(0) += 1;
-        }
-    }
+    let seen = sources_seen(&entries, (50, 40));
     // 12 images are three whole cycles of the 4 sources.
     assert_eq!(
         seen.values().copied().collect::<Vec<_>>(),
