@@ -133,7 +133,11 @@ enum Refused {
 fn check(path: &Path) -> Result<(), Refused> {
     let bytes = std::fs::read(path).map_err(|e| Refused::Unreadable(e.to_string()))?;
     match sniff(&bytes) {
-        Sniffed::Png | Sniffed::Jpeg => decode(&bytes).map(drop).map_err(Refused::Unreadable),
+        // A decoder that panics on a file sets that file aside, like any unreadable one.
+        Sniffed::Png | Sniffed::Jpeg => std::panic::catch_unwind(|| decode(&bytes))
+            .unwrap_or_else(|_| Err("the decoder failed on it".into()))
+            .map(drop)
+            .map_err(Refused::Unreadable),
         Sniffed::Other(format) => Err(Refused::Format(format)),
         Sniffed::Unknown => Err(Refused::Unreadable("not an image file".into())),
     }
