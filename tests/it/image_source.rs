@@ -76,18 +76,20 @@ fn sources_seen(
     seen
 }
 
-fn run(n: u32, batch: u32, size: (u32, u32), source: &str, sampling: &str) -> Vec<TruthEntry> {
+/// `n` requests of `batch` images of `size` each from the fixture directory, PNG.
+fn run(n: u32, batch: u32, size: (u32, u32), sampling: &str) -> Vec<TruthEntry> {
     let server = common::recording_mock(2);
     let dir = tempfile::tempdir().unwrap();
     let cfg = common::config(&format!(
         "ringperf profile -m mock-model -u {} --concurrency 1 --request-count {n} \
          --num-dataset-entries {n} --isl 8 --osl 2 --ui none --no-server-metrics \
          --image-width-mean {} --image-height-mean {} --image-batch-size {batch} \
-         --image-format png --image-source {source} --image-source-sampling {sampling} \
+         --image-format png --image-source {} --image-source-sampling {sampling} \
          --random-seed 5 --artifact-dir {}",
         server.addr,
         size.0,
         size.1,
+        data("image-source").display(),
         dir.path().display()
     ));
     let out = ringperf::run::run(cfg).expect("the run completes");
@@ -97,14 +99,7 @@ fn run(n: u32, batch: u32, size: (u32, u32), source: &str, sampling: &str) -> Ve
 
 #[test]
 fn sequential_cycle_sends_each_source_resized_as_pillow_resizes_it() {
-    let source = data("image-source");
-    let entries = run(
-        8,
-        1,
-        (15, 10),
-        &source.display().to_string(),
-        "sequential-cycle",
-    );
+    let entries = run(8, 1, (15, 10), "sequential-cycle");
     for e in &entries {
         assert_eq!(e.media.len(), 1);
         assert_eq!(
@@ -123,14 +118,7 @@ fn sequential_cycle_sends_each_source_resized_as_pillow_resizes_it() {
 
 #[test]
 fn shuffle_cycle_uses_every_source_once_a_cycle_when_enlarging() {
-    let source = data("image-source");
-    let entries = run(
-        6,
-        2,
-        (50, 40),
-        &source.display().to_string(),
-        "shuffle-cycle",
-    );
+    let entries = run(6, 2, (50, 40), "shuffle-cycle");
     let seen = sources_seen(&entries, (50, 40));
     // 12 images are three whole cycles of the 4 sources.
     assert_eq!(

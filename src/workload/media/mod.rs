@@ -260,7 +260,7 @@ pub fn attach(
     let mut sources = match params.images.as_ref().map(|(_, spec)| &spec.source) {
         Some(image::ImageSource::Dir { dir, sampling }) => {
             let index = source::index(dir)?;
-            let sampler = source::Sampler::new(*sampling, index.paths.len(), seed);
+            let sampler = source::Sampler::new(*sampling, index.len(), seed);
             Some((index, sampler))
         }
         _ => None,
@@ -291,9 +291,7 @@ pub fn attach(
             }
         }
     }
-    let paths = sources
-        .as_ref()
-        .map_or(&[][..], |(index, _)| &index.paths[..]);
+    let paths = sources.as_ref().map_or(&[][..], |(index, _)| &index[..]);
     let made = encode_all(&jobs, params, paths)?;
     let mut made = made.into_iter();
     for turn in dataset

@@ -31,13 +31,6 @@ pub const PILLOW_EXTENSIONS: &[&str] = &[
     ".xbm", ".xpm",
 ];
 
-/// The readable source images of a directory, in index order.
-#[derive(Debug)]
-pub struct SourceIndex {
-    pub dir: PathBuf,
-    pub paths: Vec<PathBuf>,
-}
-
 /// What a file's first bytes say it is.
 #[derive(Debug, PartialEq, Eq)]
 enum Sniffed {
@@ -143,10 +136,11 @@ fn check(path: &Path) -> Result<(), Refused> {
     }
 }
 
-/// Indexes `dir` and decodes every candidate once, on every core: an unreadable file is set
+/// The readable source images of `dir`, in index order: every candidate decoded once, on
+/// every core; an unreadable file is set
 /// aside (a warning on standard error), an image of another format than PNG or JPEG is an
 /// error naming the file.
-pub fn index(dir: &Path) -> Result<SourceIndex, MediaError> {
+pub fn index(dir: &Path) -> Result<Vec<PathBuf>, MediaError> {
     let shown = dir.display();
     let candidates = candidates(dir)?;
     if candidates.is_empty() {
@@ -197,13 +191,10 @@ pub fn index(dir: &Path) -> Result<SourceIndex, MediaError> {
              contains at least one readable image file."
         )));
     }
-    Ok(SourceIndex {
-        dir: dir.to_path_buf(),
-        paths,
-    })
+    Ok(paths)
 }
 
-/// Picks source indexes (into [`SourceIndex::paths`]) one drawn image at a time.
+/// Picks source indexes (into [`index`]'s list) one drawn image at a time.
 #[derive(Debug)]
 pub struct Sampler {
     mode: SourceSampling,
