@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Fails when the crate's modules import each other in a circle.
+"""Fails when a crate's modules import each other in a circle.
 
-Two graphs are built from the `use` paths and `crate::…` / `super::…` references of every file
-under `src/` (test modules and test files excluded: a test may look at anything):
+Each crate of the workspace (the binary's `src/` and every `crates/*/src/`) is checked on its own;
+between crates the compiler already refuses a circle. Two graphs are built from the `use` paths
+and `crate::…` / `super::…` references of every file of the crate (test modules and test files
+excluded: a test may look at anything):
 
 - the file graph: an edge from a file to each file it names;
 - the folder graph: the same edges lifted to top-level modules (`src/mock/conn.rs` → `mock`).
@@ -44,7 +46,7 @@ def strip_tests(text):
 
 def module_of(rel):
     """`src/a/b.rs` → ["a", "b"]; `src/a/mod.rs` → ["a"]; `src/lib.rs` → []."""
-    parts = rel[len("src/") : -len(".rs")].split("/")
+    parts = rel[rel.index("src/") + len("src/") : -len(".rs")].split("/")
     if parts[-1] in ("mod", "lib", "main"):
         parts = parts[:-1]
     return parts
@@ -117,7 +119,19 @@ def sccs(nodes, edges):
 
 def main():
     default = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    root = os.path.realpath(sys.argv[1] if len(sys.argv) > 1 else default)
+    repo = os.path.realpath(sys.argv[1] if len(sys.argv) > 1 else default)
+    roots = [repo] + sorted(
+        os.path.join(repo, "crates", c)
+        for c in os.listdir(os.path.join(repo, "crates"))
+        if os.path.isdir(os.path.join(repo, "crates", c, "src"))
+    ) if os.path.isdir(os.path.join(repo, "crates")) else [repo]
+    failed = 0
+    for root in roots:
+        failed |= check_crate(root, os.path.relpath(root, repo))
+    return failed
+
+
+def check_crate(root, name):
     files = []
     for d, _, names in os.walk(os.path.join(root, "src")):
         for n in names:
@@ -164,11 +178,11 @@ def main():
         for comp in sccs(sorted(local), local):
             problems.append(f"files of {d}/ import each other: " + " ⇄ ".join(comp))
     for p in problems:
-        print(p)
+        print(f"{name}: {p}")
     if problems:
-        print(f"{len(problems)} import circle(s)", file=sys.stderr)
+        print(f"{name}: {len(problems)} import circle(s)", file=sys.stderr)
         return 1
-    print(f"no import circle ({len(files)} files, {len(folder_edges)} modules with imports)")
+    print(f"{name}: no import circle ({len(files)} files, {len(folder_edges)} modules with imports)")
     return 0
 
 

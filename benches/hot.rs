@@ -13,12 +13,12 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use ringperf::aggregate::{MetricConfig, MetricId, MetricValue, Stats, record_metrics};
-use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use ringperf::export::jsonl::{encode_line, record_line};
-use ringperf::http::{BodyDecoder, BodyKind, Status, parse_head};
-use ringperf::record::ring::{Doorbell, ring, ring_with_bell};
-use ringperf::record::{Event, EventForm, Phase, RawRecord, RecordFacts, Usage};
-use ringperf::sse::Framer;
+use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use ringperf_wire::http::{BodyDecoder, BodyKind, Status, parse_head};
+use ringperf_wire::record::ring::{Doorbell, ring, ring_with_bell};
+use ringperf_wire::record::{Event, EventForm, Phase, RawRecord, RecordFacts, Usage};
+use ringperf_wire::sse::Framer;
 
 // `cargo bench --features mimalloc`: the same benches on mimalloc (docs/why-crates.md).
 #[cfg(feature = "mimalloc")]
@@ -79,7 +79,7 @@ fn expected_output_text() -> String {
 /// (the JSONL encoder writes them all).
 fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
     let id = uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
-    let mut r = ringperf::record::testing::record(body, events, is_sse);
+    let mut r = ringperf_wire::record::testing::record(body, events, is_sse);
     r.credit.index = 7;
     r.credit.intended_ns = 1;
     r.request_id = id;
@@ -629,7 +629,7 @@ fn streaming_facts() -> RecordFacts {
         conn_reused: true,
         bytes_sent: 2_048,
         bytes_received: 40_000,
-        trace: Some(ringperf::record::HttpTrace {
+        trace: Some(ringperf_wire::record::HttpTrace {
             request_start_ns: START - 2_000,
             connect_ns: None,
             reused: true,
@@ -643,9 +643,9 @@ fn streaming_facts() -> RecordFacts {
             local: None,
         }),
         first_content_chunk_tokens: None,
-        receive: ringperf::record::ReceiveFacts::default(),
+        receive: ringperf_wire::record::ReceiveFacts::default(),
         audio_seconds: None,
-        media: ringperf::record::MediaFacts::default(),
+        media: ringperf_wire::record::MediaFacts::default(),
     }
 }
 
@@ -709,7 +709,7 @@ fn expected_families(page: &str) -> Vec<String> {
                 _ => name,
             };
             let has_sample = samples.iter().any(|s| s.starts_with(name));
-            (has_sample && !ringperf::prom::is_skipped_family_name(family))
+            (has_sample && !ringperf_wire::prom::is_skipped_family_name(family))
                 .then(|| family.to_string())
         })
         .collect()
@@ -717,13 +717,13 @@ fn expected_families(page: &str) -> Vec<String> {
 
 fn bench_prom(c: &mut Criterion) {
     let page = std::str::from_utf8(METRICS_PAGE).unwrap_or("");
-    let parsed = ringperf::prom::parse_scrape(METRICS_PAGE).expect("the page parses");
+    let parsed = ringperf_wire::prom::parse_scrape(METRICS_PAGE).expect("the page parses");
     let names: Vec<String> = parsed.families.iter().map(|f| f.name.clone()).collect();
     assert_eq!(names, expected_families(page), "families of the page");
     let mut g = c.benchmark_group("prom");
     g.throughput(Throughput::Bytes(METRICS_PAGE.len() as u64));
     g.bench_function("parse_scrape_vllm_page", |b| {
-        b.iter(|| ringperf::prom::parse_scrape(black_box(METRICS_PAGE)))
+        b.iter(|| ringperf_wire::prom::parse_scrape(black_box(METRICS_PAGE)))
     });
     g.finish();
 }

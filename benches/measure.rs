@@ -290,7 +290,7 @@ fn scraper_cpu() {
         settings,
         io_driver: ringperf::config::IoDriver::Auto,
         core: None,
-        clock: ringperf::clock::Clock::start(),
+        clock: ringperf_wire::clock::Clock::start(),
         jsonl: None,
         tls: None,
         verbose: true,
@@ -299,9 +299,9 @@ fn scraper_cpu() {
     })
     .expect("the scraper starts")
     .expect("the mock's page is reachable");
-    s.phase_start(ringperf::record::Phase::Profiling);
+    s.phase_start(ringperf_wire::record::Phase::Profiling);
     std::thread::sleep(Duration::from_secs(5));
-    s.phase_end(ringperf::record::Phase::Profiling);
+    s.phase_end(ringperf_wire::record::Phase::Profiling);
     let (c, _) = s.finish();
     let cpu = c.cpu_ns.expect("schedstat readable");
     println!(

@@ -6,7 +6,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::clock::Clock;
+use ringperf_wire::clock::Clock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Why a run stopped before its own end.

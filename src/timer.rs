@@ -3,7 +3,7 @@
 //! monoio's timers have millisecond granularity: a wait for 2 ms ends 2 to 3 ms later, which
 //! would make an open-loop send up to a millisecond late, or a mock configured for a 2 ms
 //! inter-token delay deliver ~3 ms. On io_uring a [`Timer`] instead arms a `timerfd` at the
-//! absolute deadline (`CLOCK_MONOTONIC`, the scale of `crate::clock::monotonic_raw_ns`,
+//! absolute deadline (`CLOCK_MONOTONIC`, the scale of `ringperf_wire::clock::monotonic_raw_ns`,
 //! high-resolution) and reads it through the ring: the task sleeps, the thread's other tasks keep
 //! running, and it wakes within microseconds of the deadline. On the epoll driver a file read
 //! would block the whole thread, so the timer falls back to monoio's (late by up to a
@@ -21,7 +21,7 @@ use std::io;
 use std::os::fd::{FromRawFd, RawFd};
 use std::time::Duration;
 
-use crate::clock::monotonic_raw_ns;
+use ringperf_wire::clock::monotonic_raw_ns;
 
 /// Which timer serves a [`Timer`]'s waits (tests assert it: a timing bound alone cannot tell the
 /// two apart reliably).

@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::endpoint::{EndpointKind, ParsedResponse, parse_record};
-use ringperf::record::{Event, EventForm, RawRecord, RequestError, testing};
-use ringperf::sse::Framer;
+use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record};
+use ringperf_wire::record::{Event, EventForm, RawRecord, RequestError, testing};
+use ringperf_wire::sse::Framer;
 
 /// A record of `body` with `events` that ends after every event, as a worker's would.
 fn record(body: &[u8], events: Vec<Event>, is_sse: bool, error: Option<RequestError>) -> RawRecord {
@@ -112,7 +112,7 @@ fuzz_target!(|data: &[u8]| {
 
     // The aggregator's strict scan of a whole chat body, when it takes the body, reads it as
     // the full parser does.
-    if let (Some(fast), full) = ringperf::endpoint::kinds::chat_body_readings(body) {
+    if let (Some(fast), full) = ringperf_wire::endpoint::kinds::chat_body_readings(body) {
         assert_same(&fast, &full);
     }
 
@@ -144,6 +144,10 @@ fuzz_target!(|data: &[u8]| {
                 p.error.clone(),
             )
         };
-        assert_eq!(facts(&reused), facts(&want), "a compact record parses as the raw one");
+        assert_eq!(
+            facts(&reused),
+            facts(&want),
+            "a compact record parses as the raw one"
+        );
     }
 });

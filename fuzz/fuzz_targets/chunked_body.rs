@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::http::{BodyDecoder, BodyKind, Feed, HttpError};
+use ringperf_wire::http::{BodyDecoder, BodyKind, Feed, HttpError};
 
 fn decode(pieces: &[&[u8]]) -> (Vec<u8>, Result<Feed, HttpError>) {
     let mut decoder = BodyDecoder::new(BodyKind::Chunked).with_max_body_bytes(1 << 20);

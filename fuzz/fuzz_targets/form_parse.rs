@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::http::form_parse::{FormError, FormParser, ParsedPart};
+use ringperf_wire::http::form_parse::{FormError, FormParser, ParsedPart};
 
 fn parse(pieces: &[&[u8]]) -> Result<Vec<ParsedPart>, FormError> {
     let mut parser = FormParser::new("bnd", 1 << 20)?;

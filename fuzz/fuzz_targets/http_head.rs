@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::http::{BodyKind, Status, parse_head};
+use ringperf_wire::http::{BodyKind, Status, parse_head};
 
 fuzz_target!(|data: &[u8]| {
     let whole = parse_head(data);

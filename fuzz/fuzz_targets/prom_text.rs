@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::prom::{
+use ringperf_wire::prom::{
     Entry, Lexer, MetricType, ParseError, Scrape, SeriesValue, is_skipped_family_name, parse_scrape,
 };
 

@@ -4,14 +4,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::cmsg::{RECVMSG_OUT_BYTES, parse_control, parse_recvmsg_out};
+use ringperf_wire::cmsg::{RECVMSG_OUT_BYTES, parse_control, parse_recvmsg_out};
 
 fuzz_target!(|data: &[u8]| {
     let (rooms, buf) = data.split_at(data.len().min(2));
     let name = usize::from(rooms.first().copied().unwrap_or(0));
     let control = usize::from(rooms.get(1).copied().unwrap_or(0));
     if let Some(out) = parse_recvmsg_out(buf, name, control) {
-        assert_eq!(RECVMSG_OUT_BYTES + name + control + out.payload.len(), buf.len());
+        assert_eq!(
+            RECVMSG_OUT_BYTES + name + control + out.payload.len(),
+            buf.len()
+        );
         assert!(out.control.len() <= control);
         let _ = parse_control(out.control);
     } else {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::sse::{DataRef, Framer, MessageData, message_data};
+use ringperf_wire::sse::{DataRef, Framer, MessageData, message_data};
 
 fn check(message: &[u8], scratch: &mut Vec<u8>) {
     match message_data(message, scratch) {

@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::sse::Framer;
+use ringperf_wire::sse::Framer;
 
 fn frame(body: &[u8], cuts: &[usize], compact: bool) -> Vec<Range<usize>> {
     let mut framer = Framer::new();

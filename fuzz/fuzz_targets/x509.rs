@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ringperf::x509::parse;
+use ringperf_wire::x509::parse;
 
 /// `part` is a slice of `data`.
 fn inside(data: &[u8], part: &[u8]) -> bool {
@@ -15,7 +15,13 @@ fn inside(data: &[u8], part: &[u8]) -> bool {
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(parts) = parse(data) {
-        for part in [parts.tbs, parts.signature_algorithm, parts.signature, parts.issuer, parts.subject] {
+        for part in [
+            parts.tbs,
+            parts.signature_algorithm,
+            parts.signature,
+            parts.issuer,
+            parts.subject,
+        ] {
             assert!(inside(data, part));
         }
         assert!(inside(parts.tbs, parts.issuer) && inside(parts.tbs, parts.subject));

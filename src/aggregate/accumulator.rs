@@ -13,7 +13,7 @@ use super::metrics::{MetricConfig, MetricValue, RecordMetrics};
 use super::registry::{Kind, MetricDef, MetricId, REGISTRY, flags};
 use super::stats::{self, Stats};
 use super::sweep::{self, TimeWeighted};
-use crate::record::RecordFacts;
+use ringperf_wire::record::RecordFacts;
 
 /// The result of one metric over a phase, in base units.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,6 +1,6 @@
 //! AIPerf's 14 HTTP trace metrics (`http_trace_metrics.py`, k6 naming): per-record phases of
 //! the HTTP exchange from the stamps the worker takes in its one I/O path
-//! ([`crate::record::HttpTrace`]).
+//! ([`ringperf_wire::record::HttpTrace`]).
 //!
 //! AIPerf reads them from aiohttp's trace events; ringperf has the same instants where they
 //! exist and says where they do not (`docs/metrics.md`):
@@ -17,7 +17,7 @@
 //!   `read()` reports it.
 
 use super::registry::MetricId;
-use crate::record::HttpTrace;
+use ringperf_wire::record::HttpTrace;
 
 /// The trace as AIPerf's trace data would hold it: a non-streamed body (aiohttp `read()`) is
 /// one chunk of the whole decoded body (empty or not), received when the body completed

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use super::MetricId;
 use super::metrics::RecordMetrics;
 use super::stats::linear;
-use crate::record::{Phase, RecordFacts};
+use ringperf_wire::record::{Phase, RecordFacts};
 
 /// Records each live percentile is computed over.
 pub const RECENT: usize = 2048;

@@ -3,7 +3,7 @@
 use super::*;
 use crate::aggregate::metrics::tests::facts;
 use crate::aggregate::{MetricConfig, record_metrics};
-use crate::record::RequestError;
+use ringperf_wire::record::RequestError;
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;

@@ -4,7 +4,7 @@
 //! `video_generation_metrics.py`).
 
 use super::registry::MetricId;
-use crate::record::MediaFacts;
+use ringperf_wire::record::MediaFacts;
 
 /// AIPerf's time conversion factors (`value * (other.per_second / self.per_second)`).
 const NS_TO_SEC: f64 = 1.0 / 1e9;

@@ -2,7 +2,7 @@
 //! aggregator thread and shared by the accumulator and the per-record export.
 
 use super::registry::{MetricId, flags};
-use crate::record::RecordFacts;
+use ringperf_wire::record::RecordFacts;
 
 /// What decides which metrics apply to a run, and the thresholds of the warning counters.
 #[derive(Clone, Debug, PartialEq)]
@@ -319,10 +319,10 @@ fn push_timing(push: &mut impl FnMut(MetricId, Option<MetricValue>), f: &RecordF
 #[inline]
 fn push_usage(
     push: &mut impl FnMut(MetricId, Option<MetricValue>),
-    usage: Option<&crate::record::Usage>,
+    usage: Option<&ringperf_wire::record::Usage>,
 ) {
     use MetricId as M;
-    let u = |get: fn(&crate::record::Usage) -> Option<u64>| {
+    let u = |get: fn(&ringperf_wire::record::Usage) -> Option<u64>| {
         usage.and_then(get).map(|n| MetricValue::Int(n as i64))
     };
     push(M::UsagePromptTokens, u(|u| u.prompt_tokens));
@@ -426,7 +426,7 @@ fn push_ratios(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::record::{Phase, RequestError, Usage};
+    use ringperf_wire::record::{Phase, RequestError, Usage};
 
     /// A valid streaming record: start at 1_000 ns, content at 11_000, 13_000, 16_000 ns.
     pub(crate) fn facts() -> RecordFacts {
@@ -617,7 +617,7 @@ pub(crate) mod tests {
 
     #[test]
     fn media_metrics_only_where_the_type_allows() {
-        use crate::record::MediaFacts;
+        use ringperf_wire::record::MediaFacts;
         let mut f = facts();
         f.media = MediaFacts {
             images: 3,

@@ -2,7 +2,7 @@
 //! Metrics: the registry of client metrics, per-record computation, exact statistics and the
 //! per-phase accumulator that produces the run's [`Summary`].
 //!
-//! Flow on the aggregator thread: [`RecordFacts`](crate::record::RecordFacts) →
+//! Flow on the aggregator thread: [`RecordFacts`](ringperf_wire::record::RecordFacts) →
 //! [`record_metrics`] → [`Accumulator::add`] (and the per-record JSONL writer) → at the end
 //! [`Accumulator::finish`] → exporters.
 

@@ -2,7 +2,7 @@
 
 use super::metrics::tests::facts;
 use super::*;
-use crate::record::{RecordFacts, RequestError, Usage};
+use ringperf_wire::record::{RecordFacts, RequestError, Usage};
 
 const W: u64 = 1_700_000_000_000_000_000;
 

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::http::Status;
-use crate::http::body::{BodyDecoder, BodyKind};
-use crate::http::response::parse_head;
-use crate::sse::{Framer, MessageData, message_data};
 use crate::workload::tokenizer::Tokenizer;
+use ringperf_wire::http::Status;
+use ringperf_wire::http::body::{BodyDecoder, BodyKind};
+use ringperf_wire::http::response::parse_head;
+use ringperf_wire::sse::{Framer, MessageData, message_data};
 
 /// Why a turn or the command failed.
 #[derive(Debug)]

@@ -4,10 +4,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::cli::input::{InputArgs, SamplingArg};
-use crate::conversation::Sampling;
 use crate::workload::loader::{
     AIPERF_CUSTOM_TYPES, DEFAULT_BLOCK_SIZE, DatasetKind, LoadSpec, Source,
 };
+use ringperf_wire::conversation::Sampling;
 
 use super::ConfigError;
 use crate::trace_tools::synthesize::SynthesisParams;

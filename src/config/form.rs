@@ -4,7 +4,7 @@
 
 use super::ConfigError;
 use crate::cli::form::RequestContentTypeArg;
-use crate::endpoint::EndpointKind;
+use ringperf_wire::endpoint::EndpointKind;
 
 /// Whether bodies go as multipart/form-data.
 pub fn form_data(

@@ -3,12 +3,12 @@
 
 use super::ConfigError;
 use crate::cli::media::{AudioFormatArg, ImageFormatArg, MediaArgs, VideoFormatArg, VideoSynthArg};
-use crate::endpoint::EndpointKind;
 use crate::workload::media::image::{ImageSource, SourceSampling};
 use crate::workload::media::{
     AudioFormat, AudioSpec, ImageFormat, ImageSpec, MediaParams, VideoAudio, VideoFormat,
     VideoSpec, VideoSynthType,
 };
+use ringperf_wire::endpoint::EndpointKind;
 
 /// The media every synthetic turn carries, or `None` when none is asked for.
 pub fn from_args(
@@ -155,7 +155,7 @@ pub fn from_args(
         ));
     }
     // What AIPerf's Responses and Anthropic Messages endpoints refuse when they format a turn.
-    let refused = crate::endpoint::payload::refused_media(
+    let refused = ringperf_wire::endpoint::payload::refused_media(
         endpoint,
         params.audio.is_some(),
         params.video.is_some(),

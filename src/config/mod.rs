@@ -36,8 +36,8 @@ use serde_json::{Map, Value};
 use crate::cli::{
     ArrivalPatternArg, IoDriverArg, ProfileArgs, ServerMetricsArgs, ServerMetricsFormatArg,
 };
-use crate::endpoint::EndpointKind;
 use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
+use ringperf_wire::endpoint::EndpointKind;
 
 pub use crate::schedule::Arrival;
 pub use environment::Environment;
@@ -392,10 +392,10 @@ pub struct Config {
     pub extra_inputs: Map<String, Value>,
     /// `--endpoint-type template`: the compiled `payload_template` and `response_field` (taken
     /// out of `extra_inputs`).
-    pub payload_template: Option<std::sync::Arc<crate::endpoint::PayloadTemplate>>,
+    pub payload_template: Option<std::sync::Arc<ringperf_wire::endpoint::PayloadTemplate>>,
     /// Where answers are read (`response_field`): `template`'s, or `raw`'s from
     /// `--extra-inputs response_field:<path>`; `None` auto-detects.
-    pub response_field: Option<std::sync::Arc<crate::endpoint::FieldPath>>,
+    pub response_field: Option<std::sync::Arc<ringperf_wire::endpoint::FieldPath>>,
     pub use_legacy_max_tokens: bool,
     pub use_server_token_count: bool,
     /// `--per-chunk-usage`, `--export-outputs-json`, `--plot-required` (`config/outputs.rs`).

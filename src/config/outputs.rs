@@ -6,9 +6,9 @@
 
 use super::ConfigError;
 use crate::cli::ProfileArgs;
-use crate::endpoint::EndpointKind;
 use crate::export::ExportNames;
 use crate::export::outputs_json::OUTPUTS_JSON_FILE;
+use ringperf_wire::endpoint::EndpointKind;
 
 /// The three settings, resolved.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 
 use super::ConfigError;
 use crate::cli::random_prompt::{CacheBustArg, CorpusStyleArg, RandomPromptArgs};
-use crate::endpoint::EndpointKind;
 use crate::workload::range_ratio::{CorpusStyle, RangeRatio};
+use ringperf_wire::endpoint::EndpointKind;
 
 pub use crate::workload::cache_bust::CacheBust;
 

@@ -25,14 +25,14 @@ pub fn session_header(args: &RequestArgs) -> Result<Option<String>, ConfigError>
         return Ok(None);
     };
     let name = name.trim();
-    if !crate::http::request::is_token(name) {
+    if !ringperf_wire::http::request::is_token(name) {
         return Err(ConfigError::flag(format!(
             "--session-header must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~), \
              got '{name}'"
         )));
     }
     for reserved in [
-        crate::http::request::REQUEST_ID_HEADER,
+        ringperf_wire::http::request::REQUEST_ID_HEADER,
         "Content-Length",
         "Host",
     ] {

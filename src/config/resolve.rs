@@ -24,8 +24,8 @@ use super::{
 use crate::cli::{
     ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
 };
-use crate::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
 use crate::workload::loader::Source;
+use ringperf_wire::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
 
 impl Config {
     /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
@@ -342,7 +342,7 @@ fn headers(args: &ProfileArgs, endpoint: EndpointKind) -> Result<Headers, Config
     {
         headers.push((
             "anthropic-version".to_string(),
-            crate::endpoint::ANTHROPIC_VERSION.to_string(),
+            ringperf_wire::endpoint::ANTHROPIC_VERSION.to_string(),
         ));
     }
     Ok(Headers { headers, secrets })

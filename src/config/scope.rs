@@ -13,8 +13,8 @@ use clap::CommandFactory;
 
 use super::ConfigError;
 use crate::cli::Cli;
-use crate::endpoint::EndpointKind;
 use crate::workload::loader::DatasetKind;
+use ringperf_wire::endpoint::EndpointKind;
 
 /// Where a flag acts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

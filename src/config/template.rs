@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::ConfigError;
-use crate::endpoint::{EndpointKind, FieldPath, PayloadTemplate};
+use ringperf_wire::endpoint::{EndpointKind, FieldPath, PayloadTemplate};
 
 /// Removes `payload_template` / `response_field` from `extra_inputs` and, for `template`,
 /// compiles them. `files` holds the texts of the values that name a template file.

@@ -306,8 +306,8 @@ fn session_affinity_headers_follow_aiperf_env() {
 
 #[test]
 fn input_group_builds_a_load_spec() {
-    use crate::conversation::Sampling;
     use crate::workload::loader::{DatasetKind, Source};
+    use ringperf_wire::conversation::Sampling;
     let c = cfg("ringperf profile -m m -u 127.0.0.1:1").unwrap();
     assert_eq!(c.input.load, None, "synthetic by default");
     assert_eq!(c.input.sampling_for(Sampling::Shuffle), Sampling::Shuffle);

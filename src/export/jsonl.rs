@@ -11,12 +11,12 @@ use serde_json::{Map, Value};
 
 use crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
 use crate::aggregate::{MetricDef, MetricId, MetricValue, REGISTRY, RecordMetrics};
-use crate::record::{Phase, RawRecord, RecordFacts};
+use ringperf_wire::record::{Phase, RawRecord, RecordFacts};
 
 /// How often buffered lines reach the file at the latest.
 pub const FLUSH_INTERVAL_NS: u64 = 1_000_000_000;
 
-pub use crate::record::RECORD_PROCESSOR_ID;
+pub use ringperf_wire::record::RECORD_PROCESSOR_ID;
 
 /// Streams per-record lines to a file. Each line is written whole into the buffer, so a flush
 /// never leaves a partial line behind; only a SIGKILL landing inside the write system call can

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::aggregate::metrics::tests::facts;
 use crate::aggregate::{MetricConfig, record_metrics};
-use crate::record::{Phase, RequestError, Usage};
+use ringperf_wire::record::{Phase, RequestError, Usage};
 
 /// The oracle: the `Value` tree serialized by `serde_json`, or `None` for no line.
 fn oracle(f: &RecordFacts, m: &RecordMetrics) -> Option<Vec<u8>> {
@@ -130,7 +130,7 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
                 error,
                 was_cancelled: cancelled,
                 first_content_chunk_tokens: None,
-                receive: crate::record::ReceiveFacts {
+                receive: ringperf_wire::record::ReceiveFacts {
                     lag_ns: Vec::new(),
                     coalesced_reads,
                 },

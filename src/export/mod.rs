@@ -73,7 +73,7 @@ pub struct RunInfo {
     pub wall_origin_ns: u64,
     /// `CLOCK_REALTIME − CLOCK_MONOTONIC` as calibrated at start, converting kernel receive
     /// stamps (`None`: not measured, as in a merge).
-    pub realtime_offset: Option<crate::clock::RealtimeOffset>,
+    pub realtime_offset: Option<ringperf_wire::clock::RealtimeOffset>,
     /// The stamps the metrics used: `kernel` (kernel receive stamps where a read had one) or
     /// `user`.
     pub timestamps: &'static str,

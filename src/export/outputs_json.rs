@@ -21,7 +21,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::aggregate::{MetricId, MetricValue, RecordMetrics};
-use crate::record::RecordFacts;
+use ringperf_wire::record::RecordFacts;
 
 /// The file's name in the artifact directory.
 pub const OUTPUTS_JSON_FILE: &str = "outputs.json";
@@ -210,7 +210,11 @@ mod tests {
     #[test]
     fn an_error_record_has_no_metrics_and_a_null_text() {
         let mut f = facts();
-        f.error = Some(crate::record::RequestError::new(Some(500), "E", "boom"));
+        f.error = Some(ringperf_wire::record::RequestError::new(
+            Some(500),
+            "E",
+            "boom",
+        ));
         let m = RecordMetrics {
             values: vec![(MetricId::ErrorIsl, MetricValue::Int(7))],
         };

@@ -13,7 +13,7 @@ use super::aggregate::{
 use super::marker::READY_MARKER;
 use super::phases::{MANIFEST_FILE, PHASES_DIR, SERVER_METRICS_FILE};
 use super::shard::SHARD_FILE;
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 /// `inputs.json`: the dataset as sent.
 pub const INPUTS_FILE: &str = "inputs.json";

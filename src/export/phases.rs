@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::{ExportNames, RunInfo, summary_csv, summary_json_string};
 use crate::aggregate::{MetricId, Summary};
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 /// The directory under the artifact directory that holds one folder per phase.
 pub const PHASES_DIR: &str = "phases";
@@ -80,7 +80,7 @@ pub fn write_phase_artifacts(
             client_health: run
                 .client_health
                 .clone()
-                .filter(|_| p.phase == crate::record::Phase::Profiling),
+                .filter(|_| p.phase == ringperf_wire::record::Phase::Profiling),
             ..run.clone()
         };
         let json_rel = rel.join(&names.json);

@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 
 use super::headers::SentHeaders;
 use crate::aggregate::RecordMetrics;
-use crate::record::{RawRecord, RecordFacts};
+use ringperf_wire::record::{RawRecord, RecordFacts};
 
 /// What the raw lines need besides the record: the request headers sent with every request.
 #[derive(Clone, Debug, Default)]

@@ -13,7 +13,7 @@ use crate::aggregate::health;
 use crate::aggregate::metrics::tests::facts;
 use crate::aggregate::tests::three_records;
 use crate::aggregate::{Accumulator, MetricConfig, Summary, record_metrics};
-use crate::record::{RecordFacts, RequestError};
+use ringperf_wire::record::{RecordFacts, RequestError};
 
 const W: u64 = 1_700_000_000_000_000_000;
 
@@ -44,7 +44,7 @@ fn run_info() -> RunInfo {
         trial: None,
         monotonic_origin_ns: 5,
         wall_origin_ns: 7,
-        realtime_offset: Some(crate::clock::RealtimeOffset {
+        realtime_offset: Some(ringperf_wire::clock::RealtimeOffset {
             offset_ns: 11,
             uncertainty_ns: 3,
         }),
@@ -892,8 +892,8 @@ fn summary_files_are_written() {
 /// summary JSON and the CSV as a 0 (AIPerf reports it; ringperf used to drop it).
 #[test]
 fn zero_cached_tokens_reach_the_exports() {
-    use crate::endpoint::{EndpointKind, ParsedResponse, parse_record};
-    use crate::record::testing::{json_record, sse_record};
+    use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record};
+    use ringperf_wire::record::testing::{json_record, sse_record};
     let nonstream = json_record(
         br#"{"object":"chat.completion","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":0}}}"#,
     );

@@ -31,7 +31,7 @@ use crate::aggregate::stats::PERCENTILE_KEYS;
 use crate::aggregate::{
     Accumulator, MetricConfig, MetricId, MetricResult, RecordMetrics, ResultValue,
 };
-use crate::record::RecordFacts;
+use ringperf_wire::record::RecordFacts;
 
 /// One window and the metrics of the records that started in it.
 #[derive(Debug)]

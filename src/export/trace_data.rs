@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use serde_json::{Map, Value};
 
 use super::headers::{SentHeaders, aiohttp_name};
-use crate::record::{RawRecord, RecordFacts};
+use ringperf_wire::record::{RawRecord, RecordFacts};
 
 /// What `trace_data` needs besides the record: the headers every request carries and where
 /// each `--url` went.
@@ -196,7 +196,7 @@ pub fn append_to_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::HttpTrace;
+    use ringperf_wire::record::HttpTrace;
 
     #[test]
     fn stamps_are_wall_clock_and_durations_as_aiperf_computes_them() {
@@ -258,7 +258,7 @@ mod tests {
             local: Some(local),
             ..HttpTrace::default()
         });
-        let mut raw = crate::record::testing::record(Vec::new(), Vec::new(), false);
+        let mut raw = ringperf_wire::record::testing::record(Vec::new(), Vec::new(), false);
         raw.status = 404;
         raw.response_head = b"HTTP/1.1 404 Not Found\r\nX-A: 1\r\nx-b:\t two \r\nX-A: 3\r\n\
             content-type: text/plain\r\n\r\n"

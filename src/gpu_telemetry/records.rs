@@ -13,8 +13,8 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 use super::fields::{FIELDS, lookup};
-use crate::prom::LabelSet;
 use crate::server_metrics::store::{EndpointStore, SeriesData};
+use ringperf_wire::prom::LabelSet;
 
 /// Who a GPU is, from its labels.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -175,7 +175,7 @@ pub fn write_jsonl(out: &mut impl Write, records: &[GpuRecord]) -> io::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prom::parse_scrape;
+    use ringperf_wire::prom::parse_scrape;
 
     const PAGE: &str = "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n\
 # TYPE DCGM_FI_DEV_POWER_USAGE gauge\n\

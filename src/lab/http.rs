@@ -2,14 +2,14 @@
 //! KV-cache reset, the profiler calls) and the experiment trackers: one request per connection
 //! (`Connection: close`), plain `http://` only, every connect, write and read bounded by one
 //! timeout. The response head and body are read with the project's own parser
-//! ([`crate::http::parse_head`], [`crate::http::BodyDecoder`]). Not for the measured traffic,
+//! ([`ringperf_wire::http::parse_head`], [`ringperf_wire::http::BodyDecoder`]). Not for the measured traffic,
 //! which the workers send.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::http::{BodyDecoder, BodyKind, Status, parse_head};
+use ringperf_wire::http::{BodyDecoder, BodyKind, Status, parse_head};
 
 /// Largest response body kept (a `/v1/models` list or a tracker's answer is far smaller).
 const MAX_BODY_BYTES: u64 = 16 << 20;

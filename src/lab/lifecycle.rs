@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::http::{CallError, Request, Response, call};
-use crate::endpoint::EndpointKind;
+use ringperf_wire::endpoint::EndpointKind;
 
 /// Default reset path (vLLM's).
 pub const DEFAULT_RESET_PATH: &str = "/reset_prefix_cache";

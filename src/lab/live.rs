@@ -28,7 +28,7 @@ use super::otel::{Exporter, RunLabels};
 use super::otlp::AttrValue;
 use super::timing::{COUNTERS, Delta, Deltas, GAUGES, PhaseBoard, PhaseTally};
 use crate::aggregate::metrics::{MetricValue, RecordMetrics};
-use crate::record::{Phase, RecordFacts};
+use ringperf_wire::record::{Phase, RecordFacts};
 
 /// Values in one `log-batch` call (AIPerf's `AIPERF_OTEL_MAX_BATCH_RECORDS` default).
 pub const MAX_BATCH: usize = 500;
@@ -161,7 +161,7 @@ fn begin(m: &Mlflow, benchmark_id: &str, dir: &Path) -> Result<LiveRun, TrackerE
         "benchmark_id": benchmark_id,
         "parent_run_id": m.parent_run_id,
         "live_streaming": true,
-        "stream_started_at_ns": crate::clock::wall_now_ns(),
+        "stream_started_at_ns": ringperf_wire::clock::wall_now_ns(),
     });
     let path = dir.join(EXPORT_METADATA_FILE);
     let tmp = dir.join(format!("{EXPORT_METADATA_FILE}.tmp"));
@@ -191,7 +191,7 @@ impl Logger {
         if self.buffer.is_empty() || (!force && self.retry_at.is_some_and(|t| Instant::now() < t)) {
             return;
         }
-        let now_ms = crate::clock::wall_now_ns() / 1_000_000;
+        let now_ms = ringperf_wire::clock::wall_now_ns() / 1_000_000;
         while !self.buffer.is_empty() {
             let n = self.buffer.len().min(MAX_BATCH);
             let metrics: Vec<Value> = self.buffer[..n]
@@ -410,7 +410,7 @@ impl Live {
                 _ => since >= super::otel::INTERVAL,
             };
             // AIPerf's snapshot when a phase has sent all it will.
-            let now = crate::clock::wall_now_ns();
+            let now = ringperf_wire::clock::wall_now_ns();
             let mut sent_all = false;
             for (i, p) in [Phase::Warmup, Phase::Profiling].into_iter().enumerate() {
                 if !t.sent_all[i] && t.board.sending_complete(p, now) {
@@ -480,7 +480,7 @@ fn timing_attrs(phase: Phase, e: &Expected, l: &RunLabels) -> Vec<(String, AttrV
 impl Timing {
     /// A snapshot of every started phase, its changes to OTLP and MLflow.
     fn snapshot(&mut self, mut otel: Option<&mut Exporter>, mut feed: Option<&mut LiveFeed>) {
-        let now = crate::clock::wall_now_ns();
+        let now = ringperf_wire::clock::wall_now_ns();
         for phase in [Phase::Warmup, Phase::Profiling] {
             let Some(s) = self.tally.snapshot(&self.board, phase, now) else {
                 continue;

@@ -520,7 +520,7 @@ pub(crate) fn create_run(
     run_name: &str,
 ) -> Result<(String, String), TrackerError> {
     let exp = c.experiment(&m.experiment)?;
-    let now_ms = crate::clock::wall_now_ns() / 1_000_000;
+    let now_ms = ringperf_wire::clock::wall_now_ns() / 1_000_000;
     let mut create_tags = vec![json!({"key": "mlflow.runName", "value": run_name})];
     if let Some(p) = &m.parent_run_id {
         create_tags.push(json!({"key": "mlflow.parentRunId", "value": p}));
@@ -555,7 +555,7 @@ pub fn export(
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let now_ms = crate::clock::wall_now_ns() / 1_000_000;
+    let now_ms = ringperf_wire::clock::wall_now_ns() / 1_000_000;
     let (run_id, run_name, artifact_uri) = match live {
         Some(l) => (l.run_id.clone(), l.run_name.clone(), l.artifact_uri.clone()),
         None => {
@@ -616,7 +616,7 @@ pub fn export(
         "param_keys": params.keys().collect::<Vec<_>>(),
         "tag_keys": tags.keys().collect::<Vec<_>>(),
         "uploaded_artifacts": uploaded,
-        "exported_at_ns": crate::clock::wall_now_ns(),
+        "exported_at_ns": ringperf_wire::clock::wall_now_ns(),
     });
     let meta_path = run.dir.join(EXPORT_METADATA_FILE);
     let text = serde_json::to_vec_pretty(&meta).unwrap_or_default();
@@ -634,7 +634,7 @@ pub fn export(
     }
     c.post(
         "/api/2.0/mlflow/runs/update",
-        &json!({"run_id": run_id, "status": if run.summary["was_cancelled"] == true { "KILLED" } else { "FINISHED" }, "end_time": crate::clock::wall_now_ns() / 1_000_000}),
+        &json!({"run_id": run_id, "status": if run.summary["was_cancelled"] == true { "KILLED" } else { "FINISHED" }, "end_time": ringperf_wire::clock::wall_now_ns() / 1_000_000}),
     )?;
     Ok(Exported {
         run_id,

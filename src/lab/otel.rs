@@ -16,7 +16,7 @@ use super::otlp::{
     AttrValue, HistogramMetric, HistogramPoint, SumMetric, SumPoint, export_request,
 };
 use crate::aggregate::metrics::{MetricValue, RecordMetrics};
-use crate::record::RecordFacts;
+use ringperf_wire::record::RecordFacts;
 
 /// Time between live exports (AIPerf's `AIPERF_OTEL_FLUSH_INTERVAL_SECONDS` default).
 pub const INTERVAL: Duration = Duration::from_secs(2);
@@ -324,7 +324,7 @@ pub fn instrument(tag: &str) -> (String, f64) {
 }
 
 /// `error.type` of a failed request, as AIPerf classifies it.
-fn error_type(e: &crate::record::RequestError) -> &'static str {
+fn error_type(e: &ringperf_wire::record::RequestError) -> &'static str {
     match e.code {
         Some(500..=599) => return "http_5xx",
         Some(400..=499) => return "http_4xx",
@@ -420,7 +420,7 @@ impl Fold {
             ),
             (
                 "aiperf.record_processor.id".into(),
-                AttrValue::Str(crate::record::RECORD_PROCESSOR_ID.into()),
+                AttrValue::Str(ringperf_wire::record::RECORD_PROCESSOR_ID.into()),
             ),
             (
                 "aiperf.benchmark_phase".into(),

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 /// The counters (monotonic sums, unit `1`), as AIPerf names them, and the phase field each
 /// counts.
@@ -221,8 +221,10 @@ impl PhaseBoard {
         if let Ok(mut l) = m.limits.lock() {
             *l = limits;
         }
-        m.start_wall_ns
-            .store(crate::clock::wall_now_ns().max(1), Ordering::Release);
+        m.start_wall_ns.store(
+            ringperf_wire::clock::wall_now_ns().max(1),
+            Ordering::Release,
+        );
         self.generation.fetch_add(1, Ordering::Release);
     }
 
@@ -233,8 +235,10 @@ impl PhaseBoard {
         m.timeout.store(end.timeout, Ordering::Relaxed);
         m.grace.store(end.grace, Ordering::Relaxed);
         m.cancelled.store(end.cancelled, Ordering::Relaxed);
-        m.end_wall_ns
-            .store(crate::clock::wall_now_ns().max(1), Ordering::Release);
+        m.end_wall_ns.store(
+            ringperf_wire::clock::wall_now_ns().max(1),
+            Ordering::Release,
+        );
         self.generation.fetch_add(1, Ordering::Release);
     }
 
@@ -437,7 +441,7 @@ mod tests {
         t.record(Phase::Profiling, 0, 2, false, false);
         t.record(Phase::Profiling, 1, 2, false, true);
         t.record(Phase::Profiling, 0, 2, true, false);
-        let now = crate::clock::wall_now_ns();
+        let now = ringperf_wire::clock::wall_now_ns();
         let live = t.snapshot(&board, Phase::Profiling, now).unwrap();
         assert_eq!(
             (

@@ -44,7 +44,7 @@ use serde_json::{Map, Value};
 
 use crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
 use crate::aggregate::{MetricDef, MetricId, MetricValue, RecordMetrics};
-use crate::record::{Phase, RecordFacts, RequestError, Usage};
+use ringperf_wire::record::{Phase, RecordFacts, RequestError, Usage};
 
 /// Why a line is not a per-request record of ringperf's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -368,12 +368,12 @@ fn facts_of(
         // A line carries no per-event stamps: a merge has no receive lag of its own.
         // A line has no usage per chunk: its metrics (read above) are kept as they are.
         first_content_chunk_tokens: None,
-        receive: crate::record::ReceiveFacts {
+        receive: ringperf_wire::record::ReceiveFacts {
             lag_ns: Vec::new(),
             coalesced_reads: md.coalesced_reads,
         },
         audio_seconds: m.f64(M::AudioDuration),
-        media: crate::record::MediaFacts {
+        media: ringperf_wire::record::MediaFacts {
             images: count(M::NumImages).map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
             video_inference_time_s: m.f64(M::VideoInferenceTime),
             video_peak_memory_mb: m.f64(M::VideoPeakMemory),

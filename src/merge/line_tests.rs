@@ -7,7 +7,7 @@ use super::*;
 use crate::aggregate::metrics::tests::facts;
 use crate::aggregate::{MetricConfig, record_metrics};
 use crate::export::jsonl::encode_line;
-use crate::record::HttpTrace;
+use ringperf_wire::record::HttpTrace;
 
 /// The line the live run writes for `f`, or `None` when it writes none.
 fn line_of(cfg: &MetricConfig, f: &RecordFacts) -> Option<(Vec<u8>, RecordMetrics)> {
@@ -194,7 +194,7 @@ fn streaming_record_round_trips() {
             ..Usage::default()
         }),
         first_content_chunk_tokens: None,
-        receive: crate::record::ReceiveFacts {
+        receive: ringperf_wire::record::ReceiveFacts {
             lag_ns: vec![7, 9],
             coalesced_reads: 2,
         },

@@ -17,7 +17,7 @@ use crate::aggregate::Summary;
 use crate::export::phases::{PHASES_DIR, PhaseRun, SERVER_METRICS_FILE};
 use crate::export::timeslices::SliceResult;
 use crate::export::{ExportNames, MergeInfo, RunInfo, ShardHealth, ShardStatus};
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 /// What the merge learned of one shard before reading its records.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use super::line::{Record, parse_line};
 use crate::aggregate::stats::linear;
 use crate::aggregate::{Accumulator, LagSummary, MetricConfig};
 use crate::export::timeslices::TimesliceCollector;
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 /// One shard's JSONL, read a line at a time.
 #[derive(Debug)]
@@ -291,13 +291,13 @@ mod tests {
     use crate::aggregate::metrics::tests::facts;
     use crate::aggregate::record_metrics;
     use crate::export::jsonl::encode_line;
-    use crate::record::RecordFacts;
+    use ringperf_wire::record::RecordFacts;
 
     fn line(end_offset: u64, session: u64, failed: bool) -> Vec<u8> {
         let f = RecordFacts {
             session_num: session,
             request_end_wall_ns: facts().request_end_wall_ns + end_offset,
-            error: failed.then(|| crate::record::RequestError::new(Some(500), "E", "e")),
+            error: failed.then(|| ringperf_wire::record::RequestError::new(Some(500), "E", "e")),
             ..facts()
         };
         let mut out = Vec::new();

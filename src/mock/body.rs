@@ -94,8 +94,8 @@ impl Endpoint {
     }
 
     /// The client's endpoint type whose input texts this API's bodies carry (the prompt count).
-    pub(crate) fn kind(self) -> crate::endpoint::EndpointKind {
-        use crate::endpoint::EndpointKind as K;
+    pub(crate) fn kind(self) -> ringperf_wire::endpoint::EndpointKind {
+        use ringperf_wire::endpoint::EndpointKind as K;
         match self {
             Endpoint::Chat => K::Chat,
             Endpoint::Completions => K::Completions,
@@ -227,7 +227,7 @@ pub(crate) enum Error {
     /// A multipart/form-data API's body without a boundary in its `Content-Type`.
     NotMultipart,
     /// A multipart/form-data body that does not parse.
-    Multipart(crate::http::form_parse::FormError),
+    Multipart(ringperf_wire::http::form_parse::FormError),
 }
 
 impl fmt::Display for Error {
@@ -304,8 +304,14 @@ pub(crate) fn parse_request_body(body: &[u8]) -> Result<RequestBody, Error> {
 pub(crate) fn parse_form_body(
     body: &[u8],
     content_type: Option<&str>,
-) -> Result<(RequestBody, Vec<crate::http::form_parse::ParsedPart>), Error> {
-    use crate::http::form_parse::{FormParser, boundary_of};
+) -> Result<
+    (
+        RequestBody,
+        Vec<ringperf_wire::http::form_parse::ParsedPart>,
+    ),
+    Error,
+> {
+    use ringperf_wire::http::form_parse::{FormParser, boundary_of};
     let boundary = content_type
         .and_then(boundary_of)
         .ok_or(Error::NotMultipart)?;

@@ -22,9 +22,9 @@ use super::misbehave;
 use super::respond::{After, Completion, Recorded};
 use super::wire::{self, send};
 use super::worker::Worker;
-use crate::clock::monotonic_raw_ns;
-use crate::http::form_parse::ParsedPart as FormPart;
 use crate::timer::Timer;
+use ringperf_wire::clock::monotonic_raw_ns;
+use ringperf_wire::http::form_parse::ParsedPart as FormPart;
 
 /// Largest request head accepted (431 beyond).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -212,12 +212,12 @@ fn parse_head_named(buf: &[u8], correlation_header: &str) -> Parsed {
 thread_local! {
     /// `CLOCK_REALTIME − CLOCK_MONOTONIC` for this mock thread: converts the kernel's receive
     /// stamps of requests to the truth log's scale.
-    static REALTIME: crate::clock::RealtimeOffset = crate::clock::RealtimeOffset::calibrate();
+    static REALTIME: ringperf_wire::clock::RealtimeOffset = ringperf_wire::clock::RealtimeOffset::calibrate();
 }
 
 /// Serves one connection until the peer closes it, asks to close it, or an error.
 pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) {
-    let accepted_ns = crate::clock::monotonic_raw_ns();
+    let accepted_ns = ringperf_wire::clock::monotonic_raw_ns();
     worker
         .shared
         .truth
@@ -572,7 +572,7 @@ fn record_control(
         path,
         status,
         listed,
-        wall_ns: crate::clock::wall_now_ns(),
+        wall_ns: ringperf_wire::clock::wall_now_ns(),
         arrival_ns,
     });
 }

@@ -231,7 +231,7 @@ fn fb_used_mib(g: u32, r: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prom::parse_scrape;
+    use ringperf_wire::prom::parse_scrape;
 
     #[test]
     fn page_parses_follows_load_and_integrates_energy() {

@@ -28,8 +28,8 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::clock::monotonic_raw_ns;
 use crate::timer;
+use ringperf_wire::clock::monotonic_raw_ns;
 
 /// One waiting stream: its deadline, an insertion number (ties keep their order) and its waker.
 struct Entry {

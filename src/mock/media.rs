@@ -93,7 +93,7 @@ pub fn media_in(body: &[u8]) -> Vec<MediaSeen> {
 
 /// Every file part of a multipart/form-data request, in order, decoded from its own bytes; the
 /// kind is the part's media type's (`image/…`, `audio/…`, `video/…`), else `file`.
-pub fn media_in_form(parts: &[crate::http::form_parse::ParsedPart]) -> Vec<MediaSeen> {
+pub fn media_in_form(parts: &[ringperf_wire::http::form_parse::ParsedPart]) -> Vec<MediaSeen> {
     parts
         .iter()
         .filter(|p| p.filename.is_some())

@@ -177,9 +177,12 @@ fn extras(m: MetricsMode, n: u64, page: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prom::{SeriesValue, parse_scrape};
+    use ringperf_wire::prom::{SeriesValue, parse_scrape};
 
-    fn family<'a>(s: &'a crate::prom::Scrape, name: &str) -> Option<&'a crate::prom::Family> {
+    fn family<'a>(
+        s: &'a ringperf_wire::prom::Scrape,
+        name: &str,
+    ) -> Option<&'a ringperf_wire::prom::Family> {
         s.families.iter().find(|f| f.name == name)
     }
 

@@ -60,7 +60,7 @@
 //! 5. The server: `server` (threads, accept loop, [`MockServer`]), then `serve` (run until a
 //!    signal, write the truth log).
 //!
-//! Outside itself the mock uses `crate::clock`, `crate::endpoint`, `crate::signals`,
+//! Outside itself the mock uses `ringperf_wire::clock`, `ringperf_wire::endpoint`, `crate::signals`,
 //! `crate::timer` and the tokenizer of `crate::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
 //! are validated into a [`MockConfig`] by `config::mock`).
 

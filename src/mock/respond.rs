@@ -31,8 +31,8 @@ use super::tokens::reply_start;
 use super::truth::TruthEntry;
 use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words, send};
 use super::worker::Worker;
-use crate::clock::monotonic_raw_ns;
 use crate::timer::{self, Timer};
+use ringperf_wire::clock::monotonic_raw_ns;
 
 /// What the connection does after a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -115,7 +115,7 @@ impl Shared {
         (gpus > 0).then(|| {
             let in_flight = self.metrics.iter().map(ThreadMetrics::running).sum();
             self.dcgm
-                .page(gpus, in_flight, crate::clock::wall_now_ns(), keep)
+                .page(gpus, in_flight, ringperf_wire::clock::wall_now_ns(), keep)
         })
     }
 }

@@ -1,5 +1,5 @@
 //! End-to-end tests of the mock over real sockets on 127.0.0.1, with a small blocking client
-//! written here (deliberately not `crate::http` / `crate::sse`). Every behaviour is checked on
+//! written here (deliberately not `ringperf_wire::http` / `ringperf_wire::sse`). Every behaviour is checked on
 //! both monoio drivers.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -1393,7 +1393,12 @@ fn fast_mode_paces_many_streams_on_one_timer() {
 }
 
 /// Posts a multipart/form-data body (ringperf's writer) with its content type.
-fn post_form(c: &mut Client, path: &str, body: &crate::http::multipart::MultipartBody, id: &Uuid) {
+fn post_form(
+    c: &mut Client,
+    path: &str,
+    body: &ringperf_wire::http::multipart::MultipartBody,
+    id: &Uuid,
+) {
     let mut raw = format!(
         "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
          X-Request-ID: {id}\r\n\r\n",
@@ -1410,10 +1415,10 @@ fn post_form(c: &mut Client, path: &str, body: &crate::http::multipart::Multipar
 /// channels and duration), which equal what was generated.
 #[test]
 fn multipart_uploads_are_answered_and_decoded_into_the_truth_log() {
-    use crate::http::multipart::{FormPart, MultipartBody};
     use crate::workload::media::audio::{AudioRngs, AudioShape, noise_wav};
     use crate::workload::media::image::ImageRngs;
     use crate::workload::media::{ImageFormat, ImageSpec, generate_image};
+    use ringperf_wire::http::multipart::{FormPart, MultipartBody};
 
     let s = server(
         Driver::Auto,

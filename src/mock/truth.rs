@@ -1,5 +1,5 @@
 //! The truth log: when the mock really wrote each part of each response, on the raw
-//! `CLOCK_MONOTONIC` scale of [`crate::clock::monotonic_raw_ns`], so a client's stamps can be
+//! `CLOCK_MONOTONIC` scale of [`ringperf_wire::clock::monotonic_raw_ns`], so a client's stamps can be
 //! compared with the server's directly.
 //!
 //! Each server thread owns one shard (a mutex it takes once per finished request, never

@@ -62,9 +62,10 @@ impl Worker {
         if let Some(&n) = self.prompt_cache.borrow().get(&key) {
             return n;
         }
-        let n = tok
-            .0
-            .count(&crate::endpoint::payload_texts(endpoint.kind(), body)) as u64;
+        let n = tok.0.count(&ringperf_wire::endpoint::payload_texts(
+            endpoint.kind(),
+            body,
+        )) as u64;
         let mut cache = self.prompt_cache.borrow_mut();
         if cache.len() >= 100_000 {
             cache.clear();

@@ -35,7 +35,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::clock::monotonic_raw_ns;
+use ringperf_wire::clock::monotonic_raw_ns;
 
 /// Gaps between two reads of one response shorter than this are segments of one write, not
 /// separate events: they do not bound the nap.

@@ -2,7 +2,7 @@
 //! them for a short window instead of returning at the first one.
 //!
 //! With kernel receive stamps each completion carries the moment the kernel received its
-//! segment ([`crate::cmsg`]), so when the worker wakes to read it no longer moves TTFT or ITL.
+//! segment ([`ringperf_wire::cmsg`]), so when the worker wakes to read it no longer moves TTFT or ITL.
 //! A thread that [`install`]s this asks the io_uring driver (the `monoio::raw::set_wait_batch`
 //! hook of the in-tree monoio patch) to wait with io_uring's `min_wait_usec`: the kernel keeps
 //! posting completions without returning to user space until [`MIN_COMPLETE`] are there or the
@@ -23,7 +23,7 @@ use std::cell::Cell;
 
 use monoio::raw::{WaitBatch, set_wait_batch};
 
-use crate::clock::monotonic_raw_ns;
+use ringperf_wire::clock::monotonic_raw_ns;
 
 /// Switch and window: `RINGPERF_WAIT_BATCH_US=N` (µs) turns the coalescing on; `0` or unset
 /// keeps monoio's wait for one completion (before/after measurements on one binary).

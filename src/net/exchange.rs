@@ -23,9 +23,11 @@ use std::time::Duration;
 
 use monoio::net::TcpStream;
 
-use crate::clock::Clock;
 use crate::control::RunControl;
-use crate::http::{BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head};
+use ringperf_wire::clock::Clock;
+use ringperf_wire::http::{
+    BodyDecoder, BodyKind, Head, HttpError, MAX_HEAD_BYTES, Status, parse_head,
+};
 
 use super::batch;
 use super::multishot::Multishot;

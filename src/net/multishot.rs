@@ -4,7 +4,7 @@
 //!
 //! Armed once, the receive stays in the kernel: every segment that reaches the socket is
 //! received into a buffer the kernel picks from the ring, laid out as `io_uring_recvmsg_out`,
-//! control area (the `SO_TIMESTAMPING` message), then payload ([`crate::cmsg::parse_recvmsg_out`]),
+//! control area (the `SO_TIMESTAMPING` message), then payload ([`ringperf_wire::cmsg::parse_recvmsg_out`]),
 //! and posted as one completion. The driver (monoio with the in-tree patch, `monoio::raw`) hands
 //! the thread's tagged completions to [`on_completion`] in its completion pass, which queues
 //! them on the connection's slot and wakes its reader; a worker wake-up serves every completion
@@ -34,7 +34,7 @@ use monoio::raw::io_uring::{self, opcode, squeue, types};
 use monoio::raw::{RAW_USERDATA_TAG, ring_epoch, set_raw_handler, with_raw_ring};
 
 use super::rxstamp::CONTROL_BYTES;
-use crate::cmsg::{RECVMSG_OUT_BYTES, parse_control, parse_recvmsg_out};
+use ringperf_wire::cmsg::{RECVMSG_OUT_BYTES, parse_control, parse_recvmsg_out};
 
 /// The thread's buffer group id.
 const GROUP: u16 = 0x7270;

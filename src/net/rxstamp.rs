@@ -8,7 +8,7 @@
 //! stamped read is a readiness wait on the runtime (an io_uring `PollAdd`, or the epoll
 //! driver's readiness) followed by a non-blocking `recvmsg` here: the same on both drivers.
 //!
-//! The stamp is `CLOCK_REALTIME`; [`crate::clock::Clock::from_realtime_ns`] converts it. The
+//! The stamp is `CLOCK_REALTIME`; [`ringperf_wire::clock::Clock::from_realtime_ns`] converts it. The
 //! control-message parser ([`parse_control`]) reads plain bytes with bounds checks: odd, short or
 //! absent control data means "no kernel stamp" for that read, never a panic.
 
@@ -16,10 +16,10 @@ use std::io;
 use std::mem::size_of;
 use std::os::fd::RawFd;
 
-use crate::cmsg::abi;
-pub use crate::cmsg::parse_control;
+use ringperf_wire::cmsg::abi;
+pub use ringperf_wire::cmsg::parse_control;
 #[cfg(test)]
-use crate::cmsg::{HEADER_BYTES, align};
+use ringperf_wire::cmsg::{HEADER_BYTES, align};
 
 /// The stamps of one read, monotonic ns of the run's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ impl ReadStamp {
     /// The stamps of a read that just returned: the user-space one taken now, the kernel's
     /// `realtime_ns` (if the read carried one) converted to `clock`.
     #[must_use]
-    pub fn now(clock: &crate::clock::Clock, realtime_ns: Option<u64>) -> Self {
+    pub fn now(clock: &ringperf_wire::clock::Clock, realtime_ns: Option<u64>) -> Self {
         Self {
             user_ns: clock.now_ns(),
             kernel_ns: realtime_ns.and_then(|r| clock.from_realtime_ns(r)),
@@ -339,7 +339,7 @@ pub(super) mod tests {
         use std::os::fd::AsRawFd;
         let mut buf = Vec::with_capacity(msg.len());
         let mut stamps = Vec::new();
-        let before = crate::clock::wall_now_ns();
+        let before = ringperf_wire::clock::wall_now_ns();
         tx.write_all(msg).unwrap();
         while buf.len() < msg.len() {
             match recv(rx.as_raw_fd(), &mut buf) {
@@ -348,7 +348,7 @@ pub(super) mod tests {
                 Err(e) => panic!("{e}"),
             }
         }
-        let after = crate::clock::wall_now_ns();
+        let after = ringperf_wire::clock::wall_now_ns();
         assert_eq!(buf, msg);
         (before, stamps, after)
     }

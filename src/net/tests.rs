@@ -9,9 +9,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{AfterHead, Error, Exchange, Limits, Pool, ReadStamp, Sink};
-use crate::clock::Clock;
 use crate::config::IoDriver;
-use crate::http::Head;
+use ringperf_wire::clock::Clock;
+use ringperf_wire::http::Head;
 
 const DRIVERS: [IoDriver; 2] = [IoDriver::Legacy, IoDriver::Auto];
 
@@ -787,9 +787,9 @@ fn a_timer_deadline_ends_a_coalesced_wait_on_time() {
         let _coalescing = Coalescing::on(WINDOW_US);
         let before = super::coalesce::waits();
         let mut timer = crate::timer::Timer::new(true);
-        let deadline = crate::clock::monotonic_raw_ns() + 20_000_000;
+        let deadline = ringperf_wire::clock::monotonic_raw_ns() + 20_000_000;
         timer.wait_until(deadline).await;
-        let late = crate::clock::monotonic_raw_ns() - deadline;
+        let late = ringperf_wire::clock::monotonic_raw_ns() - deadline;
         (late, super::coalesce::waits() - before)
     });
     assert!(waits >= 1, "no coalesced wait was made");

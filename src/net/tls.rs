@@ -36,7 +36,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore};
 
-use crate::clock::Clock;
+use ringperf_wire::clock::Clock;
 
 use super::rxstamp::{self, ReadStamp};
 use super::trust::{self, TrustVerifier};

@@ -21,7 +21,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, DigitallySignedStruct, OtherError, RootCertStore};
 
-use crate::x509;
+use ringperf_wire::x509;
 
 /// Why a certificate was refused, where rustls' own error would not say it plainly.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 use crate::aggregate::http_trace::as_aiperf_reads;
 use crate::aggregate::live::LiveStats;
 use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
-use crate::clock::Clock;
-use crate::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_inputs};
 use crate::export::JsonlWriter;
 use crate::export::outputs_json::OutputsJson;
 use crate::export::raw::RawWriter;
 use crate::export::timeslices::TimesliceCollector;
-use crate::record::ring::Consumer;
-use crate::record::{Phase, RawRecord, RecordFacts};
 use crate::workload::Tokenizer;
+use ringperf_wire::clock::Clock;
+use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_inputs};
+use ringperf_wire::record::ring::Consumer;
+use ringperf_wire::record::{Phase, RawRecord, RecordFacts};
 
 /// How often the aggregator publishes the dashboard's figures.
 const LIVE_INTERVAL: Duration = Duration::from_millis(250);
@@ -56,7 +56,7 @@ pub struct Collector {
     pub consumers: Vec<Consumer>,
     pub kind: EndpointKind,
     /// `template`'s `response_field` (answers are read there; `None` auto-detects).
-    pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
+    pub response_field: Option<Arc<ringperf_wire::endpoint::FieldPath>>,
     pub tokenizer: Arc<Tokenizer>,
     /// Every turn, in dataset order.
     pub turns: Arc<Vec<TurnInfo>>,
@@ -189,7 +189,7 @@ impl Collector {
                 l.tick(self.otel.as_mut());
             }
             if let Some(o) = self.otel.as_mut() {
-                o.tick(crate::clock::wall_now_ns());
+                o.tick(ringperf_wire::clock::wall_now_ns());
             }
             if last_flush.elapsed() >= Duration::from_secs(1) {
                 if let Some((_, w)) = self.jsonl.as_mut() {
@@ -334,7 +334,7 @@ impl Collector {
             l.finish(self.otel.as_mut());
         }
         if let Some(o) = self.otel.take() {
-            o.finish(crate::clock::wall_now_ns());
+            o.finish(ringperf_wire::clock::wall_now_ns());
         }
         let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
         Collected {
@@ -342,7 +342,7 @@ impl Collector {
             warmup: tally.warmup,
             warmup_seen: tally.warmup_seen,
             ring_stalls,
-            cpu_ns: crate::clock::thread_cpu_ns(),
+            cpu_ns: ringperf_wire::clock::thread_cpu_ns(),
             jsonl_error,
             timeslices: self.timeslices.take(),
             outputs: self.outputs.take(),
@@ -452,9 +452,9 @@ impl Collector {
             trace: raw
                 .trace
                 .map(|t| as_aiperf_reads(t, raw.is_sse, raw.body.len(), raw.end_ns)),
-            receive: crate::record::ReceiveFacts::of(raw),
+            receive: ringperf_wire::record::ReceiveFacts::of(raw),
             audio_seconds: entry.and_then(|e| e.audio_seconds),
-            media: crate::record::MediaFacts {
+            media: ringperf_wire::record::MediaFacts {
                 images,
                 video_inference_time_s: parsed.video.inference_time_s,
                 video_peak_memory_mb: parsed.video.peak_memory_mb,

@@ -16,13 +16,13 @@ use std::time::Duration;
 use crossbeam_queue::ArrayQueue;
 
 use crate::config::Arrival;
-use crate::conversation::Sampling;
-use crate::record::{Credit, Phase};
 use crate::schedule::{
     Arrivals, InitialUser, RateRamp, RateSeries, ScheduleEntry, Shard, Spawner, TemplatePicker,
     UserCentric, child_seed,
 };
 use crate::workload::stream::Stream;
+use ringperf_wire::conversation::Sampling;
+use ringperf_wire::record::{Credit, Phase};
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;

@@ -16,8 +16,8 @@ use crate::config::{Config, ExportLevel};
 use crate::control::{RunControl, StopReason};
 use crate::export::RunInfo;
 use crate::export::phases::PhaseRun;
-use crate::record::Phase;
 use crate::worker::WorkerCpu;
+use ringperf_wire::record::Phase;
 
 /// The files the console footer lists: `(label, path)`.
 type Files = Vec<(&'static str, PathBuf)>;
@@ -199,7 +199,7 @@ fn account(
     gpu: &gpu_telemetry::Finished,
 ) -> bool {
     run_info.threads = health::threads(
-        crate::clock::thread_cpu_ns(),
+        ringperf_wire::clock::thread_cpu_ns(),
         m.collected.cpu_ns,
         sm.scraper_cpu_ns,
         &m.worker_cpu,

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::server_metrics::{free_core, scrape_tls};
-use crate::clock::Clock;
 use crate::config::Config;
 use crate::export::ExportNames;
 use crate::export::telemetry::{GPU_TABLE_HEADER, GpuSections};
@@ -21,6 +20,7 @@ use crate::gpu_telemetry::summary::{Telemetry, summarize_all};
 use crate::scrape::collector::{Role, Scraper, StartOptions};
 use crate::scrape::settings::Settings;
 use crate::ui::Board;
+use ringperf_wire::clock::Clock;
 
 /// Starts collection; `None` when it is off, misconfigured (said on stderr) or no DCGM exporter
 /// is reachable (said on stderr by the scraper, in one line).

@@ -39,8 +39,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::clock::Clock;
 use crate::config::Config;
+use ringperf_wire::clock::Clock;
 
 pub use crate::control::{ErrorBudget, RunControl, StopReason};
 pub use collect::Progress;

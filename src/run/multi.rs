@@ -12,11 +12,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{Outcome, RunError, RunOptions, SetupKind, SignalWatch, StopReason, run_inner};
-use crate::clock::Clock;
 use crate::config::Config;
 use crate::control::RunControl;
 use crate::export::aggregate::{self, Excluded, RunResult};
 use crate::export::{AIPERF_VERSION, ExportNames, Trial};
+use ringperf_wire::clock::Clock;
 
 /// What the signal thread and the sequence share: the run in progress, and whether a signal
 /// came (its name).

@@ -11,11 +11,11 @@ use super::{Progress, dispatch, log, note, shard, ui, warm};
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Arrival, Config, Load, PhaseConfig};
 use crate::control::RunControl;
-use crate::record::Phase;
 use crate::schedule::{FixedSchedule, Shard};
 use crate::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
+use ringperf_wire::record::Phase;
 
 /// Longest wait of the thread that drives a phase showing progress lines (a stop is the
 /// workers' to see; this thread only waits for them and feeds credits when they are due).
@@ -79,7 +79,7 @@ pub(super) fn run_phases(
             board,
         );
         // The phase ends with its last request, before the end-of-warmup scrape.
-        warmup = Some((at.wall_ns, crate::clock::wall_now_ns()));
+        warmup = Some((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
         collectors.warmup_end();
     }
     if warmup.is_some() && !control.stopped() {
@@ -112,7 +112,7 @@ pub(super) fn run_phases(
             board,
         );
     }
-    let end_wall_ns = crate::clock::wall_now_ns();
+    let end_wall_ns = ringperf_wire::clock::wall_now_ns();
     if profiling {
         super::lifecycle::stop_profiler(cfg);
     }

@@ -244,7 +244,7 @@ type Streamed = workload::loader::DeferredPrompts;
 /// handed back beside it.
 fn build_dataset(
     cfg: &Config,
-    payload: &crate::endpoint::PayloadParams,
+    payload: &ringperf_wire::endpoint::PayloadParams,
     tokenizer: &workload::tokenizer::Tokenizer,
 ) -> Result<(workload::Prepared, Option<Streamed>), RunError> {
     let cannot_load = |e: workload::loader::LoadError| {
@@ -356,7 +356,7 @@ fn write_inputs(
     cfg: &Config,
     dir: &Path,
     dataset: &workload::Prepared,
-    payload: &crate::endpoint::PayloadParams,
+    payload: &ringperf_wire::endpoint::PayloadParams,
 ) -> Result<(), RunError> {
     use std::io::Write;
     let path = dir.join(crate::export::owned::INPUTS_FILE);
@@ -400,14 +400,14 @@ fn encode_templates(
     per_turn: bool,
 ) -> Result<
     (
-        Vec<Vec<Option<crate::http::EncodedRequest>>>,
+        Vec<Vec<Option<ringperf_wire::http::EncodedRequest>>>,
         Vec<usize>,
         Vec<collect::TurnInfo>,
     ),
     RunError,
 > {
     let total = dataset.turn_count();
-    let mut templates: Vec<Vec<Option<crate::http::EncodedRequest>>> = (0..cfg.urls.len())
+    let mut templates: Vec<Vec<Option<ringperf_wire::http::EncodedRequest>>> = (0..cfg.urls.len())
         .map(|_| Vec::with_capacity(if per_turn { total } else { 0 }))
         .collect();
     let mut offsets = Vec::with_capacity(dataset.conversations.len());
@@ -423,7 +423,8 @@ fn encode_templates(
     // conversation's first turn, known for synthetic audio only (docs/metrics.md, "Audio").
     let chat_audio = matches!(
         cfg.endpoint,
-        crate::endpoint::EndpointKind::Chat | crate::endpoint::EndpointKind::Responses
+        ringperf_wire::endpoint::EndpointKind::Chat
+            | ringperf_wire::endpoint::EndpointKind::Responses
     ) && !cfg.input.reads_file()
         && cfg.media.as_ref().is_some_and(|m| m.audio.is_some());
     for c in &mut dataset.conversations {
@@ -443,7 +444,7 @@ fn encode_templates(
             });
             let body = t.body.take();
             if let (Some(b), Some(last)) = (&body, info.last_mut())
-                && cfg.endpoint == crate::endpoint::EndpointKind::AudioTranscription
+                && cfg.endpoint == ringperf_wire::endpoint::EndpointKind::AudioTranscription
             {
                 last.audio_seconds = workload::form::clip_seconds(b);
             }
@@ -586,16 +587,16 @@ fn chat_template_compensated(
 /// Renders every turn's payload template before anything is sent: a turn whose rendering is not
 /// a JSON object is a setup error naming it (the bodies built for the run are these renderings).
 fn check_template(
-    template: &crate::endpoint::PayloadTemplate,
-    params: &crate::endpoint::PayloadParams,
-    dataset: &crate::conversation::Dataset,
+    template: &ringperf_wire::endpoint::PayloadTemplate,
+    params: &ringperf_wire::endpoint::PayloadParams,
+    dataset: &ringperf_wire::conversation::Dataset,
 ) -> Result<(), RunError> {
     for c in &dataset.conversations {
         if crate::control::interrupted() {
             break;
         }
         for (i, turn) in c.turns.iter().enumerate() {
-            if matches!(turn.content, crate::conversation::Content::Raw(_)) {
+            if matches!(turn.content, ringperf_wire::conversation::Content::Raw(_)) {
                 continue;
             }
             template.render(params, turn).map_err(|e| {
@@ -617,16 +618,16 @@ fn check_template(
 /// for (video on Responses, audio and video on Anthropic Messages) are a setup error naming the
 /// turn (AIPerf fails each such request when it formats it).
 fn check_form_turns(
-    kind: crate::endpoint::EndpointKind,
-    dataset: &crate::conversation::Dataset,
+    kind: ringperf_wire::endpoint::EndpointKind,
+    dataset: &ringperf_wire::conversation::Dataset,
 ) -> Result<(), RunError> {
-    let form = crate::endpoint::kinds::form_checker(kind);
+    let form = ringperf_wire::endpoint::kinds::form_checker(kind);
     for c in &dataset.conversations {
         for (i, turn) in c.turns.iter().enumerate() {
-            if matches!(turn.content, crate::conversation::Content::Raw(_)) {
+            if matches!(turn.content, ringperf_wire::conversation::Content::Raw(_)) {
                 continue;
             }
-            if let Some(refusal) = crate::endpoint::payload::unsupported_media(kind, turn) {
+            if let Some(refusal) = ringperf_wire::endpoint::payload::unsupported_media(kind, turn) {
                 return Err(RunError::new(
                     SetupKind::Workload,
                     format!(
@@ -652,8 +653,8 @@ fn check_form_turns(
     Ok(())
 }
 
-fn payload_params(cfg: &Config) -> crate::endpoint::PayloadParams {
-    crate::endpoint::PayloadParams {
+fn payload_params(cfg: &Config) -> ringperf_wire::endpoint::PayloadParams {
+    ringperf_wire::endpoint::PayloadParams {
         model: cfg.models[0].clone(),
         streaming: cfg.streaming,
         use_legacy_max_tokens: cfg.use_legacy_max_tokens,

@@ -6,11 +6,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::clock::Clock;
 use crate::config::url::metrics_endpoint_list;
 use crate::config::{Config, Load};
 use crate::export::{ExportNames, RunInfo};
-use crate::record::Phase;
 use crate::scrape::collector::{Role, Scraper, StartOptions};
 use crate::scrape::settings::Settings;
 use crate::server_metrics::analysis::Window;
@@ -21,6 +19,8 @@ use crate::server_metrics::output::{FileNames, Format, write_exports};
 use crate::server_metrics::store::Store;
 use crate::ui::Board;
 use crate::ui::highlights::Highlights;
+use ringperf_wire::clock::Clock;
+use ringperf_wire::record::Phase;
 
 /// The highest core no worker is pinned to, if any.
 pub(crate) fn free_core(busy: &[Option<usize>]) -> Option<usize> {
@@ -224,7 +224,7 @@ pub(crate) fn finish(
         model_names: &cfg.models,
         concurrency,
         request_rate,
-        export_time_ns: crate::clock::wall_now_ns(),
+        export_time_ns: ringperf_wire::clock::wall_now_ns(),
     };
     match write_exports(
         dir,

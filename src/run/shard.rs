@@ -6,11 +6,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::clock::Clock;
 use crate::config::Config;
 use crate::export::ShardInfo;
 use crate::export::shard::{self as manifest, ShardManifest};
 use crate::worker::Shared;
+use ringperf_wire::clock::Clock;
 
 use super::{RunError, SetupKind, log};
 
@@ -149,6 +149,6 @@ pub(super) fn wait_for_start(cfg: &Config, shared: &Shared) -> Option<Origin> {
     Some(Origin {
         wall_ns: at,
         mono_ns,
-        ready_wall_ns: crate::clock::wall_now_ns(),
+        ready_wall_ns: ringperf_wire::clock::wall_now_ns(),
     })
 }

@@ -13,10 +13,10 @@ use crate::aggregate::MetricConfig;
 use crate::config::{Config, ExportLevel};
 use crate::control::{ErrorBudget, RunControl};
 use crate::export::JsonlWriter;
-use crate::record::Phase;
-use crate::record::ring::{Consumer, Doorbell, ring_with_bell};
 use crate::scrape::collector::Scraper;
 use crate::worker::{Shared, Workers};
+use ringperf_wire::record::Phase;
+use ringperf_wire::record::ring::{Consumer, Doorbell, ring_with_bell};
 
 /// Ring capacity per worker: a second of records at very high rates, bounded memory.
 const RING_CAPACITY: usize = 16 * 1024;
@@ -206,7 +206,7 @@ fn otel_exporter(cfg: &Config) -> Option<crate::lab::otel::Exporter> {
     let urls: Vec<String> = cfg.urls.iter().map(|u| u.display.clone()).collect();
     let model = cfg.models.first().map_or("", String::as_str);
     let labels = RunLabels::new(o, cfg.endpoint.as_str(), model, &urls);
-    let fold = Fold::new(labels, crate::clock::wall_now_ns());
+    let fold = Fold::new(labels, ringperf_wire::clock::wall_now_ns());
     Exporter::start(o, fold)
         .map_err(|e| super::note(&format!("warning: OTLP export off: {e}")))
         .ok()
@@ -294,7 +294,7 @@ fn spawn_aggregator(
 fn sent_headers(shared: &Shared) -> crate::export::headers::SentHeaders {
     crate::export::headers::SentHeaders {
         headers: shared.encoding.headers.clone(),
-        request_id_header: crate::http::request::REQUEST_ID_HEADER.to_string(),
+        request_id_header: ringperf_wire::http::request::REQUEST_ID_HEADER.to_string(),
         correlation_id_header: shared.encoding.correlation_header().to_string(),
         correlation_copies: shared
             .encoding

@@ -15,11 +15,11 @@ use std::thread::JoinHandle;
 
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
 use crate::worker::Encoding;
 use crate::workload::loader::{DeferredPrompts, TraceIndex};
 use crate::workload::stream::{BuildError, Ready, Stream, Window};
 use crate::workload::tokenizer::Tokenizer;
+use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
 
 /// Whether the run of `cfg` over `trace` is streamed (see the module's comment).
 pub(super) fn streams(cfg: &Config, trace: &TraceIndex) -> bool {
@@ -195,7 +195,7 @@ fn encode(
     encoding: &Encoding,
     body: &[u8],
     turn: usize,
-) -> Result<Vec<crate::http::EncodedRequest>, BuildError> {
+) -> Result<Vec<ringperf_wire::http::EncodedRequest>, BuildError> {
     encoding
         .encode_turn(body, turn as u64)
         .map_err(BuildError::Encode)
@@ -288,7 +288,7 @@ mod tests {
         (job, skeleton)
     }
 
-    fn body(req: &crate::http::EncodedRequest) -> &[u8] {
+    fn body(req: &ringperf_wire::http::EncodedRequest) -> &[u8] {
         &req.bytes[req.head_len..]
     }
 

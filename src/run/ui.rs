@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::collect::Progress;
 use crate::config::{PhaseConfig, UiType};
-use crate::record::Phase;
 use crate::ui::PhaseHeader;
+use ringperf_wire::record::Phase;
 
 /// Seconds between plain progress lines.
 const LINE_INTERVAL: Duration = Duration::from_secs(5);

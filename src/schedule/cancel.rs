@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 use super::{child_seed, splitmix64};
 

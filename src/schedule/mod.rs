@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp1, Gamma};
 
-use crate::conversation::Sampling;
+use ringperf_wire::conversation::Sampling;
 
 pub mod cancel;
 pub mod fixed;

@@ -31,13 +31,13 @@ use crossbeam_channel::{Receiver, Sender};
 use super::endpoint::{self, Target, trtllm_fallback};
 use super::fetch::{FetchError, Pool, Response, Timeouts, fetch};
 use super::settings::Settings;
-use crate::clock::Clock;
 use crate::config::IoDriver;
 use crate::net::TlsClient;
-use crate::prom::{ParseError, Scrape, parse_scrape};
-use crate::record::Phase;
 use crate::server_metrics::export::jsonl::ScrapeRecord;
 use crate::server_metrics::store::Store;
+use ringperf_wire::clock::Clock;
+use ringperf_wire::prom::{ParseError, Scrape, parse_scrape};
+use ringperf_wire::record::Phase;
 
 /// What the scraper thread is started with.
 #[derive(Clone, Debug)]
@@ -628,7 +628,7 @@ fn collected(shared: &Shared) -> Collected {
         warnings: shared.warnings.borrow().clone(),
         scrapes: shared.scrapes.get(),
         errors: shared.errors.get(),
-        cpu_ns: Some(crate::clock::thread_cpu_ns()),
+        cpu_ns: Some(ringperf_wire::clock::thread_cpu_ns()),
         jsonl: jsonl
             .as_ref()
             .and_then(|j| j.out.is_some().then(|| j.path.clone())),

@@ -6,8 +6,8 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use crate::config::{BaseUrl, UrlError};
-use crate::http::HttpError;
 use crate::net::{Connector, TlsClient, TlsSetupError};
+use ringperf_wire::http::HttpError;
 
 /// Why an endpoint cannot be scraped.
 #[derive(Debug)]
@@ -124,13 +124,12 @@ impl Target {
             ),
         ];
         let encode = |method: &str| -> Result<Vec<u8>, Error> {
-            let get =
-                crate::http::encode_get(&b.host_header, &path, &headers).map_err(|error| {
-                    Error::Encode {
-                        url: url.to_owned(),
-                        error,
-                    }
-                })?;
+            let get = ringperf_wire::http::encode_get(&b.host_header, &path, &headers).map_err(
+                |error| Error::Encode {
+                    url: url.to_owned(),
+                    error,
+                },
+            )?;
             // encode_get writes `GET `; a HEAD differs only in the method.
             Ok(match method {
                 "HEAD" => [b"HEAD".as_slice(), get.get(3..).unwrap_or_default()].concat(),

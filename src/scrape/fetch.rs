@@ -11,9 +11,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::clock::Clock;
-use crate::http::{BodyKind, Head, HttpError};
 use crate::net::{self, AfterHead, Exchange, Limits, Sink};
+use ringperf_wire::clock::Clock;
+use ringperf_wire::http::{BodyKind, Head, HttpError};
 
 use super::endpoint::Target;
 

@@ -10,8 +10,8 @@ use super::summary::{
     SeriesStats, SeriesSummary, SliceValues, Timeslice,
 };
 use super::units::infer_unit;
-use crate::prom::MetricType;
-use crate::record::Phase;
+use ringperf_wire::prom::MetricType;
+use ringperf_wire::record::Phase;
 
 /// How a window's bounds meet the stored samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! shared by the live run ([`crate::run`] feeding it from [`crate::scrape`]) and by re-processing
 //! (`ringperf server-metrics --from-jsonl`, [`reprocess`]), which never scrapes.
 //!
-//! Pipeline: a parsed page ([`crate::prom::Scrape`]) → [`store::EndpointStore::insert`]
+//! Pipeline: a parsed page ([`ringperf_wire::prom::Scrape`]) → [`store::EndpointStore::insert`]
 //! (per-series time series; [`store::EndpointStore::check_duplicate`] and
 //! [`store::EndpointStore::record_fetch`] keep the fetch log) → at the end of the run,
 //! [`export::compute_report`] over an [`analysis::Window`] ([`stats`], [`estimator`] for

@@ -26,8 +26,8 @@ use super::export::parquet::ParquetMeta;
 use super::export::{ExportContext, Windows};
 use super::output::{FileNames, Format, write_exports};
 use super::store::Store;
-use crate::prom::MetricType;
-use crate::record::Phase;
+use ringperf_wire::prom::MetricType;
+use ringperf_wire::record::Phase;
 
 /// What to recompute.
 #[derive(Clone, Debug, PartialEq)]
@@ -321,7 +321,7 @@ pub fn run(opts: &Options) -> Result<Vec<(&'static str, PathBuf)>, Error> {
         model_names: &models,
         concurrency: None,
         request_rate: None,
-        export_time_ns: crate::clock::wall_now_ns(),
+        export_time_ns: ringperf_wire::clock::wall_now_ns(),
     };
     write_exports(&dir, &names, &opts.formats, &store, &windows, &ctx, &meta)
 }

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use crate::prom::{LabelSet, MetricType, Scrape, SeriesValue};
-use crate::record::Phase;
+use ringperf_wire::prom::{LabelSet, MetricType, Scrape, SeriesValue};
+use ringperf_wire::record::Phase;
 
 /// Scalar (gauge / counter / unknown) samples, sorted by time.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -223,7 +223,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prom::parse_scrape;
+    use ringperf_wire::prom::parse_scrape;
 
     #[test]
     fn out_of_order_samples_and_bucket_schema() {

@@ -193,7 +193,7 @@ impl Sweeper {
                 _ => "ok".to_owned(),
             },
         };
-        sh.arrive(run, crate::clock::wall_now_ns(), &status)?;
+        sh.arrive(run, ringperf_wire::clock::wall_now_ns(), &status)?;
         if status != "ok" {
             return Ok(());
         }

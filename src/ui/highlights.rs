@@ -3,7 +3,7 @@
 //! SGLang are known; a page without them leaves the figure empty.
 
 use super::{GpuLive, ServerLive};
-use crate::prom::{Family, Scrape, SeriesValue};
+use ringperf_wire::prom::{Family, Scrape, SeriesValue};
 
 /// Requests queued at the server.
 const WAITING: [&str; 2] = ["vllm:num_requests_waiting", "sglang:num_queue_reqs"];
@@ -132,7 +132,7 @@ pub fn gpu_readings(endpoint: &str, page: &Scrape) -> Vec<GpuLive> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prom::parse_scrape;
+    use ringperf_wire::prom::parse_scrape;
 
     #[test]
     fn a_dcgm_page_reads_as_one_line_per_gpu_in_aiperfs_units() {

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::aggregate::live::LiveSnapshot;
-use crate::record::Phase;
+use ringperf_wire::record::Phase;
 
 /// The phase the dashboard shows in its header, set by the run as each phase starts.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use super::*;
 use crate::aggregate::live::LiveStats;
 use crate::aggregate::{MetricConfig, record_metrics};
-use crate::record::{RecordFacts, RequestError};
+use ringperf_wire::record::{RecordFacts, RequestError};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;

@@ -6,12 +6,12 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::endpoint::kinds::Compactor;
-use crate::http::{EncodedRequest, Head};
 use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
-use crate::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
-use crate::sse::Framer;
 use crate::workload::cache_bust::Marker;
+use ringperf_wire::endpoint::kinds::Compactor;
+use ringperf_wire::http::{EncodedRequest, Head};
+use ringperf_wire::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
+use ringperf_wire::sse::Framer;
 
 use super::{Shared, WorkerState};
 
@@ -42,7 +42,7 @@ pub(crate) fn unsendable(
     shared: &Shared,
     state: &WorkerState,
     credit: Credit,
-    e: &crate::http::HttpError,
+    e: &ringperf_wire::http::HttpError,
 ) -> RawRecord {
     unprepared(
         shared,
@@ -160,7 +160,7 @@ pub(crate) async fn send(
             Box::new(Prefill {
                 gate,
                 kind: shared.kind,
-                scratch: crate::endpoint::ParsedResponse::with_response_field(
+                scratch: ringperf_wire::endpoint::ParsedResponse::with_response_field(
                     shared.response_field.clone(),
                 ),
             })
@@ -202,7 +202,8 @@ pub(crate) async fn send(
             String::from_utf8_lossy(&rec.body).into_owned(),
         ));
     }
-    if rec.error.is_none() && shared.kind == crate::endpoint::EndpointKind::VideoGeneration {
+    if rec.error.is_none() && shared.kind == ringperf_wire::endpoint::EndpointKind::VideoGeneration
+    {
         let failures = super::video_job::Failures {
             cut,
             cancelled: cancelled_error,
@@ -306,8 +307,8 @@ struct Recorder<'a> {
 /// A held prefill slot and what finding the first token takes.
 struct Prefill<'a> {
     gate: &'a super::prefill::PrefillGate,
-    kind: crate::endpoint::EndpointKind,
-    scratch: crate::endpoint::ParsedResponse,
+    kind: ringperf_wire::endpoint::EndpointKind,
+    scratch: ringperf_wire::endpoint::ParsedResponse,
 }
 
 /// Bodies from this size on are written from the dataset's own bytes, after the head (a
@@ -430,7 +431,7 @@ impl Sink for Recorder<'_> {
                 // The first token gives the prefill slot back (after the stamp: off the timing
                 // path).
                 if let Some(p) = self.prefill.as_mut()
-                    && crate::endpoint::is_content_message(
+                    && ringperf_wire::endpoint::is_content_message(
                         p.kind,
                         self.rec.body.get(r.clone()).unwrap_or(&[]),
                         &mut p.scratch,
@@ -559,7 +560,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::record::{Phase, ReceiveFacts};
+    use ringperf_wire::record::{Phase, ReceiveFacts};
 
     fn state() -> WorkerState {
         WorkerState {
@@ -570,7 +571,7 @@ mod tests {
             reason: RefCell::new(String::new()),
             in_flight: Cell::new(0),
             open_fds: RefCell::new(HashSet::new()),
-            producer: crate::record::ring::ring_bounded(4, 1 << 20).0,
+            producer: ringperf_wire::record::ring::ring_bounded(4, 1 << 20).0,
             #[cfg(feature = "test-hooks")]
             test_stall: None,
             naps: std::rc::Rc::new(Cell::new(crate::net::batch::NapStats::default())),
@@ -696,7 +697,9 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         let mut rec = sse_record(&state);
         rec.status = status;
         let compactor = if compact {
-            crate::endpoint::EndpointKind::Chat.descriptor().compact
+            ringperf_wire::endpoint::EndpointKind::Chat
+                .descriptor()
+                .compact
         } else {
             None
         };
@@ -721,9 +724,13 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         rec
     }
 
-    fn parsed(rec: &RawRecord) -> crate::endpoint::ParsedResponse {
-        let mut out = crate::endpoint::ParsedResponse::default();
-        crate::endpoint::parse_record(crate::endpoint::EndpointKind::Chat, rec, &mut out);
+    fn parsed(rec: &RawRecord) -> ringperf_wire::endpoint::ParsedResponse {
+        let mut out = ringperf_wire::endpoint::ParsedResponse::default();
+        ringperf_wire::endpoint::parse_record(
+            ringperf_wire::endpoint::EndpointKind::Chat,
+            rec,
+            &mut out,
+        );
         out
     }
 

@@ -4,8 +4,8 @@
 //! run goes.
 
 use super::Encoding;
-use crate::http::EncodedRequest;
 use crate::workload::form::{EncodeError, boundary_id, form_body};
+use ringperf_wire::http::EncodedRequest;
 
 impl Encoding {
     /// The requests of turn `turn` (its index among all turns: it draws the form's boundary)
@@ -32,7 +32,7 @@ impl Encoding {
             .iter()
             .enumerate()
             .map(|(url, (host, path))| {
-                crate::http::encode_post_with(
+                ringperf_wire::http::encode_post_with(
                     host,
                     path,
                     headers,

@@ -221,10 +221,10 @@ pub(crate) async fn listen(fd: Arc<WakeFd>, control: Arc<RunControl>, watch: Rc<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Clock;
     use crate::config::IoDriver;
     use crate::control::StopReason;
     use crate::timer::Timer;
+    use ringperf_wire::clock::Clock;
 
     /// How a parked task's wait ended, and the listener's reads.
     #[derive(Debug, PartialEq)]
@@ -259,7 +259,7 @@ mod tests {
                 let mut timer = Timer::new(true);
                 // Far away: the wait ends by the event, or (the event broken) by this timer, 20 s
                 // later, and the test fails on `by_event`.
-                let far = crate::clock::monotonic_raw_ns() + 20_000_000_000;
+                let far = ringperf_wire::clock::monotonic_raw_ns() + 20_000_000_000;
                 parked_tx.send(()).unwrap();
                 let by_event = monoio::select! {
                     () = timer.wait_until(far) => false,

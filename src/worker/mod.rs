@@ -33,15 +33,15 @@ use crossbeam_queue::ArrayQueue;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::clock::Clock;
 use crate::config::{ConnectionReuse, IoDriver};
-use crate::conversation::Sampling;
-use crate::endpoint::{EndpointKind, PayloadParams};
-use crate::http::EncodedRequest;
-use crate::record::ring::Producer;
-use crate::record::{Credit, Phase, RawRecord};
 use crate::schedule::Shard;
 use crate::workload::{Prepared, PreparedTurn};
+use ringperf_wire::clock::Clock;
+use ringperf_wire::conversation::Sampling;
+use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
+use ringperf_wire::http::EncodedRequest;
+use ringperf_wire::record::ring::Producer;
+use ringperf_wire::record::{Credit, Phase, RawRecord};
 
 pub use runtime::DriverKind;
 
@@ -84,7 +84,7 @@ pub struct Shared {
     pub http_trace: bool,
     /// Where answers are read (`response_field`, `raw` / `template`), for first-token
     /// detection under `--prefill-concurrency`; `None` auto-detects.
-    pub response_field: Option<Arc<crate::endpoint::FieldPath>>,
+    pub response_field: Option<Arc<ringperf_wire::endpoint::FieldPath>>,
     /// Read requests with kernel receive stamps (`--timestamps kernel`, when available).
     pub kernel_stamps: bool,
     /// Records are compact: a streamed response keeps each message's extracted delta, not its
@@ -123,7 +123,7 @@ impl Encoding {
     /// The header carrying the correlation id.
     pub fn correlation_header(&self) -> &str {
         if self.correlation_header.is_empty() {
-            crate::http::request::CORRELATION_ID_HEADER
+            ringperf_wire::http::request::CORRELATION_ID_HEADER
         } else {
             &self.correlation_header
         }
@@ -156,9 +156,9 @@ impl Shared {
         &self,
         url: usize,
         body: &[u8],
-    ) -> Result<EncodedRequest, crate::http::HttpError> {
+    ) -> Result<EncodedRequest, ringperf_wire::http::HttpError> {
         let (host, path) = &self.encoding.targets[url];
-        crate::http::encode_post_with(
+        ringperf_wire::http::encode_post_with(
             host,
             path,
             &self.encoding.headers,
@@ -299,7 +299,7 @@ pub struct WorkerCpu {
     /// Wall-clock time from the thread's start to its end, ns.
     pub wall_ns: u64,
     /// Time it was runnable but waited for a CPU another thread held, ns
-    /// ([`crate::clock::thread_run_queue_ns`]; `None`: not known).
+    /// ([`ringperf_wire::clock::thread_run_queue_ns`]; `None`: not known).
     pub run_queue_ns: Option<u64>,
     /// What its batched wake-ups did (`None`: off).
     pub naps: Option<crate::net::batch::NapStats>,
@@ -446,7 +446,7 @@ impl Workers {
             let t = std::thread::Builder::new()
                 .name(format!("ringperf-worker-{i}"))
                 .spawn(move || {
-                    let born_ns = crate::clock::monotonic_raw_ns();
+                    let born_ns = ringperf_wire::clock::monotonic_raw_ns();
                     let pinned = core.filter(|&c| runtime::pin_to(c));
                     let res = runtime::block_on(driver, |kind| {
                         let ready_tx = ready_tx.clone();
@@ -464,9 +464,9 @@ impl Workers {
                         }
                     };
                     WorkerCpu {
-                        cpu_ns: crate::clock::thread_cpu_ns(),
-                        wall_ns: crate::clock::monotonic_raw_ns().saturating_sub(born_ns),
-                        run_queue_ns: crate::clock::thread_run_queue_ns(),
+                        cpu_ns: ringperf_wire::clock::thread_cpu_ns(),
+                        wall_ns: ringperf_wire::clock::monotonic_raw_ns().saturating_sub(born_ns),
+                        run_queue_ns: ringperf_wire::clock::thread_run_queue_ns(),
                         naps: end.naps,
                         descriptor_waits: crate::net::exchange::descriptor_waits(),
                         connection_waits: crate::net::exchange::connection_waits(),

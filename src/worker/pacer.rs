@@ -6,10 +6,10 @@
 //! and reported either way. This file only converts the run clock's stamps to the timer's raw
 //! `CLOCK_MONOTONIC` scale.
 
-use crate::clock::Clock;
 use crate::timer::Timer;
 #[cfg(test)]
 pub(crate) use crate::timer::TimerKind as PacerKind;
+use ringperf_wire::clock::Clock;
 
 use super::DriverKind;
 

@@ -266,7 +266,7 @@ async fn closed_slot(ctx: Rc<Ctx>, start_offset_ns: u64) {
 /// The open loop: pace every credit to its intended time, then use it as its kind says.
 async fn open_loop(
     ctx: &Rc<Ctx>,
-    queue: &crossbeam_queue::ArrayQueue<crate::record::Credit>,
+    queue: &crossbeam_queue::ArrayQueue<ringperf_wire::record::Credit>,
     fed: &std::sync::atomic::AtomicBool,
     next_ns: &std::sync::atomic::AtomicU64,
     cap: Option<usize>,

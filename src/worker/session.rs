@@ -8,12 +8,12 @@
 
 use serde_json::Value;
 
-use crate::endpoint::{TurnBody, build_turn};
-use crate::http::EncodedRequest;
 use crate::net::Pool;
-use crate::record::{Credit, Phase, RawRecord};
 use crate::schedule::{Replay, UserCentric};
 use crate::workload::cache_bust::{self, Marker};
+use ringperf_wire::endpoint::{TurnBody, build_turn};
+use ringperf_wire::http::EncodedRequest;
+use ringperf_wire::record::{Credit, Phase, RawRecord};
 
 use super::client::{self, Outgoing};
 use super::{Shared, WorkerState};

@@ -8,9 +8,9 @@
 
 use serde_json::Value;
 
-use crate::http::Head;
 use crate::net::{self, AfterHead, Exchange, Limits, Sink};
-use crate::record::{RawRecord, RequestError};
+use ringperf_wire::http::Head;
+use ringperf_wire::record::{RawRecord, RequestError};
 
 use super::{Shared, WorkerState};
 
@@ -102,11 +102,11 @@ async fn poll(
                 // AIPerf's record holds two responses: the submission's answer and this one.
                 let start = rec.body.len() as u32;
                 rec.body.extend_from_slice(&body);
-                rec.events.push(crate::record::Event {
+                rec.events.push(ringperf_wire::record::Event {
                     stamp_ns: clock.now_ns(),
                     start,
                     end: rec.body.len() as u32,
-                    form: crate::record::EventForm::Raw,
+                    form: ringperf_wire::record::EventForm::Raw,
                     lag_ns: None,
                 });
                 return Ok(data);
@@ -218,8 +218,8 @@ impl Getter<'_> {
             return Err((self.failures.cancelled)());
         }
         let (host, _) = &shared.encoding.targets[self.url];
-        let request =
-            crate::http::encode_get(host, path, &shared.encoding.headers).map_err(|e| {
+        let request = ringperf_wire::http::encode_get(host, path, &shared.encoding.headers)
+            .map_err(|e| {
                 RequestError::new(None, JOB_ERROR, format!("cannot encode {path}: {e}"))
             })?;
         let exchange = Exchange {

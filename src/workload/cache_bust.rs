@@ -194,7 +194,12 @@ pub fn estimate_tokens(target: CacheBust, count: impl Fn(&str) -> usize) -> u32 
 /// (`prefix`) or end of the system message's text (`system`), else of the first text of the
 /// body's last user message (the turn's own). `None` when the body has no such text.
 pub fn chat_offset(body: &[u8], system: bool, prefix: bool) -> Option<usize> {
-    body_offset(crate::endpoint::EndpointKind::Chat, body, system, prefix)
+    body_offset(
+        ringperf_wire::endpoint::EndpointKind::Chat,
+        body,
+        system,
+        prefix,
+    )
 }
 
 /// [`chat_offset`] for the types that take a marker, as ringperf encodes their bodies: chat's
@@ -202,12 +207,12 @@ pub fn chat_offset(body: &[u8], system: bool, prefix: bool) -> Option<usize> {
 /// string or first `input_text` part; Anthropic Messages' top-level `system` string and chat's
 /// user message shape.
 pub fn body_offset(
-    kind: crate::endpoint::EndpointKind,
+    kind: ringperf_wire::endpoint::EndpointKind,
     body: &[u8],
     system: bool,
     prefix: bool,
 ) -> Option<usize> {
-    use crate::endpoint::EndpointKind;
+    use ringperf_wire::endpoint::EndpointKind;
     let role: &[u8] = match (kind, system) {
         (EndpointKind::Responses, true) => br#""instructions":"#,
         (EndpointKind::Messages, true) => br#""system":"#,

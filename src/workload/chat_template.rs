@@ -31,7 +31,7 @@ use minijinja::value::{Kwargs, ValueKind};
 use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
 use serde_json::{Map, Value as Json};
 
-use crate::endpoint::EndpointKind;
+use ringperf_wire::endpoint::EndpointKind;
 
 /// The template's name inside the environment.
 const NAME: &str = "chat_template";

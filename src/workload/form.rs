@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::endpoint::form::field_text;
-use crate::http::multipart::{FormPart, MultipartBody};
+use ringperf_wire::endpoint::form::field_text;
+use ringperf_wire::http::multipart::{FormPart, MultipartBody};
 
 /// A payload that cannot be sent as a form.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub enum EncodeError {
     /// The request for base URL `url` cannot be written.
     Http {
         url: usize,
-        error: crate::http::HttpError,
+        error: ringperf_wire::http::HttpError,
     },
 }
 
@@ -144,10 +144,10 @@ pub fn boundary_id(seed: u64, turn: u64) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::form_parse::{FormParser, boundary_of};
+    use ringperf_wire::http::form_parse::{FormParser, boundary_of};
 
     /// Parses a body back with the mock's form parser (an independent reader of the wire).
-    fn parse(body: &MultipartBody) -> Vec<crate::http::form_parse::ParsedPart> {
+    fn parse(body: &MultipartBody) -> Vec<ringperf_wire::http::form_parse::ParsedPart> {
         let ct = body.content_type();
         let boundary = boundary_of(&ct).unwrap();
         let bytes = body.to_vec();

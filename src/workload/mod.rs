@@ -1,7 +1,7 @@
 //! The workload: the conversations a run sends, built once before the run (docs/datasets.md).
 //!
 //! A source (the synthetic generator, a custom file, a public dataset) produces a
-//! [`crate::conversation::Dataset`]; [`prepared::prepare`] encodes what can be encoded before the
+//! [`ringperf_wire::conversation::Dataset`]; [`prepared::prepare`] encodes what can be encoded before the
 //! run and counts its ISL.
 //!
 //! Randomness: with a seed, every concern draws from its own child stream, derived from the

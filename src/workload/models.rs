@@ -7,7 +7,7 @@
 use rand::RngExt;
 use rand::rngs::StdRng;
 
-use crate::conversation::Conversation;
+use ringperf_wire::conversation::Conversation;
 
 /// How a turn's model is chosen among several.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -67,7 +67,7 @@ impl ModelSelector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conversation::Turn;
+    use ringperf_wire::conversation::Turn;
 
     fn conversations(turns: &[usize]) -> Vec<Conversation> {
         turns

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
-use crate::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_inputs};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_inputs};
 
 use super::Tokenizer;
 

@@ -3,7 +3,7 @@
 //! passages_stddev)` passages (at least one), the query and each passage a fresh synthetic prompt
 //! of `N⁺(mean, stddev)` tokens (integer parts of the means and deviations, as AIPerf reads them).
 
-use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
 
 use super::seq_dist::positive_normal_integer;
 use super::synthetic::sequential_id;

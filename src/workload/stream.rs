@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 
-use crate::http::EncodedRequest;
+use ringperf_wire::http::EncodedRequest;
 
 /// [`Stream::isl`]: no ISL counted (yet, or the turn has no text to count).
 const NO_ISL: u64 = u64::MAX;

@@ -19,7 +19,7 @@
 
 use rand::RngExt;
 
-use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
 
 use super::range_ratio::RangeSampler;
 use super::seq_dist::{SeqDist, positive_normal_integer};

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::synthetic::{self, PrefixPool, SyntheticParams, sequential_id};
 use super::{PromptGenerator, SeqDist, Tokenizer, child_rng, inputs_json, prepare};
-use crate::conversation::{Content, Conversation};
-use crate::endpoint::{EndpointKind, PayloadParams};
+use ringperf_wire::conversation::{Content, Conversation};
+use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
 
 fn small(n: usize, seed: Option<u64>) -> SyntheticParams {
     SyntheticParams {
@@ -379,7 +379,7 @@ fn range_ratio_turns_stay_in_the_window() {
     assert!(isls.len() > 10, "lengths vary over the window: {isls:?}");
     let again = build(9);
     let other = build(10);
-    let all = |d: &crate::conversation::Dataset| -> Vec<String> {
+    let all = |d: &ringperf_wire::conversation::Dataset| -> Vec<String> {
         d.conversations
             .iter()
             .flat_map(|c| {

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::*;
-use crate::conversation::{Content, Conversation, Dataset, Turn};
-use crate::endpoint::{EndpointKind, PayloadParams};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Turn};
+use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
 
 fn params(seed: Option<u64>) -> SyntheticParams {
     SyntheticParams {

@@ -24,7 +24,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::chat_template::{ChatTemplate, ChatTemplateError};
-use crate::endpoint::EndpointKind;
+use ringperf_wire::endpoint::EndpointKind;
 
 /// The `--tokenizer` value that selects tiktoken `o200k_base`.
 pub const BUILTIN: &str = "builtin";
@@ -554,7 +554,7 @@ impl Tokenizer {
         {
             return Some(self.count(&text) as u64);
         }
-        crate::endpoint::payload_input(kind, body).map(|text| self.count(&text) as u64)
+        ringperf_wire::endpoint::payload_input(kind, body).map(|text| self.count(&text) as u64)
     }
 
     /// [`Self::count_input`] for a body whose prompt text was already read out (`text`, from

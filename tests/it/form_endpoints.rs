@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ringperf::http::form_parse::{FormParser, ParsedPart};
 use ringperf::mock::TruthEntry;
+use ringperf_wire::http::form_parse::{FormParser, ParsedPart};
 use serde_json::Value;
 
 use crate::common::{profile_binary, read_json, read_jsonl, recording_mock};

@@ -13,7 +13,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use ringperf::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
-use ringperf::prom::{SeriesValue, parse_scrape};
+use ringperf_wire::prom::{SeriesValue, parse_scrape};
 
 /// AIPerf 0.13's DCGM mapping, written out again here (not taken from the crate) so that the
 /// test checks the crate's table: `(JSONL key, DCGM field, scale, counter)`.

@@ -170,7 +170,7 @@ fn prefill_ramp_bounds_the_requests_in_prefill() {
     // The phase start is the first request's intended time (slot 0 starts at once); records
     // are in wall-clock ns, the truth log in raw monotonic ns. 5 ms of margin covers the
     // conversion, earlier (so the limit computed is never below the ramp's).
-    let offset = ringperf::clock::RealtimeOffset::calibrate();
+    let offset = ringperf_wire::clock::RealtimeOffset::calibrate();
     let start_wall = records
         .iter()
         .map(|r| md_u64(r, "credit_issued_ns"))
@@ -197,7 +197,7 @@ fn prefill_ramp_bounds_the_requests_in_prefill() {
 fn warmup_prefill_ramp_applies_to_the_warmup_only() {
     let server = mock(100);
     // No later than the warmup's start, on the truth log's clock.
-    let before = ringperf::clock::monotonic_raw_ns();
+    let before = ringperf_wire::clock::monotonic_raw_ns();
     let (_dir, records) = run(
         &server,
         "--streaming --concurrency 4 --prefill-concurrency 4 --warmup-request-count 8 \

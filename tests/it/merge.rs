@@ -60,7 +60,7 @@ fn shard_argv(server: &MockServer, dir: &Path, extra: &[&str]) -> Vec<String> {
 /// each into `root/shard-<i>`, all starting two seconds from now; returns their directories.
 /// Every shard must exit 0.
 fn run_shards(server: &MockServer, root: &Path, count: u32, extra: &[&str]) -> Vec<PathBuf> {
-    let start_at = ringperf::clock::wall_now_ns() + 2_000_000_000;
+    let start_at = ringperf_wire::clock::wall_now_ns() + 2_000_000_000;
     let dirs: Vec<PathBuf> = (0..count)
         .map(|i| root.join(format!("shard-{i}")))
         .collect();
@@ -728,7 +728,7 @@ fn shard_argv_offline(dir: &Path) -> Vec<String> {
 /// shared `--start-at` late on a busy machine counts the delay in its own lag: its verdict is
 /// read from its summary, not assumed.
 fn shards_one_behind(server: &MockServer, root: &Path) -> Vec<PathBuf> {
-    let start_at = ringperf::clock::wall_now_ns() + 3_000_000_000;
+    let start_at = ringperf_wire::clock::wall_now_ns() + 3_000_000_000;
     let dirs: Vec<PathBuf> = (0..2).map(|i| root.join(format!("shard-{i}"))).collect();
     let extra = [
         "--request-rate",

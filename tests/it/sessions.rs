@@ -289,7 +289,7 @@ fn cancellation_cancels_the_planned_requests_after_their_delay() {
     for r in &records {
         let index = md_u64(r, "session_num");
         let planned = plan
-            .delay_for(ringperf::record::Phase::Profiling, index)
+            .delay_for(ringperf_wire::record::Phase::Profiling, index)
             .is_some();
         let was = r["metadata"]["was_cancelled"].as_bool().unwrap();
         assert_eq!(was, planned, "request {index}: {r}");

@@ -56,7 +56,7 @@ fn succeeded(out: Output) -> Output {
 
 /// An instant `ms` from now, epoch ns, as `--start-at` takes it.
 fn start_in(ms: u64) -> String {
-    (ringperf::clock::wall_now_ns() + ms * 1_000_000).to_string()
+    (ringperf_wire::clock::wall_now_ns() + ms * 1_000_000).to_string()
 }
 
 /// Runs `n` shards of one run concurrently, each into `base/shard-<i>`.
@@ -247,7 +247,7 @@ fn a_split_run_without_its_start_or_index_is_refused() {
     let e = refused(&[&c[..], &split[..]].concat());
     assert!(e.contains("out of range"), "{e}");
     // An instant already past when the shard starts: its schedule would begin before it did.
-    let past = (ringperf::clock::wall_now_ns() - 5_000_000_000).to_string();
+    let past = (ringperf_wire::clock::wall_now_ns() - 5_000_000_000).to_string();
     let split = [
         "--shard-count",
         "2",

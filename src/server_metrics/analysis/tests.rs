@@ -2,8 +2,8 @@
 //! tests.
 
 use super::*;
-use crate::prom::parse_scrape;
 use crate::server_metrics::store::EndpointStore;
+use ringperf_wire::prom::parse_scrape;
 
 const S: u64 = 1_000_000_000;
 

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::prom::{Family, HistogramValue, LabelSet, MetricType, Scrape, SeriesValue};
+use ringperf_wire::prom::{Family, HistogramValue, LabelSet, MetricType, Scrape, SeriesValue};
 
 /// One series value in a record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -19,10 +19,10 @@ use parquet::file::properties::{DEFAULT_CREATED_BY, WriterProperties, WriterVers
 
 use super::ExportContext;
 use super::json::iso8601;
-use crate::prom::MetricType;
 use crate::server_metrics::analysis::Window;
 use crate::server_metrics::store::{SeriesData, Store};
 use crate::server_metrics::units::infer_unit;
+use ringperf_wire::prom::MetricType;
 
 /// Schema version written as `aiperf.schema_version`.
 pub const SCHEMA_VERSION: &str = "1.0";

@@ -12,10 +12,10 @@
 use serde_json::{Map, Value};
 
 use super::endpoint_display;
-use crate::record::Phase;
 use crate::server_metrics::analysis::{Bounds, Window, endpoint_info_in, summarize_endpoints};
 use crate::server_metrics::store::Store;
 use crate::server_metrics::summary::{EndpointInfo, MetricSummary};
+use ringperf_wire::record::Phase;
 
 /// Which phase a per-phase result describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

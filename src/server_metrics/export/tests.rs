@@ -1,9 +1,9 @@
 //! Server-metrics exports against the real vLLM captures (tests/data/) and hand-built reports.
 
 use super::*;
-use crate::prom::MetricType;
-use crate::prom::parse_scrape;
 use crate::server_metrics::analysis::Bounds;
+use ringperf_wire::prom::MetricType;
+use ringperf_wire::prom::parse_scrape;
 use std::collections::{BTreeMap, HashMap};
 
 const IDLE: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-idle.txt");
@@ -571,8 +571,8 @@ mod parquet_read {
 
 #[test]
 fn phase_data_is_aiperfs_per_phase_result() {
-    use crate::record::Phase;
     use crate::server_metrics::export::phase::{PhaseIdent, phase_data};
+    use ringperf_wire::record::Phase;
     let mut store = Store::default();
     let ep = store.endpoint_mut(URL);
     // Baseline, then one warmup fetch only: a single update, so no update interval.

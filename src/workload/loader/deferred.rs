@@ -14,8 +14,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::conversation::{Content, Conversation, Dataset, Turn};
 use crate::workload::{Prepared, Tokenizer};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Turn};
 
 use super::block_prompt::{BlockError, BlockPrompts};
 use super::error::{LoadError, LoadErrorKind};

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::conversation::{Content, Media, Turn};
+use ringperf_wire::conversation::{Content, Media, Turn};
 
 use super::media_fields::Kind as MediaKind;
 

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
 
 use super::document::{self, Problem, Shape};
 use super::error::{LoadError, LoadErrorKind};

@@ -24,8 +24,8 @@ mod single_turn;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::conversation::{Dataset, Sampling};
 use crate::workload::Tokenizer;
+use ringperf_wire::conversation::{Dataset, Sampling};
 
 pub use block_prompt::BlockPrompts;
 pub use deferred::{DeferredPrompts, DeferredRow, RowReader, TraceIndex};

@@ -14,8 +14,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::conversation::{Content, Sampling, Turn};
 use crate::workload::{Prepared, PreparedConversation, PreparedTurn};
+use ringperf_wire::conversation::{Content, Sampling, Turn};
 
 use super::deferred::{BlockCheck, DeferredPrompts, DeferredRow, IdHash, TraceIndex};
 use super::error::{LoadError, LoadErrorKind};

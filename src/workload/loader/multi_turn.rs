@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::conversation::{Content, Dataset, Sampling, Turn};
+use ringperf_wire::conversation::{Content, Dataset, Sampling, Turn};
 
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj, text_turn};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rand::RngExt;
 
-use crate::conversation::{Content, Conversation, Dataset, Media, Sampling, Turn};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Media, Sampling, Turn};
 
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj, media, texts};

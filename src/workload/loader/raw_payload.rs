@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
 
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::Ctx;

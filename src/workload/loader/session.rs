@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::conversation::{Conversation, Turn};
+use ringperf_wire::conversation::{Conversation, Turn};
 
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::Ctx;

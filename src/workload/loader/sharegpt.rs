@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::conversation::{Conversation, Dataset, Sampling, Turn};
 use crate::workload::Tokenizer;
+use ringperf_wire::conversation::{Conversation, Dataset, Sampling, Turn};
 
 use super::document::{self, Problem, Shape};
 use super::error::{LoadError, LoadErrorKind};

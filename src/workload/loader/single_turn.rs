@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::conversation::{Conversation, Dataset, Media, Sampling};
+use ringperf_wire::conversation::{Conversation, Dataset, Media, Sampling};
 
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj, text_turn};

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::conversation::{Content, Conversation, Turn};
+use ringperf_wire::conversation::{Content, Conversation, Turn};
 
 fn builtin() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
@@ -434,7 +434,7 @@ fn inputs_json_replays_sessions_verbatim() {
 
 #[test]
 fn inputs_json_reads_ringperfs_own_inputs_json() {
-    use crate::endpoint::{EndpointKind, PayloadParams};
+    use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
     let synthetic = crate::workload::synthetic::build(
         &crate::workload::SyntheticParams {
             isl_mean: 12,

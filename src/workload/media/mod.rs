@@ -244,7 +244,7 @@ enum Job {
 /// seeds are drawn in turn order from the run's seed, so the same seed gives byte-identical media;
 /// the encoding then runs on every core (before the run), each medium stored once and shared.
 pub fn attach(
-    dataset: &mut crate::conversation::Dataset,
+    dataset: &mut ringperf_wire::conversation::Dataset,
     params: &MediaParams,
     seed: Option<u64>,
 ) -> Result<(), MediaError> {
@@ -267,7 +267,7 @@ pub fn attach(
     };
     let mut jobs = Vec::new();
     for turn in dataset.conversations.iter().flat_map(|c| c.turns.iter()) {
-        if !matches!(turn.content, crate::conversation::Content::Texts(_)) {
+        if !matches!(turn.content, ringperf_wire::conversation::Content::Texts(_)) {
             continue;
         }
         if let Some((n, spec)) = &params.images {
@@ -299,7 +299,7 @@ pub fn attach(
         .iter_mut()
         .flat_map(|c| c.turns.iter_mut())
     {
-        if !matches!(turn.content, crate::conversation::Content::Texts(_)) {
+        if !matches!(turn.content, ringperf_wire::conversation::Content::Texts(_)) {
             continue;
         }
         let per_turn = params.images.as_ref().map_or(0, |p| p.0)
@@ -317,7 +317,7 @@ fn encode_all(
     jobs: &[Job],
     params: &MediaParams,
     paths: &[std::path::PathBuf],
-) -> Result<Vec<crate::conversation::Media>, MediaError> {
+) -> Result<Vec<ringperf_wire::conversation::Media>, MediaError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut by_source: Vec<Vec<usize>> = vec![Vec::new(); paths.len()];
     let mut plain = Vec::new();
@@ -334,7 +334,7 @@ fn encode_all(
         .collect();
     let chunk = plain.len().div_ceil(threads).max(1);
     let failed = || Err(MediaError::Ffmpeg("a media encoder thread failed".into()));
-    let mut out: Vec<Option<crate::conversation::Media>> = vec![None; jobs.len()];
+    let mut out: Vec<Option<ringperf_wire::conversation::Media>> = vec![None; jobs.len()];
     std::thread::scope(|s| {
         let plain_handles: Vec<_> = plain
             .chunks(chunk)
@@ -363,7 +363,9 @@ fn encode_all(
                             let img = source::encode(&img, format)?;
                             made.push((
                                 i,
-                                crate::conversation::Media::Image(Arc::from(img.data_uri())),
+                                ringperf_wire::conversation::Media::Image(Arc::from(
+                                    img.data_uri(),
+                                )),
                             ));
                         }
                     }
@@ -384,10 +386,13 @@ fn encode_all(
         .collect()
 }
 
-fn encode_job(job: &Job, params: &MediaParams) -> Result<crate::conversation::Media, MediaError> {
-    use crate::conversation::Media;
+fn encode_job(
+    job: &Job,
+    params: &MediaParams,
+) -> Result<ringperf_wire::conversation::Media, MediaError> {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
+    use ringperf_wire::conversation::Media;
     Ok(match job {
         Job::Sourced(..) => {
             return Err(MediaError::Source(

@@ -4,7 +4,7 @@ use super::*;
 use crate::record::testing::{json_record, sse_record};
 use crate::record::{Event, EventForm};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data");
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}/{name}")).unwrap_or_else(|e| panic!("fixture {name}: {e}"))

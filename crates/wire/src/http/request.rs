@@ -228,7 +228,7 @@ fn check_headers(headers: &[(String, String)], reserved: &[&str]) -> Result<(), 
 }
 
 /// RFC 9110 `token`: one or more `tchar`.
-pub(crate) fn is_token(name: &str) -> bool {
+pub fn is_token(name: &str) -> bool {
     !name.is_empty()
         && name.bytes().all(|b| {
             b.is_ascii_alphanumeric()

@@ -4,9 +4,9 @@
 use super::*;
 use proptest::prelude::*;
 
-const IDLE: &[u8] = include_bytes!("../../tests/data/vllm-cpu-metrics-idle.txt");
-const DURING: &[u8] = include_bytes!("../../tests/data/vllm-cpu-metrics-during-load.txt");
-const AFTER: &[u8] = include_bytes!("../../tests/data/vllm-cpu-metrics-after-load.txt");
+const IDLE: &[u8] = include_bytes!("../../../../tests/data/vllm-cpu-metrics-idle.txt");
+const DURING: &[u8] = include_bytes!("../../../../tests/data/vllm-cpu-metrics-during-load.txt");
+const AFTER: &[u8] = include_bytes!("../../../../tests/data/vllm-cpu-metrics-after-load.txt");
 
 fn family<'s>(s: &'s Scrape, name: &str) -> &'s Family {
     s.families

@@ -200,9 +200,9 @@ mod tests {
     use super::*;
 
     const VLLM_STREAM_HEAD: &[u8] =
-        include_bytes!("../../fuzz/seeds/http_head/vllm-cpu-chat-stream.headers.txt");
+        include_bytes!("../../../../fuzz/seeds/http_head/vllm-cpu-chat-stream.headers.txt");
     const VLLM_JSON_HEAD: &[u8] =
-        include_bytes!("../../fuzz/seeds/http_head/vllm-cpu-chat-nonstream.headers.txt");
+        include_bytes!("../../../../fuzz/seeds/http_head/vllm-cpu-chat-nonstream.headers.txt");
 
     fn complete(buf: &[u8]) -> Head {
         match parse_head(buf) {

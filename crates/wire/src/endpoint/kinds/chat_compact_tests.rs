@@ -71,7 +71,8 @@ fn corrupt(real: &[u8], at: usize, byte: u8, cut: bool) -> Vec<u8> {
     v
 }
 
-const VLLM_STREAM: &[u8] = include_bytes!("../../../benches/data/vllm-cpu-chat-stream.sse.txt");
+const VLLM_STREAM: &[u8] =
+    include_bytes!("../../../../../benches/data/vllm-cpu-chat-stream.sse.txt");
 
 #[test]
 fn every_real_vllm_chunk_but_the_usage_one_is_compacted_and_agrees() {
@@ -248,7 +249,7 @@ fn generated_chunks_are_mostly_taken() {
 
 // ---- whole `chat.completion` bodies (the aggregator's fast path) ----
 
-const VLLM_BODY: &[u8] = include_bytes!("../../../benches/data/vllm-cpu-chat-nonstream.json");
+const VLLM_BODY: &[u8] = include_bytes!("../../../../../benches/data/vllm-cpu-chat-nonstream.json");
 
 /// What the full parser reads from one whole body.
 fn full_body(json: &[u8]) -> ParsedResponse {

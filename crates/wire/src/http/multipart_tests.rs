@@ -5,7 +5,10 @@ use super::*;
 const BOUNDARY: u128 = 0x0123_4567_89ab_cdef_0123_4567_89ab_cdef;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/data/multipart/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../tests/data/multipart/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

@@ -16,7 +16,10 @@ fn parse_pieces(boundary: &str, pieces: &[&[u8]]) -> Result<Vec<ParsedPart>, For
 }
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/data/multipart/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../tests/data/multipart/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

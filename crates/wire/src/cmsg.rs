@@ -19,10 +19,10 @@ use std::mem::size_of;
         target_arch = "loongarch64"
     )
 ))]
-pub(crate) mod abi {
-    pub(crate) const SO_TIMESTAMPING_OLD: libc::c_int = 37;
-    pub(crate) const SO_TIMESTAMPING_NEW: libc::c_int = 65;
-    pub(crate) const SUPPORTED: bool = true;
+pub mod abi {
+    pub const SO_TIMESTAMPING_OLD: libc::c_int = 37;
+    pub const SO_TIMESTAMPING_NEW: libc::c_int = 65;
+    pub const SUPPORTED: bool = true;
 }
 
 #[cfg(not(all(
@@ -43,10 +43,10 @@ pub(crate) mod abi {
 
 /// `cmsghdr`: `cmsg_len` (a `size_t`), `cmsg_level`, `cmsg_type` (two `int`s), padded to the
 /// alignment of `size_t`; the data follows.
-pub(crate) const HEADER_BYTES: usize = align(size_of::<usize>() + 2 * size_of::<libc::c_int>());
+pub const HEADER_BYTES: usize = align(size_of::<usize>() + 2 * size_of::<libc::c_int>());
 
 /// `CMSG_ALIGN`: control messages start at multiples of `size_t`.
-pub(crate) const fn align(n: usize) -> usize {
+pub const fn align(n: usize) -> usize {
     (n + size_of::<usize>() - 1) & !(size_of::<usize>() - 1)
 }
 

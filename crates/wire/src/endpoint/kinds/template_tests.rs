@@ -83,7 +83,7 @@ fn response_field_extracts_by_shape_and_no_match_is_no_content() {
     assert_eq!(out.output_text, "[DONE]");
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "template")]
 mod render {
     use super::*;
     use crate::conversation::{Content, Turn};

@@ -44,7 +44,7 @@ pub struct PayloadTemplate {
     /// The template text (a built-in name already replaced by its text).
     source: String,
     response_field: Option<Arc<FieldPath>>,
-    #[cfg(feature = "engine")]
+    #[cfg(feature = "template")]
     env: minijinja::Environment<'static>,
 }
 
@@ -75,7 +75,7 @@ impl PayloadTemplate {
     }
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "template")]
 mod render {
     use std::fmt::Write as _;
     use std::sync::Arc;
@@ -419,7 +419,7 @@ mod render {
 /// that does not render gives `{}`: the run checks every turn before it starts
 /// ([`PayloadTemplate::render`]), so none is ever sent that way.
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
-    #[cfg(feature = "engine")]
+    #[cfg(feature = "template")]
     if let Some(t) = &params.template {
         return t.render(params, parts.turn).unwrap_or_default();
     }
