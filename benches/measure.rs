@@ -288,7 +288,7 @@ fn scraper_cpu() {
     let mut s = Scraper::start(StartOptions {
         endpoints: vec![format!("http://{}/metrics", server.addr)],
         settings,
-        io_driver: ringperf::config::IoDriver::Auto,
+        io_driver: ringperf_io::runtime::IoDriver::Auto,
         core: None,
         clock: ringperf_wire::clock::Clock::start(),
         jsonl: None,

@@ -43,14 +43,14 @@ fn main() -> ExitCode {
     // Every command that opens sockets (profile, mock-server) wants the hard descriptor limit:
     // an open-loop run at tens of thousands of requests a second holds one per request in
     // flight. A limit that cannot be raised is only a warning; exhaustion is reported later.
-    if let Err(e) = ringperf::fdlimit::raise_nofile() {
+    if let Err(e) = ringperf_io::fdlimit::raise_nofile() {
         eprintln!("ringperf: warning: cannot raise RLIMIT_NOFILE to its hard limit: {e}");
     }
     if matches!(
         cli.command,
         Command::Config(_) | Command::AnalyzeTrace(_) | Command::Analyze(_) | Command::Validate(_)
     ) {
-        ringperf::signals::default_sigpipe();
+        ringperf_io::signals::default_sigpipe();
     }
     let ran = match cli.command {
         Command::Profile(args) => profile(&args, &argv, lists),
@@ -118,7 +118,7 @@ fn profile(
     if let Some(search) =
         ringperf::search::config::from_args(&args.search, args.streaming, concurrency)?
     {
-        ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+        ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf::workload::tokenizer::preload(&spec);
         }
@@ -137,7 +137,7 @@ fn profile(
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
     if let Some(mut plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
         plan.annotations = ringperf::search::run::annotations(&sla, None);
-        ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+        ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf::workload::tokenizer::preload(&spec);
         }
@@ -159,7 +159,7 @@ fn profile(
     let argv = placeholder.as_slice();
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
     // by the run's signal thread (a graceful cancel), not the default action.
-    ringperf::signals::block_term_signals().map_err(Error::Signals)?;
+    ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
     // The builtin tokenizer takes longest to start (perf/README, "Start-up"): it starts loading
     // now, on a thread that inherits the blocked signals, and validation and the run's set-up
     // overlap it — unless the run may never need it.
@@ -262,7 +262,7 @@ fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
 fn mock_server(args: &MockArgs) -> Result<u8, Error> {
     // Block SIGINT/SIGTERM before the (slow) tokenizer load, so a signal during start-up is
     // waited for by `serve` and still gets the truth log written, never kills.
-    ringperf::signals::block_term_signals().map_err(Error::MockServer)?;
+    ringperf_io::signals::block_term_signals().map_err(Error::MockServer)?;
     // The mock counts every prompt's tokens (`usage.prompt_tokens`) with the builtin tokenizer:
     // its table is built now, beside the listener's start, not by the first request (which
     // was answered ~1 s late by a fresh debug build).

@@ -184,12 +184,7 @@ pub enum UiType {
     None,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IoDriver {
-    Auto,
-    Uring,
-    Legacy,
-}
+pub use ringperf_io::runtime::IoDriver;
 
 impl From<IoDriverArg> for IoDriver {
     fn from(a: IoDriverArg) -> Self {

@@ -69,7 +69,7 @@ pub enum Excluded {
         source: serde_json::Error,
     },
     /// The run stopped early (its figures would skew the statistics).
-    Stopped(crate::control::StopReason),
+    Stopped(ringperf_io::control::StopReason),
     /// No request of the run succeeded.
     NoSuccess {
         /// Its failed requests.
@@ -551,7 +551,7 @@ mod tests {
             ),
             RunResult {
                 label: "run_0003".into(),
-                outcome: Err(Excluded::Stopped(crate::control::StopReason::Signal(
+                outcome: Err(Excluded::Stopped(ringperf_io::control::StopReason::Signal(
                     "SIGINT",
                 ))),
             },

@@ -101,7 +101,7 @@ pub struct ThreadCpu {
     /// Workers only: `cpu_ns` over the thread's wall-clock lifetime (start to exit).
     pub busy_fraction: Option<f64>,
     /// Workers with batched wake-ups on (`--batch-wakeups-us`): the naps they took.
-    pub naps: Option<crate::net::batch::NapStats>,
+    pub naps: Option<ringperf_io::net::batch::NapStats>,
     /// Workers whose warm pool opened connections (open-loop phases): how many.
     pub warm_pool: Option<WarmPool>,
     /// Workers: times an open loop's wait with nothing due ended (a worker sleeps until its next

@@ -22,7 +22,7 @@ use super::misbehave;
 use super::respond::{After, Completion, Recorded};
 use super::wire::{self, send};
 use super::worker::Worker;
-use crate::timer::Timer;
+use ringperf_io::timer::Timer;
 use ringperf_wire::clock::monotonic_raw_ns;
 use ringperf_wire::http::form_parse::ParsedPart as FormPart;
 
@@ -237,7 +237,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         // With a truth log, requests are read with the kernel's receive stamps: the truth then
         // holds when each request reached the socket, before this thread woke to read it.
         kernel_stamps: worker.shared.truth.enabled()
-            && crate::net::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&stream)).is_ok(),
+            && ringperf_io::net::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&stream)).is_ok(),
         last_read_rt: None,
         continued: false,
     };
@@ -362,7 +362,7 @@ impl Inbox {
         // Read into the spare capacity after the bytes already held (a plain `Vec` would be
         // overwritten from its start).
         let res = if self.kernel_stamps {
-            crate::net::rxstamp::read(stream, &mut self.buf)
+            ringperf_io::net::rxstamp::read(stream, &mut self.buf)
                 .await
                 .map(|(n, rt)| {
                     self.last_read_rt = rt;

@@ -28,7 +28,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::timer;
+use ringperf_io::timer;
 use ringperf_wire::clock::monotonic_raw_ns;
 
 /// One waiting stream: its deadline, an insertion number (ties keep their order) and its waker.

@@ -23,7 +23,7 @@
 //!
 //! Pacing and ground truth: the head (and chat's role chunk) go out on arrival, the first token
 //! event `ttft` after arrival, each next one `itl` after the previous write, and the finish /
-//! usage / `[DONE]` events with the last token event. Waits use `crate::timer` (the client's
+//! usage / `[DONE]` events with the last token event. Waits use `ringperf_io::timer` (the client's
 //! precise timer): on io_uring a timerfd per connection, made on its first real wait and read
 //! through the ring, so each delay is kept to tens of µs, never early; on epoll monoio's
 //! millisecond timer (up to ~1 ms late). Why gaps count from the previous write rather than from
@@ -60,8 +60,8 @@
 //! 5. The server: `server` (threads, accept loop, [`MockServer`]), then `serve` (run until a
 //!    signal, write the truth log).
 //!
-//! Outside itself the mock uses `ringperf_wire::clock`, `ringperf_wire::endpoint`, `crate::signals`,
-//! `crate::timer` and the tokenizer of `crate::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
+//! Outside itself the mock uses `ringperf_wire::clock`, `ringperf_wire::endpoint`, `ringperf_io::signals`,
+//! `ringperf_io::timer` and the tokenizer of `crate::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
 //! are validated into a [`MockConfig`] by `config::mock`).
 
 mod apis;

@@ -31,7 +31,7 @@ use super::tokens::reply_start;
 use super::truth::TruthEntry;
 use super::wire::{self, ChatDelta, Meta, TokenEvents, Usage, Words, send};
 use super::worker::Worker;
-use crate::timer::{self, Timer};
+use ringperf_io::timer::{self, Timer};
 use ringperf_wire::clock::monotonic_raw_ns;
 
 /// What the connection does after a response.

@@ -20,14 +20,14 @@ use super::settings::MockConfig;
 /// With `dcgm_log`, the DCGM pages served are written there as JSONL too, one
 /// [`super::DcgmPage`] a line.
 pub fn serve(cfg: MockConfig, truth_log: Option<&Path>, dcgm_log: Option<&Path>) -> io::Result<()> {
-    let set = crate::signals::block_term_signals()?;
+    let set = ringperf_io::signals::block_term_signals()?;
     let scheme = if cfg.tls.is_some() { "https" } else { "http" };
     let server = start(cfg)?;
     eprintln!(
         "ringperf mock server listening on {scheme}://{}",
         server.addr
     );
-    let waited = crate::signals::wait_signal(&set);
+    let waited = ringperf_io::signals::wait_signal(&set);
     let truth = server.truth();
     let pages = server.dcgm_pages();
     server.stop();

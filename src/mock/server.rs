@@ -287,7 +287,7 @@ fn bind_listener(addr: SocketAddr) -> io::Result<StdListener> {
     // Listening again on a listening socket only changes its backlog (Linux `listen(2)`).
     // SAFETY: the descriptor is the listener's own, open for the duration of the call; `listen`
     // touches no memory of ours.
-    if unsafe { libc::listen(listener.as_raw_fd(), crate::fdlimit::somaxconn()) } != 0 {
+    if unsafe { libc::listen(listener.as_raw_fd(), ringperf_io::fdlimit::somaxconn()) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(listener)

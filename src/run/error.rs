@@ -71,8 +71,8 @@ impl From<crate::lab::lifecycle::LifecycleError> for RunError {
     }
 }
 
-impl From<crate::net::TlsSetupError> for RunError {
-    fn from(e: crate::net::TlsSetupError) -> Self {
+impl From<ringperf_io::net::TlsSetupError> for RunError {
+    fn from(e: ringperf_io::net::TlsSetupError) -> Self {
         Self::new(SetupKind::Tls, e.to_string())
     }
 }

@@ -13,10 +13,10 @@ use super::start::{Collectors, Started};
 use super::{Outcome, collect, gpu_telemetry, health, log, server_metrics, write_file};
 use crate::aggregate::Summary;
 use crate::config::{Config, ExportLevel};
-use crate::control::{RunControl, StopReason};
 use crate::export::RunInfo;
 use crate::export::phases::PhaseRun;
 use crate::worker::WorkerCpu;
+use ringperf_io::control::{RunControl, StopReason};
 use ringperf_wire::record::Phase;
 
 /// The files the console footer lists: `(label, path)`.

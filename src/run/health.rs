@@ -85,7 +85,9 @@ pub(super) fn verdict(
         descriptor_waits: (descriptor_waits > 0).then(|| health::DescriptorWaits {
             waits: descriptor_waits,
             // The soft limit, already raised to the hard one at start (a no-op now).
-            limit: crate::fdlimit::raise_nofile().ok().map(|(soft, _)| soft),
+            limit: ringperf_io::fdlimit::raise_nofile()
+                .ok()
+                .map(|(soft, _)| soft),
         }),
         connection_waits: (connection_waits.0 > 0).then_some(health::ConnectionWaits {
             waits: connection_waits.0,

@@ -54,7 +54,7 @@ impl Limits {
     /// The limits of this process: the soft descriptor limit is raised to the hard one first.
     pub fn of_process() -> Self {
         Self {
-            nofile: crate::fdlimit::raise_nofile().ok(),
+            nofile: ringperf_io::fdlimit::raise_nofile().ok(),
             ports: std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
                 .ok()
                 .as_deref()

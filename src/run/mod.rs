@@ -42,9 +42,9 @@ use std::time::Duration;
 use crate::config::Config;
 use ringperf_wire::clock::Clock;
 
-pub use crate::control::{ErrorBudget, RunControl, StopReason};
 pub use collect::Progress;
 pub use error::{RunError, SetupKind};
+pub use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
 
 /// How a run ended, for the exit code.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,11 +113,11 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
 /// other thread exists, so that only this one ever takes them); the first calls `on_first`,
 /// the second exits at once.
 pub(crate) struct SignalWatch {
-    set: crate::signals::TermSignals,
+    set: ringperf_io::signals::TermSignals,
     done: Arc<AtomicBool>,
     /// Sleeps until a signal or [`SignalWatch::stop`]; `None` (the thread polls `done` every
     /// 100 ms instead) when its descriptors could not be made.
-    waiter: Option<Arc<crate::signals::SignalWaiter>>,
+    waiter: Option<Arc<ringperf_io::signals::SignalWaiter>>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -125,14 +125,16 @@ impl SignalWatch {
     pub(crate) fn start(
         on_first: impl Fn(&'static str) + Send + 'static,
     ) -> Result<Self, RunError> {
-        let set = crate::signals::block_term_signals().map_err(|e| {
+        let set = ringperf_io::signals::block_term_signals().map_err(|e| {
             RunError::new(
                 SetupKind::Signals,
                 format!("cannot block SIGINT/SIGTERM: {e}"),
             )
         })?;
         let done = Arc::new(AtomicBool::new(false));
-        let waiter = crate::signals::SignalWaiter::new(&set).ok().map(Arc::new);
+        let waiter = ringperf_io::signals::SignalWaiter::new(&set)
+            .ok()
+            .map(Arc::new);
         let thread = {
             let (done, waiter) = (done.clone(), waiter.clone());
             std::thread::Builder::new()
@@ -160,27 +162,27 @@ impl SignalWatch {
             w.wake();
         }
         let _ = self.thread.join();
-        crate::signals::unblock(&self.set);
+        ringperf_io::signals::unblock(&self.set);
     }
 }
 
 /// First signal: `on_first` (stop issuing; requests in flight get the grace period). Second:
 /// exit now.
 fn signal_loop(
-    set: &crate::signals::TermSignals,
+    set: &ringperf_io::signals::TermSignals,
     done: &AtomicBool,
-    waiter: Option<&crate::signals::SignalWaiter>,
+    waiter: Option<&ringperf_io::signals::SignalWaiter>,
     on_first: &dyn Fn(&'static str),
 ) {
-    use crate::signals::Waited;
+    use ringperf_io::signals::Waited;
     let mut seen = 0;
     while !done.load(Ordering::Acquire) {
-        let name = match waiter.map(crate::signals::SignalWaiter::wait) {
+        let name = match waiter.map(ringperf_io::signals::SignalWaiter::wait) {
             Some(Ok(Waited::Signal(name))) => name,
             Some(Ok(Waited::Woken)) => continue,
             // No signalfd (or it failed): look every 100 ms.
             None | Some(Err(_)) => {
-                match crate::signals::wait_signal_timeout(set, Duration::from_millis(100)) {
+                match ringperf_io::signals::wait_signal_timeout(set, Duration::from_millis(100)) {
                     Some(name) => name,
                     None => continue,
                 }
@@ -188,7 +190,7 @@ fn signal_loop(
         };
         seen += 1;
         if seen == 1 {
-            crate::control::interrupt(name);
+            ringperf_io::control::interrupt(name);
             on_first(name);
             eprintln!(
                 "ringperf: {name}: stopping; requests in flight get the grace period. \

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use super::{Outcome, RunError, RunOptions, SetupKind, SignalWatch, StopReason, run_inner};
 use crate::config::Config;
-use crate::control::RunControl;
 use crate::export::aggregate::{self, Excluded, RunResult};
 use crate::export::{AIPERF_VERSION, ExportNames, Trial};
+use ringperf_io::control::RunControl;
 use ringperf_wire::clock::Clock;
 
 /// What the signal thread and the sequence share: the run in progress, and whether a signal

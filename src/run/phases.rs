@@ -10,11 +10,11 @@ use super::start::Started;
 use super::{Progress, dispatch, log, note, shard, ui, warm};
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Arrival, Config, Load, PhaseConfig};
-use crate::control::RunControl;
 use crate::schedule::{FixedSchedule, Shard};
 use crate::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
+use ringperf_io::control::RunControl;
 use ringperf_wire::record::Phase;
 
 /// Longest wait of the thread that drives a phase showing progress lines (a stop is the

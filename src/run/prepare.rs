@@ -11,10 +11,10 @@ use std::sync::Arc;
 use super::error::{RunError, SetupKind};
 use super::{collect, log, note, shard};
 use crate::config::{Config, ExportLevel};
-use crate::control::RunControl;
 use crate::export::ExportNames;
 use crate::worker::Shared;
 use crate::workload;
+use ringperf_io::control::RunControl;
 
 /// Largest response body accepted (bodies are kept whole for token counting).
 const MAX_BODY_BYTES: u64 = 256 << 20;
@@ -161,11 +161,11 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     })
 }
 
-/// Ends the preparation when a SIGINT / SIGTERM came during it ([`crate::control::interrupted`]:
+/// Ends the preparation when a SIGINT / SIGTERM came during it ([`ringperf_io::control::interrupted`]:
 /// the loops it ran stopped early and their partial results are dropped here): exit code 130,
 /// one line saying what was being done and what was written.
 fn check_interrupt(stage: &str, written: &str) -> Result<(), RunError> {
-    match crate::control::interrupted_by() {
+    match ringperf_io::control::interrupted_by() {
         None => Ok(()),
         Some(name) => Err(RunError::new(
             SetupKind::Interrupted,
@@ -428,7 +428,7 @@ fn encode_templates(
     ) && !cfg.input.reads_file()
         && cfg.media.as_ref().is_some_and(|m| m.audio.is_some());
     for c in &mut dataset.conversations {
-        if crate::control::interrupted() {
+        if ringperf_io::control::interrupted() {
             break;
         }
         offsets.push(info.len());
@@ -592,7 +592,7 @@ fn check_template(
     dataset: &ringperf_wire::conversation::Dataset,
 ) -> Result<(), RunError> {
     for c in &dataset.conversations {
-        if crate::control::interrupted() {
+        if ringperf_io::control::interrupted() {
             break;
         }
         for (i, turn) in c.turns.iter().enumerate() {
@@ -688,7 +688,7 @@ fn kernel_stamps_guard(cfg: &Config) -> Option<std::net::TcpListener> {
     if !cfg.kernel_stamps {
         return None;
     }
-    match crate::net::rxstamp::probe() {
+    match ringperf_io::net::rxstamp::probe() {
         Ok(guard) => Some(guard),
         Err(e) => {
             log(
@@ -732,16 +732,16 @@ pub(crate) fn clear_artifact_dir(
 
 /// The TLS connector of every `https://` base URL (`None` for `http://`); one client
 /// configuration (roots, verification) shared by all, built only when some URL needs it.
-fn tls_connectors(cfg: &Config) -> Result<Vec<Option<crate::net::Connector>>, RunError> {
+fn tls_connectors(cfg: &Config) -> Result<Vec<Option<ringperf_io::net::Connector>>, RunError> {
     if !cfg.urls.iter().any(|u| u.https) {
         return Ok(vec![None; cfg.urls.len()]);
     }
     let verify = if cfg.tls.verify {
-        crate::net::Verify::On
+        ringperf_io::net::Verify::On
     } else {
-        crate::net::Verify::Off
+        ringperf_io::net::Verify::Off
     };
-    let client = crate::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref())?;
+    let client = ringperf_io::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref())?;
     cfg.urls
         .iter()
         .map(|u| {

@@ -109,7 +109,7 @@ fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
 pub(crate) fn scrape_tls(
     cfg: &Config,
     endpoints: &[String],
-) -> Result<Option<crate::net::TlsClient>, crate::net::TlsSetupError> {
+) -> Result<Option<ringperf_io::net::TlsClient>, ringperf_io::net::TlsSetupError> {
     if !endpoints
         .iter()
         .any(|u| u.to_ascii_lowercase().starts_with("https://"))
@@ -117,11 +117,11 @@ pub(crate) fn scrape_tls(
         return Ok(None);
     }
     let verify = if cfg.tls.verify {
-        crate::net::Verify::On
+        ringperf_io::net::Verify::On
     } else {
-        crate::net::Verify::Off
+        ringperf_io::net::Verify::Off
     };
-    crate::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref()).map(Some)
+    ringperf_io::net::TlsClient::new(verify, cfg.tls.ca_file.as_deref()).map(Some)
 }
 
 /// Marks the start of `phase`.

@@ -11,10 +11,10 @@ use super::prepare::Prepared;
 use super::{Progress, collect, gpu_telemetry, log, placement, server_metrics};
 use crate::aggregate::MetricConfig;
 use crate::config::{Config, ExportLevel};
-use crate::control::{ErrorBudget, RunControl};
 use crate::export::JsonlWriter;
 use crate::scrape::collector::Scraper;
 use crate::worker::{Shared, Workers};
+use ringperf_io::control::{ErrorBudget, RunControl};
 use ringperf_wire::record::Phase;
 use ringperf_wire::record::ring::{Consumer, Doorbell, ring_with_bell};
 
@@ -274,7 +274,7 @@ fn spawn_aggregator(
         .name("ringperf-aggregator".into())
         .spawn(move || {
             if let Some(core) = core
-                && !crate::worker::runtime::pin_to(core)
+                && !ringperf_io::runtime::pin_to(core)
             {
                 eprintln!(
                     "ringperf: could not pin the aggregator to core {core}; it runs unpinned"

@@ -37,7 +37,7 @@ pub(super) fn plan(
             Load::Concurrency(_) => return None,
         },
     };
-    let soft_limit = crate::fdlimit::raise_nofile().map_or(1024, |(soft, _)| soft);
+    let soft_limit = ringperf_io::fdlimit::raise_nofile().map_or(1024, |(soft, _)| soft);
     // Half the descriptors for the pools, the rest for on-demand connects, files and the
     // scraper.
     let fd_budget = usize::try_from(soft_limit / 2 / workers as u64).unwrap_or(usize::MAX);

@@ -32,9 +32,9 @@ use super::endpoint::{self, Target, trtllm_fallback};
 use super::fetch::{FetchError, Pool, Response, Timeouts, fetch};
 use super::settings::Settings;
 use crate::config::IoDriver;
-use crate::net::TlsClient;
 use crate::server_metrics::export::jsonl::ScrapeRecord;
 use crate::server_metrics::store::Store;
+use ringperf_io::net::TlsClient;
 use ringperf_wire::clock::Clock;
 use ringperf_wire::prom::{ParseError, Scrape, parse_scrape};
 use ringperf_wire::record::Phase;
@@ -434,11 +434,11 @@ fn thread_main(
     ready: Sender<Result<usize, Error>>,
 ) -> Collected {
     if let Some(core) = opts.core {
-        let _ = crate::worker::runtime::pin_to(core);
+        let _ = ringperf_io::runtime::pin_to(core);
     }
     let driver = opts.io_driver;
     let ready2 = ready.clone();
-    let result = crate::worker::runtime::block_on(driver, move |_| run(opts, rx, ready2));
+    let result = ringperf_io::runtime::block_on(driver, move |_| run(opts, rx, ready2));
     match result {
         Ok(c) => c,
         Err(e) => {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use crate::config::{BaseUrl, UrlError};
-use crate::net::{Connector, TlsClient, TlsSetupError};
+use ringperf_io::net::{Connector, TlsClient, TlsSetupError};
 use ringperf_wire::http::HttpError;
 
 /// Why an endpoint cannot be scraped.
@@ -177,7 +177,7 @@ mod tests {
         let e = Target::resolve("https://127.0.0.1/metrics", None).unwrap_err();
         assert!(matches!(e, Error::Https { .. }), "{e:?}");
         assert!(e.to_string().contains("no TLS client"), "{e}");
-        let client = TlsClient::new(crate::net::Verify::Off, None).unwrap();
+        let client = TlsClient::new(ringperf_io::net::Verify::Off, None).unwrap();
         let t = Target::resolve("https://127.0.0.1:9/metrics", Some(&client)).unwrap();
         assert_eq!(t.addr.port(), 9);
         assert!(

@@ -1,5 +1,5 @@
 //! One HTTP/1.1 fetch of a metrics page on the scraper's monoio runtime, through the shared
-//! [`crate::net::Exchange`].
+//! [`ringperf_io::net::Exchange`].
 //!
 //! Connect (bounded by the connect timeout), write a pre-encoded `GET`/`HEAD`, read with every
 //! read bounded by the read timeout (a server that sends its head and then stalls is caught, as
@@ -11,13 +11,13 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::net::{self, AfterHead, Exchange, Limits, Sink};
+use ringperf_io::net::{self, AfterHead, Exchange, Limits, Sink};
 use ringperf_wire::clock::Clock;
 use ringperf_wire::http::{BodyKind, Head, HttpError};
 
 use super::endpoint::Target;
 
-pub use crate::net::Pool;
+pub use ringperf_io::net::Pool;
 
 /// Largest metrics page accepted (a 10k-series page is about 1 MB).
 pub const MAX_PAGE_BYTES: u64 = 256 << 20;
@@ -180,7 +180,7 @@ impl Sink for Page<'_> {
         self.response.sent_ns = sent_ns;
     }
 
-    fn on_read(&mut self, _bytes: usize, stamp: crate::net::ReadStamp) {
+    fn on_read(&mut self, _bytes: usize, stamp: ringperf_io::net::ReadStamp) {
         self.first_byte_ns.get_or_insert(stamp.best_ns());
     }
 

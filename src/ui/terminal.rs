@@ -17,7 +17,7 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers
 
 use super::Board;
 use super::render::{DashView, draw};
-use crate::control::{RunControl, StopReason};
+use ringperf_io::control::{RunControl, StopReason};
 
 /// Time between two frames (and the longest a key waits to be seen).
 pub const REDRAW: Duration = Duration::from_millis(250);

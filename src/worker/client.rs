@@ -6,8 +6,8 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use crate::workload::cache_bust::Marker;
+use ringperf_io::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use ringperf_wire::endpoint::kinds::Compactor;
 use ringperf_wire::http::{EncodedRequest, Head};
 use ringperf_wire::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
@@ -26,7 +26,7 @@ pub(crate) struct Outgoing<'a> {
     pub correlation_id: uuid::Uuid,
     pub url: usize,
     /// A sticky session's own pool; `None`: the worker's.
-    pub pool: Option<&'a crate::net::Pool>,
+    pub pool: Option<&'a ringperf_io::net::Pool>,
     /// The body, when it was built for this request (a turn carrying history): the aggregator
     /// counts its ISL from it.
     pub request_body: Option<Vec<u8>>,
@@ -565,7 +565,7 @@ mod tests {
     fn state() -> WorkerState {
         WorkerState {
             id: 0,
-            pool: crate::net::Pool::new(1, 64),
+            pool: ringperf_io::net::Pool::new(1, 64),
             pool_enabled: false,
             rng: RefCell::new(rand::rngs::StdRng::seed_from_u64(1)),
             reason: RefCell::new(String::new()),
@@ -574,7 +574,7 @@ mod tests {
             producer: ringperf_wire::record::ring::ring_bounded(4, 1 << 20).0,
             #[cfg(feature = "test-hooks")]
             test_stall: None,
-            naps: std::rc::Rc::new(Cell::new(crate::net::batch::NapStats::default())),
+            naps: std::rc::Rc::new(Cell::new(ringperf_io::net::batch::NapStats::default())),
             warm: crate::worker::warm::Observed::default(),
             stop: std::rc::Rc::default(),
         }

@@ -2,7 +2,7 @@
 //!
 //! A task waits for its next due time (a timer) together with the events that can make it act
 //! sooner: the end of its phase, and the run's early stop. The stop comes from another thread:
-//! [`crate::control::RunControl::stop`] writes the worker's eventfd, which a task of the worker
+//! [`ringperf_io::control::RunControl::stop`] writes the worker's eventfd, which a task of the worker
 //! ([`listen`]) reads through io_uring and turns into the worker's [`Latch`] `stop_seen`. While
 //! it listens, no task polls for a stop: an idle worker sleeps until its next credit. On the
 //! epoll driver (a file read would block the thread) nobody listens, and waits are cut into
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use crate::control::{RunControl, WakeFd};
+use ringperf_io::control::{RunControl, WakeFd};
 
 /// Longest nap of a task that waits for a stop on a worker that does not [`listen`] for it (the
 /// epoll driver): such a worker wakes a few times a second, and sees a stop within this.
@@ -222,8 +222,8 @@ pub(crate) async fn listen(fd: Arc<WakeFd>, control: Arc<RunControl>, watch: Rc<
 mod tests {
     use super::*;
     use crate::config::IoDriver;
-    use crate::control::StopReason;
-    use crate::timer::Timer;
+    use ringperf_io::control::StopReason;
+    use ringperf_io::timer::Timer;
     use ringperf_wire::clock::Clock;
 
     /// How a parked task's wait ended, and the listener's reads.
@@ -249,7 +249,7 @@ mod tests {
             })
         };
         let watch = Rc::new(StopWatch::default());
-        let ended = crate::worker::runtime::block_on(IoDriver::Uring, |_| {
+        let ended = ringperf_io::runtime::block_on(IoDriver::Uring, |_| {
             let (control, watch) = (control.clone(), watch.clone());
             async move {
                 let listener = monoio::spawn(listen(fd.clone(), control.clone(), watch.clone()));

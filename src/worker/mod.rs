@@ -11,7 +11,6 @@ mod idle;
 mod pacer;
 mod phase;
 pub mod prefill;
-pub mod runtime;
 mod session;
 mod video_job;
 pub mod warm;
@@ -43,7 +42,7 @@ use ringperf_wire::http::EncodedRequest;
 use ringperf_wire::record::ring::Producer;
 use ringperf_wire::record::{Credit, Phase, RawRecord};
 
-pub use runtime::DriverKind;
+pub use ringperf_io::runtime::{self, DriverKind};
 
 /// Read-only state shared by every worker.
 #[derive(Debug)]
@@ -55,7 +54,7 @@ pub struct Shared {
     /// request's error message names it.
     pub request_urls: Vec<String>,
     /// Per base URL: the TLS connector of an `https://` URL, `None` for `http://`.
-    pub tls: Vec<Option<crate::net::Connector>>,
+    pub tls: Vec<Option<ringperf_io::net::Connector>>,
     /// The conversations (bodies moved out into `templates`).
     pub dataset: Prepared,
     /// Index of each conversation's first turn among all turns.
@@ -78,7 +77,7 @@ pub struct Shared {
     pub max_body_bytes: u64,
     pub seed: u64,
     /// Early stop (signal, error budget): stop issuing, cut in-flight requests at a deadline.
-    pub control: Arc<crate::control::RunControl>,
+    pub control: Arc<ringperf_io::control::RunControl>,
     /// `--export-http-trace`: each record keeps its response head (reason phrase and headers
     /// for `trace_data`). Off, the worker copies nothing.
     pub http_trace: bool,
@@ -90,7 +89,7 @@ pub struct Shared {
     /// Records are compact: a streamed response keeps each message's extracted delta, not its
     /// raw bytes (every `--export-level` but `raw`, which exports the raw messages).
     pub compact_records: bool,
-    /// Batched wake-ups ([`crate::net::batch`]): the longest nap, when reads carry kernel
+    /// Batched wake-ups ([`ringperf_io::net::batch`]): the longest nap, when reads carry kernel
     /// stamps and `--batch-wakeups-us` is not 0.
     pub batch_wakeups: Option<Duration>,
     /// A streamed trace replay: the slots its requests are built into while it runs (every
@@ -302,7 +301,7 @@ pub struct WorkerCpu {
     /// ([`ringperf_wire::clock::thread_run_queue_ns`]; `None`: not known).
     pub run_queue_ns: Option<u64>,
     /// What its batched wake-ups did (`None`: off).
-    pub naps: Option<crate::net::batch::NapStats>,
+    pub naps: Option<ringperf_io::net::batch::NapStats>,
     /// Connects that found the process out of file descriptors and waited for one.
     pub descriptor_waits: u64,
     /// Requests that found the worker at its connection limit and waited for a connection.
@@ -362,7 +361,7 @@ enum Control {
 #[derive(Debug)]
 pub(crate) struct WorkerState {
     pub id: u16,
-    pub pool: crate::net::Pool,
+    pub pool: ringperf_io::net::Pool,
     pub pool_enabled: bool,
     rng: RefCell<StdRng>,
     reason: RefCell<String>,
@@ -374,7 +373,7 @@ pub(crate) struct WorkerState {
     #[cfg(feature = "test-hooks")]
     pub(crate) test_stall: Option<Duration>,
     /// What the batched wake-ups did on this worker.
-    pub(crate) naps: Rc<Cell<crate::net::batch::NapStats>>,
+    pub(crate) naps: Rc<Cell<ringperf_io::net::batch::NapStats>>,
     /// The load the warm pool is sized for, and what it opened.
     pub(crate) warm: warm::Observed,
     /// The run's stop, as this worker sees it.
@@ -404,7 +403,7 @@ impl WorkerState {
 pub struct Workers {
     controls: Vec<Sender<Control>>,
     /// Each worker's eventfd (written by the run's stop and by [`Workers::poke`]).
-    wakes: Vec<Arc<crate::control::WakeFd>>,
+    wakes: Vec<Arc<ringperf_io::control::WakeFd>>,
     done_rx: Receiver<PhaseDone>,
     threads: Vec<JoinHandle<WorkerCpu>>,
     /// Driver each worker runs on.
@@ -438,7 +437,7 @@ impl Workers {
             let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             let id = i as u16;
             // What the run's stop writes to wake this worker (none: its waits stay bounded).
-            let wake = crate::control::WakeFd::new().ok().map(Arc::new);
+            let wake = ringperf_io::control::WakeFd::new().ok().map(Arc::new);
             if let Some(w) = &wake {
                 shared.control.wake_on_stop(w.clone());
                 wakes.push(w.clone());
@@ -468,8 +467,8 @@ impl Workers {
                         wall_ns: ringperf_wire::clock::monotonic_raw_ns().saturating_sub(born_ns),
                         run_queue_ns: ringperf_wire::clock::thread_run_queue_ns(),
                         naps: end.naps,
-                        descriptor_waits: crate::net::exchange::descriptor_waits(),
-                        connection_waits: crate::net::exchange::connection_waits(),
+                        descriptor_waits: ringperf_io::net::exchange::descriptor_waits(),
+                        connection_waits: ringperf_io::net::exchange::connection_waits(),
                         warm_opened: end.warm_opened,
                         warm_failed: end.warm_failed,
                         idle_wakes: end.idle_wakes,
@@ -564,7 +563,7 @@ impl Workers {
 #[derive(Default)]
 struct WorkerEnd {
     idle_wakes: u64,
-    naps: Option<crate::net::batch::NapStats>,
+    naps: Option<ringperf_io::net::batch::NapStats>,
     warm_opened: u64,
     warm_failed: u64,
 }
@@ -573,12 +572,12 @@ async fn worker_main(
     id: u16,
     driver: DriverKind,
     shared: Arc<Shared>,
-    wake: Option<Arc<crate::control::WakeFd>>,
+    wake: Option<Arc<ringperf_io::control::WakeFd>>,
     (producer, ctl_rx, done_tx): (Producer, Receiver<Control>, Sender<PhaseDone>),
 ) -> WorkerEnd {
     let state = Rc::new(WorkerState {
         id,
-        pool: crate::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES)
+        pool: ringperf_io::net::Pool::new(shared.urls.len(), client::READ_BUF_BYTES)
             .with_limit(shared.connection_limit),
         pool_enabled: shared.reuse == ConnectionReuse::Pooled,
         // Request ids are unique, not reproducible (AIPerf's are uuid4): drawn from entropy, so
@@ -590,7 +589,7 @@ async fn worker_main(
         producer,
         #[cfg(feature = "test-hooks")]
         test_stall: test_stall(),
-        naps: Rc::new(Cell::new(crate::net::batch::NapStats::default())),
+        naps: Rc::new(Cell::new(ringperf_io::net::batch::NapStats::default())),
         warm: warm::Observed::default(),
         stop: Rc::default(),
     });
@@ -601,11 +600,14 @@ async fn worker_main(
         .map(|fd| monoio::spawn(idle::listen(fd, shared.control.clone(), state.stop.clone())));
     if shared.kernel_stamps && driver == DriverKind::Uring {
         // Kernel stamps keep each event's arrival: the worker's waits may gather completions.
-        crate::net::coalesce::install(crate::net::coalesce::configured_us());
+        ringperf_io::net::coalesce::install(ringperf_io::net::coalesce::configured_us());
     }
     if let Some(max) = shared.batch_wakeups {
         // Lives as long as the runtime: it waits for reads between phases.
-        monoio::spawn(crate::net::batch::Napper::new(max, state.naps.clone()));
+        monoio::spawn(ringperf_io::net::batch::Napper::new(
+            max,
+            state.naps.clone(),
+        ));
     }
     // Between phases nothing is in flight, so blocking this thread on the channel is fine.
     while let Ok(control) = ctl_rx.recv() {
@@ -619,7 +621,7 @@ async fn worker_main(
             }
         }
     }
-    crate::net::coalesce::uninstall();
+    ringperf_io::net::coalesce::uninstall();
     if let (Some(listener), Some(fd)) = (listener, wake) {
         state.stop.ending.set(true);
         fd.wake();
@@ -672,7 +674,7 @@ pub(super) async fn watch_cut(
         if shared.clock.now_ns() >= shared.control.cut_at_ns() {
             for &fd in state.open_fds.borrow().iter() {
                 // SAFETY: `fd` is the descriptor of a connection owned by a request of this worker
-                // that is still in flight (the exchange, `crate::net::exchange`, removes it from
+                // that is still in flight (the exchange, `ringperf_io::net::exchange`, removes it from
                 // the set before the connection is pooled or dropped), so it is open and ours;
                 // shutdown() only changes its state.
                 unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };

@@ -1,14 +1,14 @@
 //! Waiting for an open-loop request's intended send time, on the run clock.
 //!
-//! The waiting itself is [`crate::timer::Timer`]'s: on io_uring a `timerfd` armed at the absolute
+//! The waiting itself is [`ringperf_io::timer::Timer`]'s: on io_uring a `timerfd` armed at the absolute
 //! intended time and read through the ring (microseconds late, no spinning, the worker's other
 //! requests keep running); on the epoll driver monoio's millisecond timer. The lag is measured
 //! and reported either way. This file only converts the run clock's stamps to the timer's raw
 //! `CLOCK_MONOTONIC` scale.
 
-use crate::timer::Timer;
+use ringperf_io::timer::Timer;
 #[cfg(test)]
-pub(crate) use crate::timer::TimerKind as PacerKind;
+pub(crate) use ringperf_io::timer::TimerKind as PacerKind;
 use ringperf_wire::clock::Clock;
 
 use super::DriverKind;
@@ -53,7 +53,7 @@ mod tests {
     /// Runs 20 waits on a pacer built for `driver`'s runtime; returns the lateness of each wait,
     /// the pacer's kind and its timerfd fallbacks.
     fn lateness(driver: IoDriver) -> (Vec<u64>, DriverKind, PacerKind, u64) {
-        super::super::runtime::block_on(driver, |kind| async move {
+        ringperf_io::runtime::block_on(driver, |kind| async move {
             let clock = Clock::start();
             let mut p = Pacer::new(kind);
             let mut late = Vec::new();

@@ -8,9 +8,9 @@
 
 use serde_json::Value;
 
-use crate::net::Pool;
 use crate::schedule::{Replay, UserCentric};
 use crate::workload::cache_bust::{self, Marker};
+use ringperf_io::net::Pool;
 use ringperf_wire::endpoint::{TurnBody, build_turn};
 use ringperf_wire::http::EncodedRequest;
 use ringperf_wire::record::{Credit, Phase, RawRecord};

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::net::{self, AfterHead, Exchange, Limits, Sink};
+use ringperf_io::net::{self, AfterHead, Exchange, Limits, Sink};
 use ringperf_wire::http::Head;
 use ringperf_wire::record::{RawRecord, RequestError};
 

@@ -29,7 +29,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::net::{Exchange, Limits};
+use ringperf_io::net::{Exchange, Limits};
 
 use super::{Shared, WorkerState};
 

@@ -94,7 +94,7 @@ pub fn prepare(
                     // A signal stops the encoding: the caller drops the partial result.
                     chunk
                         .into_iter()
-                        .take_while(|_| !crate::control::interrupted())
+                        .take_while(|_| !ringperf_io::control::interrupted())
                         .map(|c| prepare_conversation(c, kind, params, tokenizer))
                         .collect::<Vec<_>>()
                 })
@@ -214,7 +214,7 @@ impl serde::Serialize for InputsJson<'_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let all = self.0.prepared.conversations.iter();
                 s.collect_seq(
-                    all.take_while(|_| !crate::control::interrupted())
+                    all.take_while(|_| !ringperf_io::control::interrupted())
                         .map(|c| Session(self.0, c)),
                 )
             }

@@ -46,7 +46,7 @@ pub fn build(params: &SyntheticParams, shape: &RankingsShape, tokenizer: &Tokeni
     };
     // A signal stops the build: the caller drops the partial dataset.
     let conversations = (0..params.num_dataset_entries)
-        .take_while(|_| !crate::control::interrupted())
+        .take_while(|_| !ringperf_io::control::interrupted())
         .map(|index| {
             let session_id = if params.sequential_ids {
                 sequential_id(index)

@@ -173,7 +173,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
     let mut conversations = Vec::with_capacity(params.num_dataset_entries);
     for index in 0..params.num_dataset_entries {
         // A signal stops the build: the caller drops the partial dataset.
-        if crate::control::interrupted() {
+        if ringperf_io::control::interrupted() {
             break;
         }
         let session_id = if params.sequential_ids {

@@ -43,7 +43,7 @@ fn run(addr: std::net::SocketAddr, dir: &Path, limit_us: u64, stall_ms: Option<u
 /// A small streaming run of the binary against `addr` with `--verbose`, with the hook that
 /// takes kernel stamps away when `no_kernel_stamps`.
 fn stamps_run(addr: std::net::SocketAddr, dir: &Path, no_kernel_stamps: bool) -> Output {
-    let hook = ringperf::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV;
+    let hook = ringperf_io::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
     cmd.env_remove(hook)
         .env_remove(ringperf::worker::TEST_STALL_ENV)

@@ -77,7 +77,7 @@ fn run_against_truth(io_driver: &str, env: &[(&str, &str)]) -> String {
 
 #[test]
 fn a_two_buffer_ring_under_bursts_loses_no_byte_of_what_the_mock_sent() {
-    let hook = ringperf::net::multishot::TEST_BUFFERS_ENV;
+    let hook = ringperf_io::net::multishot::TEST_BUFFERS_ENV;
     let driver = run_against_truth("auto", &[(hook, "2")]);
     if driver != "io_uring" {
         assert!(

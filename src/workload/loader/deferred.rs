@@ -111,7 +111,7 @@ impl TraceIndex {
         let mut prompts = rows.builder(tokenizer);
         for row in &rows.rows {
             // A signal stops the building: the caller drops the partial dataset.
-            if crate::control::interrupted() {
+            if ringperf_io::control::interrupted() {
                 break;
             }
             let turn = rows.build(&mut reader, &mut prompts, row)?;

@@ -172,7 +172,7 @@ where
         let mut i = 0;
         while let Some(v) = seq.next_element::<Value>()? {
             // A signal stops the load; the caller reports the interruption, not this error.
-            if crate::control::interrupted() {
+            if ringperf_io::control::interrupted() {
                 let why = LoadErrorKind::Invalid("loading interrupted by a signal".into());
                 return Err(self.state.fail(String::new(), why));
             }

@@ -124,13 +124,13 @@ impl<R: BufRead> JsonLines<R> {
     }
 
     /// The next non-blank line, trimmed, as `(line number, byte offset of the text, text)`, or
-    /// `None` at the end, or as soon as a signal came ([`crate::control::interrupted`]).
+    /// `None` at the end, or as soon as a signal came ([`ringperf_io::control::interrupted`]).
     ///
     /// # Errors
     /// A read error, or a line that is not UTF-8.
     pub fn next_line(&mut self) -> Result<Option<(u64, u64, &str)>, LoadError> {
         loop {
-            if crate::control::interrupted() {
+            if ringperf_io::control::interrupted() {
                 return Ok(None);
             }
             self.buf.clear();
@@ -163,7 +163,7 @@ impl<R: BufRead> JsonLines<R> {
     }
 
     /// The next non-blank line as `(line number, object)`, or `None` at the end, or as soon as
-    /// a signal came ([`crate::control::interrupted`]: the caller drops what was loaded).
+    /// a signal came ([`ringperf_io::control::interrupted`]: the caller drops what was loaded).
     ///
     /// # Errors
     /// A read error, a line that is not UTF-8 or not JSON, or JSON that is not an object.
@@ -197,7 +197,7 @@ pub fn file_hash(path: &Path) -> Result<u64, LoadError> {
     let mut buf = vec![0u8; READ_BUFFER_BYTES];
     let mut hash = FNV_OFFSET;
     loop {
-        if crate::control::interrupted() {
+        if ringperf_io::control::interrupted() {
             return Ok(hash);
         }
         let n = match file.read(&mut buf) {

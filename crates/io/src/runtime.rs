@@ -6,7 +6,14 @@ use std::io;
 
 use monoio::{FusionRuntime, IoUringDriver, LegacyDriver, RuntimeBuilder};
 
-use crate::config::IoDriver;
+/// Which driver a runtime is asked for (`--io-driver`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoDriver {
+    /// io_uring, or the legacy driver where io_uring is unavailable.
+    Auto,
+    Uring,
+    Legacy,
+}
 
 /// The driver a runtime actually uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,8 +14,8 @@
 //! a deadline already passed returns at once with no syscall beyond reading the clock, and a
 //! user whose deadlines are always passed (a zero-delay mock) never makes one.
 //!
-//! Used by the worker's open-loop pacer (`crate::worker`) and the mock's response pacing
-//! (`crate::mock`); it imports neither.
+//! Used by the worker's open-loop pacer (`ringperf::worker`) and the mock's response pacing
+//! (`ringperf::mock`); it imports neither.
 
 use std::io;
 use std::os::fd::{FromRawFd, RawFd};
@@ -25,9 +25,8 @@ use ringperf_wire::clock::monotonic_raw_ns;
 
 /// Which timer serves a [`Timer`]'s waits (tests assert it: a timing bound alone cannot tell the
 /// two apart reliably).
-#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TimerKind {
+pub enum TimerKind {
     /// A `timerfd` read through io_uring: microsecond precision.
     Timerfd,
     /// monoio's millisecond timer.
@@ -71,8 +70,7 @@ impl Timer {
     }
 
     /// The timer that serves (or will serve) this timer's waits.
-    #[cfg(test)]
-    pub(crate) fn kind(&self) -> TimerKind {
+    pub fn kind(&self) -> TimerKind {
         match self.state {
             State::Unmade | State::Fd { .. } => TimerKind::Timerfd,
             State::Coarse => TimerKind::Coarse,
@@ -186,8 +184,8 @@ async fn coarse_until(raw_ns: u64) {
 }
 
 /// A non-blocking `CLOCK_MONOTONIC` timerfd as a monoio file, with its descriptor for [`arm`]:
-/// the one timer a thread shares among many waiters (the mock's pacer, `crate::mock`).
-pub(crate) fn shared_fd() -> io::Result<(monoio::fs::File, RawFd)> {
+/// the one timer a thread shares among many waiters (the mock's pacer, `ringperf::mock`).
+pub fn shared_fd() -> io::Result<(monoio::fs::File, RawFd)> {
     match make_fd()? {
         State::Fd { file, fd, .. } => Ok((file, fd)),
         State::Unmade | State::Coarse => Err(io::Error::other("no timerfd")),
@@ -219,7 +217,7 @@ fn make_fd() -> io::Result<State> {
 
 /// Arms `fd` to expire once at the absolute `CLOCK_MONOTONIC` time `raw_ns` (a time already
 /// passed expires at once); arming again replaces the previous deadline.
-pub(crate) fn arm(fd: RawFd, raw_ns: u64) -> io::Result<()> {
+pub fn arm(fd: RawFd, raw_ns: u64) -> io::Result<()> {
     let spec = libc::itimerspec {
         it_interval: libc::timespec {
             tv_sec: 0,

@@ -194,7 +194,6 @@ pub struct Exchange<'a> {
 
 /// Why an exchange failed.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Error {
     /// The TCP connect failed.
     Connect(io::Error),

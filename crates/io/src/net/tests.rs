@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{AfterHead, Error, Exchange, Limits, Pool, ReadStamp, Sink};
-use crate::config::IoDriver;
+use crate::runtime::IoDriver;
 use ringperf_wire::clock::Clock;
 use ringperf_wire::http::Head;
 
@@ -154,7 +154,7 @@ fn exchange(addr: SocketAddr, pool: &Pool, limits: Limits) -> Exchange<'_> {
 }
 
 fn on_runtime<T>(driver: IoDriver, f: impl AsyncFnOnce() -> T) -> T {
-    crate::worker::runtime::block_on(driver, |_| f()).unwrap()
+    crate::runtime::block_on(driver, |_| f()).unwrap()
 }
 
 /// Every driver, with user and with kernel stamps.
@@ -550,7 +550,7 @@ fn an_exchange_future_stays_small() {
 /// no kernel stamps, and the readiness path serves: nothing new to check).
 fn multishot_available() -> Option<impl Sized> {
     let on = super::rxstamp::tests::stamping_on()?;
-    let uring = crate::worker::runtime::block_on(IoDriver::Uring, |_| async {
+    let uring = crate::runtime::block_on(IoDriver::Uring, |_| async {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let _c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s, _) = l.accept().unwrap();
