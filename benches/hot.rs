@@ -748,8 +748,8 @@ criterion_group!(
 /// per request, and a request is microseconds of system calls). `two_threads` is the time of one
 /// call on each thread while the other calls too.
 fn bench_start_session(c: &mut Criterion) {
-    use ringperf::schedule::Shard;
     use ringperf::worker::PhaseCounters;
+    use ringperf_workload::schedule::Shard;
     let counters = PhaseCounters::default();
     assert_eq!(counters.start_session(Shard::WHOLE, 2, 9), Some((0, 0)));
     assert_eq!(counters.start_session(Shard::WHOLE, 2, 9), Some((1, 1)));

@@ -17,7 +17,6 @@ pub mod merge;
 pub mod mock;
 pub mod plot;
 pub mod run;
-pub mod schedule;
 pub mod scrape;
 pub mod search;
 pub mod server_metrics;
@@ -25,6 +24,5 @@ pub mod sweep;
 pub mod trace_tools;
 pub mod ui;
 pub mod worker;
-pub mod workload;
 
 pub use error::Error;

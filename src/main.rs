@@ -120,7 +120,7 @@ fn profile(
     {
         ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
-            ringperf::workload::tokenizer::preload(&spec);
+            ringperf_workload::workload::tokenizer::preload(&spec);
         }
         let outcome = ringperf::search::run::run_search(
             &search,
@@ -139,7 +139,7 @@ fn profile(
         plan.annotations = ringperf::search::run::annotations(&sla, None);
         ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
-            ringperf::workload::tokenizer::preload(&spec);
+            ringperf_workload::workload::tokenizer::preload(&spec);
         }
         let outcome = ringperf::sweep::run_sweep(
             plan,
@@ -166,7 +166,7 @@ fn profile(
     if let Some(spec) = ringperf::config::tokenizer_spec(args)
         .filter(|_| ringperf::config::tokenizer_needed_first(args))
     {
-        ringperf::workload::tokenizer::preload(&spec);
+        ringperf_workload::workload::tokenizer::preload(&spec);
     }
     let cfg = ringperf::config::Config::from_args(args, argv, std::io::stdout().is_terminal())?;
     // A flag given where it changes nothing (docs/flags.md, "Flags per mode"): one line each.
@@ -266,7 +266,9 @@ fn mock_server(args: &MockArgs) -> Result<u8, Error> {
     // The mock counts every prompt's tokens (`usage.prompt_tokens`) with the builtin tokenizer:
     // its table is built now, beside the listener's start, not by the first request (which
     // was answered ~1 s late by a fresh debug build).
-    ringperf::workload::tokenizer::preload(ringperf::workload::tokenizer::BUILTIN);
+    ringperf_workload::workload::tokenizer::preload(
+        ringperf_workload::workload::tokenizer::BUILTIN,
+    );
     let c = ringperf::config::mock::MockServerConfig::try_from_args(args)?;
     ringperf::mock::serve(c.mock, c.truth_log.as_deref(), c.dcgm_log.as_deref())
         .map_err(Error::MockServer)?;

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::workload::tokenizer::Tokenizer;
 use ringperf_wire::http::Status;
 use ringperf_wire::http::body::{BodyDecoder, BodyKind};
 use ringperf_wire::http::response::parse_head;
 use ringperf_wire::sse::{Framer, MessageData, message_data};
+use ringperf_workload::workload::tokenizer::Tokenizer;
 
 /// Why a turn or the command failed.
 #[derive(Debug)]
@@ -301,7 +301,7 @@ pub struct ChatOptions {
 /// A bad URL or tokenizer, or a failed `--quick` turn.
 pub fn run(o: &ChatOptions, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), ChatError> {
     let target = target(&o.url)?;
-    let tokenizer = crate::workload::tokenizer::load(&o.tokenizer)
+    let tokenizer = ringperf_workload::workload::tokenizer::load(&o.tokenizer)
         .map_err(|e| ChatError::Tokenizer(e.to_string()))?;
     let mut headers = Vec::new();
     if let Some(key) = o

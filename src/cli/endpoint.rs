@@ -1,6 +1,6 @@
 //! The Rankings group: the shape of the synthetic query + passages requests the rankings
 //! endpoint types send (`nim_rankings`, `cohere_rankings`, `hf_tei_rankings`). Resolved in
-//! [`crate::config`] into a [`crate::workload::rankings::RankingsShape`].
+//! [`crate::config`] into a [`ringperf_workload::workload::rankings::RankingsShape`].
 
 use clap::Args;
 

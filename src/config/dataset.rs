@@ -4,10 +4,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::cli::input::{InputArgs, SamplingArg};
-use crate::workload::loader::{
+use ringperf_wire::conversation::Sampling;
+use ringperf_workload::workload::loader::{
     AIPERF_CUSTOM_TYPES, DEFAULT_BLOCK_SIZE, DatasetKind, LoadSpec, Source,
 };
-use ringperf_wire::conversation::Sampling;
 
 use super::ConfigError;
 use crate::trace_tools::synthesize::SynthesisParams;
@@ -57,7 +57,7 @@ pub struct InputContext {
     /// `--uuid-and-strip` (checked against the endpoint type before).
     pub uuid_and_strip: bool,
     /// The batch-size flags, for a `random_pool` file.
-    pub pool_batch: crate::workload::loader::random_pool::PoolBatch,
+    pub pool_batch: ringperf_workload::workload::loader::random_pool::PoolBatch,
 }
 
 /// The validated Input group.

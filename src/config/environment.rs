@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{EndpointTypeArg, ProfileArgs};
-use crate::workload::loader::DatasetKind;
+use ringperf_workload::workload::loader::DatasetKind;
 
 /// The session-affinity variables: (variable, header it copies the correlation id into, on by
 /// default), AIPerf's `AIPERF_HTTP_X_*_FROM_CORRELATION_ID`.
@@ -72,7 +72,7 @@ pub struct Environment {
     /// regular file reached through no symbolic link, with the file's text.
     pub template_files: BTreeMap<String, String>,
     /// The `--input-file` trace's first look: whether its first record is timestamped, and its
-    /// record count ([`crate::workload::loader::peek_trace`]); `None` for anything else.
+    /// record count ([`ringperf_workload::workload::loader::peek_trace`]); `None` for anything else.
     pub trace: Option<(bool, u64)>,
 }
 
@@ -135,7 +135,7 @@ fn trace_of(args: &ProfileArgs) -> Option<(bool, u64)> {
         Some(name) => Some(DatasetKind::parse(name)?),
         None => None,
     };
-    crate::workload::loader::peek_trace(path, kind)
+    ringperf_workload::workload::loader::peek_trace(path, kind)
 }
 
 /// The text of `path` when it names a regular UTF-8 file and neither it nor any parent is a

@@ -3,12 +3,12 @@
 
 use super::ConfigError;
 use crate::cli::media::{AudioFormatArg, ImageFormatArg, MediaArgs, VideoFormatArg, VideoSynthArg};
-use crate::workload::media::image::{ImageSource, SourceSampling};
-use crate::workload::media::{
+use ringperf_wire::endpoint::EndpointKind;
+use ringperf_workload::workload::media::image::{ImageSource, SourceSampling};
+use ringperf_workload::workload::media::{
     AudioFormat, AudioSpec, ImageFormat, ImageSpec, MediaParams, VideoAudio, VideoFormat,
     VideoSpec, VideoSynthType,
 };
-use ringperf_wire::endpoint::EndpointKind;
 
 /// The media every synthetic turn carries, or `None` when none is asked for.
 pub fn from_args(

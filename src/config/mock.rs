@@ -97,7 +97,7 @@ impl MockServerConfig {
             },
             // Exact `usage.prompt_tokens` with the builtin tokenizer (o200k_base, compiled in).
             prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-                crate::workload::Tokenizer::builtin(),
+                ringperf_workload::workload::Tokenizer::builtin(),
             ))),
             tls: match (&args.tls_cert, &args.tls_key) {
                 (Some(cert), Some(key)) => Some(MockTls {

@@ -39,8 +39,8 @@ use crate::cli::{
 use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
 use ringperf_wire::endpoint::EndpointKind;
 
-pub use crate::schedule::Arrival;
 pub use environment::Environment;
+pub use ringperf_workload::schedule::Arrival;
 pub use tls::TlsSettings;
 pub use url::{BaseUrl, UrlError};
 
@@ -361,7 +361,7 @@ pub fn reprocess_options(
 pub struct Config {
     pub models: Vec<String>,
     /// How each turn gets one of several `models` (`--model-selection-strategy`).
-    pub model_selection: crate::workload::models::ModelSelection,
+    pub model_selection: ringperf_workload::workload::models::ModelSelection,
     pub endpoint: EndpointKind,
     /// Request path appended to each base URL.
     pub path: String,
@@ -405,14 +405,14 @@ pub struct Config {
     /// Tokenizer spec (`builtin`, a path, or a model id in the local HF cache).
     pub tokenizer: String,
     /// `--tokenizer-revision`, `--tokenizer-trust-remote-code`, `--apply-chat-template`.
-    pub tokenizer_options: crate::workload::tokenizer::LoadOptions,
+    pub tokenizer_options: ringperf_workload::workload::tokenizer::LoadOptions,
     pub dataset: DatasetConfig,
     /// Synthetic prompt shaping: conversations, `--seq-dist`, prefix and system prompts.
     pub prompt: prompt::PromptConfig,
     /// `--random-range-ratio`, `--random-corpus-style`, `--cache-bust`.
     pub random_prompt: random_prompt::RandomPromptConfig,
     /// Synthetic images, audio and video of every turn (`config/media.rs`); `None`: text only.
-    pub media: Option<crate::workload::media::MediaParams>,
+    pub media: Option<ringperf_workload::workload::media::MediaParams>,
     /// `--download-video-content`: `video-generation` fetches each finished job's content.
     pub download_video_content: bool,
     /// Bodies go as multipart/form-data (`--request-content-type`, `config/form.rs`).
@@ -456,7 +456,7 @@ pub struct Config {
     /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
     pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
-    pub rankings: Option<crate::workload::rankings::RankingsShape>,
+    pub rankings: Option<ringperf_workload::workload::rankings::RankingsShape>,
     /// What the command line said, for the `input_config` echo.
     pub echo: echo::Echo,
     /// `--shard-index` / `--shard-count` / `--start-at`: this process's share of a split run.
@@ -928,5 +928,7 @@ pub fn redact_command(argv: &[String], secrets: &[String]) -> String {
     out.join(" ")
 }
 
+#[cfg(test)]
+mod promotion_tests;
 #[cfg(test)]
 mod tests;

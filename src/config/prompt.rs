@@ -8,9 +8,9 @@ use std::path::Path;
 use super::ConfigError;
 use super::environment::Files;
 use crate::cli::prompt::PromptArgs;
-use crate::workload::synthetic::Shaping;
-use crate::workload::{PrefixPool, SeqDist};
 use ringperf_wire::endpoint::EndpointKind;
+use ringperf_workload::workload::synthetic::Shaping;
+use ringperf_workload::workload::{PrefixPool, SeqDist};
 
 /// Entries of the synthetic dataset by AIPerf's rule (`_resolve_entries`): `--num-dataset-entries`
 /// when given, else `--conversation-num`, else `--request-count`, else 100.

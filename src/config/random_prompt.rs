@@ -4,10 +4,10 @@
 
 use super::ConfigError;
 use crate::cli::random_prompt::{CacheBustArg, CorpusStyleArg, RandomPromptArgs};
-use crate::workload::range_ratio::{CorpusStyle, RangeRatio};
 use ringperf_wire::endpoint::EndpointKind;
+use ringperf_workload::workload::range_ratio::{CorpusStyle, RangeRatio};
 
-pub use crate::workload::cache_bust::CacheBust;
+pub use ringperf_workload::workload::cache_bust::CacheBust;
 
 /// The validated flags.
 #[derive(Clone, Debug, Default, PartialEq)]

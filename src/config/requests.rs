@@ -3,7 +3,7 @@
 
 use super::ConfigError;
 use crate::cli::requests::{RequestArgs, SelectionArg};
-use crate::workload::models::ModelSelection;
+use ringperf_workload::workload::models::ModelSelection;
 
 /// The model-selection strategy; `weighted` is refused as AIPerf refuses it when no model has a
 /// weight (no flag gives one).

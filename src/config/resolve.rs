@@ -24,8 +24,8 @@ use super::{
 use crate::cli::{
     ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
 };
-use crate::workload::loader::Source;
 use ringperf_wire::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
+use ringperf_workload::workload::loader::Source;
 
 impl Config {
     /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
@@ -434,7 +434,7 @@ fn workload(
             system_message: endpoint.descriptor().consumes_system_message,
             osl_given: dataset.osl_mean.is_some(),
             uuid_and_strip: args.uuid_strip.uuid_and_strip,
-            pool_batch: crate::workload::loader::random_pool::PoolBatch {
+            pool_batch: ringperf_workload::workload::loader::random_pool::PoolBatch {
                 text: args.prompt.prompt_batch_size,
                 image: args.media.image_batch_size as usize,
                 audio: args.media.audio_batch_size as usize,
@@ -479,7 +479,9 @@ pub fn seed(
     let random_seed = random_seed.or(multi_run.default_seed());
     let seed = match (random_seed, shard.start_at_ns) {
         (Some(s), _) => s,
-        (None, Some(at)) if shard.is_split() => crate::schedule::child_seed(at, "shard"),
+        (None, Some(at)) if shard.is_split() => {
+            ringperf_workload::schedule::child_seed(at, "shard")
+        }
         (None, _) => drawn,
     };
     (seed, random_seed.is_some())
@@ -626,11 +628,11 @@ fn mock_shape(args: &ProfileArgs) -> Option<MockShape> {
 fn rankings_shape(
     args: &ProfileArgs,
     endpoint: EndpointKind,
-) -> Option<crate::workload::rankings::RankingsShape> {
+) -> Option<ringperf_workload::workload::rankings::RankingsShape> {
     let r = &args.rankings;
     endpoint
         .is_rankings()
-        .then_some(crate::workload::rankings::RankingsShape {
+        .then_some(ringperf_workload::workload::rankings::RankingsShape {
             passages_mean: r.rankings_passages_mean,
             passages_stddev: r.rankings_passages_stddev,
             passage_tokens_mean: r.rankings_passages_prompt_token_mean,
@@ -663,8 +665,8 @@ impl From<ExportLevelArg> for ExportLevel {
 /// The Tokenizer group's flags beside `--tokenizer`, as the tokenizer is loaded with them.
 fn tokenizer_options(
     a: &crate::cli::tokenizer::TokenizerArgs,
-) -> crate::workload::tokenizer::LoadOptions {
-    crate::workload::tokenizer::LoadOptions {
+) -> ringperf_workload::workload::tokenizer::LoadOptions {
+    ringperf_workload::workload::tokenizer::LoadOptions {
         revision: a.tokenizer_revision.clone(),
         trust_remote_code: a.trust_remote_code,
         apply_chat_template: a.apply_chat_template,
@@ -673,9 +675,12 @@ fn tokenizer_options(
 
 /// What the Tokenizer flags change nothing for, one line each: a revision or a chat template
 /// with the builtin tokenizer (AIPerf counts its bare text: it has no template).
-fn tokenizer_warnings(spec: &str, o: &crate::workload::tokenizer::LoadOptions) -> Vec<String> {
+fn tokenizer_warnings(
+    spec: &str,
+    o: &ringperf_workload::workload::tokenizer::LoadOptions,
+) -> Vec<String> {
     let mut w = Vec::new();
-    if !crate::workload::tokenizer::names_builtin(spec) {
+    if !ringperf_workload::workload::tokenizer::names_builtin(spec) {
         return w;
     }
     if o.apply_chat_template {

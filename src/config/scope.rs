@@ -13,8 +13,8 @@ use clap::CommandFactory;
 
 use super::ConfigError;
 use crate::cli::Cli;
-use crate::workload::loader::DatasetKind;
 use ringperf_wire::endpoint::EndpointKind;
+use ringperf_workload::workload::loader::DatasetKind;
 
 /// Where a flag acts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

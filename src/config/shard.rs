@@ -2,7 +2,7 @@
 //! every shard starts at. See `docs/scale-out.md`.
 
 use crate::cli::shard::ShardArgs;
-use crate::schedule::Shard;
+use ringperf_workload::schedule::Shard;
 
 use super::{ConfigError, PhaseConfig, err};
 

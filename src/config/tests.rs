@@ -306,8 +306,8 @@ fn session_affinity_headers_follow_aiperf_env() {
 
 #[test]
 fn input_group_builds_a_load_spec() {
-    use crate::workload::loader::{DatasetKind, Source};
     use ringperf_wire::conversation::Sampling;
+    use ringperf_workload::workload::loader::{DatasetKind, Source};
     let c = cfg("ringperf profile -m m -u 127.0.0.1:1").unwrap();
     assert_eq!(c.input.load, None, "synthetic by default");
     assert_eq!(c.input.sampling_for(Sampling::Shuffle), Sampling::Shuffle);
@@ -390,7 +390,7 @@ fn input_group_cross_flag_rules() {
 mod timing_flags {
     use super::*;
     use crate::config::timing::{Mode, check_user_centric_turns, promote_trace};
-    use crate::schedule::{FixedSchedule, Window};
+    use ringperf_workload::schedule::{FixedSchedule, Window};
 
     const BASE: &str = "ringperf profile -m m -u 127.0.0.1:1";
 
@@ -918,7 +918,7 @@ mod with_an_environment {
         assert_eq!(
             seed(&format!("{SPLIT} --shard-index 1")),
             (
-                crate::schedule::child_seed(1_795_428_000_000_000_000, "shard"),
+                ringperf_workload::schedule::child_seed(1_795_428_000_000_000_000, "shard"),
                 false
             )
         );
@@ -955,7 +955,10 @@ mod with_an_environment {
             }
         );
         assert_eq!(c.correlation_copies, ["X-Session-ID"]);
-        assert_eq!(c.shard.shard, crate::schedule::Shard::new(1, 2).unwrap());
+        assert_eq!(
+            c.shard.shard,
+            ringperf_workload::schedule::Shard::new(1, 2).unwrap()
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{ConfigError, Load, PhaseConfig, err};
 use crate::cli::ProfileArgs;
-use crate::schedule::{CancelPlan, FixedSchedule, RateSeries, Window};
+use ringperf_workload::schedule::{CancelPlan, FixedSchedule, RateSeries, Window};
 
 /// How a phase is paced beyond its [`Load`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,7 +45,7 @@ pub struct PhaseTiming {
     /// `--request-rate-ramp-duration` (rate-paced phases only).
     pub rate_ramp: Option<Duration>,
     /// `--concurrency-ramp-duration`: slot `i` of `N` starts at
-    /// [`crate::schedule::concurrency_slot_start_ns`].
+    /// [`ringperf_workload::schedule::concurrency_slot_start_ns`].
     pub concurrency_ramp: Option<Duration>,
     /// Profiling only: warmup requests are never cancelled.
     pub cancellation: Option<Cancellation>,

@@ -1,13 +1,13 @@
 //! What a request carried besides text: each `image_url`, `input_audio` and `video_url` (chat),
 //! `input_image` (Responses) and `image` (Anthropic Messages)
 //! content part decoded from its base64 and read from its own header
-//! ([`crate::workload::media::probe`]), for the truth log (docs/multimodal.md). Runs only when
+//! ([`ringperf_workload::workload::media::probe`]), for the truth log (docs/multimodal.md). Runs only when
 //! the truth log is on.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::workload::media::probe::{Probed, probe};
+use ringperf_workload::workload::media::probe::{Probed, probe};
 
 /// One medium as the mock received it. Numbers the header does not give are 0.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -125,7 +125,7 @@ fn url_seen(kind: &'static str, url: &str) -> MediaSeen {
 }
 
 fn decoded(kind: &'static str, base64: &str) -> MediaSeen {
-    let Some(bytes) = crate::workload::media::base64_decode(base64.as_bytes()) else {
+    let Some(bytes) = ringperf_workload::workload::media::base64_decode(base64.as_bytes()) else {
         return MediaSeen::new(kind, "unreadable", 0);
     };
     probed(kind, &bytes)
@@ -166,7 +166,9 @@ fn probed(kind: &'static str, bytes: &[u8]) -> MediaSeen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    use ringperf_workload::workload::media::{
+        ImageFormat, ImageSpec, generate_image, image::ImageRngs,
+    };
 
     #[test]
     fn parts_are_decoded_in_order_and_junk_is_named_not_fatal() {

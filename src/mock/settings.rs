@@ -141,7 +141,7 @@ pub struct MockTls {
 
 /// A shared tokenizer for exact prompt counts (compared by identity).
 #[derive(Clone)]
-pub struct PromptTokenizer(pub Arc<crate::workload::Tokenizer>);
+pub struct PromptTokenizer(pub Arc<ringperf_workload::workload::Tokenizer>);
 
 impl std::fmt::Debug for PromptTokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

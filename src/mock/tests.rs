@@ -1415,10 +1415,10 @@ fn post_form(
 /// channels and duration), which equal what was generated.
 #[test]
 fn multipart_uploads_are_answered_and_decoded_into_the_truth_log() {
-    use crate::workload::media::audio::{AudioRngs, AudioShape, noise_wav};
-    use crate::workload::media::image::ImageRngs;
-    use crate::workload::media::{ImageFormat, ImageSpec, generate_image};
     use ringperf_wire::http::multipart::{FormPart, MultipartBody};
+    use ringperf_workload::workload::media::audio::{AudioRngs, AudioShape, noise_wav};
+    use ringperf_workload::workload::media::image::ImageRngs;
+    use ringperf_workload::workload::media::{ImageFormat, ImageSpec, generate_image};
 
     let s = server(
         Driver::Auto,

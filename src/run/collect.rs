@@ -2,7 +2,7 @@
 //! parsing, token counting) and metrics, streams per-request records to the JSONL file, and
 //! accumulates the columns the final statistics are computed from.
 
-use crate::workload::cache_bust::Marker;
+use ringperf_workload::workload::cache_bust::Marker;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,11 +15,11 @@ use crate::export::JsonlWriter;
 use crate::export::outputs_json::OutputsJson;
 use crate::export::raw::RawWriter;
 use crate::export::timeslices::TimesliceCollector;
-use crate::workload::Tokenizer;
 use ringperf_wire::clock::Clock;
 use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_inputs};
 use ringperf_wire::record::ring::Consumer;
 use ringperf_wire::record::{Phase, RawRecord, RecordFacts};
+use ringperf_workload::workload::Tokenizer;
 
 /// How often the aggregator publishes the dashboard's figures.
 const LIVE_INTERVAL: Duration = Duration::from_millis(250);
@@ -63,7 +63,7 @@ pub struct Collector {
     /// Index in `turns` of each conversation's first turn.
     pub turn_offsets: Arc<Vec<usize>>,
     /// A streamed replay's slots, where the ISL of each turn is left as it is built.
-    pub stream: Option<Arc<crate::workload::stream::Stream>>,
+    pub stream: Option<Arc<ringperf_workload::workload::stream::Stream>>,
     pub clock: Clock,
     pub metric_cfg: MetricConfig,
     pub use_server_token_count: bool,

@@ -16,13 +16,13 @@ use std::time::Duration;
 use crossbeam_queue::ArrayQueue;
 
 use crate::config::Arrival;
-use crate::schedule::{
+use ringperf_wire::conversation::Sampling;
+use ringperf_wire::record::{Credit, Phase};
+use ringperf_workload::schedule::{
     Arrivals, InitialUser, RateRamp, RateSeries, ScheduleEntry, Shard, Spawner, TemplatePicker,
     UserCentric, child_seed,
 };
-use crate::workload::stream::Stream;
-use ringperf_wire::conversation::Sampling;
-use ringperf_wire::record::{Credit, Phase};
+use ringperf_workload::workload::stream::Stream;
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;
@@ -122,9 +122,9 @@ impl Dispatcher {
     }
 
     /// A dispatcher that deals the first turns of `schedule` (from
-    /// [`crate::schedule::FixedSchedule::build`]) at `start_ns + offset`, each credit naming its
+    /// [`ringperf_workload::schedule::FixedSchedule::build`]) at `start_ns + offset`, each credit naming its
     /// conversation, turn 0. Later turns are the workers' (see
-    /// [`crate::schedule::Replay::turn_due_ns`]).
+    /// [`ringperf_workload::schedule::Replay::turn_due_ns`]).
     pub fn fixed_schedule(
         workers: usize,
         schedule: Vec<ScheduleEntry>,

@@ -10,12 +10,12 @@ use super::start::Started;
 use super::{Progress, dispatch, log, note, shard, ui, warm};
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Arrival, Config, Load, PhaseConfig};
-use crate::schedule::{FixedSchedule, Shard};
 use crate::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
 use ringperf_io::control::RunControl;
 use ringperf_wire::record::Phase;
+use ringperf_workload::schedule::{FixedSchedule, Shard};
 
 /// Longest wait of the thread that drives a phase showing progress lines (a stop is the
 /// workers' to see; this thread only waits for them and feeds credits when they are due).
@@ -293,7 +293,7 @@ struct Planner<'a> {
     hard_deadline_ns: Option<u64>,
     /// Shared by every worker of the phase.
     counters: PhaseCounters,
-    cancel: Option<crate::schedule::CancelPlan>,
+    cancel: Option<ringperf_workload::schedule::CancelPlan>,
     prefill: Option<Arc<crate::worker::prefill::PrefillGate>>,
 }
 
@@ -397,7 +397,7 @@ impl<'a> Planner<'a> {
         // Built and checked before the run (`fixed_schedule_of`), so it cannot fail here.
         let (replay, entries) = fixed.build_for(&self.shared.dataset).unwrap_or_else(|_| {
             (
-                crate::schedule::Replay {
+                ringperf_workload::schedule::Replay {
                     zero_ms: 0.0,
                     speedup: 1.0,
                 },
@@ -428,7 +428,7 @@ impl<'a> Planner<'a> {
 
     /// `--user-centric-rate`: `users` users, each starting its sessions at its own pace.
     fn user_centric(&self, rate: f64, users: u64, cap: Option<u64>) -> Plans {
-        let uc = crate::schedule::UserCentric::new(rate, users);
+        let uc = ringperf_workload::schedule::UserCentric::new(rate, users);
         let turns: Vec<u32> = self
             .shared
             .dataset
@@ -479,7 +479,7 @@ impl<'a> Planner<'a> {
                     Some(d) => (0..slots)
                         .map(|j| {
                             let slot = shard.global((j * n + i) as u64);
-                            crate::schedule::concurrency_slot_start_ns(slot, c, d)
+                            ringperf_workload::schedule::concurrency_slot_start_ns(slot, c, d)
                         })
                         .collect(),
                     None => Vec::new(),

@@ -3,7 +3,7 @@
 //! earlier run's files cleared, a shard's manifest, `inputs.json`), every request encoded, and
 //! the state the workers share ([`Shared`]). Nothing is sent; every failure is a setup error.
 
-use crate::workload::cache_bust::{Buster, CacheBust};
+use ringperf_workload::workload::cache_bust::{Buster, CacheBust};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,8 +13,8 @@ use super::{collect, log, note, shard};
 use crate::config::{Config, ExportLevel};
 use crate::export::ExportNames;
 use crate::worker::Shared;
-use crate::workload;
 use ringperf_io::control::RunControl;
+use ringperf_workload::workload;
 
 /// Largest response body accepted (bodies are kept whole for token counting).
 const MAX_BODY_BYTES: u64 = 256 << 20;

@@ -1,7 +1,7 @@
 //! A shard's part of the run loop (`--shard-index`, `--shard-count`, `--start-at`; see
 //! `docs/scale-out.md`): who it is (`shard.json`, written before anything is sent), who
 //! scrapes the server (shard 0 only), and the wait for the instant every shard starts at.
-//! What a shard sends is decided where credits are made ([`crate::schedule::Shard`]).
+//! What a shard sends is decided where credits are made ([`ringperf_workload::schedule::Shard`]).
 
 use std::path::Path;
 use std::time::Duration;

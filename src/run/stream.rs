@@ -1,7 +1,7 @@
 //! A streamed trace replay (docs/datasets.md, "Large traces"): instead of building every
 //! prompt, body and ISL before the run starts, one producer thread builds them in schedule
 //! order while the run goes, a bounded window ahead of the workers
-//! ([`crate::workload::stream`]). The first pass over the file has checked every row, so a bad
+//! ([`ringperf_workload::workload::stream`]). The first pass over the file has checked every row, so a bad
 //! row still stops the run before it starts; what is left to the producer cannot fail but by a
 //! bug, and such a turn is sent as no request and recorded as one failed request.
 //!
@@ -16,10 +16,10 @@ use std::thread::JoinHandle;
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel};
 use crate::worker::Encoding;
-use crate::workload::loader::{DeferredPrompts, TraceIndex};
-use crate::workload::stream::{BuildError, Ready, Stream, Window};
-use crate::workload::tokenizer::Tokenizer;
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
+use ringperf_workload::workload::loader::{DeferredPrompts, TraceIndex};
+use ringperf_workload::workload::stream::{BuildError, Ready, Stream, Window};
+use ringperf_workload::workload::tokenizer::Tokenizer;
 
 /// Whether the run of `cfg` over `trace` is streamed (see the module's comment).
 pub(super) fn streams(cfg: &Config, trace: &TraceIndex) -> bool {
@@ -34,7 +34,7 @@ pub(super) fn streams(cfg: &Config, trace: &TraceIndex) -> bool {
 
 /// Which conversations this run sends: those on its fixed schedule (this shard's share of
 /// them), by dataset index.
-pub(super) fn wanted(cfg: &Config, skeleton: &crate::workload::Prepared) -> Vec<bool> {
+pub(super) fn wanted(cfg: &Config, skeleton: &ringperf_workload::workload::Prepared) -> Vec<bool> {
     let mut wanted = vec![false; skeleton.conversations.len()];
     if let TimingMode::FixedSchedule(fixed) = cfg.profiling.timing.mode
         && let Ok((_, entries)) = fixed.build_for(skeleton)
@@ -62,7 +62,7 @@ pub(crate) struct Job {
     pub encoding: Encoding,
     /// The model of each row when several are given, drawn in dataset order for every row (sent
     /// or not), as an unstreamed run assigns them.
-    pub models: Option<crate::workload::models::ModelSelector>,
+    pub models: Option<ringperf_workload::workload::models::ModelSelector>,
 }
 
 /// The producer thread; dropping it closes the stream and joins the thread (which ends at its
@@ -114,7 +114,7 @@ impl Drop for Producer {
 
 /// Builds every wanted conversation, in dataset order, into its slots, each row read again
 /// from the file; every prompt of the file up to the last wanted conversation is built in the
-/// same order as [`crate::workload::loader::TraceIndex::into_dataset`] builds them, so the
+/// same order as [`ringperf_workload::workload::loader::TraceIndex::into_dataset`] builds them, so the
 /// prompts are the ones an unstreamed run sends.
 pub(crate) fn produce(job: Job, stream: &Stream) {
     stream.register_producer();
@@ -211,13 +211,13 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::workload::loader::{LoadSpec, Loaded, Source, load, load_deferred};
+    use ringperf_workload::workload::loader::{LoadSpec, Loaded, Source, load, load_deferred};
 
     fn spec(path: &Path) -> LoadSpec {
         LoadSpec {
             source: Source::File {
                 path: path.to_path_buf(),
-                kind: Some(crate::workload::loader::DatasetKind::MooncakeTrace),
+                kind: Some(ringperf_workload::workload::loader::DatasetKind::MooncakeTrace),
             },
             seed: 9,
             seeded: true,
@@ -261,7 +261,10 @@ mod tests {
         }
     }
 
-    fn job(path: &Path, tokenizer: &Arc<Tokenizer>) -> (Job, crate::workload::Prepared) {
+    fn job(
+        path: &Path,
+        tokenizer: &Arc<Tokenizer>,
+    ) -> (Job, ringperf_workload::workload::Prepared) {
         let Ok(Loaded::Trace(index)) = load_deferred(&spec(path), tokenizer) else {
             panic!("a trace is loaded as its first pass");
         };
@@ -304,7 +307,12 @@ mod tests {
             model: "m".into(),
             ..PayloadParams::default()
         };
-        let eager = crate::workload::prepare(whole, EndpointKind::Completions, &params, &tokenizer);
+        let eager = ringperf_workload::workload::prepare(
+            whole,
+            EndpointKind::Completions,
+            &params,
+            &tokenizer,
+        );
         let (job, _) = job(&path, &tokenizer);
         let stream = Stream::new(
             eager.turn_count(),

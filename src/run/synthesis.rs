@@ -11,7 +11,7 @@ use super::error::{RunError, SetupKind};
 use crate::config::Config;
 use crate::config::timing::Mode;
 use crate::trace_tools::synthesize;
-use crate::workload::loader::{DatasetKind, Source};
+use ringperf_workload::workload::loader::{DatasetKind, Source};
 
 /// The reshaped trace's file, removed when the run is over.
 pub(super) struct SynthesizedTrace(PathBuf);
@@ -42,7 +42,7 @@ pub(super) fn apply(cfg: &mut Config) -> Result<Option<SynthesizedTrace>, RunErr
     let fail = |m: String| RunError::new(SetupKind::Workload, m);
     let found = match kind {
         Some(k) => *k,
-        None => crate::workload::loader::detect(path)
+        None => ringperf_workload::workload::loader::detect(path)
             .map_err(|e| fail(format!("cannot load the dataset: {e}")))?,
     };
     if found != DatasetKind::MooncakeTrace {

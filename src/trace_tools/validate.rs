@@ -1,13 +1,13 @@
 //! `ringperf validate --target mooncake-trace`: checks every row of a JSONL file as a mooncake
 //! trace row and lists the first ten faults, each with its line and field, as AIPerf 0.13's
 //! validator does (docs/commands.md, "validate"). The rules are those `profile` applies to a row
-//! (crate::workload::loader), so a file that passes loads row by row.
+//! (ringperf_workload::workload::loader), so a file that passes loads row by row.
 
 use std::io::BufRead;
 use std::path::Path;
 
 use super::TraceToolError;
-use crate::workload::loader::check_mooncake_row;
+use ringperf_workload::workload::loader::check_mooncake_row;
 
 /// The faults listed at most, as AIPerf.
 pub const MAX_ERRORS: usize = 10;

@@ -6,12 +6,12 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::workload::cache_bust::Marker;
 use ringperf_io::net::{self, AfterHead, Cut, Exchange, Limits, ReadStamp, Sink};
 use ringperf_wire::endpoint::kinds::Compactor;
 use ringperf_wire::http::{EncodedRequest, Head};
 use ringperf_wire::record::{Credit, Event, EventForm, HttpTrace, RawRecord, RequestError};
 use ringperf_wire::sse::Framer;
+use ringperf_workload::workload::cache_bust::Marker;
 
 use super::{Shared, WorkerState};
 

@@ -4,8 +4,8 @@
 //! run goes.
 
 use super::Encoding;
-use crate::workload::form::{EncodeError, boundary_id, form_body};
 use ringperf_wire::http::EncodedRequest;
+use ringperf_workload::workload::form::{EncodeError, boundary_id, form_body};
 
 impl Encoding {
     /// The requests of turn `turn` (its index among all turns: it draws the form's boundary)

@@ -33,14 +33,14 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
 use crate::config::{ConnectionReuse, IoDriver};
-use crate::schedule::Shard;
-use crate::workload::{Prepared, PreparedTurn};
 use ringperf_wire::clock::Clock;
 use ringperf_wire::conversation::Sampling;
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
 use ringperf_wire::http::EncodedRequest;
 use ringperf_wire::record::ring::Producer;
 use ringperf_wire::record::{Credit, Phase, RawRecord};
+use ringperf_workload::schedule::Shard;
+use ringperf_workload::workload::{Prepared, PreparedTurn};
 
 pub use ringperf_io::runtime::{self, DriverKind};
 
@@ -94,11 +94,11 @@ pub struct Shared {
     pub batch_wakeups: Option<Duration>,
     /// A streamed trace replay: the slots its requests are built into while it runs (every
     /// `templates` entry is `None`).
-    pub stream: Option<Arc<crate::workload::stream::Stream>>,
+    pub stream: Option<Arc<ringperf_workload::workload::stream::Stream>>,
     /// `--download-video-content`: a finished video job's content is fetched (`video_job`).
     pub download_video_content: bool,
     /// `--cache-bust`: the markers put into the requests as they are sent (`session`).
-    pub cache_bust: Option<crate::workload::cache_bust::Buster>,
+    pub cache_bust: Option<ringperf_workload::workload::cache_bust::Buster>,
 }
 
 /// Everything besides the body that goes into a request.
@@ -278,7 +278,7 @@ pub struct PhasePlan {
     /// When later turns are due.
     pub timing: TurnTiming,
     /// `--request-cancellation-rate`: which requests are cancelled, by request index.
-    pub cancel: Option<crate::schedule::CancelPlan>,
+    pub cancel: Option<ringperf_workload::schedule::CancelPlan>,
     /// `--prefill-concurrency`: the phase's limit on requests waiting for their first token.
     pub prefill: Option<Arc<prefill::PrefillGate>>,
     /// Stop taking closed-loop credits at this monotonic ns (duration runs).

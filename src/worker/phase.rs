@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::schedule::TemplatePicker;
+use ringperf_workload::schedule::TemplatePicker;
 
 use super::idle::{Latch, Nudge};
 use super::pacer::Pacer;

@@ -5,7 +5,7 @@
 //!
 //! With `--prefill-concurrency-ramp-duration D` the limit grows as AIPerf's prefill ramp grows it
 //! (a discrete linear ramp from 1, as the concurrency ramp): `k` slots from
-//! `D · (k − 1) / (limit − 1)` after the phase start ([`crate::schedule::concurrency_slot_start_ns`]).
+//! `D · (k − 1) / (limit − 1)` after the phase start ([`ringperf_workload::schedule::concurrency_slot_start_ns`]).
 //! A slot already held stays held; the limit only grows.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +50,8 @@ impl PrefillGate {
         let (mut lo, mut hi) = (1u64, slots);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
-            if crate::schedule::concurrency_slot_start_ns(mid - 1, slots, d) <= elapsed {
+            if ringperf_workload::schedule::concurrency_slot_start_ns(mid - 1, slots, d) <= elapsed
+            {
                 lo = mid;
             } else {
                 hi = mid - 1;

@@ -8,12 +8,12 @@
 
 use serde_json::Value;
 
-use crate::schedule::{Replay, UserCentric};
-use crate::workload::cache_bust::{self, Marker};
 use ringperf_io::net::Pool;
 use ringperf_wire::endpoint::{TurnBody, build_turn};
 use ringperf_wire::http::EncodedRequest;
 use ringperf_wire::record::{Credit, Phase, RawRecord};
+use ringperf_workload::schedule::{Replay, UserCentric};
+use ringperf_workload::workload::cache_bust::{self, Marker};
 
 use super::client::{self, Outgoing};
 use super::{Shared, WorkerState};
@@ -121,7 +121,9 @@ impl Session {
                     self.last_end_ns,
                 )
                 .max(self.last_end_ns),
-            None => crate::schedule::after_delay_ns(self.last_end_ns, turn.delay_ms, 1.0),
+            None => {
+                ringperf_workload::schedule::after_delay_ns(self.last_end_ns, turn.delay_ms, 1.0)
+            }
         }
     }
 

@@ -108,7 +108,7 @@ pub fn recording_mock(tokens: u64) -> MockServer {
         truth_log: true,
         record_bodies: true,
         prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-            ringperf::workload::Tokenizer::builtin(),
+            ringperf_workload::workload::Tokenizer::builtin(),
         ))),
         ..MockConfig::default()
     })

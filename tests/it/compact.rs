@@ -22,7 +22,7 @@ fn mock(reasoning: usize, per_event: usize) -> MockServer {
         tokens_per_event: per_event,
         truth_log: true,
         prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-            ringperf::workload::Tokenizer::builtin(),
+            ringperf_workload::workload::Tokenizer::builtin(),
         ))),
         ..MockConfig::default()
     })

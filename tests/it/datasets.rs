@@ -665,7 +665,7 @@ fn a_bad_row_at_the_end_of_a_long_trace_fails_before_the_start() {
 fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
     const ROWS: i64 = 20_000;
     let tmp = tempfile::tempdir().unwrap();
-    let tokenizer = ringperf::workload::Tokenizer::builtin();
+    let tokenizer = ringperf_workload::workload::Tokenizer::builtin();
     let mut kept = Vec::new();
     for ids in [1i64, 64] {
         let file = tmp.path().join(format!("trace-{ids}.jsonl"));
@@ -679,10 +679,10 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
             trace.push('\n');
         }
         std::fs::write(&file, trace).unwrap();
-        let spec = ringperf::workload::loader::LoadSpec {
-            source: ringperf::workload::loader::Source::File {
+        let spec = ringperf_workload::workload::loader::LoadSpec {
+            source: ringperf_workload::workload::loader::Source::File {
                 path: file,
-                kind: Some(ringperf::workload::loader::DatasetKind::MooncakeTrace),
+                kind: Some(ringperf_workload::workload::loader::DatasetKind::MooncakeTrace),
             },
             seed: 1,
             seeded: true,
@@ -696,7 +696,7 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
             pool_batch: Default::default(),
         };
         let before = common::live_bytes();
-        let loaded = ringperf::workload::loader::load_deferred(&spec, &tokenizer).unwrap();
+        let loaded = ringperf_workload::workload::loader::load_deferred(&spec, &tokenizer).unwrap();
         let per_row = (common::live_bytes() - before) as f64 / ROWS as f64;
         drop(loaded);
         kept.push(per_row);

@@ -300,7 +300,7 @@ fn prompt_tokens_match_an_independent_count() {
     let server = ringperf::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(2),
         prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-            ringperf::workload::Tokenizer::builtin(),
+            ringperf_workload::workload::Tokenizer::builtin(),
         ))),
         ..MockConfig::default()
     })

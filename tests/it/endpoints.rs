@@ -268,7 +268,7 @@ fn raw_reads_answers_at_the_response_field() {
         .collect();
     let file = dir.path().join("bodies.jsonl");
     std::fs::write(&file, lines.join("\n")).unwrap();
-    let tokenizer = ringperf::workload::Tokenizer::builtin();
+    let tokenizer = ringperf_workload::workload::Tokenizer::builtin();
     for (field, expect_model) in [("model", true), ("no_such.field", false)] {
         let out_dir = dir.path().join(field);
         let cfg = config(&format!(
@@ -328,7 +328,7 @@ fn raw_sends_the_dataset_bodies_verbatim() {
     ));
     let out = ringperf::run::run(cfg).unwrap();
     assert_eq!((out.successes, out.errors), (REQUESTS as u64, 0));
-    let tokenizer = ringperf::workload::Tokenizer::builtin();
+    let tokenizer = ringperf_workload::workload::Tokenizer::builtin();
     let truth: HashMap<String, TruthEntry> = server
         .truth()
         .entries()
@@ -409,7 +409,7 @@ fn template_renders_each_turn_into_the_body_sent() {
             .flat_map(|c| c["payloads"].as_array().unwrap().iter())
             .map(|p| serde_json::to_string(p).unwrap())
             .collect();
-        let tokenizer = ringperf::workload::Tokenizer::builtin();
+        let tokenizer = ringperf_workload::workload::Tokenizer::builtin();
         let truth: HashMap<String, TruthEntry> = server
             .truth()
             .entries()
@@ -577,11 +577,11 @@ fn image_retrieval_sends_the_turns_images_only() {
             let b64 = uri
                 .strip_prefix("data:image/png;base64,")
                 .expect("a PNG data URI");
-            let png = ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap();
+            let png = ringperf_workload::workload::media::base64_decode(b64.as_bytes()).unwrap();
             // Decoded from what was sent: the size asked for (no stddev).
             assert_eq!(
-                ringperf::workload::media::probe::probe(&png),
-                Some(ringperf::workload::media::probe::Probed::Image {
+                ringperf_workload::workload::media::probe::probe(&png),
+                Some(ringperf_workload::workload::media::probe::Probed::Image {
                     format: "png",
                     width: 40,
                     height: 24

@@ -28,7 +28,7 @@ fn text(p: &ParsedPart) -> String {
 }
 
 fn b64_decode(s: &str) -> Vec<u8> {
-    ringperf::workload::media::base64_decode(s.as_bytes()).expect("base64")
+    ringperf_workload::workload::media::base64_decode(s.as_bytes()).expect("base64")
 }
 
 /// The first payload of every conversation of `inputs.json`.

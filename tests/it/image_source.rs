@@ -37,7 +37,7 @@ fn images_of(e: &TruthEntry) -> Vec<Vec<u8>> {
             let b64 = url
                 .strip_prefix("data:image/png;base64,")
                 .expect("a PNG data URI");
-            ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap()
+            ringperf_workload::workload::media::base64_decode(b64.as_bytes()).unwrap()
         })
         .collect()
 }
@@ -259,7 +259,7 @@ fn the_images_are_those_aiperf_sent_for_the_same_directory() {
     }
     let pixels = |uri: &str| {
         let b64 = uri.strip_prefix("data:image/png;base64,").expect("PNG");
-        png_pixels(&ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap())
+        png_pixels(&ringperf_workload::workload::media::base64_decode(b64.as_bytes()).unwrap())
     };
     let server = common::recording_mock(2);
     let dir = tempfile::tempdir().unwrap();

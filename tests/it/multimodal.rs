@@ -218,7 +218,7 @@ fn video_holds_duration_times_fps_frames() {
             let b64 = url
                 .strip_prefix(&format!("data:video/{format};base64,"))
                 .expect("a data URI of the format");
-            let bytes = ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap();
+            let bytes = ringperf_workload::workload::media::base64_decode(b64.as_bytes()).unwrap();
             let probed = ffprobe(&bytes);
             assert_eq!(probed["nb_read_frames"], "6", "{format}: {probed}");
             assert_eq!(probed["r_frame_rate"], "4/1", "{format}: {probed}");
@@ -264,7 +264,7 @@ fn video_bytes(e: &TruthEntry, format: &str) -> Vec<u8> {
     let b64 = url
         .strip_prefix(&format!("data:video/{format};base64,"))
         .expect("a data URI of the format");
-    ringperf::workload::media::base64_decode(b64.as_bytes()).unwrap()
+    ringperf_workload::workload::media::base64_decode(b64.as_bytes()).unwrap()
 }
 
 /// `--video-audio-num-channels`: each clip carries one noise track of the asked channels, as long
@@ -382,11 +382,12 @@ fn media_of(s: &str) -> String {
         Some((p, b)) => (p, b),
         None => ("", s),
     };
-    let bytes = ringperf::workload::media::base64_decode(b64.as_bytes()).expect("base64");
-    let probed = ringperf::workload::media::probe::probe(&bytes).expect("a readable medium");
+    let bytes = ringperf_workload::workload::media::base64_decode(b64.as_bytes()).expect("base64");
+    let probed =
+        ringperf_workload::workload::media::probe::probe(&bytes).expect("a readable medium");
     // Lengths to the millisecond: both draw 0.05 s exactly, in frames of their own rate.
     let probed = match probed {
-        ringperf::workload::media::probe::Probed::Audio {
+        ringperf_workload::workload::media::probe::Probed::Audio {
             format,
             sample_rate,
             channels,
@@ -514,7 +515,9 @@ fn wav(rate: u32, samples: u32) -> Vec<u8> {
 /// and the mock's decode of each medium is one of the files the pools name.
 #[test]
 fn random_pool_media_reach_the_server_as_the_files_are() {
-    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    use ringperf_workload::workload::media::{
+        ImageFormat, ImageSpec, generate_image, image::ImageRngs,
+    };
     let dir = tempfile::tempdir().unwrap();
     let pools = dir.path().join("pools");
     std::fs::create_dir(&pools).unwrap();
@@ -582,7 +585,9 @@ fn random_pool_media_reach_the_server_as_the_files_are() {
 /// per turn text, the last message's images as the mock received them: each part's `uuid` and
 /// the mock's decode of its URL (`url` and 0 bytes for an empty one).
 fn uuid_run(strip: &str) -> std::collections::BTreeMap<String, Vec<(String, &'static str, u32)>> {
-    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    use ringperf_workload::workload::media::{
+        ImageFormat, ImageSpec, generate_image, image::ImageRngs,
+    };
     let dir = tempfile::tempdir().unwrap();
     for (name, w, h) in [("a.png", 12, 7), ("b.png", 9, 5), ("c.png", 4, 3)] {
         let img = generate_image(
@@ -719,7 +724,9 @@ fn chat_audio_duration_is_the_first_turns_clip() {
 /// of named pools, for entries with named objects, and when no modality would be drawn.
 #[test]
 fn random_pool_batches_draw_from_flat_pools() {
-    use ringperf::workload::media::{ImageFormat, ImageSpec, generate_image, image::ImageRngs};
+    use ringperf_workload::workload::media::{
+        ImageFormat, ImageSpec, generate_image, image::ImageRngs,
+    };
     let dir = tempfile::tempdir().unwrap();
     let uri = |w, h| {
         generate_image(

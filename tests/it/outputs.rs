@@ -27,7 +27,7 @@ fn chunking_mock() -> ringperf::mock::MockServer {
         truth_log: true,
         record_bodies: true,
         prompt_tokenizer: Some(PromptTokenizer(Arc::new(
-            ringperf::workload::Tokenizer::builtin(),
+            ringperf_workload::workload::Tokenizer::builtin(),
         ))),
         ..MockConfig::default()
     })

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use ringperf::workload::Tokenizer;
+use ringperf_workload::workload::Tokenizer;
 use serde_json::Value;
 
 /// `(ISL, OSL)` of every request AIPerf wrote in its `inputs.json`: the user text counted with

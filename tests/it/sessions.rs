@@ -277,8 +277,11 @@ fn cancellation_cancels_the_planned_requests_after_their_delay() {
         ),
     );
     assert_eq!(records.len(), 24);
-    let plan =
-        ringperf::schedule::CancelPlan::new(40.0, std::time::Duration::from_millis(50), seed);
+    let plan = ringperf_workload::schedule::CancelPlan::new(
+        40.0,
+        std::time::Duration::from_millis(50),
+        seed,
+    );
     let truth: HashMap<String, TruthEntry> = server
         .truth()
         .entries()
@@ -348,8 +351,8 @@ fn rate_ramp_intended_times_follow_the_ramp() {
         .map(|r| md_u64(r, "credit_issued_ns"))
         .collect();
     issued.sort_unstable();
-    let mut expected = ringperf::schedule::Arrivals::ramped(
-        ringperf::schedule::RateRamp::new(40.0, std::time::Duration::from_millis(500)),
+    let mut expected = ringperf_workload::schedule::Arrivals::ramped(
+        ringperf_workload::schedule::RateRamp::new(40.0, std::time::Duration::from_millis(500)),
         ringperf::config::Arrival::Constant,
         0,
     );

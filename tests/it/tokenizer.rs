@@ -248,9 +248,9 @@ fn seq_dist_and_later_turns_are_compensated_for_the_template() {
         "--concurrency",
         "1",
     ]);
-    let tokenizer = ringperf::workload::tokenizer::load_with(
+    let tokenizer = ringperf_workload::workload::tokenizer::load_with(
         Path::new(DATA).join("chatml").to_str().unwrap(),
-        &ringperf::workload::tokenizer::LoadOptions {
+        &ringperf_workload::workload::tokenizer::LoadOptions {
             apply_chat_template: true,
             ..Default::default()
         },

@@ -1,15 +1,11 @@
 //! [`peek_trace`], the one place that decides AIPerf's trace auto-promotion (a trace whose first
-//! record has a `timestamp` is replayed on a fixed schedule, docs/timing.md), and the promotion
-//! it drives when a profile configuration is resolved.
+//! record has a `timestamp` is replayed on a fixed schedule, docs/timing.md). The promotion it
+//! drives when a profile configuration is resolved is tested in the binary's
+//! `config/promotion_tests.rs`.
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
 use super::{DatasetKind, peek_trace};
-use crate::cli::{Cli, Command};
-use crate::config::Config;
-use crate::config::timing::Mode;
 
 fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
@@ -19,8 +15,8 @@ fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 #[test]
 fn the_repository_trace_is_timestamped_with_seven_records() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/datasets/mooncake_trace.jsonl");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/datasets/mooncake_trace.jsonl");
     assert_eq!(
         peek_trace(&path, Some(DatasetKind::MooncakeTrace)),
         Some((true, 7))
@@ -81,54 +77,4 @@ fn nothing_to_say_of_other_types_or_unreadable_files() {
     // A first record that is not JSON: the load reports it, the peek says nothing.
     let bad = write(tmp.path(), "bad.jsonl", "{\"timestamp\": 0,\n");
     assert_eq!(peek_trace(&bad, Some(DatasetKind::MooncakeTrace)), None);
-}
-
-/// The configuration of `ringperf profile -m m -u 127.0.0.1:1 --input-file FILE EXTRA`.
-fn config(file: &Path, extra: &str) -> Config {
-    let mut argv: Vec<String> = "ringperf profile -m m -u 127.0.0.1:1 --input-file"
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    argv.push(file.display().to_string());
-    argv.extend(extra.split_whitespace().map(str::to_string));
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not profile")
-    };
-    Config::from_args(&p, &argv, false).expect("valid configuration")
-}
-
-#[test]
-fn a_timestamped_trace_promotes_the_run_to_a_fixed_schedule() {
-    let tmp = tempfile::tempdir().unwrap();
-    let stamped = write(
-        tmp.path(),
-        "stamped.jsonl",
-        "{\"timestamp\": 0, \"input_length\": 5}\n{\"timestamp\": 50, \"input_length\": 5}\n\
-         {\"timestamp\": 90, \"input_length\": 5}\n",
-    );
-    let c = config(&stamped, "--custom-dataset-type mooncake_trace");
-    assert!(
-        matches!(c.profiling.timing.mode, Mode::FixedSchedule(_)),
-        "{:?}",
-        c.profiling.timing.mode
-    );
-    // The whole trace: one request per record.
-    assert_eq!(c.profiling.request_count, Some(3));
-    assert_eq!(c.input_config()["phases"][0]["type"], "fixed_schedule");
-    // Detected as a trace, the same.
-    let c = config(&stamped, "");
-    assert!(matches!(c.profiling.timing.mode, Mode::FixedSchedule(_)));
-
-    // Not promoted: --no-fixed-schedule, or a first record without a timestamp.
-    let c = config(&stamped, "--no-fixed-schedule");
-    assert_eq!(c.profiling.timing.mode, Mode::Load);
-    assert_eq!(c.profiling.request_count, Some(10));
-    let late = write(
-        tmp.path(),
-        "late.jsonl",
-        "{\"input_length\": 5}\n{\"timestamp\": 50, \"input_length\": 5}\n",
-    );
-    let c = config(&late, "--custom-dataset-type mooncake_trace");
-    assert_eq!(c.profiling.timing.mode, Mode::Load);
-    assert_eq!(c.input_config()["phases"][0]["type"], "concurrency");
 }

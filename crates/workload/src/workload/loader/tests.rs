@@ -12,7 +12,7 @@ fn builtin() -> &'static Tokenizer {
 }
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/data/datasets")
         .join(name)
 }

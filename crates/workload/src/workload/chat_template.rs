@@ -627,7 +627,7 @@ mod tests {
     use crate::workload::tokenizer::{LoadOptions, load_with};
 
     fn fixture(dir: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
             .join("tests/data/chat_template")
             .join(dir)
     }

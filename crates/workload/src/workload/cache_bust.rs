@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn markers_are_aiperfs_for_the_same_inputs() {
         let doc: serde_json::Value = serde_json::from_str(include_str!(
-            "../../tests/data/aiperf-cache-bust/markers.json"
+            "../../../../tests/data/aiperf-cache-bust/markers.json"
         ))
         .unwrap();
         let id = doc["benchmark_id"].as_str().unwrap();

@@ -835,7 +835,7 @@ mod tests {
         let t = Tokenizer::builtin();
         let mut text = String::from(crate::workload::prompt::SHAKESPEARE);
         text.push_str(include_str!(
-            "../../benches/data/vllm-cpu-chat-stream.sse.txt"
+            "../../../../benches/data/vllm-cpu-chat-stream.sse.txt"
         ));
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let mut checked = 0;

@@ -17,14 +17,14 @@ use rand_distr::{Distribution, Normal};
 use super::tokenizer::Tokenizer;
 
 /// The bundled corpus: public-domain Shakespeare (see `assets/README.md`).
-pub const SHAKESPEARE: &str = include_str!("../../assets/shakespeare.txt");
+pub const SHAKESPEARE: &str = include_str!("../../../../assets/shakespeare.txt");
 
 /// [`SHAKESPEARE`]'s ids under the builtin tokenizer, as [`tokenize_corpus`] gives them, as
 /// little-endian `u32`s: shipped so that a run does not tokenize the corpus at start-up
 /// (perf/README, "Start-up"). The test `shipped_corpus_ids_equal_tokenize_corpus` checks them;
 /// after a change to the corpus or the tokenizer, rewrite them with
 /// `RINGPERF_WRITE_ASSETS=1 cargo test --lib shipped_corpus_ids_equal_tokenize_corpus`.
-const SHAKESPEARE_O200K: &[u8] = include_bytes!("../../assets/shakespeare.o200k.u32le");
+const SHAKESPEARE_O200K: &[u8] = include_bytes!("../../../../assets/shakespeare.o200k.u32le");
 
 /// Characters per corpus chunk before it is encoded (AIPerf's fixed chunking).
 const CHUNK_CHARS: usize = 10_000;
@@ -196,7 +196,7 @@ mod tests {
         if std::env::var_os("RINGPERF_WRITE_ASSETS").is_some() {
             let path = concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/assets/shakespeare.o200k.u32le"
+                "/../../assets/shakespeare.o200k.u32le"
             );
             std::fs::write(path, &bytes).unwrap();
             return;

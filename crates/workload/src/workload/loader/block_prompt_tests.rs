@@ -224,7 +224,7 @@ proptest! {
 /// tiktoken, to exactly its `input_length`.
 #[test]
 fn mooncake_excerpt_has_no_shared_blocks_and_exact_lengths() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/data/mooncake-conversation/first-300.jsonl");
     let text = std::fs::read_to_string(path).unwrap();
     let t = builtin();
