@@ -12,8 +12,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use ringperf::aggregate::{MetricConfig, MetricId, MetricValue, Stats, record_metrics};
-use ringperf::export::jsonl::{encode_line, record_line};
+use ringperf_metrics::aggregate::{MetricConfig, MetricId, MetricValue, Stats, record_metrics};
+use ringperf_metrics::export::jsonl::{encode_line, record_line};
 use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record};
 use ringperf_wire::http::{BodyDecoder, BodyKind, Status, parse_head};
 use ringperf_wire::record::ring::{Doorbell, ring, ring_with_bell};

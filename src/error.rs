@@ -12,7 +12,7 @@ use crate::config::mock::MockArgsError;
 use crate::merge::MergeError;
 use crate::plot::PlotError;
 use crate::run::RunError;
-use crate::server_metrics::Error as ReprocessError;
+use ringperf_metrics::server_metrics::Error as ReprocessError;
 
 /// A command that failed. `Display` is the line printed after `ringperf: `, with the
 /// command's own prefix (`merge: `, `plot: `, …) where it has one.

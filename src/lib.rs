@@ -5,21 +5,16 @@
 //! endpoint wire formats) is the `ringperf-wire` crate; what is here is the engine and the CLI:
 //! workers on monoio, the aggregator, the scraper, exports, tokenizers and the mock server.
 
-pub mod aggregate;
 pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod error;
-pub mod export;
-pub mod gpu_telemetry;
-pub mod lab;
 pub mod merge;
 pub mod mock;
 pub mod plot;
 pub mod run;
 pub mod scrape;
 pub mod search;
-pub mod server_metrics;
 pub mod sweep;
 pub mod trace_tools;
 pub mod ui;

@@ -214,7 +214,8 @@ fn profile(
 
 fn server_metrics(args: &ServerMetricsArgs) -> Result<u8, Error> {
     let opts = ringperf::config::reprocess_options(args).map_err(Error::ServerMetricsConfig)?;
-    let files = ringperf::server_metrics::reprocess::run(&opts).map_err(Error::ServerMetrics)?;
+    let files =
+        ringperf_metrics::server_metrics::reprocess::run(&opts).map_err(Error::ServerMetrics)?;
     for (label, path) in files {
         println!("{label}: {}", path.display());
     }

@@ -4,7 +4,7 @@
 
 use clap::Args;
 
-pub use crate::lab::lifecycle::WaitMode;
+pub use ringperf_metrics::lab::lifecycle::WaitMode;
 
 /// See the module documentation.
 #[derive(Debug, Args, Clone, Default)]

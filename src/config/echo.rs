@@ -29,7 +29,7 @@ use super::{Arrival, Config, IoDriver, Load, PhaseConfig, timing};
 use crate::cli::{
     ArrivalPatternArg, Cli, ConnectionReuseArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
 };
-use crate::server_metrics::output::Format;
+use ringperf_metrics::server_metrics::output::Format;
 
 /// What the command line said, kept for the echo.
 #[derive(Clone, Debug)]

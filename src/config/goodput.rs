@@ -8,8 +8,8 @@
 //! error, and so is a NaN threshold (no request could meet it).
 
 use super::ConfigError;
-use crate::aggregate::registry::{Kind, MetricDef, MetricId, flags};
-use crate::aggregate::{MetricConfig, REGISTRY};
+use ringperf_metrics::aggregate::registry::{Kind, MetricDef, MetricId, flags};
+use ringperf_metrics::aggregate::{MetricConfig, REGISTRY};
 
 /// The SLOs of `spec` as `(metric, threshold in its base unit)`, in the order given; empty
 /// when `spec` is `None`. `run` decides which metrics apply (streaming, endpoint, …).

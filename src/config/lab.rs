@@ -7,11 +7,11 @@ use std::time::Duration;
 use super::ConfigError;
 use super::url::BaseUrl;
 use crate::cli::lab::{LifecycleArgs, MlflowArgs, WandbArgs};
-use crate::lab::lifecycle::{
+use ringperf_metrics::lab::lifecycle::{
     DEFAULT_CONTROL_TIMEOUT, DEFAULT_PROFILER_START_PATH, DEFAULT_PROFILER_STOP_PATH,
     DEFAULT_RESET_PATH, Lifecycle, Profiler, Reset, Server, Wait,
 };
-use crate::lab::mlflow::{DEFAULT_EXPERIMENT, DEFAULT_GLOBS, Mlflow, TrackingUri};
+use ringperf_metrics::lab::mlflow::{DEFAULT_EXPERIMENT, DEFAULT_GLOBS, Mlflow, TrackingUri};
 
 fn relative_path(p: Option<&str>, field: &str, default: &str) -> Result<String, ConfigError> {
     match p {
@@ -118,7 +118,7 @@ pub fn lifecycle(a: &LifecycleArgs, urls: &[BaseUrl]) -> Result<Lifecycle, Confi
 pub fn unused(a: &LifecycleArgs) -> Vec<String> {
     let mut w = Vec::new();
     if a.wait_for_model_timeout == 0.0 {
-        if a.wait_for_model_mode != crate::lab::lifecycle::WaitMode::Inference {
+        if a.wait_for_model_mode != ringperf_metrics::lab::lifecycle::WaitMode::Inference {
             w.push(
                 "--wait-for-model-mode has no effect: without --wait-for-model-timeout the run \
                  does not wait"
@@ -158,7 +158,7 @@ pub fn mlflow(a: &MlflowArgs) -> Result<(Option<Mlflow>, Vec<String>), ConfigErr
             .collect();
         return Ok((None, w));
     };
-    let e = |e: crate::lab::mlflow::TrackerError| ConfigError::flag(e.to_string());
+    let e = |e: ringperf_metrics::lab::mlflow::TrackerError| ConfigError::flag(e.to_string());
     let globs: Vec<String> = a
         .mlflow_artifact_glob
         .iter()
@@ -173,7 +173,7 @@ pub fn mlflow(a: &MlflowArgs) -> Result<(Option<Mlflow>, Vec<String>), ConfigErr
                 .clone()
                 .unwrap_or_else(|| DEFAULT_EXPERIMENT.to_owned()),
             run_name: a.mlflow_run_name.clone(),
-            tags: crate::lab::mlflow::parse_tags(&a.mlflow_tag).map_err(e)?,
+            tags: ringperf_metrics::lab::mlflow::parse_tags(&a.mlflow_tag).map_err(e)?,
             parent_run_id: a.mlflow_parent_run_id.clone(),
             globs: if globs.is_empty() {
                 DEFAULT_GLOBS.iter().map(|g| (*g).to_owned()).collect()
@@ -186,7 +186,7 @@ pub fn mlflow(a: &MlflowArgs) -> Result<(Option<Mlflow>, Vec<String>), ConfigErr
 }
 
 /// `--wandb-*`: `None` without `--wandb-project`, whose companions are then warned.
-pub fn wandb(a: &WandbArgs) -> (Option<crate::lab::wandb::Wandb>, Vec<String>) {
+pub fn wandb(a: &WandbArgs) -> (Option<ringperf_metrics::lab::wandb::Wandb>, Vec<String>) {
     let Some(project) = &a.wandb_project else {
         let given = [
             ("--wandb-entity", a.wandb_entity.is_some()),
@@ -200,7 +200,7 @@ pub fn wandb(a: &WandbArgs) -> (Option<crate::lab::wandb::Wandb>, Vec<String>) {
             .collect();
         return (None, w);
     };
-    let w = crate::lab::wandb::Wandb {
+    let w = ringperf_metrics::lab::wandb::Wandb {
         project: project.clone(),
         entity: a.wandb_entity.clone(),
         run_name: a.wandb_run_name.clone(),
@@ -216,9 +216,11 @@ pub fn wandb(a: &WandbArgs) -> (Option<crate::lab::wandb::Wandb>, Vec<String>) {
 
 /// `--otel-url` and its companions: `None` without `--otel-url`; a companion given without it
 /// is refused, as AIPerf refuses it.
-pub fn otel(a: &crate::cli::otel::OtelArgs) -> Result<Option<crate::lab::otel::Otel>, ConfigError> {
-    use crate::lab::otel::{parse_resource, parse_stream, parse_url};
-    let e = |e: crate::lab::otel::OtelError| ConfigError::flag(e.to_string());
+pub fn otel(
+    a: &crate::cli::otel::OtelArgs,
+) -> Result<Option<ringperf_metrics::lab::otel::Otel>, ConfigError> {
+    use ringperf_metrics::lab::otel::{parse_resource, parse_stream, parse_url};
+    let e = |e: ringperf_metrics::lab::otel::OtelError| ConfigError::flag(e.to_string());
     let Some(raw) = &a.otel_url else {
         let given: Vec<&str> = [
             ("--stream", !a.stream.is_empty()),
@@ -243,7 +245,7 @@ pub fn otel(a: &crate::cli::otel::OtelArgs) -> Result<Option<crate::lab::otel::O
     };
     let (url, host, path) = parse_url(raw).map_err(e)?;
     let (metrics, timing) = parse_stream(&a.stream).map_err(e)?;
-    Ok(Some(crate::lab::otel::Otel {
+    Ok(Some(ringperf_metrics::lab::otel::Otel {
         url,
         host,
         path,
@@ -328,7 +330,7 @@ mod tests {
             (
                 Duration::from_secs(3),
                 Duration::from_millis(250),
-                crate::lab::lifecycle::WaitMode::Both
+                ringperf_metrics::lab::lifecycle::WaitMode::Both
             )
         );
         assert!(

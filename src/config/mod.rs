@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 use crate::cli::{
     ArrivalPatternArg, IoDriverArg, ProfileArgs, ServerMetricsArgs, ServerMetricsFormatArg,
 };
-use crate::server_metrics::output::{DEFAULT_FORMATS, Format};
+use ringperf_metrics::server_metrics::output::{DEFAULT_FORMATS, Format};
 use ringperf_wire::endpoint::EndpointKind;
 
 pub use environment::Environment;
@@ -259,7 +259,7 @@ pub fn gpu_telemetry(
              the other.",
         );
     }
-    let mut urls: Vec<String> = crate::gpu_telemetry::DEFAULT_ENDPOINTS
+    let mut urls: Vec<String> = ringperf_metrics::gpu_telemetry::DEFAULT_ENDPOINTS
         .iter()
         .map(|u| (*u).to_owned())
         .collect();
@@ -344,8 +344,8 @@ pub fn slice_duration(v: Option<f64>) -> Result<Option<Duration>, ConfigError> {
 /// A flag error (`--slice-duration`).
 pub fn reprocess_options(
     args: &ServerMetricsArgs,
-) -> Result<crate::server_metrics::reprocess::Options, ConfigError> {
-    Ok(crate::server_metrics::reprocess::Options {
+) -> Result<ringperf_metrics::server_metrics::reprocess::Options, ConfigError> {
+    Ok(ringperf_metrics::server_metrics::reprocess::Options {
         from_jsonl: args.from_jsonl.clone(),
         start_ns: args.start_ns,
         end_ns: args.end_ns,
@@ -454,7 +454,7 @@ pub struct Config {
     /// `--show-trace-timing`: the HTTP trace timing table on the console.
     pub show_trace_timing: bool,
     /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
-    pub goodput: Vec<(crate::aggregate::MetricId, f64)>,
+    pub goodput: Vec<(ringperf_metrics::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
     pub rankings: Option<ringperf_workload::workload::rankings::RankingsShape>,
     /// What the command line said, for the `input_config` echo.
@@ -469,13 +469,13 @@ pub struct Config {
     /// run starts.
     pub warnings: Vec<String>,
     /// `--wait-for-model-*`, `--reset-kv-cache*`, `--server-profiler*` (docs/integrations.md).
-    pub lifecycle: crate::lab::lifecycle::Lifecycle,
+    pub lifecycle: ringperf_metrics::lab::lifecycle::Lifecycle,
     /// `--mlflow-*`: the tracking server each run is logged to.
-    pub mlflow: Option<crate::lab::mlflow::Mlflow>,
+    pub mlflow: Option<ringperf_metrics::lab::mlflow::Mlflow>,
     /// `--wandb-*`: the W&B run made of each run.
-    pub wandb: Option<crate::lab::wandb::Wandb>,
+    pub wandb: Option<ringperf_metrics::lab::wandb::Wandb>,
     /// `--otel-*`, `--stream`, `--gen-ai-provider`: the OTLP/HTTP metrics export.
-    pub otel: Option<crate::lab::otel::Otel>,
+    pub otel: Option<ringperf_metrics::lab::otel::Otel>,
 }
 
 /// Which metrics apply to a run of `endpoint`: the streaming and server-count gates, and the
@@ -484,9 +484,9 @@ pub fn metric_config(
     endpoint: EndpointKind,
     streaming: bool,
     use_server_token_count: bool,
-) -> crate::aggregate::MetricConfig {
+) -> ringperf_metrics::aggregate::MetricConfig {
     let d = endpoint.descriptor();
-    crate::aggregate::MetricConfig {
+    ringperf_metrics::aggregate::MetricConfig {
         produces_tokens: d.produces_tokens,
         tokenizes_input: d.tokenizes_input,
         // AIPerf's `supports_audio` types that ringperf sends audio with a length it knows
@@ -499,7 +499,7 @@ pub fn metric_config(
         ),
         supports_images: d.media.supports_images(),
         produces_videos: d.media.produces_videos,
-        ..crate::aggregate::MetricConfig::new(streaming, use_server_token_count)
+        ..ringperf_metrics::aggregate::MetricConfig::new(streaming, use_server_token_count)
     }
 }
 

@@ -30,7 +30,7 @@ pub struct MultiRunConfig {
     pub consistent_seed: bool,
     /// Set by the runner on the configuration of each run of a repeated profile (never from
     /// the command line): the run's place, written in its `run_info`.
-    pub trial: Option<crate::export::Trial>,
+    pub trial: Option<ringperf_metrics::export::Trial>,
     /// `--convergence-*`: stop the runs early once the metric is stable (`runs` is the cap).
     pub convergence: Option<super::convergence::Convergence>,
 }

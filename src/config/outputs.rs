@@ -6,8 +6,8 @@
 
 use super::ConfigError;
 use crate::cli::ProfileArgs;
-use crate::export::ExportNames;
-use crate::export::outputs_json::OUTPUTS_JSON_FILE;
+use ringperf_metrics::export::ExportNames;
+use ringperf_metrics::export::outputs_json::OUTPUTS_JSON_FILE;
 use ringperf_wire::endpoint::EndpointKind;
 
 /// The three settings, resolved.

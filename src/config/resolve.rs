@@ -563,7 +563,7 @@ fn artifact_dir(
     endpoint: EndpointKind,
     profiling: &PhaseConfig,
 ) -> Result<PathBuf, ConfigError> {
-    use crate::export::Stimulus;
+    use ringperf_metrics::export::Stimulus;
     let stimulus = match (profiling.timing.mode, profiling.load) {
         (timing::Mode::FixedSchedule(_), _) => Stimulus::FixedSchedule,
         (timing::Mode::UserCentric { rate, users }, _) => {
@@ -577,7 +577,9 @@ fn artifact_dir(
     };
     let artifact_dir = match &args.artifact_dir {
         Some(d) => d.clone(),
-        None => crate::export::default_artifact_dir(models, endpoint.as_str(), &stimulus),
+        None => {
+            ringperf_metrics::export::default_artifact_dir(models, endpoint.as_str(), &stimulus)
+        }
     };
     if let Some(p) = &args.profile_export_prefix
         && (p.is_empty() || p.contains('/'))

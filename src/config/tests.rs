@@ -254,7 +254,7 @@ fn server_metrics_flags() {
         c.server_metrics.extra_urls,
         vec!["http://node1:8081/metrics", "http://b:2/x/metrics"]
     );
-    use crate::server_metrics::output::Format;
+    use ringperf_metrics::server_metrics::output::Format;
     assert_eq!(c.server_metrics.formats, vec![Format::Json, Format::Jsonl]);
     assert_eq!(
         c.slice_duration,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::MergeError;
-use crate::export::shard::{self, SHARD_FILE, ShardManifest};
-use crate::export::{ExportNames, phases};
+use ringperf_metrics::export::shard::{self, SHARD_FILE, ShardManifest};
+use ringperf_metrics::export::{ExportNames, phases};
 
 /// A shard's artifact directory and its manifest.
 #[derive(Clone, Debug)]
@@ -288,7 +288,7 @@ pub struct ShardSummary {
     /// `ringperf.shard.start_lag_ns`.
     pub start_lag_ns: Option<i64>,
     /// `ringperf.client_health`: the shard's own verdict (`None`: its summary has none).
-    pub client_health: Option<crate::aggregate::health::ShardVerdict>,
+    pub client_health: Option<ringperf_metrics::aggregate::health::ShardVerdict>,
 }
 
 impl ShardSummary {
@@ -350,8 +350,8 @@ impl ShardSummary {
 
 /// A shard's verdict from its `ringperf.client_health` (`None` when absent or without
 /// `kept_up`).
-fn shard_verdict(h: &Value) -> Option<crate::aggregate::health::ShardVerdict> {
-    Some(crate::aggregate::health::ShardVerdict {
+fn shard_verdict(h: &Value) -> Option<ringperf_metrics::aggregate::health::ShardVerdict> {
+    Some(ringperf_metrics::aggregate::health::ShardVerdict {
         kept_up: h["kept_up"].as_bool()?,
         enforced: h["enforced"].as_bool().unwrap_or(false),
         reasons: h["reasons"]

@@ -5,13 +5,13 @@
 //! # What a line gives back
 //!
 //! The metrics are the line's `metrics`, each converted from its display unit to its base unit
-//! ([`MetricDef::from_display`], the inverse of what [`crate::export::jsonl`] applied). Integer
+//! ([`MetricDef::from_display`], the inverse of what [`ringperf_metrics::export::jsonl`] applied). Integer
 //! metrics and the items of a list metric are rounded to `i64`: a nanosecond value printed as
 //! milliseconds (`x / 1e6`, shortest round-trip digits) comes back as exactly `x` for any
 //! `|x| < 2^51` ns (26 days); bytes printed as KiB (`x / 1024`) are exact in binary. Floats
 //! without a display unit (throughputs, percentages, ratios) are printed with round-trip digits
 //! and come back bit for bit. The one float with a display unit, `inter_token_latency`, is
-//! recomputed from the record's own integers as [`crate::aggregate::record_metrics`] computes it
+//! recomputed from the record's own integers as [`ringperf_metrics::aggregate::record_metrics`] computes it
 //! (`(request_latency − ttft) / (osl − 1)`) and taken when it prints as the line does, so it is
 //! bit-exact too; otherwise the inverse conversion is kept (one rounding of `ms × 1e6`).
 //!
@@ -42,8 +42,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
-use crate::aggregate::{MetricDef, MetricId, MetricValue, RecordMetrics};
+use ringperf_metrics::aggregate::registry::flags::NO_INDIVIDUAL_RECORDS;
+use ringperf_metrics::aggregate::{MetricDef, MetricId, MetricValue, RecordMetrics};
 use ringperf_wire::record::{Phase, RecordFacts, RequestError, Usage};
 
 /// Why a line is not a per-request record of ringperf's.

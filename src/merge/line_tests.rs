@@ -4,9 +4,9 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::aggregate::metrics::tests::facts;
-use crate::aggregate::{MetricConfig, record_metrics};
-use crate::export::jsonl::encode_line;
+use ringperf_metrics::aggregate::testing::facts;
+use ringperf_metrics::aggregate::{MetricConfig, record_metrics};
+use ringperf_metrics::export::jsonl::encode_line;
 use ringperf_wire::record::HttpTrace;
 
 /// The line the live run writes for `f`, or `None` when it writes none.

@@ -13,7 +13,7 @@
 //! 3. [`records`]: each shard's `profile_export.jsonl` streamed a line at a time and k-way merged
 //!    by `request_end_ns` into the merged JSONL (lines verbatim), every line read back by
 //!    [`line`] into the facts and metrics the live run had and fed to the same
-//!    [`Accumulator`](crate::aggregate::Accumulator)s (profiling, warmup) and timeslice collector.
+//!    [`Accumulator`](ringperf_metrics::aggregate::Accumulator)s (profiling, warmup) and timeslice collector.
 //! 4. [`output`]: the summary JSON and CSV, per-phase files, timeslices and console export by the
 //!    live run's exporters; the scraping shard's server-metrics files and the lowest shard's
 //!    `inputs.json` copied; the results-ready marker last.
@@ -56,7 +56,7 @@
 //! kept up only when every shard did; one shard that fell behind makes the merged verdict fall
 //! behind, naming it (console and `ringperf.client_health`, with every shard's verdict); a
 //! shard without a verdict leaves the run not judged
-//! ([`crate::aggregate::health::MergedHealth`]; docs/scale-out.md).
+//! ([`ringperf_metrics::aggregate::health::MergedHealth`]; docs/scale-out.md).
 //!
 //! # Exit codes
 //!
@@ -154,7 +154,7 @@ fn run_one(args: &MergeArgs) -> Result<Outcome, MergeError> {
         MergeError::Refused(format!(
             "{}: cannot rebuild the run's settings from {}: {e}",
             lowest.dir.display(),
-            crate::export::shard::SHARD_FILE
+            ringperf_metrics::export::shard::SHARD_FILE
         ))
     })?;
     if !settings.export_level.records() {
@@ -198,7 +198,7 @@ fn run_one(args: &MergeArgs) -> Result<Outcome, MergeError> {
     std::fs::create_dir_all(&out)
         .map_err(|e| MergeError::Failed(format!("cannot create {}: {e}", out.display())))?;
     // A marker left by an earlier merge into this directory must not vouch for this one.
-    let _ = std::fs::remove_file(out.join(crate::export::marker::READY_MARKER));
+    let _ = std::fs::remove_file(out.join(ringperf_metrics::export::marker::READY_MARKER));
     let jsonl_path = out.join(&names.jsonl);
     let file = std::fs::File::create(&jsonl_path)
         .map_err(|e| MergeError::Failed(format!("cannot create {}: {e}", jsonl_path.display())))?;
@@ -213,7 +213,7 @@ fn run_one(args: &MergeArgs) -> Result<Outcome, MergeError> {
     drop(jsonl);
     let written = output::write_artifacts(&out, &run, &settings, &states, &tally)?;
     for s in &written.shards {
-        if let crate::export::ShardStatus::Failed(why) = &s.status {
+        if let ringperf_metrics::export::ShardStatus::Failed(why) = &s.status {
             eprintln!(
                 "ringperf: merge: warning: shard {} failed ({why}); its {} profiling record(s) \
                  are merged",

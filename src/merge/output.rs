@@ -13,10 +13,10 @@ use super::MergeError;
 use super::inputs::{Run, ShardSummary, SummaryError};
 use super::records::{Span, Tally};
 use super::settings::Settings;
-use crate::aggregate::Summary;
-use crate::export::phases::{PHASES_DIR, PhaseRun, SERVER_METRICS_FILE};
-use crate::export::timeslices::SliceResult;
-use crate::export::{ExportNames, MergeInfo, RunInfo, ShardHealth, ShardStatus};
+use ringperf_metrics::aggregate::Summary;
+use ringperf_metrics::export::phases::{PHASES_DIR, PhaseRun, SERVER_METRICS_FILE};
+use ringperf_metrics::export::timeslices::SliceResult;
+use ringperf_metrics::export::{ExportNames, MergeInfo, RunInfo, ShardHealth, ShardStatus};
 use ringperf_wire::record::Phase;
 
 /// What the merge learned of one shard before reading its records.
@@ -210,14 +210,19 @@ pub fn write_artifacts(
             .warmup
             .finish_from(warmup_window.map(|(start, _)| start))
     });
-    let mut files =
-        crate::export::write_summary_files(out, names, &summary, warmup.as_ref(), &run_info)
-            .map_err(|e| {
-                MergeError::Failed(format!(
-                    "cannot write the summary files in {}: {e}",
-                    out.display()
-                ))
-            })?;
+    let mut files = ringperf_metrics::export::write_summary_files(
+        out,
+        names,
+        &summary,
+        warmup.as_ref(),
+        &run_info,
+    )
+    .map_err(|e| {
+        MergeError::Failed(format!(
+            "cannot write the summary files in {}: {e}",
+            out.display()
+        ))
+    })?;
 
     // Server metrics: the scraping shard's files, as it wrote them.
     let scraper = run.shards.iter().find(|s| s.manifest.server_metrics);
@@ -246,16 +251,21 @@ pub fn write_artifacts(
 
     let mut console = write_console(out, run, settings, &shards, &summary, &run_info)?;
     // Last: every artifact is on disk.
-    crate::export::marker::write_ready_marker(out, run_info.was_cancelled, &[]).map_err(|e| {
-        MergeError::Failed(format!(
-            "cannot write the results-ready marker in {}: {e}",
-            out.display()
-        ))
-    })?;
+    ringperf_metrics::export::marker::write_ready_marker(out, run_info.was_cancelled, &[])
+        .map_err(|e| {
+            MergeError::Failed(format!(
+                "cannot write the results-ready marker in {}: {e}",
+                out.display()
+            ))
+        })?;
     // The footer names every file written, AIPerf's lines first.
     let mut listed = files.clone();
-    listed.extend(crate::export::owned::unlisted(out, names, &files));
-    console.push_str(&crate::export::render_footer(&summary, &run_info, &listed));
+    listed.extend(ringperf_metrics::export::owned::unlisted(
+        out, names, &files,
+    ));
+    console.push_str(&ringperf_metrics::export::render_footer(
+        &summary, &run_info, &listed,
+    ));
     let client_fell_behind = run_info
         .merge
         .as_ref()
@@ -422,14 +432,13 @@ fn write_phases(
             server_metrics: sm.map(|(_, data)| data),
         })
         .collect();
-    crate::export::phases::write_phase_artifacts(out, names, &phase_runs, run_info).map_err(
-        |e| {
+    ringperf_metrics::export::phases::write_phase_artifacts(out, names, &phase_runs, run_info)
+        .map_err(|e| {
             MergeError::Failed(format!(
                 "cannot write the per-phase files in {}: {e}",
                 out.display()
             ))
-        },
-    )?;
+        })?;
     // The per-phase server-metrics files as the scraping shard wrote them (their header gives
     // the window its server metrics were computed over); the manifest above names them.
     for (phase, sm) in [
@@ -460,7 +469,7 @@ fn write_timeslices(
     if slices.is_empty() {
         return Ok(());
     }
-    use crate::export::timeslices::{timeslices_csv, timeslices_json_string};
+    use ringperf_metrics::export::timeslices::{timeslices_csv, timeslices_json_string};
     let csv = out.join(&names.timeslices_csv);
     write(&csv, timeslices_csv(slices).as_bytes())?;
     let json = out.join(&names.timeslices_json);
@@ -483,9 +492,10 @@ fn write_console(
     summary: &Summary,
     run_info: &RunInfo,
 ) -> Result<String, MergeError> {
-    let mut console = crate::export::render_console(summary, run_info);
+    let mut console = ringperf_metrics::export::render_console(summary, run_info);
     if settings.show_trace_timing
-        && let Some(t) = crate::export::trace_console::render_trace_timing(summary, "ringperf")
+        && let Some(t) =
+            ringperf_metrics::export::trace_console::render_trace_timing(summary, "ringperf")
     {
         console.insert_str(1, &format!("\n{t}"));
     }

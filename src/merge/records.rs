@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use super::MergeError;
 use super::line::{Record, parse_line};
-use crate::aggregate::stats::linear;
-use crate::aggregate::{Accumulator, LagSummary, MetricConfig};
-use crate::export::timeslices::TimesliceCollector;
+use ringperf_metrics::aggregate::stats::linear;
+use ringperf_metrics::aggregate::{Accumulator, LagSummary, MetricConfig};
+use ringperf_metrics::export::timeslices::TimesliceCollector;
 use ringperf_wire::record::Phase;
 
 /// One shard's JSONL, read a line at a time.
@@ -288,9 +288,9 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::metrics::tests::facts;
-    use crate::aggregate::record_metrics;
-    use crate::export::jsonl::encode_line;
+    use ringperf_metrics::aggregate::record_metrics;
+    use ringperf_metrics::aggregate::testing::facts;
+    use ringperf_metrics::export::jsonl::encode_line;
     use ringperf_wire::record::RecordFacts;
 
     fn line(end_offset: u64, session: u64, failed: bool) -> Vec<u8> {

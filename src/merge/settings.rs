@@ -24,12 +24,12 @@ use std::path::Path;
 use clap::Parser;
 use serde_json::Value;
 
-use crate::aggregate::MetricConfig;
 use crate::cli::shard::ShardArgs;
 use crate::cli::{Cli, Command, ProfileArgs};
 use crate::config::{Config, ConfigError, ExportLevel};
-use crate::export::ExportNames;
-use crate::export::shard::ShardManifest;
+use ringperf_metrics::aggregate::MetricConfig;
+use ringperf_metrics::export::ExportNames;
+use ringperf_metrics::export::shard::ShardManifest;
 
 /// What the merge needs of the run's configuration.
 #[derive(Clone, Debug)]

@@ -12,10 +12,10 @@ use clap::Parser;
 use super::{MergeError, Outcome};
 use crate::cli::merge::MergeArgs;
 use crate::cli::{Cli, Command};
-use crate::export::ExportNames;
 use crate::sweep::run::{Ended, variation_result};
 use crate::sweep::shards::{SWEEP_SHARD_FILE, SweepShardManifest};
 use crate::sweep::{SweepPlan, TrialResult, extract_lists};
+use ringperf_metrics::export::ExportNames;
 
 /// A shard's sweep directory and its manifest.
 struct SweepShard {
@@ -209,7 +209,10 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
         let dirs: Vec<PathBuf> = shards
             .iter()
             .map(|s| plan.run_dir(&s.dir, v, t))
-            .filter(|d| d.join(crate::export::shard::SHARD_FILE).is_file())
+            .filter(|d| {
+                d.join(ringperf_metrics::export::shard::SHARD_FILE)
+                    .is_file()
+            })
             .collect();
         if dirs.is_empty() {
             continue;

@@ -25,8 +25,7 @@ use self::inputs::{Input, InputError};
 use self::render::RenderError;
 use self::sweep::Sweep;
 
-/// The report's file name in its directory.
-pub const REPORT_FILE: &str = "report.html";
+pub use ringperf_metrics::export::owned::REPORT_FILE;
 
 /// Why no report was written; every case exits 2.
 #[derive(Debug)]

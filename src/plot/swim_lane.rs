@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::aggregate::sweep::{Step, SweepRecord, add as add_steps, cumsum, curves};
+use ringperf_metrics::aggregate::sweep::{Step, SweepRecord, add as add_steps, cumsum, curves};
 
 /// The per-request export a swim lane reads.
 pub const JSONL: &str = "profile_export.jsonl";
@@ -596,7 +596,7 @@ impl SwimLane {
         let t_max = points.iter().fold(f64::MIN, |m, p| m.max(p.0));
         let pct = |mut v: Vec<f64>, q| {
             v.sort_by(f64::total_cmp);
-            round_to(crate::aggregate::stats::linear(&v, q), 1)
+            round_to(ringperf_metrics::aggregate::stats::linear(&v, q), 1)
         };
         if t_max <= 0.0 {
             let all: Vec<f64> = points.iter().map(|p| p.1).collect();

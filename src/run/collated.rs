@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::export::aggregate::{AGGREGATE_DIR, Aggregate};
-use crate::server_metrics::stats::{mean, percentile_sorted, std_ddof1};
+use ringperf_metrics::export::aggregate::{AGGREGATE_DIR, Aggregate};
+use ringperf_metrics::server_metrics::stats::{mean, percentile_sorted, std_ddof1};
 
 /// A metric's values in each run: `(label, values)`.
 type RunValues = Vec<(String, Vec<f64>)>;

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::aggregate::http_trace::as_aiperf_reads;
-use crate::aggregate::live::LiveStats;
-use crate::aggregate::{Accumulator, MetricConfig, record_metrics};
-use crate::export::JsonlWriter;
-use crate::export::outputs_json::OutputsJson;
-use crate::export::raw::RawWriter;
-use crate::export::timeslices::TimesliceCollector;
+use ringperf_metrics::aggregate::http_trace::as_aiperf_reads;
+use ringperf_metrics::aggregate::live::LiveStats;
+use ringperf_metrics::aggregate::{Accumulator, MetricConfig, record_metrics};
+use ringperf_metrics::export::JsonlWriter;
+use ringperf_metrics::export::outputs_json::OutputsJson;
+use ringperf_metrics::export::raw::RawWriter;
+use ringperf_metrics::export::timeslices::TimesliceCollector;
 use ringperf_wire::clock::Clock;
 use ringperf_wire::endpoint::{EndpointKind, ParsedResponse, parse_record, payload_inputs};
 use ringperf_wire::record::ring::Consumer;
@@ -84,9 +84,9 @@ pub struct Collector {
     /// Grace for requests in flight after the budget stops the run.
     pub stop_grace: Option<Duration>,
     /// `--otel-url`: every record folded here, exported live and at the end.
-    pub otel: Option<crate::lab::otel::Exporter>,
+    pub otel: Option<ringperf_metrics::lab::otel::Exporter>,
     /// MLflow's live values and the `timing` stream domain.
-    pub live: Option<crate::lab::live::Live>,
+    pub live: Option<ringperf_metrics::lab::live::Live>,
 }
 
 /// The raw export's writer and what it needs to find each request's body.

@@ -8,9 +8,9 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::ks;
-use crate::aggregate::confidence::t_critical;
 use crate::config::convergence::{Convergence, ConvergenceMode};
-use crate::export::aggregate::RunResult;
+use ringperf_metrics::aggregate::confidence::t_critical;
+use ringperf_metrics::export::aggregate::RunResult;
 
 /// The decision after a trial.
 #[derive(Clone, Debug, PartialEq)]

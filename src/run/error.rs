@@ -65,8 +65,8 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-impl From<crate::lab::lifecycle::LifecycleError> for RunError {
-    fn from(e: crate::lab::lifecycle::LifecycleError) -> Self {
+impl From<ringperf_metrics::lab::lifecycle::LifecycleError> for RunError {
+    fn from(e: ringperf_metrics::lab::lifecycle::LifecycleError) -> Self {
         Self::new(SetupKind::ServerLifecycle, e.to_string())
     }
 }

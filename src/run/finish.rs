@@ -11,12 +11,12 @@ use super::phases::PhaseTimes;
 use super::prepare::Prepared;
 use super::start::{Collectors, Started};
 use super::{Outcome, collect, gpu_telemetry, health, log, server_metrics, write_file};
-use crate::aggregate::Summary;
 use crate::config::{Config, ExportLevel};
-use crate::export::RunInfo;
-use crate::export::phases::PhaseRun;
 use crate::worker::WorkerCpu;
 use ringperf_io::control::{RunControl, StopReason};
+use ringperf_metrics::aggregate::Summary;
+use ringperf_metrics::export::RunInfo;
+use ringperf_metrics::export::phases::PhaseRun;
 use ringperf_wire::record::Phase;
 
 /// The files the console footer lists: `(label, path)`.
@@ -106,8 +106,8 @@ fn measured(
 
 /// AIPerf 0.13's one warning for a fixed-schedule replay flagged `replay_sched_degraded`
 /// (docs/metrics.md, "Replay schedule fidelity"); `None` when the replay kept up.
-fn replay_degraded_warning(summary: &crate::aggregate::Summary) -> Option<String> {
-    use crate::aggregate::MetricId as M;
+fn replay_degraded_warning(summary: &ringperf_metrics::aggregate::Summary) -> Option<String> {
+    use ringperf_metrics::aggregate::MetricId as M;
     if summary.value(M::ReplaySchedDegraded)? < 1.0 {
         return None;
     }
@@ -119,7 +119,7 @@ fn replay_degraded_warning(summary: &crate::aggregate::Summary) -> Option<String
         lag(M::ReplaySchedLagP50),
         lag(M::ReplaySchedLagP90),
         lag(M::ReplaySchedLagP99),
-        crate::aggregate::accumulator::REPLAY_SCHED_DEGRADED_MS,
+        ringperf_metrics::aggregate::accumulator::REPLAY_SCHED_DEGRADED_MS,
     ))
 }
 
@@ -135,7 +135,7 @@ fn run_info(
     RunInfo {
         // The shards of a run share its id.
         benchmark_id: prepared.benchmark_id.clone(),
-        aiperf_version: crate::export::AIPERF_VERSION.into(),
+        aiperf_version: ringperf_metrics::export::AIPERF_VERSION.into(),
         cli_command: cfg.cli_command.clone(),
         input_config: cfg.input_config(),
         start_wall_ns: times.start_wall_ns,
@@ -213,7 +213,7 @@ fn account(
             .unwrap_or(run_info.threads.len());
         run_info.threads.insert(
             at,
-            crate::export::ThreadCpu {
+            ringperf_metrics::export::ThreadCpu {
                 name: "gpu_scraper".into(),
                 cpu_ns,
                 busy_fraction: None,
@@ -255,7 +255,7 @@ fn write_exports(
     times: &PhaseTimes,
 ) -> Result<Files, RunError> {
     let (dir, names) = (&prepared.dir, &prepared.names);
-    let mut files = crate::export::write_summary_files_with_gpu(
+    let mut files = ringperf_metrics::export::write_summary_files_with_gpu(
         dir,
         names,
         &m.summary,
@@ -277,7 +277,7 @@ fn write_exports(
     if let Some(t) = &m.collected.timeslices {
         let slices = t.finish();
         if !slices.is_empty() {
-            use crate::export::timeslices::{timeslices_csv, timeslices_json_string};
+            use ringperf_metrics::export::timeslices::{timeslices_csv, timeslices_json_string};
             let csv = dir.join(&names.timeslices_csv);
             write_file(&csv, timeslices_csv(&slices).as_bytes())?;
             let json = dir.join(&names.timeslices_json);
@@ -291,7 +291,7 @@ fn write_exports(
     }
     // `--export-outputs-json`: AIPerf's exporter after the timeslices.
     if let Some(o) = &m.collected.outputs {
-        use crate::export::outputs_json::{FOOTER_LABEL, OUTPUTS_JSON_FILE};
+        use ringperf_metrics::export::outputs_json::{FOOTER_LABEL, OUTPUTS_JSON_FILE};
         let written = o.write(dir).map_err(|e| {
             artifacts(format!(
                 "cannot write {}: {e}",
@@ -354,19 +354,24 @@ fn write_phase_files(
         })
         .collect();
     let dir = &prepared.dir;
-    crate::export::phases::write_phase_artifacts(dir, &prepared.names, &phase_runs, run_info)
-        .map_err(|e| {
-            artifacts(format!(
-                "cannot write the per-phase files in {}: {e}",
-                dir.display()
-            ))
-        })?;
+    ringperf_metrics::export::phases::write_phase_artifacts(
+        dir,
+        &prepared.names,
+        &phase_runs,
+        run_info,
+    )
+    .map_err(|e| {
+        artifacts(format!(
+            "cannot write the per-phase files in {}: {e}",
+            dir.display()
+        ))
+    })?;
     Ok(())
 }
 
 /// The console: its file (the console export alone, as AIPerf's: no footer), then the
 /// results-ready marker (last: every artifact is on disk), then stdout with the footer, which
-/// names every file the run wrote ([`crate::export::owned::unlisted`] after AIPerf's lines).
+/// names every file the run wrote ([`ringperf_metrics::export::owned::unlisted`] after AIPerf's lines).
 fn write_console(
     cfg: &Config,
     prepared: &Prepared,
@@ -376,14 +381,15 @@ fn write_console(
     files: &Files,
 ) -> Result<(), RunError> {
     let dir = &prepared.dir;
-    let mut console = crate::export::render_console(&m.summary, run_info);
+    let mut console = ringperf_metrics::export::render_console(&m.summary, run_info);
     if let Some(t) = &gpu.telemetry {
         console.push('\n');
         console.push_str(&t.console());
     }
     // `--show-trace-timing`: AIPerf prints the trace table before every other table.
     if cfg.show_trace_timing
-        && let Some(t) = crate::export::trace_console::render_trace_timing(&m.summary, "ringperf")
+        && let Some(t) =
+            ringperf_metrics::export::trace_console::render_trace_timing(&m.summary, "ringperf")
     {
         console.insert_str(1, &format!("\n{t}"));
     }
@@ -396,16 +402,23 @@ fn write_console(
         &dir.join(&prepared.names.console_txt),
         format!("{console}{stopped_line}").as_bytes(),
     )?;
-    crate::export::marker::write_ready_marker(dir, run_info.was_cancelled, &[]).map_err(|e| {
-        artifacts(format!(
-            "cannot write the results-ready marker in {}: {e}",
-            dir.display()
-        ))
-    })?;
+    ringperf_metrics::export::marker::write_ready_marker(dir, run_info.was_cancelled, &[])
+        .map_err(|e| {
+            artifacts(format!(
+                "cannot write the results-ready marker in {}: {e}",
+                dir.display()
+            ))
+        })?;
     // Every file of the run is on disk: the footer names each, AIPerf's lines first.
     let mut listed = files.clone();
-    listed.extend(crate::export::owned::unlisted(dir, &prepared.names, files));
-    console.push_str(&crate::export::render_footer(&m.summary, run_info, &listed));
+    listed.extend(ringperf_metrics::export::owned::unlisted(
+        dir,
+        &prepared.names,
+        files,
+    ));
+    console.push_str(&ringperf_metrics::export::render_footer(
+        &m.summary, run_info, &listed,
+    ));
     console.push_str(&stopped_line);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(console.as_bytes());
@@ -442,7 +455,7 @@ fn artifacts(message: String) -> RunError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::{MetricId, MetricResult, ResultValue, Summary};
+    use ringperf_metrics::aggregate::{MetricId, MetricResult, ResultValue, Summary};
 
     fn summary(values: &[(MetricId, f64)]) -> Summary {
         Summary {

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use super::server_metrics::{free_core, scrape_tls};
 use crate::config::Config;
-use crate::export::ExportNames;
-use crate::export::telemetry::{GPU_TABLE_HEADER, GpuSections};
-use crate::gpu_telemetry::FINAL_SCRAPE_GRACE_NS;
-use crate::gpu_telemetry::records::{GpuRecord, records, write_jsonl};
-use crate::gpu_telemetry::summary::{Telemetry, summarize_all};
 use crate::scrape::collector::{Role, Scraper, StartOptions};
 use crate::scrape::settings::Settings;
 use crate::ui::Board;
+use ringperf_metrics::export::ExportNames;
+use ringperf_metrics::export::telemetry::{GPU_TABLE_HEADER, GpuSections};
+use ringperf_metrics::gpu_telemetry::FINAL_SCRAPE_GRACE_NS;
+use ringperf_metrics::gpu_telemetry::records::{GpuRecord, records, write_jsonl};
+use ringperf_metrics::gpu_telemetry::summary::{Telemetry, summarize_all};
 use ringperf_wire::clock::Clock;
 
 /// Starts collection; `None` when it is off, misconfigured (said on stderr) or no DCGM exporter

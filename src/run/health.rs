@@ -1,10 +1,10 @@
 //! The run's own account of its threads' CPU time (`ringperf.threads`) and the client-health
-//! verdict drawn from it and from the profiling summary (`crate::aggregate::health`).
+//! verdict drawn from it and from the profiling summary (`ringperf_metrics::aggregate::health`).
 
-use crate::aggregate::Summary;
-use crate::aggregate::health::{self, ClientHealth, Limits, Observed};
-use crate::export::ThreadCpu;
 use crate::worker::WorkerCpu;
+use ringperf_metrics::aggregate::Summary;
+use ringperf_metrics::aggregate::health::{self, ClientHealth, Limits, Observed};
+use ringperf_metrics::export::ThreadCpu;
 
 /// Every thread of the run with its CPU time: `main` (read now, as the summary is written),
 /// `aggregator`, `scraper` (when one ran) and `worker_<i>` with its busy fraction.
@@ -32,10 +32,12 @@ pub(super) fn threads(
         cpu_ns: w.cpu_ns,
         busy_fraction: Some(w.busy_fraction()),
         naps: w.naps,
-        warm_pool: (w.warm_opened + w.warm_failed > 0).then_some(crate::export::WarmPool {
-            opened: w.warm_opened,
-            failed: w.warm_failed,
-        }),
+        warm_pool: (w.warm_opened + w.warm_failed > 0).then_some(
+            ringperf_metrics::export::WarmPool {
+                opened: w.warm_opened,
+                failed: w.warm_failed,
+            },
+        ),
         idle_wakes: Some(w.idle_wakes),
     }));
     out

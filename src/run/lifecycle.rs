@@ -1,9 +1,9 @@
-//! The server-lifecycle calls of a run ([`crate::lab::lifecycle`]) at their places: the wait
+//! The server-lifecycle calls of a run ([`ringperf_metrics::lab::lifecycle`]) at their places: the wait
 //! and the KV-cache reset once the run is prepared (the embedded mock's address is known),
 //! before any of its threads start; the profiler around the profiling phase ([`super::phases`]).
 
 use crate::config::Config;
-use crate::lab::lifecycle::{self, LifecycleError, Target};
+use ringperf_metrics::lab::lifecycle::{self, LifecycleError, Target};
 
 use super::RunError;
 
@@ -50,14 +50,14 @@ pub(super) fn stop_profiler(cfg: &Config) {
 }
 
 /// Before the run's threads start: `--mlflow-tracking-uri` starts the MLflow run its live
-/// values go to ([`crate::lab::live`]), on its own thread (a server that is slow or down costs
+/// values go to ([`ringperf_metrics::lab::live`]), on its own thread (a server that is slow or down costs
 /// the benchmark nothing but a warning).
 pub(super) fn start_live(
     cfg: &Config,
     prepared: &super::prepare::Prepared,
 ) -> (
-    Option<crate::lab::live::LiveFeed>,
-    Option<crate::lab::live::LiveHandle>,
+    Option<ringperf_metrics::lab::live::LiveFeed>,
+    Option<ringperf_metrics::lab::live::LiveHandle>,
 ) {
     let Some(m) = &cfg.mlflow else {
         return (None, None);
@@ -66,7 +66,7 @@ pub(super) fn start_live(
     if cfg.otel.as_ref().is_some_and(|o| !o.metrics && !o.timing) {
         return (None, None);
     }
-    match crate::lab::live::start_mlflow(m, &prepared.benchmark_id, &prepared.dir) {
+    match ringperf_metrics::lab::live::start_mlflow(m, &prepared.benchmark_id, &prepared.dir) {
         Ok((feed, handle)) => (Some(feed), Some(handle)),
         Err(e) => {
             super::note(&format!("warning: MLflow live streaming off: {e}"));
@@ -81,14 +81,14 @@ pub(super) fn start_live(
 pub(super) fn after_run(
     cfg: &Config,
     outcome: &super::Outcome,
-    live: Option<crate::lab::live::LiveHandle>,
+    live: Option<ringperf_metrics::lab::live::LiveHandle>,
 ) {
     // The live thread ends once the aggregator's side is gone (it is, by now).
-    let live = live.and_then(crate::lab::live::LiveHandle::join);
+    let live = live.and_then(ringperf_metrics::lab::live::LiveHandle::join);
     if cfg.mlflow.is_none() && cfg.wandb.is_none() {
         return;
     }
-    let names = crate::export::ExportNames::new(cfg.export_prefix.as_deref());
+    let names = ringperf_metrics::export::ExportNames::new(cfg.export_prefix.as_deref());
     let path = outcome.artifact_dir.join(&names.json);
     let summary = match std::fs::read(&path)
         .map_err(|e| e.to_string())
@@ -104,7 +104,7 @@ pub(super) fn after_run(
         }
     };
     if let Some(w) = &cfg.wandb {
-        match crate::lab::wandb::export(w, &outcome.artifact_dir, &summary) {
+        match ringperf_metrics::lab::wandb::export(w, &outcome.artifact_dir, &summary) {
             Ok(x) => super::note(&format!(
                 "W&B run '{}' ({}) made in {}: {} artifact files",
                 x.name, x.id, x.dir, x.files
@@ -115,14 +115,14 @@ pub(super) fn after_run(
     let Some(m) = &cfg.mlflow else {
         return;
     };
-    let facts = crate::lab::mlflow::RunFacts {
+    let facts = ringperf_metrics::lab::mlflow::RunFacts {
         dir: &outcome.artifact_dir,
         summary: &summary,
         endpoint_type: cfg.endpoint.as_str(),
         completed: outcome.successes + outcome.errors,
         expected: cfg.profiling.request_count,
     };
-    match crate::lab::mlflow::export(m, &facts, live.as_ref()) {
+    match ringperf_metrics::lab::mlflow::export(m, &facts, live.as_ref()) {
         Ok(x) => super::note(&format!(
             "MLflow run '{}' ({}) logged to {}: {} metrics, {} artifacts",
             x.run_name,

@@ -1,6 +1,6 @@
 //! Repeated profile runs (`--num-profile-runs` > 1; docs/output-formats.md): the profile N times,
 //! each into `<artifact-dir>/profile_runs/run_NNNN/` with its usual artifacts and console, a
-//! cooldown between runs, then the aggregate across the runs ([`crate::export::aggregate`]).
+//! cooldown between runs, then the aggregate across the runs ([`ringperf_metrics::export::aggregate`]).
 //!
 //! A signal stops the sequence: the run in progress stops as a single run does (its artifacts
 //! are written, marked cancelled), no further run starts, and the aggregate covers the runs
@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use super::{Outcome, RunError, RunOptions, SetupKind, SignalWatch, StopReason, run_inner};
 use crate::config::Config;
-use crate::export::aggregate::{self, Excluded, RunResult};
-use crate::export::{AIPERF_VERSION, ExportNames, Trial};
 use ringperf_io::control::RunControl;
+use ringperf_metrics::export::aggregate::{self, Excluded, RunResult};
+use ringperf_metrics::export::{AIPERF_VERSION, ExportNames, Trial};
 use ringperf_wire::clock::Clock;
 
 /// What the signal thread and the sequence share: the run in progress, and whether a signal
@@ -123,7 +123,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         if k > 1 && !mr.cooldown.is_zero() {
             println!(
                 "Cooling down for {} s before run {k} of {}",
-                crate::export::py_float_str(mr.cooldown_seconds),
+                ringperf_metrics::export::py_float_str(mr.cooldown_seconds),
                 mr.runs
             );
             seq.cooldown(mr.cooldown);

@@ -34,7 +34,7 @@ pub(super) struct PhaseTimes {
     pub start_wall_ns: u64,
     pub end_wall_ns: u64,
     /// `--server-profiler`: its start failed, so profiling did not run.
-    pub profiler_failed: Option<crate::lab::lifecycle::LifecycleError>,
+    pub profiler_failed: Option<ringperf_metrics::lab::lifecycle::LifecycleError>,
 }
 
 /// Runs warmup (when configured) and profiling; a stop during warmup skips profiling.
@@ -51,7 +51,7 @@ pub(super) fn run_phases(
         board,
         ..
     } = started;
-    let board: &crate::lab::timing::PhaseBoard = board;
+    let board: &ringperf_metrics::lab::timing::PhaseBoard = board;
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
     let (first, p) = cfg
@@ -206,13 +206,13 @@ fn run_phase(
     (phase, p): (Phase, &PhaseConfig),
     progress: &Arc<Progress>,
     start: u64,
-    board: &crate::lab::timing::PhaseBoard,
+    board: &ringperf_metrics::lab::timing::PhaseBoard,
 ) {
     let n = workers.len();
     let (mut plans, mut feeder) = Planner::new(cfg, shared, p, phase, n, start).plans();
     if let Some(c) = plans.first().map(|p| &p.counters) {
         let shard = cfg.shard.shard;
-        let limits = crate::lab::timing::Limits {
+        let limits = ringperf_metrics::lab::timing::Limits {
             requests: shard.share(p.request_count.unwrap_or(u64::MAX)),
             sessions: shard.share(p.sessions.unwrap_or(u64::MAX)),
             issue_end_wall_ns: p.duration.map_or(u64::MAX, |d| {
@@ -269,7 +269,7 @@ fn run_phase(
     let hard_end = issue_end.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
     board.end(
         phase,
-        crate::lab::timing::PhaseEnd {
+        ringperf_metrics::lab::timing::PhaseEnd {
             sent,
             timeout: issue_end.is_some_and(|t| now >= t),
             grace: hard_end.is_some_and(|t| now >= t),

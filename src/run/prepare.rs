@@ -11,9 +11,9 @@ use std::sync::Arc;
 use super::error::{RunError, SetupKind};
 use super::{collect, log, note, shard};
 use crate::config::{Config, ExportLevel};
-use crate::export::ExportNames;
 use crate::worker::Shared;
 use ringperf_io::control::RunControl;
+use ringperf_metrics::export::ExportNames;
 use ringperf_workload::workload;
 
 /// Largest response body accepted (bodies are kept whole for token counting).
@@ -110,7 +110,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     // The shards of a run share its id.
     let benchmark_id = identity
         .as_ref()
-        .map_or_else(crate::export::new_benchmark_id, |i| {
+        .map_or_else(ringperf_metrics::export::new_benchmark_id, |i| {
             i.manifest.run_id.clone()
         });
     let shared = Arc::new(Shared {
@@ -359,8 +359,11 @@ fn write_inputs(
     payload: &ringperf_wire::endpoint::PayloadParams,
 ) -> Result<(), RunError> {
     use std::io::Write;
-    let path = dir.join(crate::export::owned::INPUTS_FILE);
-    let partial = dir.join(format!(".{}.partial", crate::export::owned::INPUTS_FILE));
+    let path = dir.join(ringperf_metrics::export::owned::INPUTS_FILE);
+    let partial = dir.join(format!(
+        ".{}.partial",
+        ringperf_metrics::export::owned::INPUTS_FILE
+    ));
     let cannot = |e: &dyn std::fmt::Display| {
         RunError::new(
             SetupKind::Artifacts,
@@ -718,13 +721,14 @@ pub(crate) fn clear_artifact_dir(
         })
         .into_iter()
         .collect();
-    let removed = crate::export::owned::remove_previous(dir, names, &input_file).map_err(|e| {
-        RunError::new(
-            SetupKind::Artifacts,
-            format!("cannot clear the artifact directory: {e}"),
-        )
-    })?;
-    if let Some(msg) = crate::export::owned::removed_note(dir, &removed) {
+    let removed = ringperf_metrics::export::owned::remove_previous(dir, names, &input_file)
+        .map_err(|e| {
+            RunError::new(
+                SetupKind::Artifacts,
+                format!("cannot clear the artifact directory: {e}"),
+            )
+        })?;
+    if let Some(msg) = ringperf_metrics::export::owned::removed_note(dir, &removed) {
         note(&msg);
     }
     Ok(())

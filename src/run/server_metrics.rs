@@ -8,17 +8,17 @@ use std::sync::Arc;
 
 use crate::config::url::metrics_endpoint_list;
 use crate::config::{Config, Load};
-use crate::export::{ExportNames, RunInfo};
 use crate::scrape::collector::{Role, Scraper, StartOptions};
 use crate::scrape::settings::Settings;
-use crate::server_metrics::analysis::Window;
-use crate::server_metrics::export::parquet::ParquetMeta;
-use crate::server_metrics::export::phase::{PhaseIdent, phase_data};
-use crate::server_metrics::export::{ExportContext, Windows};
-use crate::server_metrics::output::{FileNames, Format, write_exports};
-use crate::server_metrics::store::Store;
 use crate::ui::Board;
 use crate::ui::highlights::Highlights;
+use ringperf_metrics::export::{ExportNames, RunInfo};
+use ringperf_metrics::server_metrics::analysis::Window;
+use ringperf_metrics::server_metrics::export::parquet::ParquetMeta;
+use ringperf_metrics::server_metrics::export::phase::{PhaseIdent, phase_data};
+use ringperf_metrics::server_metrics::export::{ExportContext, Windows};
+use ringperf_metrics::server_metrics::output::{FileNames, Format, write_exports};
+use ringperf_metrics::server_metrics::store::Store;
 use ringperf_wire::clock::Clock;
 use ringperf_wire::record::Phase;
 

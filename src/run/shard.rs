@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::export::ShardInfo;
-use crate::export::shard::{self as manifest, ShardManifest};
 use crate::worker::Shared;
+use ringperf_metrics::export::ShardInfo;
+use ringperf_metrics::export::shard::{self as manifest, ShardManifest};
 use ringperf_wire::clock::Clock;
 
 use super::{RunError, SetupKind, log};

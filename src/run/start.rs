@@ -9,12 +9,12 @@ use std::thread::JoinHandle;
 use super::error::{RunError, SetupKind};
 use super::prepare::Prepared;
 use super::{Progress, collect, gpu_telemetry, log, placement, server_metrics};
-use crate::aggregate::MetricConfig;
 use crate::config::{Config, ExportLevel};
-use crate::export::JsonlWriter;
 use crate::scrape::collector::Scraper;
 use crate::worker::{Shared, Workers};
 use ringperf_io::control::{ErrorBudget, RunControl};
+use ringperf_metrics::aggregate::MetricConfig;
+use ringperf_metrics::export::JsonlWriter;
 use ringperf_wire::record::Phase;
 use ringperf_wire::record::ring::{Consumer, Doorbell, ring_with_bell};
 
@@ -34,7 +34,7 @@ pub(super) struct Started {
     pub progress: Arc<Progress>,
     pub collectors: Collectors,
     /// Where the phases' starts and ends are marked for the `timing` stream domain.
-    pub board: Arc<crate::lab::timing::PhaseBoard>,
+    pub board: Arc<ringperf_metrics::lab::timing::PhaseBoard>,
 }
 
 /// Starts the aggregator, the workers and the collectors, in that order. `mlflow`: the live
@@ -43,7 +43,7 @@ pub(super) fn start(
     cfg: &Config,
     prepared: &Prepared,
     control: &Arc<RunControl>,
-    mlflow: Option<crate::lab::live::LiveFeed>,
+    mlflow: Option<ringperf_metrics::lab::live::LiveFeed>,
 ) -> Result<Started, RunError> {
     // Rung by the workers' pushes: the aggregator sleeps through a quiet stretch.
     let bell = Doorbell::new();
@@ -53,7 +53,7 @@ pub(super) fn start(
     // `--ui dashboard`: what the aggregator (and the scrapers) publish for it.
     let board =
         (cfg.ui == crate::config::UiType::Dashboard).then(|| Arc::new(crate::ui::Board::default()));
-    let phase_board = Arc::new(crate::lab::timing::PhaseBoard::default());
+    let phase_board = Arc::new(ringperf_metrics::lab::timing::PhaseBoard::default());
     let mut collector = collector(cfg, prepared, consumers, board, control)?;
     collector.live = live_sinks(cfg, mlflow, &phase_board);
     let progress = collector.progress.clone();
@@ -77,7 +77,7 @@ pub(super) fn start(
         cfg,
         &format!(
             "{} on the {driver} driver, {}; aggregator {}",
-            crate::export::plural(workers.len() as u64, "worker"),
+            ringperf_metrics::export::plural(workers.len() as u64, "worker"),
             placement::describe_pinning(&workers.pinned),
             aggregator_core.map_or("unpinned (no free core)".to_string(), |c| format!(
                 "pinned to core {c}"
@@ -133,11 +133,11 @@ fn collector(
         outputs: cfg
             .outputs
             .export_outputs_json
-            .then(crate::export::outputs_json::OutputsJson::default),
+            .then(ringperf_metrics::export::outputs_json::OutputsJson::default),
         jsonl,
         raw,
         timeslices: cfg.slice_duration.map(|d| {
-            crate::export::timeslices::TimesliceCollector::new(
+            ringperf_metrics::export::timeslices::TimesliceCollector::new(
                 metric_cfg.clone(),
                 d.as_nanos() as u64,
             )
@@ -159,11 +159,11 @@ fn collector(
 /// domains there); `None` when neither is on.
 fn live_sinks(
     cfg: &Config,
-    mlflow: Option<crate::lab::live::LiveFeed>,
-    board: &Arc<crate::lab::timing::PhaseBoard>,
-) -> Option<crate::lab::live::Live> {
-    use crate::lab::live::{Expected, Live};
-    use crate::lab::otel::{RunLabels, operation_name, provider_name};
+    mlflow: Option<ringperf_metrics::lab::live::LiveFeed>,
+    board: &Arc<ringperf_metrics::lab::timing::PhaseBoard>,
+) -> Option<ringperf_metrics::lab::live::Live> {
+    use ringperf_metrics::lab::live::{Expected, Live};
+    use ringperf_metrics::lab::otel::{RunLabels, operation_name, provider_name};
     let otlp_timing = cfg.otel.as_ref().is_some_and(|o| o.timing);
     if mlflow.is_none() && !otlp_timing {
         return None;
@@ -200,8 +200,8 @@ fn live_sinks(
 
 /// `--otel-url` with a stream domain: the exporter the aggregator feeds; `None` (with one
 /// warning line) when its thread cannot start, for the run goes on without it.
-fn otel_exporter(cfg: &Config) -> Option<crate::lab::otel::Exporter> {
-    use crate::lab::otel::{Exporter, Fold, RunLabels};
+fn otel_exporter(cfg: &Config) -> Option<ringperf_metrics::lab::otel::Exporter> {
+    use ringperf_metrics::lab::otel::{Exporter, Fold, RunLabels};
     let o = cfg.otel.as_ref().filter(|o| o.metrics || o.timing)?;
     let urls: Vec<String> = cfg.urls.iter().map(|u| u.display.clone()).collect();
     let model = cfg.models.first().map_or("", String::as_str);
@@ -223,11 +223,11 @@ fn jsonl_sink(
     let path = prepared.dir.join(&prepared.names.jsonl);
     let w = JsonlWriter::create(&path, 0)
         .map_err(|e| cannot_create(&path, &e))?
-        .with_phases(crate::export::jsonl::PhaseLayout {
+        .with_phases(ringperf_metrics::export::jsonl::PhaseLayout {
             warmup: cfg.warmup.is_some(),
         })
         .with_http_trace(cfg.export_http_trace.then(|| {
-            crate::export::trace_data::TraceContext {
+            ringperf_metrics::export::trace_data::TraceContext {
                 headers: sent_headers(&prepared.shared),
                 targets: cfg
                     .urls
@@ -245,12 +245,12 @@ fn raw_sink(cfg: &Config, prepared: &Prepared) -> Result<Option<collect::RawSink
         return Ok(None);
     }
     let path = prepared.dir.join(&prepared.names.raw_jsonl);
-    let ctx = crate::export::raw::RawContext {
+    let ctx = ringperf_metrics::export::raw::RawContext {
         sent: sent_headers(&prepared.shared),
         monotonic_origin_ns: prepared.shared.clock.raw_ns(0),
     };
-    let writer =
-        crate::export::raw::RawWriter::create(&path, ctx).map_err(|e| cannot_create(&path, &e))?;
+    let writer = ringperf_metrics::export::raw::RawWriter::create(&path, ctx)
+        .map_err(|e| cannot_create(&path, &e))?;
     Ok(Some(collect::RawSink {
         path,
         writer,
@@ -291,8 +291,8 @@ fn spawn_aggregator(
 }
 
 /// The headers every request carries and the id headers, for the raw export and the HTTP trace.
-fn sent_headers(shared: &Shared) -> crate::export::headers::SentHeaders {
-    crate::export::headers::SentHeaders {
+fn sent_headers(shared: &Shared) -> ringperf_metrics::export::headers::SentHeaders {
+    ringperf_metrics::export::headers::SentHeaders {
         headers: shared.encoding.headers.clone(),
         request_id_header: ringperf_wire::http::request::REQUEST_ID_HEADER.to_string(),
         correlation_id_header: shared.encoding.correlation_header().to_string(),

@@ -75,7 +75,7 @@ pub(super) fn apply(cfg: &mut Config) -> Result<Option<SynthesizedTrace>, RunErr
     let copy = std::env::temp_dir().join(format!(
         "ringperf-synthesized-{}-{}.jsonl",
         std::process::id(),
-        crate::export::new_benchmark_id()
+        ringperf_metrics::export::new_benchmark_id()
     ));
     std::fs::write(&copy, text).map_err(|e| {
         fail(format!(

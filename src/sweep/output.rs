@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use super::error::SweepError;
 use super::plan::{SweepPlan, SweepType, Variation};
 use super::result::{VariationResult, variation_metadata};
-use crate::export::AIPERF_VERSION;
-use crate::export::aggregate::{self, Aggregate};
+use ringperf_metrics::export::AIPERF_VERSION;
+use ringperf_metrics::export::aggregate::{self, Aggregate};
 
 /// The sweep aggregate's file names.
 pub const SWEEP_JSON: &str = "profile_export_aiperf_sweep.json";
@@ -343,7 +343,7 @@ pub fn sweep_csv(doc: &Value) -> String {
         let mut row: Vec<String> = params
             .iter()
             .map(|k| match &c["parameters"][k] {
-                Value::String(s) => crate::export::csv::field(s),
+                Value::String(s) => ringperf_metrics::export::csv::field(s),
                 Value::Null => String::new(),
                 v => v.to_string(),
             })

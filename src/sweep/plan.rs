@@ -176,7 +176,7 @@ impl std::fmt::Display for ParamValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ParamValue::Whole(v) => write!(f, "{v}"),
-            ParamValue::Float(v) => f.write_str(&crate::export::py_float_str(*v)),
+            ParamValue::Float(v) => f.write_str(&ringperf_metrics::export::py_float_str(*v)),
         }
     }
 }
@@ -626,7 +626,7 @@ impl SweepPlan {
         trial: u32,
     ) -> std::path::PathBuf {
         let trial_dir = format!("trial_{:04}", trial + 1);
-        let runs = crate::export::aggregate::RUNS_DIR;
+        let runs = ringperf_metrics::export::aggregate::RUNS_DIR;
         match (self.trials > 1, self.mode) {
             (false, _) => base.join(variation.dir_name()),
             (true, SweepMode::Repeated) => {
@@ -644,7 +644,7 @@ impl SweepPlan {
         base: &std::path::Path,
         variation: &Variation,
     ) -> std::path::PathBuf {
-        let agg = crate::export::aggregate::AGGREGATE_DIR;
+        let agg = ringperf_metrics::export::aggregate::AGGREGATE_DIR;
         match (self.trials > 1, self.mode) {
             (true, SweepMode::Independent) => base.join(variation.dir_name()).join(agg),
             _ => base.join(agg).join(variation.dir_name()),
@@ -654,7 +654,7 @@ impl SweepPlan {
     /// The directory of the sweep aggregate under `base`.
     pub fn sweep_aggregate_dir(&self, base: &std::path::Path) -> std::path::PathBuf {
         if self.trials > 1 && self.mode == SweepMode::Repeated {
-            base.join(crate::export::aggregate::AGGREGATE_DIR)
+            base.join(ringperf_metrics::export::aggregate::AGGREGATE_DIR)
                 .join(SWEEP_AGGREGATE_DIR)
         } else {
             base.join(SWEEP_AGGREGATE_DIR)

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::plan::{SweepPlan, Variation};
-use crate::export::aggregate::{Aggregate, RunResult};
 use crate::run::Outcome;
 use crate::run::convergence::Decision;
+use ringperf_metrics::export::aggregate::{Aggregate, RunResult};
 
 /// One finished run of a variation.
 #[derive(Debug)]

@@ -20,10 +20,10 @@ use super::result::{TrialResult, VariationResult};
 use super::shards::SweepShards;
 use crate::cli::{Cli, Command};
 use crate::config::Config;
-use crate::export::aggregate::{self, RunResult};
-use crate::export::{ExportNames, Trial, VariationInfo};
 use crate::run::multi::{Sequence, not_counted};
 use crate::run::{Outcome, RunOptions, SignalWatch, StopReason, run_inner};
+use ringperf_metrics::export::aggregate::{self, RunResult};
+use ringperf_metrics::export::{ExportNames, Trial, VariationInfo};
 
 /// Runs the variations of a [`SweepPlan`] into one artifact directory. Holds the sweep's id,
 /// the signal watch (with `RunOptions::handle_signals`) and the run in progress.
@@ -160,7 +160,7 @@ impl Sweeper {
         if seconds > 0.0 && self.cancelled().is_none() {
             println!(
                 "Cooling down for {} s before {what}",
-                crate::export::py_float_str(seconds)
+                ringperf_metrics::export::py_float_str(seconds)
             );
             if let (Some(at), n) = self.next_start.get()
                 && self.shards.is_some()

@@ -428,8 +428,8 @@ fn result(
     means: &[(&str, f64)],
     fell_behind: bool,
 ) -> super::VariationResult {
-    use crate::aggregate::confidence::Confidence;
-    use crate::export::aggregate::{Aggregate, AggregateMetric, RunResult};
+    use ringperf_metrics::aggregate::confidence::Confidence;
+    use ringperf_metrics::export::aggregate::{Aggregate, AggregateMetric, RunResult};
     let metrics = means
         .iter()
         .map(|(k, v)| AggregateMetric {

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::server_metrics::stats::{np_sum, percentile_sorted};
+use ringperf_metrics::server_metrics::stats::{np_sum, percentile_sorted};
 
 /// One metric's figures, as `analyze-trace` writes them (AIPerf's `MetricStats` keys).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

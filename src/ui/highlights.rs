@@ -85,9 +85,9 @@ impl Highlights {
 
 /// The GPU panel's lines from one DCGM exporter page: per `gpu` label, its power, utilization,
 /// memory used and temperature, in AIPerf's units (the field mapping and scaling of
-/// [`crate::gpu_telemetry::fields`]). Each GPU is labelled `<endpoint> gpu <index> <model>`.
+/// [`ringperf_metrics::gpu_telemetry::fields`]). Each GPU is labelled `<endpoint> gpu <index> <model>`.
 pub fn gpu_readings(endpoint: &str, page: &Scrape) -> Vec<GpuLive> {
-    use crate::gpu_telemetry::fields::{FIELDS, lookup};
+    use ringperf_metrics::gpu_telemetry::fields::{FIELDS, lookup};
     let mut gpus: Vec<(String, GpuLive)> = Vec::new();
     for f in &page.families {
         let Some(field) = lookup(&f.name).map(|i| FIELDS[i]) else {

@@ -14,7 +14,7 @@ pub mod terminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::aggregate::live::LiveSnapshot;
+use ringperf_metrics::aggregate::live::LiveSnapshot;
 use ringperf_wire::record::Phase;
 
 /// The phase the dashboard shows in its header, set by the run as each phase starts.

@@ -9,9 +9,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Row, Sparkline, Table};
 
 use super::{GpuLive, ServerLive};
-use crate::aggregate::live::{LiveSnapshot, Percentiles, RECENT};
+use ringperf_metrics::aggregate::live::{LiveSnapshot, Percentiles, RECENT};
 // Milliseconds as the console tables print them (Python's `f"{v:,.2f}"`).
-use crate::export::console::fmt_thousands as ms;
+use ringperf_metrics::export::console::fmt_thousands as ms;
 
 /// Everything one frame shows.
 #[derive(Clone, Debug, Default, PartialEq)]

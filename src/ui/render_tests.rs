@@ -6,8 +6,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::aggregate::live::LiveStats;
-use crate::aggregate::{MetricConfig, record_metrics};
+use ringperf_metrics::aggregate::live::LiveStats;
+use ringperf_metrics::aggregate::{MetricConfig, record_metrics};
 use ringperf_wire::record::{RecordFacts, RequestError};
 
 const MS: u64 = 1_000_000;
@@ -25,7 +25,7 @@ fn rec(i: u64) -> RecordFacts {
         content_stamps_ns: (0..5).map(|k| first + k * 2 * MS).collect(),
         first_output_stamp_ns: Some(first),
         output_tokens: Some(5),
-        ..crate::aggregate::metrics::tests::facts()
+        ..ringperf_metrics::aggregate::testing::facts()
     }
 }
 
@@ -164,7 +164,7 @@ fn rates_errors_server_and_gpus_are_on_screen() {
 /// In a sweep, the header names the variation running (issue 23).
 #[test]
 fn a_sweep_variation_is_named_in_the_header() {
-    let info = crate::export::VariationInfo {
+    let info = ringperf_metrics::export::VariationInfo {
         index: 1,
         label: "phases.profiling.concurrency=2".into(),
         values: serde_json::Map::new(),

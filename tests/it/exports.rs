@@ -8,8 +8,8 @@ use common::{config, read_json, read_jsonl};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use ringperf::aggregate::REGISTRY;
 use ringperf::mock::TruthEntry;
+use ringperf_metrics::aggregate::REGISTRY;
 use serde_json::Value;
 
 /// The text a client received: `delta.content` of every streamed chunk, or `message.content`.

@@ -495,9 +495,9 @@ fn local_gpu_libraries_and_custom_csv_are_rejected_by_name() {
 /// table.
 #[test]
 fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
-    use ringperf::gpu_telemetry::fields::{FIELDS, by_key};
-    use ringperf::gpu_telemetry::records::{GpuMeta, GpuRecord};
-    use ringperf::gpu_telemetry::summary::summarize_all;
+    use ringperf_metrics::gpu_telemetry::fields::{FIELDS, by_key};
+    use ringperf_metrics::gpu_telemetry::records::{GpuMeta, GpuRecord};
+    use ringperf_metrics::gpu_telemetry::summary::summarize_all;
 
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-gpu-telemetry");
     let lines = read_jsonl(&data.join("gpu_telemetry_export.jsonl"));
@@ -562,13 +562,13 @@ fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
     same(&ours, &theirs["endpoints"], "endpoints");
     let csv = std::fs::read_to_string(data.join("gpu_table.csv")).expect("csv");
     let table = gpu_csv_table(&csv);
-    let header: Vec<String> = ringperf::export::telemetry::GPU_TABLE_HEADER
+    let header: Vec<String> = ringperf_metrics::export::telemetry::GPU_TABLE_HEADER
         .iter()
         .map(|h| (*h).to_owned())
         .chain(t.optional_headers().into_iter().map(str::to_owned))
         .collect();
     assert_eq!(table[0], header);
-    let rows = t.csv_rows(&ringperf::export::telemetry::GPU_TABLE_HEADER[6..]);
+    let rows = t.csv_rows(&ringperf_metrics::export::telemetry::GPU_TABLE_HEADER[6..]);
     let theirs_rows: Vec<Vec<String>> =
         table[1..].iter().filter(|r| r.len() > 1).cloned().collect();
     assert_eq!(rows, theirs_rows);

@@ -12,9 +12,9 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{read_json, read_jsonl};
-use ringperf::aggregate::{Kind, MetricDef};
-use ringperf::export::shard::{self, ShardManifest};
 use ringperf::mock::{FaultList, MockConfig, MockServer, OutputLen};
+use ringperf_metrics::aggregate::{Kind, MetricDef};
+use ringperf_metrics::export::shard::{self, ShardManifest};
 use serde_json::Value;
 
 /// A mock whose answers vary: 2 to 12 tokens (capped by the request's max tokens) and one

@@ -734,15 +734,17 @@ fn from_jsonl_reproduces_aiperfs_counter_and_histogram_statistics() {
     assert!(last_fetch > profiling["end_ns"].as_u64().unwrap());
 
     let dir = tempfile::tempdir().unwrap();
-    ringperf::server_metrics::reprocess::run(&ringperf::server_metrics::reprocess::Options {
-        from_jsonl: Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"),
-        start_ns: Some(start),
-        end_ns: Some(last_fetch),
-        slice: Some(Duration::from_secs(1)),
-        formats: vec![ringperf::server_metrics::output::Format::Json],
-        artifact_dir: Some(dir.path().to_path_buf()),
-        overwrite: false,
-    })
+    ringperf_metrics::server_metrics::reprocess::run(
+        &ringperf_metrics::server_metrics::reprocess::Options {
+            from_jsonl: Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"),
+            start_ns: Some(start),
+            end_ns: Some(last_fetch),
+            slice: Some(Duration::from_secs(1)),
+            formats: vec![ringperf_metrics::server_metrics::output::Format::Json],
+            artifact_dir: Some(dir.path().to_path_buf()),
+            overwrite: false,
+        },
+    )
     .expect("re-processes");
     let ours = read_json(&dir.path().join("server_metrics_export.json"));
 
@@ -771,7 +773,7 @@ fn from_jsonl_reproduces_aiperfs_counter_and_histogram_statistics() {
     // The rates ringperf gives: the window's total over the window's span (values hold between
     // JSONL lines). AIPerf's divide by a span that starts at its reference fetch instead, which
     // lies between the last JSONL line before the window and the window start.
-    let lines = ringperf::server_metrics::export::jsonl::read_records(
+    let lines = ringperf_metrics::server_metrics::export::jsonl::read_records(
         &std::fs::read_to_string(Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"))
             .unwrap(),
     )
@@ -821,15 +823,17 @@ fn parquet_schema_matches_aiperfs_file() {
     let t = read_json(&Path::new(AIPERF_DIR).join("server_metrics_export.json"));
     let url = "http://127.0.0.1:18711/metrics";
     let last_fetch = t["summary"]["endpoint_info"][url]["last_fetch_ns"].as_u64();
-    ringperf::server_metrics::reprocess::run(&ringperf::server_metrics::reprocess::Options {
-        from_jsonl: Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"),
-        start_ns: t["summary"]["phase_time_ranges"]["profiling"]["start_ns"].as_u64(),
-        end_ns: last_fetch,
-        slice: None,
-        formats: vec![ringperf::server_metrics::output::Format::Parquet],
-        artifact_dir: Some(dir.path().to_path_buf()),
-        overwrite: false,
-    })
+    ringperf_metrics::server_metrics::reprocess::run(
+        &ringperf_metrics::server_metrics::reprocess::Options {
+            from_jsonl: Path::new(AIPERF_DIR).join("server_metrics_export.jsonl"),
+            start_ns: t["summary"]["phase_time_ranges"]["profiling"]["start_ns"].as_u64(),
+            end_ns: last_fetch,
+            slice: None,
+            formats: vec![ringperf_metrics::server_metrics::output::Format::Parquet],
+            artifact_dir: Some(dir.path().to_path_buf()),
+            overwrite: false,
+        },
+    )
     .expect("re-processes");
     let ours = dir.path().join("server_metrics_export.parquet");
     let read = |p: &Path| SerializedFileReader::new(std::fs::File::open(p).unwrap()).unwrap();
@@ -907,7 +911,7 @@ fn live_window_ends_at_the_final_fetch_and_the_phase_range_at_the_phase_end() {
     // `from_jsonl_of_every_fetch_reproduces_aiperfs_json_exactly`).
     assert_eq!(
         doc["summary"]["end_time"].as_str().unwrap(),
-        ringperf::server_metrics::export::json::iso8601_rounded(p1)
+        ringperf_metrics::server_metrics::export::json::iso8601_rounded(p1)
     );
     // Every series' timeslices run from a fetch inside the phase to the final fetch.
     let text = std::fs::read_to_string(dir.path().join("server_metrics_export.jsonl")).unwrap();

@@ -309,8 +309,8 @@ mod tests {
     /// carries `credit_to_start_latency` or `effective_latency`; each counts its own request.
     #[test]
     fn sweep_metrics_cut_the_whole_runs_curve_to_each_window() {
-        use crate::aggregate::metrics::tests::facts;
         use crate::aggregate::record_metrics;
+        use crate::aggregate::testing::facts;
         const W: u64 = 1_700_000_000_000_000_000;
         let cfg = MetricConfig::new(true, false);
         let mut c = TimesliceCollector::new(cfg.clone(), 10_000);

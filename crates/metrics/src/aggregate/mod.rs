@@ -17,6 +17,8 @@ pub mod metrics;
 pub mod registry;
 pub mod stats;
 pub mod sweep;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use accumulator::{Accumulator, ErrorCount, LagSummary, MetricResult, ResultValue, Summary};
 pub use metrics::{MetricConfig, MetricValue, RecordMetrics, record_metrics};

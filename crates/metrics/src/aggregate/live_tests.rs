@@ -1,7 +1,7 @@
 //! The dashboard's live fold against hand-computed figures.
 
 use super::*;
-use crate::aggregate::metrics::tests::facts;
+use crate::aggregate::testing::facts;
 use crate::aggregate::{MetricConfig, record_metrics};
 use ringperf_wire::record::RequestError;
 

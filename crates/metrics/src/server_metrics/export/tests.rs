@@ -6,9 +6,9 @@ use ringperf_wire::prom::MetricType;
 use ringperf_wire::prom::parse_scrape;
 use std::collections::{BTreeMap, HashMap};
 
-const IDLE: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-idle.txt");
-const DURING: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-during-load.txt");
-const AFTER: &[u8] = include_bytes!("../../../tests/data/vllm-cpu-metrics-after-load.txt");
+const IDLE: &[u8] = include_bytes!("../../../../../tests/data/vllm-cpu-metrics-idle.txt");
+const DURING: &[u8] = include_bytes!("../../../../../tests/data/vllm-cpu-metrics-during-load.txt");
+const AFTER: &[u8] = include_bytes!("../../../../../tests/data/vllm-cpu-metrics-after-load.txt");
 
 pub(super) const URL: &str = "http://localhost:8000/metrics";
 const S: u64 = 1_000_000_000;

@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn stamps_are_wall_clock_and_durations_as_aiperf_computes_them() {
-        let mut f = crate::aggregate::metrics::tests::facts();
+        let mut f = crate::aggregate::testing::facts();
         // start_ns 1_000 ↔ wall …100: offset …100 − 1_000.
         f.trace = Some(HttpTrace {
             request_start_ns: 900,
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn wire_fields_come_from_the_record_and_the_run() {
-        let mut f = crate::aggregate::metrics::tests::facts();
+        let mut f = crate::aggregate::testing::facts();
         let local: SocketAddr = "127.0.0.1:40000".parse().unwrap();
         f.trace = Some(HttpTrace {
             request_start_ns: 900,

@@ -1,5 +1,5 @@
 //! GPU telemetry from DCGM exporters (docs/output-formats.md): the pages are scraped by a
-//! [`crate::scrape::collector::Scraper`] in its [`Role::GpuTelemetry`] role (the same scraper
+//! [`ringperf::scrape::collector::Scraper`] in its [`Role::GpuTelemetry`] role (the same scraper
 //! thread code and zero-copy Prometheus parser as server metrics, one more thread of it), and
 //! everything here works on what it stored, after the run:
 //!
@@ -9,7 +9,7 @@
 //! - [`summary`]: statistics per GPU per metric over the profiling window, the
 //!   `telemetry_data` block of the summary JSON and the GPU table of the summary CSV.
 //!
-//! [`Role::GpuTelemetry`]: crate::scrape::collector::Role::GpuTelemetry
+//! [`Role::GpuTelemetry`]: ringperf::scrape::collector::Role::GpuTelemetry
 
 pub mod fields;
 pub mod records;

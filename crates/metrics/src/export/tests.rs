@@ -10,7 +10,7 @@ use super::console::{Row, render_table, row_label};
 use super::json::local_iso;
 use super::*;
 use crate::aggregate::health;
-use crate::aggregate::metrics::tests::facts;
+use crate::aggregate::testing::facts;
 use crate::aggregate::tests::three_records;
 use crate::aggregate::{Accumulator, MetricConfig, Summary, record_metrics};
 use ringperf_wire::record::{RecordFacts, RequestError};

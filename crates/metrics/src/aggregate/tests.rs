@@ -1,6 +1,6 @@
 //! Accumulator tests on small hand-built runs; every expectation is computed by hand.
 
-use super::metrics::tests::facts;
+use super::testing::facts;
 use super::*;
 use ringperf_wire::record::{RecordFacts, RequestError, Usage};
 

@@ -139,12 +139,12 @@ fn display_value(id: MetricId, v: &MetricValue) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::metrics::tests::facts;
+    use crate::aggregate::testing::facts;
 
     /// AIPerf 0.13's own outputs.json (tests/data/aiperf-outputs-json/README.md).
     fn recording(name: &str) -> String {
         let path = format!(
-            "{}/tests/data/aiperf-outputs-json/{name}.json",
+            "{}/../../tests/data/aiperf-outputs-json/{name}.json",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read_to_string(path).expect("fixture")

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::aggregate::metrics::tests::facts;
+use crate::aggregate::testing::facts;
 use crate::aggregate::{MetricConfig, record_metrics};
 use ringperf_wire::record::{Phase, RequestError, Usage};
 

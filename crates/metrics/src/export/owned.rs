@@ -15,6 +15,9 @@ use super::phases::{MANIFEST_FILE, PHASES_DIR, SERVER_METRICS_FILE};
 use super::shard::SHARD_FILE;
 use ringperf_wire::record::Phase;
 
+/// The HTML report's file name in a run's directory (`--auto-plot`, `ringperf plot`).
+pub const REPORT_FILE: &str = "report.html";
+
 /// `inputs.json`: the dataset as sent.
 pub const INPUTS_FILE: &str = "inputs.json";
 
@@ -40,7 +43,7 @@ pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
         MANIFEST_FILE,
         SHARD_FILE,
         // An earlier run's report (`--auto-plot`, `ringperf plot`) describes that run.
-        crate::plot::REPORT_FILE,
+        REPORT_FILE,
         // An earlier run's generated texts (`--export-outputs-json`).
         super::outputs_json::OUTPUTS_JSON_FILE,
     ]
@@ -168,7 +171,7 @@ fn owned_label(rel: &Path, names: &ExportNames) -> &'static str {
         "Phase Manifest"
     } else if is(SHARD_FILE) {
         "Shard Manifest"
-    } else if is(crate::plot::REPORT_FILE) {
+    } else if is(REPORT_FILE) {
         "Report"
     } else if is(super::outputs_json::OUTPUTS_JSON_FILE) {
         super::outputs_json::FOOTER_LABEL
