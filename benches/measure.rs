@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use ringperf::mock::{Driver, MetricsMode, MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{Driver, MetricsMode, MockConfig, MockServer, OutputLen};
 
 /// A streaming chat request body.
 const CHAT_STREAM: &str = r#"{"model":"mock-model","messages":[{"role":"user","content":"say three words now"}],"stream":true,"stream_options":{"include_usage":true}}"#;
@@ -91,7 +91,7 @@ impl Client {
 }
 
 fn mock(driver: Driver, cfg: MockConfig) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         io_driver: driver,
         ..cfg
     })
@@ -274,7 +274,7 @@ fn mock_cpu() {
 fn scraper_cpu() {
     use ringperf::scrape::collector::{Role, Scraper, StartOptions};
     use ringperf::scrape::settings::Settings;
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         metrics_mode: MetricsMode::Vllm,
         ..MockConfig::default()
     })

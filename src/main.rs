@@ -271,7 +271,7 @@ fn mock_server(args: &MockArgs) -> Result<u8, Error> {
         ringperf_workload::workload::tokenizer::BUILTIN,
     );
     let c = ringperf::config::mock::MockServerConfig::try_from_args(args)?;
-    ringperf::mock::serve(c.mock, c.truth_log.as_deref(), c.dcgm_log.as_deref())
+    ringperf_mock::mock::serve(c.mock, c.truth_log.as_deref(), c.dcgm_log.as_deref())
         .map_err(Error::MockServer)?;
     Ok(0)
 }

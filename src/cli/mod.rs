@@ -580,7 +580,7 @@ pub struct MockShapeArgs {
     /// reset-before, reset-mid, status=CODE, never-answer, slow-loris, bad-chunk-size,
     /// garbage-sse, sse-error, huge=BYTES; fractions sum to at most 1).
     #[arg(long = "mock-faults", value_name = "SPEC", help_heading = "ringperf")]
-    pub mock_faults: Option<crate::mock::FaultList>,
+    pub mock_faults: Option<ringperf_mock::mock::FaultList>,
 
     /// Mock: at most N completion requests in service at once; the rest wait first come, first
     /// served, and their TTFT grows by the wait (0: no limit). Throughput saturates at

@@ -28,12 +28,12 @@ pub struct MockVideoArgs {
 
 impl MockVideoArgs {
     /// The mock's video job behaviour these flags ask for.
-    pub fn config(&self) -> crate::mock::VideoJobConfig {
-        crate::mock::VideoJobConfig {
+    pub fn config(&self) -> ringperf_mock::mock::VideoJobConfig {
+        ringperf_mock::mock::VideoJobConfig {
             duration: std::time::Duration::from_millis(self.video_job_ms),
             fail: self.video_job_fail,
             content_bytes: self.video_content_bytes,
-            ..crate::mock::VideoJobConfig::default()
+            ..ringperf_mock::mock::VideoJobConfig::default()
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{IoDriverArg, MockArgs};
-use crate::mock::{Driver, MockConfig, MockTls, OutputLen, PromptTokenizer};
+use ringperf_mock::mock::{Driver, MockConfig, MockTls, OutputLen, PromptTokenizer};
 
 /// Why `mock-server` flags are unusable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,9 +86,9 @@ impl MockServerConfig {
             fast: args.fast,
             dcgm_gpus: args.dcgm_gpus,
             metrics_mode: if args.unique_metrics_pages {
-                crate::mock::MetricsMode::PageCounter
+                ringperf_mock::mock::MetricsMode::PageCounter
             } else {
-                crate::mock::MetricsMode::Vllm
+                ringperf_mock::mock::MetricsMode::Vllm
             },
             io_driver: match args.io_driver {
                 IoDriverArg::Auto => Driver::Auto,
@@ -132,7 +132,7 @@ mod tests {
 
     use super::*;
     use crate::cli::{Cli, Command};
-    use crate::mock::Fault;
+    use ringperf_mock::mock::Fault;
 
     fn args(argv: &[&str]) -> MockArgs {
         let argv = ["ringperf", "mock-server"].iter().chain(argv);
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn unique_metrics_pages_is_the_page_counter_mode() {
-        use crate::mock::MetricsMode;
+        use ringperf_mock::mock::MetricsMode;
         let c = MockServerConfig::try_from_args(&args(&["--unique-metrics-pages"])).unwrap();
         assert_eq!(c.mock.metrics_mode, MetricsMode::PageCounter);
         let c = MockServerConfig::try_from_args(&args(&[])).unwrap();

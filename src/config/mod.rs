@@ -205,7 +205,7 @@ pub struct MockShape {
     pub tokens_per_event: usize,
     pub reasoning_tokens: usize,
     pub threads: usize,
-    pub faults: Vec<crate::mock::FaultSpec>,
+    pub faults: Vec<ringperf_mock::mock::FaultSpec>,
     /// Requests in service at once (0: no limit).
     pub capacity: u32,
 }

@@ -43,7 +43,7 @@ pub(super) struct Prepared {
     /// it may still be encoding for is stopped).
     _producer: Option<super::stream::Producer>,
     /// The embedded mock server, serving until the run is over.
-    _mock: Option<crate::mock::MockServer>,
+    _mock: Option<ringperf_mock::mock::MockServer>,
     /// The trace reshaped by `--synthesis-*`, read while the run goes.
     _synthesized: Option<super::synthesis::SynthesizedTrace>,
 }
@@ -214,13 +214,13 @@ fn load_tokenizer(
 fn start_mock(
     cfg: &mut Config,
     tokenizer: &Arc<workload::tokenizer::Tokenizer>,
-) -> Result<Option<crate::mock::MockServer>, RunError> {
+) -> Result<Option<ringperf_mock::mock::MockServer>, RunError> {
     let Some(shape) = &cfg.mock else {
         return Ok(None);
     };
     let mut mc = mock_config(shape, &cfg.models[0]);
-    mc.prompt_tokenizer = Some(crate::mock::PromptTokenizer(tokenizer.clone()));
-    let server = crate::mock::start(mc).map_err(|e| {
+    mc.prompt_tokenizer = Some(ringperf_mock::mock::PromptTokenizer(tokenizer.clone()));
+    let server = ringperf_mock::mock::start(mc).map_err(|e| {
         RunError::new(
             SetupKind::MockServer,
             format!("cannot start the embedded mock server: {e}"),
@@ -668,13 +668,13 @@ fn payload_params(cfg: &Config) -> ringperf_wire::endpoint::PayloadParams {
     }
 }
 
-fn mock_config(shape: &crate::config::MockShape, model: &str) -> crate::mock::MockConfig {
-    crate::mock::MockConfig {
+fn mock_config(shape: &crate::config::MockShape, model: &str) -> ringperf_mock::mock::MockConfig {
+    ringperf_mock::mock::MockConfig {
         bind: "127.0.0.1:0".parse().expect("valid literal address"),
         threads: shape.threads,
         ttft: shape.ttft,
         itl: shape.itl,
-        output_tokens: crate::mock::OutputLen::Fixed(shape.output_tokens as u64),
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(shape.output_tokens as u64),
         tokens_per_event: shape.tokens_per_event,
         reasoning_tokens: shape.reasoning_tokens,
         faults: shape.faults.clone(),

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 use crate::common::{read_json, read_jsonl};
@@ -18,7 +18,7 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-keys")
 
 /// The mock as the fixtures' runs had it: 5 ms to the first token, 1 ms between tokens, 16.
 fn mock() -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(5),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(16),

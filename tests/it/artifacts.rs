@@ -168,11 +168,11 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
 /// is the ground truth.
 #[test]
 fn the_footer_lists_every_file_written() {
-    let server = ringperf::mock::start(ringperf::mock::MockConfig {
-        output_tokens: ringperf::mock::OutputLen::Fixed(4),
-        metrics_mode: ringperf::mock::MetricsMode::Vllm,
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
+        metrics_mode: ringperf_mock::mock::MetricsMode::Vllm,
         dcgm_gpus: 1,
-        ..ringperf::mock::MockConfig::default()
+        ..ringperf_mock::mock::MockConfig::default()
     })
     .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();

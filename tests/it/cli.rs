@@ -360,7 +360,7 @@ fn raw_response_field_outside_the_subset_is_refused() {
 }
 
 /// The binary against `server`, as a child: chat, builtin tokenizer, no collectors.
-fn profile_against(server: &ringperf::mock::MockServer, dir: &Path, flags: &[&str]) -> Output {
+fn profile_against(server: &ringperf_mock::mock::MockServer, dir: &Path, flags: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "mock-model", "--tokenizer", "builtin"])
         .args(["--ui", "none", "--no-server-metrics", "--no-gpu-telemetry"])

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::Parser;
 use ringperf::cli::{Cli, Command};
 use ringperf::config::Config;
-use ringperf::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
+use ringperf_mock::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
 use serde_json::Value;
 
 /// The validated configuration of a `ringperf profile …` command line (split on whitespace).
@@ -103,7 +103,7 @@ pub fn read_jsonl(path: &Path) -> Vec<Value> {
 /// An in-process mock that keeps every request body and reply text in its truth log, answers
 /// `tokens` output tokens, and counts prompt tokens exactly (builtin tokenizer).
 pub fn recording_mock(tokens: u64) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(tokens),
         truth_log: true,
         record_bodies: true,

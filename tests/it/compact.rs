@@ -9,14 +9,14 @@ use common::{config, read_jsonl};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ringperf::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
+use ringperf_mock::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
 use serde_json::Value;
 
 /// Output tokens of every reply, of which `reasoning` stream first as reasoning.
 const TOKENS: u64 = 12;
 
 fn mock(reasoning: usize, per_event: usize) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(TOKENS),
         reasoning_tokens: reasoning,
         tokens_per_event: per_event,

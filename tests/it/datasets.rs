@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use ringperf::mock::MockServer;
+use ringperf_mock::mock::MockServer;
 use serde_json::Value;
 
 fn mock() -> MockServer {
@@ -21,7 +21,7 @@ fn mock() -> MockServer {
 }
 
 /// The request body the mock received, as JSON.
-fn body(t: &ringperf::mock::TruthEntry) -> Value {
+fn body(t: &ringperf_mock::mock::TruthEntry) -> Value {
     serde_json::from_slice(t.request_body.as_deref().expect("bodies recorded")).expect("JSON body")
 }
 

@@ -9,11 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringperf::mock::{Driver, MockConfig, MockServer, OutputLen, PromptTokenizer, TruthEntry};
+use ringperf_mock::mock::{Driver, MockConfig, MockServer, OutputLen, PromptTokenizer, TruthEntry};
 use serde_json::Value;
 
 fn mock(ttft_ms: u64, itl_ms: u64, tokens: u64, per_event: usize, driver: Driver) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(ttft_ms),
         itl: Duration::from_millis(itl_ms),
         output_tokens: OutputLen::Fixed(tokens),
@@ -297,7 +297,7 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
 /// so it also checks that `inputs.json` holds what was sent.
 #[test]
 fn prompt_tokens_match_an_independent_count() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(2),
         prompt_tokenizer: Some(PromptTokenizer(Arc::new(
             ringperf_workload::workload::Tokenizer::builtin(),
@@ -1263,7 +1263,7 @@ fn sigint_takes_the_final_scrape_without_the_flush_period() {
 /// tokens the client counted are the ones the mock sent.
 #[test]
 fn fast_mock_truth_equals_what_the_client_measured() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(4),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(12),

@@ -8,7 +8,7 @@ use crate::common;
 use std::collections::HashMap;
 
 use common::{config, read_json, read_jsonl, recording_mock};
-use ringperf::mock::TruthEntry;
+use ringperf_mock::mock::TruthEntry;
 use serde_json::Value;
 
 const REQUESTS: usize = 6;

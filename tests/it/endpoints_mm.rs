@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 use crate::common::read_json;
@@ -19,7 +19,7 @@ const DIR: &str = concat!(
 
 /// The mock as the fixtures' runs had it.
 fn mock() -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(5),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(16),

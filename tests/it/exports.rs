@@ -8,8 +8,8 @@ use common::{config, read_json, read_jsonl};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use ringperf::mock::TruthEntry;
 use ringperf_metrics::aggregate::REGISTRY;
+use ringperf_mock::mock::TruthEntry;
 use serde_json::Value;
 
 /// The text a client received: `delta.content` of every streamed chunk, or `message.content`.
@@ -243,11 +243,11 @@ fn raw_export_keys_match_aiperf() {
 #[test]
 fn timeslices_cover_every_record_and_match_aiperf_keys() {
     // Tokens spaced in time, as in AIPerf's run (an ITL of 0 has no per-user throughput).
-    let server = ringperf::mock::start(ringperf::mock::MockConfig {
-        output_tokens: ringperf::mock::OutputLen::Fixed(5),
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(5),
         ttft: std::time::Duration::from_millis(2),
         itl: std::time::Duration::from_millis(1),
-        ..ringperf::mock::MockConfig::default()
+        ..ringperf_mock::mock::MockConfig::default()
     })
     .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();

@@ -12,15 +12,15 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use ringperf::cli::Cli;
-use ringperf::mock::{Fault, FaultSpec, MockConfig, MockServer, OutputLen, TruthEntry};
 use ringperf::run::Outcome;
+use ringperf_mock::mock::{Fault, FaultSpec, MockConfig, MockServer, OutputLen, TruthEntry};
 use serde_json::Value;
 
 /// Output tokens of every normal response.
 const TOKENS: u64 = 8;
 
 fn mock(faults: Vec<FaultSpec>) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(TOKENS),
@@ -479,7 +479,7 @@ fn sse_error_event_is_a_502_with_the_comment() {
     let r = run_against(&server, "--streaming --concurrency 2", n);
     let message = format!(
         "Error occurred in SSE response: {}",
-        ringperf::mock::SSE_ERROR_COMMENT
+        ringperf_mock::mock::SSE_ERROR_COMMENT
     );
     let faulted = check_single_fault(
         &r,

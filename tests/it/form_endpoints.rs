@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ringperf::mock::TruthEntry;
+use ringperf_mock::mock::TruthEntry;
 use ringperf_wire::http::form_parse::{FormParser, ParsedPart};
 use serde_json::Value;
 
@@ -42,7 +42,7 @@ fn payloads(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn entries(server: &ringperf::mock::MockServer, path: &str) -> Vec<TruthEntry> {
+fn entries(server: &ringperf_mock::mock::MockServer, path: &str) -> Vec<TruthEntry> {
     let all = server.truth().entries();
     assert!(
         all.iter().all(|e| e.path == path),

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use ringperf::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
 use ringperf_wire::prom::{SeriesValue, parse_scrape};
 
 /// AIPerf 0.13's DCGM mapping, written out again here (not taken from the crate) so that the
@@ -69,7 +69,7 @@ const MAPPING: [(&str, &str, f64, bool); 11] = [
 const GRACE_NS: u64 = 666_000_000;
 
 fn mock(gpus: u32, mode: MetricsMode) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(20),
         itl: Duration::from_millis(2),
         output_tokens: OutputLen::Fixed(16),
@@ -193,7 +193,7 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
             assert_eq!(line["gpu_index"], g);
             assert_eq!(
                 line["gpu_uuid"],
-                ringperf::mock::gpu_uuid(g as u32).as_str()
+                ringperf_mock::mock::gpu_uuid(g as u32).as_str()
             );
             assert_eq!(line["gpu_model_name"], "NVIDIA H100 80GB HBM3");
             assert_eq!(line["device"], format!("nvidia{g}").as_str());
@@ -221,7 +221,7 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
     for (pair, page) in lines.chunks(2).zip(&pages) {
         assert_eq!(
             pair[1]["telemetry_data"]["nvidia_power_usage"].as_f64(),
-            Some(ringperf::mock::power_w(1, page.in_flight))
+            Some(ringperf_mock::mock::power_w(1, page.in_flight))
         );
     }
 
@@ -252,7 +252,10 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
     for g in 0..2u64 {
         let gj = &gpus[format!("gpu_{g}")];
         assert_eq!(gj["gpu_index"], g);
-        assert_eq!(gj["gpu_uuid"], ringperf::mock::gpu_uuid(g as u32).as_str());
+        assert_eq!(
+            gj["gpu_uuid"],
+            ringperf_mock::mock::gpu_uuid(g as u32).as_str()
+        );
         assert_eq!(gj["gpu_name"], "NVIDIA H100 80GB HBM3");
         assert_eq!(gj["platform"], "nvidia");
         assert_eq!(gj["hostname"], "mock-dcgm");

@@ -14,7 +14,7 @@ use common::read_json;
 use std::path::Path;
 use std::process::Output;
 
-use ringperf::mock::MockConfig;
+use ringperf_mock::mock::MockConfig;
 use serde_json::Value;
 
 /// An open-loop run of the binary against `addr`: 20 non-streaming requests at 200/s on one
@@ -113,7 +113,7 @@ fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() 
     ) {
         return;
     }
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: std::time::Duration::from_millis(100),
         ..MockConfig::default()
     })
@@ -173,8 +173,8 @@ fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() 
     assert_eq!(h["observed"]["descriptor_limit"], 64, "{h}");
 }
 
-fn mock() -> ringperf::mock::MockServer {
-    ringperf::mock::start(MockConfig::default()).expect("mock starts")
+fn mock() -> ringperf_mock::mock::MockServer {
+    ringperf_mock::mock::start(MockConfig::default()).expect("mock starts")
 }
 
 /// The threads the JSON lists, by name.

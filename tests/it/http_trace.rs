@@ -9,7 +9,7 @@ use common::{config, read_json, read_jsonl, recording_mock};
 use std::collections::HashMap;
 use std::path::Path;
 
-use ringperf::mock::{MockServer, TruthEntry};
+use ringperf_mock::mock::{MockServer, TruthEntry};
 use serde_json::Value;
 
 /// The 14 metrics, in AIPerf's display order.
@@ -275,7 +275,7 @@ fn trace_data_headers_status_and_addresses_are_the_wire_s() {
         })
         .collect();
     // The mock's streamed head, as `name: value` pairs in order.
-    let mock_head = String::from_utf8(ringperf::mock::stream_response_head()).unwrap();
+    let mock_head = String::from_utf8(ringperf_mock::mock::stream_response_head()).unwrap();
     let mut mock_lines = mock_head.split("\r\n");
     assert_eq!(mock_lines.next(), Some("HTTP/1.1 200 OK"));
     let mock_headers: Vec<(String, Value)> = mock_lines

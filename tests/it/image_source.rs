@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use ringperf::mock::TruthEntry;
+use ringperf_mock::mock::TruthEntry;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

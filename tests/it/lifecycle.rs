@@ -1,7 +1,7 @@
 //! The server lifecycle around a run (docs/integrations.md): `--wait-for-model-*`,
 //! `--reset-kv-cache*`, `--server-profiler*`, driven by the binary against the in-process mock.
 //! Ground truth is the mock's own record of the control calls it answered
-//! ([`ringperf::mock::ControlCall`]: order, status, time on the wall clock and on the mock's
+//! ([`ringperf_mock::mock::ControlCall`]: order, status, time on the wall clock and on the mock's
 //! monotonic clock) against the run's records and the mock's record of every completion.
 
 use std::collections::HashSet;
@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use ringperf::mock::{ControlCall, MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{ControlCall, MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 use crate::common::read_jsonl;
@@ -17,7 +17,7 @@ use crate::common::read_jsonl;
 /// A mock whose model loads for `ready_after` and its first `loading` readiness-relevant
 /// requests, and which answers 503 to its first `busy_resets` resets.
 fn mock_loading(ready_after: Duration, loading: u32, busy_resets: u32) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(4),
         ttft: Duration::from_millis(2),
         truth_log: true,

@@ -8,7 +8,7 @@ use crate::common;
 /// The binary under `prlimit --nofile=N:N` (soft and hard, so ringperf cannot raise it) against
 /// `server`, closed loop at `concurrency`.
 fn run_limited(
-    server: &ringperf::mock::MockServer,
+    server: &ringperf_mock::mock::MockServer,
     nofile: u32,
     concurrency: u32,
     dir: &std::path::Path,

@@ -10,11 +10,11 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, OutputLen, TruthEntry};
+use ringperf_mock::mock::{MockConfig, OutputLen, TruthEntry};
 use serde_json::Value;
 
-fn mock(ttft_ms: u64) -> ringperf::mock::MockServer {
-    ringperf::mock::start(MockConfig {
+fn mock(ttft_ms: u64) -> ringperf_mock::mock::MockServer {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(ttft_ms),
         itl: Duration::ZERO,
         output_tokens: OutputLen::Fixed(4),
@@ -24,7 +24,7 @@ fn mock(ttft_ms: u64) -> ringperf::mock::MockServer {
     .expect("mock starts")
 }
 
-fn run(server: &ringperf::mock::MockServer, flags: &str) -> (tempfile::TempDir, Vec<Value>) {
+fn run(server: &ringperf_mock::mock::MockServer, flags: &str) -> (tempfile::TempDir, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&format!(
         "ringperf profile -m mock-model -u {} {flags} --isl 8 --osl 4 --random-seed 7 \

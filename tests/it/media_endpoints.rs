@@ -6,7 +6,7 @@
 use crate::common;
 use common::{config, read_json};
 
-use ringperf::mock::{MockServer, TruthEntry};
+use ringperf_mock::mock::{MockServer, TruthEntry};
 use serde_json::Value;
 
 /// Runs `flags` against a recording mock, `n` requests over `n` conversations, returns the

@@ -12,15 +12,15 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{read_json, read_jsonl};
-use ringperf::mock::{FaultList, MockConfig, MockServer, OutputLen};
 use ringperf_metrics::aggregate::{Kind, MetricDef};
 use ringperf_metrics::export::shard::{self, ShardManifest};
+use ringperf_mock::mock::{FaultList, MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 /// A mock whose answers vary: 2 to 12 tokens (capped by the request's max tokens) and one
 /// request in ten refused with a 503.
 fn mock() -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_micros(300),
         output_tokens: OutputLen::Uniform { min: 2, max: 12 },

@@ -5,7 +5,7 @@
 use crate::common;
 use common::config;
 
-use ringperf::mock::{MockServer, TruthEntry};
+use ringperf_mock::mock::{MockServer, TruthEntry};
 use serde_json::Value;
 
 /// Runs `flags` (chat, non-streaming) against a recording mock, `n` requests over `n`

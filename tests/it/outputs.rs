@@ -11,15 +11,15 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, OutputLen, PromptTokenizer};
+use ringperf_mock::mock::{MockConfig, OutputLen, PromptTokenizer};
 use serde_json::Value;
 
 const OSL: u64 = 10;
 const TOKENS_PER_EVENT: u64 = 3;
 
 /// A mock that answers `OSL` tokens, `TOKENS_PER_EVENT` to a chunk, and keeps bodies and texts.
-fn chunking_mock() -> ringperf::mock::MockServer {
-    ringperf::mock::start(MockConfig {
+fn chunking_mock() -> ringperf_mock::mock::MockServer {
+    ringperf_mock::mock::start(MockConfig {
         output_tokens: OutputLen::Fixed(OSL),
         tokens_per_event: TOKENS_PER_EVENT as usize,
         ttft: Duration::from_millis(2),
@@ -37,8 +37,8 @@ fn chunking_mock() -> ringperf::mock::MockServer {
 /// `(record, truth entry)` of every request of the run in `dir`.
 fn records_with_truth(
     dir: &Path,
-    server: &ringperf::mock::MockServer,
-) -> Vec<(Value, ringperf::mock::TruthEntry)> {
+    server: &ringperf_mock::mock::MockServer,
+) -> Vec<(Value, ringperf_mock::mock::TruthEntry)> {
     let truth = server.truth();
     common::read_jsonl(&dir.join("profile_export.jsonl"))
         .into_iter()

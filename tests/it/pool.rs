@@ -9,11 +9,11 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use common::{config, read_json, read_jsonl};
-use ringperf::mock::{MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 fn mock(ttft_ms: u64) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(ttft_ms),
         output_tokens: OutputLen::Fixed(1),
         truth_log: true,

@@ -97,8 +97,10 @@ fn run_sends_lengths_inside_the_windows() {
 }
 
 /// The mock's records grouped by correlation id (one per session), in arrival order.
-fn sessions(truth: &[ringperf::mock::TruthEntry]) -> Vec<Vec<&ringperf::mock::TruthEntry>> {
-    let mut by: std::collections::BTreeMap<String, Vec<&ringperf::mock::TruthEntry>> =
+fn sessions(
+    truth: &[ringperf_mock::mock::TruthEntry],
+) -> Vec<Vec<&ringperf_mock::mock::TruthEntry>> {
+    let mut by: std::collections::BTreeMap<String, Vec<&ringperf_mock::mock::TruthEntry>> =
         Default::default();
     for e in truth {
         by.entry(e.correlation_id.clone().expect("a correlation id"))
@@ -112,7 +114,7 @@ fn sessions(truth: &[ringperf::mock::TruthEntry]) -> Vec<Vec<&ringperf::mock::Tr
     out
 }
 
-fn messages(e: &ringperf::mock::TruthEntry) -> Vec<Value> {
+fn messages(e: &ringperf_mock::mock::TruthEntry) -> Vec<Value> {
     let body: Value = serde_json::from_slice(e.request_body.as_deref().unwrap()).unwrap();
     body["messages"].as_array().expect("chat messages").clone()
 }
@@ -214,7 +216,7 @@ fn cache_bust_markers_reach_the_server_as_aiperfs() {
     assert_eq!(ordinals, [0, 1, 2, 3, 4, 5]);
 
     // ISL: the body received, counted by the mock.
-    let by_id: std::collections::HashMap<String, &ringperf::mock::TruthEntry> = truth
+    let by_id: std::collections::HashMap<String, &ringperf_mock::mock::TruthEntry> = truth
         .iter()
         .map(|e| (e.request_id.unwrap().to_string(), e))
         .collect();
@@ -254,7 +256,7 @@ fn warmup_isolation_marks_warmup_requests_only() {
 }
 
 /// The body of a recorded request.
-fn body_of(e: &ringperf::mock::TruthEntry) -> Value {
+fn body_of(e: &ringperf_mock::mock::TruthEntry) -> Value {
     serde_json::from_slice(e.request_body.as_deref().unwrap()).unwrap()
 }
 
@@ -309,7 +311,7 @@ fn cache_bust_on_responses_and_messages() {
             markers.insert(marker);
         }
         assert_eq!(markers.len(), 4, "{endpoint}: one marker per session");
-        let by_id: std::collections::HashMap<String, &ringperf::mock::TruthEntry> = truth
+        let by_id: std::collections::HashMap<String, &ringperf_mock::mock::TruthEntry> = truth
             .iter()
             .map(|e| (e.request_id.unwrap().to_string(), e))
             .collect();

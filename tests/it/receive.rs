@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use ringperf::mock::TruthEntry;
+use ringperf_mock::mock::TruthEntry;
 use serde_json::Value;
 
 use crate::common::{self, read_json, read_jsonl};

@@ -7,7 +7,7 @@ use crate::common::{self, config};
 
 const MODELS: [&str; 3] = ["alpha", "beta", "gamma"];
 
-fn body(t: &ringperf::mock::TruthEntry) -> Value {
+fn body(t: &ringperf_mock::mock::TruthEntry) -> Value {
     serde_json::from_slice(t.request_body.as_deref().expect("bodies recorded")).expect("JSON body")
 }
 
@@ -171,12 +171,12 @@ fn weighted_is_refused_with_the_reason() {
 /// that keeps the value of `header` as each request's correlation id; returns (turn text,
 /// correlation id) per request.
 fn sessions_seen(header: Option<&str>, extra: &str) -> Vec<(String, Option<String>)> {
-    let server = ringperf::mock::start(ringperf::mock::MockConfig {
-        output_tokens: ringperf::mock::OutputLen::Fixed(1),
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(1),
         truth_log: true,
         record_bodies: true,
         session_header: header.map(str::to_string),
-        ..ringperf::mock::MockConfig::default()
+        ..ringperf_mock::mock::MockConfig::default()
     })
     .expect("mock starts");
     let tmp = tempfile::tempdir().unwrap();

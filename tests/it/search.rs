@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, OutputLen};
+use ringperf_mock::mock::{MockConfig, OutputLen};
 use serde_json::json;
 
 use crate::common::{profile_binary, read_json};
@@ -18,7 +18,7 @@ const TOKENS: u64 = 6;
 
 #[test]
 fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(80),
         itl: Duration::from_millis(40),
         output_tokens: OutputLen::Fixed(TOKENS),
@@ -134,7 +134,7 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
 /// key set is the one AIPerf wrote (tests/data/aiperf-search/).
 #[test]
 fn grid_recipes_write_their_derived_files() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(80),
         itl: Duration::from_millis(40),
         output_tokens: OutputLen::Fixed(TOKENS),
@@ -328,7 +328,7 @@ fn search_flags_are_refused_with_their_reason() {
 
 /// `ringperf profile` on `server` with `extra`, without the `--concurrency` of
 /// `profile_binary` (a recipe taking a concurrency list).
-fn profile_recipe(server: &ringperf::mock::MockServer, dir: &std::path::Path, extra: &[&str]) {
+fn profile_recipe(server: &ringperf_mock::mock::MockServer, dir: &std::path::Path, extra: &[&str]) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
         .args(["--tokenizer", "builtin", "--request-count", "4"])
@@ -357,7 +357,7 @@ fn key_list(v: &serde_json::Value) -> Vec<String> {
 /// (tests/data/aiperf-search/decode-itl-curve, pareto-sweep).
 #[test]
 fn itl_surface_and_pareto_recipes_write_their_files() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(64),
@@ -498,7 +498,7 @@ fn itl_surface_and_pareto_recipes_write_their_files() {
 /// checked against the variation's own summary; the frontier holds feasible variations only.
 #[test]
 fn search_sla_marks_a_plain_sweeps_feasible_variations() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(20),
         itl: Duration::from_millis(2),
         output_tokens: OutputLen::Fixed(4),
@@ -558,7 +558,7 @@ fn search_sla_marks_a_plain_sweeps_feasible_variations() {
 /// keys (tests/data/aiperf-search/sla-tiers/).
 #[test]
 fn sla_tiers_each_find_their_boundary_on_the_mock() {
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(80),
         itl: Duration::from_millis(40),
         output_tokens: OutputLen::Fixed(TOKENS),

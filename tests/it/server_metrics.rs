@@ -10,11 +10,11 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use ringperf::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 fn mock(mode: MetricsMode) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(5),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(16),

@@ -11,14 +11,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use ringperf::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MetricsMode, MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
 const AIPERF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-phases");
 const PHASES: [&str; 2] = ["warmup", "profiling"];
 
 fn mock() -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(5),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(16),

@@ -7,7 +7,7 @@ use common::{config, read_jsonl};
 
 use std::collections::HashMap;
 
-use ringperf::mock::{MockConfig, OutputLen, TruthEntry};
+use ringperf_mock::mock::{MockConfig, OutputLen, TruthEntry};
 use serde_json::{Value, json};
 
 /// The mock's records grouped by correlation id, each group in arrival order.
@@ -200,8 +200,8 @@ fn messages_later_turns_carry_the_real_replies() {
     check_replay("messages", false);
 }
 
-fn plain_mock(ttft_ms: u64) -> ringperf::mock::MockServer {
-    ringperf::mock::start(MockConfig {
+fn plain_mock(ttft_ms: u64) -> ringperf_mock::mock::MockServer {
+    ringperf_mock::mock::start(MockConfig {
         ttft: std::time::Duration::from_millis(ttft_ms),
         output_tokens: OutputLen::Fixed(4),
         truth_log: true,
@@ -211,7 +211,7 @@ fn plain_mock(ttft_ms: u64) -> ringperf::mock::MockServer {
 }
 
 fn run_against(
-    server: &ringperf::mock::MockServer,
+    server: &ringperf_mock::mock::MockServer,
     flags: &str,
 ) -> (tempfile::TempDir, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
@@ -260,7 +260,7 @@ fn later_turns_wait_their_delay_after_the_answer() {
 #[test]
 fn cancellation_cancels_the_planned_requests_after_their_delay() {
     // Events 20 ms apart, so that the mock writes again after the client's reset and sees it.
-    let server = ringperf::mock::start(MockConfig {
+    let server = ringperf_mock::mock::start(MockConfig {
         ttft: std::time::Duration::from_millis(300),
         itl: std::time::Duration::from_millis(20),
         output_tokens: OutputLen::Fixed(4),
@@ -521,7 +521,7 @@ fn sticky_sessions_keep_one_connection_each() {
 #[test]
 fn prefill_concurrency_admits_one_request_before_each_first_token() {
     let mock = || {
-        ringperf::mock::start(MockConfig {
+        ringperf_mock::mock::start(MockConfig {
             ttft: std::time::Duration::from_millis(40),
             itl: std::time::Duration::from_millis(5),
             output_tokens: OutputLen::Fixed(4),
@@ -531,7 +531,7 @@ fn prefill_concurrency_admits_one_request_before_each_first_token() {
         .expect("mock starts")
     };
     let flags = "--streaming --concurrency 4 --request-count 12 --isl 8 --osl 4 --random-seed 10";
-    let windows = |server: &ringperf::mock::MockServer| {
+    let windows = |server: &ringperf_mock::mock::MockServer| {
         let mut w: Vec<(u64, u64, u64)> = server
             .truth()
             .entries()

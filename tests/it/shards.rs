@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
 use common::{read_json, read_jsonl, recording_mock};
-use ringperf::mock::MockServer;
+use ringperf_mock::mock::MockServer;
 use serde_json::Value;
 
 /// The workload every run here shares: a seeded open-loop schedule (gamma arrivals, whose draws

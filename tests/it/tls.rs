@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, MockServer, MockTls, OutputLen, TruthEntry};
+use ringperf_mock::mock::{MockConfig, MockServer, MockTls, OutputLen, TruthEntry};
 use serde_json::Value;
 
 /// Output tokens of every response.
@@ -70,7 +70,7 @@ impl Pki {
 }
 
 fn https_mock(pki: &Pki) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(TOKENS),
@@ -300,10 +300,10 @@ fn the_binary_takes_the_ssl_environment() {
 #[test]
 fn server_metrics_are_scraped_over_https() {
     let pki = Pki::new();
-    let mock = ringperf::mock::start(MockConfig {
+    let mock = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         output_tokens: OutputLen::Fixed(TOKENS),
-        metrics_mode: ringperf::mock::MetricsMode::Vllm,
+        metrics_mode: ringperf_mock::mock::MetricsMode::Vllm,
         tls: Some(pki.mock_tls()),
         ..MockConfig::default()
     })
@@ -354,7 +354,7 @@ fn server_metrics_are_scraped_over_https() {
 fn https_ttft_and_gaps_match_the_truth_log() {
     const EVENTS: usize = 12;
     let pki = Pki::new();
-    let mock = ringperf::mock::start(MockConfig {
+    let mock = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(25),
         itl: Duration::from_millis(4),
         output_tokens: OutputLen::Fixed(EVENTS as u64),
@@ -476,7 +476,7 @@ fn openssl_basic_constraints(cert: &Path) -> String {
 /// A run against the mock serving `tls`, trusting the PEM bundle `trusted` (as
 /// `SSL_CERT_FILE` does): its outcome and records.
 fn run_trusting(tls: MockTls, trusted: &Path) -> (MockServer, ringperf::run::Outcome, Vec<Value>) {
-    let mock = ringperf::mock::start(MockConfig {
+    let mock = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(TOKENS),
@@ -616,7 +616,7 @@ fn the_binary_trusts_an_openssl_certificate_from_the_environment() {
 }
 
 fn https_mock_with(tls: MockTls) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(TOKENS),
@@ -882,7 +882,7 @@ fn a_certificate_without_subject_alt_name_is_refused_with_the_reason() {
 fn large_bodies_arrive_whole_from_the_shared_bytes() {
     let pki = Pki::new();
     for tls in [false, true] {
-        let mock = ringperf::mock::start(MockConfig {
+        let mock = ringperf_mock::mock::start(MockConfig {
             output_tokens: OutputLen::Fixed(TOKENS),
             truth_log: true,
             record_bodies: true,

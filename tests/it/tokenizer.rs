@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, MockServer, OutputLen};
+use ringperf_mock::mock::{MockConfig, MockServer, OutputLen};
 use serde_json::{Value, json};
 
 use crate::common::{read_json, read_jsonl};
@@ -18,7 +18,7 @@ const MAIN: &str = "1111111111111111111111111111111111111111";
 const V1: &str = "2222222222222222222222222222222222222222";
 
 fn mock() -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(1),
         itl: Duration::from_millis(1),
         output_tokens: OutputLen::Fixed(2),

@@ -7,13 +7,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ringperf::mock::{MockConfig, MockServer, VideoJobConfig};
+use ringperf_mock::mock::{MockConfig, MockServer, VideoJobConfig};
 use serde_json::Value;
 
 use crate::common::{read_json, read_jsonl};
 
 fn mock(jobs: VideoJobConfig) -> MockServer {
-    ringperf::mock::start(MockConfig {
+    ringperf_mock::mock::start(MockConfig {
         video_jobs: jobs,
         ..MockConfig::default()
     })

@@ -61,7 +61,7 @@
 //!    signal, write the truth log).
 //!
 //! Outside itself the mock uses `ringperf_wire::clock`, `ringperf_wire::endpoint`, `ringperf_io::signals`,
-//! `ringperf_io::timer` and the tokenizer of `ringperf_workload::workload`; never `crate::cli` or `crate::config` (the `mock-server` flags
+//! `ringperf_io::timer` and the tokenizer of `ringperf_workload::workload`; never `ringperf::cli` or `ringperf::config` (the `mock-server` flags
 //! are validated into a [`MockConfig`] by `config::mock`).
 
 mod apis;

@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn buckets_match_the_real_vllm_capture() {
         // The real vLLM capture, kept in the repository's test data.
-        let fixture = include_str!("../../tests/data/vllm-cpu-metrics-after-load.txt");
+        let fixture = include_str!("../../../../tests/data/vllm-cpu-metrics-after-load.txt");
         for (name, bounds) in [
             ("vllm:time_to_first_token_seconds_bucket", TTFT_BUCKETS),
             ("vllm:inter_token_latency_seconds_bucket", ITL_BUCKETS),
