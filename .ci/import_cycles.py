@@ -7,7 +7,7 @@ and `crate::…` / `super::…` references of every file of the crate (test modu
 excluded: a test may look at anything):
 
 - the file graph: an edge from a file to each file it names;
-- the folder graph: the same edges lifted to top-level modules (`src/mock/conn.rs` → `mock`).
+- the folder graph: the same edges lifted to top-level modules (`crates/mock/src/mock/conn.rs` → `mock`).
 
 A strongly connected component of more than one node is a circle. The rules (docs/architecture.md):
 no circle among top-level modules, so no import circle between files of different folders; and

@@ -13,7 +13,7 @@ that fixes what is sent; it runs with OUTDIR as its working directory and `--art
 <scenario>`, so no absolute path gets into the artifacts. The trace of the `mooncake_trace`
 scenario, perf/data/mooncake_small.jsonl, is copied to OUTDIR/inputs/ first (and compared like
 any other file). stdout and stderr of each run go to OUTDIR/logs/, which `compare` skips. The
-whole `run` takes about 30 s.
+whole `run` takes about 25 s on 2 cores.
 
 `compare` wants the same set of files in both trees, and each file the same after masking what
 differs between two runs of one binary: ids drawn at random, wall-clock stamps, the mock's port,
@@ -52,6 +52,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACE = os.path.join(HERE, "data", "mooncake_small.jsonl")
 SEED = "42"
+# --no-gpu-telemetry: the default probe of localhost:9400/9401 would make the output depend on
+# whether a DCGM exporter happens to run on the machine.
 COMMON = ["profile", "--mock", "--ui", "none", "--random-seed", SEED, "--no-gpu-telemetry"]
 
 # name -> the arguments after COMMON (and before --artifact-dir).
@@ -62,7 +64,7 @@ SCENARIOS = {
         "--conversation-turn-mean", "3", "--conversation-turn-stddev", "1",
         "--conversation-turn-delay-mean", "10", "--isl", "200", "--osl", "24",
     ],
-    # A trace replay writes no inputs.json (docs/output-formats.md; src/workload/prepared.rs), so
+    # A trace replay writes no inputs.json (docs/output-formats.md; crates/workload/src/workload/prepared.rs), so
     # `--export-level raw` is what records the bodies sent (profile_export_raw.jsonl, `payload`).
     "mooncake_trace": [
         "--streaming", "--custom-dataset-type", "mooncake_trace",
@@ -214,9 +216,7 @@ SCRAPE_RULES = [
 # CSV: a row whose first cell matches is masked (all cells but the first); so is a column whose
 # header matches. `# benchmark_id:` comment lines are masked.
 CSV_ROW_RE = [TIMING_NAME_RE, TIMING_TAG_STAT_RE]
-CSV_COL_RE = [
-    TIMING_TAG_STAT_RE,  # sweep CSV: `<tag>_<stat>` columns
-]
+CSV_COL_RE = [TIMING_TAG_STAT_RE]  # sweep CSV: `<tag>_<stat>` columns
 # Server-metrics CSV (sections under an `Endpoint,Type,Metric,...` header): statistic columns
 # as SERVER_STATS above, and `buckets` of `*_seconds` histograms.
 SERVER_CSV_COL_RE = re.compile(SERVER_STATS)

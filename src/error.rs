@@ -10,9 +10,9 @@ use crate::cli::UnsupportedFlag;
 use crate::config::ConfigError;
 use crate::config::mock::MockArgsError;
 use crate::merge::MergeError;
-use crate::plot::PlotError;
 use crate::run::RunError;
 use ringperf_metrics::server_metrics::Error as ReprocessError;
+use ringperf_plot::plot::PlotError;
 
 /// A command that failed. `Display` is the line printed after `ringperf: `, with the
 /// command's own prefix (`merge: `, `plot: `, …) where it has one.
@@ -240,7 +240,9 @@ mod tests {
                 "merge: cut".into(),
             ),
             (
-                Error::Plot(PlotError::Render(crate::plot::render::RenderError::Font)),
+                Error::Plot(PlotError::Render(
+                    ringperf_plot::plot::render::RenderError::Font,
+                )),
                 "plot: cannot draw a chart: the embedded font cannot be read".into(),
             ),
             (

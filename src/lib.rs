@@ -10,7 +10,6 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod merge;
-pub mod plot;
 pub mod run;
 pub mod scrape;
 pub mod search;

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         }
         Command::Analyze(a) => match &a.command {
             ringperf::cli::analyze::AnalyzeCommand::SwimLane(s) => {
-                Ok(ringperf::plot::swim_cmd::run(s))
+                Ok(ringperf_plot::plot::swim_cmd::run(&s.job()))
             }
         },
         Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
@@ -190,7 +190,7 @@ fn profile(
     // callback (every other artifact is already written).
     let mut code = outcome.exit_code();
     if let Some(dir) = plot_dir {
-        match ringperf::plot::plot(&[dir], None) {
+        match ringperf_plot::plot::plot(&[dir], None) {
             Ok(r) => {
                 println!("Report: {}", r.html.display());
                 println!(
@@ -227,7 +227,7 @@ fn merge(args: &MergeArgs) -> Result<u8, Error> {
 }
 
 fn plot(args: &PlotArgs) -> Result<u8, Error> {
-    ringperf::plot::run(args)?;
+    ringperf_plot::plot::run(&args.dirs, args.output.as_deref())?;
     Ok(0)
 }
 

@@ -37,3 +37,16 @@ pub struct SwimLaneArgs {
     #[arg(long)]
     pub html: bool,
 }
+
+impl SwimLaneArgs {
+    /// The typed job the plot crate runs.
+    pub fn job(&self) -> ringperf_plot::plot::swim_cmd::SwimLaneJob {
+        ringperf_plot::plot::swim_cmd::SwimLaneJob {
+            run_dirs: self.run_dirs.clone(),
+            out: self.out.clone(),
+            concurrency: self.concurrency,
+            ramp: self.ramp,
+            html: self.html,
+        }
+    }
+}

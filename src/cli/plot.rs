@@ -1,5 +1,5 @@
 //! Flags of `ringperf plot`: the artifact directories to plot and where the report goes.
-//! AIPerf 0.13 has `aiperf plot`; ringperf's writes one self-contained HTML page (`crate::plot`).
+//! AIPerf 0.13 has `aiperf plot`; ringperf's writes one self-contained HTML page (`ringperf_plot::plot`).
 
 use std::path::PathBuf;
 

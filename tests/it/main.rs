@@ -6,6 +6,7 @@
 mod common;
 
 mod aiperf_keys;
+mod architecture;
 mod artifacts;
 mod cli;
 mod compact;

@@ -1,7 +1,7 @@
 //! A worker's connection pool against the mock's truth log (when it accepted each connection,
 //! and when each request arrived, on which connection): the warm pool of an open loop
 //! (`src/worker/warm.rs`) and the per-worker connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`,
-//! `src/net/pool.rs`).
+//! `crates/io/src/net/pool.rs`).
 
 use crate::common;
 

@@ -44,7 +44,7 @@ fn same(ours: &Value, theirs: &Value, at: &str) {
 /// the same sessions in the same slots and rows, the same turns and gaps, the same curves.
 #[test]
 fn the_payload_of_aiperfs_records_is_aiperfs() {
-    let sl = ringperf::plot::swim_lane::load(&Path::new(FIXTURE).join("run"), None).unwrap();
+    let sl = ringperf_plot::plot::swim_lane::load(&Path::new(FIXTURE).join("run"), None).unwrap();
     let ours = sl.payload(Some(3));
     let theirs = read_json(&Path::new(FIXTURE).join("aiperf_payload.json"));
     same(&ours, &theirs, "payload");

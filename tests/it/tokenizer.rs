@@ -159,7 +159,7 @@ fn chat_template_isl_at_a_cached_revision_is_transformers_count() {
 
 /// Synthetic single-turn prompts are shortened by the template's overhead, as AIPerf's first
 /// turns: the templated ISL counted is `--isl` (the overhead, 15 tokens here, is checked against
-/// transformers' count in src/workload/chat_template.rs).
+/// transformers' count in crates/workload/src/workload/chat_template.rs).
 #[test]
 fn synthetic_isl_with_a_chat_template_is_the_isl_asked_for() {
     let server = mock();

@@ -2,7 +2,7 @@
 //! its signature covers, the signature and its algorithm, issuer and subject, and the validity
 //! window. webpki checks every other certificate; it refuses a `CA:TRUE` certificate presented
 //! as a server's own even when the user trusts exactly that certificate, which is what
-//! `openssl req -x509` makes by default (docs/tls.md). `src/net/trust.rs` uses this reader for
+//! `openssl req -x509` makes by default (docs/tls.md). `crates/io/src/net/trust.rs` uses this reader for
 //! that one case.
 //!
 //! The reader takes any bytes and never panics: every length is checked against what is left,

@@ -17,8 +17,6 @@ pub mod swim_lane;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::cli::plot::PlotArgs;
-
 use self::charts::Chart;
 use self::html::Figure;
 use self::inputs::{Input, InputError};
@@ -283,9 +281,10 @@ pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError
     })
 }
 
-/// `ringperf plot`: prints what was written and the directories skipped.
-pub fn run(args: &PlotArgs) -> Result<Report, PlotError> {
-    let report = plot(&args.dirs, args.output.as_deref())?;
+/// `ringperf plot DIR... [-o OUT]`: plots `dirs` into `output` (default: the first directory),
+/// and prints what was written and the directories skipped.
+pub fn run(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError> {
+    let report = plot(dirs, output)?;
     for s in &report.skipped {
         eprintln!("ringperf: plot: skipped {s}");
     }

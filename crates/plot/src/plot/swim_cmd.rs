@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::analyze::SwimLaneArgs;
-
 use super::swim_lane::{SwimLane, SwimLaneError};
 
 fn write(path: &Path, bytes: &[u8]) -> Result<PathBuf, SwimLaneError> {
@@ -50,10 +48,25 @@ pub fn write_html(
     )
 }
 
+/// What `ringperf analyze swim-lane` draws, and where.
+#[derive(Clone, Debug, Default)]
+pub struct SwimLaneJob {
+    /// The run directories (each with a profile_export.jsonl).
+    pub run_dirs: Vec<PathBuf>,
+    /// The PNG's path (default `<run_dir>/swim_lane.png`); only with a single run directory.
+    pub out: Option<PathBuf>,
+    /// Target concurrency, drawn as a reference line under the lanes.
+    pub concurrency: Option<u64>,
+    /// Ramp duration in seconds for the ramp-done line, over the run's own.
+    pub ramp: Option<f64>,
+    /// Also write the viewer (`swim_lane.html`, or the `--out` path with `.html`).
+    pub html: bool,
+}
+
 /// Runs the command: `saved PATH` on stdout per file, `skip DIR: why` on stderr per run that
 /// could not be drawn. Exit code 2 for no directory or `--out` with several, 1 when any run was
 /// skipped, else 0.
-pub fn run(args: &SwimLaneArgs) -> u8 {
+pub fn run(args: &SwimLaneJob) -> u8 {
     if args.run_dirs.is_empty() {
         eprintln!("error: at least one run directory is required");
         return 2;

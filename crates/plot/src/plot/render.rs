@@ -12,7 +12,7 @@ use super::charts::{CHOSEN_RGB, Chart, Kind, THRESHOLD_RGB};
 /// Width and height of every chart, in pixels.
 pub const SIZE: (u32, u32) = (960, 540);
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSansMono.ttf");
 
 /// Why a chart was not drawn; the message is the cause's own.
 #[derive(Debug)]
