@@ -6,6 +6,8 @@
 //! variation's command line through the usual `profile` path, so a variation is validated
 //! exactly as a single run with those values would be.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value};
 
 use super::error::SweepError;
@@ -42,89 +44,17 @@ impl SweepableFlag {
     }
 }
 
-/// Every flag AIPerf 0.13 sweeps over when given a list, with AIPerf's parameter path.
-pub const SWEEPABLE: &[SweepableFlag] = &[
-    SweepableFlag {
-        names: &["--concurrency"],
-        path: "phases.profiling.concurrency",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &["--prefill-concurrency"],
-        path: "phases.profiling.prefill_concurrency",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &["--request-rate"],
-        path: "phases.profiling.rate",
-        whole: false,
-    },
-    SweepableFlag {
-        names: &["--request-count", "--num-requests"],
-        path: "phases.profiling.requests",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &["--benchmark-duration"],
-        path: "phases.profiling.duration",
-        whole: false,
-    },
-    SweepableFlag {
-        names: &[
-            "--conversation-num",
-            "--num-conversations",
-            "--num-sessions",
-        ],
-        path: "phases.profiling.sessions",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &["--num-users"],
-        path: "phases.profiling.users",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &[
-            "--prompt-input-tokens-mean",
-            "--synthetic-input-tokens-mean",
-            "--isl",
-        ],
-        path: "datasets.main.prompts.isl.mean",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &[
-            "--prompt-input-tokens-stddev",
-            "--synthetic-input-tokens-stddev",
-            "--isl-stddev",
-        ],
-        path: "datasets.main.prompts.isl.stddev",
-        whole: false,
-    },
-    SweepableFlag {
-        names: &[
-            "--prompt-output-tokens-mean",
-            "--output-tokens-mean",
-            "--osl",
-        ],
-        path: "datasets.main.prompts.osl.mean",
-        whole: true,
-    },
-    SweepableFlag {
-        names: &[
-            "--prompt-output-tokens-stddev",
-            "--output-tokens-stddev",
-            "--osl-stddev",
-        ],
-        path: "datasets.main.prompts.osl.stddev",
-        whole: false,
-    },
-    SweepableFlag {
-        names: &["--conversation-turn-mean", "--session-turns-mean"],
-        path: "datasets.main.turns.mean",
-        whole: true,
-    },
-];
+/// Every flag AIPerf 0.13 sweeps over when given a list, with AIPerf's parameter path: the rows
+/// of the flag table (`cli::flags`) that say they sweep, in its order.
+pub static SWEEPABLE: LazyLock<Vec<SweepableFlag>> = LazyLock::new(|| {
+    crate::cli::flags::sweepable()
+        .map(|(flag, sweep)| SweepableFlag {
+            names: flag.names,
+            path: sweep.path,
+            whole: sweep.whole,
+        })
+        .collect()
+});
 
 /// One value of a swept flag.
 #[derive(Clone, Copy, Debug, PartialEq)]

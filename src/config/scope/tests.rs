@@ -1,6 +1,4 @@
-use std::collections::BTreeSet;
-
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
 use super::*;
 use crate::cli::Command;
@@ -379,55 +377,20 @@ fn each_flag_given_where_it_acts_nowhere_gets_its_own_line() {
     assert!(c.warnings.iter().all(|w| !w.contains('\n')));
 }
 
-/// The clap ids of `ringperf profile`'s arguments (help and version aside).
-fn profile_ids() -> BTreeSet<String> {
-    let cmd = Cli::command();
-    let profile = cmd.find_subcommand("profile").expect("profile");
-    profile
-        .get_arguments()
-        .map(|a| a.get_id().as_str().to_string())
-        .filter(|id| id != "help" && id != "version")
-        .collect()
-}
-
-/// A flag cannot be added without deciding where it acts: every argument clap defines has one
-/// row in [`SCOPES`], and every row names an argument.
-#[test]
-fn every_profile_flag_has_exactly_one_row() {
-    let ids = profile_ids();
-    assert!(
-        ids.len() > 100,
-        "clap lists the profile flags ({})",
-        ids.len()
-    );
-    let rows: Vec<&str> = SCOPES.iter().map(|(id, _)| *id).collect();
-    let missing: Vec<&String> = ids
-        .iter()
-        .filter(|id| !rows.contains(&id.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "flags without a row in SCOPES: {missing:?}"
-    );
-    let stale: Vec<&&str> = rows.iter().filter(|r| !ids.contains(**r)).collect();
-    assert!(stale.is_empty(), "rows naming no flag: {stale:?}");
-    let unique: BTreeSet<&str> = rows.iter().copied().collect();
-    assert_eq!(unique.len(), rows.len(), "a flag with two rows");
-}
-
 /// Every scope that refuses or warns is exercised by the table, in a mode where its flags act
 /// and in one where they do not.
 #[test]
 fn the_table_covers_every_scope_both_ways() {
     let table = table();
-    for &(_, scope) in SCOPES {
+    let scopes: Vec<(&str, Scope)> = crate::cli::flags::scopes().collect();
+    for &(_, scope) in &scopes {
         if matches!(
             scope,
             Scope::Any | Scope::Resolved(_) | Scope::Synthetic | Scope::Inert(_)
         ) {
             continue;
         }
-        let names: Vec<String> = SCOPES
+        let names: Vec<String> = scopes
             .iter()
             .filter(|(_, s)| *s == scope)
             .flat_map(|(id, _)| {
