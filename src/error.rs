@@ -49,30 +49,6 @@ pub enum Error {
     Chat(crate::chat::ChatError),
 }
 
-impl Error {
-    /// The process exit code of the failure: 2 for every kind (a usage or setup error), but 130
-    /// for a run interrupted by a signal while it was prepared (as a cancelled run).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Merge(e) => e.exit_code(),
-            Error::Run(e) if e.kind() == crate::run::SetupKind::Interrupted => 130,
-            Error::Unsupported(_)
-            | Error::Config(_)
-            | Error::Signals(_)
-            | Error::Run(_)
-            | Error::Sweep(_)
-            | Error::Search(_)
-            | Error::ServerMetricsConfig(_)
-            | Error::ServerMetrics(_)
-            | Error::Plot(_)
-            | Error::MockServerConfig(_)
-            | Error::MockServer(_)
-            | Error::TraceTool(_)
-            | Error::Chat(_) => 2,
-        }
-    }
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -259,7 +235,7 @@ mod tests {
     #[test]
     fn every_error_kind_exits_2_as_the_readme_table_says() {
         for (e, _) in every_kind() {
-            assert_eq!(e.exit_code(), 2, "{e:?}");
+            assert_eq!(crate::exit::of_error(&e), 2, "{e:?}");
         }
     }
 
@@ -286,12 +262,12 @@ mod tests {
             ServerLifecycle,
         ] {
             let e = Error::from(RunError::new(kind, "m"));
-            assert_eq!(e.exit_code(), 2, "{kind:?}");
+            assert_eq!(crate::exit::of_error(&e), 2, "{kind:?}");
             assert_eq!(e.to_string(), "m");
         }
         let e = Error::from(RunError::new(Interrupted, "m"));
         assert_eq!(
-            e.exit_code(),
+            crate::exit::of_error(&e),
             130,
             "a run interrupted while prepared exits as cancelled"
         );

@@ -9,6 +9,7 @@ pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod exit;
 pub mod merge;
 pub mod run;
 pub mod scrape;

@@ -2,26 +2,27 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use ringperf::Error;
 use ringperf::cli::merge::MergeArgs;
 use ringperf::cli::plot::PlotArgs;
 use ringperf::cli::{Cli, Command, MockArgs, ProfileArgs, ServerMetricsArgs};
+use ringperf::{Error, exit};
 
 // Feature `mimalloc`: the allocator measured in docs/why-crates.md.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Every failure is one line, `ringperf: <what>`, and the exit code of its kind
-/// ([`Error::exit_code`]); a command that ran exits with its outcome's code.
+/// Every failure is one line, `ringperf: <what>`, and the exit code of its kind; a command that
+/// ran exits with its outcome's code. Every code is decided in `ringperf::exit`, asked here.
 fn main() -> ExitCode {
+    ringperf_io::control::on_force_quit(exit::force_quit);
     let argv: Vec<String> = std::env::args().collect();
     // `profile --config FILE`: the file's flags, overlaid by the ones given (docs/config-files.md).
     let argv = match ringperf::config::yaml::cmd::profile_argv(&argv) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("Error: {}\nFile: {}", e.error, e.path.display());
-            return ExitCode::from(2);
+            return ExitCode::from(exit::USAGE);
         }
     };
     if let Err(e) = ringperf::cli::reject_unsupported(&argv) {
@@ -37,7 +38,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
         }
     };
     // Every command that opens sockets (profile, mock-server) wants the hard descriptor limit:
@@ -61,7 +66,7 @@ fn main() -> ExitCode {
         Command::Config(args) => Ok(config(&args)),
         Command::AnalyzeTrace(a) => {
             ringperf::trace_tools::analyze::run(&a.input(), a.block_size, a.output_file.as_deref())
-                .map(|()| 0)
+                .map(|()| exit::OK)
                 .map_err(Error::TraceTool)
         }
         Command::Analyze(a) => match &a.command {
@@ -72,7 +77,7 @@ fn main() -> ExitCode {
         Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
         Command::Chat(c) => chat(&c),
         Command::Synthesize(s) => ringperf::trace_tools::synthesize::run_command(&s)
-            .map(|()| 0)
+            .map(|()| exit::OK)
             .map_err(Error::TraceTool),
     };
     match ran {
@@ -94,12 +99,12 @@ fn chat(a: &ringperf::cli::chat::ChatArgs) -> Result<u8, Error> {
     };
     let mut stdin = std::io::stdin().lock();
     ringperf::chat::run(&o, &mut stdin, &mut std::io::stdout()).map_err(Error::Chat)?;
-    Ok(0)
+    Ok(exit::OK)
 }
 
 fn fail(e: &Error) -> ExitCode {
     eprintln!("ringperf: {e}");
-    ExitCode::from(e.exit_code())
+    ExitCode::from(exit::of_error(e))
 }
 
 fn profile(
@@ -132,7 +137,7 @@ fn profile(
             },
             std::io::stdout().is_terminal(),
         )?;
-        return Ok(outcome.exit_code());
+        return Ok(exit::of_run(&outcome));
     }
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
     if let Some(mut plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
@@ -148,7 +153,7 @@ fn profile(
             },
             std::io::stdout().is_terminal(),
         )?;
-        return Ok(outcome.exit_code());
+        return Ok(exit::of_run(&outcome));
     }
     if !sla.is_empty() {
         eprintln!(
@@ -188,7 +193,7 @@ fn profile(
     // SVG per chart), after the footer; a failure to draw it is said, and changes the exit code
     // only with `--plot-required`: 1 where the run would exit 0, as AIPerf's failed plot
     // callback (every other artifact is already written).
-    let mut code = outcome.exit_code();
+    let mut code = exit::of_run(&outcome);
     if let Some(dir) = plot_dir {
         match ringperf_plot::plot::plot(&[dir], None) {
             Ok(r) => {
@@ -202,9 +207,7 @@ fn profile(
             }
             Err(e) if plot_required => {
                 eprintln!("ringperf: auto-plot failed and --plot-required is given: {e}");
-                if code == 0 {
-                    code = 1;
-                }
+                code = exit::with_required_plot_failed(code);
             }
             Err(e) => eprintln!("ringperf: auto-plot: {e}"),
         }
@@ -219,16 +222,16 @@ fn server_metrics(args: &ServerMetricsArgs) -> Result<u8, Error> {
     for (label, path) in files {
         println!("{label}: {}", path.display());
     }
-    Ok(0)
+    Ok(exit::OK)
 }
 
 fn merge(args: &MergeArgs) -> Result<u8, Error> {
-    Ok(ringperf::merge::run(args)?.exit_code())
+    Ok(exit::of_merge(&ringperf::merge::run(args)?))
 }
 
 fn plot(args: &PlotArgs) -> Result<u8, Error> {
     ringperf_plot::plot::run(&args.dirs, args.output.as_deref())?;
-    Ok(0)
+    Ok(exit::OK)
 }
 
 fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
@@ -250,11 +253,11 @@ fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
         ) {
             Ok(text) => {
                 print!("{text}");
-                0
+                exit::OK
             }
             Err(e) => {
                 eprintln!("ringperf: config init: {e}");
-                2
+                exit::USAGE
             }
         },
     }
@@ -273,5 +276,5 @@ fn mock_server(args: &MockArgs) -> Result<u8, Error> {
     let c = ringperf::config::mock::MockServerConfig::try_from_args(args)?;
     ringperf_mock::mock::serve(c.mock, c.truth_log.as_deref(), c.dcgm_log.as_deref())
         .map_err(Error::MockServer)?;
-    Ok(0)
+    Ok(exit::OK)
 }

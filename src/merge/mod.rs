@@ -99,13 +99,6 @@ impl std::fmt::Display for MergeError {
 
 impl std::error::Error for MergeError {}
 
-impl MergeError {
-    /// The process exit code: 2, as a `profile` usage or setup error.
-    pub fn exit_code(&self) -> u8 {
-        2
-    }
-}
-
 /// How a merge ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -117,19 +110,6 @@ pub struct Outcome {
     pub successes: u64,
     /// A shard's client fell behind under its `--max-client-lag-us`.
     pub client_fell_behind: bool,
-}
-
-impl Outcome {
-    /// 4 when a shard failed or is missing, else 1 when no request succeeded, else 5 when a
-    /// shard fell behind under its `--max-client-lag-us`, else 0 (module docs).
-    pub fn exit_code(&self) -> u8 {
-        match (self.complete, self.successes) {
-            (false, _) => 4,
-            (true, 0) => 1,
-            (true, _) if self.client_fell_behind => 5,
-            (true, _) => 0,
-        }
-    }
 }
 
 /// Merges the shards `args` names (see the module docs), printing the console export as
@@ -231,40 +211,4 @@ fn run_one(args: &MergeArgs) -> Result<Outcome, MergeError> {
         successes: written.successes,
         client_fell_behind: written.client_fell_behind,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exit_codes_follow_profile_and_flag_an_incomplete_merge() {
-        let outcome = |complete, successes| Outcome {
-            artifact_dir: PathBuf::from("m"),
-            complete,
-            successes,
-            client_fell_behind: false,
-        };
-        assert_eq!(outcome(true, 5).exit_code(), 0);
-        assert_eq!(outcome(true, 0).exit_code(), 1);
-        assert_eq!(outcome(false, 5).exit_code(), 4);
-        assert_eq!(outcome(false, 0).exit_code(), 4);
-        let behind = |complete, successes| Outcome {
-            client_fell_behind: true,
-            ..outcome(complete, successes)
-        };
-        assert_eq!(
-            behind(true, 5).exit_code(),
-            5,
-            "a shard's exit code 5 carries over"
-        );
-        assert_eq!(
-            behind(false, 5).exit_code(),
-            4,
-            "an incomplete merge says so first"
-        );
-        assert_eq!(behind(true, 0).exit_code(), 1);
-        assert_eq!(MergeError::Refused("x".into()).exit_code(), 2);
-        assert_eq!(MergeError::Failed("x".into()).exit_code(), 2);
-    }
 }

@@ -159,24 +159,4 @@ mod tests {
         assert!(!h.kept_up && !h.fails_run());
         assert!(verdict(&summary, &t, 0, 0, (0, 2_500), Some(1), Cores::default()).fails_run());
     }
-
-    #[test]
-    fn a_failed_enforced_verdict_is_exit_code_5_unless_something_worse_happened() {
-        let outcome = |successes, stopped, client_fell_behind| super::super::Outcome {
-            successes,
-            errors: 0,
-            stopped,
-            client_fell_behind,
-            artifact_dir: std::path::PathBuf::new(),
-        };
-        assert_eq!(outcome(3, None, false).exit_code(), 0);
-        assert_eq!(outcome(3, None, true).exit_code(), 5);
-        assert_eq!(outcome(0, None, true).exit_code(), 1);
-        let budget = super::super::StopReason::ErrorBudget {
-            failed: 5,
-            total: 10,
-            threshold: 0.1,
-        };
-        assert_eq!(outcome(3, Some(budget), true).exit_code(), 3);
-    }
 }

@@ -46,7 +46,7 @@ pub use collect::Progress;
 pub use error::{RunError, SetupKind};
 pub use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
 
-/// How a run ended, for the exit code.
+/// How a run ended (its exit code: `crate::exit::of_run`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub successes: u64,
@@ -56,21 +56,6 @@ pub struct Outcome {
     /// `--max-client-lag-us` was given and the client-health verdict failed.
     pub client_fell_behind: bool,
     pub artifact_dir: PathBuf,
-}
-
-impl Outcome {
-    /// The exit-code policy (docs/exit-codes in README): 130 cancelled by a signal, 3 error
-    /// budget crossed, 1 no request succeeded, 5 the client fell behind under
-    /// `--max-client-lag-us`, 0 otherwise. (2 is for usage and setup errors.)
-    pub fn exit_code(&self) -> u8 {
-        match &self.stopped {
-            Some(StopReason::Signal(_)) => 130,
-            Some(StopReason::ErrorBudget { .. }) => 3,
-            None if self.successes == 0 => 1,
-            None if self.client_fell_behind => 5,
-            None => 0,
-        }
-    }
 }
 
 /// How the run is embedded.
@@ -198,7 +183,7 @@ fn signal_loop(
             );
         } else {
             eprintln!("ringperf: {name} again: force quit");
-            std::process::exit(130);
+            ringperf_io::control::force_quit();
         }
     }
 }

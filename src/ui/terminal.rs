@@ -165,7 +165,7 @@ fn run(mut terminal: DefaultTerminal, feed: &Feed, done: &AtomicBool) {
         } else {
             ratatui::restore();
             eprintln!("ringperf: stop key again: force quit");
-            std::process::exit(130);
+            ringperf_io::control::force_quit();
         }
     }
     ratatui::restore();

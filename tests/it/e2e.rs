@@ -169,7 +169,7 @@ fn streaming_ground_truth(driver: Driver, io_driver: &str) {
         dir.path().display()
     ));
     let outcome = ringperf::run::run(cfg).expect("run completes");
-    assert_eq!(outcome.exit_code(), 0);
+    assert_eq!(ringperf::exit::of_run(&outcome), 0);
     assert_eq!((outcome.successes, outcome.errors), (24, 0));
 
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
@@ -476,7 +476,7 @@ fn every_request_failing_exits_non_zero_and_says_why() {
     ));
     let out = ringperf::run::run(cfg).unwrap();
     assert_eq!((out.successes, out.errors), (0, 5));
-    assert_eq!(out.exit_code(), 1);
+    assert_eq!(ringperf::exit::of_run(&out), 1);
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
     assert_eq!(summary["error_request_count"]["avg"].as_f64(), Some(5.0));
     let e = &summary["error_summary"][0];
@@ -576,7 +576,7 @@ fn error_budget_stops_the_run_with_exit_code_3() {
         dir.path().display()
     ));
     let out = ringperf::run::run(cfg).unwrap();
-    assert_eq!(out.exit_code(), 3, "{out:?}");
+    assert_eq!(ringperf::exit::of_run(&out), 3, "{out:?}");
     // Armed after max(concurrency, 10) = 10 records; the workers stop right after.
     assert!(out.errors >= 10 && out.errors < 1000, "{out:?}");
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));

@@ -324,7 +324,7 @@ fn reset_mid_body_of_a_whole_response_is_a_payload_error() {
         }),
     );
     assert_eq!((r.out.successes, r.out.errors), (0, 4));
-    assert_eq!(r.out.exit_code(), 1);
+    assert_eq!(ringperf::exit::of_run(&r.out), 1);
 }
 
 fn status_body(code: u16, kind: &str) -> String {

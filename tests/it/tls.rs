@@ -156,7 +156,7 @@ fn trusted_https_run_matches_the_truth_log_and_reuses_connections() {
     assert!(cfg.tls.verify);
     let out = ringperf::run::run(cfg).expect("run completes");
     assert_eq!((out.successes, out.errors), (REQUESTS as u64, 0));
-    assert_eq!(out.exit_code(), 0);
+    assert_eq!(ringperf::exit::of_run(&out), 0);
     let served = check_against_truth(&mock, dir.path());
     // Keep-alive over TLS: two at a time, so at least two connections, and far fewer than
     // requests (a pooled connection is dropped only if the server closed it).
@@ -177,7 +177,7 @@ fn untrusted_certificate_is_one_clear_error_per_request() {
     let cfg = config(&profile_line(&mock, dir.path()));
     let out = ringperf::run::run(cfg).expect("the run itself completes");
     assert_eq!((out.successes, out.errors), (0, REQUESTS as u64));
-    assert_eq!(out.exit_code(), 1, "a run with no success exits 1");
+    assert_eq!(ringperf::exit::of_run(&out), 1, "a run with no success exits 1");
     assert!(mock.truth().is_empty(), "no request reached the mock");
     let url = format!("https://127.0.0.1:{}", mock.addr.port());
     for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {

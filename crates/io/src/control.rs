@@ -192,6 +192,23 @@ impl ErrorBudget {
     }
 }
 
+/// What a force quit does (the second Ctrl-C, the dashboard's stop key pressed twice): set once
+/// by the binary, which decides its exit code.
+static FORCE_QUIT: std::sync::OnceLock<fn() -> !> = std::sync::OnceLock::new();
+
+/// Sets what [`force_quit`] does; the first call wins.
+pub fn on_force_quit(quit: fn() -> !) {
+    let _ = FORCE_QUIT.set(quit);
+}
+
+/// Ends the process at once, as the binary said ([`on_force_quit`]); without that, aborts.
+pub fn force_quit() -> ! {
+    match FORCE_QUIT.get() {
+        Some(quit) => quit(),
+        None => std::process::abort(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
