@@ -265,6 +265,10 @@ pub struct Flag {
     pub sweep: Option<Sweep>,
     /// The `ringperf` cell of the flag's row in docs/flags.md (AIPerf's flags only).
     pub doc: &'static str,
+    /// For a flag whose value is text (or one of its choices): its AIPerf config path
+    /// (`endpoint.transport`). A YAML config file sets it at `benchmark.<path>` (refused by
+    /// name while the flag is rejected), and `input_config` echoes it there when it was given.
+    pub text_at: Option<&'static str>,
 }
 
 const fn aiperf(
@@ -279,6 +283,7 @@ const fn aiperf(
         acts: Acts::Aiperf(ids),
         sweep: None,
         doc,
+        text_at: None,
     }
 }
 
@@ -289,6 +294,7 @@ const fn rejected(group: Group, names: &'static [&'static str], doc: &'static st
         acts: Acts::Rejected,
         sweep: None,
         doc,
+        text_at: None,
     }
 }
 
@@ -303,10 +309,18 @@ const fn own(
         acts: Acts::Own(ids),
         sweep: None,
         doc: "",
+        text_at: None,
     }
 }
 
 impl Flag {
+    const fn text_at(self, path: &'static str) -> Flag {
+        Flag {
+            text_at: Some(path),
+            ..self
+        }
+    }
+
     const fn sweeps(self, path: &'static str, whole: bool) -> Flag {
         Flag {
             sweep: Some(Sweep { path, whole }),
@@ -354,7 +368,7 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Endpoint, &["--server-profiler-start-path"], &[("server_profiler_start_path", Any)], "supported (default `/start_profile`, must start with `/`); given alone it turns the profiler calls on"),
     aiperf(Group::Endpoint, &["--server-profiler-stop-path"], &[("server_profiler_stop_path", Any)], "supported (default `/stop_profile`, must start with `/`); given alone it turns the profiler calls on"),
     aiperf(Group::Endpoint, &["--api-key"], &[("api_key", Any)], "supported: `Authorization: Bearer <key>`; `messages` sends `x-api-key: <key>` and `anthropic-version: 2023-06-01` (unless a `--header` sets it)"),
-    rejected(Group::Endpoint, &["--transport", "--transport-type"], "rejected (not yet)"),
+    rejected(Group::Endpoint, &["--transport", "--transport-type"], "rejected (not yet)").text_at("endpoint.transport"),
     aiperf(Group::Endpoint, &["--use-legacy-max-tokens"], &[("use_legacy_max_tokens", ChatOnly)], "supported (chat; warned on other endpoint types)"),
     aiperf(Group::Endpoint, &["--use-server-token-count"], &[("use_server_token_count", Any)], "supported"),
     // Per-chunk usage, outputs.json, a required report: checked in config/outputs.rs.
@@ -655,6 +669,20 @@ pub fn is_aiperf_flag(name: &str) -> bool {
     FLAGS
         .iter()
         .any(|f| f.is_aiperf() && f.names.contains(&name))
+}
+
+/// The row whose value sits at the AIPerf config path `path` (`endpoint.transport`), for a
+/// text flag ([`Flag::text_at`]).
+pub fn at_path(path: &str) -> Option<&'static Flag> {
+    FLAGS.iter().find(|f| f.text_at == Some(path))
+}
+
+/// The implemented text flags with their config path and clap id.
+pub fn text_flags() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FLAGS.iter().filter_map(|f| match (f.text_at, f.ids()) {
+        (Some(path), [(id, _)]) => Some((path, *id)),
+        _ => None,
+    })
 }
 
 /// Every clap id of `profile` with where it acts, in the table's order.

@@ -19,7 +19,7 @@
 //!
 //! ringperf-only flags that were given go under a `ringperf` key. Secrets are `<redacted>`.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use clap::CommandFactory;
 use clap::parser::ValueSource;
@@ -35,8 +35,9 @@ use ringperf_metrics::server_metrics::output::Format;
 #[derive(Clone, Debug)]
 pub struct Echo {
     args: Box<ProfileArgs>,
-    /// clap ids of the `profile` arguments given on the command line.
-    given: BTreeSet<String>,
+    /// clap ids of the `profile` arguments given on the command line, with the values given
+    /// (a value of a flag with choices spelled as its choice).
+    given: BTreeMap<String, Vec<String>>,
     is_tty: bool,
     /// One run of a repeated profile (`--num-profile-runs`): see [`Echo::set_repeated_run`].
     repeated_run: bool,
@@ -55,7 +56,7 @@ impl Echo {
 
     /// The flag with clap id `id` was given on the command line.
     pub fn given(&self, id: &str) -> bool {
-        self.given.contains(id)
+        self.given.contains_key(id)
     }
 
     /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
@@ -73,19 +74,57 @@ impl Echo {
     }
 }
 
-/// The ids of the `profile` arguments whose value came from the command line.
-fn given_ids(argv: &[String]) -> BTreeSet<String> {
+/// The ids of the `profile` arguments whose value came from the command line, with their
+/// values; a flag with choices has its value spelled as its choice (`HTTP` → `http`).
+fn given_ids(argv: &[String]) -> BTreeMap<String, Vec<String>> {
+    let cmd = Cli::command();
+    let Some(profile) = cmd.find_subcommand("profile") else {
+        return BTreeMap::new();
+    };
     let Ok(m) = Cli::command().try_get_matches_from(argv) else {
-        return BTreeSet::new();
+        return BTreeMap::new();
     };
     let Some(("profile", sub)) = m.subcommand() else {
-        return BTreeSet::new();
+        return BTreeMap::new();
     };
     sub.ids()
         .map(|id| id.as_str())
         .filter(|id| sub.value_source(id) == Some(ValueSource::CommandLine))
-        .map(str::to_string)
+        .map(|id| {
+            let choices = profile
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .map(|a| a.get_possible_values())
+                .unwrap_or_default();
+            let values = sub
+                .get_raw(id)
+                .into_iter()
+                .flatten()
+                .map(|raw| {
+                    let raw = raw.to_string_lossy();
+                    choices
+                        .iter()
+                        .find(|c| c.matches(&raw, true))
+                        .map_or_else(|| raw.to_string(), |c| c.get_name().to_owned())
+                })
+                .collect();
+            (id.to_string(), values)
+        })
         .collect()
+}
+
+/// The flags the flag table writes at an AIPerf config path as text (`cli::flags`), given:
+/// `(path, value)`, for the section `section` (`endpoint`).
+fn text_flags<'a>(
+    e: &'a Echo,
+    section: &'a str,
+) -> impl Iterator<Item = (&'static str, String)> + 'a {
+    crate::cli::flags::text_flags()
+        .filter(move |(path, _)| path.split('.').next() == Some(section))
+        .filter_map(move |(path, id)| {
+            let value = e.given.get(id)?.last()?.clone();
+            Some((&path[section.len() + 1..], value))
+        })
 }
 
 fn obj(pairs: Vec<(&str, Value)>) -> Value {
@@ -337,6 +376,9 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
     }
     if a.use_legacy_max_tokens {
         m.insert("use_legacy_max_tokens".into(), json!(true));
+    }
+    for (key, value) in text_flags(e, "endpoint") {
+        m.insert(key.into(), json!(value));
     }
     if a.use_server_token_count {
         m.insert("use_server_token_count".into(), json!(true));

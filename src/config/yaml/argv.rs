@@ -215,6 +215,10 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     const P: &str = "benchmark.endpoint";
     for (k, v) in m {
         let path = format!("{P}.{k}");
+        if let Some(routed) = text_flag(&path, v, a) {
+            routed?;
+            continue;
+        }
         match k.as_str() {
             "url" | "urls" => {
                 for u in strings(v, &path)? {
@@ -242,8 +246,7 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
             "session_header" => a.one("--session-header", scalar(v, &path)?),
             "request_content_type" => a.one("--request-content-type", scalar(v, &path)?),
-            "transport"
-            | "template"
+            "template"
             | "download_video_content"
             | "wait_for_model_timeout"
             | "wait_for_model_interval"
@@ -256,6 +259,16 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// A key the flag table writes as text (`cli::flags`, `Flag::text_at`): its flag with the
+/// value, or refused by name while the flag is rejected. `None`: not such a key.
+fn text_flag(path: &str, v: &Value, a: &mut FileArgs) -> Option<R<()>> {
+    let flag = crate::cli::flags::at_path(path.strip_prefix("benchmark.")?)?;
+    if flag.ids().is_empty() {
+        return Some(Err(YamlError::Unsupported(path.to_owned())));
+    }
+    Some(scalar(v, path).map(|value| a.one(flag.names[0], value)))
 }
 
 /// A YAML map as the JSON object form the `--header` / `--extra-inputs` flags take.

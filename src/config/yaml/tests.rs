@@ -564,3 +564,51 @@ fn tokenizer_block_maps_onto_the_tokenizer_flags() {
         YamlError::Unsupported(_)
     ));
 }
+
+/// Every text key of the flag table (`cli::flags`, `text_at`) under `benchmark.endpoint`: routed
+/// to its flag with the value as written while the flag is implemented, refused by its path
+/// while it is rejected. Nothing here names a flag: a row that changes changes this test's
+/// expectation with it.
+#[test]
+fn the_flag_tables_text_keys_route_to_their_flags_or_are_refused_by_name() {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let profile = cmd.find_subcommand("profile").expect("profile");
+    let mut seen = 0;
+    for f in crate::cli::flags::FLAGS {
+        let Some(path) = f.text_at else { continue };
+        let Some(key) = path.strip_prefix("endpoint.") else {
+            continue;
+        };
+        seen += 1;
+        // A value the flag takes: its first choice, in upper case (YAML values are matched as
+        // the flag's parser matches them), else a word.
+        let value = f
+            .ids()
+            .first()
+            .and_then(|(id, _)| profile.get_arguments().find(|a| a.get_id() == *id))
+            .and_then(|a| {
+                a.get_possible_values()
+                    .first()
+                    .map(|p| p.get_name().to_uppercase())
+            })
+            .unwrap_or_else(|| "word".to_owned());
+        let text = format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: 'http://h:1', {key}: {value}}}\n  dataset: {{type: synthetic}}\n"
+        );
+        if f.ids().is_empty() {
+            match refused(&text) {
+                YamlError::Unsupported(p) => assert_eq!(p, format!("benchmark.{path}")),
+                other => panic!("{path}: {other:?}"),
+            }
+        } else {
+            let w = words(&text);
+            let at = w
+                .iter()
+                .position(|x| x == f.names[0])
+                .unwrap_or_else(|| panic!("{path}: {w:?}"));
+            assert_eq!(w[at + 1], value, "{path}");
+        }
+    }
+    assert!(seen > 0, "the table has text keys under endpoint");
+}
