@@ -177,7 +177,11 @@ fn untrusted_certificate_is_one_clear_error_per_request() {
     let cfg = config(&profile_line(&mock, dir.path()));
     let out = ringperf::run::run(cfg).expect("the run itself completes");
     assert_eq!((out.successes, out.errors), (0, REQUESTS as u64));
-    assert_eq!(ringperf::exit::of_run(&out), 1, "a run with no success exits 1");
+    assert_eq!(
+        ringperf::exit::of_run(&out),
+        1,
+        "a run with no success exits 1"
+    );
     assert!(mock.truth().is_empty(), "no request reached the mock");
     let url = format!("https://127.0.0.1:{}", mock.addr.port());
     for rec in read_jsonl(&dir.path().join("profile_export.jsonl")) {
