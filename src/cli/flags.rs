@@ -368,7 +368,7 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Endpoint, &["--server-profiler-start-path"], &[("server_profiler_start_path", Any)], "supported (default `/start_profile`, must start with `/`); given alone it turns the profiler calls on"),
     aiperf(Group::Endpoint, &["--server-profiler-stop-path"], &[("server_profiler_stop_path", Any)], "supported (default `/stop_profile`, must start with `/`); given alone it turns the profiler calls on"),
     aiperf(Group::Endpoint, &["--api-key"], &[("api_key", Any)], "supported: `Authorization: Bearer <key>`; `messages` sends `x-api-key: <key>` and `anthropic-version: 2023-06-01` (unless a `--header` sets it)"),
-    rejected(Group::Endpoint, &["--transport", "--transport-type"], "rejected (not yet)").text_at("endpoint.transport"),
+    aiperf(Group::Endpoint, &["--transport", "--transport-type"], &[("transport", Any)], "supported: `http`, AIPerf's only transport (an `https://` URL is TLS over it); echoed as `endpoint.transport`, and set by YAML `benchmark.endpoint.transport`").text_at("endpoint.transport"),
     aiperf(Group::Endpoint, &["--use-legacy-max-tokens"], &[("use_legacy_max_tokens", ChatOnly)], "supported (chat; warned on other endpoint types)"),
     aiperf(Group::Endpoint, &["--use-server-token-count"], &[("use_server_token_count", Any)], "supported"),
     // Per-chunk usage, outputs.json, a required report: checked in config/outputs.rs.
@@ -837,7 +837,9 @@ mod tests {
                 f.names
             );
         }
-        assert!(is_aiperf_flag("--transport") && is_aiperf_flag("-m") && !is_aiperf_flag("--mock"));
+        assert!(
+            is_aiperf_flag("--transport-type") && is_aiperf_flag("-m") && !is_aiperf_flag("--mock")
+        );
     }
 
     /// docs/flags.md's tables are the table's rendering. `RINGPERF_WRITE_DOCS=1` rewrites the

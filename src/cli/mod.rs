@@ -138,6 +138,17 @@ pub struct ProfileArgs {
     #[arg(long = "api-key", help_heading = "Endpoint")]
     pub api_key: Option<String>,
 
+    /// Transport protocol of the requests: `http`, AIPerf's only one (an `https://` URL is TLS
+    /// over it), as the URL's scheme already says.
+    #[arg(
+        long = "transport",
+        visible_alias = "transport-type",
+        value_enum,
+        ignore_case = true,
+        help_heading = "Endpoint"
+    )]
+    pub transport: Option<TransportArg>,
+
     /// Send `max_tokens` instead of `max_completion_tokens`.
     #[arg(long = "use-legacy-max-tokens", help_heading = "Endpoint")]
     pub use_legacy_max_tokens: bool,
@@ -809,6 +820,11 @@ pub enum EndpointTypeArg {
 pub enum UrlStrategyArg {
     #[value(name = "round-robin", alias = "round_robin")]
     RoundRobin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    Http,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
