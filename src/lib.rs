@@ -5,6 +5,7 @@
 //! endpoint wire formats) is the `ringperf-wire` crate; what is here is the engine and the CLI:
 //! workers on monoio, the aggregator, the scraper, exports, tokenizers and the mock server.
 
+pub mod aggregator;
 pub mod chat;
 pub mod cli;
 pub mod config;

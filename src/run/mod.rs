@@ -2,8 +2,9 @@
 //!
 //! 1. [`prepare`]: the workload (tokenizer, embedded mock, dataset, encoded requests) and the
 //!    artifact directory; nothing is sent, every failure is a setup error ([`RunError`]).
-//! 2. [`start`]: the aggregator thread, the workers, the collectors (server-metrics and GPU
-//!    scrapers, each with its baseline scrape).
+//! 2. [`start`]: the aggregator stage (`crate::aggregator`: rings in, records and statistics
+//!    out), the workers, the collectors (server-metrics and GPU scrapers, each with its baseline
+//!    scrape).
 //! 3. [`phases`]: warm pools, the dashboard, `--start-at`, warmup, profiling.
 //! 4. [`finish`]: the threads stopped, the final scrapes, every export, the results-ready
 //!    marker last, the console.
@@ -11,7 +12,6 @@
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
 pub mod collated;
-mod collect;
 pub mod convergence;
 mod dispatch;
 mod error;
@@ -42,7 +42,7 @@ use std::time::Duration;
 use crate::config::Config;
 use ringperf_wire::clock::Clock;
 
-pub use collect::Progress;
+pub use crate::aggregator::Progress;
 pub use error::{RunError, SetupKind};
 pub use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::{RunError, SetupKind};
-use super::{collect, log, note, shard};
+use super::{log, note, shard};
 use crate::config::{Config, ExportLevel};
 use crate::worker::Shared;
 use ringperf_io::control::RunControl;
@@ -34,7 +34,7 @@ pub(super) struct Prepared {
     pub shared: Arc<Shared>,
     /// Each conversation's first-turn index, and what the aggregator knows of each turn.
     pub turn_offsets: Arc<Vec<usize>>,
-    pub turns: Arc<Vec<collect::TurnInfo>>,
+    pub turns: Arc<Vec<crate::aggregator::TurnInfo>>,
     /// Receive stamps come from the kernel.
     pub kernel_stamps: bool,
     /// Holds the kernel's receive stamping on for the run (`--timestamps kernel`).
@@ -405,7 +405,7 @@ fn encode_templates(
     (
         Vec<Vec<Option<ringperf_wire::http::EncodedRequest>>>,
         Vec<usize>,
-        Vec<collect::TurnInfo>,
+        Vec<crate::aggregator::TurnInfo>,
     ),
     RunError,
 > {
@@ -437,7 +437,7 @@ fn encode_templates(
         offsets.push(info.len());
         let mut first_clip: Option<Option<f64>> = None;
         for t in &mut c.turns {
-            info.push(collect::TurnInfo {
+            info.push(crate::aggregator::TurnInfo {
                 conversation_id: c.session_id.clone(),
                 isl_tokens: t.isl_tokens,
                 images: t.images,

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use super::error::{RunError, SetupKind};
 use super::prepare::Prepared;
-use super::{Progress, collect, gpu_telemetry, log, placement, server_metrics};
+use super::{Progress, gpu_telemetry, log, placement, server_metrics};
 use crate::config::{Config, ExportLevel};
 use crate::scrape::collector::Scraper;
 use crate::worker::{Shared, Workers};
@@ -26,7 +26,7 @@ const RING_MAX_BYTES: u64 = 128 << 20;
 /// The run's threads, started.
 pub(super) struct Started {
     /// The aggregator thread; it hands back what it collected once every ring is closed.
-    pub aggregator: JoinHandle<collect::Collected>,
+    pub aggregator: JoinHandle<crate::aggregator::Collected>,
     pub workers: Workers,
     /// The workers' I/O driver (`io_uring`, `epoll`).
     pub driver: String,
@@ -65,7 +65,12 @@ pub(super) fn start(
     // A core no worker takes, when there is one (fewer workers than cores): the aggregator runs
     // there instead of preempting a worker.
     let aggregator_core = placement::aggregator_core(&cores, cfg.workers);
-    let aggregator = spawn_aggregator(collector, aggregator_core)?;
+    let aggregator = crate::aggregator::spawn(collector, aggregator_core).map_err(|e| {
+        RunError::new(
+            SetupKind::Threads,
+            format!("cannot start the aggregator thread: {e}"),
+        )
+    })?;
     let workers = Workers::spawn(prepared.shared.clone(), producers, cfg.io_driver, &cores)
         .map_err(|e| RunError::new(SetupKind::Threads, format!("cannot start the workers: {e}")))?;
     let driver = workers
@@ -103,7 +108,7 @@ fn collector(
     consumers: Vec<Consumer>,
     board: Option<Arc<crate::ui::Board>>,
     control: &Arc<RunControl>,
-) -> Result<collect::Collector, RunError> {
+) -> Result<crate::aggregator::Collector, RunError> {
     let jsonl = jsonl_sink(cfg, prepared)?;
     let raw = raw_sink(cfg, prepared)?;
     let progress = Arc::new(Progress {
@@ -118,7 +123,7 @@ fn collector(
         ),
         ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
     };
-    Ok(collect::Collector {
+    Ok(crate::aggregator::Collector {
         consumers,
         kind: cfg.endpoint,
         response_field: cfg.response_field.clone(),
@@ -240,7 +245,10 @@ fn jsonl_sink(
 }
 
 /// `--export-level raw`: the raw export's writer, created now.
-fn raw_sink(cfg: &Config, prepared: &Prepared) -> Result<Option<collect::RawSink>, RunError> {
+fn raw_sink(
+    cfg: &Config,
+    prepared: &Prepared,
+) -> Result<Option<crate::aggregator::RawSink>, RunError> {
     if cfg.export_level != ExportLevel::Raw {
         return Ok(None);
     }
@@ -251,7 +259,7 @@ fn raw_sink(cfg: &Config, prepared: &Prepared) -> Result<Option<collect::RawSink
     };
     let writer = ringperf_metrics::export::raw::RawWriter::create(&path, ctx)
         .map_err(|e| cannot_create(&path, &e))?;
-    Ok(Some(collect::RawSink {
+    Ok(Some(crate::aggregator::RawSink {
         path,
         writer,
         shared: prepared.shared.clone(),
@@ -263,31 +271,6 @@ fn cannot_create(path: &std::path::Path, e: &dyn std::fmt::Display) -> RunError 
         SetupKind::Artifacts,
         format!("cannot create {}: {e}", path.display()),
     )
-}
-
-/// The aggregator thread, pinned to `core` when there is one.
-fn spawn_aggregator(
-    collector: collect::Collector,
-    core: Option<usize>,
-) -> Result<JoinHandle<collect::Collected>, RunError> {
-    std::thread::Builder::new()
-        .name("ringperf-aggregator".into())
-        .spawn(move || {
-            if let Some(core) = core
-                && !ringperf_io::runtime::pin_to(core)
-            {
-                eprintln!(
-                    "ringperf: could not pin the aggregator to core {core}; it runs unpinned"
-                );
-            }
-            collector.run()
-        })
-        .map_err(|e| {
-            RunError::new(
-                SetupKind::Threads,
-                format!("cannot start the aggregator thread: {e}"),
-            )
-        })
 }
 
 /// The headers every request carries and the id headers, for the raw export and the HTTP trace.

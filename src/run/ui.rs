@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::collect::Progress;
+use crate::aggregator::Progress;
 use crate::config::{PhaseConfig, UiType};
 use crate::ui::PhaseHeader;
 use ringperf_wire::record::Phase;

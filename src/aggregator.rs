@@ -1,13 +1,18 @@
-//! The aggregator thread: drains every worker's ring, turns each raw record into facts (response
+//! The aggregator, a stage of the run of its own: rings in, records and statistics out. Its
+//! thread ([`spawn`]) drains every worker's ring, turns each raw record into facts (response
 //! parsing, token counting) and metrics, streams per-request records to the JSONL file, and
-//! accumulates the columns the final statistics are computed from.
+//! accumulates the columns the final statistics are computed from ([`Collected`]). The run
+//! (`crate::run`) builds its input ([`Collector`]) when it starts the workers and joins it when
+//! the phases are done.
 
 use ringperf_workload::workload::cache_bust::Marker;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
 use ringperf_metrics::aggregate::http_trace::as_aiperf_reads;
 use ringperf_metrics::aggregate::live::LiveStats;
 use ringperf_metrics::aggregate::{Accumulator, MetricConfig, record_metrics};
@@ -78,9 +83,9 @@ pub struct Collector {
     /// `--slice-duration`: keeps the profiling records for the client timeslices.
     pub timeslices: Option<TimesliceCollector>,
     pub progress: Arc<Progress>,
-    pub control: Arc<super::RunControl>,
+    pub control: Arc<RunControl>,
     /// `--failed-request-threshold`, checked after every profiling record.
-    pub budget: Option<super::ErrorBudget>,
+    pub budget: Option<ErrorBudget>,
     /// Grace for requests in flight after the budget stops the run.
     pub stop_grace: Option<Duration>,
     /// `--otel-url`: every record folded here, exported live and at the end.
@@ -307,7 +312,7 @@ impl Collector {
             && b.crossed(failed, total)
             && !self.control.stopped()
         {
-            let reason = super::StopReason::ErrorBudget {
+            let reason = StopReason::ErrorBudget {
                 failed,
                 total,
                 threshold: b.threshold,
@@ -461,4 +466,23 @@ impl Collector {
             },
         }
     }
+}
+
+/// Starts the aggregator's thread on `collector`, pinned to `core` when there is one.
+///
+/// # Errors
+/// The thread could not be started.
+pub fn spawn(collector: Collector, core: Option<usize>) -> std::io::Result<JoinHandle<Collected>> {
+    std::thread::Builder::new()
+        .name("ringperf-aggregator".into())
+        .spawn(move || {
+            if let Some(core) = core
+                && !ringperf_io::runtime::pin_to(core)
+            {
+                eprintln!(
+                    "ringperf: could not pin the aggregator to core {core}; it runs unpinned"
+                );
+            }
+            collector.run()
+        })
 }
