@@ -9,28 +9,16 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, non_empty_str};
+use super::{Descriptor, json, non_empty_str};
 use crate::conversation::{Media, Turn};
 use crate::endpoint::form::{FormInputError, file_field};
 use crate::endpoint::payload::{PayloadParams, TurnBody, audio_format_and_data};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/audio/transcriptions",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
     tokenizes_input: false,
     metrics_title: "Audio Transcription Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/v1/audio/transcriptions", build, input_texts, parse)
 };
 
 /// `{"file": <the clip>, "model"}`, then the extras but `file` (the endpoint's own).

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, History, merge_extras, truthy};
+use super::{Descriptor, History, merge_extras, truthy};
 use crate::conversation::{Content, Turn};
 use crate::endpoint::EndpointKind;
 use crate::endpoint::payload::{PayloadParams, TurnBody, ensure_include_usage, turn_message};
@@ -11,24 +11,16 @@ use crate::endpoint::wire::Body;
 use crate::record::RawRecord;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/chat/completions",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
     consumes_system_message: true,
     history: Some(History {
         turn: history_turn,
         reply,
     }),
-    auth: Auth::Bearer,
-    build,
-    input_texts,
-    parse,
-    sse_done_is_text: false,
     compact: Some(super::chat_compact::compact),
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    ..Descriptor::new("/v1/chat/completions", build, input_texts, parse)
 };
 
 /// `{"messages":[system?, user context?, history…, this turn's message(s)],"model","stream"}` +

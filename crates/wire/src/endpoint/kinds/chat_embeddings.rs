@@ -4,25 +4,14 @@
 
 use serde_json::Value;
 
-use super::{Auth, Descriptor, chat, json};
+use super::{Descriptor, chat, json};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/embeddings",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "Embeddings Metrics",
     consumes_system_message: true,
-    history: None,
-    auth: Auth::Bearer,
-    build: chat::build,
-    input_texts: chat::input_texts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    ..Descriptor::new("/v1/embeddings", chat::build, chat::input_texts, parse)
 };
 
 /// AIPerf's `try_extract_embeddings`: `data[0].object == "embedding"` with some `embedding`;

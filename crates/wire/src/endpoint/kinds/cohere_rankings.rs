@@ -4,26 +4,13 @@
 use serde_json::{Map, Value};
 
 use super::nim_rankings::query_and_passages;
-use super::{Auth, Descriptor, data_if_listed, merge_extras};
+use super::{Descriptor, data_if_listed, merge_extras};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v2/rerank",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "Ranking Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/v2/rerank", build, super::text_parts, parse)
 };
 
 /// `{"model","query","documents":[…]}` + extras.

@@ -3,27 +3,15 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, merge_extras, truthy, turn_texts};
+use super::{Descriptor, merge_extras, truthy, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody, ensure_include_usage};
 use crate::endpoint::response::ParsedResponse;
 use crate::endpoint::wire::Body;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/completions",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/v1/completions", build, input_texts, parse)
 };
 
 /// `{"prompt","model","stream"}` (one text as a string, several as a list) + `max_tokens` when

@@ -3,26 +3,15 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, non_empty_str, turn_texts};
+use super::{Descriptor, json, non_empty_str, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/generate",
     streaming_path: Some("/generate_stream"),
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/generate", build, super::text_parts, parse)
 };
 
 /// `{"inputs": texts joined by " ", "parameters": {"max_new_tokens"?, …--extra-inputs}}`, then

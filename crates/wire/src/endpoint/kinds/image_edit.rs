@@ -8,28 +8,16 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, turn_texts};
+use super::{Descriptor, json, turn_texts};
 use crate::conversation::{Media, Turn};
 use crate::endpoint::form::{FormInputError, file_field, image_mime};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/images/edits",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "Image Edit Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    ..Descriptor::new("/v1/images/edits", build, super::text_parts, parse)
 };
 
 /// Keys the endpoint owns: `--extra-inputs` and a turn's extras cannot replace them (AIPerf

@@ -3,26 +3,14 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, turn_texts};
+use super::{Descriptor, json, merge_extras, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/images/generations",
-    streaming_path: None,
     supports_streaming: true,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "Image Generation Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/v1/images/generations", build, super::text_parts, parse)
 };
 
 /// `{"prompt","model","response_format":"b64_json","n":1}`, `"stream":true` when streaming,

@@ -3,30 +3,19 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, data_if_listed, merge_extras};
+use super::{Descriptor, data_if_listed, merge_extras};
 use crate::conversation::Media;
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/infer",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
     tokenizes_input: false,
     metrics_title: "Image Retrieval Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps {
         images: crate::endpoint::media_parts::ImageParts::InputList,
         produces_videos: false,
     },
+    ..Descriptor::new("/v1/infer", build, input_texts, parse)
 };
 
 /// `{"input":[{"type":"image_url","url":<URL or data URI>}…]}` (one item per non-empty image

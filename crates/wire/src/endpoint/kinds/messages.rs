@@ -20,27 +20,19 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/messages",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
     consumes_system_message: true,
     history: Some(History {
         turn: history_turn,
         reply,
     }),
     auth: Auth::AnthropicKey,
-    build,
-    input_texts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps {
         images: crate::endpoint::media_parts::ImageParts::Parts(&["image"]),
         produces_videos: false,
     },
+    ..Descriptor::new("/v1/messages", build, input_texts, parse)
 };
 
 /// `{"model","messages":[user context?, history…, this turn's message(s)],"max_tokens"}` + `"stream":true`

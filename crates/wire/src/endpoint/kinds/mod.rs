@@ -105,6 +105,38 @@ pub struct Descriptor {
     pub media: super::MediaCaps,
 }
 
+impl Descriptor {
+    /// A type's descriptor from what every type has its own of (its default path, body builder,
+    /// ISL texts and response parser), the rest at their defaults: no streaming path, no
+    /// streaming, no tokens produced, input tokenized, the "LLM Metrics" title, no system
+    /// message, no history, bearer auth, `[DONE]` skipped, no compactor, no media metrics. A
+    /// type's `DESCRIPTOR` names what differs (`..Descriptor::new(…)`).
+    pub const fn new(
+        default_path: &'static str,
+        build: fn(&PayloadParams, &TurnBody<'_>) -> Map<String, Value>,
+        input_texts: for<'a> fn(&'a Value, &mut Vec<&'a str>),
+        parse: fn(&[u8], u64, &mut ParsedResponse),
+    ) -> Self {
+        Descriptor {
+            default_path,
+            streaming_path: None,
+            supports_streaming: false,
+            produces_tokens: false,
+            tokenizes_input: true,
+            metrics_title: "LLM Metrics",
+            consumes_system_message: false,
+            history: None,
+            auth: Auth::Bearer,
+            build,
+            input_texts,
+            parse,
+            sse_done_is_text: false,
+            compact: None,
+            media: super::MediaCaps::NONE,
+        }
+    }
+}
+
 /// An endpoint's extraction of one SSE message for a compact record ([`Descriptor::compact`]).
 pub type Compactor = fn(&[u8], &mut Vec<u8>) -> Option<crate::record::EventForm>;
 

@@ -4,25 +4,18 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, embeddings, turn_texts};
+use super::{Descriptor, embeddings, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/embeddings",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "NIM Embeddings Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse: embeddings::parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    ..Descriptor::new(
+        "/v1/embeddings",
+        build,
+        super::text_parts,
+        embeddings::parse,
+    )
 };
 
 /// `{"model","input":[texts]}` + extras (a text-only turn: AIPerf's `inputs = texts`).

@@ -3,27 +3,14 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, data_if_listed, merge_extras};
+use super::{Descriptor, data_if_listed, merge_extras};
 use crate::conversation::{Content, Turn};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/ranking",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "Rankings Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/v1/ranking", build, super::text_parts, parse)
 };
 
 /// `{"model","query":{"text"},"passages":[{"text"}…]}` + extras.

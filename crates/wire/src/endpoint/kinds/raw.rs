@@ -6,26 +6,17 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, truthy};
+use super::{Descriptor, truthy};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
     consumes_system_message: true,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
     sse_done_is_text: true,
-    compact: None,
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    ..Descriptor::new("", build, super::text_parts, parse)
 };
 
 /// A turn that is not a verbatim body has nothing to send: `{}` (the loader of a `raw` run

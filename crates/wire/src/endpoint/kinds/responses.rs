@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{
-    Auth, Descriptor, History, json, merge_extras, non_empty_str, reply_text, usage_of, walk_texts,
+    Descriptor, History, json, merge_extras, non_empty_str, reply_text, usage_of, walk_texts,
 };
 use crate::conversation::{Content, Turn};
 use crate::endpoint::EndpointKind;
@@ -13,27 +13,18 @@ use crate::endpoint::response::for_each_object;
 use crate::record::RawRecord;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/responses",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
     consumes_system_message: true,
     history: Some(History {
         turn: history_turn,
         reply,
     }),
-    auth: Auth::Bearer,
-    build,
-    input_texts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps {
         images: crate::endpoint::media_parts::ImageParts::Parts(&["input_image"]),
         produces_videos: false,
     },
+    ..Descriptor::new("/v1/responses", build, input_texts, parse)
 };
 
 /// `{"input":[user context?, history…, this turn's item(s)], "model", "stream",

@@ -3,28 +3,17 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, non_empty_str, turn_texts};
+use super::{Descriptor, json, merge_extras, non_empty_str, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/rag/api/prompt",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
     metrics_title: "SOLIDO RAG Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
     // AIPerf's generic walk takes a `query` only as one string beside `passages`: this type's
     // list of query strings contributes no input text, as there.
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
-    media: crate::endpoint::MediaCaps::NONE,
+    ..Descriptor::new("/rag/api/prompt", build, super::text_parts, parse)
 };
 
 /// `{"query":[texts],"filters":{"family":"Solido","tool":"SDE"},"inference_model":model}` +

@@ -14,26 +14,16 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::raw::{self, Detected};
-use super::{Auth, Descriptor, truthy};
+use super::{Descriptor, truthy};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "",
-    streaming_path: None,
     supports_streaming: true,
     produces_tokens: true,
-    tokenizes_input: true,
-    metrics_title: "LLM Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
     sse_done_is_text: true,
-    compact: None,
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    ..Descriptor::new("", build, super::text_parts, parse)
 };
 
 /// AIPerf's built-in templates, by name.

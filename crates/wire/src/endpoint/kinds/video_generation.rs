@@ -5,29 +5,17 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, Descriptor, json, merge_extras, turn_texts};
+use super::{Descriptor, json, merge_extras, turn_texts};
 use crate::endpoint::payload::{PayloadParams, TurnBody};
 use crate::endpoint::response::ParsedResponse;
 
 pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
-    default_path: "/v1/videos",
-    streaming_path: None,
-    supports_streaming: false,
-    produces_tokens: false,
-    tokenizes_input: true,
     metrics_title: "Video Generation Metrics",
-    consumes_system_message: false,
-    history: None,
-    auth: Auth::Bearer,
-    build,
-    input_texts: super::text_parts,
-    parse,
-    sse_done_is_text: false,
-    compact: None,
     media: crate::endpoint::MediaCaps {
         images: crate::endpoint::media_parts::ImageParts::None,
         produces_videos: true,
     },
+    ..Descriptor::new("/v1/videos", build, super::text_parts, parse)
 };
 
 /// `{"prompt","model"}` (the turn's first text), then extras (`size`, `seconds`, `seed`, ...).
