@@ -437,63 +437,52 @@ impl Completion {
         }
         let first_deadline = timer::after(self.start_ns(), cfg.ttft);
         let mut events = 0u64;
-        let (reasoning_words, content_words) = self.words();
-        for (reasoning, run) in [(true, reasoning_words), (false, content_words)] {
-            if run.count == 0 {
-                continue;
-            }
-            let enc = self.token_events(&meta, reasoning);
+        let encoders = [
+            self.token_events(&meta, true),
+            self.token_events(&meta, false),
+        ];
+        for (reasoning, words) in self.event_words() {
+            let enc = &encoders[usize::from(!reasoning)];
             // The client's text: what is not sent on a reasoning channel.
             let is_text = !(self.endpoint.has_reasoning() && reasoning);
-            let end = run.from + run.count;
-            let mut from = run.from;
-            while from < end {
-                let count = self.tokens_per_event.min(end - from);
-                let words = Words {
-                    start: self.word_start,
-                    from,
-                    count,
-                };
-                from += count;
-                let must_wait = if events == 0 {
-                    first_deadline > monotonic_raw_ns()
-                } else {
-                    !cfg.itl.is_zero()
-                };
-                if must_wait {
-                    // What is pending (the head, or the previous event) goes now; the next gap is
-                    // counted from this write's stamp.
-                    pending.flush(self, stream, wbuf, truth).await?;
-                    // Absolute: token event k is due at arrival + ttft + k × itl, so the timer's
-                    // wake-up lag is paid once, never summed over the stream.
-                    let gaps = u32::try_from(events).unwrap_or(u32::MAX);
-                    let due = timer::after(first_deadline, cfg.itl.saturating_mul(gaps));
-                    timer.wait_until(due).await;
-                }
-                if self.continuous_usage {
-                    // `from` is now the count of tokens generated so far.
-                    enc.write_event(ev, words);
-                    wire::add_usage(ev, self.usage_after(from));
-                    wire::chunk(wbuf, ev);
-                    ev.clear();
-                } else {
-                    enc.push_chunk(wbuf, words);
-                }
-                if is_text && let Some(text) = truth.reply_text.as_mut() {
-                    words.push_to(text);
-                }
-                pending.events += 1;
-                events += 1;
-                if garbage {
-                    misbehave::garbage_chunk(wbuf, events);
-                }
-                if events == fault_at
-                    && let Some(after) = self
-                        .stream_fault_point(stream, wbuf, ev, close, &mut pending, truth)
-                        .await?
-                {
-                    return Ok(after);
-                }
+            let must_wait = if events == 0 {
+                first_deadline > monotonic_raw_ns()
+            } else {
+                !cfg.itl.is_zero()
+            };
+            if must_wait {
+                // What is pending (the head, or the previous event) goes now; the next gap is
+                // counted from this write's stamp.
+                pending.flush(self, stream, wbuf, truth).await?;
+                // Absolute: token event k is due at arrival + ttft + k × itl, so the timer's
+                // wake-up lag is paid once, never summed over the stream.
+                let gaps = u32::try_from(events).unwrap_or(u32::MAX);
+                let due = timer::after(first_deadline, cfg.itl.saturating_mul(gaps));
+                timer.wait_until(due).await;
+            }
+            if self.continuous_usage {
+                // The count of tokens generated so far.
+                enc.write_event(ev, words);
+                wire::add_usage(ev, self.usage_after(words.from + words.count));
+                wire::chunk(wbuf, ev);
+                ev.clear();
+            } else {
+                enc.push_chunk(wbuf, words);
+            }
+            if is_text && let Some(text) = truth.reply_text.as_mut() {
+                words.push_to(text);
+            }
+            pending.events += 1;
+            events += 1;
+            if garbage {
+                misbehave::garbage_chunk(wbuf, events);
+            }
+            if events == fault_at
+                && let Some(after) = self
+                    .stream_fault_point(stream, wbuf, ev, close, &mut pending, truth)
+                    .await?
+            {
+                return Ok(after);
             }
         }
         // The finish event, usage and [DONE] are due with the last token event.
@@ -568,6 +557,29 @@ impl Completion {
         Ok(After::done(close))
     }
 
+    /// The reply's token events in order, reasoning first: whether each is on the reasoning
+    /// channel, and its words (`tokens_per_event` of them, the last of each run fewer). The one
+    /// token loop of both stream modes ([`Completion::run_stream`], [`Completion::build_frames`]).
+    fn event_words(&self) -> impl Iterator<Item = (bool, Words)> + '_ {
+        let (reasoning_words, content_words) = self.words();
+        let per = self.tokens_per_event.max(1);
+        [(true, reasoning_words), (false, content_words)]
+            .into_iter()
+            .flat_map(move |(reasoning, run)| {
+                let end = run.from + run.count;
+                std::iter::successors(Some(run.from), move |&from| Some(from + per))
+                    .take_while(move |&from| from < end)
+                    .map(move |from| {
+                        let words = Words {
+                            start: self.word_start,
+                            from,
+                            count: per.min(end - from),
+                        };
+                        (reasoning, words)
+                    })
+            })
+    }
+
     /// The fast mode's bytes of a stream of this shape: the opening, then each token event
     /// framed as an HTTP chunk (id 0, `created` now).
     fn build_frames(&self, worker: &Worker, close: bool) -> Frames {
@@ -583,26 +595,16 @@ impl Completion {
         self.stream_opening(&mut bytes, &mut ev, &meta, close, false);
         let mut events = vec![bytes.len()];
         let mut text = String::new();
-        let (reasoning_words, content_words) = self.words();
-        for (reasoning, run) in [(true, reasoning_words), (false, content_words)] {
-            let enc = self.token_events(&meta, reasoning);
-            let is_text = !(self.endpoint.has_reasoning() && reasoning);
-            let end = run.from + run.count;
-            let mut from = run.from;
-            while from < end {
-                let count = self.tokens_per_event.min(end - from);
-                let words = Words {
-                    start: self.word_start,
-                    from,
-                    count,
-                };
-                from += count;
-                enc.push_chunk(&mut bytes, words);
-                if is_text {
-                    words.push_to(&mut text);
-                }
-                events.push(bytes.len());
+        let encoders = [
+            self.token_events(&meta, true),
+            self.token_events(&meta, false),
+        ];
+        for (reasoning, words) in self.event_words() {
+            encoders[usize::from(!reasoning)].push_chunk(&mut bytes, words);
+            if !(self.endpoint.has_reasoning() && reasoning) {
+                words.push_to(&mut text);
             }
+            events.push(bytes.len());
         }
         Frames {
             created,
