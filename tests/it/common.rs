@@ -115,6 +115,17 @@ pub fn recording_mock(tokens: u64) -> MockServer {
     .expect("mock starts")
 }
 
+/// The truth log of `server` once it holds `n` entries (a reply's entry is filed just after its
+/// last byte is written, so a client that exits on that byte can be faster); at most 5 s.
+pub fn truth_of(server: &MockServer, n: usize) -> Vec<ringperf_mock::mock::TruthEntry> {
+    let log = server.truth();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while log.len() < n && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    log.entries()
+}
+
 /// Runs the `ringperf profile` binary against `server` (streaming chat, concurrency 2, builtin
 /// tokenizer) with fast server-metrics collection (50 ms interval, 0.3 s flush period);
 /// `extra` flags are appended and `env` variables win over those defaults. The run must exit 0.

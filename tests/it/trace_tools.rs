@@ -228,7 +228,7 @@ fn chat_turns_with_and_without_history() {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{out:?}");
         let text = String::from_utf8_lossy(&out.stdout);
-        let mut truth = server.truth().entries();
+        let mut truth = common::truth_of(&server, 2);
         truth.sort_by_key(|e| e.arrival_ns);
         assert_eq!(truth.len(), 2, "{text}");
         for t in &truth {
@@ -271,7 +271,7 @@ fn chat_turns_with_and_without_history() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(server.truth().len(), 1);
+    assert_eq!(common::truth_of(&server, 1).len(), 1);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Please enter"));
     server.stop();
 }
