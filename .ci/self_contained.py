@@ -7,7 +7,7 @@ written on. Checked, for every file `git ls-files` lists (seed corpora and test 
 - Rust: the paths of `include_bytes!` / `include_str!` and `#[path = "…"]` (relative to the
   file), of `concat!(env!("CARGO_MANIFEST_DIR"), "…")` (relative to the crate root), and every
   other string literal holding `../` (an error only when it leaves the repository both from the
-  file and from the crate root, where tests run);
+  file and from the crate root, where tests run; a leading `/` is a joined suffix's separator);
 - Cargo manifests: every `path = "…"` (relative to the manifest);
 - every source (Rust, TOML, shell, Python, the CI scripts): no `shared/reference`, no `../shared`,
   and no absolute path into a home or work directory (`/work/`, `/root/`, `/home/`).
@@ -90,7 +90,9 @@ def check_file(root, rel):
             if not inside(root, os.path.join(crate_root(root, rel), p)):
                 report(m.start(), f"path leaves the repository: {p!r}")
         for m in RUST_DOTDOT_LITERAL.finditer(text):
-            p = m.group(1)
+            # A leading `/` is the separator of a suffix joined to a directory
+            # (`concat!(env!("CARGO_MANIFEST_DIR"), "/../..")`), not an absolute path.
+            p = m.group(1).lstrip("/")
             from_file = os.path.join(here, p)
             from_crate = os.path.join(crate_root(root, rel), p)
             if not inside(root, from_file) and not inside(root, from_crate):
