@@ -742,13 +742,13 @@ criterion_group!(
     bench_jsonl
 );
 
-/// `PhaseCounters::start_session`, the pipeline's one lock (src/worker/mod.rs): a new session
+/// `PhaseCounters::start_session`, the pipeline's one lock (crates/engine/src/worker/mod.rs): a new session
 /// takes its index and its first request's under a `std::sync::Mutex`. Uncontended, and with two
 /// threads starting sessions back to back (far harder than a run: a session starts at most once
 /// per request, and a request is microseconds of system calls). `two_threads` is the time of one
 /// call on each thread while the other calls too.
 fn bench_start_session(c: &mut Criterion) {
-    use ringperf::worker::PhaseCounters;
+    use ringperf_engine::worker::PhaseCounters;
     use ringperf_workload::schedule::Shard;
     let counters = PhaseCounters::default();
     assert_eq!(counters.start_session(Shard::WHOLE, 2, 9), Some((0, 0)));

@@ -272,8 +272,8 @@ fn mock_cpu() {
 /// CPU time of the scraper thread per scrape (its schedstat runtime over 5 s of scrapes every
 /// 10 ms of the mock's vLLM page).
 fn scraper_cpu() {
-    use ringperf::scrape::collector::{Role, Scraper, StartOptions};
-    use ringperf::scrape::settings::Settings;
+    use ringperf_engine::scrape::collector::{Role, Scraper, StartOptions};
+    use ringperf_engine::scrape::settings::Settings;
     let server = ringperf_mock::mock::start(MockConfig {
         metrics_mode: MetricsMode::Vllm,
         ..MockConfig::default()

@@ -1,11 +1,11 @@
 //! ringperf: a thread-per-core io_uring benchmark for LLM inference servers.
 //!
-//! The crate is a library with a thin binary (`src/main.rs`). The map of crates, threads, data
-//! flow and modules is in `docs/architecture.md`. The pure core (parsers, records, the clock,
-//! endpoint wire formats) is the `ringperf-wire` crate; what is here is the engine and the CLI:
-//! workers on monoio, the aggregator, the scraper, exports, tokenizers and the mock server.
+//! The crate is a library with a thin binary (`src/main.rs`): the CLI and its flag table,
+//! configuration, the run's stages, sweeps, search, merge, chat, errors and exit codes. The
+//! engine they drive (workers, scraper, aggregator, dashboard) is `ringperf-engine`, on the
+//! other crates of the workspace; `docs/architecture.md` has the map of crates, threads and data
+//! flow.
 
-pub mod aggregator;
 pub mod chat;
 pub mod cli;
 pub mod config;
@@ -13,11 +13,8 @@ pub mod error;
 pub mod exit;
 pub mod merge;
 pub mod run;
-pub mod scrape;
 pub mod search;
 pub mod sweep;
 pub mod trace_tools;
-pub mod ui;
-pub mod worker;
 
 pub use error::Error;

@@ -24,7 +24,6 @@ pub mod shard;
 pub mod template;
 pub mod timing;
 pub mod tls;
-pub mod url;
 pub mod video_poll;
 pub mod yaml;
 
@@ -40,9 +39,9 @@ use ringperf_metrics::server_metrics::output::{DEFAULT_FORMATS, Format};
 use ringperf_wire::endpoint::EndpointKind;
 
 pub use environment::Environment;
+pub use ringperf_io::url::{self, BaseUrl, UrlError};
 pub use ringperf_workload::schedule::Arrival;
 pub use tls::TlsSettings;
-pub use url::{BaseUrl, UrlError};
 
 /// What a configuration error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,13 +149,7 @@ pub struct PhaseConfig {
     pub timing: timing::PhaseTiming,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConnectionReuse {
-    Pooled,
-    Never,
-    /// One connection per session, closed after its last turn.
-    StickyUserSessions,
-}
+pub use ringperf_engine::worker::ConnectionReuse;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportLevel {
@@ -179,7 +172,7 @@ pub enum UiType {
     Progress,
     /// Plain periodic lines.
     Lines,
-    /// The full-screen live dashboard (`--ui dashboard` on a terminal; [`crate::ui`]).
+    /// The full-screen live dashboard (`--ui dashboard` on a terminal; [`ringperf_engine::ui`]).
     Dashboard,
     None,
 }

@@ -223,7 +223,7 @@ impl Dispatcher {
     /// through their conversation), then a new user whenever one's turns are over,
     /// `turns · turn_gap` after it started — an absolute schedule, whatever the answers take.
     /// Each credit starts a session of its own conversation; its later turns go every turn gap
-    /// ([`crate::worker::TurnTiming::user_centric`]).
+    /// ([`ringperf_engine::worker::TurnTiming::user_centric`]).
     #[allow(clippy::too_many_arguments)]
     pub fn users(
         workers: usize,

@@ -12,7 +12,7 @@ use super::prepare::Prepared;
 use super::start::{Collectors, Started};
 use super::{Outcome, gpu_telemetry, health, log, server_metrics, write_file};
 use crate::config::{Config, ExportLevel};
-use crate::worker::WorkerCpu;
+use ringperf_engine::worker::WorkerCpu;
 use ringperf_io::control::{RunControl, StopReason};
 use ringperf_metrics::aggregate::Summary;
 use ringperf_metrics::export::RunInfo;
@@ -24,7 +24,7 @@ type Files = Vec<(&'static str, PathBuf)>;
 
 /// What the run measured, once its threads are done.
 struct Measured {
-    collected: crate::aggregator::Collected,
+    collected: ringperf_engine::aggregator::Collected,
     worker_cpu: Vec<WorkerCpu>,
     stopped: Option<StopReason>,
     /// Profiling's statistics, and warmup's when it ran.
@@ -81,7 +81,7 @@ pub(super) fn finish(
 /// do.
 fn measured(
     control: &RunControl,
-    collected: crate::aggregator::Collected,
+    collected: ringperf_engine::aggregator::Collected,
     worker_cpu: Vec<WorkerCpu>,
     times: &PhaseTimes,
 ) -> Measured {

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use super::server_metrics::{free_core, scrape_tls};
 use crate::config::Config;
-use crate::scrape::collector::{Role, Scraper, StartOptions};
-use crate::scrape::settings::Settings;
-use crate::ui::Board;
+use ringperf_engine::scrape::collector::{Role, Scraper, StartOptions};
+use ringperf_engine::scrape::settings::Settings;
+use ringperf_engine::ui::Board;
 use ringperf_metrics::export::ExportNames;
 use ringperf_metrics::export::telemetry::{GPU_TABLE_HEADER, GpuSections};
 use ringperf_metrics::gpu_telemetry::FINAL_SCRAPE_GRACE_NS;
@@ -91,10 +91,10 @@ pub(crate) fn start(
 }
 
 /// The dashboard's GPU panel: each exporter's last page, every exporter's GPUs together.
-fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
-    let mut per_endpoint: Vec<(String, Vec<crate::ui::GpuLive>)> = Vec::new();
-    crate::scrape::collector::PageHook::new(move |url, page| {
-        let gpus = crate::ui::highlights::gpu_readings(url, page);
+fn dashboard_feed(board: Arc<Board>) -> ringperf_engine::scrape::collector::PageHook {
+    let mut per_endpoint: Vec<(String, Vec<ringperf_engine::ui::GpuLive>)> = Vec::new();
+    ringperf_engine::scrape::collector::PageHook::new(move |url, page| {
+        let gpus = ringperf_engine::ui::highlights::gpu_readings(url, page);
         match per_endpoint.iter_mut().find(|(u, _)| u == url) {
             Some((_, g)) => *g = gpus,
             None => per_endpoint.push((url.to_string(), gpus)),

@@ -1,7 +1,7 @@
 //! The run's own account of its threads' CPU time (`ringperf.threads`) and the client-health
 //! verdict drawn from it and from the profiling summary (`ringperf_metrics::aggregate::health`).
 
-use crate::worker::WorkerCpu;
+use ringperf_engine::worker::WorkerCpu;
 use ringperf_metrics::aggregate::Summary;
 use ringperf_metrics::aggregate::health::{self, ClientHealth, Limits, Observed};
 use ringperf_metrics::export::ThreadCpu;

@@ -2,7 +2,7 @@
 //!
 //! 1. [`prepare`]: the workload (tokenizer, embedded mock, dataset, encoded requests) and the
 //!    artifact directory; nothing is sent, every failure is a setup error ([`RunError`]).
-//! 2. [`start`]: the aggregator stage (`crate::aggregator`: rings in, records and statistics
+//! 2. [`start`]: the aggregator stage (`ringperf_engine::aggregator`: rings in, records and statistics
 //!    out), the workers, the collectors (server-metrics and GPU scrapers, each with its baseline
 //!    scrape).
 //! 3. [`phases`]: warm pools, the dashboard, `--start-at`, warmup, profiling.
@@ -42,8 +42,8 @@ use std::time::Duration;
 use crate::config::Config;
 use ringperf_wire::clock::Clock;
 
-pub use crate::aggregator::Progress;
 pub use error::{RunError, SetupKind};
+pub use ringperf_engine::aggregator::Progress;
 pub use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
 
 /// How a run ended (its exit code: `crate::exit::of_run`).

@@ -10,7 +10,7 @@ use super::start::Started;
 use super::{Progress, dispatch, log, note, shard, ui, warm};
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Arrival, Config, Load, PhaseConfig};
-use crate::worker::{
+use ringperf_engine::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
 use ringperf_io::control::RunControl;
@@ -154,14 +154,14 @@ fn start_dashboard(
     progress: &Progress,
     control: &Arc<RunControl>,
     gpu: bool,
-) -> Option<crate::ui::terminal::Dashboard> {
+) -> Option<ringperf_engine::ui::terminal::Dashboard> {
     let board = progress.board.as_ref()?;
     let sweep = cfg
         .multi_run
         .trial
         .as_ref()
         .and_then(|t| t.variation.as_ref().map(|v| v.status(t.index)));
-    crate::ui::terminal::Dashboard::start(
+    ringperf_engine::ui::terminal::Dashboard::start(
         board.clone(),
         control.clone(),
         cfg.stop_grace,
@@ -176,7 +176,7 @@ fn start_dashboard(
     .ok()
 }
 
-/// Has the workers open the warm pool of `phase` ([`crate::worker::warm`]) when it is an
+/// Has the workers open the warm pool of `phase` ([`ringperf_engine::worker::warm`]) when it is an
 /// open-loop phase on pooled connections.
 fn open_warm_pool(
     cfg: &Config,
@@ -294,7 +294,7 @@ struct Planner<'a> {
     /// Shared by every worker of the phase.
     counters: PhaseCounters,
     cancel: Option<ringperf_workload::schedule::CancelPlan>,
-    prefill: Option<Arc<crate::worker::prefill::PrefillGate>>,
+    prefill: Option<Arc<ringperf_engine::worker::prefill::PrefillGate>>,
 }
 
 /// The plans of one phase and its dispatcher (an open loop's).
@@ -326,7 +326,8 @@ impl<'a> Planner<'a> {
             counters: PhaseCounters::default(),
             cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
             prefill: p.timing.prefill_concurrency.map(|n| {
-                let gate = crate::worker::prefill::PrefillGate::new(shard.share(n).max(1));
+                let gate =
+                    ringperf_engine::worker::prefill::PrefillGate::new(shard.share(n).max(1));
                 Arc::new(match p.timing.prefill_ramp {
                     Some(d) => gate.with_ramp(start, d),
                     None => gate,

@@ -1,5 +1,5 @@
 //! Where the client's own threads go: worker `i` is pinned to `cores[i % cores.len()]`
-//! ([`Workers::spawn`](crate::worker::Workers::spawn)); the aggregator takes a core no worker
+//! ([`Workers::spawn`](ringperf_engine::worker::Workers::spawn)); the aggregator takes a core no worker
 //! uses, when there is one, so it does not preempt a worker (#13 item 11).
 
 /// The core the aggregator is pinned to: the highest of `cores` (the process's affinity set, in

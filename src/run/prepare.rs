@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::error::{RunError, SetupKind};
 use super::{log, note, shard};
 use crate::config::{Config, ExportLevel};
-use crate::worker::Shared;
+use ringperf_engine::worker::Shared;
 use ringperf_io::control::RunControl;
 use ringperf_metrics::export::ExportNames;
 use ringperf_workload::workload;
@@ -34,7 +34,7 @@ pub(super) struct Prepared {
     pub shared: Arc<Shared>,
     /// Each conversation's first-turn index, and what the aggregator knows of each turn.
     pub turn_offsets: Arc<Vec<usize>>,
-    pub turns: Arc<Vec<crate::aggregator::TurnInfo>>,
+    pub turns: Arc<Vec<ringperf_engine::aggregator::TurnInfo>>,
     /// Receive stamps come from the kernel.
     pub kernel_stamps: bool,
     /// Holds the kernel's receive stamping on for the run (`--timestamps kernel`).
@@ -67,7 +67,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         write_inputs(cfg, &dir, &dataset, &payload)?;
     }
     let mut dataset = dataset;
-    let encoding = crate::worker::Encoding {
+    let encoding = ringperf_engine::worker::Encoding {
         targets: cfg
             .urls
             .iter()
@@ -399,13 +399,13 @@ fn write_inputs(
 fn encode_templates(
     dataset: &mut workload::Prepared,
     cfg: &Config,
-    encoding: &crate::worker::Encoding,
+    encoding: &ringperf_engine::worker::Encoding,
     per_turn: bool,
 ) -> Result<
     (
         Vec<Vec<Option<ringperf_wire::http::EncodedRequest>>>,
         Vec<usize>,
-        Vec<crate::aggregator::TurnInfo>,
+        Vec<ringperf_engine::aggregator::TurnInfo>,
     ),
     RunError,
 > {
@@ -437,7 +437,7 @@ fn encode_templates(
         offsets.push(info.len());
         let mut first_clip: Option<Option<f64>> = None;
         for t in &mut c.turns {
-            info.push(crate::aggregator::TurnInfo {
+            info.push(ringperf_engine::aggregator::TurnInfo {
                 conversation_id: c.session_id.clone(),
                 isl_tokens: t.isl_tokens,
                 images: t.images,

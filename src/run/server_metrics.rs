@@ -1,6 +1,6 @@
 //! Server metrics in a profile run: the hooks [`super::run`] calls — start the scraper thread
 //! before warmup, mark the phases, and after the workers stop, finish collection and write the
-//! exports. All the work is in [`crate::scrape`].
+//! exports. All the work is in [`ringperf_engine::scrape`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use crate::config::url::metrics_endpoint_list;
 use crate::config::{Config, Load};
-use crate::scrape::collector::{Role, Scraper, StartOptions};
-use crate::scrape::settings::Settings;
-use crate::ui::Board;
-use crate::ui::highlights::Highlights;
+use ringperf_engine::scrape::collector::{Role, Scraper, StartOptions};
+use ringperf_engine::scrape::settings::Settings;
+use ringperf_engine::ui::Board;
+use ringperf_engine::ui::highlights::Highlights;
 use ringperf_metrics::export::{ExportNames, RunInfo};
 use ringperf_metrics::server_metrics::analysis::Window;
 use ringperf_metrics::server_metrics::export::parquet::ParquetMeta;
@@ -90,9 +90,9 @@ pub(crate) fn start(
 }
 
 /// The dashboard's server panel: each page's highlights, per endpoint, onto the board.
-fn dashboard_feed(board: Arc<Board>) -> crate::scrape::collector::PageHook {
+fn dashboard_feed(board: Arc<Board>) -> ringperf_engine::scrape::collector::PageHook {
     let mut per_endpoint: HashMap<String, Highlights> = HashMap::new();
-    crate::scrape::collector::PageHook::new(move |url, page| {
+    ringperf_engine::scrape::collector::PageHook::new(move |url, page| {
         // One entry per endpoint, made the first time it answers.
         if !per_endpoint.contains_key(url) {
             per_endpoint.insert(url.to_string(), Highlights::default());
@@ -248,7 +248,7 @@ pub(crate) fn finish(
 }
 
 /// With `--verbose`, what the scraper did; a failure to write its JSONL, always.
-fn say_collected(cfg: &Config, c: &crate::scrape::collector::Collected) {
+fn say_collected(cfg: &Config, c: &ringperf_engine::scrape::collector::Collected) {
     if cfg.verbose {
         let per = c
             .cpu_ns

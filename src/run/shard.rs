@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::worker::Shared;
+use ringperf_engine::worker::Shared;
 use ringperf_metrics::export::ShardInfo;
 use ringperf_metrics::export::shard::{self as manifest, ShardManifest};
 use ringperf_wire::clock::Clock;

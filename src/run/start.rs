@@ -10,8 +10,8 @@ use super::error::{RunError, SetupKind};
 use super::prepare::Prepared;
 use super::{Progress, gpu_telemetry, log, placement, server_metrics};
 use crate::config::{Config, ExportLevel};
-use crate::scrape::collector::Scraper;
-use crate::worker::{Shared, Workers};
+use ringperf_engine::scrape::collector::Scraper;
+use ringperf_engine::worker::{Shared, Workers};
 use ringperf_io::control::{ErrorBudget, RunControl};
 use ringperf_metrics::aggregate::MetricConfig;
 use ringperf_metrics::export::JsonlWriter;
@@ -26,7 +26,7 @@ const RING_MAX_BYTES: u64 = 128 << 20;
 /// The run's threads, started.
 pub(super) struct Started {
     /// The aggregator thread; it hands back what it collected once every ring is closed.
-    pub aggregator: JoinHandle<crate::aggregator::Collected>,
+    pub aggregator: JoinHandle<ringperf_engine::aggregator::Collected>,
     pub workers: Workers,
     /// The workers' I/O driver (`io_uring`, `epoll`).
     pub driver: String,
@@ -51,8 +51,8 @@ pub(super) fn start(
         .map(|_| ring_with_bell(RING_CAPACITY, RING_MAX_BYTES, Some(bell.clone())))
         .unzip();
     // `--ui dashboard`: what the aggregator (and the scrapers) publish for it.
-    let board =
-        (cfg.ui == crate::config::UiType::Dashboard).then(|| Arc::new(crate::ui::Board::default()));
+    let board = (cfg.ui == crate::config::UiType::Dashboard)
+        .then(|| Arc::new(ringperf_engine::ui::Board::default()));
     let phase_board = Arc::new(ringperf_metrics::lab::timing::PhaseBoard::default());
     let mut collector = collector(cfg, prepared, consumers, board, control)?;
     collector.live = live_sinks(cfg, mlflow, &phase_board);
@@ -65,12 +65,13 @@ pub(super) fn start(
     // A core no worker takes, when there is one (fewer workers than cores): the aggregator runs
     // there instead of preempting a worker.
     let aggregator_core = placement::aggregator_core(&cores, cfg.workers);
-    let aggregator = crate::aggregator::spawn(collector, aggregator_core).map_err(|e| {
-        RunError::new(
-            SetupKind::Threads,
-            format!("cannot start the aggregator thread: {e}"),
-        )
-    })?;
+    let aggregator =
+        ringperf_engine::aggregator::spawn(collector, aggregator_core).map_err(|e| {
+            RunError::new(
+                SetupKind::Threads,
+                format!("cannot start the aggregator thread: {e}"),
+            )
+        })?;
     let workers = Workers::spawn(prepared.shared.clone(), producers, cfg.io_driver, &cores)
         .map_err(|e| RunError::new(SetupKind::Threads, format!("cannot start the workers: {e}")))?;
     let driver = workers
@@ -106,9 +107,9 @@ fn collector(
     cfg: &Config,
     prepared: &Prepared,
     consumers: Vec<Consumer>,
-    board: Option<Arc<crate::ui::Board>>,
+    board: Option<Arc<ringperf_engine::ui::Board>>,
     control: &Arc<RunControl>,
-) -> Result<crate::aggregator::Collector, RunError> {
+) -> Result<ringperf_engine::aggregator::Collector, RunError> {
     let jsonl = jsonl_sink(cfg, prepared)?;
     let raw = raw_sink(cfg, prepared)?;
     let progress = Arc::new(Progress {
@@ -123,7 +124,7 @@ fn collector(
         ),
         ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
     };
-    Ok(crate::aggregator::Collector {
+    Ok(ringperf_engine::aggregator::Collector {
         consumers,
         kind: cfg.endpoint,
         response_field: cfg.response_field.clone(),
@@ -248,7 +249,7 @@ fn jsonl_sink(
 fn raw_sink(
     cfg: &Config,
     prepared: &Prepared,
-) -> Result<Option<crate::aggregator::RawSink>, RunError> {
+) -> Result<Option<ringperf_engine::aggregator::RawSink>, RunError> {
     if cfg.export_level != ExportLevel::Raw {
         return Ok(None);
     }
@@ -259,7 +260,7 @@ fn raw_sink(
     };
     let writer = ringperf_metrics::export::raw::RawWriter::create(&path, ctx)
         .map_err(|e| cannot_create(&path, &e))?;
-    Ok(Some(crate::aggregator::RawSink {
+    Ok(Some(ringperf_engine::aggregator::RawSink {
         path,
         writer,
         shared: prepared.shared.clone(),
@@ -302,7 +303,7 @@ impl Collectors {
         cfg: &Config,
         prepared: &Prepared,
         busy_cores: &[Option<usize>],
-        board: Option<&Arc<crate::ui::Board>>,
+        board: Option<&Arc<ringperf_engine::ui::Board>>,
     ) -> Self {
         let clock = prepared.shared.clock;
         let server_metrics = server_metrics::start(

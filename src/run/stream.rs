@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ExportLevel};
-use crate::worker::Encoding;
+use ringperf_engine::worker::Encoding;
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn};
 use ringperf_workload::workload::loader::{DeferredPrompts, TraceIndex};
 use ringperf_workload::workload::stream::{BuildError, Ready, Stream, Window};

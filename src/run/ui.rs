@@ -1,5 +1,5 @@
 //! Progress display while a phase runs: an indicatif bar on a terminal, a plain line every few
-//! seconds otherwise, or nothing; with the dashboard ([`crate::ui`]) only the phase's header,
+//! seconds otherwise, or nothing; with the dashboard ([`ringperf_engine::ui`]) only the phase's header,
 //! which its own thread draws.
 
 use std::sync::Arc;
@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::aggregator::Progress;
 use crate::config::{PhaseConfig, UiType};
-use crate::ui::PhaseHeader;
+use ringperf_engine::aggregator::Progress;
+use ringperf_engine::ui::PhaseHeader;
 use ringperf_wire::record::Phase;
 
 /// Seconds between plain progress lines.

@@ -1,11 +1,11 @@
-//! What each worker's warm connection pool is sized for in a phase ([`crate::worker::warm`]):
+//! What each worker's warm connection pool is sized for in a phase ([`ringperf_engine::worker::warm`]):
 //! open-loop phases on pooled connections only (a closed loop has its slots' connections and
 //! opens each once; sticky sessions and `never` reuse keep nothing in a pool).
 
 use crate::config::timing::Mode as TimingMode;
 use crate::config::{Config, ConnectionReuse, Load, PhaseConfig};
-use crate::worker::Shared;
-use crate::worker::warm::Warm;
+use ringperf_engine::worker::Shared;
+use ringperf_engine::worker::warm::Warm;
 
 /// One [`Warm`] per worker for phase `p`, or `None` when the phase keeps no warm pool.
 pub(super) fn plan(

@@ -23,7 +23,7 @@ fn run(addr: std::net::SocketAddr, dir: &Path, limit_us: u64, stall_ms: Option<u
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
     cmd.env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
         .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
-        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
         .args(["profile", "-m", "mock-model", "--ui", "none"])
         .args(["--tokenizer", "builtin", "--workers-max", "1"])
         .args(["--request-rate", "200", "--arrival-pattern", "constant"])
@@ -35,7 +35,7 @@ fn run(addr: std::net::SocketAddr, dir: &Path, limit_us: u64, stall_ms: Option<u
         .arg("--artifact-dir")
         .arg(dir);
     if let Some(ms) = stall_ms {
-        cmd.env(ringperf::worker::TEST_STALL_ENV, ms.to_string());
+        cmd.env(ringperf_engine::worker::TEST_STALL_ENV, ms.to_string());
     }
     cmd.output().expect("the binary runs")
 }
@@ -46,7 +46,7 @@ fn stamps_run(addr: std::net::SocketAddr, dir: &Path, no_kernel_stamps: bool) ->
     let hook = ringperf_io::net::rxstamp::TEST_NO_KERNEL_STAMPS_ENV;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
     cmd.env_remove(hook)
-        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
         .args(["profile", "-m", "mock-model", "--ui", "none", "--verbose"])
         .args([
             "--tokenizer",
@@ -123,7 +123,7 @@ fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() 
     let out = std::process::Command::new("timeout")
         .args(["-s", "KILL", "120", "prlimit", "--nofile=64:64"])
         .arg(env!("CARGO_BIN_EXE_ringperf"))
-        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
         .args([
             "profile",
             "-m",
@@ -308,7 +308,7 @@ impl Drop for Hogs {
 fn embedded_run(dir: &Path, requests: u32, limit_us: u64, stall_ms: Option<u64>) -> Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
     cmd.env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0")
-        .env_remove(ringperf::worker::TEST_STALL_ENV)
+        .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
         .args([
             "profile",
             "--mock",
@@ -331,7 +331,7 @@ fn embedded_run(dir: &Path, requests: u32, limit_us: u64, stall_ms: Option<u64>)
         .arg(dir);
     match stall_ms {
         Some(ms) => {
-            cmd.env(ringperf::worker::TEST_STALL_ENV, ms.to_string())
+            cmd.env(ringperf_engine::worker::TEST_STALL_ENV, ms.to_string())
                 .args(["--workers-max", "1", "--request-rate", "200"])
                 .args(["--arrival-pattern", "constant"]);
         }

@@ -749,14 +749,14 @@ fn shards_one_behind(server: &MockServer, root: &Path) -> Vec<PathBuf> {
         .map(|(i, dir)| {
             let argv = shard_argv(server, dir, &extra);
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringperf"));
-            cmd.env_remove(ringperf::worker::TEST_STALL_ENV)
+            cmd.env_remove(ringperf_engine::worker::TEST_STALL_ENV)
                 .args(&argv[1..])
                 .args(["--shard-index", &i.to_string(), "--shard-count", "2"])
                 .args(["--start-at", &start_at.to_string()])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped());
             if i == 1 {
-                cmd.env(ringperf::worker::TEST_STALL_ENV, "50");
+                cmd.env(ringperf_engine::worker::TEST_STALL_ENV, "50");
             }
             cmd.spawn().expect("the binary runs")
         })

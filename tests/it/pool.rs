@@ -1,6 +1,6 @@
 //! A worker's connection pool against the mock's truth log (when it accepted each connection,
 //! and when each request arrived, on which connection): the warm pool of an open loop
-//! (`src/worker/warm.rs`) and the per-worker connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`,
+//! (`crates/engine/src/worker/warm.rs`) and the per-worker connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`,
 //! `crates/io/src/net/pool.rs`).
 
 use crate::common;

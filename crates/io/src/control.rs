@@ -156,7 +156,7 @@ impl RunControl {
 /// a run has workers and hold no [`RunControl`]: the tokenizer wait, dataset loading, prompt
 /// building, request encoding. Each checks [`interrupted`] per record (or conversation) and stops
 /// early; the stage that called it then sees the run's stop and ends the run (README, "Stopping,
-/// errors and exit codes"). Never set by an embedded run ([`ringperf::run::run`]), so a library
+/// errors and exit codes"). Never set by an embedded run (`ringperf::run::run`), so a library
 /// caller's loops never see it.
 static INTERRUPTED: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 

@@ -14,8 +14,8 @@
 //! a deadline already passed returns at once with no syscall beyond reading the clock, and a
 //! user whose deadlines are always passed (a zero-delay mock) never makes one.
 //!
-//! Used by the worker's open-loop pacer (`ringperf::worker`) and the mock's response pacing
-//! (`ringperf::mock`); it imports neither.
+//! Used by the worker's open-loop pacer (`ringperf_engine::worker`) and the mock's response pacing
+//! (`ringperf_mock::mock`); it imports neither.
 
 use std::io;
 use std::os::fd::{FromRawFd, RawFd};
@@ -184,7 +184,7 @@ async fn coarse_until(raw_ns: u64) {
 }
 
 /// A non-blocking `CLOCK_MONOTONIC` timerfd as a monoio file, with its descriptor for [`arm`]:
-/// the one timer a thread shares among many waiters (the mock's pacer, `ringperf::mock`).
+/// the one timer a thread shares among many waiters (the mock's pacer, `ringperf_mock::mock`).
 pub fn shared_fd() -> io::Result<(monoio::fs::File, RawFd)> {
     match make_fd()? {
         State::Fd { file, fd, .. } => Ok((file, fd)),

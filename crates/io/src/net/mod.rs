@@ -3,8 +3,8 @@
 //! completes, and drives the pure [`ringperf_wire::http`] decoders over the bytes.
 //!
 //! Both clients send through [`Exchange::run`]: the worker's request loop
-//! (`src/worker/client.rs`), whose [`Sink`] frames SSE and records events, and the scraper
-//! ([`ringperf::scrape::fetch`]), whose sink keeps the page and its first-byte stamp. Each maps the
+//! (`crates/engine/src/worker/client.rs`), whose [`Sink`] frames SSE and records events, and the scraper
+//! (`ringperf_engine::scrape::fetch`), whose sink keeps the page and its first-byte stamp. Each maps the
 //! one [`Error`] enum to its own reporting (AIPerf's error shape for requests, fetch errors for
 //! scrapes). The parsers stay in [`ringperf_wire::http`], free of I/O; this module is the I/O around
 //! them. An `https://` connection carries TLS ([`tls`]); the exchange sees the same stream.

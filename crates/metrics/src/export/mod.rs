@@ -162,7 +162,7 @@ impl VariationInfo {
     }
 }
 
-/// What a worker's warm connection pool did (`ringperf::worker::warm`).
+/// What a worker's warm connection pool did (`ringperf_engine::worker::warm`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WarmPool {
     /// Connections opened ahead of the requests.

@@ -1,5 +1,5 @@
 //! GPU telemetry from DCGM exporters (docs/output-formats.md): the pages are scraped by a
-//! [`ringperf::scrape::collector::Scraper`] in its [`Role::GpuTelemetry`] role (the same scraper
+//! `ringperf_engine::scrape::collector::Scraper` in its `Role::GpuTelemetry` role (the same scraper
 //! thread code and zero-copy Prometheus parser as server metrics, one more thread of it), and
 //! everything here works on what it stored, after the run:
 //!
@@ -8,8 +8,6 @@
 //! - [`records`]: the per-GPU-per-scrape records (`gpu_telemetry_export.jsonl`);
 //! - [`summary`]: statistics per GPU per metric over the profiling window, the
 //!   `telemetry_data` block of the summary JSON and the GPU table of the summary CSV.
-//!
-//! [`Role::GpuTelemetry`]: ringperf::scrape::collector::Role::GpuTelemetry
 
 pub mod fields;
 pub mod records;

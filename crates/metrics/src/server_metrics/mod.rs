@@ -1,5 +1,5 @@
 //! Server-metrics analysis and export (docs/output-formats.md): all that follows a page's parse,
-//! shared by the live run ([`ringperf::run`] feeding it from [`ringperf::scrape`]) and by re-processing
+//! shared by the live run (`ringperf::run` feeding it from `ringperf_engine::scrape`) and by re-processing
 //! (`ringperf server-metrics --from-jsonl`, [`reprocess`]), which never scrapes.
 //!
 //! Pipeline: a parsed page ([`ringperf_wire::prom::Scrape`]) → [`store::EndpointStore::insert`]

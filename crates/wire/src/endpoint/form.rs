@@ -2,7 +2,7 @@
 //! (docs/endpoints.md): their payload is AIPerf's dict, a file field an object
 //! `{"b64_data","filename","content_type"}` kept as base64 so the payload stays JSON (what
 //! `inputs.json` shows); the request's form is made from it once, before the run
-//! (`ringperf::workload::form`).
+//! (`ringperf_workload::workload::form`).
 
 use std::fmt;
 

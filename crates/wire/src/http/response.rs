@@ -10,7 +10,7 @@
 //! loops:
 //!
 //! ```
-//! use ringperf::http::{Status, parse_head};
+//! use ringperf_wire::http::{Status, parse_head};
 //! let mut buf: Vec<u8> = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n".to_vec();
 //! let head = loop {
 //!     match parse_head(&buf).unwrap() {

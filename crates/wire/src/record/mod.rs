@@ -108,7 +108,7 @@ impl RequestError {
 }
 
 /// The stamps and counts of one request's HTTP exchange, taken in the worker's I/O path for
-/// AIPerf's HTTP trace metrics (`ringperf::aggregate::http_trace`). All stamps are monotonic ns of
+/// AIPerf's HTTP trace metrics (`ringperf_metrics::aggregate::http_trace`). All stamps are monotonic ns of
 /// the run's [`crate::clock::Clock`]. They describe the attempt that carried the request (a
 /// retry after a stale pooled connection starts them afresh). A few words, no allocation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! thread ([`spawn`]) drains every worker's ring, turns each raw record into facts (response
 //! parsing, token counting) and metrics, streams per-request records to the JSONL file, and
 //! accumulates the columns the final statistics are computed from ([`Collected`]). The run
-//! (`crate::run`) builds its input ([`Collector`]) when it starts the workers and joins it when
+//! (`ringperf::run`) builds its input ([`Collector`]) when it starts the workers and joins it when
 //! the phases are done.
 
 use ringperf_workload::workload::cache_bust::Marker;

@@ -63,7 +63,7 @@ impl Session {
             url,
             next_turn: 0,
             history: Vec::new(),
-            sticky: (shared.reuse == crate::config::ConnectionReuse::StickyUserSessions)
+            sticky: (shared.reuse == super::ConnectionReuse::StickyUserSessions)
                 .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
             last_end_ns: 0,
             last_intended_ns: 0,

@@ -48,7 +48,7 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::IoDriver;
+    use ringperf_io::runtime::IoDriver;
 
     /// Runs 20 waits on a pacer built for `driver`'s runtime; returns the lateness of each wait,
     /// the pacer's kind and its timerfd fallbacks.

@@ -1,12 +1,12 @@
 //! Metrics endpoints as the scraper reaches them: the TRT-LLM fallback path and the resolved
 //! target a scrape connects to. The URL rules themselves (normalization, the endpoint list) are
-//! in [`crate::config::url`].
+//! in [`ringperf_io::url`].
 
 use std::fmt;
 use std::net::SocketAddr;
 
-use crate::config::{BaseUrl, UrlError};
 use ringperf_io::net::{Connector, TlsClient, TlsSetupError};
+use ringperf_io::url::{BaseUrl, UrlError};
 use ringperf_wire::http::HttpError;
 
 /// Why an endpoint cannot be scraped.

@@ -32,7 +32,7 @@ use crossbeam_queue::ArrayQueue;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::config::{ConnectionReuse, IoDriver};
+use ringperf_io::runtime::IoDriver;
 use ringperf_wire::clock::Clock;
 use ringperf_wire::conversation::Sampling;
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
@@ -43,6 +43,15 @@ use ringperf_workload::schedule::Shard;
 use ringperf_workload::workload::{Prepared, PreparedTurn};
 
 pub use ringperf_io::runtime::{self, DriverKind};
+
+/// How requests use connections (`--connection-reuse-strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionReuse {
+    Pooled,
+    Never,
+    /// One connection per session, closed after its last turn.
+    StickyUserSessions,
+}
 
 /// Read-only state shared by every worker.
 #[derive(Debug)]

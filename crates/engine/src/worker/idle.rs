@@ -221,8 +221,8 @@ pub(crate) async fn listen(fd: Arc<WakeFd>, control: Arc<RunControl>, watch: Rc<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::IoDriver;
     use ringperf_io::control::StopReason;
+    use ringperf_io::runtime::IoDriver;
     use ringperf_io::timer::Timer;
     use ringperf_wire::clock::Clock;
 
