@@ -226,7 +226,10 @@ fn server_metrics(args: &ServerMetricsArgs) -> Result<u8, Error> {
 }
 
 fn merge(args: &MergeArgs) -> Result<u8, Error> {
-    Ok(exit::of_merge(&ringperf::merge::run(args)?))
+    Ok(exit::of_merge(&ringperf::merge::run(
+        &args.dirs,
+        args.artifact_dir.as_deref(),
+    )?))
 }
 
 fn plot(args: &PlotArgs) -> Result<u8, Error> {

@@ -74,9 +74,7 @@ pub mod settings;
 pub mod sweep;
 
 use std::io::Write;
-use std::path::PathBuf;
-
-use crate::cli::merge::MergeArgs;
+use std::path::{Path, PathBuf};
 
 /// Why a merge did not happen or did not finish.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,22 +110,23 @@ pub struct Outcome {
     pub client_fell_behind: bool,
 }
 
-/// Merges the shards `args` names (see the module docs), printing the console export as
+/// Merges the shards in `dirs` into `artifact_dir` (default: `merged` beside the first shard
+/// found; see the module docs), printing the console export as
 /// `profile` does and warnings on stderr.
 ///
 /// # Errors
 /// [`MergeError`]: the inputs are refused, or reading or writing failed.
-pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
-    if sweep::is_sweep(&args.dirs) {
-        return sweep::run(args);
+pub fn run(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, MergeError> {
+    if sweep::is_sweep(dirs) {
+        return sweep::run(dirs, artifact_dir);
     }
-    run_one(args)
+    run_one(dirs, artifact_dir)
 }
 
 /// Merges the shards of one run (see [`run`]).
-fn run_one(args: &MergeArgs) -> Result<Outcome, MergeError> {
-    let found = inputs::find_shards(&args.dirs)?;
-    let out = inputs::out_dir(args.artifact_dir.as_deref(), &found)?;
+fn run_one(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, MergeError> {
+    let found = inputs::find_shards(dirs)?;
+    let out = inputs::out_dir(artifact_dir, &found)?;
     let run = inputs::one_run(found)?;
     let lowest = &run.shards[0];
     let settings = settings::Settings::of(&lowest.manifest, &out).map_err(|e| {

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 
 use super::{MergeError, Outcome};
-use crate::cli::merge::MergeArgs;
 use crate::cli::{Cli, Command};
 use crate::sweep::run::{Ended, variation_result};
 use crate::sweep::shards::{SWEEP_SHARD_FILE, SweepShardManifest};
@@ -180,9 +179,9 @@ fn errors_of(summary: &Path) -> u64 {
 ///
 /// # Errors
 /// As [`super::run`], and two shards of different sweeps.
-pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
-    let shards = one_sweep(&args.dirs)?;
-    let out = out_dir(args.artifact_dir.as_deref(), &shards)?;
+pub fn run(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, MergeError> {
+    let shards = one_sweep(dirs)?;
+    let out = out_dir(artifact_dir, &shards)?;
     let (plan, names, model) = plan_of(&shards[0].manifest)?;
     let count = shards[0].manifest.count;
     if shards.len() < count as usize {
@@ -226,10 +225,7 @@ pub fn run(args: &MergeArgs) -> Result<Outcome, MergeError> {
             t + 1,
             dirs.len()
         );
-        let merged = super::run_one(&MergeArgs {
-            dirs,
-            artifact_dir: Some(dir.clone()),
-        })?;
+        let merged = super::run_one(&dirs, Some(&dir))?;
         outcome.complete &= merged.complete;
         outcome.successes += merged.successes;
         outcome.client_fell_behind |= merged.client_fell_behind;
