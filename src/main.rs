@@ -76,9 +76,7 @@ fn main() -> ExitCode {
         },
         Command::Validate(v) => Ok(ringperf::trace_tools::validate::run(&v.input)),
         Command::Chat(c) => chat(&c),
-        Command::Synthesize(s) => ringperf::trace_tools::synthesize::run_command(&s)
-            .map(|()| exit::OK)
-            .map_err(Error::TraceTool),
+        Command::Synthesize(s) => s.run().map(|()| exit::OK).map_err(Error::TraceTool),
     };
     match ran {
         Ok(code) => ExitCode::from(code),

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::trace_tools::synthesize::{self, SynthesisParams};
+
 /// Flags of `ringperf analyze-trace`.
 #[derive(Debug, Args, Clone)]
 pub struct AnalyzeTraceArgs {
@@ -117,6 +119,23 @@ impl Default for SynthesisArgs {
     }
 }
 
+impl SynthesisArgs {
+    /// The options as the synthesizer's parameters, for blocks of `block_size` tokens and `seed`.
+    pub fn params(&self, block_size: u64, seed: u64) -> SynthesisParams {
+        SynthesisParams {
+            speedup_ratio: self.speedup_ratio,
+            prefix_len_multiplier: self.prefix_len_multiplier,
+            prefix_root_multiplier: self.prefix_root_multiplier,
+            prompt_len_multiplier: self.prompt_len_multiplier,
+            output_len_multiplier: self.output_len_multiplier,
+            max_isl: self.max_isl,
+            max_osl: self.max_osl,
+            block_size,
+            seed,
+        }
+    }
+}
+
 /// Flags of `ringperf synthesize`.
 #[derive(Debug, Args, Clone)]
 pub struct SynthesizeArgs {
@@ -137,6 +156,25 @@ pub struct SynthesizeArgs {
     pub seed: u64,
     #[command(flatten)]
     pub synthesis: SynthesisArgs,
+}
+
+impl SynthesizeArgs {
+    /// `ringperf synthesize` with these flags.
+    ///
+    /// # Errors
+    /// As [`synthesize::run_command`].
+    pub fn run(&self) -> Result<(), crate::trace_tools::TraceToolError> {
+        let target = match self.target {
+            SynthesizeTarget::MooncakeTrace => synthesize::Target::MooncakeTrace,
+            SynthesizeTarget::AgenticCode => synthesize::Target::AgenticCode,
+        };
+        synthesize::run_command(
+            target,
+            self.input_file.as_deref(),
+            &self.output,
+            &self.synthesis.params(self.block_size, self.seed),
+        )
+    }
 }
 
 #[cfg(test)]

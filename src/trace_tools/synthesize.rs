@@ -45,9 +45,20 @@ pub struct SynthesisParams {
 }
 
 impl Default for SynthesisParams {
-    /// The options' identities (`SynthesisArgs`'s defaults), blocks of 512 tokens, seed 42.
+    /// AIPerf's identities (nothing reshaped, nothing filtered or capped), blocks of 512
+    /// tokens, seed 42.
     fn default() -> Self {
-        crate::cli::trace_tools::SynthesisArgs::default().params(512, 42)
+        SynthesisParams {
+            speedup_ratio: 1.0,
+            prefix_len_multiplier: 1.0,
+            prefix_root_multiplier: 1,
+            prompt_len_multiplier: 1.0,
+            output_len_multiplier: 1.0,
+            max_isl: None,
+            max_osl: None,
+            block_size: 512,
+            seed: 42,
+        }
     }
 }
 
@@ -288,23 +299,6 @@ pub fn synthesize(
     Ok(out)
 }
 
-impl crate::cli::trace_tools::SynthesisArgs {
-    /// The options as [`SynthesisParams`] for blocks of `block_size` tokens and `seed`.
-    pub fn params(&self, block_size: u64, seed: u64) -> SynthesisParams {
-        SynthesisParams {
-            speedup_ratio: self.speedup_ratio,
-            prefix_len_multiplier: self.prefix_len_multiplier,
-            prefix_root_multiplier: self.prefix_root_multiplier,
-            prompt_len_multiplier: self.prompt_len_multiplier,
-            output_len_multiplier: self.output_len_multiplier,
-            max_isl: self.max_isl,
-            max_osl: self.max_osl,
-            block_size,
-            seed,
-        }
-    }
-}
-
 impl SynthesisParams {
     /// Any of the five reshaping options differs from its identity (AIPerf's
     /// `_has_meaningful_synthesis`): only then is the trace synthesized; `max_isl` and
@@ -432,14 +426,26 @@ pub fn run(input: &Path, output: &Path, p: &SynthesisParams) -> Result<(), Trace
     Ok(())
 }
 
-/// `ringperf synthesize`: `mooncake-trace` from `--input-file` to `--output`; `agentic-code`
-/// refused.
+/// What `ringperf synthesize` makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A new mooncake trace from a recorded one, its prefix tree reshaped.
+    MooncakeTrace,
+    /// AIPerf's agentic-coding session generator: refused, not built.
+    AgenticCode,
+}
+
+/// `ringperf synthesize`: `mooncake-trace` from `input` to `output`; `agentic-code` refused.
 ///
 /// # Errors
-/// As [`run`]; the target `agentic-code`, or no `--input-file`.
-pub fn run_command(a: &crate::cli::trace_tools::SynthesizeArgs) -> Result<(), TraceToolError> {
-    use crate::cli::trace_tools::SynthesizeTarget;
-    if a.target == SynthesizeTarget::AgenticCode {
+/// As [`run`]; the target `agentic-code`, or no `input` (`--input-file`).
+pub fn run_command(
+    target: Target,
+    input: Option<&Path>,
+    output: &Path,
+    params: &SynthesisParams,
+) -> Result<(), TraceToolError> {
+    if target == Target::AgenticCode {
         return Err(TraceToolError::Usage(
             "synthesize agentic-code is not supported: AIPerf's agentic-coding session generator \
              is not built in ringperf; `synthesize mooncake-trace --input-file TRACE` reshapes a \
@@ -447,12 +453,12 @@ pub fn run_command(a: &crate::cli::trace_tools::SynthesizeArgs) -> Result<(), Tr
                 .into(),
         ));
     }
-    let Some(input) = &a.input_file else {
+    let Some(input) = input else {
         return Err(TraceToolError::Usage(
             "synthesize mooncake-trace needs --input-file (the recorded trace)".into(),
         ));
     };
-    run(input, &a.output, &a.synthesis.params(a.block_size, a.seed))
+    run(input, output, params)
 }
 
 #[cfg(test)]
