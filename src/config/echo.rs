@@ -77,11 +77,11 @@ impl Echo {
 /// The ids of the `profile` arguments whose value came from the command line, with their
 /// values; a flag with choices has its value spelled as its choice (`HTTP` → `http`).
 fn given_ids(argv: &[String]) -> BTreeMap<String, Vec<String>> {
-    let cmd = Cli::command();
-    let Some(profile) = cmd.find_subcommand("profile") else {
+    let mut cmd = Cli::command();
+    let Ok(m) = cmd.try_get_matches_from_mut(argv) else {
         return BTreeMap::new();
     };
-    let Ok(m) = Cli::command().try_get_matches_from(argv) else {
+    let Some(profile) = cmd.find_subcommand("profile") else {
         return BTreeMap::new();
     };
     let Some(("profile", sub)) = m.subcommand() else {

@@ -265,7 +265,7 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
 /// value, or refused by name while the flag is rejected. `None`: not such a key.
 fn text_flag(path: &str, v: &Value, a: &mut FileArgs) -> Option<R<()>> {
     let flag = crate::cli::flags::at_path(path.strip_prefix("benchmark.")?)?;
-    if flag.ids().is_empty() {
+    if flag.acts == crate::cli::flags::Acts::Rejected {
         return Some(Err(YamlError::Unsupported(path.to_owned())));
     }
     Some(scalar(v, path).map(|value| a.one(flag.names[0], value)))
