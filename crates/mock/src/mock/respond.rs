@@ -437,12 +437,12 @@ impl Completion {
         }
         let first_deadline = timer::after(self.start_ns(), cfg.ttft);
         let mut events = 0u64;
-        let encoders = [
-            self.token_events(&meta, true),
-            self.token_events(&meta, false),
-        ];
+        // Each channel's encoder is made when its first event comes (most replies have no
+        // reasoning tokens).
+        let mut encoders: [Option<TokenEvents>; 2] = [None, None];
         for (reasoning, words) in self.event_words() {
-            let enc = &encoders[usize::from(!reasoning)];
+            let enc = encoders[usize::from(!reasoning)]
+                .get_or_insert_with(|| self.token_events(&meta, reasoning));
             // The client's text: what is not sent on a reasoning channel.
             let is_text = !(self.endpoint.has_reasoning() && reasoning);
             let must_wait = if events == 0 {
@@ -595,12 +595,11 @@ impl Completion {
         self.stream_opening(&mut bytes, &mut ev, &meta, close, false);
         let mut events = vec![bytes.len()];
         let mut text = String::new();
-        let encoders = [
-            self.token_events(&meta, true),
-            self.token_events(&meta, false),
-        ];
+        let mut encoders: [Option<TokenEvents>; 2] = [None, None];
         for (reasoning, words) in self.event_words() {
-            encoders[usize::from(!reasoning)].push_chunk(&mut bytes, words);
+            encoders[usize::from(!reasoning)]
+                .get_or_insert_with(|| self.token_events(&meta, reasoning))
+                .push_chunk(&mut bytes, words);
             if !(self.endpoint.has_reasoning() && reasoning) {
                 words.push_to(&mut text);
             }
