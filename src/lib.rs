@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod exit;
 pub mod merge;
+pub mod plan;
 pub mod run;
 pub mod search;
 pub mod sweep;

@@ -1,10 +1,10 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
 use ringperf::cli::merge::MergeArgs;
 use ringperf::cli::plot::PlotArgs;
-use ringperf::cli::{Cli, Command, MockArgs, ProfileArgs, ServerMetricsArgs};
+use ringperf::cli::{Command, MockArgs, ServerMetricsArgs};
+use ringperf::plan::Plan;
 use ringperf::{Error, exit};
 
 // Feature `mimalloc`: the allocator measured in docs/why-crates.md.
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(&Error::Sweep(e)),
     };
-    let cli = match Cli::try_parse_from(&lists.placeholder_argv) {
+    let (cli, given) = match ringperf::cli::parse(&lists.placeholder_argv) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -58,7 +58,14 @@ fn main() -> ExitCode {
         ringperf_io::signals::default_sigpipe();
     }
     let ran = match cli.command {
-        Command::Profile(args) => profile(&args, &argv, lists),
+        Command::Profile(args) => profile(
+            Plan {
+                settings: *args,
+                given,
+                command: argv,
+            },
+            &lists.lists,
+        ),
         Command::ServerMetrics(args) => server_metrics(&args),
         Command::Merge(args) => merge(&args),
         Command::Plot(args) => plot(&args),
@@ -105,15 +112,12 @@ fn fail(e: &Error) -> ExitCode {
     ExitCode::from(exit::of_error(e))
 }
 
-fn profile(
-    args: &ProfileArgs,
-    argv: &[String],
-    lists: ringperf::sweep::ListFlags,
-) -> Result<u8, Error> {
-    let placeholder = lists.placeholder_argv.clone();
+/// `profile`: the plan of the command line (each list cut to its first element) and the list
+/// values.
+fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Error> {
+    let args = &plan.settings;
     // An SLO search (docs/search.md) runs its points through the sweep runner.
     let concurrency = lists
-        .lists
         .iter()
         .find(|(f, _)| f.names[0] == "--concurrency")
         .map(|(_, v)| v.iter().map(|p| p.as_f64() as u64).collect())
@@ -127,9 +131,8 @@ fn profile(
         }
         let outcome = ringperf::search::run::run_search(
             &search,
-            argv,
+            &plan,
             lists,
-            args,
             ringperf::run::RunOptions {
                 handle_signals: true,
             },
@@ -138,14 +141,14 @@ fn profile(
         return Ok(exit::of_run(&outcome));
     }
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
-    if let Some(mut plan) = ringperf::sweep::SweepPlan::from_cli(argv, lists, args)? {
-        plan.annotations = ringperf::search::run::annotations(&sla, None);
+    if let Some(mut sweep) = ringperf::sweep::SweepPlan::from_cli(&plan, lists)? {
+        sweep.annotations = ringperf::search::run::annotations(&sla, None);
         ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf_workload::workload::tokenizer::preload(&spec);
         }
         let outcome = ringperf::sweep::run_sweep(
-            plan,
+            sweep,
             ringperf::run::RunOptions {
                 handle_signals: true,
             },
@@ -159,7 +162,6 @@ fn profile(
              and this is a single run"
         );
     }
-    let argv = placeholder.as_slice();
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
     // by the run's signal thread (a graceful cancel), not the default action.
     ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
@@ -171,7 +173,7 @@ fn profile(
     {
         ringperf_workload::workload::tokenizer::preload(&spec);
     }
-    let cfg = ringperf::config::Config::from_args(args, argv, std::io::stdout().is_terminal())?;
+    let cfg = ringperf::config::Config::from_plan(&plan, std::io::stdout().is_terminal())?;
     // A flag given where it changes nothing (docs/flags.md, "Flags per mode"): one line each.
     for w in ringperf::sweep::plan::unused_without_sweep(args) {
         eprintln!("ringperf: warning: {w}");

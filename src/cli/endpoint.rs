@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankingsArgs {
     /// Mean number of passages per rankings request (normal distribution, at least 1).
     #[arg(

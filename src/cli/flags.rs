@@ -10,6 +10,8 @@
 //! have, and when docs/flags.md is not what the table renders
 //! (`RINGPERF_WRITE_DOCS=1 cargo test -p ringperf --lib flags_doc` rewrites it).
 
+use super::ProfileArgs;
+
 /// Where a flag acts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -242,14 +244,26 @@ pub enum Acts {
     Own(&'static [(&'static str, Scope)]),
 }
 
-/// How a swept value is written: whole numbers, or floats printed as Python prints them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a swept value is written (whole numbers, or floats printed as Python prints them) and
+/// set on the typed settings.
+#[derive(Clone, Copy, Debug)]
 pub struct Sweep {
     /// AIPerf's parameter path (`phases.profiling.concurrency`).
     pub path: &'static str,
     /// Whole numbers (otherwise floats: `10.0`).
     pub whole: bool,
+    /// Sets the value (a whole number is exact as a float).
+    pub set: fn(&mut ProfileArgs, f64),
 }
+
+impl PartialEq for Sweep {
+    /// Rows compare by path and kind (a setter has no identity to compare).
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.whole == other.whole
+    }
+}
+
+impl Eq for Sweep {}
 
 const WHOLE: bool = true;
 const FLOAT: bool = false;
@@ -321,9 +335,9 @@ impl Flag {
         }
     }
 
-    const fn sweeps(self, path: &'static str, whole: bool) -> Flag {
+    const fn sweeps(self, path: &'static str, whole: bool, set: fn(&mut ProfileArgs, f64)) -> Flag {
         Flag {
-            sweep: Some(Sweep { path, whole }),
+            sweep: Some(Sweep { path, whole, set }),
             ..self
         }
     }
@@ -437,18 +451,18 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Tokenizer, &["--apply-chat-template"], &[("apply_chat_template", Resolved("config/resolve.rs"))], "supported: chat-shaped requests' ISL counted on the model's chat template (minijinja, as transformers renders it), synthetic ISL compensated as AIPerf (first turns by the fixed cost and a message wrap, later turns by a wrap, `--seq-dist` and range-ratio draws too); warned with `builtin` ([tokenizer.md](tokenizer.md))"),
     // Load generator and warmup
     aiperf(Group::LoadGenerator, &["--benchmark-duration"], &[("benchmark_duration", Resolved("config/mod.rs"))], "supported")
-        .sweeps("phases.profiling.duration", FLOAT),
+        .sweeps("phases.profiling.duration", FLOAT, |a, v| a.benchmark_duration = Some(v)),
     aiperf(Group::LoadGenerator, &["--benchmark-grace-period"], &[("benchmark_grace_period", Resolved("config/resolve.rs"))], "supported; without `--benchmark-duration` refused (exit 2), as AIPerf does"),
     aiperf(Group::LoadGenerator, &["--concurrency"], &[("concurrency", Resolved("config/mod.rs"))], "supported")
-        .sweeps("phases.profiling.concurrency", WHOLE),
+        .sweeps("phases.profiling.concurrency", WHOLE, |a, v| a.concurrency = Some(v as u64)),
     aiperf(Group::LoadGenerator, &["--prefill-concurrency"], &[("prefill_concurrency", Streamed)], "supported with `--streaming` (refused without, as AIPerf): at most this many requests wait for their first token (a slot taken before the write, given back at the first content response or the end); at most `--concurrency`")
-        .sweeps("phases.profiling.prefill_concurrency", WHOLE),
+        .sweeps("phases.profiling.prefill_concurrency", WHOLE, |a, v| a.timing.prefill_concurrency = Some(v as u64)),
     aiperf(Group::LoadGenerator, &["--request-rate"], &[("request_rate", Resolved("config/timing.rs"))], "supported")
-        .sweeps("phases.profiling.rate", FLOAT),
+        .sweeps("phases.profiling.rate", FLOAT, |a, v| a.request_rate = Some(v)),
     aiperf(Group::LoadGenerator, &["--arrival-pattern", "--request-rate-mode"], &[("arrival_pattern", ArrivalPattern)], "supported: `constant`, `poisson`, `gamma`; `concurrency-burst` is the concurrency mode"),
     aiperf(Group::LoadGenerator, &["--arrival-smoothness", "--vllm-burstiness"], &[("arrival_smoothness", Resolved("config/timing.rs"))], "supported"),
     aiperf(Group::LoadGenerator, &["--request-count", "--num-requests"], &[("request_count", Resolved("config/mod.rs"))], "supported")
-        .sweeps("phases.profiling.requests", WHOLE),
+        .sweeps("phases.profiling.requests", WHOLE, |a, v| a.request_count = Some(v as u64)),
     aiperf(Group::LoadGenerator, &["--concurrency-ramp-duration"], &[("concurrency_ramp_duration", ConcurrencyRamp)], "supported: slot i of N may start at duration·i/(N−1) (AIPerf's discrete linear ramp 1→N)"),
     aiperf(Group::LoadGenerator, &["--prefill-concurrency-ramp-duration"], &[("prefill_concurrency_ramp_duration", Resolved("config/timing.rs"))], "supported: the prefill limit grows 1 → N as the concurrency ramp does, `k` slots from D·(k−1)/(N−1) ([timing.md](timing.md#ramps))"),
     aiperf(Group::LoadGenerator, &["--request-rate-ramp-duration"], &[("request_rate_ramp_duration", Resolved("config/timing.rs"))], "supported: needs `--request-rate` or `--user-centric-rate`; AIPerf's linear ramp from rate·0.1 s/duration, updated every 100 ms; intended times stay absolute"),
@@ -478,14 +492,14 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Warmup, &["--warmup-request-rate-ramp-duration"], &[("warmup_request_rate_ramp_duration", Resolved("config/mod.rs"))], "supported: defaults to `--request-rate-ramp-duration`; needs a rate-paced warmup"),
     aiperf(Group::UserCentricRate, &["--user-centric-rate"], &[("user_centric_rate", Resolved("config/timing.rs"))], "supported: needs `--num-users`; AIPerf's user schedule (docs/timing.md); an error with `--request-rate` (AIPerf silently drops that rate)"),
     aiperf(Group::UserCentricRate, &["--num-users"], &[("num_users", Resolved("config/timing.rs"))], "supported: needs `--user-centric-rate`; at most the request count")
-        .sweeps("phases.profiling.users", WHOLE),
+        .sweeps("phases.profiling.users", WHOLE, |a, v| a.timing.num_users = Some(v as u64)),
     aiperf(Group::RequestCancellation, &["--request-cancellation-rate"], &[("request_cancellation_rate", Resolved("config/timing.rs"))], "supported: percentage in (0, 100] of profiling requests; never in warmup; deterministic for a seed"),
     aiperf(Group::RequestCancellation, &["--request-cancellation-delay"], &[("request_cancellation_delay", Resolved("config/timing.rs"))], "supported: seconds after the request is fully sent; needs `--request-cancellation-rate`"),
     aiperf(Group::ConversationInput, &["--conversation-num", "--num-conversations", "--num-sessions"], &[("conversation_num", Any)], "supported: the synthetic conversation count when `--num-dataset-entries` is not given (docs/synthetic.md); and the phase's session stop condition: new sessions start while fewer have started, sessions in flight finish their turns")
-        .sweeps("phases.profiling.sessions", WHOLE),
+        .sweeps("phases.profiling.sessions", WHOLE, |a, v| a.prompt.conversation_num = Some(v as u64)),
     aiperf(Group::ConversationInput, &["--num-dataset-entries", "--num-prompts"], &[("num_dataset_entries", Entries)], "supported: synthetic conversations built (or a `random_pool` file's draws); default `--conversation-num`, else `--request-count`, else 100 (AIPerf's rule, docs/synthetic.md); warned with other files and public datasets"),
     aiperf(Group::ConversationInput, &["--conversation-turn-mean", "--session-turns-mean"], &[("conversation_turn_mean", Synthetic)], "supported (synthetic)")
-        .sweeps("datasets.main.turns.mean", WHOLE),
+        .sweeps("datasets.main.turns.mean", WHOLE, |a, v| a.prompt.conversation_turn_mean = v as u32),
     aiperf(Group::ConversationInput, &["--conversation-turn-stddev", "--session-turns-stddev"], &[("conversation_turn_stddev", Synthetic)], "supported (synthetic)"),
     aiperf(Group::ConversationInput, &["--conversation-turn-delay-mean", "--session-turn-delay-mean"], &[("conversation_turn_delay_mean", Synthetic)], "supported (synthetic; integer ms, as AIPerf)"),
     aiperf(Group::ConversationInput, &["--conversation-turn-delay-stddev", "--session-turn-delay-stddev"], &[("conversation_turn_delay_stddev", Synthetic)], "supported (synthetic; integer ms, as AIPerf)"),
@@ -499,18 +513,18 @@ pub const FLAGS: &[Flag] = &[
     rejected(Group::ConversationInput, &["--force-min-tokens", "--no-force-min-tokens"], "rejected: baseten_trace only in AIPerf 0.13"),
     // Synthetic prompts
     aiperf(Group::InputSequenceLengthISL, &["--prompt-input-tokens-mean", "--synthetic-input-tokens-mean", "--isl"], &[("isl_mean", Synthetic)], "supported")
-        .sweeps("datasets.main.prompts.isl.mean", WHOLE),
+        .sweeps("datasets.main.prompts.isl.mean", WHOLE, |a, v| a.isl_mean = v as u32),
     aiperf(Group::InputSequenceLengthISL, &["--prompt-input-tokens-stddev", "--synthetic-input-tokens-stddev", "--isl-stddev"], &[("isl_stddev", Synthetic)], "supported")
-        .sweeps("datasets.main.prompts.isl.stddev", FLOAT),
+        .sweeps("datasets.main.prompts.isl.stddev", FLOAT, |a, v| a.isl_stddev = v),
     aiperf(Group::InputSequenceLengthISL, &["--prompt-input-tokens-block-size", "--synthetic-input-tokens-block-size", "--isl-block-size"], &[("block_size", HashTrace)], "supported: tokens per `hash_ids` block of `mooncake_trace` prompts (default 512); refused with another declared file type or a public dataset, warned with synthetic prompts"),
     aiperf(Group::InputSequenceLengthISL, &["--seq-dist", "--sequence-distribution"], &[("seq_dist", Synthetic)], "supported: semicolon, bracket and JSON forms, optional stddevs; a malformed value is a config error (exit 2)"),
     // Ratio windows and cache bust (config/random_prompt.rs)
     aiperf(Group::InputSequenceLengthISL, &["--random-range-ratio"], &[("random_range_ratio", Synthetic)], r#"supported (synthetic): each turn's ISL and OSL drawn uniformly from a window around `--isl` and `--osl`, which must both be given; `vllm` style `[floor(m(1−r)), ceil(m(1+r))]` (r in [0, 1), or `{"input": r, "output": r}`), `sglang` style `[max(1, int(m·r)), m]` (r in [0, 1]); refused with `--seq-dist`, a non-zero `--isl-stddev`/`--osl-stddev`, or a vLLM window whose smallest prompt is empty, with AIPerf's messages ([synthetic.md](synthetic.md#random-range-ratio))"#),
     aiperf(Group::InputSequenceLengthISL, &["--random-corpus-style"], &[("random_corpus_style", Resolved("config/random_prompt.rs"))], "supported: `vllm` (default) or `sglang`, the window of `--random-range-ratio`; the `random` corpus whose token pool it also selects is refused (`--prompt-corpus`)"),
     aiperf(Group::OutputSequenceLengthOSL, &["--prompt-output-tokens-mean", "--output-tokens-mean", "--osl"], &[("osl_mean", GeneratesTokens)], "supported")
-        .sweeps("datasets.main.prompts.osl.mean", WHOLE),
+        .sweeps("datasets.main.prompts.osl.mean", WHOLE, |a, v| a.osl_mean = Some(v as u32)),
     aiperf(Group::OutputSequenceLengthOSL, &["--prompt-output-tokens-stddev", "--output-tokens-stddev", "--osl-stddev"], &[("osl_stddev", GeneratesTokens)], "supported")
-        .sweeps("datasets.main.prompts.osl.stddev", FLOAT),
+        .sweeps("datasets.main.prompts.osl.stddev", FLOAT, |a, v| a.osl_stddev = v),
     aiperf(Group::Prompt, &["--prompt-batch-size", "--batch-size-text", "--batch-size", "-b"], &[("prompt_batch_size", SyntheticOrPool)], "supported: N texts per turn (chat: N text parts of one message; completions: a list of N prompts); 0 is refused; with a `random_pool` file, texts drawn per turn from the flat pool ([datasets.md](datasets.md#random_pool))"),
     aiperf(Group::Prompt, &["--prompt-corpus"], &[("prompt_corpus", Resolved("config/prompt.rs"))], "supported: `sonnet` (the default); `coding` and `random` are refused with the reason (AIPerf's own generators, not reproduced)"),
     aiperf(Group::PrefixPrompt, &["--system-prompt"], &[("system_prompt", Resolved("config/prompt.rs"))], "supported (chat; refused with completions, which has no system message)"),

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 /// AIPerf's `RequestContentType` values (read case-insensitively).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum RequestContentTypeArg {
     #[value(name = "application/json")]
     ApplicationJson,
@@ -13,7 +13,7 @@ pub enum RequestContentTypeArg {
 }
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FormArgs {
     /// Content type of request bodies: `application/json`, or `multipart/form-data` for the
     /// types that upload files (`image-edit`, `audio-transcription`, `video-generation`, whose

@@ -3,7 +3,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GoodputArgs {
     /// SLOs for goodput as space-separated 'TAG:VALUE' pairs: TAG a per-request metric tag,
     /// VALUE in the metric's display unit (ms for latencies), e.g. 'request_latency:250

@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HttpTraceArgs {
     /// Include each request's HTTP trace (timestamps, byte and chunk counts, connection reuse)
     /// as `trace_data` in profile_export.jsonl. The http_req_* metrics are in every export

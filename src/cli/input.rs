@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InputArgs {
     /// Dataset file (or directory, for random_pool and raw_payload); its type is
     /// --custom-dataset-type, or detected from its first record.
@@ -51,6 +51,7 @@ pub struct InputArgs {
 
     /// `--synthesis-*`: a mooncake trace reshaped at load (docs/commands.md, "synthesize").
     #[command(flatten)]
+    #[serde(flatten)]
     pub synthesis: super::trace_tools::SynthesisArgs,
 
     /// Tokens per `hash_ids` block of trace prompts (default 512).
@@ -63,7 +64,7 @@ pub struct InputArgs {
 }
 
 /// `--dataset-sampling-strategy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum SamplingArg {
     Sequential,
     Random,

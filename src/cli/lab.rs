@@ -7,7 +7,7 @@ use clap::Args;
 pub use ringperf_metrics::lab::lifecycle::WaitMode;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LifecycleArgs {
     /// Seconds to wait for the endpoint to be ready before benchmarking (0: do not wait). The
     /// default mode sends a one-token request to check the model is loaded and answers.
@@ -94,7 +94,7 @@ pub struct LifecycleArgs {
 }
 
 /// The MLflow flags of the Output group (docs/integrations.md#mlflow).
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MlflowArgs {
     /// An MLflow tracking server (http://host:port). Setting it logs each run there once its
     /// files are written: metrics, params, tags and the artifact files.
@@ -137,7 +137,7 @@ pub struct MlflowArgs {
 }
 
 /// The Weights & Biases flags of the Output group (docs/integrations.md#weights--biases).
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WandbArgs {
     /// Weights & Biases project name. Setting it makes a W&B run of each run with the `wandb`
     /// Python package (WANDB_MODE=offline writes it under <artifact-dir>/wandb/ for `wandb

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoadShapeArgs {
     /// JSON file of request-rate points (`[{"time_s": 0, "qps": 5}, …]` or `{"points": […]}`):
     /// the rate is interpolated linearly between them and holds the last one after it

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 /// `--image-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ImageFormatArg {
     Png,
     Jpeg,
@@ -12,21 +12,21 @@ pub enum ImageFormatArg {
 }
 
 /// `--audio-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum AudioFormatArg {
     Wav,
     Mp3,
 }
 
 /// `--video-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum VideoFormatArg {
     Mp4,
     Webm,
 }
 
 /// `--video-synth-type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum VideoSynthArg {
     #[value(name = "moving_shapes")]
     MovingShapes,
@@ -36,7 +36,7 @@ pub enum VideoSynthArg {
 }
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MediaArgs {
     // ----- Audio Input -----
     /// Audio clips per request (chat). Audio is sent when `--audio-length-mean` is above 0.

@@ -20,6 +20,7 @@ pub mod merge;
 pub mod multi_run;
 pub mod otel;
 pub mod outputs;
+pub mod parse;
 pub mod plot;
 pub mod prompt;
 pub mod random_prompt;
@@ -37,6 +38,8 @@ pub mod yaml;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use parse::{Given, parse, profile_args};
 
 /// ringperf: benchmark LLM inference servers (drop-in for `aiperf profile`).
 #[derive(Debug, Parser)]
@@ -77,7 +80,7 @@ pub enum Command {
 }
 
 /// Flags of `ringperf profile`.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProfileArgs {
     // ----- Endpoint -----
     /// Model name(s) to benchmark (comma-separated list or repeated).
@@ -237,6 +240,7 @@ pub struct ProfileArgs {
     #[arg(long, help_heading = "Tokenizer")]
     pub tokenizer: Option<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub tokenizer_opts: tokenizer::TokenizerArgs,
 
     // ----- Load generator -----
@@ -246,6 +250,7 @@ pub struct ProfileArgs {
 
     /// Seconds to wait for in-flight responses after the duration ends (`inf` waits forever).
     #[arg(long = "benchmark-grace-period", default_value = "30.0", value_parser = parse_seconds_or_inf, help_heading = "Load Generator")]
+    #[serde(with = "parse::seconds")]
     pub benchmark_grace_period: f64,
 
     /// Requests kept in flight (closed loop), or the cap beside a request rate.
@@ -324,6 +329,7 @@ pub struct ProfileArgs {
 
     /// Seconds to wait for warmup responses after a warmup duration ends (default: forever).
     #[arg(long = "warmup-grace-period", value_parser = parse_seconds_or_inf, help_heading = "Warmup")]
+    #[serde(with = "parse::seconds::option")]
     pub warmup_grace_period: Option<f64>,
 
     // ----- Conversation input -----
@@ -467,82 +473,106 @@ pub struct ProfileArgs {
     pub max_client_lag_us: Option<u64>,
 
     #[command(flatten)]
+    #[serde(flatten)]
     pub mock_shape: MockShapeArgs,
 
     // ----- Groups with a file of their own -----
     /// Input, Public dataset: custom dataset files and their sampling.
     #[command(flatten)]
+    #[serde(flatten)]
     pub input: input::InputArgs,
 
     /// Conversation Input, ISL extras, Prompt, Prefix Prompt, Cache Bust: synthetic shaping.
     #[command(flatten)]
+    #[serde(flatten)]
     pub prompt: prompt::PromptArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub random_prompt: random_prompt::RandomPromptArgs,
 
     /// Fixed Schedule, User-Centric Rate, ramps, Request Cancellation: when requests go.
     #[command(flatten)]
+    #[serde(flatten)]
     pub timing: timing::TimingArgs,
 
     /// Goodput: the SLOs of a good request.
     #[command(flatten)]
+    #[serde(flatten)]
     pub goodput: goodput::GoodputArgs,
 
     /// Rankings: the query + passages of the rankings endpoint types.
     #[command(flatten)]
+    #[serde(flatten)]
     pub rankings: endpoint::RankingsArgs,
 
     /// HTTP Trace: the per-record trace in the JSONL and the trace timing table.
     #[command(flatten)]
+    #[serde(flatten)]
     pub http_trace: http_trace::HttpTraceArgs,
 
     /// Scale-out: this process as one shard of a run split over several.
     #[command(flatten)]
+    #[serde(flatten)]
     pub shard: shard::ShardArgs,
 
     #[command(flatten)]
+    #[serde(flatten)]
     pub multi_run: multi_run::MultiRunArgs,
 
     /// Sweeps: list values, `--variant`, loop order, seeds, convergence (docs/sweeps.md).
     #[command(flatten)]
+    #[serde(flatten)]
     pub sweep: sweep::SweepArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub yaml: yaml::YamlArgs,
 
     /// SLO search: recipes, SLA flags, recipe bounds, adaptive search (docs/search.md).
     #[command(flatten)]
+    #[serde(flatten)]
     pub search: search::SearchArgs,
 
     /// Audio, Image and Video Input: synthetic media of every turn (docs/multimodal.md).
     #[command(flatten)]
+    #[serde(flatten)]
     pub media: media::MediaArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub video_generation: video::VideoGenerationArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub form: form::FormArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub uuid_strip: uuid_strip::UuidStripArgs,
 
     /// Server lifecycle: wait for the model, KV-cache reset, profiler (docs/integrations.md).
     #[command(flatten)]
+    #[serde(flatten)]
     pub lifecycle: lab::LifecycleArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub mlflow: lab::MlflowArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub wandb: lab::WandbArgs,
     /// Per-request endpoint shaping: the model of each turn.
     #[command(flatten)]
+    #[serde(flatten)]
     pub requests: requests::RequestArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub otel: otel::OtelArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub load_shape: load_shape::LoadShapeArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub outputs: outputs::OutputsArgs,
 }
 
 /// Shape of the mock's responses, for `--mock` and `mock-server`.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MockShapeArgs {
     /// Mock: time to first token, ms.
     #[arg(
@@ -718,7 +748,7 @@ pub struct ServerMetricsArgs {
 }
 
 /// A server-metrics export format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ServerMetricsFormatArg {
     Json,
     Csv,
@@ -726,7 +756,7 @@ pub enum ServerMetricsFormatArg {
     Parquet,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum EndpointTypeArg {
     #[value(help = "OpenAI /v1/chat/completions")]
     Chat,
@@ -816,18 +846,18 @@ pub enum EndpointTypeArg {
     Template,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum UrlStrategyArg {
     #[value(name = "round-robin", alias = "round_robin")]
     RoundRobin,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum TransportArg {
     Http,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ConnectionReuseArg {
     Pooled,
     Never,
@@ -835,14 +865,14 @@ pub enum ConnectionReuseArg {
     StickyUserSessions,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ExportLevelArg {
     Summary,
     Records,
     Raw,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ArrivalPatternArg {
     #[value(name = "concurrency-burst", alias = "concurrency_burst")]
     ConcurrencyBurst,
@@ -851,7 +881,7 @@ pub enum ArrivalPatternArg {
     Poisson,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum LogLevelArg {
     Trace,
     Debug,
@@ -863,21 +893,21 @@ pub enum LogLevelArg {
     Critical,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum UiTypeArg {
     Dashboard,
     Simple,
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum IoDriverArg {
     Auto,
     Uring,
     Legacy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum TimestampsArg {
     Kernel,
     User,

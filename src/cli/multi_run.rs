@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MultiRunArgs {
     /// Number of profile runs (1-10). Over 1, each run goes into
     /// `<artifact-dir>/profile_runs/run_NNNN/` and `<artifact-dir>/aggregate/` gets the mean,

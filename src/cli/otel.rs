@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OtelArgs {
     /// OTLP/HTTP metrics endpoint URL (host[:port] or http://…; '/v1/metrics' is appended
     /// when the path does not end with it).

@@ -7,7 +7,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OutputsArgs {
     /// Ask for token usage on every streamed chunk (stream_options.continuous_usage_stats, a
     /// vLLM / TRT-LLM extension): inter-token latency then divides the decode time by the

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PromptArgs {
     // ----- Conversation Input -----
     /// Unique conversations (sessions) to generate; also stops the profiling phase after that

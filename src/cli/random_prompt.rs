@@ -5,14 +5,14 @@
 use clap::{Args, ValueEnum};
 
 /// `--random-corpus-style`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum CorpusStyleArg {
     Vllm,
     Sglang,
 }
 
 /// `--cache-bust`: where the marker goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[value(rename_all = "snake_case")]
 pub enum CacheBustArg {
     None,
@@ -25,7 +25,7 @@ pub enum CacheBustArg {
 }
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RandomPromptArgs {
     /// Draw ISL and OSL uniformly from a window around --isl and --osl (both required): a
     /// float, or `{"input": r, "output": r}` (vllm style only).

@@ -4,7 +4,9 @@
 use clap::{Args, ValueEnum};
 
 /// `--model-selection-strategy` values as AIPerf lists them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum SelectionArg {
     #[default]
     #[value(name = "round_robin")]
@@ -17,7 +19,7 @@ pub enum SelectionArg {
 }
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RequestArgs {
     /// When several models are given, how each turn gets one: 'round_robin' (the n-th turn of
     /// the dataset gets model n mod len) or 'random' (uniform, seeded by --random-seed).

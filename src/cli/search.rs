@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SearchArgs {
     /// A built-in search recipe: max-throughput-ttft-sla, max-throughput-itl-sla,
     /// concurrency-ramp, prefill-ttft-curve, decode-itl-curve, max-concurrency-under-sla,
@@ -200,7 +200,7 @@ pub struct SearchArgs {
 }
 
 /// A stat an objective or a degradation reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum StatArg {
     /// Mean.
     Avg,
@@ -238,7 +238,9 @@ impl SearchArgs {
 }
 
 /// `--search-style` of `max-concurrency-under-sla`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum SearchStyle {
     /// The smooth-isotonic boundary search (the default).
     #[value(name = "smooth_isotonic")]
@@ -254,7 +256,9 @@ pub enum SearchStyle {
 }
 
 /// Optimisation direction of the objective.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum Direction {
     /// Larger is better.
     Maximize,

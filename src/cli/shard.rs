@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ShardArgs {
     /// This process's shard, from 0 (default: RINGPERF_SHARD_INDEX, else Kubernetes'
     /// JOB_COMPLETION_INDEX when --shard-count is over 1, else 0).

@@ -5,7 +5,7 @@
 use clap::{Args, ValueEnum};
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SweepArgs {
     /// How several list-valued flags combine: `grid` (every combination) or `zip` (element by
     /// element; the lists must have equal length).
@@ -121,21 +121,21 @@ pub struct SweepArgs {
 }
 
 /// `--sweep-type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum SweepTypeArg {
     Grid,
     Zip,
 }
 
 /// `--parameter-sweep-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum SweepModeArg {
     Repeated,
     Independent,
 }
 
 /// `--convergence-mode` (AIPerf spells them `ci_width`, `cv`, `distribution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ConvergenceModeArg {
     #[value(name = "ci_width", alias = "ci-width")]
     CiWidth,

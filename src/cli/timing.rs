@@ -3,7 +3,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TimingArgs {
     // ----- Fixed schedule -----
     /// Send each conversation's first turn at its trace timestamp (automatic for a trace whose

@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TokenizerArgs {
     /// Revision of a model id found in the local Hugging Face cache: a branch or tag (read from
     /// refs/<REV>) or a commit hash (snapshots/<REV>). Default: main. Nothing is downloaded.

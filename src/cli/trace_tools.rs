@@ -78,7 +78,7 @@ pub enum SynthesizeTarget {
 }
 
 /// The `--synthesis-*` options (AIPerf 0.13's names, defaults and ranges).
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SynthesisArgs {
     /// Multiplier for timestamp scaling in synthesized traces.
     #[arg(long = "synthesis-speedup-ratio", default_value_t = 1.0)]

@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UuidStripArgs {
     /// Send an image whose cache UUID (`image_uuids` of a single_turn dataset) an earlier turn
     /// of the same session sent as its UUID alone, without its bytes (vLLM's multimodal

@@ -4,7 +4,7 @@
 use clap::Args;
 
 /// See the module documentation.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VideoGenerationArgs {
     /// Fetch each finished video job's content (`GET /v1/videos/{id}/content`, or the job's
     /// `url`); the download is part of the request's latency.
@@ -13,7 +13,7 @@ pub struct VideoGenerationArgs {
 }
 
 /// The video job API of `ringperf mock-server` (`/v1/videos`, docs/mock.md).
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MockVideoArgs {
     /// A video job ends this many milliseconds after its submission.
     #[arg(long = "video-job-ms", value_name = "MS", default_value_t = 0)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 /// YAML config: the run described by an AIPerf 0.13 config file.
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct YamlArgs {
     /// An AIPerf 0.13 YAML config file; flags given beside it override its values.
     #[arg(

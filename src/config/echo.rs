@@ -19,15 +19,12 @@
 //!
 //! ringperf-only flags that were given go under a `ringperf` key. Secrets are `<redacted>`.
 
-use std::collections::BTreeMap;
-
-use clap::CommandFactory;
-use clap::parser::ValueSource;
 use serde_json::{Map, Value, json};
 
 use super::{Arrival, Config, IoDriver, Load, PhaseConfig, timing};
 use crate::cli::{
-    ArrivalPatternArg, Cli, ConnectionReuseArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
+    ArrivalPatternArg, ConnectionReuseArg, ExportLevelArg, Given, LogLevelArg, ProfileArgs,
+    UiTypeArg,
 };
 use ringperf_metrics::server_metrics::output::Format;
 
@@ -35,20 +32,20 @@ use ringperf_metrics::server_metrics::output::Format;
 #[derive(Clone, Debug)]
 pub struct Echo {
     args: Box<ProfileArgs>,
-    /// clap ids of the `profile` arguments given on the command line, with the values given
-    /// (a value of a flag with choices spelled as its choice).
-    given: BTreeMap<String, Vec<String>>,
+    /// The flag ids given explicitly, with the values given (a value of a flag with choices
+    /// spelled as its choice).
+    given: Given,
     is_tty: bool,
     /// One run of a repeated profile (`--num-profile-runs`): see [`Echo::set_repeated_run`].
     repeated_run: bool,
 }
 
 impl Echo {
-    /// `argv` is the whole command line (`ringperf profile …`) that produced `args`.
-    pub fn new(args: &ProfileArgs, argv: &[String], is_tty: bool) -> Self {
+    /// The echo of the settings `args`, of which `given` were given explicitly.
+    pub fn new(args: &ProfileArgs, given: &Given, is_tty: bool) -> Self {
         Echo {
             args: Box::new(args.clone()),
-            given: given_ids(argv),
+            given: given.clone(),
             is_tty,
             repeated_run: false,
         }
@@ -72,45 +69,6 @@ impl Echo {
     pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
         self.args.artifact_dir = Some(dir.to_path_buf());
     }
-}
-
-/// The ids of the `profile` arguments whose value came from the command line, with their
-/// values; a flag with choices has its value spelled as its choice (`HTTP` → `http`).
-fn given_ids(argv: &[String]) -> BTreeMap<String, Vec<String>> {
-    let mut cmd = Cli::command();
-    let Ok(m) = cmd.try_get_matches_from_mut(argv) else {
-        return BTreeMap::new();
-    };
-    let Some(profile) = cmd.find_subcommand("profile") else {
-        return BTreeMap::new();
-    };
-    let Some(("profile", sub)) = m.subcommand() else {
-        return BTreeMap::new();
-    };
-    sub.ids()
-        .map(|id| id.as_str())
-        .filter(|id| sub.value_source(id) == Some(ValueSource::CommandLine))
-        .map(|id| {
-            let choices = profile
-                .get_arguments()
-                .find(|a| a.get_id() == id)
-                .map(|a| a.get_possible_values())
-                .unwrap_or_default();
-            let values = sub
-                .get_raw(id)
-                .into_iter()
-                .flatten()
-                .map(|raw| {
-                    let raw = raw.to_string_lossy();
-                    choices
-                        .iter()
-                        .find(|c| c.matches(&raw, true))
-                        .map_or_else(|| raw.to_string(), |c| c.get_name().to_owned())
-                })
-                .collect();
-            (id.to_string(), values)
-        })
-        .collect()
 }
 
 /// The flags the flag table writes at an AIPerf config path as text (`cli::flags`), given:

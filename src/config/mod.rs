@@ -1,6 +1,6 @@
 //! The validated, typed configuration of a profile run. Every default is resolved and every
 //! cross-flag rule is checked here (the flags: docs/flags.md); only [`Config`] crosses into the
-//! engine. [`Config::from_args`] reads the process once ([`Environment`]), then
+//! engine. [`Config::from_plan`] reads the process once ([`Environment`]), then
 //! [`Config::resolve`] applies the rules, stage by stage; an error is a [`ConfigError`].
 
 pub mod connections;
@@ -456,6 +456,9 @@ pub struct Config {
     pub shard: shard::ShardConfig,
     /// The command line, secrets redacted, one item per argument (a shard's `shard.json`).
     pub argv_redacted: Vec<String>,
+    /// The plan this configuration was resolved from, written to the run's directory
+    /// ([`crate::plan::PLAN_FILE`]).
+    pub plan: Box<crate::plan::Plan>,
     /// `--num-profile-runs` and its companions: repeat the profile and aggregate the runs.
     pub multi_run: multi_run::MultiRunConfig,
     /// Flags given where they change nothing ([`scope`]): one line each, printed before the
@@ -529,7 +532,16 @@ fn tokenizer_for(given: Option<&str>, first_model: &str) -> String {
     }
 }
 
-/// The tokenizer [`Config::from_args`] will choose for `args`, known before the rest is
+impl Config {
+    /// Runs into `dir`: the artifact directory, as echoed and as the run's plan says.
+    pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
+        self.artifact_dir = dir.to_path_buf();
+        self.echo.set_artifact_dir(dir);
+        self.plan.settings.artifact_dir = Some(dir.to_path_buf());
+    }
+}
+
+/// The tokenizer [`Config::from_plan`] will choose for `args`, known before the rest is
 /// validated so that the builtin one can start loading first (`workload::tokenizer::preload`);
 /// `None` when there is no model name (an error then).
 pub fn tokenizer_spec(args: &ProfileArgs) -> Option<String> {

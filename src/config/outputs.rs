@@ -83,21 +83,17 @@ pub fn resolve(
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
 
     use super::*;
-    use crate::cli::{Cli, Command};
 
-    /// The settings and warnings as the whole resolution gives them (`Config::from_args`).
+    /// The settings and warnings as the whole resolution gives them (`Config::from_plan`).
     fn resolved(line: &str) -> Result<(OutputsConfig, Vec<String>), ConfigError> {
         let argv: Vec<String> = format!("{line} -u 127.0.0.1:1")
             .split_whitespace()
             .map(str::to_string)
             .collect();
-        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("parses").command else {
-            panic!("not profile")
-        };
-        let cfg = crate::config::Config::from_args(&p, &argv, false)?;
+        let plan = crate::plan::Plan::parse(&argv).expect("parses");
+        let cfg = crate::config::Config::from_plan(&plan, false)?;
         let warnings = cfg
             .warnings
             .iter()

@@ -3,9 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
-use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::config::timing::Mode;
 
@@ -23,10 +20,8 @@ fn config(file: &Path, extra: &str) -> Config {
         .collect();
     argv.push(file.display().to_string());
     argv.extend(extra.split_whitespace().map(str::to_string));
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not profile")
-    };
-    Config::from_args(&p, &argv, false).expect("valid configuration")
+    Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false)
+        .expect("valid configuration")
 }
 
 #[test]

@@ -248,18 +248,14 @@ impl PromptConfig {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
 
     use super::*;
-    use crate::cli::{Cli, Command};
+
     use crate::config::Config;
 
     fn cfg(s: &str) -> Result<Config, ConfigError> {
         let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
-        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
-            panic!("not profile")
-        };
-        Config::from_args(&p, &argv, false)
+        Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false)
     }
 
     const BASE: &str = "ringperf profile -m m -u 127.0.0.1:1";

@@ -158,18 +158,14 @@ pub fn from_args(a: &RandomPromptArgs, c: &Context) -> Result<RandomPromptConfig
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
 
-    use crate::cli::{Cli, Command};
     use crate::config::Config;
 
     fn cfg(flags: &str) -> Result<Config, String> {
         let line = format!("ringperf profile -m m -u 127.0.0.1:1 {flags}");
         let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
-            panic!("not profile")
-        };
-        Config::from_args(&p, &argv, false).map_err(|e| e.to_string())
+        Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! [`Config::from_args`]: the process is read at the edge ([`Environment::from_process`]), then
-//! [`Config::resolve`] applies the rules, a function of the arguments and that
+//! [`Config::from_plan`]: the process is read at the edge ([`Environment::from_process`]), then
+//! [`Config::resolve`] applies the rules, a function of the plan and that
 //! [`Environment`]. It runs one stage per concern — the request (endpoint, URLs, headers,
 //! extras), the workload (phases, prompts, dataset, sharding, seed), the run's resources
 //! (workers, artifacts, collectors) and the process settings (connection limit, affinity, TLS)
@@ -24,37 +24,30 @@ use super::{
 use crate::cli::{
     ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
 };
+use crate::plan::Plan;
 use ringperf_wire::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
 use ringperf_workload::workload::loader::Source;
 
 impl Config {
-    /// Validates `args`. `argv` is the raw command line (for the redacted echo) and `is_tty`
-    /// whether stdout is a terminal (UI default). Reads the process's environment, the files
-    /// the flags name and a fresh seed ([`Environment::from_process`]), then applies
-    /// [`Config::resolve`].
+    /// Validates `plan`. `is_tty` is whether stdout is a terminal (UI default). Reads the
+    /// process's environment, the files the settings name and a fresh seed
+    /// ([`Environment::from_process`]), then applies [`Config::resolve`].
     ///
     /// # Errors
-    /// The first [`ConfigError`] of the command line.
-    pub fn from_args(
-        args: &ProfileArgs,
-        argv: &[String],
-        is_tty: bool,
-    ) -> Result<Self, ConfigError> {
-        Self::resolve(args, argv, is_tty, &Environment::from_process(args))
+    /// The first [`ConfigError`] of the plan.
+    pub fn from_plan(plan: &Plan, is_tty: bool) -> Result<Self, ConfigError> {
+        Self::resolve(plan, is_tty, &Environment::from_process(&plan.settings))
     }
 
-    /// Validates `args` against `env`, reading nothing else of the process (but `--url` name
+    /// Validates `plan` against `env`, reading nothing else of the process (but `--url` name
     /// resolution).
     ///
     /// # Errors
-    /// The first [`ConfigError`] of the command line.
-    pub fn resolve(
-        args: &ProfileArgs,
-        argv: &[String],
-        is_tty: bool,
-        env: &Environment,
-    ) -> Result<Self, ConfigError> {
-        let echo = echo::Echo::new(args, argv, is_tty);
+    /// The first [`ConfigError`] of the plan.
+    pub fn resolve(plan: &Plan, is_tty: bool, env: &Environment) -> Result<Self, ConfigError> {
+        let args = &plan.settings;
+        let argv = &plan.command;
+        let echo = echo::Echo::new(args, &plan.given, is_tty);
         if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
             return err(
                 "--benchmark-grace-period requires --benchmark-duration: the grace period only \
@@ -184,6 +177,7 @@ impl Config {
             tls: TlsSettings::from_env(|k| env.var(k))?,
             cli_command: redact_command(argv, &secrets),
             argv_redacted: redact_argv(argv, &secrets),
+            plan: Box::new(plan.clone()),
             secrets,
             extra_inputs,
             payload_template,

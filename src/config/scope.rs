@@ -9,10 +9,7 @@
 //! is resolved has the scope [`Scope::Resolved`], naming that module. A test walks clap's
 //! definition so that a new flag cannot be added without a row.
 
-use clap::CommandFactory;
-
 use super::ConfigError;
-use crate::cli::Cli;
 use crate::cli::flags;
 pub use crate::cli::flags::Scope;
 use ringperf_wire::endpoint::EndpointKind;
@@ -231,25 +228,7 @@ fn prefill_needs_streaming(name: &str) -> Verdict {
     ))
 }
 
-/// The flag's long name and its visible aliases, as `--a/--b`.
-pub fn flag_names(id: &str) -> String {
-    let cmd = Cli::command();
-    let Some(arg) = cmd
-        .find_subcommand("profile")
-        .and_then(|p| p.get_arguments().find(|a| a.get_id() == id))
-    else {
-        return id.to_string();
-    };
-    let mut names: Vec<String> = arg
-        .get_long()
-        .map(|l| format!("--{l}"))
-        .into_iter()
-        .collect();
-    for a in arg.get_visible_aliases().into_iter().flatten() {
-        names.push(format!("--{a}"));
-    }
-    names.join("/")
-}
+pub use crate::cli::parse::flag_names;
 
 #[cfg(test)]
 mod tests;

@@ -1,16 +1,9 @@
-use clap::Parser;
-
 use super::*;
-use crate::cli::{Cli, Command};
 use serde_json::json;
 
 fn cfg(s: &str) -> Result<Config, ConfigError> {
     let argv: Vec<String> = s.split_whitespace().map(str::to_string).collect();
-    let cli = Cli::try_parse_from(&argv).expect("clap parses");
-    let Command::Profile(p) = cli.command else {
-        panic!("not profile")
-    };
-    Config::from_args(&p, &argv, false)
+    Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false)
 }
 
 #[test]
@@ -153,10 +146,7 @@ fn extra_inputs_keep_json_types() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).unwrap().command else {
-        panic!()
-    };
-    let c = Config::from_args(&p, &argv, false).unwrap();
+    let c = Config::from_plan(&crate::plan::Plan::parse(&argv).unwrap(), false).unwrap();
     assert_eq!(c.extra_inputs["top_p"], json!(0.9));
 }
 
@@ -486,11 +476,9 @@ mod timing_flags {
         let parse = |extra: &str| {
             let mut a = argv.clone();
             a.extend(extra.split_whitespace().map(str::to_string));
-            let Command::Profile(p) = Cli::try_parse_from(&a).unwrap().command else {
-                panic!()
-            };
-            let c = Config::from_args(&p, &a, false).unwrap();
-            (p, c)
+            let plan = crate::plan::Plan::parse(&a).unwrap();
+            let c = Config::from_plan(&plan, false).unwrap();
+            (plan.settings, c)
         };
         let (p, mut c) = parse("--concurrency 3");
         assert!(promote_trace(&p, &mut c.profiling, true, 42).unwrap());
@@ -886,10 +874,11 @@ mod with_an_environment {
     fn resolve(flags: &str, env: &Environment) -> Result<Config, ConfigError> {
         let line = format!("{BASE} {flags}");
         let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
-            panic!("not profile")
-        };
-        Config::resolve(&p, &argv, false, env)
+        Config::resolve(
+            &crate::plan::Plan::parse(&argv).expect("parses"),
+            false,
+            env,
+        )
     }
 
     fn vars(pairs: &[(&str, &str)]) -> Environment {

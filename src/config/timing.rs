@@ -452,19 +452,14 @@ pub fn promote_trace(
 mod tests {
     use std::io::Write;
 
-    use clap::Parser;
     use serde_json::json;
 
-    use crate::cli::{Cli, Command};
     use crate::config::{Config, ConfigError, Load};
 
     fn cfg(extra: &str) -> Result<Config, ConfigError> {
         let line = format!("ringperf profile -m m -u 127.0.0.1:1 --streaming {extra}");
         let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        let Command::Profile(p) = Cli::try_parse_from(&argv).expect("clap parses").command else {
-            panic!("not profile")
-        };
-        Config::from_args(&p, &argv, false)
+        Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false)
     }
 
     fn series_file(text: &str) -> tempfile::NamedTempFile {

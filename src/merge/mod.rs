@@ -129,11 +129,10 @@ fn run_one(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, Mer
     let out = inputs::out_dir(artifact_dir, &found)?;
     let run = inputs::one_run(found)?;
     let lowest = &run.shards[0];
-    let settings = settings::Settings::of(&lowest.manifest, &out).map_err(|e| {
+    let settings = settings::Settings::of(&lowest.dir, &lowest.manifest, &out).map_err(|e| {
         MergeError::Refused(format!(
-            "{}: cannot rebuild the run's settings from {}: {e}",
+            "{}: cannot rebuild the run's settings from its plan: {e}",
             lowest.dir.display(),
-            ringperf_metrics::export::shard::SHARD_FILE
         ))
     })?;
     if !settings.export_level.records() {

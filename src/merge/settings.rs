@@ -1,5 +1,5 @@
-//! The run's settings, rebuilt from the command line a shard recorded in its `shard.json`: the
-//! same flags through the same [`Config::from_args`] as the shard, so the merge computes the
+//! The run's settings, rebuilt from the plan a shard wrote to its directory (`plan.json`): the
+//! same plan through the same [`Config::from_plan`] as the shard, so the merge computes the
 //! metrics the shards computed (which apply, goodput SLOs, thresholds) and names the files as
 //! they named theirs.
 //!
@@ -12,7 +12,7 @@
 //!   the prompts, not the metrics).
 //!
 //! The shard's place (`--shard-index`, `--shard-count`, `--start-at`) is taken from the manifest
-//! itself, not from the command line: a shard may have had them from its environment
+//! itself, not from the plan: a shard may have had them from its environment
 //! (`RINGPERF_SHARD_*`, Kubernetes' `JOB_COMPLETION_INDEX`), which the merge's is not.
 //!
 //! A dataset file (`--input-file`) is not read by validation; the echo of a timestamped trace's
@@ -21,12 +21,12 @@
 
 use std::path::Path;
 
-use clap::Parser;
 use serde_json::Value;
 
+use crate::cli::ProfileArgs;
 use crate::cli::shard::ShardArgs;
-use crate::cli::{Cli, Command, ProfileArgs};
 use crate::config::{Config, ConfigError, ExportLevel};
+use crate::plan::{Plan, PlanFileError};
 use ringperf_metrics::aggregate::MetricConfig;
 use ringperf_metrics::export::ExportNames;
 use ringperf_metrics::export::shard::ShardManifest;
@@ -54,26 +54,19 @@ pub struct Settings {
     pub input_config: Value,
 }
 
-/// Why a shard's command line gives no settings.
+/// Why a shard's plan gives no settings.
 #[derive(Debug)]
 pub enum SettingsError {
-    /// It does not parse as a `ringperf` command line.
-    Unparsable(clap::error::ErrorKind),
-    /// It parses, as another command than `profile`.
-    NotProfile,
-    /// Its `profile` flags do not validate.
+    /// Its `plan.json` cannot be read.
+    Unreadable(PlanFileError),
+    /// Its settings do not validate.
     Invalid(ConfigError),
 }
 
 impl std::fmt::Display for SettingsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SettingsError::Unparsable(kind) => {
-                write!(f, "its command line does not parse: {kind}")
-            }
-            SettingsError::NotProfile => {
-                f.write_str("its command line is not `ringperf profile …`")
-            }
+            SettingsError::Unreadable(e) => write!(f, "{e}"),
             SettingsError::Invalid(e) => write!(f, "{e}"),
         }
     }
@@ -82,25 +75,33 @@ impl std::fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            SettingsError::Unreadable(e) => Some(e),
             SettingsError::Invalid(e) => Some(e),
-            SettingsError::Unparsable(_) | SettingsError::NotProfile => None,
         }
     }
 }
 
 impl Settings {
-    /// The settings of the run `shard` belongs to, from the command line it ran; the echo
-    /// names `out` as the artifact directory.
+    /// The settings of the run `shard` (whose directory is `dir`) belongs to, from the plan it
+    /// wrote there; the echo names `out` as the artifact directory.
     ///
     /// # Errors
-    /// [`SettingsError`]: the command line is not a `profile` one or its flags do not validate.
-    pub fn of(shard: &ShardManifest, out: &Path) -> Result<Self, SettingsError> {
-        let argv = &shard.argv;
-        let cli = Cli::try_parse_from(argv).map_err(|e| SettingsError::Unparsable(e.kind()))?;
-        let Command::Profile(args) = cli.command else {
-            return Err(SettingsError::NotProfile);
-        };
-        let mut args = detached(*args);
+    /// [`SettingsError`]: the plan cannot be read or its settings do not validate.
+    pub fn of(dir: &Path, shard: &ShardManifest, out: &Path) -> Result<Self, SettingsError> {
+        let plan = Plan::read(dir).map_err(SettingsError::Unreadable)?;
+        Self::of_plan(plan, shard, out)
+    }
+
+    /// [`Settings::of`] from the shard's plan.
+    ///
+    /// # Errors
+    /// Its settings do not validate.
+    pub fn of_plan(
+        mut plan: Plan,
+        shard: &ShardManifest,
+        out: &Path,
+    ) -> Result<Self, SettingsError> {
+        let mut args = detached(plan.settings);
         args.artifact_dir = Some(out.to_path_buf());
         args.shard = ShardArgs {
             shard_index: Some(shard.index),
@@ -111,9 +112,11 @@ impl Settings {
         if !args.mock {
             args.url = given_urls.iter().map(|u| loopback_stand_in(u)).collect();
         }
-        let cfg = Config::from_args(&args, argv, false).map_err(SettingsError::Invalid)?;
+        let mock = args.mock;
+        plan.settings = args;
+        let cfg = Config::from_plan(&plan, false).map_err(SettingsError::Invalid)?;
         let mut input_config = cfg.input_config();
-        if !args.mock
+        if !mock
             && let Some(urls) = input_config
                 .get_mut("endpoint")
                 .and_then(|e| e.get_mut("urls"))
@@ -184,8 +187,8 @@ fn echoed_url(raw: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Shard 1 of 2 of a run that ran `line`.
-    fn shard(line: &str) -> ShardManifest {
+    /// Shard 1 of 2 of a run.
+    fn shard() -> ShardManifest {
         ShardManifest {
             run_id: "0123456789ab".into(),
             index: 1,
@@ -193,9 +196,16 @@ mod tests {
             start_at_ns: 1_800_000_000_000_000_000,
             workload: "00".into(),
             server_metrics: false,
-            argv: line.split_whitespace().map(str::to_string).collect(),
+            argv: Vec::new(),
             ringperf_version: "0".into(),
         }
+    }
+
+    /// The settings of shard 1 of 2 of a run that ran `line`, merged into `/tmp/merged`.
+    fn settings(line: &str) -> Result<Settings, SettingsError> {
+        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        let plan = Plan::parse(&argv).expect("parses");
+        Settings::of_plan(plan, &shard(), Path::new("/tmp/merged"))
     }
 
     #[test]
@@ -218,15 +228,12 @@ mod tests {
 
     #[test]
     fn a_server_the_merge_machine_cannot_resolve_is_not_looked_up() {
-        let out = Path::new("/tmp/merged");
-        // The shard's index, count and start came from its environment: not in its argv.
-        let s = Settings::of(
-            &shard(
-                "ringperf profile -m m --url http://no-such-host.invalid:8000 --streaming \
-                 --concurrency 4 --request-count 20 --goodput time_to_first_token:50 --profile-export-prefix run \
-                 --slice-duration 2 --random-seed 7 --system-prompt-file /no/such/file",
-            ),
-            out,
+        // The shard's index, count and start came from its environment: not in its plan.
+        let s = settings(
+            "ringperf profile -m m --url http://no-such-host.invalid:8000 --streaming \
+             --concurrency 4 --request-count 20 --goodput time_to_first_token:50 \
+             --profile-export-prefix run --slice-duration 2 --random-seed 7 \
+             --system-prompt-file /no/such/file",
         )
         .unwrap();
         assert!(s.metric_cfg.streaming);
@@ -248,19 +255,16 @@ mod tests {
     }
 
     #[test]
-    fn what_is_not_a_profile_run_is_refused() {
+    fn a_missing_or_foreign_plan_and_invalid_settings_are_refused() {
         let out = Path::new("/tmp/merged");
-        let e = Settings::of(&shard("ringperf mock-server"), out).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "its command line is not `ringperf profile …`"
-        );
-        let e = Settings::of(&shard("ringperf profile --nope"), out).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "its command line does not parse: unexpected argument found"
-        );
-        let e = Settings::of(&shard("ringperf profile --url x"), out).unwrap_err();
+        let dir = tempfile::tempdir().unwrap();
+        let e = Settings::of(dir.path(), &shard(), out).unwrap_err();
+        assert!(matches!(e, SettingsError::Unreadable(_)), "{e}");
+        assert!(e.to_string().contains("plan.json"), "{e}");
+        std::fs::write(dir.path().join(crate::plan::PLAN_FILE), "{\"x\": 1}").unwrap();
+        let e = Settings::of(dir.path(), &shard(), out).unwrap_err();
+        assert!(e.to_string().contains("missing field"), "{e}");
+        let e = settings("ringperf profile --url x").unwrap_err();
         assert!(e.to_string().contains("--model"), "{e}");
     }
 }

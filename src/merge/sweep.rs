@@ -7,13 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
 use super::{MergeError, Outcome};
-use crate::cli::{Cli, Command};
 use crate::sweep::run::{Ended, variation_result};
 use crate::sweep::shards::{SWEEP_SHARD_FILE, SweepShardManifest};
-use crate::sweep::{SweepPlan, TrialResult, extract_lists};
+use crate::sweep::{SWEEPABLE, SweepPlan, TrialResult};
 use ringperf_metrics::export::ExportNames;
 
 /// A shard's sweep directory and its manifest.
@@ -106,21 +103,24 @@ fn one_sweep(dirs: &[PathBuf]) -> Result<Vec<SweepShard>, MergeError> {
     Ok(found)
 }
 
-/// The sweep's plan, its export names and first model, from the lowest shard's command line.
+/// The sweep's plan, its export names and first model, from the plan the lowest shard recorded.
 fn plan_of(m: &SweepShardManifest) -> Result<(SweepPlan, ExportNames, String), MergeError> {
-    let bad = |e: String| {
-        refused(format!(
-            "cannot rebuild the sweep from its command line: {e}"
-        ))
-    };
-    let lists = extract_lists(&m.argv).map_err(|e| bad(e.to_string()))?;
-    let cli = Cli::try_parse_from(&lists.placeholder_argv).map_err(|e| bad(e.to_string()))?;
-    let Command::Profile(args) = cli.command else {
-        return Err(bad("not a `profile` command line".into()));
-    };
-    let mut plan = SweepPlan::from_cli(&m.argv, lists, &args)
+    let bad = |e: String| refused(format!("cannot rebuild the sweep from its plan: {e}"));
+    let lists = m
+        .lists
+        .iter()
+        .map(|(path, values)| {
+            SWEEPABLE
+                .iter()
+                .find(|f| f.path == path)
+                .map(|f| (f, values.clone()))
+                .ok_or_else(|| bad(format!("{path} is not a swept parameter")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut plan = SweepPlan::from_cli(&m.plan, &lists)
         .map_err(|e| bad(e.to_string()))?
         .ok_or_else(|| bad("it is not a sweep".into()))?;
+    let args = &m.plan.settings;
     let sla =
         crate::search::config::plain_sweep_sla(&args.search).map_err(|e| bad(e.to_string()))?;
     plan.annotations = crate::search::run::annotations(&sla, None);

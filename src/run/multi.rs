@@ -200,7 +200,8 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
 fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
     let mut run_cfg = cfg.clone();
     run_cfg.artifact_dir = cfg.artifact_dir.join(aggregate::RUNS_DIR).join(label);
-    run_cfg.echo.set_artifact_dir(&run_cfg.artifact_dir);
+    let dir = run_cfg.artifact_dir.clone();
+    run_cfg.set_artifact_dir(&dir);
     run_cfg.echo.set_repeated_run();
     run_cfg.multi_run.trial = Some(Trial {
         index: k - 1,

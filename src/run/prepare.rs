@@ -346,6 +346,16 @@ fn open_artifact_dir(
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
     clear_artifact_dir(cfg, &dir, &names)?;
+    cfg.plan.write(&dir, &cfg.secrets).map_err(|e| {
+        RunError::new(
+            SetupKind::Artifacts,
+            format!(
+                "cannot write {} in {}: {e}",
+                crate::plan::PLAN_FILE,
+                dir.display()
+            ),
+        )
+    })?;
     let identity = shard::prepare(cfg, control.clock(), &dir)?;
     Ok((dir, names, identity))
 }

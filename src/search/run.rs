@@ -23,11 +23,11 @@ use super::recipe::{
 };
 use super::sla::SlaFilter;
 use super::tiers::{MultiTier, Verdict};
-use crate::cli::ProfileArgs;
+use crate::plan::Plan;
 use crate::run::{Outcome, RunOptions};
 use crate::sweep::annotate::{Annotations, SlaBound};
 use crate::sweep::{
-    ListFlags, Override, ParamValue, SweepPlan, SweepableFlag, Sweeper, Variation, VariationResult,
+    ListValues, Override, ParamValue, SweepPlan, SweepableFlag, Sweeper, Variation, VariationResult,
 };
 
 /// The search history file, beside `sweep_aggregate/`.
@@ -44,6 +44,8 @@ static RECIPE_ISL: SweepableFlag = SweepableFlag {
     ],
     path: ISL_PATH,
     whole: true,
+    id: "isl_mean",
+    set: |a, v| a.isl_mean = v as u32,
 };
 
 /// The OSL likewise (`datasets.main.prompts.osl`, variations `osl_N`).
@@ -55,6 +57,8 @@ static RECIPE_OSL: SweepableFlag = SweepableFlag {
     ],
     path: OSL_PATH,
     whole: true,
+    id: "osl_mean",
+    set: |a, v| a.osl_mean = Some(v as u32),
 };
 
 /// The sweep flag that carries an AIPerf parameter path.
@@ -171,31 +175,22 @@ impl Planner {
     }
 }
 
-/// The plan of a search: the base command line's settings, first point `first`.
-fn plan_for(
-    argv: &[String],
-    placeholder: &[String],
-    args: &ProfileArgs,
-    lists: Vec<(&'static SweepableFlag, Vec<ParamValue>)>,
-) -> Result<SweepPlan, SearchError> {
-    let lf = ListFlags {
-        placeholder_argv: placeholder.to_vec(),
-        lists,
-    };
-    SweepPlan::from_cli(argv, lf, args)?
+/// The plan of a search: the base plan's settings swept over `lists`.
+fn plan_for(base: &Plan, lists: &[ListValues]) -> Result<SweepPlan, SearchError> {
+    SweepPlan::from_cli(base, lists)?
         .ok_or_else(|| SearchError::bounds("the search has no point to run".to_owned()))
 }
 
-/// Runs `search` (from the `profile` command line `argv`, parsed into `args` with the list
-/// values `lists` cut out); returns the outcome of all its runs.
+/// Runs `search` from the plan `base` (the command line with the list values `lists` cut to
+/// their first element); returns the outcome of all its runs.
 pub fn run_search(
     search: &Search,
-    argv: &[String],
-    lists: ListFlags,
-    args: &ProfileArgs,
+    base: &Plan,
+    lists: &[ListValues],
     opts: RunOptions,
     is_tty: bool,
 ) -> Result<Outcome, SearchError> {
+    let args = &base.settings;
     for w in &search.warnings {
         eprintln!("ringperf: warning: {w}");
     }
@@ -209,10 +204,9 @@ pub fn run_search(
         ));
     }
     if let Some((f, _)) = lists
-        .lists
         .iter()
         .find(|(f, _)| f.path != CONCURRENCY_PATH)
-        .or(lists.lists.first().filter(|_| !is_pareto(search)))
+        .or(lists.first().filter(|_| !is_pareto(search)))
     {
         return Err(SearchError::flag(
             "--search-recipe",
@@ -223,8 +217,8 @@ pub fn run_search(
         ));
     }
     match &search.expansion {
-        Expansion::Adaptive(s) => adaptive(s, argv, &lists.placeholder_argv, args, opts, is_tty),
-        Expansion::Grid(g) => grid(g, argv, &lists.placeholder_argv, args, opts, is_tty),
+        Expansion::Adaptive(s) => adaptive(s, base, opts, is_tty),
+        Expansion::Grid(g) => grid(g, base, opts, is_tty),
     }
 }
 
@@ -250,9 +244,7 @@ fn is_pareto(search: &Search) -> bool {
 
 fn adaptive(
     s: &AdaptiveSpec,
-    argv: &[String],
-    placeholder: &[String],
-    args: &ProfileArgs,
+    base: &Plan,
     opts: RunOptions,
     is_tty: bool,
 ) -> Result<Outcome, SearchError> {
@@ -267,12 +259,12 @@ fn adaptive(
             "the search has no point to run".to_owned(),
         ));
     };
-    let lists = flags
+    let lists: Vec<ListValues> = flags
         .iter()
         .zip(&first)
         .map(|(f, &v)| (*f, vec![param(f, v)]))
         .collect();
-    let mut plan = plan_for(argv, placeholder, args, lists)?;
+    let mut plan = plan_for(base, &lists)?;
     plan.annotations = annotations(&s.sla_filters, s.recipe);
     plan.variations = vec![point(0, &flags, &first)];
     plan.no_sweep_table = true;
@@ -758,14 +750,7 @@ fn answer(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> String 
 
 /// A grid recipe: every point run as a sweep; with SLA filters, the answer is the highest
 /// concurrency whose point met them all.
-fn grid(
-    g: &GridSpec,
-    argv: &[String],
-    placeholder: &[String],
-    args: &ProfileArgs,
-    opts: RunOptions,
-    is_tty: bool,
-) -> Result<Outcome, SearchError> {
+fn grid(g: &GridSpec, base: &Plan, opts: RunOptions, is_tty: bool) -> Result<Outcome, SearchError> {
     let mut lists = Vec::new();
     if g.scenarios.is_empty() {
         for (path, values) in &g.parameters {
@@ -783,7 +768,7 @@ fn grid(
         }
     }
     let zip = !g.scenarios.is_empty();
-    let mut plan = plan_for(argv, placeholder, args, lists.clone())?;
+    let mut plan = plan_for(base, &lists)?;
     plan.annotations = annotations(&g.sla_filters, Some(g.recipe));
     if zip {
         plan.variations = crate::sweep::plan::zip_variations(&lists)?;

@@ -32,8 +32,8 @@ pub mod shards;
 
 pub use error::SweepError;
 pub use plan::{
-    Convergence, ConvergenceMode, ListFlags, Override, ParamValue, SWEEPABLE, SweepMode, SweepPlan,
-    SweepType, SweepableFlag, Variation, extract_lists,
+    Convergence, ConvergenceMode, ListFlags, ListValues, Override, ParamValue, SWEEPABLE,
+    SweepMode, SweepPlan, SweepType, SweepableFlag, Variation, extract_lists,
 };
 pub use result::{TrialResult, VariationResult};
 pub use run::{Sweeper, config_of, run_sweep};

@@ -14,9 +14,10 @@ use super::error::SweepError;
 use crate::cli::ProfileArgs;
 use crate::cli::sweep::{SweepModeArg, SweepTypeArg};
 pub use crate::config::convergence::{Convergence, ConvergenceMode};
+use crate::plan::Plan;
 
 /// A `profile` flag that AIPerf 0.13 accepts a comma-separated list on (a "magic list").
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct SweepableFlag {
     /// Its long names with `--`; the first is the one written into a variation's command line.
     pub names: &'static [&'static str],
@@ -25,7 +26,20 @@ pub struct SweepableFlag {
     pub path: &'static str,
     /// Whole numbers (otherwise floats, printed as Python prints a float: `10.0`).
     pub whole: bool,
+    /// Its clap id (`concurrency`): what a variation marks as given.
+    pub id: &'static str,
+    /// Sets a value on the typed settings.
+    pub set: fn(&mut ProfileArgs, f64),
 }
+
+impl PartialEq for SweepableFlag {
+    /// Flags compare by their path (each swept path has one flag).
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for SweepableFlag {}
 
 impl SweepableFlag {
     /// The last segment of [`Self::path`] (`concurrency`, `rate`, `mean`): the name of the
@@ -52,12 +66,15 @@ pub static SWEEPABLE: LazyLock<Vec<SweepableFlag>> = LazyLock::new(|| {
             names: flag.names,
             path: sweep.path,
             whole: sweep.whole,
+            id: flag.ids().first().map_or("", |(id, _)| id),
+            set: sweep.set,
         })
         .collect()
 });
 
 /// One value of a swept flag.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
 pub enum ParamValue {
     /// A whole number (`--concurrency 8`).
     Whole(u64),
@@ -252,18 +269,39 @@ impl Variation {
             .map(|o| o.value)
     }
 
-    /// `argv` with this variation's values: each swept flag's occurrences (any of its names)
-    /// replaced by one `--flag value`, each raw key likewise.
-    pub fn apply(&self, argv: &[String]) -> Vec<String> {
-        let mut out = argv.to_vec();
+    /// Sets this variation's values on `plan`: each swept flag's typed value, then a
+    /// `--variant`'s other keys as the flags they name (`true` / `false` for a switch: on, or
+    /// back to its default and not given).
+    ///
+    /// # Errors
+    /// A `--variant` key that is not a flag, or its value is not one of the flag's.
+    pub fn apply_to(&self, plan: &mut Plan) -> Result<(), SweepError> {
         for o in &self.values {
-            set_flag(&mut out, o.flag.names, &o.value.to_string());
+            let set = o.flag.set;
+            plan.set_given(o.flag.id, |s| set(s, o.value.as_f64()), o.value.to_string());
         }
+        if self.raw.is_empty() {
+            return Ok(());
+        }
+        let mut words = Vec::new();
+        let mut cleared = Vec::new();
         for r in &self.raw {
             let name = format!("--{}", r.key.trim_start_matches("--").replace('_', "-"));
-            set_flag(&mut out, &[name.as_str()], &r.value);
+            match r.value.as_str() {
+                "true" | "True" => words.push(name),
+                "false" | "False" => cleared.push(name),
+                v => words.extend([name, v.to_owned()]),
+            }
         }
-        out
+        let (settings, given) =
+            crate::cli::parse::overlay_words(&plan.settings, &plan.given, &words, &cleared)
+                .map_err(|e| SweepError::Variation {
+                    label: self.label.clone(),
+                    source: Box::new(e),
+                })?;
+        plan.settings = settings;
+        plan.given = given;
+        Ok(())
     }
 }
 
@@ -280,38 +318,6 @@ fn sorted(v: Value) -> Value {
     }
 }
 
-/// Removes every occurrence of `names` (`--name value` or `--name=value`) from `argv` and
-/// appends `names[0] value`. A bare `true` / `false` for a switch becomes the switch or
-/// nothing.
-pub fn set_flag(argv: &mut Vec<String>, names: &[&str], value: &str) {
-    let mut i = 0;
-    while i < argv.len() {
-        let a = &argv[i];
-        if names.iter().any(|n| a == n) {
-            // A value follows unless the next word is a flag (long or short: `-m`).
-            let takes_value = argv
-                .get(i + 1)
-                .is_some_and(|v| !v.starts_with('-') || v.parse::<f64>().is_ok());
-            argv.drain(i..(i + 1 + usize::from(takes_value)).min(argv.len()));
-        } else if names
-            .iter()
-            .any(|n| a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
-        {
-            argv.remove(i);
-        } else {
-            i += 1;
-        }
-    }
-    match value {
-        "true" | "True" => argv.push(names[0].to_owned()),
-        "false" | "False" => {}
-        v => {
-            argv.push(names[0].to_owned());
-            argv.push(v.to_owned());
-        }
-    }
-}
-
 /// The list-valued flags of a `profile` command line, and the command line clap can parse:
 /// each list replaced by its first element (AIPerf's placeholder for the base config).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -319,8 +325,11 @@ pub struct ListFlags {
     /// `argv` with every list cut to its first element.
     pub placeholder_argv: Vec<String>,
     /// Each list-valued flag and its values, in command-line order.
-    pub lists: Vec<(&'static SweepableFlag, Vec<ParamValue>)>,
+    pub lists: Vec<ListValues>,
 }
+
+/// A list-valued flag and its values.
+pub type ListValues = (&'static SweepableFlag, Vec<ParamValue>);
 
 /// Finds the list values (`--concurrency 1,2,4`, `--isl=128,512`) of a `profile` command line.
 /// A flag not in [`SWEEPABLE`] keeps its commas (the flag's own parser judges them).
@@ -441,42 +450,37 @@ pub struct SweepPlan {
     pub convergence: Option<Convergence>,
     /// Only the first trial of each variation has the warmup phase.
     pub warmup_first_trial_only: bool,
-    /// The command line as given (echoed as `cli_command`).
-    pub argv: Vec<String>,
-    /// The command line every variation starts from (lists cut to their first element).
-    pub base_argv: Vec<String>,
+    /// The plan every variation starts from: the command line with each list cut to its first
+    /// element (its `command` is the line as given, echoed as `cli_command`).
+    pub base: Plan,
     /// A search recipe's SLA bounds and Pareto axes for the sweep aggregate.
     pub annotations: super::annotate::Annotations,
 }
 
 impl SweepPlan {
-    /// The plan of a parsed `profile` command line, or `None` when it is not a sweep (no list,
-    /// no `--variant`). `argv` is the command line as given, `lists` what
-    /// [`extract_lists`] found in it and `args` the parse of its placeholder form.
+    /// The sweep of `base` (a `profile` plan whose lists were cut to their first element),
+    /// swept over `lists`, or `None` when it is not a sweep (no list, no `--variant`).
     ///
     /// # Errors
     /// AIPerf's refusals ([`SweepError`]).
-    pub fn from_cli(
-        argv: &[String],
-        lists: ListFlags,
-        args: &ProfileArgs,
-    ) -> Result<Option<Self>, SweepError> {
+    pub fn from_cli(base: &Plan, lists: &[ListValues]) -> Result<Option<Self>, SweepError> {
+        let args = &base.settings;
         let sw = &args.sweep;
-        if lists.lists.is_empty() && sw.variants.is_empty() {
+        if lists.is_empty() && sw.variants.is_empty() {
             return Ok(None);
         }
-        check_refusals(&lists, args)?;
+        check_refusals(lists, args)?;
         let (sweep_type, variations) = if sw.variants.is_empty() {
             let zip = sw.sweep_type == Some(SweepTypeArg::Zip);
             if zip {
-                (SweepType::Zip, zip_variations(&lists.lists)?)
+                (SweepType::Zip, zip_variations(lists)?)
             } else {
-                (SweepType::Grid, grid_variations(&lists.lists))
+                (SweepType::Grid, grid_variations(lists))
             }
         } else {
             (SweepType::Scenarios, variant_variations(&sw.variants)?)
         };
-        let mut parameters = lists.lists.clone();
+        let mut parameters = lists.to_vec();
         parameters.sort_by_key(|(f, _)| f.path);
         let mr = &args.multi_run;
         let base_seed = args
@@ -505,8 +509,7 @@ impl SweepPlan {
             convergence: crate::config::convergence::from_args(args)
                 .map_err(SweepError::Convergence)?,
             warmup_first_trial_only: !mr.warmup_every_run,
-            argv: argv.to_vec(),
-            base_argv: lists.placeholder_argv,
+            base: base.clone(),
             annotations: super::annotate::Annotations::default(),
         }))
     }
@@ -528,14 +531,18 @@ impl SweepPlan {
         Some(base + variation.index as u64)
     }
 
-    /// The command line of `variation`'s trial `trial`: the base with the variation's values
-    /// and the trial's seed.
-    pub fn argv_of(&self, variation: &Variation, trial: u32) -> Vec<String> {
-        let mut argv = variation.apply(&self.base_argv);
+    /// The plan of `variation`'s trial `trial`: the base with the variation's values and the
+    /// trial's seed.
+    ///
+    /// # Errors
+    /// A `--variant` key does not apply ([`Variation::apply_to`]).
+    pub fn plan_of(&self, variation: &Variation, trial: u32) -> Result<Plan, SweepError> {
+        let mut plan = self.base.clone();
+        variation.apply_to(&mut plan)?;
         if let Some(seed) = self.seed_of(variation, trial) {
-            set_flag(&mut argv, &["--random-seed"], &seed.to_string());
+            plan.set_seed(seed);
         }
-        argv
+        Ok(plan)
     }
 
     /// The order the runs go in: `(variation index, trial)` pairs, trials outside in
@@ -755,10 +762,10 @@ pub fn parse_variant(s: &str) -> Result<ParsedVariant, SweepError> {
 }
 
 /// AIPerf's refusals of a sweep command line.
-fn check_refusals(lists: &ListFlags, args: &ProfileArgs) -> Result<(), SweepError> {
-    if !args.sweep.variants.is_empty() && !lists.lists.is_empty() {
+fn check_refusals(lists: &[ListValues], args: &ProfileArgs) -> Result<(), SweepError> {
+    if !args.sweep.variants.is_empty() && !lists.is_empty() {
         return Err(SweepError::VariantsWithLists {
-            flags: lists.lists.iter().map(|(f, _)| f.names[0]).collect(),
+            flags: lists.iter().map(|(f, _)| f.names[0]).collect(),
         });
     }
     Ok(())

@@ -11,15 +11,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
-
 use super::convergence::{self, Decision};
 use super::error::SweepError;
 use super::plan::{SweepMode, SweepPlan, Variation};
 use super::result::{TrialResult, VariationResult};
 use super::shards::SweepShards;
-use crate::cli::{Cli, Command};
 use crate::config::Config;
+use crate::plan::Plan;
 use crate::run::multi::{Sequence, not_counted};
 use crate::run::{Outcome, RunOptions, SignalWatch, StopReason, run_inner};
 use ringperf_metrics::export::aggregate::{self, RunResult};
@@ -99,8 +97,12 @@ impl Sweeper {
             (true, Some(at)) => {
                 let sh = probe.shard.shard;
                 let s = SweepShards::new(sh.index(), sh.count(), at, &base)?;
-                let argv = crate::config::redact_argv(&plan.argv, &probe.secrets);
-                s.manifest(&plan, argv).write(&base)?;
+                s.manifest(&plan, &probe.secrets)
+                    .map_err(|e| SweepError::Write {
+                        path: base.clone(),
+                        source: std::io::Error::other(e),
+                    })?
+                    .write(&base)?;
                 Some(s)
             }
             _ => None,
@@ -214,14 +216,17 @@ impl Sweeper {
         variation: &Variation,
         trial: u32,
     ) -> Result<Option<TrialResult>, SweepError> {
-        let mut argv = self.plan.argv_of(variation, trial);
+        let mut plan = self.plan.plan_of(variation, trial)?;
         if let (Some(at), _) = self.next_start.get() {
-            super::plan::set_flag(&mut argv, &["--start-at"], &at.to_string());
+            plan.set_given(
+                "start_at",
+                |s| s.shard.start_at = Some(at.to_string()),
+                at.to_string(),
+            );
         }
-        let mut cfg = config_of_argv(&self.plan, variation, argv, trial, self.is_tty)?;
+        let mut cfg = config_of_plan(&self.plan, variation, &plan, trial, self.is_tty)?;
         let dir = self.plan.run_dir(&self.base, variation, trial);
-        cfg.artifact_dir = dir.clone();
-        cfg.echo.set_artifact_dir(&dir);
+        cfg.set_artifact_dir(&dir);
         cfg.multi_run.trial = Some(Trial {
             index: trial,
             label: aggregate::run_label(trial + 1),
@@ -441,46 +446,34 @@ pub fn variation_result(
     Ok(result)
 }
 
-/// The validated configuration of `variation`'s trial `trial`: its command line parsed as
-/// `profile` parses one, echoing the sweep's own command line.
+/// The validated configuration of `variation`'s trial `trial`: its plan resolved as a single
+/// run's is, echoing the sweep's own command line.
 ///
 /// # Errors
-/// The variation's command line is refused ([`SweepError::Variation`]).
+/// The variation is refused ([`SweepError::Variation`]).
 pub fn config_of(
     plan: &SweepPlan,
     variation: &Variation,
     trial: u32,
     is_tty: bool,
 ) -> Result<Config, SweepError> {
-    config_of_argv(
-        plan,
-        variation,
-        plan.argv_of(variation, trial),
-        trial,
-        is_tty,
-    )
+    let run = plan.plan_of(variation, trial)?;
+    config_of_plan(plan, variation, &run, trial, is_tty)
 }
 
-/// [`config_of`] from the variation's command line `argv` (a sharded sweep's carries the run's
-/// own `--start-at`).
-fn config_of_argv(
+/// [`config_of`] from the trial's plan `run` (a sharded sweep's carries the run's own
+/// `--start-at`).
+fn config_of_plan(
     plan: &SweepPlan,
     variation: &Variation,
-    argv: Vec<String>,
+    run: &Plan,
     trial: u32,
     is_tty: bool,
 ) -> Result<Config, SweepError> {
-    let refused = |source: Box<dyn std::error::Error + Send + Sync>| SweepError::Variation {
+    let mut cfg = Config::from_plan(run, is_tty).map_err(|e| SweepError::Variation {
         label: variation.label.clone(),
-        source,
-    };
-    let cli = Cli::try_parse_from(&argv).map_err(|e| refused(Box::new(e)))?;
-    let Command::Profile(args) = cli.command else {
-        return Err(refused("not a `profile` command line".into()));
-    };
-    let mut cfg = Config::from_args(&args, &argv, is_tty).map_err(|e| refused(Box::new(e)))?;
-    cfg.cli_command = crate::config::redact_command(&plan.argv, &cfg.secrets);
-    cfg.argv_redacted = crate::config::redact_argv(&argv, &cfg.secrets);
+        source: Box::new(e),
+    })?;
     // The sweep runs the trials itself: each run is one run.
     cfg.multi_run.runs = 1;
     if trial > 0 && plan.warmup_first_trial_only {

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::error::SweepError;
-use super::plan::SweepPlan;
+use super::plan::{ParamValue, SweepPlan};
+use crate::plan::Plan;
 
 /// Time between the latest shard's end and the next run's start, on top of the cooldown: for
 /// every shard to see the last barrier file (they poll every [`POLL`]) and prepare the run.
@@ -38,7 +39,7 @@ const POLL: Duration = Duration::from_millis(20);
 pub const SWEEP_SHARD_FILE: &str = "sweep_shard.json";
 
 /// See [`SWEEP_SHARD_FILE`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepShardManifest {
     /// This shard, from 0.
     pub index: u32,
@@ -50,8 +51,10 @@ pub struct SweepShardManifest {
     pub variations: Vec<String>,
     /// Trials per variation.
     pub trials: u32,
-    /// The sweep's command line, secrets redacted: `merge` rebuilds the plan from it.
-    pub argv: Vec<String>,
+    /// The sweep's base plan, secrets redacted, and its lists by parameter path: `merge`
+    /// rebuilds the sweep from them.
+    pub plan: Plan,
+    pub lists: Vec<(String, Vec<ParamValue>)>,
 }
 
 impl SweepShardManifest {
@@ -119,16 +122,28 @@ impl SweepShards {
         })
     }
 
-    /// The manifest of this shard of `plan`.
-    pub fn manifest(&self, plan: &SweepPlan, argv: Vec<String>) -> SweepShardManifest {
-        SweepShardManifest {
+    /// The manifest of this shard of `plan`, `secrets` redacted.
+    ///
+    /// # Errors
+    /// The plan cannot be redacted ([`Plan::redacted`]).
+    pub fn manifest(
+        &self,
+        plan: &SweepPlan,
+        secrets: &[String],
+    ) -> Result<SweepShardManifest, serde_json::Error> {
+        Ok(SweepShardManifest {
             index: self.index,
             count: self.count,
             start_at_ns: self.start_at_ns,
             variations: plan.variations.iter().map(|v| v.label.clone()).collect(),
             trials: plan.trials,
-            argv,
-        }
+            plan: plan.base.redacted(secrets)?,
+            lists: plan
+                .parameters
+                .iter()
+                .map(|(f, values)| (f.path.to_owned(), values.clone()))
+                .collect(),
+        })
     }
 
     fn file(&self, run: usize, shard: u32) -> PathBuf {

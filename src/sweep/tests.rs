@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use clap::Parser;
-
 use super::SweepError;
 use super::convergence::{decide, decide_distribution};
 use super::output::pareto;
@@ -12,7 +10,7 @@ use super::plan::{
     Convergence, ConvergenceMode, ParamValue, SweepMode, SweepPlan, SweepType, derive_seed,
     extract_lists, parse_variant,
 };
-use crate::cli::{Cli, Command};
+use crate::plan::Plan;
 
 fn argv(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
@@ -24,11 +22,9 @@ fn plan(flags: &str) -> Result<Option<SweepPlan>, SweepError> {
         "ringperf profile --model m --url http://127.0.0.1:1 {flags}"
     ));
     let lists = extract_lists(&a)?;
-    let cli = Cli::try_parse_from(&lists.placeholder_argv).expect("placeholder parses");
-    let Command::Profile(args) = cli.command else {
-        panic!("not profile")
-    };
-    SweepPlan::from_cli(&a, lists, &args)
+    let mut base = Plan::parse(&lists.placeholder_argv).expect("placeholder parses");
+    base.command = a;
+    SweepPlan::from_cli(&base, &lists.lists)
 }
 
 fn labels(p: &SweepPlan) -> Vec<String> {
@@ -189,19 +185,19 @@ fn variants_make_scenarios_named_or_numbered() {
     assert_eq!(labels(&p), ["small", "v1"]);
     assert_eq!(p.variations[0].dir_name(), "small");
     assert_eq!(p.variations[1].dir_name(), "v1");
-    // Applied to the command line: the swept flag replaced, the other key as a switch.
-    let a = p.argv_of(&p.variations[1], 0);
-    let s = a.join(" ");
-    assert!(
-        s.ends_with("--concurrency 4 --streaming --random-seed 43"),
-        "{s}"
-    );
-    let a = p.argv_of(&p.variations[0], 0).join(" ");
-    assert!(
-        a.contains("--prompt-input-tokens-mean 128")
-            && a.contains("--prompt-output-tokens-mean 16"),
-        "{a}"
-    );
+    // Applied to the plan: the swept value set, the other key as its switch, the seed the
+    // variation's; each given.
+    let v = p.plan_of(&p.variations[1], 0).unwrap();
+    assert_eq!(v.settings.concurrency, Some(4));
+    assert!(v.settings.streaming);
+    assert_eq!(v.settings.random_seed, Some(43));
+    for id in ["concurrency", "streaming", "random_seed"] {
+        assert!(v.given(id), "{id}");
+    }
+    let v = p.plan_of(&p.variations[0], 0).unwrap();
+    assert_eq!((v.settings.isl_mean, v.settings.osl_mean), (128, Some(16)));
+    assert_eq!(v.given["isl_mean"], ["128"]);
+    assert!(!v.settings.streaming && !v.given("streaming"));
     // AIPerf's record of a variant's overrides (tests/data/aiperf-sweep/variants/, the
     // `benchmark` value of `small: isl=16, concurrency=1`).
     let p = plan("--variant small:isl=16,concurrency=1 --variant big:isl=64,concurrency=2")
@@ -232,13 +228,17 @@ fn a_variation_replaces_every_spelling_of_its_flag() {
     let p = plan("--isl=100 --concurrency=1,2 --random-seed 5")
         .unwrap()
         .unwrap();
-    let s = p.argv_of(&p.variations[1], 0).join(" ");
-    assert!(s.ends_with("--concurrency 2 --random-seed 6"), "{s}");
-    assert_eq!(s.matches("--concurrency").count(), 1);
-    assert_eq!(s.matches("--random-seed").count(), 1);
-    // The flags the sweep does not vary stay as given.
-    assert!(s.contains("--isl=100"), "{s}");
-    // A planner's own point, on an alias of the flag given: the alias goes too.
+    let v = p.plan_of(&p.variations[1], 0).unwrap();
+    assert_eq!(v.settings.concurrency, Some(2));
+    assert_eq!(v.settings.random_seed, Some(6));
+    assert_eq!(v.given["concurrency"], ["2"]);
+    assert_eq!(v.given["random_seed"], ["6"]);
+    // The settings the sweep does not vary stay as given, and the command line echoed is the
+    // sweep's own.
+    assert_eq!(v.settings.isl_mean, 100);
+    assert_eq!(v.given["isl_mean"], ["100"]);
+    assert!(v.command.join(" ").contains("--concurrency=1,2"));
+    // A planner's own point, on an alias of the flag given: the value given is replaced.
     let v = super::Variation::new(
         9,
         vec![super::Override {
@@ -247,10 +247,10 @@ fn a_variation_replaces_every_spelling_of_its_flag() {
         }],
     );
     assert_eq!(v.label, "datasets.main.prompts.isl.mean=64");
-    let s = p.argv_of(&v, 0).join(" ");
-    assert!(!s.contains("--isl=100"), "{s}");
-    assert!(s.contains("--prompt-input-tokens-mean 64"), "{s}");
-    assert!(s.ends_with("--random-seed 14"), "{s}");
+    let v = p.plan_of(&v, 0).unwrap();
+    assert_eq!(v.settings.isl_mean, 64);
+    assert_eq!(v.given["isl_mean"], ["64"]);
+    assert_eq!(v.settings.random_seed, Some(14));
 }
 
 #[test]
@@ -531,17 +531,32 @@ fn a_variation_whose_client_fell_behind_is_never_chosen() {
     assert!(!table.contains("client"), "{table}");
 }
 
-/// A variant that turns a switch off removes the switch alone, never the short flag after it
-/// (`--streaming -m x`: `-m x` stays).
+/// A variant that turns a switch off puts it back to its default, not given, and changes
+/// nothing else; a variant key that is no flag, or a value its flag refuses, refuses the
+/// variation by its label.
 #[test]
-fn a_switch_turned_off_keeps_the_flag_after_it() {
-    let mut a = argv("ringperf profile --streaming -m x --url u");
-    super::plan::set_flag(&mut a, &["--streaming"], "false");
-    assert_eq!(a, argv("ringperf profile -m x --url u"));
-    // A negative number after a valued flag is its value.
-    let mut a = argv("ringperf profile --random-seed -1 -m x");
-    super::plan::set_flag(&mut a, &["--random-seed"], "5");
-    assert_eq!(a, argv("ringperf profile -m x --random-seed 5"));
+fn a_variant_switch_turned_off_is_its_default_and_bad_keys_are_refused() {
+    let p = plan("--streaming --variant off:streaming=false --variant on:concurrency=2")
+        .unwrap()
+        .unwrap();
+    let v = p.plan_of(&p.variations[0], 0).unwrap();
+    assert!(!v.settings.streaming && !v.given("streaming"));
+    assert_eq!(v.settings.model_names, ["m"]);
+    assert!(v.given("model_names"));
+    let v = p.plan_of(&p.variations[1], 0).unwrap();
+    assert!(v.settings.streaming && v.given("streaming"));
+    let p = plan("--variant a:no_such_flag=1 --variant b:concurrency=2")
+        .unwrap()
+        .unwrap();
+    let e = p.plan_of(&p.variations[0], 0).unwrap_err();
+    assert!(
+        matches!(&e, SweepError::Variation { label, .. } if label == "a"),
+        "{e}"
+    );
+    let p = plan("--variant a:endpoint_type=nope --variant b:concurrency=2")
+        .unwrap()
+        .unwrap();
+    assert!(p.plan_of(&p.variations[0], 0).is_err());
 }
 
 fn ks(threshold: f64) -> Convergence {

@@ -6,8 +6,6 @@ use std::path::Path;
 use std::process::{Command as Process, Output, Stdio};
 use std::sync::Arc;
 
-use clap::Parser;
-use ringperf::cli::{Cli, Command};
 use ringperf::config::Config;
 use ringperf_mock::mock::{MockConfig, MockServer, OutputLen, PromptTokenizer};
 use serde_json::Value;
@@ -15,10 +13,8 @@ use serde_json::Value;
 /// The validated configuration of a `ringperf profile …` command line (split on whitespace).
 pub fn config(line: &str) -> Config {
     let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, &argv, false).expect("valid config")
+    Config::from_plan(&ringperf::plan::Plan::parse(&argv).expect("parses"), false)
+        .expect("valid config")
 }
 
 /// A loopback port that refuses every connection for as long as this value lives: a TCP socket
@@ -53,10 +49,8 @@ impl RefusedPort {
 /// refused when the configuration is validated.
 pub fn config_error(line: &str) -> ringperf::config::ConfigError {
     let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let Command::Profile(p) = Cli::try_parse_from(&argv).expect("flags parse").command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, &argv, false).expect_err("refused")
+    Config::from_plan(&ringperf::plan::Plan::parse(&argv).expect("parses"), false)
+        .expect_err("refused")
 }
 
 /// A JSON artifact.

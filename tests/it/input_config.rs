@@ -9,9 +9,8 @@
 
 use std::path::Path;
 
-use clap::Parser;
-use ringperf::cli::{Cli, Command};
 use ringperf::config::Config;
+use ringperf::plan::Plan;
 use serde_json::Value;
 
 const DIR: &str = "tests/data/aiperf-input-config";
@@ -19,12 +18,9 @@ const DIR: &str = "tests/data/aiperf-input-config";
 fn ringperf_input_config(argv: &[String]) -> Value {
     let mut argv = argv.to_vec();
     argv[0] = "ringperf".into();
-    let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-    let Command::Profile(p) = cli.command else {
-        panic!("not a profile command")
-    };
+    let plan = Plan::parse(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
     // The fixtures were written with stdout not a terminal.
-    Config::from_args(&p, &argv, false)
+    Config::from_plan(&plan, false)
         .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
         .input_config()
 }

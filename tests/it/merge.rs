@@ -648,11 +648,16 @@ fn shards_of_two_runs_are_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
-/// A directory holding nothing but `shard.json`.
+/// A directory holding nothing but `shard.json` and the plan of the command line it records (as
+/// a shard writes them before it sends anything).
 fn bare_shard(root: &Path, name: &str, m: &ShardManifest) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     shard::write(&dir, m).unwrap();
+    ringperf::plan::Plan::parse(&m.argv)
+        .unwrap()
+        .write(&dir, &[])
+        .unwrap();
     dir
 }
 

@@ -478,14 +478,8 @@ fn bad_media_flags_are_refused_by_name() {
     for (flags, said) in cases {
         let line = format!("ringperf profile -m m -u 127.0.0.1:1 {flags}");
         let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        let ringperf::cli::Command::Profile(p) =
-            <ringperf::cli::Cli as clap::Parser>::try_parse_from(&argv)
-                .expect("flags parse")
-                .command
-        else {
-            panic!("not a profile command")
-        };
-        let err = ringperf::config::Config::from_args(&p, &argv, false).unwrap_err();
+        let plan = ringperf::plan::Plan::parse(&argv).expect("flags parse");
+        let err = ringperf::config::Config::from_plan(&plan, false).unwrap_err();
         assert!(err.to_string().contains(said), "{flags}: {err}");
     }
 }

@@ -10,8 +10,6 @@
 
 use std::process::Command as Process;
 
-use clap::Parser;
-use ringperf::cli::{Cli, Command};
 use ringperf::config::Config;
 use ringperf::config::yaml::cmd::profile_argv_with_env;
 use serde_json::Value;
@@ -25,11 +23,7 @@ fn no_env(_: &str) -> Option<String> {
 }
 
 fn input_config(argv: &[String]) -> Value {
-    let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-    let Command::Profile(p) = cli.command else {
-        panic!("not a profile command")
-    };
-    Config::from_args(&p, argv, false)
+    Config::from_plan(&ringperf::plan::Plan::parse(argv).expect("parses"), false)
         .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
         .input_config()
 }

@@ -1,7 +1,4 @@
-use clap::Parser;
-
 use super::*;
-use crate::cli::Command;
 use crate::config::{Config, ConfigError};
 
 /// `flags` after `ringperf profile -m m`, through clap and [`Config::from_args`]
@@ -9,11 +6,7 @@ use crate::config::{Config, ConfigError};
 fn resolve(flags: &str) -> Result<Config, ConfigError> {
     let line = format!("ringperf profile -m m {flags}");
     let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("clap parses {line}: {e}"));
-    let Command::Profile(p) = cli.command else {
-        panic!("not profile")
-    };
-    Config::from_args(&p, &argv, false)
+    Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false)
 }
 
 enum Expect {

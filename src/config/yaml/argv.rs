@@ -3,11 +3,9 @@
 //! replaces the file's value; the flags AIPerf cannot route under `--config` are refused by
 //! name with its message).
 
-use clap::CommandFactory;
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
-use crate::cli::Cli;
 
 /// The flags a file stands for, one `(flag, values)` per flag, in the file's order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -962,32 +960,14 @@ pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Ve
             bad.join(", ")
         )));
     }
-    let cmd = Cli::command();
-    let profile = cmd
-        .find_subcommand("profile")
-        .expect("profile is a subcommand");
-    let id_of = |w: &str| -> Option<String> {
-        let Some(long) = w.strip_prefix("--") else {
-            return short_id(profile, w);
-        };
-        let long = long.split_once('=').map_or(long, |(f, _)| f);
-        profile
-            .get_arguments()
-            .find(|arg| {
-                arg.get_long() == Some(long)
-                    || arg.get_all_aliases().is_some_and(|al| al.contains(&long))
-                    || (long.starts_with("no-") && arg.get_long() == Some(&long[3..]))
-            })
-            .map(|arg| arg.get_id().to_string())
-    };
     let given: Vec<String> = cli
         .iter()
         .filter(|w| w.starts_with('-'))
-        .filter_map(|w| id_of(w))
+        .filter_map(|w| crate::cli::parse::id_of_word(w))
         .collect();
     let mut out = Vec::new();
     for (f, vs) in file.flags.iter().chain(&file.sweep) {
-        if id_of(f).is_some_and(|id| given.contains(&id)) {
+        if crate::cli::parse::id_of_word(f).is_some_and(|id| given.contains(&id)) {
             continue;
         }
         out.push(f.clone());
@@ -995,13 +975,4 @@ pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Ve
     }
     out.extend(cli.iter().cloned());
     Ok(out)
-}
-
-fn short_id(profile: &clap::Command, w: &str) -> Option<String> {
-    let mut c = w.strip_prefix('-')?.chars();
-    let s = c.next()?;
-    profile
-        .get_arguments()
-        .find(|arg| arg.get_short() == Some(s))
-        .map(|arg| arg.get_id().to_string())
 }

@@ -120,16 +120,9 @@ fn port_ranges_parse_as_the_kernel_writes_them() {
 }
 
 fn config(flags: &str) -> Config {
-    use clap::Parser;
     let line = format!("ringperf profile -m m -u 127.0.0.1:1 --no-gpu-telemetry {flags}");
     let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    let crate::cli::Command::Profile(p) = crate::cli::Cli::try_parse_from(&argv)
-        .expect("clap parses")
-        .command
-    else {
-        panic!("profile")
-    };
-    Config::from_args(&p, &argv, false).expect("resolves")
+    Config::from_plan(&crate::plan::Plan::parse(&argv).expect("parses"), false).expect("resolves")
 }
 
 #[test]

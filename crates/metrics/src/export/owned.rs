@@ -21,6 +21,9 @@ pub const REPORT_FILE: &str = "report.html";
 /// `inputs.json`: the dataset as sent.
 pub const INPUTS_FILE: &str = "inputs.json";
 
+/// `plan.json`: the run's typed plan, which `ringperf merge` reads back.
+pub const PLAN_FILE: &str = "plan.json";
+
 /// Every path (relative to the artifact directory) a run with `names` may write, the
 /// results-ready marker first: a consumer waiting for it must never see an old marker beside
 /// the new run's files.
@@ -42,6 +45,7 @@ pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
         INPUTS_FILE,
         MANIFEST_FILE,
         SHARD_FILE,
+        PLAN_FILE,
         // An earlier run's report (`--auto-plot`, `ringperf plot`) describes that run.
         REPORT_FILE,
         // An earlier run's generated texts (`--export-outputs-json`).
@@ -171,6 +175,8 @@ fn owned_label(rel: &Path, names: &ExportNames) -> &'static str {
         "Phase Manifest"
     } else if is(SHARD_FILE) {
         "Shard Manifest"
+    } else if is(PLAN_FILE) {
+        "Run Plan"
     } else if is(REPORT_FILE) {
         "Report"
     } else if is(super::outputs_json::OUTPUTS_JSON_FILE) {

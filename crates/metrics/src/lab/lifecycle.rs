@@ -42,7 +42,17 @@ const MODELS_PROBE_FLOOR: Duration = Duration::from_secs(5);
 const INFERENCE_PROBE_FLOOR: Duration = Duration::from_secs(30);
 
 /// What `--wait-for-model-mode` probes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum WaitMode {
     /// `GET /v1/models` lists the model.
     Models,

@@ -10,7 +10,17 @@ use rand::rngs::StdRng;
 use ringperf_wire::conversation::Conversation;
 
 /// How a turn's model is chosen among several.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum ModelSelection {
     /// The n-th turn gets model n mod len.
     #[default]
