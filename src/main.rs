@@ -119,7 +119,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     // An SLO search (docs/search.md) runs its points through the sweep runner.
     let concurrency = lists
         .iter()
-        .find(|(f, _)| f.names[0] == "--concurrency")
+        .find(|(f, _)| f.id == "concurrency")
         .map(|(_, v)| v.iter().map(|p| p.as_f64() as u64).collect())
         .or(args.concurrency.map(|c| vec![c]));
     if let Some(search) =
