@@ -23,37 +23,38 @@ use serde_json::{Map, Value, json};
 
 use super::{Arrival, Config, IoDriver, Load, PhaseConfig, timing};
 use crate::cli::{
-    ArrivalPatternArg, ConnectionReuseArg, ExportLevelArg, Given, LogLevelArg, ProfileArgs,
-    UiTypeArg,
+    ArrivalPatternArg, ConnectionReuseArg, ExportLevelArg, LogLevelArg, ProfileArgs, UiTypeArg,
 };
+use crate::plan::Plan;
 use ringperf_metrics::server_metrics::output::Format;
 
-/// What the command line said, kept for the echo.
+/// The run's plan, kept for the echo (and written to the run's directory).
 #[derive(Clone, Debug)]
 pub struct Echo {
-    args: Box<ProfileArgs>,
-    /// The flag ids given explicitly, with the values given (a value of a flag with choices
-    /// spelled as its choice).
-    given: Given,
+    plan: Box<Plan>,
     is_tty: bool,
     /// One run of a repeated profile (`--num-profile-runs`): see [`Echo::set_repeated_run`].
     repeated_run: bool,
 }
 
 impl Echo {
-    /// The echo of the settings `args`, of which `given` were given explicitly.
-    pub fn new(args: &ProfileArgs, given: &Given, is_tty: bool) -> Self {
+    /// The echo of `plan`.
+    pub fn new(plan: &Plan, is_tty: bool) -> Self {
         Echo {
-            args: Box::new(args.clone()),
-            given: given.clone(),
+            plan: Box::new(plan.clone()),
             is_tty,
             repeated_run: false,
         }
     }
 
-    /// The flag with clap id `id` was given on the command line.
+    /// The plan echoed.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The flag with clap id `id` was given explicitly.
     pub fn given(&self, id: &str) -> bool {
-        self.given.contains_key(id)
+        self.plan.given(id)
     }
 
     /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
@@ -66,8 +67,8 @@ impl Echo {
 
     /// Echo `dir` as the artifact directory: each of a repeated profile's runs names its own
     /// (`profile_runs/run_NNNN`), as AIPerf's do.
-    pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
-        self.args.artifact_dir = Some(dir.to_path_buf());
+    pub(super) fn set_artifact_dir(&mut self, dir: &std::path::Path) {
+        self.plan.settings.artifact_dir = Some(dir.to_path_buf());
     }
 }
 
@@ -80,7 +81,7 @@ fn text_flags<'a>(
     crate::cli::flags::text_flags()
         .filter(move |(path, _)| path.split('.').next() == Some(section))
         .filter_map(move |(path, id)| {
-            let value = e.given.get(id)?.last()?.clone();
+            let value = e.plan.given.get(id)?.last()?.clone();
             Some((&path[section.len() + 1..], value))
         })
 }
@@ -96,7 +97,7 @@ fn float(x: f64) -> Value {
 
 /// `tokenizer`: each of the group's flags that was given, under AIPerf's key.
 fn tokenizer(e: &Echo) -> Value {
-    let a = &e.args;
+    let a = &e.plan.settings;
     let mut m = Map::new();
     if let Some(t) = &a.tokenizer {
         m.insert("name".into(), json!(t));
@@ -135,7 +136,7 @@ pub fn input_config(cfg: &Config) -> Value {
     phases.push(phase(e, "profiling", &cfg.profiling));
     top.insert("phases".into(), Value::Array(phases));
     top.insert("artifacts".into(), artifacts(e));
-    let a = &e.args;
+    let a = &e.plan.settings;
     if let Some(slos) = slos(a.goodput.goodput.as_deref()) {
         top.insert("slos".into(), slos);
     }
@@ -289,7 +290,7 @@ fn log_level_name(l: LogLevelArg) -> &'static str {
 }
 
 fn endpoint(cfg: &Config, e: &Echo) -> Value {
-    let a = &e.args;
+    let a = &e.plan.settings;
     let urls: Vec<String> = if a.mock {
         cfg.urls.iter().map(|u| u.display.clone()).collect()
     } else {
@@ -368,7 +369,7 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
 
 /// `datasets[0].entries`: AIPerf's resolution order, only from flags that were given.
 fn entries(e: &Echo) -> Option<u64> {
-    let a = &e.args;
+    let a = &e.plan.settings;
     a.num_dataset_entries
         .map(|n| n as u64)
         .or(a.prompt.conversation_num)
@@ -378,7 +379,7 @@ fn entries(e: &Echo) -> Option<u64> {
 /// `cache_bust`, `random_range_ratio` and `random_corpus_style` of the synthetic `prompts`, in
 /// AIPerf's field order, each only when given (the ratio as its text).
 fn random_prompt(cfg: &Config, e: &Echo, prompts: &mut Map<String, Value>) {
-    let r = &e.args.random_prompt;
+    let r = &e.plan.settings.random_prompt;
     if e.given("cache_bust") {
         let target = cfg.random_prompt.cache_bust.as_str();
         prompts.insert("cache_bust".into(), json!({ "target": target }));
@@ -393,7 +394,7 @@ fn random_prompt(cfg: &Config, e: &Echo, prompts: &mut Map<String, Value>) {
 }
 
 fn dataset(cfg: &Config, e: &Echo) -> Value {
-    let a = &e.args;
+    let a = &e.plan.settings;
     // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies.
     let seed = a.random_seed;
     if let Some(d) = cfg.input.dataset_json(entries(e), seed) {
@@ -461,7 +462,7 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
 }
 
 fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
-    let a = &e.args;
+    let a = &e.plan.settings;
     let warmup = name == "warmup";
     let mut m = Map::new();
     m.insert("name".into(), json!(name));
@@ -569,7 +570,7 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
 }
 
 fn artifacts(e: &Echo) -> Value {
-    let a = &e.args;
+    let a = &e.plan.settings;
     let mut m = Map::new();
     if let Some(d) = &a.artifact_dir {
         m.insert("dir".into(), json!(d.display().to_string()));

@@ -450,15 +450,12 @@ pub struct Config {
     pub goodput: Vec<(ringperf_metrics::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).
     pub rankings: Option<ringperf_workload::workload::rankings::RankingsShape>,
-    /// What the command line said, for the `input_config` echo.
+    /// The run's plan, for the `input_config` echo and `plan.json` ([`Config::plan`]).
     pub echo: echo::Echo,
     /// `--shard-index` / `--shard-count` / `--start-at`: this process's share of a split run.
     pub shard: shard::ShardConfig,
     /// The command line, secrets redacted, one item per argument (a shard's `shard.json`).
     pub argv_redacted: Vec<String>,
-    /// The plan this configuration was resolved from, written to the run's directory
-    /// ([`crate::plan::PLAN_FILE`]).
-    pub plan: Box<crate::plan::Plan>,
     /// `--num-profile-runs` and its companions: repeat the profile and aggregate the runs.
     pub multi_run: multi_run::MultiRunConfig,
     /// Flags given where they change nothing ([`scope`]): one line each, printed before the
@@ -537,7 +534,12 @@ impl Config {
     pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
         self.artifact_dir = dir.to_path_buf();
         self.echo.set_artifact_dir(dir);
-        self.plan.settings.artifact_dir = Some(dir.to_path_buf());
+    }
+
+    /// The plan this configuration was resolved from (its artifact directory the run's), written
+    /// to the run's directory ([`crate::plan::PLAN_FILE`]).
+    pub fn plan(&self) -> &crate::plan::Plan {
+        self.echo.plan()
     }
 }
 

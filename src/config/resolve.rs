@@ -47,7 +47,7 @@ impl Config {
     pub fn resolve(plan: &Plan, is_tty: bool, env: &Environment) -> Result<Self, ConfigError> {
         let args = &plan.settings;
         let argv = &plan.command;
-        let echo = echo::Echo::new(args, &plan.given, is_tty);
+        let echo = echo::Echo::new(plan, is_tty);
         if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
             return err(
                 "--benchmark-grace-period requires --benchmark-duration: the grace period only \
@@ -177,7 +177,6 @@ impl Config {
             tls: TlsSettings::from_env(|k| env.var(k))?,
             cli_command: redact_command(argv, &secrets),
             argv_redacted: redact_argv(argv, &secrets),
-            plan: Box::new(plan.clone()),
             secrets,
             extra_inputs,
             payload_template,

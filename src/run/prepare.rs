@@ -346,7 +346,7 @@ fn open_artifact_dir(
     })?;
     let names = ExportNames::new(cfg.export_prefix.as_deref());
     clear_artifact_dir(cfg, &dir, &names)?;
-    cfg.plan.write(&dir, &cfg.secrets).map_err(|e| {
+    cfg.plan().write(&dir, &cfg.secrets).map_err(|e| {
         RunError::new(
             SetupKind::Artifacts,
             format!(
