@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod exit;
+pub mod invocation;
 pub mod merge;
 pub mod plan;
 pub mod run;

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use ringperf::cli::merge::MergeArgs;
 use ringperf::cli::plot::PlotArgs;
 use ringperf::cli::{Command, MockArgs, ServerMetricsArgs};
+use ringperf::invocation::InvocationError;
 use ringperf::plan::Plan;
 use ringperf::{Error, exit};
 
@@ -17,26 +18,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     ringperf_io::control::on_force_quit(exit::force_quit);
     let argv: Vec<String> = std::env::args().collect();
-    // `profile --config FILE`: the file's flags, overlaid by the ones given (docs/config-files.md).
-    let argv = match ringperf::config::yaml::cmd::profile_argv(&argv) {
-        Ok(a) => a,
-        Err(e) => {
+    // `profile --config FILE`: the file's settings under the flags given (docs/config-files.md).
+    let read = ringperf::invocation::read(&argv, &|k| std::env::var(k).ok());
+    let invocation = match read {
+        Ok(c) => c,
+        Err(InvocationError::File(e)) => {
             eprintln!("Error: {}\nFile: {}", e.error, e.path.display());
             return ExitCode::from(exit::USAGE);
         }
-    };
-    if let Err(e) = ringperf::cli::reject_unsupported(&argv) {
-        return fail(&Error::from(e));
-    }
-    // List values (`--concurrency 1,2,4`): a sweep. Clap parses the command line with each
-    // list cut to its first element; the sweep plan keeps the lists (docs/sweeps.md).
-    let lists = match ringperf::sweep::extract_lists(&argv) {
-        Ok(l) => l,
-        Err(e) => return fail(&Error::Sweep(e)),
-    };
-    let (cli, given) = match ringperf::cli::parse(&lists.placeholder_argv) {
-        Ok(c) => c,
-        Err(e) => {
+        Err(InvocationError::Unsupported(e)) => return fail(&Error::from(e)),
+        Err(InvocationError::Sweep(e)) => return fail(&Error::Sweep(e)),
+        Err(InvocationError::Parse(e)) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() {
                 exit::USAGE
@@ -52,19 +44,19 @@ fn main() -> ExitCode {
         eprintln!("ringperf: warning: cannot raise RLIMIT_NOFILE to its hard limit: {e}");
     }
     if matches!(
-        cli.command,
+        invocation.command,
         Command::Config(_) | Command::AnalyzeTrace(_) | Command::Analyze(_) | Command::Validate(_)
     ) {
         ringperf_io::signals::default_sigpipe();
     }
-    let ran = match cli.command {
-        Command::Profile(args) => profile(
+    let ran = match invocation.command {
+        Command::Profile(settings) => profile(
             Plan {
-                settings: *args,
-                given,
+                settings: *settings,
+                given: invocation.given,
                 command: argv,
             },
-            &lists.lists,
+            &invocation.lists,
         ),
         Command::ServerMetrics(args) => server_metrics(&args),
         Command::Merge(args) => merge(&args),

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 /// AIPerf's `RequestContentType` values (read case-insensitively).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RequestContentTypeArg {
     #[value(name = "application/json")]
     ApplicationJson,

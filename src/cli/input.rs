@@ -64,7 +64,7 @@ pub struct InputArgs {
 }
 
 /// `--dataset-sampling-strategy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SamplingArg {
     Sequential,
     Random,

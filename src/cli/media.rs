@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 /// `--image-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImageFormatArg {
     Png,
     Jpeg,
@@ -12,21 +12,21 @@ pub enum ImageFormatArg {
 }
 
 /// `--audio-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AudioFormatArg {
     Wav,
     Mp3,
 }
 
 /// `--video-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum VideoFormatArg {
     Mp4,
     Webm,
 }
 
 /// `--video-synth-type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum VideoSynthArg {
     #[value(name = "moving_shapes")]
     MovingShapes,

@@ -748,7 +748,7 @@ pub struct ServerMetricsArgs {
 }
 
 /// A server-metrics export format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ServerMetricsFormatArg {
     Json,
     Csv,
@@ -756,7 +756,7 @@ pub enum ServerMetricsFormatArg {
     Parquet,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EndpointTypeArg {
     #[value(help = "OpenAI /v1/chat/completions")]
     Chat,
@@ -846,18 +846,18 @@ pub enum EndpointTypeArg {
     Template,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum UrlStrategyArg {
     #[value(name = "round-robin", alias = "round_robin")]
     RoundRobin,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TransportArg {
     Http,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ConnectionReuseArg {
     Pooled,
     Never,
@@ -865,14 +865,14 @@ pub enum ConnectionReuseArg {
     StickyUserSessions,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportLevelArg {
     Summary,
     Records,
     Raw,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ArrivalPatternArg {
     #[value(name = "concurrency-burst", alias = "concurrency_burst")]
     ConcurrencyBurst,
@@ -881,7 +881,7 @@ pub enum ArrivalPatternArg {
     Poisson,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogLevelArg {
     Trace,
     Debug,
@@ -893,21 +893,21 @@ pub enum LogLevelArg {
     Critical,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum UiTypeArg {
     Dashboard,
     Simple,
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IoDriverArg {
     Auto,
     Uring,
     Legacy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimestampsArg {
     Kernel,
     User,

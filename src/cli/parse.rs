@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 use super::{Cli, Command, ProfileArgs};
 
@@ -44,53 +44,202 @@ pub fn profile_args(argv: &[String]) -> Result<(ProfileArgs, Given), clap::Error
     }
 }
 
-/// `settings` (of which `given` were given) with the values the `profile` flags `words` give
-/// (`--streaming`, `--extra-inputs x:1`: a `--variant`'s keys as the user wrote them), each marked
-/// given, and the flags `cleared` back at their defaults, not given. The words are parsed on their
-/// own and each setting they give is taken over by its flag id (a setting's key in the settings'
-/// serialized form), so nothing else of `settings` changes.
+/// One setting given outside the command line (a config file's): the `profile` flag that sets
+/// it and its values, as the file has them (a number stays a number; a switch has none) and as
+/// written.
+pub type Setting = (String, Vec<(serde_json::Value, String)>);
+
+/// `settings` with `file`'s settings under them: each one whose flag was not given (`given`)
+/// takes the file's value, typed as its flag's argument is (whole or real number, text, a
+/// choice's name, a list, a switch), and is marked given. No command line is made: each value is
+/// checked against the setting's type and set by its flag id.
 ///
 /// # Errors
-/// The words do not parse as `profile` flags, or a cleared name is not one.
-pub fn overlay_words(
+/// A name that is no `profile` flag, or a value its setting cannot hold (named with the flag).
+pub fn under_file(
     settings: &ProfileArgs,
     given: &Given,
-    words: &[String],
+    file: &[Setting],
+) -> Result<(ProfileArgs, Given), String> {
+    set(settings, given, file, &[], true)
+}
+
+/// `settings` with `over`'s settings in place of theirs (a `--variant`'s keys: values as the
+/// user wrote them, a switch with none), each marked given, and the flags `cleared` back at
+/// their defaults, not given.
+///
+/// # Errors
+/// As [`under_file`].
+pub fn over(
+    settings: &ProfileArgs,
+    given: &Given,
+    over: &[Setting],
     cleared: &[String],
-) -> Result<(ProfileArgs, Given), clap::Error> {
-    let argv: Vec<String> = ["ringperf", "profile"]
-        .iter()
-        .map(|w| (*w).to_owned())
-        .chain(words.iter().cloned())
-        .collect();
-    let (over, over_given) = profile_args(&argv)?;
-    let io = |e: serde_json::Error| clap::Error::raw(clap::error::ErrorKind::Io, e.to_string());
-    let mut base = serde_json::to_value(settings).map_err(io)?;
-    let over = serde_json::to_value(&over).map_err(io)?;
-    let mut given = given.clone();
-    for (id, values) in over_given {
-        if let (Some(slot), Some(v)) = (base.get_mut(&id), over.get(&id)) {
-            *slot = v.clone();
+) -> Result<(ProfileArgs, Given), String> {
+    set(settings, given, over, cleared, false)
+}
+
+/// [`under_file`] (`keep_given`) and [`over`].
+fn set(
+    settings: &ProfileArgs,
+    given: &Given,
+    file: &[Setting],
+    cleared: &[String],
+    keep_given: bool,
+) -> Result<(ProfileArgs, Given), String> {
+    static COMMAND: std::sync::LazyLock<clap::Command> = std::sync::LazyLock::new(Cli::command);
+    let profile = COMMAND
+        .find_subcommand("profile")
+        .ok_or("no profile command")?;
+    // Per flag id, in the file's order: the argument and every value given (a flag the file
+    // gives twice, as `--url` per URL, collects them).
+    let mut by_id: Vec<(&clap::Arg, Vec<(serde_json::Value, String)>)> = Vec::new();
+    for (flag, values) in file {
+        let arg = arg_of(profile, flag).ok_or_else(|| format!("{flag}: not a profile flag"))?;
+        if keep_given && given.contains_key(arg.get_id().as_str()) {
+            continue;
         }
-        given.insert(id, values);
+        match by_id.iter_mut().find(|(a, _)| a.get_id() == arg.get_id()) {
+            Some((_, all)) => all.extend(values.iter().cloned()),
+            None => by_id.push((arg, values.clone())),
+        }
+    }
+    let mut base = serde_json::to_value(settings).map_err(|e| e.to_string())?;
+    let mut given = given.clone();
+    for (arg, values) in by_id {
+        let id = arg.get_id().as_str();
+        let name = arg
+            .get_long()
+            .map_or_else(|| id.to_owned(), |l| format!("--{l}"));
+        let typed = typed(arg, &values).map_err(|why| format!("{name}: {why}"))?;
+        let slot = base
+            .get_mut(id)
+            .ok_or_else(|| format!("{name}: no setting {id}"))?;
+        *slot = typed;
+        given.insert(
+            id.to_owned(),
+            values.iter().map(|(_, written)| written.clone()).collect(),
+        );
     }
     if !cleared.is_empty() {
-        let (defaults, _) = profile_args(&argv[..2])?;
-        let defaults = serde_json::to_value(&defaults).map_err(io)?;
-        for name in cleared {
-            let id = id_of_word(name).ok_or_else(|| {
-                clap::Error::raw(
-                    clap::error::ErrorKind::UnknownArgument,
-                    format!("unexpected argument '{name}' found"),
-                )
+        let defaults = Cli::try_parse_from(["ringperf", "profile"])
+            .map_err(|e| e.to_string())
+            .and_then(|c| match c.command {
+                Command::Profile(p) => serde_json::to_value(&p).map_err(|e| e.to_string()),
+                _ => Err("not profile".to_owned()),
             })?;
-            if let (Some(slot), Some(v)) = (base.get_mut(&id), defaults.get(&id)) {
+        for name in cleared {
+            let arg = arg_of(profile, name).ok_or_else(|| format!("{name}: not a profile flag"))?;
+            let id = arg.get_id().as_str();
+            if let (Some(slot), Some(v)) = (base.get_mut(id), defaults.get(id)) {
                 *slot = v.clone();
             }
-            given.remove(&id);
+            given.remove(id);
         }
     }
-    Ok((serde_json::from_value(base).map_err(io)?, given))
+    let settings = serde_json::from_value(base).map_err(|e| e.to_string())?;
+    Ok((settings, given))
+}
+
+/// The `profile` argument a flag name spells (`--isl`, `-m`, `--no-auto-plot`): its long name or
+/// an alias first, then a `--no-` negation of a long name.
+fn arg_of<'a>(profile: &'a clap::Command, flag: &str) -> Option<&'a clap::Arg> {
+    let args = || profile.get_arguments();
+    let Some(long) = flag.strip_prefix("--") else {
+        let s = flag.strip_prefix('-')?.chars().next()?;
+        return args().find(|a| a.get_short() == Some(s));
+    };
+    args()
+        .find(|a| {
+            a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|al| al.contains(&long))
+        })
+        .or_else(|| {
+            let positive = long.strip_prefix("no-")?;
+            args().find(|a| a.get_long() == Some(positive))
+        })
+}
+
+/// `values` as the serialized form of `arg`'s setting.
+fn typed(
+    arg: &clap::Arg,
+    values: &[(serde_json::Value, String)],
+) -> Result<serde_json::Value, String> {
+    use serde_json::Value;
+    use std::any::TypeId;
+    if !arg.get_action().takes_values() {
+        return Ok(Value::Bool(matches!(
+            arg.get_action(),
+            clap::ArgAction::SetTrue
+        )));
+    }
+    let ty = arg.get_value_parser().type_id();
+    let whole = [
+        TypeId::of::<u64>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<usize>(),
+        TypeId::of::<u16>(),
+    ]
+    .iter()
+    .any(|t| ty == *t);
+    let real = ty == TypeId::of::<f64>();
+    let choices = arg.get_possible_values();
+    let choice = |t: &str| -> Result<Value, String> {
+        if choices.is_empty() || choices.iter().any(|c| c.matches(t, true)) {
+            return Ok(Value::from(t));
+        }
+        let names: Vec<&str> = choices
+            .iter()
+            .filter(|c| !c.is_hide_set())
+            .map(clap::builder::PossibleValue::get_name)
+            .collect();
+        Err(format!("'{t}' is not one of {}", names.join(", ")))
+    };
+    let one = |v: &Value| -> Result<Value, String> {
+        match v {
+            Value::Number(n) if whole => n
+                .as_u64()
+                .map(Value::from)
+                .ok_or_else(|| format!("{n} is not a whole number")),
+            Value::String(t) if whole => t
+                .trim()
+                .parse::<u64>()
+                .map(Value::from)
+                .map_err(|_| format!("'{t}' is not a whole number")),
+            Value::Number(_) if real => Ok(v.clone()),
+            // `inf` stays text: the settings that take it read it so.
+            Value::String(t) if real && t == "inf" => Ok(v.clone()),
+            Value::String(t) if real => t
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .map(Value::from)
+                .ok_or_else(|| format!("'{t}' is not a number")),
+            Value::String(t) => choice(t),
+            Value::Number(_) | Value::Bool(_) => choice(&v.to_string()),
+            other => Err(format!("{other} is not a value")),
+        }
+    };
+    let delimiter = arg.get_value_delimiter();
+    let mut items = Vec::new();
+    for (v, _) in values {
+        match (v, delimiter) {
+            (Value::String(t), Some(d)) => {
+                for part in t.split(d) {
+                    items.push(one(&Value::from(part))?);
+                }
+            }
+            _ => items.push(one(v)?),
+        }
+    }
+    let many = matches!(arg.get_action(), clap::ArgAction::Append)
+        || arg.get_num_args().is_some_and(|n| n.max_values() > 1)
+        || delimiter.is_some();
+    match items.as_slice() {
+        _ if many => Ok(Value::Array(items)),
+        [single] => Ok(single.clone()),
+        _ => Err(format!("takes one value, given {}", items.len())),
+    }
 }
 
 /// The ids of the `profile` arguments whose value came from the command line, with their values.
@@ -98,12 +247,10 @@ fn given_of(profile: &clap::Command, sub: &ArgMatches) -> Given {
     sub.ids()
         .map(|id| id.as_str())
         .filter(|id| sub.value_source(id) == Some(ValueSource::CommandLine))
-        .map(|id| {
-            let choices = profile
-                .get_arguments()
-                .find(|a| a.get_id() == id)
-                .map(|a| a.get_possible_values())
-                .unwrap_or_default();
+        // An argument's id, not a group's (each flattened struct is a group).
+        .filter_map(|id| Some((id, profile.get_arguments().find(|a| a.get_id() == id)?)))
+        .map(|(id, arg)| {
+            let choices = arg.get_possible_values();
             let values = sub
                 .get_raw(id)
                 .into_iter()
@@ -140,30 +287,6 @@ pub fn flag_names(id: &str) -> String {
         names.push(format!("--{a}"));
     }
     names.join("/")
-}
-
-/// The clap id of the `profile` flag a command-line word spells (`--isl`, `--isl=5`, `-m`,
-/// `--no-streaming`), if any.
-pub fn id_of_word(word: &str) -> Option<String> {
-    static COMMAND: std::sync::LazyLock<clap::Command> = std::sync::LazyLock::new(Cli::command);
-    let profile = COMMAND.find_subcommand("profile")?;
-    let Some(long) = word.strip_prefix("--") else {
-        let mut c = word.strip_prefix('-')?.chars();
-        let s = c.next()?;
-        return profile
-            .get_arguments()
-            .find(|arg| arg.get_short() == Some(s))
-            .map(|arg| arg.get_id().to_string());
-    };
-    let long = long.split_once('=').map_or(long, |(f, _)| f);
-    profile
-        .get_arguments()
-        .find(|arg| {
-            arg.get_long() == Some(long)
-                || arg.get_all_aliases().is_some_and(|al| al.contains(&long))
-                || (long.starts_with("no-") && arg.get_long() == Some(&long[3..]))
-        })
-        .map(|arg| arg.get_id().to_string())
 }
 
 /// Serde for a seconds value that may be infinite (`--benchmark-grace-period inf`): JSON has no
@@ -216,3 +339,76 @@ pub mod seconds {
         }
     }
 }
+
+/// Serde for the `profile` flags' choice types: a value is its choice's name (`chat`,
+/// `round_robin`), read back as clap reads it (case-insensitive, aliases too). So a setting's
+/// serialized form is what the command line and a config file spell.
+macro_rules! serde_as_choice {
+    ($($t:ty),* $(,)?) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let v = clap::ValueEnum::to_possible_value(self);
+                s.serialize_str(v.as_ref().map_or("", |v| v.get_name()))
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                <$t as clap::ValueEnum>::from_str(&s, true).map_err(|_| {
+                    let names: Vec<String> = <$t as clap::ValueEnum>::value_variants()
+                        .iter()
+                        .filter_map(clap::ValueEnum::to_possible_value)
+                        .filter(|v| !v.is_hide_set())
+                        .map(|v| v.get_name().to_owned())
+                        .collect();
+                    serde::de::Error::custom(format!(
+                        "'{s}' is not one of {}",
+                        names.join(", ")
+                    ))
+                })
+            }
+        }
+    )*};
+}
+
+use super::form::RequestContentTypeArg;
+use super::input::SamplingArg;
+use super::media::{AudioFormatArg, ImageFormatArg, VideoFormatArg, VideoSynthArg};
+use super::random_prompt::{CacheBustArg, CorpusStyleArg};
+use super::requests::SelectionArg;
+use super::search::{Direction, SearchStyle, StatArg};
+use super::sweep::{ConvergenceModeArg, SweepModeArg, SweepTypeArg};
+use super::{
+    ArrivalPatternArg, ConnectionReuseArg, EndpointTypeArg, ExportLevelArg, IoDriverArg,
+    LogLevelArg, ServerMetricsFormatArg, TimestampsArg, TransportArg, UiTypeArg, UrlStrategyArg,
+};
+
+serde_as_choice!(
+    RequestContentTypeArg,
+    SamplingArg,
+    AudioFormatArg,
+    ImageFormatArg,
+    VideoFormatArg,
+    VideoSynthArg,
+    CacheBustArg,
+    CorpusStyleArg,
+    SelectionArg,
+    Direction,
+    SearchStyle,
+    StatArg,
+    ConvergenceModeArg,
+    SweepModeArg,
+    SweepTypeArg,
+    ArrivalPatternArg,
+    ConnectionReuseArg,
+    EndpointTypeArg,
+    ExportLevelArg,
+    IoDriverArg,
+    LogLevelArg,
+    ServerMetricsFormatArg,
+    TimestampsArg,
+    TransportArg,
+    UiTypeArg,
+    UrlStrategyArg,
+);

@@ -5,14 +5,14 @@
 use clap::{Args, ValueEnum};
 
 /// `--random-corpus-style`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CorpusStyleArg {
     Vllm,
     Sglang,
 }
 
 /// `--cache-bust`: where the marker goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "snake_case")]
 pub enum CacheBustArg {
     None,

@@ -4,9 +4,7 @@
 use clap::{Args, ValueEnum};
 
 /// `--model-selection-strategy` values as AIPerf lists them.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum SelectionArg {
     #[default]
     #[value(name = "round_robin")]

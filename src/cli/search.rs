@@ -200,7 +200,7 @@ pub struct SearchArgs {
 }
 
 /// A stat an objective or a degradation reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum StatArg {
     /// Mean.
     Avg,
@@ -238,9 +238,7 @@ impl SearchArgs {
 }
 
 /// `--search-style` of `max-concurrency-under-sla`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchStyle {
     /// The smooth-isotonic boundary search (the default).
     #[value(name = "smooth_isotonic")]
@@ -256,9 +254,7 @@ pub enum SearchStyle {
 }
 
 /// Optimisation direction of the objective.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Direction {
     /// Larger is better.
     Maximize,

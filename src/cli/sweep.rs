@@ -121,21 +121,21 @@ pub struct SweepArgs {
 }
 
 /// `--sweep-type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SweepTypeArg {
     Grid,
     Zip,
 }
 
 /// `--parameter-sweep-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SweepModeArg {
     Repeated,
     Independent,
 }
 
 /// `--convergence-mode` (AIPerf spells them `ci_width`, `cv`, `distribution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ConvergenceModeArg {
     #[value(name = "ci_width", alias = "ci-width")]
     CiWidth,

@@ -283,22 +283,23 @@ impl Variation {
         if self.raw.is_empty() {
             return Ok(());
         }
-        let mut words = Vec::new();
+        let mut set: Vec<crate::cli::parse::Setting> = Vec::new();
         let mut cleared = Vec::new();
         for r in &self.raw {
             let name = format!("--{}", r.key.trim_start_matches("--").replace('_', "-"));
             match r.value.as_str() {
-                "true" | "True" => words.push(name),
+                "true" | "True" => set.push((name, Vec::new())),
                 "false" | "False" => cleared.push(name),
-                v => words.extend([name, v.to_owned()]),
+                v => set.push((name, vec![(Value::from(v), v.to_owned())])),
             }
         }
         let (settings, given) =
-            crate::cli::parse::overlay_words(&plan.settings, &plan.given, &words, &cleared)
-                .map_err(|e| SweepError::Variation {
+            crate::cli::parse::over(&plan.settings, &plan.given, &set, &cleared).map_err(|e| {
+                SweepError::Variation {
                     label: self.label.clone(),
-                    source: Box::new(e),
-                })?;
+                    source: e.into(),
+                }
+            })?;
         plan.settings = settings;
         plan.given = given;
         Ok(())

@@ -11,7 +11,8 @@
 use std::process::Command as Process;
 
 use ringperf::config::Config;
-use ringperf::config::yaml::cmd::profile_argv_with_env;
+use ringperf::invocation;
+use ringperf::plan::Plan;
 use serde_json::Value;
 
 use crate::common;
@@ -22,10 +23,19 @@ fn no_env(_: &str) -> Option<String> {
     None
 }
 
-fn input_config(argv: &[String]) -> Value {
-    Config::from_plan(&ringperf::plan::Plan::parse(argv).expect("parses"), false)
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+fn input_config(plan: &Plan) -> Value {
+    Config::from_plan(plan, false)
+        .unwrap_or_else(|e| panic!("{:?}: {e}", plan.command))
         .input_config()
+}
+
+/// The plan of a `profile -f FILE …` command line, the file read into it.
+fn file_plan(argv: &[String]) -> Plan {
+    let read = invocation::read(argv, &no_env).unwrap_or_else(|e| panic!("{argv:?}: {e:?}"));
+    match read.plan(argv) {
+        Some((plan, _lists)) => plan,
+        None => panic!("{argv:?}: not a profile command line"),
+    }
 }
 
 fn from_file(name: &str, extra: &[&str]) -> Value {
@@ -36,13 +46,12 @@ fn from_file(name: &str, extra: &[&str]) -> Value {
         format!("{DIR}/{name}.yaml"),
     ];
     argv.extend(extra.iter().map(|s| s.to_string()));
-    let argv = profile_argv_with_env(&argv, &no_env).unwrap_or_else(|e| panic!("{name}: {e}"));
-    input_config(&argv)
+    input_config(&file_plan(&argv))
 }
 
 fn from_flags(line: &str) -> Value {
     let argv: Vec<String> = shell_split(line);
-    input_config(&argv)
+    input_config(&Plan::parse(&argv).expect("parses"))
 }
 
 /// Whitespace-split, with '…' quoting (enough for the lines below).
@@ -459,7 +468,7 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
         "-f".into(),
         file.display().to_string(),
     ];
-    let file_ic = input_config(&profile_argv_with_env(&argv, &no_env).unwrap());
+    let file_ic = input_config(&file_plan(&argv));
     assert_eq!(file_ic, from_flags(&format!("{base} {}", ADAPTIVE.1)));
 
     let server = common::recording_mock(2);

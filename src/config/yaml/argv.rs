@@ -1,35 +1,62 @@
-//! A normalised config file as the `profile` flags of the same run, and the overlay of the
-//! flags given on the command line on top of it (AIPerf's rules: an explicitly given flag
-//! replaces the file's value; the flags AIPerf cannot route under `--config` are refused by
-//! name with its message).
+//! A normalised config file as the settings of the same run, each named by the `profile` flag
+//! that sets it, with its value as the file has it (`crate::invocation` puts them under the
+//! command line's by flag id, typed by `crate::cli::parse::under_file`), and the flags AIPerf
+//! cannot route under `--config`, refused by name with its message.
 
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
 
-/// The flags a file stands for, one `(flag, values)` per flag, in the file's order.
+/// A value a file gives a setting: as the file has it (a number stays a number), and as written
+/// (what `config expand` prints).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileValue {
+    pub value: Value,
+    pub written: String,
+}
+
+/// The settings a file gives, one `(flag, values)` per flag in the file's order, each named by
+/// the `profile` flag that sets it (the names `config expand` prints).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileArgs {
-    pub flags: Vec<(String, Vec<String>)>,
-    /// The `sweep:` block as flags (list values, `--sweep-type`): kept apart so that
-    /// the run sees them after the file's other flags.
+    pub flags: Vec<(String, Vec<FileValue>)>,
+    /// The `sweep:` block (a list value as its comma-separated text, `--sweep-type`, the search
+    /// settings): kept apart so that the run sees them after the file's other settings.
     pub sweep: Vec<(String, Vec<String>)>,
 }
 
 impl FileArgs {
     fn push(&mut self, flag: &str, values: &[String]) {
-        self.flags.push((flag.to_string(), values.to_vec()));
+        let values = values
+            .iter()
+            .map(|v| FileValue {
+                value: Value::from(v.as_str()),
+                written: v.clone(),
+            })
+            .collect();
+        self.flags.push((flag.to_string(), values));
     }
-    fn one(&mut self, flag: &str, v: impl ToString) {
-        self.push(flag, &[v.to_string()]);
+    fn one<T: ToString + Into<Value>>(&mut self, flag: &str, v: T) {
+        let written = v.to_string();
+        self.flags.push((
+            flag.to_string(),
+            vec![FileValue {
+                value: v.into(),
+                written,
+            }],
+        ));
     }
     fn switch(&mut self, flag: &str) {
-        self.push(flag, &[]);
+        self.flags.push((flag.to_string(), Vec::new()));
     }
-    /// Every flag and value as argv words (the sweep block's last).
+    /// Every setting, as the `profile` flags and values that give it (the sweep block's last).
     pub fn words(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for (f, vs) in self.flags.iter().chain(&self.sweep) {
+        for (f, vs) in &self.flags {
+            out.push(f.clone());
+            out.extend(vs.iter().map(|v| v.written.clone()));
+        }
+        for (f, vs) in &self.sweep {
             out.push(f.clone());
             out.extend(vs.iter().cloned());
         }
@@ -69,6 +96,25 @@ const SWEEP_TYPES: &[&str] = &[
 ];
 
 type R<T> = Result<T, YamlError>;
+
+/// Seconds, written as a flag takes them (`30`, `inf`).
+struct Seconds(f64);
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl From<Seconds> for Value {
+    fn from(s: Seconds) -> Value {
+        if s.0.is_infinite() {
+            Value::from("inf")
+        } else {
+            Value::from(s.0)
+        }
+    }
+}
 
 fn obj<'a>(v: &'a Value, path: &str) -> R<&'a Map<String, Value>> {
     v.as_object()
@@ -110,8 +156,9 @@ fn flag_bool(v: &Value, path: &str) -> R<bool> {
         .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid boolean")))
 }
 
-fn dur(v: &Value, path: &str) -> R<String> {
-    duration_secs(v).map(|s| s.to_string()).ok_or_else(|| {
+/// A duration in seconds (`inf` as the text `inf`: JSON has no infinity).
+fn dur(v: &Value, path: &str) -> R<Seconds> {
+    duration_secs(v).map(Seconds).ok_or_else(|| {
         YamlError::Schema(format!(
             "{path}: Invalid duration format: {v}. Use number, '30s', '5m', '2h', or 'inf'."
         ))
@@ -125,7 +172,7 @@ fn strings(v: &Value, path: &str) -> R<Vec<String>> {
     }
 }
 
-/// The flags of a loaded file (without the overlay).
+/// The settings of a loaded file.
 pub fn translate(l: &Loaded) -> R<FileArgs> {
     let root = &l.root;
     let mut a = FileArgs::default();
@@ -485,7 +532,7 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
             // A file path (`rateSeries: series.json` or `{path: …}`); inline points are
             // AIPerf's but not read here (ringperf reads a series from its file).
             "rate_series" if !warmup => match v {
-                Value::String(f) => a.one("--request-rate-series", f),
+                Value::String(f) => a.one("--request-rate-series", f.as_str()),
                 Value::Object(o) if o.len() == 1 && o.contains_key("path") => {
                     a.one("--request-rate-series", scalar(&o["path"], &path)?)
                 }
@@ -889,7 +936,7 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             }
             "cooldown_seconds" => a.sweep.push((
                 "--parameter-sweep-cooldown-seconds".into(),
-                vec![dur(v, &path)?],
+                vec![dur(v, &path)?.to_string()],
             )),
             "same_seed" if flag_bool(v, &path)? => {
                 a.sweep.push(("--parameter-sweep-same-seed".into(), vec![]))
@@ -933,11 +980,10 @@ const UNROUTED: &[&str] = &[
     "--ttft-sla-ms",
 ];
 
-/// The `profile` argv of `file` overlaid by the flags of `cli` (the user's `profile …` words
-/// without `--config FILE` / `-f FILE`, and without the program and subcommand names).
-/// A flag given in `cli` replaces the file's flag with the same clap id; AIPerf's unroutable
-/// flags are refused with its message.
-pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Vec<String>> {
+/// Refuses AIPerf's flags that cannot be combined with `--config` among the command line's
+/// `profile` words `cli` (and `--input-file` / `--custom-dataset-type` beside a file whose dataset
+/// is not a file), with AIPerf's message.
+pub fn refuse_unrouted(cli: &[String], file_type: Option<&str>) -> R<()> {
     let mut bad: Vec<&str> = cli
         .iter()
         .map(|w| w.split_once('=').map_or(w.as_str(), |(f, _)| f))
@@ -960,19 +1006,5 @@ pub fn overlay(file: &FileArgs, cli: &[String], file_type: Option<&str>) -> R<Ve
             bad.join(", ")
         )));
     }
-    let given: Vec<String> = cli
-        .iter()
-        .filter(|w| w.starts_with('-'))
-        .filter_map(|w| crate::cli::parse::id_of_word(w))
-        .collect();
-    let mut out = Vec::new();
-    for (f, vs) in file.flags.iter().chain(&file.sweep) {
-        if crate::cli::parse::id_of_word(f).is_some_and(|id| given.contains(&id)) {
-            continue;
-        }
-        out.push(f.clone());
-        out.extend(vs.iter().cloned());
-    }
-    out.extend(cli.iter().cloned());
-    Ok(out)
+    Ok(())
 }

@@ -1,4 +1,4 @@
-//! `profile --config FILE` (the argv it stands for) and `ringperf config validate|expand|init`.
+//! `profile --config FILE` (the settings it gives) and `ringperf config validate|expand|init`.
 
 use std::path::{Path, PathBuf};
 
@@ -65,23 +65,18 @@ fn resolve_with_env(
     Ok((loaded, args))
 }
 
-/// The `ringperf profile …` argv with `--config FILE` replaced by the flags of FILE overlaid
-/// by the other flags given; `argv` unchanged when there is no `--config`. `--scenario` is
-/// refused (see docs/config-files.md).
-pub fn profile_argv(full: &[String]) -> Result<Vec<String>, FileError> {
-    profile_argv_with_env(full, &|k| std::env::var(k).ok())
-}
-
-/// [`profile_argv`] with `env` for the file's `${VAR}` references.
-pub fn profile_argv_with_env(
-    full: &[String],
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<String>, FileError> {
+/// A `ringperf profile …` command line without its `--config FILE` / `-f FILE`, and the file;
+/// `None` when there is none (or no `profile` subcommand). `--scenario` is refused (see
+/// docs/config-files.md).
+///
+/// # Errors
+/// `--scenario`.
+pub fn split_config(full: &[String]) -> Result<(Vec<String>, Option<PathBuf>), FileError> {
     let Some(pos) = full.iter().position(|a| a == "profile") else {
-        return Ok(full.to_vec());
+        return Ok((full.to_vec(), None));
     };
     let mut file: Option<PathBuf> = None;
-    let mut rest = Vec::new();
+    let mut rest = full[..=pos].to_vec();
     let mut words = full[pos + 1..].iter();
     while let Some(w) = words.next() {
         match w.as_str() {
@@ -97,24 +92,33 @@ pub fn profile_argv_with_env(
             _ => rest.push(w.clone()),
         }
     }
-    let Some(path) = file else {
-        return Ok(full.to_vec());
-    };
+    Ok((rest, file))
+}
+
+/// The settings of the config file `path` (`${VAR}` references read from `env`), for a command
+/// line whose `profile` words (after the subcommand) are `cli`: AIPerf's flags that cannot be
+/// combined with `--config` are refused.
+///
+/// # Errors
+/// The file cannot be read or translated, or `cli` has a flag AIPerf refuses beside a file.
+pub fn file_settings(
+    path: &Path,
+    cli: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<FileArgs, FileError> {
     let fail = |error| FileError {
-        path: path.clone(),
+        path: path.to_path_buf(),
         error,
     };
-    let (loaded, args) = resolve_with_env(&path, env).map_err(fail)?;
+    let (loaded, args) = resolve_with_env(path, env).map_err(fail)?;
     let file_type = loaded.root["benchmark"]
         .get("datasets")
         .and_then(|d| d.get(0))
         .and_then(|d| d.get("type"))
         .and_then(Value::as_str)
         .or(Some("synthetic"));
-    let merged = argv::overlay(&args, &rest, file_type).map_err(fail)?;
-    let mut out = full[..=pos].to_vec();
-    out.extend(merged);
-    Ok(out)
+    argv::refuse_unrouted(cli, file_type).map_err(fail)?;
+    Ok(args)
 }
 
 /// AIPerf 0.13's named scenarios (its registry holds one) and why ringperf runs none.

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use yaml_rust2::{Yaml, YamlLoader};
 
-pub use argv::{FileArgs, overlay, translate};
+pub use argv::{FileArgs, FileValue, translate};
 
 /// Why a config file was refused. `Display` is AIPerf's message text (without its
 /// `Error: ` prefix and `File:` line, which the commands add).

@@ -246,32 +246,93 @@ fn a_flag_given_on_the_command_line_replaces_the_files_value() {
     let f = file_args(&format!(
         "{MIN}  profiling: {{type: concurrency, concurrency: 8, requests: 100}}\n"
     ));
-    let out = overlay(
-        &f,
-        &s(&["--concurrency", "3", "-m", "other"]),
-        Some("synthetic"),
-    )
+    let cli = crate::plan::Plan::parse(&s(&[
+        "ringperf",
+        "profile",
+        "--concurrency",
+        "3",
+        "-m",
+        "other",
+    ]))
     .unwrap();
-    assert_eq!(
-        out,
-        s(&[
-            "--url",
-            "http://h:1",
-            "--request-count",
-            "100",
-            "--concurrency",
-            "3",
-            "-m",
-            "other"
-        ])
-    );
+    let (settings, given) = under(&cli, &f);
+    // What the same flags give on one command line, the file's first and the given ones after.
+    let expected = crate::plan::Plan::parse(&s(&[
+        "ringperf",
+        "profile",
+        "--url",
+        "http://h:1",
+        "--request-count",
+        "100",
+        "--concurrency",
+        "3",
+        "-m",
+        "other",
+    ]))
+    .unwrap();
+    assert_eq!(settings, expected.settings);
+    assert_eq!(given, expected.given);
+}
+
+/// `f`'s settings under `cli`'s.
+fn under(cli: &crate::plan::Plan, f: &FileArgs) -> (crate::cli::ProfileArgs, crate::cli::Given) {
+    let file: Vec<crate::cli::parse::Setting> = f
+        .flags
+        .iter()
+        .map(|(flag, vs)| {
+            let vs = vs.iter().map(|v| (v.value.clone(), v.written.clone()));
+            (flag.clone(), vs.collect())
+        })
+        .collect();
+    crate::cli::parse::under_file(&cli.settings, &cli.given, &file).expect("settings apply")
+}
+
+/// Every file of ringperf's `config init` templates and of the fixtures, read into typed
+/// settings, equals what clap makes of the flags `config expand` prints for it: the typed
+/// route and the command line agree on every setting and on what was given.
+#[test]
+fn a_files_typed_settings_are_what_its_flags_parse_to() {
+    let mut texts: Vec<(String, String)> = super::cmd::TEMPLATES
+        .iter()
+        .map(|(name, _, text)| ((*name).to_owned(), (*text).to_owned()))
+        .collect();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-yaml");
+    for entry in std::fs::read_dir(dir).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path).expect("reads");
+            texts.push((path.display().to_string(), text));
+        }
+    }
+    let mut checked = 0;
+    for (name, text) in texts {
+        let Ok(root) = load(&text) else { continue };
+        let Ok(f) = translate(&Loaded {
+            path: "t.yaml".into(),
+            root,
+        }) else {
+            continue;
+        };
+        let bare = crate::plan::Plan::parse(&s(&["ringperf", "profile"])).unwrap();
+        let (settings, given) = under(&bare, &f);
+        let mut argv = s(&["ringperf", "profile"]);
+        for (flag, vs) in &f.flags {
+            argv.push(flag.clone());
+            argv.extend(vs.iter().map(|v| v.written.clone()));
+        }
+        let expected =
+            crate::plan::Plan::parse(&argv).unwrap_or_else(|e| panic!("{name}: {argv:?}: {e}"));
+        assert_eq!(settings, expected.settings, "{name}");
+        let ids = |g: &crate::cli::Given| g.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(ids(&given), ids(&expected.given), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} files translated");
 }
 
 #[test]
 fn flags_aiperf_cannot_route_under_config_are_refused_by_name() {
-    let f = file_args(MIN);
-    let e = overlay(
-        &f,
+    let e = argv::refuse_unrouted(
         &s(&["--sweep-type", "grid", "--public-dataset", "sharegpt"]),
         Some("synthetic"),
     )
@@ -282,9 +343,9 @@ fn flags_aiperf_cannot_route_under_config_are_refused_by_name() {
          --public-dataset, --sweep-type. Set the equivalent values in the YAML config file, or \
          drop --config and pass the run entirely on the command line."
     );
-    let e = overlay(&f, &s(&["--input-file", "x.jsonl"]), Some("synthetic")).unwrap_err();
+    let e = argv::refuse_unrouted(&s(&["--input-file", "x.jsonl"]), Some("synthetic")).unwrap_err();
     assert!(e.to_string().contains(": --input-file."), "{e}");
-    assert!(overlay(&f, &s(&["--input-file", "x.jsonl"]), Some("file")).is_ok());
+    assert!(argv::refuse_unrouted(&s(&["--input-file", "x.jsonl"]), Some("file")).is_ok());
 }
 
 #[test]
@@ -611,4 +672,32 @@ fn the_flag_tables_text_keys_route_to_their_flags_or_are_refused_by_name() {
         }
     }
     assert!(seen > 0, "the table has text keys under endpoint");
+}
+
+/// A value its setting cannot hold is refused naming the flag: a choice that is none of the
+/// flag's, a word where a whole number goes.
+#[test]
+fn a_file_value_its_setting_cannot_hold_is_refused_by_flag() {
+    let bare = crate::plan::Plan::parse(&s(&["ringperf", "profile"])).unwrap();
+    let apply = |flag: &str, v: Value| {
+        let written = v.to_string();
+        let file = vec![(flag.to_owned(), vec![(v, written)])];
+        crate::cli::parse::under_file(&bare.settings, &bare.given, &file)
+    };
+    let e = apply("--endpoint-type", json!("chatty")).unwrap_err();
+    assert!(
+        e.starts_with("--endpoint-type: 'chatty' is not one of chat, "),
+        "{e}"
+    );
+    let e = apply("--concurrency", json!("lots")).unwrap_err();
+    assert_eq!(e, "--concurrency: 'lots' is not a whole number");
+    let e = apply("--concurrency", json!(2.5)).unwrap_err();
+    assert_eq!(e, "--concurrency: 2.5 is not a whole number");
+    let (settings, given) = apply("--endpoint-type", json!("COMPLETIONS")).unwrap();
+    assert_eq!(
+        settings.endpoint_type,
+        crate::cli::EndpointTypeArg::Completions
+    );
+    assert_eq!(given["endpoint_type"], ["\"COMPLETIONS\""]);
+    assert!(apply("--no-such-flag", json!(1)).is_err());
 }

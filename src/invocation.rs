@@ -1,0 +1,173 @@
+//! A `ringperf …` invocation read into typed values: for `profile`, its plan and list values.
+//!
+//! The command line is parsed by [`crate::cli`] (its lists cut out first, as a sweep's); a
+//! `--config FILE` is read by [`crate::config::yaml`] into settings, which go under the command
+//! line's (AIPerf's rule: a flag given replaces the file's value) by their flag ids
+//! ([`crate::cli::parse::under_file`]). No command line is made from the file.
+
+use std::path::Path;
+
+use crate::cli::{Command, Given, UnsupportedFlag};
+use crate::config::yaml::cmd::{FileError, file_settings, split_config};
+use crate::plan::Plan;
+use crate::sweep::{ListValues, ParamValue, SweepError, SweepableFlag, extract_lists};
+
+/// What the command line asks for: the command, with `profile`'s settings those of its plan
+/// (each list cut to its first element, a config file's settings under the flags given), what was
+/// given explicitly, and the list values.
+pub struct Invocation {
+    pub command: Command,
+    pub given: Given,
+    pub lists: Vec<ListValues>,
+}
+
+impl Invocation {
+    /// The plan of a `profile` invocation whose command line was `argv`, and its list values;
+    /// `None` for another command.
+    pub fn plan(self, argv: &[String]) -> Option<(Plan, Vec<ListValues>)> {
+        match self.command {
+            Command::Profile(settings) => Some((
+                Plan {
+                    settings: *settings,
+                    given: self.given,
+                    command: argv.to_vec(),
+                },
+                self.lists,
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Why an invocation cannot be read.
+#[derive(Debug)]
+pub enum InvocationError {
+    /// The config file (or `--scenario`).
+    File(FileError),
+    /// An AIPerf flag ringperf does not implement.
+    Unsupported(UnsupportedFlag),
+    /// A list value.
+    Sweep(SweepError),
+    /// clap's error (also `--help` and `--version`).
+    Parse(clap::Error),
+}
+
+/// Reads `argv` (`${VAR}` in a config file from `env`).
+///
+/// # Errors
+/// [`InvocationError`].
+pub fn read(
+    argv: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Invocation, InvocationError> {
+    let (words, file) = split_config(argv).map_err(InvocationError::File)?;
+    crate::cli::reject_unsupported(&words).map_err(InvocationError::Unsupported)?;
+    // List values (`--concurrency 1,2,4`): a sweep. Clap parses the command line with each list
+    // cut to its first element; the lists are kept (docs/sweeps.md).
+    let lists = extract_lists(&words).map_err(InvocationError::Sweep)?;
+    let (cli, given) =
+        crate::cli::parse(&lists.placeholder_argv).map_err(InvocationError::Parse)?;
+    let read = Invocation {
+        command: cli.command,
+        given,
+        lists: lists.lists,
+    };
+    let Some(path) = file else {
+        return Ok(read);
+    };
+    let Invocation {
+        command,
+        given,
+        lists,
+    } = read;
+    let settings = match command {
+        Command::Profile(s) => s,
+        command => {
+            return Ok(Invocation {
+                command,
+                given,
+                lists,
+            });
+        }
+    };
+    let mut plan = Plan {
+        settings: *settings,
+        given,
+        command: argv.to_vec(),
+    };
+    let mut lists = lists;
+    let profile_words = words
+        .iter()
+        .position(|w| w == "profile")
+        .map_or(&words[..], |p| &words[p + 1..]);
+    with_file(&mut plan, &mut lists, &path, profile_words, env)?;
+    Ok(Invocation {
+        command: Command::Profile(Box::new(plan.settings)),
+        given: plan.given,
+        lists,
+    })
+}
+
+/// The config file `path`'s settings under `plan`'s, and its sweep's lists beside `lists` (a
+/// list of a flag the command line gives is the command line's).
+fn with_file(
+    plan: &mut Plan,
+    lists: &mut Vec<ListValues>,
+    path: &Path,
+    cli_words: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), InvocationError> {
+    let file = file_settings(path, cli_words, env).map_err(InvocationError::File)?;
+    let cli_given = plan.given.clone();
+    let refused = |why: String| {
+        InvocationError::File(FileError {
+            path: path.to_path_buf(),
+            error: crate::config::yaml::YamlError::Schema(why),
+        })
+    };
+    let mut settings: Vec<crate::cli::parse::Setting> = file
+        .flags
+        .iter()
+        .map(|(flag, values)| {
+            let values = values
+                .iter()
+                .map(|v| (v.value.clone(), v.written.clone()))
+                .collect();
+            (flag.clone(), values)
+        })
+        .collect();
+    let mut file_lists = Vec::new();
+    for (flag, values) in &file.sweep {
+        match (SweepableFlag::lookup(flag), values.as_slice()) {
+            (Some(f), [list]) if list.contains(',') => {
+                let values = list
+                    .split(',')
+                    .map(|e| ParamValue::parse(f, e))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(InvocationError::Sweep)?;
+                file_lists.push((f, values));
+            }
+            _ => settings.push((
+                flag.clone(),
+                values
+                    .iter()
+                    .map(|v| (serde_json::Value::from(v.as_str()), v.clone()))
+                    .collect(),
+            )),
+        }
+    }
+    let (s, given) =
+        crate::cli::parse::under_file(&plan.settings, &plan.given, &settings).map_err(refused)?;
+    plan.settings = s;
+    plan.given = given;
+    for (f, values) in file_lists {
+        if cli_given.contains_key(f.id) || lists.iter().any(|(l, _)| l.path == f.path) {
+            continue;
+        }
+        // The base plan holds the list's first value, as a list on the command line gives it.
+        let set = f.set;
+        plan.set_given(f.id, |s| set(s, values[0].as_f64()), values[0].to_string());
+        lists.push((f, values));
+    }
+    Ok(())
+}
