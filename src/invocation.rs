@@ -12,6 +12,9 @@ use crate::config::yaml::cmd::{FileError, file_settings, split_config};
 use crate::plan::Plan;
 use crate::sweep::{ListValues, ParamValue, SweepError, SweepableFlag, extract_lists};
 
+#[cfg(test)]
+mod tests;
+
 /// What the command line asks for: the command, with `profile`'s settings those of its plan
 /// (each list cut to its first element, a config file's settings under the flags given), what was
 /// given explicitly, and the list values.

@@ -196,8 +196,14 @@ fn typed(
     };
     let one = |v: &Value| -> Result<Value, String> {
         match v {
+            // AIPerf writes some counts as floats (`turns.mean: 3.0`).
             Value::Number(n) if whole => n
                 .as_u64()
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x <= u64::MAX as f64)
+                        .map(|x| x as u64)
+                })
                 .map(Value::from)
                 .ok_or_else(|| format!("{n} is not a whole number")),
             Value::String(t) if whole => t
@@ -235,10 +241,12 @@ fn typed(
     let many = matches!(arg.get_action(), clap::ArgAction::Append)
         || arg.get_num_args().is_some_and(|n| n.max_values() > 1)
         || delimiter.is_some();
-    match items.as_slice() {
+    match items.last() {
         _ if many => Ok(Value::Array(items)),
-        [single] => Ok(single.clone()),
-        _ => Err(format!("takes one value, given {}", items.len())),
+        // Given twice (a file's `random_seed` at the top and in its dataset): the last one, as
+        // on a command line.
+        Some(last) => Ok(last.clone()),
+        None => Err("takes a value, given none".to_owned()),
     }
 }
 

@@ -208,6 +208,11 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         warmup_pacing(p)?;
     }
     sections(body, &mut a)?;
+    if let Some(v) = root.get("no_sweep_table")
+        && flag_bool(v, "no_sweep_table")?
+    {
+        a.switch("--no-sweep-table");
+    }
     if let Some(m) = root.get("multi_run") {
         multi_run(obj(m, "multi_run")?, &mut a)?;
     }
@@ -291,16 +296,64 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
             "session_header" => a.one("--session-header", scalar(v, &path)?),
             "request_content_type" => a.one("--request-content-type", scalar(v, &path)?),
-            "template"
-            | "download_video_content"
-            | "wait_for_model_timeout"
-            | "wait_for_model_interval"
-            | "wait_for_model_mode"
-            | "reset_kv_cache"
-            | "server_profiler" => {
-                return Err(YamlError::Unsupported(path));
+            "download_video_content" if flag_bool(v, &path)? => {
+                a.switch("--download-video-content")
             }
+            "download_video_content" => {}
+            "wait_for_model_timeout" => a.one("--wait-for-model-timeout", num(v, &path)?),
+            "wait_for_model_interval" => a.one("--wait-for-model-interval", num(v, &path)?),
+            "wait_for_model_mode" => a.one("--wait-for-model-mode", scalar(v, &path)?),
+            "reset_kv_cache" => hook(
+                v,
+                &path,
+                "--reset-kv-cache",
+                &[
+                    ("path", "--reset-kv-cache-path"),
+                    ("timeout_seconds", "--reset-kv-cache-timeout-seconds"),
+                ],
+                a,
+            )?,
+            "server_profiler" => hook(
+                v,
+                &path,
+                "--server-profiler",
+                &[
+                    ("start_path", "--server-profiler-start-path"),
+                    ("stop_path", "--server-profiler-stop-path"),
+                    ("timeout_seconds", "--server-profiler-timeout-seconds"),
+                ],
+                a,
+            )?,
+            "template" => return Err(YamlError::Unsupported(path)),
             _ => return Err(extra(&path)),
+        }
+    }
+    Ok(())
+}
+
+/// A server hook (`reset_kv_cache`, `server_profiler`): `true` or a map turns it on with `switch`,
+/// each key given (a `null` is the default) its flag in `keys`; `false` or `null` leaves it off.
+fn hook(v: &Value, path: &str, switch: &str, keys: &[(&str, &str)], a: &mut FileArgs) -> R<()> {
+    let m = match v {
+        Value::Null | Value::Bool(false) => return Ok(()),
+        Value::Bool(true) => {
+            a.switch(switch);
+            return Ok(());
+        }
+        other => obj(other, path)?,
+    };
+    a.switch(switch);
+    for (k, v) in m {
+        let kpath = format!("{path}.{k}");
+        let flag = keys
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, f)| *f)
+            .ok_or_else(|| extra(&kpath))?;
+        match v {
+            Value::Null => {}
+            Value::Number(_) => a.one(flag, num(v, &kpath)?),
+            other => a.one(flag, scalar(other, &kpath)?),
         }
     }
     Ok(())
@@ -349,6 +402,41 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
             ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
             ("synthetic", "isl") => dist(v, &path, "--prompt-input-tokens", a)?,
+            ("synthetic", "turns") => dist(v, &path, "--conversation-turn", a)?,
+            ("synthetic", "turn_delay") => dist_real(v, &path, "--conversation-turn-delay", a)?,
+            ("synthetic" | "file", "audio" | "images" | "video") => {
+                media(k, obj(v, &path)?, &path, a)?
+            }
+            ("synthetic", "turn_delay_ratio") => {
+                a.one("--conversation-turn-delay-ratio", num(v, &path)?)
+            }
+            ("synthetic", "prefix_prompts") => {
+                for (k, x) in obj(v, &path)? {
+                    let kpath = format!("{path}.{k}");
+                    let flag = match k.as_str() {
+                        "pool_size" => "--prompt-prefix-pool-size",
+                        "length" => "--prompt-prefix-length",
+                        "shared_system_length" => "--shared-system-prompt-length",
+                        "user_context_length" => "--user-context-prompt-length",
+                        _ => return Err(extra(&kpath)),
+                    };
+                    if !x.is_null() {
+                        a.one(flag, num(x, &kpath)? as u64);
+                    }
+                }
+            }
+            ("synthetic", "rankings") => {
+                for (k, x) in obj(v, &path)? {
+                    let kpath = format!("{path}.{k}");
+                    let flag = match k.as_str() {
+                        "passages" => "--rankings-passages",
+                        "passage_tokens" => "--rankings-passages-prompt-token",
+                        "query_tokens" => "--rankings-query-prompt-token",
+                        _ => return Err(extra(&kpath)),
+                    };
+                    dist(x, &kpath, flag, a)?;
+                }
+            }
             ("synthetic" | "file", "osl") => dist(v, &path, "--prompt-output-tokens", a)?,
             (_, "system_prompt") => a.one("--system-prompt", scalar(v, &path)?),
             ("file", "path") => a.one("--input-file", scalar(v, &path)?),
@@ -423,11 +511,88 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
     Ok(())
 }
 
+/// A dataset's `audio`, `images` or `video` block: its keys onto the `--audio-*`, `--image-*` and
+/// `--video-*` flags (a video's own `audio` block onto `--video-audio-*`).
+fn media(kind: &str, m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        if v.is_null() {
+            continue;
+        }
+        let flag = match (kind, k.as_str()) {
+            ("audio", "length") => {
+                dist_real(v, &path, "--audio-length", a)?;
+                continue;
+            }
+            ("images", "width") => {
+                dist_real(v, &path, "--image-width", a)?;
+                continue;
+            }
+            ("images", "height") => {
+                dist_real(v, &path, "--image-height", a)?;
+                continue;
+            }
+            ("video", "audio") => {
+                for (ak, av) in obj(v, &path)? {
+                    let apath = format!("{path}.{ak}");
+                    let flag = match ak.as_str() {
+                        "sample_rate" => "--video-audio-sample-rate",
+                        "channels" => "--video-audio-num-channels",
+                        "codec" => "--video-audio-codec",
+                        "depth" => "--video-audio-depth",
+                        _ => return Err(extra(&apath)),
+                    };
+                    if !av.is_null() {
+                        a.push(flag, &[scalar(av, &apath)?]);
+                    }
+                }
+                continue;
+            }
+            ("audio", "batch_size") => "--audio-batch-size",
+            ("audio", "format") => "--audio-format",
+            ("audio", "sample_rates") => "--audio-sample-rates",
+            ("audio", "depths") => "--audio-depths",
+            ("audio", "channels") => "--audio-num-channels",
+            ("images", "batch_size") => "--image-batch-size",
+            ("images", "format") => "--image-format",
+            ("images", "source") => "--image-source",
+            ("images", "source_sampling") => "--image-source-sampling",
+            ("video", "batch_size") => "--video-batch-size",
+            ("video", "duration") => "--video-duration",
+            ("video", "fps") => "--video-fps",
+            ("video", "width") => "--video-width",
+            ("video", "height") => "--video-height",
+            ("video", "format") => "--video-format",
+            ("video", "codec") => "--video-codec",
+            ("video", "synth_type") => "--video-synth-type",
+            _ => return Err(extra(&path)),
+        };
+        a.push(flag, &strings(v, &path)?);
+    }
+    Ok(())
+}
+
 /// A length distribution: fixed (`512`, `{value: 512}`) or normal (`{mean, stddev}`) map onto
 /// the `-mean` / `-stddev` flags; log-normal, multimodal and empirical are refused.
 fn dist(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    dist_of(v, path, flag, false, a)
+}
+
+/// [`dist`] of a real quantity (a delay, a duration, a width): the mean kept as a real number.
+fn dist_real(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    dist_of(v, path, flag, true, a)
+}
+
+fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R<()> {
+    let mean = |a: &mut FileArgs, n: f64| {
+        if real {
+            a.one(&format!("{flag}-mean"), n);
+        } else {
+            a.one(&format!("{flag}-mean"), n as u64);
+        }
+    };
     if let Some(n) = v.as_f64() {
-        a.one(&format!("{flag}-mean"), n as u64);
+        mean(a, n);
         return Ok(());
     }
     let m = obj(v, path)?;
@@ -440,7 +605,7 @@ fn dist(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
     }
     keys(m, path, &["value", "mean", "stddev"], &[])?;
     if let Some(x) = m.get("value").or_else(|| m.get("mean")) {
-        a.one(&format!("{flag}-mean"), num(x, path)? as u64);
+        mean(a, num(x, path)?);
     }
     if let Some(x) = m.get("stddev") {
         a.one(&format!("{flag}-stddev"), num(x, path)?);
@@ -526,9 +691,9 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
                 a.one("--arrival-smoothness", num(v, &path)?)
             }
             "prefill_concurrency" => a.one(&w("prefill-concurrency"), num(v, &path)? as u64),
-            "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), dur(v, &path)?),
-            "rate_ramp" => a.one(&w("request-rate-ramp-duration"), dur(v, &path)?),
-            "prefill_ramp" => a.one(&w("prefill-concurrency-ramp-duration"), dur(v, &path)?),
+            "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), ramp(v, &path)?),
+            "rate_ramp" => a.one(&w("request-rate-ramp-duration"), ramp(v, &path)?),
+            "prefill_ramp" => a.one(&w("prefill-concurrency-ramp-duration"), ramp(v, &path)?),
             // A file path (`rateSeries: series.json` or `{path: …}`); inline points are
             // AIPerf's but not read here (ringperf reads a series from its file).
             "rate_series" if !warmup => match v {
@@ -570,6 +735,27 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
         a.switch("--fixed-schedule");
     }
     Ok(())
+}
+
+/// A ramp: its duration, or AIPerf's `{duration, strategy}` with the linear strategy (the one
+/// ringperf ramps by).
+fn ramp(v: &Value, path: &str) -> R<Seconds> {
+    let Value::Object(m) = v else {
+        return dur(v, path);
+    };
+    keys(m, path, &["duration", "strategy"], &[])?;
+    match m.get("strategy").and_then(Value::as_str) {
+        None | Some("linear") => {}
+        Some(other) => {
+            return Err(YamlError::Unsupported(format!(
+                "{path}.strategy: {other} (ringperf ramps linearly)"
+            )));
+        }
+    }
+    let d = m
+        .get("duration")
+        .ok_or_else(|| YamlError::Schema(format!("{path}.duration: Field required")))?;
+    dur(d, &format!("{path}.duration"))
 }
 
 /// The warmup paces as the flags make it: with no `rate` of its own it takes the profiling
@@ -614,6 +800,42 @@ fn warmup_pacing(phases: &Value) -> R<()> {
     Ok(())
 }
 
+/// An export's formats (`[jsonl]`, or `false` for none; a bare `true` as its one format): whether
+/// it is written. A format other than `only` (AIPerf has no other) is refused.
+fn formats(v: &Value, path: &str, only: &str) -> R<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Array(list) => {
+            for f in list {
+                if f.as_str() != Some(only) {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be '{only}', got {f}"
+                    )));
+                }
+            }
+            Ok(!list.is_empty())
+        }
+        other => Err(YamlError::Schema(format!(
+            "{path}: Input should be a valid list or false, got {other}"
+        ))),
+    }
+}
+
+/// `artifacts.{records, raw}` as the export level they ask for (AIPerf's flag sets both):
+/// `raw` with raw records, `summary` with neither, `records` otherwise; `None` with neither key.
+fn export_level(artifacts: &Value) -> Option<&'static str> {
+    let flag = |k: &str| {
+        let v = artifacts.get(k)?;
+        v.as_bool().or_else(|| v.as_array().map(|l| !l.is_empty()))
+    };
+    match (flag("records"), flag("raw")) {
+        (None, None) => None,
+        (_, Some(true)) => Some("raw"),
+        (Some(false), _) => Some("summary"),
+        _ => Some("records"),
+    }
+}
+
 fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     if let Some(v) = body.get("artifacts") {
         let p = "benchmark.artifacts";
@@ -631,12 +853,24 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 "plot_required" if flag_bool(v, &path)? => a.switch("--plot-required"),
                 "export_outputs_json" if flag_bool(v, &path)? => a.switch("--export-outputs-json"),
                 "plot_required" | "export_outputs_json" => {}
-                "summary" | "records" | "raw" | "user_files" => {
+                // Read by `export_level`.
+                "records" => {
+                    formats(v, &path, "jsonl")?;
+                }
+                "raw" => {
+                    flag_bool(v, &path)?;
+                }
+                // The summary JSON, always written: `[json]` (AIPerf's default) says so.
+                "summary" if formats(v, &path, "json")? => {}
+                "summary" | "user_files" => {
                     return Err(YamlError::Unsupported(path));
                 }
                 _ => return Err(extra(&path)),
             }
         }
+    }
+    if let Some(level) = body.get("artifacts").and_then(export_level) {
+        a.one("--export-level", level);
     }
     if let Some(v) = body.get("tokenizer") {
         let name = match v {
@@ -680,12 +914,106 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             }
         }
     }
+    lab(body, a)?;
     if let Some(v) = body.get("slos") {
         let pairs: Vec<String> = obj(v, "benchmark.slos")?
             .iter()
             .map(|(k, x)| Ok(format!("{k}:{}", num(x, &format!("benchmark.slos.{k}"))?)))
             .collect::<R<_>>()?;
         a.one("--goodput", pairs.join(" "));
+    }
+    Ok(())
+}
+
+/// `logging`, `otel`, `mlflow`, `wandb` and `network_latency` (AIPerf writes all five, empty or
+/// disabled, into every configuration it makes from flags): their flags; network latency only
+/// disabled (ringperf does not measure it).
+fn lab(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    if let Some(v) = body.get("logging") {
+        let p = "benchmark.logging";
+        for (k, v) in obj(v, p)? {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "level" => a.one("--log-level", scalar(v, &path)?),
+                _ => return Err(YamlError::Unsupported(path)),
+            }
+        }
+    }
+    if let Some(v) = body.get("network_latency") {
+        let p = "benchmark.network_latency";
+        let m = obj(v, p)?;
+        if m.get("enabled") == Some(&Value::Bool(true)) {
+            return Err(YamlError::Unsupported(format!("{p}.enabled")));
+        }
+    }
+    if let Some(v) = body.get("otel") {
+        let p = "benchmark.otel";
+        let mut streams = Vec::new();
+        for (k, v) in obj(v, p)? {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "metrics_url" => a.one("--otel-url", scalar(v, &path)?),
+                "stream_metrics_enabled" if flag_bool(v, &path)? => streams.push("metrics"),
+                "stream_timing_enabled" if flag_bool(v, &path)? => streams.push("timing"),
+                "stream_metrics_enabled" | "stream_timing_enabled" => {}
+                "custom_resource_attributes" => {
+                    for (key, value) in obj(v, &path)? {
+                        a.one(
+                            "--otel-resource-attributes",
+                            format!("{key}={}", scalar(value, &path)?),
+                        );
+                    }
+                }
+                "gen_ai_provider" => a.one("--gen-ai-provider", scalar(v, &path)?),
+                _ => return Err(extra(&path)),
+            }
+        }
+        if !streams.is_empty() {
+            a.push(
+                "--stream",
+                &streams.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+            );
+        }
+    }
+    if let Some(v) = body.get("mlflow") {
+        let p = "benchmark.mlflow";
+        for (k, v) in obj(v, p)? {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "tracking_uri" => a.one("--mlflow-tracking-uri", scalar(v, &path)?),
+                "experiment" => a.one("--mlflow-experiment", scalar(v, &path)?),
+                "run_name" => a.one("--mlflow-run-name", scalar(v, &path)?),
+                "parent_run_id" => a.one("--mlflow-parent-run-id", scalar(v, &path)?),
+                "tags" => {
+                    for (key, value) in obj(v, &path)? {
+                        a.one("--mlflow-tag", format!("{key}:{}", scalar(value, &path)?));
+                    }
+                }
+                "artifact_globs" => {
+                    for g in strings(v, &path)? {
+                        a.one("--mlflow-artifact-glob", g);
+                    }
+                }
+                _ => return Err(extra(&path)),
+            }
+        }
+    }
+    if let Some(v) = body.get("wandb") {
+        let p = "benchmark.wandb";
+        for (k, v) in obj(v, p)? {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "project" => a.one("--wandb-project", scalar(v, &path)?),
+                "entity" => a.one("--wandb-entity", scalar(v, &path)?),
+                "run_name" => a.one("--wandb-run-name", scalar(v, &path)?),
+                "tags" => {
+                    for t in strings(v, &path)? {
+                        a.one("--wandb-tag", t);
+                    }
+                }
+                _ => return Err(extra(&path)),
+            }
+        }
     }
     Ok(())
 }
@@ -765,6 +1093,8 @@ fn multi_run(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 a.switch("--profile-run-disable-warmup-after-first")
             }
             "disable_warmup_after_first" => a.switch("--no-profile-run-disable-warmup-after-first"),
+            "vary_seed_per_trial" if flag_bool(v, &path)? => a.switch("--vary-seed-per-trial"),
+            "vary_seed_per_trial" => a.switch("--no-vary-seed-per-trial"),
             _ => return Err(YamlError::Unsupported(path)),
         }
     }

@@ -241,10 +241,15 @@ pub(super) const BODY_FIELDS: &[&str] = &[
     "gpu_telemetry",
     "server_metrics",
     "runtime",
+    "logging",
+    "otel",
+    "mlflow",
+    "wandb",
+    "network_latency",
 ];
 
 /// Sections of `benchmark:` that AIPerf reads and ringperf refuses by name.
-pub(super) const BODY_AIPERF_ONLY: &[&str] = &["logging", "metrics", "accuracy"];
+pub(super) const BODY_AIPERF_ONLY: &[&str] = &["metrics", "accuracy"];
 
 /// The singular shorthands that normalisation expands into `BODY_FIELDS`.
 const BODY_SHORTHANDS: &[&str] = &["model", "dataset", "warmup", "profiling"];
@@ -263,6 +268,7 @@ const TOP_KEYS: &[&str] = &[
     "benchmark",
     "multi_run",
     "sweep",
+    "no_sweep_table",
 ];
 
 /// The envelope shape with every shorthand expanded.

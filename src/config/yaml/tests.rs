@@ -701,3 +701,34 @@ fn a_file_value_its_setting_cannot_hold_is_refused_by_flag() {
     assert_eq!(given["endpoint_type"], ["\"COMPLETIONS\""]);
     assert!(apply("--no-such-flag", json!(1)).is_err());
 }
+
+/// AIPerf's `artifacts` export lists: `summary: [json]` is what ringperf always writes,
+/// `records: [jsonl]` / `false` and `raw` pick the export level; a summary turned off, or a
+/// format AIPerf does not have, is refused.
+#[test]
+fn artifact_export_lists_pick_the_export_level() {
+    let level = |artifacts: &str| {
+        words(&format!("{MIN}  artifacts: {artifacts}\n"))
+            .windows(2)
+            .find(|w| w[0] == "--export-level")
+            .map(|w| w[1].clone())
+    };
+    assert_eq!(
+        level("{summary: [json], records: [jsonl]}").as_deref(),
+        Some("records")
+    );
+    assert_eq!(level("{records: false}").as_deref(), Some("summary"));
+    assert_eq!(
+        level("{records: [jsonl], raw: true}").as_deref(),
+        Some("raw")
+    );
+    assert_eq!(level("{summary: [json]}"), None);
+    assert!(matches!(
+        refused(&format!("{MIN}  artifacts: {{summary: false}}\n")),
+        YamlError::Unsupported(p) if p == "benchmark.artifacts.summary"
+    ));
+    assert!(matches!(
+        refused(&format!("{MIN}  artifacts: {{records: [csv]}}\n")),
+        YamlError::Schema(m) if m.contains("Input should be 'jsonl'")
+    ));
+}
