@@ -5,7 +5,9 @@
 //! timestamp). [`message_data`] reads the fields of one span later, on the aggregator, as
 //! AIPerf does (what JSON text it carries, whether it is `[DONE]` or an error).
 //!
-//! Lines end with `\n`, `\r\n` or `\r` (the SSE standard); a message ends at a blank line.
+//! Lines end with `\n`, `\r\n` or `\r` (the SSE standard); a message ends at a blank line. One
+//! UTF-8 byte order mark at the very start of the stream is dropped, as the standard's decoder
+//! drops it (it would otherwise be part of the first field's name).
 //! AIPerf only splits on `\n\n` and `\r\n\r\n` (docs/endpoints.md); a stream it splits is split the
 //! same way here.
 
@@ -43,7 +45,12 @@ pub struct Framer {
     pending_cr: bool,
     /// [`Framer::finish`] has returned the trailing data.
     finished: bool,
+    /// The start of the stream has been checked for a byte order mark (and one skipped).
+    bom_checked: bool,
 }
+
+/// The UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl Framer {
     /// A framer at the start of a body.
@@ -57,7 +64,7 @@ impl Framer {
     /// the line terminator of its last line and the blank line after it. Call repeatedly until
     /// `None` after each append.
     pub fn next_message(&mut self, body: &[u8]) -> Option<Range<usize>> {
-        if self.finished {
+        if self.finished || !self.check_bom(body) {
             return None;
         }
         loop {
@@ -111,6 +118,8 @@ impl Framer {
     /// At end of stream: the remaining complete messages one per call, then the trailing data
     /// that has no final blank line (unless it is all whitespace), then `None`.
     pub fn finish(&mut self, body: &[u8]) -> Option<Range<usize>> {
+        // A stream that ends inside what could have been a byte order mark had none.
+        self.bom_checked |= body.len() < BOM.len();
         if let Some(message) = self.next_message(body) {
             return Some(message);
         }
@@ -127,6 +136,23 @@ impl Framer {
             partial.end
         };
         (self.has_content || partial_has_content).then_some(start..end)
+    }
+
+    /// Whether the start of the stream is known: a byte order mark there skipped, or none;
+    /// `false` while `body` is still a proper prefix of one.
+    fn check_bom(&mut self, body: &[u8]) -> bool {
+        if self.bom_checked {
+            return true;
+        }
+        if body.len() < BOM.len() && BOM.starts_with(body) {
+            return false;
+        }
+        self.bom_checked = true;
+        if body.starts_with(BOM) {
+            self.line_start = BOM.len();
+            self.scan = BOM.len();
+        }
+        true
     }
 
     /// The first offset of `body` the framer still needs; bytes before it may be dropped with

@@ -3,15 +3,20 @@
 //! Split the body into lines (`\r\n`, `\r` or `\n`), cut the line list at blank lines, and keep
 //! each group that has a non-whitespace byte, spanning its first line's start to its last
 //! line's end. A last group without a closing blank line is included too (what
-//! [`super::Framer::finish`] returns).
+//! [`super::Framer::finish`] returns). A leading UTF-8 byte order mark is skipped first.
 
 use std::ops::Range;
 
 /// Every message span of `body`, trailing data included.
 pub(crate) fn messages(body: &[u8]) -> Vec<Range<usize>> {
     let mut lines = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
+    // One byte order mark at the start is not part of the stream's text.
+    let mut start = if body.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut i = start;
     while i < body.len() {
         match body[i] {
             b'\r' if body.get(i + 1) == Some(&b'\n') => {

@@ -120,6 +120,44 @@ fn finish_returns_unread_complete_messages_first() {
     assert_eq!(framer.finish(body), None);
 }
 
+/// A stream that starts with a UTF-8 byte order mark keeps its first event (the SSE standard
+/// drops one mark at the start), however the mark is cut across reads; a mark anywhere else, or
+/// a second one, is text.
+#[test]
+fn a_leading_byte_order_mark_is_dropped() {
+    let mut body = b"\xEF\xBB\xBF".to_vec();
+    for i in 0..16 {
+        body.extend_from_slice(format!("data: {{\"i\": {i}}}\n\n").as_bytes());
+    }
+    for cuts in [vec![], vec![1], vec![2], vec![1, 2], vec![3], vec![5]] {
+        let spans = frame_in_pieces(&body, &cuts);
+        assert_eq!(spans.len(), 16, "{cuts:?}");
+        let mut scratch = Vec::new();
+        for (i, span) in spans.iter().enumerate() {
+            let msg = &body[span.clone()];
+            let MessageData::Json(at) = message_data(msg, &mut scratch) else {
+                panic!("{cuts:?}: message {i} has no data: {msg:?}");
+            };
+            assert_eq!(
+                at.bytes(msg, &scratch),
+                format!("{{\"i\": {i}}}").as_bytes()
+            );
+        }
+        assert_eq!(frame_compacting(&body, &cuts), spans, "{cuts:?}");
+    }
+    // Only one, only at the start.
+    let twice = b"\xEF\xBB\xBF\xEF\xBB\xBFdata: 1\n\n";
+    assert_eq!(
+        texts(twice, &frame_in_pieces(twice, &[])),
+        [&twice[3..twice.len() - 2]]
+    );
+    let later = b"data: 1\n\n\xEF\xBB\xBFdata: 2\n\n";
+    assert_eq!(frame_in_pieces(later, &[]), [0..7, 9..19]);
+    // A stream that is a cut-off mark is that text.
+    assert_eq!(frame_in_pieces(b"\xEF\xBB", &[]), [0..2]);
+    assert_eq!(frame_in_pieces(b"", &[]), []);
+}
+
 #[test]
 fn crlf_split_between_cr_and_lf() {
     // The LF arriving later completes the CRLF; it is not an empty line.
@@ -264,11 +302,15 @@ proptest! {
         messages in proptest::collection::vec(message_strategy(), 0..8),
         terminator in prop_oneof![Just("\n"), Just("\r\n"), Just("\r")],
         drop_final_delimiter in any::<bool>(),
+        bom in any::<bool>(),
         cuts in proptest::collection::btree_set(0usize..600, 0..16),
     ) {
         let mut body = render(&messages, terminator);
         if drop_final_delimiter && !messages.is_empty() {
             body.truncate(body.len() - 2 * terminator.len());
+        }
+        if bom {
+            body.splice(0..0, *b"\xEF\xBB\xBF");
         }
         let cuts: Vec<usize> = cuts.into_iter().collect();
         let whole = frame_in_pieces(&body, &[]);
