@@ -341,7 +341,10 @@ fn lex_line(line: &str, at: usize) -> Result<Option<Entry<'_>>, ParseError> {
         kind,
     };
     let (name, rest) = take_name(trimmed).ok_or_else(|| err(trimmed, ErrorKind::InvalidName))?;
-    let (labels, rest) = if let Some(inner) = rest.strip_prefix('{') {
+    // Blanks may stand between the name and its labels (`name {a="1"} 8`), as Go's `expfmt`
+    // and Python's `prometheus_client` read them.
+    let (labels, rest) = if let Some(inner) = rest.trim_start_matches([' ', '\t']).strip_prefix('{')
+    {
         let close = scan_labels(inner).map_err(|(part, kind)| err(part, kind))?;
         let raw = inner.get(..close).unwrap_or("");
         (Labels { raw }, inner.get(close + 1..).unwrap_or(""))

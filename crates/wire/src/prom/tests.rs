@@ -268,6 +268,24 @@ fn errors_carry_offsets() {
     assert_eq!((err.offset, err.kind), (4, ErrorKind::InvalidUtf8));
 }
 
+/// Blanks between the tokens of a sample line (`name {a = "1" , b="2"} 8`), which Go's `expfmt`
+/// and Python's `prometheus_client` both read, give the same samples as the tight spelling.
+#[test]
+fn blanks_between_tokens_read_as_the_tight_spelling() {
+    let loose = parse_scrape(
+        b"# TYPE x counter\nx_total {a = \"1\" , b=\"2\" } 8\nx_total\t{a=\"3\"}\t9 1700000000000\n",
+    )
+    .expect("a valid page");
+    let tight = parse_scrape(
+        b"# TYPE x counter\nx_total{a=\"1\",b=\"2\"} 8\nx_total{a=\"3\"} 9 1700000000000\n",
+    )
+    .expect("a valid page");
+    assert_eq!(loose, tight);
+    let f = family(&loose, "x");
+    assert_eq!(scalar(f, &[("a", "1"), ("b", "2")]), 8.0);
+    assert_eq!(scalar(f, &[("a", "3")]), 9.0);
+}
+
 fn lex_all(page: &[u8]) -> Vec<String> {
     Lexer::new(page).map(|e| format!("{e:?}")).collect()
 }
