@@ -60,12 +60,17 @@ pub fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| np_sum(values) / values.len() as f64)
 }
 
-/// Sample variance (`np.var(ddof=1)`); `None` with fewer than 2 values.
+/// Sample variance (`np.var(ddof=1)`); `None` with fewer than 2 values. Equal values have
+/// exactly 0 (their float mean may not be exactly the value, which would leave rounding noise
+/// such as 1e-17 in the deviations).
 #[must_use]
 pub fn var_ddof1(values: &[f64]) -> Option<f64> {
     let m = mean(values)?;
     if values.len() < 2 {
         return None;
+    }
+    if values.iter().all(|v| v.to_bits() == values[0].to_bits()) {
+        return Some(0.0);
     }
     let squares: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
     Some(np_sum(&squares) / (values.len() - 1) as f64)
@@ -81,6 +86,15 @@ pub fn std_ddof1(values: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A constant series deviates by exactly nothing, even where its float mean is off by an ulp
+    /// (three 0.1s sum to 0.30000000000000004).
+    #[test]
+    fn equal_values_have_no_deviation() {
+        assert_eq!(std_ddof1(&[0.1, 0.1, 0.1]), Some(0.0));
+        assert_eq!(var_ddof1(&[7.3; 5]), Some(0.0));
+        assert!(std_ddof1(&[0.1, 0.1, 0.2]).is_some_and(|s| s > 0.0));
+    }
 
     #[test]
     fn numpy_linear_percentiles() {
