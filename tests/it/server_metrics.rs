@@ -383,6 +383,48 @@ fn json_only_endpoint_is_disabled_with_one_warning() {
     assert!(!quiet.path().join("server_metrics_export.json").exists());
 }
 
+/// An OpenMetrics page names its counter as AIPerf's parser for its content type does: served as
+/// `application/openmetrics-text`, the family `mock_served` (a counter); served as classic
+/// `text/plain`, Python's classic parser (which AIPerf uses then) reads the `mock_served_total`
+/// samples as an untyped family of their own, and so does ringperf (the JSON writes an untyped
+/// family's type as `gauge`, as AIPerf's does).
+#[test]
+fn an_openmetrics_pages_counter_is_named_by_its_content_type() {
+    for (openmetrics_type, name, kind) in [
+        (true, "mock_served", "counter"),
+        (false, "mock_served_total", "gauge"),
+    ] {
+        let server = mock(MetricsMode::OpenMetrics { openmetrics_type });
+        let dir = tempfile::tempdir().unwrap();
+        let out = profile(&server, dir.path(), 4, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = common::read_json(&dir.path().join("server_metrics_export.json"));
+        let metrics = doc["metrics"].as_object().expect("metrics");
+        assert_eq!(
+            metrics[name]["type"],
+            kind,
+            "{openmetrics_type}: {:?}",
+            metrics.keys()
+        );
+        let other = if openmetrics_type {
+            "mock_served_total"
+        } else {
+            "mock_served"
+        };
+        assert!(
+            !metrics.contains_key(other),
+            "{openmetrics_type}: {:?}",
+            metrics.keys()
+        );
+        assert!(!metrics.contains_key("mock_served_created"));
+        assert_eq!(metrics["mock_load"]["type"], "gauge");
+    }
+}
+
 #[test]
 fn garbage_endpoint_is_disabled_and_others_carry_on() {
     let bad = mock(MetricsMode::Garbage);

@@ -36,7 +36,7 @@ use ringperf_io::runtime::IoDriver;
 use ringperf_metrics::server_metrics::export::jsonl::ScrapeRecord;
 use ringperf_metrics::server_metrics::store::Store;
 use ringperf_wire::clock::Clock;
-use ringperf_wire::prom::{ParseError, Scrape, parse_scrape};
+use ringperf_wire::prom::{Dialect, ParseError, Scrape, parse_scrape_as};
 use ringperf_wire::record::Phase;
 
 /// What the scraper thread is started with.
@@ -772,7 +772,14 @@ fn classify(url: &str, res: Result<Response, FetchError>) -> Result<(Response, S
             url: url.to_owned(),
         });
     }
-    match parse_scrape(&resp.body) {
+    // AIPerf reads an OpenMetrics page with Python's OpenMetrics parser and anything else with
+    // its classic text parser, which name counters differently.
+    let dialect = if resp.openmetrics {
+        Dialect::OpenMetrics
+    } else {
+        Dialect::Classic
+    };
+    match parse_scrape_as(&resp.body, dialect) {
         Ok(s) => Ok((resp, s)),
         Err(error) => {
             let sample: String = String::from_utf8_lossy(&resp.body)

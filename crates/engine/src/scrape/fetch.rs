@@ -41,6 +41,8 @@ pub struct Response {
     pub status: u16,
     /// `Content-Type` is `application/json` (or `+json`); the body was not read.
     pub json: bool,
+    /// `Content-Type` is `application/openmetrics-text`: the page is grouped as OpenMetrics.
+    pub openmetrics: bool,
     /// Decoded body (empty for `HEAD`, for JSON and for non-200 answers).
     pub body: Vec<u8>,
     /// Monotonic stamp just before the request was written.
@@ -120,6 +122,7 @@ pub async fn fetch(
         response: Response {
             status: 0,
             json: false,
+            openmetrics: false,
             body: Vec::new(),
             sent_ns: 0,
             first_byte_ns: 0,
@@ -187,6 +190,7 @@ impl Sink for Page<'_> {
     fn on_head(&mut self, head: &Head, _raw: &[u8], stamp_ns: u64) -> AfterHead {
         self.response.status = head.status;
         self.response.json = head.content_type_json;
+        self.response.openmetrics = head.content_type_openmetrics;
         // Rejected without reading the body; the connection is dropped.
         if head.content_type_json || head.status != 200 {
             self.end(stamp_ns);

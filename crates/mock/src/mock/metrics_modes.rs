@@ -34,6 +34,12 @@ const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// What TRT-LLM's `/metrics` returns (iteration stats).
 const TRTLLM_JSON: &str = r#"[{"gpuMemUsage":1073741824,"iter":0,"iterLatencyMS":12.5,"numActiveRequests":1,"inflightBatchingStats":{"numScheduledRequests":1}}]"#;
 
+/// An OpenMetrics page: `mock_served` is a counter family served as `mock_served_total`.
+const OPENMETRICS: &str = "# TYPE mock_served counter\n# HELP mock_served Requests served.\n\
+    mock_served_total{path=\"/v1\"} 5 # {trace_id=\"abc\"} 1.0 1700000000.1\n\
+    mock_served_created{path=\"/v1\"} 1700000000\n\
+    # TYPE mock_load gauge\nmock_load 0.5\n# EOF\n";
+
 /// A page that any Prometheus text parser rejects.
 const GARBAGE: &str = "<html><body><h1>Metrics dashboard</h1>{\"not\": prometheus}</body></html>\n";
 
@@ -92,6 +98,15 @@ impl Shared {
                 body: GARBAGE.as_bytes().to_vec(),
                 delay: Duration::ZERO,
                 hang: false,
+            },
+            (MetricsMode::OpenMetrics { openmetrics_type }, false) => MetricsReply {
+                content_type: if openmetrics_type {
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                } else {
+                    PROMETHEUS
+                },
+                body: OPENMETRICS.as_bytes().to_vec(),
+                ..found(String::new())
             },
             (MetricsMode::Slow { delay_ms }, false) => MetricsReply {
                 delay: Duration::from_millis(delay_ms),

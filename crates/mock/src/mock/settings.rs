@@ -226,6 +226,13 @@ pub enum MetricsMode {
     /// (`process_cpu_seconds_total`, …) move between any two scrapes, so a scraper keeps every
     /// page (none is a duplicate).
     PageCounter,
+    /// An OpenMetrics page (counter families declared without `_total`, `x_total` and
+    /// `x_created` samples, an exemplar, `# EOF`), served as `application/openmetrics-text`
+    /// (`openmetrics_type`) or as classic `text/plain`.
+    OpenMetrics {
+        /// Served with OpenMetrics' content type.
+        openmetrics_type: bool,
+    },
     /// No metrics at all: 404 at `/metrics` and at `/prometheus/metrics`.
     NotFound,
     /// Both metrics paths accept the request, read it and never answer: the mock keeps the

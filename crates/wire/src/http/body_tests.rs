@@ -190,6 +190,7 @@ fn kind_from_head() {
         chunked,
         event_stream: false,
         content_type_json: false,
+        content_type_openmetrics: false,
         keep_alive: true,
     };
     assert_eq!(

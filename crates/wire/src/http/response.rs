@@ -53,6 +53,9 @@ pub struct Head {
     pub event_stream: bool,
     /// The media type of `Content-Type` is `application/json` or ends in `+json`.
     pub content_type_json: bool,
+    /// The media type of `Content-Type` is `application/openmetrics-text` (a `/metrics` page
+    /// AIPerf reads with the OpenMetrics parser).
+    pub content_type_openmetrics: bool,
     /// The connection may be reused: HTTP/1.1 unless `Connection: close`; HTTP/1.0 only with
     /// `Connection: keep-alive`.
     pub keep_alive: bool,
@@ -107,6 +110,7 @@ pub fn parse_head(buf: &[u8]) -> Result<Status<Head>, HttpError> {
         chunked: false,
         event_stream: false,
         content_type_json: false,
+        content_type_openmetrics: false,
         keep_alive: version == 1,
     };
     let mut transfer_encoding = false;
@@ -131,6 +135,8 @@ pub fn parse_head(buf: &[u8]) -> Result<Status<Head>, HttpError> {
                 || (media.len() > 5
                     && media[media.len() - 5..].eq_ignore_ascii_case(b"+json")
                     && media.contains(&b'/'));
+            head.content_type_openmetrics =
+                media.eq_ignore_ascii_case(b"application/openmetrics-text");
         } else if name.eq_ignore_ascii_case(CONNECTION.as_str()) {
             for token in tokens(h.value) {
                 if token.eq_ignore_ascii_case(b"close") {
@@ -282,6 +288,16 @@ mod tests {
         assert_eq!(ct("application/problem+json"), (false, true));
         assert_eq!(ct("text/plain"), (false, false));
         assert_eq!(ct("+json"), (false, false));
+        let om = |v: &str| {
+            complete(format!("HTTP/1.1 200 OK\r\nContent-Type: {v}\r\n\r\n").as_bytes())
+                .content_type_openmetrics
+        };
+        assert!(om(
+            "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        ));
+        assert!(om("Application/OpenMetrics-Text"));
+        assert!(!om("text/plain; version=0.0.4"));
+        assert!(!om("application/openmetrics-texts"));
     }
 
     #[test]

@@ -67,20 +67,38 @@ pub fn is_skipped_family_name(name: &str) -> bool {
     name.ends_with("_created") || name.ends_with("_uptime") || name.contains("_uptime_")
 }
 
+/// Which rules group a page's samples into families: AIPerf reads a page served as
+/// `application/openmetrics-text` with Python's OpenMetrics parser and any other page with its
+/// classic text parser, and the two name counters differently.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenMetrics: a counter family `x` has the samples `x_total` and `x_created` (a classic
+    /// page's `# TYPE x_total counter` with samples `x_total` is read too).
+    #[default]
+    OpenMetrics,
+    /// The classic text format, as Python's `prometheus_client.parser` reads it: a sample
+    /// belongs to the family declared before it only under the declared name (a counter declared
+    /// `x_total` is the family `x`), so `x_total` samples under `# TYPE x counter`, and
+    /// `_created` samples, are families of their own (untyped; `*_created` ones skipped).
+    Classic,
+}
+
 /// Family under construction.
 struct Building {
     /// Name from TYPE/HELP (or the sample name for a stray sample).
     declared: String,
     kind: MetricType,
     help: String,
+    dialect: Dialect,
 }
 
 impl Building {
-    fn new(declared: &str) -> Self {
+    fn new(declared: &str, dialect: Dialect) -> Self {
         Self {
             declared: declared.to_owned(),
             kind: MetricType::Unknown,
             help: String::new(),
+            dialect,
         }
     }
 
@@ -103,9 +121,12 @@ impl Building {
     fn role(&self, sample: &str) -> Option<Role> {
         let base = self.family_name();
         let suffix = sample.strip_prefix(base)?;
+        let classic = self.dialect == Dialect::Classic;
+        let declared_total = self.declared.ends_with("_total");
         let role = match (self.kind, suffix) {
-            (_, "_created") => Role::Created,
-            (MetricType::Counter, "" | "_total") => Role::Value,
+            (_, "_created") if !classic => Role::Created,
+            (MetricType::Counter, "") if !classic || !declared_total => Role::Value,
+            (MetricType::Counter, "_total") if !classic || declared_total => Role::Value,
             (MetricType::Gauge | MetricType::Unknown | MetricType::StateSet, "") => Role::Value,
             (MetricType::Info, "_info") => Role::Value,
             (MetricType::Histogram | MetricType::GaugeHistogram, "_bucket") => Role::Bucket,
@@ -151,6 +172,7 @@ struct HistAcc<'a> {
 /// `scratch`; owned strings are made once per series when a family is finished.
 #[derive(Default)]
 struct Grouper<'a> {
+    dialect: Dialect,
     out: Scrape,
     /// name → index in `out.families`.
     index: HashMap<String, usize>,
@@ -236,7 +258,7 @@ impl<'a> Grouper<'a> {
             return;
         }
         self.finish_current();
-        self.current = Some(Building::new(name));
+        self.current = Some(Building::new(name, self.dialect));
     }
 
     fn entry(&mut self, entry: Entry<'a>) {
@@ -266,7 +288,7 @@ impl<'a> Grouper<'a> {
             None => {
                 // A sample outside the declared family starts an untyped family of its own.
                 self.finish_current();
-                let b = Building::new(s.name);
+                let b = Building::new(s.name, self.dialect);
                 let r = b.role(s.name);
                 self.current = Some(b);
                 match r {
@@ -349,12 +371,25 @@ impl<'a> Grouper<'a> {
     }
 }
 
-/// Parses one page into families with AIPerf's collection rules (docs/output-formats.md).
+/// Parses one page into families with AIPerf's collection rules (docs/output-formats.md), by
+/// the OpenMetrics grouping ([`Dialect::OpenMetrics`]).
 ///
 /// # Errors
 /// A [`ParseError`] with the byte offset of the first malformed line.
 pub fn parse_scrape(input: &[u8]) -> Result<Scrape, ParseError> {
-    let mut g = Grouper::default();
+    parse_scrape_as(input, Dialect::OpenMetrics)
+}
+
+/// [`parse_scrape`] by the grouping of `dialect` (the page's `Content-Type` chooses it, as it
+/// chooses AIPerf's parser).
+///
+/// # Errors
+/// As [`parse_scrape`].
+pub fn parse_scrape_as(input: &[u8], dialect: Dialect) -> Result<Scrape, ParseError> {
+    let mut g = Grouper {
+        dialect,
+        ..Grouper::default()
+    };
     for entry in Lexer::new(input) {
         g.entry(entry?);
     }

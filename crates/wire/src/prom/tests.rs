@@ -227,6 +227,61 @@ fn openmetrics_page() {
     assert_eq!(h.buckets, vec![(1.0, 2.0), (f64::INFINITY, 3.0)]);
 }
 
+/// An OpenMetrics page (`# TYPE req counter` with `req_total` samples) read by each dialect:
+/// families and types as AIPerf keeps them after Python's parsers. Classic: what
+/// `prometheus_client.parser.text_string_to_metric_families` makes of this page (run on it:
+/// `req` counter with no sample, `req_total` untyped, `req_created` / `lat_created` untyped,
+/// `lat` histogram, `served` counter, `temp` gauge), less the empty and `*_created` families
+/// AIPerf drops. OpenMetrics: `req` is the counter.
+#[test]
+fn a_pages_dialect_names_its_counters_as_aiperfs_parser_does() {
+    let page = b"# TYPE req counter\n# HELP req Served.\n\
+        req_total{path=\"/\"} 5 # {trace_id=\"abc\"} 1.0 1700000000.1\n\
+        req_created{path=\"/\"} 1700000000\n\
+        # TYPE lat histogram\nlat_bucket{le=\"1.0\"} 2\nlat_bucket{le=\"+Inf\"} 3\n\
+        lat_sum 4.5\nlat_count 3\nlat_created 1.7e9\n\
+        # TYPE served_total counter\nserved_total 7\n# TYPE temp gauge\ntemp 21.5\n# EOF\n";
+    let kinds = |d: Dialect| -> Vec<(String, MetricType)> {
+        parse_scrape_as(page, d)
+            .expect("a valid page")
+            .families
+            .iter()
+            .map(|f| (f.name.clone(), f.kind))
+            .collect()
+    };
+    let named = |v: &[(&str, MetricType)]| -> Vec<(String, MetricType)> {
+        v.iter().map(|(n, k)| ((*n).to_owned(), *k)).collect()
+    };
+    assert_eq!(
+        kinds(Dialect::Classic),
+        named(&[
+            ("req_total", MetricType::Unknown),
+            ("lat", MetricType::Histogram),
+            ("served", MetricType::Counter),
+            ("temp", MetricType::Gauge),
+        ])
+    );
+    assert_eq!(
+        kinds(Dialect::OpenMetrics),
+        named(&[
+            ("req", MetricType::Counter),
+            ("lat", MetricType::Histogram),
+            ("served", MetricType::Counter),
+            ("temp", MetricType::Gauge),
+        ])
+    );
+    let classic = parse_scrape_as(page, Dialect::Classic).unwrap();
+    assert_eq!(scalar(family(&classic, "req_total"), &[("path", "/")]), 5.0);
+    assert_eq!(scalar(family(&classic, "served"), &[]), 7.0);
+    // A classic page (counters declared with `_total`, as vLLM and Go exporters write them)
+    // reads the same in both.
+    let vllm = b"# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{m=\"a\"} 9\n";
+    assert_eq!(
+        parse_scrape_as(vllm, Dialect::Classic),
+        parse_scrape_as(vllm, Dialect::OpenMetrics)
+    );
+}
+
 #[test]
 fn nonfinite_histogram_drops_label_set_and_last_value_wins() {
     let page = "# TYPE h histogram\nh_bucket{x=\"a\",le=\"1\"} NaN\nh_bucket{x=\"a\",le=\"+Inf\"} 1\n\
