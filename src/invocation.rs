@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::cli::{Command, Given, UnsupportedFlag};
 use crate::config::yaml::cmd::{FileError, file_settings, split_config};
-use crate::plan::Plan;
+use crate::plan::{FileOnly, Plan};
 use crate::sweep::{ListValues, ParamValue, SweepError, SweepableFlag, extract_lists};
 
 #[cfg(test)]
@@ -22,6 +22,8 @@ pub struct Invocation {
     pub command: Command,
     pub given: Given,
     pub lists: Vec<ListValues>,
+    /// What the config file sets that no flag can.
+    pub file_only: FileOnly,
 }
 
 impl Invocation {
@@ -34,6 +36,7 @@ impl Invocation {
                     settings: *settings,
                     given: self.given,
                     command: argv.to_vec(),
+                    file_only: self.file_only,
                 },
                 self.lists,
             )),
@@ -74,6 +77,7 @@ pub fn read(
         command: cli.command,
         given,
         lists: lists.lists,
+        file_only: FileOnly::default(),
     };
     let Some(path) = file else {
         return Ok(read);
@@ -82,6 +86,7 @@ pub fn read(
         command,
         given,
         lists,
+        file_only,
     } = read;
     let settings = match command {
         Command::Profile(s) => s,
@@ -90,6 +95,7 @@ pub fn read(
                 command,
                 given,
                 lists,
+                file_only,
             });
         }
     };
@@ -97,6 +103,7 @@ pub fn read(
         settings: *settings,
         given,
         command: argv.to_vec(),
+        file_only,
     };
     let mut lists = lists;
     let profile_words = words
@@ -108,6 +115,7 @@ pub fn read(
         command: Command::Profile(Box::new(plan.settings)),
         given: plan.given,
         lists,
+        file_only: plan.file_only,
     })
 }
 
@@ -163,6 +171,7 @@ fn with_file(
         crate::cli::parse::under_file(&plan.settings, &plan.given, &settings).map_err(refused)?;
     plan.settings = s;
     plan.given = given;
+    plan.file_only = file.file_only;
     for (f, values) in file_lists {
         if cli_given.contains_key(f.id) || lists.iter().any(|(l, _)| l.path == f.path) {
             continue;

@@ -55,6 +55,7 @@ fn main() -> ExitCode {
                 settings: *settings,
                 given: invocation.given,
                 command: argv,
+                file_only: invocation.file_only,
             },
             &invocation.lists,
         ),

@@ -14,6 +14,10 @@ use serde_json::Value;
 
 use crate::cli::{Given, ProfileArgs};
 
+mod phase;
+
+pub use phase::{FileOnly, Pacing, PhaseSpec};
+
 /// The file a run writes its plan to, in its artifact directory.
 pub use ringperf_metrics::export::owned::PLAN_FILE;
 
@@ -27,6 +31,10 @@ pub struct Plan {
     pub given: Given,
     /// The command line as the user typed it (with `--config`, the file's flags in its place).
     pub command: Vec<String>,
+    /// What a config file sets that no flag can (its phases beyond one warmup and one
+    /// profiling phase).
+    #[serde(default, skip_serializing_if = "FileOnly::is_empty")]
+    pub file_only: FileOnly,
 }
 
 impl Plan {
@@ -45,6 +53,7 @@ impl Plan {
             settings,
             given,
             command: argv.to_vec(),
+            file_only: FileOnly::default(),
         })
     }
 

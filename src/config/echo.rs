@@ -129,9 +129,14 @@ pub fn input_config(cfg: &Config) -> Value {
     );
     top.insert("endpoint".into(), endpoint(cfg, e));
     top.insert("datasets".into(), Value::Array(vec![dataset(cfg, e)]));
+    // A warmup of its own is echoed as the file gives it; none when the run has no warmup (a
+    // repeated run's later runs, `disable_warmup_after_first`).
     let mut phases = Vec::new();
     if let Some(w) = &cfg.warmup {
-        phases.push(phase(e, "warmup", w));
+        match e.plan.file_only.phases_before.as_slice() {
+            [] => phases.push(phase(e, "warmup", w)),
+            specs => phases.extend(specs.iter().map(spec_phase)),
+        }
     }
     phases.push(phase(e, "profiling", &cfg.profiling));
     top.insert("phases".into(), Value::Array(phases));
@@ -566,6 +571,49 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
             m.insert("end_offset".into(), json!(e));
         }
     }
+    Value::Object(m)
+}
+
+/// A phase of its own ([`crate::plan::PhaseSpec`]) as the file gave it, in the key order of
+/// [`phase`].
+fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(s.name));
+    m.insert(
+        "kind".into(),
+        json!(if s.warmup { "warmup" } else { "profiling" }),
+    );
+    m.insert("type".into(), json!(s.pacing.name()));
+    if s.exclude_from_results {
+        m.insert("exclude_from_results".into(), json!(true));
+    }
+    let whole = |m: &mut Map<String, Value>, k: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    };
+    let real = |m: &mut Map<String, Value>, k: &str, v: Option<f64>| {
+        if let Some(v) = v {
+            m.insert(k.into(), float(v));
+        }
+    };
+    let ramp = |m: &mut Map<String, Value>, k: &str, v: Option<f64>| {
+        if let Some(d) = v {
+            m.insert(k.into(), json!({ "duration": d }));
+        }
+    };
+    whole(&mut m, "requests", s.requests);
+    real(&mut m, "duration", s.duration);
+    whole(&mut m, "sessions", s.sessions);
+    whole(&mut m, "concurrency", s.concurrency);
+    ramp(&mut m, "concurrency_ramp", s.concurrency_ramp);
+    whole(&mut m, "prefill_concurrency", s.prefill_concurrency);
+    ramp(&mut m, "prefill_ramp", s.prefill_ramp);
+    real(&mut m, "grace_period", s.grace_period);
+    real(&mut m, "rate", s.rate);
+    ramp(&mut m, "rate_ramp", s.rate_ramp);
+    real(&mut m, "smoothness", s.smoothness);
+    whole(&mut m, "users", s.users);
     Value::Object(m)
 }
 

@@ -15,6 +15,7 @@ pub mod media;
 pub mod mock;
 pub mod multi_run;
 pub mod outputs;
+pub mod phases;
 pub mod prompt;
 pub mod random_prompt;
 pub mod requests;

@@ -77,7 +77,7 @@ impl Config {
             multi_run,
             seed,
             seed_given,
-        } = workload(args, endpoint, env)?;
+        } = workload(args, &plan.file_only, endpoint, env)?;
         let random_prompt = super::random_prompt::from_args(
             &args.random_prompt,
             &super::random_prompt::Context {
@@ -387,6 +387,7 @@ struct Workload {
 /// The phases, the prompts and dataset, sharding and repeated runs, and the seed.
 fn workload(
     args: &ProfileArgs,
+    file_only: &crate::plan::FileOnly,
     endpoint: EndpointKind,
     env: &Environment,
 ) -> Result<Workload, ConfigError> {
@@ -445,7 +446,30 @@ fn workload(
     if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
         input.keep_timestamps();
     }
-    let warmup = warmup_phase(args, &profiling)?;
+    let warmup = match file_only.phases_before.as_slice() {
+        [] => warmup_phase(args, &profiling)?,
+        [spec] => {
+            if warmup_phase(args, &profiling)?.is_some() {
+                return err(format!(
+                    "benchmark.phases.{}: the config file's warmup is paced as no --warmup-* \
+                     flag paces one; drop the --warmup-* flags or change the file's warmup",
+                    spec.name
+                ));
+            }
+            let w = super::phases::resolve(spec)?;
+            if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
+                timing::check_user_centric_turns(&w.timing, f64::from(prompt.shaping.turn_mean))?;
+            }
+            Some(w)
+        }
+        [_, second, ..] => {
+            return err(format!(
+                "benchmark.phases.{}: a second warmup phase (ringperf runs one warmup phase, \
+                 then the profiling phase)",
+                second.name
+            ));
+        }
+    };
     Ok(Workload {
         profiling,
         warmup,

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
+use crate::plan::{FileOnly, Pacing, PhaseSpec};
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
 /// (what `config expand` prints).
@@ -20,6 +21,8 @@ pub struct FileValue {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileArgs {
     pub flags: Vec<(String, Vec<FileValue>)>,
+    /// What no flag sets.
+    pub file_only: FileOnly,
     /// The `sweep:` block (a list value as its comma-separated text, `--sweep-type`, the search
     /// settings): kept apart so that the run sees them after the file's other settings.
     pub sweep: Vec<(String, Vec<String>)>,
@@ -202,10 +205,7 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
     };
     datasets(ds, &mut a)?;
     if let Some(p) = body.get("phases") {
-        for (i, ph) in p.as_array().into_iter().flatten().enumerate() {
-            phase(ph, i, &mut a)?;
-        }
-        warmup_pacing(p)?;
+        phases(p, &mut a)?;
     }
     sections(body, &mut a)?;
     if let Some(v) = root.get("no_sweep_table")
@@ -613,24 +613,298 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     Ok(())
 }
 
-/// One phase: a warmup (`kind: warmup`, or named `warmup`) or the profiling phase.
-fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
-    let m = obj(v, &format!("benchmark.phases.{i}"))?;
-    let name = m
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("profiling")
-        .to_string();
-    let warmup = match m.get("kind").and_then(Value::as_str) {
-        Some("warmup") => true,
-        Some("profiling") => false,
-        Some(k) => {
+/// AIPerf 0.13's phase types (`benchmark.phases[].type`).
+const PHASE_TYPES: &[&str] = &[
+    "concurrency",
+    "poisson",
+    "gamma",
+    "constant",
+    "user_centric",
+    "fixed_schedule",
+];
+
+/// The keys a phase of type `ty` has in AIPerf's schema that ringperf reads, and those it has
+/// that ringperf does not run (refused as not supported; any other key is unknown).
+fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
+    let mut known = vec![
+        "name",
+        "kind",
+        "type",
+        "exclude_from_results",
+        "requests",
+        "duration",
+        "sessions",
+        "concurrency",
+        "concurrency_ramp",
+        "prefill_concurrency",
+        "prefill_ramp",
+        "grace_period",
+        "cancellation",
+        "failed_request_threshold",
+    ];
+    match ty {
+        "poisson" | "constant" => known.extend(["rate", "rate_ramp", "rate_series"]),
+        "gamma" => known.extend(["rate", "rate_ramp", "rate_series", "smoothness"]),
+        "user_centric" => known.extend(["rate", "rate_ramp", "users"]),
+        "fixed_schedule" => known.extend(["auto_offset", "start_offset", "end_offset"]),
+        _ => {}
+    }
+    const AIPERF_ONLY: &[&str] = &[
+        "sla",
+        "seamless",
+        "timing_mode",
+        "trajectory_start_min_ratio",
+        "trajectory_start_max_ratio",
+        "burst_phase_starts",
+        "system_idle_gap_cap_seconds",
+        "agentic_cache_warmup_duration",
+        "agentic_warmup_grace_period",
+        "adaptive_scale",
+    ];
+    (known, AIPERF_ONLY)
+}
+
+/// The phases of a file: the profiling phase and a warmup the flags can express become flags
+/// (so the command line and a sweep override them as AIPerf's overlay does); any other phase is a
+/// [`PhaseSpec`] of its own ([`FileOnly`]).
+fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
+    let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut read: Vec<(&Map<String, Value>, String, bool)> = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        let at = format!("benchmark.phases.{i}");
+        let m = obj(v, &at)?;
+        let Some(ty) = m.get("type").and_then(Value::as_str) else {
             return Err(YamlError::Schema(format!(
-                "benchmark.phases.{name}.kind: '{k}' is not warmup or profiling"
+                "{at}: Unable to extract tag using discriminator 'type'"
+            )));
+        };
+        if !PHASE_TYPES.contains(&ty) {
+            return Err(YamlError::Schema(format!(
+                "{at}: Input tag '{ty}' found using 'type' does not match any of the expected \
+                 tags: PhaseType.CONCURRENCY, PhaseType.POISSON, PhaseType.GAMMA, \
+                 PhaseType.CONSTANT, PhaseType.USER_CENTRIC, PhaseType.FIXED_SCHEDULE"
             )));
         }
-        None => name == "warmup" || m.get("exclude_from_results") == Some(&Value::Bool(true)),
+        let at = format!("{at}.{ty}");
+        let name = m
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("profiling")
+            .to_string();
+        let named = |k: &str| name == k;
+        let valid_name = name.chars().enumerate().all(|(i, c)| {
+            c.is_ascii_alphabetic() || c == '_' || (i > 0 && (c.is_ascii_digit() || c == '-'))
+        });
+        if !valid_name || name.is_empty() {
+            return Err(YamlError::Schema(format!(
+                "{at}.name: String should match pattern '^[A-Za-z_][A-Za-z0-9_-]*$'"
+            )));
+        }
+        let upper = name.to_ascii_uppercase();
+        let device = ["CON", "PRN", "AUX", "NUL"].contains(&upper.as_str())
+            || ((upper.starts_with("COM") || upper.starts_with("LPT"))
+                && upper.len() == 4
+                && upper.as_bytes()[3].is_ascii_digit()
+                && upper.as_bytes()[3] != b'0');
+        if device {
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, Phase name '{name}' is reserved by Windows and cannot be used \
+                 as an artifact directory name."
+            )));
+        }
+        let warmup = match m.get("kind").and_then(Value::as_str) {
+            Some("warmup") => true,
+            Some("profiling") => false,
+            Some(_) => {
+                return Err(YamlError::Schema(format!(
+                    "{at}.kind: Input should be 'warmup' or 'profiling'"
+                )));
+            }
+            None if named("warmup") => true,
+            None if named("profiling") => false,
+            None => {
+                return Err(YamlError::Schema(format!(
+                    "{at}: Value error, Phase '{name}': kind is required for non-canonical phase \
+                     names. Set kind to 'warmup' or 'profiling'."
+                )));
+            }
+        };
+        let kind = if warmup { "warmup" } else { "profiling" };
+        if (named("warmup") || named("profiling")) && name != kind {
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, Phase name '{name}' is reserved for kind '{name}'; got kind \
+                 '{kind}'."
+            )));
+        }
+        if let Some(x) = m.get("exclude_from_results")
+            && flag_bool(x, &format!("{at}.exclude_from_results"))? != warmup
+        {
+            let must = if warmup { "True" } else { "False" };
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, Phase '{name}': exclude_from_results must be {must} for \
+                 kind '{kind}' (warmup is always excluded; profiling is always included)"
+            )));
+        }
+        let (known, aiperf_only) = phase_keys(ty);
+        keys(m, &at, &known, aiperf_only)?;
+        let bounded = ["requests", "duration", "sessions"]
+            .iter()
+            .any(|k| m.contains_key(*k));
+        if !bounded && ty != "fixed_schedule" {
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, Phase '{name}': at least one of 'requests', 'duration', or \
+                 'sessions' must be specified"
+            )));
+        }
+        if ty != "concurrency"
+            && ty != "fixed_schedule"
+            && !m.contains_key("rate")
+            && !m.contains_key("rate_series")
+        {
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, rate-controlled phases require rate or rate_series"
+            )));
+        }
+        if m.contains_key("grace_period") && !m.contains_key("duration") {
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, Phase '{name}': grace_period requires duration to be set"
+            )));
+        }
+        let whole = |k: &str| m.get(k).and_then(Value::as_f64);
+        if let (Some(pc), Some(c)) = (whole("prefill_concurrency"), whole("concurrency"))
+            && pc > c
+        {
+            return Err(YamlError::Schema(format!(
+                "{at}: Value error, Phase '{name}': prefill_concurrency must be <= concurrency"
+            )));
+        }
+        if let Some((_, earlier, _)) = read.iter().find(|(_, n, _)| n.eq_ignore_ascii_case(&name)) {
+            let mut names: Vec<String> = read.iter().map(|(_, n, _)| format!("'{n}'")).collect();
+            names.push(format!("'{name}'"));
+            return Err(YamlError::Schema(format!(
+                "benchmark: Value error, duplicate phase name '{name}' conflicts with '{earlier}' \
+                 — names must be unique case-insensitively. Found names: [{}]",
+                names.join(", ")
+            )));
+        }
+        read.push((m, name, warmup));
+    }
+    if !read.iter().any(|(_, _, w)| !w) {
+        let got: Vec<String> = (read.iter())
+            .map(|(_, n, w)| format!("('{n}', '{}')", if *w { "warmup" } else { "profiling" }))
+            .collect();
+        return Err(YamlError::Schema(format!(
+            "benchmark: Value error, a 'profiling' phase is required; got phases: [{}]",
+            got.join(", ")
+        )));
+    }
+    let Some(prof) = read.iter().position(|(_, _, w)| !w) else {
+        return Ok(());
     };
+    if let Some((_, name, _)) = read.iter().skip(prof + 1).find(|(_, _, w)| !w) {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.phases.{name}: a second profiling phase (ringperf runs at most one warmup, \
+             then one profiling phase)"
+        )));
+    }
+    if prof > 1 {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.phases.{}: a second warmup phase (ringperf runs at most one warmup, then \
+             one profiling phase)",
+            read[1].1
+        )));
+    }
+    if let Some((_, name, _)) = read.get(prof + 1) {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.phases.{name}: a warmup after the profiling phase (ringperf runs warmups \
+             before it)"
+        )));
+    }
+    let ty = |m: &Map<String, Value>| {
+        m.get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("concurrency")
+            .to_string()
+    };
+    let prof_ty = ty(read[prof].0);
+    // One warmup, paced as the `--warmup-*` flags pace one: flags. Else every warmup is a phase
+    // of its own.
+    let flag_warmup = prof == 1 && {
+        let w = read[0].0;
+        let wt = ty(w);
+        let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
+        match wt.as_str() {
+            "concurrency" => !rated(&prof_ty),
+            "poisson" | "constant" => true,
+            "gamma" => w.get("smoothness") == read[prof].0.get("smoothness"),
+            _ => false,
+        }
+    };
+    for (i, (m, name, warmup)) in read.iter().enumerate() {
+        if *warmup && !flag_warmup {
+            let spec = phase_spec(m, name, i < prof)?;
+            a.file_only.phases_before.push(spec);
+        } else {
+            phase(m, name, *warmup, a)?;
+        }
+    }
+    Ok(())
+}
+
+/// A phase of its own ([`PhaseSpec`]): its type, stop conditions, load, ramps and grace period.
+fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> {
+    let p = format!("benchmark.phases.{name}");
+    let ty = m
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("concurrency");
+    let Some(pacing) = Pacing::of(ty) else {
+        return Err(YamlError::Unsupported(format!(
+            "{p}: phase type '{ty}' for a phase besides the profiling phase (ringperf runs \
+             concurrency, poisson, gamma, constant and user_centric phases there)"
+        )));
+    };
+    let mut spec = PhaseSpec::new(name, pacing);
+    spec.warmup = warmup;
+    spec.exclude_from_results = warmup;
+    let secs = |v: &Value, path: &str| dur(v, path).map(|s| s.0);
+    for (k, v) in m {
+        let path = format!("{p}.{k}");
+        let whole = |v: &Value| num(v, &path).map(|n| n as u64);
+        match k.as_str() {
+            "name" | "kind" | "type" => {}
+            "exclude_from_results" => spec.exclude_from_results = flag_bool(v, &path)? || warmup,
+            "requests" => spec.requests = Some(whole(v)?),
+            "duration" => spec.duration = Some(secs(v, &path)?),
+            "sessions" => spec.sessions = Some(whole(v)?),
+            "concurrency" => spec.concurrency = Some(whole(v)?),
+            "prefill_concurrency" => spec.prefill_concurrency = Some(whole(v)?),
+            "rate" if pacing != Pacing::Concurrency => spec.rate = Some(num(v, &path)?),
+            "smoothness" if pacing == Pacing::Gamma => spec.smoothness = Some(num(v, &path)?),
+            "users" if pacing == Pacing::UserCentric => spec.users = Some(whole(v)?),
+            "concurrency_ramp" => spec.concurrency_ramp = Some(ramp(v, &path)?.0),
+            "prefill_ramp" => spec.prefill_ramp = Some(ramp(v, &path)?.0),
+            "rate_ramp" if pacing.rated() => spec.rate_ramp = Some(ramp(v, &path)?.0),
+            "grace_period" => spec.grace_period = Some(secs(v, &path)?),
+            _ => return Err(YamlError::Unsupported(path)),
+        }
+    }
+    if pacing != Pacing::Concurrency && spec.rate.is_none() {
+        return Err(YamlError::Schema(format!(
+            "{p}.rate: Field required for a {ty} phase"
+        )));
+    }
+    if pacing == Pacing::UserCentric && spec.users.is_none() {
+        return Err(YamlError::Schema(format!(
+            "{p}.users: Field required for a user_centric phase"
+        )));
+    }
+    Ok(spec)
+}
+
+/// A phase the flags express: a warmup (`kind: warmup`, or named `warmup`) or the profiling
+/// phase.
+fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> R<()> {
     let p = format!("benchmark.phases.{name}");
     let seen = a.flags.iter().any(|(f, _)| {
         if warmup {
@@ -676,7 +950,7 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
         let path = format!("{p}.{k}");
         match k.as_str() {
             "name" | "kind" | "type" => {}
-            "exclude_from_results" if warmup => {}
+            "exclude_from_results" => {}
             "requests" if warmup => a.one("--warmup-request-count", num(v, &path)? as u64),
             "requests" => a.one("--request-count", num(v, &path)? as u64),
             "duration" if warmup => a.one("--warmup-duration", dur(v, &path)?),
@@ -687,9 +961,9 @@ fn phase(v: &Value, i: usize, a: &mut FileArgs) -> R<()> {
             "rate" if ty == "user_centric" => a.one("--user-centric-rate", num(v, &path)?),
             "rate" => a.one(&w("request-rate"), num(v, &path)?),
             "users" if ty == "user_centric" => a.one("--num-users", num(v, &path)? as u64),
-            "smoothness" if !warmup && ty == "gamma" => {
-                a.one("--arrival-smoothness", num(v, &path)?)
-            }
+            // Equal to the profiling phase's (else the warmup is a phase of its own).
+            "smoothness" if warmup => {}
+            "smoothness" if ty == "gamma" => a.one("--arrival-smoothness", num(v, &path)?),
             "prefill_concurrency" => a.one(&w("prefill-concurrency"), num(v, &path)? as u64),
             "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), ramp(v, &path)?),
             "rate_ramp" => a.one(&w("request-rate-ramp-duration"), ramp(v, &path)?),
@@ -756,48 +1030,6 @@ fn ramp(v: &Value, path: &str) -> R<Seconds> {
         .get("duration")
         .ok_or_else(|| YamlError::Schema(format!("{path}.duration: Field required")))?;
     dur(d, &format!("{path}.duration"))
-}
-
-/// The warmup paces as the flags make it: with no `rate` of its own it takes the profiling
-/// phase's rate and pattern (a closed-loop profiling phase: closed loop too), so a warmup of
-/// another kind cannot be run and is refused rather than run differently.
-fn warmup_pacing(phases: &Value) -> R<()> {
-    let list = phases.as_array().map(Vec::as_slice).unwrap_or_default();
-    let is_warmup = |p: &&Value| {
-        p.get("kind").and_then(Value::as_str) == Some("warmup")
-            || (p.get("kind").is_none()
-                && (p.get("name").and_then(Value::as_str) == Some("warmup")
-                    || p.get("exclude_from_results") == Some(&Value::Bool(true))))
-    };
-    let ty = |p: &Value| {
-        p.get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("concurrency")
-            .to_string()
-    };
-    let Some(w) = list.iter().find(is_warmup) else {
-        return Ok(());
-    };
-    let prof = list
-        .iter()
-        .find(|p| !is_warmup(p))
-        .map_or("concurrency".to_string(), &ty);
-    let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
-    let (wt, has_rate) = (ty(w), w.get("rate").is_some());
-    let name = w.get("name").and_then(Value::as_str).unwrap_or("warmup");
-    if wt == "concurrency" && rated(&prof) {
-        return Err(YamlError::Unsupported(format!(
-            "benchmark.phases.{name}: a concurrency warmup before a {prof} profiling phase (ringperf's \
-             warmup takes the profiling phase's rate when it has none of its own, as AIPerf's flags \
-             build it; give the warmup `type: {prof}` and a `rate`)"
-        )));
-    }
-    if rated(&wt) && !has_rate && !rated(&prof) {
-        return Err(YamlError::Schema(format!(
-            "benchmark.phases.{name}.rate: Field required for a {wt} phase"
-        )));
-    }
-    Ok(())
 }
 
 /// An export's formats (`[jsonl]`, or `false` for none; a bare `true` as its one format): whether

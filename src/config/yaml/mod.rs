@@ -333,11 +333,15 @@ fn expand_shorthands(body: &mut Map<String, Value>) -> Result<(), YamlError> {
             m.entry("name").or_insert_with(|| "profiling".into());
             vec![Value::Object(m)]
         }
-        // `phases: {warmup: {...}, profiling: {...}}`: named phases.
-        Some(Value::Object(m)) => m
-            .into_iter()
-            .map(|(name, v)| named_phase(&name, v))
-            .collect::<Result<_, _>>()?,
+        // AIPerf 0.13 refuses the named-map shape.
+        Some(Value::Object(_)) => {
+            return Err(YamlError::Schema(
+                "benchmark.phases: Value error, phases must be a list of named phase configs \
+                 (e.g. [{name: warmup, ...}, {name: profiling, ...}]); the dict shape is not \
+                 supported. See docs/config-files.md for the expected shape."
+                    .into(),
+            ));
+        }
         Some(other) => {
             return Err(YamlError::Schema(format!(
                 "benchmark.phases: Input should be a valid list, got {}",

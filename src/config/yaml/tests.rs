@@ -23,14 +23,17 @@ fn body(text: &str) -> Value {
     Value::Object(load(text).expect("loads"))["benchmark"].clone()
 }
 
-fn words(text: &str) -> Vec<String> {
+fn translate_str(text: &str) -> FileArgs {
     let root = load(text).expect("loads");
     translate(&Loaded {
         path: "t.yaml".into(),
         root,
     })
     .expect("translates")
-    .words()
+}
+
+fn words(text: &str) -> Vec<String> {
+    translate_str(text).words()
 }
 
 fn refused(text: &str) -> YamlError {
@@ -167,7 +170,7 @@ fn unknown_keys_are_refused_as_aiperf_refuses_them() {
 #[test]
 fn phases_map_onto_the_warmup_and_profiling_flags() {
     let w = words(&format!(
-        "{MIN}  warmup: {{type: gamma, rate: 10, concurrency: 2, requests: 4}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
+        "{MIN}  warmup: {{type: gamma, rate: 10, smoothness: 1.5, concurrency: 2, requests: 4}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
     ));
     let line = w.join(" ");
     for part in [
@@ -189,21 +192,25 @@ fn phases_map_onto_the_warmup_and_profiling_flags() {
 #[test]
 fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
     let e = refused(&format!(
-        "{MIN}  phases:\n    - {{name: ramp-up, type: concurrency, requests: 1}}\n    - {{name: main, type: concurrency, requests: 1}}\n"
+        "{MIN}  phases:\n    - {{name: ramp-up, kind: profiling, type: concurrency, requests: 1}}\n    - {{name: main, kind: profiling, type: concurrency, requests: 1}}\n"
     ));
     assert!(
         e.to_string()
             .contains("benchmark.phases.main: a second profiling phase"),
         "{e}"
     );
-    let e = refused(&format!("{MIN}  profiling: {{type: agentic_replay}}\n"));
+    let e = refused(&format!(
+        "{MIN}  profiling: {{type: agentic_replay, requests: 2}}\n"
+    ));
+    assert!(e.to_string().contains("Input tag 'agentic_replay'"), "{e}");
+    let e = refused(&format!(
+        "{MIN}  warmup: {{type: fixed_schedule}}\n  profiling: {{type: concurrency, requests: 2}}\n"
+    ));
     assert!(
         e.to_string()
-            .contains("benchmark.phases.profiling: phase type 'agentic_replay'"),
+            .contains("phase type 'fixed_schedule' for a phase besides the profiling phase"),
         "{e}"
     );
-    let e = refused(&format!("{MIN}  warmup: {{type: fixed_schedule}}\n"));
-    assert!(e.to_string().contains("as a warmup"), "{e}");
 }
 
 #[test]
@@ -383,18 +390,26 @@ fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
 }
 
 #[test]
-fn a_warmup_the_flags_cannot_pace_as_written_is_refused() {
-    // AIPerf accepts a closed-loop warmup before a Poisson profiling phase; ringperf's warmup
-    // (as AIPerf's flags) would take the profiling rate, so the file is refused, not rewritten.
-    let e = refused(&format!(
+fn a_warmup_the_flags_cannot_pace_is_a_phase_of_its_own() {
+    // AIPerf runs a closed-loop warmup before a Poisson profiling phase; the `--warmup-*` flags
+    // would pace it at the profiling rate, so it is a phase of its own, typed as written.
+    let f = translate_str(&format!(
         "{MIN}  warmup: {{type: concurrency, concurrency: 2, requests: 4}}\n  profiling: {{type: poisson, rate: 40, requests: 12}}\n"
     ));
+    let mut expected = crate::plan::PhaseSpec::new("warmup", crate::plan::Pacing::Concurrency);
+    expected.warmup = true;
+    expected.exclude_from_results = true;
+    expected.concurrency = Some(2);
+    expected.requests = Some(4);
+    assert_eq!(f.file_only.phases_before, vec![expected]);
+    let flags: Vec<&str> = f.flags.iter().map(|(k, _)| k.as_str()).collect();
     assert!(
-        e.to_string().contains(
-            "benchmark.phases.warmup: a concurrency warmup before a poisson profiling phase"
-        ),
-        "{e}"
+        !flags.iter().any(|k| k.starts_with("--warmup-")),
+        "{flags:?}"
     );
+    assert!(flags.contains(&"--request-rate"), "{flags:?}");
+    // One paced as the flags pace it stays flags, so `--warmup-*` on the command line
+    // override it.
     let ok = words(&format!(
         "{MIN}  warmup: {{type: poisson, rate: 20, requests: 4}}\n  profiling: {{type: poisson, rate: 40, requests: 12}}\n"
     ))
@@ -403,6 +418,58 @@ fn a_warmup_the_flags_cannot_pace_as_written_is_refused() {
         ok.contains("--warmup-arrival-pattern poisson --warmup-request-rate 20"),
         "{ok}"
     );
+    // A user-centric warmup is a phase of its own too; a second warmup is refused.
+    let f = translate_str(&format!(
+        "{MIN}  phases:\n    - {{name: w1, kind: warmup, type: user_centric, users: 2, rate: 1, requests: 4}}\n    - {{name: profiling, type: concurrency, requests: 3}}\n"
+    ));
+    let names: Vec<&str> = f
+        .file_only
+        .phases_before
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(names, ["w1"]);
+    let e = refused(&format!(
+        "{MIN}  phases:\n    - {{name: w1, kind: warmup, type: concurrency, requests: 4}}\n    - {{name: w2, kind: warmup, type: concurrency, requests: 2}}\n    - {{name: profiling, type: concurrency, requests: 3}}\n"
+    ));
+    assert!(
+        e.to_string()
+            .contains("benchmark.phases.w2: a second warmup phase"),
+        "{e}"
+    );
+}
+
+#[test]
+fn phase_lists_are_checked_as_aiperf_checks_them() {
+    for (phases, message) in [
+        (
+            "    - {name: steady, kind: profiling, type: concurrency, requests: 2}\n    - {name: Steady, kind: profiling, type: concurrency, requests: 2}\n",
+            "duplicate phase name 'Steady' conflicts with 'steady'",
+        ),
+        (
+            "    - {name: profiling, type: poisson, rate: 2}\n",
+            "Phase 'profiling': at least one of 'requests', 'duration', or 'sessions' must be specified",
+        ),
+        (
+            "    - {name: profiling, type: poisson, requests: 2}\n",
+            "rate-controlled phases require rate or rate_series",
+        ),
+        (
+            "    - {name: profiling, type: burst, requests: 2}\n",
+            "Input tag 'burst' found using 'type' does not match any of the expected tags",
+        ),
+        (
+            "    - {name: warmup, kind: profiling, type: concurrency, requests: 2}\n",
+            "Phase name 'warmup' is reserved for kind 'warmup'; got kind 'profiling'.",
+        ),
+        (
+            "    - {name: w, kind: warmup, type: concurrency, requests: 2}\n",
+            "a 'profiling' phase is required; got phases: [('w', 'warmup')]",
+        ),
+    ] {
+        let e = refused(&format!("{MIN}  phases:\n{phases}"));
+        assert!(e.to_string().contains(message), "{phases}: {e}");
+    }
 }
 
 /// Expected lines from `aiperf config expand` (0.13.0) on the same sweep: parameters sorted by

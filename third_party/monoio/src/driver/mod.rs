@@ -47,7 +47,8 @@ use self::uring::UringInner;
 
 /// Unpark a runtime of another thread.
 pub(crate) mod unpark {
-    #[allow(unreachable_pub)]
+    // Used only where a runtime's `sync` feature wakes another thread's.
+    #[allow(unreachable_pub, dead_code)]
     pub trait Unpark: Sync + Send + 'static {
         /// Unblocks a thread that is blocked by the associated `Park` handle.
         ///

@@ -1,0 +1,115 @@
+//! Phases that only a config file declares: the ones no `profile` flag can express (a warmup
+//! paced unlike the profiling phase, a user-centric warmup, more phases than one warmup and one
+//! profiling phase). Each is typed here as AIPerf 0.13's schema has it (`benchmark.phases[]`,
+//! docs/config-files.md); the configuration turns each into a phase of the run.
+
+use serde::{Deserialize, Serialize};
+
+/// How a phase paces its requests (AIPerf's phase `type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// Closed loop at `concurrency`.
+    Concurrency,
+    /// Open loop at `rate`, exponential gaps.
+    Poisson,
+    /// Open loop at `rate`, gamma gaps of shape `smoothness`.
+    Gamma,
+    /// Open loop at `rate`, equal gaps.
+    Constant,
+    /// `users` each sending a turn every `users / rate` seconds.
+    UserCentric,
+}
+
+impl Pacing {
+    /// AIPerf's name of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pacing::Concurrency => "concurrency",
+            Pacing::Poisson => "poisson",
+            Pacing::Gamma => "gamma",
+            Pacing::Constant => "constant",
+            Pacing::UserCentric => "user_centric",
+        }
+    }
+
+    /// The type named `name`, if ringperf runs it as a phase of its own.
+    pub fn of(name: &str) -> Option<Self> {
+        Some(match name {
+            "concurrency" => Pacing::Concurrency,
+            "poisson" => Pacing::Poisson,
+            "gamma" => Pacing::Gamma,
+            "constant" => Pacing::Constant,
+            "user_centric" => Pacing::UserCentric,
+            _ => return None,
+        })
+    }
+
+    /// Paced by a rate (open loop).
+    pub fn rated(self) -> bool {
+        matches!(self, Pacing::Poisson | Pacing::Gamma | Pacing::Constant)
+    }
+}
+
+/// One phase as a config file declares it. Durations are in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSpec {
+    pub name: String,
+    /// `kind: warmup` (or the name `warmup`): its requests are never in the results.
+    pub warmup: bool,
+    /// `exclude_from_results` (always with `warmup`).
+    pub exclude_from_results: bool,
+    pub pacing: Pacing,
+    pub requests: Option<u64>,
+    pub duration: Option<f64>,
+    pub sessions: Option<u64>,
+    pub concurrency: Option<u64>,
+    pub prefill_concurrency: Option<u64>,
+    pub rate: Option<f64>,
+    pub smoothness: Option<f64>,
+    pub users: Option<u64>,
+    pub concurrency_ramp: Option<f64>,
+    pub prefill_ramp: Option<f64>,
+    pub rate_ramp: Option<f64>,
+    /// After issuing stops, how long in-flight requests are waited for (`None`: until they end).
+    pub grace_period: Option<f64>,
+}
+
+impl PhaseSpec {
+    /// A phase named `name` of `pacing` with no setting given.
+    pub fn new(name: &str, pacing: Pacing) -> Self {
+        PhaseSpec {
+            name: name.to_owned(),
+            warmup: false,
+            exclude_from_results: false,
+            pacing,
+            requests: None,
+            duration: None,
+            sessions: None,
+            concurrency: None,
+            prefill_concurrency: None,
+            rate: None,
+            smoothness: None,
+            users: None,
+            concurrency_ramp: None,
+            prefill_ramp: None,
+            rate_ramp: None,
+            grace_period: None,
+        }
+    }
+}
+
+/// What a config file sets that no flag can: the phases around the ones the flags express.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileOnly {
+    /// Phases run before the flags' warmup and profiling phases, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases_before: Vec<PhaseSpec>,
+}
+
+impl FileOnly {
+    /// Nothing beyond the flags.
+    pub fn is_empty(&self) -> bool {
+        self.phases_before.is_empty()
+    }
+}
