@@ -485,6 +485,67 @@ fn synthesis(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
     Ok(())
 }
 
+/// `sequence_distribution`: the flag's text as written, or AIPerf's list of `{isl, osl,
+/// probability}` entries (each length fixed, `{mean, stddev}`, or with `isl_stddev` /
+/// `osl_stddev`) as the flag's semicolon form (`ISL|SD,OSL|SD:PROB;…`). The probabilities must
+/// sum to 100 within 1, as AIPerf checks a file's list.
+fn seq_dist(v: &Value, path: &str) -> R<String> {
+    let Value::Array(entries) = v else {
+        return scalar(v, path);
+    };
+    let mut pieces = Vec::new();
+    let mut total = 0.0;
+    for (i, e) in entries.iter().enumerate() {
+        let at = format!("{path}.{i}");
+        let m = obj(e, &at)?;
+        keys(
+            m,
+            &at,
+            &["isl", "isl_stddev", "osl", "osl_stddev", "probability"],
+            &[],
+        )?;
+        let length = |key: &str| -> R<String> {
+            let p = format!("{at}.{key}");
+            let Some(v) = m.get(key) else {
+                return Err(YamlError::Schema(format!("{p}: Field required")));
+            };
+            let (mean, mut sd) = match v {
+                Value::Object(d) => {
+                    keys(d, &p, &["mean", "stddev"], &["median", "peaks", "points", "min", "max"])?;
+                    let mean = d
+                        .get("mean")
+                        .ok_or_else(|| YamlError::Schema(format!("{p}.mean: Field required")))?;
+                    (num(mean, &p)?, d.get("stddev").map(|s| num(s, &p)).transpose()?)
+                }
+                _ => (num(v, &p)?, None),
+            };
+            if let Some(s) = m.get(&format!("{key}_stddev")) {
+                sd = Some(num(s, &format!("{at}.{key}_stddev"))?);
+            }
+            Ok(match sd {
+                Some(sd) => format!("{}|{sd}", mean.round()),
+                None => format!("{}", mean.round()),
+            })
+        };
+        let prob = m
+            .get("probability")
+            .ok_or_else(|| YamlError::Schema(format!("{at}.probability: Field required")))?;
+        let prob = num(prob, &format!("{at}.probability"))?;
+        total += prob;
+        pieces.push((format!("{},{}", length("isl")?, length("osl")?), prob));
+    }
+    if !(99.0..=101.0).contains(&total) {
+        return Err(YamlError::Schema(format!(
+            "{path}: Value error, Sequence distribution probabilities must sum to ~100, got {total}"
+        )));
+    }
+    // AIPerf normalizes the weights.
+    let pieces: Vec<String> = (pieces.iter())
+        .map(|(pair, prob)| format!("{pair}:{}", prob * 100.0 / total))
+        .collect();
+    Ok(pieces.join(";"))
+}
+
 fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
     for (k, v) in m {
         let path = format!("{p}.{k}");
@@ -494,7 +555,7 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
             "block_size" => a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64),
             "batch_size" => a.one("--prompt-batch-size", num(v, &path)? as u64),
             "corpus" => a.one("--prompt-corpus", scalar(v, &path)?),
-            "sequence_distribution" => a.one("--seq-dist", scalar(v, &path)?),
+            "sequence_distribution" => a.one("--seq-dist", seq_dist(v, &path)?),
             "cache_bust" => {
                 let target = obj(v, &path)?.get("target").unwrap_or(&Value::Null);
                 a.one("--cache-bust", scalar(target, &format!("{path}.target"))?);
@@ -1285,23 +1346,42 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         }
         other => obj(other, &p)?,
     };
-    let extra_keys: &[&str] = if key == "server_metrics" {
-        &["enabled", "urls", "formats"]
+    let (extra_keys, aiperf_only): (&[&str], &[&str]) = if key == "server_metrics" {
+        (&["enabled", "urls", "formats"], &["discovery", "metrics_file"])
     } else {
-        &["enabled", "urls"]
+        (&["enabled", "urls", "collector", "mode"], &["metrics_file"])
     };
-    keys(
-        m,
-        &p,
-        extra_keys,
-        &["discovery", "metrics_file", "collector", "mode"],
-    )?;
+    keys(m, &p, extra_keys, aiperf_only)?;
     if m.get("enabled") == Some(&Value::Bool(false)) {
         a.switch(&format!("--no-{}", &flag[2..]));
         return Ok(());
     }
+    let mut values = Vec::new();
+    // GPU telemetry: `collector: dcgm` is what ringperf reads (DCGM exporter URLs); a local
+    // library (`pynvml`, `amdsmi`) becomes the flag's value, refused as the flag refuses it.
+    // `mode: realtime_dashboard` is the flag's `dashboard`.
+    if let Some(c) = m.get("collector") {
+        match scalar(c, &format!("{p}.collector"))?.as_str() {
+            "dcgm" => {}
+            other => values.push(other.to_string()),
+        }
+    }
+    if let Some(mode) = m.get("mode") {
+        match scalar(mode, &format!("{p}.mode"))?.as_str() {
+            "summary" => {}
+            "realtime_dashboard" => values.push("dashboard".into()),
+            _ => {
+                return Err(YamlError::Schema(format!(
+                    "{p}.mode: Input should be 'summary' or 'realtime_dashboard'"
+                )));
+            }
+        }
+    }
     if let Some(u) = m.get("urls") {
-        a.push(flag, &strings(u, &format!("{p}.urls"))?);
+        values.extend(strings(u, &format!("{p}.urls"))?);
+    }
+    if !values.is_empty() {
+        a.push(flag, &values);
     }
     if let Some(f) = m.get("formats") {
         a.push(

@@ -799,3 +799,46 @@ fn artifact_export_lists_pick_the_export_level() {
         YamlError::Schema(m) if m.contains("Input should be 'jsonl'")
     ));
 }
+
+#[test]
+fn a_sequence_distribution_list_is_the_flags_semicolon_form() {
+    let base = MIN.replace("  dataset: {type: synthetic}\n", "");
+    let w = words(&format!(
+        "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution:\n          - {{isl: 2048, osl: 256, probability: 30}}\n          - {{isl: {{mean: 8192, stddev: 100}}, osl: 512, osl_stddev: 8, probability: 35}}\n          - {{isl: 32000, osl: 512, probability: 35}}\n"
+    ))
+    .join(" ");
+    assert!(
+        w.contains("--seq-dist 2048,256:30;8192|100,512|8:35;32000,512:35"),
+        "{w}"
+    );
+    // Weights summing to ~100 are normalized, as AIPerf does; far from 100 is refused.
+    let w = words(&format!(
+        "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution: [{{isl: 1, osl: 2, probability: 49.75}}, {{isl: 3, osl: 4, probability: 49.75}}]\n"
+    ))
+    .join(" ");
+    assert!(w.contains("--seq-dist 1,2:50;3,4:50"), "{w}");
+    let e = refused(&format!(
+        "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution: [{{isl: 1, osl: 2, probability: 40}}]\n"
+    ));
+    assert!(e.to_string().contains("must sum to ~100, got 40"), "{e}");
+    let e = refused(&format!(
+        "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution: [{{isl: {{mean: 5, median: 4}}, osl: 2, probability: 100}}]\n"
+    ));
+    assert!(matches!(e, YamlError::Unsupported(m) if m.ends_with(".isl.median")));
+}
+
+#[test]
+fn gpu_telemetry_collector_and_mode_are_the_flags_values() {
+    let w = words(&format!(
+        "{MIN}  gpuTelemetry: {{collector: dcgm, mode: realtime_dashboard, urls: ['http://n:9400/metrics']}}\n"
+    ))
+    .join(" ");
+    assert!(
+        w.contains("--gpu-telemetry dashboard http://n:9400/metrics"),
+        "{w}"
+    );
+    let w = words(&format!("{MIN}  gpuTelemetry: {{collector: pynvml}}\n")).join(" ");
+    assert!(w.contains("--gpu-telemetry pynvml"), "{w}");
+    let e = refused(&format!("{MIN}  gpuTelemetry: {{mode: live}}\n"));
+    assert!(e.to_string().contains("'summary' or 'realtime_dashboard'"), "{e}");
+}
