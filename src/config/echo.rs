@@ -138,7 +138,12 @@ pub fn input_config(cfg: &Config) -> Value {
             specs => phases.extend(specs.iter().map(spec_phase)),
         }
     }
-    phases.push(phase(e, "profiling", &cfg.profiling));
+    let mut profiling = phase(e, "profiling", &cfg.profiling);
+    if let Some(m) = profiling.as_object_mut() {
+        m.insert("name".into(), json!(cfg.profiling_name));
+    }
+    phases.push(profiling);
+    phases.extend(e.plan.file_only.phases_after.iter().map(spec_phase));
     top.insert("phases".into(), Value::Array(phases));
     top.insert("artifacts".into(), artifacts(e));
     let a = &e.plan.settings;

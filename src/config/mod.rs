@@ -415,6 +415,11 @@ pub struct Config {
     pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,
     pub profiling: PhaseConfig,
+    /// The profiling phase's name (`profiling` unless a config file names it).
+    pub profiling_name: String,
+    /// A config file's later profiling phases, run in order after `profiling`; their records
+    /// are in the results with the first's, and each has its own phase export.
+    pub phases_after: Vec<phases::NamedPhase>,
     pub ui: UiType,
     pub verbose: bool,
     pub workers: usize,
@@ -541,6 +546,12 @@ impl Config {
     /// to the run's directory ([`crate::plan::PLAN_FILE`]).
     pub fn plan(&self) -> &crate::plan::Plan {
         self.echo.plan()
+    }
+
+    /// The warmup's name, when the run has one (`warmup` unless a config file names it).
+    pub fn warmup_name(&self) -> Option<&str> {
+        self.warmup.as_ref()?;
+        Some((self.plan().file_only.phases_before.first()).map_or("warmup", |p| p.name.as_str()))
     }
 }
 

@@ -12,6 +12,26 @@ use super::timing::{Mode, PhaseTiming};
 use super::{Arrival, ConfigError, Load, PhaseConfig, err};
 use crate::plan::{Pacing, PhaseSpec};
 
+/// A named phase of its own, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedPhase {
+    pub name: String,
+    pub config: PhaseConfig,
+}
+
+impl NamedPhase {
+    /// `spec`, resolved ([`resolve`]).
+    ///
+    /// # Errors
+    /// See [`resolve`].
+    pub fn resolve(spec: &PhaseSpec) -> Result<Self, ConfigError> {
+        Ok(NamedPhase {
+            name: spec.name.clone(),
+            config: resolve(spec)?,
+        })
+    }
+}
+
 /// The phase `spec` declares.
 ///
 /// # Errors

@@ -199,6 +199,11 @@ impl Config {
             input,
             warmup,
             profiling,
+            profiling_name: (plan.file_only.profiling_name.clone())
+                .unwrap_or_else(|| "profiling".into()),
+            phases_after: (plan.file_only.phases_after.iter())
+                .map(super::phases::NamedPhase::resolve)
+                .collect::<Result<_, _>>()?,
             ui: ui_type(args.ui_type, is_tty),
             verbose: args.verbose
                 || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
@@ -396,7 +401,7 @@ fn workload(
     if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
         timing::check_user_centric_turns(&profiling.timing, f64::from(prompt.shaping.turn_mean))?;
     }
-    let dataset = dataset_config(args, &prompt)?;
+    let dataset = dataset_config(args, file_only, &prompt)?;
     let shard = shard::ShardConfig::from_args(&args.shard, |k| env.var(k))?;
     let mut multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
     // `--convergence-*` (docs/sweeps.md): adaptive trials, for a sweep's variations and for
@@ -414,6 +419,15 @@ fn workload(
             "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \
              the split run instead",
         );
+    }
+    if let Some(p) = file_only.phases_after.first()
+        && shard.is_split()
+    {
+        return err(format!(
+            "benchmark.phases.{}: a second profiling phase cannot run split over shards \
+             (--shard-count over 1): `ringperf merge` joins one profiling phase",
+            p.name
+        ));
     }
     let (seed, seed_given) = seed(args.random_seed, &multi_run, &shard, env.drawn_seed);
     if args.uuid_strip.uuid_and_strip && endpoint != EndpointKind::Chat {
@@ -507,11 +521,13 @@ pub fn seed(
 /// The synthetic dataset's size and token lengths.
 fn dataset_config(
     args: &ProfileArgs,
+    file_only: &crate::plan::FileOnly,
     prompt: &prompt::PromptConfig,
 ) -> Result<DatasetConfig, ConfigError> {
     let dataset = DatasetConfig {
         entries: prompt::dataset_entries(
-            args.num_dataset_entries,
+            args.num_dataset_entries
+                .or(file_only.dataset_entries.map(|n| n as usize)),
             prompt.num_conversations,
             args.request_count,
         )?,

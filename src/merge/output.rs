@@ -425,6 +425,9 @@ fn write_phases(
         .map(|(i, (phase, s, start, end, sm))| PhaseRun {
             index: i as u32,
             phase,
+            // Merged shards: one warmup and one profiling phase, named as the flags name them.
+            name: phase.as_str(),
+            profiling_index: (phase == Phase::Profiling).then_some(0),
             summary: s,
             start_wall_ns: start,
             end_wall_ns: end,

@@ -105,11 +105,24 @@ pub struct FileOnly {
     /// Phases run before the flags' warmup and profiling phases, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases_before: Vec<PhaseSpec>,
+    /// The name the file gives the profiling phase the flags express, when not `profiling`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_name: Option<String>,
+    /// Profiling phases run after the flags' profiling phase, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases_after: Vec<PhaseSpec>,
+    /// A synthetic dataset without `entries`: AIPerf's schema default (100 conversations),
+    /// where the command line's rule (the request count, the sessions) would size it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_entries: Option<u64>,
 }
 
 impl FileOnly {
     /// Nothing beyond the flags.
     pub fn is_empty(&self) -> bool {
         self.phases_before.is_empty()
+            && self.profiling_name.is_none()
+            && self.phases_after.is_empty()
+            && self.dataset_entries.is_none()
     }
 }

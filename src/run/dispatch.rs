@@ -78,6 +78,8 @@ pub struct Dispatcher {
     pub next_ns: Arc<AtomicU64>,
     source: Source,
     phase: Phase,
+    /// The phase's position in the run ([`Dispatcher::in_phase`]).
+    phase_index: u8,
     start_ns: u64,
     next_index: u64,
     limit: u64,
@@ -162,6 +164,7 @@ impl Dispatcher {
             next_ns: Arc::new(AtomicU64::new(NEXT_SOON)),
             source,
             phase,
+            phase_index: 0,
             start_ns,
             next_index: 0,
             limit,
@@ -203,6 +206,23 @@ impl Dispatcher {
         } = &mut self.source
         {
             **arrivals = Arrivals::ramped(RateRamp::new(*rate, duration), *arrival, *seed);
+        }
+        self
+    }
+
+    /// Marks the credits as the run's phase number `index` (warmup first).
+    #[must_use]
+    pub fn in_phase(mut self, index: u8) -> Self {
+        self.phase_index = index;
+        self
+    }
+
+    /// Starts a user-centric phase's users on the conversations after the first `n` (those
+    /// the run's earlier phases sent); no effect on another source.
+    #[must_use]
+    pub fn after_sessions(mut self, n: u64) -> Self {
+        if let Source::Users(users) = &mut self.source {
+            users.started = n;
         }
         self
     }
@@ -371,6 +391,7 @@ impl Dispatcher {
                     }
                     Credit {
                         phase: self.phase,
+                        phase_index: self.phase_index,
                         index,
                         conversation,
                         turn: 0,

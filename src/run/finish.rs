@@ -30,6 +30,8 @@ struct Measured {
     /// Profiling's statistics, and warmup's when it ran.
     summary: Summary,
     warmup: Option<Summary>,
+    /// A run of several profiling phases: each one's statistics, in order.
+    by_phase: Vec<Summary>,
 }
 
 /// Stops the threads, writes every artifact and says how the run ended.
@@ -86,6 +88,23 @@ fn measured(
     times: &PhaseTimes,
 ) -> Measured {
     let stopped = control.reason();
+    let mut collected = collected;
+    // Several profiling phases: the rates are over the sum of each phase's start to its last
+    // response (AIPerf's rule); each phase's own figures are over its own span.
+    let windows = &times.profiling_phases;
+    if !collected.by_phase.is_empty() {
+        let active: u64 = (collected.by_phase.iter().zip(windows))
+            .filter_map(|(acc, (start, _))| {
+                acc.max_response_wall_ns().map(|e| e.saturating_sub(*start))
+            })
+            .sum();
+        if active > 0 {
+            collected.profiling.set_active_duration_ns(active);
+        }
+    }
+    let by_phase: Vec<Summary> = (collected.by_phase.iter().zip(windows))
+        .map(|(acc, (start, _))| acc.finish_from(Some(*start)))
+        .collect();
     let summary = collected.profiling.finish_from(Some(times.start_wall_ns));
     if let Some(line) = replay_degraded_warning(&summary) {
         eprintln!("ringperf: warning: {line}");
@@ -101,6 +120,7 @@ fn measured(
         stopped,
         summary,
         warmup,
+        by_phase,
     }
 }
 
@@ -269,7 +289,7 @@ fn write_exports(
             dir.display()
         ))
     })?;
-    write_phase_files(prepared, m, run_info, &sm, times)?;
+    write_phase_files(cfg, prepared, m, run_info, &sm, times)?;
     if cfg.export_level == ExportLevel::Raw {
         files.push(("Raw Records", dir.join(&names.raw_jsonl)));
     }
@@ -313,6 +333,7 @@ fn write_exports(
 
 /// `phases/<phase>/`: each phase's summary and server metrics.
 fn write_phase_files(
+    cfg: &Config,
     prepared: &Prepared,
     m: &Measured,
     run_info: &RunInfo,
@@ -320,39 +341,56 @@ fn write_phase_files(
     times: &PhaseTimes,
 ) -> Result<(), RunError> {
     let has_warmup = m.warmup.is_some() && times.warmup.is_some();
-    let sm_phase = |phase: Phase| {
-        let index = u32::from(has_warmup && phase == Phase::Profiling);
-        let profiling_index = (phase == Phase::Profiling).then_some(0);
-        sm.phase_data(phase, index, profiling_index)
-    };
-    let sm_warmup = sm_phase(Phase::Warmup).filter(|_| has_warmup);
-    let sm_profiling = sm_phase(Phase::Profiling);
-    let phase_runs: Vec<PhaseRun<'_>> = m
-        .warmup
-        .as_ref()
-        .zip(times.warmup)
-        .map(|(w, (start, end))| (Phase::Warmup, w, start, end))
-        .into_iter()
-        .chain(std::iter::once((
-            Phase::Profiling,
-            &m.summary,
-            times.start_wall_ns,
-            times.end_wall_ns,
-        )))
-        .enumerate()
-        .map(|(i, (phase, s, start, end))| PhaseRun {
-            index: i as u32,
-            phase,
-            summary: s,
+    let first = u32::from(has_warmup);
+    let sm_warmup = sm.phase_data(Phase::Warmup, 0, None).filter(|_| has_warmup);
+    // Server metrics are told apart by phase kind: with several profiling phases, the
+    // profiling scrapes are the run's (`server_metrics_export.*`), not one phase's.
+    let sm_profiling = sm
+        .phase_data(Phase::Profiling, first, Some(0))
+        .filter(|_| m.by_phase.is_empty());
+    let warmup_name = cfg.warmup_name().unwrap_or("warmup");
+    let mut phase_runs: Vec<PhaseRun<'_>> = Vec::new();
+    if let (Some(w), Some((start, end))) = (m.warmup.as_ref(), times.warmup) {
+        phase_runs.push(PhaseRun {
+            index: 0,
+            phase: Phase::Warmup,
+            name: warmup_name,
+            profiling_index: None,
+            summary: w,
             start_wall_ns: start,
             end_wall_ns: end,
             was_cancelled: run_info.was_cancelled,
-            server_metrics: match phase {
-                Phase::Warmup => sm_warmup.as_ref(),
-                Phase::Profiling => sm_profiling.as_ref(),
-            },
-        })
+            server_metrics: sm_warmup.as_ref(),
+        });
+    }
+    let names: Vec<&str> = std::iter::once(cfg.profiling_name.as_str())
+        .chain(cfg.phases_after.iter().map(|p| p.name.as_str()))
         .collect();
+    let summaries: Vec<&ringperf_metrics::aggregate::Summary> = if m.by_phase.is_empty() {
+        vec![&m.summary]
+    } else {
+        m.by_phase.iter().collect()
+    };
+    let windows: Vec<(u64, u64)> = if m.by_phase.is_empty() {
+        vec![(times.start_wall_ns, times.end_wall_ns)]
+    } else {
+        times.profiling_phases.clone()
+    };
+    for (k, ((summary, (start, end)), name)) in
+        summaries.into_iter().zip(windows).zip(names).enumerate()
+    {
+        phase_runs.push(PhaseRun {
+            index: first + k as u32,
+            phase: Phase::Profiling,
+            name,
+            profiling_index: Some(k as u32),
+            summary,
+            start_wall_ns: start,
+            end_wall_ns: end,
+            was_cancelled: run_info.was_cancelled,
+            server_metrics: sm_profiling.as_ref(),
+        });
+    }
     let dir = &prepared.dir;
     ringperf_metrics::export::phases::write_phase_artifacts(
         dir,

@@ -33,6 +33,8 @@ pub(super) struct PhaseTimes {
     /// Profiling's start (the schedule's origin) and the end of the last phase.
     pub start_wall_ns: u64,
     pub end_wall_ns: u64,
+    /// Each profiling phase's start and end, in order (one unless a config file has several).
+    pub profiling_phases: Vec<(u64, u64)>,
     /// `--server-profiler`: its start failed, so profiling did not run.
     pub profiler_failed: Option<ringperf_metrics::lab::lifecycle::LifecycleError>,
 }
@@ -64,19 +66,22 @@ pub(super) fn run_phases(
     let start_at = shard::wait_for_start(cfg, shared);
     let mut origin = start_at;
     let mut warmup = None;
+    // Sessions started so far: each phase picks its conversations after the earlier ones'.
+    let mut sessions = 0;
     if let Some(w) = &cfg.warmup {
         let at = origin
             .take()
             .unwrap_or_else(|| shard::Origin::now(shared.clock));
         collectors.phase_start(Phase::Warmup);
-        run_phase(
+        sessions = run_phase(
             cfg,
             shared,
             workers,
-            (Phase::Warmup, w),
+            (Phase::Warmup, 0, w),
             progress,
             at.mono_ns,
             board,
+            sessions,
         );
         // The phase ends with its last request, before the end-of-warmup scrape.
         warmup = Some((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
@@ -99,20 +104,47 @@ pub(super) fn run_phases(
     // The phase's start, on the clock every record's stamps are converted with: the manifest's
     // `start_ns` is the schedule's origin, to the nanosecond.
     let at = origin.unwrap_or_else(|| shard::Origin::now(shared.clock));
+    let first = u8::from(warmup.is_some());
+    let mut later = Vec::new();
+    let mut first_end_wall_ns = None;
     if profiling {
         collectors.phase_start(Phase::Profiling);
         let p = &cfg.profiling;
-        run_phase(
+        sessions = run_phase(
             cfg,
             shared,
             workers,
-            (Phase::Profiling, p),
+            (Phase::Profiling, first, p),
             progress,
             at.mono_ns,
             board,
+            sessions,
         );
+        first_end_wall_ns = Some(ringperf_wire::clock::wall_now_ns());
+        // A config file's later profiling phases, in order; a stop ends the run.
+        for (i, named) in cfg.phases_after.iter().enumerate() {
+            if control.stopped() {
+                break;
+            }
+            let p = &named.config;
+            open_warm_pool(cfg, shared, workers, Phase::Profiling, p);
+            let at = shard::Origin::now(shared.clock);
+            let index = first + 1 + i as u8;
+            sessions = run_phase(
+                cfg,
+                shared,
+                workers,
+                (Phase::Profiling, index, p),
+                progress,
+                at.mono_ns,
+                board,
+                sessions,
+            );
+            later.push((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
+        }
     }
     let end_wall_ns = ringperf_wire::clock::wall_now_ns();
+    let first_end_wall_ns = first_end_wall_ns.unwrap_or(end_wall_ns);
     if profiling {
         super::lifecycle::stop_profiler(cfg);
     }
@@ -143,6 +175,9 @@ pub(super) fn run_phases(
         warmup,
         start_wall_ns: at.wall_ns,
         end_wall_ns,
+        profiling_phases: std::iter::once((at.wall_ns, first_end_wall_ns))
+            .chain(later)
+            .collect(),
         profiler_failed,
     }
 }
@@ -198,18 +233,23 @@ fn open_warm_pool(
 }
 
 /// Drives one phase on every worker until all of them report done; marks its start and end on
-/// `board` (the `timing` stream domain).
+/// `board` (the `timing` stream domain). Its sessions pick conversations after the
+/// `first_session` the earlier phases started; returns the sessions started through it.
 fn run_phase(
     cfg: &Config,
     shared: &Arc<Shared>,
     workers: &Workers,
-    (phase, p): (Phase, &PhaseConfig),
+    (phase, index, p): (Phase, u8, &PhaseConfig),
     progress: &Arc<Progress>,
     start: u64,
     board: &ringperf_metrics::lab::timing::PhaseBoard,
-) {
+    first_session: u64,
+) -> u64 {
     let n = workers.len();
-    let (mut plans, mut feeder) = Planner::new(cfg, shared, p, phase, n, start).plans();
+    let mut planner = Planner::new(cfg, shared, p, (phase, index), n, start);
+    planner.first_session = first_session;
+    let (mut plans, mut feeder) = planner.plans();
+    let started = plans.first().map(|p| p.counters.started.clone());
     if let Some(c) = plans.first().map(|p| &p.counters) {
         let shard = cfg.shard.shard;
         let limits = ringperf_metrics::lab::timing::Limits {
@@ -276,6 +316,7 @@ fn run_phase(
             cancelled: shared.control.stopped(),
         },
     );
+    first_session + started.map_or(0, |s| s.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Every worker's plan of one phase, and the dispatcher that feeds an open loop's credits.
@@ -284,6 +325,10 @@ struct Planner<'a> {
     shared: &'a Shared,
     p: &'a PhaseConfig,
     phase: Phase,
+    /// The phase's position in the run.
+    phase_index: u8,
+    /// Sessions the earlier phases started ([`PhasePlan::first_session`]).
+    first_session: u64,
     /// Workers.
     n: usize,
     shard: Shard,
@@ -305,7 +350,7 @@ impl<'a> Planner<'a> {
         cfg: &'a Config,
         shared: &'a Shared,
         p: &'a PhaseConfig,
-        phase: Phase,
+        (phase, phase_index): (Phase, u8),
         n: usize,
         start: u64,
     ) -> Self {
@@ -318,6 +363,8 @@ impl<'a> Planner<'a> {
             shared,
             p,
             phase,
+            phase_index,
+            first_session: 0,
             n,
             shard,
             start,
@@ -359,6 +406,8 @@ impl<'a> Planner<'a> {
     /// A worker's plan taking its credits from `source`.
     fn plan(&self, source: CreditSource) -> PhasePlan {
         PhasePlan {
+            phase_index: self.phase_index,
+            first_session: self.first_session,
             phase: self.phase,
             source,
             counters: self.counters.clone(),
@@ -414,7 +463,8 @@ impl<'a> Planner<'a> {
             self.issue_deadline_ns,
         )
         .with_shard(self.shard)
-        .with_stream(self.shared.stream.clone());
+        .with_stream(self.shared.stream.clone())
+        .in_phase(self.phase_index);
         let plans = (0..self.n)
             .map(|i| PhasePlan {
                 timing: TurnTiming {
@@ -453,7 +503,9 @@ impl<'a> Planner<'a> {
             self.start,
             self.issue_deadline_ns,
         )
-        .with_shard(self.shard);
+        .with_shard(self.shard)
+        .in_phase(self.phase_index)
+        .after_sessions(self.first_session);
         let plans = (0..self.n)
             .map(|i| PhasePlan {
                 timing: TurnTiming {
@@ -512,7 +564,7 @@ impl<'a> Planner<'a> {
             let start = self.p.timing.rate_ramp.unwrap_or_default();
             d = d.with_rate_series(series.clone(), start);
         }
-        d = d.with_shard(self.shard);
+        d = d.with_shard(self.shard).in_phase(self.phase_index);
         let plans = (0..self.n)
             .map(|i| self.plan(self.open(&d, i, cap, OpenKind::Tick)))
             .collect();

@@ -126,6 +126,8 @@ fn collector(
     };
     Ok(ringperf_engine::aggregator::Collector {
         consumers,
+        profiling_phases: (!cfg.phases_after.is_empty())
+            .then(|| (u8::from(cfg.warmup.is_some()), 1 + cfg.phases_after.len())),
         kind: cfg.endpoint,
         response_field: cfg.response_field.clone(),
         tokenizer: prepared.tokenizer.clone(),
@@ -229,9 +231,7 @@ fn jsonl_sink(
     let path = prepared.dir.join(&prepared.names.jsonl);
     let w = JsonlWriter::create(&path, 0)
         .map_err(|e| cannot_create(&path, &e))?
-        .with_phases(ringperf_metrics::export::jsonl::PhaseLayout {
-            warmup: cfg.warmup.is_some(),
-        })
+        .with_phases(phase_layout(cfg))
         .with_http_trace(cfg.export_http_trace.then(|| {
             ringperf_metrics::export::trace_data::TraceContext {
                 headers: sent_headers(&prepared.shared),
@@ -338,5 +338,24 @@ impl Collectors {
     pub fn profiling_end(&mut self) {
         server_metrics::phase_end(&mut self.server_metrics, Phase::Profiling);
         server_metrics::phase_end(&mut self.gpu, Phase::Profiling);
+    }
+}
+
+/// How the run's phases are numbered and named in its records.
+pub(super) fn phase_layout(cfg: &Config) -> ringperf_metrics::export::jsonl::PhaseLayout {
+    let named = cfg.profiling_name != "profiling" || !cfg.phases_after.is_empty();
+    ringperf_metrics::export::jsonl::PhaseLayout {
+        warmup: cfg.warmup.is_some(),
+        warmup_name: cfg
+            .warmup_name()
+            .filter(|n| *n != "warmup")
+            .map(str::to_owned),
+        profiling_names: if named {
+            std::iter::once(cfg.profiling_name.clone())
+                .chain(cfg.phases_after.iter().map(|p| p.name.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }

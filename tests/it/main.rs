@@ -33,6 +33,7 @@ mod media_endpoints;
 mod merge;
 mod mlflow;
 mod multimodal;
+mod multiphase;
 mod multirun;
 mod otel;
 mod outputs;

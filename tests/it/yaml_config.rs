@@ -689,9 +689,7 @@ fn aiperfs_templates_validate_as_aiperf_validated_them() {
     let names = std::fs::read_to_string(dir.join("names.txt")).unwrap();
     let not_yet = [
         ("env_var_production", "the distribution with `peaks`"),
-        ("gpu_telemetry", "benchmark.gpu_telemetry.collector"),
         ("inline_dataset", "benchmark.datasets.default.records"),
-        ("long_context", "sequence_distribution"),
         ("scenario_workload_profiles", "sweep.type: scenarios"),
         ("speed_bench_sweep", "sweep.parameters.datasets.main.format"),
         ("sweep_with_plot", "plot: Extra inputs are not permitted"),
@@ -778,10 +776,20 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
         "profiling starts once the warmup is answered"
     );
     assert_eq!(most(prof), 1, "20 ms answers 50 ms apart never overlap");
-    // A constant 20 per second: 7 gaps of 50 ms (the client may be late, never early).
-    let span = prof[7].arrival_ns - prof[0].arrival_ns;
-    assert!(span >= 340_000_000, "{span} ns for 7 gaps of 50 ms");
     let records = common::read_jsonl(&out_dir.join("profile_export.jsonl"));
+    // A constant 20 per second: each request meant to go 50 ms after the one before.
+    let mut intended: Vec<u64> = (records.iter())
+        .filter(|r| r["metadata"]["benchmark_phase"] == "profiling")
+        .map(|r| r["metadata"]["credit_issued_ns"].as_u64().unwrap())
+        .collect();
+    intended.sort_unstable();
+    for w in intended.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(
+            gap.abs_diff(50_000_000) < 1_000,
+            "{gap} ns between intended sends"
+        );
+    }
     let phase_of = |r: &Value| {
         r["metadata"]["benchmark_phase"]
             .as_str()
@@ -806,4 +814,43 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
     assert_eq!(phases[0]["concurrency"], 4);
     assert_eq!(phases[0]["exclude_from_results"], true);
     assert_eq!(phases[1]["type"], "constant");
+}
+
+/// Several profiling phases: the command line's profiling flags set the first one (AIPerf's
+/// overlay), a synthetic dataset without `entries` has AIPerf's 100, and a split run is refused
+/// naming the second phase (`ringperf merge` joins one profiling phase).
+#[test]
+fn a_file_of_several_phases_takes_flags_on_its_first_and_refuses_shards() {
+    let file = format!(
+        "{}/tests/data/aiperf-multiphase/multiphase.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let argv: Vec<String> = ["ringperf", "profile", "-f", &file, "--request-rate", "7"]
+        .map(str::to_owned)
+        .to_vec();
+    let plan = file_plan(&argv);
+    let cfg = Config::from_plan(&plan, false).expect("valid");
+    assert!(matches!(cfg.profiling.load, ringperf::config::Load::Rate { rate, .. } if rate == 7.0));
+    assert_eq!(cfg.profiling_name, "poisson_20");
+    let later: Vec<&str> = cfg.phases_after.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(later, ["constant_40"]);
+    assert_eq!(cfg.dataset.entries, 100);
+    let mut split = argv.clone();
+    split.extend(
+        [
+            "--shard-count",
+            "2",
+            "--shard-index",
+            "0",
+            "--start-at",
+            "1900000000000000000",
+        ]
+        .map(str::to_owned),
+    );
+    let e = Config::from_plan(&file_plan(&split), false).expect_err("refused");
+    assert!(
+        e.message()
+            .contains("benchmark.phases.constant_40: a second profiling phase cannot run split"),
+        "{e}"
+    );
 }

@@ -59,6 +59,9 @@ pub struct TurnInfo {
 /// What the aggregator thread needs.
 pub struct Collector {
     pub consumers: Vec<Consumer>,
+    /// A run of several profiling phases: the phase number of the first (1 after a warmup,
+    /// else 0) and how many there are; their records are also gathered phase by phase.
+    pub profiling_phases: Option<(u8, usize)>,
     pub kind: EndpointKind,
     /// `template`'s `response_field` (answers are read there; `None` auto-detects).
     pub response_field: Option<Arc<ringperf_wire::endpoint::FieldPath>>,
@@ -139,7 +142,10 @@ fn payload<'a>(
 
 /// What the aggregator hands back when every ring is drained and closed.
 pub struct Collected {
+    /// Every profiling phase's records.
     pub profiling: Accumulator,
+    /// A run of several profiling phases ([`Collector::profiling_phases`]): each one's.
+    pub by_phase: Vec<Accumulator>,
     pub warmup: Accumulator,
     pub warmup_seen: bool,
     pub ring_stalls: u64,
@@ -154,6 +160,7 @@ pub struct Collected {
 /// What the aggregator accumulates while it drains the rings.
 struct Tally {
     profiling: Accumulator,
+    by_phase: Vec<Accumulator>,
     warmup: Accumulator,
     warmup_seen: bool,
     /// Reused for every response.
@@ -169,6 +176,9 @@ impl Collector {
     pub fn run(mut self) -> Collected {
         let mut tally = Tally {
             profiling: Accumulator::new(self.metric_cfg.clone()),
+            by_phase: (0..self.profiling_phases.map_or(0, |(_, n)| n))
+                .map(|_| Accumulator::new(self.metric_cfg.clone()))
+                .collect(),
             warmup: Accumulator::new(self.metric_cfg.clone()),
             warmup_seen: false,
             parsed: ParsedResponse::with_response_field(self.response_field.clone())
@@ -273,6 +283,12 @@ impl Collector {
             }
             Phase::Profiling => {
                 tally.profiling.add(&facts, &metrics);
+                if let Some((first, _)) = self.profiling_phases {
+                    let i = usize::from(raw.credit.phase_index.saturating_sub(first));
+                    if let Some(acc) = tally.by_phase.get_mut(i) {
+                        acc.add(&facts, &metrics);
+                    }
+                }
                 if let Some(t) = self.timeslices.as_mut() {
                     t.add(&facts, &metrics);
                 }
@@ -344,6 +360,7 @@ impl Collector {
         let ring_stalls = self.consumers.iter().map(Consumer::stalls).sum();
         Collected {
             profiling: tally.profiling,
+            by_phase: tally.by_phase,
             warmup: tally.warmup,
             warmup_seen: tally.warmup_seen,
             ring_stalls,

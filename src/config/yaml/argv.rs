@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
+use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra, unknown_key};
 use crate::plan::{FileOnly, Pacing, PhaseSpec};
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
@@ -132,7 +132,9 @@ fn keys(m: &Map<String, Value>, path: &str, known: &[&str], aiperf_only: &[&str]
             return Err(YamlError::Unsupported(format!("{path}.{k}")));
         }
         if !known.contains(&k.as_str()) {
-            return Err(extra(&format!("{path}.{k}")));
+            let mut all = known.to_vec();
+            all.extend_from_slice(aiperf_only);
+            return Err(unknown_key(path, k, &all));
         }
     }
     Ok(())
@@ -375,6 +377,9 @@ fn json_obj(v: &Value, path: &str) -> R<String> {
     Ok(v.to_string())
 }
 
+/// A synthetic dataset's `entries` when a file gives none (AIPerf's schema default).
+const SYNTHETIC_ENTRIES: u64 = 100;
+
 fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
     let list = v.as_array().ok_or_else(|| {
         YamlError::Schema("benchmark.datasets: Input should be a valid list".into())
@@ -387,6 +392,9 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
     };
     let m = obj(d, "benchmark.datasets.0")?;
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("synthetic");
+    if ty == "synthetic" && !m.contains_key("entries") {
+        a.file_only.dataset_entries = Some(SYNTHETIC_ENTRIES);
+    }
     let p = format!(
         "benchmark.datasets.{}",
         m.get("name").and_then(Value::as_str).unwrap_or("0")
@@ -511,11 +519,19 @@ fn seq_dist(v: &Value, path: &str) -> R<String> {
             };
             let (mean, mut sd) = match v {
                 Value::Object(d) => {
-                    keys(d, &p, &["mean", "stddev"], &["median", "peaks", "points", "min", "max"])?;
+                    keys(
+                        d,
+                        &p,
+                        &["mean", "stddev"],
+                        &["median", "peaks", "points", "min", "max"],
+                    )?;
                     let mean = d
                         .get("mean")
                         .ok_or_else(|| YamlError::Schema(format!("{p}.mean: Field required")))?;
-                    (num(mean, &p)?, d.get("stddev").map(|s| num(s, &p)).transpose()?)
+                    (
+                        num(mean, &p)?,
+                        d.get("stddev").map(|s| num(s, &p)).transpose()?,
+                    )
                 }
                 _ => (num(v, &p)?, None),
             };
@@ -862,24 +878,28 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     let Some(prof) = read.iter().position(|(_, _, w)| !w) else {
         return Ok(());
     };
-    if let Some((_, name, _)) = read.iter().skip(prof + 1).find(|(_, _, w)| !w) {
-        return Err(YamlError::Unsupported(format!(
-            "benchmark.phases.{name}: a second profiling phase (ringperf runs at most one warmup, \
-             then one profiling phase)"
-        )));
-    }
     if prof > 1 {
         return Err(YamlError::Unsupported(format!(
             "benchmark.phases.{}: a second warmup phase (ringperf runs at most one warmup, then \
-             one profiling phase)",
+             its profiling phases)",
             read[1].1
         )));
     }
-    if let Some((_, name, _)) = read.get(prof + 1) {
+    if let Some((_, name, _)) = read.iter().skip(prof + 1).find(|(_, _, w)| *w) {
         return Err(YamlError::Unsupported(format!(
-            "benchmark.phases.{name}: a warmup after the profiling phase (ringperf runs warmups \
-             before it)"
+            "benchmark.phases.{name}: a warmup after a profiling phase (ringperf runs its warmup \
+             first)"
         )));
+    }
+    for (m, name, _) in read.iter().skip(prof + 1) {
+        if m.get("type").and_then(Value::as_str) == Some("fixed_schedule") {
+            return Err(YamlError::Unsupported(format!(
+                "benchmark.phases.{name}: a fixed-schedule phase after the first profiling phase"
+            )));
+        }
+    }
+    if read[prof].1 != "profiling" {
+        a.file_only.profiling_name = Some(read[prof].1.clone());
     }
     let ty = |m: &Map<String, Value>| {
         m.get("type")
@@ -903,8 +923,11 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     };
     for (i, (m, name, warmup)) in read.iter().enumerate() {
         if *warmup && !flag_warmup {
-            let spec = phase_spec(m, name, i < prof)?;
+            let spec = phase_spec(m, name, true)?;
             a.file_only.phases_before.push(spec);
+        } else if i > prof {
+            let spec = phase_spec(m, name, false)?;
+            a.file_only.phases_after.push(spec);
         } else {
             phase(m, name, *warmup, a)?;
         }
@@ -1347,7 +1370,10 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         other => obj(other, &p)?,
     };
     let (extra_keys, aiperf_only): (&[&str], &[&str]) = if key == "server_metrics" {
-        (&["enabled", "urls", "formats"], &["discovery", "metrics_file"])
+        (
+            &["enabled", "urls", "formats"],
+            &["discovery", "metrics_file"],
+        )
     } else {
         (&["enabled", "urls", "collector", "mode"], &["metrics_file"])
     };

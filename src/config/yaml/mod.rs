@@ -289,7 +289,12 @@ fn normalize(mut root: Map<String, Value>) -> Result<Map<String, Value>, YamlErr
         body.entry(k).or_insert(v);
     }
     if let Some(k) = root.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
-        return Err(extra(k));
+        let mut known = TOP_KEYS.to_vec();
+        known.extend_from_slice(BODY_FIELDS);
+        return Err(match unknown_key("", k, &known) {
+            YamlError::Schema(m) => YamlError::Schema(m.trim_start_matches('.').to_owned()),
+            other => other,
+        });
     }
     expand_shorthands(&mut body)?;
     root.insert("benchmark".into(), Value::Object(body));
@@ -299,6 +304,39 @@ fn normalize(mut root: Map<String, Value>) -> Result<Map<String, Value>, YamlErr
 /// AIPerf's refusal of a key its schema does not have.
 pub(crate) fn extra(path: &str) -> YamlError {
     YamlError::Schema(format!("{path}: Extra inputs are not permitted"))
+}
+
+/// [`extra`] for the key `key` under `path`, naming the closest of `known` when one is near
+/// enough to be a typo (`concurency` → `concurrency`).
+pub(crate) fn unknown_key(path: &str, key: &str, known: &[&str]) -> YamlError {
+    let near = (key.chars().count() / 3).max(1);
+    let best = known
+        .iter()
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, _)| *d <= near)
+        .min();
+    match best {
+        Some((_, k)) => YamlError::Schema(format!(
+            "{path}.{key}: Extra inputs are not permitted (did you mean '{k}'?)"
+        )),
+        None => extra(&format!("{path}.{key}")),
+    }
+}
+
+/// Levenshtein distance of `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
 }
 
 fn expand_shorthands(body: &mut Map<String, Value>) -> Result<(), YamlError> {

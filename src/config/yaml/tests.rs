@@ -146,7 +146,9 @@ fn camel_case_keys_and_shorthands_normalise_to_the_envelope() {
 fn unknown_keys_are_refused_as_aiperf_refuses_them() {
     assert_eq!(
         refused(&format!("{MIN}  endpointt: 1\n")),
-        YamlError::Schema("benchmark.endpointt: Extra inputs are not permitted".into())
+        YamlError::Schema(
+            "benchmark.endpointt: Extra inputs are not permitted (did you mean 'endpoint'?)".into()
+        )
     );
     assert_eq!(
         refused("benchmark:\n  model: m\n  endpoint: {url: u, bogusKey: 3}\n  dataset: {}\n"),
@@ -191,12 +193,24 @@ fn phases_map_onto_the_warmup_and_profiling_flags() {
 
 #[test]
 fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
+    // Two profiling phases: the first is the flags', the second a phase of its own.
+    let f = translate_str(&format!(
+        "{MIN}  phases:\n    - {{name: ramp-up, kind: profiling, type: concurrency, requests: 1}}\n    - {{name: main, kind: profiling, type: poisson, rate: 2, requests: 1}}\n"
+    ));
+    assert_eq!(f.file_only.profiling_name.as_deref(), Some("ramp-up"));
+    let names: Vec<&str> = f
+        .file_only
+        .phases_after
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(names, ["main"]);
     let e = refused(&format!(
-        "{MIN}  phases:\n    - {{name: ramp-up, kind: profiling, type: concurrency, requests: 1}}\n    - {{name: main, kind: profiling, type: concurrency, requests: 1}}\n"
+        "{MIN}  phases:\n    - {{name: main, kind: profiling, type: concurrency, requests: 1}}\n    - {{name: cool, kind: warmup, type: concurrency, requests: 1}}\n"
     ));
     assert!(
         e.to_string()
-            .contains("benchmark.phases.main: a second profiling phase"),
+            .contains("benchmark.phases.cool: a warmup after a profiling phase"),
         "{e}"
     );
     let e = refused(&format!(
@@ -840,5 +854,36 @@ fn gpu_telemetry_collector_and_mode_are_the_flags_values() {
     let w = words(&format!("{MIN}  gpuTelemetry: {{collector: pynvml}}\n")).join(" ");
     assert!(w.contains("--gpu-telemetry pynvml"), "{w}");
     let e = refused(&format!("{MIN}  gpuTelemetry: {{mode: live}}\n"));
-    assert!(e.to_string().contains("'summary' or 'realtime_dashboard'"), "{e}");
+    assert!(
+        e.to_string().contains("'summary' or 'realtime_dashboard'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_key_names_the_key_it_is_a_typo_of() {
+    let e = refused(&format!(
+        "{MIN}  phases:\n    - {{name: profiling, type: concurrency, concurency: 4, requests: 2}}\n"
+    ));
+    assert_eq!(
+        e.to_string(),
+        "Configuration validation failed: benchmark.phases.0.concurrency.concurency: Extra \
+         inputs are not permitted (did you mean 'concurrency'?)"
+    );
+    // Nothing near: AIPerf's message alone.
+    let e = refused(&format!(
+        "{MIN}  phases:\n    - {{name: profiling, type: concurrency, zzzzzzzz: 4, requests: 2}}\n"
+    ));
+    assert_eq!(
+        e.to_string(),
+        "Configuration validation failed: benchmark.phases.0.concurrency.zzzzzzzz: Extra inputs \
+         are not permitted"
+    );
+    // A top-level key: the envelope's and the benchmark's keys are the candidates.
+    let e = refused(&format!("{MIN}multiRuns: {{numRuns: 2}}\n"));
+    assert!(
+        e.to_string()
+            .contains("multi_runs: Extra inputs are not permitted (did you mean 'multi_run'?)"),
+        "{e}"
+    );
 }

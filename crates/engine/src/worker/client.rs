@@ -601,6 +601,7 @@ mod tests {
     fn sse_record(state: &WorkerState) -> RawRecord {
         let credit = Credit {
             phase: Phase::Profiling,
+            phase_index: 0,
             index: 0,
             conversation: 0,
             turn: 0,

@@ -220,6 +220,9 @@ pub struct PhaseCounters {
     pub requests: Arc<AtomicU64>,
     /// Next new-session index.
     pub sessions: Arc<AtomicU64>,
+    /// One past the highest session index (the run's) that started: the next phase picks its
+    /// conversations after these.
+    pub started: Arc<AtomicU64>,
     /// Held while a new session takes its index and its first request's index together: the
     /// pipeline's one lock, taken once per new session (per request for single-turn data).
     /// Measured on a copy of [`Self::start_session`] built with `rustc -O` on the loaded 2-core
@@ -262,7 +265,9 @@ impl PhaseCounters {
         if s >= session_limit {
             return None;
         }
-        Some((s, self.take_request(shard, request_limit)?))
+        let first = self.take_request(shard, request_limit)?;
+        self.started.fetch_max(s + 1, Ordering::Relaxed);
+        Some((s, first))
     }
 }
 
@@ -270,6 +275,12 @@ impl PhaseCounters {
 #[derive(Debug, Clone)]
 pub struct PhasePlan {
     pub phase: Phase,
+    /// The phase's position among the run's phases (warmup first), carried by every record.
+    pub phase_index: u8,
+    /// Sessions the run's earlier phases started: this phase's session `s` sends conversation
+    /// `pick(first_session + s)`, so the phases walk the dataset as one sequence (AIPerf's one
+    /// sampler for the run).
+    pub first_session: u64,
     pub source: CreditSource,
     pub counters: PhaseCounters,
     /// This process's shard of the run: the counters below count its own items, local item

@@ -126,7 +126,8 @@ impl Ctx {
         let (s, first) =
             (plan.counters).start_session(plan.shard, plan.session_limit, plan.request_limit)?;
         let url = (s % self.shared.urls.len() as u64) as usize;
-        let mut session = Session::new(&self.shared, &self.state, pick(s), url);
+        let mut session =
+            Session::new(&self.shared, &self.state, pick(plan.first_session + s), url);
         session.reserve_first_request(first);
         Some(session)
     }
@@ -184,7 +185,7 @@ impl Ctx {
             .send_next(
                 &self.shared,
                 &self.state,
-                self.plan.phase,
+                (self.plan.phase, self.plan.phase_index),
                 index,
                 intended_ns,
                 cancel_after_ns,

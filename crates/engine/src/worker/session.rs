@@ -127,14 +127,15 @@ impl Session {
         }
     }
 
-    /// Sends the next turn as request `index` of `phase`, meant to go at `intended_ns`; returns
+    /// Sends the next turn as request `index` of `phase` (the run's phase number `phase_index`),
+    /// meant to go at `intended_ns`; returns
     /// its record. A chat conversation's history grows by the turn's message and the server's
     /// reply.
     pub async fn send_next(
         &mut self,
         shared: &Shared,
         state: &std::rc::Rc<WorkerState>,
-        phase: Phase,
+        (phase, phase_index): (Phase, u8),
         index: u64,
         intended_ns: u64,
         cancel_after_ns: Option<u64>,
@@ -143,6 +144,7 @@ impl Session {
     ) -> RawRecord {
         let credit = Credit {
             phase,
+            phase_index,
             index,
             conversation: self.conversation,
             turn: self.next_turn,

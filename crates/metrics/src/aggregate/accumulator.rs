@@ -139,6 +139,9 @@ pub struct Accumulator {
     error_request_count: u64,
     min_request_wall_ns: Option<u64>,
     max_response_wall_ns: Option<u64>,
+    /// The duration the rates are taken over, when not `max response − min request`
+    /// ([`Accumulator::set_active_duration_ns`]).
+    active_duration_ns: Option<u64>,
     errors: Vec<ErrorCount>,
     error_index: HashMap<(Option<u16>, String, String), usize>,
     usage_discrepancy_count: Option<u64>,
@@ -175,6 +178,7 @@ impl Accumulator {
             error_request_count: 0,
             min_request_wall_ns: None,
             max_response_wall_ns: None,
+            active_duration_ns: None,
             errors: Vec::new(),
             error_index: HashMap::new(),
             usage_discrepancy_count: None,
@@ -467,7 +471,22 @@ impl Accumulator {
     }
 
     /// The latest response end − the earliest request start, ns.
+    /// The last response's end, wall-clock epoch ns.
+    pub fn max_response_wall_ns(&self) -> Option<u64> {
+        self.max_response_wall_ns
+    }
+
+    /// Takes `benchmark_duration` and the rates over it (request, token and total token
+    /// throughput, goodput) as `ns`: AIPerf's rule for several phases of a kind, the sum of each
+    /// phase's start to its last response.
+    pub fn set_active_duration_ns(&mut self, ns: u64) {
+        self.active_duration_ns = Some(ns);
+    }
+
     fn duration_ns(&self) -> Option<f64> {
+        if let Some(ns) = self.active_duration_ns {
+            return Some(ns as f64);
+        }
         match (self.min_request_wall_ns, self.max_response_wall_ns) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64),
             _ => None,

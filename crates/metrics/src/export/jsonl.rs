@@ -93,7 +93,8 @@ impl<W: Write> JsonlWriter<W> {
         raw: Option<&RawRecord>,
     ) -> io::Result<()> {
         self.line.clear();
-        if !encode_line_in(&mut self.line, f, m, self.phases)? {
+        let tag = self.phases.tag(f.phase, raw.map(|r| r.credit.phase_index));
+        if !encode_line_in(&mut self.line, f, m, tag)? {
             return Ok(());
         }
         if let Some(ctx) = &self.http_trace {
@@ -129,33 +130,65 @@ impl<W: Write> JsonlWriter<W> {
     }
 }
 
-/// The phases of a run, as AIPerf numbers them in each record's metadata: `phase_index` counts
-/// every configured phase from 0 (warmup first), `profiling_index` counts profiling phases only
-/// and is absent from warmup records.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The phases of a run, as AIPerf numbers and names them in each record's metadata:
+/// `phase_index` counts every configured phase from 0 (warmup first), `profiling_index` counts
+/// profiling phases only and is absent from warmup records; `phase_name` is the phase's name
+/// (`warmup` and `profiling` unless a config file names them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PhaseLayout {
     /// A warmup phase runs before profiling.
     pub warmup: bool,
+    /// The warmup's name, when not `warmup`.
+    pub warmup_name: Option<String>,
+    /// The profiling phases' names, in order, when a config file names them or has several
+    /// (empty: one phase named `profiling`).
+    pub profiling_names: Vec<String>,
+}
+
+/// How one record's phase is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhaseTag<'a> {
+    /// The record's kind of phase (`benchmark_phase`, `phase_kind`).
+    pub phase: Phase,
+    /// `phase_index`.
+    pub phase_index: u32,
+    /// `profiling_index` (absent from warmup records).
+    pub profiling_index: Option<u32>,
+    /// `phase_name`.
+    pub name: &'a str,
 }
 
 impl PhaseLayout {
-    /// `phase_index` of a record of `phase`.
-    pub fn phase_index(self, phase: Phase) -> u32 {
+    /// The tag of a record of `phase`; `phase_index` is the record's own (its credit's) when
+    /// known, else the first phase of its kind's.
+    pub fn tag(&self, phase: Phase, phase_index: Option<u8>) -> PhaseTag<'_> {
+        let first = u32::from(self.warmup);
         match phase {
-            Phase::Warmup => 0,
-            Phase::Profiling => u32::from(self.warmup),
+            Phase::Warmup => PhaseTag {
+                phase,
+                phase_index: 0,
+                profiling_index: None,
+                name: self.warmup_name.as_deref().unwrap_or("warmup"),
+            },
+            Phase::Profiling => {
+                let index = phase_index.map_or(first, u32::from).max(first);
+                let profiling_index = index - first;
+                let name = (self.profiling_names.get(profiling_index as usize))
+                    .map_or("profiling", String::as_str);
+                PhaseTag {
+                    phase,
+                    phase_index: index,
+                    profiling_index: Some(profiling_index),
+                    name,
+                }
+            }
         }
-    }
-
-    /// `profiling_index` of a record of `phase` (ringperf runs one profiling phase).
-    pub fn profiling_index(self, phase: Phase) -> Option<u32> {
-        (phase == Phase::Profiling).then_some(0)
     }
 }
 
 /// [`record_line_in`] for a run without warmup.
 pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
-    record_line_in(f, m, PhaseLayout::default())
+    record_line_in(f, m, &PhaseLayout::default())
 }
 
 /// The JSON object of one record, or `None` when it has neither metrics nor an error.
@@ -163,7 +196,7 @@ pub fn record_line(f: &RecordFacts, m: &RecordMetrics) -> Option<Value> {
 /// This is the reference form of a line: [`JsonlWriter`] does not build it (a `Value` tree
 /// costs a map per object); tests and the `jsonl_record_value` bench compare [`encode_line`]
 /// against it byte for byte.
-pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: PhaseLayout) -> Option<Value> {
+pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: &PhaseLayout) -> Option<Value> {
     let mut metrics = Map::new();
     for (id, v) in &m.values {
         let d = id.def();
@@ -226,14 +259,12 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: PhaseLayout) -
         Value::from(RECORD_PROCESSOR_ID),
     );
     md.insert("benchmark_phase".into(), Value::from(f.phase.as_str()));
-    md.insert(
-        "phase_index".into(),
-        Value::from(phases.phase_index(f.phase)),
-    );
-    if let Some(i) = phases.profiling_index(f.phase) {
+    let tag = phases.tag(f.phase, None);
+    md.insert("phase_index".into(), Value::from(tag.phase_index));
+    if let Some(i) = tag.profiling_index {
         md.insert("profiling_index".into(), Value::from(i));
     }
-    md.insert("phase_name".into(), Value::from(f.phase.as_str()));
+    md.insert("phase_name".into(), Value::from(tag.name));
     md.insert("phase_kind".into(), Value::from(f.phase.as_str()));
     md.insert("was_cancelled".into(), Value::from(f.was_cancelled));
     md.insert("context_overflow_skip".into(), Value::from(false));
@@ -274,7 +305,7 @@ fn num(v: f64) -> Value {
 /// tree. Returns `Ok(false)` and appends nothing when the record has neither a shown metric
 /// nor an error (no line).
 pub fn encode_line(out: &mut Vec<u8>, f: &RecordFacts, m: &RecordMetrics) -> io::Result<bool> {
-    encode_line_in(out, f, m, PhaseLayout::default())
+    encode_line_in(out, f, m, PhaseLayout::default().tag(f.phase, None))
 }
 
 /// [`encode_line`] for a run with these phases: the bytes of [`record_line_in`].
@@ -282,7 +313,7 @@ pub fn encode_line_in(
     out: &mut Vec<u8>,
     f: &RecordFacts,
     m: &RecordMetrics,
-    phases: PhaseLayout,
+    tag: PhaseTag<'_>,
 ) -> io::Result<bool> {
     // Which shown metrics the record has, and whether one appears twice (never from
     // `record_metrics`, but a map keeps the first key's place and the last value, so a repeat
@@ -328,13 +359,13 @@ pub fn encode_line_in(
     out.extend_from_slice(b",\"benchmark_phase\":");
     put_str(out, f.phase.as_str());
     out.extend_from_slice(b",\"phase_index\":");
-    fmt.write_u32(out, phases.phase_index(f.phase))?;
-    if let Some(i) = phases.profiling_index(f.phase) {
+    fmt.write_u32(out, tag.phase_index)?;
+    if let Some(i) = tag.profiling_index {
         out.extend_from_slice(b",\"profiling_index\":");
         fmt.write_u32(out, i)?;
     }
     out.extend_from_slice(b",\"phase_name\":");
-    put_str(out, f.phase.as_str());
+    put_str(out, tag.name);
     out.extend_from_slice(b",\"phase_kind\":");
     put_str(out, f.phase.as_str());
     out.extend_from_slice(b",\"was_cancelled\":");

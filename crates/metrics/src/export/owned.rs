@@ -28,6 +28,42 @@ pub const PLAN_FILE: &str = "plan.json";
 /// results-ready marker first: a consumer waiting for it must never see an old marker beside
 /// the new run's files.
 pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
+    owned_files_in(None, names)
+}
+
+/// The files of the phases `dir`'s `phase_manifest.json` lists (a config file names its phases,
+/// and may run several of a kind), relative to `dir`, in its order; none when it has no
+/// readable manifest. Only paths under `phases/` are taken.
+fn manifest_phase_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST_FILE)) else {
+        return Vec::new();
+    };
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    let entries = doc.get("phases").and_then(|p| p.as_array());
+    let mut files = Vec::new();
+    for entry in entries.into_iter().flatten() {
+        for key in ["metrics_json", "metrics_csv", "server_metrics_json"] {
+            let Some(rel) = entry.get(key).and_then(|v| v.as_str()) else {
+                continue;
+            };
+            let rel = PathBuf::from(rel);
+            let inside = rel.starts_with(PHASES_DIR)
+                && rel
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if inside && !files.contains(&rel) {
+                files.push(rel);
+            }
+        }
+    }
+    files
+}
+
+/// [`owned_files`], with the phase files of `dir`'s manifest (when given) in place of the
+/// `warmup` / `profiling` ones.
+fn owned_files_in(dir: Option<&Path>, names: &ExportNames) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = [
         READY_MARKER,
         &names.json,
@@ -58,16 +94,20 @@ pub fn owned_files(names: &ExportNames) -> Vec<PathBuf> {
     for name in [AGGREGATE_JSON, AGGREGATE_CSV] {
         files.push(Path::new(AGGREGATE_DIR).join(name));
     }
-    for phase in [Phase::Warmup, Phase::Profiling] {
-        let folder = Path::new(PHASES_DIR).join(phase.as_str());
-        for name in [
-            "profile_export_aiperf.json",
-            "profile_export_aiperf.csv",
-            SERVER_METRICS_FILE,
-        ] {
-            files.push(folder.join(name));
+    let listed = dir.map(manifest_phase_files).unwrap_or_default();
+    if listed.is_empty() {
+        for phase in [Phase::Warmup, Phase::Profiling] {
+            let folder = Path::new(PHASES_DIR).join(phase.as_str());
+            for name in [
+                "profile_export_aiperf.json",
+                "profile_export_aiperf.csv",
+                SERVER_METRICS_FILE,
+            ] {
+                files.push(folder.join(name));
+            }
         }
     }
+    files.extend(listed);
     files
 }
 
@@ -82,7 +122,13 @@ pub fn remove_previous(
 ) -> io::Result<Vec<PathBuf>> {
     let keep: Vec<PathBuf> = keep.iter().filter_map(|p| p.canonicalize().ok()).collect();
     let mut removed = Vec::new();
-    for rel in owned_files(names) {
+    // The earlier run's manifest names its phase folders; read before it is removed.
+    let phase_folders: Vec<PathBuf> = (manifest_phase_files(dir).iter())
+        .filter_map(|rel| rel.parent().map(Path::to_path_buf))
+        .collect();
+    let mut owned = owned_files(names);
+    owned.extend(manifest_phase_files(dir));
+    for rel in owned {
         let path = dir.join(&rel);
         if path.canonicalize().is_ok_and(|p| keep.contains(&p)) {
             continue;
@@ -101,6 +147,9 @@ pub fn remove_previous(
     // Only empty folders go: a folder holding anything else is not only ringperf's.
     for phase in [Phase::Warmup, Phase::Profiling] {
         let _ = std::fs::remove_dir(dir.join(PHASES_DIR).join(phase.as_str()));
+    }
+    for folder in phase_folders {
+        let _ = std::fs::remove_dir(dir.join(folder));
     }
     let _ = std::fs::remove_dir(dir.join(PHASES_DIR));
     let _ = std::fs::remove_dir(dir.join(AGGREGATE_DIR));
@@ -143,7 +192,7 @@ pub fn unlisted(
     names: &ExportNames,
     listed: &[(&str, PathBuf)],
 ) -> Vec<(&'static str, PathBuf)> {
-    let mut out: Vec<(&'static str, PathBuf)> = owned_files(names)
+    let mut out: Vec<(&'static str, PathBuf)> = owned_files_in(Some(dir), names)
         .into_iter()
         .map(|rel| (owned_label(&rel, names), dir.join(rel)))
         .filter(|(_, path)| path.is_file() && !listed.iter().any(|(_, p)| p == path))

@@ -32,8 +32,12 @@ pub const SERVER_METRICS_FILE: &str = "server_metrics.json";
 pub struct PhaseRun<'a> {
     /// The phase's position in the run (warmup 0, then profiling).
     pub index: u32,
-    /// Which phase.
+    /// Which kind of phase.
     pub phase: Phase,
+    /// Its name (`warmup`, `profiling`, or the config file's), its folder under `phases/`.
+    pub name: &'a str,
+    /// Its position among the profiling phases (`None` for the warmup).
+    pub profiling_index: Option<u32>,
     /// Its metric results.
     pub summary: &'a Summary,
     /// Wall-clock epoch ns when the phase started and ended.
@@ -48,14 +52,6 @@ pub struct PhaseRun<'a> {
 }
 
 impl PhaseRun<'_> {
-    /// `profiling_index`: the position among profiling phases (`null` for warmup).
-    fn profiling_index(&self) -> Option<u32> {
-        match self.phase {
-            Phase::Warmup => None,
-            Phase::Profiling => Some(0),
-        }
-    }
-
     fn count(&self, id: MetricId) -> u64 {
         self.summary.value(id).map_or(0, |v| v as u64)
     }
@@ -70,7 +66,7 @@ pub fn write_phase_artifacts(
 ) -> io::Result<PathBuf> {
     let mut entries = Vec::with_capacity(phases.len());
     for p in phases {
-        let rel = Path::new(PHASES_DIR).join(p.phase.as_str());
+        let rel = Path::new(PHASES_DIR).join(p.name);
         std::fs::create_dir_all(dir.join(&rel))?;
         let phase_info = RunInfo {
             start_wall_ns: p.start_wall_ns,
@@ -120,10 +116,10 @@ fn server_metrics_json(p: &PhaseRun<'_>, data: &Value) -> Value {
     phase.insert("end_ns".into(), Value::from(p.end_wall_ns));
     phase.insert("phase_index".into(), Value::from(p.index));
     phase.insert("phase_kind".into(), Value::from(p.phase.as_str()));
-    phase.insert("phase_name".into(), Value::from(p.phase.as_str()));
+    phase.insert("phase_name".into(), Value::from(p.name));
     phase.insert(
         "profiling_index".into(),
-        p.profiling_index().map_or(Value::Null, Value::from),
+        p.profiling_index.map_or(Value::Null, Value::from),
     );
     phase.insert("start_ns".into(), Value::from(p.start_wall_ns));
     phase.insert("was_cancelled".into(), Value::from(p.was_cancelled));
@@ -166,10 +162,10 @@ fn manifest_entry(p: &PhaseRun<'_>, json_rel: &Path, csv_rel: &Path) -> Value {
     m.insert("metrics_json".into(), Value::from(posix(json_rel)));
     m.insert("phase_index".into(), Value::from(p.index));
     m.insert("phase_kind".into(), Value::from(p.phase.as_str()));
-    m.insert("phase_name".into(), Value::from(p.phase.as_str()));
+    m.insert("phase_name".into(), Value::from(p.name));
     m.insert(
         "profiling_index".into(),
-        p.profiling_index().map_or(Value::Null, Value::from),
+        p.profiling_index.map_or(Value::Null, Value::from),
     );
     m.insert("start_ns".into(), Value::from(p.start_wall_ns));
     m.insert("successful_request_count".into(), Value::from(ok));

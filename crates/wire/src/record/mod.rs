@@ -33,6 +33,9 @@ impl Phase {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Credit {
     pub phase: Phase,
+    /// The phase's position among the run's phases (AIPerf's `phase_index`: a warmup first,
+    /// then each profiling phase in order).
+    pub phase_index: u8,
     /// Index of the request within its phase (0-based, dense).
     pub index: u64,
     /// The conversation (dataset index) this request belongs to.

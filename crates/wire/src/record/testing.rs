@@ -11,6 +11,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
     RawRecord {
         credit: Credit {
             phase: Phase::Profiling,
+            phase_index: 0,
             index: 0,
             conversation: 0,
             turn: 0,
