@@ -39,6 +39,8 @@ pub enum YamlError {
     Unsupported(String),
     /// A command-line flag that cannot be combined with `--config` (AIPerf's message).
     Overlay(String),
+    /// A sweep whose variations are not valid configs (AIPerf's message after its prefix).
+    Sweep(String),
 }
 
 impl fmt::Display for YamlError {
@@ -52,6 +54,7 @@ impl fmt::Display for YamlError {
             YamlError::Template(m) => write!(f, "Template rendering failed: {m}"),
             YamlError::Schema(m) => write!(f, "Configuration validation failed: {m}"),
             YamlError::Unsupported(m) => write!(f, "not supported by ringperf: {m}"),
+            YamlError::Sweep(m) => write!(f, "Sweep expansion failed during validation: {m}"),
         }
     }
 }
@@ -295,6 +298,20 @@ fn normalize(mut root: Map<String, Value>) -> Result<Map<String, Value>, YamlErr
             YamlError::Schema(m) => YamlError::Schema(m.trim_start_matches('.').to_owned()),
             other => other,
         });
+    }
+    // AIPerf applies a sweep's `datasets.…` path to the file as written: beside the `dataset:`
+    // shorthand it makes a config with both, which it refuses.
+    let swept_datasets = (root.get("sweep"))
+        .and_then(|s| s.get("parameters"))
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.keys().any(|k| snake(k).starts_with("datasets.")));
+    if swept_datasets && body.contains_key("dataset") {
+        return Err(YamlError::Sweep(
+            "1 validation error for BenchmarkConfig\n  Value error, 'dataset' cannot be used \
+             with 'datasets'. Use 'dataset' for a single dataset or 'datasets' for multiple named \
+             datasets."
+                .into(),
+        ));
     }
     expand_shorthands(&mut body)?;
     root.insert("benchmark".into(), Value::Object(body));

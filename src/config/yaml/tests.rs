@@ -371,8 +371,14 @@ fn flags_aiperf_cannot_route_under_config_are_refused_by_name() {
 
 #[test]
 fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
+    // A `datasets.` path sweeps a dataset of the `datasets:` list (beside the `dataset:`
+    // shorthand AIPerf refuses it: below).
+    let base = MIN.replace(
+        "  dataset: {type: synthetic}\n",
+        "  datasets: [{name: default, type: synthetic}]\n",
+    );
     let text = format!(
-        "{MIN}  profiling: {{type: concurrency, concurrency: 1, requests: 10}}\nsweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2, 4]\n    datasets.default.prompts.isl: [128, 256, 512]\n  cooldownSeconds: 5\n"
+        "{base}  profiling: {{type: concurrency, concurrency: 1, requests: 10}}\nsweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2, 4]\n    datasets.default.prompts.isl: [128, 256, 512]\n  cooldownSeconds: 5\n"
     );
     let f = file_args(&text);
     assert_eq!(
@@ -393,6 +399,11 @@ fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
     );
     let root = load(&text).unwrap();
     assert!(argv::sweep_gate(&root).is_ok());
+    let e = load(&text.replace(&base, MIN)).expect_err("refused");
+    assert!(
+        matches!(&e, YamlError::Sweep(m) if m.contains("'dataset' cannot be used with 'datasets'")),
+        "{e:?}"
+    );
     let e = refused(&format!(
         "{MIN}sweep:\n  type: grid\n  parameters:\n    phases.profiling.smoothness: [1, 2]\n"
     ));
