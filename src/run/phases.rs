@@ -77,7 +77,7 @@ pub(super) fn run_phases(
             cfg,
             shared,
             workers,
-            (Phase::Warmup, 0, w),
+            (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
             progress,
             at.mono_ns,
             board,
@@ -114,7 +114,7 @@ pub(super) fn run_phases(
             cfg,
             shared,
             workers,
-            (Phase::Profiling, first, p),
+            (Phase::Profiling, first, &cfg.profiling_name, p),
             progress,
             at.mono_ns,
             board,
@@ -134,7 +134,7 @@ pub(super) fn run_phases(
                 cfg,
                 shared,
                 workers,
-                (Phase::Profiling, index, p),
+                (Phase::Profiling, index, &named.name, p),
                 progress,
                 at.mono_ns,
                 board,
@@ -239,7 +239,7 @@ fn run_phase(
     cfg: &Config,
     shared: &Arc<Shared>,
     workers: &Workers,
-    (phase, index, p): (Phase, u8, &PhaseConfig),
+    (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
     start: u64,
     board: &ringperf_metrics::lab::timing::PhaseBoard,
@@ -271,7 +271,7 @@ fn run_phase(
         }
     }
     workers.start_phase(plans);
-    let mut view = ui::View::new(cfg.ui, phase, p, progress.clone());
+    let mut view = ui::View::new(cfg.ui, (phase, name), p, progress.clone());
     let mut done = 0;
     // Between looks: the progress display's refresh, else long; a feeder that has credits left
     // wakes the thread when the next of them is due to be queued.
@@ -303,7 +303,7 @@ fn run_phase(
         }
         view.tick();
     }
-    view.finish();
+    view.finish(sent);
     let now = shared.clock.now_ns();
     let issue_end = p.duration.map(|d| start + d.as_nanos() as u64);
     let hard_end = issue_end.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));

@@ -19,6 +19,11 @@ const LINE_INTERVAL: Duration = Duration::from_secs(5);
 pub struct View {
     ui: UiType,
     phase: Phase,
+    /// The phase's name (`warmup`, `profiling`, or a config file's).
+    name: String,
+    /// The run's counts of the phase's kind when it started: a config file's later profiling
+    /// phase counts from there.
+    base: (u64, u64),
     total: Option<u64>,
     duration: Option<Duration>,
     progress: Arc<Progress>,
@@ -28,7 +33,12 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(ui: UiType, phase: Phase, p: &PhaseConfig, progress: Arc<Progress>) -> Self {
+    pub fn new(
+        ui: UiType,
+        (phase, name): (Phase, &str),
+        p: &PhaseConfig,
+        progress: Arc<Progress>,
+    ) -> Self {
         let total = p.request_count;
         let bar = (ui == UiType::Progress).then(|| {
             let bar = match (total, p.duration) {
@@ -46,7 +56,7 @@ impl View {
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style.progress_chars("=> "));
             }
-            bar.set_prefix(phase.as_str());
+            bar.set_prefix(name.to_owned());
             bar
         });
         let now = Instant::now();
@@ -58,9 +68,12 @@ impl View {
                 started: now,
             });
         }
+        let base = counts(phase, &progress);
         Self {
             ui,
             phase,
+            name: name.to_owned(),
+            base,
             total,
             duration: p.duration,
             progress,
@@ -70,14 +83,10 @@ impl View {
         }
     }
 
+    /// The phase's requests done and failed so far.
     fn done(&self) -> (u64, u64) {
-        match self.phase {
-            Phase::Warmup => (self.progress.warmup_done.load(Ordering::Relaxed), 0),
-            Phase::Profiling => (
-                self.progress.profiling_done.load(Ordering::Relaxed),
-                self.progress.profiling_errors.load(Ordering::Relaxed),
-            ),
-        }
+        let (done, errors) = counts(self.phase, &self.progress);
+        (done - self.base.0, errors - self.base.1)
     }
 
     /// A progress bar is drawn: it is refreshed often, the other displays need no more than a
@@ -112,7 +121,7 @@ impl View {
                 let of = self.total.map(|t| format!("/{t}")).unwrap_or_default();
                 eprintln!(
                     "ringperf: {} {done}{of} requests done, {errors} failed, {:.1} s",
-                    self.phase.as_str(),
+                    self.name,
                     elapsed.as_secs_f64()
                 );
             }
@@ -120,18 +129,32 @@ impl View {
         }
     }
 
-    pub fn finish(self) {
+    /// Ends the display of a phase whose workers sent `sent` requests, every one of them
+    /// answered (the aggregator's count may not have caught up yet).
+    pub fn finish(self, sent: u64) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
         if self.ui == UiType::Lines {
             let (done, errors) = self.done();
+            let done = done.max(sent);
             eprintln!(
                 "ringperf: {} finished: {done} requests done, {errors} failed, {:.1} s",
-                self.phase.as_str(),
+                self.name,
                 self.started.elapsed().as_secs_f64()
             );
         }
+    }
+}
+
+/// The run's requests done and failed, of `phase`'s kind.
+fn counts(phase: Phase, progress: &Progress) -> (u64, u64) {
+    match phase {
+        Phase::Warmup => (progress.warmup_done.load(Ordering::Relaxed), 0),
+        Phase::Profiling => (
+            progress.profiling_done.load(Ordering::Relaxed),
+            progress.profiling_errors.load(Ordering::Relaxed),
+        ),
     }
 }
 
@@ -148,7 +171,33 @@ fn progress_message(timed: bool, done: u64, errors: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::progress_message;
+    use super::*;
+
+    #[test]
+    fn a_later_profiling_phase_counts_its_own_requests() {
+        let progress = Arc::new(Progress::default());
+        progress.profiling_done.store(20, Ordering::Relaxed);
+        progress.profiling_errors.store(2, Ordering::Relaxed);
+        let p = crate::config::PhaseConfig {
+            load: crate::config::Load::Concurrency(1),
+            request_count: Some(20),
+            sessions: None,
+            duration: None,
+            grace: None,
+            timing: crate::config::timing::PhaseTiming::default(),
+        };
+        let view = View::new(
+            UiType::None,
+            (Phase::Profiling, "constant_40"),
+            &p,
+            progress.clone(),
+        );
+        assert_eq!(view.done(), (0, 0));
+        progress.profiling_done.fetch_add(3, Ordering::Relaxed);
+        progress.profiling_errors.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(view.done(), (3, 1));
+        assert_eq!(view.name, "constant_40");
+    }
 
     #[test]
     fn the_bar_never_shows_two_different_counts_of_requests() {
