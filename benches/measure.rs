@@ -296,10 +296,11 @@ fn scraper_cpu() {
         verbose: true,
         on_page: None,
         role: Role::ServerMetrics,
+        phases: ringperf_metrics::export::jsonl::PhaseLayout::default(),
     })
     .expect("the scraper starts")
     .expect("the mock's page is reachable");
-    s.phase_start(ringperf_wire::record::Phase::Profiling);
+    s.phase_start(ringperf_wire::record::Phase::Profiling, 0);
     std::thread::sleep(Duration::from_secs(5));
     s.phase_end(ringperf_wire::record::Phase::Profiling);
     let (c, _) = s.finish();

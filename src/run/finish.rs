@@ -17,6 +17,7 @@ use ringperf_io::control::{RunControl, StopReason};
 use ringperf_metrics::aggregate::Summary;
 use ringperf_metrics::export::RunInfo;
 use ringperf_metrics::export::phases::PhaseRun;
+use ringperf_metrics::server_metrics::export::phase::PhaseIdent;
 use ringperf_wire::record::Phase;
 
 /// The files the console footer lists: `(label, path)`.
@@ -342,13 +343,16 @@ fn write_phase_files(
 ) -> Result<(), RunError> {
     let has_warmup = m.warmup.is_some() && times.warmup.is_some();
     let first = u32::from(has_warmup);
-    let sm_warmup = sm.phase_data(Phase::Warmup, 0, None).filter(|_| has_warmup);
-    // Server metrics are told apart by phase kind: with several profiling phases, the
-    // profiling scrapes are the run's (`server_metrics_export.*`), not one phase's.
-    let sm_profiling = sm
-        .phase_data(Phase::Profiling, first, Some(0))
-        .filter(|_| m.by_phase.is_empty());
     let warmup_name = cfg.warmup_name().unwrap_or("warmup");
+    let sm_warmup = sm
+        .phase_data(PhaseIdent {
+            phase: Phase::Warmup,
+            phase_index: 0,
+            profiling_index: None,
+            name: warmup_name,
+            one_of_several: false,
+        })
+        .filter(|_| has_warmup);
     let mut phase_runs: Vec<PhaseRun<'_>> = Vec::new();
     if let (Some(w), Some((start, end))) = (m.warmup.as_ref(), times.warmup) {
         phase_runs.push(PhaseRun {
@@ -376,6 +380,20 @@ fn write_phase_files(
     } else {
         times.profiling_phases.clone()
     };
+    // Each profiling phase's server metrics: the scrapes sent during it (by its phase number
+    // when the run has several).
+    let sm_profiling: Vec<Option<serde_json::Value>> = (names.iter().enumerate())
+        .take(summaries.len())
+        .map(|(k, name)| {
+            sm.phase_data(PhaseIdent {
+                phase: Phase::Profiling,
+                phase_index: first + k as u32,
+                profiling_index: Some(k as u32),
+                name,
+                one_of_several: !m.by_phase.is_empty(),
+            })
+        })
+        .collect();
     for (k, ((summary, (start, end)), name)) in
         summaries.into_iter().zip(windows).zip(names).enumerate()
     {
@@ -388,7 +406,7 @@ fn write_phase_files(
             start_wall_ns: start,
             end_wall_ns: end,
             was_cancelled: run_info.was_cancelled,
-            server_metrics: sm_profiling.as_ref(),
+            server_metrics: sm_profiling[k].as_ref(),
         });
     }
     let dir = &prepared.dir;

@@ -72,7 +72,7 @@ pub(super) fn run_phases(
         let at = origin
             .take()
             .unwrap_or_else(|| shard::Origin::now(shared.clock));
-        collectors.phase_start(Phase::Warmup);
+        collectors.phase_start(Phase::Warmup, 0);
         sessions = run_phase(
             cfg,
             shared,
@@ -108,7 +108,7 @@ pub(super) fn run_phases(
     let mut later = Vec::new();
     let mut first_end_wall_ns = None;
     if profiling {
-        collectors.phase_start(Phase::Profiling);
+        collectors.phase_start(Phase::Profiling, first);
         let p = &cfg.profiling;
         sessions = run_phase(
             cfg,
@@ -128,8 +128,9 @@ pub(super) fn run_phases(
             }
             let p = &named.config;
             open_warm_pool(cfg, shared, workers, Phase::Profiling, p);
-            let at = shard::Origin::now(shared.clock);
             let index = first + 1 + i as u8;
+            collectors.next_profiling_phase(index);
+            let at = shard::Origin::now(shared.clock);
             sessions = run_phase(
                 cfg,
                 shared,

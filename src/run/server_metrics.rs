@@ -79,6 +79,7 @@ pub(crate) fn start(
         verbose: cfg.verbose,
         on_page: board.map(|b| dashboard_feed(b.clone())),
         role: Role::ServerMetrics,
+        phases: super::start::phase_layout(cfg),
     };
     match Scraper::start(opts) {
         Ok(s) => s,
@@ -125,9 +126,16 @@ pub(crate) fn scrape_tls(
 }
 
 /// Marks the start of `phase`.
-pub(crate) fn phase_start(s: &mut Option<Scraper>, phase: Phase) {
+pub(crate) fn phase_start(s: &mut Option<Scraper>, phase: Phase, index: u8) {
     if let Some(s) = s.as_mut() {
-        s.phase_start(phase);
+        s.phase_start(phase, index);
+    }
+}
+
+/// A config file's next profiling phase, the run's phase number `index`, starts.
+pub(crate) fn next_profiling_phase(s: &mut Option<Scraper>, index: u8) {
+    if let Some(s) = s.as_mut() {
+        s.next_profiling_phase(index);
     }
 }
 
@@ -154,17 +162,7 @@ pub(crate) struct Finished {
 impl Finished {
     /// The `data` of `phases/<phase>/server_metrics.json`; `None` when server metrics were not
     /// collected during the phase (then AIPerf writes no file).
-    pub(crate) fn phase_data(
-        &self,
-        phase: Phase,
-        phase_index: u32,
-        profiling_index: Option<u32>,
-    ) -> Option<serde_json::Value> {
-        let ident = PhaseIdent {
-            phase,
-            phase_index,
-            profiling_index,
-        };
+    pub(crate) fn phase_data(&self, ident: PhaseIdent<'_>) -> Option<serde_json::Value> {
         phase_data(&self.store, ident, self.slice_ns, Some(&self.benchmark_id))
     }
 }

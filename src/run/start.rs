@@ -322,9 +322,15 @@ impl Collectors {
     }
 
     /// Marks the start of `phase` for both.
-    pub fn phase_start(&mut self, phase: Phase) {
-        server_metrics::phase_start(&mut self.server_metrics, phase);
-        server_metrics::phase_start(&mut self.gpu, phase);
+    pub fn phase_start(&mut self, phase: Phase, index: u8) {
+        server_metrics::phase_start(&mut self.server_metrics, phase, index);
+        server_metrics::phase_start(&mut self.gpu, phase, index);
+    }
+
+    /// A config file's next profiling phase, the run's phase number `index`, starts.
+    pub fn next_profiling_phase(&mut self, index: u8) {
+        server_metrics::next_profiling_phase(&mut self.server_metrics, index);
+        server_metrics::next_profiling_phase(&mut self.gpu, index);
     }
 
     /// The end of warmup: the awaited end-of-warmup scrape of server metrics. None for GPU

@@ -133,8 +133,8 @@ fn three_phases_run_in_order_as_aiperf_ran_them() {
         );
     }
 
-    // The manifest: AIPerf's entries, key for key (server metrics of a profiling phase among
-    // several are the run's, not a phase's: docs/config-files.md), in AIPerf's order.
+    // The manifest: AIPerf's entries, key for key, in AIPerf's order; each phase's server
+    // metrics from the scrapes sent during it, headed and keyed as AIPerf's.
     let manifest = read_json(&d.join("phase_manifest.json"));
     let aiperf_manifest = read_json(Path::new(MANIFEST));
     let (mine, theirs) = (
@@ -143,11 +143,24 @@ fn three_phases_run_in_order_as_aiperf_ran_them() {
     );
     assert_eq!(mine.len(), 3);
     for ((m, a), (name, index, profiling, n)) in mine.iter().zip(theirs).zip(PHASES) {
-        let mut expected = keys(a);
-        if profiling.is_some() {
-            expected.retain(|k| k != "server_metrics_json");
+        assert_eq!(keys(m), keys(a), "{name}");
+        assert_eq!(m["server_metrics_json"], a["server_metrics_json"], "{name}");
+        let sm = read_json(&d.join(m["server_metrics_json"].as_str().unwrap()));
+        let aiperf_sm = read_json(
+            &Path::new(AIPERF)
+                .join("artifacts")
+                .join(a["server_metrics_json"].as_str().unwrap()),
+        );
+        assert_eq!(keys(&sm["phase"]), keys(&aiperf_sm["phase"]), "{name}");
+        assert_eq!(keys(&sm["data"]), keys(&aiperf_sm["data"]), "{name}");
+        for k in ["phase_name", "phase_index", "profiling_index", "phase_kind"] {
+            assert_eq!(sm["phase"][k], aiperf_sm["phase"][k], "{name}: {k}");
+            assert_eq!(sm["data"][k], aiperf_sm["data"][k], "{name}: data.{k}");
         }
-        assert_eq!(keys(m), expected, "{name}");
+        // Its scrapes were sent during the phase: the data's span starts inside it.
+        let data_start = sm["data"]["start_ns"].as_u64().unwrap();
+        assert!(data_start >= m["start_ns"].as_u64().unwrap(), "{name}");
+        assert!(data_start <= m["end_ns"].as_u64().unwrap(), "{name}");
         assert_eq!(m["phase_name"], name);
         assert_eq!(m["phase_index"].as_u64(), Some(index));
         assert_eq!(m["profiling_index"].as_u64(), profiling);

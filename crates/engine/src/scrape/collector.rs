@@ -33,6 +33,7 @@ use super::fetch::{FetchError, Pool, Response, Timeouts, fetch};
 use super::settings::Settings;
 use ringperf_io::net::TlsClient;
 use ringperf_io::runtime::IoDriver;
+use ringperf_metrics::export::jsonl::PhaseTag;
 use ringperf_metrics::server_metrics::export::jsonl::ScrapeRecord;
 use ringperf_metrics::server_metrics::store::Store;
 use ringperf_wire::clock::Clock;
@@ -65,6 +66,8 @@ pub struct StartOptions {
     /// What the pages are: the wording of the messages, and whether a page that is not
     /// Prometheus text earns the TRT-LLM probe.
     pub role: Role,
+    /// How the run's phases are numbered and named (the JSONL lines' phase fields).
+    pub phases: ringperf_metrics::export::jsonl::PhaseLayout,
 }
 
 /// A function the scraper thread calls with each parsed page ([`StartOptions::on_page`]).
@@ -184,8 +187,8 @@ impl std::error::Error for Error {
 
 /// Messages from the run to the thread.
 enum Control {
-    /// A phase starts: later scrapes are attributed to it.
-    Phase(Phase),
+    /// A phase starts (its kind and its number in the run): later scrapes are attributed to it.
+    Phase(Phase, u8),
     /// A phase ended: one boundary scrape; attribution stays (the flush-period and final scrapes
     /// belong to the last profiling phase).
     Boundary,
@@ -258,11 +261,19 @@ impl Scraper {
         }
     }
 
-    /// Marks the start of `phase` (now); scrapes are attributed to it and a boundary scrape runs.
-    pub fn phase_start(&mut self, phase: Phase) {
+    /// Marks the start of `phase`, the run's phase number `index` (now); scrapes are attributed
+    /// to it and a boundary scrape runs.
+    pub fn phase_start(&mut self, phase: Phase, index: u8) {
         let now = self.clock.wall_ns(self.clock.now_ns());
         self.marks.push((phase, now, None));
-        let _ = self.tx.send(Control::Phase(phase));
+        let _ = self.tx.send(Control::Phase(phase, index));
+    }
+
+    /// A config file's next profiling phase, the run's phase number `index`, starts (now): later
+    /// scrapes are attributed to it and a boundary scrape runs. The profiling window
+    /// ([`Scraper::windows`]) spans every profiling phase.
+    pub fn next_profiling_phase(&mut self, index: u8) {
+        let _ = self.tx.send(Control::Phase(Phase::Profiling, index));
     }
 
     /// Marks the end of `phase` (now). At the end of warmup this waits for a boundary scrape
@@ -416,9 +427,9 @@ struct Shared {
     role: Role,
     endpoints: Vec<Endpoint>,
     store: RefCell<Store>,
-    phase: Cell<Option<Phase>>,
+    phase: Cell<Option<(Phase, u8)>>,
     /// A warmup phase started: the profiling phase is the run's second (`phase_index` 1).
-    had_warmup: Cell<bool>,
+    phases: ringperf_metrics::export::jsonl::PhaseLayout,
     jsonl: RefCell<Option<JsonlSink>>,
     warnings: RefCell<Vec<String>>,
     nonfinite_warned: RefCell<BTreeSet<String>>,
@@ -517,7 +528,7 @@ fn shared_state(opts: StartOptions) -> Rc<Shared> {
         endpoints,
         store: RefCell::new(Store::default()),
         phase: Cell::new(None),
-        had_warmup: Cell::new(false),
+        phases: opts.phases.clone(),
         jsonl: RefCell::new(opts.jsonl.map(|path| JsonlSink {
             path,
             out: None,
@@ -569,11 +580,8 @@ async fn scrape_until_stopped(shared: &Rc<Shared>, rx: &Receiver<Control>) {
     loop {
         loop {
             match rx.try_recv() {
-                Ok(Control::Phase(p)) => {
-                    shared.phase.set(Some(p));
-                    if p == Phase::Warmup {
-                        shared.had_warmup.set(true);
-                    }
+                Ok(Control::Phase(p, index)) => {
+                    shared.phase.set(Some((p, index)));
                     spawn_all(shared);
                 }
                 Ok(Control::Boundary) => spawn_all(shared),
@@ -843,7 +851,7 @@ async fn incompatible(
     i: usize,
     t: &Rc<Target>,
     why: &Failure,
-    phase: Option<Phase>,
+    phase: Option<(Phase, u8)>,
 ) {
     let ep = &shared.endpoints[i];
     let alt = if ep.fallback_tried.replace(true) || shared.role != Role::ServerMetrics {
@@ -906,23 +914,19 @@ async fn incompatible(
 
 /// The phase fields of a JSONL line (AIPerf 0.13): `benchmark_phase`, `phase_index` (the
 /// phase's place among the run's phases: warmup first), `profiling_index` (among the profiling
-/// phases; none for warmup), `phase_name` and `phase_kind` (ringperf's phases are named after
-/// their kind).
-pub(crate) fn set_phase_fields(rec: &mut ScrapeRecord, phase: Phase, had_warmup: bool) {
-    let name = phase.as_str().to_owned();
-    rec.phase_index = Some(match phase {
-        Phase::Warmup => 0,
-        Phase::Profiling => u32::from(had_warmup),
-    });
-    rec.profiling_index = (phase == Phase::Profiling).then_some(0);
-    rec.benchmark_phase = Some(name.clone());
-    rec.phase_name = Some(name.clone());
-    rec.phase_kind = Some(name);
+/// phases; none for warmup), `phase_name` (the phase's name) and `phase_kind`.
+pub(crate) fn set_phase_fields(rec: &mut ScrapeRecord, tag: PhaseTag<'_>) {
+    let kind = tag.phase.as_str().to_owned();
+    rec.phase_index = Some(tag.phase_index);
+    rec.profiling_index = tag.profiling_index;
+    rec.benchmark_phase = Some(kind.clone());
+    rec.phase_name = Some(tag.name.to_owned());
+    rec.phase_kind = Some(kind);
 }
 
 /// Stores one parsed page of a scrape sent during `phase` and streams its JSONL line when it is
 /// a unique update.
-fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Option<Phase>) {
+fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Option<(Phase, u8)>) {
     if page.families.is_empty() {
         return;
     }
@@ -937,7 +941,7 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         let mut store = shared.store.borrow_mut();
         let es = store.endpoint_mut(url);
         let dup = es.check_duplicate(&resp.body);
-        es.record_phase_fetch(ts, latency, dup, phase);
+        es.record_phase_run_fetch(ts, latency, dup, phase);
         es.insert(ts, page);
         dup
     };
@@ -962,8 +966,8 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         let mut rec = ScrapeRecord::from_scrape(url, ts, latency, page);
         rec.request_sent_ns = Some(shared.clock.wall_ns(resp.sent_ns));
         rec.first_byte_ns = Some(ts);
-        if let Some(p) = phase {
-            set_phase_fields(&mut rec, p, shared.had_warmup.get());
+        if let Some((p, index)) = phase {
+            set_phase_fields(&mut rec, shared.phases.tag(p, Some(index)));
         }
         sink.write(&rec);
     }
@@ -974,8 +978,23 @@ mod tests {
     use super::*;
 
     fn fields(phase: Phase, had_warmup: bool) -> serde_json::Value {
+        fields_in(
+            &ringperf_metrics::export::jsonl::PhaseLayout {
+                warmup: had_warmup,
+                ..Default::default()
+            },
+            phase,
+            None,
+        )
+    }
+
+    fn fields_in(
+        layout: &ringperf_metrics::export::jsonl::PhaseLayout,
+        phase: Phase,
+        index: Option<u8>,
+    ) -> serde_json::Value {
         let mut rec = ScrapeRecord::from_scrape("u", 1, 1, &Scrape::default());
-        set_phase_fields(&mut rec, phase, had_warmup);
+        set_phase_fields(&mut rec, layout.tag(phase, index));
         let mut v = serde_json::to_value(&rec).unwrap();
         for k in [
             "endpoint_url",
@@ -1000,5 +1019,24 @@ mod tests {
         };
         assert_eq!(fields(Phase::Profiling, true), profiling(1));
         assert_eq!(fields(Phase::Profiling, false), profiling(0));
+    }
+
+    #[test]
+    fn a_config_file_s_phases_are_named_and_numbered_as_it_gives_them() {
+        use serde_json::json;
+        let layout = ringperf_metrics::export::jsonl::PhaseLayout {
+            warmup: true,
+            warmup_name: None,
+            profiling_names: vec!["poisson_20".into(), "constant_40".into()],
+        };
+        assert_eq!(
+            fields_in(&layout, Phase::Profiling, Some(2)),
+            json!({"benchmark_phase": "profiling", "phase_index": 2, "profiling_index": 1,
+                "phase_name": "constant_40", "phase_kind": "profiling"})
+        );
+        assert_eq!(
+            fields_in(&layout, Phase::Profiling, Some(1))["phase_name"],
+            "poisson_20"
+        );
     }
 }

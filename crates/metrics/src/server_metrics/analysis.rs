@@ -32,6 +32,9 @@ pub enum Bounds {
     /// before the first one; histogram bucket means are learned from the reference to the
     /// phase's last fetch only (AIPerf summarizes a series cut to those samples).
     Phase(Phase),
+    /// [`Bounds::Phase`] of one phase of a run of several of its kind: the fetches sent during
+    /// the run's phase number `.1` (a config file's profiling phases, each on its own).
+    PhaseRun(Phase, u8),
     /// A re-processed JSONL: its lines are unique updates only (the duplicate fetches between
     /// them are not written), so a value holds until the next line. The reference value is
     /// read at the window start and the final value at the window end, and rates are taken
@@ -134,8 +137,13 @@ impl Window {
     /// holds none of its fetches, or no fetch of it was sent during a [`Bounds::Phase`] phase.
     #[must_use]
     pub fn for_endpoint(&self, ep: &EndpointStore) -> Option<Self> {
-        if let Bounds::Phase(p) = self.bounds {
-            let (first, last) = ep.phase_span(p)?;
+        let span = match self.bounds {
+            Bounds::Phase(p) => Some(ep.phase_span(p)),
+            Bounds::PhaseRun(p, i) => Some(ep.phase_run_span(p, i)),
+            _ => None,
+        };
+        if let Some(span) = span {
+            let (first, last) = span?;
             return Some(Self {
                 start_ns: first,
                 end_ns: last,
@@ -412,7 +420,7 @@ pub fn histogram_summary(
         // Bucket means are learned from every sample from the reference on (to the window's
         // last sample under the phase-filtered rule).
         let mut rows = h.rows();
-        if matches!(w.bounds, Bounds::Phase(_)) {
+        if matches!(w.bounds, Bounds::Phase(_) | Bounds::PhaseRun(..)) {
             rows.truncate(hi);
         }
         let learned = learn_bucket_stats(&h.les, &h.sums, &h.counts, &rows, r);

@@ -85,6 +85,9 @@ pub struct EndpointStore {
     /// The phase each fetch was sent in (`None`: before any phase, or between phases), aligned
     /// with `fetch_ts_ns`; empty when the fetches were not attributed (re-processed JSONL).
     pub fetch_phase: Vec<Option<Phase>>,
+    /// The run's phase number (`phase_index`) each tagged fetch was sent in, aligned with
+    /// `fetch_phase` (0 where untagged): several profiling phases are told apart by it.
+    pub fetch_phase_index: Vec<u8>,
     /// Series keyed by `(metric name, sorted labels)`.
     pub series: BTreeMap<(String, LabelSet), SeriesEntry>,
     last_hash: Option<u64>,
@@ -133,10 +136,37 @@ impl EndpointStore {
         is_duplicate: bool,
         phase: Option<Phase>,
     ) {
+        self.record_phase_run_fetch(ts_ns, latency_ns, is_duplicate, phase.map(|p| (p, 0)));
+    }
+
+    /// [`Self::record_phase_fetch`] of a fetch sent during the run's phase number `index` (of
+    /// kind `phase`).
+    pub fn record_phase_run_fetch(
+        &mut self,
+        ts_ns: u64,
+        latency_ns: u64,
+        is_duplicate: bool,
+        phase: Option<(Phase, u8)>,
+    ) {
         // Keep the tags aligned with the fetch log even after untagged fetches.
         self.fetch_phase.resize(self.fetch_ts_ns.len(), None);
+        self.fetch_phase_index.resize(self.fetch_ts_ns.len(), 0);
         self.record_fetch(ts_ns, latency_ns, is_duplicate);
-        self.fetch_phase.push(phase);
+        self.fetch_phase.push(phase.map(|(p, _)| p));
+        self.fetch_phase_index.push(phase.map_or(0, |(_, i)| i));
+    }
+
+    /// `(first, last)` stamp of the fetches sent during the run's phase number `index` (of
+    /// kind `phase`); `None` when there is none.
+    #[must_use]
+    pub fn phase_run_span(&self, phase: Phase, index: u8) -> Option<(u64, u64)> {
+        (self.fetch_ts_ns.iter())
+            .zip(&self.fetch_phase)
+            .zip(&self.fetch_phase_index)
+            .filter(|((_, p), i)| **p == Some(phase) && **i == index)
+            .fold(None, |acc, ((&t, _), _)| {
+                Some(acc.map_or((t, t), |(a, b): (u64, u64)| (a.min(t), b.max(t))))
+            })
     }
 
     /// `(first, last)` stamp of the fetches sent during `phase`; `None` when there is none.

@@ -19,13 +19,18 @@ use ringperf_wire::record::Phase;
 
 /// Which phase a per-phase result describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PhaseIdent {
+pub struct PhaseIdent<'a> {
     /// The phase.
     pub phase: Phase,
     /// Its position in the run (warmup 0, then profiling).
     pub phase_index: u32,
     /// Its position among profiling phases (`None` for warmup).
     pub profiling_index: Option<u32>,
+    /// Its name (`warmup`, `profiling`, or a config file's).
+    pub name: &'a str,
+    /// One of several phases of its kind: only the fetches sent during this one, by its
+    /// `phase_index` ([`Bounds::PhaseRun`]); else every fetch of its kind ([`Bounds::Phase`]).
+    pub one_of_several: bool,
 }
 
 /// The per-phase result of `ident.phase`: `None` when no endpoint has a fetch sent during the
@@ -33,15 +38,24 @@ pub struct PhaseIdent {
 #[must_use]
 pub fn phase_data(
     store: &Store,
-    ident: PhaseIdent,
+    ident: PhaseIdent<'_>,
     slice_ns: Option<u64>,
     benchmark_id: Option<&str>,
 ) -> Option<Value> {
-    let name = ident.phase.as_str();
+    let kind = ident.phase.as_str();
+    let bounds = if ident.one_of_several {
+        Bounds::PhaseRun(ident.phase, ident.phase_index as u8)
+    } else {
+        Bounds::Phase(ident.phase)
+    };
     let mut summaries = Map::new();
     let (mut start, mut end) = (u64::MAX, 0);
     for ep in &store.endpoints {
-        let Some(span) = ep.phase_span(ident.phase) else {
+        let span = match bounds {
+            Bounds::PhaseRun(p, i) => ep.phase_run_span(p, i),
+            _ => ep.phase_span(ident.phase),
+        };
+        let Some(span) = span else {
             continue;
         };
         start = start.min(span.0);
@@ -50,7 +64,7 @@ pub fn phase_data(
             start_ns: span.0,
             end_ns: span.1,
             slice_ns,
-            bounds: Bounds::Phase(ident.phase),
+            bounds,
         };
         let metrics = summarize_endpoints([ep], &w);
         if metrics.is_empty() {
@@ -90,10 +104,10 @@ pub fn phase_data(
     data.insert("endpoints_configured".into(), Value::Array(urls.clone()));
     data.insert("endpoints_successful".into(), Value::Array(urls));
     data.insert("error_summary".into(), Value::Array(Vec::new()));
-    data.insert("phase".into(), name.into());
+    data.insert("phase".into(), kind.into());
     data.insert("phase_index".into(), ident.phase_index.into());
-    data.insert("phase_kind".into(), name.into());
-    data.insert("phase_name".into(), name.into());
+    data.insert("phase_kind".into(), kind.into());
+    data.insert("phase_name".into(), ident.name.into());
     data.insert("phase_results".into(), Value::Array(Vec::new()));
     if let Some(i) = ident.profiling_index {
         data.insert("profiling_index".into(), i.into());

@@ -586,6 +586,8 @@ fn phase_data_is_aiperfs_per_phase_result() {
         phase: Phase::Warmup,
         phase_index: 0,
         profiling_index: None,
+        name: "warmup",
+        one_of_several: false,
     };
     let d = phase_data(&store, warmup, None, Some("b1")).expect("warmup was scraped");
     let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
@@ -637,6 +639,8 @@ fn phase_data_is_aiperfs_per_phase_result() {
         phase: Phase::Profiling,
         phase_index: 1,
         profiling_index: Some(0),
+        name: "profiling",
+        one_of_several: false,
     };
     assert!(phase_data(&store, profiling, None, Some("b1")).is_none());
 }
