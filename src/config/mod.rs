@@ -548,6 +548,24 @@ impl Config {
         self.echo.plan()
     }
 
+    /// How the run's phases are numbered and named in its records and scrape lines.
+    pub fn phase_layout(&self) -> ringperf_metrics::export::jsonl::PhaseLayout {
+        let named = self.profiling_name != "profiling" || !self.phases_after.is_empty();
+        ringperf_metrics::export::jsonl::PhaseLayout {
+            warmup: self.warmup.is_some(),
+            warmup_name: (self.warmup_name())
+                .filter(|n| *n != "warmup")
+                .map(str::to_owned),
+            profiling_names: if named {
+                std::iter::once(self.profiling_name.clone())
+                    .chain(self.phases_after.iter().map(|p| p.name.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
     /// The warmup's name, when the run has one (`warmup` unless a config file names it).
     pub fn warmup_name(&self) -> Option<&str> {
         self.warmup.as_ref()?;

@@ -79,7 +79,7 @@ pub(crate) fn start(
         verbose: cfg.verbose,
         on_page: board.map(|b| dashboard_feed(b.clone())),
         role: Role::ServerMetrics,
-        phases: super::start::phase_layout(cfg),
+        phases: cfg.phase_layout(),
     };
     match Scraper::start(opts) {
         Ok(s) => s,

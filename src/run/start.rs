@@ -231,7 +231,7 @@ fn jsonl_sink(
     let path = prepared.dir.join(&prepared.names.jsonl);
     let w = JsonlWriter::create(&path, 0)
         .map_err(|e| cannot_create(&path, &e))?
-        .with_phases(phase_layout(cfg))
+        .with_phases(cfg.phase_layout())
         .with_http_trace(cfg.export_http_trace.then(|| {
             ringperf_metrics::export::trace_data::TraceContext {
                 headers: sent_headers(&prepared.shared),
@@ -344,24 +344,5 @@ impl Collectors {
     pub fn profiling_end(&mut self) {
         server_metrics::phase_end(&mut self.server_metrics, Phase::Profiling);
         server_metrics::phase_end(&mut self.gpu, Phase::Profiling);
-    }
-}
-
-/// How the run's phases are numbered and named in its records.
-pub(super) fn phase_layout(cfg: &Config) -> ringperf_metrics::export::jsonl::PhaseLayout {
-    let named = cfg.profiling_name != "profiling" || !cfg.phases_after.is_empty();
-    ringperf_metrics::export::jsonl::PhaseLayout {
-        warmup: cfg.warmup.is_some(),
-        warmup_name: cfg
-            .warmup_name()
-            .filter(|n| *n != "warmup")
-            .map(str::to_owned),
-        profiling_names: if named {
-            std::iter::once(cfg.profiling_name.clone())
-                .chain(cfg.phases_after.iter().map(|p| p.name.clone()))
-                .collect()
-        } else {
-            Vec::new()
-        },
     }
 }
