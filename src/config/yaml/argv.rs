@@ -511,11 +511,19 @@ fn seq_dist(v: &Value, path: &str) -> R<String> {
             };
             let (mean, mut sd) = match v {
                 Value::Object(d) => {
-                    keys(d, &p, &["mean", "stddev"], &["median", "peaks", "points", "min", "max"])?;
+                    keys(
+                        d,
+                        &p,
+                        &["mean", "stddev"],
+                        &["median", "peaks", "points", "min", "max"],
+                    )?;
                     let mean = d
                         .get("mean")
                         .ok_or_else(|| YamlError::Schema(format!("{p}.mean: Field required")))?;
-                    (num(mean, &p)?, d.get("stddev").map(|s| num(s, &p)).transpose()?)
+                    (
+                        num(mean, &p)?,
+                        d.get("stddev").map(|s| num(s, &p)).transpose()?,
+                    )
                 }
                 _ => (num(v, &p)?, None),
             };
@@ -1347,7 +1355,10 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         other => obj(other, &p)?,
     };
     let (extra_keys, aiperf_only): (&[&str], &[&str]) = if key == "server_metrics" {
-        (&["enabled", "urls", "formats"], &["discovery", "metrics_file"])
+        (
+            &["enabled", "urls", "formats"],
+            &["discovery", "metrics_file"],
+        )
     } else {
         (&["enabled", "urls", "collector", "mode"], &["metrics_file"])
     };
@@ -1468,6 +1479,8 @@ fn full_path(param: &str) -> Option<String> {
 pub struct Variation {
     pub dir: String,
     pub label: String,
+    /// Each swept path and its value here, as the file wrote it (AIPerf's `values`).
+    pub values: Vec<(String, Value)>,
 }
 
 /// The variations of a `grid` or `zip` sweep, in AIPerf's order: parameters sorted by full
@@ -1480,7 +1493,7 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
         .get("parameters")
         .map(|p| obj(p, "sweep.parameters"))
         .transpose()?;
-    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    let mut axes: Vec<(String, Vec<(String, Value)>)> = Vec::new();
     for (k, v) in params.into_iter().flatten() {
         let path =
             full_path(k).ok_or_else(|| YamlError::Unsupported(format!("sweep.parameters.{k}")))?;
@@ -1492,7 +1505,10 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
         axes.push((
             path,
             list.iter()
-                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .map(|x| {
+                    let text = x.as_str().map_or_else(|| x.to_string(), str::to_string);
+                    (text, x.clone())
+                })
                 .collect(),
         ));
     }
@@ -1519,7 +1535,12 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
             let parts: Vec<(&str, &str)> = axes
                 .iter()
                 .zip(&c)
-                .map(|((p, vals), &i)| (p.as_str(), vals[i].as_str()))
+                .map(|((p, vals), &i)| (p.as_str(), vals[i].0.as_str()))
+                .collect();
+            let values = axes
+                .iter()
+                .zip(&c)
+                .map(|((p, vals), &i)| (p.clone(), vals[i].1.clone()))
                 .collect();
             Variation {
                 dir: parts
@@ -1532,6 +1553,7 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
                     .map(|(p, v)| format!("{p}={v}"))
                     .collect::<Vec<_>>()
                     .join(", "),
+                values,
             }
         })
         .collect())
