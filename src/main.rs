@@ -234,11 +234,11 @@ fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
     use ringperf::cli::yaml::ConfigCommand;
     use ringperf::config::yaml::cmd;
     match &args.command {
-        ConfigCommand::Validate { file } => cmd::validate(file),
+        ConfigCommand::Validate(a) => cmd::validate(&a.path()),
         ConfigCommand::Expand(a) => {
             use ringperf::cli::yaml::ExpandFormatArg as F;
             cmd::expand(
-                &a.file,
+                &a.path(),
                 &cmd::ExpandOptions {
                     full: a.full,
                     index: a.index,

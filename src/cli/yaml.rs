@@ -28,7 +28,7 @@ pub struct ConfigArgs {
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Check a config file (exit 0: valid, 1: refused, with the reason).
-    Validate { file: PathBuf },
+    Validate(ValidateArgs),
     /// List the variations a config file runs (a sweep's, or the one `base` run), as AIPerf's
     /// `config expand`.
     Expand(ExpandArgs),
@@ -36,12 +36,34 @@ pub enum ConfigCommand {
     Init(InitArgs),
 }
 
+/// `ringperf config validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The config file (also `--config-file FILE`, as AIPerf takes it).
+    #[arg(value_name = "CONFIG-FILE", required_unless_present = "config_file")]
+    pub file: Option<PathBuf>,
+    #[arg(long = "config-file", hide = true, conflicts_with = "file")]
+    pub config_file: Option<PathBuf>,
+}
+
+impl ValidateArgs {
+    /// The file, however it was given.
+    pub fn path(&self) -> PathBuf {
+        self.file
+            .clone()
+            .or(self.config_file.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// `ringperf config expand` (AIPerf 0.13's options, and `--as-flags`).
 #[derive(Debug, Args)]
 pub struct ExpandArgs {
-    /// The config file.
-    #[arg(value_name = "CONFIG-FILE")]
-    pub file: PathBuf,
+    /// The config file (also `--config-file FILE`, as AIPerf takes it).
+    #[arg(value_name = "CONFIG-FILE", required_unless_present = "config_file")]
+    pub file: Option<PathBuf>,
+    #[arg(long = "config-file", hide = true, conflicts_with = "file")]
+    pub config_file: Option<PathBuf>,
     /// Also print each variation's configuration, as ringperf resolves it (its
     /// `input_config`).
     #[arg(long, short = 'F', overrides_with = "no_full")]
@@ -58,6 +80,16 @@ pub struct ExpandArgs {
     /// instead (ringperf's own; the other options are ignored).
     #[arg(long)]
     pub as_flags: bool,
+}
+
+impl ExpandArgs {
+    /// The file, however it was given.
+    pub fn path(&self) -> PathBuf {
+        self.file
+            .clone()
+            .or(self.config_file.clone())
+            .unwrap_or_default()
+    }
 }
 
 /// `config expand --format`.

@@ -527,6 +527,12 @@ fn config_expand_prints_aiperfs_variations() {
         compared += 1;
     }
     assert!(compared >= 21, "{compared}");
+    // AIPerf also takes the file as `--config-file FILE`.
+    let f = "tests/data/aiperf-expand/zip-sweep.yaml";
+    let named = ringperf(&["config", "expand", "--config-file", f]);
+    assert_eq!(named.stdout, ringperf(&["config", "expand", f]).stdout);
+    let named = ringperf(&["config", "validate", "--config-file", f]);
+    assert_eq!(text(&named.stdout), format!("Configuration valid: {f}\n"));
     for name in ["concurrency-sweep", "zip-sweep"] {
         let f = format!("tests/data/aiperf-expand/{name}.yaml");
         for fmt in ["json", "yaml"] {
