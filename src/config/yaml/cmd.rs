@@ -273,7 +273,7 @@ pub fn expand(path: &Path, opts: &ExpandOptions) -> u8 {
 
 /// Each variation's `input_config`, in the order of [`argv::variations`]: the file read as
 /// `profile -f FILE` reads it, each variation applied as the sweep runner applies it, and the
-/// configuration resolved (so a file the run needs, a trace, must exist).
+/// configuration resolved (checked as `profile` checks it before a run).
 fn resolved_bodies(path: &Path, total: usize) -> Result<Vec<Value>, String> {
     let argv: Vec<String> = ["ringperf", "profile", "-f"]
         .into_iter()
