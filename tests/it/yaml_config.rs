@@ -360,6 +360,24 @@ fn config_init_writes_aiperfs_templates_with_the_same_settings() {
     assert_eq!(n, 27);
 }
 
+/// Without `-m` / `-u`, each template keeps AIPerf's own model and URL (and every other value):
+/// `config init -t NAME` prints the values AIPerf's prints (tests/data/aiperf-templates/
+/// defaults.json).
+#[test]
+fn config_init_without_overrides_prints_aiperfs_defaults() {
+    let defaults: Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/data/aiperf-templates/defaults.json").unwrap(),
+    )
+    .unwrap();
+    let defaults = defaults.as_object().unwrap();
+    assert_eq!(defaults.len(), 27);
+    for (name, expected) in defaults {
+        let out = ringperf(&["config", "init", "-t", name]);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert_eq!(&yaml_value(&text(&out.stdout)), expected, "{name}");
+    }
+}
+
 #[test]
 fn config_init_lists_searches_and_refuses_as_aiperf() {
     let list = ringperf(&["config", "init", "--list"]);
