@@ -632,6 +632,31 @@ fn config_expand_full_shows_each_variations_configuration() {
     );
 }
 
+/// An adaptive search picks its variations as it runs: nothing to list (exit 2, as AIPerf);
+/// `--as-flags` shows the `--search-*` flags it stands for.
+#[test]
+fn config_expand_has_no_list_for_an_adaptive_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("adaptive.yaml");
+    let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap() + ADAPTIVE.0;
+    std::fs::write(&f, body).unwrap();
+    let out = ringperf(&["config", "expand", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stdout).is_empty());
+    assert!(
+        text(&out.stderr).contains("adaptive_search"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = ringperf(&["config", "expand", "--as-flags", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).contains("--search-planner smooth_isotonic"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 #[test]
 fn config_expand_as_flags_prints_the_equivalent_command_line() {
     let out = ringperf(&[
