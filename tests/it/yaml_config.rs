@@ -562,6 +562,20 @@ fn config_expand_prints_aiperfs_variations() {
         compared += 1;
     }
     assert!(compared >= 21, "{compared}");
+    // No sweep: one `base` variation (what `aiperf config expand minimal.yaml -f json|yaml`
+    // printed).
+    let minimal = data.join("minimal.yaml");
+    let out = ringperf(&["config", "expand", minimal.to_str().unwrap(), "-f", "json"]);
+    assert_eq!(
+        text(&out.stdout),
+        "{\n  \"sweep_type\": \"none\",\n  \"variations\": [\n    {\n      \"index\": 0,\n      \
+         \"dir_name\": \"base\",\n      \"label\": \"base\",\n      \"values\": {}\n    }\n  ]\n}\n"
+    );
+    let out = ringperf(&["config", "expand", minimal.to_str().unwrap(), "-f", "yaml"]);
+    assert_eq!(
+        text(&out.stdout),
+        "sweep_type: none\nvariations:\n- index: 0\n  dir_name: base\n  label: base\n  values: {}\n"
+    );
     // AIPerf also takes the file as `--config-file FILE`.
     let f = "tests/data/aiperf-expand/zip-sweep.yaml";
     let named = ringperf(&["config", "expand", "--config-file", f]);
