@@ -1146,10 +1146,21 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
         prof[0].arrival_ns >= warm.iter().map(|e| e.end_ns).max().unwrap(),
         "profiling starts once the warmup is answered"
     );
-    assert_eq!(most(prof), 1, "20 ms answers 50 ms apart never overlap");
-    // A constant 20 per second: 7 gaps of 50 ms (the client may be late, never early).
-    let span = prof[7].arrival_ns - prof[0].arrival_ns;
-    assert!(span >= 340_000_000, "{span} ns for 7 gaps of 50 ms");
+    // 20 ms answers 50 ms apart do not overlap, unless a send is late (a loaded machine) and
+    // the absolute schedule catches up with the next one: never more than two, never four.
+    assert!(most(prof) <= 2, "20 ms answers 50 ms apart");
+    // A constant 20 per second: gaps of 50 ms. A late send shortens the gap after it, so the
+    // median gap is the one checked (a burst would give ~0, Poisson scattered gaps).
+    let mut gaps: Vec<u64> = prof[..8]
+        .windows(2)
+        .map(|w| w[1].arrival_ns - w[0].arrival_ns)
+        .collect();
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2];
+    assert!(
+        (45_000_000..=70_000_000).contains(&median),
+        "median gap {median} ns, gaps {gaps:?}"
+    );
     let records = common::read_jsonl(&out_dir.join("profile_export.jsonl"));
     let phase_of = |r: &Value| {
         r["metadata"]["benchmark_phase"]
