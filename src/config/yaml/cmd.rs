@@ -212,63 +212,89 @@ pub fn expand(path: &Path, opts: &ExpandOptions) -> u8 {
     } else {
         None
     };
-    let body = |i: usize| bodies.as_ref().map(|b| b[i].clone());
-    let mut out = String::new();
-    match opts.format {
-        ExpandFormat::Text => {
-            if picked.len() == total {
-                let s = if total == 1 { "" } else { "s" };
-                out.push_str(&format!(
-                    "Sweep type: {sweep_type} ({total} variation{s})\n"
-                ));
-            } else {
-                out.push_str(&format!(
-                    "Sweep type: {sweep_type} (showing {} of {total})\n",
-                    picked.len()
-                ));
-            }
-            out.push('\n');
-            for &i in &picked {
-                let v = &variations[i];
-                out.push_str(&format!("[{i}] dir={}  label={}\n", v.dir, v.label));
-                if let Some(b) = body(i) {
-                    let mut y = String::new();
-                    yaml_block(&b, 0, &mut y);
-                    for l in y.lines() {
-                        out.push_str(&format!("    {l}\n"));
-                    }
-                    out.push('\n');
-                }
-            }
+    let listing = Listing {
+        sweep_type,
+        variations: &variations,
+        picked: &picked,
+        bodies: bodies.as_deref(),
+    };
+    let out = match opts.format {
+        ExpandFormat::Text => listing.text(),
+        ExpandFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&listing.doc()).unwrap_or_default();
+            s.push('\n');
+            s
         }
-        ExpandFormat::Yaml | ExpandFormat::Json => {
-            let list: Vec<Value> = picked
-                .iter()
-                .map(|&i| {
-                    let v = &variations[i];
-                    let mut m = serde_json::Map::new();
-                    m.insert("index".into(), i.into());
-                    m.insert("dir_name".into(), v.dir.clone().into());
-                    m.insert("label".into(), v.label.clone().into());
-                    let values = v.values.iter().cloned().collect::<serde_json::Map<_, _>>();
-                    m.insert("values".into(), Value::Object(values));
-                    if let Some(b) = body(i) {
-                        m.insert("benchmark".into(), b);
-                    }
-                    Value::Object(m)
-                })
-                .collect();
-            let doc = serde_json::json!({"sweep_type": sweep_type, "variations": list});
-            if opts.format == ExpandFormat::Json {
-                out = serde_json::to_string_pretty(&doc).unwrap_or_default();
-                out.push('\n');
-            } else {
-                yaml_block(&doc, 0, &mut out);
-            }
+        ExpandFormat::Yaml => {
+            let mut s = String::new();
+            yaml_block(&listing.doc(), 0, &mut s);
+            s
         }
-    }
+    };
     print!("{out}");
     0
+}
+
+/// What `config expand` prints: the variations picked (all, or `--index`'s) and, with
+/// `--full`, every variation's configuration.
+struct Listing<'a> {
+    sweep_type: &'a str,
+    variations: &'a [argv::Variation],
+    picked: &'a [usize],
+    bodies: Option<&'a [Value]>,
+}
+
+impl Listing<'_> {
+    /// AIPerf's text: the sweep line, a blank line, a line per variation (its body under it,
+    /// indented by four, then a blank line).
+    fn text(&self) -> String {
+        let total = self.variations.len();
+        let mut out = if self.picked.len() == total {
+            let s = if total == 1 { "" } else { "s" };
+            format!("Sweep type: {} ({total} variation{s})\n\n", self.sweep_type)
+        } else {
+            format!(
+                "Sweep type: {} (showing {} of {total})\n\n",
+                self.sweep_type,
+                self.picked.len()
+            )
+        };
+        for &i in self.picked {
+            let v = &self.variations[i];
+            out.push_str(&format!("[{i}] dir={}  label={}\n", v.dir, v.label));
+            if let Some(b) = self.bodies.map(|b| &b[i]) {
+                let mut y = String::new();
+                yaml_block(b, 0, &mut y);
+                for l in y.lines() {
+                    out.push_str(&format!("    {l}\n"));
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// AIPerf's document for `--format json|yaml`.
+    fn doc(&self) -> Value {
+        let list: Vec<Value> = self
+            .picked
+            .iter()
+            .map(|&i| {
+                let v = &self.variations[i];
+                let mut m = serde_json::Map::new();
+                m.insert("index".into(), i.into());
+                m.insert("dir_name".into(), v.dir.clone().into());
+                m.insert("label".into(), v.label.clone().into());
+                let values = v.values.iter().cloned().collect();
+                m.insert("values".into(), Value::Object(values));
+                if let Some(b) = self.bodies.map(|b| &b[i]) {
+                    m.insert("benchmark".into(), b.clone());
+                }
+                Value::Object(m)
+            })
+            .collect();
+        serde_json::json!({"sweep_type": self.sweep_type, "variations": list})
+    }
 }
 
 /// Each variation's `input_config`, in the order of [`argv::variations`]: the file read as
