@@ -311,7 +311,7 @@ fn resolved_bodies(path: &Path, total: usize) -> Result<Vec<Value>, String> {
         E::File(f) => f.error.to_string(),
         E::Sweep(s) => s.to_string(),
         E::Parse(c) => c.to_string(),
-        E::Unsupported(u) => format!("{u:?}"),
+        E::Unsupported(u) => u.to_string(),
     })?;
     let (plan, lists) = read
         .plan(&argv)
