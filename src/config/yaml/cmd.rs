@@ -6,35 +6,6 @@ use serde_json::Value;
 
 use super::{FileArgs, Loaded, YamlError, argv};
 
-/// ringperf's own templates for `config init` (name, one-line description, text).
-pub const TEMPLATES: &[(&str, &str, &str)] = &[
-    (
-        "chat-concurrency",
-        "closed-loop chat benchmark with a warmup",
-        include_str!("../../../assets/config-templates/chat-concurrency.yaml"),
-    ),
-    (
-        "request-rate",
-        "open-loop Poisson arrivals for a fixed time",
-        include_str!("../../../assets/config-templates/request-rate.yaml"),
-    ),
-    (
-        "trace-replay",
-        "replay a Mooncake trace at its timestamps",
-        include_str!("../../../assets/config-templates/trace-replay.yaml"),
-    ),
-    (
-        "concurrency-sweep",
-        "one run per concurrency (grid sweep)",
-        include_str!("../../../assets/config-templates/concurrency-sweep.yaml"),
-    ),
-    (
-        "goodput-slo",
-        "request-rate run counting requests within SLOs",
-        include_str!("../../../assets/config-templates/goodput-slo.yaml"),
-    ),
-];
-
 /// A refused file and its path (the commands print `Error: …` then `File: …`, as AIPerf).
 #[derive(Debug)]
 pub struct FileError {
@@ -156,10 +127,221 @@ pub fn validate(path: &Path) -> u8 {
     }
 }
 
-/// `config expand FILE`: the run the file resolves to, as the equivalent `ringperf profile`
-/// command line and the normalised config (JSON); a sweep block's list values appear as the
-/// sweep flags.
-pub fn expand(path: &Path) -> u8 {
+/// How `config expand` prints (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExpandFormat {
+    #[default]
+    Text,
+    Yaml,
+    Json,
+}
+
+/// What `config expand` is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct ExpandOptions {
+    /// `--full`: each variation's resolved configuration too.
+    pub full: bool,
+    /// `--index N`: that variation only (implies `full`).
+    pub index: Option<i64>,
+    pub format: ExpandFormat,
+    /// `--as-flags`: the equivalent `ringperf profile` command line and the normalised file
+    /// instead.
+    pub as_flags: bool,
+}
+
+/// `config expand FILE`: the variations the file runs, as AIPerf 0.13 prints them
+/// (`Sweep type: GridSweep (9 variations)`, a blank line, then `[i] dir=…  label=…`); a file
+/// without a sweep is one variation, `base`. With `full`, each variation's configuration as
+/// ringperf resolves it: the `input_config` its run would echo. Exit 0; 1 for a refused file
+/// or an index out of range; 2 for an adaptive search (its variations are chosen as it runs).
+pub fn expand(path: &Path, opts: &ExpandOptions) -> u8 {
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("Error: {e}\nFile: {}", path.display());
+        1
+    };
+    if opts.as_flags {
+        return expand_as_flags(path);
+    }
+    let (loaded, _) = match resolve(path) {
+        Ok(x) => x,
+        Err(e) => return fail(&e),
+    };
+    let sweep = loaded.root.get("sweep").and_then(Value::as_object);
+    let sweep_type = match sweep.and_then(|s| s.get("type")).and_then(Value::as_str) {
+        None if sweep.is_none() => "none",
+        None | Some("grid") => "GridSweep",
+        Some("zip") => "ZipSweep",
+        Some("adaptive_search") => {
+            eprintln!(
+                "An adaptive_search sweep picks its variations while it runs, so there are none \
+                 to list before it starts. Expand a grid or zip sweep instead."
+            );
+            return 2;
+        }
+        Some(other) => return fail(&format!("not supported by ringperf: sweep.type: {other}")),
+    };
+    let variations = match sweep {
+        Some(s) => match argv::variations(s) {
+            Ok(v) => v,
+            Err(e) => return fail(&e),
+        },
+        None => vec![argv::Variation {
+            dir: "base".into(),
+            label: "base".into(),
+            values: Vec::new(),
+        }],
+    };
+    let total = variations.len();
+    let mut picked: Vec<usize> = (0..total).collect();
+    let mut full = opts.full;
+    if let Some(i) = opts.index {
+        match usize::try_from(i).ok().filter(|&i| i < total) {
+            Some(i) => picked = vec![i],
+            None => {
+                eprintln!("Error: --index {i} out of range; sweep has {total} variation(s).");
+                return 1;
+            }
+        }
+        full = true;
+    }
+    let bodies = if full {
+        match resolved_bodies(path, total) {
+            Ok(b) => Some(b),
+            Err(e) => return fail(&e),
+        }
+    } else {
+        None
+    };
+    let listing = Listing {
+        sweep_type,
+        variations: &variations,
+        picked: &picked,
+        bodies: bodies.as_deref(),
+    };
+    let out = match opts.format {
+        ExpandFormat::Text => listing.text(),
+        ExpandFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&listing.doc()).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        ExpandFormat::Yaml => {
+            let mut s = String::new();
+            yaml_block(&listing.doc(), 0, &mut s);
+            s
+        }
+    };
+    print!("{out}");
+    0
+}
+
+/// What `config expand` prints: the variations picked (all, or `--index`'s) and, with
+/// `--full`, every variation's configuration.
+struct Listing<'a> {
+    sweep_type: &'a str,
+    variations: &'a [argv::Variation],
+    picked: &'a [usize],
+    bodies: Option<&'a [Value]>,
+}
+
+impl Listing<'_> {
+    /// AIPerf's text: the sweep line, a blank line, a line per variation (its body under it,
+    /// indented by four, then a blank line).
+    fn text(&self) -> String {
+        let total = self.variations.len();
+        let mut out = if self.picked.len() == total {
+            let s = if total == 1 { "" } else { "s" };
+            format!("Sweep type: {} ({total} variation{s})\n\n", self.sweep_type)
+        } else {
+            format!(
+                "Sweep type: {} (showing {} of {total})\n\n",
+                self.sweep_type,
+                self.picked.len()
+            )
+        };
+        for &i in self.picked {
+            let v = &self.variations[i];
+            out.push_str(&format!("[{i}] dir={}  label={}\n", v.dir, v.label));
+            if let Some(b) = self.bodies.map(|b| &b[i]) {
+                let mut y = String::new();
+                yaml_block(b, 0, &mut y);
+                for l in y.lines() {
+                    out.push_str(&format!("    {l}\n"));
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// AIPerf's document for `--format json|yaml`.
+    fn doc(&self) -> Value {
+        let list: Vec<Value> = self
+            .picked
+            .iter()
+            .map(|&i| {
+                let v = &self.variations[i];
+                let mut m = serde_json::Map::new();
+                m.insert("index".into(), i.into());
+                m.insert("dir_name".into(), v.dir.clone().into());
+                m.insert("label".into(), v.label.clone().into());
+                let values = v.values.iter().cloned().collect();
+                m.insert("values".into(), Value::Object(values));
+                if let Some(b) = self.bodies.map(|b| &b[i]) {
+                    m.insert("benchmark".into(), b.clone());
+                }
+                Value::Object(m)
+            })
+            .collect();
+        serde_json::json!({"sweep_type": self.sweep_type, "variations": list})
+    }
+}
+
+/// Each variation's `input_config`, in the order of [`argv::variations`]: the file read as
+/// `profile -f FILE` reads it, each variation applied as the sweep runner applies it, and the
+/// configuration resolved (checked as `profile` checks it before a run).
+fn resolved_bodies(path: &Path, total: usize) -> Result<Vec<Value>, String> {
+    let argv: Vec<String> = ["ringperf", "profile", "-f"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([path.display().to_string()])
+        .collect();
+    use crate::invocation::InvocationError as E;
+    let read = crate::invocation::read(&argv, &|k| std::env::var(k).ok()).map_err(|e| match e {
+        E::File(f) => f.error.to_string(),
+        E::Sweep(s) => s.to_string(),
+        E::Parse(c) => c.to_string(),
+        E::Unsupported(u) => u.to_string(),
+    })?;
+    let (plan, lists) = read
+        .plan(&argv)
+        .ok_or_else(|| "not a profile command line".to_string())?;
+    let resolved = |p: &crate::plan::Plan| {
+        crate::config::Config::from_plan(p, false)
+            .map(|c| c.input_config())
+            .map_err(|e| e.to_string())
+    };
+    let Some(sweep) =
+        crate::sweep::plan::SweepPlan::from_cli(&plan, &lists).map_err(|e| e.to_string())?
+    else {
+        return Ok(vec![resolved(&plan)?]);
+    };
+    if sweep.variations.len() != total {
+        return Err(format!(
+            "the sweep runs {} variations, the file lists {total}",
+            sweep.variations.len()
+        ));
+    }
+    sweep
+        .variations
+        .iter()
+        .map(|v| resolved(&sweep.plan_of(v, 0).map_err(|e| e.to_string())?))
+        .collect()
+}
+
+/// `config expand --as-flags FILE`: the equivalent `ringperf profile` command line (a sweep's
+/// lists as the sweep flags), then the normalised file as JSON.
+fn expand_as_flags(path: &Path) -> u8 {
     let (loaded, args) = match super::load(path).and_then(|l| {
         let a = argv::translate(&l)?;
         Ok((l, a))
@@ -170,30 +352,6 @@ pub fn expand(path: &Path) -> u8 {
             return 1;
         }
     };
-    if let Some(Value::Object(sw)) = loaded.root.get("sweep")
-        && matches!(
-            sw.get("type").and_then(Value::as_str),
-            None | Some("grid" | "zip")
-        )
-    {
-        let vars = match argv::variations(sw) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("Error: {e}\nFile: {}", path.display());
-                return 1;
-            }
-        };
-        let kind = if sw.get("type").and_then(Value::as_str) == Some("zip") {
-            "ZipSweep"
-        } else {
-            "GridSweep"
-        };
-        println!("Sweep type: {kind} ({} variations)\n", vars.len());
-        for (i, v) in vars.iter().enumerate() {
-            println!("[{i}] dir={}  label={}", v.dir, v.label);
-        }
-        println!();
-    }
     let words: Vec<String> = args.words().iter().map(|w| shell_word(w)).collect();
     println!("ringperf profile {}", words.join(" "));
     let pretty = serde_json::to_string_pretty(&Value::Object(loaded.root)).unwrap_or_default();
@@ -212,62 +370,165 @@ fn shell_word(w: &str) -> String {
     }
 }
 
-/// Why `config init` wrote nothing.
-#[derive(Debug)]
-pub enum InitError {
-    UnknownTemplate(String),
-    Exists(PathBuf),
-    Write(PathBuf, std::io::Error),
+/// `v` as block YAML at `indent`, in the layout PyYAML's `safe_dump` gives (a list's items at
+/// its key's indent, `{}` / `[]` for empty ones).
+fn yaml_block(v: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                out.push_str(&format!("{pad}{}:", yaml_scalar(&Value::String(k.clone()))));
+                match x {
+                    Value::Object(n) if !n.is_empty() => {
+                        out.push('\n');
+                        yaml_block(x, indent + 2, out);
+                    }
+                    Value::Array(a) if !a.is_empty() => {
+                        out.push('\n');
+                        yaml_block(x, indent, out);
+                    }
+                    _ => out.push_str(&format!(" {}\n", yaml_scalar(x))),
+                }
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            for x in a {
+                match x {
+                    Value::Object(n) if !n.is_empty() => {
+                        // The first key on the dash's line, the others under it.
+                        let mut inner = String::new();
+                        yaml_block(x, indent + 2, &mut inner);
+                        let rest = &inner[indent + 2..];
+                        out.push_str(&format!("{pad}- {rest}"));
+                    }
+                    Value::Array(b) if !b.is_empty() => {
+                        out.push_str(&format!("{pad}-\n"));
+                        yaml_block(x, indent + 2, out);
+                    }
+                    _ => out.push_str(&format!("{pad}- {}\n", yaml_scalar(x))),
+                }
+            }
+        }
+        _ => out.push_str(&format!("{pad}{}\n", yaml_scalar(v))),
+    }
 }
 
-impl std::fmt::Display for InitError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            InitError::UnknownTemplate(n) => {
-                let names: Vec<&str> = TEMPLATES.iter().map(|t| t.0).collect();
-                write!(
-                    f,
-                    "unknown template '{n}' (templates: {})",
-                    names.join(", ")
-                )
+/// A scalar (or empty collection) on one line: a string plain when it reads back as itself,
+/// else quoted.
+fn yaml_scalar(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        Value::String(s) => {
+            let lower = s.to_ascii_lowercase();
+            let special = matches!(
+                lower.as_str(),
+                "" | "~"
+                    | "null"
+                    | "true"
+                    | "false"
+                    | "yes"
+                    | "no"
+                    | "on"
+                    | "off"
+                    | "y"
+                    | "n"
+                    | ".inf"
+                    | "-.inf"
+                    | ".nan"
+            );
+            let plain = !special
+                && s.parse::<f64>().is_err()
+                && !s.starts_with(|c: char| "-?:,[]{}#&*!|>'\"%@` ".contains(c))
+                && !s.ends_with(' ')
+                && !s.contains(": ")
+                && !s.contains(" #")
+                && s.chars().all(|c| !c.is_control());
+            if plain {
+                s.clone()
+            } else if s.chars().any(char::is_control) {
+                serde_json::to_string(s).unwrap_or_default()
+            } else {
+                format!("'{}'", s.replace('\'', "''"))
             }
-            InitError::Exists(p) => write!(f, "{} exists (pass --force to overwrite)", p.display()),
-            InitError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
         }
     }
 }
 
-impl std::error::Error for InitError {}
+/// What `config init` is asked for (AIPerf 0.13's options).
+#[derive(Debug, Clone, Default)]
+pub struct InitOptions {
+    pub template: Option<String>,
+    pub list: bool,
+    pub search: Option<String>,
+    pub category: Option<String>,
+    pub verbose: bool,
+    pub model: Option<String>,
+    pub url: Option<String>,
+    pub output: Option<PathBuf>,
+}
 
-/// `config init`: with no template, the list (filtered by `search`); with one, its text on
-/// stdout or into `output`.
-pub fn init(
-    template: Option<&str>,
-    search: Option<&str>,
-    output: Option<&Path>,
-    force: bool,
-) -> Result<String, InitError> {
-    let Some(name) = template else {
-        let q = search.map(str::to_ascii_lowercase);
-        let mut out = String::new();
-        for (n, d, _) in TEMPLATES {
-            if q.as_ref().is_none_or(|q| {
-                n.contains(q.as_str()) || d.to_ascii_lowercase().contains(q.as_str())
-            }) {
-                out.push_str(&format!("{n:<20} {d}\n"));
-            }
+/// `config init`, as AIPerf's: `--list` (filtered by `--category`) or `--search` print the
+/// templates (exit 0, also when none match); `--template NAME` prints it with `--model` and
+/// `--url` put in, or writes it to `--output` (parents made, an existing file replaced). No
+/// template: exit 2; an unknown one: exit 1 and the names.
+pub fn init(o: &InitOptions) -> u8 {
+    use super::templates;
+    const CMD: &str = "ringperf config init";
+    if o.list {
+        let found = templates::list(o.category.as_deref());
+        if found.is_empty() {
+            println!(
+                "No templates in category '{}'.",
+                o.category.as_deref().unwrap_or_default()
+            );
+            return 0;
         }
-        return Ok(out);
-    };
-    let Some((_, _, text)) = TEMPLATES.iter().find(|t| t.0 == name) else {
-        return Err(InitError::UnknownTemplate(name.to_string()));
-    };
-    let Some(path) = output else {
-        return Ok((*text).to_string());
-    };
-    if path.exists() && !force {
-        return Err(InitError::Exists(path.to_path_buf()));
+        print!("{}", templates::table(&found, o.verbose));
+        println!("Use '{CMD} --template <name>' to generate a template.");
+        return 0;
     }
-    std::fs::write(path, text).map_err(|e| InitError::Write(path.to_path_buf(), e))?;
-    Ok(format!("Wrote {}\n", path.display()))
+    if let Some(q) = &o.search {
+        let found = templates::search(q);
+        if found.is_empty() {
+            println!("No templates match '{q}'.\nRun '{CMD} --list' to see all templates.");
+        } else {
+            print!("{}", templates::table(&found, o.verbose));
+        }
+        return 0;
+    }
+    let Some(name) = &o.template else {
+        eprintln!(
+            "Specify a template with --template, or run '{CMD} --list' to see what is available."
+        );
+        return 2;
+    };
+    let Some(t) = templates::find(name) else {
+        let mut names: Vec<&str> = templates::TEMPLATES.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        eprintln!(
+            "Error: \"Unknown template '{name}'. Available templates: {}\"",
+            names.join(", ")
+        );
+        return 1;
+    };
+    let text = templates::customize(t.text, o.model.as_deref(), o.url.as_deref());
+    let Some(out) = &o.output else {
+        print!("{text}");
+        return 0;
+    };
+    let written = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(out, &text));
+    if let Err(e) = written {
+        eprintln!("Error: cannot write {}: {e}", out.display());
+        return 1;
+    }
+    println!("Wrote {name} template to {}", out.display());
+    0
 }

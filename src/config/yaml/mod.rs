@@ -11,6 +11,7 @@ mod adaptive;
 pub mod argv;
 pub mod cmd;
 mod render;
+pub mod templates;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

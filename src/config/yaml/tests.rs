@@ -313,9 +313,9 @@ fn under(cli: &crate::plan::Plan, f: &FileArgs) -> (crate::cli::ProfileArgs, cra
 /// route and the command line agree on every setting and on what was given.
 #[test]
 fn a_files_typed_settings_are_what_its_flags_parse_to() {
-    let mut texts: Vec<(String, String)> = super::cmd::TEMPLATES
+    let mut texts: Vec<(String, String)> = super::templates::TEMPLATES
         .iter()
-        .map(|(name, _, text)| ((*name).to_owned(), (*text).to_owned()))
+        .map(|t| (t.name.to_owned(), t.text.to_owned()))
         .collect();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-yaml");
     for entry in std::fs::read_dir(dir).expect("fixtures") {
@@ -897,4 +897,80 @@ fn an_unknown_key_names_the_key_it_is_a_typo_of() {
             .contains("multi_runs: Extra inputs are not permitted (did you mean 'multi_run'?)"),
         "{e}"
     );
+}
+
+/// `config init -m/-u` land on the key the template declares, as AIPerf's `build_overrides`
+/// puts them, and leave the rest of the text, comments included, as it was.
+#[test]
+fn init_overrides_land_where_aiperf_puts_them() {
+    use super::templates::customize;
+    let raw = |t: &str| load_str(t, &|_| None).unwrap();
+    // Body `model`, endpoint `urls` (a block list, replaced by a one-item list).
+    let t = "# top\nbenchmark:\n  model: a  # the model\n  endpoint:\n    urls:\n      - http://x:1\n\n      # two\n      - http://y:2\n    type: chat\n  dataset: {entries: 3}\n";
+    let out = customize(t, Some("m/n"), Some("http://h:9"));
+    assert!(out.starts_with("# top\n"), "{out}");
+    let v = raw(&out);
+    assert_eq!(v["benchmark"]["models"], "m/n");
+    assert_eq!(v["benchmark"]["endpoint"]["urls"], json!(["http://h:9"]));
+    assert_eq!(v["benchmark"]["endpoint"]["type"], "chat");
+    // Top-level `models` wins over the body's; a list gets a one-item list.
+    let out = customize(
+        "models: [a, b]\nbenchmark:\n  model: c\n  endpoint:\n    url: u\n",
+        Some("true"),
+        Some("http://h:9"),
+    );
+    let docs = yaml_rust2::YamlLoader::load_from_str(&out).unwrap();
+    assert_eq!(docs[0]["models"][0].as_str(), Some("true"), "{out}");
+    assert_eq!(docs[0]["models"][1], yaml_rust2::Yaml::BadValue);
+    assert_eq!(docs[0]["benchmark"]["model"].as_str(), Some("c"));
+    assert_eq!(
+        docs[0]["benchmark"]["endpoint"]["url"].as_str(),
+        Some("http://h:9")
+    );
+    // No model anywhere: a top-level `models`; no endpoint: `benchmark.endpoint.urls`.
+    let out = customize(
+        "benchmark:\n  dataset: {entries: 3}\n",
+        Some("m"),
+        Some("u"),
+    );
+    let docs = yaml_rust2::YamlLoader::load_from_str(&out).unwrap();
+    assert_eq!(docs[0]["models"][0].as_str(), Some("m"), "{out}");
+    assert_eq!(
+        docs[0]["benchmark"]["endpoint"]["urls"][0].as_str(),
+        Some("u"),
+        "{out}"
+    );
+    // A flat file (no `benchmark:`) keeps its top-level endpoint.
+    let out = customize("model: a\nendpoint:\n  url: b\n", None, Some("u"));
+    assert_eq!(out, "model: a\nendpoint:\n  url: u\n");
+    // Nothing asked: the text unchanged.
+    for t in super::templates::TEMPLATES {
+        assert_eq!(customize(t.text, None, None), t.text, "{}", t.name);
+    }
+}
+
+/// Every template reads as YAML, declares its model and URL where `customize` finds them, and
+/// has a category `--list` prints.
+#[test]
+fn every_template_is_listed_and_customizable() {
+    use super::templates::{CATEGORIES, TEMPLATES, customize, list};
+    assert_eq!(list(None).len(), TEMPLATES.len());
+    for t in TEMPLATES {
+        assert!(CATEGORIES.contains(&t.category), "{}", t.name);
+        let out = customize(t.text, Some("zz-model"), Some("http://zz:1"));
+        let docs = yaml_rust2::YamlLoader::load_from_str(&out).unwrap();
+        let b = &docs[0]["benchmark"];
+        assert_eq!(b["model"].as_str(), Some("zz-model"), "{}", t.name);
+        let ep = &b["endpoint"];
+        let url = ep["url"].as_str().or(ep["urls"][0].as_str());
+        assert_eq!(url, Some("http://zz:1"), "{}", t.name);
+        // Only a list of URLs shrinks (to one line).
+        assert!(out.lines().count() <= t.text.lines().count(), "{}", t.name);
+        assert_eq!(
+            out.lines().count() == t.text.lines().count(),
+            ep["url"].as_str().is_some(),
+            "{}",
+            t.name
+        );
+    }
 }
