@@ -1148,7 +1148,10 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
             .unwrap()
     };
     // Four slots: four in flight, never more (three when a loaded machine starts a slot late).
-    assert!((3..=4).contains(&most(warm)), "the warmup's closed loop at 4");
+    assert!(
+        (3..=4).contains(&most(warm)),
+        "the warmup's closed loop at 4"
+    );
     assert!(
         prof[0].arrival_ns >= warm.iter().map(|e| e.end_ns).max().unwrap(),
         "profiling starts once the warmup is answered"
