@@ -172,6 +172,10 @@ fn with_file(
     plan.settings = s;
     plan.given = given;
     plan.file_only = file.file_only;
+    // `--warmup-*` over the file's warmup of its own set that warmup (AIPerf's overlay).
+    if let Some(w) = plan.file_only.phases_before.first_mut() {
+        w.take_warmup_flags(&mut plan.settings, &mut plan.given);
+    }
     for (f, values) in file_lists {
         if cli_given.contains_key(f.id) || lists.iter().any(|(l, _)| l.path == f.path) {
             continue;

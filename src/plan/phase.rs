@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cli::{ArrivalPatternArg, Given, ProfileArgs};
+
 /// How a phase paces its requests (AIPerf's phase `type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -95,6 +97,59 @@ impl PhaseSpec {
             prefill_ramp: None,
             rate_ramp: None,
             grace_period: None,
+        }
+    }
+}
+
+impl PhaseSpec {
+    /// Moves the `--warmup-*` flags the command line gave over a config file's warmup of its
+    /// own onto it, each onto its key, as AIPerf's overlay sets the file's warmup: the flags'
+    /// settings return to their defaults and leave `given` (the phase carries them now).
+    pub fn take_warmup_flags(&mut self, settings: &mut ProfileArgs, given: &mut Given) {
+        let mut took = |id: &str| given.remove(id).is_some();
+        if took("warmup_request_count") {
+            self.requests = settings.warmup_request_count.take();
+        }
+        if took("warmup_duration") {
+            self.duration = settings.warmup_duration.take();
+        }
+        if took("num_warmup_sessions") {
+            self.sessions = settings.num_warmup_sessions.take();
+        }
+        if took("warmup_concurrency") {
+            self.concurrency = settings.warmup_concurrency.take();
+        }
+        if took("warmup_request_rate") {
+            self.rate = settings.warmup_request_rate.take();
+            if self.pacing == Pacing::Concurrency {
+                self.pacing = Pacing::Poisson;
+            }
+        }
+        if took("warmup_arrival_pattern") {
+            match settings.warmup_arrival_pattern.take() {
+                Some(ArrivalPatternArg::Constant) => self.pacing = Pacing::Constant,
+                Some(ArrivalPatternArg::Gamma) => self.pacing = Pacing::Gamma,
+                Some(ArrivalPatternArg::Poisson) => self.pacing = Pacing::Poisson,
+                _ => {}
+            }
+        }
+        if took("warmup_grace_period") {
+            self.grace_period = settings.warmup_grace_period.take();
+        }
+        if took("warmup_prefill_concurrency") {
+            self.prefill_concurrency = settings.timing.warmup_prefill_concurrency.take();
+        }
+        if took("warmup_concurrency_ramp_duration") {
+            self.concurrency_ramp = settings.timing.warmup_concurrency_ramp_duration.take();
+        }
+        if took("warmup_request_rate_ramp_duration") {
+            self.rate_ramp = settings.timing.warmup_request_rate_ramp_duration.take();
+        }
+        if took("warmup_prefill_concurrency_ramp_duration") {
+            self.prefill_ramp = settings
+                .load_shape
+                .warmup_prefill_concurrency_ramp_duration
+                .take();
         }
     }
 }

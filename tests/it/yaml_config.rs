@@ -1237,3 +1237,41 @@ fn a_file_of_several_phases_takes_flags_on_its_first_and_refuses_shards() {
         "{e}"
     );
 }
+
+/// `--warmup-*` flags beside a file whose warmup is a phase of its own set that warmup's keys,
+/// as AIPerf's overlay does (its echo shows them there): AIPerf's `warmup_profiling` template, a
+/// closed-loop warmup before a gamma phase, scaled down from the command line.
+#[test]
+fn warmup_flags_beside_a_file_set_its_own_warmup() {
+    let file = format!(
+        "{}/tests/data/aiperf-templates/warmup_profiling.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let argv: Vec<String> = [
+        "ringperf",
+        "profile",
+        "-f",
+        &file,
+        "--warmup-request-count",
+        "4",
+        "--warmup-concurrency",
+        "2",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let plan = file_plan(&argv);
+    let cfg = Config::from_plan(&plan, false).expect("valid");
+    let w = cfg.warmup.as_ref().expect("a warmup");
+    assert_eq!(w.load, ringperf::config::Load::Concurrency(2));
+    assert_eq!(w.request_count, Some(4));
+    let ic = cfg.input_config();
+    assert_eq!(ic["phases"][0]["type"], "concurrency");
+    assert_eq!(ic["phases"][0]["requests"], 4);
+    assert_eq!(ic["phases"][0]["concurrency"], 2);
+    assert_eq!(ic["phases"][1]["type"], "gamma");
+    assert!(
+        cfg.cli_command.contains("--warmup-request-count 4"),
+        "{}",
+        cfg.cli_command
+    );
+}
