@@ -187,3 +187,46 @@ fn with_file(
     }
     Ok(())
 }
+
+/// `config expand --full`: each variation's `input_config`, in the order of
+/// [`crate::config::yaml::argv::variations`]: the file read as
+/// `profile -f FILE` reads it, each variation applied as the sweep runner applies it, and the
+/// configuration resolved (checked as `profile` checks it before a run).
+pub fn variation_configs(path: &Path, total: usize) -> Result<Vec<serde_json::Value>, String> {
+    let argv: Vec<String> = ["ringperf", "profile", "-f"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([path.display().to_string()])
+        .collect();
+    use InvocationError as E;
+    let read = read(&argv, &|k| std::env::var(k).ok()).map_err(|e| match e {
+        E::File(f) => f.error.to_string(),
+        E::Sweep(s) => s.to_string(),
+        E::Parse(c) => c.to_string(),
+        E::Unsupported(u) => u.to_string(),
+    })?;
+    let (plan, lists) = read
+        .plan(&argv)
+        .ok_or_else(|| "not a profile command line".to_string())?;
+    let resolved = |p: &crate::plan::Plan| {
+        crate::config::Config::from_plan(p, false)
+            .map(|c| c.input_config())
+            .map_err(|e| e.to_string())
+    };
+    let Some(sweep) =
+        crate::sweep::plan::SweepPlan::from_cli(&plan, &lists).map_err(|e| e.to_string())?
+    else {
+        return Ok(vec![resolved(&plan)?]);
+    };
+    if sweep.variations.len() != total {
+        return Err(format!(
+            "the sweep runs {} variations, the file lists {total}",
+            sweep.variations.len()
+        ));
+    }
+    sweep
+        .variations
+        .iter()
+        .map(|v| resolved(&sweep.plan_of(v, 0).map_err(|e| e.to_string())?))
+        .collect()
+}

@@ -248,6 +248,7 @@ fn config(args: &ringperf::cli::yaml::ConfigArgs) -> u8 {
                         F::Json => cmd::ExpandFormat::Json,
                     },
                     as_flags: a.as_flags,
+                    resolve: Some(ringperf::invocation::variation_configs),
                 },
             )
         }

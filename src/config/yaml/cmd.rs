@@ -147,6 +147,9 @@ pub struct ExpandOptions {
     /// `--as-flags`: the equivalent `ringperf profile` command line and the normalised file
     /// instead.
     pub as_flags: bool,
+    /// With `full`: each variation's `input_config` for a file of `n` variations (the caller's:
+    /// resolving a file's runs takes the whole invocation, `crate::invocation::variation_configs`).
+    pub resolve: Option<fn(&Path, usize) -> Result<Vec<Value>, String>>,
 }
 
 /// `config expand FILE`: the variations the file runs, as AIPerf 0.13 prints them
@@ -204,13 +207,13 @@ pub fn expand(path: &Path, opts: &ExpandOptions) -> u8 {
         }
         full = true;
     }
-    let bodies = if full {
-        match resolved_bodies(path, total) {
+    let bodies = match (full, opts.resolve) {
+        (false, _) => None,
+        (true, None) => return fail(&"each variation's configuration cannot be resolved here"),
+        (true, Some(resolve)) => match resolve(path, total) {
             Ok(b) => Some(b),
             Err(e) => return fail(&e),
-        }
-    } else {
-        None
+        },
     };
     let listing = Listing {
         sweep_type,
@@ -295,48 +298,6 @@ impl Listing<'_> {
             .collect();
         serde_json::json!({"sweep_type": self.sweep_type, "variations": list})
     }
-}
-
-/// Each variation's `input_config`, in the order of [`argv::variations`]: the file read as
-/// `profile -f FILE` reads it, each variation applied as the sweep runner applies it, and the
-/// configuration resolved (checked as `profile` checks it before a run).
-fn resolved_bodies(path: &Path, total: usize) -> Result<Vec<Value>, String> {
-    let argv: Vec<String> = ["ringperf", "profile", "-f"]
-        .into_iter()
-        .map(str::to_owned)
-        .chain([path.display().to_string()])
-        .collect();
-    use crate::invocation::InvocationError as E;
-    let read = crate::invocation::read(&argv, &|k| std::env::var(k).ok()).map_err(|e| match e {
-        E::File(f) => f.error.to_string(),
-        E::Sweep(s) => s.to_string(),
-        E::Parse(c) => c.to_string(),
-        E::Unsupported(u) => u.to_string(),
-    })?;
-    let (plan, lists) = read
-        .plan(&argv)
-        .ok_or_else(|| "not a profile command line".to_string())?;
-    let resolved = |p: &crate::plan::Plan| {
-        crate::config::Config::from_plan(p, false)
-            .map(|c| c.input_config())
-            .map_err(|e| e.to_string())
-    };
-    let Some(sweep) =
-        crate::sweep::plan::SweepPlan::from_cli(&plan, &lists).map_err(|e| e.to_string())?
-    else {
-        return Ok(vec![resolved(&plan)?]);
-    };
-    if sweep.variations.len() != total {
-        return Err(format!(
-            "the sweep runs {} variations, the file lists {total}",
-            sweep.variations.len()
-        ));
-    }
-    sweep
-        .variations
-        .iter()
-        .map(|v| resolved(&sweep.plan_of(v, 0).map_err(|e| e.to_string())?))
-        .collect()
 }
 
 /// `config expand --as-flags FILE`: the equivalent `ringperf profile` command line (a sweep's
