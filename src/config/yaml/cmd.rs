@@ -149,8 +149,11 @@ pub struct ExpandOptions {
     pub as_flags: bool,
     /// With `full`: each variation's `input_config` for a file of `n` variations (the caller's:
     /// resolving a file's runs takes the whole invocation, `crate::invocation::variation_configs`).
-    pub resolve: Option<fn(&Path, usize) -> Result<Vec<Value>, String>>,
+    pub resolve: Option<ResolveVariations>,
 }
+
+/// Resolves each variation of the file at a path with `n` variations into its `input_config`.
+pub type ResolveVariations = fn(&Path, usize) -> Result<Vec<Value>, String>;
 
 /// `config expand FILE`: the variations the file runs, as AIPerf 0.13 prints them
 /// (`Sweep type: GridSweep (9 variations)`, a blank line, then `[i] dir=…  label=…`); a file
