@@ -511,11 +511,19 @@ fn seq_dist(v: &Value, path: &str) -> R<String> {
             };
             let (mean, mut sd) = match v {
                 Value::Object(d) => {
-                    keys(d, &p, &["mean", "stddev"], &["median", "peaks", "points", "min", "max"])?;
+                    keys(
+                        d,
+                        &p,
+                        &["mean", "stddev"],
+                        &["median", "peaks", "points", "min", "max"],
+                    )?;
                     let mean = d
                         .get("mean")
                         .ok_or_else(|| YamlError::Schema(format!("{p}.mean: Field required")))?;
-                    (num(mean, &p)?, d.get("stddev").map(|s| num(s, &p)).transpose()?)
+                    (
+                        num(mean, &p)?,
+                        d.get("stddev").map(|s| num(s, &p)).transpose()?,
+                    )
                 }
                 _ => (num(v, &p)?, None),
             };
@@ -1347,7 +1355,10 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         other => obj(other, &p)?,
     };
     let (extra_keys, aiperf_only): (&[&str], &[&str]) = if key == "server_metrics" {
-        (&["enabled", "urls", "formats"], &["discovery", "metrics_file"])
+        (
+            &["enabled", "urls", "formats"],
+            &["discovery", "metrics_file"],
+        )
     } else {
         (&["enabled", "urls", "collector", "mode"], &["metrics_file"])
     };

@@ -111,13 +111,44 @@ fn jinja_subset_computes_python_arithmetic_from_variables() {
     assert_eq!(b["template"], json!("{{ not_rendered }}"));
 }
 
+/// AIPerf's `user_files` template's variables: text, numbers from text, concatenation, filters;
+/// the `artifacts.user_files` subtree is left for the run to render.
+#[test]
+fn jinja_renders_text_variables_and_leaves_user_files_for_the_run() {
+    let root = load(
+        "variables:\n  label: dense-agg\n  per_gpu: 32\n  gpus: '4'\n  total: '{{ per_gpu * gpus | int }}'\n  tag: '{{ label }}-{{ total }}'\nbenchmark:\n  a: '{{ total * 4 }}'\n  b: '{{ tag | upper }}'\n  c: 'x{{ gpus * 2 }}'\n  d: '{{ missing | default(label ~ \"!\") }}'\n  e: '{{ 2.5 | round }}'\n  f: '{{ per_gpu > 1 }}'\n  artifacts:\n    userFiles:\n      - {path: a.txt, content: '{{ job_name }}'}\n",
+    );
+    let e = root.unwrap_err();
+    assert!(e.to_string().contains("a comparison"), "{e}");
+    let b = body(
+        "variables:\n  label: dense-agg\n  per_gpu: 32\n  gpus: '4'\n  total: '{{ per_gpu * gpus | int }}'\n  tag: '{{ label }}-{{ total }}'\nbenchmark:\n  a: '{{ total * 4 }}'\n  b: '{{ tag | upper }}'\n  c: 'x{{ gpus * 2 }}'\n  d: '{{ missing | default(label ~ \"!\") }}'\n  e: '{{ 2.5 | round }}'\n  artifacts:\n    userFiles:\n      - {path: a.txt, content: '{{ job_name }}'}\n",
+    );
+    assert_eq!(b["a"], json!(512));
+    assert_eq!(b["b"], json!("DENSE-AGG-128"));
+    assert_eq!(b["c"], json!("x44"));
+    assert_eq!(b["d"], json!("dense-agg!"));
+    assert_eq!(b["e"], json!(2.0));
+    assert_eq!(
+        b["artifacts"]["user_files"][0]["content"],
+        json!("{{ job_name }}")
+    );
+}
+
 #[test]
 fn jinja_outside_the_subset_is_refused_by_name() {
     for (text, what) in [
         ("a: '{% if x %}1{% endif %}'\n", "{% %}"),
-        ("variables: {x: 1}\na: '{{ x | int }}'\n", "filters"),
-        ("a: '{{ phases.profiling.rate }}'\n", "attribute paths"),
-        ("a: '{{ range(3) }}'\n", "calls"),
+        (
+            "variables: {x: 1}\na: '{{ x | title }}'\n",
+            "the filter `title`",
+        ),
+        ("variables: {x: 1}\na: '{{ x.y }}'\n", "attribute path"),
+        ("a: '{{ phases.profiling.rate }}'\n", "attribute path"),
+        (
+            "randomSeed: 3\na: '{{ randomSeed }}'\n",
+            "'randomSeed', a value of the config itself",
+        ),
+        ("a: '{{ range(3) }}'\n", "a call"),
         ("a: '{{ y }}'\n", "'y' is undefined"),
         (
             "variables: {a: '{{ b }}', b: '{{ a }}'}\nx: 1\n",
@@ -840,5 +871,8 @@ fn gpu_telemetry_collector_and_mode_are_the_flags_values() {
     let w = words(&format!("{MIN}  gpuTelemetry: {{collector: pynvml}}\n")).join(" ");
     assert!(w.contains("--gpu-telemetry pynvml"), "{w}");
     let e = refused(&format!("{MIN}  gpuTelemetry: {{mode: live}}\n"));
-    assert!(e.to_string().contains("'summary' or 'realtime_dashboard'"), "{e}");
+    assert!(
+        e.to_string().contains("'summary' or 'realtime_dashboard'"),
+        "{e}"
+    );
 }
