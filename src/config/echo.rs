@@ -294,9 +294,9 @@ fn log_level_name(l: LogLevelArg) -> &'static str {
     }
 }
 
-fn endpoint(cfg: &Config, e: &Echo) -> Value {
-    let a = &e.plan.settings;
-    let urls: Vec<String> = if a.mock {
+/// The endpoint's URLs as `input_config` echoes them (AIPerf's `endpoint.urls`).
+pub(crate) fn endpoint_urls(cfg: &Config, a: &crate::cli::ProfileArgs) -> Vec<String> {
+    if a.mock {
         cfg.urls.iter().map(|u| u.display.clone()).collect()
     } else {
         a.url
@@ -309,7 +309,12 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
                 }
             })
             .collect()
-    };
+    }
+}
+
+fn endpoint(cfg: &Config, e: &Echo) -> Value {
+    let a = &e.plan.settings;
+    let urls = endpoint_urls(cfg, a);
     let mut m = Map::new();
     m.insert("urls".into(), json!(urls));
     if e.given("url_strategy") {

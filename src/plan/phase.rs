@@ -99,17 +99,21 @@ impl PhaseSpec {
     }
 }
 
-/// What a config file sets that no flag can: the phases around the ones the flags express.
+/// What a config file sets that no flag can: the phases around the ones the flags express, and
+/// the files written into the artifact directory.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileOnly {
     /// Phases run before the flags' warmup and profiling phases, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases_before: Vec<PhaseSpec>,
+    /// `artifacts.user_files`.
+    #[serde(default, skip_serializing_if = "super::UserFiles::is_empty")]
+    pub user_files: super::UserFiles,
 }
 
 impl FileOnly {
     /// Nothing beyond the flags.
     pub fn is_empty(&self) -> bool {
-        self.phases_before.is_empty()
+        self.phases_before.is_empty() && self.user_files.is_empty()
     }
 }

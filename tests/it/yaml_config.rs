@@ -689,13 +689,10 @@ fn aiperfs_templates_validate_as_aiperf_validated_them() {
     let names = std::fs::read_to_string(dir.join("names.txt")).unwrap();
     let not_yet = [
         ("env_var_production", "the distribution with `peaks`"),
-        ("gpu_telemetry", "benchmark.gpu_telemetry.collector"),
         ("inline_dataset", "benchmark.datasets.default.records"),
-        ("long_context", "sequence_distribution"),
         ("scenario_workload_profiles", "sweep.type: scenarios"),
         ("speed_bench_sweep", "sweep.parameters.datasets.main.format"),
         ("sweep_with_plot", "plot: Extra inputs are not permitted"),
-        ("user_files", "'dense-agg' is not a number"),
         // AIPerf refuses it (a sweep's `datasets.` path beside the `dataset:` shorthand);
         // ringperf reads the path onto the one dataset.
         ("sweep_distributions", ""),
@@ -806,4 +803,59 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
     assert_eq!(phases[0]["concurrency"], 4);
     assert_eq!(phases[0]["exclude_from_results"], true);
     assert_eq!(phases[1]["type"], "constant");
+}
+
+/// AIPerf's `user_files` template run on the mock: the three files it asks for are written into
+/// the artifact directory as AIPerf 0.13 wrote them for the same file
+/// (tests/data/aiperf-user-files/, README there), byte for byte but for the mock's URL and the
+/// directory.
+#[test]
+fn user_files_are_written_as_aiperf_writes_them() {
+    let fixture = Path::new("tests/data/aiperf-user-files");
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let url = format!("http://{}", server.addr);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let root = root.to_str().unwrap();
+    let config = std::fs::read_to_string(fixture.join("user_files.yaml"))
+        .unwrap()
+        .replace("http://127.0.0.1:18931", &url)
+        .replace("/tmp/uf/run", root);
+    let f = tmp.path().join("user_files.yaml");
+    std::fs::write(&f, config).unwrap();
+    let out = ringperf(&[
+        "profile",
+        "-f",
+        f.to_str().unwrap(),
+        "--tokenizer",
+        "builtin",
+        "--request-count",
+        "4",
+        "--warmup-request-count",
+        "2",
+        "--concurrency",
+        "2",
+        "--num-dataset-entries",
+        "4",
+        "--ui",
+        "none",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run_dir = Path::new(root).join("user_files_demo/1733497000");
+    for name in ["input_config.json", "meta/run.yaml", "README.md"] {
+        let want = std::fs::read_to_string(fixture.join("written").join(name))
+            .unwrap()
+            .replace("http://127.0.0.1:18931", &url)
+            .replace("/tmp/uf/run", root);
+        let got = std::fs::read_to_string(run_dir.join(name)).unwrap();
+        assert_eq!(got, want, "{name}");
+    }
+    let plan = common::read_json(&run_dir.join("plan.json"));
+    let files = &plan["file_only"]["user_files"];
+    assert_eq!(files["files"][1]["format"], "yaml");
+    assert_eq!(files["variables"]["total_concurrency"], 128);
 }

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
-use crate::plan::{FileOnly, Pacing, PhaseSpec};
+use crate::plan::{FileOnly, Pacing, PhaseSpec, UserFile, UserFileFormat};
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
 /// (what `config expand` prints).
@@ -208,6 +208,11 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         phases(p, &mut a)?;
     }
     sections(body, &mut a)?;
+    if !a.file_only.user_files.is_empty()
+        && let Some(Value::Object(vars)) = root.get("variables")
+    {
+        a.file_only.user_files.variables = vars.clone();
+    }
     if let Some(v) = root.get("no_sweep_table")
         && flag_bool(v, "no_sweep_table")?
     {
@@ -1122,6 +1127,119 @@ fn formats(v: &Value, path: &str, only: &str) -> R<bool> {
     }
 }
 
+/// `artifacts.user_files` checked as AIPerf's `UserFile` checks each entry (its messages): a
+/// path that is relative, without `..` or control characters; `format` json, yaml or text,
+/// inferred as text for string content and json otherwise; text content a string, json and
+/// yaml content not one. Other keys of an entry are ignored, as AIPerf ignores them.
+fn user_files(v: &Value, path: &str) -> R<Vec<UserFile>> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let list = v
+        .as_array()
+        .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid list")))?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let p = format!("{path}.{i}");
+        let m = obj(item, &p)?;
+        let file = match m.get("path") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => {
+                return Err(YamlError::Schema(format!(
+                    "{p}.path: Input should be a valid string"
+                )));
+            }
+            None => return Err(YamlError::Schema(format!("{p}.path: Field required"))),
+        };
+        let Some(content) = m.get("content") else {
+            return Err(YamlError::Schema(format!("{p}.content: Field required")));
+        };
+        let format = match m.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(f)) if f == "json" => Some(UserFileFormat::Json),
+            Some(Value::String(f)) if f == "yaml" => Some(UserFileFormat::Yaml),
+            Some(Value::String(f)) if f == "text" => Some(UserFileFormat::Text),
+            Some(_) => {
+                return Err(YamlError::Schema(format!(
+                    "{p}.format: Input should be 'json', 'yaml' or 'text'"
+                )));
+            }
+        };
+        let value_error = |why: String| YamlError::Schema(format!("{p}: Value error, {why}"));
+        if file.is_empty() {
+            return Err(value_error("user_files entry has empty path".into()));
+        }
+        let shown = py_str_repr(&file);
+        if file.chars().any(|c| c < ' ' || c == '\x7f') {
+            return Err(value_error(format!(
+                "user_files path contains control characters: {shown}"
+            )));
+        }
+        if file.starts_with('/') {
+            return Err(value_error(format!(
+                "user_files absolute path rejected: {shown}"
+            )));
+        }
+        if file.split('/').any(|part| part == "..") {
+            return Err(value_error(format!("user_files path '..' rejected: {shown}")));
+        }
+        let format = format.unwrap_or(if content.is_string() {
+            UserFileFormat::Text
+        } else {
+            UserFileFormat::Json
+        });
+        match (format, content) {
+            (UserFileFormat::Text, Value::String(_)) => {}
+            (UserFileFormat::Text, other) => {
+                return Err(value_error(format!(
+                    "user_files path={shown}: format='text' requires string content; got {}.",
+                    super::type_name(other)
+                )));
+            }
+            (f, Value::String(_)) => {
+                return Err(value_error(format!(
+                    "user_files path={shown}: format='{}' requires structured content \
+                     (dict/list/scalar); got str. Wrap in a dict or set format: text.",
+                    f.name()
+                )));
+            }
+            _ => {}
+        }
+        out.push(UserFile {
+            path: file,
+            format,
+            content: content.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// Python's `repr()` of a string (what AIPerf's messages show of a path).
+fn py_str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c < ' ' || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// `artifacts.{records, raw}` as the export level they ask for (AIPerf's flag sets both):
 /// `raw` with raw records, `summary` with neither, `records` otherwise; `None` with neither key.
 fn export_level(artifacts: &Value) -> Option<&'static str> {
@@ -1163,9 +1281,8 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 }
                 // The summary JSON, always written: `[json]` (AIPerf's default) says so.
                 "summary" if formats(v, &path, "json")? => {}
-                "summary" | "user_files" => {
-                    return Err(YamlError::Unsupported(path));
-                }
+                "summary" => return Err(YamlError::Unsupported(path)),
+                "user_files" => a.file_only.user_files.files = user_files(v, &path)?,
                 _ => return Err(extra(&path)),
             }
         }

@@ -1047,6 +1047,48 @@ pub(crate) fn coerce(s: &str) -> Result<Val, String> {
     Ok(Val::Str(s.to_owned()))
 }
 
+/// The shortest decimal digits of a finite float that read back, with its sign and decimal
+/// exponent (`1.5e-5` is `(false, "15", -5)`).
+pub(crate) fn shortest(f: f64) -> (bool, String, i32) {
+    let sci = format!("{f:e}");
+    let (mant, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
+    let exp: i32 = exp.parse().expect("`{:e}`'s exponent is a number");
+    let (neg, mant) = match mant.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mant),
+    };
+    (neg, mant.chars().filter(|c| *c != '.').collect(), exp)
+}
+
+/// `digits` × 10^`exp` (one digit before the point) in fixed notation, `.0` when whole.
+pub(crate) fn fixed(neg: bool, digits: &str, exp: i32) -> String {
+    let point = exp + 1;
+    let body = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    };
+    format!("{}{body}", if neg { "-" } else { "" })
+}
+
+/// `digits` × 10^`exp` as `d.ddd` then `e`, the exponent's sign and at least `width` digits.
+pub(crate) fn scientific(neg: bool, digits: &str, exp: i32, width: usize) -> String {
+    let frac = &digits[1..];
+    let mant = if frac.is_empty() {
+        digits[..1].to_owned()
+    } else {
+        format!("{}.{frac}", &digits[..1])
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!(
+        "{}{mant}e{esign}{:0width$}",
+        if neg { "-" } else { "" },
+        exp.unsigned_abs()
+    )
+}
+
 /// Python's `repr()` of a float: the shortest digits that read back, in fixed notation for
 /// decimal exponents -4 to 15, else `1.5e-05` / `1e+16`.
 pub(crate) fn py_float_repr(f: f64) -> String {
@@ -1056,37 +1098,12 @@ pub(crate) fn py_float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf" } else { "-inf" }.into();
     }
-    let sci = format!("{f:e}");
-    let (mant, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}`'s exponent is a number");
-    let (sign, mant) = match mant.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mant),
-    };
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let (neg, digits, exp) = shortest(f);
     if (-4..16).contains(&exp) {
-        let point = exp + 1;
-        let body = if point <= 0 {
-            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-        } else if point as usize >= digits.len() {
-            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-        } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
-        };
-        return format!("{sign}{body}");
-    }
-    let frac = &digits[1..];
-    let mant = if frac.is_empty() {
-        digits[..1].to_owned()
+        fixed(neg, &digits, exp)
     } else {
-        format!("{}.{frac}", &digits[..1])
-    };
-    let esign = if exp < 0 { '-' } else { '+' };
-    format!("{sign}{mant}e{esign}{:02}", exp.unsigned_abs())
+        scientific(neg, &digits, exp, 2)
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 mod adaptive;
 pub mod argv;
 pub mod cmd;
-mod jinja;
+pub(crate) mod jinja;
 mod render;
 
 use std::fmt;
@@ -126,7 +126,7 @@ pub fn load_str(
     normalize(map)
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "NoneType",
         Value::Bool(_) => "bool",
