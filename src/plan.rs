@@ -14,9 +14,11 @@ use serde_json::Value;
 
 use crate::cli::{Given, ProfileArgs};
 
+mod inline;
 mod phase;
 mod user_files;
 
+pub use inline::InlineRecords;
 pub use phase::{FileOnly, Pacing, PhaseSpec};
 pub use user_files::{UserFile, UserFileFormat, UserFiles};
 

@@ -99,8 +99,8 @@ impl PhaseSpec {
     }
 }
 
-/// What a config file sets that no flag can: the phases around the ones the flags express, and
-/// the files written into the artifact directory.
+/// What a config file sets that no flag can: the phases around the ones the flags express, the
+/// files written into the artifact directory, a dataset's inline records.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileOnly {
     /// Phases run before the flags' warmup and profiling phases, in order.
@@ -109,11 +109,14 @@ pub struct FileOnly {
     /// `artifacts.user_files`.
     #[serde(default, skip_serializing_if = "super::UserFiles::is_empty")]
     pub user_files: super::UserFiles,
+    /// A file dataset's inline `records` (in place of `--input-file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_records: Option<super::InlineRecords>,
 }
 
 impl FileOnly {
     /// Nothing beyond the flags.
     pub fn is_empty(&self) -> bool {
-        self.phases_before.is_empty() && self.user_files.is_empty()
+        self.phases_before.is_empty() && self.user_files.is_empty() && self.inline_records.is_none()
     }
 }

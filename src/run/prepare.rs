@@ -382,8 +382,7 @@ fn write_user_files(cfg: &Config, dir: &Path) -> Result<(), RunError> {
         std::env::var("AIPERF_NAMESPACE").ok(),
         now,
     );
-    super::user_files::write(files, dir, &names)
-        .map_err(|e| RunError::new(SetupKind::Artifacts, e))
+    super::user_files::write(files, dir, &names).map_err(|e| RunError::new(SetupKind::Artifacts, e))
 }
 
 /// `inputs.json`: each turn as sent alone, serialized straight into the file (one payload
@@ -754,6 +753,7 @@ pub(crate) fn clear_artifact_dir(
         .and_then(|spec| match &spec.source {
             workload::loader::Source::File { path, .. } => Some(path.clone()),
             workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
+            workload::loader::Source::Inline { .. } => None,
         })
         .into_iter()
         .collect();

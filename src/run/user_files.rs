@@ -76,7 +76,10 @@ fn redact_userinfo(url: &str) -> String {
         return url.to_owned();
     };
     let scheme = &url[..at];
-    let valid_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    let valid_scheme = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
         && scheme
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
@@ -465,7 +468,12 @@ fn analyze(s: &str) -> Analysis {
     }
     let c: Vec<char> = s.chars().collect();
     let space = |ch: Option<&char>| {
-        ch.is_none_or(|ch| ['\0', ' ', '\t', '\r', '\n', '\u{85}', '\u{2028}', '\u{2029}'].contains(ch))
+        ch.is_none_or(|ch| {
+            [
+                '\0', ' ', '\t', '\r', '\n', '\u{85}', '\u{2028}', '\u{2029}',
+            ]
+            .contains(ch)
+        })
     };
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
     let (mut special, mut line_breaks) = (false, false);
@@ -605,8 +613,7 @@ fn yaml_int(s: &str) -> bool {
     if let Some(r) = t.strip_prefix("0x") {
         return all(r.as_bytes(), |c| c.is_ascii_hexdigit() || c == b'_');
     }
-    if t == "0" || (b.first() == Some(&b'0') && all(&b[1..], |c| matches!(c, b'0'..=b'7' | b'_')))
-    {
+    if t == "0" || (b.first() == Some(&b'0') && all(&b[1..], |c| matches!(c, b'0'..=b'7' | b'_'))) {
         return true;
     }
     let mut cur = Cur { c: b, i: 0 };
@@ -671,9 +678,11 @@ fn yaml_timestamp(s: &str) -> bool {
     if date_only && b[8..].iter().all(|c| d(*c)) {
         return true;
     }
-    let one_two = |cur: &mut Cur<'_>| cur.eat(d) && {
-        cur.eat(d);
-        true
+    let one_two = |cur: &mut Cur<'_>| {
+        cur.eat(d) && {
+            cur.eat(d);
+            true
+        }
     };
     if !(one_two(&mut cur) && cur.eat(|c| c == b'-') && one_two(&mut cur)) {
         return false;
@@ -786,7 +795,10 @@ mod tests {
             (Out::Int(42), "42\n...\n"),
             (Out::Str("abc".into()), "abc\n...\n"),
             (Out::Str("1024".into()), "'1024'\n"),
-            (Out::List(vec![Out::Int(1), Out::Str("a".into())]), "- 1\n- a\n"),
+            (
+                Out::List(vec![Out::Int(1), Out::Str("a".into())]),
+                "- 1\n- a\n",
+            ),
             (Out::Map(vec![]), "{}\n"),
             (Out::List(vec![]), "[]\n"),
             (Out::Null, "null\n...\n"),
@@ -797,7 +809,10 @@ mod tests {
         }
         for s in ["é", "a\nb", &"word ".repeat(20)] {
             let e = yaml_document(&Out::Map(vec![("s".into(), Out::Str(s.to_owned()))]));
-            assert!(e.unwrap_err().contains("outside ringperf's Jinja2 subset"), "{s:?}");
+            assert!(
+                e.unwrap_err().contains("outside ringperf's Jinja2 subset"),
+                "{s:?}"
+            );
         }
     }
 

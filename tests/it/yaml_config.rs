@@ -689,7 +689,6 @@ fn aiperfs_templates_validate_as_aiperf_validated_them() {
     let names = std::fs::read_to_string(dir.join("names.txt")).unwrap();
     let not_yet = [
         ("env_var_production", "the distribution with `peaks`"),
-        ("inline_dataset", "benchmark.datasets.default.records"),
         ("scenario_workload_profiles", "sweep.type: scenarios"),
         ("speed_bench_sweep", "sweep.parameters.datasets.main.format"),
         ("sweep_with_plot", "plot: Extra inputs are not permitted"),
@@ -858,4 +857,127 @@ fn user_files_are_written_as_aiperf_writes_them() {
     let files = &plan["file_only"]["user_files"];
     assert_eq!(files["files"][1]["format"], "yaml");
     assert_eq!(files["variables"]["total_concurrency"], 128);
+}
+
+/// The request bodies the mock has received, in arrival order.
+fn bodies_received(server: &ringperf_mock::mock::MockServer) -> Vec<Value> {
+    let mut entries = server.truth().entries();
+    entries.sort_by_key(|e| e.arrival_ns);
+    entries
+        .iter()
+        .map(|e| serde_json::from_slice(e.request_body.as_deref().expect("recorded")).unwrap())
+        .collect()
+}
+
+/// AIPerf's `inline_dataset` template (single_turn records) and its commented multi_turn
+/// variant, run on the mock one request at a time: the bodies sent carry exactly the records'
+/// prompts, in order, and are the bodies the equivalent JSONL file sends through
+/// `--input-file`.
+#[test]
+fn inline_records_send_what_the_equivalent_file_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    let template =
+        std::fs::read_to_string("tests/data/aiperf-templates/inline_dataset.yaml").unwrap();
+    let multi = "benchmark:\n  model: mock-model\n  endpoint: {url: http://127.0.0.1:8765, type: chat, streaming: true}\n  dataset:\n    type: file\n    format: multi_turn\n    records:\n      - session_id: chat_1\n        turns:\n          - {text: \"What is machine learning?\"}\n          - {text: \"Can you give me a concrete example?\"}\n      - session_id: chat_2\n        turns:\n          - {text: \"Explain neural networks.\"}\n          - {text: \"How do they differ from traditional algorithms?\"}\n          - {text: \"Which architecture for image classification?\"}\n  phases: {type: concurrency, concurrency: 1, requests: 5}\n";
+    let cases = [
+        (
+            template.as_str(),
+            "single_turn",
+            "{\"text\": \"What is machine learning?\"}\n{\"text\": \"Explain GANs in two sentences.\", \"output_length\": 200}\n{\"text\": \"How does backpropagation work?\"}\n{\"text\": \"What are transformers?\"}\n{\"text\": \"Define reinforcement learning.\"}\n",
+            vec![
+                "What is machine learning?",
+                "Explain GANs in two sentences.",
+                "How does backpropagation work?",
+                "What are transformers?",
+                "Define reinforcement learning.",
+            ],
+        ),
+        (
+            multi,
+            "multi_turn",
+            "{\"session_id\": \"chat_1\", \"turns\": [{\"text\": \"What is machine learning?\"}, {\"text\": \"Can you give me a concrete example?\"}]}\n{\"session_id\": \"chat_2\", \"turns\": [{\"text\": \"Explain neural networks.\"}, {\"text\": \"How do they differ from traditional algorithms?\"}, {\"text\": \"Which architecture for image classification?\"}]}\n",
+            vec![
+                "What is machine learning?",
+                "Can you give me a concrete example?",
+                "Explain neural networks.",
+                "How do they differ from traditional algorithms?",
+                "Which architecture for image classification?",
+            ],
+        ),
+    ];
+    for (yaml, format, jsonl, prompts) in cases {
+        let inline_server = common::recording_mock(4);
+        let url = format!("http://{}", inline_server.addr);
+        let f = dir.path().join(format!("{format}.yaml"));
+        std::fs::write(&f, yaml.replace("http://127.0.0.1:8765", &url)).unwrap();
+        let out = ringperf(&[
+            "profile",
+            "-f",
+            f.to_str().unwrap(),
+            "--tokenizer",
+            "builtin",
+            "--request-count",
+            "5",
+            "--concurrency",
+            "1",
+            "--artifact-dir",
+            dir.path()
+                .join(format!("{format}-inline"))
+                .to_str()
+                .unwrap(),
+            "--ui",
+            "none",
+        ]);
+        assert!(out.status.success(), "{format}: {}", text(&out.stderr));
+        let inline = bodies_received(&inline_server);
+        let last_user = |b: &Value| {
+            b["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let sent: Vec<String> = inline.iter().map(last_user).collect();
+        assert_eq!(sent, prompts, "{format}");
+        let file_server = common::recording_mock(4);
+        let file = dir.path().join(format!("{format}.jsonl"));
+        std::fs::write(&file, jsonl).unwrap();
+        let out = ringperf(&[
+            "profile",
+            "-m",
+            "mock-model",
+            "--url",
+            &format!("http://{}", file_server.addr),
+            "--endpoint-type",
+            "chat",
+            "--streaming",
+            "--input-file",
+            file.to_str().unwrap(),
+            "--custom-dataset-type",
+            format,
+            "--tokenizer",
+            "builtin",
+            "--request-count",
+            "5",
+            "--concurrency",
+            "1",
+            "--artifact-dir",
+            dir.path().join(format!("{format}-file")).to_str().unwrap(),
+            "--ui",
+            "none",
+        ]);
+        assert!(out.status.success(), "{format}: {}", text(&out.stderr));
+        assert_eq!(bodies_received(&file_server), inline, "{format}");
+        if format == "single_turn" {
+            assert_eq!(
+                inline[1]["max_completion_tokens"], 200,
+                "the record's output_length"
+            );
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra};
-use crate::plan::{FileOnly, Pacing, PhaseSpec, UserFile, UserFileFormat};
+use crate::plan::{FileOnly, InlineRecords, Pacing, PhaseSpec, UserFile, UserFileFormat};
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
 /// (what `config expand` prints).
@@ -396,10 +396,14 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
         "benchmark.datasets.{}",
         m.get("name").and_then(Value::as_str).unwrap_or("0")
     );
+    if ty == "file" {
+        inline_records(m, &p, a)?;
+    }
     for (k, v) in m {
         let path = format!("{p}.{k}");
         match (ty, k.as_str()) {
             (_, "name" | "type") => {}
+            ("file", "records") => {}
             ("synthetic" | "file" | "public", "entries") => {
                 a.one("--num-dataset-entries", num(v, &path)? as u64)
             }
@@ -463,6 +467,75 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// A file dataset's source, checked as AIPerf's `FileDataset` checks it (its messages): `path`
+/// or `records`, not both; records a non-empty list (a map of pools only for `random_pool`).
+/// Records of `single_turn` (the default format) and `multi_turn` are typed in the plan.
+fn inline_records(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
+    let records = m.get("records").filter(|r| !r.is_null());
+    let path = m.get("path").filter(|r| !r.is_null());
+    let format = m
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or("single_turn");
+    let value_error =
+        |why: String| YamlError::Schema(format!("benchmark.datasets.0.file: Value error, {why}"));
+    if records.is_some() == path.is_some() {
+        let shown = match path {
+            Some(v) => format!("PosixPath({})", py_str_repr(&scalar(v, p)?)),
+            None => "None".into(),
+        };
+        return Err(value_error(format!(
+            "FileDataset requires exactly one source: set either `path:` (load from disk) or \
+             `records:` (embed in YAML), not both. Got path={shown}, records={}.",
+            if records.is_some() { "<set>" } else { "None" }
+        )));
+    }
+    let Some(records) = records else {
+        return Ok(());
+    };
+    let at = format!("{p}.records");
+    let list = match records {
+        Value::Array(list) if list.is_empty() => {
+            return Err(value_error(
+                "`records:` must contain at least one record.".into(),
+            ));
+        }
+        Value::Array(list) => list,
+        Value::Object(_) if format != "random_pool" => {
+            return Err(value_error(format!(
+                "`records:` as a dict-of-lists (multi-pool) is only valid for format: \
+                 random_pool, got format: {format}."
+            )));
+        }
+        Value::Object(_) => {
+            return Err(YamlError::Unsupported(format!(
+                "{at}: pools of inline records (ringperf reads single_turn and multi_turn records)"
+            )));
+        }
+        _ => {
+            return Err(YamlError::Schema(format!(
+                "{at}: Input should be a valid list"
+            )));
+        }
+    };
+    if !matches!(format, "single_turn" | "multi_turn") {
+        return Err(YamlError::Unsupported(format!(
+            "{at}: inline records of format {format} (ringperf reads single_turn and multi_turn \
+             records)"
+        )));
+    }
+    if let Some((i, _)) = list.iter().enumerate().find(|(_, r)| !r.is_object()) {
+        return Err(YamlError::Schema(format!(
+            "{at}.{i}: Input should be a valid dictionary"
+        )));
+    }
+    a.file_only.inline_records = Some(InlineRecords {
+        at,
+        records: list.clone(),
+    });
     Ok(())
 }
 
@@ -1181,7 +1254,9 @@ fn user_files(v: &Value, path: &str) -> R<Vec<UserFile>> {
             )));
         }
         if file.split('/').any(|part| part == "..") {
-            return Err(value_error(format!("user_files path '..' rejected: {shown}")));
+            return Err(value_error(format!(
+                "user_files path '..' rejected: {shown}"
+            )));
         }
         let format = format.unwrap_or(if content.is_string() {
             UserFileFormat::Text

@@ -1068,7 +1068,11 @@ pub(crate) fn fixed(neg: bool, digits: &str, exp: i32) -> String {
     } else if point as usize >= digits.len() {
         format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
     } else {
-        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
     };
     format!("{}{body}", if neg { "-" } else { "" })
 }

@@ -1,6 +1,7 @@
 //! The loader's rules, each expectation written by hand from AIPerf 0.13's documented behaviour
 //! (its loader's env-var, duration and Jinja rules, `extra=forbid`, the `--config` routing).
 
+use crate::plan::UserFileFormat;
 use serde_json::{Value, json};
 
 use super::*;
@@ -874,5 +875,104 @@ fn gpu_telemetry_collector_and_mode_are_the_flags_values() {
     assert!(
         e.to_string().contains("'summary' or 'realtime_dashboard'"),
         "{e}"
+    );
+}
+
+/// `artifacts.user_files` and a file dataset's inline `records` are checked with AIPerf's
+/// messages (from AIPerf 0.13's `config validate` on the same entries) and typed in the plan.
+#[test]
+fn user_files_and_inline_records_are_checked_as_aiperf_checks_them() {
+    let head = "benchmark:\n  model: m\n  endpoint: {url: 'http://h:1'}\n";
+    let with_files = |files: &str| {
+        format!("{head}  dataset: {{type: synthetic}}\n  artifacts:\n    user_files: {files}\n")
+    };
+    for (files, message) in [
+        (
+            "[{path: /abs, content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files absolute path rejected: '/abs'",
+        ),
+        (
+            "[{path: a/../b, content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files path '..' rejected: 'a/../b'",
+        ),
+        (
+            "[{path: '', content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files entry has empty path",
+        ),
+        (
+            "[{path: a.json, format: json, content: 'str'}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files path='a.json': format='json' requires structured content (dict/list/scalar); got str. Wrap in a dict or set format: text.",
+        ),
+        (
+            "[{path: a.txt, format: text, content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files path='a.txt': format='text' requires string content; got dict.",
+        ),
+        (
+            "[{path: a.txt}]",
+            "benchmark.artifacts.user_files.0.content: Field required",
+        ),
+        (
+            "[{path: a.txt, format: toml, content: x}]",
+            "benchmark.artifacts.user_files.0.format: Input should be 'json', 'yaml' or 'text'",
+        ),
+        (
+            "{path: a.txt, content: x}",
+            "benchmark.artifacts.user_files: Input should be a valid list",
+        ),
+    ] {
+        assert_eq!(
+            refused(&with_files(files)),
+            YamlError::Schema(message.into()),
+            "{files}"
+        );
+    }
+    let a = translate_str(&with_files(
+        "[{path: a.txt, content: 'x{{ n }}', extra: 1}, {path: b, content: [1]}]",
+    ));
+    let files = &a.file_only.user_files.files;
+    assert_eq!(files[0].format, UserFileFormat::Text);
+    assert_eq!(files[1].format, UserFileFormat::Json);
+    assert_eq!(files[0].content, json!("x{{ n }}"));
+
+    let with_dataset = |d: &str| format!("{head}  dataset: {d}\n");
+    for (d, message) in [
+        (
+            "{type: file, path: a.jsonl, records: [{text: a}]}",
+            "benchmark.datasets.0.file: Value error, FileDataset requires exactly one source: set either `path:` (load from disk) or `records:` (embed in YAML), not both. Got path=PosixPath('a.jsonl'), records=<set>.",
+        ),
+        (
+            "{type: file}",
+            "benchmark.datasets.0.file: Value error, FileDataset requires exactly one source: set either `path:` (load from disk) or `records:` (embed in YAML), not both. Got path=None, records=None.",
+        ),
+        (
+            "{type: file, records: []}",
+            "benchmark.datasets.0.file: Value error, `records:` must contain at least one record.",
+        ),
+        (
+            "{type: file, records: {q: [{text: a}]}}",
+            "benchmark.datasets.0.file: Value error, `records:` as a dict-of-lists (multi-pool) is only valid for format: random_pool, got format: single_turn.",
+        ),
+    ] {
+        assert_eq!(
+            refused(&with_dataset(d)),
+            YamlError::Schema(message.into()),
+            "{d}"
+        );
+    }
+    let e = refused(&with_dataset(
+        "{type: file, format: mooncake_trace, records: [{input_length: 5}]}",
+    ));
+    assert!(
+        matches!(&e, YamlError::Unsupported(m) if m.contains("benchmark.datasets.default.records: inline records of format mooncake_trace")),
+        "{e:?}"
+    );
+    let a = translate_str(&with_dataset(
+        "{type: file, format: multi_turn, records: [{session_id: s, turns: [{text: a}]}]}",
+    ));
+    let r = a.file_only.inline_records.expect("typed");
+    assert_eq!(r.at, "benchmark.datasets.default.records");
+    assert_eq!(
+        r.jsonl(),
+        "{\"session_id\":\"s\",\"turns\":[{\"text\":\"a\"}]}\n"
     );
 }
