@@ -410,7 +410,7 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             (_, "random_seed") => a.one("--random-seed", num(v, &path)? as u64),
             (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
             ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
-            ("synthetic", "isl") => dist(v, &path, "--prompt-input-tokens", a)?,
+            ("synthetic", "isl") => length(v, &path, "--prompt-input-tokens", a)?,
             ("synthetic", "turns") => dist(v, &path, "--conversation-turn", a)?,
             ("synthetic", "turn_delay") => dist_real(v, &path, "--conversation-turn-delay", a)?,
             ("synthetic" | "file", "audio" | "images" | "video") => {
@@ -446,7 +446,7 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                     dist(x, &kpath, flag, a)?;
                 }
             }
-            ("synthetic" | "file", "osl") => dist(v, &path, "--prompt-output-tokens", a)?,
+            ("synthetic" | "file", "osl") => length(v, &path, "--prompt-output-tokens", a)?,
             (_, "system_prompt") => a.one("--system-prompt", scalar(v, &path)?),
             ("file", "path") => a.one("--input-file", scalar(v, &path)?),
             ("file", "format") => a.one("--custom-dataset-type", scalar(v, &path)?),
@@ -636,8 +636,8 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
     for (k, v) in m {
         let path = format!("{p}.{k}");
         match k.as_str() {
-            "isl" => dist(v, &path, "--prompt-input-tokens", a)?,
-            "osl" => dist(v, &path, "--prompt-output-tokens", a)?,
+            "isl" => length(v, &path, "--prompt-input-tokens", a)?,
+            "osl" => length(v, &path, "--prompt-output-tokens", a)?,
             "block_size" => a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64),
             "batch_size" => a.one("--prompt-batch-size", num(v, &path)? as u64),
             "corpus" => a.one("--prompt-corpus", scalar(v, &path)?),
@@ -746,7 +746,9 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     for kind in ["median", "peaks", "points", "min", "max"] {
         if m.contains_key(kind) {
             return Err(YamlError::Unsupported(format!(
-                "{path}: the distribution with `{kind}` (ringperf draws fixed and normal lengths)"
+                "{path}: the distribution with `{kind}` (ringperf reads fixed and normal \
+                 distributions here; input and output lengths also take log-normal, \
+                 multimodal and empirical ones)"
             )));
         }
     }
@@ -758,6 +760,142 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
         a.one(&format!("{flag}-stddev"), num(x, path)?);
     }
     Ok(())
+}
+
+/// An input or output length. A log-normal (`{mean, median}`), multimodal (`peaks`) or empirical
+/// (`points`) distribution is run as AIPerf 0.13 runs it: its synthetic prompts and `max_tokens`
+/// take the distribution's expected value, truncated to an integer, with no spread (AIPerf's
+/// composer reads `expected_value` and a `stddev` these types do not have; it never draws from
+/// them). Fixed and normal lengths are [`dist`]'s.
+fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    let drawn_as_mean = v.as_object().is_some_and(|m| {
+        ["median", "peaks", "points"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+    });
+    if !drawn_as_mean {
+        return dist(v, path, flag, a);
+    }
+    let e = expected(v, path)?;
+    a.one(&format!("{flag}-mean"), e as u64);
+    Ok(())
+}
+
+/// AIPerf's `expected_value` of a distribution (its validation rules checked on the way):
+/// fixed `value`, normal `mean`, log-normal `mean` (`0 < median <= mean`), multimodal the
+/// weighted mean of two or more peaks (weights `>= 0`, by default 1), empirical the weighted
+/// mean of its points (weights `> 0`). Bounds (`min`, `max`) are refused by name.
+fn expected(v: &Value, path: &str) -> R<f64> {
+    if let Some(n) = v.as_f64() {
+        return Ok(n);
+    }
+    let m = obj(v, path)?;
+    for bound in ["min", "max"] {
+        if m.contains_key(bound) {
+            return Err(YamlError::Unsupported(format!(
+                "{path}: the distribution with `{bound}` (ringperf does not bound lengths)"
+            )));
+        }
+    }
+    let invalid = |why: String| YamlError::Schema(format!("{path}: Value error, {why}"));
+    let weighted = |items: &[(f64, f64)]| -> R<f64> {
+        let total: f64 = items.iter().map(|(w, _)| w).sum();
+        if total <= 0.0 {
+            return Err(invalid("the weights sum to 0".into()));
+        }
+        Ok(items.iter().map(|(w, e)| w / total * e).sum())
+    };
+    if let Some(peaks) = m.get("peaks") {
+        keys(m, path, &["peaks"], &[])?;
+        let list = peaks.as_array().ok_or_else(|| {
+            YamlError::Schema(format!("{path}.peaks: Input should be a valid list"))
+        })?;
+        if list.len() < 2 {
+            return Err(YamlError::Schema(format!(
+                "{path}.peaks: List should have at least 2 items after validation, not {}",
+                list.len()
+            )));
+        }
+        let mut items = Vec::with_capacity(list.len());
+        for (i, peak) in list.iter().enumerate() {
+            let ppath = format!("{path}.peaks.{i}");
+            let mut peak = obj(peak, &ppath)?.clone();
+            let weight = match peak.remove("weight") {
+                None => 1.0,
+                Some(w) => num(&w, &format!("{ppath}.weight"))?,
+            };
+            if weight < 0.0 {
+                return Err(YamlError::Schema(format!(
+                    "{ppath}.weight: Input should be greater than or equal to 0"
+                )));
+            }
+            let inner = match peak.remove("distribution") {
+                Some(d) if peak.is_empty() => d,
+                Some(_) => return Err(extra(&format!("{ppath}.distribution"))),
+                None => Value::Object(peak),
+            };
+            items.push((weight, expected(&inner, &ppath)?));
+        }
+        return weighted(&items);
+    }
+    if let Some(points) = m.get("points") {
+        keys(m, path, &["points"], &[])?;
+        let list = points.as_array().ok_or_else(|| {
+            YamlError::Schema(format!("{path}.points: Input should be a valid list"))
+        })?;
+        if list.is_empty() {
+            return Err(invalid(
+                "Empirical distribution requires at least 1 point".into(),
+            ));
+        }
+        let mut items = Vec::with_capacity(list.len());
+        for (i, point) in list.iter().enumerate() {
+            let ppath = format!("{path}.points.{i}");
+            let pm = obj(point, &ppath)?;
+            keys(pm, &ppath, &["value", "weight"], &[])?;
+            let value = pm
+                .get("value")
+                .ok_or_else(|| YamlError::Schema(format!("{ppath}.value: Field required")))?;
+            let weight = match pm.get("weight") {
+                None => 1.0,
+                Some(w) => num(w, &format!("{ppath}.weight"))?,
+            };
+            if weight <= 0.0 {
+                return Err(YamlError::Schema(format!(
+                    "{ppath}.weight: Input should be greater than 0"
+                )));
+            }
+            items.push((weight, num(value, &format!("{ppath}.value"))?));
+        }
+        return weighted(&items);
+    }
+    if let Some(median) = m.get("median") {
+        keys(m, path, &["mean", "median"], &[])?;
+        let mean = m
+            .get("mean")
+            .ok_or_else(|| YamlError::Schema(format!("{path}.mean: Field required")))?;
+        let (mean, median) = (num(mean, &format!("{path}.mean"))?, num(median, path)?);
+        for (k, x) in [("mean", mean), ("median", median)] {
+            if x <= 0.0 {
+                return Err(YamlError::Schema(format!(
+                    "{path}.{k}: Input should be greater than 0"
+                )));
+            }
+        }
+        if median > mean {
+            return Err(invalid(format!(
+                "Log-normal median ({}) must be <= mean ({}).",
+                super::jinja::py_float_repr(median),
+                super::jinja::py_float_repr(mean)
+            )));
+        }
+        return Ok(mean);
+    }
+    keys(m, path, &["value", "mean", "stddev"], &[])?;
+    match m.get("value").or_else(|| m.get("mean")) {
+        Some(x) => num(x, path),
+        None => Err(invalid("a distribution needs `value` or `mean`".into())),
+    }
 }
 
 /// AIPerf 0.13's phase types (`benchmark.phases[].type`).

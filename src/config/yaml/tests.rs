@@ -246,9 +246,9 @@ fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
 }
 
 #[test]
-fn distributions_beyond_fixed_and_normal_are_refused() {
+fn distributions_beyond_fixed_and_normal_are_refused_but_for_lengths() {
     let e = refused(
-        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, prompts: {isl: {mean: 5, median: 4}}}\n",
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, turns: {mean: 5, median: 4}}\n",
     );
     assert!(e.to_string().contains("`median`"), "{e}");
     let w = words(
@@ -975,4 +975,53 @@ fn user_files_and_inline_records_are_checked_as_aiperf_checks_them() {
         r.jsonl(),
         "{\"session_id\":\"s\",\"turns\":[{\"text\":\"a\"}]}\n"
     );
+}
+
+/// Log-normal, multimodal and empirical lengths are their expected value, as AIPerf 0.13's
+/// synthetic composer reads them (`int(expected_value)`, no spread); their rules are checked.
+#[test]
+fn lengths_of_other_distributions_are_their_expected_value() {
+    let isl = |d: &str| {
+        let a = translate_str(&format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: 'http://h:1'}}\n  dataset: {{type: synthetic, prompts: {{isl: {d}}}}}\n"
+        ));
+        a.words().join(" ")
+    };
+    for (d, mean) in [
+        (
+            "{peaks: [{mean: 256, median: 214, weight: 70}, {mean: 2048, median: 1891, weight: 30}]}",
+            "793",
+        ),
+        ("{mean: 300, median: 200}", "300"),
+        ("{points: [{value: 100, weight: 3}, {value: 200}]}", "125"),
+        (
+            "{peaks: [{mean: 100, stddev: 5}, {distribution: {value: 301}, weight: 1}]}",
+            "200",
+        ),
+    ] {
+        let line = isl(d);
+        assert!(
+            line.contains(&format!("--prompt-input-tokens-mean {mean}")),
+            "{d}: {line}"
+        );
+        assert!(!line.contains("stddev"), "{d}: {line}");
+    }
+    let refused_isl = |d: &str| {
+        refused(&format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: 'http://h:1'}}\n  dataset: {{type: synthetic, prompts: {{isl: {d}}}}}\n"
+        ))
+        .to_string()
+    };
+    for (d, why) in [
+        (
+            "{mean: 100, median: 200}",
+            "Log-normal median (200.0) must be <= mean (100.0).",
+        ),
+        ("{peaks: [{mean: 100}]}", "at least 2 items"),
+        ("{points: []}", "requires at least 1 point"),
+        ("{peaks: [{mean: 1, min: 0}, {mean: 2}]}", "`min`"),
+    ] {
+        let e = refused_isl(d);
+        assert!(e.contains(why), "{d}: {e}");
+    }
 }
