@@ -657,6 +657,16 @@ fn artifacts(e: &Echo) -> Value {
     if a.outputs.export_outputs_json {
         m.insert("export_outputs_json".into(), json!(true));
     }
+    // A config file's `user_files`, as AIPerf echoes them: the content unrendered, the format
+    // resolved.
+    let files = &e.plan.file_only.user_files.files;
+    if !files.is_empty() {
+        let files: Vec<Value> = files
+            .iter()
+            .map(|f| json!({"path": f.path, "format": f.format.name(), "content": f.content}))
+            .collect();
+        m.insert("user_files".into(), Value::Array(files));
+    }
     Value::Object(m)
 }
 

@@ -856,6 +856,12 @@ fn user_files_are_written_as_aiperf_writes_them() {
     let files = &plan["file_only"]["user_files"];
     assert_eq!(files["files"][1]["format"], "yaml");
     assert_eq!(files["variables"]["total_concurrency"], 128);
+    // Echoed as AIPerf echoes them: unrendered, the format resolved.
+    let summary = common::read_json(&run_dir.join("profile_export_aiperf.json"));
+    let echoed = &summary["input_config"]["artifacts"]["user_files"];
+    assert_eq!(echoed[0]["format"], "json");
+    assert_eq!(echoed[0]["content"]["run"]["epoch"], "{{ epoch }}");
+    assert_eq!(echoed[2]["path"], "README.md");
 }
 
 /// The request bodies the mock has received, in arrival order.

@@ -929,7 +929,8 @@ fn filter(name: &str, v: Val, args: &[Val], kwargs: &[(&str, Val)]) -> Result<Va
 /// Python's `int()` of a finite float: truncated (64 bits here).
 fn float_to_int(f: f64) -> Result<i64, String> {
     let t = f.trunc();
-    if t.abs() >= 9.223_372_036_854_775_807e18 {
+    // `i64::MAX as f64` is 2**63, one past the largest i64; 2**-63 is `i64::MIN` itself.
+    if t >= i64::MAX as f64 || t < i64::MIN as f64 {
         return Err(overflow());
     }
     Ok(t as i64)
