@@ -14,9 +14,13 @@ use serde_json::Value;
 
 use crate::cli::{Given, ProfileArgs};
 
+mod inline;
 mod phase;
+mod user_files;
 
+pub use inline::InlineRecords;
 pub use phase::{FileOnly, Pacing, PhaseSpec};
+pub use user_files::{UserFile, UserFileFormat, UserFiles};
 
 /// The file a run writes its plan to, in its artifact directory.
 pub use ringperf_metrics::export::owned::PLAN_FILE;
@@ -32,7 +36,7 @@ pub struct Plan {
     /// The command line as the user typed it (with `--config`, the file's flags in its place).
     pub command: Vec<String>,
     /// What a config file sets that no flag can (its phases beyond one warmup and one
-    /// profiling phase).
+    /// profiling phase, its user files).
     #[serde(default, skip_serializing_if = "FileOnly::is_empty")]
     pub file_only: FileOnly,
 }

@@ -84,7 +84,12 @@ impl InputConfig {
     /// # Errors
     /// A [`ConfigError`] naming the flag: a type without a file, a public dataset with a type,
     /// a type or dataset ringperf does not read, a zero block size.
-    pub fn from_args(args: &InputArgs, cx: &InputContext) -> Result<Self, ConfigError> {
+    /// `inline`: a config file's inline records, read in place of `--input-file`.
+    pub fn from_args(
+        args: &InputArgs,
+        cx: &InputContext,
+        inline: Option<&crate::plan::InlineRecords>,
+    ) -> Result<Self, ConfigError> {
         if args.block_size == Some(0) {
             return Err(ConfigError::flag(
                 "--prompt-input-tokens-block-size must be at least 1",
@@ -107,10 +112,33 @@ impl InputConfig {
                     input_file: input_file.clone(),
                 })
             }
+            (None, Some(path)) if inline.is_some() => {
+                return Err(ConfigError::flag(format!(
+                    "FileDataset requires exactly one source: set either `path:` (load from \
+                     disk) or `records:` (embed in YAML), not both. Got path={}, records=<set>.",
+                    path.display()
+                )));
+            }
             (None, Some(path)) => Some(Source::File {
                 path: path.clone(),
                 kind,
             }),
+            (None, None) if let Some(records) = inline => {
+                if let Some(k) =
+                    kind.filter(|k| !matches!(k, DatasetKind::SingleTurn | DatasetKind::MultiTurn))
+                {
+                    return Err(ConfigError::flag(format!(
+                        "--custom-dataset-type {k}: {} holds inline records, which ringperf \
+                         reads as single_turn or multi_turn only",
+                        records.at
+                    )));
+                }
+                Some(Source::Inline {
+                    kind,
+                    name: records.at.clone().into(),
+                    jsonl: records.jsonl(),
+                })
+            }
             (None, None) if kind.is_some() => {
                 return Err(ConfigError::flag(
                     "--custom-dataset-type needs --input-file (the dataset to read)",
@@ -176,6 +204,18 @@ impl InputConfig {
             Source::File { path, kind } => {
                 m.insert("type".into(), json!("file"));
                 m.insert("path".into(), json!(path.display().to_string()));
+                if let Some(k) = kind {
+                    m.insert("format".into(), json!(k.as_str()));
+                }
+                true
+            }
+            Source::Inline { kind, jsonl, .. } => {
+                m.insert("type".into(), json!("file"));
+                let records: Vec<Value> = jsonl
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect();
+                m.insert("records".into(), Value::Array(records));
                 if let Some(k) = kind {
                     m.insert("format".into(), json!(k.as_str()));
                 }
@@ -290,6 +330,9 @@ fn synthesis(
     let got = match (source, kind) {
         (Some(Source::File { .. }), None | Some(DatasetKind::MooncakeTrace)) => return Ok(Some(p)),
         (Some(Source::File { .. }), Some(k)) => k.as_str().to_string(),
+        (Some(Source::Inline { kind, .. }), _) => {
+            kind.unwrap_or(DatasetKind::SingleTurn).as_str().to_string()
+        }
         (Some(Source::ShareGpt { .. }), _) => "the public dataset sharegpt".into(),
         (None, _) => "synthetic prompts".into(),
     };

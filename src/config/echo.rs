@@ -299,9 +299,9 @@ fn log_level_name(l: LogLevelArg) -> &'static str {
     }
 }
 
-fn endpoint(cfg: &Config, e: &Echo) -> Value {
-    let a = &e.plan.settings;
-    let urls: Vec<String> = if a.mock {
+/// The endpoint's URLs as `input_config` echoes them (AIPerf's `endpoint.urls`).
+pub(crate) fn endpoint_urls(cfg: &Config, a: &crate::cli::ProfileArgs) -> Vec<String> {
+    if a.mock {
         cfg.urls.iter().map(|u| u.display.clone()).collect()
     } else {
         a.url
@@ -314,7 +314,12 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
                 }
             })
             .collect()
-    };
+    }
+}
+
+fn endpoint(cfg: &Config, e: &Echo) -> Value {
+    let a = &e.plan.settings;
+    let urls = endpoint_urls(cfg, a);
     let mut m = Map::new();
     m.insert("urls".into(), json!(urls));
     if e.given("url_strategy") {
@@ -656,6 +661,16 @@ fn artifacts(e: &Echo) -> Value {
     m.insert("plot_required".into(), json!(a.outputs.plot_required));
     if a.outputs.export_outputs_json {
         m.insert("export_outputs_json".into(), json!(true));
+    }
+    // A config file's `user_files`, as AIPerf echoes them: the content unrendered, the format
+    // resolved.
+    let files = &e.plan.file_only.user_files.files;
+    if !files.is_empty() {
+        let files: Vec<Value> = files
+            .iter()
+            .map(|f| json!({"path": f.path, "format": f.format.name(), "content": f.content}))
+            .collect();
+        m.insert("user_files".into(), Value::Array(files));
     }
     Value::Object(m)
 }

@@ -111,6 +111,9 @@ impl Config {
                     None => scope::Source::Synthetic,
                     Some(l) => match l.source {
                         Source::File { kind, .. } => scope::Source::File(kind),
+                        Source::Inline { kind, .. } => scope::Source::File(Some(kind.unwrap_or(
+                            ringperf_workload::workload::loader::DatasetKind::SingleTurn,
+                        ))),
                         Source::ShareGpt { .. } => scope::Source::Public,
                     },
                 },
@@ -398,7 +401,10 @@ fn workload(
 ) -> Result<Workload, ConfigError> {
     let mut profiling = profiling_phase(args)?;
     let prompt = prompt::PromptConfig::from_args(&args.prompt, endpoint, &env.files)?;
-    if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
+    let synthetic = args.input.input_file.is_none()
+        && args.input.public_dataset.is_none()
+        && file_only.inline_records.is_none();
+    if synthetic {
         timing::check_user_centric_turns(&profiling.timing, f64::from(prompt.shaping.turn_mean))?;
     }
     let dataset = dataset_config(args, file_only, &prompt)?;
@@ -449,6 +455,7 @@ fn workload(
                 video: args.media.video_batch_size as usize,
             },
         },
+        file_only.inline_records.as_ref(),
     )?;
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
     // warmup inherits from the profiling phase.
@@ -471,7 +478,7 @@ fn workload(
                 ));
             }
             let w = super::phases::resolve(spec)?;
-            if args.input.input_file.is_none() && args.input.public_dataset.is_none() {
+            if synthetic {
                 timing::check_user_centric_turns(&w.timing, f64::from(prompt.shaping.turn_mean))?;
             }
             Some(w)

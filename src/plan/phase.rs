@@ -154,7 +154,8 @@ impl PhaseSpec {
     }
 }
 
-/// What a config file sets that no flag can: the phases around the ones the flags express.
+/// What a config file sets that no flag can: the phases around the ones the flags express, the
+/// files written into the artifact directory, a dataset's inline records.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileOnly {
     /// Phases run before the flags' warmup and profiling phases, in order.
@@ -170,6 +171,12 @@ pub struct FileOnly {
     /// where the command line's rule (the request count, the sessions) would size it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset_entries: Option<u64>,
+    /// `artifacts.user_files`.
+    #[serde(default, skip_serializing_if = "super::UserFiles::is_empty")]
+    pub user_files: super::UserFiles,
+    /// A file dataset's inline `records` (in place of `--input-file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_records: Option<super::InlineRecords>,
 }
 
 impl FileOnly {
@@ -179,5 +186,7 @@ impl FileOnly {
             && self.profiling_name.is_none()
             && self.phases_after.is_empty()
             && self.dataset_entries.is_none()
+            && self.user_files.is_empty()
+            && self.inline_records.is_none()
     }
 }

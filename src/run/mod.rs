@@ -31,6 +31,7 @@ mod start;
 mod stream;
 mod synthesis;
 mod ui;
+pub(crate) mod user_files;
 mod warm;
 
 use std::fs;

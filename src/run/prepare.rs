@@ -356,8 +356,33 @@ fn open_artifact_dir(
             ),
         )
     })?;
+    write_user_files(cfg, &dir)?;
     let identity = shard::prepare(cfg, control.clock(), &dir)?;
     Ok((dir, names, identity))
+}
+
+/// A config file's `artifacts.user_files`, written before anything is sent (AIPerf writes them
+/// when it resolves the artifact directory).
+fn write_user_files(cfg: &Config, dir: &Path) -> Result<(), RunError> {
+    let files = &cfg.plan().file_only.user_files;
+    if files.is_empty() {
+        return Ok(());
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let url = crate::config::echo::endpoint_urls(cfg, &cfg.plan().settings)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let names = super::user_files::RunNames::new(
+        dir,
+        cfg.models.first().map_or("", String::as_str),
+        &url,
+        std::env::var("AIPERF_NAMESPACE").ok(),
+        now,
+    );
+    super::user_files::write(files, dir, &names).map_err(|e| RunError::new(SetupKind::Artifacts, e))
 }
 
 /// `inputs.json`: each turn as sent alone, serialized straight into the file (one payload
@@ -728,6 +753,7 @@ pub(crate) fn clear_artifact_dir(
         .and_then(|spec| match &spec.source {
             workload::loader::Source::File { path, .. } => Some(path.clone()),
             workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
+            workload::loader::Source::Inline { .. } => None,
         })
         .into_iter()
         .collect();

@@ -1059,12 +1059,9 @@ fn aiperfs_templates_validate_as_aiperf_validated_them() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-templates");
     let names = std::fs::read_to_string(dir.join("names.txt")).unwrap();
     let not_yet = [
-        ("env_var_production", "the distribution with `peaks`"),
-        ("inline_dataset", "benchmark.datasets.default.records"),
         ("scenario_workload_profiles", "sweep.type: scenarios"),
         ("speed_bench_sweep", "sweep.parameters.datasets.main.format"),
         ("sweep_with_plot", "plot: Extra inputs are not permitted"),
-        ("user_files", "'dense-agg' is not a number"),
     ];
     assert_eq!(names.lines().count(), 27);
     for name in names.lines() {
@@ -1274,4 +1271,227 @@ fn warmup_flags_beside_a_file_set_its_own_warmup() {
         "{}",
         cfg.cli_command
     );
+}
+
+/// AIPerf's `user_files` template run on the mock: the three files it asks for are written into
+/// the artifact directory as AIPerf 0.13 wrote them for the same file
+/// (tests/data/aiperf-user-files/, README there), byte for byte but for the mock's URL and the
+/// directory.
+#[test]
+fn user_files_are_written_as_aiperf_writes_them() {
+    let fixture = Path::new("tests/data/aiperf-user-files");
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let url = format!("http://{}", server.addr);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let root = root.to_str().unwrap();
+    let config = std::fs::read_to_string(fixture.join("user_files.yaml"))
+        .unwrap()
+        .replace("http://127.0.0.1:18931", &url)
+        .replace("/tmp/uf/run", root);
+    let f = tmp.path().join("user_files.yaml");
+    std::fs::write(&f, config).unwrap();
+    let out = ringperf(&[
+        "profile",
+        "-f",
+        f.to_str().unwrap(),
+        "--tokenizer",
+        "builtin",
+        "--request-count",
+        "4",
+        "--warmup-request-count",
+        "2",
+        "--concurrency",
+        "2",
+        "--num-dataset-entries",
+        "4",
+        "--ui",
+        "none",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run_dir = Path::new(root).join("user_files_demo/1733497000");
+    for name in ["input_config.json", "meta/run.yaml", "README.md"] {
+        let want = std::fs::read_to_string(fixture.join("written").join(name))
+            .unwrap()
+            .replace("http://127.0.0.1:18931", &url)
+            .replace("/tmp/uf/run", root);
+        let got = std::fs::read_to_string(run_dir.join(name)).unwrap();
+        assert_eq!(got, want, "{name}");
+    }
+    let plan = common::read_json(&run_dir.join("plan.json"));
+    let files = &plan["file_only"]["user_files"];
+    assert_eq!(files["files"][1]["format"], "yaml");
+    assert_eq!(files["variables"]["total_concurrency"], 128);
+    // Echoed as AIPerf echoes them: unrendered, the format resolved.
+    let summary = common::read_json(&run_dir.join("profile_export_aiperf.json"));
+    let echoed = &summary["input_config"]["artifacts"]["user_files"];
+    assert_eq!(echoed[0]["format"], "json");
+    assert_eq!(echoed[0]["content"]["run"]["epoch"], "{{ epoch }}");
+    assert_eq!(echoed[2]["path"], "README.md");
+}
+
+/// The request bodies the mock has received, in arrival order.
+fn bodies_received(server: &ringperf_mock::mock::MockServer) -> Vec<Value> {
+    let mut entries = server.truth().entries();
+    entries.sort_by_key(|e| e.arrival_ns);
+    entries
+        .iter()
+        .map(|e| serde_json::from_slice(e.request_body.as_deref().expect("recorded")).unwrap())
+        .collect()
+}
+
+/// AIPerf's `inline_dataset` template (single_turn records) and its commented multi_turn
+/// variant, run on the mock one request at a time: the bodies sent carry exactly the records'
+/// prompts, in order, and are the bodies the equivalent JSONL file sends through
+/// `--input-file`.
+#[test]
+fn inline_records_send_what_the_equivalent_file_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    let template =
+        std::fs::read_to_string("tests/data/aiperf-templates/inline_dataset.yaml").unwrap();
+    let multi = "benchmark:\n  model: mock-model\n  endpoint: {url: http://127.0.0.1:8765, type: chat, streaming: true}\n  dataset:\n    type: file\n    format: multi_turn\n    records:\n      - session_id: chat_1\n        turns:\n          - {text: \"What is machine learning?\"}\n          - {text: \"Can you give me a concrete example?\"}\n      - session_id: chat_2\n        turns:\n          - {text: \"Explain neural networks.\"}\n          - {text: \"How do they differ from traditional algorithms?\"}\n          - {text: \"Which architecture for image classification?\"}\n  phases: {type: concurrency, concurrency: 1, requests: 5}\n";
+    let cases = [
+        (
+            template.as_str(),
+            "single_turn",
+            "{\"text\": \"What is machine learning?\"}\n{\"text\": \"Explain GANs in two sentences.\", \"output_length\": 200}\n{\"text\": \"How does backpropagation work?\"}\n{\"text\": \"What are transformers?\"}\n{\"text\": \"Define reinforcement learning.\"}\n",
+            vec![
+                "What is machine learning?",
+                "Explain GANs in two sentences.",
+                "How does backpropagation work?",
+                "What are transformers?",
+                "Define reinforcement learning.",
+            ],
+        ),
+        (
+            multi,
+            "multi_turn",
+            "{\"session_id\": \"chat_1\", \"turns\": [{\"text\": \"What is machine learning?\"}, {\"text\": \"Can you give me a concrete example?\"}]}\n{\"session_id\": \"chat_2\", \"turns\": [{\"text\": \"Explain neural networks.\"}, {\"text\": \"How do they differ from traditional algorithms?\"}, {\"text\": \"Which architecture for image classification?\"}]}\n",
+            vec![
+                "What is machine learning?",
+                "Can you give me a concrete example?",
+                "Explain neural networks.",
+                "How do they differ from traditional algorithms?",
+                "Which architecture for image classification?",
+            ],
+        ),
+    ];
+    for (yaml, format, jsonl, prompts) in cases {
+        let inline_server = common::recording_mock(4);
+        let url = format!("http://{}", inline_server.addr);
+        let f = dir.path().join(format!("{format}.yaml"));
+        std::fs::write(&f, yaml.replace("http://127.0.0.1:8765", &url)).unwrap();
+        let out = ringperf(&[
+            "profile",
+            "-f",
+            f.to_str().unwrap(),
+            "--tokenizer",
+            "builtin",
+            "--request-count",
+            "5",
+            "--concurrency",
+            "1",
+            "--artifact-dir",
+            dir.path()
+                .join(format!("{format}-inline"))
+                .to_str()
+                .unwrap(),
+            "--ui",
+            "none",
+        ]);
+        assert!(out.status.success(), "{format}: {}", text(&out.stderr));
+        let inline = bodies_received(&inline_server);
+        let last_user = |b: &Value| {
+            b["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let sent: Vec<String> = inline.iter().map(last_user).collect();
+        assert_eq!(sent, prompts, "{format}");
+        let file_server = common::recording_mock(4);
+        let file = dir.path().join(format!("{format}.jsonl"));
+        std::fs::write(&file, jsonl).unwrap();
+        let out = ringperf(&[
+            "profile",
+            "-m",
+            "mock-model",
+            "--url",
+            &format!("http://{}", file_server.addr),
+            "--endpoint-type",
+            "chat",
+            "--streaming",
+            "--input-file",
+            file.to_str().unwrap(),
+            "--custom-dataset-type",
+            format,
+            "--tokenizer",
+            "builtin",
+            "--request-count",
+            "5",
+            "--concurrency",
+            "1",
+            "--artifact-dir",
+            dir.path().join(format!("{format}-file")).to_str().unwrap(),
+            "--ui",
+            "none",
+        ]);
+        assert!(out.status.success(), "{format}: {}", text(&out.stderr));
+        assert_eq!(bodies_received(&file_server), inline, "{format}");
+        if format == "single_turn" {
+            assert_eq!(
+                inline[1]["max_completion_tokens"], 200,
+                "the record's output_length"
+            );
+        }
+    }
+}
+
+/// AIPerf's `env_var_production` lengths (`isl` with two log-normal `peaks` weighted 70/30,
+/// `osl` log-normal `{mean, median}`) run as AIPerf 0.13 runs them: every prompt has the
+/// distribution's expected value, 0.7 × 256 + 0.3 × 2048 = 793.6, truncated to 793 tokens, and
+/// asks for 256 (AIPerf 0.13, run on the template against the mock, sent the same: 793 and
+/// 256 on every request).
+#[test]
+fn lognormal_and_multimodal_lengths_run_at_their_expected_value_as_in_aiperf() {
+    let server = common::recording_mock(4);
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("lengths.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  tokenizer: {{name: builtin}}\n  dataset:\n    type: synthetic\n    entries: 3\n    prompts:\n      isl:\n        peaks:\n          - {{mean: 256, median: 214, weight: 70}}\n          - {{mean: 2048, median: 1891, weight: 30}}\n      osl: {{mean: 256, median: 226}}\n  phases: {{type: concurrency, concurrency: 1, requests: 3}}\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = ringperf(&[
+        "profile",
+        "-f",
+        f.to_str().unwrap(),
+        "--artifact-dir",
+        out_dir.to_str().unwrap(),
+        "--ui",
+        "none",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bodies = bodies_received(&server);
+    assert_eq!(bodies.len(), 3);
+    for b in &bodies {
+        assert_eq!(b["max_completion_tokens"], 256, "{b}");
+    }
+    for r in common::read_jsonl(&out_dir.join("profile_export.jsonl")) {
+        assert_eq!(r["metrics"]["input_sequence_length"]["value"], 793, "{r}");
+    }
 }

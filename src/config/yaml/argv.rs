@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra, unknown_key};
-use crate::plan::{FileOnly, Pacing, PhaseSpec};
+use crate::plan::{FileOnly, InlineRecords, Pacing, PhaseSpec, UserFile, UserFileFormat};
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
 /// (what `config expand` prints).
@@ -210,6 +210,11 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         phases(p, &mut a)?;
     }
     sections(body, &mut a)?;
+    if !a.file_only.user_files.is_empty()
+        && let Some(Value::Object(vars)) = root.get("variables")
+    {
+        a.file_only.user_files.variables = vars.clone();
+    }
     if let Some(v) = root.get("no_sweep_table")
         && flag_bool(v, "no_sweep_table")?
     {
@@ -399,17 +404,21 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
         "benchmark.datasets.{}",
         m.get("name").and_then(Value::as_str).unwrap_or("0")
     );
+    if ty == "file" {
+        inline_records(m, &p, a)?;
+    }
     for (k, v) in m {
         let path = format!("{p}.{k}");
         match (ty, k.as_str()) {
             (_, "name" | "type") => {}
+            ("file", "records") => {}
             ("synthetic" | "file" | "public", "entries") => {
                 a.one("--num-dataset-entries", num(v, &path)? as u64)
             }
             (_, "random_seed") => a.one("--random-seed", num(v, &path)? as u64),
             (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
             ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
-            ("synthetic", "isl") => dist(v, &path, "--prompt-input-tokens", a)?,
+            ("synthetic", "isl") => length(v, &path, "--prompt-input-tokens", a)?,
             ("synthetic", "turns") => dist(v, &path, "--conversation-turn", a)?,
             ("synthetic", "turn_delay") => dist_real(v, &path, "--conversation-turn-delay", a)?,
             ("synthetic" | "file", "audio" | "images" | "video") => {
@@ -445,7 +454,7 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                     dist(x, &kpath, flag, a)?;
                 }
             }
-            ("synthetic" | "file", "osl") => dist(v, &path, "--prompt-output-tokens", a)?,
+            ("synthetic" | "file", "osl") => length(v, &path, "--prompt-output-tokens", a)?,
             (_, "system_prompt") => a.one("--system-prompt", scalar(v, &path)?),
             ("file", "path") => a.one("--input-file", scalar(v, &path)?),
             ("file", "format") => a.one("--custom-dataset-type", scalar(v, &path)?),
@@ -466,6 +475,75 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// A file dataset's source, checked as AIPerf's `FileDataset` checks it (its messages): `path`
+/// or `records`, not both; records a non-empty list (a map of pools only for `random_pool`).
+/// Records of `single_turn` (the default format) and `multi_turn` are typed in the plan.
+fn inline_records(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
+    let records = m.get("records").filter(|r| !r.is_null());
+    let path = m.get("path").filter(|r| !r.is_null());
+    let format = m
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or("single_turn");
+    let value_error =
+        |why: String| YamlError::Schema(format!("benchmark.datasets.0.file: Value error, {why}"));
+    if records.is_some() == path.is_some() {
+        let shown = match path {
+            Some(v) => format!("PosixPath({})", py_str_repr(&scalar(v, p)?)),
+            None => "None".into(),
+        };
+        return Err(value_error(format!(
+            "FileDataset requires exactly one source: set either `path:` (load from disk) or \
+             `records:` (embed in YAML), not both. Got path={shown}, records={}.",
+            if records.is_some() { "<set>" } else { "None" }
+        )));
+    }
+    let Some(records) = records else {
+        return Ok(());
+    };
+    let at = format!("{p}.records");
+    let list = match records {
+        Value::Array(list) if list.is_empty() => {
+            return Err(value_error(
+                "`records:` must contain at least one record.".into(),
+            ));
+        }
+        Value::Array(list) => list,
+        Value::Object(_) if format != "random_pool" => {
+            return Err(value_error(format!(
+                "`records:` as a dict-of-lists (multi-pool) is only valid for format: \
+                 random_pool, got format: {format}."
+            )));
+        }
+        Value::Object(_) => {
+            return Err(YamlError::Unsupported(format!(
+                "{at}: pools of inline records (ringperf reads single_turn and multi_turn records)"
+            )));
+        }
+        _ => {
+            return Err(YamlError::Schema(format!(
+                "{at}: Input should be a valid list"
+            )));
+        }
+    };
+    if !matches!(format, "single_turn" | "multi_turn") {
+        return Err(YamlError::Unsupported(format!(
+            "{at}: inline records of format {format} (ringperf reads single_turn and multi_turn \
+             records)"
+        )));
+    }
+    if let Some((i, _)) = list.iter().enumerate().find(|(_, r)| !r.is_object()) {
+        return Err(YamlError::Schema(format!(
+            "{at}.{i}: Input should be a valid dictionary"
+        )));
+    }
+    a.file_only.inline_records = Some(InlineRecords {
+        at,
+        records: list.clone(),
+    });
     Ok(())
 }
 
@@ -566,8 +644,8 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
     for (k, v) in m {
         let path = format!("{p}.{k}");
         match k.as_str() {
-            "isl" => dist(v, &path, "--prompt-input-tokens", a)?,
-            "osl" => dist(v, &path, "--prompt-output-tokens", a)?,
+            "isl" => length(v, &path, "--prompt-input-tokens", a)?,
+            "osl" => length(v, &path, "--prompt-output-tokens", a)?,
             "block_size" => a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64),
             "batch_size" => a.one("--prompt-batch-size", num(v, &path)? as u64),
             "corpus" => a.one("--prompt-corpus", scalar(v, &path)?),
@@ -676,7 +754,9 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     for kind in ["median", "peaks", "points", "min", "max"] {
         if m.contains_key(kind) {
             return Err(YamlError::Unsupported(format!(
-                "{path}: the distribution with `{kind}` (ringperf draws fixed and normal lengths)"
+                "{path}: the distribution with `{kind}` (ringperf reads fixed and normal \
+                 distributions here; input and output lengths also take log-normal, \
+                 multimodal and empirical ones)"
             )));
         }
     }
@@ -688,6 +768,142 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
         a.one(&format!("{flag}-stddev"), num(x, path)?);
     }
     Ok(())
+}
+
+/// An input or output length. A log-normal (`{mean, median}`), multimodal (`peaks`) or empirical
+/// (`points`) distribution is run as AIPerf 0.13 runs it: its synthetic prompts and `max_tokens`
+/// take the distribution's expected value, truncated to an integer, with no spread (AIPerf's
+/// composer reads `expected_value` and a `stddev` these types do not have; it never draws from
+/// them). Fixed and normal lengths are [`dist`]'s.
+fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    let drawn_as_mean = v.as_object().is_some_and(|m| {
+        ["median", "peaks", "points"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+    });
+    if !drawn_as_mean {
+        return dist(v, path, flag, a);
+    }
+    let e = expected(v, path)?;
+    a.one(&format!("{flag}-mean"), e as u64);
+    Ok(())
+}
+
+/// AIPerf's `expected_value` of a distribution (its validation rules checked on the way):
+/// fixed `value`, normal `mean`, log-normal `mean` (`0 < median <= mean`), multimodal the
+/// weighted mean of two or more peaks (weights `>= 0`, by default 1), empirical the weighted
+/// mean of its points (weights `> 0`). Bounds (`min`, `max`) are refused by name.
+fn expected(v: &Value, path: &str) -> R<f64> {
+    if let Some(n) = v.as_f64() {
+        return Ok(n);
+    }
+    let m = obj(v, path)?;
+    for bound in ["min", "max"] {
+        if m.contains_key(bound) {
+            return Err(YamlError::Unsupported(format!(
+                "{path}: the distribution with `{bound}` (ringperf does not bound lengths)"
+            )));
+        }
+    }
+    let invalid = |why: String| YamlError::Schema(format!("{path}: Value error, {why}"));
+    let weighted = |items: &[(f64, f64)]| -> R<f64> {
+        let total: f64 = items.iter().map(|(w, _)| w).sum();
+        if total <= 0.0 {
+            return Err(invalid("the weights sum to 0".into()));
+        }
+        Ok(items.iter().map(|(w, e)| w / total * e).sum())
+    };
+    if let Some(peaks) = m.get("peaks") {
+        keys(m, path, &["peaks"], &[])?;
+        let list = peaks.as_array().ok_or_else(|| {
+            YamlError::Schema(format!("{path}.peaks: Input should be a valid list"))
+        })?;
+        if list.len() < 2 {
+            return Err(YamlError::Schema(format!(
+                "{path}.peaks: List should have at least 2 items after validation, not {}",
+                list.len()
+            )));
+        }
+        let mut items = Vec::with_capacity(list.len());
+        for (i, peak) in list.iter().enumerate() {
+            let ppath = format!("{path}.peaks.{i}");
+            let mut peak = obj(peak, &ppath)?.clone();
+            let weight = match peak.remove("weight") {
+                None => 1.0,
+                Some(w) => num(&w, &format!("{ppath}.weight"))?,
+            };
+            if weight < 0.0 {
+                return Err(YamlError::Schema(format!(
+                    "{ppath}.weight: Input should be greater than or equal to 0"
+                )));
+            }
+            let inner = match peak.remove("distribution") {
+                Some(d) if peak.is_empty() => d,
+                Some(_) => return Err(extra(&format!("{ppath}.distribution"))),
+                None => Value::Object(peak),
+            };
+            items.push((weight, expected(&inner, &ppath)?));
+        }
+        return weighted(&items);
+    }
+    if let Some(points) = m.get("points") {
+        keys(m, path, &["points"], &[])?;
+        let list = points.as_array().ok_or_else(|| {
+            YamlError::Schema(format!("{path}.points: Input should be a valid list"))
+        })?;
+        if list.is_empty() {
+            return Err(invalid(
+                "Empirical distribution requires at least 1 point".into(),
+            ));
+        }
+        let mut items = Vec::with_capacity(list.len());
+        for (i, point) in list.iter().enumerate() {
+            let ppath = format!("{path}.points.{i}");
+            let pm = obj(point, &ppath)?;
+            keys(pm, &ppath, &["value", "weight"], &[])?;
+            let value = pm
+                .get("value")
+                .ok_or_else(|| YamlError::Schema(format!("{ppath}.value: Field required")))?;
+            let weight = match pm.get("weight") {
+                None => 1.0,
+                Some(w) => num(w, &format!("{ppath}.weight"))?,
+            };
+            if weight <= 0.0 {
+                return Err(YamlError::Schema(format!(
+                    "{ppath}.weight: Input should be greater than 0"
+                )));
+            }
+            items.push((weight, num(value, &format!("{ppath}.value"))?));
+        }
+        return weighted(&items);
+    }
+    if let Some(median) = m.get("median") {
+        keys(m, path, &["mean", "median"], &[])?;
+        let mean = m
+            .get("mean")
+            .ok_or_else(|| YamlError::Schema(format!("{path}.mean: Field required")))?;
+        let (mean, median) = (num(mean, &format!("{path}.mean"))?, num(median, path)?);
+        for (k, x) in [("mean", mean), ("median", median)] {
+            if x <= 0.0 {
+                return Err(YamlError::Schema(format!(
+                    "{path}.{k}: Input should be greater than 0"
+                )));
+            }
+        }
+        if median > mean {
+            return Err(invalid(format!(
+                "Log-normal median ({}) must be <= mean ({}).",
+                super::jinja::py_float_repr(median),
+                super::jinja::py_float_repr(mean)
+            )));
+        }
+        return Ok(mean);
+    }
+    keys(m, path, &["value", "mean", "stddev"], &[])?;
+    match m.get("value").or_else(|| m.get("mean")) {
+        Some(x) => num(x, path),
+        None => Err(invalid("a distribution needs `value` or `mean`".into())),
+    }
 }
 
 /// AIPerf 0.13's phase types (`benchmark.phases[].type`).
@@ -1137,6 +1353,121 @@ fn formats(v: &Value, path: &str, only: &str) -> R<bool> {
     }
 }
 
+/// `artifacts.user_files` checked as AIPerf's `UserFile` checks each entry (its messages): a
+/// path that is relative, without `..` or control characters; `format` json, yaml or text,
+/// inferred as text for string content and json otherwise; text content a string, json and
+/// yaml content not one. Other keys of an entry are ignored, as AIPerf ignores them.
+fn user_files(v: &Value, path: &str) -> R<Vec<UserFile>> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let list = v
+        .as_array()
+        .ok_or_else(|| YamlError::Schema(format!("{path}: Input should be a valid list")))?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let p = format!("{path}.{i}");
+        let m = obj(item, &p)?;
+        let file = match m.get("path") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => {
+                return Err(YamlError::Schema(format!(
+                    "{p}.path: Input should be a valid string"
+                )));
+            }
+            None => return Err(YamlError::Schema(format!("{p}.path: Field required"))),
+        };
+        let Some(content) = m.get("content") else {
+            return Err(YamlError::Schema(format!("{p}.content: Field required")));
+        };
+        let format = match m.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(f)) if f == "json" => Some(UserFileFormat::Json),
+            Some(Value::String(f)) if f == "yaml" => Some(UserFileFormat::Yaml),
+            Some(Value::String(f)) if f == "text" => Some(UserFileFormat::Text),
+            Some(_) => {
+                return Err(YamlError::Schema(format!(
+                    "{p}.format: Input should be 'json', 'yaml' or 'text'"
+                )));
+            }
+        };
+        let value_error = |why: String| YamlError::Schema(format!("{p}: Value error, {why}"));
+        if file.is_empty() {
+            return Err(value_error("user_files entry has empty path".into()));
+        }
+        let shown = py_str_repr(&file);
+        if file.chars().any(|c| c < ' ' || c == '\x7f') {
+            return Err(value_error(format!(
+                "user_files path contains control characters: {shown}"
+            )));
+        }
+        if file.starts_with('/') {
+            return Err(value_error(format!(
+                "user_files absolute path rejected: {shown}"
+            )));
+        }
+        if file.split('/').any(|part| part == "..") {
+            return Err(value_error(format!(
+                "user_files path '..' rejected: {shown}"
+            )));
+        }
+        let format = format.unwrap_or(if content.is_string() {
+            UserFileFormat::Text
+        } else {
+            UserFileFormat::Json
+        });
+        match (format, content) {
+            (UserFileFormat::Text, Value::String(_)) => {}
+            (UserFileFormat::Text, other) => {
+                return Err(value_error(format!(
+                    "user_files path={shown}: format='text' requires string content; got {}.",
+                    super::type_name(other)
+                )));
+            }
+            (f, Value::String(_)) => {
+                return Err(value_error(format!(
+                    "user_files path={shown}: format='{}' requires structured content \
+                     (dict/list/scalar); got str. Wrap in a dict or set format: text.",
+                    f.name()
+                )));
+            }
+            _ => {}
+        }
+        out.push(UserFile {
+            path: file,
+            format,
+            content: content.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// Python's `repr()` of a string (what AIPerf's messages show of a path).
+fn py_str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c < ' ' || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// `artifacts.{records, raw}` as the export level they ask for (AIPerf's flag sets both):
 /// `raw` with raw records, `summary` with neither, `records` otherwise; `None` with neither key.
 fn export_level(artifacts: &Value) -> Option<&'static str> {
@@ -1178,9 +1509,8 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 }
                 // The summary JSON, always written: `[json]` (AIPerf's default) says so.
                 "summary" if formats(v, &path, "json")? => {}
-                "summary" | "user_files" => {
-                    return Err(YamlError::Unsupported(path));
-                }
+                "summary" => return Err(YamlError::Unsupported(path)),
+                "user_files" => a.file_only.user_files.files = user_files(v, &path)?,
                 _ => return Err(extra(&path)),
             }
         }

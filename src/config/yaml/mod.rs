@@ -10,6 +10,7 @@
 mod adaptive;
 pub mod argv;
 pub mod cmd;
+pub(crate) mod jinja;
 mod render;
 pub mod templates;
 
@@ -129,7 +130,7 @@ pub fn load_str(
     normalize(map)
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "NoneType",
         Value::Bool(_) => "bool",
@@ -197,9 +198,18 @@ fn join(path: &str, key: &str) -> String {
 }
 
 /// `camelCase` → `snake_case` (AIPerf accepts both spellings of every key). Keys of free-form
-/// maps (headers, extra body fields, slos, sweep parameters, variables) are kept as written.
+/// maps (headers, extra body fields, slos, sweep parameters, variables, a user file's content, a
+/// dataset's inline records) are kept as written.
 fn snake_keys(v: Value) -> Value {
-    const VERBATIM: &[&str] = &["headers", "extra", "slos", "parameters", "variables"];
+    const VERBATIM: &[&str] = &[
+        "headers",
+        "extra",
+        "slos",
+        "parameters",
+        "variables",
+        "content",
+        "records",
+    ];
     match v {
         Value::Object(m) => Value::Object(
             m.into_iter()

@@ -5,20 +5,22 @@
 //! int or float when it reads as one, as AIPerf does. An unset `NAME` without a default is an
 //! error; a `${` left unclosed is an error.
 //!
-//! Jinja2, the subset AIPerf's own templates use: `{{ expr }}` in a string value, where `expr`
-//! is a name from the top-level `variables:` block, a number, or two of those joined by one of
-//! `+ - * / // %` (`{{ base * 4 }}`, `{{ isl // 10 }}`). Variables may use other variables.
-//! Python's arithmetic: int with int stays int except `/`; a value that is a single `{{ }}`
-//! becomes a number. Anything else — `{% %}` blocks, `{# #}` comments, filters (`|`), calls,
-//! attribute paths (`phases.profiling.rate`), strings — is refused by name, never rendered
-//! wrongly. Fields named `template`, `body` and `payload_template` are left as written (they are
-//! request templates, rendered per request).
+//! Jinja2 as AIPerf renders a config at load time ([`super::jinja`] is the subset): a string
+//! value holding `{{ … }}` (or `{%`) is rendered against the top-level `variables:` block (its
+//! values resolved first, in the order their references ask; a cycle is an error) and the
+//! result coerced to a bool, int or float when it reads as one; a string without them is left
+//! as written. Fields named `template`, `body` and `payload_template` are left as written
+//! (request templates, rendered per request), and so is `artifacts.user_files` (rendered when
+//! the run starts, with the run's own names: [`crate::plan::UserFiles`]).
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
 use super::YamlError;
+use super::jinja::{Context, Template, Val, coerce, has_markers, refusal};
 
-type Vars = std::collections::BTreeMap<String, Num>;
+type Vars = BTreeMap<String, Val>;
 
 const SKIP: &[&str] = &["template", "body", "payload_template"];
 
@@ -89,7 +91,7 @@ fn env_string(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Value, Ya
         )));
     }
     Ok(if refs > 0 && whole {
-        coerce(&out)
+        coerce_env(&out)
     } else {
         Value::String(out)
     })
@@ -97,7 +99,7 @@ fn env_string(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Value, Ya
 
 /// AIPerf's scalar coercion of a rendered value: `true`/`false` (any case), int, float, else
 /// the string.
-fn coerce(s: &str) -> Value {
+fn coerce_env(s: &str) -> Value {
     if s.eq_ignore_ascii_case("true") {
         return Value::Bool(true);
     }
@@ -113,34 +115,41 @@ fn coerce(s: &str) -> Value {
     }
 }
 
-/// A number as Jinja2 computes it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Num {
-    Int(i64),
-    Float(f64),
+/// The names a config file's templates read at load time: the `variables:` block's, resolved.
+/// A name that is one of the file's own top-level or `benchmark:` keys is refused (AIPerf reads
+/// the config value; ringperf does not), any other is undefined.
+struct LoadContext<'a> {
+    vars: &'a Vars,
+    config: &'a BTreeSet<String>,
 }
 
-impl Num {
-    fn f(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
+impl Context for LoadContext<'_> {
+    fn get(&self, name: &str) -> Result<Option<Val>, String> {
+        if let Some(v) = self.vars.get(name) {
+            return Ok(Some(v.clone()));
         }
-    }
-    fn json(self) -> Value {
-        match self {
-            Num::Int(i) => Value::from(i),
-            Num::Float(f) => Value::from(f),
+        if self.config.contains(name) {
+            return Err(refusal(&format!(
+                "'{name}', a value of the config itself (ringperf's templates read the \
+                 `variables:` block only),"
+            )));
         }
+        Ok(None)
     }
-    /// Python's `str()` of the number.
-    fn text(self) -> String {
-        match self {
-            Num::Int(i) => i.to_string(),
-            Num::Float(f) if f.fract() == 0.0 && f.abs() < 1e16 => format!("{f:.1}"),
-            Num::Float(f) => f.to_string(),
-        }
-    }
+}
+
+/// Subtrees rendered at run time with their own context (AIPerf's list), never at load time.
+const RUN_TIME: &[&str] = &[
+    "artifacts.user_files",
+    "benchmark.artifacts.user_files",
+    "artifacts.userFiles",
+    "benchmark.artifacts.userFiles",
+];
+
+fn run_time(path: &str) -> bool {
+    RUN_TIME
+        .iter()
+        .any(|p| path == *p || path.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
 }
 
 /// Renders the `{{ }}` expressions of every string value (see the module documentation).
@@ -157,104 +166,119 @@ pub(super) fn render_templates(v: Value) -> Result<Value, YamlError> {
             ));
         }
     };
-    let resolved = resolve_variables(&vars)?;
+    let mut config: BTreeSet<String> = root.keys().cloned().collect();
+    if let Some(Value::Object(b)) = root.get("benchmark") {
+        config.extend(b.keys().cloned());
+    }
+    for k in vars.keys() {
+        config.remove(k);
+    }
+    let resolved = resolve_variables(&vars, &config)?;
     root.remove("variables");
-    let mut out = walk(Value::Object(root), &resolved, "")?;
+    let cx = LoadContext {
+        vars: &resolved,
+        config: &config,
+    };
+    let mut out = walk(Value::Object(root), &cx, "")?;
     if let Value::Object(m) = &mut out
         && !vars.is_empty()
     {
         m.insert(
             "variables".into(),
-            Value::Object(resolved.into_iter().map(|(k, n)| (k, n.json())).collect()),
+            Value::Object(
+                resolved
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
         );
     }
     Ok(out)
 }
 
-fn resolve_variables(vars: &Map<String, Value>) -> Result<Vars, YamlError> {
-    let mut done: Vars = Vars::new();
-    let mut pending: Vec<(&String, &Value)> = vars.iter().collect();
+/// The `variables:` block resolved in the order their references ask (any order in the file;
+/// a cycle is an error), each rendered as any other value is.
+fn resolve_variables(
+    vars: &Map<String, Value>,
+    config: &BTreeSet<String>,
+) -> Result<Vars, YamlError> {
+    let mut pending: BTreeMap<&String, BTreeSet<String>> = vars
+        .iter()
+        .map(|(k, v)| {
+            let mut refs = BTreeSet::new();
+            references(v, &mut refs);
+            refs.retain(|r| vars.contains_key(r));
+            (k, refs)
+        })
+        .collect();
+    let mut done = Vars::new();
     while !pending.is_empty() {
-        let before = pending.len();
-        let mut still = Vec::new();
-        for (k, v) in pending {
-            match render_var(v, &done, vars) {
-                Ok(Some(n)) => {
-                    done.insert(k.clone(), n);
-                }
-                Ok(None) => still.push((k, v)),
-                Err(e) => return Err(e),
-            }
-        }
-        if still.len() == before {
-            let names: Vec<&str> = still.iter().map(|(k, _)| k.as_str()).collect();
+        let ready: Vec<&String> = pending
+            .iter()
+            .filter(|(_, deps)| deps.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
+        if ready.is_empty() {
+            let names: Vec<&str> = pending.keys().map(|k| k.as_str()).collect();
             return Err(YamlError::Template(format!(
                 "Circular reference among variables: {}",
                 names.join(", ")
             )));
         }
-        pending = still;
+        for name in ready {
+            let cx = LoadContext {
+                vars: &done,
+                config,
+            };
+            let v = walk(vars[name].clone(), &cx, &format!("variables.{name}"))?;
+            done.insert(name.clone(), Val::of_json(&v));
+            pending.remove(name);
+            for deps in pending.values_mut() {
+                deps.remove(name.as_str());
+            }
+        }
     }
     Ok(done)
 }
 
-/// A variable's value, `None` while it waits on another variable.
-fn render_var(v: &Value, done: &Vars, all: &Map<String, Value>) -> Result<Option<Num>, YamlError> {
-    if let Some(i) = v.as_i64() {
-        return Ok(Some(Num::Int(i)));
-    }
-    if let Some(f) = v.as_f64() {
-        return Ok(Some(Num::Float(f)));
-    }
-    let Some(s) = v.as_str() else {
-        return Err(YamlError::Template(
-            "variables: only numbers and `{{ }}` arithmetic are supported".into(),
-        ));
-    };
-    if let Some(expr) = single_expr(s) {
-        for name in names_in(expr) {
-            if all.contains_key(name) && !done.contains_key(name) {
-                return Ok(None);
+/// The names the templates in the string leaves of `v` read (a template that does not parse
+/// reads none here: rendering it reports why).
+fn references(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::String(s) if has_markers(s) => {
+            if let Ok(t) = Template::parse(s) {
+                out.extend(t.names());
             }
         }
-        return eval(expr, done).map(Some);
-    }
-    match coerce(s) {
-        Value::Number(n) => Ok(Some(match n.as_i64() {
-            Some(i) => Num::Int(i),
-            None => Num::Float(n.as_f64().unwrap_or(0.0)),
-        })),
-        _ => Err(YamlError::Template(format!(
-            "variables: '{s}' is not a number (ringperf's templating subset computes numbers only)"
-        ))),
+        Value::Array(a) => a.iter().for_each(|x| references(x, out)),
+        Value::Object(m) => m.values().for_each(|x| references(x, out)),
+        _ => {}
     }
 }
 
-/// `{{ expr }}` when `s` is exactly one expression.
-fn single_expr(s: &str) -> Option<&str> {
-    let t = s.trim();
-    let inner = t.strip_prefix("{{")?.strip_suffix("}}")?;
-    (!inner.contains("{{") && !inner.contains("}}")).then_some(inner)
-}
-
-fn names_in(expr: &str) -> impl Iterator<Item = &str> {
-    expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| is_name(w))
-}
-
-fn walk(v: Value, vars: &Vars, key: &str) -> Result<Value, YamlError> {
+fn walk(v: Value, cx: &LoadContext<'_>, path: &str) -> Result<Value, YamlError> {
+    if run_time(path) {
+        return Ok(v);
+    }
+    let child = |k: &str| {
+        if path.is_empty() {
+            k.to_owned()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
     Ok(match v {
-        Value::String(s) if SKIP.contains(&key) => Value::String(s),
-        Value::String(s) => render_string(&s, vars)?,
+        Value::String(s) => render_string(s, cx, path)?,
         Value::Array(a) => Value::Array(
             a.into_iter()
-                .map(|x| walk(x, vars, key))
+                .enumerate()
+                .map(|(i, x)| walk(x, cx, &child(&i.to_string())))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Object(m) => Value::Object(
             m.into_iter()
                 .map(|(k, x)| {
-                    let r = walk(x, vars, &k)?;
+                    let r = walk(x, cx, &child(&k))?;
                     Ok((k, r))
                 })
                 .collect::<Result<_, YamlError>>()?,
@@ -263,101 +287,28 @@ fn walk(v: Value, vars: &Vars, key: &str) -> Result<Value, YamlError> {
     })
 }
 
-fn render_string(s: &str, vars: &Vars) -> Result<Value, YamlError> {
-    for (open, what) in [("{%", "`{% %}` blocks"), ("{#", "`{# #}` comments")] {
-        if s.contains(open) {
-            return Err(unsupported(s, what));
-        }
+/// AIPerf's rendering of one string: left as written without `{{ … }}` or `{%` (or under a
+/// request-template field), else rendered and coerced to a bool, int or float when it reads as
+/// one.
+fn render_string(s: String, cx: &LoadContext<'_>, path: &str) -> Result<Value, YamlError> {
+    let field = path.rsplit('.').next().unwrap_or("");
+    if SKIP.contains(&field) {
+        return Ok(Value::String(s));
     }
-    if !s.contains("{{") {
-        return Ok(Value::String(s.to_string()));
+    let at = |e: String| YamlError::Template(format!("Jinja2 template error at '{path}': {e}"));
+    if s.contains("{{") && !s.contains("}}") {
+        return Err(at(
+            "unbalanced '{{' with no closing '}}' in template.".into()
+        ));
     }
-    if let Some(expr) = single_expr(s) {
-        return Ok(eval(expr, vars)?.json());
+    if s.contains("{%") && !s.contains("%}") {
+        return Err(at(
+            "unbalanced '{%' with no closing '%}' in template.".into()
+        ));
     }
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find("{{") {
-        let Some(end) = rest[at..].find("}}") else {
-            return Err(YamlError::Template(format!("unclosed '{{{{' in '{s}'")));
-        };
-        out.push_str(&rest[..at]);
-        out.push_str(&eval(&rest[at + 2..at + end], vars)?.text());
-        rest = &rest[at + end + 2..];
+    if !has_markers(&s) {
+        return Ok(Value::String(s));
     }
-    out.push_str(rest);
-    Ok(coerce(&out))
-}
-
-fn unsupported(s: &str, what: &str) -> YamlError {
-    YamlError::Template(format!(
-        "'{s}': {what} are outside ringperf's Jinja2 subset (`{{{{ var }}}}` and one arithmetic \
-         operator between variables and numbers); see docs/config-files.md"
-    ))
-}
-
-fn eval(expr: &str, vars: &Vars) -> Result<Num, YamlError> {
-    let e = expr.trim();
-    if e.contains('|') {
-        return Err(unsupported(e, "filters (`|`)"));
-    }
-    if e.contains('(') || e.contains('[') || e.contains('\'') || e.contains('"') {
-        return Err(unsupported(e, "calls, subscripts and strings"));
-    }
-    for op in ["//", "+", "*", "%", "/", "-"] {
-        // A leading '-' is the sign of a number, not an operator.
-        if let Some(at) = e[1.min(e.len())..].find(op).map(|i| i + 1.min(e.len())) {
-            let (l, r) = (e[..at].trim(), e[at + op.len()..].trim());
-            return arith(atom(l, vars)?, op, atom(r, vars)?, e);
-        }
-    }
-    atom(e, vars)
-}
-
-fn atom(a: &str, vars: &Vars) -> Result<Num, YamlError> {
-    if let Ok(i) = a.parse::<i64>() {
-        return Ok(Num::Int(i));
-    }
-    if let Ok(f) = a.parse::<f64>()
-        && f.is_finite()
-    {
-        return Ok(Num::Float(f));
-    }
-    if is_name(a) {
-        return vars.get(a).copied().ok_or_else(|| {
-            YamlError::Template(format!("'{a}' is undefined (define it under `variables:`)"))
-        });
-    }
-    if a.contains('.') {
-        return Err(unsupported(a, "attribute paths"));
-    }
-    Err(unsupported(a, "expressions other than one operator"))
-}
-
-fn arith(l: Num, op: &str, r: Num, e: &str) -> Result<Num, YamlError> {
-    let zero = r.f() == 0.0 && matches!(op, "/" | "//" | "%");
-    if zero {
-        return Err(YamlError::Template(format!("'{e}': division by zero")));
-    }
-    Ok(match (l, r) {
-        (Num::Int(a), Num::Int(b)) => match op {
-            "+" => Num::Int(a.saturating_add(b)),
-            "-" => Num::Int(a.saturating_sub(b)),
-            "*" => Num::Int(a.saturating_mul(b)),
-            "/" => Num::Float(a as f64 / b as f64),
-            "//" => Num::Int(a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0)),
-            _ => Num::Int(a - b * (a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0))),
-        },
-        (a, b) => {
-            let (a, b) = (a.f(), b.f());
-            Num::Float(match op {
-                "+" => a + b,
-                "-" => a - b,
-                "*" => a * b,
-                "/" => a / b,
-                "//" => (a / b).floor(),
-                _ => a - b * (a / b).floor(),
-            })
-        }
-    })
+    let text = Template::parse(&s).and_then(|t| t.render(cx)).map_err(at)?;
+    Ok(coerce(&text).map_err(at)?.to_json())
 }

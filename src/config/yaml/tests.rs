@@ -1,6 +1,7 @@
 //! The loader's rules, each expectation written by hand from AIPerf 0.13's documented behaviour
 //! (its loader's env-var, duration and Jinja rules, `extra=forbid`, the `--config` routing).
 
+use crate::plan::UserFileFormat;
 use serde_json::{Value, json};
 
 use super::*;
@@ -111,13 +112,44 @@ fn jinja_subset_computes_python_arithmetic_from_variables() {
     assert_eq!(b["template"], json!("{{ not_rendered }}"));
 }
 
+/// AIPerf's `user_files` template's variables: text, numbers from text, concatenation, filters;
+/// the `artifacts.user_files` subtree is left for the run to render.
+#[test]
+fn jinja_renders_text_variables_and_leaves_user_files_for_the_run() {
+    let root = load(
+        "variables:\n  label: dense-agg\n  per_gpu: 32\n  gpus: '4'\n  total: '{{ per_gpu * gpus | int }}'\n  tag: '{{ label }}-{{ total }}'\nbenchmark:\n  a: '{{ total * 4 }}'\n  b: '{{ tag | upper }}'\n  c: 'x{{ gpus * 2 }}'\n  d: '{{ missing | default(label ~ \"!\") }}'\n  e: '{{ 2.5 | round }}'\n  f: '{{ per_gpu > 1 }}'\n  artifacts:\n    userFiles:\n      - {path: a.txt, content: '{{ job_name }}'}\n",
+    );
+    let e = root.unwrap_err();
+    assert!(e.to_string().contains("a comparison"), "{e}");
+    let b = body(
+        "variables:\n  label: dense-agg\n  per_gpu: 32\n  gpus: '4'\n  total: '{{ per_gpu * gpus | int }}'\n  tag: '{{ label }}-{{ total }}'\nbenchmark:\n  a: '{{ total * 4 }}'\n  b: '{{ tag | upper }}'\n  c: 'x{{ gpus * 2 }}'\n  d: '{{ missing | default(label ~ \"!\") }}'\n  e: '{{ 2.5 | round }}'\n  artifacts:\n    userFiles:\n      - {path: a.txt, content: '{{ job_name }}'}\n",
+    );
+    assert_eq!(b["a"], json!(512));
+    assert_eq!(b["b"], json!("DENSE-AGG-128"));
+    assert_eq!(b["c"], json!("x44"));
+    assert_eq!(b["d"], json!("dense-agg!"));
+    assert_eq!(b["e"], json!(2.0));
+    assert_eq!(
+        b["artifacts"]["user_files"][0]["content"],
+        json!("{{ job_name }}")
+    );
+}
+
 #[test]
 fn jinja_outside_the_subset_is_refused_by_name() {
     for (text, what) in [
         ("a: '{% if x %}1{% endif %}'\n", "{% %}"),
-        ("variables: {x: 1}\na: '{{ x | int }}'\n", "filters"),
-        ("a: '{{ phases.profiling.rate }}'\n", "attribute paths"),
-        ("a: '{{ range(3) }}'\n", "calls"),
+        (
+            "variables: {x: 1}\na: '{{ x | title }}'\n",
+            "the filter `title`",
+        ),
+        ("variables: {x: 1}\na: '{{ x.y }}'\n", "attribute path"),
+        ("a: '{{ phases.profiling.rate }}'\n", "attribute path"),
+        (
+            "randomSeed: 3\na: '{{ randomSeed }}'\n",
+            "'randomSeed', a value of the config itself",
+        ),
+        ("a: '{{ range(3) }}'\n", "a call"),
         ("a: '{{ y }}'\n", "'y' is undefined"),
         (
             "variables: {a: '{{ b }}', b: '{{ a }}'}\nx: 1\n",
@@ -228,9 +260,9 @@ fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
 }
 
 #[test]
-fn distributions_beyond_fixed_and_normal_are_refused() {
+fn distributions_beyond_fixed_and_normal_are_refused_but_for_lengths() {
     let e = refused(
-        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, prompts: {isl: {mean: 5, median: 4}}}\n",
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, turns: {mean: 5, median: 4}}\n",
     );
     assert!(e.to_string().contains("`median`"), "{e}");
     let w = words(
@@ -972,5 +1004,153 @@ fn every_template_is_listed_and_customizable() {
             "{}",
             t.name
         );
+    }
+}
+
+/// `artifacts.user_files` and a file dataset's inline `records` are checked with AIPerf's
+/// messages (from AIPerf 0.13's `config validate` on the same entries) and typed in the plan.
+#[test]
+fn user_files_and_inline_records_are_checked_as_aiperf_checks_them() {
+    let head = "benchmark:\n  model: m\n  endpoint: {url: 'http://h:1'}\n";
+    let with_files = |files: &str| {
+        format!("{head}  dataset: {{type: synthetic}}\n  artifacts:\n    user_files: {files}\n")
+    };
+    for (files, message) in [
+        (
+            "[{path: /abs, content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files absolute path rejected: '/abs'",
+        ),
+        (
+            "[{path: a/../b, content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files path '..' rejected: 'a/../b'",
+        ),
+        (
+            "[{path: '', content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files entry has empty path",
+        ),
+        (
+            "[{path: a.json, format: json, content: 'str'}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files path='a.json': format='json' requires structured content (dict/list/scalar); got str. Wrap in a dict or set format: text.",
+        ),
+        (
+            "[{path: a.txt, format: text, content: {a: 1}}]",
+            "benchmark.artifacts.user_files.0: Value error, user_files path='a.txt': format='text' requires string content; got dict.",
+        ),
+        (
+            "[{path: a.txt}]",
+            "benchmark.artifacts.user_files.0.content: Field required",
+        ),
+        (
+            "[{path: a.txt, format: toml, content: x}]",
+            "benchmark.artifacts.user_files.0.format: Input should be 'json', 'yaml' or 'text'",
+        ),
+        (
+            "{path: a.txt, content: x}",
+            "benchmark.artifacts.user_files: Input should be a valid list",
+        ),
+    ] {
+        assert_eq!(
+            refused(&with_files(files)),
+            YamlError::Schema(message.into()),
+            "{files}"
+        );
+    }
+    let a = translate_str(&with_files(
+        "[{path: a.txt, content: 'x{{ n }}', extra: 1}, {path: b, content: [1]}]",
+    ));
+    let files = &a.file_only.user_files.files;
+    assert_eq!(files[0].format, UserFileFormat::Text);
+    assert_eq!(files[1].format, UserFileFormat::Json);
+    assert_eq!(files[0].content, json!("x{{ n }}"));
+
+    let with_dataset = |d: &str| format!("{head}  dataset: {d}\n");
+    for (d, message) in [
+        (
+            "{type: file, path: a.jsonl, records: [{text: a}]}",
+            "benchmark.datasets.0.file: Value error, FileDataset requires exactly one source: set either `path:` (load from disk) or `records:` (embed in YAML), not both. Got path=PosixPath('a.jsonl'), records=<set>.",
+        ),
+        (
+            "{type: file}",
+            "benchmark.datasets.0.file: Value error, FileDataset requires exactly one source: set either `path:` (load from disk) or `records:` (embed in YAML), not both. Got path=None, records=None.",
+        ),
+        (
+            "{type: file, records: []}",
+            "benchmark.datasets.0.file: Value error, `records:` must contain at least one record.",
+        ),
+        (
+            "{type: file, records: {q: [{text: a}]}}",
+            "benchmark.datasets.0.file: Value error, `records:` as a dict-of-lists (multi-pool) is only valid for format: random_pool, got format: single_turn.",
+        ),
+    ] {
+        assert_eq!(
+            refused(&with_dataset(d)),
+            YamlError::Schema(message.into()),
+            "{d}"
+        );
+    }
+    let e = refused(&with_dataset(
+        "{type: file, format: mooncake_trace, records: [{input_length: 5}]}",
+    ));
+    assert!(
+        matches!(&e, YamlError::Unsupported(m) if m.contains("benchmark.datasets.default.records: inline records of format mooncake_trace")),
+        "{e:?}"
+    );
+    let a = translate_str(&with_dataset(
+        "{type: file, format: multi_turn, records: [{session_id: s, turns: [{text: a}]}]}",
+    ));
+    let r = a.file_only.inline_records.expect("typed");
+    assert_eq!(r.at, "benchmark.datasets.default.records");
+    assert_eq!(
+        r.jsonl(),
+        "{\"session_id\":\"s\",\"turns\":[{\"text\":\"a\"}]}\n"
+    );
+}
+
+/// Log-normal, multimodal and empirical lengths are their expected value, as AIPerf 0.13's
+/// synthetic composer reads them (`int(expected_value)`, no spread); their rules are checked.
+#[test]
+fn lengths_of_other_distributions_are_their_expected_value() {
+    let isl = |d: &str| {
+        let a = translate_str(&format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: 'http://h:1'}}\n  dataset: {{type: synthetic, prompts: {{isl: {d}}}}}\n"
+        ));
+        a.words().join(" ")
+    };
+    for (d, mean) in [
+        (
+            "{peaks: [{mean: 256, median: 214, weight: 70}, {mean: 2048, median: 1891, weight: 30}]}",
+            "793",
+        ),
+        ("{mean: 300, median: 200}", "300"),
+        ("{points: [{value: 100, weight: 3}, {value: 200}]}", "125"),
+        (
+            "{peaks: [{mean: 100, stddev: 5}, {distribution: {value: 301}, weight: 1}]}",
+            "200",
+        ),
+    ] {
+        let line = isl(d);
+        assert!(
+            line.contains(&format!("--prompt-input-tokens-mean {mean}")),
+            "{d}: {line}"
+        );
+        assert!(!line.contains("stddev"), "{d}: {line}");
+    }
+    let refused_isl = |d: &str| {
+        refused(&format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: 'http://h:1'}}\n  dataset: {{type: synthetic, prompts: {{isl: {d}}}}}\n"
+        ))
+        .to_string()
+    };
+    for (d, why) in [
+        (
+            "{mean: 100, median: 200}",
+            "Log-normal median (200.0) must be <= mean (100.0).",
+        ),
+        ("{peaks: [{mean: 100}]}", "at least 2 items"),
+        ("{points: []}", "requires at least 1 point"),
+        ("{peaks: [{mean: 1, min: 0}, {mean: 2}]}", "`min`"),
+    ] {
+        let e = refused_isl(d);
+        assert!(e.contains(why), "{d}: {e}");
     }
 }

@@ -125,6 +125,15 @@ pub enum Source {
     },
     /// `--public-dataset sharegpt`: `--input-file`, else AIPerf's cache path.
     ShareGpt { input_file: Option<PathBuf> },
+    /// A config file's inline `records`: the lines of a `single_turn` or `multi_turn` file,
+    /// held in memory and read by that file's loader; `name` (where the records are in the
+    /// config) stands for the file in messages, a record's line number is its position.
+    /// `kind` `None`: `single_turn` (AIPerf's default format; records are not sniffed).
+    Inline {
+        kind: Option<DatasetKind>,
+        name: PathBuf,
+        jsonl: String,
+    },
 }
 
 /// Everything a load needs besides the tokenizer.
@@ -187,6 +196,36 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
         Source::ShareGpt { input_file } => {
             let path = sharegpt::locate(input_file.as_deref())?;
             sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?
+        }
+        Source::Inline { kind, name, jsonl } => {
+            let lines = JsonLines::new(name, std::io::Cursor::new(jsonl.as_bytes()));
+            match kind.unwrap_or(DatasetKind::SingleTurn) {
+                DatasetKind::SingleTurn => {
+                    single_turn::load_lines(lines, name, &mut ids, spec.uuid_and_strip)?
+                }
+                DatasetKind::MultiTurn if spec.uuid_and_strip => {
+                    return Err(LoadError::file(
+                        name,
+                        LoadErrorKind::Invalid(
+                            "--uuid-and-strip is not supported with multi_turn (AIPerf strips \
+                             repeated images of single_turn records only)"
+                                .into(),
+                        ),
+                    ));
+                }
+                DatasetKind::MultiTurn => {
+                    multi_turn::load_lines(lines, name, &mut ids, spec.system_message)?
+                }
+                other => {
+                    return Err(LoadError::file(
+                        name,
+                        LoadErrorKind::Invalid(format!(
+                            "inline records of format {other} are not read by ringperf \
+                             (single_turn and multi_turn are)"
+                        )),
+                    ));
+                }
+            }
         }
         Source::File { path, kind } => {
             let kind = match kind {

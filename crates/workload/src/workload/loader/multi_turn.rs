@@ -7,6 +7,7 @@
 //! prompt instead of a request of its own; it stays a turn when nothing follows it or when the
 //! next turn is a system turn too (AIPerf's hoisting rule).
 
+use std::io::BufRead;
 use std::path::Path;
 
 use serde_json::Value;
@@ -23,7 +24,19 @@ use super::session::{SessionIds, Sessions, push_in_order};
 /// # Errors
 /// The first bad line, as a [`LoadError`] naming the line and the field (`turns[1].text`).
 pub fn load(path: &Path, ids: &mut SessionIds, hoist_system: bool) -> Result<Dataset, LoadError> {
-    let mut lines = JsonLines::open(path)?;
+    load_lines(JsonLines::open(path)?, path, ids, hoist_system)
+}
+
+/// [`load`] on lines read from anywhere (a config file's inline records); `path` names them.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_lines<R: BufRead>(
+    mut lines: JsonLines<R>,
+    path: &Path,
+    ids: &mut SessionIds,
+    hoist_system: bool,
+) -> Result<Dataset, LoadError> {
     let mut sessions = Sessions::default();
     // Per conversation: the hoisted system turn, kept to put back if the rule says so.
     let mut hoisted: Vec<Option<Turn>> = Vec::new();

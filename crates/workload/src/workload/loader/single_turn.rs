@@ -5,6 +5,7 @@
 //! its UUID alone (AIPerf's load-time dedup for vLLM's multimodal processor cache).
 
 use std::collections::HashSet;
+use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,7 +21,19 @@ use super::session::{SessionIds, Sessions, push_in_order};
 /// # Errors
 /// The first bad line, as a [`LoadError`] naming the line and the field.
 pub fn load(path: &Path, ids: &mut SessionIds, strip: bool) -> Result<Dataset, LoadError> {
-    let mut lines = JsonLines::open(path)?;
+    load_lines(JsonLines::open(path)?, path, ids, strip)
+}
+
+/// [`load`] on lines read from anywhere (a config file's inline records); `path` names them.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_lines<R: BufRead>(
+    mut lines: JsonLines<R>,
+    path: &Path,
+    ids: &mut SessionIds,
+    strip: bool,
+) -> Result<Dataset, LoadError> {
     let mut sessions = Sessions::default();
     while let Some((line, map)) = lines.next_object()? {
         let ctx = Ctx { path, line };
