@@ -172,6 +172,17 @@ fn with_file(
     plan.settings = s;
     plan.given = given;
     plan.file_only = file.file_only;
+    // `--no-gpu-telemetry` / `--no-server-metrics` on the command line turn off a collection the
+    // file lists URLs for (AIPerf keeps the file's list, disabled); only both on the command
+    // line are refused.
+    if cli_given.contains_key("no_gpu_telemetry") && !cli_given.contains_key("gpu_telemetry") {
+        plan.settings.gpu_telemetry = None;
+        plan.given.remove("gpu_telemetry");
+    }
+    if cli_given.contains_key("no_server_metrics") && !cli_given.contains_key("server_metrics") {
+        plan.settings.server_metrics = None;
+        plan.given.remove("server_metrics");
+    }
     // `--warmup-*` over the file's warmup of its own set that warmup (AIPerf's overlay).
     if let Some(w) = plan.file_only.phases_before.first_mut() {
         w.take_warmup_flags(&mut plan.settings, &mut plan.given);

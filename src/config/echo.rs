@@ -128,7 +128,11 @@ pub fn input_config(cfg: &Config) -> Value {
         json!({"items": cfg.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()}),
     );
     top.insert("endpoint".into(), endpoint(cfg, e));
-    top.insert("datasets".into(), Value::Array(vec![dataset(cfg, e)]));
+    let mut d = dataset(cfg, e);
+    if let (Some(name), Value::Object(m)) = (&e.plan.file_only.dataset_name, &mut d) {
+        m.insert("name".into(), json!(name));
+    }
+    top.insert("datasets".into(), Value::Array(vec![d]));
     // A warmup of its own is echoed as the file gives it; none when the run has no warmup (a
     // repeated run's later runs, `disable_warmup_after_first`).
     let mut phases = Vec::new();

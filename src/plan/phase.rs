@@ -171,6 +171,10 @@ pub struct FileOnly {
     /// where the command line's rule (the request count, the sessions) would size it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset_entries: Option<u64>,
+    /// The file's name of its dataset (`default` for the `dataset:` shorthand), echoed as
+    /// AIPerf echoes it (the flags' dataset is `main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_name: Option<String>,
     /// `artifacts.user_files`.
     #[serde(default, skip_serializing_if = "super::UserFiles::is_empty")]
     pub user_files: super::UserFiles,
@@ -186,6 +190,7 @@ impl FileOnly {
             && self.profiling_name.is_none()
             && self.phases_after.is_empty()
             && self.dataset_entries.is_none()
+            && self.dataset_name.is_none()
             && self.user_files.is_empty()
             && self.inline_records.is_none()
     }

@@ -110,7 +110,12 @@ const EQUIVALENT: &[(&str, &str)] = &[
 #[test]
 fn a_file_and_the_equivalent_flags_give_identical_input_config() {
     for (name, line) in EQUIVALENT {
-        assert_eq!(from_file(name, &[]), from_flags(line), "{name}");
+        // But the dataset's name: the file's (`default` for the `dataset:` shorthand), as
+        // AIPerf echoes a file's; the flags' is `main`.
+        let mut file = from_file(name, &[]);
+        assert_eq!(file["datasets"][0]["name"], "default", "{name}");
+        file["datasets"][0]["name"] = "main".into();
+        assert_eq!(file, from_flags(line), "{name}");
     }
 }
 
@@ -146,8 +151,7 @@ fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
 /// `dataset:` shorthand's dataset `default` where its flags (and ringperf) say `main`, and
 /// writes a fixed length as `{value: N}` where flags write `{mean: N}`.
 fn documented(path: &str, aiperf: &Value, ringperf: &Value) -> bool {
-    (path == ".datasets[0].name" && aiperf == "default" && ringperf == "main")
-        || (path.ends_with(".value") && aiperf == ringperf)
+    path.ends_with(".value") && aiperf == ringperf
 }
 
 #[test]
@@ -256,6 +260,19 @@ fn profile_refuses_a_flag_aiperf_cannot_apply_over_a_file_and_a_scenario() {
         text(&out.stderr).contains(
             "These CLI flags cannot be combined with --config and would otherwise be ignored: --public-dataset."
         ),
+        "{}",
+        text(&out.stderr)
+    );
+    // `--no-fixed-schedule` too (AIPerf's field `disable_auto_fixed_schedule`).
+    let out = ringperf(&[
+        "profile",
+        "-f",
+        &format!("{DIR}/concurrency.yaml"),
+        "--no-fixed-schedule",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("would otherwise be ignored: --no-fixed-schedule."),
         "{}",
         text(&out.stderr)
     );
@@ -840,7 +857,9 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
         "-f".into(),
         file.display().to_string(),
     ];
-    let file_ic = input_config(&file_plan(&argv));
+    let mut file_ic = input_config(&file_plan(&argv));
+    // The file names its dataset (`default`), the flags' is `main`.
+    file_ic["datasets"][0]["name"] = "main".into();
     assert_eq!(file_ic, from_flags(&format!("{base} {}", ADAPTIVE.1)));
 
     let server = common::recording_mock(2);
@@ -1494,4 +1513,28 @@ fn lognormal_and_multimodal_lengths_run_at_their_expected_value_as_in_aiperf() {
     for r in common::read_jsonl(&out_dir.join("profile_export.jsonl")) {
         assert_eq!(r["metrics"]["input_sequence_length"]["value"], 793, "{r}");
     }
+}
+
+/// `--no-gpu-telemetry` / `--no-server-metrics` beside a file that lists URLs for them turn the
+/// collection off, as AIPerf's overlay does (the pair on the command line stays refused).
+#[test]
+fn no_collection_flags_beside_a_file_turn_its_urls_off() {
+    let file = format!(
+        "{}/tests/data/aiperf-templates/gpu_telemetry.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let argv: Vec<String> = ["ringperf", "profile", "-f", &file, "--no-gpu-telemetry"]
+        .map(str::to_owned)
+        .to_vec();
+    let cfg = Config::from_plan(&file_plan(&argv), false).expect("valid");
+    assert!(!cfg.gpu_telemetry.enabled);
+    let file = format!(
+        "{}/tests/data/aiperf-templates/multi_url_load_balancing.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let argv: Vec<String> = ["ringperf", "profile", "-f", &file, "--no-server-metrics"]
+        .map(str::to_owned)
+        .to_vec();
+    let cfg = Config::from_plan(&file_plan(&argv), false).expect("valid");
+    assert!(!cfg.server_metrics.enabled);
 }

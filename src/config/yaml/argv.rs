@@ -400,6 +400,7 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
     if ty == "synthetic" && !m.contains_key("entries") {
         a.file_only.dataset_entries = Some(SYNTHETIC_ENTRIES);
     }
+    a.file_only.dataset_name = m.get("name").and_then(Value::as_str).map(str::to_owned);
     let p = format!(
         "benchmark.datasets.{}",
         m.get("name").and_then(Value::as_str).unwrap_or("0")
@@ -1126,16 +1127,29 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     let prof_ty = ty(read[prof].0);
     // One warmup, paced as the `--warmup-*` flags pace one: flags. Else every warmup is a phase
     // of its own.
+    // The flags' warmup takes what it lacks from the profiling phase (its concurrency, prefill
+    // limit and ramps); a file's warmup does not, so one lacking a key the profiling phase has
+    // is a phase of its own too.
     let flag_warmup = prof == 1 && {
-        let w = read[0].0;
+        let (w, p) = (read[0].0, read[prof].0);
         let wt = ty(w);
         let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
-        match wt.as_str() {
+        let paced = match wt.as_str() {
             "concurrency" => !rated(&prof_ty),
             "poisson" | "constant" => true,
-            "gamma" => w.get("smoothness") == read[prof].0.get("smoothness"),
+            "gamma" => w.get("smoothness") == p.get("smoothness"),
             _ => false,
-        }
+        };
+        let inherits_nothing = [
+            "concurrency",
+            "prefill_concurrency",
+            "concurrency_ramp",
+            "rate_ramp",
+            "prefill_ramp",
+        ]
+        .iter()
+        .all(|k| w.contains_key(*k) || !p.contains_key(*k));
+        paced && inherits_nothing
     };
     for (i, (m, name, warmup)) in read.iter().enumerate() {
         if *warmup && !flag_warmup {
@@ -1963,7 +1977,7 @@ const UNROUTED: &[&str] = &[
     "--public-dataset",
     "--hf-weka-dataset",
     "--sweep-type",
-    "--disable-auto-fixed-schedule",
+    "--no-fixed-schedule",
     "--concurrency-max",
     "--concurrency-min",
     "--concurrency-steps",

@@ -204,7 +204,7 @@ fn unknown_keys_are_refused_as_aiperf_refuses_them() {
 #[test]
 fn phases_map_onto_the_warmup_and_profiling_flags() {
     let w = words(&format!(
-        "{MIN}  warmup: {{type: gamma, rate: 10, smoothness: 1.5, concurrency: 2, requests: 4}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
+        "{MIN}  warmup: {{type: gamma, rate: 10, smoothness: 1.5, concurrency: 2, requests: 4, rateRamp: 3s}}\n  profiling: {{type: gamma, rate: 40, smoothness: 1.5, duration: 2m, gracePeriod: 5s, rateRamp: 10s}}\n"
     ));
     let line = w.join(" ");
     for part in [
@@ -212,6 +212,7 @@ fn phases_map_onto_the_warmup_and_profiling_flags() {
         "--warmup-request-rate 10",
         "--warmup-concurrency 2",
         "--warmup-request-count 4",
+        "--warmup-request-rate-ramp-duration 3",
         "--arrival-pattern gamma",
         "--request-rate 40",
         "--arrival-smoothness 1.5",
@@ -1153,4 +1154,40 @@ fn lengths_of_other_distributions_are_their_expected_value() {
         let e = refused_isl(d);
         assert!(e.contains(why), "{d}: {e}");
     }
+}
+
+/// The flags' warmup takes its concurrency, prefill limit and ramps from the profiling phase
+/// when it has none; a file's warmup does not (AIPerf's warmup of a file is what the file
+/// says), so one lacking a key the profiling phase has is a phase of its own.
+#[test]
+fn a_warmup_that_would_inherit_the_profiling_phases_keys_is_a_phase_of_its_own() {
+    for (warmup, profiling) in [
+        (
+            "{type: concurrency, requests: 4}",
+            "{type: concurrency, concurrency: 64, requests: 8}",
+        ),
+        (
+            "{type: concurrency, concurrency: 4, requests: 4}",
+            "{type: concurrency, concurrency: 8, concurrencyRamp: 60, requests: 8}",
+        ),
+    ] {
+        let f = translate_str(&format!(
+            "{MIN}  warmup: {warmup}\n  profiling: {profiling}\n"
+        ));
+        assert_eq!(
+            f.file_only.phases_before.len(),
+            1,
+            "{warmup} before {profiling}"
+        );
+        assert!(
+            !f.flags.iter().any(|(k, _)| k.starts_with("--warmup-")),
+            "{:?}",
+            f.flags
+        );
+    }
+    // Given every key the profiling phase has: the flags pace it.
+    let f = translate_str(&format!(
+        "{MIN}  warmup: {{type: concurrency, concurrency: 4, requests: 4}}\n  profiling: {{type: concurrency, concurrency: 8, requests: 8}}\n"
+    ));
+    assert!(f.file_only.phases_before.is_empty());
 }
