@@ -1458,27 +1458,8 @@ fn user_files(v: &Value, path: &str) -> R<Vec<UserFile>> {
 
 /// Python's `repr()` of a string (what AIPerf's messages show of a path).
 fn py_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c < ' ' || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
+    let mut out = String::new();
+    ringperf_wire::endpoint::form::python_str_repr(s, &mut out);
     out
 }
 

@@ -113,6 +113,33 @@ pub fn field_text(value: &Value) -> String {
     }
 }
 
+/// Python's `repr()` of the string `s`, appended to `out`: single quotes unless `s` holds one
+/// and no double quote; backslash, quote, `\n`, `\r`, `\t` and other control characters
+/// escaped as Python escapes them.
+pub fn python_str_repr(s: &str, out: &mut String) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c < ' ' || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+}
+
 fn python_repr(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("None"),
@@ -124,28 +151,7 @@ fn python_repr(value: &Value, out: &mut String) {
             (None, None, Some(x)) => out.push_str(&python_float(x)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => {
-            let quote = if s.contains('\'') && !s.contains('"') {
-                '"'
-            } else {
-                '\''
-            };
-            out.push(quote);
-            for c in s.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    c if c == quote => {
-                        out.push('\\');
-                        out.push(c);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push(quote);
-        }
+        Value::String(s) => python_str_repr(s, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
