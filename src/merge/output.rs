@@ -423,11 +423,13 @@ fn write_phases(
         .into_iter()
         .enumerate()
         .map(|(i, (phase, s, start, end, sm))| PhaseRun {
-            index: i as u32,
-            phase,
             // Merged shards: one warmup and one profiling phase, named as the flags name them.
-            name: phase.as_str(),
-            profiling_index: (phase == Phase::Profiling).then_some(0),
+            tag: ringperf_metrics::export::jsonl::PhaseTag {
+                phase,
+                phase_index: i as u32,
+                profiling_index: (phase == Phase::Profiling).then_some(0),
+                name: phase.as_str(),
+            },
             summary: s,
             start_wall_ns: start,
             end_wall_ns: end,

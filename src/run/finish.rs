@@ -341,73 +341,53 @@ fn write_phase_files(
     sm: &server_metrics::Finished,
     times: &PhaseTimes,
 ) -> Result<(), RunError> {
-    let has_warmup = m.warmup.is_some() && times.warmup.is_some();
-    let first = u32::from(has_warmup);
-    let warmup_name = cfg.warmup_name().unwrap_or("warmup");
-    let sm_warmup = sm
-        .phase_data(PhaseIdent {
-            phase: Phase::Warmup,
-            phase_index: 0,
-            profiling_index: None,
-            name: warmup_name,
-            one_of_several: false,
-        })
-        .filter(|_| has_warmup);
+    // Every phase's number and name from the run's one layout.
+    let layout = cfg.phase_layout();
     let mut phase_runs: Vec<PhaseRun<'_>> = Vec::new();
     if let (Some(w), Some((start, end))) = (m.warmup.as_ref(), times.warmup) {
+        let tag = layout.tag(Phase::Warmup, None);
         phase_runs.push(PhaseRun {
-            index: 0,
-            phase: Phase::Warmup,
-            name: warmup_name,
-            profiling_index: None,
+            tag,
             summary: w,
             start_wall_ns: start,
             end_wall_ns: end,
             was_cancelled: run_info.was_cancelled,
-            server_metrics: sm_warmup.as_ref(),
+            server_metrics: None,
         });
     }
-    let names: Vec<&str> = std::iter::once(cfg.profiling_name.as_str())
-        .chain(cfg.phases_after.iter().map(|p| p.name.as_str()))
-        .collect();
-    let summaries: Vec<&ringperf_metrics::aggregate::Summary> = if m.by_phase.is_empty() {
-        vec![&m.summary]
-    } else {
-        m.by_phase.iter().collect()
-    };
-    let windows: Vec<(u64, u64)> = if m.by_phase.is_empty() {
-        vec![(times.start_wall_ns, times.end_wall_ns)]
-    } else {
-        times.profiling_phases.clone()
-    };
-    // Each profiling phase's server metrics: the scrapes sent during it (by its phase number
-    // when the run has several).
-    let sm_profiling: Vec<Option<serde_json::Value>> = (names.iter().enumerate())
-        .take(summaries.len())
-        .map(|(k, name)| {
-            sm.phase_data(PhaseIdent {
-                phase: Phase::Profiling,
-                phase_index: first + k as u32,
-                profiling_index: Some(k as u32),
-                name,
-                one_of_several: !m.by_phase.is_empty(),
-            })
-        })
-        .collect();
-    for (k, ((summary, (start, end)), name)) in
-        summaries.into_iter().zip(windows).zip(names).enumerate()
-    {
+    // Several profiling phases: each its own summary and window; else the run's.
+    let profiling: Vec<(&ringperf_metrics::aggregate::Summary, (u64, u64))> =
+        if m.by_phase.is_empty() {
+            vec![(&m.summary, (times.start_wall_ns, times.end_wall_ns))]
+        } else {
+            m.by_phase
+                .iter()
+                .zip(times.profiling_phases.iter().copied())
+                .collect()
+        };
+    let first = u8::from(layout.warmup);
+    for (k, (summary, (start, end))) in profiling.into_iter().enumerate() {
         phase_runs.push(PhaseRun {
-            index: first + k as u32,
-            phase: Phase::Profiling,
-            name,
-            profiling_index: Some(k as u32),
+            tag: layout.tag(Phase::Profiling, Some(first + k as u8)),
             summary,
             start_wall_ns: start,
             end_wall_ns: end,
             was_cancelled: run_info.was_cancelled,
-            server_metrics: sm_profiling[k].as_ref(),
+            server_metrics: None,
         });
+    }
+    // Each phase's server metrics: the scrapes sent during it (by its phase number when the
+    // run has several profiling phases).
+    let sm_data: Vec<Option<serde_json::Value>> = (phase_runs.iter())
+        .map(|p| {
+            sm.phase_data(PhaseIdent {
+                tag: p.tag,
+                one_of_several: p.tag.phase == Phase::Profiling && !m.by_phase.is_empty(),
+            })
+        })
+        .collect();
+    for (p, data) in phase_runs.iter_mut().zip(&sm_data) {
+        p.server_metrics = data.as_ref();
     }
     let dir = &prepared.dir;
     ringperf_metrics::export::phases::write_phase_artifacts(

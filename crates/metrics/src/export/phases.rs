@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::jsonl::PhaseTag;
 use super::{ExportNames, RunInfo, summary_csv, summary_json_string};
 use crate::aggregate::{MetricId, Summary};
-use ringperf_wire::record::Phase;
 
 /// The directory under the artifact directory that holds one folder per phase.
 pub const PHASES_DIR: &str = "phases";
@@ -30,14 +30,9 @@ pub const SERVER_METRICS_FILE: &str = "server_metrics.json";
 /// One phase of the run, as it is exported.
 #[derive(Clone, Copy, Debug)]
 pub struct PhaseRun<'a> {
-    /// The phase's position in the run (warmup 0, then profiling).
-    pub index: u32,
-    /// Which kind of phase.
-    pub phase: Phase,
-    /// Its name (`warmup`, `profiling`, or the config file's), its folder under `phases/`.
-    pub name: &'a str,
-    /// Its position among the profiling phases (`None` for the warmup).
-    pub profiling_index: Option<u32>,
+    /// Which phase: its kind, number in the run, number among the profiling phases and name
+    /// (its folder under `phases/`).
+    pub tag: PhaseTag<'a>,
     /// Its metric results.
     pub summary: &'a Summary,
     /// Wall-clock epoch ns when the phase started and ended.
@@ -66,7 +61,7 @@ pub fn write_phase_artifacts(
 ) -> io::Result<PathBuf> {
     let mut entries = Vec::with_capacity(phases.len());
     for p in phases {
-        let rel = Path::new(PHASES_DIR).join(p.name);
+        let rel = Path::new(PHASES_DIR).join(p.tag.name);
         std::fs::create_dir_all(dir.join(&rel))?;
         let phase_info = RunInfo {
             start_wall_ns: p.start_wall_ns,
@@ -76,7 +71,7 @@ pub fn write_phase_artifacts(
             client_health: run
                 .client_health
                 .clone()
-                .filter(|_| p.phase == ringperf_wire::record::Phase::Profiling),
+                .filter(|_| p.tag.phase == ringperf_wire::record::Phase::Profiling),
             ..run.clone()
         };
         let json_rel = rel.join(&names.json);
@@ -114,12 +109,12 @@ fn pretty(v: &Value) -> String {
 fn server_metrics_json(p: &PhaseRun<'_>, data: &Value) -> Value {
     let mut phase = Map::new();
     phase.insert("end_ns".into(), Value::from(p.end_wall_ns));
-    phase.insert("phase_index".into(), Value::from(p.index));
-    phase.insert("phase_kind".into(), Value::from(p.phase.as_str()));
-    phase.insert("phase_name".into(), Value::from(p.name));
+    phase.insert("phase_index".into(), Value::from(p.tag.phase_index));
+    phase.insert("phase_kind".into(), Value::from(p.tag.phase.as_str()));
+    phase.insert("phase_name".into(), Value::from(p.tag.name));
     phase.insert(
         "profiling_index".into(),
-        p.profiling_index.map_or(Value::Null, Value::from),
+        p.tag.profiling_index.map_or(Value::Null, Value::from),
     );
     phase.insert("start_ns".into(), Value::from(p.start_wall_ns));
     phase.insert("was_cancelled".into(), Value::from(p.was_cancelled));
@@ -160,12 +155,12 @@ fn manifest_entry(p: &PhaseRun<'_>, json_rel: &Path, csv_rel: &Path) -> Value {
     m.insert("error_summary".into(), Value::Array(error_summary));
     m.insert("metrics_csv".into(), Value::from(posix(csv_rel)));
     m.insert("metrics_json".into(), Value::from(posix(json_rel)));
-    m.insert("phase_index".into(), Value::from(p.index));
-    m.insert("phase_kind".into(), Value::from(p.phase.as_str()));
-    m.insert("phase_name".into(), Value::from(p.name));
+    m.insert("phase_index".into(), Value::from(p.tag.phase_index));
+    m.insert("phase_kind".into(), Value::from(p.tag.phase.as_str()));
+    m.insert("phase_name".into(), Value::from(p.tag.name));
     m.insert(
         "profiling_index".into(),
-        p.profiling_index.map_or(Value::Null, Value::from),
+        p.tag.profiling_index.map_or(Value::Null, Value::from),
     );
     m.insert("start_ns".into(), Value::from(p.start_wall_ns));
     m.insert("successful_request_count".into(), Value::from(ok));

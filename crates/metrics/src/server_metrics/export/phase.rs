@@ -12,28 +12,22 @@
 use serde_json::{Map, Value};
 
 use super::endpoint_display;
+use crate::export::jsonl::PhaseTag;
 use crate::server_metrics::analysis::{Bounds, Window, endpoint_info_in, summarize_endpoints};
 use crate::server_metrics::store::Store;
 use crate::server_metrics::summary::{EndpointInfo, MetricSummary};
-use ringperf_wire::record::Phase;
 
 /// Which phase a per-phase result describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PhaseIdent<'a> {
-    /// The phase.
-    pub phase: Phase,
-    /// Its position in the run (warmup 0, then profiling).
-    pub phase_index: u32,
-    /// Its position among profiling phases (`None` for warmup).
-    pub profiling_index: Option<u32>,
-    /// Its name (`warmup`, `profiling`, or a config file's).
-    pub name: &'a str,
+    /// Its kind, number in the run, number among the profiling phases, and name.
+    pub tag: PhaseTag<'a>,
     /// One of several phases of its kind: only the fetches sent during this one, by its
     /// `phase_index` ([`Bounds::PhaseRun`]); else every fetch of its kind ([`Bounds::Phase`]).
     pub one_of_several: bool,
 }
 
-/// The per-phase result of `ident.phase`: `None` when no endpoint has a fetch sent during the
+/// The per-phase result of `ident.tag.phase`: `None` when no endpoint has a fetch sent during the
 /// phase that yields a metric (AIPerf then writes no file). `slice_ns` is the timeslice length.
 #[must_use]
 pub fn phase_data(
@@ -42,18 +36,18 @@ pub fn phase_data(
     slice_ns: Option<u64>,
     benchmark_id: Option<&str>,
 ) -> Option<Value> {
-    let kind = ident.phase.as_str();
+    let kind = ident.tag.phase.as_str();
     let bounds = if ident.one_of_several {
-        Bounds::PhaseRun(ident.phase, ident.phase_index as u8)
+        Bounds::PhaseRun(ident.tag.phase, ident.tag.phase_index as u8)
     } else {
-        Bounds::Phase(ident.phase)
+        Bounds::Phase(ident.tag.phase)
     };
     let mut summaries = Map::new();
     let (mut start, mut end) = (u64::MAX, 0);
     for ep in &store.endpoints {
         let span = match bounds {
             Bounds::PhaseRun(p, i) => ep.phase_run_span(p, i),
-            _ => ep.phase_span(ident.phase),
+            _ => ep.phase_span(ident.tag.phase),
         };
         let Some(span) = span else {
             continue;
@@ -105,11 +99,11 @@ pub fn phase_data(
     data.insert("endpoints_successful".into(), Value::Array(urls));
     data.insert("error_summary".into(), Value::Array(Vec::new()));
     data.insert("phase".into(), kind.into());
-    data.insert("phase_index".into(), ident.phase_index.into());
+    data.insert("phase_index".into(), ident.tag.phase_index.into());
     data.insert("phase_kind".into(), kind.into());
-    data.insert("phase_name".into(), ident.name.into());
+    data.insert("phase_name".into(), ident.tag.name.into());
     data.insert("phase_results".into(), Value::Array(Vec::new()));
-    if let Some(i) = ident.profiling_index {
+    if let Some(i) = ident.tag.profiling_index {
         data.insert("profiling_index".into(), i.into());
     }
     data.insert("start_ns".into(), start.into());

@@ -582,11 +582,12 @@ fn phase_data_is_aiperfs_per_phase_result() {
         ep.record_phase_fetch(t * S, 4_000_000, dup, phase);
         ep.insert(t * S, &parse_scrape(page).unwrap());
     }
+    let layout = crate::export::jsonl::PhaseLayout {
+        warmup: true,
+        ..Default::default()
+    };
     let warmup = PhaseIdent {
-        phase: Phase::Warmup,
-        phase_index: 0,
-        profiling_index: None,
-        name: "warmup",
+        tag: layout.tag(Phase::Warmup, None),
         one_of_several: false,
     };
     let d = phase_data(&store, warmup, None, Some("b1")).expect("warmup was scraped");
@@ -636,10 +637,7 @@ fn phase_data_is_aiperfs_per_phase_result() {
     assert_eq!(stray["series"][0]["stats"]["avg"], 3.0);
     // Nothing was sent during profiling: no result (and so no file).
     let profiling = PhaseIdent {
-        phase: Phase::Profiling,
-        phase_index: 1,
-        profiling_index: Some(0),
-        name: "profiling",
+        tag: layout.tag(Phase::Profiling, None),
         one_of_several: false,
     };
     assert!(phase_data(&store, profiling, None, Some("b1")).is_none());
