@@ -51,7 +51,7 @@ pub fn of_run(o: &Outcome) -> u8 {
         Some(StopReason::Signal(_)) => CANCELLED,
         Some(StopReason::ErrorBudget { .. }) => ERROR_BUDGET,
         None if o.successes == 0 => NO_SUCCESS,
-        None if o.client_fell_behind => CLIENT_BEHIND,
+        None if o.fails_client_health() => CLIENT_BEHIND,
         None => OK,
     }
 }
@@ -62,7 +62,7 @@ pub fn of_merge(o: &crate::merge::Outcome) -> u8 {
     match (o.complete, o.successes) {
         (false, _) => INCOMPLETE_MERGE,
         (true, 0) => NO_SUCCESS,
-        (true, _) if o.client_fell_behind => CLIENT_BEHIND,
+        (true, _) if o.fails_client_health => CLIENT_BEHIND,
         (true, _) => OK,
     }
 }
@@ -90,6 +90,7 @@ mod tests {
             errors: 1,
             stopped,
             client_fell_behind: behind,
+            client_lag_enforced: true,
             artifact_dir: PathBuf::from("out"),
         }
     }
@@ -99,6 +100,12 @@ mod tests {
         assert_eq!(of_run(&run(3, None, false)), 0);
         assert_eq!(of_run(&run(3, None, true)), 5);
         assert_eq!(of_run(&run(0, None, true)), 1);
+        // Fell behind without --max-client-lag-us: reported, not the exit code.
+        let reported = Outcome {
+            client_lag_enforced: false,
+            ..run(3, None, true)
+        };
+        assert_eq!(of_run(&reported), 0);
         let budget = StopReason::ErrorBudget {
             failed: 5,
             total: 10,
@@ -118,6 +125,7 @@ mod tests {
             complete,
             successes,
             client_fell_behind: behind,
+            fails_client_health: behind,
         };
         assert_eq!(of_merge(&merge(true, 5, false)), 0);
         assert_eq!(of_merge(&merge(true, 0, false)), 1);

@@ -106,8 +106,10 @@ pub struct Outcome {
     pub complete: bool,
     /// Valid profiling records merged.
     pub successes: u64,
-    /// A shard's client fell behind under its `--max-client-lag-us`.
+    /// A shard's client itself fell behind (its verdict; a busy host is not the client's).
     pub client_fell_behind: bool,
+    /// A shard's client fell behind under its `--max-client-lag-us`: exit code 5.
+    pub fails_client_health: bool,
 }
 
 /// Merges the shards in `dirs` into `artifact_dir` (default: `merged` beside the first shard
@@ -208,5 +210,6 @@ fn run_one(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, Mer
         complete: written.complete,
         successes: written.successes,
         client_fell_behind: written.client_fell_behind,
+        fails_client_health: written.fails_client_health,
     })
 }

@@ -43,6 +43,7 @@ pub struct Written {
     pub successes: u64,
     /// A shard's client fell behind under its `--max-client-lag-us`.
     pub client_fell_behind: bool,
+    pub fails_client_health: bool,
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), MergeError> {
@@ -266,16 +267,16 @@ pub fn write_artifacts(
     console.push_str(&ringperf_metrics::export::render_footer(
         &summary, &run_info, &listed,
     ));
-    let client_fell_behind = run_info
-        .merge
-        .as_ref()
-        .is_some_and(|m| m.client_health().fails_run());
+    let health = run_info.merge.as_ref().map(|m| m.client_health());
+    let client_fell_behind = health.as_ref().is_some_and(|h| h.kept_up() == Some(false));
+    let fails_client_health = health.as_ref().is_some_and(|h| h.fails_run());
     Ok(Written {
         console,
         shards,
         complete,
         successes: tally.profiling.request_count(),
         client_fell_behind,
+        fails_client_health,
     })
 }
 

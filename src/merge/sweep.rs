@@ -201,6 +201,7 @@ pub fn run(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, Mer
         complete: true,
         successes: 0,
         client_fell_behind: false,
+        fails_client_health: false,
     };
     let mut trials: Vec<Vec<TrialResult>> = plan.variations.iter().map(|_| Vec::new()).collect();
     for (vi, t) in plan.run_order() {
@@ -229,6 +230,7 @@ pub fn run(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, Mer
         outcome.complete &= merged.complete;
         outcome.successes += merged.successes;
         outcome.client_fell_behind |= merged.client_fell_behind;
+        outcome.fails_client_health |= merged.fails_client_health;
         let summary = dir.join(&names.json);
         let records = dir.join(&names.jsonl);
         trials[vi].push(TrialResult {
@@ -238,6 +240,7 @@ pub fn run(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, Mer
                 errors: errors_of(&summary),
                 stopped: None,
                 client_fell_behind: merged.client_fell_behind,
+                client_lag_enforced: merged.fails_client_health,
                 artifact_dir: dir.clone(),
             },
             dir,

@@ -15,6 +15,7 @@ use crate::config::{Config, ExportLevel};
 use ringperf_engine::worker::WorkerCpu;
 use ringperf_io::control::{RunControl, StopReason};
 use ringperf_metrics::aggregate::Summary;
+use ringperf_metrics::aggregate::health::HostLoad;
 use ringperf_metrics::export::RunInfo;
 use ringperf_metrics::export::phases::PhaseRun;
 use ringperf_metrics::server_metrics::export::phase::PhaseIdent;
@@ -33,6 +34,8 @@ struct Measured {
     warmup: Option<Summary>,
     /// A run of several profiling phases: each one's statistics, in order.
     by_phase: Vec<Summary>,
+    /// What else ran on the host from the workers' start to their end.
+    host: Option<HostLoad>,
 }
 
 /// Stops the threads, writes every artifact and says how the run ended.
@@ -48,16 +51,23 @@ pub(super) fn finish(
         workers,
         driver,
         collectors,
+        host,
         ..
     } = started;
+    let worker_cores: Vec<usize> = workers.pinned.iter().flatten().copied().collect();
     let worker_cpu = workers.shutdown();
+    let host = host.and_then(|start| {
+        super::host::Snapshot::take()
+            .map(|end| start.load_until(&end, &worker_cores, super::host::TICK_NS))
+    });
     let collected = aggregator
         .join()
         .map_err(|_| RunError::new(SetupKind::Threads, "the aggregator thread panicked"))?;
     if let Some(e) = &collected.jsonl_error {
         eprintln!("ringperf: warning: {e}");
     }
-    let m = measured(control, collected, worker_cpu, times);
+    let mut m = measured(control, collected, worker_cpu, times);
+    m.host = host;
     if prepared.kernel_stamps && m.summary.receive_lag.is_none() && m.summary.dispatch_lag.is_some()
     {
         log(
@@ -74,10 +84,10 @@ pub(super) fn finish(
         s.skip_flush(name);
     }
     let (gpu, sm) = finish_collectors(collectors, cfg, prepared, &run_info, times);
-    let client_fell_behind = account(cfg, &mut run_info, &m, &sm, &gpu);
+    let health = account(cfg, &mut run_info, &m, &sm, &gpu);
     let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
     write_console(cfg, prepared, &m, &run_info, &gpu, &files)?;
-    Ok(outcome(m, client_fell_behind, prepared.dir.clone()))
+    Ok(outcome(m, health, prepared.dir.clone()))
 }
 
 /// The statistics of each phase; sweep-line windows start at each phase's start, as AIPerf's
@@ -122,6 +132,7 @@ fn measured(
         summary,
         warmup,
         by_phase,
+        host: None,
     }
 }
 
@@ -211,14 +222,14 @@ fn finish_collectors(
 }
 
 /// The run's threads and their CPU time, and the client-health verdict, into `run_info`;
-/// whether the verdict fails the run (`--max-client-lag-us`).
+/// whether the client itself fell behind, and whether `--max-client-lag-us` was given.
 fn account(
     cfg: &Config,
     run_info: &mut RunInfo,
     m: &Measured,
     sm: &server_metrics::Finished,
     gpu: &gpu_telemetry::Finished,
-) -> bool {
+) -> (bool, bool) {
     run_info.threads = health::threads(
         ringperf_wire::clock::thread_cpu_ns(),
         m.collected.cpu_ns,
@@ -254,11 +265,11 @@ fn account(
             cfg.connection_limit,
         ),
         cfg.max_client_lag_ns,
-        health::Cores::of(cfg.mock.is_some(), &m.worker_cpu),
+        health::Cores::of(cfg.mock.is_some(), &m.worker_cpu, m.host.clone()),
     );
-    let fails = verdict.fails_run();
+    let said = (!verdict.kept_up, verdict.limits.enforced);
     run_info.client_health = Some(verdict);
-    fails
+    said
 }
 
 /// The summary files, the per-phase files and the timeslices; the files the footer lists first,
@@ -462,8 +473,9 @@ fn write_console(
     Ok(())
 }
 
-/// How the run ended; with no success, the most common error on stderr.
-fn outcome(m: Measured, client_fell_behind: bool, artifact_dir: PathBuf) -> Outcome {
+/// How the run ended (`health`: the client itself fell behind, `--max-client-lag-us` was
+/// given); with no success, the most common error on stderr.
+fn outcome(m: Measured, health: (bool, bool), artifact_dir: PathBuf) -> Outcome {
     let successes = m.collected.profiling.request_count();
     let errors = m.collected.profiling.error_request_count();
     if successes == 0 {
@@ -479,7 +491,8 @@ fn outcome(m: Measured, client_fell_behind: bool, artifact_dir: PathBuf) -> Outc
         successes,
         errors,
         stopped: m.stopped,
-        client_fell_behind,
+        client_fell_behind: health.0,
+        client_lag_enforced: health.1,
         artifact_dir,
     }
 }

@@ -3,7 +3,7 @@
 
 use ringperf_engine::worker::WorkerCpu;
 use ringperf_metrics::aggregate::Summary;
-use ringperf_metrics::aggregate::health::{self, ClientHealth, Limits, Observed};
+use ringperf_metrics::aggregate::health::{self, ClientHealth, HostLoad, Limits, Observed};
 use ringperf_metrics::export::ThreadCpu;
 
 /// Every thread of the run with its CPU time: `main` (read now, as the summary is written),
@@ -43,20 +43,23 @@ pub(super) fn threads(
     out
 }
 
-/// Where the workers ran: whether the embedded mock shared their cores, and how long they
-/// waited for a CPU in all (`None`: not known).
-#[derive(Clone, Copy, Debug, Default)]
+/// Where the workers ran: whether the embedded mock shared their cores, how long they waited
+/// for a CPU in all (`None`: not known) and what else ran on the host.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Cores {
     pub shared_with_mock: bool,
     pub run_queue_wait_ns: Option<u64>,
+    pub host: Option<HostLoad>,
 }
 
 impl Cores {
-    /// The run's: the embedded mock served it when `embedded_mock`; the workers' own waits.
-    pub(super) fn of(embedded_mock: bool, workers: &[WorkerCpu]) -> Self {
+    /// The run's: the embedded mock served it when `embedded_mock`; the workers' own waits;
+    /// the host's load over the run.
+    pub(super) fn of(embedded_mock: bool, workers: &[WorkerCpu], host: Option<HostLoad>) -> Self {
         Self {
             shared_with_mock: embedded_mock,
             run_queue_wait_ns: workers.iter().map(|w| w.run_queue_ns).sum(),
+            host,
         }
     }
 }
@@ -97,6 +100,7 @@ pub(super) fn verdict(
         }),
         shares_cores_with_mock: cores.shared_with_mock,
         run_queue_wait_ns: cores.run_queue_wait_ns,
+        host: cores.host,
     };
     health::judge(observed, Limits::new(max_client_lag_ns))
 }

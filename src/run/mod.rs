@@ -18,6 +18,7 @@ mod error;
 mod finish;
 mod gpu_telemetry;
 mod health;
+mod host;
 pub mod ks;
 mod lifecycle;
 pub(crate) mod limits;
@@ -54,9 +55,20 @@ pub struct Outcome {
     pub errors: u64,
     /// Why the run stopped early, if it did.
     pub stopped: Option<StopReason>,
-    /// `--max-client-lag-us` was given and the client-health verdict failed.
+    /// The client-health verdict found the client itself fell behind (not a busy host): its
+    /// figures measure the client. A search never answers with such a point.
     pub client_fell_behind: bool,
+    /// `--max-client-lag-us` was given: a client that fell behind fails the run (exit code 5).
+    pub client_lag_enforced: bool,
     pub artifact_dir: PathBuf,
+}
+
+impl Outcome {
+    /// The client fell behind under `--max-client-lag-us`: exit code 5, and a multi-run leaves
+    /// the run out of its aggregate.
+    pub fn fails_client_health(&self) -> bool {
+        self.client_fell_behind && self.client_lag_enforced
+    }
 }
 
 /// How the run is embedded.

@@ -103,6 +103,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         errors: 0,
         stopped: None,
         client_fell_behind: false,
+        client_lag_enforced: cfg.max_client_lag_ns.is_some(),
         artifact_dir: base.clone(),
     };
     // What an earlier run left here (a single run's files, an earlier sequence's runs and
@@ -223,7 +224,7 @@ pub(crate) fn not_counted(o: &Outcome) -> Option<Excluded> {
     if o.successes == 0 {
         return Some(Excluded::NoSuccess { errors: o.errors });
     }
-    if o.client_fell_behind {
+    if o.fails_client_health() {
         return Some(Excluded::ClientFellBehind);
     }
     None

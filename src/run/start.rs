@@ -35,6 +35,8 @@ pub(super) struct Started {
     pub collectors: Collectors,
     /// Where the phases' starts and ends are marked for the `timing` stream domain.
     pub board: Arc<ringperf_metrics::lab::timing::PhaseBoard>,
+    /// The host's CPU counters as the workers started (`None`: `/proc` unreadable).
+    pub host: Option<super::host::Snapshot>,
 }
 
 /// Starts the aggregator, the workers and the collectors, in that order. `mlflow`: the live
@@ -72,6 +74,7 @@ pub(super) fn start(
                 format!("cannot start the aggregator thread: {e}"),
             )
         })?;
+    let host = super::host::Snapshot::take();
     let workers = Workers::spawn(prepared.shared.clone(), producers, cfg.io_driver, &cores)
         .map_err(|e| RunError::new(SetupKind::Threads, format!("cannot start the workers: {e}")))?;
     let driver = workers
@@ -98,6 +101,7 @@ pub(super) fn start(
         progress,
         collectors,
         board: phase_board,
+        host,
     })
 }
 

@@ -344,6 +344,14 @@ fn adaptive(
         }
         _ => println!("{}", answer(s, &history, &planner)),
     }
+    let behind: Vec<&Map<String, Value>> = history
+        .iter()
+        .filter(|h| h.fell_behind)
+        .map(|h| &h.values)
+        .collect();
+    if let Some(line) = excluded_line(&behind) {
+        println!("{line}");
+    }
     Ok(outcome)
 }
 
@@ -748,6 +756,31 @@ fn answer(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> String 
     format!("{verb} {name}{under}: {value} {unit} at {at}").replace("  ", " ")
 }
 
+/// The line under the answer naming the points left out because the client itself fell behind
+/// there (`None`: none was): `excluded: concurrency 35, concurrency 48 — the client fell behind
+/// (…)`. Each point is its swept values, as the answer line writes them.
+fn excluded_line(points: &[&Map<String, Value>]) -> Option<String> {
+    if points.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = points
+        .iter()
+        .map(|values| {
+            values
+                .iter()
+                .map(|(k, v)| format!("{} {v}", k.rsplit('.').next().unwrap_or(k)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    Some(format!(
+        "excluded: {} — the client fell behind there (its client-health verdict, in the point's \
+         profile_export_aiperf.json), so its figures measure the client, not the server; \
+         raise --max-client-lag-us to judge such points by a looser limit",
+        each.join("; ")
+    ))
+}
+
 /// A grid recipe: every point run as a sweep; with SLA filters, the answer is the highest
 /// concurrency whose point met them all.
 fn grid(g: &GridSpec, base: &Plan, opts: RunOptions, is_tty: bool) -> Result<Outcome, SearchError> {
@@ -828,6 +861,14 @@ fn grid(g: &GridSpec, base: &Plan, opts: RunOptions, is_tty: bool) -> Result<Out
         match best {
             Some(c) => println!("max concurrency under {words}: {c}"),
             None => println!("max concurrency under {words}: no point met the SLA"),
+        }
+        let behind: Vec<Map<String, Value>> = results
+            .iter()
+            .filter(|r| r.client_fell_behind)
+            .map(|r| r.variation.values_json())
+            .collect();
+        if let Some(line) = excluded_line(&behind.iter().collect::<Vec<_>>()) {
+            println!("{line}");
         }
     }
     Ok(outcome)

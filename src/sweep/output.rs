@@ -19,6 +19,9 @@ use ringperf_metrics::export::aggregate::{self, Aggregate};
 pub const SWEEP_JSON: &str = "profile_export_aiperf_sweep.json";
 /// See [`SWEEP_JSON`].
 pub const SWEEP_CSV: &str = "profile_export_aiperf_sweep.csv";
+/// The sweep table as a text file (ringperf's addition): AIPerf prints the table on a terminal
+/// only, so a run whose output goes to a log file keeps it here.
+pub const SWEEP_TABLE: &str = "sweep_table.txt";
 
 /// The latency objective of the frontier and of `best_latency_p99`: TTFT p99 when every
 /// variation has it, else request latency p99 (non-streaming).
@@ -380,9 +383,12 @@ pub fn write_sweep(
     write(&json_path, text.as_bytes())?;
     let csv_path = dir.join(SWEEP_CSV);
     write(&csv_path, sweep_csv(&doc).as_bytes())?;
+    let table_path = dir.join(SWEEP_TABLE);
+    write(&table_path, render_table(results).as_bytes())?;
     Ok(vec![
         ("Sweep Aggregate JSON Export", json_path),
         ("Sweep Aggregate CSV Export", csv_path),
+        ("Sweep Table", table_path),
     ])
 }
 

@@ -39,8 +39,9 @@ pub struct VariationResult {
     /// with its mean, std, CI... (as `profile_export_aiperf_aggregate.json` has them). `None`
     /// when no run counted.
     pub aggregate: Option<Aggregate>,
-    /// The client-health verdict failed in at least one run (`--max-client-lag-us`): the
-    /// figures measure the client, not the server; never choose this variation as an answer.
+    /// The client itself fell behind in at least one run (its client-health verdict, with or
+    /// without `--max-client-lag-us`): the figures measure the client, not the server; never
+    /// choose this variation as an answer.
     pub client_fell_behind: bool,
     /// A signal stopped the sweep during or before this variation's last trial.
     pub cancelled: bool,

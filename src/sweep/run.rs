@@ -357,6 +357,10 @@ impl Sweeper {
             errors: results.iter().map(VariationResult::errors).sum(),
             stopped: None,
             client_fell_behind: results.iter().any(|r| r.client_fell_behind),
+            client_lag_enforced: results
+                .iter()
+                .flat_map(|r| &r.trials)
+                .any(|t| t.outcome.client_lag_enforced),
             artifact_dir: self.base.clone(),
         };
         if let Some(name) = self.seq.cancelled() {

@@ -302,6 +302,107 @@ impl Drop for Hogs {
     }
 }
 
+/// The open-loop run of [`run`] with the client confined to core 0 (`taskset -c 0`, so its one
+/// worker is pinned there), 200 requests at 200/s against `addr`, judged against a tight
+/// `--max-client-lag-us 200`.
+fn on_core_zero(addr: std::net::SocketAddr, dir: &Path) -> Output {
+    std::process::Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(env!("CARGO_BIN_EXE_ringperf"))
+        .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--ui",
+            "none",
+            "--no-server-metrics",
+        ])
+        .args([
+            "--tokenizer",
+            "builtin",
+            "--workers-max",
+            "1",
+            "--streaming",
+        ])
+        .args(["--request-rate", "200", "--arrival-pattern", "constant"])
+        .args(["--request-count", "200", "--max-client-lag-us", "200"])
+        .arg("--url")
+        .arg(format!("http://{addr}"))
+        .arg("--artifact-dir")
+        .arg(dir)
+        .output()
+        .expect("taskset runs the binary")
+}
+
+/// Three busy loops (`yes`) on the client's core: its worker waits for the CPU, its lag goes
+/// over the limit, and the verdict says the host was busy — `HOST BUSY`, naming a busy loop by
+/// its pid, and the fix — instead of blaming the client: exit code 0 although the limit was
+/// enforced. The same run alone is not blamed on the client either (it keeps up, or, when other
+/// processes ran on its core meanwhile, says so the same way).
+#[test]
+fn a_busy_loop_on_the_clients_core_is_the_hosts_lag_not_the_clients() {
+    let present =
+        common::tool_runs("taskset", "--version") && common::tool_runs("yes", "--version");
+    if !common::require_tool("taskset", present, "no taskset or yes: skipped") {
+        return;
+    }
+    let server = mock();
+    let alone = tempfile::tempdir().unwrap();
+    let out = on_core_zero(server.addr, alone.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let h =
+        read_json(&alone.path().join("profile_export_aiperf.json"))["ringperf"]["client_health"]
+            .clone();
+    assert_ne!(h["verdict"], "fell_behind", "{h}");
+
+    let busy = tempfile::tempdir().unwrap();
+    let mut hogs: Vec<std::process::Child> = (0..3)
+        .map(|_| {
+            std::process::Command::new("taskset")
+                .args(["-c", "0", "yes"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("yes runs")
+        })
+        .collect();
+    let hog_pids: Vec<u64> = hogs.iter().map(|c| u64::from(c.id())).collect();
+    let out = on_core_zero(server.addr, busy.path());
+    for c in &mut hogs {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let h = read_json(&busy.path().join("profile_export_aiperf.json"))["ringperf"]["client_health"]
+        .clone();
+    assert_eq!(h["verdict"], "host_busy", "{h}");
+    assert_eq!(h["kept_up"], true, "{h}");
+    assert_eq!(h["shares_cores_with_mock"], false, "{h}");
+    let host = &h["observed"]["host"];
+    let named: Vec<u64> = host["busiest_processes"]
+        .as_array()
+        .expect("busiest_processes")
+        .iter()
+        .filter_map(|p| p["pid"].as_u64())
+        .collect();
+    assert!(named.iter().any(|p| hog_pids.contains(p)), "{host}");
+    // Three loops on one core for the whole run: the core gave others most of its time.
+    let on_core = host["other_cpu_on_worker_cores_ns"]
+        .as_u64()
+        .expect("pinned");
+    let wait = h["observed"]["run_queue_wait_ns"].as_u64().unwrap();
+    assert!(on_core > wait, "{host} vs wait {wait}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Client health: "))
+        .expect("verdict line");
+    assert!(line.starts_with("Client health: HOST BUSY — "), "{line}");
+    assert!(line.contains("yes [pid "), "{line}");
+    assert!(line.ends_with("or run on a quiet host"), "{line}");
+}
+
 /// A run of the binary with the embedded mock (`--mock`: the server on the client's own
 /// cores), streaming at concurrency 8, `requests` requests, judged against `--max-client-lag-us
 /// limit_us`; with the stall hook and one worker when `stall_ms` is given (open loop, 200/s).

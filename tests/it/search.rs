@@ -649,3 +649,83 @@ fn sla_tiers_each_find_their_boundary_on_the_mock() {
     assert_eq!(run, [1, 2, 4, 3, 8, 6, 5]);
     assert_eq!(h["boundary_summary"]["feasible_max"]["value"], 4);
 }
+
+/// A point where the client itself fell behind is never the answer, by default (no
+/// `--max-client-lag-us`): every send blocked 30 ms by the stall hook (a sleep, not a wait for
+/// a CPU) makes each point's dispatch lag ~30 ms against the default 1 ms limit. Both the grid
+/// and the adaptive search then have no answer although every point met the SLA, and the line
+/// under the answer names the excluded points and why; the sweep table marks them.
+#[test]
+fn points_where_the_client_fell_behind_are_excluded_and_named() {
+    let server = ringperf_mock::mock::start(MockConfig::default()).expect("mock starts");
+    let run = |dir: &std::path::Path, extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .env(ringperf_engine::worker::TEST_STALL_ENV, "30")
+            .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+            .args(["--tokenizer", "builtin", "--request-count", "4"])
+            .args(["--no-server-metrics", "--workers-max", "1", "--url"])
+            .arg(format!("http://{}", server.addr))
+            .arg("--artifact-dir")
+            .arg(dir)
+            .args(["--search-recipe", "max-concurrency-under-sla"])
+            .args(["--ttft-sla-ms", "10000", "--concurrency-max", "2"])
+            .args(extra)
+            .output()
+            .expect("the binary runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "no --max-client-lag-us: {stdout}"
+        );
+        stdout
+    };
+    let grid = tempfile::tempdir().unwrap();
+    let stdout = run(grid.path(), &["--search-style", "grid"]);
+    assert!(
+        stdout.contains("max concurrency under p95 TTFT < 10000 ms: no point met the SLA"),
+        "{stdout}"
+    );
+    let excluded = stdout
+        .lines()
+        .find(|l| l.starts_with("excluded: "))
+        .unwrap_or_else(|| panic!("no excluded line: {stdout}"));
+    assert!(
+        excluded.starts_with("excluded: concurrency 1; concurrency 2 — the client fell behind"),
+        "{excluded}"
+    );
+    // The sweep table (printed on a terminal only, as AIPerf does; always kept in the sweep
+    // aggregate) marks both points in its `client` column.
+    let table =
+        std::fs::read_to_string(grid.path().join("sweep_aggregate/sweep_table.txt")).unwrap();
+    let marked = table
+        .lines()
+        .filter(|l| l.trim_end().ends_with("fell behind"))
+        .count();
+    assert_eq!(marked, 2, "{table}");
+    assert!(stdout.contains("Sweep Table: "), "{stdout}");
+
+    let adaptive = tempfile::tempdir().unwrap();
+    let stdout = run(adaptive.path(), &["--search-max-iterations", "2"]);
+    let answer = stdout
+        .lines()
+        .find(|l| l.starts_with("max throughput under p95 TTFT < 10000 ms: "))
+        .unwrap_or_else(|| panic!("no answer line: {stdout}"));
+    // The planner probes up from concurrency 1; with 1 infeasible it stops there.
+    assert!(answer.ends_with("no point met the SLA (1 run)"), "{answer}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("excluded: concurrency 1")),
+        "{stdout}"
+    );
+    let h = read_json(&adaptive.path().join("search_history.json"));
+    let its = h["iterations"].as_array().unwrap();
+    assert!(!its.is_empty());
+    assert!(
+        its.iter()
+            .all(|i| i["client_fell_behind"] == true && i["feasible"] == false),
+        "{its:?}"
+    );
+    server.stop();
+}

@@ -11,11 +11,13 @@
 //!   slack left;
 //! - **ring stalls**: a worker waited for the aggregator to drain its record ring.
 //!
-//! With the embedded mock (`--mock`) the server runs in the client's process, on the client's
-//! cores: its CPU use delays the workers. There a lag over its limit is the client's own only
-//! when the workers' time waiting for a CPU cannot account for it: when that wait (summed over
-//! the workers, [`Observed::run_queue_wait_ns`]) is at least the figure's maximum, the figure is
-//! reported apart, as lag of the shared cores, and fails nothing; the other signs, which the
+//! A lag can be the host's doing rather than the client's: the workers were ready but another
+//! thread held their CPU — the embedded mock (`--mock`, in the client's process, on its cores),
+//! a server on the same host, a build, a noisy neighbour's steal. A lag over its limit is the
+//! client's own only when the workers' time waiting for a CPU cannot account for it: when that
+//! wait (summed over the workers, [`Observed::run_queue_wait_ns`]) is at least the figure's
+//! maximum, the figure is reported apart — `SHARED CORES` with the embedded mock, `HOST BUSY`
+//! otherwise, naming what else ran ([`HostLoad`]) — and fails nothing; the other signs, which the
 //! client controls, are judged as always (docs/output-formats.md, "Client health").
 //!
 //! [`judge`] is pure: figures and limits in, verdict out. Without `--max-client-lag-us` the
@@ -77,6 +79,71 @@ pub struct Observed {
     /// Time the workers were runnable but waited for a CPU another thread held, summed over
     /// them, ns (`None`: the kernel does not say).
     pub run_queue_wait_ns: Option<u64>,
+    /// What else used the host's CPUs while the client ran (`None`: not measured).
+    pub host: Option<HostLoad>,
+}
+
+/// What ran on the host beside the client, from the start of its workers to their end
+/// (`/proc/stat` and `/proc/<pid>/stat` read at both ends).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostLoad {
+    /// CPU time every other process used, on any core, ns.
+    pub other_cpu_ns: u64,
+    /// CPU time the workers' cores spent on anything but this process, ns: a lower bound of
+    /// what other processes took from the workers there (`None`: no worker was pinned).
+    pub other_cpu_on_worker_cores_ns: Option<u64>,
+    /// Time the hypervisor ran something else while the workers' cores (all cores when no
+    /// worker was pinned) wanted to run, ns.
+    pub steal_ns: u64,
+    /// The other processes that used the most CPU time, most first (at most three).
+    pub busiest: Vec<OtherProcess>,
+}
+
+/// Another process and the CPU time it used while the client ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OtherProcess {
+    /// Its process id.
+    pub pid: u32,
+    /// Its command name (`/proc/<pid>/comm`).
+    pub name: String,
+    /// CPU time it used while the client ran, ns.
+    pub cpu_ns: u64,
+}
+
+impl HostLoad {
+    /// `other processes used 2.1 CPU-s on the workers' cores (4 CPU-s on the host; most: sh
+    /// [pid 812] 1.3 s, …); the hypervisor stole 12 ms`.
+    fn words(&self) -> String {
+        let most = (!self.busiest.is_empty()).then(|| {
+            let each: Vec<String> = self
+                .busiest
+                .iter()
+                .map(|p| format!("{} [pid {}] {}", p.name, p.pid, secs(p.cpu_ns)))
+                .collect();
+            format!("most: {}", each.join(", "))
+        });
+        let host = cpu_s(self.other_cpu_ns);
+        let (head, inner) = match self.other_cpu_on_worker_cores_ns {
+            Some(on) => (
+                format!("other processes used {} on the workers' cores", cpu_s(on)),
+                Some(format!("{host} on the host")),
+            ),
+            None => (format!("other processes used {host} on the host"), None),
+        };
+        let inner: Vec<String> = inner.into_iter().chain(most).collect();
+        let mut s = if inner.is_empty() {
+            head
+        } else {
+            format!("{head} ({})", inner.join("; "))
+        };
+        if self.steal_ns > 0 {
+            s.push_str(&format!(
+                "; the hypervisor stole {}",
+                ms(self.steal_ns as f64)
+            ));
+        }
+        s
+    }
 }
 
 /// Requests waited for a connection at the per-worker limit (`AIPERF_HTTP_CONNECTION_LIMIT`).
@@ -120,6 +187,18 @@ impl ClientHealth {
         self.limits.enforced && !self.kept_up
     }
 
+    /// The verdict in one word, as the console line opens: `kept_up`, `fell_behind`,
+    /// `shared_cores` (the embedded mock's CPU use accounts for a lag) or `host_busy` (another
+    /// process's does).
+    pub fn label(&self) -> &'static str {
+        match (self.kept_up, self.shared_cores.is_empty()) {
+            (false, _) => "fell_behind",
+            (true, true) => "kept_up",
+            (true, false) if self.observed.shares_cores_with_mock => "shared_cores",
+            (true, false) => "host_busy",
+        }
+    }
+
     /// The console line: `Client health: kept up (…)` with every figure and its limit, or
     /// `Client health: FELL BEHIND — …` with the reasons.
     pub fn line(&self) -> String {
@@ -139,8 +218,17 @@ impl ClientHealth {
             );
         }
         if let Some(s) = shared {
+            let (label, fix) = if self.observed.shares_cores_with_mock {
+                ("SHARED CORES", "")
+            } else {
+                (
+                    "HOST BUSY",
+                    "; to measure the server alone, give the client cores nothing else runs on \
+                     (taskset, cpusets) or run on a quiet host",
+                )
+            };
             return format!(
-                "Client health: SHARED CORES — {s}; what the client controls kept up ({})",
+                "Client health: {label} — {s}; what the client controls kept up ({}){fix}",
                 self.controlled_parts().join(", ")
             );
         }
@@ -172,15 +260,25 @@ impl ClientHealth {
         parts
     }
 
-    /// The shared cores' lag, said once: `None` when there is none.
+    /// The lag the host accounts for, said once, with what held the CPUs: `None` when there
+    /// is none.
     fn shared_note(&self) -> Option<String> {
         if self.shared_cores.is_empty() {
             return None;
         }
-        let wait = self.observed.run_queue_wait_ns.unwrap_or(0) as f64;
+        let o = &self.observed;
+        let wait = o.run_queue_wait_ns.unwrap_or(0) as f64;
+        let who = if o.shares_cores_with_mock {
+            "the embedded mock shares their cores".to_owned()
+        } else {
+            match &o.host {
+                Some(h) => h.words(),
+                None => "another process held them".to_owned(),
+            }
+        };
         Some(format!(
-            "{}, within the {} the workers waited for a CPU held by another thread (the \
-             embedded mock shares their cores: this lag is not the client's own)",
+            "{}, within the {} the workers waited for a CPU held by another thread; {who}: \
+             this lag is not the client's own",
             self.shared_cores.join("; "),
             ms(wait)
         ))
@@ -192,11 +290,9 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     let mut reasons = Vec::new();
     let mut shared_cores = Vec::new();
     let lag_limit = limits.lag_p99_ns as f64;
-    // With the embedded mock, the workers' wait for a CPU can account for a lag up to its length.
-    let cpu_wait = observed
-        .run_queue_wait_ns
-        .filter(|_| observed.shares_cores_with_mock)
-        .map(|ns| ns as f64);
+    // The workers' wait for a CPU (the mock's threads or another process held it) can account
+    // for a lag up to its length.
+    let cpu_wait = observed.run_queue_wait_ns.map(|ns| ns as f64);
     for (what, lag) in [
         ("dispatch", &observed.dispatch_lag),
         ("receive", &observed.receive_lag),
@@ -371,6 +467,16 @@ fn ms(ns: f64) -> String {
     format!("{s} ms")
 }
 
+/// CPU time in CPU-seconds, two decimals: `2.13 CPU-s`.
+fn cpu_s(ns: u64) -> String {
+    format!("{:.2} CPU-s", ns as f64 / 1e9)
+}
+
+/// A duration in seconds, two decimals: `1.30 s`.
+fn secs(ns: u64) -> String {
+    format!("{:.2} s", ns as f64 / 1e9)
+}
+
 /// A fraction as a whole percentage: `31%`.
 fn percent(f: f64) -> String {
     format!("{:.0}%", f * 100.0)
@@ -399,6 +505,7 @@ mod tests {
             connection_waits: None,
             shares_cores_with_mock: false,
             run_queue_wait_ns: Some(0),
+            host: None,
         }
     }
 
@@ -650,9 +757,16 @@ mod tests {
         // A wait shorter than the lag cannot account for it: the client's own.
         let short = judge(observed(true, 3), Limits::new(Some(1_000_000)));
         assert!(!short.kept_up && short.fails_run() && short.shared_cores.is_empty());
-        // Without the embedded mock every lag is the client's, whatever its wait.
-        let apart = judge(observed(false, 1_000), Limits::new(None));
-        assert!(!apart.kept_up && apart.shared_cores.is_empty());
+        // Without the embedded mock the same wait is the host's: another process held the CPU.
+        let apart = judge(observed(false, 4), Limits::new(Some(1_000_000)));
+        assert!(apart.kept_up && !apart.fails_run(), "{apart:?}");
+        assert!(
+            apart
+                .line()
+                .starts_with("Client health: HOST BUSY — receive lag p99 2 ms"),
+            "{}",
+            apart.line()
+        );
         // Unknown wait: nothing is attributed.
         let unknown = judge(
             Observed {
@@ -676,5 +790,65 @@ mod tests {
             "{}",
             both.line()
         );
+    }
+
+    /// A server or a busy loop on the client's cores: the lag its wait accounts for is the
+    /// host's, and the line names what ran there and the fix; the client is not blamed.
+    #[test]
+    fn a_busy_host_is_named_and_not_blamed_on_the_client() {
+        let host = HostLoad {
+            other_cpu_ns: 4_000_000_000,
+            other_cpu_on_worker_cores_ns: Some(2_130_000_000),
+            steal_ns: 12_000_000,
+            busiest: vec![
+                OtherProcess {
+                    pid: 812,
+                    name: "sh".into(),
+                    cpu_ns: 1_300_000_000,
+                },
+                OtherProcess {
+                    pid: 813,
+                    name: "sh".into(),
+                    cpu_ns: 1_250_000_000,
+                },
+            ],
+        };
+        let h = judge(
+            Observed {
+                dispatch_lag: Some(lag(10.0)),
+                run_queue_wait_ns: Some(549_000_000),
+                host: Some(host.clone()),
+                ..healthy()
+            },
+            Limits::new(Some(1_000_000)),
+        );
+        assert!(h.kept_up && !h.fails_run() && h.reasons.is_empty(), "{h:?}");
+        assert_eq!(
+            h.line(),
+            "Client health: HOST BUSY — dispatch lag p99 10 ms > 1 ms (max 20 ms), within the \
+             549 ms the workers waited for a CPU held by another thread; other processes used \
+             2.13 CPU-s on the workers' cores (4.00 CPU-s on the host; most: sh [pid 812] \
+             1.30 s, sh [pid 813] 1.25 s); the hypervisor stole 12 ms: this lag is not the \
+             client's own; what the client controls kept up (busiest worker 31% busy, 0 ring \
+             stalls); to measure the server alone, give the client cores nothing else runs on \
+             (taskset, cpusets) or run on a quiet host"
+        );
+        // A lag longer than the whole wait is the client's own, whatever else ran.
+        let own = judge(
+            Observed {
+                dispatch_lag: Some(lag(10.0)),
+                run_queue_wait_ns: Some(19_000_000),
+                host: Some(host),
+                ..healthy()
+            },
+            Limits::new(Some(1_000_000)),
+        );
+        assert!(!own.kept_up && own.fails_run() && own.shared_cores.is_empty());
+        // Unpinned workers: only the host-wide figure, no steal said when there was none.
+        let loose = HostLoad {
+            other_cpu_ns: 500_000_000,
+            ..HostLoad::default()
+        };
+        assert_eq!(loose.words(), "other processes used 0.50 CPU-s on the host");
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{RunInfo, ShardHealth, ThreadCpu};
-use crate::aggregate::health::{ClientHealth, MergedHealth};
+use crate::aggregate::health::{ClientHealth, HostLoad, MergedHealth};
 use crate::aggregate::stats::PERCENTILE_KEYS;
 use crate::aggregate::{LagSummary, MetricResult, ResultValue, Summary};
 
@@ -348,7 +348,11 @@ fn health_json(h: &ClientHealth) -> Value {
         observed.insert("descriptor_waits".into(), Value::from(d.waits));
         observed.insert("descriptor_limit".into(), opt(d.limit.map(Value::from)));
     }
+    if let Some(host) = &o.host {
+        observed.insert("host".into(), host_json(host));
+    }
     let mut m = Map::new();
+    m.insert("verdict".into(), Value::from(h.label()));
     m.insert("kept_up".into(), Value::from(h.kept_up));
     m.insert("enforced".into(), Value::from(l.enforced));
     m.insert(
@@ -372,6 +376,25 @@ fn health_json(h: &ClientHealth) -> Value {
     );
     m.insert("limits".into(), Value::Object(limits));
     m.insert("observed".into(), Value::Object(observed));
+    Value::Object(m)
+}
+
+/// `observed.host`: what else ran on the host while the client did.
+fn host_json(h: &HostLoad) -> Value {
+    let busiest = h
+        .busiest
+        .iter()
+        .map(|p| serde_json::json!({"pid": p.pid, "name": p.name, "cpu_ns": p.cpu_ns}))
+        .collect();
+    let mut m = Map::new();
+    m.insert("other_cpu_ns".into(), Value::from(h.other_cpu_ns));
+    m.insert(
+        "other_cpu_on_worker_cores_ns".into(),
+        h.other_cpu_on_worker_cores_ns
+            .map_or(Value::Null, Value::from),
+    );
+    m.insert("steal_ns".into(), Value::from(h.steal_ns));
+    m.insert("busiest_processes".into(), Value::Array(busiest));
     Value::Object(m)
 }
 

@@ -307,6 +307,16 @@ fn summary_json_threads_and_client_health() {
                 connection_waits: None,
                 shares_cores_with_mock: false,
                 run_queue_wait_ns: Some(77),
+                host: Some(health::HostLoad {
+                    other_cpu_ns: 30,
+                    other_cpu_on_worker_cores_ns: None,
+                    steal_ns: 0,
+                    busiest: vec![health::OtherProcess {
+                        pid: 7,
+                        name: "vllm".into(),
+                        cpu_ns: 20,
+                    }],
+                }),
             },
             health::Limits::new(Some(1_000)),
         )),
@@ -323,13 +333,17 @@ fn summary_json_threads_and_client_health() {
     assert_eq!(
         t["ringperf"]["client_health"],
         serde_json::json!({
-            "kept_up": true, "enforced": true, "reasons": [],
+            "verdict": "kept_up", "kept_up": true, "enforced": true, "reasons": [],
             "shares_cores_with_mock": false, "shared_core_lag": [],
             "limits": {"lag_p99_ns": 1000, "worker_busy_fraction": 0.95, "ring_stalls": 0},
             "observed": {"dispatch_lag_p99_ns": p99, "dispatch_lag_max_ns": 500.0,
                          "receive_lag_p99_ns": null, "busiest_worker": "worker_0",
                          "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0,
-                         "run_queue_wait_ns": 77}
+                         "run_queue_wait_ns": 77,
+                         "host": {"other_cpu_ns": 30, "other_cpu_on_worker_cores_ns": null,
+                                  "steal_ns": 0,
+                                  "busiest_processes": [{"pid": 7, "name": "vllm",
+                                                         "cpu_ns": 20}]}}
         })
     );
 }
