@@ -49,8 +49,9 @@ pub struct InputArgs {
     #[arg(long = "ignore-trace-delays", help_heading = "Input")]
     pub ignore_trace_delays: bool,
 
-    /// `--synthesis-*`: a mooncake trace reshaped at load (docs/commands.md, "synthesize").
-    #[command(flatten)]
+    /// `--synthesis-*`: a mooncake trace reshaped at load (docs/commands.md, "synthesize"),
+    /// under AIPerf's `Synthesis` heading in `--help`.
+    #[command(flatten, next_help_heading = "Synthesis")]
     #[serde(flatten)]
     pub synthesis: super::trace_tools::SynthesisArgs,
 

@@ -20,13 +20,63 @@ pub type Given = BTreeMap<String, Vec<String>>;
 /// clap's error (also for `--help` and `--version`, which it prints).
 pub fn parse(argv: &[String]) -> Result<(Cli, Given), clap::Error> {
     let mut cmd = Cli::command();
-    let matches = cmd.try_get_matches_from_mut(argv)?;
+    let matches = cmd
+        .try_get_matches_from_mut(argv)
+        .map_err(endpoint_suggestion)?;
     let cli = Cli::from_arg_matches(&matches)?;
     let given = match (matches.subcommand(), cmd.find_subcommand("profile")) {
         (Some(("profile", sub)), Some(profile)) => given_of(profile, sub),
         _ => Given::new(),
     };
     Ok((cli, given))
+}
+
+/// An `--endpoint-type` value that names an endpoint by its route (`chat_completions`,
+/// `chat/completions`, `audio-transcriptions`) suggests the type serving that route (`chat`,
+/// `audio-transcription`) instead of the parser's nearest spelling (`completions`). Any other
+/// error is left as it is.
+fn endpoint_suggestion(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidValue {
+        return e;
+    }
+    let text = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let (Some(arg), Some(value)) = (
+        text(ContextKind::InvalidArg),
+        text(ContextKind::InvalidValue),
+    ) else {
+        return e;
+    };
+    if !arg.starts_with("--endpoint-type") {
+        return e;
+    }
+    if let Some(name) = endpoint_by_route(&value) {
+        e.insert(ContextKind::SuggestedValue, ContextValue::String(name));
+    }
+    e
+}
+
+/// The `--endpoint-type` whose default route ends with `value` read as a route (`_` and `-` as
+/// `/`, any case): the shortest such route's type, spelled as the flag takes it.
+fn endpoint_by_route(value: &str) -> Option<String> {
+    let route: String = value
+        .trim_matches('/')
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == '_' || c == '-' { '/' } else { c })
+        .collect();
+    if route.is_empty() {
+        return None;
+    }
+    let tail = format!("/{route}");
+    ringperf_wire::endpoint::EndpointKind::ALL
+        .iter()
+        .filter(|k| k.default_path().ends_with(&tail))
+        .min_by_key(|k| k.default_path().len())
+        .map(|k| k.as_str().replace('_', "-"))
 }
 
 /// Parses a `ringperf profile …` command line into its settings and what was given.
@@ -420,3 +470,67 @@ serde_as_choice!(
     UiTypeArg,
     UrlStrategyArg,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(line: &str) -> String {
+        let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&argv).expect_err("refused").to_string()
+    }
+
+    /// `chat_completions` is the chat endpoint's route, not a misspelt `completions`.
+    #[test]
+    fn an_endpoint_named_by_its_route_suggests_the_type_serving_it() {
+        let e = error_of("ringperf profile -m m --endpoint-type chat_completions");
+        assert!(e.contains("a similar value exists: 'chat'"), "{e}");
+        assert!(!e.contains("'completions'\n"), "{e}");
+        assert_eq!(
+            endpoint_by_route("chat/completions").as_deref(),
+            Some("chat")
+        );
+        assert_eq!(
+            endpoint_by_route("Audio-Transcriptions").as_deref(),
+            Some("audio-transcription")
+        );
+        assert_eq!(
+            endpoint_by_route("images_generations").as_deref(),
+            Some("image-generation")
+        );
+        assert_eq!(endpoint_by_route("bogus"), None);
+        // A value no route ends with keeps the parser's own suggestion.
+        let e = error_of("ringperf profile -m m --endpoint-type chatt");
+        assert!(e.contains("a similar value exists: 'chat'"), "{e}");
+        // Other flags are left alone.
+        let e = error_of("ringperf profile -m m --ui chat_completions");
+        assert!(!e.contains("'chat'"), "{e}");
+    }
+
+    /// `profile --help` opens with the Endpoint options, as AIPerf's does: every `profile`
+    /// option has a heading (the `--synthesis-*` ones sat first, under the bare `Options:`).
+    #[test]
+    fn profile_help_has_no_option_without_a_heading() {
+        let mut cmd = Cli::command();
+        let profile = cmd.find_subcommand_mut("profile").expect("profile");
+        let help = profile.render_long_help().to_string();
+        let headings: Vec<&str> = help
+            .lines()
+            .filter(|l| !l.starts_with(' ') && l.ends_with(':') && !l.is_empty())
+            .collect();
+        assert_eq!(headings[..2], ["Options:", "Endpoint:"], "{headings:?}");
+        let bare: Vec<&str> = help
+            .lines()
+            .skip_while(|l| *l != "Options:")
+            .skip(1)
+            .take_while(|l| *l != "Endpoint:")
+            .filter(|l| l.trim_start().starts_with('-'))
+            .collect();
+        assert!(
+            bare.iter()
+                .all(|l| l.ends_with("--help") || l.ends_with("--version")),
+            "{bare:?}"
+        );
+        assert!(headings.contains(&"Synthesis:"), "{headings:?}");
+    }
+}
