@@ -47,7 +47,7 @@ impl Config {
     pub fn resolve(plan: &Plan, is_tty: bool, env: &Environment) -> Result<Self, ConfigError> {
         let args = &plan.settings;
         let argv = &plan.command;
-        let echo = echo::Echo::new(plan, is_tty);
+        let mut echo = echo::Echo::new(plan, is_tty);
         if echo.given("benchmark_grace_period") && args.benchmark_duration.is_none() {
             return err(
                 "--benchmark-grace-period requires --benchmark-duration: the grace period only \
@@ -96,6 +96,8 @@ impl Config {
         )?;
         let workers = workers(args.workers_max, &shard, &profiling, env.cores)?;
         let artifact_dir = artifact_dir(args, &models, endpoint, &profiling)?;
+        // Echoed whether given or not, absolute, as AIPerf's `input_config.artifacts.dir`.
+        echo.set_artifact_dir(&artifact_dir);
         let server_metrics = server_metrics(args)?;
         let gpu_telemetry = gpu_telemetry(args.gpu_telemetry.as_deref(), args.no_gpu_telemetry)?;
         let slice_duration = slice_duration(args.slice_duration)?;
@@ -595,8 +597,8 @@ pub fn workers(
         .max(1))
 }
 
-/// `--artifact-dir`, else AIPerf's name from the models, endpoint and stimulus; and a check of
-/// `--profile-export-prefix`.
+/// `--artifact-dir`, else AIPerf's name from the models, endpoint and stimulus, made absolute
+/// against the working directory; and a check of `--profile-export-prefix`.
 fn artifact_dir(
     args: &ProfileArgs,
     models: &[String],
@@ -621,6 +623,9 @@ fn artifact_dir(
             ringperf_metrics::export::default_artifact_dir(models, endpoint.as_str(), &stimulus)
         }
     };
+    // Absolute, as AIPerf echoes it (`input_config.artifacts.dir`) and prints every file under
+    // it; a working directory that cannot be read leaves it as given.
+    let artifact_dir = std::path::absolute(&artifact_dir).unwrap_or(artifact_dir);
     if let Some(p) = &args.profile_export_prefix
         && (p.is_empty() || p.contains('/'))
     {

@@ -13,10 +13,7 @@ fn default_stop_condition_is_ten_requests() {
     assert_eq!(c.profiling.load, Load::Concurrency(1));
     assert_eq!(c.profiling.grace, None);
     assert!(c.warmup.is_none());
-    assert_eq!(
-        c.artifact_dir,
-        PathBuf::from("artifacts/m-openai-chat-concurrency1")
-    );
+    assert_eq!(c.artifact_dir, here("artifacts/m-openai-chat-concurrency1"));
 }
 
 #[test]
@@ -45,7 +42,7 @@ fn rate_modes_and_artifact_names() {
     );
     assert_eq!(
         c.artifact_dir,
-        PathBuf::from("artifacts/org_model-openai-chat-request_rate10.0")
+        here("artifacts/org_model-openai-chat-request_rate10.0")
     );
     let c = cfg(
         "ringperf profile -m a -m b -u 127.0.0.1:1 --request-rate 2.5 --concurrency 4 \
@@ -62,7 +59,7 @@ fn rate_modes_and_artifact_names() {
     );
     assert_eq!(
         c.artifact_dir,
-        PathBuf::from("artifacts/a_multi-openai-completions-concurrency4-request_rate2.5")
+        here("artifacts/a_multi-openai-completions-concurrency4-request_rate2.5")
     );
     // Smoothness without a pattern selects gamma (docs/timing.md, "Rules between flags").
     let c = cfg("ringperf profile -m a -u 127.0.0.1:1 --request-rate 5 --arrival-smoothness 2")
@@ -412,7 +409,7 @@ mod timing_flags {
         assert_eq!(c.profiling.load.max_in_flight(), None);
         assert_eq!(
             c.artifact_dir,
-            PathBuf::from("artifacts/m-openai-chat-fixed_schedule")
+            here("artifacts/m-openai-chat-fixed_schedule")
         );
         let c = ok(
             "--fixed-schedule --fixed-schedule-start-offset 100 --fixed-schedule-end-offset 100 \
@@ -1106,4 +1103,10 @@ mod with_an_environment {
             assert_eq!(resolve::ui_type(arg, tty), ui, "{arg:?} {tty}");
         }
     }
+}
+
+/// A default artifact directory as the resolved config holds it: under the working directory,
+/// absolute (as AIPerf echoes and prints it).
+fn here(relative: &str) -> PathBuf {
+    std::env::current_dir().unwrap().join(relative)
 }

@@ -118,3 +118,58 @@ fn a_second_run_replaces_the_first_runs_files_and_every_step_is_said() {
     );
     assert!(!err.contains("Some("), "no internal wording: {err}");
 }
+
+/// Beside AIPerf on the same run (AIPerf 0.13's own console file,
+/// tests/data/aiperf-multiphase/artifacts/profile_export_console.txt): the tables in its order
+/// (Effective, Active, Usage, then the main table); with a relative `--artifact-dir`, every
+/// footer path and `input_config.artifacts.dir` absolute, as AIPerf prints and echoes them.
+#[test]
+fn tables_in_aiperfs_order_and_paths_absolute() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .current_dir(tmp.path())
+        .args(["profile", "--mock", "--streaming", "--request-count", "4"])
+        .args([
+            "--mock-ttft-ms",
+            "0",
+            "--mock-itl-ms",
+            "0",
+            "--no-server-metrics",
+        ])
+        .args(["--artifact-dir", "rel/run"])
+        .output()
+        .expect("binary runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let titles = |console: &str, brand: &str| -> Vec<String> {
+        console
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(brand).map(str::to_owned))
+            .collect()
+    };
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-multiphase");
+    let theirs =
+        std::fs::read_to_string(data.join("artifacts/profile_export_console.txt")).unwrap();
+    let ours = text(&out.stdout);
+    assert_eq!(
+        titles(&ours, "ringperf | "),
+        titles(&theirs, "NVIDIA AIPerf | "),
+        "{ours}"
+    );
+    let dir = tmp.path().join("rel/run");
+    let footer: Vec<&str> = ours.lines().filter(|l| l.contains(" Export: ")).collect();
+    assert!(!footer.is_empty(), "{ours}");
+    for l in footer {
+        let path = l.split_once(": ").unwrap().1;
+        assert!(
+            Path::new(path).is_absolute() && Path::new(path).starts_with(&dir),
+            "{l}"
+        );
+    }
+    let j: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("profile_export_aiperf.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        j["input_config"]["artifacts"]["dir"],
+        dir.display().to_string()
+    );
+}

@@ -36,9 +36,11 @@ pub struct DashView {
 pub fn draw(frame: &mut Frame<'_>, v: &DashView) {
     let gpu_rows = v.gpus.as_ref().map_or(0, |g| g.len().max(1) as u16 + 3);
     let server_rows = v.server.len().max(1) as u16 + 3;
+    // On an 80 × 24 terminal with a GPU panel the throughput charts keep 4 rows; every other
+    // panel its whole height, every label whole (tests: `at_80_by_24_no_label_is_cut`).
     let [header, rates, middle, bottom, gpus, footer] = Layout::vertical([
         Constraint::Length(3),
-        Constraint::Min(8),
+        Constraint::Min(4),
         Constraint::Length(7),
         Constraint::Length(server_rows),
         Constraint::Length(gpu_rows),
@@ -48,11 +50,11 @@ pub fn draw(frame: &mut Frame<'_>, v: &DashView) {
     draw_header(frame, header, v);
     draw_rates(frame, rates, &v.client);
     let [latency, right] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(middle);
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(middle);
     draw_latency(frame, latency, &v.client);
     draw_health(frame, right, &v.client);
     let [server, errors] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(bottom);
+        Layout::horizontal([Constraint::Percentage(65), Constraint::Percentage(35)]).areas(bottom);
     draw_server(frame, server, &v.server);
     draw_errors(frame, errors, &v.client);
     if let Some(g) = &v.gpus {
@@ -166,13 +168,14 @@ fn draw_latency(frame: &mut Frame<'_>, area: Rect, c: &LiveSnapshot) {
         pct_row("ITL", c.itl_ms),
         pct_row("Request latency", c.latency_ms),
     ];
+    // `Request latency` and three `12,345.67`: 45 columns, inside 60 % of 80.
     let table = Table::new(
         rows,
         [
-            Constraint::Length(16),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
+            Constraint::Length(15),
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(9),
         ],
     )
     .header(
@@ -184,12 +187,16 @@ fn draw_latency(frame: &mut Frame<'_>, area: Rect, c: &LiveSnapshot) {
 }
 
 fn draw_health(frame: &mut Frame<'_>, area: Rect, c: &LiveSnapshot) {
-    let lag = c.dispatch_lag_ms.map_or_else(
-        || "dispatch lag: —".to_string(),
-        |p| format!("dispatch lag p50 {} ms, p99 {} ms", ms(p.p50), ms(p.p99)),
-    );
+    // One line per percentile: the two on one line did not fit 40 % of 80 columns.
+    let lag = |pick: fn(&Percentiles) -> f64, name: &str| {
+        c.dispatch_lag_ms.map_or_else(
+            || format!("dispatch lag {name}: —"),
+            |p| format!("dispatch lag {name}: {} ms", ms(pick(&p))),
+        )
+    };
     let lines = vec![
-        Line::from(lag),
+        Line::from(lag(|p| p.p50, "p50")),
+        Line::from(lag(|p| p.p99, "p99")),
         Line::from(format!("ring stalls: {}", c.ring_stalls)),
         Line::from(format!("output tokens: {}", c.output_tokens)),
     ];
@@ -208,6 +215,14 @@ fn draw_server(frame: &mut Frame<'_>, area: Rect, server: &[ServerLive]) {
         );
         return;
     }
+    // The endpoint column as wide as the longest endpoint (a few columns at least), the
+    // figures as wide as their headings or `1,234.50`.
+    let endpoint_width = server
+        .iter()
+        .map(|s| short_endpoint(&s.endpoint).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(8, 40) as u16;
     let rows = server.iter().map(|s| {
         Row::new(vec![
             short_endpoint(&s.endpoint).to_string(),
@@ -220,11 +235,11 @@ fn draw_server(frame: &mut Frame<'_>, area: Rect, server: &[ServerLive]) {
     let table = Table::new(
         rows,
         [
-            Constraint::Min(12),
+            Constraint::Length(endpoint_width),
+            Constraint::Length(7),
+            Constraint::Length(7),
             Constraint::Length(8),
             Constraint::Length(8),
-            Constraint::Length(8),
-            Constraint::Length(10),
         ],
     )
     .header(
@@ -247,9 +262,16 @@ fn draw_errors(frame: &mut Frame<'_>, area: Rect, c: &LiveSnapshot) {
     let lines: Vec<Line<'_>> = if c.errors_by_kind.is_empty() {
         vec![Line::from("none")]
     } else {
+        // Counts right-aligned to the widest, one blank before the kind.
+        let w = c
+            .errors_by_kind
+            .iter()
+            .map(|(_, n)| n.to_string().len())
+            .max()
+            .unwrap_or(1);
         c.errors_by_kind
             .iter()
-            .map(|(k, n)| Line::from(format!("{n:>7}  {k}")))
+            .map(|(k, n)| Line::from(format!("{n:>w$} {k}")))
             .collect()
     };
     frame.render_widget(

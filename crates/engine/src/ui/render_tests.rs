@@ -31,7 +31,12 @@ fn rec(i: u64) -> RecordFacts {
 
 /// The screen as text, one string per row.
 fn screen(v: &DashView) -> Vec<String> {
-    let mut t = Terminal::new(TestBackend::new(110, 40)).unwrap();
+    screen_of(v, 110, 40)
+}
+
+/// The screen of a `width` × `height` terminal as text.
+fn screen_of(v: &DashView, width: u16, height: u16) -> Vec<String> {
+    let mut t = Terminal::new(TestBackend::new(width, height)).unwrap();
     t.draw(|f| draw(f, v)).unwrap();
     let buf = t.backend().buffer().clone();
     (0..buf.area.height)
@@ -218,4 +223,67 @@ fn milliseconds_read_as_the_console_prints_them() {
     assert_eq!(ms(999.999), "1,000.00");
     assert_eq!(ms(1_234_567.891), "1,234,567.89");
     assert_eq!(ms(-1500.0), "-1,500.00");
+}
+
+/// An 80 × 24 terminal, the smallest usual one: every label whole ("Request la" and "runnin"
+/// were cut there), every figure of the server and latency panels on screen.
+#[test]
+fn at_80_by_24_no_label_is_cut() {
+    let cfg = MetricConfig::new(true, false);
+    let mut stats = LiveStats::default();
+    for i in 1..=20u64 {
+        let f = rec(i);
+        stats.add(&f, &record_metrics(&cfg, &f));
+    }
+    let v = DashView {
+        phase: "profiling".into(),
+        total: Some(200),
+        elapsed_s: 1.5,
+        client: stats.snapshot(rec(20).end_ns, 0),
+        server: vec![ServerLive {
+            endpoint: "http://127.0.0.1:8000/metrics".into(),
+            waiting: Some(12.0),
+            running: Some(64.0),
+            kv_cache_pct: Some(37.5),
+            ttft_ms: Some(1234.5),
+        }],
+        gpus: Some(vec![GpuLive {
+            label: "0 NVIDIA H100".into(),
+            power_w: Some(412.3),
+            utilization_pct: Some(98.0),
+            memory_used_gb: Some(71.2),
+            temperature_c: Some(66.0),
+        }]),
+        ..DashView::default()
+    };
+    let rows = screen_of(&v, 80, 24);
+    let all = rows.join("\n");
+    for label in [
+        "TTFT",
+        "ITL",
+        "Request latency",
+        "p50",
+        "p90",
+        "p99",
+        "waiting",
+        "running",
+        "KV cache",
+        "TTFT ms",
+        "127.0.0.1:8000",
+        "dispatch lag",
+        "ring stalls",
+        "GPU",
+        "power",
+        "memory",
+        "temp",
+        "412.3 W",
+        "66.0 °C",
+        "200 requests done",
+    ] {
+        assert!(has(&rows, label), "{label} whole at 80x24:\n{all}");
+    }
+    let server = row_with(&rows, "127.0.0.1:8000");
+    for x in ["12.0", "64.0", "37.5%", "1,234.50"] {
+        assert!(server.contains(x), "{x} in {server}");
+    }
 }

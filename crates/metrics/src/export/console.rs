@@ -175,8 +175,8 @@ pub fn render_console(summary: &Summary, run: &RunInfo) -> String {
     for (group, suffix) in [
         (ConsoleGroup::Effective, ": Effective"),
         (ConsoleGroup::Active, ": Active"),
-        (ConsoleGroup::Default, ""),
         (ConsoleGroup::Usage, ": Usage"),
+        (ConsoleGroup::Default, ""),
     ] {
         let rows = rows_of(summary, group);
         if !rows.is_empty() {
