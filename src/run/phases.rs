@@ -54,6 +54,21 @@ pub(super) fn run_phases(
         ..
     } = started;
     let board: &ringperf_metrics::lab::timing::PhaseBoard = board;
+    // A streamed trace: the first window of requests is built before anything starts, so the
+    // schedule's first instant does not wait for its prompts (docs/datasets.md, "Large traces").
+    if let Some(stream) = &shared.stream {
+        let t = std::time::Instant::now();
+        if stream.wait_primed(|| control.stopped()) {
+            let (held, _) = stream.held();
+            log(
+                cfg,
+                &format!(
+                    "{held} requests of the trace built ahead in {:.2} s, before its schedule starts",
+                    t.elapsed().as_secs_f64()
+                ),
+            );
+        }
+    }
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
     let (first, p) = cfg

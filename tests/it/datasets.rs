@@ -708,3 +708,50 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
     );
     assert!(kept[1] < 256.0, "bytes kept a row: {kept:?}");
 }
+
+/// The public Mooncake conversation trace (first 300 rows, tests/data/mooncake-conversation)
+/// replayed from its start: its first instant holds 10 prompts of 6,000–8,000 tokens, the
+/// next one (3 s later, 0.3 s at 10×) 16 more. Every request of the replayed span (the first
+/// 3 s: 26 rows) is built before the schedule's clock starts, so the first instant's requests
+/// wait for no prompt: the count of prompts built when the first request went is all 26 (it
+/// was the first one or few, the rest built while the schedule ran and the first instant's
+/// requests left up to 84 ms late).
+#[test]
+fn a_streamed_trace_builds_its_first_requests_before_the_schedule_starts() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/mooncake-conversation/first-300.jsonl")
+        .display()
+        .to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--ui", "none", "--verbose"])
+        .args(["--tokenizer", "builtin", "--no-server-metrics", "--url"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(tmp.path().join("out"))
+        .args([
+            "--input-file",
+            &trace,
+            "--custom-dataset-type",
+            "mooncake_trace",
+        ])
+        .args(["--fixed-schedule", "--fixed-schedule-end-offset", "3000"])
+        .args(["--replay-speedup", "10"])
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let built: u64 = stderr
+        .split("streamed trace: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of prompts built: {stderr}"));
+    assert_eq!(built, 26, "{stderr}");
+    assert!(
+        stderr.contains("26 requests of the trace built ahead in "),
+        "{stderr}"
+    );
+    assert_eq!(common::truth_of(&server, 26).len(), 26);
+}

@@ -96,6 +96,8 @@ pub struct Stream {
     /// Set when the run is over: the producer stops.
     closed: AtomicBool,
     producer: OnceLock<Thread>,
+    /// The thread waiting for the window to fill before the run starts ([`Stream::wait_primed`]).
+    primer: OnceLock<Thread>,
 }
 
 impl Stream {
@@ -116,6 +118,7 @@ impl Stream {
             },
             closed: AtomicBool::new(false),
             producer: OnceLock::new(),
+            primer: OnceLock::new(),
         }
     }
 
@@ -126,15 +129,38 @@ impl Stream {
         let _ = self.producer.set(std::thread::current());
     }
 
+    /// Blocks the calling thread until the producer has filled the window, built every wanted
+    /// turn, or ended: run before the schedule's clock starts, so the first requests leave on
+    /// time rather than waiting for their prompts to be built (a trace's first timestamp often
+    /// holds many long prompts at once). Woken by each built conversation; `false` once the
+    /// stream is closed or `stopped` says the run was stopped (looked at every 50 ms).
+    pub fn wait_primed(&self, stopped: impl Fn() -> bool) -> bool {
+        let _ = self.primer.set(std::thread::current());
+        loop {
+            if self.closed.load(Ordering::Acquire) || stopped() {
+                return false;
+            }
+            if self.ready.load(Ordering::Acquire) == usize::MAX || self.window_full() {
+                return true;
+            }
+            // Woken by the producer at each conversation built and when it ends.
+            std::thread::park_timeout(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// The window holds as many turns or bytes as it may.
+    fn window_full(&self) -> bool {
+        self.held.load(Ordering::Acquire) >= self.window.turns
+            || self.held_bytes.load(Ordering::Acquire) >= self.window.bytes
+    }
+
     /// Blocks the producer while the window is full; `false` once the stream is closed.
     pub fn wait_for_room(&self) -> bool {
         loop {
             if self.closed.load(Ordering::Acquire) {
                 return false;
             }
-            if self.held.load(Ordering::Acquire) < self.window.turns
-                && self.held_bytes.load(Ordering::Acquire) < self.window.bytes
-            {
+            if !self.window_full() {
                 return true;
             }
             // Woken by a take or the close (a wake before the park makes it return at once).
@@ -164,6 +190,9 @@ impl Stream {
     /// Conversations `0..n` are in their slots.
     pub fn set_ready(&self, n: usize) {
         self.ready.store(n, Ordering::Release);
+        if let Some(t) = self.primer.get() {
+            t.unpark();
+        }
     }
 
     /// The run is over, or the producer ended: nothing more will be built.
