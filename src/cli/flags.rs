@@ -443,7 +443,7 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Output, &["--wandb-tag"], &[("wandb_tag", Resolved("config/lab.rs"))], "supported: repeated or comma-separated; warned without `--wandb-project`"),
     aiperf(Group::HTTPTrace, &["--export-http-trace"], &[("export_http_trace", RecordsFile)], "supported: `trace_data` in each `profile_export.jsonl` record (AIPerf's shape, the fields ringperf records; see output-formats.md); echoed as `input_config.artifacts.trace`"),
     aiperf(Group::HTTPTrace, &["--show-trace-timing"], &[("show_trace_timing", Any)], "supported: the `HTTP Trace Timing` console table before the others; echoed as `input_config.artifacts.show_trace_timing`"),
-    aiperf(Group::Tokenizer, &["--tokenizer"], &[("tokenizer", Any)], "supported: `builtin`, a tokenizer.json, a directory, or a model id in the local HF cache; never downloads"),
+    aiperf(Group::Tokenizer, &["--tokenizer"], &[("tokenizer", Any)], "supported: `builtin`, a tokenizer.json, a directory, or a model id: from the local HF cache, else fetched from the Hub into it (`HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE`)"),
     // Tokenizer: with the builtin tokenizer, a revision or a chat template is warned in
     // config/resolve.rs; a Python-only tokenizer is refused where it is loaded.
     aiperf(Group::Tokenizer, &["--tokenizer-revision"], &[("tokenizer_revision", Resolved("config/resolve.rs"))], "supported: a branch or tag through `refs/REV`, or a commit through `snapshots/REV`, of a model id in the local HF cache; a missing revision is an error naming what was looked for ([tokenizer.md](tokenizer.md))"),

@@ -112,7 +112,9 @@ pub enum TokenizerError {
         spec: String,
         revision: String,
         cache: Option<PathBuf>,
-        error: HubError,
+        error: Box<HubError>,
+        /// The paths looked at in the cache.
+        tried: Vec<PathBuf>,
     },
     /// The Hub's repo has no `tokenizer.json` at that revision.
     NoTokenizerJson {
@@ -193,6 +195,7 @@ impl fmt::Display for TokenizerError {
                 revision,
                 cache,
                 error,
+                tried,
             } => {
                 write!(
                     f,
@@ -201,10 +204,17 @@ impl fmt::Display for TokenizerError {
                 if let Some(c) = cache {
                     write!(f, " ({})", c.display())?;
                 }
-                match error {
-                    HubError::Offline | HubError::NoCache => write!(f, " and {error}"),
-                    _ => write!(f, " and could not be fetched from the Hub: {error}"),
+                match **error {
+                    HubError::Offline | HubError::NoCache => write!(f, " and {error}")?,
+                    _ => write!(f, " and could not be fetched from the Hub: {error}")?,
                 }
+                if !tried.is_empty() {
+                    f.write_str("; looked at:")?;
+                    for p in tried {
+                        write!(f, "\n  {}", p.display())?;
+                    }
+                }
+                Ok(())
             }
             TokenizerError::NoTokenizerJson {
                 spec,
@@ -347,11 +357,18 @@ fn from_hub(
     {
         return Err(not_cached);
     }
+    let tried = match not_cached {
+        TokenizerError::NotFound { tried, .. } | TokenizerError::RevisionNotFound { tried, .. } => {
+            tried
+        }
+        _ => Vec::new(),
+    };
     let hub_error = |error| TokenizerError::Hub {
         spec: spec.to_owned(),
         revision: revision.to_owned(),
         cache: env.cache.clone(),
-        error,
+        error: Box::new(error),
+        tried: tried.clone(),
     };
     let Some(cache) = &env.cache else {
         return Err(hub_error(HubError::NoCache));
