@@ -217,7 +217,8 @@ fn serve(
             vec![("ETag", format!("\"{}\"", tj.etag))],
             &tj.bytes,
         ),
-        p if p.starts_with("/acme/tok/resolve/") => {
+        // A repo without the file (`acme/slow` has no tokenizer.json at all).
+        p if p.starts_with("/acme/tok/resolve/") || p.starts_with("/acme/slow/resolve/") => {
             ("404 Not Found", entry_missing.to_vec(), b"Entry not found")
         }
         p if p.starts_with("/acme/gated/") => (
@@ -254,8 +255,15 @@ fn serve(
 }
 
 /// `ringperf profile --mock` with `tokenizer` as the model id and its tokenizer, three requests
-/// of [`PROMPT`], `HF_HOME` at `home`, and `env` (the Hub's endpoint, a token, offline mode).
-fn profile(home: &Path, out: &Path, tokenizer: &str, env: &[(&str, &str)]) -> Output {
+/// of [`PROMPT`], `HF_HOME` at `home`, `env` (the Hub's endpoint, a token, offline mode) and
+/// the `extra` flags.
+fn profile(
+    home: &Path,
+    out: &Path,
+    tokenizer: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> Output {
     std::fs::create_dir_all(out).unwrap();
     let input = out.join("prompts.jsonl");
     std::fs::write(&input, format!("{{\"text\": \"{PROMPT}\"}}\n").repeat(3)).unwrap();
@@ -284,6 +292,7 @@ fn profile(home: &Path, out: &Path, tokenizer: &str, env: &[(&str, &str)]) -> Ou
         .arg(&input)
         .arg("--artifact-dir")
         .arg(out.join("run"))
+        .args(extra)
         .output()
         .expect("the binary runs")
 }
@@ -408,6 +417,7 @@ fn a_model_id_is_fetched_from_the_hub_into_the_cache_and_reused_offline() {
         &first,
         "acme/tok",
         &[("HF_ENDPOINT", &endpoint), ("HF_TOKEN", TOKEN)],
+        &[],
     );
     ok(&out);
     assert_eq!(isls(&first), vec![PROMPT_TOKENS; 3]);
@@ -448,7 +458,7 @@ fn a_model_id_is_fetched_from_the_hub_into_the_cache_and_reused_offline() {
     // Offline, the Hub stopped: the cache alone.
     drop(hub);
     let second = tmp.path().join("second");
-    let out = profile(&home, &second, "acme/tok", &[("HF_HUB_OFFLINE", "1")]);
+    let out = profile(&home, &second, "acme/tok", &[("HF_HUB_OFFLINE", "1")], &[]);
     ok(&out);
     assert_eq!(isls(&second), vec![PROMPT_TOKENS; 3]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("fetching"));
@@ -467,7 +477,13 @@ fn hub_failures_are_setup_errors_that_say_what_to_do() {
     let env = [("HF_ENDPOINT", endpoint.as_str())];
 
     let offline = [("HF_ENDPOINT", endpoint.as_str()), ("HF_HUB_OFFLINE", "1")];
-    let err = setup_error(&profile(&home, &tmp.path().join("a"), "acme/tok", &offline));
+    let err = setup_error(&profile(
+        &home,
+        &tmp.path().join("a"),
+        "acme/tok",
+        &offline,
+        &[],
+    ));
     assert!(
         err.contains(
             "tokenizer \"acme/tok\" (revision \"main\") is not in the local Hugging Face cache"
@@ -477,7 +493,13 @@ fn hub_failures_are_setup_errors_that_say_what_to_do() {
     assert!(err.contains("offline mode is on"), "{err}");
     assert!(hub.seen().is_empty(), "{:?}", hub.seen());
 
-    let err = setup_error(&profile(&home, &tmp.path().join("b"), "acme/gated", &env));
+    let err = setup_error(&profile(
+        &home,
+        &tmp.path().join("b"),
+        "acme/gated",
+        &env,
+        &[],
+    ));
     assert!(err.contains("answered 401"), "{err}");
     assert!(
         err.contains("the repository is gated and no token was sent"),
@@ -485,11 +507,52 @@ fn hub_failures_are_setup_errors_that_say_what_to_do() {
     );
     assert!(err.contains("set HF_TOKEN"), "{err}");
 
-    let err = setup_error(&profile(&home, &tmp.path().join("c"), "acme/none", &env));
+    let err = setup_error(&profile(
+        &home,
+        &tmp.path().join("c"),
+        "acme/none",
+        &env,
+        &[],
+    ));
     assert!(err.contains("answered 404"), "{err}");
     assert!(err.contains("the repository does not exist"), "{err}");
 
-    // Nothing is cached for a failed fetch.
+    // A repo without tokenizer.json (at a tag): said so; its absence marked, the tag's ref
+    // written, as huggingface_hub leaves them.
+    let err = setup_error(&profile(
+        &home,
+        &tmp.path().join("e"),
+        "acme/slow",
+        &env,
+        &["--tokenizer-revision", "v1.0"],
+    ));
+    assert!(
+        err.contains(&format!(
+            "the Hub's acme/slow has no tokenizer.json at revision \"v1.0\" (commit {COMMIT})"
+        )),
+        "{err}"
+    );
+    let slow = home.join("hub/models--acme--slow");
+    assert_eq!(
+        std::fs::read_to_string(slow.join("refs/v1.0")).unwrap(),
+        COMMIT
+    );
+    assert!(
+        slow.join(".no_exist")
+            .join(COMMIT)
+            .join("tokenizer.json")
+            .is_file()
+    );
+    assert!(!slow.join("snapshots").exists());
+    assert!(
+        hub.seen()
+            .iter()
+            .any(|s| s.path == "/acme/slow/resolve/v1.0/tokenizer.json"),
+        "{:?}",
+        hub.seen()
+    );
+
+    // Nothing is cached for a refused fetch.
     let cache = home.join("hub");
     assert!(!cache.join("models--acme--gated").exists());
     assert!(!cache.join("models--acme--none").exists());
@@ -507,6 +570,7 @@ fn hub_failures_are_setup_errors_that_say_what_to_do() {
         &tmp.path().join("d"),
         "acme/tok",
         &unreachable,
+        &[],
     ));
     assert!(
         err.contains(&format!(
@@ -556,6 +620,7 @@ fn huggingface_hub_reads_the_cache_ringperf_wrote_and_writes_the_same() {
         &tmp.path().join("run"),
         "acme/tok",
         &[("HF_ENDPOINT", &endpoint)],
+        &[],
     ));
 
     let script = r#"
