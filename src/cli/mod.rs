@@ -236,7 +236,8 @@ pub struct ProfileArgs {
 
     // ----- Tokenizer -----
     /// `builtin` (tiktoken o200k_base), a tokenizer.json path, a model directory, or a model id
-    /// found in the local Hugging Face cache. Defaults to the model name.
+    /// (from the local Hugging Face cache, else fetched from the Hub into it). Defaults to the
+    /// model name.
     #[arg(long, help_heading = "Tokenizer")]
     pub tokenizer: Option<String>,
     #[command(flatten)]

@@ -7,8 +7,9 @@ use clap::Args;
 /// See the module documentation.
 #[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TokenizerArgs {
-    /// Revision of a model id found in the local Hugging Face cache: a branch or tag (read from
-    /// refs/<REV>) or a commit hash (snapshots/<REV>). Default: main. Nothing is downloaded.
+    /// Revision of a model id: a branch or tag (read from refs/<REV> in the local Hugging Face
+    /// cache) or a commit hash (snapshots/<REV>), fetched from the Hub when the cache lacks it.
+    /// Default: main.
     #[arg(
         long = "tokenizer-revision",
         value_name = "REV",

@@ -396,7 +396,7 @@ pub struct Config {
     pub artifact_dir: PathBuf,
     pub export_prefix: Option<String>,
     pub export_level: ExportLevel,
-    /// Tokenizer spec (`builtin`, a path, or a model id in the local HF cache).
+    /// Tokenizer spec (`builtin`, a path, or a model id: the local HF cache, else the Hub).
     pub tokenizer: String,
     /// `--tokenizer-revision`, `--tokenizer-trust-remote-code`, `--apply-chat-template`.
     pub tokenizer_options: ringperf_workload::workload::tokenizer::LoadOptions,

@@ -24,6 +24,7 @@ mod form_endpoints;
 mod gpu_telemetry;
 mod health;
 mod http_trace;
+mod hub;
 mod image_source;
 mod input_config;
 mod lifecycle;

@@ -64,6 +64,9 @@ fn run(server: &MockServer, cache: &Path, out: &Path, extra: &[&str]) -> Output 
     std::fs::write(&input, format!("{}\n", json!({ "text": PROMPT })).repeat(3)).unwrap();
     std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .env("HF_HUB_CACHE", cache)
+        // The cache is all there is: a revision it lacks is not fetched from the Hub
+        // (tests/it/hub.rs fetches from a local one).
+        .env("HF_HUB_OFFLINE", "1")
         .args(["profile", "-m", "acme/chat", "--tokenizer", "acme/chat"])
         .args([
             "--endpoint-type",
@@ -144,12 +147,16 @@ fn chat_template_isl_at_a_cached_revision_is_transformers_count() {
         json!({"name": "acme/chat", "revision": V1})
     );
 
-    // A revision the cache does not have: a setup error naming what was looked for.
+    // A revision the cache does not have, offline: a setup error naming what was looked for.
     let d = tmp.path().join("missing");
     let out = run(&server, &cache, &d, &["--tokenizer-revision", "v2"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no revision \"v2\""), "{err}");
+    assert!(
+        err.contains("(revision \"v2\") is not in the local Hugging Face cache"),
+        "{err}"
+    );
+    assert!(err.contains("offline mode is on"), "{err}");
     assert!(err.contains("models--acme--chat/refs/v2"), "{err}");
     assert!(
         err.contains("models--acme--chat/snapshots/v2/tokenizer.json"),

@@ -11,6 +11,7 @@
 pub mod cache_bust;
 pub mod chat_template;
 pub mod form;
+pub mod hub;
 pub mod loader;
 pub mod media;
 pub mod models;

@@ -5,7 +5,9 @@
 //!   tiktoken-rs builds them at start-up, ~110 ms). Its token ids equal tiktoken-rs's
 //!   `encode_with_special_tokens` (the oracle in this file's property tests); no files.
 //! - a Hugging Face `tokenizer.json` (feature `hf-tokenizer`): a file path, a directory holding
-//!   one, or a model id found in the local Hugging Face cache. Nothing is ever downloaded.
+//!   one, or a model id: read from the local Hugging Face cache, and when it is not there
+//!   fetched from the Hub into that cache as `huggingface_hub` fetches it ([`super::hub`]),
+//!   unless offline mode is on (`HF_HUB_OFFLINE`).
 //!
 //! Encoding never adds special tokens (AIPerf uses `add_special_tokens=False`), but special
 //! tokens written in the text are each one token, as a server counts them: vLLM's HF tokenizer
@@ -24,6 +26,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::chat_template::{ChatTemplate, ChatTemplateError};
+use super::hub::{self, HubEnv, HubError};
 use ringperf_wire::endpoint::EndpointKind;
 
 /// The `--tokenizer` value that selects tiktoken `o200k_base`.
@@ -104,6 +107,21 @@ pub enum TokenizerError {
     },
     /// `--apply-chat-template` with a template that cannot be used.
     ChatTemplate(ChatTemplateError),
+    /// The model id is not in the local cache and its files could not be fetched from the Hub.
+    Hub {
+        spec: String,
+        revision: String,
+        cache: Option<PathBuf>,
+        error: Box<HubError>,
+        /// The paths looked at in the cache.
+        tried: Vec<PathBuf>,
+    },
+    /// The Hub's repo has no `tokenizer.json` at that revision.
+    NoTokenizerJson {
+        spec: String,
+        revision: String,
+        commit: String,
+    },
 }
 
 impl fmt::Display for TokenizerError {
@@ -112,9 +130,9 @@ impl fmt::Display for TokenizerError {
             TokenizerError::NotFound { spec, tried } => {
                 write!(
                     f,
-                    "tokenizer {spec:?} not found (ringperf never downloads; pass a tokenizer.json \
-                     path, a directory holding one, a model id present in the local Hugging Face \
-                     cache, or `builtin`); looked at:"
+                    "tokenizer {spec:?} not found (pass a tokenizer.json path, a directory \
+                     holding one, a Hugging Face model id `ORG/NAME`, read from the local cache \
+                     or fetched from the Hub, or `builtin`); looked at:"
                 )?;
                 for p in tried {
                     write!(f, "\n  {}", p.display())?;
@@ -137,8 +155,8 @@ impl fmt::Display for TokenizerError {
                 write!(
                     f,
                     "tokenizer {spec:?} has no revision {revision:?} in the local Hugging Face \
-                     cache (ringperf never downloads; a branch or tag is read from refs/<rev>, a \
-                     commit from snapshots/<rev>); looked at:"
+                     cache (a branch or tag is read from refs/<rev>, a commit from \
+                     snapshots/<rev>); looked at:"
                 )?;
                 for p in tried {
                     write!(f, "\n  {}", p.display())?;
@@ -172,6 +190,43 @@ impl fmt::Display for TokenizerError {
                 dir.display()
             ),
             TokenizerError::ChatTemplate(e) => e.fmt(f),
+            TokenizerError::Hub {
+                spec,
+                revision,
+                cache,
+                error,
+                tried,
+            } => {
+                write!(
+                    f,
+                    "tokenizer {spec:?} (revision {revision:?}) is not in the local Hugging Face cache"
+                )?;
+                if let Some(c) = cache {
+                    write!(f, " ({})", c.display())?;
+                }
+                match **error {
+                    HubError::Offline | HubError::NoCache => write!(f, " and {error}")?,
+                    _ => write!(f, " and could not be fetched from the Hub: {error}")?,
+                }
+                if !tried.is_empty() {
+                    f.write_str("; looked at:")?;
+                    for p in tried {
+                        write!(f, "\n  {}", p.display())?;
+                    }
+                }
+                Ok(())
+            }
+            TokenizerError::NoTokenizerJson {
+                spec,
+                revision,
+                commit,
+            } => write!(
+                f,
+                "the Hub's {spec} has no tokenizer.json at revision {revision:?} (commit {commit}); \
+                 ringperf reads a tokenizer.json (a fast tokenizer), which transformers can make \
+                 from a slow one: `AutoTokenizer.from_pretrained(...).save_pretrained(dir)`, then \
+                 pass that directory; or use `builtin`"
+            ),
         }
     }
 }
@@ -181,7 +236,8 @@ impl std::error::Error for TokenizerError {}
 /// Loads the tokenizer `spec` names, resolving in order: `builtin`; a file path; a directory
 /// containing `tokenizer.json`; a Hugging Face model id in the local cache
 /// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, layout
-/// `models--ORG--NAME/snapshots/<rev>/tokenizer.json`).
+/// `models--ORG--NAME/snapshots/<rev>/tokenizer.json`); a model id fetched from the Hub into
+/// that cache ([`hub::fetch`]).
 pub fn load(spec: &str) -> Result<Tokenizer, TokenizerError> {
     load_with(spec, &LoadOptions::default())
 }
@@ -194,7 +250,15 @@ pub fn load_with(spec: &str, opts: &LoadOptions) -> Result<Tokenizer, TokenizerE
     if names_builtin(spec) {
         return Ok(Tokenizer::builtin());
     }
-    let path = resolve_with(spec, &hub_cache_roots(), opts)?;
+    let env = HubEnv::from_env();
+    let roots: Vec<PathBuf> = env.cache.iter().cloned().collect();
+    let path = match resolve_with(spec, &roots, opts) {
+        Ok(path) => path,
+        Err(e @ (TokenizerError::NotFound { .. } | TokenizerError::RevisionNotFound { .. })) => {
+            from_hub(spec, &env, opts, e)?
+        }
+        Err(e) => return Err(e),
+    };
     let tok = load_file(&path)?;
     if opts.apply_chat_template {
         return attach_chat_template(tok, &path);
@@ -265,22 +329,71 @@ pub fn names_builtin(spec: &str) -> bool {
     spec.trim().eq_ignore_ascii_case(BUILTIN)
 }
 
-/// The Hugging Face hub cache directories to search, from the environment.
-fn hub_cache_roots() -> Vec<PathBuf> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+/// The files fetched for a tokenizer: the ones this loader and the chat template read
+/// (`tokenizer.json` required, the others when the repo has them).
+pub const HUB_FILES: [&str; 4] = [
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+];
+
+/// A model id that is not cached (`not_cached` says what was looked at): its tokenizer files
+/// fetched from the Hub into the cache, as transformers would fetch them. A spec that is no repo
+/// id (a path, a `.json` name), that names something on disk, or a build without
+/// `hf-tokenizer` keeps `not_cached`.
+fn from_hub(
+    spec: &str,
+    env: &HubEnv,
+    opts: &LoadOptions,
+    not_cached: TokenizerError,
+) -> Result<PathBuf, TokenizerError> {
+    let revision = opts.revision.as_deref().unwrap_or("main");
+    if !cfg!(feature = "hf-tokenizer")
+        || !hub::is_repo_id(spec)
+        || spec.ends_with(".json")
+        || Path::new(spec).exists()
+        || !hub::cache::is_relative(revision)
+    {
+        return Err(not_cached);
+    }
+    let tried = match not_cached {
+        TokenizerError::NotFound { tried, .. } | TokenizerError::RevisionNotFound { tried, .. } => {
+            tried
+        }
+        _ => Vec::new(),
     };
-    if let Some(p) = env("HF_HUB_CACHE") {
-        return vec![p];
+    let hub_error = |error| TokenizerError::Hub {
+        spec: spec.to_owned(),
+        revision: revision.to_owned(),
+        cache: env.cache.clone(),
+        error: Box::new(error),
+        tried: tried.clone(),
+    };
+    let Some(cache) = &env.cache else {
+        return Err(hub_error(HubError::NoCache));
+    };
+    if env.offline {
+        return Err(hub_error(HubError::Offline));
     }
-    if let Some(p) = env("HF_HOME") {
-        return vec![p.join("hub")];
+    eprintln!(
+        "ringperf: tokenizer {spec} (revision {revision}) is not in the local Hugging Face cache; \
+         fetching its files from {} into {}",
+        env.endpoint,
+        cache.display()
+    );
+    let fetched = hub::fetch(env, cache, spec, revision, &HUB_FILES).map_err(hub_error)?;
+    if fetched.present.iter().any(|f| f == "tokenizer.json") {
+        return Ok(fetched.snapshot.join("tokenizer.json"));
     }
-    env("HOME")
-        .map(|h| vec![h.join(".cache/huggingface/hub")])
-        .unwrap_or_default()
+    if fetched.snapshot.is_dir() {
+        check_remote_code(&fetched.snapshot, opts)?;
+    }
+    Err(TokenizerError::NoTokenizerJson {
+        spec: spec.to_owned(),
+        revision: revision.to_owned(),
+        commit: fetched.commit,
+    })
 }
 
 /// Finds the `tokenizer.json` that `spec` names, searching `cache_roots` for model ids.
