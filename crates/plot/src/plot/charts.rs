@@ -16,17 +16,36 @@ pub enum Kind {
     Threshold,
     /// The chosen point (a search's answer, a ramp's knee): a ring in [`CHOSEN_RGB`].
     Chosen,
+    /// Points left out of every verdict (their client fell behind): hollow circles.
+    Excluded,
 }
 
 /// The colour of threshold lines (dark blue); no other series has it.
 pub const THRESHOLD_RGB: (u8, u8, u8) = (0, 0, 160);
 /// The colour of the chosen point's ring (dark orange); no other series has it.
 pub const CHOSEN_RGB: (u8, u8, u8) = (255, 140, 0);
+/// Points within an SLA (green).
+pub const WITHIN_RGB: (u8, u8, u8) = (0, 150, 60);
+/// Points outside an SLA (red).
+pub const OUTSIDE_RGB: (u8, u8, u8) = (210, 30, 40);
+/// Points whose client fell behind (grey, hollow).
+pub const EXCLUDED_RGB: (u8, u8, u8) = (110, 110, 110);
+/// The legend name of the points whose client fell behind.
+pub const EXCLUDED_NAME: &str = "client fell behind (excluded)";
+
+/// `#RRGGBB`, as SVG writes a colour.
+pub fn hex((r, g, b): (u8, u8, u8)) -> String {
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
     pub name: String,
     pub kind: Kind,
+    /// The series' colour when the chart gives it one (`#RRGGBB` in the data block); else
+    /// the palette's by the series' place, or the threshold's and the chosen ring's own.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "color_hex")]
+    pub color: Option<(u8, u8, u8)>,
     pub points: Vec<(f64, f64)>,
     /// Per point: a label drawn beside it (the side-by-side chart), else empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -40,6 +59,13 @@ pub struct Series {
     /// even sample of them, first and last kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampled_from: Option<usize>,
+}
+
+fn color_hex<S: serde::Serializer>(c: &Option<(u8, u8, u8)>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_str(&hex(*c)),
+        None => s.serialize_none(),
+    }
 }
 
 /// Points drawn per series at most: a long run's per-request charts stay a few hundred KB.
@@ -60,12 +86,19 @@ impl Series {
         Series {
             name,
             kind,
+            color: None,
             points: sample(points, MAX_POINTS),
             sampled_from: (n > MAX_POINTS).then_some(n),
             labels: Vec::new(),
             x_err: Vec::new(),
             y_err: Vec::new(),
         }
+    }
+
+    /// The series in colour `rgb`.
+    pub(crate) fn colored(mut self, rgb: (u8, u8, u8)) -> Self {
+        self.color = Some(rgb);
+        self
     }
 }
 
@@ -77,6 +110,58 @@ pub struct Chart {
     pub x_label: String,
     pub y_label: String,
     pub series: Vec<Series>,
+}
+
+/// The axis range of values, padded by 5 % (a single value gets a unit either side); from 0
+/// when `from_zero` and every value is positive.
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero && lo > 0.0 {
+        lo = 0.0;
+    }
+    if hi - lo < 1e-9 {
+        return (lo - 1.0, hi + 1.0);
+    }
+    let pad = (hi - lo) * 0.05;
+    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+impl Chart {
+    /// The axes' ranges as drawn, `((x0, x1), (y0, y1))`: every point and error bar, x padded
+    /// by 5 %, y from 0 (when no value is negative) to 5 % over the highest; with labelled
+    /// points, room on the right (15 %) for the labels; with labels or a threshold line, room
+    /// at the top (30 %) for the legend, so that it covers neither.
+    pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
+        let xs = self.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.0)
+                .chain(s.x_err.iter().flat_map(|e| [e.0, e.1]))
+        });
+        let ys = self.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.y_err.iter().flat_map(|e| [e.0, e.1]))
+        });
+        let (x0, mut x1) = range(xs, false);
+        let (y0, mut y1) = range(ys, true);
+        let labelled = self.series.iter().any(|s| !s.labels.is_empty());
+        if labelled {
+            x1 += (x1 - x0) * 0.15;
+        }
+        if labelled || self.series.iter().any(|s| s.kind == Kind::Threshold) {
+            y1 += (y1 - y0) * 0.3;
+        }
+        ((x0, x1), (y0, y1))
+    }
 }
 
 /// Server-metric charts beyond this many are left out (and the page says how many).
