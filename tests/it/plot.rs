@@ -743,6 +743,164 @@ fn a_grid_search_plots_its_sla_and_the_concurrency_it_answered() {
     );
 }
 
+/// TTFTs of a run's profiling records, sorted.
+fn sorted_ttfts(lines: &[Value]) -> Vec<f64> {
+    let mut v: Vec<f64> = lines
+        .iter()
+        .map(|l| {
+            l["metrics"]["time_to_first_token"]["value"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// `deploy/local-shards.sh`'s layout: `<base>/shard-<i>/` and `<base>/merged/`. Plotting the
+/// base draws the merged run beside each shard, each named so, into the base.
+#[test]
+fn a_directory_of_shards_plots_the_merged_run_beside_each_shard() {
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_millis(4),
+        itl: std::time::Duration::from_millis(1),
+        ..ringperf_mock::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("run");
+    let start_at = ringperf_wire::clock::wall_now_ns() + 1_500_000_000;
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_ringperf"))
+                .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+                .args(["--tokenizer", "builtin", "--no-server-metrics"])
+                .args(["--concurrency", "2", "--request-count", "8"])
+                .arg("--url")
+                .arg(format!("http://{}", server.addr))
+                .args(["--shard-index", &i.to_string(), "--shard-count", "2"])
+                .args(["--start-at", &start_at.to_string()])
+                .arg("--artifact-dir")
+                .arg(base.join(format!("shard-{i}")))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the binary runs")
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let merge = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .arg("merge")
+        .arg(base.join("shard-0"))
+        .arg(base.join("shard-1"))
+        .arg("--artifact-dir")
+        .arg(base.join("merged"))
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge.stderr));
+
+    let data = plotted_data(&base);
+    let labels: Vec<&str> = data["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "concurrency 2 (merged from 2 shards)",
+            "concurrency 2 (shard 0 of 2)",
+            "concurrency 2 (shard 1 of 2)"
+        ]
+    );
+    // Each series holds its directory's records: the merged run's are the shards' together.
+    let cdf = chart(&data, "ttft-cdf")["series"].as_array().unwrap();
+    let xs = |s: &Value| -> Vec<f64> {
+        s["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_f64().unwrap())
+            .collect()
+    };
+    let (s0, s1) = (jsonl(&base.join("shard-0")), jsonl(&base.join("shard-1")));
+    assert_eq!(xs(&cdf[1]), sorted_ttfts(&s0));
+    assert_eq!(xs(&cdf[2]), sorted_ttfts(&s1));
+    let both: Vec<Value> = s0.into_iter().chain(s1).collect();
+    assert_eq!(xs(&cdf[0]), sorted_ttfts(&both));
+    // Side by side, one point per directory.
+    let side = chart(&data, "sweep-ttft-vs-throughput");
+    assert_eq!(side["series"][0]["labels"], serde_json::json!(labels));
+}
+
+/// A config file's two profiling phases: each phase its own series in the per-request charts
+/// (its records, by `phase_name`), the run labelled by its phases.
+#[test]
+fn a_run_of_several_phases_draws_each_phase() {
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_millis(5),
+        itl: std::time::Duration::from_millis(1),
+        ..ringperf_mock::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("phases");
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/aiperf-multiphase/multiphase.yaml"
+        ))
+        .args(["--ui", "none"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", &dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data = plotted_data(&dir);
+    let label = "poisson_20 + constant_40";
+    assert_eq!(data["inputs"][0]["label"], label);
+    let lines = jsonl(&dir);
+    for id in ["ttft-cdf", "ttft-over-time", "request-throughput-over-time"] {
+        let names: Vec<&str> = chart(&data, id)["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                format!("{label}: poisson_20"),
+                format!("{label}: constant_40")
+            ],
+            "{id}"
+        );
+    }
+    let cdf = chart(&data, "ttft-cdf");
+    for (k, phase) in ["poisson_20", "constant_40"].iter().enumerate() {
+        let of_phase: Vec<Value> = lines
+            .iter()
+            .filter(|l| l["metadata"]["phase_name"] == *phase)
+            .cloned()
+            .collect();
+        assert_eq!(of_phase.len(), 20, "{phase}");
+        let xs: Vec<f64> = cdf["series"][k]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_f64().unwrap())
+            .collect();
+        assert_eq!(xs, sorted_ttfts(&of_phase), "{phase}");
+        let per_sec = ys(&chart(&data, "request-throughput-over-time")["series"][k]);
+        assert_eq!(per_sec.iter().sum::<f64>(), 20.0, "{phase}");
+    }
+}
+
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()

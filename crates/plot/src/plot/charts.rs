@@ -212,14 +212,21 @@ pub type Points = Vec<(f64, f64)>;
 
 /// Per request: requests completed and output tokens in each second of the run (by end time).
 pub fn per_second(run: &Run) -> (Points, Points) {
-    let Some(t0) = t0(run) else {
+    let requests: Vec<&Request> = run.requests.iter().collect();
+    per_second_from(&requests, t0(run))
+}
+
+/// Requests completed and output tokens in each second from `t0` (by end time), up to the last
+/// of `requests` to end.
+fn per_second_from(requests: &[&Request], t0: Option<u64>) -> (Points, Points) {
+    let Some(t0) = t0 else {
         return (Vec::new(), Vec::new());
     };
-    let last = run.requests.iter().map(|r| r.end_ns).max().unwrap_or(t0);
+    let last = requests.iter().map(|r| r.end_ns).max().unwrap_or(t0);
     let bins = (last.saturating_sub(t0) / 1_000_000_000 + 1) as usize;
     let mut reqs = vec![0.0; bins];
     let mut toks = vec![0.0; bins];
-    for r in &run.requests {
+    for r in requests {
         let b = (r.end_ns.saturating_sub(t0) / 1_000_000_000) as usize;
         reqs[b] += 1.0;
         toks[b] += r.output_tokens.unwrap_or(0.0);
@@ -233,9 +240,52 @@ pub fn per_second(run: &Run) -> (Points, Points) {
     (pts(reqs), pts(toks))
 }
 
-/// The per-run charts: distributions, over time, throughput over time.
+/// The records of one series of the per-request charts: a run's, or with several profiling
+/// phases in the run (a config file's `phases:`), one phase's, on the run's clock.
+struct Track<'a> {
+    name: String,
+    t0: Option<u64>,
+    requests: Vec<&'a Request>,
+}
+
+/// One track per run, or per profiling phase of a run that has several, in the records'
+/// order of first appearance.
+fn tracks(inputs: &[Input]) -> Vec<Track<'_>> {
+    let mut out = Vec::new();
+    for (name, run) in all_runs(inputs) {
+        let mut phases: Vec<Option<&str>> = Vec::new();
+        for r in &run.requests {
+            if !phases.contains(&r.phase.as_deref()) {
+                phases.push(r.phase.as_deref());
+            }
+        }
+        if phases.len() < 2 {
+            out.push(Track {
+                name,
+                t0: t0(run),
+                requests: run.requests.iter().collect(),
+            });
+            continue;
+        }
+        for p in phases {
+            out.push(Track {
+                name: format!("{name}: {}", p.unwrap_or("(no phase)")),
+                t0: t0(run),
+                requests: run
+                    .requests
+                    .iter()
+                    .filter(|r| r.phase.as_deref() == p)
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+/// The per-run charts: distributions, over time, throughput over time; a run with several
+/// profiling phases has a series per phase.
 pub fn record_charts(inputs: &[Input]) -> Vec<Chart> {
-    let runs = all_runs(inputs);
+    let tracks = tracks(inputs);
     let mut charts = Vec::new();
     for (id, name, field) in LATENCIES {
         charts.push(Chart {
@@ -243,13 +293,13 @@ pub fn record_charts(inputs: &[Input]) -> Vec<Chart> {
             title: format!("{name} Distribution (CDF)"),
             x_label: format!("{name} (ms)"),
             y_label: "Fraction of requests".into(),
-            series: runs
+            series: tracks
                 .iter()
-                .map(|(n, r)| {
+                .map(|t| {
                     Series::new(
-                        n.clone(),
+                        t.name.clone(),
                         Kind::Line,
-                        cdf(r.requests.iter().filter_map(field).collect()),
+                        cdf(t.requests.iter().copied().filter_map(field).collect()),
                     )
                 })
                 .collect(),
@@ -259,21 +309,24 @@ pub fn record_charts(inputs: &[Input]) -> Vec<Chart> {
             title: format!("{name} Per Request Over Time"),
             x_label: "Request start (s since the first request)".into(),
             y_label: format!("{name} (ms)"),
-            series: runs
+            series: tracks
                 .iter()
-                .map(|(n, r)| {
-                    let t0 = t0(r).unwrap_or(0);
-                    let pts = r
+                .map(|t| {
+                    let t0 = t.t0.unwrap_or(0);
+                    let pts = t
                         .requests
                         .iter()
                         .filter_map(|q| field(q).map(|v| ((q.start_ns - t0) as f64 / 1e9, v)))
                         .collect();
-                    Series::new(n.clone(), Kind::Points, pts)
+                    Series::new(t.name.clone(), Kind::Points, pts)
                 })
                 .collect(),
         });
     }
-    let per_sec: Vec<_> = runs.iter().map(|(n, r)| (n, per_second(r))).collect();
+    let per_sec: Vec<_> = tracks
+        .iter()
+        .map(|t| (&t.name, per_second_from(&t.requests, t.t0)))
+        .collect();
     charts.push(Chart {
         id: "request-throughput-over-time".into(),
         title: "Request Throughput Over Time".into(),
@@ -468,6 +521,7 @@ mod tests {
             itl_ms: None,
             latency_ms: Some(end_s - start_s),
             output_tokens: Some(tokens),
+            phase: None,
         }
     }
 
