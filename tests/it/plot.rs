@@ -901,11 +901,18 @@ fn a_run_of_several_phases_draws_each_phase() {
     }
 }
 
+/// Chromium as `.ci/run` finds it (`command -v chromium`): the first `chromium`, else
+/// `chromium-browser` (Ubuntu's older name), on `PATH`. Only at fixed paths, a chromium
+/// elsewhere on `PATH` (/usr/local/bin, /snap/bin) made CI install nothing and this test fail.
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser"]
         .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
+        .find_map(|name| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
 }
 
 fn chromium_cmd(bin: &Path, profile_dir: &Path) -> Command {
