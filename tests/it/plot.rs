@@ -743,6 +743,47 @@ fn a_grid_search_plots_its_sla_and_the_concurrency_it_answered() {
     );
 }
 
+/// `--auto-plot` after a sweep and after a search: the report of the whole directory, as
+/// `ringperf plot DIR` draws it (both used to end without one, saying nothing).
+#[test]
+fn auto_plot_after_a_sweep_and_a_search_draws_their_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, extra) in [
+        ("sweep", &["--concurrency", "1,2"][..]),
+        (
+            "search",
+            &[
+                "--search-recipe",
+                "max-concurrency-under-sla",
+                "--ttft-sla-ms",
+                "20",
+                "--concurrency-max",
+                "4",
+                "--search-max-iterations",
+                "2",
+            ][..],
+        ),
+    ] {
+        let dir = tmp.path().join(name);
+        let mut args = extra.to_vec();
+        args.push("--auto-plot");
+        let out = search(&dir, &args);
+        let report = dir.join("report.html");
+        assert!(
+            text(&out.stdout).contains(&format!("Report: {}", report.display())),
+            "{name}: {}",
+            text(&out.stdout)
+        );
+        let data = data_block(&std::fs::read_to_string(&report).unwrap());
+        let variations = data["sweeps"][0]["variations"].as_array().unwrap();
+        assert_eq!(variations.len(), 2, "{name}");
+        assert_png_drawn(&dir.join("plots/ttft_vs_throughput.png"));
+        if name == "search" {
+            chart(&data, "sla-time_to_first_token-p95");
+        }
+    }
+}
+
 /// TTFTs of a run's profiling records, sorted.
 fn sorted_ttfts(lines: &[Value]) -> Vec<f64> {
     let mut v: Vec<f64> = lines
