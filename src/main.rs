@@ -131,7 +131,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
             },
             std::io::stdout().is_terminal(),
         )?;
-        return Ok(exit::of_run(&outcome));
+        return Ok(auto_plot(args, &outcome, exit::of_run(&outcome)));
     }
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
     if let Some(mut sweep) = ringperf::sweep::SweepPlan::from_cli(&plan, lists)? {
@@ -147,7 +147,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
             },
             std::io::stdout().is_terminal(),
         )?;
-        return Ok(exit::of_run(&outcome));
+        return Ok(auto_plot(args, &outcome, exit::of_run(&outcome)));
     }
     if !sla.is_empty() {
         eprintln!(
@@ -182,30 +182,48 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
             handle_signals: true,
         },
     )?;
-    // `--auto-plot`: the report of the run just written, and its charts' folder (a PNG and an
-    // SVG per chart), after the footer; a failure to draw it is said, and changes the exit code
-    // only with `--plot-required`: 1 where the run would exit 0, as AIPerf's failed plot
-    // callback (every other artifact is already written).
-    let mut code = exit::of_run(&outcome);
-    if let Some(dir) = plot_dir {
-        match ringperf_plot::plot::plot(&[dir], None) {
-            Ok(r) => {
-                println!("Report: {}", r.html.display());
-                println!(
-                    "Plots: {}{} ({} charts, a PNG and an SVG each)",
-                    r.plots_dir.display(),
-                    std::path::MAIN_SEPARATOR,
-                    r.charts
-                );
-            }
-            Err(e) if plot_required => {
-                eprintln!("ringperf: auto-plot failed and --plot-required is given: {e}");
-                code = exit::with_required_plot_failed(code);
-            }
-            Err(e) => eprintln!("ringperf: auto-plot: {e}"),
+    let code = exit::of_run(&outcome);
+    Ok(match plot_dir {
+        Some(dir) => plot_after_run(&dir, plot_required, code),
+        None => code,
+    })
+}
+
+/// `--auto-plot` after a sweep or a search: the report of its directory (its variations or
+/// points, as `ringperf plot DIR` draws it), as after a single run.
+fn auto_plot(args: &ringperf::cli::ProfileArgs, outcome: &ringperf::run::Outcome, code: u8) -> u8 {
+    if !args.auto_plot {
+        return code;
+    }
+    let required = args.outputs.plot_required;
+    plot_after_run(&outcome.artifact_dir, required, code)
+}
+
+/// `--auto-plot`: the report of the run just written, and its charts' folder (a PNG and an SVG
+/// per chart), after the footer; a failure to draw it is said, and changes the exit code only
+/// with `--plot-required`: 1 where the run would exit 0, as AIPerf's failed plot callback (every
+/// other artifact is already written).
+fn plot_after_run(dir: &std::path::Path, plot_required: bool, code: u8) -> u8 {
+    match ringperf_plot::plot::plot(&[dir.to_path_buf()], None) {
+        Ok(r) => {
+            println!("Report: {}", r.html.display());
+            println!(
+                "Plots: {}{} ({} charts, a PNG and an SVG each)",
+                r.plots_dir.display(),
+                std::path::MAIN_SEPARATOR,
+                r.charts
+            );
+            code
+        }
+        Err(e) if plot_required => {
+            eprintln!("ringperf: auto-plot failed and --plot-required is given: {e}");
+            exit::with_required_plot_failed(code)
+        }
+        Err(e) => {
+            eprintln!("ringperf: auto-plot: {e}");
+            code
         }
     }
-    Ok(code)
 }
 
 fn server_metrics(args: &ServerMetricsArgs) -> Result<u8, Error> {

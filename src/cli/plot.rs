@@ -8,8 +8,9 @@ use clap::Args;
 /// Flags of `ringperf plot`.
 #[derive(Debug, Args, Clone)]
 pub struct PlotArgs {
-    /// An artifact directory of `ringperf profile` (a single run, or a multi-run directory with
-    /// profile_runs/ and aggregate/). Several directories are drawn side by side.
+    /// An artifact directory of `ringperf profile` (a single run, a multi-run directory with
+    /// profile_runs/ and aggregate/, a sweep or search, or a directory of shards with merged/).
+    /// Several directories are drawn side by side.
     #[arg(value_name = "DIR", required = true)]
     pub dirs: Vec<PathBuf>,
 

@@ -268,6 +268,7 @@ fn adaptive(
     plan.annotations = annotations(&s.sla_filters, s.recipe);
     plan.variations = vec![point(0, &flags, &first)];
     plan.no_sweep_table = true;
+    plan.at_most = Some(s.max_iterations);
     let sweeper = Sweeper::new(plan, opts, is_tty)?;
     let base = sweeper.artifact_dir().to_path_buf();
     let mut results: Vec<VariationResult> = Vec::new();

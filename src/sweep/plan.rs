@@ -456,6 +456,9 @@ pub struct SweepPlan {
     pub base: Plan,
     /// A search recipe's SLA bounds and Pareto axes for the sweep aggregate.
     pub annotations: super::annotate::Annotations,
+    /// An adaptive search's bound on its points: the points are chosen as it goes, so their
+    /// count is not known ahead (`variations` holds the first only); at most this many.
+    pub at_most: Option<u32>,
 }
 
 impl SweepPlan {
@@ -512,6 +515,7 @@ impl SweepPlan {
             warmup_first_trial_only: !mr.warmup_every_run,
             base: base.clone(),
             annotations: super::annotate::Annotations::default(),
+            at_most: None,
         }))
     }
 

@@ -235,7 +235,12 @@ impl Sweeper {
                 index: variation.index,
                 label: variation.label.clone(),
                 values: variation.values_json(),
-                of: self.plan.variations.len(),
+                // 0: an adaptive search's count is unknown (the dashboard then says no total).
+                of: if self.plan.at_most.is_some() {
+                    0
+                } else {
+                    self.plan.variations.len()
+                },
                 trials: self.plan.trials,
             }),
         });
@@ -247,9 +252,13 @@ impl Sweeper {
             self.meet(Ok(None), Duration::ZERO)?;
             return Ok(None);
         };
+        // A grid or list sweep knows its count; an adaptive search only its bound.
+        let which = match self.plan.at_most {
+            Some(max) => format!("Search point {} (at most {max})", variation.index + 1),
+            None => format!("Sweep variation {} of {n}", variation.index + 1),
+        };
         println!(
-            "Sweep variation {} of {n} ({}), trial {} of {} ({})",
-            variation.index + 1,
+            "{which} ({}), trial {} of {} ({})",
             variation.label,
             trial + 1,
             self.plan.trials,

@@ -491,11 +491,469 @@ fn auto_plot_writes_the_report_after_the_run() {
     assert!(html.contains("No per-request records"), "{html}");
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+/// A search or sweep against a mock that serves 2 requests at a time (the rest wait, so TTFT
+/// grows past concurrency 2): `extra` picks the search.
+fn search(dir: &Path, extra: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--mock", "--streaming", "--ui", "none"])
+        .args([
+            "--request-count",
+            "8",
+            "--mock-ttft-ms",
+            "5",
+            "--mock-itl-ms",
+            "1",
+        ])
+        .args(["--mock-output-tokens", "8", "--mock-capacity", "2"])
+        .arg("--artifact-dir")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("binary runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    out
+}
+
+fn plotted_data(dir: &Path) -> Value {
+    let out = plot(&[dir]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    data_block(&std::fs::read_to_string(dir.join("report.html")).unwrap())
+}
+
+fn series<'a>(chart: &'a Value, name: &str) -> Option<&'a Value> {
+    chart["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().is_some_and(|n| n.starts_with(name)))
+}
+
+fn points(series: &Value) -> Vec<(f64, f64)> {
+    series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect()
+}
+
+/// The SLA chart of a search: each point at (concurrency, p95 TTFT as the search judged it:
+/// the mean over the point's trials in `aggregate/<point>/`), green within the 20 ms SLA and
+/// red outside, the SLA line at 20 ms across the concurrencies run, the chosen point ringed.
+/// `behind` are the points whose client fell behind: hollow, in a series of their own.
+fn check_sla_chart(
+    data: &Value,
+    points_run: &[(String, f64)],
+    agg: &Path,
+    chosen: (f64, &str),
+    behind: &[f64],
+) {
+    let c = chart(data, "sla-time_to_first_token-p95");
+    assert_eq!(c["x_label"], "concurrency");
+    assert_eq!(c["y_label"], "time_to_first_token p95 (ms)");
+    assert_eq!(
+        c["title"],
+        "SLA time_to_first_token p95 < 20 by concurrency"
+    );
+    let within = series(c, "within SLA").expect("a within series");
+    let outside = series(c, "outside SLA").expect("an outside series");
+    assert_eq!(within["color"], "#00963C", "within SLA is green");
+    assert_eq!(outside["color"], "#D21E28", "outside SLA is red");
+    let excluded = series(c, "client fell behind (excluded)");
+    assert_eq!(excluded.is_some(), !behind.is_empty());
+    let (mut lo, mut hi, mut top) = (f64::INFINITY, 0.0_f64, 20.0_f64);
+    for (name, x) in points_run {
+        let a = read_json(&agg.join(name).join("profile_export_aiperf_aggregate.json"));
+        let p = (
+            *x,
+            a["metrics"]["time_to_first_token_p95"]["mean"]
+                .as_f64()
+                .unwrap(),
+        );
+        (lo, hi, top) = (lo.min(p.0), hi.max(p.0), top.max(p.1));
+        let side = if behind.contains(x) {
+            excluded.unwrap()
+        } else if p.1 < 20.0 {
+            within
+        } else {
+            outside
+        };
+        assert!(
+            points(side).contains(&p),
+            "{name} at {p:?} in {}",
+            side["name"]
+        );
+        if *x == chosen.0 {
+            let ring = series(c, chosen.1).expect("the chosen ring");
+            assert_eq!(
+                (ring["kind"].as_str(), points(ring)),
+                (Some("chosen"), vec![p])
+            );
+        }
+    }
+    let drawn = [Some(within), Some(outside), excluded]
         .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
+        .flatten()
+        .map(|s| points(s).len())
+        .sum::<usize>();
+    assert_eq!(drawn, points_run.len(), "every point once");
+    if let Some(e) = excluded {
+        assert_eq!(e["kind"], "excluded");
+        assert_eq!(e["color"], "#6E6E6E");
+    }
+    let line = series(c, "SLA: time_to_first_token p95 < 20").expect("the SLA line");
+    assert_eq!(line["kind"], "threshold");
+    assert_eq!(points(line), [(lo, 20.0), (hi, 20.0)]);
+    let (xr, yr) = (&c["x_range"], &c["y_range"]);
+    assert!(
+        xr[0].as_f64().unwrap() < lo && xr[1].as_f64().unwrap() > hi,
+        "{xr}"
+    );
+    assert_eq!(yr[0], 0.0);
+    assert!(yr[1].as_f64().unwrap() > top, "{yr} holds {top}");
+}
+
+#[test]
+fn an_adaptive_search_plots_each_point_against_its_sla() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("search");
+    search(
+        &dir,
+        &[
+            "--search-recipe",
+            "max-concurrency-under-sla",
+            "--ttft-sla-ms",
+            "20",
+            "--concurrency-max",
+            "16",
+            "--search-max-iterations",
+            "4",
+        ],
+    );
+    let history = read_json(&dir.join("search_history.json"));
+    let run: Vec<(String, f64)> = history["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|it| {
+            let i = it["iteration_idx"].as_u64().unwrap();
+            let x = it["variation_values"]["phases.profiling.concurrency"]
+                .as_f64()
+                .unwrap();
+            (format!("search_iter_{i:04}"), x)
+        })
+        .collect();
+    assert_eq!(run.len(), 4);
+    let best = &history["best_trials"][0];
+    let best_x = best["variation_values"]["phases.profiling.concurrency"]
+        .as_f64()
+        .unwrap();
+    let data = plotted_data(&dir);
+    let sweep = &data["sweeps"][0];
+    assert_eq!(sweep["kind"], "max-concurrency-under-sla");
+    assert_eq!(
+        sweep["chosen"]["label"],
+        format!("#{} concurrency {best_x}", best["iteration_idx"])
+    );
+    let agg = dir.join("aggregate");
+    check_sla_chart(&data, &run, &agg, (best_x, "best feasible trial"), &[]);
+
+    // A point whose run says its client fell behind: drawn hollow, apart, whatever its TTFT.
+    let (name, x) = run.iter().find(|(_, x)| *x != best_x).unwrap().clone();
+    let summary_path = dir.join(&name).join("profile_export_aiperf.json");
+    let mut summary = read_json(&summary_path);
+    summary["ringperf"]["client_health"]["kept_up"] = Value::Bool(false);
+    std::fs::write(&summary_path, summary.to_string()).unwrap();
+    let data = plotted_data(&dir);
+    check_sla_chart(&data, &run, &agg, (best_x, "best feasible trial"), &[x]);
+    let v = data["sweeps"][0]["variations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["parameters"]["phases.profiling.concurrency"].as_f64() == Some(x))
+        .unwrap();
+    assert_eq!(v["client_fell_behind"], true);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("fell behind (excluded)"), "the table says so");
+    // Hollow in the SVG: a circle with no fill, the grey stroke.
+    let svg = std::fs::read_to_string(dir.join("plots/sla-time_to_first_token-p95.svg")).unwrap();
+    assert_eq!(
+        svg.matches(r##"r="5" opacity="1" fill="none" stroke="#6E6E6E""##)
+            .count(),
+        1,
+        "one hollow circle"
+    );
+    assert_png_drawn(&dir.join("plots/sla-time_to_first_token-p95.png"));
+}
+
+#[test]
+fn a_grid_search_plots_its_sla_and_the_concurrency_it_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("grid");
+    let out = search(
+        &dir,
+        &[
+            "--search-recipe",
+            "max-concurrency-under-sla",
+            "--search-style",
+            "grid",
+            "--ttft-sla-ms",
+            "20",
+            "--concurrency-max",
+            "8",
+            "--concurrency-steps",
+            "4",
+        ],
+    );
+    let breach = read_json(&dir.join("sweep_aggregate/sla_breach.json"));
+    let answer = breach["max_passing_concurrency"]
+        .as_f64()
+        .expect("an answer");
+    // The console's answer and the file's agree.
+    assert!(
+        text(&out.stdout).contains(&format!("max concurrency under p95 TTFT < 20 ms: {answer}")),
+        "{}",
+        text(&out.stdout)
+    );
+    let run: Vec<(String, f64)> = breach["all_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let c = p["concurrency"].as_f64().unwrap();
+            (format!("concurrency_{c}"), c)
+        })
+        .collect();
+    let data = plotted_data(&dir);
+    assert_eq!(data["sweeps"][0]["kind"], "max-concurrency-under-sla");
+    check_sla_chart(
+        &data,
+        &run,
+        &dir.join("aggregate"),
+        (answer, "max_passing_concurrency"),
+        &[],
+    );
+    // Concurrency 8 queues 6 of 8 requests behind the mock's 2: outside the SLA.
+    let c = chart(&data, "sla-time_to_first_token-p95");
+    assert!(!points(series(c, "outside SLA").unwrap()).is_empty());
+    // The variations' own runs are drawn too, one series each.
+    assert_eq!(
+        chart(&data, "ttft-cdf")["series"].as_array().unwrap().len(),
+        run.len()
+    );
+}
+
+/// `--auto-plot` after a sweep and after a search: the report of the whole directory, as
+/// `ringperf plot DIR` draws it (both used to end without one, saying nothing).
+#[test]
+fn auto_plot_after_a_sweep_and_a_search_draws_their_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, extra) in [
+        ("sweep", &["--concurrency", "1,2"][..]),
+        (
+            "search",
+            &[
+                "--search-recipe",
+                "max-concurrency-under-sla",
+                "--ttft-sla-ms",
+                "20",
+                "--concurrency-max",
+                "4",
+                "--search-max-iterations",
+                "2",
+            ][..],
+        ),
+    ] {
+        let dir = tmp.path().join(name);
+        let mut args = extra.to_vec();
+        args.push("--auto-plot");
+        let out = search(&dir, &args);
+        let report = dir.join("report.html");
+        assert!(
+            text(&out.stdout).contains(&format!("Report: {}", report.display())),
+            "{name}: {}",
+            text(&out.stdout)
+        );
+        let data = data_block(&std::fs::read_to_string(&report).unwrap());
+        let variations = data["sweeps"][0]["variations"].as_array().unwrap();
+        assert_eq!(variations.len(), 2, "{name}");
+        assert_png_drawn(&dir.join("plots/ttft_vs_throughput.png"));
+        if name == "search" {
+            chart(&data, "sla-time_to_first_token-p95");
+        }
+    }
+}
+
+/// TTFTs of a run's profiling records, sorted.
+fn sorted_ttfts(lines: &[Value]) -> Vec<f64> {
+    let mut v: Vec<f64> = lines
+        .iter()
+        .map(|l| {
+            l["metrics"]["time_to_first_token"]["value"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// `deploy/local-shards.sh`'s layout: `<base>/shard-<i>/` and `<base>/merged/`. Plotting the
+/// base draws the merged run beside each shard, each named so, into the base.
+#[test]
+fn a_directory_of_shards_plots_the_merged_run_beside_each_shard() {
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_millis(4),
+        itl: std::time::Duration::from_millis(1),
+        ..ringperf_mock::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("run");
+    let start_at = ringperf_wire::clock::wall_now_ns() + 1_500_000_000;
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_ringperf"))
+                .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+                .args(["--tokenizer", "builtin", "--no-server-metrics"])
+                .args(["--concurrency", "2", "--request-count", "8"])
+                .arg("--url")
+                .arg(format!("http://{}", server.addr))
+                .args(["--shard-index", &i.to_string(), "--shard-count", "2"])
+                .args(["--start-at", &start_at.to_string()])
+                .arg("--artifact-dir")
+                .arg(base.join(format!("shard-{i}")))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the binary runs")
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let merge = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .arg("merge")
+        .arg(base.join("shard-0"))
+        .arg(base.join("shard-1"))
+        .arg("--artifact-dir")
+        .arg(base.join("merged"))
+        .output()
+        .unwrap();
+    assert!(merge.status.success(), "{}", text(&merge.stderr));
+
+    let data = plotted_data(&base);
+    let labels: Vec<&str> = data["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "concurrency 2 (merged from 2 shards)",
+            "concurrency 2 (shard 0 of 2)",
+            "concurrency 2 (shard 1 of 2)"
+        ]
+    );
+    // Each series holds its directory's records: the merged run's are the shards' together.
+    let cdf = chart(&data, "ttft-cdf")["series"].as_array().unwrap();
+    let xs = |s: &Value| -> Vec<f64> {
+        s["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_f64().unwrap())
+            .collect()
+    };
+    let (s0, s1) = (jsonl(&base.join("shard-0")), jsonl(&base.join("shard-1")));
+    assert_eq!(xs(&cdf[1]), sorted_ttfts(&s0));
+    assert_eq!(xs(&cdf[2]), sorted_ttfts(&s1));
+    let both: Vec<Value> = s0.into_iter().chain(s1).collect();
+    assert_eq!(xs(&cdf[0]), sorted_ttfts(&both));
+    // Side by side, one point per directory.
+    let side = chart(&data, "sweep-ttft-vs-throughput");
+    assert_eq!(side["series"][0]["labels"], serde_json::json!(labels));
+}
+
+/// A config file's two profiling phases: each phase its own series in the per-request charts
+/// (its records, by `phase_name`), the run labelled by its phases.
+#[test]
+fn a_run_of_several_phases_draws_each_phase() {
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_millis(5),
+        itl: std::time::Duration::from_millis(1),
+        ..ringperf_mock::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("phases");
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/aiperf-multiphase/multiphase.yaml"
+        ))
+        .args(["--ui", "none"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", &dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let data = plotted_data(&dir);
+    let label = "poisson_20 + constant_40";
+    assert_eq!(data["inputs"][0]["label"], label);
+    let lines = jsonl(&dir);
+    for id in ["ttft-cdf", "ttft-over-time", "request-throughput-over-time"] {
+        let names: Vec<&str> = chart(&data, id)["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                format!("{label}: poisson_20"),
+                format!("{label}: constant_40")
+            ],
+            "{id}"
+        );
+    }
+    let cdf = chart(&data, "ttft-cdf");
+    for (k, phase) in ["poisson_20", "constant_40"].iter().enumerate() {
+        let of_phase: Vec<Value> = lines
+            .iter()
+            .filter(|l| l["metadata"]["phase_name"] == *phase)
+            .cloned()
+            .collect();
+        assert_eq!(of_phase.len(), 20, "{phase}");
+        let xs: Vec<f64> = cdf["series"][k]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_f64().unwrap())
+            .collect();
+        assert_eq!(xs, sorted_ttfts(&of_phase), "{phase}");
+        let per_sec = ys(&chart(&data, "request-throughput-over-time")["series"][k]);
+        assert_eq!(per_sec.iter().sum::<f64>(), 20.0, "{phase}");
+    }
+}
+
+/// Chromium as `.ci/run` finds it (`command -v chromium`): the first `chromium`, else
+/// `chromium-browser` (Ubuntu's older name), on `PATH`. Only at fixed paths, a chromium
+/// elsewhere on `PATH` (/usr/local/bin, /snap/bin) made CI install nothing and this test fail.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser"]
+        .into_iter()
+        .find_map(|name| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        })
 }
 
 fn chromium_cmd(bin: &Path, profile_dir: &Path) -> Command {

@@ -249,8 +249,8 @@ fn circles(svg: &str) -> Vec<(i64, i64, String, String, String)> {
         .collect()
 }
 
-/// The pixel x of the one vertical threshold line (`#0000A0`, 3 px wide).
-fn threshold_x(svg: &str) -> i64 {
+/// The pixel y of the one horizontal threshold line (`#0000A0`, 3 px wide).
+fn threshold_y(svg: &str) -> i64 {
     let lines: Vec<&str> = svg
         .split("<polyline")
         .skip(1)
@@ -258,20 +258,51 @@ fn threshold_x(svg: &str) -> i64 {
         .collect();
     assert_eq!(lines.len(), 1, "one SLA line");
     let pts = lines[0].split("points=\"").nth(1).unwrap();
-    let xs: Vec<i64> = pts[..pts.find('"').unwrap()]
+    let ys: Vec<i64> = pts[..pts.find('"').unwrap()]
         .split_whitespace()
-        .map(|p| p.split(',').next().unwrap().parse().unwrap())
+        .map(|p| p.split(',').nth(1).unwrap().parse().unwrap())
         .collect();
     assert!(
-        xs.len() >= 2 && xs.iter().all(|&x| x == xs[0]),
-        "vertical: {xs:?}"
+        ys.len() >= 2 && ys.iter().all(|&y| y == ys[0]),
+        "horizontal: {ys:?}"
     );
-    xs[0]
+    ys[0]
 }
 
-/// Palette99's first two colours: the "within SLA" and "outside SLA" points.
-const WITHIN_FILL: &str = "#E6194B";
-const OUTSIDE_FILL: &str = "#3CB44B";
+/// The "within SLA" (green) and "outside SLA" (red) points' fill in the SVG.
+const WITHIN_FILL: &str = "#00963C";
+const OUTSIDE_FILL: &str = "#D21E28";
+
+/// The legend of an SVG as (series name, swatch fill, swatch stroke): plotters draws each
+/// entry's swatch as a 14 × 10 `<rect>` at the height of the entry's `<text>`.
+fn legend(svg: &str) -> Vec<(String, String, String)> {
+    let attr = |el: &str, name: &str| -> String {
+        let key = format!(" {name}=\"");
+        el.find(&key)
+            .map(|i| {
+                let rest = &el[i + key.len()..];
+                rest[..rest.find('"').unwrap()].to_string()
+            })
+            .unwrap_or_default()
+    };
+    let texts: Vec<(String, String)> = svg
+        .split("<text")
+        .skip(1)
+        .map(|el| {
+            let body = &el[el.find('>').unwrap() + 1..el.find("</text>").unwrap()];
+            (attr(el, "y"), body.trim().to_string())
+        })
+        .collect();
+    svg.split("<rect")
+        .skip(1)
+        .filter(|el| attr(el, "width") == "14" && attr(el, "height") == "10")
+        .filter_map(|el| {
+            let y = attr(el, "y");
+            let (_, name) = texts.iter().find(|(ty, _)| *ty == y)?;
+            Some((name.clone(), attr(el, "fill"), attr(el, "stroke")))
+        })
+        .collect()
+}
 
 #[test]
 fn a_search_plots_its_sla_line_and_its_answer() {
@@ -294,34 +325,54 @@ fn a_search_plots_its_sla_line_and_its_answer() {
         sweep["chosen"]["label"],
         format!("#{idx} concurrency {conc}")
     );
-    // Every iteration is a point with its own run's numbers, split by the SLA.
+    // Every iteration is a point at its concurrency and its own run's p95 TTFT, split by the
+    // SLA (p95 TTFT < 15 ms).
     let iterations = history["iterations"].as_array().unwrap();
     let c = chart(&data, "sla-time_to_first_token-p95");
+    assert_eq!(c["x_label"], "concurrency");
+    assert_eq!(c["y_label"], "time_to_first_token p95 (ms)");
     let within = points(series(c, "within SLA"));
     let outside = points(series(c, "outside SLA"));
+    assert_eq!(series(c, "within SLA")["color"], WITHIN_FILL);
+    assert_eq!(series(c, "outside SLA")["color"], OUTSIDE_FILL);
     assert_eq!(within.len() + outside.len(), iterations.len());
+    let mut concurrencies = Vec::new();
+    let mut highest: f64 = 0.0;
     for it in iterations {
         let i = it["iteration_idx"].as_u64().unwrap();
         let run = read_json(&dir.join(format!(
             "search_iter_{i:04}/profile_runs/run_0001/profile_export_aiperf.json"
         )));
-        let p = (
-            run["time_to_first_token"]["p95"].as_f64().unwrap(),
-            run["output_token_throughput"]["avg"].as_f64().unwrap(),
-        );
+        let x = it["variation_values"]["phases.profiling.concurrency"]
+            .as_f64()
+            .unwrap();
+        let p = (x, run["time_to_first_token"]["p95"].as_f64().unwrap());
+        concurrencies.push(x);
+        highest = highest.max(p.1);
         // AIPerf's own verdict on the iteration agrees with the side it is drawn on.
-        assert_eq!(it["feasible"].as_bool(), Some(p.0 < 15.0), "iteration {i}");
-        let side = if p.0 < 15.0 { &within } else { &outside };
+        assert_eq!(it["feasible"].as_bool(), Some(p.1 < 15.0), "iteration {i}");
+        let side = if p.1 < 15.0 { &within } else { &outside };
         assert!(side.contains(&p), "iteration {i} at {p:?}");
         if i == idx {
             assert_eq!(points(series(c, "best feasible trial")), [p]);
         }
     }
-    // In the SVG: the SLA line between the points within and outside it, the chosen ring on a
-    // point within.
+    // The SLA line at 15 ms across the concurrencies run; the axes hold every point and it.
+    let lo = concurrencies.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = concurrencies.iter().copied().fold(0.0, f64::max);
+    assert_eq!(points(series(c, "SLA: ")), [(lo, 15.0), (hi, 15.0)]);
+    let (xr, yr) = (&c["x_range"], &c["y_range"]);
+    assert!(
+        xr[0].as_f64().unwrap() < lo && xr[1].as_f64().unwrap() > hi,
+        "{xr}"
+    );
+    assert_eq!(yr[0], 0.0);
+    assert!(yr[1].as_f64().unwrap() > highest.max(15.0), "{yr}");
+    // In the SVG: the points within below the SLA line, those outside above it (y grows
+    // downwards), the chosen ring on a point within, and the legend's colours.
     let svg =
         std::fs::read_to_string(out.path().join("plots/sla-time_to_first_token-p95.svg")).unwrap();
-    let x = threshold_x(&svg);
+    let y = threshold_y(&svg);
     let cs = circles(&svg);
     let of = |fill: &str| -> Vec<(i64, i64)> {
         cs.iter()
@@ -331,8 +382,8 @@ fn a_search_plots_its_sla_line_and_its_answer() {
     };
     let (w, o) = (of(WITHIN_FILL), of(OUTSIDE_FILL));
     assert_eq!((w.len(), o.len()), (within.len(), outside.len()));
-    assert!(w.iter().all(|p| p.0 <= x), "within left of the line");
-    assert!(o.iter().all(|p| p.0 >= x), "outside right of the line");
+    assert!(w.iter().all(|p| p.1 >= y), "within below the line");
+    assert!(o.iter().all(|p| p.1 <= y), "outside above the line");
     let rings: Vec<(i64, i64)> = cs
         .iter()
         .filter(|c| c.2 == "9" && c.4 == "#FF8C00")
@@ -340,6 +391,63 @@ fn a_search_plots_its_sla_line_and_its_answer() {
         .collect();
     assert_eq!(rings.len(), 1, "one chosen ring");
     assert!(w.contains(&rings[0]), "the ring is on a point within");
+    let legend = legend(&svg);
+    for (name, fill) in [("within SLA", WITHIN_FILL), ("outside SLA", OUTSIDE_FILL)] {
+        assert!(
+            legend.iter().any(|(n, f, _)| n == name && f == fill),
+            "{name} in {fill}: {legend:?}"
+        );
+    }
+}
+
+/// AIPerf's grid `max-concurrency-under-sla` (`sla-grid/`): its answer is `sla_breach.json`'s
+/// `max_passing_concurrency`, and each concurrency is drawn at its p99 request latency, within
+/// or outside the 30 ms SLA as the file's `all_points` say.
+#[test]
+fn a_grid_search_plots_its_sla_and_its_sla_breach_answer() {
+    let dir = fixture("aiperf-search/sla-grid");
+    let breach = read_json(&dir.join("sweep_aggregate/sla_breach.json"));
+    let doc = read_json(&dir.join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    let (_out, data) = plotted(&[&dir]);
+    let sweep = &data["sweeps"][0];
+    assert_eq!(sweep["kind"], "max-concurrency-under-sla");
+    assert_eq!(
+        sweep["chosen"]["label"],
+        format!("concurrency {}", breach["max_passing_concurrency"])
+    );
+    let c = chart(&data, "sla-request_latency-p99");
+    assert_eq!(c["x_label"], "concurrency");
+    assert_eq!(c["y_label"], "request_latency p99 (ms)");
+    let (within, outside) = (
+        points(series(c, "within SLA")),
+        points(series(c, "outside SLA")),
+    );
+    for (p, combo) in breach["all_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(doc["per_combination_metrics"].as_array().unwrap())
+    {
+        let x = p["concurrency"].as_f64().unwrap();
+        assert_eq!(combo["parameters"]["concurrency"].as_f64(), Some(x));
+        let xy = (x, aiperf_stat(&combo["metrics"], "request_latency", "p99"));
+        let side = if p["feasible"] == true {
+            &within
+        } else {
+            &outside
+        };
+        assert!(
+            side.contains(&xy),
+            "{xy:?} on the feasible={} side",
+            p["feasible"]
+        );
+    }
+    assert_eq!(within.len() + outside.len(), 7);
+    let chosen = breach["max_passing_concurrency"].as_f64().unwrap();
+    let ring = points(series(c, "max_passing_concurrency"));
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ring[0].0, chosen);
+    assert_eq!(points(series(c, "SLA: ")), [(1.0, 30.0), (16.0, 30.0)]);
 }
 
 #[test]
@@ -364,9 +472,30 @@ fn a_concurrency_ramp_plots_its_knee_and_threshold() {
     let c1 = &sweep["variations"][0];
     assert_eq!(c1["label"], "concurrency 1");
     assert_eq!(c1["stats"]["request_latency_avg"], knee["baseline_p99"]);
+    // Each concurrency at its mean latency; the knee's ring on the knee's.
+    let c = chart(&data, "sla-request_latency-avg");
+    assert_eq!(c["x_label"], "concurrency");
+    let mut all = points(series(c, "within SLA"));
+    all.extend(points(series(c, "outside SLA")));
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let want: Vec<(f64, f64)> = sweep["variations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["parameters"]["concurrency"].as_f64().unwrap(),
+                v["stats"]["request_latency_avg"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(all, want);
+    let k = knee["knee_concurrency"].as_f64().unwrap();
+    let ring = points(series(c, "knee"));
+    assert_eq!(ring, [*want.iter().find(|p| p.0 == k).unwrap()]);
     let svg =
         std::fs::read_to_string(out.path().join("plots/sla-request_latency-avg.svg")).unwrap();
-    threshold_x(&svg);
+    threshold_y(&svg);
     let rings = circles(&svg)
         .into_iter()
         .filter(|c| c.2 == "9" && c.4 == "#FF8C00")

@@ -77,6 +77,22 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
     assert_eq!(run, [1, 2, 4, 3]);
     let feasible: Vec<bool> = its.iter().map(|i| i["feasible"] == true).collect();
     assert_eq!(feasible, [true, true, false, false]);
+    // Progress: an adaptive search cannot know how many points it will run (it printed
+    // "variation 3 of 3", "4 of 4"), only its bound, `max_iterations`.
+    let max = h["config"]["max_iterations"].as_u64().unwrap();
+    let progress: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("Search point "))
+        .collect();
+    assert_eq!(progress.len(), 4, "{stdout}");
+    for (k, line) in progress.iter().enumerate() {
+        let want = format!(
+            "Search point {} (at most {max}) (search_iter_{k:04}), trial 1 of 1",
+            k + 1
+        );
+        assert!(line.starts_with(&want), "{line}");
+    }
+    assert!(!stdout.contains("Sweep variation"), "{stdout}");
 
     // Each point is a variation of the sweep runner, in its own directory, with the sweep
     // aggregate over them.
@@ -171,6 +187,13 @@ fn grid_recipes_write_their_derived_files() {
     server.stop();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("degradation_knee.json"), "{stdout}");
+    // A grid knows its points: 1, 2, 4.
+    for k in 1..=3 {
+        assert!(
+            stdout.contains(&format!("Sweep variation {k} of 3 (")),
+            "{stdout}"
+        );
+    }
 
     let summary = |dir: &std::path::Path, c: u64| {
         read_json(&dir.join(format!("concurrency_{c}/profile_export_aiperf.json")))

@@ -16,17 +16,36 @@ pub enum Kind {
     Threshold,
     /// The chosen point (a search's answer, a ramp's knee): a ring in [`CHOSEN_RGB`].
     Chosen,
+    /// Points left out of every verdict (their client fell behind): hollow circles.
+    Excluded,
 }
 
 /// The colour of threshold lines (dark blue); no other series has it.
 pub const THRESHOLD_RGB: (u8, u8, u8) = (0, 0, 160);
 /// The colour of the chosen point's ring (dark orange); no other series has it.
 pub const CHOSEN_RGB: (u8, u8, u8) = (255, 140, 0);
+/// Points within an SLA (green).
+pub const WITHIN_RGB: (u8, u8, u8) = (0, 150, 60);
+/// Points outside an SLA (red).
+pub const OUTSIDE_RGB: (u8, u8, u8) = (210, 30, 40);
+/// Points whose client fell behind (grey, hollow).
+pub const EXCLUDED_RGB: (u8, u8, u8) = (110, 110, 110);
+/// The legend name of the points whose client fell behind.
+pub const EXCLUDED_NAME: &str = "client fell behind (excluded)";
+
+/// `#RRGGBB`, as SVG writes a colour.
+pub fn hex((r, g, b): (u8, u8, u8)) -> String {
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
     pub name: String,
     pub kind: Kind,
+    /// The series' colour when the chart gives it one (`#RRGGBB` in the data block); else
+    /// the palette's by the series' place, or the threshold's and the chosen ring's own.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "color_hex")]
+    pub color: Option<(u8, u8, u8)>,
     pub points: Vec<(f64, f64)>,
     /// Per point: a label drawn beside it (the side-by-side chart), else empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -40,6 +59,13 @@ pub struct Series {
     /// even sample of them, first and last kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampled_from: Option<usize>,
+}
+
+fn color_hex<S: serde::Serializer>(c: &Option<(u8, u8, u8)>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_str(&hex(*c)),
+        None => s.serialize_none(),
+    }
 }
 
 /// Points drawn per series at most: a long run's per-request charts stay a few hundred KB.
@@ -60,12 +86,19 @@ impl Series {
         Series {
             name,
             kind,
+            color: None,
             points: sample(points, MAX_POINTS),
             sampled_from: (n > MAX_POINTS).then_some(n),
             labels: Vec::new(),
             x_err: Vec::new(),
             y_err: Vec::new(),
         }
+    }
+
+    /// The series in colour `rgb`.
+    pub(crate) fn colored(mut self, rgb: (u8, u8, u8)) -> Self {
+        self.color = Some(rgb);
+        self
     }
 }
 
@@ -77,6 +110,58 @@ pub struct Chart {
     pub x_label: String,
     pub y_label: String,
     pub series: Vec<Series>,
+}
+
+/// The axis range of values, padded by 5 % (a single value gets a unit either side); from 0
+/// when `from_zero` and every value is positive.
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero && lo > 0.0 {
+        lo = 0.0;
+    }
+    if hi - lo < 1e-9 {
+        return (lo - 1.0, hi + 1.0);
+    }
+    let pad = (hi - lo) * 0.05;
+    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+impl Chart {
+    /// The axes' ranges as drawn, `((x0, x1), (y0, y1))`: every point and error bar, x padded
+    /// by 5 %, y from 0 (when no value is negative) to 5 % over the highest; with labelled
+    /// points, room on the right (15 %) for the labels; with labels or a threshold line, room
+    /// at the top (30 %) for the legend, so that it covers neither.
+    pub fn ranges(&self) -> ((f64, f64), (f64, f64)) {
+        let xs = self.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.0)
+                .chain(s.x_err.iter().flat_map(|e| [e.0, e.1]))
+        });
+        let ys = self.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.y_err.iter().flat_map(|e| [e.0, e.1]))
+        });
+        let (x0, mut x1) = range(xs, false);
+        let (y0, mut y1) = range(ys, true);
+        let labelled = self.series.iter().any(|s| !s.labels.is_empty());
+        if labelled {
+            x1 += (x1 - x0) * 0.15;
+        }
+        if labelled || self.series.iter().any(|s| s.kind == Kind::Threshold) {
+            y1 += (y1 - y0) * 0.3;
+        }
+        ((x0, x1), (y0, y1))
+    }
 }
 
 /// Server-metric charts beyond this many are left out (and the page says how many).
@@ -127,14 +212,21 @@ pub type Points = Vec<(f64, f64)>;
 
 /// Per request: requests completed and output tokens in each second of the run (by end time).
 pub fn per_second(run: &Run) -> (Points, Points) {
-    let Some(t0) = t0(run) else {
+    let requests: Vec<&Request> = run.requests.iter().collect();
+    per_second_from(&requests, t0(run))
+}
+
+/// Requests completed and output tokens in each second from `t0` (by end time), up to the last
+/// of `requests` to end.
+fn per_second_from(requests: &[&Request], t0: Option<u64>) -> (Points, Points) {
+    let Some(t0) = t0 else {
         return (Vec::new(), Vec::new());
     };
-    let last = run.requests.iter().map(|r| r.end_ns).max().unwrap_or(t0);
+    let last = requests.iter().map(|r| r.end_ns).max().unwrap_or(t0);
     let bins = (last.saturating_sub(t0) / 1_000_000_000 + 1) as usize;
     let mut reqs = vec![0.0; bins];
     let mut toks = vec![0.0; bins];
-    for r in &run.requests {
+    for r in requests {
         let b = (r.end_ns.saturating_sub(t0) / 1_000_000_000) as usize;
         reqs[b] += 1.0;
         toks[b] += r.output_tokens.unwrap_or(0.0);
@@ -148,9 +240,52 @@ pub fn per_second(run: &Run) -> (Points, Points) {
     (pts(reqs), pts(toks))
 }
 
-/// The per-run charts: distributions, over time, throughput over time.
+/// The records of one series of the per-request charts: a run's, or with several profiling
+/// phases in the run (a config file's `phases:`), one phase's, on the run's clock.
+struct Track<'a> {
+    name: String,
+    t0: Option<u64>,
+    requests: Vec<&'a Request>,
+}
+
+/// One track per run, or per profiling phase of a run that has several, in the records'
+/// order of first appearance.
+fn tracks(inputs: &[Input]) -> Vec<Track<'_>> {
+    let mut out = Vec::new();
+    for (name, run) in all_runs(inputs) {
+        let mut phases: Vec<Option<&str>> = Vec::new();
+        for r in &run.requests {
+            if !phases.contains(&r.phase.as_deref()) {
+                phases.push(r.phase.as_deref());
+            }
+        }
+        if phases.len() < 2 {
+            out.push(Track {
+                name,
+                t0: t0(run),
+                requests: run.requests.iter().collect(),
+            });
+            continue;
+        }
+        for p in phases {
+            out.push(Track {
+                name: format!("{name}: {}", p.unwrap_or("(no phase)")),
+                t0: t0(run),
+                requests: run
+                    .requests
+                    .iter()
+                    .filter(|r| r.phase.as_deref() == p)
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+/// The per-run charts: distributions, over time, throughput over time; a run with several
+/// profiling phases has a series per phase.
 pub fn record_charts(inputs: &[Input]) -> Vec<Chart> {
-    let runs = all_runs(inputs);
+    let tracks = tracks(inputs);
     let mut charts = Vec::new();
     for (id, name, field) in LATENCIES {
         charts.push(Chart {
@@ -158,13 +293,13 @@ pub fn record_charts(inputs: &[Input]) -> Vec<Chart> {
             title: format!("{name} Distribution (CDF)"),
             x_label: format!("{name} (ms)"),
             y_label: "Fraction of requests".into(),
-            series: runs
+            series: tracks
                 .iter()
-                .map(|(n, r)| {
+                .map(|t| {
                     Series::new(
-                        n.clone(),
+                        t.name.clone(),
                         Kind::Line,
-                        cdf(r.requests.iter().filter_map(field).collect()),
+                        cdf(t.requests.iter().copied().filter_map(field).collect()),
                     )
                 })
                 .collect(),
@@ -174,21 +309,24 @@ pub fn record_charts(inputs: &[Input]) -> Vec<Chart> {
             title: format!("{name} Per Request Over Time"),
             x_label: "Request start (s since the first request)".into(),
             y_label: format!("{name} (ms)"),
-            series: runs
+            series: tracks
                 .iter()
-                .map(|(n, r)| {
-                    let t0 = t0(r).unwrap_or(0);
-                    let pts = r
+                .map(|t| {
+                    let t0 = t.t0.unwrap_or(0);
+                    let pts = t
                         .requests
                         .iter()
                         .filter_map(|q| field(q).map(|v| ((q.start_ns - t0) as f64 / 1e9, v)))
                         .collect();
-                    Series::new(n.clone(), Kind::Points, pts)
+                    Series::new(t.name.clone(), Kind::Points, pts)
                 })
                 .collect(),
         });
     }
-    let per_sec: Vec<_> = runs.iter().map(|(n, r)| (n, per_second(r))).collect();
+    let per_sec: Vec<_> = tracks
+        .iter()
+        .map(|t| (&t.name, per_second_from(&t.requests, t.t0)))
+        .collect();
     charts.push(Chart {
         id: "request-throughput-over-time".into(),
         title: "Request Throughput Over Time".into(),
@@ -383,6 +521,7 @@ mod tests {
             itl_ms: None,
             latency_ms: Some(end_s - start_s),
             output_tokens: Some(tokens),
+            phase: None,
         }
     }
 

@@ -39,7 +39,7 @@ fn sweep_data(s: &Sweep) -> Value {
                     stats.insert(format!("{tag}_{stat}"), json!(x.mean));
                 }
             }
-            json!({"label": v.label, "parameters": v.parameters, "feasible": v.feasible, "stats": stats})
+            json!({"label": v.label, "parameters": v.parameters, "feasible": v.feasible, "client_fell_behind": v.fell_behind, "stats": stats})
         })
         .collect();
     json!({
@@ -93,6 +93,17 @@ pub fn data(inputs: &[Input], sweeps: &[Sweep], charts: &[Chart]) -> Value {
         })
         .collect();
     let sweeps: Vec<Value> = sweeps.iter().map(sweep_data).collect();
+    // Each chart with its axes' ranges as drawn.
+    let charts: Vec<Value> = charts
+        .iter()
+        .map(|c| {
+            let mut v = json!(c);
+            let ((x0, x1), (y0, y1)) = c.ranges();
+            v["x_range"] = json!([x0, x1]);
+            v["y_range"] = json!([y0, y1]);
+            v
+        })
+        .collect();
     json!({"inputs": inputs, "sweeps": sweeps, "charts": charts})
 }
 
@@ -190,7 +201,7 @@ fn sweep_section(s: &Sweep) -> String {
     for (tag, stat) in SWEEP_METRICS {
         h.push_str(&format!("<th>{tag} {stat}</th>"));
     }
-    h.push_str("<th>Pareto</th><th>AIPerf's pareto_optimal</th>");
+    h.push_str("<th>Pareto</th><th>AIPerf's pareto_optimal</th><th>client</th>");
     for sla in &s.slas {
         h.push_str(&format!("<th>{}</th>", escape(&sla.text())));
     }
@@ -206,9 +217,14 @@ fn sweep_section(s: &Sweep) -> String {
         }
         let mark = |b: bool| if b { "✓" } else { "" };
         h.push_str(&format!(
-            "<td>{}</td><td>{}</td>",
+            "<td>{}</td><td>{}</td><td>{}</td>",
             mark(front.contains(&i)),
-            mark(s.aiperf_pareto.contains(&i))
+            mark(s.aiperf_pareto.contains(&i)),
+            if v.fell_behind {
+                "fell behind (excluded)"
+            } else {
+                ""
+            }
         ));
         for sla in &s.slas {
             let cell = match v.stat(&sla.tag, &sla.stat) {

@@ -19,6 +19,9 @@ pub struct Request {
     pub itl_ms: Option<f64>,
     pub latency_ms: Option<f64>,
     pub output_tokens: Option<f64>,
+    /// The record's phase (`phase_name`) when it has one: a run of several profiling phases
+    /// is drawn per phase.
+    pub phase: Option<String>,
 }
 
 /// One run: its records, summary and server metrics. A multi-run directory has several.
@@ -142,6 +145,7 @@ pub fn read_requests(path: &Path, notes: &mut Vec<String>) -> Vec<Request> {
             itl_ms: metric(&v, "inter_token_latency"),
             latency_ms: metric(&v, "request_latency"),
             output_tokens: metric(&v, "output_sequence_length"),
+            phase: md["phase_name"].as_str().map(str::to_owned),
         });
     }
     if bad > 0 {
@@ -163,20 +167,53 @@ fn read_run(label: String, dir: &Path, notes: &mut Vec<String>) -> Run {
     }
 }
 
-/// `concurrency 4, rate 10` from the profiling phase of `input_config`.
+/// `concurrency 4, rate 10` from the profiling phase of `input_config`; with several profiling
+/// phases (a config file's `phases:`), their names (`poisson_20 + constant_40`).
 pub fn label_of(input_config: &Value) -> Option<String> {
     let phases = input_config["phases"].as_array()?;
-    let p = phases
+    let profiling: Vec<&Value> = phases
         .iter()
-        .find(|p| p["kind"].as_str() == Some("profiling"))?;
-    let mut parts = Vec::new();
-    if let Some(c) = p["concurrency"].as_u64() {
-        parts.push(format!("concurrency {c}"));
+        .filter(|p| p["kind"].as_str() == Some("profiling"))
+        .collect();
+    let describe = |p: &Value| {
+        let mut parts = Vec::new();
+        if let Some(c) = p["concurrency"].as_u64() {
+            parts.push(format!("concurrency {c}"));
+        }
+        if let Some(r) = p["rate"].as_f64() {
+            parts.push(format!("rate {r}"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    };
+    match profiling.as_slice() {
+        [] => None,
+        [one] => describe(one),
+        several => Some(
+            several
+                .iter()
+                .filter_map(|p| {
+                    p["name"]
+                        .as_str()
+                        .map(str::to_owned)
+                        .or_else(|| describe(p))
+                })
+                .collect::<Vec<_>>()
+                .join(" + "),
+        ),
     }
-    if let Some(r) = p["rate"].as_f64() {
-        parts.push(format!("rate {r}"));
+}
+
+/// What a run's summary says of its shards: ` (shard 1 of 2)` for a shard's run, ` (merged
+/// from 2 shards)` for `ringperf merge`'s; else nothing.
+fn shard_note(summary: &Value) -> String {
+    let rp = &summary["ringperf"];
+    if let (Some(i), Some(n)) = (rp["shard"]["index"].as_u64(), rp["shard"]["count"].as_u64()) {
+        return format!(" (shard {i} of {n})");
     }
-    (!parts.is_empty()).then(|| parts.join(", "))
+    match rp["shards"].as_array() {
+        Some(s) => format!(" (merged from {} shards)", s.len()),
+        None => String::new(),
+    }
 }
 
 /// Why a directory given to `plot` is skipped; each message starts with the directory.
@@ -260,14 +297,11 @@ pub fn read_input(dir: &Path) -> Result<Input, InputError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
-    let label = runs
-        .iter()
-        .find_map(|r| {
-            r.summary
-                .as_ref()
-                .and_then(|s| label_of(&s["input_config"]))
-        })
-        .unwrap_or(fallback);
+    let summary = runs.iter().find_map(|r| r.summary.as_ref());
+    let label = summary
+        .and_then(|s| label_of(&s["input_config"]))
+        .unwrap_or(fallback)
+        + &summary.map(shard_note).unwrap_or_default();
     let input = Input {
         dir: dir.to_path_buf(),
         label,
@@ -297,6 +331,22 @@ mod tests {
         ]});
         assert_eq!(label_of(&ic).as_deref(), Some("concurrency 4, rate 2.5"));
         assert_eq!(label_of(&json!({})), None);
+        // Several profiling phases: their names, else what each phase sets.
+        let ic = json!({"phases": [
+            {"kind": "warmup", "name": "warmup", "concurrency": 4},
+            {"kind": "profiling", "name": "poisson_20", "rate": 20.0},
+            {"kind": "profiling", "rate": 40.0}
+        ]});
+        assert_eq!(label_of(&ic).as_deref(), Some("poisson_20 + rate 40"));
+        assert_eq!(
+            shard_note(&json!({"ringperf": {"shard": {"index": 1, "count": 2}}})),
+            " (shard 1 of 2)"
+        );
+        assert_eq!(
+            shard_note(&json!({"ringperf": {"shards": [{}, {}]}})),
+            " (merged from 2 shards)"
+        );
+        assert_eq!(shard_note(&json!({})), "");
     }
 
     #[test]

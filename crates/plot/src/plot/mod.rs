@@ -205,26 +205,70 @@ fn swim_lanes(inputs: &[Input], plots_dir: &Path) -> Result<String, PlotError> {
     Ok(out)
 }
 
+/// The directories a directory of shards stands for (`deploy/local-shards.sh`'s base, or any
+/// directory holding shards' artifact directories: each with `shard.json`, or `sweep_shard.json`
+/// for a sharded sweep, and `merged/` from `ringperf merge`): for a run, `merged/` and every
+/// shard, drawn side by side; for a sweep, `merged/` alone when it is there (each shard is a
+/// sweep of its share), else every shard. Empty for any other directory.
+fn shard_parts(dir: &Path) -> Vec<PathBuf> {
+    let mut shards: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("shard.json").is_file() || p.join("sweep_shard.json").is_file())
+        .collect();
+    if shards.is_empty() {
+        return shards;
+    }
+    shards.sort();
+    let merged = dir.join("merged");
+    let sweep = shards.iter().any(|p| p.join("sweep_shard.json").is_file());
+    match (merged.is_dir(), sweep) {
+        (true, true) => vec![merged],
+        (true, false) => std::iter::once(merged).chain(shards).collect(),
+        (false, _) => shards,
+    }
+}
+
 /// Reads the directories, draws every chart and writes the report into `output` (default: the
 /// first usable directory). A sweep or search directory (AIPerf's layout) is drawn as one.
 pub fn plot(dirs: &[PathBuf], output: Option<&Path>) -> Result<Report, PlotError> {
     let mut inputs: Vec<Input> = Vec::new();
     let mut sweeps: Vec<Sweep> = Vec::new();
     let mut skipped = Vec::new();
-    for d in dirs {
-        let read = if sweep::is_sweep(d) {
+    // The report goes into the first usable directory given (in the order given).
+    let mut first: Option<&PathBuf> = None;
+    let mut read = |d: &Path| -> Result<(), InputError> {
+        if sweep::is_sweep(d) {
             sweep::read_sweep(d).map(|s| sweeps.push(s))
         } else {
             inputs::read_input(d).map(|i| inputs.push(i))
-        };
-        if let Err(e) = read {
-            skipped.push(e);
+        }
+    };
+    for d in dirs {
+        match read(d) {
+            Ok(()) => {
+                first.get_or_insert(d);
+            }
+            Err(e) => {
+                // A directory of shards stands for the merged run and its shards.
+                let parts = shard_parts(d);
+                let mut any = false;
+                for p in &parts {
+                    match read(p) {
+                        Ok(()) => any = true,
+                        Err(e) => skipped.push(e),
+                    }
+                }
+                if any {
+                    first.get_or_insert(d);
+                } else {
+                    skipped.push(e);
+                }
+            }
         }
     }
-    // The report goes into the first usable directory given (in the order given).
-    let first = dirs
-        .iter()
-        .find(|d| inputs.iter().any(|i| &i.dir == *d) || sweeps.iter().any(|s| &s.dir == *d));
     let Some(first) = first else {
         return Err(PlotError::NoUsableInput(skipped));
     };

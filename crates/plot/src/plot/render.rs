@@ -63,6 +63,9 @@ pub const THRESHOLD_WIDTH: u32 = 3;
 /// The radius of the chosen point's ring, in pixels (data points have 2 or 3).
 pub const CHOSEN_RADIUS: u32 = 9;
 
+/// The radius of an excluded point's hollow circle, in pixels.
+pub const EXCLUDED_RADIUS: u32 = 5;
+
 /// The points' labels: font size, and the box one character and one line take, in pixels (the
 /// font is monospaced: DejaVu Sans Mono advances 0.6 em).
 const LABEL_FONT: u32 = 13;
@@ -100,54 +103,13 @@ fn rgb((r, g, b): (u8, u8, u8)) -> RGBAColor {
     RGBColor(r, g, b).to_rgba()
 }
 
-/// The axis range of values, padded by 5 % (a single value gets a unit either side).
-fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite()) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    if from_zero && lo > 0.0 {
-        lo = 0.0;
-    }
-    if hi - lo < 1e-9 {
-        return (lo - 1.0, hi + 1.0);
-    }
-    let pad = (hi - lo) * 0.05;
-    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
-}
-
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), RenderError>
 where
     DB::ErrorType: 'static,
 {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| RenderError::Draw(Box::new(e));
     root.fill(&WHITE).map_err(err)?;
-    let xs = chart.series.iter().flat_map(|s| {
-        s.points
-            .iter()
-            .map(|p| p.0)
-            .chain(s.x_err.iter().flat_map(|e| [e.0, e.1]))
-    });
-    let ys = chart.series.iter().flat_map(|s| {
-        s.points
-            .iter()
-            .map(|p| p.1)
-            .chain(s.y_err.iter().flat_map(|e| [e.0, e.1]))
-    });
-    let (x0, mut x1) = range(xs, false);
-    // Room on the right for the labels of the side-by-side points.
-    if chart.series.iter().any(|s| !s.labels.is_empty()) {
-        x1 += (x1 - x0) * 0.15;
-    }
-    let (y0, mut y1) = range(ys, true);
-    // Room at the top for the legend above labelled points.
-    if chart.series.iter().any(|s| !s.labels.is_empty()) {
-        y1 += (y1 - y0) * 0.2;
-    }
+    let ((x0, x1), (y0, y1)) = chart.ranges();
     let mut ctx = ChartBuilder::on(root)
         .caption(&chart.title, ("sans-serif", 22))
         .margin(14)
@@ -166,10 +128,11 @@ where
     let radius = if points_total > 2000 { 2 } else { 3 };
     let mut labels: Vec<((i32, i32), &str)> = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
-        let color = match s.kind {
-            Kind::Threshold => rgb(THRESHOLD_RGB),
-            Kind::Chosen => rgb(CHOSEN_RGB),
-            Kind::Line | Kind::Points => Palette99::pick(i).to_rgba(),
+        let color = match (s.kind, s.color) {
+            (Kind::Threshold, _) => rgb(THRESHOLD_RGB),
+            (Kind::Chosen, _) => rgb(CHOSEN_RGB),
+            (_, Some(c)) => rgb(c),
+            (Kind::Line | Kind::Points | Kind::Excluded, None) => Palette99::pick(i).to_rgba(),
         };
         let style = ShapeStyle::from(color).stroke_width(2);
         let drawn = match s.kind {
@@ -196,10 +159,23 @@ where
                         .map(|&p| Circle::new(p, radius, color.filled())),
                 )
                 .map_err(err)?,
+            Kind::Excluded => ctx
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&p| Circle::new(p, EXCLUDED_RADIUS, style)),
+                )
+                .map_err(err)?,
         };
-        drawn
-            .label(s.name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+        let hollow = s.kind == Kind::Excluded;
+        drawn.label(s.name.as_str()).legend(move |(x, y)| {
+            let fill = if hollow {
+                ShapeStyle::from(color).stroke_width(2)
+            } else {
+                color.filled()
+            };
+            Rectangle::new([(x, y - 5), (x + 14, y + 5)], fill)
+        });
         for (k, &(x, y)) in s.points.iter().enumerate() {
             if let Some(&(lo, hi)) = s.y_err.get(k).filter(|e| e.0 != e.1) {
                 ctx.draw_series(std::iter::once(PathElement::new(

@@ -22,6 +22,8 @@ pub const SWEEP_FILES: [&str; 2] = [
 pub const SEARCH_HISTORY: &str = "search_history.json";
 /// The concurrency-ramp recipe's knee.
 pub const KNEE_FILE: &str = "sweep_aggregate/degradation_knee.json";
+/// The grid `max-concurrency-under-sla`'s answer: the highest concurrency that met the SLA.
+pub const SLA_BREACH_FILE: &str = "sweep_aggregate/sla_breach.json";
 
 /// A statistic out of a metrics object in any of AIPerf's two shapes: `<tag>_<stat>` with
 /// `mean`, `ci_low`, `ci_high` (an aggregate over trials), or `<tag>` with `<stat>` (a run's
@@ -58,6 +60,10 @@ pub struct Variation {
     pub metrics: Value,
     /// A search iteration's own verdict on its SLA filters.
     pub feasible: Option<bool>,
+    /// The client fell behind on this point (a run summary's `ringperf.client_health` has
+    /// `kept_up` false, or the sweep / search file or the aggregate marks it): its figures
+    /// measure the client, and the point is excluded from the verdicts.
+    pub fell_behind: bool,
     /// The variation's own run directory, when the sweep has one per variation (one trial:
     /// `<base>/<variation>/`; independent trials: `<base>/<variation>/profile_runs/`).
     pub run_dir: Option<PathBuf>,
@@ -125,9 +131,8 @@ pub struct Sweep {
     pub aiperf_pareto: Vec<usize>,
     /// The SLA filters, and the ramp's degradation threshold.
     pub slas: Vec<Sla>,
-    /// The y axis of the SLA charts: the search's objective, else output token throughput.
-    pub objective: (String, String),
-    /// The chosen variation and why (`best feasible trial`, `knee`).
+    /// The chosen variation and why (`best feasible trial`, `knee`, `max_passing_concurrency
+    /// (sweep_aggregate/sla_breach.json)`), as the directory's own result file says.
     pub chosen: Option<(usize, String)>,
     /// What could not be read (shown in the page).
     pub notes: Vec<String>,
@@ -161,11 +166,18 @@ pub fn parameters_label(params: &Value) -> String {
         .join(", ")
 }
 
-/// Every per-variation aggregate's (`variation_values`, `variation_label`, directory name):
-/// `aggregate/<name>/` (one trial, repeated trials) and `<name>/aggregate/` (independent).
-fn variation_names(dir: &Path, notes: &mut Vec<String>) -> Vec<(Value, String, String)> {
+/// A per-variation aggregate found in the directory: its `variation_values`, the directory
+/// name it is under, and whether its metadata says the client fell behind.
+struct Named {
+    values: Value,
+    name: String,
+    fell_behind: bool,
+}
+
+/// Every per-variation aggregate: `aggregate/<name>/` (one trial, repeated trials) and
+/// `<name>/aggregate/` (independent).
+fn variation_names(dir: &Path, notes: &mut Vec<String>) -> Vec<Named> {
     let mut out = Vec::new();
-    let file = "profile_export_aiperf_aggregate.json";
     let mut candidates: Vec<(String, PathBuf)> = Vec::new();
     for (base, nested) in [(dir.join("aggregate"), false), (dir.to_path_buf(), true)] {
         let Ok(entries) = std::fs::read_dir(&base) else {
@@ -174,9 +186,9 @@ fn variation_names(dir: &Path, notes: &mut Vec<String>) -> Vec<(Value, String, S
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let path = if nested {
-                e.path().join("aggregate").join(file)
+                e.path().join("aggregate").join(AGGREGATE_FILE)
             } else {
-                e.path().join(file)
+                e.path().join(AGGREGATE_FILE)
             };
             if path.is_file() {
                 candidates.push((name, path));
@@ -187,14 +199,71 @@ fn variation_names(dir: &Path, notes: &mut Vec<String>) -> Vec<(Value, String, S
     for (name, path) in candidates {
         if let Some(v) = read_json(&path, notes) {
             let md = &v["metadata"];
-            out.push((
-                md["variation_values"].clone(),
-                md["variation_label"].as_str().unwrap_or("").to_string(),
+            out.push(Named {
+                values: md["variation_values"].clone(),
                 name,
-            ));
+                fell_behind: md["client_fell_behind"].as_bool() == Some(true),
+            });
         }
     }
     out
+}
+
+/// A variation's or a search point's aggregate over its trials.
+const AGGREGATE_FILE: &str = "profile_export_aiperf_aggregate.json";
+/// A run's summary.
+const SUMMARY_FILE: &str = "profile_export_aiperf.json";
+
+/// The aggregate of the point whose directory is named `name`: `aggregate/<name>/` (ringperf
+/// writes it for every point, one trial or several; AIPerf with repeated trials) or
+/// `<name>/aggregate/` (independent trials).
+fn point_aggregate(dir: &Path, name: &str, notes: &mut Vec<String>) -> Option<Value> {
+    [
+        dir.join("aggregate").join(name).join(AGGREGATE_FILE),
+        dir.join(name).join("aggregate").join(AGGREGATE_FILE),
+    ]
+    .iter()
+    .find_map(|p| read_json(p, notes))
+}
+
+/// The run summaries of the point whose directory is named `name`, in every layout: one
+/// trial `<name>/`, its runs `<name>/profile_runs/<run>/` (independent trials, and AIPerf's
+/// search iterations), repeated trials `profile_runs/<trial>/<name>/`; each layout's runs in
+/// name order.
+fn point_summaries(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let sorted_dirs = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = vec![dir.join(name).join(SUMMARY_FILE)];
+    out.extend(
+        sorted_dirs(&dir.join(name).join("profile_runs"))
+            .into_iter()
+            .map(|r| r.join(SUMMARY_FILE)),
+    );
+    out.extend(
+        sorted_dirs(&dir.join("profile_runs"))
+            .into_iter()
+            .map(|t| t.join(name).join(SUMMARY_FILE)),
+    );
+    out.retain(|p| p.is_file());
+    out
+}
+
+/// Whether any of the run summaries says its client fell behind (`ringperf.client_health`
+/// with `kept_up` false).
+fn any_fell_behind(summaries: &[PathBuf], notes: &mut Vec<String>) -> bool {
+    summaries.iter().any(|p| {
+        read_json(p, notes)
+            .is_some_and(|s| s["ringperf"]["client_health"]["kept_up"].as_bool() == Some(false))
+    })
 }
 
 /// Whether an aggregate's `variation_values` (dotted paths) are a combination's `parameters`
@@ -210,28 +279,28 @@ fn same_variation(params: &Value, values: &Value) -> bool {
         })
 }
 
+/// The aggregate found for a combination's parameters.
+fn named_of<'a>(params: &Value, names: &'a [Named]) -> Option<&'a Named> {
+    names.iter().find(|n| same_variation(params, &n.values))
+}
+
 /// The variation's own run directory among the aggregates' names, when it holds a run.
-fn run_dir_of(dir: &Path, params: &Value, names: &[(Value, String, String)]) -> Option<PathBuf> {
-    let (_, _, name) = names.iter().find(|(vv, _, _)| same_variation(params, vv))?;
-    let d = dir.join(name);
-    let holds_run = [
-        "profile_export.jsonl",
-        "profile_export_aiperf.json",
-        "profile_runs",
-    ]
-    .iter()
-    .any(|f| d.join(f).exists());
+fn run_dir_of(dir: &Path, named: Option<&Named>) -> Option<PathBuf> {
+    let d = dir.join(&named?.name);
+    let holds_run = ["profile_export.jsonl", SUMMARY_FILE, "profile_runs"]
+        .iter()
+        .any(|f| d.join(f).exists());
     holds_run.then_some(d)
 }
 
 /// A variation's label: its variant's name when the parameters are a variant's overrides
 /// (AIPerf's `benchmark` parameter, a JSON string), else its parameters.
-fn label_for(params: &Value, names: &[(Value, String, String)]) -> String {
+fn label_for(params: &Value, names: &[Named]) -> String {
     let is_variant = params
         .as_object()
         .is_some_and(|o| o.len() == 1 && o.get("benchmark").is_some_and(Value::is_string));
-    if is_variant && let Some((_, _, name)) = names.iter().find(|(vv, _, _)| vv == params) {
-        return name.clone();
+    if is_variant && let Some(n) = names.iter().find(|n| &n.values == params) {
+        return n.name.clone();
     }
     parameters_label(params)
 }
@@ -242,12 +311,19 @@ fn read_sweep_file(dir: &Path, doc: &Value, notes: &mut Vec<String>) -> Sweep {
     let variations: Vec<Variation> = combos
         .into_iter()
         .flatten()
-        .map(|c| Variation {
-            label: label_for(&c["parameters"], &names),
-            parameters: c["parameters"].clone(),
-            metrics: c["metrics"].clone(),
-            feasible: None,
-            run_dir: run_dir_of(dir, &c["parameters"], &names),
+        .map(|c| {
+            let named = named_of(&c["parameters"], &names);
+            let summaries = named.map_or_else(Vec::new, |n| point_summaries(dir, &n.name));
+            Variation {
+                label: label_for(&c["parameters"], &names),
+                parameters: c["parameters"].clone(),
+                metrics: c["metrics"].clone(),
+                feasible: None,
+                fell_behind: c["client_fell_behind"].as_bool() == Some(true)
+                    || named.is_some_and(|n| n.fell_behind)
+                    || any_fell_behind(&summaries, notes),
+                run_dir: run_dir_of(dir, named),
+            }
         })
         .collect();
     let aiperf_pareto = doc["pareto_optimal"]
@@ -262,21 +338,45 @@ fn read_sweep_file(dir: &Path, doc: &Value, notes: &mut Vec<String>) -> Sweep {
         .flatten()
         .filter_map(Sla::from_json)
         .collect();
-    let axes = &doc["metadata"]["pareto_axes"];
-    let objective = match (axes["y_metric"].as_str(), axes["y_stat"].as_str()) {
-        (Some(m), Some(s)) => (m.to_string(), s.to_string()),
-        _ => ("output_token_throughput".to_string(), "avg".to_string()),
-    };
     Sweep {
         dir: dir.to_path_buf(),
         kind: "sweep".into(),
         variations,
         aiperf_pareto,
         slas,
-        objective,
         chosen: None,
         notes: Vec::new(),
     }
+}
+
+/// A parameter of a variation by its dotted path or by the path's leaf (a sweep file names
+/// `concurrency` what a search names `phases.profiling.concurrency`).
+fn parameter<'a>(params: &'a Value, path: &str) -> Option<&'a Value> {
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    params.get(path).or_else(|| params.get(leaf))
+}
+
+/// The grid `max-concurrency-under-sla`'s answer, as `sla_breach.json` gives it:
+/// `max_passing_<leaf of swept_param>`, the variation at that value.
+fn apply_sla_breach(sweep: &mut Sweep, breach: &Value) {
+    let Some(path) = breach["swept_param"].as_str() else {
+        sweep
+            .notes
+            .push(format!("{SLA_BREACH_FILE}: no swept_param"));
+        return;
+    };
+    sweep.kind = "max-concurrency-under-sla".into();
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    let key = format!("max_passing_{leaf}");
+    let Some(best) = breach[&key].as_f64() else {
+        // `null`: no value met the SLA; nothing is chosen.
+        return;
+    };
+    sweep.chosen = sweep
+        .variations
+        .iter()
+        .position(|v| parameter(&v.parameters, path).and_then(Value::as_f64) == Some(best))
+        .map(|i| (i, format!("{key} ({SLA_BREACH_FILE})")));
 }
 
 /// The concurrency ramp's knee: the knee's variation, and the threshold line on the ramp's
@@ -327,26 +427,25 @@ fn apply_knee(sweep: &mut Sweep, knee: &Value) {
     }
 }
 
-/// A search iteration's metrics: its directory's aggregate over trials, else its first run's
-/// summary.
-fn iteration_metrics(dir: &Path, idx: u64, notes: &mut Vec<String>) -> Option<Value> {
-    let it = dir.join(format!("search_iter_{idx:04}"));
-    if let Some(a) = read_json(
-        &it.join("aggregate")
-            .join("profile_export_aiperf_aggregate.json"),
-        notes,
-    ) {
-        return Some(a["metrics"].clone());
-    }
-    let runs = it.join("profile_runs");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&runs)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("profile_export_aiperf.json").is_file())
-        .collect();
-    names.sort();
-    read_json(&names.first()?.join("profile_export_aiperf.json"), notes)
+/// A search iteration's metrics: the aggregate over its trials, else its first run's
+/// summary; and whether its client fell behind (the history's `client_fell_behind`, the
+/// aggregate's metadata, or a run summary's `ringperf.client_health`).
+fn iteration_point(
+    dir: &Path,
+    it: &Value,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Option<(Value, bool)> {
+    let summaries = point_summaries(dir, name);
+    let aggregate = point_aggregate(dir, name, notes);
+    let metrics = match &aggregate {
+        Some(a) => a["metrics"].clone(),
+        None => read_json(summaries.first()?, notes)?,
+    };
+    let behind = it["client_fell_behind"].as_bool() == Some(true)
+        || aggregate.is_some_and(|a| a["metadata"]["client_fell_behind"].as_bool() == Some(true))
+        || any_fell_behind(&summaries, notes);
+    Some((metrics, behind))
 }
 
 fn read_search(dir: &Path, history: &Value, notes: &mut Vec<String>) -> Sweep {
@@ -356,9 +455,11 @@ fn read_search(dir: &Path, history: &Value, notes: &mut Vec<String>) -> Sweep {
         let Some(idx) = it["iteration_idx"].as_u64() else {
             continue;
         };
-        let Some(metrics) = iteration_metrics(dir, idx, notes) else {
+        let name = format!("search_iter_{idx:04}");
+        let Some((metrics, fell_behind)) = iteration_point(dir, it, &name, notes) else {
             notes.push(format!(
-                "search_iter_{idx:04}: no profile_export_aiperf.json or aggregate"
+                "{name}: no {SUMMARY_FILE} (in {name}/, {name}/profile_runs/*/ or \
+                 profile_runs/*/{name}/) and no aggregate (aggregate/{name}/ or {name}/aggregate/)"
             ));
             continue;
         };
@@ -368,6 +469,7 @@ fn read_search(dir: &Path, history: &Value, notes: &mut Vec<String>) -> Sweep {
             parameters: it["variation_values"].clone(),
             metrics,
             feasible: it["feasible"].as_bool(),
+            fell_behind,
             run_dir: None,
         });
     }
@@ -378,24 +480,23 @@ fn read_search(dir: &Path, history: &Value, notes: &mut Vec<String>) -> Sweep {
         .flatten()
         .filter_map(Sla::from_json)
         .collect();
-    let obj = &cfg["objectives"][0];
-    let objective = match (obj["metric"].as_str(), obj["stat"].as_str()) {
-        (Some(m), Some(s)) => (m.to_string(), s.to_string()),
-        _ => ("output_token_throughput".to_string(), "avg".to_string()),
-    };
+    // The search's answer as it wrote it: `best_trials[0]`.
     let best = &history["best_trials"][0];
-    let chosen = (best["feasible"].as_bool() != Some(false))
-        .then(|| best["iteration_idx"].as_u64())
-        .flatten()
+    let why = if best["feasible"].as_bool() == Some(false) {
+        "best trial (not feasible)"
+    } else {
+        "best feasible trial"
+    };
+    let chosen = best["iteration_idx"]
+        .as_u64()
         .and_then(|b| index_of.iter().position(|&i| i == b))
-        .map(|i| (i, "best feasible trial".to_string()));
+        .map(|i| (i, why.to_string()));
     Sweep {
         dir: dir.to_path_buf(),
         kind: history["recipe"].as_str().unwrap_or("search").to_string(),
         variations,
         aiperf_pareto: Vec::new(),
         slas,
-        objective,
         chosen,
         notes: Vec::new(),
     }
@@ -414,6 +515,9 @@ pub fn read_sweep(dir: &Path) -> Result<Sweep, InputError> {
         let mut s = read_sweep_file(dir, &doc, &mut notes);
         if let Some(knee) = read_json(&dir.join(KNEE_FILE), &mut notes) {
             apply_knee(&mut s, &knee);
+        }
+        if let Some(breach) = read_json(&dir.join(SLA_BREACH_FILE), &mut notes) {
+            apply_sla_breach(&mut s, &breach);
         }
         s
     };
@@ -449,6 +553,61 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
 }
 
 impl Sweep {
+    /// The parameter the sweep varies, the x axis of its per-point charts (the SLA charts):
+    /// among the parameters every variation holds as a number, `concurrency` when it varies,
+    /// else the first that varies, else the first (a single point). `None` when no parameter
+    /// is a number (variants): the points are then drawn at their position, 1, 2, ….
+    pub fn swept_parameter(&self) -> Option<String> {
+        let first = self.variations.first()?.parameters.as_object()?;
+        let numeric: Vec<&String> = first
+            .keys()
+            .filter(|k| {
+                self.variations
+                    .iter()
+                    .all(|v| v.parameters.get(k.as_str()).is_some_and(Value::is_number))
+            })
+            .collect();
+        let varies = |k: &str| {
+            let x0 = first.get(k).and_then(Value::as_f64);
+            self.variations
+                .iter()
+                .any(|v| v.parameters.get(k).and_then(Value::as_f64) != x0)
+        };
+        let leaf = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+        let varying: Vec<&String> = numeric.iter().copied().filter(|k| varies(k)).collect();
+        varying
+            .iter()
+            .find(|k| leaf(k) == "concurrency")
+            .or_else(|| varying.first())
+            .or_else(|| numeric.first())
+            .map(|k| (*k).clone())
+    }
+
+    /// Variation `i`'s value on the swept parameter (its position from 1 without one).
+    pub fn x_of(&self, swept: Option<&str>, i: usize) -> Option<f64> {
+        match swept {
+            Some(k) => self.variations.get(i)?.parameters.get(k)?.as_f64(),
+            None => Some((i + 1) as f64),
+        }
+    }
+
+    /// Whether the variations differ in anything but the swept parameter (then a point's x
+    /// alone does not name it).
+    pub fn others_vary(&self, swept: Option<&str>) -> bool {
+        let rest = |v: &Variation| -> Value {
+            let mut p = v.parameters.clone();
+            if let (Some(o), Some(k)) = (p.as_object_mut(), swept) {
+                o.remove(k);
+            }
+            p
+        };
+        let Some(first) = self.variations.first() else {
+            return false;
+        };
+        let r0 = rest(first);
+        self.variations.iter().any(|v| rest(v) != r0)
+    }
+
     /// The latency objective of the frontier: p99 TTFT when every variation has it, else p99
     /// request latency (AIPerf's choice, for non-streaming runs).
     pub fn latency_tag(&self) -> &'static str {
@@ -464,13 +623,15 @@ impl Sweep {
     }
 
     /// The Pareto frontier (variation indices): request throughput avg maximised, the latency
-    /// objective's p99 minimised. Variations missing either are left out.
+    /// objective's p99 minimised. Variations missing either, and those whose client fell
+    /// behind (as ringperf's sweep aggregate leaves them out), are left out.
     pub fn pareto(&self) -> Vec<usize> {
         let tag = self.latency_tag();
         let pts: Vec<(usize, (f64, f64))> = self
             .variations
             .iter()
             .enumerate()
+            .filter(|(_, v)| !v.fell_behind)
             .filter_map(|(i, v)| {
                 Some((
                     i,
@@ -560,6 +721,103 @@ mod tests {
             parameters_label(&json!({"phases.profiling.concurrency": 4, "mean": 16})),
             "concurrency 4, mean 16"
         );
+    }
+
+    fn write(path: &Path, v: &Value) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, v.to_string()).unwrap();
+    }
+
+    /// A search point's figures are wherever its run put them: the aggregate ringperf writes
+    /// for every point (`aggregate/search_iter_NNNN/`), else the point's one run
+    /// (`search_iter_NNNN/`), AIPerf's `search_iter_NNNN/profile_runs/run_0001/`, or repeated
+    /// trials' `profile_runs/trial_0001/search_iter_NNNN/`. Whether the client fell behind is
+    /// read from the history, the aggregate's metadata and every run's `client_health`.
+    #[test]
+    fn search_points_are_read_from_every_layout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let it = |i: u64, behind: bool| {
+            json!({"iteration_idx": i, "variation_values": {"phases.profiling.concurrency": 1 << i},
+                   "feasible": !behind, "client_fell_behind": behind})
+        };
+        write(
+            &d.join(SEARCH_HISTORY),
+            &json!({
+                "config": {"sla_filters": [{"metric_tag": "time_to_first_token", "stat": "p95", "op": "lt", "threshold": 20.0}]},
+                "iterations": [it(0, false), it(1, false), it(2, false), it(3, true), it(4, false)],
+                "best_trials": [{"iteration_idx": 1, "feasible": true}],
+                "recipe": "max-concurrency-under-sla",
+            }),
+        );
+        let kept = |k: bool| json!({"client_health": {"kept_up": k}});
+        write(
+            &d.join("aggregate/search_iter_0000/profile_export_aiperf_aggregate.json"),
+            &json!({"metadata": {"client_fell_behind": false},
+                    "metrics": {"time_to_first_token_p95": {"mean": 5.0, "ci_low": 4.0, "ci_high": 6.0}}}),
+        );
+        write(
+            &d.join("search_iter_0001/profile_export_aiperf.json"),
+            &json!({"time_to_first_token": {"p95": 7.0}, "ringperf": kept(true)}),
+        );
+        write(
+            &d.join("search_iter_0002/profile_runs/run_0001/profile_export_aiperf.json"),
+            &json!({"time_to_first_token": {"p95": 9.0}, "ringperf": kept(false)}),
+        );
+        write(
+            &d.join("profile_runs/trial_0001/search_iter_0003/profile_export_aiperf.json"),
+            &json!({"time_to_first_token": {"p95": 11.0}}),
+        );
+        // Iteration 4 wrote nothing: a note names where it was looked for.
+        let s = read_sweep(d).unwrap();
+        assert_eq!(s.kind, "max-concurrency-under-sla");
+        let p95: Vec<f64> = s
+            .variations
+            .iter()
+            .map(|v| v.stat("time_to_first_token", "p95").unwrap().mean)
+            .collect();
+        assert_eq!(p95, [5.0, 7.0, 9.0, 11.0]);
+        let behind: Vec<bool> = s.variations.iter().map(|v| v.fell_behind).collect();
+        assert_eq!(behind, [false, false, true, true]);
+        assert_eq!(s.chosen, Some((1, "best feasible trial".to_string())));
+        assert_eq!(s.variations[1].label, "#1 concurrency 2");
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.starts_with("search_iter_0004: no")),
+            "{:?}",
+            s.notes
+        );
+    }
+
+    /// The grid search's answer is `sla_breach.json`'s `max_passing_concurrency`.
+    #[test]
+    fn a_grid_search_answer_is_its_sla_breach_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let combo = |c: u64| json!({"parameters": {"concurrency": c}, "metrics": {}});
+        write(
+            &d.join(SWEEP_FILES[0]),
+            &json!({"per_combination_metrics": [combo(1), combo(2), combo(4)]}),
+        );
+        write(
+            &d.join(SLA_BREACH_FILE),
+            &json!({"swept_param": "phases.profiling.concurrency", "max_passing_concurrency": 2}),
+        );
+        let s = read_sweep(d).unwrap();
+        assert_eq!(s.kind, "max-concurrency-under-sla");
+        let (i, why) = s.chosen.unwrap();
+        assert_eq!(s.variations[i].label, "concurrency 2");
+        assert_eq!(
+            why,
+            "max_passing_concurrency (sweep_aggregate/sla_breach.json)"
+        );
+        // No value met the SLA: nothing is chosen.
+        write(
+            &d.join(SLA_BREACH_FILE),
+            &json!({"swept_param": "phases.profiling.concurrency", "max_passing_concurrency": null}),
+        );
+        assert_eq!(read_sweep(d).unwrap().chosen, None);
     }
 
     #[test]
