@@ -290,9 +290,22 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     let mut reasons = Vec::new();
     let mut shared_cores = Vec::new();
     let lag_limit = limits.lag_p99_ns as f64;
-    // The workers' wait for a CPU (the mock's threads or another process held it) can account
-    // for a lag up to its length.
-    let cpu_wait = observed.run_queue_wait_ns.map(|ns| ns as f64);
+    // The workers' wait for a CPU can account for a lag up to its length when someone else held
+    // the CPU: the embedded mock's threads, or other processes — which must have used at least
+    // that much CPU time on the workers' cores (on the host, when no worker was pinned). A wait
+    // for the client's own other threads (the aggregator, a trace's producer) is the client's.
+    let others = if observed.shares_cores_with_mock {
+        Some(f64::INFINITY)
+    } else {
+        observed
+            .host
+            .as_ref()
+            .map(|h| h.other_cpu_on_worker_cores_ns.unwrap_or(h.other_cpu_ns) as f64)
+    };
+    let cpu_wait = observed
+        .run_queue_wait_ns
+        .zip(others)
+        .map(|(ns, others)| (ns as f64).min(others));
     for (what, lag) in [
         ("dispatch", &observed.dispatch_lag),
         ("receive", &observed.receive_lag),
@@ -757,8 +770,20 @@ mod tests {
         // A wait shorter than the lag cannot account for it: the client's own.
         let short = judge(observed(true, 3), Limits::new(Some(1_000_000)));
         assert!(!short.kept_up && short.fails_run() && short.shared_cores.is_empty());
-        // Without the embedded mock the same wait is the host's: another process held the CPU.
-        let apart = judge(observed(false, 4), Limits::new(Some(1_000_000)));
+        // Without the embedded mock the same wait is the host's when other processes used at
+        // least that much CPU on the workers' cores.
+        let busy_host = Some(HostLoad {
+            other_cpu_ns: 900_000_000,
+            other_cpu_on_worker_cores_ns: Some(500_000_000),
+            ..HostLoad::default()
+        });
+        let apart = judge(
+            Observed {
+                host: busy_host,
+                ..observed(false, 4)
+            },
+            Limits::new(Some(1_000_000)),
+        );
         assert!(apart.kept_up && !apart.fails_run(), "{apart:?}");
         assert!(
             apart
@@ -767,6 +792,21 @@ mod tests {
             "{}",
             apart.line()
         );
+        // Without that evidence the wait was for the client's own threads: its own lag.
+        let own_threads = judge(
+            Observed {
+                host: Some(HostLoad {
+                    other_cpu_ns: 900_000_000,
+                    other_cpu_on_worker_cores_ns: Some(3_000_000),
+                    ..HostLoad::default()
+                }),
+                ..observed(false, 4)
+            },
+            Limits::new(Some(1_000_000)),
+        );
+        assert!(!own_threads.kept_up && own_threads.fails_run());
+        let unknown_host = judge(observed(false, 4), Limits::new(Some(1_000_000)));
+        assert!(!unknown_host.kept_up && unknown_host.shared_cores.is_empty());
         // Unknown wait: nothing is attributed.
         let unknown = judge(
             Observed {
