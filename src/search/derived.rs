@@ -238,7 +238,9 @@ fn breaches(metrics: &Value, filters: &[SlaFilter]) -> Vec<Value> {
 }
 
 /// `sla_breach.json`: rows grouped by swept value (a value is feasible only when every row of
-/// it is), ascending.
+/// it is), ascending. A row whose client fell behind (ringperf's `client_fell_behind` in the
+/// sweep file) is not feasible whatever its figures, and its point says so
+/// (`"client_fell_behind": true`, ringperf's addition), as the answer line leaves it out.
 fn sla_breach(doc: &Value, filters: &[SlaFilter], path: &str) -> Result<Value, DerivedError> {
     let l = leaf(path);
     let all_rows = rows(doc);
@@ -261,10 +263,15 @@ fn sla_breach(doc: &Value, filters: &[SlaFilter], path: &str) -> Result<Value, D
     let mut grouped: Vec<(f64, Map<String, Value>)> = Vec::new();
     for (x, r) in keyed {
         let found = breaches(&r["metrics"], filters);
+        let behind = r["client_fell_behind"] == json!(true);
+        let passes = found.is_empty() && !behind;
         match grouped.last_mut().filter(|g| g.0 == x) {
             Some((_, p)) => {
-                let ok = p["feasible"].as_bool() == Some(true) && found.is_empty();
+                let ok = p["feasible"].as_bool() == Some(true) && passes;
                 p.insert("feasible".into(), json!(ok));
+                if behind {
+                    p.insert("client_fell_behind".into(), json!(true));
+                }
                 if let Some(Value::Array(b)) = p.get_mut("breaches") {
                     b.extend(found);
                 }
@@ -272,8 +279,11 @@ fn sla_breach(doc: &Value, filters: &[SlaFilter], path: &str) -> Result<Value, D
             None => {
                 let mut p = Map::new();
                 p.insert(l.to_owned(), r["parameters"][key].clone());
-                p.insert("feasible".into(), json!(found.is_empty()));
+                p.insert("feasible".into(), json!(passes));
                 p.insert("breaches".into(), Value::Array(found));
+                if behind {
+                    p.insert("client_fell_behind".into(), json!(true));
+                }
                 grouped.push((x, p));
             }
         }
@@ -990,6 +1000,23 @@ mod tests {
             json!({"concurrency": 1, "feasible": true, "breaches": []})
         );
         assert_eq!(got["filters"].as_array().unwrap().len(), 2);
+        // A point whose client fell behind is not feasible, whatever its figures, and says so.
+        let mut behind = row(c(2), m(60.0, Some(0.0)));
+        behind["client_fell_behind"] = json!(true);
+        let doc = json!({"per_combination_metrics": [row(c(1), m(50.0, Some(0.0))), behind]});
+        let d = Derivation::SlaBreach {
+            filters: filters(),
+            swept_param: "phases.profiling.concurrency".into(),
+        };
+        let got = derive(&d, &doc).unwrap().unwrap();
+        assert_eq!(got["max_passing_concurrency"], 1);
+        assert_eq!(got["first_failing_concurrency"], 2);
+        let pts = got["all_points"].as_array().unwrap();
+        assert_eq!(
+            pts[1],
+            json!({"concurrency": 2, "feasible": false, "breaches": [],
+                   "client_fell_behind": true})
+        );
         // Every point within: no failing value, monotonic.
         let easy = json!({"per_combination_metrics": [row(c(1), m(50.0, Some(0.0)))]});
         let d = Derivation::SlaBreach {

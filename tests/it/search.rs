@@ -727,6 +727,17 @@ fn points_where_the_client_fell_behind_are_excluded_and_named() {
         .count();
     assert_eq!(marked, 2, "{table}");
     assert!(stdout.contains("Sweep Table: "), "{stdout}");
+    // The grid's sla_breach.json agrees with the answer: no point passes, each marked.
+    let breach = read_json(&grid.path().join("sweep_aggregate/sla_breach.json"));
+    assert_eq!(
+        breach["max_passing_concurrency"],
+        serde_json::Value::Null,
+        "{breach}"
+    );
+    for p in breach["all_points"].as_array().unwrap() {
+        assert_eq!(p["feasible"], false, "{p}");
+        assert_eq!(p["client_fell_behind"], true, "{p}");
+    }
 
     let adaptive = tempfile::tempdir().unwrap();
     let stdout = run(adaptive.path(), &["--search-max-iterations", "2"]);
