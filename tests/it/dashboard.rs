@@ -64,6 +64,7 @@ fn done_count(screen: &str) -> Option<u64> {
 }
 
 #[test]
+#[cfg_attr(missing_tool_tmux, ignore = "tmux is not on PATH (docs/testing.md)")]
 fn the_dashboard_draws_the_run_and_q_stops_it_gracefully() {
     if !common::require_tool(
         "tmux",

@@ -101,6 +101,10 @@ fn without_kernel_stamps_the_run_falls_back_to_user_stamps_and_says_so_once() {
 /// answered, and the verdict fails with one reason naming the limit (exit code 5 with
 /// `--max-client-lag-us`, set high so that the lag alone would pass).
 #[test]
+#[cfg_attr(
+    missing_tool_prlimit,
+    ignore = "prlimit is not on PATH (docs/testing.md)"
+)]
 fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() {
     let present = std::process::Command::new("prlimit")
         .arg("--version")
@@ -341,6 +345,10 @@ fn on_core_zero(addr: std::net::SocketAddr, dir: &Path) -> Output {
 /// enforced. The same run alone is not blamed on the client either (it keeps up, or, when other
 /// processes ran on its core meanwhile, says so the same way).
 #[test]
+#[cfg_attr(
+    missing_tool_taskset,
+    ignore = "taskset is not on PATH (docs/testing.md)"
+)]
 fn a_busy_loop_on_the_clients_core_is_the_hosts_lag_not_the_clients() {
     let present =
         common::tool_runs("taskset", "--version") && common::tool_runs("yes", "--version");

@@ -31,6 +31,10 @@ fn run_limited(
 }
 
 #[test]
+#[cfg_attr(
+    missing_tool_prlimit,
+    ignore = "prlimit is not on PATH (docs/testing.md)"
+)]
 fn a_concurrency_over_the_descriptor_limit_is_refused_before_any_request() {
     let present = std::process::Command::new("prlimit")
         .arg("--version")

@@ -194,6 +194,10 @@ fn has_ffmpeg() -> bool {
 /// A 1.5 s clip of 32×24 at 4 fps per request, made by the system's FFmpeg, in WebM and in MP4:
 /// ffprobe counts int(1.5 × 4) = 6 frames at 4 fps in what the mock received.
 #[test]
+#[cfg_attr(
+    missing_tool_ffmpeg,
+    ignore = "ffmpeg is not on PATH (docs/testing.md)"
+)]
 fn video_holds_duration_times_fps_frames() {
     if !has_ffmpeg() {
         return;
@@ -271,6 +275,10 @@ fn video_bytes(e: &TruthEntry, format: &str) -> Vec<u8> {
 /// as the clip, in the container's default codec (Vorbis in WebM at the asked rate, Opus in MP4,
 /// which always encodes at 48 kHz) or the one asked; without it, no audio stream at all.
 #[test]
+#[cfg_attr(
+    missing_tool_ffmpeg,
+    ignore = "ffmpeg is not on PATH (docs/testing.md)"
+)]
 fn video_audio_track_has_the_asked_shape() {
     if !has_ffmpeg() {
         return;
@@ -331,6 +339,10 @@ fn video_audio_track_has_the_asked_shape() {
 /// MP3 clips (through FFmpeg) at 16 or 24 kHz: the mock reads the rate from the frame headers
 /// and counts the frames' samples; an encoder adds at most a few frames of delay and padding.
 #[test]
+#[cfg_attr(
+    missing_tool_ffmpeg,
+    ignore = "ffmpeg is not on PATH (docs/testing.md)"
+)]
 fn mp3_audio_decodes_to_the_asked_rate_and_length() {
     if !has_ffmpeg() {
         return;

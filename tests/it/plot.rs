@@ -973,6 +973,10 @@ fn chromium_cmd(bin: &Path, profile_dir: &Path) -> Command {
 }
 
 #[test]
+#[cfg_attr(
+    missing_tool_chromium,
+    ignore = "chromium is not on PATH (docs/testing.md)"
+)]
 fn headless_chromium_renders_the_charts() {
     let bin = chromium();
     if !common::require_tool(

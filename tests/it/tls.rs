@@ -546,6 +546,10 @@ fn the_clock_reading_of_an_expiry_refusal_is_blanked_and_nothing_else() {
 /// The certificate `openssl req -x509` makes by default is `CA:TRUE`; trusted itself, it is
 /// accepted (as curl and AIPerf accept it), with an RSA key and with an EC P-256 key.
 #[test]
+#[cfg_attr(
+    missing_tool_openssl,
+    ignore = "openssl is not on PATH (docs/testing.md)"
+)]
 fn openssl_default_self_signed_certificates_are_accepted() {
     if !have_openssl() {
         return;
@@ -573,6 +577,10 @@ fn openssl_default_self_signed_certificates_are_accepted() {
 /// The binary trusts the openssl-made certificate through `SSL_CERT_FILE` and through an
 /// `SSL_CERT_DIR` directory (hashed by `openssl rehash`, as OpenSSL needs it).
 #[test]
+#[cfg_attr(
+    missing_tool_openssl,
+    ignore = "openssl is not on PATH (docs/testing.md)"
+)]
 fn the_binary_trusts_an_openssl_certificate_from_the_environment() {
     if !have_openssl() {
         return;
@@ -634,6 +642,10 @@ fn https_mock_with(tls: MockTls) -> MockServer {
 /// The shape mkcert makes: a local CA (trusted) and a leaf it signs (`CA:FALSE`, serverAuth,
 /// names only in subjectAltName, no CN).
 #[test]
+#[cfg_attr(
+    missing_tool_openssl,
+    ignore = "openssl is not on PATH (docs/testing.md)"
+)]
 fn a_mkcert_style_ca_and_leaf_are_accepted() {
     if !have_openssl() {
         return;
@@ -785,6 +797,10 @@ fn an_expired_self_signed_anchor_is_refused() {
 
 /// A trusted openssl-made self-signed certificate for another address is refused for its name.
 #[test]
+#[cfg_attr(
+    missing_tool_openssl,
+    ignore = "openssl is not on PATH (docs/testing.md)"
+)]
 fn a_self_signed_anchor_for_another_name_is_refused() {
     if !have_openssl() {
         return;
@@ -811,6 +827,10 @@ fn a_self_signed_anchor_for_another_name_is_refused() {
 /// A trusted openssl-made self-signed certificate whose signature is damaged (one bit of its
 /// last byte) is refused, though it is byte-equal to the trusted one.
 #[test]
+#[cfg_attr(
+    missing_tool_openssl,
+    ignore = "openssl is not on PATH (docs/testing.md)"
+)]
 fn a_self_signed_anchor_with_a_bad_signature_is_refused() {
     if !have_openssl() {
         return;
@@ -861,6 +881,10 @@ fn a_self_signed_anchor_with_a_bad_signature_is_refused() {
 /// A certificate with only a CN (no subjectAltName) is refused with a message saying why (AIPerf
 /// refuses it too for an IP address).
 #[test]
+#[cfg_attr(
+    missing_tool_openssl,
+    ignore = "openssl is not on PATH (docs/testing.md)"
+)]
 fn a_certificate_without_subject_alt_name_is_refused_with_the_reason() {
     if !have_openssl() {
         return;
