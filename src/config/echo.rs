@@ -95,12 +95,16 @@ fn float(x: f64) -> Value {
     json!(x)
 }
 
-/// `tokenizer`: each of the group's flags that was given, under AIPerf's key.
+/// `tokenizer`: each of the group's flags that was given, under AIPerf's key; the builtin
+/// tokenizer ringperf picks for a placeholder model name (`--mock`'s `mock-model`) is echoed as
+/// given, as AIPerf's run of the same benchmark has to give it (`--tokenizer builtin`).
 fn tokenizer(e: &Echo) -> Value {
     let a = &e.plan.settings;
     let mut m = Map::new();
     if let Some(t) = &a.tokenizer {
         m.insert("name".into(), json!(t));
+    } else if super::tokenizer_spec(a).as_deref() == Some("builtin") {
+        m.insert("name".into(), json!("builtin"));
     }
     let o = &a.tokenizer_opts;
     if let Some(r) = o

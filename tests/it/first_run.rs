@@ -172,4 +172,7 @@ fn tables_in_aiperfs_order_and_paths_absolute() {
         j["input_config"]["artifacts"]["dir"],
         dir.display().to_string()
     );
+    // `--mock` without a model runs `mock-model` on the builtin tokenizer, which AIPerf's run of
+    // the same benchmark names (`--tokenizer builtin`).
+    assert_eq!(j["input_config"]["tokenizer"]["name"], "builtin");
 }

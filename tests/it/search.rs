@@ -40,6 +40,10 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
             "--concurrency-max",
             "8",
             "--no-server-metrics",
+            // The planner is the subject, not the verdict: one slow dispatch of 6 in a debug
+            // build on a loaded machine must not make a point infeasible.
+            "--max-client-lag-us",
+            "1000000",
         ],
         &[],
     );
@@ -169,6 +173,10 @@ fn grid_recipes_write_their_derived_files() {
         "--degradation-threshold",
         "0.5",
         "--no-server-metrics",
+        // The planner is the subject, not the verdict: one slow dispatch of 6 in a debug
+        // build on a loaded machine must not make a point infeasible.
+        "--max-client-lag-us",
+        "1000000",
     ];
     let out = profile_binary(&server, ramp.path(), 6, &ramp_args, &[]);
     let grid = tempfile::tempdir().unwrap();
@@ -182,6 +190,10 @@ fn grid_recipes_write_their_derived_files() {
         "--concurrency-max",
         "4",
         "--no-server-metrics",
+        // The planner is the subject, not the verdict: one slow dispatch of 6 in a debug
+        // build on a loaded machine must not make a point infeasible.
+        "--max-client-lag-us",
+        "1000000",
     ];
     profile_binary(&server, grid.path(), 6, &grid_args, &[]);
     server.stop();
@@ -355,7 +367,13 @@ fn profile_recipe(server: &ringperf_mock::mock::MockServer, dir: &std::path::Pat
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
         .args(["--tokenizer", "builtin", "--request-count", "4"])
-        .args(["--no-server-metrics", "--url"])
+        // The recipes are the subject, not the client-health verdict.
+        .args([
+            "--no-server-metrics",
+            "--max-client-lag-us",
+            "1000000",
+            "--url",
+        ])
         .arg(format!("http://{}", server.addr))
         .arg("--artifact-dir")
         .arg(dir)
@@ -608,6 +626,10 @@ fn sla_tiers_each_find_their_boundary_on_the_mock() {
             "--search-sla-tier",
             "loose:time_to_first_token:p95:lt:430",
             "--no-server-metrics",
+            // The planner is the subject, not the verdict: one slow dispatch of 6 in a debug
+            // build on a loaded machine must not make a point infeasible.
+            "--max-client-lag-us",
+            "1000000",
         ],
         &[],
     );

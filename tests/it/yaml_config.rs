@@ -866,7 +866,14 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
     let run = |dir: &std::path::Path, args: &[String]| {
         let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
             .args(args)
-            .args(["--ui", "none", "--no-server-metrics"])
+            // The search path is the subject, not the client-health verdict.
+            .args([
+                "--ui",
+                "none",
+                "--no-server-metrics",
+                "--max-client-lag-us",
+                "1000000",
+            ])
             .env("URL", format!("http://{}", server.addr))
             .env("OUT", dir)
             .output()
