@@ -33,6 +33,23 @@ pub const NEXT_SOON: u64 = 0;
 /// [`Dispatcher::next_ns`]: no credit is left to queue.
 pub const NEXT_NONE: u64 = u64::MAX;
 
+/// Every worker's credit queue of one phase. Made before the phase's start instant is taken:
+/// [`QUEUE_CAPACITY`] slots a worker take milliseconds to allocate and initialise, which would
+/// otherwise make the schedule's first credits late by as much.
+#[derive(Debug)]
+pub struct Queues(Vec<Arc<ArrayQueue<Credit>>>);
+
+impl Queues {
+    /// One queue per worker (one at least).
+    pub fn new(workers: usize) -> Self {
+        Self(
+            (0..workers.max(1))
+                .map(|_| Arc::new(ArrayQueue::new(QUEUE_CAPACITY)))
+                .collect(),
+        )
+    }
+}
+
 /// Where the dispatcher's credits come from.
 #[derive(Debug)]
 enum Source {
@@ -97,7 +114,7 @@ pub struct Dispatcher {
 impl Dispatcher {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        workers: usize,
+        queues: Queues,
         rate: f64,
         arrival: Arrival,
         seed: u64,
@@ -109,7 +126,7 @@ impl Dispatcher {
         let name = format!("timing.{}.arrivals", phase.as_str());
         let arrival_seed = child_seed(seed, &name);
         Self::with_source(
-            workers,
+            queues,
             Source::Arrivals {
                 arrivals: Box::new(Arrivals::new(rate, arrival, arrival_seed)),
                 rate,
@@ -128,7 +145,7 @@ impl Dispatcher {
     /// conversation, turn 0. Later turns are the workers' (see
     /// [`ringperf_workload::schedule::Replay::turn_due_ns`]).
     pub fn fixed_schedule(
-        workers: usize,
+        queues: Queues,
         schedule: Vec<ScheduleEntry>,
         phase: Phase,
         start_ns: u64,
@@ -136,7 +153,7 @@ impl Dispatcher {
         issue_deadline_ns: Option<u64>,
     ) -> Self {
         Self::with_source(
-            workers,
+            queues,
             Source::Schedule {
                 entries: schedule,
                 next: 0,
@@ -149,7 +166,7 @@ impl Dispatcher {
     }
 
     fn with_source(
-        workers: usize,
+        queues: Queues,
         source: Source,
         phase: Phase,
         start_ns: u64,
@@ -157,9 +174,7 @@ impl Dispatcher {
         issue_deadline_ns: Option<u64>,
     ) -> Self {
         Self {
-            queues: (0..workers.max(1))
-                .map(|_| Arc::new(ArrayQueue::new(QUEUE_CAPACITY)))
-                .collect(),
+            queues: queues.0,
             fed: Arc::new(AtomicBool::new(false)),
             next_ns: Arc::new(AtomicU64::new(NEXT_SOON)),
             source,
@@ -246,7 +261,7 @@ impl Dispatcher {
     /// ([`ringperf_engine::worker::TurnTiming::user_centric`]).
     #[allow(clippy::too_many_arguments)]
     pub fn users(
-        workers: usize,
+        queues: Queues,
         plan: &UserCentric,
         mean_turns: f64,
         turns: Vec<u32>,
@@ -261,7 +276,7 @@ impl Dispatcher {
         initial.sort_by_key(|u| std::cmp::Reverse((u.start_offset_ns, u.order)));
         let picker = TemplatePicker::with_sampling(turns.len(), seed, sampling);
         Self::with_source(
-            workers,
+            queues,
             Source::Users(Box::new(Users {
                 initial,
                 spawner,
@@ -431,7 +446,7 @@ mod tests {
     #[test]
     fn deals_round_robin_with_lookahead_and_limit() {
         let mut d = Dispatcher::new(
-            2,
+            Queues::new(2),
             100.0,
             Arrival::Constant,
             1,
@@ -453,7 +468,7 @@ mod tests {
     #[test]
     fn stops_at_the_duration_and_waits_for_the_clock() {
         let mut d = Dispatcher::new(
-            1,
+            Queues::new(1),
             10.0,
             Arrival::Constant,
             1,
@@ -477,7 +492,7 @@ mod tests {
         // are its own, dealt over its workers by local number.
         let make = || {
             Dispatcher::new(
-                2,
+                Queues::new(2),
                 1_000.0,
                 Arrival::Gamma { smoothness: 0.5 },
                 9,
@@ -538,8 +553,14 @@ mod tests {
                 offset_ns: 200_000_000,
             },
         ];
-        let mut d =
-            Dispatcher::fixed_schedule(2, schedule, Phase::Profiling, 1_000, u64::MAX, None);
+        let mut d = Dispatcher::fixed_schedule(
+            Queues::new(2),
+            schedule,
+            Phase::Profiling,
+            1_000,
+            u64::MAX,
+            None,
+        );
         d.feed(1_000, false);
         assert!(!d.is_fed(), "200 ms is beyond the lookahead");
         d.feed(1_000 + 200_000_000, false);
@@ -572,8 +593,14 @@ mod tests {
                 offset_ns: 15_000_000_000,
             },
         ];
-        let mut d =
-            Dispatcher::fixed_schedule(1, schedule, Phase::Profiling, 1_000, u64::MAX, None);
+        let mut d = Dispatcher::fixed_schedule(
+            Queues::new(1),
+            schedule,
+            Phase::Profiling,
+            1_000,
+            u64::MAX,
+            None,
+        );
         // Nothing generated yet: a worker must look soon.
         assert_eq!(d.next_ns.load(Ordering::Acquire), NEXT_SOON);
         assert_eq!(d.next_feed_ns(1_000), Some(1_000));
@@ -597,7 +624,14 @@ mod tests {
                 offset_ns: 0,
             })
             .collect();
-        let mut d = Dispatcher::fixed_schedule(1, schedule, Phase::Profiling, 0, u64::MAX, None);
+        let mut d = Dispatcher::fixed_schedule(
+            Queues::new(1),
+            schedule,
+            Phase::Profiling,
+            0,
+            u64::MAX,
+            None,
+        );
         d.feed(0, false);
         assert!(!d.is_fed());
         assert_eq!(d.queues[0].len(), QUEUE_CAPACITY);
@@ -614,7 +648,7 @@ mod tests {
             })
             .collect();
         let mut d = Dispatcher::fixed_schedule(
-            1,
+            Queues::new(1),
             schedule.clone(),
             Phase::Profiling,
             0,
@@ -624,7 +658,8 @@ mod tests {
         d.feed(0, false);
         assert!(d.is_fed());
         assert_eq!(drain(&d).len(), 3); // 0, 10, 20 ms; 30 ms is past the deadline
-        let mut d = Dispatcher::fixed_schedule(1, schedule, Phase::Profiling, 0, 2, None);
+        let mut d =
+            Dispatcher::fixed_schedule(Queues::new(1), schedule, Phase::Profiling, 0, 2, None);
         d.feed(0, false);
         assert_eq!(drain(&d).len(), 2);
     }
@@ -638,8 +673,17 @@ mod tests {
         // (500 ms, 5.5/s): 681.8, kept. So the second credit goes at 557.1 ms; the next is
         // one interval at 5.5/s later (681.8 ms) unless update 6 (600 ms, 6.4/s) pulls it to
         // 0.6 + 156.25 = 756.25 — it does not (681.8 < 756.25).
-        let mut d = Dispatcher::new(1, 10.0, Arrival::Constant, 1, Phase::Profiling, 0, 3, None)
-            .with_rate_ramp(Duration::from_secs(1));
+        let mut d = Dispatcher::new(
+            Queues::new(1),
+            10.0,
+            Arrival::Constant,
+            1,
+            Phase::Profiling,
+            0,
+            3,
+            None,
+        )
+        .with_rate_ramp(Duration::from_secs(1));
         d.feed(10_000_000_000, false);
         let t: Vec<u64> = drain(&d).iter().map(|c| c.intended_ns).collect();
         let want = [0.0, 0.2e9 + 1e9 / 2.8, 0.2e9 + 1e9 / 2.8 + 1e9 / 5.5];
@@ -652,7 +696,7 @@ mod tests {
     #[test]
     fn ramp_reaches_the_target_rate() {
         let mut d = Dispatcher::new(
-            1,
+            Queues::new(1),
             100.0,
             Arrival::Constant,
             1,

@@ -77,6 +77,10 @@ pub(super) fn run_phases(
         .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
     open_warm_pool(cfg, shared, workers, first, p);
     let dashboard = start_dashboard(cfg, progress, control, collectors.gpu.is_some());
+    // Each phase's credit queues are made before its start instant is taken (milliseconds of
+    // allocation that would make its first credits late).
+    let queues = || dispatch::Queues::new(workers.len());
+    let mut first_queues = Some(queues());
     // `--start-at`: every shard waits for the shared instant; the first phase starts there.
     let start_at = shard::wait_for_start(cfg, shared);
     let mut origin = start_at;
@@ -94,7 +98,7 @@ pub(super) fn run_phases(
             workers,
             (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
             progress,
-            at.mono_ns,
+            (first_queues.take().unwrap_or_else(queues), at.mono_ns),
             board,
             sessions,
         );
@@ -118,6 +122,7 @@ pub(super) fn run_phases(
     let profiling = profiling && profiler_failed.is_none();
     // The phase's start, on the clock every record's stamps are converted with: the manifest's
     // `start_ns` is the schedule's origin, to the nanosecond.
+    let profiling_queues = first_queues.take().unwrap_or_else(queues);
     let at = origin.unwrap_or_else(|| shard::Origin::now(shared.clock));
     let first = u8::from(warmup.is_some());
     let mut later = Vec::new();
@@ -131,7 +136,7 @@ pub(super) fn run_phases(
             workers,
             (Phase::Profiling, first, &cfg.profiling_name, p),
             progress,
-            at.mono_ns,
+            (profiling_queues, at.mono_ns),
             board,
             sessions,
         );
@@ -145,6 +150,7 @@ pub(super) fn run_phases(
             open_warm_pool(cfg, shared, workers, Phase::Profiling, p);
             let index = first + 1 + i as u8;
             collectors.next_profiling_phase(index);
+            let phase_queues = queues();
             let at = shard::Origin::now(shared.clock);
             sessions = run_phase(
                 cfg,
@@ -152,7 +158,7 @@ pub(super) fn run_phases(
                 workers,
                 (Phase::Profiling, index, &named.name, p),
                 progress,
-                at.mono_ns,
+                (phase_queues, at.mono_ns),
                 board,
                 sessions,
             );
@@ -257,14 +263,14 @@ fn run_phase(
     workers: &Workers,
     (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
-    start: u64,
+    (queues, start): (dispatch::Queues, u64),
     board: &ringperf_metrics::lab::timing::PhaseBoard,
     first_session: u64,
 ) -> u64 {
     let n = workers.len();
     let mut planner = Planner::new(cfg, shared, p, (phase, index), n, start);
     planner.first_session = first_session;
-    let (mut plans, mut feeder) = planner.plans();
+    let (mut plans, mut feeder) = planner.plans(queues);
     let started = plans.first().map(|p| p.counters.started.clone());
     if let Some(c) = plans.first().map(|p| &p.counters) {
         let shard = cfg.shard.shard;
@@ -399,16 +405,19 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// The phase's plans, by its timing mode and load.
-    fn plans(&self) -> Plans {
+    /// The phase's plans, by its timing mode and load; an open loop's credits go through
+    /// `queues` (made before the phase's start was taken).
+    fn plans(&self, queues: dispatch::Queues) -> Plans {
         match (self.p.timing.mode, self.p.load) {
-            (TimingMode::FixedSchedule(fixed), load) => self.fixed_schedule(fixed, cap_of(load)),
+            (TimingMode::FixedSchedule(fixed), load) => {
+                self.fixed_schedule(fixed, cap_of(load), queues)
+            }
             (TimingMode::UserCentric { rate, users }, load) => {
-                self.user_centric(rate, users, cap_of(load))
+                self.user_centric(rate, users, cap_of(load), queues)
             }
             (TimingMode::Load, Load::Concurrency(c)) => (self.closed_loop(c), None),
             (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
-                self.open_loop(rate, arrival, cap)
+                self.open_loop(rate, arrival, cap, queues)
             }
         }
     }
@@ -459,7 +468,12 @@ impl<'a> Planner<'a> {
     }
 
     /// `--fixed-schedule`: first turns at their trace timestamps.
-    fn fixed_schedule(&self, fixed: FixedSchedule, cap: Option<u64>) -> Plans {
+    fn fixed_schedule(
+        &self,
+        fixed: FixedSchedule,
+        cap: Option<u64>,
+        queues: dispatch::Queues,
+    ) -> Plans {
         // Built and checked before the run (`fixed_schedule_of`), so it cannot fail here.
         let (replay, entries) = fixed.build_for(&self.shared.dataset).unwrap_or_else(|_| {
             (
@@ -471,7 +485,7 @@ impl<'a> Planner<'a> {
             )
         });
         let d = dispatch::Dispatcher::fixed_schedule(
-            self.n,
+            queues,
             entries,
             self.phase,
             self.start,
@@ -494,7 +508,13 @@ impl<'a> Planner<'a> {
     }
 
     /// `--user-centric-rate`: `users` users, each starting its sessions at its own pace.
-    fn user_centric(&self, rate: f64, users: u64, cap: Option<u64>) -> Plans {
+    fn user_centric(
+        &self,
+        rate: f64,
+        users: u64,
+        cap: Option<u64>,
+        queues: dispatch::Queues,
+    ) -> Plans {
         let uc = ringperf_workload::schedule::UserCentric::new(rate, users);
         let turns: Vec<u32> = self
             .shared
@@ -509,7 +529,7 @@ impl<'a> Planner<'a> {
             turns.iter().map(|&t| f64::from(t)).sum::<f64>() / turns.len() as f64
         };
         let d = dispatch::Dispatcher::users(
-            self.n,
+            queues,
             &uc,
             mean_turns,
             turns,
@@ -562,9 +582,15 @@ impl<'a> Planner<'a> {
     }
 
     /// `--request-rate`: an open loop at `rate` requests a second, at most `cap` in flight.
-    fn open_loop(&self, rate: f64, arrival: Arrival, cap: Option<u64>) -> Plans {
+    fn open_loop(
+        &self,
+        rate: f64,
+        arrival: Arrival,
+        cap: Option<u64>,
+        queues: dispatch::Queues,
+    ) -> Plans {
         let mut d = dispatch::Dispatcher::new(
-            self.n,
+            queues,
             rate,
             arrival,
             self.cfg.seed,
