@@ -5,7 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use ringperf_wire::prom::{
-    Entry, Lexer, MetricType, ParseError, Scrape, SeriesValue, is_skipped_family_name, parse_scrape,
+    Entry, ErrorKind, Lexer, MetricType, ParseError, Scrape, SeriesValue, is_skipped_family_name,
+    parse_scrape,
 };
 
 /// A lexer item with its error offset made absolute.
@@ -93,8 +94,23 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(parse_scrape(data), parsed);
 
     let (whole, lex_error, _) = lex(data, 0);
-    // parse_scrape fails exactly when the lexer reports an error, and with that error.
-    assert_eq!(parsed.as_ref().err(), lex_error.as_ref());
+    // A malformed line is left out and counted: parse_scrape reads every other line. It fails
+    // only on invalid UTF-8 or when no line reads, with the first error; else the first error is
+    // its first malformed line's, and the count is the tolerant lexer's.
+    let tolerant: Vec<Item<'_>> = Lexer::tolerant(data).collect();
+    let errors: Vec<ParseError> = tolerant.iter().filter_map(|i| i.err()).collect();
+    let read = tolerant.iter().filter(|i| i.is_ok()).count();
+    assert_eq!(errors.first(), lex_error.as_ref());
+    match &parsed {
+        Err(e) => {
+            assert_eq!(Some(e), errors.first());
+            assert!(e.kind == ErrorKind::InvalidUtf8 || read == 0);
+        }
+        Ok(s) => {
+            assert_eq!(s.malformed.first.as_ref(), errors.first());
+            assert_eq!(s.malformed.lines as usize, errors.len());
+        }
+    }
 
     // Line-local: split after the newline closest to the middle and lex the halves in turn.
     // Invalid UTF-8 is reported for the whole page, so only valid text is split.

@@ -457,6 +457,38 @@ fn garbage_endpoint_is_disabled_and_others_carry_on() {
     assert!(doc["metrics"]["vllm:num_requests_running"]["series"][0]["endpoint_url"] == good_url);
 }
 
+/// One line of a page that does not parse (a sample whose value is not a number) costs that
+/// line, not the endpoint (#40 item 3): the page's other families are exported, the endpoint
+/// stays among the successful ones, the lines are counted in its `endpoint_info`, and one
+/// warning says so for the whole run (the endpoint used to be disabled for the run).
+#[test]
+fn a_malformed_line_costs_the_line_not_the_endpoint() {
+    let server = mock(MetricsMode::MalformedLine);
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile(&server, dir.path(), 10, &[]);
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("did not parse and were left out"), "{}", w[0]);
+    assert!(w[0].contains("InvalidValue"), "{}", w[0]);
+    let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    let url = format!("http://{}/metrics", server.addr);
+    assert_eq!(
+        doc["summary"]["endpoints_successful"],
+        serde_json::json!([url])
+    );
+    let metrics = doc["metrics"].as_object().expect("metrics");
+    assert!(metrics.contains_key("vllm:num_requests_running"));
+    assert_eq!(
+        metrics["mock_after_malformed"]["series"][0]["stats"]["avg"],
+        3.0
+    );
+    assert!(!metrics.contains_key("mock_malformed_gauge"));
+    let info = &doc["summary"]["endpoint_info"][url.as_str()];
+    let fetches = info["total_fetches"].as_u64().unwrap();
+    // One malformed line a page, every page counted.
+    assert_eq!(info["malformed_lines"].as_u64(), Some(fetches), "{info}");
+}
+
 #[test]
 fn slow_endpoint_never_delays_the_schedule() {
     // Each answer takes 400 ms; scrapes every 50 ms overlap instead of queueing behind it.

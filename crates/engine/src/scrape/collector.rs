@@ -927,6 +927,31 @@ pub(crate) fn set_phase_fields(rec: &mut ScrapeRecord, tag: PhaseTag<'_>) {
 /// Stores one parsed page of a scrape sent during `phase` and streams its JSONL line when it is
 /// a unique update.
 fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Option<(Phase, u8)>) {
+    if page.malformed.lines > 0 {
+        let first_time = {
+            let mut store = shared.store.borrow_mut();
+            let es = store.endpoint_mut(url);
+            let first = es.malformed_lines == 0;
+            es.malformed_lines += u64::from(page.malformed.lines);
+            first
+        };
+        // Said once per endpoint; the count is in its `endpoint_info.malformed_lines`.
+        if first_time {
+            let at = page
+                .malformed
+                .first
+                .map_or_else(String::new, |e| format!(" (the first: {e})"));
+            let line = format!(
+                "WARNING  {} {url}: {} line(s) of a page did not parse and were left out{at}; \
+                 the rest of the page is kept, and every such line is counted in the export's \
+                 endpoint_info.malformed_lines",
+                shared.role.label(),
+                page.malformed.lines
+            );
+            eprintln!("{line}");
+            shared.warnings.borrow_mut().push(line);
+        }
+    }
     if page.families.is_empty() {
         return;
     }

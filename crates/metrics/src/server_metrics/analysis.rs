@@ -594,6 +594,7 @@ pub fn endpoint_info_in(ep: &EndpointStore, range: Option<(u64, u64)>) -> Option
         duration_seconds: duration,
         avg_update_interval_ms: (n > 1).then(|| duration * 1000.0 / (n - 1) as f64),
         median_update_interval_ms: percentile_sorted(&gaps, 50.0).map(|ns| ns / 1e6),
+        malformed_lines: ep.malformed_lines,
     })
 }
 

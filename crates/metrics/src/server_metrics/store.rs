@@ -90,6 +90,9 @@ pub struct EndpointStore {
     pub fetch_phase_index: Vec<u8>,
     /// Series keyed by `(metric name, sorted labels)`.
     pub series: BTreeMap<(String, LabelSet), SeriesEntry>,
+    /// Lines of this endpoint's pages that did not parse and were left out (ringperf's
+    /// `endpoint_info.malformed_lines`).
+    pub malformed_lines: u64,
     last_hash: Option<u64>,
 }
 

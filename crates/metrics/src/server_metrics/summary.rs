@@ -266,4 +266,12 @@ pub struct EndpointInfo {
     /// Median gap between unique updates, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub median_update_interval_ms: Option<f64>,
+    /// ringperf's: lines of the endpoint's pages that did not parse and were left out (the
+    /// rest of each page was kept); written only when there were some.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub malformed_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

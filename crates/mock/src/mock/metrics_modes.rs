@@ -169,6 +169,12 @@ fn extras(m: MetricsMode, n: u64, page: &mut String) {
              mock_escaped_info{path=\"C:\\\\models\\\\q\",quote=\"say \\\"hi\\\"\",\
              multi=\"a\\nb\"} 1\n",
         ),
+        MetricsMode::MalformedLine => page.push_str(
+            "mock_malformed_gauge{a=\"1\"} not_a_number\n\
+             # HELP mock_after_malformed A gauge after a malformed line.\n\
+             # TYPE mock_after_malformed gauge\n\
+             mock_after_malformed 3\n",
+        ),
         MetricsMode::PageCounter => {
             page.push_str(
                 "# HELP mock_metrics_pages_total Metrics pages served so far, this one included.\n\
@@ -219,6 +225,17 @@ mod tests {
     #[test]
     fn garbage_is_not_prometheus() {
         assert!(parse_scrape(GARBAGE.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn a_malformed_line_is_left_out_and_the_rest_read() {
+        let mut p = String::new();
+        extras(MetricsMode::MalformedLine, 1, &mut p);
+        let s = parse_scrape(p.as_bytes()).unwrap();
+        assert_eq!(s.malformed.lines, 1);
+        let f = family(&s, "mock_after_malformed").expect("the gauge after the bad line");
+        assert_eq!(f.series[0].1, SeriesValue::Scalar(3.0));
+        assert!(family(&s, "mock_malformed_gauge").is_none());
     }
 
     #[test]

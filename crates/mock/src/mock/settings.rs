@@ -216,6 +216,9 @@ pub enum MetricsMode {
     /// The vLLM page plus `mock_escaped_info` with a HELP text and label values holding `\"`,
     /// `\\` and `\n` escapes.
     Escapes,
+    /// The vLLM page plus one malformed line (a sample whose value is not a number) and, after
+    /// it, the gauge `mock_after_malformed = 3`.
+    MalformedLine,
     /// The vLLM page plus `series` samples of the gauge `mock_shard_load{shard="i"} = i`.
     ManySeries {
         /// Number of series.

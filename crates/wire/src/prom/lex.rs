@@ -1,7 +1,8 @@
 //! Line-level lexer for the Prometheus text (0.0.4) and OpenMetrics text formats.
 //!
 //! [`Lexer`] is an iterator of borrowed [`Entry`] values: it never allocates, never panics and
-//! stops at the first malformed line with a [`ParseError`] carrying the byte offset.
+//! stops at the first malformed line with a [`ParseError`] carrying the byte offset;
+//! [`Lexer::tolerant`] reports each malformed line and goes on with the next one.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -231,13 +232,15 @@ pub enum Entry<'a> {
     Eof,
 }
 
-/// Iterator over the entries of a page. After an error or `# EOF` it yields nothing more.
+/// Iterator over the entries of a page. After an error or `# EOF` it yields nothing more
+/// (a [`Lexer::tolerant`] one goes on after a malformed line; invalid UTF-8 still ends it).
 #[derive(Clone, Debug)]
 pub struct Lexer<'a> {
     text: &'a str,
     pos: usize,
     done: bool,
     utf8_error: Option<ParseError>,
+    tolerant: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -250,6 +253,7 @@ impl<'a> Lexer<'a> {
                 pos: 0,
                 done: false,
                 utf8_error: None,
+                tolerant: false,
             },
             Err(e) => Self {
                 text: "",
@@ -259,7 +263,18 @@ impl<'a> Lexer<'a> {
                     offset: e.valid_up_to(),
                     kind: ErrorKind::InvalidUtf8,
                 }),
+                tolerant: false,
             },
+        }
+    }
+
+    /// As [`Lexer::new`], but a malformed line is reported (its error) and lexing goes on at
+    /// the next line: one bad line costs that line, not the page.
+    #[must_use]
+    pub fn tolerant(input: &'a [u8]) -> Self {
+        Self {
+            tolerant: true,
+            ..Self::new(input)
         }
     }
 }
@@ -293,7 +308,7 @@ impl<'a> Iterator for Lexer<'a> {
                     return Some(Ok(entry));
                 }
                 Err(e) => {
-                    self.done = true;
+                    self.done = !self.tolerant;
                     return Some(Err(e));
                 }
             }

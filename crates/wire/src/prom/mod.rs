@@ -59,6 +59,17 @@ pub struct Scrape {
     pub families: Vec<Family>,
     /// Families that had NaN/±Inf samples dropped (for a warn-once per metric).
     pub nonfinite: Vec<String>,
+    /// Lines that did not parse and were left out (the rest of the page is kept).
+    pub malformed: Malformed,
+}
+
+/// The malformed lines of a page that was read without them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Malformed {
+    /// How many.
+    pub lines: u32,
+    /// The first one's error (`None`: none).
+    pub first: Option<ParseError>,
 }
 
 /// True for family names the collector never records (`*_created`, `*_uptime`, `*_uptime_*`).
@@ -372,10 +383,12 @@ impl<'a> Grouper<'a> {
 }
 
 /// Parses one page into families with AIPerf's collection rules (docs/output-formats.md), by
-/// the OpenMetrics grouping ([`Dialect::OpenMetrics`]).
+/// the OpenMetrics grouping ([`Dialect::OpenMetrics`]). A malformed line is left out and counted
+/// ([`Scrape::malformed`]); the rest of the page is read.
 ///
 /// # Errors
-/// A [`ParseError`] with the byte offset of the first malformed line.
+/// The page is not valid UTF-8, or no line of it reads (it is not Prometheus text): the first
+/// error, with its byte offset.
 pub fn parse_scrape(input: &[u8]) -> Result<Scrape, ParseError> {
     parse_scrape_as(input, Dialect::OpenMetrics)
 }
@@ -390,10 +403,28 @@ pub fn parse_scrape_as(input: &[u8], dialect: Dialect) -> Result<Scrape, ParseEr
         dialect,
         ..Grouper::default()
     };
-    for entry in Lexer::new(input) {
-        g.entry(entry?);
+    let mut malformed = Malformed::default();
+    let mut read = 0usize;
+    for entry in Lexer::tolerant(input) {
+        match entry {
+            Ok(e) => {
+                read += 1;
+                g.entry(e);
+            }
+            Err(e) if e.kind == ErrorKind::InvalidUtf8 => return Err(e),
+            Err(e) => {
+                malformed.lines = malformed.lines.saturating_add(1);
+                malformed.first.get_or_insert(e);
+            }
+        }
+    }
+    if read == 0
+        && let Some(e) = malformed.first
+    {
+        return Err(e);
     }
     g.finish_current();
+    g.out.malformed = malformed;
     Ok(g.out)
 }
 

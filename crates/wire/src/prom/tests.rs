@@ -316,11 +316,43 @@ fn errors_carry_offsets() {
         ("m 1 abc\n", 4, ErrorKind::InvalidTimestamp),
     ];
     for (page, offset, kind) in cases {
-        let err = parse_scrape(page.as_bytes()).unwrap_err();
+        let err = Lexer::new(page.as_bytes())
+            .find_map(Result::err)
+            .expect("the lexer stops at the line");
         assert_eq!((err.offset, err.kind), (*offset, *kind), "{page:?}");
+        // The page reads without it when another line reads; alone, it is no page at all.
+        match parse_scrape(page.as_bytes()) {
+            Ok(s) => assert_eq!(s.malformed.first, Some(err), "{page:?}"),
+            Err(e) => assert_eq!(e, err, "{page:?}"),
+        }
     }
+    assert!(parse_scrape(b"ok 1\nbad{a=1} 2\n").is_ok());
     let err = parse_scrape(b"m 1\n\xff 2\n").unwrap_err();
     assert_eq!((err.offset, err.kind), (4, ErrorKind::InvalidUtf8));
+}
+
+/// A malformed line costs that line: the lines before and after it are read as if it were not
+/// there, and it is counted with its error; a page of which no line reads is an error.
+#[test]
+fn a_malformed_line_is_left_out_and_counted() {
+    let good = b"# TYPE a gauge\na{x=\"1\"} 1\n# TYPE b counter\nb_total 5\nc 7\n";
+    let bad = b"# TYPE a gauge\na{x=\"1\"} 1\na{x=\"2\"} one\n# TYPE b counter\nb_total 5\n\
+                c 7 8 9\nc 7\n";
+    let read = parse_scrape(good).expect("valid");
+    let mut with_bad = parse_scrape(bad).expect("read without its bad lines");
+    assert_eq!(with_bad.malformed.lines, 2);
+    let first = with_bad.malformed.first.expect("the first bad line");
+    assert_eq!(first.kind, ErrorKind::InvalidValue);
+    assert_eq!(&bad[first.offset..first.offset + 3], b"one");
+    with_bad.malformed = Default::default();
+    assert_eq!(with_bad, read);
+    // The tolerant lexer yields each bad line's error and goes on; the strict one stops.
+    let errors = Lexer::tolerant(bad).filter(Result::is_err).count();
+    assert_eq!(errors, 2);
+    assert_eq!(Lexer::new(bad).filter(Result::is_err).count(), 1);
+    // Nothing readable: not Prometheus text.
+    assert!(parse_scrape(b"<html>\n<body>no</body>\n</html>\n").is_err());
+    assert!(parse_scrape(b"").expect("empty").families.is_empty());
 }
 
 /// Blanks between the tokens of a sample line (`name {a = "1" , b="2"} 8`), which Go's `expfmt`

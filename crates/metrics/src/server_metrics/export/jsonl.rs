@@ -181,7 +181,7 @@ impl ScrapeRecord {
         }
         Scrape {
             families,
-            nonfinite: Vec::new(),
+            ..Scrape::default()
         }
     }
 

@@ -135,6 +135,9 @@ fn info_json(i: &EndpointInfo) -> Value {
     }
     m.insert("total_fetches".into(), i.total_fetches.into());
     m.insert("unique_updates".into(), i.unique_updates.into());
+    if i.malformed_lines > 0 {
+        m.insert("malformed_lines".into(), i.malformed_lines.into());
+    }
     Value::Object(m)
 }
 
