@@ -24,6 +24,8 @@ struct CoreTicks {
 /// The counters at one instant.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Snapshot {
+    /// When they were read (`CLOCK_MONOTONIC`, ns).
+    at_ns: u64,
     /// `cpuN` → its ticks.
     cores: HashMap<usize, CoreTicks>,
     /// This process's user + system ticks.
@@ -64,7 +66,12 @@ impl Snapshot {
                 }
             }
         }
-        Some(Self { cores, own, others })
+        Some(Self {
+            at_ns: ringperf_wire::clock::monotonic_raw_ns(),
+            cores,
+            own,
+            others,
+        })
     }
 
     /// What happened between `self` (at the workers' start) and `end`, on the workers' cores
@@ -119,6 +126,8 @@ impl Snapshot {
             other_cpu_ns: host_busy.saturating_sub(own) * tick_ns,
             other_cpu_on_worker_cores_ns: on_workers,
             steal_ns: steal * tick_ns,
+            span_ns: end.at_ns.saturating_sub(self.at_ns),
+            cores: steal_on.len() as u32,
             busiest,
         }
     }
@@ -215,11 +224,13 @@ mod tests {
     #[test]
     fn the_load_between_two_snapshots_is_what_other_processes_used() {
         let a = Snapshot {
+            at_ns: 1_000,
             cores: parse_proc_stat(STAT_A),
             own: 1_000,
             others: HashMap::from([(7, ("sh".into(), 50)), (9, ("ended".into(), 10))]),
         };
         let b = Snapshot {
+            at_ns: 1_000 + 5 * tick_of_test(),
             cores: parse_proc_stat(STAT_B),
             own: 1_200,
             others: HashMap::from([(7, ("sh".into(), 350)), (8, ("cc1".into(), 150))]),
@@ -229,6 +240,7 @@ mod tests {
         assert_eq!(load.other_cpu_ns, (390 + 110 - 200) * tick);
         assert_eq!(load.other_cpu_on_worker_cores_ns, Some((390 - 200) * tick));
         assert_eq!(load.steal_ns, 4 * tick);
+        assert_eq!((load.span_ns, load.cores), (5 * tick, 1));
         assert_eq!(
             load.busiest,
             [
@@ -248,6 +260,11 @@ mod tests {
         let loose = a.load_until(&b, &[], tick);
         assert_eq!(loose.other_cpu_on_worker_cores_ns, None);
         assert_eq!(loose.steal_ns, (4 + 1) * tick);
+        assert_eq!(loose.cores, 2);
+    }
+
+    fn tick_of_test() -> u64 {
+        10_000_000
     }
 
     #[test]

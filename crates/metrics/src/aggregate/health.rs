@@ -95,6 +95,10 @@ pub struct HostLoad {
     /// Time the hypervisor ran something else while the workers' cores (all cores when no
     /// worker was pinned) wanted to run, ns.
     pub steal_ns: u64,
+    /// Wall time between the two readings, ns.
+    pub span_ns: u64,
+    /// The cores the figures above are over: the workers' (all, when none was pinned).
+    pub cores: u32,
     /// The other processes that used the most CPU time, most first (at most three).
     pub busiest: Vec<OtherProcess>,
 }
@@ -110,7 +114,29 @@ pub struct OtherProcess {
     pub cpu_ns: u64,
 }
 
+/// The least share of the workers' cores other processes (and the hypervisor) must have taken
+/// over the run for a lag to be the host's: below it, the run had the cores nearly to itself.
+pub const HOST_BUSY_SHARE: f64 = 0.05;
+
 impl HostLoad {
+    /// CPU time other processes and the hypervisor took from the workers' cores (all cores when
+    /// none was pinned), ns.
+    pub fn taken_ns(&self) -> u64 {
+        self.other_cpu_on_worker_cores_ns
+            .unwrap_or(self.other_cpu_ns)
+            .saturating_add(self.steal_ns)
+    }
+
+    /// [`HostLoad::taken_ns`] as a share of those cores' time over the run (0 when unknown).
+    pub fn taken_share(&self) -> f64 {
+        let capacity = self.span_ns as f64 * f64::from(self.cores);
+        if capacity > 0.0 {
+            self.taken_ns() as f64 / capacity
+        } else {
+            0.0
+        }
+    }
+
     /// `other processes used 2.1 CPU-s on the workers' cores (4 CPU-s on the host; most: sh
     /// [pid 812] 1.3 s, …); the hypervisor stole 12 ms`.
     fn words(&self) -> String {
@@ -291,16 +317,20 @@ pub fn judge(observed: Observed, limits: Limits) -> ClientHealth {
     let mut shared_cores = Vec::new();
     let lag_limit = limits.lag_p99_ns as f64;
     // The workers' wait for a CPU can account for a lag up to its length when someone else held
-    // the CPU: the embedded mock's threads, or other processes — which must have used at least
-    // that much CPU time on the workers' cores (on the host, when no worker was pinned). A wait
-    // for the client's own other threads (the aggregator, a trace's producer) is the client's.
+    // the CPU: the embedded mock's threads, or other processes and the hypervisor — which must
+    // have taken a real share of the workers' cores over the run ([`HOST_BUSY_SHARE`]) and at
+    // least that much CPU time there (on the host, when no worker was pinned). A wait for the
+    // client's own other threads (the aggregator, a trace's producer) is the client's.
     let others = if observed.shares_cores_with_mock {
         Some(f64::INFINITY)
     } else {
-        observed
-            .host
-            .as_ref()
-            .map(|h| h.other_cpu_on_worker_cores_ns.unwrap_or(h.other_cpu_ns) as f64)
+        observed.host.as_ref().map(|h| {
+            if h.taken_share() >= HOST_BUSY_SHARE {
+                h.taken_ns() as f64
+            } else {
+                0.0
+            }
+        })
     };
     let cpu_wait = observed
         .run_queue_wait_ns
@@ -775,6 +805,8 @@ mod tests {
         let busy_host = Some(HostLoad {
             other_cpu_ns: 900_000_000,
             other_cpu_on_worker_cores_ns: Some(500_000_000),
+            span_ns: 1_000_000_000,
+            cores: 1,
             ..HostLoad::default()
         });
         let apart = judge(
@@ -798,6 +830,8 @@ mod tests {
                 host: Some(HostLoad {
                     other_cpu_ns: 900_000_000,
                     other_cpu_on_worker_cores_ns: Some(3_000_000),
+                    span_ns: 1_000_000_000,
+                    cores: 1,
                     ..HostLoad::default()
                 }),
                 ..observed(false, 4)
@@ -840,6 +874,8 @@ mod tests {
             other_cpu_ns: 4_000_000_000,
             other_cpu_on_worker_cores_ns: Some(2_130_000_000),
             steal_ns: 12_000_000,
+            span_ns: 3_000_000_000,
+            cores: 1,
             busiest: vec![
                 OtherProcess {
                     pid: 812,
@@ -878,12 +914,36 @@ mod tests {
             Observed {
                 dispatch_lag: Some(lag(10.0)),
                 run_queue_wait_ns: Some(19_000_000),
-                host: Some(host),
+                host: Some(host.clone()),
                 ..healthy()
             },
             Limits::new(Some(1_000_000)),
         );
         assert!(!own.kept_up && own.fails_run() && own.shared_cores.is_empty());
+        // Other processes that took 1% of the workers' core over the run (30 ms of 3 s) do not
+        // make a busy host, however long the workers waited: the wait was for the client's own
+        // threads.
+        let quiet = HostLoad {
+            other_cpu_ns: 30_000_000,
+            other_cpu_on_worker_cores_ns: Some(30_000_000),
+            steal_ns: 0,
+            busiest: Vec::new(),
+            ..host
+        };
+        assert!(quiet.taken_share() < HOST_BUSY_SHARE);
+        let client = judge(
+            Observed {
+                dispatch_lag: Some(lag(0.5)),
+                run_queue_wait_ns: Some(549_000_000),
+                host: Some(quiet),
+                ..healthy()
+            },
+            Limits::new(Some(300_000)),
+        );
+        assert!(
+            !client.kept_up && client.shared_cores.is_empty(),
+            "{client:?}"
+        );
         // Unpinned workers: only the host-wide figure, no steal said when there was none.
         let loose = HostLoad {
             other_cpu_ns: 500_000_000,

@@ -394,6 +394,8 @@ fn host_json(h: &HostLoad) -> Value {
             .map_or(Value::Null, Value::from),
     );
     m.insert("steal_ns".into(), Value::from(h.steal_ns));
+    m.insert("span_ns".into(), Value::from(h.span_ns));
+    m.insert("cores".into(), Value::from(h.cores));
     m.insert("busiest_processes".into(), Value::Array(busiest));
     Value::Object(m)
 }

@@ -311,6 +311,8 @@ fn summary_json_threads_and_client_health() {
                     other_cpu_ns: 30,
                     other_cpu_on_worker_cores_ns: None,
                     steal_ns: 0,
+                    span_ns: 1_000,
+                    cores: 2,
                     busiest: vec![health::OtherProcess {
                         pid: 7,
                         name: "vllm".into(),
@@ -341,7 +343,7 @@ fn summary_json_threads_and_client_health() {
                          "busiest_worker_busy_fraction": 0.5, "ring_stalls": 0,
                          "run_queue_wait_ns": 77,
                          "host": {"other_cpu_ns": 30, "other_cpu_on_worker_cores_ns": null,
-                                  "steal_ns": 0,
+                                  "steal_ns": 0, "span_ns": 1000, "cores": 2,
                                   "busiest_processes": [{"pid": 7, "name": "vllm",
                                                          "cpu_ns": 20}]}}
         })
