@@ -270,15 +270,16 @@ fn pages() -> Vec<String> {
 
 #[test]
 fn every_corpus_page_reads_as_prometheus_client_reads_it() {
-    let Some(py) = python() else {
-        assert!(!require_tool(
-            "prometheus_client",
-            false,
-            "skipped: no Python with prometheus_client (pip install prometheus_client; or set \
-             RINGPERF_PROM_PYTHON)",
-        ));
+    let py = python();
+    if !require_tool(
+        "prometheus_client",
+        py.is_some(),
+        "skipped: no Python with prometheus_client (pip install prometheus_client; or set \
+         RINGPERF_PROM_PYTHON)",
+    ) {
         return;
-    };
+    }
+    let py = py.unwrap();
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let pages = pages();
     assert!(pages.len() >= 40, "the corpus has {} pages", pages.len());
