@@ -41,6 +41,7 @@ mod outputs;
 mod plot;
 mod plot_sweep;
 mod pool;
+mod prom_corpus;
 mod random_prompt;
 mod receive;
 mod requests;
