@@ -57,18 +57,6 @@ enum Difference {
 /// The pages (paths relative to tests/data/) on which ringperf and `prometheus_client` differ,
 /// and how. The comment on each names the mismatch.
 const KNOWN: &[(&str, Difference)] = &[
-    // Mismatch: a label value with an escape other than `\\`, `\"` and `\n` (`"b\\a\z"`):
-    // `prometheus_client` keeps the backslash and the character (`b\a\z`), ringperf's lexer
-    // stops with InvalidEscape.
-    (
-        "prom-corpus/openmetrics-suite/escaping.om.txt",
-        Difference::OnlyRingperfRejects { line: 4 },
-    ),
-    // Mismatch: the same, `\f` in `a1_total{foo="\foo",bar="baz"}` (Python reads `\foo`).
-    (
-        "prom-corpus/openmetrics-suite/label_escaping.om.txt",
-        Difference::OnlyRingperfRejects { line: 6 },
-    ),
     // Mismatch (OpenMetrics only): a blank line, which the OpenMetrics parser rejects ("Received
     // blank line"); ringperf's lexer skips blank lines in both formats.
     (

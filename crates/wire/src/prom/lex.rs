@@ -505,9 +505,12 @@ fn scan_one_label(s: &str) -> Result<OneLabel<'_>, (&str, ErrorKind)> {
             Some(b'"') => break,
             Some(b'\\') => {
                 escaped = true;
+                // `\\`, `\"` and `\n` are escapes; any other `\x` is kept as written, as
+                // `prometheus_client` keeps it (tests/it/prom_corpus.rs). A backslash that ends
+                // the line leaves the value unterminated.
                 match bytes.get(i + 1) {
-                    Some(b'\\' | b'"' | b'n') => i += 2,
-                    _ => return Err((body.get(i..).unwrap_or(body), ErrorKind::InvalidEscape)),
+                    Some(_) => i += 2,
+                    None => return Err((body.get(i..).unwrap_or(body), ErrorKind::InvalidEscape)),
                 }
             }
             Some(_) => i += 1,
