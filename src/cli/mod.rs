@@ -375,6 +375,11 @@ pub struct ProfileArgs {
     #[arg(long, short = 'v', help_heading = "Service")]
     pub verbose: bool,
 
+    /// Same as --log-level trace (`-vv`, as AIPerf spells it): the run's details on stderr, as
+    /// with --verbose.
+    #[arg(long = "extra-verbose", help_heading = "Service")]
+    pub extra_verbose: bool,
+
     // ----- Server metrics / GPU telemetry -----
     /// Server metrics are collected by default from every --url base + /metrics; add more
     /// Prometheus endpoints here (e.g. node1:8081 http://node2:9090/metrics).
@@ -1084,7 +1089,7 @@ pub fn reject_unsupported(argv: &[String]) -> Result<(), UnsupportedFlag> {
         }
         let flag = raw.split_once('=').map_or(raw.as_str(), |(f, _)| f);
         // Boolean negations (`--no-foo`) of supported AIPerf flags are not offered either.
-        if supported.iter().any(|s| s == flag) {
+        if supported.iter().any(|s| s == flag) || parse::respelled(flag).is_some() {
             continue;
         }
         if flags::is_aiperf_flag(flag) {

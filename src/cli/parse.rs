@@ -13,6 +13,22 @@ use super::{Cli, Command, ProfileArgs};
 /// choices spelled as its choice: `HTTP` → `http`).
 pub type Given = BTreeMap<String, Vec<String>>;
 
+/// AIPerf's spellings the argument parser cannot take as written, with the flag each stands for:
+/// `-vv` is AIPerf's short for `--extra-verbose`, where the parser reads a short option as one
+/// letter (`-v -v`).
+const RESPELLED: [(&str, &str); 1] = [("-vv", "--extra-verbose")];
+
+/// The flag `word` stands for when it is one of AIPerf's [`RESPELLED`] spellings.
+pub(crate) fn respelled(word: &str) -> Option<&'static str> {
+    RESPELLED.iter().find(|(s, _)| *s == word).map(|(_, f)| *f)
+}
+
+/// The spellings of [`RESPELLED`] (the flag table lists them beside the parser's own).
+#[cfg(test)]
+pub(crate) fn respellings() -> impl Iterator<Item = &'static str> {
+    RESPELLED.iter().map(|(s, _)| *s)
+}
+
 /// Parses a whole `ringperf …` command line, and what its `profile` subcommand was given
 /// (empty for another subcommand).
 ///
@@ -20,8 +36,14 @@ pub type Given = BTreeMap<String, Vec<String>>;
 /// clap's error (also for `--help` and `--version`, which it prints).
 pub fn parse(argv: &[String]) -> Result<(Cli, Given), clap::Error> {
     let mut cmd = Cli::command();
+    // Up to a `--`, AIPerf's spellings the parser cannot take are given under the flag's name.
+    let end = argv.iter().position(|w| w == "--").unwrap_or(argv.len());
+    let words = argv.iter().enumerate().map(|(i, w)| match respelled(w) {
+        Some(flag) if i < end => flag.to_owned(),
+        _ => w.clone(),
+    });
     let matches = cmd
-        .try_get_matches_from_mut(argv)
+        .try_get_matches_from_mut(words)
         .map_err(endpoint_suggestion)?;
     let cli = Cli::from_arg_matches(&matches)?;
     let given = match (matches.subcommand(), cmd.find_subcommand("profile")) {
@@ -532,5 +554,25 @@ mod tests {
             "{bare:?}"
         );
         assert!(headings.contains(&"Synthesis:"), "{headings:?}");
+    }
+
+    /// AIPerf's `-vv` is `--extra-verbose`; the parser alone would read it as `-v -v` and refuse
+    /// the second. Past a `--` a word is left as written.
+    #[test]
+    fn double_v_is_extra_verbose() {
+        let profile = |line: &str| {
+            let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+            profile_args(&argv).map(|(p, given)| (p.extra_verbose, p.verbose, given))
+        };
+        let (extra, verbose, given) = profile("ringperf profile -m m -vv").expect("parses");
+        assert!(extra && !verbose);
+        assert!(given.contains_key("extra_verbose"), "{given:?}");
+        assert!(profile("ringperf profile -m m --extra-verbose").unwrap().0);
+        assert!(!profile("ringperf profile -m m -v").unwrap().0);
+        let argv: Vec<String> = "ringperf profile -m m -vv"
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert!(crate::cli::reject_unsupported(&argv).is_ok());
     }
 }

@@ -183,7 +183,7 @@ pub fn input_config(cfg: &Config) -> Value {
         top.insert(k.into(), json!({}));
     }
     let mut runtime = Map::new();
-    let ui = if a.verbose {
+    let ui = if a.verbose || a.extra_verbose {
         Some("simple")
     } else {
         match a.ui_type {
@@ -204,7 +204,9 @@ pub fn input_config(cfg: &Config) -> Value {
     if !runtime.is_empty() {
         top.insert("runtime".into(), Value::Object(runtime));
     }
-    let level = if a.verbose {
+    let level = if a.extra_verbose {
+        Some(LogLevelArg::Trace)
+    } else if a.verbose {
         Some(LogLevelArg::Debug)
     } else {
         e.given("log_level").then_some(a.log_level)

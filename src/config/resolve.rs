@@ -211,6 +211,7 @@ impl Config {
                 .collect::<Result<_, _>>()?,
             ui: ui_type(args.ui_type, is_tty),
             verbose: args.verbose
+                || args.extra_verbose
                 || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),
             workers,
             io_driver: args.io_driver.into(),
