@@ -132,6 +132,10 @@ const KNOWN: &[(&str, &str)] = &[
         "AIPerf writes it as `logging.level: DEBUG` and `runtime.ui: simple`",
     ),
     (
+        "--extra-verbose",
+        "AIPerf writes it as `logging.level: TRACE` and `runtime.ui: simple`",
+    ),
+    (
         "--ui-type",
         "AIPerf writes `simple` for `dashboard` when stdout is not a terminal",
     ),
