@@ -345,12 +345,8 @@ fn adaptive(
         }
         _ => println!("{}", answer(s, &history, &planner)),
     }
-    let behind: Vec<&Map<String, Value>> = history
-        .iter()
-        .filter(|h| h.fell_behind)
-        .map(|h| &h.values)
-        .collect();
-    if let Some(line) = excluded_line(&behind) {
+    let behind = history.iter().filter(|h| h.fell_behind).map(|h| &h.values);
+    if let Some(line) = excluded_line(behind) {
         println!("{line}");
     }
     Ok(outcome)
@@ -747,33 +743,28 @@ fn answer(s: &AdaptiveSpec, history: &[Iteration], planner: &Planner) -> String 
         );
     };
     let h = &history[i];
-    let at = h
-        .values
-        .iter()
-        .map(|(k, v)| format!("{} {v}", k.rsplit('.').next().unwrap_or(k)))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let at = values_words(&h.values);
     let value = h.objective.map_or("n/a".to_owned(), grouped);
     format!("{verb} {name}{under}: {value} {unit} at {at}").replace("  ", " ")
 }
 
+/// A point's swept values as the answer line writes them: `concurrency 2, isl 512`.
+fn values_words(values: &Map<String, Value>) -> String {
+    values
+        .iter()
+        .map(|(k, v)| format!("{} {v}", k.rsplit('.').next().unwrap_or(k)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The line under the answer naming the points left out because the client itself fell behind
-/// there (`None`: none was): `excluded: concurrency 35, concurrency 48 — the client fell behind
-/// (…)`. Each point is its swept values, as the answer line writes them.
-fn excluded_line(points: &[&Map<String, Value>]) -> Option<String> {
-    if points.is_empty() {
+/// there (`None`: none was): `excluded: concurrency 35; concurrency 48 — the client fell behind
+/// (…)`, each point by its swept values ([`values_words`]).
+fn excluded_line<'a>(points: impl IntoIterator<Item = &'a Map<String, Value>>) -> Option<String> {
+    let each: Vec<String> = points.into_iter().map(values_words).collect();
+    if each.is_empty() {
         return None;
     }
-    let each: Vec<String> = points
-        .iter()
-        .map(|values| {
-            values
-                .iter()
-                .map(|(k, v)| format!("{} {v}", k.rsplit('.').next().unwrap_or(k)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .collect();
     Some(format!(
         "excluded: {} — the client fell behind there (its client-health verdict, in the point's \
          profile_export_aiperf.json), so its figures measure the client, not the server; \
@@ -868,7 +859,7 @@ fn grid(g: &GridSpec, base: &Plan, opts: RunOptions, is_tty: bool) -> Result<Out
             .filter(|r| r.client_fell_behind)
             .map(|r| r.variation.values_json())
             .collect();
-        if let Some(line) = excluded_line(&behind.iter().collect::<Vec<_>>()) {
+        if let Some(line) = excluded_line(&behind) {
             println!("{line}");
         }
     }

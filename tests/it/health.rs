@@ -124,27 +124,14 @@ fn running_out_of_descriptors_is_one_client_health_failure_not_request_errors() 
     .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();
     // `timeout` bounds the run should a wait never end (the test then fails on the exit code).
-    let out = std::process::Command::new("timeout")
-        .args(["-s", "KILL", "120", "prlimit", "--nofile=64:64"])
-        .arg(env!("CARGO_BIN_EXE_ringperf"))
-        .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
-        .args([
-            "profile",
-            "-m",
-            "mock-model",
-            "--ui",
-            "none",
-            "--no-server-metrics",
-        ])
-        .args(["--tokenizer", "builtin", "--workers-max", "1"])
-        .args(["--request-rate", "2000", "--arrival-pattern", "constant"])
-        .args(["--request-count", "400", "--max-client-lag-us", "60000000"])
-        .arg("--url")
-        .arg(format!("http://{}", server.addr))
-        .arg("--artifact-dir")
-        .arg(dir.path())
-        .output()
-        .expect("prlimit runs the binary");
+    let out = open_loop_under(
+        &["timeout", "-s", "KILL", "120", "prlimit", "--nofile=64:64"],
+        server.addr,
+        dir.path(),
+        ["2000", "400", "60000000"],
+    )
+    .output()
+    .expect("prlimit runs the binary");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     let summary = read_json(&dir.path().join("profile_export_aiperf.json"));
@@ -306,35 +293,36 @@ impl Drop for Hogs {
     }
 }
 
-/// The open-loop run of [`run`] with the client confined to core 0 (`taskset -c 0`, so its one
-/// worker is pinned there), 200 requests at 200/s against `addr`, judged against a tight
-/// `--max-client-lag-us 200`.
-fn on_core_zero(addr: std::net::SocketAddr, dir: &Path) -> Output {
-    std::process::Command::new("taskset")
-        .args(["-c", "0"])
+/// The binary under `wrapper` (a program and its arguments before the binary's path): an open
+/// loop of streaming requests on one worker against `addr`, `[rate, count, limit_us]`: at
+/// `rate` requests a second, `count` of them, judged against `--max-client-lag-us limit_us`.
+fn open_loop_under(
+    wrapper: &[&str],
+    addr: std::net::SocketAddr,
+    dir: &Path,
+    [rate, count, limit_us]: [&str; 3],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(wrapper[0]);
+    cmd.args(&wrapper[1..])
         .arg(env!("CARGO_BIN_EXE_ringperf"))
         .env_remove(ringperf_engine::worker::TEST_STALL_ENV)
-        .args([
-            "profile",
-            "-m",
-            "mock-model",
-            "--ui",
-            "none",
-            "--no-server-metrics",
-        ])
-        .args([
-            "--tokenizer",
-            "builtin",
-            "--workers-max",
-            "1",
-            "--streaming",
-        ])
-        .args(["--request-rate", "200", "--arrival-pattern", "constant"])
-        .args(["--request-count", "200", "--max-client-lag-us", "200"])
+        .args(["profile", "-m", "mock-model", "--ui", "none"])
+        .args(["--no-server-metrics", "--tokenizer", "builtin"])
+        .args(["--workers-max", "1", "--streaming"])
+        .args(["--request-rate", rate, "--arrival-pattern", "constant"])
+        .args(["--request-count", count, "--max-client-lag-us", limit_us])
         .arg("--url")
         .arg(format!("http://{addr}"))
         .arg("--artifact-dir")
-        .arg(dir)
+        .arg(dir);
+    cmd
+}
+
+/// The open-loop run with the client confined to core 0 (`taskset -c 0`, so its one worker is
+/// pinned there), 200 requests at 200/s against `addr`, judged against a tight
+/// `--max-client-lag-us 200`.
+fn on_core_zero(addr: std::net::SocketAddr, dir: &Path) -> Output {
+    open_loop_under(&["taskset", "-c", "0"], addr, dir, ["200", "200", "200"])
         .output()
         .expect("taskset runs the binary")
 }

@@ -48,6 +48,28 @@ fn screen_of(v: &DashView, width: u16, height: u16) -> Vec<String> {
         .collect()
 }
 
+/// One server endpoint's live figures, the same on every screen drawn here.
+fn server() -> ServerLive {
+    ServerLive {
+        endpoint: "http://127.0.0.1:8000/metrics".into(),
+        waiting: Some(12.0),
+        running: Some(64.0),
+        kv_cache_pct: Some(37.5),
+        ttft_ms: Some(1234.5),
+    }
+}
+
+/// One GPU's live figures.
+fn gpu() -> GpuLive {
+    GpuLive {
+        label: "0 NVIDIA H100".into(),
+        power_w: Some(412.3),
+        utilization_pct: Some(98.0),
+        memory_used_gb: Some(71.2),
+        temperature_c: Some(66.0),
+    }
+}
+
 fn has(rows: &[String], needle: &str) -> bool {
     rows.iter().any(|r| r.contains(needle))
 }
@@ -126,20 +148,8 @@ fn rates_errors_server_and_gpus_are_on_screen() {
         duration_s: Some(60.0),
         elapsed_s: 2.5,
         client: stats.snapshot(2 * S + MS, 4),
-        server: vec![ServerLive {
-            endpoint: "http://127.0.0.1:8000/metrics".into(),
-            waiting: Some(12.0),
-            running: Some(64.0),
-            kv_cache_pct: Some(37.5),
-            ttft_ms: Some(1234.5),
-        }],
-        gpus: Some(vec![GpuLive {
-            label: "0 NVIDIA H100".into(),
-            power_w: Some(412.3),
-            utilization_pct: Some(98.0),
-            memory_used_gb: Some(71.2),
-            temperature_c: Some(66.0),
-        }]),
+        server: vec![server()],
+        gpus: Some(vec![gpu()]),
         stopping: true,
         ..DashView::default()
     };
@@ -240,20 +250,8 @@ fn at_80_by_24_no_label_is_cut() {
         total: Some(200),
         elapsed_s: 1.5,
         client: stats.snapshot(rec(20).end_ns, 0),
-        server: vec![ServerLive {
-            endpoint: "http://127.0.0.1:8000/metrics".into(),
-            waiting: Some(12.0),
-            running: Some(64.0),
-            kv_cache_pct: Some(37.5),
-            ttft_ms: Some(1234.5),
-        }],
-        gpus: Some(vec![GpuLive {
-            label: "0 NVIDIA H100".into(),
-            power_w: Some(412.3),
-            utilization_pct: Some(98.0),
-            memory_used_gb: Some(71.2),
-            temperature_c: Some(66.0),
-        }]),
+        server: vec![server()],
+        gpus: Some(vec![gpu()]),
         ..DashView::default()
     };
     let rows = screen_of(&v, 80, 24);
