@@ -77,10 +77,11 @@ pub(super) fn run_phases(
         .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
     open_warm_pool(cfg, shared, workers, first, p);
     let dashboard = start_dashboard(cfg, progress, control, collectors.gpu.is_some());
-    // Each phase's credit queues are made before its start instant is taken (milliseconds of
-    // allocation that would make its first credits late).
-    let queues = || dispatch::Queues::new(workers.len());
-    let mut first_queues = Some(queues());
+    // An open loop's credit queues are made before its phase's start instant is taken
+    // (milliseconds of allocation that would make its first credits late); a closed loop has
+    // none.
+    let queues = |p: &PhaseConfig| phase_queues(p, workers.len());
+    let mut first_queues = Some(queues(p));
     // `--start-at`: every shard waits for the shared instant; the first phase starts there.
     let start_at = shard::wait_for_start(cfg, shared);
     let mut origin = start_at;
@@ -98,7 +99,7 @@ pub(super) fn run_phases(
             workers,
             (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
             progress,
-            (first_queues.take().unwrap_or_else(queues), at.mono_ns),
+            (first_queues.take().flatten(), at.mono_ns),
             board,
             sessions,
         );
@@ -122,7 +123,9 @@ pub(super) fn run_phases(
     let profiling = profiling && profiler_failed.is_none();
     // The phase's start, on the clock every record's stamps are converted with: the manifest's
     // `start_ns` is the schedule's origin, to the nanosecond.
-    let profiling_queues = first_queues.take().unwrap_or_else(queues);
+    let profiling_queues = first_queues
+        .take()
+        .unwrap_or_else(|| queues(&cfg.profiling));
     let at = origin.unwrap_or_else(|| shard::Origin::now(shared.clock));
     let first = u8::from(warmup.is_some());
     let mut later = Vec::new();
@@ -150,7 +153,7 @@ pub(super) fn run_phases(
             open_warm_pool(cfg, shared, workers, Phase::Profiling, p);
             let index = first + 1 + i as u8;
             collectors.next_profiling_phase(index);
-            let phase_queues = queues();
+            let phase_queues = queues(p);
             let at = shard::Origin::now(shared.clock);
             sessions = run_phase(
                 cfg,
@@ -263,7 +266,7 @@ fn run_phase(
     workers: &Workers,
     (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
-    (queues, start): (dispatch::Queues, u64),
+    (queues, start): (Option<dispatch::Queues>, u64),
     board: &ringperf_metrics::lab::timing::PhaseBoard,
     first_session: u64,
 ) -> u64 {
@@ -406,18 +409,19 @@ impl<'a> Planner<'a> {
     }
 
     /// The phase's plans, by its timing mode and load; an open loop's credits go through
-    /// `queues` (made before the phase's start was taken).
-    fn plans(&self, queues: dispatch::Queues) -> Plans {
+    /// `queues` ([`phase_queues`], made before the phase's start was taken).
+    fn plans(&self, queues: Option<dispatch::Queues>) -> Plans {
+        let queues = || queues.unwrap_or_else(|| dispatch::Queues::new(self.n));
         match (self.p.timing.mode, self.p.load) {
             (TimingMode::FixedSchedule(fixed), load) => {
-                self.fixed_schedule(fixed, cap_of(load), queues)
+                self.fixed_schedule(fixed, cap_of(load), queues())
             }
             (TimingMode::UserCentric { rate, users }, load) => {
-                self.user_centric(rate, users, cap_of(load), queues)
+                self.user_centric(rate, users, cap_of(load), queues())
             }
             (TimingMode::Load, Load::Concurrency(c)) => (self.closed_loop(c), None),
             (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
-                self.open_loop(rate, arrival, cap, queues)
+                self.open_loop(rate, arrival, cap, queues())
             }
         }
     }
@@ -612,6 +616,16 @@ impl<'a> Planner<'a> {
             .collect();
         (plans, Some(d))
     }
+}
+
+/// The credit queues of phase `p` for `workers` workers: an open loop's (a rate, a trace, a
+/// user-centric phase); `None` for a closed loop, which has no dispatcher.
+fn phase_queues(p: &PhaseConfig, workers: usize) -> Option<dispatch::Queues> {
+    let closed = matches!(
+        (p.timing.mode, p.load),
+        (TimingMode::Load, Load::Concurrency(_))
+    );
+    (!closed).then(|| dispatch::Queues::new(workers))
 }
 
 /// The concurrency cap of a trace replay or user-centric phase: its load's `--concurrency`.
