@@ -84,6 +84,9 @@ pub(super) fn finish(
         s.skip_flush(name);
     }
     let (gpu, sm) = finish_collectors(collectors, cfg, prepared, &run_info, times);
+    // AIPerf joins the GPU energy-efficiency metrics to the profiling results after aggregation.
+    let energy = gpu.efficiency(cfg, &m.summary);
+    m.summary.results.extend(energy);
     let health = account(cfg, &mut run_info, &m, &sm, &gpu);
     let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
     write_console(cfg, prepared, &m, &run_info, &gpu, &files)?;
@@ -429,6 +432,10 @@ fn write_console(
 ) -> Result<(), RunError> {
     let dir = &prepared.dir;
     let mut console = ringperf_metrics::export::render_console(&m.summary, run_info);
+    console.push_str(&ringperf_metrics::export::render_gpu_power(
+        &m.summary,
+        &gpu.platforms(),
+    ));
     if let Some(t) = &gpu.telemetry {
         console.push('\n');
         console.push_str(&t.console());

@@ -18,6 +18,7 @@ use ringperf_engine::ui::Board;
 use ringperf_metrics::export::ExportNames;
 use ringperf_metrics::export::telemetry::{GPU_TABLE_HEADER, GpuSections};
 use ringperf_metrics::gpu_telemetry::FINAL_SCRAPE_GRACE_NS;
+use ringperf_metrics::gpu_telemetry::energy::Fleet;
 use ringperf_metrics::gpu_telemetry::records::{GpuRecord, records, write_jsonl};
 use ringperf_metrics::gpu_telemetry::summary::{Telemetry, summarize_all};
 use ringperf_wire::clock::Clock;
@@ -111,9 +112,49 @@ pub(crate) struct Finished {
     pub telemetry: Option<Telemetry>,
     /// CPU time of the GPU scraper thread as it ended, ns (`None`: no such thread ran).
     pub scraper_cpu_ns: Option<u64>,
+    /// The GPUs' power and energy over the profiling window, when any DCGM page was read.
+    pub fleet: Option<Fleet>,
 }
 
 impl Finished {
+    /// The energy-efficiency results of the profiling phase (`summary`), to add to its
+    /// results; a warning on stderr when DCGM exporters were named but none gave power or
+    /// energy.
+    pub(crate) fn efficiency(
+        &self,
+        cfg: &Config,
+        summary: &ringperf_metrics::aggregate::Summary,
+    ) -> Vec<ringperf_metrics::aggregate::MetricResult> {
+        let Some(fleet) = &self.fleet else {
+            return Vec::new();
+        };
+        if fleet.resolve().is_none()
+            && cfg.gpu_telemetry.urls.len()
+                > ringperf_metrics::gpu_telemetry::DEFAULT_ENDPOINTS.len()
+        {
+            eprintln!(
+                "ringperf: warning: GPU telemetry: no power or energy reading from the NVIDIA \
+                 GPUs in the profiling window, so the GPU power-efficiency metrics are left \
+                 out; check that the exporter serves DCGM_FI_DEV_POWER_USAGE or \
+                 DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+            );
+        }
+        ringperf_metrics::gpu_telemetry::energy::efficiency(
+            fleet,
+            summary,
+            cfg.profiling.load.max_in_flight(),
+        )
+    }
+
+    /// The GPU platforms that reported (`nvidia`, ringperf reads DCGM exporters only); empty
+    /// when none did.
+    pub(crate) fn platforms(&self) -> Vec<&'static str> {
+        match &self.telemetry {
+            Some(t) if t.endpoints.iter().any(|e| !e.gpus.is_empty()) => vec!["nvidia"],
+            _ => Vec::new(),
+        }
+    }
+
     /// The summary files' GPU sections.
     pub(crate) fn sections(&self) -> Option<GpuSections> {
         let t = self.telemetry.as_ref()?;
@@ -149,6 +190,7 @@ pub(crate) fn finish(
         return Finished {
             telemetry: None,
             scraper_cpu_ns: c.cpu_ns,
+            fleet: None,
         };
     }
     all.sort_by_key(|r| r.ts_ns);
@@ -174,5 +216,6 @@ pub(crate) fn finish(
     Finished {
         telemetry: Some(telemetry),
         scraper_cpu_ns: c.cpu_ns,
+        fleet: Some(Fleet::measure(&per_endpoint, start_wall_ns, end_wall_ns)),
     }
 }

@@ -336,6 +336,66 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
     // The energy counter integrated power while the run lasted: it grew.
     assert!(gpus["gpu_0"]["metrics"]["nvidia_energy_consumption"]["avg"].as_f64() > Some(0.0));
 
+    // The energy-efficiency figures, recomputed from the JSONL: energy is the counters' growth
+    // over the GPU window, average power that energy over the profiling window (no grace),
+    // fleet power the sum of each GPU's mean power over the profiling window.
+    let phase_end = end - GRACE_NS;
+    let (mut energy_j, mut fleet_w) = (0.0, 0.0);
+    for g in 0..2u64 {
+        let series = |key: &str| -> Vec<(u64, f64)> {
+            lines
+                .iter()
+                .filter(|l| l["gpu_index"] == g)
+                .map(|l| {
+                    let ts = l["timestamp_ns"].as_u64().expect("ns");
+                    (ts, l["telemetry_data"][key].as_f64().expect("value"))
+                })
+                .collect()
+        };
+        let e = series("nvidia_energy_consumption");
+        let base = e.iter().rev().find(|s| s.0 < start).expect("a baseline").1;
+        let last = e
+            .iter()
+            .rev()
+            .find(|s| s.0 <= end)
+            .expect("in the window")
+            .1;
+        energy_j += (last - base).max(0.0) * 1e6;
+        let p: Vec<f64> = series("nvidia_power_usage")
+            .into_iter()
+            .filter(|s| s.0 >= start && s.0 <= phase_end)
+            .map(|s| s.1)
+            .collect();
+        fleet_w += p.iter().sum::<f64>() / p.len() as f64;
+    }
+    let metric = |tag: &str| doc[tag]["avg"].as_f64().unwrap_or_else(|| panic!("{tag}"));
+    assert!(energy_j > 0.0);
+    assert!(close(metric("nvidia_total_gpu_energy"), energy_j));
+    assert!(close(metric("nvidia_total_gpu_power"), fleet_w));
+    let avg_w = energy_j / ((phase_end - start) as f64 / 1e9);
+    assert!(close(metric("nvidia_average_gpu_power"), avg_w));
+    let requests = metric("request_count");
+    assert!(close(
+        metric("nvidia_energy_per_request"),
+        energy_j / requests
+    ));
+    assert!(close(
+        metric("nvidia_energy_per_output_token"),
+        energy_j * 1000.0 / metric("total_osl")
+    ));
+    assert!(close(
+        metric("nvidia_energy_delay_product"),
+        energy_j / requests * metric("request_latency") / 1000.0
+    ));
+    assert!(close(
+        metric("nvidia_performance_per_watt"),
+        metric("request_throughput") / avg_w
+    ));
+    // `profile_binary` runs at concurrency 2: the energy per user divides by it.
+    assert!(close(metric("nvidia_energy_per_user"), energy_j / 2.0));
+    assert!(doc.get("nvidia_goodput_per_watt").is_none(), "no --goodput");
+    assert!(csv.contains("\nTotal GPU Energy (J),"), "{csv}");
+
     // input_config as AIPerf 0.13 echoes `--gpu-telemetry dashboard URL`.
     assert_eq!(
         doc["input_config"]["gpu_telemetry"],
@@ -363,6 +423,17 @@ fn dcgm_exports_match_the_pages_the_mock_served() {
     );
     assert!(stdout.contains(&format!("{display} | GPU 1 | NVIDIA H100 80GB HBM3")));
     assert!(stdout.contains("NVIDIA GPU Power Usage (W)"));
+    // The platform panel, then the power-efficiency table, before the per-GPU tables.
+    let panel = stdout
+        .find("─ GPU Telemetry Platform ─")
+        .expect("the panel");
+    let table = stdout
+        .find("GPU Power Efficiency (NVIDIA)")
+        .expect("the table");
+    let summary = stdout
+        .find("GPU Telemetry Summary")
+        .expect("the GPU tables");
+    assert!(panel < table && table < summary, "{stdout}");
 }
 
 #[test]
@@ -496,15 +567,13 @@ fn local_gpu_libraries_and_custom_csv_are_rejected_by_name() {
 /// AIPerf 0.13's own output for pages of this mock (see `tests/data/aiperf-gpu-telemetry/`):
 /// ringperf's statistics of the same records, over the same window, are AIPerf's block and
 /// table.
-#[test]
-fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
+/// The records of AIPerf's `gpu_telemetry_export.jsonl` lines.
+fn aiperf_records(
+    lines: &[serde_json::Value],
+) -> Vec<ringperf_metrics::gpu_telemetry::records::GpuRecord> {
     use ringperf_metrics::gpu_telemetry::fields::{FIELDS, by_key};
     use ringperf_metrics::gpu_telemetry::records::{GpuMeta, GpuRecord};
-    use ringperf_metrics::gpu_telemetry::summary::summarize_all;
-
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-gpu-telemetry");
-    let lines = read_jsonl(&data.join("gpu_telemetry_export.jsonl"));
-    let records: Vec<GpuRecord> = lines
+    lines
         .iter()
         .map(|l| {
             let s = |k: &str| l[k].as_str().map(str::to_owned);
@@ -528,7 +597,16 @@ fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
                 source_url: s("telemetry_source_url").unwrap_or_default(),
             }
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
+    use ringperf_metrics::gpu_telemetry::summary::summarize_all;
+
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-gpu-telemetry");
+    let lines = read_jsonl(&data.join("gpu_telemetry_export.jsonl"));
+    let records = aiperf_records(&lines);
     // Our own JSONL rendering of a record is AIPerf's line.
     for (r, l) in records.iter().zip(&lines) {
         assert_eq!(&r.to_json(), l);
@@ -575,4 +653,89 @@ fn statistics_of_aiperfs_records_are_aiperfs_block_and_table() {
     let theirs_rows: Vec<Vec<String>> =
         table[1..].iter().filter(|r| r.len() > 1).cloned().collect();
     assert_eq!(rows, theirs_rows);
+}
+
+/// AIPerf 0.13's energy-efficiency figures of one run against the mock's DCGM page
+/// (tests/data/aiperf-gpu-energy): from AIPerf's own samples, window and phase results,
+/// ringperf computes the same metrics, in the same order, and prints the same console panel and
+/// table and the same CSV rows.
+#[test]
+fn energy_efficiency_of_aiperfs_run_is_aiperfs() {
+    use ringperf_metrics::aggregate::{MetricDef, MetricResult, ResultValue, Summary};
+    use ringperf_metrics::gpu_telemetry::energy::{Fleet, efficiency};
+
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-gpu-energy");
+    let records = aiperf_records(&read_jsonl(&data.join("gpu_telemetry_export.jsonl")));
+    let facts = read_json(&data.join("energy.json"));
+    let w = &facts["window"];
+    let fleet = Fleet::measure(
+        &[records],
+        w["start_ns"].as_u64().expect("start"),
+        w["requests_end_ns"].as_u64().expect("end"),
+    );
+    // The phase's results as AIPerf reported them (display units; latency back to ns).
+    let mut summary = Summary {
+        results: facts["inputs"]
+            .as_object()
+            .expect("inputs")
+            .iter()
+            .map(|(tag, v)| {
+                let def = MetricDef::by_tag(tag).expect("a known tag");
+                let v = def.from_display(v.as_f64().expect("a number"));
+                MetricResult {
+                    def,
+                    adjusted: false,
+                    value: ResultValue::Scalar(v),
+                }
+            })
+            .collect(),
+        error_summary: Vec::new(),
+        dispatch_lag: None,
+        receive_lag: None,
+    };
+    let ours = efficiency(&fleet, &summary, facts["concurrency"].as_u64());
+    let theirs = facts["results"].as_object().expect("results");
+    let tags: Vec<&str> = ours.iter().map(|r| r.def.tag).collect();
+    let their_tags: Vec<&str> = theirs.keys().map(String::as_str).collect();
+    assert_eq!(tags, their_tags, "the same metrics in AIPerf's order");
+    for r in &ours {
+        let t = &theirs[r.def.tag];
+        assert_eq!(t["unit"], r.def.shown_unit().as_str(), "{}", r.def.tag);
+        let (a, b) = (r.avg(), t["avg"].as_f64().expect("avg"));
+        // The window's ends are known to the microsecond: 1e-5 relative covers the average
+        // power and what divides by it; the rest agree to rounding.
+        assert!((a - b).abs() <= 1e-5 * b.abs(), "{}: {a} vs {b}", r.def.tag);
+    }
+    summary.results.extend(ours);
+
+    // Console: the platform panel and the one-column table, line for line (AIPerf's Rich output
+    // pads the title and puts two blank lines between them).
+    let console = ringperf_metrics::export::render_gpu_power(&summary, &["nvidia"]);
+    let lines = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(|l| l.trim_end().to_owned())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let want = std::fs::read_to_string(data.join("console.txt")).expect("console");
+    assert_eq!(lines(&console), lines(&want));
+    assert!(ringperf_metrics::export::render_gpu_power(&summary, &[]).is_empty());
+
+    // CSV: the energy rows of the scalar section, in AIPerf's places among the others.
+    let csv = ringperf_metrics::export::csv::summary_csv(&summary);
+    let headers: Vec<String> = summary
+        .results
+        .iter()
+        .filter(|r| r.def.tag.starts_with("nvidia_"))
+        .map(|r| format!("{} (", r.def.header))
+        .collect();
+    let energy_rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| headers.iter().any(|h| l.starts_with(h.as_str())))
+            .map(str::to_owned)
+            .collect()
+    };
+    let want = std::fs::read_to_string(data.join("scalar_section.csv")).expect("csv");
+    assert_eq!(energy_rows(&csv), energy_rows(&want));
+    assert_eq!(energy_rows(&want).len(), 11);
 }

@@ -39,6 +39,26 @@ pub enum Unit {
     ImagesPerSecond,
     /// `ms/image`
     MsPerImage,
+    /// `W`
+    Watts,
+    /// `J`
+    Joules,
+    /// `tokens/J`
+    TokensPerJoule,
+    /// `mJ/token`
+    MillijoulesPerToken,
+    /// `joules/request`
+    JoulesPerRequest,
+    /// `joules/user`
+    JoulesPerUser,
+    /// `J*s` (energy per request times mean request latency)
+    JouleSeconds,
+    /// `requests/sec/W`
+    RequestsPerSecondPerWatt,
+    /// `tokens/sec/W`
+    TokensPerSecondPerWatt,
+    /// `good-req/s/W`
+    GoodputPerWatt,
 }
 
 impl Unit {
@@ -62,6 +82,16 @@ impl Unit {
             Unit::Images => "images",
             Unit::ImagesPerSecond => "images/sec",
             Unit::MsPerImage => "ms/image",
+            Unit::Watts => "W",
+            Unit::Joules => "J",
+            Unit::TokensPerJoule => "tokens/J",
+            Unit::MillijoulesPerToken => "mJ/token",
+            Unit::JoulesPerRequest => "joules/request",
+            Unit::JoulesPerUser => "joules/user",
+            Unit::JouleSeconds => "J*s",
+            Unit::RequestsPerSecondPerWatt => "requests/sec/W",
+            Unit::TokensPerSecondPerWatt => "tokens/sec/W",
+            Unit::GoodputPerWatt => "good-req/s/W",
         }
     }
 }
@@ -78,6 +108,9 @@ pub enum Kind {
     /// Time-weighted statistics of a step function over the phase window (the sweep-line
     /// metrics, see [`super::sweep`]).
     Sweep,
+    /// Joined after aggregation from another collector's data and the phase's results (the
+    /// GPU energy-efficiency metrics, see [`crate::gpu_telemetry::energy`]).
+    Joined,
 }
 
 /// Which console table a metric belongs to.
@@ -91,6 +124,8 @@ pub enum ConsoleGroup {
     Effective,
     /// The `LLM Metrics: Active` table (sweep-line metrics over active time only).
     Active,
+    /// The `GPU Power Efficiency (NVIDIA)` table (one `avg` column).
+    GpuPowerEfficiencyNvidia,
     /// Never shown on the console.
     None,
 }
@@ -250,6 +285,18 @@ pub enum MetricId {
     ImageLatency,
     VideoInferenceTime,
     VideoPeakMemory,
+    NvidiaEnergyDelayProduct,
+    NvidiaPerformancePerWatt,
+    NvidiaOutputTpsPerWatt,
+    NvidiaGoodputPerWatt,
+    NvidiaAverageGpuPower,
+    NvidiaTotalGpuEnergy,
+    NvidiaTotalGpuPower,
+    NvidiaEnergyPerTotalToken,
+    NvidiaEnergyPerOutputToken,
+    NvidiaEnergyPerRequest,
+    NvidiaOutputTokensPerJoule,
+    NvidiaEnergyPerUser,
 }
 
 impl MetricId {
@@ -366,7 +413,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 106] = [
+pub static REGISTRY: [MetricDef; 118] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -481,6 +528,20 @@ pub static REGISTRY: [MetricDef; 106] = [
     def!(ImageLatency, "image_latency", "Image Latency", Record, MsPerImage, None, Some(861), SUPPORTS_IMAGE_ONLY, Default, false),
     def!(VideoInferenceTime, "video_inference_time", "Video Inference Time", Record, Seconds, MS, Some(310), PRODUCES_VIDEO_ONLY, Default, false),
     def!(VideoPeakMemory, "video_peak_memory", "Video Peak Memory", Record, Megabytes, None, Some(311), PRODUCES_VIDEO_ONLY, Default, false),
+    // GPU energy efficiency (AIPerf `power_efficiency_metrics.py`): joined from the DCGM samples
+    // of the profiling window and the results above, see `crate::gpu_telemetry::energy`.
+    def!(NvidiaEnergyDelayProduct, "nvidia_energy_delay_product", "Energy Delay Product", Joined, JouleSeconds, None, Some(700), 0, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaPerformancePerWatt, "nvidia_performance_per_watt", "Performance per Watt", Joined, RequestsPerSecondPerWatt, None, Some(710), LARGER_IS_BETTER, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaOutputTpsPerWatt, "nvidia_output_tps_per_watt", "Output Tokens per Second per Watt", Joined, TokensPerSecondPerWatt, None, Some(712), TOK_LB, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaGoodputPerWatt, "nvidia_goodput_per_watt", "Goodput per Watt", Joined, GoodputPerWatt, None, Some(714), LARGER_IS_BETTER, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaAverageGpuPower, "nvidia_average_gpu_power", "Average GPU Power", Joined, Watts, None, Some(720), 0, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaTotalGpuEnergy, "nvidia_total_gpu_energy", "Total GPU Energy", Joined, Joules, None, Some(730), 0, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaTotalGpuPower, "nvidia_total_gpu_power", "Total GPU Power", Joined, Watts, None, Some(740), 0, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaEnergyPerTotalToken, "nvidia_energy_per_total_token", "Energy per Total Token", Joined, MillijoulesPerToken, None, Some(745), 0, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaEnergyPerOutputToken, "nvidia_energy_per_output_token", "Energy per Output Token", Joined, MillijoulesPerToken, None, Some(750), PRODUCES_TOKENS_ONLY, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaEnergyPerRequest, "nvidia_energy_per_request", "Energy per Request", Joined, JoulesPerRequest, None, Some(755), 0, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaOutputTokensPerJoule, "nvidia_output_tokens_per_joule", "Output Tokens per Joule", Joined, TokensPerJoule, None, Some(760), TOK_LB, GpuPowerEfficiencyNvidia, false),
+    def!(NvidiaEnergyPerUser, "nvidia_energy_per_user", "Energy per User", Joined, JoulesPerUser, None, Some(765), 0, GpuPowerEfficiencyNvidia, false),
 ];
 
 #[cfg(test)]
@@ -503,7 +564,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::VideoPeakMemory as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::NvidiaEnergyPerUser as usize, REGISTRY.len() - 1);
     }
 
     #[test]

@@ -63,9 +63,15 @@ pub fn render_table(title: &str, rows: &[Row]) -> String {
             (label, cells)
         })
         .collect();
+    render_grid(title, &STAT_COLUMNS, &body)
+}
+
+/// Renders one titled table of `columns` after `Metric`: each body row is its label's lines and
+/// one cell per column.
+fn render_grid(title: &str, columns: &[&str], body: &[(Vec<String>, Vec<String>)]) -> String {
     let mut widths = vec![width("Metric")];
-    widths.extend(STAT_COLUMNS.iter().map(|c| width(c)));
-    for (label, cells) in &body {
+    widths.extend(columns.iter().map(|c| width(c)));
+    for (label, cells) in body {
         for l in label {
             widths[0] = widths[0].max(width(l));
         }
@@ -91,21 +97,74 @@ pub fn render_table(title: &str, rows: &[Row]) -> String {
     let _ = writeln!(out, "{}{title}", " ".repeat(pad));
     out.push_str(&border("┏", "━", "┳", "┓"));
     let mut head = vec!["Metric"];
-    head.extend(STAT_COLUMNS);
+    head.extend(columns);
     out.push_str(&line("┃", &head));
     out.push_str(&border("┡", "━", "╇", "┩"));
-    for (label, cells) in &body {
+    let blank = vec![""; columns.len()];
+    for (label, cells) in body {
         for (i, l) in label.iter().enumerate() {
             let mut row: Vec<&str> = vec![l];
             if i == 0 {
                 row.extend(cells.iter().map(String::as_str));
             } else {
-                row.extend([""; 7]);
+                row.extend(&blank);
             }
             out.push_str(&line("│", &row));
         }
     }
     out.push_str(&border("└", "─", "┴", "┘"));
+    out
+}
+
+/// The GPU sections' preamble and AIPerf's `GPU Power Efficiency (NVIDIA)` table: the
+/// platform panel (the GPUs' figures depend on their vendor's collector), then the
+/// energy-efficiency results in display order with their one `avg` column. Empty without GPUs.
+pub fn render_gpu_power(summary: &Summary, platforms: &[&str]) -> String {
+    if platforms.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n");
+    out.push_str(&render_panel(
+        "GPU Telemetry Platform",
+        &[
+            &format!("Platform: {}", platforms.join(", ")),
+            "Metric semantics are platform-specific; cross-platform comparisons require \
+             workload and collector validation.",
+        ],
+    ));
+    let rows = rows_of(summary, ConsoleGroup::GpuPowerEfficiencyNvidia);
+    if !rows.is_empty() {
+        let body: Vec<(Vec<String>, Vec<String>)> = rows
+            .iter()
+            .map(|r| {
+                let label = r.label.split('\n').map(String::from).collect();
+                let avg = r.cells[0].map_or("N/A".into(), fmt_thousands);
+                (label, vec![avg])
+            })
+            .collect();
+        out.push('\n');
+        out.push_str(&render_grid(
+            "GPU Power Efficiency (NVIDIA)",
+            &["avg"],
+            &body,
+        ));
+    }
+    out
+}
+
+/// A rounded box around `lines`, two spaces of padding each side, the title centred in the top
+/// border (Rich's `Panel(expand=False)`).
+fn render_panel(title: &str, lines: &[&str]) -> String {
+    let inner = lines.iter().map(|l| width(l)).max().unwrap_or(0) + 4;
+    let label = format!(" {title} ");
+    let left = inner.saturating_sub(width(&label)) / 2;
+    let right = inner.saturating_sub(width(&label) + left);
+    let mut out = format!("╭{}{label}{}╮\n", "─".repeat(left), "─".repeat(right));
+    for l in lines {
+        let pad = inner - 4 - width(l);
+        let _ = writeln!(out, "│  {l}{}  │", " ".repeat(pad));
+    }
+    let _ = writeln!(out, "╰{}╯", "─".repeat(inner));
     out
 }
 

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::aggregate::{LagSummary, Summary};
 
-pub use console::{plural, render_console, render_footer};
+pub use console::{plural, render_console, render_footer, render_gpu_power};
 pub use csv::summary_csv;
 pub use json::{summary_json, summary_json_string};
 pub use jsonl::JsonlWriter;

@@ -6,9 +6,12 @@
 //! - [`fields`]: which DCGM field becomes which AIPerf 0.13 metric, in which unit, and which are
 //!   counters;
 //! - [`records`]: the per-GPU-per-scrape records (`gpu_telemetry_export.jsonl`);
+//! - [`energy`]: the fleet's power and energy over the profiling window and the energy-efficiency
+//!   metrics joined from them and the phase's results;
 //! - [`summary`]: statistics per GPU per metric over the profiling window, the
 //!   `telemetry_data` block of the summary JSON and the GPU table of the summary CSV.
 
+pub mod energy;
 pub mod fields;
 pub mod records;
 pub mod summary;
