@@ -18,6 +18,7 @@ pub mod load_shape;
 pub mod media;
 pub mod merge;
 pub mod multi_run;
+pub mod network;
 pub mod otel;
 pub mod outputs;
 pub mod parse;
@@ -515,6 +516,11 @@ pub struct ProfileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub http_trace: http_trace::HttpTraceArgs,
+
+    /// Network Latency: the RTT subtracted from the start-anchored latencies.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub network_latency: network::NetworkLatencyArgs,
 
     /// Scale-out: this process as one shard of a run split over several.
     #[command(flatten)]

@@ -13,7 +13,8 @@
 //!   profiling flags;
 //! - `artifacts.auto_plot` and `artifacts.plot_required` (the flags, false when not given),
 //!   `gpu_telemetry.{enabled,urls,collector,mode}`,
-//!   `server_metrics.{enabled,urls,formats}`, `network_latency.enabled` (false), `otel`
+//!   `server_metrics.{enabled,urls,formats}`, `network_latency` (`enabled`, then `mean_ms` or
+//!   the `ping_interval` given), `otel`
 //!   (`metrics_url` normalised, then the companions given), empty `mlflow`, `wandb`, and `runtime.ui` (`none` when stdout is not a terminal);
 //! - `slos` with `--goodput`: each pair's number as a float, in the order given.
 //!
@@ -177,7 +178,7 @@ pub fn input_config(cfg: &Config) -> Value {
             json!({"enabled": false})
         },
     );
-    top.insert("network_latency".into(), json!({"enabled": false}));
+    top.insert("network_latency".into(), cfg.network_latency.echo());
     top.insert("otel".into(), otel(cfg, e));
     for k in ["mlflow", "wandb"] {
         top.insert(k.into(), json!({}));

@@ -49,6 +49,7 @@ pub fn variables() -> impl Iterator<Item = &'static str> {
         super::tls::VERIFY_VAR,
         super::tls::CA_FILE_VAR,
         super::shard::JOB_INDEX_VAR,
+        super::network::INTERVAL_VAR,
     ]
     .into_iter()
     .chain(AFFINITY_VARS.iter().map(|(var, _, _)| *var))

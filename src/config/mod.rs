@@ -14,6 +14,7 @@ pub mod lab;
 pub mod media;
 pub mod mock;
 pub mod multi_run;
+pub mod network;
 pub mod outputs;
 pub mod phases;
 pub mod prompt;
@@ -452,6 +453,8 @@ pub struct Config {
     pub export_http_trace: bool,
     /// `--show-trace-timing`: the HTTP trace timing table on the console.
     pub show_trace_timing: bool,
+    /// `--network-latency-*`: the RTT subtracted into the `network_adjusted_*` latencies.
+    pub network_latency: network::NetworkLatency,
     /// `--goodput` SLOs: `(metric, threshold in its base unit)`; empty without the flag.
     pub goodput: Vec<(ringperf_metrics::aggregate::MetricId, f64)>,
     /// A rankings endpoint type: the synthetic query + passages shape (the Rankings flags).

@@ -226,6 +226,10 @@ impl Config {
             slice_duration,
             export_http_trace: args.http_trace.export_http_trace,
             show_trace_timing: args.http_trace.show_trace_timing,
+            network_latency: super::network::NetworkLatency::resolve(
+                &args.network_latency,
+                &env.vars,
+            )?,
             goodput,
             rankings: rankings_shape(args, endpoint),
             echo,

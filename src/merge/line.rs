@@ -90,6 +90,9 @@ struct Metadata {
     /// ringperf's own key, absent when zero.
     #[serde(default)]
     coalesced_reads: u32,
+    /// ringperf's own key, with `--network-latency-*` only.
+    #[serde(default)]
+    tcp_rtt_us: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -371,6 +374,7 @@ fn facts_of(
         receive: ringperf_wire::record::ReceiveFacts {
             lag_ns: Vec::new(),
             coalesced_reads: md.coalesced_reads,
+            tcp_rtt_us: md.tcp_rtt_us,
         },
         audio_seconds: m.f64(M::AudioDuration),
         media: ringperf_wire::record::MediaFacts {

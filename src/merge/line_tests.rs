@@ -197,6 +197,7 @@ fn streaming_record_round_trips() {
         receive: ringperf_wire::record::ReceiveFacts {
             lag_ns: vec![7, 9],
             coalesced_reads: 2,
+            tcp_rtt_us: Some(41),
         },
         ..facts()
     };
@@ -205,6 +206,7 @@ fn streaming_record_round_trips() {
     let back = parse_line(&line, f.request_start_wall_ns - f.start_ns).unwrap();
     // The coalesced-read count comes back; the per-event lags are not in a line.
     assert_eq!(back.facts.receive.coalesced_reads, 2);
+    assert_eq!(back.facts.receive.tcp_rtt_us, Some(41));
     assert!(back.facts.receive.lag_ns.is_empty());
     // The hidden requested OSL comes back from the −37.5 % diff.
     assert_eq!(back.facts.requested_osl, Some(8));

@@ -56,6 +56,10 @@ pub(super) fn finish(
     } = started;
     let worker_cores: Vec<usize> = workers.pinned.iter().flatten().copied().collect();
     let worker_cpu = workers.shutdown();
+    let mut collectors = collectors;
+    // The network probes' top-up, before the statistics subtract their RTT.
+    let probes = (collectors.network.take())
+        .map(|p| p.finish(&prepared.dir, &prepared.names.network_latency_jsonl));
     let host = host.and_then(|start| {
         super::host::Snapshot::take()
             .map(|end| start.load_until(&end, &worker_cores, super::host::TICK_NS))
@@ -68,6 +72,10 @@ pub(super) fn finish(
     }
     let mut m = measured(control, collected, worker_cpu, times);
     m.host = host;
+    if let Some(rtt_ns) = network_rtt(cfg, probes.as_ref()) {
+        let adjusted = m.collected.profiling.network_adjusted(rtt_ns);
+        m.summary.results.extend(adjusted);
+    }
     if prepared.kernel_stamps && m.summary.receive_lag.is_none() && m.summary.dispatch_lag.is_some()
     {
         log(
@@ -76,7 +84,6 @@ pub(super) fn finish(
         );
     }
     let mut run_info = run_info(cfg, prepared, &m, times, driver);
-    let mut collectors = collectors;
     // Ctrl-C: the final server-metrics scrape is taken now, not after the flush period.
     if let (Some(StopReason::Signal(name)), Some(s)) =
         (control.reason(), collectors.server_metrics.as_mut())
@@ -91,6 +98,41 @@ pub(super) fn finish(
     let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
     write_console(cfg, prepared, &m, &run_info, &gpu, &files)?;
     Ok(outcome(m, health, prepared.dir.clone()))
+}
+
+/// The RTT the network-adjusted latencies subtract, ns, said on stderr as AIPerf says it:
+/// `--network-latency-mean`'s, or the mean of the automatic probes; `None` without either, for
+/// a mean of 0, or when no probe succeeded (a warning).
+fn network_rtt(cfg: &Config, probes: Option<&super::network::Measured>) -> Option<f64> {
+    use crate::config::network::NetworkLatency;
+    let (rtt_ns, how) = match cfg.network_latency {
+        NetworkLatency::Off => return None,
+        NetworkLatency::Mean(ms) => (ms * 1e6, format!("a fixed mean RTT of {ms:.3} ms")),
+        NetworkLatency::Automatic { .. } => {
+            let Some((ns, n)) = probes.and_then(super::network::Measured::mean_rtt_ns) else {
+                eprintln!(
+                    "ringperf: warning: network latency calibration enabled but no successful \
+                     RTT probes were collected; skipping network_adjusted_* metrics."
+                );
+                return None;
+            };
+            (
+                ns,
+                format!(
+                    "measured mean RTT of {:.3} ms (over {n} TCP-handshake probes)",
+                    ns / 1e6
+                ),
+            )
+        }
+    };
+    if rtt_ns <= 0.0 {
+        return None;
+    }
+    eprintln!(
+        "ringperf: network latency calibration: subtracting {how} from latency metrics \
+         (network_adjusted_* metrics)."
+    );
+    Some(rtt_ns)
 }
 
 /// The statistics of each phase; sweep-line windows start at each phase's start, as AIPerf's
@@ -526,6 +568,7 @@ mod tests {
             error_summary: Vec::new(),
             dispatch_lag: None,
             receive_lag: None,
+            kernel_rtt: None,
         }
     }
 

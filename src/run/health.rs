@@ -157,6 +157,7 @@ mod tests {
             error_summary: Vec::new(),
             dispatch_lag: None,
             receive_lag: None,
+            kernel_rtt: None,
         };
         let h = verdict(&summary, &t, 0, 0, (0, 2_500), None, Cores::default());
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));

@@ -23,6 +23,7 @@ pub mod ks;
 mod lifecycle;
 pub(crate) mod limits;
 pub(crate) mod multi;
+mod network;
 mod phases;
 mod placement;
 pub(crate) mod prepare;

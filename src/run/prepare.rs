@@ -134,6 +134,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         http_trace: cfg.export_http_trace,
         response_field: cfg.response_field.clone(),
         kernel_stamps,
+        tcp_info: cfg.network_latency != crate::config::network::NetworkLatency::Off,
         compact_records: cfg.export_level != ExportLevel::Raw,
         batch_wakeups: (kernel_stamps && !cfg.batch_wakeups.is_zero()).then_some(cfg.batch_wakeups),
         stream: stream.as_ref().map(|(slots, _)| slots.clone()),

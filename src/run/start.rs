@@ -298,6 +298,8 @@ fn sent_headers(shared: &Shared) -> ringperf_metrics::export::headers::SentHeade
 pub(super) struct Collectors {
     pub server_metrics: Option<Scraper>,
     pub gpu: Option<Scraper>,
+    /// `--network-latency-automatic`'s probes.
+    pub network: Option<super::network::Prober>,
 }
 
 impl Collectors {
@@ -322,13 +324,17 @@ impl Collectors {
         Self {
             server_metrics,
             gpu,
+            network: super::network::Prober::start(cfg),
         }
     }
 
-    /// Marks the start of `phase` for both.
+    /// Marks the start of `phase` for both; profiling's starts the network probes.
     pub fn phase_start(&mut self, phase: Phase, index: u8) {
         server_metrics::phase_start(&mut self.server_metrics, phase, index);
         server_metrics::phase_start(&mut self.gpu, phase, index);
+        if let (Phase::Profiling, Some(p)) = (phase, &self.network) {
+            p.profiling_start();
+        }
     }
 
     /// A config file's next profiling phase, the run's phase number `index`, starts.

@@ -692,6 +692,7 @@ fn energy_efficiency_of_aiperfs_run_is_aiperfs() {
         error_summary: Vec::new(),
         dispatch_lag: None,
         receive_lag: None,
+        kernel_rtt: None,
     };
     let ours = efficiency(&fleet, &summary, facts["concurrency"].as_u64());
     let theirs = facts["results"].as_object().expect("results");

@@ -36,6 +36,7 @@ mod mlflow;
 mod multimodal;
 mod multiphase;
 mod multirun;
+mod network_latency;
 mod otel;
 mod outputs;
 mod plot;

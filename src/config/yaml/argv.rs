@@ -1567,8 +1567,7 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
 }
 
 /// `logging`, `otel`, `mlflow`, `wandb` and `network_latency` (AIPerf writes all five, empty or
-/// disabled, into every configuration it makes from flags): their flags; network latency only
-/// disabled (ringperf does not measure it).
+/// disabled, into every configuration it makes from flags): their flags.
 fn lab(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     if let Some(v) = body.get("logging") {
         let p = "benchmark.logging";
@@ -1583,8 +1582,29 @@ fn lab(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     if let Some(v) = body.get("network_latency") {
         let p = "benchmark.network_latency";
         let m = obj(v, p)?;
-        if m.get("enabled") == Some(&Value::Bool(true)) {
-            return Err(YamlError::Unsupported(format!("{p}.enabled")));
+        let mut enabled = false;
+        let (mut mean, mut interval) = (None, None);
+        for (k, v) in m {
+            let path = format!("{p}.{k}");
+            match k.as_str() {
+                "enabled" => enabled = flag_bool(v, &path)?,
+                "mean_ms" if v.is_null() => {}
+                "mean_ms" => mean = Some(scalar(v, &path)?),
+                "ping_interval" => interval = Some(scalar(v, &path)?),
+                _ => return Err(extra(&path)),
+            }
+        }
+        // AIPerf probes when enabled without a mean; a mean or an interval while disabled is
+        // kept and unused.
+        if enabled {
+            match (mean, interval) {
+                (Some(ms), _) => a.one("--network-latency-mean", ms),
+                (None, Some(s)) => {
+                    a.switch("--network-latency-automatic");
+                    a.one("--network-latency-ping-interval", s);
+                }
+                (None, None) => a.switch("--network-latency-automatic"),
+            }
         }
     }
     if let Some(v) = body.get("otel") {

@@ -1191,3 +1191,22 @@ fn a_warmup_that_would_inherit_the_profiling_phases_keys_is_a_phase_of_its_own()
     ));
     assert!(f.file_only.phases_before.is_empty());
 }
+
+#[test]
+fn network_latency_is_the_network_latency_flags() {
+    let w = |block: &str| words(&format!("{MIN}  networkLatency: {block}\n")).join(" ");
+    assert!(w("{enabled: true, mean_ms: 5}").contains("--network-latency-mean 5"));
+    let auto = w("{enabled: true, ping_interval: 0.5}");
+    assert!(
+        auto.contains("--network-latency-automatic --network-latency-ping-interval 0.5"),
+        "{auto}"
+    );
+    assert!(w("{enabled: true}").ends_with("--network-latency-automatic"));
+    // Disabled (what AIPerf writes into every configuration): no flag.
+    assert!(!w("{enabled: false}").contains("network-latency"));
+    assert!(!w("{enabled: false, mean_ms: 5}").contains("network-latency"));
+    let e = refused(&format!(
+        "{MIN}  networkLatency: {{enabled: true, rtt: 5}}\n"
+    ));
+    assert!(e.to_string().contains("network_latency.rtt"), "{e}");
+}

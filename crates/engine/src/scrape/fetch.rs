@@ -106,6 +106,7 @@ pub async fn fetch(
         clock: *clock,
         // The scraper's first-byte stamps are user-space ones.
         kernel_stamps: false,
+        tcp_info: false,
         limits: Limits {
             connect_timeout: Some(t.connect),
             read_timeout: Some(t.read),

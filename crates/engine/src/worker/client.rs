@@ -97,6 +97,7 @@ fn empty_record(
         marker: None,
         trace: None,
         response_head: Vec::new(),
+        tcp_rtt_us: None,
     }
 }
 
@@ -129,6 +130,7 @@ pub(crate) async fn send(
         head_request: false,
         clock: shared.clock,
         kernel_stamps: shared.kernel_stamps,
+        tcp_info: shared.tcp_info,
         limits: Limits {
             connect_timeout: None,
             read_timeout: None,
@@ -348,6 +350,10 @@ impl Sink for Recorder<'_> {
 
     fn on_socket(&mut self, local: Option<std::net::SocketAddr>) {
         self.trace().local = local;
+    }
+
+    fn on_tcp_info(&mut self, rtt: ringperf_io::net::tcpinfo::Rtt) {
+        self.rec.tcp_rtt_us = Some(rtt.rtt_us);
     }
 
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool) {
@@ -676,6 +682,7 @@ mod tests {
             ReceiveFacts {
                 lag_ns: vec![500, u32::MAX, u32::MAX, u32::MAX],
                 coalesced_reads: 2,
+                tcp_rtt_us: None,
             }
         );
     }

@@ -95,6 +95,9 @@ pub struct Shared {
     pub response_field: Option<Arc<ringperf_wire::endpoint::FieldPath>>,
     /// Read requests with kernel receive stamps (`--timestamps kernel`, when available).
     pub kernel_stamps: bool,
+    /// Read each request's connection `TCP_INFO` round-trip estimate as its response completes
+    /// (with `--network-latency-*`).
+    pub tcp_info: bool,
     /// Records are compact: a streamed response keeps each message's extracted delta, not its
     /// raw bytes (every `--export-level` but `raw`, which exports the raw messages).
     pub compact_records: bool,

@@ -231,6 +231,7 @@ impl Getter<'_> {
             head_request: false,
             clock: shared.clock,
             kernel_stamps: false,
+            tcp_info: false,
             limits: Limits {
                 connect_timeout: None,
                 read_timeout: None,

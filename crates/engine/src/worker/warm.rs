@@ -194,6 +194,7 @@ async fn open_one(
         head_request: false,
         clock: shared.clock,
         kernel_stamps: shared.kernel_stamps,
+        tcp_info: false,
         limits: Limits {
             connect_timeout: Some(connect_timeout),
             read_timeout: None,

@@ -110,6 +110,10 @@ pub trait Sink {
 
     /// The body is complete; `stamp_ns` is the stamp of the read that completed it.
     fn on_end(&mut self, stamp_ns: u64);
+
+    /// The kernel's RTT estimate of the connection as the response completed (only when
+    /// [`Exchange::tcp_info`] asks for it and the socket gives one).
+    fn on_tcp_info(&mut self, _rtt: super::tcpinfo::Rtt) {}
 }
 
 /// Bounds on one exchange.
@@ -188,6 +192,9 @@ pub struct Exchange<'a> {
     /// Enable kernel receive stamps on every fresh connection and read with them. A socket
     /// that refuses the option is read with user-space stamps only.
     pub kernel_stamps: bool,
+    /// Read the connection's `TCP_INFO` round-trip estimate as each response completes
+    /// ([`Sink::on_tcp_info`]).
+    pub tcp_info: bool,
     pub limits: Limits,
     pub cut: Option<Cut<'a>>,
 }
@@ -612,6 +619,11 @@ impl Exchange<'_> {
                 self.take_read(&mut st, &mut conn.rbuf, n, read_stamp, sent_ns, sink)?
             };
             if let Step::Done { keep_alive } = step {
+                if self.tcp_info
+                    && let Some(rtt) = super::tcpinfo::read(conn.stream.as_raw_fd())
+                {
+                    sink.on_tcp_info(rtt);
+                }
                 return Ok(keep_alive);
             }
         }

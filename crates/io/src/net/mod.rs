@@ -16,6 +16,7 @@ pub mod exchange;
 pub mod multishot;
 pub mod pool;
 pub mod rxstamp;
+pub mod tcpinfo;
 pub mod tls;
 pub mod trust;
 pub mod waiters;

@@ -148,6 +148,7 @@ fn exchange(addr: SocketAddr, pool: &Pool, limits: Limits) -> Exchange<'_> {
         head_request: false,
         clock: Clock::start(),
         kernel_stamps: true,
+        tcp_info: false,
         limits,
         cut: None,
     }

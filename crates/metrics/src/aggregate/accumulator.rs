@@ -109,6 +109,9 @@ pub struct Summary {
     /// The client's receive lag per event, user-space minus kernel stamp (`None` with no
     /// kernel-stamped event).
     pub receive_lag: Option<LagSummary>,
+    /// The kernel's smoothed RTT of each request's connection as its response completed
+    /// (`TCP_INFO`, with `--network-latency-*`; `None` without).
+    pub kernel_rtt: Option<LagSummary>,
 }
 
 impl Summary {
@@ -149,6 +152,8 @@ pub struct Accumulator {
     dispatch_lag_ns: Vec<f64>,
     /// Receive lag of every kernel-stamped event, ns.
     receive_lag_ns: Vec<f64>,
+    /// The kernel's RTT estimate of each request's connection at its end, ns.
+    kernel_rtt_ns: Vec<f64>,
     /// Every record's intervals (valid and error), wall-clock epoch ns, for the sweep lines.
     intervals: Vec<Interval>,
     /// `request_start − credit_issued` per record, ns, clamped at 0.
@@ -185,6 +190,7 @@ impl Accumulator {
             osl_mismatch_count: None,
             dispatch_lag_ns: Vec::new(),
             receive_lag_ns: Vec::new(),
+            kernel_rtt_ns: Vec::new(),
             intervals: Vec::new(),
             credit_to_start_ns: Vec::new(),
             effective_latency_ns: Vec::new(),
@@ -207,6 +213,8 @@ impl Accumulator {
             .push(f.start_ns as f64 - f.intended_ns as f64);
         self.receive_lag_ns
             .extend(f.receive.lag_ns.iter().map(|&l| f64::from(l)));
+        self.kernel_rtt_ns
+            .extend(f.receive.tcp_rtt_us.map(|us| f64::from(us) * 1e3));
         self.add_interval(f, m);
         for (id, v) in &m.values {
             let col = &mut self.columns[*id as usize];
@@ -402,7 +410,48 @@ impl Accumulator {
             error_summary,
             dispatch_lag: lag_summary(self.dispatch_lag_ns.clone()),
             receive_lag: lag_summary(self.receive_lag_ns.clone()),
+            kernel_rtt: lag_summary(self.kernel_rtt_ns.clone()),
         }
+    }
+
+    /// AIPerf's network-adjusted latencies for a round-trip time of `rtt_ns`: each valid
+    /// request's TTFT, TTFOT and request latency less the RTT, never below 0, and the RTT as
+    /// `network_rtt` (docs/metrics.md, "Network-adjusted latencies"). Empty for an RTT of 0; a
+    /// latency no request has (TTFT without streaming) is left out.
+    pub fn network_adjusted(&self, rtt_ns: f64) -> Vec<MetricResult> {
+        use MetricId as M;
+        if !(rtt_ns.is_finite() && rtt_ns > 0.0) {
+            return Vec::new();
+        }
+        let mut out: Vec<MetricResult> = Stats::compute(&[rtt_ns])
+            .map(|s| MetricResult {
+                def: M::NetworkRtt.def(),
+                adjusted: false,
+                value: ResultValue::Dist(s),
+            })
+            .into_iter()
+            .collect();
+        for (source, id) in [
+            (M::RequestLatency, M::NetworkAdjustedRequestLatency),
+            (M::TimeToFirstToken, M::NetworkAdjustedTimeToFirstToken),
+            (
+                M::TimeToFirstOutputToken,
+                M::NetworkAdjustedTimeToFirstOutputToken,
+            ),
+        ] {
+            let adjusted: Vec<f64> = self.columns[source as usize]
+                .iter()
+                .map(|v| (v - rtt_ns).max(0.0))
+                .collect();
+            if let Some(s) = Stats::compute(&adjusted) {
+                out.push(MetricResult {
+                    def: id.def(),
+                    adjusted: false,
+                    value: ResultValue::Dist(s),
+                });
+            }
+        }
+        out
     }
 
     /// `replay_sched_lag_p50/p90/p99` (ms) and `replay_sched_degraded` (AIPerf's

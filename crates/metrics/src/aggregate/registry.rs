@@ -109,7 +109,9 @@ pub enum Kind {
     /// metrics, see [`super::sweep`]).
     Sweep,
     /// Joined after aggregation from another collector's data and the phase's results (the
-    /// GPU energy-efficiency metrics, see [`crate::gpu_telemetry::energy`]).
+    /// GPU energy-efficiency metrics, see [`crate::gpu_telemetry::energy`]; the network-adjusted
+    /// latencies, see [`super::Accumulator::network_adjusted`]). AIPerf writes no `count` for
+    /// them.
     Joined,
 }
 
@@ -297,6 +299,10 @@ pub enum MetricId {
     NvidiaEnergyPerRequest,
     NvidiaOutputTokensPerJoule,
     NvidiaEnergyPerUser,
+    NetworkAdjustedTimeToFirstToken,
+    NetworkAdjustedTimeToFirstOutputToken,
+    NetworkAdjustedRequestLatency,
+    NetworkRtt,
 }
 
 impl MetricId {
@@ -413,7 +419,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 118] = [
+pub static REGISTRY: [MetricDef; 122] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -542,6 +548,12 @@ pub static REGISTRY: [MetricDef; 118] = [
     def!(NvidiaEnergyPerRequest, "nvidia_energy_per_request", "Energy per Request", Joined, JoulesPerRequest, None, Some(755), 0, GpuPowerEfficiencyNvidia, false),
     def!(NvidiaOutputTokensPerJoule, "nvidia_output_tokens_per_joule", "Output Tokens per Joule", Joined, TokensPerJoule, None, Some(760), TOK_LB, GpuPowerEfficiencyNvidia, false),
     def!(NvidiaEnergyPerUser, "nvidia_energy_per_user", "Energy per User", Joined, JoulesPerUser, None, Some(765), 0, GpuPowerEfficiencyNvidia, false),
+    // Network-adjusted latencies (AIPerf `network_adjusted_metrics.py`): the start-anchored
+    // latencies less the RTT, see `Accumulator::network_adjusted`.
+    def!(NetworkAdjustedTimeToFirstToken, "network_adjusted_time_to_first_token", "Network-Adjusted Time to First Token", Joined, Nanoseconds, MS, Some(101), STREAM_TOK, Default, false),
+    def!(NetworkAdjustedTimeToFirstOutputToken, "network_adjusted_time_to_first_output_token", "Network-Adjusted Time to First Output Token", Joined, Nanoseconds, MS, Some(211), STREAM_TOK | SUPPORTS_REASONING, Default, false),
+    def!(NetworkAdjustedRequestLatency, "network_adjusted_request_latency", "Network-Adjusted Request Latency", Joined, Nanoseconds, MS, Some(301), 0, Default, false),
+    def!(NetworkRtt, "network_rtt", "Network RTT", Joined, Nanoseconds, MS, Some(305), NO_INDIVIDUAL_RECORDS, Default, false),
 ];
 
 #[cfg(test)]
@@ -564,7 +576,7 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::NvidiaEnergyPerUser as usize, REGISTRY.len() - 1);
+        assert_eq!(MetricId::NetworkRtt as usize, REGISTRY.len() - 1);
     }
 
     #[test]

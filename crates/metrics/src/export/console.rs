@@ -185,7 +185,8 @@ fn shown_on_console(r: &MetricResult, group: ConsoleGroup) -> bool {
         && !d.has(flags::ERROR_ONLY | flags::INTERNAL | flags::EXPERIMENTAL)
 }
 
-fn rows_of(summary: &Summary, group: ConsoleGroup) -> Vec<Row> {
+/// The rows of one console table: its group's shown results, in display order.
+pub fn rows_of(summary: &Summary, group: ConsoleGroup) -> Vec<Row> {
     rows_where(summary, |r| shown_on_console(r, group))
 }
 
@@ -303,6 +304,21 @@ pub fn render_footer(summary: &Summary, run: &RunInfo, exports: &[(&str, PathBuf
         let _ = writeln!(
             out,
             "Receive Lag: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} events, user-space minus kernel stamp)",
+            l.p50_ns / 1e6,
+            l.p99_ns / 1e6,
+            l.max_ns / 1e6,
+            l.count
+        );
+    }
+    if let Some(l) = &summary.kernel_rtt {
+        let rtt = summary
+            .result(MetricId::NetworkRtt)
+            .map(|r| format!("{:.3} ms subtracted (network_rtt); ", r.avg() / 1e6))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "Network RTT: {rtt}the connections' kernel estimate p50 {:.3} ms, p99 {:.3} ms, \
+             max {:.3} ms ({} requests, TCP_INFO)",
             l.p50_ns / 1e6,
             l.p99_ns / 1e6,
             l.max_ns / 1e6,

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::{RunInfo, ShardHealth, ThreadCpu};
 use crate::aggregate::health::{ClientHealth, HostLoad, MergedHealth};
 use crate::aggregate::stats::PERCENTILE_KEYS;
-use crate::aggregate::{LagSummary, MetricResult, ResultValue, Summary};
+use crate::aggregate::{Kind, LagSummary, MetricResult, ResultValue, Summary};
 
 /// The metric fields `JsonExportData` declares, in declaration order; they come first.
 pub const DECLARED_METRICS: [&str; 25] = [
@@ -61,7 +61,10 @@ pub fn metric_json(r: &MetricResult) -> Value {
             if let Some(std) = s.std {
                 m.insert("std".into(), num(d.to_display(std)));
             }
-            m.insert("count".into(), Value::from(s.count));
+            // AIPerf writes no count for what it joins after aggregation.
+            if d.kind != Kind::Joined {
+                m.insert("count".into(), Value::from(s.count));
+            }
             m.insert("sum".into(), num(d.to_display(s.sum)));
         }
         // AIPerf's `SweepLineStats` fields, already in the display unit.
@@ -226,6 +229,10 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         "receive_lag_ns".into(),
         summary.receive_lag.as_ref().map_or(Value::Null, lag_json),
     );
+    // With `--network-latency-*`: the kernel's RTT estimate of the requests' connections.
+    if let Some(l) = &summary.kernel_rtt {
+        m.insert("kernel_rtt_ns".into(), lag_json(l));
+    }
     m.insert("timestamps".into(), Value::from(run.timestamps));
     m.insert("io_driver".into(), Value::from(run.io_driver.as_str()));
     m.insert("ring_stalls".into(), Value::from(run.ring_stalls));

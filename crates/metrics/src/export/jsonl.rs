@@ -281,6 +281,10 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: &PhaseLayout) 
             Value::from(f.receive.coalesced_reads),
         );
     }
+    // ringperf's own key, only with `--network-latency-*`: the connection's kernel RTT.
+    if let Some(us) = f.receive.tcp_rtt_us {
+        md.insert("tcp_rtt_us".into(), Value::from(us));
+    }
     let mut o = Map::new();
     o.insert("metadata".into(), Value::Object(md));
     o.insert("metrics".into(), Value::Object(metrics));
@@ -376,6 +380,10 @@ pub fn encode_line_in(
     if f.receive.coalesced_reads > 0 {
         out.extend_from_slice(b",\"coalesced_reads\":");
         fmt.write_u32(out, f.receive.coalesced_reads)?;
+    }
+    if let Some(us) = f.receive.tcp_rtt_us {
+        out.extend_from_slice(b",\"tcp_rtt_us\":");
+        fmt.write_u32(out, us)?;
     }
     out.extend_from_slice(b"},\"metrics\":{");
     let mut first = true;

@@ -105,12 +105,13 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
             error(),
             any::<bool>(),
             prop_oneof![Just(0u32), any::<u32>()],
+            prop::option::of(any::<u32>()),
         ),
     )
         .prop_map(
             |(
                 (warmup, session, xr, xc, conv, turn, worker),
-                (credit, start, ack, end, error, cancelled, coalesced_reads),
+                (credit, start, ack, end, error, cancelled, coalesced_reads, tcp_rtt_us),
             )| RecordFacts {
                 phase: if warmup {
                     Phase::Warmup
@@ -133,6 +134,7 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
                 receive: ringperf_wire::record::ReceiveFacts {
                     lag_ns: Vec::new(),
                     coalesced_reads,
+                    tcp_rtt_us,
                 },
                 ..facts()
             },

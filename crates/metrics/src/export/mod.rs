@@ -399,6 +399,8 @@ pub struct ExportNames {
     pub timeslices_json: String,
     /// GPU telemetry JSONL.
     pub gpu_telemetry_jsonl: String,
+    /// Network-latency probes JSONL (`--network-latency-automatic`).
+    pub network_latency_jsonl: String,
     /// Server-metrics JSON.
     pub server_metrics_json: String,
     /// Server-metrics CSV.
@@ -443,6 +445,7 @@ impl ExportNames {
                 timeslices_csv: "profile_export_aiperf_timeslices.csv".into(),
                 timeslices_json: "profile_export_aiperf_timeslices.json".into(),
                 gpu_telemetry_jsonl: "gpu_telemetry_export.jsonl".into(),
+                network_latency_jsonl: "profile_export_network_latency.jsonl".into(),
                 server_metrics_json: "server_metrics_export.json".into(),
                 server_metrics_csv: "server_metrics_export.csv".into(),
                 server_metrics_jsonl: "server_metrics_export.jsonl".into(),
@@ -462,6 +465,7 @@ impl ExportNames {
             timeslices_csv: format!("{p}_timeslices.csv"),
             timeslices_json: format!("{p}_timeslices.json"),
             gpu_telemetry_jsonl: format!("{p}_gpu_telemetry.jsonl"),
+            network_latency_jsonl: format!("{p}_network_latency.jsonl"),
             server_metrics_json: format!("{p}_server_metrics.json"),
             server_metrics_csv: format!("{p}_server_metrics.csv"),
             server_metrics_jsonl: format!("{p}_server_metrics.jsonl"),

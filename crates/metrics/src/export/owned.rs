@@ -73,6 +73,7 @@ fn owned_files_in(dir: Option<&Path>, names: &ExportNames) -> Vec<PathBuf> {
         &names.timeslices_csv,
         &names.timeslices_json,
         &names.gpu_telemetry_jsonl,
+        &names.network_latency_jsonl,
         &names.server_metrics_json,
         &names.server_metrics_csv,
         &names.server_metrics_jsonl,
@@ -220,6 +221,8 @@ fn owned_label(rel: &Path, names: &ExportNames) -> &'static str {
         "Server Metrics JSONL Export"
     } else if is(&names.gpu_telemetry_jsonl) {
         "GPU Telemetry JSONL Export"
+    } else if is(&names.network_latency_jsonl) {
+        "Network Latency JSONL Export"
     } else if is(MANIFEST_FILE) {
         "Phase Manifest"
     } else if is(SHARD_FILE) {

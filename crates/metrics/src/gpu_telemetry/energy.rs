@@ -301,6 +301,7 @@ mod tests {
             error_summary: Vec::new(),
             dispatch_lag: None,
             receive_lag: None,
+            kernel_rtt: None,
         }
     }
 

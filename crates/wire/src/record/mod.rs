@@ -191,6 +191,9 @@ pub struct RawRecord {
     /// The final response head (status line and headers) exactly as received, kept only with
     /// `--export-http-trace` (its `response_reason` and `response_headers`); empty otherwise.
     pub response_head: Vec<u8>,
+    /// The kernel's smoothed RTT of the request's connection as the response completed, µs
+    /// (`TCP_INFO`, read only with `--network-latency-*`).
+    pub tcp_rtt_us: Option<u32>,
 }
 
 impl RawRecord {
@@ -306,6 +309,9 @@ pub struct ReceiveFacts {
     pub lag_ns: Vec<u32>,
     /// Reads that completed more than one SSE message.
     pub coalesced_reads: u32,
+    /// The kernel's smoothed RTT of the connection as the response completed, µs (see
+    /// [`RawRecord::tcp_rtt_us`]).
+    pub tcp_rtt_us: Option<u32>,
 }
 
 impl ReceiveFacts {
@@ -315,6 +321,7 @@ impl ReceiveFacts {
         Self {
             lag_ns: raw.events.iter().filter_map(|e| e.lag_ns).collect(),
             coalesced_reads: raw.coalesced_reads,
+            tcp_rtt_us: raw.tcp_rtt_us,
         }
     }
 }

@@ -41,6 +41,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         marker: None,
         trace: None,
         response_head: Vec::new(),
+        tcp_rtt_us: None,
     }
 }
 

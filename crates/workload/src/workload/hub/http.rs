@@ -205,6 +205,7 @@ impl Client {
                 head_request: method == Method::Head,
                 clock: Clock::start(),
                 kernel_stamps: false,
+                tcp_info: false,
                 limits: Limits {
                     connect_timeout: Some(timeout),
                     read_timeout: Some(timeout),
