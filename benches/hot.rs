@@ -646,6 +646,7 @@ fn streaming_facts() -> RecordFacts {
         receive: ringperf_wire::record::ReceiveFacts::default(),
         audio_seconds: None,
         media: ringperf_wire::record::MediaFacts::default(),
+        spec_decode: None,
     }
 }
 

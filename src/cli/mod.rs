@@ -669,6 +669,11 @@ pub struct MockArgs {
     #[arg(long = "dcgm-gpus", default_value_t = 0, value_name = "N")]
     pub dcgm_gpus: u32,
 
+    /// Report vLLM's per-request speculative-decoding stats (`metrics.speculative_decoding`)
+    /// with K drafts a verification step, on every chat and completions answer (0: none).
+    #[arg(long = "spec-decode", default_value_t = 0, value_name = "K")]
+    pub spec_decode: u32,
+
     /// Write every DCGM page served (`wall_ns`, `in_flight`, `body`) as JSONL here when
     /// stopping; needs --dcgm-gpus.
     #[arg(long = "dcgm-log", value_name = "FILE")]

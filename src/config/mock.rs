@@ -85,6 +85,7 @@ impl MockServerConfig {
             record_bodies: args.record_bodies,
             fast: args.fast,
             dcgm_gpus: args.dcgm_gpus,
+            spec_decode: args.spec_decode,
             metrics_mode: if args.unique_metrics_pages {
                 ringperf_mock::mock::MetricsMode::PageCounter
             } else {

@@ -382,6 +382,8 @@ fn facts_of(
             video_inference_time_s: m.f64(M::VideoInferenceTime),
             video_peak_memory_mb: m.f64(M::VideoPeakMemory),
         },
+        // A line carries the `spec_decode_*` values (kept above), not the payload's histogram.
+        spec_decode: None,
     })
 }
 

@@ -148,6 +148,7 @@ prop_compose! {
             receive: Default::default(),
             audio_seconds: None,
             media: Default::default(),
+            spec_decode: None,
         }
     }
 }

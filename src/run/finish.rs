@@ -569,6 +569,7 @@ mod tests {
             dispatch_lag: None,
             receive_lag: None,
             kernel_rtt: None,
+            spec_decode_histogram: Vec::new(),
         }
     }
 

@@ -158,6 +158,7 @@ mod tests {
             dispatch_lag: None,
             receive_lag: None,
             kernel_rtt: None,
+            spec_decode_histogram: Vec::new(),
         };
         let h = verdict(&summary, &t, 0, 0, (0, 2_500), None, Cores::default());
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));

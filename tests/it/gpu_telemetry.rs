@@ -693,6 +693,7 @@ fn energy_efficiency_of_aiperfs_run_is_aiperfs() {
         dispatch_lag: None,
         receive_lag: None,
         kernel_rtt: None,
+        spec_decode_histogram: Vec::new(),
     };
     let ours = efficiency(&fleet, &summary, facts["concurrency"].as_u64());
     let theirs = facts["results"].as_object().expect("results");

@@ -51,6 +51,7 @@ mod server_metrics;
 mod server_metrics_phases;
 mod sessions;
 mod shards;
+mod spec_decode;
 mod startup;
 mod sweep;
 mod swim_lane;

@@ -86,6 +86,7 @@ fn adjusted_latencies_of_aiperfs_records_are_aiperfs() {
         dispatch_lag: None,
         receive_lag: None,
         kernel_rtt: None,
+        spec_decode_histogram: Vec::new(),
     };
     // CSV rows, as AIPerf writes them, in its order (by tag).
     let csv = ringperf_metrics::export::csv::summary_csv(&summary);

@@ -438,6 +438,7 @@ impl Collector {
             }
         };
         let clock = &self.clock;
+        let spec_decode = error.is_none().then(|| spec_decode(parsed)).flatten();
         RecordFacts {
             phase: raw.credit.phase,
             session_num: raw.credit.index,
@@ -481,8 +482,35 @@ impl Collector {
                 video_inference_time_s: parsed.video.inference_time_s,
                 video_peak_memory_mb: parsed.video.peak_memory_mb,
             },
+            spec_decode,
         }
     }
+}
+
+/// The request's speculative-decoding acceptance as AIPerf 0.13 takes it: exactly one response
+/// object carried stats (several, as with `n > 1` streaming, cannot be told apart), in vLLM's
+/// shape, adding up. A payload that does not add up is ignored with one warning for the run.
+fn spec_decode(parsed: &ParsedResponse) -> Option<ringperf_wire::record::spec_decode::SpecDecode> {
+    use ringperf_wire::record::spec_decode::SpecDecode;
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let payload = parsed
+        .spec_decode
+        .as_ref()
+        .filter(|_| parsed.spec_decode_responses == 1)?;
+    if !SpecDecode::is_vllm(payload) {
+        return None;
+    }
+    SpecDecode::from_vllm(payload)
+        .map_err(|e| {
+            if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!(
+                    "ringperf: warning: ignoring a malformed vLLM spec-decode payload ({e}): \
+                     that request has no speculative-decoding metrics (later ones are \
+                     ignored without a word)"
+                );
+            }
+        })
+        .ok()
 }
 
 /// Starts the aggregator's thread on `collector`, pinned to `core` when there is one.
@@ -502,4 +530,35 @@ pub fn spawn(collector: Collector, core: Option<usize>) -> std::io::Result<JoinH
             }
             collector.run()
         })
+}
+
+#[cfg(test)]
+mod spec_decode_tests {
+    use super::*;
+
+    fn parsed(payload: serde_json::Value, responses: u32) -> ParsedResponse {
+        let mut p = ParsedResponse::default();
+        p.spec_decode = Some(payload);
+        p.spec_decode_responses = responses;
+        p
+    }
+
+    #[test]
+    fn one_valid_vllm_payload_is_the_record_and_anything_else_none() {
+        let good = serde_json::json!({
+            "mean_acceptance_length": 2.0, "draft_acceptance_rate": 0.5,
+            "acceptance_histogram": [0, 2], "num_accepted_draft_tokens": 2,
+            "num_draft_tokens": 4, "num_spec_steps": 2, "num_spec_tokens": 1
+        });
+        let s = spec_decode(&parsed(good.clone(), 1)).expect("read");
+        assert_eq!((s.steps, s.accepted, s.drafted), (2, 2, 4));
+        // Two responses with stats (`n > 1` streaming): none, as AIPerf.
+        assert_eq!(spec_decode(&parsed(good.clone(), 2)), None);
+        // Another engine's shape, or a payload that does not add up: none.
+        assert_eq!(spec_decode(&parsed(serde_json::json!({"x": 1}), 1)), None);
+        let mut bad = good;
+        bad["num_spec_steps"] = serde_json::json!(3);
+        assert_eq!(spec_decode(&parsed(bad, 1)), None);
+        assert_eq!(spec_decode(&ParsedResponse::default()), None);
+    }
 }

@@ -112,6 +112,9 @@ pub struct Summary {
     /// The kernel's smoothed RTT of each request's connection as its response completed
     /// (`TCP_INFO`, with `--network-latency-*`; `None` without).
     pub kernel_rtt: Option<LagSummary>,
+    /// Verification steps by drafts accepted, pooled over the requests' speculative decoding:
+    /// `(j, steps)` for every `j` with steps, by `j` (empty without spec-decode stats).
+    pub spec_decode_histogram: Vec<(u32, u64)>,
 }
 
 impl Summary {
@@ -154,6 +157,8 @@ pub struct Accumulator {
     receive_lag_ns: Vec<f64>,
     /// The kernel's RTT estimate of each request's connection at its end, ns.
     kernel_rtt_ns: Vec<f64>,
+    /// Steps by drafts accepted, pooled over the valid records' speculative decoding.
+    spec_histogram: Vec<u64>,
     /// Every record's intervals (valid and error), wall-clock epoch ns, for the sweep lines.
     intervals: Vec<Interval>,
     /// `request_start − credit_issued` per record, ns, clamped at 0.
@@ -191,6 +196,7 @@ impl Accumulator {
             dispatch_lag_ns: Vec::new(),
             receive_lag_ns: Vec::new(),
             kernel_rtt_ns: Vec::new(),
+            spec_histogram: Vec::new(),
             intervals: Vec::new(),
             credit_to_start_ns: Vec::new(),
             effective_latency_ns: Vec::new(),
@@ -241,6 +247,9 @@ impl Accumulator {
             return;
         }
         self.request_count += 1;
+        if let Some(s) = &f.spec_decode {
+            super::spec_decode::pool(&mut self.spec_histogram, s);
+        }
         let start = f.request_start_wall_ns;
         self.min_request_wall_ns = Some(self.min_request_wall_ns.map_or(start, |v| v.min(start)));
         // Integer arithmetic: epoch ns do not fit an f64 exactly.
@@ -386,6 +395,13 @@ impl Accumulator {
         self.rate_results(&totals, &mut scalar);
         self.usage_results(&mut scalar);
         self.token_results(&totals, &mut scalar);
+        for (id, v) in super::spec_decode::derived(
+            self.total(M::SpecDecodeSteps),
+            self.total(M::SpecDecodeAcceptedDraftTokens),
+            self.total(M::SpecDecodeDraftTokens),
+        ) {
+            scalar(id, Some(v));
+        }
 
         results.extend(self.sweep_results(phase_start_wall_ns));
         for (id, col) in [
@@ -411,6 +427,10 @@ impl Accumulator {
             dispatch_lag: lag_summary(self.dispatch_lag_ns.clone()),
             receive_lag: lag_summary(self.receive_lag_ns.clone()),
             kernel_rtt: lag_summary(self.kernel_rtt_ns.clone()),
+            spec_decode_histogram: (self.spec_histogram.iter().enumerate())
+                .filter(|(_, c)| **c > 0)
+                .map(|(j, c)| (j as u32, *c))
+                .collect(),
         }
     }
 

@@ -210,6 +210,16 @@ pub fn record_metrics(cfg: &MetricConfig, f: &RecordFacts) -> RecordMetrics {
         };
         push(id, v);
     }
+    if let Some(s) = &f.spec_decode {
+        for (id, v) in super::spec_decode::values(s) {
+            let v = if id.def().integer {
+                v.map(|n| Int(n as i64))
+            } else {
+                v.map(MetricValue::Float)
+            };
+            push(id, v);
+        }
+    }
     // Last: it reads the values above. 1 for a good request, 0 otherwise, per valid record.
     if cfg.applies(M::GoodRequestCount) {
         let good = cfg.is_good(&out);

@@ -15,6 +15,7 @@ pub mod live;
 mod media;
 pub mod metrics;
 pub mod registry;
+pub mod spec_decode;
 pub mod stats;
 pub mod sweep;
 #[cfg(any(test, feature = "testing"))]

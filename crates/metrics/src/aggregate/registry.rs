@@ -126,6 +126,8 @@ pub enum ConsoleGroup {
     Effective,
     /// The `LLM Metrics: Active` table (sweep-line metrics over active time only).
     Active,
+    /// The `LLM Metrics: Spec Decode` table, with the pooled histogram's line under it.
+    SpecDecode,
     /// The `GPU Power Efficiency (NVIDIA)` table (one `avg` column).
     GpuPowerEfficiencyNvidia,
     /// Never shown on the console.
@@ -303,6 +305,17 @@ pub enum MetricId {
     NetworkAdjustedTimeToFirstOutputToken,
     NetworkAdjustedRequestLatency,
     NetworkRtt,
+    SpecDecodeAcceptanceLength,
+    SpecDecodeDraftAcceptanceRate,
+    SpecDecodeAcceptedPerVerified,
+    SpecDecodeSteps,
+    SpecDecodeAcceptedDraftTokens,
+    SpecDecodeDraftTokens,
+    TotalSpecDecodeSteps,
+    TotalAcceptedDraftTokens,
+    TotalDraftTokens,
+    SpecDecodeTokenWeightedAcceptanceLength,
+    SpecDecodeOverallDraftAcceptanceRate,
 }
 
 impl MetricId {
@@ -419,7 +432,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 122] = [
+pub static REGISTRY: [MetricDef; 133] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -554,6 +567,19 @@ pub static REGISTRY: [MetricDef; 122] = [
     def!(NetworkAdjustedTimeToFirstOutputToken, "network_adjusted_time_to_first_output_token", "Network-Adjusted Time to First Output Token", Joined, Nanoseconds, MS, Some(211), STREAM_TOK | SUPPORTS_REASONING, Default, false),
     def!(NetworkAdjustedRequestLatency, "network_adjusted_request_latency", "Network-Adjusted Request Latency", Joined, Nanoseconds, MS, Some(301), 0, Default, false),
     def!(NetworkRtt, "network_rtt", "Network RTT", Joined, Nanoseconds, MS, Some(305), NO_INDIVIDUAL_RECORDS, Default, false),
+    // Speculative decoding (AIPerf `spec_decode_metrics.py`): per request from the server's
+    // `metrics.speculative_decoding`, then the sums and the pooled ratios.
+    def!(SpecDecodeAcceptanceLength, "spec_decode_acceptance_length", "Acceptance Length", Record, Ratio, None, Some(5000), LARGER_IS_BETTER, SpecDecode, false),
+    def!(SpecDecodeDraftAcceptanceRate, "spec_decode_draft_acceptance_rate", "Draft Acceptance Rate", Record, Percent, None, Some(5020), LARGER_IS_BETTER, SpecDecode, false),
+    def!(SpecDecodeAcceptedPerVerified, "spec_decode_accepted_per_verified", "Accepted per Verified", Record, Ratio, None, Some(5030), LARGER_IS_BETTER, SpecDecode, false),
+    def!(SpecDecodeSteps, "spec_decode_steps", "Spec Decode Steps", Record, Count, None, Some(5040), 0, SpecDecode, true),
+    def!(SpecDecodeAcceptedDraftTokens, "spec_decode_accepted_draft_tokens", "Accepted Draft Tokens", Record, Tokens, None, Some(5050), 0, None, true),
+    def!(SpecDecodeDraftTokens, "spec_decode_draft_tokens", "Draft Tokens", Record, Tokens, None, Some(5060), 0, None, true),
+    def!(TotalSpecDecodeSteps, "total_spec_decode_steps", "Total Spec Decode Steps", Derived, Count, None, Some(5140), 0, None, true),
+    def!(TotalAcceptedDraftTokens, "total_accepted_draft_tokens", "Total Accepted Draft Tokens", Derived, Tokens, None, Some(5150), 0, None, true),
+    def!(TotalDraftTokens, "total_draft_tokens", "Total Draft Tokens", Derived, Tokens, None, Some(5160), 0, None, true),
+    def!(SpecDecodeTokenWeightedAcceptanceLength, "spec_decode_token_weighted_acceptance_length", "Token-Weighted Acceptance Length", Derived, Ratio, None, Some(5010), LARGER_IS_BETTER, SpecDecode, false),
+    def!(SpecDecodeOverallDraftAcceptanceRate, "spec_decode_overall_draft_acceptance_rate", "Overall Draft Acceptance Rate", Derived, Percent, None, Some(5025), LARGER_IS_BETTER, SpecDecode, false),
 ];
 
 #[cfg(test)]
@@ -576,7 +602,10 @@ mod tests {
                 d.tag
             );
         }
-        assert_eq!(MetricId::NetworkRtt as usize, REGISTRY.len() - 1);
+        assert_eq!(
+            MetricId::SpecDecodeOverallDraftAcceptanceRate as usize,
+            REGISTRY.len() - 1
+        );
     }
 
     #[test]

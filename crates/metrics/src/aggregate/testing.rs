@@ -40,5 +40,6 @@ pub fn facts() -> RecordFacts {
         receive: Default::default(),
         audio_seconds: None,
         media: Default::default(),
+        spec_decode: None,
     }
 }

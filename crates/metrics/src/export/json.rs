@@ -197,6 +197,15 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
         Value::from(local_iso(run.start_wall_ns)),
     );
     o.insert("end_time".into(), Value::from(local_iso(run.end_wall_ns)));
+    if !summary.spec_decode_histogram.is_empty() {
+        let pooled: Map<String, Value> = (summary.spec_decode_histogram.iter())
+            .map(|(j, c)| (j.to_string(), Value::from(*c)))
+            .collect();
+        o.insert(
+            "pooled_spec_decode_acceptance_histogram".into(),
+            Value::Object(pooled),
+        );
+    }
     if let Some(w) = warmup {
         let wm: Map<String, Value> = w
             .results

@@ -322,17 +322,18 @@ pub fn encode_line_in(
     // Which shown metrics the record has, and whether one appears twice (never from
     // `record_metrics`, but a map keeps the first key's place and the last value, so a repeat
     // is encoded the same way).
-    const _: () = assert!(REGISTRY.len() <= 128, "the seen-set is a u128");
-    let mut seen: u128 = 0;
+    const _: () = assert!(REGISTRY.len() <= 256, "the seen-set is two u128");
+    let mut seen = [0u128; 2];
     let mut repeated = false;
     for (id, _) in &m.values {
         if shown(id.def()) {
-            let bit = 1u128 << (*id as u8);
-            repeated |= seen & bit != 0;
-            seen |= bit;
+            let i = *id as usize;
+            let bit = 1u128 << (i % 128);
+            repeated |= seen[i / 128] & bit != 0;
+            seen[i / 128] |= bit;
         }
     }
-    if seen == 0 && f.error.is_none() {
+    if seen == [0, 0] && f.error.is_none() {
         return Ok(false);
     }
     let mut fmt = CompactFormatter;

@@ -102,6 +102,7 @@ pub use server::{MockServer, start};
 pub use settings::{Driver, MetricsMode, MockConfig, MockTls, OutputLen, PromptTokenizer};
 pub use truth::{TruthEntry, TruthLog};
 pub use videos::{VideoJob, VideoJobConfig};
+pub use wire::SpecDecodeStats;
 
 /// The head the mock answers a streamed request with (a kept-alive connection), byte for byte,
 /// for tests that compare what a client recorded with what the mock sent.

@@ -90,6 +90,8 @@ pub(crate) struct Completion {
     content_tokens: u64,
     /// The request's max tokens cut the output (`finish_reason: "length"`).
     capped: bool,
+    /// Drafts a speculative step ([`super::MockConfig::spec_decode`]; 0: none reported).
+    spec_k: u32,
     tokens_per_event: u64,
     /// Vectors or scores in an embeddings / rankings reply.
     items: u64,
@@ -190,6 +192,7 @@ impl Completion {
             reasoning_tokens,
             content_tokens,
             capped,
+            spec_k: cfg.spec_decode,
             tokens_per_event,
             // The fast mode's bytes are shared by every body: its words start where an empty
             // body's do.
@@ -235,6 +238,7 @@ impl Completion {
             prompt: self.prompt_tokens,
             reasoning: self.reasoning_tokens,
             content: self.content_tokens,
+            spec_k: self.spec_k,
         }
     }
 
@@ -246,6 +250,7 @@ impl Completion {
             prompt: self.prompt_tokens,
             reasoning,
             content: sent.saturating_sub(reasoning).min(self.content_tokens),
+            spec_k: 0,
         }
     }
 

@@ -101,6 +101,11 @@ pub struct MockConfig {
     /// See [`crate::mock::DcgmPage`] for what it holds.
     #[serde(default)]
     pub dcgm_gpus: u32,
+    /// Report vLLM's per-request speculative-decoding stats (`metrics.speculative_decoding`,
+    /// `--per-request-spec-decode-metrics`) for this many drafts a step, on a chat or
+    /// completions answer's usage chunk or body (0: none; see
+    /// [`crate::mock::SpecDecodeStats`]).
+    pub spec_decode: u32,
     /// At most this many completion requests in service at once; the rest wait, first come
     /// first served, and their first token is late by the wait (0: no limit). A request's
     /// service time is `ttft + (token events - 1) × itl`; see `capacity` for the model.
@@ -178,6 +183,7 @@ impl Default for MockConfig {
             prompt_tokenizer: None,
             tls: None,
             dcgm_gpus: 0,
+            spec_decode: 0,
             capacity: 0,
             fast: false,
             model_ready_after: Duration::ZERO,

@@ -273,6 +273,90 @@ pub(crate) struct Usage {
     pub(crate) prompt: u64,
     pub(crate) reasoning: u64,
     pub(crate) content: u64,
+    /// Drafts per speculative step (`MockConfig::spec_decode`); 0: no spec-decode stats.
+    pub(crate) spec_k: u32,
+}
+
+/// What a speculative decoder did for one request, as the mock reports it (vLLM's
+/// `--per-request-spec-decode-metrics` payload, `metrics.speculative_decoding`): every
+/// generated token comes from a verification step that proposed `k` drafts and accepted
+/// `(3·i + 1) mod (k + 1)` of them (step `i`, from 0), fewer when the request has fewer tokens
+/// left, plus the bonus token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecDecodeStats {
+    /// Verification steps.
+    pub steps: u64,
+    /// Drafts accepted, bonus tokens excluded.
+    pub accepted: u64,
+    /// Drafts proposed (`k` a step).
+    pub drafted: u64,
+    /// Steps by drafts accepted, `k + 1` buckets (dense, as vLLM sends it).
+    pub histogram: Vec<u64>,
+}
+
+impl SpecDecodeStats {
+    /// The stats of a request that generated `tokens` tokens with `k` drafts a step.
+    #[must_use]
+    pub fn of(tokens: u64, k: u32) -> Self {
+        let mut s = Self {
+            steps: 0,
+            accepted: 0,
+            drafted: 0,
+            histogram: vec![0; k as usize + 1],
+        };
+        let mut left = tokens;
+        while left > 0 {
+            let pattern = (3 * s.steps + 1) % (u64::from(k) + 1);
+            let accepted = pattern.min(left - 1);
+            s.histogram[accepted as usize] += 1;
+            s.steps += 1;
+            s.accepted += accepted;
+            s.drafted += u64::from(k);
+            left -= accepted + 1;
+        }
+        s
+    }
+
+    /// `mean_acceptance_length`: tokens a step, the bonus token included.
+    #[must_use]
+    pub fn mean_acceptance_length(&self) -> f64 {
+        if self.steps == 0 {
+            return 1.0;
+        }
+        1.0 + self.accepted as f64 / self.steps as f64
+    }
+
+    /// `draft_acceptance_rate`: the share of drafts accepted (0..1).
+    #[must_use]
+    pub fn draft_acceptance_rate(&self) -> f64 {
+        if self.drafted == 0 {
+            return 0.0;
+        }
+        self.accepted as f64 / self.drafted as f64
+    }
+}
+
+/// `,"metrics":{"speculative_decoding":{…}}` after a response's usage, when `u.spec_k > 0`.
+fn spec_decode_json(out: &mut Vec<u8>, u: Usage) {
+    if u.spec_k == 0 {
+        return;
+    }
+    let s = SpecDecodeStats::of(u.reasoning + u.content, u.spec_k);
+    let histogram: Vec<String> = s.histogram.iter().map(u64::to_string).collect();
+    let _ = write!(
+        out,
+        ",\"metrics\":{{\"speculative_decoding\":{{\"mean_acceptance_length\":{:?},\
+         \"draft_acceptance_rate\":{:?},\"acceptance_histogram\":[{}],\
+         \"num_accepted_draft_tokens\":{},\"num_draft_tokens\":{},\"num_spec_steps\":{},\
+         \"num_spec_tokens\":{}}}}}",
+        s.mean_acceptance_length(),
+        s.draft_acceptance_rate(),
+        histogram.join(","),
+        s.accepted,
+        s.drafted,
+        s.steps,
+        u.spec_k
+    );
 }
 
 fn usage_json(out: &mut Vec<u8>, u: Usage) {
@@ -319,6 +403,7 @@ pub(crate) fn sse_usage(out: &mut Vec<u8>, m: &Meta<'_>, chat: bool, u: Usage) {
         m.id, m.created, m.model_json
     );
     usage_json(out, u);
+    spec_decode_json(out, u);
     out.extend_from_slice(b"}\n\n");
 }
 
@@ -354,6 +439,7 @@ pub(crate) fn chat_body(
         "}},\"logprobs\":null,\"finish_reason\":\"{finish}\",\"stop_reason\":null}}],"
     );
     usage_json(out, u);
+    spec_decode_json(out, u);
     out.push(b'}');
 }
 
@@ -377,6 +463,7 @@ pub(crate) fn completion_body(
         "\",\"logprobs\":null,\"finish_reason\":\"{finish}\",\"stop_reason\":null}}],"
     );
     usage_json(out, u);
+    spec_decode_json(out, u);
     out.push(b'}');
 }
 
@@ -496,6 +583,7 @@ mod tests {
                 prompt: 3,
                 reasoning: 2,
                 content: 4,
+                spec_k: 3,
             },
         );
         let v = json_of_event(&ev);
@@ -504,6 +592,15 @@ mod tests {
             v["usage"],
             serde_json::json!({"prompt_tokens":3,"total_tokens":9,"completion_tokens":6,
                 "completion_tokens_details":{"reasoning_tokens":2}})
+        );
+        // Six tokens, three drafts a step: steps accepting 1, 0, then 2 of the pattern's 3
+        // (two tokens were left), each plus its bonus token.
+        assert_eq!(
+            v["metrics"]["speculative_decoding"],
+            serde_json::json!({"mean_acceptance_length": 2.0,
+                "draft_acceptance_rate": 1.0 / 3.0, "acceptance_histogram": [1, 1, 1, 0],
+                "num_accepted_draft_tokens": 3, "num_draft_tokens": 9, "num_spec_steps": 3,
+                "num_spec_tokens": 3})
         );
         let mut b = Vec::new();
         let w = Words {
@@ -525,6 +622,7 @@ mod tests {
                 prompt: 1,
                 reasoning: 1,
                 content: 1,
+                spec_k: 0,
             },
         );
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
@@ -542,6 +640,7 @@ mod tests {
                 prompt: 0,
                 reasoning: 0,
                 content: 1,
+                spec_k: 0,
             },
         );
         let v: serde_json::Value = serde_json::from_slice(&b).unwrap();

@@ -60,6 +60,11 @@ pub struct ParsedResponse {
     keep_response_text: bool,
     /// `video_generation` only: the figures the job reported.
     pub video: VideoFigures,
+    /// The last non-empty `metrics.speculative_decoding` object (chat and completions).
+    pub spec_decode: Option<serde_json::Value>,
+    /// How many response objects carried a non-empty one (AIPerf keeps the record only when
+    /// exactly one did).
+    pub spec_decode_responses: u32,
 }
 
 /// What a video job reports about itself (SGLang's fields, read by AIPerf's
@@ -101,6 +106,16 @@ impl ParsedResponse {
         self.data_buf.clear();
         self.streamed_parts.clear();
         self.video = VideoFigures::default();
+        self.spec_decode = None;
+        self.spec_decode_responses = 0;
+    }
+
+    /// A response object's `metrics.speculative_decoding`, when it is a non-empty object.
+    pub(super) fn spec_decode_payload(&mut self, payload: Option<serde_json::Value>) {
+        if let Some(p) = payload.filter(|p| p.as_object().is_some_and(|o| !o.is_empty())) {
+            self.spec_decode = Some(p);
+            self.spec_decode_responses += 1;
+        }
     }
 
     /// Files a content response at `stamp_ns`; `output` says it carried non-reasoning output.

@@ -72,6 +72,42 @@ pub(in crate::endpoint) struct Body<'a> {
     pub choices: FirstChoice<'a>,
     #[serde(default)]
     pub usage: WireUsage,
+    /// `metrics.speculative_decoding` (vLLM's per-request speculative-decoding stats).
+    #[serde(default)]
+    pub metrics: WireMetrics,
+}
+
+/// The response-root `metrics` object: only its `speculative_decoding` object is kept, as
+/// parsed JSON (it is sent once per request); anything else reads as absent.
+#[derive(Default)]
+pub(in crate::endpoint) struct WireMetrics {
+    pub speculative_decoding: Option<serde_json::Value>,
+}
+
+impl<'de> Deserialize<'de> for WireMetrics {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = WireMetrics;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireMetrics, A::Error> {
+                let mut m = WireMetrics::default();
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    if key.0.as_deref() == Some("speculative_decoding") {
+                        let v: serde_json::Value = map.next_value()?;
+                        m.speculative_decoding = v.is_object().then_some(v);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(m)
+            }
+            absent!(WireMetrics::default(); scalars, numbers, strings, arrays);
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `choices[0]`; the other choices are skipped.

@@ -9,6 +9,7 @@
 pub const RECORD_PROCESSOR_ID: &str = "record_processor_0";
 
 pub mod ring;
+pub mod spec_decode;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -288,6 +289,10 @@ pub struct RecordFacts {
     pub audio_seconds: Option<f64>,
     /// The images the request carried and the video figures its answer reported.
     pub media: MediaFacts,
+    /// The server's speculative-decoding acceptance for the request (vLLM's
+    /// `metrics.speculative_decoding`); `None` when it sent none, sent it on more than one
+    /// response, or sent one that does not add up.
+    pub spec_decode: Option<spec_decode::SpecDecode>,
 }
 
 /// What a request carried and its answer reported about media (docs/metrics.md, "Media").

@@ -122,9 +122,10 @@ pub(super) fn parse(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
 
 /// The full parser (sonic-rs into the lenient wire types of `crate::endpoint::wire`).
 pub(super) fn parse_full(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
-    let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {
+    let Ok(mut body) = sonic_rs::from_slice::<Body<'_>>(json) else {
         return;
     };
+    out.spec_decode_payload(body.metrics.speculative_decoding.take());
     let usage_completion = body.usage.present.then(|| {
         let u = body.usage.normalize();
         let completion = u.completion_tokens;

@@ -365,7 +365,10 @@ impl<'a> Scan<'a> {
                 counts = s.usage()?;
                 Some(())
             }
-            b"object" | b"choices" | b"usage" => None,
+            // The response-root `metrics` (speculative-decoding stats) is the full parser's,
+            // but for vLLM's usual `"metrics": null`.
+            b"metrics" if s.peek()? == b'n' => s.literal(b"null"),
+            b"object" | b"choices" | b"usage" | b"metrics" => None,
             _ => s.skip(1),
         })?;
         if !object {

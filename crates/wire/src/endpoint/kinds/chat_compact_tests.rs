@@ -428,3 +428,26 @@ fn generated_bodies_are_mostly_taken() {
     let taken = taken_of_400(completion_body(), body_agrees);
     assert!(taken >= 100, "only {taken} of 400 generated bodies taken");
 }
+
+#[test]
+fn a_body_with_speculative_decoding_stats_is_the_full_parsers() {
+    let body = br#"{"object":"chat.completion","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2},"metrics":{"speculative_decoding":{"num_spec_steps":1,"acceptance_histogram":[1]}}}"#;
+    let mut out = ParsedResponse::default();
+    assert!(!super::completion(body, 7, &mut out), "declined");
+    crate::endpoint::kinds::chat::parse_full(body, 7, &mut out);
+    assert_eq!(out.spec_decode_responses, 1);
+    assert_eq!(
+        out.spec_decode
+            .as_ref()
+            .and_then(|p| p.get("num_spec_steps")),
+        Some(&serde_json::json!(1))
+    );
+    // An empty object is no payload (AIPerf's truthiness).
+    let empty = br#"{"object":"chat.completion","choices":[{"message":{"content":"hi"}}],"metrics":{"speculative_decoding":{}}}"#;
+    let mut out = ParsedResponse::default();
+    crate::endpoint::kinds::chat::parse_full(empty, 7, &mut out);
+    assert_eq!(
+        (out.spec_decode_responses, out.spec_decode.is_none()),
+        (0, true)
+    );
+}

@@ -61,9 +61,10 @@ fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
 
 /// `object` `completion` / `text_completion` → `choices[0].text`.
 fn parse(json: &[u8], stamp_ns: u64, out: &mut ParsedResponse) {
-    let Ok(body) = sonic_rs::from_slice::<Body<'_>>(json) else {
+    let Ok(mut body) = sonic_rs::from_slice::<Body<'_>>(json) else {
         return;
     };
+    out.spec_decode_payload(body.metrics.speculative_decoding.take());
     if body.usage.present {
         out.usage = Some(body.usage.normalize());
     }
