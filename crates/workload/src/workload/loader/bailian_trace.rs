@@ -24,6 +24,7 @@ use super::deferred::{BlockCheck, DeferredPrompts, DeferredRow, TraceIndex};
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::{Ctx, Obj};
 use super::lines::{JsonLines, file_hash};
+use super::mooncake_trace::Synthesized;
 
 const FIELDS: &[&str] = &[
     "chat_id",
@@ -298,7 +299,7 @@ fn reread(
     ctx: Ctx<'_>,
     text: &str,
     _layout: &[u32],
-) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError> {
+) -> Result<(Turn, Option<Synthesized>), LoadError> {
     let row = parse_text(ctx, text)?;
     let mut turn = row.timed;
     turn.content = Content::Texts(Vec::new());

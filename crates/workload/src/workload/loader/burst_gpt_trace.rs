@@ -15,6 +15,7 @@ use super::deferred::{DeferredPrompts, DeferredRow, TraceIndex};
 use super::error::{LoadError, LoadErrorKind};
 use super::fields::Ctx;
 use super::lines::{JsonLines, file_hash};
+use super::mooncake_trace::Synthesized;
 use super::session::SessionIds;
 
 /// The columns read, in the order of [`DeferredPrompts::layout`].
@@ -198,7 +199,7 @@ fn reread(
     ctx: Ctx<'_>,
     text: &str,
     layout: &[u32],
-) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError> {
+) -> Result<(Turn, Option<Synthesized>), LoadError> {
     let (mut turn, n) = parse_row(ctx, text, layout)?;
     turn.content = Content::Texts(Vec::new());
     Ok((turn, Some((n, Vec::new()))))

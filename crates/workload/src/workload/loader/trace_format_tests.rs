@@ -42,8 +42,11 @@ fn load_as(path: &Path, kind: DatasetKind) -> Result<Dataset, LoadError> {
     load(&spec(path, Some(kind)), &Tokenizer::builtin())
 }
 
-/// Each conversation's id and its turns' (timestamp ms, max tokens, prompt tokens).
-fn shape(d: &Dataset) -> Vec<(String, Vec<(Option<f64>, Option<u32>, usize)>)> {
+/// A turn as these tests see it: its timestamp (ms), `max_tokens` and prompt tokens.
+type TurnShape = (Option<f64>, Option<u32>, usize);
+
+/// Each conversation's id and its turns.
+fn shape(d: &Dataset) -> Vec<(String, Vec<TurnShape>)> {
     let tokenizer = Tokenizer::builtin();
     d.conversations
         .iter()
@@ -334,7 +337,9 @@ fn sagemaker_captures_replay_their_messages_in_time_order() {
         + &capture("2026-04-29T02:03:19.5+02:00", bare, true);
     let path = write(dir.path(), "cap/a/x.jsonl", &body);
     let d = load_as(&path, DatasetKind::SagemakerDataCapture).unwrap();
-    let got: Vec<(String, Option<f64>, Option<u32>, usize, bool)> = d
+    // Each conversation's id, its turn's timestamp and `max_tokens`, its messages, its tools.
+    type Capture = (String, Option<f64>, Option<u32>, usize, bool);
+    let got: Vec<Capture> = d
         .conversations
         .iter()
         .map(|c| {
