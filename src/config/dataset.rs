@@ -146,13 +146,24 @@ impl InputConfig {
             }
             (None, None) => None,
         };
+        // AIPerf routes the block size to the hash-id trace loaders only, and refuses it for a
+        // file type whose prompts are never built from hash ids.
+        if let (Some(_), Some(k)) = (args.block_size, kind)
+            && !k.takes_block_size()
+        {
+            return Err(ConfigError::flag(
+                "--isl-block-size only applies to synthetic generation or hash-id trace replay \
+                 (mooncake_trace, bailian_trace, baseten_trace, tracelab). The selected dataset \
+                 does not decode hash-id token blocks; drop --isl-block-size.",
+            ));
+        }
         let synthesis = synthesis(args, kind, source.as_ref())?;
         let load = source.map(|source| LoadSpec {
             source,
             seed: cx.seed,
             seeded: cx.seeded,
             entries: cx.entries,
-            block_size: args.block_size.unwrap_or(DEFAULT_BLOCK_SIZE),
+            block_size: args.block_size,
             ignore_trace_delays: args.ignore_trace_delays,
             system_message: cx.system_message,
             osl_given: cx.osl_given,
@@ -329,6 +340,12 @@ fn synthesis(
     p.check().map_err(|e| ConfigError::flag(e.to_string()))?;
     let got = match (source, kind) {
         (Some(Source::File { .. }), None | Some(DatasetKind::MooncakeTrace)) => return Ok(Some(p)),
+        (Some(Source::File { .. }), Some(k)) if k.is_trace() => {
+            return Err(ConfigError::flag(format!(
+                "--synthesis-* options reshape mooncake_trace files only in ringperf (AIPerf \
+                 also reshapes {k}); convert the trace to mooncake_trace rows first"
+            )));
+        }
         (Some(Source::File { .. }), Some(k)) => k.as_str().to_string(),
         (Some(Source::Inline { kind, .. }), _) => {
             kind.unwrap_or(DatasetKind::SingleTurn).as_str().to_string()

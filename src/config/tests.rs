@@ -312,7 +312,10 @@ fn input_group_builds_a_load_spec() {
             kind: Some(DatasetKind::MooncakeTrace)
         }
     );
-    assert_eq!((spec.block_size, spec.seed, spec.seeded), (16, 3, true));
+    assert_eq!(
+        (spec.block_size, spec.seed, spec.seeded),
+        (Some(16), 3, true)
+    );
     assert!(spec.ignore_trace_delays && spec.system_message && !spec.osl_given);
     assert_eq!(c.input.sampling_for(Sampling::Sequential), Sampling::Random);
     let d = &c.input_config()["datasets"][0];
@@ -331,7 +334,7 @@ fn input_group_builds_a_load_spec() {
     let spec = c.input.load.as_ref().unwrap();
     assert!(matches!(spec.source, Source::File { kind: None, .. }));
     assert!(!spec.seeded && !spec.system_message);
-    assert_eq!(spec.block_size, 512);
+    assert_eq!(spec.block_size, None);
     // ShareGPT, with or without a local path.
     let c = cfg("ringperf profile -m m -u 127.0.0.1:1 --public-dataset sharegpt --osl 20").unwrap();
     let spec = c.input.load.as_ref().unwrap();
@@ -349,9 +352,9 @@ fn input_group_cross_flag_rules() {
         e("--public-dataset sharegpt --custom-dataset-type single_turn --input-file x")
             .contains("mutually exclusive")
     );
-    let msg = e("--input-file x --custom-dataset-type bailian_trace");
+    let msg = e("--input-file x --custom-dataset-type baseten_trace");
     assert!(
-        msg.contains("bailian_trace is not supported by ringperf yet"),
+        msg.contains("baseten_trace is not supported by ringperf yet"),
         "{msg}"
     );
     assert!(e("--input-file x --custom-dataset-type speed-bench-qa").contains("not supported"));

@@ -222,7 +222,7 @@ mod tests {
             seed: 9,
             seeded: true,
             entries: 1,
-            block_size: 8,
+            block_size: Some(8),
             ignore_trace_delays: false,
             system_message: true,
             osl_given: false,

@@ -687,7 +687,7 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
             seed: 1,
             seeded: true,
             entries: 1,
-            block_size: 16,
+            block_size: Some(16),
             ignore_trace_delays: false,
             system_message: true,
             osl_given: false,

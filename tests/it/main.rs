@@ -58,6 +58,7 @@ mod swim_lane;
 mod tls;
 mod tokenizer;
 mod trace_tools;
+mod traces;
 mod video_generation;
 mod wandb;
 mod yaml_config;

@@ -60,8 +60,8 @@ impl DeferredRow {
 
 /// How a row checked by the first pass is read again: its turn, and for a synthesized prompt
 /// its `input_length` and `hash_ids` (the turn's text is then left empty). The trace format's
-/// own parser, given by the loader that made the rows.
-pub type Reread = fn(Ctx<'_>, &str) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError>;
+/// own parser, given by the loader that made the rows, with the file's [`DeferredPrompts::layout`].
+pub type Reread = fn(Ctx<'_>, &str, &[u32]) -> Result<(Turn, Option<(u32, Vec<i64>)>), LoadError>;
 
 /// Every row of one trace file, in dataset order (conversation, then turn), and what its
 /// prompts are built with.
@@ -77,6 +77,9 @@ pub struct DeferredPrompts {
     pub ignore_delays: bool,
     rows: Vec<DeferredRow>,
     reread: Reread,
+    /// What the format's rows need of the file besides the row itself, read once by the first
+    /// pass (a CSV's column positions, from its header); empty for JSON rows.
+    pub layout: Vec<u32>,
 }
 
 /// The first pass's result over a trace: the run-time skeleton (no body built, no ISL
@@ -150,6 +153,7 @@ impl DeferredPrompts {
             file_hash: 0,
             ignore_delays: false,
             rows: Vec::new(),
+            layout: Vec::new(),
         }
     }
 
@@ -236,7 +240,7 @@ impl DeferredPrompts {
             path: &self.path,
             line: row.line,
         };
-        let (mut turn, length) = (self.reread)(ctx, text)?;
+        let (mut turn, length) = (self.reread)(ctx, text, &self.layout)?;
         if self.ignore_delays {
             turn.timestamp_ms = None;
             turn.delay_ms = None;

@@ -5,7 +5,9 @@
 //! every rule a record breaks is one [`LoadError`] naming the file, the line and the field.
 //! Formats, defaults and rules per type: `docs/datasets.md`.
 
+mod bailian_trace;
 mod block_prompt;
+mod burst_gpt_trace;
 mod deferred;
 mod document;
 mod error;
@@ -17,6 +19,7 @@ mod mooncake_trace;
 mod multi_turn;
 pub mod random_pool;
 mod raw_payload;
+mod sagemaker_data_capture;
 mod session;
 mod sharegpt;
 mod single_turn;
@@ -45,16 +48,22 @@ pub enum DatasetKind {
     MultiTurn,
     RandomPool,
     MooncakeTrace,
+    BailianTrace,
+    BurstGptTrace,
+    SagemakerDataCapture,
     RawPayload,
     InputsJson,
 }
 
 impl DatasetKind {
-    pub const ALL: [DatasetKind; 6] = [
+    pub const ALL: [DatasetKind; 9] = [
         DatasetKind::SingleTurn,
         DatasetKind::MultiTurn,
         DatasetKind::RandomPool,
         DatasetKind::MooncakeTrace,
+        DatasetKind::BailianTrace,
+        DatasetKind::BurstGptTrace,
+        DatasetKind::SagemakerDataCapture,
         DatasetKind::RawPayload,
         DatasetKind::InputsJson,
     ];
@@ -66,6 +75,9 @@ impl DatasetKind {
             DatasetKind::MultiTurn => "multi_turn",
             DatasetKind::RandomPool => "random_pool",
             DatasetKind::MooncakeTrace => "mooncake_trace",
+            DatasetKind::BailianTrace => "bailian_trace",
+            DatasetKind::BurstGptTrace => "burst_gpt_trace",
+            DatasetKind::SagemakerDataCapture => "sagemaker_data_capture",
             DatasetKind::RawPayload => "raw_payload",
             DatasetKind::InputsJson => "inputs_json",
         }
@@ -85,10 +97,47 @@ impl DatasetKind {
         }
     }
 
-    /// A timestamped trace type (AIPerf's `is_trace`): promoted to fixed schedule when its
-    /// first record has a timestamp.
+    /// A timestamped trace type (AIPerf's plugin metadata `is_trace`): promoted to fixed
+    /// schedule when its first record has a top-level `timestamp` (a `burst_gpt_trace` CSV or a
+    /// `sagemaker_data_capture` record never has one: those need `--fixed-schedule`), and its
+    /// record count is a fixed schedule's default request count.
     pub fn is_trace(self) -> bool {
-        self == DatasetKind::MooncakeTrace
+        matches!(
+            self,
+            DatasetKind::MooncakeTrace
+                | DatasetKind::BailianTrace
+                | DatasetKind::BurstGptTrace
+                | DatasetKind::SagemakerDataCapture
+        )
+    }
+
+    /// Tokens per `hash_ids` block when `--prompt-input-tokens-block-size` is not given
+    /// (AIPerf's plugin metadata `default_block_size`: Bailian's blocks are 16-token SipHash
+    /// blocks).
+    pub fn default_block_size(self) -> usize {
+        match self {
+            DatasetKind::BailianTrace => 16,
+            _ => DEFAULT_BLOCK_SIZE,
+        }
+    }
+
+    /// Whether `--prompt-input-tokens-block-size` means anything to this type: AIPerf refuses it
+    /// for a file type that neither builds prompts from `hash_ids` nor is synthetic-like
+    /// (here: `burst_gpt_trace`, whose rows have no hash ids, and `sagemaker_data_capture`,
+    /// whose prompts are the captured messages).
+    pub fn takes_block_size(self) -> bool {
+        !matches!(
+            self,
+            DatasetKind::BurstGptTrace | DatasetKind::SagemakerDataCapture
+        )
+    }
+
+    /// Whether `--input-file` may name a directory of this type's files.
+    pub fn reads_directory(self) -> bool {
+        matches!(
+            self,
+            DatasetKind::RandomPool | DatasetKind::RawPayload | DatasetKind::SagemakerDataCapture
+        )
     }
 }
 
@@ -146,8 +195,9 @@ pub struct LoadSpec {
     pub seeded: bool,
     /// Conversations `random_pool` draws (`--num-dataset-entries`).
     pub entries: usize,
-    /// Tokens per `hash_ids` block.
-    pub block_size: usize,
+    /// Tokens per `hash_ids` block; `None`: the type's own default
+    /// ([`DatasetKind::default_block_size`]).
+    pub block_size: Option<usize>,
     /// `--ignore-trace-delays`: every turn's timestamp and delay are dropped.
     pub ignore_trace_delays: bool,
     /// The endpoint sends a system message (chat): `multi_turn` hoists a leading system turn.
@@ -280,16 +330,22 @@ fn load_file(
             },
         ));
     }
-    let dir_ok = matches!(kind, DatasetKind::RandomPool | DatasetKind::RawPayload);
-    if path.is_dir() && !dir_ok {
+    if path.is_dir() && !kind.reads_directory() {
+        let dirs: Vec<&str> = DatasetKind::ALL
+            .iter()
+            .filter(|k| k.reads_directory())
+            .map(|k| k.as_str())
+            .collect();
         return Err(LoadError::file(
             path,
             LoadErrorKind::Invalid(format!(
-                "is a directory; {kind} reads a file (only random_pool and raw_payload read \
-                 directories)"
+                "is a directory; {kind} reads a file (only {} read directories)",
+                dirs.join(", ")
             )),
         ));
     }
+    let block_size = spec.block_size.unwrap_or(kind.default_block_size());
+    let hash_path = spec.hash_path.as_deref().unwrap_or(path);
     let whole = match kind {
         DatasetKind::SingleTurn => single_turn::load(path, ids, spec.uuid_and_strip),
         DatasetKind::MultiTurn if spec.uuid_and_strip => Err(LoadError::file(
@@ -305,15 +361,18 @@ fn load_file(
             random_pool::load(path, ids, spec.entries, spec.seed, spec.pool_batch)
         }
         DatasetKind::MooncakeTrace => {
-            let index = mooncake_trace::scan(
-                path,
-                spec.hash_path.as_deref().unwrap_or(path),
-                ids,
-                spec.block_size,
-                spec.seed,
-            )?;
+            let index = mooncake_trace::scan(path, hash_path, ids, block_size, spec.seed)?;
             return Ok(Loaded::Trace(index));
         }
+        DatasetKind::BailianTrace => {
+            let index = bailian_trace::scan(path, hash_path, block_size, spec.seed)?;
+            return Ok(Loaded::Trace(index));
+        }
+        DatasetKind::BurstGptTrace => {
+            let index = burst_gpt_trace::scan(path, hash_path, ids, block_size, spec.seed)?;
+            return Ok(Loaded::Trace(index));
+        }
+        DatasetKind::SagemakerDataCapture => sagemaker_data_capture::load(path, ids),
         DatasetKind::RawPayload => raw_payload::load(path, ids),
         DatasetKind::InputsJson => inputs_json::load(path),
     };
@@ -325,17 +384,47 @@ fn load_file(
 /// has a `timestamp`, and how many records it has (the default request count of a replay).
 /// `None` for other types, and for a file that cannot be read (the load reports why).
 /// Reads the file once, a line at a time, parsing only the first record.
+///
+/// As AIPerf counts them: every non-blank line is a record (a `burst_gpt_trace` CSV's header
+/// too), and a directory of `sagemaker_data_capture` files counts every `*.jsonl` under it. A
+/// CSV's first line is not JSON, and a capture record's time is not a top-level `timestamp`:
+/// neither is promoted (AIPerf's `_first_record_has_timestamp`), both replay with
+/// `--fixed-schedule`.
 pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)> {
     let kind = match kind {
         Some(k) => k,
         None => detect(path).ok()?,
     };
-    if !kind.is_trace() || path.is_dir() {
+    if !kind.is_trace() {
         return None;
     }
+    if path.is_dir() {
+        if !kind.reads_directory() {
+            return None;
+        }
+        let mut records = 0;
+        for file in sagemaker_data_capture::files(path).ok()? {
+            records += count_records(&file)?.1;
+        }
+        return Some((false, records));
+    }
+    let (first, records) = count_records(path)?;
+    let timestamped = match kind {
+        DatasetKind::BurstGptTrace => false,
+        _ => {
+            let v: serde_json::Value = serde_json::from_slice(&first?).ok()?;
+            v.get("timestamp").is_some_and(|t| !t.is_null())
+        }
+    };
+    Some((timestamped, records))
+}
+
+/// The first non-blank line of `path` and its count of non-blank lines; `None` when it cannot
+/// be read.
+fn count_records(path: &Path) -> Option<(Option<Vec<u8>>, u64)> {
     let mut reader = lines::open_maybe_gzip(path).ok()?;
     let mut line = Vec::new();
-    let mut first: Option<bool> = None;
+    let mut first = None;
     let mut records = 0u64;
     loop {
         line.clear();
@@ -348,11 +437,10 @@ pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)>
         }
         records += 1;
         if first.is_none() {
-            let v: serde_json::Value = serde_json::from_slice(&line).ok()?;
-            first = Some(v.get("timestamp").is_some_and(|t| !t.is_null()));
+            first = Some(line.clone());
         }
     }
-    Some((first?, records))
+    Some((first, records))
 }
 
 /// The dataset type of `path` when `--custom-dataset-type` is not given, as AIPerf infers it:
@@ -408,10 +496,17 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
         }) {
             kinds.push(DatasetKind::RawPayload);
         }
+        if sagemaker_data_capture::detect_dir(path) {
+            kinds.push(DatasetKind::SagemakerDataCapture);
+        }
         return match kinds.as_slice() {
             [one] => Ok(*one),
             _ => Err(ambiguous(&kinds, None)),
         };
+    }
+    // A CSV whose header names BurstGPT's columns (AIPerf reads the header before anything).
+    if burst_gpt_trace::has_header(path) {
+        return Ok(DatasetKind::BurstGptTrace);
     }
     let mut lines = JsonLines::open(path)?;
     let (line, map) = match lines.next_object() {
@@ -442,8 +537,16 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
         .filter(|k| has(k))
         .count()
         + usize::from(messages_list);
-    if forms == 1 {
+    // A `type` that names no dataset type (a Bailian row's request type, `text`) fails
+    // AIPerf's `MooncakeTrace` model, whose `type` can only be `mooncake_trace`.
+    if forms == 1 && !has("type") {
         kinds.push(DatasetKind::MooncakeTrace);
+    }
+    if bailian_trace::detect(&map) {
+        kinds.push(DatasetKind::BailianTrace);
+    }
+    if map.contains_key("captureData") && map.contains_key("eventMetadata") {
+        kinds.push(DatasetKind::SagemakerDataCapture);
     }
     let data_list = map.get("data").is_some_and(serde_json::Value::is_array);
     if messages_list && !has("conversation_id") && !data_list {
@@ -466,3 +569,5 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
 mod peek_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_format_tests;

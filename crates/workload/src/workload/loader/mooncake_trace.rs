@@ -307,7 +307,11 @@ pub(super) type Synthesized = (u32, Vec<i64>);
 ///
 /// # Errors
 /// The row no longer parses (the file changed since the first pass).
-pub(super) fn reread(ctx: Ctx<'_>, text: &str) -> Result<(Turn, Option<Synthesized>), LoadError> {
+pub(super) fn reread(
+    ctx: Ctx<'_>,
+    text: &str,
+    _layout: &[u32],
+) -> Result<(Turn, Option<Synthesized>), LoadError> {
     let (_, Row { input, mut turn }) = parse_text(ctx, text)?;
     let mut length = None;
     turn.content = match input {
@@ -554,7 +558,7 @@ fn parse_row(obj: &mut Obj<'_>) -> Result<(Option<String>, Row), LoadError> {
 
 /// AIPerf's chat-message shape: a non-empty list of objects with a `role`; ringperf adds that
 /// no content part carries media.
-fn check_messages(obj: &Obj<'_>, messages: &[Value]) -> Result<(), LoadError> {
+pub(super) fn check_messages(obj: &Obj<'_>, messages: &[Value]) -> Result<(), LoadError> {
     if messages.is_empty() {
         return Err(obj.err(
             "messages",
@@ -794,7 +798,7 @@ mod tests {
                 seed: 1,
                 seeded: true,
                 entries: 1,
-                block_size: 4,
+                block_size: Some(4),
                 ignore_trace_delays: ignore,
                 system_message: false,
                 osl_given: false,

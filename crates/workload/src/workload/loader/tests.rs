@@ -23,7 +23,7 @@ fn spec(source: Source) -> LoadSpec {
         seed: 42,
         seeded: true,
         entries: 4,
-        block_size: 16,
+        block_size: Some(16),
         ignore_trace_delays: false,
         system_message: true,
         osl_given: false,
@@ -558,7 +558,7 @@ fn kinds_parse_both_spellings() {
         assert_eq!(DatasetKind::parse(&k.as_str().replace('_', "-")), Some(k));
         assert!(AIPERF_CUSTOM_TYPES.contains(&k.as_str()));
     }
-    assert_eq!(DatasetKind::parse("bailian_trace"), None);
+    assert_eq!(DatasetKind::parse("baseten_trace"), None);
 }
 
 /// Writes `body` as `data.jsonl` (or `name`) and loads it as `kind`.
