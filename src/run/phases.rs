@@ -152,9 +152,11 @@ pub(super) fn run_phases(
             let p = &named.config;
             open_warm_pool(cfg, shared, workers, Phase::Profiling, p);
             let index = first + 1 + i as u8;
-            collectors.next_profiling_phase(index);
             let phase_queues = queues(p);
             let at = shard::Origin::now(shared.clock);
+            // After the phase's start instant: the boundary scrape it triggers, and every
+            // later one, is sent during the phase (as the first phase's are).
+            collectors.next_profiling_phase(index);
             sessions = run_phase(
                 cfg,
                 shared,
