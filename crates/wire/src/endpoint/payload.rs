@@ -309,12 +309,63 @@ pub fn payload_input(kind: EndpointKind, payload: &[u8]) -> Option<String> {
 
 fn input_text(kind: EndpointKind, value: &Value) -> Option<String> {
     let mut texts: Vec<&str> = Vec::new();
-    (kind.descriptor().input_texts)(value, &mut texts);
-    if texts.is_empty() {
+    (kind.descriptor().isl_texts)(value, &mut texts);
+    let schemas = tool_schema_texts(value);
+    if texts.is_empty() && schemas.is_empty() {
         return None;
     }
-    texts.retain(|t| !t.is_empty());
-    Some(texts.join(" "))
+    // AIPerf walks a message (or Responses item) array before the schemas, and a flat
+    // `prompt` / `input` after them.
+    let items = ["messages", "input"].iter().any(|k| {
+        value.get(*k).and_then(Value::as_array).is_some_and(|a| {
+            a.iter()
+                .any(|i| i.get("role").is_some() || i.get("type").is_some())
+        })
+    });
+    let mut all: Vec<&str> = Vec::with_capacity(texts.len() + schemas.len());
+    if items {
+        all.extend(&texts);
+        all.extend(schemas.iter().map(String::as_str));
+    } else {
+        all.extend(schemas.iter().map(String::as_str));
+        all.extend(&texts);
+    }
+    all.retain(|t| !t.is_empty());
+    Some(all.join(" "))
+}
+
+/// The `tools` schemas' text of a wire payload joined by `" "` (what a chat template leaves
+/// out, so AIPerf adds its tokens to a templated ISL); `None` without schemas or JSON.
+pub fn payload_tool_schemas(payload: &[u8]) -> Option<String> {
+    let value = serde_json::from_slice::<Value>(payload).ok()?;
+    let texts = tool_schema_texts(&value);
+    (!texts.is_empty()).then(|| texts.join(" "))
+}
+
+/// The top-level `tools` schemas' text, which a server puts before every prompt (AIPerf counts
+/// it in the ISL): of each tool's `function` object, then of the tool itself, the `name` and
+/// `description` strings and the `parameters` object as compact JSON.
+fn tool_schema_texts(value: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let tools = value.get("tools").and_then(Value::as_array);
+    for tool in tools.into_iter().flatten().filter(|t| t.is_object()) {
+        let function = tool.get("function").filter(|f| f.is_object());
+        for source in function.into_iter().chain(std::iter::once(tool)) {
+            for key in ["name", "description"] {
+                if let Some(t) = source
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push(t.to_owned());
+                }
+            }
+            if let Some(p) = source.get("parameters").filter(|p| p.is_object()) {
+                out.extend(serde_json::to_string(p).ok());
+            }
+        }
+    }
+    out
 }
 
 /// What one read of a wire payload gives (AIPerf's single-pass `extract_payload_inputs`): the
@@ -448,6 +499,32 @@ mod tests {
         assert_eq!(
             payload_texts(EndpointKind::Completions, br#"{"prompt":5}"#),
             ""
+        );
+    }
+
+    /// Tool text counts in the ISL as AIPerf 0.13's payload walk finds it: a message's replayed
+    /// `tool_calls` after its content, the `tools` schemas after the messages (before a flat
+    /// `prompt`), parameters as compact JSON in their own key order. The expected strings are
+    /// what AIPerf's `extract_inputs` joins for the same payloads.
+    #[test]
+    fn tool_calls_and_tool_schemas_count_as_aiperf_counts_them() {
+        let chat = br#"{"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":[{"type":"text","text":"Weather in Paris?"},{"type":"image_url","image_url":{"url":"x"}}]},{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]},{"role":"tool","tool_call_id":"c1","content":"18 C, sunny"}],"model":"m","tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city","parameters":{"type":"object","properties":{"city":{"type":"string","description":"City name, e.g. Paris"}},"required":["city"]}}}]}"#;
+        assert_eq!(
+            payload_texts(EndpointKind::Chat, chat),
+            r#"You are terse. Weather in Paris? get_weather {"city": "Paris"} 18 C, sunny get_weather Current weather for a city {"type":"object","properties":{"city":{"type":"string","description":"City name, e.g. Paris"}},"required":["city"]}"#
+        );
+        let flat = r#"{"prompt":"Say hi","tools":[{"name":"f","description":"d","parameters":{"b":1,"a":[1.5,"é"]}}]}"#;
+        assert_eq!(
+            payload_texts(EndpointKind::Completions, flat.as_bytes()),
+            r#"f d {"b":1,"a":[1.5,"é"]} Say hi"#
+        );
+        // A chat template sees the message content only (the tool calls ride beside it).
+        let mut content = Vec::new();
+        let v: Value = serde_json::from_slice(chat).unwrap();
+        (EndpointKind::Chat.descriptor().input_texts)(&v, &mut content);
+        assert_eq!(
+            content,
+            ["You are terse.", "Weather in Paris?", "", "18 C, sunny"]
         );
     }
 

@@ -730,6 +730,21 @@ mod tests {
             tok.count_input(EndpointKind::Chat, body),
             Some(tok.count(want) as u64)
         );
+        // `tools` schemas are not in the template's view: their tokens are added to its count
+        // (AIPerf's rule), the parameters as compact JSON.
+        let with_tools = br#"{"model":"m","messages":[{"role":"system","content":"be brief"},
+            {"role":"user","content":[{"type":"text","text":"what is "},
+             {"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"this?"}]}],
+            "tools":[{"type":"function","function":{"name":"look","description":"Looks.",
+             "parameters":{"type":"object"}}}]}"#;
+        assert_eq!(
+            t.render_request(EndpointKind::Chat, with_tools).unwrap(),
+            want
+        );
+        assert_eq!(
+            tok.count_input(EndpointKind::Chat, with_tools),
+            Some((tok.count(want) + tok.count(r#"look Looks. {"type":"object"}"#)) as u64)
+        );
         // A completions body is not chat-shaped: its prompt text is counted bare.
         let prompt = br#"{"model":"m","prompt":"hello how are you"}"#;
         assert_eq!(t.render_request(EndpointKind::Completions, prompt), None);

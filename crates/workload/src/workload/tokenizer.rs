@@ -665,9 +665,16 @@ impl Tokenizer {
             .chat_template()
             .and_then(|t| t.render_request(kind, body))
         {
-            return Some(self.count(&text) as u64);
+            return Some(self.count(&text) as u64 + self.tool_schema_tokens(body));
         }
         ringperf_wire::endpoint::payload_input(kind, body).map(|text| self.count(&text) as u64)
+    }
+
+    /// The tokens of a body's `tools` schemas, which a templated count adds (AIPerf's rule: the
+    /// template renders the messages, not the schemas).
+    fn tool_schema_tokens(&self, body: &[u8]) -> u64 {
+        ringperf_wire::endpoint::payload::payload_tool_schemas(body)
+            .map_or(0, |t| self.count(&t) as u64)
     }
 
     /// [`Self::count_input`] for a body whose prompt text was already read out (`text`, from
@@ -683,7 +690,7 @@ impl Tokenizer {
             .chat_template()
             .and_then(|t| t.render_request(kind, body))
         {
-            return Some(self.count(&rendered) as u64);
+            return Some(self.count(&rendered) as u64 + self.tool_schema_tokens(body));
         }
         text.map(|t| self.count(t) as u64)
     }

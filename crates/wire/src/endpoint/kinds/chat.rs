@@ -20,6 +20,7 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
     }),
     compact: Some(super::chat_compact::compact),
     media: crate::endpoint::MediaCaps::IMAGE_URL_PARTS,
+    isl_texts,
     ..Descriptor::new("/v1/chat/completions", build, input_texts, parse)
 };
 
@@ -93,20 +94,45 @@ fn reply(rec: &RawRecord, history: &mut Vec<Value>) {
 
 /// Each message's string `content`, or the `text` of its `{"type":"text"}` parts.
 pub(super) fn input_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    walk(value, texts, false);
+}
+
+/// [`input_texts`], each message's replayed `tool_calls` after its content: every call's
+/// `function.name` and `function.arguments` (non-empty strings), tokens the model generated
+/// that the server reads again (AIPerf counts them in the ISL).
+pub(super) fn isl_texts<'a>(value: &'a Value, texts: &mut Vec<&'a str>) {
+    walk(value, texts, true);
+}
+
+fn walk<'a>(value: &'a Value, texts: &mut Vec<&'a str>, tool_calls: bool) {
     let messages = value.get("messages").and_then(Value::as_array);
     for message in messages.into_iter().flatten() {
-        match message.get("content") {
-            Some(Value::String(s)) => texts.push(s),
-            Some(Value::Array(parts)) => {
-                for part in parts {
-                    let is_text = part.get("type").and_then(Value::as_str) == Some("text");
-                    if let (true, Some(t)) = (is_text, part.get("text").and_then(Value::as_str)) {
-                        texts.push(t);
-                    }
+        content_texts(message, texts);
+        let calls = message.get("tool_calls").and_then(Value::as_array);
+        for call in calls.into_iter().flatten().filter(|_| tool_calls) {
+            let function = call.get("function");
+            for key in ["name", "arguments"] {
+                if let Some(t) = function.and_then(|f| f.get(key)).and_then(Value::as_str) {
+                    texts.push(t);
                 }
             }
-            _ => {}
         }
+    }
+}
+
+/// A message's string `content`, or the `text` of its `{"type":"text"}` parts.
+fn content_texts<'a>(message: &'a Value, texts: &mut Vec<&'a str>) {
+    match message.get("content") {
+        Some(Value::String(s)) => texts.push(s),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                let is_text = part.get("type").and_then(Value::as_str) == Some("text");
+                if let (true, Some(t)) = (is_text, part.get("text").and_then(Value::as_str)) {
+                    texts.push(t);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -89,8 +89,13 @@ pub struct Descriptor {
     pub auth: Auth,
     /// The body of one turn, before serialization (extras merged as the endpoint merges them).
     pub build: fn(&PayloadParams, &TurnBody<'_>) -> Map<String, Value>,
-    /// The texts of a wire payload AIPerf tokenizes for ISL, in order.
+    /// The texts of a wire payload's messages as a chat template sees them (content text
+    /// only), in order.
     pub input_texts: for<'a> fn(&'a Value, &mut Vec<&'a str>),
+    /// The texts AIPerf tokenizes for ISL, in order: [`Self::input_texts`] and, where the type
+    /// replays them, the tool calls of earlier turns (the `tools` schemas are added for every
+    /// type by [`crate::endpoint::payload::payload_input`]).
+    pub isl_texts: for<'a> fn(&'a Value, &mut Vec<&'a str>),
     /// Applies one response object (an SSE message's data or a whole body) stamped `stamp_ns`.
     pub parse: fn(&[u8], u64, &mut ParsedResponse),
     /// An SSE message whose data is `[DONE]` is a response object of that text (AIPerf's
@@ -129,6 +134,7 @@ impl Descriptor {
             auth: Auth::Bearer,
             build,
             input_texts,
+            isl_texts: input_texts,
             parse,
             sse_done_is_text: false,
             compact: None,
