@@ -669,6 +669,11 @@ pub struct MockArgs {
     #[arg(long = "dcgm-gpus", default_value_t = 0, value_name = "N")]
     pub dcgm_gpus: u32,
 
+    /// Add SGLang's speculative-decoding gauges (`sglang:spec_accept_rate`,
+    /// `sglang:spec_accept_length`) to every /metrics page.
+    #[arg(long = "sglang-spec-metrics", conflicts_with = "unique_metrics_pages")]
+    pub sglang_spec_metrics: bool,
+
     /// Report vLLM's per-request speculative-decoding stats (`metrics.speculative_decoding`)
     /// with K drafts a verification step, on every chat and completions answer (0: none).
     #[arg(long = "spec-decode", default_value_t = 0, value_name = "K")]

@@ -88,6 +88,8 @@ impl MockServerConfig {
             spec_decode: args.spec_decode,
             metrics_mode: if args.unique_metrics_pages {
                 ringperf_mock::mock::MetricsMode::PageCounter
+            } else if args.sglang_spec_metrics {
+                ringperf_mock::mock::MetricsMode::SglangSpec
             } else {
                 ringperf_mock::mock::MetricsMode::Vllm
             },

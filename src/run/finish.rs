@@ -95,8 +95,16 @@ pub(super) fn finish(
     let energy = gpu.efficiency(cfg, &m.summary);
     m.summary.results.extend(energy);
     let health = account(cfg, &mut run_info, &m, &sm, &gpu);
+    let spec_table = sm.spec_decode_table.clone();
     let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
-    write_console(cfg, prepared, &m, &run_info, &gpu, &files)?;
+    write_console(
+        cfg,
+        prepared,
+        &m,
+        &run_info,
+        (&gpu, spec_table.as_deref()),
+        &files,
+    )?;
     Ok(outcome(m, health, prepared.dir.clone()))
 }
 
@@ -469,7 +477,7 @@ fn write_console(
     prepared: &Prepared,
     m: &Measured,
     run_info: &RunInfo,
-    gpu: &gpu_telemetry::Finished,
+    (gpu, spec_table): (&gpu_telemetry::Finished, Option<&str>),
     files: &Files,
 ) -> Result<(), RunError> {
     let dir = &prepared.dir;
@@ -478,6 +486,11 @@ fn write_console(
         &m.summary,
         &gpu.platforms(),
     ));
+    // AIPerf's SGLang speculative-decoding table, after the power efficiency, before the GPUs.
+    if let Some(t) = spec_table {
+        console.push('\n');
+        console.push_str(t);
+    }
     if let Some(t) = &gpu.telemetry {
         console.push('\n');
         console.push_str(&t.console());

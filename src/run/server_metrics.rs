@@ -157,6 +157,9 @@ pub(crate) struct Finished {
     store: Store,
     slice_ns: Option<u64>,
     benchmark_id: String,
+    /// AIPerf's `Server Metrics: Speculative Decoding` console table, when SGLang's gauges
+    /// show speculation ran.
+    pub spec_decode_table: Option<String>,
 }
 
 impl Finished {
@@ -201,6 +204,7 @@ pub(crate) fn finish(
             store: c.store,
             slice_ns,
             benchmark_id: run.benchmark_id.clone(),
+            spec_decode_table: None,
         };
     };
     let windows = Windows {
@@ -236,12 +240,23 @@ pub(crate) fn finish(
         Ok(written) => files.extend(written),
         Err(e) => eprintln!("ringperf: warning: server metrics: {e}"),
     }
+    // The speculative-decoding table reads the profiling summary the exports hold.
+    let spec_decode_table = {
+        use ringperf_metrics::server_metrics::{analysis::summarize_metrics, sglang_spec};
+        let metrics = summarize_metrics(&c.store, &windows.profiling);
+        sglang_spec::render(
+            &sglang_spec::gauge_series(&metrics),
+            &cfg.models,
+            "ringperf",
+        )
+    };
     Finished {
         files,
         scraper_cpu_ns: c.cpu_ns,
         store: c.store,
         slice_ns,
         benchmark_id: run.benchmark_id.clone(),
+        spec_decode_table,
     }
 }
 

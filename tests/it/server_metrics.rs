@@ -1190,3 +1190,99 @@ fn reprocessing_never_replaces_the_runs_exports_unasked() {
         "recomputed in place: {again:.300}"
     );
 }
+
+/// The gauge series of a `server_metrics_export.json`'s `metrics` entries (AIPerf's shape).
+fn gauge_series(
+    metrics: &Value,
+) -> Vec<ringperf_metrics::server_metrics::sglang_spec::GaugeSeries<'_>> {
+    use ringperf_metrics::server_metrics::sglang_spec::GaugeSeries;
+    use ringperf_metrics::server_metrics::summary::GaugeStats;
+    let mut out = Vec::new();
+    for name in ["sglang:spec_accept_rate", "sglang:spec_accept_length"] {
+        for s in metrics[name]["series"].as_array().into_iter().flatten() {
+            let st = &s["stats"];
+            let f = |k: &str| st[k].as_f64().unwrap_or_else(|| panic!("{name}.{k}"));
+            out.push(GaugeSeries {
+                metric: name,
+                endpoint_url: s["endpoint_url"].as_str().expect("url"),
+                labels: (s["labels"].as_object().into_iter().flatten())
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                    .collect(),
+                stats: GaugeStats {
+                    avg: f("avg"),
+                    min: f("min"),
+                    max: f("max"),
+                    std: f("std"),
+                    p1: f("p1"),
+                    p5: f("p5"),
+                    p10: f("p10"),
+                    p25: f("p25"),
+                    p50: f("p50"),
+                    p75: f("p75"),
+                    p90: f("p90"),
+                    p95: f("p95"),
+                    p99: f("p99"),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// AIPerf's own SGLang speculative-decoding table (tests/data/aiperf-sglang-spec): from the
+/// gauges' statistics AIPerf exported, ringperf prints the same table, line for line.
+#[test]
+fn sglang_speculative_decoding_table_of_aiperfs_gauges_is_aiperfs() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-sglang-spec");
+    let metrics = read_json(&data.join("metrics.json"));
+    let series = gauge_series(&metrics);
+    assert_eq!(series.len(), 4, "two gauges, ranks 0 and 1");
+    let ours = ringperf_metrics::server_metrics::sglang_spec::render(
+        &series,
+        &["mock-model".to_owned()],
+        "NVIDIA AIPerf",
+    )
+    .expect("a table");
+    let theirs = std::fs::read_to_string(data.join("console.txt")).expect("console");
+    let lines = |s: &str| -> Vec<String> { s.lines().map(|l| l.trim_end().to_owned()).collect() };
+    assert_eq!(lines(&ours), lines(&theirs));
+}
+
+/// Against the mock's SGLang gauges: the table is on the console, between the LLM metrics and
+/// the footer, and its figures are those of the run's own export of the leader series.
+#[test]
+fn sglang_speculative_decoding_table_follows_the_runs_own_export() {
+    let server = mock(MetricsMode::SglangSpec);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = profile(&server, dir.path(), 40, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("ringperf | Server Metrics: Speculative Decoding"),
+        "{stdout}"
+    );
+    let doc = read_json(&dir.path().join("server_metrics_export.json"));
+    let leader = |name: &str| -> Value {
+        doc["metrics"][name]["series"]
+            .as_array()
+            .expect("series")
+            .iter()
+            .find(|s| s["labels"]["tp_rank"] == "0")
+            .expect("the leader series")["stats"]
+            .clone()
+    };
+    let rate = leader("sglang:spec_accept_rate");
+    let row = format!(
+        "│ Accept Rate (%) │ {:.1} │ {:.1} │ {:.1} │ {:.1} │ {:.1} │",
+        rate["avg"].as_f64().unwrap() * 100.0,
+        rate["min"].as_f64().unwrap() * 100.0,
+        rate["max"].as_f64().unwrap() * 100.0,
+        rate["p50"].as_f64().unwrap() * 100.0,
+        rate["p90"].as_f64().unwrap() * 100.0
+    );
+    // Cells are right-justified to the widest: compare without the padding.
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(squash(&stdout).contains(&squash(&row)), "{row}\n{stdout}");
+    // The values cycle over the mock's three pages: a positive accept length, so shown.
+    let (_, length) = ringperf_mock::mock::sglang_spec_values(1);
+    assert!(leader("sglang:spec_accept_length")["min"].as_f64() >= Some(length));
+}

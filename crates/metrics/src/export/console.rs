@@ -244,6 +244,17 @@ pub fn render_console(summary: &Summary, run: &RunInfo) -> String {
             out.push_str(&render_table(&format!("{title}{suffix}"), &rows));
         }
     }
+    // AIPerf's speculative-decoding section: its table, then the pooled histogram's line.
+    let rows = rows_of(summary, ConsoleGroup::SpecDecode);
+    if !rows.is_empty() {
+        out.push('\n');
+        out.push_str(&render_table(&format!("{title}: Spec Decode"), &rows));
+        if let Some(line) =
+            crate::aggregate::spec_decode::histogram_line(&summary.spec_decode_histogram)
+        {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     out.push('\n');
     let total = summary.value(MetricId::RequestCount).unwrap_or(0.0)
         + summary.value(MetricId::ErrorRequestCount).unwrap_or(0.0);
@@ -268,17 +279,6 @@ pub fn render_console(summary: &Summary, run: &RunInfo) -> String {
             "OSL Mismatch Warning: {n} of {total} requests generated an output length that differs \
              from the requested max_tokens beyond the threshold."
         );
-    }
-    // AIPerf's speculative-decoding section: its table, then the pooled histogram's line.
-    let rows = rows_of(summary, ConsoleGroup::SpecDecode);
-    if !rows.is_empty() {
-        out.push('\n');
-        out.push_str(&render_table(&format!("{title}: Spec Decode"), &rows));
-        if let Some(line) =
-            crate::aggregate::spec_decode::histogram_line(&summary.spec_decode_histogram)
-        {
-            let _ = writeln!(out, "  {line}");
-        }
     }
     out
 }

@@ -15,6 +15,7 @@ pub mod estimator;
 pub mod export;
 pub mod output;
 pub mod reprocess;
+pub mod sglang_spec;
 pub mod stats;
 pub mod store;
 pub mod summary;

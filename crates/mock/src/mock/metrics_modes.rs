@@ -108,6 +108,11 @@ impl Shared {
                 body: OPENMETRICS.as_bytes().to_vec(),
                 ..found(String::new())
             },
+            (MetricsMode::SglangSpec, false) => {
+                let mut page = self.metrics_text();
+                sglang_spec(&self.cfg.model, n, &mut page);
+                found(page)
+            }
             (MetricsMode::Slow { delay_ms }, false) => MetricsReply {
                 delay: Duration::from_millis(delay_ms),
                 ..found(self.metrics_text())
@@ -134,6 +139,42 @@ pub(crate) async fn hang(stream: &mut TcpStream) {
         match res {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
+        }
+    }
+}
+
+/// `(accept rate, accept length)` of the leader ranks on the `n`-th page (1-based): a cycle of
+/// three, `(0.5, 2.0)`, `(0.6, 2.5)`, `(0.7, 3.0)`. Rank 1 reports a tenth more rate and one
+/// more length (a series the console view leaves out).
+#[must_use]
+pub fn sglang_spec_values(n: u64) -> (f64, f64) {
+    let k = ((n.max(1) - 1) % 3) as f64;
+    (0.5 + 0.1 * k, 2.0 + 0.5 * k)
+}
+
+/// SGLang's speculative-decoding gauges for `model` on page `n`.
+fn sglang_spec(model: &str, n: u64, page: &mut String) {
+    let (rate, length) = sglang_spec_values(n);
+    for (name, help, leader, other) in [
+        (
+            "sglang:spec_accept_rate",
+            "The average acceptance rate of speculative decoding.",
+            rate,
+            rate + 0.1,
+        ),
+        (
+            "sglang:spec_accept_length",
+            "The average acceptance length of speculative decoding.",
+            length,
+            length + 1.0,
+        ),
+    ] {
+        let _ = writeln!(page, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (rank, v) in [("0", leader), ("1", other)] {
+            let _ = writeln!(
+                page,
+                "{name}{{model_name=\"{model}\",pp_rank=\"0\",tp_rank=\"{rank}\"}} {v:?}"
+            );
         }
     }
 }

@@ -97,6 +97,7 @@ pub use fault::{
     Fault, FaultList, FaultParseError, FaultSpec, SLOW_LORIS_BYTE_INTERVAL, SSE_ERROR_COMMENT,
     validate as validate_faults,
 };
+pub use metrics_modes::sglang_spec_values;
 pub use serve::serve;
 pub use server::{MockServer, start};
 pub use settings::{Driver, MetricsMode, MockConfig, MockTls, OutputLen, PromptTokenizer};

@@ -242,6 +242,10 @@ pub enum MetricsMode {
         /// Served with OpenMetrics' content type.
         openmetrics_type: bool,
     },
+    /// The vLLM page plus SGLang's speculative-decoding gauges, `sglang:spec_accept_rate` and
+    /// `sglang:spec_accept_length`, for the served model on the leader ranks (`tp_rank="0"`,
+    /// `pp_rank="0"`) and a duplicate on rank 1; see [`crate::mock::sglang_spec_values`].
+    SglangSpec,
     /// No metrics at all: 404 at `/metrics` and at `/prometheus/metrics`.
     NotFound,
     /// Both metrics paths accept the request, read it and never answer: the mock keeps the
