@@ -375,6 +375,21 @@ fn extras(
         }
     }
     let payload_template = template::take(&mut extra_inputs, endpoint, &env.template_files)?;
+    // AIPerf's rule: a chained Responses conversation sends only its newest turn, so the ISL
+    // must come from the server.
+    let store = match extra_inputs.get("store") {
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(serde_json::Value::String(s)) => s.eq_ignore_ascii_case("true"),
+        _ => false,
+    };
+    if endpoint == EndpointKind::Responses && store && !args.use_server_token_count {
+        return Err(ConfigError::flag(
+            "Responses endpoint with --extra-inputs store:true enables previous_response_id \
+             chaining, which sends only the newest turn on the wire; client-side Input Sequence \
+             Length would undercount the server-side prompt. Add --use-server-token-count so ISL \
+             comes from the server's usage.prompt_tokens, or remove store:true.",
+        ));
+    }
     let response_field = match &payload_template {
         Some(t) => t.response_field().cloned(),
         None => template::raw_response_field(&extra_inputs, endpoint)?,

@@ -173,6 +173,7 @@ pub(crate) fn produce(job: Job, stream: &Stream) {
                             user_context: None,
                             history: &[],
                             turn: &turn,
+                            previous_response_id: None,
                         },
                     );
                     let isl = tokenizer.count_input(kind, &body);

@@ -565,3 +565,63 @@ fn prefill_concurrency_admits_one_request_before_each_first_token() {
         "without the limit, requests overlap in prefill"
     );
 }
+
+/// `--extra-inputs store:true` on the Responses endpoint: AIPerf's stateful chaining. Each later
+/// turn goes alone (its own message, no history, no context) with `previous_response_id`, the id
+/// of the answer the mock sent to the turn before (`resp_` and the mock's id of it); the first
+/// turn has none. Streamed (the id read from `response.created` / `response.completed`) and
+/// whole (the body's `id`). The mock's five-token answers fit the eight asked for: a capped
+/// answer's status is `incomplete`, on which AIPerf does not chain (the next turn then carries
+/// the history).
+#[test]
+fn stored_responses_chain_by_previous_response_id() {
+    for streaming in [true, false] {
+        let server = common::recording_mock(5);
+        let dir = tempfile::tempdir().unwrap();
+        let stream = if streaming { "--streaming" } else { "" };
+        let cfg = config(&format!(
+            "ringperf profile -m mock-model -u {} --endpoint-type responses {stream} \
+             --extra-inputs store:true --use-server-token-count --concurrency 2 \
+             --conversation-num 3 --conversation-turn-mean 3 --isl 10 --osl 8 --random-seed 9 \
+             --ui none --no-server-metrics --artifact-dir {}",
+            server.addr,
+            dir.path().display()
+        ));
+        let out = ringperf::run::run(cfg).unwrap();
+        assert_eq!((out.successes, out.errors), (9, 0));
+        let groups = sessions(server.truth().entries());
+        assert_eq!(groups.len(), 3);
+        for g in &groups {
+            assert_eq!(g.len(), 3);
+            for (n, e) in g.iter().enumerate() {
+                let b = body(e);
+                let input = b["input"].as_array().expect("input items");
+                assert_eq!(input.len(), 1, "turn {n} goes alone: {input:?}");
+                assert_eq!(input[0]["role"], "user");
+                assert_eq!(b["store"], true);
+                let want = (n > 0).then(|| format!("resp_{:016x}", g[n - 1].response_id));
+                assert_eq!(
+                    b.get("previous_response_id").and_then(Value::as_str),
+                    want.as_deref(),
+                    "streaming {streaming}, turn {n}"
+                );
+            }
+        }
+    }
+    // AIPerf's refusal: chaining undercounts a client-side ISL.
+    let err = ringperf::config::Config::from_plan(
+        &ringperf::plan::Plan::parse(
+            &"ringperf profile -m m -u 127.0.0.1:1 --endpoint-type responses --extra-inputs store:true"
+                .split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap(),
+        false,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("Add --use-server-token-count"),
+        "{err}"
+    );
+}

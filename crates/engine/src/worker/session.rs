@@ -52,6 +52,8 @@ pub(crate) struct Session {
     marker: Option<Option<Marker>>,
     /// The marker spliced into the first turn's user text, for that message in the history.
     first_turn_marker: Option<Marker>,
+    /// Responses chaining (`store: true`): the id of the last answer the server stored.
+    previous_response_id: Option<String>,
 }
 
 impl Session {
@@ -63,6 +65,7 @@ impl Session {
             url,
             next_turn: 0,
             history: Vec::new(),
+            previous_response_id: None,
             sticky: (shared.reuse == super::ConnectionReuse::StickyUserSessions)
                 .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
             last_end_ns: 0,
@@ -285,6 +288,7 @@ impl Session {
                 user_context: c.user_context.as_deref(),
                 history: &self.history,
                 turn,
+                previous_response_id: self.previous_response_id.as_deref(),
             },
         )
     }
@@ -302,6 +306,14 @@ impl Session {
         let Some(history) = shared.kind.descriptor().history else {
             return;
         };
+        // `store: true`: the next turn chains onto this answer; a failed one keeps the last.
+        if shared.kind == ringperf_wire::endpoint::EndpointKind::Responses
+            && shared.payload.stores_responses()
+            && rec.error.is_none()
+            && let Some(id) = ringperf_wire::endpoint::stored_response_id(rec)
+        {
+            self.previous_response_id = Some(id);
+        }
         let from = self.history.len();
         (history.turn)(turn, &mut self.history);
         if self.next_turn == 0

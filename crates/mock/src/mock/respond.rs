@@ -286,6 +286,7 @@ impl Completion {
             correlation_id: self.recorded.correlation_id.take(),
             request_body: self.recorded.request_body.take(),
             reply_text: None,
+            response_id: self.id,
             path: self.endpoint.path(),
             stream: self.stream,
             items: self.items,

@@ -43,6 +43,8 @@ pub struct TruthEntry {
     /// request got no completion text (a fault that answers with a status, resets before
     /// answering or never answers, or cuts a non-streamed body).
     pub reply_text: Option<String>,
+    /// The answer's own id, as its `id` field writes it in hex (`chatcmpl-…`, `resp_…`).
+    pub response_id: u64,
     /// Request path (`/v1/chat/completions` or `/v1/completions`).
     pub path: &'static str,
     /// Whether the response was streamed.
@@ -308,6 +310,7 @@ mod tests {
             correlation_id: None,
             request_body: None,
             reply_text: None,
+            response_id: 0,
             path: "/v1/completions",
             stream: true,
             items: 1,

@@ -24,6 +24,12 @@ pub use payload::{
 };
 pub use response::{ParsedResponse, is_content_message, parse_record};
 
+/// The id of the stored Responses answer in `rec`, for the next turn's `previous_response_id`
+/// (`--extra-inputs store:true`); `None` when the answer failed or carried none.
+pub fn stored_response_id(rec: &crate::record::RawRecord) -> Option<String> {
+    kinds::responses::response_id(rec)
+}
+
 use std::fmt;
 use std::str::FromStr;
 

@@ -36,6 +36,16 @@ pub struct PayloadParams {
 impl PayloadParams {
     /// The `model` a turn's body names: the turn's own (`--model-selection-strategy`), else
     /// [`PayloadParams::model`].
+    /// `--extra-inputs store:true` (a bool, or the text `true` in any case): a Responses
+    /// conversation chains its turns by `previous_response_id` (AIPerf's stateful mode).
+    pub fn stores_responses(&self) -> bool {
+        match self.extra_inputs.get("store") {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+            _ => false,
+        }
+    }
+
     pub fn model_for<'x>(&'x self, turn: &'x Turn) -> &'x str {
         turn.model.as_deref().unwrap_or(&self.model)
     }
@@ -65,6 +75,9 @@ pub struct TurnBody<'a> {
     /// order. Chat only; other endpoints send each turn alone.
     pub history: &'a [Value],
     pub turn: &'a Turn,
+    /// Responses chaining (`store: true`): the id of the conversation's last stored response;
+    /// the turn then goes alone with `previous_response_id`, the server holding the rest.
+    pub previous_response_id: Option<&'a str>,
 }
 
 impl<'a> TurnBody<'a> {
@@ -75,6 +88,7 @@ impl<'a> TurnBody<'a> {
             user_context: None,
             history: &[],
             turn,
+            previous_response_id: None,
         }
     }
 }

@@ -243,9 +243,9 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
 
 /// Calls `f` with every response object of `rec` in arrival order (an SSE message's JSON data,
 /// or the whole body), as [`parse_record`] sees them: undecodable or empty data is skipped and
-/// an `event: error` message ends the walk. Only raw messages are walked: the types that read
+/// an `event: error` message ends the walk (then `true` is returned). Only raw messages are walked: the types that read
 /// records this way have no compactor, so their records keep every message raw.
-pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
+pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) -> bool {
     let mut scratch = Vec::new();
     for ev in &rec.events {
         let Some(bytes) = rec.raw_event_bytes(ev) else {
@@ -256,7 +256,7 @@ pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
                 MessageData::Json(at) => at.bytes(bytes, &scratch),
                 MessageData::Done => DONE,
                 MessageData::Skip => continue,
-                MessageData::Error(_) => break,
+                MessageData::Error(_) => return true,
             }
         } else {
             bytes.trim_ascii()
@@ -265,6 +265,7 @@ pub(crate) fn for_each_object(rec: &RawRecord, mut f: impl FnMut(&[u8])) {
             f(json);
         }
     }
+    false
 }
 
 /// Whether one SSE message is a content response (text, reasoning or tool calls; never a

@@ -174,6 +174,7 @@ fn body_alone(
         user_context,
         history: &[],
         turn,
+        previous_response_id: None,
     };
     build_turn(kind, params, &parts)
 }

@@ -158,6 +158,7 @@ fn later_turn(kind: K, history: &[Value], system: Option<&str>) -> String {
         user_context: Some("ctx"),
         history,
         turn: &turn,
+        previous_response_id: None,
     };
     String::from_utf8(build_turn(kind, &p, &parts)).unwrap()
 }
@@ -199,4 +200,33 @@ fn messages_later_turn_carries_the_history() {
         payload_texts(K::Messages, b.as_bytes()),
         "ctx hi yo and then?"
     );
+}
+
+/// The stored response's id for the next turn's `previous_response_id`, as AIPerf takes it:
+/// the last id of the answer's response objects (nested `response` of streamed events, the top
+/// of a whole body); none when the answer failed or was cut (`incomplete`).
+#[test]
+fn the_stored_response_id_is_the_answers_unless_it_failed() {
+    use crate::endpoint::stored_response_id;
+    use crate::record::testing::{json_record, sse_record};
+    let streamed = b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n\
+        event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\",\"delta\":\"a\"}\n\n\
+        event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_2\",\"status\":\"completed\"}}\n\n";
+    assert_eq!(
+        stored_response_id(&sse_record(streamed)),
+        Some("resp_2".into())
+    );
+    let cut = b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n\
+        event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"incomplete\"}}\n\n";
+    assert_eq!(stored_response_id(&sse_record(cut)), None);
+    let failed = b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\"}}\n\n\
+        event: error\ndata: {\"type\":\"error\",\"message\":\"boom\"}\n\n";
+    assert_eq!(stored_response_id(&sse_record(failed)), None);
+    let whole = br#"{"id":"resp_9","object":"response","status":"completed","output":[]}"#;
+    assert_eq!(
+        stored_response_id(&json_record(whole)),
+        Some("resp_9".into())
+    );
+    let no_id = br#"{"object":"response","status":"completed","output":[]}"#;
+    assert_eq!(stored_response_id(&json_record(no_id)), None);
 }

@@ -33,15 +33,21 @@ pub(crate) const DESCRIPTOR: Descriptor = Descriptor {
 fn build(params: &PayloadParams, parts: &TurnBody<'_>) -> Map<String, Value> {
     let turn = parts.turn;
     let mut input = Vec::new();
-    if let Some(context) = parts.user_context {
-        input.push(serde_json::json!({"type": "message", "role": "user", "content": context}));
+    // Chained (`previous_response_id`): the server holds the rest; the turn goes alone.
+    if parts.previous_response_id.is_none() {
+        if let Some(context) = parts.user_context {
+            input.push(serde_json::json!({"type": "message", "role": "user", "content": context}));
+        }
+        input.extend(parts.history.iter().cloned());
     }
-    input.extend(parts.history.iter().cloned());
     history_turn(turn, &mut input);
     let mut body = Map::new();
     body.insert("input".into(), Value::Array(input));
     body.insert("model".into(), Value::from(params.model_for(parts.turn)));
     body.insert("stream".into(), Value::Bool(params.streaming));
+    if let Some(id) = parts.previous_response_id {
+        body.insert("previous_response_id".into(), Value::from(id));
+    }
     if let Some(system) = parts.system.filter(|s| !s.is_empty()) {
         body.insert("instructions".into(), Value::from(system));
     }
@@ -98,6 +104,44 @@ const FAILURE_EVENTS: [&str; 4] = [
     "response.error",
     "error",
 ];
+
+/// The id of the stored response a turn's answer made, for the next turn's
+/// `previous_response_id`: the last non-empty `id` of the answer's response objects (under
+/// `response` in streamed lifecycle events, at the top of a whole body); `None` when the answer
+/// failed (a failure event, or a `failed` / `incomplete` status) or carried no id.
+pub(crate) fn response_id(rec: &RawRecord) -> Option<String> {
+    let mut id = None;
+    let mut failed = false;
+    // An `event: error` message ends the answer as a failure too.
+    let errored = for_each_object(rec, |bytes| {
+        if failed {
+            return;
+        }
+        let Some(value) = json(bytes) else {
+            return;
+        };
+        let ty = value.get("type").and_then(Value::as_str);
+        let source = value
+            .get("response")
+            .filter(|r| r.is_object())
+            .unwrap_or(&value);
+        let status = source.get("status").and_then(Value::as_str);
+        if ty.is_some_and(|t| FAILURE_EVENTS.contains(&t))
+            || status.is_some_and(|s| matches!(s, "failed" | "incomplete"))
+        {
+            failed = true;
+            return;
+        }
+        if let Some(s) = source
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            id = Some(s.to_owned());
+        }
+    });
+    if failed || errored { None } else { id }
+}
 
 /// The reply in the history (AIPerf's `build_assistant_turn`): every output item, verbatim, from
 /// the whole `response` body or `response.completed`'s `response.output`, then the

@@ -27,6 +27,7 @@ fn body(kind: K, p: &PayloadParams, turn: &Turn, system: Option<&str>) -> String
         user_context: None,
         history: &[],
         turn,
+        previous_response_id: None,
     };
     String::from_utf8(build_turn(kind, p, &parts)).unwrap()
 }
