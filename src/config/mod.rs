@@ -304,8 +304,8 @@ pub fn gpu_telemetry(
     })
 }
 
-/// `--server-metrics-formats` values, sorted and de-duplicated; the collection doc's default
-/// (JSON, CSV, Parquet) when none is given.
+/// `--server-metrics-formats` values, sorted and de-duplicated; AIPerf 0.13's default (JSON,
+/// CSV) when none is given.
 pub fn server_metrics_formats(args: &[ServerMetricsFormatArg]) -> Vec<Format> {
     if args.is_empty() {
         return DEFAULT_FORMATS.to_vec();

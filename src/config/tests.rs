@@ -247,13 +247,10 @@ fn server_metrics_flags() {
         c.slice_duration,
         Some(std::time::Duration::from_millis(2500))
     );
-    // Defaults: on, JSON + CSV + Parquet, no timeslices; a bare --server-metrics is accepted.
+    // Defaults: on, JSON + CSV (AIPerf's), no timeslices; a bare --server-metrics is accepted.
     let d = cfg("ringperf profile -m m --server-metrics").unwrap();
     assert!(d.server_metrics.enabled && d.server_metrics.extra_urls.is_empty());
-    assert_eq!(
-        d.server_metrics.formats,
-        vec![Format::Json, Format::Csv, Format::Parquet]
-    );
+    assert_eq!(d.server_metrics.formats, vec![Format::Json, Format::Csv]);
     assert_eq!(d.slice_duration, None);
     assert!(
         !cfg("ringperf profile -m m --no-server-metrics")

@@ -94,7 +94,6 @@ fn a_second_run_replaces_the_first_runs_files_and_every_step_is_said() {
         "profile_export.jsonl",
         "server_metrics_export.csv",
         "server_metrics_export.json",
-        "server_metrics_export.parquet",
         "phases/profiling/server_metrics.json",
     ] {
         assert!(
