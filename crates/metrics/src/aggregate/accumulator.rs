@@ -371,11 +371,15 @@ impl Accumulator {
         use MetricId as M;
         let mut pct = |id: MetricId, qs| {
             let def = id.def();
-            percentiles(&self.columns[id as usize], qs, scratch).map(|p| p.map(|v| def.to_display(v)))
+            percentiles(&self.columns[id as usize], qs, scratch)
+                .map(|p| p.map(|v| def.to_display(v)))
         };
         let secs = self.duration_ns().filter(|d| *d > 0.0).map(|d| d / 1e9);
         let per_sec = |v: Option<f64>| v.zip(secs).map(|(v, s)| v / s);
-        let (isl, osl) = (self.total(M::InputSequenceLength), self.total(M::OutputSequenceLength));
+        let (isl, osl) = (
+            self.total(M::InputSequenceLength),
+            self.total(M::OutputSequenceLength),
+        );
         super::realtime::Figures {
             done: self.request_count + self.error_request_count,
             ok: self.request_count,

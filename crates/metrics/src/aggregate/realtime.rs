@@ -81,7 +81,12 @@ fn elapsed(seconds: f64) -> String {
     if total < 3600 {
         format!("{:02}:{:02}", total / 60, total % 60)
     } else {
-        format!("{}:{:02}:{:02}", total / 3600, total % 3600 / 60, total % 60)
+        format!(
+            "{}:{:02}:{:02}",
+            total / 3600,
+            total % 3600 / 60,
+            total % 60
+        )
     }
 }
 
@@ -120,7 +125,9 @@ pub fn render(f: &Figures, elapsed_s: f64, prev: Option<(u64, f64)>) -> String {
     if f.done == 0 {
         return String::new();
     }
-    let avg = f.request_throughput.map_or("-".to_owned(), |v| format!("{v:.1}"));
+    let avg = f
+        .request_throughput
+        .map_or("-".to_owned(), |v| format!("{v:.1}"));
     let rate = match prev {
         Some((done, at)) => {
             let dt = elapsed_s - at;
@@ -141,7 +148,12 @@ pub fn render(f: &Figures, elapsed_s: f64, prev: Option<(u64, f64)>) -> String {
         ("ttft", LATENCY_NAMES, cells(f.ttft_ms, ms), ""),
         ("itl", LATENCY_NAMES, cells(f.itl_ms, ms), ""),
         ("e2e", LATENCY_NAMES, cells(f.e2e_ms, ms), ""),
-        ("intvty", LATENCY_NAMES, cells(f.interactivity, grouped), "(1/tpot tok/s)"),
+        (
+            "intvty",
+            LATENCY_NAMES,
+            cells(f.interactivity, grouped),
+            "(1/tpot tok/s)",
+        ),
     ];
     for (label, v) in [("isl", f.isl), ("osl", f.osl)] {
         if v.is_some() {

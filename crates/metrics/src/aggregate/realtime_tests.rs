@@ -6,7 +6,9 @@ fn values(n: usize, seed: u64) -> Vec<f64> {
     let mut x = seed;
     (0..n)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((x >> 33) % 97) as f64 * 0.37 + (x >> 60) as f64
         })
         .collect()
@@ -23,7 +25,11 @@ fn qc_percentiles_matches_linear_over_the_sorted_values() {
             for qs in [LATENCY_QS, TOKEN_QS, [0.0, 1.0, 99.9, 100.0]] {
                 let want = qs.map(|q| linear(&sorted, q));
                 let got = percentiles(&v, qs, &mut scratch).unwrap();
-                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "n={n} qs={qs:?}");
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "n={n} qs={qs:?}"
+                );
             }
         }
     }
@@ -90,7 +96,10 @@ fn missing_figures_print_dashes_and_rows_without_values_are_left_out() {
         ..Figures::default()
     };
     let got = render(&f, 0.0, None);
-    assert!(got.contains("ttft    p50=<1ms  p75=<1ms  p95=2ms  p99=2ms"), "{got}");
+    assert!(
+        got.contains("ttft    p50=<1ms  p75=<1ms  p95=2ms  p99=2ms"),
+        "{got}"
+    );
 }
 
 /// One record of the fixture (AIPerf's display units).
@@ -175,7 +184,10 @@ fn split_rate(summary: &str) -> (f64, String) {
 fn blocks_of_aiperf_own_run_are_rendered_from_its_records() {
     // tests/data/aiperf-realtime-block/README.md: AIPerf 0.13's blocks of a 400-request run
     // against ringperf's mock, and that run's per-record values.
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/aiperf-realtime-block");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/aiperf-realtime-block"
+    );
     let records: Vec<FixtureRecord> = std::fs::read_to_string(format!("{dir}/records.jsonl"))
         .unwrap()
         .lines()
@@ -212,7 +224,10 @@ fn blocks_of_aiperf_own_run_are_rendered_from_its_records() {
 
 #[test]
 fn the_final_figures_match_aiperf_export() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/aiperf-realtime-block");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/aiperf-realtime-block"
+    );
     let records: Vec<FixtureRecord> = std::fs::read_to_string(format!("{dir}/records.jsonl"))
         .unwrap()
         .lines()
@@ -225,16 +240,36 @@ fn the_final_figures_match_aiperf_export() {
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     let stat = |tag: &str, key: &str| fin[tag][key].as_f64().unwrap();
     for (tag, got, keys) in [
-        ("time_to_first_token", f.ttft_ms, ["p50", "p75", "p95", "p99"]),
-        ("inter_token_latency", f.itl_ms, ["p50", "p75", "p95", "p99"]),
+        (
+            "time_to_first_token",
+            f.ttft_ms,
+            ["p50", "p75", "p95", "p99"],
+        ),
+        (
+            "inter_token_latency",
+            f.itl_ms,
+            ["p50", "p75", "p95", "p99"],
+        ),
         ("request_latency", f.e2e_ms, ["p50", "p75", "p95", "p99"]),
-        ("output_token_throughput_per_user", f.interactivity, ["p50", "p75", "p95", "p99"]),
+        (
+            "output_token_throughput_per_user",
+            f.interactivity,
+            ["p50", "p75", "p95", "p99"],
+        ),
         ("input_sequence_length", f.isl, ["p50", "p75", "p90", "p99"]),
-        ("output_sequence_length", f.osl, ["p50", "p75", "p90", "p99"]),
+        (
+            "output_sequence_length",
+            f.osl,
+            ["p50", "p75", "p90", "p99"],
+        ),
     ] {
         let got = got.unwrap();
         for (g, k) in got.iter().zip(keys) {
-            assert!(close(*g, stat(tag, k)), "{tag} {k}: {g} vs {}", stat(tag, k));
+            assert!(
+                close(*g, stat(tag, k)),
+                "{tag} {k}: {g} vs {}",
+                stat(tag, k)
+            );
         }
     }
     // The final rates are over the phase's window (from its start), the block's over the
