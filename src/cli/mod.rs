@@ -1035,9 +1035,12 @@ fn parse_ratio(s: &str) -> Result<f64, ValueError> {
     Ok(v)
 }
 
+/// The longest `--stats-interval` (and `AIPERF_UI_REALTIME_METRICS_INTERVAL`), seconds: AIPerf's.
+pub const STATS_INTERVAL_MAX_S: f64 = 1000.0;
+
 fn parse_stats_interval(s: &str) -> Result<f64, ValueError> {
     let v = parse_number(s)?;
-    if !(0.0..=crate::config::realtime::MAX_S).contains(&v) {
+    if !(0.0..=STATS_INTERVAL_MAX_S).contains(&v) {
         return Err(ValueError::OutOfRange {
             value: s.to_owned(),
             range: "from 0 to 1000 seconds",

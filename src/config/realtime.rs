@@ -18,8 +18,8 @@ use super::{ConfigError, UiType};
 pub const INTERVAL_VAR: &str = "AIPERF_UI_REALTIME_METRICS_INTERVAL";
 /// AIPerf's `Environment.UI.REALTIME_METRICS_ENABLED`: a boolean, false by default.
 pub const ENABLED_VAR: &str = "AIPERF_UI_REALTIME_METRICS_ENABLED";
-/// The accepted range of the interval, seconds (AIPerf's, flag and variable alike).
-pub const MAX_S: f64 = 1000.0;
+/// The longest interval, seconds (AIPerf's, flag and variable alike).
+const MAX_S: f64 = crate::cli::STATS_INTERVAL_MAX_S;
 
 /// The interval between the blocks when they are printed, `None` when they are not. `flag` is
 /// `--stats-interval` (already in range).
