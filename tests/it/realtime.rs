@@ -173,3 +173,24 @@ fn a_run_with_the_flag_prints_growing_blocks_and_without_it_none() {
     let out = common::profile_binary(&server, dir.path(), 120, &extra[..2], &env);
     assert!(String::from_utf8_lossy(&out.stderr).contains("[realtime 00:0"));
 }
+
+#[test]
+fn an_interval_out_of_aiperfs_range_is_refused() {
+    for bad in ["1000.5", "-1"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args([
+                "profile",
+                "-m",
+                "m",
+                "--url",
+                "http://127.0.0.1:9",
+                "--stats-interval",
+                bad,
+            ])
+            .output()
+            .expect("the binary runs");
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--stats-interval"), "{stderr}");
+    }
+}
