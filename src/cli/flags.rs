@@ -582,7 +582,7 @@ pub const FLAGS: &[Flag] = &[
     rejected(Group::Service, &["--record-processor-service-count", "--record-processors"], "rejected (not yet)"),
     rejected(Group::Service, &["--api-port"], "rejected (not yet)"),
     rejected(Group::Service, &["--api-host"], "rejected (not yet)"),
-    rejected(Group::Service, &["--stats-interval"], "rejected (not yet)"),
+    aiperf(Group::Service, &["--stats-interval"], &[("stats_interval", Resolved("config/realtime.rs"))], "supported: AIPerf's realtime stats block of the profiling phase so far on stderr every this many seconds (0–1000; 0: none); printed whenever the flag is given (AIPerf prints it only with `--api-port`, on Kubernetes or with `AIPERF_UI_REALTIME_METRICS_ENABLED=true`, which ringperf also honours, at `AIPERF_UI_REALTIME_METRICS_INTERVAL` or 30 s), never under the dashboard ([dashboard.md](dashboard.md#realtime-stats-block))"),
     aiperf(Group::ServerMetrics, &["--server-metrics"], &[("server_metrics", ServerMetricsUrls)], "supported: extra Prometheus endpoints beside every `--url` + `/metrics` (http and https, with the run's TLS trust settings; no Kubernetes discovery)"),
     aiperf(Group::ServerMetrics, &["--no-server-metrics"], &[("no_server_metrics", Any)], "supported: no scrape, no TRT-LLM probe, no warning"),
     aiperf(Group::ServerMetrics, &["--server-metrics-formats"], &[("server_metrics_formats", ServerMetricsFiles)], "supported: `json csv jsonl parquet`; default `json csv`, as AIPerf 0.13 writes (its server-metrics docs say `json csv parquet`, its `--help` and its runs `json csv`)"),

@@ -381,6 +381,13 @@ pub struct ProfileArgs {
     #[arg(long = "extra-verbose", help_heading = "Service")]
     pub extra_verbose: bool,
 
+    /// Print the profiling phase's figures so far on stderr every this many seconds (0 to
+    /// 1000; 0: never), as AIPerf's realtime stats block; not under the dashboard (default:
+    /// AIPERF_UI_REALTIME_METRICS_INTERVAL, else 30, when AIPERF_UI_REALTIME_METRICS_ENABLED
+    /// is true; else no block).
+    #[arg(long = "stats-interval", value_parser = parse_stats_interval, help_heading = "Service")]
+    pub stats_interval: Option<f64>,
+
     // ----- Server metrics / GPU telemetry -----
     /// Server metrics are collected by default from every --url base + /metrics; add more
     /// Prometheus endpoints here (e.g. node1:8081 http://node2:9090/metrics).
@@ -949,6 +956,8 @@ pub enum ValueError {
     NotSeconds { value: String },
     /// Not a whole number (or a negative one).
     NotWhole { value: String },
+    /// A number outside the flag's range.
+    OutOfRange { value: String, range: &'static str },
     /// A comma-separated list on a flag no sweep varies (the sweepable flags' lists are taken
     /// out before parsing, `crate::sweep::extract_lists`).
     Sweep { value: String },
@@ -967,6 +976,7 @@ impl std::fmt::Display for ValueError {
                 f,
                 "`{value}` must be a non-negative number of seconds or `inf`"
             ),
+            ValueError::OutOfRange { value, range } => write!(f, "`{value}` must be {range}"),
             ValueError::NotWhole { value } => {
                 write!(f, "`{value}` must be a non-negative whole number")
             }
@@ -1025,6 +1035,20 @@ fn parse_ratio(s: &str) -> Result<f64, ValueError> {
     if !(0.0..=1.0).contains(&v) {
         return Err(ValueError::NotARatio {
             value: s.to_owned(),
+        });
+    }
+    Ok(v)
+}
+
+/// The longest `--stats-interval` (and `AIPERF_UI_REALTIME_METRICS_INTERVAL`), seconds: AIPerf's.
+pub const STATS_INTERVAL_MAX_S: f64 = 1000.0;
+
+fn parse_stats_interval(s: &str) -> Result<f64, ValueError> {
+    let v = parse_number(s)?;
+    if !(0.0..=STATS_INTERVAL_MAX_S).contains(&v) {
+        return Err(ValueError::OutOfRange {
+            value: s.to_owned(),
+            range: "from 0 to 1000 seconds",
         });
     }
     Ok(v)

@@ -202,6 +202,9 @@ pub fn input_config(cfg: &Config) -> Value {
     if let Some(w) = a.workers_max {
         runtime.insert("workers".into(), json!(w));
     }
+    if let Some(s) = a.stats_interval {
+        runtime.insert("stats_interval".into(), json!(s));
+    }
     if !runtime.is_empty() {
         top.insert("runtime".into(), Value::Object(runtime));
     }

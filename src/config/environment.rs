@@ -50,6 +50,8 @@ pub fn variables() -> impl Iterator<Item = &'static str> {
         super::tls::CA_FILE_VAR,
         super::shard::JOB_INDEX_VAR,
         super::network::INTERVAL_VAR,
+        super::realtime::INTERVAL_VAR,
+        super::realtime::ENABLED_VAR,
     ]
     .into_iter()
     .chain(AFFINITY_VARS.iter().map(|(var, _, _)| *var))

@@ -19,6 +19,7 @@ pub mod outputs;
 pub mod phases;
 pub mod prompt;
 pub mod random_prompt;
+pub mod realtime;
 pub mod requests;
 mod resolve;
 pub mod scope;
@@ -422,6 +423,9 @@ pub struct Config {
     /// are in the results with the first's, and each has its own phase export.
     pub phases_after: Vec<phases::NamedPhase>,
     pub ui: UiType,
+    /// Seconds between the realtime stats blocks on stderr, when they are printed
+    /// (`--stats-interval`, [`realtime`]).
+    pub realtime_block: Option<Duration>,
     pub verbose: bool,
     pub workers: usize,
     pub io_driver: IoDriver,

@@ -210,6 +210,11 @@ impl Config {
                 .map(super::phases::NamedPhase::resolve)
                 .collect::<Result<_, _>>()?,
             ui: ui_type(args.ui_type, is_tty),
+            realtime_block: super::realtime::block_interval(
+                args.stats_interval,
+                ui_type(args.ui_type, is_tty),
+                |k| env.var(k),
+            )?,
             verbose: args.verbose
                 || args.extra_verbose
                 || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),

@@ -273,6 +273,12 @@ fn run_phase(
     first_session: u64,
 ) -> u64 {
     let n = workers.len();
+    if phase == Phase::Profiling {
+        // The realtime stats block's elapsed time counts from here.
+        progress
+            .profiling_start_ns
+            .store(start, std::sync::atomic::Ordering::Relaxed);
+    }
     let mut planner = Planner::new(cfg, shared, p, (phase, index), n, start);
     planner.first_session = first_session;
     let (mut plans, mut feeder) = planner.plans(queues);

@@ -163,6 +163,12 @@ fn collector(
         stop_grace: cfg.stop_grace,
         otel: otel_exporter(cfg),
         live: None,
+        realtime: cfg
+            .realtime_block
+            .map(|every| ringperf_engine::aggregator::RealtimeBlock {
+                every,
+                via_progress: cfg.ui == crate::config::UiType::Progress,
+            }),
     })
 }
 

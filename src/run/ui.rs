@@ -101,6 +101,7 @@ impl View {
     }
 
     pub fn tick(&mut self) {
+        self.print_realtime_blocks();
         let (done, errors) = self.done();
         let elapsed = self.started.elapsed();
         match self.ui {
@@ -129,9 +130,24 @@ impl View {
         }
     }
 
+    /// The realtime stats blocks the aggregator left for the bar, printed above it.
+    fn print_realtime_blocks(&self) {
+        let Some(bar) = &self.bar else {
+            return;
+        };
+        let blocks = match self.progress.realtime_blocks.lock() {
+            Ok(mut q) => std::mem::take(&mut *q),
+            Err(_) => return,
+        };
+        for b in blocks {
+            bar.println(b);
+        }
+    }
+
     /// Ends the display of a phase whose workers sent `sent` requests, every one of them
     /// answered (the aggregator's count may not have caught up yet).
     pub fn finish(self, sent: u64) {
+        self.print_realtime_blocks();
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -44,6 +44,7 @@ mod plot_sweep;
 mod pool;
 mod prom_corpus;
 mod random_prompt;
+mod realtime;
 mod receive;
 mod requests;
 mod search;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
 use ringperf_metrics::aggregate::http_trace::as_aiperf_reads;
 use ringperf_metrics::aggregate::live::LiveStats;
+use ringperf_metrics::aggregate::realtime::Ticker;
 use ringperf_metrics::aggregate::{Accumulator, MetricConfig, record_metrics};
 use ringperf_metrics::export::JsonlWriter;
 use ringperf_metrics::export::outputs_json::OutputsJson;
@@ -35,6 +36,11 @@ pub struct Progress {
     pub warmup_done: AtomicU64,
     pub profiling_done: AtomicU64,
     pub profiling_errors: AtomicU64,
+    /// When the current profiling phase started (the run's clock, ns; 0 before the first).
+    pub profiling_start_ns: AtomicU64,
+    /// Realtime stats blocks waiting for the progress bar to print them above itself
+    /// ([`RealtimeBlock::via_progress`]).
+    pub realtime_blocks: std::sync::Mutex<Vec<String>>,
     /// `--ui dashboard`: where the aggregator publishes its live figures.
     pub board: Option<Arc<crate::ui::Board>>,
 }
@@ -54,6 +60,17 @@ pub struct TurnInfo {
     pub timestamp_ms: Option<f64>,
     /// Length in seconds of the audio clip the turn uploads (`audio_duration`).
     pub audio_seconds: Option<f64>,
+}
+
+/// `--stats-interval`: AIPerf's realtime stats block of the profiling phase so far
+/// ([`ringperf_metrics::aggregate::realtime`]), computed and printed by the aggregator thread.
+#[derive(Clone, Copy, Debug)]
+pub struct RealtimeBlock {
+    /// Time between blocks.
+    pub every: Duration,
+    /// A progress bar is drawn: the blocks go to [`Progress::realtime_blocks`] for it to print
+    /// above itself, instead of straight to stderr.
+    pub via_progress: bool,
 }
 
 /// What the aggregator thread needs.
@@ -95,6 +112,8 @@ pub struct Collector {
     pub otel: Option<ringperf_metrics::lab::otel::Exporter>,
     /// MLflow's live values and the `timing` stream domain.
     pub live: Option<ringperf_metrics::lab::live::Live>,
+    /// `--stats-interval`: the realtime stats block.
+    pub realtime: Option<RealtimeBlock>,
 }
 
 /// The raw export's writer and what it needs to find each request's body.
@@ -169,6 +188,8 @@ struct Tally {
     jsonl_error: Option<String>,
     /// The dashboard's fold, only when it is shown.
     live: Option<LiveStats>,
+    /// The run's position of the last profiling record's phase.
+    profiling_index: u8,
 }
 
 impl Collector {
@@ -185,7 +206,9 @@ impl Collector {
                 .keep_response_text(self.outputs.is_some()),
             jsonl_error: None,
             live: self.progress.board.as_ref().map(|_| LiveStats::default()),
+            profiling_index: 0,
         };
+        let mut ticker = self.realtime.map(|r| Ticker::new(r.every, Instant::now()));
         let board = self.progress.board.clone();
         let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
@@ -193,6 +216,11 @@ impl Collector {
         let bell = self.consumers.first().and_then(|c| c.bell()).cloned();
         loop {
             let got = self.drain(&mut tally);
+            if let Some(t) = ticker.as_mut()
+                && t.due(Instant::now())
+            {
+                self.realtime_tick(t, &tally);
+            }
             if let (Some(b), Some(l)) = (board.as_ref(), tally.live.as_ref())
                 && last_publish.elapsed() >= LIVE_INTERVAL
             {
@@ -282,6 +310,7 @@ impl Collector {
                 self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
             }
             Phase::Profiling => {
+                tally.profiling_index = raw.credit.phase_index;
                 tally.profiling.add(&facts, &metrics);
                 if let Some((first, _)) = self.profiling_phases {
                     let i = usize::from(raw.credit.phase_index.saturating_sub(first));
@@ -311,6 +340,32 @@ impl Collector {
             if let Err(e) = sink.writer.write(raw, &facts, &metrics, body) {
                 tally.jsonl_error = Some(format!("writing {}: {e}", sink.path.display()));
             }
+        }
+    }
+
+    /// A tick of the realtime stats block: the current profiling phase's block, printed
+    /// unless its count has not moved since the last one.
+    fn realtime_tick(&self, ticker: &mut Ticker, tally: &Tally) {
+        let acc = match self.profiling_phases {
+            Some((first, _)) => tally
+                .by_phase
+                .get(usize::from(tally.profiling_index.saturating_sub(first)))
+                .unwrap_or(&tally.profiling),
+            None => &tally.profiling,
+        };
+        let started = self.progress.profiling_start_ns.load(Ordering::Relaxed);
+        let elapsed_s = self.clock.now_ns().saturating_sub(started) as f64 / 1e9;
+        let Some(block) = ticker.tick(Instant::now(), acc, tally.profiling_index, elapsed_s) else {
+            return;
+        };
+        if self.realtime.is_some_and(|r| r.via_progress) {
+            if let Ok(mut q) = self.progress.realtime_blocks.lock() {
+                q.push(block);
+            }
+        } else {
+            use std::io::Write;
+            // One write: the block's lines stay together.
+            let _ = writeln!(std::io::stderr().lock(), "{block}");
         }
     }
 

@@ -1551,6 +1551,7 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             match k.as_str() {
                 "ui" => a.one("--ui-type", scalar(v, &path)?),
                 "workers" => a.one("--workers-max", num(v, &path)? as u64),
+                "stats_interval" => a.one("--stats-interval", num(v, &path)?),
                 _ => return Err(YamlError::Unsupported(path)),
             }
         }

@@ -363,6 +363,41 @@ impl Accumulator {
         (!col.is_empty()).then(|| col.iter().sum())
     }
 
+    /// The realtime block's figures of the records so far ([`super::realtime`]): the counts,
+    /// the rates and totals as [`Self::finish`] computes them, and the block's percentiles of
+    /// six columns, selected in `scratch`.
+    pub fn realtime(&self, scratch: &mut Vec<f64>) -> super::realtime::Figures {
+        use super::realtime::{LATENCY_QS, TOKEN_QS, percentiles};
+        use MetricId as M;
+        let mut pct = |id: MetricId, qs| {
+            let def = id.def();
+            percentiles(&self.columns[id as usize], qs, scratch)
+                .map(|p| p.map(|v| def.to_display(v)))
+        };
+        let secs = self.duration_ns().filter(|d| *d > 0.0).map(|d| d / 1e9);
+        let per_sec = |v: Option<f64>| v.zip(secs).map(|(v, s)| v / s);
+        let (isl, osl) = (
+            self.total(M::InputSequenceLength),
+            self.total(M::OutputSequenceLength),
+        );
+        super::realtime::Figures {
+            done: self.request_count + self.error_request_count,
+            ok: self.request_count,
+            err: self.error_request_count,
+            request_throughput: per_sec(count(self.request_count)),
+            input_token_throughput: per_sec(isl),
+            output_token_throughput: per_sec(osl),
+            ttft_ms: pct(M::TimeToFirstToken, LATENCY_QS),
+            itl_ms: pct(M::InterTokenLatency, LATENCY_QS),
+            e2e_ms: pct(M::RequestLatency, LATENCY_QS),
+            interactivity: pct(M::OutputTokenThroughputPerUser, LATENCY_QS),
+            isl: pct(M::InputSequenceLength, TOKEN_QS),
+            osl: pct(M::OutputSequenceLength, TOKEN_QS),
+            total_isl: isl,
+            total_osl: osl,
+        }
+    }
+
     /// Computes every result of the phase, the sweep-line metrics over the records' own span.
     pub fn finish(&self) -> Summary {
         self.finish_from(None)

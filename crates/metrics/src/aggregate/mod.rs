@@ -14,6 +14,7 @@ pub mod http_trace;
 pub mod live;
 mod media;
 pub mod metrics;
+pub mod realtime;
 pub mod registry;
 pub mod spec_decode;
 pub mod stats;

@@ -106,14 +106,18 @@ pub fn linear(sorted: &[f64], q: f64) -> f64 {
     let idx = q / 100.0 * last as f64;
     let lo = (idx.floor() as usize).min(last);
     let hi = (lo + 1).min(last);
-    let (a, b) = (sorted[lo], sorted[hi]);
+    interpolate(sorted[lo], sorted[hi], idx - lo as f64)
+}
+
+/// NumPy's linear step from `a` (the order statistic at `⌊idx⌋`) to `b` (the next one) by the
+/// fraction `t` of `idx`: [`linear`]'s last step, shared with the realtime block's selection.
+pub(crate) fn interpolate(a: f64, b: f64, t: f64) -> f64 {
     if a == b {
         // Also keeps inf − inf from producing NaN.
         return a;
     }
     // NumPy interpolates up from the lower neighbour below the midpoint and down from the
     // upper one from it on, which decides the last bit.
-    let t = idx - lo as f64;
     if t < 0.5 {
         a + (b - a) * t
     } else {
