@@ -97,16 +97,7 @@ pub struct Telemetry {
     pub end_ns: u64,
 }
 
-/// AIPerf's display form of an endpoint URL: host:port and path, without the scheme and a
-/// trailing `/metrics`.
-#[must_use]
-pub fn endpoint_display(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let (host, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    let path = path.strip_suffix("/metrics").unwrap_or(path);
-    format!("{host}{path}")
-}
+pub use crate::server_metrics::export::endpoint_with_path as endpoint_display;
 
 /// The summary of one metric over `(ts, value)` samples sorted by time.
 #[must_use]

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::export::endpoint_with_path as endpoint_display;
 use super::summary::{GaugeStats, MetricSummary, SeriesStats};
-use crate::gpu_telemetry::summary::endpoint_display;
 
 const RATE: &str = "sglang:spec_accept_rate";
 const LENGTH: &str = "sglang:spec_accept_length";

@@ -77,6 +77,17 @@ pub fn compute_report(store: &Store, w: &Windows) -> ServerMetricsReport {
     }
 }
 
+/// AIPerf's display form of an endpoint URL in its console tables: host:port and path, without
+/// the scheme and a trailing `/metrics` (`https://h:1/dcgm/metrics` → `h:1/dcgm`).
+#[must_use]
+pub fn endpoint_with_path(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let (host, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let path = path.strip_suffix("/metrics").unwrap_or(path);
+    format!("{host}{path}")
+}
+
 /// `http://host:port/metrics` → `host:port` (the CSV "Endpoint" column).
 #[must_use]
 pub fn endpoint_display(url: &str) -> &str {
