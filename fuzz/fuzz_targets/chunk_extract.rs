@@ -1,7 +1,8 @@
 //! Chat / completions chunk extraction on an arbitrary body: `endpoint::parse_record` for both
 //! endpoint kinds, with the body framed into SSE events by `sse::Framer` and as one non-SSE
-//! event. No panic, and the record-level invariants the metrics rely on hold; the chat
-//! parser's strict scan of a whole body agrees with its full parser whenever it takes one.
+//! event. No panic, and the record-level invariants the metrics rely on hold (a kept
+//! speculative-decoding payload read as the aggregator reads it included); the chat parser's
+//! strict scan of a whole body agrees with its full parser whenever it takes one.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -46,6 +47,8 @@ fn assert_same(a: &ParsedResponse, b: &ParsedResponse) {
     assert_eq!(a.reasoning_text, b.reasoning_text);
     assert_eq!(a.usage, b.usage);
     assert_eq!(a.error, b.error);
+    assert_eq!(a.spec_decode, b.spec_decode);
+    assert_eq!(a.spec_decode_responses, b.spec_decode_responses);
 }
 
 fn check(kind: EndpointKind, rec: &RawRecord, reused: &mut ParsedResponse) {
@@ -75,6 +78,20 @@ fn check(kind: EndpointKind, rec: &RawRecord, reused: &mut ParsedResponse) {
         Some(e) => assert_eq!(fresh.error.as_ref(), Some(e)),
         None if fresh.content_stamps_ns.is_empty() => assert!(fresh.error.is_some()),
         None => {}
+    }
+
+    // A speculative-decoding payload is counted when kept, and reading it never panics; one
+    // that is accepted adds up.
+    match &fresh.spec_decode {
+        Some(p) => {
+            assert!(fresh.spec_decode_responses > 0);
+            if let Ok(s) = ringperf_wire::record::spec_decode::SpecDecode::from_vllm(p) {
+                assert_eq!(s.histogram.iter().map(|(_, c)| c).sum::<u64>(), s.steps);
+                assert!(s.accepted <= s.drafted);
+                assert!(s.histogram.iter().all(|(_, c)| *c > 0));
+            }
+        }
+        None => assert_eq!(fresh.spec_decode_responses, 0),
     }
 
     // A reused response (holding the previous parse) gives the same answer as a fresh one.
