@@ -328,37 +328,19 @@ mod tests {
         let models = vec!["m".to_owned()];
         let a = [("model_name", "m"), ("dp", "0")];
         let b = [("model_name", "m"), ("dp", "1")];
+        // An accept-length series whose statistics are all `v` but its mean, `mean`.
+        let length = |url, labels, mean, v| series(LENGTH, url, labels, stats(mean, v, v, v, v));
         let all = vec![
-            series(
-                LENGTH,
-                "http://h:1/metrics",
-                &a,
-                stats(2.0, 2.0, 2.0, 2.0, 2.0),
-            ),
-            series(
-                LENGTH,
-                "http://g:2/metrics",
-                &b,
-                stats(1234.5, 1.0, 2.0, 2.0, 2.0),
-            ),
+            length("http://h:1/metrics", &a, 2.0, 2.0),
+            length("http://g:2/metrics", &b, 1234.5, 2.0),
         ];
         let t = render(&all, &models, "ringperf").unwrap();
         assert!(t.contains("Accept Length (endpoint=h:1, dp=0)"), "{t}");
         assert!(t.contains("Accept Length (endpoint=g:2, dp=1)"), "{t}");
         assert!(t.contains("1,234.50"), "{t}");
         let same = vec![
-            series(
-                LENGTH,
-                "http://h:1/metrics",
-                &a,
-                stats(2.0, 2.0, 2.0, 2.0, 2.0),
-            ),
-            series(
-                LENGTH,
-                "http://h:1/metrics",
-                &a,
-                stats(3.0, 3.0, 3.0, 3.0, 3.0),
-            ),
+            length("http://h:1/metrics", &a, 2.0, 2.0),
+            length("http://h:1/metrics", &a, 3.0, 3.0),
         ];
         let t = render(&same, &models, "ringperf").unwrap();
         assert!(t.contains("Accept Length (series=2)"), "{t}");

@@ -91,13 +91,7 @@ pub fn scan(
     let mut blocks = BlockCheck::default();
     while let Some((line, offset, text)) = lines.next_line()? {
         let ctx = Ctx { path, line };
-        let len = u32::try_from(text.len()).map_err(|_| {
-            LoadError::line(
-                path,
-                line,
-                LoadErrorKind::Invalid("line longer than 4 GiB".into()),
-            )
-        })?;
+        let len = super::lines::line_len(path, line, text)?;
         let row = parse_text(ctx, text)?;
         blocks
             .check(row.input_length as usize, block_size, &row.hash_ids)

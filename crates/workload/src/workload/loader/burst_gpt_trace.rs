@@ -109,13 +109,7 @@ pub fn scan(
     let mut conversations = Vec::new();
     while let Some((line, offset, text)) = lines.next_line()? {
         let ctx = Ctx { path, line };
-        let len = u32::try_from(text.len()).map_err(|_| {
-            LoadError::line(
-                path,
-                line,
-                LoadErrorKind::Invalid("line longer than 4 GiB".into()),
-            )
-        })?;
+        let len = super::lines::line_len(path, line, text)?;
         let (turn, _) = parse_row(ctx, text, &deferred.layout)?;
         let at = conversations.len() as u32;
         deferred.push(DeferredRow::new(at, 0, true, offset, len, line));

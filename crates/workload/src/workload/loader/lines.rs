@@ -185,6 +185,20 @@ impl<R: BufRead> JsonLines<R> {
     }
 }
 
+/// A line's length as the `u32` a re-read offset keeps.
+///
+/// # Errors
+/// [`LoadErrorKind::Invalid`] naming `path` and `line` for a line of 4 GiB or more.
+pub fn line_len(path: &Path, line: u64, text: &str) -> Result<u32, LoadError> {
+    u32::try_from(text.len()).map_err(|_| {
+        LoadError::line(
+            path,
+            line,
+            LoadErrorKind::Invalid("line longer than 4 GiB".into()),
+        )
+    })
+}
+
 /// FNV-1a of every byte of `path`: what [`JsonLines::content_hash`] gives after its last line,
 /// read in large blocks (a trace's first pass runs it on another thread).
 ///
