@@ -61,6 +61,72 @@ pub struct Conversation {
     /// `--user-context-prompt-length`.
     pub user_context: Option<String>,
     pub turns: Vec<Turn>,
+    /// An agent trace's conversation: how its turns build on each other, the sessions it
+    /// starts, the one that starts it (boxed: most conversations are none of this).
+    pub agent: Option<Box<AgentConversation>>,
+}
+
+/// What a conversation of an agent trace carries besides its turns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentConversation {
+    /// How each turn's body builds on the turns before it.
+    pub context: ContextMode,
+    /// Sessions this one starts as it goes (an agent's subagents): [`AgentTurn::spawns`] names
+    /// them by index here, [`AgentTurn::joins`] waits for them.
+    pub branches: Vec<Branch>,
+    /// The conversation whose turn starts this one (a subagent), by index in the dataset;
+    /// `None` for a root, the only kind a new session picks.
+    pub parent: Option<u32>,
+}
+
+impl Conversation {
+    /// A root: picked by new sessions (a child is only started by its parent's turn).
+    pub fn is_root(&self) -> bool {
+        self.parent().is_none()
+    }
+
+    /// The conversation whose turn starts this one.
+    pub fn parent(&self) -> Option<u32> {
+        self.agent.as_ref().and_then(|a| a.parent)
+    }
+
+    /// The sessions its turns start.
+    pub fn branches(&self) -> &[Branch] {
+        self.agent.as_ref().map_or(&[], |a| &a.branches)
+    }
+
+    /// How its turns build on each other.
+    pub fn context(&self) -> ContextMode {
+        self.agent
+            .as_ref()
+            .map_or(ContextMode::default(), |a| a.context)
+    }
+}
+
+/// How a conversation's later turns carry the earlier ones (docs/datasets.md, `weka_trace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ContextMode {
+    /// Every earlier turn's messages and the server's real reply to each (AIPerf's
+    /// `deltas_without_responses`): the endpoint type's ordinary history.
+    #[default]
+    LiveReplies,
+    /// Every earlier turn's messages, which already hold the recorded assistant text; the
+    /// server's replies are not added (`deltas_with_responses`, agent traces).
+    Recorded,
+}
+
+/// Sessions started together when a turn completes (AIPerf's branch of `SPAWN` children).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Branch {
+    /// AIPerf's `branch_id` (`{trace}:spawn:{agent}`).
+    pub id: String,
+    /// The child conversations, by index in the dataset.
+    pub children: Vec<u32>,
+    /// Nothing waits for it: no turn of the parent joins it.
+    pub background: bool,
+    /// Trace time at which the branch starts, ms: a child whose first turn is later in the
+    /// trace waits the difference after the spawning turn completes.
+    pub start_ms: Option<f64>,
 }
 
 /// One request of a conversation.
@@ -83,6 +149,43 @@ pub struct Turn {
     /// The model this turn asks for (AIPerf's `turn.model`, chosen by
     /// `--model-selection-strategy`); `None` sends the first `--model-names` entry.
     pub model: Option<String>,
+    /// An agent trace's turn: the sessions it starts and waits for, and its recorded facts
+    /// (boxed: most turns have none, and a large trace holds millions of turns).
+    pub agent: Option<Box<AgentTurn>>,
+}
+
+/// What a turn of an agent trace carries besides its messages.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentTurn {
+    /// Branches of the conversation ([`Conversation::branches`]) started when this turn
+    /// completes.
+    pub spawns: Vec<u32>,
+    /// Branches every child of which must have finished before this turn goes.
+    pub joins: Vec<u32>,
+    /// The history is cleared before this turn: its messages start the context over.
+    pub reset_context: bool,
+    /// The recorded server time of this turn, ms (an agent trace's `api_time`).
+    pub api_time_ms: Option<f64>,
+    /// `(hits, total)` KV blocks of this turn's prompt: the leading blocks an earlier request
+    /// of the same trace already sent, out of all its blocks (`theoretical_prefix_cache_hit`).
+    pub prefix_blocks: Option<(u32, u32)>,
+}
+
+impl Turn {
+    /// Branches started when this turn completes.
+    pub fn spawns(&self) -> &[u32] {
+        self.agent.as_ref().map_or(&[], |a| &a.spawns)
+    }
+
+    /// Branches this turn waits for.
+    pub fn joins(&self) -> &[u32] {
+        self.agent.as_ref().map_or(&[], |a| &a.joins)
+    }
+
+    /// The turn starts the context over.
+    pub fn resets_context(&self) -> bool {
+        self.agent.as_ref().is_some_and(|a| a.reset_context)
+    }
 }
 
 /// One image, audio clip or video of a turn, as AIPerf carries it: an image or a video as a

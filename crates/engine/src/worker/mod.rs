@@ -12,6 +12,7 @@ mod pacer;
 mod phase;
 pub mod prefill;
 mod session;
+pub mod tree;
 mod video_job;
 pub mod warm;
 
@@ -371,6 +372,8 @@ fn test_stall() -> Option<Duration> {
 pub struct PhaseDone {
     pub worker: u16,
     pub sent: u64,
+    /// How the phase's session trees' branches went on this worker.
+    pub branches: tree::BranchCounts,
 }
 
 enum Control {
@@ -636,8 +639,12 @@ async fn worker_main(
     while let Ok(control) = ctl_rx.recv() {
         match control {
             Control::Run(plan) => {
-                let sent = phase::run(&shared, &state, *plan, driver).await;
-                let _ = done_tx.send(PhaseDone { worker: id, sent });
+                let (sent, branches) = phase::run(&shared, &state, *plan, driver).await;
+                let _ = done_tx.send(PhaseDone {
+                    worker: id,
+                    sent,
+                    branches,
+                });
             }
             Control::Warm(w, opened_tx) => {
                 let _ = opened_tx.send(warm::before_phase(&shared, &state, w).await);

@@ -23,6 +23,7 @@ use ringperf_workload::schedule::TemplatePicker;
 use super::idle::{Latch, Nudge};
 use super::pacer::Pacer;
 use super::session::Session;
+use super::tree::{BranchCounts, ChildEnd, Tree};
 use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, push, watch_cut};
 
 /// Longest single wait before the stop conditions are looked at again, on a worker that does
@@ -32,13 +33,14 @@ const STOP_POLL_NS: u64 = 50_000_000;
 /// again (the feeder queues it well before: `run::dispatch`'s lookahead is 50 ms).
 const EARLY_NS: u64 = 2_000_000;
 
-/// Runs `plan` on this worker; returns how many requests it sent.
+/// Runs `plan` on this worker; returns how many requests it sent and how its session trees'
+/// branches went.
 pub(super) async fn run(
     shared: &Arc<Shared>,
     state: &Rc<WorkerState>,
     plan: PhasePlan,
     driver: DriverKind,
-) -> u64 {
+) -> (u64, BranchCounts) {
     let ctx = Rc::new(Ctx {
         shared: shared.clone(),
         state: state.clone(),
@@ -46,6 +48,9 @@ pub(super) async fn run(
         driver,
         sent: Cell::new(0),
         changed: Nudge::default(),
+        children: Cell::new(0),
+        child_ended: Nudge::default(),
+        branches: Rc::default(),
     });
     let phase_over = Rc::new(Latch::default());
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
@@ -80,6 +85,11 @@ pub(super) async fn run(
             kind,
         } => open_loop(&ctx, &queue, &fed, &next_ns, cap, kind).await,
     }
+    // Child sessions still running (a background subagent outlives its root): the phase ends
+    // with them.
+    while ctx.children.get() > 0 {
+        ctx.child_ended.wait().await;
+    }
     phase_over.set();
     watcher.await;
     // Awaited: no task of the phase may outlive it (the worker's state, ring producer
@@ -87,7 +97,7 @@ pub(super) async fn run(
     if let Some(keeper) = keeper {
         keeper.await;
     }
-    ctx.sent.get()
+    (ctx.sent.get(), ctx.branches.get())
 }
 
 /// What every task of the phase shares.
@@ -100,6 +110,12 @@ struct Ctx {
     /// A request of the phase ended, or a session's later turn became due: the open loop's
     /// last wait looks again.
     changed: Nudge,
+    /// Child sessions of session trees running on this worker, and the nudge each gives as it
+    /// ends.
+    children: Cell<u32>,
+    child_ended: Nudge,
+    /// How the trees' branches went.
+    branches: Rc<Cell<BranchCounts>>,
 }
 
 impl Ctx {
@@ -126,9 +142,15 @@ impl Ctx {
         let (s, first) =
             (plan.counters).start_session(plan.shard, plan.session_limit, plan.request_limit)?;
         let url = (s % self.shared.urls.len() as u64) as usize;
-        let mut session =
-            Session::new(&self.shared, &self.state, pick(plan.first_session + s), url);
+        let conversation = pick(plan.first_session + s);
+        let mut session = Session::new(&self.shared, &self.state, conversation, url);
         session.reserve_first_request(first);
+        if !self.shared.dataset.conversations[conversation as usize]
+            .branches()
+            .is_empty()
+        {
+            session.root_of(Rc::new(Tree::new(self.branches.clone())));
+        }
         Some(session)
     }
 
@@ -145,9 +167,136 @@ impl Ctx {
             || self.requests_exhausted()
     }
 
+    /// When the session's next turn may go. A turn that joins branches of its session tree
+    /// waits for their children; if it had to wait it goes at once when the last one ends,
+    /// without its own delay (`Some(now)`); else `Some` of its due time. `None` when the phase
+    /// stopped issuing meanwhile.
+    async fn next_due(&self, session: &Session) -> Option<u64> {
+        let shared = &self.shared;
+        if let Some(tree) = session.tree() {
+            let joins = shared
+                .turn(session.conversation, session.next_turn())
+                .joins();
+            if !joins.is_empty() && !tree.joined(session.conversation, joins) {
+                if self.requests_exhausted() {
+                    // The turn would not go anyway: it is not held.
+                    return None;
+                }
+                tree.suspend();
+                let stop = &self.state.stop;
+                loop {
+                    if self.stopping() {
+                        return None;
+                    }
+                    // The issue deadline and a stop on a worker that does not listen for it
+                    // are looked at every 50 ms at most.
+                    let now = shared.clock.now_ns();
+                    let until = (now + STOP_POLL_NS)
+                        .min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX))
+                        .max(now + 1_000);
+                    monoio::select! {
+                        () = tree.wait(session.conversation, joins) => {
+                            tree.resume();
+                            break;
+                        }
+                        () = monoio::time::sleep(Duration::from_nanos(until - now)) => {}
+                        () = stop.event() => {}
+                    }
+                }
+                return Some(shared.clock.now_ns());
+            }
+        }
+        Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
+    }
+
+    /// Starts the child sessions of every branch the turn `turn` of `session` (just answered
+    /// at run-clock `end_ns`) spawns: each a task of this worker, its first turn at its place
+    /// in the trace after the spawn.
+    fn spawn_children(self: &Rc<Self>, session: &Session, turn: u32, end_ns: u64) {
+        let Some(tree) = session.tree() else {
+            return;
+        };
+        let shared = &self.shared;
+        let c = session.conversation;
+        let conversation = &shared.dataset.conversations[c as usize];
+        for &b in shared.turn(c, turn).spawns() {
+            let Some(branch) = conversation.branches().get(b as usize) else {
+                continue;
+            };
+            let offsets: Vec<u64> = branch
+                .children
+                .iter()
+                .map(|&child| {
+                    let first = shared
+                        .dataset
+                        .conversations
+                        .get(child as usize)
+                        .and_then(|c| c.turns.first())
+                        .and_then(|t| t.timestamp_ms);
+                    match (first, branch.start_ms) {
+                        (Some(t), Some(s)) if t > s => ((t - s) * 1e6).round() as u64,
+                        _ => 0,
+                    }
+                })
+                .collect();
+            let delayed = offsets.iter().filter(|&&o| o > 0).count() as u32;
+            tree.start(c, b, branch.children.len() as u32, delayed);
+            for (&child, offset) in branch.children.iter().zip(offsets) {
+                let mut child_session = Session::child(
+                    shared,
+                    &self.state,
+                    child,
+                    session.url(),
+                    tree.clone(),
+                    end_ns.saturating_add(offset),
+                );
+                self.children.set(self.children.get() + 1);
+                let (ctx, tree) = (self.clone(), tree.clone());
+                let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> =
+                    Box::pin(async move {
+                        let mut pacer = Pacer::new(ctx.driver);
+                        ctx.send_all(&mut child_session, &mut pacer).await;
+                        let end = ChildEnd {
+                            sent: child_session.next_turn(),
+                            finished: child_session.finished(&ctx.shared),
+                            failed: child_session.failed(),
+                        };
+                        tree.end(c, b, end);
+                        ctx.children.set(ctx.children.get() - 1);
+                        ctx.child_ended.nudge();
+                    });
+                monoio::spawn(task);
+            }
+        }
+    }
+
+    /// Sends every turn of `session` left, each when it is due. `false` when the phase stopped
+    /// issuing (or ran out of requests) first.
+    async fn send_all(self: &Rc<Self>, session: &mut Session, pacer: &mut Pacer) -> bool {
+        while !session.finished(&self.shared) {
+            let Some(due) = self.next_due(session).await else {
+                return false;
+            };
+            let now = self.shared.clock.now_ns();
+            let intended = if due > now {
+                if !self.wait_until(pacer, due).await {
+                    return false;
+                }
+                due
+            } else {
+                now
+            };
+            if self.stopping() || !self.send_turn(session, intended).await {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
-    /// aggregator. `false` when the phase has no request left.
-    async fn send_turn(&self, session: &mut Session, intended_ns: u64) -> bool {
+    /// aggregator; starts the children the turn spawns. `false` when the phase has no request
+    /// left.
+    async fn send_turn(self: &Rc<Self>, session: &mut Session, intended_ns: u64) -> bool {
         // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
         // the load, not client lateness, so the request is meant to go when it gets the slot.
         let prefill = self.plan.prefill.as_deref();
@@ -196,7 +345,9 @@ impl Ctx {
         if self.plan.warm.is_some() {
             (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
         }
+        let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
         push(&self.state, rec).await;
+        self.spawn_children(session, turn, end_ns);
         true
     }
 
@@ -237,29 +388,14 @@ async fn closed_slot(ctx: Rc<Ctx>, start_offset_ns: u64) {
         return;
     }
     let shared = &ctx.shared;
-    let mut picker = TemplatePicker::with_sampling(
-        shared.dataset.conversations.len(),
-        shared.seed,
-        ctx.plan.sampling,
-    );
+    let mut picker =
+        TemplatePicker::with_sampling(shared.dataset.root_count(), shared.seed, ctx.plan.sampling);
     while !ctx.stopping() {
-        let Some(mut session) = ctx.new_session(|s| picker.pick(s)) else {
+        let Some(mut session) = ctx.new_session(|s| shared.dataset.root(picker.pick(s))) else {
             return;
         };
-        while !session.finished(shared) {
-            let due = session.due_ns(shared, &ctx.plan.timing, ctx.plan.start_ns);
-            let now = shared.clock.now_ns();
-            let intended = if due > now {
-                if !ctx.wait_until(&mut pacer, due).await {
-                    return;
-                }
-                due
-            } else {
-                now
-            };
-            if ctx.stopping() || !ctx.send_turn(&mut session, intended).await {
-                return;
-            }
+        if !ctx.send_all(&mut session, &mut pacer).await {
+            return;
         }
     }
 }
@@ -281,7 +417,7 @@ async fn open_loop(
     let ready: Rc<RefCell<VecDeque<Session>>> = Rc::default();
     let live = Rc::new(Cell::new(0usize));
     let mut picker = TemplatePicker::with_sampling(
-        ctx.shared.dataset.conversations.len(),
+        ctx.shared.dataset.root_count(),
         ctx.shared.seed,
         ctx.plan.sampling,
     );
@@ -336,7 +472,8 @@ async fn open_loop(
         let session = match kind {
             OpenKind::Tick => {
                 let waiting = ready.borrow_mut().pop_front();
-                match waiting.or_else(|| ctx.new_session(|s| picker.pick(s))) {
+                let roots = &ctx.shared.dataset;
+                match waiting.or_else(|| ctx.new_session(|s| roots.root(picker.pick(s)))) {
                     Some(s) => s,
                     // Nothing to send on this tick: every session is started and none is due.
                     None => continue,
@@ -366,10 +503,11 @@ async fn open_loop(
             if sent && !session.finished(&ctx.shared) {
                 match kind {
                     OpenKind::Tick => {
-                        // Due after its delay; then it waits for a tick.
-                        let due = session.due_ns(&ctx.shared, &ctx.plan.timing, ctx.plan.start_ns);
+                        // Due after its delay (or its branches' end); then it waits for a tick.
                         let mut pacer = Pacer::new(ctx.driver);
-                        if ctx.wait_until(&mut pacer, due).await {
+                        if let Some(due) = ctx.next_due(&session).await
+                            && ctx.wait_until(&mut pacer, due).await
+                        {
                             ready.borrow_mut().push_back(session);
                             ctx.changed.nudge();
                             return;
@@ -392,7 +530,9 @@ async fn open_loop(
 async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
     let mut pacer = Pacer::new(ctx.driver);
     while !session.finished(&ctx.shared) {
-        let due = session.due_ns(&ctx.shared, &ctx.plan.timing, ctx.plan.start_ns);
+        let Some(due) = ctx.next_due(session).await else {
+            return;
+        };
         if !ctx.wait_until(&mut pacer, due).await {
             return;
         }

@@ -16,6 +16,7 @@ use ringperf_workload::schedule::{Replay, UserCentric};
 use ringperf_workload::workload::cache_bust::{self, Marker};
 
 use super::client::{self, Outgoing};
+use super::tree::Tree;
 use super::{Shared, WorkerState};
 
 /// When a phase's later turns are due, besides "after the previous answer".
@@ -54,6 +55,13 @@ pub(crate) struct Session {
     first_turn_marker: Option<Marker>,
     /// Responses chaining (`store: true`): the id of the last answer the server stored.
     previous_response_id: Option<String>,
+    /// The session tree this session belongs to, when its conversation starts children (or is
+    /// one).
+    tree: Option<std::rc::Rc<Tree>>,
+    /// Run-clock ns at which the first turn may go (a child: its place after the spawn).
+    first_due_ns: u64,
+    /// A turn of the session failed.
+    failed: bool,
 }
 
 impl Session {
@@ -74,7 +82,47 @@ impl Session {
             first_request: None,
             marker: None,
             first_turn_marker: None,
+            tree: None,
+            first_due_ns: 0,
+            failed: false,
         }
+    }
+
+    /// A turn of the session failed.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// A child session of `conversation` in `tree`, on the parent's URL, whose first turn goes
+    /// at run-clock `first_due_ns`.
+    pub fn child(
+        shared: &Shared,
+        state: &WorkerState,
+        conversation: u32,
+        url: usize,
+        tree: std::rc::Rc<Tree>,
+        first_due_ns: u64,
+    ) -> Self {
+        Self {
+            tree: Some(tree),
+            first_due_ns,
+            ..Self::new(shared, state, conversation, url)
+        }
+    }
+
+    /// Makes the session the root of `tree`.
+    pub fn root_of(&mut self, tree: std::rc::Rc<Tree>) {
+        self.tree = Some(tree);
+    }
+
+    /// The session tree, if the conversation is part of one.
+    pub fn tree(&self) -> Option<&std::rc::Rc<Tree>> {
+        self.tree.as_ref()
+    }
+
+    /// The base URL the session sends to.
+    pub fn url(&self) -> usize {
+        self.url
     }
 
     /// The first turn goes as request `index` (taken when the session started).
@@ -109,7 +157,7 @@ impl Session {
     /// the previous answer.
     pub fn due_ns(&self, shared: &Shared, timing: &TurnTiming, phase_start_ns: u64) -> u64 {
         if self.next_turn == 0 {
-            return 0;
+            return self.first_due_ns;
         }
         let turn = shared.turn(self.conversation, self.next_turn);
         if let Some(users) = &timing.user_centric {
@@ -167,6 +215,16 @@ impl Session {
             _ => None,
         };
         let bust = self.bust(shared, phase);
+        if shared
+            .turn(self.conversation, self.next_turn)
+            .source
+            .as_ref()
+            .is_some_and(|t| t.resets_context())
+        {
+            // The turn starts the context over: the history and any stored answer are dropped.
+            self.history.clear();
+            self.previous_response_id = None;
+        }
         let built;
         let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) = match (
             shared.templates[self.url]
@@ -188,6 +246,7 @@ impl Session {
                     if let Some(gate) = prefill {
                         gate.release();
                     }
+                    self.failed = true;
                     return client::unprepared(shared, state, credit, why);
                 }
             },
@@ -208,6 +267,7 @@ impl Session {
                         if let Some(gate) = prefill {
                             gate.release();
                         }
+                        self.failed = true;
                         return client::unsendable(shared, state, credit, e);
                     }
                 }
@@ -246,6 +306,7 @@ impl Session {
         .await;
         self.last_end_ns = rec.end_ns;
         self.last_intended_ns = intended_ns;
+        self.failed |= rec.error.is_some();
         self.remember(shared, &rec);
         self.next_turn += 1;
         rec
@@ -316,6 +377,7 @@ impl Session {
         }
         let from = self.history.len();
         (history.turn)(turn, &mut self.history);
+        let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
         if self.next_turn == 0
             && let Some(m) = self.first_turn_marker
         {
@@ -325,7 +387,10 @@ impl Session {
                 .is_some_and(|b| b.target.is_prefix());
             mark_user_message(&mut self.history[from..], m.as_str(), prefix);
         }
-        (history.reply)(rec, &mut self.history);
+        if !recorded {
+            // A recorded trace's next turn carries the recorded answer itself.
+            (history.reply)(rec, &mut self.history);
+        }
     }
 }
 

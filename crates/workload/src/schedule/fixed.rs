@@ -180,10 +180,14 @@ impl FixedSchedule {
         &self,
         dataset: &Prepared,
     ) -> Result<(Replay, Vec<ScheduleEntry>), ScheduleError> {
+        // A child conversation (a subagent) is started by its parent's turn, not the schedule.
         self.build(dataset.conversations.iter().map(|c| {
             (
                 c.session_id.as_str(),
-                c.turns.first().map(|t| t.timestamp_ms),
+                c.turns
+                    .first()
+                    .filter(|_| c.parent().is_none())
+                    .map(|t| t.timestamp_ms),
             )
         }))
     }

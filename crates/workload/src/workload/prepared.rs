@@ -5,7 +5,10 @@
 
 use serde_json::Value;
 
-use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
+use ringperf_wire::conversation::{
+    AgentConversation, AgentTurn, Branch, Content, ContextMode, Conversation, Dataset, Sampling,
+    Turn,
+};
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_inputs};
 
 use super::Tokenizer;
@@ -17,6 +20,9 @@ pub struct Prepared {
     pub default_sampling: Sampling,
     /// A trace or verbatim replay: no `inputs.json` (see [`Dataset::replay`]).
     pub replay: bool,
+    /// The conversations a new session may pick, when some are children (started only by
+    /// their parent's turn); `None` when every conversation is a root.
+    pub roots: Option<Vec<u32>>,
 }
 
 /// One conversation, ready to send.
@@ -26,6 +32,27 @@ pub struct PreparedConversation {
     pub system: Option<String>,
     pub user_context: Option<String>,
     pub turns: Vec<PreparedTurn>,
+    /// An agent trace's conversation ([`Conversation::agent`]).
+    pub agent: Option<Box<AgentConversation>>,
+}
+
+impl PreparedConversation {
+    /// The conversation that starts this one; `None` for a root.
+    pub fn parent(&self) -> Option<u32> {
+        self.agent.as_ref().and_then(|a| a.parent)
+    }
+
+    /// The sessions its turns start.
+    pub fn branches(&self) -> &[Branch] {
+        self.agent.as_ref().map_or(&[], |a| &a.branches)
+    }
+
+    /// How its turns build on each other.
+    pub fn context(&self) -> ContextMode {
+        self.agent
+            .as_ref()
+            .map_or(ContextMode::default(), |a| a.context)
+    }
 }
 
 /// One turn, ready to send.
@@ -43,6 +70,25 @@ pub struct PreparedTurn {
     /// For a turn of a chat conversation of several turns: the turn itself, from which its
     /// message in the history (and, for a later turn, its body) is built.
     pub source: Option<Box<Turn>>,
+    /// An agent trace's turn: its spawns, joins and recorded facts ([`Turn::agent`]).
+    pub agent: Option<Box<AgentTurn>>,
+}
+
+impl PreparedTurn {
+    /// Branches started when this turn completes.
+    pub fn spawns(&self) -> &[u32] {
+        self.agent.as_ref().map_or(&[], |a| &a.spawns)
+    }
+
+    /// Branches this turn waits for.
+    pub fn joins(&self) -> &[u32] {
+        self.agent.as_ref().map_or(&[], |a| &a.joins)
+    }
+
+    /// `(hits, total)` prefix blocks of the turn's prompt.
+    pub fn prefix_blocks(&self) -> Option<(u32, u32)> {
+        self.agent.as_ref().and_then(|a| a.prefix_blocks)
+    }
 }
 
 impl Prepared {
@@ -50,6 +96,31 @@ impl Prepared {
     pub fn turn_count(&self) -> usize {
         self.conversations.iter().map(|c| c.turns.len()).sum()
     }
+
+    /// How many conversations a new session may pick ([`Self::roots`]).
+    pub fn root_count(&self) -> usize {
+        self.roots
+            .as_ref()
+            .map_or(self.conversations.len(), Vec::len)
+    }
+
+    /// The conversation of the `i`-th root (`i < root_count()`).
+    pub fn root(&self, i: u32) -> u32 {
+        self.roots.as_ref().map_or(i, |r| r[i as usize])
+    }
+}
+
+/// The roots of `conversations` when some are children, else `None`.
+pub fn roots_of<I>(parents: I) -> Option<Vec<u32>>
+where
+    I: IntoIterator<Item = Option<u32>>,
+{
+    let parents: Vec<Option<u32>> = parents.into_iter().collect();
+    parents.iter().any(Option::is_some).then(|| {
+        (0..parents.len() as u32)
+            .filter(|&i| parents[i as usize].is_none())
+            .collect()
+    })
 }
 
 /// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
@@ -105,8 +176,10 @@ pub fn prepare(
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     });
+    let conversations: Vec<PreparedConversation> = prepared_chunks.into_iter().flatten().collect();
     Prepared {
-        conversations: prepared_chunks.into_iter().flatten().collect(),
+        roots: roots_of(conversations.iter().map(PreparedConversation::parent)),
+        conversations,
         default_sampling,
         replay,
     }
@@ -150,6 +223,7 @@ fn prepare_conversation(
                 timestamp_ms: turn.timestamp_ms,
                 delay_ms: turn.delay_ms,
                 source: multi_turn_chat.then(|| Box::new(turn.clone())),
+                agent: turn.agent.clone(),
             }
         })
         .collect();
@@ -158,6 +232,7 @@ fn prepare_conversation(
         system: c.system,
         user_context: c.user_context,
         turns,
+        agent: c.agent,
     }
 }
 

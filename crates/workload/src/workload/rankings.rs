@@ -85,6 +85,7 @@ pub fn build(params: &SyntheticParams, shape: &RankingsShape, tokenizer: &Tokeni
                     content: Content::Rankings { query, passages },
                     ..Turn::default()
                 }],
+                ..Conversation::default()
             }
         })
         .collect();

@@ -257,6 +257,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
             system: system.clone(),
             user_context: None,
             turns,
+            ..Conversation::default()
         });
     }
     if let Some(n) = params.shaping.user_context_length {

@@ -271,6 +271,7 @@ pub fn text_turn(obj: &mut Obj<'_>) -> Result<(Option<String>, Turn), LoadError>
             extra,
             media,
             model: None,
+            ..Turn::default()
         },
     ))
 }

@@ -1,0 +1,230 @@
+//! A session tree (agent traces, docs/datasets.md, `weka_trace`): a root conversation whose
+//! turns start child sessions (subagents) as they complete, and later turns that wait for them.
+//! The whole tree lives on the root's worker: the children are tasks of that worker, and a join
+//! is a count of the children of a branch still running, kept here.
+//!
+//! Only the root holds a concurrency slot or a new-session index; each child turn takes a
+//! request index like any other, so `--request-count` bounds the tree's requests too.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+/// What the tree's sessions share: the children of each branch still running.
+#[derive(Debug, Default)]
+pub(crate) struct Tree {
+    /// `(conversation, branch)` → children of the branch started and not yet finished.
+    running: RefCell<HashMap<(u32, u32), u32>>,
+    /// Tasks waiting for a join, woken whenever a child finishes.
+    waiters: RefCell<Vec<Waker>>,
+    /// The phase's counts, which every tree of the worker adds to.
+    counts: Rc<Cell<BranchCounts>>,
+}
+
+/// How the tree's branches went (summed over the run into AIPerf's `branch_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BranchCounts {
+    /// Child sessions that sent their first turn.
+    pub children_spawned: u64,
+    /// Child sessions that sent every turn, none of them failed.
+    pub children_completed: u64,
+    /// Child sessions that sent every turn, one of them or more failed.
+    pub children_errored: u64,
+    /// Child sessions cut short because the phase stopped issuing (requests, time, a stop).
+    pub children_truncated: u64,
+    /// Child sessions whose first turn waited for its place in the trace after the spawn.
+    pub children_delayed: u64,
+    /// Turns that had to wait for a branch's children before they could go.
+    pub parents_suspended: u64,
+    /// Of those, the turns that went when the children had finished.
+    pub parents_resumed: u64,
+}
+
+impl BranchCounts {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &BranchCounts) {
+        self.children_spawned += other.children_spawned;
+        self.children_completed += other.children_completed;
+        self.children_errored += other.children_errored;
+        self.children_truncated += other.children_truncated;
+        self.children_delayed += other.children_delayed;
+        self.parents_suspended += other.parents_suspended;
+        self.parents_resumed += other.parents_resumed;
+    }
+
+    /// AIPerf's `branch_stats` fields and values, in its order (the orchestrator, graph and
+    /// error-propagation counts, which agent-trace replay never moves, are 0).
+    pub fn fields(&self) -> [(&'static str, u64); 11] {
+        [
+            ("children_spawned", self.children_spawned),
+            ("children_completed", self.children_completed),
+            ("children_errored", self.children_errored),
+            ("children_truncated", self.children_truncated),
+            ("children_delayed", self.children_delayed),
+            ("parents_suspended", self.parents_suspended),
+            ("parents_resumed", self.parents_resumed),
+            ("parents_failed_due_to_child_error", 0),
+            ("joins_suppressed", 0),
+            ("graphs_admitted", 0),
+            ("graphs_completed_to_end", 0),
+        ]
+    }
+}
+
+impl Tree {
+    /// A tree adding its counts to `counts`.
+    pub fn new(counts: Rc<Cell<BranchCounts>>) -> Self {
+        Self {
+            counts,
+            ..Self::default()
+        }
+    }
+
+    /// `children` sessions of branch `branch` of conversation `conversation` start, `delayed`
+    /// of them after a wait.
+    pub fn start(&self, conversation: u32, branch: u32, children: u32, delayed: u32) {
+        *self
+            .running
+            .borrow_mut()
+            .entry((conversation, branch))
+            .or_default() += children;
+        self.count(|c| c.children_delayed += u64::from(delayed));
+    }
+
+    /// One child of the branch finished: how it went; wakes the waiters.
+    pub fn end(&self, conversation: u32, branch: u32, child: ChildEnd) {
+        if let Some(n) = self.running.borrow_mut().get_mut(&(conversation, branch)) {
+            *n = n.saturating_sub(1);
+        }
+        self.count(|c| {
+            c.children_spawned += u64::from(child.sent > 0);
+            match (child.finished, child.failed) {
+                (true, false) => c.children_completed += 1,
+                (true, true) => c.children_errored += 1,
+                (false, _) => c.children_truncated += 1,
+            }
+        });
+        for w in self.waiters.borrow_mut().drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Every child of each branch in `joins` (of `conversation`) has finished; a branch never
+    /// started (its turn was not sent) has none running.
+    pub fn joined(&self, conversation: u32, joins: &[u32]) -> bool {
+        let running = self.running.borrow();
+        joins
+            .iter()
+            .all(|&b| running.get(&(conversation, b)).is_none_or(|&n| n == 0))
+    }
+
+    /// A turn is held for a join (counted once per held turn).
+    pub fn suspend(&self) {
+        self.count(|c| c.parents_suspended += 1);
+    }
+
+    /// A held turn goes: its branches' children have finished.
+    pub fn resume(&self) {
+        self.count(|c| c.parents_resumed += 1);
+    }
+
+    /// Ready once [`Self::joined`].
+    pub async fn wait(&self, conversation: u32, joins: &[u32]) {
+        std::future::poll_fn(|cx| {
+            if self.joined(conversation, joins) {
+                return Poll::Ready(());
+            }
+            self.waiters.borrow_mut().push(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
+    }
+
+    fn count(&self, f: impl FnOnce(&mut BranchCounts)) {
+        let mut c = self.counts.get();
+        f(&mut c);
+        self.counts.set(c);
+    }
+}
+
+/// How a child session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildEnd {
+    /// Turns it sent.
+    pub sent: u32,
+    /// It sent every turn.
+    pub finished: bool,
+    /// A turn of it failed.
+    pub failed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Flag(std::sync::atomic::AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_join_waits_for_every_child_of_its_branches_only() {
+        let counts = Rc::new(Cell::new(BranchCounts::default()));
+        let tree = Tree::new(counts.clone());
+        assert!(
+            tree.joined(0, &[0, 1]),
+            "nothing started: nothing to wait for"
+        );
+        tree.start(0, 0, 2, 1);
+        tree.start(0, 1, 1, 0);
+        tree.start(3, 0, 1, 0); // another conversation's branch 0
+        assert!(!tree.joined(0, &[0]));
+        let flag = Arc::new(Flag(false.into()));
+        let waker = Waker::from(flag.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        tree.suspend();
+        let mut wait = std::pin::pin!(tree.wait(0, &[0]));
+        assert!(wait.as_mut().poll(&mut cx).is_pending());
+        let done = |finished, failed| ChildEnd {
+            sent: 1,
+            finished,
+            failed,
+        };
+        tree.end(0, 0, done(true, false));
+        assert!(
+            flag.0.load(std::sync::atomic::Ordering::SeqCst),
+            "a child's end wakes"
+        );
+        assert!(
+            wait.as_mut().poll(&mut cx).is_pending(),
+            "one child still runs"
+        );
+        tree.end(0, 0, done(false, false));
+        assert!(wait.as_mut().poll(&mut cx).is_ready());
+        tree.resume();
+        tree.end(0, 1, done(true, true));
+        tree.end(
+            3,
+            0,
+            ChildEnd {
+                sent: 0,
+                finished: false,
+                failed: false,
+            },
+        );
+        assert!(tree.joined(0, &[0, 1]));
+        assert!(tree.joined(3, &[0]));
+        let c = counts.get();
+        assert_eq!(
+            c.fields().map(|(_, v)| v)[..7],
+            // Spawned: the three that sent a turn; completed, errored, truncated (the one that
+            // sent a turn and the one that sent none); delayed; suspended, resumed.
+            [3, 1, 1, 2, 1, 1, 1]
+        );
+    }
+}
