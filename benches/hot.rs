@@ -647,6 +647,7 @@ fn streaming_facts() -> RecordFacts {
         audio_seconds: None,
         media: ringperf_wire::record::MediaFacts::default(),
         spec_decode: None,
+        prefix_blocks: None,
     }
 }
 

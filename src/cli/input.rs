@@ -49,6 +49,27 @@ pub struct InputArgs {
     #[arg(long = "ignore-trace-delays", help_heading = "Input")]
     pub ignore_trace_delays: bool,
 
+    /// weka_trace: a later turn waits its recorded `think_time` (when recorded) instead of the
+    /// idle gap between the previous request's end and its start.
+    #[arg(long = "use-think-time-only", help_heading = "Input")]
+    pub use_think_time_only: bool,
+
+    /// weka_trace: leave out traces whose largest request (prompt plus asked output) is longer
+    /// than this many tokens.
+    #[arg(
+        long = "max-context-length",
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Input"
+    )]
+    pub max_context_length: Option<u64>,
+
+    /// weka_trace: no turn waits longer than this many seconds after the previous one.
+    #[arg(
+        long = "inter-turn-delay-cap-seconds",
+        help_heading = "Conversation Input"
+    )]
+    pub inter_turn_delay_cap_seconds: Option<f64>,
+
     /// `--synthesis-*`: a mooncake trace reshaped at load (docs/commands.md, "synthesize"),
     /// under AIPerf's `Synthesis` heading in `--help`.
     #[command(flatten, next_help_heading = "Synthesis")]

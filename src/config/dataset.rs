@@ -158,6 +158,7 @@ impl InputConfig {
             ));
         }
         let synthesis = synthesis(args, kind, source.as_ref())?;
+        let weka = weka_params(args, kind, source.as_ref())?;
         let load = source.map(|source| LoadSpec {
             source,
             seed: cx.seed,
@@ -170,6 +171,7 @@ impl InputConfig {
             hash_path: None,
             uuid_and_strip: cx.uuid_and_strip,
             pool_batch: cx.pool_batch,
+            weka: weka.clone(),
         });
         Ok(Self {
             load,
@@ -262,6 +264,16 @@ impl InputConfig {
         if self.ignore_trace_delays {
             m.insert("ignore_trace_delays".into(), json!(true));
         }
+        let weka = &spec.weka;
+        if weka.think_time_only {
+            m.insert("use_think_time_only".into(), json!(true));
+        }
+        if let Some(n) = weka.max_context_length {
+            m.insert("max_context_length".into(), json!(n));
+        }
+        if let Some(c) = weka.delay_cap_s {
+            m.insert("inter_turn_delay_cap_seconds".into(), json!(c));
+        }
         if self.allow_dataset_wrap && !file {
             m.insert("synthesis".into(), json!({"allow_dataset_wrap": true}));
         }
@@ -326,6 +338,80 @@ impl InputConfig {
 
 /// `--synthesis-*`: `None` when every option is at its identity; refused unless the dataset is
 /// a file that is (or may be detected as) a `mooncake_trace`, with AIPerf's sentence.
+/// `AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS`: read a Weka trace's flattened agents as one
+/// conversation when `false` (AIPerf's default `true` splits them into chains).
+pub const SPLIT_FLATTENED_AGENTS_VAR: &str = "AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS";
+
+/// Whether [`SPLIT_FLATTENED_AGENTS_VAR`] turns the split off.
+///
+/// # Errors
+/// A value that is not a boolean.
+pub fn keeps_flat_agents(var: impl Fn(&str) -> Option<String>) -> Result<bool, ConfigError> {
+    match var(SPLIT_FLATTENED_AGENTS_VAR).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(false),
+        Some(v) if ["true", "1", "yes", "on"].contains(&v.as_str()) => Ok(false),
+        Some(v) if ["false", "0", "no", "off"].contains(&v.as_str()) => Ok(true),
+        Some(v) => Err(ConfigError::flag(format!(
+            "{SPLIT_FLATTENED_AGENTS_VAR}={v}: expected true or false"
+        ))),
+    }
+}
+
+/// The `weka_trace` options, checked as AIPerf checks them: each refused with another
+/// `--custom-dataset-type` or a public dataset (a file whose type is detected may be a Weka
+/// trace), `--use-think-time-only` with `--ignore-trace-delays`.
+fn weka_params(
+    args: &InputArgs,
+    kind: Option<DatasetKind>,
+    source: Option<&Source>,
+) -> Result<ringperf_workload::workload::loader::WekaParams, ConfigError> {
+    let given: Vec<&str> = [
+        (args.use_think_time_only, "--use-think-time-only"),
+        (args.max_context_length.is_some(), "--max-context-length"),
+        (
+            args.inter_turn_delay_cap_seconds.is_some(),
+            "--inter-turn-delay-cap-seconds",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    if args.use_think_time_only && args.ignore_trace_delays {
+        return Err(ConfigError::flag(
+            "--ignore-trace-delays and --use-think-time-only are mutually exclusive (each sets \
+             a turn's delay differently)",
+        ));
+    }
+    if let Some(c) = args.inter_turn_delay_cap_seconds
+        && !(c.is_finite() && c >= 0.0)
+    {
+        return Err(ConfigError::flag(
+            "--inter-turn-delay-cap-seconds must be a number of seconds, 0 or more",
+        ));
+    }
+    let weka_file = matches!(source, Some(Source::File { .. }))
+        && matches!(kind, None | Some(DatasetKind::WekaTrace));
+    if !given.is_empty() && !weka_file {
+        let what = match (source, kind) {
+            (Some(Source::File { .. }), Some(k)) => format!("--custom-dataset-type is {k}"),
+            (Some(_), _) => "the dataset is not a file".to_string(),
+            (None, _) => "the prompts are synthetic".to_string(),
+        };
+        return Err(ConfigError::flag(format!(
+            "{} only applies to Weka trace replay (--custom-dataset-type weka_trace), but {what}; \
+             drop {} or replay a Weka trace",
+            given.join(", "),
+            if given.len() == 1 { "it" } else { "them" }
+        )));
+    }
+    Ok(ringperf_workload::workload::loader::WekaParams {
+        think_time_only: args.use_think_time_only,
+        delay_cap_s: args.inter_turn_delay_cap_seconds,
+        max_context_length: args.max_context_length,
+        ..Default::default()
+    })
+}
+
 fn synthesis(
     args: &InputArgs,
     kind: Option<DatasetKind>,

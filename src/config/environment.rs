@@ -52,6 +52,7 @@ pub fn variables() -> impl Iterator<Item = &'static str> {
         super::network::INTERVAL_VAR,
         super::realtime::INTERVAL_VAR,
         super::realtime::ENABLED_VAR,
+        super::dataset::SPLIT_FLATTENED_AGENTS_VAR,
     ]
     .into_iter()
     .chain(AFFINITY_VARS.iter().map(|(var, _, _)| *var))

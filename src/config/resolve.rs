@@ -484,6 +484,12 @@ fn workload(
         },
         file_only.inline_records.as_ref(),
     )?;
+    if let Some(spec) = &mut input.load {
+        // A Weka trace's models map onto the run's names; AIPerf's escape hatch keeps its
+        // flattened agents in one conversation.
+        spec.weka.model_names = model_names(args);
+        spec.weka.keep_flat_agents = dataset::keeps_flat_agents(|k| env.var(k))?;
+    }
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
     // warmup inherits from the profiling phase.
     if input.reads_file()

@@ -384,6 +384,8 @@ fn facts_of(
         },
         // A line carries the `spec_decode_*` values (kept above), not the payload's histogram.
         spec_decode: None,
+        // Not in a record line: a merged run has no theoretical prefix-cache hit.
+        prefix_blocks: None,
     })
 }
 

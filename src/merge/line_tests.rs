@@ -149,6 +149,7 @@ prop_compose! {
             audio_seconds: None,
             media: Default::default(),
             spec_decode: None,
+            prefix_blocks: None,
         }
     }
 }

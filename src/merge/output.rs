@@ -347,6 +347,7 @@ fn run_info(
         threads: Vec::new(),
         tokenizer_loaded: None,
         client_health: None,
+        branch_stats: None,
     }
 }
 

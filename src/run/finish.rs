@@ -248,6 +248,7 @@ fn run_info(
         threads: Vec::new(),
         tokenizer_loaded: Some(prepared.tokenizer.loaded()),
         client_health: None,
+        branch_stats: times.branches.map(|b| b.fields().to_vec()),
     }
 }
 

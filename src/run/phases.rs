@@ -3,6 +3,7 @@
 //! worker ([`Planner`]: who issues the requests, how many, until when) and driven until every
 //! worker reports done.
 
+use ringperf_engine::worker::tree::BranchCounts;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +38,8 @@ pub(super) struct PhaseTimes {
     pub profiling_phases: Vec<(u64, u64)>,
     /// `--server-profiler`: its start failed, so profiling did not run.
     pub profiler_failed: Option<ringperf_metrics::lab::lifecycle::LifecycleError>,
+    /// How the profiling phases' session trees went, when the dataset has any.
+    pub branches: Option<BranchCounts>,
 }
 
 /// Runs warmup (when configured) and profiling; a stop during warmup skips profiling.
@@ -93,7 +96,7 @@ pub(super) fn run_phases(
             .take()
             .unwrap_or_else(|| shard::Origin::now(shared.clock));
         collectors.phase_start(Phase::Warmup, 0);
-        sessions = run_phase(
+        (sessions, _) = run_phase(
             cfg,
             shared,
             workers,
@@ -130,10 +133,12 @@ pub(super) fn run_phases(
     let first = u8::from(warmup.is_some());
     let mut later = Vec::new();
     let mut first_end_wall_ns = None;
+    let mut branches = BranchCounts::default();
     if profiling {
         collectors.phase_start(Phase::Profiling, first);
         let p = &cfg.profiling;
-        sessions = run_phase(
+        let b;
+        (sessions, b) = run_phase(
             cfg,
             shared,
             workers,
@@ -143,6 +148,7 @@ pub(super) fn run_phases(
             board,
             sessions,
         );
+        branches.add(&b);
         first_end_wall_ns = Some(ringperf_wire::clock::wall_now_ns());
         // A config file's later profiling phases, in order; a stop ends the run.
         for (i, named) in cfg.phases_after.iter().enumerate() {
@@ -157,7 +163,8 @@ pub(super) fn run_phases(
             // After the phase's start instant: the boundary scrape it triggers, and every
             // later one, is sent during the phase (as the first phase's are).
             collectors.next_profiling_phase(index);
-            sessions = run_phase(
+            let b;
+            (sessions, b) = run_phase(
                 cfg,
                 shared,
                 workers,
@@ -167,6 +174,7 @@ pub(super) fn run_phases(
                 board,
                 sessions,
             );
+            branches.add(&b);
             later.push((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
         }
     }
@@ -206,6 +214,7 @@ pub(super) fn run_phases(
             .chain(later)
             .collect(),
         profiler_failed,
+        branches: shared.dataset.roots.is_some().then_some(branches),
     }
 }
 
@@ -261,7 +270,8 @@ fn open_warm_pool(
 
 /// Drives one phase on every worker until all of them report done; marks its start and end on
 /// `board` (the `timing` stream domain). Its sessions pick conversations after the
-/// `first_session` the earlier phases started; returns the sessions started through it.
+/// `first_session` the earlier phases started; returns the sessions started through it and how
+/// its session trees' branches went.
 fn run_phase(
     cfg: &Config,
     shared: &Arc<Shared>,
@@ -271,7 +281,7 @@ fn run_phase(
     (queues, start): (Option<dispatch::Queues>, u64),
     board: &ringperf_metrics::lab::timing::PhaseBoard,
     first_session: u64,
-) -> u64 {
+) -> (u64, BranchCounts) {
     let n = workers.len();
     if phase == Phase::Profiling {
         // The realtime stats block's elapsed time counts from here.
@@ -298,6 +308,7 @@ fn run_phase(
         board.start(phase, (c.requests.clone(), c.sessions.clone()), limits);
     }
     let mut sent = 0;
+    let mut branches = BranchCounts::default();
     if let Some(warms) = warm::plan(cfg, p, shared, n) {
         for (plan, w) in plans.iter_mut().zip(warms) {
             plan.warm = Some(w);
@@ -328,6 +339,7 @@ fn run_phase(
         if let Some(d) = workers.wait_done(wait) {
             done += 1;
             sent += d.sent;
+            branches.add(&d.branches);
             // The others may sleep until a credit that will never be sent (this one took the
             // phase's last request): they look again.
             if done < n {
@@ -349,7 +361,10 @@ fn run_phase(
             cancelled: shared.control.stopped(),
         },
     );
-    first_session + started.map_or(0, |s| s.load(std::sync::atomic::Ordering::Relaxed))
+    (
+        first_session + started.map_or(0, |s| s.load(std::sync::atomic::Ordering::Relaxed)),
+        branches,
+    )
 }
 
 /// Every worker's plan of one phase, and the dispatcher that feeds an open loop's credits.

@@ -296,7 +296,47 @@ fn build_dataset(
     check_form_turns(cfg.endpoint, &dataset)?;
     let prepared = workload::prepare(dataset, cfg.endpoint, payload, tokenizer);
     check_marker_spots(cfg, &prepared)?;
+    check_session_trees(cfg, &prepared)?;
     Ok((prepared, None))
+}
+
+/// A dataset of session trees (agent traces, docs/datasets.md): its turns build on the earlier
+/// turns' messages, which only an endpoint type that replays a conversation sends; and its child
+/// conversations are started by their parent's turns, which `--user-centric-rate`'s users (who
+/// pick any conversation) cannot honour.
+fn check_session_trees(cfg: &Config, prepared: &workload::Prepared) -> Result<(), RunError> {
+    let recorded = prepared
+        .conversations
+        .iter()
+        .any(|c| c.context() == ringperf_wire::conversation::ContextMode::Recorded);
+    if recorded && cfg.endpoint.descriptor().history.is_none() {
+        return Err(RunError::new(
+            SetupKind::Workload,
+            format!(
+                "the dataset's turns carry the earlier turns' messages (an agent trace), which \
+                 endpoint type {} does not send; use chat, responses or messages",
+                cfg.endpoint.as_str()
+            ),
+        ));
+    }
+    let user_centric = std::iter::once(&cfg.profiling)
+        .chain(cfg.warmup.as_ref())
+        .chain(cfg.phases_after.iter().map(|p| &p.config))
+        .any(|p| {
+            matches!(
+                p.timing.mode,
+                crate::config::timing::Mode::UserCentric { .. }
+            )
+        });
+    if prepared.roots.is_some() && user_centric {
+        return Err(RunError::new(
+            SetupKind::Workload,
+            "--user-centric-rate cannot replay a dataset of session trees (an agent trace's \
+             subagents are started by their parent's turns); use --concurrency or \
+             --request-rate",
+        ));
+    }
+    Ok(())
 }
 
 /// `--cache-bust`: every conversation's first body has the text its marker goes into (the
@@ -480,6 +520,7 @@ fn encode_templates(
                 max_tokens: t.max_tokens.map(u64::from),
                 timestamp_ms: t.timestamp_ms.map(|ms| ms / speedup),
                 audio_seconds: None,
+                prefix_blocks: t.prefix_blocks(),
             });
             let body = t.body.take();
             if let (Some(b), Some(last)) = (&body, info.last_mut())

@@ -230,6 +230,7 @@ mod tests {
             hash_path: None,
             uuid_and_strip: false,
             pool_batch: Default::default(),
+            weka: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod agent_traces;
 mod aiperf_keys;
 mod architecture;
 mod artifacts;

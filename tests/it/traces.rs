@@ -58,6 +58,7 @@ fn load_sample(name: &str, kind: DatasetKind) -> Dataset {
         hash_path: None,
         uuid_and_strip: false,
         pool_batch: Default::default(),
+        weka: Default::default(),
     };
     load(&spec, &Tokenizer::builtin()).expect("the sample loads")
 }

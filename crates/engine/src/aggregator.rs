@@ -60,6 +60,8 @@ pub struct TurnInfo {
     pub timestamp_ms: Option<f64>,
     /// Length in seconds of the audio clip the turn uploads (`audio_duration`).
     pub audio_seconds: Option<f64>,
+    /// `(hits, total)` prefix blocks of an agent trace's turn.
+    pub prefix_blocks: Option<(u32, u32)>,
 }
 
 /// `--stats-interval`: AIPerf's realtime stats block of the profiling phase so far
@@ -538,6 +540,7 @@ impl Collector {
                 video_peak_memory_mb: parsed.video.peak_memory_mb,
             },
             spec_decode,
+            prefix_blocks: entry.and_then(|e| e.prefix_blocks),
         }
     }
 }

@@ -464,6 +464,17 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                 a.switch("--ignore-trace-delays")
             }
             ("file", "ignore_trace_delays") => {}
+            ("file", "use_think_time_only") if flag_bool(v, &path)? => {
+                a.switch("--use-think-time-only")
+            }
+            ("file", "use_think_time_only") => {}
+            ("file", "max_context_length") if !v.is_null() => {
+                a.one("--max-context-length", num(v, &path)? as u64)
+            }
+            ("file", "inter_turn_delay_cap_seconds") if !v.is_null() => {
+                a.one("--inter-turn-delay-cap-seconds", num(v, &path)?)
+            }
+            ("file", "max_context_length" | "inter_turn_delay_cap_seconds") => {}
             ("file", "block_size") => {
                 a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
             }

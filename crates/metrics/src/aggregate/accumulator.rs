@@ -24,6 +24,15 @@ pub enum ResultValue {
     Scalar(f64),
     /// Time-weighted statistics of a sweep-line curve, already in the display unit.
     TimeWeighted(TimeWeighted),
+    /// A share of counted items, reported as `avg`, `count` and `sum`.
+    Share {
+        /// `100 · sum / count`, already in the display unit (percent).
+        avg: f64,
+        /// Items in all.
+        count: u64,
+        /// Items counted.
+        sum: u64,
+    },
 }
 
 /// One metric's result.
@@ -62,6 +71,7 @@ impl MetricResult {
             ResultValue::Dist(s) => s.avg,
             ResultValue::Scalar(v) => *v,
             ResultValue::TimeWeighted(t) => t.avg,
+            ResultValue::Share { avg, .. } => *avg,
         }
     }
 }
@@ -165,6 +175,9 @@ pub struct Accumulator {
     credit_to_start_ns: Vec<f64>,
     /// `request_end − credit_issued` per record, ns, clamped at 0.
     effective_latency_ns: Vec<f64>,
+    /// Prefix blocks of the valid records of agent-trace turns: already sent, and in all.
+    prefix_hits: u64,
+    prefix_blocks: u64,
 }
 
 /// One record's part of the sweep lines, before the window origin is known.
@@ -200,6 +213,8 @@ impl Accumulator {
             intervals: Vec::new(),
             credit_to_start_ns: Vec::new(),
             effective_latency_ns: Vec::new(),
+            prefix_hits: 0,
+            prefix_blocks: 0,
         }
     }
 
@@ -247,6 +262,12 @@ impl Accumulator {
             return;
         }
         self.request_count += 1;
+        if let Some((hits, total)) = f.prefix_blocks
+            && total > 0
+        {
+            self.prefix_hits += u64::from(hits.min(total));
+            self.prefix_blocks += u64::from(total);
+        }
         if let Some(s) = &f.spec_decode {
             super::spec_decode::pool(&mut self.spec_histogram, s);
         }
@@ -453,6 +474,17 @@ impl Accumulator {
         }
 
         results.extend(self.replay_sched_results());
+        if self.prefix_blocks > 0 && self.cfg.applies(M::TheoreticalPrefixCacheHit) {
+            results.push(MetricResult {
+                def: M::TheoreticalPrefixCacheHit.def(),
+                adjusted: false,
+                value: ResultValue::Share {
+                    avg: 100.0 * self.prefix_hits as f64 / self.prefix_blocks as f64,
+                    count: self.prefix_blocks,
+                    sum: self.prefix_hits,
+                },
+            });
+        }
 
         let mut error_summary = self.errors.clone();
         error_summary.sort_by_key(|e| std::cmp::Reverse(e.count));

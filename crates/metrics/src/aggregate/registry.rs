@@ -316,6 +316,7 @@ pub enum MetricId {
     TotalDraftTokens,
     SpecDecodeTokenWeightedAcceptanceLength,
     SpecDecodeOverallDraftAcceptanceRate,
+    TheoreticalPrefixCacheHit,
 }
 
 impl MetricId {
@@ -432,7 +433,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 133] = [
+pub static REGISTRY: [MetricDef; 134] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -580,6 +581,9 @@ pub static REGISTRY: [MetricDef; 133] = [
     def!(TotalDraftTokens, "total_draft_tokens", "Total Draft Tokens", Derived, Tokens, None, Some(5160), 0, None, true),
     def!(SpecDecodeTokenWeightedAcceptanceLength, "spec_decode_token_weighted_acceptance_length", "Token-Weighted Acceptance Length", Derived, Ratio, None, Some(5010), LARGER_IS_BETTER, SpecDecode, false),
     def!(SpecDecodeOverallDraftAcceptanceRate, "spec_decode_overall_draft_acceptance_rate", "Overall Draft Acceptance Rate", Derived, Percent, None, Some(5025), LARGER_IS_BETTER, SpecDecode, false),
+    // Agent traces (AIPerf `theoretical_prefix_cache.py`): the share of the valid requests'
+    // KV blocks an earlier request of the same trace had already sent.
+    def!(TheoreticalPrefixCacheHit, "theoretical_prefix_cache_hit", "Theoretical Prefix Cache Hit", Derived, Percent, None, Some(1110), LARGER_IS_BETTER | NO_INDIVIDUAL_RECORDS, Default, false),
 ];
 
 #[cfg(test)]
@@ -603,7 +607,7 @@ mod tests {
             );
         }
         assert_eq!(
-            MetricId::SpecDecodeOverallDraftAcceptanceRate as usize,
+            MetricId::TheoreticalPrefixCacheHit as usize,
             REGISTRY.len() - 1
         );
     }

@@ -41,5 +41,6 @@ pub fn facts() -> RecordFacts {
         audio_seconds: None,
         media: Default::default(),
         spec_decode: None,
+        prefix_blocks: None,
     }
 }

@@ -217,6 +217,7 @@ pub(super) fn rows_where(summary: &Summary, keep: impl Fn(&MetricResult) -> bool
                 ResultValue::TimeWeighted(t) => {
                     [t.avg, t.min, t.max, t.p99, t.p90, t.p50, t.std].map(Some)
                 }
+                ResultValue::Share { avg, .. } => [Some(*avg), None, None, None, None, None, None],
             };
             Row {
                 label: row_label(&r.header(), d.shown_unit().as_str()),

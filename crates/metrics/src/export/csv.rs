@@ -69,7 +69,7 @@ pub fn summary_csv(summary: &Summary) -> String {
                     row(&mut out, &cells);
                     continue;
                 }
-                ResultValue::Scalar(_) => continue,
+                ResultValue::Scalar(_) | ResultValue::Share { .. } => continue,
             };
             let d = |v: f64| fmt2(r.def.to_display(v));
             let mut cells = vec![label(r), d(s.avg), d(s.min), d(s.max), d(s.sum)];
@@ -80,7 +80,7 @@ pub fn summary_csv(summary: &Summary) -> String {
     }
     let scalars: Vec<_> = results
         .iter()
-        .filter(|r| matches!(r.value, ResultValue::Scalar(_)))
+        .filter(|r| matches!(r.value, ResultValue::Scalar(_) | ResultValue::Share { .. }))
         .collect();
     if !scalars.is_empty() {
         if !out.is_empty() {

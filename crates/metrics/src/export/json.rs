@@ -67,6 +67,11 @@ pub fn metric_json(r: &MetricResult) -> Value {
             }
             m.insert("sum".into(), num(d.to_display(s.sum)));
         }
+        ResultValue::Share { avg, count, sum } => {
+            m.insert("avg".into(), num(*avg));
+            m.insert("count".into(), Value::from(*count));
+            m.insert("sum".into(), Value::from(*sum));
+        }
         // AIPerf's `SweepLineStats` fields, already in the display unit.
         ResultValue::TimeWeighted(t) => {
             for (k, v) in [
@@ -197,6 +202,13 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
         Value::from(local_iso(run.start_wall_ns)),
     );
     o.insert("end_time".into(), Value::from(local_iso(run.end_wall_ns)));
+    if let Some(b) = &run.branch_stats {
+        let stats: Map<String, Value> = b
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), Value::from(*v)))
+            .collect();
+        o.insert("branch_stats".into(), Value::Object(stats));
+    }
     if !summary.spec_decode_histogram.is_empty() {
         let pooled: Map<String, Value> = (summary.spec_decode_histogram.iter())
             .map(|(j, c)| (j.to_string(), Value::from(*c)))

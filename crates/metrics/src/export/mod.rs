@@ -89,6 +89,9 @@ pub struct RunInfo {
     /// Whether the client kept up (`ringperf.client_health` and a console line; `None` for a
     /// merged run).
     pub client_health: Option<crate::aggregate::health::ClientHealth>,
+    /// The profiling phases' session trees (agent traces): AIPerf's `branch_stats` fields in
+    /// its order; `None` when the dataset has none.
+    pub branch_stats: Option<Vec<(&'static str, u64)>>,
 }
 
 /// One thread's CPU time, read by the thread itself (`CLOCK_THREAD_CPUTIME_ID`) as it ends.

@@ -54,6 +54,7 @@ fn run_info() -> RunInfo {
         threads: Vec::new(),
         tokenizer_loaded: None,
         client_health: None,
+        branch_stats: None,
     }
 }
 

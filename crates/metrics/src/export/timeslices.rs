@@ -225,6 +225,7 @@ pub fn timeslices_csv(slices: &[SliceResult]) -> String {
                     ]);
                 }
                 ResultValue::Scalar(v) => stats.push(("avg", *v)),
+                ResultValue::Share { avg, .. } => stats.push(("avg", *avg)),
                 ResultValue::Dist(st) => {
                     stats.extend([
                         ("avg", st.avg),

@@ -293,6 +293,9 @@ pub struct RecordFacts {
     /// `metrics.speculative_decoding`); `None` when it sent none, sent it on more than one
     /// response, or sent one that does not add up.
     pub spec_decode: Option<spec_decode::SpecDecode>,
+    /// `(hits, total)` KV blocks of the turn's prompt an earlier request of its agent trace
+    /// had already sent (`theoretical_prefix_cache_hit`); `None` outside agent traces.
+    pub prefix_blocks: Option<(u32, u32)>,
 }
 
 /// What a request carried and its answer reported about media (docs/metrics.md, "Media").

@@ -154,6 +154,7 @@ pub fn scan(
             conversations,
             default_sampling: Sampling::Sequential,
             replay: true,
+            ..Prepared::default()
         },
         rows: deferred,
         history,

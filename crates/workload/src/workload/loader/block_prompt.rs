@@ -121,6 +121,7 @@ pub struct BlockPrompts<'t> {
     code_len: usize,
     separator: Option<u32>,
     block_size: usize,
+    seed: u64,
     scope: u64,
     /// Each hash id's size, as first made.
     sizes: HashMap<i64, usize>,
@@ -146,10 +147,41 @@ impl<'t> BlockPrompts<'t> {
             filler,
             separator: tokenizer.block_separator(),
             block_size,
+            seed,
             scope: seed ^ file_hash,
             sizes: HashMap::new(),
             tail_rng: child_rng(Some(seed), "dataset.prompt.hash_ids.tail"),
         }
+    }
+
+    /// Blocks from now on are scoped to `key` instead (an agent trace's id: the same hash id
+    /// in two traces gives two blocks) and are `block_size` tokens long.
+    pub fn rescope(&mut self, key: u64, block_size: usize) {
+        self.scope = self.seed ^ key;
+        self.block_size = block_size;
+        self.sizes.clear();
+    }
+
+    /// Appends the whole block of each id in `ids`.
+    pub fn push_blocks(&self, out: &mut Vec<u32>, ids: &[i64]) {
+        for &id in ids {
+            self.push_block(out, id, self.block_size);
+        }
+    }
+
+    /// Appends `n` tokens of unkeyed text (a prompt's tail past its hash blocks).
+    pub fn push_tail(&mut self, out: &mut Vec<u32>, n: usize) {
+        let start = if self.filler.is_empty() {
+            0
+        } else {
+            self.tail_rng.random_range(0..self.filler.len())
+        };
+        push_cycled(out, &self.filler, start, n);
+    }
+
+    /// The text of `tokens`.
+    pub fn decode(&self, tokens: &[u32]) -> String {
+        self.tokenizer.decode(tokens)
     }
 
     /// The prompt for `input_length` tokens over `hash_ids`.
@@ -223,12 +255,7 @@ impl<'t> BlockPrompts<'t> {
         }
         if out.len() < input_length {
             let n = input_length - out.len();
-            let start = if self.filler.is_empty() {
-                0
-            } else {
-                self.tail_rng.random_range(0..self.filler.len())
-            };
-            push_cycled(&mut out, &self.filler, start, n);
+            self.push_tail(&mut out, n);
         }
         Ok(out)
     }

@@ -23,6 +23,7 @@ mod sagemaker_data_capture;
 mod session;
 mod sharegpt;
 mod single_turn;
+mod weka;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,7 @@ pub use lines::JsonLines;
 pub use mooncake_trace::check_row as check_mooncake_row;
 pub use session::SessionIds;
 pub use sharegpt::{CACHE_DIR as SHAREGPT_CACHE_DIR, FILE_NAME as SHAREGPT_FILE_NAME};
+pub use weka::WekaParams;
 
 /// `--prompt-input-tokens-block-size` when not given (AIPerf's `InputTokensDefaults.BLOCK_SIZE`).
 pub const DEFAULT_BLOCK_SIZE: usize = 512;
@@ -53,10 +55,11 @@ pub enum DatasetKind {
     SagemakerDataCapture,
     RawPayload,
     InputsJson,
+    WekaTrace,
 }
 
 impl DatasetKind {
-    pub const ALL: [DatasetKind; 9] = [
+    pub const ALL: [DatasetKind; 10] = [
         DatasetKind::SingleTurn,
         DatasetKind::MultiTurn,
         DatasetKind::RandomPool,
@@ -66,6 +69,7 @@ impl DatasetKind {
         DatasetKind::SagemakerDataCapture,
         DatasetKind::RawPayload,
         DatasetKind::InputsJson,
+        DatasetKind::WekaTrace,
     ];
 
     /// AIPerf's spelling.
@@ -80,6 +84,7 @@ impl DatasetKind {
             DatasetKind::SagemakerDataCapture => "sagemaker_data_capture",
             DatasetKind::RawPayload => "raw_payload",
             DatasetKind::InputsJson => "inputs_json",
+            DatasetKind::WekaTrace => "weka_trace",
         }
     }
 
@@ -128,7 +133,7 @@ impl DatasetKind {
     pub fn takes_block_size(self) -> bool {
         !matches!(
             self,
-            DatasetKind::BurstGptTrace | DatasetKind::SagemakerDataCapture
+            DatasetKind::BurstGptTrace | DatasetKind::SagemakerDataCapture | DatasetKind::WekaTrace
         )
     }
 
@@ -136,7 +141,10 @@ impl DatasetKind {
     pub fn reads_directory(self) -> bool {
         matches!(
             self,
-            DatasetKind::RandomPool | DatasetKind::RawPayload | DatasetKind::SagemakerDataCapture
+            DatasetKind::RandomPool
+                | DatasetKind::RawPayload
+                | DatasetKind::SagemakerDataCapture
+                | DatasetKind::WekaTrace
         )
     }
 }
@@ -213,6 +221,8 @@ pub struct LoadSpec {
     pub uuid_and_strip: bool,
     /// `random_pool`: items per turn of each modality (the batch-size flags).
     pub pool_batch: random_pool::PoolBatch,
+    /// `weka_trace`: delays, selection and model names.
+    pub weka: WekaParams,
 }
 
 /// Loads the dataset `spec` describes.
@@ -282,7 +292,7 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
                 Some(k) => *k,
                 None => detect(path)?,
             };
-            match load_file(path, kind, spec, &mut ids)? {
+            match load_file(path, kind, spec, &mut ids, tokenizer)? {
                 Loaded::Whole(dataset) => dataset,
                 Loaded::Trace(mut index) => {
                     if spec.ignore_trace_delays {
@@ -320,6 +330,7 @@ fn load_file(
     kind: DatasetKind,
     spec: &LoadSpec,
     ids: &mut SessionIds,
+    tokenizer: &Tokenizer,
 ) -> Result<Loaded, LoadError> {
     if !path.exists() {
         return Err(LoadError::file(
@@ -375,6 +386,7 @@ fn load_file(
         DatasetKind::SagemakerDataCapture => sagemaker_data_capture::load(path, ids),
         DatasetKind::RawPayload => raw_payload::load(path, ids),
         DatasetKind::InputsJson => inputs_json::load(path),
+        DatasetKind::WekaTrace => weka::load(path, &spec.weka, tokenizer, spec.seed),
     };
     Ok(Loaded::Whole(whole?))
 }
@@ -468,6 +480,9 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
             kind: LoadErrorKind::Invalid(why),
         }
     };
+    if weka::detect(path) {
+        return Ok(DatasetKind::WekaTrace);
+    }
     if path.is_dir() {
         let mut kinds = Vec::new();
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)

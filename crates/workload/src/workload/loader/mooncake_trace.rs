@@ -158,6 +158,7 @@ pub fn scan(
             conversations: sessions.conversations,
             default_sampling: Sampling::Sequential,
             replay: true,
+            ..Prepared::default()
         },
         rows: deferred,
         history,
@@ -799,6 +800,7 @@ mod tests {
                 hash_path: None,
                 uuid_and_strip: false,
                 pool_batch: Default::default(),
+                weka: Default::default(),
             };
             let Ok(Loaded::Trace(index)) = load_deferred(&spec, &tokenizer) else {
                 panic!("a trace's first pass");

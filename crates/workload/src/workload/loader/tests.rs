@@ -30,6 +30,7 @@ fn spec(source: Source) -> LoadSpec {
         hash_path: None,
         uuid_and_strip: false,
         pool_batch: Default::default(),
+        weka: Default::default(),
     }
 }
 
@@ -133,6 +134,7 @@ fn multi_turn_appends_sessions_and_hoists_the_system_turn() {
                 },
                 Turn::text("Again"),
             ],
+            ..Conversation::default()
         },
         conv(
             "session_000000",

@@ -35,6 +35,7 @@ fn spec(path: &Path, kind: Option<DatasetKind>) -> LoadSpec {
         hash_path: None,
         uuid_and_strip: false,
         pool_batch: Default::default(),
+        weka: Default::default(),
     }
 }
 
@@ -473,7 +474,9 @@ fn detection_asks_when_two_types_can_read_the_record() {
         .unwrap_err()
         .to_string();
     assert!(
-        msg.contains("only random_pool, sagemaker_data_capture, raw_payload read directories"),
+        msg.contains(
+            "only random_pool, sagemaker_data_capture, raw_payload, weka_trace read directories"
+        ),
         "{msg}"
     );
 }

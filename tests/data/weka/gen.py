@@ -1,0 +1,79 @@
+"""Writes expected.json: the conversations AIPerf 0.13 built from each trace here, reduced to
+what ringperf must match (roles, message token counts, max_tokens, timestamps, delays, resets,
+branches, joins, prefix-cache blocks), and its runs' theoretical_prefix_cache_hit and
+branch_stats. Input: AIPerf's dataset cache dumped as conversations.json and its
+profile_export_aiperf.json, one run directory per case (README.md says how they were made).
+
+    python3 gen.py RUNS_DIR
+"""
+import json
+import sys
+
+import tiktoken
+
+enc = tiktoken.get_encoding("o200k_base")
+runs = sys.argv[1]
+CASES = {
+    "one_subagent": ("traces/one_subagent.json", []),
+    "one_subagent_thinktime": ("traces/one_subagent.json", ["--use-think-time-only"]),
+    "one_subagent_ignore": ("traces/one_subagent.json", ["--ignore-trace-delays"]),
+    "terminal_subagent": ("traces/terminal_subagent.json", []),
+    "multi_model_2names": ("traces/multi_model.json", ["-m", "model-a,model-b"]),
+    "weka_subagent_0001": ("traces/weka_subagent_0001.json", []),
+    "kvct_0613": ("traces/kvct_trace_0613.json", []),
+    "finite_traces": ("finite", []),
+}
+out = {}
+for name, (path, flags) in CASES.items():
+    convs = json.load(open(f"{runs}/{name}/conversations.json"))
+    ids = [c["session_id"] for c in convs]
+    reduced = []
+    for c in convs:
+        branch_ids = [b["branch_id"] for b in c["branches"]]
+        turns = []
+        for t in c["turns"]:
+            turns.append({
+                "roles": [m["role"] for m in t["raw_messages"]],
+                "tokens": [len(enc.encode(m["content"])) for m in t["raw_messages"]],
+                "max_tokens": t["max_tokens"],
+                "model": t["model"],
+                "timestamp_ms": t["timestamp"],
+                "delay_ms": t["delay"],
+                "api_time_ms": t["api_time_ms"],
+                "reset": t["reset_context"],
+                "spawns": [branch_ids.index(b) for b in t["branch_ids"]],
+                "joins": [branch_ids.index(p["branch_id"]) for p in t["prerequisites"]],
+                "prefix_blocks": [t["theoretical_prefix_cache_hit_blocks"],
+                                  t["theoretical_prefix_cache_total_blocks"]],
+            })
+        reduced.append({
+            "session_id": c["session_id"],
+            "parent": ids.index(c["parent_conversation_id"]) if c["parent_conversation_id"] else None,
+            "branches": [{
+                "id": b["branch_id"],
+                "children": [ids.index(x) for x in b["child_conversation_ids"]],
+                "background": b["is_background"],
+                "start_ms": b["start_timestamp_ms"],
+            } for b in c["branches"]],
+            "turns": turns,
+        })
+    export = json.load(open(f"{runs}/{name}/artifacts/profile_export_aiperf.json"))
+    out[name] = {
+        "path": path,
+        "flags": flags,
+        "command": open(f"{runs}/{name}/command.txt").read().split("\\\n")[-1].strip(),
+        "conversations": reduced,
+        "theoretical_prefix_cache_hit": export.get("theoretical_prefix_cache_hit"),
+        "branch_stats": export.get("branch_stats"),
+    }
+# A run whose dataset cache was not kept: its figures only (the default 10 requests).
+for name, path in [("one_subagent_default_count", "traces/one_subagent.json")]:
+    export = json.load(open(f"{runs}/{name}/artifacts/profile_export_aiperf.json"))
+    out[name] = {
+        "path": path,
+        "flags": [],
+        "command": open(f"{runs}/{name}/command.txt").read().split("\\\n")[-1].strip(),
+        "theoretical_prefix_cache_hit": export.get("theoretical_prefix_cache_hit"),
+        "branch_stats": export.get("branch_stats"),
+    }
+json.dump(out, open("expected.json", "w"), indent=1)

@@ -1,0 +1,182 @@
+//! Agent-trace replay (`weka_trace`) end to end: AIPerf's own Weka fixtures sent to the mock,
+//! against the figures AIPerf 0.13 reported for the same files (tests/data/weka/expected.json)
+//! and the mock's record of when each request arrived.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/weka")
+}
+
+fn expected(case: &str) -> Value {
+    common::read_json(&data().join("expected.json"))[case].clone()
+}
+
+/// Runs `trace` at concurrency 1 with `extra` flags; the run's JSON export and the mock's
+/// truth log (arrival order).
+fn run(trace: &str, extra: &[&str]) -> (Value, Vec<ringperf_mock::mock::TruthEntry>) {
+    let server = common::recording_mock(16);
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+        .args(["--tokenizer", "builtin", "--concurrency", "1"])
+        .args(["--no-server-metrics", "--input-file"])
+        .arg(data().join(trace))
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .args(extra)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let export = common::read_json(&dir.path().join("profile_export_aiperf.json"));
+    let n = export["request_count"]["avg"].as_f64().unwrap() as usize;
+    let mut truth = common::truth_of(&server, n);
+    truth.sort_by_key(|t| t.arrival_ns);
+    (export, truth)
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// AIPerf's `weka_subagent` demo: the root's first turn starts a subagent recorded 500 ms after
+/// the branch's start, whose two turns run while the root waits; the root's next turn goes as
+/// soon as the subagent's last answer is in (its recorded 1.6 s delay is not waited), and the
+/// turn after it waits its recorded 3 s after the previous answer. Prefix-cache hits and the
+/// branch counts are AIPerf's.
+#[test]
+fn a_subagent_runs_between_its_spawn_and_its_join_as_aiperf_replays_it() {
+    let (export, truth) = run(
+        "traces/weka_subagent_0001.json",
+        &["--conversation-num", "1"],
+    );
+    let want = expected("weka_subagent_0001");
+    assert_eq!(
+        export["theoretical_prefix_cache_hit"], want["theoretical_prefix_cache_hit"],
+        "54.5 %: 12 of 22 blocks"
+    );
+    assert_eq!(export["branch_stats"], want["branch_stats"]);
+    let keys: Vec<&str> = export
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let end = keys.iter().position(|k| *k == "end_time").unwrap();
+    assert_eq!(
+        keys[end + 1],
+        "branch_stats",
+        "right after end_time, as AIPerf"
+    );
+    // Arrivals: root 0, child 0, child 1, root 1, root 2.
+    assert_eq!(truth.len(), 5);
+    let root = truth[0].correlation_id.clone();
+    let child = truth[1].correlation_id.clone();
+    assert_ne!(root, child, "the subagent is its own session");
+    let who: Vec<bool> = truth.iter().map(|t| t.correlation_id == root).collect();
+    assert_eq!(who, [true, false, false, true, true]);
+    let gap = |a: u64, b: u64| ms(b.saturating_sub(a));
+    let child_wait = gap(truth[0].end_ns, truth[1].arrival_ns);
+    assert!(
+        (500.0..1000.0).contains(&child_wait),
+        "the child starts 500 ms after the spawning answer: {child_wait} ms"
+    );
+    let join = gap(truth[2].end_ns, truth[3].arrival_ns);
+    assert!(join < 500.0, "the joining turn goes at once: {join} ms");
+    let next = gap(truth[3].end_ns, truth[4].arrival_ns);
+    assert!(
+        (3000.0..3500.0).contains(&next),
+        "the next turn waits its recorded 3 s: {next} ms"
+    );
+    // Every body is the conversation so far: the root's joining turn carries its first turn's
+    // messages, never the mock's reply (the trace holds the recorded answer).
+    let body = |i: usize| -> Value {
+        serde_json::from_slice(truth[i].request_body.as_deref().unwrap()).unwrap()
+    };
+    let first = body(0)["messages"].as_array().unwrap().clone();
+    let joined = body(3)["messages"].as_array().unwrap().clone();
+    assert!(joined.len() > first.len());
+    let reply = truth[0].reply_text.clone().unwrap();
+    assert!(
+        joined
+            .iter()
+            .all(|m| m["content"].as_str() != Some(reply.as_str())),
+        "no live reply in the history"
+    );
+}
+
+/// With no stop condition the run sends 10 requests, replaying the one trace again and again;
+/// the last tree's subagent finds no request left: AIPerf counts it truncated, not spawned.
+#[test]
+fn a_subagent_cut_by_the_request_count_is_truncated_as_aiperf_counts_it() {
+    let (export, truth) = run("traces/one_subagent.json", &[]);
+    let want = expected("one_subagent_default_count");
+    assert_eq!(truth.len(), 10);
+    assert_eq!(export["request_count"]["avg"], 10.0);
+    assert_eq!(export["branch_stats"], want["branch_stats"]);
+    assert_eq!(want["branch_stats"]["children_truncated"], 1);
+    // 3 whole trees of 10 blocks, 3 of them hits, and the fourth tree's first turn (3 blocks).
+    assert_eq!(
+        export["theoretical_prefix_cache_hit"],
+        serde_json::json!({"unit": "%", "avg": 900.0 / 33.0, "count": 33, "sum": 9})
+    );
+    assert_eq!(
+        export["theoretical_prefix_cache_hit"],
+        want["theoretical_prefix_cache_hit"]
+    );
+}
+
+/// The Weka options: refused with another dataset type, with each other where AIPerf refuses
+/// them, and echoed in `input_config` as AIPerf echoes them.
+#[test]
+fn weka_options_are_checked_and_echoed_as_aiperf_does() {
+    let base = "ringperf profile -m m -u 127.0.0.1:1 --streaming";
+    let e = common::config_error(&format!(
+        "{base} --input-file x.jsonl --custom-dataset-type single_turn --use-think-time-only"
+    ));
+    assert!(
+        e.to_string()
+            .contains("--use-think-time-only only applies to Weka trace replay"),
+        "{e}"
+    );
+    let e = common::config_error(&format!("{base} --max-context-length 100"));
+    assert!(e.to_string().contains("the prompts are synthetic"), "{e}");
+    let e = common::config_error(&format!(
+        "{base} --input-file t.json --use-think-time-only --ignore-trace-delays"
+    ));
+    assert!(e.to_string().contains("mutually exclusive"), "{e}");
+    let c = common::config(&format!(
+        "{base} --input-file t.json --custom-dataset-type weka_trace --use-think-time-only \
+         --max-context-length 4096 --inter-turn-delay-cap-seconds 2.5"
+    ));
+    let echo = &c.input_config()["datasets"][0];
+    assert_eq!(echo["format"], "weka_trace");
+    assert_eq!(echo["use_think_time_only"], true);
+    assert_eq!(echo["max_context_length"], 4096);
+    assert_eq!(echo["inter_turn_delay_cap_seconds"], 2.5);
+}
+
+/// AIPerf's five finite traces as a directory: 21 requests, ten subagents (nine of them after a
+/// wait for their place), five held turns, and `root_05`'s last call run as a background
+/// sidecar (AIPerf's split of flattened agents): AIPerf's counts.
+#[test]
+fn a_directory_of_traces_replays_each_tree_as_aiperf_does() {
+    let (export, truth) = run("finite", &["--conversation-num", "5"]);
+    let want = expected("finite_traces");
+    assert_eq!(truth.len(), 21);
+    assert_eq!(export["branch_stats"], want["branch_stats"]);
+    assert_eq!(
+        export["theoretical_prefix_cache_hit"],
+        want["theoretical_prefix_cache_hit"]
+    );
+}
