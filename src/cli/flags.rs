@@ -473,7 +473,7 @@ pub const FLAGS: &[Flag] = &[
     rejected(Group::LoadGenerator, &["--trajectory-start-min-ratio"], "rejected: AGENTIC_REPLAY only in AIPerf 0.13, which ringperf does not run"),
     rejected(Group::LoadGenerator, &["--trajectory-start-max-ratio"], "rejected: AGENTIC_REPLAY only in AIPerf 0.13, which ringperf does not run"),
     rejected(Group::LoadGenerator, &["--burst-phase-starts"], "rejected: AGENTIC_REPLAY only in AIPerf 0.13, which ringperf does not run"),
-    rejected(Group::LoadGenerator, &["--trace-idle-gap-cap-seconds"], "rejected: AIPerf 0.13 applies it only to Weka trace replay, which ringperf does not load"),
+    aiperf(Group::LoadGenerator, &["--trace-idle-gap-cap-seconds"], &[("trace_idle_gap_cap_seconds", Resolved("config::dataset"))], "supported (`weka_trace`): each gap between two request starts of a trace (its root's, subagents' and flat agents') over this is cut to it, and the delays, spawns and joins follow the compressed timeline (docs/datasets.md); refused with another `--custom-dataset-type`"),
     rejected(Group::LoadGenerator, &["--system-idle-gap-cap-seconds"], "rejected: AGENTIC_REPLAY only in AIPerf 0.13, which ringperf does not run"),
     rejected(Group::Scenario, &["--scenario"], "rejected: AIPerf 0.13's one named scenario, `inferencex-agentx-mvp`, replays Weka agentic traces, which ringperf does not run (said by name; an unknown name gets AIPerf's `Unknown scenario` message)"),
     rejected(Group::Scenario, &["--unsafe-override"], "rejected: it only relaxes a `--scenario` lock, and ringperf runs no scenario"),

@@ -70,6 +70,11 @@ pub struct InputArgs {
     )]
     pub inter_turn_delay_cap_seconds: Option<f64>,
 
+    /// weka_trace: every gap between two request starts of a trace longer than this many
+    /// seconds is cut to it (the trace's timeline is compressed).
+    #[arg(long = "trace-idle-gap-cap-seconds", help_heading = "Load Generator")]
+    pub trace_idle_gap_cap_seconds: Option<f64>,
+
     /// `--synthesis-*`: a mooncake trace reshaped at load (docs/commands.md, "synthesize"),
     /// under AIPerf's `Synthesis` heading in `--help`.
     #[command(flatten, next_help_heading = "Synthesis")]

@@ -274,6 +274,9 @@ impl InputConfig {
         if let Some(c) = weka.delay_cap_s {
             m.insert("inter_turn_delay_cap_seconds".into(), json!(c));
         }
+        if let Some(c) = weka.idle_gap_cap_s {
+            m.insert("trace_idle_gap_cap_seconds".into(), json!(c));
+        }
         if self.allow_dataset_wrap && !file {
             m.insert("synthesis".into(), json!({"allow_dataset_wrap": true}));
         }
@@ -372,6 +375,10 @@ fn weka_params(
             args.inter_turn_delay_cap_seconds.is_some(),
             "--inter-turn-delay-cap-seconds",
         ),
+        (
+            args.trace_idle_gap_cap_seconds.is_some(),
+            "--trace-idle-gap-cap-seconds",
+        ),
     ]
     .into_iter()
     .filter_map(|(on, flag)| on.then_some(flag))
@@ -382,12 +389,23 @@ fn weka_params(
              a turn's delay differently)",
         ));
     }
-    if let Some(c) = args.inter_turn_delay_cap_seconds
-        && !(c.is_finite() && c >= 0.0)
-    {
-        return Err(ConfigError::flag(
-            "--inter-turn-delay-cap-seconds must be a number of seconds, 0 or more",
-        ));
+    for (v, flag) in [
+        (
+            args.inter_turn_delay_cap_seconds,
+            "--inter-turn-delay-cap-seconds",
+        ),
+        (
+            args.trace_idle_gap_cap_seconds,
+            "--trace-idle-gap-cap-seconds",
+        ),
+    ] {
+        if let Some(c) = v
+            && !(c.is_finite() && c >= 0.0)
+        {
+            return Err(ConfigError::flag(format!(
+                "{flag} must be a number of seconds, 0 or more"
+            )));
+        }
     }
     let weka_file = matches!(source, Some(Source::File { .. }))
         && matches!(kind, None | Some(DatasetKind::WekaTrace));
@@ -408,6 +426,7 @@ fn weka_params(
         think_time_only: args.use_think_time_only,
         delay_cap_s: args.inter_turn_delay_cap_seconds,
         max_context_length: args.max_context_length,
+        idle_gap_cap_s: args.trace_idle_gap_cap_seconds,
         ..Default::default()
     })
 }

@@ -489,6 +489,13 @@ fn workload(
         // flattened agents in one conversation.
         spec.weka.model_names = model_names(args);
         spec.weka.keep_flat_agents = dataset::keeps_flat_agents(|k| env.var(k))?;
+        // AIPerf loads only the first traces a run asks for: `--num-dataset-entries`, else
+        // `--conversation-num`, else an explicit `--request-count`.
+        spec.weka.entries = args
+            .num_dataset_entries
+            .map(|n| n as u64)
+            .or(args.prompt.conversation_num)
+            .or(args.request_count);
     }
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
     // warmup inherits from the profiling phase.

@@ -474,7 +474,11 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             ("file", "inter_turn_delay_cap_seconds") if !v.is_null() => {
                 a.one("--inter-turn-delay-cap-seconds", num(v, &path)?)
             }
+            ("file", "trace_idle_gap_cap_seconds") if !v.is_null() => {
+                a.one("--trace-idle-gap-cap-seconds", num(v, &path)?)
+            }
             ("file", "max_context_length" | "inter_turn_delay_cap_seconds") => {}
+            ("file", "trace_idle_gap_cap_seconds") => {}
             ("file", "block_size") => {
                 a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
             }

@@ -17,6 +17,7 @@ CASES = {
     "one_subagent": ("traces/one_subagent.json", []),
     "one_subagent_thinktime": ("traces/one_subagent.json", ["--use-think-time-only"]),
     "one_subagent_ignore": ("traces/one_subagent.json", ["--ignore-trace-delays"]),
+    "one_subagent_idlegap1": ("traces/one_subagent.json", ["--trace-idle-gap-cap-seconds", "1"]),
     "terminal_subagent": ("traces/terminal_subagent.json", []),
     "multi_model_2names": ("traces/multi_model.json", ["-m", "model-a,model-b"]),
     "weka_subagent_0001": ("traces/weka_subagent_0001.json", []),

@@ -46,6 +46,12 @@ pub struct WekaParams {
     /// `AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS=false`: a trace's (and a subagent's) calls
     /// stay one conversation, not split into agent chains.
     pub keep_flat_agents: bool,
+    /// `--trace-idle-gap-cap-seconds`: every gap between two request starts of a trace over
+    /// this is cut to it; the delays follow the compressed timeline (no think time).
+    pub idle_gap_cap_s: Option<f64>,
+    /// The traces to load at most (after `--max-context-length`): `--num-dataset-entries`,
+    /// else `--conversation-num`, else an explicit `--request-count`.
+    pub entries: Option<u64>,
 }
 
 /// Whether `path` is a Weka trace: a `.json` file holding one, or a directory whose first
@@ -83,8 +89,19 @@ pub fn load(
     };
     let mut traces: Vec<WekaTrace> = Vec::with_capacity(files.len());
     let mut seen = HashSet::new();
+    let cap = params.entries.map_or(usize::MAX, |n| n as usize);
+    let mut admitted = 0;
+    let eligible = |t: &WekaTrace| {
+        params
+            .max_context_length
+            .is_none_or(|max| peak_context(t, params.max_osl) <= max)
+    };
     for file in &files {
         if ringperf_io::control::interrupted() {
+            break;
+        }
+        // Filter, then cap: the scan stops once enough traces are eligible.
+        if admitted >= cap {
             break;
         }
         let trace = read_trace(file)?;
@@ -97,6 +114,7 @@ pub fn load(
                 )),
             ));
         }
+        admitted += usize::from(eligible(&trace));
         traces.push(trace);
     }
     if traces.is_empty() {
@@ -394,14 +412,19 @@ fn subagent_end(s: &Subagent, inner: &[(f64, &schema::Call)]) -> f64 {
 /// The wait before turn `k` of requests at `times` (seconds): the idle gap between the previous
 /// request's end and this one's start, or the recorded think time with `--use-think-time-only`;
 /// at most `--inter-turn-delay-cap-seconds`.
-fn delay_ms(params: &WekaParams, calls: &[(f64, &schema::Call)], k: usize) -> Option<f64> {
+fn delay_ms(
+    params: &WekaParams,
+    think: bool,
+    calls: &[(f64, &schema::Call)],
+    k: usize,
+) -> Option<f64> {
     if k == 0 {
         return None;
     }
     let (t, c) = calls[k];
     let (prev_t, prev) = calls[k - 1];
     let raw = match c.think_time {
-        Some(think) if params.think_time_only => think * 1000.0,
+        Some(think_s) if think && params.think_time_only => think_s * 1000.0,
         _ => {
             let api = prev.api_time.filter(|a| a.is_finite()).unwrap_or(0.0) * 1000.0;
             (t * 1000.0 - prev_t * 1000.0 - api).max(0.0)
@@ -460,7 +483,11 @@ type BranchGroup = ((usize, Option<usize>), Vec<usize>);
 /// Groups `ends` (each child unit's spawning turn, first request's index among the trace's
 /// requests, and end in seconds) by their spawning turn and the first later root turn that
 /// starts at or after their end.
-fn branch_groups(plan: &Plan<'_>, units: &[(usize, usize, f64)]) -> Vec<BranchGroup> {
+fn branch_groups(
+    plan: &Plan<'_>,
+    root_t: &[f64],
+    units: &[(usize, usize, f64)],
+) -> Vec<BranchGroup> {
     // The root's turns by their requests' index among the trace's requests.
     let mut by_outer: Vec<(usize, usize)> = plan
         .calls
@@ -474,7 +501,7 @@ fn branch_groups(plan: &Plan<'_>, units: &[(usize, usize, f64)]) -> Vec<BranchGr
         let join = by_outer
             .iter()
             .filter(|(o, _)| *o > outer)
-            .find(|(_, k)| plan.calls[*k].1.t + JOIN_EPSILON_S >= end)
+            .find(|(_, k)| root_t[*k] + JOIN_EPSILON_S >= end)
             .map(|(_, k)| *k);
         let key = (spawn, join);
         match groups.iter_mut().find(|(g, _)| *g == key) {
@@ -498,6 +525,20 @@ fn build(
     prompts.rescope(scope_key(&trace.id), bs);
     let models = model_map(trace, &params.model_names);
     let model_of = |m: &str| Some(models.get(m).cloned().unwrap_or_else(|| m.to_string()));
+    // `--trace-idle-gap-cap-seconds`: every time below is on the compressed timeline of the
+    // trace's request starts (the root's, the flat agents', the kept subagents').
+    let warp = params.idle_gap_cap_s.map(|cap| {
+        let starts = (plan.calls.iter().map(|(_, c)| c.t))
+            .chain(plan.flats.iter().flat_map(|f| f.calls.iter().map(|c| c.0)))
+            .chain(
+                (plan.subagents.iter())
+                    .flat_map(|k| k.streams.iter().flat_map(|st| st.calls.iter().map(|c| c.0))),
+            )
+            .collect();
+        Warp::new(starts, cap)
+    });
+    let tm = |t: f64| warp.as_ref().map_or(t, |w| w.map(t));
+    let think = warp.is_none();
     // Conversations: 0 the root, 1.. the flat agents, then every subagent's streams.
     let streams: Vec<(&Stream<'_>, usize, usize)> = plan
         .flats
@@ -541,10 +582,13 @@ fn build(
         seen.extend(ids.iter().copied());
     }
 
-    let root_calls: Vec<(f64, &schema::Call)> = plan.calls.iter().map(|&(_, c)| (c.t, c)).collect();
+    let root_calls: Vec<(f64, &schema::Call)> =
+        plan.calls.iter().map(|&(_, c)| (tm(c.t), c)).collect();
+    let root_t: Vec<f64> = root_calls.iter().map(|c| c.0).collect();
     let turns = conversation_turns(
         prompts,
         &root_calls,
+        think,
         (trace.tool_tokens + trace.system_tokens) as usize,
         bs,
         params,
@@ -575,9 +619,9 @@ fn build(
     let units: Vec<(usize, usize, f64)> = plan
         .subagents
         .iter()
-        .map(|k| (k.spawn, k.outer, subagent_end(k.agent, &k.all)))
+        .map(|k| (k.spawn, k.outer, tm(subagent_end(k.agent, &k.all))))
         .collect();
-    for ((spawn, join), members) in branch_groups(plan, &units) {
+    for ((spawn, join), members) in branch_groups(plan, &root_t, &units) {
         let first = plan.subagents[members[0]].agent;
         let branch = Branch {
             id: format!("{}:spawn:{}", trace.id, first.agent_id),
@@ -588,7 +632,7 @@ fn build(
             background: join.is_none(),
             start_ms: members
                 .iter()
-                .map(|&n| plan.subagents[n].agent.t * 1000.0)
+                .map(|&n| tm(plan.subagents[n].agent.t) * 1000.0)
                 .reduce(f64::min),
         };
         add_branch(&mut root, branch, spawn, join);
@@ -605,17 +649,17 @@ fn build(
                 .iter()
                 .rposition(|(o, _)| *o < first)
                 .unwrap_or(0);
-            (spawn, first, f.end())
+            (spawn, first, tm(f.end()))
         })
         .collect();
-    for ((spawn, join), members) in branch_groups(plan, &units) {
+    for ((spawn, join), members) in branch_groups(plan, &root_t, &units) {
         let branch = Branch {
             id: format!("{}:flatspawn:{}", trace.id, members[0]),
             children: members.iter().map(|&n| flat_children[n]).collect(),
             background: join.is_none(),
             start_ms: members
                 .iter()
-                .filter_map(|&n| plan.flats[n].calls.first().map(|c| c.0 * 1000.0))
+                .filter_map(|&n| plan.flats[n].calls.first().map(|c| tm(c.0) * 1000.0))
                 .reduce(f64::min),
         };
         add_branch(&mut root, branch, spawn, join);
@@ -623,9 +667,12 @@ fn build(
 
     let mut children = Vec::new();
     let mut child = |st: &Stream<'_>, n: usize, capped: bool| -> Result<Conversation, String> {
+        let timed: Vec<(f64, &schema::Call)> =
+            st.timed().into_iter().map(|(t, c)| (tm(t), c)).collect();
         let turns = conversation_turns(
             prompts,
-            &st.timed(),
+            &timed,
+            think,
             st.system_prefix as usize,
             bs,
             params,
@@ -674,6 +721,49 @@ fn add_branch(root: &mut Conversation, branch: Branch, spawn: usize, join: Optio
     }
 }
 
+/// A trace's timeline with every gap between two request starts longer than the cap cut to
+/// it (`--trace-idle-gap-cap-seconds`): a time inside a cut gap past its first `cap` seconds
+/// falls on the gap's cut end.
+struct Warp {
+    /// (gap's first start, its next start, the shift of all cuts before it, its excess).
+    gaps: Vec<(f64, f64, f64, f64)>,
+    cap: f64,
+}
+
+impl Warp {
+    fn new(mut starts: Vec<f64>, cap: f64) -> Self {
+        starts.sort_by(f64::total_cmp);
+        let mut gaps = Vec::new();
+        let mut shift = 0.0;
+        for w in starts.windows(2) {
+            let gap = w[1] - w[0];
+            if gap > cap {
+                gaps.push((w[0], w[1], shift, gap - cap));
+                shift += gap - cap;
+            }
+        }
+        Self { gaps, cap }
+    }
+
+    fn map(&self, t: f64) -> f64 {
+        let mut shift = 0.0;
+        for &(start, end, before, excess) in &self.gaps {
+            if t < start {
+                return t - before;
+            }
+            if t < end {
+                return if t - start <= self.cap {
+                    t - before
+                } else {
+                    start - before + self.cap
+                };
+            }
+            shift = before + excess;
+        }
+        t - shift
+    }
+}
+
 /// The agent facts of `turn` (made when it has none).
 fn agent_of(turn: &mut Turn) -> &mut AgentTurn {
     turn.agent.get_or_insert_with(Box::default)
@@ -684,6 +774,7 @@ fn agent_of(turn: &mut Turn) -> &mut AgentTurn {
 fn conversation_turns(
     prompts: &mut BlockPrompts<'_>,
     calls: &[(f64, &schema::Call)],
+    think: bool,
     system_prefix: usize,
     bs: usize,
     params: &WekaParams,
@@ -718,7 +809,7 @@ fn conversation_turns(
             content: Content::Messages(delta.messages),
             max_tokens: Some(max_tokens(c)),
             timestamp_ms: Some(t * 1000.0),
-            delay_ms: delay_ms(params, calls, k),
+            delay_ms: delay_ms(params, think, calls, k),
             model: model_of(&c.model),
             agent: Some(Box::new(AgentTurn {
                 reset_context: delta.reset,

@@ -46,6 +46,12 @@ fn load_case(case: &Value) -> Dataset {
         model_names: vec!["mock-model".into()],
         ..WekaParams::default()
     };
+    if let Some(i) = flags
+        .iter()
+        .position(|f| *f == "--trace-idle-gap-cap-seconds")
+    {
+        params.idle_gap_cap_s = flags[i + 1].parse().ok();
+    }
     if let Some(i) = flags.iter().position(|f| *f == "-m") {
         params.model_names = flags[i + 1].split(',').map(String::from).collect();
     }
@@ -197,6 +203,18 @@ fn a_turn_is_its_recorded_input_length_exactly() {
     let d = c.delta();
     assert!(!d.reset);
     assert_eq!(d.messages.len(), 2, "{:?}", d.messages);
+}
+
+#[test]
+fn an_idle_gap_cap_compresses_the_timeline_between_request_starts() {
+    // Starts 0, 20, 220 and 230 s under a 60 s cap: the 200 s gap keeps its first 60 s, and a
+    // time inside its cut part falls on the cut's end.
+    let w = super::Warp::new(vec![0.0, 20.0, 220.0, 230.0], 60.0);
+    let map: Vec<f64> = [0.0, 20.0, 100.0, 220.0, 230.0]
+        .iter()
+        .map(|&t| w.map(t))
+        .collect();
+    assert_eq!(map, [0.0, 20.0, 80.0, 80.0, 90.0]);
 }
 
 #[test]
