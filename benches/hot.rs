@@ -648,6 +648,8 @@ fn streaming_facts() -> RecordFacts {
         media: ringperf_wire::record::MediaFacts::default(),
         spec_decode: None,
         prefix_blocks: None,
+        lineage: None,
+        source: None,
     }
 }
 

@@ -386,6 +386,8 @@ fn facts_of(
         spec_decode: None,
         // Not in a record line: a merged run has no theoretical prefix-cache hit.
         prefix_blocks: None,
+        lineage: None,
+        source: None,
     })
 }
 

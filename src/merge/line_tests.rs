@@ -150,6 +150,8 @@ prop_compose! {
             media: Default::default(),
             spec_decode: None,
             prefix_blocks: None,
+            lineage: None,
+            source: None,
         }
     }
 }

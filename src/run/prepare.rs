@@ -521,6 +521,7 @@ fn encode_templates(
                 timestamp_ms: t.timestamp_ms.map(|ms| ms / speedup),
                 audio_seconds: None,
                 prefix_blocks: t.prefix_blocks(),
+                source: t.agent.as_ref().and_then(|a| a.source.clone()),
             });
             let body = t.body.take();
             if let (Some(b), Some(last)) = (&body, info.last_mut())

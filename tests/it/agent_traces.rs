@@ -19,6 +19,15 @@ fn expected(case: &str) -> Value {
 /// Runs `trace` at concurrency 1 with `extra` flags; the run's JSON export and the mock's
 /// truth log (arrival order).
 fn run(trace: &str, extra: &[&str]) -> (Value, Vec<ringperf_mock::mock::TruthEntry>) {
+    let (export, truth, _) = run_with_records(trace, extra);
+    (export, truth)
+}
+
+/// [`run`], and the records' metadata in send order.
+fn run_with_records(
+    trace: &str,
+    extra: &[&str],
+) -> (Value, Vec<ringperf_mock::mock::TruthEntry>, Vec<Value>) {
     let server = common::recording_mock(16);
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
@@ -42,7 +51,12 @@ fn run(trace: &str, extra: &[&str]) -> (Value, Vec<ringperf_mock::mock::TruthEnt
     let n = export["request_count"]["avg"].as_f64().unwrap() as usize;
     let mut truth = common::truth_of(&server, n);
     truth.sort_by_key(|t| t.arrival_ns);
-    (export, truth)
+    let mut records: Vec<Value> = common::read_jsonl(&dir.path().join("profile_export.jsonl"))
+        .into_iter()
+        .map(|r| r["metadata"].clone())
+        .collect();
+    records.sort_by_key(|m| m["request_start_ns"].as_u64());
+    (export, truth, records)
 }
 
 fn ms(ns: u64) -> f64 {
@@ -56,11 +70,41 @@ fn ms(ns: u64) -> f64 {
 /// branch counts are AIPerf's.
 #[test]
 fn a_subagent_runs_between_its_spawn_and_its_join_as_aiperf_replays_it() {
-    let (export, truth) = run(
+    let (export, truth, records) = run_with_records(
         "traces/weka_subagent_0001.json",
         &["--conversation-num", "1"],
     );
     let want = expected("weka_subagent_0001");
+    // Each record's metadata: AIPerf's keys in its order, the turn's place in the trace, and
+    // the session's place in the tree (parent and root named by their conversations).
+    let conv_of = |id: &Value| {
+        records
+            .iter()
+            .find(|m| m["x_correlation_id"] == *id)
+            .map_or(Value::Null, |m| m["conversation_id"].clone())
+    };
+    let ours: Vec<Value> = records
+        .iter()
+        .map(|m| {
+            let keys: Vec<&String> = m
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| !["coalesced_reads", "tcp_rtt_us"].contains(&k.as_str()))
+                .collect();
+            serde_json::json!({
+                "keys": keys,
+                "conversation_id": m["conversation_id"],
+                "turn_index": m["turn_index"],
+                "source": [m["source_trace_id"], m["source_outer_idx"],
+                           m["source_inner_idx"], m["source_kind"]],
+                "agent_depth": m["agent_depth"],
+                "parent": conv_of(&m["parent_correlation_id"]),
+                "root": conv_of(&m["root_correlation_id"]),
+            })
+        })
+        .collect();
+    assert_eq!(Value::from(ours), want["records"]);
     assert_eq!(
         export["theoretical_prefix_cache_hit"], want["theoretical_prefix_cache_hit"],
         "54.5 %: 12 of 22 blocks"

@@ -62,6 +62,8 @@ pub struct TurnInfo {
     pub audio_seconds: Option<f64>,
     /// `(hits, total)` prefix blocks of an agent trace's turn.
     pub prefix_blocks: Option<(u32, u32)>,
+    /// Where an agent trace's turn came from.
+    pub source: Option<ringperf_wire::conversation::TurnSource>,
 }
 
 /// `--stats-interval`: AIPerf's realtime stats block of the profiling phase so far
@@ -541,6 +543,8 @@ impl Collector {
             },
             spec_decode,
             prefix_blocks: entry.and_then(|e| e.prefix_blocks),
+            lineage: raw.lineage.clone(),
+            source: entry.and_then(|e| e.source.clone()),
         }
     }
 }

@@ -169,6 +169,21 @@ pub struct AgentTurn {
     /// `(hits, total)` KV blocks of this turn's prompt: the leading blocks an earlier request
     /// of the same trace already sent, out of all its blocks (`theoretical_prefix_cache_hit`).
     pub prefix_blocks: Option<(u32, u32)>,
+    /// Where in the trace the turn came from.
+    pub source: Option<TurnSource>,
+}
+
+/// Where an agent trace's turn came from: the trace, its request's index among the trace's
+/// requests (a subagent's: the subagent's) and among the subagent's, and which kind of
+/// conversation it is in (AIPerf's `source_trace_id`, `source_outer_idx`, `source_inner_idx`,
+/// `source_kind`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnSource {
+    pub trace: std::sync::Arc<str>,
+    pub outer: u32,
+    pub inner: Option<u32>,
+    /// `weka_main`, `weka_subagent` or `weka_flat`.
+    pub kind: &'static str,
 }
 
 impl Turn {

@@ -59,9 +59,25 @@ for name, (path, flags) in CASES.items():
             "turns": turns,
         })
     export = json.load(open(f"{runs}/{name}/artifacts/profile_export_aiperf.json"))
+    # Each record's metadata as AIPerf wrote it (in send order): its keys in order, its place in
+    # the trace, and its session's place in the tree (the ids themselves change every run).
+    lines = [json.loads(l)["metadata"] for l in open(f"{runs}/{name}/artifacts/profile_export.jsonl")]
+    lines.sort(key=lambda m: m["request_start_ns"])
+    conv_of = {m["x_correlation_id"]: m["conversation_id"] for m in lines}
+    records = [{
+        "keys": [k for k in m if not k.startswith("ringperf")],
+        "conversation_id": m["conversation_id"],
+        "turn_index": m["turn_index"],
+        "source": [m.get("source_trace_id"), m.get("source_outer_idx"), m.get("source_inner_idx"),
+                   m.get("source_kind")],
+        "agent_depth": m["agent_depth"],
+        "parent": conv_of.get(m.get("parent_correlation_id")),
+        "root": conv_of.get(m["root_correlation_id"]),
+    } for m in lines]
     out[name] = {
         "path": path,
         "flags": flags,
+        "records": records,
         "command": open(f"{runs}/{name}/command.txt").read().split("\\\n")[-1].strip(),
         "conversations": reduced,
         "theoretical_prefix_cache_hit": export.get("theoretical_prefix_cache_hit"),

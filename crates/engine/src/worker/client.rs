@@ -98,6 +98,7 @@ fn empty_record(
         trace: None,
         response_head: Vec::new(),
         tcp_rtt_us: None,
+        lineage: None,
     }
 }
 

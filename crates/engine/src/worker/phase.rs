@@ -246,8 +246,7 @@ impl Ctx {
                     shared,
                     &self.state,
                     child,
-                    session.url(),
-                    tree.clone(),
+                    session,
                     end_ns.saturating_add(offset),
                 );
                 self.children.set(self.children.get() + 1);
@@ -330,7 +329,7 @@ impl Ctx {
             // a worker starved of its core would be.
             std::thread::sleep(stall);
         }
-        let rec = session
+        let mut rec = session
             .send_next(
                 &self.shared,
                 &self.state,
@@ -346,6 +345,7 @@ impl Ctx {
             (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
         }
         let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
+        rec.lineage = session.lineage();
         push(&self.state, rec).await;
         self.spawn_children(session, turn, end_ns);
         true

@@ -62,6 +62,8 @@ pub(crate) struct Session {
     first_due_ns: u64,
     /// A turn of the session failed.
     failed: bool,
+    /// A child session's place in its tree (its records carry it).
+    lineage: Option<Box<ringperf_wire::record::Lineage>>,
 }
 
 impl Session {
@@ -85,6 +87,7 @@ impl Session {
             tree: None,
             first_due_ns: 0,
             failed: false,
+            lineage: None,
         }
     }
 
@@ -93,21 +96,38 @@ impl Session {
         self.failed
     }
 
-    /// A child session of `conversation` in `tree`, on the parent's URL, whose first turn goes
-    /// at run-clock `first_due_ns`.
+    /// A child session of `conversation` started by `parent`, in its tree, on its URL, whose
+    /// first turn goes at run-clock `first_due_ns`.
     pub fn child(
         shared: &Shared,
         state: &WorkerState,
         conversation: u32,
-        url: usize,
-        tree: std::rc::Rc<Tree>,
+        parent: &Session,
         first_due_ns: u64,
     ) -> Self {
+        let lineage = ringperf_wire::record::Lineage {
+            depth: parent
+                .lineage
+                .as_ref()
+                .map_or(0, |l| l.depth)
+                .saturating_add(1),
+            parent: parent.correlation_id,
+            root: parent
+                .lineage
+                .as_ref()
+                .map_or(parent.correlation_id, |l| l.root),
+        };
         Self {
-            tree: Some(tree),
+            tree: parent.tree.clone(),
             first_due_ns,
-            ..Self::new(shared, state, conversation, url)
+            lineage: Some(Box::new(lineage)),
+            ..Self::new(shared, state, conversation, parent.url)
         }
+    }
+
+    /// The session's place in its tree, for its records.
+    pub fn lineage(&self) -> Option<Box<ringperf_wire::record::Lineage>> {
+        self.lineage.clone()
     }
 
     /// Makes the session the root of `tree`.
@@ -118,11 +138,6 @@ impl Session {
     /// The session tree, if the conversation is part of one.
     pub fn tree(&self) -> Option<&std::rc::Rc<Tree>> {
         self.tree.as_ref()
-    }
-
-    /// The base URL the session sends to.
-    pub fn url(&self) -> usize {
-        self.url
     }
 
     /// The first turn goes as request `index` (taken when the session started).

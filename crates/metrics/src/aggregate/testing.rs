@@ -42,5 +42,7 @@ pub fn facts() -> RecordFacts {
         media: Default::default(),
         spec_decode: None,
         prefix_blocks: None,
+        lineage: None,
+        source: None,
     }
 }

@@ -238,6 +238,14 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: &PhaseLayout) 
         Value::from(f.conversation_id.as_str()),
     );
     md.insert("turn_index".into(), Value::from(f.turn_index));
+    if let Some(s) = &f.source {
+        md.insert("source_trace_id".into(), Value::from(&*s.trace));
+        md.insert("source_outer_idx".into(), Value::from(s.outer));
+        if let Some(i) = s.inner {
+            md.insert("source_inner_idx".into(), Value::from(i));
+        }
+        md.insert("source_kind".into(), Value::from(s.kind));
+    }
     md.insert(
         "credit_issued_ns".into(),
         Value::from(f.credit_issued_wall_ns),
@@ -268,12 +276,19 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: &PhaseLayout) 
     md.insert("phase_kind".into(), Value::from(f.phase.as_str()));
     md.insert("was_cancelled".into(), Value::from(f.was_cancelled));
     md.insert("context_overflow_skip".into(), Value::from(false));
-    md.insert("agent_depth".into(), Value::from(0));
-    // Every ringperf session is a root session: its root is itself.
     md.insert(
-        "root_correlation_id".into(),
-        Value::from(f.x_correlation_id.to_string()),
+        "agent_depth".into(),
+        Value::from(f.lineage.as_ref().map_or(0, |l| l.depth)),
     );
+    if let Some(l) = &f.lineage {
+        md.insert(
+            "parent_correlation_id".into(),
+            Value::from(l.parent.to_string()),
+        );
+    }
+    // A root session's root is itself.
+    let root = f.lineage.as_ref().map_or(f.x_correlation_id, |l| l.root);
+    md.insert("root_correlation_id".into(), Value::from(root.to_string()));
     // ringperf's own key, only when some read completed several SSE messages at once.
     if f.receive.coalesced_reads > 0 {
         md.insert(
@@ -347,6 +362,18 @@ pub fn encode_line_in(
     put_str(out, &f.conversation_id);
     out.extend_from_slice(b",\"turn_index\":");
     fmt.write_u32(out, f.turn_index)?;
+    if let Some(s) = &f.source {
+        out.extend_from_slice(b",\"source_trace_id\":");
+        put_str(out, &s.trace);
+        out.extend_from_slice(b",\"source_outer_idx\":");
+        fmt.write_u32(out, s.outer)?;
+        if let Some(i) = s.inner {
+            out.extend_from_slice(b",\"source_inner_idx\":");
+            fmt.write_u32(out, i)?;
+        }
+        out.extend_from_slice(b",\"source_kind\":");
+        put_str(out, s.kind);
+    }
     out.extend_from_slice(b",\"credit_issued_ns\":");
     fmt.write_u64(out, f.credit_issued_wall_ns)?;
     out.extend_from_slice(b",\"request_start_ns\":");
@@ -375,9 +402,17 @@ pub fn encode_line_in(
     put_str(out, f.phase.as_str());
     out.extend_from_slice(b",\"was_cancelled\":");
     fmt.write_bool(out, f.was_cancelled)?;
-    out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":0");
+    out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":");
+    fmt.write_u8(out, f.lineage.as_ref().map_or(0, |l| l.depth))?;
+    if let Some(l) = &f.lineage {
+        out.extend_from_slice(b",\"parent_correlation_id\":");
+        put_uuid(out, &l.parent);
+    }
     out.extend_from_slice(b",\"root_correlation_id\":");
-    put_uuid(out, &f.x_correlation_id);
+    put_uuid(
+        out,
+        &f.lineage.as_ref().map_or(f.x_correlation_id, |l| l.root),
+    );
     if f.receive.coalesced_reads > 0 {
         out.extend_from_slice(b",\"coalesced_reads\":");
         fmt.write_u32(out, f.receive.coalesced_reads)?;

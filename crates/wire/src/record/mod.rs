@@ -195,6 +195,8 @@ pub struct RawRecord {
     /// The kernel's smoothed RTT of the request's connection as the response completed, µs
     /// (`TCP_INFO`, read only with `--network-latency-*`).
     pub tcp_rtt_us: Option<u32>,
+    /// A child session's place in its session tree (agent traces); `None` for a root session.
+    pub lineage: Option<Box<Lineage>>,
 }
 
 impl RawRecord {
@@ -296,6 +298,20 @@ pub struct RecordFacts {
     /// `(hits, total)` KV blocks of the turn's prompt an earlier request of its agent trace
     /// had already sent (`theoretical_prefix_cache_hit`); `None` outside agent traces.
     pub prefix_blocks: Option<(u32, u32)>,
+    /// A child session's place in its session tree; `None` for a root session.
+    pub lineage: Option<Box<Lineage>>,
+    /// Where an agent trace's turn came from (AIPerf's `source_*` record keys).
+    pub source: Option<crate::conversation::TurnSource>,
+}
+
+/// A child session's place in its session tree: how deep it is, and the correlation ids of the
+/// session that started it and of the tree's root (AIPerf's `agent_depth`,
+/// `parent_correlation_id`, `root_correlation_id`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lineage {
+    pub depth: u8,
+    pub parent: uuid::Uuid,
+    pub root: uuid::Uuid,
 }
 
 /// What a request carried and its answer reported about media (docs/metrics.md, "Media").

@@ -42,6 +42,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         trace: None,
         response_head: Vec::new(),
         tcp_rtt_us: None,
+        lineage: None,
     }
 }
 

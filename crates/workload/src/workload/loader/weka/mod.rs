@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use ringperf_wire::conversation::{
     AgentConversation, AgentTurn, Branch, Content, ContextMode, Conversation, Dataset, Sampling,
-    Turn,
+    Turn, TurnSource,
 };
 
 use super::{BlockPrompts, LoadError, LoadErrorKind};
@@ -585,9 +585,22 @@ fn build(
     let root_calls: Vec<(f64, &schema::Call)> =
         plan.calls.iter().map(|&(_, c)| (tm(c.t), c)).collect();
     let root_t: Vec<f64> = root_calls.iter().map(|c| c.0).collect();
+    let trace_id: std::sync::Arc<str> = trace.id.as_str().into();
+    let source = |outer: usize, inner: Option<usize>, kind: &'static str| TurnSource {
+        trace: trace_id.clone(),
+        outer: outer as u32,
+        inner: inner.map(|i| i as u32),
+        kind,
+    };
+    let root_sources: Vec<TurnSource> = plan
+        .calls
+        .iter()
+        .map(|&(outer, _)| source(outer, None, "weka_main"))
+        .collect();
     let turns = conversation_turns(
         prompts,
         &root_calls,
+        root_sources,
         think,
         (trace.tool_tokens + trace.system_tokens) as usize,
         bs,
@@ -666,12 +679,21 @@ fn build(
     }
 
     let mut children = Vec::new();
-    let mut child = |st: &Stream<'_>, n: usize, capped: bool| -> Result<Conversation, String> {
+    let mut child = |st: &Stream<'_>, n: usize, sa_outer: Option<usize>| {
         let timed: Vec<(f64, &schema::Call)> =
             st.timed().into_iter().map(|(t, c)| (tm(t), c)).collect();
+        let sources: Vec<TurnSource> = (st.calls.iter())
+            .map(|&(_, key, _)| match sa_outer {
+                Some(outer) => source(outer, Some(key), "weka_subagent"),
+                None => source(key, None, "weka_flat"),
+            })
+            .collect();
+        // A flat agent's requests were the root's: `--synthesis-max-osl` caps them.
+        let capped = sa_outer.is_none();
         let turns = conversation_turns(
             prompts,
             &timed,
+            sources,
             think,
             st.system_prefix as usize,
             bs,
@@ -686,7 +708,7 @@ fn build(
             &model_of,
             |k| prefix.get(&(n + 1, k)).copied(),
         )?;
-        Ok(Conversation {
+        Ok::<_, String>(Conversation {
             session_id: st.session_id.clone(),
             turns,
             agent: Some(Box::new(AgentConversation {
@@ -698,12 +720,11 @@ fn build(
         })
     };
     let flat_n = plan.flats.len();
-    for (i, (st, _, _)) in streams.iter().enumerate().skip(flat_n) {
-        children.push(child(st, i, false)?);
+    for (i, &(st, sa_outer, _)) in streams.iter().enumerate().skip(flat_n) {
+        children.push(child(st, i, Some(sa_outer))?);
     }
     for (i, st) in plan.flats.iter().enumerate() {
-        // A flat agent's requests were the root's: `--synthesis-max-osl` caps them.
-        children.push(child(st, i, true)?);
+        children.push(child(st, i, None)?);
     }
     Ok((root, children))
 }
@@ -774,6 +795,7 @@ fn agent_of(turn: &mut Turn) -> &mut AgentTurn {
 fn conversation_turns(
     prompts: &mut BlockPrompts<'_>,
     calls: &[(f64, &schema::Call)],
+    sources: Vec<TurnSource>,
     think: bool,
     system_prefix: usize,
     bs: usize,
@@ -789,6 +811,7 @@ fn conversation_turns(
     let caps = buffer::assistant_caps(&shape, bs);
     let mut context = buffer::Context::default();
     let mut turns = Vec::with_capacity(calls.len());
+    let mut sources = sources.into_iter();
     for (k, &(t, c)) in calls.iter().enumerate() {
         if k == 0 {
             context.first(prompts, &c.hash_ids, c.input as usize, system_prefix, bs)?;
@@ -818,6 +841,7 @@ fn conversation_turns(
                     .filter(|a| a.is_finite())
                     .map(|a| a.max(0.0) * 1000.0),
                 prefix_blocks: prefix(k),
+                source: sources.next(),
                 ..AgentTurn::default()
             })),
             ..Turn::default()
