@@ -107,8 +107,32 @@ pub fn parse(value: Value) -> Result<WekaTrace, String> {
     if trace.block_size == 0 {
         return Err("block_size: must be greater than 0".into());
     }
+    if trace.block_size > MAX_BLOCK_SIZE {
+        return Err(format!(
+            "block_size: {} is more tokens than a KV block holds (at most {MAX_BLOCK_SIZE})",
+            trace.block_size
+        ));
+    }
+    let calls = trace.requests.iter().flat_map(|r| match r {
+        Request::Call(c) => std::slice::from_ref(c).iter(),
+        Request::Subagent(s) => s.requests.iter(),
+    });
+    for c in calls {
+        if c.input > MAX_TOKENS || c.output > MAX_TOKENS {
+            return Err(format!(
+                "a request of {} input and {} output tokens: ringperf builds prompts and asks \
+                 for outputs of at most {MAX_TOKENS} tokens",
+                c.input, c.output
+            ));
+        }
+    }
     Ok(trace)
 }
+
+/// The largest block size accepted (AIPerf's traces use 64).
+const MAX_BLOCK_SIZE: u64 = 1 << 16;
+/// The most tokens a request's prompt or output may have: 16 Mi, beyond any model's context.
+const MAX_TOKENS: u64 = 1 << 24;
 
 /// One request of a trace (`nested`: a subagent may be one) or of a subagent.
 fn request(mut r: Value, nested: bool) -> Result<Request, String> {

@@ -317,3 +317,55 @@ fn max_context_length_leaves_out_longer_traces_and_says_what_would_admit_one() {
         "{e}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Whatever the blocks, lengths and replies, every turn's context is exactly its recorded
+    /// input, it ends with a user message whenever the turn added anything, and nothing panics.
+    #[test]
+    fn every_turn_is_its_input_length_whatever_the_blocks(
+        bs in 1usize..5,
+        prefix in 0usize..9,
+        turns in proptest::collection::vec(
+            (proptest::collection::vec(0i64..6, 0..7), 1usize..40, 0usize..12),
+            1..7,
+        ),
+    ) {
+        // Recorded hash lists cover whole blocks only: a list longer than the prompt's whole
+        // blocks (a hashed partial block) can leave the previous turn's tail in place, in
+        // AIPerf's reconstruction as in ringperf's, so no length holds there.
+        let turns: Vec<(Vec<i64>, usize, usize)> = turns
+            .into_iter()
+            .map(|(mut h, i, o)| {
+                h.truncate(i / bs);
+                (h, i, o)
+            })
+            .collect();
+        let mut prompts = BlockPrompts::new(tokenizer(), bs, 3, 0);
+        let mut c = buffer::Context::default();
+        let shape: Vec<(&[i64], usize)> =
+            turns.iter().map(|(h, i, _)| (h.as_slice(), *i)).collect();
+        let caps = buffer::assistant_caps(&shape, bs);
+        let (h0, in0, _) = &turns[0];
+        if c.first(&mut prompts, h0, *in0, prefix, bs).is_err() {
+            // A system prefix longer than the recorded blocks is refused, never guessed.
+            proptest::prop_assert!(prefix.div_ceil(bs) > h0.len());
+            return Ok(());
+        }
+        proptest::prop_assert_eq!(c.tokens(), *in0);
+        let _ = c.delta();
+        for k in 1..turns.len() {
+            let (prev, _, out) = &turns[k - 1];
+            let (h, input, _) = &turns[k];
+            c.next(&mut prompts, prev, *out, h, *input, caps[k], bs);
+            proptest::prop_assert_eq!(c.tokens(), *input, "turn {}", k);
+            let d = c.delta();
+            let g = buffer::geometry(prev, h, *input, bs);
+            if g.new_blocks > 0 || g.tail > 0 {
+                proptest::prop_assert_eq!(c.roles().last().copied(), Some("user"));
+            }
+            proptest::prop_assert!(!d.messages.is_empty() || !d.reset);
+        }
+    }
+}
