@@ -407,8 +407,20 @@ fn weka_params(
             )));
         }
     }
-    let weka_file = matches!(source, Some(Source::File { .. }))
-        && matches!(kind, None | Some(DatasetKind::WekaTrace));
+    // The Weka family: Weka traces and the TraceLab corpus (converted to them); AIPerf takes
+    // `--max-context-length` for Weka traces only.
+    let file = matches!(source, Some(Source::File { .. }));
+    let weka = |k: Option<DatasetKind>| matches!(k, None | Some(DatasetKind::WekaTrace));
+    let family = |k: Option<DatasetKind>| weka(k) || k == Some(DatasetKind::Tracelab);
+    if args.max_context_length.is_some() && file && !weka(kind) {
+        return Err(ConfigError::flag(format!(
+            "--max-context-length only applies to Weka trace replay (--custom-dataset-type \
+             weka_trace); it filters by recorded peak prompt+output length at load time, which \
+             {} does not implement: drop --max-context-length or switch to a Weka trace",
+            kind.map_or("this format", DatasetKind::as_str)
+        )));
+    }
+    let weka_file = file && family(kind);
     if !given.is_empty() && !weka_file {
         let what = match (source, kind) {
             (Some(Source::File { .. }), Some(k)) => format!("--custom-dataset-type is {k}"),
@@ -416,7 +428,7 @@ fn weka_params(
             (None, _) => "the prompts are synthetic".to_string(),
         };
         return Err(ConfigError::flag(format!(
-            "{} only applies to Weka trace replay (--custom-dataset-type weka_trace), but {what}; \
+            "{} only applies to Weka trace replay (--custom-dataset-type weka_trace or tracelab), but {what}; \
              drop {} or replay a Weka trace",
             given.join(", "),
             if given.len() == 1 { "it" } else { "them" }

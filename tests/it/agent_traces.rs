@@ -224,3 +224,30 @@ fn a_directory_of_traces_replays_each_tree_as_aiperf_does() {
         want["theoretical_prefix_cache_hit"]
     );
 }
+
+/// TraceLab's public example (two sessions, 19 rounds) given as `tracelab` is replayed on its
+/// rounds' times (AIPerf promotes it to a fixed schedule), each round its recorded prompt
+/// length over blocks rebuilt from its cached prefix: AIPerf's prefix-cache figure.
+#[test]
+fn a_tracelab_file_replays_its_rounds_with_aiperfs_prefix_cache_figure() {
+    let (export, truth) = run(
+        "tracelab/round_trace.jsonl",
+        &[
+            "--custom-dataset-type",
+            "tracelab",
+            "--fixed-schedule",
+            "--replay-speedup",
+            "50",
+        ],
+    );
+    let want = expected("tracelab_ns2_fixed");
+    assert_eq!(truth.len(), 19);
+    assert_eq!(
+        export["input_config"]["phases"][0]["type"],
+        "fixed_schedule"
+    );
+    assert_eq!(
+        export["theoretical_prefix_cache_hit"],
+        want["theoretical_prefix_cache_hit"]
+    );
+}

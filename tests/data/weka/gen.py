@@ -4,7 +4,7 @@ branches, joins, prefix-cache blocks), and its runs' theoretical_prefix_cache_hi
 branch_stats. Input: AIPerf's dataset cache dumped as conversations.json and its
 profile_export_aiperf.json, one run directory per case (README.md says how they were made).
 
-    python3 gen.py RUNS_DIR
+    python3 gen.py RUNS_DIR...
 """
 import json
 import sys
@@ -12,7 +12,9 @@ import sys
 import tiktoken
 
 enc = tiktoken.get_encoding("o200k_base")
-runs = sys.argv[1]
+import os
+
+dirs = sys.argv[1:]
 CASES = {
     "one_subagent": ("traces/one_subagent.json", []),
     "one_subagent_thinktime": ("traces/one_subagent.json", ["--use-think-time-only"]),
@@ -23,10 +25,24 @@ CASES = {
     "weka_subagent_0001": ("traces/weka_subagent_0001.json", []),
     "kvct_0613": ("traces/kvct_trace_0613.json", []),
     "finite_traces": ("finite", []),
+    "kvct_0291_ignore": ("traces/kvct_trace_0291.json", ["--ignore-trace-delays"]),
+    "kvct_0489_ignore": ("traces/kvct_trace_0489.json", ["--ignore-trace-delays"]),
+    "kvct_0527_ignore": ("traces/kvct_trace_0527.json", ["--ignore-trace-delays"]),
+    "kvct_0403_ignore": ("traces/kvct_trace_0403.json", ["--ignore-trace-delays"]),
+    "tracelab_ns2_fixed": ("tracelab/round_trace.jsonl", ["--custom-dataset-type", "tracelab"]),
 }
+
+
+# The runs whose records' metadata the end-to-end test compares.
+RECORD_CASES = {"weka_subagent_0001"}
+
+
+def run_dir(name):
+    return next(f"{d}/{name}" for d in dirs if os.path.isdir(f"{d}/{name}"))
+
 out = {}
 for name, (path, flags) in CASES.items():
-    convs = json.load(open(f"{runs}/{name}/conversations.json"))
+    convs = json.load(open(f"{run_dir(name)}/conversations.json"))
     ids = [c["session_id"] for c in convs]
     reduced = []
     for c in convs:
@@ -58,13 +74,13 @@ for name, (path, flags) in CASES.items():
             } for b in c["branches"]],
             "turns": turns,
         })
-    export = json.load(open(f"{runs}/{name}/artifacts/profile_export_aiperf.json"))
+    export = json.load(open(f"{run_dir(name)}/artifacts/profile_export_aiperf.json"))
     # Each record's metadata as AIPerf wrote it (in send order): its keys in order, its place in
     # the trace, and its session's place in the tree (the ids themselves change every run).
-    lines = [json.loads(l)["metadata"] for l in open(f"{runs}/{name}/artifacts/profile_export.jsonl")]
+    lines = [json.loads(l)["metadata"] for l in open(f"{run_dir(name)}/artifacts/profile_export.jsonl")]
     lines.sort(key=lambda m: m["request_start_ns"])
     conv_of = {m["x_correlation_id"]: m["conversation_id"] for m in lines}
-    records = [{
+    records = None if name not in RECORD_CASES else [{
         "keys": [k for k in m if not k.startswith("ringperf")],
         "conversation_id": m["conversation_id"],
         "turn_index": m["turn_index"],
@@ -78,18 +94,18 @@ for name, (path, flags) in CASES.items():
         "path": path,
         "flags": flags,
         "records": records,
-        "command": open(f"{runs}/{name}/command.txt").read().split("\\\n")[-1].strip(),
+        "command": open(f"{run_dir(name)}/command.txt").read().split("\\\n")[-1].strip(),
         "conversations": reduced,
         "theoretical_prefix_cache_hit": export.get("theoretical_prefix_cache_hit"),
         "branch_stats": export.get("branch_stats"),
     }
 # A run whose dataset cache was not kept: its figures only (the default 10 requests).
 for name, path in [("one_subagent_default_count", "traces/one_subagent.json")]:
-    export = json.load(open(f"{runs}/{name}/artifacts/profile_export_aiperf.json"))
+    export = json.load(open(f"{run_dir(name)}/artifacts/profile_export_aiperf.json"))
     out[name] = {
         "path": path,
         "flags": [],
-        "command": open(f"{runs}/{name}/command.txt").read().split("\\\n")[-1].strip(),
+        "command": open(f"{run_dir(name)}/command.txt").read().split("\\\n")[-1].strip(),
         "theoretical_prefix_cache_hit": export.get("theoretical_prefix_cache_hit"),
         "branch_stats": export.get("branch_stats"),
     }

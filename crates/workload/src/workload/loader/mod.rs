@@ -56,10 +56,11 @@ pub enum DatasetKind {
     RawPayload,
     InputsJson,
     WekaTrace,
+    Tracelab,
 }
 
 impl DatasetKind {
-    pub const ALL: [DatasetKind; 10] = [
+    pub const ALL: [DatasetKind; 11] = [
         DatasetKind::SingleTurn,
         DatasetKind::MultiTurn,
         DatasetKind::RandomPool,
@@ -70,6 +71,7 @@ impl DatasetKind {
         DatasetKind::RawPayload,
         DatasetKind::InputsJson,
         DatasetKind::WekaTrace,
+        DatasetKind::Tracelab,
     ];
 
     /// AIPerf's spelling.
@@ -85,6 +87,7 @@ impl DatasetKind {
             DatasetKind::RawPayload => "raw_payload",
             DatasetKind::InputsJson => "inputs_json",
             DatasetKind::WekaTrace => "weka_trace",
+            DatasetKind::Tracelab => "tracelab",
         }
     }
 
@@ -122,6 +125,7 @@ impl DatasetKind {
     pub fn default_block_size(self) -> usize {
         match self {
             DatasetKind::BailianTrace => 16,
+            DatasetKind::Tracelab => weka::tracelab::DEFAULT_BLOCK_SIZE,
             _ => DEFAULT_BLOCK_SIZE,
         }
     }
@@ -387,6 +391,9 @@ fn load_file(
         DatasetKind::RawPayload => raw_payload::load(path, ids),
         DatasetKind::InputsJson => inputs_json::load(path),
         DatasetKind::WekaTrace => weka::load(path, &spec.weka, tokenizer, spec.seed),
+        DatasetKind::Tracelab => {
+            weka::tracelab::load(path, block_size, &spec.weka, tokenizer, spec.seed)
+        }
     };
     Ok(Loaded::Whole(whole?))
 }
@@ -403,6 +410,19 @@ fn load_file(
 /// neither is promoted (AIPerf's `_first_record_has_timestamp`), both replay with
 /// `--fixed-schedule`.
 pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)> {
+    // A TraceLab file given as one is replayed on its rounds' times when its first round has
+    // a dated event (AIPerf promotes it only when `--custom-dataset-type tracelab` says so);
+    // its rows are its records.
+    if kind == Some(DatasetKind::Tracelab) {
+        let (first, records) = count_records(path)?;
+        let v: serde_json::Value = serde_json::from_slice(&first?).ok()?;
+        let dated = v
+            .get("timing_events")
+            .and_then(|e| e.get(0))
+            .and_then(|e| e.get("timestamp"))
+            .is_some_and(|t| !t.is_null());
+        return Some((dated, records));
+    }
     let kind = match kind {
         Some(k) => k,
         None => detect(path).ok()?,
@@ -482,6 +502,9 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
     };
     if weka::detect(path) {
         return Ok(DatasetKind::WekaTrace);
+    }
+    if weka::tracelab::detect(path) {
+        return Ok(DatasetKind::Tracelab);
     }
     if path.is_dir() {
         let mut kinds = Vec::new();

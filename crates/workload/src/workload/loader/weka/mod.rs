@@ -11,6 +11,7 @@
 mod buffer;
 mod chains;
 mod schema;
+pub mod tracelab;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -117,6 +118,21 @@ pub fn load(
         admitted += usize::from(eligible(&trace));
         traces.push(trace);
     }
+    from_traces(path, traces, params, tokenizer, seed)
+}
+
+/// The dataset of `traces` read from `path` (a Weka file or directory, or a TraceLab file).
+///
+/// # Errors
+/// No trace, none left after `--max-context-length`, or a trace whose blocks cannot make its
+/// prompts.
+pub(super) fn from_traces(
+    path: &Path,
+    mut traces: Vec<WekaTrace>,
+    params: &WekaParams,
+    tokenizer: &Tokenizer,
+    seed: u64,
+) -> Result<Dataset, LoadError> {
     if traces.is_empty() {
         return Err(LoadError::file(path, LoadErrorKind::Empty));
     }

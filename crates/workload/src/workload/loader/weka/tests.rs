@@ -55,12 +55,12 @@ fn load_case(case: &Value) -> Dataset {
     if let Some(i) = flags.iter().position(|f| *f == "-m") {
         params.model_names = flags[i + 1].split(',').map(String::from).collect();
     }
-    let mut d = load(
-        &data().join(case["path"].as_str().unwrap()),
-        &params,
-        tokenizer(),
-        7,
-    )
+    let path = data().join(case["path"].as_str().unwrap());
+    let mut d = if flags.contains(&"tracelab") {
+        super::tracelab::load(&path, 64, &params, tokenizer(), 7)
+    } else {
+        load(&path, &params, tokenizer(), 7)
+    }
     .unwrap();
     if flags.contains(&"--ignore-trace-delays") {
         // As `load_deferred` drops them for every file type.
@@ -125,13 +125,15 @@ fn conversations_are_the_ones_aiperf_builds() {
                     .collect();
                 assert_eq!(roles, want_roles, "{at}: roles");
                 // Each message's text re-tokenized: the block text differs from AIPerf's (its
-                // own corpus), the lengths agree within a token or two at message edges (AIPerf's
-                // long system prefix drifts by 8 in 17,280: 0.1 %).
+                // own corpus), the lengths agree within a token or two at message edges; AIPerf's
+                // own re-tokenization drifts (8 in 5,128 on kv-cache-tester's trace 0403, and by
+                // up to 10 between two of its runs of one file), ringperf's around unkeyed tails
+                // (4 in 522). What is built is exact: the property test below.
                 for (m, want) in messages.iter().zip(w["tokens"].as_array().unwrap()) {
                     let n = tokenizer().count(m["content"].as_str().unwrap()) as i64;
                     let want = want.as_i64().unwrap();
                     assert!(
-                        (n - want).abs() <= 2 + want / 1000,
+                        (n - want).abs() <= 2 + want / 100,
                         "{at}: {n} tokens, AIPerf {want}"
                     );
                 }
@@ -144,7 +146,11 @@ fn conversations_are_the_ones_aiperf_builds() {
                 assert_eq!(f64_or_null(t.timestamp_ms), w["timestamp_ms"], "{at}: ts");
                 assert_eq!(f64_or_null(t.delay_ms), w["delay_ms"], "{at}: delay");
                 let agent = t.agent.as_deref().unwrap();
-                if name != "one_subagent_ignore" {
+                // AIPerf drops the recorded server time with the delays.
+                let ignored = case["flags"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f == "--ignore-trace-delays"));
+                if !ignored {
                     assert_eq!(
                         f64_or_null(agent.api_time_ms),
                         w["api_time_ms"],
@@ -368,4 +374,70 @@ proptest::proptest! {
             proptest::prop_assert!(!d.messages.is_empty() || !d.reset);
         }
     }
+}
+
+#[test]
+fn a_tracelab_file_without_sessions_or_with_a_bad_line_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let load_text = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        super::tracelab::load(&p, 64, &WekaParams::default(), tokenizer(), 1)
+    };
+    let e = load_text("empty.jsonl", "").unwrap_err();
+    assert!(e.to_string().contains("no TraceLab session found"), "{e}");
+    let e = load_text("nosid.jsonl", "{\"round_index\": 0}\n").unwrap_err();
+    assert!(e.to_string().contains("'session_id'"), "{e}");
+    let e = load_text("bad.jsonl", "{\"session_id\": \"a\"}\n\n{oops\n").unwrap_err();
+    assert!(
+        matches!(e.kind, LoadErrorKind::Json(_)) && e.line == Some(3),
+        "{e}"
+    );
+    let e = load_text(
+        "ts.jsonl",
+        r#"{"session_id": "a", "timing_events": [{"event_type": "user_message", "timestamp": "yesterday"}]}"#,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("cannot convert TraceLab session 'a'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tracelab_blocks_keep_the_cached_prefix_and_mint_the_rest() {
+    // Block size 64; rounds of (input, cached prefix) tokens (200, 0), (300, 190), (150, 70):
+    // 3 fresh blocks; 2 kept, 2 fresh; 1 kept, 1 fresh (one counter for the trace).
+    let rows: Vec<Value> = [(200, 0), (300, 190), (150, 70)]
+        .iter()
+        .enumerate()
+        .map(|(i, (total, prefix))| {
+            serde_json::json!({
+                "session_id": "s", "round_index": i, "input_tokens_total": total,
+                "prefix_tokens": prefix,
+                "timing_events": [{"event_type": "user_message",
+                                   "timestamp": format!("2025-01-01T00:00:0{i}Z")}],
+            })
+        })
+        .collect();
+    let text: String = rows.iter().map(|r| r.to_string() + "\n").collect();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    std::fs::write(&p, text).unwrap();
+    let d = super::tracelab::load(&p, 64, &WekaParams::default(), tokenizer(), 1).unwrap();
+    let blocks: Vec<(u32, u32)> = d.conversations[0]
+        .turns
+        .iter()
+        .map(|t| t.agent.as_ref().unwrap().prefix_blocks.unwrap())
+        .collect();
+    // Hits over the chains [1,2,3], [1,2,4,5], [1,6].
+    assert_eq!(blocks, [(0, 3), (2, 4), (1, 2)]);
+    assert_eq!(d.conversations[0].session_id, "s");
+    let delays: Vec<Option<f64>> = d.conversations[0]
+        .turns
+        .iter()
+        .map(|t| t.delay_ms)
+        .collect();
+    assert_eq!(delays, [None, Some(1000.0), Some(1000.0)]);
 }
