@@ -251,3 +251,85 @@ fn a_tracelab_file_replays_its_rounds_with_aiperfs_prefix_cache_figure() {
         want["theoretical_prefix_cache_hit"]
     );
 }
+
+/// A session tree cannot be replayed where its structure would be lost: an endpoint type that
+/// sends no conversation (completions), or user-centric rate (whose users pick any
+/// conversation). Both are refused before a request is sent, with the reason.
+#[test]
+fn agent_traces_are_refused_where_their_trees_cannot_be_replayed() {
+    let server = common::recording_mock(4);
+    for (extra, why) in [
+        (
+            &["--endpoint-type", "completions", "--concurrency", "1"][..],
+            "endpoint type completions does not send",
+        ),
+        (
+            &[
+                "--user-centric-rate",
+                "2",
+                "--num-users",
+                "2",
+                "--request-count",
+                "4",
+            ][..],
+            "--user-centric-rate cannot replay a dataset of session trees",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args([
+                "profile",
+                "-m",
+                "mock-model",
+                "--ui",
+                "none",
+                "--tokenizer",
+                "builtin",
+            ])
+            .arg("--input-file")
+            .arg(data().join("traces/one_subagent.json"))
+            .arg("--url")
+            .arg(format!("http://{}", server.addr))
+            .arg("--artifact-dir")
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?} ran");
+        assert!(stderr.contains(why), "{extra:?}: {stderr}");
+    }
+    assert_eq!(server.truth().len(), 0, "nothing was sent");
+}
+
+/// Under an open-loop rate and a time limit the trees still run: children are started by their
+/// parents' answers between the rate's ticks, and the phase ends with its last child.
+#[test]
+fn agent_traces_run_under_a_request_rate_and_a_duration() {
+    let (export, truth, records) = run_with_records(
+        "traces/one_subagent.json",
+        &[
+            "--request-rate",
+            "50",
+            "--benchmark-duration",
+            "2",
+            "--ignore-trace-delays",
+        ],
+    );
+    let n = export["request_count"]["avg"].as_f64().unwrap() as usize;
+    assert!(n >= 6, "{n} requests");
+    assert_eq!(truth.len(), n);
+    let children = records.iter().filter(|m| m["agent_depth"] == 1).count();
+    assert!(children >= 2, "{children} subagent requests");
+    let stats = &export["branch_stats"];
+    assert!(stats["children_spawned"].as_u64().unwrap() >= 2, "{stats}");
+    // Every child that sent a request either sent them all or was cut by the time limit.
+    let count = |k: &str| stats[k].as_u64().unwrap();
+    assert!(
+        count("children_spawned")
+            <= count("children_completed")
+                + count("children_errored")
+                + count("children_truncated"),
+        "{stats}"
+    );
+}
