@@ -49,6 +49,11 @@ pub struct InputArgs {
     #[arg(long = "ignore-trace-delays", help_heading = "Input")]
     pub ignore_trace_delays: bool,
 
+    /// The Hugging Face dataset repo of `--public-dataset weka_hf` (given alone, it selects
+    /// `weka_hf`): a Weka agent-trace corpus read from the local Hugging Face cache.
+    #[arg(long = "hf-weka-dataset", help_heading = "Input")]
+    pub hf_weka_dataset: Option<String>,
+
     /// weka_trace: a later turn waits its recorded `think_time` (when recorded) instead of the
     /// idle gap between the previous request's end and its start.
     #[arg(long = "use-think-time-only", help_heading = "Input")]

@@ -100,10 +100,48 @@ impl InputConfig {
             .as_deref()
             .map(custom_type)
             .transpose()?;
-        let source = match (&args.public_dataset, &args.input_file) {
+        let hf_weka = args
+            .hf_weka_dataset
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty());
+        // `--hf-weka-dataset` alone selects `weka_hf`, as AIPerf does.
+        let public = match (&args.public_dataset, hf_weka, &args.input_file) {
+            (None, Some(_), None) if kind.is_none() => Some("weka_hf".to_string()),
+            (p, _, _) => p.clone(),
+        };
+        let source = match (&public, &args.input_file) {
             (Some(_), _) if kind.is_some() => {
                 return Err(ConfigError::flag(
                     "--public-dataset and --custom-dataset-type are mutually exclusive",
+                ));
+            }
+            (Some(name), _)
+                if let Some(repo) = ringperf_workload::workload::loader::weka_corpus_repo(name) =>
+            {
+                let dataset = name.trim().replace('-', "_").to_ascii_lowercase();
+                let repo = match (repo, hf_weka) {
+                    ("", Some(r)) => r.to_string(),
+                    ("", None) => {
+                        return Err(ConfigError::flag(
+                            "dataset weka_hf (--public-dataset weka_hf) requires a non-empty \
+                             hf_weka_dataset (--hf-weka-dataset) HuggingFace repo",
+                        ));
+                    }
+                    (r, _) => r.to_string(),
+                };
+                if hf_weka.is_some() && dataset != "weka_hf" {
+                    return Err(ConfigError::flag(
+                        "hf_weka_dataset (--hf-weka-dataset) can only be used with dataset \
+                         weka_hf (--public-dataset weka_hf)",
+                    ));
+                }
+                Some(Source::WekaHub { dataset, repo })
+            }
+            (Some(_), _) if hf_weka.is_some() => {
+                return Err(ConfigError::flag(
+                    "hf_weka_dataset (--hf-weka-dataset) can only be used with dataset weka_hf \
+                     (--public-dataset weka_hf)",
                 ));
             }
             (Some(name), input_file) => {
@@ -239,6 +277,14 @@ impl InputConfig {
                 m.insert("dataset".into(), json!("sharegpt"));
                 if let Some(p) = input_file {
                     m.insert("path".into(), json!(p.display().to_string()));
+                }
+                false
+            }
+            Source::WekaHub { dataset, repo } => {
+                m.insert("type".into(), json!("public"));
+                m.insert("dataset".into(), json!(dataset));
+                if dataset == "weka_hf" {
+                    m.insert("hf_weka_dataset".into(), json!(repo));
                 }
                 false
             }
@@ -410,6 +456,7 @@ fn weka_params(
     // The Weka family: Weka traces and the TraceLab corpus (converted to them); AIPerf takes
     // `--max-context-length` for Weka traces only.
     let file = matches!(source, Some(Source::File { .. }));
+    let hub = matches!(source, Some(Source::WekaHub { .. }));
     let weka = |k: Option<DatasetKind>| matches!(k, None | Some(DatasetKind::WekaTrace));
     let family = |k: Option<DatasetKind>| weka(k) || k == Some(DatasetKind::Tracelab);
     if args.max_context_length.is_some() && file && !weka(kind) {
@@ -420,7 +467,7 @@ fn weka_params(
             kind.map_or("this format", DatasetKind::as_str)
         )));
     }
-    let weka_file = file && family(kind);
+    let weka_file = (file && family(kind)) || hub;
     if !given.is_empty() && !weka_file {
         let what = match (source, kind) {
             (Some(Source::File { .. }), Some(k)) => format!("--custom-dataset-type is {k}"),
@@ -468,6 +515,7 @@ fn synthesis(
             kind.unwrap_or(DatasetKind::SingleTurn).as_str().to_string()
         }
         (Some(Source::ShareGpt { .. }), _) => "the public dataset sharegpt".into(),
+        (Some(Source::WekaHub { dataset, .. }), _) => format!("the public dataset {dataset}"),
         (None, _) => "synthetic prompts".into(),
     };
     Err(ConfigError::flag(format!(

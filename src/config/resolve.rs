@@ -116,7 +116,7 @@ impl Config {
                         Source::Inline { kind, .. } => scope::Source::File(Some(kind.unwrap_or(
                             ringperf_workload::workload::loader::DatasetKind::SingleTurn,
                         ))),
-                        Source::ShareGpt { .. } => scope::Source::Public,
+                        Source::ShareGpt { .. } | Source::WekaHub { .. } => scope::Source::Public,
                     },
                 },
                 streaming,
@@ -496,6 +496,7 @@ fn workload(
             .map(|n| n as u64)
             .or(args.prompt.conversation_num)
             .or(args.request_count);
+        spec.weka.dataset_entries = args.num_dataset_entries.map(|n| n as u64);
     }
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
     // warmup inherits from the profiling phase.

@@ -789,17 +789,18 @@ pub(crate) fn clear_artifact_dir(
     dir: &Path,
     names: &ExportNames,
 ) -> Result<(), RunError> {
-    let input_file: Vec<PathBuf> = cfg
-        .input
-        .load
-        .as_ref()
-        .and_then(|spec| match &spec.source {
-            workload::loader::Source::File { path, .. } => Some(path.clone()),
-            workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
-            workload::loader::Source::Inline { .. } => None,
-        })
-        .into_iter()
-        .collect();
+    let input_file: Vec<PathBuf> =
+        cfg.input
+            .load
+            .as_ref()
+            .and_then(|spec| match &spec.source {
+                workload::loader::Source::File { path, .. } => Some(path.clone()),
+                workload::loader::Source::ShareGpt { input_file } => input_file.clone(),
+                workload::loader::Source::Inline { .. }
+                | workload::loader::Source::WekaHub { .. } => None,
+            })
+            .into_iter()
+            .collect();
     let removed = ringperf_metrics::export::owned::remove_previous(dir, names, &input_file)
         .map_err(|e| {
             RunError::new(

@@ -333,3 +333,95 @@ fn agent_traces_run_under_a_request_rate_and_a_duration() {
         "{stats}"
     );
 }
+
+/// A Weka corpus of the Hugging Face Hub is read from the local Hugging Face cache, as the
+/// `datasets` library leaves it: each row of the train split is a trace, replayed as the same
+/// file would be. Absent from the cache, the error says where it looked and how to download it.
+#[test]
+fn a_hub_weka_corpus_is_read_from_the_hugging_face_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let repo = cache
+        .path()
+        .join("datasets--semianalysisai--cc-traces-weka-062126");
+    std::fs::create_dir_all(repo.join("refs")).unwrap();
+    std::fs::write(repo.join("refs/main"), "0123abcd").unwrap();
+    let data_dir = repo.join("snapshots/0123abcd/data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let row = |f: &str| {
+        let v: Value = serde_json::from_slice(&std::fs::read(data().join(f)).unwrap()).unwrap();
+        v.to_string() + "\n"
+    };
+    let rows = row("traces/weka_subagent_0001.json") + &row("traces/one_subagent.json");
+    std::fs::write(data_dir.join("train-00000-of-00001.jsonl"), rows).unwrap();
+    std::fs::write(data_dir.join("test-00000-of-00001.jsonl"), "not read\n").unwrap();
+    let server = common::recording_mock(16);
+    let profile = |dataset: &[&str], cache_dir: &Path| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .env("HF_HUB_CACHE", cache_dir)
+            .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+            .args([
+                "--tokenizer",
+                "builtin",
+                "--concurrency",
+                "1",
+                "--no-server-metrics",
+            ])
+            .args(["--num-dataset-entries", "1", "--conversation-num", "1"])
+            .args(dataset)
+            .arg("--url")
+            .arg(format!("http://{}", server.addr))
+            .arg("--artifact-dir")
+            .arg(dir.path())
+            .output()
+            .expect("the binary runs");
+        let export = dir.path().join("profile_export_aiperf.json");
+        (out, export.exists().then(|| common::read_json(&export)))
+    };
+    // The first row (AIPerf's weka_subagent demo): its five requests and AIPerf's figures.
+    let (out, export) = profile(
+        &["--public-dataset", "semianalysis_cc_traces_weka_062126"],
+        cache.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let export = export.unwrap();
+    let want = expected("weka_subagent_0001");
+    assert_eq!(export["request_count"]["avg"], 5.0);
+    assert_eq!(export["branch_stats"], want["branch_stats"]);
+    assert_eq!(
+        export["theoretical_prefix_cache_hit"],
+        want["theoretical_prefix_cache_hit"]
+    );
+    assert_eq!(
+        export["input_config"]["datasets"][0]["dataset"],
+        "semianalysis_cc_traces_weka_062126"
+    );
+    // `--hf-weka-dataset` alone is `weka_hf`; a repo not in the cache is a clear error.
+    let empty = tempfile::tempdir().unwrap();
+    let (out, _) = profile(&["--hf-weka-dataset", "org/other-traces"], empty.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("datasets--org--other-traces")
+            && stderr.contains("huggingface-cli download --repo-type dataset org/other-traces"),
+        "{stderr}"
+    );
+    let e = common::config_error("ringperf profile -m m -u 127.0.0.1:1 --public-dataset weka_hf");
+    assert!(
+        e.to_string()
+            .contains("requires a non-empty hf_weka_dataset"),
+        "{e}"
+    );
+    let e = common::config_error(
+        "ringperf profile -m m -u 127.0.0.1:1 --public-dataset sharegpt --hf-weka-dataset a/b",
+    );
+    assert!(
+        e.to_string()
+            .contains("can only be used with dataset weka_hf"),
+        "{e}"
+    );
+}

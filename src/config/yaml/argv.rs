@@ -464,27 +464,31 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                 a.switch("--ignore-trace-delays")
             }
             ("file", "ignore_trace_delays") => {}
-            ("file", "use_think_time_only") if flag_bool(v, &path)? => {
+            ("file" | "public", "use_think_time_only") if flag_bool(v, &path)? => {
                 a.switch("--use-think-time-only")
             }
-            ("file", "use_think_time_only") => {}
-            ("file", "max_context_length") if !v.is_null() => {
+            ("file" | "public", "use_think_time_only") => {}
+            ("file" | "public", "max_context_length") if !v.is_null() => {
                 a.one("--max-context-length", num(v, &path)? as u64)
             }
-            ("file", "inter_turn_delay_cap_seconds") if !v.is_null() => {
+            ("file" | "public", "inter_turn_delay_cap_seconds") if !v.is_null() => {
                 a.one("--inter-turn-delay-cap-seconds", num(v, &path)?)
             }
-            ("file", "trace_idle_gap_cap_seconds") if !v.is_null() => {
+            ("file" | "public", "trace_idle_gap_cap_seconds") if !v.is_null() => {
                 a.one("--trace-idle-gap-cap-seconds", num(v, &path)?)
             }
-            ("file", "max_context_length" | "inter_turn_delay_cap_seconds") => {}
-            ("file", "trace_idle_gap_cap_seconds") => {}
+            ("file" | "public", "max_context_length" | "inter_turn_delay_cap_seconds") => {}
+            ("file" | "public", "trace_idle_gap_cap_seconds") => {}
             ("file", "block_size") => {
                 a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)
             }
             ("file", "prompt_batch_size") => a.one("--prompt-batch-size", num(v, &path)? as u64),
             ("file", "synthesis") => synthesis(obj(v, &path)?, &path, a)?,
             ("public", "dataset") => a.one("--public-dataset", scalar(v, &path)?),
+            ("public", "hf_weka_dataset") if !v.is_null() => {
+                a.one("--hf-weka-dataset", scalar(v, &path)?)
+            }
+            ("public", "hf_weka_dataset") => {}
             ("synthetic" | "file" | "public", _) => return Err(YamlError::Unsupported(path)),
             (other, _) => {
                 return Err(YamlError::Unsupported(format!("{p}.type: {other}")));

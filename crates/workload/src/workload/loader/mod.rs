@@ -39,6 +39,7 @@ pub use mooncake_trace::check_row as check_mooncake_row;
 pub use session::SessionIds;
 pub use sharegpt::{CACHE_DIR as SHAREGPT_CACHE_DIR, FILE_NAME as SHAREGPT_FILE_NAME};
 pub use weka::WekaParams;
+pub use weka::hub::{CORPORA as WEKA_CORPORA, repo_of as weka_corpus_repo};
 
 /// `--prompt-input-tokens-block-size` when not given (AIPerf's `InputTokensDefaults.BLOCK_SIZE`).
 pub const DEFAULT_BLOCK_SIZE: usize = 512;
@@ -186,6 +187,10 @@ pub enum Source {
     },
     /// `--public-dataset sharegpt`: `--input-file`, else AIPerf's cache path.
     ShareGpt { input_file: Option<PathBuf> },
+    /// A Weka agent-trace corpus on the Hugging Face Hub (`--public-dataset
+    /// semianalysis_cc_traces_weka*`, `weka_hf` with `--hf-weka-dataset`), read from the local
+    /// Hugging Face cache: `dataset` as given, `repo` its dataset repo.
+    WekaHub { dataset: String, repo: String },
     /// A config file's inline `records`: the lines of a `single_turn` or `multi_turn` file,
     /// held in memory and read by that file's loader; `name` (where the records are in the
     /// config) stands for the file in messages, a record's line number is its position.
@@ -257,6 +262,10 @@ pub enum Loaded {
 pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, LoadError> {
     let mut ids = SessionIds::new(spec.seeded);
     let mut dataset = match &spec.source {
+        Source::WekaHub { repo, .. } => {
+            let cache = crate::workload::hub::HubEnv::from_env().cache;
+            weka::hub::load(repo, cache.as_deref(), &spec.weka, tokenizer, spec.seed)?
+        }
         Source::ShareGpt { input_file } => {
             let path = sharegpt::locate(input_file.as_deref())?;
             sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?

@@ -10,6 +10,7 @@
 
 mod buffer;
 mod chains;
+pub mod hub;
 mod schema;
 pub mod tracelab;
 
@@ -53,6 +54,15 @@ pub struct WekaParams {
     /// The traces to load at most (after `--max-context-length`): `--num-dataset-entries`,
     /// else `--conversation-num`, else an explicit `--request-count`.
     pub entries: Option<u64>,
+    /// `--num-dataset-entries` alone: the cap of a Hugging Face corpus.
+    pub dataset_entries: Option<u64>,
+}
+
+/// Whether `trace` passes `--max-context-length`.
+fn eligible(params: &WekaParams, trace: &WekaTrace) -> bool {
+    params
+        .max_context_length
+        .is_none_or(|max| peak_context(trace, params.max_osl) <= max)
 }
 
 /// Whether `path` is a Weka trace: a `.json` file holding one, or a directory whose first
@@ -92,11 +102,6 @@ pub fn load(
     let mut seen = HashSet::new();
     let cap = params.entries.map_or(usize::MAX, |n| n as usize);
     let mut admitted = 0;
-    let eligible = |t: &WekaTrace| {
-        params
-            .max_context_length
-            .is_none_or(|max| peak_context(t, params.max_osl) <= max)
-    };
     for file in &files {
         if ringperf_io::control::interrupted() {
             break;
@@ -115,7 +120,7 @@ pub fn load(
                 )),
             ));
         }
-        admitted += usize::from(eligible(&trace));
+        admitted += usize::from(eligible(params, &trace));
         traces.push(trace);
     }
     from_traces(path, traces, params, tokenizer, seed)
