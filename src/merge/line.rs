@@ -39,6 +39,8 @@
 //! token counts, server usage, and connection reuse (`http_req_connection_reused`). Not in the
 //! line and read by no statistic once the metrics exist: byte counts and the HTTP trace.
 
+use ringperf_wire::conversation::TurnSource;
+use ringperf_wire::record::Lineage;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -93,6 +95,21 @@ struct Metadata {
     /// ringperf's own key, with `--network-latency-*` only.
     #[serde(default)]
     tcp_rtt_us: Option<u32>,
+    /// An agent trace's record: where its turn came from and its session's place in the tree.
+    #[serde(default)]
+    source_trace_id: Option<String>,
+    #[serde(default)]
+    source_outer_idx: Option<u32>,
+    #[serde(default)]
+    source_inner_idx: Option<u32>,
+    #[serde(default)]
+    source_kind: Option<String>,
+    #[serde(default)]
+    agent_depth: u8,
+    #[serde(default)]
+    parent_correlation_id: Option<String>,
+    #[serde(default)]
+    root_correlation_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -386,8 +403,31 @@ fn facts_of(
         spec_decode: None,
         // Not in a record line: a merged run has no theoretical prefix-cache hit.
         prefix_blocks: None,
-        lineage: None,
-        source: None,
+        lineage: match (&md.parent_correlation_id, &md.root_correlation_id) {
+            (Some(p), Some(r)) if md.agent_depth > 0 => Some(Box::new(Lineage {
+                depth: md.agent_depth,
+                parent: uuid("parent_correlation_id", p)?,
+                root: uuid("root_correlation_id", r)?,
+            })),
+            _ => None,
+        },
+        // The kinds ringperf writes (a line of another kind keeps no source).
+        source: match (
+            &md.source_trace_id,
+            md.source_outer_idx,
+            md.source_kind.as_deref(),
+        ) {
+            (Some(trace), Some(outer), Some(kind)) => ["weka_main", "weka_subagent", "weka_flat"]
+                .into_iter()
+                .find(|k| *k == kind)
+                .map(|kind| TurnSource {
+                    trace: trace.as_str().into(),
+                    outer,
+                    inner: md.source_inner_idx,
+                    kind,
+                }),
+            _ => None,
+        },
     })
 }
 

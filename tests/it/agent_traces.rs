@@ -425,3 +425,98 @@ fn a_hub_weka_corpus_is_read_from_the_hugging_face_cache() {
         "{e}"
     );
 }
+
+/// `ringperf merge` of an agent-trace run keeps each record's place in its trace and tree.
+#[test]
+fn a_merged_agent_trace_run_keeps_its_records_lineage() {
+    let server = common::recording_mock(8);
+    // Two shards, one tree each; merged into one run.
+    let shards: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    // Both start at one instant, 2 s from now (the shards' shared schedule origin).
+    let at = (ringperf_wire::clock::wall_now_ns() + 2_000_000_000).to_string();
+    let children: Vec<std::process::Child> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, dir)| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+                .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+                .args([
+                    "--tokenizer",
+                    "builtin",
+                    "--concurrency",
+                    "2",
+                    "--no-server-metrics",
+                ])
+                .args([
+                    "--conversation-num",
+                    "2",
+                    "--ignore-trace-delays",
+                    "--random-seed",
+                    "1",
+                ])
+                .args(["--shard-count", "2", "--shard-index", &i.to_string()])
+                .args(["--start-at", &at, "--input-file"])
+                .arg(data().join("traces/weka_subagent_0001.json"))
+                .arg("--url")
+                .arg(format!("http://{}", server.addr))
+                .arg("--artifact-dir")
+                .arg(dir.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the binary runs")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("the shard ends");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let merged = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .arg("merge")
+        .args(shards.iter().map(|d| d.path()))
+        .arg("--artifact-dir")
+        .arg(merged.path())
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let keys = [
+        "source_trace_id",
+        "source_outer_idx",
+        "source_inner_idx",
+        "source_kind",
+        "agent_depth",
+        "parent_correlation_id",
+        "root_correlation_id",
+    ];
+    let pick = |dir: &Path| {
+        let mut v: Vec<Value> = common::read_jsonl(&dir.join("profile_export.jsonl"))
+            .into_iter()
+            .map(|r| {
+                let m = &r["metadata"];
+                let mut o = serde_json::Map::new();
+                o.insert("x_request_id".into(), m["x_request_id"].clone());
+                for k in keys {
+                    o.insert(k.into(), m[k].clone());
+                }
+                Value::Object(o)
+            })
+            .collect();
+        v.sort_by_key(|o| o["x_request_id"].as_str().unwrap_or_default().to_string());
+        v
+    };
+    let mut before: Vec<Value> = shards.iter().flat_map(|d| pick(d.path())).collect();
+    before.sort_by_key(|o| o["x_request_id"].as_str().unwrap_or_default().to_string());
+    let after = pick(merged.path());
+    assert_eq!(before.len(), 10);
+    assert!(before.iter().any(|o| o["agent_depth"] == 1));
+    assert_eq!(before, after);
+}
