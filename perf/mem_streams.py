@@ -12,8 +12,8 @@ stream is open at once; its truth log must show N requests in flight together, o
 refused. Shapes: `short`, 10 tokens 10 ms apart; `long`, 1,000 tokens written at once after the
 TTFT (a burst: ~200 KB a response).
 
-Per run, from `VmRSS` read every 5 ms from /proc and `ru_maxrss` from wait4: the client's
-peak RSS (the whole run, its end-of-run statistics included), its RSS while every stream waits
+Per run, from `VmRSS` and `VmHWM` read every 5 ms from /proc: the client's peak RSS (its
+high-water mark over the whole run, the end-of-run statistics included), its RSS while every stream waits
 for its first token (read at 80 % of the TTFT), and its streaming peak (the highest reading
 until the last response ended, by the records' own `request_end_ns`). Per binary and shape,
 bytes per stream = (figure at N - figure at 1) / N, and marginal bytes per stream between two
@@ -44,15 +44,21 @@ import overhead  # noqa: E402  (perf/overhead.py)
 SHAPES = {"short": {"itl_ms": 10, "tokens": 10}, "long": {"itl_ms": 0, "tokens": 1000}}
 
 
-def vm_rss_kib(pid):
+def vm_kib(pid):
+    """(VmRSS, VmHWM) of `pid` in KiB, or None (gone, or a zombie without an address space).
+
+    VmHWM is the resident high-water mark of the process's own address space since its exec;
+    wait4's ru_maxrss is not used: it also counts the pages of the parent's copy that the child
+    held between fork and exec (this script's, hundreds of MB after a large truth log)."""
+    got = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    got[line[:5]] = int(line.split()[1])
     except OSError:
-        pass
-    return None
+        return None
+    return (got["VmRSS"], got["VmHWM"]) if len(got) == 2 else None
 
 
 def run(binary, shape, n, out, ttft_ms, timeout_s):
@@ -72,17 +78,20 @@ def run(binary, shape, n, out, ttft_ms, timeout_s):
             p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env,
                                  start_new_session=True)
             waiting_kib = None
+            hwm_kib = 0
             series = []  # (wall-clock ns, VmRSS KiB)
             at = t0 + 0.8 * ttft_ms / 1000
-            # Reaped here with wait4 (for ru_maxrss), never by Popen; VmRSS read every 5 ms,
-            # and once while every stream waits for its first token.
+            # Reaped here, never by Popen; VmRSS and VmHWM read every 5 ms, and VmRSS once
+            # while every stream waits for its first token.
             while True:
-                pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+                pid, status, _ = os.wait4(p.pid, os.WNOHANG)
                 if pid == p.pid:
                     break
-                rss = vm_rss_kib(p.pid)
-                if rss is not None:
-                    series.append((time.time_ns(), rss))
+                vm = vm_kib(p.pid)
+                rss = vm[0] if vm else None
+                if vm:
+                    series.append((time.time_ns(), vm[0]))
+                    hwm_kib = max(hwm_kib, vm[1])
                 if waiting_kib is None and time.monotonic() >= at:
                     waiting_kib = rss
                 if time.monotonic() - t0 > timeout_s:
@@ -107,7 +116,7 @@ def run(binary, shape, n, out, ttft_ms, timeout_s):
         last_end = max(json.loads(line)["metadata"]["request_end_ns"] for line in f)
     streaming = [rss for t, rss in series if t <= last_end]
     h.check(streaming, f"{name}: no RSS sample before the last response ended")
-    return {"peak_kib": ru.ru_maxrss, "waiting_kib": waiting_kib,
+    return {"peak_kib": hwm_kib, "waiting_kib": waiting_kib,
             "streaming_peak_kib": max(streaming),
             "in_flight": overlap, "arrivals_span_ms": last_arrival_ms}
 
