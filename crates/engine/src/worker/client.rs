@@ -315,9 +315,11 @@ struct Prefill<'a> {
     scratch: ringperf_wire::endpoint::ParsedResponse,
 }
 
-/// A compact record's body (the message still arriving) keeps at most this much spare
-/// capacity between reads, or twice its bytes.
-const KEPT_BODY_BYTES: usize = 1024;
+/// A compact record's body holding a partial message keeps up to this much capacity between
+/// reads (or twice its bytes): a read's worth of a multishot receive (4 KiB) stays, so a burst
+/// of reads that each end inside a message does not reallocate on every read; a larger read
+/// (up to the pool's read size, 16 KiB) is given back.
+const KEPT_BODY_BYTES: usize = 16 * 1024;
 
 /// Bodies from this size on are written from the dataset's own bytes, after the head (a
 /// second write); smaller ones are copied behind the head and go in one write.
@@ -485,8 +487,8 @@ impl Recorder<'_> {
     ///
     /// What the read brought is consumed here, so the buffer it was decoded into is not kept
     /// while the stream waits for its next read: an empty body gives its allocation back, and
-    /// one that keeps only a partial message keeps no more than twice its bytes (a burst of a
-    /// large read no longer leaves every in-flight stream holding a read's worth of capacity).
+    /// one that keeps only a partial message keeps at most [`KEPT_BODY_BYTES`] (or twice its
+    /// bytes), so a large read does not leave every in-flight stream holding its capacity.
     fn drop_consumed(&mut self) {
         if self.compact.is_some() && compactable(self.rec) {
             self.dropped += self.framer.compact(&mut self.rec.body) as u64;
@@ -814,7 +816,8 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         read(&mut r, &burst, ReadStamp::user(1_000));
         assert!(r.rec.body.is_empty());
         assert_eq!(r.rec.body.capacity(), 0, "a consumed read keeps its buffer");
-        // A large read that ends 10 bytes into a message keeps those bytes, not the read.
+        // A read larger than a stream may keep (26 KB) that ends 10 bytes into a message keeps
+        // those bytes, not the read's capacity.
         let mut cut = burst.clone();
         cut.extend_from_slice(&STREAM[..10]);
         read(&mut r, &cut, ReadStamp::user(2_000));
