@@ -7,13 +7,18 @@
   client (the table is built before the first send);
 - `file-server`: the same with `--use-server-token-count` (nothing counted by the client).
 
-    perf/ab_startup.py BINARY [BINARY...] [--rounds 5] [--runs 5]
+    perf/ab_startup.py BINARY [BINARY...] [--rounds 5] [--runs 5] [--kinds synthetic,file-server]
 
 Per round, each binary does `--runs` runs of each kind, kinds and binaries alternating run by
 run; the stamp is CLOCK_MONOTONIC just before the exec, the arrival is the mock's truth log
 (the same clock). One fresh mock (pinned to MOCK_CORE) serves all of a round; the client is
 pinned to CLIENT_CORE. Prints the median (min-max of the round medians) per binary and kind,
-each kind's ratio to `file` of the same binary, and the load average before and after.
+each kind's ratio to `file` of the same binary, and the load average before and after; with
+two binaries or more, a table of each kind side by side, every binary's median beside the first
+binary's (the previous build) and their ratio.
+
+The figure is exec -> the mock's arrival stamp of the first request, which is the client's first
+write plus one loopback transit (tens of microseconds on this machine).
 """
 import argparse
 import json
@@ -49,8 +54,12 @@ def main():
     ap.add_argument("binaries", nargs="+")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--kinds", default="synthetic,file,file-server",
+                    help="comma-separated subset of synthetic, file, file-server")
     a = ap.parse_args()
-    kinds = ["synthetic", "file", "file-server"]
+    kinds = [k for k in a.kinds.split(",") if k]
+    h.check(kinds and all(k in ("synthetic", "file", "file-server") for k in kinds),
+            f"--kinds {a.kinds!r}: a subset of synthetic, file, file-server")
     medians = {(b, k): [] for b in a.binaries for k in kinds}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,11 +90,24 @@ def main():
     load.append(os.getloadavg()[0])
     print(f"load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end")
     for b in a.binaries:
-        base = statistics.median(medians[(b, "file")])
+        base = statistics.median(medians[(b, "file")]) if "file" in kinds else None
         for kind in kinds:
             v = medians[(b, kind)]
-            print(f"{b} {kind}: {statistics.median(v):.1f} ms ({min(v):.1f}-{max(v):.1f}), "
-                  f"/ file {statistics.median(v) / base:.2f}")
+            ratio = f", / file {statistics.median(v) / base:.2f}" if base else ""
+            print(f"{b} {kind}: {statistics.median(v):.1f} ms ({min(v):.1f}-{max(v):.1f}){ratio}")
+    if len(a.binaries) > 1:
+        first = a.binaries[0]
+        print()
+        print("| run | " + " | ".join(a.binaries) + " | last / first |")
+        print("|---|" + "---|" * (len(a.binaries) + 1))
+        for kind in kinds:
+            cells = []
+            for b in a.binaries:
+                v = medians[(b, kind)]
+                cells.append(f"{statistics.median(v):.1f} ms ({min(v):.1f}-{max(v):.1f})")
+            ratio = (statistics.median(medians[(a.binaries[-1], kind)])
+                     / statistics.median(medians[(first, kind)]))
+            print(f"| {kind} | " + " | ".join(cells) + f" | {ratio:.2f} |")
 
 
 if __name__ == "__main__":

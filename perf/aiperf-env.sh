@@ -12,8 +12,9 @@ install_aiperf() {
 # AIPerf's `builtin` tokenizer is tiktoken o200k_base, which tiktoken fetches from the network
 # unless its cache holds the file. Seed the cache from the copy tiktoken-rs ships (a
 # dev-dependency: in the registry once the tests were built), else from the gzipped copy
-# bpe-openai ships (ringperf's own builtin tokenizer; the same file, sha256 446a9538…), so
-# AIPerf never leaves the machine; without either, AIPerf is skipped.
+# bpe-openai ships when the registry still holds it (ringperf's builtin tokenizer before #41;
+# the same file, sha256 446a9538…), so AIPerf never leaves the machine; without either, AIPerf
+# is skipped.
 seed_tiktoken() {
     local src gz cache key reg
     reg="${CARGO_HOME:-$HOME/.cargo}/registry/src"

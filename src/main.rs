@@ -158,9 +158,10 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
     // by the run's signal thread (a graceful cancel), not the default action.
     ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
-    // The builtin tokenizer takes longest to start (perf/README, "Start-up"): it starts loading
-    // now, on a thread that inherits the blocked signals, and validation and the run's set-up
-    // overlap it — unless the run may never need it.
+    // The builtin tokenizer's pre-tokenizer is compiled at first use (its tables are compiled
+    // in; perf/README, "Start-up"): it starts now, on a thread that inherits the blocked
+    // signals, and validation and the run's set-up overlap it — unless the run may never need
+    // it.
     if let Some(spec) = ringperf::config::tokenizer_spec(args)
         .filter(|_| ringperf::config::tokenizer_needed_first(args))
     {
@@ -288,8 +289,8 @@ fn mock_server(args: &MockArgs) -> Result<u8, Error> {
     // waited for by `serve` and still gets the truth log written, never kills.
     ringperf_io::signals::block_term_signals().map_err(Error::MockServer)?;
     // The mock counts every prompt's tokens (`usage.prompt_tokens`) with the builtin tokenizer:
-    // its table is built now, beside the listener's start, not by the first request (which
-    // was answered ~1 s late by a fresh debug build).
+    // its pre-tokenizer is compiled now, beside the listener's start, not by the first request
+    // (a fresh debug build's first answer was late by that).
     ringperf_workload::workload::tokenizer::preload(
         ringperf_workload::workload::tokenizer::BUILTIN,
     );

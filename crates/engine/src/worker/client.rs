@@ -212,7 +212,9 @@ pub(crate) async fn send(
             cancelled: cancelled_error,
             request: request_error,
         };
-        super::video_job::follow(
+        // Boxed: only video jobs follow up, and the follow-up's future (~4 KiB) would otherwise
+        // be reserved in every in-flight request's.
+        Box::pin(super::video_job::follow(
             shared,
             state,
             &mut rec,
@@ -220,7 +222,7 @@ pub(crate) async fn send(
             pool,
             hard_deadline_ns,
             failures,
-        )
+        ))
         .await;
     }
     rec
@@ -313,6 +315,12 @@ struct Prefill<'a> {
     kind: ringperf_wire::endpoint::EndpointKind,
     scratch: ringperf_wire::endpoint::ParsedResponse,
 }
+
+/// A compact record's body holding a partial message keeps up to this much capacity between
+/// reads (or twice its bytes): a read's worth of a multishot receive (4 KiB) stays, so a burst
+/// of reads that each end inside a message does not reallocate on every read; a larger read
+/// (up to the pool's read size, 16 KiB) is given back.
+const KEPT_BODY_BYTES: usize = 16 * 1024;
 
 /// Bodies from this size on are written from the dataset's own bytes, after the head (a
 /// second write); smaller ones are copied behind the head and go in one write.
@@ -477,9 +485,20 @@ impl Sink for Recorder<'_> {
 impl Recorder<'_> {
     /// A compact record drops the bytes of the messages already extracted or kept, so the
     /// body holds only the message still arriving.
+    ///
+    /// What the read brought is consumed here, so the buffer it was decoded into is not kept
+    /// while the stream waits for its next read: an empty body gives its allocation back, and
+    /// one that keeps only a partial message keeps at most [`KEPT_BODY_BYTES`] (or twice its
+    /// bytes), so a large read does not leave every in-flight stream holding its capacity.
     fn drop_consumed(&mut self) {
         if self.compact.is_some() && compactable(self.rec) {
             self.dropped += self.framer.compact(&mut self.rec.body) as u64;
+            let body = &mut self.rec.body;
+            if body.is_empty() {
+                *body = Vec::new();
+            } else if body.capacity() > KEPT_BODY_BYTES.max(2 * body.len()) {
+                body.shrink_to(body.len());
+            }
         }
     }
 }
@@ -769,6 +788,55 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
             proptest::prop_assert!(compact.body.is_empty(), "{:?}", compact.body);
             proptest::prop_assert!(compact.text.len() * 2 < raw.body.len());
         }
+    }
+
+    /// A compact stream holds no read's worth of buffer between reads: a read that ends on a
+    /// message boundary leaves the body without an allocation, and one that ends inside a
+    /// message keeps little more than that message's bytes; the record reads as before.
+    #[test]
+    fn a_compact_body_gives_its_read_buffer_back_between_reads() {
+        let state = state();
+        let request = no_request();
+        let mut rec = sse_record(&state);
+        rec.status = 200;
+        let compactor = ringperf_wire::endpoint::EndpointKind::Chat
+            .descriptor()
+            .compact;
+        let mut r = recorder(&request, &state, &mut rec, compactor);
+        r.on_attempt(0);
+        // Everything before the trailing unterminated message: seven whole messages.
+        let whole = STREAM
+            .windows(2)
+            .rposition(|w| w == b"\n\n")
+            .expect("a blank line")
+            + 2;
+        let mut burst = Vec::new();
+        for _ in 0..20 {
+            burst.extend_from_slice(&STREAM[..whole]);
+        }
+        read(&mut r, &burst, ReadStamp::user(1_000));
+        assert!(r.rec.body.is_empty());
+        assert_eq!(r.rec.body.capacity(), 0, "a consumed read keeps its buffer");
+        // A read larger than a stream may keep (26 KB) that ends 10 bytes into a message keeps
+        // those bytes, not the read's capacity.
+        let mut cut = burst.clone();
+        cut.extend_from_slice(&STREAM[..10]);
+        read(&mut r, &cut, ReadStamp::user(2_000));
+        assert_eq!(r.rec.body, &STREAM[..10]);
+        assert!(
+            r.rec.body.capacity() <= KEPT_BODY_BYTES,
+            "{}",
+            r.rec.body.capacity()
+        );
+        read(&mut r, &STREAM[10..whole], ReadStamp::user(3_000));
+        r.on_end(3_000);
+        let messages = rec.events.len();
+        assert_eq!(
+            messages,
+            2 * 20 * 7 + 7,
+            "every message of every read is an event"
+        );
+        assert_eq!(rec.events.last().map(|e| e.stamp_ns), Some(3_000));
     }
 
     #[test]

@@ -70,8 +70,9 @@ pub trait Sink {
         let _ = local;
     }
 
-    /// Writes the request into `wbuf` (empty, its capacity kept from earlier requests on this
-    /// connection). `reused`: the connection comes from the pool. Called once per attempt.
+    /// Writes the request into `wbuf` (empty; freed once the request is written, so a stream
+    /// awaiting its response holds no copy of its request). `reused`: the connection comes from
+    /// the pool. Called once per attempt.
     fn encode(&mut self, wbuf: &mut Vec<u8>, reused: bool);
 
     /// Bytes to write after [`Sink::encode`]'s, straight from where they are kept (no copy
@@ -311,6 +312,26 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// Awaits `$read` (a read or a wait for one) of exchange `$ex`, bounded by its read timeout when
+/// one is set (boxed then, so that an unbounded read, the worker's, reserves no timer); a
+/// `Result` whose error is [`Error::ReadTimeout`] with `received: $received`.
+///
+/// A macro, not an `async fn`: a future passed to an `async fn` is kept twice in its state (the
+/// argument, and the awaited copy), and the plain read's future is the largest part of an
+/// in-flight request's read path.
+macro_rules! within_read_timeout {
+    ($ex:expr, $read:expr, $received:expr) => {
+        match $ex.limits.read_timeout {
+            None => Ok($read.await),
+            Some(t) => Box::pin(monoio::time::timeout(t, $read))
+                .await
+                .map_err(|_| Error::ReadTimeout {
+                    received: $received,
+                }),
+        }
+    };
+}
+
 impl Exchange<'_> {
     /// Sends the request `sink` encodes and reads the response into `sink`, on a pooled
     /// connection when one is idle; retries once on a fresh connection when the pooled one
@@ -363,15 +384,14 @@ impl Exchange<'_> {
 
     async fn attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
         sink.on_attempt(self.clock.now_ns());
-        let pooled = if may_reuse {
-            self.pool.take(self.slot)
+        let mut reused = false;
+        // `if let`, not a `match` on a binding: the pooled `Option` is gone before the connect's
+        // awaits, so the request's future does not keep room for it beside `conn`.
+        let mut conn = if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+            reused = true;
+            c
         } else {
-            None
-        };
-        let mut reused = pooled.is_some();
-        let mut conn = match pooled {
-            Some(c) => c,
-            None => 'conn: loop {
+            'conn: loop {
                 // At the pool's connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`, as aiohttp's
                 // connector `limit`): wait for a connection to come back idle or to close. The
                 // wait is the request's (its latency runs); the attempt's time bounds and the
@@ -431,15 +451,14 @@ impl Exchange<'_> {
                     }
                     Err(e) => return Err(Failed::new(e, false)),
                 }
-            },
+            }
         };
         let in_flight = self
             .cut
             .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
 
         sink.on_socket(conn.local);
-        let mut wbuf = std::mem::take(&mut conn.wbuf);
-        wbuf.clear();
+        let mut wbuf = Vec::new();
         sink.encode(&mut wbuf, reused);
         let tail = sink.shared_tail();
         if let Some(c) = self.cut
@@ -449,7 +468,9 @@ impl Exchange<'_> {
         }
         sink.on_send(self.clock.now_ns());
         let (res, wbuf) = conn.stream.write_all(wbuf).await;
-        conn.wbuf = wbuf;
+        // The request's copy is not kept while the response is awaited: a stream in flight
+        // holds no write buffer (each request's is its own, freed once written).
+        drop(wbuf);
         let res = match (res, tail) {
             (Ok(head), Some(tail)) => conn.stream.write_shared(tail).await.map(|n| head + n),
             (res, _) => res,
@@ -563,9 +584,7 @@ impl Exchange<'_> {
                 && conn.kernel_stamps
                 && let Stream::Plain(tcp) = &conn.stream
             {
-                let ready = self
-                    .within_read_timeout(tcp.readable(false), st.received)
-                    .await?;
+                let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
                 ready.map_err(|error| Error::Read {
                     error,
                     received: st.received,
@@ -610,7 +629,7 @@ impl Exchange<'_> {
                 let buf = std::mem::take(&mut conn.rbuf);
                 // Stamped as the socket read completes, before any decryption or parsing.
                 let read = conn.stream.read_into(buf, &self.clock, conn.kernel_stamps);
-                let (res, buf) = self.within_read_timeout(read, st.received).await?;
+                let (res, buf) = within_read_timeout!(self, read, st.received)?;
                 conn.rbuf = buf;
                 let (n, read_stamp) = res.map_err(|error| Error::Read {
                     error,
@@ -642,7 +661,7 @@ impl Exchange<'_> {
         let Some(ms) = conn.multishot.as_mut() else {
             return Ok(Step::Again);
         };
-        self.within_read_timeout(ms.ready(), st.received).await?;
+        within_read_timeout!(self, ms.ready(), st.received)?;
         let received = st.received;
         let max = self.pool.read_buf_bytes();
         let taken = |ms: &mut Multishot, buf: &mut Vec<u8>| match ms.take(buf, max) {
@@ -672,21 +691,6 @@ impl Exchange<'_> {
             return Ok(Step::Again);
         };
         self.take_read(st, &mut conn.rbuf, n, stamp, sent_ns, sink)
-    }
-
-    /// `read` (a read or a wait for one), bounded by the read timeout when one is set; boxed
-    /// then, so that an unbounded read (the worker's) reserves no timer.
-    async fn within_read_timeout<F: std::future::Future>(
-        &self,
-        read: F,
-        received: bool,
-    ) -> Result<F::Output, Error> {
-        match self.limits.read_timeout {
-            None => Ok(read.await),
-            Some(t) => Box::pin(monoio::time::timeout(t, read))
-                .await
-                .map_err(|_| Error::ReadTimeout { received }),
-        }
     }
 
     /// Hands one read of `n` bytes, now at the end of `buf`, to the response's head parser or

@@ -1,4 +1,4 @@
-//! Keep-alive connections with their reusable buffers, one idle list per slot. A worker keys the
+//! Keep-alive connections, one idle list per slot. A worker keys the
 //! slots by base URL; the scraper keeps one pool per endpoint, with a single slot.
 
 use std::cell::{Cell, RefCell};
@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::tls::Stream;
 use super::waiters::{Wait, Waiters};
 
-/// One connection with its reusable buffers.
+/// One connection with its read buffer.
 #[derive(Debug)]
 pub(super) struct Conn {
     /// The connection's multishot receive (a kernel-stamped plain connection on io_uring);
@@ -16,8 +16,6 @@ pub(super) struct Conn {
     pub(super) stream: Stream,
     /// Bytes read and not yet decoded. Empty whenever the connection is idle in a pool.
     pub(super) rbuf: Vec<u8>,
-    /// The request being written.
-    pub(super) wbuf: Vec<u8>,
     /// The socket's local address, read once when it connected (`None`: unknown).
     pub(super) local: Option<std::net::SocketAddr>,
     /// The socket has kernel receive stamps enabled.
@@ -115,7 +113,7 @@ impl Pool {
         Wait::new(&self.waiters)
     }
 
-    /// A new connection around `stream`, with this pool's buffers, counted by `open` (from
+    /// A new connection around `stream`, counted by `open` (from
     /// [`Pool::reserve`]).
     pub(super) fn wrap(
         &self,
@@ -132,7 +130,6 @@ impl Pool {
             // Allocated at the connection's first read into it (a kernel-stamped plain
             // connection reads into its thread's buffer instead).
             rbuf: Vec::new(),
-            wbuf: Vec::new(),
         }
     }
 

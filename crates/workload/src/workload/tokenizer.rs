@@ -1,9 +1,10 @@
 //! Token counting and prompt synthesis tokenizers (`--tokenizer`, docs/flags.md "Tokenizer").
 //!
-//! - `builtin`: tiktoken `o200k_base` (AIPerf's zero-network tokenizer), from the `bpe-openai`
-//!   crate, whose tables are built when it is compiled and deserialized on first use (~40 ms;
-//!   tiktoken-rs builds them at start-up, ~110 ms). Its token ids equal tiktoken-rs's
-//!   `encode_with_special_tokens` (the oracle in this file's property tests); no files.
+//! - `builtin`: tiktoken `o200k_base` (AIPerf's zero-network tokenizer), on tables laid out
+//!   when the crate is compiled and used in place ([`super::o200k`]): nothing is built or
+//!   deserialized at start-up but the pre-tokenizer's regular expression. Its token ids equal
+//!   tiktoken-rs's `encode_with_special_tokens` (the oracle in this file's property tests); no
+//!   files.
 //! - a Hugging Face `tokenizer.json` (feature `hf-tokenizer`): a file path, a directory holding
 //!   one, or a model id: read from the local Hugging Face cache, and when it is not there
 //!   fetched from the Hub into that cache as `huggingface_hub` fetches it ([`super::hub`]),
@@ -298,6 +299,7 @@ pub fn preload(spec: &str) {
         .name("ringperf-tokenizer".into())
         .spawn(|| {
             builtin_table();
+            super::o200k::warm();
         });
 }
 
@@ -311,11 +313,10 @@ pub struct LazyBuiltin(());
 static BUILTIN_TABLE_USED: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// bpe-openai's o200k_base table, built (one `LazyLock` in that crate, ~40 ms of CPU) by the
-/// first caller; later callers wait for or reuse it.
-fn builtin_table() -> &'static bpe_openai::Tokenizer {
+/// Marks the builtin tokenizer as used. Its tables are compiled in ([`super::o200k`]); only its
+/// pre-tokenizer is built, by its first user (a few milliseconds).
+fn builtin_table() {
     BUILTIN_TABLE_USED.store(true, std::sync::atomic::Ordering::Relaxed);
-    bpe_openai::o200k_base()
 }
 
 /// Whether this process has built (or started building) the builtin tokenizer's table: by
@@ -611,11 +612,11 @@ impl Tokenizer {
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match self {
             Tokenizer::Builtin(_) => {
-                let bpe = builtin_table();
+                builtin_table();
                 let mut ids = Vec::new();
                 for piece in o200k_pieces(text) {
                     match piece {
-                        Piece::Text(t) => ids.extend(bpe.encode(t)),
+                        Piece::Text(t) => super::o200k::encode(t, &mut ids),
                         Piece::Special(id) => ids.push(id),
                     }
                 }
@@ -634,10 +635,10 @@ impl Tokenizer {
     pub fn count(&self, text: &str) -> usize {
         match self {
             Tokenizer::Builtin(_) => {
-                let bpe = builtin_table();
+                builtin_table();
                 o200k_pieces(text)
                     .map(|piece| match piece {
-                        Piece::Text(t) => bpe.count(t),
+                        Piece::Text(t) => super::o200k::count(t),
                         Piece::Special(_) => 1,
                     })
                     .sum()
@@ -725,18 +726,16 @@ impl Tokenizer {
     pub fn decode(&self, ids: &[u32]) -> String {
         match self {
             Tokenizer::Builtin(_) => {
-                let bpe = builtin_table();
-                let known = bpe.bpe.num_tokens();
+                builtin_table();
                 let mut bytes = Vec::with_capacity(ids.len() * 4);
                 for &id in ids {
                     match O200K_SPECIALS.iter().find(|(s, _)| *s == id) {
                         // The special tokens decode to their text, as tiktoken's do.
                         Some((_, text)) => bytes.extend_from_slice(text.as_bytes()),
-                        None if (id as usize) < known => {
-                            bytes.extend_from_slice(bpe.bpe.token_bytes(id));
-                        }
                         // Unknown ids are skipped.
-                        None => {}
+                        None => {
+                            bytes.extend_from_slice(super::o200k::token_bytes(id).unwrap_or(&[]));
+                        }
                     }
                 }
                 String::from_utf8_lossy(&bytes).into_owned()
