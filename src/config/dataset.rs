@@ -502,6 +502,25 @@ fn synthesis(
         return Ok(None);
     }
     p.check().map_err(|e| ConfigError::flag(e.to_string()))?;
+    let weka = matches!(source, Some(Source::WekaHub { .. }))
+        || matches!(
+            (source, kind),
+            (
+                Some(Source::File { .. }),
+                Some(DatasetKind::WekaTrace | DatasetKind::Tracelab)
+            )
+        );
+    if weka {
+        // An agent trace takes the length caps (its loader applies them), not a reshaping.
+        if p.reshapes() {
+            return Err(ConfigError::flag(
+                "agent traces (weka_trace, tracelab, the Weka corpora) take --synthesis-max-isl \
+                 and --synthesis-max-osl only; the other --synthesis-* options reshape \
+                 mooncake_trace files",
+            ));
+        }
+        return Ok(Some(p));
+    }
     let got = match (source, kind) {
         (Some(Source::File { .. }), None | Some(DatasetKind::MooncakeTrace)) => return Ok(Some(p)),
         (Some(Source::File { .. }), Some(k)) if k.is_trace() => {

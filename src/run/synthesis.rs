@@ -36,14 +36,31 @@ pub(super) fn apply(cfg: &mut Config) -> Result<Option<SynthesizedTrace>, RunErr
     let Some(spec) = cfg.input.load.as_mut() else {
         return Ok(None);
     };
+    let fail = |m: String| RunError::new(SetupKind::Workload, m);
+    let found = match &spec.source {
+        Source::File { kind: Some(k), .. } => *k,
+        Source::File { path, kind: None } => ringperf_workload::workload::loader::detect(path)
+            .map_err(|e| fail(format!("cannot load the dataset: {e}")))?,
+        Source::WekaHub { .. } => DatasetKind::WekaTrace,
+        _ => return Ok(None),
+    };
+    if matches!(found, DatasetKind::WekaTrace | DatasetKind::Tracelab) {
+        // An agent trace's loader applies the length caps as it builds the turns: a root's
+        // requests over `--synthesis-max-isl` tokens are left out, its outputs capped at
+        // `--synthesis-max-osl` (docs/datasets.md, `weka_trace`).
+        if params.reshapes() {
+            return Err(fail(format!(
+                "{} takes --synthesis-max-isl and --synthesis-max-osl only; the other \
+                 --synthesis-* options reshape mooncake_trace files",
+                found.as_str()
+            )));
+        }
+        spec.weka.max_isl = params.max_isl;
+        spec.weka.max_osl = params.max_osl.map(|n| n.min(u64::from(u32::MAX)) as u32);
+        return Ok(None);
+    }
     let Source::File { path, kind } = &mut spec.source else {
         return Ok(None);
-    };
-    let fail = |m: String| RunError::new(SetupKind::Workload, m);
-    let found = match kind {
-        Some(k) => *k,
-        None => ringperf_workload::workload::loader::detect(path)
-            .map_err(|e| fail(format!("cannot load the dataset: {e}")))?,
     };
     if found != DatasetKind::MooncakeTrace {
         return Err(fail(format!(

@@ -520,3 +520,30 @@ fn a_merged_agent_trace_run_keeps_its_records_lineage() {
     assert!(before.iter().any(|o| o["agent_depth"] == 1));
     assert_eq!(before, after);
 }
+
+/// `--synthesis-max-osl` caps an agent trace's root requests' outputs (its subagents' are sent
+/// as recorded), as AIPerf's loader caps them; a reshaping option is refused for it.
+#[test]
+fn synthesis_caps_reach_an_agent_trace_and_reshaping_is_refused() {
+    let (_, truth) = run(
+        "traces/one_subagent.json",
+        &["--conversation-num", "1", "--synthesis-max-osl", "35"],
+    );
+    let asked: Vec<Value> = truth
+        .iter()
+        .map(|t| {
+            let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+            body["max_completion_tokens"].clone()
+        })
+        .collect();
+    assert_eq!(asked, [30, 50, 35].map(Value::from));
+    let e = common::config_error(
+        "ringperf profile -m m -u 127.0.0.1:1 --input-file t.json --custom-dataset-type \
+         weka_trace --synthesis-speedup-ratio 2",
+    );
+    assert!(
+        e.to_string()
+            .contains("take --synthesis-max-isl and --synthesis-max-osl only"),
+        "{e}"
+    );
+}

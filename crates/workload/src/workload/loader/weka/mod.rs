@@ -43,6 +43,9 @@ pub struct WekaParams {
     pub max_context_length: Option<u64>,
     /// `--synthesis-max-osl`: a root's turns ask for at most this many tokens.
     pub max_osl: Option<u32>,
+    /// `--synthesis-max-isl`: a root's requests of more input tokens are left out (a
+    /// subagent's are kept, as AIPerf keeps them).
+    pub max_isl: Option<u64>,
     /// `--model-names`: the trace's models map onto them in order of appearance.
     pub model_names: Vec<String>,
     /// `AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS=false`: a trace's (and a subagent's) calls
@@ -164,7 +167,7 @@ pub(super) fn from_traces(
     let plans: Vec<Plan<'_>> = traces
         .iter()
         .map(|t| {
-            Plan::of(t, params.keep_flat_agents)
+            Plan::of(t, params.keep_flat_agents, params.max_isl)
                 .map_err(|m| LoadError::file(path, LoadErrorKind::Invalid(m)))
         })
         .collect::<Result<_, _>>()?;
@@ -298,11 +301,13 @@ impl Stream<'_> {
 type BlockRecord<'a> = ((f64, usize, usize, usize), (usize, usize), &'a [i64]);
 
 impl<'a> Plan<'a> {
-    fn of(trace: &'a WekaTrace, keep_flat: bool) -> Result<Self, String> {
+    fn of(trace: &'a WekaTrace, keep_flat: bool, max_isl: Option<u64>) -> Result<Self, String> {
         let bs = trace.block_size as usize;
         let mut normals = Vec::new();
         for (outer, r) in trace.requests.iter().enumerate() {
-            if let Request::Call(c) = r {
+            if let Request::Call(c) = r
+                && max_isl.is_none_or(|m| c.input <= m)
+            {
                 normals.push(chains::Req {
                     key: outer,
                     t: c.t,

@@ -441,3 +441,40 @@ fn tracelab_blocks_keep_the_cached_prefix_and_mint_the_rest() {
         .collect();
     assert_eq!(delays, [None, Some(1000.0), Some(1000.0)]);
 }
+
+#[test]
+fn synthesis_caps_drop_long_root_requests_and_cap_root_outputs_only() {
+    // one_subagent: root calls of 200 and 400 input tokens asking 30 and 40, a subagent call of
+    // 100 asking 50.
+    let p = data().join("traces/one_subagent.json");
+    let params = WekaParams {
+        max_isl: Some(300),
+        max_osl: Some(35),
+        ..WekaParams::default()
+    };
+    let d = load(&p, &params, tokenizer(), 1).unwrap();
+    let max_tokens = |c: usize| -> Vec<Option<u32>> {
+        d.conversations[c]
+            .turns
+            .iter()
+            .map(|t| t.max_tokens)
+            .collect()
+    };
+    assert_eq!(max_tokens(0), [Some(30)], "the 400-token call is left out");
+    assert_eq!(
+        max_tokens(1),
+        [Some(50)],
+        "a subagent's output is not capped"
+    );
+    let capped = WekaParams {
+        max_osl: Some(35),
+        ..WekaParams::default()
+    };
+    let d = load(&p, &capped, tokenizer(), 1).unwrap();
+    let roots: Vec<Option<u32>> = d.conversations[0]
+        .turns
+        .iter()
+        .map(|t| t.max_tokens)
+        .collect();
+    assert_eq!(roots, [Some(30), Some(35)]);
+}
