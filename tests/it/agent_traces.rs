@@ -547,3 +547,69 @@ fn synthesis_caps_reach_an_agent_trace_and_reshaping_is_refused() {
         "{e}"
     );
 }
+
+/// The swim lane of a ringperf agent-trace run nests each subagent's session under its root's
+/// lane (its records' `root_correlation_id`), as AIPerf draws its own runs.
+#[test]
+fn the_swim_lane_of_an_agent_trace_run_nests_the_subagent_under_its_root() {
+    let server = common::recording_mock(8);
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
+        .args([
+            "--tokenizer",
+            "builtin",
+            "--concurrency",
+            "1",
+            "--no-server-metrics",
+        ])
+        .args([
+            "--conversation-num",
+            "1",
+            "--ignore-trace-delays",
+            "--input-file",
+        ])
+        .arg(data().join("traces/weka_subagent_0001.json"))
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .status()
+        .expect("the binary runs");
+    assert!(status.success());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["analyze", "swim-lane"])
+        .arg(dir.path())
+        .arg("--html")
+        .output()
+        .expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.path().join("swim_lane.html")).unwrap();
+    let payload = crate::swim_lane::payload_of(&html);
+    let sessions = payload["sessions"].as_array().unwrap();
+    // The root's three requests on row 0, the subagent's two at agent depth 1 on the row below,
+    // in the root's slot.
+    let shape: Vec<(usize, Vec<Value>, Value)> = sessions
+        .iter()
+        .map(|s| {
+            let turns = s["turns"].as_array().unwrap();
+            (
+                turns.len(),
+                turns.iter().map(|t| t[7].clone()).collect(),
+                s["row0"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (3, vec![Value::from(0); 3], Value::from(0)),
+            (2, vec![Value::from(1); 2], Value::from(1)),
+        ]
+    );
+    assert_eq!(sessions[0]["slot"], sessions[1]["slot"]);
+}

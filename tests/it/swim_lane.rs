@@ -59,7 +59,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 }
 
 /// The viewer's embedded payload.
-fn payload_of(html: &str) -> Value {
+pub(crate) fn payload_of(html: &str) -> Value {
     let tag = "id=\"swim-lane-data\">";
     let start = html.find(tag).expect("the data element") + tag.len();
     let end = start + html[start..].find("</script>").unwrap();
