@@ -8,6 +8,7 @@
 - `file-server`: the same with `--use-server-token-count` (nothing counted by the client).
 
     perf/ab_startup.py BINARY [BINARY...] [--rounds 5] [--runs 5] [--kinds synthetic,file-server]
+                       [--isl 550]
 
 Per round, each binary does `--runs` runs of each kind, kinds and binaries alternating run by
 run; the stamp is CLOCK_MONOTONIC just before the exec, the arrival is the mock's truth log
@@ -34,10 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as h  # noqa: E402  (perf/harness.py)
 
 
-def command(binary, kind, out, seed, prompt_file):
+def command(binary, kind, out, seed, prompt_file, isl):
     h.RINGPERF = binary
     cmd = h.ringperf_cmd(out, conc=1, count=1)
     cmd[cmd.index("--random-seed") + 1] = str(seed)
+    cmd[cmd.index("--isl") + 1] = str(isl)
     if kind.startswith("file"):
         at = cmd.index("--isl")
         del cmd[at:at + 4]  # --isl N --osl 1: a file's prompts carry their own length
@@ -56,6 +58,9 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--kinds", default="synthetic,file,file-server",
                     help="comma-separated subset of synthetic, file, file-server")
+    ap.add_argument("--isl", type=int, default=h.ISL,
+                    help="synthetic prompts' length in tokens (default: the harness's, 8; "
+                         "550 is ringperf's default)")
     a = ap.parse_args()
     kinds = [k for k in a.kinds.split(",") if k]
     h.check(kinds and all(k in ("synthetic", "file", "file-server") for k in kinds),
@@ -76,7 +81,7 @@ def main():
                     for binary, kind in order if (r + i) % 2 == 0 else order[::-1]:
                         seed += 1
                         out = tmp / f"r{r}-{i}-{seed}"
-                        cmd = command(binary, kind, out, seed, prompt_file)
+                        cmd = command(binary, kind, out, seed, prompt_file, a.isl)
                         t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
                         p = subprocess.run(cmd, capture_output=True, timeout=120)
                         h.check(p.returncode == 0, f"{cmd}: {p.stderr.decode()[-400:]}")

@@ -251,6 +251,8 @@ fn build_dataset(
     let cannot_load = |e: workload::loader::LoadError| {
         RunError::new(SetupKind::Workload, format!("cannot load the dataset: {e}"))
     };
+    // The synthetic prompts' token counts, measured as they were made (`prepare_known`).
+    let mut known = workload::KnownCounts::default();
     let mut dataset = match &cfg.input.load {
         Some(spec) => {
             match workload::loader::load_deferred(spec, tokenizer).map_err(cannot_load)? {
@@ -276,7 +278,8 @@ fn build_dataset(
                     with_marker_budget(synthetic_params(cfg), cfg, tokenizer),
                     tokenizer,
                 );
-                let mut dataset = workload::synthetic::build(&params, tokenizer);
+                let (mut dataset, counts) = workload::synthetic::build_counted(&params, tokenizer);
+                known = counts;
                 if let Some(media) = &cfg.media {
                     workload::media::attach(&mut dataset, media, Some(cfg.seed)).map_err(|e| {
                         RunError::new(SetupKind::Workload, format!("cannot make the media: {e}"))
@@ -294,7 +297,7 @@ fn build_dataset(
         check_template(t, payload, &dataset)?;
     }
     check_form_turns(cfg.endpoint, &dataset)?;
-    let prepared = workload::prepare(dataset, cfg.endpoint, payload, tokenizer);
+    let prepared = workload::prepare_known(dataset, known, cfg.endpoint, payload, tokenizer);
     check_marker_spots(cfg, &prepared)?;
     check_session_trees(cfg, &prepared)?;
     Ok((prepared, None))

@@ -27,7 +27,8 @@ pub mod synthetic;
 pub mod tokenizer;
 
 pub use prepared::{
-    InputsJson, Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare,
+    InputsJson, KnownCounts, Prepared, PreparedConversation, PreparedTurn, inputs_json, prepare,
+    prepare_known,
 };
 pub use prompt::{PromptGenerator, sample_length};
 pub use seq_dist::{SeqDist, SeqDistError, SeqPair};

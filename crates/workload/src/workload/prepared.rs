@@ -13,6 +13,13 @@ use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn,
 
 use super::Tokenizer;
 
+/// Token counts of turns' texts known when the dataset was made (a synthetic prompt is
+/// measured while it is repaired to its length): per conversation, per turn, the count of the
+/// turn's one text under the run's tokenizer, `None` when unknown. [`prepare_known`] takes a
+/// turn's count for its ISL only when the text it would count is exactly that text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KnownCounts(pub Vec<Vec<Option<u32>>>);
+
 /// The run-time form of a [`Dataset`].
 #[derive(Clone, Debug, Default)]
 pub struct Prepared {
@@ -139,6 +146,20 @@ pub fn prepare(
     params: &PayloadParams,
     tokenizer: &Tokenizer,
 ) -> Prepared {
+    prepare_known(dataset, KnownCounts::default(), kind, params, tokenizer)
+}
+
+/// [`prepare`] with the token counts `known` of the dataset's texts (`tokenizer`'s counts, from
+/// [`super::synthetic::build_counted`]): a turn whose ISL text (what AIPerf counts, read back
+/// from its body) equals its one text, with no chat template to render, takes the known count
+/// instead of tokenizing the text again. Any other turn is counted as [`prepare`] counts it.
+pub fn prepare_known(
+    dataset: Dataset,
+    known: KnownCounts,
+    kind: EndpointKind,
+    params: &PayloadParams,
+    tokenizer: &Tokenizer,
+) -> Prepared {
     let Dataset {
         conversations,
         default_sampling,
@@ -148,10 +169,13 @@ pub fn prepare(
         .map_or(1, std::num::NonZeroUsize::get)
         .min(conversations.len().div_ceil(256).max(1));
     let per_thread = conversations.len().div_ceil(threads).max(1);
-    let mut chunks: Vec<Vec<Conversation>> = Vec::with_capacity(threads);
-    let mut rest = conversations.into_iter();
+    let mut chunks: Vec<Vec<(Conversation, Vec<Option<u32>>)>> = Vec::with_capacity(threads);
+    let mut known = known.0.into_iter();
+    let mut rest = conversations
+        .into_iter()
+        .map(|c| (c, known.next().unwrap_or_default()));
     loop {
-        let chunk: Vec<Conversation> = rest.by_ref().take(per_thread).collect();
+        let chunk: Vec<(Conversation, Vec<Option<u32>>)> = rest.by_ref().take(per_thread).collect();
         if chunk.is_empty() {
             break;
         }
@@ -166,7 +190,7 @@ pub fn prepare(
                     chunk
                         .into_iter()
                         .take_while(|_| !ringperf_io::control::interrupted())
-                        .map(|c| prepare_conversation(c, kind, params, tokenizer))
+                        .map(|(c, known)| prepare_conversation(c, &known, kind, params, tokenizer))
                         .collect::<Vec<_>>()
                 })
             })
@@ -187,6 +211,7 @@ pub fn prepare(
 
 fn prepare_conversation(
     c: Conversation,
+    known: &[Option<u32>],
     kind: EndpointKind,
     params: &PayloadParams,
     tokenizer: &Tokenizer,
@@ -211,10 +236,27 @@ fn prepare_conversation(
                 .as_ref()
                 .map(|b| payload_inputs(kind, b, !params.use_server_token_count))
                 .unwrap_or_default();
+            // A count known from the dataset's making stands for the text's only when that text
+            // is the whole ISL text (no system or context message, no second text) and no
+            // template renders it.
+            let known_isl = known
+                .get(i)
+                .copied()
+                .flatten()
+                .filter(|_| tokenizer.chat_template().is_none())
+                .filter(|_| match (&turn.content, inputs.text.as_deref()) {
+                    (Content::Texts(texts), Some(isl_text)) => {
+                        matches!(texts.as_slice(), [only] if only == isl_text)
+                    }
+                    _ => false,
+                });
             let isl_tokens = body
                 .as_ref()
                 .filter(|_| !params.use_server_token_count)
-                .and_then(|b| tokenizer.count_read_input(kind, b, inputs.text.as_deref()));
+                .and_then(|b| match known_isl {
+                    Some(n) => Some(u64::from(n)),
+                    None => tokenizer.count_read_input(kind, b, inputs.text.as_deref()),
+                });
             PreparedTurn {
                 body,
                 isl_tokens,

@@ -119,26 +119,36 @@ impl<'t> PromptGenerator<'t> {
     /// token level and repaired as one text to `prefix.len() + n_tokens` tokens (AIPerf's prefix
     /// prompts: joining decoded strings instead would let the tokenizer merge across the seam).
     pub fn generate_after(&mut self, prefix: &[u32], n_tokens: usize) -> String {
+        self.generate_counted(prefix, n_tokens).0
+    }
+
+    /// [`Self::generate_after`] with the text's token count under the generator's tokenizer
+    /// (`Tokenizer::count` of the text), which the repair has just measured: the target unless
+    /// no repair reached it.
+    pub fn generate_counted(&mut self, prefix: &[u32], n_tokens: usize) -> (String, usize) {
         let len = self.corpus.len();
         let target = prefix.len() + n_tokens;
         if target == 0 || len == 0 {
-            return self.tokenizer.decode(prefix);
+            let text = self.tokenizer.decode(prefix);
+            let count = self.tokenizer.count(&text);
+            return (text, count);
         }
         let mut next = self.rng.random_range(0..len);
         let mut ids: Vec<u32> = Vec::with_capacity(target + 16);
         ids.extend_from_slice(prefix);
         self.take(&mut ids, &mut next, n_tokens);
         let mut text = self.tokenizer.decode(&ids);
-        let mut best: Option<(usize, String)> = None;
+        // The closest text seen: (its distance to the target, the text, its count).
+        let mut best: Option<(usize, String, usize)> = None;
         for _ in 0..MAX_REPAIRS {
             let reencoded = self.tokenizer.encode(&text);
             let count = reencoded.len();
             if count == target {
-                return text;
+                return (text, count);
             }
             let miss = count.abs_diff(target);
-            if best.as_ref().is_none_or(|(m, _)| miss < *m) {
-                best = Some((miss, text.clone()));
+            if best.as_ref().is_none_or(|(m, _, _)| miss < *m) {
+                best = Some((miss, text.clone(), count));
             }
             ids = reencoded;
             if count > target {
@@ -148,10 +158,11 @@ impl<'t> PromptGenerator<'t> {
             }
             text = self.tokenizer.decode(&ids);
         }
-        if self.tokenizer.count(&text) == target {
-            return text;
+        let count = self.tokenizer.count(&text);
+        if count == target {
+            return (text, count);
         }
-        best.map(|(_, t)| t).unwrap_or(text)
+        best.map_or((text, count), |(_, t, c)| (t, c))
     }
 
     /// Appends `n` corpus ids starting at `*next`, wrapping, and advances `*next`.

@@ -21,6 +21,7 @@ use rand::RngExt;
 
 use ringperf_wire::conversation::{Content, Conversation, Dataset, Sampling, Turn};
 
+use super::prepared::KnownCounts;
 use super::range_ratio::RangeSampler;
 use super::seq_dist::{SeqDist, positive_normal_integer};
 use super::{PromptGenerator, Tokenizer, child_rng};
@@ -141,6 +142,13 @@ pub fn sequential_id(index: usize) -> String {
 /// system prompt, then every conversation turn by turn. Sampled with `shuffle` unless told
 /// otherwise.
 pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
+    build_counted(params, tokenizer).0
+}
+
+/// [`build`], with the token count of each turn's text when the turn has one text
+/// ([`KnownCounts`]): the generator measured it while repairing the text to its length, so
+/// [`super::prepare_known`] need not tokenize the text again when it is the whole ISL text.
+pub fn build_counted(params: &SyntheticParams, tokenizer: &Tokenizer) -> (Dataset, KnownCounts) {
     let seed = params.seed;
     let mut length_rng = child_rng(seed, "dataset.prompt.length");
     let mut osl_rng = child_rng(seed, "composer.turn.max_tokens");
@@ -171,6 +179,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
     let system = params.shaping.system_prompt.clone().or(shared_system);
 
     let mut conversations = Vec::with_capacity(params.num_dataset_entries);
+    let mut counts: Vec<Vec<Option<u32>>> = Vec::with_capacity(params.num_dataset_entries);
     for index in 0..params.num_dataset_entries {
         // A signal stops the build: the caller drops the partial dataset.
         if ringperf_io::control::interrupted() {
@@ -188,6 +197,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
             f64::from(params.shaping.turn_stddev),
             &mut turn_rng,
         );
+        let mut turn_counts = Vec::with_capacity(n_turns as usize);
         let turns = (0..n_turns)
             .map(|t| {
                 let first = t == 0;
@@ -213,7 +223,7 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                     0 => n,
                     cost => n.saturating_sub(cost).max(floor),
                 };
-                let texts = (0..params.shaping.batch_size.max(1))
+                let texts: Vec<(String, usize)> = (0..params.shaping.batch_size.max(1))
                     .map(|_| {
                         let n = match pair {
                             Some((isl, _)) => adjust(isl),
@@ -225,12 +235,18 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
                         };
                         if first && !pool.is_empty() {
                             let prefix = &pool[prefix_rng.random_range(0..pool.len())];
-                            prompts.generate_after(prefix, n as usize)
+                            prompts.generate_counted(prefix, n as usize)
                         } else {
-                            prompts.generate(n as usize)
+                            prompts.generate_counted(&[], n as usize)
                         }
                     })
                     .collect();
+                // Several texts are counted joined (by a space): their sum is not that count.
+                turn_counts.push(match texts.as_slice() {
+                    [(_, count)] => u32::try_from(*count).ok(),
+                    _ => None,
+                });
+                let texts = texts.into_iter().map(|(text, _)| text).collect();
                 let max_tokens = match pair {
                     Some((_, osl)) => Some(osl),
                     None => params.osl_mean.map(|mean| {
@@ -259,17 +275,19 @@ pub fn build(params: &SyntheticParams, tokenizer: &Tokenizer) -> Dataset {
             turns,
             ..Conversation::default()
         });
+        counts.push(turn_counts);
     }
     if let Some(n) = params.shaping.user_context_length {
         for c in &mut conversations {
             c.user_context = Some(prompts.generate(n as usize));
         }
     }
-    Dataset {
+    let dataset = Dataset {
         replay: false,
         conversations,
         // AIPerf 0.13 walks a synthetic dataset in order (its `sampling` default), whatever
         // its `--dataset-sampling-strategy` help says.
         default_sampling: Sampling::Sequential,
-    }
+    };
+    (dataset, KnownCounts(counts))
 }

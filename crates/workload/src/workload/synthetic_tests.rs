@@ -6,7 +6,10 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::synthetic::{self, PrefixPool, SyntheticParams, sequential_id};
-use super::{PromptGenerator, SeqDist, Tokenizer, child_rng, inputs_json, prepare};
+use super::{
+    KnownCounts, PromptGenerator, SeqDist, Tokenizer, child_rng, inputs_json, prepare,
+    prepare_known,
+};
 use ringperf_wire::conversation::{Content, Conversation};
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams};
 
@@ -391,4 +394,114 @@ fn range_ratio_turns_stay_in_the_window() {
     };
     assert_eq!(all(&d), all(&again), "same seed, same prompts");
     assert_ne!(all(&d), all(&other), "another seed, other prompts");
+}
+
+/// Every turn's ISL, in dataset order.
+fn isls(prepared: &super::Prepared) -> Vec<Option<u64>> {
+    prepared
+        .conversations
+        .iter()
+        .flat_map(|c| c.turns.iter().map(|t| t.isl_tokens))
+        .collect()
+}
+
+/// The counts the generator measured while making the prompts are what counting the texts
+/// gives, and preparing with them gives every turn the ISL that counting its body gives, in
+/// every shape: one text, several, a prefix, system and context messages, later turns of a
+/// chat, completions, the server's counts.
+#[test]
+fn known_counts_give_the_isl_that_counting_gives() {
+    let tok = Tokenizer::builtin();
+    let chat = PayloadParams {
+        model: "m".into(),
+        ..Default::default()
+    };
+    let server = PayloadParams {
+        use_server_token_count: true,
+        ..chat.clone()
+    };
+    let mut shapes: Vec<SyntheticParams> = Vec::new();
+    let mut plain = small(12, Some(5));
+    plain.isl_mean = 550;
+    plain.isl_stddev = 40.0;
+    shapes.push(plain.clone());
+    let mut batch = plain.clone();
+    batch.shaping.batch_size = 3;
+    shapes.push(batch);
+    let mut prefixed = plain.clone();
+    prefixed.shaping.prefix = Some(PrefixPool {
+        pool_size: 2,
+        length: 20,
+    });
+    shapes.push(prefixed);
+    let mut system = plain.clone();
+    system.shaping.shared_system_length = Some(12);
+    shapes.push(system);
+    let mut context = plain.clone();
+    context.shaping.user_context_length = Some(8);
+    shapes.push(context);
+    let mut turns = plain.clone();
+    turns.shaping.turn_mean = 3;
+    shapes.push(turns);
+    for p in &shapes {
+        let (ds, known) = synthetic::build_counted(p, &tok);
+        assert_eq!(ds, synthetic::build(p, &tok), "the same dataset as `build`");
+        assert_eq!(known.0.len(), ds.conversations.len());
+        for (c, counts) in ds.conversations.iter().zip(&known.0) {
+            assert_eq!(counts.len(), c.turns.len());
+            for (i, count) in counts.iter().enumerate() {
+                match texts(c, i) {
+                    [only] => assert_eq!(*count, Some(tok.count(only) as u32)),
+                    _ => assert_eq!(*count, None, "several texts are counted joined"),
+                }
+            }
+        }
+        for kind in [EndpointKind::Chat, EndpointKind::Completions] {
+            for params in [&chat, &server] {
+                let counted = prepare(ds.clone(), kind, params, &tok);
+                let carried = prepare_known(ds.clone(), known.clone(), kind, params, &tok);
+                assert_eq!(isls(&carried), isls(&counted), "{kind:?} {p:?}");
+            }
+        }
+    }
+    // The plain shape's first turns are sent alone: ISL 550 ± 40 counted, none missing.
+    let (ds, known) = synthetic::build_counted(&plain, &tok);
+    let carried = prepare_known(ds, known, EndpointKind::Chat, &chat, &tok);
+    assert!(
+        isls(&carried)
+            .iter()
+            .all(|n| n.is_some_and(|n| (390..=710).contains(&n)))
+    );
+}
+
+/// A known count is taken for a turn whose ISL text is its one text, and ignored where the
+/// ISL text is more (a system message before it): a wrong count shows which was used.
+#[test]
+fn a_known_count_stands_only_for_the_whole_isl_text() {
+    let tok = Tokenizer::builtin();
+    let params = PayloadParams {
+        model: "m".into(),
+        ..Default::default()
+    };
+    let mut p = small(2, Some(3));
+    p.isl_mean = 40;
+    let (ds, known) = synthetic::build_counted(&p, &tok);
+    assert_eq!(known.0, vec![vec![Some(40)], vec![Some(40)]]);
+    let wrong = KnownCounts(vec![vec![Some(7)], vec![None]]);
+    let prepared = prepare_known(ds.clone(), wrong.clone(), EndpointKind::Chat, &params, &tok);
+    assert_eq!(
+        isls(&prepared),
+        vec![Some(7), Some(40)],
+        "taken, then counted"
+    );
+
+    let text = texts(&ds.conversations[0], 0)[0].clone();
+    let mut with_system = ds;
+    with_system.conversations[0].system = Some("Be brief.".into());
+    let prepared = prepare_known(with_system, wrong, EndpointKind::Chat, &params, &tok);
+    assert_eq!(
+        prepared.conversations[0].turns[0].isl_tokens,
+        Some(tok.count(&format!("Be brief. {text}")) as u64),
+        "the system message is counted with the text: the known count is not taken"
+    );
 }
