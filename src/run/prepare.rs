@@ -3,6 +3,7 @@
 //! earlier run's files cleared, a shard's manifest, `inputs.json`), every request encoded, and
 //! the state the workers share ([`Shared`]). Nothing is sent; every failure is a setup error.
 
+use ringperf_wire::conversation::{AgentParts, AgentTurnParts};
 use ringperf_workload::workload::cache_bust::{Buster, CacheBust};
 use std::fs;
 use std::path::{Path, PathBuf};

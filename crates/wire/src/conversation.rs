@@ -84,22 +84,60 @@ impl Conversation {
     pub fn is_root(&self) -> bool {
         self.parent().is_none()
     }
+}
 
-    /// The conversation whose turn starts this one.
-    pub fn parent(&self) -> Option<u32> {
-        self.agent.as_ref().and_then(|a| a.parent)
+impl AgentParts for Conversation {
+    fn agent_parts(&self) -> Option<&AgentConversation> {
+        self.agent.as_deref()
+    }
+}
+
+/// A conversation that may belong to an agent trace's session tree (the dataset's form, and the
+/// run's prepared one): its agent facts read the same way from either.
+pub trait AgentParts {
+    /// The agent facts, if it has any.
+    fn agent_parts(&self) -> Option<&AgentConversation>;
+
+    /// The conversation whose turn starts this one; `None` for a root.
+    fn parent(&self) -> Option<u32> {
+        self.agent_parts().and_then(|a| a.parent)
     }
 
     /// The sessions its turns start.
-    pub fn branches(&self) -> &[Branch] {
-        self.agent.as_ref().map_or(&[], |a| &a.branches)
+    fn branches(&self) -> &[Branch] {
+        self.agent_parts().map_or(&[], |a| &a.branches)
     }
 
     /// How its turns build on each other.
-    pub fn context(&self) -> ContextMode {
-        self.agent
-            .as_ref()
+    fn context(&self) -> ContextMode {
+        self.agent_parts()
             .map_or(ContextMode::default(), |a| a.context)
+    }
+}
+
+/// A turn that may belong to an agent trace (the dataset's form, and the run's prepared one).
+pub trait AgentTurnParts {
+    /// The agent facts, if it has any.
+    fn agent_turn(&self) -> Option<&AgentTurn>;
+
+    /// Branches started when this turn completes.
+    fn spawns(&self) -> &[u32] {
+        self.agent_turn().map_or(&[], |a| &a.spawns)
+    }
+
+    /// Branches this turn waits for.
+    fn joins(&self) -> &[u32] {
+        self.agent_turn().map_or(&[], |a| &a.joins)
+    }
+
+    /// The turn starts the context over.
+    fn resets_context(&self) -> bool {
+        self.agent_turn().is_some_and(|a| a.reset_context)
+    }
+
+    /// `(hits, total)` prefix blocks of the turn's prompt.
+    fn prefix_blocks(&self) -> Option<(u32, u32)> {
+        self.agent_turn().and_then(|a| a.prefix_blocks)
     }
 }
 
@@ -186,20 +224,9 @@ pub struct TurnSource {
     pub kind: &'static str,
 }
 
-impl Turn {
-    /// Branches started when this turn completes.
-    pub fn spawns(&self) -> &[u32] {
-        self.agent.as_ref().map_or(&[], |a| &a.spawns)
-    }
-
-    /// Branches this turn waits for.
-    pub fn joins(&self) -> &[u32] {
-        self.agent.as_ref().map_or(&[], |a| &a.joins)
-    }
-
-    /// The turn starts the context over.
-    pub fn resets_context(&self) -> bool {
-        self.agent.as_ref().is_some_and(|a| a.reset_context)
+impl AgentTurnParts for Turn {
+    fn agent_turn(&self) -> Option<&AgentTurn> {
+        self.agent.as_deref()
     }
 }
 

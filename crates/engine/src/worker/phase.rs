@@ -11,6 +11,7 @@
 //! The request index (`session_num`) and the new-session index are taken from counters shared
 //! by every worker, where the phase's request and session limits are enforced.
 
+use ringperf_wire::conversation::{AgentParts, AgentTurnParts};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;

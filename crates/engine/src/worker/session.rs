@@ -6,6 +6,7 @@
 //! `--connection-reuse-strategy sticky-user-sessions` the session keeps one connection of its
 //! own, closed after its last turn.
 
+use ringperf_wire::conversation::{AgentParts, AgentTurnParts};
 use serde_json::Value;
 
 use ringperf_io::net::Pool;

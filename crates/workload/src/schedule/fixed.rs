@@ -10,6 +10,7 @@
 //! `--replay-speedup` divides the normalized offsets and the delays.
 
 use crate::workload::prepared::Prepared;
+use ringperf_wire::conversation::AgentParts;
 
 /// The `[start, end]` window of trace timestamps kept for replay (ms, inclusive).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

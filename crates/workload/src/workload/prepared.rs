@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use ringperf_wire::conversation::{
-    AgentConversation, AgentTurn, Branch, Content, ContextMode, Conversation, Dataset, Sampling,
-    Turn,
+    AgentConversation, AgentParts, AgentTurn, AgentTurnParts, Content, Conversation, Dataset,
+    Sampling, Turn,
 };
 use ringperf_wire::endpoint::{EndpointKind, PayloadParams, TurnBody, build_turn, payload_inputs};
 
@@ -43,22 +43,9 @@ pub struct PreparedConversation {
     pub agent: Option<Box<AgentConversation>>,
 }
 
-impl PreparedConversation {
-    /// The conversation that starts this one; `None` for a root.
-    pub fn parent(&self) -> Option<u32> {
-        self.agent.as_ref().and_then(|a| a.parent)
-    }
-
-    /// The sessions its turns start.
-    pub fn branches(&self) -> &[Branch] {
-        self.agent.as_ref().map_or(&[], |a| &a.branches)
-    }
-
-    /// How its turns build on each other.
-    pub fn context(&self) -> ContextMode {
-        self.agent
-            .as_ref()
-            .map_or(ContextMode::default(), |a| a.context)
+impl AgentParts for PreparedConversation {
+    fn agent_parts(&self) -> Option<&AgentConversation> {
+        self.agent.as_deref()
     }
 }
 
@@ -81,20 +68,9 @@ pub struct PreparedTurn {
     pub agent: Option<Box<AgentTurn>>,
 }
 
-impl PreparedTurn {
-    /// Branches started when this turn completes.
-    pub fn spawns(&self) -> &[u32] {
-        self.agent.as_ref().map_or(&[], |a| &a.spawns)
-    }
-
-    /// Branches this turn waits for.
-    pub fn joins(&self) -> &[u32] {
-        self.agent.as_ref().map_or(&[], |a| &a.joins)
-    }
-
-    /// `(hits, total)` prefix blocks of the turn's prompt.
-    pub fn prefix_blocks(&self) -> Option<(u32, u32)> {
-        self.agent.as_ref().and_then(|a| a.prefix_blocks)
+impl AgentTurnParts for PreparedTurn {
+    fn agent_turn(&self) -> Option<&AgentTurn> {
+        self.agent.as_deref()
     }
 }
 
@@ -202,7 +178,7 @@ pub fn prepare_known(
     });
     let conversations: Vec<PreparedConversation> = prepared_chunks.into_iter().flatten().collect();
     Prepared {
-        roots: roots_of(conversations.iter().map(PreparedConversation::parent)),
+        roots: roots_of(conversations.iter().map(AgentParts::parent)),
         conversations,
         default_sampling,
         replay,

@@ -2,6 +2,7 @@
 //! against the conversations AIPerf 0.13 built from the same files (tests/data/weka/gen.py
 //! reduced its dataset cache to `expected.json`).
 
+use ringperf_wire::conversation::{AgentParts, AgentTurnParts};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
