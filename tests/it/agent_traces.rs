@@ -16,6 +16,26 @@ fn expected(case: &str) -> Value {
     common::read_json(&data().join("expected.json"))[case].clone()
 }
 
+/// `ringperf profile` against `server`, writing into `dir`: the mock's model, no UI, the builtin
+/// tokenizer, no server metrics; the caller adds the dataset and the load.
+fn profile(server: &ringperf_mock::mock::MockServer, dir: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"));
+    cmd.args([
+        "profile",
+        "-m",
+        "mock-model",
+        "--ui",
+        "none",
+        "--tokenizer",
+        "builtin",
+    ])
+    .args(["--no-server-metrics", "--url"])
+    .arg(format!("http://{}", server.addr))
+    .arg("--artifact-dir")
+    .arg(dir);
+    cmd
+}
+
 /// Runs `trace` at concurrency 1 with `extra` flags; the run's JSON export and the mock's
 /// truth log (arrival order).
 fn run(trace: &str, extra: &[&str]) -> (Value, Vec<ringperf_mock::mock::TruthEntry>) {
@@ -30,15 +50,9 @@ fn run_with_records(
 ) -> (Value, Vec<ringperf_mock::mock::TruthEntry>, Vec<Value>) {
     let server = common::recording_mock(16);
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-        .args(["--tokenizer", "builtin", "--concurrency", "1"])
-        .args(["--no-server-metrics", "--input-file"])
+    let out = profile(&server, dir.path())
+        .args(["--streaming", "--concurrency", "1", "--input-file"])
         .arg(data().join(trace))
-        .arg("--url")
-        .arg(format!("http://{}", server.addr))
-        .arg("--artifact-dir")
-        .arg(dir.path())
         .args(extra)
         .output()
         .expect("the binary runs");
@@ -276,22 +290,9 @@ fn agent_traces_are_refused_where_their_trees_cannot_be_replayed() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-            .args([
-                "profile",
-                "-m",
-                "mock-model",
-                "--ui",
-                "none",
-                "--tokenizer",
-                "builtin",
-            ])
+        let out = profile(&server, dir.path())
             .arg("--input-file")
             .arg(data().join("traces/one_subagent.json"))
-            .arg("--url")
-            .arg(format!("http://{}", server.addr))
-            .arg("--artifact-dir")
-            .arg(dir.path())
             .args(extra)
             .output()
             .expect("the binary runs");
@@ -355,31 +356,20 @@ fn a_hub_weka_corpus_is_read_from_the_hugging_face_cache() {
     std::fs::write(data_dir.join("train-00000-of-00001.jsonl"), rows).unwrap();
     std::fs::write(data_dir.join("test-00000-of-00001.jsonl"), "not read\n").unwrap();
     let server = common::recording_mock(16);
-    let profile = |dataset: &[&str], cache_dir: &Path| {
+    let run_hub = |dataset: &[&str], cache_dir: &Path| {
         let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        let out = profile(&server, dir.path())
             .env("HF_HUB_CACHE", cache_dir)
-            .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-            .args([
-                "--tokenizer",
-                "builtin",
-                "--concurrency",
-                "1",
-                "--no-server-metrics",
-            ])
+            .args(["--streaming", "--concurrency", "1"])
             .args(["--num-dataset-entries", "1", "--conversation-num", "1"])
             .args(dataset)
-            .arg("--url")
-            .arg(format!("http://{}", server.addr))
-            .arg("--artifact-dir")
-            .arg(dir.path())
             .output()
             .expect("the binary runs");
         let export = dir.path().join("profile_export_aiperf.json");
         (out, export.exists().then(|| common::read_json(&export)))
     };
     // The first row (AIPerf's weka_subagent demo): its five requests and AIPerf's figures.
-    let (out, export) = profile(
+    let (out, export) = run_hub(
         &["--public-dataset", "semianalysis_cc_traces_weka_062126"],
         cache.path(),
     );
@@ -402,7 +392,7 @@ fn a_hub_weka_corpus_is_read_from_the_hugging_face_cache() {
     );
     // `--hf-weka-dataset` alone is `weka_hf`; a repo not in the cache is a clear error.
     let empty = tempfile::tempdir().unwrap();
-    let (out, _) = profile(&["--hf-weka-dataset", "org/other-traces"], empty.path());
+    let (out, _) = run_hub(&["--hf-weka-dataset", "org/other-traces"], empty.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -438,15 +428,8 @@ fn a_merged_agent_trace_run_keeps_its_records_lineage() {
         .iter()
         .enumerate()
         .map(|(i, dir)| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-                .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-                .args([
-                    "--tokenizer",
-                    "builtin",
-                    "--concurrency",
-                    "2",
-                    "--no-server-metrics",
-                ])
+            profile(&server, dir.path())
+                .args(["--streaming", "--concurrency", "2"])
                 .args([
                     "--conversation-num",
                     "2",
@@ -457,10 +440,6 @@ fn a_merged_agent_trace_run_keeps_its_records_lineage() {
                 .args(["--shard-count", "2", "--shard-index", &i.to_string()])
                 .args(["--start-at", &at, "--input-file"])
                 .arg(data().join("traces/weka_subagent_0001.json"))
-                .arg("--url")
-                .arg(format!("http://{}", server.addr))
-                .arg("--artifact-dir")
-                .arg(dir.path())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -554,15 +533,8 @@ fn synthesis_caps_reach_an_agent_trace_and_reshaping_is_refused() {
 fn the_swim_lane_of_an_agent_trace_run_nests_the_subagent_under_its_root() {
     let server = common::recording_mock(8);
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-        .args([
-            "--tokenizer",
-            "builtin",
-            "--concurrency",
-            "1",
-            "--no-server-metrics",
-        ])
+    let status = profile(&server, dir.path())
+        .args(["--streaming", "--concurrency", "1"])
         .args([
             "--conversation-num",
             "1",
@@ -570,10 +542,6 @@ fn the_swim_lane_of_an_agent_trace_run_nests_the_subagent_under_its_root() {
             "--input-file",
         ])
         .arg(data().join("traces/weka_subagent_0001.json"))
-        .arg("--url")
-        .arg(format!("http://{}", server.addr))
-        .arg("--artifact-dir")
-        .arg(dir.path())
         .status()
         .expect("the binary runs");
     assert!(status.success());
