@@ -12,6 +12,7 @@ pub mod marker;
 pub mod outputs_json;
 pub mod owned;
 pub mod phases;
+pub mod prometheus;
 pub mod raw;
 pub mod shard;
 pub mod telemetry;
