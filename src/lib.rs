@@ -6,6 +6,7 @@
 //! other crates of the workspace; `docs/architecture.md` has the map of crates, threads and data
 //! flow.
 
+pub mod api;
 pub mod chat;
 pub mod cli;
 pub mod config;

@@ -122,15 +122,16 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf_workload::workload::tokenizer::preload(&spec);
         }
+        let api = start_api(args, None)?;
         let outcome = ringperf::search::run::run_search(
             &search,
             &plan,
             lists,
-            ringperf::run::RunOptions {
-                handle_signals: true,
-            },
+            run_options(api.as_ref()),
             std::io::stdout().is_terminal(),
-        )?;
+        );
+        finish_api(api);
+        let outcome = outcome?;
         return Ok(auto_plot(args, &outcome, exit::of_run(&outcome)));
     }
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
@@ -140,13 +141,14 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf_workload::workload::tokenizer::preload(&spec);
         }
+        let api = start_api(args, None)?;
         let outcome = ringperf::sweep::run_sweep(
             sweep,
-            ringperf::run::RunOptions {
-                handle_signals: true,
-            },
+            run_options(api.as_ref()),
             std::io::stdout().is_terminal(),
-        )?;
+        );
+        finish_api(api);
+        let outcome = outcome?;
         return Ok(auto_plot(args, &outcome, exit::of_run(&outcome)));
     }
     if !sla.is_empty() {
@@ -177,17 +179,49 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     }
     let plot_dir = args.auto_plot.then(|| cfg.artifact_dir.clone());
     let plot_required = cfg.outputs.plot_required;
-    let outcome = ringperf::run::run_with(
-        cfg,
-        ringperf::run::RunOptions {
-            handle_signals: true,
-        },
-    )?;
+    let api = start_api(args, Some(cfg.workers))?;
+    let outcome = ringperf::run::run_with(cfg, run_options(api.as_ref()));
+    finish_api(api);
+    let outcome = outcome?;
     let code = exit::of_run(&outcome);
     Ok(match plot_dir {
         Some(dir) => plot_after_run(&dir, plot_required, code),
         None => code,
     })
+}
+
+/// `--api-port` (or `AIPERF_API_SERVER_PORT`): the live API for the whole command, started
+/// before its first run, on a core no worker takes when `workers` leaves one.
+fn start_api(
+    args: &ringperf::cli::ProfileArgs,
+    workers: Option<usize>,
+) -> Result<Option<ringperf::api::Api>, Error> {
+    let addr = ringperf::config::api::resolve(args.api_port, args.api_host.as_deref(), |k| {
+        std::env::var(k).ok()
+    })
+    .map_err(Error::Config)?;
+    let Some(addr) = addr else {
+        return Ok(None);
+    };
+    let core = workers.and_then(ringperf::run::spare_core);
+    ringperf::api::Api::start(&addr, core).map_err(Error::Run)
+}
+
+fn run_options(api: Option<&ringperf::api::Api>) -> ringperf::run::RunOptions {
+    api.map_or(
+        ringperf::run::RunOptions {
+            handle_signals: true,
+            api: None,
+        },
+        ringperf::api::Api::run_options,
+    )
+}
+
+/// The API's grace after the last run, then its stop.
+fn finish_api(api: Option<ringperf::api::Api>) {
+    if let Some(a) = api {
+        a.finish();
+    }
 }
 
 /// `--auto-plot` after a sweep or a search: the report of its directory (its variations or

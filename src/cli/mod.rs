@@ -388,6 +388,17 @@ pub struct ProfileArgs {
     #[arg(long = "stats-interval", value_parser = parse_stats_interval, help_heading = "Service")]
     pub stats_interval: Option<f64>,
 
+    /// Serve the live API on this port for the run: AIPerf's HTTP routes (/api/progress,
+    /// /api/metrics, /api/results, ...), a WebSocket at /ws and the run's figures in the
+    /// Prometheus format at /metrics (docs/api.md). Default: AIPERF_API_SERVER_PORT, else off.
+    #[arg(long = "api-port", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Service")]
+    pub api_port: Option<u16>,
+
+    /// The live API's address (default: AIPERF_API_SERVER_HOST, else 127.0.0.1); needs
+    /// --api-port.
+    #[arg(long = "api-host", help_heading = "Service")]
+    pub api_host: Option<String>,
+
     // ----- Server metrics / GPU telemetry -----
     /// Server metrics are collected by default from every --url base + /metrics; add more
     /// Prometheus endpoints here (e.g. node1:8081 http://node2:9090/metrics).

@@ -202,6 +202,12 @@ pub fn input_config(cfg: &Config) -> Value {
     if let Some(w) = a.workers_max {
         runtime.insert("workers".into(), json!(w));
     }
+    if let Some(p) = a.api_port {
+        runtime.insert("api_port".into(), json!(p));
+    }
+    if let Some(h) = &a.api_host {
+        runtime.insert("api_host".into(), json!(h));
+    }
     if let Some(s) = a.stats_interval {
         runtime.insert("stats_interval".into(), json!(s));
     }

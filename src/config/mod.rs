@@ -3,6 +3,7 @@
 //! engine. [`Config::from_plan`] reads the process once ([`Environment`]), then
 //! [`Config::resolve`] applies the rules, stage by stage; an error is a [`ConfigError`].
 
+pub mod api;
 pub mod connections;
 pub mod convergence;
 pub mod dataset;
@@ -423,9 +424,11 @@ pub struct Config {
     /// are in the results with the first's, and each has its own phase export.
     pub phases_after: Vec<phases::NamedPhase>,
     pub ui: UiType,
-    /// Seconds between the realtime stats blocks on stderr, when they are printed
+    /// The realtime ticks: the stats block on stderr and the live API's snapshots
     /// (`--stats-interval`, [`realtime`]).
-    pub realtime_block: Option<Duration>,
+    pub realtime: Option<realtime::Realtime>,
+    /// `--api-port` / `--api-host`: where the live API listens ([`api`], docs/api.md).
+    pub api: Option<api::ApiAddr>,
     pub verbose: bool,
     pub workers: usize,
     pub io_driver: IoDriver,

@@ -6,9 +6,10 @@
 //! `AIPERF_UI_REALTIME_METRICS_INTERVAL`, else 5 s under the dashboard and 30 s with another UI;
 //! 0 means no block. AIPerf prints the block only when its realtime publishing is on (an API
 //! port, a Kubernetes run, or `AIPERF_UI_REALTIME_METRICS_ENABLED`), never under the dashboard.
-//! ringperf has no API port: the block prints when `--stats-interval` is given (the flag asks
-//! for it) or `AIPERF_UI_REALTIME_METRICS_ENABLED` is true, never under the dashboard (which
-//! shows the same figures).
+//! ringperf prints it when `--stats-interval` is given (the flag asks for it), with `--api-port`,
+//! or when `AIPERF_UI_REALTIME_METRICS_ENABLED` is true, never under the dashboard (which shows
+//! the same figures). With `--api-port` the same ticks publish the results so far to the live
+//! API (docs/api.md), at the per-UI default interval when the block is off with 0.
 
 use std::time::Duration;
 
@@ -21,16 +22,25 @@ pub const ENABLED_VAR: &str = "AIPERF_UI_REALTIME_METRICS_ENABLED";
 /// The longest interval, seconds (AIPerf's, flag and variable alike).
 const MAX_S: f64 = crate::cli::STATS_INTERVAL_MAX_S;
 
-/// The interval between the blocks when they are printed, `None` when they are not. `flag` is
-/// `--stats-interval` (already in range).
+/// The realtime ticks of a run: how often, and whether each prints the block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Realtime {
+    pub every: Duration,
+    /// The block is printed at each tick (false: the ticks only feed the live API).
+    pub print: bool,
+}
+
+/// The realtime ticks, `None` when there are none (no block printed, no API). `flag` is
+/// `--stats-interval` (already in range); `api`: `--api-port` is given.
 ///
 /// # Errors
 /// Either variable holds something AIPerf refuses at start-up.
-pub fn block_interval(
+pub fn ticks(
     flag: Option<f64>,
     ui: UiType,
+    api: bool,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<Option<Duration>, ConfigError> {
+) -> Result<Option<Realtime>, ConfigError> {
     let env_interval = match lookup(INTERVAL_VAR) {
         None => None,
         Some(raw) => match raw.trim().parse::<f64>() {
@@ -57,24 +67,68 @@ pub fn block_interval(
     };
     let default = if ui == UiType::Dashboard { 5.0 } else { 30.0 };
     let seconds = flag.or(env_interval).unwrap_or(default);
-    let shown = ui != UiType::Dashboard && (flag.is_some() || enabled) && seconds > 0.0;
-    Ok(shown.then(|| Duration::from_secs_f64(seconds)))
+    let print = ui != UiType::Dashboard && (flag.is_some() || enabled || api) && seconds > 0.0;
+    // `--stats-interval 0` stops the block, not the API's snapshots (AIPerf's default cadence).
+    let every = if seconds > 0.0 { seconds } else { default };
+    Ok((print || api).then(|| Realtime {
+        every: Duration::from_secs_f64(every),
+        print,
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The printed block's interval (the ticks without an API port).
     fn with(
         flag: Option<f64>,
         ui: UiType,
         vars: &[(&str, &str)],
     ) -> Result<Option<Duration>, ConfigError> {
-        block_interval(flag, ui, |k| {
+        let r = ticks(flag, ui, false, |k| {
             vars.iter()
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| (*v).to_owned())
-        })
+        })?;
+        if let Some(r) = r {
+            assert!(r.print, "without an API port a tick prints");
+        }
+        Ok(r.map(|r| r.every))
+    }
+
+    #[test]
+    fn an_api_port_prints_the_block_and_ticks_even_when_it_is_off() {
+        let s = Duration::from_secs_f64;
+        let api = |flag, ui| ticks(flag, ui, true, |_| None).unwrap();
+        assert_eq!(
+            api(None, UiType::None),
+            Some(Realtime {
+                every: s(30.0),
+                print: true
+            })
+        );
+        assert_eq!(
+            api(Some(0.0), UiType::Lines),
+            Some(Realtime {
+                every: s(30.0),
+                print: false
+            })
+        );
+        assert_eq!(
+            api(Some(0.0), UiType::Dashboard),
+            Some(Realtime {
+                every: s(5.0),
+                print: false
+            })
+        );
+        assert_eq!(
+            api(Some(2.0), UiType::Dashboard),
+            Some(Realtime {
+                every: s(2.0),
+                print: false
+            })
+        );
     }
 
     #[test]

@@ -96,6 +96,7 @@ impl Config {
         )?;
         let workers = workers(args.workers_max, &shard, &profiling, env.cores)?;
         let artifact_dir = artifact_dir(args, &models, endpoint, &profiling)?;
+        let api = super::api::resolve(args.api_port, args.api_host.as_deref(), |k| env.var(k))?;
         // Echoed whether given or not, absolute, as AIPerf's `input_config.artifacts.dir`.
         echo.set_artifact_dir(&artifact_dir);
         let server_metrics = server_metrics(args)?;
@@ -210,11 +211,13 @@ impl Config {
                 .map(super::phases::NamedPhase::resolve)
                 .collect::<Result<_, _>>()?,
             ui: ui_type(args.ui_type, is_tty),
-            realtime_block: super::realtime::block_interval(
+            realtime: super::realtime::ticks(
                 args.stats_interval,
                 ui_type(args.ui_type, is_tty),
+                api.is_some(),
                 |k| env.var(k),
             )?,
+            api,
             verbose: args.verbose
                 || args.extra_verbose
                 || matches!(args.log_level, LogLevelArg::Debug | LogLevelArg::Trace),

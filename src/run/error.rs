@@ -30,6 +30,8 @@ pub enum SetupKind {
     /// The server's lifecycle (docs/integrations.md): the model was not ready in time, the
     /// KV-cache reset or the profiler start failed.
     ServerLifecycle,
+    /// `--api-port`: the live API's port could not be bound.
+    Api,
     /// SIGINT / SIGTERM came while the run was being prepared: nothing was sent. Exits 130, as
     /// a cancelled run does.
     Interrupted,

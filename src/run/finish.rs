@@ -52,6 +52,7 @@ pub(super) fn finish(
         driver,
         collectors,
         host,
+        api,
         ..
     } = started;
     let worker_cores: Vec<usize> = workers.pinned.iter().flatten().copied().collect();
@@ -67,6 +68,10 @@ pub(super) fn finish(
     let collected = aggregator
         .join()
         .map_err(|_| RunError::new(SetupKind::Threads, "the aggregator thread panicked"))?;
+    // Every record is in: the results are computed and written now.
+    if let Some(a) = &api {
+        a.set_state(crate::api::SystemState::Processing);
+    }
     if let Some(e) = &collected.jsonl_error {
         eprintln!("ringperf: warning: {e}");
     }
@@ -105,6 +110,15 @@ pub(super) fn finish(
         (&gpu, spec_table.as_deref()),
         &files,
     )?;
+    // The live API serves the results as written, and the artifacts beside them.
+    if let Some(a) = api {
+        let path = prepared.dir.join(&prepared.names.json);
+        let doc = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(serde_json::Value::Null);
+        a.results(doc, &prepared.dir, run_info.was_cancelled);
+    }
     Ok(outcome(m, health, prepared.dir.clone()))
 }
 

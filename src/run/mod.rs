@@ -73,11 +73,13 @@ impl Outcome {
 }
 
 /// How the run is embedded.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Take SIGINT / SIGTERM: the first stops the run gracefully, the second exits at once.
     /// Only for the binary: it blocks the signals in the calling thread for the run.
     pub handle_signals: bool,
+    /// `--api-port`: the live API every run of the process publishes to (docs/api.md).
+    pub api: Option<Arc<crate::api::Live>>,
 }
 
 /// Runs the benchmark described by `cfg` and writes its artifacts (no signal handling).
@@ -96,14 +98,15 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
         return multi::run_many(cfg, opts);
     }
     let control = Arc::new(RunControl::new(Clock::start()));
+    let api = opts.api.as_ref();
     if !opts.handle_signals {
-        return run_inner(cfg, control);
+        return run_inner(cfg, control, api);
     }
     let watch = {
         let (control, grace) = (control.clone(), cfg.stop_grace);
         SignalWatch::start(move |name| control.stop_after(StopReason::Signal(name), grace))?
     };
-    let result = run_inner(cfg, control);
+    let result = run_inner(cfg, control, api);
     watch.stop();
     result
 }
@@ -202,12 +205,25 @@ fn signal_loop(
     }
 }
 
-/// One run: the four stages, in order.
-pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Outcome, RunError> {
+/// One run: the four stages, in order; `api`: the live API it publishes to.
+pub(crate) fn run_inner(
+    mut cfg: Config,
+    control: Arc<RunControl>,
+    api: Option<&Arc<crate::api::Live>>,
+) -> Result<Outcome, RunError> {
+    if let Some(a) = api {
+        a.set_state(crate::api::SystemState::Configuring);
+    }
     let prepared = prepare::prepare(&mut cfg, &control)?;
+    if let Some(a) = api {
+        a.begin(api_identity(&cfg, &prepared));
+    }
     lifecycle::before_run(&cfg)?;
     let (feed, live) = lifecycle::start_live(&cfg, &prepared);
-    let mut started = start::start(&cfg, &prepared, &control, feed)?;
+    let mut started = start::start(&cfg, &prepared, &control, feed, api)?;
+    if let Some(a) = api {
+        a.set_state(crate::api::SystemState::Ready);
+    }
     let mut times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);
     let profiler_failed = times.profiler_failed.take();
     let outcome = finish::finish(&cfg, &control, &prepared, started, &times)?;
@@ -217,6 +233,43 @@ pub(crate) fn run_inner(mut cfg: Config, control: Arc<RunControl>) -> Result<Out
     }
     lifecycle::after_run(&cfg, &outcome, live);
     Ok(outcome)
+}
+
+/// A core none of `workers` workers takes (the aggregator's), for the process's other threads
+/// (the live API's); `None` when the workers take every core.
+pub fn spare_core(workers: usize) -> Option<usize> {
+    let cores: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    placement::aggregator_core(&cores, workers)
+}
+
+/// What the live API shows of a run before its first request: its configuration, identity
+/// and the labels of its figures.
+fn api_identity(cfg: &Config, prepared: &prepare::Prepared) -> crate::api::RunIdentity {
+    let mut models = cfg.models.clone();
+    models.sort();
+    let load = &cfg.profiling.load;
+    crate::api::RunIdentity {
+        config: cfg.input_config(),
+        run_info: ringperf_metrics::export::json::run_info_json(
+            &prepared.benchmark_id,
+            cfg.seed_given.then_some(cfg.seed),
+            cfg.multi_run.trial.as_ref(),
+            &cfg.cli_command,
+        ),
+        benchmark_id: prepared.benchmark_id.clone(),
+        model: models.join(","),
+        endpoint_type: cfg.endpoint.as_str().to_owned(),
+        streaming: cfg.streaming,
+        concurrency: load.max_in_flight(),
+        request_rate: match *load {
+            crate::config::Load::Rate { rate, .. } => Some(rate),
+            crate::config::Load::Concurrency(_) => None,
+        },
+    }
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

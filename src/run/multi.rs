@@ -87,14 +87,18 @@ pub fn run_many(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
     } else {
         None
     };
-    let result = run_sequence(&cfg, &seq);
+    let result = run_sequence(&cfg, &seq, opts.api.as_ref());
     if let Some(w) = watch {
         w.stop();
     }
     result
 }
 
-fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
+fn run_sequence(
+    cfg: &Config,
+    seq: &Sequence,
+    api: Option<&Arc<crate::api::Live>>,
+) -> Result<Outcome, RunError> {
     let mr = &cfg.multi_run;
     let base = cfg.artifact_dir.clone();
     let names = ExportNames::new(cfg.export_prefix.as_deref());
@@ -141,7 +145,7 @@ fn run_sequence(cfg: &Config, seq: &Sequence) -> Result<Outcome, RunError> {
         );
         let dir = run_cfg.artifact_dir.clone();
         records.push(dir.join(&names.jsonl));
-        let ran = run_inner(run_cfg, control);
+        let ran = run_inner(run_cfg, control, api);
         seq.end();
         match ran {
             Ok(o) => {

@@ -54,8 +54,10 @@ pub(super) fn run_phases(
         progress,
         collectors,
         board,
+        api,
         ..
     } = started;
+    let api = api.as_ref();
     let board: &ringperf_metrics::lab::timing::PhaseBoard = board;
     // A streamed trace: the first window of requests is built before anything starts, so the
     // schedule's first instant does not wait for its prompts (docs/datasets.md, "Large traces").
@@ -103,7 +105,7 @@ pub(super) fn run_phases(
             (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
             progress,
             (first_queues.take().flatten(), at.mono_ns),
-            board,
+            (board, api),
             sessions,
         );
         // The phase ends with its last request, before the end-of-warmup scrape.
@@ -145,7 +147,7 @@ pub(super) fn run_phases(
             (Phase::Profiling, first, &cfg.profiling_name, p),
             progress,
             (profiling_queues, at.mono_ns),
-            board,
+            (board, api),
             sessions,
         );
         branches.add(&b);
@@ -171,7 +173,7 @@ pub(super) fn run_phases(
                 (Phase::Profiling, index, &named.name, p),
                 progress,
                 (phase_queues, at.mono_ns),
-                board,
+                (board, api),
                 sessions,
             );
             branches.add(&b);
@@ -279,7 +281,10 @@ fn run_phase(
     (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
     (queues, start): (Option<dispatch::Queues>, u64),
-    board: &ringperf_metrics::lab::timing::PhaseBoard,
+    (board, api): (
+        &ringperf_metrics::lab::timing::PhaseBoard,
+        Option<&Arc<crate::api::Live>>,
+    ),
     first_session: u64,
 ) -> (u64, BranchCounts) {
     let n = workers.len();
@@ -306,6 +311,23 @@ fn run_phase(
             }),
         };
         board.start(phase, (c.requests.clone(), c.sessions.clone()), limits);
+    }
+    if let Some(a) = api {
+        let first_profiling = u8::from(cfg.warmup.is_some());
+        a.phase_start(&crate::api::PhaseStart {
+            phase,
+            index,
+            profiling_index: (phase == Phase::Profiling).then(|| index - first_profiling),
+            name: name.to_owned(),
+            start_wall_ns: shared.clock.wall_ns(start),
+            expected_requests: p.request_count,
+            expected_duration_sec: p.duration.map(|d| d.as_secs_f64()),
+            expected_sessions: p.sessions,
+            grace_sec: p.grace.map(|g| g.as_secs_f64()),
+        });
+        if phase == Phase::Profiling && index == first_profiling {
+            a.set_state(crate::api::SystemState::Profiling);
+        }
     }
     let mut sent = 0;
     let mut branches = BranchCounts::default();

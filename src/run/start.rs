@@ -37,6 +37,8 @@ pub(super) struct Started {
     pub board: Arc<ringperf_metrics::lab::timing::PhaseBoard>,
     /// The host's CPU counters as the workers started (`None`: `/proc` unreadable).
     pub host: Option<super::host::Snapshot>,
+    /// `--api-port`: the live API the run publishes to.
+    pub api: Option<Arc<crate::api::Live>>,
 }
 
 /// Starts the aggregator, the workers and the collectors, in that order. `mlflow`: the live
@@ -46,6 +48,7 @@ pub(super) fn start(
     prepared: &Prepared,
     control: &Arc<RunControl>,
     mlflow: Option<ringperf_metrics::lab::live::LiveFeed>,
+    api: Option<&Arc<crate::api::Live>>,
 ) -> Result<Started, RunError> {
     // Rung by the workers' pushes: the aggregator sleeps through a quiet stretch.
     let bell = Doorbell::new();
@@ -58,6 +61,10 @@ pub(super) fn start(
     let phase_board = Arc::new(ringperf_metrics::lab::timing::PhaseBoard::default());
     let mut collector = collector(cfg, prepared, consumers, board, control)?;
     collector.live = live_sinks(cfg, mlflow, &phase_board);
+    collector.api = api.map(|a| ringperf_engine::aggregator::LiveLink {
+        view: a.clone(),
+        board: phase_board.clone(),
+    });
     let progress = collector.progress.clone();
     let cores: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
@@ -102,6 +109,7 @@ pub(super) fn start(
         collectors,
         board: phase_board,
         host,
+        api: api.cloned(),
     })
 }
 
@@ -164,11 +172,13 @@ fn collector(
         otel: otel_exporter(cfg),
         live: None,
         realtime: cfg
-            .realtime_block
-            .map(|every| ringperf_engine::aggregator::RealtimeBlock {
-                every,
+            .realtime
+            .map(|r| ringperf_engine::aggregator::RealtimeBlock {
+                every: r.every,
+                print: r.print,
                 via_progress: cfg.ui == crate::config::UiType::Progress,
             }),
+        api: None,
     })
 }
 

@@ -43,6 +43,8 @@ pub struct Sweeper {
     shards: Option<SweepShards>,
     /// A sharded sweep's next run's start instant (epoch ns) and how many runs have ended.
     next_start: std::cell::Cell<(Option<u64>, usize)>,
+    /// `--api-port`: the live API every run publishes to.
+    api: Option<Arc<crate::api::Live>>,
 }
 
 impl Sweeper {
@@ -127,6 +129,7 @@ impl Sweeper {
             table_printed: std::cell::Cell::new(false),
             shards,
             next_start,
+            api: opts.api,
         })
     }
 
@@ -268,7 +271,7 @@ impl Sweeper {
         let summary = dir.join(&names.json);
         let records = dir.join(&names.jsonl);
         let began = std::time::Instant::now();
-        let ran = run_inner(cfg, control).map_err(SweepError::from);
+        let ran = run_inner(cfg, control, self.api.as_ref()).map_err(SweepError::from);
         self.seq.end();
         self.meet(ran.as_ref().map(Some), began.elapsed())?;
         Ok(Some(TrialResult {

@@ -7,6 +7,7 @@ mod common;
 
 mod agent_traces;
 mod aiperf_keys;
+mod api;
 mod architecture;
 mod artifacts;
 mod cli;

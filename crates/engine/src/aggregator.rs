@@ -67,11 +67,15 @@ pub struct TurnInfo {
 }
 
 /// `--stats-interval`: AIPerf's realtime stats block of the profiling phase so far
-/// ([`ringperf_metrics::aggregate::realtime`]), computed and printed by the aggregator thread.
+/// ([`ringperf_metrics::aggregate::realtime`]), computed and printed by the aggregator thread,
+/// and the live API's snapshot of its results at the same ticks.
 #[derive(Clone, Copy, Debug)]
 pub struct RealtimeBlock {
     /// Time between blocks.
     pub every: Duration,
+    /// The block is printed (false: the ticks only feed the live API, as AIPerf's
+    /// `--stats-interval 0` with an API port).
+    pub print: bool,
     /// A progress bar is drawn: the blocks go to [`Progress::realtime_blocks`] for it to print
     /// above itself, instead of straight to stderr.
     pub via_progress: bool,
@@ -118,6 +122,120 @@ pub struct Collector {
     pub live: Option<ringperf_metrics::lab::live::Live>,
     /// `--stats-interval`: the realtime stats block.
     pub realtime: Option<RealtimeBlock>,
+    /// `--api-port`: the live API the aggregator publishes to.
+    pub api: Option<LiveLink>,
+}
+
+/// How often the aggregator publishes the phases' progress to the live API (AIPerf's credit
+/// progress and records processing reports, every 2 s).
+pub const LIVE_PROGRESS: Duration = Duration::from_secs(2);
+
+/// The live API (`--api-port`, docs/api.md): what the aggregator thread publishes to it.
+pub trait LiveView: Send + Sync {
+    /// A realtime tick at which the current profiling phase's records moved: its results so
+    /// far.
+    fn realtime(&self, phase_index: u8, summary: &ringperf_metrics::aggregate::Summary);
+    /// Every [`LIVE_PROGRESS`], at each phase's start, end and sending-complete instant, and
+    /// once every record is in: each started phase's progress, and each worker's records.
+    fn progress(&self, phases: &[PhaseProgress], workers: &[WorkerCount]);
+}
+
+/// One worker's records so far (every phase).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerCount {
+    pub worker: u32,
+    pub completed: u64,
+    pub failed: u64,
+}
+
+/// One phase's progress as the aggregator sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseProgress {
+    pub phase: Phase,
+    /// AIPerf's credit-phase counters.
+    pub stats: ringperf_metrics::lab::timing::PhaseStats,
+    /// The phase's records taken so far (valid, failed).
+    pub success_records: u64,
+    pub error_records: u64,
+    /// The phase has sent all it will.
+    pub sending_complete: bool,
+    /// The phase ended (every worker reported done).
+    pub ended: bool,
+    /// Every record of the run is in (the aggregator's last report).
+    pub all_records: bool,
+    /// When this was taken (wall ns).
+    pub now_wall_ns: u64,
+}
+
+/// The aggregator's link to the live API.
+pub struct LiveLink {
+    pub view: Arc<dyn LiveView>,
+    /// Where the phases' driver marks their start and end.
+    pub board: Arc<ringperf_metrics::lab::timing::PhaseBoard>,
+}
+
+/// The link and what the aggregator keeps for it.
+struct ApiFeed {
+    link: LiveLink,
+    tally: ringperf_metrics::lab::timing::PhaseTally,
+    workers: Vec<WorkerCount>,
+    generation: u64,
+    sent_all: [bool; 2],
+    last: Instant,
+}
+
+impl ApiFeed {
+    /// The progress of every started phase, to the API.
+    fn publish(&self, all_records: bool) {
+        let now = ringperf_wire::clock::wall_now_ns();
+        let board = &self.link.board;
+        let phases: Vec<PhaseProgress> = [Phase::Warmup, Phase::Profiling]
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, phase)| {
+                let stats = self.tally.snapshot(board, phase, now)?;
+                let c = self.tally.count(phase);
+                Some(PhaseProgress {
+                    phase,
+                    stats,
+                    success_records: c.completed.saturating_sub(c.errors),
+                    error_records: c.errors + c.cancelled,
+                    sending_complete: self.sent_all[i] || board.ended(phase),
+                    ended: board.ended(phase),
+                    all_records,
+                    now_wall_ns: now,
+                })
+            })
+            .collect();
+        self.link.view.progress(&phases, &self.workers);
+    }
+
+    /// Between records: a report every [`LIVE_PROGRESS`] and at each phase event.
+    fn tick(&mut self) {
+        let now = ringperf_wire::clock::wall_now_ns();
+        let mut event = false;
+        for (i, p) in [Phase::Warmup, Phase::Profiling].into_iter().enumerate() {
+            if !self.sent_all[i] && self.link.board.sending_complete(p, now) {
+                self.sent_all[i] = true;
+                event = true;
+            }
+        }
+        let g = self.link.board.generation();
+        if g != self.generation {
+            self.generation = g;
+            // A phase that starts again (a later profiling phase) sends again.
+            for (i, p) in [Phase::Warmup, Phase::Profiling].into_iter().enumerate() {
+                if !self.link.board.ended(p) && !self.link.board.sending_complete(p, now) {
+                    self.sent_all[i] = false;
+                }
+            }
+            event = true;
+        }
+        if event || self.last.elapsed() >= LIVE_PROGRESS {
+            self.last = Instant::now();
+            self.publish(false);
+        }
+    }
 }
 
 /// The raw export's writer and what it needs to find each request's body.
@@ -213,17 +331,28 @@ impl Collector {
             profiling_index: 0,
         };
         let mut ticker = self.realtime.map(|r| Ticker::new(r.every, Instant::now()));
+        let mut api = self.api.take().map(|link| ApiFeed {
+            link,
+            tally: ringperf_metrics::lab::timing::PhaseTally::default(),
+            workers: Vec::new(),
+            generation: 0,
+            sent_all: [false; 2],
+            last: Instant::now(),
+        });
         let board = self.progress.board.clone();
         let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
         let mut quiet_since = Instant::now();
         let bell = self.consumers.first().and_then(|c| c.bell()).cloned();
         loop {
-            let got = self.drain(&mut tally);
+            let got = self.drain(&mut tally, api.as_mut());
             if let Some(t) = ticker.as_mut()
                 && t.due(Instant::now())
             {
-                self.realtime_tick(t, &tally);
+                self.realtime_tick(t, &tally, api.as_ref());
+            }
+            if let Some(a) = api.as_mut() {
+                a.tick();
             }
             if let (Some(b), Some(l)) = (board.as_ref(), tally.live.as_ref())
                 && last_publish.elapsed() >= LIVE_INTERVAL
@@ -273,12 +402,15 @@ impl Collector {
                 quiet_since = Instant::now();
             }
         }
+        if let Some(a) = api.as_mut() {
+            a.publish(true);
+        }
         self.close(tally)
     }
 
     /// Takes what the rings hold now, a bounded batch per ring to keep the draining fair; the
     /// number of records taken.
-    fn drain(&mut self, tally: &mut Tally) -> usize {
+    fn drain(&mut self, tally: &mut Tally, mut api: Option<&mut ApiFeed>) -> usize {
         let mut got = 0usize;
         for i in 0..self.consumers.len() {
             for _ in 0..256 {
@@ -287,6 +419,29 @@ impl Collector {
                 };
                 got += 1;
                 self.take(&raw, tally);
+                if let Some(a) = api.as_deref_mut() {
+                    let failed = raw.error.is_some() || tally.parsed.error.is_some();
+                    let turns = self.turns_of(raw.credit.conversation);
+                    a.tally.record(
+                        raw.credit.phase,
+                        raw.credit.turn,
+                        turns,
+                        raw.was_cancelled,
+                        failed,
+                    );
+                    let w = raw.worker_id as usize;
+                    if a.workers.len() <= w {
+                        a.workers.resize_with(w + 1, WorkerCount::default);
+                        for (i, c) in a.workers.iter_mut().enumerate() {
+                            c.worker = i as u32;
+                        }
+                    }
+                    if failed {
+                        a.workers[w].failed += 1;
+                    } else {
+                        a.workers[w].completed += 1;
+                    }
+                }
             }
         }
         got
@@ -349,7 +504,7 @@ impl Collector {
 
     /// A tick of the realtime stats block: the current profiling phase's block, printed
     /// unless its count has not moved since the last one.
-    fn realtime_tick(&self, ticker: &mut Ticker, tally: &Tally) {
+    fn realtime_tick(&self, ticker: &mut Ticker, tally: &Tally, api: Option<&ApiFeed>) {
         let acc = match self.profiling_phases {
             Some((first, _)) => tally
                 .by_phase
@@ -359,9 +514,19 @@ impl Collector {
         };
         let started = self.progress.profiling_start_ns.load(Ordering::Relaxed);
         let elapsed_s = self.clock.now_ns().saturating_sub(started) as f64 / 1e9;
-        let Some(block) = ticker.tick(Instant::now(), acc, tally.profiling_index, elapsed_s) else {
+        if !ticker.advance(Instant::now(), acc) {
             return;
-        };
+        }
+        if let Some(a) = api {
+            let start_wall = self.clock.wall_ns(started);
+            a.link
+                .view
+                .realtime(tally.profiling_index, &acc.finish_from(Some(start_wall)));
+        }
+        if !self.realtime.is_some_and(|r| r.print) {
+            return;
+        }
+        let block = ticker.block(acc, tally.profiling_index, elapsed_s);
         if self.realtime.is_some_and(|r| r.via_progress) {
             if let Ok(mut q) = self.progress.realtime_blocks.lock() {
                 q.push(block);

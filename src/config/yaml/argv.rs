@@ -1571,6 +1571,8 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 "ui" => a.one("--ui-type", scalar(v, &path)?),
                 "workers" => a.one("--workers-max", num(v, &path)? as u64),
                 "stats_interval" => a.one("--stats-interval", num(v, &path)?),
+                "api_port" => a.one("--api-port", num(v, &path)? as u64),
+                "api_host" => a.one("--api-host", scalar(v, &path)?),
                 _ => return Err(YamlError::Unsupported(path)),
             }
         }

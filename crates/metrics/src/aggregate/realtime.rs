@@ -233,21 +233,36 @@ impl Ticker {
         phase_index: u8,
         elapsed_s: f64,
     ) -> Option<String> {
+        self.advance(now, acc)
+            .then(|| self.block(acc, phase_index, elapsed_s))
+    }
+
+    /// A tick at `now` without its block: whether the phase's count of records (`acc`) moved
+    /// since the last tick that said so (then a block or a snapshot is due). The next tick is
+    /// an interval later (ticks missed meanwhile are skipped).
+    pub fn advance(&mut self, now: Instant, acc: &super::Accumulator) -> bool {
         while self.next <= now {
             self.next += self.every;
         }
         let done = acc.request_count() + acc.error_request_count();
         if done == 0 || self.last_done == Some(done) {
-            return None;
+            return false;
         }
         self.last_done = Some(done);
+        true
+    }
+
+    /// The block of profiling phase `phase_index` now (after an [`Self::advance`] that said
+    /// it moved).
+    pub fn block(&mut self, acc: &super::Accumulator, phase_index: u8, elapsed_s: f64) -> String {
+        let done = acc.request_count() + acc.error_request_count();
         let figures = acc.realtime(&mut self.scratch);
         let prev = self
             .prev
             .filter(|p| p.0 == phase_index)
             .map(|(_, d, e)| (d, e));
         self.prev = Some((phase_index, done, elapsed_s));
-        Some(render(&figures, elapsed_s, prev))
+        render(&figures, elapsed_s, prev)
     }
 }
 

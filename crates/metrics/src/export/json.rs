@@ -119,38 +119,25 @@ pub fn local_iso(wall_ns: u64) -> String {
     }
 }
 
-/// The summary JSON document. `warmup` is the warmup phase's summary, if there was one.
-pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) -> Value {
-    let mut o = Map::new();
-    o.insert("schema_version".into(), Value::from("1.4"));
-    o.insert(
-        "aiperf_version".into(),
-        Value::from(run.aiperf_version.as_str()),
-    );
-    o.insert(
-        "benchmark_id".into(),
-        Value::from(run.benchmark_id.as_str()),
-    );
-    for tag in DECLARED_METRICS {
-        if let Some(r) = summary.get(tag).filter(|r| visible(r)) {
-            o.insert(tag.into(), metric_json(r));
-        }
-    }
-    o.insert("input_config".into(), run.input_config.clone());
+/// The `run_info` block: the run's identity as AIPerf writes it (and serves it at `/api/run`):
+/// `benchmark_id`, the sweep's id, the seed, the trial and its variation, the command line.
+pub fn run_info_json(
+    benchmark_id: &str,
+    random_seed: Option<u64>,
+    trial: Option<&super::Trial>,
+    cli_command: &str,
+) -> Value {
     let mut info = Map::new();
-    info.insert(
-        "benchmark_id".into(),
-        Value::from(run.benchmark_id.as_str()),
-    );
-    if let Some(t) = &run.trial {
+    info.insert("benchmark_id".into(), Value::from(benchmark_id));
+    if let Some(t) = trial {
         info.insert("sweep_id".into(), Value::from(t.sweep_id.as_str()));
     }
-    if let Some(seed) = run.random_seed {
+    if let Some(seed) = random_seed {
         info.insert("random_seed".into(), Value::from(seed));
     }
     // A single run is trial 0; the runs of `--num-profile-runs` are numbered from 0, with
     // AIPerf's label and (one, unvaried) variation.
-    match &run.trial {
+    match trial {
         None => {
             info.insert("trial".into(), Value::from(0));
         }
@@ -171,8 +158,37 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
             }
         }
     }
-    info.insert("cli_command".into(), Value::from(run.cli_command.as_str()));
-    o.insert("run_info".into(), Value::Object(info));
+    info.insert("cli_command".into(), Value::from(cli_command));
+    Value::Object(info)
+}
+
+/// The summary JSON document. `warmup` is the warmup phase's summary, if there was one.
+pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) -> Value {
+    let mut o = Map::new();
+    o.insert("schema_version".into(), Value::from("1.4"));
+    o.insert(
+        "aiperf_version".into(),
+        Value::from(run.aiperf_version.as_str()),
+    );
+    o.insert(
+        "benchmark_id".into(),
+        Value::from(run.benchmark_id.as_str()),
+    );
+    for tag in DECLARED_METRICS {
+        if let Some(r) = summary.get(tag).filter(|r| visible(r)) {
+            o.insert(tag.into(), metric_json(r));
+        }
+    }
+    o.insert("input_config".into(), run.input_config.clone());
+    o.insert(
+        "run_info".into(),
+        run_info_json(
+            &run.benchmark_id,
+            run.random_seed,
+            run.trial.as_ref(),
+            &run.cli_command,
+        ),
+    );
     o.insert("was_cancelled".into(), Value::from(run.was_cancelled));
     if let Some(c) = run.is_complete {
         o.insert("is_complete".into(), Value::from(c));

@@ -113,9 +113,13 @@ pub fn format(metrics: &[Value], info: &[(&str, String)], version: &str) -> Stri
     if !info.is_empty() {
         let mut with_version = base.clone();
         with_version.push(("version", version));
-        lines.push("# HELP aiperf_info AIPerf benchmark information".into());
-        lines.push("# TYPE aiperf_info gauge".into());
-        lines.push(format!("aiperf_info{} 1", labels(&with_version)));
+        // One block ending in its own newline, joined to the rest by another: AIPerf's page
+        // has a blank line after it.
+        lines.push(format!(
+            "# HELP aiperf_info AIPerf benchmark information\n# TYPE aiperf_info gauge\n\
+             aiperf_info{} 1\n",
+            labels(&with_version)
+        ));
     }
     let base_labels = labels(&base);
     for m in metrics {
@@ -224,6 +228,7 @@ mod tests {
             "# TYPE aiperf_info gauge".to_owned(),
             r#"aiperf_info{benchmark_id="b1",model="m\"x",streaming="true",version="0.13.0"} 1"#
                 .to_owned(),
+            String::new(),
             "# HELP aiperf_request_latency_ms Request Latency (in ms)".to_owned(),
             "# TYPE aiperf_request_latency_ms summary".to_owned(),
             r#"aiperf_request_latency_ms{benchmark_id="b1",model="m\"x",streaming="true",quantile="0.5"} 95.0"#.to_owned(),

@@ -221,6 +221,8 @@ impl PhaseBoard {
         if let Ok(mut l) = m.limits.lock() {
             *l = limits;
         }
+        // A phase of the same kind that runs again (a later profiling phase) is running anew.
+        m.end_wall_ns.store(0, Ordering::Release);
         m.start_wall_ns.store(
             ringperf_wire::clock::wall_now_ns().max(1),
             Ordering::Release,
@@ -240,6 +242,21 @@ impl PhaseBoard {
             Ordering::Release,
         );
         self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The phase started and ended (every worker reported done).
+    pub fn ended(&self, phase: Phase) -> bool {
+        let m = &self.phases[slot(phase)];
+        m.start_wall_ns.load(Ordering::Acquire) != 0 && m.end_wall_ns.load(Ordering::Acquire) != 0
+    }
+
+    /// When the phase started and ended (wall ns; 0 for not yet).
+    pub fn times(&self, phase: Phase) -> (u64, u64) {
+        let m = &self.phases[slot(phase)];
+        (
+            m.start_wall_ns.load(Ordering::Acquire),
+            m.end_wall_ns.load(Ordering::Acquire),
+        )
     }
 
     /// Moves at each start and end.
