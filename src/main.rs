@@ -204,17 +204,20 @@ fn start_api(
         return Ok(None);
     };
     let core = workers.and_then(ringperf::run::spare_core);
-    ringperf::api::Api::start(&addr, core).map_err(Error::Run)
+    ringperf::api::Api::start(&addr, core).map_err(|e| {
+        Error::Run(ringperf::run::RunError::new(
+            ringperf::run::SetupKind::Api,
+            e.to_string(),
+        ))
+    })
 }
 
+/// The binary's runs: signals taken, publishing to the live API when there is one.
 fn run_options(api: Option<&ringperf::api::Api>) -> ringperf::run::RunOptions {
-    api.map_or(
-        ringperf::run::RunOptions {
-            handle_signals: true,
-            api: None,
-        },
-        ringperf::api::Api::run_options,
-    )
+    ringperf::run::RunOptions {
+        handle_signals: true,
+        api: api.map(|a| a.live().clone()),
+    }
 }
 
 /// The API's grace after the last run, then its stop.

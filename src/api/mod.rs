@@ -938,6 +938,18 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `--api-port` names a port that cannot be bound: the message, AIPerf's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindError(pub String);
+
+impl std::fmt::Display for BindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BindError {}
+
 /// The live API of a process: its server and what it serves.
 pub struct Api {
     server: Server,
@@ -951,10 +963,7 @@ impl Api {
     ///
     /// # Errors
     /// `--api-port` names a port that cannot be bound.
-    pub fn start(
-        addr: &ApiAddr,
-        core: Option<usize>,
-    ) -> Result<Option<Self>, crate::run::RunError> {
+    pub fn start(addr: &ApiAddr, core: Option<usize>) -> Result<Option<Self>, BindError> {
         let bind = resolve(addr).and_then(|a| {
             let hub = Arc::new(Hub::default());
             let live = Arc::new(Live::new(hub.clone()));
@@ -970,7 +979,7 @@ impl Api {
             Err(e) => {
                 let msg = format!("API server cannot bind {}:{}: {e}", addr.host, addr.port);
                 if addr.from_flag {
-                    Err(crate::run::RunError::new(crate::run::SetupKind::Api, msg))
+                    Err(BindError(msg))
                 } else {
                     eprintln!("ringperf: warning: {msg}; the run goes on without it");
                     Ok(None)
@@ -987,14 +996,6 @@ impl Api {
     /// The address it listens on.
     pub fn local_addr(&self) -> std::net::SocketAddr {
         self.server.addr
-    }
-
-    /// The options of the runs that publish to it.
-    pub fn run_options(&self) -> crate::run::RunOptions {
-        crate::run::RunOptions {
-            handle_signals: true,
-            api: Some(self.live.clone()),
-        }
     }
 
     /// After the benchmark: the state goes to `stopping` then `shutdown` (`/readyz` answers
