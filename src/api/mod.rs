@@ -1029,3 +1029,6 @@ fn resolve(addr: &ApiAddr) -> std::io::Result<std::net::SocketAddr> {
         .next()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address"))
 }
+
+#[cfg(test)]
+mod tests;

@@ -126,7 +126,7 @@ impl Hub {
     }
 
     /// A new client, or `None` when [`MAX_WEBSOCKETS`] are connected.
-    fn join(&self) -> Option<(u64, Receiver<Arc<str>>)> {
+    pub(super) fn join(&self) -> Option<(u64, Receiver<Arc<str>>)> {
         let mut subs = self.subscribers.lock().ok()?;
         if subs.len() >= MAX_WEBSOCKETS {
             return None;
@@ -309,6 +309,7 @@ fn serve(mut stream: TcpStream, handler: &dyn Handler, hub: &Hub, stop: &AtomicB
             Incoming::Closed => return,
             Incoming::Bad(status, why) => {
                 let _ = write_response(&mut stream, &Response::text(status, why), false, false);
+                linger_close(&mut stream);
                 return;
             }
             Incoming::Request(req, head) => {
@@ -333,6 +334,23 @@ fn serve(mut stream: TcpStream, handler: &dyn Handler, hub: &Hub, stop: &AtomicB
     }
 }
 
+/// Closes after an error answer without losing it: the write side first, then what the client
+/// still sends is read and dropped for a moment (closing with unread bytes would reset the
+/// connection, and the client could lose the answer).
+fn linger_close(stream: &mut TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let until = Instant::now() + Duration::from_millis(500);
+    let mut sink = [0u8; 4096];
+    while Instant::now() < until {
+        match stream.read(&mut sink) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
+    }
+}
+
 /// Reads one request (head and body) into `buf`, leaving what follows it there.
 fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>, stop: &AtomicBool) -> Incoming {
     let started = Instant::now();
@@ -341,6 +359,9 @@ fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>, stop: &AtomicBool) ->
         let mut req = httparse::Request::new(&mut headers);
         match req.parse(buf) {
             Ok(httparse::Status::Complete(head_len)) => {
+                if head_len > MAX_HEAD {
+                    return Incoming::Bad(431, "request head too large");
+                }
                 let mut head = Head {
                     keep_alive: req.version == Some(1),
                     ..Head::default()
