@@ -182,9 +182,58 @@ struct ApiFeed {
     generation: u64,
     sent_all: [bool; 2],
     last: Instant,
+    /// The realtime snapshot being computed, off the aggregator's loop.
+    snapshot: Option<JoinHandle<Duration>>,
+    /// No snapshot starts before this (its share of the core is bounded).
+    next_snapshot: Instant,
 }
 
+/// A snapshot's computation may take at most this share of the time between snapshots: the
+/// next waits `SNAPSHOT_SPACING` times as long as the last took.
+const SNAPSHOT_SPACING: u32 = 4;
+
 impl ApiFeed {
+    /// A realtime tick: the results so far of `acc` (a profiling phase that started at
+    /// `start_wall_ns`), computed from a copy on a thread of their own (it inherits the
+    /// aggregator's core) and handed to the API; the aggregator only pays for the copy and
+    /// goes on draining. A tick while the previous snapshot is still computing, or sooner than
+    /// its cost allows, is skipped.
+    fn snapshot(
+        &mut self,
+        acc: &ringperf_metrics::aggregate::Accumulator,
+        phase: u8,
+        start_wall_ns: u64,
+    ) {
+        let now = Instant::now();
+        if let Some(h) = self.snapshot.take_if(|h| h.is_finished()) {
+            let took = h.join().unwrap_or_default();
+            self.next_snapshot = now + took * SNAPSHOT_SPACING;
+        }
+        if self.snapshot.is_some() || now < self.next_snapshot {
+            return;
+        }
+        let acc = acc.clone();
+        let view = self.link.view.clone();
+        self.snapshot = std::thread::Builder::new()
+            .name("ringperf-snapshot".into())
+            .spawn(move || {
+                let t = Instant::now();
+                let summary = acc.finish_from(Some(start_wall_ns));
+                let took = t.elapsed();
+                view.realtime(phase, &summary);
+                took
+            })
+            .ok();
+    }
+
+    /// Waits for a snapshot still computing (the run's end: it must not land after the
+    /// final report).
+    fn settle(&mut self) {
+        if let Some(h) = self.snapshot.take() {
+            let _ = h.join();
+        }
+    }
+
     /// The progress of every started phase, to the API.
     fn publish(&self, all_records: bool) {
         let now = ringperf_wire::clock::wall_now_ns();
@@ -338,6 +387,8 @@ impl Collector {
             generation: 0,
             sent_all: [false; 2],
             last: Instant::now(),
+            snapshot: None,
+            next_snapshot: Instant::now(),
         });
         let board = self.progress.board.clone();
         let mut last_flush = Instant::now();
@@ -349,7 +400,7 @@ impl Collector {
             if let Some(t) = ticker.as_mut()
                 && t.due(Instant::now())
             {
-                self.realtime_tick(t, &tally, api.as_ref());
+                self.realtime_tick(t, &tally, api.as_mut());
             }
             if let Some(a) = api.as_mut() {
                 a.tick();
@@ -403,6 +454,7 @@ impl Collector {
             }
         }
         if let Some(a) = api.as_mut() {
+            a.settle();
             a.publish(true);
         }
         self.close(tally)
@@ -504,7 +556,7 @@ impl Collector {
 
     /// A tick of the realtime stats block: the current profiling phase's block, printed
     /// unless its count has not moved since the last one.
-    fn realtime_tick(&self, ticker: &mut Ticker, tally: &Tally, api: Option<&ApiFeed>) {
+    fn realtime_tick(&self, ticker: &mut Ticker, tally: &Tally, api: Option<&mut ApiFeed>) {
         let acc = match self.profiling_phases {
             Some((first, _)) => tally
                 .by_phase
@@ -518,10 +570,7 @@ impl Collector {
             return;
         }
         if let Some(a) = api {
-            let start_wall = self.clock.wall_ns(started);
-            a.link
-                .view
-                .realtime(tally.profiling_index, &acc.finish_from(Some(start_wall)));
+            a.snapshot(acc, tally.profiling_index, self.clock.wall_ns(started));
         }
         if !self.realtime.is_some_and(|r| r.print) {
             return;

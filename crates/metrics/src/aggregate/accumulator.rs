@@ -146,7 +146,7 @@ impl Summary {
 
 /// Accumulates the records of one phase. The caller keeps one for profiling and a separate one
 /// for warmup, and feeds each record to the right one.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Accumulator {
     cfg: MetricConfig,
     /// Values of each record metric, base units, indexed by [`MetricId`].
