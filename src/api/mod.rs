@@ -117,6 +117,8 @@ struct State {
     artifact_dir: Option<PathBuf>,
     /// The benchmark (every run of it) is over: `POST /api/shutdown` is accepted.
     complete: bool,
+    /// The latest live server figures: each endpoint's summary, and the snapshot.
+    server: Option<(Value, Vec<(&'static str, f64)>)>,
 }
 
 /// What the run publishes and the API serves.
@@ -474,6 +476,18 @@ impl Live {
         st.workers.clear();
         st.results = None;
         st.artifact_dir = None;
+        st.server = None;
+    }
+
+    /// The scrapes so far (every second once profiling started): each endpoint's summary and
+    /// the server snapshot.
+    pub fn server_metrics(&self, summaries: Value, snapshot: Vec<(&'static str, f64)>) {
+        let body = json!({
+            "endpoint_summaries": summaries.clone(),
+            "snapshot": snapshot_object(&snapshot),
+        });
+        lock(&self.state).server = Some((summaries, snapshot));
+        self.publish("realtime_server_metrics", "server_metrics_manager", body);
     }
 
     /// A phase starts.
@@ -757,12 +771,20 @@ fn list_files(dir: &Path) -> Vec<Value> {
 
 impl LiveView for Live {
     fn realtime(&self, _phase_index: u8, summary: &Summary) {
-        let metrics: Vec<Value> = summary
+        let mut metrics: Vec<Value> = summary
             .results
             .iter()
             .filter(|r| !r.def.hidden())
             .map(metric_object)
             .collect();
+        // The server snapshot's figures follow, as in AIPerf's realtime results.
+        if let Some((_, snapshot)) = &lock(&self.state).server {
+            metrics.extend(snapshot.iter().map(|&(tag, v)| {
+                let (header, unit) =
+                    ringperf_metrics::server_metrics::live::display(tag).unwrap_or((tag, ""));
+                json!({"unit": unit, "avg": v, "tag": tag, "header": header, "current": v})
+            }));
+        }
         let body = json!({ "metrics": metrics.clone() });
         lock(&self.state).metrics = metrics;
         self.publish("realtime_metrics", "records_manager", body);
@@ -808,6 +830,16 @@ impl LiveView for Live {
             self.publish(t, service, body);
         }
     }
+}
+
+/// The snapshot as a JSON object, in its order.
+fn snapshot_object(snapshot: &[(&'static str, f64)]) -> Value {
+    Value::Object(
+        snapshot
+            .iter()
+            .map(|&(k, v)| (k.to_owned(), json!(v)))
+            .collect(),
+    )
 }
 
 /// One result as AIPerf's `MetricResult` (display units): its statistics, then `tag` and
@@ -889,7 +921,16 @@ impl Handler for Live {
             "/api/workers" => Response::json(200, &self.workers_json()),
             "/api/server-metrics" => Response::json(
                 200,
-                &json!({"endpoint_summaries": {}, "message": "No server metrics available yet"}),
+                &match &st().server {
+                    Some((summaries, snapshot)) => json!({
+                        "endpoint_summaries": summaries,
+                        "snapshot": snapshot_object(snapshot),
+                    }),
+                    None => json!({
+                        "endpoint_summaries": {},
+                        "message": "No server metrics available yet",
+                    }),
+                },
             ),
             "/api/results" => Response::json(200, &self.results_json()),
             "/api/results/list" => Response::json(200, &self.results_list()),

@@ -95,7 +95,7 @@ pub(crate) fn start(
 /// The dashboard's GPU panel: each exporter's last page, every exporter's GPUs together.
 fn dashboard_feed(board: Arc<Board>) -> ringperf_engine::scrape::collector::PageHook {
     let mut per_endpoint: Vec<(String, Vec<ringperf_engine::ui::GpuLive>)> = Vec::new();
-    ringperf_engine::scrape::collector::PageHook::new(move |url, page| {
+    ringperf_engine::scrape::collector::PageHook::new(move |url, page, _store| {
         let gpus = ringperf_engine::ui::highlights::gpu_readings(url, page);
         match per_endpoint.iter_mut().find(|(u, _)| u == url) {
             Some((_, g)) => *g = gpus,

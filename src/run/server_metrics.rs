@@ -20,6 +20,7 @@ use ringperf_metrics::server_metrics::export::{ExportContext, Windows};
 use ringperf_metrics::server_metrics::output::{FileNames, Format, write_exports};
 use ringperf_metrics::server_metrics::store::Store;
 use ringperf_wire::clock::Clock;
+use ringperf_wire::prom::Scrape;
 use ringperf_wire::record::Phase;
 
 /// The highest core no worker is pinned to, if any.
@@ -40,7 +41,7 @@ pub(crate) fn start(
     dir: &Path,
     names: &ExportNames,
     busy_cores: &[Option<usize>],
-    board: Option<&Arc<Board>>,
+    feeds: Feeds<'_>,
 ) -> Option<Scraper> {
     if !cfg.server_metrics.enabled {
         return None;
@@ -77,7 +78,7 @@ pub(crate) fn start(
         clock,
         jsonl,
         verbose: cfg.verbose,
-        on_page: board.map(|b| dashboard_feed(b.clone())),
+        on_page: feeds.hook(cfg, clock),
         role: Role::ServerMetrics,
         phases: cfg.phase_layout(),
     };
@@ -90,18 +91,84 @@ pub(crate) fn start(
     }
 }
 
+/// Who reads the pages as they are scraped.
+pub(crate) struct Feeds<'a> {
+    /// `--ui dashboard`: the server panel.
+    pub board: Option<&'a Arc<Board>>,
+    /// `--api-port`: `/api/server-metrics`, `realtime_server_metrics` and the snapshot rows.
+    pub api: Option<&'a Arc<crate::api::Live>>,
+    /// The realtime stats block's `srv` row (when the block is printed).
+    pub progress: &'a Arc<super::Progress>,
+}
+
+/// How often the live server figures are recomputed from the scrapes (AIPerf's
+/// `AIPERF_SERVER_METRICS_REALTIME_PUBLISH_INTERVAL_SECONDS`).
+const LIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Feeds<'_> {
+    /// The scraper's page hook: the dashboard's highlights of each page, and every
+    /// [`LIVE_EVERY`] once profiling has started, the server snapshot (for the block's `srv`
+    /// row and the API) and the endpoints' summaries (for the API); `None` when nobody reads.
+    fn hook(
+        self,
+        cfg: &Config,
+        clock: Clock,
+    ) -> Option<ringperf_engine::scrape::collector::PageHook> {
+        let block = cfg.realtime.is_some_and(|r| r.print);
+        if self.board.is_none() && self.api.is_none() && !block {
+            return None;
+        }
+        let mut dashboard = self.board.map(|b| dashboard_reader(b.clone()));
+        let api = self.api.cloned();
+        let progress = block.then(|| self.progress.clone());
+        let start = self.progress.clone();
+        let mut last: Option<std::time::Instant> = None;
+        Some(ringperf_engine::scrape::collector::PageHook::new(
+            move |url, page, store| {
+                if let Some(d) = dashboard.as_mut() {
+                    d(url, page);
+                }
+                if api.is_none() && progress.is_none() {
+                    return;
+                }
+                let started = start
+                    .profiling_start_ns
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                if started == 0 || last.is_some_and(|t| t.elapsed() < LIVE_EVERY) {
+                    return;
+                }
+                last = Some(std::time::Instant::now());
+                let start_wall = clock.wall_ns(started);
+                let snapshot =
+                    ringperf_metrics::server_metrics::live::snapshot(store, Some(start_wall));
+                if let Some(p) = &progress
+                    && let Ok(mut s) = p.server_snapshot.lock()
+                {
+                    s.clone_from(&snapshot);
+                }
+                if let Some(a) = &api {
+                    let now = ringperf_wire::clock::wall_now_ns();
+                    let summaries = ringperf_metrics::server_metrics::live::endpoint_summaries(
+                        store, start_wall, now,
+                    );
+                    a.server_metrics(summaries, snapshot);
+                }
+            },
+        ))
+    }
+}
+
 /// The dashboard's server panel: each page's highlights, per endpoint, onto the board.
-fn dashboard_feed(board: Arc<Board>) -> ringperf_engine::scrape::collector::PageHook {
+fn dashboard_reader(board: Arc<Board>) -> impl FnMut(&str, &Scrape) + Send {
     let mut per_endpoint: HashMap<String, Highlights> = HashMap::new();
-    ringperf_engine::scrape::collector::PageHook::new(move |url, page| {
-        // One entry per endpoint, made the first time it answers.
+    move |url, page| {
         if !per_endpoint.contains_key(url) {
             per_endpoint.insert(url.to_string(), Highlights::default());
         }
         if let Some(h) = per_endpoint.get_mut(url) {
             board.publish_server(h.read(url, page));
         }
-    })
+    }
 }
 
 /// The TLS client `https` metrics endpoints are scraped with: the run's roots and verification

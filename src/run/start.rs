@@ -100,7 +100,16 @@ pub(super) fn start(
             ))
         ),
     );
-    let collectors = Collectors::start(cfg, prepared, &workers.pinned, progress.board.as_ref());
+    let collectors = Collectors::start(
+        cfg,
+        prepared,
+        &workers.pinned,
+        server_metrics::Feeds {
+            board: progress.board.as_ref(),
+            api,
+            progress: &progress,
+        },
+    );
     Ok(Started {
         aggregator,
         workers,
@@ -325,16 +334,17 @@ impl Collectors {
         cfg: &Config,
         prepared: &Prepared,
         busy_cores: &[Option<usize>],
-        board: Option<&Arc<ringperf_engine::ui::Board>>,
+        feeds: server_metrics::Feeds<'_>,
     ) -> Self {
         let clock = prepared.shared.clock;
+        let board = feeds.board;
         let server_metrics = server_metrics::start(
             cfg,
             clock,
             &prepared.dir,
             &prepared.names,
             busy_cores,
-            board,
+            feeds,
         );
         let gpu = gpu_telemetry::start(cfg, clock, busy_cores, board);
         Self {

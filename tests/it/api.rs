@@ -121,13 +121,9 @@ impl Socket {
 fn spawn(server_addr: SocketAddr, dir: &Path, port: u16, extra: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "mock-model", "--streaming", "--ui", "none"])
-        .args([
-            "--tokenizer",
-            "builtin",
-            "--concurrency",
-            "2",
-            "--no-server-metrics",
-        ])
+        .args(["--tokenizer", "builtin", "--concurrency", "2"])
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.1")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.2")
         .args(["--request-count", "40", "--stats-interval", "0.2"])
         .arg("--url")
         .arg(format!("http://{server_addr}"))
@@ -164,7 +160,7 @@ fn a_dashboard_client_sees_the_run_as_it_goes_and_its_results_as_written() {
     .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut child = spawn(server.addr, dir.path(), port, &[]);
+    let child = spawn(server.addr, dir.path(), port, &[]);
     wait_up(port);
     let mut sock = Socket::connect(port);
     sock.send(r#"{"type":"subscribe","message_types":["*"]}"#);
@@ -189,6 +185,30 @@ fn a_dashboard_client_sees_the_run_as_it_goes_and_its_results_as_written() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(seen_running, "never saw the profiling phase part done");
+    // The server's figures, from the mock's `/metrics` scraped so far.
+    let start = Instant::now();
+    let server_figures = loop {
+        let s = get_json(port, "/api/server-metrics");
+        if s.get("snapshot").is_some() {
+            break s;
+        }
+        assert_eq!(s["message"], "No server metrics available yet");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no server metrics"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let key = server.addr.to_string();
+    let endpoint = &server_figures["endpoint_summaries"][&key];
+    assert_eq!(endpoint["endpoint_url"], format!("http://{key}/metrics"));
+    assert!(endpoint["info"]["total_fetches"].as_u64().unwrap() >= 1);
+    assert_eq!(
+        endpoint["metrics"]["vllm:num_requests_running"]["type"],
+        "gauge"
+    );
+    let running = server_figures["snapshot"]["num_running"].as_f64().unwrap();
+    assert!((0.0..=2.0).contains(&running), "{running}");
     // The results, once written: the same document as the file, the same files as the dir.
     let start = Instant::now();
     let results = loop {
@@ -254,8 +274,16 @@ fn a_dashboard_client_sees_the_run_as_it_goes_and_its_results_as_written() {
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     let (messages, close) = sock.read_until_close(Duration::from_secs(10));
     assert_eq!(close, Some(1001));
-    let out = child.wait().expect("the run ends");
-    assert!(out.success());
+    let out = child.wait_with_output().expect("the run ends");
+    assert!(out.status.success());
+    // The realtime block (printed with an API port) carries the server's row.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("  srv    ") && l.contains(" queue=")),
+        "{stderr}"
+    );
     let types: Vec<&str> = messages
         .iter()
         .filter_map(|m| m["message_type"].as_str().or(m["type"].as_str()))
@@ -269,6 +297,7 @@ fn a_dashboard_client_sees_the_run_as_it_goes_and_its_results_as_written() {
         "credit_phase_sending_complete",
         "credit_phase_complete",
         "all_records_received",
+        "realtime_server_metrics",
     ] {
         assert!(types.contains(&t), "no {t} in {types:?}");
     }

@@ -43,6 +43,9 @@ pub struct Progress {
     pub realtime_blocks: std::sync::Mutex<Vec<String>>,
     /// `--ui dashboard`: where the aggregator publishes its live figures.
     pub board: Option<Arc<crate::ui::Board>>,
+    /// The server's realtime snapshot (`ringperf_metrics::server_metrics::live::snapshot`),
+    /// refreshed by the server-metrics scraper: the realtime stats block's `srv` row.
+    pub server_snapshot: std::sync::Mutex<Vec<(&'static str, f64)>>,
 }
 
 /// Per turn of the dataset: what the aggregator needs to know about the request it sent.
@@ -575,7 +578,13 @@ impl Collector {
         if !self.realtime.is_some_and(|r| r.print) {
             return;
         }
-        let block = ticker.block(acc, tally.profiling_index, elapsed_s);
+        let srv = self
+            .progress
+            .server_snapshot
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default();
+        let block = ticker.block(acc, tally.profiling_index, elapsed_s, &srv);
         if self.realtime.is_some_and(|r| r.via_progress) {
             if let Ok(mut q) = self.progress.realtime_blocks.lock() {
                 q.push(block);

@@ -60,8 +60,9 @@ pub struct StartOptions {
     pub tls: Option<TlsClient>,
     /// Log unreachable endpoints and scrape errors on stderr.
     pub verbose: bool,
-    /// Called on the scraper thread with every page parsed (its endpoint URL and the page),
-    /// after it is stored: the live dashboard's feed. `None`: nothing is called.
+    /// Called on the scraper thread with every page parsed (its endpoint URL, the page, and
+    /// the store it was just added to): the live dashboard's and the live API's feed. `None`:
+    /// nothing is called.
     pub on_page: Option<PageHook>,
     /// What the pages are: the wording of the messages, and whether a page that is not
     /// Prometheus text earns the TRT-LLM probe.
@@ -75,17 +76,17 @@ pub struct StartOptions {
 pub struct PageHook(std::sync::Arc<std::sync::Mutex<HookFn>>);
 
 /// The function inside a [`PageHook`].
-type HookFn = dyn FnMut(&str, &Scrape) + Send;
+type HookFn = dyn FnMut(&str, &Scrape, &Store) + Send;
 
 impl PageHook {
     /// Wraps `f`.
-    pub fn new(f: impl FnMut(&str, &Scrape) + Send + 'static) -> Self {
+    pub fn new(f: impl FnMut(&str, &Scrape, &Store) + Send + 'static) -> Self {
         Self(std::sync::Arc::new(std::sync::Mutex::new(f)))
     }
 
-    fn call(&self, url: &str, page: &Scrape) {
+    fn call(&self, url: &str, page: &Scrape, store: &Store) {
         if let Ok(mut f) = self.0.lock() {
-            f(url, page);
+            f(url, page, store);
         }
     }
 }
@@ -982,7 +983,7 @@ fn record(shared: &Shared, url: &str, resp: &Response, page: &Scrape, phase: Opt
         }
     }
     if let Some(hook) = &shared.on_page {
-        hook.call(url, page);
+        hook.call(url, page, &shared.store.borrow());
     }
     if dup {
         return;

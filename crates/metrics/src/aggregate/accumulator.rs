@@ -416,6 +416,9 @@ impl Accumulator {
             osl: pct(M::OutputSequenceLength, TOKEN_QS),
             total_isl: isl,
             total_osl: osl,
+            theoretical_prefix_cache_hit: (self.prefix_blocks > 0)
+                .then(|| 100.0 * self.prefix_hits as f64 / self.prefix_blocks as f64),
+            srv: Vec::new(),
         }
     }
 

@@ -50,6 +50,11 @@ pub struct Figures {
     pub total_isl: Option<f64>,
     /// `total_osl`.
     pub total_osl: Option<f64>,
+    /// `theoretical_prefix_cache_hit` (%), an agent trace's (the `trace` row).
+    pub theoretical_prefix_cache_hit: Option<f64>,
+    /// The server's realtime snapshot (the `srv` row), tag and value in
+    /// `server_metrics::live::SNAPSHOT_FIELDS` order; empty without server metrics.
+    pub srv: Vec<(&'static str, f64)>,
 }
 
 /// NumPy's linear percentiles `qs` (ascending) of `values`, each equal to
@@ -189,7 +194,51 @@ pub fn render(f: &Figures, elapsed_s: f64, prev: Option<(u64, f64)>) -> String {
             int(f.total_osl)
         );
     }
+    if let Some(hit) = f.theoretical_prefix_cache_hit {
+        out += &format!(
+            "\n{INDENT}{:<label_w$} theoretical_prefix_cache_hit={hit:.1}%",
+            "trace"
+        );
+    }
+    let srv = srv_parts(&f.srv);
+    if !srv.is_empty() {
+        out += &format!("\n{INDENT}{:<label_w$} {}", "srv", srv.join(" "));
+    }
     out
+}
+
+/// The `srv` row's parts, as AIPerf words them, from the server snapshot.
+fn srv_parts(snapshot: &[(&str, f64)]) -> Vec<String> {
+    let get = |k: &str| snapshot.iter().find(|(t, _)| *t == k).map(|(_, v)| *v);
+    let mut parts = Vec::new();
+    if let Some(v) = get("prefix_cache_hit_rate") {
+        parts.push(format!("prefix_cache_hit={v:.1}%"));
+    }
+    if let Some(v) = get("unique_input_tokens_srv") {
+        parts.push(format!("unique_in_srv={}", grouped(v)));
+    }
+    if let Some(v) = get("external_prefix_cache_hit_rate") {
+        parts.push(format!("ext_cache_hit={v:.1}%"));
+    }
+    if let Some(v) = get("kv_cache_usage_pct") {
+        parts.push(format!("kv_usage={v:.1}%"));
+    }
+    if let Some(v) = get("cpu_kv_cache_usage_pct") {
+        parts.push(format!("cpu_kv_usage={v:.1}%"));
+    }
+    let (running, waiting) = (get("num_running"), get("num_waiting"));
+    if running.is_some() || waiting.is_some() {
+        // Python's `int()`: toward zero.
+        let n = |v: Option<f64>| v.unwrap_or(0.0).trunc() as i64;
+        parts.push(format!("queue={}r/{}w", n(running), n(waiting)));
+    }
+    if let Some(v) = get("input_token_throughput_srv") {
+        parts.push(format!("tput_in_srv={}/s", grouped(v)));
+    }
+    if let Some(v) = get("output_token_throughput_srv") {
+        parts.push(format!("tput_out_srv={}/s", grouped(v)));
+    }
+    parts
 }
 
 /// When the aggregator shows a block: every `every` from its start (AIPerf's records manager
@@ -234,7 +283,7 @@ impl Ticker {
         elapsed_s: f64,
     ) -> Option<String> {
         self.advance(now, acc)
-            .then(|| self.block(acc, phase_index, elapsed_s))
+            .then(|| self.block(acc, phase_index, elapsed_s, &[]))
     }
 
     /// A tick at `now` without its block: whether the phase's count of records (`acc`) moved
@@ -253,10 +302,17 @@ impl Ticker {
     }
 
     /// The block of profiling phase `phase_index` now (after an [`Self::advance`] that said
-    /// it moved).
-    pub fn block(&mut self, acc: &super::Accumulator, phase_index: u8, elapsed_s: f64) -> String {
+    /// it moved), with the server snapshot `srv` (its `srv` row; empty: none).
+    pub fn block(
+        &mut self,
+        acc: &super::Accumulator,
+        phase_index: u8,
+        elapsed_s: f64,
+        srv: &[(&'static str, f64)],
+    ) -> String {
         let done = acc.request_count() + acc.error_request_count();
-        let figures = acc.realtime(&mut self.scratch);
+        let mut figures = acc.realtime(&mut self.scratch);
+        figures.srv = srv.to_vec();
         let prev = self
             .prev
             .filter(|p| p.0 == phase_index)

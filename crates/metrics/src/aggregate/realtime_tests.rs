@@ -38,8 +38,8 @@ fn qc_percentiles_matches_linear_over_the_sorted_values() {
 
 #[test]
 fn wide_values_align_in_columns_as_aiperf_lays_them_out() {
-    // The figures of the example in AIPerf 0.13's `_render_realtime_block` (its trace row aside).
-    let f = Figures {
+    // The figures of the example in AIPerf 0.13's `_render_realtime_block`.
+    let mut f = Figures {
         done: 641,
         ok: 641,
         err: 0,
@@ -54,6 +54,8 @@ fn wide_values_align_in_columns_as_aiperf_lays_them_out() {
         osl: Some([443.0, 967.0, 2_034.0, 4_396.0]),
         total_isl: Some(53_555_186.0),
         total_osl: Some(509_605.0),
+        theoretical_prefix_cache_hit: None,
+        srv: Vec::new(),
     };
     let want = "\
 [realtime 00:49 profiling]
@@ -67,6 +69,23 @@ fn wide_values_align_in_columns_as_aiperf_lays_them_out() {
   tot     in=53,555,186  out=509,605";
     // 71 records in the last 5 s.
     assert_eq!(render(&f, 49.9, Some((570, 44.9))), want);
+    // An agent trace's theoretical hit rate and the server's snapshot: one row each, the label
+    // padded to the column and one space, as AIPerf's code writes them.
+    f.theoretical_prefix_cache_hit = Some(97.46);
+    f.srv = vec![
+        ("prefix_cache_hit_rate", 91.25),
+        ("unique_input_tokens_srv", 4_689_250.5),
+        ("kv_cache_usage_pct", 43.21),
+        ("num_running", 7.9),
+        ("input_token_throughput_srv", 1_096_000.4),
+        ("output_token_throughput_srv", 10_400.6),
+    ];
+    let rows = format!(
+        "{want}\n  trace  theoretical_prefix_cache_hit=97.5%\n  srv    prefix_cache_hit=91.2% \
+         unique_in_srv=4,689,250 kv_usage=43.2% queue=7r/0w tput_in_srv=1,096,000/s \
+         tput_out_srv=10,401/s"
+    );
+    assert_eq!(render(&f, 49.9, Some((570, 44.9))), rows);
 }
 
 #[test]
@@ -152,6 +171,7 @@ fn fixture_figures(records: &[FixtureRecord], n: usize, scratch: &mut Vec<f64>) 
         osl: pct(|r| r.output_sequence_length, TOKEN_QS),
         total_isl: Some(isl),
         total_osl: Some(osl),
+        ..Figures::default()
     }
 }
 

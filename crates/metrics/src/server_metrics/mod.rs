@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod estimator;
 pub mod export;
+pub mod live;
 pub mod output;
 pub mod reprocess;
 pub mod sglang_spec;
