@@ -68,12 +68,48 @@ pub struct InputArgs {
     )]
     pub max_context_length: Option<u64>,
 
-    /// weka_trace: no turn waits longer than this many seconds after the previous one.
+    /// weka_trace, tracelab, baseten_trace (closed loop): no turn waits longer than this many
+    /// seconds after the previous one.
     #[arg(
         long = "inter-turn-delay-cap-seconds",
         help_heading = "Conversation Input"
     )]
     pub inter_turn_delay_cap_seconds: Option<f64>,
+
+    /// baseten_trace: keep each session (and each row without one) with this probability
+    /// (0 < r <= 1), drawn from the run's seed.
+    #[arg(long = "trace-session-sample-ratio", help_heading = "Input")]
+    pub trace_session_sample_ratio: Option<f64>,
+
+    /// baseten_trace: no gap between consecutive request starts longer than this many seconds
+    /// (open loop: every row; closed loop: the sessions' starts).
+    #[arg(long = "max-idle-gap-cap-seconds", help_heading = "Conversation Input")]
+    pub max_idle_gap_cap_seconds: Option<f64>,
+
+    /// baseten_trace: every turn at its recorded time (the default).
+    #[arg(long = "open-loop-replay", help_heading = "Conversation Input")]
+    pub open_loop_replay: bool,
+
+    /// baseten_trace: a session's later turns follow the previous answer, after the recorded
+    /// gap less the previous request's recorded duration (closed loop).
+    #[arg(long = "no-open-loop-replay", help_heading = "Conversation Input")]
+    pub no_open_loop_replay: bool,
+
+    /// baseten_trace: every row its own single-turn session, at its recorded time.
+    #[arg(long = "open-loop-strict", help_heading = "Conversation Input")]
+    pub open_loop_strict: bool,
+
+    /// baseten_trace: send no `hash_ids` / `block_size` body fields.
+    #[arg(long = "omit-kv-hints", help_heading = "Conversation Input")]
+    pub omit_kv_hints: bool,
+
+    /// baseten_trace: ask for at least the recorded output (`min_tokens`; the default).
+    #[arg(long = "force-min-tokens", help_heading = "Conversation Input")]
+    pub force_min_tokens: bool,
+
+    /// baseten_trace: no `min_tokens` in the body.
+    #[arg(long = "no-force-min-tokens", help_heading = "Conversation Input")]
+    pub no_force_min_tokens: bool,
 
     /// weka_trace: every gap between two request starts of a trace longer than this many
     /// seconds is cut to it (the trace's timeline is compressed).

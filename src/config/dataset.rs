@@ -76,6 +76,9 @@ pub struct InputConfig {
     /// `--synthesis-*` on a mooncake trace, when any was given (the run replays the trace
     /// reshaped, as `ringperf synthesize` writes it: `run/prepare.rs`).
     pub synthesis: Option<SynthesisParams>,
+    /// The `baseten_trace` flags given, as `input_config` echoes them (AIPerf's keys and
+    /// order).
+    pub baseten_echo: Vec<(&'static str, Value)>,
 }
 
 impl InputConfig {
@@ -197,6 +200,7 @@ impl InputConfig {
         }
         let synthesis = synthesis(args, kind, source.as_ref())?;
         let weka = weka_params(args, kind, source.as_ref())?;
+        let baseten = baseten_params(args, kind, source.as_ref())?;
         let load = source.map(|source| LoadSpec {
             source,
             seed: cx.seed,
@@ -210,6 +214,7 @@ impl InputConfig {
             uuid_and_strip: cx.uuid_and_strip,
             pool_batch: cx.pool_batch,
             weka: weka.clone(),
+            baseten: baseten.clone(),
         });
         Ok(Self {
             load,
@@ -222,6 +227,7 @@ impl InputConfig {
             ignore_trace_delays: args.ignore_trace_delays,
             block_size: args.block_size,
             synthesis,
+            baseten_echo: baseten_echo(args),
         })
     }
 
@@ -300,6 +306,9 @@ impl InputConfig {
         }
         if let Some(s) = seed {
             m.insert("random_seed".into(), json!(s));
+        }
+        for (k, v) in &self.baseten_echo {
+            m.insert((*k).into(), v.clone());
         }
         if let (Some(s), false) = (self.sampling, file) {
             m.insert("sampling".into(), json!(s.as_str()));
@@ -414,11 +423,13 @@ fn weka_params(
     kind: Option<DatasetKind>,
     source: Option<&Source>,
 ) -> Result<ringperf_workload::workload::loader::WekaParams, ConfigError> {
+    // The baseten loader takes the delay cap too (its closed loop's waits).
+    let baseten = kind == Some(DatasetKind::BasetenTrace);
     let given: Vec<&str> = [
         (args.use_think_time_only, "--use-think-time-only"),
         (args.max_context_length.is_some(), "--max-context-length"),
         (
-            args.inter_turn_delay_cap_seconds.is_some(),
+            args.inter_turn_delay_cap_seconds.is_some() && !baseten,
             "--inter-turn-delay-cap-seconds",
         ),
         (
@@ -490,6 +501,128 @@ fn weka_params(
     })
 }
 
+/// The `baseten_trace` flags given (and the delay cap, which AIPerf's dataset keeps between
+/// them), in the order of AIPerf's `FileDataset` fields.
+fn baseten_echo(args: &InputArgs) -> Vec<(&'static str, Value)> {
+    let bool_pair = |on: bool, off: bool| (on || off).then_some(json!(on || !off));
+    [
+        (
+            "trace_session_sample_ratio",
+            args.trace_session_sample_ratio.map(|r| json!(r)),
+        ),
+        (
+            "max_idle_gap_cap_seconds",
+            args.max_idle_gap_cap_seconds.map(|c| json!(c)),
+        ),
+        (
+            "open_loop_replay",
+            bool_pair(args.open_loop_replay, args.no_open_loop_replay),
+        ),
+        (
+            "open_loop_strict",
+            args.open_loop_strict.then_some(json!(true)),
+        ),
+        ("omit_kv_hints", args.omit_kv_hints.then_some(json!(true))),
+        (
+            "force_min_tokens",
+            bool_pair(args.force_min_tokens, args.no_force_min_tokens),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .collect()
+}
+
+/// The `baseten_trace` options, checked as AIPerf checks them: each refused with another
+/// `--custom-dataset-type` or without a file (a file whose type is detected may be a Baseten
+/// trace), `--open-loop-strict` with `--no-open-loop-replay`, the ratio and the cap in range.
+fn baseten_params(
+    args: &InputArgs,
+    kind: Option<DatasetKind>,
+    source: Option<&Source>,
+) -> Result<ringperf_workload::workload::loader::baseten_trace::BasetenParams, ConfigError> {
+    use ringperf_workload::workload::loader::baseten_trace::BasetenParams;
+    let given: Vec<&str> = [
+        (
+            args.trace_session_sample_ratio.is_some(),
+            "--trace-session-sample-ratio",
+        ),
+        (
+            args.max_idle_gap_cap_seconds.is_some(),
+            "--max-idle-gap-cap-seconds",
+        ),
+        (args.open_loop_replay, "--open-loop-replay"),
+        (args.no_open_loop_replay, "--no-open-loop-replay"),
+        (args.open_loop_strict, "--open-loop-strict"),
+        (args.omit_kv_hints, "--omit-kv-hints"),
+        (args.force_min_tokens, "--force-min-tokens"),
+        (args.no_force_min_tokens, "--no-force-min-tokens"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    let file = matches!(source, Some(Source::File { .. }));
+    if !given.is_empty() {
+        match (file, kind) {
+            (true, None | Some(DatasetKind::BasetenTrace)) => {}
+            (true, Some(k)) => {
+                return Err(ConfigError::flag(format!(
+                    "{} is only supported by the baseten_trace loader, but \
+                     --custom-dataset-type is {k}.",
+                    given.join(", ")
+                )));
+            }
+            (false, _) => {
+                return Err(ConfigError::flag(format!(
+                    "{} is only supported by the baseten_trace loader; provide --input-file and \
+                     --custom-dataset-type baseten_trace.",
+                    given.join(", ")
+                )));
+            }
+        }
+    }
+    if args.open_loop_replay && args.no_open_loop_replay {
+        return Err(ConfigError::flag(
+            "--open-loop-replay and --no-open-loop-replay contradict each other",
+        ));
+    }
+    if args.force_min_tokens && args.no_force_min_tokens {
+        return Err(ConfigError::flag(
+            "--force-min-tokens and --no-force-min-tokens contradict each other",
+        ));
+    }
+    if args.open_loop_strict && args.no_open_loop_replay {
+        return Err(ConfigError::flag(
+            "--open-loop-strict requires open-loop replay; remove --no-open-loop-replay (or drop \
+             --open-loop-strict).",
+        ));
+    }
+    if let Some(r) = args.trace_session_sample_ratio
+        && !(r > 0.0 && r <= 1.0)
+    {
+        return Err(ConfigError::flag(format!(
+            "--trace-session-sample-ratio must be greater than 0 and at most 1, got {r}"
+        )));
+    }
+    if let Some(c) = args.max_idle_gap_cap_seconds
+        && !(c.is_finite() && c > 0.0)
+    {
+        return Err(ConfigError::flag(format!(
+            "--max-idle-gap-cap-seconds must be greater than 0, got {c}"
+        )));
+    }
+    Ok(BasetenParams {
+        sample_ratio: args.trace_session_sample_ratio,
+        idle_gap_cap_s: args.max_idle_gap_cap_seconds,
+        open_loop: !args.no_open_loop_replay,
+        strict: args.open_loop_strict,
+        omit_kv_hints: args.omit_kv_hints,
+        force_min_tokens: !args.no_force_min_tokens,
+        delay_cap_s: args.inter_turn_delay_cap_seconds,
+        ..BasetenParams::default()
+    })
+}
+
 fn synthesis(
     args: &InputArgs,
     kind: Option<DatasetKind>,
@@ -523,6 +656,8 @@ fn synthesis(
     }
     let got = match (source, kind) {
         (Some(Source::File { .. }), None | Some(DatasetKind::MooncakeTrace)) => return Ok(Some(p)),
+        // Its loader takes the length caps and refuses the rest (`run/synthesis.rs`).
+        (Some(Source::File { .. }), Some(DatasetKind::BasetenTrace)) => return Ok(Some(p)),
         (Some(Source::File { .. }), Some(k)) if k.is_trace() => {
             return Err(ConfigError::flag(format!(
                 "--synthesis-* options reshape mooncake_trace files only in ringperf (AIPerf \

@@ -500,6 +500,13 @@ fn workload(
             .or(args.prompt.conversation_num)
             .or(args.request_count);
         spec.weka.dataset_entries = args.num_dataset_entries.map(|n| n as u64);
+        // AIPerf's `AIPERF_DATASET_BASETEN_SESSION_COLUMN`: the session column looked for first.
+        if let Some(c) = env
+            .var(ringperf_workload::workload::loader::baseten_trace::SESSION_COLUMN_VAR)
+            .filter(|v| !v.trim().is_empty())
+        {
+            spec.baseten.session_column = c.trim().to_owned();
+        }
     }
     // A timestamped trace switches to fixed-schedule replay (docs/timing.md), before the
     // warmup inherits from the profiling phase.
@@ -507,6 +514,12 @@ fn workload(
         && let Some((timestamped, records)) = env.trace
     {
         timing::promote_trace(args, &mut profiling, timestamped, records)?;
+    }
+    timing::check_speedup(args, &profiling)?;
+    // A Baseten trace's timing rules work on the sped-up times, as AIPerf's loader does.
+    if let (Some(spec), timing::Mode::FixedSchedule(fs)) = (&mut input.load, &profiling.timing.mode)
+    {
+        spec.baseten.speedup = fs.speedup;
     }
     if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
         input.keep_timestamps();

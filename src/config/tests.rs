@@ -349,11 +349,48 @@ fn input_group_cross_flag_rules() {
         e("--public-dataset sharegpt --custom-dataset-type single_turn --input-file x")
             .contains("mutually exclusive")
     );
-    let msg = e("--input-file x --custom-dataset-type baseten_trace");
+    let msg = e("--input-file x --custom-dataset-type dag_jsonl");
     assert!(
-        msg.contains("baseten_trace is not supported by ringperf yet"),
+        msg.contains("dag_jsonl is not supported by ringperf yet"),
         "{msg}"
     );
+    // The baseten_trace flags, with AIPerf's refusals.
+    assert_eq!(
+        e("--omit-kv-hints --no-force-min-tokens"),
+        "--omit-kv-hints, --no-force-min-tokens is only supported by the baseten_trace loader; \
+         provide --input-file and --custom-dataset-type baseten_trace."
+    );
+    assert_eq!(
+        e("--input-file x --custom-dataset-type mooncake_trace --open-loop-strict"),
+        "--open-loop-strict is only supported by the baseten_trace loader, but \
+         --custom-dataset-type is mooncake_trace."
+    );
+    let bt = "--input-file x --custom-dataset-type baseten_trace";
+    assert!(
+        e(&format!("{bt} --open-loop-strict --no-open-loop-replay"))
+            .starts_with("--open-loop-strict requires open-loop replay")
+    );
+    for r in ["0", "1.5", "-1"] {
+        assert!(
+            e(&format!("{bt} --trace-session-sample-ratio {r}"))
+                .contains("must be greater than 0 and at most 1")
+        );
+    }
+    assert!(e(&format!("{bt} --max-idle-gap-cap-seconds 0")).contains("greater than 0"));
+    let c = cfg(&format!(
+        "{base} {bt} --no-open-loop-replay --max-idle-gap-cap-seconds 5 \
+         --inter-turn-delay-cap-seconds 2 --trace-session-sample-ratio 0.5"
+    ))
+    .unwrap();
+    let p = &c.input.load.as_ref().unwrap().baseten;
+    assert!(!p.open_loop && p.force_min_tokens && !p.omit_kv_hints);
+    assert_eq!(
+        (p.sample_ratio, p.idle_gap_cap_s, p.delay_cap_s),
+        (Some(0.5), Some(5.0), Some(2.0))
+    );
+    let d = &c.input_config()["datasets"][0];
+    assert_eq!(d["open_loop_replay"], false);
+    assert_eq!(d["trace_session_sample_ratio"], 0.5);
     assert!(e("--input-file x --custom-dataset-type speed-bench-qa").contains("not supported"));
     assert!(e("--input-file x --custom-dataset-type csv").contains("not an AIPerf dataset type"));
     let msg = e("--public-dataset mmstar");

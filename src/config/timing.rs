@@ -241,8 +241,15 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
     if t.fixed_schedule && t.no_fixed_schedule {
         return err("--fixed-schedule and --no-fixed-schedule contradict each other");
     }
-    if t.replay_speedup.is_some() && !t.fixed_schedule {
-        return err("--replay-speedup needs --fixed-schedule (it scales a trace's timestamps)");
+    // A trace file may still turn the phase into a fixed schedule (`promote_trace`), which
+    // then checks it.
+    if t.replay_speedup.is_some() && !t.fixed_schedule && args.input.input_file.is_none() {
+        return err(SPEEDUP_NEEDS_SCHEDULE);
+    }
+    if t.replay_speedup
+        .is_some_and(|x| !(x.is_finite() && x > 0.0))
+    {
+        return err("--replay-speedup must be a positive number");
     }
     if t.num_users.is_some() && t.user_centric_rate.is_none() {
         return err(
@@ -391,6 +398,23 @@ pub fn check_user_centric_turns(timing: &PhaseTiming, turn_mean: f64) -> Result<
     Ok(())
 }
 
+/// `--replay-speedup` without a fixed schedule to speed up.
+const SPEEDUP_NEEDS_SCHEDULE: &str = "--replay-speedup needs --fixed-schedule, or a trace \
+    replayed on its timestamps (it scales a trace's timestamps)";
+
+/// `--replay-speedup` after the trace's promotion: refused when the phase is not a fixed
+/// schedule after all.
+///
+/// # Errors
+/// The speedup is given and the phase is not a fixed schedule.
+pub fn check_speedup(args: &ProfileArgs, phase: &PhaseConfig) -> Result<(), ConfigError> {
+    if args.timing.replay_speedup.is_some() && !matches!(phase.timing.mode, Mode::FixedSchedule(_))
+    {
+        return err(SPEEDUP_NEEDS_SCHEDULE);
+    }
+    Ok(())
+}
+
 /// AIPerf's trace auto-promotion: a trace dataset whose first record has a timestamp turns
 /// the profiling phase into a fixed schedule unless `--no-fixed-schedule` is given. For the
 /// dataset side to call once it knows `is_timestamped_trace`; `records` is the dataset's record
@@ -435,7 +459,8 @@ pub fn promote_trace(
     phase.timing.mode = Mode::FixedSchedule(FixedSchedule {
         auto_offset: true,
         window: Window::default(),
-        speedup: 1.0,
+        // Checked positive where the timing was resolved.
+        speedup: args.timing.replay_speedup.unwrap_or(1.0),
     });
     phase.load = Load::Rate {
         rate: 0.0,

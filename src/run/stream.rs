@@ -231,6 +231,7 @@ mod tests {
             uuid_and_strip: false,
             pool_batch: Default::default(),
             weka: Default::default(),
+            baseten: Default::default(),
         }
     }
 

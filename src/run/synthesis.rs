@@ -59,6 +59,28 @@ pub(super) fn apply(cfg: &mut Config) -> Result<Option<SynthesizedTrace>, RunErr
         spec.weka.max_osl = params.max_osl.map(|n| n.min(u64::from(u32::MAX)) as u32);
         return Ok(None);
     }
+    if found == DatasetKind::BasetenTrace {
+        // Its prompts are sent verbatim: only the length caps apply (AIPerf's loader refuses
+        // the reshaping options, which would desync the forwarded hash ids).
+        if params.speedup_ratio != 1.0 {
+            return Err(fail(format!(
+                "synthesis speedup_ratio={} is not supported by the baseten_trace loader; use \
+                 --replay-speedup for wall-clock compression.",
+                ringperf_metrics::export::py_float_str(params.speedup_ratio)
+            )));
+        }
+        if params.reshapes() {
+            return Err(fail(
+                "the --synthesis-*-multiplier options are not supported by the baseten_trace \
+                 loader: it replays recorded prompts verbatim, so hash-reshaping synthesis \
+                 cannot change the sent prompt and would desync the forwarded hash_ids KV hints"
+                    .into(),
+            ));
+        }
+        spec.baseten.max_isl = params.max_isl;
+        spec.baseten.max_osl = params.max_osl;
+        return Ok(None);
+    }
     let Source::File { path, kind } = &mut spec.source else {
         return Ok(None);
     };

@@ -695,6 +695,7 @@ fn a_trace_first_pass_keeps_a_bounded_state_per_row() {
             uuid_and_strip: false,
             pool_batch: Default::default(),
             weka: Default::default(),
+            baseten: Default::default(),
         };
         let before = common::live_bytes();
         let loaded = ringperf_workload::workload::loader::load_deferred(&spec, &tokenizer).unwrap();

@@ -59,6 +59,7 @@ fn load_sample(name: &str, kind: DatasetKind) -> Dataset {
         uuid_and_strip: false,
         pool_batch: Default::default(),
         weka: Default::default(),
+        baseten: Default::default(),
     };
     load(&spec, &Tokenizer::builtin()).expect("the sample loads")
 }

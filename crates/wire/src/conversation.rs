@@ -151,6 +151,9 @@ pub enum ContextMode {
     /// Every earlier turn's messages, which already hold the recorded assistant text; the
     /// server's replies are not added (`deltas_with_responses`, agent traces).
     Recorded,
+    /// Each turn is sent alone: its messages are the whole context, nothing of the earlier
+    /// turns or their replies is added (`message_array_with_responses`, `baseten_trace`).
+    Standalone,
 }
 
 /// Sessions started together when a turn completes (AIPerf's branch of `SPAWN` children).

@@ -478,6 +478,30 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                 a.one("--trace-idle-gap-cap-seconds", num(v, &path)?)
             }
             ("file" | "public", "max_context_length" | "inter_turn_delay_cap_seconds") => {}
+            ("file", "trace_session_sample_ratio") if !v.is_null() => {
+                a.one("--trace-session-sample-ratio", num(v, &path)?)
+            }
+            ("file", "max_idle_gap_cap_seconds") if !v.is_null() => {
+                a.one("--max-idle-gap-cap-seconds", num(v, &path)?)
+            }
+            ("file", "trace_session_sample_ratio" | "max_idle_gap_cap_seconds") => {}
+            ("file", "open_loop_replay") => {
+                if flag_bool(v, &path)? {
+                    a.switch("--open-loop-replay");
+                } else {
+                    a.switch("--no-open-loop-replay");
+                }
+            }
+            ("file", "force_min_tokens") => {
+                if flag_bool(v, &path)? {
+                    a.switch("--force-min-tokens");
+                } else {
+                    a.switch("--no-force-min-tokens");
+                }
+            }
+            ("file", "open_loop_strict") if flag_bool(v, &path)? => a.switch("--open-loop-strict"),
+            ("file", "omit_kv_hints") if flag_bool(v, &path)? => a.switch("--omit-kv-hints"),
+            ("file", "open_loop_strict" | "omit_kv_hints") => {}
             ("file" | "public", "trace_idle_gap_cap_seconds") => {}
             ("file", "block_size") => {
                 a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64)

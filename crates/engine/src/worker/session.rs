@@ -383,6 +383,10 @@ impl Session {
         let Some(history) = shared.kind.descriptor().history else {
             return;
         };
+        // Each turn of a standalone conversation is its whole context.
+        if c.context() == ringperf_wire::conversation::ContextMode::Standalone {
+            return;
+        }
         // `store: true`: the next turn chains onto this answer; a failed one keeps the last.
         if shared.kind == ringperf_wire::endpoint::EndpointKind::Responses
             && shared.payload.stores_responses()

@@ -109,9 +109,11 @@ where
 /// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
 /// chat conversation that is not a verbatim body.
 pub fn carries_history(kind: EndpointKind, conversation: &Conversation, index: usize) -> bool {
+    use ringperf_wire::conversation::{AgentParts, ContextMode};
     kind.descriptor().history.is_some()
         && index > 0
         && !matches!(conversation.turns[index].content, Content::Raw(_))
+        && conversation.context() != ContextMode::Standalone
 }
 
 /// Encodes every turn that can be encoded before the run and counts its ISL, on every core

@@ -6,6 +6,7 @@
 //! Formats, defaults and rules per type: `docs/datasets.md`.
 
 mod bailian_trace;
+pub mod baseten_trace;
 mod block_prompt;
 mod burst_gpt_trace;
 mod deferred;
@@ -58,10 +59,11 @@ pub enum DatasetKind {
     InputsJson,
     WekaTrace,
     Tracelab,
+    BasetenTrace,
 }
 
 impl DatasetKind {
-    pub const ALL: [DatasetKind; 11] = [
+    pub const ALL: [DatasetKind; 12] = [
         DatasetKind::SingleTurn,
         DatasetKind::MultiTurn,
         DatasetKind::RandomPool,
@@ -73,6 +75,7 @@ impl DatasetKind {
         DatasetKind::InputsJson,
         DatasetKind::WekaTrace,
         DatasetKind::Tracelab,
+        DatasetKind::BasetenTrace,
     ];
 
     /// AIPerf's spelling.
@@ -89,6 +92,7 @@ impl DatasetKind {
             DatasetKind::InputsJson => "inputs_json",
             DatasetKind::WekaTrace => "weka_trace",
             DatasetKind::Tracelab => "tracelab",
+            DatasetKind::BasetenTrace => "baseten_trace",
         }
     }
 
@@ -232,6 +236,8 @@ pub struct LoadSpec {
     pub pool_batch: random_pool::PoolBatch,
     /// `weka_trace`: delays, selection and model names.
     pub weka: WekaParams,
+    /// `baseten_trace`: sampling, replay mode, body hints.
+    pub baseten: baseten_trace::BasetenParams,
 }
 
 /// Loads the dataset `spec` describes.
@@ -403,6 +409,9 @@ fn load_file(
         DatasetKind::Tracelab => {
             weka::tracelab::load(path, block_size, &spec.weka, tokenizer, spec.seed)
         }
+        DatasetKind::BasetenTrace => {
+            baseten_trace::load(path, &spec.baseten, ids, spec.seeded.then_some(spec.seed))
+        }
     };
     Ok(Loaded::Whole(whole?))
 }
@@ -422,6 +431,11 @@ pub fn peek_trace(path: &Path, kind: Option<DatasetKind>) -> Option<(bool, u64)>
     // A TraceLab file given as one is replayed on its rounds' times when its first round has
     // a dated event (AIPerf promotes it only when `--custom-dataset-type tracelab` says so);
     // its rows are its records.
+    // A Baseten trace given as one always has its rows' times: replayed on them (AIPerf
+    // promotes it only when `--custom-dataset-type baseten_trace` says so).
+    if kind == Some(DatasetKind::BasetenTrace) {
+        return baseten_trace::rows(path).map(|n| (true, n));
+    }
     if kind == Some(DatasetKind::Tracelab) {
         let (first, records) = count_records(path)?;
         let v: serde_json::Value = serde_json::from_slice(&first?).ok()?;
@@ -511,6 +525,9 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
     };
     if weka::detect(path) {
         return Ok(DatasetKind::WekaTrace);
+    }
+    if baseten_trace::detect(path) {
+        return Ok(DatasetKind::BasetenTrace);
     }
     if weka::tracelab::detect(path) {
         return Ok(DatasetKind::Tracelab);

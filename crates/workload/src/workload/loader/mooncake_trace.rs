@@ -801,6 +801,7 @@ mod tests {
                 uuid_and_strip: false,
                 pool_batch: Default::default(),
                 weka: Default::default(),
+                baseten: Default::default(),
             };
             let Ok(Loaded::Trace(index)) = load_deferred(&spec, &tokenizer) else {
                 panic!("a trace's first pass");

@@ -31,6 +31,7 @@ fn spec(source: Source) -> LoadSpec {
         uuid_and_strip: false,
         pool_batch: Default::default(),
         weka: Default::default(),
+        baseten: Default::default(),
     }
 }
 

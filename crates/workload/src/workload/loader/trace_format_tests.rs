@@ -36,6 +36,7 @@ fn spec(path: &Path, kind: Option<DatasetKind>) -> LoadSpec {
         uuid_and_strip: false,
         pool_batch: Default::default(),
         weka: Default::default(),
+        baseten: Default::default(),
     }
 }
 
