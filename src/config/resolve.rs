@@ -390,6 +390,38 @@ fn extras(
         Some(serde_json::Value::String(s)) => s.eq_ignore_ascii_case("true"),
         _ => false,
     };
+    // A Baseten trace's loader writes these per turn: a user's value would be overwritten.
+    if args
+        .input
+        .custom_dataset_type
+        .as_deref()
+        .and_then(ringperf_workload::workload::loader::DatasetKind::parse)
+        == Some(ringperf_workload::workload::loader::DatasetKind::BasetenTrace)
+    {
+        let mut collisions = Vec::new();
+        if !args.input.no_force_min_tokens && extra_inputs.contains_key("min_tokens") {
+            collisions.push(("min_tokens", "--no-force-min-tokens"));
+        }
+        if !args.input.omit_kv_hints {
+            for key in ["hash_ids", "block_size"] {
+                if extra_inputs.contains_key(key) {
+                    collisions.push((key, "--omit-kv-hints"));
+                }
+            }
+        }
+        if !collisions.is_empty() {
+            let parts: Vec<String> = collisions
+                .iter()
+                .map(|(key, flag)| {
+                    format!(
+                        "--extra-inputs {key} is overwritten per-turn by the baseten_trace \
+                         loader; pass {flag} to send your value instead"
+                    )
+                })
+                .collect();
+            return Err(ConfigError::flag(parts.join("; ")));
+        }
+    }
     if endpoint == EndpointKind::Responses && store && !args.use_server_token_count {
         return Err(ConfigError::flag(
             "Responses endpoint with --extra-inputs store:true enables previous_response_id \

@@ -10,6 +10,7 @@ mod aiperf_keys;
 mod api;
 mod architecture;
 mod artifacts;
+mod baseten;
 mod cli;
 mod compact;
 mod dashboard;
