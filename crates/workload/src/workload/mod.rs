@@ -19,6 +19,7 @@ pub mod o200k;
 pub mod prepared;
 pub mod prompt;
 mod pycompat;
+pub mod pyrandom;
 pub mod range_ratio;
 pub mod rankings;
 pub mod seq_dist;

@@ -29,7 +29,6 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use rand::RngExt;
 use serde_json::{Map, Value};
 
 use super::error::{LoadError, LoadErrorKind};
@@ -359,11 +358,12 @@ pub fn reflow_idle_gaps(times: &[f64], cap_ms: f64) -> Vec<f64> {
 
 /// The sessions kept by `--trace-session-sample-ratio`: each session (in order of its first
 /// row's time, then id) with probability `ratio`, at least one; and each row without a session
-/// (by its order among them) with the same probability.
+/// (by its order among them) with the same probability. `rng` draws as AIPerf's does, so a seed
+/// keeps the sessions AIPerf keeps.
 fn sample(
     rows: &[Row],
     ratio: f64,
-    rng: &mut impl rand::Rng,
+    rng: &mut crate::workload::pyrandom::PyRandom,
 ) -> (
     std::collections::HashSet<String>,
     std::collections::HashSet<usize>,
@@ -383,13 +383,15 @@ fn sample(
     sessions.sort();
     let mut kept: std::collections::HashSet<String> = sessions
         .iter()
-        .filter(|_| rng.random::<f64>() < ratio)
+        .filter(|_| rng.uniform(0.0, 1.0) < ratio)
         .map(|(_, s)| (*s).to_owned())
         .collect();
     if kept.is_empty() && !sessions.is_empty() {
-        kept.insert(sessions[rng.random_range(0..sessions.len())].1.to_owned());
+        kept.insert(sessions[rng.choice_index(sessions.len())].1.to_owned());
     }
-    let null_rows = (0..nulls).filter(|_| rng.random::<f64>() < ratio).collect();
+    let null_rows = (0..nulls)
+        .filter(|_| rng.uniform(0.0, 1.0) < ratio)
+        .collect();
     (kept, null_rows)
 }
 
@@ -413,9 +415,19 @@ pub fn load(
         .sample_ratio
         .filter(|r| *r < 1.0 && session_key.is_some())
         .map(|ratio| {
-            let mut rng =
-                crate::workload::child_rng(seed, "dataset.loader.baseten_trace.session_sampling");
-            sample(&rows, ratio, &mut rng)
+            // AIPerf's stream of this loader: its seed derived from `--random-seed`, else the
+            // OS's.
+            let child = seed.map_or_else(rand::random::<u64>, |s| {
+                crate::workload::pyrandom::aiperf_derive(
+                    s,
+                    "dataset.loader.baseten_trace.session_sampling",
+                )
+            });
+            sample(
+                &rows,
+                ratio,
+                &mut crate::workload::pyrandom::PyRandom::new(child),
+            )
         });
     let mut traces = Vec::new();
     let mut null_ordinal = 0usize;
