@@ -73,6 +73,16 @@ def max_overlap(truth):
 
 
 def compute(export_json, jsonl_path, truth):
+    """The summaries (p50, p99, max in µs) of [`values`]."""
+    v = values(export_json, jsonl_path, truth)
+    out = {"matched": v.pop("matched"), "arrival": v.pop("arrival")}
+    out.update({k: summary_us(vals) for k, vals in v.items()})
+    return out
+
+
+def values(export_json, jsonl_path, truth):
+    """Every per-request (and per-event) difference against the truth log, in ns, as lists, so
+    that runs with different clocks (shards) can be pooled before taking percentiles."""
     clock = export_json["ringperf"]["clock"]
     shift = clock["monotonic_origin_ns"] - clock["wall_origin_ns"]
     by_id = {t["request_id"]: t for t in truth if t.get("request_id")}
@@ -115,13 +125,13 @@ def compute(export_json, jsonl_path, truth):
     return {
         "matched": matched,
         "arrival": "kernel" if kernel_arrivals and matched else "user",
-        "ttft_overhead": summary_us(ttft),
-        "ttft_overhead_vs_mock_read": summary_us(ttft_read),
-        "mock_wakeup": summary_us(wakeup),
-        "send_side": summary_us(send),
-        "first_token_recv_lag": summary_us(first_recv),
-        "event_recv_lag": summary_us(recv),
-        "itl_overhead": summary_us(itl),
+        "ttft_overhead": ttft,
+        "ttft_overhead_vs_mock_read": ttft_read,
+        "mock_wakeup": wakeup,
+        "send_side": send,
+        "first_token_recv_lag": first_recv,
+        "event_recv_lag": recv,
+        "itl_overhead": itl,
     }
 
 

@@ -729,8 +729,7 @@ pub struct MockArgs {
     pub io_driver: IoDriverArg,
 
     /// Fast mode: streamed chat and completions answers copied from bytes built once per
-    /// response shape, and (io_uring) one timer per thread for all its streams; every response
-    /// of a shape has the same id and words (docs/mock.md).
+    /// response shape; every response of a shape has the same id and words (docs/mock.md).
     #[arg(long = "fast")]
     pub fast: bool,
     /// The model is still loading for this many seconds after the start: /v1/models lists no

@@ -1257,7 +1257,7 @@ fn sigint_takes_the_final_scrape_without_the_flush_period() {
     );
 }
 
-/// The fast mock (`MockConfig::fast`: precomputed bytes, one timer per thread) against the
+/// The fast mock (`MockConfig::fast`: precomputed bytes) against the
 /// client: every request's content events as the client stamped them (kernel stamps) are as many
 /// as the mock's truth log wrote, each at or after the write that carried it, and the output
 /// tokens the client counted are the ones the mock sent.

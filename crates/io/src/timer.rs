@@ -9,10 +9,12 @@
 //! would block the whole thread, so the timer falls back to monoio's (late by up to a
 //! millisecond, never early).
 //!
-//! One timer serves one waiter at a time and is reused for every wait (one descriptor per open-
-//! loop worker, per mock connection). The descriptor is made on the first wait that has to wait:
-//! a deadline already passed returns at once with no syscall beyond reading the clock, and a
-//! user whose deadlines are always passed (a zero-delay mock) never makes one.
+//! One timer serves one waiter at a time and is reused for every wait (one descriptor per
+//! open-loop worker); a [`TimerQueue`] serves every waiter of a thread with one descriptor (the
+//! mock's paced streams, a worker's slots and sessions). A timer's descriptor is made on the
+//! first wait that has to wait: a deadline already passed returns at once with no syscall
+//! beyond reading the clock, and a user whose deadlines are always passed (a zero-delay mock)
+//! never makes one.
 //!
 //! Used by the worker's open-loop pacer (`ringperf_engine::worker`) and the mock's response pacing
 //! (`ringperf_mock::mock`); it imports neither.
@@ -22,6 +24,9 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::time::Duration;
 
 use ringperf_wire::clock::monotonic_raw_ns;
+
+mod queue;
+pub use queue::{Sleep, TimerQueue};
 
 /// Which timer serves a [`Timer`]'s waits (tests assert it: a timing bound alone cannot tell the
 /// two apart reliably).
@@ -184,7 +189,7 @@ async fn coarse_until(raw_ns: u64) {
 }
 
 /// A non-blocking `CLOCK_MONOTONIC` timerfd as a monoio file, with its descriptor for [`arm`]:
-/// the one timer a thread shares among many waiters (the mock's pacer, `ringperf_mock::mock`).
+/// the one timer a thread shares among many waiters ([`TimerQueue`]).
 pub fn shared_fd() -> io::Result<(monoio::fs::File, RawFd)> {
     match make_fd()? {
         State::Fd { file, fd, .. } => Ok((file, fd)),

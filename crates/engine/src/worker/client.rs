@@ -603,6 +603,7 @@ mod tests {
             naps: std::rc::Rc::new(Cell::new(ringperf_io::net::batch::NapStats::default())),
             warm: crate::worker::warm::Observed::default(),
             stop: std::rc::Rc::default(),
+            timers: None,
         }
     }
 

@@ -404,6 +404,9 @@ pub(crate) struct WorkerState {
     pub(crate) warm: warm::Observed,
     /// The run's stop, as this worker sees it.
     pub(crate) stop: Rc<idle::StopWatch>,
+    /// One timer for every slot and session of the worker that waits (io_uring; `None` on
+    /// epoll): see [`pacer::Pacer::shared`].
+    pub(crate) timers: Option<Rc<ringperf_io::timer::TimerQueue>>,
 }
 
 impl WorkerState {
@@ -618,7 +621,12 @@ async fn worker_main(
         naps: Rc::new(Cell::new(ringperf_io::net::batch::NapStats::default())),
         warm: warm::Observed::default(),
         stop: Rc::default(),
+        timers: (driver == DriverKind::Uring)
+            .then(ringperf_io::timer::TimerQueue::new)
+            .flatten()
+            .map(Rc::new),
     });
+    let timers = state.timers.clone().map(|q| monoio::spawn(q.drive()));
     // On io_uring a task sleeps on the stop's eventfd, so that idle waits need no bound.
     let listener = wake
         .clone()
@@ -652,6 +660,10 @@ async fn worker_main(
         }
     }
     ringperf_io::net::coalesce::uninstall();
+    if let (Some(q), Some(driver)) = (&state.timers, timers) {
+        q.stop();
+        driver.await;
+    }
     if let (Some(listener), Some(fd)) = (listener, wake) {
         state.stop.ending.set(true);
         fd.wake();

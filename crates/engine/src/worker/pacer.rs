@@ -1,14 +1,22 @@
-//! Waiting for an open-loop request's intended send time, on the run clock.
+//! Waiting for a request's intended send time, on the run clock.
 //!
 //! The waiting itself is [`ringperf_io::timer::Timer`]'s: on io_uring a `timerfd` armed at the absolute
 //! intended time and read through the ring (microseconds late, no spinning, the worker's other
 //! requests keep running); on the epoll driver monoio's millisecond timer. The lag is measured
 //! and reported either way. This file only converts the run clock's stamps to the timer's raw
 //! `CLOCK_MONOTONIC` scale.
+//!
+//! The open loop's one pacer per worker has its own timer. Every other waiter — a closed-loop
+//! slot waiting for its place in a concurrency ramp, a session waiting for its next turn — is
+//! one of thousands on a worker, so it waits on the worker's [`TimerQueue`] (one timerfd for all
+//! of them, [`Pacer::shared`]): a timerfd each would take a descriptor per slot beside its
+//! socket, and a worker would reach the descriptor limit at half its streams.
 
-use ringperf_io::timer::Timer;
+use std::rc::Rc;
+
 #[cfg(test)]
 pub(crate) use ringperf_io::timer::TimerKind as PacerKind;
+use ringperf_io::timer::{Timer, TimerQueue};
 use ringperf_wire::clock::Clock;
 
 use super::DriverKind;
@@ -16,13 +24,25 @@ use super::DriverKind;
 #[derive(Debug)]
 pub(crate) struct Pacer {
     timer: Timer,
+    /// The worker's shared timer, when this pacer waits on it.
+    queue: Option<Rc<TimerQueue>>,
 }
 
 impl Pacer {
-    /// A timerfd pacer on io_uring (the coarse timer if the timerfd cannot be made).
+    /// A timerfd pacer of its own on io_uring (the coarse timer if the timerfd cannot be made).
     pub fn new(driver: DriverKind) -> Self {
         Self {
             timer: Timer::new(driver == DriverKind::Uring),
+            queue: None,
+        }
+    }
+
+    /// A pacer on the worker's shared timer `queue` when it has one (io_uring), else one of its
+    /// own as [`Pacer::new`].
+    pub fn shared(driver: DriverKind, queue: Option<&Rc<TimerQueue>>) -> Self {
+        Self {
+            timer: Timer::new(driver == DriverKind::Uring),
+            queue: queue.cloned(),
         }
     }
 
@@ -41,7 +61,11 @@ impl Pacer {
 
     /// Returns at or after `at_ns` on `clock` (immediately if that has passed).
     pub async fn wait_until(&mut self, clock: &Clock, at_ns: u64) {
-        self.timer.wait_until(clock.raw_ns(at_ns)).await;
+        let raw_ns = clock.raw_ns(at_ns);
+        match &self.queue {
+            Some(q) => q.sleep_until(raw_ns).await,
+            None => self.timer.wait_until(raw_ns).await,
+        }
     }
 }
 

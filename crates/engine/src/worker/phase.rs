@@ -68,13 +68,7 @@ pub(super) async fn run(
             slots,
             ramp_offsets_ns,
         } => {
-            let handles: Vec<_> = (0..slots)
-                .map(|i| {
-                    let offset = ramp_offsets_ns.get(i).copied().unwrap_or(0);
-                    monoio::spawn(closed_slot(ctx.clone(), offset))
-                })
-                .collect();
-            for h in handles {
+            for h in start_slots(&ctx, slots, &ramp_offsets_ns).await {
                 h.await;
             }
         }
@@ -254,7 +248,7 @@ impl Ctx {
                 let (ctx, tree) = (self.clone(), tree.clone());
                 let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> =
                     Box::pin(async move {
-                        let mut pacer = Pacer::new(ctx.driver);
+                        let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
                         ctx.send_all(&mut child_session, &mut pacer).await;
                         let end = ChildEnd {
                             sent: child_session.next_turn(),
@@ -347,7 +341,7 @@ impl Ctx {
         }
         let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
         rec.lineage = session.lineage();
-        push(&self.state, rec).await;
+        push(&self.state, *rec).await;
         self.spawn_children(session, turn, end_ns);
         true
     }
@@ -377,17 +371,36 @@ impl Ctx {
     }
 }
 
-/// A closed-loop slot: one conversation after another until the phase's requests, sessions or
-/// time run out. `start_offset_ns`: the slot's place in the concurrency ramp.
-async fn closed_slot(ctx: Rc<Ctx>, start_offset_ns: u64) {
-    let mut pacer = Pacer::new(ctx.driver);
-    if start_offset_ns > 0
-        && !ctx
-            .wait_until(&mut pacer, ctx.plan.start_ns + start_offset_ns)
-            .await
-    {
-        return;
+/// Starts the phase's `slots` closed-loop slots, each when its place in the concurrency ramp
+/// comes (`offsets_ns[i]` after the phase start; all at once without a ramp), and returns their
+/// handles. A slot is spawned when it is due, not spawned to wait: a slot waiting for its place
+/// holds no task (a request's task is a few KiB), and the slots due first do not wait for
+/// thousands of later ones to be polled once before their requests are written. When the phase
+/// stops issuing during the ramp, the slots not yet due are never started.
+async fn start_slots(
+    ctx: &Rc<Ctx>,
+    slots: usize,
+    offsets_ns: &[u64],
+) -> Vec<monoio::task::JoinHandle<()>> {
+    let offset = |i: usize| offsets_ns.get(i).copied().unwrap_or(0);
+    let mut order: Vec<usize> = (0..slots).collect();
+    order.sort_by_key(|&i| offset(i));
+    let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
+    let mut handles = Vec::with_capacity(slots);
+    for i in order {
+        let at = offset(i);
+        if at > 0 && !ctx.wait_until(&mut pacer, ctx.plan.start_ns + at).await {
+            break;
+        }
+        handles.push(monoio::spawn(closed_slot(ctx.clone())));
     }
+    handles
+}
+
+/// A closed-loop slot: one conversation after another until the phase's requests, sessions or
+/// time run out.
+async fn closed_slot(ctx: Rc<Ctx>) {
+    let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
     let shared = &ctx.shared;
     let mut picker =
         TemplatePicker::with_sampling(shared.dataset.root_count(), shared.seed, ctx.plan.sampling);
@@ -505,7 +518,7 @@ async fn open_loop(
                 match kind {
                     OpenKind::Tick => {
                         // Due after its delay (or its branches' end); then it waits for a tick.
-                        let mut pacer = Pacer::new(ctx.driver);
+                        let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
                         if let Some(due) = ctx.next_due(&session).await
                             && ctx.wait_until(&mut pacer, due).await
                         {
@@ -529,7 +542,7 @@ async fn open_loop(
 
 /// Sends a fixed-schedule session's later turns, each when it is due.
 async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
-    let mut pacer = Pacer::new(ctx.driver);
+    let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
     while !session.finished(&ctx.shared) {
         let Some(due) = ctx.next_due(session).await else {
             return;
@@ -546,5 +559,36 @@ async fn run_rest(ctx: &Rc<Ctx>, session: &mut Session) {
         if !sent {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future an async fn of three arguments returns, without calling it.
+    fn future_size3<A, B, C, F: std::future::Future>(_: impl Fn(A, B, C) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// The same for nine arguments.
+    #[allow(clippy::too_many_arguments)]
+    fn future_size9<A, B, C, D, E, G, H, I, J, F: std::future::Future>(
+        _: impl Fn(A, B, C, D, E, G, H, I, J) -> F,
+    ) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// A turn's future is its request's plus a few words: it keeps no room for the record
+    /// beside the request while the response takes (#41: 512 bytes a stream, when the record
+    /// came back by value and its place was kept from the start of the await).
+    #[test]
+    fn a_turn_keeps_no_room_for_its_record_while_the_request_runs() {
+        let turn = future_size3(Ctx::send_turn);
+        let request = future_size9(Session::send_next);
+        assert!(
+            turn <= request + 128,
+            "send_turn {turn} bytes over send_next {request}"
+        );
     }
 }

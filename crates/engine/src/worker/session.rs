@@ -198,6 +198,10 @@ impl Session {
     /// meant to go at `intended_ns`; returns
     /// its record. A chat conversation's history grows by the turn's message and the server's
     /// reply.
+    ///
+    /// The record comes back boxed: a caller that awaits a record by value keeps room for it
+    /// (512 bytes) in its own future from the start of the request, beside the request's own
+    /// copy, for as long as the response takes (#41: a streaming task held both).
     pub async fn send_next(
         &mut self,
         shared: &Shared,
@@ -208,7 +212,7 @@ impl Session {
         cancel_after_ns: Option<u64>,
         hard_deadline_ns: Option<u64>,
         prefill: Option<&super::prefill::PrefillGate>,
-    ) -> RawRecord {
+    ) -> Box<RawRecord> {
         let credit = Credit {
             phase,
             phase_index,
@@ -263,7 +267,7 @@ impl Session {
                         gate.release();
                     }
                     self.failed = true;
-                    return client::unprepared(shared, state, credit, why);
+                    return Box::new(client::unprepared(shared, state, credit, why));
                 }
             },
             (None, None) => {
@@ -284,7 +288,7 @@ impl Session {
                             gate.release();
                         }
                         self.failed = true;
-                        return client::unsendable(shared, state, credit, e);
+                        return Box::new(client::unsendable(shared, state, credit, e));
                     }
                 }
             }
@@ -325,7 +329,7 @@ impl Session {
         self.failed |= rec.error.is_some();
         self.remember(shared, &rec);
         self.next_turn += 1;
-        rec
+        Box::new(rec)
     }
 
     /// `--cache-bust`: the marker of the turn about to go in `phase`, whether it goes into the

@@ -223,8 +223,10 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         .truth
         .record_connection(worker.index, accepted_ns);
     let _ = stream.set_nodelay(true);
-    let mut wbuf: Vec<u8> = Vec::with_capacity(4 * 1024);
-    let mut ev: Vec<u8> = Vec::with_capacity(1024);
+    // Grown by the first answer to what it needs (a streamed answer's head and one event),
+    // not reserved ahead: a mock holds tens of thousands of connections (#41).
+    let mut wbuf: Vec<u8> = Vec::new();
+    let mut ev: Vec<u8> = Vec::new();
     // Paces this connection's responses; its timerfd is made by the first wait that needs one.
     let mut timer = Timer::new(worker.on_io_uring);
     let connection = worker
@@ -232,7 +234,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         .connections
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut inbox = Inbox {
-        buf: Vec::with_capacity(16 * 1024),
+        buf: Vec::new(),
         start: 0,
         // With a truth log, requests are read with the kernel's receive stamps: the truth then
         // holds when each request reached the socket, before this thread woke to read it.
@@ -284,6 +286,7 @@ pub(crate) async fn serve_connection(mut stream: TcpStream, worker: Rc<Worker>) 
         let action = plan(&worker, &head, &inbox, connection, accepted_ns, arrival_ns);
         inbox.start += head.head_len + head.body_len;
         inbox.continued = false;
+        inbox.release_if_consumed();
         let ok = match action {
             Action::Complete(c) => {
                 match c
@@ -349,6 +352,16 @@ struct Inbox {
 }
 
 impl Inbox {
+    /// Frees the buffer once every byte in it has been answered: a connection streaming a long
+    /// answer, or idle between requests, holds no read buffer (the next read allocates one).
+    /// Pipelined bytes keep it.
+    fn release_if_consumed(&mut self) {
+        if self.start >= self.buf.len() {
+            self.buf = Vec::new();
+            self.start = 0;
+        }
+    }
+
     /// Drops the answered requests, makes room, and reads more; false when the peer closed
     /// the connection or the read failed.
     async fn read(&mut self, stream: &mut TcpStream) -> bool {
@@ -356,19 +369,28 @@ impl Inbox {
             self.buf.drain(..self.start);
             self.start = 0;
         }
-        if self.buf.capacity() - self.buf.len() < 8 * 1024 {
-            self.buf.reserve(16 * 1024);
-        }
         // Read into the spare capacity after the bytes already held (a plain `Vec` would be
         // overwritten from its start).
         let res = if self.kernel_stamps {
-            ringperf_io::net::rxstamp::read(stream, &mut self.buf)
-                .await
-                .map(|(n, rt)| {
-                    self.last_read_rt = rt;
-                    n
-                })
+            // Readiness first, holding no more buffer than the bytes already held: an idle
+            // connection waits with none (#41).
+            loop {
+                if let Err(e) = stream.readable(false).await {
+                    break Err(e);
+                }
+                Self::make_room(&mut self.buf);
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&*stream);
+                match ringperf_io::net::rxstamp::recv(fd, &mut self.buf) {
+                    Ok((n, rt)) => {
+                        self.last_read_rt = rt;
+                        break Ok(n);
+                    }
+                    Err(e) if ringperf_io::net::rxstamp::is_not_ready(&e) => {}
+                    Err(e) => break Err(e),
+                }
+            }
         } else {
+            Self::make_room(&mut self.buf);
             // The buffer moves into the read and back out: `take` leaves an empty `Vec` (no
             // allocation) for the moment it is away.
             let buf = std::mem::take(&mut self.buf);
@@ -378,6 +400,13 @@ impl Inbox {
             res
         };
         matches!(res, Ok(n) if n > 0)
+    }
+
+    /// At least 8 KiB of spare capacity for the next read (16 KiB more when less is left).
+    fn make_room(buf: &mut Vec<u8>) {
+        if buf.capacity() - buf.len() < 8 * 1024 {
+            buf.reserve(16 * 1024);
+        }
     }
 }
 
@@ -580,6 +609,29 @@ fn record_control(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection whose every read byte has been answered holds no read buffer while its
+    /// answer streams or it idles (#41: tens of thousands of connections a mock); bytes of a
+    /// pipelined request keep theirs.
+    #[test]
+    fn an_answered_inbox_holds_no_buffer_but_pipelined_bytes_keep_it() {
+        let first = b"GET /health HTTP/1.1\r\n\r\n";
+        let mut buf = Vec::with_capacity(16 * 1024);
+        buf.extend_from_slice(first);
+        buf.extend_from_slice(b"GET /hea");
+        let mut inbox = Inbox {
+            buf,
+            start: first.len(),
+            kernel_stamps: false,
+            last_read_rt: None,
+            continued: false,
+        };
+        inbox.release_if_consumed();
+        assert_eq!(&inbox.buf[inbox.start..], b"GET /hea");
+        inbox.start = inbox.buf.len();
+        inbox.release_if_consumed();
+        assert_eq!((inbox.buf.capacity(), inbox.start), (0, 0));
+    }
 
     fn complete(raw: &[u8]) -> Head {
         match parse_head(raw) {

@@ -51,8 +51,8 @@
 //!    vLLM page); then `wire` (response bytes, and `send`), `truth` (the truth log) and
 //!    `settings` ([`MockConfig`] and its parts).
 //! 2. Fault actions: `misbehave`, on whatever stream or buffer it is handed.
-//! 3. Thread state: `shared` (what every server thread reads), `fast` (the fast mode's one timer
-//!    per thread and its precomputed stream bytes), then `worker` (one thread's state, shared by
+//! 3. Thread state: `shared` (what every server thread reads), `fast` (the fast mode's precomputed
+//!    stream bytes), then `worker` (one thread's state, shared by
 //!    its connections).
 //! 4. The connection loop: `respond` (completion responses) and `metrics_modes` (the metrics
 //!    routes), under `conn` (one connection); then `tls`, which terminates HTTPS

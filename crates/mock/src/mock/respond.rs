@@ -2,8 +2,9 @@
 //! first token event, ITL between token events), writing each event with its own write, stamping
 //! just before each write, and reporting to the metrics and the truth log.
 //!
-//! Pacing uses the connection's [`Timer`] (a timerfd read through io_uring, microseconds late;
-//! monoio's millisecond timer on epoll), always at an absolute raw `CLOCK_MONOTONIC` deadline:
+//! Pacing uses the thread's timer queue on io_uring (one timerfd for every stream of the thread,
+//! read through the ring, microseconds late: `ringperf_io::timer::TimerQueue`), else the
+//! connection's [`Timer`] (monoio's millisecond timer on epoll), always at an absolute raw `CLOCK_MONOTONIC` deadline:
 //! token event k (from 0) at `arrival + ttft + k × itl`; a whole (non-streamed) response at
 //! `arrival + ttft + (events - 1) × itl`. Deadlines are absolute, never counted from the
 //! previous write (with a capacity, `arrival` here means when the request's slot came free): the
@@ -464,7 +465,7 @@ impl Completion {
                 // wake-up lag is paid once, never summed over the stream.
                 let gaps = u32::try_from(events).unwrap_or(u32::MAX);
                 let due = timer::after(first_deadline, cfg.itl.saturating_mul(gaps));
-                timer.wait_until(due).await;
+                worker.sleep_until(timer, due).await;
             }
             if self.continuous_usage {
                 // The count of tokens generated so far.
@@ -499,8 +500,7 @@ impl Completion {
     }
 
     /// A stream in the fast mode (`MockConfig::fast`): the same events at the same deadlines
-    /// and writes as [`Completion::run_stream`], copied from the thread's frames of this shape,
-    /// and paced by the thread's one timer when it has one (`fast`).
+    /// and writes as [`Completion::run_stream`], copied from the thread's frames of this shape.
     async fn run_fast(
         &self,
         worker: &Worker,
@@ -541,10 +541,7 @@ impl Completion {
             // its deadline only if that has not passed.
             if (k > 0 && !cfg.itl.is_zero()) || due > monotonic_raw_ns() {
                 pending.flush(self, stream, wbuf, truth).await?;
-                match &worker.pacer {
-                    Some(p) => p.sleep_until(due).await,
-                    None => timer.wait_until(due).await,
-                }
+                worker.sleep_until(timer, due).await;
             }
             // Events due at the same instant (no ITL) share a write.
             let to = if cfg.itl.is_zero() { total } else { k + 1 };
@@ -785,12 +782,11 @@ impl Completion {
         // Ready when the last token would have been streamed.
         let events = self.events(self.reasoning_tokens) + self.events(self.content_tokens);
         let gaps = u32::try_from(events.saturating_sub(1)).unwrap_or(u32::MAX);
-        timer
-            .wait_until(timer::after(
-                self.start_ns(),
-                cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
-            ))
-            .await;
+        let due = timer::after(
+            self.start_ns(),
+            cfg.ttft.saturating_add(cfg.itl.saturating_mul(gaps)),
+        );
+        worker.sleep_until(timer, due).await;
         let meta = Meta {
             id: self.id,
             created: self.created,

@@ -112,8 +112,7 @@ pub struct MockConfig {
     #[serde(default)]
     pub capacity: u32,
     /// The fast mode (`mock-server --fast`): streamed chat and completions answers are copied
-    /// from bytes built once per response shape, and on io_uring one timer per thread paces
-    /// every stream (docs/mock.md, "Fast mode"). Every streamed response of a shape then has the
+    /// from bytes built once per response shape (docs/mock.md, "Fast mode"). Every streamed response of a shape then has the
     /// same id, `created` and words, whatever its body; the truth log is as exact as without.
     #[serde(default)]
     pub fast: bool,

@@ -1505,3 +1505,83 @@ fn multipart_uploads_are_answered_and_decoded_into_the_truth_log() {
         String::from_utf8_lossy(&r.body)
     );
 }
+
+/// The timer descriptors of this process now (`anon_inode:[timerfd]` in /proc/self/fd).
+fn timerfds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|l| l.to_string_lossy().contains("timerfd"))
+        .count()
+}
+
+/// On io_uring every paced stream of a server thread waits on the thread's one timer
+/// (`ringperf_io::timer::TimerQueue`), in every mode, not on a timerfd of its connection's: a
+/// mock holding N streams holds N sockets and one timer, so it can hold as many streams as it has
+/// descriptors (#41: 100,000 streams over mocks of ~12,500 each, under a 20,000-descriptor
+/// limit). 64 streams waiting for their first token add no timer descriptor, and each still
+/// gets its events at their deadlines, never early.
+#[test]
+fn paced_streams_share_the_threads_one_timer_on_io_uring() {
+    let ttft = Duration::from_millis(600);
+    let s = server(
+        Driver::Uring,
+        MockConfig {
+            ttft,
+            itl: Duration::from_millis(20),
+            truth_log: true,
+            output_tokens: OutputLen::Fixed(3),
+            ..Default::default()
+        },
+    );
+    let streams = 64;
+    let mut clients: Vec<Client> = (0..streams).map(|_| Client::connect(&s)).collect();
+    // Every connection accepted and idle (a request on each would otherwise race the count).
+    for c in &mut clients {
+        let r = c.call("GET", "/v1/models", "", "");
+        assert_eq!(r.status, 200);
+    }
+    let before = timerfds();
+    let sent = std::time::Instant::now();
+    for c in &mut clients {
+        c.send("POST", "/v1/chat/completions", CHAT_STREAM, "");
+    }
+    std::thread::sleep(ttft / 2);
+    let waiting = timerfds();
+    assert!(
+        sent.elapsed() < ttft,
+        "the count was not taken while the streams waited"
+    );
+    // At most the thread's own timer (made on its start, so normally none at all).
+    assert!(
+        waiting <= before + 1,
+        "{streams} waiting streams took {} timer descriptors",
+        waiting - before
+    );
+    for c in &mut clients {
+        let r = c.read_response(false);
+        assert_eq!(
+            r.sse_data().len(),
+            7,
+            "role, 3 tokens, finish, usage, [DONE]"
+        );
+    }
+    let truth = s.truth();
+    let waited = std::time::Instant::now();
+    while truth.len() < streams && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let entries = truth.entries();
+    let streamed: Vec<_> = entries.iter().filter(|e| e.stream).collect();
+    assert_eq!(streamed.len(), streams);
+    let (ttft_ns, itl_ns) = (ttft.as_nanos() as u64, 20_000_000u64);
+    for e in streamed {
+        assert!(e.completed);
+        for (k, &t) in e.event_ns.iter().enumerate() {
+            assert!(
+                t - e.arrival_ns >= ttft_ns + k as u64 * itl_ns,
+                "event {k} early: {e:?}"
+            );
+        }
+    }
+}

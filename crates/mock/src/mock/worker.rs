@@ -8,9 +8,10 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use super::body::Endpoint;
-use super::fast::{FrameCache, Pacer};
+use super::fast::FrameCache;
 use super::shared::Shared;
 use super::tokens::SplitMix;
+use ringperf_io::timer::{Timer, TimerQueue};
 
 /// A server thread's state shared by its connections.
 pub(crate) struct Worker {
@@ -22,9 +23,11 @@ pub(crate) struct Worker {
     pub(crate) on_io_uring: bool,
     /// Exact prompt token counts by body hash (see `MockConfig::prompt_tokenizer`).
     prompt_cache: RefCell<std::collections::HashMap<u64, u64>>,
-    /// The fast mode's one timer for the thread's paced streams (`MockConfig::fast` on
-    /// io_uring; `None` otherwise, and each connection paces with its own timer).
-    pub(crate) pacer: Option<std::rc::Rc<Pacer>>,
+    /// The thread's one timer for all its paced streams on io_uring (`None` on epoll, or when
+    /// no timerfd can be made: each connection then paces with its own [`Timer`]). One
+    /// descriptor per thread rather than one per connection: a mock holds as many connections
+    /// as it has descriptors, not half as many.
+    pub(crate) pacer: Option<std::rc::Rc<TimerQueue>>,
     /// The fast mode's precomputed stream bytes, by shape.
     pub(crate) frames: FrameCache,
 }
@@ -32,8 +35,8 @@ pub(crate) struct Worker {
 impl Worker {
     pub(crate) fn new(index: usize, shared: Arc<Shared>, on_io_uring: bool) -> Self {
         let rng = RefCell::new(SplitMix::new(shared.cfg.seed, index));
-        let pacer = (shared.cfg.fast && on_io_uring)
-            .then(Pacer::new)
+        let pacer = on_io_uring
+            .then(TimerQueue::new)
             .flatten()
             .map(std::rc::Rc::new);
         Self {
@@ -45,6 +48,15 @@ impl Worker {
             prompt_cache: RefCell::new(std::collections::HashMap::new()),
             pacer,
             frames: FrameCache::default(),
+        }
+    }
+
+    /// Returns at or after the raw `CLOCK_MONOTONIC` time `due`: on the thread's timer queue
+    /// when it has one, else on the connection's own `timer`.
+    pub(crate) async fn sleep_until(&self, timer: &mut Timer, due: u64) {
+        match &self.pacer {
+            Some(p) => p.sleep_until(due).await,
+            None => timer.wait_until(due).await,
         }
     }
 
