@@ -1,5 +1,5 @@
-//! `baseten_trace`: Baseten's completion traces, one request per row of a Parquet file
-//! (docs/datasets.md, "baseten_trace"), read as AIPerf 0.13 reads them.
+//! `baseten_trace`: Baseten's completion traces, one request per row of a Parquet or Arrow IPC
+//! file (docs/datasets.md, "baseten_trace"), read as AIPerf 0.13 reads them.
 //!
 //! Columns: `timestamp_start_unix_ms`, `prompt`, `input_tokens`, `output_tokens` (required);
 //! `total_hashes` (the KV-cache block hashes), `block_size`, a session column
@@ -122,31 +122,84 @@ fn invalid(path: &Path, why: impl Into<String>) -> LoadError {
     LoadError::file(path, LoadErrorKind::Invalid(why.into()))
 }
 
-/// Whether `path` is a Parquet file with every [`REQUIRED`] column (the type's detection).
-pub fn detect(path: &Path) -> bool {
-    let is_parquet = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-    is_parquet
-        && File::open(path)
-            .ok()
-            .and_then(|f| ParquetRecordBatchReaderBuilder::try_new(f).ok())
-            .is_some_and(|b| {
-                REQUIRED
-                    .iter()
-                    .all(|c| b.schema().field_with_name(c).is_ok())
+/// What a file holds, by its name: Parquet, an Arrow IPC file (`.arrow`, `.ipc`), or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Parquet,
+    ArrowIpc,
+}
+
+fn format_of(path: &Path) -> Option<Format> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "parquet" => Some(Format::Parquet),
+        "arrow" | "ipc" => Some(Format::ArrowIpc),
+        _ => None,
+    }
+}
+
+/// The file's schema and its batches.
+type Batches = (
+    arrow_schema::SchemaRef,
+    Box<dyn Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>>,
+    u64,
+);
+
+/// Opens a Parquet or Arrow IPC file: its schema, batches and row count (`None` for another
+/// name; the error text for a file that is not what its name says).
+fn open(path: &Path) -> Option<Result<Batches, String>> {
+    let format = format_of(path)?;
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return Some(Err(format!("cannot read: {e}"))),
+    };
+    Some(match format {
+        Format::Parquet => ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| {
+                let schema = b.schema().clone();
+                let rows = u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0);
+                let reader = b.with_batch_size(1024).build()?;
+                Ok((
+                    schema,
+                    Box::new(reader) as Box<dyn Iterator<Item = _>>,
+                    rows,
+                ))
             })
+            .map_err(|e| format!("not a readable Parquet file: {e}")),
+        Format::ArrowIpc => {
+            arrow_ipc::reader::FileReader::try_new_buffered(file, None)
+                .and_then(|r| {
+                    let schema = r.schema();
+                    // Counting rows reads the batches; the count is only wanted for a replay's
+                    // default request count, so a second reader serves the rows.
+                    let rows = arrow_ipc::reader::FileReader::try_new_buffered(
+                        File::open(path)
+                            .map_err(|e| arrow_schema::ArrowError::IoError(e.to_string(), e))?,
+                        None,
+                    )?
+                    .map(|b| b.map(|b| b.num_rows() as u64))
+                    .sum::<Result<u64, _>>()?;
+                    Ok((schema, Box::new(r) as Box<dyn Iterator<Item = _>>, rows))
+                })
+                .map_err(|e| format!("not a readable Arrow IPC file: {e}"))
+        }
+    })
+}
+
+/// Whether `path` is a Parquet or Arrow IPC file with every [`REQUIRED`] column (the type's
+/// detection).
+pub fn detect(path: &Path) -> bool {
+    matches!(open(path), Some(Ok((schema, _, _))) if REQUIRED.iter().all(|c| schema.field_with_name(c).is_ok()))
 }
 
 /// The rows of a readable Parquet file with the required columns (a replay's default request
 /// count); `None` otherwise (the load says why).
 pub fn rows(path: &Path) -> Option<u64> {
-    let b = ParquetRecordBatchReaderBuilder::try_new(File::open(path).ok()?).ok()?;
+    let (schema, _, rows) = open(path)?.ok()?;
     REQUIRED
         .iter()
-        .all(|c| b.schema().field_with_name(c).is_ok())
-        .then(|| u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0))
+        .all(|c| schema.field_with_name(c).is_ok())
+        .then_some(rows)
 }
 
 /// The integer in `col` at `i`: `Ok(None)` for a null, an error for a column of another type.
@@ -202,11 +255,16 @@ fn ints_at(col: &ArrayRef, i: usize) -> Result<Vec<i128>, &'static str> {
 
 /// Reads every row of the file.
 fn read_rows(path: &Path, session_column: &str) -> Result<(Vec<Row>, Option<String>), LoadError> {
-    let file =
-        File::open(path).map_err(|e| LoadError::file(path, LoadErrorKind::Io(e.to_string())))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| invalid(path, format!("not a readable Parquet file: {e}")))?;
-    let schema = builder.schema().clone();
+    let (schema, batches, _) = match open(path) {
+        Some(Ok(b)) => b,
+        Some(Err(why)) => return Err(invalid(path, why)),
+        None => {
+            return Err(invalid(
+                path,
+                "a baseten_trace file is Parquet (.parquet) or Arrow IPC (.arrow, .ipc)",
+            ));
+        }
+    };
     let missing: Vec<&str> = REQUIRED
         .iter()
         .copied()
@@ -232,12 +290,8 @@ fn read_rows(path: &Path, session_column: &str) -> Result<(Vec<Row>, Option<Stri
         .into_iter()
         .find(|c| schema.field_with_name(c).is_ok())
         .map(str::to_owned);
-    let reader = builder
-        .with_batch_size(1024)
-        .build()
-        .map_err(|e| invalid(path, format!("not a readable Parquet file: {e}")))?;
     let mut rows = Vec::new();
-    for batch in reader {
+    for batch in batches {
         let batch = batch.map_err(|e| invalid(path, format!("cannot read: {e}")))?;
         read_batch(path, &batch, session_key.as_deref(), &mut rows)?;
     }

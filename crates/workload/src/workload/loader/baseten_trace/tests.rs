@@ -59,6 +59,14 @@ fn write(dir: &Path, name: &str, rows: &[R<'_>], with_session: bool) -> std::pat
     }
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
     let path = dir.join(name);
+    if name.ends_with(".arrow") {
+        let mut w =
+            arrow_ipc::writer::FileWriter::try_new(File::create(&path).unwrap(), &batch.schema())
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        return path;
+    }
     let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
@@ -138,6 +146,29 @@ fn open_loop_keeps_every_turn_at_its_recorded_time() {
     // A single-turn session has no context to speak of.
     assert!(d.conversations[1].agent.is_none());
     assert!(d.replay);
+}
+
+#[test]
+fn an_arrow_ipc_file_is_read_as_its_parquet_twin() {
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = write(dir.path(), "t.parquet", ROWS, true);
+    let arrow = write(dir.path(), "t.arrow", ROWS, true);
+    assert!(detect(&arrow));
+    assert_eq!(rows(&arrow), Some(5));
+    let p = BasetenParams::default();
+    let a = load(&arrow, &p, &mut SessionIds::new(true), Some(7)).unwrap();
+    let b = load(&parquet, &p, &mut SessionIds::new(true), Some(7)).unwrap();
+    assert_eq!(a, b);
+    // Another name is not a Baseten file; a `.arrow` that is not Arrow says so.
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, "x").unwrap();
+    assert!(!detect(&csv));
+    let e = load(&csv, &p, &mut SessionIds::new(true), None).unwrap_err().to_string();
+    assert!(e.contains("Parquet (.parquet) or Arrow IPC (.arrow, .ipc)"), "{e}");
+    let bad = dir.path().join("bad.ipc");
+    std::fs::write(&bad, "not arrow").unwrap();
+    let e = load(&bad, &p, &mut SessionIds::new(true), None).unwrap_err().to_string();
+    assert!(e.contains("not a readable Arrow IPC file"), "{e}");
 }
 
 #[test]
