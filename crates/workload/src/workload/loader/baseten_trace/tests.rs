@@ -163,11 +163,18 @@ fn an_arrow_ipc_file_is_read_as_its_parquet_twin() {
     let csv = dir.path().join("t.csv");
     std::fs::write(&csv, "x").unwrap();
     assert!(!detect(&csv));
-    let e = load(&csv, &p, &mut SessionIds::new(true), None).unwrap_err().to_string();
-    assert!(e.contains("Parquet (.parquet) or Arrow IPC (.arrow, .ipc)"), "{e}");
+    let e = load(&csv, &p, &mut SessionIds::new(true), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Parquet (.parquet) or Arrow IPC (.arrow, .ipc)"),
+        "{e}"
+    );
     let bad = dir.path().join("bad.ipc");
     std::fs::write(&bad, "not arrow").unwrap();
-    let e = load(&bad, &p, &mut SessionIds::new(true), None).unwrap_err().to_string();
+    let e = load(&bad, &p, &mut SessionIds::new(true), None)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a readable Arrow IPC file"), "{e}");
 }
 
