@@ -255,3 +255,31 @@ fn websocket_commands_answer_as_aiperfs() {
     assert!(hub.join().is_none());
     drop(more);
 }
+
+#[test]
+fn a_new_run_replaces_what_the_api_shows_of_the_last() {
+    let l = live();
+    let identity = |id: &str| RunIdentity {
+        config: json!({}),
+        run_info: json!({"benchmark_id": id}),
+        benchmark_id: id.into(),
+        model: "m".into(),
+        endpoint_type: "chat".into(),
+        streaming: false,
+        concurrency: Some(1),
+        request_rate: None,
+    };
+    l.begin(identity("first"));
+    l.phase_start(&start(Some(10)));
+    let dir = tempfile::tempdir().unwrap();
+    l.results(json!({"run": 1}), dir.path(), false);
+    assert_eq!(body(&get(&l, "GET", "/api/results"))["status"], "complete");
+    // The next run of a multi-run, a sweep or a search.
+    l.begin(identity("second"));
+    assert_eq!(body(&get(&l, "GET", "/api/run"))["benchmark_id"], "second");
+    assert_eq!(body(&get(&l, "GET", "/api/progress"))["phases"], json!({}));
+    assert_eq!(body(&get(&l, "GET", "/api/results"))["status"], "running");
+    assert_eq!(body(&get(&l, "GET", "/api/results/list"))["ready"], false);
+    let page = String::from_utf8(get(&l, "GET", "/metrics").body).unwrap();
+    assert!(page.contains(r#"benchmark_id="second""#), "{page}");
+}
