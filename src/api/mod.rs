@@ -181,32 +181,28 @@ const PHASE_FIELDS: [&str; 40] = [
     "last_update_ns",
 ];
 
-/// The fields of a credit-phase message's `stats` (AIPerf's `CreditPhaseStats`), in order.
-const CREDIT_FIELDS: [&str; 33] = [
-    "phase",
-    "phase_index",
-    "profiling_index",
-    "phase_name",
-    "phase_kind",
-    "start_ns",
-    "sent_end_ns",
-    "requests_end_ns",
-    "baseline_start_ns",
-    "baseline_end_ns",
-    "total_expected_requests",
+/// Fields of the phase stats a credit-phase message's `stats` leaves out (AIPerf's
+/// `CreditPhaseStats` has every other one).
+const NOT_CREDIT: [&str; 7] = [
+    "success_records",
+    "error_records",
+    "requests_per_second",
+    "records_per_second",
+    "requests_eta_sec",
+    "records_eta_sec",
+    "last_update_ns",
+];
+
+/// Fields of the phase stats a `processing_stats` message's stats leaves out (AIPerf's
+/// `PhaseRecordsStats`: the identity, times, expected count, final answers, flags and records).
+const NOT_RECORDS: [&str; 20] = [
     "expected_duration_sec",
     "expected_num_sessions",
     "expected_grace_period_sec",
     "final_requests_sent",
-    "final_requests_completed",
-    "final_requests_cancelled",
-    "final_request_errors",
     "final_sent_sessions",
     "final_completed_sessions",
     "final_cancelled_sessions",
-    "timeout_triggered",
-    "grace_period_timeout_triggered",
-    "was_cancelled",
     "requests_sent",
     "requests_completed",
     "requests_cancelled",
@@ -215,42 +211,21 @@ const CREDIT_FIELDS: [&str; 33] = [
     "completed_sessions",
     "cancelled_sessions",
     "total_session_turns",
-    "records_end_ns",
+    "requests_per_second",
+    "records_per_second",
+    "requests_eta_sec",
+    "records_eta_sec",
+    "last_update_ns",
 ];
 
-/// The fields of a `processing_stats` message's stats (AIPerf's `PhaseRecordsStats`), in
-/// order.
-const RECORDS_FIELDS: [&str; 19] = [
-    "phase",
-    "phase_index",
-    "profiling_index",
-    "phase_name",
-    "phase_kind",
-    "start_ns",
-    "sent_end_ns",
-    "requests_end_ns",
-    "baseline_start_ns",
-    "baseline_end_ns",
-    "total_expected_requests",
-    "final_requests_completed",
-    "final_requests_cancelled",
-    "final_request_errors",
-    "timeout_triggered",
-    "grace_period_timeout_triggered",
-    "was_cancelled",
-    "records_end_ns",
-    "success_records",
-];
-
-/// `fields` of `stats` that are not null, in that order (a message's `exclude_none`).
-fn subset(stats: &Map<String, Value>, fields: &[&str]) -> Map<String, Value> {
-    let mut out = Map::new();
-    for f in fields {
-        if let Some(v) = stats.get(*f).filter(|v| !v.is_null()) {
-            out.insert((*f).to_owned(), v.clone());
-        }
-    }
-    out
+/// The fields of `stats` not in `left_out` and not null, in order (a message's
+/// `exclude_none`).
+fn subset(stats: &Map<String, Value>, left_out: &[&str]) -> Map<String, Value> {
+    stats
+        .iter()
+        .filter(|(k, v)| !v.is_null() && !left_out.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn opt<T: Into<Value>>(v: Option<T>) -> Value {
@@ -412,13 +387,11 @@ impl PhaseEntry {
     }
 
     fn credit(&self) -> Value {
-        json!({ "stats": Value::Object(subset(&self.stats, &CREDIT_FIELDS)) })
+        json!({ "stats": Value::Object(subset(&self.stats, &NOT_CREDIT)) })
     }
 
     fn records(&self) -> Map<String, Value> {
-        let mut m = subset(&self.stats, &RECORDS_FIELDS);
-        m.insert("error_records".into(), self.int("error_records").into());
-        m
+        subset(&self.stats, &NOT_RECORDS)
     }
 }
 
@@ -493,12 +466,16 @@ impl Live {
     /// A phase starts.
     pub fn phase_start(&self, p: &PhaseStart) {
         let entry = PhaseEntry::new(p);
-        let mut config = subset(&entry.stats, &CREDIT_FIELDS[..5]);
+        // The phase's identity (its first five fields) and expected count.
+        let mut config: Map<String, Value> = (entry.stats.iter().take(5))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter(|(_, v)| !v.is_null())
+            .collect();
         if let Some(n) = p.expected_requests {
             config.insert("total_expected_requests".into(), n.into());
         }
         let body = json!({
-            "stats": Value::Object(subset(&entry.stats, &CREDIT_FIELDS)),
+            "stats": entry.credit()["stats"].clone(),
             "config": Value::Object(config),
         });
         {
@@ -872,7 +849,7 @@ impl Handler for Live {
             if let Some(r) = known("GET") {
                 return r;
             }
-            return self.result_file(&percent_decode(name));
+            return self.result_file(&ringperf_wire::http::form_parse::percent_decode(name));
         }
         match path {
             "/healthz"
@@ -957,26 +934,6 @@ impl Handler for Live {
             _ => Response::detail(404, "Not Found"),
         }
     }
-}
-
-/// `%XX` escapes of a URL path decoded (an invalid escape is kept as it is).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && let Some(h) = s.get(i + 1..i + 3)
-            && let Ok(v) = u8::from_str_radix(h, 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `--api-port` names a port that cannot be bound: the message, AIPerf's.

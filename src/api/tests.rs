@@ -73,6 +73,24 @@ fn progress_has_aiperfs_fields_rates_and_etas() {
     assert_eq!(s["expected_grace_period_sec"], 30.0);
     assert_eq!(s["sent_end_ns"], Value::Null);
     assert_eq!(p["results_exported"], false);
+    // The messages carry AIPerf's subsets: credit counters without the records, records
+    // without the credit counters, neither with the rates.
+    let st = lock(&l.state);
+    let credit = st.phases[0].credit()["stats"].clone();
+    assert_eq!(credit["requests_sent"], 22);
+    assert!(credit.get("success_records").is_none() && credit.get("requests_per_second").is_none());
+    assert!(credit.get("sent_end_ns").is_none(), "nulls are left out");
+    let records = Value::Object(st.phases[0].records());
+    assert_eq!(
+        (
+            records["success_records"].clone(),
+            records["error_records"].clone()
+        ),
+        (json!(20), json!(0))
+    );
+    assert!(records.get("requests_sent").is_none() && records.get("records_eta_sec").is_none());
+    assert_eq!(records["phase_name"], "profiling");
+    drop(st);
     // Without an expected count there is no ETA.
     let l = live();
     l.phase_start(&start(None));

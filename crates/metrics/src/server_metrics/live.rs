@@ -73,8 +73,9 @@ fn gauge_latest_max(endpoints: &[EndpointStore], name: &str) -> Option<f64> {
         .reduce(f64::max)
 }
 
-fn first_gauge(endpoints: &[EndpointStore], names: &[&str]) -> Option<f64> {
-    names.iter().find_map(|n| gauge_latest_max(endpoints, n))
+/// The first of `names` (in order of preference) that `f` gives a figure for.
+fn first(names: &[&str], f: impl Fn(&str) -> Option<f64>) -> Option<f64> {
+    names.iter().find_map(|n| f(n))
 }
 
 /// A ratio (0–1) as a percentage; a value above 1 is taken as a percentage already.
@@ -114,16 +115,6 @@ fn counter_delta(endpoints: &[EndpointStore], name: &str, start_ns: Option<u64>)
     total
 }
 
-fn first_counter_delta(
-    endpoints: &[EndpointStore],
-    names: &[&str],
-    start_ns: Option<u64>,
-) -> Option<f64> {
-    names
-        .iter()
-        .find_map(|n| counter_delta(endpoints, n, start_ns))
-}
-
 /// Counter `name`'s rise from its first sample at or after `start_ns` to its last, summed over
 /// its series, per second of the longest of those spans.
 fn counter_rate(endpoints: &[EndpointStore], name: &str, start_ns: Option<u64>) -> Option<f64> {
@@ -142,16 +133,6 @@ fn counter_rate(endpoints: &[EndpointStore], name: &str, start_ns: Option<u64>) 
         found = true;
     }
     (found && elapsed_ns > 0.0).then(|| delta / (elapsed_ns / 1e9))
-}
-
-fn first_counter_rate(
-    endpoints: &[EndpointStore],
-    names: &[&str],
-    start_ns: Option<u64>,
-) -> Option<f64> {
-    names
-        .iter()
-        .find_map(|n| counter_rate(endpoints, n, start_ns))
 }
 
 /// The largest per-endpoint ratio of gauges `num / den` (paired within each endpoint).
@@ -198,13 +179,14 @@ pub fn snapshot(store: &Store, start_ns: Option<u64>) -> Vec<(&'static str, f64)
     ) {
         out.push(("external_prefix_cache_hit_rate", 100.0 * h.min(q) / q));
     }
-    if let Some(kv) = first_gauge(
-        eps,
+    let gauge = |n: &str| gauge_latest_max(eps, n);
+    if let Some(kv) = first(
         &[
             "vllm:kv_cache_usage_perc",
             "vllm:gpu_cache_usage_perc",
             "sglang:token_usage",
         ],
+        gauge,
     ) {
         out.push(("kv_cache_usage_pct", pct(kv)));
     }
@@ -217,33 +199,32 @@ pub fn snapshot(store: &Store, start_ns: Option<u64>) -> Vec<(&'static str, f64)
     }) {
         out.push(("cpu_kv_cache_usage_pct", pct(cpu)));
     }
-    if let Some(v) = first_gauge(
-        eps,
+    if let Some(v) = first(
         &["vllm:num_requests_running", "sglang:num_running_reqs"],
+        gauge,
     ) {
         out.push(("num_running", v));
     }
-    if let Some(v) = first_gauge(eps, &["vllm:num_requests_waiting", "sglang:num_queue_reqs"]) {
+    if let Some(v) = first(
+        &["vllm:num_requests_waiting", "sglang:num_queue_reqs"],
+        gauge,
+    ) {
         out.push(("num_waiting", v));
     }
-    if let Some(v) = first_counter_delta(
-        eps,
+    let delta = |n: &str| counter_delta(eps, n, start_ns);
+    let rate = |n: &str| counter_rate(eps, n, start_ns);
+    if let Some(v) = first(
         &["vllm:num_preemptions", "sglang:num_retracted_reqs"],
-        start_ns,
+        delta,
     ) {
         out.push(("num_preemptions", v));
     }
-    if let Some(v) = first_counter_rate(
-        eps,
-        &["vllm:prompt_tokens", "sglang:prompt_tokens"],
-        start_ns,
-    ) {
+    if let Some(v) = first(&["vllm:prompt_tokens", "sglang:prompt_tokens"], rate) {
         out.push(("input_token_throughput_srv", v));
     }
-    if let Some(v) = first_counter_rate(
-        eps,
+    if let Some(v) = first(
         &["vllm:generation_tokens", "sglang:generation_tokens"],
-        start_ns,
+        rate,
     ) {
         out.push(("output_token_throughput_srv", v));
     }

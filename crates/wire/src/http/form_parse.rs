@@ -344,8 +344,9 @@ fn disposition_params(mut rest: &str) -> Vec<(String, String)> {
     }
 }
 
-/// `%XX` sequences decoded (invalid ones kept as they are), then read as UTF-8 (lossily).
-fn percent_decode(s: &str) -> String {
+/// `%XX` sequences decoded (invalid ones kept as they are), then read as UTF-8 (lossily): a
+/// form's `filename*` and a URL path's segments.
+pub fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

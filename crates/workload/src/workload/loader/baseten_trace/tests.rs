@@ -67,10 +67,14 @@ fn write(dir: &Path, name: &str, rows: &[R<'_>], with_session: bool) -> std::pat
         w.finish().unwrap();
         return path;
     }
-    let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&path, &batch);
     path
+}
+
+fn write_parquet(path: &Path, batch: &RecordBatch) {
+    let mut w = ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
 }
 
 const ROWS: &[R<'static>] = &[
@@ -337,9 +341,7 @@ fn bad_files_and_rows_are_named() {
     )
     .unwrap();
     let path = dir.path().join("cols.parquet");
-    let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&path, &batch);
     assert!(!detect(&path));
     let e = load(
         &path,
@@ -367,9 +369,7 @@ fn bad_files_and_rows_are_named() {
     )
     .unwrap();
     let path = dir.path().join("types.parquet");
-    let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_parquet(&path, &batch);
     let e = load(
         &path,
         &BasetenParams::default(),
