@@ -144,7 +144,13 @@ fn a_concurrency_ramp_holds_no_descriptor_per_waiting_slot() {
     );
     assert_eq!(j["error_summary"], serde_json::json!([]), "{e}");
     let health = &j["ringperf"]["client_health"];
-    assert_eq!(health["kept_up"], true, "{health}");
+    // The verdict itself is timing (a loaded CI host can lag by a millisecond); what this test is
+    // about is that no connect waited for a descriptor.
+    assert_eq!(health["observed"].get("descriptor_waits"), None, "{health}");
+    assert!(
+        !health["reasons"].to_string().contains("file descriptors"),
+        "{health}"
+    );
     let truth = common::truth_of(&server, slots);
     assert_eq!(truth.len(), slots);
     let most = truth
