@@ -15,6 +15,7 @@ pub mod hub;
 pub mod loader;
 pub mod media;
 pub mod models;
+pub mod nprandom;
 pub mod o200k;
 pub mod prepared;
 pub mod prompt;
