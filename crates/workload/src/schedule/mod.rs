@@ -13,6 +13,7 @@ use rand_distr::{Distribution, Exp1, Gamma};
 
 use ringperf_wire::conversation::Sampling;
 
+pub mod agentic;
 pub mod cancel;
 pub mod fixed;
 pub mod ramp;

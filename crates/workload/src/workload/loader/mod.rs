@@ -24,7 +24,7 @@ mod sagemaker_data_capture;
 mod session;
 mod sharegpt;
 mod single_turn;
-mod weka;
+pub(crate) mod weka;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
