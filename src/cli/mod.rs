@@ -5,6 +5,7 @@
 //! An AIPerf flag that ringperf does not implement yet is rejected by [`reject_unsupported`] with
 //! a message naming it, never silently ignored.
 
+pub mod agentic;
 pub mod analyze;
 pub mod chat;
 pub mod endpoint;
@@ -596,6 +597,9 @@ pub struct ProfileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub load_shape: load_shape::LoadShapeArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub agentic: agentic::AgenticArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub outputs: outputs::OutputsArgs,

@@ -141,7 +141,9 @@ pub fn input_config(cfg: &Config) -> Value {
     // A warmup of its own is echoed as the file gives it; none when the run has no warmup (a
     // repeated run's later runs, `disable_warmup_after_first`).
     let mut phases = Vec::new();
-    if let Some(w) = &cfg.warmup {
+    let agentic = matches!(cfg.profiling.timing.mode, timing::Mode::Agentic(_));
+    // Agentic replay's own warmup is not a phase of the file's (AIPerf echoes none).
+    if let Some(w) = cfg.warmup.as_ref().filter(|_| !agentic) {
         match e.plan.file_only.phases_before.as_slice() {
             [] => phases.push(phase(e, "warmup", w)),
             specs => phases.extend(specs.iter().map(spec_phase)),
@@ -150,6 +152,19 @@ pub fn input_config(cfg: &Config) -> Value {
     let mut profiling = phase(e, "profiling", &cfg.profiling);
     if let Some(m) = profiling.as_object_mut() {
         m.insert("name".into(), json!(cfg.profiling_name));
+        if agentic {
+            let g = &e.plan.settings.agentic;
+            m.insert("timing_mode".into(), json!("agentic_replay"));
+            if let Some(r) = g.trajectory_start_min_ratio {
+                m.insert("trajectory_start_min_ratio".into(), float(r));
+            }
+            if let Some(r) = g.trajectory_start_max_ratio {
+                m.insert("trajectory_start_max_ratio".into(), float(r));
+            }
+            if g.burst_phase_starts {
+                m.insert("burst_phase_starts".into(), json!(true));
+            }
+        }
     }
     phases.push(profiling);
     phases.extend(e.plan.file_only.phases_after.iter().map(spec_phase));
@@ -505,12 +520,16 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
     let (kind, rate, smoothness_ok) = match (p.timing.mode, p.load) {
         (timing::Mode::FixedSchedule(_), _) => ("fixed_schedule", None, false),
         (timing::Mode::UserCentric { rate, .. }, _) => ("user_centric", Some(rate), false),
-        (timing::Mode::Load, Load::Concurrency(_)) => ("concurrency", None, false),
-        (timing::Mode::Load, Load::Rate { rate, arrival, .. }) => match arrival {
-            Arrival::Constant => ("constant", Some(rate), false),
-            Arrival::Poisson => ("poisson", Some(rate), false),
-            Arrival::Gamma { .. } => ("gamma", Some(rate), true),
-        },
+        (timing::Mode::Load | timing::Mode::Agentic(_), Load::Concurrency(_)) => {
+            ("concurrency", None, false)
+        }
+        (timing::Mode::Load | timing::Mode::Agentic(_), Load::Rate { rate, arrival, .. }) => {
+            match arrival {
+                Arrival::Constant => ("constant", Some(rate), false),
+                Arrival::Poisson => ("poisson", Some(rate), false),
+                Arrival::Gamma { .. } => ("gamma", Some(rate), true),
+            }
+        }
     };
     m.insert("type".into(), json!(kind));
     if warmup {

@@ -579,6 +579,9 @@ impl Config {
     /// The warmup's name, when the run has one (`warmup` unless a config file names it).
     pub fn warmup_name(&self) -> Option<&str> {
         self.warmup.as_ref()?;
+        if matches!(self.profiling.timing.mode, timing::Mode::Agentic(_)) {
+            return Some("agentic.warmup");
+        }
         Some((self.plan().file_only.phases_before.first()).map_or("warmup", |p| p.name.as_str()))
     }
 }
@@ -625,7 +628,7 @@ fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
             arrival: Arrival::Constant,
             cap: args.concurrency,
         },
-        (timing::Mode::Load, rate) => match rate {
+        (timing::Mode::Load | timing::Mode::Agentic(_), rate) => match rate {
             Some(rate) => {
                 if !(rate.is_finite() && rate > 0.0) {
                     return err("--request-rate must be a positive number of requests per second");

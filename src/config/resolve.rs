@@ -462,6 +462,9 @@ fn workload(
     env: &Environment,
 ) -> Result<Workload, ConfigError> {
     let mut profiling = profiling_phase(args)?;
+    if file_only.agentic {
+        timing::agentic(args, &mut profiling)?;
+    }
     let prompt = prompt::PromptConfig::from_args(&args.prompt, endpoint, &env.files)?;
     let synthetic = args.input.input_file.is_none()
         && args.input.public_dataset.is_none()
@@ -557,6 +560,7 @@ fn workload(
         input.keep_timestamps();
     }
     let warmup = match file_only.phases_before.as_slice() {
+        _ if file_only.agentic => Some(timing::agentic_warmup(&profiling)),
         [] => warmup_phase(args, &profiling)?,
         [spec] => {
             if warmup_phase(args, &profiling)?.is_some() {
@@ -698,11 +702,15 @@ fn artifact_dir(
         (timing::Mode::UserCentric { rate, users }, _) => {
             Stimulus::UserCentric { users, qps: rate }
         }
-        (timing::Mode::Load, Load::Concurrency(n)) => Stimulus::Concurrency(n),
-        (timing::Mode::Load, Load::Rate { rate, cap, .. }) => Stimulus::Rate {
-            rate,
-            concurrency: cap,
-        },
+        (timing::Mode::Load | timing::Mode::Agentic(_), Load::Concurrency(n)) => {
+            Stimulus::Concurrency(n)
+        }
+        (timing::Mode::Load | timing::Mode::Agentic(_), Load::Rate { rate, cap, .. }) => {
+            Stimulus::Rate {
+                rate,
+                concurrency: cap,
+            }
+        }
     };
     let artifact_dir = match &args.artifact_dir {
         Some(d) => d.clone(),

@@ -20,6 +20,74 @@ pub enum Mode {
     /// `--user-centric-rate rate --num-users users`. The phase's `load` is
     /// `Load::Rate { rate, cap, .. }` with the same total rate.
     UserCentric { rate: f64, users: u64 },
+    /// Agentic replay (a config file's `timing_mode: agentic_replay`): one lane per slot of the
+    /// phase's `Load::Concurrency`, each a trace resumed mid-way (docs/timing.md).
+    Agentic(Agentic),
+}
+
+/// Agentic replay's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Agentic {
+    /// `--trajectory-start-min-ratio` / `--trajectory-start-max-ratio`.
+    pub range: ringperf_workload::schedule::agentic::StartRange,
+    /// `--burst-phase-starts`.
+    pub burst: bool,
+    /// `--trace-idle-gap-cap-seconds`, in ms: no lane's first request is later than this after
+    /// the profiling phase starts, and no warmup request leads its lane's `t*` by more.
+    pub idle_cap_ms: Option<f64>,
+}
+
+/// The profiling phase of `timing_mode: agentic_replay`: its closed loop becomes lanes; the
+/// trajectory flags are checked as AIPerf checks them.
+pub fn agentic(args: &ProfileArgs, phase: &mut PhaseConfig) -> Result<(), ConfigError> {
+    let a = &args.agentic;
+    for (v, flag) in [
+        (a.trajectory_start_min_ratio, "--trajectory-start-min-ratio"),
+        (a.trajectory_start_max_ratio, "--trajectory-start-max-ratio"),
+    ] {
+        if let Some(v) = v
+            && !(0.0..=1.0).contains(&v)
+        {
+            return err(format!("{flag} must be between 0 and 1 (got {v})"));
+        }
+    }
+    let mut range = ringperf_workload::schedule::agentic::StartRange::default();
+    range.min = a.trajectory_start_min_ratio.unwrap_or(range.min);
+    range.max = a.trajectory_start_max_ratio.unwrap_or(range.max);
+    if range.min > range.max {
+        return err(format!(
+            "--trajectory-start-min-ratio ({}) must be <= --trajectory-start-max-ratio ({}).",
+            range.min, range.max
+        ));
+    }
+    if !matches!(phase.load, Load::Concurrency(_)) {
+        return err(
+            "AGENTIC_REPLAY timing mode requires concurrency to be set on TimingConfig (sourced \
+             from the profiling phase concurrency).",
+        );
+    }
+    phase.timing.mode = Mode::Agentic(Agentic {
+        range,
+        burst: a.burst_phase_starts,
+        idle_cap_ms: args.input.trace_idle_gap_cap_seconds.map(|s| s * 1000.0),
+    });
+    Ok(())
+}
+
+/// Agentic replay's warmup (AIPerf's `agentic.warmup`, in place of any other): each lane's
+/// sessions alive at `t*` send their turn before it, then the phase ends.
+pub fn agentic_warmup(profiling: &PhaseConfig) -> PhaseConfig {
+    PhaseConfig {
+        load: profiling.load,
+        request_count: None,
+        sessions: None,
+        duration: None,
+        grace: None,
+        timing: PhaseTiming {
+            mode: profiling.timing.mode,
+            ..PhaseTiming::default()
+        },
+    }
 }
 
 /// `--request-cancellation-rate` / `--request-cancellation-delay`.
@@ -165,7 +233,7 @@ fn rate_series(args: &ProfileArgs, mode: &Mode) -> Result<Option<Arc<RateSeries>
                  with --fixed-schedule (the trace's timestamps drive it)",
             );
         }
-        Mode::Load => {}
+        Mode::Load | Mode::Agentic(_) => {}
     }
     let shown = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| {

@@ -181,6 +181,9 @@ pub struct FileOnly {
     /// A file dataset's inline `records` (in place of `--input-file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inline_records: Option<super::InlineRecords>,
+    /// The profiling phase's `timing_mode: agentic_replay` (no flag sets it in AIPerf 0.13).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agentic: bool,
 }
 
 impl FileOnly {
@@ -193,5 +196,6 @@ impl FileOnly {
             && self.dataset_name.is_none()
             && self.user_files.is_empty()
             && self.inline_records.is_none()
+            && !self.agentic
     }
 }

@@ -11,6 +11,7 @@
 //!
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
+mod agentic;
 pub mod collated;
 pub mod convergence;
 mod dispatch;
@@ -224,7 +225,13 @@ pub(crate) fn run_inner(
     if let Some(a) = api {
         a.set_state(crate::api::SystemState::Ready);
     }
-    let mut times = phases::run_phases(&cfg, &prepared.shared, &mut started, &control);
+    let mut times = phases::run_phases(
+        &cfg,
+        &prepared.shared,
+        &mut started,
+        &control,
+        prepared.agentic.as_ref(),
+    );
     let profiler_failed = times.profiler_failed.take();
     let outcome = finish::finish(&cfg, &control, &prepared, started, &times)?;
     // A profiler that could not start fails the run (no profiling phase ran), as in AIPerf.

@@ -48,6 +48,7 @@ pub(super) fn run_phases(
     shared: &Arc<Shared>,
     started: &mut Started,
     control: &Arc<RunControl>,
+    agentic: Option<&super::agentic::AgenticRun>,
 ) -> PhaseTimes {
     let Started {
         workers,
@@ -105,7 +106,7 @@ pub(super) fn run_phases(
             (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
             progress,
             (first_queues.take().flatten(), at.mono_ns),
-            (board, api),
+            (board, api, agentic),
             sessions,
         );
         // The phase ends with its last request, before the end-of-warmup scrape.
@@ -147,7 +148,7 @@ pub(super) fn run_phases(
             (Phase::Profiling, first, &cfg.profiling_name, p),
             progress,
             (profiling_queues, at.mono_ns),
-            (board, api),
+            (board, api, agentic),
             sessions,
         );
         branches.add(&b);
@@ -173,7 +174,7 @@ pub(super) fn run_phases(
                 (Phase::Profiling, index, &named.name, p),
                 progress,
                 (phase_queues, at.mono_ns),
-                (board, api),
+                (board, api, agentic),
                 sessions,
             );
             branches.add(&b);
@@ -281,9 +282,10 @@ fn run_phase(
     (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
     (queues, start): (Option<dispatch::Queues>, u64),
-    (board, api): (
+    (board, api, agentic): (
         &ringperf_metrics::lab::timing::PhaseBoard,
         Option<&Arc<crate::api::Live>>,
+        Option<&super::agentic::AgenticRun>,
     ),
     first_session: u64,
 ) -> (u64, BranchCounts) {
@@ -296,6 +298,7 @@ fn run_phase(
     }
     let mut planner = Planner::new(cfg, shared, p, (phase, index), n, start);
     planner.first_session = first_session;
+    planner.agentic = agentic;
     let (mut plans, mut feeder) = planner.plans(queues);
     let started = plans.first().map(|p| p.counters.started.clone());
     if let Some(c) = plans.first().map(|p| &p.counters) {
@@ -410,6 +413,8 @@ struct Planner<'a> {
     counters: PhaseCounters,
     cancel: Option<ringperf_workload::schedule::CancelPlan>,
     prefill: Option<Arc<ringperf_engine::worker::prefill::PrefillGate>>,
+    /// Agentic replay's lanes.
+    agentic: Option<&'a super::agentic::AgenticRun>,
 }
 
 /// The plans of one phase and its dispatcher (an open loop's).
@@ -441,6 +446,7 @@ impl<'a> Planner<'a> {
             issue_deadline_ns,
             hard_deadline_ns,
             counters: PhaseCounters::default(),
+            agentic: None,
             cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
             prefill: p.timing.prefill_concurrency.map(|n| {
                 let gate =
@@ -464,6 +470,7 @@ impl<'a> Planner<'a> {
             (TimingMode::UserCentric { rate, users }, load) => {
                 self.user_centric(rate, users, cap_of(load), queues())
             }
+            (TimingMode::Agentic(_), _) => (self.agentic(), None),
             (TimingMode::Load, Load::Concurrency(c)) => (self.closed_loop(c), None),
             (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
                 self.open_loop(rate, arrival, cap, queues())
@@ -630,6 +637,25 @@ impl<'a> Planner<'a> {
             .collect()
     }
 
+    /// Agentic replay: each worker's lanes (none when the lanes were not built).
+    fn agentic(&self) -> Vec<PhasePlan> {
+        let Some(a) = self.agentic else {
+            return (0..self.n)
+                .map(|_| {
+                    self.plan(CreditSource::Closed {
+                        slots: 0,
+                        ramp_offsets_ns: Vec::new(),
+                    })
+                })
+                .collect();
+        };
+        let warm = self.phase == Phase::Warmup;
+        a.split(&self.shared.dataset, self.n, warm)
+            .into_iter()
+            .map(|w| self.plan(CreditSource::Agentic(w)))
+            .collect()
+    }
+
     /// `--request-rate`: an open loop at `rate` requests a second, at most `cap` in flight.
     fn open_loop(
         &self,
@@ -668,7 +694,10 @@ impl<'a> Planner<'a> {
 fn phase_queues(p: &PhaseConfig, workers: usize) -> Option<dispatch::Queues> {
     let closed = matches!(
         (p.timing.mode, p.load),
-        (TimingMode::Load, Load::Concurrency(_))
+        (
+            TimingMode::Load | TimingMode::Agentic(_),
+            Load::Concurrency(_)
+        )
     );
     (!closed).then(|| dispatch::Queues::new(workers))
 }

@@ -38,6 +38,8 @@ pub(super) struct Prepared {
     pub turns: Arc<Vec<ringperf_engine::aggregator::TurnInfo>>,
     /// Receive stamps come from the kernel.
     pub kernel_stamps: bool,
+    /// Agentic replay's lanes, when the profiling phase is one.
+    pub agentic: Option<super::agentic::AgenticRun>,
     /// Holds the kernel's receive stamping on for the run (`--timestamps kernel`).
     _stamps_guard: Option<std::net::TcpListener>,
     /// A streamed replay's producer, building requests until the run is over (before the mock
@@ -61,6 +63,12 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
     let dataset = build_dataset(cfg, &payload, &tokenizer);
     check_interrupt("building the dataset", NOTHING)?;
     let (dataset, streamed) = dataset?;
+    let agentic = super::agentic::build(cfg, &dataset)?;
+    if let Some(a) = &agentic {
+        for line in a.summary(&dataset) {
+            super::log(cfg, &line);
+        }
+    }
     let (dir, names, identity) = open_artifact_dir(cfg, control)?;
     // inputs.json first (AIPerf writes it when the dataset is ready): each turn as sent alone;
     // none for a trace or verbatim replay, as AIPerf.
@@ -156,6 +164,7 @@ pub(super) fn prepare(cfg: &mut Config, control: &Arc<RunControl>) -> Result<Pre
         turn_offsets: Arc::new(turn_offsets),
         turns: Arc::new(turn_info),
         kernel_stamps,
+        agentic,
         _stamps_guard: stamps_guard,
         _producer: stream.map(|(_, p)| p),
         _mock: mock,

@@ -20,7 +20,7 @@ pub(super) fn plan(
     let shard = cfg.shard.shard;
     let cap = match (p.timing.mode, p.load) {
         (_, Load::Rate { cap, .. }) => cap,
-        (TimingMode::Load, Load::Concurrency(_)) => return None,
+        (TimingMode::Load | TimingMode::Agentic(_), Load::Concurrency(_)) => return None,
         (_, Load::Concurrency(c)) => Some(c),
     };
     // The requests a second the whole run sends.
@@ -32,6 +32,8 @@ pub(super) fn plan(
             entries.len() as f64 / span_s.max(1.0)
         }
         TimingMode::UserCentric { rate, .. } => rate,
+        // Agentic replay's lanes are a closed loop.
+        TimingMode::Agentic(_) => return None,
         TimingMode::Load => match p.load {
             Load::Rate { rate, .. } => rate,
             Load::Concurrency(_) => return None,

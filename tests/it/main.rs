@@ -6,6 +6,7 @@
 mod common;
 
 mod agent_traces;
+mod agentic;
 mod aiperf_keys;
 mod api;
 mod architecture;

@@ -128,7 +128,7 @@ fn obj<'a>(v: &'a Value, path: &str) -> R<&'a Map<String, Value>> {
 /// ringperf does not run (in `aiperf_only`), naming it.
 fn keys(m: &Map<String, Value>, path: &str, known: &[&str], aiperf_only: &[&str]) -> R<()> {
     for k in m.keys() {
-        if aiperf_only.contains(&k.as_str()) {
+        if aiperf_only.contains(&k.as_str()) && !known.contains(&k.as_str()) {
             return Err(YamlError::Unsupported(format!("{path}.{k}")));
         }
         if !known.contains(&k.as_str()) {
@@ -986,6 +986,14 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "fixed_schedule" => known.extend(["auto_offset", "start_offset", "end_offset"]),
         _ => {}
     }
+    // Agentic replay's: on the profiling phase (a phase of its own refuses them); any type, so
+    // that one without a concurrency gets AIPerf's error.
+    known.extend([
+        "timing_mode",
+        "trajectory_start_min_ratio",
+        "trajectory_start_max_ratio",
+        "burst_phase_starts",
+    ]);
     const AIPERF_ONLY: &[&str] = &[
         "sla",
         "seamless",
@@ -1334,6 +1342,23 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
                 }
                 _ => return Err(YamlError::Unsupported(format!("{path} (inline points)"))),
             },
+            // Agentic replay: the profiling phase only (AIPerf replaces a declared warmup with its
+            // own).
+            "timing_mode" if !warmup => match v.as_str() {
+                Some("agentic_replay") => a.file_only.agentic = true,
+                _ => return Err(YamlError::Unsupported(format!("{path}: {v}"))),
+            },
+            "trajectory_start_min_ratio" if !warmup => {
+                a.one("--trajectory-start-min-ratio", num(v, &path)?)
+            }
+            "trajectory_start_max_ratio" if !warmup => {
+                a.one("--trajectory-start-max-ratio", num(v, &path)?)
+            }
+            "burst_phase_starts" if !warmup => {
+                if flag_bool(v, &path)? {
+                    a.switch("--burst-phase-starts");
+                }
+            }
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),
             "failed_request_threshold" if !warmup => {

@@ -5,6 +5,7 @@
 //! [`PhasePlan`], the worker runs it to completion (all its requests answered, failed or cut at
 //! the hard deadline) and reports [`PhaseDone`].
 
+mod agentic;
 mod client;
 mod encode;
 mod idle;
@@ -204,6 +205,45 @@ pub enum CreditSource {
         /// How a credit is used.
         kind: OpenKind,
     },
+    /// Agentic replay: this worker's lanes.
+    Agentic(Arc<AgenticWork>),
+}
+
+/// Agentic replay (docs/timing.md): this worker's lanes, each a session tree resumed where its
+/// trajectory puts it ([`ringperf_workload::schedule::agentic`]).
+#[derive(Debug, Clone)]
+pub struct AgenticWork {
+    /// The warmup phase: each stream sends the one turn before its lane's `t*`, then stops.
+    /// Else profiling: the streams resume at `t*`, and a lane whose tree has finished starts
+    /// the next root the sampler draws, from its first turn.
+    pub warm: bool,
+    pub lanes: Vec<AgenticLane>,
+    /// The sampler's draws taken so far over every worker (the next root of a lane is draw
+    /// `draws`, then it grows by one).
+    pub draws: Arc<AtomicU64>,
+}
+
+/// One lane of agentic replay: the sessions of its first tree alive at its `t*`.
+#[derive(Debug, Clone)]
+pub struct AgenticLane {
+    /// The lane's number (its slot; its sessions' base URL goes round the URLs by it).
+    pub index: u32,
+    pub root: u32,
+    pub streams: Vec<AgenticStream>,
+}
+
+/// A session of a lane, resumed at a turn.
+#[derive(Debug, Clone)]
+pub struct AgenticStream {
+    pub conversation: u32,
+    /// The first turn it sends in the phase; the turns before it are its history.
+    pub turn: u32,
+    /// When it goes, ns after the phase start; `None`: the root waits for its subagents.
+    pub at_ns: Option<u64>,
+    /// A subagent: its branch of the root (by index in the root's branches).
+    pub branch: Option<u32>,
+    /// Its correlation id, the same in warmup and profiling.
+    pub id: uuid::Uuid,
 }
 
 /// What an open-loop credit stands for.

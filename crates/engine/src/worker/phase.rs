@@ -79,6 +79,7 @@ pub(super) async fn run(
             cap,
             kind,
         } => open_loop(&ctx, &queue, &fed, &next_ns, cap, kind).await,
+        CreditSource::Agentic(work) => super::agentic::run(&ctx, &work).await,
     }
     // Child sessions still running (a background subagent outlives its root): the phase ends
     // with them.
@@ -96,11 +97,11 @@ pub(super) async fn run(
 }
 
 /// What every task of the phase shares.
-struct Ctx {
-    shared: Arc<Shared>,
-    state: Rc<WorkerState>,
-    plan: PhasePlan,
-    driver: DriverKind,
+pub(super) struct Ctx {
+    pub(super) shared: Arc<Shared>,
+    pub(super) state: Rc<WorkerState>,
+    pub(super) plan: PhasePlan,
+    pub(super) driver: DriverKind,
     sent: Cell<u64>,
     /// A request of the phase ended, or a session's later turn became due: the open loop's
     /// last wait looks again.
@@ -110,12 +111,12 @@ struct Ctx {
     children: Cell<u32>,
     child_ended: Nudge,
     /// How the trees' branches went.
-    branches: Rc<Cell<BranchCounts>>,
+    pub(super) branches: Rc<Cell<BranchCounts>>,
 }
 
 impl Ctx {
     /// The phase stops issuing: an early stop, or the duration is over.
-    fn stopping(&self) -> bool {
+    pub(super) fn stopping(&self) -> bool {
         self.shared.control.stopped()
             || self
                 .plan
@@ -132,7 +133,7 @@ impl Ctx {
     /// Starts a new session with the conversation `pick` chooses for its index (or the given
     /// one), if the phase has sessions left.
     /// Its first turn's request index is taken with it ([`PhaseCounters::start_session`]).
-    fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
+    pub(super) fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
         let plan = &self.plan;
         let (s, first) =
             (plan.counters).start_session(plan.shard, plan.session_limit, plan.request_limit)?;
@@ -237,36 +238,46 @@ impl Ctx {
             let delayed = offsets.iter().filter(|&&o| o > 0).count() as u32;
             tree.start(c, b, branch.children.len() as u32, delayed);
             for (&child, offset) in branch.children.iter().zip(offsets) {
-                let mut child_session = Session::child(
+                let child_session = Session::child(
                     shared,
                     &self.state,
                     child,
                     session,
                     end_ns.saturating_add(offset),
                 );
-                self.children.set(self.children.get() + 1);
-                let (ctx, tree) = (self.clone(), tree.clone());
-                let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> =
-                    Box::pin(async move {
-                        let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
-                        ctx.send_all(&mut child_session, &mut pacer).await;
-                        let end = ChildEnd {
-                            sent: child_session.next_turn(),
-                            finished: child_session.finished(&ctx.shared),
-                            failed: child_session.failed(),
-                        };
-                        tree.end(c, b, end);
-                        ctx.children.set(ctx.children.get() - 1);
-                        ctx.child_ended.nudge();
-                    });
-                monoio::spawn(task);
+                self.run_child(tree, (c, b), child_session);
             }
         }
     }
 
+    /// Runs the child session `child` of branch `b` of conversation `c` as a task of this
+    /// worker: every turn left, each when due; its end is the tree's and the phase's to know.
+    pub(super) fn run_child(self: &Rc<Self>, tree: &Rc<Tree>, (c, b): (u32, u32), child: Session) {
+        self.children.set(self.children.get() + 1);
+        let (ctx, tree) = (self.clone(), tree.clone());
+        let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = Box::pin(async move {
+            let mut child = child;
+            let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
+            ctx.send_all(&mut child, &mut pacer).await;
+            let end = ChildEnd {
+                sent: child.sent(),
+                finished: child.finished(&ctx.shared),
+                failed: child.failed(),
+            };
+            tree.end(c, b, end);
+            ctx.children.set(ctx.children.get() - 1);
+            ctx.child_ended.nudge();
+        });
+        monoio::spawn(task);
+    }
+
     /// Sends every turn of `session` left, each when it is due. `false` when the phase stopped
     /// issuing (or ran out of requests) first.
-    async fn send_all(self: &Rc<Self>, session: &mut Session, pacer: &mut Pacer) -> bool {
+    pub(super) async fn send_all(
+        self: &Rc<Self>,
+        session: &mut Session,
+        pacer: &mut Pacer,
+    ) -> bool {
         while !session.finished(&self.shared) {
             let Some(due) = self.next_due(session).await else {
                 return false;
@@ -290,7 +301,11 @@ impl Ctx {
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
     /// aggregator; starts the children the turn spawns. `false` when the phase has no request
     /// left.
-    async fn send_turn(self: &Rc<Self>, session: &mut Session, intended_ns: u64) -> bool {
+    pub(super) async fn send_turn(
+        self: &Rc<Self>,
+        session: &mut Session,
+        intended_ns: u64,
+    ) -> bool {
         // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
         // the load, not client lateness, so the request is meant to go when it gets the slot.
         let prefill = self.plan.prefill.as_deref();
@@ -349,7 +364,7 @@ impl Ctx {
     /// Waits until `at_ns` or the phase's issue deadline, or less when the run stops (seen at
     /// once on a worker that listens for it, within 50 ms on one that does not). `false` when
     /// the phase stopped issuing meanwhile.
-    async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
+    pub(super) async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
         let stop = &self.state.stop;
         loop {
             if self.stopping() {

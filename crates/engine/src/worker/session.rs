@@ -63,6 +63,10 @@ pub(crate) struct Session {
     first_due_ns: u64,
     /// A turn of the session failed.
     failed: bool,
+    /// Turns it sent (or tried to), from the turn it started at.
+    sent: u32,
+    /// Its turns ask for one output token (agentic replay's warmup primes the server's cache).
+    one_token: bool,
     /// A child session's place in its tree (its records carry it).
     lineage: Option<Box<ringperf_wire::record::Lineage>>,
 }
@@ -88,8 +92,54 @@ impl Session {
             tree: None,
             first_due_ns: 0,
             failed: false,
+            sent: 0,
+            one_token: false,
             lineage: None,
         }
+    }
+
+    /// The session goes on from turn `turn` (agentic replay resumes a trace mid-way): an agent
+    /// trace's earlier turns, which hold the recorded answers, become its history, as if it had
+    /// sent them; a session of another kind starts from that turn with no history.
+    pub fn resume_at(&mut self, shared: &Shared, turn: u32) {
+        self.next_turn = turn;
+        let c = &shared.dataset.conversations[self.conversation as usize];
+        if c.context() != ringperf_wire::conversation::ContextMode::Recorded {
+            return;
+        }
+        let Some(history) = shared.kind.descriptor().history else {
+            return;
+        };
+        for t in c.turns.iter().take(turn as usize) {
+            let Some(source) = &t.source else {
+                continue;
+            };
+            if source.resets_context() {
+                self.history.clear();
+            }
+            (history.turn)(source, &mut self.history);
+        }
+    }
+
+    /// Its correlation id is `id` (a stream of agentic replay keeps one over its phases).
+    pub fn with_id(mut self, id: uuid::Uuid) -> Self {
+        self.correlation_id = id;
+        self
+    }
+
+    /// Its turns ask for one output token, whatever the turn asks.
+    pub fn one_token(&mut self) {
+        self.one_token = true;
+    }
+
+    /// The first turn it sends goes at run-clock `at_ns`.
+    pub fn first_due_at(&mut self, at_ns: u64) {
+        self.first_due_ns = at_ns;
+    }
+
+    /// Turns it sent (or tried to).
+    pub fn sent(&self) -> u32 {
+        self.sent
     }
 
     /// A turn of the session failed.
@@ -166,13 +216,13 @@ impl Session {
         self.next_turn
     }
 
-    /// Run-clock ns at which the next turn may go (for the first turn: 0, i.e. whenever its
-    /// credit says). A later turn goes a user's turn gap after the previous turn was meant to go
+    /// Run-clock ns at which the next turn may go (for the first turn it sends: the time set by
+    /// [`Self::first_due_at`], else 0, i.e. whenever its credit says). A later turn goes a user's turn gap after the previous turn was meant to go
     /// (user-centric rate), or at its trace time under fixed-schedule replay, else its delay
     /// after the previous answer (divided by the replay's speedup), else at once — never before
     /// the previous answer.
     pub fn due_ns(&self, shared: &Shared, timing: &TurnTiming, phase_start_ns: u64) -> u64 {
-        if self.next_turn == 0 {
+        if self.sent == 0 {
             return self.first_due_ns;
         }
         let turn = shared.turn(self.conversation, self.next_turn);
@@ -213,6 +263,7 @@ impl Session {
         hard_deadline_ns: Option<u64>,
         prefill: Option<&super::prefill::PrefillGate>,
     ) -> Box<RawRecord> {
+        self.sent += 1;
         let credit = Credit {
             phase,
             phase_index,
@@ -224,14 +275,14 @@ impl Session {
             max_turns: None,
         };
         let flat = shared.flat_turn(self.conversation, self.next_turn);
+        // A body built ahead asks for the turn's own output: one asking for a single token is
+        // built here.
+        let template = (shared.templates[self.url].get(flat))
+            .and_then(Option::as_ref)
+            .filter(|_| !self.one_token);
         // A streamed replay: the producer built it; taken out of its slot, it is freed once sent.
-        let streamed = match (
-            shared.templates[self.url]
-                .get(flat)
-                .and_then(Option::as_ref),
-            &shared.stream,
-        ) {
-            (None, Some(stream)) => Some(stream.take(flat)),
+        let streamed = match (template, &shared.stream) {
+            (None, Some(stream)) if !self.one_token => Some(stream.take(flat)),
             _ => None,
         };
         let bust = self.bust(shared, phase);
@@ -246,53 +297,49 @@ impl Session {
             self.previous_response_id = None;
         }
         let built;
-        let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) = match (
-            shared.templates[self.url]
-                .get(flat)
-                .and_then(Option::as_ref),
-            &streamed,
-        ) {
-            (Some(t), _) => (t, None),
-            (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
-                Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
-                other => {
-                    let why = match other {
-                        Some(Err(e)) => e.to_string(),
-                        _ => "the request was not built before it was due (the streamed \
+        let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
+            match (template, &streamed) {
+                (Some(t), _) => (t, None),
+                (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
+                    Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
+                    other => {
+                        let why = match other {
+                            Some(Err(e)) => e.to_string(),
+                            _ => "the request was not built before it was due (the streamed \
                               trace's producer fell behind or stopped)"
-                            .to_string(),
-                    };
-                    self.next_turn += 1;
-                    if let Some(gate) = prefill {
-                        gate.release();
-                    }
-                    self.failed = true;
-                    return Box::new(client::unprepared(shared, state, credit, why));
-                }
-            },
-            (None, None) => {
-                let mut body = self.build_body(shared);
-                if let Some((system, m)) = bust
-                    && let Some(at) =
-                        cache_bust::body_offset(shared.kind, &body, system, m.1.is_prefix())
-                {
-                    let (text, len) = m.0.json_escaped();
-                    body.splice(at..at, text[..len].iter().copied());
-                }
-                built = shared.encode(self.url, &body);
-                match &built {
-                    Ok(req) => (req, Some(body)),
-                    Err(e) => {
+                                .to_string(),
+                        };
                         self.next_turn += 1;
                         if let Some(gate) = prefill {
                             gate.release();
                         }
                         self.failed = true;
-                        return Box::new(client::unsendable(shared, state, credit, e));
+                        return Box::new(client::unprepared(shared, state, credit, why));
+                    }
+                },
+                (None, None) => {
+                    let mut body = self.build_body(shared);
+                    if let Some((system, m)) = bust
+                        && let Some(at) =
+                            cache_bust::body_offset(shared.kind, &body, system, m.1.is_prefix())
+                    {
+                        let (text, len) = m.0.json_escaped();
+                        body.splice(at..at, text[..len].iter().copied());
+                    }
+                    built = shared.encode(self.url, &body);
+                    match &built {
+                        Ok(req) => (req, Some(body)),
+                        Err(e) => {
+                            self.next_turn += 1;
+                            if let Some(gate) = prefill {
+                                gate.release();
+                            }
+                            self.failed = true;
+                            return Box::new(client::unsendable(shared, state, credit, e));
+                        }
                     }
                 }
-            }
-        };
+            };
         // A pre-encoded body gets the marker in the connection's copy (a built one has it).
         let splice = match (bust, &request_body) {
             (Some((system, (m, target))), None) => {
@@ -360,6 +407,16 @@ impl Session {
         let t = &c.turns[self.next_turn as usize];
         let Some(turn) = &t.source else {
             return Vec::new();
+        };
+        let one;
+        let turn: &ringperf_wire::conversation::Turn = if self.one_token {
+            one = ringperf_wire::conversation::Turn {
+                max_tokens: Some(1),
+                ..(**turn).clone()
+            };
+            &one
+        } else {
+            turn
         };
         build_turn(
             shared.kind,

@@ -141,6 +141,19 @@ impl Tree {
         .await;
     }
 
+    /// Ready once no child of any branch of the tree is running (agentic replay starts the lane's
+    /// next tree then).
+    pub async fn drained(&self) {
+        std::future::poll_fn(|cx| {
+            if self.running.borrow().values().all(|&n| n == 0) {
+                return Poll::Ready(());
+            }
+            self.waiters.borrow_mut().push(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
+    }
+
     fn count(&self, f: impl FnOnce(&mut BranchCounts)) {
         let mut c = self.counts.get();
         f(&mut c);

@@ -1,0 +1,23 @@
+//! Agentic replay's phase settings (docs/timing.md, "Agentic replay"): where in each trace the
+//! lanes resume and whether they start together. Inert unless the profiling phase's timing mode
+//! is `agentic_replay` (a config file's), as in AIPerf. Resolved in `config::timing`.
+
+use clap::Args;
+
+/// See the module documentation.
+#[derive(Debug, Args, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AgenticArgs {
+    /// Agentic replay: earliest point of each trace's span a lane resumes at, 0–1 (default
+    /// 0.25).
+    #[arg(long = "trajectory-start-min-ratio", help_heading = "Load Generator")]
+    pub trajectory_start_min_ratio: Option<f64>,
+
+    /// Agentic replay: latest point of each trace's span a lane resumes at, 0–1 (default 0.75).
+    #[arg(long = "trajectory-start-max-ratio", help_heading = "Load Generator")]
+    pub trajectory_start_max_ratio: Option<f64>,
+
+    /// Agentic replay: every lane's first request at the start of its phase, instead of each at
+    /// its place in the trace.
+    #[arg(long = "burst-phase-starts", help_heading = "Load Generator")]
+    pub burst_phase_starts: bool,
+}

@@ -1,0 +1,344 @@
+//! Agentic replay (`timing_mode: agentic_replay`) end to end: AIPerf's own Weka fixtures replayed
+//! against the mock, beside what AIPerf 0.13 did with the same files, seed and settings
+//! (tests/data/weka/agentic/expected.json): the instant each lane resumes at, the sessions alive
+//! then, what the warmup primes, when each lane's first profiling request goes, and the order in
+//! which finished lanes draw their next traces.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/weka")
+}
+
+/// AIPerf's intended times are its credits' (a few ms behind its timers); ringperf's are the
+/// timers'. Both within this of each other.
+const TOLERANCE_MS: f64 = 15.0;
+
+/// A run of the three fixtures (AIPerf's directory order: multi_model, one_subagent,
+/// terminal_subagent) at concurrency 2 for `duration` s, with the phase keys `phase`.
+struct Run {
+    stderr: String,
+    records: Vec<Value>,
+    truth: Vec<ringperf_mock::mock::TruthEntry>,
+    /// Each phase's start, ns (the records' clock).
+    starts: HashMap<String, u64>,
+    export: Value,
+}
+
+fn run(seed: u64, duration: f64, phase: &str) -> Run {
+    let traces = tempfile::tempdir().unwrap();
+    for f in [
+        "multi_model.json",
+        "one_subagent.json",
+        "terminal_subagent.json",
+    ] {
+        std::fs::copy(data().join("traces").join(f), traces.path().join(f)).unwrap();
+    }
+    let server = common::recording_mock(8);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("agentic.yaml");
+    let out_dir = dir.path().join("out");
+    std::fs::write(
+        &config,
+        format!(
+            "schemaVersion: \"2.0\"\nrandomSeed: {seed}\nbenchmark:\n  model: mock-model\n  \
+             endpoint:\n    url: http://{}\n    type: chat\n    streaming: true\n  dataset:\n    \
+             type: file\n    path: {}\n    format: weka_trace\n  tokenizer:\n    name: builtin\n  \
+             phases:\n    - name: profiling\n      type: concurrency\n      concurrency: 2\n      \
+             duration: {duration}\n      timingMode: agentic_replay\n{phase}  artifacts:\n    \
+             dir: {}\n",
+            server.addr,
+            traces.path().display(),
+            out_dir.display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "--ui",
+            "simple",
+            "--no-server-metrics",
+            "--config",
+        ])
+        .arg(&config)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let records: Vec<Value> = common::read_jsonl(&out_dir.join("profile_export.jsonl"))
+        .into_iter()
+        .map(|r| r["metadata"].clone())
+        .collect();
+    let manifest = common::read_json(&out_dir.join("phase_manifest.json"));
+    let starts = manifest["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["phase_name"].as_str().unwrap().to_owned(),
+                p["start_ns"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let truth = common::truth_of(&server, records.len());
+    let export = common::read_json(&out_dir.join("profile_export_aiperf.json"));
+    Run {
+        stderr,
+        records,
+        truth,
+        starts,
+        export,
+    }
+}
+
+fn expected(case: &str) -> Value {
+    common::read_json(&data().join("agentic/expected.json"))[case].clone()
+}
+
+/// The records of `phase`, by intended time.
+fn phase_records<'a>(r: &'a Run, phase: &str) -> Vec<&'a Value> {
+    let mut v: Vec<&Value> = (r.records.iter())
+        .filter(|m| m["phase_name"] == phase)
+        .collect();
+    v.sort_by_key(|m| m["credit_issued_ns"].as_u64());
+    v
+}
+
+fn at_ms(r: &Run, phase: &str, m: &Value) -> f64 {
+    (m["credit_issued_ns"].as_u64().unwrap() - r.starts[phase]) as f64 / 1e6
+}
+
+/// Everything the run and AIPerf's agree on, for case `case`.
+fn check(case: &str, r: &Run) {
+    let want = expected(case);
+    // The instants: AIPerf's draws, printed to the microsecond.
+    for (i, lane) in want["lanes"].as_array().unwrap().iter().enumerate() {
+        let line = format!(
+            "lane={i:02}  t*={:.3} ms  root_next={}/2  live={}",
+            lane["t_star_ms"].as_f64().unwrap(),
+            lane["streams"][0]["next"],
+            lane["streams"].as_array().unwrap().len()
+        );
+        assert!(r.stderr.contains(&line), "{line} not in\n{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("trace_id={}", lane["root"].as_str().unwrap())),
+            "{}",
+            r.stderr
+        );
+    }
+    // Warmup: each session alive at t* with a turn before it sends that turn, asking for one
+    // token, with the turns before it as history, at AIPerf's place in the spread.
+    let warm = phase_records(r, "agentic.warmup");
+    let want_warm = want["warmup"].as_array().unwrap();
+    assert_eq!(warm.len(), want_warm.len());
+    let mut warm_ids = HashMap::new();
+    for w in want_warm {
+        let m = warm
+            .iter()
+            .find(|m| m["conversation_id"] == w["conversation"] && m["turn_index"] == w["turn"])
+            .unwrap_or_else(|| panic!("no warmup request for {w}"));
+        let got = at_ms(r, "agentic.warmup", m);
+        assert!(
+            (got - w["at_ms"].as_f64().unwrap()).abs() < TOLERANCE_MS,
+            "{w}: at {got} ms"
+        );
+        let id = m["x_correlation_id"].as_str().unwrap().to_owned();
+        let t = (r.truth.iter())
+            .find(|t| t.correlation_id.as_deref() == Some(id.as_str()))
+            .expect("the mock saw it");
+        let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+        assert_eq!(body["max_completion_tokens"], 1, "{w}");
+        assert_eq!(
+            body["messages"].as_array().unwrap().len() as u64,
+            w["messages"]
+        );
+        warm_ids.insert(w["lane"].as_u64().unwrap(), id);
+    }
+    // Profiling: each lane's first request, when AIPerf sent it, on the warmed session's id when
+    // AIPerf kept it.
+    let prof = phase_records(r, "profiling");
+    for (lane, f) in want["first_profiling"].as_object().unwrap() {
+        // A resumed session keeps its warmup id (another lane may send the same turn of the
+        // same trace sooner, from its start); a subagent not warmed has a new one.
+        let warmed = warm_ids.get(&lane.parse::<u64>().unwrap());
+        let m = prof
+            .iter()
+            .find(|m| {
+                m["conversation_id"] == f["conversation"]
+                    && m["turn_index"] == f["turn"]
+                    && (f["same_id_as_warmup"] != true
+                        || m["x_correlation_id"].as_str() == warmed.map(String::as_str))
+            })
+            .unwrap_or_else(|| panic!("lane {lane}: no {f}"));
+        let got = at_ms(r, "profiling", m);
+        assert!(
+            (got - f["at_ms"].as_f64().unwrap()).abs() < TOLERANCE_MS,
+            "lane {lane} {f}: at {got} ms"
+        );
+    }
+    // Finished lanes draw their next roots from the one sampler, in order after the lanes'
+    // own: the directory's third trace, then the first, the second...
+    let roots = ["trace_multi", "trace_sa", "trace_term"];
+    // (Two lanes drawing within a moment of each other may send their first turns in either
+    // order.)
+    let starts: Vec<&str> = prof
+        .iter()
+        .filter(|m| m["turn_index"] == 0 && m["agent_depth"] == 0)
+        .map(|m| m["conversation_id"].as_str().unwrap())
+        .collect();
+    assert!(starts.len() >= 6, "{} recycles", starts.len());
+    let mut first_two = starts[..2].to_vec();
+    first_two.sort_unstable();
+    assert_eq!(first_two, [roots[0], roots[2]], "draws 2 and 3");
+    let counts = roots.map(|root| starts.iter().filter(|s| **s == root).count());
+    let (lo, hi) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+    assert!(hi - lo <= 2, "round-robin over the traces: {counts:?}");
+    // Every subagent's request is its tree's: same root id as the root's.
+    let by_id: HashMap<&str, &Value> = prof
+        .iter()
+        .map(|m| (m["x_correlation_id"].as_str().unwrap(), *m))
+        .collect();
+    for m in prof.iter().filter(|m| m["agent_depth"] == 1) {
+        let root = m["root_correlation_id"].as_str().unwrap();
+        if let Some(parent) = by_id.get(root) {
+            assert_eq!(parent["agent_depth"], 0);
+        }
+    }
+    // The prefix-cache bound is AIPerf's figure for the same sessions (within the few
+    // requests by which the two runs' lengths differ).
+    let hit = r.export["theoretical_prefix_cache_hit"]["avg"]
+        .as_f64()
+        .unwrap();
+    assert!((20.0..35.0).contains(&hit), "{hit}");
+}
+
+/// Spread: the lanes resume a quarter to three quarters in; the warmup lines both lanes up on
+/// their instants (the second waits 489 ms); each lane's root goes at its offset.
+#[test]
+fn seed_7_resumes_both_lanes_where_aiperf_did() {
+    let r = run(7, 4.0, "");
+    check("a_s7", &r);
+}
+
+/// Seed 42 puts lane 0 before its subagent's call: the subagent goes 385 ms in and the root,
+/// waiting for it, goes as soon as it has finished.
+#[test]
+fn seed_42_starts_the_live_subagent_and_holds_its_root_for_it() {
+    let r = run(42, 4.0, "");
+    check("a_s42", &r);
+    let prof = phase_records(&r, "profiling");
+    let child = prof
+        .iter()
+        .find(|m| m["conversation_id"] == "trace_multi::sa:agent_001")
+        .unwrap();
+    let root = prof
+        .iter()
+        .find(|m| m["conversation_id"] == "trace_multi" && m["turn_index"] == 1)
+        .unwrap();
+    assert!(
+        root["credit_issued_ns"].as_u64() >= child["request_end_ns"].as_u64(),
+        "the root's join waits for the subagent: {root} {child}"
+    );
+    // Its recorded delay (5 s) is not waited after the join.
+    let gap =
+        root["credit_issued_ns"].as_u64().unwrap() - child["request_end_ns"].as_u64().unwrap();
+    assert!(gap < 100_000_000, "{gap} ns");
+}
+
+/// `--burst-phase-starts` with both ratios at 0.25: every warmup request at once, every lane's
+/// earliest request at the profiling start.
+#[test]
+fn burst_starts_every_lane_at_once() {
+    let r = run(
+        7,
+        4.0,
+        "      trajectoryStartMinRatio: 0.25\n      trajectoryStartMaxRatio: 0.25\n      \
+         burstPhaseStarts: true\n",
+    );
+    check("b_ratio025_burst_s7", &r);
+    let phases = r.export["input_config"]["phases"].clone();
+    assert_eq!(
+        phases,
+        serde_json::json!([{
+            "name": "profiling",
+            "kind": "profiling",
+            "type": "concurrency",
+            "duration": 4.0,
+            "concurrency": 2,
+            "grace_period": 30.0,
+            "timing_mode": "agentic_replay",
+            "trajectory_start_min_ratio": 0.25,
+            "trajectory_start_max_ratio": 0.25,
+            "burst_phase_starts": true
+        }]),
+        "the file's one phase, as AIPerf echoes it"
+    );
+}
+
+/// More lanes than traces, when the run may not repeat them, and a phase without a concurrency:
+/// AIPerf's errors.
+#[test]
+fn refusals_are_aiperfs() {
+    let traces = data().join("traces/one_subagent.json");
+    let run = |phase: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("c.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "benchmark:\n  model: mock-model\n  endpoint:\n    url: http://127.0.0.1:9\n  \
+                 dataset:\n    type: file\n    path: {}\n    format: weka_trace\n  tokenizer:\n    \
+                 name: builtin\n  phases:\n{phase}",
+                traces.display()
+            ),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["profile", "--ui", "none", "--no-server-metrics", "--config"])
+            .arg(&config)
+            .arg("--artifact-dir")
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, e) = run(
+        "    - {name: profiling, type: concurrency, concurrency: 2, duration: 5, timingMode: agentic_replay}\n",
+    );
+    assert_ne!(code, Some(0));
+    assert!(
+        e.contains(
+            "concurrency 2 exceeds the 1 distinct loaded traces while dataset wrapping is disabled"
+        ),
+        "{e}"
+    );
+    let (code, e) = run(
+        "    - {name: profiling, type: poisson, rate: 5, duration: 5, timingMode: agentic_replay}\n",
+    );
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.contains("AGENTIC_REPLAY timing mode requires concurrency to be set on TimingConfig"),
+        "{e}"
+    );
+    let (code, e) = run(
+        "    - {name: profiling, type: concurrency, concurrency: 1, duration: 5, timingMode: agentic_replay, trajectoryStartMinRatio: 0.8, trajectoryStartMaxRatio: 0.2}\n",
+    );
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.contains(
+            "--trajectory-start-min-ratio (0.8) must be <= --trajectory-start-max-ratio (0.2)."
+        ),
+        "{e}"
+    );
+}
