@@ -80,6 +80,8 @@ pub enum Scope {
     KernelStamps,
     /// Accepted for AIPerf's sake, with no effect in any mode ringperf has: always warned.
     Inert(&'static str),
+    /// Agentic replay's (`--allow-dataset-wrap`): warned when the profiling phase is not one.
+    Agentic,
 }
 
 /// AIPerf's groups of `profile` flags (its `--help` sections, docs/flags.md's `##` sections), and
@@ -404,7 +406,7 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Input, &["--use-think-time-only"], &[("use_think_time_only", Resolved("config::dataset"))], "supported (`weka_trace`, `tracelab`): a later turn waits its recorded `think_time`, when recorded, instead of the idle gap after the previous request (docs/datasets.md); refused with `--ignore-trace-delays` and with another `--custom-dataset-type`, as AIPerf"),
     aiperf(Group::Input, &["--max-context-length"], &[("max_context_length", Resolved("config::dataset"))], "supported (`weka_trace`): traces whose largest request (prompt plus asked output) is longer are left out at load; refused with another `--custom-dataset-type` or a public dataset, as AIPerf"),
     aiperf(Group::Input, &["--dataset-sampling-strategy"], &[("dataset_sampling_strategy", Any)], "supported: overrides the dataset type's default (docs/datasets.md: synthetic prompts in order, as AIPerf 0.13); every phase picks conversations with it, the phases of a run as one sequence"),
-    aiperf(Group::Input, &["--allow-dataset-wrap", "--no-allow-dataset-wrap"], &[("allow_dataset_wrap", Inert("it only lets AIPerf's agentic (weka) replay reuse traces")), ("no_allow_dataset_wrap", Inert("it only concerns AIPerf's agentic (weka) replay"))], "supported: accepted and echoed, with one warning line; as in AIPerf it only affects agentic (weka) replay, which ringperf does not read, so it changes nothing here"),
+    aiperf(Group::Input, &["--allow-dataset-wrap", "--no-allow-dataset-wrap"], &[("allow_dataset_wrap", Agentic), ("no_allow_dataset_wrap", Agentic)], "supported: as in AIPerf it only affects agentic replay (a config file's `timing_mode: agentic_replay`), which may then run more lanes than the dataset has traces ([timing.md](timing.md#agentic-replay)); warned in any other run"),
     aiperf(Group::Input, &["--random-seed"], &[("random_seed", Any)], "supported"),
     aiperf(Group::Input, &["--trace-session-sample-ratio"], &[("trace_session_sample_ratio", Resolved("config::dataset"))], "supported (`baseten_trace`): each session, and each row without one, kept with this probability (0 < r ≤ 1), drawn as AIPerf draws them (the same sessions for the same `--random-seed`); refused with another dataset, as AIPerf ([datasets.md](datasets.md#baseten_trace))"),
     // YAML config: replaced by the file's flags before parsing (config/yaml/cmd.rs)

@@ -67,7 +67,7 @@ pub struct InputConfig {
     pub load: Option<LoadSpec>,
     /// `--dataset-sampling-strategy`; `None` takes the dataset type's default.
     pub sampling: Option<Sampling>,
-    /// `--allow-dataset-wrap` (agentic replay only in AIPerf; echoed, no effect here).
+    /// `--allow-dataset-wrap`: agentic replay may run more lanes than there are traces.
     pub allow_dataset_wrap: bool,
     /// `--ignore-trace-delays`.
     pub ignore_trace_delays: bool,

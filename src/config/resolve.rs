@@ -132,6 +132,7 @@ impl Config {
                     == Some(crate::cli::ArrivalPatternArg::ConcurrencyBurst)
                     && matches!(profiling.load, Load::Rate { .. }),
                 max_in_flight: profiling.load.max_in_flight(),
+                agentic: matches!(profiling.timing.mode, timing::Mode::Agentic(_)),
             },
         )?;
         let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;

@@ -44,6 +44,8 @@ pub struct Mode {
     pub burst_with_rate: bool,
     /// Most requests the profiling phase keeps in flight, when bounded.
     pub max_in_flight: Option<u64>,
+    /// The profiling phase is agentic replay.
+    pub agentic: bool,
 }
 
 /// The checks' outcome: the warnings to print, one line each.
@@ -201,6 +203,11 @@ fn verdict(id: &str, scope: Scope, m: &Mode) -> Verdict {
             "wake-ups are batched only with kernel receive stamps (--timestamps kernel)".into(),
         ),
         Scope::Inert(why) => warn(format!("{why}, which ringperf does not have")),
+        Scope::Agentic if !m.agentic => warn(
+            "it only concerns agentic replay (a config file's `timing_mode: agentic_replay`), \
+             which this run is not"
+                .into(),
+        ),
         _ => Verdict::Acts,
     }
 }
