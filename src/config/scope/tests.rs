@@ -289,14 +289,15 @@ fn table() -> Vec<(String, Expect)> {
         "--timestamps user --batch-wakeups-us 50".into(),
         Warned("kernel receive stamps"),
     );
-    // Accepted for AIPerf, no effect anywhere.
+    // Agentic replay's only (its acting row needs a config file:
+    // `allow_dataset_wrap_acts_in_agentic_replay`).
     row(
         "--allow-dataset-wrap".into(),
-        Warned("agentic (weka) replay"),
+        Warned("only concerns agentic replay"),
     );
     row(
         format!("{TRACE} --no-allow-dataset-wrap"),
-        Warned("agentic (weka) replay"),
+        Warned("only concerns agentic replay"),
     );
     // Rules checked where the flags resolve, kept here so the table shows every mode.
     row(
@@ -370,6 +371,27 @@ fn each_flag_given_where_it_acts_nowhere_gets_its_own_line() {
     assert!(c.warnings.iter().all(|w| !w.contains('\n')));
 }
 
+/// `--allow-dataset-wrap` in a run whose profiling phase is agentic replay (a config file's
+/// `timing_mode: agentic_replay`): no warning, and the setting reaches the run.
+#[test]
+fn allow_dataset_wrap_acts_in_agentic_replay() {
+    let argv: Vec<String> = "ringperf profile -m m --concurrency 2 --benchmark-duration 5 \
+                             --allow-dataset-wrap"
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let mut plan = crate::plan::Plan::parse(&argv).expect("parses");
+    plan.file_only.agentic = true;
+    let c = Config::from_plan(&plan, false).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert!(c.input.allow_dataset_wrap);
+    assert!(matches!(
+        c.profiling.timing.mode,
+        crate::config::timing::Mode::Agentic(_)
+    ));
+    assert_eq!(c.warmup_name(), Some("agentic.warmup"));
+}
+
 /// Every scope that refuses or warns is exercised by the table, in a mode where its flags act
 /// and in one where they do not.
 #[test]
@@ -379,7 +401,7 @@ fn the_table_covers_every_scope_both_ways() {
     for &(_, scope) in &scopes {
         if matches!(
             scope,
-            Scope::Any | Scope::Resolved(_) | Scope::Synthetic | Scope::Inert(_)
+            Scope::Any | Scope::Resolved(_) | Scope::Synthetic | Scope::Inert(_) | Scope::Agentic
         ) {
             continue;
         }
