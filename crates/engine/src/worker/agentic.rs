@@ -16,8 +16,8 @@ use std::sync::atomic::Ordering;
 
 use ringperf_workload::schedule::TemplatePicker;
 
+use super::ctx::Ctx;
 use super::pacer::Pacer;
-use super::phase::Ctx;
 use super::session::Session;
 use super::tree::Tree;
 use super::{AgenticLane, AgenticStream, AgenticWork};

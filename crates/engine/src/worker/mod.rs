@@ -7,6 +7,7 @@
 
 mod agentic;
 mod client;
+mod ctx;
 mod encode;
 mod idle;
 mod pacer;

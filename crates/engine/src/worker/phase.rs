@@ -1,4 +1,4 @@
-//! One phase on one worker. Credits come from one of three places and every request goes out
+//! One phase on one worker. Credits come from one of four places and every request goes out
 //! as the next turn of a [`Session`]:
 //!
 //! - closed loop: each slot runs one conversation after another, turn by turn, waiting each
@@ -6,12 +6,12 @@
 //! - open-loop ticks (`--request-rate`): a tick sends the due turn of a session of this worker
 //!   if one is waiting (continuations first, as AIPerf), else starts a new session;
 //! - fixed schedule: a credit starts its conversation at the trace's time; the session sends
-//!   its later turns when each is due.
+//!   its later turns when each is due;
+//! - agentic replay: lanes of session trees resumed mid-trace (`super::agentic`).
 //!
 //! The request index (`session_num`) and the new-session index are taken from counters shared
 //! by every worker, where the phase's request and session limits are enforced.
 
-use ringperf_wire::conversation::{AgentParts, AgentTurnParts};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -21,15 +21,13 @@ use std::time::Duration;
 
 use ringperf_workload::schedule::TemplatePicker;
 
+use super::ctx::Ctx;
 use super::idle::{Latch, Nudge};
 use super::pacer::Pacer;
 use super::session::Session;
-use super::tree::{BranchCounts, ChildEnd, Tree};
-use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, push, watch_cut};
+use super::tree::BranchCounts;
+use super::{CreditSource, DriverKind, OpenKind, PhasePlan, Shared, WorkerState, watch_cut};
 
-/// Longest single wait before the stop conditions are looked at again, on a worker that does
-/// not listen for the stop (the epoll driver).
-const STOP_POLL_NS: u64 = 50_000_000;
 /// How long before the next credit's intended time an open loop with an empty queue looks
 /// again (the feeder queues it well before: `run::dispatch`'s lookahead is 50 ms).
 const EARLY_NS: u64 = 2_000_000;
@@ -94,296 +92,6 @@ pub(super) async fn run(
         keeper.await;
     }
     (ctx.sent.get(), ctx.branches.get())
-}
-
-/// What every task of the phase shares.
-pub(super) struct Ctx {
-    pub(super) shared: Arc<Shared>,
-    pub(super) state: Rc<WorkerState>,
-    pub(super) plan: PhasePlan,
-    pub(super) driver: DriverKind,
-    sent: Cell<u64>,
-    /// A request of the phase ended, or a session's later turn became due: the open loop's
-    /// last wait looks again.
-    changed: Nudge,
-    /// Child sessions of session trees running on this worker, and the nudge each gives as it
-    /// ends.
-    children: Cell<u32>,
-    child_ended: Nudge,
-    /// How the trees' branches went.
-    pub(super) branches: Rc<Cell<BranchCounts>>,
-}
-
-impl Ctx {
-    /// The phase stops issuing: an early stop, or the duration is over.
-    pub(super) fn stopping(&self) -> bool {
-        self.shared.control.stopped()
-            || self
-                .plan
-                .issue_deadline_ns
-                .is_some_and(|d| self.shared.clock.now_ns() >= d)
-    }
-
-    /// Takes the next request index (the run's, whichever shard this is), if the phase has
-    /// requests left.
-    fn take_request(&self) -> Option<u64> {
-        (self.plan.counters).take_request(self.plan.shard, self.plan.request_limit)
-    }
-
-    /// Starts a new session with the conversation `pick` chooses for its index (or the given
-    /// one), if the phase has sessions left.
-    /// Its first turn's request index is taken with it ([`PhaseCounters::start_session`]).
-    pub(super) fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
-        let plan = &self.plan;
-        let (s, first) =
-            (plan.counters).start_session(plan.shard, plan.session_limit, plan.request_limit)?;
-        let url = (s % self.shared.urls.len() as u64) as usize;
-        let conversation = pick(plan.first_session + s);
-        let mut session = Session::new(&self.shared, &self.state, conversation, url);
-        session.reserve_first_request(first);
-        if !self.shared.dataset.conversations[conversation as usize]
-            .branches()
-            .is_empty()
-        {
-            session.root_of(Rc::new(Tree::new(self.branches.clone())));
-        }
-        Some(session)
-    }
-
-    /// Every request of the phase has been taken.
-    fn requests_exhausted(&self) -> bool {
-        let shard = self.plan.shard;
-        shard.global(self.plan.counters.requests.load(Ordering::Relaxed)) >= self.plan.request_limit
-    }
-
-    /// No new session can start and no request is left to take for a waiting one.
-    fn sessions_exhausted(&self) -> bool {
-        let shard = self.plan.shard;
-        shard.global(self.plan.counters.sessions.load(Ordering::Relaxed)) >= self.plan.session_limit
-            || self.requests_exhausted()
-    }
-
-    /// When the session's next turn may go. A turn that joins branches of its session tree
-    /// waits for their children; if it had to wait it goes at once when the last one ends,
-    /// without its own delay (`Some(now)`); else `Some` of its due time. `None` when the phase
-    /// stopped issuing meanwhile.
-    async fn next_due(&self, session: &Session) -> Option<u64> {
-        let shared = &self.shared;
-        if let Some(tree) = session.tree() {
-            let joins = shared
-                .turn(session.conversation, session.next_turn())
-                .joins();
-            if !joins.is_empty() && !tree.joined(session.conversation, joins) {
-                if self.requests_exhausted() {
-                    // The turn would not go anyway: it is not held.
-                    return None;
-                }
-                tree.suspend();
-                let stop = &self.state.stop;
-                loop {
-                    if self.stopping() {
-                        return None;
-                    }
-                    // The issue deadline and a stop on a worker that does not listen for it
-                    // are looked at every 50 ms at most.
-                    let now = shared.clock.now_ns();
-                    let until = (now + STOP_POLL_NS)
-                        .min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX))
-                        .max(now + 1_000);
-                    monoio::select! {
-                        () = tree.wait(session.conversation, joins) => {
-                            tree.resume();
-                            break;
-                        }
-                        () = monoio::time::sleep(Duration::from_nanos(until - now)) => {}
-                        () = stop.event() => {}
-                    }
-                }
-                return Some(shared.clock.now_ns());
-            }
-        }
-        Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
-    }
-
-    /// Starts the child sessions of every branch the turn `turn` of `session` (just answered
-    /// at run-clock `end_ns`) spawns: each a task of this worker, its first turn at its place
-    /// in the trace after the spawn.
-    fn spawn_children(self: &Rc<Self>, session: &Session, turn: u32, end_ns: u64) {
-        let Some(tree) = session.tree() else {
-            return;
-        };
-        let shared = &self.shared;
-        let c = session.conversation;
-        let conversation = &shared.dataset.conversations[c as usize];
-        for &b in shared.turn(c, turn).spawns() {
-            let Some(branch) = conversation.branches().get(b as usize) else {
-                continue;
-            };
-            let offsets: Vec<u64> = branch
-                .children
-                .iter()
-                .map(|&child| {
-                    let first = shared
-                        .dataset
-                        .conversations
-                        .get(child as usize)
-                        .and_then(|c| c.turns.first())
-                        .and_then(|t| t.timestamp_ms);
-                    match (first, branch.start_ms) {
-                        (Some(t), Some(s)) if t > s => ((t - s) * 1e6).round() as u64,
-                        _ => 0,
-                    }
-                })
-                .collect();
-            let delayed = offsets.iter().filter(|&&o| o > 0).count() as u32;
-            tree.start(c, b, branch.children.len() as u32, delayed);
-            for (&child, offset) in branch.children.iter().zip(offsets) {
-                let child_session = Session::child(
-                    shared,
-                    &self.state,
-                    child,
-                    session,
-                    end_ns.saturating_add(offset),
-                );
-                self.run_child(tree, (c, b), child_session);
-            }
-        }
-    }
-
-    /// Runs the child session `child` of branch `b` of conversation `c` as a task of this
-    /// worker: every turn left, each when due; its end is the tree's and the phase's to know.
-    pub(super) fn run_child(self: &Rc<Self>, tree: &Rc<Tree>, (c, b): (u32, u32), child: Session) {
-        self.children.set(self.children.get() + 1);
-        let (ctx, tree) = (self.clone(), tree.clone());
-        let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = Box::pin(async move {
-            let mut child = child;
-            let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
-            ctx.send_all(&mut child, &mut pacer).await;
-            let end = ChildEnd {
-                sent: child.sent(),
-                finished: child.finished(&ctx.shared),
-                failed: child.failed(),
-            };
-            tree.end(c, b, end);
-            ctx.children.set(ctx.children.get() - 1);
-            ctx.child_ended.nudge();
-        });
-        monoio::spawn(task);
-    }
-
-    /// Sends every turn of `session` left, each when it is due. `false` when the phase stopped
-    /// issuing (or ran out of requests) first.
-    pub(super) async fn send_all(
-        self: &Rc<Self>,
-        session: &mut Session,
-        pacer: &mut Pacer,
-    ) -> bool {
-        while !session.finished(&self.shared) {
-            let Some(due) = self.next_due(session).await else {
-                return false;
-            };
-            let now = self.shared.clock.now_ns();
-            let intended = if due > now {
-                if !self.wait_until(pacer, due).await {
-                    return false;
-                }
-                due
-            } else {
-                now
-            };
-            if self.stopping() || !self.send_turn(session, intended).await {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
-    /// aggregator; starts the children the turn spawns. `false` when the phase has no request
-    /// left.
-    pub(super) async fn send_turn(
-        self: &Rc<Self>,
-        session: &mut Session,
-        intended_ns: u64,
-    ) -> bool {
-        // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
-        // the load, not client lateness, so the request is meant to go when it gets the slot.
-        let prefill = self.plan.prefill.as_deref();
-        let mut intended_ns = intended_ns;
-        if let Some(gate) = prefill
-            && !gate.try_acquire(self.shared.clock.now_ns())
-        {
-            if !gate
-                .acquire(|| self.shared.clock.now_ns(), || self.stopping())
-                .await
-            {
-                return false;
-            }
-            intended_ns = intended_ns.max(self.shared.clock.now_ns());
-        }
-        let Some(index) = session.reserved_request().or_else(|| self.take_request()) else {
-            if let Some(gate) = prefill {
-                gate.release();
-            }
-            return false;
-        };
-        let cancel_after_ns = self
-            .plan
-            .cancel
-            .as_ref()
-            .and_then(|c| c.delay_for(self.plan.phase, index));
-        self.sent.set(self.sent.get() + 1);
-        #[cfg(feature = "test-hooks")]
-        if let Some(stall) = self.state.test_stall {
-            // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
-            // a worker starved of its core would be.
-            std::thread::sleep(stall);
-        }
-        let mut rec = session
-            .send_next(
-                &self.shared,
-                &self.state,
-                (self.plan.phase, self.plan.phase_index),
-                index,
-                intended_ns,
-                cancel_after_ns,
-                self.plan.hard_deadline_ns,
-                prefill,
-            )
-            .await;
-        if self.plan.warm.is_some() {
-            (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
-        }
-        let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
-        rec.lineage = session.lineage();
-        push(&self.state, *rec).await;
-        self.spawn_children(session, turn, end_ns);
-        true
-    }
-
-    /// Waits until `at_ns` or the phase's issue deadline, or less when the run stops (seen at
-    /// once on a worker that listens for it, within 50 ms on one that does not). `false` when
-    /// the phase stopped issuing meanwhile.
-    pub(super) async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
-        let stop = &self.state.stop;
-        loop {
-            if self.stopping() {
-                return false;
-            }
-            let now = self.shared.clock.now_ns();
-            if now >= at_ns {
-                return true;
-            }
-            let mut until = at_ns.min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX));
-            if stop.bound().is_some() {
-                until = until.min(now + STOP_POLL_NS);
-            }
-            monoio::select! {
-                () = pacer.wait_until(&self.shared.clock, until) => {}
-                () = stop.event() => {}
-            }
-        }
-    }
 }
 
 /// Starts the phase's `slots` closed-loop slots, each when its place in the concurrency ramp

@@ -438,7 +438,7 @@ pub fn profile_offsets(lane: &Lane, burst: bool, idle_cap_ms: Option<f64>) -> Ve
     };
     lane.streams
         .iter()
-        .map(|s| (!s.waiting).then(|| s.offset_ms - shift - t0))
+        .map(|s| (!s.waiting).then_some(s.offset_ms - shift - t0))
         .collect()
 }
 
