@@ -20,4 +20,9 @@ pub struct AgenticArgs {
     /// its place in the trace.
     #[arg(long = "burst-phase-starts", help_heading = "Load Generator")]
     pub burst_phase_starts: bool,
+
+    /// Agentic replay: while no request is in flight, every pending wait is brought forward so
+    /// that the next request goes within this many seconds.
+    #[arg(long = "system-idle-gap-cap-seconds", help_heading = "Load Generator")]
+    pub system_idle_gap_cap_seconds: Option<f64>,
 }

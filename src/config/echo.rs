@@ -164,6 +164,9 @@ pub fn input_config(cfg: &Config) -> Value {
             if g.burst_phase_starts {
                 m.insert("burst_phase_starts".into(), json!(true));
             }
+            if let Some(s) = g.system_idle_gap_cap_seconds {
+                m.insert("system_idle_gap_cap_seconds".into(), float(s));
+            }
         }
     }
     phases.push(profiling);

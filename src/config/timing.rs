@@ -35,6 +35,8 @@ pub struct Agentic {
     /// `--trace-idle-gap-cap-seconds`, in ms: no lane's first request is later than this after
     /// the profiling phase starts, and no warmup request leads its lane's `t*` by more.
     pub idle_cap_ms: Option<f64>,
+    /// `--system-idle-gap-cap-seconds`: the profiling phase is never idle longer.
+    pub system_idle_cap: Option<Duration>,
 }
 
 /// The profiling phase of `timing_mode: agentic_replay`: its closed loop becomes lanes; the
@@ -66,10 +68,20 @@ pub fn agentic(args: &ProfileArgs, phase: &mut PhaseConfig) -> Result<(), Config
              from the profiling phase concurrency).",
         );
     }
+    let system_idle_cap = match a.system_idle_gap_cap_seconds {
+        None => None,
+        Some(s) if (0.0..1e9).contains(&s) => Some(Duration::from_secs_f64(s)),
+        Some(s) => {
+            return err(format!(
+                "--system-idle-gap-cap-seconds must be at least 0 (got {s})"
+            ));
+        }
+    };
     phase.timing.mode = Mode::Agentic(Agentic {
         range,
         burst: a.burst_phase_starts,
         idle_cap_ms: args.input.trace_idle_gap_cap_seconds.map(|s| s * 1000.0),
+        system_idle_cap,
     });
     Ok(())
 }

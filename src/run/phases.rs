@@ -300,6 +300,9 @@ fn run_phase(
     planner.first_session = first_session;
     planner.agentic = agentic;
     let (mut plans, mut feeder) = planner.plans(queues);
+    // Agentic replay's system-idle cap: looked at every 5 ms by this thread.
+    let idle_cap = plans.first().and_then(|p| p.idle_cap.clone());
+    let mut idle_watch = ringperf_engine::worker::IdleWatch::default();
     let started = plans.first().map(|p| p.counters.started.clone());
     if let Some(c) = plans.first().map(|p| &p.counters) {
         let shard = cfg.shard.shard;
@@ -353,6 +356,15 @@ fn run_phase(
     };
     while done < n {
         let mut wait = tick;
+        if let Some(cap) = &idle_cap {
+            if cap
+                .enforce(shared.clock.now_ns(), &mut idle_watch)
+                .is_some()
+            {
+                workers.poke();
+            }
+            wait = wait.min(Duration::from_millis(5));
+        }
         if let Some(d) = feeder.as_mut() {
             let now = shared.clock.now_ns();
             d.feed(now, shared.control.stopped());
@@ -374,6 +386,17 @@ fn run_phase(
         view.tick();
     }
     view.finish(sent);
+    if let Some(cap) = &idle_cap {
+        log(
+            cfg,
+            &format!(
+                "system-idle cap: limit {} s, {} jumps, {:.3} s skipped",
+                cap.cap_ns as f64 / 1e9,
+                idle_watch.jumps,
+                idle_watch.skipped_ns as f64 / 1e9
+            ),
+        );
+    }
     let now = shared.clock.now_ns();
     let issue_end = p.duration.map(|d| start + d.as_nanos() as u64);
     let hard_end = issue_end.and_then(|d| p.grace.map(|g| d + g.as_nanos() as u64));
@@ -503,6 +526,7 @@ impl<'a> Planner<'a> {
             issue_deadline_ns: self.issue_deadline_ns,
             hard_deadline_ns: self.hard_deadline_ns,
             warm: None,
+            idle_cap: None,
         }
     }
 
@@ -650,9 +674,15 @@ impl<'a> Planner<'a> {
                 .collect();
         };
         let warm = self.phase == Phase::Warmup;
+        let idle_cap = (a.settings.system_idle_cap)
+            .filter(|_| !warm)
+            .map(|c| Arc::new(ringperf_engine::worker::IdleCap::new(c, self.n)));
         a.split(&self.shared.dataset, self.n, warm)
             .into_iter()
-            .map(|w| self.plan(CreditSource::Agentic(w)))
+            .map(|w| PhasePlan {
+                idle_cap: idle_cap.clone(),
+                ..self.plan(CreditSource::Agentic(w))
+            })
             .collect()
     }
 

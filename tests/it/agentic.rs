@@ -342,3 +342,42 @@ fn refusals_are_aiperfs() {
         "{e}"
     );
 }
+
+/// `--system-idle-gap-cap-seconds 0.5`: at the profiling start nothing is in flight and the
+/// first request (lane 0's root, 2433 ms in) is brought to 500 ms; lane 1's root, recorded 488 ms
+/// after it, is brought forward by that shift too (and by any later one: lane 0's recycling
+/// leaves idle instants of its own). The run log sums the jumps.
+#[test]
+fn the_system_idle_cap_brings_the_first_requests_forward_together() {
+    let r = run(7, 3.0, "      systemIdleGapCapSeconds: 0.5\n");
+    let warm = phase_records(&r, "agentic.warmup");
+    let prof = phase_records(&r, "profiling");
+    // Each lane's resumed root: its warmup session's id.
+    let first = |conv: &str| {
+        let id = &warm.iter().find(|m| m["conversation_id"] == conv).unwrap()["x_correlation_id"];
+        let m = prof.iter().find(|m| &m["x_correlation_id"] == id).unwrap();
+        at_ms(&r, "profiling", m)
+    };
+    let (lane0, lane1) = (first("trace_multi"), first("trace_sa"));
+    assert!((lane0 - 500.0).abs() < TOLERANCE_MS, "lane 0 at {lane0} ms");
+    assert!(
+        lane1 < 500.0 + 2921.599 - 2433.338 + TOLERANCE_MS && lane1 > lane0,
+        "lane 1 at {lane1} ms"
+    );
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("system-idle cap: limit 0.5 s, "))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    let skipped: f64 = line
+        .rsplit(", ")
+        .next()
+        .and_then(|t| t.strip_suffix(" s skipped"))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(skipped >= 1.933 - 0.015, "{line}");
+    assert_eq!(
+        r.export["input_config"]["phases"][0]["system_idle_gap_cap_seconds"],
+        0.5
+    );
+}

@@ -993,6 +993,7 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "trajectory_start_min_ratio",
         "trajectory_start_max_ratio",
         "burst_phase_starts",
+        "system_idle_gap_cap_seconds",
     ]);
     const AIPERF_ONLY: &[&str] = &[
         "sla",
@@ -1358,6 +1359,9 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
                 if flag_bool(v, &path)? {
                     a.switch("--burst-phase-starts");
                 }
+            }
+            "system_idle_gap_cap_seconds" if !warmup => {
+                a.one("--system-idle-gap-cap-seconds", num(v, &path)?)
             }
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),

@@ -50,10 +50,12 @@ fn url_of(ctx: &Ctx, index: u32) -> usize {
 /// before it.
 async fn warm(ctx: Rc<Ctx>, lane: u32, s: AgenticStream) {
     let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
-    let at = ctx.plan.start_ns + s.at_ns.unwrap_or(0);
-    if !ctx.wait_until(&mut pacer, at).await {
+    let Some(at) = ctx
+        .wait_at(&mut pacer, ctx.plan.start_ns + s.at_ns.unwrap_or(0))
+        .await
+    else {
         return;
-    }
+    };
     let url = url_of(&ctx, lane);
     let mut session = Session::new(&ctx.shared, &ctx.state, s.conversation, url).with_id(s.id);
     session.resume_at(&ctx.shared, s.turn);

@@ -3,7 +3,8 @@
 //! session trees, each turn sent and its record handed on.
 
 use ringperf_wire::conversation::{AgentParts, AgentTurnParts};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,7 +14,7 @@ use super::idle::Nudge;
 use super::pacer::Pacer;
 use super::session::Session;
 use super::tree::{BranchCounts, ChildEnd, Tree};
-use super::{DriverKind, PhasePlan, Shared, WorkerState, push};
+use super::{DriverKind, IdleCap, PhasePlan, Shared, WorkerState, push};
 
 /// Longest single wait before the stop conditions are looked at again, on a worker that does
 /// not listen for the stop (the epoll driver).
@@ -34,6 +35,8 @@ pub(super) struct Ctx {
     pub(super) child_ended: Nudge,
     /// How the trees' branches went.
     pub(super) branches: Rc<Cell<BranchCounts>>,
+    /// Under the idle cap: this worker's pending waits (their keys, [`Ctx::wait_at`]).
+    pub(super) pending: RefCell<BTreeMap<u64, u32>>,
 }
 
 impl Ctx {
@@ -206,10 +209,10 @@ impl Ctx {
             };
             let now = self.shared.clock.now_ns();
             let intended = if due > now {
-                if !self.wait_until(pacer, due).await {
-                    return false;
+                match self.wait_at(pacer, due).await {
+                    Some(at) => at,
+                    None => return false,
                 }
-                due
             } else {
                 now
             };
@@ -261,6 +264,9 @@ impl Ctx {
             // a worker starved of its core would be.
             std::thread::sleep(stall);
         }
+        if let Some(c) = &self.plan.idle_cap {
+            c.request(true);
+        }
         let mut rec = session
             .send_next(
                 &self.shared,
@@ -273,6 +279,9 @@ impl Ctx {
                 prefill,
             )
             .await;
+        if let Some(c) = &self.plan.idle_cap {
+            c.request(false);
+        }
         if self.plan.warm.is_some() {
             (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
         }
@@ -287,16 +296,28 @@ impl Ctx {
     /// once on a worker that listens for it, within 50 ms on one that does not). `false` when
     /// the phase stopped issuing meanwhile.
     pub(super) async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
+        self.wait_at(pacer, at_ns).await.is_some()
+    }
+
+    /// [`Self::wait_until`], returning the instant waited for: `at_ns`, or earlier when the
+    /// system-idle cap brought the wait forward meanwhile.
+    pub(super) async fn wait_at(&self, pacer: &mut Pacer, at_ns: u64) -> Option<u64> {
         let stop = &self.state.stop;
+        // Under the idle cap the wait is kept as `at + shift at its start`: a later shift brings
+        // it forward, an earlier one does not.
+        let cap = self.plan.idle_cap.as_deref();
+        let key = at_ns.saturating_add(cap.map_or(0, IdleCap::shift));
+        let _pending = cap.map(|_| Pending::new(self, key));
         loop {
+            let at = key.saturating_sub(cap.map_or(0, IdleCap::shift));
             if self.stopping() {
-                return false;
+                return None;
             }
             let now = self.shared.clock.now_ns();
-            if now >= at_ns {
-                return true;
+            if now >= at {
+                return Some(at);
             }
-            let mut until = at_ns.min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX));
+            let mut until = at.min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX));
             if stop.bound().is_some() {
                 until = until.min(now + STOP_POLL_NS);
             }
@@ -305,5 +326,42 @@ impl Ctx {
                 () = stop.event() => {}
             }
         }
+    }
+
+    /// The idle cap's record of this worker's pending waits changed: its earliest is published.
+    fn publish_pending(&self) {
+        if let Some(cap) = &self.plan.idle_cap {
+            let first = self.pending.borrow().keys().next().copied();
+            cap.publish(usize::from(self.state.id), first.unwrap_or(u64::MAX));
+        }
+    }
+}
+
+/// A wait registered with the idle cap while it lasts.
+struct Pending<'a> {
+    ctx: &'a Ctx,
+    key: u64,
+}
+
+impl<'a> Pending<'a> {
+    fn new(ctx: &'a Ctx, key: u64) -> Self {
+        *ctx.pending.borrow_mut().entry(key).or_default() += 1;
+        ctx.publish_pending();
+        Self { ctx, key }
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        {
+            let mut p = self.ctx.pending.borrow_mut();
+            if let Some(n) = p.get_mut(&self.key) {
+                *n -= 1;
+                if *n == 0 {
+                    p.remove(&self.key);
+                }
+            }
+        }
+        self.ctx.publish_pending();
     }
 }

@@ -224,6 +224,104 @@ pub struct AgenticWork {
     pub draws: Arc<AtomicU64>,
 }
 
+/// `--system-idle-gap-cap-seconds` (agentic replay): whenever no request of the phase is in
+/// flight on any worker, every pending wait of the phase is brought forward by one shift, so
+/// that the earliest goes no later than the cap after the idle spell began; their order and
+/// spacing are kept. The workers publish their earliest waits and count their requests here; the
+/// thread driving the phase computes the shift ([`IdleCap::enforce`]) and pokes them.
+#[derive(Debug)]
+pub struct IdleCap {
+    pub cap_ns: u64,
+    /// How far every wait of the phase has been brought forward so far, ns.
+    shift_ns: AtomicU64,
+    /// Requests of the phase in flight, over every worker.
+    in_flight: AtomicU64,
+    /// Requests answered so far: each starts a new idle spell.
+    returns: AtomicU64,
+    /// Each worker's earliest pending wait (run-clock ns before the shift; `u64::MAX`: none).
+    earliest: Vec<AtomicU64>,
+}
+
+/// What [`IdleCap::enforce`] keeps between its looks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdleWatch {
+    /// When the current idle spell began (run-clock ns).
+    since: Option<u64>,
+    /// Answers counted at the previous look.
+    returns: u64,
+    /// Shifts made, and their total, ns.
+    pub jumps: u64,
+    pub skipped_ns: u64,
+}
+
+impl IdleCap {
+    pub fn new(cap: Duration, workers: usize) -> Self {
+        Self {
+            cap_ns: cap.as_nanos() as u64,
+            shift_ns: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            returns: AtomicU64::new(0),
+            earliest: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
+        }
+    }
+
+    /// The shift so far, ns.
+    pub fn shift(&self) -> u64 {
+        self.shift_ns.load(Ordering::Acquire)
+    }
+
+    /// A request of the phase is sent (`true`) or answered (`false`).
+    pub(crate) fn request(&self, sent: bool) {
+        if sent {
+            self.in_flight.fetch_add(1, Ordering::AcqRel);
+        } else {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.returns.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Worker `worker`'s earliest pending wait is now `at_ns` (`u64::MAX`: none).
+    pub(crate) fn publish(&self, worker: usize, at_ns: u64) {
+        if let Some(slot) = self.earliest.get(worker) {
+            slot.store(at_ns, Ordering::Release);
+        }
+    }
+
+    /// One look at `now`: when nothing is in flight and the earliest wait is further than what
+    /// is left of the cap, brings every wait forward by the excess; returns it (ns) when it did.
+    pub fn enforce(&self, now: u64, w: &mut IdleWatch) -> Option<u64> {
+        let returns = self.returns.load(Ordering::Acquire);
+        if self.in_flight.load(Ordering::Acquire) > 0 {
+            w.since = None;
+            w.returns = returns;
+            return None;
+        }
+        if w.since.is_none() || returns != w.returns {
+            w.since = Some(now);
+            w.returns = returns;
+        }
+        let since = w.since.unwrap_or(now);
+        let earliest = (self.earliest.iter())
+            .map(|e| e.load(Ordering::Acquire))
+            .min()
+            .unwrap_or(u64::MAX);
+        if earliest == u64::MAX {
+            return None;
+        }
+        let shift = self.shift();
+        let due = earliest.saturating_sub(shift);
+        let left = self.cap_ns.saturating_sub(now.saturating_sub(since));
+        let excess = due.saturating_sub(now).saturating_sub(left);
+        if excess == 0 {
+            return None;
+        }
+        self.shift_ns.fetch_add(excess, Ordering::AcqRel);
+        w.jumps += 1;
+        w.skipped_ns += excess;
+        Some(excess)
+    }
+}
+
 /// One lane of agentic replay: the sessions of its first tree alive at its `t*`.
 #[derive(Debug, Clone)]
 pub struct AgenticLane {
@@ -353,6 +451,8 @@ pub struct PhasePlan {
     /// An open-loop phase on pooled connections: keep the pool sized for this load while the
     /// phase runs ([`warm`]).
     pub warm: Option<warm::Warm>,
+    /// `--system-idle-gap-cap-seconds` (agentic replay's profiling phase).
+    pub idle_cap: Option<Arc<IdleCap>>,
 }
 
 /// A worker thread's own account of its CPU use, taken as it ends.
@@ -790,6 +890,34 @@ async fn push_when_room(state: &WorkerState, mut rec: RawRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The system-idle cap: with nothing in flight the earliest wait is brought within the cap
+    /// of the idle spell's start, once; a request in flight, or one answered since, starts the
+    /// spell over.
+    #[test]
+    fn the_idle_cap_brings_the_earliest_wait_within_the_cap() {
+        const S: u64 = 1_000_000_000;
+        let cap = IdleCap::new(Duration::from_secs(10), 2);
+        let mut w = IdleWatch::default();
+        assert_eq!(cap.enforce(0, &mut w), None, "no wait pending");
+        cap.publish(0, 40 * S);
+        cap.publish(1, 35 * S);
+        // Idle since 0; the earliest (35 s) is brought to 10 s.
+        assert_eq!(cap.enforce(0, &mut w), Some(25 * S));
+        assert_eq!(cap.shift(), 25 * S);
+        assert_eq!(cap.enforce(S, &mut w), None, "within the cap now");
+        // A request goes and comes back at 4 s: a new spell from then, the wait (at 35 s less
+        // the shift, 10 s) is within 4 + 10.
+        cap.request(true);
+        assert_eq!(cap.enforce(2 * S, &mut w), None);
+        cap.request(false);
+        assert_eq!(cap.enforce(4 * S, &mut w), None);
+        // The worker's next wait is at 60 s as kept (35 s effective): brought to 14 s.
+        cap.publish(1, 60 * S);
+        cap.publish(0, u64::MAX);
+        assert_eq!(cap.enforce(5 * S, &mut w), Some(21 * S));
+        assert_eq!((w.jumps, w.skipped_ns), (2, 46 * S));
+    }
 
     /// Two threads start sessions and take later turns' requests at once: every session that
     /// got a first request got it in session order, and no request index is given twice.

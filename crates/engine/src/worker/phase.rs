@@ -50,6 +50,7 @@ pub(super) async fn run(
         children: Cell::new(0),
         child_ended: Nudge::default(),
         branches: Rc::default(),
+        pending: Default::default(),
     });
     let phase_over = Rc::new(Latch::default());
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
