@@ -402,7 +402,7 @@ fn profile_replays_a_synthesized_agentic_dataset() {
     let server = common::recording_mock(2);
     let cfg = common::config(&format!(
         "ringperf profile -m mock-model -u {} --endpoint-type chat --input-file {} \
-         --custom-dataset-type mooncake_trace --isl-block-size 64 --ignore-trace-delays \
+         --custom-dataset-type mooncake_trace --isl-block-size 64 --replay-speedup 1000 \
          --ui none --no-server-metrics --artifact-dir {}",
         server.addr,
         dataset.display(),
