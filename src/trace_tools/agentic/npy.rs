@@ -9,7 +9,7 @@ use super::ziggurat::{FI, KI, WI};
 const PCG_MULT: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
 
 /// The ziggurat's base-strip edge and its inverse.
-const NOR_R: f64 = 3.654_152_885_361_008_8;
+const NOR_R: f64 = 3.654_152_885_361_009;
 const NOR_INV_R: f64 = 0.273_661_237_329_758_3;
 
 /// NumPy's `SeedSequence(seed).generate_state(words)` for a non-negative integer seed.
