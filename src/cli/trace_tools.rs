@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::trace_tools::agentic;
 use crate::trace_tools::synthesize::{self, SynthesisParams};
 
 /// Flags of `ringperf analyze-trace`.
@@ -73,7 +74,8 @@ pub struct ValidateArgs {
 pub enum SynthesizeTarget {
     /// A new mooncake trace from a recorded one, its prefix tree reshaped (`--synthesis-*`).
     MooncakeTrace,
-    /// AIPerf's agentic-coding session generator: refused, not built.
+    /// AIPerf's agentic-coding session generator (`--num-sessions`, `--config`, `--max-isl`,
+    /// `--max-osl`): a run directory with `dataset.jsonl`, `manifest.json`, `quality.json`.
     AgenticCode,
 }
 
@@ -142,18 +144,33 @@ pub struct SynthesizeArgs {
     /// Dataset workload to synthesize.
     #[arg(value_enum, value_name = "TARGET")]
     pub target: SynthesizeTarget,
-    /// The recorded mooncake trace (JSONL) to synthesize from.
+    /// mooncake-trace: the recorded mooncake trace (JSONL) to synthesize from.
     #[arg(long = "input-file")]
     pub input_file: Option<PathBuf>,
-    /// Where the synthesized trace goes (JSONL).
-    #[arg(long = "output", default_value = "synthesized_trace.jsonl")]
-    pub output: PathBuf,
-    /// Tokens per hash id block of the trace.
+    /// Where the output goes. mooncake-trace: the synthesized trace (JSONL; default
+    /// synthesized_trace.jsonl). agentic-code: the parent directory of the run directory
+    /// (default: the current directory).
+    #[arg(long = "output")]
+    pub output: Option<PathBuf>,
+    /// mooncake-trace: tokens per hash id block of the trace.
     #[arg(long = "block-size", default_value_t = 512)]
     pub block_size: u64,
     /// Random seed for reproducibility.
     #[arg(long = "seed", default_value_t = 42)]
     pub seed: u64,
+    /// agentic-code: number of sessions to generate.
+    #[arg(long = "num-sessions", default_value_t = 1000)]
+    pub num_sessions: u64,
+    /// agentic-code: a config JSON, a previous run's manifest.json, or a bundled config's name
+    /// (default: built-in defaults).
+    #[arg(long = "config")]
+    pub config: Option<String>,
+    /// agentic-code: maximum input sequence length (overrides the config's max_prompt_tokens).
+    #[arg(long = "max-isl", id = "agentic_max_isl")]
+    pub max_isl: Option<u64>,
+    /// agentic-code: maximum output sequence length (overrides generation_length.max).
+    #[arg(long = "max-osl", id = "agentic_max_osl")]
+    pub max_osl: Option<u64>,
     #[command(flatten)]
     pub synthesis: SynthesisArgs,
 }
@@ -162,18 +179,34 @@ impl SynthesizeArgs {
     /// `ringperf synthesize` with these flags.
     ///
     /// # Errors
-    /// As [`synthesize::run_command`].
+    /// As [`synthesize::run_command`] and [`agentic::run`].
     pub fn run(&self) -> Result<(), crate::trace_tools::TraceToolError> {
-        let target = match self.target {
-            SynthesizeTarget::MooncakeTrace => synthesize::Target::MooncakeTrace,
-            SynthesizeTarget::AgenticCode => synthesize::Target::AgenticCode,
-        };
-        synthesize::run_command(
-            target,
-            self.input_file.as_deref(),
-            &self.output,
-            &self.synthesis.params(self.block_size, self.seed),
-        )
+        match self.target {
+            SynthesizeTarget::MooncakeTrace => synthesize::run_command(
+                self.input_file.as_deref(),
+                self.output
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("synthesized_trace.jsonl")),
+                &self.synthesis.params(self.block_size, self.seed),
+            ),
+            SynthesizeTarget::AgenticCode => {
+                if self.input_file.is_some() {
+                    return Err(crate::trace_tools::TraceToolError::Usage(
+                        "synthesize agentic-code takes no --input-file: it generates sessions \
+                         from a distribution config (--config)"
+                            .into(),
+                    ));
+                }
+                agentic::run(&agentic::Request {
+                    num_sessions: self.num_sessions,
+                    output: self.output.as_deref().unwrap_or(std::path::Path::new(".")),
+                    config: self.config.as_deref(),
+                    seed: self.seed,
+                    max_isl: self.max_isl,
+                    max_osl: self.max_osl,
+                })
+            }
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! AIPerf 0.13's trace commands: `analyze-trace` (a mooncake trace's length distributions and
-//! prefix-cache hit rates) and `validate --target mooncake-trace` (docs/commands.md).
+//! prefix-cache hit rates), `validate --target mooncake-trace` and `synthesize` (a reshaped
+//! mooncake trace, or agentic-coding sessions from a distribution config) (docs/commands.md).
 
+pub mod agentic;
 pub mod analyze;
 pub mod stats;
 pub mod synthesize;

@@ -426,33 +426,15 @@ pub fn run(input: &Path, output: &Path, p: &SynthesisParams) -> Result<(), Trace
     Ok(())
 }
 
-/// What `ringperf synthesize` makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// A new mooncake trace from a recorded one, its prefix tree reshaped.
-    MooncakeTrace,
-    /// AIPerf's agentic-coding session generator: refused, not built.
-    AgenticCode,
-}
-
-/// `ringperf synthesize`: `mooncake-trace` from `input` to `output`; `agentic-code` refused.
+/// `ringperf synthesize mooncake-trace`: `input` (`--input-file`) reshaped into `output`.
 ///
 /// # Errors
-/// As [`run`]; the target `agentic-code`, or no `input` (`--input-file`).
+/// As [`run`]; no `input`.
 pub fn run_command(
-    target: Target,
     input: Option<&Path>,
     output: &Path,
     params: &SynthesisParams,
 ) -> Result<(), TraceToolError> {
-    if target == Target::AgenticCode {
-        return Err(TraceToolError::Usage(
-            "synthesize agentic-code is not supported: AIPerf's agentic-coding session generator \
-             is not built in ringperf; `synthesize mooncake-trace --input-file TRACE` reshapes a \
-             recorded trace"
-                .into(),
-        ));
-    }
     let Some(input) = input else {
         return Err(TraceToolError::Usage(
             "synthesize mooncake-trace needs --input-file (the recorded trace)".into(),

@@ -140,7 +140,7 @@ fn validate_lists_each_bad_line_with_its_field() {
 }
 
 /// `synthesize mooncake-trace` end to end: the output is a trace `validate` passes, every
-/// timestamp halved, and `agentic-code` is refused.
+/// timestamp halved.
 #[test]
 fn synthesize_writes_a_trace_that_validates() {
     let dir = scratch("synthesize");
@@ -183,10 +183,234 @@ fn synthesize_writes_a_trace_that_validates() {
             b["timestamp"].as_i64().map(|t| t / 2)
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
 
-    let refused = ringperf(&["synthesize", "agentic-code"], &dir);
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("agentic-code is not supported"));
+/// The one run directory `synthesize agentic-code` made under `parent`, checked to be named
+/// `{prefix}_YYYYmmdd-HHMMSS`.
+fn run_dir(parent: &Path, prefix: &str) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    let stamp = name
+        .strip_prefix(&format!("{prefix}_"))
+        .unwrap_or_else(|| panic!("{name} is not {prefix}_STAMP"));
+    let (day, time) = stamp.split_once('-').expect("YYYYmmdd-HHMMSS");
+    assert!(day.len() == 8 && time.len() == 6, "{stamp}");
+    assert!(day.chars().chain(time.chars()).all(|c| c.is_ascii_digit()));
+    dirs[0].clone()
+}
+
+/// `synthesize agentic-code` writes what AIPerf 0.13 writes for the same flags, byte for byte:
+/// the default config, a config with restart splits, extra keys and a delay cap, and the
+/// explicit turn mode with `--max-osl` (tests/data/agentic-code/README.md).
+#[test]
+fn synthesize_agentic_code_writes_aiperfs_files() {
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            "default-12s-seed42",
+            &["--num-sessions", "12"],
+            "default_12s_seed42",
+        ),
+        (
+            "restart-16s-seed7",
+            &[
+                "--num-sessions",
+                "16",
+                "--seed",
+                "7",
+                "--config",
+                "restart.json",
+            ],
+            "restart_16s_seed7",
+        ),
+        (
+            "turns-10s-seed3",
+            &[
+                "--num-sessions",
+                "10",
+                "--seed",
+                "3",
+                "--config",
+                "turns.json",
+                "--max-osl",
+                "700",
+            ],
+            "turns_10s_seed3",
+        ),
+    ];
+    for (fixture, flags, prefix) in cases {
+        let dir = scratch(&format!("agentic-{fixture}"));
+        for cfg in ["restart.json", "turns.json"] {
+            std::fs::copy(data(&format!("agentic-code/{cfg}")), dir.join(cfg)).unwrap();
+        }
+        let mut args = vec!["synthesize", "agentic-code", "--output", "out"];
+        args.extend_from_slice(flags);
+        let out = ringperf(&args, &dir);
+        assert!(out.status.success(), "{fixture}: {out:?}");
+        let run = run_dir(&dir.join("out"), prefix);
+        for file in ["dataset.jsonl", "manifest.json", "quality.json"] {
+            let want = std::fs::read(data(&format!("agentic-code/{fixture}/{file}"))).unwrap();
+            let got = std::fs::read(run.join(file)).unwrap();
+            assert!(got == want, "{fixture}/{file} differs from AIPerf's");
+        }
+        assert!(String::from_utf8_lossy(&out.stdout).contains("dataset.jsonl ("));
+        let check = ringperf(
+            &[
+                "validate",
+                "mooncake-trace",
+                "--input",
+                run.join("dataset.jsonl").to_str().unwrap(),
+            ],
+            &dir,
+        );
+        assert_eq!(check.status.code(), Some(0), "{check:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A previous run's `manifest.json` as `--config` gives the same sessions again (the run named
+/// `manifest`), as AIPerf's does.
+#[test]
+fn synthesize_agentic_code_reruns_a_manifest() {
+    let dir = scratch("agentic-manifest");
+    let manifest = data("agentic-code/restart-16s-seed7/manifest.json");
+    let out = ringperf(
+        &[
+            "synthesize",
+            "agentic-code",
+            "--num-sessions",
+            "16",
+            "--seed",
+            "7",
+            "--config",
+            manifest.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let run = run_dir(&dir, "manifest_16s_seed7");
+    let want = std::fs::read(data("agentic-code/restart-16s-seed7/dataset.jsonl")).unwrap();
+    assert!(std::fs::read(run.join("dataset.jsonl")).unwrap() == want);
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["config_name"], "manifest");
+    assert_eq!(m["generation_params"]["foo"], serde_json::json!([1, 2]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Bad input to `synthesize agentic-code` is a usage error (exit 2) saying what is wrong, and
+/// nothing is written.
+#[test]
+fn synthesize_agentic_code_refuses_bad_input() {
+    let dir = scratch("agentic-refusals");
+    std::fs::write(dir.join("list.json"), "[1]").unwrap();
+    std::fs::write(dir.join("junk.json"), "nope").unwrap();
+    std::fs::write(
+        dir.join("skew.json"),
+        r#"{"new_tokens_per_turn": {"mean": 100, "median": 200}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("both.json"),
+        r#"{"turns": {"mean": 5, "median": 4, "min": 1, "max": 9}, "reset": {}}"#,
+    )
+    .unwrap();
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["--config", "missing.json"],
+            "Config 'missing.json' not found. Bundled configs: ['default']",
+        ),
+        (
+            &["--config", "spec"],
+            "spec.json is a JSON Schema reference",
+        ),
+        (
+            &["--config", "list.json"],
+            "Config 'list.json' must be a JSON object",
+        ),
+        (&["--config", "junk.json"], "is not valid JSON"),
+        (
+            &["--config", "skew.json"],
+            "new_tokens_per_turn: mean (100.0) must be >= median (200.0) for lognormal",
+        ),
+        (
+            &["--config", "both.json"],
+            "turns mode cannot be combined with reset",
+        ),
+        (
+            &["--num-sessions", "0"],
+            "--num-sessions: Input should be greater than or equal to 1",
+        ),
+        (
+            &["--max-isl", "0"],
+            "max_prompt_tokens: Input should be greater than or equal to 1",
+        ),
+        (&["--input-file", "t.jsonl"], "takes no --input-file"),
+    ];
+    for (flags, why) in cases {
+        let mut args = vec!["synthesize", "agentic-code", "--output", "out"];
+        args.extend_from_slice(flags);
+        let out = ringperf(&args, &dir);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{flags:?}: {err}");
+        assert!(!dir.join("out").exists(), "{flags:?} wrote output");
+    }
+    let negative = ringperf(&["synthesize", "agentic-code", "--seed", "-1"], &dir);
+    assert_eq!(negative.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What `synthesize agentic-code` writes replays: `profile` of its `dataset.jsonl` as a
+/// mooncake trace (its first rows' timestamps make it a fixed schedule, sped up here) sends one
+/// request a row, every row answered.
+#[test]
+fn profile_replays_a_synthesized_agentic_dataset() {
+    let dir = scratch("agentic-profile");
+    std::fs::write(
+        dir.join("small.json"),
+        r#"{"max_prompt_tokens": 6000, "block_size": 64,
+            "new_tokens_per_turn": {"mean": 300, "median": 200},
+            "generation_length": {"mean": 40, "median": 30, "max": 60},
+            "cache": {"layer1_tokens": 500, "layer1_5_tokens": 200,
+                      "layer2": {"mean": 400, "median": 300},
+                      "layer1_5_groups": {"num_groups": 3}}}"#,
+    )
+    .unwrap();
+    let out = ringperf(
+        &[
+            "synthesize",
+            "agentic-code",
+            "--num-sessions",
+            "4",
+            "--config",
+            "small.json",
+            "--output",
+            "out",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let run = run_dir(&dir.join("out"), "small_4s_seed42");
+    let dataset = run.join("dataset.jsonl");
+    let rows = std::fs::read_to_string(&dataset).unwrap().lines().count() as u64;
+    assert!(rows > 4, "{rows} rows");
+    let server = common::recording_mock(2);
+    let cfg = common::config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type chat --input-file {} \
+         --custom-dataset-type mooncake_trace --isl-block-size 64 --replay-speedup 1000 \
+         --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        dataset.display(),
+        dir.join("run").display(),
+    ));
+    let outcome = ringperf::run::run(cfg).expect("the run completes");
+    assert_eq!((outcome.successes, outcome.errors), (rows, 0));
+    server.stop();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

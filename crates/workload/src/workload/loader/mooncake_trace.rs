@@ -36,6 +36,10 @@ const FIELDS: &[&str] = &[
     "delay",
     "session_id",
     "extra",
+    // Written on a session's first row by `synthesize agentic-code` (AIPerf's generator, whose
+    // loader takes any extra key); accepted and not read.
+    "group_id",
+    "is_restart",
 ];
 
 /// Part types of a chat message's `content` that carry media.
