@@ -9,7 +9,6 @@ pub mod config;
 pub mod npy;
 pub mod synth;
 pub mod write;
-mod ziggurat;
 
 use std::path::{Path, PathBuf};
 

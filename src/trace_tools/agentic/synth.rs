@@ -3,10 +3,11 @@
 //! input and output, and ends the session at the context limit (forced retire) or by the
 //! context-scaled reset probability; an explicit turn-count mode instead; early primary sessions
 //! may split at a restart point, the continuation placed later in the queue. Every draw is
-//! NumPy's, in AIPerf's order ([`NpRng`]).
+//! NumPy's, in AIPerf's order ([`NpRandom`]).
 
 use super::config::{Config, Lognormal};
-use super::npy::{NpRng, np_sum};
+use super::npy::np_sum;
+use ringperf_workload::workload::nprandom::NpRandom;
 
 /// Blocks an L1.5 group may hold, groups at most, and session blocks at most (AIPerf's layout).
 const MAX_GROUP_BLOCKS: i64 = 200;
@@ -145,7 +146,7 @@ impl Prefix {
 
 /// `n` lognormal draws' worth of AIPerf's bounded sampler for one value: out-of-range draws
 /// redrawn up to 100 times, then clamped; `floor` applied last.
-fn sample(rng: &mut NpRng, p: &Lognormal, floor: Option<f64>) -> f64 {
+fn sample(rng: &mut NpRandom, p: &Lognormal, floor: Option<f64>) -> f64 {
     let mut x = rng.lognormal(p.mu, p.sigma);
     if p.min.is_some() || p.max.is_some() {
         let out = |x: f64| p.min.is_some_and(|lo| x < lo) || p.max.is_some_and(|hi| x > hi);
@@ -171,7 +172,7 @@ fn sample(rng: &mut NpRng, p: &Lognormal, floor: Option<f64>) -> f64 {
 /// The generator: the config, NumPy's stream for the seed, and the session counter.
 pub struct Synthesizer {
     cfg: Config,
-    rng: NpRng,
+    rng: NpRandom,
     prefix: Prefix,
     sessions: i64,
     group_weights: Vec<f64>,
@@ -206,7 +207,7 @@ impl Synthesizer {
             new_tokens.median *= ntp.bias;
         }
         Ok(Self {
-            rng: NpRng::new(seed),
+            rng: NpRandom::new(seed),
             prefix,
             sessions: 0,
             group_weights,

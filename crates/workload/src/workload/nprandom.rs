@@ -1,7 +1,16 @@
 //! NumPy's default generator (`numpy.random.default_rng(seed)`: a `SeedSequence` feeding a
-//! PCG64) for an integer seed, and the draws ringperf needs from it: where AIPerf 0.13 draws from
-//! NumPy and ringperf must draw the same numbers for the same `--random-seed` (an agentic replay's
-//! start instant per lane), it draws from this.
+//! PCG64) for an integer seed, and the draws ringperf needs from it, each consuming the words
+//! NumPy's does: where AIPerf 0.13 draws from NumPy and ringperf must draw the same numbers for
+//! the same seed (an agentic replay's start instant per lane, `synthesize agentic-code`'s
+//! sessions), it draws from this.
+
+mod ziggurat;
+
+use ziggurat::{FI, KI, WI};
+
+/// The ziggurat's base-strip edge and its inverse.
+const NOR_R: f64 = 3.654_152_885_361_009;
+const NOR_INV_R: f64 = 0.273_661_237_329_758_3;
 
 /// `SeedSequence`'s pool of 32-bit words and its hashing constants.
 const POOL: usize = 4;
@@ -105,7 +114,7 @@ impl NpRandom {
     }
 
     /// The next 32-bit output: the low half of a fresh 64-bit one, then its high half.
-    fn next_u32(&mut self) -> u32 {
+    pub fn next_u32(&mut self) -> u32 {
         if let Some(high) = self.spare.take() {
             return high;
         }
@@ -122,6 +131,81 @@ impl NpRandom {
     /// `uniform(low, high)`.
     pub fn uniform(&mut self, low: f64, high: f64) -> f64 {
         low + (high - low) * self.random()
+    }
+
+    /// `standard_normal()`: NumPy's 256-layer ziggurat.
+    pub fn standard_normal(&mut self) -> f64 {
+        loop {
+            let mut r = self.next_u64();
+            let idx = (r & 0xff) as usize;
+            r >>= 8;
+            let negative = r & 1 == 1;
+            let rabs = (r >> 1) & 0x000f_ffff_ffff_ffff;
+            let mut x = rabs as f64 * WI[idx];
+            if negative {
+                x = -x;
+            }
+            if rabs < KI[idx] {
+                return x;
+            }
+            if idx == 0 {
+                loop {
+                    let xx = -NOR_INV_R * (-self.random()).ln_1p();
+                    let yy = -(-self.random()).ln_1p();
+                    if yy + yy > xx * xx {
+                        return if (rabs >> 8) & 1 == 1 {
+                            -(NOR_R + xx)
+                        } else {
+                            NOR_R + xx
+                        };
+                    }
+                }
+            }
+            if (FI[idx - 1] - FI[idx]) * self.random() + FI[idx] < (-0.5 * x * x).exp() {
+                return x;
+            }
+        }
+    }
+
+    /// `lognormal(mu, sigma)`.
+    pub fn lognormal(&mut self, mu: f64, sigma: f64) -> f64 {
+        (mu + sigma * self.standard_normal()).exp()
+    }
+
+    /// `bytes(n)`: 32-bit outputs, little-endian, cut to `n`.
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let words = n.saturating_sub(1) / 4 + 1;
+        let mut out = Vec::with_capacity(words * 4);
+        for _ in 0..words {
+            out.extend_from_slice(&self.next_u32().to_le_bytes());
+        }
+        out.truncate(n);
+        out
+    }
+
+    /// `integers(low, high)` for a span of at most 2³² ([`Self::below`]); `low` for an empty one.
+    pub fn integers(&mut self, low: i64, high: i64) -> i64 {
+        let span = high.saturating_sub(low);
+        if span <= 1 {
+            return low;
+        }
+        low + self.below(span as u64) as i64
+    }
+
+    /// `choice(len(p), p=p)`: one uniform draw against the normalised running sum of `p`.
+    pub fn choice(&mut self, p: &[f64]) -> usize {
+        let mut cdf = Vec::with_capacity(p.len());
+        let mut acc = 0.0;
+        for &w in p {
+            acc += w;
+            cdf.push(acc);
+        }
+        let last = cdf.last().copied().unwrap_or(1.0);
+        for c in &mut cdf {
+            *c /= last;
+        }
+        let u = self.random();
+        cdf.partition_point(|&c| c <= u)
     }
 
     /// `integers(0, n)` for `1 ≤ n ≤ 2³²` (Lemire's bounded draw over 32-bit outputs, as NumPy
@@ -151,6 +235,37 @@ impl NpRandom {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // NumPy 2.4's `default_rng` with the same seeds and calls.
+    #[test]
+    fn normals_bytes_and_integers_are_numpys() {
+        let mut g = NpRandom::new(42);
+        assert_eq!(
+            [g.next_u64(), g.next_u64(), g.next_u64()],
+            [0xc621fbcd16d92688, 0x705a5661a791ffc1, 0xdbcd12c26eda1624]
+        );
+        let mut g = NpRandom::new(42);
+        assert_eq!(
+            (g.random(), g.random()),
+            (0.7739560485559633, 0.4388784397520523)
+        );
+        let mut g = NpRandom::new(42);
+        let x: Vec<f64> = (0..3).map(|_| g.standard_normal()).collect();
+        assert_eq!(
+            x,
+            [0.30471707975443135, -1.0399841062404955, 0.7504511958064572]
+        );
+        let mut g = NpRandom::new(42);
+        let hex = |b: Vec<u8>| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(hex(g.bytes(16)), "8826d916cdfb21c6c1ff91a761565a70");
+        assert_eq!(g.integers(5, 15), 9);
+        assert_eq!(hex(g.bytes(16)), "c212cddb8d8800160eb686b2eb819333");
+        assert_eq!(g.integers(0, 1000), 94);
+        let mut g = NpRandom::new(42);
+        assert_eq!(g.lognormal(7.5, 1.15), 2566.8240660221027);
+        // default_rng(2**40 + 5).random(): a seed over 32 bits is two entropy words.
+        assert_eq!(NpRandom::new((1 << 40) + 5).random(), 0.004739459374490829);
+    }
 
     /// What NumPy 2 gives for these seeds (`default_rng(seed)`: its state after seeding, the
     /// first three raw outputs, the first `random()`, `uniform(1000, 6000)` of a fresh generator,
