@@ -177,6 +177,10 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     for w in &cfg.warnings {
         eprintln!("ringperf: warning: {w}");
     }
+    // `--scenario`: each setting it filled, one line each.
+    for n in cfg.scenario.iter().flat_map(|o| &o.notes) {
+        eprintln!("ringperf: {n}");
+    }
     let plot_dir = args.auto_plot.then(|| cfg.artifact_dir.clone());
     let plot_required = cfg.outputs.plot_required;
     let api = start_api(args, Some(cfg.workers))?;

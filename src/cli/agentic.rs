@@ -1,6 +1,7 @@
 //! Agentic replay's phase settings (docs/timing.md, "Agentic replay"): where in each trace the
-//! lanes resume and whether they start together. Inert unless the profiling phase's timing mode
-//! is `agentic_replay` (a config file's), as in AIPerf. Resolved in `config::timing`.
+//! lanes resume, whether they start together, how long the system may stay idle; inert unless the
+//! profiling phase's timing mode is `agentic_replay` (a config file's, or a scenario's), as in
+//! AIPerf. Resolved in `config::timing`. And the scenario that locks them (`config::scenario`).
 
 use clap::Args;
 
@@ -25,4 +26,13 @@ pub struct AgenticArgs {
     /// that the next request goes within this many seconds.
     #[arg(long = "system-idle-gap-cap-seconds", help_heading = "Load Generator")]
     pub system_idle_gap_cap_seconds: Option<f64>,
+
+    /// A named benchmark whose settings are locked (AIPerf's `inferencex-agentx-mvp`).
+    #[arg(long = "scenario", help_heading = "Scenario")]
+    pub scenario: Option<String>,
+
+    /// Turn the scenario's violations into warnings (the run is marked
+    /// `submission_valid: false`).
+    #[arg(long = "unsafe-override", help_heading = "Scenario")]
+    pub unsafe_override: bool,
 }

@@ -248,6 +248,10 @@ pub fn input_config(cfg: &Config) -> Value {
         top.insert("metrics".into(), json!({}));
         top.insert("unsafe_override".into(), json!(false));
     }
+    if let Some(s) = &cfg.scenario {
+        top.insert("scenario".into(), json!(s.name));
+        top.insert("unsafe_override".into(), json!(a.agentic.unsafe_override));
+    }
     let mut own = Map::new();
     if e.given("io_driver") {
         let d = match cfg.io_driver {

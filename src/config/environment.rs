@@ -78,6 +78,8 @@ pub struct Environment {
     /// The `--input-file` trace's first look: whether its first record is timestamped, and its
     /// record count ([`ringperf_workload::workload::loader::peek_trace`]); `None` for anything else.
     pub trace: Option<(bool, u64)>,
+    /// `--scenario` with an `--input-file` of no named type: the type the file is detected as.
+    pub detected_kind: Option<ringperf_workload::workload::loader::DatasetKind>,
 }
 
 impl Environment {
@@ -105,6 +107,12 @@ impl Environment {
             files,
             template_files,
             trace: trace_of(args),
+            detected_kind: match (&args.agentic.scenario, &args.input.input_file) {
+                (Some(_), Some(path)) if args.input.custom_dataset_type.is_none() => {
+                    ringperf_workload::workload::loader::detect(path).ok()
+                }
+                _ => None,
+            },
         }
     }
 

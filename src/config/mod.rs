@@ -23,6 +23,7 @@ pub mod random_prompt;
 pub mod realtime;
 pub mod requests;
 mod resolve;
+pub mod scenario;
 pub mod scope;
 pub mod shard;
 pub mod template;
@@ -477,6 +478,8 @@ pub struct Config {
     /// Flags given where they change nothing ([`scope`]): one line each, printed before the
     /// run starts.
     pub warnings: Vec<String>,
+    /// `--scenario`: what it locked and what `--unsafe-override` let through.
+    pub scenario: Option<scenario::Outcome>,
     /// `--wait-for-model-*`, `--reset-kv-cache*`, `--server-profiler*` (docs/integrations.md).
     pub lifecycle: ringperf_metrics::lab::lifecycle::Lifecycle,
     /// `--mlflow-*`: the tracking server each run is logged to.

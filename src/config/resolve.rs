@@ -45,6 +45,14 @@ impl Config {
     /// # Errors
     /// The first [`ConfigError`] of the plan.
     pub fn resolve(plan: &Plan, is_tty: bool, env: &Environment) -> Result<Self, ConfigError> {
+        // `--scenario`: its locked settings are filled in before anything reads them.
+        let loader = super::scenario::loader_of(&plan.settings, env.detected_kind);
+        let scenario = super::scenario::apply(plan, &loader, env.drawn_seed)?;
+        let (plan, scenario) = match scenario {
+            Some((p, o)) => (std::borrow::Cow::Owned(p), Some(o)),
+            None => (std::borrow::Cow::Borrowed(plan), None),
+        };
+        let plan: &Plan = &plan;
         let args = &plan.settings;
         let argv = &plan.command;
         let mut echo = echo::Echo::new(plan, is_tty);
@@ -150,6 +158,11 @@ impl Config {
             mlflow_unused,
             wandb_unused,
             timing::load_shape_unused(args, warmup.as_ref()),
+            // `--unsafe-override`: each violation let through, as AIPerf warns of it.
+            (scenario.iter())
+                .flat_map(|o| &o.violations)
+                .map(|v| format!("Scenario violation (override active): {v}"))
+                .collect(),
         ]
         .concat();
         let session_header = super::requests::session_header(&args.requests)?;
@@ -245,6 +258,7 @@ impl Config {
             shard,
             multi_run,
             warnings,
+            scenario,
         })
     }
 }

@@ -62,6 +62,19 @@ pub fn agentic(args: &ProfileArgs, phase: &mut PhaseConfig) -> Result<(), Config
             range.min, range.max
         ));
     }
+    use crate::cli::random_prompt::CacheBustArg;
+    if matches!(
+        args.random_prompt.cache_bust,
+        Some(CacheBustArg::WarmupIsolationSystem | CacheBustArg::WarmupIsolationFirstTurn)
+    ) {
+        return err(
+            "cache_bust targets warmup_isolation_system and warmup_isolation_first_turn are not \
+             compatible with agentic_replay timing mode: Turn objects mutated during warmup \
+             persist into profiling sessions. Use cache_bust=none for agentic_replay workloads \
+             or one of the RID-based targets (system_prefix, first_turn_prefix, etc.) for \
+             per-trajectory isolation.",
+        );
+    }
     if !matches!(phase.load, Load::Concurrency(_)) {
         return err(
             "AGENTIC_REPLAY timing mode requires concurrency to be set on TimingConfig (sourced \

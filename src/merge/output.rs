@@ -348,6 +348,7 @@ fn run_info(
         tokenizer_loaded: None,
         client_health: None,
         branch_stats: None,
+        scenario: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU64;
 use ringperf_engine::worker::{AgenticLane, AgenticStream, AgenticWork};
 use ringperf_workload::schedule::TemplatePicker;
 use ringperf_workload::schedule::agentic::{self, Bounds, Trajectories};
-use ringperf_workload::workload::cache_bust::CacheBust;
+use ringperf_workload::workload::cache_bust::{Buster, CacheBust, Marker};
 
 use super::error::{RunError, SetupKind};
 use crate::config::timing::{Agentic, Mode};
@@ -23,6 +23,8 @@ pub(super) struct AgenticRun {
     pub ids: Vec<Vec<uuid::Uuid>>,
     /// The sampler's draws taken; lanes draw their next roots from here on.
     pub draws: Arc<AtomicU64>,
+    /// `--cache-bust`: each lane's first tree's marker, minted once for both phases.
+    markers: std::sync::OnceLock<Vec<Option<Marker>>>,
 }
 
 /// The run's lanes when its profiling phase is agentic replay: AIPerf's trajectories for the
@@ -64,6 +66,7 @@ pub(super) fn build(
         draws: Arc::new(AtomicU64::new(t.draws)),
         trajectories: t,
         ids,
+        markers: std::sync::OnceLock::new(),
     }))
 }
 
@@ -105,11 +108,22 @@ impl AgenticRun {
     pub fn split(
         &self,
         dataset: &ringperf_workload::workload::Prepared,
+        buster: Option<&Buster>,
         workers: usize,
         warm: bool,
     ) -> Vec<Arc<AgenticWork>> {
         let s = &self.settings;
         let lanes = &self.trajectories.lanes;
+        let markers = self.markers.get_or_init(|| {
+            lanes
+                .iter()
+                .map(|l| {
+                    buster.and_then(|b| {
+                        b.session_marker(&dataset.conversations[l.root as usize].session_id)
+                    })
+                })
+                .collect()
+        });
         let ns = |ms: f64| (ms.max(0.0) * 1e6).round() as u64;
         let w = workers.max(1);
         let mut per: Vec<Vec<AgenticLane>> = vec![Vec::new(); w];
@@ -124,6 +138,7 @@ impl AgenticRun {
                     at_ns: Some(ns(at)),
                     branch: stream.branch,
                     id: self.ids[l][k],
+                    marker: markers[l],
                 });
             }
             for (l, streams) in by_lane.into_iter().enumerate() {
@@ -147,6 +162,7 @@ impl AgenticRun {
                         at_ns: at.map(ns),
                         branch: stream.branch,
                         id: self.ids[l][k],
+                        marker: markers[l],
                     })
                     .collect();
                 per[l % w].push(AgenticLane {

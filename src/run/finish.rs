@@ -263,6 +263,19 @@ fn run_info(
         tokenizer_loaded: Some(prepared.tokenizer.loaded()),
         client_health: None,
         branch_stats: times.branches.map(|b| b.fields().to_vec()),
+        scenario: cfg.scenario.as_ref().map(|s| {
+            let mut invalid_reasons = Vec::new();
+            if !s.submission_valid() {
+                invalid_reasons.push("unsafe_override".to_string());
+            }
+            if m.stopped.is_some() {
+                invalid_reasons.push("run_cancelled".to_string());
+            }
+            ringperf_metrics::export::ScenarioVerdict {
+                name: s.name.to_string(),
+                invalid_reasons,
+            }
+        }),
     }
 }
 

@@ -677,13 +677,18 @@ impl<'a> Planner<'a> {
         let idle_cap = (a.settings.system_idle_cap)
             .filter(|_| !warm)
             .map(|c| Arc::new(ringperf_engine::worker::IdleCap::new(c, self.n)));
-        a.split(&self.shared.dataset, self.n, warm)
-            .into_iter()
-            .map(|w| PhasePlan {
-                idle_cap: idle_cap.clone(),
-                ..self.plan(CreditSource::Agentic(w))
-            })
-            .collect()
+        a.split(
+            &self.shared.dataset,
+            self.shared.cache_bust.as_ref(),
+            self.n,
+            warm,
+        )
+        .into_iter()
+        .map(|w| PhasePlan {
+            idle_cap: idle_cap.clone(),
+            ..self.plan(CreditSource::Agentic(w))
+        })
+        .collect()
     }
 
     /// `--request-rate`: an open loop at `rate` requests a second, at most `cap` in flight.

@@ -43,6 +43,8 @@ pub enum SweepError {
     },
     /// List values with `--fixed-schedule`.
     FixedSchedule,
+    /// A sweep of a `--scenario` run (without `--unsafe-override`).
+    Scenario(String),
     /// A sharded sweep's barrier: another shard failed, or never finished a run.
     ShardBarrier {
         /// The run (1-based, in the sweep's order) the shards were waiting after.
@@ -123,6 +125,7 @@ impl fmt::Display for SweepError {
                     names.join(", ")
                 )
             }
+            SweepError::Scenario(s) => write!(f, "{}", scenario_sweep(s)),
             SweepError::FixedSchedule => f.write_str(
                 "Parameter sweeps (e.g., --concurrency 1,2) cannot be used with --fixed-schedule \
                  mode (including the auto-promotion of trace datasets with per-record \
@@ -166,4 +169,14 @@ impl From<RunError> for SweepError {
     fn from(e: RunError) -> Self {
         SweepError::Run(e)
     }
+}
+
+/// AIPerf's refusal of a sweep of a scenario run (a warning under `--unsafe-override`).
+pub fn scenario_sweep(scenario: &str) -> String {
+    format!(
+        "scenario '{scenario}' does not support parameter sweeps; a scenario locks one fixed \
+         configuration, so a sweep would multiply it into diverging runs. Pass a single value for \
+         each swept flag (e.g. one --concurrency value, not a list) or drop the sweep / \
+         --scenario."
+    )
 }

@@ -773,6 +773,15 @@ fn check_refusals(lists: &[ListValues], args: &ProfileArgs) -> Result<(), SweepE
             flags: lists.iter().map(|(f, _)| f.names[0]).collect(),
         });
     }
+    if let Some(s) = &args.agentic.scenario {
+        if !args.agentic.unsafe_override {
+            return Err(SweepError::Scenario(s.clone()));
+        }
+        eprintln!(
+            "ringperf: warning: Scenario violation (override active): {}",
+            super::error::scenario_sweep(s)
+        );
+    }
     Ok(())
 }
 

@@ -581,3 +581,33 @@ fn the_swim_lane_of_an_agent_trace_run_nests_the_subagent_under_its_root() {
     );
     assert_eq!(sessions[0]["slot"], sessions[1]["slot"]);
 }
+
+/// `--cache-bust first_turn_prefix` on an agent trace: every body starts with the first turn's
+/// messages (the recorded history), and every body carries the session's one marker there, in
+/// the first user message, as AIPerf marks them; a subagent carries its root's.
+#[test]
+fn a_first_turn_marker_is_in_every_body_of_the_tree_at_its_first_user_message() {
+    let (_, truth) = run(
+        "traces/one_subagent.json",
+        &["--cache-bust", "first_turn_prefix", "--request-count", "3"],
+    );
+    assert_eq!(truth.len(), 3);
+    let markers: Vec<String> = truth
+        .iter()
+        .map(|t| {
+            let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+            let text = body.to_string();
+            assert_eq!(text.matches("[rid:").count(), 1, "{body}");
+            let first_user = (body["messages"].as_array().unwrap().iter())
+                .find(|m| m["role"] == "user")
+                .unwrap()
+                .to_string();
+            let at = first_user.find("[rid:").expect("in the first user message");
+            first_user[at..at + 18].to_string()
+        })
+        .collect();
+    assert!(
+        markers.iter().all(|m| *m == markers[0]),
+        "one marker for the root's two turns and its subagent: {markers:?}"
+    );
+}

@@ -381,3 +381,75 @@ fn the_system_idle_cap_brings_the_first_requests_forward_together() {
         0.5
     );
 }
+
+/// `--scenario inferencex-agentx-mvp --unsafe-override` on a local Weka directory, as AIPerf 0.13
+/// ran it (tests/data/weka/agentic/scenario.json, for 15 s; 3 s here): the settings it filled
+/// (the same lines), the two violations it let through (the same warnings, the duration's
+/// figure aside), the run replayed as agentic, `input_config` and the `metadata` block AIPerf
+/// wrote.
+#[test]
+fn the_agentx_scenario_overridden_runs_as_aiperf_ran_it() {
+    let want = common::read_json(&data().join("agentic/scenario.json"));
+    let traces = tempfile::tempdir().unwrap();
+    for f in [
+        "multi_model.json",
+        "one_subagent.json",
+        "terminal_subagent.json",
+    ] {
+        std::fs::copy(data().join("traces").join(f), traces.path().join(f)).unwrap();
+    }
+    let server = common::recording_mock(8);
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--endpoint-type", "chat"])
+        .args(["--streaming", "--tokenizer", "builtin", "--input-file"])
+        .arg(traces.path())
+        .args(["--custom-dataset-type", "weka_trace", "--concurrency", "2"])
+        .args(["--benchmark-duration", "3", "--random-seed", "7"])
+        .args(["--scenario", "inferencex-agentx-mvp", "--unsafe-override"])
+        .args(["--ui", "none", "--no-server-metrics", "--url"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    for n in want["notes"].as_array().unwrap() {
+        let line = format!("ringperf: {}", n.as_str().unwrap());
+        assert!(e.contains(&line), "{line} not in {e}");
+    }
+    for w in want["warnings"].as_array().unwrap() {
+        let line = format!("ringperf: warning: {}", w.as_str().unwrap())
+            .replace("got 15.0, required", "got 3.0, required");
+        assert!(e.contains(&line), "{line} not in {e}");
+    }
+    let j = common::read_json(&dir.path().join("profile_export_aiperf.json"));
+    assert_eq!(j["metadata"], want["metadata"]);
+    let mut phases = want["phases"].clone();
+    phases[0]["duration"] = serde_json::json!(3.0);
+    assert_eq!(j["input_config"]["phases"], phases);
+    assert_eq!(j["input_config"]["scenario"], want["scenario"]);
+    assert_eq!(j["input_config"]["unsafe_override"], true);
+    // Replayed as agentic: the warmup primed the lanes, every body asked to ignore EOS and
+    // carried its tree's cache-bust marker once, in its first user message (AIPerf's layout: a
+    // later turn's in the first turn's message, a subagent's the root's).
+    let warm =
+        common::read_json(&dir.path().join("phase_manifest.json"))["phases"][0]["phase_name"]
+            .clone();
+    assert_eq!(warm, "agentic.warmup");
+    let truth = common::truth_of(&server, 4);
+    for t in &truth {
+        let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+        assert_eq!(body["ignore_eos"], true);
+        let text = body.to_string();
+        assert_eq!(text.matches("[rid:").count(), 1, "{body}");
+        let first_user = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .unwrap();
+        assert!(first_user.to_string().contains("[rid:"), "{body}");
+    }
+}

@@ -210,6 +210,16 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         phases(p, &mut a)?;
     }
     sections(body, &mut a)?;
+    if let Some(s) = body.get("scenario")
+        && !s.is_null()
+    {
+        a.one("--scenario", scalar(s, "benchmark.scenario")?);
+    }
+    if let Some(v) = body.get("unsafe_override")
+        && flag_bool(v, "benchmark.unsafe_override")?
+    {
+        a.switch("--unsafe-override");
+    }
     if !a.file_only.user_files.is_empty()
         && let Some(Value::Object(vars)) = root.get("variables")
     {

@@ -37,11 +37,10 @@ fn resolve_with_env(
 }
 
 /// A `ringperf profile …` command line without its `--config FILE` / `-f FILE`, and the file;
-/// `None` when there is none (or no `profile` subcommand). `--scenario` is refused (see
-/// docs/config-files.md).
+/// `None` when there is none (or no `profile` subcommand).
 ///
 /// # Errors
-/// `--scenario`.
+/// None today (the signature keeps room for a refusal of the command line).
 pub fn split_config(full: &[String]) -> Result<(Vec<String>, Option<PathBuf>), FileError> {
     let Some(pos) = full.iter().position(|a| a == "profile") else {
         return Ok((full.to_vec(), None));
@@ -53,13 +52,6 @@ pub fn split_config(full: &[String]) -> Result<(Vec<String>, Option<PathBuf>), F
         match w.as_str() {
             "-f" | "--config" => file = words.next().map(PathBuf::from),
             s if s.starts_with("--config=") => file = Some(PathBuf::from(&s[9..])),
-            "--scenario" => {
-                let name = words.next().cloned().unwrap_or_default();
-                return Err(FileError {
-                    path: file.clone().unwrap_or_default(),
-                    error: scenario(&name),
-                });
-            }
             _ => rest.push(w.clone()),
         }
     }
@@ -90,27 +82,6 @@ pub fn file_settings(
         .or(Some("synthetic"));
     argv::refuse_unrouted(cli, file_type).map_err(fail)?;
     Ok(args)
-}
-
-/// AIPerf 0.13's named scenarios (its registry holds one) and why ringperf runs none.
-const SCENARIOS: &[(&str, &str)] = &[(
-    "inferencex-agentx-mvp",
-    "it replays Weka agentic traces (AGENTIC_REPLAY timing, a weka loader), which ringperf does \
-     not run",
-)];
-
-/// The refusal of `--scenario NAME`: AIPerf's message for an unknown name, else the reason.
-fn scenario(name: &str) -> YamlError {
-    match SCENARIOS.iter().find(|s| s.0 == name) {
-        Some((n, why)) => YamlError::Unsupported(format!("--scenario {n}: {why}")),
-        None => {
-            let valid: Vec<&str> = SCENARIOS.iter().map(|s| s.0).collect();
-            YamlError::Unsupported(format!(
-                "Unknown scenario '{name}'. Valid scenarios: {}",
-                valid.join(", ")
-            ))
-        }
-    }
 }
 
 /// `config validate FILE`: 0 and `Configuration valid: FILE`, or 1 and the error.

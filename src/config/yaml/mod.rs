@@ -260,6 +260,8 @@ pub(super) const BODY_FIELDS: &[&str] = &[
     "mlflow",
     "wandb",
     "network_latency",
+    "scenario",
+    "unsafe_override",
 ];
 
 /// Sections of `benchmark:` that AIPerf reads and ringperf refuses by name.

@@ -58,6 +58,7 @@ async fn warm(ctx: Rc<Ctx>, lane: u32, s: AgenticStream) {
     };
     let url = url_of(&ctx, lane);
     let mut session = Session::new(&ctx.shared, &ctx.state, s.conversation, url).with_id(s.id);
+    session.set_marker(s.marker);
     session.resume_at(&ctx.shared, s.turn);
     session.one_token();
     ctx.send_turn(&mut session, at).await;
@@ -74,6 +75,10 @@ async fn profile(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane) {
     if let Some(s) = root_stream {
         root = root.with_id(s.id);
     }
+    // The tree's marker (each stream carries it): the subagents made below copy the root's.
+    if let Some(s) = lane.streams.first() {
+        root.set_marker(s.marker);
+    }
     root.root_of(tree.clone());
     // Every subagent alive at t* is running before the root looks at its joins.
     for s in &lane.streams {
@@ -88,6 +93,7 @@ async fn profile(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane) {
         let at = start + s.at_ns.unwrap_or(0);
         let mut child =
             Session::child(&shared, &ctx.state, s.conversation, &root, at).with_id(s.id);
+        child.set_marker(s.marker);
         child.resume_at(&shared, s.turn);
         ctx.run_child(&tree, (lane.root, b), child);
     }

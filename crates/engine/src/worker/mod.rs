@@ -343,6 +343,8 @@ pub struct AgenticStream {
     pub branch: Option<u32>,
     /// Its correlation id, the same in warmup and profiling.
     pub id: uuid::Uuid,
+    /// `--cache-bust`: its tree's marker, the same in warmup and profiling.
+    pub marker: Option<ringperf_workload::workload::cache_bust::Marker>,
 }
 
 /// What an open-loop credit stands for.

@@ -119,6 +119,14 @@ impl Session {
             }
             (history.turn)(source, &mut self.history);
         }
+        // (`--cache-bust`: every body of a recorded trace gets the marker at its first user
+        // text, [`Self::bust`].)
+    }
+
+    /// `--cache-bust`: the session's marker is `m` (a stream of agentic replay keeps its tree's
+    /// over the phases).
+    pub fn set_marker(&mut self, m: Option<Marker>) {
+        self.marker = Some(m);
     }
 
     /// Its correlation id is `id` (a stream of agentic replay keeps one over its phases).
@@ -172,6 +180,8 @@ impl Session {
             tree: parent.tree.clone(),
             first_due_ns,
             lineage: Some(Box::new(lineage)),
+            // `--cache-bust`: one marker for the whole tree (AIPerf's), once the root has one.
+            marker: parent.marker,
             ..Self::new(shared, state, conversation, parent.url)
         }
     }
@@ -286,6 +296,9 @@ impl Session {
             _ => None,
         };
         let bust = self.bust(shared, phase);
+        // An agent trace's body starts with its first turn's messages: its marker goes there.
+        let recorded = shared.dataset.conversations[self.conversation as usize].context()
+            == ringperf_wire::conversation::ContextMode::Recorded;
         if shared
             .turn(self.conversation, self.next_turn)
             .source
@@ -320,8 +333,13 @@ impl Session {
                 (None, None) => {
                     let mut body = self.build_body(shared);
                     if let Some((system, m)) = bust
-                        && let Some(at) =
-                            cache_bust::body_offset(shared.kind, &body, system, m.1.is_prefix())
+                        && let Some(at) = cache_bust::user_offset(
+                            shared.kind,
+                            &body,
+                            system,
+                            m.1.is_prefix(),
+                            recorded,
+                        )
                     {
                         let (text, len) = m.0.json_escaped();
                         body.splice(at..at, text[..len].iter().copied());
@@ -344,7 +362,7 @@ impl Session {
         let splice = match (bust, &request_body) {
             (Some((system, (m, target))), None) => {
                 let body = request.bytes.get(request.head_len..).unwrap_or_default();
-                cache_bust::body_offset(shared.kind, body, system, target.is_prefix())
+                cache_bust::user_offset(shared.kind, body, system, target.is_prefix(), recorded)
                     .map(|at| (at, m))
             }
             _ => None,
@@ -381,7 +399,8 @@ impl Session {
 
     /// `--cache-bust`: the marker of the turn about to go in `phase`, whether it goes into the
     /// system message (else the first user text) and the target. A first-turn marker goes with
-    /// the first turn only: later turns carry that message in their history.
+    /// the first turn only: later turns carry that message in their history (an agent trace's
+    /// recorded history is not the session's: every body gets it).
     fn bust(
         &mut self,
         shared: &Shared,
@@ -397,7 +416,10 @@ impl Session {
                 .get_or_insert_with(|| b.session_marker(&c.session_id))
         }?;
         let system = b.target.on_system() && c.system.is_some();
-        (system || self.next_turn == 0).then_some((system, (marker, b.target)))
+        // An agent trace's every body starts with the first turn's messages (its history is
+        // the recorded one): each gets the marker there, as the first turn did.
+        let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
+        (system || recorded || self.next_turn == 0).then_some((system, (marker, b.target)))
     }
 
     /// The body of the next turn: the conversation's system and context messages, the history,
@@ -460,6 +482,7 @@ impl Session {
         (history.turn)(turn, &mut self.history);
         let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
         if self.next_turn == 0
+            && !recorded
             && let Some(m) = self.first_turn_marker
         {
             let prefix = shared

@@ -251,6 +251,21 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
             o.insert(tag.into_owned(), metric_json(r));
         }
     }
+    if let Some(s) = &run.scenario {
+        let mut m = Map::new();
+        m.insert("scenario".into(), Value::from(s.name.as_str()));
+        m.insert(
+            "submission_valid".into(),
+            Value::from(s.invalid_reasons.is_empty()),
+        );
+        if !s.invalid_reasons.is_empty() {
+            m.insert(
+                "submission_invalid_reasons".into(),
+                Value::from(s.invalid_reasons.clone()),
+            );
+        }
+        o.insert("metadata".into(), Value::Object(m));
+    }
     o.insert("ringperf".into(), ringperf_block(summary, run));
     Value::Object(o)
 }

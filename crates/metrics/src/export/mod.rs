@@ -93,6 +93,18 @@ pub struct RunInfo {
     /// The profiling phases' session trees (agent traces): AIPerf's `branch_stats` fields in
     /// its order; `None` when the dataset has none.
     pub branch_stats: Option<Vec<(&'static str, u64)>>,
+    /// `--scenario`: AIPerf's `metadata` block (the scenario, whether the run may be submitted,
+    /// and why not).
+    pub scenario: Option<ScenarioVerdict>,
+}
+
+/// A scenario run's verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioVerdict {
+    /// The scenario's name.
+    pub name: String,
+    /// Why the run may not be submitted (`unsafe_override`, `run_cancelled`); none: it may.
+    pub invalid_reasons: Vec<String>,
 }
 
 /// One thread's CPU time, read by the thread itself (`CLOCK_THREAD_CPUTIME_ID`) as it ends.

@@ -55,6 +55,7 @@ fn run_info() -> RunInfo {
         tokenizer_loaded: None,
         client_health: None,
         branch_stats: None,
+        scenario: None,
     }
 }
 

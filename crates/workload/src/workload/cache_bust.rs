@@ -212,6 +212,18 @@ pub fn body_offset(
     system: bool,
     prefix: bool,
 ) -> Option<usize> {
+    user_offset(kind, body, system, prefix, false)
+}
+
+/// [`body_offset`] in the body's first user message (`first`: an agent trace's body, whose
+/// messages start with its first turn's) rather than its last (the turn's own).
+pub fn user_offset(
+    kind: ringperf_wire::endpoint::EndpointKind,
+    body: &[u8],
+    system: bool,
+    prefix: bool,
+    first: bool,
+) -> Option<usize> {
     use ringperf_wire::endpoint::EndpointKind;
     let role: &[u8] = match (kind, system) {
         (EndpointKind::Responses, true) => br#""instructions":"#,
@@ -224,7 +236,7 @@ pub fn body_offset(
     } else {
         br#"[{"type":"text","text":""#
     };
-    let after_role = if system {
+    let after_role = if system || first {
         memchr::memmem::find(body, role)
     } else {
         memchr::memmem::rfind(body, role)
