@@ -668,6 +668,7 @@ pub const FLAGS: &[Flag] = &[
     own(Group::Ringperf, &["--max-client-lag-us"], &[("max_client_lag_us", Any)]),
     own(Group::Ringperf, &["--mock-ttft-ms"], &[("mock_ttft_ms", Mock)]),
     own(Group::Ringperf, &["--mock-itl-ms"], &[("mock_itl_ms", Mock)]),
+    own(Group::Ringperf, &["--mock-max-model-len"], &[("mock_max_model_len", Mock)]),
     own(Group::Ringperf, &["--mock-output-tokens"], &[("mock_output_tokens", Mock)]),
     own(Group::Ringperf, &["--mock-tokens-per-event"], &[("mock_tokens_per_event", Mock)]),
     own(Group::Ringperf, &["--mock-reasoning-tokens"], &[("mock_reasoning_tokens", Mock)]),

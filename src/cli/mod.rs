@@ -665,6 +665,16 @@ pub struct MockShapeArgs {
         help_heading = "ringperf"
     )]
     pub mock_capacity: u32,
+
+    /// Mock: the model's context length, as vLLM's `--max-model-len`: a completion request whose
+    /// prompt and asked output tokens together exceed it gets vLLM's 400 `maximum context length`
+    /// error (unset: no limit).
+    #[arg(
+        long = "mock-max-model-len",
+        value_name = "TOKENS",
+        help_heading = "ringperf"
+    )]
+    pub mock_max_model_len: Option<u64>,
 }
 
 /// Flags of `ringperf mock-server`.

@@ -80,6 +80,7 @@ impl MockServerConfig {
             reasoning_tokens: s.mock_reasoning_tokens,
             faults: s.mock_faults.clone().unwrap_or_default().0,
             capacity: s.mock_capacity,
+            max_model_len: s.mock_max_model_len,
             model: args.model.clone(),
             truth_log: args.truth_log.is_some(),
             record_bodies: args.record_bodies,

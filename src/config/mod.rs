@@ -206,6 +206,8 @@ pub struct MockShape {
     pub faults: Vec<ringperf_mock::mock::FaultSpec>,
     /// Requests in service at once (0: no limit).
     pub capacity: u32,
+    /// `--mock-max-model-len`.
+    pub max_model_len: Option<u64>,
 }
 
 /// Synthetic dataset parameters.

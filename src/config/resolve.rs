@@ -778,6 +778,7 @@ fn mock_shape(args: &ProfileArgs) -> Option<MockShape> {
         threads: s.mock_threads.max(1),
         faults: s.mock_faults.clone().unwrap_or_default().0,
         capacity: s.mock_capacity,
+        max_model_len: s.mock_max_model_len,
     })
 }
 

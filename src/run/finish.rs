@@ -268,6 +268,14 @@ fn run_info(
             if !s.submission_valid() {
                 invalid_reasons.push("unsafe_override".to_string());
             }
+            // More than 1 % of the requests over the model's context (AIPerf's
+            // `AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT`).
+            use ringperf_metrics::aggregate::MetricId as M;
+            let v = |id| m.summary.value(id).unwrap_or(0.0);
+            let sent = v(M::RequestCount) + v(M::ErrorRequestCount);
+            if sent > 0.0 && v(M::ContextOverflowCount) / sent > 0.01 {
+                invalid_reasons.push("context_overflow_rate_exceeded".to_string());
+            }
             if m.stopped.is_some() {
                 invalid_reasons.push("run_cancelled".to_string());
             }

@@ -770,6 +770,7 @@ fn mock_config(shape: &crate::config::MockShape, model: &str) -> ringperf_mock::
         reasoning_tokens: shape.reasoning_tokens,
         faults: shape.faults.clone(),
         capacity: shape.capacity,
+        max_model_len: shape.max_model_len,
         model: model.to_string(),
         ..Default::default()
     }

@@ -453,3 +453,88 @@ fn the_agentx_scenario_overridden_runs_as_aiperf_ran_it() {
         assert!(first_user.to_string().contains("[rid:"), "{body}");
     }
 }
+
+/// A prompt over the model's context (the mock's `--mock-max-model-len`, vLLM's 400) ends the
+/// trajectory: a real kv-cache-tester trace whose prompts grow turn by turn is resumed from its
+/// start; the first turn over the limit fails, no later turn of that session is sent, and the
+/// lane starts the trace again. Every such failure is counted in `context_overflow_count`.
+#[test]
+fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
+    let traces = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        data().join("traces/kvct_trace_0403.json"),
+        traces.path().join("kvct_trace_0403.json"),
+    )
+    .unwrap();
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
+        max_model_len: Some(21_000),
+        truth_log: true,
+        prompt_tokenizer: Some(ringperf_mock::mock::PromptTokenizer(std::sync::Arc::new(
+            ringperf_workload::workload::Tokenizer::builtin(),
+        ))),
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "randomSeed: 7\nbenchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    \
+             type: chat\n    streaming: true\n  dataset:\n    type: file\n    path: {}\n    \
+             format: weka_trace\n    traceIdleGapCapSeconds: 0.02\n    synthesis:\n      \
+             allowDatasetWrap: true\n  tokenizer:\n    name: builtin\n  phases:\n    - name: \
+             profiling\n      type: concurrency\n      concurrency: 1\n      duration: 2\n      \
+             timingMode: agentic_replay\n      trajectoryStartMinRatio: 0\n      \
+             trajectoryStartMaxRatio: 0\n  artifacts:\n    dir: {}\n",
+            server.addr,
+            traces.path().display(),
+            dir.path().join("out").display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--ui", "none", "--no-server-metrics", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    let records: Vec<Value> = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
+    let prof: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["metadata"]["phase_name"] == "profiling")
+        .collect();
+    let failed: Vec<&&Value> = prof.iter().filter(|r| r.get("error").is_some()).collect();
+    assert!(!failed.is_empty(), "no prompt went over the limit");
+    // The first turn over the limit: every failure is it, and no later turn was sent.
+    let over = failed[0]["metadata"]["turn_index"].as_u64().unwrap();
+    assert!(over > 0 && over < 25, "turn {over} of 26");
+    for f in &failed {
+        assert_eq!(f["metadata"]["turn_index"].as_u64(), Some(over), "{f}");
+        let m = f["error"]["message"].as_str().unwrap();
+        assert!(m.contains("maximum context length is 21000 tokens"), "{m}");
+    }
+    assert!(
+        prof.iter()
+            .all(|r| r["metadata"]["turn_index"].as_u64().unwrap() <= over),
+        "a turn after the overflow was sent"
+    );
+    let starts = prof
+        .iter()
+        .filter(|r| r["metadata"]["turn_index"] == 0)
+        .count();
+    assert!(starts >= 2, "the lane started the trace again ({starts})");
+    let j = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    assert_eq!(
+        j["context_overflow_count"]["avg"].as_f64(),
+        Some(failed.len() as f64),
+        "{}",
+        j["context_overflow_count"]
+    );
+    assert_eq!(
+        j["error_request_count"]["avg"].as_f64(),
+        Some(failed.len() as f64)
+    );
+}

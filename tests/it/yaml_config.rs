@@ -284,10 +284,15 @@ fn profile_refuses_a_flag_aiperf_cannot_apply_over_a_file_and_a_scenario() {
         "{}",
         text(&out.stderr)
     );
+    // The scenario runs only on a Weka source: synthetic prompts are AIPerf's one violation
+    // that `--unsafe-override` cannot let through.
     let out = ringperf(&["profile", "--scenario", "inferencex-agentx-mvp", "-m", "m"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("AGENTIC_REPLAY"),
+        text(&out.stderr).contains(
+            "Scenario invariants violated (1 conflict):\n  - --input-file (loader): got 'synthetic'"
+        ) && text(&out.stderr)
+            .contains("These violations cannot be bypassed with --unsafe-override."),
         "{}",
         text(&out.stderr)
     );

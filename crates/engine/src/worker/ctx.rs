@@ -14,7 +14,7 @@ use super::idle::Nudge;
 use super::pacer::Pacer;
 use super::session::Session;
 use super::tree::{BranchCounts, ChildEnd, Tree};
-use super::{DriverKind, IdleCap, PhasePlan, Shared, WorkerState, push};
+use super::{CreditSource, DriverKind, IdleCap, PhasePlan, Shared, WorkerState, push};
 
 /// Longest single wait before the stop conditions are looked at again, on a worker that does
 /// not listen for the stop (the epoll driver).
@@ -286,6 +286,17 @@ impl Ctx {
             (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
         }
         let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
+        // Agentic replay: a prompt over the model's context ends the trajectory (every later
+        // turn's prompt is longer still), as AIPerf ends it; its tree finishes without it.
+        if let CreditSource::Agentic(w) = &self.plan.source
+            && !w.warm
+            && !session.finished(&self.shared)
+            && rec.error.as_ref().is_some_and(|e| {
+                ringperf_metrics::aggregate::accumulator::is_context_overflow(&e.message)
+            })
+        {
+            session.end_here();
+        }
         rec.lineage = session.lineage();
         push(&self.state, *rec).await;
         self.spawn_children(session, turn, end_ns);

@@ -221,6 +221,12 @@ impl Session {
         self.next_turn as usize >= shared.turns_of(self.conversation).min(self.max_turns)
     }
 
+    /// The session sends no further turn (agentic replay ends a trajectory whose prompt went over
+    /// the model's context).
+    pub fn end_here(&mut self) {
+        self.max_turns = self.next_turn as usize;
+    }
+
     /// The turn to send next.
     pub fn next_turn(&self) -> u32 {
         self.next_turn

@@ -153,6 +153,9 @@ pub struct Accumulator {
     columns: Vec<Vec<f64>>,
     request_count: u64,
     error_request_count: u64,
+    /// Error records whose message says the prompt was over the model's context
+    /// ([`is_context_overflow`]).
+    context_overflows: u64,
     min_request_wall_ns: Option<u64>,
     max_response_wall_ns: Option<u64>,
     /// The duration the rates are taken over, when not `max response − min request`
@@ -199,6 +202,7 @@ impl Accumulator {
             columns: vec![Vec::new(); REGISTRY.len()],
             request_count: 0,
             error_request_count: 0,
+            context_overflows: 0,
             min_request_wall_ns: None,
             max_response_wall_ns: None,
             active_duration_ns: None,
@@ -246,6 +250,7 @@ impl Accumulator {
         }
         if let Some(e) = &f.error {
             self.error_request_count += 1;
+            self.context_overflows += u64::from(is_context_overflow(&e.message));
             let key = (e.code, e.kind.clone(), e.message.clone());
             match self.error_index.get(&key) {
                 Some(&i) => self.errors[i].count += 1,
@@ -637,6 +642,11 @@ impl Accumulator {
         use MetricId as M;
         scalar(M::RequestCount, count(self.request_count));
         scalar(M::ErrorRequestCount, count(self.error_request_count));
+        // Over the error records only: 0 when some failed otherwise, absent when none failed.
+        scalar(
+            M::ContextOverflowCount,
+            (self.error_request_count > 0).then_some(self.context_overflows as f64),
+        );
         scalar(
             M::MinRequestTimestamp,
             self.min_request_wall_ns.map(|v| v as f64),
@@ -791,4 +801,23 @@ fn time_weighted_results(curves: &sweep::Curves, from: f64, to: f64) -> Vec<Metr
             value: ResultValue::TimeWeighted(t),
         })
         .collect()
+}
+
+/// What a server says when a prompt is over the model's context, in any case (AIPerf 0.13's
+/// allowlist, `AIPERF_AGENTX_CONTEXT_OVERFLOW_SUBSTRINGS`: vLLM, SGLang, OpenAI and Anthropic
+/// wordings).
+pub const CONTEXT_OVERFLOW_SUBSTRINGS: [&str; 4] = [
+    "context length",
+    "maximum context",
+    "context_length_exceeded",
+    "prompt is too long",
+];
+
+/// An error's message says the prompt was over the model's context (a case-insensitive match of
+/// [`CONTEXT_OVERFLOW_SUBSTRINGS`] in the message, which holds the error body's text).
+pub fn is_context_overflow(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    CONTEXT_OVERFLOW_SUBSTRINGS
+        .iter()
+        .any(|s| lower.contains(s))
 }

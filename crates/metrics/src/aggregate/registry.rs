@@ -216,6 +216,7 @@ pub enum MetricId {
     UsageReasoningTokensDiffPct,
     RequestCount,
     ErrorRequestCount,
+    ContextOverflowCount,
     MinRequestTimestamp,
     MaxResponseTimestamp,
     OslMismatchCount,
@@ -433,7 +434,7 @@ const TOK_LB: u32 = PRODUCES_TOKENS_ONLY | LARGER_IS_BETTER;
 /// Every metric ringperf knows, indexed by [`MetricId`]. The order is also the order results
 /// appear in exports among the non-declared keys (record, then aggregate, then derived).
 #[rustfmt::skip]
-pub static REGISTRY: [MetricDef; 134] = [
+pub static REGISTRY: [MetricDef; 135] = [
     def!(TimeToFirstToken, "time_to_first_token", "Time to First Token", Record, Nanoseconds, MS, Some(100), STREAM_TOK | PCT_FAIL, Default, true),
     def!(TimeToSecondToken, "time_to_second_token", "Time to Second Token", Record, Nanoseconds, MS, Some(200), STREAM_TOK, Default, true),
     def!(TimeToFirstOutputToken, "time_to_first_output_token", "Time to First Output Token", Record, Nanoseconds, MS, Some(210), STREAM_TOK | SUPPORTS_REASONING, Default, true),
@@ -467,6 +468,7 @@ pub static REGISTRY: [MetricDef; 134] = [
     def!(UsageReasoningTokensDiffPct, "usage_reasoning_tokens_diff_pct", "Usage Reasoning Diff %", Record, Percent, None, None, PRODUCES_TOKENS_ONLY | SUPPORTS_REASONING | USAGE_DIFF_ONLY, None, false),
     def!(RequestCount, "request_count", "Request Count", Aggregate, Requests, None, Some(1100), LARGER_IS_BETTER | NO_INDIVIDUAL_RECORDS, Default, true),
     def!(ErrorRequestCount, "error_request_count", "Error Request Count", Aggregate, Requests, None, None, ERROR_ONLY | NO_INDIVIDUAL_RECORDS, Default, true),
+    def!(ContextOverflowCount, "context_overflow_count", "Context Overflow Count", Aggregate, Requests, None, None, ERROR_ONLY | NO_INDIVIDUAL_RECORDS, Default, true),
     def!(MinRequestTimestamp, "min_request_timestamp", "Minimum Request Timestamp", Aggregate, Nanoseconds, None, None, INTERNAL | NO_INDIVIDUAL_RECORDS, None, true),
     def!(MaxResponseTimestamp, "max_response_timestamp", "Maximum Response Timestamp", Aggregate, Nanoseconds, None, None, INTERNAL | NO_INDIVIDUAL_RECORDS, None, true),
     def!(OslMismatchCount, "osl_mismatch_count", "OSL Mismatch Count", Aggregate, Requests, None, None, PRODUCES_TOKENS_ONLY | NO_INDIVIDUAL_RECORDS | DISABLE_ON_ACCURACY, None, true),

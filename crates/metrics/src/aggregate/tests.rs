@@ -501,3 +501,28 @@ fn endpoints_without_tokens_report_zero_output_tokens_while_the_client_counts() 
             .is_none()
     );
 }
+
+/// The servers' wordings of a prompt over the model's context, and messages that are not.
+#[test]
+fn context_overflow_messages_are_recognised_in_any_case() {
+    use super::accumulator::is_context_overflow;
+    for m in [
+        // vLLM's 400.
+        "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens",
+        // OpenAI's error code, inside its JSON body.
+        r#"{"error":{"message":"...","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+        // Anthropic.
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "Input exceeds the model's Context Length",
+    ] {
+        assert!(is_context_overflow(m), "{m}");
+    }
+    for m in [
+        "Internal Server Error",
+        "rate limit exceeded",
+        "",
+        "context window full",
+    ] {
+        assert!(!is_context_overflow(m), "{m}");
+    }
+}

@@ -189,6 +189,8 @@ fn summary_json_key_order() {
         "adj_request_latency",
         "adj_decode_duration",
         "adj_inter_token_latency",
+        // Over the error records (0 here: the one failure was no context overflow).
+        "context_overflow_count",
         "input_token_throughput",
         "completed_request_count",
         "request_error_rate",

@@ -457,6 +457,22 @@ fn plan(
             Ok((b, form)) => {
                 let mut b = b;
                 b.prompt_words = worker.prompt_tokens(endpoint, body, b.prompt_words);
+                if let Some(limit) = worker.shared.cfg.max_model_len {
+                    let asked = b.max_tokens.unwrap_or(0);
+                    let total = b.prompt_words + asked;
+                    if total > limit {
+                        return Action::Error(
+                            400,
+                            format!(
+                                "This model's maximum context length is {limit} tokens. However, \
+                                 you requested {total} tokens ({} in the messages, {asked} in \
+                                 the completion). Please reduce the length of the messages or \
+                                 completion.",
+                                b.prompt_words
+                            ),
+                        );
+                    }
+                }
                 let recorded = if worker.shared.truth.enabled() {
                     let keep_bodies = worker.shared.cfg.record_bodies;
                     Recorded {

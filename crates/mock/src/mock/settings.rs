@@ -111,6 +111,11 @@ pub struct MockConfig {
     /// service time is `ttft + (token events - 1) × itl`; see `capacity` for the model.
     #[serde(default)]
     pub capacity: u32,
+    /// The model's context length (vLLM's `--max-model-len`): a completion request whose prompt
+    /// and asked output tokens together exceed it gets vLLM's 400 `maximum context length`
+    /// error; `None`: no limit.
+    #[serde(default)]
+    pub max_model_len: Option<u64>,
     /// The fast mode (`mock-server --fast`): streamed chat and completions answers are copied
     /// from bytes built once per response shape (docs/mock.md, "Fast mode"). Every streamed response of a shape then has the
     /// same id, `created` and words, whatever its body; the truth log is as exact as without.
@@ -184,6 +189,7 @@ impl Default for MockConfig {
             dcgm_gpus: 0,
             spec_decode: 0,
             capacity: 0,
+            max_model_len: None,
             fast: false,
             model_ready_after: Duration::ZERO,
             loading_answers: 0,
