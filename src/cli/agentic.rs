@@ -27,6 +27,11 @@ pub struct AgenticArgs {
     #[arg(long = "system-idle-gap-cap-seconds", help_heading = "Load Generator")]
     pub system_idle_gap_cap_seconds: Option<f64>,
 
+    /// Agentic replay: once its last priming request is sent, the warmup waits at most this many
+    /// seconds for the answers, then cuts the rest (default: no limit).
+    #[arg(long = "agentic-warmup-grace-period", help_heading = "Warmup")]
+    pub agentic_warmup_grace_period: Option<f64>,
+
     /// A named benchmark whose settings are locked (AIPerf's `inferencex-agentx-mvp`).
     #[arg(long = "scenario", help_heading = "Scenario")]
     pub scenario: Option<String>,

@@ -482,7 +482,7 @@ pub const FLAGS: &[Flag] = &[
     aiperf(Group::Warmup, &["--warmup-request-count", "--num-warmup-requests"], &[("warmup_request_count", Resolved("config/mod.rs"))], "supported"),
     aiperf(Group::Warmup, &["--warmup-duration"], &[("warmup_duration", Resolved("config/mod.rs"))], "supported"),
     rejected(Group::Warmup, &["--agentic-cache-warmup-duration"], "rejected: agentic replay warmup only, which ringperf does not run"),
-    rejected(Group::Warmup, &["--agentic-warmup-grace-period"], "rejected: agentic replay warmup only, which ringperf does not run"),
+    aiperf(Group::Warmup, &["--agentic-warmup-grace-period"], &[("agentic_warmup_grace_period", Agentic)], "supported (agentic replay; warned otherwise): once the warmup's last priming request is sent, its answers are waited for this long at most, then the rest are cut (default: no limit) ([timing.md](timing.md#agentic-replay))"),
     aiperf(Group::Warmup, &["--num-warmup-sessions"], &[("num_warmup_sessions", Resolved("config/mod.rs"))], "supported: the warmup phase starts this many sessions; each sends all its turns (unless a warmup request count or duration ends it first)"),
     aiperf(Group::Warmup, &["--warmup-concurrency"], &[("warmup_concurrency", Resolved("config/mod.rs"))], "supported"),
     aiperf(Group::Warmup, &["--warmup-prefill-concurrency"], &[("warmup_prefill_concurrency", StreamedWarmup)], "supported: warmup's prefill limit (defaults to `--prefill-concurrency`)"),

@@ -37,6 +37,9 @@ pub struct Agentic {
     pub idle_cap_ms: Option<f64>,
     /// `--system-idle-gap-cap-seconds`: the profiling phase is never idle longer.
     pub system_idle_cap: Option<Duration>,
+    /// `--agentic-warmup-grace-period`: how long the warmup waits for its answers after its last
+    /// request (`None`: as long as they take).
+    pub warmup_grace: Option<Duration>,
 }
 
 /// The profiling phase of `timing_mode: agentic_replay`: its closed loop becomes lanes; the
@@ -90,11 +93,21 @@ pub fn agentic(args: &ProfileArgs, phase: &mut PhaseConfig) -> Result<(), Config
             ));
         }
     };
+    let warmup_grace = match a.agentic_warmup_grace_period {
+        None => None,
+        Some(s) if (0.0..1e9).contains(&s) => Some(Duration::from_secs_f64(s)),
+        Some(s) => {
+            return err(format!(
+                "--agentic-warmup-grace-period must be at least 0 (got {s})"
+            ));
+        }
+    };
     phase.timing.mode = Mode::Agentic(Agentic {
         range,
         burst: a.burst_phase_starts,
         idle_cap_ms: args.input.trace_idle_gap_cap_seconds.map(|s| s * 1000.0),
         system_idle_cap,
+        warmup_grace,
     });
     Ok(())
 }

@@ -677,18 +677,31 @@ impl<'a> Planner<'a> {
         let idle_cap = (a.settings.system_idle_cap)
             .filter(|_| !warm)
             .map(|c| Arc::new(ringperf_engine::worker::IdleCap::new(c, self.n)));
-        a.split(
+        let works = a.split(
             &self.shared.dataset,
             self.shared.cache_bust.as_ref(),
             self.n,
             warm,
-        )
-        .into_iter()
-        .map(|w| PhasePlan {
-            idle_cap: idle_cap.clone(),
-            ..self.plan(CreditSource::Agentic(w))
-        })
-        .collect()
+        );
+        // `--agentic-warmup-grace-period`: the warmup's answers are cut that long after its
+        // last request.
+        let last_ns = (works.iter())
+            .flat_map(|w| w.lanes.iter().flat_map(|l| &l.streams))
+            .filter_map(|s| s.at_ns)
+            .max()
+            .unwrap_or(0);
+        let hard_deadline_ns = match a.settings.warmup_grace.filter(|_| warm) {
+            Some(g) => Some(self.start + last_ns + g.as_nanos() as u64),
+            None => self.hard_deadline_ns,
+        };
+        works
+            .into_iter()
+            .map(|w| PhasePlan {
+                idle_cap: idle_cap.clone(),
+                hard_deadline_ns,
+                ..self.plan(CreditSource::Agentic(w))
+            })
+            .collect()
     }
 
     /// `--request-rate`: an open loop at `rate` requests a second, at most `cap` in flight.

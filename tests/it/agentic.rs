@@ -538,3 +538,72 @@ fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
         Some(failed.len() as f64)
     );
 }
+
+/// `--agentic-warmup-grace-period 0.1` (`agenticWarmupGracePeriod` on the phase): the warmup's
+/// last priming request goes 489 ms in (seed 7); its answers, 800 ms slow, are cut 100 ms
+/// later, and profiling starts then.
+#[test]
+fn the_agentic_warmup_grace_period_cuts_the_priming_answers() {
+    let traces = tempfile::tempdir().unwrap();
+    for f in [
+        "multi_model.json",
+        "one_subagent.json",
+        "terminal_subagent.json",
+    ] {
+        std::fs::copy(data().join("traces").join(f), traces.path().join(f)).unwrap();
+    }
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(2),
+        ttft: std::time::Duration::from_millis(800),
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "randomSeed: 7\nbenchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    \
+             type: chat\n    streaming: true\n  dataset:\n    type: file\n    path: {}\n    \
+             format: weka_trace\n  tokenizer:\n    name: builtin\n  phases:\n    - name: \
+             profiling\n      type: concurrency\n      concurrency: 2\n      duration: 3.5\n      \
+             timingMode: agentic_replay\n      agenticWarmupGracePeriod: 0.1\n  artifacts:\n    \
+             dir: {}\n",
+            server.addr,
+            traces.path().display(),
+            dir.path().join("out").display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--ui", "none", "--no-server-metrics", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    let records = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
+    let warm: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["metadata"]["phase_name"] == "agentic.warmup")
+        .collect();
+    assert_eq!(warm.len(), 2);
+    for r in &warm {
+        assert_eq!(
+            r["error"]["message"], "Request was cancelled at the end of the grace period",
+            "{r}"
+        );
+    }
+    let manifest = common::read_json(&dir.path().join("out/phase_manifest.json"));
+    let w = &manifest["phases"][0];
+    let took_ms = (w["end_ns"].as_u64().unwrap() - w["start_ns"].as_u64().unwrap()) as f64 / 1e6;
+    assert!(
+        (560.0..780.0).contains(&took_ms),
+        "the warmup ended {took_ms} ms in"
+    );
+    let j = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    assert_eq!(
+        j["input_config"]["phases"][0]["agentic_warmup_grace_period"],
+        0.1
+    );
+}

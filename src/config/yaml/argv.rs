@@ -1004,6 +1004,7 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "trajectory_start_max_ratio",
         "burst_phase_starts",
         "system_idle_gap_cap_seconds",
+        "agentic_warmup_grace_period",
     ]);
     const AIPERF_ONLY: &[&str] = &[
         "sla",
@@ -1014,7 +1015,6 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "burst_phase_starts",
         "system_idle_gap_cap_seconds",
         "agentic_cache_warmup_duration",
-        "agentic_warmup_grace_period",
         "adaptive_scale",
     ];
     (known, AIPERF_ONLY)
@@ -1372,6 +1372,9 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             }
             "system_idle_gap_cap_seconds" if !warmup => {
                 a.one("--system-idle-gap-cap-seconds", num(v, &path)?)
+            }
+            "agentic_warmup_grace_period" if !warmup => {
+                a.one("--agentic-warmup-grace-period", dur(v, &path)?)
             }
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),
