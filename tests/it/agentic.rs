@@ -607,3 +607,84 @@ fn the_agentic_warmup_grace_period_cuts_the_priming_answers() {
         0.1
     );
 }
+
+/// AIPerf's overlap at issue, on a real kv-cache-tester trace: `kvct_trace_0291`'s root turn 15
+/// (recorded 15.6 s long) spawns two subagents. `agent_001` was recorded starting 3 s after the
+/// turn's start (its timeline compressed by `--trace-idle-gap-cap-seconds 3`), while the turn was
+/// still running: it starts 3 s after the turn is sent, not after its answer. `agent_002`
+/// started after the turn had ended: it starts when the answer comes. AIPerf 0.13's run of the
+/// same file, seed and settings sent them 2,999.9 ms after the turn and 3.1 ms after its answer.
+#[test]
+fn a_subagent_that_overlapped_its_spawning_request_starts_while_it_runs() {
+    let traces = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        data().join("traces/kvct_trace_0291.json"),
+        traces.path().join("kvct_trace_0291.json"),
+    )
+    .unwrap();
+    let server = common::recording_mock(4);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "randomSeed: 7\nbenchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    \
+             type: chat\n    streaming: true\n  dataset:\n    type: file\n    path: {}\n    \
+             format: weka_trace\n    traceIdleGapCapSeconds: 3\n  tokenizer:\n    name: \
+             builtin\n  phases:\n    - name: profiling\n      type: concurrency\n      \
+             concurrency: 1\n      duration: 5\n      timingMode: agentic_replay\n  artifacts:\n    \
+             dir: {}\n",
+            server.addr,
+            traces.path().display(),
+            dir.path().join("out").display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "--ui",
+            "simple",
+            "--no-server-metrics",
+            "--config",
+        ])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    // AIPerf resumed the same turn (13) at the same instant.
+    assert!(e.contains("lane=00  t*=38086.488 ms  root_next=13/"), "{e}");
+    let records = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
+    let find = |conv: &str, turn: u64| {
+        records
+            .iter()
+            .map(|r| &r["metadata"])
+            .find(|m| {
+                m["phase_name"] == "profiling"
+                    && m["conversation_id"] == conv
+                    && m["turn_index"] == turn
+            })
+            .unwrap_or_else(|| panic!("no {conv} turn {turn}"))
+    };
+    let ns = |m: &Value, k: &str| m[k].as_u64().unwrap() as f64 / 1e6;
+    let parent = find("trace_0291", 15);
+    let a1 = find("trace_0291::sa:agent_001", 0);
+    let a2 = find("trace_0291::sa:agent_002", 0);
+    let after_issue = ns(a1, "credit_issued_ns") - ns(parent, "credit_issued_ns");
+    assert!(
+        (after_issue - 3000.0).abs() < TOLERANCE_MS,
+        "agent_001 {after_issue} ms after its spawning turn was sent"
+    );
+    let after_answer = ns(a2, "credit_issued_ns") - ns(parent, "request_end_ns");
+    assert!(
+        (0.0..TOLERANCE_MS).contains(&after_answer),
+        "agent_002 {after_answer} ms after the answer"
+    );
+    let j = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    assert_eq!(
+        j["branch_stats"]["children_delayed"], 1,
+        "{}",
+        j["branch_stats"]
+    );
+}

@@ -51,7 +51,11 @@ fn url_of(ctx: &Ctx, index: u32) -> usize {
 async fn warm(ctx: Rc<Ctx>, lane: u32, s: AgenticStream) {
     let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
     let Some(at) = ctx
-        .wait_at(&mut pacer, ctx.plan.start_ns + s.at_ns.unwrap_or(0))
+        .wait_at(
+            &mut pacer,
+            ctx.plan.start_ns + s.at_ns.unwrap_or(0),
+            Some(0),
+        )
         .await
     else {
         return;
@@ -94,6 +98,7 @@ async fn profile(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane) {
         let mut child =
             Session::child(&shared, &ctx.state, s.conversation, &root, at).with_id(s.id);
         child.set_marker(s.marker);
+        child.first_due_at(at);
         child.resume_at(&shared, s.turn);
         ctx.run_child(&tree, (lane.root, b), child);
     }

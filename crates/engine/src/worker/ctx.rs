@@ -130,20 +130,85 @@ impl Ctx {
         Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
     }
 
-    /// Starts the child sessions of every branch the turn `turn` of `session` (just answered
-    /// at run-clock `end_ns`) spawns: each a task of this worker, its first turn at its place
-    /// in the trace after the spawn.
-    pub(super) fn spawn_children(self: &Rc<Self>, session: &Session, turn: u32, end_ns: u64) {
+    /// Starts the child sessions of the branches the turn `turn` of `session` (just answered at
+    /// run-clock `end_ns`) spawns, but those [`Self::spawn_overlapping`] started while it ran:
+    /// each a task of this worker, its first turn at its place in the trace after the spawn.
+    pub(super) fn spawn_children(
+        self: &Rc<Self>,
+        session: &Session,
+        turn: u32,
+        end_ns: u64,
+        started: &[u32],
+    ) {
+        let shared = &self.shared;
+        let spawns = shared.turn(session.conversation, turn).spawns();
+        let rest: Vec<u32> = (spawns.iter().copied())
+            .filter(|b| !started.contains(b))
+            .collect();
+        self.start_branches(session, &rest, end_ns, None);
+    }
+
+    /// AIPerf's overlap at issue: a subagent the trace records as starting before its spawning
+    /// request ended (the branch's start before the turn's time plus its recorded `api_time`)
+    /// starts while that request runs, each child at its first request's place after the
+    /// request's start (from `issue_ns`, when the request is meant to go). Only a tree's root
+    /// spawns so, outside a warmup. Returns the branches started.
+    pub(super) fn spawn_overlapping(
+        self: &Rc<Self>,
+        session: &mut Session,
+        issue_ns: u64,
+    ) -> Vec<u32> {
+        let shared = self.shared.clone();
+        let (c, turn) = (session.conversation, session.next_turn());
+        let t = shared.turn(c, turn);
+        let warm = self.plan.phase == ringperf_wire::record::Phase::Warmup;
+        let (Some(start_ms), Some(api_ms)) =
+            (t.timestamp_ms, t.agent_turn().and_then(|a| a.api_time_ms))
+        else {
+            return Vec::new();
+        };
+        if warm || session.tree().is_none() || session.is_child() || api_ms <= 0.0 {
+            return Vec::new();
+        }
+        let conversation = &shared.dataset.conversations[c as usize];
+        let overlapping: Vec<u32> = (t.spawns().iter().copied())
+            .filter(|&b| {
+                conversation
+                    .branches()
+                    .get(b as usize)
+                    .and_then(|branch| branch_start_ms(&shared, branch))
+                    .is_some_and(|s| s < start_ms + api_ms)
+            })
+            .collect();
+        if !overlapping.is_empty() {
+            // The tree's marker first: the children copy it.
+            session.mint_marker(&shared);
+            self.start_branches(session, &overlapping, issue_ns, Some(start_ms));
+        }
+        overlapping
+    }
+
+    /// Starts the children of `branches` of `session`'s turn, from run-clock `origin_ns`: each
+    /// child's first request after its first turn's trace time less `origin_ms` (the spawning
+    /// request's start), else less the branch's start; at once when either is unknown.
+    fn start_branches(
+        self: &Rc<Self>,
+        session: &Session,
+        branches: &[u32],
+        origin_ns: u64,
+        origin_ms: Option<f64>,
+    ) {
         let Some(tree) = session.tree() else {
             return;
         };
         let shared = &self.shared;
         let c = session.conversation;
         let conversation = &shared.dataset.conversations[c as usize];
-        for &b in shared.turn(c, turn).spawns() {
+        for &b in branches {
             let Some(branch) = conversation.branches().get(b as usize) else {
                 continue;
             };
+            let from = origin_ms.or(branch.start_ms);
             let offsets: Vec<u64> = branch
                 .children
                 .iter()
@@ -154,7 +219,7 @@ impl Ctx {
                         .get(child as usize)
                         .and_then(|c| c.turns.first())
                         .and_then(|t| t.timestamp_ms);
-                    match (first, branch.start_ms) {
+                    match (first, from) {
                         (Some(t), Some(s)) if t > s => ((t - s) * 1e6).round() as u64,
                         _ => 0,
                     }
@@ -168,7 +233,7 @@ impl Ctx {
                     &self.state,
                     child,
                     session,
-                    end_ns.saturating_add(offset),
+                    origin_ns.saturating_add(offset),
                 );
                 self.run_child(tree, (c, b), child_session);
             }
@@ -209,7 +274,8 @@ impl Ctx {
             };
             let now = self.shared.clock.now_ns();
             let intended = if due > now {
-                match self.wait_at(pacer, due).await {
+                let base = session.due_from_start().then_some(0);
+                match self.wait_at(pacer, due, base).await {
                     Some(at) => at,
                     None => return false,
                 }
@@ -267,6 +333,7 @@ impl Ctx {
         if let Some(c) = &self.plan.idle_cap {
             c.request(true);
         }
+        let started = self.spawn_overlapping(session, intended_ns);
         let mut rec = session
             .send_next(
                 &self.shared,
@@ -299,7 +366,7 @@ impl Ctx {
         }
         rec.lineage = session.lineage();
         push(&self.state, *rec).await;
-        self.spawn_children(session, turn, end_ns);
+        self.spawn_children(session, turn, end_ns, &started);
         true
     }
 
@@ -307,17 +374,23 @@ impl Ctx {
     /// once on a worker that listens for it, within 50 ms on one that does not). `false` when
     /// the phase stopped issuing meanwhile.
     pub(super) async fn wait_until(&self, pacer: &mut Pacer, at_ns: u64) -> bool {
-        self.wait_at(pacer, at_ns).await.is_some()
+        self.wait_at(pacer, at_ns, None).await.is_some()
     }
 
     /// [`Self::wait_until`], returning the instant waited for: `at_ns`, or earlier when the
-    /// system-idle cap brought the wait forward meanwhile.
-    pub(super) async fn wait_at(&self, pacer: &mut Pacer, at_ns: u64) -> Option<u64> {
+    /// system-idle cap brought the wait forward meanwhile. `base`: the cap's shift when the
+    /// wait's time was fixed (0: at the phase's start); `None`: now.
+    pub(super) async fn wait_at(
+        &self,
+        pacer: &mut Pacer,
+        at_ns: u64,
+        base: Option<u64>,
+    ) -> Option<u64> {
         let stop = &self.state.stop;
-        // Under the idle cap the wait is kept as `at + shift at its start`: a later shift brings
-        // it forward, an earlier one does not.
+        // Under the idle cap the wait is kept as `at + shift when its time was fixed`: a later
+        // shift brings it forward, an earlier one does not.
         let cap = self.plan.idle_cap.as_deref();
-        let key = at_ns.saturating_add(cap.map_or(0, IdleCap::shift));
+        let key = at_ns.saturating_add(base.unwrap_or_else(|| cap.map_or(0, IdleCap::shift)));
         let _pending = cap.map(|_| Pending::new(self, key));
         loop {
             let at = key.saturating_sub(cap.map_or(0, IdleCap::shift));
@@ -375,4 +448,17 @@ impl Drop for Pending<'_> {
         }
         self.ctx.publish_pending();
     }
+}
+
+/// A branch's trace start: its own, else its children's earliest first request (AIPerf's
+/// fallback).
+fn branch_start_ms(shared: &Shared, branch: &ringperf_wire::conversation::Branch) -> Option<f64> {
+    branch.start_ms.or_else(|| {
+        (branch.children.iter())
+            .filter_map(|&c| {
+                let conv = shared.dataset.conversations.get(c as usize)?;
+                conv.turns.first()?.timestamp_ms
+            })
+            .reduce(f64::min)
+    })
 }

@@ -67,6 +67,8 @@ pub(crate) struct Session {
     sent: u32,
     /// Its turns ask for one output token (agentic replay's warmup primes the server's cache).
     one_token: bool,
+    /// Its first turn's time was fixed at the phase's start.
+    due_from_start: bool,
     /// A child session's place in its tree (its records carry it).
     lineage: Option<Box<ringperf_wire::record::Lineage>>,
 }
@@ -94,6 +96,7 @@ impl Session {
             failed: false,
             sent: 0,
             one_token: false,
+            due_from_start: false,
             lineage: None,
         }
     }
@@ -123,6 +126,22 @@ impl Session {
         // text, [`Self::bust`].)
     }
 
+    /// A subagent's session (its tree's root is another).
+    pub fn is_child(&self) -> bool {
+        self.lineage.is_some()
+    }
+
+    /// `--cache-bust`: the session's marker, minted now if it has none yet (a root about to
+    /// start subagents, which copy it).
+    pub fn mint_marker(&mut self, shared: &Shared) {
+        if let Some(b) = shared.cache_bust.as_ref()
+            && self.marker.is_none()
+        {
+            let c = &shared.dataset.conversations[self.conversation as usize];
+            self.marker = Some(b.session_marker(&c.session_id));
+        }
+    }
+
     /// `--cache-bust`: the session's marker is `m` (a stream of agentic replay keeps its tree's
     /// over the phases).
     pub fn set_marker(&mut self, m: Option<Marker>) {
@@ -143,6 +162,13 @@ impl Session {
     /// The first turn it sends goes at run-clock `at_ns`.
     pub fn first_due_at(&mut self, at_ns: u64) {
         self.first_due_ns = at_ns;
+        self.due_from_start = true;
+    }
+
+    /// Its first turn's time was fixed at the phase's start ([`Self::first_due_at`]): the
+    /// system-idle cap's every shift moves it (a later wait only moves with later shifts).
+    pub fn due_from_start(&self) -> bool {
+        self.due_from_start && self.sent == 0
     }
 
     /// Turns it sent (or tried to).
