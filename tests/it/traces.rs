@@ -338,3 +338,67 @@ fn a_bad_row_ends_the_run_before_anything_is_sent() {
     );
     assert!(!out_dir.exists() && server.truth().entries().is_empty());
 }
+
+/// `--concurrency` on a replayed trace of sessions counts sessions, as AIPerf's session slots:
+/// at 1, session `b` (due 10 ms in) waits for session `a`'s last answer, and its lateness is
+/// reported as `replay_sched_lag`.
+#[test]
+fn a_replayed_session_holds_its_concurrency_slot_to_its_last_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sessions.jsonl");
+    let row = |id: &str, at: &str| {
+        format!(r#"{{"session_id": "{id}", {at}, "input_length": 20, "output_length": 2}}"#)
+    };
+    let rows = [
+        row("a", r#""timestamp": 0"#),
+        row("a", r#""delay": 40"#),
+        row("a", r#""delay": 40"#),
+        row("b", r#""timestamp": 10"#),
+        row("b", r#""delay": 40"#),
+    ];
+    std::fs::write(&trace, rows.join("\n") + "\n").unwrap();
+    let server = common::recording_mock(2);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--streaming",
+            "--tokenizer",
+            "builtin",
+        ])
+        .args(["--ui", "none", "--no-server-metrics", "--concurrency", "1"])
+        .args(["--custom-dataset-type", "mooncake_trace", "--input-file"])
+        .arg(&trace)
+        .arg("--url")
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut truth = common::truth_of(&server, 5);
+    assert_eq!(truth.len(), 5);
+    truth.sort_by_key(|t| t.arrival_ns);
+    // The first three arrivals are one session's, the last two the other's; the second starts
+    // after the first's last answer.
+    let ids: Vec<&str> = truth
+        .iter()
+        .map(|t| t.correlation_id.as_deref().unwrap())
+        .collect();
+    assert!(ids[0] == ids[1] && ids[1] == ids[2] && ids[3] == ids[4] && ids[2] != ids[3]);
+    assert!(truth[3].arrival_ns >= truth[2].end_ns, "{truth:?}");
+    let j = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    let lag = j["replay_sched_lag_p99"]["avg"]
+        .as_f64()
+        .or(j["replay_sched_lag"]["p99"].as_f64());
+    assert!(
+        lag.is_some_and(|l| l > 50.0),
+        "session b waited ~80 ms: {lag:?}"
+    );
+}

@@ -194,7 +194,9 @@ pub enum CreditSource {
         ramp_offsets_ns: Vec<u64>,
     },
     /// Open loop: credits with absolute intended times, fed by the dispatcher. `cap` bounds
-    /// this worker's requests in flight.
+    /// this worker's requests in flight (rate ticks) or sessions alive (session starts: a trace's
+    /// sessions hold their slot from their first turn to their last answer, as AIPerf's session
+    /// slots do).
     Open {
         queue: Arc<ArrayQueue<Credit>>,
         fed: Arc<AtomicBool>,

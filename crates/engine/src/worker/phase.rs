@@ -204,7 +204,13 @@ async fn open_loop(
         pacer
             .wait_until(&ctx.shared.clock, credit.intended_ns)
             .await;
-        while state.in_flight.get() >= cap {
+        // The cap counts what AIPerf's session slots count: a rate tick's requests in flight; a
+        // session start's sessions alive (each holds its slot until its last turn is answered).
+        let held = || match kind {
+            OpenKind::Tick => state.in_flight.get(),
+            OpenKind::SessionStart => live.get(),
+        };
+        while held() >= cap {
             monoio::time::sleep(Duration::from_micros(100)).await;
         }
         let session = match kind {
