@@ -210,8 +210,15 @@ async fn open_loop(
             OpenKind::Tick => state.in_flight.get(),
             OpenKind::SessionStart => live.get(),
         };
+        let mut intended_ns = credit.intended_ns;
         while held() >= cap {
             monoio::time::sleep(Duration::from_micros(100)).await;
+            // A session that waited for its slot is meant to go when it gets it, as AIPerf
+            // issues its credit then: the wait is the load's (`replay_sched_lag` shows it), not
+            // the client's lateness.
+            if kind == OpenKind::SessionStart {
+                intended_ns = intended_ns.max(ctx.shared.clock.now_ns());
+            }
         }
         let session = match kind {
             OpenKind::Tick => {
@@ -241,7 +248,7 @@ async fn open_loop(
         let (ctx, ready, live) = (ctx.clone(), ready.clone(), live.clone());
         monoio::spawn(async move {
             let mut session = session;
-            let sent = ctx.send_turn(&mut session, credit.intended_ns).await;
+            let sent = ctx.send_turn(&mut session, intended_ns).await;
             ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
             ctx.changed.nudge();
             if sent && !session.finished(&ctx.shared) {
