@@ -409,10 +409,15 @@ impl PhaseCounters {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let s = shard.global(self.sessions.fetch_add(1, Ordering::Relaxed));
-        if s >= session_limit {
+        let first = (s < session_limit)
+            .then(|| self.take_request(shard, request_limit))
+            .flatten();
+        let Some(first) = first else {
+            // Not started: the count (the live progress's `sessions.sent`) stays at the sessions
+            // that did, whichever slot looked for one more after the last.
+            self.sessions.fetch_sub(1, Ordering::Relaxed);
             return None;
-        }
-        let first = self.take_request(shard, request_limit)?;
+        };
         self.started.fetch_max(s + 1, Ordering::Relaxed);
         Some((s, first))
     }
@@ -894,6 +899,23 @@ async fn push_when_room(state: &WorkerState, mut rec: RawRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A slot that looks for a session after the last request was taken (or past the session
+    /// limit) starts none, and the count of sessions sent stays at those that started.
+    #[test]
+    fn a_session_that_cannot_start_is_not_counted() {
+        let c = PhaseCounters::default();
+        let shard = Shard::default();
+        assert_eq!(c.start_session(shard, 10, 2), Some((0, 0)));
+        assert_eq!(c.start_session(shard, 10, 2), Some((1, 1)));
+        assert_eq!(c.start_session(shard, 10, 2), None, "no request left");
+        assert_eq!(c.start_session(shard, 10, 2), None);
+        assert_eq!(c.sessions.load(Ordering::Relaxed), 2);
+        let c = PhaseCounters::default();
+        assert_eq!(c.start_session(shard, 1, 9), Some((0, 0)));
+        assert_eq!(c.start_session(shard, 1, 9), None, "no session left");
+        assert_eq!(c.sessions.load(Ordering::Relaxed), 1);
+    }
 
     /// The system-idle cap: with nothing in flight the earliest wait is brought within the cap
     /// of the idle spell's start, once; a request in flight, or one answered since, starts the
