@@ -30,35 +30,53 @@ struct Run {
     export: Value,
 }
 
-fn run(seed: u64, duration: f64, phase: &str) -> Run {
-    let traces = tempfile::tempdir().unwrap();
-    for f in [
-        "multi_model.json",
-        "one_subagent.json",
-        "terminal_subagent.json",
-    ] {
-        std::fs::copy(data().join("traces").join(f), traces.path().join(f)).unwrap();
+/// A directory holding the Weka traces `files` of tests/data/weka/traces.
+fn traces_of(files: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files {
+        std::fs::copy(data().join("traces").join(f), dir.path().join(f)).unwrap();
     }
-    let server = common::recording_mock(8);
+    dir
+}
+
+/// AIPerf's three fixtures, in its directory order.
+const FIXTURES: [&str; 3] = [
+    "multi_model.json",
+    "one_subagent.json",
+    "terminal_subagent.json",
+];
+
+/// `ringperf profile --config FILE`, the file replaying the traces in `traces` against `addr`
+/// with agentic replay at seed `seed`, `dataset` and `phase` keys added to its dataset and its
+/// profiling phase, its artifacts in `out`; the binary's output.
+fn agentic_run(
+    addr: std::net::SocketAddr,
+    traces: &Path,
+    seed: u64,
+    (dataset, phase): (&[&str], &[&str]),
+    out: &Path,
+) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("agentic.yaml");
-    let out_dir = dir.path().join("out");
+    let lines = |keys: &[&str], indent: &str| -> String {
+        keys.iter().map(|k| format!("{indent}{k}\n")).collect()
+    };
     std::fs::write(
         &config,
         format!(
             "schemaVersion: \"2.0\"\nrandomSeed: {seed}\nbenchmark:\n  model: mock-model\n  \
-             endpoint:\n    url: http://{}\n    type: chat\n    streaming: true\n  dataset:\n    \
-             type: file\n    path: {}\n    format: weka_trace\n  tokenizer:\n    name: builtin\n  \
-             phases:\n    - name: profiling\n      type: concurrency\n      concurrency: 2\n      \
-             duration: {duration}\n      timingMode: agentic_replay\n{phase}  artifacts:\n    \
-             dir: {}\n",
-            server.addr,
-            traces.path().display(),
-            out_dir.display()
+             endpoint:\n    url: http://{addr}\n    type: chat\n    streaming: true\n  dataset:\n    \
+             type: file\n    path: {}\n    format: weka_trace\n{}  tokenizer:\n    name: builtin\n  \
+             phases:\n    - name: profiling\n      type: concurrency\n      \
+             timingMode: agentic_replay\n{}  artifacts:\n    dir: {}\n",
+            traces.display(),
+            lines(dataset, "    "),
+            lines(phase, "      "),
+            out.display()
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+    std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args([
             "profile",
             "--ui",
@@ -68,7 +86,19 @@ fn run(seed: u64, duration: f64, phase: &str) -> Run {
         ])
         .arg(&config)
         .output()
-        .expect("the binary runs");
+        .expect("the binary runs")
+}
+
+fn run(seed: u64, duration: f64, phase: &[&str]) -> Run {
+    let traces = traces_of(&FIXTURES);
+    let server = common::recording_mock(8);
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let concurrency = "concurrency: 2".to_string();
+    let duration = format!("duration: {duration}");
+    let mut keys = vec![concurrency.as_str(), duration.as_str()];
+    keys.extend(phase);
+    let out = agentic_run(server.addr, traces.path(), seed, (&[], &keys), &out_dir);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     let records: Vec<Value> = common::read_jsonl(&out_dir.join("profile_export.jsonl"))
@@ -224,7 +254,7 @@ fn check(case: &str, r: &Run) {
 /// their instants (the second waits 489 ms); each lane's root goes at its offset.
 #[test]
 fn seed_7_resumes_both_lanes_where_aiperf_did() {
-    let r = run(7, 4.0, "");
+    let r = run(7, 4.0, &[]);
     check("a_s7", &r);
 }
 
@@ -232,7 +262,7 @@ fn seed_7_resumes_both_lanes_where_aiperf_did() {
 /// waiting for it, goes as soon as it has finished.
 #[test]
 fn seed_42_starts_the_live_subagent_and_holds_its_root_for_it() {
-    let r = run(42, 4.0, "");
+    let r = run(42, 4.0, &[]);
     check("a_s42", &r);
     let prof = phase_records(&r, "profiling");
     let child = prof
@@ -260,8 +290,11 @@ fn burst_starts_every_lane_at_once() {
     let r = run(
         7,
         4.0,
-        "      trajectoryStartMinRatio: 0.25\n      trajectoryStartMaxRatio: 0.25\n      \
-         burstPhaseStarts: true\n",
+        &[
+            "trajectoryStartMinRatio: 0.25",
+            "trajectoryStartMaxRatio: 0.25",
+            "burstPhaseStarts: true",
+        ],
     );
     check("b_ratio025_burst_s7", &r);
     let phases = r.export["input_config"]["phases"].clone();
@@ -349,7 +382,7 @@ fn refusals_are_aiperfs() {
 /// leaves idle instants of its own). The run log sums the jumps.
 #[test]
 fn the_system_idle_cap_brings_the_first_requests_forward_together() {
-    let r = run(7, 3.0, "      systemIdleGapCapSeconds: 0.5\n");
+    let r = run(7, 3.0, &["systemIdleGapCapSeconds: 0.5"]);
     let warm = phase_records(&r, "agentic.warmup");
     let prof = phase_records(&r, "profiling");
     // Each lane's resumed root: its warmup session's id.
@@ -390,14 +423,7 @@ fn the_system_idle_cap_brings_the_first_requests_forward_together() {
 #[test]
 fn the_agentx_scenario_overridden_runs_as_aiperf_ran_it() {
     let want = common::read_json(&data().join("agentic/scenario.json"));
-    let traces = tempfile::tempdir().unwrap();
-    for f in [
-        "multi_model.json",
-        "one_subagent.json",
-        "terminal_subagent.json",
-    ] {
-        std::fs::copy(data().join("traces").join(f), traces.path().join(f)).unwrap();
-    }
+    let traces = traces_of(&FIXTURES);
     let server = common::recording_mock(8);
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
@@ -460,12 +486,7 @@ fn the_agentx_scenario_overridden_runs_as_aiperf_ran_it() {
 /// lane starts the trace again. Every such failure is counted in `context_overflow_count`.
 #[test]
 fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
-    let traces = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        data().join("traces/kvct_trace_0403.json"),
-        traces.path().join("kvct_trace_0403.json"),
-    )
-    .unwrap();
+    let traces = traces_of(&["kvct_trace_0403.json"]);
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
         output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
         max_model_len: Some(21_000),
@@ -477,28 +498,24 @@ fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
     })
     .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "randomSeed: 7\nbenchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    \
-             type: chat\n    streaming: true\n  dataset:\n    type: file\n    path: {}\n    \
-             format: weka_trace\n    traceIdleGapCapSeconds: 0.02\n    synthesis:\n      \
-             allowDatasetWrap: true\n  tokenizer:\n    name: builtin\n  phases:\n    - name: \
-             profiling\n      type: concurrency\n      concurrency: 1\n      duration: 2\n      \
-             timingMode: agentic_replay\n      trajectoryStartMinRatio: 0\n      \
-             trajectoryStartMaxRatio: 0\n  artifacts:\n    dir: {}\n",
-            server.addr,
-            traces.path().display(),
-            dir.path().join("out").display()
+    let out = agentic_run(
+        server.addr,
+        traces.path(),
+        7,
+        (
+            &[
+                "traceIdleGapCapSeconds: 0.02",
+                "synthesis: {allowDatasetWrap: true}",
+            ],
+            &[
+                "concurrency: 1",
+                "duration: 2",
+                "trajectoryStartMinRatio: 0",
+                "trajectoryStartMaxRatio: 0",
+            ],
         ),
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "--ui", "none", "--no-server-metrics", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+        &dir.path().join("out"),
+    );
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{e}");
     let records: Vec<Value> = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
@@ -544,14 +561,7 @@ fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
 /// later, and profiling starts then.
 #[test]
 fn the_agentic_warmup_grace_period_cuts_the_priming_answers() {
-    let traces = tempfile::tempdir().unwrap();
-    for f in [
-        "multi_model.json",
-        "one_subagent.json",
-        "terminal_subagent.json",
-    ] {
-        std::fs::copy(data().join("traces").join(f), traces.path().join(f)).unwrap();
-    }
+    let traces = traces_of(&FIXTURES);
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
         output_tokens: ringperf_mock::mock::OutputLen::Fixed(2),
         ttft: std::time::Duration::from_millis(800),
@@ -559,27 +569,18 @@ fn the_agentic_warmup_grace_period_cuts_the_priming_answers() {
     })
     .expect("mock starts");
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "randomSeed: 7\nbenchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    \
-             type: chat\n    streaming: true\n  dataset:\n    type: file\n    path: {}\n    \
-             format: weka_trace\n  tokenizer:\n    name: builtin\n  phases:\n    - name: \
-             profiling\n      type: concurrency\n      concurrency: 2\n      duration: 3.5\n      \
-             timingMode: agentic_replay\n      agenticWarmupGracePeriod: 0.1\n  artifacts:\n    \
-             dir: {}\n",
-            server.addr,
-            traces.path().display(),
-            dir.path().join("out").display()
-        ),
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "--ui", "none", "--no-server-metrics", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let phase = [
+        "concurrency: 2",
+        "duration: 3.5",
+        "agenticWarmupGracePeriod: 0.1",
+    ];
+    let out = agentic_run(
+        server.addr,
+        traces.path(),
+        7,
+        (&[], &phase),
+        &dir.path().join("out"),
+    );
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{e}");
     let records = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
@@ -616,41 +617,19 @@ fn the_agentic_warmup_grace_period_cuts_the_priming_answers() {
 /// same file, seed and settings sent them 2,999.9 ms after the turn and 3.1 ms after its answer.
 #[test]
 fn a_subagent_that_overlapped_its_spawning_request_starts_while_it_runs() {
-    let traces = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        data().join("traces/kvct_trace_0291.json"),
-        traces.path().join("kvct_trace_0291.json"),
-    )
-    .unwrap();
+    let traces = traces_of(&["kvct_trace_0291.json"]);
     let server = common::recording_mock(4);
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("c.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "randomSeed: 7\nbenchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    \
-             type: chat\n    streaming: true\n  dataset:\n    type: file\n    path: {}\n    \
-             format: weka_trace\n    traceIdleGapCapSeconds: 3\n  tokenizer:\n    name: \
-             builtin\n  phases:\n    - name: profiling\n      type: concurrency\n      \
-             concurrency: 1\n      duration: 5\n      timingMode: agentic_replay\n  artifacts:\n    \
-             dir: {}\n",
-            server.addr,
-            traces.path().display(),
-            dir.path().join("out").display()
+    let out = agentic_run(
+        server.addr,
+        traces.path(),
+        7,
+        (
+            &["traceIdleGapCapSeconds: 3"],
+            &["concurrency: 1", "duration: 5"],
         ),
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args([
-            "profile",
-            "--ui",
-            "simple",
-            "--no-server-metrics",
-            "--config",
-        ])
-        .arg(&config)
-        .output()
-        .unwrap();
+        &dir.path().join("out"),
+    );
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{e}");
     // AIPerf resumed the same turn (13) at the same instant.

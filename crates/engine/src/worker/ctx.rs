@@ -158,6 +158,10 @@ impl Ctx {
         session: &mut Session,
         issue_ns: u64,
     ) -> Vec<u32> {
+        // Most turns are no tree root's: nothing to look up, nothing cloned.
+        if session.tree().is_none() || session.is_child() {
+            return Vec::new();
+        }
         let shared = self.shared.clone();
         let (c, turn) = (session.conversation, session.next_turn());
         let t = shared.turn(c, turn);
@@ -167,7 +171,7 @@ impl Ctx {
         else {
             return Vec::new();
         };
-        if warm || session.tree().is_none() || session.is_child() || api_ms <= 0.0 {
+        if warm || api_ms <= 0.0 {
             return Vec::new();
         }
         let conversation = &shared.dataset.conversations[c as usize];
