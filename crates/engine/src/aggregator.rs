@@ -247,13 +247,18 @@ impl ApiFeed {
             .filter_map(|(i, phase)| {
                 let stats = self.tally.snapshot(board, phase, now)?;
                 let c = self.tally.count(phase);
+                // The workers may report done before the aggregator drained their last
+                // records: the phase is complete (AIPerf's every credit returned) once each
+                // request sent has its record here, or at the last report.
+                let answered = stats.requests_completed + stats.requests_cancelled;
+                let ended = board.ended(phase) && (all_records || answered >= stats.requests_sent);
                 Some(PhaseProgress {
                     phase,
                     stats,
                     success_records: c.completed.saturating_sub(c.errors),
                     error_records: c.errors + c.cancelled,
                     sending_complete: self.sent_all[i] || board.ended(phase),
-                    ended: board.ended(phase),
+                    ended,
                     all_records,
                     now_wall_ns: now,
                 })
@@ -845,5 +850,80 @@ mod spec_decode_tests {
         bad["num_spec_steps"] = serde_json::json!(3);
         assert_eq!(spec_decode(&parsed(bad, 1)), None);
         assert_eq!(spec_decode(&ParsedResponse::default()), None);
+    }
+}
+
+#[cfg(test)]
+mod live_tests {
+    use super::*;
+    use ringperf_metrics::lab::timing::{Limits, PhaseBoard, PhaseEnd, PhaseTally};
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicU64;
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<PhaseProgress>>);
+
+    impl LiveView for Seen {
+        fn realtime(&self, _: u8, _: &ringperf_metrics::aggregate::Summary) {}
+        fn progress(&self, phases: &[PhaseProgress], _: &[WorkerCount]) {
+            self.0.lock().unwrap().extend_from_slice(phases);
+        }
+    }
+
+    fn feed(view: Arc<Seen>, board: Arc<PhaseBoard>) -> ApiFeed {
+        ApiFeed {
+            link: LiveLink { view, board },
+            tally: PhaseTally::default(),
+            workers: Vec::new(),
+            generation: 0,
+            sent_all: [false; 2],
+            last: Instant::now(),
+            snapshot: None,
+            next_snapshot: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn a_phase_is_complete_once_every_request_sent_has_its_record() {
+        let board = Arc::new(PhaseBoard::default());
+        let taken = (Arc::new(AtomicU64::new(3)), Arc::new(AtomicU64::new(3)));
+        board.start(Phase::Profiling, taken, Limits::default());
+        let view = Arc::new(Seen::default());
+        let mut api = feed(view.clone(), board.clone());
+        api.tally.record(Phase::Profiling, 0, 1, false, false);
+        api.tally.record(Phase::Profiling, 0, 1, false, false);
+        // The workers reported done before the aggregator drained the third record.
+        board.end(
+            Phase::Profiling,
+            PhaseEnd {
+                sent: 3,
+                ..PhaseEnd::default()
+            },
+        );
+        api.publish(false);
+        let last = |v: &Seen| *v.0.lock().unwrap().last().unwrap();
+        let p = last(&view);
+        assert!(!p.ended, "complete with a record still in the ring");
+        assert_eq!(p.stats.requests_completed, 2);
+        api.tally.record(Phase::Profiling, 0, 1, false, false);
+        api.publish(false);
+        let p = last(&view);
+        assert!(p.ended);
+        assert_eq!((p.stats.requests_sent, p.stats.requests_completed), (3, 3));
+        // The last report ends the phase whatever came in.
+        let board = Arc::new(PhaseBoard::default());
+        let taken = (Arc::new(AtomicU64::new(2)), Arc::new(AtomicU64::new(2)));
+        board.start(Phase::Profiling, taken, Limits::default());
+        board.end(
+            Phase::Profiling,
+            PhaseEnd {
+                sent: 2,
+                ..PhaseEnd::default()
+            },
+        );
+        let view = Arc::new(Seen::default());
+        let api = feed(view.clone(), board);
+        api.publish(true);
+        assert!(last(&view).ended);
     }
 }
