@@ -271,9 +271,11 @@ fn run_info(
             // More than 1 % of the requests over the model's context (AIPerf's
             // `AIPERF_AGENTX_CONTEXT_OVERFLOW_RATE_LIMIT`).
             use ringperf_metrics::aggregate::MetricId as M;
+            // The records left out of the metrics count on both sides (AIPerf's skip path).
             let v = |id| m.summary.value(id).unwrap_or(0.0);
-            let sent = v(M::RequestCount) + v(M::ErrorRequestCount);
-            if sent > 0.0 && v(M::ContextOverflowCount) / sent > 0.01 {
+            let skipped = m.summary.skipped_context_overflows as f64;
+            let sent = v(M::RequestCount) + v(M::ErrorRequestCount) + skipped;
+            if sent > 0.0 && (v(M::ContextOverflowCount) + skipped) / sent > 0.01 {
                 invalid_reasons.push("context_overflow_rate_exceeded".to_string());
             }
             if m.stopped.is_some() {
@@ -619,6 +621,7 @@ mod tests {
             receive_lag: None,
             kernel_rtt: None,
             spec_decode_histogram: Vec::new(),
+            skipped_context_overflows: 0,
         }
     }
 

@@ -159,6 +159,7 @@ mod tests {
             receive_lag: None,
             kernel_rtt: None,
             spec_decode_histogram: Vec::new(),
+            skipped_context_overflows: 0,
         };
         let h = verdict(&summary, &t, 0, 0, (0, 2_500), None, Cores::default());
         assert_eq!(h.observed.busiest_worker, Some(("worker_1".into(), 0.99)));

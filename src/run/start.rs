@@ -188,6 +188,7 @@ fn collector(
                 via_progress: cfg.ui == crate::config::UiType::Progress,
             }),
         api: None,
+        skip_context_overflows: cfg.scenario.is_some(),
     })
 }
 

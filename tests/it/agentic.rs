@@ -556,6 +556,84 @@ fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
     );
 }
 
+/// Under the scenario (AIPerf's skip path) a prompt over the model's context leaves every metric
+/// and per-request file: the mock refused some requests as over its context, yet no record of
+/// them is in the JSONL, no error is counted, and the export counts exactly the refusals as
+/// `skipped_context_overflow_count` and `context_overflow_count`; the overflow rate voids the
+/// submission.
+#[test]
+fn under_the_scenario_a_prompt_over_the_context_leaves_every_metric_and_is_counted_apart() {
+    let traces = traces_of(&["kvct_trace_0403.json"]);
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
+        max_model_len: Some(21_000),
+        truth_log: true,
+        prompt_tokenizer: Some(ringperf_mock::mock::PromptTokenizer(std::sync::Arc::new(
+            ringperf_workload::workload::Tokenizer::builtin(),
+        ))),
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-m", "mock-model", "--endpoint-type", "chat"])
+        .args(["--streaming", "--tokenizer", "builtin", "--input-file"])
+        .arg(traces.path())
+        .args(["--custom-dataset-type", "weka_trace", "--concurrency", "1"])
+        .args(["--benchmark-duration", "2", "--random-seed", "7"])
+        .args(["--trajectory-start-min-ratio", "0"])
+        .args(["--trajectory-start-max-ratio", "0"])
+        .args([
+            "--trace-idle-gap-cap-seconds",
+            "0.02",
+            "--allow-dataset-wrap",
+        ])
+        .args(["--scenario", "inferencex-agentx-mvp", "--unsafe-override"])
+        .args(["--ui", "none", "--no-server-metrics", "--url"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    let refused = server.context_overflows();
+    assert!(refused >= 1, "no prompt went over the limit");
+    let records: Vec<Value> = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert!(records.iter().all(|r| r.get("error").is_none()));
+    let prof = records
+        .iter()
+        .filter(|r| r["metadata"]["phase_name"] == "profiling")
+        .count() as f64;
+    let j = common::read_json(&dir.path().join("profile_export_aiperf.json"));
+    // Every record written is a request the mock answered.
+    let answered = common::truth_of(&server, records.len()).len();
+    assert_eq!(records.len(), answered);
+    assert_eq!(j["request_count"]["avg"].as_f64(), Some(prof));
+    assert!(
+        j.get("error_request_count").is_none(),
+        "{}",
+        j["error_request_count"]
+    );
+    assert_eq!(j["error_summary"], serde_json::json!([]));
+    // The refusals, counted apart: the warmup's in its block, the rest in the run's.
+    let warm = j["warmup_metrics"]["context_overflow_count"]["avg"]
+        .as_f64()
+        .unwrap_or(0.0);
+    let skipped = j["skipped_context_overflow_count"]["avg"].as_f64().unwrap();
+    assert_eq!(skipped + warm, refused as f64);
+    assert_eq!(j["context_overflow_count"]["avg"].as_f64(), Some(skipped));
+    assert_eq!(j["skipped_context_overflow_count"]["unit"], "requests");
+    let reasons = j["metadata"]["submission_invalid_reasons"]
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        reasons.contains(&Value::from("context_overflow_rate_exceeded")),
+        skipped / (prof + skipped) > 0.01,
+        "{reasons:?}"
+    );
+}
+
 /// `--agentic-warmup-grace-period 0.1` (`agenticWarmupGracePeriod` on the phase): the warmup's
 /// last priming request goes 489 ms in (seed 7); its answers, 800 ms slow, are cut 100 ms
 /// later, and profiling starts then.

@@ -694,6 +694,7 @@ fn energy_efficiency_of_aiperfs_run_is_aiperfs() {
         receive_lag: None,
         kernel_rtt: None,
         spec_decode_histogram: Vec::new(),
+        skipped_context_overflows: 0,
     };
     let ours = efficiency(&fleet, &summary, facts["concurrency"].as_u64());
     let theirs = facts["results"].as_object().expect("results");

@@ -87,6 +87,7 @@ fn adjusted_latencies_of_aiperfs_records_are_aiperfs() {
         receive_lag: None,
         kernel_rtt: None,
         spec_decode_histogram: Vec::new(),
+        skipped_context_overflows: 0,
     };
     // CSV rows, as AIPerf writes them, in its order (by tag).
     let csv = ringperf_metrics::export::csv::summary_csv(&summary);

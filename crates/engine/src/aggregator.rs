@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ringperf_io::control::{ErrorBudget, RunControl, StopReason};
+use ringperf_metrics::aggregate::accumulator::is_context_overflow;
 use ringperf_metrics::aggregate::http_trace::as_aiperf_reads;
 use ringperf_metrics::aggregate::live::LiveStats;
 use ringperf_metrics::aggregate::realtime::Ticker;
@@ -127,6 +128,10 @@ pub struct Collector {
     pub realtime: Option<RealtimeBlock>,
     /// `--api-port`: the live API the aggregator publishes to.
     pub api: Option<LiveLink>,
+    /// A scenario's agentic replay: a record of a request over the model's context leaves
+    /// every metric, per-request file and error count, and is only counted (AIPerf's skip
+    /// path; docs/metrics.md, "Context overflow").
+    pub skip_context_overflows: bool,
 }
 
 /// How often the aggregator publishes the phases' progress to the live API (AIPerf's credit
@@ -478,9 +483,9 @@ impl Collector {
                     break;
                 };
                 got += 1;
-                self.take(&raw, tally);
+                let skipped = self.take(&raw, tally);
                 if let Some(a) = api.as_deref_mut() {
-                    let failed = raw.error.is_some() || tally.parsed.error.is_some();
+                    let failed = !skipped && (raw.error.is_some() || tally.parsed.error.is_some());
                     let turns = self.turns_of(raw.credit.conversation);
                     a.tally.record(
                         raw.credit.phase,
@@ -508,9 +513,16 @@ impl Collector {
     }
 
     /// One record: its facts and metrics into its phase's accumulator (and the timeslices, the
-    /// dashboard, the error budget), then into the per-request files.
-    fn take(&mut self, raw: &RawRecord, tally: &mut Tally) {
+    /// dashboard, the error budget), then into the per-request files. True for a record over
+    /// the model's context left out of all of it ([`Collector::skip_context_overflows`]).
+    fn take(&mut self, raw: &RawRecord, tally: &mut Tally) -> bool {
         let facts = self.facts(raw, &mut tally.parsed);
+        if self.skip_context_overflows
+            && (facts.error.as_ref()).is_some_and(|e| is_context_overflow(&e.message))
+        {
+            self.skip(raw, &facts, tally);
+            return true;
+        }
         let metrics = record_metrics(&self.metric_cfg, &facts);
         if let Some(l) = tally.live.as_mut() {
             l.add(&facts, &metrics);
@@ -558,6 +570,31 @@ impl Collector {
             let body = payload(&sink.shared, raw, &self.turn_offsets);
             if let Err(e) = sink.writer.write(raw, &facts, &metrics, body) {
                 tally.jsonl_error = Some(format!("writing {}: {e}", sink.path.display()));
+            }
+        }
+        false
+    }
+
+    /// A record over the model's context in a scenario's agentic replay: counted in its
+    /// phase, and as an answer (a success for the error budget, as AIPerf counts it), nothing
+    /// more.
+    fn skip(&mut self, raw: &RawRecord, facts: &RecordFacts, tally: &mut Tally) {
+        match facts.phase {
+            Phase::Warmup => {
+                tally.warmup_seen = true;
+                tally.warmup.skip_context_overflow();
+                self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
+            }
+            Phase::Profiling => {
+                tally.profiling_index = raw.credit.phase_index;
+                tally.profiling.skip_context_overflow();
+                if let Some((first, _)) = self.profiling_phases {
+                    let i = usize::from(raw.credit.phase_index.saturating_sub(first));
+                    if let Some(acc) = tally.by_phase.get_mut(i) {
+                        acc.skip_context_overflow();
+                    }
+                }
+                self.count_profiling(false);
             }
         }
     }

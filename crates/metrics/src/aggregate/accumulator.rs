@@ -125,6 +125,9 @@ pub struct Summary {
     /// Verification steps by drafts accepted, pooled over the requests' speculative decoding:
     /// `(j, steps)` for every `j` with steps, by `j` (empty without spec-decode stats).
     pub spec_decode_histogram: Vec<(u32, u64)>,
+    /// Records over the model's context left out of every metric (a scenario's agentic
+    /// replay: [`Accumulator::skip_context_overflow`]).
+    pub skipped_context_overflows: u64,
 }
 
 impl Summary {
@@ -156,6 +159,8 @@ pub struct Accumulator {
     /// Error records whose message says the prompt was over the model's context
     /// ([`is_context_overflow`]).
     context_overflows: u64,
+    /// Records over the model's context kept out of every metric, only counted.
+    skipped_context_overflows: u64,
     min_request_wall_ns: Option<u64>,
     max_response_wall_ns: Option<u64>,
     /// The duration the rates are taken over, when not `max response − min request`
@@ -203,6 +208,7 @@ impl Accumulator {
             request_count: 0,
             error_request_count: 0,
             context_overflows: 0,
+            skipped_context_overflows: 0,
             min_request_wall_ns: None,
             max_response_wall_ns: None,
             active_duration_ns: None,
@@ -230,6 +236,13 @@ impl Accumulator {
     /// Error records so far.
     pub fn error_request_count(&self) -> u64 {
         self.error_request_count
+    }
+
+    /// A record over the model's context that a scenario's agentic replay leaves out of every
+    /// metric (AIPerf's skip path): only counted, exported as `skipped_context_overflow_count`
+    /// and added to `context_overflow_count`.
+    pub fn skip_context_overflow(&mut self) {
+        self.skipped_context_overflows += 1;
     }
 
     /// Adds one record and the metrics [`super::record_metrics`] computed for it.
@@ -506,6 +519,7 @@ impl Accumulator {
                 .filter(|(_, c)| **c > 0)
                 .map(|(j, c)| (j as u32, *c))
                 .collect(),
+            skipped_context_overflows: self.skipped_context_overflows,
         }
     }
 

@@ -235,12 +235,13 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
         );
     }
     if let Some(w) = warmup {
-        let wm: Map<String, Value> = w
+        let mut wm: Map<String, Value> = w
             .results
             .iter()
             .filter(|r| visible(r))
             .map(|r| (r.tag().into_owned(), metric_json(r)))
             .collect();
+        add_skipped_overflows(&mut wm, w.skipped_context_overflows, false);
         if !wm.is_empty() {
             o.insert("warmup_metrics".into(), Value::Object(wm));
         }
@@ -251,6 +252,7 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
             o.insert(tag.into_owned(), metric_json(r));
         }
     }
+    add_skipped_overflows(&mut o, summary.skipped_context_overflows, true);
     if let Some(s) = &run.scenario {
         let mut m = Map::new();
         m.insert("scenario".into(), Value::from(s.name.as_str()));
@@ -268,6 +270,35 @@ pub fn summary_json(summary: &Summary, warmup: Option<&Summary>, run: &RunInfo) 
     }
     o.insert("ringperf".into(), ringperf_block(summary, run));
     Value::Object(o)
+}
+
+/// The records over the model's context a scenario's agentic replay left out of every metric:
+/// added to `context_overflow_count` (written with only its unit and value when no error
+/// record counted one) and, with `apart`, also written alone as `skipped_context_overflow_count`
+/// (what a re-summing of runs adds to their responses), as AIPerf writes them.
+fn add_skipped_overflows(o: &mut Map<String, Value>, skipped: u64, apart: bool) {
+    if skipped == 0 {
+        return;
+    }
+    let count = |n: f64| {
+        let mut m = Map::new();
+        m.insert("unit".into(), Value::from("requests"));
+        m.insert("avg".into(), Value::from(n));
+        Value::Object(m)
+    };
+    let key = "context_overflow_count";
+    match o.get_mut(key).and_then(|v| v.get_mut("avg")) {
+        Some(avg) => *avg = Value::from(avg.as_f64().unwrap_or(0.0) + skipped as f64),
+        None => {
+            o.insert(key.into(), count(skipped as f64));
+        }
+    }
+    if apart {
+        o.insert(
+            "skipped_context_overflow_count".into(),
+            count(skipped as f64),
+        );
+    }
 }
 
 /// ringperf's own run facts: dispatch lag, I/O driver, ring stalls, workers; a shard's place in

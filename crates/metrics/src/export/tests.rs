@@ -492,6 +492,44 @@ fn warmup_metrics_block() {
 }
 
 #[test]
+fn skipped_context_overflows_are_added_to_the_count_and_written_apart() {
+    let cfg = MetricConfig::new(true, false);
+    let skip = |records: &[RecordFacts], n: usize| {
+        let mut acc = Accumulator::new(cfg.clone());
+        for f in records {
+            acc.add(f, &record_metrics(&cfg, f));
+        }
+        (0..n).for_each(|_| acc.skip_context_overflow());
+        acc.finish()
+    };
+    // None skipped: nothing written apart, the failed records' count as it was (0 of 1).
+    let v = summary_json(&skip(&three_records(), 0), None, &run_info());
+    assert_eq!(v["context_overflow_count"]["avg"], 0.0);
+    assert!(v.get("skipped_context_overflow_count").is_none());
+    // Two skipped beside one failed record: added to its count; the warmup's, with no failed
+    // record, is written with its unit and value only, and not apart.
+    let s = skip(&three_records(), 2);
+    let w = skip(&three_records()[..1], 1);
+    let v = summary_json(&s, Some(&w), &run_info());
+    assert_eq!(v["context_overflow_count"]["avg"], 2.0);
+    assert_eq!(v["request_count"]["avg"], 2.0);
+    assert_eq!(v["error_request_count"]["avg"], 1.0);
+    assert_eq!(
+        v["skipped_context_overflow_count"],
+        serde_json::json!({"unit": "requests", "avg": 2.0})
+    );
+    assert_eq!(
+        v["warmup_metrics"]["context_overflow_count"],
+        serde_json::json!({"unit": "requests", "avg": 1.0})
+    );
+    assert!(
+        v["warmup_metrics"]
+            .get("skipped_context_overflow_count")
+            .is_none()
+    );
+}
+
+#[test]
 fn local_iso_matches_python_isoformat() {
     // Python omits the fraction when the microseconds are zero.
     let t = local_iso(W);

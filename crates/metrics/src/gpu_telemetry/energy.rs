@@ -303,6 +303,7 @@ mod tests {
             receive_lag: None,
             kernel_rtt: None,
             spec_decode_histogram: Vec::new(),
+            skipped_context_overflows: 0,
         }
     }
 

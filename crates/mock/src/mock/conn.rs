@@ -461,6 +461,8 @@ fn plan(
                     let asked = b.max_tokens.unwrap_or(0);
                     let total = b.prompt_words + asked;
                     if total > limit {
+                        (worker.shared.over_context)
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         return Action::Error(
                             400,
                             format!(

@@ -93,6 +93,16 @@ impl MockServer {
         })
     }
 
+    /// Completion requests refused so far because their prompt and `max_tokens` were over
+    /// [`MockConfig::max_model_len`] (vLLM's 400; these are not in the truth log).
+    pub fn context_overflows(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |r| {
+            r.shared
+                .over_context
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
+    }
+
     /// Every DCGM page served by `GET` at `/dcgm/metrics` so far, in order (empty unless
     /// [`MockConfig::dcgm_gpus`] is set).
     pub fn dcgm_pages(&self) -> Vec<super::DcgmPage> {

@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     answers: std::sync::atomic::AtomicU32,
     /// The video jobs submitted so far (`/v1/videos`).
     pub(crate) videos: super::videos::VideoJobs,
+    /// Completion requests refused as over [`MockConfig::max_model_len`] so far.
+    pub(crate) over_context: AtomicU64,
 }
 
 impl Shared {
@@ -65,6 +67,7 @@ impl Shared {
             resets: std::sync::atomic::AtomicU32::new(0),
             answers: std::sync::atomic::AtomicU32::new(0),
             videos: super::videos::VideoJobs::default(),
+            over_context: AtomicU64::new(0),
             cfg,
         }
     }
