@@ -145,6 +145,7 @@ impl AgenticRun {
                 per[l % w].push(AgenticLane {
                     index: l as u32,
                     root: lanes[l].root,
+                    t_star_ms: lanes[l].t_star_ms,
                     streams,
                 });
             }
@@ -168,6 +169,7 @@ impl AgenticRun {
                 per[l % w].push(AgenticLane {
                     index: l as u32,
                     root: lane.root,
+                    t_star_ms: lane.t_star_ms,
                     streams,
                 });
             }

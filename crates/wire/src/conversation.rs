@@ -212,6 +212,10 @@ pub struct AgentTurn {
     pub prefix_blocks: Option<(u32, u32)>,
     /// Where in the trace the turn came from.
     pub source: Option<TurnSource>,
+    /// Agentic replay's barriers: the requests of other streams of the trace (by conversation
+    /// index in the dataset, and turn) that must have ended before this one goes, as the trace
+    /// recorded them ended before it started (AIPerf's `replay_predecessors`).
+    pub predecessors: Vec<(u32, u32)>,
 }
 
 /// Where an agent trace's turn came from: the trace, its request's index among the trace's

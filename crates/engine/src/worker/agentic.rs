@@ -14,13 +14,42 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use ringperf_wire::conversation::AgentParts;
 use ringperf_workload::schedule::TemplatePicker;
 
 use super::ctx::Ctx;
 use super::pacer::Pacer;
 use super::session::Session;
 use super::tree::Tree;
-use super::{AgenticLane, AgenticStream, AgenticWork};
+use super::{AgenticLane, AgenticStream, AgenticWork, Shared};
+
+/// The requests of `root`'s trace (it and every session it starts, at any depth) the trace
+/// shows before `t_star_ms`: each stream's turns before its first at or after it (all of a
+/// stream whose turns are all before it). None for a trace without times.
+fn ended_before(shared: &Shared, root: u32, t_star_ms: Option<f64>) -> Vec<(u32, u32)> {
+    let Some(t_star) = t_star_ms else {
+        return Vec::new();
+    };
+    let conversations = &shared.dataset.conversations;
+    let mut ended = Vec::new();
+    let mut stack = vec![root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = stack.pop() {
+        let Some(conv) = conversations.get(c as usize).filter(|_| seen.insert(c)) else {
+            continue;
+        };
+        let before = (conv.turns.iter())
+            .position(|t| t.timestamp_ms.is_some_and(|ts| ts >= t_star))
+            .unwrap_or(conv.turns.len());
+        ended.extend((0..before as u32).map(|t| (c, t)));
+        stack.extend(
+            conv.branches()
+                .iter()
+                .flat_map(|b| b.children.iter().copied()),
+        );
+    }
+    ended
+}
 
 /// Runs this worker's lanes of the phase to their end.
 pub(super) async fn run(ctx: &Rc<Ctx>, work: &Arc<AgenticWork>) {
@@ -74,6 +103,8 @@ async fn profile(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane) {
     let start = ctx.plan.start_ns;
     let url = url_of(&ctx, lane.index);
     let tree = Rc::new(Tree::new(ctx.branches.clone()));
+    // The barriers between its streams: what the trace had ended before t* has ended.
+    tree.hold_barriers(ended_before(&shared, lane.root, lane.t_star_ms));
     let root_stream = lane.streams.iter().find(|s| s.branch.is_none());
     let mut root = Session::new(&shared, &ctx.state, lane.root, url);
     if let Some(s) = root_stream {
@@ -129,6 +160,9 @@ async fn profile(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane) {
         let Some(mut session) = ctx.new_session(|_| next) else {
             return;
         };
+        if let Some(t) = session.tree() {
+            t.hold_barriers([]);
+        }
         let went = ctx.send_all(&mut session, &mut pacer).await;
         if let Some(t) = session.tree() {
             t.clone().drained().await;

@@ -104,30 +104,57 @@ impl Ctx {
                     return None;
                 }
                 tree.suspend();
-                let stop = &self.state.stop;
-                loop {
-                    if self.stopping() {
-                        return None;
-                    }
-                    // The issue deadline and a stop on a worker that does not listen for it
-                    // are looked at every 50 ms at most.
-                    let now = shared.clock.now_ns();
-                    let until = (now + STOP_POLL_NS)
-                        .min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX))
-                        .max(now + 1_000);
-                    monoio::select! {
-                        () = tree.wait(session.conversation, joins) => {
-                            tree.resume();
-                            break;
-                        }
-                        () = monoio::time::sleep(Duration::from_nanos(until - now)) => {}
-                        () = stop.event() => {}
-                    }
+                let c = session.conversation;
+                if !self.hold(tree, |t| t.joined(c, joins)).await {
+                    return None;
                 }
+                tree.resume();
                 return Some(shared.clock.now_ns());
             }
         }
         Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
+    }
+
+    /// Agentic replay's barriers: holds the session's next turn until every request of the
+    /// other streams it waits for has ended. `Some(true)` when it had to wait (it goes at once
+    /// then), `Some(false)` when it did not; `None` when the phase stopped issuing meanwhile.
+    async fn clear_barriers(&self, session: &Session) -> Option<bool> {
+        let Some(tree) = session.tree() else {
+            return Some(false);
+        };
+        let turn = self.shared.turn(session.conversation, session.next_turn());
+        let predecessors = turn.agent_turn().map_or(&[][..], |a| &a.predecessors);
+        if tree.cleared(predecessors) {
+            return Some(false);
+        }
+        if self.requests_exhausted() {
+            return None;
+        }
+        self.hold(tree, |t| t.cleared(predecessors))
+            .await
+            .then_some(true)
+    }
+
+    /// Waits until `ready` holds of `tree` (a join, a barrier). `false` when the phase stopped
+    /// issuing first.
+    async fn hold(&self, tree: &Tree, ready: impl Fn(&Tree) -> bool) -> bool {
+        let stop = &self.state.stop;
+        loop {
+            if self.stopping() {
+                return false;
+            }
+            // The issue deadline and a stop on a worker that does not listen for it are
+            // looked at every 50 ms at most.
+            let now = self.shared.clock.now_ns();
+            let until = (now + STOP_POLL_NS)
+                .min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX))
+                .max(now + 1_000);
+            monoio::select! {
+                () = tree.until(&ready) => return true,
+                () = monoio::time::sleep(Duration::from_nanos(until - now)) => {}
+                () = stop.event() => {}
+            }
+        }
     }
 
     /// Starts the child sessions of the branches the turn `turn` of `session` (just answered at
@@ -286,6 +313,11 @@ impl Ctx {
             } else {
                 now
             };
+            let intended = match self.clear_barriers(session).await {
+                None => return false,
+                Some(true) => self.shared.clock.now_ns(),
+                Some(false) => intended,
+            };
             if self.stopping() || !self.send_turn(session, intended).await {
                 return false;
             }
@@ -357,6 +389,10 @@ impl Ctx {
             (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
         }
         let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
+        let c = session.conversation;
+        if let Some(tree) = session.tree() {
+            tree.ended(c, turn);
+        }
         // Agentic replay: a prompt over the model's context ends the trajectory (every later
         // turn's prompt is longer still), as AIPerf ends it; its tree finishes without it.
         if let CreditSource::Agentic(w) = &self.plan.source
@@ -367,6 +403,16 @@ impl Ctx {
             })
         {
             session.end_here();
+            // Nothing waits for requests that will never go: a subagent's later turns, or,
+            // when the root ends, whatever the streams it would have started were to send.
+            if let Some(tree) = session.tree() {
+                if session.is_child() {
+                    let turns = self.shared.dataset.conversations[c as usize].turns.len();
+                    tree.abandoned(c, turn + 1..turns as u32);
+                } else {
+                    tree.lift_barriers();
+                }
+            }
         }
         rec.lineage = session.lineage();
         push(&self.state, *rec).await;

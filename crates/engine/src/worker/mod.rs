@@ -330,6 +330,8 @@ pub struct AgenticLane {
     /// The lane's number (its slot; its sessions' base URL goes round the URLs by it).
     pub index: u32,
     pub root: u32,
+    /// The trace time the lane resumes at, ms (`None`: a trace without times).
+    pub t_star_ms: Option<f64>,
     pub streams: Vec<AgenticStream>,
 }
 

@@ -7,17 +7,24 @@
 //! request index like any other, so `--request-count` bounds the tree's requests too.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
-/// What the tree's sessions share: the children of each branch still running.
+/// What the tree's sessions share: the children of each branch still running, and under agentic
+/// replay the requests that have ended (its barriers).
 #[derive(Debug, Default)]
 pub(crate) struct Tree {
     /// `(conversation, branch)` → children of the branch started and not yet finished.
     running: RefCell<HashMap<(u32, u32), u32>>,
-    /// Tasks waiting for a join, woken whenever a child finishes.
+    /// Tasks waiting for a join, a barrier or the drain, woken whenever a child finishes or a
+    /// barrier's request ends.
     waiters: RefCell<Vec<Waker>>,
+    /// Agentic replay's barriers are held ([`Self::hold_barriers`]).
+    barriers: Cell<bool>,
+    /// `(conversation, turn)` of every request that has ended, or that the trace had ended
+    /// before the lane's `t*`, or that will never be sent.
+    ended: RefCell<HashSet<(u32, u32)>>,
     /// The phase's counts, which every tree of the worker adds to.
     counts: Rc<Cell<BranchCounts>>,
 }
@@ -105,9 +112,7 @@ impl Tree {
                 (false, _) => c.children_truncated += 1,
             }
         });
-        for w in self.waiters.borrow_mut().drain(..) {
-            w.wake();
-        }
+        self.wake();
     }
 
     /// Every child of each branch in `joins` (of `conversation`) has finished; a branch never
@@ -129,10 +134,55 @@ impl Tree {
         self.count(|c| c.parents_resumed += 1);
     }
 
-    /// Ready once [`Self::joined`].
-    pub async fn wait(&self, conversation: u32, joins: &[u32]) {
+    /// Agentic replay: from now on a request waits for its predecessors ([`Self::cleared`]);
+    /// `ended` are the requests the trace had ended before the lane's `t*`.
+    pub fn hold_barriers(&self, ended: impl IntoIterator<Item = (u32, u32)>) {
+        self.barriers.set(true);
+        self.ended.borrow_mut().extend(ended);
+    }
+
+    /// Request `turn` of `conversation` ended (however it went): the requests waiting for it
+    /// may go.
+    pub fn ended(&self, conversation: u32, turn: u32) {
+        if self.barriers.get() {
+            self.ended.borrow_mut().insert((conversation, turn));
+            self.wake();
+        }
+    }
+
+    /// Requests `turns` of `conversation` will never be sent (its session ended early): nothing
+    /// waits for them.
+    pub fn abandoned(&self, conversation: u32, turns: std::ops::Range<u32>) {
+        if self.barriers.get() {
+            self.ended
+                .borrow_mut()
+                .extend(turns.map(|t| (conversation, t)));
+            self.wake();
+        }
+    }
+
+    /// The barriers are lifted (the root's trajectory ended early: the requests of streams it
+    /// would have started are never sent).
+    pub fn lift_barriers(&self) {
+        if self.barriers.replace(false) {
+            self.wake();
+        }
+    }
+
+    /// Every predecessor of a request has ended, or no barrier is held.
+    pub fn cleared(&self, predecessors: &[(u32, u32)]) -> bool {
+        if !self.barriers.get() || predecessors.is_empty() {
+            return true;
+        }
+        let ended = self.ended.borrow();
+        predecessors.iter().all(|p| ended.contains(p))
+    }
+
+    /// Ready once `ready` holds of the tree, looked at again whenever a child finishes or a
+    /// request ends.
+    pub async fn until(&self, ready: impl Fn(&Tree) -> bool) {
         std::future::poll_fn(|cx| {
-            if self.joined(conversation, joins) {
+            if ready(self) {
                 return Poll::Ready(());
             }
             self.waiters.borrow_mut().push(cx.waker().clone());
@@ -144,14 +194,14 @@ impl Tree {
     /// Ready once no child of any branch of the tree is running (agentic replay starts the lane's
     /// next tree then).
     pub async fn drained(&self) {
-        std::future::poll_fn(|cx| {
-            if self.running.borrow().values().all(|&n| n == 0) {
-                return Poll::Ready(());
-            }
-            self.waiters.borrow_mut().push(cx.waker().clone());
-            Poll::Pending
-        })
-        .await;
+        self.until(|t| t.running.borrow().values().all(|&n| n == 0))
+            .await;
+    }
+
+    fn wake(&self) {
+        for w in self.waiters.borrow_mut().drain(..) {
+            w.wake();
+        }
     }
 
     fn count(&self, f: impl FnOnce(&mut BranchCounts)) {
@@ -201,7 +251,7 @@ mod tests {
         let waker = Waker::from(flag.clone());
         let mut cx = std::task::Context::from_waker(&waker);
         tree.suspend();
-        let mut wait = std::pin::pin!(tree.wait(0, &[0]));
+        let mut wait = std::pin::pin!(tree.until(|t| t.joined(0, &[0])));
         assert!(wait.as_mut().poll(&mut cx).is_pending());
         let done = |finished, failed| ChildEnd {
             sent: 1,

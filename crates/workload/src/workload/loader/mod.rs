@@ -339,6 +339,10 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
         {
             turn.timestamp_ms = None;
             turn.delay_ms = None;
+            // Without recorded times no request is known to have ended before another began.
+            if let Some(a) = turn.agent.as_mut() {
+                a.predecessors.clear();
+            }
         }
     }
     Ok(Loaded::Whole(dataset))

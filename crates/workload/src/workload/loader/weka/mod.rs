@@ -8,6 +8,7 @@
 //! text wherever it is sent, so a server's prefix cache sees what the recorded one saw; every
 //! turn is its recorded `in` tokens and asks for its recorded `out`.
 
+mod barriers;
 mod buffer;
 mod chains;
 pub mod hub;
@@ -752,6 +753,14 @@ fn build(
     for (i, st) in plan.flats.iter().enumerate() {
         children.push(child(st, i, None)?);
     }
+    // Agentic replay's barriers: the root and its flat agents share the trace's scope, each
+    // subagent its own.
+    let mut members: Vec<barriers::Member<'_>> = vec![(&mut root, at.0, trace.id.clone())];
+    for (i, c) in children.iter_mut().enumerate() {
+        let scope = barriers::scope_of(&c.session_id, &trace.id).to_owned();
+        members.push((c, at.1 + i as u32, scope));
+    }
+    barriers::install(&mut members);
     Ok((root, children))
 }
 
