@@ -704,8 +704,12 @@ fn warmup_phase(
     profiling: &PhaseConfig,
 ) -> Result<Option<PhaseConfig>, ConfigError> {
     // AIPerf 0.13 refuses a warmup grace period without a warmup duration, whether or not
-    // another flag starts a warmup: the grace is a tail on a duration-bounded warmup.
-    if args.warmup_grace_period.is_some() && args.warmup_duration.is_none() {
+    // another flag starts a warmup: the grace is a tail on a duration-bounded warmup. Under a
+    // scenario it is the agentic warmup's grace instead (`scenario::apply`).
+    if args.warmup_grace_period.is_some()
+        && args.warmup_duration.is_none()
+        && args.agentic.scenario.is_none()
+    {
         return err(
             "--warmup-grace-period requires --warmup-duration: the grace period only applies \
              after a duration-bounded warmup (add --warmup-duration, or drop \

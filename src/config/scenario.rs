@@ -444,6 +444,11 @@ pub fn apply(
             ));
         }
     }
+    // Not a lock: under a scenario `--warmup-grace-period` is the agentic warmup's grace when
+    // `--agentic-warmup-grace-period` is not given (AIPerf's converter routes it so).
+    if a.agentic.agentic_warmup_grace_period.is_none() {
+        a.agentic.agentic_warmup_grace_period = a.warmup_grace_period;
+    }
     // 14. A seed, so that the run can be repeated.
     if a.random_seed.is_none() {
         let seed = drawn_seed >> 1;

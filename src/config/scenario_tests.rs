@@ -140,3 +140,24 @@ fn a_synthetic_run_is_refused_even_overridden() {
         "the drawn seed's 63 bits"
     );
 }
+
+/// AIPerf's converter: under a scenario `--warmup-grace-period` (accepted without
+/// `--warmup-duration` there) is the agentic warmup's grace, unless the agentic flag is given.
+#[test]
+fn the_warmup_grace_period_is_the_agentic_warmups_under_the_scenario() {
+    let flags = "--streaming --concurrency 2 --benchmark-duration 900 --random-seed 7 \
+                 --scenario inferencex-agentx-mvp --unsafe-override --warmup-grace-period 2.5";
+    let (run, _) = apply(&plan(flags), &weka(), 7).unwrap().unwrap();
+    assert_eq!(run.settings.agentic.agentic_warmup_grace_period, Some(2.5));
+    let both = format!("{flags} --agentic-warmup-grace-period 0.5");
+    let (run, _) = apply(&plan(&both), &weka(), 7).unwrap().unwrap();
+    assert_eq!(run.settings.agentic.agentic_warmup_grace_period, Some(0.5));
+    let (run, _) = apply(
+        &plan(&flags.replace("--warmup-grace-period 2.5", "")),
+        &weka(),
+        7,
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(run.settings.agentic.agentic_warmup_grace_period, None);
+}
