@@ -68,6 +68,9 @@ fn load_case(case: &Value) -> Dataset {
         for t in d.conversations.iter_mut().flat_map(|c| c.turns.iter_mut()) {
             t.timestamp_ms = None;
             t.delay_ms = None;
+            if let Some(a) = t.agent.as_mut() {
+                a.predecessors.clear();
+            }
         }
     }
     d
@@ -478,4 +481,70 @@ fn synthesis_caps_drop_long_root_requests_and_cap_root_outputs_only() {
         .map(|t| t.max_tokens)
         .collect();
     assert_eq!(roots, [Some(30), Some(35)]);
+}
+
+/// The barriers between streams (`replay_predecessors`) AIPerf 0.13 built for each of these
+/// traces (tests/data/weka/barriers: read from its dataset cache), turn by turn: the same
+/// requests of the same streams, none where it has none.
+#[test]
+fn barriers_are_the_predecessors_aiperf_infers() {
+    let text = std::fs::read_to_string(data().join("barriers/predecessors.json")).unwrap();
+    let want: Value = serde_json::from_str(&text).unwrap();
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("one_subagent", "traces/one_subagent.json", &[]),
+        ("terminal_subagent", "traces/terminal_subagent.json", &[]),
+        ("multi_model", "traces/multi_model.json", &[]),
+        ("weka_subagent_0001", "traces/weka_subagent_0001.json", &[]),
+        ("finite_traces", "finite", &[]),
+        ("kvct_0291", "traces/kvct_trace_0291.json", &[]),
+        ("kvct_0403", "traces/kvct_trace_0403.json", &[]),
+        ("kvct_0489", "traces/kvct_trace_0489.json", &[]),
+        ("kvct_0527", "traces/kvct_trace_0527.json", &[]),
+        ("kvct_0613", "traces/kvct_trace_0613.json", &[]),
+        ("tracelab", "tracelab/round_trace.jsonl", &["tracelab"]),
+        (
+            "one_subagent_idlegap1",
+            "traces/one_subagent.json",
+            &["--trace-idle-gap-cap-seconds", "1"],
+        ),
+        (
+            "kvct_0291_idlegap5",
+            "traces/kvct_trace_0291.json",
+            &["--trace-idle-gap-cap-seconds", "5"],
+        ),
+        (
+            "kvct_0291_ignore",
+            "traces/kvct_trace_0291.json",
+            &["--ignore-trace-delays"],
+        ),
+    ];
+    let mut gated = 0;
+    for &(name, path, flags) in cases {
+        let case = serde_json::json!({"path": path, "flags": flags});
+        let d = load_case(&case);
+        let ids: Vec<&str> = (d.conversations.iter())
+            .map(|c| c.session_id.as_str())
+            .collect();
+        for w in want[name].as_array().unwrap() {
+            let sid = w["session_id"].as_str().unwrap();
+            let c = (d.conversations.iter())
+                .find(|c| c.session_id == sid)
+                .unwrap_or_else(|| panic!("{name}: no conversation {sid}"));
+            let turns = w["turns"].as_array().unwrap();
+            assert_eq!(c.turns.len(), turns.len(), "{name} {sid}");
+            for (k, (t, wt)) in c.turns.iter().zip(turns).enumerate() {
+                let got: Vec<Value> = (t.agent_turn().map_or(&[][..], |a| &a.predecessors))
+                    .iter()
+                    .map(|&(pc, pt)| serde_json::json!([ids[pc as usize], pt]))
+                    .collect();
+                assert_eq!(
+                    Value::Array(got),
+                    wt["predecessors"],
+                    "{name} {sid} turn {k}"
+                );
+                gated += usize::from(!wt["predecessors"].as_array().unwrap().is_empty());
+            }
+        }
+    }
+    assert_eq!(gated, 4 + 11 + 49 + 1, "the fixtures' gated turns");
 }
