@@ -634,6 +634,87 @@ fn under_the_scenario_a_prompt_over_the_context_leaves_every_metric_and_is_count
     );
 }
 
+/// The barriers between streams: a subagent whose calls are a chain and a one-call sidecar
+/// (tests/data/weka/traces/barrier_sidecar.json). The sidecar (recorded at 1.3 s) waits for the
+/// chain's first call (ended at 1.2 s), the chain's second (1.5 s) for the sidecar (ended at
+/// 1.4 s). Against a mock 600 ms to the first token each answer ends 300 ms after its
+/// follower's own time (the sidecar's place after the spawn; the chain's recorded idle after
+/// its first answer), so both are held: the mock's truth log shows each arriving after the
+/// answer it waits for ended, which without the barrier they would not by 300 ms.
+#[test]
+fn a_request_waits_for_the_requests_of_other_streams_the_trace_ended_before_it() {
+    let traces = traces_of(&["barrier_sidecar.json"]);
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_millis(600),
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(2),
+        truth_log: true,
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentic_run(
+        server.addr,
+        traces.path(),
+        7,
+        (
+            &[],
+            &[
+                "concurrency: 1",
+                "duration: 2.5",
+                "trajectoryStartMinRatio: 0",
+                "trajectoryStartMaxRatio: 0",
+            ],
+        ),
+        &dir.path().join("out"),
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    let records = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
+    let truth = common::truth_of(&server, records.len());
+    // The first tree's requests by (stream, turn): when each reached the server, when its
+    // answer ended.
+    let first_root = &records[0]["metadata"]["root_correlation_id"];
+    let mut at: std::collections::HashMap<(String, u64), (u64, u64)> = Default::default();
+    for r in &records {
+        let m = &r["metadata"];
+        if &m["root_correlation_id"] != first_root {
+            continue;
+        }
+        let id: uuid::Uuid = m["x_request_id"].as_str().unwrap().parse().unwrap();
+        let t = (truth.iter())
+            .find(|t| t.request_id == Some(id))
+            .expect("every request reached the mock");
+        let stream = m["conversation_id"].as_str().unwrap();
+        let kind = if stream.contains(":aux:") {
+            "sidecar"
+        } else {
+            stream
+        };
+        at.insert(
+            (kind.to_string(), m["turn_index"].as_u64().unwrap()),
+            (t.arrival_ns, t.end_ns),
+        );
+    }
+    let get = |s: &str, k| {
+        at.get(&(s.to_string(), k))
+            .copied()
+            .unwrap_or_else(|| panic!("{s} {k} not sent: {at:?}"))
+    };
+    let chain = "barrier_sidecar::sa:agent_001";
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let (chain_0, sidecar, chain_1) = (get(chain, 0), get("sidecar", 0), get(chain, 1));
+    assert!(
+        sidecar.0 >= chain_0.1,
+        "the sidecar arrived {:.1} ms before the chain's first answer ended",
+        ms(chain_0.1 - sidecar.0)
+    );
+    assert!(
+        chain_1.0 >= sidecar.1,
+        "the chain's second call arrived {:.1} ms before the sidecar's answer ended",
+        ms(sidecar.1 - chain_1.0)
+    );
+}
+
 /// `--agentic-warmup-grace-period 0.1` (`agenticWarmupGracePeriod` on the phase): the warmup's
 /// last priming request goes 489 ms in (seed 7); its answers, 800 ms slow, are cut 100 ms
 /// later, and profiling starts then.

@@ -548,3 +548,48 @@ fn barriers_are_the_predecessors_aiperf_infers() {
     }
     assert_eq!(gated, 4 + 11 + 49 + 1, "the fixtures' gated turns");
 }
+
+/// A subagent whose calls make a main chain and a one-call sidecar (written here): the sidecar
+/// (1.3 s) waits for the chain's first call (ended 1.2 s), the chain's second (1.5 s) for the
+/// sidecar (ended 1.4 s); the root's scope is its own.
+#[test]
+fn a_subagents_sidecar_and_its_chain_wait_for_each_other() {
+    let params = WekaParams {
+        model_names: vec!["mock-model".into()],
+        ..WekaParams::default()
+    };
+    let d = load(
+        &data().join("traces/barrier_sidecar.json"),
+        &params,
+        tokenizer(),
+        7,
+    )
+    .unwrap();
+    let ids: Vec<&str> = (d.conversations.iter())
+        .map(|c| c.session_id.as_str())
+        .collect();
+    let preds = |sid: &str| -> Vec<Vec<(String, u32)>> {
+        let c = d
+            .conversations
+            .iter()
+            .find(|c| c.session_id == sid)
+            .unwrap();
+        (c.turns.iter())
+            .map(|t| {
+                (t.agent_turn().unwrap().predecessors.iter())
+                    .map(|&(c, k)| (ids[c as usize].to_string(), k))
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let chain = "barrier_sidecar::sa:agent_001";
+    let side = ids[2];
+    assert!(
+        side.starts_with("barrier_sidecar::sa:agent_001:aux:"),
+        "{ids:?}"
+    );
+    assert_eq!(preds("barrier_sidecar"), [vec![], vec![]]);
+    assert_eq!(preds(chain), [vec![], vec![(side.to_string(), 0)]]);
+    assert_eq!(preds(side), [vec![(chain.to_string(), 0)]]);
+}
