@@ -194,7 +194,11 @@ fn prepare_conversation(
     params: &PayloadParams,
     tokenizer: &Tokenizer,
 ) -> PreparedConversation {
-    let multi_turn_chat = kind.descriptor().history.is_some() && c.turns.len() > 1;
+    // The turn itself is kept where a body may be built at send time: a conversation replayed
+    // with its history, or an agent trace's (a one-turn subagent too: agentic replay's cache
+    // warmup asks it for one token).
+    let multi_turn_chat =
+        kind.descriptor().history.is_some() && (c.turns.len() > 1 || c.agent.is_some());
     let turns = (0..c.turns.len())
         .map(|i| {
             let turn = &c.turns[i];
