@@ -32,6 +32,12 @@ pub struct AgenticArgs {
     #[arg(long = "agentic-warmup-grace-period", help_heading = "Warmup")]
     pub agentic_warmup_grace_period: Option<f64>,
 
+    /// Agentic replay: after the warmup's priming requests, this many more seconds of the
+    /// lanes' trees sent back to back, one output token each, before profiling goes on from
+    /// where they are (default: none).
+    #[arg(long = "agentic-cache-warmup-duration", help_heading = "Warmup")]
+    pub agentic_cache_warmup_duration: Option<f64>,
+
     /// A named benchmark whose settings are locked (AIPerf's `inferencex-agentx-mvp`).
     #[arg(long = "scenario", help_heading = "Scenario")]
     pub scenario: Option<String>,

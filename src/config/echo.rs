@@ -167,6 +167,9 @@ pub fn input_config(cfg: &Config) -> Value {
             if let Some(s) = g.system_idle_gap_cap_seconds {
                 m.insert("system_idle_gap_cap_seconds".into(), float(s));
             }
+            if let Some(s) = g.agentic_cache_warmup_duration {
+                m.insert("agentic_cache_warmup_duration".into(), float(s));
+            }
             if let Some(s) = g.agentic_warmup_grace_period {
                 m.insert("agentic_warmup_grace_period".into(), float(s));
             }

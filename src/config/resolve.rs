@@ -479,6 +479,12 @@ fn workload(
     let mut profiling = profiling_phase(args)?;
     if file_only.agentic {
         timing::agentic(args, &mut profiling)?;
+    } else if args.agentic.agentic_cache_warmup_duration.is_some() {
+        return Err(ConfigError::flag(
+            "--agentic-cache-warmup-duration requires the agentic_replay timing mode (set today \
+             by --scenario inferencex-agentx-mvp); the profiling phase(s) are not \
+             agentic_replay.",
+        ));
     }
     let prompt = prompt::PromptConfig::from_args(&args.prompt, endpoint, &env.files)?;
     let synthetic = args.input.input_file.is_none()

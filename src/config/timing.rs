@@ -38,9 +38,15 @@ pub struct Agentic {
     /// `--system-idle-gap-cap-seconds`: the profiling phase is never idle longer.
     pub system_idle_cap: Option<Duration>,
     /// `--agentic-warmup-grace-period`: how long the warmup waits for its answers after its last
-    /// request (`None`: as long as they take).
+    /// request (`None`: as long as they take). With a cache warmup: after its end, by default
+    /// the larger of the benchmark's grace period and `min(duration, 300 s)`.
     pub warmup_grace: Option<Duration>,
+    /// `--agentic-cache-warmup-duration`: the accelerated stage after the priming requests.
+    pub cache_warmup: Option<Duration>,
 }
+
+/// The accelerated cache warmup's default drain: at most this long.
+const CACHE_WARMUP_GRACE_MAX: Duration = Duration::from_secs(300);
 
 /// The profiling phase of `timing_mode: agentic_replay`: its closed loop becomes lanes; the
 /// trajectory flags are checked as AIPerf checks them.
@@ -102,12 +108,30 @@ pub fn agentic(args: &ProfileArgs, phase: &mut PhaseConfig) -> Result<(), Config
             ));
         }
     };
+    let cache_warmup = match a.agentic_cache_warmup_duration {
+        None => None,
+        Some(s) if s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
+        Some(s) => {
+            return err(format!(
+                "--agentic-cache-warmup-duration must be greater than 0 (got {s})"
+            ));
+        }
+    };
+    // AIPerf: an explicit agentic grace wins; a cache warmup's drain is bounded by the larger of
+    // the benchmark's grace period and min(duration, 300 s); a plain warmup waits for all.
+    let warmup_grace = warmup_grace.or_else(|| {
+        cache_warmup.map(|d| {
+            let default = d.min(CACHE_WARMUP_GRACE_MAX);
+            phase.grace.map_or(default, |g| g.max(default))
+        })
+    });
     phase.timing.mode = Mode::Agentic(Agentic {
         range,
         burst: a.burst_phase_starts,
         idle_cap_ms: args.input.trace_idle_gap_cap_seconds.map(|s| s * 1000.0),
         system_idle_cap,
         warmup_grace,
+        cache_warmup,
     });
     Ok(())
 }

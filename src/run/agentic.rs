@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use ringperf_engine::worker::{AgenticLane, AgenticStream, AgenticWork};
+use ringperf_engine::worker::{Accel, AgenticLane, AgenticStream, AgenticWork, Handoff};
+use ringperf_wire::conversation::AgentParts;
 use ringperf_workload::schedule::TemplatePicker;
 use ringperf_workload::schedule::agentic::{self, Bounds, Trajectories};
 use ringperf_workload::workload::cache_bust::{Buster, CacheBust, Marker};
@@ -25,6 +26,9 @@ pub(super) struct AgenticRun {
     pub draws: Arc<AtomicU64>,
     /// `--cache-bust`: each lane's first tree's marker, minted once for both phases.
     markers: std::sync::OnceLock<Vec<Option<Marker>>>,
+    /// `--agentic-cache-warmup-duration`: the warmup's accelerated stage, whose handoff the
+    /// profiling phase resumes from.
+    accel: std::sync::OnceLock<Arc<Accel>>,
 }
 
 /// The run's lanes when its profiling phase is agentic replay: AIPerf's trajectories for the
@@ -67,6 +71,7 @@ pub(super) fn build(
         trajectories: t,
         ids,
         markers: std::sync::OnceLock::new(),
+        accel: std::sync::OnceLock::new(),
     }))
 }
 
@@ -103,14 +108,14 @@ impl AgenticRun {
         out
     }
 
-    /// The work of each of `workers` workers in the warmup (`warm`) or the profiling phase: lane
-    /// `i` goes to worker `i mod workers`.
+    /// The work of each of `workers` workers in the warmup (`warm`) or the profiling phase
+    /// (starting at run-clock `start_ns`): lane `i` goes to worker `i mod workers`.
     pub fn split(
         &self,
         dataset: &ringperf_workload::workload::Prepared,
         buster: Option<&Buster>,
         workers: usize,
-        warm: bool,
+        (warm, start_ns): (bool, u64),
     ) -> Vec<Arc<AgenticWork>> {
         let s = &self.settings;
         let lanes = &self.trajectories.lanes;
@@ -124,11 +129,21 @@ impl AgenticRun {
                 })
                 .collect()
         });
-        let ns = |ms: f64| (ms.max(0.0) * 1e6).round() as u64;
         let w = workers.max(1);
         let mut per: Vec<Vec<AgenticLane>> = vec![Vec::new(); w];
+        let deal = |all: Vec<AgenticLane>| {
+            let mut per: Vec<Vec<AgenticLane>> = vec![Vec::new(); w];
+            for (l, lane) in all.into_iter().enumerate() {
+                per[l % w].push(lane);
+            }
+            per
+        };
+        let resumed = self.resumed(dataset, markers);
+        let mut resume: Vec<Vec<AgenticLane>> = vec![Vec::new(); w];
+        let mut accel = None;
         if warm {
             let schedule = agentic::warm_schedule(dataset, lanes, s.burst, s.idle_cap_ms);
+            let priming = schedule.len() as u64;
             let mut by_lane: Vec<Vec<AgenticStream>> = vec![Vec::new(); lanes.len()];
             for (l, k, at) in schedule {
                 let stream = &lanes[l].streams[k];
@@ -141,22 +156,61 @@ impl AgenticRun {
                     marker: markers[l],
                 });
             }
-            for (l, streams) in by_lane.into_iter().enumerate() {
-                per[l % w].push(AgenticLane {
-                    index: l as u32,
-                    root: lanes[l].root,
-                    t_star_ms: lanes[l].t_star_ms,
-                    streams,
-                });
+            per = deal(
+                (by_lane.into_iter().enumerate())
+                    .map(|(l, streams)| AgenticLane {
+                        index: l as u32,
+                        root: lanes[l].root,
+                        ended: Vec::new(),
+                        streams,
+                    })
+                    .collect(),
+            );
+            if let Some(d) = s.cache_warmup {
+                let a = self
+                    .accel
+                    .get_or_init(|| Arc::new(Accel::new(d, s.warmup_grace, priming, lanes.len())));
+                accel = Some(a.clone());
+                resume = deal(resumed);
             }
         } else {
-            for (l, lane) in lanes.iter().enumerate() {
+            let handoff = (self.accel.get())
+                .and_then(|a| a.handoff.lock().ok().map(|h| h.clone()))
+                .unwrap_or_default();
+            let all = resumed
+                .into_iter()
+                .map(|lane| match handoff.get(lane.index as usize) {
+                    Some(Some(h)) => self.handed_off(dataset, lane.index, h, start_ns),
+                    _ => lane,
+                })
+                .collect();
+            per = deal(all);
+        }
+        per.into_iter()
+            .zip(resume)
+            .map(|(lanes, resume)| {
+                Arc::new(AgenticWork {
+                    warm,
+                    lanes,
+                    draws: self.draws.clone(),
+                    accel: accel.clone(),
+                    resume,
+                })
+            })
+            .collect()
+    }
+
+    /// The lanes as profiling resumes them at `t*`.
+    fn resumed(
+        &self,
+        dataset: &ringperf_workload::workload::Prepared,
+        markers: &[Option<Marker>],
+    ) -> Vec<AgenticLane> {
+        let s = &self.settings;
+        (self.trajectories.lanes.iter().enumerate())
+            .map(|(l, lane)| {
                 let offsets = agentic::profile_offsets(lane, s.burst, s.idle_cap_ms);
-                let streams = lane
-                    .streams
-                    .iter()
-                    .zip(offsets)
-                    .enumerate()
+                let streams = (lane.streams.iter().zip(offsets).enumerate())
                     .map(|(k, (stream, at))| AgenticStream {
                         conversation: stream.conversation,
                         turn: stream.next,
@@ -166,22 +220,94 @@ impl AgenticRun {
                         marker: markers[l],
                     })
                     .collect();
-                per[l % w].push(AgenticLane {
+                AgenticLane {
                     index: l as u32,
                     root: lane.root,
-                    t_star_ms: lane.t_star_ms,
+                    ended: ended_before(dataset, lane.root, lane.t_star_ms),
                     streams,
-                });
-            }
-        }
-        per.into_iter()
-            .map(|lanes| {
-                Arc::new(AgenticWork {
-                    warm,
-                    lanes,
-                    draws: self.draws.clone(),
-                })
+                }
             })
             .collect()
     }
+
+    /// Lane `index` as the accelerated cache warmup left it, for a profiling phase starting at
+    /// run-clock `start_ns`: each session at its next turn, after what is left of that turn's
+    /// recorded delay since its last answer (AIPerf's residual delay; capped by
+    /// `--trace-idle-gap-cap-seconds`), a session that sent nothing yet at once.
+    fn handed_off(
+        &self,
+        dataset: &ringperf_workload::workload::Prepared,
+        index: u32,
+        h: &Handoff,
+        start_ns: u64,
+    ) -> AgenticLane {
+        let cap = self.settings.idle_cap_ms;
+        let streams = (h.streams.iter())
+            .map(|st| {
+                let delay_ms = (dataset.conversations[st.conversation as usize].turns)
+                    .get(st.turn as usize)
+                    .and_then(|t| t.delay_ms)
+                    .unwrap_or(0.0)
+                    .max(0.0);
+                let residual_ms = if st.last_end_ns == 0 {
+                    0.0
+                } else {
+                    let waited = start_ns.saturating_sub(st.last_end_ns) as f64 / 1e6;
+                    let left = (delay_ms - waited).max(0.0);
+                    cap.map_or(left, |c| left.min(c))
+                };
+                AgenticStream {
+                    conversation: st.conversation,
+                    turn: st.turn,
+                    at_ns: Some(ns(residual_ms)),
+                    branch: st.branch,
+                    id: st.id,
+                    marker: st.marker,
+                }
+            })
+            .collect();
+        AgenticLane {
+            index,
+            root: h.root,
+            ended: h.ended.clone(),
+            streams,
+        }
+    }
+}
+
+/// Milliseconds as nanoseconds (never below 0).
+fn ns(ms: f64) -> u64 {
+    (ms.max(0.0) * 1e6).round() as u64
+}
+
+/// The requests of `root`'s trace (it and every session it starts, at any depth) the trace
+/// shows before `t_star_ms`: each stream's turns before its first at or after it (all of a
+/// stream whose turns are all before it). None for a trace without times.
+fn ended_before(
+    dataset: &ringperf_workload::workload::Prepared,
+    root: u32,
+    t_star_ms: Option<f64>,
+) -> Vec<(u32, u32)> {
+    let Some(t_star) = t_star_ms else {
+        return Vec::new();
+    };
+    let conversations = &dataset.conversations;
+    let mut ended = Vec::new();
+    let mut stack = vec![root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = stack.pop() {
+        let Some(conv) = conversations.get(c as usize).filter(|_| seen.insert(c)) else {
+            continue;
+        };
+        let before = (conv.turns.iter())
+            .position(|t| t.timestamp_ms.is_some_and(|ts| ts >= t_star))
+            .unwrap_or(conv.turns.len());
+        ended.extend((0..before as u32).map(|t| (c, t)));
+        stack.extend(
+            conv.branches()
+                .iter()
+                .flat_map(|b| b.children.iter().copied()),
+        );
+    }
+    ended
 }

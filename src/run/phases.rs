@@ -681,7 +681,7 @@ impl<'a> Planner<'a> {
             &self.shared.dataset,
             self.shared.cache_bust.as_ref(),
             self.n,
-            warm,
+            (warm, self.start),
         );
         // `--agentic-warmup-grace-period`: the warmup's answers are cut that long after its
         // last request.
@@ -690,10 +690,12 @@ impl<'a> Planner<'a> {
             .filter_map(|s| s.at_ns)
             .max()
             .unwrap_or(0);
-        let hard_deadline_ns = match a.settings.warmup_grace.filter(|_| warm) {
-            Some(g) => Some(self.start + last_ns + g.as_nanos() as u64),
-            None => self.hard_deadline_ns,
-        };
+        // (An accelerated cache warmup's answers are cut that long after its end instead.)
+        let hard_deadline_ns =
+            match (a.settings.warmup_grace).filter(|_| warm && a.settings.cache_warmup.is_none()) {
+                Some(g) => Some(self.start + last_ns + g.as_nanos() as u64),
+                None => self.hard_deadline_ns,
+            };
         works
             .into_iter()
             .map(|w| PhasePlan {

@@ -1005,6 +1005,7 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "burst_phase_starts",
         "system_idle_gap_cap_seconds",
         "agentic_warmup_grace_period",
+        "agentic_cache_warmup_duration",
     ]);
     const AIPERF_ONLY: &[&str] = &[
         "sla",
@@ -1375,6 +1376,9 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             }
             "agentic_warmup_grace_period" if !warmup => {
                 a.one("--agentic-warmup-grace-period", dur(v, &path)?)
+            }
+            "agentic_cache_warmup_duration" if !warmup => {
+                a.one("--agentic-cache-warmup-duration", dur(v, &path)?)
             }
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),

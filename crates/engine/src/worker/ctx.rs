@@ -40,13 +40,27 @@ pub(super) struct Ctx {
 }
 
 impl Ctx {
-    /// The phase stops issuing: an early stop, or the duration is over.
+    /// The phase stops issuing: an early stop, or the duration (or the accelerated cache
+    /// warmup) is over.
     pub(super) fn stopping(&self) -> bool {
+        let now = || self.shared.clock.now_ns();
         self.shared.control.stopped()
-            || self
-                .plan
-                .issue_deadline_ns
-                .is_some_and(|d| self.shared.clock.now_ns() >= d)
+            || self.plan.issue_deadline_ns.is_some_and(|d| now() >= d)
+            || self.accel().is_some_and(|a| a.over(now()))
+    }
+
+    /// The warmup's accelerated cache warmup (`--agentic-cache-warmup-duration`), if any.
+    pub(super) fn accel(&self) -> Option<&Arc<super::Accel>> {
+        match &self.plan.source {
+            CreditSource::Agentic(w) if w.warm => w.accel.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// When an answer still coming is cut.
+    fn hard_deadline_ns(&self) -> Option<u64> {
+        self.accel()
+            .map_or(self.plan.hard_deadline_ns, |a| a.cut_ns())
     }
 
     /// Takes the next request index (the run's, whichever shard this is), if the phase has
@@ -111,6 +125,10 @@ impl Ctx {
                 tree.resume();
                 return Some(shared.clock.now_ns());
             }
+        }
+        if self.accel().is_some() {
+            // The accelerated cache warmup: no recorded idle.
+            return Some(shared.clock.now_ns());
         }
         Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
     }
@@ -192,7 +210,8 @@ impl Ctx {
         let shared = self.shared.clone();
         let (c, turn) = (session.conversation, session.next_turn());
         let t = shared.turn(c, turn);
-        let warm = self.plan.phase == ringperf_wire::record::Phase::Warmup;
+        let warm =
+            self.plan.phase == ringperf_wire::record::Phase::Warmup && self.accel().is_none();
         let (Some(start_ms), Some(api_ms)) =
             (t.timestamp_ms, t.agent_turn().and_then(|a| a.api_time_ms))
         else {
@@ -240,6 +259,7 @@ impl Ctx {
                 continue;
             };
             let from = origin_ms.or(branch.start_ms);
+            let accel = self.accel().is_some();
             let offsets: Vec<u64> = branch
                 .children
                 .iter()
@@ -251,7 +271,7 @@ impl Ctx {
                         .and_then(|c| c.turns.first())
                         .and_then(|t| t.timestamp_ms);
                     match (first, from) {
-                        (Some(t), Some(s)) if t > s => ((t - s) * 1e6).round() as u64,
+                        (Some(t), Some(s)) if t > s && !accel => ((t - s) * 1e6).round() as u64,
                         _ => 0,
                     }
                 })
@@ -265,7 +285,8 @@ impl Ctx {
                     child,
                     session,
                     origin_ns.saturating_add(offset),
-                );
+                )
+                .in_branch(b);
                 self.run_child(tree, (c, b), child_session);
             }
         }
@@ -275,6 +296,7 @@ impl Ctx {
     /// worker: every turn left, each when due; its end is the tree's and the phase's to know.
     pub(super) fn run_child(self: &Rc<Self>, tree: &Rc<Tree>, (c, b): (u32, u32), child: Session) {
         self.children.set(self.children.get() + 1);
+        tree.place(child.conversation, child.place());
         let (ctx, tree) = (self.clone(), tree.clone());
         let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = Box::pin(async move {
             let mut child = child;
@@ -369,6 +391,9 @@ impl Ctx {
         if let Some(c) = &self.plan.idle_cap {
             c.request(true);
         }
+        if self.accel().is_some() {
+            session.one_token();
+        }
         let started = self.spawn_overlapping(session, intended_ns);
         let mut rec = session
             .send_next(
@@ -378,7 +403,7 @@ impl Ctx {
                 index,
                 intended_ns,
                 cancel_after_ns,
-                self.plan.hard_deadline_ns,
+                self.hard_deadline_ns(),
                 prefill,
             )
             .await;
@@ -413,6 +438,13 @@ impl Ctx {
                     tree.lift_barriers();
                 }
             }
+        }
+        if let Some(tree) = session.tree() {
+            let mut place = session.place();
+            if session.finished(&self.shared) {
+                place.next = u32::MAX;
+            }
+            tree.place(c, place);
         }
         rec.lineage = session.lineage();
         push(&self.state, *rec).await;

@@ -224,6 +224,97 @@ pub struct AgenticWork {
     /// The sampler's draws taken so far over every worker (the next root of a lane is draw
     /// `draws`, then it grows by one).
     pub draws: Arc<AtomicU64>,
+    /// `--agentic-cache-warmup-duration` (the warmup only): after the priming requests, each
+    /// lane's tree goes on from `resume` with no recorded idle and one output token a request,
+    /// until the stage's end; then where each session is is handed to the profiling phase.
+    pub accel: Option<Arc<Accel>>,
+    /// With `accel`: the lanes as profiling would resume them (same indices as `lanes`).
+    pub resume: Vec<AgenticLane>,
+}
+
+/// The accelerated cache warmup, shared by every worker of the warmup.
+#[derive(Debug)]
+pub struct Accel {
+    /// How long the stage issues requests.
+    pub duration_ns: u64,
+    /// How long its last answers are waited for after that.
+    pub grace_ns: Option<u64>,
+    /// Priming requests not yet answered, over every worker: the stage starts at 0.
+    pub priming_left: AtomicU64,
+    /// Run-clock ns when the stage stops issuing (0: not started yet).
+    pub until_ns: AtomicU64,
+    /// Where each lane's sessions are when the stage has drained, by lane index.
+    pub handoff: std::sync::Mutex<Vec<Option<Handoff>>>,
+}
+
+impl Accel {
+    /// A stage of `duration`, drained for `grace` at most, after `priming` requests, of `lanes`.
+    pub fn new(duration: Duration, grace: Option<Duration>, priming: u64, lanes: usize) -> Self {
+        Self {
+            duration_ns: duration.as_nanos() as u64,
+            grace_ns: grace.map(|g| g.as_nanos() as u64),
+            priming_left: AtomicU64::new(priming),
+            until_ns: AtomicU64::new(0),
+            handoff: std::sync::Mutex::new(vec![None; lanes]),
+        }
+    }
+
+    /// The stage starts at run-clock `now_ns` (the first lane to see the priming answered
+    /// starts it for all); its end.
+    pub fn start(&self, now_ns: u64) -> u64 {
+        let until = now_ns.saturating_add(self.duration_ns).max(1);
+        match (self.until_ns).compare_exchange(0, until, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => until,
+            Err(set) => set,
+        }
+    }
+
+    /// The stage has stopped issuing by run-clock `now_ns`.
+    pub fn over(&self, now_ns: u64) -> bool {
+        let until = self.until_ns.load(Ordering::Acquire);
+        until != 0 && now_ns >= until
+    }
+
+    /// When an answer still coming is cut (`None`: before the stage, or no limit).
+    pub fn cut_ns(&self) -> Option<u64> {
+        let until = self.until_ns.load(Ordering::Acquire);
+        (until != 0)
+            .then_some(self.grace_ns)
+            .flatten()
+            .map(|g| until.saturating_add(g))
+    }
+
+    /// Lane `lane`'s sessions where the stage left them.
+    pub fn hand_off(&self, lane: u32, h: Handoff) {
+        if let Ok(mut v) = self.handoff.lock()
+            && let Some(slot) = v.get_mut(lane as usize)
+        {
+            *slot = Some(h);
+        }
+    }
+}
+
+/// A lane's tree where the accelerated cache warmup left it.
+#[derive(Debug, Clone, Default)]
+pub struct Handoff {
+    /// Its root conversation (a lane may have moved on to another trace).
+    pub root: u32,
+    /// Every session with a turn left: its next turn, when its last answer ended (run-clock
+    /// ns; 0: it sent nothing yet), its branch of the root (`None`: the root).
+    pub streams: Vec<HandoffStream>,
+    /// The requests of the tree that have ended (its barriers go on from there).
+    pub ended: Vec<(u32, u32)>,
+}
+
+/// One session of a [`Handoff`].
+#[derive(Debug, Clone)]
+pub struct HandoffStream {
+    pub conversation: u32,
+    pub turn: u32,
+    pub last_end_ns: u64,
+    pub branch: Option<u32>,
+    pub id: uuid::Uuid,
+    pub marker: Option<ringperf_workload::workload::cache_bust::Marker>,
 }
 
 /// `--system-idle-gap-cap-seconds` (agentic replay): whenever no request of the phase is in
@@ -330,8 +421,9 @@ pub struct AgenticLane {
     /// The lane's number (its slot; its sessions' base URL goes round the URLs by it).
     pub index: u32,
     pub root: u32,
-    /// The trace time the lane resumes at, ms (`None`: a trace without times).
-    pub t_star_ms: Option<f64>,
+    /// The requests of the lane's trace that count as ended when it resumes (those the trace
+    /// had ended before `t*`, or that ended in the warmup): the barriers go on from there.
+    pub ended: Vec<(u32, u32)>,
     pub streams: Vec<AgenticStream>,
 }
 

@@ -71,6 +71,8 @@ pub(crate) struct Session {
     due_from_start: bool,
     /// A child session's place in its tree (its records carry it).
     lineage: Option<Box<ringperf_wire::record::Lineage>>,
+    /// A child session's branch of its tree's root.
+    branch: Option<u32>,
 }
 
 impl Session {
@@ -98,6 +100,7 @@ impl Session {
             one_token: false,
             due_from_start: false,
             lineage: None,
+            branch: None,
         }
     }
 
@@ -152,6 +155,23 @@ impl Session {
     pub fn with_id(mut self, id: uuid::Uuid) -> Self {
         self.correlation_id = id;
         self
+    }
+
+    /// It is a child of branch `b` of its tree's root.
+    pub fn in_branch(mut self, b: u32) -> Self {
+        self.branch = Some(b);
+        self
+    }
+
+    /// Where it is in its tree (the accelerated cache warmup hands it on).
+    pub fn place(&self) -> super::tree::Place {
+        super::tree::Place {
+            next: self.next_turn,
+            last_end_ns: if self.sent == 0 { 0 } else { self.last_end_ns },
+            branch: self.branch,
+            id: self.correlation_id,
+            marker: self.marker.flatten(),
+        }
     }
 
     /// Its turns ask for one output token, whatever the turn asks.

@@ -7,7 +7,7 @@
 //! request index like any other, so `--request-count` bounds the tree's requests too.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
@@ -25,8 +25,23 @@ pub(crate) struct Tree {
     /// `(conversation, turn)` of every request that has ended, or that the trace had ended
     /// before the lane's `t*`, or that will never be sent.
     ended: RefCell<HashSet<(u32, u32)>>,
+    /// The accelerated cache warmup: where each session of the tree is, by conversation.
+    places: RefCell<Option<BTreeMap<u32, Place>>>,
     /// The phase's counts, which every tree of the worker adds to.
     counts: Rc<Cell<BranchCounts>>,
+}
+
+/// Where a session of the tree is: what the accelerated cache warmup hands to profiling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Place {
+    /// The next turn it sends.
+    pub next: u32,
+    /// Run-clock ns when its last answer ended (0: it sent nothing yet).
+    pub last_end_ns: u64,
+    /// Its branch of the root (`None`: the root).
+    pub branch: Option<u32>,
+    pub id: uuid::Uuid,
+    pub marker: Option<ringperf_workload::workload::cache_bust::Marker>,
 }
 
 /// How the tree's branches went (summed over the run into AIPerf's `branch_stats`).
@@ -176,6 +191,32 @@ impl Tree {
         }
         let ended = self.ended.borrow();
         predecessors.iter().all(|p| ended.contains(p))
+    }
+
+    /// From now on the tree keeps where each of its sessions is ([`Self::place`]).
+    pub fn track_places(&self) {
+        self.places.borrow_mut().get_or_insert_with(BTreeMap::new);
+    }
+
+    /// The session of `conversation` is at `place` (kept when [`Self::track_places`]).
+    pub fn place(&self, conversation: u32, place: Place) {
+        if let Some(p) = self.places.borrow_mut().as_mut() {
+            p.insert(conversation, place);
+        }
+    }
+
+    /// Where each session is, by conversation.
+    pub fn places(&self) -> Vec<(u32, Place)> {
+        (self.places.borrow().iter())
+            .flat_map(|p| p.iter().map(|(c, p)| (*c, *p)))
+            .collect()
+    }
+
+    /// The requests that have ended so far (under the barriers), in order.
+    pub fn ended_so_far(&self) -> Vec<(u32, u32)> {
+        let mut v: Vec<(u32, u32)> = self.ended.borrow().iter().copied().collect();
+        v.sort_unstable();
+        v
     }
 
     /// Ready once `ready` holds of the tree, looked at again whenever a child finishes or a
