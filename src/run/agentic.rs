@@ -249,13 +249,12 @@ impl AgenticRun {
                     .and_then(|t| t.delay_ms)
                     .unwrap_or(0.0)
                     .max(0.0);
-                let residual_ms = if st.last_end_ns == 0 {
-                    0.0
-                } else {
-                    let waited = start_ns.saturating_sub(st.last_end_ns) as f64 / 1e6;
-                    let left = (delay_ms - waited).max(0.0);
-                    cap.map_or(left, |c| left.min(c))
-                };
+                let residual_ms = (st.last_end_ns != 0)
+                    .then(|| {
+                        let waited = start_ns.saturating_sub(st.last_end_ns) as f64 / 1e6;
+                        residual_ms(delay_ms, waited, cap)
+                    })
+                    .unwrap_or(0.0);
                 AgenticStream {
                     conversation: st.conversation,
                     turn: st.turn,
@@ -272,6 +271,25 @@ impl AgenticRun {
             ended: h.ended.clone(),
             streams,
         }
+    }
+}
+
+/// What is left of a turn's recorded delay `delay_ms` once `waited_ms` have passed since the
+/// answer before it, never below 0 and at most `cap_ms` (AIPerf's residual delay).
+fn residual_ms(delay_ms: f64, waited_ms: f64, cap_ms: Option<f64>) -> f64 {
+    let left = (delay_ms - waited_ms).max(0.0);
+    cap_ms.map_or(left, |c| left.min(c))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_handed_off_session_waits_what_is_left_of_its_delay() {
+        use super::residual_ms;
+        assert_eq!(residual_ms(500.0, 120.0, None), 380.0);
+        assert_eq!(residual_ms(500.0, 700.0, None), 0.0);
+        assert_eq!(residual_ms(5_000.0, 100.0, Some(1_000.0)), 1_000.0);
+        assert_eq!(residual_ms(0.0, 0.0, Some(1_000.0)), 0.0);
     }
 }
 

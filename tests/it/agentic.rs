@@ -374,6 +374,18 @@ fn refusals_are_aiperfs() {
         ),
         "{e}"
     );
+    // The cache warmup outside agentic replay (AIPerf's message, tests/data/aiperf-flag-configs).
+    let (code, e) = run(
+        "    - {name: profiling, type: concurrency, concurrency: 1, duration: 5, agenticCacheWarmupDuration: 2}\n",
+    );
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.contains(
+            "--agentic-cache-warmup-duration requires the agentic_replay timing mode (set today \
+             by --scenario inferencex-agentx-mvp); the profiling phase(s) are not agentic_replay."
+        ),
+        "{e}"
+    );
 }
 
 /// `--system-idle-gap-cap-seconds 0.5`: at the profiling start nothing is in flight and the
@@ -713,6 +725,87 @@ fn a_request_waits_for_the_requests_of_other_streams_the_trace_ended_before_it()
         "the chain's second call arrived {:.1} ms before the sidecar's answer ended",
         ms(sidecar.1 - chain_1.0)
     );
+}
+
+/// `--agentic-cache-warmup-duration` (AIPerf's accelerated cache warmup) on two real traces:
+/// after the priming requests, the lanes' trees go on in the warmup, every request asking for
+/// one token (the mock's record of each body); each session then goes on in profiling from the
+/// turn after its last in the warmup, on the same correlation id, and no turn of a session is
+/// sent twice.
+#[test]
+fn the_cache_warmup_runs_the_trees_on_and_profiling_resumes_where_it_left_them() {
+    let traces = traces_of(&["kvct_trace_0489.json", "kvct_trace_0527.json"]);
+    let server = common::recording_mock(4);
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentic_run(
+        server.addr,
+        traces.path(),
+        7,
+        (
+            &["traceIdleGapCapSeconds: 1"],
+            &[
+                "concurrency: 2",
+                "duration: 1.5",
+                "agenticCacheWarmupDuration: 1",
+            ],
+        ),
+        &dir.path().join("out"),
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    let records = common::read_jsonl(&dir.path().join("out/profile_export.jsonl"));
+    let truth = common::truth_of(&server, records.len());
+    let j = common::read_json(&dir.path().join("out/profile_export_aiperf.json"));
+    assert_eq!(
+        j["input_config"]["phases"][0]["agentic_cache_warmup_duration"],
+        1.0
+    );
+    let mut warm: std::collections::HashMap<String, Vec<u64>> = Default::default();
+    let mut prof: std::collections::HashMap<String, Vec<u64>> = Default::default();
+    let mut seen = std::collections::HashSet::new();
+    for r in &records {
+        let m = &r["metadata"];
+        assert!(r.get("error").is_none(), "{r}");
+        let id = m["x_correlation_id"].as_str().unwrap().to_string();
+        let turn = m["turn_index"].as_u64().unwrap();
+        assert!(
+            seen.insert((id.clone(), turn)),
+            "{id} turn {turn} sent twice"
+        );
+        let rid: uuid::Uuid = m["x_request_id"].as_str().unwrap().parse().unwrap();
+        let t = (truth.iter())
+            .find(|t| t.request_id == Some(rid))
+            .expect("every request reached the mock");
+        let body: Value = serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap();
+        let asked = body["max_completion_tokens"].as_u64();
+        if m["phase_name"] == "agentic.warmup" {
+            assert_eq!(asked, Some(1), "a warmup request asked for {asked:?}");
+            warm.entry(id).or_default().push(turn);
+        } else {
+            assert_eq!(m["phase_name"], "profiling");
+            prof.entry(id).or_default().push(turn);
+        }
+    }
+    // The trees went on in the warmup: sessions sent several turns there.
+    assert!(
+        warm.values().any(|turns| turns.len() >= 3),
+        "no session went on in the warmup: {warm:?}"
+    );
+    // Profiling resumed sessions the warmup left, each at its next turn.
+    let mut resumed = 0;
+    for (id, turns) in &prof {
+        if let Some(w) = warm.get(id) {
+            let last = w.iter().max().unwrap();
+            let first = turns.iter().min().unwrap();
+            assert_eq!(
+                *first,
+                last + 1,
+                "{id}: warmup up to {last}, profiling from {first}"
+            );
+            resumed += 1;
+        }
+    }
+    assert!(resumed >= 1, "no session went on into profiling");
 }
 
 /// `--agentic-warmup-grace-period 0.1` (`agenticWarmupGracePeriod` on the phase): the warmup's

@@ -294,6 +294,32 @@ impl Accel {
     }
 }
 
+#[cfg(test)]
+mod accel_tests {
+    use super::Accel;
+    use std::time::Duration;
+
+    #[test]
+    fn the_stage_starts_once_and_ends_its_duration_later() {
+        let a = Accel::new(
+            Duration::from_millis(10),
+            Some(Duration::from_millis(5)),
+            2,
+            1,
+        );
+        assert!(!a.over(u64::MAX), "not started: never over");
+        assert_eq!(a.cut_ns(), None);
+        assert_eq!(a.start(1_000), 10_001_000);
+        // A later lane starting it finds it started.
+        assert_eq!(a.start(2_000_000), 10_001_000);
+        assert!(!a.over(10_000_999) && a.over(10_001_000));
+        assert_eq!(a.cut_ns(), Some(15_001_000));
+        let unbounded = Accel::new(Duration::from_millis(10), None, 0, 1);
+        unbounded.start(0);
+        assert_eq!(unbounded.cut_ns(), None);
+    }
+}
+
 /// A lane's tree where the accelerated cache warmup left it.
 #[derive(Debug, Clone, Default)]
 pub struct Handoff {
