@@ -249,12 +249,12 @@ impl AgenticRun {
                     .and_then(|t| t.delay_ms)
                     .unwrap_or(0.0)
                     .max(0.0);
-                let residual_ms = (st.last_end_ns != 0)
-                    .then(|| {
-                        let waited = start_ns.saturating_sub(st.last_end_ns) as f64 / 1e6;
-                        residual_ms(delay_ms, waited, cap)
-                    })
-                    .unwrap_or(0.0);
+                let residual_ms = if st.last_end_ns == 0 {
+                    0.0
+                } else {
+                    let waited = start_ns.saturating_sub(st.last_end_ns) as f64 / 1e6;
+                    residual_ms(delay_ms, waited, cap)
+                };
                 AgenticStream {
                     conversation: st.conversation,
                     turn: st.turn,
