@@ -281,18 +281,6 @@ fn residual_ms(delay_ms: f64, waited_ms: f64, cap_ms: Option<f64>) -> f64 {
     cap_ms.map_or(left, |c| left.min(c))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_handed_off_session_waits_what_is_left_of_its_delay() {
-        use super::residual_ms;
-        assert_eq!(residual_ms(500.0, 120.0, None), 380.0);
-        assert_eq!(residual_ms(500.0, 700.0, None), 0.0);
-        assert_eq!(residual_ms(5_000.0, 100.0, Some(1_000.0)), 1_000.0);
-        assert_eq!(residual_ms(0.0, 0.0, Some(1_000.0)), 0.0);
-    }
-}
-
 /// Milliseconds as nanoseconds (never below 0).
 fn ns(ms: f64) -> u64 {
     (ms.max(0.0) * 1e6).round() as u64
@@ -328,4 +316,16 @@ fn ended_before(
         );
     }
     ended
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_handed_off_session_waits_what_is_left_of_its_delay() {
+        use super::residual_ms;
+        assert_eq!(residual_ms(500.0, 120.0, None), 380.0);
+        assert_eq!(residual_ms(500.0, 700.0, None), 0.0);
+        assert_eq!(residual_ms(5_000.0, 100.0, Some(1_000.0)), 1_000.0);
+        assert_eq!(residual_ms(0.0, 0.0, Some(1_000.0)), 0.0);
+    }
 }
