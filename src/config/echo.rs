@@ -589,6 +589,9 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
     }
     let grace = if warmup {
         a.warmup_grace_period
+    } else if e.plan.file_only.no_grace && !e.given("benchmark_grace_period") {
+        // A config file's phase without `grace_period` has none (AIPerf echoes none).
+        None
     } else {
         p.duration.map(|_| a.benchmark_grace_period)
     };

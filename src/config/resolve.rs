@@ -85,7 +85,13 @@ impl Config {
             multi_run,
             seed,
             seed_given,
-        } = workload(args, &plan.file_only, endpoint, env)?;
+        } = workload(
+            args,
+            &plan.file_only,
+            endpoint,
+            env,
+            echo.given("benchmark_grace_period"),
+        )?;
         let random_prompt = super::random_prompt::from_args(
             &args.random_prompt,
             &super::random_prompt::Context {
@@ -475,8 +481,13 @@ fn workload(
     file_only: &crate::plan::FileOnly,
     endpoint: EndpointKind,
     env: &Environment,
+    grace_given: bool,
 ) -> Result<Workload, ConfigError> {
     let mut profiling = profiling_phase(args)?;
+    // A config file's duration phase without `grace_period`: cut at its end, as AIPerf.
+    if file_only.no_grace && !grace_given {
+        profiling.grace = profiling.duration.map(|_| std::time::Duration::ZERO);
+    }
     if file_only.agentic {
         timing::agentic(args, &mut profiling)?;
     } else if args.agentic.agentic_cache_warmup_duration.is_some() {

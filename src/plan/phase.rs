@@ -184,6 +184,12 @@ pub struct FileOnly {
     /// The profiling phase's `timing_mode: agentic_replay` (no flag sets it in AIPerf 0.13).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub agentic: bool,
+    /// The file's profiling phase has a `duration` and no `grace_period`: as in AIPerf, its
+    /// requests still in flight when the duration is over are cut at once, and no grace is
+    /// echoed (the command line's 30 s default is the flags' own), unless
+    /// `--benchmark-grace-period` is given beside the file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_grace: bool,
 }
 
 impl FileOnly {
@@ -197,5 +203,6 @@ impl FileOnly {
             && self.user_files.is_empty()
             && self.inline_records.is_none()
             && !self.agentic
+            && !self.no_grace
     }
 }

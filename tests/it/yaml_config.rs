@@ -1550,3 +1550,72 @@ fn no_collection_flags_beside_a_file_turn_its_urls_off() {
     let cfg = Config::from_plan(&file_plan(&argv), false).expect("valid");
     assert!(!cfg.server_metrics.enabled);
 }
+
+/// A file's duration phase without `grace_period` has no grace, as in AIPerf 0.13 (its run of
+/// such a file echoed none and cancelled what was in flight at the end): none echoed, and a
+/// request still waiting for its first token when the duration ends is cut at once (the mock
+/// takes 3 s to the first token), not waited for 30 s. `--benchmark-grace-period`
+/// beside the file gives it one.
+#[test]
+fn a_files_duration_phase_without_a_grace_period_cuts_at_its_end() {
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_secs(3),
+        truth_log: true,
+        ..Default::default()
+    })
+    .expect("mock starts");
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("d.yaml");
+    std::fs::write(
+        &file,
+        "benchmark:\n  model: mock-model\n  endpoint:\n    url: ${URL}\n    streaming: true\n  \
+         dataset:\n    type: synthetic\n    entries: 4\n    prompts:\n      isl: 16\n      osl: 4\n  \
+         tokenizer:\n    name: builtin\n  phases:\n    - {name: profiling, type: concurrency, \
+         concurrency: 1, duration: 0.5}\n  artifacts:\n    dir: ${OUT}\n",
+    )
+    .unwrap();
+    let plan = |extra: &[&str]| {
+        let mut argv: Vec<String> = ["ringperf", "profile", "-f", file.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        // The variables the file names.
+        let env = |k: &str| match k {
+            "URL" => Some(format!("http://{}", server.addr)),
+            "OUT" => Some(root.path().join("out").display().to_string()),
+            _ => None,
+        };
+        let read = invocation::read(&argv, &env).unwrap();
+        read.plan(&argv).unwrap().0
+    };
+    let ic = input_config(&plan(&[]));
+    assert!(
+        ic["phases"][0].get("grace_period").is_none(),
+        "{}",
+        ic["phases"][0]
+    );
+    let ic = input_config(&plan(&["--benchmark-grace-period", "5"]));
+    assert_eq!(ic["phases"][0]["grace_period"], 5.0);
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", file.to_str().unwrap(), "--ui", "none"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", root.path().join("out"))
+        .output()
+        .expect("runs");
+    let records = common::read_jsonl(&root.path().join("out/profile_export.jsonl"));
+    assert_eq!(records.len(), 1, "{}", text(&out.stderr));
+    assert_eq!(
+        records[0]["error"]["message"],
+        "Request was cancelled at the end of the grace period"
+    );
+    // Cut before its first token could come (3 s after it reached the mock).
+    let m = &records[0]["metadata"];
+    let took = m["request_end_ns"].as_u64().unwrap() - m["request_start_ns"].as_u64().unwrap();
+    assert!(took < 2_500_000_000, "waited {took} ns");
+    assert_eq!(
+        common::truth_of(&server, 1).len(),
+        1,
+        "the request reached the mock"
+    );
+}

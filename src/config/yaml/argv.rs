@@ -1312,6 +1312,9 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             format!("--{f}")
         }
     };
+    if !warmup && m.contains_key("duration") && !m.contains_key("grace_period") {
+        a.file_only.no_grace = true;
+    }
     match (ty, warmup) {
         ("concurrency", _) => {}
         ("poisson" | "gamma" | "constant", _) => a.one(&w("arrival-pattern"), ty),
