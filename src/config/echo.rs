@@ -184,28 +184,47 @@ pub fn input_config(cfg: &Config) -> Value {
         top.insert("slos".into(), slos);
     }
     top.insert("tokenizer".into(), tokenizer(e));
-    top.insert(
-        "gpu_telemetry".into(),
-        gpu_telemetry(cfg, a.gpu_telemetry.as_deref()),
-    );
-    top.insert(
-        "server_metrics".into(),
-        if cfg.server_metrics.enabled {
-            let formats: Vec<&str> = cfg
-                .server_metrics
-                .formats
-                .iter()
-                .map(|f| format_name(*f))
-                .collect();
-            json!({"enabled": true, "urls": cfg.server_metrics.extra_urls, "formats": formats})
-        } else {
-            json!({"enabled": false})
-        },
-    );
+    // A config file's echo has the telemetry and server-metrics blocks only when set.
+    let file = e.plan.file_only.from_file;
+    if !file || e.given("gpu_telemetry") || e.given("no_gpu_telemetry") {
+        top.insert(
+            "gpu_telemetry".into(),
+            gpu_telemetry(cfg, a.gpu_telemetry.as_deref()),
+        );
+    }
+    let server_metrics_given = [
+        "server_metrics",
+        "no_server_metrics",
+        "server_metrics_formats",
+    ]
+    .iter()
+    .any(|id| e.given(id));
+    if !file || server_metrics_given {
+        top.insert(
+            "server_metrics".into(),
+            if cfg.server_metrics.enabled {
+                let formats: Vec<&str> = cfg
+                    .server_metrics
+                    .formats
+                    .iter()
+                    .map(|f| format_name(*f))
+                    .collect();
+                json!({"enabled": true, "urls": cfg.server_metrics.extra_urls, "formats": formats})
+            } else {
+                json!({"enabled": false})
+            },
+        );
+    }
     top.insert("network_latency".into(), cfg.network_latency.echo());
-    top.insert("otel".into(), otel(cfg, e));
+    // A config file's echo has these only when set (`otel` with its URL).
+    if !file || cfg.otel.is_some() {
+        top.insert("otel".into(), otel(cfg, e));
+    }
     for k in ["mlflow", "wandb"] {
-        top.insert(k.into(), json!({}));
+        let set = (e.plan.given.keys()).any(|id| id.starts_with(k));
+        if !file || set {
+            top.insert(k.into(), json!({}));
+        }
     }
     let mut runtime = Map::new();
     let ui = if a.verbose || a.extra_verbose {
@@ -458,8 +477,9 @@ fn random_prompt(cfg: &Config, e: &Echo, prompts: &mut Map<String, Value>) {
 
 fn dataset(cfg: &Config, e: &Echo) -> Value {
     let a = &e.plan.settings;
-    // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies.
-    let seed = a.random_seed;
+    // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies, nor a
+    // config file's `random_seed` (a dataset's own is not read).
+    let seed = a.random_seed.filter(|_| !e.plan.file_only.from_file);
     if let Some(d) = cfg.input.dataset_json(entries(e), seed) {
         return d;
     }
@@ -548,7 +568,16 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
     if warmup {
         m.insert("exclude_from_results".into(), json!(true));
     }
-    if let Some(n) = p.request_count {
+    // A config file's phase: its own count only (none derived).
+    let count_id = if warmup {
+        "warmup_request_count"
+    } else {
+        "request_count"
+    };
+    if let Some(n) = p
+        .request_count
+        .filter(|_| !e.plan.file_only.from_file || e.given(count_id))
+    {
         m.insert("requests".into(), json!(n));
     }
     if let Some(d) = p.duration {
@@ -691,6 +720,7 @@ fn artifacts(e: &Echo) -> Value {
     if let Some(p) = &a.profile_export_prefix {
         m.insert("prefix".into(), json!(p));
     }
+    let file = e.plan.file_only.from_file;
     if e.given("export_level") {
         let records = match a.export_level {
             ExportLevelArg::Summary => json!(false),
@@ -712,8 +742,13 @@ fn artifacts(e: &Echo) -> Value {
             json!(a.http_trace.show_trace_timing),
         );
     }
-    m.insert("auto_plot".into(), json!(a.auto_plot));
-    m.insert("plot_required".into(), json!(a.outputs.plot_required));
+    // A config file's echo has them only when set.
+    if !file || e.given("auto_plot") || e.given("no_auto_plot") {
+        m.insert("auto_plot".into(), json!(a.auto_plot));
+    }
+    if !file || e.given("plot_required") {
+        m.insert("plot_required".into(), json!(a.outputs.plot_required));
+    }
     if a.outputs.export_outputs_json {
         m.insert("export_outputs_json".into(), json!(true));
     }

@@ -190,6 +190,11 @@ pub struct FileOnly {
     /// `--benchmark-grace-period` is given beside the file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_grace: bool,
+    /// The plan is a config file's: its `input_config` echoes what the file and the flags
+    /// beside it set, not the defaults AIPerf's command line writes (plots, telemetry and
+    /// server-metrics blocks, the dataset's seed, a derived request count).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_file: bool,
 }
 
 impl FileOnly {
@@ -204,5 +209,6 @@ impl FileOnly {
             && self.inline_records.is_none()
             && !self.agentic
             && !self.no_grace
+            && !self.from_file
     }
 }

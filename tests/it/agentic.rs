@@ -773,7 +773,9 @@ fn the_cache_warmup_runs_the_trees_on_and_profiling_resumes_where_it_left_them()
     let mut seen = std::collections::HashSet::new();
     for r in &records {
         let m = &r["metadata"];
-        assert!(r.get("error").is_none(), "{r}");
+        // (A request in flight when the duration ends is cut: the file's phase has no grace.)
+        let cut = r["error"]["message"] == "Request was cancelled at the end of the grace period";
+        assert!(r.get("error").is_none() || cut, "{r}");
         let id = m["x_correlation_id"].as_str().unwrap().to_string();
         let turn = m["turn_index"].as_u64().unwrap();
         assert!(

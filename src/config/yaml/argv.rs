@@ -1312,6 +1312,7 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             format!("--{f}")
         }
     };
+    a.file_only.from_file = true;
     if !warmup && m.contains_key("duration") && !m.contains_key("grace_period") {
         a.file_only.no_grace = true;
     }
