@@ -565,6 +565,16 @@ fn workload(
     {
         timing::promote_trace(args, &mut profiling, timestamped, records)?;
     }
+    // A file named a `dag_jsonl`, with no stop condition: each root once (AIPerf's
+    // `_maybe_set_dag_root_sessions`).
+    if let Some(roots) = env.dag_roots.filter(|&n| n > 0)
+        && args.request_count.is_none()
+        && profiling.duration.is_none()
+        && profiling.sessions.is_none()
+    {
+        profiling.request_count = None;
+        profiling.sessions = Some(roots);
+    }
     timing::check_speedup(args, &profiling)?;
     // A Baseten trace's timing rules work on the sped-up times, as AIPerf's loader does.
     if let (Some(spec), timing::Mode::FixedSchedule(fs)) = (&mut input.load, &profiling.timing.mode)

@@ -349,9 +349,9 @@ fn input_group_cross_flag_rules() {
         e("--public-dataset sharegpt --custom-dataset-type single_turn --input-file x")
             .contains("mutually exclusive")
     );
-    let msg = e("--input-file x --custom-dataset-type dag_jsonl");
+    let msg = e("--input-file x --custom-dataset-type speed_bench_qa");
     assert!(
-        msg.contains("dag_jsonl is not supported by ringperf yet"),
+        msg.contains("speed_bench_qa is not supported by ringperf yet"),
         "{msg}"
     );
     // The baseten_trace flags, with AIPerf's refusals.

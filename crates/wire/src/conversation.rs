@@ -77,6 +77,9 @@ pub struct AgentConversation {
     /// The conversation whose turn starts this one (a subagent), by index in the dataset;
     /// `None` for a root, the only kind a new session picks.
     pub parent: Option<u32>,
+    /// A branch forks it ([`Branch::fork`]): its first turn may go after a parent's context, so
+    /// no turn of it is built before the run.
+    pub forked: bool,
 }
 
 impl Conversation {
@@ -168,6 +171,13 @@ pub struct Branch {
     /// Trace time at which the branch starts, ms: a child whose first turn is later in the
     /// trace waits the difference after the spawning turn completes.
     pub start_ms: Option<f64>,
+    /// AIPerf's `FORK` (a `dag_jsonl` file's `forks`): each child starts from the parent's
+    /// context as it is when the spawning turn's answer is in (its messages and replies), and
+    /// goes on from there; a `SPAWN` child (`false`) starts from nothing.
+    pub fork: bool,
+    /// Started once a phase, before any root's first turn, with no parent session (AIPerf's
+    /// `pre_session_spawns`, `dispatch_timing="pre"`): never started by a turn.
+    pub pre: bool,
 }
 
 /// One request of a conversation.

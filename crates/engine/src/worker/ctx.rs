@@ -232,13 +232,16 @@ impl Ctx {
             let delayed = offsets.iter().filter(|&&o| o > 0).count() as u32;
             tree.start(c, b, branch.children.len() as u32, delayed);
             for (&child, offset) in branch.children.iter().zip(offsets) {
-                let child_session = Session::child(
+                let mut child_session = Session::child(
                     shared,
                     &self.state,
                     child,
                     session,
                     origin_ns.saturating_add(offset),
                 );
+                if branch.fork {
+                    child_session.inherit_context(shared, session);
+                }
                 self.run_child(tree, (c, b), child_session);
             }
         }

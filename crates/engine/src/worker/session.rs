@@ -71,6 +71,8 @@ pub(crate) struct Session {
     due_from_start: bool,
     /// A child session's place in its tree (its records carry it).
     lineage: Option<Box<ringperf_wire::record::Lineage>>,
+    /// A fork's child: it went on from its parent's context ([`Self::inherit_context`]).
+    forked: bool,
 }
 
 impl Session {
@@ -98,6 +100,7 @@ impl Session {
             one_token: false,
             due_from_start: false,
             lineage: None,
+            forked: false,
         }
     }
 
@@ -210,6 +213,32 @@ impl Session {
             marker: parent.marker,
             ..Self::new(shared, state, conversation, parent.url)
         }
+    }
+
+    /// A fork's child (AIPerf's `FORK`, `seed_from_parent`): the session goes on from
+    /// `parent`'s context as it is now, the turn just answered and its reply included (an
+    /// isolated parent's context is that turn alone), and from its stored answer (`store:
+    /// true`). Its marker is already in that context (`--cache-bust`): none is added.
+    pub fn inherit_context(&mut self, shared: &Shared, parent: &Session) {
+        use ringperf_wire::conversation::ContextMode;
+        let c = &shared.dataset.conversations[parent.conversation as usize];
+        if c.context() == ContextMode::Standalone {
+            let last = parent
+                .next_turn
+                .checked_sub(1)
+                .map(|t| &c.turns[t as usize]);
+            if let (Some(history), Some(Some(turn))) = (
+                shared.kind.descriptor().history,
+                last.map(|t| t.source.as_ref()),
+            ) {
+                self.history.clear();
+                (history.turn)(turn, &mut self.history);
+            }
+        } else {
+            self.history = parent.history.clone();
+        }
+        self.previous_response_id = parent.previous_response_id.clone();
+        self.forked = true;
     }
 
     /// The session's place in its tree, for its records.
@@ -451,7 +480,9 @@ impl Session {
         // An agent trace's every body starts with the first turn's messages (its history is
         // the recorded one): each gets the marker there, as the first turn did.
         let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
-        (system || recorded || self.next_turn == 0).then_some((system, (marker, b.target)))
+        // A fork's child carries its parent's marked turns: its own first turn adds none.
+        (system || recorded || (self.next_turn == 0 && !self.forked))
+            .then_some((system, (marker, b.target)))
     }
 
     /// The body of the next turn: the conversation's system and context messages, the history,
@@ -492,8 +523,11 @@ impl Session {
         let Some(turn) = &c.turns[self.next_turn as usize].source else {
             return;
         };
-        if (self.next_turn as usize) + 1 >= c.turns.len() {
-            return; // nothing comes after it
+        // Nothing comes after the last turn, unless it forks (its children go on from it).
+        let forks = (c.turns[self.next_turn as usize].spawns().iter())
+            .any(|&b| c.branches().get(b as usize).is_some_and(|b| b.fork));
+        if (self.next_turn as usize) + 1 >= c.turns.len() && !forks {
+            return;
         }
         let Some(history) = shared.kind.descriptor().history else {
             return;

@@ -107,11 +107,12 @@ where
 }
 
 /// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
-/// chat conversation that is not a verbatim body.
+/// chat conversation that is not a verbatim body, or any turn of one a branch forks (it goes on
+/// from its parent's context).
 pub fn carries_history(kind: EndpointKind, conversation: &Conversation, index: usize) -> bool {
     use ringperf_wire::conversation::{AgentParts, ContextMode};
     kind.descriptor().history.is_some()
-        && index > 0
+        && (index > 0 || conversation.agent.as_ref().is_some_and(|a| a.forked))
         && !matches!(conversation.turns[index].content, Content::Raw(_))
         && conversation.context() != ContextMode::Standalone
 }
@@ -194,7 +195,13 @@ fn prepare_conversation(
     params: &PayloadParams,
     tokenizer: &Tokenizer,
 ) -> PreparedConversation {
-    let multi_turn_chat = kind.descriptor().history.is_some() && c.turns.len() > 1;
+    // A conversation that forks hands its context on (its last turn's too); one a branch forks
+    // starts from a parent's.
+    let hands_on = c
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.forked || a.branches.iter().any(|b| b.fork));
+    let multi_turn_chat = kind.descriptor().history.is_some() && (c.turns.len() > 1 || hands_on);
     let turns = (0..c.turns.len())
         .map(|i| {
             let turn = &c.turns[i];
