@@ -408,11 +408,29 @@ fn parse_turn(mut obj: Obj<'_>, map: Map<String, Value>) -> Result<DagTurn, Load
         .array("messages")?
         .ok_or_else(|| obj.err("messages", LoadErrorKind::Missing))?;
     let model = obj.string("model")?;
-    let max_tokens = match integer(
-        &mut obj,
-        "max_tokens",
-        "max_tokens must be an integer, not a boolean; check for a typo in your DAG JSONL file",
-    )? {
+    let got = match obj.take("max_tokens") {
+        Some(Value::Bool(b)) => {
+            let py = if b { "True" } else { "False" };
+            return Err(invalid(
+                &obj,
+                "max_tokens",
+                format!(
+                    "max_tokens must be an integer, not a boolean (got {py}); check for a typo \
+                     in your DAG JSONL file"
+                ),
+            ));
+        }
+        other => other,
+    };
+    let mut one = Obj::new(ctx, prefix.clone(), Map::new());
+    if let Some(v) = got {
+        one = Obj::new(
+            ctx,
+            prefix.clone(),
+            Map::from_iter([("max_tokens".to_string(), v)]),
+        );
+    }
+    let max_tokens = match integer(&mut one, "max_tokens", "")? {
         None => None,
         Some(n) if n < 1 => {
             return Err(invalid(
