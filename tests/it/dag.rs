@@ -241,24 +241,29 @@ fn check(name: &str) {
     for (k, bodies) in &theirs {
         assert_eq!(&ours[k], bodies, "{name}: the bodies of {k}");
     }
-    let depth_of: HashMap<String, u64> = want["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["conversation"].as_str().unwrap().to_owned(),
-                r["depth"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    for s in &sent {
-        assert_eq!(
-            s.depth, depth_of[&s.conversation],
-            "{name}: depth of {}",
-            s.conversation
-        );
-    }
+    // The same depths (a conversation spawned at two depths has both).
+    let depths = |v: Vec<(String, u64, u64)>| {
+        let mut v = v;
+        v.sort();
+        v
+    };
+    let theirs_depths = depths(
+        want["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let c = r["conversation"].as_str().unwrap().to_owned();
+                (c, r["turn"].as_u64().unwrap(), r["depth"].as_u64().unwrap())
+            })
+            .collect(),
+    );
+    let ours_depths = depths(
+        sent.iter()
+            .map(|s| (s.conversation.clone(), s.turn, s.depth))
+            .collect(),
+    );
+    assert_eq!(ours_depths, theirs_depths, "{name}: depths");
 
     // Each live reply is the answer the server gave to an earlier request of the same tree.
     for s in &sent {
@@ -395,6 +400,11 @@ fn explicit_join_at_background_and_terminal_forks_replay_as_aiperf_replays_them(
 #[test]
 fn nested_children_pre_session_spawns_and_recorded_context_replay_as_aiperf() {
     check("nested_pre");
+}
+
+#[test]
+fn a_conversation_spawned_twice_in_a_tree_joins_its_own_children_only() {
+    check("template");
 }
 
 #[test]

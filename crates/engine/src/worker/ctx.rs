@@ -98,7 +98,7 @@ impl Ctx {
             let joins = shared
                 .turn(session.conversation, session.next_turn())
                 .joins();
-            if !joins.is_empty() && !tree.joined(session.conversation, joins) {
+            if !joins.is_empty() && !tree.joined(session.node(), joins) {
                 if self.requests_exhausted() {
                     // The turn would not go anyway: it is not held.
                     return None;
@@ -116,7 +116,7 @@ impl Ctx {
                         .min(self.plan.issue_deadline_ns.unwrap_or(u64::MAX))
                         .max(now + 1_000);
                     monoio::select! {
-                        () = tree.wait(session.conversation, joins) => {
+                        () = tree.wait(session.node(), joins) => {
                             tree.resume();
                             break;
                         }
@@ -230,7 +230,7 @@ impl Ctx {
                 })
                 .collect();
             let delayed = offsets.iter().filter(|&&o| o > 0).count() as u32;
-            tree.start(c, b, branch.children.len() as u32, delayed);
+            tree.start(session.node(), b, branch.children.len() as u32, delayed);
             for (&child, offset) in branch.children.iter().zip(offsets) {
                 let mut child_session = Session::child(
                     shared,
@@ -242,12 +242,12 @@ impl Ctx {
                 if branch.fork {
                     child_session.inherit_context(shared, session);
                 }
-                self.run_child(tree, (c, b), child_session);
+                self.run_child(tree, (session.node(), b), child_session);
             }
         }
     }
 
-    /// Runs the child session `child` of branch `b` of conversation `c` as a task of this
+    /// Runs the child session `child` of branch `b` of the session of node `c` as a task of this
     /// worker: every turn left, each when due; its end is the tree's and the phase's to know.
     pub(super) fn run_child(self: &Rc<Self>, tree: &Rc<Tree>, (c, b): (u32, u32), child: Session) {
         self.children.set(self.children.get() + 1);

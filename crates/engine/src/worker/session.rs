@@ -73,6 +73,8 @@ pub(crate) struct Session {
     lineage: Option<Box<ringperf_wire::record::Lineage>>,
     /// A fork's child: it went on from its parent's context ([`Self::inherit_context`]).
     forked: bool,
+    /// Its node in its tree ([`super::tree::Tree::new_node`]; a root's: its conversation).
+    node: u32,
 }
 
 impl Session {
@@ -101,6 +103,7 @@ impl Session {
             due_from_start: false,
             lineage: None,
             forked: false,
+            node: conversation,
         }
     }
 
@@ -206,6 +209,7 @@ impl Session {
                 .map_or(parent.correlation_id, |l| l.root),
         };
         Self {
+            node: parent.tree.as_ref().map_or(conversation, |t| t.new_node()),
             tree: parent.tree.clone(),
             first_due_ns,
             lineage: Some(Box::new(lineage)),
@@ -249,6 +253,11 @@ impl Session {
     /// Makes the session the root of `tree`.
     pub fn root_of(&mut self, tree: std::rc::Rc<Tree>) {
         self.tree = Some(tree);
+    }
+
+    /// Its node in its tree: the key of the branches it starts and joins.
+    pub fn node(&self) -> u32 {
+        self.node
     }
 
     /// The session tree, if the conversation is part of one.
