@@ -57,7 +57,7 @@ struct Sent {
 
 /// `ringperf profile` on AIPerf's run `name` with its flags: its exit, stderr and requests in
 /// issue order.
-fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>) {
+fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize) {
     let want = aiperf(name);
     let server = mock();
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +94,7 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>) {
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
-        return (out.status, stderr, Vec::new());
+        return (out.status, stderr, Vec::new(), 0);
     }
     let truth: HashMap<String, ringperf_mock::mock::TruthEntry> = server
         .truth()
@@ -132,7 +132,8 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>) {
         })
         .collect();
     sent.sort_by(|a, b| a.issue_ms.total_cmp(&b.issue_ms));
-    (out.status, stderr, sent)
+    let received = truth.len();
+    (out.status, stderr, sent, received)
 }
 
 /// The assistant texts a DAG file writes itself (every other assistant message is a live
@@ -213,8 +214,14 @@ fn check(name: &str) {
     let want = aiperf(name);
     assert_eq!(want["exit_code"], 0, "{name}: AIPerf's run failed");
     let file = want["file"].as_str().unwrap().to_owned();
-    let (status, stderr, sent) = replay(name);
+    let (status, stderr, sent, received) = replay(name);
     assert!(status.success(), "{name}: {stderr}");
+    // Every request the server got, a warmup's included (a warmup starts no children).
+    assert_eq!(
+        received as u64,
+        want["mock_requests"].as_u64().unwrap(),
+        "{name}: requests received"
+    );
     let canned = canned(&file);
 
     // The same requests, with the same bodies (a live reply's text aside).
@@ -408,6 +415,11 @@ fn a_conversation_spawned_twice_in_a_tree_joins_its_own_children_only() {
 }
 
 #[test]
+fn a_warmup_starts_no_children() {
+    check("warmup");
+}
+
+#[test]
 fn a_detected_dag_file_runs_aiperf_default_ten_requests() {
     check("detected");
 }
@@ -425,7 +437,7 @@ fn two_trees_at_once_keep_their_own_joins_and_contexts() {
 #[test]
 fn a_child_overlaps_its_parent_until_the_join() {
     // fork_join_at: `helper` (spawned by lead#0, joined by lead#3) runs while lead#1 and #2 go.
-    let (status, stderr, sent) = replay("fork_join_at");
+    let (status, stderr, sent, _) = replay("fork_join_at");
     assert!(status.success(), "{stderr}");
     let at = |c: &str, t: u64| {
         sent.iter()
@@ -457,7 +469,7 @@ fn aiperf_refusals_are_refused_with_the_same_reason() {
         }
         let name = run["name"].as_str().unwrap();
         let theirs = run["error"].as_str().unwrap();
-        let (status, stderr, _) = replay(name);
+        let (status, stderr, ..) = replay(name);
         assert_eq!(status.code(), Some(2), "{name}: {stderr}");
         // The reason as AIPerf words it, less its own file/line prefix and pydantic's wording.
         let reason = theirs
@@ -493,7 +505,7 @@ fn aiperf_refusals_are_refused_with_the_same_reason() {
 #[test]
 fn an_orchestrator_conversation_is_refused_by_name() {
     assert_eq!(aiperf("refused_orchestrator")["exit_code"], 0);
-    let (status, stderr, _) = replay("refused_orchestrator");
+    let (status, stderr, ..) = replay("refused_orchestrator");
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("session 'spine' is an orchestrator conversation"),

@@ -35,6 +35,10 @@ def reduce_run(d, here):
     flags = [f for f in open(os.path.join(d, "flags")).read().split("\n") if f]
     rc = int(open(os.path.join(d, "rc")).read())
     run = {"name": name, "file": file, "flags": flags, "exit_code": rc}
+    truth_path = os.path.join(d, "truth.jsonl")
+    if os.path.exists(truth_path):
+        # Every request the mock received, warmup ones included.
+        run["mock_requests"] = sum(1 for _ in open(truth_path))
     if rc != 0:
         log = open(os.path.join(d, "aiperf.log")).read()
         m = re.search(r"Dataset configuration failed: \w+\((['\"])(.*)\1\)", log)

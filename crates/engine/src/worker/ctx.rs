@@ -140,6 +140,13 @@ impl Ctx {
         end_ns: u64,
         started: &[u32],
     ) {
+        // A warmup starts no children (AIPerf's orchestrator spawns in profiling only), but
+        // agentic replay's, which primes the live subagents of its trees.
+        if self.plan.phase == ringperf_wire::record::Phase::Warmup
+            && !matches!(self.plan.source, CreditSource::Agentic(_))
+        {
+            return;
+        }
         let shared = &self.shared;
         let spawns = shared.turn(session.conversation, turn).spawns();
         let rest: Vec<u32> = (spawns.iter().copied())
