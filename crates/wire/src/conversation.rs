@@ -222,6 +222,10 @@ pub struct AgentTurn {
     pub prefix_blocks: Option<(u32, u32)>,
     /// Where in the trace the turn came from.
     pub source: Option<TurnSource>,
+    /// The `tools` its body carries when it names none (a `dag_jsonl` turn: the latest earlier
+    /// turn's, a fork child's its parent's), as AIPerf's body takes the latest of the turns it
+    /// sends; not part of the turn alone (`inputs.json`).
+    pub inherited_tools: Option<serde_json::Value>,
 }
 
 /// Where an agent trace's turn came from: the trace, its request's index among the trace's

@@ -502,12 +502,24 @@ impl Session {
         let Some(turn) = &t.source else {
             return Vec::new();
         };
+        // A turn naming no `tools` carries those of the turns before it (`dag_jsonl`).
+        let inherited = (t.agent.as_ref())
+            .and_then(|a| a.inherited_tools.as_ref())
+            .filter(|_| !turn.extra.contains_key("tools"));
         let one;
-        let turn: &ringperf_wire::conversation::Turn = if self.one_token {
-            one = ringperf_wire::conversation::Turn {
-                max_tokens: Some(1),
+        let turn: &ringperf_wire::conversation::Turn = if self.one_token || inherited.is_some() {
+            let mut owned = ringperf_wire::conversation::Turn {
+                max_tokens: if self.one_token {
+                    Some(1)
+                } else {
+                    turn.max_tokens
+                },
                 ..(**turn).clone()
             };
+            if let Some(tools) = inherited {
+                owned.extra.insert("tools".into(), tools.clone());
+            }
+            one = owned;
             &one
         } else {
             turn

@@ -133,10 +133,13 @@ fn dataset(
                 .map(|(i, t)| {
                     let mut extra = t.extra.unwrap_or_default();
                     // AIPerf's body takes the latest `tools` of the turns it sends: this
-                    // turn's, else an earlier one's (a fork's: its parent's).
-                    if let Some(tools) = tools[c][i].clone() {
+                    // turn's, else an earlier one's (a fork's: its parent's), which only the
+                    // body sent carries (not the turn alone, `inputs.json`).
+                    let own = t.tools.is_some();
+                    if let (true, Some(tools)) = (own, tools[c][i].clone()) {
                         extra.insert("tools".into(), tools);
                     }
+                    let inherited_tools = tools[c][i].clone().filter(|_| !own);
                     let delay = cap_ms.map_or(t.delay_ms, |cap| t.delay_ms.min(cap));
                     Turn {
                         content: Content::Messages(t.messages),
@@ -147,6 +150,7 @@ fn dataset(
                         agent: Some(Box::new(AgentTurn {
                             spawns: node.spawns[i].clone(),
                             joins: node.joins[i].clone(),
+                            inherited_tools,
                             ..AgentTurn::default()
                         })),
                         ..Turn::default()

@@ -136,7 +136,9 @@ fn a_turn_is_its_messages_model_max_tokens_extra_and_capped_delay() {
     assert_eq!(t[0].extra["tools"], json!([{"type": "function"}]));
     // The later turn names no tools: the body carries the latest (AIPerf's `_latest_turn_attr`);
     // its 3 s delay is capped at 2 s.
-    assert_eq!(t[1].extra["tools"], json!([{"type": "function"}]));
+    assert_eq!(t[1].extra.get("tools"), None, "not the turn's own");
+    let inherited = t[1].agent.as_ref().unwrap().inherited_tools.clone();
+    assert_eq!(inherited, Some(json!([{"type": "function"}])));
     assert_eq!(t[1].delay_ms, Some(2000.0));
     assert_eq!(t[1].max_tokens, None);
     assert_eq!(t[1].model, None);
@@ -156,7 +158,11 @@ fn tools_follow_forks_and_stop_at_an_isolated_conversation() {
         d.conversations[index(&d, sid)]
             .turns
             .iter()
-            .map(|t| t.extra.get("tools").cloned())
+            .map(|t| {
+                // The tools the body carries: its own, else those it inherits.
+                let inherited = t.agent.as_ref().and_then(|a| a.inherited_tools.clone());
+                t.extra.get("tools").cloned().or(inherited)
+            })
             .collect()
     };
     let n = |k: i64| Some(json!([{"n": k}]));
