@@ -57,7 +57,7 @@ struct Sent {
 
 /// `ringperf profile` on AIPerf's run `name` with its flags: its exit, stderr and requests in
 /// issue order.
-fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize) {
+fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Value) {
     let want = aiperf(name);
     let server = mock();
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +94,7 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize) {
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
-        return (out.status, stderr, Vec::new(), 0);
+        return (out.status, stderr, Vec::new(), 0, Value::Null);
     }
     let truth: HashMap<String, ringperf_mock::mock::TruthEntry> = server
         .truth()
@@ -133,7 +133,8 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize) {
         .collect();
     sent.sort_by(|a, b| a.issue_ms.total_cmp(&b.issue_ms));
     let received = truth.len();
-    (out.status, stderr, sent, received)
+    let inputs = common::read_json(&dir.path().join("inputs.json"))["data"].clone();
+    (out.status, stderr, sent, received, inputs)
 }
 
 /// The assistant texts a DAG file writes itself (every other assistant message is a live
@@ -214,7 +215,7 @@ fn check(name: &str) {
     let want = aiperf(name);
     assert_eq!(want["exit_code"], 0, "{name}: AIPerf's run failed");
     let file = want["file"].as_str().unwrap().to_owned();
-    let (status, stderr, sent, received) = replay(name);
+    let (status, stderr, sent, received, inputs) = replay(name);
     assert!(status.success(), "{name}: {stderr}");
     // Every request the server got, a warmup's included (a warmup starts no children).
     assert_eq!(
@@ -222,6 +223,8 @@ fn check(name: &str) {
         want["mock_requests"].as_u64().unwrap(),
         "{name}: requests received"
     );
+    // inputs.json: the same conversations, each turn's body as sent alone (its own tools only).
+    assert_eq!(inputs, want["inputs"], "{name}: inputs.json");
     let canned = canned(&file);
 
     // The same requests, with the same bodies (a live reply's text aside).
@@ -437,7 +440,7 @@ fn two_trees_at_once_keep_their_own_joins_and_contexts() {
 #[test]
 fn a_child_overlaps_its_parent_until_the_join() {
     // fork_join_at: `helper` (spawned by lead#0, joined by lead#3) runs while lead#1 and #2 go.
-    let (status, stderr, sent, _) = replay("fork_join_at");
+    let (status, stderr, sent, ..) = replay("fork_join_at");
     assert!(status.success(), "{stderr}");
     let at = |c: &str, t: u64| {
         sent.iter()

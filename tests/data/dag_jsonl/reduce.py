@@ -68,6 +68,8 @@ def reduce_run(d, here):
             "body": mask(body, canned),
         })
     run["requests"] = out
+    # inputs.json: every conversation's turns, each body as sent alone.
+    run["inputs"] = json.load(open(os.path.join(d, "art", "inputs.json")))["data"]
     return run
 
 
