@@ -122,12 +122,21 @@ fn boolean(obj: &mut Obj<'_>, key: &str) -> Result<Option<bool>, LoadError> {
     }
 }
 
+/// `why_bool` with the boolean as Python spells it for `{got}` (AIPerf's `{v!r}`).
+fn bool_refusal(obj: &Obj<'_>, key: &str, why_bool: &str, b: bool) -> LoadError {
+    invalid(
+        obj,
+        key,
+        why_bool.replace("{got}", if b { "True" } else { "False" }),
+    )
+}
+
 /// A finite number, never a boolean (AIPerf refuses `true` where it means a number, with
 /// `why_bool`).
 fn number(obj: &mut Obj<'_>, key: &str, why_bool: &str) -> Result<Option<f64>, LoadError> {
     match obj.take(key) {
         None => Ok(None),
-        Some(Value::Bool(_)) => Err(invalid(obj, key, why_bool)),
+        Some(Value::Bool(b)) => Err(bool_refusal(obj, key, why_bool, b)),
         Some(Value::Number(n)) => match n.as_f64() {
             Some(x) if x.is_finite() => Ok(Some(x)),
             _ => Err(invalid(obj, key, "must be a finite number")),
@@ -140,7 +149,7 @@ fn number(obj: &mut Obj<'_>, key: &str, why_bool: &str) -> Result<Option<f64>, L
 fn integer(obj: &mut Obj<'_>, key: &str, why_bool: &str) -> Result<Option<i64>, LoadError> {
     match obj.take(key) {
         None => Ok(None),
-        Some(Value::Bool(_)) => Err(invalid(obj, key, why_bool)),
+        Some(Value::Bool(b)) => Err(bool_refusal(obj, key, why_bool, b)),
         Some(Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Ok(Some(i)),
             (None, Some(x)) if x.fract() == 0.0 && x.abs() < 9.0e15 => Ok(Some(x as i64)),
@@ -186,7 +195,7 @@ fn context_mode(obj: &mut Obj<'_>) -> Result<Option<ContextMode>, LoadError> {
 }
 
 const BOOL_SCHEDULING: &str = "rounds / think_time_* must be numeric (or a list for 'rounds'), \
-                               not a boolean; check for a typo in your DAG JSONL file";
+                               not a boolean (got {got}); check for a typo in your DAG JSONL file";
 
 /// Reads one line's object.
 ///
@@ -319,7 +328,7 @@ fn parse_rounds(obj: &mut Obj<'_>) -> Result<Option<Rounds>, LoadError> {
     let ctx = obj.ctx;
     match obj.take("rounds") {
         None => Ok(None),
-        Some(Value::Bool(_)) => Err(invalid(obj, "rounds", BOOL_SCHEDULING)),
+        Some(Value::Bool(b)) => Err(bool_refusal(obj, "rounds", BOOL_SCHEDULING, b)),
         Some(Value::Number(n)) => match n.as_i64() {
             Some(i) => Ok(Some(Rounds::Count(i))),
             None => Err(obj.err("rounds", LoadErrorKind::WrongType("an integer or a list"))),
@@ -343,7 +352,7 @@ fn parse_rounds(obj: &mut Obj<'_>) -> Result<Option<Rounds>, LoadError> {
                 at_least_zero(
                     &mut r,
                     "think_time_ms",
-                    "think_time_ms must be numeric, not a boolean",
+                    "think_time_ms must be numeric, not a boolean (got {got})",
                 )?;
                 rounds.push(spawns);
             }
@@ -408,29 +417,12 @@ fn parse_turn(mut obj: Obj<'_>, map: Map<String, Value>) -> Result<DagTurn, Load
         .array("messages")?
         .ok_or_else(|| obj.err("messages", LoadErrorKind::Missing))?;
     let model = obj.string("model")?;
-    let got = match obj.take("max_tokens") {
-        Some(Value::Bool(b)) => {
-            let py = if b { "True" } else { "False" };
-            return Err(invalid(
-                &obj,
-                "max_tokens",
-                format!(
-                    "max_tokens must be an integer, not a boolean (got {py}); check for a typo \
-                     in your DAG JSONL file"
-                ),
-            ));
-        }
-        other => other,
-    };
-    let mut one = Obj::new(ctx, prefix.clone(), Map::new());
-    if let Some(v) = got {
-        one = Obj::new(
-            ctx,
-            prefix.clone(),
-            Map::from_iter([("max_tokens".to_string(), v)]),
-        );
-    }
-    let max_tokens = match integer(&mut one, "max_tokens", "")? {
+    let max_tokens = match integer(
+        &mut obj,
+        "max_tokens",
+        "max_tokens must be an integer, not a boolean (got {got}); check for a typo in your DAG \
+         JSONL file",
+    )? {
         None => None,
         Some(n) if n < 1 => {
             return Err(invalid(
@@ -459,8 +451,12 @@ fn parse_turn(mut obj: Obj<'_>, map: Map<String, Value>) -> Result<DagTurn, Load
     let extra = obj.object("extra")?;
     let forks = parse_forks(&mut obj)?;
     let spawns = parse_spawns(&mut obj)?;
-    let delay_ms =
-        at_least_zero(&mut obj, "delay", "delay must be a number, not a boolean")?.unwrap_or(0.0);
+    let delay_ms = at_least_zero(
+        &mut obj,
+        "delay",
+        "delay must be a number, not a boolean (got {got})",
+    )?
+    .unwrap_or(0.0);
     // AIPerf checks the messages last (a model validator): non-empty, each an object with a
     // role (ringperf sends text only: a media part is refused by name).
     check_messages(&Obj::new(ctx, prefix, Map::new()), &messages)?;
@@ -529,7 +525,11 @@ fn parse_spawns(obj: &mut Obj<'_>) -> Result<Vec<SpawnEntry>, LoadError> {
                 if children.is_empty() {
                     return Err(invalid(&s, "children", "must have at least 1 item"));
                 }
-                let join_at = integer(&mut s, "join_at", "join_at must be an integer")?;
+                let join_at = integer(
+                    &mut s,
+                    "join_at",
+                    "join_at must be an integer, not a boolean (got {got})",
+                )?;
                 spawns.push(SpawnEntry::Group { children, join_at });
             }
             _ => {

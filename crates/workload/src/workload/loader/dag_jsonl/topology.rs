@@ -122,20 +122,18 @@ impl Graph {
                 ));
             }
         }
-        for (c, line) in lines.iter().enumerate() {
-            for child in &line.pre_session_spawns {
-                let forked = lines
-                    .iter()
-                    .position(|l| &l.session_id == child)
-                    .is_some_and(|k| self.fork_parent[k].is_some());
-                if forked {
-                    return Err(format!(
-                        "session '{child}' is referenced by '{}' pre_session_spawns but is also a \
-                         FORK target; pre-session children must be SPAWN-mode (no parent context \
-                         to inherit)",
-                        lines[c].session_id
-                    ));
-                }
+        for (c, node) in self.nodes.iter().enumerate() {
+            let pre = node.branches.iter().filter(|b| b.pre);
+            if let Some(&k) = pre
+                .flat_map(|b| &b.children)
+                .find(|&&k| self.fork_parent[k].is_some())
+            {
+                return Err(format!(
+                    "session '{}' is referenced by '{}' pre_session_spawns but is also a FORK \
+                     target; pre-session children must be SPAWN-mode (no parent context to \
+                     inherit)",
+                    lines[k].session_id, lines[c].session_id
+                ));
             }
         }
         for (c, line) in lines.iter().enumerate() {
@@ -207,6 +205,14 @@ impl Graph {
     /// closes the cycle it names.
     fn check_cycles(&self, lines: &[DagLine]) -> Result<(), String> {
         let n = self.nodes.len();
+        let children: Vec<Vec<usize>> = (self.nodes.iter())
+            .map(|node| {
+                node.branches
+                    .iter()
+                    .flat_map(|b| b.children.iter().copied())
+                    .collect()
+            })
+            .collect();
         let mut done = vec![false; n];
         let mut on_path = vec![false; n];
         for start in 0..n {
@@ -217,11 +223,7 @@ impl Graph {
             let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
             on_path[start] = true;
             while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-                let child = self.nodes[node]
-                    .branches
-                    .iter()
-                    .flat_map(|b| b.children.iter().copied())
-                    .nth(*next);
+                let child = children[node].get(*next).copied();
                 *next += 1;
                 match child {
                     Some(k) if on_path[k] => {
