@@ -410,6 +410,15 @@ fn explicit_join_at_background_and_terminal_forks_replay_as_aiperf_replays_them(
 #[test]
 fn nested_children_pre_session_spawns_and_recorded_context_replay_as_aiperf() {
     check("nested_pre");
+    // A pre-session child has no parent and is its own root (AIPerf's record), at depth 1; it
+    // goes before the root's first turn.
+    let (status, stderr, sent, ..) = replay("nested_pre");
+    assert!(status.success(), "{stderr}");
+    let warm = sent.iter().find(|s| s.conversation == "warm_a").unwrap();
+    assert_eq!((warm.parent.as_deref(), warm.depth), (None, 1));
+    assert_eq!(warm.root, warm.session);
+    let main = sent.iter().find(|s| s.conversation == "main").unwrap();
+    assert!(warm.issue_ms <= main.issue_ms);
 }
 
 #[test]

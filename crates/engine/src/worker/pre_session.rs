@@ -29,14 +29,13 @@ pub(super) fn start(ctx: &Rc<Ctx>) {
                 continue;
             }
             let (c, b) = (c as u32, b as u32);
-            // The branch's children count against a tree of their own, whose root (never sent)
-            // only gives them their URL and lineage.
+            // The branch's children count against a tree of their own, keyed by the root's
+            // conversation (the node a root session has).
             let tree = Rc::new(Tree::new(ctx.branches.clone()));
-            let mut holder = Session::new(&shared, &ctx.state, c, 0);
-            holder.root_of(tree.clone());
             tree.start(c, b, branch.children.len() as u32, 0);
             for &child in &branch.children {
-                let session = Session::child(&shared, &ctx.state, child, &holder, now);
+                let session =
+                    Session::pre_session(&shared, &ctx.state, child, 0, tree.clone(), now);
                 ctx.run_child(&tree, (c, b), session);
             }
         }

@@ -202,7 +202,7 @@ impl Session {
                 .as_ref()
                 .map_or(0, |l| l.depth)
                 .saturating_add(1),
-            parent: parent.correlation_id,
+            parent: Some(parent.correlation_id),
             root: parent
                 .lineage
                 .as_ref()
@@ -243,6 +243,29 @@ impl Session {
         }
         self.previous_response_id = parent.previous_response_id.clone();
         self.forked = true;
+    }
+
+    /// A `dag_jsonl` pre-session child of `conversation` in `tree`: started by no session (its
+    /// records name no parent, and itself as their root, as AIPerf's), on URL `url`, its first
+    /// turn at run-clock `first_due_ns`.
+    pub fn pre_session(
+        shared: &Shared,
+        state: &WorkerState,
+        conversation: u32,
+        url: usize,
+        tree: std::rc::Rc<Tree>,
+        first_due_ns: u64,
+    ) -> Self {
+        let mut s = Self::new(shared, state, conversation, url);
+        s.lineage = Some(Box::new(ringperf_wire::record::Lineage {
+            depth: 1,
+            parent: None,
+            root: s.correlation_id,
+        }));
+        s.node = tree.new_node();
+        s.tree = Some(tree);
+        s.first_due_ns = first_due_ns;
+        s
     }
 
     /// The session's place in its tree, for its records.
