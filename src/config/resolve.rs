@@ -26,7 +26,7 @@ use crate::cli::{
 };
 use crate::plan::Plan;
 use ringperf_wire::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
-use ringperf_workload::workload::loader::Source;
+use ringperf_workload::workload::loader::{DatasetKind, Source};
 
 impl Config {
     /// Validates `plan`. `is_tty` is whether stdout is a terminal (UI default). Reads the
@@ -564,6 +564,21 @@ fn workload(
         && let Some((timestamped, records)) = env.trace
     {
         timing::promote_trace(args, &mut profiling, timestamped, records)?;
+    }
+    // AIPerf merges a verbatim system prompt into each body's leading system message (or sends
+    // it first); ringperf does not build that for a DAG file: refused, never dropped.
+    let dag = args
+        .input
+        .custom_dataset_type
+        .as_deref()
+        .and_then(DatasetKind::parse)
+        == Some(DatasetKind::DagJsonl);
+    if dag && (args.prompt.system_prompt.is_some() || args.prompt.system_prompt_file.is_some()) {
+        return err(
+            "--system-prompt and --system-prompt-file are not supported with dag_jsonl by \
+             ringperf (AIPerf merges the text into each request's leading system message): put \
+             the system prompt in the file's root turns",
+        );
     }
     // A file named a `dag_jsonl`, with no stop condition: each root once (AIPerf's
     // `_maybe_set_dag_root_sessions`).
