@@ -156,7 +156,8 @@ fn canned(file: &str) -> HashSet<String> {
         .collect()
 }
 
-/// `body` with each live reply's text replaced by `<reply>`, as the fixture writes it.
+/// `body` with each live reply's text replaced by `<reply>` and each `--cache-bust` marker
+/// (`[rid:` twelve hex digits `]`, the benchmark's own) by `[rid]`, as the fixture writes it.
 fn masked(body: &Value, canned: &HashSet<String>) -> Value {
     let mut body = body.clone();
     for m in body["messages"].as_array_mut().into_iter().flatten() {
@@ -164,9 +165,31 @@ fn masked(body: &Value, canned: &HashSet<String>) -> Value {
             m["role"] == "assistant" && !m["content"].as_str().is_some_and(|c| canned.contains(c));
         if live {
             m["content"] = Value::from("<reply>");
+        } else if let Some(text) = m["content"].as_str() {
+            m["content"] = Value::from(unmarked(text));
         }
     }
     body
+}
+
+/// `text` with every `[rid:xxxxxxxxxxxx]` marker written `[rid]`.
+fn unmarked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("[rid:") {
+        let tail = &rest[at + 5..];
+        let hex = tail.bytes().take(12).filter(u8::is_ascii_hexdigit).count() == 12;
+        if hex && tail.as_bytes().get(12) == Some(&b']') {
+            out.push_str(&rest[..at]);
+            out.push_str("[rid]");
+            rest = &tail[13..];
+        } else {
+            out.push_str(&rest[..at + 5]);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The DAG file's turns: per conversation, per turn, the turn object.
@@ -424,6 +447,13 @@ fn nested_children_pre_session_spawns_and_recorded_context_replay_as_aiperf() {
 #[test]
 fn a_conversation_spawned_twice_in_a_tree_joins_its_own_children_only() {
     check("template");
+}
+
+#[test]
+fn cache_bust_marks_each_tree_once_and_each_isolated_body_as_aiperf() {
+    // A fork's child sends its parent's marked turns and adds no marker; an isolated
+    // conversation's every body is marked.
+    check("cache_bust");
 }
 
 #[test]

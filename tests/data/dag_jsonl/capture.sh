@@ -29,6 +29,7 @@ run nested_pre nested_pre.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sa
 run detected spawn_join.dag.jsonl --dataset-sampling-strategy sequential
 run delay_cap fork_join_at.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --inter-turn-delay-cap-seconds 0.02
 run warmup spawn_join.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --warmup-request-count 2
+run cache_bust fork_join_at.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --cache-bust first_turn_prefix
 run template template.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential
 run concurrent fork_join_at.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --concurrency 2 --conversation-num 4
 for f in "$here"/bad/*.dag.jsonl; do

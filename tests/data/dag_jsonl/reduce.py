@@ -3,7 +3,7 @@
 its load error (a refused file), and every request in the order AIPerf issued them: its
 conversation, turn, agent depth, credit-issue / start / end times in ms from the first issue,
 and the body the mock received, each live reply's text (which the mock words freely) replaced
-by "<reply>". Usage: reduce.py RUNS_DIR OUT.json"""
+by "<reply>" and each --cache-bust marker by "[rid]". Usage: reduce.py RUNS_DIR OUT.json"""
 import json
 import os
 import re
@@ -22,10 +22,16 @@ def canned_assistant_texts(path):
     return texts
 
 
+MARKER = re.compile(r"\[rid:[0-9a-f]{12}\]")
+
+
 def mask(body, canned):
     for m in body.get("messages", []):
         if m.get("role") == "assistant" and m.get("content") not in canned:
             m["content"] = "<reply>"
+        elif isinstance(m.get("content"), str):
+            # A --cache-bust marker's digits are the benchmark's: kept as where it went.
+            m["content"] = MARKER.sub("[rid]", m["content"])
     return body
 
 

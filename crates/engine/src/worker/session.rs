@@ -389,9 +389,13 @@ impl Session {
             _ => None,
         };
         let bust = self.bust(shared, phase);
-        // An agent trace's body starts with its first turn's messages: its marker goes there.
-        let recorded = shared.dataset.conversations[self.conversation as usize].context()
-            == ringperf_wire::conversation::ContextMode::Recorded;
+        // An agent trace's body starts with its first turn's messages: its marker goes there;
+        // so does an isolated conversation's, whose every body is its whole context.
+        let recorded = matches!(
+            shared.dataset.conversations[self.conversation as usize].context(),
+            ringperf_wire::conversation::ContextMode::Recorded
+                | ringperf_wire::conversation::ContextMode::Standalone
+        );
         if shared
             .turn(self.conversation, self.next_turn)
             .source
@@ -512,8 +516,11 @@ impl Session {
         // An agent trace's every body starts with the first turn's messages (its history is
         // the recorded one): each gets the marker there, as the first turn did.
         let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
-        // A fork's child carries its parent's marked turns: its own first turn adds none.
-        (system || recorded || (self.next_turn == 0 && !self.forked))
+        // An isolated conversation's every body is its whole context, marked as a first turn
+        // is (AIPerf marks the first turn of what it sends). A fork's child carries its
+        // parent's marked turns: its own first turn adds none.
+        let isolated = c.context() == ringperf_wire::conversation::ContextMode::Standalone;
+        (system || recorded || isolated || (self.next_turn == 0 && !self.forked))
             .then_some((system, (marker, b.target)))
     }
 
