@@ -573,6 +573,16 @@ fn workload(
         .as_deref()
         .and_then(DatasetKind::parse)
         == Some(DatasetKind::DagJsonl);
+    // A DAG's turns build on each other's messages and replies: only an endpoint type that
+    // carries a conversation sends them (AIPerf's completions sends an empty prompt, and fails
+    // a later turn).
+    if dag && endpoint.descriptor().history.is_none() {
+        return err(format!(
+            "dag_jsonl conversations carry chat messages and the replies to them, which endpoint \
+             type {} does not send; use chat, responses or messages",
+            endpoint.as_str()
+        ));
+    }
     if dag && (args.prompt.system_prompt.is_some() || args.prompt.system_prompt_file.is_some()) {
         return err(
             "--system-prompt and --system-prompt-file are not supported with dag_jsonl by \

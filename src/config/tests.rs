@@ -354,6 +354,11 @@ fn input_group_cross_flag_rules() {
         msg.contains("--system-prompt and --system-prompt-file are not supported with dag_jsonl"),
         "{msg}"
     );
+    let msg = e("--input-file x --custom-dataset-type dag_jsonl --endpoint-type completions");
+    assert!(
+        msg.contains("which endpoint type completions does not send"),
+        "{msg}"
+    );
     let msg = e("--input-file x --custom-dataset-type speed_bench_qa");
     assert!(
         msg.contains("speed_bench_qa is not supported by ringperf yet"),
