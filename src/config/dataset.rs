@@ -423,8 +423,12 @@ fn weka_params(
     kind: Option<DatasetKind>,
     source: Option<&Source>,
 ) -> Result<ringperf_workload::workload::loader::WekaParams, ConfigError> {
-    // The baseten loader takes the delay cap too (its closed loop's waits).
-    let baseten = kind == Some(DatasetKind::BasetenTrace);
+    // The baseten loader takes the delay cap too (its closed loop's waits), and the DAG loader
+    // (every turn's `delay`).
+    let baseten = matches!(
+        kind,
+        Some(DatasetKind::BasetenTrace | DatasetKind::DagJsonl)
+    );
     let given: Vec<&str> = [
         (args.use_think_time_only, "--use-think-time-only"),
         (args.max_context_length.is_some(), "--max-context-length"),

@@ -80,6 +80,9 @@ pub struct Environment {
     pub trace: Option<(bool, u64)>,
     /// `--scenario` with an `--input-file` of no named type: the type the file is detected as.
     pub detected_kind: Option<ringperf_workload::workload::loader::DatasetKind>,
+    /// `--custom-dataset-type dag_jsonl`: the file's root conversations (AIPerf's default
+    /// session count for it), when it can be read.
+    pub dag_roots: Option<u64>,
 }
 
 impl Environment {
@@ -107,6 +110,7 @@ impl Environment {
             files,
             template_files,
             trace: trace_of(args),
+            dag_roots: dag_roots_of(args),
             detected_kind: match (&args.agentic.scenario, &args.input.input_file) {
                 (Some(_), Some(path)) if args.input.custom_dataset_type.is_none() => {
                     ringperf_workload::workload::loader::detect(path).ok()
@@ -148,6 +152,16 @@ fn trace_of(args: &ProfileArgs) -> Option<(bool, u64)> {
         None => None,
     };
     ringperf_workload::workload::loader::peek_trace(path, kind)
+}
+
+/// The root count of a file named a `dag_jsonl` by `--custom-dataset-type` (AIPerf counts only
+/// then, not for a detected one).
+fn dag_roots_of(args: &ProfileArgs) -> Option<u64> {
+    let kind = DatasetKind::parse(args.input.custom_dataset_type.as_deref()?)?;
+    if kind != DatasetKind::DagJsonl || args.input.public_dataset.is_some() {
+        return None;
+    }
+    ringperf_workload::workload::loader::dag_jsonl::root_count(args.input.input_file.as_ref()?)
 }
 
 /// The text of `path` when it names a regular UTF-8 file and neither it nor any parent is a

@@ -26,7 +26,7 @@ use crate::cli::{
 };
 use crate::plan::Plan;
 use ringperf_wire::endpoint::{Auth, EndpointKind, FieldPath, PayloadTemplate};
-use ringperf_workload::workload::loader::Source;
+use ringperf_workload::workload::loader::{DatasetKind, Source};
 
 impl Config {
     /// Validates `plan`. `is_tty` is whether stdout is a terminal (UI default). Reads the
@@ -581,6 +581,41 @@ fn workload(
         && let Some((timestamped, records)) = env.trace
     {
         timing::promote_trace(args, &mut profiling, timestamped, records)?;
+    }
+    // AIPerf merges a verbatim system prompt into each body's leading system message (or sends
+    // it first); ringperf does not build that for a DAG file: refused, never dropped.
+    let dag = args
+        .input
+        .custom_dataset_type
+        .as_deref()
+        .and_then(DatasetKind::parse)
+        == Some(DatasetKind::DagJsonl);
+    // A DAG's turns build on each other's messages and replies: only an endpoint type that
+    // carries a conversation sends them (AIPerf's completions sends an empty prompt, and fails
+    // a later turn).
+    if dag && endpoint.descriptor().history.is_none() {
+        return err(format!(
+            "dag_jsonl conversations carry chat messages and the replies to them, which endpoint \
+             type {} does not send; use chat, responses or messages",
+            endpoint.as_str()
+        ));
+    }
+    if dag && (args.prompt.system_prompt.is_some() || args.prompt.system_prompt_file.is_some()) {
+        return err(
+            "--system-prompt and --system-prompt-file are not supported with dag_jsonl by \
+             ringperf (AIPerf merges the text into each request's leading system message): put \
+             the system prompt in the file's root turns",
+        );
+    }
+    // A file named a `dag_jsonl`, with no stop condition: each root once (AIPerf's
+    // `_maybe_set_dag_root_sessions`).
+    if let Some(roots) = env.dag_roots.filter(|&n| n > 0)
+        && args.request_count.is_none()
+        && profiling.duration.is_none()
+        && profiling.sessions.is_none()
+    {
+        profiling.request_count = None;
+        profiling.sessions = Some(roots);
     }
     timing::check_speedup(args, &profiling)?;
     // A Baseten trace's timing rules work on the sped-up times, as AIPerf's loader does.

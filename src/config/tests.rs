@@ -349,9 +349,19 @@ fn input_group_cross_flag_rules() {
         e("--public-dataset sharegpt --custom-dataset-type single_turn --input-file x")
             .contains("mutually exclusive")
     );
-    let msg = e("--input-file x --custom-dataset-type dag_jsonl");
+    let msg = e("--input-file x --custom-dataset-type dag_jsonl --system-prompt hi");
     assert!(
-        msg.contains("dag_jsonl is not supported by ringperf yet"),
+        msg.contains("--system-prompt and --system-prompt-file are not supported with dag_jsonl"),
+        "{msg}"
+    );
+    let msg = e("--input-file x --custom-dataset-type dag_jsonl --endpoint-type completions");
+    assert!(
+        msg.contains("which endpoint type completions does not send"),
+        "{msg}"
+    );
+    let msg = e("--input-file x --custom-dataset-type speed_bench_qa");
+    assert!(
+        msg.contains("speed_bench_qa is not supported by ringperf yet"),
         "{msg}"
     );
     // The baseten_trace flags, with AIPerf's refusals.

@@ -403,10 +403,14 @@ fn facts_of(
         spec_decode: None,
         // Not in a record line: a merged run has no theoretical prefix-cache hit.
         prefix_blocks: None,
+        // A child with no parent: a `dag_jsonl` pre-session child.
         lineage: match (&md.parent_correlation_id, &md.root_correlation_id) {
-            (Some(p), Some(r)) if md.agent_depth > 0 => Some(Box::new(Lineage {
+            (p, Some(r)) if md.agent_depth > 0 => Some(Box::new(Lineage {
                 depth: md.agent_depth,
-                parent: uuid("parent_correlation_id", p)?,
+                parent: p
+                    .as_ref()
+                    .map(|p| uuid("parent_correlation_id", p))
+                    .transpose()?,
                 root: uuid("root_correlation_id", r)?,
             })),
             _ => None,

@@ -14,6 +14,7 @@ mod artifacts;
 mod baseten;
 mod cli;
 mod compact;
+mod dag;
 mod dashboard;
 mod datasets;
 mod deploy;

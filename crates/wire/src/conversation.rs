@@ -77,6 +77,9 @@ pub struct AgentConversation {
     /// The conversation whose turn starts this one (a subagent), by index in the dataset;
     /// `None` for a root, the only kind a new session picks.
     pub parent: Option<u32>,
+    /// A branch forks it ([`Branch::fork`]): its first turn may go after a parent's context, so
+    /// no turn of it is built before the run.
+    pub forked: bool,
 }
 
 impl Conversation {
@@ -168,6 +171,13 @@ pub struct Branch {
     /// Trace time at which the branch starts, ms: a child whose first turn is later in the
     /// trace waits the difference after the spawning turn completes.
     pub start_ms: Option<f64>,
+    /// AIPerf's `FORK` (a `dag_jsonl` file's `forks`): each child starts from the parent's
+    /// context as it is when the spawning turn's answer is in (its messages and replies), and
+    /// goes on from there; a `SPAWN` child (`false`) starts from nothing.
+    pub fork: bool,
+    /// Started once a phase, before any root's first turn, with no parent session (AIPerf's
+    /// `pre_session_spawns`, `dispatch_timing="pre"`): never started by a turn.
+    pub pre: bool,
 }
 
 /// One request of a conversation.
@@ -216,6 +226,10 @@ pub struct AgentTurn {
     /// index in the dataset, and turn) that must have ended before this one goes, as the trace
     /// recorded them ended before it started (AIPerf's `replay_predecessors`).
     pub predecessors: Vec<(u32, u32)>,
+    /// The `tools` its body carries when it names none (a `dag_jsonl` turn: the latest earlier
+    /// turn's, a fork child's its parent's), as AIPerf's body takes the latest of the turns it
+    /// sends; not part of the turn alone (`inputs.json`).
+    pub inherited_tools: Option<serde_json::Value>,
 }
 
 /// Where an agent trace's turn came from: the trace, its request's index among the trace's

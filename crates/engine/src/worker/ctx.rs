@@ -112,14 +112,14 @@ impl Ctx {
             let joins = shared
                 .turn(session.conversation, session.next_turn())
                 .joins();
-            if !joins.is_empty() && !tree.joined(session.conversation, joins) {
+            if !joins.is_empty() && !tree.joined(session.node(), joins) {
                 if self.requests_exhausted() {
                     // The turn would not go anyway: it is not held.
                     return None;
                 }
                 tree.suspend();
-                let c = session.conversation;
-                if !self.hold(tree, |t| t.joined(c, joins)).await {
+                let node = session.node();
+                if !self.hold(tree, |t| t.joined(node, joins)).await {
                     return None;
                 }
                 tree.resume();
@@ -185,6 +185,13 @@ impl Ctx {
         end_ns: u64,
         started: &[u32],
     ) {
+        // A warmup starts no children (AIPerf's orchestrator spawns in profiling only), but
+        // agentic replay's, which primes the live subagents of its trees.
+        if self.plan.phase == ringperf_wire::record::Phase::Warmup
+            && !matches!(self.plan.source, CreditSource::Agentic(_))
+        {
+            return;
+        }
         let shared = &self.shared;
         let spawns = shared.turn(session.conversation, turn).spawns();
         let rest: Vec<u32> = (spawns.iter().copied())
@@ -277,9 +284,9 @@ impl Ctx {
                 })
                 .collect();
             let delayed = offsets.iter().filter(|&&o| o > 0).count() as u32;
-            tree.start(c, b, branch.children.len() as u32, delayed);
+            tree.start(session.node(), b, branch.children.len() as u32, delayed);
             for (&child, offset) in branch.children.iter().zip(offsets) {
-                let child_session = Session::child(
+                let mut child_session = Session::child(
                     shared,
                     &self.state,
                     child,
@@ -287,12 +294,15 @@ impl Ctx {
                     origin_ns.saturating_add(offset),
                 )
                 .in_branch(b);
-                self.run_child(tree, (c, b), child_session);
+                if branch.fork {
+                    child_session.inherit_context(shared, session);
+                }
+                self.run_child(tree, (session.node(), b), child_session);
             }
         }
     }
 
-    /// Runs the child session `child` of branch `b` of conversation `c` as a task of this
+    /// Runs the child session `child` of branch `b` of the session of node `c` as a task of this
     /// worker: every turn left, each when due; its end is the tree's and the phase's to know.
     pub(super) fn run_child(self: &Rc<Self>, tree: &Rc<Tree>, (c, b): (u32, u32), child: Session) {
         self.children.set(self.children.get() + 1);

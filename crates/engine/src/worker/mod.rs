@@ -12,6 +12,7 @@ mod encode;
 mod idle;
 mod pacer;
 mod phase;
+mod pre_session;
 pub mod prefill;
 mod session;
 pub mod tree;

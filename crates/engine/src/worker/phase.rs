@@ -52,6 +52,8 @@ pub(super) async fn run(
         branches: Rc::default(),
         pending: Default::default(),
     });
+    // `dag_jsonl`'s pre-session children go before any root's first turn.
+    super::pre_session::start(&ctx);
     let phase_over = Rc::new(Latch::default());
     let watcher = monoio::spawn(watch_cut(shared.clone(), state.clone(), phase_over.clone()));
     let keeper = ctx.plan.warm.map(|w| {

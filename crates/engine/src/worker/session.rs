@@ -73,6 +73,10 @@ pub(crate) struct Session {
     lineage: Option<Box<ringperf_wire::record::Lineage>>,
     /// A child session's branch of its tree's root.
     branch: Option<u32>,
+    /// A fork's child: it went on from its parent's context ([`Self::inherit_context`]).
+    forked: bool,
+    /// Its node in its tree ([`super::tree::Tree::new_node`]; a root's: its conversation).
+    node: u32,
 }
 
 impl Session {
@@ -101,6 +105,8 @@ impl Session {
             due_from_start: false,
             lineage: None,
             branch: None,
+            forked: false,
+            node: conversation,
         }
     }
 
@@ -216,13 +222,14 @@ impl Session {
                 .as_ref()
                 .map_or(0, |l| l.depth)
                 .saturating_add(1),
-            parent: parent.correlation_id,
+            parent: Some(parent.correlation_id),
             root: parent
                 .lineage
                 .as_ref()
                 .map_or(parent.correlation_id, |l| l.root),
         };
         Self {
+            node: parent.tree.as_ref().map_or(conversation, |t| t.new_node()),
             tree: parent.tree.clone(),
             first_due_ns,
             lineage: Some(Box::new(lineage)),
@@ -230,6 +237,55 @@ impl Session {
             marker: parent.marker,
             ..Self::new(shared, state, conversation, parent.url)
         }
+    }
+
+    /// A fork's child (AIPerf's `FORK`, `seed_from_parent`): the session goes on from
+    /// `parent`'s context as it is now, the turn just answered and its reply included (an
+    /// isolated parent's context is that turn alone), and from its stored answer (`store:
+    /// true`). Its marker is already in that context (`--cache-bust`): none is added.
+    pub fn inherit_context(&mut self, shared: &Shared, parent: &Session) {
+        use ringperf_wire::conversation::ContextMode;
+        let c = &shared.dataset.conversations[parent.conversation as usize];
+        if c.context() == ContextMode::Standalone {
+            let last = parent
+                .next_turn
+                .checked_sub(1)
+                .map(|t| &c.turns[t as usize]);
+            if let (Some(history), Some(Some(turn))) = (
+                shared.kind.descriptor().history,
+                last.map(|t| t.source.as_ref()),
+            ) {
+                self.history.clear();
+                (history.turn)(turn, &mut self.history);
+            }
+        } else {
+            self.history = parent.history.clone();
+        }
+        self.previous_response_id = parent.previous_response_id.clone();
+        self.forked = true;
+    }
+
+    /// A `dag_jsonl` pre-session child of `conversation` in `tree`: started by no session (its
+    /// records name no parent, and itself as their root, as AIPerf's), on URL `url`, its first
+    /// turn at run-clock `first_due_ns`.
+    pub fn pre_session(
+        shared: &Shared,
+        state: &WorkerState,
+        conversation: u32,
+        url: usize,
+        tree: std::rc::Rc<Tree>,
+        first_due_ns: u64,
+    ) -> Self {
+        let mut s = Self::new(shared, state, conversation, url);
+        s.lineage = Some(Box::new(ringperf_wire::record::Lineage {
+            depth: 1,
+            parent: None,
+            root: s.correlation_id,
+        }));
+        s.node = tree.new_node();
+        s.tree = Some(tree);
+        s.first_due_ns = first_due_ns;
+        s
     }
 
     /// The session's place in its tree, for its records.
@@ -240,6 +296,11 @@ impl Session {
     /// Makes the session the root of `tree`.
     pub fn root_of(&mut self, tree: std::rc::Rc<Tree>) {
         self.tree = Some(tree);
+    }
+
+    /// Its node in its tree: the key of the branches it starts and joins.
+    pub fn node(&self) -> u32 {
+        self.node
     }
 
     /// The session tree, if the conversation is part of one.
@@ -348,9 +409,13 @@ impl Session {
             _ => None,
         };
         let bust = self.bust(shared, phase);
-        // An agent trace's body starts with its first turn's messages: its marker goes there.
-        let recorded = shared.dataset.conversations[self.conversation as usize].context()
-            == ringperf_wire::conversation::ContextMode::Recorded;
+        // An agent trace's body starts with its first turn's messages: its marker goes there;
+        // so does an isolated conversation's, whose every body is its whole context.
+        let recorded = matches!(
+            shared.dataset.conversations[self.conversation as usize].context(),
+            ringperf_wire::conversation::ContextMode::Recorded
+                | ringperf_wire::conversation::ContextMode::Standalone
+        );
         if shared
             .turn(self.conversation, self.next_turn)
             .source
@@ -471,7 +536,12 @@ impl Session {
         // An agent trace's every body starts with the first turn's messages (its history is
         // the recorded one): each gets the marker there, as the first turn did.
         let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
-        (system || recorded || self.next_turn == 0).then_some((system, (marker, b.target)))
+        // An isolated conversation's every body is its whole context, marked as a first turn
+        // is (AIPerf marks the first turn of what it sends). A fork's child carries its
+        // parent's marked turns: its own first turn adds none.
+        let isolated = c.context() == ringperf_wire::conversation::ContextMode::Standalone;
+        (system || recorded || isolated || (self.next_turn == 0 && !self.forked))
+            .then_some((system, (marker, b.target)))
     }
 
     /// The body of the next turn: the conversation's system and context messages, the history,
@@ -482,12 +552,24 @@ impl Session {
         let Some(turn) = &t.source else {
             return Vec::new();
         };
+        // A turn naming no `tools` carries those of the turns before it (`dag_jsonl`).
+        let inherited = (t.agent.as_ref())
+            .and_then(|a| a.inherited_tools.as_ref())
+            .filter(|_| !turn.extra.contains_key("tools"));
         let one;
-        let turn: &ringperf_wire::conversation::Turn = if self.one_token {
-            one = ringperf_wire::conversation::Turn {
-                max_tokens: Some(1),
+        let turn: &ringperf_wire::conversation::Turn = if self.one_token || inherited.is_some() {
+            let mut owned = ringperf_wire::conversation::Turn {
+                max_tokens: if self.one_token {
+                    Some(1)
+                } else {
+                    turn.max_tokens
+                },
                 ..(**turn).clone()
             };
+            if let Some(tools) = inherited {
+                owned.extra.insert("tools".into(), tools.clone());
+            }
+            one = owned;
             &one
         } else {
             turn
@@ -512,8 +594,11 @@ impl Session {
         let Some(turn) = &c.turns[self.next_turn as usize].source else {
             return;
         };
-        if (self.next_turn as usize) + 1 >= c.turns.len() {
-            return; // nothing comes after it
+        // Nothing comes after the last turn, unless it forks (its children go on from it).
+        let forks = (c.turns[self.next_turn as usize].spawns().iter())
+            .any(|&b| c.branches().get(b as usize).is_some_and(|b| b.fork));
+        if (self.next_turn as usize) + 1 >= c.turns.len() && !forks {
+            return;
         }
         let Some(history) = shared.kind.descriptor().history else {
             return;

@@ -11,11 +11,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
-/// What the tree's sessions share: the children of each branch still running, and under agentic
-/// replay the requests that have ended (its barriers).
+/// What the tree's sessions share: the children of each branch still running, by the session
+/// that started them (its node: the root's conversation index, a child's [`Tree::new_node`]),
+/// and under agentic replay the requests that have ended (its barriers).
 #[derive(Debug, Default)]
 pub(crate) struct Tree {
-    /// `(conversation, branch)` → children of the branch started and not yet finished.
+    /// `(node, branch)` → children of the branch started and not yet finished.
     running: RefCell<HashMap<(u32, u32), u32>>,
     /// Tasks waiting for a join, a barrier or the drain, woken whenever a child finishes or a
     /// barrier's request ends.
@@ -29,6 +30,10 @@ pub(crate) struct Tree {
     places: RefCell<Option<BTreeMap<u32, Place>>>,
     /// The phase's counts, which every tree of the worker adds to.
     counts: Rc<Cell<BranchCounts>>,
+    /// The next child session's node (counting down from `u32::MAX`, clear of the root's,
+    /// which is its conversation's index): joins are a session's, not a conversation's (one
+    /// conversation may run twice in a tree, `dag_jsonl`'s spawn templates).
+    next_node: Cell<u32>,
 }
 
 /// Where a session of the tree is: what the accelerated cache warmup hands to profiling.
@@ -99,8 +104,16 @@ impl Tree {
     pub fn new(counts: Rc<Cell<BranchCounts>>) -> Self {
         Self {
             counts,
+            next_node: Cell::new(u32::MAX),
             ..Self::default()
         }
+    }
+
+    /// A node for a new child session of the tree (its branches and joins are keyed by it).
+    pub fn new_node(&self) -> u32 {
+        let n = self.next_node.get();
+        self.next_node.set(n.saturating_sub(1));
+        n
     }
 
     /// `children` sessions of branch `branch` of conversation `conversation` start, `delayed`

@@ -280,10 +280,10 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: &PhaseLayout) 
         "agent_depth".into(),
         Value::from(f.lineage.as_ref().map_or(0, |l| l.depth)),
     );
-    if let Some(l) = &f.lineage {
+    if let Some(parent) = f.lineage.as_ref().and_then(|l| l.parent) {
         md.insert(
             "parent_correlation_id".into(),
-            Value::from(l.parent.to_string()),
+            Value::from(parent.to_string()),
         );
     }
     // A root session's root is itself.
@@ -404,9 +404,9 @@ pub fn encode_line_in(
     fmt.write_bool(out, f.was_cancelled)?;
     out.extend_from_slice(b",\"context_overflow_skip\":false,\"agent_depth\":");
     fmt.write_u8(out, f.lineage.as_ref().map_or(0, |l| l.depth))?;
-    if let Some(l) = &f.lineage {
+    if let Some(parent) = f.lineage.as_ref().and_then(|l| l.parent) {
         out.extend_from_slice(b",\"parent_correlation_id\":");
-        put_uuid(out, &l.parent);
+        put_uuid(out, &parent);
     }
     out.extend_from_slice(b",\"root_correlation_id\":");
     put_uuid(

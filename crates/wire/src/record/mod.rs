@@ -310,7 +310,9 @@ pub struct RecordFacts {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lineage {
     pub depth: u8,
-    pub parent: uuid::Uuid,
+    /// The session that started it; `None` for a `dag_jsonl` pre-session child, which no
+    /// session starts (AIPerf writes no `parent_correlation_id` then).
+    pub parent: Option<uuid::Uuid>,
     pub root: uuid::Uuid,
 }
 

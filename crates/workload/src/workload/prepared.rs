@@ -107,11 +107,12 @@ where
 }
 
 /// Whether turn `index` of `conversation` depends on the replies before it: a later turn of a
-/// chat conversation that is not a verbatim body.
+/// chat conversation that is not a verbatim body, or any turn of one a branch forks (it goes on
+/// from its parent's context).
 pub fn carries_history(kind: EndpointKind, conversation: &Conversation, index: usize) -> bool {
     use ringperf_wire::conversation::{AgentParts, ContextMode};
     kind.descriptor().history.is_some()
-        && index > 0
+        && (index > 0 || conversation.agent.as_ref().is_some_and(|a| a.forked))
         && !matches!(conversation.turns[index].content, Content::Raw(_))
         && conversation.context() != ContextMode::Standalone
 }
@@ -196,7 +197,8 @@ fn prepare_conversation(
 ) -> PreparedConversation {
     // The turn itself is kept where a body may be built at send time: a conversation replayed
     // with its history, or an agent trace's (a one-turn subagent too: agentic replay's cache
-    // warmup asks it for one token).
+    // warmup asks it for one token; a conversation that forks hands its context on, one a
+    // branch forks starts from a parent's).
     let multi_turn_chat =
         kind.descriptor().history.is_some() && (c.turns.len() > 1 || c.agent.is_some());
     let turns = (0..c.turns.len())

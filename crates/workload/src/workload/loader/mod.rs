@@ -9,6 +9,7 @@ mod bailian_trace;
 pub mod baseten_trace;
 mod block_prompt;
 mod burst_gpt_trace;
+pub mod dag_jsonl;
 mod deferred;
 mod document;
 mod error;
@@ -60,10 +61,11 @@ pub enum DatasetKind {
     WekaTrace,
     Tracelab,
     BasetenTrace,
+    DagJsonl,
 }
 
 impl DatasetKind {
-    pub const ALL: [DatasetKind; 12] = [
+    pub const ALL: [DatasetKind; 13] = [
         DatasetKind::SingleTurn,
         DatasetKind::MultiTurn,
         DatasetKind::RandomPool,
@@ -76,6 +78,7 @@ impl DatasetKind {
         DatasetKind::WekaTrace,
         DatasetKind::Tracelab,
         DatasetKind::BasetenTrace,
+        DatasetKind::DagJsonl,
     ];
 
     /// AIPerf's spelling.
@@ -93,6 +96,7 @@ impl DatasetKind {
             DatasetKind::WekaTrace => "weka_trace",
             DatasetKind::Tracelab => "tracelab",
             DatasetKind::BasetenTrace => "baseten_trace",
+            DatasetKind::DagJsonl => "dag_jsonl",
         }
     }
 
@@ -102,10 +106,12 @@ impl DatasetKind {
         Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
-    /// The sampling AIPerf's loader prefers: shuffle for `random_pool`, sequential otherwise.
+    /// The sampling AIPerf's loader prefers: shuffle for `random_pool`, random for
+    /// `dag_jsonl`, sequential otherwise.
     pub fn default_sampling(self) -> Sampling {
         match self {
             DatasetKind::RandomPool => Sampling::Shuffle,
+            DatasetKind::DagJsonl => Sampling::Random,
             _ => Sampling::Sequential,
         }
     }
@@ -416,6 +422,7 @@ fn load_file(
         DatasetKind::BasetenTrace => {
             baseten_trace::load(path, &spec.baseten, ids, spec.seeded.then_some(spec.seed))
         }
+        DatasetKind::DagJsonl => dag_jsonl::load(path, spec.weka.delay_cap_s),
     };
     Ok(Loaded::Whole(whole?))
 }
@@ -593,10 +600,28 @@ pub fn detect(path: &Path) -> Result<DatasetKind, LoadError> {
         return Ok(kind);
     }
     let has = |k: &str| map.get(k).is_some_and(|v| !v.is_null());
+    // AIPerf's `DagJsonlLoader.can_load`; a DAG line's turns carry `messages`, which no
+    // `multi_turn` turn reads, so it reads as `multi_turn` only when its turns have texts.
+    let dag = dag_jsonl::can_load(&map);
+    let multi_turn_texts = map
+        .get("turns")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|turns| {
+            turns.iter().all(|t| {
+                ["text", "texts"]
+                    .iter()
+                    .any(|k| t.get(k).is_some_and(|v| !v.is_null()))
+            })
+        });
     let messages_list = map.get("messages").is_some_and(serde_json::Value::is_array);
     let mut kinds = Vec::new();
+    if dag {
+        kinds.push(DatasetKind::DagJsonl);
+    }
     if has("turns") {
-        kinds.push(DatasetKind::MultiTurn);
+        if !dag || multi_turn_texts {
+            kinds.push(DatasetKind::MultiTurn);
+        }
     } else if has("text") || has("texts") {
         kinds.push(DatasetKind::SingleTurn);
     }

@@ -561,7 +561,8 @@ fn kinds_parse_both_spellings() {
         assert_eq!(DatasetKind::parse(&k.as_str().replace('_', "-")), Some(k));
         assert!(AIPERF_CUSTOM_TYPES.contains(&k.as_str()));
     }
-    assert_eq!(DatasetKind::parse("dag_jsonl"), None);
+    assert_eq!(DatasetKind::parse("dag-jsonl"), Some(DatasetKind::DagJsonl));
+    assert_eq!(DatasetKind::parse("speed_bench_qa"), None);
 }
 
 /// Writes `body` as `data.jsonl` (or `name`) and loads it as `kind`.

@@ -674,6 +674,7 @@ fn build(
                 .iter()
                 .map(|&n| tm(plan.subagents[n].agent.t) * 1000.0)
                 .reduce(f64::min),
+            ..Branch::default()
         };
         add_branch(&mut root, branch, spawn, join);
     }
@@ -701,6 +702,7 @@ fn build(
                 .iter()
                 .filter_map(|&n| plan.flats[n].calls.first().map(|c| tm(c.0) * 1000.0))
                 .reduce(f64::min),
+            ..Branch::default()
         };
         add_branch(&mut root, branch, spawn, join);
     }

@@ -1,0 +1,556 @@
+//! `dag_jsonl` end to end: AIPerf's DAG files replayed against the mock and checked against what
+//! AIPerf 0.13 sent for the same files and flags to the same mock (tests/data/dag_jsonl/
+//! expected.json): the same requests (conversation, turn, body, model, `max_tokens`, extras,
+//! tools), each live reply the answer the server gave before it, every child started by its
+//! parent's turn and waited for by its join turn, the parent going on meanwhile, the delays kept,
+//! a fork's child carrying its parent's context; and AIPerf's refusals refused.
+
+use crate::common;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/dag_jsonl")
+}
+
+/// AIPerf's run `name` from the fixture.
+fn aiperf(name: &str) -> Value {
+    let all = common::read_json(&data().join("expected.json"));
+    let runs = all["runs"].as_array().expect("runs");
+    runs.iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no AIPerf run {name}"))
+        .clone()
+}
+
+/// The mock AIPerf was run against: first token after 5 ms, one more every ms.
+fn mock() -> ringperf_mock::mock::MockServer {
+    ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: Duration::from_millis(5),
+        itl: Duration::from_millis(1),
+        output_tokens: ringperf_mock::mock::OutputLen::Fixed(64),
+        truth_log: true,
+        record_bodies: true,
+        ..ringperf_mock::mock::MockConfig::default()
+    })
+    .expect("mock starts")
+}
+
+/// One request ringperf sent, joined with what the mock received and answered.
+#[derive(Debug)]
+struct Sent {
+    conversation: String,
+    turn: u64,
+    depth: u64,
+    session: String,
+    parent: Option<String>,
+    root: String,
+    issue_ms: f64,
+    end_ms: f64,
+    body: Value,
+    reply: String,
+}
+
+/// `ringperf profile` on AIPerf's run `name` with its flags: its exit, stderr and requests in
+/// issue order.
+fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Value) {
+    let want = aiperf(name);
+    let server = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let flags: Vec<String> = want["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args([
+            "profile",
+            "-m",
+            "mock-model",
+            "--ui",
+            "none",
+            "--tokenizer",
+            "builtin",
+        ])
+        .args([
+            "--streaming",
+            "--no-server-metrics",
+            "--endpoint-type",
+            "chat",
+        ])
+        .args(["--random-seed", "7", "--url"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--input-file")
+        .arg(data().join(want["file"].as_str().unwrap()))
+        .arg("--artifact-dir")
+        .arg(dir.path())
+        .args(&flags)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return (out.status, stderr, Vec::new(), 0, Value::Null);
+    }
+    let truth: HashMap<String, ringperf_mock::mock::TruthEntry> = server
+        .truth()
+        .entries()
+        .into_iter()
+        .map(|t| (t.request_id.expect("a request id").to_string(), t))
+        .collect();
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    let t0 = records
+        .iter()
+        .map(|r| r["metadata"]["credit_issued_ns"].as_u64().unwrap())
+        .min()
+        .expect("requests");
+    let ms = |v: &Value| (v.as_u64().unwrap() - t0) as f64 / 1e6;
+    let mut sent: Vec<Sent> = records
+        .iter()
+        .map(|r| {
+            let m = &r["metadata"];
+            let t = &truth[m["x_request_id"].as_str().unwrap()];
+            let s = |k: &str| m[k].as_str().map(str::to_owned);
+            Sent {
+                conversation: s("conversation_id").unwrap(),
+                turn: m["turn_index"].as_u64().unwrap(),
+                depth: m["agent_depth"].as_u64().unwrap_or(0),
+                session: s("x_correlation_id").unwrap(),
+                parent: s("parent_correlation_id"),
+                root: s("root_correlation_id")
+                    .or_else(|| s("x_correlation_id"))
+                    .unwrap(),
+                issue_ms: ms(&m["credit_issued_ns"]),
+                end_ms: ms(&m["request_end_ns"]),
+                body: serde_json::from_slice(t.request_body.as_deref().unwrap()).unwrap(),
+                reply: t.reply_text.clone().unwrap_or_default(),
+            }
+        })
+        .collect();
+    sent.sort_by(|a, b| a.issue_ms.total_cmp(&b.issue_ms));
+    let received = truth.len();
+    let inputs = common::read_json(&dir.path().join("inputs.json"))["data"].clone();
+    (out.status, stderr, sent, received, inputs)
+}
+
+/// The assistant texts a DAG file writes itself (every other assistant message is a live
+/// reply).
+fn canned(file: &str) -> HashSet<String> {
+    let text = std::fs::read_to_string(data().join(file)).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .flat_map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let turns = v["turns"].as_array().cloned().unwrap_or_default();
+            turns
+                .into_iter()
+                .flat_map(|t| t["messages"].as_array().cloned().unwrap_or_default())
+                .filter(|m| m["role"] == "assistant")
+                .filter_map(|m| m["content"].as_str().map(str::to_owned))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `body` with each live reply's text replaced by `<reply>` and each `--cache-bust` marker
+/// (`[rid:` twelve hex digits `]`, the benchmark's own) by `[rid]`, as the fixture writes it.
+fn masked(body: &Value, canned: &HashSet<String>) -> Value {
+    let mut body = body.clone();
+    for m in body["messages"].as_array_mut().into_iter().flatten() {
+        let live =
+            m["role"] == "assistant" && !m["content"].as_str().is_some_and(|c| canned.contains(c));
+        if live {
+            m["content"] = Value::from("<reply>");
+        } else if let Some(text) = m["content"].as_str() {
+            m["content"] = Value::from(unmarked(text));
+        }
+    }
+    body
+}
+
+/// `text` with every `[rid:xxxxxxxxxxxx]` marker written `[rid]`.
+fn unmarked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("[rid:") {
+        let tail = &rest[at + 5..];
+        let hex = tail.bytes().take(12).filter(u8::is_ascii_hexdigit).count() == 12;
+        if hex && tail.as_bytes().get(12) == Some(&b']') {
+            out.push_str(&rest[..at]);
+            out.push_str("[rid]");
+            rest = &tail[13..];
+        } else {
+            out.push_str(&rest[..at + 5]);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The DAG file's turns: per conversation, per turn, the turn object.
+fn turns_of(file: &str) -> BTreeMap<String, Vec<Value>> {
+    let text = std::fs::read_to_string(data().join(file)).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let turns = v["turns"].as_array().cloned().unwrap_or_default();
+            (v["session_id"].as_str().unwrap().to_owned(), turns)
+        })
+        .collect()
+}
+
+/// The children a turn starts: `(child, fork, join turn)`.
+fn branches(turn: &Value, index: usize, turns: usize) -> Vec<(String, bool, Option<usize>)> {
+    let mut out = Vec::new();
+    for f in turn["forks"].as_array().into_iter().flatten() {
+        let child = f.as_str().or_else(|| f["child"].as_str()).unwrap();
+        out.push((child.to_owned(), true, None));
+    }
+    for s in turn["spawns"].as_array().into_iter().flatten() {
+        if let Some(child) = s.as_str() {
+            out.push((
+                child.to_owned(),
+                false,
+                Some(index + 1).filter(|&j| j < turns),
+            ));
+        } else {
+            let join = s["join_at"].as_u64().map_or(index + 1, |j| j as usize);
+            for c in s["children"].as_array().unwrap() {
+                let join = Some(join).filter(|&j| j < turns);
+                out.push((c.as_str().unwrap().to_owned(), false, join));
+            }
+        }
+    }
+    out
+}
+
+/// How late a request may go after what it waited for (the machine is shared and slow).
+const SLACK_MS: f64 = 40.0;
+
+/// Checks ringperf's replay of AIPerf's run `name` request by request.
+fn check(name: &str) {
+    let want = aiperf(name);
+    assert_eq!(want["exit_code"], 0, "{name}: AIPerf's run failed");
+    let file = want["file"].as_str().unwrap().to_owned();
+    let (status, stderr, sent, received, inputs) = replay(name);
+    assert!(status.success(), "{name}: {stderr}");
+    // Every request the server got, a warmup's included (a warmup starts no children).
+    assert_eq!(
+        received as u64,
+        want["mock_requests"].as_u64().unwrap(),
+        "{name}: requests received"
+    );
+    // inputs.json: the same conversations, each turn's body as sent alone (its own tools only).
+    assert_eq!(inputs, want["inputs"], "{name}: inputs.json");
+    let canned = canned(&file);
+
+    // The same requests, with the same bodies (a live reply's text aside).
+    let key = |c: &str, t: u64| format!("{c}#{t}");
+    let mut theirs: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for r in want["requests"].as_array().unwrap() {
+        let k = key(
+            r["conversation"].as_str().unwrap(),
+            r["turn"].as_u64().unwrap(),
+        );
+        theirs.entry(k).or_default().push(r["body"].clone());
+    }
+    let mut ours: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for s in &sent {
+        ours.entry(key(&s.conversation, s.turn))
+            .or_default()
+            .push(masked(&s.body, &canned));
+    }
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>(),
+        "{name}: the turns sent"
+    );
+    for (k, bodies) in &theirs {
+        assert_eq!(&ours[k], bodies, "{name}: the bodies of {k}");
+    }
+    // The same depths (a conversation spawned at two depths has both).
+    let depths = |v: Vec<(String, u64, u64)>| {
+        let mut v = v;
+        v.sort();
+        v
+    };
+    let theirs_depths = depths(
+        want["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let c = r["conversation"].as_str().unwrap().to_owned();
+                (c, r["turn"].as_u64().unwrap(), r["depth"].as_u64().unwrap())
+            })
+            .collect(),
+    );
+    let ours_depths = depths(
+        sent.iter()
+            .map(|s| (s.conversation.clone(), s.turn, s.depth))
+            .collect(),
+    );
+    assert_eq!(ours_depths, theirs_depths, "{name}: depths");
+
+    // Each live reply is the answer the server gave to an earlier request of the same tree.
+    for s in &sent {
+        for m in s.body["messages"].as_array().unwrap() {
+            let Some(text) = m["content"].as_str() else {
+                continue;
+            };
+            if m["role"] != "assistant" || canned.contains(text) {
+                continue;
+            }
+            let answered = sent
+                .iter()
+                .any(|e| e.root == s.root && e.end_ms <= s.issue_ms + 1.0 && e.reply == text);
+            assert!(
+                answered,
+                "{name}: {}#{} carries a reply no earlier request got: {text:?}",
+                s.conversation, s.turn
+            );
+        }
+    }
+
+    // The graph: within each session its turns in order, each after its delay (or, when it waited
+    // for children, as soon as they ended); each child after its parent's spawning turn; each
+    // join after its children.
+    let file_turns = turns_of(&file);
+    let by_session: BTreeMap<&str, Vec<&Sent>> = sent.iter().fold(BTreeMap::new(), |mut m, s| {
+        m.entry(s.session.as_str()).or_insert_with(Vec::new).push(s);
+        m
+    });
+    for reqs in by_session.values() {
+        let conv = &reqs[0].conversation;
+        let turns = &file_turns[conv];
+        for (i, r) in reqs.iter().enumerate() {
+            assert_eq!(r.turn as usize, i, "{name}: {conv}'s turns in order");
+        }
+        // Children of this session, by the turn that started them.
+        let children: Vec<(&Sent, usize, bool, Option<usize>)> = (0..turns.len())
+            .flat_map(|t| {
+                branches(&turns[t], t, turns.len())
+                    .into_iter()
+                    .map(move |(c, fork, join)| (c, t, fork, join))
+            })
+            .filter_map(|(c, t, fork, join)| {
+                let first = sent.iter().find(|s| {
+                    s.conversation == c
+                        && s.turn == 0
+                        && s.parent.as_deref() == Some(&reqs[0].session)
+                })?;
+                Some((first, t, fork, join))
+            })
+            .collect();
+        for &(child, t, fork, _) in &children {
+            let spawned = reqs[t];
+            assert!(
+                child.issue_ms >= spawned.end_ms - 0.5
+                    && child.issue_ms <= spawned.end_ms + SLACK_MS,
+                "{name}: {} starts when {conv}#{t} is answered ({:.1} ms), not at {:.1} ms",
+                child.conversation,
+                spawned.end_ms,
+                child.issue_ms
+            );
+            if fork {
+                // A fork's child goes on from its parent's context: the parent's last body and
+                // its reply open the child's first.
+                let parent_msgs = spawned.body["messages"].as_array().unwrap();
+                let child_msgs = child.body["messages"].as_array().unwrap();
+                assert_eq!(
+                    &child_msgs[..parent_msgs.len()],
+                    &parent_msgs[..],
+                    "{name}: {} inherits",
+                    child.conversation
+                );
+                assert_eq!(
+                    child_msgs[parent_msgs.len()]["content"].as_str(),
+                    Some(spawned.reply.as_str())
+                );
+            }
+        }
+        for (i, r) in reqs.iter().enumerate().skip(1) {
+            let prev = reqs[i - 1];
+            let delay = turns[i]["delay"].as_f64().unwrap_or(0.0);
+            let delay = if name == "delay_cap" {
+                delay.min(20.0)
+            } else {
+                delay
+            };
+            let joined: Vec<f64> = children
+                .iter()
+                .filter(|c| c.3 == Some(i))
+                .map(|c| {
+                    // The child's last request's end.
+                    sent.iter()
+                        .filter(|s| s.session == c.0.session)
+                        .map(|s| s.end_ms)
+                        .fold(0.0, f64::max)
+                })
+                .collect();
+            let children_end = joined.iter().copied().fold(0.0, f64::max);
+            assert!(
+                r.issue_ms >= prev.end_ms - 0.5,
+                "{name}: {conv}#{i} after #{}",
+                i - 1
+            );
+            assert!(
+                r.issue_ms >= children_end - 0.5,
+                "{name}: {conv}#{i} joins its children"
+            );
+            // Suspended (its children ended after the previous answer): it goes at once;
+            // else its delay after the previous answer.
+            let due = if children_end > prev.end_ms {
+                children_end
+            } else {
+                prev.end_ms + delay
+            };
+            assert!(
+                r.issue_ms >= due - 1.0 && r.issue_ms <= due + SLACK_MS,
+                "{name}: {conv}#{i} due at {due:.1} ms, went at {:.1} ms",
+                r.issue_ms
+            );
+        }
+    }
+}
+
+#[test]
+fn spawned_children_run_between_their_turn_and_the_join_as_aiperf_runs_them() {
+    check("spawn_join");
+}
+
+#[test]
+fn explicit_join_at_background_and_terminal_forks_replay_as_aiperf_replays_them() {
+    check("fork_join_at");
+}
+
+#[test]
+fn nested_children_pre_session_spawns_and_recorded_context_replay_as_aiperf() {
+    check("nested_pre");
+    // A pre-session child has no parent and is its own root (AIPerf's record), at depth 1; it
+    // goes before the root's first turn.
+    let (status, stderr, sent, ..) = replay("nested_pre");
+    assert!(status.success(), "{stderr}");
+    let warm = sent.iter().find(|s| s.conversation == "warm_a").unwrap();
+    assert_eq!((warm.parent.as_deref(), warm.depth), (None, 1));
+    assert_eq!(warm.root, warm.session);
+    let main = sent.iter().find(|s| s.conversation == "main").unwrap();
+    assert!(warm.issue_ms <= main.issue_ms);
+}
+
+#[test]
+fn a_conversation_spawned_twice_in_a_tree_joins_its_own_children_only() {
+    check("template");
+}
+
+#[test]
+fn cache_bust_marks_each_tree_once_and_each_isolated_body_as_aiperf() {
+    // A fork's child sends its parent's marked turns and adds no marker; an isolated
+    // conversation's every body is marked.
+    check("cache_bust");
+}
+
+#[test]
+fn a_warmup_starts_no_children() {
+    check("warmup");
+}
+
+#[test]
+fn a_detected_dag_file_runs_aiperf_default_ten_requests() {
+    check("detected");
+}
+
+#[test]
+fn the_delay_cap_bounds_every_turns_delay() {
+    check("delay_cap");
+}
+
+#[test]
+fn two_trees_at_once_keep_their_own_joins_and_contexts() {
+    check("concurrent");
+}
+
+#[test]
+fn a_child_overlaps_its_parent_until_the_join() {
+    // fork_join_at: `helper` (spawned by lead#0, joined by lead#3) runs while lead#1 and #2 go.
+    let (status, stderr, sent, ..) = replay("fork_join_at");
+    assert!(status.success(), "{stderr}");
+    let at = |c: &str, t: u64| {
+        sent.iter()
+            .find(|s| s.conversation == c && s.turn == t)
+            .unwrap()
+    };
+    let helper_end = at("helper", 1).end_ms;
+    assert!(at("lead", 1).issue_ms < helper_end && at("lead", 2).issue_ms < helper_end);
+    assert!(at("lead", 3).issue_ms >= helper_end - 0.5);
+    // `side` (a background fork of lead#1) carries lead#1's context and reply.
+    let side = at("side", 0);
+    let lead1 = at("lead", 1);
+    let n = lead1.body["messages"].as_array().unwrap().len();
+    let msgs = |s: &Sent| s.body["messages"].as_array().unwrap().clone();
+    assert_eq!(msgs(side)[..n], msgs(lead1)[..n]);
+    assert_eq!(side.body["messages"][n]["content"], lead1.reply.as_str());
+    // and lead's tools, which its own turn does not name.
+    assert_eq!(side.body["tools"], lead1.body["tools"]);
+}
+
+/// AIPerf's refusals, each with the substance of its sentence.
+#[test]
+fn aiperf_refusals_are_refused_with_the_same_reason() {
+    let all = common::read_json(&data().join("expected.json"));
+    let mut checked = 0;
+    for run in all["runs"].as_array().unwrap() {
+        if run["exit_code"] == 0 {
+            continue;
+        }
+        let name = run["name"].as_str().unwrap();
+        let theirs = run["error"].as_str().unwrap();
+        let (status, stderr, ..) = replay(name);
+        assert_eq!(status.code(), Some(2), "{name}: {stderr}");
+        // The reason as AIPerf words it, less its own file/line prefix and pydantic's wording.
+        let reason = theirs
+            .rsplit(": Value error, ")
+            .next()
+            .unwrap()
+            .rsplit(" line 2: ")
+            .next()
+            .unwrap();
+        let reason = reason.split(" (got True)").next().unwrap();
+        let ours = stderr.replace('\n', " ");
+        let pydantic = ["Extra inputs are not permitted", "must be a non-empty list"];
+        if pydantic.iter().any(|p| reason.ends_with(p)) {
+            // Field errors: ringperf names the field its own way.
+            let field = if reason.contains("max_token:") {
+                "turns[0].max_token"
+            } else {
+                "turns[0].messages"
+            };
+            assert!(ours.contains(field), "{name}: {ours}");
+        } else {
+            assert!(
+                ours.contains(reason),
+                "{name}: AIPerf says {reason:?}; ringperf {ours:?}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 14, "{checked} refusals checked");
+}
+
+/// AIPerf replays an orchestrator's request-free spine; ringperf refuses it by name.
+#[test]
+fn an_orchestrator_conversation_is_refused_by_name() {
+    assert_eq!(aiperf("refused_orchestrator")["exit_code"], 0);
+    let (status, stderr, ..) = replay("refused_orchestrator");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("session 'spine' is an orchestrator conversation"),
+        "{stderr}"
+    );
+}
