@@ -411,7 +411,7 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
         let s = match a.connection_reuse_strategy {
             ConnectionReuseArg::Pooled => "pooled",
             ConnectionReuseArg::Never => "never",
-            ConnectionReuseArg::StickyUserSessions => "sticky_user_sessions",
+            ConnectionReuseArg::StickyUserSessions => "sticky-user-sessions",
         };
         m.insert("connection_reuse".into(), json!(s));
     }

@@ -1157,3 +1157,20 @@ mod with_an_environment {
 fn here(relative: &str) -> PathBuf {
     std::env::current_dir().unwrap().join(relative)
 }
+
+/// Connection reuse is echoed as AIPerf's enum value (its run of the `multi_turn_conversation`
+/// template wrote `sticky-user-sessions`, tests/data/aiperf-template-runs).
+#[test]
+fn connection_reuse_is_echoed_as_aiperfs_value() {
+    for (arg, echoed) in [
+        ("sticky-user-sessions", "sticky-user-sessions"),
+        ("never", "never"),
+        ("pooled", "pooled"),
+    ] {
+        let c = cfg(&format!(
+            "ringperf profile -m a -u 127.0.0.1:1 --connection-reuse-strategy {arg}"
+        ))
+        .unwrap();
+        assert_eq!(c.input_config()["endpoint"]["connection_reuse"], echoed);
+    }
+}
