@@ -254,13 +254,14 @@ impl InputConfig {
     /// dataset, in AIPerf's shape and field order (`FileDataset` / `PublicDataset`); `None` for
     /// synthetic. `entries` and `seed` are echoed only when the command line gave them.
     pub fn dataset_json(&self, entries: Option<u64>, seed: Option<u64>) -> Option<Value> {
+        // (Paths as AIPerf's `pathlib.Path` writes them.)
         let spec = self.load.as_ref()?;
         let mut m = Map::new();
         m.insert("name".into(), json!("main"));
         let file = match &spec.source {
             Source::File { path, kind } => {
                 m.insert("type".into(), json!("file"));
-                m.insert("path".into(), json!(path.display().to_string()));
+                m.insert("path".into(), json!(as_python_path(path)));
                 if let Some(k) = kind {
                     m.insert("format".into(), json!(k.as_str()));
                 }
@@ -282,7 +283,7 @@ impl InputConfig {
                 m.insert("type".into(), json!("public"));
                 m.insert("dataset".into(), json!("sharegpt"));
                 if let Some(p) = input_file {
-                    m.insert("path".into(), json!(p.display().to_string()));
+                    m.insert("path".into(), json!(as_python_path(p)));
                 }
                 false
             }
@@ -721,5 +722,46 @@ fn public_dataset(name: &str) -> Result<(), ConfigError> {
         Err(ConfigError::flag(format!(
             "--public-dataset {name} is not an AIPerf public dataset (ringperf reads sharegpt)"
         )))
+    }
+}
+
+/// A path as Python's `pathlib.Path` writes it (AIPerf's echo): `.` parts and repeated or
+/// trailing separators dropped, `..` kept (`./data//x.jsonl` is `data/x.jsonl`).
+fn as_python_path(p: &std::path::Path) -> String {
+    use std::path::Component;
+    let parts: Vec<std::path::Component<'_>> = (p.components())
+        .filter(|c| *c != Component::CurDir)
+        .collect();
+    if parts.is_empty() {
+        return ".".into();
+    }
+    parts
+        .iter()
+        .collect::<std::path::PathBuf>()
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod python_path_tests {
+    use super::as_python_path;
+    use std::path::Path;
+
+    #[test]
+    fn paths_are_written_as_pathlib_writes_them() {
+        for (given, written) in [
+            (
+                "./data/precise_schedule.jsonl",
+                "data/precise_schedule.jsonl",
+            ),
+            ("data//x.jsonl", "data/x.jsonl"),
+            ("a/./b/", "a/b"),
+            ("../t.jsonl", "../t.jsonl"),
+            ("/abs/./x", "/abs/x"),
+            ("t.jsonl", "t.jsonl"),
+            ("./", "."),
+        ] {
+            assert_eq!(as_python_path(Path::new(given)), written, "{given}");
+        }
     }
 }
