@@ -541,6 +541,12 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
             ]),
         );
     }
+    if e.given("conversation_turn_delay_ratio") {
+        m.insert(
+            "turn_delay_ratio".into(),
+            float(p.conversation_turn_delay_ratio),
+        );
+    }
     Value::Object(m)
 }
 

@@ -1174,3 +1174,20 @@ fn connection_reuse_is_echoed_as_aiperfs_value() {
         assert_eq!(c.input_config()["endpoint"]["connection_reuse"], echoed);
     }
 }
+
+/// `--conversation-turn-delay-ratio` is echoed as the dataset's `turn_delay_ratio`, as AIPerf's
+/// converter writes it (tests/data/aiperf-flag-configs: `0.5` → `0.5`; its template run echoed
+/// a file's `turnDelayRatio: 1.0` as `1.0`).
+#[test]
+fn the_turn_delay_ratio_is_echoed_when_given() {
+    let ic = |flags: &str| {
+        cfg(&format!("ringperf profile -m a -u 127.0.0.1:1 {flags}"))
+            .unwrap()
+            .input_config()
+    };
+    let d = ic("--conversation-turn-delay-ratio 0.5");
+    assert_eq!(d["datasets"][0]["turn_delay_ratio"], 0.5);
+    let d = ic("--conversation-turn-delay-ratio 1");
+    assert_eq!(d["datasets"][0]["turn_delay_ratio"], 1.0);
+    assert!(ic("")["datasets"][0].get("turn_delay_ratio").is_none());
+}
