@@ -547,7 +547,161 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
             float(p.conversation_turn_delay_ratio),
         );
     }
+    media(e, &mut m);
     Value::Object(m)
+}
+
+/// The synthetic dataset's `images`, `audio` and `video` blocks, as AIPerf's converter writes
+/// them: each setting given, in its model's order, and `batch_size: 1` when a shape of the
+/// medium is given without a batch size (a format or codec alone does not make one).
+fn media(e: &Echo, m: &mut Map<String, Value>) {
+    let a = &e.plan.settings.media;
+    let g = |id: &str| e.given(id);
+    let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
+        v().map_or(Value::Null, |p| json!(p.get_name()))
+    };
+    let mean_sd = |mean: (&str, f64), sd: (&str, f64)| {
+        let mut o = Map::new();
+        if g(mean.0) {
+            o.insert("mean".into(), float(mean.1));
+        }
+        if g(sd.0) {
+            o.insert("stddev".into(), float(sd.1));
+        }
+        (!o.is_empty()).then_some(Value::Object(o))
+    };
+    let batch = |o: &mut Map<String, Value>, id: &str, n: u32, shaped: bool| {
+        if g(id) {
+            o.insert("batch_size".into(), json!(n));
+        } else if shaped {
+            o.insert("batch_size".into(), json!(1));
+        }
+    };
+    // Images: batch_size, width, height, format, source, source_sampling.
+    let mut o = Map::new();
+    let width = mean_sd(
+        ("image_width_mean", a.image_width_mean),
+        ("image_width_stddev", a.image_width_stddev),
+    );
+    let height = mean_sd(
+        ("image_height_mean", a.image_height_mean),
+        ("image_height_stddev", a.image_height_stddev),
+    );
+    let shaped =
+        width.is_some() || height.is_some() || g("image_source") || g("image_source_sampling");
+    batch(&mut o, "image_batch_size", a.image_batch_size, shaped);
+    if let Some(w) = width {
+        o.insert("width".into(), w);
+    }
+    if let Some(h) = height {
+        o.insert("height".into(), h);
+    }
+    if g("image_format") {
+        o.insert(
+            "format".into(),
+            name(&|| clap::ValueEnum::to_possible_value(&a.image_format)),
+        );
+    }
+    if g("image_source") {
+        o.insert("source".into(), json!(a.image_source));
+    }
+    if g("image_source_sampling") {
+        o.insert("source_sampling".into(), json!(a.image_source_sampling));
+    }
+    if !o.is_empty() {
+        m.insert("images".into(), Value::Object(o));
+    }
+    // Audio: batch_size, length, format, sample_rates, depths, channels.
+    let mut o = Map::new();
+    let length = mean_sd(
+        ("audio_length_mean", a.audio_length_mean),
+        ("audio_length_stddev", a.audio_length_stddev),
+    );
+    batch(
+        &mut o,
+        "audio_batch_size",
+        a.audio_batch_size,
+        length.is_some(),
+    );
+    if let Some(l) = length {
+        o.insert("length".into(), l);
+    }
+    if g("audio_format") {
+        o.insert(
+            "format".into(),
+            name(&|| clap::ValueEnum::to_possible_value(&a.audio_format)),
+        );
+    }
+    if g("audio_sample_rates") {
+        let rates: Vec<Value> = a.audio_sample_rates.iter().map(|r| float(*r)).collect();
+        o.insert("sample_rates".into(), Value::Array(rates));
+    }
+    if g("audio_depths") {
+        o.insert("depths".into(), json!(a.audio_depths));
+    }
+    if g("audio_num_channels") {
+        o.insert("channels".into(), json!(a.audio_num_channels));
+    }
+    if !o.is_empty() {
+        m.insert("audio".into(), Value::Object(o));
+    }
+    // Video: batch_size, duration, fps, width, height, format, codec, synth_type, audio.
+    let mut o = Map::new();
+    let shaped = ["video_duration", "video_fps", "video_width", "video_height"]
+        .iter()
+        .any(|id| g(id))
+        || g("video_synth_type");
+    batch(&mut o, "video_batch_size", a.video_batch_size, shaped);
+    if g("video_duration") {
+        o.insert("duration".into(), float(a.video_duration));
+    }
+    if g("video_fps") {
+        o.insert("fps".into(), json!(a.video_fps));
+    }
+    if let Some(w) = a.video_width.filter(|_| g("video_width")) {
+        o.insert("width".into(), json!(w));
+    }
+    if let Some(h) = a.video_height.filter(|_| g("video_height")) {
+        o.insert("height".into(), json!(h));
+    }
+    if g("video_format") {
+        o.insert(
+            "format".into(),
+            name(&|| clap::ValueEnum::to_possible_value(&a.video_format)),
+        );
+    }
+    if g("video_codec") {
+        o.insert("codec".into(), json!(a.video_codec));
+    }
+    if g("video_synth_type") {
+        o.insert(
+            "synth_type".into(),
+            name(&|| clap::ValueEnum::to_possible_value(&a.video_synth_type)),
+        );
+    }
+    let mut audio = Map::new();
+    if g("video_audio_sample_rate") {
+        audio.insert("sample_rate".into(), float(a.video_audio_sample_rate));
+    }
+    if g("video_audio_num_channels") {
+        audio.insert("channels".into(), json!(a.video_audio_num_channels));
+    }
+    if let Some(c) = a
+        .video_audio_codec
+        .as_ref()
+        .filter(|_| g("video_audio_codec"))
+    {
+        audio.insert("codec".into(), json!(c));
+    }
+    if g("video_audio_depth") {
+        audio.insert("depth".into(), json!(a.video_audio_depth));
+    }
+    if !audio.is_empty() {
+        o.insert("audio".into(), Value::Object(audio));
+    }
+    if !o.is_empty() {
+        m.insert("video".into(), Value::Object(o));
+    }
 }
 
 fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {

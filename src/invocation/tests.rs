@@ -194,3 +194,36 @@ fn every_flag_aiperf_writes_into_a_config_file_reads_back_into_its_setting() {
     // writing): fewer means lines are skipped that should not be.
     assert!(agreed >= 95, "only {agreed} flags compared");
 }
+
+/// The media blocks of `input_config` (`images`, `audio`, `video`) are what AIPerf's converter
+/// writes for each media flag it accepts alone (configs.json): the settings given, in its
+/// models' order, `batch_size: 1` where a shape is given without one.
+#[test]
+fn media_flags_are_echoed_as_aiperf_writes_them() {
+    let configs: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{DIR}/configs.json")).expect("configs.json"),
+    )
+    .expect("json");
+    let mut compared = 0;
+    for entry in configs["flags"].as_array().expect("a list") {
+        let tail: Vec<String> = serde_json::from_value(entry["argv"].clone()).expect("argv");
+        let media = ["--image-", "--audio-", "--video-"];
+        let (Some(config), true) = (
+            entry.get("config"),
+            media.iter().any(|m| tail[0].starts_with(m)),
+        ) else {
+            continue;
+        };
+        let plan = cli_plan(&tail).expect("parses");
+        let Ok(cfg) = crate::config::Config::from_plan(&plan, false) else {
+            continue; // ringperf refuses it alone (`--video-width` needs `--video-height`)
+        };
+        let ours = &cfg.input_config()["datasets"][0];
+        let theirs = &config["benchmark"]["datasets"][0];
+        for block in ["images", "audio", "video"] {
+            assert_eq!(ours.get(block), theirs.get(block), "{tail:?}: {block}");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 16, "only {compared} media flags compared");
+}
