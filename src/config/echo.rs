@@ -58,6 +58,17 @@ impl Echo {
         self.plan.given(id)
     }
 
+    /// The key of a length's center: `value` for one a config file gives as a fixed value
+    /// (without a spread), as AIPerf echoes it; else `mean`.
+    fn center(&self, flag: &str, stddev_id: &str) -> &'static str {
+        let fixed = self.plan.file_only.fixed.iter().any(|f| f == flag);
+        if fixed && !self.given(stddev_id) {
+            "value"
+        } else {
+            "mean"
+        }
+    }
+
     /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
     /// configuration written out (`run_config.json`), so each run's `input_config` also holds
     /// the top-level sections the command line left at their defaults: `logging` (its level),
@@ -493,7 +504,10 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
         m.insert("random_seed".into(), json!(s));
     }
     let mut isl = Map::new();
-    isl.insert("mean".into(), float(f64::from(a.isl_mean)));
+    isl.insert(
+        e.center("--prompt-input-tokens", "isl_stddev").into(),
+        float(f64::from(a.isl_mean)),
+    );
     if e.given("isl_stddev") {
         isl.insert("stddev".into(), float(a.isl_stddev));
     }
@@ -501,7 +515,10 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
     prompts.insert("isl".into(), Value::Object(isl));
     if let Some(o) = a.osl_mean {
         let mut osl = Map::new();
-        osl.insert("mean".into(), float(f64::from(o)));
+        osl.insert(
+            e.center("--prompt-output-tokens", "osl_stddev").into(),
+            float(f64::from(o)),
+        );
         if e.given("osl_stddev") {
             osl.insert("stddev".into(), float(a.osl_stddev));
         }
@@ -563,7 +580,9 @@ fn media(e: &Echo, m: &mut Map<String, Value>) {
     let mean_sd = |mean: (&str, f64), sd: (&str, f64)| {
         let mut o = Map::new();
         if g(mean.0) {
-            o.insert("mean".into(), float(mean.1));
+            // The flag's prefix: `image_width_mean` is `--image-width`.
+            let flag = format!("--{}", mean.0.trim_end_matches("_mean").replace('_', "-"));
+            o.insert(e.center(&flag, sd.0).into(), float(mean.1));
         }
         if g(sd.0) {
             o.insert("stddev".into(), float(sd.1));

@@ -195,6 +195,11 @@ pub struct FileOnly {
     /// server-metrics blocks, the dataset's seed, a derived request count).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_file: bool,
+    /// The lengths the file gives as a fixed value (`isl: 512`, `{value: 512}`), by the prefix
+    /// of their flags (`--prompt-input-tokens`): echoed `{"value": …}` as AIPerf echoes them,
+    /// where a mean is `{"mean": …}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed: Vec<String>,
 }
 
 impl FileOnly {
@@ -210,5 +215,6 @@ impl FileOnly {
             && !self.agentic
             && !self.no_grace
             && !self.from_file
+            && self.fixed.is_empty()
     }
 }

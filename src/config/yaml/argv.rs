@@ -802,9 +802,13 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     };
     if let Some(n) = v.as_f64() {
         mean(a, n);
+        a.file_only.fixed.push(flag.to_owned());
         return Ok(());
     }
     let m = obj(v, path)?;
+    if m.contains_key("value") && !m.contains_key("mean") {
+        a.file_only.fixed.push(flag.to_owned());
+    }
     for kind in ["median", "peaks", "points", "min", "max"] {
         if m.contains_key(kind) {
             return Err(YamlError::Unsupported(format!(
