@@ -83,6 +83,8 @@ pub struct Environment {
     /// `--custom-dataset-type dag_jsonl`: the file's root conversations (AIPerf's default
     /// session count for it), when it can be read.
     pub dag_roots: Option<u64>,
+    /// `--custom-dataset-type dag_jsonl`: the file has an orchestrator conversation.
+    pub dag_orchestrators: bool,
 }
 
 impl Environment {
@@ -111,6 +113,10 @@ impl Environment {
             template_files,
             trace: trace_of(args),
             dag_roots: dag_roots_of(args),
+            dag_orchestrators: dag_roots_of(args).is_some()
+                && args.input.input_file.as_ref().is_some_and(|p| {
+                    ringperf_workload::workload::loader::dag_jsonl::has_orchestrator(p)
+                }),
             detected_kind: match (&args.agentic.scenario, &args.input.input_file) {
                 (Some(_), Some(path)) if args.input.custom_dataset_type.is_none() => {
                     ringperf_workload::workload::loader::detect(path).ok()

@@ -292,5 +292,17 @@ pub fn root_count(path: &Path) -> Option<u64> {
     Some(all.difference(&named).count() as u64)
 }
 
+/// Whether a `dag_jsonl` file has an orchestrator conversation (a line with `"orchestrator":
+/// true`); `false` when the file cannot be read.
+pub fn has_orchestrator(path: &Path) -> bool {
+    let Ok(reader) = super::lines::open_maybe_gzip(path) else {
+        return false;
+    };
+    std::io::BufRead::lines(reader).map_while(Result::ok).any(|line| {
+        serde_json::from_str::<Value>(line.trim())
+            .is_ok_and(|v| v.get("orchestrator") == Some(&Value::Bool(true)))
+    })
+}
+
 #[cfg(test)]
 mod tests;
