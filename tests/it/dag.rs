@@ -57,7 +57,7 @@ struct Sent {
 
 /// `ringperf profile` on AIPerf's run `name` with its flags: its exit, stderr and requests in
 /// issue order.
-fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Value) {
+fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Value, Value) {
     let want = aiperf(name);
     let server = mock();
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +94,7 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Va
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
-        return (out.status, stderr, Vec::new(), 0, Value::Null);
+        return (out.status, stderr, Vec::new(), 0, Value::Null, Value::Null);
     }
     let truth: HashMap<String, ringperf_mock::mock::TruthEntry> = server
         .truth()
@@ -134,7 +134,8 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Va
     sent.sort_by(|a, b| a.issue_ms.total_cmp(&b.issue_ms));
     let received = truth.len();
     let inputs = common::read_json(&dir.path().join("inputs.json"))["data"].clone();
-    (out.status, stderr, sent, received, inputs)
+    let stats = common::read_json(&dir.path().join("profile_export_aiperf.json"))["branch_stats"].clone();
+    (out.status, stderr, sent, received, inputs, stats)
 }
 
 /// The assistant texts a DAG file writes itself (every other assistant message is a live
@@ -247,7 +248,7 @@ fn same_requests(name: &str) -> (Value, String, Vec<Sent>) {
     let want = aiperf(name);
     assert_eq!(want["exit_code"], 0, "{name}: AIPerf's run failed");
     let file = want["file"].as_str().unwrap().to_owned();
-    let (status, stderr, sent, received, inputs) = replay(name);
+    let (status, stderr, sent, received, inputs, stats) = replay(name);
     assert!(status.success(), "{name}: {stderr}");
     // Every request the server got, a warmup's included (a warmup starts no children).
     assert_eq!(
@@ -255,6 +256,16 @@ fn same_requests(name: &str) -> (Value, String, Vec<Sent>) {
         want["mock_requests"].as_u64().unwrap(),
         "{name}: requests received"
     );
+    // AIPerf's branch counts (captured for the orchestrator runs), but the suppressed joins,
+    // which ringperf does not count.
+    if let Some(theirs) = want.get("branch_stats") {
+        let counts = |v: &Value| -> BTreeMap<String, Value> {
+            let mut m: BTreeMap<String, Value> = serde_json::from_value(v.clone()).unwrap();
+            m.remove("joins_suppressed");
+            m
+        };
+        assert_eq!(counts(&stats), counts(theirs), "{name}: branch_stats");
+    }
     // inputs.json: the same conversations, each turn's body as sent alone (its own tools only).
     assert_eq!(inputs, want["inputs"], "{name}: inputs.json");
     let canned = canned(&file);

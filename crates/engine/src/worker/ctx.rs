@@ -137,6 +137,11 @@ impl Ctx {
                 if !self.hold(tree, |t| t.joined(node, joins)).await {
                     return None;
                 }
+                if request_free && self.requests_exhausted() {
+                    // AIPerf's suppressed join: once the phase's requests are all taken its
+                    // issuer dispatches no later round (nor the last turn) of a spine.
+                    return None;
+                }
                 tree.resume();
                 if request_free {
                     return Some(shared.clock.now_ns() + self.think_ns(session));
@@ -520,6 +525,9 @@ impl Ctx {
                 place.next = u32::MAX;
             }
             tree.place(c, place);
+            // AIPerf's graph counts: a terminal gate is a request-free turn that spawns nothing.
+            let spawns = shared.turn(c, turn).spawns();
+            tree.graph(turn == 0, spawns.is_empty());
         }
         self.spawn_children(session, turn, now, &[]);
     }
