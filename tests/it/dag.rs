@@ -3,7 +3,8 @@
 //! expected.json): the same requests (conversation, turn, body, model, `max_tokens`, extras,
 //! tools), each live reply the answer the server gave before it, every child started by its
 //! parent's turn and waited for by its join turn, the parent going on meanwhile, the delays kept,
-//! a fork's child carrying its parent's context; and AIPerf's refusals refused.
+//! a fork's child carrying its parent's context; orchestrator spines' rounds, joins and think
+//! times (AIPerf's seeded draws) and branch counts; and AIPerf's refusals refused.
 
 use crate::common;
 
@@ -57,7 +58,16 @@ struct Sent {
 
 /// `ringperf profile` on AIPerf's run `name` with its flags: its exit, stderr and requests in
 /// issue order.
-fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Value, Value) {
+fn replay(
+    name: &str,
+) -> (
+    std::process::ExitStatus,
+    String,
+    Vec<Sent>,
+    usize,
+    Value,
+    Value,
+) {
     let want = aiperf(name);
     let server = mock();
     let dir = tempfile::tempdir().unwrap();
@@ -134,7 +144,8 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Va
     sent.sort_by(|a, b| a.issue_ms.total_cmp(&b.issue_ms));
     let received = truth.len();
     let inputs = common::read_json(&dir.path().join("inputs.json"))["data"].clone();
-    let stats = common::read_json(&dir.path().join("profile_export_aiperf.json"))["branch_stats"].clone();
+    let stats =
+        common::read_json(&dir.path().join("profile_export_aiperf.json"))["branch_stats"].clone();
     (out.status, stderr, sent, received, inputs, stats)
 }
 
@@ -646,7 +657,10 @@ fn check_orchestrators(name: &str) {
             }
         }
         let of = |session: &str| -> Vec<&Sent> {
-            reqs.iter().copied().filter(|s| s.session == session).collect()
+            reqs.iter()
+                .copied()
+                .filter(|s| s.session == session)
+                .collect()
         };
         let mut at = 0;
         let mut previous_end: Option<f64> = None;
@@ -657,7 +671,10 @@ fn check_orchestrators(name: &str) {
             }
             let these = &children[at..(at + round.len()).min(children.len())];
             at += these.len();
-            let mut convs: Vec<&str> = these.iter().map(|s| of(s)[0].conversation.as_str()).collect();
+            let mut convs: Vec<&str> = these
+                .iter()
+                .map(|s| of(s)[0].conversation.as_str())
+                .collect();
             convs.sort_unstable();
             let mut plan: Vec<&str> = round.iter().map(String::as_str).collect();
             plan.sort_unstable();
@@ -669,7 +686,11 @@ fn check_orchestrators(name: &str) {
             assert!(last - first <= SLACK_MS, "{name}: round {k} starts at once");
             if rounds.len() > 1 {
                 if let Some(end) = previous_end {
-                    assert!(first >= end - 0.5, "{name}: round {k} joins round {}", k - 1);
+                    assert!(
+                        first >= end - 0.5,
+                        "{name}: round {k} joins round {}",
+                        k - 1
+                    );
                 }
                 previous_end = these
                     .iter()
@@ -790,15 +811,35 @@ fn a_spawned_orchestrator_runs_its_rounds_before_the_join() {
 /// (not checked against AIPerf) are refused with an orchestrator in the file.
 #[test]
 fn an_orchestrator_with_a_warmup_or_a_rate_is_refused() {
-    for flags in [
-        &["--warmup-request-count", "1"][..],
-        &["--request-rate", "10", "--request-count", "4"],
+    let named = ["--custom-dataset-type", "dag_jsonl"];
+    for (file, flags) in [
+        ("orchestrator_spine", &["--warmup-request-count", "1"][..]),
+        (
+            "orchestrator_spine",
+            &["--request-rate", "10", "--request-count", "4"],
+        ),
+        // Detected (its first line is a normal conversation's).
+        ("orchestrator_nested", &["--warmup-request-count", "1"]),
     ] {
+        let named = if file == "orchestrator_spine" {
+            &named[..]
+        } else {
+            &[]
+        };
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
-            .args(["profile", "-m", "mock-model", "--ui", "none", "--tokenizer", "builtin"])
+            .args([
+                "profile",
+                "-m",
+                "mock-model",
+                "--ui",
+                "none",
+                "--tokenizer",
+                "builtin",
+            ])
             .args(["--endpoint-type", "chat", "--url", "http://127.0.0.1:9"])
-            .args(["--custom-dataset-type", "dag_jsonl", "--input-file"])
-            .arg(data().join("orchestrator_spine.dag.jsonl"))
+            .args(named)
+            .arg("--input-file")
+            .arg(data().join(format!("{file}.dag.jsonl")))
             .args(flags)
             .output()
             .expect("the binary runs");

@@ -166,12 +166,14 @@ impl Ctx {
     fn think_ns(&self, session: &Session) -> u64 {
         let shared = &self.shared;
         let turn = session.next_turn();
-        let median_ms = shared.turn(session.conversation, turn).delay_ms.unwrap_or(0.0);
+        let median_ms = shared
+            .turn(session.conversation, turn)
+            .delay_ms
+            .unwrap_or(0.0);
         let spec = shared.dataset.conversations[session.conversation as usize].think();
-        let instance = session.ordinal().map_or_else(
-            || session.correlation_id().to_string(),
-            |o| o.to_string(),
-        );
+        let instance = session
+            .ordinal()
+            .map_or_else(|| session.correlation_id().to_string(), |o| o.to_string());
         let ms = super::think::think_ms(shared.seed, &instance, turn, median_ms, spec);
         (ms.max(0.0) * 1e6).round() as u64
     }

@@ -29,7 +29,10 @@ pub(super) fn think_ms(
     if median_ms <= 0.0 {
         return median_ms;
     }
-    let mut rng = NpRandom::new(aiperf_derive(seed, &format!("dag_think:{instance}:{round}")));
+    let mut rng = NpRandom::new(aiperf_derive(
+        seed,
+        &format!("dag_think:{instance}:{round}"),
+    ));
     let normal = rng.standard_normal() * spec.sigma;
     let mut draw = median_ms * normal.min(700.0).exp();
     if !draw.is_finite() {
@@ -75,7 +78,10 @@ mod tests {
             ("3", 2, 52.71511605403873),
         ] {
             let got = think_ms(7, instance, round, 40.0, spec);
-            assert!((got - want).abs() < 1e-9, "{instance}:{round}: {got} != {want}");
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{instance}:{round}: {got} != {want}"
+            );
         }
         let bounded = Some(ThinkTime {
             sigma: 0.5,
@@ -84,5 +90,36 @@ mod tests {
         });
         assert_eq!(think_ms(7, "0", 0, 40.0, bounded), 20.0);
         assert_eq!(think_ms(7, "3", 2, 40.0, bounded), 45.0);
+    }
+
+    /// Unseeded (a drawn seed, as AIPerf's unseeded streams), the draws vary but keep their
+    /// bounds, and half of them fall below the median.
+    #[test]
+    fn unseeded_draws_keep_their_bounds_around_the_median() {
+        let spec = |min_ms, max_ms| {
+            Some(ThinkTime {
+                sigma: 1.0,
+                min_ms,
+                max_ms,
+            })
+        };
+        let draws: Vec<f64> = (0..400u64)
+            .map(|i| think_ms(rand::random(), &i.to_string(), 0, 50.0, spec(None, None)))
+            .collect();
+        let below = draws.iter().filter(|&&d| d < 50.0).count();
+        assert!(
+            (140..=260).contains(&below),
+            "{below} of 400 below the median"
+        );
+        for i in 0..400u64 {
+            let d = think_ms(
+                rand::random(),
+                &i.to_string(),
+                1,
+                50.0,
+                spec(Some(30.0), Some(70.0)),
+            );
+            assert!((30.0..=70.0).contains(&d), "{d}");
+        }
     }
 }

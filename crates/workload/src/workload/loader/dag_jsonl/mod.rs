@@ -298,10 +298,12 @@ pub fn has_orchestrator(path: &Path) -> bool {
     let Ok(reader) = super::lines::open_maybe_gzip(path) else {
         return false;
     };
-    std::io::BufRead::lines(reader).map_while(Result::ok).any(|line| {
-        serde_json::from_str::<Value>(line.trim())
-            .is_ok_and(|v| v.get("orchestrator") == Some(&Value::Bool(true)))
-    })
+    std::io::BufRead::lines(reader)
+        .map_while(Result::ok)
+        .any(|line| {
+            serde_json::from_str::<Value>(line.trim())
+                .is_ok_and(|v| v.get("orchestrator") == Some(&Value::Bool(true)))
+        })
 }
 
 #[cfg(test)]

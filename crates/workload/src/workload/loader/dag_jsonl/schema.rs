@@ -346,7 +346,12 @@ fn spine(rounds: Option<Rounds>, spawns: Vec<String>, think_ms: f64) -> Vec<DagT
         delay_ms,
     };
     let plan: Vec<(Vec<String>, f64)> = match rounds {
-        None => return vec![turn(spawns.into_iter().map(SpawnEntry::Bare).collect(), 0.0)],
+        None => {
+            return vec![turn(
+                spawns.into_iter().map(SpawnEntry::Bare).collect(),
+                0.0,
+            )];
+        }
         Some(Rounds::Count(n)) => (0..n).map(|_| (spawns.clone(), think_ms)).collect(),
         Some(Rounds::List(list)) => (list.into_iter())
             .map(|(children, own)| (children, own.unwrap_or(think_ms)))

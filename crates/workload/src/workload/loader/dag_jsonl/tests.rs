@@ -214,7 +214,11 @@ fn an_orchestrator_becomes_aiperfs_request_free_spine() {
     assert_eq!(o.turns.len(), 3);
     assert!(o.turns.iter().all(|t| t.request_free()));
     let delays: Vec<Option<f64>> = o.turns.iter().map(|t| t.delay_ms).collect();
-    assert_eq!(delays, [Some(30.0), Some(50.0), None], "round 1's 60 ms capped at 50");
+    assert_eq!(
+        delays,
+        [Some(30.0), Some(50.0), None],
+        "round 1's 60 ms capped at 50"
+    );
     let ids: Vec<&str> = o.branches().iter().map(|b| b.id.as_str()).collect();
     assert_eq!(ids, ["o:0", "o:1"]);
     let kids: Vec<Vec<u32>> = o.branches().iter().map(|b| b.children.clone()).collect();
@@ -238,7 +242,10 @@ fn an_orchestrator_becomes_aiperfs_request_free_spine() {
     let f = &d.conversations[1];
     assert_eq!(f.turns.len(), 1);
     assert!(f.turns[0].request_free() && f.turns[0].joins().is_empty());
-    assert!(f.branches()[0].background, "nothing joins a one-turn spine's spawns");
+    assert!(
+        f.branches()[0].background,
+        "nothing joins a one-turn spine's spawns"
+    );
     assert_eq!(f.think(), None);
     let n = &d.conversations[2];
     assert_eq!(n.turns.len(), 3);
