@@ -818,6 +818,11 @@ fn an_orchestrator_with_a_warmup_or_a_rate_is_refused() {
             "orchestrator_spine",
             &["--request-rate", "10", "--request-count", "4"],
         ),
+        ("orchestrator_spine", &["--fixed-schedule"]),
+        (
+            "orchestrator_spine",
+            &["--user-centric-rate", "5", "--num-users", "2"],
+        ),
         // Detected (its first line is a normal conversation's).
         ("orchestrator_nested", &["--warmup-request-count", "1"]),
     ] {

@@ -526,6 +526,7 @@ impl PhaseCounters {
         session_limit: u64,
         request_limit: u64,
     ) -> Option<(u64, u64)> {
+        // Every first turn needs a request here: a started session always has one.
         self.start_session_as(shard, session_limit, request_limit, |_| true)
             .map(|(s, first)| (s, first.unwrap_or(u64::MAX)))
     }
