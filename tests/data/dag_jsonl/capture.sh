@@ -41,5 +41,6 @@ run orchestrator_request_count orchestrator_rounds.dag.jsonl --custom-dataset-ty
 run orchestrator_fire orchestrator_fire.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --conversation-num 2
 run orchestrator_nested orchestrator_nested.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential
 run orchestrator_delay_cap orchestrator_rounds.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --conversation-num 1 --inter-turn-delay-cap-seconds 0.025
+run orchestrator_concurrent orchestrator_rounds.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --concurrency 2 --conversation-num 4
 python3 "$here/reduce.py" "$work" "$here/expected.json"
 echo "runs kept in $work"
