@@ -83,6 +83,8 @@ pub struct Environment {
     /// `--custom-dataset-type dag_jsonl`: the file's root conversations (AIPerf's default
     /// session count for it), when it can be read.
     pub dag_roots: Option<u64>,
+    /// A `dag_jsonl` file (named so, or detected) with an orchestrator conversation.
+    pub dag_orchestrators: bool,
 }
 
 impl Environment {
@@ -111,6 +113,7 @@ impl Environment {
             template_files,
             trace: trace_of(args),
             dag_roots: dag_roots_of(args),
+            dag_orchestrators: dag_orchestrators_of(args),
             detected_kind: match (&args.agentic.scenario, &args.input.input_file) {
                 (Some(_), Some(path)) if args.input.custom_dataset_type.is_none() => {
                     ringperf_workload::workload::loader::detect(path).ok()
@@ -162,6 +165,24 @@ fn dag_roots_of(args: &ProfileArgs) -> Option<u64> {
         return None;
     }
     ringperf_workload::workload::loader::dag_jsonl::root_count(args.input.input_file.as_ref()?)
+}
+
+/// Whether the input file is a `dag_jsonl` file (named so, or detected as one) with an
+/// orchestrator conversation.
+fn dag_orchestrators_of(args: &ProfileArgs) -> bool {
+    let Some(path) = args.input.input_file.as_ref() else {
+        return false;
+    };
+    if args.input.public_dataset.is_some() {
+        return false;
+    }
+    let dag = match args.input.custom_dataset_type.as_deref() {
+        Some(name) => DatasetKind::parse(name) == Some(DatasetKind::DagJsonl),
+        None => {
+            ringperf_workload::workload::loader::detect(path).ok() == Some(DatasetKind::DagJsonl)
+        }
+    };
+    dag && ringperf_workload::workload::loader::dag_jsonl::has_orchestrator(path)
 }
 
 /// The text of `path` when it names a regular UTF-8 file and neither it nor any parent is a

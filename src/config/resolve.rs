@@ -651,6 +651,19 @@ fn workload(
             ));
         }
     };
+    // An orchestrator's request-free turns are replayed as AIPerf's closed loop runs them
+    // (checked against it); under a warmup AIPerf sends nothing and never ends, and its rate and
+    // schedule modes are not checked: refused.
+    let closed_loop = matches!(profiling.load, super::Load::Concurrency(_))
+        && matches!(profiling.timing.mode, timing::Mode::Load);
+    if env.dag_orchestrators && (warmup.is_some() || !closed_loop) {
+        return err(
+            "dag_jsonl orchestrator conversations ('orchestrator': true) are replayed with \
+             --concurrency (the closed loop) and no warmup only: AIPerf 0.13's warmup never \
+             ends with one (it sends nothing), and ringperf does not pace their request-free \
+             turns by a rate, a schedule or users",
+        );
+    }
     Ok(Workload {
         profiling,
         warmup,

@@ -3,7 +3,8 @@
 //! expected.json): the same requests (conversation, turn, body, model, `max_tokens`, extras,
 //! tools), each live reply the answer the server gave before it, every child started by its
 //! parent's turn and waited for by its join turn, the parent going on meanwhile, the delays kept,
-//! a fork's child carrying its parent's context; and AIPerf's refusals refused.
+//! a fork's child carrying its parent's context; orchestrator spines' rounds, joins and think
+//! times (AIPerf's seeded draws) and branch counts; and AIPerf's refusals refused.
 
 use crate::common;
 
@@ -57,7 +58,16 @@ struct Sent {
 
 /// `ringperf profile` on AIPerf's run `name` with its flags: its exit, stderr and requests in
 /// issue order.
-fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Value) {
+fn replay(
+    name: &str,
+) -> (
+    std::process::ExitStatus,
+    String,
+    Vec<Sent>,
+    usize,
+    Value,
+    Value,
+) {
     let want = aiperf(name);
     let server = mock();
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +104,7 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Va
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
-        return (out.status, stderr, Vec::new(), 0, Value::Null);
+        return (out.status, stderr, Vec::new(), 0, Value::Null, Value::Null);
     }
     let truth: HashMap<String, ringperf_mock::mock::TruthEntry> = server
         .truth()
@@ -134,7 +144,9 @@ fn replay(name: &str) -> (std::process::ExitStatus, String, Vec<Sent>, usize, Va
     sent.sort_by(|a, b| a.issue_ms.total_cmp(&b.issue_ms));
     let received = truth.len();
     let inputs = common::read_json(&dir.path().join("inputs.json"))["data"].clone();
-    (out.status, stderr, sent, received, inputs)
+    let stats =
+        common::read_json(&dir.path().join("profile_export_aiperf.json"))["branch_stats"].clone();
+    (out.status, stderr, sent, received, inputs, stats)
 }
 
 /// The assistant texts a DAG file writes itself (every other assistant message is a live
@@ -235,10 +247,19 @@ const SLACK_MS: f64 = 40.0;
 
 /// Checks ringperf's replay of AIPerf's run `name` request by request.
 fn check(name: &str) {
+    let (want, file, sent) = same_requests(name);
+    let _ = want;
+    check_graph(name, &file, &sent);
+}
+
+/// Replays AIPerf's run `name` and checks that ringperf sent what AIPerf sent: the requests the
+/// server got, `inputs.json`, each turn's bodies, depths and live replies. Returns AIPerf's
+/// run, its file and ringperf's requests.
+fn same_requests(name: &str) -> (Value, String, Vec<Sent>) {
     let want = aiperf(name);
     assert_eq!(want["exit_code"], 0, "{name}: AIPerf's run failed");
     let file = want["file"].as_str().unwrap().to_owned();
-    let (status, stderr, sent, received, inputs) = replay(name);
+    let (status, stderr, sent, received, inputs, stats) = replay(name);
     assert!(status.success(), "{name}: {stderr}");
     // Every request the server got, a warmup's included (a warmup starts no children).
     assert_eq!(
@@ -246,6 +267,16 @@ fn check(name: &str) {
         want["mock_requests"].as_u64().unwrap(),
         "{name}: requests received"
     );
+    // AIPerf's branch counts (captured for the orchestrator runs), but the suppressed joins,
+    // which ringperf does not count.
+    if let Some(theirs) = want.get("branch_stats") {
+        let counts = |v: &Value| -> BTreeMap<String, Value> {
+            let mut m: BTreeMap<String, Value> = serde_json::from_value(v.clone()).unwrap();
+            m.remove("joins_suppressed");
+            m
+        };
+        assert_eq!(counts(&stats), counts(theirs), "{name}: branch_stats");
+    }
     // inputs.json: the same conversations, each turn's body as sent alone (its own tools only).
     assert_eq!(inputs, want["inputs"], "{name}: inputs.json");
     let canned = canned(&file);
@@ -318,10 +349,14 @@ fn check(name: &str) {
         }
     }
 
-    // The graph: within each session its turns in order, each after its delay (or, when it waited
-    // for children, as soon as they ended); each child after its parent's spawning turn; each
-    // join after its children.
-    let file_turns = turns_of(&file);
+    (want, file, sent)
+}
+
+/// The graph: within each session its turns in order, each after its delay (or, when it waited
+/// for children, as soon as they ended); each child after its parent's spawning turn; each join
+/// after its children.
+fn check_graph(name: &str, file: &str, sent: &[Sent]) {
+    let file_turns = turns_of(file);
     let by_session: BTreeMap<&str, Vec<&Sent>> = sent.iter().fold(BTreeMap::new(), |mut m, s| {
         m.entry(s.session.as_str()).or_insert_with(Vec::new).push(s);
         m
@@ -543,14 +578,296 @@ fn aiperf_refusals_are_refused_with_the_same_reason() {
     assert!(checked >= 14, "{checked} refusals checked");
 }
 
-/// AIPerf replays an orchestrator's request-free spine; ringperf refuses it by name.
+/// A DAG file's orchestrators: per session id, the children of each round in order (one
+/// round, run in the background, when it has no `rounds`).
+fn spines(file: &str) -> BTreeMap<String, Vec<Vec<String>>> {
+    let text = std::fs::read_to_string(data().join(file)).unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        (v.as_array().into_iter().flatten())
+            .map(|x| x.as_str().unwrap().to_owned())
+            .collect()
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["orchestrator"] == true)
+        .map(|v| {
+            let rounds = match &v["rounds"] {
+                Value::Number(n) => vec![ids(&v["spawns"]); n.as_u64().unwrap() as usize],
+                Value::Array(list) => list.iter().map(|r| ids(&r["spawns"])).collect(),
+                _ => vec![ids(&v["spawns"])],
+            };
+            (v["session_id"].as_str().unwrap().to_owned(), rounds)
+        })
+        .collect()
+}
+
+/// How long each request of a spine's round waited: from the last answer before it to its issue
+/// (`None`: nothing had ended), in issue order, for the first turns of the conversations
+/// `spawned`. Under one concurrency slot and sequential sampling, a round's first child waited
+/// the round's think time after the round before it (or the spine's start) ended.
+fn round_waits(reqs: &[(String, u64, f64, f64)], spawned: &HashSet<String>) -> Vec<Option<f64>> {
+    reqs.iter()
+        .filter(|(c, t, ..)| *t == 0 && spawned.contains(c))
+        .map(|&(_, _, issue, _)| {
+            (reqs.iter())
+                .map(|r| r.3)
+                .filter(|&end| end <= issue)
+                .reduce(f64::max)
+                .map(|end| issue - end)
+        })
+        .collect()
+}
+
+/// How much sooner than AIPerf a round may go: AIPerf's wait is the think time plus its own
+/// dispatch (0.3 to 1.5 ms in the captures), ringperf's the same draw (the seeded stream of
+/// the same instance and round) plus its own; 3 ms is more than AIPerf's dispatch, less than
+/// any think time the fixtures draw (5 ms and up).
+const THINK_EARLY_MS: f64 = 3.0;
+
+/// Checks ringperf's replay of AIPerf's run `name` of a file with orchestrators: the same
+/// requests ([`same_requests`]); each instance of a spine (the children's parent session,
+/// which sends nothing) starting its rounds in order, a round's children all at once, each
+/// round with rounds after waiting for every request of the round before; each round's wait
+/// AIPerf's think time (no sooner than [`THINK_EARLY_MS`] before AIPerf's, within
+/// [`SLACK_MS`] after); a normal turn that joins a spine after its last round.
+fn check_orchestrators(name: &str) {
+    let (want, file, sent) = same_requests(name);
+    let spines = spines(&file);
+    let spawned: HashSet<String> = spines.values().flatten().flatten().cloned().collect();
+    let sessions: HashSet<&str> = sent.iter().map(|s| s.session.as_str()).collect();
+    // Spine instances: parents that sent nothing themselves.
+    let mut instances: BTreeMap<&str, Vec<&Sent>> = BTreeMap::new();
+    for s in &sent {
+        if let Some(p) = s.parent.as_deref().filter(|p| !sessions.contains(p)) {
+            instances.entry(p).or_default().push(s);
+        }
+    }
+    assert!(!instances.is_empty(), "{name}: no spine ran");
+    for reqs in instances.values() {
+        let rounds = spines
+            .values()
+            .find(|r| r.iter().flatten().any(|c| *c == reqs[0].conversation))
+            .expect("a spine's child");
+        // The instance's child sessions in the order they started, cut into its rounds.
+        let mut children: Vec<&str> = Vec::new();
+        for s in reqs {
+            if !children.contains(&s.session.as_str()) {
+                children.push(&s.session);
+            }
+        }
+        let of = |session: &str| -> Vec<&Sent> {
+            reqs.iter()
+                .copied()
+                .filter(|s| s.session == session)
+                .collect()
+        };
+        let mut at = 0;
+        let mut previous_end: Option<f64> = None;
+        for (k, round) in rounds.iter().enumerate() {
+            if at >= children.len() {
+                // Cut by --request-count: nothing of the later rounds went.
+                break;
+            }
+            let these = &children[at..(at + round.len()).min(children.len())];
+            at += these.len();
+            let mut convs: Vec<&str> = these
+                .iter()
+                .map(|s| of(s)[0].conversation.as_str())
+                .collect();
+            convs.sort_unstable();
+            let mut plan: Vec<&str> = round.iter().map(String::as_str).collect();
+            plan.sort_unstable();
+            plan.truncate(convs.len());
+            assert_eq!(convs, plan, "{name}: round {k}'s children");
+            let starts: Vec<f64> = these.iter().map(|s| of(s)[0].issue_ms).collect();
+            let first = starts.iter().copied().fold(f64::MAX, f64::min);
+            let last = starts.iter().copied().fold(0.0, f64::max);
+            assert!(last - first <= SLACK_MS, "{name}: round {k} starts at once");
+            if rounds.len() > 1 {
+                if let Some(end) = previous_end {
+                    assert!(
+                        first >= end - 0.5,
+                        "{name}: round {k} joins round {}",
+                        k - 1
+                    );
+                }
+                previous_end = these
+                    .iter()
+                    .flat_map(|s| of(s))
+                    .map(|s| s.end_ms)
+                    .reduce(f64::max);
+            }
+        }
+        assert_eq!(at, children.len(), "{name}: the rounds' children");
+    }
+    // A turn that joins a spine (a normal conversation's) goes after the spine's last round.
+    let file_turns = turns_of(&file);
+    for s in &sent {
+        let turns = &file_turns[&s.conversation];
+        let Some(prev) = (s.turn as usize).checked_sub(1) else {
+            continue;
+        };
+        let joined: Vec<String> = (0..=prev)
+            .flat_map(|t| branches(&turns[t], t, turns.len()))
+            .filter(|(c, _, join)| spines.contains_key(c) && *join == Some(s.turn as usize))
+            .map(|(c, ..)| c)
+            .collect();
+        if joined.is_empty() {
+            continue;
+        }
+        let spine_end = (sent.iter())
+            .filter(|r| r.root == s.root && r.depth > s.depth + 1)
+            .filter(|r| r.issue_ms < s.issue_ms)
+            .map(|r| r.end_ms)
+            .fold(0.0, f64::max);
+        assert!(
+            s.issue_ms >= spine_end - 0.5 && s.issue_ms <= spine_end + SLACK_MS,
+            "{name}: {}#{} goes when the spine it joins ends ({spine_end:.1} ms), not at {:.1} ms",
+            s.conversation,
+            s.turn,
+            s.issue_ms
+        );
+    }
+    // Each round's wait, against AIPerf's (under one slot: with two, which instance a request
+    // is of is not in AIPerf's records, and the answer before it may be the other's).
+    if want["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "--concurrency")
+    {
+        return;
+    }
+    let ours: Vec<(String, u64, f64, f64)> = (sent.iter())
+        .map(|s| (s.conversation.clone(), s.turn, s.issue_ms, s.end_ms))
+        .collect();
+    let theirs: Vec<(String, u64, f64, f64)> = (want["requests"].as_array().unwrap().iter())
+        .map(|r| {
+            let f = |k: &str| r[k].as_f64().unwrap();
+            let c = r["conversation"].as_str().unwrap().to_owned();
+            (c, r["turn"].as_u64().unwrap(), f("issue_ms"), f("end_ms"))
+        })
+        .collect();
+    let (ours, theirs) = (round_waits(&ours, &spawned), round_waits(&theirs, &spawned));
+    assert_eq!(ours.len(), theirs.len(), "{name}: rounds");
+    for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
+        if let (Some(o), Some(t)) = (o, t) {
+            assert!(
+                *o >= t - THINK_EARLY_MS && *o <= t + SLACK_MS,
+                "{name}: wait {i}: AIPerf's {t:.1} ms, ringperf's {o:.1} ms ({ours:?} vs {theirs:?})"
+            );
+        }
+    }
+}
+
+/// AIPerf's default run of a spine (`rounds: 2`, `spawns`, `think_time_ms: 5`): AIPerf counts
+/// the spine's children among the roots of `--conversation-num`'s default (its count reads
+/// turns' spawns only), so the spine runs twice, each round spawning its child, the next round
+/// after it and 5 ms.
 #[test]
-fn an_orchestrator_conversation_is_refused_by_name() {
-    assert_eq!(aiperf("refused_orchestrator")["exit_code"], 0);
-    let (status, stderr, ..) = replay("refused_orchestrator");
-    assert_eq!(status.code(), Some(2), "{stderr}");
+fn an_orchestrator_spine_replays_its_rounds_as_aiperf() {
+    check_orchestrators("orchestrator_spine");
+}
+
+/// Per-round children and think times, sampled (lognormal around each round's median, clamped)
+/// from `--random-seed`'s stream of each instance and round, as AIPerf draws them.
+#[test]
+fn orchestrator_rounds_wait_aiperfs_sampled_think_times() {
+    check_orchestrators("orchestrator_rounds");
+}
+
+/// A spine's turns take no request: `--request-count 4` is four children's requests, and no
+/// second instance starts once they are taken.
+#[test]
+fn an_orchestrators_turns_take_no_request() {
+    check_orchestrators("orchestrator_request_count");
+}
+
+/// `--inter-turn-delay-cap-seconds` caps each round's median and the draw's bounds.
+#[test]
+fn the_delay_cap_bounds_an_orchestrators_think_times() {
+    check_orchestrators("orchestrator_delay_cap");
+}
+
+/// Without rounds, a spine's spawns run in the background: the next instance starts at once.
+#[test]
+fn a_spine_without_rounds_fires_and_forgets() {
+    check_orchestrators("orchestrator_fire");
+    let (_, _, sent) = same_requests("orchestrator_fire");
+    let x1: Vec<f64> = (sent.iter())
+        .filter(|s| s.conversation == "x" && s.turn == 1)
+        .map(|s| s.issue_ms)
+        .collect();
+    let second = (sent.iter())
+        .filter(|s| s.turn == 0)
+        .map(|s| s.issue_ms)
+        .fold(0.0, f64::max);
     assert!(
-        stderr.contains("session 'spine' is an orchestrator conversation"),
-        "{stderr}"
+        x1.iter().all(|&t| t > second),
+        "both instances start before either x goes on: {x1:?} vs {second}"
     );
+}
+
+/// Two spines at once (`--concurrency 2`), each waiting for its own rounds' children.
+#[test]
+fn two_spines_at_once_join_their_own_rounds() {
+    check_orchestrators("orchestrator_concurrent");
+}
+
+/// An orchestrator spawned by a normal turn: its rounds at depth 2, its think times fixed, the
+/// joining turn after its last round.
+#[test]
+fn a_spawned_orchestrator_runs_its_rounds_before_the_join() {
+    check_orchestrators("orchestrator_nested");
+}
+
+/// A warmup (AIPerf's never ends with a spine: it sends nothing) and the rate and schedule modes
+/// (not checked against AIPerf) are refused with an orchestrator in the file.
+#[test]
+fn an_orchestrator_with_a_warmup_or_a_rate_is_refused() {
+    let named = ["--custom-dataset-type", "dag_jsonl"];
+    for (file, flags) in [
+        ("orchestrator_spine", &["--warmup-request-count", "1"][..]),
+        (
+            "orchestrator_spine",
+            &["--request-rate", "10", "--request-count", "4"],
+        ),
+        ("orchestrator_spine", &["--fixed-schedule"]),
+        (
+            "orchestrator_spine",
+            &["--user-centric-rate", "5", "--num-users", "2"],
+        ),
+        // Detected (its first line is a normal conversation's).
+        ("orchestrator_nested", &["--warmup-request-count", "1"]),
+    ] {
+        let named = if file == "orchestrator_spine" {
+            &named[..]
+        } else {
+            &[]
+        };
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args([
+                "profile",
+                "-m",
+                "mock-model",
+                "--ui",
+                "none",
+                "--tokenizer",
+                "builtin",
+            ])
+            .args(["--endpoint-type", "chat", "--url", "http://127.0.0.1:9"])
+            .args(named)
+            .arg("--input-file")
+            .arg(data().join(format!("{file}.dag.jsonl")))
+            .args(flags)
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(
+            stderr.contains("orchestrator conversations ('orchestrator': true) are replayed with"),
+            "{flags:?}: {stderr}"
+        );
+    }
 }

@@ -80,6 +80,19 @@ pub struct AgentConversation {
     /// A branch forks it ([`Branch::fork`]): its first turn may go after a parent's context, so
     /// no turn of it is built before the run.
     pub forked: bool,
+    /// An orchestrator's sampled think time (`dag_jsonl`'s `think_time_sigma`): each round's
+    /// wait drawn around its turn's delay. `None`: the delays are fixed.
+    pub think: Option<ThinkTime>,
+}
+
+/// A lognormal think time around a turn's delay (the median): AIPerf's `ThinkTimeSpec`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThinkTime {
+    /// The shape: the standard deviation of the draw's logarithm (0 < sigma <= 10).
+    pub sigma: f64,
+    /// Bounds on the draw, ms.
+    pub min_ms: Option<f64>,
+    pub max_ms: Option<f64>,
 }
 
 impl Conversation {
@@ -116,6 +129,11 @@ pub trait AgentParts {
         self.agent_parts()
             .map_or(ContextMode::default(), |a| a.context)
     }
+
+    /// An orchestrator's sampled think time, if it has one.
+    fn think(&self) -> Option<ThinkTime> {
+        self.agent_parts().and_then(|a| a.think)
+    }
 }
 
 /// A turn that may belong to an agent trace (the dataset's form, and the run's prepared one).
@@ -131,6 +149,11 @@ pub trait AgentTurnParts {
     /// Branches this turn waits for.
     fn joins(&self) -> &[u32] {
         self.agent_turn().map_or(&[], |a| &a.joins)
+    }
+
+    /// An orchestrator's turn: it sends nothing ([`AgentTurn::request_free`]).
+    fn request_free(&self) -> bool {
+        self.agent_turn().is_some_and(|a| a.request_free)
     }
 
     /// The turn starts the context over.
@@ -230,6 +253,9 @@ pub struct AgentTurn {
     /// turn's, a fork child's its parent's), as AIPerf's body takes the latest of the turns it
     /// sends; not part of the turn alone (`inputs.json`).
     pub inherited_tools: Option<serde_json::Value>,
+    /// An orchestrator's turn (`dag_jsonl`'s `orchestrator: true`): no request goes; once its
+    /// joins are in and its think time (the turn's delay) has passed, its spawns start.
+    pub request_free: bool,
 }
 
 /// Where an agent trace's turn came from: the trace, its request's index among the trace's

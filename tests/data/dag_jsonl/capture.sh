@@ -7,7 +7,7 @@ rp=$1; aiperf=$2; cache=$3
 work=$(mktemp -d)
 run() { # name file aiperf-flags...
     local name=$1 file=$2; shift 2
-    local port=$((18000 + RANDOM % 2000)) out=$work/$name
+    local port=$((18700 + RANDOM % 100)) out=$work/$name
     mkdir -p "$out"
     "$rp" mock-server --bind 127.0.0.1:$port --mock-ttft-ms 5 --mock-itl-ms 1 \
         --truth-log "$out/truth.jsonl" --record-bodies >"$out/mock.log" 2>&1 &
@@ -35,6 +35,12 @@ run concurrent fork_join_at.dag.jsonl --custom-dataset-type dag_jsonl --dataset-
 for f in "$here"/bad/*.dag.jsonl; do
     run "bad_$(basename "$f" .dag.jsonl)" "bad/$(basename "$f")" --custom-dataset-type dag_jsonl
 done
-run refused_orchestrator refused_orchestrator.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential
+run orchestrator_spine orchestrator_spine.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential
+run orchestrator_rounds orchestrator_rounds.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --conversation-num 2
+run orchestrator_request_count orchestrator_rounds.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --request-count 4
+run orchestrator_fire orchestrator_fire.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --conversation-num 2
+run orchestrator_nested orchestrator_nested.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential
+run orchestrator_delay_cap orchestrator_rounds.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --conversation-num 1 --inter-turn-delay-cap-seconds 0.025
+run orchestrator_concurrent orchestrator_rounds.dag.jsonl --custom-dataset-type dag_jsonl --dataset-sampling-strategy sequential --concurrency 2 --conversation-num 4
 python3 "$here/reduce.py" "$work" "$here/expected.json"
 echo "runs kept in $work"

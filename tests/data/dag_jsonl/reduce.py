@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Reduces AIPerf's runs (capture.sh) to expected.json: per run, the flags, AIPerf's exit code,
-its load error (a refused file), and every request in the order AIPerf issued them: its
-conversation, turn, agent depth, credit-issue / start / end times in ms from the first issue,
-and the body the mock received, each live reply's text (which the mock words freely) replaced
-by "<reply>" and each --cache-bust marker by "[rid]". Usage: reduce.py RUNS_DIR OUT.json"""
+its load error (a refused file), its branch_stats, and every request in the order AIPerf issued
+them: its conversation, turn, agent depth, credit-issue / start / end times in ms from the first
+issue, and the body the mock received, each live reply's text (which the mock words freely)
+replaced by "<reply>" and each --cache-bust marker by "[rid]". Usage: reduce.py RUNS_DIR OUT.json"""
 import json
 import os
 import re
@@ -74,6 +74,12 @@ def reduce_run(d, here):
             "body": mask(body, canned),
         })
     run["requests"] = out
+    # AIPerf's branch counts (children, suspended and resumed joins, orchestrator graphs).
+    export = os.path.join(d, "art", "profile_export_aiperf.json")
+    if os.path.exists(export):
+        stats = json.load(open(export)).get("branch_stats")
+        if stats is not None:
+            run["branch_stats"] = stats
     # inputs.json: every conversation's turns, each body as sent alone.
     run["inputs"] = json.load(open(os.path.join(d, "art", "inputs.json")))["data"]
     return run

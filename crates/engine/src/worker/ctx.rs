@@ -74,12 +74,26 @@ impl Ctx {
     /// Its first turn's request index is taken with it ([`PhaseCounters::start_session`]).
     pub(super) fn new_session(&self, pick: impl FnOnce(u64) -> u32) -> Option<Session> {
         let plan = &self.plan;
-        let (s, first) =
-            (plan.counters).start_session(plan.shard, plan.session_limit, plan.request_limit)?;
+        let dataset = &self.shared.dataset;
+        let mut conversation = 0;
+        // An orchestrator's first turn sends nothing: it takes no request (AIPerf's `no_request`
+        // credit), though its session counts as one.
+        let (s, first) = (plan.counters).start_session_as(
+            plan.shard,
+            plan.session_limit,
+            plan.request_limit,
+            |s| {
+                conversation = pick(plan.first_session + s);
+                let turns = &dataset.conversations[conversation as usize].turns;
+                !turns.first().is_some_and(AgentTurnParts::request_free)
+            },
+        )?;
         let url = (s % self.shared.urls.len() as u64) as usize;
-        let conversation = pick(plan.first_session + s);
         let mut session = Session::new(&self.shared, &self.state, conversation, url);
-        session.reserve_first_request(first);
+        session.set_ordinal(plan.first_session + s);
+        if let Some(first) = first {
+            session.reserve_first_request(first);
+        }
         if !self.shared.dataset.conversations[conversation as usize]
             .branches()
             .is_empty()
@@ -108,6 +122,7 @@ impl Ctx {
     /// stopped issuing meanwhile.
     pub(super) async fn next_due(&self, session: &Session) -> Option<u64> {
         let shared = &self.shared;
+        let request_free = (shared.turn(session.conversation, session.next_turn())).request_free();
         if let Some(tree) = session.tree() {
             let joins = shared
                 .turn(session.conversation, session.next_turn())
@@ -122,15 +137,45 @@ impl Ctx {
                 if !self.hold(tree, |t| t.joined(node, joins)).await {
                     return None;
                 }
+                if request_free && self.requests_exhausted() {
+                    // AIPerf's suppressed join: once the phase's requests are all taken its
+                    // issuer dispatches no later round (nor the last turn) of a spine.
+                    return None;
+                }
                 tree.resume();
+                if request_free {
+                    return Some(shared.clock.now_ns() + self.think_ns(session));
+                }
                 return Some(shared.clock.now_ns());
             }
+        }
+        if request_free {
+            // An orchestrator's round goes its think time after the round before it ended (its
+            // first: after the session started), however the previous turn went.
+            return Some(shared.clock.now_ns() + self.think_ns(session));
         }
         if self.accel().is_some() {
             // The accelerated cache warmup: no recorded idle.
             return Some(shared.clock.now_ns());
         }
         Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
+    }
+
+    /// The think time, ns, before the session's next turn, a request-free one (the turn's
+    /// delay, or a draw around it, [`super::think`]).
+    fn think_ns(&self, session: &Session) -> u64 {
+        let shared = &self.shared;
+        let turn = session.next_turn();
+        let median_ms = shared
+            .turn(session.conversation, turn)
+            .delay_ms
+            .unwrap_or(0.0);
+        let spec = shared.dataset.conversations[session.conversation as usize].think();
+        let instance = session
+            .ordinal()
+            .map_or_else(|| session.correlation_id().to_string(), |o| o.to_string());
+        let ms = super::think::think_ms(shared.seed, &instance, turn, median_ms, spec);
+        (ms.max(0.0) * 1e6).round() as u64
     }
 
     /// Agentic replay's barriers: holds the session's next turn until every request of the
@@ -365,6 +410,10 @@ impl Ctx {
         session: &mut Session,
         intended_ns: u64,
     ) -> bool {
+        if (self.shared.turn(session.conversation, session.next_turn())).request_free() {
+            self.pass_turn(session);
+            return true;
+        }
         // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
         // the load, not client lateness, so the request is meant to go when it gets the slot.
         let prefill = self.plan.prefill.as_deref();
@@ -460,6 +509,29 @@ impl Ctx {
         push(&self.state, *rec).await;
         self.spawn_children(session, turn, end_ns, &started);
         true
+    }
+
+    /// The session's next turn, a request-free one (an orchestrator's round), is done now: it
+    /// sends nothing and takes no request; the children it spawns start at once.
+    fn pass_turn(self: &Rc<Self>, session: &mut Session) {
+        let shared = self.shared.clone();
+        let now = shared.clock.now_ns();
+        let (c, turn) = (session.conversation, session.next_turn());
+        // The tree's `--cache-bust` marker first: the children copy it.
+        session.mint_marker(&shared);
+        session.pass_turn(now);
+        if let Some(tree) = session.tree() {
+            tree.ended(c, turn);
+            let mut place = session.place();
+            if session.finished(&shared) {
+                place.next = u32::MAX;
+            }
+            tree.place(c, place);
+            // AIPerf's graph counts: a terminal gate is a request-free turn that spawns nothing.
+            let spawns = shared.turn(c, turn).spawns();
+            tree.graph(turn == 0, spawns.is_empty());
+        }
+        self.spawn_children(session, turn, now, &[]);
     }
 
     /// Waits until `at_ns` or the phase's issue deadline, or less when the run stops (seen at

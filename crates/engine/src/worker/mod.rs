@@ -15,6 +15,7 @@ mod phase;
 mod pre_session;
 pub mod prefill;
 mod session;
+mod think;
 pub mod tree;
 mod video_job;
 pub mod warm;
@@ -525,13 +526,36 @@ impl PhaseCounters {
         session_limit: u64,
         request_limit: u64,
     ) -> Option<(u64, u64)> {
+        // Every first turn needs a request here: a started session always has one.
+        self.start_session_as(shard, session_limit, request_limit, |_| true)
+            .map(|(s, first)| (s, first.unwrap_or(u64::MAX)))
+    }
+
+    /// [`Self::start_session`] for a session whose first turn may send no request:
+    /// `needs(s)` (with the session's index) says whether it does. One that does not (an
+    /// orchestrator's, AIPerf's `no_request` credit) takes none, but starts only while requests
+    /// are left.
+    pub fn start_session_as(
+        &self,
+        shard: Shard,
+        session_limit: u64,
+        request_limit: u64,
+        needs: impl FnOnce(u64) -> bool,
+    ) -> Option<(u64, Option<u64>)> {
         let _starting = self
             .starting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let s = shard.global(self.sessions.fetch_add(1, Ordering::Relaxed));
         let first = (s < session_limit)
-            .then(|| self.take_request(shard, request_limit))
+            .then(|| {
+                if needs(s) {
+                    self.take_request(shard, request_limit).map(Some)
+                } else {
+                    let taken = shard.global(self.requests.load(Ordering::Relaxed));
+                    (taken < request_limit).then_some(None)
+                }
+            })
             .flatten();
         let Some(first) = first else {
             // Not started: the count (the live progress's `sessions.sent`) stays at the sessions

@@ -77,6 +77,9 @@ pub(crate) struct Session {
     forked: bool,
     /// Its node in its tree ([`super::tree::Tree::new_node`]; a root's: its conversation).
     node: u32,
+    /// A new session's index in the run's sequence of sessions (AIPerf's sampling ordinal,
+    /// which seeds an orchestrator's think times); `None` for a child.
+    ordinal: Option<u64>,
 }
 
 impl Session {
@@ -107,6 +110,7 @@ impl Session {
             branch: None,
             forked: false,
             node: conversation,
+            ordinal: None,
         }
     }
 
@@ -316,6 +320,30 @@ impl Session {
     /// The request index reserved for the turn about to go, if any (once).
     pub fn reserved_request(&mut self) -> Option<u64> {
         self.first_request.take()
+    }
+
+    /// The id its requests carry (`X-Correlation-ID`).
+    pub fn correlation_id(&self) -> uuid::Uuid {
+        self.correlation_id
+    }
+
+    /// The session is the run's `ordinal`-th new session.
+    pub fn set_ordinal(&mut self, ordinal: u64) {
+        self.ordinal = Some(ordinal);
+    }
+
+    /// The run's index of the new session ([`Self::set_ordinal`]); `None` for a child.
+    pub fn ordinal(&self) -> Option<u64> {
+        self.ordinal
+    }
+
+    /// The next turn, a request-free one (an orchestrator's), is done at run-clock `now_ns`:
+    /// nothing is sent, the session goes on from it.
+    pub fn pass_turn(&mut self, now_ns: u64) {
+        self.sent += 1;
+        self.last_end_ns = now_ns;
+        self.last_intended_ns = now_ns;
+        self.next_turn += 1;
     }
 
     /// Sends at most `n` turns.

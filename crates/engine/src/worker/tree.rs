@@ -66,6 +66,10 @@ pub struct BranchCounts {
     pub parents_suspended: u64,
     /// Of those, the turns that went when the children had finished.
     pub parents_resumed: u64,
+    /// Orchestrator instances that passed their first (request-free) turn.
+    pub graphs_admitted: u64,
+    /// Orchestrator instances that passed their last turn after every round.
+    pub graphs_completed_to_end: u64,
 }
 
 impl BranchCounts {
@@ -78,10 +82,12 @@ impl BranchCounts {
         self.children_delayed += other.children_delayed;
         self.parents_suspended += other.parents_suspended;
         self.parents_resumed += other.parents_resumed;
+        self.graphs_admitted += other.graphs_admitted;
+        self.graphs_completed_to_end += other.graphs_completed_to_end;
     }
 
-    /// AIPerf's `branch_stats` fields and values, in its order (the orchestrator, graph and
-    /// error-propagation counts, which agent-trace replay never moves, are 0).
+    /// AIPerf's `branch_stats` fields and values, in its order (the error-propagation and
+    /// suppressed-join counts are 0: ringperf does not keep them).
     pub fn fields(&self) -> [(&'static str, u64); 11] {
         [
             ("children_spawned", self.children_spawned),
@@ -93,8 +99,8 @@ impl BranchCounts {
             ("parents_resumed", self.parents_resumed),
             ("parents_failed_due_to_child_error", 0),
             ("joins_suppressed", 0),
-            ("graphs_admitted", 0),
-            ("graphs_completed_to_end", 0),
+            ("graphs_admitted", self.graphs_admitted),
+            ("graphs_completed_to_end", self.graphs_completed_to_end),
         ]
     }
 }
@@ -160,6 +166,15 @@ impl Tree {
     /// A held turn goes: its branches' children have finished.
     pub fn resume(&self) {
         self.count(|c| c.parents_resumed += 1);
+    }
+
+    /// An orchestrator instance passed a request-free turn: its first (`first`), or its last,
+    /// which spawns nothing (`last`: the instance went through every round).
+    pub fn graph(&self, first: bool, last: bool) {
+        self.count(|c| {
+            c.graphs_admitted += u64::from(first);
+            c.graphs_completed_to_end += u64::from(last);
+        });
     }
 
     /// Agentic replay: from now on a request waits for its predecessors ([`Self::cleared`]);

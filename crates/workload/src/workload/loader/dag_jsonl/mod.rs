@@ -11,9 +11,9 @@
 //! with `"background": true` on any. `pre_session_spawns` start once a phase, before any
 //! root's first turn. Branch ids, join placement and every refusal follow AIPerf's loader
 //! (`dag_jsonl.py`, `_dag_jsonl_helpers.py`) and its v1 orchestrator check
-//! (`orchestrator_v1.py`); the refusals use its sentences. Orchestrator conversations
-//! (request-free turns, `rounds`, think time) are checked as AIPerf checks them and then refused:
-//! ringperf sends no request-free turns (docs/datasets.md).
+//! (`orchestrator_v1.py`); the refusals use its sentences. An orchestrator conversation
+//! (`orchestrator: true`) becomes AIPerf's request-free spine: a turn a round spawning the
+//! round's children, joined by the next, its think time the turn's delay (docs/datasets.md).
 
 mod schema;
 mod topology;
@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use ringperf_wire::conversation::{
     AgentConversation, AgentTurn, Branch, Content, ContextMode, Conversation, Dataset, Sampling,
-    Turn,
+    ThinkTime, Turn,
 };
 
 use super::error::{LoadError, LoadErrorKind};
@@ -80,17 +80,6 @@ pub fn load_lines<R: std::io::BufRead>(
                 )),
             ));
         }
-        if conv.orchestrator {
-            return Err(LoadError::line(
-                path,
-                line,
-                LoadErrorKind::Invalid(format!(
-                    "session '{}' is an orchestrator conversation (request-free turns, \
-                     'rounds', think time), which ringperf does not replay",
-                    conv.session_id
-                )),
-            ));
-        }
         index.insert(conv.session_id.clone(), parsed.len());
         parsed.push(conv);
     }
@@ -129,6 +118,7 @@ fn dataset(
         .enumerate()
         .map(|(c, line)| {
             let node = &graph.nodes[c];
+            let request_free = line.orchestrator;
             let turns = (line.turns.into_iter().enumerate())
                 .map(|(i, t)| {
                     let mut extra = t.extra.unwrap_or_default();
@@ -141,8 +131,15 @@ fn dataset(
                     }
                     let inherited_tools = tools[c][i].clone().filter(|_| !own);
                     let delay = cap_ms.map_or(t.delay_ms, |cap| t.delay_ms.min(cap));
+                    // A request-free turn is AIPerf's empty turn: `inputs.json` shows it as one
+                    // empty user message (it is never sent).
+                    let messages = if request_free {
+                        vec![serde_json::json!({"role": "user", "content": ""})]
+                    } else {
+                        t.messages
+                    };
                     Turn {
-                        content: Content::Messages(t.messages),
+                        content: Content::Messages(messages),
                         max_tokens: t.max_tokens,
                         delay_ms: (delay > 0.0).then_some(delay),
                         extra,
@@ -151,6 +148,7 @@ fn dataset(
                             spawns: node.spawns[i].clone(),
                             joins: node.joins[i].clone(),
                             inherited_tools,
+                            request_free,
                             ..AgentTurn::default()
                         })),
                         ..Turn::default()
@@ -177,6 +175,18 @@ fn dataset(
                     branches,
                     parent: graph.first_parent[c].map(|p| p as u32),
                     forked: graph.fork_parent[c].is_some(),
+                    // The delay cap bounds the draw too (AIPerf folds it into the bounds).
+                    think: line.think.map(|t| ThinkTime {
+                        min_ms: match cap_ms {
+                            Some(cap) => t.min_ms.map(|m| m.min(cap)),
+                            None => t.min_ms,
+                        },
+                        max_ms: match (cap_ms, t.max_ms) {
+                            (Some(cap), Some(m)) => Some(m.min(cap)),
+                            (cap, m) => cap.or(m),
+                        },
+                        ..t
+                    }),
                 })),
                 ..Conversation::default()
             }
@@ -280,6 +290,20 @@ pub fn root_count(path: &Path) -> Option<u64> {
         }
     }
     Some(all.difference(&named).count() as u64)
+}
+
+/// Whether a `dag_jsonl` file has an orchestrator conversation (a line with `"orchestrator":
+/// true`); `false` when the file cannot be read.
+pub fn has_orchestrator(path: &Path) -> bool {
+    let Ok(reader) = super::lines::open_maybe_gzip(path) else {
+        return false;
+    };
+    std::io::BufRead::lines(reader)
+        .map_while(Result::ok)
+        .any(|line| {
+            serde_json::from_str::<Value>(line.trim())
+                .is_ok_and(|v| v.get("orchestrator") == Some(&Value::Bool(true)))
+        })
 }
 
 #[cfg(test)]

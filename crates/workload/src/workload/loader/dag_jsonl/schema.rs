@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::super::error::{LoadError, LoadErrorKind};
 use super::super::fields::{Ctx, Obj};
 use super::super::mooncake_trace::check_messages;
-use ringperf_wire::conversation::ContextMode;
+use ringperf_wire::conversation::{ContextMode, ThinkTime};
 
 /// A conversation line.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,8 +16,11 @@ pub(super) struct DagLine {
     pub line: u64,
     pub session_id: String,
     pub turns: Vec<DagTurn>,
-    /// `orchestrator: true` (request-free turns, refused after its rules are checked).
+    /// `orchestrator: true`: its turns (made here from `rounds` and `spawns`, AIPerf's) send
+    /// no request.
     pub orchestrator: bool,
+    /// An orchestrator's sampled think time (`think_time_sigma` and its bounds).
+    pub think: Option<ThinkTime>,
     /// `context_mode`; `None`: AIPerf's default for DAG files (`deltas_without_responses`).
     pub context: Option<ContextMode>,
     pub pre_session_spawns: Vec<String>,
@@ -307,21 +310,69 @@ pub(super) fn parse_line(ctx: Ctx<'_>, map: Map<String, Value>) -> Result<DagLin
             ));
         }
     }
+    let think = sigma.map(|sigma| ThinkTime {
+        sigma,
+        min_ms,
+        max_ms,
+    });
+    if orchestrator {
+        turns = spine(rounds, spawns, think_ms.unwrap_or(0.0));
+    }
     Ok(DagLine {
         line: ctx.line,
         session_id,
         turns,
         orchestrator,
+        think,
         context,
         pre_session_spawns,
     })
+}
+
+/// An orchestrator's request-free turns, as AIPerf's loader makes them. With `rounds`: a turn a
+/// round, each spawning the round's children (the count form: `spawns` every round) joined by
+/// the next turn and carrying the round's think time as its delay (the round's own, else
+/// `think_ms`), then a last turn that only waits for the last round. Without: one turn whose
+/// `spawns` run in the background (consecutive ids one branch, as a turn's).
+fn spine(rounds: Option<Rounds>, spawns: Vec<String>, think_ms: f64) -> Vec<DagTurn> {
+    let turn = |spawns: Vec<SpawnEntry>, delay_ms: f64| DagTurn {
+        messages: Vec::new(),
+        model: None,
+        max_tokens: None,
+        tools: None,
+        extra: None,
+        forks: Vec::new(),
+        spawns,
+        delay_ms,
+    };
+    let plan: Vec<(Vec<String>, f64)> = match rounds {
+        None => {
+            return vec![turn(
+                spawns.into_iter().map(SpawnEntry::Bare).collect(),
+                0.0,
+            )];
+        }
+        Some(Rounds::Count(n)) => (0..n).map(|_| (spawns.clone(), think_ms)).collect(),
+        Some(Rounds::List(list)) => (list.into_iter())
+            .map(|(children, own)| (children, own.unwrap_or(think_ms)))
+            .collect(),
+    };
+    let mut turns: Vec<DagTurn> = (plan.into_iter().enumerate())
+        .map(|(k, (children, think))| {
+            let join_at = Some(k as i64 + 1);
+            turn(vec![SpawnEntry::Group { children, join_at }], think)
+        })
+        .collect();
+    turns.push(turn(Vec::new(), 0.0));
+    turns
 }
 
 /// An orchestrator's `rounds`: a count, or a list of `{"spawns", "think_time_ms"}` rounds.
 #[derive(Debug)]
 enum Rounds {
     Count(i64),
-    List(Vec<Vec<String>>),
+    /// Each round's children and own `think_time_ms`.
+    List(Vec<(Vec<String>, Option<f64>)>),
 }
 
 fn parse_rounds(obj: &mut Obj<'_>) -> Result<Option<Rounds>, LoadError> {
@@ -349,12 +400,12 @@ fn parse_rounds(obj: &mut Obj<'_>) -> Result<Option<Rounds>, LoadError> {
                 if spawns.is_empty() {
                     return Err(invalid(&r, "spawns", "must have at least 1 item"));
                 }
-                at_least_zero(
+                let think = at_least_zero(
                     &mut r,
                     "think_time_ms",
                     "think_time_ms must be numeric, not a boolean (got {got})",
                 )?;
-                rounds.push(spawns);
+                rounds.push((spawns, think));
             }
             Ok(Some(Rounds::List(rounds)))
         }
@@ -380,7 +431,7 @@ fn check_rounds(
                 ));
             }
             let mut seen = std::collections::HashSet::new();
-            for child in list.iter().flatten() {
+            for child in list.iter().flat_map(|r| &r.0) {
                 if !seen.insert(child.as_str()) {
                     return Err(whole(&format!(
                         "child session id '{child}' is spawned by more than one round; each \

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use ringperf_wire::conversation::{
-    AgentParts, AgentTurnParts, Content, ContextMode, Dataset, Sampling,
+    AgentParts, AgentTurnParts, Content, ContextMode, Dataset, Sampling, ThinkTime,
 };
 
 use super::super::error::LoadError;
@@ -192,6 +192,73 @@ fn pre_session_spawns_are_a_branch_no_turn_starts() {
     assert_eq!(d.conversations[2].context(), ContextMode::Recorded);
 }
 
+/// An orchestrator's spine as AIPerf's loader makes it: a request-free turn a round, each
+/// spawning its round (`{sid}:{k}`) joined by the next turn, its think time the turn's delay
+/// (the round's own, else the conversation's; capped), then a last turn that only joins; the
+/// sampled think time's bounds capped too. Without rounds: one turn, its spawns in the
+/// background. Conversation-level spawns do not make their children non-roots of the CLI's
+/// count (AIPerf's), but they are children of the graph.
+#[test]
+fn an_orchestrator_becomes_aiperfs_request_free_spine() {
+    let text = [
+        r#"{"session_id": "o", "orchestrator": true, "rounds": [{"spawns": ["a", "b"], "think_time_ms": 30}, {"spawns": ["c"]}], "think_time_ms": 60, "think_time_sigma": 0.5, "think_time_min_ms": 20, "think_time_max_ms": 90}"#,
+        r#"{"session_id": "f", "orchestrator": true, "spawns": ["a", "c"]}"#,
+        r#"{"session_id": "n", "orchestrator": true, "rounds": 2, "spawns": ["b"], "think_time_ms": 15}"#,
+        &format!("{{\"session_id\": \"a\", \"turns\": [{{{M}}}]}}"),
+        &format!("{{\"session_id\": \"b\", \"turns\": [{{{M}}}]}}"),
+        &format!("{{\"session_id\": \"c\", \"turns\": [{{{M}}}]}}"),
+    ]
+    .join("\n");
+    let d = load_capped(&text, Some(0.05)).unwrap();
+    let o = &d.conversations[0];
+    assert_eq!(o.turns.len(), 3);
+    assert!(o.turns.iter().all(|t| t.request_free()));
+    let delays: Vec<Option<f64>> = o.turns.iter().map(|t| t.delay_ms).collect();
+    assert_eq!(
+        delays,
+        [Some(30.0), Some(50.0), None],
+        "round 1's 60 ms capped at 50"
+    );
+    let ids: Vec<&str> = o.branches().iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["o:0", "o:1"]);
+    let kids: Vec<Vec<u32>> = o.branches().iter().map(|b| b.children.clone()).collect();
+    assert_eq!(kids, [vec![3, 4], vec![5]]);
+    let spawns: Vec<&[u32]> = o.turns.iter().map(|t| t.spawns()).collect();
+    let joins: Vec<&[u32]> = o.turns.iter().map(|t| t.joins()).collect();
+    assert_eq!(spawns, [&[0][..], &[1], &[]]);
+    assert_eq!(joins, [&[][..], &[0], &[1]]);
+    assert_eq!(
+        o.think(),
+        Some(ThinkTime {
+            sigma: 0.5,
+            min_ms: Some(20.0),
+            max_ms: Some(50.0)
+        })
+    );
+    assert_eq!(
+        o.turns[0].content,
+        Content::Messages(vec![json!({"role": "user", "content": ""})])
+    );
+    let f = &d.conversations[1];
+    assert_eq!(f.turns.len(), 1);
+    assert!(f.turns[0].request_free() && f.turns[0].joins().is_empty());
+    assert!(
+        f.branches()[0].background,
+        "nothing joins a one-turn spine's spawns"
+    );
+    assert_eq!(f.think(), None);
+    let n = &d.conversations[2];
+    assert_eq!(n.turns.len(), 3);
+    assert_eq!(n.turns[1].delay_ms, Some(15.0));
+    let roots: Vec<&str> = (d.conversations.iter())
+        .filter(|c| c.is_root())
+        .map(|c| c.session_id.as_str())
+        .collect();
+    assert_eq!(roots, ["o", "f", "n"]);
+    // A normal conversation sends its turns.
+    assert!(!d.conversations[3].turns[0].request_free());
+}
+
 /// AIPerf's refusals, with its sentences (or, for a field, the field named).
 #[test]
 fn refusals_name_what_aiperf_names() {
@@ -217,7 +284,7 @@ fn refusals_name_what_aiperf_names() {
         ("{\"session_id\": \"o\", \"orchestrator\": true, \"spawns\": [\"a\"], \"think_time_ms\": 1}".into(), "'think_time_ms' requires 'rounds'"),
         ("{\"session_id\": \"o\", \"orchestrator\": true, \"rounds\": 1, \"spawns\": [\"a\"], \"think_time_ms\": 1, \"think_time_sigma\": 1, \"think_time_min_ms\": 5, \"think_time_max_ms\": 2}".into(), "'think_time_min_ms' must be <= 'think_time_max_ms' (got 5 > 2)"),
         ("{\"session_id\": \"o\", \"orchestrator\": true, \"rounds\": true, \"spawns\": [\"a\"]}".into(), "not a boolean"),
-        ("{\"session_id\": \"o\", \"orchestrator\": true, \"spawns\": [\"a\"]}\n".into(), "session 'o' is an orchestrator conversation"),
+        ("{\"session_id\": \"o\", \"orchestrator\": true, \"spawns\": [\"a\"]}\n".into(), "session 'o' turn 0: branch target 'a' not declared. Known sessions: ['o']"),
         ("{\"session_id\": \"r\", \"context_mode\": \"bogus\", \"turns\": [{\"messages\": [{\"role\": \"user\"}]}]}".into(), "field \"context_mode\""),
         ("{\"session_id\": \"r\", \"context_mode\": \"message_array_without_responses\", \"turns\": [{\"messages\": [{\"role\": \"user\"}]}]}".into(), "reserved and not implemented"),
         (format!("{{\"session_id\": \"r\", \"pre_session_spawns\": [\"a\", \"a\"], \"turns\": [{{{M}}}]}}"), "d.jsonl:1: session 'r' duplicate child_conversation_id 'a' in pre_session_spawns"),
