@@ -253,7 +253,13 @@ impl InputConfig {
     /// The `datasets[0]` entry of the JSON export's `input_config` for a file or public
     /// dataset, in AIPerf's shape and field order (`FileDataset` / `PublicDataset`); `None` for
     /// synthetic. `entries` and `seed` are echoed only when the command line gave them.
-    pub fn dataset_json(&self, entries: Option<u64>, seed: Option<u64>) -> Option<Value> {
+    /// `set(key)`: a config file set that synthesis option (echoed even at its identity).
+    pub fn dataset_json(
+        &self,
+        entries: Option<u64>,
+        seed: Option<u64>,
+        set: &dyn Fn(&str) -> bool,
+    ) -> Option<Value> {
         // (Paths as AIPerf's `pathlib.Path` writes them.)
         let spec = self.load.as_ref()?;
         let mut m = Map::new();
@@ -299,7 +305,7 @@ impl InputConfig {
         if let (Some(s), true) = (self.sampling, file) {
             m.insert("sampling".into(), json!(s.as_str()));
         }
-        if file && let Some(block) = self.synthesis_json() {
+        if file && let Some(block) = self.synthesis_json(set) {
             m.insert("synthesis".into(), block);
         }
         if let Some(n) = entries {
@@ -342,8 +348,9 @@ impl InputConfig {
 
 impl InputConfig {
     /// `datasets[0].synthesis` as AIPerf echoes it: the options given that differ from their
-    /// identity (max ISL / OSL when given), then `allow_dataset_wrap`; `None` when empty.
-    fn synthesis_json(&self) -> Option<Value> {
+    /// identity, or that a config file `set` (max ISL / OSL when given), then
+    /// `allow_dataset_wrap`; `None` when empty.
+    fn synthesis_json(&self, set: &dyn Fn(&str) -> bool) -> Option<Value> {
         let mut m = Map::new();
         if let Some(p) = &self.synthesis {
             let d = SynthesisParams::default();
@@ -355,11 +362,11 @@ impl InputConfig {
                     d.prefix_len_multiplier,
                 ),
             ] {
-                if v != identity {
+                if v != identity || set(key) {
                     m.insert(key.into(), json!(v));
                 }
             }
-            if p.prefix_root_multiplier != 1 {
+            if p.prefix_root_multiplier != 1 || set("prefix_root_multiplier") {
                 m.insert(
                     "prefix_root_multiplier".into(),
                     json!(p.prefix_root_multiplier),
@@ -377,7 +384,7 @@ impl InputConfig {
                     d.output_len_multiplier,
                 ),
             ] {
-                if v != identity {
+                if v != identity || set(key) {
                     m.insert(key.into(), json!(v));
                 }
             }

@@ -491,7 +491,8 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
     // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies, nor a
     // config file's `random_seed` (a dataset's own is not read).
     let seed = a.random_seed.filter(|_| !e.plan.file_only.from_file);
-    if let Some(d) = cfg.input.dataset_json(entries(e), seed) {
+    let set = |key: &str| e.plan.file_only.from_file && e.given(key);
+    if let Some(d) = cfg.input.dataset_json(entries(e), seed, &set) {
         return d;
     }
     let mut m = Map::new();
@@ -900,7 +901,15 @@ fn artifacts(e: &Echo) -> Value {
         m.insert("prefix".into(), json!(p));
     }
     let file = e.plan.file_only.from_file;
-    if e.given("export_level") {
+    let exports = &e.plan.file_only.exports;
+    if file && !exports.is_empty() {
+        // A config file's exports as it gives them (AIPerf's order).
+        for k in ["summary", "records", "raw"] {
+            if let Some(v) = exports.get(k) {
+                m.insert(k.into(), v.clone());
+            }
+        }
+    } else if e.given("export_level") {
         let records = match a.export_level {
             ExportLevelArg::Summary => json!(false),
             ExportLevelArg::Records | ExportLevelArg::Raw => json!(["jsonl"]),

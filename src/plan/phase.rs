@@ -200,6 +200,9 @@ pub struct FileOnly {
     /// where a mean is `{"mean": …}`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixed: Vec<String>,
+    /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub exports: serde_json::Map<String, serde_json::Value>,
 }
 
 impl FileOnly {
@@ -216,5 +219,6 @@ impl FileOnly {
             && !self.no_grace
             && !self.from_file
             && self.fixed.is_empty()
+            && self.exports.is_empty()
     }
 }

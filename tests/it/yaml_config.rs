@@ -1672,3 +1672,60 @@ fn a_files_duration_phase_without_a_grace_period_cuts_at_its_end() {
         "the request reached the mock"
     );
 }
+
+/// Every template run AIPerf 0.13 made (tests/data/aiperf-template-runs: its bundled templates,
+/// scaled down with flags beside `--config`): ringperf's `input_config` for the same command
+/// equals AIPerf's, key for key in both directions, but for two that AIPerf derives from how
+/// the flags beside the file meet it (docs/config-files.md, `input_config`).
+#[test]
+fn each_template_run_echoes_aiperfs_input_config() {
+    // (template, key): AIPerf's value differs for a reason of its own.
+    const AIPERFS_OWN: &[(&str, &str)] = &[
+        // `--num-sessions 4` beside the file replaces the file's `entries: 500` in AIPerf's echo.
+        ("multi_turn_conversation", ".datasets[0].entries"),
+        // `--server-metrics URL` beside the file's block adds the discovery defaults.
+        ("multi_url_load_balancing", ".server_metrics.discovery.mode"),
+        (
+            "multi_url_load_balancing",
+            ".server_metrics.discovery.timeout_seconds",
+        ),
+    ];
+    let runs = Path::new("tests/data/aiperf-template-runs");
+    let mut names: Vec<String> = std::fs::read_dir(runs)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("input_config.json").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 18, "{names:?}");
+    for name in &names {
+        let cmd = std::fs::read_to_string(runs.join(name).join("command.txt")).unwrap();
+        let line = cmd
+            .lines()
+            .find(|l| l.contains("aiperf profile --config"))
+            .unwrap();
+        let rest = &line[line.find("aiperf profile").unwrap() + "aiperf profile".len()..];
+        let mut argv = vec!["ringperf".to_string(), "profile".into()];
+        argv.extend(rest.split_whitespace().map(String::from));
+        let text = std::fs::read_to_string(runs.join(name).join("input_config.json")).unwrap();
+        let aiperf: Value = serde_json::from_str(&text).unwrap();
+        let ours = input_config(&file_plan(&argv));
+        let (mut a, mut r) = (Vec::new(), Vec::new());
+        leaves("", &aiperf, &mut a);
+        leaves("", &ours, &mut r);
+        let own = |p: &str| AIPERFS_OWN.contains(&(name.as_str(), p));
+        for (p, v) in &a {
+            match r.iter().find(|(q, _)| q == p) {
+                Some((_, w)) => assert!(w == v || own(p), "{name}{p}: AIPerf {v}, ringperf {w}"),
+                None => assert!(own(p), "{name}{p}: AIPerf {v}, ringperf nothing"),
+            }
+        }
+        for (p, w) in &r {
+            assert!(
+                a.iter().any(|(q, _)| q == p),
+                "{name}{p}: ringperf {w}, AIPerf nothing"
+            );
+        }
+    }
+}

@@ -1592,15 +1592,19 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 "plot_required" if flag_bool(v, &path)? => a.switch("--plot-required"),
                 "export_outputs_json" if flag_bool(v, &path)? => a.switch("--export-outputs-json"),
                 "plot_required" | "export_outputs_json" => {}
-                // Read by `export_level`.
+                // Read by `export_level`; echoed as the file gives them.
                 "records" => {
                     formats(v, &path, "jsonl")?;
+                    a.file_only.exports.insert(k.clone(), v.clone());
                 }
                 "raw" => {
                     flag_bool(v, &path)?;
+                    a.file_only.exports.insert(k.clone(), v.clone());
                 }
                 // The summary JSON, always written: `[json]` (AIPerf's default) says so.
-                "summary" if formats(v, &path, "json")? => {}
+                "summary" if formats(v, &path, "json")? => {
+                    a.file_only.exports.insert(k.clone(), v.clone());
+                }
                 "summary" => return Err(YamlError::Unsupported(path)),
                 "user_files" => a.file_only.user_files.files = user_files(v, &path)?,
                 _ => return Err(extra(&path)),
