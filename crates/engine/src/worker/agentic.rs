@@ -96,19 +96,24 @@ async fn accelerate(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane, acc
         monoio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
     accel.start(ctx.shared.clock.now_ns());
-    let handoff = lanes(&ctx, &work, &lane, true).await;
+    let handoff = run_lane(&ctx, &work, &lane, true).await;
     accel.hand_off(lane.index, handoff);
 }
 
 /// Profiling: the lane's first tree from `t*` (or from where the accelerated cache warmup left
 /// it), then one tree after another.
 async fn profile(ctx: Rc<Ctx>, work: Arc<AgenticWork>, lane: AgenticLane) {
-    lanes(&ctx, &work, &lane, false).await;
+    run_lane(&ctx, &work, &lane, false).await;
 }
 
 /// A lane's trees until the phase stops issuing (`accel`: at once, each turn as soon as the
 /// last is answered); where the last tree's sessions are then.
-async fn lanes(ctx: &Rc<Ctx>, work: &Arc<AgenticWork>, lane: &AgenticLane, accel: bool) -> Handoff {
+async fn run_lane(
+    ctx: &Rc<Ctx>,
+    work: &Arc<AgenticWork>,
+    lane: &AgenticLane,
+    accel: bool,
+) -> Handoff {
     let shared = ctx.shared.clone();
     let start = ctx.plan.start_ns;
     let url = url_of(ctx, lane.index);

@@ -43,7 +43,8 @@ pub(crate) struct Place {
     pub next: u32,
     /// Run-clock ns when its last answer ended (0: it sent nothing yet).
     pub last_end_ns: u64,
-    /// Its branch of the root (`None`: the root).
+    /// Its branch of the session that started it (`None`: the root). Agentic replay's trees
+    /// are one level deep: the root's.
     pub branch: Option<u32>,
     pub id: uuid::Uuid,
     pub marker: Option<ringperf_workload::workload::cache_bust::Marker>,
