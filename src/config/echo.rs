@@ -575,8 +575,11 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
 fn media(e: &Echo, m: &mut Map<String, Value>) {
     let a = &e.plan.settings.media;
     let g = |id: &str| e.given(id);
-    let name = |v: &dyn Fn() -> Option<clap::builder::PossibleValue>| {
-        v().map_or(Value::Null, |p| json!(p.get_name()))
+    // The setting of flag `id`, under `key`, when given.
+    let set = |o: &mut Map<String, Value>, id: &str, key: &str, v: Value| {
+        if g(id) {
+            o.insert(key.into(), v);
+        }
     };
     let mean_sd = |mean: (&str, f64), sd: (&str, f64)| {
         let mut o = Map::new();
@@ -585,16 +588,17 @@ fn media(e: &Echo, m: &mut Map<String, Value>) {
             let flag = format!("--{}", mean.0.trim_end_matches("_mean").replace('_', "-"));
             o.insert(e.center(&flag, sd.0).into(), float(mean.1));
         }
-        if g(sd.0) {
-            o.insert("stddev".into(), float(sd.1));
-        }
+        set(&mut o, sd.0, "stddev", float(sd.1));
         (!o.is_empty()).then_some(Value::Object(o))
     };
     let batch = |o: &mut Map<String, Value>, id: &str, n: u32, shaped: bool| {
-        if g(id) {
-            o.insert("batch_size".into(), json!(n));
-        } else if shaped {
-            o.insert("batch_size".into(), json!(1));
+        if g(id) || shaped {
+            o.insert("batch_size".into(), json!(if g(id) { n } else { 1 }));
+        }
+    };
+    let mut put = |key: &str, o: Map<String, Value>| {
+        if !o.is_empty() {
+            m.insert(key.into(), Value::Object(o));
         }
     };
     // Images: batch_size, width, height, format, source, source_sampling.
@@ -610,61 +614,38 @@ fn media(e: &Echo, m: &mut Map<String, Value>) {
     let shaped =
         width.is_some() || height.is_some() || g("image_source") || g("image_source_sampling");
     batch(&mut o, "image_batch_size", a.image_batch_size, shaped);
-    if let Some(w) = width {
-        o.insert("width".into(), w);
-    }
-    if let Some(h) = height {
-        o.insert("height".into(), h);
-    }
-    if g("image_format") {
-        o.insert(
-            "format".into(),
-            name(&|| clap::ValueEnum::to_possible_value(&a.image_format)),
-        );
-    }
-    if g("image_source") {
-        o.insert("source".into(), json!(a.image_source));
-    }
-    if g("image_source_sampling") {
-        o.insert("source_sampling".into(), json!(a.image_source_sampling));
-    }
-    if !o.is_empty() {
-        m.insert("images".into(), Value::Object(o));
-    }
+    o.extend(width.map(|w| ("width".to_string(), w)));
+    o.extend(height.map(|h| ("height".to_string(), h)));
+    set(&mut o, "image_format", "format", enum_name(&a.image_format));
+    set(&mut o, "image_source", "source", json!(a.image_source));
+    let sampling = json!(a.image_source_sampling);
+    set(&mut o, "image_source_sampling", "source_sampling", sampling);
+    put("images", o);
     // Audio: batch_size, length, format, sample_rates, depths, channels.
     let mut o = Map::new();
     let length = mean_sd(
         ("audio_length_mean", a.audio_length_mean),
         ("audio_length_stddev", a.audio_length_stddev),
     );
-    batch(
+    let shaped = length.is_some();
+    batch(&mut o, "audio_batch_size", a.audio_batch_size, shaped);
+    o.extend(length.map(|l| ("length".to_string(), l)));
+    set(&mut o, "audio_format", "format", enum_name(&a.audio_format));
+    let rates = a.audio_sample_rates.iter().map(|r| float(*r)).collect();
+    set(
         &mut o,
-        "audio_batch_size",
-        a.audio_batch_size,
-        length.is_some(),
+        "audio_sample_rates",
+        "sample_rates",
+        Value::Array(rates),
     );
-    if let Some(l) = length {
-        o.insert("length".into(), l);
-    }
-    if g("audio_format") {
-        o.insert(
-            "format".into(),
-            name(&|| clap::ValueEnum::to_possible_value(&a.audio_format)),
-        );
-    }
-    if g("audio_sample_rates") {
-        let rates: Vec<Value> = a.audio_sample_rates.iter().map(|r| float(*r)).collect();
-        o.insert("sample_rates".into(), Value::Array(rates));
-    }
-    if g("audio_depths") {
-        o.insert("depths".into(), json!(a.audio_depths));
-    }
-    if g("audio_num_channels") {
-        o.insert("channels".into(), json!(a.audio_num_channels));
-    }
-    if !o.is_empty() {
-        m.insert("audio".into(), Value::Object(o));
-    }
+    set(&mut o, "audio_depths", "depths", json!(a.audio_depths));
+    set(
+        &mut o,
+        "audio_num_channels",
+        "channels",
+        json!(a.audio_num_channels),
+    );
+    put("audio", o);
     // Video: batch_size, duration, fps, width, height, format, codec, synth_type, audio.
     let mut o = Map::new();
     let shaped = ["video_duration", "video_fps", "video_width", "video_height"]
@@ -672,56 +653,46 @@ fn media(e: &Echo, m: &mut Map<String, Value>) {
         .any(|id| g(id))
         || g("video_synth_type");
     batch(&mut o, "video_batch_size", a.video_batch_size, shaped);
-    if g("video_duration") {
-        o.insert("duration".into(), float(a.video_duration));
-    }
-    if g("video_fps") {
-        o.insert("fps".into(), json!(a.video_fps));
-    }
-    if let Some(w) = a.video_width.filter(|_| g("video_width")) {
-        o.insert("width".into(), json!(w));
-    }
-    if let Some(h) = a.video_height.filter(|_| g("video_height")) {
-        o.insert("height".into(), json!(h));
-    }
-    if g("video_format") {
-        o.insert(
-            "format".into(),
-            name(&|| clap::ValueEnum::to_possible_value(&a.video_format)),
-        );
-    }
-    if g("video_codec") {
-        o.insert("codec".into(), json!(a.video_codec));
-    }
-    if g("video_synth_type") {
-        o.insert(
-            "synth_type".into(),
-            name(&|| clap::ValueEnum::to_possible_value(&a.video_synth_type)),
-        );
-    }
+    set(
+        &mut o,
+        "video_duration",
+        "duration",
+        float(a.video_duration),
+    );
+    set(&mut o, "video_fps", "fps", json!(a.video_fps));
+    set(&mut o, "video_width", "width", json!(a.video_width));
+    set(&mut o, "video_height", "height", json!(a.video_height));
+    set(&mut o, "video_format", "format", enum_name(&a.video_format));
+    set(&mut o, "video_codec", "codec", json!(a.video_codec));
+    let synth = enum_name(&a.video_synth_type);
+    set(&mut o, "video_synth_type", "synth_type", synth);
     let mut audio = Map::new();
-    if g("video_audio_sample_rate") {
-        audio.insert("sample_rate".into(), float(a.video_audio_sample_rate));
-    }
-    if g("video_audio_num_channels") {
-        audio.insert("channels".into(), json!(a.video_audio_num_channels));
-    }
-    if let Some(c) = a
-        .video_audio_codec
-        .as_ref()
-        .filter(|_| g("video_audio_codec"))
-    {
-        audio.insert("codec".into(), json!(c));
-    }
-    if g("video_audio_depth") {
-        audio.insert("depth".into(), json!(a.video_audio_depth));
-    }
+    let rate = float(a.video_audio_sample_rate);
+    set(&mut audio, "video_audio_sample_rate", "sample_rate", rate);
+    let channels = json!(a.video_audio_num_channels);
+    set(&mut audio, "video_audio_num_channels", "channels", channels);
+    set(
+        &mut audio,
+        "video_audio_codec",
+        "codec",
+        json!(a.video_audio_codec),
+    );
+    set(
+        &mut audio,
+        "video_audio_depth",
+        "depth",
+        json!(a.video_audio_depth),
+    );
     if !audio.is_empty() {
         o.insert("audio".into(), Value::Object(audio));
     }
-    if !o.is_empty() {
-        m.insert("video".into(), Value::Object(o));
-    }
+    put("video", o);
+}
+
+/// A choice's name as the command line spells it (AIPerf's enum value).
+fn enum_name<T: clap::ValueEnum>(v: &T) -> Value {
+    v.to_possible_value()
+        .map_or(Value::Null, |p| json!(p.get_name()))
 }
 
 fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {

@@ -491,14 +491,10 @@ fn the_agentx_scenario_overridden_runs_as_aiperf_ran_it() {
     }
 }
 
-/// A prompt over the model's context (the mock's `--mock-max-model-len`, vLLM's 400) ends the
-/// trajectory: a real kv-cache-tester trace whose prompts grow turn by turn is resumed from its
-/// start; the first turn over the limit fails, no later turn of that session is sent, and the
-/// lane starts the trace again. Every such failure is counted in `context_overflow_count`.
-#[test]
-fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
-    let traces = traces_of(&["kvct_trace_0403.json"]);
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+/// A mock whose model's context is 21,000 tokens (vLLM's 400 beyond it), counting prompts with
+/// the builtin tokenizer: kv-cache-tester's trace 0403 goes over it mid-trace.
+fn context_limited_mock() -> ringperf_mock::mock::MockServer {
+    ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
         output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
         max_model_len: Some(21_000),
         truth_log: true,
@@ -507,7 +503,17 @@ fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
         ))),
         ..Default::default()
     })
-    .expect("mock starts");
+    .expect("mock starts")
+}
+
+/// A prompt over the model's context (the mock's `--mock-max-model-len`, vLLM's 400) ends the
+/// trajectory: a real kv-cache-tester trace whose prompts grow turn by turn is resumed from its
+/// start; the first turn over the limit fails, no later turn of that session is sent, and the
+/// lane starts the trace again. Every such failure is counted in `context_overflow_count`.
+#[test]
+fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
+    let traces = traces_of(&["kvct_trace_0403.json"]);
+    let server = context_limited_mock();
     let dir = tempfile::tempdir().unwrap();
     let out = agentic_run(
         server.addr,
@@ -583,16 +589,7 @@ fn a_prompt_over_the_context_ends_the_trajectory_and_is_counted() {
 #[test]
 fn under_the_scenario_a_prompt_over_the_context_leaves_every_metric_and_is_counted_apart() {
     let traces = traces_of(&["kvct_trace_0403.json"]);
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
-        output_tokens: ringperf_mock::mock::OutputLen::Fixed(4),
-        max_model_len: Some(21_000),
-        truth_log: true,
-        prompt_tokenizer: Some(ringperf_mock::mock::PromptTokenizer(std::sync::Arc::new(
-            ringperf_workload::workload::Tokenizer::builtin(),
-        ))),
-        ..Default::default()
-    })
-    .expect("mock starts");
+    let server = context_limited_mock();
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-m", "mock-model", "--endpoint-type", "chat"])

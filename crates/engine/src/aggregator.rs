@@ -201,6 +201,20 @@ struct ApiFeed {
 const SNAPSHOT_SPACING: u32 = 4;
 
 impl ApiFeed {
+    /// A feed of `link` with nothing counted yet.
+    fn new(link: LiveLink) -> Self {
+        Self {
+            link,
+            tally: ringperf_metrics::lab::timing::PhaseTally::default(),
+            workers: Vec::new(),
+            generation: 0,
+            sent_all: [false; 2],
+            last: Instant::now(),
+            snapshot: None,
+            next_snapshot: Instant::now(),
+        }
+    }
+
     /// A realtime tick: the results so far of `acc` (a profiling phase that started at
     /// `start_wall_ns`), computed from a copy on a thread of their own (it inherits the
     /// aggregator's core) and handed to the API; the aggregator only pays for the copy and
@@ -393,16 +407,7 @@ impl Collector {
             profiling_index: 0,
         };
         let mut ticker = self.realtime.map(|r| Ticker::new(r.every, Instant::now()));
-        let mut api = self.api.take().map(|link| ApiFeed {
-            link,
-            tally: ringperf_metrics::lab::timing::PhaseTally::default(),
-            workers: Vec::new(),
-            generation: 0,
-            sent_all: [false; 2],
-            last: Instant::now(),
-            snapshot: None,
-            next_snapshot: Instant::now(),
-        });
+        let mut api = self.api.take().map(ApiFeed::new);
         let board = self.progress.board.clone();
         let mut last_flush = Instant::now();
         let mut last_publish = Instant::now();
@@ -893,7 +898,7 @@ mod spec_decode_tests {
 #[cfg(test)]
 mod live_tests {
     use super::*;
-    use ringperf_metrics::lab::timing::{Limits, PhaseBoard, PhaseEnd, PhaseTally};
+    use ringperf_metrics::lab::timing::{Limits, PhaseBoard, PhaseEnd};
     use std::sync::Mutex;
     use std::sync::atomic::AtomicU64;
 
@@ -908,16 +913,7 @@ mod live_tests {
     }
 
     fn feed(view: Arc<Seen>, board: Arc<PhaseBoard>) -> ApiFeed {
-        ApiFeed {
-            link: LiveLink { view, board },
-            tally: PhaseTally::default(),
-            workers: Vec::new(),
-            generation: 0,
-            sent_all: [false; 2],
-            last: Instant::now(),
-            snapshot: None,
-            next_snapshot: Instant::now(),
-        }
+        ApiFeed::new(LiveLink { view, board })
     }
 
     #[test]
