@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::MergeError;
 use ringperf_metrics::export::shard::{self, SHARD_FILE, ShardManifest};
 use ringperf_metrics::export::{ExportNames, phases};
+use ringperf_wire::record::Phase;
 
 /// A shard's artifact directory and its manifest.
 #[derive(Clone, Debug)]
@@ -285,6 +286,8 @@ pub struct ShardSummary {
     pub ring_stalls: Option<u64>,
     /// `ringperf.clock.monotonic_origin_ns` and `wall_origin_ns`.
     pub clock: Option<(u64, u64)>,
+    /// `ringperf.clock.start_ns` and `end_ns`: the profiling window.
+    pub window: Option<(u64, u64)>,
     /// `ringperf.shard.start_lag_ns`.
     pub start_lag_ns: Option<i64>,
     /// `ringperf.client_health`: the shard's own verdict (`None`: its summary has none).
@@ -326,6 +329,7 @@ impl ShardSummary {
             workers: u(&rp["workers"]),
             ring_stalls: u(&rp["ring_stalls"]),
             clock: u(&rp["clock"]["monotonic_origin_ns"]).zip(u(&rp["clock"]["wall_origin_ns"])),
+            window: u(&rp["clock"]["start_ns"]).zip(u(&rp["clock"]["end_ns"])),
             start_lag_ns: rp["shard"]["start_lag_ns"].as_i64(),
             client_health: shard_verdict(&rp["client_health"]),
         })
@@ -363,11 +367,15 @@ fn shard_verdict(h: &Value) -> Option<ringperf_metrics::aggregate::health::Shard
     })
 }
 
-/// Each phase's `(start_ns, end_ns)` in a shard's `phase_manifest.json`, by phase name; empty
-/// when the shard wrote none.
-pub fn phase_spans(dir: &Path) -> BTreeMap<String, (u64, u64)> {
+/// Each phase's `(start_ns, end_ns)` in a shard's `phase_manifest.json`, by phase name; a run of
+/// one phase writes no manifest: its profiling window is its summary's (`window`); empty when the
+/// shard wrote neither.
+pub fn phase_spans(dir: &Path, window: Option<(u64, u64)>) -> BTreeMap<String, (u64, u64)> {
     let Ok(bytes) = std::fs::read(dir.join(phases::MANIFEST_FILE)) else {
-        return BTreeMap::new();
+        return window
+            .map(|w| (Phase::Profiling.as_str().to_string(), w))
+            .into_iter()
+            .collect();
     };
     let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
         return BTreeMap::new();

@@ -160,9 +160,10 @@ fn run_one(dirs: &[PathBuf], artifact_dir: Option<&Path>) -> Result<Outcome, Mer
         let path = s.dir.join(&names.jsonl);
         let lines = records::ShardLines::open(&path, origin_ns)
             .map_err(|e| MergeError::Refused(format!("cannot open {}: {e}", path.display())))?;
+        let spans = inputs::phase_spans(&s.dir, summary.as_ref().ok().and_then(|s| s.window));
         states.push(output::ShardState {
             summary,
-            spans: inputs::phase_spans(&s.dir),
+            spans,
             has_records: lines.is_some(),
         });
         sources.push(lines);

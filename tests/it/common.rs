@@ -83,6 +83,31 @@ pub fn interrupt_once_written(mut cmd: Process, file: &Path) -> Output {
 }
 
 /// A JSONL artifact, every line complete and JSON.
+/// A run's profiling window in wall-clock epoch ns: the profiling phase's in its phase manifest
+/// (a run of several phases), else the summary's (`ringperf.clock.start_ns` / `end_ns`; a run of
+/// one phase has no manifest, as in AIPerf).
+pub fn profiling_window(dir: &Path) -> (u64, u64) {
+    let manifest = dir.join("phase_manifest.json");
+    if manifest.exists() {
+        let m = read_json(&manifest);
+        let p = m["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase_kind"] == "profiling")
+            .expect("a profiling phase");
+        return (
+            p["start_ns"].as_u64().unwrap(),
+            p["end_ns"].as_u64().unwrap(),
+        );
+    }
+    let clock = &read_json(&dir.join("profile_export_aiperf.json"))["ringperf"]["clock"];
+    (
+        clock["start_ns"].as_u64().unwrap(),
+        clock["end_ns"].as_u64().unwrap(),
+    )
+}
+
 pub fn read_jsonl(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("jsonl exists");
     assert!(

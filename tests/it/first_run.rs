@@ -44,8 +44,9 @@ fn a_second_run_replaces_the_first_runs_files_and_every_step_is_said() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
 
-    // First run: every default export, server metrics from the mock.
-    let first = profile(&dir, &[]);
+    // First run: every default export, server metrics from the mock, and a warmup (so per-phase
+    // files too).
+    let first = profile(&dir, &["--warmup-request-count", "2"]);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     let err = text(&first.stderr);
     assert!(

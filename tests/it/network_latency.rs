@@ -279,8 +279,7 @@ fn automatic_probes_the_server_writes_each_probe_and_subtracts_their_mean() {
     // At least the top-up's five, all successful on a listening mock.
     assert!(ok.len() >= 5 && ok.len() == probes.len(), "{probes:?}");
     // Stamped in time order, from the profiling phase's start on.
-    let manifest = read_json(&dir.path().join("phase_manifest.json"));
-    let start = manifest["phases"][0]["start_ns"].as_u64().expect("start");
+    let (start, _) = common::profiling_window(dir.path());
     let stamps: Vec<u64> = probes
         .iter()
         .filter_map(|p| p["timestamp_ns"].as_u64())

@@ -90,14 +90,7 @@ struct Sent {
 }
 
 fn sent(dir: &Path) -> Vec<Sent> {
-    let manifest = read_json(&dir.join("phase_manifest.json"));
-    let start = manifest["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["phase_kind"] == "profiling")
-        .map(|p| p["start_ns"].as_u64().unwrap())
-        .expect("a profiling phase");
+    let (start, _) = common::profiling_window(dir);
     read_jsonl(&dir.join("profile_export.jsonl"))
         .iter()
         .map(|l| {
@@ -358,13 +351,7 @@ fn only_shard_zero_scrapes_the_server() {
 /// Each run's records: `(x_correlation_id, conversation_id, intended offset from the profiling
 /// start)`, per shard for a split run.
 fn records_of(dir: &Path) -> Records {
-    let start = read_json(&dir.join("phase_manifest.json"))["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["phase_kind"] == "profiling")
-        .map(|p| p["start_ns"].as_u64().unwrap())
-        .unwrap();
+    let (start, _) = common::profiling_window(dir);
     read_jsonl(&dir.join("profile_export.jsonl"))
         .iter()
         .map(|l| {

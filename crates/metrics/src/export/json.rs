@@ -326,6 +326,10 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         Value::from(run.monotonic_origin_ns),
     );
     clock.insert("wall_origin_ns".into(), Value::from(run.wall_origin_ns));
+    // The profiling window of `start_time` / `end_time` in wall-clock epoch ns (a run of one
+    // phase has no phase manifest to give it).
+    clock.insert("start_ns".into(), Value::from(run.start_wall_ns));
+    clock.insert("end_ns".into(), Value::from(run.end_wall_ns));
     if let Some(o) = run.realtime_offset {
         clock.insert(
             "realtime_to_monotonic_offset_ns".into(),

@@ -1,6 +1,7 @@
 //! Per-phase artifacts (AIPerf 0.13's phase export): `phases/<name>/profile_export_aiperf.json`
 //! and `.csv` for every phase that ran, and `phase_manifest.json`, the index of the phases with
-//! their request counts, time ranges and the artifacts written for each.
+//! their request counts, time ranges and the artifacts written for each; written only when the
+//! run had more than one phase, as AIPerf writes them.
 //!
 //! A phase's JSON is the summary document of that phase alone: its own metrics, its own
 //! `start_time` / `end_time`, no `warmup_metrics` and no `telemetry_data`. Its CSV is the summary
@@ -52,13 +53,18 @@ impl PhaseRun<'_> {
     }
 }
 
-/// Writes every phase's JSON and CSV, then the manifest. Returns the manifest's path.
+/// Writes every phase's JSON and CSV, then the manifest, and returns the manifest's path; for a
+/// run of one phase nothing (AIPerf 0.13 writes the per-phase files only when the run had more
+/// than one phase: the run's own files are that phase's).
 pub fn write_phase_artifacts(
     dir: &Path,
     names: &ExportNames,
     phases: &[PhaseRun<'_>],
     run: &RunInfo,
-) -> io::Result<PathBuf> {
+) -> io::Result<Option<PathBuf>> {
+    if phases.len() <= 1 {
+        return Ok(None);
+    }
     let mut entries = Vec::with_capacity(phases.len());
     for p in phases {
         let rel = Path::new(PHASES_DIR).join(p.tag.name);
@@ -95,7 +101,7 @@ pub fn write_phase_artifacts(
     let manifest = manifest_json(entries);
     let path = dir.join(MANIFEST_FILE);
     std::fs::write(&path, pretty(&manifest))?;
-    Ok(path)
+    Ok(Some(path))
 }
 
 /// 2-space indented JSON with a final newline.
