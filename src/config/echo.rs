@@ -463,10 +463,13 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
 /// `datasets[0].entries`: AIPerf's resolution order, only from flags that were given.
 fn entries(e: &Echo) -> Option<u64> {
     let a = &e.plan.settings;
-    a.num_dataset_entries
-        .map(|n| n as u64)
-        .or(a.prompt.conversation_num)
-        .or(a.request_count)
+    let given = a.num_dataset_entries.map(|n| n as u64);
+    // A config file's dataset has the entries it gives (a synthetic one AIPerf's default):
+    // none for an inline or file dataset that gives none, whatever the request count.
+    if e.plan.file_only.from_file {
+        return given;
+    }
+    given.or(a.prompt.conversation_num).or(a.request_count)
 }
 
 /// `cache_bust`, `random_range_ratio` and `random_corpus_style` of the synthetic `prompts`, in

@@ -61,6 +61,7 @@ mod spec_decode;
 mod startup;
 mod sweep;
 mod swim_lane;
+mod template_runs;
 mod tls;
 mod tokenizer;
 mod trace_tools;
