@@ -132,7 +132,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
         );
         finish_api(api);
         let outcome = outcome?;
-        return Ok(auto_plot(args, &outcome, exit::of_run(&outcome)));
+        return Ok(auto_plot(&plan, &outcome, exit::of_run(&outcome)));
     }
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
     if let Some(mut sweep) = ringperf::sweep::SweepPlan::from_cli(&plan, lists)? {
@@ -149,7 +149,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
         );
         finish_api(api);
         let outcome = outcome?;
-        return Ok(auto_plot(args, &outcome, exit::of_run(&outcome)));
+        return Ok(auto_plot(&plan, &outcome, exit::of_run(&outcome)));
     }
     if !sla.is_empty() {
         eprintln!(
@@ -189,7 +189,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     let outcome = outcome?;
     let code = exit::of_run(&outcome);
     Ok(match plot_dir {
-        Some(dir) => plot_after_run(&dir, plot_required, code),
+        Some(dir) => plot_after_run(&dir, plot_required, plan.file_only.plot.as_ref(), code),
         None => code,
     })
 }
@@ -233,19 +233,35 @@ fn finish_api(api: Option<ringperf::api::Api>) {
 
 /// `--auto-plot` after a sweep or a search: the report of its directory (its variations or
 /// points, as `ringperf plot DIR` draws it), as after a single run.
-fn auto_plot(args: &ringperf::cli::ProfileArgs, outcome: &ringperf::run::Outcome, code: u8) -> u8 {
+fn auto_plot(plan: &Plan, outcome: &ringperf::run::Outcome, code: u8) -> u8 {
+    let args = &plan.settings;
     if !args.auto_plot {
         return code;
     }
     let required = args.outputs.plot_required;
-    plot_after_run(&outcome.artifact_dir, required, code)
+    let section = plan.file_only.plot.as_ref();
+    plot_after_run(&outcome.artifact_dir, required, section, code)
 }
 
-/// `--auto-plot`: the report of the run just written, and its charts' folder (a PNG and an SVG
+/// `--auto-plot`: a config file's `plot:` section as `.aiperf-plot-config.yaml`, then the report of
+/// the run just written, and its charts' folder (a PNG and an SVG
 /// per chart), after the footer; a failure to draw it is said, and changes the exit code only
 /// with `--plot-required`: 1 where the run would exit 0, as AIPerf's failed plot callback (every
 /// other artifact is already written).
-fn plot_after_run(dir: &std::path::Path, plot_required: bool, code: u8) -> u8 {
+fn plot_after_run(
+    dir: &std::path::Path,
+    plot_required: bool,
+    section: Option<&serde_json::Value>,
+    code: u8,
+) -> u8 {
+    // A config file's `plot:` section first, where AIPerf writes it (its plot pass reads it).
+    if let Some(section) = section {
+        use ringperf::config::yaml::plot::{PLOT_CONFIG_FILE, to_yaml};
+        let path = dir.join(PLOT_CONFIG_FILE);
+        if let Err(e) = std::fs::write(&path, to_yaml(section)) {
+            eprintln!("ringperf: auto-plot: cannot write {}: {e}", path.display());
+        }
+    }
     match ringperf_plot::plot::plot(&[dir.to_path_buf()], None) {
         Ok(r) => {
             println!("Report: {}", r.html.display());

@@ -147,6 +147,7 @@ impl Config {
                     && matches!(profiling.load, Load::Rate { .. }),
                 max_in_flight: profiling.load.max_in_flight(),
                 agentic: matches!(profiling.timing.mode, timing::Mode::Agentic(_)),
+                file: plan.file_only.from_file,
             },
         )?;
         let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;

@@ -46,6 +46,9 @@ pub struct Mode {
     pub max_in_flight: Option<u64>,
     /// The profiling phase is agentic replay.
     pub agentic: bool,
+    /// The plan is a config file's: its `multi_run` block keeps its settings when the run
+    /// count comes down to one (AIPerf refuses only the command line's).
+    pub file: bool,
 }
 
 /// The checks' outcome: the warnings to print, one line each.
@@ -163,7 +166,7 @@ fn verdict(id: &str, scope: Scope, m: &Mode) -> Verdict {
             "it shapes rankings requests, and --endpoint-type {} is not a rankings type",
             m.endpoint.as_str()
         )),
-        Scope::MultiRun if m.runs <= 1 => Verdict::Refused(format!(
+        Scope::MultiRun if m.runs <= 1 && !m.file => Verdict::Refused(format!(
             "{} only applies to repeated runs (--num-profile-runs over 1), as in AIPerf: drop it \
              or add --num-profile-runs 2 or more",
             name()

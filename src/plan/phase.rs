@@ -175,6 +175,10 @@ pub struct FileOnly {
     /// AIPerf echoes it (the flags' dataset is `main`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset_name: Option<String>,
+    /// The file's `plot:` section, checked, with its defaults (written as
+    /// `.aiperf-plot-config.yaml` where the run's plots are drawn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<serde_json::Value>,
     /// `artifacts.user_files`.
     #[serde(default, skip_serializing_if = "super::UserFiles::is_empty")]
     pub user_files: super::UserFiles,

@@ -4,10 +4,10 @@
 //! the in-process mock, which then must exit 0 and write AIPerf's artifact layout, file for file,
 //! with AIPerf's phase manifests where AIPerf wrote them and none where it wrote none.
 //!
-//! The layouts differ by design in three names only (docs/config-files.md, "AIPerf's
-//! templates"): ringperf adds `plan.json` to each run's directory (its typed settings, which
-//! `ringperf merge` reads); AIPerf adds `logs/aiperf.log` and, in a run of several, each run's
-//! `run_config.json` (the handoff file of its subprocess runner).
+//! The layouts differ by design in four names only: ringperf adds `plan.json` to each run's
+//! directory (its typed settings, which `ringperf merge` reads) and a sweep's
+//! `sweep_aggregate/sweep_table.txt`; AIPerf adds `logs/aiperf.log` and, in a run of several,
+//! each run's `run_config.json` (the handoff file of its subprocess runner).
 
 use crate::common;
 
@@ -35,6 +35,10 @@ pub(crate) struct AiperfRun {
     pub(crate) env: Vec<(String, String)>,
     exit: i32,
 }
+
+/// Files ringperf adds (docs/output-formats.md, docs/sweeps.md): each run's typed settings, a
+/// sweep's console table.
+const RINGPERFS_OWN: &[&str] = &["plan.json", "sweep_table.txt"];
 
 /// Variables the run set for AIPerf itself (offline tokenizer and hub, its dataset cache), not
 /// for the template.
@@ -217,7 +221,7 @@ fn replay(name: &str) {
         .collect();
     let ours: BTreeSet<String> = files_under(&art)
         .into_iter()
-        .filter(|f| file_name(f) != "plan.json")
+        .filter(|f| !RINGPERFS_OWN.contains(&file_name(f)))
         .collect();
     let only_ours: Vec<&String> = ours.difference(&theirs).collect();
     let only_theirs: Vec<&String> = theirs.difference(&ours).collect();
@@ -237,15 +241,16 @@ fn replay(name: &str) {
     }
 
     // The phase manifests AIPerf wrote (one per run; `phase_manifest.TAG.json` for a run of
-    // several, TAG its directory under `profile_runs/`), against ringperf's.
+    // several or a sweep's, TAG its directory, `profile_runs/` left out), against ringperf's.
     let mut compared = 0;
     for f in theirs
         .iter()
         .filter(|f| file_name(f) == "phase_manifest.json")
     {
+        // The run's directory: `profile_runs/run_0001` → `run_0001`, `concurrency_8`.
         let tag = f
-            .strip_prefix("profile_runs/")
-            .map(|r| r.trim_end_matches("/phase_manifest.json").replace('/', "."));
+            .strip_suffix("/phase_manifest.json")
+            .map(|d| d.trim_start_matches("profile_runs/").replace('/', "."));
         let fixture = match &tag {
             Some(t) => run.dir.join(format!("phase_manifest.{t}.json")),
             None => run.dir.join("phase_manifest.json"),
@@ -282,7 +287,7 @@ macro_rules! replays {
         #[test]
         fn every_successful_aiperf_run_is_replayed() {
             let replayed: BTreeSet<&str> = [$(stringify!($name)),*].into_iter().collect();
-            let not_yet = ["scenario_workload_profiles", "speed_bench_sweep", "sweep_with_plot"];
+            let not_yet = ["scenario_workload_profiles", "speed_bench_sweep"];
             let mut ok = BTreeSet::new();
             for e in std::fs::read_dir(RUNS).unwrap().filter_map(Result::ok) {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -321,6 +326,7 @@ replays!(
     request_cancellation,
     time_based_soak,
     trace_replay,
+    sweep_with_plot,
     user_files,
     warmup_profiling,
 );

@@ -1145,7 +1145,6 @@ fn aiperfs_templates_validate_as_aiperf_validated_them() {
     let not_yet = [
         ("scenario_workload_profiles", "sweep.type: scenarios"),
         ("speed_bench_sweep", "sweep.parameters.datasets.main.format"),
-        ("sweep_with_plot", "plot: Extra inputs are not permitted"),
     ];
     assert_eq!(names.lines().count(), 27);
     for name in names.lines() {

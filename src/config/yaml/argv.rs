@@ -237,6 +237,20 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         sweep_gate(root)?;
         sweep(obj(s, "sweep")?, &mut a)?;
     }
+    if let Some(p) = root.get("plot") {
+        let dir = l.path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(section) = super::plot::read(p, dir.unwrap_or(std::path::Path::new(".")))? {
+            // `plot:` turns the plots on unless the file's artifacts say; not in a sweep, whose
+            // variations AIPerf 0.13 builds from `benchmark:` alone (there `--auto-plot` or
+            // `artifacts.auto_plot` turns them on).
+            let said = (body.get("artifacts").and_then(Value::as_object))
+                .is_some_and(|m| m.contains_key("auto_plot"));
+            if !said && !root.contains_key("sweep") {
+                a.switch("--auto-plot");
+            }
+            a.file_only.plot = Some(section);
+        }
+    }
     Ok(a)
 }
 

@@ -10,7 +10,9 @@
 mod adaptive;
 pub mod argv;
 pub mod cmd;
+mod emit;
 pub(crate) mod jinja;
+pub mod plot;
 mod render;
 pub mod templates;
 
@@ -143,7 +145,7 @@ pub(super) fn type_name(v: &Value) -> &'static str {
 }
 
 /// YAML → JSON. Keys must be strings (AIPerf refuses others); nesting is bounded.
-fn to_json(y: Yaml, path: &str, depth: usize) -> Result<Value, YamlError> {
+pub(super) fn to_json(y: Yaml, path: &str, depth: usize) -> Result<Value, YamlError> {
     if depth > 256 {
         return Err(YamlError::Parse(
             "Configuration nested too deeply (>256 levels).".into(),
@@ -209,6 +211,9 @@ fn snake_keys(v: Value) -> Value {
         "variables",
         "content",
         "records",
+        "multi_run_plots",
+        "single_run_plots",
+        "group_display_names",
     ];
     match v {
         Value::Object(m) => Value::Object(
@@ -285,6 +290,7 @@ const TOP_KEYS: &[&str] = &[
     "multi_run",
     "sweep",
     "no_sweep_table",
+    "plot",
 ];
 
 /// The envelope shape with every shorthand expanded.
