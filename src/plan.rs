@@ -19,7 +19,7 @@ mod phase;
 mod user_files;
 
 pub use inline::InlineRecords;
-pub use phase::{FileOnly, Pacing, PhaseSpec};
+pub use phase::{FileOnly, FileScenario, Pacing, PhaseSpec};
 pub use user_files::{UserFile, UserFileFormat, UserFiles};
 
 /// The file a run writes its plan to, in its artifact directory.

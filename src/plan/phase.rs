@@ -179,6 +179,9 @@ pub struct FileOnly {
     /// `.aiperf-plot-config.yaml` where the run's plots are drawn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plot: Option<serde_json::Value>,
+    /// A `sweep: {type: scenarios}`: each run's variation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<FileScenario>,
     /// `artifacts.user_files`.
     #[serde(default, skip_serializing_if = "super::UserFiles::is_empty")]
     pub user_files: super::UserFiles,
@@ -225,4 +228,25 @@ impl FileOnly {
             && self.fixed.is_empty()
             && self.exports.is_empty()
     }
+}
+
+/// One run of a config file's scenario sweep: its label and directory, the values AIPerf
+/// reports for it, and what it changes of the file's settings (the file with the run merged in,
+/// against the file alone) — applied over the command line's flags, as AIPerf's scenario values
+/// are.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileScenario {
+    pub label: String,
+    pub dir: String,
+    /// AIPerf's `values`: the run's flat `values:`, or `benchmark` and the subtree it merges in.
+    pub values: Vec<(String, serde_json::Value)>,
+    /// The flags whose values the run changes or adds, as a file's settings are given.
+    pub set: Vec<crate::cli::parse::Setting>,
+    /// The file's flags the run's file no longer sets.
+    pub cleared: Vec<String>,
+    /// What no flag sets, as the run's file has it.
+    pub file_only: Box<FileOnly>,
+    /// The run leaves the file's phases before profiling (its warmup) as they are: the run
+    /// keeps them as the flags beside the file made them.
+    pub keeps_warmup: bool,
 }

@@ -188,7 +188,25 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
     // A scenario sweep has one parameter, `benchmark`, whose values are the variants'
     // overrides; a grid or zip one each list (AIPerf counts the zip's combinations as the
     // product of the lengths too).
-    let (params, combinations): (Vec<Value>, usize) = if plan.sweep_type == SweepType::Scenarios {
+    let files: Vec<Map<String, Value>> = (plan.variations.iter())
+        .filter(|v| v.file.is_some())
+        .map(Variation::values_json)
+        .collect();
+    let (params, combinations): (Vec<Value>, usize) = if let Some(first) = files.first() {
+        // A config file's scenarios: one parameter per key of their values (`benchmark`, each
+        // run's subtree as its JSON text, unless the runs give flat `values:`).
+        let params = first
+            .keys()
+            .map(|k| {
+                let values: Vec<Value> = files
+                    .iter()
+                    .map(|f| f.get(k).cloned().unwrap_or(Value::Null))
+                    .collect();
+                json!({"name": k.rsplit('.').next().unwrap_or(k), "values": values})
+            })
+            .collect();
+        (params, files.len())
+    } else if plan.sweep_type == SweepType::Scenarios {
         let values: Vec<Value> = plan
             .variations
             .iter()

@@ -161,6 +161,8 @@ pub struct Variation {
     pub raw: Vec<RawOverride>,
     /// A `--variant` (its directory is named after its label, not its values).
     pub scenario: bool,
+    /// A run of a config file's scenario sweep: what it changes of the file's settings.
+    pub file: Option<Box<crate::plan::FileScenario>>,
 }
 
 impl Variation {
@@ -179,6 +181,7 @@ impl Variation {
             values,
             raw: Vec::new(),
             scenario: false,
+            file: None,
         }
     }
 
@@ -186,6 +189,9 @@ impl Variation {
     /// `__` (`concurrency_4__rate_10.0`); a `--variant` without swept values: its label with
     /// characters unsafe in a path removed, or `variation_<index>`.
     pub fn dir_name(&self) -> String {
+        if let Some(f) = &self.file {
+            return f.dir.clone();
+        }
         let named = if !self.scenario && !self.values.is_empty() {
             self.values
                 .iter()
@@ -211,6 +217,19 @@ impl Variation {
     /// `{"benchmark": <its overrides as compact JSON>}` ([`Variation::benchmark_override`]).
     pub fn values_json(&self) -> Map<String, Value> {
         let mut m = Map::new();
+        // A file's scenario: its values, a nested one as its compact JSON, keys sorted.
+        if let Some(f) = &self.file {
+            for (k, v) in &f.values {
+                let v = match v {
+                    Value::Object(_) | Value::Array(_) => {
+                        Value::from(serde_json::to_string(&sorted(v.clone())).unwrap_or_default())
+                    }
+                    v => v.clone(),
+                };
+                m.insert(k.clone(), v);
+            }
+            return m;
+        }
         if self.scenario {
             m.insert("benchmark".into(), Value::from(self.benchmark_override()));
             return m;
@@ -276,6 +295,24 @@ impl Variation {
     /// # Errors
     /// A `--variant` key that is not a flag, or its value is not one of the flag's.
     pub fn apply_to(&self, plan: &mut Plan) -> Result<(), SweepError> {
+        if let Some(f) = &self.file {
+            // Over the command line's flags: a scenario's value wins, as in AIPerf.
+            let (settings, given) =
+                crate::cli::parse::over(&plan.settings, &plan.given, &f.set, &f.cleared).map_err(
+                    |e| SweepError::Variation {
+                        label: self.label.clone(),
+                        source: e.into(),
+                    },
+                )?;
+            plan.settings = settings;
+            plan.given = given;
+            let mut file_only = (*f.file_only).clone();
+            // The file's warmup as the flags beside the file left it, unless the run changes it.
+            if f.keeps_warmup {
+                file_only.phases_before = plan.file_only.phases_before.clone();
+            }
+            plan.file_only = file_only;
+        }
         for o in &self.values {
             let set = o.flag.set;
             plan.set_given(o.flag.id, |s| set(s, o.value.as_f64()), o.value.to_string());
@@ -470,11 +507,25 @@ impl SweepPlan {
     pub fn from_cli(base: &Plan, lists: &[ListValues]) -> Result<Option<Self>, SweepError> {
         let args = &base.settings;
         let sw = &args.sweep;
-        if lists.is_empty() && sw.variants.is_empty() {
+        if lists.is_empty() && sw.variants.is_empty() && base.file_only.scenarios.is_empty() {
             return Ok(None);
         }
         check_refusals(lists, args)?;
-        let (sweep_type, variations) = if sw.variants.is_empty() {
+        let scenarios = &base.file_only.scenarios;
+        let (sweep_type, variations) = if !scenarios.is_empty() {
+            let variations = scenarios
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let mut v = Variation::new(i, Vec::new());
+                    v.label = f.label.clone();
+                    v.scenario = true;
+                    v.file = Some(Box::new(f.clone()));
+                    v
+                })
+                .collect();
+            (SweepType::Scenarios, variations)
+        } else if sw.variants.is_empty() {
             let zip = sw.sweep_type == Some(SweepTypeArg::Zip);
             if zip {
                 (SweepType::Zip, zip_variations(lists)?)

@@ -287,7 +287,7 @@ macro_rules! replays {
         #[test]
         fn every_successful_aiperf_run_is_replayed() {
             let replayed: BTreeSet<&str> = [$(stringify!($name)),*].into_iter().collect();
-            let not_yet = ["scenario_workload_profiles", "speed_bench_sweep"];
+            let not_yet = ["speed_bench_sweep"];
             let mut ok = BTreeSet::new();
             for e in std::fs::read_dir(RUNS).unwrap().filter_map(Result::ok) {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -324,6 +324,7 @@ replays!(
     public_dataset,
     ramping,
     request_cancellation,
+    scenario_workload_profiles,
     time_based_soak,
     trace_replay,
     sweep_with_plot,

@@ -1142,10 +1142,7 @@ fn phase_lists_validate_as_aiperf_validated_them() {
 fn aiperfs_templates_validate_as_aiperf_validated_them() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-templates");
     let names = std::fs::read_to_string(dir.join("names.txt")).unwrap();
-    let not_yet = [
-        ("scenario_workload_profiles", "sweep.type: scenarios"),
-        ("speed_bench_sweep", "sweep.parameters.datasets.main.format"),
-    ];
+    let not_yet = [("speed_bench_sweep", "sweep.parameters.datasets.main.format")];
     assert_eq!(names.lines().count(), 27);
     for name in names.lines() {
         let f = dir.join(format!("{name}.yaml"));
@@ -1729,4 +1726,63 @@ fn each_template_run_echoes_aiperfs_input_config() {
             );
         }
     }
+}
+
+/// A scenario sweep (`sweep: {type: scenarios}`): each run merged over the file, one variation
+/// each. The scenario's value beats a flag given beside the file for the same field (AIPerf
+/// merges the flags into the file first), a flag on a field no scenario sets reaches every
+/// variation, and each variation sends the prompts its scenario asks for.
+#[test]
+fn a_scenario_sweep_runs_each_scenario_over_the_file() {
+    let server = common::recording_mock(2);
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("scenarios.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 24, osl: 2}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: profiling, type: concurrency, concurrency: 1, requests: 20}}\nsweep:\n  type: scenarios\n  runs:\n    - name: short\n      benchmark:\n        dataset: {{prompts: {{isl: 16}}}}\n    - name: long\n      benchmark:\n        dataset: {{prompts: {{isl: 40}}}}\n        phases: [{{name: profiling, concurrency: 2}}]\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = ringperf(&[
+        "profile",
+        "-f",
+        f.to_str().unwrap(),
+        "--isl",
+        "64",
+        "--request-count",
+        "3",
+        "--artifact-dir",
+        out_dir.to_str().unwrap(),
+        "--ui",
+        "none",
+        "--no-server-metrics",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (name, isl, concurrency) in [("short", 16, 1), ("long", 40, 2)] {
+        let d = out_dir.join(name);
+        let records = common::read_jsonl(&d.join("profile_export.jsonl"));
+        assert_eq!(records.len(), 3, "{name}: --request-count reaches it");
+        for r in &records {
+            assert_eq!(
+                r["metrics"]["input_sequence_length"]["value"], isl,
+                "{name}"
+            );
+        }
+        let doc = common::read_json(&d.join("profile_export_aiperf.json"));
+        let phase = &doc["input_config"]["phases"][0];
+        assert_eq!(phase["concurrency"], concurrency, "{name}");
+    }
+    let sweep =
+        common::read_json(&out_dir.join("sweep_aggregate/profile_export_aiperf_sweep.json"));
+    let params = &sweep["metadata"]["sweep_parameters"][0];
+    assert_eq!(params["name"], "benchmark");
+    assert_eq!(
+        params["values"][1],
+        "{\"datasets\":[{\"name\":\"default\",\"prompts\":{\"isl\":40}}],\"phases\":[{\"concurrency\":2,\"name\":\"profiling\"}]}"
+    );
+    // Every request the mock saw, 3 per scenario.
+    assert_eq!(common::truth_of(&server, 6).len(), 6);
 }

@@ -236,6 +236,9 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
     if let Some(s) = root.get("sweep") {
         sweep_gate(root)?;
         sweep(obj(s, "sweep")?, &mut a)?;
+        if s.get("type").and_then(Value::as_str) == Some("scenarios") {
+            a.file_only.scenarios = scenario_settings(l, &a)?;
+        }
     }
     if let Some(p) = root.get("plot") {
         let dir = l.path.parent().filter(|d| !d.as_os_str().is_empty());
@@ -252,6 +255,61 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
         }
     }
     Ok(a)
+}
+
+/// Each run of the file's scenario sweep as what it changes of the file's settings `base`: the
+/// file with the run merged in, translated, against the file alone.
+fn scenario_settings(l: &Loaded, base: &FileArgs) -> R<Vec<crate::plan::FileScenario>> {
+    let by_flag = |a: &FileArgs| {
+        let mut m: std::collections::BTreeMap<String, Vec<Vec<FileValue>>> = Default::default();
+        for (f, v) in &a.flags {
+            m.entry(f.clone()).or_default().push(v.clone());
+        }
+        m
+    };
+    let theirs = by_flag(base);
+    super::scenarios::runs(&l.root)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let merged = translate(&Loaded {
+                path: l.path.clone(),
+                root: run.root,
+            })
+            .map_err(|e| match e {
+                YamlError::Schema(m) => YamlError::Schema(format!("sweep run [{i}]: {m}")),
+                other => other,
+            })?;
+            let ours = by_flag(&merged);
+            let mut set = Vec::new();
+            for (flag, lists) in &ours {
+                if theirs.get(flag) == Some(lists) {
+                    continue;
+                }
+                for values in lists {
+                    let values = values
+                        .iter()
+                        .map(|v| (v.value.clone(), v.written.clone()))
+                        .collect();
+                    set.push((flag.clone(), values));
+                }
+            }
+            let cleared = theirs
+                .keys()
+                .filter(|f| !ours.contains_key(*f))
+                .cloned()
+                .collect();
+            Ok(crate::plan::FileScenario {
+                label: run.label,
+                dir: run.dir,
+                values: run.values,
+                set,
+                cleared,
+                keeps_warmup: merged.file_only.phases_before == base.file_only.phases_before,
+                file_only: Box::new(merged.file_only),
+            })
+        })
+        .collect()
 }
 
 fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
@@ -2043,18 +2101,21 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
 fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("grid");
     match ty {
-        "grid" | "zip" => {}
+        "grid" | "zip" => a.sweep.push(("--sweep-type".into(), vec![ty.into()])),
+        // Its runs are read beside the file's settings ([`scenario_settings`]).
+        "scenarios" => {}
         "adaptive_search" => {
             a.sweep.extend(super::adaptive::translate(m)?);
             return Ok(());
         }
         other => return Err(YamlError::Unsupported(format!("sweep.type: {other}"))),
     }
-    a.sweep.push(("--sweep-type".into(), vec![ty.into()]));
     for (k, v) in m {
         let path = format!("sweep.{k}");
         match k.as_str() {
             "type" => {}
+            "runs" if ty == "scenarios" => {}
+            "parameters" if ty == "scenarios" => return Err(super::extra(&path)),
             "parameters" => {
                 for (param, list) in obj(v, &path)? {
                     let ppath = format!("{path}.{param}");

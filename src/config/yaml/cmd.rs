@@ -149,6 +149,7 @@ pub fn expand(path: &Path, opts: &ExpandOptions) -> u8 {
         None if sweep.is_none() => "none",
         None | Some("grid") => "GridSweep",
         Some("zip") => "ZipSweep",
+        Some("scenarios") => "ScenarioSweep",
         Some("adaptive_search") => {
             eprintln!(
                 "An adaptive_search sweep picks its variations while it runs, so there are none \
@@ -158,12 +159,22 @@ pub fn expand(path: &Path, opts: &ExpandOptions) -> u8 {
         }
         Some(other) => return fail(&format!("not supported by ringperf: sweep.type: {other}")),
     };
-    let variations = match sweep {
-        Some(s) => match argv::variations(s) {
+    let scenarios = (sweep_type == "ScenarioSweep").then(|| super::scenarios::runs(&loaded.root));
+    let variations = match (sweep, scenarios) {
+        (_, Some(Ok(runs))) => runs
+            .into_iter()
+            .map(|r| argv::Variation {
+                dir: r.dir,
+                label: r.label,
+                values: r.values,
+            })
+            .collect(),
+        (_, Some(Err(e))) => return fail(&e),
+        (Some(s), None) => match argv::variations(s) {
             Ok(v) => v,
             Err(e) => return fail(&e),
         },
-        None => vec![argv::Variation {
+        (None, None) => vec![argv::Variation {
             dir: "base".into(),
             label: "base".into(),
             values: Vec::new(),

@@ -14,6 +14,7 @@ mod emit;
 pub(crate) mod jinja;
 pub mod plot;
 mod render;
+pub mod scenarios;
 pub mod templates;
 
 use std::fmt;
