@@ -701,7 +701,7 @@ fn custom_type(name: &str) -> Result<DatasetKind, ConfigError> {
     }
     let norm = name.trim().replace('-', "_").to_ascii_lowercase();
     let built: Vec<&str> = DatasetKind::ALL.iter().map(|k| k.as_str()).collect();
-    if AIPERF_CUSTOM_TYPES.contains(&norm.as_str()) || norm.starts_with("speed_bench_") {
+    if AIPERF_CUSTOM_TYPES.contains(&norm.as_str()) {
         Err(ConfigError::flag(format!(
             "--custom-dataset-type {name} is not supported by ringperf yet ({} are)",
             built.join(", ")

@@ -74,6 +74,12 @@ pub fn write_variation_aggregate(
 /// `parameters` of a variation in the sweep aggregate: `{short name: value}`; a `--variant`
 /// (AIPerf's scenario): `{"benchmark": <its overrides>}`.
 fn parameters_of(v: &Variation) -> Map<String, Value> {
+    // A config file's point: its values by the last segment of their paths (`format`).
+    if v.file.is_some() {
+        return (v.values_json().into_iter())
+            .map(|(k, x)| (k.rsplit('.').next().unwrap_or(&k).to_owned(), x))
+            .collect();
+    }
     if v.scenario {
         return v.values_json();
     }

@@ -177,7 +177,7 @@ fn replay(name: &str) {
     let addr = server.addr.to_string();
     let tmp = tempfile::tempdir().unwrap();
     // AIPerf ran from a scratch directory holding the run's data files.
-    for sub in ["data", ".cache"] {
+    for sub in ["data", ".cache", "datasets"] {
         if run.dir.join(sub).is_dir() {
             copy_tree(&run.dir.join(sub), &tmp.path().join(sub));
         }
@@ -287,7 +287,7 @@ macro_rules! replays {
         #[test]
         fn every_successful_aiperf_run_is_replayed() {
             let replayed: BTreeSet<&str> = [$(stringify!($name)),*].into_iter().collect();
-            let not_yet = ["speed_bench_sweep"];
+            let not_yet: [&str; 0] = [];
             let mut ok = BTreeSet::new();
             for e in std::fs::read_dir(RUNS).unwrap().filter_map(Result::ok) {
                 let name = e.file_name().to_string_lossy().into_owned();
@@ -325,9 +325,10 @@ replays!(
     ramping,
     request_cancellation,
     scenario_workload_profiles,
+    speed_bench_sweep,
+    sweep_with_plot,
     time_based_soak,
     trace_replay,
-    sweep_with_plot,
     user_files,
     warmup_profiling,
 );

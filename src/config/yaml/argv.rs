@@ -236,8 +236,17 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
     if let Some(s) = root.get("sweep") {
         sweep_gate(root)?;
         sweep(obj(s, "sweep")?, &mut a)?;
-        if s.get("type").and_then(Value::as_str) == Some("scenarios") {
-            a.file_only.scenarios = scenario_settings(l, &a)?;
+        let runs = match s.get("type").and_then(Value::as_str).unwrap_or("grid") {
+            "scenarios" => Some(super::scenarios::runs(root)?),
+            // A grid or zip over a path no flag sweeps: its points as files.
+            "grid" | "zip" if !by_flags(obj(s, "sweep")?) => Some(super::scenarios::grid_runs(
+                root,
+                variations(obj(s, "sweep")?)?,
+            )?),
+            _ => None,
+        };
+        if let Some(runs) = runs {
+            a.file_only.scenarios = scenario_settings(l, runs, &a)?;
         }
     }
     if let Some(p) = root.get("plot") {
@@ -259,7 +268,11 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
 
 /// Each run of the file's scenario sweep as what it changes of the file's settings `base`: the
 /// file with the run merged in, translated, against the file alone.
-fn scenario_settings(l: &Loaded, base: &FileArgs) -> R<Vec<crate::plan::FileScenario>> {
+fn scenario_settings(
+    l: &Loaded,
+    runs: Vec<super::scenarios::ScenarioRun>,
+    base: &FileArgs,
+) -> R<Vec<crate::plan::FileScenario>> {
     let by_flag = |a: &FileArgs| {
         let mut m: std::collections::BTreeMap<String, Vec<Vec<FileValue>>> = Default::default();
         for (f, v) in &a.flags {
@@ -268,8 +281,7 @@ fn scenario_settings(l: &Loaded, base: &FileArgs) -> R<Vec<crate::plan::FileScen
         m
     };
     let theirs = by_flag(base);
-    super::scenarios::runs(&l.root)?
-        .into_iter()
+    runs.into_iter()
         .enumerate()
         .map(|(i, run)| {
             let merged = translate(&Loaded {
@@ -2001,23 +2013,60 @@ const SWEEP_PARAMS: &[(&[&str], &str)] = &[
 /// `phases.profiling.concurrency`), `None` for a parameter ringperf cannot sweep.
 fn full_path(param: &str) -> Option<String> {
     let snake = super::snake(param);
-    let (names, _) = SWEEP_PARAMS
+    let Some((names, _)) = SWEEP_PARAMS
         .iter()
-        .find(|(n, _)| n.contains(&snake.as_str()))?;
+        .find(|(n, _)| n.contains(&snake.as_str()))
+    else {
+        // Any other path is written into the file as it stands (a bare name is one of the
+        // profiling phase's fields AIPerf names so).
+        return if snake.contains('.') {
+            Some(snake)
+        } else {
+            PHASE_NAMES
+                .contains(&snake.as_str())
+                .then(|| format!("phases.profiling.{snake}"))
+        };
+    };
     Some(match names.iter().find(|n| n.contains('.')) {
         Some(p) if !snake.contains('.') => (*p).to_string(),
         _ => snake,
     })
 }
 
-/// One variation of a sweep: its directory name and label, as AIPerf's `config expand`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Variation {
-    pub dir: String,
-    pub label: String,
-    /// Each swept path and its value here, as the file wrote it (AIPerf's `values`).
-    pub values: Vec<(String, Value)>,
+/// AIPerf's bare sweep names for the profiling phase's fields.
+const PHASE_NAMES: &[&str] = &[
+    "concurrency",
+    "prefill_concurrency",
+    "rate",
+    "requests",
+    "duration",
+    "sessions",
+    "users",
+    "smoothness",
+    "grace_period",
+    "concurrency_ramp",
+    "prefill_ramp",
+    "rate_ramp",
+    "rate_series",
+];
+
+/// Whether every parameter of a grid or zip sweep is one a flag sweeps (else its points run as
+/// files, each with the values written at their paths).
+fn by_flags(sweep: &Map<String, Value>) -> bool {
+    sweep
+        .get("parameters")
+        .and_then(Value::as_object)
+        .is_none_or(|p| {
+            p.keys().all(|k| {
+                let snake = super::snake(k);
+                SWEEP_PARAMS
+                    .iter()
+                    .any(|(n, _)| n.contains(&snake.as_str()))
+            })
+        })
 }
+
+pub use super::scenarios::Variation;
 
 /// The variations of a `grid` or `zip` sweep, in AIPerf's order: parameters sorted by full
 /// path; a grid is their product with the last parameter varying fastest, a zip pairs the
@@ -2100,8 +2149,10 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
 /// scalar value of that flag); `cooldown_seconds` and `same_seed` their flags.
 fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let flags = by_flags(m);
     match ty {
-        "grid" | "zip" => a.sweep.push(("--sweep-type".into(), vec![ty.into()])),
+        "grid" | "zip" if flags => a.sweep.push(("--sweep-type".into(), vec![ty.into()])),
+        "grid" | "zip" => {}
         // Its runs are read beside the file's settings ([`scenario_settings`]).
         "scenarios" => {}
         "adaptive_search" => {
@@ -2116,6 +2167,8 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "type" => {}
             "runs" if ty == "scenarios" => {}
             "parameters" if ty == "scenarios" => return Err(super::extra(&path)),
+            // Its points are files ([`super::scenarios::grid_runs`]).
+            "parameters" if !flags => {}
             "parameters" => {
                 for (param, list) in obj(v, &path)? {
                     let ppath = format!("{path}.{param}");

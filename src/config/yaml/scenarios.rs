@@ -26,6 +26,15 @@ pub struct ScenarioRun {
     pub root: Map<String, Value>,
 }
 
+/// One variation of a sweep: its directory name and label, as AIPerf's `config expand`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variation {
+    pub dir: String,
+    pub label: String,
+    /// Each swept path and its value here, as the file wrote it (AIPerf's `values`).
+    pub values: Vec<(String, Value)>,
+}
+
 /// Keys that tell one distribution's kind from another's.
 const DISTRIBUTION_KEYS: &[&str] = &["peaks", "points", "value", "median", "stddev"];
 
@@ -161,6 +170,97 @@ fn one(base: &Map<String, Value>, run: &Value, i: usize) -> R<ScenarioRun> {
         values,
         root,
     })
+}
+
+/// The variations of a grid or zip sweep over paths (`variations`, each `path=value` pairs) as
+/// files: the file with each value written at its path under `benchmark` (AIPerf's rules: a
+/// mapping is entered, made when missing; in a list of named entries the one of that name, under
+/// `phases` a number an index and `profiling` the one profiling phase).
+///
+/// # Errors
+/// A path that names no entry, or goes through a value that is neither mapping nor list.
+pub fn grid_runs(root: &Map<String, Value>, variations: Vec<Variation>) -> R<Vec<ScenarioRun>> {
+    let mut base = root.clone();
+    base.remove("sweep");
+    variations
+        .into_iter()
+        .map(|v| {
+            let mut root = base.clone();
+            let body = root
+                .entry("benchmark")
+                .or_insert_with(|| Value::Object(Map::new()));
+            for (path, value) in &v.values {
+                set_path(body, path, value.clone())?;
+            }
+            Ok(ScenarioRun {
+                label: v.label,
+                dir: v.dir,
+                values: v.values,
+                root,
+            })
+        })
+        .collect()
+}
+
+/// Writes `value` at the dotted `path` under `at`.
+fn set_path(at: &mut Value, path: &str, value: Value) -> R<()> {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut here = at;
+    for (i, seg) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let under = parts[..i].join(".");
+        let kind = super::type_name(here);
+        let entries = matches!(&*here, Value::Array(l) if named(l));
+        here = match here {
+            Value::Object(m) => {
+                if last {
+                    m.insert((*seg).to_owned(), value);
+                    return Ok(());
+                }
+                m.entry(*seg).or_insert_with(|| Value::Object(Map::new()))
+            }
+            Value::Array(list) if entries => {
+                let phases = under == "phases";
+                let at = if phases && seg.bytes().all(|b| b.is_ascii_digit()) {
+                    seg.parse::<usize>().ok().filter(|&n| n < list.len())
+                } else {
+                    list.iter().position(|e| e["name"] == *seg).or_else(|| {
+                        // `phases.profiling` with no phase of that name: the one profiling one.
+                        if !(phases && *seg == "profiling") {
+                            return None;
+                        }
+                        let profiling: Vec<usize> = (0..list.len())
+                            .filter(|&j| {
+                                list[j].get("kind").and_then(Value::as_str) == Some("profiling")
+                            })
+                            .collect();
+                        (profiling.len() == 1).then(|| profiling[0])
+                    })
+                };
+                let Some(j) = at else {
+                    let names: Vec<String> = list
+                        .iter()
+                        .map(|e| format!("'{}'", e["name"].as_str().unwrap_or_default()))
+                        .collect();
+                    return Err(YamlError::Schema(format!(
+                        "sweep path '{path}': no entry named '{seg}' under '{under}' (have: [{}])",
+                        names.join(", ")
+                    )));
+                };
+                if last {
+                    list[j] = value;
+                    return Ok(());
+                }
+                &mut list[j]
+            }
+            _ => {
+                return Err(YamlError::Schema(format!(
+                    "sweep path '{path}': '{under}' is a {kind}, not a mapping"
+                )));
+            }
+        };
+    }
+    Ok(())
 }
 
 /// A value as Python's `str()` writes it (`True`, `5.0`).
@@ -351,6 +451,56 @@ mod tests {
         );
         assert_eq!(b["phases"][0]["concurrency"], 8);
         assert_eq!(b["phases"][2]["name"], "cooldown");
+    }
+
+    #[test]
+    fn a_grid_point_is_written_at_its_path_as_aiperf_writes_it() {
+        let root = obj(json!({
+            "benchmark": {
+                "datasets": [{"name": "main", "type": "file", "path": "q.jsonl", "format": "speed_bench_qa"}],
+                "phases": [{"name": "warmup"}, {"name": "steady", "kind": "profiling", "rate": 1.0}],
+            },
+            "sweep": {"type": "grid", "parameters": {"datasets.main.format": ["speed_bench_rag"]}},
+        }));
+        let point = |path: &str, v: Value| Variation {
+            dir: "d".into(),
+            label: "l".into(),
+            values: vec![(path.into(), v)],
+        };
+        let r = grid_runs(
+            &root,
+            vec![point("datasets.main.format", json!("speed_bench_rag"))],
+        )
+        .unwrap();
+        assert_eq!(
+            r[0].root["benchmark"]["datasets"][0]["format"],
+            "speed_bench_rag"
+        );
+        assert_eq!(r[0].root["benchmark"]["datasets"][0]["path"], "q.jsonl");
+        assert!(!r[0].root.contains_key("sweep"));
+        // `phases.profiling`: the one profiling phase, whatever its name; a number an index; a
+        // missing mapping made.
+        let r = grid_runs(&root, vec![point("phases.profiling.rate", json!(4.0))]).unwrap();
+        assert_eq!(r[0].root["benchmark"]["phases"][1]["rate"], 4.0);
+        let r = grid_runs(&root, vec![point("phases.0.concurrency", json!(2))]).unwrap();
+        assert_eq!(r[0].root["benchmark"]["phases"][0]["concurrency"], 2);
+        let r = grid_runs(&root, vec![point("endpoint.extra.temperature", json!(0))]).unwrap();
+        assert_eq!(
+            r[0].root["benchmark"]["endpoint"]["extra"]["temperature"],
+            0
+        );
+        let e = grid_runs(&root, vec![point("datasets.other.format", json!("x"))]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("no entry named 'other' under 'datasets' (have: ['main'])"),
+            "{e}"
+        );
+        let e = grid_runs(&root, vec![point("datasets.main.path.x", json!(1))]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("'datasets.main.path' is a str, not a mapping"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod sagemaker_data_capture;
 mod session;
 mod sharegpt;
 mod single_turn;
+pub mod speed_bench;
 pub(crate) mod weka;
 
 use std::fmt;
@@ -62,6 +63,8 @@ pub enum DatasetKind {
     Tracelab,
     BasetenTrace,
     DagJsonl,
+    /// One of SPEED-Bench's formats: its index in [`speed_bench::FORMATS`].
+    SpeedBench(u8),
 }
 
 impl DatasetKind {
@@ -97,13 +100,24 @@ impl DatasetKind {
             DatasetKind::Tracelab => "tracelab",
             DatasetKind::BasetenTrace => "baseten_trace",
             DatasetKind::DagJsonl => "dag_jsonl",
+            DatasetKind::SpeedBench(i) => speed_bench::FORMATS
+                .get(usize::from(i))
+                .map_or("speed_bench_qualitative", |f| f.0),
         }
     }
 
     /// Parses AIPerf's spelling, with `_` or `-`. `None` for any other name.
     pub fn parse(name: &str) -> Option<Self> {
         let name = name.trim().replace('-', "_").to_ascii_lowercase();
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .or_else(|| {
+                (speed_bench::FORMATS.iter())
+                    .position(|f| f.0 == name)
+                    .and_then(|i| u8::try_from(i).ok())
+                    .map(DatasetKind::SpeedBench)
+            })
     }
 
     /// The sampling AIPerf's loader prefers: shuffle for `random_pool`, random for
@@ -414,6 +428,10 @@ fn load_file(
         }
         DatasetKind::SagemakerDataCapture => sagemaker_data_capture::load(path, ids),
         DatasetKind::RawPayload => raw_payload::load(path, ids),
+        DatasetKind::SpeedBench(i) => {
+            let category = speed_bench::FORMATS.get(usize::from(i)).and_then(|f| f.1);
+            speed_bench::load(path, category, ids)
+        }
         DatasetKind::InputsJson => inputs_json::load(path),
         DatasetKind::WekaTrace => weka::load(path, &spec.weka, tokenizer, spec.seed),
         DatasetKind::Tracelab => {

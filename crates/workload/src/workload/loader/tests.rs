@@ -562,7 +562,14 @@ fn kinds_parse_both_spellings() {
         assert!(AIPERF_CUSTOM_TYPES.contains(&k.as_str()));
     }
     assert_eq!(DatasetKind::parse("dag-jsonl"), Some(DatasetKind::DagJsonl));
-    assert_eq!(DatasetKind::parse("speed_bench_qa"), None);
+    // SPEED-Bench's formats, each by its own name.
+    let qa = DatasetKind::parse("speed_bench_qa").unwrap();
+    assert_eq!(qa.as_str(), "speed_bench_qa");
+    assert_eq!(
+        DatasetKind::parse("speed-bench-throughput-8k-mixed").map(DatasetKind::as_str),
+        Some("speed_bench_throughput_8k_mixed")
+    );
+    assert_eq!(DatasetKind::parse("speed_bench_quiz"), None);
 }
 
 /// Writes `body` as `data.jsonl` (or `name`) and loads it as `kind`.
