@@ -69,6 +69,14 @@ impl Echo {
         }
     }
 
+    /// The distribution a config file gives the length of `flag`, while its mean is still the
+    /// file's `mean` (a flag beside the file that changes it is echoed as a flag).
+    fn drawn(&self, flag: &str, mean: u64) -> Option<Value> {
+        (self.plan.file_only.drawn.iter())
+            .find(|(f, m, _)| f == flag && *m == mean)
+            .map(|(_, _, v)| v.clone())
+    }
+
     /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
     /// configuration written out (`run_config.json`), so each run's `input_config` also holds
     /// the top-level sections the command line left at their defaults: `logging` (its level),
@@ -281,8 +289,6 @@ pub fn input_config(cfg: &Config) -> Value {
     if e.repeated_run {
         top.entry("logging")
             .or_insert_with(|| json!({"level": log_level_name(a.log_level)}));
-        top.insert("metrics".into(), json!({}));
-        top.insert("unsafe_override".into(), json!(false));
     }
     if let Some(s) = &cfg.scenario {
         top.insert("scenario".into(), json!(s.name));
@@ -313,7 +319,243 @@ pub fn input_config(cfg: &Config) -> Value {
     if !own.is_empty() {
         top.insert("ringperf".into(), Value::Object(own));
     }
+    if e.repeated_run {
+        return whole(top);
+    }
     Value::Object(top)
+}
+
+/// One run of a repeated profile or a sweep: AIPerf 0.13 starts it from its whole configuration
+/// written out (`run_config.json`), so its `input_config` holds every setting, those left at
+/// their defaults too (AIPerf's schema defaults; a default of none is left out), in AIPerf's
+/// section order.
+fn whole(top: Map<String, Value>) -> Value {
+    const ORDER: [&str; 17] = [
+        "models",
+        "endpoint",
+        "datasets",
+        "phases",
+        "artifacts",
+        "slos",
+        "tokenizer",
+        "gpu_telemetry",
+        "server_metrics",
+        "network_latency",
+        "otel",
+        "mlflow",
+        "wandb",
+        "runtime",
+        "logging",
+        "metrics",
+        "unsafe_override",
+    ];
+    let defaults = json!({
+        "models": {"strategy": "round_robin"},
+        "endpoint": {
+            "urls": [], "url_strategy": "round_robin", "type": "chat", "timeout": 21600.0,
+            "streaming": false, "connection_reuse": "pooled", "use_legacy_max_tokens": false,
+            "use_server_token_count": false, "per_chunk_usage": false, "headers": {},
+            "extra": {}, "download_video_content": false, "uuid_and_strip": false,
+            "wait_for_model_timeout": 0.0, "wait_for_model_interval": 5.0,
+            "wait_for_model_mode": "inference",
+        },
+        "artifacts": {
+            "dir": "artifacts", "summary": ["json"], "records": ["jsonl"], "raw": false,
+            "trace": false, "show_trace_timing": false, "user_files": [], "auto_plot": false,
+            "plot_required": false, "export_outputs_json": false,
+        },
+        "tokenizer": {"revision": "main", "trust_remote_code": false, "apply_chat_template": false},
+        "gpu_telemetry": {"enabled": true, "urls": [], "collector": "dcgm", "mode": "summary"},
+        "server_metrics": {
+            "enabled": true, "urls": [], "formats": ["json", "csv"],
+            "discovery": {"mode": "auto", "timeout_seconds": 30.0},
+        },
+        "network_latency": {"enabled": false, "ping_interval": 1.0},
+        "otel": {
+            "stream_metrics_enabled": true, "stream_timing_enabled": true,
+            "custom_resource_attributes": {},
+        },
+        "mlflow": {"experiment": "aiperf"},
+        "wandb": {},
+        "runtime": {"ui": "dashboard", "service_run_type": "multiprocessing"},
+        "logging": {"level": "INFO"},
+        "metrics": {},
+        "unsafe_override": false,
+    });
+    let mut top = top;
+    let mut out = Map::new();
+    for k in ORDER {
+        let given = top.remove(k);
+        let v = match (k, given) {
+            ("datasets", Some(Value::Array(l))) => {
+                Value::Array(l.into_iter().map(whole_dataset).collect())
+            }
+            ("phases", Some(Value::Array(l))) => {
+                Value::Array(l.into_iter().map(whole_phase).collect())
+            }
+            (_, given) => match (defaults.get(k), given) {
+                (Some(d), Some(g)) => over(d.clone(), g),
+                (Some(d), None) => d.clone(),
+                (None, Some(g)) => g,
+                (None, None) => continue,
+            },
+        };
+        out.insert(k.into(), v);
+    }
+    out.extend(top);
+    Value::Object(out)
+}
+
+/// `given` over `default`: mappings key by key (the default's keys first, in its order), any
+/// other value as given.
+fn over(default: Value, given: Value) -> Value {
+    match (default, given) {
+        (Value::Object(mut d), Value::Object(g)) => {
+            for (k, v) in g {
+                let merged = match d.remove(&k) {
+                    Some(dv) => over(dv, v),
+                    None => v,
+                };
+                d.insert(k, merged);
+            }
+            Value::Object(d)
+        }
+        (_, g) => g,
+    }
+}
+
+/// A dataset with its type's defaults.
+fn whole_dataset(d: Value) -> Value {
+    let ty = d.get("type").and_then(Value::as_str).unwrap_or("synthetic");
+    let after = match ty {
+        "file" => json!({
+            "sampling": "sequential", "open_loop_replay": true, "open_loop_strict": false,
+            "omit_kv_hints": false, "force_min_tokens": true, "ignore_trace_delays": false,
+            "use_think_time_only": false, "cache_bust": {"target": "none"},
+        }),
+        "public" => json!({
+            "sampling": "sequential", "filters": {}, "ignore_trace_delays": false,
+            "use_think_time_only": false, "cache_bust": {"target": "none"},
+        }),
+        _ => json!({
+            "sampling": "sequential",
+            "prompts": {"batch_size": 1, "cache_bust": {"target": "none"}, "random_corpus_style": "vllm"},
+            "turn_delay_ratio": 1.0,
+        }),
+    };
+    // The dataset's own keys first (name, type, …), then its defaults in their order.
+    let mut d = d;
+    normal_spread(&mut d);
+    let Value::Object(given) = d else { return d };
+    let mut out = Map::new();
+    let Value::Object(after) = after else {
+        unreachable!("a literal mapping")
+    };
+    let mut given = given;
+    for (k, v) in given.iter_mut() {
+        if let Some(dv) = after.get(k) {
+            *v = over(dv.clone(), v.take());
+        }
+    }
+    let prompts_first = given.keys().position(|k| k == "prompts");
+    for (k, v) in after {
+        if !given.contains_key(&k) {
+            given.insert(k, v);
+        }
+    }
+    // `sampling` before `prompts`, as AIPerf orders its fields.
+    if let Some(s) = prompts_first.and_then(|_| given.remove("sampling")) {
+        for (k, v) in std::mem::take(&mut given) {
+            if k == "prompts" {
+                out.insert("sampling".into(), s.clone());
+            }
+            out.insert(k, v);
+        }
+        return Value::Object(out);
+    }
+    Value::Object(given)
+}
+
+/// A distribution given by its `mean` alone is a normal one of spread 0 (AIPerf's model writes
+/// its `stddev`); a log-normal one (`median`) and a fixed one (`value`) have none.
+fn normal_spread(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let others = ["stddev", "median", "value", "peaks", "points"];
+            if m.contains_key("mean") && !others.iter().any(|k| m.contains_key(*k)) {
+                m.insert("stddev".into(), json!(0.0));
+            }
+            m.values_mut().for_each(normal_spread);
+        }
+        Value::Array(l) => l.iter_mut().for_each(normal_spread),
+        _ => {}
+    }
+}
+
+/// A phase with the defaults every phase has: the adaptive-scale settings first, then its own
+/// keys, then the others.
+fn whole_phase(p: Value) -> Value {
+    let Value::Object(given) = p else { return p };
+    let warmup = given.get("kind").and_then(Value::as_str) == Some("warmup");
+    let first = json!({
+        "adaptive_scale": false, "adaptive_min_completed_requests": 1,
+        "adaptive_control_variable": "concurrency", "adaptive_control_min": 1.0,
+        "adaptive_scale_strategy_type": "ramp_until_fail", "adaptive_scale_step_policy": "sla_margin",
+        "adaptive_scale_base_step": 10, "adaptive_scale_max_step_multiplier": 4,
+        "adaptive_scale_step_percent": 25.0,
+    });
+    let last = json!({
+        "sla": [], "seamless": false, "trajectory_start_min_ratio": 0.25,
+        "trajectory_start_max_ratio": 0.75, "burst_phase_starts": false,
+    });
+    let (Value::Object(first), Value::Object(last)) = (first, last) else {
+        unreachable!("literal mappings")
+    };
+    let mut out = first;
+    // The base fields in AIPerf's order; a phase type's own (rate, ramps) after the defaults.
+    const BASE: [&str; 9] = [
+        "name",
+        "kind",
+        "type",
+        "exclude_from_results",
+        "requests",
+        "duration",
+        "sessions",
+        "concurrency",
+        "grace_period",
+    ];
+    let mut given = given;
+    given
+        .entry("exclude_from_results")
+        .or_insert(Value::Bool(warmup));
+    for k in BASE {
+        if let Some(v) = given.remove(k) {
+            out.insert(k.into(), v);
+        }
+    }
+    // Fields of the base phase AIPerf lists between `concurrency` and `sla`.
+    for k in [
+        "prefill_concurrency",
+        "concurrency_ramp",
+        "prefill_ramp",
+        "timing_mode",
+    ] {
+        if let Some(v) = given.remove(k) {
+            out.insert(k.into(), v);
+        }
+    }
+    for (k, v) in last {
+        let v = given.remove(&k).unwrap_or(v);
+        out.insert(k, v);
+    }
+    // A ramp is linear unless it says.
+    for (k, v) in given.iter_mut() {
+        if let (true, Value::Object(r)) = (k.ends_with("_ramp"), v) {
+            r.entry("strategy").or_insert_with(|| json!("linear"));
+        }
+    }
+    out.extend(given);
+    Value::Object(out)
 }
 
 /// `slos`: the `--goodput` pairs in the order given, each value the number as written (in the
@@ -516,7 +758,10 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
         isl.insert("stddev".into(), float(a.isl_stddev));
     }
     let mut prompts = Map::new();
-    prompts.insert("isl".into(), Value::Object(isl));
+    let isl = e
+        .drawn("--prompt-input-tokens", u64::from(a.isl_mean))
+        .unwrap_or(Value::Object(isl));
+    prompts.insert("isl".into(), isl);
     if let Some(o) = a.osl_mean {
         let mut osl = Map::new();
         osl.insert(
@@ -526,7 +771,10 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
         if e.given("osl_stddev") {
             osl.insert("stddev".into(), float(a.osl_stddev));
         }
-        prompts.insert("osl".into(), Value::Object(osl));
+        let osl = e
+            .drawn("--prompt-output-tokens", u64::from(o))
+            .unwrap_or(Value::Object(osl));
+        prompts.insert("osl".into(), osl);
     }
     if e.given("prompt_batch_size") {
         prompts.insert("batch_size".into(), json!(a.prompt.prompt_batch_size));

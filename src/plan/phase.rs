@@ -207,6 +207,11 @@ pub struct FileOnly {
     /// where a mean is `{"mean": …}`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixed: Vec<String>,
+    /// The lengths the file gives as a distribution run by its mean (log-normal `median`,
+    /// `peaks`, `points`): the flag prefix, the mean it set, and the distribution in AIPerf's
+    /// model form, echoed as such while the mean is the file's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drawn: Vec<(String, u64, serde_json::Value)>,
     /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub exports: serde_json::Map<String, serde_json::Value>,

@@ -247,9 +247,9 @@ impl Sweeper {
                 trials: self.plan.trials,
             }),
         });
-        if self.plan.trials > 1 {
-            cfg.echo.set_repeated_run();
-        }
+        // AIPerf 0.13 runs every variation of a sweep from its whole configuration written out,
+        // one trial or several.
+        cfg.echo.set_repeated_run();
         let n = self.plan.variations.len().max(variation.index + 1);
         let Some(control) = self.seq.begin() else {
             self.meet(Ok(None), Duration::ZERO)?;

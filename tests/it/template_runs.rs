@@ -265,6 +265,47 @@ fn replay(name: &str) {
         );
         compared += 1;
     }
+    // Each run of a repeated profile or a sweep echoes its whole configuration as AIPerf's
+    // did (`input_config.TAG.json`), but for the mock's address and the run's own directory.
+    for f in std::fs::read_dir(&run.dir).unwrap().filter_map(Result::ok) {
+        let file = f.file_name().to_string_lossy().into_owned();
+        let Some(tag) = file
+            .strip_prefix("input_config.")
+            .and_then(|t| t.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let rel = tag.replace('.', "/");
+        let doc = [format!("profile_runs/{rel}"), rel.clone()]
+            .iter()
+            .map(|d| art.join(d).join("profile_export_aiperf.json"))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{name}: no run {rel}"));
+        let ours = &common::read_json(&doc)["input_config"];
+        let theirs = common::read_json(&f.path());
+        let (mut a, mut r) = (Vec::new(), Vec::new());
+        leaves("", &theirs, &mut a);
+        leaves("", ours, &mut r);
+        let own = |p: &str| {
+            p == ".artifacts.dir"
+                || p.starts_with(".endpoint.urls[")
+                || p.starts_with(".server_metrics.urls[")
+        };
+        for (p, v) in &a {
+            let w = r.iter().find(|(q, _)| q == p).map(|(_, w)| w);
+            assert!(
+                own(p) || w == Some(v),
+                "{name} {tag}{p}: AIPerf {v}, ringperf {w:?}"
+            );
+        }
+        for (p, w) in &r {
+            assert!(
+                own(p) || a.iter().any(|(q, _)| q == p),
+                "{name} {tag}{p}: ringperf {w}, AIPerf nothing"
+            );
+        }
+    }
+
     // A manifest fixture for each manifest listed (runs of one phase have none in either).
     let listed = theirs
         .iter()
@@ -332,3 +373,20 @@ replays!(
     user_files,
     warmup_profiling,
 );
+
+/// Every leaf of `v` as `(path, value)`: `.a.b`, `.list[0].c`; an empty mapping or list is a leaf.
+fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                leaves(&format!("{path}.{k}"), x, out);
+            }
+        }
+        Value::Array(l) if !l.is_empty() => {
+            for (i, x) in l.iter().enumerate() {
+                leaves(&format!("{path}[{i}]"), x, out);
+            }
+        }
+        _ => out.push((path.to_string(), v.clone())),
+    }
+}

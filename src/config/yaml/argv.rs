@@ -928,7 +928,37 @@ fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
     }
     let e = expected(v, path)?;
     a.one(&format!("{flag}-mean"), e as u64);
+    a.file_only
+        .drawn
+        .push((flag.to_owned(), e as u64, model_form(v)));
     Ok(())
+}
+
+/// A distribution as AIPerf's model writes it: numbers as floats, each peak
+/// `{distribution: {…}, weight}` (weight 1 by default).
+fn model_form(v: &Value) -> Value {
+    let floats = |m: &Map<String, Value>| -> Map<String, Value> {
+        m.iter()
+            .map(|(k, x)| (k.clone(), x.as_f64().map_or_else(|| x.clone(), Value::from)))
+            .collect()
+    };
+    let Some(m) = v.as_object() else {
+        return v.clone();
+    };
+    match m.get("peaks").and_then(Value::as_array) {
+        Some(peaks) => {
+            let list = peaks
+                .iter()
+                .map(|p| {
+                    let mut d = p.as_object().map(floats).unwrap_or_default();
+                    let weight = d.remove("weight").unwrap_or(Value::from(1.0));
+                    serde_json::json!({"distribution": d, "weight": weight})
+                })
+                .collect();
+            serde_json::json!({ "peaks": Value::Array(list) })
+        }
+        None => Value::Object(floats(m)),
+    }
 }
 
 /// AIPerf's `expected_value` of a distribution (its validation rules checked on the way):
