@@ -196,6 +196,17 @@ pub fn input_config(cfg: &Config) -> Value {
     }
     phases.push(profiling);
     phases.extend(e.plan.file_only.phases_after.iter().map(spec_phase));
+    // A ramp's curve as the file names it.
+    for (name, key, curve) in &e.plan.file_only.ramp_strategies {
+        let ramp = phases
+            .iter_mut()
+            .filter(|p| p["name"] == name.as_str())
+            .filter_map(|p| p.get_mut(key.as_str()))
+            .filter_map(Value::as_object_mut);
+        for r in ramp {
+            r.insert("strategy".into(), json!(curve));
+        }
+    }
     top.insert("phases".into(), Value::Array(phases));
     top.insert("artifacts".into(), artifacts(e));
     let a = &e.plan.settings;

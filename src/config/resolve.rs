@@ -170,6 +170,15 @@ impl Config {
                 .flat_map(|o| &o.violations)
                 .map(|v| format!("Scenario violation (override active): {v}"))
                 .collect(),
+            // A curve other than linear changes nothing at run time, in AIPerf 0.13 as here.
+            (plan.file_only.ramp_strategies.iter())
+                .filter(|(_, _, curve)| curve != "linear")
+                .map(|(phase, key, curve)| {
+                    format!(
+                        "phase {phase}: the {curve} {key} runs linearly, as AIPerf 0.13 runs                          every ramp (its runner ramps linearly whatever the strategy)"
+                    )
+                })
+                .collect(),
         ]
         .concat();
         let session_header = super::requests::session_header(&args.requests)?;

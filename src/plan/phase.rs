@@ -179,6 +179,10 @@ pub struct FileOnly {
     /// `.aiperf-plot-config.yaml` where the run's plots are drawn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plot: Option<serde_json::Value>,
+    /// The curves the file names for its ramps (`strategy`): `(phase, ramp key, curve)`, echoed
+    /// as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ramp_strategies: Vec<(String, String, String)>,
     /// A `sweep: {type: scenarios}`: each run's variation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<FileScenario>,

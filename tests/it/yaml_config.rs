@@ -1786,3 +1786,46 @@ fn a_scenario_sweep_runs_each_scenario_over_the_file() {
     // Every request the mock saw, 3 per scenario.
     assert_eq!(common::truth_of(&server, 6).len(), 6);
 }
+
+/// A ramp's `strategy` (AIPerf's three curves) is read and echoed as the file names it, and runs
+/// linearly, as AIPerf 0.13's runner ramps every value (said once per ramp); a curve AIPerf does
+/// not have is refused with its message.
+#[test]
+fn a_ramps_curve_is_echoed_as_given_and_runs_linearly_as_in_aiperf() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("ramp.yaml");
+    let yaml = "benchmark:\n  model: m\n  endpoint: {url: 'http://127.0.0.1:1', type: chat}\n  dataset: {type: synthetic, entries: 10, prompts: {isl: 16, osl: 8}}\n  phases:\n    - {name: warmup, type: concurrency, concurrency: 4, requests: 4, concurrencyRamp: {duration: 1, strategy: poisson}}\n    - {name: profiling, type: poisson, rate: 10, requests: 8, rate_ramp: {duration: 2, strategy: exponential}}\n";
+    std::fs::write(&f, yaml).unwrap();
+    let argv: Vec<String> = ["ringperf", "profile", "-f", f.to_str().unwrap()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let plan = file_plan(&argv);
+    let cfg = Config::from_plan(&plan, false).unwrap();
+    let ic = cfg.input_config();
+    assert_eq!(
+        ic["phases"][1]["rate_ramp"],
+        serde_json::json!({"duration": 2.0, "strategy": "exponential"})
+    );
+    assert_eq!(ic["phases"][0]["concurrency_ramp"]["strategy"], "poisson");
+    // Run as the linear ramp of the same duration.
+    assert_eq!(
+        cfg.profiling.timing.rate_ramp,
+        Some(std::time::Duration::from_secs(2))
+    );
+    let said: Vec<&String> = cfg
+        .warnings
+        .iter()
+        .filter(|w| w.contains("runs linearly, as AIPerf 0.13"))
+        .collect();
+    assert_eq!(said.len(), 2, "{:?}", cfg.warnings);
+    std::fs::write(&f, yaml.replace("strategy: exponential", "strategy: cubic")).unwrap();
+    let out = ringperf(&["config", "validate", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("rate_ramp.strategy: Input should be 'exponential', 'linear' or 'poisson'"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1166,6 +1166,17 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
             .and_then(Value::as_str)
             .unwrap_or("profiling")
             .to_string();
+        // A ramp's curve as given: echoed, run linearly (AIPerf 0.13's runner ramps every value
+        // linearly, whatever the curve).
+        for key in ["concurrency_ramp", "prefill_ramp", "rate_ramp"] {
+            if let Some(curve) = m
+                .get(key)
+                .and_then(|r| r.get("strategy"))
+                .and_then(Value::as_str)
+            {
+                (a.file_only.ramp_strategies).push((name.clone(), key.into(), curve.into()));
+            }
+        }
         let named = |k: &str| name == k;
         let valid_name = name.chars().enumerate().all(|(i, c)| {
             c.is_ascii_alphabetic() || c == '_' || (i > 0 && (c.is_ascii_digit() || c == '-'))
@@ -1536,18 +1547,19 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
     Ok(())
 }
 
-/// A ramp: its duration, or AIPerf's `{duration, strategy}` with the linear strategy (the one
-/// ringperf ramps by).
+/// A ramp: its duration, or AIPerf's `{duration, strategy}` (any of AIPerf's three curves; its
+/// runner, and so ringperf, ramps linearly whatever the curve).
 fn ramp(v: &Value, path: &str) -> R<Seconds> {
     let Value::Object(m) = v else {
         return dur(v, path);
     };
     keys(m, path, &["duration", "strategy"], &[])?;
-    match m.get("strategy").and_then(Value::as_str) {
-        None | Some("linear") => {}
-        Some(other) => {
-            return Err(YamlError::Unsupported(format!(
-                "{path}.strategy: {other} (ringperf ramps linearly)"
+    match m.get("strategy") {
+        None => {}
+        Some(Value::String(s)) if ["linear", "exponential", "poisson"].contains(&s.as_str()) => {}
+        Some(_) => {
+            return Err(YamlError::Schema(format!(
+                "{path}.strategy: Input should be 'exponential', 'linear' or 'poisson'"
             )));
         }
     }
