@@ -16,10 +16,15 @@
 // wake-up, and the rate reached.
 //
 // Build: cc -O2 -o recv_floor perf/recv_floor.c -luring -lpthread  (liburing-dev >= 2.3)
+//        without liburing's headers, the readiness modes alone:
+//        cc -O2 -DRECV_FLOOR_NO_URING -o recv_floor perf/recv_floor.c -lpthread
 // Run:   recv_floor MODE STREAMS RATE SECONDS [BURST]
 #define _GNU_SOURCE
 #include <errno.h>
+#ifndef RECV_FLOOR_NO_URING
 #include <liburing.h>
+#endif
+#include <time.h> // before linux/errqueue.h, which needs struct timespec
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 #include <netinet/in.h>
@@ -156,6 +161,7 @@ static long long run_epoll(int stamps, long long *wakeups) {
     return stamp_sum;
 }
 
+#ifndef RECV_FLOOR_NO_URING
 static void run_uring(long long *wakeups) {
     struct io_uring ring;
     struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
@@ -219,6 +225,7 @@ static void run_uring(long long *wakeups) {
     }
     io_uring_queue_exit(&ring);
 }
+#endif
 
 int main(int argc, char **argv) {
     if (argc < 5) {
@@ -231,6 +238,12 @@ int main(int argc, char **argv) {
     seconds = atof(argv[4]);
     if (argc > 5) burst = atoi(argv[5]);
     if (streams < 1 || rate <= 0 || seconds <= 0 || burst < 1 || burst > 64) return 2;
+#ifdef RECV_FLOOR_NO_URING
+    if (!strcmp(mode, "uring")) {
+        fprintf(stderr, "built without liburing (RECV_FLOOR_NO_URING): no uring mode\n");
+        return 2;
+    }
+#endif
     total_events = (long long)(rate * seconds) / burst * burst;
     tx = calloc((size_t)streams, sizeof *tx);
     rx = calloc((size_t)streams, sizeof *rx);
@@ -240,9 +253,11 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, sender, NULL);
     long long wakeups = 0, c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC);
     atomic_store(&go, 1);
+#ifndef RECV_FLOOR_NO_URING
     if (!strcmp(mode, "uring"))
         run_uring(&wakeups);
     else
+#endif
         run_epoll(!strcmp(mode, "epoll-ts"), &wakeups);
     long long cpu = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0, wall = now_ns(CLOCK_MONOTONIC) - w0;
     pthread_join(t, NULL);

@@ -6,6 +6,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import event_floor  # noqa: E402  (perf/event_floor.py)
 import harness  # noqa: E402  (perf/harness.py)
 import overhead  # noqa: E402  (perf/overhead.py)
 import report  # noqa: E402  (perf/report.py)
@@ -203,6 +204,127 @@ class OverheadAgainstTheTruth(unittest.TestCase):
         self.assertEqual(o["arrival"], "user")
         self.assertAlmostEqual(o["ttft_overhead"]["p50_us"], 49.0)
         self.assertEqual(o["mock_wakeup"]["count"], 0)
+
+
+class EventFloor(unittest.TestCase):
+    """perf/event_floor.py: the loads' plans, recv_floor's output, the truth log's shape, the
+    ratio and its refusals."""
+
+    def setUp(self):
+        harness.REFUSED.clear()
+
+    def test_plans_give_both_sides_the_same_events_and_rate(self):
+        p = event_floor.plan("paced", 32, 1, 100, 2)
+        self.assertEqual((p["rate"], p["requests"], p["events"]), (32000.0, 640, 64000))
+        self.assertEqual(p["mock"], {"ttft_ms": 1, "itl_ms": 1, "tokens": 100})
+        self.assertEqual(p["floor_args"][:2] + p["floor_args"][3:], ["32", "32000", "1"])
+        b = event_floor.plan("burst", 32, 5, 64, 2)
+        self.assertEqual((b["rate"], b["requests"], b["events"]), (409600.0, 12800, 819200))
+        self.assertEqual(b["mock"], {"ttft_ms": 5, "itl_ms": 0, "tokens": 64})
+        self.assertEqual(b["floor_args"][3], "64", "64 events a write")
+        # recv_floor's count, (long long)(RATE * SECONDS) in whole writes, is the events asked
+        for q in (p, b, event_floor.plan("paced", 7, 3, 10, 1.3)):
+            rate, secs, burst = float(q["floor_args"][1]), float(q["floor_args"][2]), \
+                int(q["floor_args"][3])
+            self.assertEqual(int(rate * secs) // burst * burst, q["events"])
+        for bad in [("burst", 32, 5, 65, 2), ("paced", 0, 1, 10, 2), ("paced", 1, 0, 10, 2),
+                    ("other", 1, 1, 1, 1)]:
+            with self.assertRaises(ValueError):
+                event_floor.plan(*bad)
+
+    def test_floor_output_is_parsed_and_refused_when_short(self):
+        line = ('{"mode": "uring", "streams": 32, "burst": 1, "events": 64000, "rate_asked": '
+                '32000, "rate_reached": 31990, "receiver_ns_per_event": 3957.7, '
+                '"events_per_wakeup": 1.01}')
+        f = event_floor.parse_floor("noise\n" + line + "\n", 64000)
+        self.assertEqual((f["ns_per_event"], f["events"], f["rate"]), (3957.7, 64000, 31990.0))
+        for out, want in [("", 64000), ("{not json", 64000), (line, 64001),
+                          (line.replace("3957.7", "0.0"), 64000),
+                          (line.replace('"receiver_ns_per_event": 3957.7, ', ""), 64000),
+                          (line.replace("3957.7", "NaN"), 64000)]:
+            with self.assertRaises(event_floor.Refused):
+                event_floor.parse_floor(out, want)
+
+    def truth(self, n, stamps):
+        return [{"completed": True, "content_tokens": len(stamps), "event_ns": list(stamps)}
+                for _ in range(n)]
+
+    def test_the_truth_log_must_have_the_loads_shape(self):
+        p = event_floor.plan("paced", 2, 1, 3, 0.003)  # 2 requests of 3 events
+        self.assertEqual(event_floor.truth_events(self.truth(2, [1, 2, 3]), p), 6)
+        b = event_floor.plan("burst", 2, 5, 3, 0.005)
+        self.assertEqual(event_floor.truth_events(self.truth(2, [7, 7, 7]), b), 6)
+        for t, q in [(self.truth(2, [7, 7, 7]), p),  # a paced load written at once
+                     (self.truth(2, [1, 2, 3]), b),  # a burst written event by event
+                     (self.truth(1, [1, 2, 3]), p),  # a request missing
+                     (self.truth(2, [1, 2]), p),  # short responses
+                     ([dict(x, completed=False) for x in self.truth(2, [1, 2, 3])], p)]:
+            with self.assertRaises(harness.CheckFailed):
+                event_floor.truth_events(t, q)
+
+    def test_ringperf_figures_come_from_its_threads(self):
+        p = event_floor.plan("paced", 1, 1, 10, 0.01)  # 1 request, 10 events
+        j = {"ringperf": {"threads": [{"name": "main", "cpu_ns": 5},
+                                      {"name": "aggregator", "cpu_ns": 2_000},
+                                      {"name": "worker_0", "cpu_ns": 50_000}]},
+             "benchmark_duration": {"avg": 0.5}}
+        f = event_floor.ringperf_figures(j, 10, p)
+        self.assertEqual((f["ns_per_event"], f["aggregator_ns_per_event"], f["rate"]),
+                         (5_000.0, 200.0, 20.0))
+        with self.assertRaises(event_floor.Refused):
+            event_floor.ringperf_figures(j, 9, p)
+        j["ringperf"]["threads"][2]["cpu_ns"] = 0
+        with self.assertRaises(harness.CpuFigureRefused):
+            event_floor.ringperf_figures(j, 10, p)
+        self.assertEqual(len(harness.REFUSED), 1, "the refusal makes the script exit 1")
+
+    def test_ratio_of_figures_only(self):
+        self.assertEqual(event_floor.ratio(600.0, 100.0), 6.0)
+        for a, b in [(0, 100.0), (600.0, 0), (None, 1.0), (float("nan"), 1.0), (-1.0, 1.0),
+                     (1.0, float("inf")), (True, 1.0)]:
+            with self.assertRaises(event_floor.Refused):
+                event_floor.ratio(a, b)
+
+    def rows(self, kind, floor_ns, ringperf_ns):
+        out = []
+        for i, (f, r) in enumerate(zip(floor_ns, ringperf_ns)):
+            out.append({"load": kind, "side": "floor", "round": i, "ns_per_event": f,
+                        "rate": 1000.0, "events_per_wakeup": 1.0})
+            out.append({"load": kind, "side": "ringperf", "round": i, "ns_per_event": r,
+                        "aggregator_ns_per_event": 10.0, "rate": 990.0})
+        return out
+
+    def test_medians_ratio_and_verdicts(self):
+        rows = (self.rows("paced", [4000, 5000, 9000], [5000, 6000, 5500])
+                + self.rows("burst", [60, 80, 100], [100, 140, 120]))
+        s = {x["load"]: x for x in event_floor.summarize(rows, ["paced", "burst"])}
+        self.assertEqual((s["paced"]["floor_ns"], s["paced"]["ringperf_ns"]), (5000, 5500))
+        self.assertAlmostEqual(s["paced"]["ratio"], 1.1)
+        self.assertAlmostEqual(s["paced"]["ratio_min"], 5500 / 9000)
+        self.assertAlmostEqual(s["paced"]["ratio_max"], 1.25)
+        self.assertEqual(event_floor.verdict(s["paced"]), "met")
+        self.assertAlmostEqual(s["burst"]["ratio"], 1.5)
+        self.assertEqual(event_floor.verdict(s["burst"]), "not met")
+        # a burst within 1.2x of its floor but over 150 ns per event is not met either
+        s = event_floor.summarize(self.rows("burst", [200], [210]), ["burst"])[0]
+        self.assertEqual(event_floor.verdict(s), "not met")
+        s = event_floor.summarize(self.rows("burst", [100], [110]), ["burst"])[0]
+        self.assertEqual(event_floor.verdict(s), "met")
+
+    def test_a_failed_run_fails_its_load(self):
+        rows = self.rows("paced", [4000, 5000], [5000, 6000])
+        rows[3] = {"load": "paced", "side": "ringperf", "round": 1, "failed": "exit 1"}
+        s = event_floor.summarize(rows + self.rows("burst", [60], [100]), ["paced", "burst"])
+        self.assertEqual(s[0], {"load": "paced", "failed": "ringperf round 1: exit 1"})
+        self.assertEqual(event_floor.verdict(s[0]), "FAILED")
+        self.assertNotIn("failed", s[1])
+        only_floor = [r for r in self.rows("burst", [60], [100]) if r["side"] == "floor"]
+        self.assertIn("failed", event_floor.summarize(only_floor, ["burst"])[0])
+        plans = {"paced": event_floor.plan("paced", 32, 1, 100, 2),
+                 "burst": event_floor.plan("burst", 32, 5, 64, 2)}
+        text = event_floor.table(s, plans, "1.0 1.0 1.0", "2.0 1.0 1.0", "uring")
+        self.assertIn("| FAILED: ringperf round 1: exit 1 |", text)
+        self.assertIn("| **1.67×** (1.67–1.67) |", text)
 
 
 if __name__ == "__main__":
