@@ -109,6 +109,38 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The controller settings of a phase's `adaptive_scale` (`spec`) on a phase of `load`,
+/// named by `path` in a refusal. ringperf's engine moves a closed loop's concurrency and an
+/// open loop's request rate; the other variables are refused.
+///
+/// # Errors
+/// AIPerf's phase-start messages for settings only `timing_mode` leaves unset, and the
+/// variables ringperf does not move.
+pub fn adaptive_settings(
+    spec: &crate::plan::AdaptiveSpec,
+    load: &Load,
+    path: &str,
+) -> Result<std::sync::Arc<ringperf_metrics::adaptive::settings::Settings>, ConfigError> {
+    use ringperf_metrics::adaptive::settings::ControlVariable as V;
+    let s = spec.settings().map_err(ConfigError::flag)?;
+    let ok = match (s.variable, load) {
+        (V::Concurrency, Load::Concurrency(_)) => true,
+        (V::RequestRate, Load::Rate { .. }) => true,
+        _ => false,
+    };
+    if !ok {
+        return err(format!(
+            "not supported by ringperf: {path}: adaptive_scale control.variable={} on a {}              phase (ringperf moves a concurrency phase's concurrency and a rate phase's              request_rate)",
+            s.variable.name(),
+            match load {
+                Load::Concurrency(_) => "concurrency",
+                Load::Rate { .. } => "rate-paced",
+            }
+        ));
+    }
+    Ok(std::sync::Arc::new(s))
+}
+
 /// A flag error.
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError::flag(msg))
@@ -551,6 +583,12 @@ fn tokenizer_for(given: Option<&str>, first_model: &str) -> String {
 }
 
 impl Config {
+    /// Some profiling phase runs AIPerf's adaptive scale.
+    pub fn has_adaptive(&self) -> bool {
+        self.profiling.timing.adaptive.is_some()
+            || (self.phases_after.iter()).any(|p| p.config.timing.adaptive.is_some())
+    }
+
     /// Runs into `dir`: the artifact directory, as echoed and as the run's plan says.
     pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
         self.artifact_dir = dir.to_path_buf();

@@ -11,6 +11,7 @@
 //!
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
+mod adaptive;
 mod agentic;
 pub mod collated;
 pub mod convergence;

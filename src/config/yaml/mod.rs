@@ -8,6 +8,7 @@
 //! code path and echo the same `input_config`. docs/config-files.md is the user's view.
 
 mod adaptive;
+mod adaptive_scale;
 pub mod argv;
 pub mod cmd;
 pub(crate) mod jinja;

@@ -130,11 +130,25 @@ async fn closed_slot(ctx: Rc<Ctx>) {
     let shared = &ctx.shared;
     let mut picker =
         TemplatePicker::with_sampling(shared.dataset.root_count(), shared.seed, ctx.plan.sampling);
+    let gate = ctx.plan.adaptive.clone();
     while !ctx.stopping() {
+        // An adaptive phase's session limit: a permit per session.
+        if let Some(g) = &gate
+            && !g.acquire(|| ctx.stopping()).await
+        {
+            return;
+        }
         let Some(mut session) = ctx.new_session(|s| shared.dataset.root(picker.pick(s))) else {
+            if let Some(g) = &gate {
+                g.release();
+            }
             return;
         };
-        if !ctx.send_all(&mut session, &mut pacer).await {
+        let sent = ctx.send_all(&mut session, &mut pacer).await;
+        if let Some(g) = &gate {
+            g.release();
+        }
+        if !sent {
             return;
         }
     }
@@ -162,7 +176,7 @@ async fn open_loop(
         ctx.plan.sampling,
     );
     loop {
-        if ctx.shared.control.stopped() {
+        if ctx.shared.control.stopped() || ctx.plan.adaptive.as_ref().is_some_and(|g| g.closed()) {
             break;
         }
         if ctx.requests_exhausted() {

@@ -6,4 +6,5 @@
 pub mod artifacts;
 pub mod controller;
 pub mod settings;
+pub mod tap;
 pub mod window;
