@@ -96,6 +96,16 @@ fn text<'a>(v: &'a Value, path: &str) -> R<&'a str> {
         .ok_or_else(|| schema(path, "Input should be a valid string"))
 }
 
+/// YAML's `.inf`, `-.inf`, `.nan` (and Python's spellings of them), which reach here as text.
+fn non_finite(s: &str) -> Option<f64> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | ".inf" | "+.inf" => Some(f64::INFINITY),
+        "-inf" | "-infinity" | "-.inf" => Some(f64::NEG_INFINITY),
+        "nan" | ".nan" => Some(f64::NAN),
+        _ => None,
+    }
+}
+
 /// The block lowered onto the flat fields: `(flat field, value)` in the order they apply.
 fn lower(block: &Map<String, Value>, at: &str) -> R<Vec<(&'static str, Value)>> {
     const TOP: &[&str] = &[
@@ -320,17 +330,9 @@ fn filter(
     let Some(threshold) = threshold else {
         return Err(schema(&at("threshold"), "Field required"));
     };
-    let threshold = match threshold {
-        Value::String(s)
-            if ["inf", "+inf", "infinity"].contains(&s.trim().to_lowercase().as_str()) =>
-        {
-            f64::INFINITY
-        }
-        Value::String(s) if ["-inf", "-infinity"].contains(&s.trim().to_lowercase().as_str()) => {
-            f64::NEG_INFINITY
-        }
-        Value::String(s) if s.trim().eq_ignore_ascii_case("nan") => f64::NAN,
-        v => float(v, &at("threshold"))?,
+    let threshold = match threshold.as_str().and_then(non_finite) {
+        Some(x) => x,
+        None => float(threshold, &at("threshold"))?,
     };
     if !threshold.is_finite() {
         return Err(value_error(

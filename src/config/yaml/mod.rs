@@ -212,6 +212,13 @@ fn snake_keys(v: Value) -> Value {
         "records",
     ];
     match v {
+        // Both `adaptive_scale` and `adaptiveScale` on a phase: AIPerf drops the camelCase one.
+        Value::Object(mut m)
+            if m.contains_key("adaptive_scale") && m.contains_key("adaptiveScale") =>
+        {
+            m.remove("adaptiveScale");
+            snake_keys(Value::Object(m))
+        }
         Value::Object(m) => Value::Object(
             m.into_iter()
                 .map(|(k, v)| {
