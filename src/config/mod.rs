@@ -123,11 +123,10 @@ pub fn adaptive_settings(
 ) -> Result<std::sync::Arc<ringperf_metrics::adaptive::settings::Settings>, ConfigError> {
     use ringperf_metrics::adaptive::settings::ControlVariable as V;
     let s = spec.settings().map_err(ConfigError::flag)?;
-    let ok = match (s.variable, load) {
-        (V::Concurrency, Load::Concurrency(_)) => true,
-        (V::RequestRate, Load::Rate { .. }) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (s.variable, load),
+        (V::Concurrency, Load::Concurrency(_)) | (V::RequestRate, Load::Rate { .. })
+    );
     if !ok {
         return err(format!(
             "not supported by ringperf: {path}: adaptive_scale control.variable={} on a {}              phase (ringperf moves a concurrency phase's concurrency and a rate phase's              request_rate)",

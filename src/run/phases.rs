@@ -274,6 +274,15 @@ fn open_warm_pool(
     }
 }
 
+/// What a phase's driver reports to and reads from: the `timing` domain's board, the live
+/// API, agentic replay's lanes, the adaptive phases' records.
+type Feeds<'a> = (
+    &'a ringperf_metrics::lab::timing::PhaseBoard,
+    Option<&'a Arc<crate::api::Live>>,
+    Option<&'a super::agentic::AgenticRun>,
+    Option<&'a Arc<ringperf_metrics::adaptive::tap::Tap>>,
+);
+
 /// Drives one phase on every worker until all of them report done; marks its start and end on
 /// `board` (the `timing` stream domain). Its sessions pick conversations after the
 /// `first_session` the earlier phases started; returns the sessions started through it and how
@@ -285,12 +294,7 @@ fn run_phase(
     (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
     (queues, start): (Option<dispatch::Queues>, u64),
-    (board, api, agentic, adaptive_tap): (
-        &ringperf_metrics::lab::timing::PhaseBoard,
-        Option<&Arc<crate::api::Live>>,
-        Option<&super::agentic::AgenticRun>,
-        Option<&Arc<ringperf_metrics::adaptive::tap::Tap>>,
-    ),
+    (board, api, agentic, adaptive_tap): Feeds<'_>,
     first_session: u64,
 ) -> (u64, BranchCounts) {
     let n = workers.len();

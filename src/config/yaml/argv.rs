@@ -1048,12 +1048,15 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
     (known, AIPERF_ONLY)
 }
 
+/// A phase as read: its keys, its name, whether it is a warmup, its adaptive settings.
+type ReadPhase<'a> = (&'a Map<String, Value>, String, bool, Option<AdaptiveSpec>);
+
 /// The phases of a file: the profiling phase and a warmup the flags can express become flags
 /// (so the command line and a sweep override them as AIPerf's overlay does); any other phase is a
 /// [`PhaseSpec`] of its own ([`FileOnly`]).
 fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
-    let mut read: Vec<(&Map<String, Value>, String, bool, Option<AdaptiveSpec>)> = Vec::new();
+    let mut read: Vec<ReadPhase<'_>> = Vec::new();
     for (i, v) in list.iter().enumerate() {
         let at = format!("benchmark.phases.{i}");
         let m = obj(v, &at)?;

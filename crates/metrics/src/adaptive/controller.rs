@@ -351,8 +351,8 @@ impl Controller {
             return false;
         }
         let has = |m: Metric| self.filters.iter().any(|f| f.metric == m);
-        !(w.errors > 0 && !has(Metric::ErrorRate)
-            || w.cancelled > 0 && !has(Metric::CancellationRate))
+        (w.errors == 0 || has(Metric::ErrorRate))
+            && (w.cancelled == 0 || has(Metric::CancellationRate))
     }
 
     fn passes(&self, values: &[(String, f64)]) -> bool {
