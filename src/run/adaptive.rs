@@ -39,6 +39,33 @@ pub(super) struct Driver {
     applied: f64,
 }
 
+/// The checks AIPerf 0.13 makes of an adaptive phase when it starts (its SLA metrics, the
+/// stats a rate metric has, the error rate's unit), made before the run starts, with AIPerf's
+/// messages.
+///
+/// # Errors
+/// The first phase whose filters AIPerf would refuse.
+pub(super) fn check(cfg: &crate::config::Config) -> Result<(), super::RunError> {
+    let phases = std::iter::once(&cfg.profiling).chain(cfg.phases_after.iter().map(|p| &p.config));
+    for p in phases {
+        if let Some(s) = &p.timing.adaptive {
+            s.resolve().map_err(|e| {
+                super::RunError::new(super::SetupKind::Workload, format!("adaptive_scale: {e}"))
+            })?;
+            for f in &s.sla {
+                let t = f.threshold;
+                if f.metric_tag.ends_with("error_rate") && t > 0.0 && t < 1.0 {
+                    note(&format!(
+                        "warning: adaptive_scale: error_rate SLA thresholds are in percent \
+                         (0-100); {t} means {t}%"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The phase's adaptive controls, made before its plans: the gate its workers share.
 pub(super) fn gate(settings: &Settings) -> Arc<AdaptiveGate> {
     let concurrency = settings.variable == ControlVariable::Concurrency;

@@ -96,6 +96,7 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
     for w in limits::check(&cfg)? {
         note(&format!("warning: {w}"));
     }
+    adaptive::check(&cfg)?;
     if cfg.multi_run.is_repeated() {
         return multi::run_many(cfg, opts);
     }

@@ -131,22 +131,28 @@ fn input_config_echoes_the_adaptive_phases_as_aiperf_did() {
 /// The fixture config of `run` pointed at `server` and written into `out`, with `edit` applied
 /// to its text.
 fn config_for(run: &str, server: &MockServer, out: &Path, edit: &[(&str, &str)]) -> PathBuf {
-    let mut text = std::fs::read_to_string(data().join("runs").join(run).join("config.yaml"))
-        .unwrap()
-        .replace(
-            "dir: artifacts",
-            &format!("dir: {}", out.join("artifacts").display()),
-        );
-    let port = text
-        .split("url: http://127.0.0.1:")
-        .nth(1)
-        .and_then(|s| s.lines().next())
-        .unwrap()
-        .to_string();
-    text = text.replace(
-        &format!("http://127.0.0.1:{port}"),
+    config_at(
+        &data().join("runs").join(run).join("config.yaml"),
         &format!("http://{}", server.addr),
+        out,
+        edit,
+    )
+}
+
+/// The config file `file` pointed at `url` and written into `out`, with `edit` applied.
+fn config_at(file: &Path, url: &str, out: &Path, edit: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(file).unwrap().replace(
+        "dir: artifacts",
+        &format!("dir: {}", out.join("artifacts").display()),
     );
+    let port: String = text
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    text = text.replace(&format!("http://127.0.0.1:{port}"), url);
     for (from, to) in edit {
         assert!(text.contains(from), "{from}");
         text = text.replace(from, to);
@@ -477,4 +483,95 @@ fn boundary_doubles_then_holds_four_against_a_capacity_four_mock() {
     assert_eq!(peak_by_value.get(&2), Some(&2));
     assert_eq!(peak_by_value.get(&4), Some(&4));
     assert!(peak_by_value[&8] > 4, "{peak_by_value:?}");
+}
+
+/// AIPerf's request-rate run: a constant phase whose rate doubles from 5 to its `rate`, 40,
+/// every window passing.
+#[test]
+fn request_rate_doubles_to_the_phase_rate() {
+    let server = mock(20, 2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    profile(&config_for("request-rate", &server, dir.path(), &[]));
+    server.stop();
+    let ev = events(dir.path(), "profiling");
+    assert_eq!(control_values(&ev), [5.0, 10.0, 20.0, 40.0]);
+    assert_eq!(ev[0]["control_value"], serde_json::json!(5.0));
+    assert_eq!(
+        terminal(&ev).1,
+        "max_control_value_reached_without_saturation".to_string()
+    );
+    // The open loop followed: each window's throughput near its rate (within a third, a loaded
+    // machine's margin; the first window counts from before the first request).
+    let windows: Vec<(f64, f64)> = (ev.iter())
+        .filter(|e| e["event"] == "adaptive_window")
+        .map(|e| {
+            (
+                e["control_value"].as_f64().unwrap(),
+                e["throughput"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(windows.len(), 4);
+    for (rate, throughput) in &windows[1..] {
+        assert!(
+            (throughput - rate).abs() <= rate / 3.0,
+            "{throughput} at {rate}: {windows:?}"
+        );
+    }
+    same_shape_as_aiperf(dir.path(), "request-rate");
+}
+
+/// `timing_mode: adaptive_scale` without `adaptive_scale`: AIPerf runs the controller all the
+/// same (sla_margin from 1 to the explicit maximum 4 in one step).
+#[test]
+fn timing_mode_alone_runs_the_controller() {
+    let server = mock(20, 2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    profile(&config_for("timing-mode-flat", &server, dir.path(), &[]));
+    server.stop();
+    let ev = events(dir.path(), "profiling");
+    let aiperf = events(&data().join("runs/timing-mode-flat"), "profiling");
+    assert_eq!(control_values(&ev), control_values(&aiperf));
+    assert_eq!(control_values(&ev), [1.0, 4.0]);
+    assert_eq!(terminal(&ev), terminal(&aiperf));
+}
+
+/// What AIPerf refuses only when the phase starts: an unknown SLA metric, a stat a rate metric
+/// does not have, `timing_mode` without a sustain duration. ringperf refuses them before its
+/// first request, with AIPerf's message, and writes no adaptive file.
+#[test]
+fn phase_start_refusals_give_aiperfs_messages() {
+    let refused = crate::common::RefusedPort::new();
+    for case in [
+        "sla_metric_unsupported",
+        "sla_throughput_p95",
+        "timing_mode_only",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = data().join("validation/runtime");
+        let config = config_at(
+            &runtime.join(format!("{case}.yaml")),
+            &format!("http://127.0.0.1:{}", refused.port),
+            dir.path(),
+            &[],
+        );
+        let out = ringperf(&[
+            "profile",
+            "--config",
+            config.to_str().unwrap(),
+            "--ui-type",
+            "none",
+            "--tokenizer",
+            "builtin",
+        ]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{case}");
+        let want = std::fs::read_to_string(runtime.join(format!("{case}.error"))).unwrap();
+        assert!(said.contains(want.trim()), "{case}: {said}");
+        assert!(
+            !dir.path()
+                .join("artifacts/adaptive_scale_manifest.json")
+                .exists()
+        );
+    }
 }
