@@ -128,6 +128,61 @@ fn input_config_echoes_the_adaptive_phases_as_aiperf_did() {
     }
 }
 
+/// Aliases of one field in a block: AIPerf's table order decides, not the file's (AIPerf's
+/// own `config expand` of this file showed 7 and 3).
+#[test]
+fn a_fields_aliases_resolve_in_aiperfs_order() {
+    let f = data().join("validation/cases/order_rev.yaml");
+    let out = ringperf(&[
+        "config",
+        "expand",
+        "--full",
+        "--format",
+        "json",
+        f.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let phase = &doc["variations"][0]["benchmark"]["phases"][0];
+    assert_eq!(phase["adaptive_assessment_period"], 7.0);
+    assert_eq!(phase["adaptive_control_max"], 3.0);
+}
+
+/// AIPerf's multi-phase run: a warmup, then two adaptive phases, each with its own controller
+/// and files, listed in one manifest by their places in the run.
+#[test]
+fn each_adaptive_phase_has_its_own_controller_and_files() {
+    let server = mock(20, 2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    profile(&config_for("multi-phase", &server, dir.path(), &[]));
+    server.stop();
+    let a = events(dir.path(), "ramp_a");
+    assert_eq!(control_values(&a), [1.0, 2.0, 4.0]);
+    assert_eq!(
+        terminal(&a).1,
+        "max_control_value_reached_without_saturation".to_string()
+    );
+    let b = events(dir.path(), "ramp_b");
+    assert_eq!(control_values(&b), [1.0]);
+    assert_eq!(
+        terminal(&b).1,
+        "no_sustainable_concurrency_found".to_string()
+    );
+    assert_eq!(
+        (&b[0]["phase_index"], &b[0]["profiling_index"]),
+        (&2.into(), &1.into())
+    );
+    let aiperf = data().join("runs/multi-phase/artifacts");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("artifacts/adaptive_scale_manifest.json")).unwrap(),
+        std::fs::read_to_string(aiperf.join("adaptive_scale_manifest.json")).unwrap()
+    );
+    assert!(
+        !dir.path()
+            .join("artifacts/phases/warmup/adaptive_scale_events.jsonl")
+            .exists()
+    );
+}
+
 /// The fixture config of `run` pointed at `server` and written into `out`, with `edit` applied
 /// to its text.
 fn config_for(run: &str, server: &MockServer, out: &Path, edit: &[(&str, &str)]) -> PathBuf {
