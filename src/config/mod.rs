@@ -110,26 +110,34 @@ impl std::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// The controller settings of a phase's `adaptive_scale` (`spec`) on a phase of `load`,
-/// named by `path` in a refusal. ringperf's engine moves a closed loop's concurrency and an
-/// open loop's request rate; the other variables are refused.
+/// named by `path` in a refusal. ringperf's engine moves a phase's concurrency and prefill
+/// limit and an open loop's request rate; AIPerf's `users` is refused.
 ///
 /// # Errors
 /// AIPerf's phase-start messages for settings only `timing_mode` leaves unset, and the
 /// variables ringperf does not move.
 pub fn adaptive_settings(
     spec: &crate::plan::AdaptiveSpec,
-    load: &Load,
+    (load, mode): (&Load, &timing::Mode),
     path: &str,
 ) -> Result<std::sync::Arc<ringperf_metrics::adaptive::settings::Settings>, ConfigError> {
     use ringperf_metrics::adaptive::settings::ControlVariable as V;
     let s = spec.settings().map_err(ConfigError::flag)?;
+    if !matches!(mode, timing::Mode::Load) {
+        return err(format!(
+            "not supported by ringperf: {path}: adaptive_scale on a user-centric, replayed or \
+             agentic phase (ringperf moves concurrency, poisson, gamma and constant phases)"
+        ));
+    }
     let ok = matches!(
         (s.variable, load),
-        (V::Concurrency, Load::Concurrency(_)) | (V::RequestRate, Load::Rate { .. })
+        (V::Concurrency | V::PrefillConcurrency, _) | (V::RequestRate, Load::Rate { .. })
     );
     if !ok {
         return err(format!(
-            "not supported by ringperf: {path}: adaptive_scale control.variable={} on a {}              phase (ringperf moves a concurrency phase's concurrency and a rate phase's              request_rate)",
+            "not supported by ringperf: {path}: adaptive_scale control.variable={} on a {} \
+             phase (ringperf moves a phase's concurrency or prefill_concurrency, and a rate \
+             phase's request_rate)",
             s.variable.name(),
             match load {
                 Load::Concurrency(_) => "concurrency",

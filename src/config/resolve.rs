@@ -121,7 +121,11 @@ impl Config {
                 .as_deref()
                 .unwrap_or("profiling");
             let path = format!("benchmark.phases.{name}");
-            profiling.timing.adaptive = Some(super::adaptive_settings(a, &profiling.load, &path)?);
+            profiling.timing.adaptive = Some(super::adaptive_settings(
+                a,
+                (&profiling.load, &profiling.timing.mode),
+                &path,
+            )?);
         }
         let workers = workers(args.workers_max, &shard, &profiling, env.cores)?;
         let artifact_dir = artifact_dir(args, &models, endpoint, &profiling)?;

@@ -1,7 +1,7 @@
 //! An adaptive phase's driver (AIPerf 0.13's `adaptive_scale`, docs/timing.md): every
 //! assessment period it takes the records of the phase the aggregator handed over since the
 //! last one, makes the window's statistics, lets the controller decide, and applies its value
-//! (the session limit of the phase's closed loop, or the request rate of its open loop). When
+//! (the phase's session limit, its prefill limit, or the request rate of its open loop). When
 //! the controller ends, the phase stops sending: requests in flight end normally. Its events,
 //! summary and manifest entry are written as it goes.
 
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ringperf_engine::worker::adaptive::AdaptiveGate;
+use ringperf_engine::worker::prefill::PrefillGate;
 use ringperf_metrics::adaptive::artifacts::{PhaseId, Writer};
 use ringperf_metrics::adaptive::controller::{Controller, State};
 use ringperf_metrics::adaptive::settings::{ControlVariable, Settings};
@@ -18,11 +19,17 @@ use ringperf_wire::clock::Clock;
 
 use super::{dispatch, note};
 
+/// What the driver moves and reads: the phase's session gate and prefill limit, the
+/// aggregator's records, the run's clock.
+pub(super) type Controls = (Arc<AdaptiveGate>, Option<Arc<PrefillGate>>, Arc<Tap>, Clock);
+
 /// The driver of one adaptive phase, on the thread that drives the phase.
 pub(super) struct Driver {
     controller: Controller,
     writer: Option<Writer>,
     gate: Arc<AdaptiveGate>,
+    /// The phase's prefill limit (moved when it is the control variable).
+    prefill: Option<Arc<PrefillGate>>,
     tap: Arc<Tap>,
     clock: Clock,
     period: Duration,
@@ -82,7 +89,7 @@ impl Driver {
         settings: &Settings,
         id: PhaseId,
         dir: &std::path::Path,
-        (gate, tap, clock): (Arc<AdaptiveGate>, Arc<Tap>, Clock),
+        (gate, prefill, tap, clock): Controls,
         (phase_index, issue_deadline_ns): (u8, Option<u64>),
     ) -> Result<Self, String> {
         let controller = Controller::new(settings.clone())?;
@@ -96,6 +103,7 @@ impl Driver {
             controller,
             writer,
             gate,
+            prefill,
             tap,
             clock,
             period: Duration::from_secs_f64(settings.assessment_period_s),
@@ -177,6 +185,11 @@ impl Driver {
             ControlVariable::RequestRate => {
                 if let Some(d) = feeder {
                     d.set_rate(now_ns, v);
+                }
+            }
+            ControlVariable::PrefillConcurrency => {
+                if let Some(p) = &self.prefill {
+                    p.set_limit(v as usize);
                 }
             }
             _ => self.gate.set_limit(v as usize),

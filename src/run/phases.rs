@@ -322,7 +322,7 @@ fn run_phase(
             a,
             id,
             &cfg.artifact_dir,
-            (gate, tap.clone(), shared.clock),
+            (gate, planner.prefill.clone(), tap.clone(), shared.clock),
             (index, planner.issue_deadline_ns),
         )
         .map_err(|e| note(&format!("adaptive scale: {e}")))
@@ -511,14 +511,16 @@ impl<'a> Planner<'a> {
             agentic: None,
             adaptive: None,
             cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
-            prefill: p.timing.prefill_concurrency.map(|n| {
-                let gate =
-                    ringperf_engine::worker::prefill::PrefillGate::new(shard.share(n).max(1));
-                Arc::new(match p.timing.prefill_ramp {
-                    Some(d) => gate.with_ramp(start, d),
-                    None => gate,
-                })
-            }),
+            prefill: adaptive_prefill(p)
+                .or(p.timing.prefill_concurrency)
+                .map(|n| {
+                    let gate =
+                        ringperf_engine::worker::prefill::PrefillGate::new(shard.share(n).max(1));
+                    Arc::new(match p.timing.prefill_ramp {
+                        Some(d) => gate.with_ramp(start, d),
+                        None => gate,
+                    })
+                }),
         }
     }
 
@@ -547,6 +549,11 @@ impl<'a> Planner<'a> {
                 let rate = match &self.p.timing.adaptive {
                     Some(a) if a.variable == ControlVariable::RequestRate => a.clamp(a.min),
                     _ => rate,
+                };
+                // Moving its concurrency: the gate is the limit, up to the controller's maximum.
+                let cap = match &self.p.timing.adaptive {
+                    Some(a) if a.variable == ControlVariable::Concurrency => None,
+                    _ => cap,
                 };
                 self.open_loop(rate, arrival, cap, queues())
             }
@@ -803,6 +810,12 @@ fn phase_queues(p: &PhaseConfig, workers: usize) -> Option<dispatch::Queues> {
         )
     );
     (!closed).then(|| dispatch::Queues::new(workers))
+}
+
+/// An adaptive phase moving its prefill limit: the limit it starts at (its minimum).
+fn adaptive_prefill(p: &PhaseConfig) -> Option<u64> {
+    let a = p.timing.adaptive.as_ref()?;
+    (a.variable == ControlVariable::PrefillConcurrency).then(|| a.clamp(a.min) as u64)
 }
 
 /// The concurrency cap of a trace replay or user-centric phase: its load's `--concurrency`.

@@ -3,7 +3,8 @@
 //! ends.
 //!
 //! A closed-loop slot takes a permit before it starts a session and gives it back when the
-//! session ends. Raising the limit lets waiting slots start at once; lowering it cancels
+//! session ends; an open loop's tick takes one for each request it sends (AIPerf's session
+//! slot of a rate phase). Raising the limit lets waiting slots start at once; lowering it cancels
 //! nothing: sessions in flight run to their end and no new one starts until fewer than the
 //! limit are running (AIPerf's debt). Closing the gate stops the phase's sending: no new
 //! session or turn starts, requests in flight end normally.
@@ -58,7 +59,13 @@ impl AdaptiveGate {
         self.closed.load(Ordering::Acquire)
     }
 
-    fn try_acquire(&self) -> bool {
+    /// The phase's sessions take permits.
+    pub fn gated(&self) -> bool {
+        self.gated.load(Ordering::Acquire)
+    }
+
+    /// Takes a permit if one is free now.
+    pub fn try_acquire(&self) -> bool {
         let limit = self.limit();
         self.held
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
