@@ -157,7 +157,8 @@ pub fn input_config(cfg: &Config) -> Value {
     if let Some(w) = cfg.warmup.as_ref().filter(|_| !agentic) {
         match e.plan.file_only.phases_before.as_slice() {
             [] => phases.push(phase(e, "warmup", w)),
-            specs => phases.extend(specs.iter().map(spec_phase)),
+            specs => phases
+                .extend((specs.iter()).map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref()))),
         }
     }
     let mut profiling = phase(e, "profiling", &cfg.profiling);

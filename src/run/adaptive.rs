@@ -53,6 +53,14 @@ pub(super) struct Driver {
 /// # Errors
 /// The first phase whose filters AIPerf would refuse.
 pub(super) fn check(cfg: &crate::config::Config) -> Result<(), super::RunError> {
+    // One controller per process would each see a shard's records: not one run's.
+    if cfg.has_adaptive() && !cfg.shard.shard.is_whole() {
+        return Err(super::RunError::new(
+            super::SetupKind::Shard,
+            "not supported by ringperf: adaptive_scale in a split run (--shard): each shard \
+             would steer by its own records",
+        ));
+    }
     let phases = std::iter::once(&cfg.profiling).chain(cfg.phases_after.iter().map(|p| &p.config));
     for p in phases {
         if let Some(s) = &p.timing.adaptive {

@@ -1252,7 +1252,8 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     // A warmup's adaptive fields are checked, never run (AIPerf paces every warmup by its rate).
     for (i, (m, name, warmup, adaptive)) in read.iter().enumerate() {
         if *warmup && !flag_warmup {
-            let spec = phase_spec(m, name, true)?;
+            let mut spec = phase_spec(m, name, true)?;
+            spec.adaptive = adaptive.clone();
             a.file_only.phases_before.push(spec);
         } else if i > prof {
             let mut spec = phase_spec(m, name, false)?;
