@@ -118,11 +118,19 @@ impl std::error::Error for ConfigError {}
 /// variables ringperf does not move.
 pub fn adaptive_settings(
     spec: &crate::plan::AdaptiveSpec,
-    (load, mode): (&Load, &timing::Mode),
+    (load, mode, prefill): (&Load, &timing::Mode, Option<u64>),
     path: &str,
 ) -> Result<std::sync::Arc<ringperf_metrics::adaptive::settings::Settings>, ConfigError> {
     use ringperf_metrics::adaptive::settings::ControlVariable as V;
-    let s = spec.settings().map_err(ConfigError::flag)?;
+    // The largest value the phase implies, as resolved (a sweep's concurrency, a flag's rate).
+    let phase_max = match (spec.control_variable.unwrap_or(V::Concurrency), load) {
+        (V::Concurrency, Load::Concurrency(c)) => Some(*c as f64),
+        (V::Concurrency, Load::Rate { cap, .. }) => cap.map(|c| c as f64),
+        (V::PrefillConcurrency, _) => prefill.map(|p| p as f64),
+        (V::RequestRate, Load::Rate { rate, .. }) => Some(*rate),
+        _ => None,
+    };
+    let s = spec.settings(phase_max).map_err(ConfigError::flag)?;
     if !matches!(mode, timing::Mode::Load) {
         return err(format!(
             "not supported by ringperf: {path}: adaptive_scale on a user-centric, replayed or \

@@ -123,7 +123,11 @@ impl Config {
             let path = format!("benchmark.phases.{name}");
             profiling.timing.adaptive = Some(super::adaptive_settings(
                 a,
-                (&profiling.load, &profiling.timing.mode),
+                (
+                    &profiling.load,
+                    &profiling.timing.mode,
+                    profiling.timing.prefill_concurrency,
+                ),
                 &path,
             )?);
         }

@@ -43,9 +43,12 @@ impl AdaptiveSpec {
     /// The settings the controller runs with: AIPerf's defaults for what the file leaves out
     /// (a 30 s assessment period).
     ///
+    /// `phase_max`: the maximum the resolved phase implies (its concurrency, prefill limit or
+    /// rate, after the flags beside the file and a sweep's variation), in place of the file's.
+    ///
     /// # Errors
     /// AIPerf's phase-start messages for what only `timing_mode` could leave unset.
-    pub fn settings(&self) -> Result<Settings, String> {
+    pub fn settings(&self, phase_max: Option<f64>) -> Result<Settings, String> {
         let variable = self
             .control_variable
             .unwrap_or(ControlVariable::Concurrency);
@@ -56,7 +59,7 @@ impl AdaptiveSpec {
             return Err("adaptive_sla_filters is required".into());
         }
         let min = self.control_min.unwrap_or(1.0);
-        let Some(max) = self.control_max.or(self.inferred_max) else {
+        let Some(max) = self.control_max.or(phase_max).or(self.inferred_max) else {
             return Err(format!(
                 "adaptive {} max must be an integer >= 1, got None",
                 variable.name()
