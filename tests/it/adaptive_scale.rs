@@ -147,6 +147,40 @@ fn a_fields_aliases_resolve_in_aiperfs_order() {
     assert_eq!(phase["adaptive_control_max"], 3.0);
 }
 
+/// How the block is read onto the phase, as AIPerf lowers it: its values over the flat fields
+/// beside it, its `sla` in place of the phase's, a disabled block's values kept (and echoed),
+/// AIPerf's lenient boolean, a list filter without `stat` echoed without it.
+#[test]
+fn the_block_is_lowered_onto_the_phase_as_aiperf_lowers_it() {
+    let phase = |case: &str| -> Value {
+        let f = data().join(format!("validation/cases/{case}.yaml"));
+        let out = ringperf(&[
+            "config",
+            "expand",
+            "--full",
+            "--format",
+            "json",
+            f.to_str().unwrap(),
+        ]);
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["variations"][0]["benchmark"]["phases"][0].clone()
+    };
+    assert_eq!(
+        phase("flat_and_block_conflict")["adaptive_sustain_duration"],
+        4.0
+    );
+    assert_eq!(
+        phase("sla_both_levels")["sla"][0]["metric_tag"],
+        "time_to_first_token"
+    );
+    let off = phase("enabled_false_block");
+    assert_eq!(off["adaptive_scale"], false);
+    assert_eq!(off["adaptive_assessment_period"], 2.0);
+    assert_eq!(phase("bool_str_yes")["adaptive_scale"], true);
+    let filter = &phase("sla_list_default_stat")["sla"][0];
+    assert!(filter.get("stat").is_none(), "{filter}");
+}
+
 /// AIPerf's multi-phase run: a warmup, then two adaptive phases, each with its own controller
 /// and files, listed in one manifest by their places in the run.
 #[test]
