@@ -716,3 +716,151 @@ fn a_rate_phases_concurrency_and_a_prefill_limit_are_moved_too() {
     assert_eq!(ev[0]["control_variable"], "prefill_concurrency");
     assert_eq!(terminal(&ev).1, "sustain_duration_completed".to_string());
 }
+
+/// The controller settings ringperf resolves from the config of `run`, by phase name.
+fn settings_of(
+    run: &str,
+) -> Vec<(
+    String,
+    std::sync::Arc<ringperf_metrics::adaptive::settings::Settings>,
+)> {
+    let file = data().join("runs").join(run).join("config.yaml");
+    let argv: Vec<String> = ["ringperf", "profile", "-f", file.to_str().unwrap()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let no_env = |_: &str| None;
+    let plan = ringperf::invocation::read(&argv, &no_env)
+        .unwrap()
+        .plan(&argv)
+        .unwrap()
+        .0;
+    let cfg = ringperf::config::Config::from_plan(&plan, false).expect("valid");
+    std::iter::once((cfg.profiling_name.clone(), &cfg.profiling))
+        .chain(cfg.phases_after.iter().map(|p| (p.name.clone(), &p.config)))
+        .filter_map(|(name, p)| p.timing.adaptive.clone().map(|s| (name, s)))
+        .collect()
+}
+
+/// Each of AIPerf's runs replayed through ringperf's controller: the windows AIPerf's events
+/// recorded (their counts and filter values, their times) go in, and out come AIPerf's events,
+/// key for key (but the wall-clock stamps and the window throughput, which depends on the
+/// window's exact length), and its summary's verdict.
+#[test]
+fn aiperfs_runs_replayed_through_the_controller_give_its_events() {
+    use ringperf_metrics::adaptive::artifacts::{PhaseId, Writer};
+    use ringperf_metrics::adaptive::controller::Controller;
+    use ringperf_metrics::adaptive::window::{Sample, WindowStats};
+    for run in [
+        "always-met",
+        "never-met",
+        "boundary",
+        "request-rate",
+        "multi-phase",
+        "duration-cut",
+        "duration-cut-rerun",
+        "timing-mode-flat",
+    ] {
+        let aiperf_dir = data().join("runs").join(run);
+        for (name, settings) in settings_of(run) {
+            let theirs = events(&aiperf_dir, &name);
+            let out = tempfile::tempdir().unwrap();
+            let id = PhaseId {
+                name: name.clone(),
+                index: theirs[0]["phase_index"].as_u64().unwrap(),
+                profiling_index: theirs[0]["profiling_index"].as_u64().unwrap(),
+            };
+            let writer = Writer::open(
+                &out.path().join("artifacts"),
+                id,
+                settings.variable.integer(),
+            )
+            .unwrap();
+            let mut c = Controller::new((*settings).clone()).unwrap();
+            let t0 = theirs[0]["timestamp_ns"].as_u64().unwrap();
+            c.start();
+            for e in theirs.iter().filter(|e| e["event"] == "adaptive_window") {
+                let n = e["sample_count"].as_u64().unwrap() as usize;
+                let w = WindowStats {
+                    samples: vec![Sample::default(); n],
+                    errors: e["error_count"].as_u64().unwrap(),
+                    cancelled: e["cancelled"].as_u64().unwrap(),
+                    elapsed_s: 1.0,
+                    ..WindowStats::default()
+                };
+                let values: Vec<(String, f64)> = (e["sla_values"].as_object().unwrap().iter())
+                    .map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::INFINITY)))
+                    .collect();
+                let ts = e["timestamp_ns"].as_u64().unwrap();
+                let judged = e["reason"] == "SLA window evaluated";
+                c.assess_given(&w, judged.then_some(values), (ts - t0) as f64 / 1e9, ts);
+            }
+            // A phase that ended first: its end after the last window.
+            if theirs.last().unwrap()["reason"] == "phase_stopped" {
+                c.phase_ended(false);
+            }
+            let mine = c.take_events();
+            writer.events(&c, &mine, 0).unwrap();
+            let ours = events(out.path(), &name);
+            assert_eq!(ours.len(), theirs.len(), "{run}/{name}");
+            for (o, t) in ours.iter().zip(&theirs) {
+                for (k, v) in t.as_object().unwrap() {
+                    if k.starts_with("timestamp") || k == "throughput" {
+                        continue;
+                    }
+                    assert_eq!(&o[k], v, "{run}/{name}: {k} of {}", t["event"]);
+                }
+                assert_eq!(keys(o), keys(t));
+            }
+            let summary = aiperf_dir
+                .join("artifacts/phases")
+                .join(&name)
+                .join("adaptive_scale_summary.json");
+            if summary.exists() {
+                writer.summary(&c).unwrap();
+                let o = read_json(
+                    &out.path()
+                        .join("artifacts/phases")
+                        .join(&name)
+                        .join("adaptive_scale_summary.json"),
+                );
+                let t = read_json(&summary);
+                for k in [
+                    "status",
+                    "completed_reason",
+                    "control_value",
+                    "control",
+                    "boundary_value",
+                    "last_passing_value",
+                    "first_failing_value",
+                    "result",
+                    "sustain_windows",
+                    "sustain_passed_windows",
+                    "sla_passed_during_sustain",
+                    "sla",
+                    "totals",
+                    "base_step",
+                    "max_step_multiplier",
+                    "step_percent",
+                    "step_policy",
+                    "sustain_duration_seconds",
+                ] {
+                    assert_eq!(o[k], t[k], "{run}/{name}: summary {k}");
+                }
+                let verdicts = |s: &Value| -> Vec<(Value, Value, Value, Value)> {
+                    (s["candidates"].as_array().unwrap().iter())
+                        .map(|k| {
+                            (
+                                k["adaptive_iteration"].clone(),
+                                k["candidate_value"].clone(),
+                                k["accepted"].clone(),
+                                k["rejection_reason"].clone(),
+                            )
+                        })
+                        .collect()
+                };
+                assert_eq!(verdicts(&o), verdicts(&t), "{run}/{name}: candidates");
+            }
+        }
+    }
+}

@@ -278,14 +278,33 @@ impl Controller {
     /// `now_ns` (the phase's clock frame, kept as the sustain's start). A window of the
     /// controller once complete is ignored.
     pub fn assess(&mut self, w: &WindowStats, now_s: f64, now_ns: u64) {
+        self.assess_given(w, None, now_s, now_ns);
+    }
+
+    /// [`Controller::assess`] with the filters' values of the window given (`values`, keyed as
+    /// [`super::settings::SlaFilter::key`]) instead of computed from its samples: a recorded
+    /// run replayed (the window's counts still decide whether it is judged at all).
+    pub fn assess_given(
+        &mut self,
+        w: &WindowStats,
+        values: Option<Vec<(String, f64)>>,
+        now_s: f64,
+        now_ns: u64,
+    ) {
         if self.done() {
             return;
         }
-        self.assess_inner(w, now_s, now_ns);
+        self.assess_inner(w, values, now_s, now_ns);
         self.iteration += 1;
     }
 
-    fn assess_inner(&mut self, w: &WindowStats, now_s: f64, now_ns: u64) {
+    fn assess_inner(
+        &mut self,
+        w: &WindowStats,
+        given: Option<Vec<(String, f64)>>,
+        now_s: f64,
+        now_ns: u64,
+    ) {
         let counts = Counts::of(w);
         let zero_ok = w.samples.is_empty() && w.errors + w.cancelled > 0 && self.covered(w);
         if w.samples.is_empty() && w.errors + w.cancelled > 0 && !zero_ok {
@@ -314,7 +333,7 @@ impl Controller {
             self.candidate(w, false, "insufficient_samples");
             return;
         }
-        let values = w.values(&self.filters);
+        let values = given.unwrap_or_else(|| w.values(&self.filters));
         let primary = self.filters[0].key.clone();
         let primary = values
             .iter()
