@@ -12,8 +12,12 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// How long a slot waits before looking for a free permit again.
+/// How long a slot first waits before looking for a free permit again; each look that finds
+/// none doubles it, up to [`POLL_MAX`]. A slot whose session ended takes its permit back at
+/// once (it does not wait), so at a steady limit the running slots keep their places and only
+/// a raised limit waits for a look: slots beyond the limit cost a wake-up each `POLL_MAX`.
 const POLL: Duration = Duration::from_millis(1);
+const POLL_MAX: Duration = Duration::from_millis(25);
 
 /// The shared controls of one adaptive phase.
 #[derive(Debug, Default)]
@@ -80,6 +84,7 @@ impl AdaptiveGate {
         if !self.gated.load(Ordering::Acquire) {
             return !self.closed();
         }
+        let mut wait = POLL;
         loop {
             if self.closed() || give_up() {
                 return false;
@@ -87,7 +92,8 @@ impl AdaptiveGate {
             if self.try_acquire() {
                 return true;
             }
-            monoio::time::sleep(POLL).await;
+            monoio::time::sleep(wait).await;
+            wait = (wait * 2).min(POLL_MAX);
         }
     }
 
