@@ -14,10 +14,12 @@ use serde_json::Value;
 
 use crate::cli::{Given, ProfileArgs};
 
+mod adaptive;
 mod inline;
 mod phase;
 mod user_files;
 
+pub use adaptive::AdaptiveSpec;
 pub use inline::InlineRecords;
 pub use phase::{FileOnly, FileScenario, Pacing, PhaseSpec};
 pub use user_files::{UserFile, UserFileFormat, UserFiles};

@@ -165,7 +165,8 @@ pub fn input_config(cfg: &Config) -> Value {
     if let Some(w) = cfg.warmup.as_ref().filter(|_| !agentic) {
         match e.plan.file_only.phases_before.as_slice() {
             [] => phases.push(phase(e, "warmup", w)),
-            specs => phases.extend(specs.iter().map(spec_phase)),
+            specs => phases
+                .extend((specs.iter()).map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref()))),
         }
     }
     let mut profiling = phase(e, "profiling", &cfg.profiling);
@@ -194,8 +195,14 @@ pub fn input_config(cfg: &Config) -> Value {
             }
         }
     }
-    phases.push(profiling);
-    phases.extend(e.plan.file_only.phases_after.iter().map(spec_phase));
+    phases.push(with_adaptive(
+        profiling,
+        e.plan.file_only.profiling_adaptive.as_ref(),
+    ));
+    phases.extend(
+        (e.plan.file_only.phases_after.iter())
+            .map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref())),
+    );
     // A ramp's curve as the file names it.
     for (name, key, curve) in &e.plan.file_only.ramp_strategies {
         let ramp = phases
@@ -1083,6 +1090,29 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
 
 /// A phase of its own ([`crate::plan::PhaseSpec`]) as the file gave it, in the key order of
 /// [`phase`].
+/// A phase's echo with its `adaptive_scale` fields, as AIPerf orders them: the adaptive fields
+/// the file set first, `sla` after the fields every phase type has (before a rated or
+/// user-centric phase's own: `rate`, its ramp, `smoothness`, `users`).
+fn with_adaptive(phase: Value, spec: Option<&crate::plan::AdaptiveSpec>) -> Value {
+    let (Some(spec), Value::Object(fields)) = (spec, &phase) else {
+        return phase;
+    };
+    let mut m = spec.echo_head();
+    let mut sla = spec.echo_sla();
+    for (k, v) in fields {
+        if ["rate", "rate_ramp", "rate_series", "smoothness", "users"].contains(&k.as_str())
+            && let Some(s) = sla.take()
+        {
+            m.insert("sla".into(), s);
+        }
+        m.insert(k.clone(), v.clone());
+    }
+    if let Some(s) = sla {
+        m.insert("sla".into(), s);
+    }
+    Value::Object(m)
+}
+
 fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), json!(s.name));

@@ -109,6 +109,53 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The controller settings of a phase's `adaptive_scale` (`spec`) on a phase of `load`,
+/// named by `path` in a refusal. ringperf's engine moves a phase's concurrency and prefill
+/// limit and an open loop's request rate; AIPerf's `users` is refused.
+///
+/// # Errors
+/// AIPerf's phase-start messages for settings only `timing_mode` leaves unset, and the
+/// variables ringperf does not move.
+pub fn adaptive_settings(
+    spec: &crate::plan::AdaptiveSpec,
+    (load, mode, prefill): (&Load, &timing::Mode, Option<u64>),
+    path: &str,
+) -> Result<std::sync::Arc<ringperf_metrics::adaptive::settings::Settings>, ConfigError> {
+    use ringperf_metrics::adaptive::settings::ControlVariable as V;
+    // The largest value the phase implies, as resolved (a sweep's concurrency, a flag's rate).
+    let phase_max = match (spec.control_variable.unwrap_or(V::Concurrency), load) {
+        (V::Concurrency, Load::Concurrency(c)) => Some(*c as f64),
+        (V::Concurrency, Load::Rate { cap, .. }) => cap.map(|c| c as f64),
+        (V::PrefillConcurrency, _) => prefill.map(|p| p as f64),
+        (V::RequestRate, Load::Rate { rate, .. }) => Some(*rate),
+        _ => None,
+    };
+    let s = spec.settings(phase_max).map_err(ConfigError::flag)?;
+    if !matches!(mode, timing::Mode::Load) {
+        return err(format!(
+            "not supported by ringperf: {path}: adaptive_scale on a user-centric, replayed or \
+             agentic phase (ringperf moves concurrency, poisson, gamma and constant phases)"
+        ));
+    }
+    let ok = matches!(
+        (s.variable, load),
+        (V::Concurrency | V::PrefillConcurrency, _) | (V::RequestRate, Load::Rate { .. })
+    );
+    if !ok {
+        return err(format!(
+            "not supported by ringperf: {path}: adaptive_scale control.variable={} on a {} \
+             phase (ringperf moves a phase's concurrency or prefill_concurrency, and a rate \
+             phase's request_rate)",
+            s.variable.name(),
+            match load {
+                Load::Concurrency(_) => "concurrency",
+                Load::Rate { .. } => "rate-paced",
+            }
+        ));
+    }
+    Ok(std::sync::Arc::new(s))
+}
+
 /// A flag error.
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError::flag(msg))
@@ -551,6 +598,12 @@ fn tokenizer_for(given: Option<&str>, first_model: &str) -> String {
 }
 
 impl Config {
+    /// Some profiling phase runs AIPerf's adaptive scale.
+    pub fn has_adaptive(&self) -> bool {
+        self.profiling.timing.adaptive.is_some()
+            || (self.phases_after.iter()).any(|p| p.config.timing.adaptive.is_some())
+    }
+
     /// Runs into `dir`: the artifact directory, as echoed and as the run's plan says.
     pub fn set_artifact_dir(&mut self, dir: &std::path::Path) {
         self.artifact_dir = dir.to_path_buf();

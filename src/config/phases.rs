@@ -161,6 +161,14 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
         prefill_concurrency: spec.prefill_concurrency,
         prefill_ramp: prefill_ramp.filter(|_| spec.prefill_concurrency.is_some()),
         rate_series: None,
+        adaptive: match &spec.adaptive {
+            Some(a) if a.runs() && !spec.warmup => Some(super::adaptive_settings(
+                a,
+                (&load, &mode, spec.prefill_concurrency),
+                &p,
+            )?),
+            _ => None,
+        },
     };
     Ok(PhaseConfig {
         load,

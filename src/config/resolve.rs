@@ -108,6 +108,29 @@ impl Config {
                 endpoint,
             },
         )?;
+        let mut profiling = profiling;
+        if let Some(a) = plan
+            .file_only
+            .profiling_adaptive
+            .as_ref()
+            .filter(|a| a.runs())
+        {
+            let name = plan
+                .file_only
+                .profiling_name
+                .as_deref()
+                .unwrap_or("profiling");
+            let path = format!("benchmark.phases.{name}");
+            profiling.timing.adaptive = Some(super::adaptive_settings(
+                a,
+                (
+                    &profiling.load,
+                    &profiling.timing.mode,
+                    profiling.timing.prefill_concurrency,
+                ),
+                &path,
+            )?);
+        }
         let workers = workers(args.workers_max, &shard, &profiling, env.cores)?;
         let artifact_dir = artifact_dir(args, &models, endpoint, &profiling)?;
         let api = super::api::resolve(args.api_port, args.api_host.as_deref(), |k| env.var(k))?;

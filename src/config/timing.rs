@@ -187,6 +187,8 @@ pub struct PhaseTiming {
     /// `--request-rate-series` (profiling only): the phase's `Load::Rate` rate is its first
     /// point's.
     pub rate_series: Option<Arc<RateSeries>>,
+    /// AIPerf's `adaptive_scale` (a config file's phase only): the controller's settings.
+    pub adaptive: Option<Arc<ringperf_metrics::adaptive::settings::Settings>>,
 }
 
 impl Default for PhaseTiming {
@@ -199,6 +201,7 @@ impl Default for PhaseTiming {
             prefill_concurrency: None,
             prefill_ramp: None,
             rate_series: None,
+            adaptive: None,
         }
     }
 }
@@ -424,6 +427,7 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
         prefill_concurrency,
         prefill_ramp,
         rate_series,
+        adaptive: None,
     })
 }
 
@@ -475,6 +479,7 @@ pub fn warmup_timing(args: &ProfileArgs, warmup_load: &Load) -> Result<PhaseTimi
         cancellation: None,
         prefill_concurrency,
         prefill_ramp,
+        adaptive: None,
         rate_series: None,
     })
 }

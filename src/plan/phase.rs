@@ -75,6 +75,9 @@ pub struct PhaseSpec {
     pub rate_ramp: Option<f64>,
     /// After issuing stops, how long in-flight requests are waited for (`None`: until they end).
     pub grace_period: Option<f64>,
+    /// `adaptive_scale` and its fields, when the file gives any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<super::AdaptiveSpec>,
 }
 
 impl PhaseSpec {
@@ -97,6 +100,7 @@ impl PhaseSpec {
             prefill_ramp: None,
             rate_ramp: None,
             grace_period: None,
+            adaptive: None,
         }
     }
 }
@@ -219,6 +223,9 @@ pub struct FileOnly {
     /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub exports: serde_json::Map<String, serde_json::Value>,
+    /// The file's profiling phase's `adaptive_scale` and its fields (no flag sets them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_adaptive: Option<super::AdaptiveSpec>,
 }
 
 impl FileOnly {
@@ -236,6 +243,7 @@ impl FileOnly {
             && !self.from_file
             && self.fixed.is_empty()
             && self.exports.is_empty()
+            && self.profiling_adaptive.is_none()
     }
 }
 

@@ -336,6 +336,25 @@ impl Dispatcher {
         }
     }
 
+    /// An adaptive phase's new request rate from `now_ns` on: arrivals not yet queued follow
+    /// it ([`ringperf_workload::schedule::Arrivals::set_rate`]); a credit drawn but not queued
+    /// comes no later than one new interval from now.
+    pub fn set_rate(&mut self, now_ns: u64, rate: f64) {
+        let Source::Arrivals { arrivals, .. } = &mut self.source else {
+            return;
+        };
+        // The next arrival after the one drawn (when one is): one new interval after it.
+        let mut from = now_ns;
+        if let Some(c) = self.pending.as_mut()
+            && rate > 0.0
+        {
+            let soonest = now_ns.saturating_add((1e9 / rate) as u64);
+            c.intended_ns = c.intended_ns.min(soonest);
+            from = c.intended_ns.max(now_ns);
+        }
+        arrivals.set_rate(from.saturating_sub(self.start_ns), rate);
+    }
+
     pub fn is_fed(&self) -> bool {
         self.fed.load(Ordering::Acquire)
     }

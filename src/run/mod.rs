@@ -11,6 +11,7 @@
 //!
 //! [`multi`] repeats the four for `--num-profile-runs`.
 
+mod adaptive;
 mod agentic;
 pub mod collated;
 pub mod convergence;
@@ -95,6 +96,7 @@ pub fn run_with(cfg: Config, opts: RunOptions) -> Result<Outcome, RunError> {
     for w in limits::check(&cfg)? {
         note(&format!("warning: {w}"));
     }
+    adaptive::check(&cfg)?;
     if cfg.multi_run.is_repeated() {
         return multi::run_many(cfg, opts);
     }

@@ -15,6 +15,7 @@ use ringperf_engine::worker::{
     CreditSource, OpenKind, PhaseCounters, PhasePlan, Shared, TurnTiming, Workers,
 };
 use ringperf_io::control::RunControl;
+use ringperf_metrics::adaptive::settings::ControlVariable;
 use ringperf_wire::record::Phase;
 use ringperf_workload::schedule::{FixedSchedule, Shard};
 
@@ -56,8 +57,10 @@ pub(super) fn run_phases(
         collectors,
         board,
         api,
+        adaptive_tap,
         ..
     } = started;
+    let adaptive_tap = adaptive_tap.as_ref();
     let api = api.as_ref();
     let board: &ringperf_metrics::lab::timing::PhaseBoard = board;
     // A streamed trace: the first window of requests is built before anything starts, so the
@@ -106,7 +109,7 @@ pub(super) fn run_phases(
             (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
             progress,
             (first_queues.take().flatten(), at.mono_ns),
-            (board, api, agentic),
+            (board, api, agentic, adaptive_tap),
             sessions,
         );
         // The phase ends with its last request, before the end-of-warmup scrape.
@@ -148,7 +151,7 @@ pub(super) fn run_phases(
             (Phase::Profiling, first, &cfg.profiling_name, p),
             progress,
             (profiling_queues, at.mono_ns),
-            (board, api, agentic),
+            (board, api, agentic, adaptive_tap),
             sessions,
         );
         branches.add(&b);
@@ -174,7 +177,7 @@ pub(super) fn run_phases(
                 (Phase::Profiling, index, &named.name, p),
                 progress,
                 (phase_queues, at.mono_ns),
-                (board, api, agentic),
+                (board, api, agentic, adaptive_tap),
                 sessions,
             );
             branches.add(&b);
@@ -271,6 +274,15 @@ fn open_warm_pool(
     }
 }
 
+/// What a phase's driver reports to and reads from: the `timing` domain's board, the live
+/// API, agentic replay's lanes, the adaptive phases' records.
+type Feeds<'a> = (
+    &'a ringperf_metrics::lab::timing::PhaseBoard,
+    Option<&'a Arc<crate::api::Live>>,
+    Option<&'a super::agentic::AgenticRun>,
+    Option<&'a Arc<ringperf_metrics::adaptive::tap::Tap>>,
+);
+
 /// Drives one phase on every worker until all of them report done; marks its start and end on
 /// `board` (the `timing` stream domain). Its sessions pick conversations after the
 /// `first_session` the earlier phases started; returns the sessions started through it and how
@@ -282,11 +294,7 @@ fn run_phase(
     (phase, index, name, p): (Phase, u8, &str, &PhaseConfig),
     progress: &Arc<Progress>,
     (queues, start): (Option<dispatch::Queues>, u64),
-    (board, api, agentic): (
-        &ringperf_metrics::lab::timing::PhaseBoard,
-        Option<&Arc<crate::api::Live>>,
-        Option<&super::agentic::AgenticRun>,
-    ),
+    (board, api, agentic, adaptive_tap): Feeds<'_>,
     first_session: u64,
 ) -> (u64, BranchCounts) {
     let n = workers.len();
@@ -299,6 +307,27 @@ fn run_phase(
     let mut planner = Planner::new(cfg, shared, p, (phase, index), n, start);
     planner.first_session = first_session;
     planner.agentic = agentic;
+    // An adaptive phase: its controller starts (its clock, its start event) before the phase.
+    let mut adaptive = None;
+    if let (Some(a), Some(tap), Phase::Profiling) = (&p.timing.adaptive, adaptive_tap, phase) {
+        let gate = super::adaptive::gate(a);
+        planner.adaptive = Some(gate.clone());
+        let first_profiling = u8::from(cfg.warmup.is_some());
+        let id = ringperf_metrics::adaptive::artifacts::PhaseId {
+            name: name.to_owned(),
+            index: u64::from(index),
+            profiling_index: u64::from(index - first_profiling),
+        };
+        adaptive = super::adaptive::Driver::start(
+            a,
+            id,
+            &cfg.artifact_dir,
+            (gate, planner.prefill.clone(), tap.clone(), shared.clock),
+            (index, planner.issue_deadline_ns),
+        )
+        .map_err(|e| note(&format!("adaptive scale: {e}")))
+        .ok();
+    }
     let (mut plans, mut feeder) = planner.plans(queues);
     // Agentic replay's system-idle cap: looked at every 5 ms by this thread.
     let idle_cap = plans.first().and_then(|p| p.idle_cap.clone());
@@ -365,9 +394,14 @@ fn run_phase(
             }
             wait = wait.min(Duration::from_millis(5));
         }
+        if let Some(a) = adaptive.as_mut() {
+            a.tick(feeder.as_mut());
+            wait = wait.min(a.until_due().max(Duration::from_millis(1)));
+        }
         if let Some(d) = feeder.as_mut() {
             let now = shared.clock.now_ns();
-            d.feed(now, shared.control.stopped());
+            let adaptive_done = adaptive.as_ref().is_some_and(super::adaptive::Driver::done);
+            d.feed(now, shared.control.stopped() || adaptive_done);
             if let Some(at) = d.next_feed_ns(now) {
                 // At least 200 µs: a full queue is drained by the workers meanwhile.
                 wait = wait.min(Duration::from_nanos(at.saturating_sub(now).max(200_000)));
@@ -386,6 +420,9 @@ fn run_phase(
         view.tick();
     }
     view.finish(sent);
+    if let Some(a) = adaptive {
+        a.end(shared.control.stopped());
+    }
     if let Some(cap) = &idle_cap {
         log(
             cfg,
@@ -438,6 +475,8 @@ struct Planner<'a> {
     prefill: Option<Arc<ringperf_engine::worker::prefill::PrefillGate>>,
     /// Agentic replay's lanes.
     agentic: Option<&'a super::agentic::AgenticRun>,
+    /// An adaptive phase's controls.
+    adaptive: Option<Arc<ringperf_engine::worker::adaptive::AdaptiveGate>>,
 }
 
 /// The plans of one phase and its dispatcher (an open loop's).
@@ -470,15 +509,18 @@ impl<'a> Planner<'a> {
             hard_deadline_ns,
             counters: PhaseCounters::default(),
             agentic: None,
+            adaptive: None,
             cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
-            prefill: p.timing.prefill_concurrency.map(|n| {
-                let gate =
-                    ringperf_engine::worker::prefill::PrefillGate::new(shard.share(n).max(1));
-                Arc::new(match p.timing.prefill_ramp {
-                    Some(d) => gate.with_ramp(start, d),
-                    None => gate,
-                })
-            }),
+            prefill: adaptive_prefill(p)
+                .or(p.timing.prefill_concurrency)
+                .map(|n| {
+                    let gate =
+                        ringperf_engine::worker::prefill::PrefillGate::new(shard.share(n).max(1));
+                    Arc::new(match p.timing.prefill_ramp {
+                        Some(d) => gate.with_ramp(start, d),
+                        None => gate,
+                    })
+                }),
         }
     }
 
@@ -494,8 +536,25 @@ impl<'a> Planner<'a> {
                 self.user_centric(rate, users, cap_of(load), queues())
             }
             (TimingMode::Agentic(_), _) => (self.agentic(), None),
-            (TimingMode::Load, Load::Concurrency(c)) => (self.closed_loop(c), None),
+            // An adaptive phase's closed loop has a slot for its largest concurrency (the gate
+            // lets the controller's value run); its open loop starts at its smallest rate.
+            (TimingMode::Load, Load::Concurrency(c)) => {
+                let c = match &self.p.timing.adaptive {
+                    Some(a) if a.variable == ControlVariable::Concurrency => c.max(a.max as u64),
+                    _ => c,
+                };
+                (self.closed_loop(c), None)
+            }
             (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
+                let rate = match &self.p.timing.adaptive {
+                    Some(a) if a.variable == ControlVariable::RequestRate => a.clamp(a.min),
+                    _ => rate,
+                };
+                // Moving its concurrency: the gate is the limit, up to the controller's maximum.
+                let cap = match &self.p.timing.adaptive {
+                    Some(a) if a.variable == ControlVariable::Concurrency => None,
+                    _ => cap,
+                };
                 self.open_loop(rate, arrival, cap, queues())
             }
         }
@@ -527,6 +586,7 @@ impl<'a> Planner<'a> {
             hard_deadline_ns: self.hard_deadline_ns,
             warm: None,
             idle_cap: None,
+            adaptive: self.adaptive.clone(),
         }
     }
 
@@ -750,6 +810,12 @@ fn phase_queues(p: &PhaseConfig, workers: usize) -> Option<dispatch::Queues> {
         )
     );
     (!closed).then(|| dispatch::Queues::new(workers))
+}
+
+/// An adaptive phase moving its prefill limit: the limit it starts at (its minimum).
+fn adaptive_prefill(p: &PhaseConfig) -> Option<u64> {
+    let a = p.timing.adaptive.as_ref()?;
+    (a.variable == ControlVariable::PrefillConcurrency).then(|| a.clamp(a.min) as u64)
 }
 
 /// The concurrency cap of a trace replay or user-centric phase: its load's `--concurrency`.

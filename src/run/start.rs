@@ -39,6 +39,8 @@ pub(super) struct Started {
     pub host: Option<super::host::Snapshot>,
     /// `--api-port`: the live API the run publishes to.
     pub api: Option<Arc<crate::api::Live>>,
+    /// The adaptive phases' feed of records (`None`: the run has none).
+    pub adaptive_tap: Option<Arc<ringperf_metrics::adaptive::tap::Tap>>,
 }
 
 /// Starts the aggregator, the workers and the collectors, in that order. `mlflow`: the live
@@ -65,6 +67,11 @@ pub(super) fn start(
         view: a.clone(),
         board: phase_board.clone(),
     });
+    // An adaptive phase's controller reads its phase's records as the aggregator takes them.
+    let adaptive_tap = cfg
+        .has_adaptive()
+        .then(|| Arc::new(ringperf_metrics::adaptive::tap::Tap::default()));
+    collector.adaptive = adaptive_tap.clone();
     let progress = collector.progress.clone();
     let cores: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
@@ -119,6 +126,7 @@ pub(super) fn start(
         board: phase_board,
         host,
         api: api.cloned(),
+        adaptive_tap,
     })
 }
 
@@ -189,6 +197,7 @@ fn collector(
             }),
         api: None,
         skip_context_overflows: cfg.scenario.is_some(),
+        adaptive: None,
     })
 }
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod adaptive_scale;
 mod agent_traces;
 mod agentic;
 mod aiperf_keys;

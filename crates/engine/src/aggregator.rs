@@ -132,6 +132,8 @@ pub struct Collector {
     /// every metric, per-request file and error count, and is only counted (AIPerf's skip
     /// path; docs/metrics.md, "Context overflow").
     pub skip_context_overflows: bool,
+    /// An adaptive phase's controller reads the records of its phase here.
+    pub adaptive: Option<Arc<ringperf_metrics::adaptive::tap::Tap>>,
 }
 
 /// How often the aggregator publishes the phases' progress to the live API (AIPerf's credit
@@ -357,6 +359,36 @@ fn payload<'a>(
     }
 }
 
+/// A record as an adaptive phase's window counts it (AIPerf 0.13's adaptive scale): a success
+/// has a request latency and no error; its TTFT, ITL and output length are the record's
+/// metrics.
+fn tapped(
+    facts: &RecordFacts,
+    metrics: &ringperf_metrics::aggregate::RecordMetrics,
+) -> ringperf_metrics::adaptive::tap::Tapped {
+    use ringperf_metrics::adaptive::tap::{Outcome, Tapped};
+    use ringperf_metrics::adaptive::window::Sample;
+    use ringperf_metrics::aggregate::MetricId as M;
+    let latency = metrics
+        .f64(M::RequestLatency)
+        .filter(|_| facts.error.is_none());
+    let outcome = match latency {
+        Some(_) => Outcome::Success,
+        None if facts.was_cancelled => Outcome::Cancelled,
+        None => Outcome::Error,
+    };
+    Tapped {
+        start_ns: facts.start_ns,
+        outcome,
+        sample: Sample {
+            latency_ns: latency.unwrap_or(0.0) as u64,
+            ttft_ns: metrics.f64(M::TimeToFirstToken).map(|v| v as u64),
+            itl_ns: metrics.f64(M::InterTokenLatency),
+            output_tokens: metrics.f64(M::OutputSequenceLength).map(|v| v as u64),
+        },
+    }
+}
+
 /// What the aggregator hands back when every ring is drained and closed.
 pub struct Collected {
     /// Every profiling phase's records.
@@ -547,6 +579,11 @@ impl Collector {
             }
             Phase::Profiling => {
                 tally.profiling_index = raw.credit.phase_index;
+                if let Some(tap) = &self.adaptive
+                    && tap.watching(raw.credit.phase_index)
+                {
+                    tap.push(tapped(&facts, &metrics));
+                }
                 tally.profiling.add(&facts, &metrics);
                 if let Some((first, _)) = self.profiling_phases {
                     let i = usize::from(raw.credit.phase_index.saturating_sub(first));

@@ -6,6 +6,7 @@
 //! on `ringperf-wire` (records, the Prometheus parser) and `ringperf-io` (stop reasons, wake-up
 //! counts); no worker, no CLI.
 
+pub mod adaptive;
 pub mod aggregate;
 pub mod export;
 pub mod gpu_telemetry;

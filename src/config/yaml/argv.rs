@@ -6,7 +6,9 @@
 use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra, unknown_key};
-use crate::plan::{FileOnly, InlineRecords, Pacing, PhaseSpec, UserFile, UserFileFormat};
+use crate::plan::{
+    AdaptiveSpec, FileOnly, InlineRecords, Pacing, PhaseSpec, UserFile, UserFileFormat,
+};
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
 /// (what `config expand` prints).
@@ -235,6 +237,11 @@ pub fn translate(l: &Loaded) -> R<FileArgs> {
     }
     if let Some(s) = root.get("sweep") {
         sweep_gate(root)?;
+        let adaptive: Vec<String> = adaptive_phase_names(&a);
+        if s.get("type").and_then(Value::as_str) == Some("adaptive_search") && !adaptive.is_empty()
+        {
+            return Err(super::adaptive_scale::search_conflict(&adaptive));
+        }
         sweep(obj(s, "sweep")?, &mut a)?;
         let runs = match s.get("type").and_then(Value::as_str).unwrap_or("grid") {
             "scenarios" => Some(super::scenarios::runs(root)?),
@@ -321,6 +328,21 @@ fn scenario_settings(
                 file_only: Box::new(merged.file_only),
             })
         })
+        .collect()
+}
+
+/// The profiling phases of a file that run adaptive scale, in order.
+fn adaptive_phase_names(a: &FileArgs) -> Vec<String> {
+    let first = (a.file_only.profiling_adaptive.as_ref())
+        .filter(|s| s.runs())
+        .map(|_| (a.file_only.profiling_name.clone()).unwrap_or_else(|| "profiling".into()));
+    first
+        .into_iter()
+        .chain(
+            (a.file_only.phases_after.iter())
+                .filter(|p| p.adaptive.as_ref().is_some_and(|s| s.runs()))
+                .map(|p| p.name.clone()),
+        )
         .collect()
 }
 
@@ -1116,6 +1138,9 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
     }
     // Agentic replay's: on the profiling phase (a phase of its own refuses them); any type, so
     // that one without a concurrency gets AIPerf's error.
+    // AIPerf's adaptive scale (`adaptive_scale` and its flat fields, `sla`): any type, so that
+    // one it refuses gets AIPerf's message.
+    known.extend(super::adaptive_scale::FLAT_KEYS);
     known.extend([
         "timing_mode",
         "trajectory_start_min_ratio",
@@ -1126,7 +1151,6 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "agentic_cache_warmup_duration",
     ]);
     const AIPERF_ONLY: &[&str] = &[
-        "sla",
         "seamless",
         "timing_mode",
         "trajectory_start_min_ratio",
@@ -1134,17 +1158,19 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "burst_phase_starts",
         "system_idle_gap_cap_seconds",
         "agentic_cache_warmup_duration",
-        "adaptive_scale",
     ];
     (known, AIPERF_ONLY)
 }
+
+/// A phase as read: its keys, its name, whether it is a warmup, its adaptive settings.
+type ReadPhase<'a> = (&'a Map<String, Value>, String, bool, Option<AdaptiveSpec>);
 
 /// The phases of a file: the profiling phase and a warmup the flags can express become flags
 /// (so the command line and a sweep override them as AIPerf's overlay does); any other phase is a
 /// [`PhaseSpec`] of its own ([`FileOnly`]).
 fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
-    let mut read: Vec<(&Map<String, Value>, String, bool)> = Vec::new();
+    let mut read: Vec<ReadPhase<'_>> = Vec::new();
     for (i, v) in list.iter().enumerate() {
         let at = format!("benchmark.phases.{i}");
         let m = obj(v, &at)?;
@@ -1233,6 +1259,8 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
         }
         let (known, aiperf_only) = phase_keys(ty);
         keys(m, &at, &known, aiperf_only)?;
+        // Checked before the phase's own rules, as AIPerf checks it.
+        let adaptive = super::adaptive_scale::read(m, &at, ty)?;
         let bounded = ["requests", "duration", "sessions"]
             .iter()
             .any(|k| m.contains_key(*k));
@@ -1264,8 +1292,11 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
                 "{at}: Value error, Phase '{name}': prefill_concurrency must be <= concurrency"
             )));
         }
-        if let Some((_, earlier, _)) = read.iter().find(|(_, n, _)| n.eq_ignore_ascii_case(&name)) {
-            let mut names: Vec<String> = read.iter().map(|(_, n, _)| format!("'{n}'")).collect();
+        if let Some((_, earlier, _, _)) = read
+            .iter()
+            .find(|(_, n, _, _)| n.eq_ignore_ascii_case(&name))
+        {
+            let mut names: Vec<String> = read.iter().map(|(_, n, _, _)| format!("'{n}'")).collect();
             names.push(format!("'{name}'"));
             return Err(YamlError::Schema(format!(
                 "benchmark: Value error, duplicate phase name '{name}' conflicts with '{earlier}' \
@@ -1273,18 +1304,18 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
                 names.join(", ")
             )));
         }
-        read.push((m, name, warmup));
+        read.push((m, name, warmup, adaptive));
     }
-    if !read.iter().any(|(_, _, w)| !w) {
+    if !read.iter().any(|(_, _, w, _)| !w) {
         let got: Vec<String> = (read.iter())
-            .map(|(_, n, w)| format!("('{n}', '{}')", if *w { "warmup" } else { "profiling" }))
+            .map(|(_, n, w, _)| format!("('{n}', '{}')", if *w { "warmup" } else { "profiling" }))
             .collect();
         return Err(YamlError::Schema(format!(
             "benchmark: Value error, a 'profiling' phase is required; got phases: [{}]",
             got.join(", ")
         )));
     }
-    let Some(prof) = read.iter().position(|(_, _, w)| !w) else {
+    let Some(prof) = read.iter().position(|(_, _, w, _)| !w) else {
         return Ok(());
     };
     if prof > 1 {
@@ -1294,13 +1325,13 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
             read[1].1
         )));
     }
-    if let Some((_, name, _)) = read.iter().skip(prof + 1).find(|(_, _, w)| *w) {
+    if let Some((_, name, _, _)) = read.iter().skip(prof + 1).find(|(_, _, w, _)| *w) {
         return Err(YamlError::Unsupported(format!(
             "benchmark.phases.{name}: a warmup after a profiling phase (ringperf runs its warmup \
              first)"
         )));
     }
-    for (m, name, _) in read.iter().skip(prof + 1) {
+    for (m, name, _, _) in read.iter().skip(prof + 1) {
         if m.get("type").and_then(Value::as_str) == Some("fixed_schedule") {
             return Err(YamlError::Unsupported(format!(
                 "benchmark.phases.{name}: a fixed-schedule phase after the first profiling phase"
@@ -1343,15 +1374,21 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
         .all(|k| w.contains_key(*k) || !p.contains_key(*k));
         paced && inherits_nothing
     };
-    for (i, (m, name, warmup)) in read.iter().enumerate() {
+    // A warmup's adaptive fields are checked, never run (AIPerf paces every warmup by its rate).
+    for (i, (m, name, warmup, adaptive)) in read.iter().enumerate() {
         if *warmup && !flag_warmup {
-            let spec = phase_spec(m, name, true)?;
+            let mut spec = phase_spec(m, name, true)?;
+            spec.adaptive = adaptive.clone();
             a.file_only.phases_before.push(spec);
         } else if i > prof {
-            let spec = phase_spec(m, name, false)?;
+            let mut spec = phase_spec(m, name, false)?;
+            spec.adaptive = adaptive.clone();
             a.file_only.phases_after.push(spec);
         } else {
             phase(m, name, *warmup, a)?;
+            if !*warmup {
+                a.file_only.profiling_adaptive = adaptive.clone();
+            }
         }
     }
     Ok(())
@@ -1392,6 +1429,8 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             "prefill_ramp" => spec.prefill_ramp = Some(ramp(v, &path)?.0),
             "rate_ramp" if pacing.rated() => spec.rate_ramp = Some(ramp(v, &path)?.0),
             "grace_period" => spec.grace_period = Some(secs(v, &path)?),
+            k if super::adaptive_scale::FLAT_KEYS.contains(&k) => {}
+            "timing_mode" if v.as_str() == Some("adaptive_scale") && !warmup => {}
             _ => return Err(YamlError::Unsupported(path)),
         }
     }
@@ -1489,8 +1528,10 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             },
             // Agentic replay: the profiling phase only (AIPerf replaces a declared warmup with its
             // own).
+            k if super::adaptive_scale::FLAT_KEYS.contains(&k) => {}
             "timing_mode" if !warmup => match v.as_str() {
                 Some("agentic_replay") => a.file_only.agentic = true,
+                Some("adaptive_scale") => {}
                 _ => return Err(YamlError::Unsupported(format!("{path}: {v}"))),
             },
             "trajectory_start_min_ratio" if !warmup => {

@@ -8,6 +8,7 @@
 //! code path and echo the same `input_config`. docs/config-files.md is the user's view.
 
 mod adaptive;
+mod adaptive_scale;
 pub mod argv;
 pub mod cmd;
 mod emit;
@@ -217,9 +218,24 @@ fn snake_keys(v: Value) -> Value {
         "group_display_names",
     ];
     match v {
+        // Both `adaptive_scale` and `adaptiveScale` on a phase: AIPerf drops the camelCase one.
+        Value::Object(mut m)
+            if m.contains_key("adaptive_scale") && m.contains_key("adaptiveScale") =>
+        {
+            m.remove("adaptiveScale");
+            snake_keys(Value::Object(m))
+        }
         Value::Object(m) => Value::Object(
             m.into_iter()
                 .map(|(k, v)| {
+                    // An adaptive-scale block names a field twice (`assessment_period` and
+                    // `assessmentPeriod`): AIPerf's table puts the camelCase name last.
+                    let v = match v {
+                        Value::Object(b) if snake(&k) == "adaptive_scale" => {
+                            Value::Object(camel_wins(b))
+                        }
+                        v => v,
+                    };
                     let s = snake(&k);
                     let v = if VERBATIM.contains(&s.as_str()) {
                         v
@@ -233,6 +249,22 @@ fn snake_keys(v: Value) -> Value {
         Value::Array(a) => Value::Array(a.into_iter().map(snake_keys).collect()),
         other => other,
     }
+}
+
+/// A map whose keys a camelCase and a snake_case spelling of one name share keeps the
+/// camelCase one's value (and its nested `strategy` map too).
+fn camel_wins(m: Map<String, Value>) -> Map<String, Value> {
+    let doubled: Vec<String> = (m.keys())
+        .filter(|k| snake(k) != **k && m.contains_key(&snake(k)))
+        .map(|k| snake(k))
+        .collect();
+    m.into_iter()
+        .filter(|(k, _)| !doubled.contains(k))
+        .map(|(k, v)| match v {
+            Value::Object(inner) if k == "strategy" => (k, Value::Object(camel_wins(inner))),
+            v => (k, v),
+        })
+        .collect()
 }
 
 /// `rateRamp` → `rate_ramp`; snake_case passes through.

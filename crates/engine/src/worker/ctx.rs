@@ -45,6 +45,7 @@ impl Ctx {
     pub(super) fn stopping(&self) -> bool {
         let now = || self.shared.clock.now_ns();
         self.shared.control.stopped()
+            || self.plan.adaptive.as_ref().is_some_and(|g| g.closed())
             || self.plan.issue_deadline_ns.is_some_and(|d| now() >= d)
             || self.accel().is_some_and(|a| a.over(now()))
     }

@@ -5,6 +5,7 @@
 //! [`PhasePlan`], the worker runs it to completion (all its requests answered, failed or cut at
 //! the hard deadline) and reports [`PhaseDone`].
 
+pub mod adaptive;
 mod agentic;
 mod client;
 mod ctx;
@@ -607,6 +608,8 @@ pub struct PhasePlan {
     pub warm: Option<warm::Warm>,
     /// `--system-idle-gap-cap-seconds` (agentic replay's profiling phase).
     pub idle_cap: Option<Arc<IdleCap>>,
+    /// An adaptive phase's controls: its session limit and its stop ([`adaptive`]).
+    pub adaptive: Option<Arc<adaptive::AdaptiveGate>>,
 }
 
 /// A worker thread's own account of its CPU use, taken as it ends.

@@ -130,11 +130,25 @@ async fn closed_slot(ctx: Rc<Ctx>) {
     let shared = &ctx.shared;
     let mut picker =
         TemplatePicker::with_sampling(shared.dataset.root_count(), shared.seed, ctx.plan.sampling);
+    let gate = ctx.plan.adaptive.clone();
     while !ctx.stopping() {
+        // An adaptive phase's session limit: a permit per session.
+        if let Some(g) = &gate
+            && !g.acquire(|| ctx.stopping()).await
+        {
+            return;
+        }
         let Some(mut session) = ctx.new_session(|s| shared.dataset.root(picker.pick(s))) else {
+            if let Some(g) = &gate {
+                g.release();
+            }
             return;
         };
-        if !ctx.send_all(&mut session, &mut pacer).await {
+        let sent = ctx.send_all(&mut session, &mut pacer).await;
+        if let Some(g) = &gate {
+            g.release();
+        }
+        if !sent {
             return;
         }
     }
@@ -162,7 +176,7 @@ async fn open_loop(
         ctx.plan.sampling,
     );
     loop {
-        if ctx.shared.control.stopped() {
+        if ctx.shared.control.stopped() || ctx.plan.adaptive.as_ref().is_some_and(|g| g.closed()) {
             break;
         }
         if ctx.requests_exhausted() {
@@ -213,6 +227,18 @@ async fn open_loop(
             OpenKind::SessionStart => live.get(),
         };
         let mut intended_ns = credit.intended_ns;
+        // An adaptive phase moving a rate phase's concurrency: a permit per request.
+        let gate = (ctx.plan.adaptive.clone()).filter(|g| g.gated() && kind == OpenKind::Tick);
+        if let Some(g) = &gate {
+            let mut got = g.try_acquire();
+            while !got && !ctx.stopping() {
+                monoio::time::sleep(Duration::from_micros(100)).await;
+                got = g.try_acquire();
+            }
+            if !got {
+                break;
+            }
+        }
         while held() >= cap {
             monoio::time::sleep(Duration::from_micros(100)).await;
             // A session that waited for its slot is meant to go when it gets it, as AIPerf
@@ -229,7 +255,12 @@ async fn open_loop(
                 match waiting.or_else(|| ctx.new_session(|s| roots.root(picker.pick(s)))) {
                     Some(s) => s,
                     // Nothing to send on this tick: every session is started and none is due.
-                    None => continue,
+                    None => {
+                        if let Some(g) = &gate {
+                            g.release();
+                        }
+                        continue;
+                    }
                 }
             }
             OpenKind::SessionStart => match ctx.new_session(|_| credit.conversation) {
@@ -251,6 +282,9 @@ async fn open_loop(
         monoio::spawn(async move {
             let mut session = session;
             let sent = ctx.send_turn(&mut session, intended_ns).await;
+            if let Some(g) = &gate {
+                g.release();
+            }
             ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
             ctx.changed.nudge();
             if sent && !session.finished(&ctx.shared) {

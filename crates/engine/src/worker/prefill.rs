@@ -17,7 +17,8 @@ const POLL: Duration = Duration::from_micros(100);
 /// The shared limit of one phase.
 #[derive(Debug)]
 pub struct PrefillGate {
-    limit: usize,
+    /// The limit (an adaptive phase moves it: [`PrefillGate::set_limit`]).
+    limit: AtomicUsize,
     held: AtomicUsize,
     /// A ramp: the phase start (run clock, ns) and the ramp's duration.
     ramp: Option<(u64, Duration)>,
@@ -26,7 +27,7 @@ pub struct PrefillGate {
 impl PrefillGate {
     pub fn new(limit: u64) -> Self {
         Self {
-            limit: usize::try_from(limit.max(1)).unwrap_or(usize::MAX),
+            limit: AtomicUsize::new(usize::try_from(limit.max(1)).unwrap_or(usize::MAX)),
             held: AtomicUsize::new(0),
             ramp: None,
         }
@@ -39,12 +40,18 @@ impl PrefillGate {
         self
     }
 
+    /// Sets the limit (an adaptive phase's controller; slots already held stay held).
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit.max(1), Ordering::Release);
+    }
+
     /// The limit in force at `now_ns`.
     pub fn limit_at(&self, now_ns: u64) -> usize {
+        let limit = self.limit.load(Ordering::Acquire);
         let Some((start_ns, d)) = self.ramp else {
-            return self.limit;
+            return limit;
         };
-        let slots = self.limit as u64;
+        let slots = limit as u64;
         let elapsed = now_ns.saturating_sub(start_ns);
         // Slots start in order: count those started (a binary search, the limit may be large).
         let (mut lo, mut hi) = (1u64, slots);

@@ -173,6 +173,18 @@ impl Arrivals {
         unit * 1e9 / self.rate
     }
 
+    /// Sets the rate from `at_ns` after the phase start on (an adaptive phase's controller):
+    /// the next request not yet drawn moves to `min(its time, at + one interval at the new
+    /// rate)`, as a ramp update moves it.
+    pub fn set_rate(&mut self, at_ns: u64, rate: f64) {
+        let rate = valid_rate(rate);
+        if rate != self.rate {
+            self.rate = rate;
+            let next = at_ns as f64 + self.interval_ns();
+            self.offset_ns = self.offset_ns.min(next);
+        }
+    }
+
     /// Offset from the phase start of the next request, in ns.
     pub fn next_offset_ns(&mut self) -> u64 {
         let mut at = self.offset_ns;

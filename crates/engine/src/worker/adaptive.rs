@@ -1,0 +1,132 @@
+//! The live controls of an adaptive phase (AIPerf 0.13's `adaptive_scale`, docs/timing.md):
+//! the session limit the controller moves, over every worker, and the stop it gives when it
+//! ends.
+//!
+//! A closed-loop slot takes a permit before it starts a session and gives it back when the
+//! session ends; an open loop's tick takes one for each request it sends (AIPerf's session
+//! slot of a rate phase). Raising the limit lets waiting slots start at once; lowering it cancels
+//! nothing: sessions in flight run to their end and no new one starts until fewer than the
+//! limit are running (AIPerf's debt). Closing the gate stops the phase's sending: no new
+//! session or turn starts, requests in flight end normally.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// How long a slot first waits before looking for a free permit again; each look that finds
+/// none doubles it, up to [`POLL_MAX`]. A slot whose session ended takes its permit back at
+/// once (it does not wait), so at a steady limit the running slots keep their places and only
+/// a raised limit waits for a look: slots beyond the limit cost a wake-up each `POLL_MAX`.
+const POLL: Duration = Duration::from_millis(1);
+const POLL_MAX: Duration = Duration::from_millis(25);
+
+/// The shared controls of one adaptive phase.
+#[derive(Debug, Default)]
+pub struct AdaptiveGate {
+    limit: AtomicUsize,
+    held: AtomicUsize,
+    closed: AtomicBool,
+    /// The phase's slots are gated (the controller moves the concurrency).
+    gated: AtomicBool,
+}
+
+impl AdaptiveGate {
+    /// A gate at `limit` sessions; `gated`: the slots take permits.
+    pub fn new(limit: usize, gated: bool) -> Self {
+        Self {
+            limit: AtomicUsize::new(limit.max(1)),
+            held: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            gated: AtomicBool::new(gated),
+        }
+    }
+
+    /// Sets the session limit.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit.max(1), Ordering::Release);
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    /// Sessions running under the gate.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+
+    /// The controller ended: the phase sends nothing more.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    pub fn closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The phase's sessions take permits.
+    pub fn gated(&self) -> bool {
+        self.gated.load(Ordering::Acquire)
+    }
+
+    /// Takes a permit if one is free now.
+    pub fn try_acquire(&self) -> bool {
+        let limit = self.limit();
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Takes a permit for a session, waiting for one; `false` (none taken) when the gate
+    /// closes or `give_up` says so first. An ungated phase takes none and never waits.
+    pub async fn acquire(&self, give_up: impl Fn() -> bool) -> bool {
+        if !self.gated.load(Ordering::Acquire) {
+            return !self.closed();
+        }
+        let mut wait = POLL;
+        loop {
+            if self.closed() || give_up() {
+                return false;
+            }
+            if self.try_acquire() {
+                return true;
+            }
+            monoio::time::sleep(wait).await;
+            wait = (wait * 2).min(POLL_MAX);
+        }
+    }
+
+    /// Gives a session's permit back.
+    pub fn release(&self) {
+        if self.gated.load(Ordering::Acquire) {
+            let _ = self
+                .held
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowering_the_limit_cancels_nothing_and_blocks_new_sessions() {
+        let g = AdaptiveGate::new(2, true);
+        assert!(g.try_acquire() && g.try_acquire());
+        assert!(!g.try_acquire());
+        g.set_limit(1);
+        g.release();
+        assert_eq!(g.held(), 1);
+        assert!(!g.try_acquire(), "one still running under a limit of one");
+        g.release();
+        assert!(g.try_acquire());
+        g.set_limit(4);
+        assert!(g.try_acquire() && g.try_acquire() && g.try_acquire());
+        assert!(!g.try_acquire());
+        assert!(!g.closed());
+        g.close();
+        assert!(g.closed());
+    }
+}
