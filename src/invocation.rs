@@ -167,11 +167,24 @@ fn with_file(
             )),
         }
     }
+    let sm = [
+        "server_metrics",
+        "no_server_metrics",
+        "server_metrics_formats",
+    ];
+    let file_sm = [
+        "--server-metrics",
+        "--no-server-metrics",
+        "--server-metrics-formats",
+    ];
+    let sm_whole = sm.iter().any(|id| cli_given.contains_key(*id))
+        && settings.iter().any(|(f, _)| file_sm.contains(&f.as_str()));
     let (s, given) =
         crate::cli::parse::under_file(&plan.settings, &plan.given, &settings).map_err(refused)?;
     plan.settings = s;
     plan.given = given;
     plan.file_only = file.file_only;
+    plan.file_only.server_metrics_block_whole = sm_whole;
     // `--no-gpu-telemetry` / `--no-server-metrics` on the command line turn off a collection the
     // file lists URLs for (AIPerf keeps the file's list, disabled); only both on the command
     // line are refused.
@@ -182,6 +195,20 @@ fn with_file(
     if cli_given.contains_key("no_server_metrics") && !cli_given.contains_key("server_metrics") {
         plan.settings.server_metrics = None;
         plan.given.remove("server_metrics");
+    }
+    // `--num-sessions` beside a file sizes its synthetic dataset too, unless
+    // `--num-dataset-entries` is given (AIPerf routes the flag to the dataset's `entries` and the
+    // profiling phase's `sessions`).
+    if cli_given.contains_key("conversation_num")
+        && !cli_given.contains_key("num_dataset_entries")
+        && let Some(n) = plan.settings.prompt.conversation_num
+        && plan.settings.input.input_file.is_none()
+    {
+        plan.set_given(
+            "num_dataset_entries",
+            |s| s.num_dataset_entries = Some(n as usize),
+            n.to_string(),
+        );
     }
     // `--warmup-*` over the file's warmup of its own set that warmup (AIPerf's overlay).
     if let Some(w) = plan.file_only.phases_before.first_mut() {

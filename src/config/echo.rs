@@ -246,7 +246,12 @@ pub fn input_config(cfg: &Config) -> Value {
                     .iter()
                     .map(|f| format_name(*f))
                     .collect();
-                json!({"enabled": true, "urls": cfg.server_metrics.extra_urls, "formats": formats})
+                let mut m = json!({"enabled": true, "urls": cfg.server_metrics.extra_urls, "formats": formats});
+                // A flag beside the file's block: AIPerf echoes the block whole.
+                if e.plan.file_only.server_metrics_block_whole {
+                    m["discovery"] = json!({"mode": "auto", "timeout_seconds": 30.0});
+                }
+                m
             } else {
                 json!({"enabled": false})
             },

@@ -187,6 +187,10 @@ pub struct FileOnly {
     /// as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ramp_strategies: Vec<(String, String, String)>,
+    /// A server-metrics flag beside the file's own `server_metrics` block: AIPerf then echoes the
+    /// block whole, its `discovery` defaults too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_metrics_block_whole: bool,
     /// A `sweep: {type: scenarios}`: each run's variation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<FileScenario>,

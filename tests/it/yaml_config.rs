@@ -1665,22 +1665,10 @@ fn a_files_duration_phase_without_a_grace_period_cuts_at_its_end() {
 /// Every template run AIPerf 0.13 made (tests/data/aiperf-template-runs: its bundled templates,
 /// scaled down with flags beside `--config`, in the environment its command names): ringperf's
 /// `input_config` for the same command and environment equals AIPerf's, key for key in both
-/// directions, but for two that AIPerf derives from how the flags beside the file meet it
-/// (docs/config-files.md, `input_config`). Runs of several (a multi-run) store one per run and
-/// are left out here.
+/// directions. Runs of several (a multi-run) store one per run and are compared where they run
+/// (tests/it/template_runs.rs).
 #[test]
 fn each_template_run_echoes_aiperfs_input_config() {
-    // (template, key): AIPerf's value differs for a reason of its own.
-    const AIPERFS_OWN: &[(&str, &str)] = &[
-        // `--num-sessions 4` beside the file replaces the file's `entries: 500` in AIPerf's echo.
-        ("multi_turn_conversation", ".datasets[0].entries"),
-        // `--server-metrics URL` beside the file's block adds the discovery defaults.
-        ("multi_url_load_balancing", ".server_metrics.discovery.mode"),
-        (
-            "multi_url_load_balancing",
-            ".server_metrics.discovery.timeout_seconds",
-        ),
-    ];
     let runs = Path::new("tests/data/aiperf-template-runs");
     let mut names: Vec<String> = std::fs::read_dir(runs)
         .unwrap()
@@ -1705,11 +1693,10 @@ fn each_template_run_echoes_aiperfs_input_config() {
         let (mut a, mut r) = (Vec::new(), Vec::new());
         leaves("", &aiperf, &mut a);
         leaves("", &ours, &mut r);
-        let own = |p: &str| AIPERFS_OWN.contains(&(name.as_str(), p));
         for (p, v) in &a {
             match r.iter().find(|(q, _)| q == p) {
-                Some((_, w)) => assert!(w == v || own(p), "{name}{p}: AIPerf {v}, ringperf {w}"),
-                None => assert!(own(p), "{name}{p}: AIPerf {v}, ringperf nothing"),
+                Some((_, w)) => assert!(w == v, "{name}{p}: AIPerf {v}, ringperf {w}"),
+                None => panic!("{name}{p}: AIPerf {v}, ringperf nothing"),
             }
         }
         for (p, w) in &r {
