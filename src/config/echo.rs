@@ -1156,6 +1156,14 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
     ramp(&mut m, "rate_ramp", s.rate_ramp);
     real(&mut m, "smoothness", s.smoothness);
     whole(&mut m, "users", s.users);
+    if let Some((rate, delay)) = s.cancellation {
+        let mut c = Map::new();
+        c.insert("rate".into(), float(rate));
+        if let Some(d) = delay {
+            c.insert("delay".into(), float(d));
+        }
+        m.insert("cancellation".into(), Value::Object(c));
+    }
     Value::Object(m)
 }
 

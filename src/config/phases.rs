@@ -153,11 +153,30 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
     };
     let request_count = spec.requests;
     let prefill_ramp = positive(spec.prefill_ramp, "prefill_ramp")?;
+    // AIPerf's `CancellationConfig`: a percentage in [0, 100] (0: none) and a delay of 0 or more.
+    let cancellation = match spec.cancellation {
+        None => None,
+        Some((rate, _)) if !(0.0..=100.0).contains(&rate) => {
+            return err(format!(
+                "{p}.cancellation.rate: must be a percentage in [0, 100]"
+            ));
+        }
+        Some((_, Some(d))) if !(d.is_finite() && (0.0..1e9).contains(&d)) => {
+            return err(format!(
+                "{p}.cancellation.delay: must be a non-negative number of seconds"
+            ));
+        }
+        Some((rate, _)) if rate == 0.0 => None,
+        Some((rate, delay)) => Some(super::timing::Cancellation {
+            rate_pct: rate,
+            delay: Duration::from_secs_f64(delay.unwrap_or(0.0)),
+        }),
+    };
     let timing = PhaseTiming {
         mode,
         rate_ramp: positive(spec.rate_ramp, "rate_ramp")?,
         concurrency_ramp: positive(spec.concurrency_ramp, "concurrency_ramp")?,
-        cancellation: None,
+        cancellation,
         prefill_concurrency: spec.prefill_concurrency,
         prefill_ramp: prefill_ramp.filter(|_| spec.prefill_concurrency.is_some()),
         rate_series: None,

@@ -78,6 +78,10 @@ pub struct PhaseSpec {
     /// `adaptive_scale` and its fields, when the file gives any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<super::AdaptiveSpec>,
+    /// `cancellation: {rate, delay}` of a profiling phase: the percentage of its requests
+    /// cancelled and the seconds after sending (AIPerf's default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancellation: Option<(f64, Option<f64>)>,
 }
 
 impl PhaseSpec {
@@ -101,6 +105,7 @@ impl PhaseSpec {
             rate_ramp: None,
             grace_period: None,
             adaptive: None,
+            cancellation: None,
         }
     }
 }

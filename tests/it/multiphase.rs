@@ -216,3 +216,60 @@ const MANIFEST: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/aiperf-multiphase/artifacts/phase_manifest.json"
 );
+
+/// A later profiling phase's `cancellation` (AIPerf's phase key; the flags set the first
+/// profiling phase's): every request of that phase is cancelled after its delay, as AIPerf's
+/// 499 `RequestCancellationError`, and none of the phase before it; the echo writes the key.
+#[test]
+fn a_later_profiling_phase_cancels_its_own_requests() {
+    let server = ringperf_mock::mock::start(MockConfig {
+        ttft: Duration::from_millis(300),
+        itl: Duration::from_millis(20),
+        output_tokens: OutputLen::Fixed(4),
+        truth_log: true,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("cancel.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 4}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: steady, kind: profiling, type: concurrency, concurrency: 2, requests: 4}}\n    - {{name: cancelling, kind: profiling, type: concurrency, concurrency: 2, requests: 4, cancellation: {{rate: 100, delay: 0.05}}}}\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", f.to_str().unwrap(), "--ui", "none"])
+        .arg("--artifact-dir")
+        .arg(&out_dir)
+        .args(["--no-server-metrics", "--random-seed", "5"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = read_jsonl(&out_dir.join("profile_export.jsonl"));
+    assert_eq!(records.len(), 8);
+    for r in &records {
+        let cancelling = r["metadata"]["phase_name"] == "cancelling";
+        assert_eq!(r["metadata"]["was_cancelled"], cancelling, "{r}");
+        if cancelling {
+            assert_eq!(r["error"]["code"], 499, "{r}");
+        } else {
+            assert!(r.get("error").is_none(), "{r}");
+        }
+    }
+    let doc = read_json(&out_dir.join("profile_export_aiperf.json"));
+    assert_eq!(
+        doc["input_config"]["phases"][1]["cancellation"],
+        serde_json::json!({"rate": 100.0, "delay": 0.05})
+    );
+    // The mock answered none of the cancelled requests.
+    let answered = truth_of(&server, 4).iter().filter(|e| e.completed).count();
+    assert_eq!(answered, 4);
+}

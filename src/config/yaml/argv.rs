@@ -1431,6 +1431,19 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             "grace_period" => spec.grace_period = Some(secs(v, &path)?),
             k if super::adaptive_scale::FLAT_KEYS.contains(&k) => {}
             "timing_mode" if v.as_str() == Some("adaptive_scale") && !warmup => {}
+            "cancellation" if !warmup => {
+                let c = obj(v, &path)?;
+                keys(c, &path, &["rate", "delay"], &[])?;
+                let rate = c
+                    .get("rate")
+                    .ok_or_else(|| YamlError::Schema(format!("{path}.rate: Field required")))?;
+                let rate = num(rate, &format!("{path}.rate"))?;
+                let delay = c
+                    .get("delay")
+                    .map(|d| num(d, &format!("{path}.delay")))
+                    .transpose()?;
+                spec.cancellation = Some((rate, delay));
+            }
             _ => return Err(YamlError::Unsupported(path)),
         }
     }
