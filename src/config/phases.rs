@@ -166,7 +166,7 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
                 "{p}.cancellation.delay: must be a non-negative number of seconds"
             ));
         }
-        Some((rate, _)) if rate == 0.0 => None,
+        Some((0.0, _)) => None,
         Some((rate, delay)) => Some(super::timing::Cancellation {
             rate_pct: rate,
             delay: Duration::from_secs_f64(delay.unwrap_or(0.0)),
