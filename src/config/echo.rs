@@ -1156,6 +1156,12 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
     ramp(&mut m, "rate_ramp", s.rate_ramp);
     real(&mut m, "smoothness", s.smoothness);
     whole(&mut m, "users", s.users);
+    if let Some(points) = &s.rate_series {
+        let points: Vec<Value> = (points.iter())
+            .map(|(t, q)| json!({"time_s": float(*t), "qps": float(*q)}))
+            .collect();
+        m.insert("rate_series".into(), json!({ "points": points }));
+    }
     if let Some((rate, delay)) = s.cancellation {
         let mut c = Map::new();
         c.insert("rate".into(), float(rate));

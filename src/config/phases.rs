@@ -98,7 +98,19 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
         (None, Some(_)) if !spec.warmup => Some(Duration::from_secs(30)),
         (None, _) => None,
     };
-    let rate = match (spec.pacing, spec.rate) {
+    let series = match &spec.rate_series {
+        None => None,
+        Some(points) => {
+            let (t, q) = points.iter().copied().unzip();
+            let s = ringperf_workload::schedule::RateSeries::new(t, q)
+                .map_err(|e| ConfigError::file(format!("{p}.rate_series: {e}")))?;
+            Some(std::sync::Arc::new(s))
+        }
+    };
+    let rate = match (
+        spec.pacing,
+        spec.rate.or(series.as_ref().map(|s| s.initial_qps())),
+    ) {
         (Pacing::Concurrency, _) => 0.0,
         (_, Some(r)) if r.is_finite() && r > 0.0 => r,
         (ty, _) => {
@@ -179,7 +191,7 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
         cancellation,
         prefill_concurrency: spec.prefill_concurrency,
         prefill_ramp: prefill_ramp.filter(|_| spec.prefill_concurrency.is_some()),
-        rate_series: None,
+        rate_series: series,
         adaptive: match &spec.adaptive {
             Some(a) if a.runs() && !spec.warmup => Some(super::adaptive_settings(
                 a,

@@ -82,6 +82,10 @@ pub struct PhaseSpec {
     /// cancelled and the seconds after sending (AIPerf's default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancellation: Option<(f64, Option<f64>)>,
+    /// `rate_series` of a rated profiling phase: its points `(time_s, qps)`, read from the file
+    /// it names or given inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_series: Option<Vec<(f64, f64)>>,
 }
 
 impl PhaseSpec {
@@ -106,6 +110,7 @@ impl PhaseSpec {
             grace_period: None,
             adaptive: None,
             cancellation: None,
+            rate_series: None,
         }
     }
 }

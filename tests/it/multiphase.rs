@@ -273,3 +273,67 @@ fn a_later_profiling_phase_cancels_its_own_requests() {
     let answered = truth_of(&server, 4).iter().filter(|e| e.completed).count();
     assert_eq!(answered, 4);
 }
+
+/// A later profiling phase's `rate_series` (inline points here; a file's path is read the same
+/// way): its requests are scheduled at the series' rates — 20/s, then 40/s from 0.2 s — while the
+/// phase before it keeps its own load; the echo writes the points.
+#[test]
+fn a_later_profiling_phase_follows_its_own_rate_series() {
+    let server = ringperf_mock::mock::start(MockConfig {
+        ttft: Duration::from_millis(2),
+        itl: Duration::from_millis(1),
+        output_tokens: OutputLen::Fixed(2),
+        truth_log: true,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("series.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 2}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: steady, kind: profiling, type: concurrency, concurrency: 1, requests: 2}}\n    - {{name: stepped, kind: profiling, type: constant, requests: 12, rate_series: {{points: [{{time_s: 0, qps: 20}}, {{time_s: 0.2, qps: 40}}]}}}}\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", f.to_str().unwrap(), "--ui", "none"])
+        .arg("--artifact-dir")
+        .arg(&out_dir)
+        .args(["--no-server-metrics"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = read_jsonl(&out_dir.join("profile_export.jsonl"));
+    assert_eq!(records.len(), 14);
+    let mut intended: Vec<u64> = records
+        .iter()
+        .filter(|r| r["metadata"]["phase_name"] == "stepped")
+        .map(|r| r["metadata"]["credit_issued_ns"].as_u64().unwrap())
+        .collect();
+    intended.sort_unstable();
+    assert_eq!(intended.len(), 12);
+    let gaps_ms: Vec<f64> = intended
+        .windows(2)
+        .map(|w| (w[1] - w[0]) as f64 / 1e6)
+        .collect();
+    // 20/s before 0.2 s (50 ms apart), 40/s after (25 ms apart); the scheduler's intended times,
+    // not measured ones.
+    let near = |g: f64, want: f64| (g - want).abs() < 2.0;
+    assert!(
+        near(gaps_ms[0], 50.0) && near(gaps_ms[1], 50.0),
+        "{gaps_ms:?}"
+    );
+    assert!(gaps_ms[5..].iter().all(|g| near(*g, 25.0)), "{gaps_ms:?}");
+    let doc = read_json(&out_dir.join("profile_export_aiperf.json"));
+    assert_eq!(
+        doc["input_config"]["phases"][1]["rate_series"]["points"][1],
+        serde_json::json!({"time_s": 0.2, "qps": 40.0})
+    );
+}

@@ -1394,6 +1394,29 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     Ok(())
 }
 
+/// A phase's `rate_series`: a series file's path (`series.json` or `{path: …}`) or its points
+/// inline (`{points: [{time_s, qps}, …]}` or the list), checked as a series file is.
+fn series_points(v: &Value, path: &str) -> R<Vec<(f64, f64)>> {
+    let file = match v {
+        Value::String(f) => Some(f.clone()),
+        Value::Object(o) if o.len() == 1 && o.contains_key("path") => {
+            Some(scalar(&o["path"], path)?)
+        }
+        _ => None,
+    };
+    let text = match &file {
+        Some(f) => std::fs::read_to_string(f).map_err(|e| {
+            YamlError::Schema(format!(
+                "{path}: cannot read request-rate series JSON '{f}': {e}"
+            ))
+        })?,
+        None => v.to_string(),
+    };
+    let series = ringperf_workload::schedule::RateSeries::parse(&text)
+        .map_err(|e| YamlError::Schema(format!("{path}: {e}")))?;
+    Ok(series.points().collect())
+}
+
 /// A phase of its own ([`PhaseSpec`]): its type, stop conditions, load, ramps and grace period.
 fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> {
     let p = format!("benchmark.phases.{name}");
@@ -1444,10 +1467,18 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
                     .transpose()?;
                 spec.cancellation = Some((rate, delay));
             }
+            "rate_series" if pacing.rated() && !warmup => {
+                spec.rate_series = Some(series_points(v, &path)?);
+            }
             _ => return Err(YamlError::Unsupported(path)),
         }
     }
-    if pacing != Pacing::Concurrency && spec.rate.is_none() {
+    if spec.rate.is_some() && spec.rate_series.is_some() {
+        return Err(YamlError::Schema(format!(
+            "{p}: rate and rate_series are mutually exclusive (the series sets the rate)"
+        )));
+    }
+    if pacing != Pacing::Concurrency && spec.rate.is_none() && spec.rate_series.is_none() {
         return Err(YamlError::Schema(format!(
             "{p}.rate: Field required for a {ty} phase"
         )));
