@@ -40,6 +40,16 @@ pub(crate) struct AiperfRun {
 /// sweep's console table.
 const RINGPERFS_OWN: &[&str] = &["plan.json", "sweep_table.txt"];
 
+/// Single runs made shorter than AIPerf's, by flags that change no file of the layout compared
+/// here (their `input_config` is compared against AIPerf's, without these flags, in
+/// tests/it/yaml_config.rs): synthetic media slow to make in a debug build cut to 16 entries, a
+/// 30 s warmup cut to 1 s.
+const SHORTER: &[(&str, &[&str])] = &[
+    ("audio_multimodal", &["--num-dataset-entries", "16"]),
+    ("multimodal_vision", &["--num-dataset-entries", "16"]),
+    ("kv_cache_test", &["--warmup-duration", "1"]),
+];
+
 /// Variables the run set for AIPerf itself (offline tokenizer and hub, its dataset cache), not
 /// for the template.
 const AIPERFS_OWN_ENV: &[&str] = &[
@@ -193,6 +203,11 @@ fn replay(name: &str) {
             a => a.replace(AIPERFS_MOCK, &addr),
         })
         .chain(["-u".to_string(), format!("http://{addr}")])
+        .chain(
+            (SHORTER.iter())
+                .filter(|(n, _)| *n == name)
+                .flat_map(|(_, extra)| extra.iter().map(|w| w.to_string())),
+        )
         .collect();
     let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
         .arg("profile")
