@@ -12,7 +12,7 @@ use std::time::Duration;
 use ringperf_mock::mock::{MockConfig, MockServer, OutputLen};
 use serde_json::Value;
 
-use crate::common::{read_json, read_jsonl};
+use crate::common::{self, read_json, read_jsonl};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-keys");
 
@@ -261,8 +261,8 @@ fn each_run_of_a_repeated_profile_echoes_the_default_top_level_sections() {
         // Every setting, those at their defaults too, as AIPerf's run wrote them; but for the
         // mock's address and the run's own directory.
         let (mut a, mut r) = (Vec::new(), Vec::new());
-        leaves("", their_ic, &mut a);
-        leaves("", ic, &mut r);
+        common::leaves("", their_ic, &mut a);
+        common::leaves("", ic, &mut r);
         let own = |p: &str| p == ".endpoint.urls[0]" || p == ".artifacts.dir";
         for (p, v) in &a {
             let ours = r.iter().find(|(q, _)| q == p).map(|(_, w)| w);
@@ -346,21 +346,4 @@ fn server_metrics_jsonl_lines_carry_aiperfs_phase_fields() {
     let ours = by_phase(&ours);
     assert_eq!(theirs.len(), 3, "baseline, warmup and profiling lines");
     assert_eq!(ours, theirs);
-}
-
-/// Every leaf of `v` as `(path, value)`: `.a.b`, `.list[0].c`; an empty mapping or list is a leaf.
-fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, x) in m {
-                leaves(&format!("{path}.{k}"), x, out);
-            }
-        }
-        Value::Array(l) if !l.is_empty() => {
-            for (i, x) in l.iter().enumerate() {
-                leaves(&format!("{path}[{i}]"), x, out);
-            }
-        }
-        _ => out.push((path.to_string(), v.clone())),
-    }
 }

@@ -251,3 +251,20 @@ static COUNTING: Counting = Counting;
 pub fn live_bytes() -> i64 {
     LIVE.with(std::cell::Cell::get)
 }
+
+/// Every leaf of `v` as `(path, value)`: `.a.b`, `.list[0].c`; an empty mapping or list is a leaf.
+pub fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                leaves(&format!("{path}.{k}"), x, out);
+            }
+        }
+        Value::Array(l) if !l.is_empty() => {
+            for (i, x) in l.iter().enumerate() {
+                leaves(&format!("{path}[{i}]"), x, out);
+            }
+        }
+        _ => out.push((path.to_string(), v.clone())),
+    }
+}

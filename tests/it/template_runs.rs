@@ -299,8 +299,8 @@ fn replay(name: &str) {
         let ours = &common::read_json(&doc)["input_config"];
         let theirs = common::read_json(&f.path());
         let (mut a, mut r) = (Vec::new(), Vec::new());
-        leaves("", &theirs, &mut a);
-        leaves("", ours, &mut r);
+        common::leaves("", &theirs, &mut a);
+        common::leaves("", ours, &mut r);
         let own = |p: &str| {
             p == ".artifacts.dir"
                 || p.starts_with(".endpoint.urls[")
@@ -388,20 +388,3 @@ replays!(
     user_files,
     warmup_profiling,
 );
-
-/// Every leaf of `v` as `(path, value)`: `.a.b`, `.list[0].c`; an empty mapping or list is a leaf.
-fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, x) in m {
-                leaves(&format!("{path}.{k}"), x, out);
-            }
-        }
-        Value::Array(l) if !l.is_empty() => {
-            for (i, x) in l.iter().enumerate() {
-                leaves(&format!("{path}[{i}]"), x, out);
-            }
-        }
-        _ => out.push((path.to_string(), v.clone())),
-    }
-}

@@ -175,23 +175,6 @@ fn flags_given_beside_the_file_override_its_values() {
     );
 }
 
-/// `path` → value for every leaf of `v`.
-fn leaves(path: &str, v: &Value, out: &mut Vec<(String, Value)>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                leaves(&format!("{path}.{k}"), x, out);
-            }
-        }
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                leaves(&format!("{path}[{i}]"), x, out);
-            }
-        }
-        other => out.push((path.to_string(), other.clone())),
-    }
-}
-
 /// The documented differences (docs/config-files.md, "input_config"): AIPerf names the
 /// `dataset:` shorthand's dataset `default` where its flags (and ringperf) say `main`, and
 /// writes a fixed length as `{value: N}` where flags write `{mean: N}`.
@@ -206,9 +189,9 @@ fn input_config_matches_what_aiperf_wrote_for_the_same_files() {
         let aiperf: Value = serde_json::from_str(&text).unwrap();
         let ringperf = from_file(name, &[]);
         let mut a = Vec::new();
-        leaves("", &aiperf, &mut a);
+        common::leaves("", &aiperf, &mut a);
         let mut r = Vec::new();
-        leaves("", &ringperf, &mut r);
+        common::leaves("", &ringperf, &mut r);
         // Nothing AIPerf left out.
         for (path, rv) in &r {
             assert!(
@@ -1031,9 +1014,9 @@ fn a_yaml_grid_sweep_writes_aiperfs_layout_and_inputs() {
         let aiperf: Value = serde_json::from_str(&text).unwrap();
         let json = common::read_json(&dir.path().join(&name).join("profile_export_aiperf.json"));
         let mut a = Vec::new();
-        leaves("", &aiperf, &mut a);
+        common::leaves("", &aiperf, &mut a);
         let mut r = Vec::new();
-        leaves("", &json["input_config"], &mut r);
+        common::leaves("", &json["input_config"], &mut r);
         let mut found = 0;
         for (path, av) in &a {
             if path == ".endpoint.urls[0]" || path == ".artifacts.dir" {
@@ -1691,8 +1674,8 @@ fn each_template_run_echoes_aiperfs_input_config() {
         let aiperf: Value = serde_json::from_str(&text).unwrap();
         let ours = input_config(&plan);
         let (mut a, mut r) = (Vec::new(), Vec::new());
-        leaves("", &aiperf, &mut a);
-        leaves("", &ours, &mut r);
+        common::leaves("", &aiperf, &mut a);
+        common::leaves("", &ours, &mut r);
         for (p, v) in &a {
             match r.iter().find(|(q, _)| q == p) {
                 Some((_, w)) => assert!(w == v, "{name}{p}: AIPerf {v}, ringperf {w}"),
