@@ -17,60 +17,8 @@ pub const SLA_STATS: [&str; 12] = [
     "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max",
 ];
 
-/// A filter's comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// Strictly less than the threshold.
-    Lt,
-    /// At most the threshold.
-    Le,
-    /// Strictly more than the threshold.
-    Gt,
-    /// At least the threshold.
-    Ge,
-}
-
-impl Op {
-    /// The flag spelling (`lt`, `le`, `gt`, `ge`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Lt => "lt",
-            Op::Le => "le",
-            Op::Gt => "gt",
-            Op::Ge => "ge",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "lt" => Op::Lt,
-            "le" => Op::Le,
-            "gt" => Op::Gt,
-            "ge" => Op::Ge,
-            _ => return None,
-        })
-    }
-
-    /// `value OP threshold`.
-    pub fn holds(self, value: f64, threshold: f64) -> bool {
-        match self {
-            Op::Lt => value < threshold,
-            Op::Le => value <= threshold,
-            Op::Gt => value > threshold,
-            Op::Ge => value >= threshold,
-        }
-    }
-
-    /// The mathematical sign, for the console answer (`<`, `≤`, `>`, `≥`).
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Op::Lt => "<",
-            Op::Le => "≤",
-            Op::Gt => ">",
-            Op::Ge => "≥",
-        }
-    }
-}
+/// A filter's comparison (one declaration for the search and adaptive scale).
+pub use ringperf_metrics::adaptive::settings::Op;
 
 /// One SLA filter.
 #[derive(Clone, Debug, PartialEq)]

@@ -325,7 +325,7 @@ fn filter(
     };
     let op = op
         .as_str()
-        .and_then(Op::of)
+        .and_then(Op::parse)
         .ok_or_else(|| schema(&at("op"), "Input should be 'lt', 'le', 'gt' or 'ge'"))?;
     let Some(threshold) = threshold else {
         return Err(schema(&at("threshold"), "Field required"));

@@ -145,7 +145,7 @@ impl Writer {
             "first_failing_value": self.opt(e.first_failing),
             "sla_metric": primary.metric_tag,
             "sla_stat": primary.stat().name(),
-            "sla_op": primary.op.name(),
+            "sla_op": primary.op.as_str(),
             "sla_value": e.sla_value,
             "sla_bound": primary.threshold,
             "sla_values": values,
@@ -220,12 +220,12 @@ impl Writer {
             "sustain_passed_windows": passed,
             "sla_metric": primary.metric_tag,
             "sla_stat": primary.stat().name(),
-            "sla_op": primary.op.name(),
+            "sla_op": primary.op.as_str(),
             "sla_bound": primary.threshold,
             "sla": {
                 "metric": primary.metric_tag,
                 "stat": primary.stat().name(),
-                "op": primary.op.name(),
+                "op": primary.op.as_str(),
                 "bound": primary.threshold,
             },
             "totals": {

@@ -379,7 +379,7 @@ impl Controller {
             values
                 .iter()
                 .find(|(k, _)| *k == f.key)
-                .is_some_and(|(_, v)| f.written.op.passes(*v, f.written.threshold))
+                .is_some_and(|(_, v)| f.written.op.holds(*v, f.written.threshold))
         })
     }
 

@@ -146,7 +146,8 @@ pub enum Op {
 }
 
 impl Op {
-    pub fn name(self) -> &'static str {
+    /// The spelling (`lt`, `le`, `gt`, `ge`), in a config file and on the command line.
+    pub fn as_str(self) -> &'static str {
         match self {
             Op::Lt => "lt",
             Op::Le => "le",
@@ -155,8 +156,9 @@ impl Op {
         }
     }
 
-    pub fn of(name: &str) -> Option<Self> {
-        Some(match name {
+    /// The comparison spelled `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
             "lt" => Op::Lt,
             "le" => Op::Le,
             "gt" => Op::Gt,
@@ -165,13 +167,23 @@ impl Op {
         })
     }
 
-    /// `observed` passes against `threshold`.
-    pub fn passes(self, observed: f64, threshold: f64) -> bool {
+    /// `value OP threshold`.
+    pub fn holds(self, value: f64, threshold: f64) -> bool {
         match self {
-            Op::Lt => observed < threshold,
-            Op::Le => observed <= threshold,
-            Op::Gt => observed > threshold,
-            Op::Ge => observed >= threshold,
+            Op::Lt => value < threshold,
+            Op::Le => value <= threshold,
+            Op::Gt => value > threshold,
+            Op::Ge => value >= threshold,
+        }
+    }
+
+    /// The mathematical sign, for the console (`<`, `≤`, `>`, `≥`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "≤",
+            Op::Gt => ">",
+            Op::Ge => "≥",
         }
     }
 
@@ -205,7 +217,7 @@ impl SlaFilter {
             "{}:{}:{}:{}",
             self.metric_tag,
             self.stat().name(),
-            self.op.name(),
+            self.op.as_str(),
             fmt_g(self.threshold)
         )
     }

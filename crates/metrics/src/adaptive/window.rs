@@ -119,7 +119,7 @@ impl WindowStats {
                     Metric::Ttft => s.ttft_ns.map(|t| t as f64 / 1e6),
                     _ => s.itl_ns.map(|t| t / 1e6),
                 };
-                v.is_some_and(|v| f.written.op.passes(v, f.written.threshold))
+                v.is_some_and(|v| f.written.op.holds(v, f.written.threshold))
             })
         };
         self.samples.iter().filter(|s| ok(s)).count() as u64
