@@ -230,28 +230,12 @@ fn a_later_profiling_phase_cancels_its_own_requests() {
         ..MockConfig::default()
     })
     .expect("mock starts");
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("cancel.yaml");
-    std::fs::write(
-        &f,
-        format!(
+    let (_dir, out_dir) = run_phases(
+        &format!(
             "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 4}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: steady, kind: profiling, type: concurrency, concurrency: 2, requests: 4}}\n    - {{name: cancelling, kind: profiling, type: concurrency, concurrency: 2, requests: 4, cancellation: {{rate: 100, delay: 0.05}}}}\n",
             server.addr
         ),
-    )
-    .unwrap();
-    let out_dir = dir.path().join("out");
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f", f.to_str().unwrap(), "--ui", "none"])
-        .arg("--artifact-dir")
-        .arg(&out_dir)
-        .args(["--no-server-metrics", "--random-seed", "5"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &["--no-server-metrics", "--random-seed", "5"],
     );
     let records = read_jsonl(&out_dir.join("profile_export.jsonl"));
     assert_eq!(records.len(), 8);
@@ -287,28 +271,12 @@ fn a_later_profiling_phase_follows_its_own_rate_series() {
         ..MockConfig::default()
     })
     .expect("mock starts");
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("series.yaml");
-    std::fs::write(
-        &f,
-        format!(
+    let (_dir, out_dir) = run_phases(
+        &format!(
             "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 2}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: steady, kind: profiling, type: concurrency, concurrency: 1, requests: 2}}\n    - {{name: stepped, kind: profiling, type: constant, requests: 12, rate_series: {{points: [{{time_s: 0, qps: 20}}, {{time_s: 0.2, qps: 40}}]}}}}\n",
             server.addr
         ),
-    )
-    .unwrap();
-    let out_dir = dir.path().join("out");
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f", f.to_str().unwrap(), "--ui", "none"])
-        .arg("--artifact-dir")
-        .arg(&out_dir)
-        .args(["--no-server-metrics"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &["--no-server-metrics"],
     );
     let records = read_jsonl(&out_dir.join("profile_export.jsonl"));
     assert_eq!(records.len(), 14);
@@ -336,4 +304,26 @@ fn a_later_profiling_phase_follows_its_own_rate_series() {
         doc["input_config"]["phases"][1]["rate_series"]["points"][1],
         serde_json::json!({"time_s": 0.2, "qps": 40.0})
     );
+}
+
+/// Runs the config file `yaml` (the flags `extra` beside it) into a fresh artifact directory,
+/// which it returns with its temporary parent; the run must exit 0.
+fn run_phases(yaml: &str, extra: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("phases.yaml");
+    std::fs::write(&f, yaml).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", f.to_str().unwrap(), "--ui", "none"])
+        .arg("--artifact-dir")
+        .arg(&out_dir)
+        .args(extra)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, out_dir)
 }
