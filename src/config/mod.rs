@@ -669,11 +669,14 @@ impl Config {
     }
 }
 
-fn profiling_phase(args: &ProfileArgs) -> Result<PhaseConfig, ConfigError> {
+fn profiling_phase(
+    args: &ProfileArgs,
+    inline_series: Option<&[(f64, f64)]>,
+) -> Result<PhaseConfig, ConfigError> {
     if args.concurrency == Some(0) {
         return err("--concurrency must be at least 1");
     }
-    let timing = timing::profiling_timing(args)?;
+    let timing = timing::profiling_timing(args, inline_series)?;
     let series_rate = timing.rate_series.as_ref().map(|s| s.initial_qps());
     let load = match (timing.mode, args.request_rate.or(series_rate)) {
         (timing::Mode::FixedSchedule(_), _) => Load::Rate {

@@ -516,7 +516,7 @@ fn workload(
     env: &Environment,
     grace_given: bool,
 ) -> Result<Workload, ConfigError> {
-    let mut profiling = profiling_phase(args)?;
+    let mut profiling = profiling_phase(args, file_only.profiling_rate_series.as_deref())?;
     // A config file's duration phase without `grace_period`: cut at its end, as AIPerf.
     if file_only.no_grace && !grace_given {
         profiling.grace = profiling.duration.map(|_| std::time::Duration::ZERO);

@@ -280,10 +280,26 @@ fn fixed_schedule(args: &ProfileArgs) -> Result<Mode, ConfigError> {
 }
 
 /// `--request-rate-series FILE`, read and checked (AIPerf 0.13's rules and sentences): not
-/// beside `--request-rate` or `--user-centric-rate`, only on a rate-paced phase.
-fn rate_series(args: &ProfileArgs, mode: &Mode) -> Result<Option<Arc<RateSeries>>, ConfigError> {
+/// beside `--request-rate` or `--user-centric-rate`, only on a rate-paced phase. Without the
+/// flag, a config file's points given inline on its profiling phase (`inline`, checked as the
+/// file read them; the flag's file replaces them, as a flag overrides the file).
+fn rate_series(
+    args: &ProfileArgs,
+    mode: &Mode,
+    inline: Option<&[(f64, f64)]>,
+) -> Result<Option<Arc<RateSeries>>, ConfigError> {
     let Some(path) = &args.load_shape.request_rate_series else {
-        return Ok(None);
+        if inline.is_some() && args.request_rate.is_some() {
+            return err("rate and rate_series are mutually exclusive (the series sets the rate)");
+        }
+        return inline
+            .map(|points| {
+                let (t, q) = points.iter().copied().unzip();
+                RateSeries::new(t, q)
+                    .map(Arc::new)
+                    .map_err(|e| ConfigError::file(format!("rate_series: {e}")))
+            })
+            .transpose();
     };
     if args.request_rate.is_some() {
         return err("--request-rate and --request-rate-series are mutually exclusive");
@@ -363,7 +379,10 @@ fn cancellation(
 ///
 /// # Errors
 /// A flag out of range, a flag without the flag it needs, or two modes at once.
-pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> {
+pub fn profiling_timing(
+    args: &ProfileArgs,
+    inline_series: Option<&[(f64, f64)]>,
+) -> Result<PhaseTiming, ConfigError> {
     let t = &args.timing;
     let offsets_given = t.fixed_schedule_auto_offset
         || t.fixed_schedule_start_offset.is_some()
@@ -398,7 +417,7 @@ pub fn profiling_timing(args: &ProfileArgs) -> Result<PhaseTiming, ConfigError> 
         Mode::Load
     };
 
-    let rate_series = rate_series(args, &mode)?;
+    let rate_series = rate_series(args, &mode, inline_series)?;
     let rate_ramp = ramp(t.request_rate_ramp_duration, "--request-rate-ramp-duration")?;
     let rate_paced = args.request_rate.is_some()
         || rate_series.is_some()

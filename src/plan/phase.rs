@@ -178,6 +178,10 @@ pub struct FileOnly {
     /// The name the file gives the profiling phase the flags express, when not `profiling`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiling_name: Option<String>,
+    /// The `rate_series` points the file gives inline on the profiling phase the flags express
+    /// (a series file is `--request-rate-series`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_rate_series: Option<Vec<(f64, f64)>>,
     /// Profiling phases run after the flags' profiling phase, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases_after: Vec<PhaseSpec>,
@@ -247,6 +251,7 @@ impl FileOnly {
     pub fn is_empty(&self) -> bool {
         self.phases_before.is_empty()
             && self.profiling_name.is_none()
+            && self.profiling_rate_series.is_none()
             && self.phases_after.is_empty()
             && self.dataset_entries.is_none()
             && self.dataset_name.is_none()

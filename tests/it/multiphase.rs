@@ -263,6 +263,28 @@ fn a_later_profiling_phase_cancels_its_own_requests() {
 /// phase before it keeps its own load; the echo writes the points.
 #[test]
 fn a_later_profiling_phase_follows_its_own_rate_series() {
+    follows_stepped_series(
+        "    - {name: steady, kind: profiling, type: concurrency, concurrency: 1, requests: 2}\n    - {name: stepped, kind: profiling, type: constant, requests: 12, rate_series: {points: [{time_s: 0, qps: 20}, {time_s: 0.2, qps: 40}]}}\n",
+        ("stepped", 1),
+        14,
+    );
+}
+
+#[test]
+fn the_first_profiling_phase_follows_inline_rate_series_points() {
+    // The points inline on the phase the flags express (a series file is
+    // `--request-rate-series`), the list form.
+    follows_stepped_series(
+        "    - {name: profiling, type: constant, requests: 12, rate_series: [{time_s: 0, qps: 20}, {time_s: 0.2, qps: 40}]}\n",
+        ("profiling", 0),
+        12,
+    );
+}
+
+/// Runs the phases `phases` against the mock, where the phase named `name` (echoed at `index`
+/// of `input_config.phases`) sends 12 requests at a series of 20/s until 0.2 s and 40/s after,
+/// and `total` requests go in all; checks the scheduler's intended times and the echo.
+fn follows_stepped_series(phases: &str, (name, index): (&str, usize), total: usize) {
     let server = ringperf_mock::mock::start(MockConfig {
         ttft: Duration::from_millis(2),
         itl: Duration::from_millis(1),
@@ -273,16 +295,16 @@ fn a_later_profiling_phase_follows_its_own_rate_series() {
     .expect("mock starts");
     let (_dir, out_dir) = run_phases(
         &format!(
-            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 2}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: steady, kind: profiling, type: concurrency, concurrency: 1, requests: 2}}\n    - {{name: stepped, kind: profiling, type: constant, requests: 12, rate_series: {{points: [{{time_s: 0, qps: 20}}, {{time_s: 0.2, qps: 40}}]}}}}\n",
+            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 2}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n{phases}",
             server.addr
         ),
         &["--no-server-metrics"],
     );
     let records = read_jsonl(&out_dir.join("profile_export.jsonl"));
-    assert_eq!(records.len(), 14);
+    assert_eq!(records.len(), total);
     let mut intended: Vec<u64> = records
         .iter()
-        .filter(|r| r["metadata"]["phase_name"] == "stepped")
+        .filter(|r| r["metadata"]["phase_name"] == name)
         .map(|r| r["metadata"]["credit_issued_ns"].as_u64().unwrap())
         .collect();
     intended.sort_unstable();
@@ -301,7 +323,7 @@ fn a_later_profiling_phase_follows_its_own_rate_series() {
     assert!(gaps_ms[5..].iter().all(|g| near(*g, 25.0)), "{gaps_ms:?}");
     let doc = read_json(&out_dir.join("profile_export_aiperf.json"));
     assert_eq!(
-        doc["input_config"]["phases"][1]["rate_series"]["points"][1],
+        doc["input_config"]["phases"][index]["rate_series"]["points"][1],
         serde_json::json!({"time_s": 0.2, "qps": 40.0})
     );
 }

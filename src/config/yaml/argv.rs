@@ -1561,14 +1561,14 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             "concurrency_ramp" => a.one(&w("concurrency-ramp-duration"), ramp(v, &path)?),
             "rate_ramp" => a.one(&w("request-rate-ramp-duration"), ramp(v, &path)?),
             "prefill_ramp" => a.one(&w("prefill-concurrency-ramp-duration"), ramp(v, &path)?),
-            // A file path (`rateSeries: series.json` or `{path: …}`); inline points are
-            // AIPerf's but not read here (ringperf reads a series from its file).
+            // A file path (`rateSeries: series.json` or `{path: …}`) is the flag's file; inline
+            // points are the plan's own.
             "rate_series" if !warmup => match v {
                 Value::String(f) => a.one("--request-rate-series", f.as_str()),
                 Value::Object(o) if o.len() == 1 && o.contains_key("path") => {
                     a.one("--request-rate-series", scalar(&o["path"], &path)?)
                 }
-                _ => return Err(YamlError::Unsupported(format!("{path} (inline points)"))),
+                _ => a.file_only.profiling_rate_series = Some(series_points(v, &path)?),
             },
             // Agentic replay: the profiling phase only (AIPerf replaces a declared warmup with its
             // own).
