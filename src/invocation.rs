@@ -119,6 +119,32 @@ pub fn read(
     })
 }
 
+/// The flags (by id) that set the profiling phase of a config file (AIPerf 0.13's overlay of
+/// the command line onto the file's one profiling phase).
+const PROFILING_PHASE_FLAGS: &[&str] = &[
+    "request_count",
+    "benchmark_duration",
+    "benchmark_grace_period",
+    "concurrency",
+    "prefill_concurrency",
+    "request_rate",
+    "user_centric_rate",
+    "num_users",
+    "conversation_num",
+    "arrival_pattern",
+    "arrival_smoothness",
+    "concurrency_ramp_duration",
+    "fixed_schedule",
+    "fixed_schedule_auto_offset",
+    "fixed_schedule_end_offset",
+    "fixed_schedule_start_offset",
+    "prefill_concurrency_ramp_duration",
+    "request_cancellation_delay",
+    "request_cancellation_rate",
+    "request_rate_ramp_duration",
+    "request_rate_series",
+];
+
 /// The config file `path`'s settings under `plan`'s, and its sweep's lists beside `lists` (a
 /// list of a flag the command line gives is the command line's).
 fn with_file(
@@ -136,6 +162,32 @@ fn with_file(
             error: crate::config::yaml::YamlError::Schema(why),
         })
     };
+    // A profiling-phase flag beside a file of several profiling phases: AIPerf cannot tell
+    // which one it sets, and refuses it.
+    let profiling: Vec<&str> = std::iter::once(
+        file.file_only
+            .profiling_name
+            .as_deref()
+            .unwrap_or("profiling"),
+    )
+    .chain(
+        (file.file_only.phases_after.iter())
+            .filter(|p| !p.warmup)
+            .map(|p| p.name.as_str()),
+    )
+    .collect();
+    if profiling.len() > 1
+        && PROFILING_PHASE_FLAGS
+            .iter()
+            .any(|id| cli_given.contains_key(*id))
+    {
+        return Err(refused(format!(
+            "CLI loadgen flags target the profiling phase, but this config has {} profiling \
+             phases: {}. Set the value in YAML or use an explicit phase path.",
+            profiling.len(),
+            profiling.join(", ")
+        )));
+    }
     let mut settings: Vec<crate::cli::parse::Setting> = file
         .flags
         .iter()

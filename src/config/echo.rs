@@ -247,9 +247,16 @@ pub fn input_config(cfg: &Config) -> Value {
                     .map(|f| format_name(*f))
                     .collect();
                 let mut m = json!({"enabled": true, "urls": cfg.server_metrics.extra_urls, "formats": formats});
-                // A flag beside the file's block: AIPerf echoes the block whole.
+                let given = &e.plan.file_only.server_metrics_keys;
+                // A flag beside the file's block: AIPerf echoes the block whole; else the
+                // file's block as it gives it.
                 if e.plan.file_only.server_metrics_block_whole {
                     m["discovery"] = json!({"mode": "auto", "timeout_seconds": 30.0});
+                } else if file
+                    && !given.is_empty()
+                    && let Value::Object(o) = &mut m
+                {
+                    o.retain(|k, _| given.contains(k));
                 }
                 m
             } else {

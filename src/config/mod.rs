@@ -467,11 +467,14 @@ pub struct Config {
     /// The Input group: dataset source, sampling, load options (`config/dataset.rs`).
     pub input: dataset::InputConfig,
     pub warmup: Option<PhaseConfig>,
+    /// A config file's further warmups, run in order after `warmup` and before profiling.
+    pub more_warmups: Vec<phases::NamedPhase>,
     pub profiling: PhaseConfig,
     /// The profiling phase's name (`profiling` unless a config file names it).
     pub profiling_name: String,
-    /// A config file's later profiling phases, run in order after `profiling`; their records
-    /// are in the results with the first's, and each has its own phase export.
+    /// A config file's phases after `profiling`, run in order: profiling phases (their records
+    /// are in the results with the first's) and warmups (in none but `warmup_metrics`); each
+    /// has its own phase export.
     pub phases_after: Vec<phases::NamedPhase>,
     pub ui: UiType,
     /// The realtime ticks: the stats block on stderr and the live API's snapshots
@@ -616,21 +619,58 @@ impl Config {
         self.echo.plan()
     }
 
+    /// Every phase of the run, in the order they run: its kind, name and settings. Its
+    /// position is its `phase_index`.
+    pub fn phase_list(&self) -> Vec<PhaseRef<'_>> {
+        use ringperf_wire::record::Phase;
+        let mut list = Vec::with_capacity(2 + self.more_warmups.len() + self.phases_after.len());
+        if let (Some(w), Some(name)) = (&self.warmup, self.warmup_name()) {
+            list.push(PhaseRef {
+                kind: Phase::Warmup,
+                name,
+                config: w,
+            });
+        }
+        fn named(p: &phases::NamedPhase) -> PhaseRef<'_> {
+            PhaseRef {
+                kind: if p.warmup {
+                    Phase::Warmup
+                } else {
+                    Phase::Profiling
+                },
+                name: p.name.as_str(),
+                config: &p.config,
+            }
+        }
+        list.extend(self.more_warmups.iter().map(named));
+        list.push(PhaseRef {
+            kind: Phase::Profiling,
+            name: &self.profiling_name,
+            config: &self.profiling,
+        });
+        list.extend(self.phases_after.iter().map(named));
+        list
+    }
+
+    /// Runs without its warmups, wherever they are (a repeated run's later runs).
+    pub fn drop_warmups(&mut self) {
+        self.warmup = None;
+        self.more_warmups.clear();
+        self.phases_after.retain(|p| !p.warmup);
+    }
+
+    /// More phases than a warmup and one profiling phase: each phase's records are also gathered
+    /// and exported on their own.
+    pub fn phase_by_phase(&self) -> bool {
+        !self.more_warmups.is_empty() || !self.phases_after.is_empty()
+    }
+
     /// How the run's phases are numbered and named in its records and scrape lines.
     pub fn phase_layout(&self) -> ringperf_metrics::export::jsonl::PhaseLayout {
-        let named = self.profiling_name != "profiling" || !self.phases_after.is_empty();
         ringperf_metrics::export::jsonl::PhaseLayout {
-            warmup: self.warmup.is_some(),
-            warmup_name: (self.warmup_name())
-                .filter(|n| *n != "warmup")
-                .map(str::to_owned),
-            profiling_names: if named {
-                std::iter::once(self.profiling_name.clone())
-                    .chain(self.phases_after.iter().map(|p| p.name.clone()))
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            phases: (self.phase_list().iter())
+                .map(|p| (p.kind, p.name.to_owned()))
+                .collect(),
         }
     }
 
@@ -642,6 +682,14 @@ impl Config {
         }
         Some((self.plan().file_only.phases_before.first()).map_or("warmup", |p| p.name.as_str()))
     }
+}
+
+/// One phase of the run ([`Config::phase_list`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseRef<'a> {
+    pub kind: ringperf_wire::record::Phase,
+    pub name: &'a str,
+    pub config: &'a PhaseConfig,
 }
 
 /// The tokenizer [`Config::from_plan`] will choose for `args`, known before the rest is

@@ -16,6 +16,8 @@ use crate::plan::{Pacing, PhaseSpec};
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedPhase {
     pub name: String,
+    /// A warmup (in no result but its own phase export), else a profiling phase.
+    pub warmup: bool,
     pub config: PhaseConfig,
 }
 
@@ -27,6 +29,7 @@ impl NamedPhase {
     pub fn resolve(spec: &PhaseSpec) -> Result<Self, ConfigError> {
         Ok(NamedPhase {
             name: spec.name.clone(),
+            warmup: spec.warmup,
             config: resolve(spec)?,
         })
     }

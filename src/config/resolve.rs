@@ -78,6 +78,7 @@ impl Config {
         let Workload {
             profiling,
             warmup,
+            more_warmups,
             prompt,
             dataset,
             input,
@@ -257,6 +258,7 @@ impl Config {
             form_data: super::form::form_data(args.form.request_content_type, endpoint)?,
             input,
             warmup,
+            more_warmups,
             profiling,
             profiling_name: (plan.file_only.profiling_name.clone())
                 .unwrap_or_else(|| "profiling".into()),
@@ -499,6 +501,7 @@ fn extras(
 struct Workload {
     profiling: PhaseConfig,
     warmup: Option<PhaseConfig>,
+    more_warmups: Vec<super::phases::NamedPhase>,
     prompt: prompt::PromptConfig,
     dataset: DatasetConfig,
     input: dataset::InputConfig,
@@ -556,13 +559,17 @@ fn workload(
              the split run instead",
         );
     }
-    if let Some(p) = file_only.phases_after.first()
+    if let Some(p) = (file_only.phases_before.iter().skip(1))
+        .chain(&file_only.phases_after)
+        .next()
         && shard.is_split()
     {
         return err(format!(
-            "benchmark.phases.{}: a second profiling phase cannot run split over shards \
-             (--shard-count over 1): `ringperf merge` joins one profiling phase",
-            p.name
+            "benchmark.phases.{}: a {} phase beyond one warmup and one profiling phase cannot \
+             run split over shards (--shard-count over 1): `ringperf merge` joins one warmup and \
+             one profiling phase",
+            p.name,
+            if p.warmup { "warmup" } else { "profiling" }
         ));
     }
     let (seed, seed_given) = seed(args.random_seed, &multi_run, &shard, env.drawn_seed);
@@ -662,7 +669,7 @@ fn workload(
     let warmup = match file_only.phases_before.as_slice() {
         _ if file_only.agentic => Some(timing::agentic_warmup(&profiling)),
         [] => warmup_phase(args, &profiling)?,
-        [spec] => {
+        [spec, ..] => {
             if warmup_phase(args, &profiling)?.is_some() {
                 return err(format!(
                     "benchmark.phases.{}: the config file's warmup is paced as no --warmup-* \
@@ -676,14 +683,19 @@ fn workload(
             }
             Some(w)
         }
-        [_, second, ..] => {
-            return err(format!(
-                "benchmark.phases.{}: a second warmup phase (ringperf runs one warmup phase, \
-                 then the profiling phase)",
-                second.name
-            ));
-        }
     };
+    // A config file's further warmups, and its later phases of either kind.
+    let more_warmups = (file_only.phases_before.iter().skip(1))
+        .map(super::phases::NamedPhase::resolve)
+        .collect::<Result<Vec<_>, _>>()?;
+    if synthetic {
+        for w in &more_warmups {
+            timing::check_user_centric_turns(
+                &w.config.timing,
+                f64::from(prompt.shaping.turn_mean),
+            )?;
+        }
+    }
     // An orchestrator's request-free turns are replayed as AIPerf's closed loop runs them
     // (checked against it); under a warmup AIPerf sends nothing and never ends, and its rate and
     // schedule modes are not checked: refused.
@@ -700,6 +712,7 @@ fn workload(
     Ok(Workload {
         profiling,
         warmup,
+        more_warmups,
         prompt,
         dataset,
         input,

@@ -182,7 +182,7 @@ pub struct FileOnly {
     /// (a series file is `--request-rate-series`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiling_rate_series: Option<Vec<(f64, f64)>>,
-    /// Profiling phases run after the flags' profiling phase, in order.
+    /// Phases run after the flags' profiling phase, in order: profiling phases and warmups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases_after: Vec<PhaseSpec>,
     /// A synthetic dataset without `entries`: AIPerf's schema default (100 conversations),
@@ -205,6 +205,10 @@ pub struct FileOnly {
     /// block whole, its `discovery` defaults too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_metrics_block_whole: bool,
+    /// The keys the file's `server_metrics` block gives (of `enabled`, `urls`, `formats`):
+    /// AIPerf echoes those alone unless a flag beside the block is given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_metrics_keys: Vec<String>,
     /// A `sweep: {type: scenarios}`: each run's variation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<FileScenario>,
@@ -252,6 +256,7 @@ impl FileOnly {
         self.phases_before.is_empty()
             && self.profiling_name.is_none()
             && self.profiling_rate_series.is_none()
+            && self.server_metrics_keys.is_empty()
             && self.phases_after.is_empty()
             && self.dataset_entries.is_none()
             && self.dataset_name.is_none()

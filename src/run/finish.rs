@@ -32,7 +32,8 @@ struct Measured {
     /// Profiling's statistics, and warmup's when it ran.
     summary: Summary,
     warmup: Option<Summary>,
-    /// A run of several profiling phases: each one's statistics, in order.
+    /// A run phase by phase ([`Config::phase_by_phase`]): each phase's statistics, by its
+    /// number in the run, as far as the run went.
     by_phase: Vec<Summary>,
     /// What else ran on the host from the workers' start to their end.
     host: Option<HostLoad>,
@@ -75,7 +76,8 @@ pub(super) fn finish(
     if let Some(e) = &collected.jsonl_error {
         eprintln!("ringperf: warning: {e}");
     }
-    let mut m = measured(control, collected, worker_cpu, times);
+    let kinds: Vec<Phase> = cfg.phase_list().iter().map(|p| p.kind).collect();
+    let mut m = measured(control, collected, worker_cpu, (times, &kinds));
     m.host = host;
     if let Some(rtt_ns) = network_rtt(cfg, probes.as_ref()) {
         let adjusted = m.collected.profiling.network_adjusted(rtt_ns);
@@ -163,16 +165,17 @@ fn measured(
     control: &RunControl,
     collected: ringperf_engine::aggregator::Collected,
     worker_cpu: Vec<WorkerCpu>,
-    times: &PhaseTimes,
+    (times, kinds): (&PhaseTimes, &[Phase]),
 ) -> Measured {
     let stopped = control.reason();
     let mut collected = collected;
-    // Several profiling phases: the rates are over the sum of each phase's start to its last
-    // response (AIPerf's rule); each phase's own figures are over its own span.
-    let windows = &times.profiling_phases;
+    // Phase by phase: the profiling rates are over the sum of each profiling phase's start to
+    // its last response (AIPerf's rule); each phase's own figures are over its own span.
+    let windows = &times.phases;
     if !collected.by_phase.is_empty() {
-        let active: u64 = (collected.by_phase.iter().zip(windows))
-            .filter_map(|(acc, (start, _))| {
+        let active: u64 = (collected.by_phase.iter().zip(windows).zip(kinds))
+            .filter(|(_, kind)| **kind == Phase::Profiling)
+            .filter_map(|((acc, (start, _)), _)| {
                 acc.max_response_wall_ns().map(|e| e.saturating_sub(*start))
             })
             .sum();
@@ -446,37 +449,26 @@ fn write_phase_files(
     // Every phase's number and name from the run's one layout.
     let layout = cfg.phase_layout();
     let mut phase_runs: Vec<PhaseRun<'_>> = Vec::new();
-    if let (Some(w), Some((start, end))) = (m.warmup.as_ref(), times.warmup) {
-        let tag = layout.tag(Phase::Warmup, None);
-        phase_runs.push(PhaseRun {
-            tag,
-            summary: w,
-            start_wall_ns: start,
-            end_wall_ns: end,
-            was_cancelled: run_info.was_cancelled,
-            server_metrics: None,
-        });
-    }
-    // Several profiling phases: each its own summary and window; else the run's.
-    let profiling: Vec<(&ringperf_metrics::aggregate::Summary, (u64, u64))> =
-        if m.by_phase.is_empty() {
-            vec![(&m.summary, (times.start_wall_ns, times.end_wall_ns))]
-        } else {
-            m.by_phase
-                .iter()
-                .zip(times.profiling_phases.iter().copied())
-                .collect()
-        };
-    let first = u8::from(layout.warmup);
-    for (k, (summary, (start, end))) in profiling.into_iter().enumerate() {
-        phase_runs.push(PhaseRun {
-            tag: layout.tag(Phase::Profiling, Some(first + k as u8)),
-            summary,
-            start_wall_ns: start,
-            end_wall_ns: end,
-            was_cancelled: run_info.was_cancelled,
-            server_metrics: None,
-        });
+    let run = |tag, summary, (start_wall_ns, end_wall_ns): (u64, u64)| PhaseRun {
+        tag,
+        summary,
+        start_wall_ns,
+        end_wall_ns,
+        was_cancelled: run_info.was_cancelled,
+        server_metrics: None,
+    };
+    if m.by_phase.is_empty() {
+        // A warmup and the profiling phase: the run's two summaries.
+        if let (Some(w), Some(window)) = (m.warmup.as_ref(), times.warmup) {
+            phase_runs.push(run(layout.tag(Phase::Warmup, None), w, window));
+        }
+        let window = (times.start_wall_ns, times.end_wall_ns);
+        phase_runs.push(run(layout.tag(Phase::Profiling, None), &m.summary, window));
+    } else {
+        for (i, (summary, window)) in m.by_phase.iter().zip(&times.phases).enumerate() {
+            let kind = layout.phases.get(i).map_or(Phase::Profiling, |p| p.0);
+            phase_runs.push(run(layout.tag(kind, Some(i as u8)), summary, *window));
+        }
     }
     // Each phase's server metrics: the scrapes sent during it (by its phase number when the
     // run has several profiling phases).
@@ -484,7 +476,7 @@ fn write_phase_files(
         .map(|p| {
             sm.phase_data(PhaseIdent {
                 tag: p.tag,
-                one_of_several: p.tag.phase == Phase::Profiling && !m.by_phase.is_empty(),
+                one_of_several: !m.by_phase.is_empty(),
             })
         })
         .collect();

@@ -215,7 +215,7 @@ fn run_config(cfg: &Config, k: u32, label: &str, sweep_id: &str) -> Config {
         variation: None,
     });
     if k > 1 && cfg.multi_run.warmup_first_run_only {
-        run_cfg.warmup = None;
+        run_cfg.drop_warmups();
     }
     run_cfg
 }

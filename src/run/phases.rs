@@ -30,13 +30,14 @@ const NO_TICK: Duration = Duration::from_secs(3600);
 pub(super) struct PhaseTimes {
     /// `--start-at`: the shared instant, as this shard's wait for it ended.
     pub start_at: Option<shard::Origin>,
-    /// Warmup's start and end, when it ran.
+    /// The first warmup's start and end, when it ran.
     pub warmup: Option<(u64, u64)>,
-    /// Profiling's start (the schedule's origin) and the end of the last phase.
+    /// Profiling's start (the first profiling phase's schedule origin) and the end of the last
+    /// profiling phase.
     pub start_wall_ns: u64,
     pub end_wall_ns: u64,
-    /// Each profiling phase's start and end, in order (one unless a config file has several).
-    pub profiling_phases: Vec<(u64, u64)>,
+    /// Every phase's start and end, by its number in the run, as far as the run went.
+    pub phases: Vec<(u64, u64)>,
     /// `--server-profiler`: its start failed, so profiling did not run.
     pub profiler_failed: Option<ringperf_metrics::lab::lifecycle::LifecycleError>,
     /// How the profiling phases' session trees went, when the dataset has any.
@@ -78,114 +79,109 @@ pub(super) fn run_phases(
             );
         }
     }
+    // Every phase in the order it runs; its position is its `phase_index`.
+    let list = cfg.phase_list();
+    let first_profiling = (list.iter().position(|p| p.kind == Phase::Profiling)).unwrap_or(0);
+    let last_profiling = (list.iter().rposition(|p| p.kind == Phase::Profiling)).unwrap_or(0);
     // An open loop's pool is open before the phase's start instant is taken (and before the
     // shared `--start-at` instant is waited for).
-    let (first, p) = cfg
-        .warmup
-        .as_ref()
-        .map_or((Phase::Profiling, &cfg.profiling), |w| (Phase::Warmup, w));
-    open_warm_pool(cfg, shared, workers, first, p);
+    open_warm_pool(cfg, shared, workers, list[0].kind, list[0].config);
     let dashboard = start_dashboard(cfg, progress, control, collectors.gpu.is_some());
     // An open loop's credit queues are made before its phase's start instant is taken
     // (milliseconds of allocation that would make its first credits late); a closed loop has
     // none.
     let queues = |p: &PhaseConfig| phase_queues(p, workers.len());
-    let mut first_queues = Some(queues(p));
+    let mut first_queues = Some(queues(list[0].config));
     // `--start-at`: every shard waits for the shared instant; the first phase starts there.
     let start_at = shard::wait_for_start(cfg, shared);
     let mut origin = start_at;
-    let mut warmup = None;
+    // Each phase's start and end, in order, as far as the run went.
+    let mut ran: Vec<(u64, u64)> = Vec::with_capacity(list.len());
     // Sessions started so far: each phase picks its conversations after the earlier ones'.
     let mut sessions = 0;
-    if let Some(w) = &cfg.warmup {
+    let mut branches = BranchCounts::default();
+    let mut profiler_failed = None;
+    let mut profiling_open = false;
+    for (i, ph) in list.iter().enumerate() {
+        // A stop ends the run before its next phase starts.
+        if control.stopped() {
+            break;
+        }
+        let index = i as u8;
+        let phase_queues = match first_queues.take() {
+            Some(q) => q,
+            None => {
+                // Sized from what the earlier phases' answers took.
+                open_warm_pool(cfg, shared, workers, ph.kind, ph.config);
+                queues(ph.config)
+            }
+        };
+        // `--server-profiler`: started before the first profiling phase's origin is taken, so
+        // that its schedule does not start late by the call; its failure ends the run there.
+        if i == first_profiling {
+            profiler_failed = super::lifecycle::start_profiler(cfg).err();
+            if profiler_failed.is_some() {
+                break;
+            }
+        }
+        // The phase's start, on the clock every record's stamps are converted with: the
+        // manifest's `start_ns` is the schedule's origin, to the nanosecond.
         let at = origin
             .take()
             .unwrap_or_else(|| shard::Origin::now(shared.clock));
-        collectors.phase_start(Phase::Warmup, 0);
-        (sessions, _) = run_phase(
-            cfg,
-            shared,
-            workers,
-            (Phase::Warmup, 0, cfg.warmup_name().unwrap_or("warmup"), w),
-            progress,
-            (first_queues.take().flatten(), at.mono_ns),
-            (board, api, agentic, adaptive_tap),
-            sessions,
-        );
-        // The phase ends with its last request, before the end-of-warmup scrape.
-        warmup = Some((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
-        collectors.warmup_end();
-    }
-    if warmup.is_some() && !control.stopped() {
-        // Sized from what the warmup's answers took.
-        open_warm_pool(cfg, shared, workers, Phase::Profiling, &cfg.profiling);
-    }
-    // `--server-profiler`: started before the profiling phase's origin is taken, so that its
-    // schedule does not start late by the call.
-    // A stop during warmup ends the run before profiling starts.
-    let profiling = !control.stopped();
-    let profiler_failed = if profiling {
-        super::lifecycle::start_profiler(cfg).err()
-    } else {
-        None
-    };
-    let profiling = profiling && profiler_failed.is_none();
-    // The phase's start, on the clock every record's stamps are converted with: the manifest's
-    // `start_ns` is the schedule's origin, to the nanosecond.
-    let profiling_queues = first_queues
-        .take()
-        .unwrap_or_else(|| queues(&cfg.profiling));
-    let at = origin.unwrap_or_else(|| shard::Origin::now(shared.clock));
-    let first = u8::from(warmup.is_some());
-    let mut later = Vec::new();
-    let mut first_end_wall_ns = None;
-    let mut branches = BranchCounts::default();
-    if profiling {
-        collectors.phase_start(Phase::Profiling, first);
-        let p = &cfg.profiling;
+        // After the phase's start instant: the boundary scrape it triggers, and every later
+        // one, is sent during the phase.
+        match ph.kind {
+            Phase::Warmup => collectors.phase_start(Phase::Warmup, index),
+            Phase::Profiling if profiling_open => collectors.next_profiling_phase(index),
+            Phase::Profiling => {
+                collectors.phase_start(Phase::Profiling, index);
+                profiling_open = true;
+            }
+        }
         let b;
         (sessions, b) = run_phase(
             cfg,
             shared,
             workers,
-            (Phase::Profiling, first, &cfg.profiling_name, p),
+            (ph.kind, index, ph.name, ph.config),
             progress,
-            (profiling_queues, at.mono_ns),
+            (phase_queues, at.mono_ns),
             (board, api, agentic, adaptive_tap),
             sessions,
         );
-        branches.add(&b);
-        first_end_wall_ns = Some(ringperf_wire::clock::wall_now_ns());
-        // A config file's later profiling phases, in order; a stop ends the run.
-        for (i, named) in cfg.phases_after.iter().enumerate() {
-            if control.stopped() {
-                break;
-            }
-            let p = &named.config;
-            open_warm_pool(cfg, shared, workers, Phase::Profiling, p);
-            let index = first + 1 + i as u8;
-            let phase_queues = queues(p);
-            let at = shard::Origin::now(shared.clock);
-            // After the phase's start instant: the boundary scrape it triggers, and every
-            // later one, is sent during the phase (as the first phase's are).
-            collectors.next_profiling_phase(index);
-            let b;
-            (sessions, b) = run_phase(
-                cfg,
-                shared,
-                workers,
-                (Phase::Profiling, index, &named.name, p),
-                progress,
-                (phase_queues, at.mono_ns),
-                (board, api, agentic, adaptive_tap),
-                sessions,
-            );
+        // The phase ends with its last request, before its end-of-phase scrape.
+        ran.push((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
+        if ph.kind == Phase::Profiling {
             branches.add(&b);
-            later.push((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
+        } else {
+            collectors.warmup_end();
+        }
+        if i == last_profiling {
+            collectors.profiling_end();
+            profiling_open = false;
         }
     }
-    let end_wall_ns = ringperf_wire::clock::wall_now_ns();
-    let first_end_wall_ns = first_end_wall_ns.unwrap_or(end_wall_ns);
+    if profiling_open {
+        collectors.profiling_end();
+    }
+    let profiling = ran.len() > first_profiling;
+    let windows = |kind: Phase| -> Vec<(u64, u64)> {
+        (list.iter().zip(&ran))
+            .filter(|(p, _)| p.kind == kind)
+            .map(|(_, w)| *w)
+            .collect()
+    };
+    let mut profiling_phases = windows(Phase::Profiling);
+    let warmup = windows(Phase::Warmup).first().copied();
+    // Profiling's window: the first profiling phase's start to the last one's end (a warmup
+    // after them is not in it, as in AIPerf); now when none ran.
+    if profiling_phases.is_empty() {
+        let now = ringperf_wire::clock::wall_now_ns();
+        profiling_phases.push((now, now));
+    }
+    let start_wall_ns = profiling_phases[0].0;
+    let end_wall_ns = profiling_phases[profiling_phases.len() - 1].1;
     if profiling {
         super::lifecycle::stop_profiler(cfg);
     }
@@ -210,15 +206,12 @@ pub(super) fn run_phases(
     if let Some(d) = dashboard {
         d.stop();
     }
-    collectors.profiling_end();
     PhaseTimes {
         start_at,
         warmup,
-        start_wall_ns: at.wall_ns,
+        start_wall_ns,
         end_wall_ns,
-        profiling_phases: std::iter::once((at.wall_ns, first_end_wall_ns))
-            .chain(later)
-            .collect(),
+        phases: ran,
         profiler_failed,
         branches: shared.dataset.roots.is_some().then_some(branches),
     }
@@ -298,6 +291,7 @@ fn run_phase(
     first_session: u64,
 ) -> (u64, BranchCounts) {
     let n = workers.len();
+    let profiling_index = cfg.phase_layout().tag(phase, Some(index)).profiling_index;
     if phase == Phase::Profiling {
         // The realtime stats block's elapsed time counts from here.
         progress
@@ -312,11 +306,10 @@ fn run_phase(
     if let (Some(a), Some(tap), Phase::Profiling) = (&p.timing.adaptive, adaptive_tap, phase) {
         let gate = super::adaptive::gate(a);
         planner.adaptive = Some(gate.clone());
-        let first_profiling = u8::from(cfg.warmup.is_some());
         let id = ringperf_metrics::adaptive::artifacts::PhaseId {
             name: name.to_owned(),
             index: u64::from(index),
-            profiling_index: u64::from(index - first_profiling),
+            profiling_index: u64::from(profiling_index.unwrap_or(0)),
         };
         adaptive = super::adaptive::Driver::start(
             a,
@@ -348,11 +341,10 @@ fn run_phase(
         board.start(phase, (c.requests.clone(), c.sessions.clone()), limits);
     }
     if let Some(a) = api {
-        let first_profiling = u8::from(cfg.warmup.is_some());
         a.phase_start(&crate::api::PhaseStart {
             phase,
             index,
-            profiling_index: (phase == Phase::Profiling).then(|| index - first_profiling),
+            profiling_index: profiling_index.map(|i| i as u8),
             name: name.to_owned(),
             start_wall_ns: shared.clock.wall_ns(start),
             expected_requests: p.request_count,
@@ -360,7 +352,7 @@ fn run_phase(
             expected_sessions: p.sessions,
             grace_sec: p.grace.map(|g| g.as_secs_f64()),
         });
-        if phase == Phase::Profiling && index == first_profiling {
+        if profiling_index == Some(0) {
             a.set_state(crate::api::SystemState::Profiling);
         }
     }

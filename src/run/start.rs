@@ -155,8 +155,11 @@ fn collector(
     };
     Ok(ringperf_engine::aggregator::Collector {
         consumers,
-        profiling_phases: (!cfg.phases_after.is_empty())
-            .then(|| (u8::from(cfg.warmup.is_some()), 1 + cfg.phases_after.len())),
+        phases: if cfg.phase_by_phase() {
+            cfg.phase_list().iter().map(|p| p.kind).collect()
+        } else {
+            Vec::new()
+        },
         kind: cfg.endpoint,
         response_field: cfg.response_field.clone(),
         tokenizer: prepared.tokenizer.clone(),

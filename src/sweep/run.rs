@@ -493,7 +493,7 @@ fn config_of_plan(
     // The sweep runs the trials itself: each run is one run.
     cfg.multi_run.runs = 1;
     if trial > 0 && plan.warmup_first_trial_only {
-        cfg.warmup = None;
+        cfg.drop_warmups();
     }
     Ok(cfg)
 }

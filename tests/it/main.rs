@@ -45,6 +45,7 @@ mod multirun;
 mod network_latency;
 mod otel;
 mod outputs;
+mod phase_orders;
 mod plot;
 mod plot_sweep;
 mod pool;

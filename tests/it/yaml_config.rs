@@ -1252,21 +1252,24 @@ fn a_closed_loop_warmup_runs_before_an_open_loop_profiling_phase() {
     assert_eq!(phases[1]["type"], "constant");
 }
 
-/// Several profiling phases: the command line's profiling flags set the first one (AIPerf's
-/// overlay), a synthetic dataset without `entries` has AIPerf's 100, and a split run is refused
-/// naming the second phase (`ringperf merge` joins one profiling phase).
+/// Several profiling phases: the first is the flags' phase, the later one a phase of its own (a
+/// profiling flag beside them is refused: `phase_orders.rs`), a synthetic dataset without
+/// `entries` has AIPerf's 100, and a split run is refused naming the second phase
+/// (`ringperf merge` joins one profiling phase).
 #[test]
-fn a_file_of_several_phases_takes_flags_on_its_first_and_refuses_shards() {
+fn a_file_of_several_phases_is_read_in_order_and_refuses_shards() {
     let file = format!(
         "{}/tests/data/aiperf-multiphase/multiphase.yaml",
         env!("CARGO_MANIFEST_DIR")
     );
-    let argv: Vec<String> = ["ringperf", "profile", "-f", &file, "--request-rate", "7"]
+    let argv: Vec<String> = ["ringperf", "profile", "-f", &file]
         .map(str::to_owned)
         .to_vec();
     let plan = file_plan(&argv);
     let cfg = Config::from_plan(&plan, false).expect("valid");
-    assert!(matches!(cfg.profiling.load, ringperf::config::Load::Rate { rate, .. } if rate == 7.0));
+    assert!(
+        matches!(cfg.profiling.load, ringperf::config::Load::Rate { rate, .. } if rate == 20.0)
+    );
     assert_eq!(cfg.profiling_name, "poisson_20");
     let later: Vec<&str> = cfg.phases_after.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(later, ["constant_40"]);
@@ -1286,7 +1289,7 @@ fn a_file_of_several_phases_takes_flags_on_its_first_and_refuses_shards() {
     let e = Config::from_plan(&file_plan(&split), false).expect_err("refused");
     assert!(
         e.message()
-            .contains("benchmark.phases.constant_40: a second profiling phase cannot run split"),
+            .contains("benchmark.phases.constant_40: a profiling phase beyond one warmup and one profiling phase cannot run split"),
         "{e}"
     );
 }

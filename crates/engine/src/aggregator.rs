@@ -88,9 +88,9 @@ pub struct RealtimeBlock {
 /// What the aggregator thread needs.
 pub struct Collector {
     pub consumers: Vec<Consumer>,
-    /// A run of several profiling phases: the phase number of the first (1 after a warmup,
-    /// else 0) and how many there are; their records are also gathered phase by phase.
-    pub profiling_phases: Option<(u8, usize)>,
+    /// A run of more phases than a warmup and a profiling phase: each phase's kind, in the order
+    /// they run (empty otherwise); their records are also gathered phase by phase.
+    pub phases: Vec<Phase>,
     pub kind: EndpointKind,
     /// `template`'s `response_field` (answers are read there; `None` auto-detects).
     pub response_field: Option<Arc<ringperf_wire::endpoint::FieldPath>>,
@@ -393,7 +393,8 @@ fn tapped(
 pub struct Collected {
     /// Every profiling phase's records.
     pub profiling: Accumulator,
-    /// A run of several profiling phases ([`Collector::profiling_phases`]): each one's.
+    /// A run of several phases ([`Collector::phases`]): each phase's, by its number in the run
+    /// (warmups too).
     pub by_phase: Vec<Accumulator>,
     pub warmup: Accumulator,
     pub warmup_seen: bool,
@@ -427,7 +428,7 @@ impl Collector {
     pub fn run(mut self) -> Collected {
         let mut tally = Tally {
             profiling: Accumulator::new(self.metric_cfg.clone()),
-            by_phase: (0..self.profiling_phases.map_or(0, |(_, n)| n))
+            by_phase: (self.phases.iter())
                 .map(|_| Accumulator::new(self.metric_cfg.clone()))
                 .collect(),
             warmup: Accumulator::new(self.metric_cfg.clone()),
@@ -575,6 +576,9 @@ impl Collector {
             Phase::Warmup => {
                 tally.warmup_seen = true;
                 tally.warmup.add(&facts, &metrics);
+                if let Some(acc) = tally.by_phase.get_mut(usize::from(raw.credit.phase_index)) {
+                    acc.add(&facts, &metrics);
+                }
                 self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
             }
             Phase::Profiling => {
@@ -585,11 +589,8 @@ impl Collector {
                     tap.push(tapped(&facts, &metrics));
                 }
                 tally.profiling.add(&facts, &metrics);
-                if let Some((first, _)) = self.profiling_phases {
-                    let i = usize::from(raw.credit.phase_index.saturating_sub(first));
-                    if let Some(acc) = tally.by_phase.get_mut(i) {
-                        acc.add(&facts, &metrics);
-                    }
+                if let Some(acc) = tally.by_phase.get_mut(usize::from(raw.credit.phase_index)) {
+                    acc.add(&facts, &metrics);
                 }
                 if let Some(t) = self.timeslices.as_mut() {
                     t.add(&facts, &metrics);
@@ -625,16 +626,16 @@ impl Collector {
             Phase::Warmup => {
                 tally.warmup_seen = true;
                 tally.warmup.skip_context_overflow();
+                if let Some(acc) = tally.by_phase.get_mut(usize::from(raw.credit.phase_index)) {
+                    acc.skip_context_overflow();
+                }
                 self.progress.warmup_done.fetch_add(1, Ordering::Relaxed);
             }
             Phase::Profiling => {
                 tally.profiling_index = raw.credit.phase_index;
                 tally.profiling.skip_context_overflow();
-                if let Some((first, _)) = self.profiling_phases {
-                    let i = usize::from(raw.credit.phase_index.saturating_sub(first));
-                    if let Some(acc) = tally.by_phase.get_mut(i) {
-                        acc.skip_context_overflow();
-                    }
+                if let Some(acc) = tally.by_phase.get_mut(usize::from(raw.credit.phase_index)) {
+                    acc.skip_context_overflow();
                 }
                 self.count_profiling(false);
             }
@@ -644,13 +645,8 @@ impl Collector {
     /// A tick of the realtime stats block: the current profiling phase's block, printed
     /// unless its count has not moved since the last one.
     fn realtime_tick(&self, ticker: &mut Ticker, tally: &Tally, api: Option<&mut ApiFeed>) {
-        let acc = match self.profiling_phases {
-            Some((first, _)) => tally
-                .by_phase
-                .get(usize::from(tally.profiling_index.saturating_sub(first)))
-                .unwrap_or(&tally.profiling),
-            None => &tally.profiling,
-        };
+        let acc =
+            (tally.by_phase.get(usize::from(tally.profiling_index))).unwrap_or(&tally.profiling);
         let started = self.progress.profiling_start_ns.load(Ordering::Relaxed);
         let elapsed_s = self.clock.now_ns().saturating_sub(started) as f64 / 1e9;
         if !ticker.advance(Instant::now(), acc) {

@@ -1318,19 +1318,6 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     let Some(prof) = read.iter().position(|(_, _, w, _)| !w) else {
         return Ok(());
     };
-    if prof > 1 {
-        return Err(YamlError::Unsupported(format!(
-            "benchmark.phases.{}: a second warmup phase (ringperf runs at most one warmup, then \
-             its profiling phases)",
-            read[1].1
-        )));
-    }
-    if let Some((_, name, _, _)) = read.iter().skip(prof + 1).find(|(_, _, w, _)| *w) {
-        return Err(YamlError::Unsupported(format!(
-            "benchmark.phases.{name}: a warmup after a profiling phase (ringperf runs its warmup \
-             first)"
-        )));
-    }
     for (m, name, _, _) in read.iter().skip(prof + 1) {
         if m.get("type").and_then(Value::as_str) == Some("fixed_schedule") {
             return Err(YamlError::Unsupported(format!(
@@ -1376,14 +1363,14 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     };
     // A warmup's adaptive fields are checked, never run (AIPerf paces every warmup by its rate).
     for (i, (m, name, warmup, adaptive)) in read.iter().enumerate() {
-        if *warmup && !flag_warmup {
+        if i > prof {
+            let mut spec = phase_spec(m, name, *warmup)?;
+            spec.adaptive = adaptive.clone();
+            a.file_only.phases_after.push(spec);
+        } else if *warmup && !flag_warmup {
             let mut spec = phase_spec(m, name, true)?;
             spec.adaptive = adaptive.clone();
             a.file_only.phases_before.push(spec);
-        } else if i > prof {
-            let mut spec = phase_spec(m, name, false)?;
-            spec.adaptive = adaptive.clone();
-            a.file_only.phases_after.push(spec);
         } else {
             phase(m, name, *warmup, a)?;
             if !*warmup {
@@ -2038,6 +2025,12 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
         (&["enabled", "urls", "collector", "mode"], &["metrics_file"])
     };
     keys(m, &p, extra_keys, aiperf_only)?;
+    if key == "server_metrics" {
+        a.file_only.server_metrics_keys = (["enabled", "urls", "formats"].iter())
+            .filter(|k| m.contains_key(**k))
+            .map(|k| (*k).to_owned())
+            .collect();
+    }
     if m.get("enabled") == Some(&Value::Bool(false)) {
         a.switch(&format!("--no-{}", &flag[2..]));
         return Ok(());

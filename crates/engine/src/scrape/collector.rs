@@ -1005,10 +1005,7 @@ mod tests {
 
     fn fields(phase: Phase, had_warmup: bool) -> serde_json::Value {
         fields_in(
-            &ringperf_metrics::export::jsonl::PhaseLayout {
-                warmup: had_warmup,
-                ..Default::default()
-            },
+            &ringperf_metrics::export::jsonl::PhaseLayout::simple(had_warmup),
             phase,
             None,
         )
@@ -1051,9 +1048,11 @@ mod tests {
     fn a_config_file_s_phases_are_named_and_numbered_as_it_gives_them() {
         use serde_json::json;
         let layout = ringperf_metrics::export::jsonl::PhaseLayout {
-            warmup: true,
-            warmup_name: None,
-            profiling_names: vec!["poisson_20".into(), "constant_40".into()],
+            phases: vec![
+                (Phase::Warmup, "warmup".into()),
+                (Phase::Profiling, "poisson_20".into()),
+                (Phase::Profiling, "constant_40".into()),
+            ],
         };
         assert_eq!(
             fields_in(&layout, Phase::Profiling, Some(2)),
@@ -1063,6 +1062,29 @@ mod tests {
         assert_eq!(
             fields_in(&layout, Phase::Profiling, Some(1))["phase_name"],
             "poisson_20"
+        );
+        // A warmup between two profiling phases: its own number, no profiling number; the
+        // profiling phase after it counts the one before.
+        let layout = ringperf_metrics::export::jsonl::PhaseLayout {
+            phases: vec![
+                (Phase::Profiling, "p1".into()),
+                (Phase::Warmup, "cool".into()),
+                (Phase::Profiling, "p2".into()),
+            ],
+        };
+        assert_eq!(
+            fields_in(&layout, Phase::Warmup, Some(1)),
+            json!({"benchmark_phase": "warmup", "phase_index": 1,
+                "phase_name": "cool", "phase_kind": "warmup"})
+        );
+        assert_eq!(
+            fields_in(&layout, Phase::Profiling, Some(2))["profiling_index"],
+            1
+        );
+        // A number of another kind's phase: the first phase of the record's kind.
+        assert_eq!(
+            fields_in(&layout, Phase::Profiling, Some(1))["phase_name"],
+            "p1"
         );
     }
 }

@@ -131,18 +131,14 @@ impl<W: Write> JsonlWriter<W> {
 }
 
 /// The phases of a run, as AIPerf numbers and names them in each record's metadata:
-/// `phase_index` counts every configured phase from 0 (warmup first), `profiling_index` counts
-/// profiling phases only and is absent from warmup records; `phase_name` is the phase's name
-/// (`warmup` and `profiling` unless a config file names them).
+/// `phase_index` counts every configured phase from 0 in the order they run, `profiling_index`
+/// counts profiling phases only and is absent from warmup records; `phase_name` is the phase's
+/// name (`warmup` and `profiling` unless a config file names them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PhaseLayout {
-    /// A warmup phase runs before profiling.
-    pub warmup: bool,
-    /// The warmup's name, when not `warmup`.
-    pub warmup_name: Option<String>,
-    /// The profiling phases' names, in order, when a config file names them or has several
-    /// (empty: one phase named `profiling`).
-    pub profiling_names: Vec<String>,
+    /// Every phase, in the order they run: its kind and name. Empty: one profiling phase named
+    /// `profiling`.
+    pub phases: Vec<(Phase, String)>,
 }
 
 /// How one record's phase is written.
@@ -159,29 +155,56 @@ pub struct PhaseTag<'a> {
 }
 
 impl PhaseLayout {
+    /// A warmup named `warmup` then a profiling phase named `profiling` (`warmup`), else the
+    /// profiling phase alone.
+    pub fn simple(warmup: bool) -> Self {
+        let mut phases = Vec::with_capacity(2);
+        if warmup {
+            phases.push((Phase::Warmup, "warmup".to_owned()));
+        }
+        phases.push((Phase::Profiling, "profiling".to_owned()));
+        PhaseLayout { phases }
+    }
+
+    /// The run has a warmup phase.
+    pub fn has_warmup(&self) -> bool {
+        self.phases.iter().any(|(k, _)| *k == Phase::Warmup)
+    }
+
+    /// How many phases the run has (one at least).
+    pub fn len(&self) -> usize {
+        self.phases.len().max(1)
+    }
+
+    /// Never empty: a run has one phase at least.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
     /// The tag of a record of `phase`; `phase_index` is the record's own (its credit's) when
-    /// known, else the first phase of its kind's.
+    /// known and of that kind, else the first phase of its kind's.
     pub fn tag(&self, phase: Phase, phase_index: Option<u8>) -> PhaseTag<'_> {
-        let first = u32::from(self.warmup);
-        match phase {
-            Phase::Warmup => PhaseTag {
+        let index = (phase_index.map(usize::from))
+            .filter(|&i| self.phases.get(i).is_some_and(|(k, _)| *k == phase))
+            .or_else(|| self.phases.iter().position(|(k, _)| *k == phase));
+        let profiling = phase == Phase::Profiling;
+        match index {
+            Some(i) => PhaseTag {
+                phase,
+                phase_index: i as u32,
+                profiling_index: profiling.then(|| {
+                    (self.phases[..i].iter())
+                        .filter(|(k, _)| *k == Phase::Profiling)
+                        .count() as u32
+                }),
+                name: &self.phases[i].1,
+            },
+            None => PhaseTag {
                 phase,
                 phase_index: 0,
-                profiling_index: None,
-                name: self.warmup_name.as_deref().unwrap_or("warmup"),
+                profiling_index: profiling.then_some(0),
+                name: phase.as_str(),
             },
-            Phase::Profiling => {
-                let index = phase_index.map_or(first, u32::from).max(first);
-                let profiling_index = index - first;
-                let name = (self.profiling_names.get(profiling_index as usize))
-                    .map_or("profiling", String::as_str);
-                PhaseTag {
-                    phase,
-                    phase_index: index,
-                    profiling_index: Some(profiling_index),
-                    name,
-                }
-            }
         }
     }
 }

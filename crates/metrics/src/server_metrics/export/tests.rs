@@ -582,10 +582,7 @@ fn phase_data_is_aiperfs_per_phase_result() {
         ep.record_phase_fetch(t * S, 4_000_000, dup, phase);
         ep.insert(t * S, &parse_scrape(page).unwrap());
     }
-    let layout = crate::export::jsonl::PhaseLayout {
-        warmup: true,
-        ..Default::default()
-    };
+    let layout = crate::export::jsonl::PhaseLayout::simple(true);
     let warmup = PhaseIdent {
         tag: layout.tag(Phase::Warmup, None),
         one_of_several: false,

@@ -1,0 +1,270 @@
+//! Phases in any order (AIPerf 0.13's `benchmark.phases` list): two warmups before profiling, a
+//! warmup between two profiling phases, a warmup after the last profiling phase. Each file is
+//! the one AIPerf 0.13 ran against the mock (`tests/data/aiperf-phases-more/`, README there);
+//! ringperf runs it against the mock and its artifacts are checked against AIPerf's: the layout
+//! file for file, the phase manifest phase for phase, the records' phase tags, the top-level
+//! request counts; and against the records themselves: each phase starts after the one before
+//! it is answered, and profiling's duration is the sum of its phases' spans (AIPerf's rule).
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use ringperf_mock::mock::{MockConfig, OutputLen};
+use serde_json::Value;
+
+use crate::common::{read_json, read_jsonl};
+
+const AIPERF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-phases-more");
+
+/// Runs AIPerf's file of `case` with ringperf against the mock, as AIPerf ran it (`URL`, `OUT`);
+/// returns the artifact directory with its temporary parent.
+fn run_case(case: &str) -> (tempfile::TempDir, PathBuf) {
+    let file = Path::new(AIPERF).join(case).join(format!("{case}.yaml"));
+    run_file(case, &file, &[])
+}
+
+/// Runs the config file `file` with the flags `extra` beside it, as [`run_case`].
+fn run_file(case: &str, file: &Path, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let server = ringperf_mock::mock::start(MockConfig {
+        ttft: Duration::from_millis(5),
+        itl: Duration::from_millis(1),
+        output_tokens: OutputLen::Fixed(16),
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("artifacts");
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(file)
+        .args(["--ui", "none"])
+        .args(extra)
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", &out_dir)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{case}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, out_dir)
+}
+
+/// Every file under `dir`, relative, sorted, `logs/` left out.
+fn files_under(dir: &Path) -> BTreeSet<String> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeSet<String>) {
+        for e in std::fs::read_dir(d).unwrap().filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, dir, &mut out);
+    out.into_iter()
+        .filter(|f| !f.starts_with("logs/"))
+        .collect()
+}
+
+/// AIPerf's layout of `case` (`files.txt`: size and path a line), `logs/` left out.
+fn aiperfs_files(case: &str) -> BTreeSet<String> {
+    std::fs::read_to_string(Path::new(AIPERF).join(case).join("files.txt"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, f)| f.to_owned()))
+        .filter(|f| !f.starts_with("logs/"))
+        .collect()
+}
+
+/// Each manifest phase: index, profiling index, name, kind, requests, the files it names.
+fn manifest(path: &Path) -> Vec<Value> {
+    let m = read_json(path);
+    assert_eq!(m["schema_version"], 1);
+    (m["phases"].as_array().unwrap().iter())
+        .map(|p| {
+            serde_json::json!([
+                p["phase_index"],
+                p["profiling_index"],
+                p["phase_name"],
+                p["phase_kind"],
+                p["total_request_count"],
+                p["metrics_json"],
+                p["metrics_csv"],
+                p["server_metrics_json"],
+            ])
+        })
+        .collect()
+}
+
+/// How many records carry each phase tag: (phase index, kind, name, profiling index).
+fn tags(path: &Path) -> BTreeMap<String, usize> {
+    let mut n = BTreeMap::new();
+    for r in read_jsonl(path) {
+        let m = &r["metadata"];
+        let tag = format!(
+            "{} {} {} {}",
+            m["phase_index"], m["benchmark_phase"], m["phase_name"], m["profiling_index"]
+        );
+        *n.entry(tag).or_default() += 1;
+    }
+    n
+}
+
+fn checks_against_aiperf(case: &str) {
+    let (_tmp, out) = run_case(case);
+    let theirs = Path::new(AIPERF).join(case).join("artifacts");
+    // The layout: AIPerf's files, ringperf's plan beside them.
+    let mut ours = files_under(&out);
+    assert!(ours.remove("plan.json"), "{case}: no plan.json");
+    assert_eq!(ours, aiperfs_files(case), "{case}");
+    assert_eq!(
+        manifest(&out.join("phase_manifest.json")),
+        manifest(&theirs.join("phase_manifest.json")),
+        "{case}"
+    );
+    assert_eq!(
+        tags(&out.join("profile_export.jsonl")),
+        tags(&theirs.join("profile_export.jsonl")),
+        "{case}"
+    );
+    // The run's results: every profiling phase's requests; `warmup_metrics`, every warmup's.
+    let (doc, aiperf) = (
+        read_json(&out.join("profile_export_aiperf.json")),
+        read_json(&theirs.join("profile_export_aiperf.json")),
+    );
+    let count = |d: &Value| d["request_count"]["avg"].clone();
+    assert_eq!(count(&doc), count(&aiperf), "{case}");
+    assert_eq!(
+        count(&doc["warmup_metrics"]),
+        count(&aiperf["warmup_metrics"]),
+        "{case}: warmup_metrics"
+    );
+    // The configuration echoed key for key as AIPerf echoed it, but for the mock's address and
+    // the artifact directory.
+    let (mut a, mut r) = (Vec::new(), Vec::new());
+    crate::common::leaves("", &aiperf["input_config"], &mut a);
+    crate::common::leaves("", &doc["input_config"], &mut r);
+    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir";
+    a.retain(|(p, _)| !own(p));
+    r.retain(|(p, _)| !own(p));
+    assert_eq!(r, a, "{case}: input_config");
+    // Each phase's own summary counts its own requests.
+    let m = read_json(&out.join("phase_manifest.json"));
+    let phases = m["phases"].as_array().unwrap();
+    for p in phases {
+        let own = read_json(&out.join(p["metrics_json"].as_str().unwrap()));
+        assert_eq!(
+            own["request_count"]["avg"].as_f64(),
+            p["total_request_count"].as_f64(),
+            "{case}: {}",
+            p["phase_name"]
+        );
+    }
+    // In order: a phase's first request is sent after the last answer of the phase before it.
+    let records = read_jsonl(&out.join("profile_export.jsonl"));
+    let span = |i: u64| {
+        let of: Vec<&Value> = (records.iter())
+            .filter(|r| r["metadata"]["phase_index"] == i)
+            .collect();
+        let start = of
+            .iter()
+            .map(|r| r["metadata"]["request_start_ns"].as_u64().unwrap());
+        let end = of
+            .iter()
+            .map(|r| r["metadata"]["request_end_ns"].as_u64().unwrap());
+        (start.min().unwrap(), end.max().unwrap())
+    };
+    for i in 1..phases.len() as u64 {
+        assert!(
+            span(i - 1).1 <= span(i).0,
+            "{case}: phase {i} overlaps the one before"
+        );
+    }
+    // Profiling's duration: each profiling phase's start (the manifest's) to its last answer,
+    // summed; its window, the first profiling phase's start to the last one's end.
+    let profiling: Vec<&Value> = (phases.iter())
+        .filter(|p| p["phase_kind"] == "profiling")
+        .collect();
+    let active_ns: u64 = (profiling.iter())
+        .map(|p| {
+            let i = p["phase_index"].as_u64().unwrap();
+            span(i).1 - p["start_ns"].as_u64().unwrap()
+        })
+        .sum();
+    let duration_s = doc["benchmark_duration"]["avg"].as_f64().unwrap();
+    assert!(
+        (duration_s - active_ns as f64 / 1e9).abs() < 1e-6,
+        "{case}: {duration_s} s against {active_ns} ns"
+    );
+    let clock = &doc["ringperf"]["clock"];
+    assert_eq!(clock["start_ns"], profiling[0]["start_ns"], "{case}");
+    assert_eq!(
+        clock["end_ns"],
+        profiling[profiling.len() - 1]["end_ns"],
+        "{case}"
+    );
+}
+
+#[test]
+fn two_warmups_run_before_profiling_as_aiperf_ran_them() {
+    checks_against_aiperf("two_warmups");
+}
+
+#[test]
+fn a_warmup_between_two_profiling_phases_runs_as_aiperf_ran_it() {
+    checks_against_aiperf("cooldown");
+}
+
+#[test]
+fn a_warmup_after_the_last_profiling_phase_runs_as_aiperf_ran_it() {
+    checks_against_aiperf("warmup_rate_then_profiling_with_warmup_after");
+}
+
+#[test]
+fn warmup_flags_beside_two_warmups_set_the_first_as_aiperf_sets_it() {
+    // AIPerf's run: `--warmup-request-count 3 --warmup-concurrency 1` beside `two_warmups.yaml`
+    // made its first warmup 3 requests at concurrency 1 and left the second alone.
+    let case = "cli_overlay/warmup_flags";
+    let (_tmp, out) = run_file(
+        case,
+        &Path::new(AIPERF).join(case).join("two_warmups.yaml"),
+        &["--warmup-request-count", "3", "--warmup-concurrency", "1"],
+    );
+    let theirs = Path::new(AIPERF).join(case).join("artifacts");
+    assert_eq!(
+        manifest(&out.join("phase_manifest.json")),
+        manifest(&theirs.join("phase_manifest.json"))
+    );
+    let phases = |d: &Path| {
+        read_json(&d.join("profile_export_aiperf.json"))["input_config"]["phases"].clone()
+    };
+    assert_eq!(phases(&out), phases(&theirs));
+}
+
+#[test]
+fn a_profiling_flag_beside_two_profiling_phases_is_refused_as_aiperf_refuses_it() {
+    let case = "cli_overlay/request_count_two_profiling";
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(Path::new(AIPERF).join(case).join("cooldown.yaml"))
+        .args(["--ui", "none", "--request-count", "5"])
+        .env("URL", "http://127.0.0.1:9")
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "CLI loadgen flags target the profiling phase, but this config has 2 profiling \
+             phases: p1, p2. Set the value in YAML or use an explicit phase path."
+        ),
+        "{stderr}"
+    );
+}
