@@ -110,6 +110,7 @@ mod tests {
             failed: 5,
             total: 10,
             threshold: 0.1,
+            phase: None,
         };
         assert_eq!(of_run(&run(3, Some(budget), true)), 3);
         assert_eq!(

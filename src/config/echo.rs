@@ -1067,6 +1067,9 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
         }
         m.insert("cancellation".into(), Value::Object(c));
     }
+    if !warmup && let Some(t) = a.failed_request_threshold {
+        m.insert("failed_request_threshold".into(), float(t));
+    }
     if let Some(r) = rate.filter(|_| p.timing.rate_series.is_none()) {
         m.insert("rate".into(), float(r));
     }
@@ -1159,6 +1162,20 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
     whole(&mut m, "prefill_concurrency", s.prefill_concurrency);
     ramp(&mut m, "prefill_ramp", s.prefill_ramp);
     real(&mut m, "grace_period", s.grace_period);
+    // AIPerf's order: the fields every phase has, then its type's.
+    if let Some((rate, delay)) = s.cancellation {
+        let mut c = Map::new();
+        c.insert("rate".into(), float(rate));
+        if let Some(d) = delay {
+            c.insert("delay".into(), float(d));
+        }
+        m.insert("cancellation".into(), Value::Object(c));
+    }
+    real(
+        &mut m,
+        "failed_request_threshold",
+        s.failed_request_threshold,
+    );
     real(&mut m, "rate", s.rate);
     ramp(&mut m, "rate_ramp", s.rate_ramp);
     real(&mut m, "smoothness", s.smoothness);
@@ -1168,14 +1185,6 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
             .map(|(t, q)| json!({"time_s": float(*t), "qps": float(*q)}))
             .collect();
         m.insert("rate_series".into(), json!({ "points": points }));
-    }
-    if let Some((rate, delay)) = s.cancellation {
-        let mut c = Map::new();
-        c.insert("rate".into(), float(rate));
-        if let Some(d) = delay {
-            c.insert("delay".into(), float(d));
-        }
-        m.insert("cancellation".into(), Value::Object(c));
     }
     Value::Object(m)
 }

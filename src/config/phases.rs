@@ -19,6 +19,8 @@ pub struct NamedPhase {
     /// A warmup (in no result but its own phase export), else a profiling phase.
     pub warmup: bool,
     pub config: PhaseConfig,
+    /// Its own error budget (`failed_request_threshold`), a profiling phase's.
+    pub failed_request_threshold: Option<f64>,
 }
 
 impl NamedPhase {
@@ -31,6 +33,7 @@ impl NamedPhase {
             name: spec.name.clone(),
             warmup: spec.warmup,
             config: resolve(spec)?,
+            failed_request_threshold: spec.failed_request_threshold,
         })
     }
 }

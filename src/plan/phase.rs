@@ -86,6 +86,9 @@ pub struct PhaseSpec {
     /// it names or given inline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_series: Option<Vec<(f64, f64)>>,
+    /// `failed_request_threshold` of a profiling phase: the phase's own error budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_request_threshold: Option<f64>,
 }
 
 impl PhaseSpec {
@@ -111,6 +114,7 @@ impl PhaseSpec {
             adaptive: None,
             cancellation: None,
             rate_series: None,
+            failed_request_threshold: None,
         }
     }
 }

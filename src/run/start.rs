@@ -130,6 +130,39 @@ pub(super) fn start(
     })
 }
 
+/// Each profiling phase's error budget, by its number in the run: the first's
+/// `--failed-request-threshold`, a later one's own `failed_request_threshold`; armed after
+/// max(its concurrency, 10) of its records, as AIPerf arms it.
+fn error_budgets(cfg: &Config) -> Vec<(u8, ErrorBudget, Option<String>)> {
+    let first = (cfg.phase_list().iter())
+        .position(|p| p.kind == Phase::Profiling)
+        .unwrap_or(0);
+    let later = (cfg.phase_list().iter().enumerate())
+        .skip(first + 1)
+        .filter(|(_, p)| p.kind == Phase::Profiling)
+        .map(|(i, _)| i)
+        .zip(
+            &cfg.phases_after
+                .iter()
+                .filter(|p| !p.warmup)
+                .collect::<Vec<_>>(),
+        )
+        .filter_map(|(i, p)| {
+            let t = p.failed_request_threshold?;
+            Some((i, t, &p.config, Some(p.name.clone())))
+        })
+        .collect::<Vec<_>>();
+    (cfg.failed_request_threshold
+        .map(|t| (first, t, &cfg.profiling, None))
+        .into_iter())
+    .chain(later)
+    .map(|(i, threshold, p, name)| {
+        let floor = p.load.max_in_flight().unwrap_or(0).max(10);
+        (i as u8, ErrorBudget { threshold, floor }, name)
+    })
+    .collect()
+}
+
 /// What the aggregator thread runs with: the rings' consumer ends, the per-request sinks, the
 /// metric configuration and the error budget.
 fn collector(
@@ -184,10 +217,7 @@ fn collector(
         }),
         progress,
         control: control.clone(),
-        budget: cfg.failed_request_threshold.map(|threshold| ErrorBudget {
-            threshold,
-            floor: cfg.profiling.load.max_in_flight().unwrap_or(0).max(10),
-        }),
+        budgets: error_budgets(cfg),
         stop_grace: cfg.stop_grace,
         otel: otel_exporter(cfg),
         live: None,

@@ -268,3 +268,127 @@ fn a_profiling_flag_beside_two_profiling_phases_is_refused_as_aiperf_refuses_it(
         "{stderr}"
     );
 }
+
+/// A run of [`failing_phases`]: its exit code, stderr, each phase's (name, requests) from the
+/// manifest, and the phases it echoes.
+type Failing = (Option<i32>, String, Vec<(String, u64)>, Value);
+
+/// Runs two profiling phases `p1` (12 requests) and `p2` (20), each `concurrency: 2` unless
+/// its keys say otherwise (`p1_extra`, `p2_extra` are added to them), against a mock that
+/// answers every request with HTTP 500;
+/// returns the exit code, stderr and each phase's (name, requests) from the manifest (none
+/// when one phase ran).
+fn failing_phases(p1_extra: &str, p2_extra: &str) -> Failing {
+    use ringperf_mock::mock::{Fault, FaultSpec};
+    let server = ringperf_mock::mock::start(MockConfig {
+        ttft: Duration::from_millis(2),
+        itl: Duration::from_millis(1),
+        output_tokens: OutputLen::Fixed(2),
+        faults: vec![FaultSpec {
+            kind: Fault::Status(500),
+            fraction: 1.0,
+        }],
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("phases.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "benchmark:\n  model: mock-model\n  endpoint: {{url: 'http://{}', type: chat, streaming: true}}\n  dataset: {{type: synthetic, entries: 8, prompts: {{isl: 8, osl: 2}}}}\n  tokenizer: {{name: builtin}}\n  phases:\n    - {{name: p1, kind: profiling, requests: 12{p1_extra}}}\n    - {{name: p2, kind: profiling, requests: 20{p2_extra}}}\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(&file)
+        .args(["--ui", "none", "--no-server-metrics", "--artifact-dir"])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    let manifest = out_dir.join("phase_manifest.json");
+    let phases = if manifest.is_file() {
+        (read_json(&manifest)["phases"].as_array().unwrap().iter())
+            .map(|p| {
+                (
+                    p["phase_name"].as_str().unwrap().to_owned(),
+                    p["total_request_count"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let doc = read_json(&out_dir.join("profile_export_aiperf.json"));
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        phases,
+        doc["input_config"]["phases"].clone(),
+    )
+}
+
+#[test]
+fn a_later_profiling_phase_stops_the_run_on_its_own_error_budget() {
+    // As AIPerf's `failed_request_threshold/threshold_hit`: the first phase, with no budget of
+    // its own, runs whole though every request fails; the second stops once 10 of its own
+    // records (max(concurrency, 10)) are over its 0.05.
+    // Paced at 20/s, so that the stop (the aggregator's, on the 10th record) comes before the
+    // phase's last request is sent.
+    let (code, stderr, phases, echoed) = failing_phases(
+        ", type: concurrency, concurrency: 2",
+        ", type: constant, rate: 20, failed_request_threshold: 0.05",
+    );
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "10 of 10 requests of phase p2 failed (100.0 %), over its failed_request_threshold 0.05"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(phases[0], ("p1".to_owned(), 12));
+    assert_eq!(phases[1].0, "p2");
+    // The 10 counted, and at most the one more sent before the stop reached the scheduler.
+    assert!((10..=12).contains(&phases[1].1), "{phases:?}");
+    // Echoed where AIPerf echoes it: after the fields every phase has, before the rate's.
+    let keys: Vec<&String> = echoed[1].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "kind",
+            "type",
+            "requests",
+            "failed_request_threshold",
+            "rate"
+        ]
+    );
+    assert_eq!(echoed[1]["failed_request_threshold"], 0.05);
+}
+
+#[test]
+fn a_first_phase_s_error_budget_is_its_own_and_ends_the_run() {
+    // The budget of the first phase counts its records only; crossed, no later phase runs (one
+    // phase ran: no manifest, as AIPerf).
+    let (code, stderr, phases, echoed) = failing_phases(
+        ", type: constant, rate: 20, failed_request_threshold: 0.05",
+        ", type: concurrency, concurrency: 2",
+    );
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("10 of 10 requests failed (100.0 %), over --failed-request-threshold 0.05"),
+        "{stderr}"
+    );
+    assert!(phases.is_empty(), "{phases:?}");
+    assert_eq!(echoed[0]["failed_request_threshold"], 0.05);
+    // A budget that is never crossed leaves both phases whole.
+    let (code, stderr, phases, _) = failing_phases(
+        ", type: concurrency, concurrency: 2",
+        ", type: concurrency, concurrency: 2, failed_request_threshold: 1",
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(phases, [("p1".to_owned(), 12), ("p2".to_owned(), 20)]);
+}

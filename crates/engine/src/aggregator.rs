@@ -116,8 +116,10 @@ pub struct Collector {
     pub timeslices: Option<TimesliceCollector>,
     pub progress: Arc<Progress>,
     pub control: Arc<RunControl>,
-    /// `--failed-request-threshold`, checked after every profiling record.
-    pub budget: Option<ErrorBudget>,
+    /// Each profiling phase's error budget, by its number in the run (`--failed-request-threshold`,
+    /// a config file's `failed_request_threshold`), checked after every record of that phase.
+    /// A later phase's budget carries its name (the stop names it).
+    pub budgets: Vec<(u8, ErrorBudget, Option<String>)>,
     /// Grace for requests in flight after the budget stops the run.
     pub stop_grace: Option<Duration>,
     /// `--otel-url`: every record folded here, exported live and at the end.
@@ -421,6 +423,8 @@ struct Tally {
     live: Option<LiveStats>,
     /// The run's position of the last profiling record's phase.
     profiling_index: u8,
+    /// Each phase's records and failed ones, by its number in the run, as far as counted.
+    phase_counts: Vec<(u64, u64)>,
 }
 
 impl Collector {
@@ -438,6 +442,7 @@ impl Collector {
             jsonl_error: None,
             live: self.progress.board.as_ref().map(|_| LiveStats::default()),
             profiling_index: 0,
+            phase_counts: Vec::new(),
         };
         let mut ticker = self.realtime.map(|r| Ticker::new(r.every, Instant::now()));
         let mut api = self.api.take().map(ApiFeed::new);
@@ -598,7 +603,7 @@ impl Collector {
                 if let Some(o) = self.outputs.as_mut() {
                     o.add(&facts, &metrics, &tally.parsed.response_text);
                 }
-                self.count_profiling(facts.error.is_some());
+                self.count_profiling(tally, raw.credit.phase_index, facts.error.is_some());
             }
         }
         if let Some((path, w)) = self.jsonl.as_mut()
@@ -637,7 +642,7 @@ impl Collector {
                 if let Some(acc) = tally.by_phase.get_mut(usize::from(raw.credit.phase_index)) {
                     acc.skip_context_overflow();
                 }
-                self.count_profiling(false);
+                self.count_profiling(tally, raw.credit.phase_index, false);
             }
         }
     }
@@ -676,17 +681,25 @@ impl Collector {
         }
     }
 
-    /// Counts a profiling request (`failed` or not); stops the run once the error budget is
-    /// crossed.
-    fn count_profiling(&self, failed: bool) {
+    /// Counts a request (`failed` or not) of the profiling phase numbered `index` in the run;
+    /// stops the run once that phase's error budget is crossed.
+    fn count_profiling(&self, tally: &mut Tally, index: u8, failed: bool) {
         if failed {
             self.progress
                 .profiling_errors
                 .fetch_add(1, Ordering::Relaxed);
         }
-        let total = self.progress.profiling_done.fetch_add(1, Ordering::Relaxed) + 1;
-        let failed = self.progress.profiling_errors.load(Ordering::Relaxed);
-        if let Some(b) = self.budget
+        self.progress.profiling_done.fetch_add(1, Ordering::Relaxed);
+        let i = usize::from(index);
+        if tally.phase_counts.len() <= i {
+            tally.phase_counts.resize(i + 1, (0, 0));
+        }
+        let counts = &mut tally.phase_counts[i];
+        counts.0 += 1;
+        counts.1 += u64::from(failed);
+        let (total, failed) = *counts;
+        let budget = (self.budgets.iter()).find(|(at, _, _)| *at == index);
+        if let Some((_, b, phase)) = budget
             && b.crossed(failed, total)
             && !self.control.stopped()
         {
@@ -694,6 +707,7 @@ impl Collector {
                 failed,
                 total,
                 threshold: b.threshold,
+                phase: phase.clone(),
             };
             eprintln!("ringperf: stopping: {reason}");
             self.control.stop_after(reason, self.stop_grace);

@@ -14,11 +14,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub enum StopReason {
     /// SIGINT or SIGTERM.
     Signal(&'static str),
-    /// Failed / total profiling records crossed `--failed-request-threshold`.
+    /// Failed / total records of a profiling phase crossed its error budget:
+    /// `--failed-request-threshold`, or a config file's later phase's `failed_request_threshold`
+    /// (`phase` names it).
     ErrorBudget {
         failed: u64,
         total: u64,
         threshold: f64,
+        phase: Option<String>,
     },
 }
 
@@ -30,11 +33,22 @@ impl std::fmt::Display for StopReason {
                 failed,
                 total,
                 threshold,
-            } => write!(
-                f,
-                "{failed} of {total} requests failed ({:.1} %), over --failed-request-threshold {threshold}",
-                100.0 * *failed as f64 / (*total).max(1) as f64
-            ),
+                phase,
+            } => {
+                let share = 100.0 * *failed as f64 / (*total).max(1) as f64;
+                match phase {
+                    None => write!(
+                        f,
+                        "{failed} of {total} requests failed ({share:.1} %), over \
+                         --failed-request-threshold {threshold}"
+                    ),
+                    Some(p) => write!(
+                        f,
+                        "{failed} of {total} requests of phase {p} failed ({share:.1} %), over \
+                         its failed_request_threshold {threshold}"
+                    ),
+                }
+            }
         }
     }
 }

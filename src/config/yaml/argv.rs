@@ -1457,6 +1457,22 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             "rate_series" if pacing.rated() && !warmup => {
                 spec.rate_series = Some(series_points(v, &path)?);
             }
+            // AIPerf's bounds, its sentences; a warmup's is never checked (its records count
+            // toward no budget), as in AIPerf.
+            "failed_request_threshold" => {
+                let t = num(v, &path)?;
+                if t < 0.0 {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be greater than or equal to 0"
+                    )));
+                }
+                if t > 1.0 {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be less than or equal to 1"
+                    )));
+                }
+                spec.failed_request_threshold = Some(t).filter(|_| !warmup);
+            }
             _ => return Err(YamlError::Unsupported(path)),
         }
     }
