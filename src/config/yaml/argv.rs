@@ -1318,13 +1318,6 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     let Some(prof) = read.iter().position(|(_, _, w, _)| !w) else {
         return Ok(());
     };
-    for (m, name, _, _) in read.iter().skip(prof + 1) {
-        if m.get("type").and_then(Value::as_str) == Some("fixed_schedule") {
-            return Err(YamlError::Unsupported(format!(
-                "benchmark.phases.{name}: a fixed-schedule phase after the first profiling phase"
-            )));
-        }
-    }
     if read[prof].1 != "profiling" {
         a.file_only.profiling_name = Some(read[prof].1.clone());
     }
@@ -1414,7 +1407,8 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
     let Some(pacing) = Pacing::of(ty) else {
         return Err(YamlError::Unsupported(format!(
             "{p}: phase type '{ty}' for a phase besides the profiling phase (ringperf runs \
-             concurrency, poisson, gamma, constant and user_centric phases there)"
+             concurrency, poisson, gamma, constant, user_centric and fixed_schedule phases \
+             there)"
         )));
     };
     let mut spec = PhaseSpec::new(name, pacing);
@@ -1439,6 +1433,13 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             "prefill_ramp" => spec.prefill_ramp = Some(ramp(v, &path)?.0),
             "rate_ramp" if pacing.rated() => spec.rate_ramp = Some(ramp(v, &path)?.0),
             "grace_period" => spec.grace_period = Some(secs(v, &path)?),
+            "auto_offset" if pacing == Pacing::FixedSchedule => {
+                spec.auto_offset = Some(flag_bool(v, &path)?);
+            }
+            "start_offset" if pacing == Pacing::FixedSchedule => {
+                spec.start_offset = Some(whole(v)?)
+            }
+            "end_offset" if pacing == Pacing::FixedSchedule => spec.end_offset = Some(whole(v)?),
             k if super::adaptive_scale::FLAT_KEYS.contains(&k) => {}
             "timing_mode" if v.as_str() == Some("adaptive_scale") && !warmup => {}
             "cancellation" if !warmup => {
@@ -1481,7 +1482,10 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             "{p}: rate and rate_series are mutually exclusive (the series sets the rate)"
         )));
     }
-    if pacing != Pacing::Concurrency && spec.rate.is_none() && spec.rate_series.is_none() {
+    if !matches!(pacing, Pacing::Concurrency | Pacing::FixedSchedule)
+        && spec.rate.is_none()
+        && spec.rate_series.is_none()
+    {
         return Err(YamlError::Schema(format!(
             "{p}.rate: Field required for a {ty} phase"
         )));
@@ -1520,6 +1524,9 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
         .get("type")
         .and_then(Value::as_str)
         .unwrap_or("concurrency");
+    if !warmup && m.contains_key("type") && ty != "fixed_schedule" {
+        a.file_only.profiling_paced = true;
+    }
     let w = |f: &str| {
         if warmup {
             format!("--warmup-{f}")

@@ -1,7 +1,7 @@
 //! The loader's rules, each expectation written by hand from AIPerf 0.13's documented behaviour
 //! (its loader's env-var, duration and Jinja rules, `extra=forbid`, the `--config` routing).
 
-use crate::plan::UserFileFormat;
+use crate::plan::{Pacing, UserFileFormat};
 use serde_json::{Value, json};
 
 use super::*;
@@ -251,13 +251,16 @@ fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
         "{MIN}  profiling: {{type: agentic_replay, requests: 2}}\n"
     ));
     assert!(e.to_string().contains("Input tag 'agentic_replay'"), "{e}");
-    let e = refused(&format!(
-        "{MIN}  warmup: {{type: fixed_schedule}}\n  profiling: {{type: concurrency, requests: 2}}\n"
+    // A fixed-schedule warmup, and a fixed-schedule phase after the first: phases of their own.
+    let f = translate_str(&format!(
+        "{MIN}  phases:\n    - {{name: warmup, type: fixed_schedule, requests: 6, concurrency: 2}}\n    - {{name: p1, kind: profiling, type: concurrency, requests: 2}}\n    - {{name: p2, kind: profiling, type: fixed_schedule, startOffset: 40, endOffset: 200}}\n"
     ));
-    assert!(
-        e.to_string()
-            .contains("phase type 'fixed_schedule' for a phase besides the profiling phase"),
-        "{e}"
+    let w = &f.file_only.phases_before[0];
+    assert_eq!((w.pacing, w.requests), (Pacing::FixedSchedule, Some(6)));
+    let p2 = &f.file_only.phases_after[0];
+    assert_eq!(
+        (p2.pacing, p2.start_offset, p2.end_offset),
+        (Pacing::FixedSchedule, Some(40), Some(200))
     );
 }
 
