@@ -481,3 +481,34 @@ fn a_first_phase_s_error_budget_is_its_own_and_ends_the_run() {
     assert_eq!(code, Some(1), "{stderr}");
     assert_eq!(phases, [("p1".to_owned(), 12), ("p2".to_owned(), 20)]);
 }
+
+#[test]
+fn a_scenario_run_s_variables_render_the_file_for_that_run_as_aiperf_renders_it() {
+    // AIPerf's run of `scenario_variables`: `small` sets conc 1, `derived` conc 3 and nreq
+    // "{{ conc * 2 }}" (6) and a tag that reads conc, `extra_phase` no variables (the file's).
+    let case = "scenario_variables";
+    let (_tmp, out) = run_case(case);
+    let theirs = Path::new(AIPERF).join(case).join("artifacts");
+    let files: BTreeSet<String> = files_under(&out)
+        .into_iter()
+        .filter(|f| !f.ends_with("plan.json") && !f.ends_with("sweep_table.txt"))
+        .collect();
+    let aiperf: BTreeSet<String> = aiperfs_files(case)
+        .into_iter()
+        .filter(|f| !f.contains("/logs/") && !f.ends_with("run_config.json"))
+        .collect();
+    assert_eq!(files, aiperf);
+    for run in ["small", "derived", "extra_phase"] {
+        assert_eq!(
+            manifest(&out.join(run).join("phase_manifest.json")),
+            manifest(&theirs.join(run).join("phase_manifest.json")),
+            "{run}"
+        );
+        let echoed = |d: &Path| {
+            let c =
+                read_json(&d.join(run).join("profile_export_aiperf.json"))["input_config"].clone();
+            (c["phases"].clone(), c["endpoint"]["headers"].clone())
+        };
+        assert_eq!(echoed(&out), echoed(&theirs), "{run}");
+    }
+}

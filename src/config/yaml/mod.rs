@@ -327,7 +327,7 @@ const TOP_KEYS: &[&str] = &[
 ];
 
 /// The envelope shape with every shorthand expanded.
-fn normalize(mut root: Map<String, Value>) -> Result<Map<String, Value>, YamlError> {
+pub(super) fn normalize(mut root: Map<String, Value>) -> Result<Map<String, Value>, YamlError> {
     let mut body = match root.remove("benchmark") {
         None => Map::new(),
         Some(Value::Object(b)) => b,

@@ -152,8 +152,65 @@ fn run_time(path: &str) -> bool {
         .any(|p| path == *p || path.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
 }
 
-/// Renders the `{{ }}` expressions of every string value (see the module documentation).
+/// The key under which a scenario run with `variables:` carries the file rendered with them
+/// ([`render_templates`]); read by `scenarios::runs`, never written by a file (refused there).
+pub(super) const RENDERED_KEY: &str = "rendered_with_variables";
+
+/// Renders the `{{ }}` expressions of every string value (see the module documentation). A
+/// scenario sweep's run with `variables:` gets the whole file rendered again, as AIPerf renders
+/// it for that run: with the file's variables under the run's (its own may read the others),
+/// kept under [`RENDERED_KEY`] beside the run's `variables` as written and its `benchmark`
+/// rendered with them.
 pub(super) fn render_templates(v: Value) -> Result<Value, YamlError> {
+    let raw = v.clone();
+    let mut out = render_with(v)?;
+    let runs = |v: &Value| -> Vec<Value> {
+        (v.get("sweep").and_then(|s| s.get("runs")))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for (i, run) in runs(&raw).iter().enumerate() {
+        if run.get(RENDERED_KEY).is_some() {
+            return Err(YamlError::Schema(format!(
+                "sweep run [{i}]: unknown field(s) ['{RENDERED_KEY}']; allowed: ['benchmark', \
+                 'name', 'values', 'variables']."
+            )));
+        }
+        let Some(Value::Object(own)) = run.get("variables") else {
+            continue;
+        };
+        let mut again = raw.clone();
+        if let Value::Object(root) = &mut again {
+            let mut vars = match root.get("variables") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            };
+            vars.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+            root.insert("variables".into(), Value::Object(vars));
+        }
+        let Value::Object(mut rendered) = render_with(again)? else {
+            continue;
+        };
+        let benchmark = runs(&Value::Object(rendered.clone()))
+            .get(i)
+            .and_then(|r| r.get("benchmark").cloned());
+        rendered.remove("sweep");
+        if let Some(Value::Object(r)) =
+            (out.get_mut("sweep").and_then(|s| s.get_mut("runs"))).and_then(|l| l.get_mut(i))
+        {
+            r.insert("variables".into(), Value::Object(own.clone()));
+            if let Some(b) = benchmark {
+                r.insert("benchmark".into(), b);
+            }
+            r.insert(RENDERED_KEY.into(), Value::Object(rendered));
+        }
+    }
+    Ok(out)
+}
+
+/// [`render_templates`] of the file `v` with its own `variables:`.
+fn render_with(v: Value) -> Result<Value, YamlError> {
     let Value::Object(mut root) = v else {
         return Ok(v);
     };

@@ -44,8 +44,8 @@ const RUN_KEYS: &[&str] = &["benchmark", "name", "values", "variables"];
 ///
 /// # Errors
 /// AIPerf's refusals (its messages): no runs, a run that is not a mapping or has other keys, two
-/// runs of one name, a name unsafe as a directory, `values:` that are not flat; a run's
-/// `variables:` (ringperf renders a file's templates once, before its sweep) is refused by name.
+/// runs of one name, a name unsafe as a directory, `values:` that are not flat. A run's
+/// `variables:` are rendered into the file it makes ([`super::render::render_templates`]).
 pub fn runs(root: &Map<String, Value>) -> R<Vec<ScenarioRun>> {
     let sweep = root.get("sweep").and_then(Value::as_object);
     let list = match sweep.and_then(|s| s.get("runs")) {
@@ -102,7 +102,7 @@ fn one(base: &Map<String, Value>, run: &Value, i: usize) -> R<ScenarioRun> {
     })?;
     let mut unknown: Vec<&String> = run
         .keys()
-        .filter(|k| !RUN_KEYS.contains(&k.as_str()))
+        .filter(|k| !RUN_KEYS.contains(&k.as_str()) && *k != super::render::RENDERED_KEY)
         .collect();
     if !unknown.is_empty() {
         unknown.sort();
@@ -114,9 +114,15 @@ fn one(base: &Map<String, Value>, run: &Value, i: usize) -> R<ScenarioRun> {
             shown.join(", ")
         )));
     }
-    if run.contains_key("variables") {
-        return Err(YamlError::Unsupported(format!("sweep.runs.{i}.variables")));
-    }
+    // A run with `variables:`: the file rendered with them is its base.
+    let rendered;
+    let base = match run.get(super::render::RENDERED_KEY) {
+        Some(Value::Object(r)) => {
+            rendered = super::normalize(r.clone())?;
+            &rendered
+        }
+        _ => base,
+    };
     let explicit = match run.get("values") {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) => {
@@ -149,9 +155,15 @@ fn one(base: &Map<String, Value>, run: &Value, i: usize) -> R<ScenarioRun> {
         .get("name")
         .and_then(Value::as_str)
         .map_or_else(|| format!("scenario_{i}"), str::to_owned);
+    // AIPerf's values: the run's `values:`, else its variables as written, then what it merges.
     let values: Vec<(String, Value)> = match &explicit {
         Some(m) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        None => over.into_iter().collect(),
+        None => (run
+            .get("variables")
+            .map(|v| ("variables".to_owned(), v.clone())))
+        .into_iter()
+        .chain(over)
+        .collect(),
     };
     let dir = match &explicit {
         Some(m) if !m.is_empty() => m
