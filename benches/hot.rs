@@ -523,7 +523,7 @@ fn bench_response_parse(c: &mut Criterion) {
 
 fn bench_ring(c: &mut Criterion) {
     let (tx, rx) = ring(1024);
-    let rec = record(STREAM_SSE.to_vec(), Vec::new(), true);
+    let rec = Box::new(record(STREAM_SSE.to_vec(), Vec::new(), true));
     let id = rec.request_id;
     assert!(tx.try_push(rec).is_ok());
     let held = rx.pop().expect("the pushed record comes back");

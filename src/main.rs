@@ -160,10 +160,10 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     // Block SIGINT/SIGTERM before anything else runs, so that a signal during start-up is taken
     // by the run's signal thread (a graceful cancel), not the default action.
     ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
-    // The builtin tokenizer's pre-tokenizer is compiled at first use (its tables are compiled
-    // in; perf/README, "Start-up"): it starts now, on a thread that inherits the blocked
-    // signals, and validation and the run's set-up overlap it — unless the run may never need
-    // it.
+    // The builtin tokenizer's pre-tokenizer DFA is checked at first use (it and the tables are
+    // compiled in; perf/README, "Start-up", "Seventh look"): that starts now, on a thread that
+    // inherits the blocked signals, and validation and the run's set-up overlap it — unless the
+    // run may never need it.
     if let Some(spec) = ringperf::config::tokenizer_spec(args)
         .filter(|_| ringperf::config::tokenizer_needed_first(args))
     {

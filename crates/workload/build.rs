@@ -8,18 +8,27 @@
 //! - `o200k_ends.bin`: where each token's bytes end in it (little-endian `u32`, one per rank);
 //! - `o200k_slots.bin`: an open-addressing table from a byte string to its rank (little-endian
 //!   `u32` slots, linear probing from `hash & (SLOTS - 1)`; a slot is `tag << ID_BITS | rank +
-//!   1`, 0 when empty).
+//!   1`, 0 when empty);
+//! - `o200k_pretokenizer.dfa`: the pre-tokenizer's pattern (`src/workload/o200k/pattern.rs`)
+//!   determinized into a dense, anchored, leftmost-first DFA, serialized little-endian
+//!   (`regex_automata::dfa::dense::DFA::to_bytes_little_endian`, 2.8 MB): a run reads it in
+//!   place instead of compiling the pattern (~2 ms of every run's start-up; perf/README,
+//!   "Seventh look").
 
 use std::path::PathBuf;
 
 #[path = "src/workload/o200k/hash.rs"]
 mod hash;
 
+#[path = "src/workload/o200k/pattern.rs"]
+mod pattern;
+
 fn main() {
     let asset = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
         .join("../../assets/o200k_base.tokens");
     println!("cargo::rerun-if-changed={}", asset.display());
     println!("cargo::rerun-if-changed=src/workload/o200k/hash.rs");
+    println!("cargo::rerun-if-changed=src/workload/o200k/pattern.rs");
     let data = std::fs::read(&asset).expect("assets/o200k_base.tokens is readable");
 
     let mut bytes = Vec::with_capacity(data.len());
@@ -69,4 +78,24 @@ fn main() {
     std::fs::write(out.join("o200k_bytes.bin"), &bytes).expect("OUT_DIR is writable");
     std::fs::write(out.join("o200k_ends.bin"), le(&ends)).expect("OUT_DIR is writable");
     std::fs::write(out.join("o200k_slots.bin"), le(&slots)).expect("OUT_DIR is writable");
+    std::fs::write(out.join("o200k_pretokenizer.dfa"), pretokenizer_dfa())
+        .expect("OUT_DIR is writable");
+}
+
+/// The pre-tokenizer's patterns as one dense DFA: anchored searches only (a piece starts where
+/// the last one ended), leftmost-first like the `meta::Regex` it stands for, serialized
+/// little-endian without the leading padding (the crate aligns the bytes itself).
+fn pretokenizer_dfa() -> Vec<u8> {
+    use regex_automata::MatchKind;
+    use regex_automata::dfa::{StartKind, dense};
+    let dfa = dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .match_kind(MatchKind::LeftmostFirst)
+                .start_kind(StartKind::Anchored),
+        )
+        .build_many(&pattern::PATTERNS)
+        .expect("o200k's pre-tokenizer determinizes");
+    let (bytes, pad) = dfa.to_bytes_little_endian();
+    bytes[pad..].to_vec()
 }

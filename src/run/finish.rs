@@ -63,6 +63,7 @@ pub(super) fn finish(
     let probes = (collectors.network.take())
         .map(|p| p.finish(&prepared.dir, &prepared.names.network_latency_jsonl));
     let host = host.and_then(|start| {
+        let start = start.snapshot();
         super::host::Snapshot::take()
             .map(|end| start.load_until(&end, &worker_cores, super::host::TICK_NS))
     });

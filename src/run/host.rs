@@ -2,8 +2,14 @@
 //! time), this process's own CPU time and every other process's, read as the workers start and
 //! again as they end. The difference is the client-health verdict's [`HostLoad`]: the evidence
 //! that names a busy host instead of blaming the client (docs/output-formats.md, "Client
-//! health"). Read outside the measured time, by the main thread; where `/proc` cannot be read
-//! the verdict goes without it.
+//! health"). Read outside the measured time; where `/proc` cannot be read the verdict goes
+//! without it.
+//!
+//! At the start, `/proc/stat` and this process's own counters are read by the main thread as
+//! the workers start ([`Start::take`]); every other process's `/proc/<pid>/stat` (a few hundred
+//! files, ~1 ms) is read by a thread of its own at the lowest priority (nice 19), so that on a
+//! client pinned to one core it runs when the run's threads wait, not before the first request
+//! is written (perf/README, "Seventh look"). The end snapshot waits for it.
 
 use std::collections::HashMap;
 
@@ -31,46 +37,112 @@ pub(super) struct Snapshot {
     /// This process's user + system ticks.
     own: u64,
     /// Every other process: pid → (command name, user + system ticks).
-    others: HashMap<u32, (String, u64)>,
+    others: Others,
+}
+
+/// Every other process: pid → (command name, user + system ticks).
+type Others = HashMap<u32, (String, u64)>;
+
+/// The snapshot at the workers' start: its `/proc/stat` and own counters read, the other
+/// processes' being read by a low-priority thread (see the module's comment).
+#[derive(Debug)]
+pub(super) struct Start {
+    counters: Snapshot,
+    /// The thread reading the other processes (`None`: it could not be started, and they were
+    /// read at once).
+    others: Option<std::thread::JoinHandle<Others>>,
+}
+
+impl Start {
+    /// Reads `/proc/stat` and this process's counters now and starts the reading of the
+    /// others; `None` where `/proc/stat` cannot be read.
+    pub(super) fn take() -> Option<Self> {
+        let mut counters = Snapshot::counters()?;
+        let others = std::thread::Builder::new()
+            .name("ringperf-host".into())
+            .spawn(|| {
+                lowest_priority();
+                read_others()
+            })
+            .ok();
+        if others.is_none() {
+            counters.others = read_others();
+        }
+        Some(Self { counters, others })
+    }
+
+    /// The whole snapshot, once the other processes have been read (waits for their thread;
+    /// one that panicked leaves them out).
+    pub(super) fn snapshot(self) -> Snapshot {
+        let mut snap = self.counters;
+        if let Some(t) = self.others {
+            snap.others = t.join().unwrap_or_default();
+        }
+        snap
+    }
+}
+
+/// Lowers the calling thread to nice 19, the lowest priority of the normal policy: a thread
+/// there gets the core when the run's own threads (nice 0) wait. A refusal (never expected:
+/// lowering one's own priority needs no privilege) only leaves the thread at its priority.
+fn lowest_priority() {
+    // SAFETY: plain integer arguments, no pointers. On Linux, `PRIO_PROCESS` with `who` 0 names
+    // the calling thread only (a nice value is per thread under NPTL), which is this helper
+    // thread; the call changes nothing but its scheduling weight.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+    }
+}
+
+/// Every other process's command name and CPU ticks; a process that ends between the listing
+/// and its read is skipped.
+fn read_others() -> Others {
+    let me = std::process::id();
+    let mut others = HashMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            if let Some(p) = std::fs::read_to_string(entry.path().join("stat"))
+                .ok()
+                .and_then(|s| parse_pid_stat(&s))
+            {
+                others.insert(pid, p);
+            }
+        }
+    }
+    others
 }
 
 impl Snapshot {
     /// Reads `/proc` now; `None` where `/proc/stat` cannot be read.
     pub(super) fn take() -> Option<Self> {
+        let mut snap = Self::counters()?;
+        snap.others = read_others();
+        Some(snap)
+    }
+
+    /// `/proc/stat` and this process's own ticks, now (no other process yet).
+    fn counters() -> Option<Self> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let cores = parse_proc_stat(&stat);
-        let me = std::process::id();
         let own = std::fs::read_to_string("/proc/self/stat")
             .ok()
             .and_then(|s| parse_pid_stat(&s))
             .map_or(0, |(_, ticks)| ticks);
-        let mut others = HashMap::new();
-        if let Ok(dir) = std::fs::read_dir("/proc") {
-            for entry in dir.flatten() {
-                let Some(pid) = entry
-                    .file_name()
-                    .to_str()
-                    .and_then(|n| n.parse::<u32>().ok())
-                else {
-                    continue;
-                };
-                if pid == me {
-                    continue;
-                }
-                // A process may end between the listing and the read: it is skipped.
-                if let Some(p) = std::fs::read_to_string(entry.path().join("stat"))
-                    .ok()
-                    .and_then(|s| parse_pid_stat(&s))
-                {
-                    others.insert(pid, p);
-                }
-            }
-        }
         Some(Self {
             at_ns: ringperf_wire::clock::monotonic_raw_ns(),
             cores,
             own,
-            others,
+            others: HashMap::new(),
         })
     }
 
@@ -190,6 +262,21 @@ mod tests {
     const STAT_B: &str = "cpu  1300 10 400 5100 20 5 5 45 0 0\n\
                           cpu0 850 0 140 2520 10 3 2 34 0 0\n\
                           cpu1 450 10 260 2580 10 2 3 11 0 0\n";
+
+    /// The start snapshot's other processes, read by its low-priority thread, are all there
+    /// once it is joined: this process left out, every other one with its name.
+    #[test]
+    fn a_start_snapshot_has_the_other_processes_once_joined() {
+        let Some(start) = Start::take() else {
+            return; // no /proc here
+        };
+        let snap = start.snapshot();
+        assert!(!snap.cores.is_empty());
+        assert!(!snap.others.contains_key(&std::process::id()));
+        let direct = read_others();
+        // Processes come and go, but not all of them between two reads.
+        assert!(snap.others.keys().any(|pid| direct.contains_key(pid)));
+    }
 
     #[test]
     fn proc_stat_gives_each_cores_busy_and_steal_ticks() {

@@ -36,7 +36,7 @@ pub(super) struct Started {
     /// Where the phases' starts and ends are marked for the `timing` stream domain.
     pub board: Arc<ringperf_metrics::lab::timing::PhaseBoard>,
     /// The host's CPU counters as the workers started (`None`: `/proc` unreadable).
-    pub host: Option<super::host::Snapshot>,
+    pub host: Option<super::host::Start>,
     /// `--api-port`: the live API the run publishes to.
     pub api: Option<Arc<crate::api::Live>>,
     /// The adaptive phases' feed of records (`None`: the run has none).
@@ -88,7 +88,7 @@ pub(super) fn start(
                 format!("cannot start the aggregator thread: {e}"),
             )
         })?;
-    let host = super::host::Snapshot::take();
+    let host = super::host::Start::take();
     let workers = Workers::spawn(prepared.shared.clone(), producers, cfg.io_driver, &cores)
         .map_err(|e| RunError::new(SetupKind::Threads, format!("cannot start the workers: {e}")))?;
     let driver = workers

@@ -507,7 +507,7 @@ impl Ctx {
             tree.place(c, place);
         }
         rec.lineage = session.lineage();
-        push(&self.state, *rec).await;
+        push(&self.state, rec).await;
         self.spawn_children(session, turn, end_ns, &started);
         true
     }

@@ -1025,16 +1025,16 @@ pub(super) async fn watch_cut(
 
 /// Hands a record to the aggregator; a full ring is back-pressure (counted by the ring), never a
 /// dropped record.
-pub(super) async fn push(state: &WorkerState, rec: RawRecord) {
+pub(super) async fn push(state: &WorkerState, rec: Box<RawRecord>) {
     if let Err(back) = state.producer.try_push(rec) {
-        // Boxed: every request's future would otherwise reserve room for the record and a
-        // timer it needs only while the ring is full.
+        // Boxed: every request's future would otherwise reserve room for the timer it needs
+        // only while the ring is full.
         Box::pin(push_when_room(state, back)).await;
     }
 }
 
 /// Retries a push every 200 µs until the ring takes the record.
-async fn push_when_room(state: &WorkerState, mut rec: RawRecord) {
+async fn push_when_room(state: &WorkerState, mut rec: Box<RawRecord>) {
     loop {
         monoio::time::sleep(Duration::from_micros(200)).await;
         match state.producer.try_push(rec) {

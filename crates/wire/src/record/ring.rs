@@ -1,6 +1,10 @@
 //! The bounded lock-free queue from one worker to the aggregator.
 //!
-//! One ring per worker (single producer, single consumer). A full ring is back-pressure: the
+//! One ring per worker (single producer, single consumer), of boxed records: a slot is a
+//! pointer, so a ring of 16,384 slots is 256 KiB, not the 8.5 MB of 16,384 records held in
+//! place, every one of whose pages the queue's set-up writes (perf/README, "Seventh look"); the
+//! worker's record is boxed already and the box goes through as it is. A full ring is
+//! back-pressure: the
 //! producer is told so, waits, and counts the stall; a record is never dropped. The ring is
 //! bounded both in records and in bytes (the response bodies it holds), so a burst of large
 //! responses cannot pile up unbounded memory while the aggregator catches up; a single record
@@ -22,7 +26,7 @@ use super::RawRecord;
 /// Shared state of one ring.
 #[derive(Debug)]
 struct Shared {
-    queue: ArrayQueue<RawRecord>,
+    queue: ArrayQueue<Box<RawRecord>>,
     /// Times the producer found the ring full.
     stalls: AtomicU64,
     /// The producer is gone: once the queue is empty, nothing more will come.
@@ -174,10 +178,7 @@ pub fn ring_with_bell(
 
 impl Producer {
     /// Pushes a record, or gives it back when the ring is full (and counts the stall).
-    // Handing the record back by value is the point: the caller retries with it, and boxing it
-    // would cost an allocation per request.
-    #[allow(clippy::result_large_err)]
-    pub fn try_push(&self, rec: RawRecord) -> Result<(), RawRecord> {
+    pub fn try_push(&self, rec: Box<RawRecord>) -> Result<(), Box<RawRecord>> {
         let w = weight(&rec);
         let held = self.shared.bytes.load(Ordering::Acquire);
         if held > 0 && held.saturating_add(w) > self.shared.max_bytes {
@@ -208,7 +209,7 @@ impl Drop for Producer {
 }
 
 impl Consumer {
-    pub fn pop(&self) -> Option<RawRecord> {
+    pub fn pop(&self) -> Option<Box<RawRecord>> {
         let rec = self.shared.queue.pop()?;
         self.shared.bytes.fetch_sub(weight(&rec), Ordering::AcqRel);
         Some(rec)
@@ -240,10 +241,10 @@ mod tests {
     use super::*;
 
     /// An empty record with request index `i`.
-    fn rec(i: u64) -> RawRecord {
+    fn rec(i: u64) -> Box<RawRecord> {
         let mut r = crate::record::testing::record(Vec::new(), Vec::new(), false);
         r.credit.index = i;
-        r
+        Box::new(r)
     }
 
     #[test]

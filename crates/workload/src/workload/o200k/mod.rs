@@ -4,8 +4,11 @@
 //! `assets/o200k_base.tokens`) and compiled into the binary: the tokens' bytes, where each
 //! ends, and an open-addressing table from a byte string to its rank. A run reads them where
 //! they are, so nothing is built, decoded or allocated before the first token is counted; the
-//! pages a run touches are faulted in from the executable as they are read. Only the
-//! pre-tokenizer (one regular expression) is compiled at first use, a few milliseconds.
+//! pages a run touches are faulted in from the executable as they are read. The pre-tokenizer
+//! (one regular expression) is determinized by the build script too, into a dense DFA that is
+//! checked (`dense::DFA::from_bytes`) at first use and searched in place; the pattern is
+//! compiled at run time (a few milliseconds) only where that DFA cannot be read (a big-endian
+//! target).
 //!
 //! The encoding is tiktoken's: the text is cut into pieces by o200k's pattern, a piece that is a
 //! token is that token, and any other piece is merged from its bytes, lowest-ranked adjacent pair
@@ -17,10 +20,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::LazyLock;
 
+use regex_automata::dfa::{Automaton, dense};
 use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
 
 mod hash;
+mod pattern;
+
+use pattern::{LOOKAHEAD, PATTERNS};
 
 /// Every token's bytes, concatenated in rank order.
 static BYTES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_bytes.bin"));
@@ -29,39 +36,59 @@ static ENDS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_ends.bin"))
 /// The rank table: [`hash::SLOTS`] little-endian `u32` slots (see `build.rs`).
 static SLOTS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_slots.bin"));
 
+/// Bytes aligned as `A` (a DFA's transitions are read as `u32`s in place).
+#[repr(C)]
+struct AlignedAs<A, B: ?Sized> {
+    _align: [A; 0],
+    bytes: B,
+}
+
+/// The pre-tokenizer's DFA, serialized by the build script (`build.rs`, little-endian).
+static DFA_BYTES: &AlignedAs<u32, [u8]> = &AlignedAs {
+    _align: [],
+    bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/o200k_pretokenizer.dfa")),
+};
+
 /// "No such token" in a merge: above every rank.
 const NONE: u32 = u32::MAX;
 
 /// Pieces from this length on merge through a heap (tiktoken's own cut-over).
 const LARGE_PIECE: usize = 100;
 
-/// o200k_base's pre-tokenizer: tiktoken's pattern with its negative look-ahead `\s+(?!\S)`
-/// written as a second pattern, `\s+\s`, whose last character is given back ([`pieces`]).
-/// The three are tried as one leftmost-first alternation, anchored where the last piece ended.
-const PATTERNS: [&str; 3] = [
-    concat!(
-        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-        r"|\p{N}{1,3}",
-        r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
-        r"|\s*[\r\n]+",
-        r"|\s+$",
-    ),
-    r"\s+\s",
-    r"\s+",
-];
+/// The pre-tokenizer's DFA, read in place by its first user (its bytes checked once); `None`
+/// where they cannot be read as a DFA (a target of the other byte order), and then
+/// [`PRETOKENIZER`] does the cutting.
+static DFA: LazyLock<Option<dense::DFA<&'static [u32]>>> = LazyLock::new(|| {
+    dense::DFA::from_bytes(&DFA_BYTES.bytes)
+        .ok()
+        .map(|(dfa, _)| dfa)
+});
 
-/// Which of [`PATTERNS`] ends in a look-ahead character that is not part of the piece.
-const LOOKAHEAD: [bool; 3] = [false, true, false];
-
-/// The compiled pre-tokenizer, built by its first user.
+/// The pattern compiled at run time: only where [`DFA`] cannot be read, or a search of it
+/// fails (it cannot: the DFA has no quit bytes).
 static PRETOKENIZER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new_many(&PATTERNS).expect("o200k's pattern compiles"));
 
-/// Compiles the pre-tokenizer now (the only part of the tokenizer that is built at run time),
-/// so that a later first count does not wait for it.
+/// The end and the pattern of the leftmost-first match anchored at the start of `rest`.
+#[inline]
+fn first_match(rest: &str) -> Option<(usize, usize)> {
+    let input = Input::new(rest).anchored(Anchored::Yes);
+    if let Some(dfa) = DFA.as_ref()
+        && let Ok(m) = dfa.try_search_fwd(&input)
+    {
+        return m.map(|m| (m.offset(), m.pattern().as_usize()));
+    }
+    let m = PRETOKENIZER.find(input)?;
+    Some((m.end(), m.pattern().as_usize()))
+}
+
+/// Reads the pre-tokenizer's DFA now (the only part of the tokenizer that is checked at run
+/// time; its pattern is compiled instead where the DFA cannot be read), so that a later first
+/// count does not wait for it.
 pub fn warm() {
-    LazyLock::force(&PRETOKENIZER);
+    if LazyLock::force(&DFA).is_none() {
+        LazyLock::force(&PRETOKENIZER);
+    }
 }
 
 /// How many ranks the byte-pair vocabulary has (o200k_base: 199,998; special tokens are
@@ -121,13 +148,11 @@ fn rank_or_none(bytes: &[u8]) -> u32 {
 
 /// `text` cut into o200k's pre-tokenized pieces, in order, covering all of it.
 pub fn pieces(text: &str) -> impl Iterator<Item = &str> {
-    let re = &*PRETOKENIZER;
     let mut at = 0;
     std::iter::from_fn(move || {
         let rest = text.get(at..).filter(|r| !r.is_empty())?;
-        let m = re.find(Input::new(rest).anchored(Anchored::Yes))?;
-        let mut end = m.end();
-        if LOOKAHEAD[m.pattern().as_usize()] {
+        let (mut end, pattern) = first_match(rest)?;
+        if LOOKAHEAD.get(pattern).copied().unwrap_or(false) {
             // `\s+\s` stands for `\s+(?!\S)`: the last whitespace character is not the piece's.
             end -= rest[..end].chars().next_back().map_or(0, char::len_utf8);
         }

@@ -108,3 +108,77 @@ fn a_very_long_piece_equals_tiktoken() {
     assert_eq!(count(&s), ids.len());
     assert_eq!(pieces(&s).count(), 1);
 }
+
+/// `text` cut by the pattern compiled at run time (the fallback), as `pieces` cut it before the
+/// DFA: every piece's end and pattern.
+fn cut_by_regex(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(rest) = text.get(at..).filter(|r| !r.is_empty()) {
+        let m = PRETOKENIZER
+            .find(Input::new(rest).anchored(Anchored::Yes))
+            .expect("o200k's pattern matches at every position");
+        out.push((m.end(), m.pattern().as_usize()));
+        at += m.end();
+    }
+    out
+}
+
+/// The same cut by the shipped DFA.
+fn cut_by_dfa(text: &str) -> Vec<(usize, usize)> {
+    let dfa = DFA.as_ref().expect("the shipped DFA reads on this target");
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(rest) = text.get(at..).filter(|r| !r.is_empty()) {
+        let m = dfa
+            .try_search_fwd(&Input::new(rest).anchored(Anchored::Yes))
+            .expect("the DFA has no quit bytes")
+            .expect("o200k's pattern matches at every position");
+        out.push((m.offset(), m.pattern().as_usize()));
+        at += m.offset();
+    }
+    out
+}
+
+/// The DFA the build script serialized is read here (little-endian target), and cuts the
+/// whole bundled corpus and the vLLM-style captures exactly where the compiled pattern does.
+#[test]
+fn the_shipped_dfa_cuts_the_corpus_as_the_pattern_does() {
+    assert!(
+        DFA.is_some(),
+        "the DFA is read, not compiled, on this target"
+    );
+    let corpus = crate::workload::prompt::SHAKESPEARE;
+    assert_eq!(cut_by_dfa(corpus), cut_by_regex(corpus));
+    for text in [
+        "",
+        " ",
+        "\n",
+        "  \n\n  ",
+        "a  b",
+        "x\r\ny",
+        "don't WE'LL",
+        "123456 7",
+        "héllo wörld",
+        "日本語のテキスト",
+        "emoji 🎉🎉 !!",
+        "tabs\t\tand  spaces   ",
+        "trailing   ",
+    ] {
+        assert_eq!(cut_by_dfa(text), cut_by_regex(text), "{text:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// On any string — letters of every case and script, marks, digits, whitespace of every
+    /// kind, punctuation, contractions — the DFA's pieces (end and pattern) are the compiled
+    /// pattern's.
+    #[test]
+    fn the_dfa_cuts_any_text_as_the_pattern_does(
+        text in "(\\PC|\\s|[ \t\r\n\u{a0}\u{2028}]|'[sStTdDmM]|'(re|ve|ll|RE|VE|LL)|[0-9]{1,5}|\u{301}){0,60}"
+    ) {
+        proptest::prop_assert_eq!(cut_by_dfa(&text), cut_by_regex(&text));
+    }
+}
