@@ -16,6 +16,7 @@ use ringperf_mock::mock::{MockConfig, OutputLen};
 use serde_json::Value;
 
 use crate::common::{read_json, read_jsonl};
+use crate::template_runs::files_under;
 
 const AIPERF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/aiperf-phases-more");
 
@@ -57,25 +58,6 @@ fn run_file(case: &str, file: &Path, extra: &[&str]) -> (tempfile::TempDir, Path
         String::from_utf8_lossy(&out.stderr)
     );
     (dir, out_dir)
-}
-
-/// Every file under `dir`, relative, sorted, `logs/` left out.
-fn files_under(dir: &Path) -> BTreeSet<String> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeSet<String>) {
-        for e in std::fs::read_dir(d).unwrap().filter_map(Result::ok) {
-            let p = e.path();
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    walk(dir, dir, &mut out);
-    out.into_iter()
-        .filter(|f| !f.starts_with("logs/"))
-        .collect()
 }
 
 /// AIPerf's layout of `case` (`files.txt`: size and path a line), `logs/` left out.

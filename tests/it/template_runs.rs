@@ -106,7 +106,7 @@ pub(crate) fn aiperf_run(name: &str) -> AiperfRun {
 
 /// Every file under `dir`, relative, `/`-separated, sorted; `logs/` folders left out (as
 /// `files.txt` leaves out the top one).
-fn files_under(dir: &Path) -> BTreeSet<String> {
+pub(crate) fn files_under(dir: &Path) -> BTreeSet<String> {
     fn walk(base: &Path, d: &Path, out: &mut BTreeSet<String>) {
         for e in std::fs::read_dir(d).unwrap().filter_map(Result::ok) {
             let p = e.path();
