@@ -1067,6 +1067,9 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
         }
         m.insert("cancellation".into(), Value::Object(c));
     }
+    if !warmup && e.plan.file_only.profiling_seamless {
+        m.insert("seamless".into(), json!(true));
+    }
     if !warmup && let Some(t) = a.failed_request_threshold {
         m.insert("failed_request_threshold".into(), float(t));
     }
@@ -1170,6 +1173,9 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
             c.insert("delay".into(), float(d));
         }
         m.insert("cancellation".into(), Value::Object(c));
+    }
+    if s.seamless {
+        m.insert("seamless".into(), json!(true));
     }
     real(
         &mut m,

@@ -629,6 +629,7 @@ impl Config {
                 kind: Phase::Warmup,
                 name,
                 config: w,
+                seamless: false,
             });
         }
         fn named(p: &phases::NamedPhase) -> PhaseRef<'_> {
@@ -640,6 +641,7 @@ impl Config {
                 },
                 name: p.name.as_str(),
                 config: &p.config,
+                seamless: p.seamless,
             }
         }
         list.extend(self.more_warmups.iter().map(named));
@@ -647,6 +649,7 @@ impl Config {
             kind: Phase::Profiling,
             name: &self.profiling_name,
             config: &self.profiling,
+            seamless: self.plan().file_only.profiling_seamless,
         });
         list.extend(self.phases_after.iter().map(named));
         list
@@ -659,10 +662,27 @@ impl Config {
         self.phases_after.retain(|p| !p.warmup);
     }
 
-    /// More phases than a warmup and one profiling phase: each phase's records are also gathered
-    /// and exported on their own.
+    /// More phases than a warmup and one profiling phase, or a seamless one: each phase's records
+    /// are also gathered and exported on their own (a phase's end is its last answer's).
     pub fn phase_by_phase(&self) -> bool {
-        !self.more_warmups.is_empty() || !self.phases_after.is_empty()
+        !self.more_warmups.is_empty()
+            || !self.phases_after.is_empty()
+            || self.plan().file_only.profiling_seamless
+    }
+
+    /// AIPerf's `seamless` at the run's phase `i`: whether the next phase is seamless (this one
+    /// hands over once it issues nothing more) and whether this one is (it shares its
+    /// concurrency with the previous one's sessions still alive). Only a profiling phase after
+    /// another is seamless; on a warmup AIPerf reads the key and ignores it.
+    pub fn seamless_at(&self, i: usize) -> (bool, bool) {
+        let list = self.phase_list();
+        let is = |j: usize| {
+            j > 0
+                && list.get(j).is_some_and(|p| {
+                    p.seamless && p.kind == ringperf_wire::record::Phase::Profiling
+                })
+        };
+        (is(i + 1), is(i))
     }
 
     /// How the run's phases are numbered and named in its records and scrape lines.
@@ -690,6 +710,8 @@ pub struct PhaseRef<'a> {
     pub kind: ringperf_wire::record::Phase,
     pub name: &'a str,
     pub config: &'a PhaseConfig,
+    /// AIPerf's `seamless` as the file gives it ([`Config::seamless_at`]).
+    pub seamless: bool,
 }
 
 /// The tokenizer [`Config::from_plan`] will choose for `args`, known before the rest is

@@ -21,6 +21,8 @@ pub struct NamedPhase {
     pub config: PhaseConfig,
     /// Its own error budget (`failed_request_threshold`), a profiling phase's.
     pub failed_request_threshold: Option<f64>,
+    /// AIPerf's `seamless`.
+    pub seamless: bool,
 }
 
 impl NamedPhase {
@@ -34,6 +36,7 @@ impl NamedPhase {
             warmup: spec.warmup,
             config: resolve(spec)?,
             failed_request_threshold: spec.failed_request_threshold,
+            seamless: spec.seamless,
         })
     }
 }

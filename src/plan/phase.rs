@@ -94,6 +94,9 @@ pub struct PhaseSpec {
     /// `failed_request_threshold` of a profiling phase: the phase's own error budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_request_threshold: Option<f64>,
+    /// AIPerf's `seamless`: the phase starts once the one before it issues nothing more.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seamless: bool,
     /// A fixed schedule's `auto_offset`, `start_offset` and `end_offset` (ms), as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_offset: Option<bool>,
@@ -127,6 +130,7 @@ impl PhaseSpec {
             cancellation: None,
             rate_series: None,
             failed_request_threshold: None,
+            seamless: false,
             auto_offset: None,
             start_offset: None,
             end_offset: None,
@@ -206,6 +210,9 @@ pub struct FileOnly {
     /// it names).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profiling_paced: bool,
+    /// The file's profiling phase (the flags') is `seamless`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profiling_seamless: bool,
     /// Phases run after the flags' profiling phase, in order: profiling phases and warmups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases_after: Vec<PhaseSpec>,
@@ -281,6 +288,7 @@ impl FileOnly {
             && self.profiling_name.is_none()
             && self.profiling_rate_series.is_none()
             && !self.profiling_paced
+            && !self.profiling_seamless
             && self.server_metrics_keys.is_empty()
             && self.phases_after.is_empty()
             && self.dataset_entries.is_none()

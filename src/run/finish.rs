@@ -35,6 +35,8 @@ struct Measured {
     /// A run phase by phase ([`Config::phase_by_phase`]): each phase's statistics, by its
     /// number in the run, as far as the run went.
     by_phase: Vec<Summary>,
+    /// Each phase's start and end, as far as the run went.
+    windows: Vec<(u64, u64)>,
     /// What else ran on the host from the workers' start to their end.
     host: Option<HostLoad>,
 }
@@ -172,9 +174,18 @@ fn measured(
     let mut collected = collected;
     // Phase by phase: the profiling rates are over the sum of each profiling phase's start to
     // its last response (AIPerf's rule); each phase's own figures are over its own span.
-    let windows = &times.phases;
+    // A phase's end: its last answer, when that came after the phase handed over to a seamless
+    // one (as AIPerf's manifest has it); else when it ended.
+    let windows: Vec<(u64, u64)> = (times.phases.iter().enumerate())
+        .map(|(i, &(start, end))| {
+            let last = (collected.by_phase.get(i))
+                .and_then(|a| a.max_response_wall_ns())
+                .unwrap_or(0);
+            (start, end.max(last))
+        })
+        .collect();
     if !collected.by_phase.is_empty() {
-        let active: u64 = (collected.by_phase.iter().zip(windows).zip(kinds))
+        let active: u64 = (collected.by_phase.iter().zip(&windows).zip(kinds))
             .filter(|(_, kind)| **kind == Phase::Profiling)
             .filter_map(|((acc, (start, _)), _)| {
                 acc.max_response_wall_ns().map(|e| e.saturating_sub(*start))
@@ -184,7 +195,7 @@ fn measured(
             collected.profiling.set_active_duration_ns(active);
         }
     }
-    let by_phase: Vec<Summary> = (collected.by_phase.iter().zip(windows))
+    let by_phase: Vec<Summary> = (collected.by_phase.iter().zip(&windows))
         .map(|(acc, (start, _))| acc.finish_from(Some(*start)))
         .collect();
     let summary = collected.profiling.finish_from(Some(times.start_wall_ns));
@@ -203,6 +214,7 @@ fn measured(
         summary,
         warmup,
         by_phase,
+        windows,
         host: None,
     }
 }
@@ -466,7 +478,7 @@ fn write_phase_files(
         let window = (times.start_wall_ns, times.end_wall_ns);
         phase_runs.push(run(layout.tag(Phase::Profiling, None), &m.summary, window));
     } else {
-        for (i, (summary, window)) in m.by_phase.iter().zip(&times.phases).enumerate() {
+        for (i, (summary, window)) in m.by_phase.iter().zip(&m.windows).enumerate() {
             let kind = layout.phases.get(i).map_or(Phase::Profiling, |p| p.0);
             phase_runs.push(run(layout.tag(kind, Some(i as u8)), summary, *window));
         }

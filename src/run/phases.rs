@@ -154,6 +154,8 @@ pub(super) fn run_phases(
         ran.push((at.wall_ns, ringperf_wire::clock::wall_now_ns()));
         if ph.kind == Phase::Profiling {
             branches.add(&b);
+        } else if cfg.seamless_at(i).0 {
+            collectors.warmup_handed_over();
         } else {
             collectors.warmup_end();
         }
@@ -469,6 +471,8 @@ struct Planner<'a> {
     agentic: Option<&'a super::agentic::AgenticRun>,
     /// An adaptive phase's controls.
     adaptive: Option<Arc<ringperf_engine::worker::adaptive::AdaptiveGate>>,
+    /// [`PhasePlan::seamless`]: the next phase is seamless; this one is.
+    seamless: (bool, bool),
 }
 
 /// The plans of one phase and its dispatcher (an open loop's).
@@ -502,6 +506,7 @@ impl<'a> Planner<'a> {
             counters: PhaseCounters::default(),
             agentic: None,
             adaptive: None,
+            seamless: cfg.seamless_at(usize::from(phase_index)),
             cancel: p.timing.cancellation.map(|c| c.plan(cfg.seed)),
             prefill: adaptive_prefill(p)
                 .or(p.timing.prefill_concurrency)
@@ -579,6 +584,7 @@ impl<'a> Planner<'a> {
             warm: None,
             idle_cap: None,
             adaptive: self.adaptive.clone(),
+            seamless: self.seamless,
         }
     }
 

@@ -213,6 +213,13 @@ pub(crate) fn phase_end(s: &mut Option<Scraper>, phase: Phase) {
     }
 }
 
+/// The end of a warmup handing over to a seamless phase: its boundary scrape is not waited for.
+pub(crate) fn warmup_handed_over(s: &mut Option<Scraper>) {
+    if let Some(s) = s.as_mut() {
+        s.phase_end_waiting(Phase::Warmup, false);
+    }
+}
+
 /// What collection left once it finished: the files written and what the per-phase
 /// `server_metrics.json` files are built from.
 #[derive(Debug, Default)]

@@ -423,6 +423,11 @@ impl Collectors {
         server_metrics::phase_end(&mut self.server_metrics, Phase::Warmup);
     }
 
+    /// The end of a warmup handing over to a seamless phase: its scrape is not waited for.
+    pub fn warmup_handed_over(&mut self) {
+        server_metrics::warmup_handed_over(&mut self.server_metrics);
+    }
+
     /// The end of profiling, for both.
     pub fn profiling_end(&mut self) {
         server_metrics::phase_end(&mut self.server_metrics, Phase::Profiling);

@@ -106,6 +106,13 @@ fn tags(path: &Path) -> BTreeMap<String, usize> {
 
 /// Checks ringperf's run of `case` against AIPerf's; returns ringperf's records and manifest.
 fn checks_against_aiperf(case: &str) -> (Vec<Value>, Value) {
+    checks_against_aiperf_in(case, None)
+}
+
+/// [`checks_against_aiperf`]; `seamless`, with the phases' concurrency when they have one: each
+/// phase after the first starts before the last answer of the one before it, and never more
+/// than that concurrency requests are in flight at once; `None`: each starts after that answer.
+fn checks_against_aiperf_in(case: &str, seamless: Option<Option<i64>>) -> (Vec<Value>, Value) {
     let (_tmp, out) = run_case(case);
     let theirs = Path::new(AIPERF).join(case).join("artifacts");
     // The layout: AIPerf's files, ringperf's plan beside them.
@@ -170,10 +177,48 @@ fn checks_against_aiperf(case: &str) -> (Vec<Value>, Value) {
         (start.min().unwrap(), end.max().unwrap())
     };
     for i in 1..phases.len() as u64 {
-        assert!(
-            span(i - 1).1 <= span(i).0,
-            "{case}: phase {i} overlaps the one before"
-        );
+        if seamless.is_some() {
+            // The phase started (the manifest's start) before the last answer of the one before
+            // it (that phase's end in the manifest, as AIPerf writes it).
+            let (start, end_before) = (
+                phases[i as usize]["start_ns"].as_u64().unwrap(),
+                phases[i as usize - 1]["end_ns"].as_u64().unwrap(),
+            );
+            assert!(
+                start < end_before,
+                "{case}: phase {i} waited for the one before"
+            );
+            assert_eq!(
+                end_before,
+                span(i - 1).1,
+                "{case}: phase {} ends with its last answer",
+                i - 1
+            );
+        } else {
+            assert!(
+                span(i - 1).1 <= span(i).0,
+                "{case}: phase {i} overlaps the one before"
+            );
+        }
+    }
+    if let Some(Some(cap)) = seamless {
+        let mut edges: Vec<(u64, i64)> = (records.iter())
+            .flat_map(|r| {
+                let m = &r["metadata"];
+                [
+                    (m["request_start_ns"].as_u64().unwrap(), 1),
+                    (m["request_end_ns"].as_u64().unwrap(), -1),
+                ]
+            })
+            .collect();
+        edges.sort_unstable();
+        let most = (edges.iter())
+            .scan(0i64, |n, (_, d)| {
+                *n += d;
+                Some(*n)
+            })
+            .max();
+        assert!(most <= Some(cap), "{case}: {most:?} in flight at once");
     }
     // Several profiling phases: the duration is each one's start (the manifest's) to its last answer,
     // summed; its window, the first profiling phase's start to the last one's end.
@@ -493,4 +538,45 @@ fn a_scenario_run_s_variables_render_the_file_for_that_run_as_aiperf_renders_it(
         };
         assert_eq!(echoed(&out), echoed(&theirs), "{run}");
     }
+}
+
+#[test]
+fn a_seamless_phase_starts_as_the_one_before_stops_sending_as_aiperf_runs_it() {
+    // Two closed loops at concurrency 2: the second takes the first's slots as its last
+    // requests return (AIPerf's run: p2 starts 20 ms before p1's last answer, 2 in flight at
+    // most); the manifest's end of p1 is its last answer, after p2's start.
+    let (_, manifest) = checks_against_aiperf_in("seamless/seamless", Some(Some(2)));
+    let p = &manifest["phases"];
+    assert!(p[1]["start_ns"].as_u64() < p[0]["end_ns"].as_u64(), "{p}");
+    // A warmup then a seamless profiling phase.
+    checks_against_aiperf_in("seamless/seamless_after_warmup", Some(Some(2)));
+    // On a warmup AIPerf reads the key and ignores it: the phases run one after another.
+    checks_against_aiperf("seamless/seamless_on_warmup");
+}
+
+#[test]
+fn a_seamless_rate_phase_starts_once_the_one_before_has_sent_everything() {
+    // Two Poisson phases at 20/s, no concurrency: the second starts with the first's last request in flight
+    // (AIPerf's run: 20 ms before its answer).
+    checks_against_aiperf_in("seamless/seamless_rate", Some(None));
+}
+
+#[test]
+fn seamless_on_the_first_phase_is_refused_as_aiperf_refuses_it() {
+    let file = Path::new(AIPERF).join("seamless/seamless_first/seamless_first.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["config", "validate"])
+        .arg(&file)
+        .env("URL", "http://127.0.0.1:9")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "Phase config 'p1' cannot have seamless=True because it is first. Seamless \
+             transitions only apply to subsequent phase configs."
+        ),
+        "{stderr}"
+    );
 }

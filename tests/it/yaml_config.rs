@@ -1072,15 +1072,10 @@ fn aiperf_verdict(out: &str) -> (i32, String) {
 
 /// AIPerf 0.13's phase rules, on the files AIPerf itself validated
 /// (tests/data/aiperf-multiphase/validate/, README there): ringperf's exit code is AIPerf's and a
-/// refusal carries AIPerf's reason. One file differs, for a reason docs/config-files.md gives:
-/// `seamless` (not run by ringperf; AIPerf refuses this file for putting it on the first phase).
+/// refusal carries AIPerf's reason.
 #[test]
 fn phase_lists_validate_as_aiperf_validated_them() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-multiphase/validate");
-    let differ = [(
-        "seamless-first",
-        "not supported by ringperf: benchmark.phases.0.concurrency.seamless",
-    )];
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1094,11 +1089,6 @@ fn phase_lists_validate_as_aiperf_validated_them() {
             aiperf_verdict(&std::fs::read_to_string(f.with_extension("out")).unwrap());
         let out = ringperf(&["config", "validate", f.to_str().unwrap()]);
         let err = text(&out.stderr);
-        if let Some((_, why)) = differ.iter().find(|(n, _)| *n == stem) {
-            assert_eq!(out.status.code(), Some(1), "{stem}");
-            assert!(err.contains(why), "{stem}: {err}");
-            continue;
-        }
         assert_eq!(out.status.code(), Some(code), "{stem}: {err}");
         if code != 0 {
             assert!(

@@ -1128,6 +1128,7 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "grace_period",
         "cancellation",
         "failed_request_threshold",
+        "seamless",
     ];
     match ty {
         "poisson" | "constant" => known.extend(["rate", "rate_ramp", "rate_series"]),
@@ -1151,7 +1152,6 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "agentic_cache_warmup_duration",
     ]);
     const AIPERF_ONLY: &[&str] = &[
-        "seamless",
         "timing_mode",
         "trajectory_start_min_ratio",
         "trajectory_start_max_ratio",
@@ -1304,6 +1304,12 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
                 names.join(", ")
             )));
         }
+        if read.is_empty() && m.get("seamless") == Some(&Value::Bool(true)) {
+            return Err(YamlError::Schema(format!(
+                "benchmark: Value error, Phase config '{name}' cannot have seamless=True because \
+                 it is first. Seamless transitions only apply to subsequent phase configs."
+            )));
+        }
         read.push((m, name, warmup, adaptive));
     }
     if !read.iter().any(|(_, _, w, _)| !w) {
@@ -1333,7 +1339,8 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
     // The flags' warmup takes what it lacks from the profiling phase (its concurrency, prefill
     // limit and ramps); a file's warmup does not, so one lacking a key the profiling phase has
     // is a phase of its own too.
-    let flag_warmup = prof == 1 && {
+    // Named other than `warmup`, it keeps its name as a phase of its own.
+    let flag_warmup = prof == 1 && read[0].1 == "warmup" && {
         let (w, p) = (read[0].0, read[prof].0);
         let wt = ty(w);
         let rated = |t: &str| matches!(t, "poisson" | "gamma" | "constant");
@@ -1421,6 +1428,7 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
         match k.as_str() {
             "name" | "kind" | "type" => {}
             "exclude_from_results" => spec.exclude_from_results = flag_bool(v, &path)? || warmup,
+            "seamless" => spec.seamless = flag_bool(v, &path)?,
             "requests" => spec.requests = Some(whole(v)?),
             "duration" => spec.duration = Some(secs(v, &path)?),
             "sessions" => spec.sessions = Some(whole(v)?),
@@ -1554,6 +1562,7 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
         match k.as_str() {
             "name" | "kind" | "type" => {}
             "exclude_from_results" => {}
+            "seamless" => a.file_only.profiling_seamless = flag_bool(v, &path)? && !warmup,
             "requests" if warmup => a.one("--warmup-request-count", num(v, &path)? as u64),
             "requests" => a.one("--request-count", num(v, &path)? as u64),
             "duration" if warmup => a.one("--warmup-duration", dur(v, &path)?),

@@ -281,6 +281,13 @@ impl Scraper {
     /// of every endpoint (bounded by the scrape timeout), so profiling's reference sample counts
     /// every warmup request.
     pub fn phase_end(&mut self, phase: Phase) {
+        self.phase_end_waiting(phase, phase == Phase::Warmup);
+    }
+
+    /// [`Self::phase_end`]; `wait`: for the end-of-warmup scrape (a warmup handing over to a
+    /// seamless phase does not: its requests are still in flight, and the next phase starts
+    /// now).
+    pub fn phase_end_waiting(&mut self, phase: Phase, wait: bool) {
         let now = self.clock.wall_ns(self.clock.now_ns());
         if let Some(m) = self
             .marks
@@ -293,7 +300,7 @@ impl Scraper {
         if phase == Phase::Profiling {
             self.profiling_end = Some(Instant::now());
         }
-        if phase == Phase::Warmup {
+        if wait {
             let (ack, done) = crossbeam_channel::bounded(1);
             if self.tx.send(Control::WarmupEnd(ack)).is_ok() {
                 let _ = done.recv_timeout(self.scrape_timeout);

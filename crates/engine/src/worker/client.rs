@@ -596,6 +596,7 @@ mod tests {
             rng: RefCell::new(rand::rngs::StdRng::seed_from_u64(1)),
             reason: RefCell::new(String::new()),
             in_flight: Cell::new(0),
+            sessions_live: Cell::new(0),
             open_fds: RefCell::new(HashSet::new()),
             producer: ringperf_wire::record::ring::ring_bounded(4, 1 << 20).0,
             #[cfg(feature = "test-hooks")]

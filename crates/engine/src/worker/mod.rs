@@ -610,6 +610,11 @@ pub struct PhasePlan {
     pub idle_cap: Option<Arc<IdleCap>>,
     /// An adaptive phase's controls: its session limit and its stop ([`adaptive`]).
     pub adaptive: Option<Arc<adaptive::AdaptiveGate>>,
+    /// AIPerf's `seamless` (docs/config-files.md): `.0`, the next phase is seamless, so this one
+    /// ends once it issues nothing more, its requests in flight finishing on their own (still
+    /// its records); `.1`, this phase is seamless, so its closed loop counts the previous
+    /// phase's sessions still alive against its concurrency.
+    pub seamless: (bool, bool),
 }
 
 /// A worker thread's own account of its CPU use, taken as it ends.
@@ -690,6 +695,8 @@ pub(crate) struct WorkerState {
     rng: RefCell<StdRng>,
     reason: RefCell<String>,
     pub(crate) in_flight: Cell<usize>,
+    /// Closed-loop sessions alive on this worker, of every phase (a seamless phase's cap).
+    pub(crate) sessions_live: Cell<usize>,
     /// Sockets of requests in flight, shut down when the run is cut short.
     pub(crate) open_fds: RefCell<HashSet<RawFd>>,
     producer: Producer,
@@ -912,6 +919,7 @@ async fn worker_main(
         rng: RefCell::new(StdRng::seed_from_u64(rand::random())),
         reason: RefCell::new(String::new()),
         in_flight: Cell::new(0),
+        sessions_live: Cell::new(0),
         open_fds: RefCell::new(HashSet::new()),
         producer,
         #[cfg(feature = "test-hooks")]
@@ -941,8 +949,35 @@ async fn worker_main(
             state.naps.clone(),
         ));
     }
-    // Between phases nothing is in flight, so blocking this thread on the channel is fine.
-    while let Ok(control) = ctl_rx.recv() {
+    // Between phases nothing is in flight, so blocking this thread on the channel is fine; but
+    // after a phase that handed over to a seamless one, its requests still in flight are driven
+    // until the next phase's plan comes (or, the run over, until they end).
+    let busy = |s: &WorkerState| s.in_flight.get() > 0 || s.sessions_live.get() > 0;
+    loop {
+        let control = if busy(&state) {
+            match ctl_rx.try_recv() {
+                Ok(c) => c,
+                Err(crossbeam_channel::TryRecvError::Empty) => {
+                    monoio::time::sleep(Duration::from_micros(50)).await;
+                    continue;
+                }
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    let over = Rc::new(idle::Latch::default());
+                    let cut = monoio::spawn(watch_cut(shared.clone(), state.clone(), over.clone()));
+                    while busy(&state) {
+                        monoio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    over.set();
+                    cut.await;
+                    break;
+                }
+            }
+        } else {
+            match ctl_rx.recv() {
+                Ok(c) => c,
+                Err(_) => break,
+            }
+        };
         match control {
             Control::Run(plan) => {
                 let (sent, branches) = phase::run(&shared, &state, *plan, driver).await;

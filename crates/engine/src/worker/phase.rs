@@ -69,8 +69,21 @@ pub(super) async fn run(
             slots,
             ramp_offsets_ns,
         } => {
-            for h in start_slots(&ctx, slots, &ramp_offsets_ns).await {
-                h.await;
+            let handles = start_slots(&ctx, slots, &ramp_offsets_ns).await;
+            let all = async move {
+                for h in handles {
+                    h.await;
+                }
+            };
+            if ctx.plan.seamless.0 {
+                // Handing over: over once no new session can start; the slots' last requests
+                // finish on their own.
+                monoio::select! {
+                    () = all => {}
+                    () = issuing_over(&ctx) => {}
+                }
+            } else {
+                all.await;
             }
         }
         CreditSource::Open {
@@ -118,20 +131,36 @@ async fn start_slots(
         if at > 0 && !ctx.wait_until(&mut pacer, ctx.plan.start_ns + at).await {
             break;
         }
-        handles.push(monoio::spawn(closed_slot(ctx.clone())));
+        let cap = ctx.plan.seamless.1.then_some(slots);
+        handles.push(monoio::spawn(closed_slot(ctx.clone(), cap)));
     }
     handles
 }
 
+/// A seamless phase's end of issuing: no new session can start (its requests are all taken, or
+/// its sessions, or its time is up), looked at every 200 µs.
+async fn issuing_over(ctx: &Rc<Ctx>) {
+    while !(ctx.sessions_exhausted() || ctx.stopping()) {
+        monoio::time::sleep(Duration::from_micros(200)).await;
+    }
+}
+
 /// A closed-loop slot: one conversation after another until the phase's requests, sessions or
-/// time run out.
-async fn closed_slot(ctx: Rc<Ctx>) {
+/// time run out. In a seamless phase (`cap`, this worker's slots) a session starts only while
+/// fewer sessions than that are alive here, the previous phase's included.
+async fn closed_slot(ctx: Rc<Ctx>, cap: Option<usize>) {
     let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
     let shared = &ctx.shared;
     let mut picker =
         TemplatePicker::with_sampling(shared.dataset.root_count(), shared.seed, ctx.plan.sampling);
     let gate = ctx.plan.adaptive.clone();
+    let live = &ctx.state.sessions_live;
     while !ctx.stopping() {
+        if let Some(cap) = cap {
+            while live.get() >= cap && !ctx.stopping() {
+                monoio::time::sleep(Duration::from_micros(100)).await;
+            }
+        }
         // An adaptive phase's session limit: a permit per session.
         if let Some(g) = &gate
             && !g.acquire(|| ctx.stopping()).await
@@ -144,7 +173,9 @@ async fn closed_slot(ctx: Rc<Ctx>) {
             }
             return;
         };
+        live.set(live.get() + 1);
         let sent = ctx.send_all(&mut session, &mut pacer).await;
+        live.set(live.get() - 1);
         if let Some(g) = &gate {
             g.release();
         }
@@ -307,8 +338,11 @@ async fn open_loop(
             ctx.changed.nudge();
         });
     }
-    // The last answers and later turns: looked at again each time one of them ends.
-    while state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0) {
+    // The last answers and later turns: looked at again each time one of them ends; handing
+    // over to a seamless phase, they finish on their own.
+    while !ctx.plan.seamless.0
+        && (state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0))
+    {
         ctx.changed.wait().await;
     }
 }
