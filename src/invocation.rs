@@ -262,8 +262,17 @@ fn with_file(
             n.to_string(),
         );
     }
-    // `--warmup-*` over the file's warmup of its own set that warmup (AIPerf's overlay).
-    if let Some(w) = plan.file_only.phases_before.first_mut() {
+    // `--warmup-*` over the file's first warmup, a phase of its own, set it (AIPerf's overlay
+    // sets the first warmup by its place, one after the profiling phase too); over a file with
+    // no warmup they make one, first.
+    let file_warmup =
+        (settings.iter()).any(|(f, _)| f.starts_with("--warmup-") || f == "--num-warmup-sessions");
+    let first = match plan.file_only.phases_before.first_mut() {
+        Some(w) => Some(w),
+        None if !file_warmup => (plan.file_only.phases_after.iter_mut()).find(|p| p.warmup),
+        None => None,
+    };
+    if let Some(w) = first {
         w.take_warmup_flags(&mut plan.settings, &mut plan.given);
     }
     for (f, values) in file_lists {

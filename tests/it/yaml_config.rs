@@ -1785,3 +1785,33 @@ fn a_ramps_curve_is_echoed_as_given_and_runs_linearly_as_in_aiperf() {
         text(&out.stderr)
     );
 }
+
+/// `--warmup-*` flags beside a file whose one warmup comes after its profiling phase set that
+/// warmup, as AIPerf's overlay sets the first warmup by its place; they make no warmup of their
+/// own before profiling.
+#[test]
+fn warmup_flags_beside_a_trailing_warmup_set_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cool.yaml");
+    std::fs::write(
+        &file,
+        "benchmark:\n  model: m\n  endpoint: {url: 'http://127.0.0.1:9'}\n  dataset: {type: synthetic, prompts: {isl: 8, osl: 2}}\n  phases:\n    - {name: profiling, type: concurrency, concurrency: 2, requests: 6}\n    - {name: w_end, kind: warmup, type: concurrency, concurrency: 1, requests: 2}\n",
+    )
+    .unwrap();
+    let argv: Vec<String> = [
+        "ringperf",
+        "profile",
+        "-f",
+        file.to_str().unwrap(),
+        "--warmup-request-count",
+        "5",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let cfg = Config::from_plan(&file_plan(&argv), false).expect("valid");
+    assert!(cfg.warmup.is_none());
+    let later: Vec<(&str, bool, Option<u64>)> = (cfg.phases_after.iter())
+        .map(|p| (p.name.as_str(), p.warmup, p.config.request_count))
+        .collect();
+    assert_eq!(later, [("w_end", true, Some(5))]);
+}
