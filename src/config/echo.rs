@@ -199,8 +199,10 @@ pub fn input_config(cfg: &Config) -> Value {
         profiling,
         e.plan.file_only.profiling_adaptive.as_ref(),
     ));
+    // The later phases the run has (a repeated run's later runs drop their warmups).
     phases.extend(
         (e.plan.file_only.phases_after.iter())
+            .filter(|s| (cfg.phases_after.iter()).any(|p| p.name == s.name))
             .map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref())),
     );
     // A ramp's curve as the file names it.

@@ -580,3 +580,35 @@ fn seamless_on_the_first_phase_is_refused_as_aiperf_refuses_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_repeated_run_drops_every_warmup_after_the_first_run() {
+    // AIPerf's default (`disable_warmup_after_first`): the second run has neither the warmup
+    // before profiling nor the one after it; one phase left, so no manifest.
+    let case = "warmup_rate_then_profiling_with_warmup_after";
+    let file = Path::new(AIPERF).join(case).join(format!("{case}.yaml"));
+    let (_tmp, out) = run_file(case, &file, &["--num-profile-runs", "2"]);
+    let first = out.join("profile_runs/run_0001");
+    let second = out.join("profile_runs/run_0002");
+    assert_eq!(
+        manifest(&first.join("phase_manifest.json")).len(),
+        3,
+        "the first run has its three phases"
+    );
+    assert!(!second.join("phase_manifest.json").exists());
+    let names = |d: &Path| -> Vec<String> {
+        let doc = read_json(&d.join("profile_export_aiperf.json"));
+        (doc["input_config"]["phases"].as_array().unwrap().iter())
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&first), ["warmup", "profiling", "w_end"]);
+    assert_eq!(names(&second), ["profiling"]);
+    let records = read_jsonl(&second.join("profile_export.jsonl"));
+    assert_eq!(records.len(), 6);
+    assert!(
+        records
+            .iter()
+            .all(|r| r["metadata"]["benchmark_phase"] == "profiling")
+    );
+}
