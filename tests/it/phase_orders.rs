@@ -612,3 +612,25 @@ fn a_repeated_run_drops_every_warmup_after_the_first_run() {
             .all(|r| r["metadata"]["benchmark_phase"] == "profiling")
     );
 }
+
+#[test]
+fn a_variable_only_the_runs_define_is_an_error_where_aiperf_meets_it_first() {
+    // The file is rendered with its own variables first, in its order: the run's use of `nreq`
+    // (defined by no variables block of the file) is the first undefined name, as AIPerf says.
+    let file = Path::new(AIPERF).join("scenario_variables/validate_only/var_only_in_runs.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["config", "validate"])
+        .arg(&file)
+        .env("URL", "http://127.0.0.1:9")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "Jinja2 template error at 'sweep.runs.2.benchmark.phases.1.requests': 'nreq' is \
+             undefined"
+        ),
+        "{stderr}"
+    );
+}

@@ -231,7 +231,9 @@ fn render_with(v: Value) -> Result<Value, YamlError> {
         config.remove(k);
     }
     let resolved = resolve_variables(&vars, &config)?;
-    root.remove("variables");
+    // Removed in place: the walk visits the rest in the file's order (AIPerf reports the first
+    // error it meets in that order).
+    root.shift_remove("variables");
     let cx = LoadContext {
         vars: &resolved,
         config: &config,
