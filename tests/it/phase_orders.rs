@@ -60,6 +60,30 @@ fn run_file(case: &str, file: &Path, extra: &[&str]) -> (tempfile::TempDir, Path
     (dir, out_dir)
 }
 
+/// `ringperf profile -f FILE` (`how` "profile", with the flags `extra`) or `ringperf config
+/// validate FILE` ("validate") on a file of AIPerf's that it is meant to refuse (`URL` a closed
+/// port, `TRACE` the fixture's trace): its exit code and stderr.
+fn refusal(how: &str, file: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringperf"));
+    match how {
+        "validate" => cmd.args(["config", "validate"]).arg(file),
+        _ => cmd.args(["profile", "-f"]).arg(file).args(["--ui", "none"]),
+    };
+    let out = cmd
+        .args(extra)
+        .env("URL", "http://127.0.0.1:9")
+        .env(
+            "TRACE",
+            Path::new(AIPERF).join("fixed_schedule/trace.jsonl"),
+        )
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// AIPerf's layout of `case` (`files.txt`: size and path a line), `logs/` left out.
 fn aiperfs_files(case: &str) -> BTreeSet<String> {
     std::fs::read_to_string(Path::new(AIPERF).join(case).join("files.txt"))
@@ -308,20 +332,9 @@ fn a_fixed_schedule_warmup_runs_its_requests_as_aiperf_runs_them() {
 #[test]
 fn a_fixed_schedule_warmup_without_requests_is_refused() {
     // AIPerf 0.13 never ends it (`fixed_schedule/fs_warmup`: 6.3 million requests in 600 s).
-    let case = "fixed_schedule/fs_warmup";
-    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f"])
-        .arg(Path::new(AIPERF).join(case).join("fs_warmup.yaml"))
-        .args(["--ui", "none"])
-        .env("URL", "http://127.0.0.1:9")
-        .env(
-            "TRACE",
-            Path::new(AIPERF).join("fixed_schedule/trace.jsonl"),
-        )
-        .output()
-        .expect("runs");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = Path::new(AIPERF).join("fixed_schedule/fs_warmup/fs_warmup.yaml");
+    let (code, stderr) = refusal("profile", &file, &[]);
+    assert_ne!(code, Some(0));
     assert!(
         stderr.contains("benchmark.phases.warmup: a fixed_schedule warmup needs requests"),
         "{stderr}"
@@ -366,16 +379,9 @@ fn warmup_flags_beside_two_warmups_set_the_first_as_aiperf_sets_it() {
 
 #[test]
 fn a_profiling_flag_beside_two_profiling_phases_is_refused_as_aiperf_refuses_it() {
-    let case = "cli_overlay/request_count_two_profiling";
-    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f"])
-        .arg(Path::new(AIPERF).join(case).join("cooldown.yaml"))
-        .args(["--ui", "none", "--request-count", "5"])
-        .env("URL", "http://127.0.0.1:9")
-        .output()
-        .expect("runs");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let file = Path::new(AIPERF).join("cli_overlay/request_count_two_profiling/cooldown.yaml");
+    let (code, stderr) = refusal("profile", &file, &["--request-count", "5"]);
+    assert_ne!(code, Some(0));
     assert!(
         stderr.contains(
             "CLI loadgen flags target the profiling phase, but this config has 2 profiling \
@@ -564,14 +570,8 @@ fn a_seamless_rate_phase_starts_once_the_one_before_has_sent_everything() {
 #[test]
 fn seamless_on_the_first_phase_is_refused_as_aiperf_refuses_it() {
     let file = Path::new(AIPERF).join("seamless/seamless_first/seamless_first.yaml");
-    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["config", "validate"])
-        .arg(&file)
-        .env("URL", "http://127.0.0.1:9")
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, stderr) = refusal("validate", &file, &[]);
+    assert_eq!(code, Some(1));
     assert!(
         stderr.contains(
             "Phase config 'p1' cannot have seamless=True because it is first. Seamless \
@@ -618,14 +618,8 @@ fn a_variable_only_the_runs_define_is_an_error_where_aiperf_meets_it_first() {
     // The file is rendered with its own variables first, in its order: the run's use of `nreq`
     // (defined by no variables block of the file) is the first undefined name, as AIPerf says.
     let file = Path::new(AIPERF).join("scenario_variables/validate_only/var_only_in_runs.yaml");
-    let out = Command::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["config", "validate"])
-        .arg(&file)
-        .env("URL", "http://127.0.0.1:9")
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, stderr) = refusal("validate", &file, &[]);
+    assert_eq!(code, Some(1));
     assert!(
         stderr.contains(
             "Jinja2 template error at 'sweep.runs.2.benchmark.phases.1.requests': 'nreq' is \
