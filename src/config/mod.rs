@@ -111,7 +111,7 @@ impl std::error::Error for ConfigError {}
 
 /// The controller settings of a phase's `adaptive_scale` (`spec`) on a phase of `load`,
 /// named by `path` in a refusal. ringperf's engine moves a phase's concurrency and prefill
-/// limit and an open loop's request rate; AIPerf's `users` is refused.
+/// limit, an open loop's request rate and a user-centric phase's users.
 ///
 /// # Errors
 /// AIPerf's phase-start messages for settings only `timing_mode` leaves unset, and the
@@ -128,14 +128,33 @@ pub fn adaptive_settings(
         (V::Concurrency, Load::Rate { cap, .. }) => cap.map(|c| c as f64),
         (V::PrefillConcurrency, _) => prefill.map(|p| p as f64),
         (V::RequestRate, Load::Rate { rate, .. }) => Some(*rate),
+        (V::Users, _) => match mode {
+            timing::Mode::UserCentric { users, .. } => Some(*users as f64),
+            _ => None,
+        },
         _ => None,
     };
     let s = spec.settings(phase_max).map_err(ConfigError::flag)?;
-    if !matches!(mode, timing::Mode::Load) {
-        return err(format!(
-            "not supported by ringperf: {path}: adaptive_scale on a user-centric, replayed or \
-             agentic phase (ringperf moves concurrency, poisson, gamma and constant phases)"
-        ));
+    match (mode, s.variable) {
+        (timing::Mode::UserCentric { .. }, V::Users) => return Ok(std::sync::Arc::new(s)),
+        (timing::Mode::Load, V::Users) => {
+            return err("adaptive_scale users is only valid on user_centric phases");
+        }
+        (timing::Mode::Load, _) => {}
+        (timing::Mode::UserCentric { .. }, v) => {
+            return err(format!(
+                "not supported by ringperf: {path}: adaptive_scale control.variable={} on a \
+                 user_centric phase (ringperf moves a user_centric phase's users)",
+                v.name()
+            ));
+        }
+        _ => {
+            return err(format!(
+                "not supported by ringperf: {path}: adaptive_scale on a replayed or agentic \
+                 phase (ringperf moves concurrency, poisson, gamma, constant and user_centric \
+                 phases)"
+            ));
+        }
     }
     let ok = matches!(
         (s.variable, load),

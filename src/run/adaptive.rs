@@ -122,8 +122,19 @@ impl Driver {
             issue_deadline_ns,
         };
         d.controller.start();
-        d.flush();
         Ok(d)
+    }
+
+    /// Writes the start event, once the phase's plans are made (a user-centric phase's users
+    /// present at the start are counted then).
+    pub(super) fn started(&mut self) {
+        self.flush();
+    }
+
+    /// The users alive, when the controller moves a user-centric phase's users.
+    fn users(&self) -> Option<u64> {
+        (self.controller.settings().variable == ControlVariable::Users)
+            .then(|| self.gate.active_users() as u64)
     }
 
     /// The controller ended: the phase sends nothing more.
@@ -200,6 +211,11 @@ impl Driver {
                     p.set_limit(v as usize);
                 }
             }
+            ControlVariable::Users => {
+                if let Some(d) = feeder {
+                    d.set_target_users(now_ns, v as usize);
+                }
+            }
             _ => self.gate.set_limit(v as usize),
         }
     }
@@ -223,6 +239,7 @@ impl Driver {
                 &self.controller,
                 &events,
                 ringperf_wire::clock::wall_now_ns(),
+                self.users(),
             )
         {
             note(&format!("adaptive scale: cannot write its events ({e})"));
@@ -231,7 +248,7 @@ impl Driver {
 
     fn write_summary(&self) {
         if let Some(w) = &self.writer
-            && let Err(e) = w.summary(&self.controller)
+            && let Err(e) = w.summary(&self.controller, self.users())
         {
             note(&format!("adaptive scale: cannot write its summary ({e})"));
         }

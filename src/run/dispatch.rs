@@ -16,6 +16,7 @@ use std::time::Duration;
 use crossbeam_queue::ArrayQueue;
 
 use crate::config::Arrival;
+use ringperf_engine::worker::adaptive::AdaptiveGate;
 use ringperf_wire::conversation::Sampling;
 use ringperf_wire::record::{Credit, Phase};
 use ringperf_workload::schedule::{
@@ -26,6 +27,9 @@ use ringperf_workload::workload::stream::Stream;
 
 /// How far ahead of the clock credits are generated.
 const LOOKAHEAD_NS: u64 = 50_000_000;
+/// The same for a user-centric phase whose controller moves its users: whether a user starts
+/// is decided from the users alive when it is due, so it is decided only this long before.
+const MOVED_USERS_LOOKAHEAD_NS: u64 = 5_000_000;
 /// Credits a worker queue holds at most.
 const QUEUE_CAPACITY: usize = 64 * 1024;
 /// [`Dispatcher::next_ns`]: the next credit may be queued at any moment.
@@ -82,6 +86,33 @@ struct Users {
     turns: Vec<u32>,
     /// Users started so far (the picker's index).
     started: u64,
+    /// The turn gap the users present at the start were planned with: their replacements come
+    /// after their turns at that gap, whatever the controller sets later (as AIPerf plans them
+    /// when the phase starts).
+    initial_gap_ns: f64,
+    /// An adaptive phase moving the users ([`Dispatcher::with_moved_users`]).
+    moved: Option<MovedUsers>,
+}
+
+/// A user-centric phase whose controller moves the target users (AIPerf's adaptive scale with
+/// `control.variable: users`): a user due to start while as many are alive as the target is put
+/// off by one stagger; a started user gets a replacement only while no more are alive than the
+/// target; a raised target starts the new users one stagger apart from now.
+#[derive(Debug)]
+struct MovedUsers {
+    gate: Arc<AdaptiveGate>,
+    /// The phase's total request rate (the turn gap is `users / rate`).
+    rate: f64,
+}
+
+/// What the source gives next.
+enum Next {
+    /// A credit: its conversation, intended time and turn limit.
+    Credit(u32, u64, Option<u32>),
+    /// Nothing before this run-clock time (a user whose start is decided when it is due).
+    Later(u64),
+    /// The source is spent.
+    Spent,
 }
 
 #[derive(Debug)]
@@ -109,6 +140,10 @@ pub struct Dispatcher {
     stream: Option<Arc<Stream>>,
     /// The pending credit waits for its conversation to be built.
     starved: bool,
+    /// How far ahead of the clock credits are queued.
+    lookahead_ns: u64,
+    /// The source gives nothing before this time ([`Next::Later`]).
+    later: Option<u64>,
 }
 
 impl Dispatcher {
@@ -188,6 +223,8 @@ impl Dispatcher {
             shard: Shard::WHOLE,
             stream: None,
             starved: false,
+            lookahead_ns: LOOKAHEAD_NS,
+            later: None,
         }
     }
 
@@ -283,6 +320,8 @@ impl Dispatcher {
                 picker,
                 turns,
                 started: 0,
+                initial_gap_ns: plan.turn_gap_ns(),
+                moved: None,
             })),
             phase,
             start_ns,
@@ -291,48 +330,112 @@ impl Dispatcher {
         )
     }
 
-    /// The next credit's conversation, intended time and turn limit, or `None` when the source
-    /// is spent.
-    fn next_from_source(&mut self) -> Option<(u32, u64, Option<u32>)> {
+    /// A user-centric phase whose controller moves its users through `gate` (its limit is the
+    /// target, set to the plan's users; AIPerf's `users` control variable): the users present
+    /// at the start are counted alive from now. No effect on another source.
+    #[must_use]
+    pub fn with_moved_users(mut self, gate: Arc<AdaptiveGate>, rate: f64) -> Self {
+        if let Source::Users(users) = &mut self.source {
+            gate.users_started(users.initial.len());
+            gate.set_turn_gap_ns(users.initial_gap_ns.round() as u64);
+            users.moved = Some(MovedUsers { gate, rate });
+            self.lookahead_ns = MOVED_USERS_LOOKAHEAD_NS;
+        }
+        self
+    }
+
+    /// An adaptive phase's new target users from `now_ns` on (AIPerf's `set_target_users`):
+    /// every user's turn gap becomes `target / rate` for the turns and replacements scheduled
+    /// from now, and a raised target starts its new users one stagger apart from now.
+    pub fn set_target_users(&mut self, now_ns: u64, target: usize) {
+        let Source::Users(users) = &mut self.source else {
+            return;
+        };
+        let Some(m) = &users.moved else {
+            return;
+        };
+        let before = m.gate.limit();
+        m.gate.set_limit(target);
+        let target = m.gate.limit();
+        let gap_ns = target as f64 * 1e9 / m.rate;
+        m.gate.set_turn_gap_ns(gap_ns.round() as u64);
+        users.spawner.set_turn_gap_ns(gap_ns);
+        let stagger_ns = 1e9 / m.rate;
+        for slot in 0..target.saturating_sub(before) {
+            users
+                .spawner
+                .push_at(now_ns + (slot as f64 * stagger_ns).round() as u64);
+        }
+        // Looked at again: a new user may be due before what the source said last.
+        self.later = None;
+    }
+
+    /// The next credit from the source, given the clock at `now_ns`.
+    fn next_from_source(&mut self, now_ns: u64) -> Next {
         match &mut self.source {
             Source::Arrivals { arrivals, .. } => {
-                Some((0, self.start_ns + arrivals.next_offset_ns(), None))
+                Next::Credit(0, self.start_ns + arrivals.next_offset_ns(), None)
             }
             Source::Schedule { entries, next } => {
-                let e = entries.get(*next)?;
+                let Some(e) = entries.get(*next) else {
+                    return Next::Spent;
+                };
                 *next += 1;
-                Some((
+                Next::Credit(
                     e.conversation,
                     self.start_ns.saturating_add(e.offset_ns),
                     None,
-                ))
+                )
             }
-            Source::Users(users) => {
+            Source::Users(users) => loop {
                 let initial_at = users.initial.last().map(|u| u.start_offset_ns);
                 let spawn_at = users
                     .spawner
                     .peek_ns()
                     .map(|at| at.saturating_sub(self.start_ns));
-                let initial_first = match (initial_at, spawn_at) {
-                    (None, None) => return None,
-                    (Some(i), Some(s)) => i <= s,
-                    (i, _) => i.is_some(),
+                let (initial_first, offset) = match (initial_at, spawn_at) {
+                    (None, None) => return Next::Spent,
+                    (Some(i), Some(s)) if i <= s => (true, i),
+                    (Some(i), None) => (true, i),
+                    (_, Some(s)) => (false, s),
                 };
-                let (offset, max_turns) = if initial_first {
-                    let u = users.initial.pop()?;
-                    (u.start_offset_ns, u.max_turns)
+                let at = self.start_ns + offset;
+                if users.moved.is_some() && at > now_ns + self.lookahead_ns {
+                    return Next::Later(at);
+                }
+                let max_turns = if initial_first {
+                    users.initial.pop().and_then(|u| u.max_turns)
                 } else {
-                    let s = users.spawner.pop()?;
-                    (s.at_ns.saturating_sub(self.start_ns), None)
+                    if let Some(m) = &users.moved
+                        && m.gate.active_users() >= m.gate.limit()
+                    {
+                        // As many alive as the target: put off by one stagger.
+                        users.spawner.defer_earliest((1e9 / m.rate).round() as u64);
+                        continue;
+                    }
+                    users.spawner.pop();
+                    None
                 };
                 let conversation = users.picker.pick(users.started);
                 users.started += 1;
                 let full = users.turns.get(conversation as usize).copied().unwrap_or(0);
-                let turns = max_turns.map_or(full, |m| m.min(full));
-                let at = self.start_ns + offset;
-                users.spawner.schedule_replacement(at, turns.max(1));
-                Some((conversation, at, max_turns))
-            }
+                let turns = max_turns.map_or(full, |m| m.min(full)).max(1);
+                match &users.moved {
+                    _ if initial_first => {
+                        let gap = users.initial_gap_ns;
+                        users.spawner.schedule_replacement_at_gap(at, turns, gap);
+                    }
+                    None => users.spawner.schedule_replacement(at, turns),
+                    Some(m) => {
+                        m.gate.users_started(1);
+                        // Scaling down: the users beyond the target are not replaced.
+                        if m.gate.active_users() <= m.gate.limit() {
+                            users.spawner.schedule_replacement(at, turns);
+                        }
+                    }
+                }
+                return Next::Credit(conversation, at, max_turns);
+            },
         }
     }
 
@@ -372,7 +475,8 @@ impl Dispatcher {
         self.queue_due(now_ns);
         let next = match &self.pending {
             _ if self.is_fed() => NEXT_NONE,
-            Some(c) if !self.starved && c.intended_ns > now_ns + LOOKAHEAD_NS => c.intended_ns,
+            Some(c) if !self.starved && c.intended_ns > now_ns + self.lookahead_ns => c.intended_ns,
+            None if self.later.is_some() => self.later.unwrap_or(NEXT_SOON),
             // Waiting for room in a full queue, or nothing generated yet.
             _ => NEXT_SOON,
         };
@@ -387,8 +491,11 @@ impl Dispatcher {
             return None;
         }
         Some(match &self.pending {
-            Some(c) if !self.starved && c.intended_ns > now_ns + LOOKAHEAD_NS => {
-                c.intended_ns - LOOKAHEAD_NS
+            Some(c) if !self.starved && c.intended_ns > now_ns + self.lookahead_ns => {
+                c.intended_ns - self.lookahead_ns
+            }
+            None if self.later.is_some() => {
+                (self.later.unwrap_or(now_ns)).saturating_sub(self.lookahead_ns)
             }
             // Waiting for room in a queue, or for the producer: looked at again soon.
             _ => now_ns,
@@ -402,6 +509,7 @@ impl Dispatcher {
 
     /// Queues the credits due before `now + LOOKAHEAD`, as [`Dispatcher::feed`] says.
     fn queue_due(&mut self, now_ns: u64) {
+        self.later = None;
         loop {
             let credit = match self.pending.take() {
                 Some(c) => c,
@@ -411,9 +519,16 @@ impl Dispatcher {
                         return;
                     }
                     let index = self.next_index;
-                    let Some((conversation, at, max_turns)) = self.next_from_source() else {
-                        self.set_fed();
-                        return;
+                    let (conversation, at, max_turns) = match self.next_from_source(now_ns) {
+                        Next::Credit(conversation, at, max_turns) => (conversation, at, max_turns),
+                        Next::Later(at) => {
+                            self.later = Some(at);
+                            return;
+                        }
+                        Next::Spent => {
+                            self.set_fed();
+                            return;
+                        }
                     };
                     if self.issue_deadline_ns.is_some_and(|d| at >= d) {
                         self.set_fed();
@@ -436,7 +551,7 @@ impl Dispatcher {
                     }
                 }
             };
-            if credit.intended_ns > now_ns + LOOKAHEAD_NS {
+            if credit.intended_ns > now_ns + self.lookahead_ns {
                 self.pending = Some(credit);
                 return;
             }
@@ -598,6 +713,105 @@ mod tests {
             ]
         );
         assert!(v.iter().all(|c| c.cancel_after_ns.is_none()));
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// A user-centric phase at 10 requests/s whose controller moves its users, starting at 2
+    /// (four-turn conversations): the user present at the start with all its turns at 0, one
+    /// with two turns left at 100 ms; their replacements at 0 + 4 × 200 and 100 + 2 × 200 ms.
+    fn moved_users() -> (Dispatcher, Arc<AdaptiveGate>) {
+        let gate = Arc::new(AdaptiveGate::new(2, false));
+        let plan = UserCentric::new(10.0, 2);
+        let d = Dispatcher::users(
+            Queues::new(1),
+            &plan,
+            4.0,
+            vec![4; 50],
+            Sampling::Sequential,
+            1,
+            Phase::Profiling,
+            0,
+            None,
+        )
+        .with_moved_users(gate.clone(), 10.0);
+        (d, gate)
+    }
+
+    fn times(d: &Dispatcher) -> Vec<u64> {
+        drain(d).iter().map(|c| c.intended_ns / MS).collect()
+    }
+
+    #[test]
+    fn a_moved_users_spawn_waits_while_as_many_are_alive_as_the_target() {
+        let (mut d, gate) = moved_users();
+        assert_eq!(gate.active_users(), 2);
+        assert_eq!(gate.turn_gap_ns(), Some(200 * MS));
+        // Decided when due (5 ms ahead), not a lookahead of 50 ms earlier.
+        d.feed(0, false);
+        assert_eq!(times(&d), [0]);
+        assert_eq!(d.next_ns.load(Ordering::Acquire), 100 * MS);
+        assert_eq!(d.next_feed_ns(0), Some(95 * MS));
+        d.feed(100 * MS, false);
+        assert_eq!(times(&d), [100]);
+        // The first replacement is due at 500 ms with both users alive: put off by a stagger.
+        d.feed(500 * MS, false);
+        assert!(times(&d).is_empty());
+        assert_eq!(d.next_ns.load(Ordering::Acquire), 600 * MS);
+        gate.user_ended();
+        d.feed(600 * MS, false);
+        let v = drain(&d);
+        assert_eq!(
+            v.iter().map(|c| c.intended_ns / MS).collect::<Vec<_>>(),
+            [600]
+        );
+        // The next conversation in order: the put-off spawn took none.
+        assert_eq!(v[0].conversation, 2);
+        assert_eq!(gate.active_users(), 2);
+        // Its replacement after its four turns at 200 ms; the other initial replacement at 800.
+        gate.user_ended();
+        d.feed(800 * MS, false);
+        assert_eq!(times(&d), [800]);
+        gate.user_ended();
+        d.feed(1400 * MS, false);
+        assert_eq!(times(&d), [1400]);
+    }
+
+    #[test]
+    fn a_raised_target_starts_its_users_a_stagger_apart_and_widens_the_turn_gap() {
+        let (mut d, gate) = moved_users();
+        d.feed(0, false);
+        d.feed(100 * MS, false);
+        assert_eq!(times(&d), [0, 100]);
+        d.set_target_users(300 * MS, 4);
+        assert_eq!((gate.limit(), gate.turn_gap_ns()), (4, Some(400 * MS)));
+        assert_eq!(
+            d.next_feed_ns(300 * MS),
+            Some(300 * MS),
+            "looked at again at once"
+        );
+        d.feed(300 * MS, false);
+        d.feed(400 * MS, false);
+        assert_eq!(times(&d), [300, 400]);
+        assert_eq!(gate.active_users(), 4);
+        // The initial users' replacements keep the gap they were planned with (500 ms), and
+        // wait while four are alive.
+        d.feed(500 * MS, false);
+        assert!(times(&d).is_empty());
+        for _ in 0..2 {
+            gate.user_ended();
+        }
+        d.feed(600 * MS, false);
+        assert_eq!(times(&d), [600]);
+        d.feed(800 * MS, false);
+        assert_eq!(times(&d), [800]);
+        // The new users' replacements come after four turns at the new gap: 300 + 1600 and
+        // 400 + 1600 ms.
+        for _ in 0..4 {
+            gate.user_ended();
+        }
+        d.feed(2000 * MS, false);
+        assert_eq!(times(&d), [1900, 2000]);
     }
 
     #[test]

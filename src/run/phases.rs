@@ -324,6 +324,9 @@ fn run_phase(
         .ok();
     }
     let (mut plans, mut feeder) = planner.plans(queues);
+    if let Some(a) = adaptive.as_mut() {
+        a.started();
+    }
     // Agentic replay's system-idle cap: looked at every 5 ms by this thread.
     let idle_cap = plans.first().and_then(|p| p.idle_cap.clone());
     let mut idle_watch = ringperf_engine::worker::IdleWatch::default();
@@ -653,6 +656,16 @@ impl<'a> Planner<'a> {
         cap: Option<u64>,
         queues: dispatch::Queues,
     ) -> Plans {
+        // Moving its users: the phase starts with the controller's smallest (AIPerf sets the
+        // target before it plans the users present at the start).
+        let moved = match (&self.p.timing.adaptive, &self.adaptive) {
+            (Some(a), Some(gate)) if a.variable == ControlVariable::Users => Some(gate.clone()),
+            _ => None,
+        };
+        let users = match (&moved, &self.p.timing.adaptive) {
+            (Some(gate), _) => gate.limit() as u64,
+            _ => users,
+        };
         let uc = ringperf_workload::schedule::UserCentric::new(rate, users);
         let turns: Vec<u32> = self
             .shared
@@ -680,6 +693,10 @@ impl<'a> Planner<'a> {
         .with_shard(self.shard)
         .in_phase(self.phase_index)
         .after_sessions(self.first_session);
+        let d = match moved {
+            Some(gate) => d.with_moved_users(gate, rate),
+            None => d,
+        };
         let plans = (0..self.n)
             .map(|i| PhasePlan {
                 timing: TurnTiming {

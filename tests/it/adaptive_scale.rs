@@ -104,6 +104,8 @@ fn input_config_echoes_the_adaptive_phases_as_aiperf_did() {
         "request-rate",
         "multi-phase",
         "duration-cut",
+        "users-always-met",
+        "users-never-met",
     ] {
         let dir = data().join("runs").join(run);
         let out = ringperf(&[
@@ -610,6 +612,117 @@ fn request_rate_doubles_to_the_phase_rate() {
     same_shape_as_aiperf(dir.path(), "request-rate");
 }
 
+/// Each user's gaps between the sends of its turns (`credit_issued_ns`), in ms, with the
+/// earlier turn's index, from a `profile_export.jsonl`'s records (or the same metadata alone).
+fn user_turn_gaps(records: &[Value]) -> Vec<(u64, f64)> {
+    let mut by_user: HashMap<String, Vec<(u64, u64)>> = HashMap::new();
+    for r in records {
+        let m = r.get("metadata").unwrap_or(r);
+        let at = m["credit_issued_ns"].as_u64().unwrap();
+        let turn = m["turn_index"].as_u64().unwrap();
+        by_user
+            .entry(m["x_correlation_id"].as_str().unwrap().to_owned())
+            .or_default()
+            .push((turn, at));
+    }
+    (by_user.values_mut())
+        .flat_map(|sent| {
+            sent.sort_unstable();
+            (sent.windows(2))
+                .map(|w| (w[0].0, (w[1].1 - w[0].1) as f64 / 1e6))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// AIPerf's users runs: a user_centric phase at 10 requests/s whose controller moves the users
+/// from 2, doubling (AIPerf's `set_target_users`). The users present at the start are
+/// planned for 2; a raised target starts the new users one stagger (100 ms) apart and every
+/// user's next turn comes a turn gap of `users / rate` after the one before (200, 400, 800 ms);
+/// the control's state in every event is AIPerf's (its target, the users alive, none retiring
+/// or cancelled). Every window passes: 2, 4, 8, then the maximum.
+#[test]
+fn users_double_to_the_phases_users_with_the_turn_gap_following() {
+    let server = mock(20, 2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    profile(&config_for("users-always-met", &server, dir.path(), &[]));
+    server.stop();
+    let ev = events(dir.path(), "profiling");
+    let aiperf_dir = data().join("runs/users-always-met");
+    let aiperf = events(&aiperf_dir, "profiling");
+    assert_eq!(control_values(&ev), [2.0, 4.0, 8.0]);
+    assert_eq!(control_values(&ev), control_values(&aiperf));
+    assert_eq!(terminal(&ev), terminal(&aiperf));
+    let names = |ev: &[Value]| -> Vec<String> {
+        (ev.iter())
+            .map(|e| e["event"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&ev), names(&aiperf));
+    for (ours, theirs) in ev.iter().zip(&aiperf) {
+        assert_eq!(keys(&ours["control"]), keys(&theirs["control"]));
+        assert_eq!(
+            ours["control"]["target_value"],
+            theirs["control"]["target_value"]
+        );
+        let alive = ours["control"]["active_users"].as_u64().unwrap();
+        assert_eq!(ours["control"]["actual_value"], alive);
+        assert_eq!(ours["control"]["retiring_users"], 0);
+        assert!(alive <= 8, "{ours}");
+    }
+    // At the start, the users AIPerf plans for 2 with four turns a conversation (one part-way
+    // through, one new); at the end, all 8.
+    assert_eq!(ev[0]["control"]["active_users"], 2);
+    assert_eq!(ev.last().unwrap()["control"]["active_users"], 8);
+    // Each user's turns: exactly the turn gap of the target in force when the earlier turn was
+    // planned (the answers take 50 ms, well inside it), and it only grows.
+    let records = crate::common::read_jsonl(&dir.path().join("artifacts/profile_export.jsonl"));
+    let ours = user_turn_gaps(&records);
+    let gaps: Vec<f64> = ours.iter().map(|g| g.1).collect();
+    for want in [200.0, 400.0, 800.0] {
+        assert!(gaps.contains(&want), "{want} ms: {gaps:?}");
+    }
+    assert!(
+        gaps.iter().all(|g| [200.0, 400.0, 800.0].contains(g)),
+        "{gaps:?}"
+    );
+    // AIPerf's own users kept the same gaps (its sends are stamped when issued, not planned:
+    // within 15 ms), but for a first turn issued late (a spawn put in front of the one its loop
+    // slept for goes when that one does; its next turn keeps to the planned time).
+    let theirs = user_turn_gaps(&crate::common::read_jsonl(
+        &aiperf_dir.join("records_metadata.jsonl"),
+    ));
+    for (_, g) in theirs.iter().filter(|g| g.0 > 0) {
+        assert!(
+            [200.0, 400.0, 800.0].iter().any(|w| (g - w).abs() <= 15.0),
+            "AIPerf's gap {g} ms"
+        );
+    }
+    same_shape_as_aiperf(dir.path(), "users-always-met");
+}
+
+/// AIPerf's users run whose SLA no window meets: the first window ends the phase at 2 users,
+/// as AIPerf's did.
+#[test]
+fn users_never_met_stops_at_the_smallest_target() {
+    let server = mock(20, 2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    profile(&config_for("users-never-met", &server, dir.path(), &[]));
+    server.stop();
+    let ev = events(dir.path(), "profiling");
+    let aiperf = events(&data().join("runs/users-never-met"), "profiling");
+    assert_eq!(control_values(&ev), [2.0]);
+    assert_eq!(terminal(&ev), terminal(&aiperf));
+    let s = read_json(
+        &dir.path()
+            .join("artifacts/phases/profiling/adaptive_scale_summary.json"),
+    );
+    assert_eq!(s["status"], "failed");
+    assert_eq!(s["first_failing_value"], 2);
+    assert_eq!(keys(&s["control"]), keys(&aiperf[0]["control"]));
+    same_shape_as_aiperf(dir.path(), "users-never-met");
+}
+
 /// `timing_mode: adaptive_scale` without `adaptive_scale`: AIPerf runs the controller all the
 /// same (sla_margin from 1 to the explicit maximum 4 in one step).
 #[test]
@@ -760,6 +873,8 @@ fn aiperfs_runs_replayed_through_the_controller_give_its_events() {
         "duration-cut",
         "duration-cut-rerun",
         "timing-mode-flat",
+        "users-always-met",
+        "users-never-met",
     ] {
         let aiperf_dir = data().join("runs").join(run);
         for (name, settings) in settings_of(run) {
@@ -800,7 +915,15 @@ fn aiperfs_runs_replayed_through_the_controller_give_its_events() {
                 c.phase_ended(false);
             }
             let mine = c.take_events();
-            writer.events(&c, &mine, 0).unwrap();
+            // A users run: the users alive when AIPerf wrote each event (its run's, not the
+            // controller's).
+            let alive = |t: &Value| t["control"]["active_users"].as_u64();
+            for (i, e) in mine.iter().enumerate() {
+                let users = theirs.get(i).and_then(alive);
+                writer
+                    .events(&c, std::slice::from_ref(e), 0, users)
+                    .unwrap();
+            }
             let ours = events(out.path(), &name);
             assert_eq!(ours.len(), theirs.len(), "{run}/{name}");
             for (o, t) in ours.iter().zip(&theirs) {
@@ -817,7 +940,7 @@ fn aiperfs_runs_replayed_through_the_controller_give_its_events() {
                 .join(&name)
                 .join("adaptive_scale_summary.json");
             if summary.exists() {
-                writer.summary(&c).unwrap();
+                writer.summary(&c, theirs.last().and_then(alive)).unwrap();
                 let o = read_json(
                     &out.path()
                         .join("artifacts/phases")

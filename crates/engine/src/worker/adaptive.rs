@@ -8,8 +8,13 @@
 //! nothing: sessions in flight run to their end and no new one starts until fewer than the
 //! limit are running (AIPerf's debt). Closing the gate stops the phase's sending: no new
 //! session or turn starts, requests in flight end normally.
+//!
+//! A user-centric phase moving its users keeps its count of live users here too: the feeder
+//! counts a user when it starts one, the worker running it when its last turn ends; a user's
+//! turn gap (`users / rate`) moves with the target, and every worker reads it for the turns it
+//! schedules next.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How long a slot first waits before looking for a free permit again; each look that finds
@@ -27,6 +32,10 @@ pub struct AdaptiveGate {
     closed: AtomicBool,
     /// The phase's slots are gated (the controller moves the concurrency).
     gated: AtomicBool,
+    /// Users started and not yet ended (a user-centric phase moving its users).
+    users: AtomicUsize,
+    /// A user's turn gap in ns while the controller moves the users (0: the phase's own).
+    turn_gap_ns: AtomicU64,
 }
 
 impl AdaptiveGate {
@@ -37,7 +46,36 @@ impl AdaptiveGate {
             held: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
             gated: AtomicBool::new(gated),
+            users: AtomicUsize::new(0),
+            turn_gap_ns: AtomicU64::new(0),
         }
+    }
+
+    /// `n` users started (the feeder's count, before their first turn goes).
+    pub fn users_started(&self, n: usize) {
+        self.users.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// A user's last turn ended (or its session could not start).
+    pub fn user_ended(&self) {
+        let _ = self
+            .users
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// Users started and not yet ended.
+    pub fn active_users(&self) -> usize {
+        self.users.load(Ordering::Acquire)
+    }
+
+    /// Sets the turn gap every user's next turn is scheduled with.
+    pub fn set_turn_gap_ns(&self, ns: u64) {
+        self.turn_gap_ns.store(ns.max(1), Ordering::Release);
+    }
+
+    /// The turn gap the controller set, if it moves the users.
+    pub fn turn_gap_ns(&self) -> Option<u64> {
+        Some(self.turn_gap_ns.load(Ordering::Acquire)).filter(|&n| n > 0)
     }
 
     /// Sets the session limit.
@@ -128,5 +166,24 @@ mod tests {
         assert!(!g.closed());
         g.close();
         assert!(g.closed());
+    }
+
+    #[test]
+    fn users_are_counted_from_their_start_to_their_end() {
+        let g = AdaptiveGate::new(2, false);
+        assert_eq!((g.active_users(), g.turn_gap_ns()), (0, None));
+        g.users_started(3);
+        g.user_ended();
+        assert_eq!(g.active_users(), 2);
+        g.user_ended();
+        g.user_ended();
+        g.user_ended();
+        assert_eq!(g.active_users(), 0, "never below zero");
+        g.set_turn_gap_ns(400_000_000);
+        assert_eq!(g.turn_gap_ns(), Some(400_000_000));
+        assert!(
+            g.try_acquire(),
+            "an ungated gate's permits are not the users'"
+        );
     }
 }

@@ -159,7 +159,15 @@ impl Ctx {
             // The accelerated cache warmup: no recorded idle.
             return Some(shared.clock.now_ns());
         }
-        Some(session.due_ns(shared, &self.plan.timing, self.plan.start_ns))
+        let mut timing = self.plan.timing;
+        // A user-centric phase moving its users: the turn gap its controller set last.
+        if let (Some(uc), Some(gap)) = (
+            timing.user_centric.as_mut(),
+            (self.plan.adaptive.as_ref()).and_then(|g| g.turn_gap_ns()),
+        ) {
+            *uc = uc.with_turn_gap_ns(gap as f64);
+        }
+        Some(session.due_ns(shared, &timing, self.plan.start_ns))
     }
 
     /// The think time, ns, before the session's next turn, a request-free one (the turn's

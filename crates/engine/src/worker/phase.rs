@@ -260,6 +260,10 @@ async fn open_loop(
         let mut intended_ns = credit.intended_ns;
         // An adaptive phase moving a rate phase's concurrency: a permit per request.
         let gate = (ctx.plan.adaptive.clone()).filter(|g| g.gated() && kind == OpenKind::Tick);
+        // A user-centric phase moving its users: this credit is a user the feeder counted, who
+        // ends with its session.
+        let user = (ctx.plan.adaptive.clone())
+            .filter(|g| g.turn_gap_ns().is_some() && kind == OpenKind::SessionStart);
         if let Some(g) = &gate {
             let mut got = g.try_acquire();
             while !got && !ctx.stopping() {
@@ -301,7 +305,12 @@ async fn open_loop(
                     }
                     s
                 }
-                None => continue,
+                None => {
+                    if let Some(u) = &user {
+                        u.user_ended();
+                    }
+                    continue;
+                }
             },
         };
         if session.next_turn() == 0 {
@@ -333,6 +342,9 @@ async fn open_loop(
                     }
                     OpenKind::SessionStart => run_rest(&ctx, &mut session).await,
                 }
+            }
+            if let Some(u) = &user {
+                u.user_ended();
             }
             live.set(live.get() - 1);
             ctx.changed.nudge();

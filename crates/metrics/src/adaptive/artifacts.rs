@@ -75,17 +75,24 @@ impl Writer {
         })
     }
 
-    /// Appends `events` (emitted at wall-clock `now_ns`) to the phase's JSONL.
+    /// Appends `events` (emitted at wall-clock `now_ns`) to the phase's JSONL; `users`: the
+    /// users alive then, when the controller moves a user-centric phase's users.
     ///
     /// # Errors
     /// The file cannot be written.
-    pub fn events(&self, c: &Controller, events: &[Event], now_ns: u64) -> std::io::Result<()> {
+    pub fn events(
+        &self,
+        c: &Controller,
+        events: &[Event],
+        now_ns: u64,
+        users: Option<u64>,
+    ) -> std::io::Result<()> {
         if events.is_empty() {
             return Ok(());
         }
         let mut out = Vec::new();
         for e in events {
-            let v = sorted(self.event(c, e, now_ns));
+            let v = sorted(self.event(c, e, now_ns, users));
             serde_json::to_writer(&mut out, &v)?;
             out.push(b'\n');
         }
@@ -96,12 +103,15 @@ impl Writer {
         f.write_all(&out)
     }
 
-    /// Writes the summary of a controller that ended.
+    /// Writes the summary of a controller that ended (`users`: as for [`Writer::events`]).
     ///
     /// # Errors
     /// The file cannot be written.
-    pub fn summary(&self, c: &Controller) -> std::io::Result<()> {
-        write_pretty(&self.dir.join(SUMMARY_FILE), &sorted(self.summary_value(c)))
+    pub fn summary(&self, c: &Controller, users: Option<u64>) -> std::io::Result<()> {
+        write_pretty(
+            &self.dir.join(SUMMARY_FILE),
+            &sorted(self.summary_value(c, users)),
+        )
     }
 
     fn num(&self, v: f64) -> Value {
@@ -116,11 +126,22 @@ impl Writer {
         v.map_or(Value::Null, |v| self.num(v))
     }
 
-    fn control(&self, v: f64) -> Value {
-        json!({"actual_value": self.num(v), "target_value": self.num(v)})
+    /// The control's state: its value, or a user-centric phase's target and the users alive
+    /// (those over the target are retiring: they end with their last turn, none is cancelled).
+    fn control(&self, v: f64, users: Option<u64>) -> Value {
+        match users {
+            None => json!({"actual_value": self.num(v), "target_value": self.num(v)}),
+            Some(alive) => json!({
+                "active_users": alive,
+                "actual_value": alive,
+                "cancelled": 0,
+                "retiring_users": alive.saturating_sub(v as u64),
+                "target_value": self.num(v),
+            }),
+        }
     }
 
-    fn event(&self, c: &Controller, e: &Event, now_ns: u64) -> Value {
+    fn event(&self, c: &Controller, e: &Event, now_ns: u64, users: Option<u64>) -> Value {
         let s = c.settings();
         let primary = &s.sla[0];
         let before = e.before.unwrap_or(e.value);
@@ -139,7 +160,7 @@ impl Writer {
             "control_value_before": self.num(before),
             "control_value_after": self.num(e.value),
             "control_value": self.num(e.value),
-            "control": self.control(e.value),
+            "control": self.control(e.value, users),
             "boundary_value": self.opt(e.boundary),
             "last_passing_value": self.opt(e.last_passing),
             "first_failing_value": self.opt(e.first_failing),
@@ -181,7 +202,7 @@ impl Writer {
         merge(v, identity)
     }
 
-    fn summary_value(&self, c: &Controller) -> Value {
+    fn summary_value(&self, c: &Controller, users: Option<u64>) -> Value {
         let s = c.settings();
         let primary = &s.sla[0];
         let (windows, passed) = c.sustain_windows();
@@ -203,7 +224,7 @@ impl Writer {
             "status": ending.map_or("completed", |e| e.status()),
             "control_variable": s.variable.name(),
             "control_value": self.num(c.value()),
-            "control": self.control(c.value()),
+            "control": self.control(c.value(), users),
             "boundary_value": self.opt(c.boundary()),
             "last_passing_value": self.opt(c.last_passing()),
             "first_failing_value": self.opt(c.first_failing()),

@@ -85,6 +85,15 @@ impl UserCentric {
         self.turn_gap_ns
     }
 
+    /// The same plan with another turn gap (an adaptive phase's, for its users' next turns).
+    #[must_use]
+    pub fn with_turn_gap_ns(self, turn_gap_ns: f64) -> Self {
+        Self {
+            turn_gap_ns,
+            ..self
+        }
+    }
+
     /// The users present at the phase start, in user-id order (the order AIPerf samples their
     /// conversations in). `mean_turns` is the dataset's mean turns per conversation.
     pub fn initial_users(&self, mean_turns: f64) -> Vec<InitialUser> {
@@ -150,8 +159,32 @@ impl Spawner {
     /// `started_ns + turns · turn_gap`. Call it for every initial user (with its resolved
     /// turn count) and for every spawned user.
     pub fn schedule_replacement(&mut self, started_ns: u64, turns: u32) {
-        let at = started_ns as f64 + f64::from(turns) * self.turn_gap_ns;
+        self.schedule_replacement_at_gap(started_ns, turns, self.turn_gap_ns);
+    }
+
+    /// [`Spawner::schedule_replacement`] at the turn gap `turn_gap_ns` (a user planned before
+    /// the gap moved).
+    pub fn schedule_replacement_at_gap(&mut self, started_ns: u64, turns: u32, turn_gap_ns: f64) {
+        let at = started_ns as f64 + f64::from(turns) * turn_gap_ns;
         self.queue.push(Reverse(at.round() as u64));
+    }
+
+    /// Puts the earliest pending spawn off by `by_ns`, giving it no user id.
+    pub fn defer_earliest(&mut self, by_ns: u64) {
+        if let Some(Reverse(at)) = self.queue.pop() {
+            self.queue.push(Reverse(at.saturating_add(by_ns)));
+        }
+    }
+
+    /// Replacements scheduled from now on use `turn_gap_ns` (an adaptive phase moved its
+    /// users, and with them the turn gap).
+    pub fn set_turn_gap_ns(&mut self, turn_gap_ns: f64) {
+        self.turn_gap_ns = turn_gap_ns;
+    }
+
+    /// A spawn at `at_ns` (a user added by a raised target, or a spawn put off).
+    pub fn push_at(&mut self, at_ns: u64) {
+        self.queue.push(Reverse(at_ns));
     }
 
     /// The earliest pending spawn time.
