@@ -161,12 +161,26 @@ pub fn input_config(cfg: &Config) -> Value {
     // repeated run's later runs, `disable_warmup_after_first`).
     let mut phases = Vec::new();
     let agentic = matches!(cfg.profiling.timing.mode, timing::Mode::Agentic(_));
-    // Agentic replay's own warmup is not a phase of the file's (AIPerf echoes none).
-    if let Some(w) = cfg.warmup.as_ref().filter(|_| !agentic) {
+    // Agentic replay's own warmup is not a phase of the file's (AIPerf echoes the file's
+    // warmups, which it does not run).
+    let declared = |phases: &mut Vec<Value>| {
+        let specs = e.plan.file_only.phases_before.iter();
+        phases.extend(specs.map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref())));
+    };
+    if agentic {
+        if cfg.warmup.is_some() {
+            declared(&mut phases);
+        }
+    } else if let Some(w) = &cfg.warmup {
         match e.plan.file_only.phases_before.as_slice() {
-            [] => phases.push(phase(e, "warmup", w)),
-            specs => phases
-                .extend((specs.iter()).map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref()))),
+            [] => {
+                let flags = phase(e, "warmup", w);
+                phases.push(match flags {
+                    Value::Object(m) => with_agentic(m, &e.plan.file_only.warmup_agentic),
+                    other => other,
+                });
+            }
+            _ => declared(&mut phases),
         }
     }
     let mut profiling = phase(e, "profiling", &cfg.profiling);
@@ -199,10 +213,12 @@ pub fn input_config(cfg: &Config) -> Value {
         profiling,
         e.plan.file_only.profiling_adaptive.as_ref(),
     ));
-    // The later phases the run has (a repeated run's later runs drop their warmups).
+    // The later phases the run has (a repeated run's later runs drop their warmups; agentic
+    // replay's first run echoes the warmups it does not run).
+    let agentic_first = agentic && cfg.warmup.is_some();
     phases.extend(
         (e.plan.file_only.phases_after.iter())
-            .filter(|s| (cfg.phases_after.iter()).any(|p| p.name == s.name))
+            .filter(|s| agentic_first || (cfg.phases_after.iter()).any(|p| p.name == s.name))
             .map(|s| with_adaptive(spec_phase(s), s.adaptive.as_ref())),
     );
     // A ramp's curve as the file names it.
@@ -1199,6 +1215,73 @@ fn spec_phase(s: &crate::plan::PhaseSpec) -> Value {
     }
     whole(&mut m, "start_offset", s.start_offset);
     whole(&mut m, "end_offset", s.end_offset);
+    with_agentic(m, &s.agentic)
+}
+
+/// A phase's echo with agentic replay's keys the file gave it, where AIPerf's model puts them:
+/// `timing_mode` before `failed_request_threshold`, the others after it, all before the fields
+/// of the phase's type.
+fn with_agentic(fields: Map<String, Value>, keys: &crate::plan::AgenticKeys) -> Value {
+    let mut head = Map::new();
+    if keys.replay {
+        head.insert("timing_mode".into(), json!("agentic_replay"));
+    }
+    let mut rest = Map::new();
+    let real = |m: &mut Map<String, Value>, k: &str, v: Option<f64>| {
+        if let Some(v) = v {
+            m.insert(k.into(), float(v));
+        }
+    };
+    real(
+        &mut rest,
+        "trajectory_start_min_ratio",
+        keys.trajectory_start_min_ratio,
+    );
+    real(
+        &mut rest,
+        "trajectory_start_max_ratio",
+        keys.trajectory_start_max_ratio,
+    );
+    if let Some(b) = keys.burst_phase_starts {
+        rest.insert("burst_phase_starts".into(), json!(b));
+    }
+    real(
+        &mut rest,
+        "system_idle_gap_cap_seconds",
+        keys.system_idle_gap_cap_seconds,
+    );
+    real(
+        &mut rest,
+        "agentic_cache_warmup_duration",
+        keys.agentic_cache_warmup_duration,
+    );
+    real(
+        &mut rest,
+        "agentic_warmup_grace_period",
+        keys.agentic_warmup_grace_period,
+    );
+    const TYPED: [&str; 8] = [
+        "rate",
+        "rate_ramp",
+        "smoothness",
+        "users",
+        "rate_series",
+        "auto_offset",
+        "start_offset",
+        "end_offset",
+    ];
+    let mut m = Map::new();
+    for (k, v) in fields {
+        if k == "failed_request_threshold" || TYPED.contains(&k.as_str()) {
+            m.append(&mut head);
+        }
+        if TYPED.contains(&k.as_str()) {
+            m.append(&mut rest);
+        }
+        m.insert(k, v);
+    }
+    m.append(&mut head);
+    m.append(&mut rest);
     Value::Object(m)
 }
 

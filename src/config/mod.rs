@@ -704,12 +704,37 @@ impl Config {
         (is(i + 1), is(i))
     }
 
-    /// How the run's phases are numbered and named in its records and scrape lines.
+    /// How the run's phases are numbered and named in its records and scrape lines. Agentic
+    /// replay's own warmup writes no `phase_index` and the phases after it their place in the
+    /// config file's list (the warmups it declares, which agentic replay does not run, count), as
+    /// AIPerf 0.13 numbers them.
     pub fn phase_layout(&self) -> ringperf_metrics::export::jsonl::PhaseLayout {
+        let list = self.phase_list();
+        let shown = if matches!(self.profiling.timing.mode, timing::Mode::Agentic(_)) {
+            // The file's list as this run has it (a repeated run's later runs drop its warmups).
+            let file = &self.plan().file_only;
+            let first = self.warmup.is_some();
+            let before = if first { file.phases_before.len() } else { 0 };
+            let after = (file.phases_after.iter()).filter(|s| first || !s.warmup);
+            let place = |name: &str| -> Option<u32> {
+                if name == self.profiling_name {
+                    return Some(before as u32);
+                }
+                let i = after.clone().position(|s| s.name == name)?;
+                Some((before + 1 + i) as u32)
+            };
+            (list.iter())
+                .map(|p| match p.kind {
+                    ringperf_wire::record::Phase::Warmup => None,
+                    ringperf_wire::record::Phase::Profiling => place(p.name),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         ringperf_metrics::export::jsonl::PhaseLayout {
-            phases: (self.phase_list().iter())
-                .map(|p| (p.kind, p.name.to_owned()))
-                .collect(),
+            phases: (list.iter()).map(|p| (p.kind, p.name.to_owned())).collect(),
+            shown,
         }
     }
 

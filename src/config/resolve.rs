@@ -93,7 +93,7 @@ impl Config {
             env,
             echo.given("benchmark_grace_period"),
         )?;
-        let phases_after = later_phases(&plan.file_only, args, &input)?;
+        let phases_after = later_phases(&plan.file_only, args, &input, &profiling)?;
         let random_prompt = super::random_prompt::from_args(
             &args.random_prompt,
             &super::random_prompt::Context {
@@ -511,15 +511,39 @@ struct Workload {
 }
 
 /// A config file's phases after the first profiling phase, resolved; a fixed-schedule one
-/// replays the dataset's trace (a file's) at the dataset's speed (`--replay-speedup`).
+/// replays the dataset's trace (a file's) at the dataset's speed (`--replay-speedup`); one with
+/// `timing_mode: agentic_replay` replays the run's lanes with the settings of the first
+/// profiling phase (`profiling`), as AIPerf 0.13 reads them from there.
 fn later_phases(
     file_only: &crate::plan::FileOnly,
     args: &ProfileArgs,
     input: &dataset::InputConfig,
+    profiling: &PhaseConfig,
 ) -> Result<Vec<super::phases::NamedPhase>, ConfigError> {
-    let mut phases = (file_only.phases_after.iter())
+    // Agentic replay runs its own warmup in place of every warmup the file declares.
+    let specs = (file_only.phases_after.iter()).filter(|s| !(file_only.agentic && s.warmup));
+    let mut phases = (specs.clone())
         .map(super::phases::NamedPhase::resolve)
         .collect::<Result<Vec<_>, _>>()?;
+    for (p, spec) in phases.iter_mut().zip(specs) {
+        if !spec.agentic.replay || spec.warmup {
+            continue;
+        }
+        if !matches!(p.config.timing.mode, timing::Mode::Load)
+            || !matches!(p.config.load, super::Load::Concurrency(_))
+        {
+            return err(format!(
+                "benchmark.phases.{}: AGENTIC_REPLAY timing mode requires concurrency to be set \
+                 on TimingConfig (sourced from the profiling phase concurrency).",
+                p.name
+            ));
+        }
+        let mut first = profiling.clone();
+        if !matches!(first.timing.mode, timing::Mode::Agentic(_)) {
+            timing::agentic(args, &mut first)?;
+        }
+        p.config.timing.mode = first.timing.mode;
+    }
     for p in &mut phases {
         if let timing::Mode::FixedSchedule(fs) = &mut p.config.timing.mode {
             if !input.reads_file() {
@@ -721,8 +745,14 @@ fn workload(
             Some(w)
         }
     };
-    // A config file's further warmups, and its later phases of either kind.
-    let more_warmups = (file_only.phases_before.iter().skip(1))
+    // A config file's further warmups, and its later phases of either kind (agentic replay puts
+    // its own warmup in place of every warmup the file declares).
+    let declared = if file_only.agentic {
+        &[][..]
+    } else {
+        &file_only.phases_before[..]
+    };
+    let more_warmups = (declared.iter().skip(1))
         .map(super::phases::NamedPhase::resolve)
         .collect::<Result<Vec<_>, _>>()?;
     if synthetic {

@@ -349,6 +349,7 @@ fn run_info(
         client_health: None,
         branch_stats: None,
         scenario: None,
+        phases: Vec::new(),
     }
 }
 
@@ -430,6 +431,7 @@ fn write_phases(
             tag: ringperf_metrics::export::jsonl::PhaseTag {
                 phase,
                 phase_index: i as u32,
+                shown_index: Some(i as u32),
                 profiling_index: (phase == Phase::Profiling).then_some(0),
                 name: phase.as_str(),
             },

@@ -104,6 +104,39 @@ pub struct PhaseSpec {
     pub start_offset: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_offset: Option<u64>,
+    /// Agentic replay's keys on this phase, as given ([`AgenticKeys`]).
+    #[serde(default, skip_serializing_if = "AgenticKeys::is_empty")]
+    pub agentic: AgenticKeys,
+}
+
+/// Agentic replay's keys on a phase other than the first profiling phase. AIPerf 0.13 reads
+/// the lanes' settings (start ratios, burst starts, the idle caps, the cache warmup) from the
+/// first profiling phase only, so here they are echoed and nothing more; `timing_mode:
+/// agentic_replay` makes a later profiling phase replay the run's lanes again (a warmup's is
+/// dropped with the warmup in an agentic run, refused in another: AIPerf never ends it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgenticKeys {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_start_min_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_start_max_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_phase_starts: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_idle_gap_cap_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agentic_warmup_grace_period: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agentic_cache_warmup_duration: Option<f64>,
+}
+
+impl AgenticKeys {
+    /// None given.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl PhaseSpec {
@@ -134,6 +167,7 @@ impl PhaseSpec {
             auto_offset: None,
             start_offset: None,
             end_offset: None,
+            agentic: AgenticKeys::default(),
         }
     }
 }
@@ -279,6 +313,10 @@ pub struct FileOnly {
     /// The file's profiling phase's `adaptive_scale` and its fields (no flag sets them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiling_adaptive: Option<super::AdaptiveSpec>,
+    /// Agentic replay's keys on the warmup the flags express (echoed; AIPerf reads them from
+    /// the profiling phase only).
+    #[serde(default, skip_serializing_if = "AgenticKeys::is_empty")]
+    pub warmup_agentic: AgenticKeys,
 }
 
 impl FileOnly {
@@ -301,6 +339,7 @@ impl FileOnly {
             && self.fixed.is_empty()
             && self.exports.is_empty()
             && self.profiling_adaptive.is_none()
+            && self.warmup_agentic.is_empty()
     }
 }
 

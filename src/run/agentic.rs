@@ -31,16 +31,22 @@ pub(super) struct AgenticRun {
     accel: std::sync::OnceLock<Arc<Accel>>,
 }
 
-/// The run's lanes when its profiling phase is agentic replay: AIPerf's trajectories for the
+/// The run's lanes when a profiling phase is agentic replay: AIPerf's trajectories for the
 /// dataset, the concurrency and the seed, or its error (no trace to resume, or more lanes than
 /// traces when the run may not repeat them).
 pub(super) fn build(
     cfg: &Config,
     dataset: &ringperf_workload::workload::Prepared,
 ) -> Result<Option<AgenticRun>, RunError> {
-    let (Mode::Agentic(settings), Load::Concurrency(c)) =
-        (cfg.profiling.timing.mode, cfg.profiling.load)
-    else {
+    // The first profiling phase's lanes, or a later one's that replays them (a config file's
+    // `timing_mode: agentic_replay` there): AIPerf sizes them by the first's concurrency.
+    let replayed = std::iter::once(&cfg.profiling)
+        .chain(cfg.phases_after.iter().map(|p| &p.config))
+        .find_map(|p| match p.timing.mode {
+            Mode::Agentic(a) => Some(a),
+            _ => None,
+        });
+    let (Some(settings), Load::Concurrency(c)) = (replayed, cfg.profiling.load) else {
         return Ok(None);
     };
     let fail = |e: agentic::TrajectoryError| RunError::new(SetupKind::Workload, e.to_string());

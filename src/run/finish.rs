@@ -238,6 +238,38 @@ fn replay_degraded_warning(summary: &ringperf_metrics::aggregate::Summary) -> Op
     ))
 }
 
+/// Each phase's kind, name and wall-clock window, in the order they ran.
+fn phase_spans(
+    cfg: &Config,
+    m: &Measured,
+    times: &PhaseTimes,
+) -> Vec<ringperf_metrics::export::PhaseSpan> {
+    let layout = cfg.phase_layout();
+    let span = |kind, index, (start_ns, end_ns): (u64, u64)| {
+        let tag = layout.tag(kind, index);
+        ringperf_metrics::export::PhaseSpan {
+            kind,
+            name: tag.name.to_owned(),
+            start_ns,
+            end_ns,
+        }
+    };
+    if m.by_phase.is_empty() {
+        let warmup =
+            (times.warmup.filter(|_| m.warmup.is_some())).map(|w| span(Phase::Warmup, None, w));
+        let profiling = span(
+            Phase::Profiling,
+            None,
+            (times.start_wall_ns, times.end_wall_ns),
+        );
+        warmup.into_iter().chain([profiling]).collect()
+    } else {
+        (layout.phases.iter().zip(&m.windows).enumerate())
+            .map(|(i, ((kind, _), w))| span(*kind, Some(i as u8), *w))
+            .collect()
+    }
+}
+
 /// The run's description every export carries (threads and client health come later).
 fn run_info(
     cfg: &Config,
@@ -279,6 +311,7 @@ fn run_info(
         tokenizer_loaded: Some(prepared.tokenizer.loaded()),
         client_health: None,
         branch_stats: times.branches.map(|b| b.fields().to_vec()),
+        phases: phase_spans(cfg, m, times),
         scenario: cfg.scenario.as_ref().map(|s| {
             let mut invalid_reasons = Vec::new();
             if !s.submission_valid() {

@@ -50,6 +50,7 @@ fn run_file(case: &str, file: &Path, extra: &[&str]) -> (tempfile::TempDir, Path
             "TRACE",
             Path::new(AIPERF).join("fixed_schedule/trace.jsonl"),
         )
+        .env("TRACES", Path::new(AIPERF).join("agentic/traces"))
         .output()
         .expect("runs");
     assert!(
@@ -76,6 +77,8 @@ fn refusal(how: &str, file: &Path, extra: &[&str]) -> (Option<i32>, String) {
             "TRACE",
             Path::new(AIPERF).join("fixed_schedule/trace.jsonl"),
         )
+        .env("TRACES", Path::new(AIPERF).join("agentic/traces"))
+        .env("OUT", std::env::temp_dir().join("ringperf-refused-run"))
         .output()
         .expect("runs");
     (
@@ -624,6 +627,163 @@ fn a_variable_only_the_runs_define_is_an_error_where_aiperf_meets_it_first() {
         stderr.contains(
             "Jinja2 template error at 'sweep.runs.2.benchmark.phases.1.requests': 'nreq' is \
              undefined"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Checks ringperf's run of the agentic case `case` (`agentic/`) against AIPerf's: the layout
+/// file for file, the manifest's phases (their places, names and files; their request counts
+/// follow the phases' durations), the records' phase tags, the warmup's count (its primed
+/// lanes) and `input_config`; returns ringperf's records' metadata and AIPerf's.
+fn agentic_against_aiperf(case: &str) -> (Vec<Value>, Vec<Value>) {
+    let case = format!("agentic/{case}");
+    let name = case.rsplit('/').next().unwrap_or_default();
+    let file = Path::new(AIPERF).join(&case).join(format!("{name}.yaml"));
+    let (_tmp, out) = run_file(&case, &file, &["--no-server-metrics", "--no-gpu-telemetry"]);
+    let theirs = Path::new(AIPERF).join(&case).join("artifacts");
+    let mut ours = files_under(&out);
+    assert!(ours.remove("plan.json"), "{case}: no plan.json");
+    assert_eq!(ours, aiperfs_files(&case), "{case}");
+    let phases = |dir: &Path| -> Option<Vec<Value>> {
+        let path = dir.join("phase_manifest.json");
+        path.exists().then(|| {
+            (manifest(&path).into_iter())
+                .map(|mut p| {
+                    p[4] = Value::Null;
+                    p
+                })
+                .collect()
+        })
+    };
+    assert_eq!(phases(&out), phases(&theirs), "{case}");
+    let kinds = |path: &Path| -> BTreeSet<String> { tags(path).into_keys().collect() };
+    assert_eq!(
+        kinds(&out.join("profile_export.jsonl")),
+        kinds(&theirs.join("profile_export.jsonl")),
+        "{case}"
+    );
+    let (doc, aiperf) = (
+        read_json(&out.join("profile_export_aiperf.json")),
+        read_json(&theirs.join("profile_export_aiperf.json")),
+    );
+    let count = |d: &Value| d["warmup_metrics"]["request_count"]["avg"].clone();
+    assert_eq!(count(&doc), count(&aiperf), "{case}: warmup_metrics");
+    let (mut a, mut r) = (Vec::new(), Vec::new());
+    crate::common::leaves("", &aiperf["input_config"], &mut a);
+    crate::common::leaves("", &doc["input_config"], &mut r);
+    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir" || p.ends_with("].path");
+    a.retain(|(p, _)| !own(p));
+    r.retain(|(p, _)| !own(p));
+    assert_eq!(r, a, "{case}: input_config");
+    let metadata = |path: &Path| -> Vec<Value> {
+        let mut v: Vec<Value> = (read_jsonl(path).into_iter())
+            .map(|r| r["metadata"].clone())
+            .collect();
+        v.sort_by_key(|m| m["request_start_ns"].as_u64());
+        v
+    };
+    (
+        metadata(&out.join("profile_export.jsonl")),
+        metadata(&theirs.join("profile_export.jsonl")),
+    )
+}
+
+/// The records of the phase `name`, by start.
+fn of_phase<'a>(records: &'a [Value], name: &str) -> Vec<&'a Value> {
+    (records.iter())
+        .filter(|m| m["phase_name"] == name)
+        .collect()
+}
+
+/// An agentic run's declared warmup, with agentic keys on it: echoed, not run; agentic
+/// replay's own warmup in its place, numbered nowhere, and one profiling phase: no manifest.
+#[test]
+fn an_agentic_runs_declared_warmup_is_echoed_and_not_run_as_aiperf_runs_it() {
+    let (ours, _) = agentic_against_aiperf("declared_warmup");
+    assert!(of_phase(&ours, "warmup").is_empty());
+    let warm = of_phase(&ours, "agentic.warmup");
+    assert!(!warm.is_empty());
+    assert!(warm.iter().all(|m| m.get("phase_index").is_none()));
+    // The profiling phase's place in the file's list counts the declared warmup.
+    assert!(
+        of_phase(&ours, "profiling")
+            .iter()
+            .all(|m| m["phase_index"] == 1)
+    );
+}
+
+/// A second agentic profiling phase replays the run's lanes again from where they resume: its
+/// first request is the session the first phase resumed first, on the same correlation id, in
+/// AIPerf's run as in ringperf's.
+#[test]
+fn a_later_agentic_phase_resumes_the_run_s_lanes_again_as_aiperf_does() {
+    let (ours, theirs) = agentic_against_aiperf("two_agentic");
+    for run in [&ours, &theirs] {
+        let (p1, p2) = (of_phase(run, "p1"), of_phase(run, "p2"));
+        assert_eq!(p1[0]["x_correlation_id"], p2[0]["x_correlation_id"]);
+        assert_eq!(
+            (&p1[0]["conversation_id"], &p1[0]["turn_index"]),
+            (&p2[0]["conversation_id"], &p2[0]["turn_index"])
+        );
+        assert_ne!(p2[0]["turn_index"], 0, "resumed mid-way");
+    }
+}
+
+/// An agentic phase, then a plain one: the plain phase's sessions start from their first turn.
+#[test]
+fn a_plain_phase_after_an_agentic_one_runs_as_its_type_as_aiperf_runs_it() {
+    let (ours, _) = agentic_against_aiperf("agentic_then_plain");
+    let p2 = of_phase(&ours, "p2");
+    assert!(!p2.is_empty());
+    assert_eq!(p2[0]["turn_index"], 0);
+}
+
+/// A plain run whose warmup has agentic replay's keys: read, echoed, nothing changed.
+#[test]
+fn agentic_keys_on_a_plain_warmup_are_echoed_and_change_nothing() {
+    let (ours, _) = agentic_against_aiperf("keys_on_a_plain_warmup");
+    assert_eq!(of_phase(&ours, "warmup").len(), 4);
+    assert_eq!(of_phase(&ours, "profiling").len(), 6);
+}
+
+/// A plain first phase, then an agentic one: no `agentic.warmup` (the first profiling phase is
+/// not agentic), and the later phase resumes its lanes mid-way, unprimed.
+#[test]
+fn an_agentic_phase_after_a_plain_one_resumes_its_lanes_unprimed_as_aiperf_does() {
+    let (ours, theirs) = agentic_against_aiperf("plain_then_agentic");
+    for run in [&ours, &theirs] {
+        assert!(of_phase(run, "agentic.warmup").is_empty());
+        assert_ne!(of_phase(run, "p2")[0]["turn_index"], 0);
+    }
+}
+
+/// A warmup between an agentic phase and a later one is not run (AIPerf drops every warmup of
+/// an agentic run), and the later phase keeps its place in the file's list.
+#[test]
+fn a_later_warmup_of_an_agentic_run_is_not_run_as_aiperf_runs_it() {
+    let (ours, _) = agentic_against_aiperf("later_warmup");
+    assert!(of_phase(&ours, "cool").is_empty());
+    assert!(of_phase(&ours, "p2").iter().all(|m| m["phase_index"] == 2));
+}
+
+/// `timing_mode: agentic_replay` on a warmup before a plain profiling phase: AIPerf validates
+/// it and its run never ended (killed; `exit.txt`); ringperf refuses it by name.
+#[test]
+fn an_agentic_warmup_before_a_plain_profiling_phase_is_refused() {
+    let case = Path::new(AIPERF).join("agentic/agentic_warmup_plain_profiling");
+    let aiperf = std::fs::read_to_string(case.join("exit.txt")).unwrap();
+    assert!(aiperf.contains("validate_exit=0") && aiperf.contains("profile_exit=124"));
+    let (code, stderr) = refusal(
+        "validate",
+        &case.join("agentic_warmup_plain_profiling.yaml"),
+        &[],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "benchmark.phases.warmup.timing_mode: agentic_replay on a warmup before a \
+             profiling phase that is not agentic replay"
         ),
         "{stderr}"
     );

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{BODY_AIPERF_ONLY, BODY_FIELDS, Loaded, YamlError, duration_secs, extra, unknown_key};
 use crate::plan::{
-    AdaptiveSpec, FileOnly, InlineRecords, Pacing, PhaseSpec, UserFile, UserFileFormat,
+    AdaptiveSpec, AgenticKeys, FileOnly, InlineRecords, Pacing, PhaseSpec, UserFile, UserFileFormat,
 };
 
 /// A value a file gives a setting: as the file has it (a number stays a number), and as written
@@ -1361,6 +1361,10 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
         .all(|k| w.contains_key(*k) || !p.contains_key(*k));
         paced && inherits_nothing
     };
+    // Agentic replay puts its own warmup in place of the file's: those are echoed, never run.
+    let prof_agentic =
+        read[prof].0.get("timing_mode").and_then(Value::as_str) == Some("agentic_replay");
+    let flag_warmup = flag_warmup && !prof_agentic;
     // A warmup's adaptive fields are checked, never run (AIPerf paces every warmup by its rate).
     for (i, (m, name, warmup, adaptive)) in read.iter().enumerate() {
         if i > prof {
@@ -1377,6 +1381,52 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
                 a.file_only.profiling_adaptive = adaptive.clone();
             }
         }
+    }
+    // A warmup replayed as agentic lanes before a profiling phase that is not: AIPerf 0.13 runs
+    // it as such and never ends the run (its run of such a file sent the warmup's requests,
+    // then waited until it was killed).
+    let replayed_warmup = (a.file_only.phases_before.iter())
+        .find(|s| s.agentic.replay)
+        .map(|s| s.name.clone())
+        .or_else(|| (a.file_only.warmup_agentic.replay).then(|| "warmup".to_owned()));
+    if let (Some(name), false) = (replayed_warmup, prof_agentic) {
+        return Err(YamlError::Unsupported(format!(
+            "benchmark.phases.{name}.timing_mode: agentic_replay on a warmup before a profiling \
+             phase that is not agentic replay (AIPerf 0.13 never ends such a run)"
+        )));
+    }
+    Ok(())
+}
+
+/// Agentic replay's keys ([`AgenticKeys`]).
+const AGENTIC_KEYS: &[&str] = &[
+    "timing_mode",
+    "trajectory_start_min_ratio",
+    "trajectory_start_max_ratio",
+    "burst_phase_starts",
+    "system_idle_gap_cap_seconds",
+    "agentic_warmup_grace_period",
+    "agentic_cache_warmup_duration",
+];
+
+/// Reads agentic replay's key `k` of a phase other than the first profiling phase into `keys`
+/// (its `timing_mode` may also be `adaptive_scale`, read with the adaptive fields).
+fn agentic_key(k: &str, v: &Value, path: &str, keys: &mut AgenticKeys) -> R<()> {
+    match k {
+        "timing_mode" => match v.as_str() {
+            Some("agentic_replay") => keys.replay = true,
+            Some("adaptive_scale") => {}
+            _ => return Err(YamlError::Unsupported(format!("{path}: {v}"))),
+        },
+        "trajectory_start_min_ratio" => keys.trajectory_start_min_ratio = Some(num(v, path)?),
+        "trajectory_start_max_ratio" => keys.trajectory_start_max_ratio = Some(num(v, path)?),
+        "burst_phase_starts" => keys.burst_phase_starts = Some(flag_bool(v, path)?),
+        "system_idle_gap_cap_seconds" => keys.system_idle_gap_cap_seconds = Some(num(v, path)?),
+        "agentic_warmup_grace_period" => keys.agentic_warmup_grace_period = Some(dur(v, path)?.0),
+        "agentic_cache_warmup_duration" => {
+            keys.agentic_cache_warmup_duration = Some(dur(v, path)?.0);
+        }
+        _ => return Err(YamlError::Unsupported(path.to_owned())),
     }
     Ok(())
 }
@@ -1449,7 +1499,7 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             }
             "end_offset" if pacing == Pacing::FixedSchedule => spec.end_offset = Some(whole(v)?),
             k if super::adaptive_scale::FLAT_KEYS.contains(&k) => {}
-            "timing_mode" if v.as_str() == Some("adaptive_scale") && !warmup => {}
+            k if AGENTIC_KEYS.contains(&k) => agentic_key(k, v, &path, &mut spec.agentic)?,
             "cancellation" if !warmup => {
                 let c = obj(v, &path)?;
                 keys(c, &path, &["rate", "delay"], &[])?;
@@ -1616,6 +1666,9 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             }
             "agentic_cache_warmup_duration" if !warmup => {
                 a.one("--agentic-cache-warmup-duration", dur(v, &path)?)
+            }
+            k if warmup && AGENTIC_KEYS.contains(&k) => {
+                agentic_key(k, v, &path, &mut a.file_only.warmup_agentic)?;
             }
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),

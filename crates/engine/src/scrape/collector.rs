@@ -925,7 +925,7 @@ async fn incompatible(
 /// phases; none for warmup), `phase_name` (the phase's name) and `phase_kind`.
 pub(crate) fn set_phase_fields(rec: &mut ScrapeRecord, tag: PhaseTag<'_>) {
     let kind = tag.phase.as_str().to_owned();
-    rec.phase_index = Some(tag.phase_index);
+    rec.phase_index = tag.shown_index;
     rec.profiling_index = tag.profiling_index;
     rec.benchmark_phase = Some(kind.clone());
     rec.phase_name = Some(tag.name.to_owned());
@@ -1060,6 +1060,7 @@ mod tests {
                 (Phase::Profiling, "poisson_20".into()),
                 (Phase::Profiling, "constant_40".into()),
             ],
+            shown: Vec::new(),
         };
         assert_eq!(
             fields_in(&layout, Phase::Profiling, Some(2)),
@@ -1078,6 +1079,7 @@ mod tests {
                 (Phase::Warmup, "cool".into()),
                 (Phase::Profiling, "p2".into()),
             ],
+            shown: Vec::new(),
         };
         assert_eq!(
             fields_in(&layout, Phase::Warmup, Some(1)),

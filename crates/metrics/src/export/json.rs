@@ -341,6 +341,15 @@ fn ringperf_block(summary: &Summary, run: &RunInfo) -> Value {
         );
     }
     m.insert("clock".into(), Value::Object(clock));
+    if !run.phases.is_empty() {
+        let phases = (run.phases.iter())
+            .map(|p| {
+                serde_json::json!({"kind": p.kind.as_str(), "name": p.name,
+                    "start_ns": p.start_ns, "end_ns": p.end_ns})
+            })
+            .collect();
+        m.insert("phases".into(), Value::Array(phases));
+    }
     if let Some(s) = &run.shard {
         let mut shard = Map::new();
         shard.insert("index".into(), Value::from(s.index));

@@ -139,6 +139,11 @@ pub struct PhaseLayout {
     /// Every phase, in the order they run: its kind and name. Empty: one profiling phase named
     /// `profiling`.
     pub phases: Vec<(Phase, String)>,
+    /// The `phase_index` each phase writes when it is not its place in `phases` (empty: every
+    /// phase writes its place): a config file's place of the phase. `None`: the phase writes
+    /// none and has no per-phase files (agentic replay's own warmup, which AIPerf 0.13 puts in
+    /// no place of the file's list).
+    pub shown: Vec<Option<u32>>,
 }
 
 /// How one record's phase is written.
@@ -146,8 +151,10 @@ pub struct PhaseLayout {
 pub struct PhaseTag<'a> {
     /// The record's kind of phase (`benchmark_phase`, `phase_kind`).
     pub phase: Phase,
-    /// `phase_index`.
+    /// The phase's place in the run (warmups included): which phase it is.
     pub phase_index: u32,
+    /// `phase_index` as written ([`PhaseLayout::shown`]; absent when `None`).
+    pub shown_index: Option<u32>,
     /// `profiling_index` (absent from warmup records).
     pub profiling_index: Option<u32>,
     /// `phase_name`.
@@ -163,7 +170,10 @@ impl PhaseLayout {
             phases.push((Phase::Warmup, "warmup".to_owned()));
         }
         phases.push((Phase::Profiling, "profiling".to_owned()));
-        PhaseLayout { phases }
+        PhaseLayout {
+            phases,
+            shown: Vec::new(),
+        }
     }
 
     /// The run has a warmup phase.
@@ -192,6 +202,11 @@ impl PhaseLayout {
             Some(i) => PhaseTag {
                 phase,
                 phase_index: i as u32,
+                shown_index: if self.shown.is_empty() {
+                    Some(i as u32)
+                } else {
+                    self.shown.get(i).copied().flatten()
+                },
                 profiling_index: profiling.then(|| {
                     (self.phases[..i].iter())
                         .filter(|(k, _)| *k == Phase::Profiling)
@@ -202,6 +217,7 @@ impl PhaseLayout {
             None => PhaseTag {
                 phase,
                 phase_index: 0,
+                shown_index: Some(0),
                 profiling_index: profiling.then_some(0),
                 name: phase.as_str(),
             },
@@ -291,7 +307,9 @@ pub fn record_line_in(f: &RecordFacts, m: &RecordMetrics, phases: &PhaseLayout) 
     );
     md.insert("benchmark_phase".into(), Value::from(f.phase.as_str()));
     let tag = phases.tag(f.phase, None);
-    md.insert("phase_index".into(), Value::from(tag.phase_index));
+    if let Some(i) = tag.shown_index {
+        md.insert("phase_index".into(), Value::from(i));
+    }
     if let Some(i) = tag.profiling_index {
         md.insert("profiling_index".into(), Value::from(i));
     }
@@ -413,8 +431,10 @@ pub fn encode_line_in(
     put_str(out, RECORD_PROCESSOR_ID);
     out.extend_from_slice(b",\"benchmark_phase\":");
     put_str(out, f.phase.as_str());
-    out.extend_from_slice(b",\"phase_index\":");
-    fmt.write_u32(out, tag.phase_index)?;
+    if let Some(i) = tag.shown_index {
+        out.extend_from_slice(b",\"phase_index\":");
+        fmt.write_u32(out, i)?;
+    }
     if let Some(i) = tag.profiling_index {
         out.extend_from_slice(b",\"profiling_index\":");
         fmt.write_u32(out, i)?;

@@ -96,6 +96,22 @@ pub struct RunInfo {
     /// `--scenario`: AIPerf's `metadata` block (the scenario, whether the run may be submitted,
     /// and why not).
     pub scenario: Option<ScenarioVerdict>,
+    /// Every phase the run ran, in order (`ringperf.phases`): also those AIPerf's phase
+    /// manifest leaves out (agentic replay's own warmup) or a run without a manifest has.
+    pub phases: Vec<PhaseSpan>,
+}
+
+/// One phase of a run and when it ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseSpan {
+    /// Warmup or profiling.
+    pub kind: ringperf_wire::record::Phase,
+    /// Its name (`agentic.warmup` for agentic replay's own).
+    pub name: String,
+    /// Wall-clock epoch ns of its start.
+    pub start_ns: u64,
+    /// Wall-clock epoch ns of its end (its last answer).
+    pub end_ns: u64,
 }
 
 /// A scenario run's verdict.

@@ -62,6 +62,10 @@ pub fn write_phase_artifacts(
     phases: &[PhaseRun<'_>],
     run: &RunInfo,
 ) -> io::Result<Option<PathBuf>> {
+    // Agentic replay's own warmup has no place in the file's list: no files, no entry.
+    let phases: Vec<&PhaseRun<'_>> = (phases.iter())
+        .filter(|p| p.tag.shown_index.is_some())
+        .collect();
     if phases.len() <= 1 {
         return Ok(None);
     }
@@ -115,7 +119,7 @@ fn pretty(v: &Value) -> String {
 fn server_metrics_json(p: &PhaseRun<'_>, data: &Value) -> Value {
     let mut phase = Map::new();
     phase.insert("end_ns".into(), Value::from(p.end_wall_ns));
-    phase.insert("phase_index".into(), Value::from(p.tag.phase_index));
+    phase.insert("phase_index".into(), Value::from(p.tag.shown_index));
     phase.insert("phase_kind".into(), Value::from(p.tag.phase.as_str()));
     phase.insert("phase_name".into(), Value::from(p.tag.name));
     phase.insert(
@@ -161,7 +165,7 @@ fn manifest_entry(p: &PhaseRun<'_>, json_rel: &Path, csv_rel: &Path) -> Value {
     m.insert("error_summary".into(), Value::Array(error_summary));
     m.insert("metrics_csv".into(), Value::from(posix(csv_rel)));
     m.insert("metrics_json".into(), Value::from(posix(json_rel)));
-    m.insert("phase_index".into(), Value::from(p.tag.phase_index));
+    m.insert("phase_index".into(), Value::from(p.tag.shown_index));
     m.insert("phase_kind".into(), Value::from(p.tag.phase.as_str()));
     m.insert("phase_name".into(), Value::from(p.tag.name));
     m.insert(

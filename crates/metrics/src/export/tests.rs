@@ -56,6 +56,7 @@ fn run_info() -> RunInfo {
         client_health: None,
         branch_stats: None,
         scenario: None,
+        phases: Vec::new(),
     }
 }
 

@@ -99,7 +99,7 @@ pub fn phase_data(
     data.insert("endpoints_successful".into(), Value::Array(urls));
     data.insert("error_summary".into(), Value::Array(Vec::new()));
     data.insert("phase".into(), kind.into());
-    data.insert("phase_index".into(), ident.tag.phase_index.into());
+    data.insert("phase_index".into(), ident.tag.shown_index.into());
     data.insert("phase_kind".into(), kind.into());
     data.insert("phase_name".into(), ident.tag.name.into());
     data.insert("phase_results".into(), Value::Array(Vec::new()));
