@@ -140,14 +140,10 @@ pub fn adaptive_settings(
         (timing::Mode::Load, V::Users) => {
             return err("adaptive_scale users is only valid on user_centric phases");
         }
-        (timing::Mode::Load, _) => {}
-        (timing::Mode::UserCentric { .. }, v) => {
-            return err(format!(
-                "not supported by ringperf: {path}: adaptive_scale control.variable={} on a \
-                 user_centric phase (ringperf moves a user_centric phase's users)",
-                v.name()
-            ));
-        }
+        // Another variable on a user-centric phase: AIPerf 0.13 runs it as its request-rate
+        // strategy runs a phase, Poisson arrivals at the phase's rate under its concurrency
+        // (its users unused), and so does the run (`run::phases`).
+        (timing::Mode::Load | timing::Mode::UserCentric { .. }, _) => {}
         _ => {
             return err(format!(
                 "not supported by ringperf: {path}: adaptive_scale on a replayed or agentic \

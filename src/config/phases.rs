@@ -234,6 +234,14 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
             delay: Duration::from_secs_f64(delay.unwrap_or(0.0)),
         }),
     };
+    let adaptive = match &spec.adaptive {
+        Some(a) if a.runs() && !spec.warmup => Some(super::adaptive_settings(
+            a,
+            (&load, &mode, spec.prefill_concurrency),
+            &p,
+        )?),
+        _ => None,
+    };
     let timing = PhaseTiming {
         mode,
         rate_ramp: positive(spec.rate_ramp, "rate_ramp")?,
@@ -242,14 +250,7 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
         prefill_concurrency: spec.prefill_concurrency,
         prefill_ramp: prefill_ramp.filter(|_| spec.prefill_concurrency.is_some()),
         rate_series: series,
-        adaptive: match &spec.adaptive {
-            Some(a) if a.runs() && !spec.warmup => Some(super::adaptive_settings(
-                a,
-                (&load, &mode, spec.prefill_concurrency),
-                &p,
-            )?),
-            _ => None,
-        },
+        adaptive,
     };
     Ok(PhaseConfig {
         load,

@@ -532,6 +532,15 @@ impl<'a> Planner<'a> {
             (TimingMode::FixedSchedule(fixed), load) => {
                 self.fixed_schedule(fixed, cap_of(load), queues())
             }
+            // Moving anything but its users, AIPerf 0.13 runs a user-centric phase as its
+            // request-rate strategy runs a phase: Poisson arrivals at its rate, its users unused.
+            (TimingMode::UserCentric { rate, .. }, load)
+                if (self.p.timing.adaptive.as_ref())
+                    .is_some_and(|a| a.variable != ControlVariable::Users) =>
+            {
+                let (rate, cap) = self.adaptive_open(rate, cap_of(load));
+                self.open_loop(rate, Arrival::Poisson, cap, queues())
+            }
             (TimingMode::UserCentric { rate, users }, load) => {
                 self.user_centric(rate, users, cap_of(load), queues())
             }
@@ -546,17 +555,19 @@ impl<'a> Planner<'a> {
                 (self.closed_loop(c), None)
             }
             (TimingMode::Load, Load::Rate { rate, arrival, cap }) => {
-                let rate = match &self.p.timing.adaptive {
-                    Some(a) if a.variable == ControlVariable::RequestRate => a.clamp(a.min),
-                    _ => rate,
-                };
-                // Moving its concurrency: the gate is the limit, up to the controller's maximum.
-                let cap = match &self.p.timing.adaptive {
-                    Some(a) if a.variable == ControlVariable::Concurrency => None,
-                    _ => cap,
-                };
+                let (rate, cap) = self.adaptive_open(rate, cap);
                 self.open_loop(rate, arrival, cap, queues())
             }
+        }
+    }
+
+    /// An open loop's rate and cap under its adaptive scale: moving its rate, it starts at the
+    /// smallest; moving its concurrency, the gate is the limit, up to the controller's maximum.
+    fn adaptive_open(&self, rate: f64, cap: Option<u64>) -> (f64, Option<u64>) {
+        match &self.p.timing.adaptive {
+            Some(a) if a.variable == ControlVariable::RequestRate => (a.clamp(a.min), cap),
+            Some(a) if a.variable == ControlVariable::Concurrency => (rate, None),
+            _ => (rate, cap),
         }
     }
 

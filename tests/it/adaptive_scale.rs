@@ -106,6 +106,7 @@ fn input_config_echoes_the_adaptive_phases_as_aiperf_did() {
         "duration-cut",
         "users-always-met",
         "users-never-met",
+        "user-centric-concurrency",
     ] {
         let dir = data().join("runs").join(run);
         let out = ringperf(&[
@@ -723,6 +724,41 @@ fn users_never_met_stops_at_the_smallest_target() {
     same_shape_as_aiperf(dir.path(), "users-never-met");
 }
 
+/// A user_centric phase whose adaptive scale moves its concurrency: AIPerf 0.13 runs it as its
+/// request-rate strategy runs a phase (Poisson arrivals at the phase's rate, the users and their
+/// turn gaps unused) and echoes it as the file gives it; ringperf does the same. The sessions'
+/// turns are not a turn gap apart, in AIPerf's run as in ringperf's.
+#[test]
+fn a_user_centric_phase_moving_its_concurrency_runs_as_a_rate_phase_as_aiperf_runs_it() {
+    let server = mock(20, 2, 0);
+    let dir = tempfile::tempdir().unwrap();
+    profile(&config_for(
+        "user-centric-concurrency",
+        &server,
+        dir.path(),
+        &[],
+    ));
+    server.stop();
+    let ev = events(dir.path(), "profiling");
+    let aiperf_dir = data().join("runs/user-centric-concurrency");
+    let aiperf = events(&aiperf_dir, "profiling");
+    assert_eq!(control_values(&ev), [2.0, 4.0, 8.0]);
+    assert_eq!(control_values(&ev), control_values(&aiperf));
+    assert_eq!(terminal(&ev), terminal(&aiperf));
+    same_shape_as_aiperf(dir.path(), "user-centric-concurrency");
+    let spread = |gaps: Vec<(u64, f64)>| -> usize {
+        let mut ms: Vec<i64> = gaps.iter().map(|g| g.1.round() as i64).collect();
+        ms.sort_unstable();
+        ms.dedup();
+        ms.len()
+    };
+    let ours = crate::common::read_jsonl(&dir.path().join("artifacts/profile_export.jsonl"));
+    let theirs = crate::common::read_jsonl(&aiperf_dir.join("records_metadata.jsonl"));
+    // Users' turns would be 200, 400 or 800 ms apart: arrivals are many gaps.
+    assert!(spread(user_turn_gaps(&ours)) > 5);
+    assert!(spread(user_turn_gaps(&theirs)) > 5);
+}
+
 /// `timing_mode: adaptive_scale` without `adaptive_scale`: AIPerf runs the controller all the
 /// same (sla_margin from 1 to the explicit maximum 4 in one step).
 #[test]
@@ -875,6 +911,7 @@ fn aiperfs_runs_replayed_through_the_controller_give_its_events() {
         "timing-mode-flat",
         "users-always-met",
         "users-never-met",
+        "user-centric-concurrency",
     ] {
         let aiperf_dir = data().join("runs").join(run);
         for (name, settings) in settings_of(run) {
