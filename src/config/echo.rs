@@ -77,6 +77,25 @@ impl Echo {
             .map(|(_, _, v)| v.clone())
     }
 
+    /// A length's distribution `d` with the `min` and `max` the file gives it first, as AIPerf's
+    /// model writes them.
+    fn bounded(&self, flag: &str, d: Value) -> Value {
+        let (Some((_, lo, hi)), Value::Object(rest)) =
+            (self.plan.file_only.bounds.iter().find(|b| b.0 == flag), &d)
+        else {
+            return d;
+        };
+        let mut m = Map::new();
+        if let Some(lo) = lo {
+            m.insert("min".into(), float(*lo));
+        }
+        if let Some(hi) = hi {
+            m.insert("max".into(), float(*hi));
+        }
+        m.extend(rest.clone());
+        Value::Object(m)
+    }
+
     /// Echo one run of a repeated profile. AIPerf 0.13 starts each run from its whole
     /// configuration written out (`run_config.json`), so each run's `input_config` also holds
     /// the top-level sections the command line left at their defaults: `logging` (its level),
@@ -809,7 +828,7 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
     let isl = e
         .drawn("--prompt-input-tokens", u64::from(a.isl_mean))
         .unwrap_or(Value::Object(isl));
-    prompts.insert("isl".into(), isl);
+    prompts.insert("isl".into(), e.bounded("--prompt-input-tokens", isl));
     if let Some(o) = a.osl_mean {
         let mut osl = Map::new();
         osl.insert(
@@ -822,7 +841,7 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
         let osl = e
             .drawn("--prompt-output-tokens", u64::from(o))
             .unwrap_or(Value::Object(osl));
-        prompts.insert("osl".into(), osl);
+        prompts.insert("osl".into(), e.bounded("--prompt-output-tokens", osl));
     }
     if e.given("prompt_batch_size") {
         prompts.insert("batch_size".into(), json!(a.prompt.prompt_batch_size));

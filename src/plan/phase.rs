@@ -307,6 +307,11 @@ pub struct FileOnly {
     /// model form, echoed as such while the mean is the file's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drawn: Vec<(String, u64, serde_json::Value)>,
+    /// The `min` and `max` the file gives an input or output length, by its flag's prefix:
+    /// echoed, never applied (AIPerf 0.13's synthetic prompts and `max_tokens` read the
+    /// distribution's mean and spread alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<(String, Option<f64>, Option<f64>)>,
     /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub exports: serde_json::Map<String, serde_json::Value>,
@@ -337,6 +342,7 @@ impl FileOnly {
             && !self.no_grace
             && !self.from_file
             && self.fixed.is_empty()
+            && self.bounds.is_empty()
             && self.exports.is_empty()
             && self.profiling_adaptive.is_none()
             && self.warmup_agentic.is_empty()

@@ -214,6 +214,56 @@ fn input_config_matches_what_aiperf_wrote_for_the_same_files() {
     }
 }
 
+/// A length's `min` and `max`: echoed first, as AIPerf wrote them, and applied to nothing, as
+/// AIPerf applied them (its run: prompts of 2 to 107 tokens for `isl` bounded to [60, 70],
+/// `max_completion_tokens` 16 for `osl` bounded by 8).
+#[test]
+fn a_lengths_bounds_are_echoed_and_not_applied_as_aiperf_did() {
+    let echoed = std::fs::read_to_string(format!("{DIR}/length-bounds.input_config.json")).unwrap();
+    let aiperf: Value = serde_json::from_str(&echoed).unwrap();
+    let ours = from_file("length-bounds", &[]);
+    assert_eq!(
+        serde_json::to_string(&ours["datasets"]).unwrap(),
+        serde_json::to_string(&aiperf["datasets"]).unwrap()
+    );
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
+        .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{DIR}/length-bounds.yaml")])
+        .args(["--ui", "none", "--no-server-metrics"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let inputs = common::read_json(&dir.path().join("inputs.json"));
+    let payloads: Vec<&Value> = (inputs["data"].as_array().unwrap().iter())
+        .flat_map(|s| s["payloads"].as_array().unwrap())
+        .collect();
+    assert_eq!(payloads.len(), 30);
+    assert!(payloads.iter().all(|p| p["max_completion_tokens"] == 16));
+    let isl: Vec<f64> = (common::read_jsonl(&dir.path().join("profile_export.jsonl")).iter())
+        .map(|r| {
+            r["metrics"]["input_sequence_length"]["value"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert!(isl.iter().any(|&n| !(60.0..=70.0).contains(&n)), "{isl:?}");
+    // Bounds AIPerf refuses, with its messages.
+    let bad = dir.path().join("bad.yaml");
+    let file = std::fs::read_to_string(format!("{DIR}/length-bounds.yaml")).unwrap();
+    std::fs::write(&bad, file.replace("min: 60, max: 70", "min: 70, max: 60")).unwrap();
+    let said = ringperf(&["config", "validate", bad.to_str().unwrap()]);
+    assert_eq!(said.status.code(), Some(1));
+    assert!(
+        text(&said.stderr).contains("Distribution bounds invalid: min=70.0 > max=60.0"),
+        "{}",
+        text(&said.stderr)
+    );
+}
+
 fn ringperf(args: &[&str]) -> std::process::Output {
     Process::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(args)

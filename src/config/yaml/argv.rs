@@ -940,6 +940,36 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
 /// composer reads `expected_value` and a `stddev` these types do not have; it never draws from
 /// them). Fixed and normal lengths are [`dist`]'s.
 fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    // Bounds: checked as AIPerf checks them, echoed, never applied (AIPerf's composer draws a
+    // length from the mean and spread alone).
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut()
+        && (m.contains_key("min") || m.contains_key("max"))
+    {
+        let mut bound = |k: &str| -> R<Option<f64>> {
+            let Some(x) = m.remove(k) else {
+                return Ok(None);
+            };
+            let n = num(&x, &format!("{path}.{k}"))?;
+            if !n.is_finite() {
+                return Err(YamlError::Schema(format!(
+                    "{path}: Value error, Distribution bound `{k}` must be finite, got {n}"
+                )));
+            }
+            Ok(Some(n))
+        };
+        let (lo, hi) = (bound("min")?, bound("max")?);
+        if let (Some(lo), Some(hi)) = (lo, hi)
+            && lo > hi
+        {
+            return Err(YamlError::Schema(format!(
+                "{path}: Value error, Distribution bounds invalid: min={lo:?} > max={hi:?}; swap \
+                 them or remove one."
+            )));
+        }
+        a.file_only.bounds.push((flag.to_owned(), lo, hi));
+    }
+    let v = &v;
     let drawn_as_mean = v.as_object().is_some_and(|m| {
         ["median", "peaks", "points"]
             .iter()
