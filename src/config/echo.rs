@@ -860,22 +860,28 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
         m.insert("prefix_prompts".into(), Value::Object(prefix));
     }
     if e.given("conversation_turn_mean") || e.given("conversation_turn_stddev") {
-        m.insert(
-            "turns".into(),
-            obj(vec![
-                ("mean", float(f64::from(p.conversation_turn_mean))),
-                ("stddev", float(f64::from(p.conversation_turn_stddev))),
-            ]),
-        );
+        let flag = "--conversation-turn";
+        let turns = e
+            .drawn(flag, u64::from(p.conversation_turn_mean))
+            .unwrap_or_else(|| {
+                obj(vec![
+                    ("mean", float(f64::from(p.conversation_turn_mean))),
+                    ("stddev", float(f64::from(p.conversation_turn_stddev))),
+                ])
+            });
+        m.insert("turns".into(), e.bounded(flag, turns));
     }
     if e.given("conversation_turn_delay_mean") || e.given("conversation_turn_delay_stddev") {
-        m.insert(
-            "turn_delay".into(),
-            obj(vec![
-                ("mean", float(p.conversation_turn_delay_mean)),
-                ("stddev", float(p.conversation_turn_delay_stddev)),
-            ]),
-        );
+        let flag = "--conversation-turn-delay";
+        let delay = e
+            .drawn(flag, p.conversation_turn_delay_mean as u64)
+            .unwrap_or_else(|| {
+                obj(vec![
+                    ("mean", float(p.conversation_turn_delay_mean)),
+                    ("stddev", float(p.conversation_turn_delay_stddev)),
+                ])
+            });
+        m.insert("turn_delay".into(), e.bounded(flag, delay));
     }
     if e.given("conversation_turn_delay_ratio") {
         m.insert(

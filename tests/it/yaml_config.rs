@@ -264,6 +264,54 @@ fn a_lengths_bounds_are_echoed_and_not_applied_as_aiperf_did() {
     );
 }
 
+/// A conversation's turns and turn delay drawn from a log-normal and a multimodal distribution
+/// with bounds: echoed as AIPerf wrote them, every draw the expected value (3 turns, 200 ms),
+/// the bounds unused, as AIPerf ran the same file.
+#[test]
+fn turns_and_turn_delays_of_any_distribution_run_as_aiperf_ran_them() {
+    let echoed = std::fs::read_to_string(format!("{DIR}/drawn-turns.input_config.json")).unwrap();
+    let aiperf: Value = serde_json::from_str(&echoed).unwrap();
+    let ours = from_file("drawn-turns", &[]);
+    assert_eq!(
+        serde_json::to_string(&ours["datasets"]).unwrap(),
+        serde_json::to_string(&aiperf["datasets"]).unwrap()
+    );
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
+        .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{DIR}/drawn-turns.yaml")])
+        .args(["--ui", "none", "--no-server-metrics"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut sessions: std::collections::HashMap<String, Vec<(u64, u64, u64)>> =
+        std::collections::HashMap::new();
+    for r in common::read_jsonl(&dir.path().join("profile_export.jsonl")) {
+        let m = &r["metadata"];
+        let n = |k: &str| m[k].as_u64().unwrap();
+        (sessions.entry(m["x_correlation_id"].as_str().unwrap().to_owned()))
+            .or_default()
+            .push((n("turn_index"), n("credit_issued_ns"), n("request_end_ns")));
+    }
+    // 12 requests over two slots: sessions of 3 turns, one cut short when the requests ran
+    // out while a slot's next session had begun.
+    let whole = (sessions.values()).filter(|t| t.len() == 3).count();
+    assert!(whole >= 3, "{sessions:?}");
+    for turns in sessions.values_mut() {
+        turns.sort_unstable();
+        let index: Vec<u64> = turns.iter().map(|t| t.0).collect();
+        assert_eq!(index, (0..turns.len() as u64).collect::<Vec<_>>());
+        assert!(turns.len() <= 3);
+        for w in turns.windows(2) {
+            let delay_ms = (w[1].1 as f64 - w[0].2 as f64) / 1e6;
+            assert!((delay_ms - 200.0).abs() < 2.0, "{delay_ms} ms");
+        }
+    }
+}
+
 fn ringperf(args: &[&str]) -> std::process::Output {
     Process::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(args)

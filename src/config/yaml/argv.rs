@@ -536,8 +536,8 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
             ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
             ("synthetic", "isl") => length(v, &path, "--prompt-input-tokens", a)?,
-            ("synthetic", "turns") => dist(v, &path, "--conversation-turn", a)?,
-            ("synthetic", "turn_delay") => dist_real(v, &path, "--conversation-turn-delay", a)?,
+            ("synthetic", "turns") => drawn(v, &path, "--conversation-turn", false, a)?,
+            ("synthetic", "turn_delay") => drawn(v, &path, "--conversation-turn-delay", true, a)?,
             ("synthetic" | "file", "audio" | "images" | "video") => {
                 media(k, obj(v, &path)?, &path, a)?
             }
@@ -934,12 +934,18 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     Ok(())
 }
 
-/// An input or output length. A log-normal (`{mean, median}`), multimodal (`peaks`) or empirical
-/// (`points`) distribution is run as AIPerf 0.13 runs it: its synthetic prompts and `max_tokens`
-/// take the distribution's expected value, truncated to an integer, with no spread (AIPerf's
-/// composer reads `expected_value` and a `stddev` these types do not have; it never draws from
-/// them). Fixed and normal lengths are [`dist`]'s.
+/// An input or output length ([`drawn`]).
 fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
+    drawn(v, path, flag, false, a)
+}
+
+/// A distribution of the synthetic composer's: an input or output length, the turns of a
+/// conversation, the delay between turns. A log-normal (`{mean, median}`), multimodal (`peaks`)
+/// or empirical (`points`) one is run as AIPerf 0.13 runs it: every draw is the distribution's
+/// expected value, truncated to an integer, with no spread (AIPerf's composer reads
+/// `expected_value` and a `stddev` these types do not have; it never draws from them). Fixed and
+/// normal ones are [`dist`]'s (`real`: [`dist_real`]'s).
+fn drawn(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R<()> {
     // Bounds: checked as AIPerf checks them, echoed, never applied (AIPerf's composer draws a
     // length from the mean and spread alone).
     let mut v = v.clone();
@@ -976,10 +982,14 @@ fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
             .any(|k| m.contains_key(*k))
     });
     if !drawn_as_mean {
-        return dist(v, path, flag, a);
+        return dist_of(v, path, flag, real, a);
     }
     let e = expected(v, path)?;
-    a.one(&format!("{flag}-mean"), e as u64);
+    if real {
+        a.one(&format!("{flag}-mean"), e.trunc());
+    } else {
+        a.one(&format!("{flag}-mean"), e as u64);
+    }
     a.file_only
         .drawn
         .push((flag.to_owned(), e as u64, model_form(v)));

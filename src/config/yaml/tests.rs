@@ -265,11 +265,21 @@ fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
 }
 
 #[test]
-fn distributions_beyond_fixed_and_normal_are_refused_but_for_lengths() {
+fn distributions_beyond_fixed_and_normal_are_refused_but_for_the_composers_own() {
     let e = refused(
-        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, turns: {mean: 5, median: 4}}\n",
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, rankings: {passages: {mean: 5, median: 4}}}\n",
     );
     assert!(e.to_string().contains("`median`"), "{e}");
+    // A conversation's turns: the expected value (5), truncated, no spread.
+    let w = words(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, turns: {mean: 5.5, median: 4, max: 9}}\n",
+    );
+    let at = w
+        .iter()
+        .position(|x| x == "--conversation-turn-mean")
+        .unwrap();
+    assert_eq!(w[at + 1], "5");
+    assert!(!w.iter().any(|x| x == "--conversation-turn-stddev"));
     let w = words(
         "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, prompts: {isl: {value: 7}, osl: {mean: 3, stddev: 1}}}\n",
     );
