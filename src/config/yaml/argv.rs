@@ -505,11 +505,16 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
     let list = v.as_array().ok_or_else(|| {
         YamlError::Schema("benchmark.datasets: Input should be a valid list".into())
     })?;
+    // AIPerf 0.13's schema holds one dataset (its message).
     let [d] = list.as_slice() else {
-        return Err(YamlError::Unsupported(format!(
-            "benchmark.datasets: {} datasets (ringperf runs one dataset per run)",
-            list.len()
-        )));
+        return Err(YamlError::Schema(if list.is_empty() {
+            "benchmark.datasets: List should have at least 1 item after validation, not 0".into()
+        } else {
+            format!(
+                "benchmark.datasets: List should have at most 1 item after validation, not {}",
+                list.len()
+            )
+        }));
     };
     let m = obj(d, "benchmark.datasets.0")?;
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("synthetic");

@@ -1225,3 +1225,20 @@ fn network_latency_is_the_network_latency_flags() {
     ));
     assert!(e.to_string().contains("network_latency.rtt"), "{e}");
 }
+
+/// AIPerf 0.13's schema holds exactly one dataset: its messages for none and for two.
+#[test]
+fn a_dataset_list_holds_one_dataset_as_aiperfs_schema_says() {
+    let body = "benchmark:\n  model: m\n  endpoint: {url: u}\n";
+    let e = refused(&format!("{body}  datasets: []\n")).to_string();
+    assert!(
+        e.contains("benchmark.datasets: List should have at least 1 item after validation, not 0"),
+        "{e}"
+    );
+    let two = "  datasets:\n    - {name: a, type: synthetic}\n    - {name: b, type: synthetic}\n";
+    let e = refused(&format!("{body}{two}")).to_string();
+    assert!(
+        e.contains("benchmark.datasets: List should have at most 1 item after validation, not 2"),
+        "{e}"
+    );
+}
