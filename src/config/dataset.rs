@@ -165,12 +165,17 @@ impl InputConfig {
                 kind,
             }),
             (None, None) if let Some(records) = inline => {
-                if let Some(k) =
-                    kind.filter(|k| !matches!(k, DatasetKind::SingleTurn | DatasetKind::MultiTurn))
-                {
+                if let Some(k) = kind.filter(|k| {
+                    !matches!(
+                        k,
+                        DatasetKind::SingleTurn
+                            | DatasetKind::MultiTurn
+                            | DatasetKind::MooncakeTrace
+                    )
+                }) {
                     return Err(ConfigError::flag(format!(
                         "--custom-dataset-type {k}: {} holds inline records, which ringperf \
-                         reads as single_turn or multi_turn only",
+                         reads as single_turn, multi_turn or mooncake_trace only",
                         records.at
                     )));
                 }

@@ -312,6 +312,61 @@ fn turns_and_turn_delays_of_any_distribution_run_as_aiperf_ran_them() {
     }
 }
 
+/// A `mooncake_trace` given as inline records and replayed on a fixed schedule: echoed as AIPerf
+/// wrote it, and every row sent as AIPerf sent it (its session, its time, its input and output
+/// lengths; AIPerf's times were 0, 98.4 and 248.4 ms, issued a little early).
+#[test]
+fn an_inline_mooncake_trace_replays_as_aiperf_replayed_it() {
+    let echoed =
+        std::fs::read_to_string(format!("{DIR}/inline-mooncake.input_config.json")).unwrap();
+    let aiperf: Value = serde_json::from_str(&echoed).unwrap();
+    let ours = from_file("inline-mooncake", &[]);
+    for key in ["datasets", "phases"] {
+        assert_eq!(ours[key], aiperf[key], "{key}");
+    }
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
+        .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{DIR}/inline-mooncake.yaml")])
+        .args(["--ui", "none", "--no-server-metrics"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    let t0 = records[0]["metadata"]["credit_issued_ns"].as_u64().unwrap();
+    let rows: Vec<(String, u64, f64, f64)> = (records.iter())
+        .map(|r| {
+            let m = &r["metadata"];
+            (
+                m["conversation_id"].as_str().unwrap().to_owned(),
+                (m["credit_issued_ns"].as_u64().unwrap() - t0) / 1_000_000,
+                r["metrics"]["input_sequence_length"]["value"]
+                    .as_f64()
+                    .unwrap(),
+                r["metrics"]["output_sequence_length"]["value"]
+                    .as_f64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("session_000000", 0, 600.0, 5.0),
+        ("session_000001", 100, 700.0, 6.0),
+        ("session_000002", 250, 20.0, 4.0),
+    ];
+    assert_eq!(rows.len(), want.len());
+    for (got, w) in rows.iter().zip(want) {
+        assert_eq!((got.0.as_str(), got.1, got.2, got.3), w);
+    }
+    assert!(
+        !dir.path().join("inputs.json").exists(),
+        "AIPerf wrote none"
+    );
+}
+
 fn ringperf(args: &[&str]) -> std::process::Output {
     Process::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(args)

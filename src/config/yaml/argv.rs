@@ -694,10 +694,10 @@ fn inline_records(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
             )));
         }
     };
-    if !matches!(format, "single_turn" | "multi_turn") {
+    if !matches!(format, "single_turn" | "multi_turn" | "mooncake_trace") {
         return Err(YamlError::Unsupported(format!(
-            "{at}: inline records of format {format} (ringperf reads single_turn and multi_turn \
-             records)"
+            "{at}: inline records of format {format} (ringperf reads single_turn, multi_turn and \
+             mooncake_trace records)"
         )));
     }
     if let Some((i, _)) = list.iter().enumerate().find(|(_, r)| !r.is_object()) {

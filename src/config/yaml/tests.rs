@@ -1105,10 +1105,10 @@ fn user_files_and_inline_records_are_checked_as_aiperf_checks_them() {
         );
     }
     let e = refused(&with_dataset(
-        "{type: file, format: mooncake_trace, records: [{input_length: 5}]}",
+        "{type: file, format: bailian_trace, records: [{input_length: 5}]}",
     ));
     assert!(
-        matches!(&e, YamlError::Unsupported(m) if m.contains("benchmark.datasets.default.records: inline records of format mooncake_trace")),
+        matches!(&e, YamlError::Unsupported(m) if m.contains("benchmark.datasets.default.records: inline records of format bailian_trace")),
         "{e:?}"
     );
     let a = translate_str(&with_dataset(

@@ -315,12 +315,13 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
                 DatasetKind::MultiTurn => {
                     multi_turn::load_lines(lines, name, &mut ids, spec.system_message)?
                 }
+                DatasetKind::MooncakeTrace => inline_trace(name, jsonl, spec, &mut ids, tokenizer)?,
                 other => {
                     return Err(LoadError::file(
                         name,
                         LoadErrorKind::Invalid(format!(
                             "inline records of format {other} are not read by ringperf \
-                             (single_turn and multi_turn are)"
+                             (single_turn, multi_turn and mooncake_trace are)"
                         )),
                     ));
                 }
@@ -366,6 +367,36 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
         }
     }
     Ok(Loaded::Whole(dataset))
+}
+
+/// A `mooncake_trace` given as inline records: its rows written to a file of their own (the
+/// trace loader reads a file: its rows twice, to check them and then to build them), loaded
+/// whole, the file removed.
+fn inline_trace(
+    name: &Path,
+    jsonl: &str,
+    spec: &LoadSpec,
+    ids: &mut SessionIds,
+    tokenizer: &Tokenizer,
+) -> Result<Dataset, LoadError> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ringperf-inline-{}-{n}", std::process::id()));
+    let stem = name
+        .file_name()
+        .map_or("records".into(), |n| n.to_string_lossy());
+    let file = dir.join(format!("{stem}.jsonl"));
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, jsonl));
+    let loaded = written
+        .map_err(|e| LoadError::file(&file, LoadErrorKind::Io(e.to_string())))
+        .and_then(
+            |()| match load_file(&file, DatasetKind::MooncakeTrace, spec, ids, tokenizer)? {
+                Loaded::Whole(dataset) => Ok(dataset),
+                Loaded::Trace(index) => index.into_dataset(tokenizer),
+            },
+        );
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded
 }
 
 fn load_file(
