@@ -386,6 +386,26 @@ mod tests {
         std::mem::size_of::<F>()
     }
 
+    /// The size of the future an async fn of four arguments returns, without calling it.
+    fn future_size4<A, B, C, D, F: std::future::Future>(_: impl Fn(A, B, C, D) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// A request's future keeps room for what a stream waiting for its bytes holds (the record
+    /// being filled, 512 bytes, the exchange and its recorder, the connection, the read's state)
+    /// and little more: the connect, the TLS and user-stamped reads and the large body's write
+    /// are boxed while they run (#41: 2,608 bytes before, of which the exchange 1,400).
+    #[test]
+    fn a_request_keeps_no_room_for_its_cold_paths() {
+        let request = future_size4(crate::worker::client::send);
+        assert!(request <= 2_048, "client::send's future is {request} bytes");
+        let turn = future_size9(Session::send_next);
+        assert!(
+            turn <= request + 176,
+            "send_next {turn} bytes over client::send {request}"
+        );
+    }
+
     /// A turn's future is its request's plus a few words: it keeps no room for the record
     /// beside the request while the response takes (#41: 512 bytes a stream, when the record
     /// came back by value and its place was kept from the start of the await).

@@ -489,8 +489,11 @@ impl Session {
                         let (text, len) = m.0.json_escaped();
                         body.splice(at..at, text[..len].iter().copied());
                     }
-                    built = shared.encode(self.url, &body);
-                    match &built {
+                    // Boxed: the encoded request is borrowed for as long as the request runs,
+                    // and only a turn whose body is built here has one (every other turn's
+                    // future would keep room for it).
+                    built = Box::new(shared.encode(self.url, &body));
+                    match &*built {
                         Ok(req) => (req, Some(body)),
                         Err(e) => {
                             self.next_turn += 1;
