@@ -412,7 +412,17 @@ impl Exchange<'_> {
             return Err(Failed::new(Error::Cut, reused));
         }
         sink.on_send(self.clock.now_ns());
-        let res = conn.stream.write_request(wbuf, tail).await;
+        // A plain connection's request in one write, inline; TLS and a large shared body (two
+        // writes) boxed, so that the common write reserves no more than the read that follows.
+        // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
+        // empty tail is dropped before it, or its drop at the end would keep it there.)
+        let one_write = matches!(tail, None) && matches!(conn.stream, Stream::Plain(_));
+        let res = if one_write {
+            drop(tail);
+            conn.stream.write_all(wbuf).await.0
+        } else {
+            Box::pin(conn.stream.write_request(wbuf, tail)).await
+        };
         let sent_ns = self.clock.now_ns();
         match res {
             Ok(n) => sink.on_sent(n, sent_ns),
