@@ -41,7 +41,8 @@ pub(crate) struct Session {
     /// Earlier messages (conversations of several turns of a type that replays them).
     history: Vec<Value>,
     /// The session's own connection (sticky sessions).
-    sticky: Option<Pool>,
+    /// Boxed: a session of any other strategy keeps one word for it, not a pool's 64 bytes.
+    sticky: Option<Box<Pool>>,
     /// Run-clock ns when the previous turn was answered (or failed).
     last_end_ns: u64,
     /// Run-clock ns when the previous turn was meant to go.
@@ -93,7 +94,7 @@ impl Session {
             history: Vec::new(),
             previous_response_id: None,
             sticky: (shared.reuse == super::ConnectionReuse::StickyUserSessions)
-                .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
+                .then(|| Box::new(Pool::new(shared.urls.len(), client::READ_BUF_BYTES))),
             last_end_ns: 0,
             last_intended_ns: 0,
             max_turns: usize::MAX,
@@ -520,7 +521,7 @@ impl Session {
         {
             self.first_turn_marker = Some(m);
         }
-        let pool = self.sticky.as_ref();
+        let pool = self.sticky.as_deref();
         let rec = client::send(
             shared,
             state,
