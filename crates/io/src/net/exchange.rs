@@ -338,31 +338,46 @@ impl Exchange<'_> {
     /// connection when one is idle; retries once on a fresh connection when the pooled one
     /// fails before any response byte.
     ///
+    /// The exchange's steps are functions that return an `async` block, not `async fn`s: an
+    /// `async fn` keeps each argument twice (as passed, and the binding it is moved into) for as
+    /// long as it runs, and these run for as long as a response takes.
+    ///
     /// # Errors
     /// The failure of the last attempt.
-    pub async fn run<S: Sink>(&self, sink: &mut S) -> Result<(), Error> {
-        // A loop, not a `match` on the first attempt's result with the retry in an arm: the
-        // retry awaits in the same place as the first attempt, and no failure is kept beside it.
-        let mut may_reuse = true;
-        loop {
-            match self.timed_attempt(sink, may_reuse).await {
-                Err(Failed { stale: true, .. }) if may_reuse => may_reuse = false,
-                r => return r.map_err(|f| f.error),
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    pub fn run<S: Sink>(&self, sink: &mut S) -> impl Future<Output = Result<(), Error>> {
+        async move {
+            // A loop, not a `match` on the first attempt's result with the retry in an arm: the
+            // retry awaits in the same place as the first attempt, and no failure is kept
+            // beside it.
+            let mut may_reuse = true;
+            loop {
+                match self.timed_attempt(sink, may_reuse).await {
+                    Err(Failed { stale: true, .. }) if may_reuse => may_reuse = false,
+                    r => return r.map_err(|f| f.error),
+                }
             }
         }
     }
 
     /// One attempt, bounded by the attempt timeout and the deadline when either is set.
-    async fn timed_attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
-        // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
-        // (large) state.
-        let mut attempt = std::pin::pin!(self.attempt(sink, may_reuse));
-        let Some(budget) = self.attempt_budget() else {
-            return attempt.await;
-        };
-        monoio::time::timeout(budget, attempt.as_mut())
-            .await
-            .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    fn timed_attempt<S: Sink>(
+        &self,
+        sink: &mut S,
+        may_reuse: bool,
+    ) -> impl Future<Output = Result<(), Failed>> {
+        async move {
+            // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
+            // (large) state.
+            let mut attempt = std::pin::pin!(self.attempt(sink, may_reuse));
+            let Some(budget) = self.attempt_budget() else {
+                return attempt.await;
+            };
+            monoio::time::timeout(budget, attempt.as_mut())
+                .await
+                .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
+        }
     }
 
     /// Time left for an attempt starting now, if it is bounded.
@@ -385,70 +400,79 @@ impl Exchange<'_> {
         Some(Duration::from_nanos(deadline.saturating_sub(now)))
     }
 
-    async fn attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
-        sink.on_attempt(self.clock.now_ns());
-        // `if let`, not a `match` on a binding: the pooled `Option` is gone before the connect's
-        // await, so the request's future does not keep room for it beside `conn`. A fresh
-        // connection (its waits, the connect, the TLS handshake) is boxed: its state is kept
-        // only while it opens, not in every request's future for as long as the response takes.
-        let (mut conn, reused) =
-            if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
-                (c, true)
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    fn attempt<S: Sink>(
+        &self,
+        sink: &mut S,
+        may_reuse: bool,
+    ) -> impl Future<Output = Result<(), Failed>> {
+        async move {
+            sink.on_attempt(self.clock.now_ns());
+            // `if let`, not a `match` on a binding: the pooled `Option` is gone before the
+            // connect's await, so the request's future does not keep room for it beside `conn`.
+            // A fresh connection (its waits, the connect, the TLS handshake) is boxed: its state
+            // is kept only while it opens, not in every request's future for as long as the
+            // response takes.
+            let (mut conn, reused) =
+                if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+                    (c, true)
+                } else {
+                    Box::pin(self.fresh(sink, may_reuse)).await?
+                };
+            let in_flight = self
+                .cut
+                .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
+
+            sink.on_socket(conn.local);
+            // Neither part is a local that is borrowed or kept: both move into the write, whose
+            // future frees the request's copy once written, so a stream in flight holds no write
+            // buffer (each request's is its own) and its future keeps no room for one.
+            let (wbuf, tail) = encode(sink, reused);
+            if let Some(c) = self.cut
+                && self.clock.now_ns() >= c.control.cut_at_ns()
+            {
+                return Err(Failed::new(Error::Cut, reused));
+            }
+            sink.on_send(self.clock.now_ns());
+            // A plain connection's request in one write, inline; TLS and a large shared body (two
+            // writes) boxed, so that the common write reserves no more than the read that follows.
+            // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
+            // empty tail is dropped before it, or its drop at the end would keep it there.)
+            #[allow(clippy::redundant_pattern_matching)] // `is_none` borrows `tail`
+            let one_write = matches!(tail, None) && matches!(conn.stream, Stream::Plain(_));
+            let res = if one_write {
+                drop(tail);
+                conn.stream.write_all(wbuf).await.0
             } else {
-                Box::pin(self.fresh(sink, may_reuse)).await?
+                Box::pin(conn.stream.write_request(wbuf, tail)).await
             };
-        let in_flight = self
-            .cut
-            .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
+            let sent_ns = self.clock.now_ns();
+            match res {
+                Ok(n) => sink.on_sent(n, sent_ns),
+                Err(e) => return Err(Failed::new(Error::Write(e), reused)),
+            }
 
-        sink.on_socket(conn.local);
-        // Neither part is a local that is borrowed or kept: both move into the write, whose
-        // future frees the request's copy once written, so a stream in flight holds no write
-        // buffer (each request's is its own) and its future keeps no room for one.
-        let (wbuf, tail) = encode(sink, reused);
-        if let Some(c) = self.cut
-            && self.clock.now_ns() >= c.control.cut_at_ns()
-        {
-            return Err(Failed::new(Error::Cut, reused));
+            let response = self.read_response(&mut conn, sink, sent_ns);
+            let read = match self.limits.cancel_after_sent {
+                None => response.await,
+                // Dropping the read abandons the connection: the server sees the client go away.
+                Some(after) => Box::pin(monoio::time::timeout(after, response))
+                    .await
+                    .unwrap_or(Err(Error::Cancelled)),
+            };
+            let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
+            // Out of the in-flight set before the connection is pooled (no await in between).
+            drop(in_flight);
+            if keep_alive
+                && conn.rbuf.is_empty()
+                && conn.stream.is_drained()
+                && conn.multishot.as_ref().is_none_or(Multishot::is_idle)
+                && self.reuse
+            {
+                self.pool.put(self.slot, conn);
+            }
+            Ok(())
         }
-        sink.on_send(self.clock.now_ns());
-        // A plain connection's request in one write, inline; TLS and a large shared body (two
-        // writes) boxed, so that the common write reserves no more than the read that follows.
-        // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
-        // empty tail is dropped before it, or its drop at the end would keep it there.)
-        let one_write = matches!(tail, None) && matches!(conn.stream, Stream::Plain(_));
-        let res = if one_write {
-            drop(tail);
-            conn.stream.write_all(wbuf).await.0
-        } else {
-            Box::pin(conn.stream.write_request(wbuf, tail)).await
-        };
-        let sent_ns = self.clock.now_ns();
-        match res {
-            Ok(n) => sink.on_sent(n, sent_ns),
-            Err(e) => return Err(Failed::new(Error::Write(e), reused)),
-        }
-
-        let response = self.read_response(&mut conn, sink, sent_ns);
-        let read = match self.limits.cancel_after_sent {
-            None => response.await,
-            // Dropping the read abandons the connection: the server sees the client go away.
-            Some(after) => Box::pin(monoio::time::timeout(after, response))
-                .await
-                .unwrap_or(Err(Error::Cancelled)),
-        };
-        let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
-        // Out of the in-flight set before the connection is pooled (no await in between).
-        drop(in_flight);
-        if keep_alive
-            && conn.rbuf.is_empty()
-            && conn.stream.is_drained()
-            && conn.multishot.as_ref().is_none_or(Multishot::is_idle)
-            && self.reuse
-        {
-            self.pool.put(self.slot, conn);
-        }
-        Ok(())
     }
 
     /// A connection for an attempt that found none idle (or may not reuse one): waits while the
@@ -584,84 +608,88 @@ impl Exchange<'_> {
     /// leaves undecoded (a partial head, bytes after the body), so a connection in flight owns
     /// no read buffer. Other streams read into the connection's own buffer, allocated at its
     /// first read.
-    async fn read_response<S: Sink>(
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    fn read_response<S: Sink>(
         &self,
         conn: &mut Conn,
         sink: &mut S,
         sent_ns: u64,
-    ) -> Result<bool, Error> {
-        let mut st = ReadState::default();
-        conn.rbuf.clear();
-        loop {
-            let step = if conn.multishot.is_some() {
-                self.read_multishot(conn, &mut st, sink, sent_ns).await?
-            } else if conn.rbuf.is_empty()
-                && conn.kernel_stamps
-                && let Stream::Plain(tcp) = &conn.stream
-            {
-                let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
-                ready.map_err(|error| Error::Read {
-                    error,
-                    received: st.received,
-                })?;
-                let fd = tcp.as_raw_fd();
-                let max = self.pool.read_buf_bytes();
-                READ_SCRATCH.with_borrow_mut(|buf| {
-                    buf.clear();
-                    buf.reserve(max);
-                    let (n, realtime_ns) = match rxstamp::recv_at_most(fd, buf, max) {
-                        Ok(r) => r,
-                        // A stale readiness: wait again.
-                        Err(e) if rxstamp::is_not_ready(&e) => return Ok(Step::Again),
-                        Err(error) => {
-                            return Err(Error::Read {
-                                error,
-                                received: st.received,
-                            });
-                        }
-                    };
-                    let stamp = ReadStamp::now(&self.clock, realtime_ns);
-                    let step = self.take_read(&mut st, buf, n, stamp, sent_ns, sink);
-                    // Whatever the read left undecoded stays with the connection.
-                    conn.rbuf.extend_from_slice(buf);
-                    buf.clear();
-                    step
-                })?
-            } else {
-                // Read after whatever is still buffered. Only a partial head stays buffered (a
-                // decoder consumes every byte it is fed until its body ends), so only a head
-                // grows the buffer, up to the largest head accepted.
-                if conn.rbuf.capacity() == 0 {
-                    // The connection's first read into its own buffer.
-                    conn.rbuf.reserve_exact(self.pool.read_buf_bytes());
-                } else if st.decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
-                    if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
-                        return Err(Error::Head(HttpError::HeadTooLarge));
-                    }
-                    conn.rbuf
-                        .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
-                }
-                let buf = std::mem::take(&mut conn.rbuf);
-                // Stamped as the socket read completes, before any decryption or parsing. Boxed:
-                // this read (TLS, user-space stamps, a head carried over) keeps ~0.4 KiB of state
-                // that the kernel-stamped paths above, a waiting stream's, would otherwise
-                // reserve in every request's future.
-                let read = Box::pin(conn.stream.read_into(buf, &self.clock, conn.kernel_stamps));
-                let (res, buf) = within_read_timeout!(self, read, st.received)?;
-                conn.rbuf = buf;
-                let (n, read_stamp) = res.map_err(|error| Error::Read {
-                    error,
-                    received: st.received,
-                })?;
-                self.take_read(&mut st, &mut conn.rbuf, n, read_stamp, sent_ns, sink)?
-            };
-            if let Step::Done { keep_alive } = step {
-                if self.tcp_info
-                    && let Some(rtt) = super::tcpinfo::read(conn.stream.as_raw_fd())
+    ) -> impl Future<Output = Result<bool, Error>> {
+        async move {
+            let mut st = ReadState::default();
+            conn.rbuf.clear();
+            loop {
+                let step = if conn.multishot.is_some() {
+                    self.read_multishot(conn, &mut st, sink, sent_ns).await?
+                } else if conn.rbuf.is_empty()
+                    && conn.kernel_stamps
+                    && let Stream::Plain(tcp) = &conn.stream
                 {
-                    sink.on_tcp_info(rtt);
+                    let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
+                    ready.map_err(|error| Error::Read {
+                        error,
+                        received: st.received,
+                    })?;
+                    let fd = tcp.as_raw_fd();
+                    let max = self.pool.read_buf_bytes();
+                    READ_SCRATCH.with_borrow_mut(|buf| {
+                        buf.clear();
+                        buf.reserve(max);
+                        let (n, realtime_ns) = match rxstamp::recv_at_most(fd, buf, max) {
+                            Ok(r) => r,
+                            // A stale readiness: wait again.
+                            Err(e) if rxstamp::is_not_ready(&e) => return Ok(Step::Again),
+                            Err(error) => {
+                                return Err(Error::Read {
+                                    error,
+                                    received: st.received,
+                                });
+                            }
+                        };
+                        let stamp = ReadStamp::now(&self.clock, realtime_ns);
+                        let step = self.take_read(&mut st, buf, n, stamp, sent_ns, sink);
+                        // Whatever the read left undecoded stays with the connection.
+                        conn.rbuf.extend_from_slice(buf);
+                        buf.clear();
+                        step
+                    })?
+                } else {
+                    // Read after whatever is still buffered. Only a partial head stays buffered (a
+                    // decoder consumes every byte it is fed until its body ends), so only a head
+                    // grows the buffer, up to the largest head accepted.
+                    if conn.rbuf.capacity() == 0 {
+                        // The connection's first read into its own buffer.
+                        conn.rbuf.reserve_exact(self.pool.read_buf_bytes());
+                    } else if st.decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
+                        if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
+                            return Err(Error::Head(HttpError::HeadTooLarge));
+                        }
+                        conn.rbuf
+                            .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
+                    }
+                    let buf = std::mem::take(&mut conn.rbuf);
+                    // Stamped as the socket read completes, before any decryption or parsing.
+                    // Boxed: this read (TLS, user-space stamps, a head carried over) keeps
+                    // ~0.4 KiB of state that the kernel-stamped paths above, a waiting stream's,
+                    // would otherwise reserve in every request's future.
+                    let read =
+                        Box::pin(conn.stream.read_into(buf, &self.clock, conn.kernel_stamps));
+                    let (res, buf) = within_read_timeout!(self, read, st.received)?;
+                    conn.rbuf = buf;
+                    let (n, read_stamp) = res.map_err(|error| Error::Read {
+                        error,
+                        received: st.received,
+                    })?;
+                    self.take_read(&mut st, &mut conn.rbuf, n, read_stamp, sent_ns, sink)?
+                };
+                if let Step::Done { keep_alive } = step {
+                    if self.tcp_info
+                        && let Some(rtt) = super::tcpinfo::read(conn.stream.as_raw_fd())
+                    {
+                        sink.on_tcp_info(rtt);
+                    }
+                    return Ok(keep_alive);
                 }
-                return Ok(keep_alive);
             }
         }
     }
