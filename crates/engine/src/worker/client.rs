@@ -63,7 +63,11 @@ pub(crate) fn unprepared(
     let mut rec = empty_record(state, credit, 0, uuid::Uuid::nil());
     rec.start_ns = now;
     rec.end_ns = now;
-    rec.error = Some(RequestError::new(None, "RequestEncodingError", why));
+    rec.error = Some(Box::new(RequestError::new(
+        None,
+        "RequestEncodingError",
+        why,
+    )));
     rec
 }
 
@@ -181,7 +185,7 @@ pub(crate) fn send<'a>(
             p.gate.release();
         }
         if let Err(e) = result {
-            rec.error = Some(match e {
+            rec.error = Some(Box::new(match e {
                 net::Error::TimedOut if cut(shared, hard_deadline_ns) => {
                     rec.was_cancelled = true;
                     cancelled_error()
@@ -191,12 +195,12 @@ pub(crate) fn send<'a>(
                     request_error(shared, e, url)
                 }
                 e => request_error(shared, e, url),
-            });
+            }));
         }
         if rec.error.is_some() && !rec.was_cancelled && cut(shared, hard_deadline_ns) {
             // The failure is the cut itself (the socket was shut down at the deadline).
             rec.was_cancelled = true;
-            rec.error = Some(cancelled_error());
+            rec.error = Some(Box::new(cancelled_error()));
         }
         if rec.end_ns == 0 {
             rec.end_ns = shared.clock.now_ns();
@@ -206,11 +210,11 @@ pub(crate) fn send<'a>(
             rec.start_ns = rec.end_ns;
         }
         if rec.error.is_none() && !(200..300).contains(&rec.status) {
-            rec.error = Some(RequestError::new(
+            rec.error = Some(Box::new(RequestError::new(
                 Some(rec.status),
                 state.take_reason(),
                 String::from_utf8_lossy(&rec.body).into_owned(),
-            ));
+            )));
         }
         if rec.error.is_none()
             && shared.kind == ringperf_wire::endpoint::EndpointKind::VideoGeneration
