@@ -132,30 +132,31 @@ pub(crate) fn send<'a>(
     rec.request_body = request_body;
     // Boxed: a request without a `--cache-bust` marker keeps a word for it, not 40 bytes.
     let splice = splice.map(Box::new);
+    let exchange = Exchange {
+        addr: shared.urls[url],
+        tls: shared.tls.get(url).and_then(Option::as_ref),
+        pool: pool.unwrap_or(&state.pool),
+        slot: url,
+        reuse: pool.is_some() || state.pool_enabled,
+        head_request: false,
+        clock: shared.clock,
+        kernel_stamps: shared.kernel_stamps,
+        tcp_info: shared.tcp_info,
+        limits: Limits {
+            connect_timeout: None,
+            read_timeout: None,
+            attempt_timeout: Some(shared.request_timeout),
+            deadline_ns: hard_deadline_ns,
+            max_body_bytes: shared.max_body_bytes,
+            cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
+        },
+        cut: Some(Cut {
+            control: &shared.control,
+            open_fds: &state.open_fds,
+        }),
+    };
+    // Made here, not in the block: the block keeps the exchange, not the parts it is made of.
     async move {
-        let exchange = Exchange {
-            addr: shared.urls[url],
-            tls: shared.tls.get(url).and_then(Option::as_ref),
-            pool: pool.unwrap_or(&state.pool),
-            slot: url,
-            reuse: pool.is_some() || state.pool_enabled,
-            head_request: false,
-            clock: shared.clock,
-            kernel_stamps: shared.kernel_stamps,
-            tcp_info: shared.tcp_info,
-            limits: Limits {
-                connect_timeout: None,
-                read_timeout: None,
-                attempt_timeout: Some(shared.request_timeout),
-                deadline_ns: hard_deadline_ns,
-                max_body_bytes: shared.max_body_bytes,
-                cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
-            },
-            cut: Some(Cut {
-                control: &shared.control,
-                open_fds: &state.open_fds,
-            }),
-        };
         let mut recorder = Recorder {
             request,
             splice,

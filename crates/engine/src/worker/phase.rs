@@ -440,7 +440,7 @@ mod tests {
     #[test]
     fn a_request_keeps_no_room_for_its_cold_paths() {
         let request = future_size4(crate::worker::client::send);
-        assert!(request <= 1_792, "client::send's future is {request} bytes");
+        assert!(request <= 1_664, "client::send's future is {request} bytes");
         let turn = future_size9(Session::send_next);
         assert!(
             turn <= request + 176,
