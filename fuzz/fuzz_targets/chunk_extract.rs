@@ -14,7 +14,7 @@ use ringperf_wire::sse::Framer;
 fn record(body: &[u8], events: Vec<Event>, is_sse: bool, error: Option<RequestError>) -> RawRecord {
     let mut rec = testing::record(body.to_vec(), events, is_sse);
     rec.end_ns = u64::MAX;
-    rec.error = error;
+    rec.error = error.map(Box::new);
     rec
 }
 
@@ -74,7 +74,7 @@ fn check(kind: EndpointKind, rec: &RawRecord, reused: &mut ParsedResponse) {
         assert!(!fresh.content_stamps_ns.is_empty());
     }
     // The record's own error wins; no content response is always an error.
-    match &rec.error {
+    match rec.error.as_deref() {
         Some(e) => assert_eq!(fresh.error.as_ref(), Some(e)),
         None if fresh.content_stamps_ns.is_empty() => assert!(fresh.error.is_some()),
         None => {}

@@ -379,7 +379,7 @@ fn facts_of(
         requested_osl: count(M::RequestedOsl),
         // Not in a record line (the offset is an internal metric): a merge has no replay lag.
         scheduled_send_ms: None,
-        error,
+        error: error.map(Box::new),
         was_cancelled: md.was_cancelled,
         conn_reused: int_of(m, M::HttpReqConnectionReused) == Some(1),
         bytes_sent: 0,

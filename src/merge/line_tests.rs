@@ -138,7 +138,7 @@ prop_compose! {
             usage: if failed { None } else { usage },
             requested_osl: requested,
             scheduled_send_ms: None,
-            error: failed.then(|| RequestError::new(code, "Bad \"thing\"", "it\nfailed")),
+            error: failed.then(|| Box::new(RequestError::new(code, "Bad \"thing\"", "it\nfailed"))),
             was_cancelled: cancelled,
             conn_reused: false,
             bytes_sent: 0,
@@ -255,7 +255,11 @@ fn reasoning_and_an_empty_answer_round_trip() {
 fn error_and_trace_records_round_trip() {
     let cfg = MetricConfig::new(true, false);
     let failed = RecordFacts {
-        error: Some(RequestError::new(None, "ReadTimeout", "no answer")),
+        error: Some(Box::new(RequestError::new(
+            None,
+            "ReadTimeout",
+            "no answer",
+        ))),
         ..facts()
     };
     check(&cfg, &failed).unwrap();

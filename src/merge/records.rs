@@ -297,7 +297,13 @@ mod tests {
         let f = RecordFacts {
             session_num: session,
             request_end_wall_ns: facts().request_end_wall_ns + end_offset,
-            error: failed.then(|| ringperf_wire::record::RequestError::new(Some(500), "E", "e")),
+            error: failed.then(|| {
+                Box::new(ringperf_wire::record::RequestError::new(
+                    Some(500),
+                    "E",
+                    "e",
+                ))
+            }),
             ..facts()
         };
         let mut out = Vec::new();

@@ -766,7 +766,10 @@ impl Collector {
             .turn_offsets
             .get(raw.credit.conversation as usize)
             .and_then(|&o| self.turns.get(o + raw.credit.turn as usize));
-        let error = raw.error.clone().or_else(|| parsed.error.clone());
+        let error = raw
+            .error
+            .clone()
+            .or_else(|| parsed.error.clone().map(Box::new));
         let usage = parsed.usage.clone();
         // A body built at run time (a later chat turn) is read once for its ISL and images.
         let built = raw

@@ -136,7 +136,11 @@ fn rates_errors_server_and_gpus_are_on_screen() {
     let mut records: Vec<RecordFacts> = (0..3).map(|k| at(100 * MS + k)).collect();
     records.extend((0..7).map(|k| at(S + 100 * MS + k)));
     records.push(RecordFacts {
-        error: Some(RequestError::new(Some(503), "Service Unavailable", "busy")),
+        error: Some(Box::new(RequestError::new(
+            Some(503),
+            "Service Unavailable",
+            "busy",
+        ))),
         output_tokens: None,
         ..at(S + 200 * MS)
     });

@@ -358,12 +358,17 @@ impl Ctx {
 
     /// Runs the child session `child` of branch `b` of the session of node `c` as a task of this
     /// worker: every turn left, each when due; its end is the tree's and the phase's to know.
-    pub(super) fn run_child(self: &Rc<Self>, tree: &Rc<Tree>, (c, b): (u32, u32), child: Session) {
+    pub(super) fn run_child(
+        self: &Rc<Self>,
+        tree: &Rc<Tree>,
+        (c, b): (u32, u32),
+        mut child: Session,
+    ) {
         self.children.set(self.children.get() + 1);
         tree.place(child.conversation, child.place());
         let (ctx, tree) = (self.clone(), tree.clone());
+        // The child is captured and used in place: a `let` of it inside would keep it twice.
         let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = Box::pin(async move {
-            let mut child = child;
             let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
             ctx.send_all(&mut child, &mut pacer).await;
             let end = ChildEnd {
@@ -380,144 +385,150 @@ impl Ctx {
 
     /// Sends every turn of `session` left, each when it is due. `false` when the phase stopped
     /// issuing (or ran out of requests) first.
-    pub(super) async fn send_all(
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (#41)
+    pub(super) fn send_all(
         self: &Rc<Self>,
         session: &mut Session,
         pacer: &mut Pacer,
-    ) -> bool {
-        while !session.finished(&self.shared) {
-            let Some(due) = self.next_due(session).await else {
-                return false;
-            };
-            let now = self.shared.clock.now_ns();
-            let intended = if due > now {
-                let base = session.due_from_start().then_some(0);
-                match self.wait_at(pacer, due, base).await {
-                    Some(at) => at,
+    ) -> impl Future<Output = bool> {
+        async move {
+            while !session.finished(&self.shared) {
+                let Some(due) = self.next_due(session).await else {
+                    return false;
+                };
+                let now = self.shared.clock.now_ns();
+                let intended = if due > now {
+                    let base = session.due_from_start().then_some(0);
+                    match self.wait_at(pacer, due, base).await {
+                        Some(at) => at,
+                        None => return false,
+                    }
+                } else {
+                    now
+                };
+                let intended = match self.clear_barriers(session).await {
                     None => return false,
+                    Some(true) => self.shared.clock.now_ns(),
+                    Some(false) => intended,
+                };
+                if self.stopping() || !self.send_turn(session, intended).await {
+                    return false;
                 }
-            } else {
-                now
-            };
-            let intended = match self.clear_barriers(session).await {
-                None => return false,
-                Some(true) => self.shared.clock.now_ns(),
-                Some(false) => intended,
-            };
-            if self.stopping() || !self.send_turn(session, intended).await {
-                return false;
             }
+            true
         }
-        true
     }
 
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
     /// aggregator; starts the children the turn spawns. `false` when the phase has no request
     /// left.
-    pub(super) async fn send_turn(
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (#41)
+    pub(super) fn send_turn(
         self: &Rc<Self>,
         session: &mut Session,
         intended_ns: u64,
-    ) -> bool {
-        if (self.shared.turn(session.conversation, session.next_turn())).request_free() {
-            self.pass_turn(session);
-            return true;
-        }
-        // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
-        // the load, not client lateness, so the request is meant to go when it gets the slot.
-        let prefill = self.plan.prefill.as_deref();
-        let mut intended_ns = intended_ns;
-        if let Some(gate) = prefill
-            && !gate.try_acquire(self.shared.clock.now_ns())
-        {
-            if !gate
-                .acquire(|| self.shared.clock.now_ns(), || self.stopping())
-                .await
+    ) -> impl Future<Output = bool> {
+        async move {
+            if (self.shared.turn(session.conversation, session.next_turn())).request_free() {
+                self.pass_turn(session);
+                return true;
+            }
+            // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
+            // the load, not client lateness, so the request is meant to go when it gets the slot.
+            let prefill = self.plan.prefill.as_deref();
+            let mut intended_ns = intended_ns;
+            if let Some(gate) = prefill
+                && !gate.try_acquire(self.shared.clock.now_ns())
             {
+                if !gate
+                    .acquire(|| self.shared.clock.now_ns(), || self.stopping())
+                    .await
+                {
+                    return false;
+                }
+                intended_ns = intended_ns.max(self.shared.clock.now_ns());
+            }
+            let Some(index) = session.reserved_request().or_else(|| self.take_request()) else {
+                if let Some(gate) = prefill {
+                    gate.release();
+                }
                 return false;
+            };
+            let cancel_after_ns = self
+                .plan
+                .cancel
+                .as_ref()
+                .and_then(|c| c.delay_for(self.plan.phase, index));
+            self.sent.set(self.sent.get() + 1);
+            #[cfg(feature = "test-hooks")]
+            if let Some(stall) = self.state.test_stall {
+                // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
+                // a worker starved of its core would be.
+                std::thread::sleep(stall);
             }
-            intended_ns = intended_ns.max(self.shared.clock.now_ns());
-        }
-        let Some(index) = session.reserved_request().or_else(|| self.take_request()) else {
-            if let Some(gate) = prefill {
-                gate.release();
+            if let Some(c) = &self.plan.idle_cap {
+                c.request(true);
             }
-            return false;
-        };
-        let cancel_after_ns = self
-            .plan
-            .cancel
-            .as_ref()
-            .and_then(|c| c.delay_for(self.plan.phase, index));
-        self.sent.set(self.sent.get() + 1);
-        #[cfg(feature = "test-hooks")]
-        if let Some(stall) = self.state.test_stall {
-            // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
-            // a worker starved of its core would be.
-            std::thread::sleep(stall);
-        }
-        if let Some(c) = &self.plan.idle_cap {
-            c.request(true);
-        }
-        if self.accel().is_some() {
-            session.one_token();
-        }
-        let started = self.spawn_overlapping(session, intended_ns);
-        let mut rec = session
-            .send_next(
-                &self.shared,
-                &self.state,
-                (self.plan.phase, self.plan.phase_index),
-                index,
-                intended_ns,
-                cancel_after_ns,
-                self.hard_deadline_ns(),
-                prefill,
-            )
-            .await;
-        if let Some(c) = &self.plan.idle_cap {
-            c.request(false);
-        }
-        if self.plan.warm.is_some() {
-            (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
-        }
-        let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
-        let c = session.conversation;
-        if let Some(tree) = session.tree() {
-            tree.ended(c, turn);
-        }
-        // Agentic replay: a prompt over the model's context ends the trajectory (every later
-        // turn's prompt is longer still), as AIPerf ends it; its tree finishes without it.
-        if let CreditSource::Agentic(w) = &self.plan.source
-            && !w.warm
-            && !session.finished(&self.shared)
-            && rec.error.as_ref().is_some_and(|e| {
-                ringperf_metrics::aggregate::accumulator::is_context_overflow(&e.message)
-            })
-        {
-            session.end_here();
-            // Nothing waits for requests that will never go: a subagent's later turns, or,
-            // when the root ends, whatever the streams it would have started were to send.
+            if self.accel().is_some() {
+                session.one_token();
+            }
+            let started = self.spawn_overlapping(session, intended_ns);
+            let mut rec = session
+                .send_next(
+                    &self.shared,
+                    &self.state,
+                    (self.plan.phase, self.plan.phase_index),
+                    index,
+                    intended_ns,
+                    cancel_after_ns,
+                    self.hard_deadline_ns(),
+                    prefill,
+                )
+                .await;
+            if let Some(c) = &self.plan.idle_cap {
+                c.request(false);
+            }
+            if self.plan.warm.is_some() {
+                (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
+            }
+            let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
+            let c = session.conversation;
             if let Some(tree) = session.tree() {
-                if session.is_child() {
-                    let turns = self.shared.dataset.conversations[c as usize].turns.len();
-                    tree.abandoned(c, turn + 1..turns as u32);
-                } else {
-                    tree.lift_barriers();
+                tree.ended(c, turn);
+            }
+            // Agentic replay: a prompt over the model's context ends the trajectory (every later
+            // turn's prompt is longer still), as AIPerf ends it; its tree finishes without it.
+            if let CreditSource::Agentic(w) = &self.plan.source
+                && !w.warm
+                && !session.finished(&self.shared)
+                && rec.error.as_ref().is_some_and(|e| {
+                    ringperf_metrics::aggregate::accumulator::is_context_overflow(&e.message)
+                })
+            {
+                session.end_here();
+                // Nothing waits for requests that will never go: a subagent's later turns, or,
+                // when the root ends, whatever the streams it would have started were to send.
+                if let Some(tree) = session.tree() {
+                    if session.is_child() {
+                        let turns = self.shared.dataset.conversations[c as usize].turns.len();
+                        tree.abandoned(c, turn + 1..turns as u32);
+                    } else {
+                        tree.lift_barriers();
+                    }
                 }
             }
-        }
-        if let Some(tree) = session.tree() {
-            let mut place = session.place();
-            if session.finished(&self.shared) {
-                place.next = u32::MAX;
+            if let Some(tree) = session.tree() {
+                let mut place = session.place();
+                if session.finished(&self.shared) {
+                    place.next = u32::MAX;
+                }
+                tree.place(c, place);
             }
-            tree.place(c, place);
+            rec.lineage = session.lineage();
+            push(&self.state, rec).await;
+            self.spawn_children(session, turn, end_ns, &started);
+            true
         }
-        rec.lineage = session.lineage();
-        push(&self.state, rec).await;
-        self.spawn_children(session, turn, end_ns, &started);
-        true
     }
 
     /// The session's next turn, a request-free one (an orchestrator's round), is done now: it

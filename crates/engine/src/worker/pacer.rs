@@ -21,50 +21,57 @@ use ringperf_wire::clock::Clock;
 
 use super::DriverKind;
 
+/// A pacer: a timer of its own, or a place on the worker's shared timer. Two words: a
+/// closed-loop slot keeps its pacer for as long as it runs, and a timer of its own (48 bytes)
+/// is boxed, so a slot on the shared timer keeps no room for one (#41).
 #[derive(Debug)]
-pub(crate) struct Pacer {
-    timer: Timer,
-    /// The worker's shared timer, when this pacer waits on it.
-    queue: Option<Rc<TimerQueue>>,
+pub(crate) enum Pacer {
+    /// A timer of its own.
+    Own(Box<Timer>),
+    /// The worker's shared timer.
+    Queue(Rc<TimerQueue>),
 }
 
 impl Pacer {
     /// A timerfd pacer of its own on io_uring (the coarse timer if the timerfd cannot be made).
     pub fn new(driver: DriverKind) -> Self {
-        Self {
-            timer: Timer::new(driver == DriverKind::Uring),
-            queue: None,
-        }
+        Self::Own(Box::new(Timer::new(driver == DriverKind::Uring)))
     }
 
     /// A pacer on the worker's shared timer `queue` when it has one (io_uring), else one of its
     /// own as [`Pacer::new`].
     pub fn shared(driver: DriverKind, queue: Option<&Rc<TimerQueue>>) -> Self {
-        Self {
-            timer: Timer::new(driver == DriverKind::Uring),
-            queue: queue.cloned(),
+        match queue {
+            Some(q) => Self::Queue(q.clone()),
+            None => Self::new(driver),
         }
     }
 
-    /// The timer this pacer waits on.
+    /// The timer this pacer waits on (the shared timer is a timerfd).
     #[cfg(test)]
     pub(crate) fn kind(&self) -> PacerKind {
-        self.timer.kind()
+        match self {
+            Self::Own(t) => t.kind(),
+            Self::Queue(_) => PacerKind::Timerfd,
+        }
     }
 
     /// How many waits a timerfd pacer had to leave to the coarse timer (always 0 for a coarse
-    /// pacer, whose waits are all coarse by construction).
+    /// pacer, whose waits are all coarse by construction, and for the shared timer).
     #[cfg(test)]
     pub(crate) fn fallbacks(&self) -> u64 {
-        self.timer.fallbacks()
+        match self {
+            Self::Own(t) => t.fallbacks(),
+            Self::Queue(_) => 0,
+        }
     }
 
     /// Returns at or after `at_ns` on `clock` (immediately if that has passed).
     pub async fn wait_until(&mut self, clock: &Clock, at_ns: u64) {
         let raw_ns = clock.raw_ns(at_ns);
-        match &self.queue {
-            Some(q) => q.sleep_until(raw_ns).await,
-            None => self.timer.wait_until(raw_ns).await,
+        match self {
+            Self::Queue(q) => q.sleep_until(raw_ns).await,
+            Self::Own(t) => t.wait_until(raw_ns).await,
         }
     }
 }
@@ -92,6 +99,12 @@ mod tests {
             (late, kind, p.kind(), p.fallbacks())
         })
         .expect("runtime")
+    }
+
+    /// A slot keeps its pacer for as long as it runs: two words, its own timer boxed.
+    #[test]
+    fn a_pacer_is_two_words() {
+        assert!(std::mem::size_of::<Pacer>() <= 16);
     }
 
     #[test]

@@ -147,40 +147,47 @@ async fn issuing_over(ctx: &Rc<Ctx>) {
 
 /// A closed-loop slot: one conversation after another until the phase's requests, sessions or
 /// time run out. In a seamless phase (`cap`, this worker's slots) a session starts only while
-/// fewer sessions than that are alive here, the previous phase's included.
-async fn closed_slot(ctx: Rc<Ctx>, cap: Option<usize>) {
-    let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
-    let shared = &ctx.shared;
-    let mut picker =
-        TemplatePicker::with_sampling(shared.dataset.root_count(), shared.seed, ctx.plan.sampling);
-    let gate = ctx.plan.adaptive.clone();
-    let live = &ctx.state.sessions_live;
-    while !ctx.stopping() {
-        if let Some(cap) = cap {
-            while live.get() >= cap && !ctx.stopping() {
-                monoio::time::sleep(Duration::from_micros(100)).await;
+/// fewer sessions than that are alive here, the previous phase's included. (An `async` block:
+/// the task keeps its arguments once, see [`Session::send_next`].)
+#[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (#41)
+fn closed_slot(ctx: Rc<Ctx>, cap: Option<usize>) -> impl Future<Output = ()> {
+    async move {
+        let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
+        let shared = &ctx.shared;
+        let mut picker = TemplatePicker::with_sampling(
+            shared.dataset.root_count(),
+            shared.seed,
+            ctx.plan.sampling,
+        );
+        let gate = ctx.plan.adaptive.clone();
+        let live = &ctx.state.sessions_live;
+        while !ctx.stopping() {
+            if let Some(cap) = cap {
+                while live.get() >= cap && !ctx.stopping() {
+                    monoio::time::sleep(Duration::from_micros(100)).await;
+                }
             }
-        }
-        // An adaptive phase's session limit: a permit per session.
-        if let Some(g) = &gate
-            && !g.acquire(|| ctx.stopping()).await
-        {
-            return;
-        }
-        let Some(mut session) = ctx.new_session(|s| shared.dataset.root(picker.pick(s))) else {
+            // An adaptive phase's session limit: a permit per session.
+            if let Some(g) = &gate
+                && !g.acquire(|| ctx.stopping()).await
+            {
+                return;
+            }
+            let Some(mut session) = ctx.new_session(|s| shared.dataset.root(picker.pick(s))) else {
+                if let Some(g) = &gate {
+                    g.release();
+                }
+                return;
+            };
+            live.set(live.get() + 1);
+            let sent = ctx.send_all(&mut session, &mut pacer).await;
+            live.set(live.get() - 1);
             if let Some(g) = &gate {
                 g.release();
             }
-            return;
-        };
-        live.set(live.get() + 1);
-        let sent = ctx.send_all(&mut session, &mut pacer).await;
-        live.set(live.get() - 1);
-        if let Some(g) = &gate {
-            g.release();
-        }
-        if !sent {
-            return;
+            if !sent {
+                return;
+            }
         }
     }
 }
@@ -318,37 +325,16 @@ async fn open_loop(
         }
         state.in_flight.set(state.in_flight.get() + 1);
         state.warm.in_flight(state.in_flight.get());
-        let (ctx, ready, live) = (ctx.clone(), ready.clone(), live.clone());
-        monoio::spawn(async move {
-            let mut session = session;
-            let sent = ctx.send_turn(&mut session, intended_ns).await;
-            if let Some(g) = &gate {
-                g.release();
-            }
-            ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
-            ctx.changed.nudge();
-            if sent && !session.finished(&ctx.shared) {
-                match kind {
-                    OpenKind::Tick => {
-                        // Due after its delay (or its branches' end); then it waits for a tick.
-                        let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
-                        if let Some(due) = ctx.next_due(&session).await
-                            && ctx.wait_until(&mut pacer, due).await
-                        {
-                            ready.borrow_mut().push_back(session);
-                            ctx.changed.nudge();
-                            return;
-                        }
-                    }
-                    OpenKind::SessionStart => run_rest(&ctx, &mut session).await,
-                }
-            }
-            if let Some(u) = &user {
-                u.user_ended();
-            }
-            live.set(live.get() - 1);
-            ctx.changed.nudge();
-        });
+        let (ready, live) = (ready.clone(), live.clone());
+        monoio::spawn(open_turn(
+            ctx.clone(),
+            session,
+            intended_ns,
+            gate,
+            kind,
+            ready,
+            live,
+        ));
     }
     // The last answers and later turns: looked at again each time one of them ends; handing
     // over to a seamless phase, they finish on their own.
@@ -356,6 +342,64 @@ async fn open_loop(
         && (state.in_flight.get() > 0 || (kind == OpenKind::SessionStart && live.get() > 0))
     {
         ctx.changed.wait().await;
+    }
+}
+
+/// The task of one open-loop turn of `session`: sends it, then, as `kind` says, queues the
+/// session again in `ready` when its next turn is due (a tick) or sends its later turns (a
+/// session start); counts it out of `live` when it ends.
+///
+/// The session is captured and used in place (a `let` of it inside the block would keep it twice
+/// in every request's task), and the wait for a tick's next turn is its own future, so its pacer
+/// keeps no room beside the turn's (#41).
+#[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (#41)
+fn open_turn(
+    ctx: Rc<Ctx>,
+    mut session: Session,
+    intended_ns: u64,
+    gate: Option<Arc<super::adaptive::AdaptiveGate>>,
+    kind: OpenKind,
+    ready: Rc<RefCell<VecDeque<Session>>>,
+    live: Rc<Cell<usize>>,
+) -> impl Future<Output = ()> {
+    async move {
+        let sent = ctx.send_turn(&mut session, intended_ns).await;
+        if let Some(g) = &gate {
+            g.release();
+        }
+        ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
+        ctx.changed.nudge();
+        if sent && !session.finished(&ctx.shared) {
+            match kind {
+                OpenKind::Tick => {
+                    // Due after its delay (or its branches' end); then it waits for a tick.
+                    if due_again(&ctx, &session).await {
+                        ready.borrow_mut().push_back(session);
+                        ctx.changed.nudge();
+                        return;
+                    }
+                }
+                OpenKind::SessionStart => run_rest(&ctx, &mut session).await,
+            }
+        }
+        // A user-centric phase moving its users: this session was a user the feeder counted.
+        if kind == OpenKind::SessionStart
+            && let Some(g) = (ctx.plan.adaptive.as_ref()).filter(|g| g.turn_gap_ns().is_some())
+        {
+            g.user_ended();
+        }
+        live.set(live.get() - 1);
+        ctx.changed.nudge();
+    }
+}
+
+/// Waits until an open-loop session's next turn is due; `false` when it will not be (the
+/// session ended, or the phase stopped issuing meanwhile).
+async fn due_again(ctx: &Rc<Ctx>, session: &Session) -> bool {
+    let mut pacer = Pacer::shared(ctx.driver, ctx.state.timers.as_ref());
+    match ctx.next_due(session).await {
+        Some(due) => ctx.wait_until(&mut pacer, due).await,
+        None => false,
     }
 }
 
@@ -396,6 +440,68 @@ mod tests {
         _: impl Fn(A, B, C, D, E, G, H, I, J) -> F,
     ) -> usize {
         std::mem::size_of::<F>()
+    }
+
+    /// The size of the future an async fn of four arguments returns, without calling it.
+    fn future_size4<A, B, C, D, F: std::future::Future>(_: impl Fn(A, B, C, D) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// A request's future keeps room for what a stream waiting for its bytes holds (the record
+    /// being filled, 512 bytes, the exchange and its recorder, the connection, the read's state)
+    /// and little more: the connect, the TLS and user-stamped reads and the large body's write
+    /// are boxed while they run, and the request's parts are not kept twice (#41: 2,608 bytes
+    /// before, of which the exchange 1,400 and the request as an argument 168).
+    #[test]
+    fn a_request_keeps_no_room_for_its_cold_paths() {
+        let request = future_size4(crate::worker::client::send);
+        assert!(request <= 1_664, "client::send's future is {request} bytes");
+        let turn = future_size9(Session::send_next);
+        assert!(
+            turn <= request + 176,
+            "send_next {turn} bytes over client::send {request}"
+        );
+    }
+
+    /// The same for two arguments.
+    fn future_size2<A, B, F: std::future::Future>(_: impl Fn(A, B) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// The same for seven arguments.
+    fn future_size7<A, B, C, D, E, G, H, F: std::future::Future>(
+        _: impl Fn(A, B, C, D, E, G, H) -> F,
+    ) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// A streaming slot's task is its request's future and the slot's own state, once: its
+    /// session, pacer and picker, with no copy of an argument kept beside what was made of it
+    /// (#41: a closed-loop slot's task 3,456 bytes, 2,608 of them the request's; an open-loop
+    /// turn's kept its session twice).
+    #[test]
+    fn a_streaming_task_keeps_its_state_once() {
+        let request = future_size4(crate::worker::client::send);
+        let slot = future_size2(closed_slot);
+        assert!(
+            slot <= request + 656,
+            "a closed-loop slot's task is {slot} bytes over {request}"
+        );
+        let turn = future_size3(Ctx::send_turn);
+        let open = future_size7(open_turn);
+        let session = std::mem::size_of::<Session>();
+        assert!(
+            open <= turn + session + 160,
+            "an open-loop turn's task is {open} bytes over send_turn {turn}"
+        );
+    }
+
+    /// A closed-loop slot keeps its session for as long as the session runs: a sticky
+    /// session's own pool is boxed (#41: 288 bytes with it inline in every session).
+    #[test]
+    fn a_session_keeps_no_room_for_a_sticky_pool_it_does_not_have() {
+        let size = std::mem::size_of::<Session>();
+        assert!(size <= 240, "a session is {size} bytes");
     }
 
     /// A turn's future is its request's plus a few words: it keeps no room for the record

@@ -41,7 +41,8 @@ pub(crate) struct Session {
     /// Earlier messages (conversations of several turns of a type that replays them).
     history: Vec<Value>,
     /// The session's own connection (sticky sessions).
-    sticky: Option<Pool>,
+    /// Boxed: a session of any other strategy keeps one word for it, not a pool's 64 bytes.
+    sticky: Option<Box<Pool>>,
     /// Run-clock ns when the previous turn was answered (or failed).
     last_end_ns: u64,
     /// Run-clock ns when the previous turn was meant to go.
@@ -93,7 +94,7 @@ impl Session {
             history: Vec::new(),
             previous_response_id: None,
             sticky: (shared.reuse == super::ConnectionReuse::StickyUserSessions)
-                .then(|| Pool::new(shared.urls.len(), client::READ_BUF_BYTES)),
+                .then(|| Box::new(Pool::new(shared.urls.len(), client::READ_BUF_BYTES))),
             last_end_ns: 0,
             last_intended_ns: 0,
             max_turns: usize::MAX,
@@ -402,8 +403,12 @@ impl Session {
     ///
     /// The record comes back boxed: a caller that awaits a record by value keeps room for it
     /// (512 bytes) in its own future from the start of the request, beside the request's own
-    /// copy, for as long as the response takes (#41: a streaming task held both).
-    pub async fn send_next(
+    /// copy, for as long as the response takes (#41: a streaming task held both). And it is an
+    /// `async` block, not an `async fn`, as every step between a streaming task and its exchange
+    /// is: an `async fn` keeps each argument twice (as passed, and the binding it is moved
+    /// into) for as long as it runs.
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (#41)
+    pub fn send_next(
         &mut self,
         shared: &Shared,
         state: &std::rc::Rc<WorkerState>,
@@ -413,133 +418,142 @@ impl Session {
         cancel_after_ns: Option<u64>,
         hard_deadline_ns: Option<u64>,
         prefill: Option<&super::prefill::PrefillGate>,
-    ) -> Box<RawRecord> {
-        self.sent += 1;
-        let credit = Credit {
-            phase,
-            phase_index,
-            index,
-            conversation: self.conversation,
-            turn: self.next_turn,
-            intended_ns,
-            cancel_after_ns,
-            max_turns: None,
-        };
-        let flat = shared.flat_turn(self.conversation, self.next_turn);
-        // A body built ahead asks for the turn's own output: one asking for a single token is
-        // built here.
-        let template = (shared.templates[self.url].get(flat))
-            .and_then(Option::as_ref)
-            .filter(|_| !self.one_token);
-        // A streamed replay: the producer built it; taken out of its slot, it is freed once sent.
-        let streamed = match (template, &shared.stream) {
-            (None, Some(stream)) if !self.one_token => Some(stream.take(flat)),
-            _ => None,
-        };
-        let bust = self.bust(shared, phase);
-        // An agent trace's body starts with its first turn's messages: its marker goes there;
-        // so does an isolated conversation's, whose every body is its whole context.
-        let recorded = matches!(
-            shared.dataset.conversations[self.conversation as usize].context(),
-            ringperf_wire::conversation::ContextMode::Recorded
-                | ringperf_wire::conversation::ContextMode::Standalone
-        );
-        if shared
-            .turn(self.conversation, self.next_turn)
-            .source
-            .as_ref()
-            .is_some_and(|t| t.resets_context())
-        {
-            // The turn starts the context over: the history and any stored answer are dropped.
-            self.history.clear();
-            self.previous_response_id = None;
-        }
-        let built;
-        let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
-            match (template, &streamed) {
-                (Some(t), _) => (t, None),
-                (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
-                    Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
-                    other => {
-                        let why = match other {
-                            Some(Err(e)) => e.to_string(),
-                            _ => "the request was not built before it was due (the streamed \
-                              trace's producer fell behind or stopped)"
-                                .to_string(),
-                        };
-                        self.next_turn += 1;
-                        if let Some(gate) = prefill {
-                            gate.release();
-                        }
-                        self.failed = true;
-                        return Box::new(client::unprepared(shared, state, credit, why));
-                    }
-                },
-                (None, None) => {
-                    let mut body = self.build_body(shared);
-                    if let Some((system, m)) = bust
-                        && let Some(at) = cache_bust::user_offset(
-                            shared.kind,
-                            &body,
-                            system,
-                            m.1.is_prefix(),
-                            recorded,
-                        )
-                    {
-                        let (text, len) = m.0.json_escaped();
-                        body.splice(at..at, text[..len].iter().copied());
-                    }
-                    built = shared.encode(self.url, &body);
-                    match &built {
-                        Ok(req) => (req, Some(body)),
-                        Err(e) => {
+    ) -> impl Future<Output = Box<RawRecord>> {
+        async move {
+            self.sent += 1;
+            let credit = Credit {
+                phase,
+                phase_index,
+                index,
+                conversation: self.conversation,
+                turn: self.next_turn,
+                intended_ns,
+                cancel_after_ns,
+                max_turns: None,
+            };
+            let flat = shared.flat_turn(self.conversation, self.next_turn);
+            // A body built ahead asks for the turn's own output: one asking for a single token is
+            // built here.
+            let template = (shared.templates[self.url].get(flat))
+                .and_then(Option::as_ref)
+                .filter(|_| !self.one_token);
+            // A streamed replay: the producer built it; taken out of its slot, it is freed once
+            // sent.
+            let streamed = match (template, &shared.stream) {
+                (None, Some(stream)) if !self.one_token => Some(stream.take(flat)),
+                _ => None,
+            };
+            let bust = self.bust(shared, phase);
+            // An agent trace's body starts with its first turn's messages: its marker goes there;
+            // so does an isolated conversation's, whose every body is its whole context.
+            let recorded = matches!(
+                shared.dataset.conversations[self.conversation as usize].context(),
+                ringperf_wire::conversation::ContextMode::Recorded
+                    | ringperf_wire::conversation::ContextMode::Standalone
+            );
+            if shared
+                .turn(self.conversation, self.next_turn)
+                .source
+                .as_ref()
+                .is_some_and(|t| t.resets_context())
+            {
+                // The turn starts the context over: the history and any stored answer are dropped.
+                self.history.clear();
+                self.previous_response_id = None;
+            }
+            let built;
+            let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
+                match (template, &streamed) {
+                    (Some(t), _) => (t, None),
+                    (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
+                        Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
+                        other => {
+                            let why = match other {
+                                Some(Err(e)) => e.to_string(),
+                                _ => "the request was not built before it was due (the streamed \
+                                  trace's producer fell behind or stopped)"
+                                    .to_string(),
+                            };
                             self.next_turn += 1;
                             if let Some(gate) = prefill {
                                 gate.release();
                             }
                             self.failed = true;
-                            return Box::new(client::unsendable(shared, state, credit, e));
+                            return Box::new(client::unprepared(shared, state, credit, why));
+                        }
+                    },
+                    (None, None) => {
+                        let mut body = self.build_body(shared);
+                        if let Some((system, m)) = bust
+                            && let Some(at) = cache_bust::user_offset(
+                                shared.kind,
+                                &body,
+                                system,
+                                m.1.is_prefix(),
+                                recorded,
+                            )
+                        {
+                            let (text, len) = m.0.json_escaped();
+                            body.splice(at..at, text[..len].iter().copied());
+                        }
+                        // Boxed: the encoded request is borrowed for as long as the request runs,
+                        // and only a turn whose body is built here has one (every other turn's
+                        // future would keep room for it).
+                        built = Box::new(shared.encode(self.url, &body));
+                        match &*built {
+                            Ok(req) => (req, Some(body)),
+                            Err(e) => {
+                                self.next_turn += 1;
+                                if let Some(gate) = prefill {
+                                    gate.release();
+                                }
+                                self.failed = true;
+                                return Box::new(client::unsendable(shared, state, credit, e));
+                            }
                         }
                     }
+                };
+            // A pre-encoded body gets the marker in the connection's copy (a built one has it).
+            // `matches!`, not a borrow: a borrowed body would keep its room in the turn's future
+            // beside the request's own copy.
+            #[allow(clippy::redundant_pattern_matching)] // `is_none` borrows the body
+            let splice = match (bust, matches!(request_body, None)) {
+                (Some((system, (m, target))), true) => {
+                    let body = request.bytes.get(request.head_len..).unwrap_or_default();
+                    cache_bust::user_offset(shared.kind, body, system, target.is_prefix(), recorded)
+                        .map(|at| (at, m))
                 }
+                _ => None,
             };
-        // A pre-encoded body gets the marker in the connection's copy (a built one has it).
-        let splice = match (bust, &request_body) {
-            (Some((system, (m, target))), None) => {
-                let body = request.bytes.get(request.head_len..).unwrap_or_default();
-                cache_bust::user_offset(shared.kind, body, system, target.is_prefix(), recorded)
-                    .map(|at| (at, m))
+            if let Some((false, (m, _))) = bust
+                && self.next_turn == 0
+            {
+                self.first_turn_marker = Some(m);
             }
-            _ => None,
-        };
-        if let Some((false, (m, _))) = bust
-            && self.next_turn == 0
-        {
-            self.first_turn_marker = Some(m);
+            let pool = self.sticky.as_deref();
+            let rec = client::send(
+                shared,
+                state,
+                Outgoing {
+                    credit,
+                    request,
+                    correlation_id: self.correlation_id,
+                    url: self.url,
+                    pool,
+                    request_body,
+                    prefill,
+                    splice,
+                },
+                hard_deadline_ns,
+            )
+            .await;
+            self.last_end_ns = rec.end_ns;
+            self.last_intended_ns = intended_ns;
+            self.failed |= rec.error.is_some();
+            self.remember(shared, &rec);
+            self.next_turn += 1;
+            Box::new(rec)
         }
-        let pool = self.sticky.as_ref();
-        let rec = client::send(
-            shared,
-            state,
-            Outgoing {
-                credit,
-                request,
-                correlation_id: self.correlation_id,
-                url: self.url,
-                pool,
-                request_body,
-                prefill,
-                splice,
-            },
-            hard_deadline_ns,
-        )
-        .await;
-        self.last_end_ns = rec.end_ns;
-        self.last_intended_ns = intended_ns;
-        self.failed |= rec.error.is_some();
-        self.remember(shared, &rec);
-        self.next_turn += 1;
-        Box::new(rec)
     }
 
     /// `--cache-bust`: the marker of the turn about to go in `phase`, whether it goes into the

@@ -49,7 +49,7 @@ pub(super) async fn follow(
         failures,
     };
     if let Err(e) = poll_then_download(&get, rec).await {
-        rec.error = Some(e);
+        rec.error = Some(Box::new(e));
     }
     rec.end_ns = shared.clock.now_ns();
     // AIPerf's polled record carries no HTTP trace (no `http_req_*` metrics): one exchange's

@@ -208,8 +208,9 @@ pub enum Error {
     /// The TCP connect (with the TLS handshake, for `https`) did not finish within
     /// [`Limits::connect_timeout`].
     ConnectTimeout,
-    /// The TLS handshake failed (a refused certificate among others).
-    Tls(TlsError),
+    /// The TLS handshake failed (a refused certificate among others). Boxed: the error is
+    /// 88 bytes, and every caller that awaits an exchange keeps room for its result.
+    Tls(Box<TlsError>),
     /// The run's cut time had passed before the request was written.
     Cut,
     /// Writing the request failed.
@@ -273,7 +274,7 @@ impl std::error::Error for Error {
         match self {
             Error::Connect(e) | Error::Write(e) | Error::Read { error: e, .. } => Some(e),
             Error::Head(e) | Error::Body(e) => Some(e),
-            Error::Tls(e) => Some(e),
+            Error::Tls(e) => Some(&**e),
             _ => None,
         }
     }
@@ -337,29 +338,46 @@ impl Exchange<'_> {
     /// connection when one is idle; retries once on a fresh connection when the pooled one
     /// fails before any response byte.
     ///
+    /// The exchange's steps are functions that return an `async` block, not `async fn`s: an
+    /// `async fn` keeps each argument twice (as passed, and the binding it is moved into) for as
+    /// long as it runs, and these run for as long as a response takes.
+    ///
     /// # Errors
     /// The failure of the last attempt.
-    pub async fn run<S: Sink>(&self, sink: &mut S) -> Result<(), Error> {
-        match self.timed_attempt(sink, true).await {
-            // The retry is boxed: the first attempt's future does not reserve room for it.
-            Err(Failed { stale: true, .. }) => Box::pin(self.timed_attempt(sink, false))
-                .await
-                .map_err(|f| f.error),
-            r => r.map_err(|f| f.error),
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    pub fn run<S: Sink>(&self, sink: &mut S) -> impl Future<Output = Result<(), Error>> {
+        async move {
+            // A loop, not a `match` on the first attempt's result with the retry in an arm: the
+            // retry awaits in the same place as the first attempt, and no failure is kept
+            // beside it.
+            let mut may_reuse = true;
+            loop {
+                match self.timed_attempt(sink, may_reuse).await {
+                    Err(Failed { stale: true, .. }) if may_reuse => may_reuse = false,
+                    r => return r.map_err(|f| f.error),
+                }
+            }
         }
     }
 
     /// One attempt, bounded by the attempt timeout and the deadline when either is set.
-    async fn timed_attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
-        // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
-        // (large) state.
-        let mut attempt = std::pin::pin!(self.attempt(sink, may_reuse));
-        let Some(budget) = self.attempt_budget() else {
-            return attempt.await;
-        };
-        monoio::time::timeout(budget, attempt.as_mut())
-            .await
-            .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    fn timed_attempt<S: Sink>(
+        &self,
+        sink: &mut S,
+        may_reuse: bool,
+    ) -> impl Future<Output = Result<(), Failed>> {
+        async move {
+            // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
+            // (large) state.
+            let mut attempt = std::pin::pin!(self.attempt(sink, may_reuse));
+            let Some(budget) = self.attempt_budget() else {
+                return attempt.await;
+            };
+            monoio::time::timeout(budget, attempt.as_mut())
+                .await
+                .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
+        }
     }
 
     /// Time left for an attempt starting now, if it is bounded.
@@ -382,125 +400,146 @@ impl Exchange<'_> {
         Some(Duration::from_nanos(deadline.saturating_sub(now)))
     }
 
-    async fn attempt<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(), Failed> {
-        sink.on_attempt(self.clock.now_ns());
-        let mut reused = false;
-        // `if let`, not a `match` on a binding: the pooled `Option` is gone before the connect's
-        // awaits, so the request's future does not keep room for it beside `conn`.
-        let mut conn = if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
-            reused = true;
-            c
-        } else {
-            'conn: loop {
-                // At the pool's connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`, as aiohttp's
-                // connector `limit`): wait for a connection to come back idle or to close. The
-                // wait is the request's (its latency runs); the attempt's time bounds and the
-                // run's cut end it.
-                if self.pool.at_limit() {
-                    CONNECTION_WAITS.with(|w| w.set(w.get() + 1));
-                    while self.pool.at_limit() {
-                        if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
-                            reused = true;
-                            break 'conn c;
-                        }
-                        if self.pool.evict_other(self.slot) {
-                            continue;
-                        }
-                        let wait = self.pool.wait();
-                        match self.cut {
-                            Some(c) => {
-                                let left =
-                                    c.control.cut_at_ns().saturating_sub(self.clock.now_ns());
-                                if left == 0 {
-                                    return Err(Failed::new(Error::Cut, false));
-                                }
-                                // Looks at the cut again at least every 200 ms (a cut run's
-                                // requests end by the cut, not by the pool).
-                                let bound = Duration::from_nanos(left.min(200_000_000));
-                                // Boxed, as the other rare waits below: a timer reserves
-                                // ~0.5 KiB (cache-padded) in every request's future.
-                                let _ = Box::pin(monoio::time::timeout(bound, wait)).await;
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    fn attempt<S: Sink>(
+        &self,
+        sink: &mut S,
+        may_reuse: bool,
+    ) -> impl Future<Output = Result<(), Failed>> {
+        async move {
+            sink.on_attempt(self.clock.now_ns());
+            // `if let`, not a `match` on a binding: the pooled `Option` is gone before the
+            // connect's await, so the request's future does not keep room for it beside `conn`.
+            // A fresh connection (its waits, the connect, the TLS handshake) is boxed: its state
+            // is kept only while it opens, not in every request's future for as long as the
+            // response takes.
+            let (mut conn, reused) =
+                if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+                    (c, true)
+                } else {
+                    Box::pin(self.fresh(sink, may_reuse)).await?
+                };
+            let in_flight = self
+                .cut
+                .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
+
+            sink.on_socket(conn.local);
+            // Neither part is a local that is borrowed or kept: both move into the write, whose
+            // future frees the request's copy once written, so a stream in flight holds no write
+            // buffer (each request's is its own) and its future keeps no room for one.
+            let (wbuf, tail) = encode(sink, reused);
+            if let Some(c) = self.cut
+                && self.clock.now_ns() >= c.control.cut_at_ns()
+            {
+                return Err(Failed::new(Error::Cut, reused));
+            }
+            sink.on_send(self.clock.now_ns());
+            // A plain connection's request in one write, inline; TLS and a large shared body (two
+            // writes) boxed, so that the common write reserves no more than the read that follows.
+            // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
+            // empty tail is dropped before it, or its drop at the end would keep it there.)
+            #[allow(clippy::redundant_pattern_matching)] // `is_none` borrows `tail`
+            let one_write = matches!(tail, None) && matches!(conn.stream, Stream::Plain(_));
+            let res = if one_write {
+                drop(tail);
+                conn.stream.write_all(wbuf).await.0
+            } else {
+                Box::pin(conn.stream.write_request(wbuf, tail)).await
+            };
+            let sent_ns = self.clock.now_ns();
+            match res {
+                Ok(n) => sink.on_sent(n, sent_ns),
+                Err(e) => return Err(Failed::new(Error::Write(e), reused)),
+            }
+
+            let response = self.read_response(&mut conn, sink, sent_ns);
+            let read = match self.limits.cancel_after_sent {
+                None => response.await,
+                // Dropping the read abandons the connection: the server sees the client go away.
+                Some(after) => Box::pin(monoio::time::timeout(after, response))
+                    .await
+                    .unwrap_or(Err(Error::Cancelled)),
+            };
+            let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
+            // Out of the in-flight set before the connection is pooled (no await in between).
+            drop(in_flight);
+            if keep_alive
+                && conn.rbuf.is_empty()
+                && conn.stream.is_drained()
+                && conn.multishot.as_ref().is_none_or(Multishot::is_idle)
+                && self.reuse
+            {
+                self.pool.put(self.slot, conn);
+            }
+            Ok(())
+        }
+    }
+
+    /// A connection for an attempt that found none idle (or may not reuse one): waits while the
+    /// pool is at its limit (taking a connection that comes back idle, when it may), then
+    /// connects, waiting for a descriptor while the process has none. Returns the connection
+    /// and whether it came from the pool.
+    async fn fresh<S: Sink>(&self, sink: &mut S, may_reuse: bool) -> Result<(Conn, bool), Failed> {
+        loop {
+            // At the pool's connection limit (`AIPERF_HTTP_CONNECTION_LIMIT`, as aiohttp's
+            // connector `limit`): wait for a connection to come back idle or to close. The
+            // wait is the request's (its latency runs); the attempt's time bounds and the
+            // run's cut end it.
+            if self.pool.at_limit() {
+                CONNECTION_WAITS.with(|w| w.set(w.get() + 1));
+                while self.pool.at_limit() {
+                    if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+                        return Ok((c, true));
+                    }
+                    if self.pool.evict_other(self.slot) {
+                        continue;
+                    }
+                    let wait = self.pool.wait();
+                    match self.cut {
+                        Some(c) => {
+                            let left = c.control.cut_at_ns().saturating_sub(self.clock.now_ns());
+                            if left == 0 {
+                                return Err(Failed::new(Error::Cut, false));
                             }
-                            None => wait.await,
+                            // Looks at the cut again at least every 200 ms (a cut run's
+                            // requests end by the cut, not by the pool).
+                            let bound = Duration::from_nanos(left.min(200_000_000));
+                            // Boxed, as the other rare waits below: a timer reserves
+                            // room in the future of every request that opens a connection.
+                            let _ = Box::pin(monoio::time::timeout(bound, wait)).await;
                         }
+                        None => wait.await,
                     }
-                }
-                let start_ns = self.clock.now_ns();
-                match self.connect().await {
-                    Ok(conn) => {
-                        sink.on_connected(start_ns, self.clock.now_ns());
-                        break conn;
-                    }
-                    // Out of descriptors: the client's limit, not the server's failure. The
-                    // request waits for a descriptor to be freed, or for a connection to come
-                    // back to the pool, rather than failing: each wait is counted
-                    // ([`descriptor_waits`]) and the client-health verdict names the limit. The
-                    // attempt's own time bounds and the run's cut still end the wait.
-                    Err(Error::Connect(e)) if is_descriptor_exhaustion(&e) => {
-                        DESCRIPTOR_WAITS.with(|w| w.set(w.get() + 1));
-                        if let Some(c) = self.cut
-                            && self.clock.now_ns() >= c.control.cut_at_ns()
-                        {
-                            return Err(Failed::new(Error::Connect(e), false));
-                        }
-                        Box::pin(monoio::time::sleep(DESCRIPTOR_RETRY)).await;
-                        if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
-                            reused = true;
-                            break c;
-                        }
-                    }
-                    Err(e) => return Err(Failed::new(e, false)),
                 }
             }
-        };
-        let in_flight = self
-            .cut
-            .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
-
-        sink.on_socket(conn.local);
-        let mut wbuf = Vec::new();
-        sink.encode(&mut wbuf, reused);
-        let tail = sink.shared_tail();
-        if let Some(c) = self.cut
-            && self.clock.now_ns() >= c.control.cut_at_ns()
-        {
-            return Err(Failed::new(Error::Cut, reused));
+            let start_ns = self.clock.now_ns();
+            let e = match self.connect().await {
+                Ok(conn) => {
+                    sink.on_connected(start_ns, self.clock.now_ns());
+                    return Ok((conn, false));
+                }
+                Err(e) => e,
+            };
+            // Out of descriptors: the client's limit, not the server's failure. The request
+            // waits for a descriptor to be freed, or for a connection to come back to the pool,
+            // rather than failing: each wait is counted ([`descriptor_waits`]) and the
+            // client-health verdict names the limit. The attempt's own time bounds and the run's
+            // cut still end the wait.
+            if !matches!(&e, Error::Connect(e) if is_descriptor_exhaustion(e)) {
+                return Err(Failed::new(e, false));
+            }
+            DESCRIPTOR_WAITS.with(|w| w.set(w.get() + 1));
+            if let Some(c) = self.cut
+                && self.clock.now_ns() >= c.control.cut_at_ns()
+            {
+                return Err(Failed::new(e, false));
+            }
+            drop(e);
+            monoio::time::sleep(DESCRIPTOR_RETRY).await;
+            if let Some(c) = may_reuse.then(|| self.pool.take(self.slot)).flatten() {
+                return Ok((c, true));
+            }
         }
-        sink.on_send(self.clock.now_ns());
-        let (res, wbuf) = conn.stream.write_all(wbuf).await;
-        // The request's copy is not kept while the response is awaited: a stream in flight
-        // holds no write buffer (each request's is its own, freed once written).
-        drop(wbuf);
-        let res = match (res, tail) {
-            (Ok(head), Some(tail)) => conn.stream.write_shared(tail).await.map(|n| head + n),
-            (res, _) => res,
-        };
-        let sent_ns = self.clock.now_ns();
-        match res {
-            Ok(n) => sink.on_sent(n, sent_ns),
-            Err(e) => return Err(Failed::new(Error::Write(e), reused)),
-        }
-
-        let response = self.read_response(&mut conn, sink, sent_ns);
-        let read = match self.limits.cancel_after_sent {
-            None => response.await,
-            // Dropping the read abandons the connection: the server sees the client go away.
-            Some(after) => Box::pin(monoio::time::timeout(after, response))
-                .await
-                .unwrap_or(Err(Error::Cancelled)),
-        };
-        let keep_alive = read.map_err(|e| Failed::new(e, reused))?;
-        // Out of the in-flight set before the connection is pooled (no await in between).
-        drop(in_flight);
-        if keep_alive
-            && conn.rbuf.is_empty()
-            && conn.stream.is_drained()
-            && conn.multishot.as_ref().is_none_or(Multishot::is_idle)
-            && self.reuse
-        {
-            self.pool.put(self.slot, conn);
-        }
-        Ok(())
     }
 
     /// Opens a fresh connection (as [`Exchange::run`] would, bounded by the connect timeout)
@@ -547,7 +586,7 @@ impl Exchange<'_> {
                 // Boxed: a plain connection's connect does not reserve the handshake's state.
                 Box::pin(tls::handshake(tcp, connector))
                     .await
-                    .map_err(Error::Tls)?
+                    .map_err(|e| Error::Tls(Box::new(e)))?
             }
         };
         let mut conn = self.pool.wrap(stream, local, open);
@@ -569,81 +608,88 @@ impl Exchange<'_> {
     /// leaves undecoded (a partial head, bytes after the body), so a connection in flight owns
     /// no read buffer. Other streams read into the connection's own buffer, allocated at its
     /// first read.
-    async fn read_response<S: Sink>(
+    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
+    fn read_response<S: Sink>(
         &self,
         conn: &mut Conn,
         sink: &mut S,
         sent_ns: u64,
-    ) -> Result<bool, Error> {
-        let mut st = ReadState::default();
-        conn.rbuf.clear();
-        loop {
-            let step = if conn.multishot.is_some() {
-                self.read_multishot(conn, &mut st, sink, sent_ns).await?
-            } else if conn.rbuf.is_empty()
-                && conn.kernel_stamps
-                && let Stream::Plain(tcp) = &conn.stream
-            {
-                let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
-                ready.map_err(|error| Error::Read {
-                    error,
-                    received: st.received,
-                })?;
-                let fd = tcp.as_raw_fd();
-                let max = self.pool.read_buf_bytes();
-                READ_SCRATCH.with_borrow_mut(|buf| {
-                    buf.clear();
-                    buf.reserve(max);
-                    let (n, realtime_ns) = match rxstamp::recv_at_most(fd, buf, max) {
-                        Ok(r) => r,
-                        // A stale readiness: wait again.
-                        Err(e) if rxstamp::is_not_ready(&e) => return Ok(Step::Again),
-                        Err(error) => {
-                            return Err(Error::Read {
-                                error,
-                                received: st.received,
-                            });
-                        }
-                    };
-                    let stamp = ReadStamp::now(&self.clock, realtime_ns);
-                    let step = self.take_read(&mut st, buf, n, stamp, sent_ns, sink);
-                    // Whatever the read left undecoded stays with the connection.
-                    conn.rbuf.extend_from_slice(buf);
-                    buf.clear();
-                    step
-                })?
-            } else {
-                // Read after whatever is still buffered. Only a partial head stays buffered (a
-                // decoder consumes every byte it is fed until its body ends), so only a head
-                // grows the buffer, up to the largest head accepted.
-                if conn.rbuf.capacity() == 0 {
-                    // The connection's first read into its own buffer.
-                    conn.rbuf.reserve_exact(self.pool.read_buf_bytes());
-                } else if st.decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
-                    if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
-                        return Err(Error::Head(HttpError::HeadTooLarge));
-                    }
-                    conn.rbuf
-                        .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
-                }
-                let buf = std::mem::take(&mut conn.rbuf);
-                // Stamped as the socket read completes, before any decryption or parsing.
-                let read = conn.stream.read_into(buf, &self.clock, conn.kernel_stamps);
-                let (res, buf) = within_read_timeout!(self, read, st.received)?;
-                conn.rbuf = buf;
-                let (n, read_stamp) = res.map_err(|error| Error::Read {
-                    error,
-                    received: st.received,
-                })?;
-                self.take_read(&mut st, &mut conn.rbuf, n, read_stamp, sent_ns, sink)?
-            };
-            if let Step::Done { keep_alive } = step {
-                if self.tcp_info
-                    && let Some(rtt) = super::tcpinfo::read(conn.stream.as_raw_fd())
+    ) -> impl Future<Output = Result<bool, Error>> {
+        async move {
+            let mut st = ReadState::default();
+            conn.rbuf.clear();
+            loop {
+                let step = if conn.multishot.is_some() {
+                    self.read_multishot(conn, &mut st, sink, sent_ns).await?
+                } else if conn.rbuf.is_empty()
+                    && conn.kernel_stamps
+                    && let Stream::Plain(tcp) = &conn.stream
                 {
-                    sink.on_tcp_info(rtt);
+                    let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
+                    ready.map_err(|error| Error::Read {
+                        error,
+                        received: st.received,
+                    })?;
+                    let fd = tcp.as_raw_fd();
+                    let max = self.pool.read_buf_bytes();
+                    READ_SCRATCH.with_borrow_mut(|buf| {
+                        buf.clear();
+                        buf.reserve(max);
+                        let (n, realtime_ns) = match rxstamp::recv_at_most(fd, buf, max) {
+                            Ok(r) => r,
+                            // A stale readiness: wait again.
+                            Err(e) if rxstamp::is_not_ready(&e) => return Ok(Step::Again),
+                            Err(error) => {
+                                return Err(Error::Read {
+                                    error,
+                                    received: st.received,
+                                });
+                            }
+                        };
+                        let stamp = ReadStamp::now(&self.clock, realtime_ns);
+                        let step = self.take_read(&mut st, buf, n, stamp, sent_ns, sink);
+                        // Whatever the read left undecoded stays with the connection.
+                        conn.rbuf.extend_from_slice(buf);
+                        buf.clear();
+                        step
+                    })?
+                } else {
+                    // Read after whatever is still buffered. Only a partial head stays buffered (a
+                    // decoder consumes every byte it is fed until its body ends), so only a head
+                    // grows the buffer, up to the largest head accepted.
+                    if conn.rbuf.capacity() == 0 {
+                        // The connection's first read into its own buffer.
+                        conn.rbuf.reserve_exact(self.pool.read_buf_bytes());
+                    } else if st.decoder.is_none() && conn.rbuf.len() == conn.rbuf.capacity() {
+                        if conn.rbuf.capacity() >= MAX_HEAD_BYTES {
+                            return Err(Error::Head(HttpError::HeadTooLarge));
+                        }
+                        conn.rbuf
+                            .reserve(conn.rbuf.capacity().max(MIN_READ_BUF_BYTES));
+                    }
+                    let buf = std::mem::take(&mut conn.rbuf);
+                    // Stamped as the socket read completes, before any decryption or parsing.
+                    // Boxed: this read (TLS, user-space stamps, a head carried over) keeps
+                    // ~0.4 KiB of state that the kernel-stamped paths above, a waiting stream's,
+                    // would otherwise reserve in every request's future.
+                    let read =
+                        Box::pin(conn.stream.read_into(buf, &self.clock, conn.kernel_stamps));
+                    let (res, buf) = within_read_timeout!(self, read, st.received)?;
+                    conn.rbuf = buf;
+                    let (n, read_stamp) = res.map_err(|error| Error::Read {
+                        error,
+                        received: st.received,
+                    })?;
+                    self.take_read(&mut st, &mut conn.rbuf, n, read_stamp, sent_ns, sink)?
+                };
+                if let Step::Done { keep_alive } = step {
+                    if self.tcp_info
+                        && let Some(rtt) = super::tcpinfo::read(conn.stream.as_raw_fd())
+                    {
+                        sink.on_tcp_info(rtt);
+                    }
+                    return Ok(keep_alive);
                 }
-                return Ok(keep_alive);
             }
         }
     }
@@ -756,6 +802,14 @@ impl Exchange<'_> {
         }
         Ok(Step::Again)
     }
+}
+
+/// The request `sink` encodes for an attempt (`reused`: on a pooled connection), and the shared
+/// bytes to write after it.
+fn encode<S: Sink>(sink: &mut S, reused: bool) -> (Vec<u8>, Option<bytes::Bytes>) {
+    let mut wbuf = Vec::new();
+    sink.encode(&mut wbuf, reused);
+    (wbuf, sink.shared_tail())
 }
 
 thread_local! {

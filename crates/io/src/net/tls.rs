@@ -370,13 +370,32 @@ fn session_error(e: &rustls::Error) -> io::Error {
 
 impl Stream {
     /// Writes all of `buf` (plaintext), returning it for reuse.
+    ///
+    /// TLS's write is boxed: a plain stream's request does not keep room for its state.
     pub(super) async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         match self {
             Stream::Plain(s) => s.write_all(buf).await,
             Stream::Tls(t) => {
-                let res = t.write_plaintext(&buf).await;
+                let res = Box::pin(t.write_plaintext(&buf)).await;
                 (res.map(|()| buf.len()), buf)
             }
+        }
+    }
+
+    /// Writes a request: `head` (freed once written), then `tail`, when there is one, from
+    /// where it is ([`Stream::write_shared`], boxed: only a large shared body has one). How
+    /// many bytes went in all.
+    pub(super) async fn write_request(
+        &mut self,
+        head: Vec<u8>,
+        tail: Option<bytes::Bytes>,
+    ) -> io::Result<usize> {
+        let (res, head) = self.write_all(head).await;
+        drop(head);
+        let n = res?;
+        match tail {
+            None => Ok(n),
+            Some(tail) => Ok(n + Box::pin(self.write_shared(tail)).await?),
         }
     }
 

@@ -108,7 +108,7 @@ fn the_series_keeps_its_last_seconds() {
 #[test]
 fn failures_are_counted_by_kind_and_add_no_latency() {
     let err = |code, kind: &str| RecordFacts {
-        error: Some(RequestError::new(code, kind, "x")),
+        error: Some(Box::new(RequestError::new(code, kind, "x"))),
         output_tokens: None,
         ..rec(0, MS, 2 * MS)
     };

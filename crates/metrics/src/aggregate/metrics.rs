@@ -576,11 +576,11 @@ mod tests {
     #[test]
     fn error_records_get_only_error_metrics() {
         let mut f = facts();
-        f.error = Some(RequestError::new(
+        f.error = Some(Box::new(RequestError::new(
             Some(500),
             "Internal Server Error",
             "boom",
-        ));
+        )));
         let m = record_metrics(&MetricConfig::new(true, false), &f);
         assert_eq!(m.values, vec![(MetricId::ErrorIsl, MetricValue::Int(100))]);
         f.input_tokens = None;
@@ -609,7 +609,7 @@ mod tests {
         let m = record_metrics(&cfg(false, true), &f);
         assert!(m.get(MetricId::NumImages).is_none());
         assert_eq!(m.f64(MetricId::VideoPeakMemory), Some(2048.0));
-        f.error = Some(RequestError::new(Some(500), "x", "y"));
+        f.error = Some(Box::new(RequestError::new(Some(500), "x", "y")));
         let m = record_metrics(&cfg(true, true), &f);
         assert!(m.get(MetricId::NumImages).is_none() && m.get(MetricId::VideoPeakMemory).is_none());
     }

@@ -30,11 +30,11 @@ pub(crate) fn three_records() -> Vec<RecordFacts> {
         content_stamps_ns: vec![],
         input_tokens: Some(50),
         output_tokens: None,
-        error: Some(RequestError::new(
+        error: Some(Box::new(RequestError::new(
             Some(500),
             "Internal Server Error",
             "boom",
-        )),
+        ))),
         ..facts()
     };
     vec![r1, r2, r3]
@@ -167,7 +167,7 @@ fn osl_mismatch_threshold_is_min_of_pct_and_tokens() {
 #[test]
 fn error_summary_groups_and_sorts() {
     let err = |code, msg: &str| RecordFacts {
-        error: Some(RequestError::new(code, "E", msg)),
+        error: Some(Box::new(RequestError::new(code, "E", msg))),
         ..facts()
     };
     let recs = [
@@ -213,11 +213,11 @@ fn timed(session: u64, ttft_ms: u64, latency_ms: u64, osl: u64) -> RecordFacts {
 fn slo_run() -> Vec<RecordFacts> {
     let mut e = timed(4, 1, 2, 1);
     e.content_stamps_ns.clear();
-    e.error = Some(RequestError::new(
+    e.error = Some(Box::new(RequestError::new(
         Some(500),
         "Internal Server Error",
         "boom",
-    ));
+    )));
     let mut f = timed(5, 1, 2, 1);
     f.content_stamps_ns.clear();
     f.first_output_stamp_ns = None;
@@ -309,11 +309,11 @@ fn goodput_counts_hand_computed() {
 #[test]
 fn goodput_fraction_of_an_all_error_run() {
     let mut e = timed(0, 1, 2, 1);
-    e.error = Some(RequestError::new(
+    e.error = Some(Box::new(RequestError::new(
         Some(500),
         "Internal Server Error",
         "boom",
-    ));
+    )));
     let cfg = with_slos(&[(MetricId::RequestLatency, 1e9)]);
     let s = run(&cfg, &[e]);
     // No valid record: no count, no goodput; the fraction is 0 over 1 attempt.
@@ -447,7 +447,11 @@ fn replay_schedule_lag_is_anchored_at_the_least_late_request() {
         .map(|(ts, lag)| scheduled(ts, lag))
         .collect();
     records.push(RecordFacts {
-        error: Some(RequestError::new(Some(500), "Internal Server Error", "x")),
+        error: Some(Box::new(RequestError::new(
+            Some(500),
+            "Internal Server Error",
+            "x",
+        ))),
         ..scheduled(500, 9_000)
     });
     records.push(facts());

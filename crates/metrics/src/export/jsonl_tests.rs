@@ -128,7 +128,7 @@ fn random_facts() -> impl Strategy<Value = RecordFacts> {
                 request_start_wall_ns: start,
                 request_ack_wall_ns: ack,
                 request_end_wall_ns: end,
-                error,
+                error: error.map(Box::new),
                 was_cancelled: cancelled,
                 first_content_chunk_tokens: None,
                 receive: ringperf_wire::record::ReceiveFacts {
@@ -178,7 +178,7 @@ fn computed_facts() -> impl Strategy<Value = RecordFacts> {
                     }),
                     requested_osl: requested,
                     scheduled_send_ms: None,
-                    error,
+                    error: error.map(Box::new),
                     ..base
                 }
             },
@@ -225,11 +225,11 @@ fn hand_written_line() {
         request_start_wall_ns: 20,
         request_ack_wall_ns: Some(25),
         request_end_wall_ns: 30,
-        error: Some(RequestError::new(
+        error: Some(Box::new(RequestError::new(
             Some(503),
             "Service Unavailable",
             "line1\nline2\t\u{1}\\é",
-        )),
+        ))),
         was_cancelled: true,
         ..facts()
     };
@@ -298,7 +298,7 @@ fn no_line_without_metrics_or_error() {
     assert_eq!(fast(&f, &hidden), None);
     assert_eq!(oracle(&f, &hidden), None);
     let err = RecordFacts {
-        error: Some(RequestError::new(None, "ReadTimeout", "")),
+        error: Some(Box::new(RequestError::new(None, "ReadTimeout", ""))),
         ..facts()
     };
     let line = String::from_utf8(fast(&err, &hidden).unwrap()).unwrap();

@@ -210,11 +210,11 @@ mod tests {
     #[test]
     fn an_error_record_has_no_metrics_and_a_null_text() {
         let mut f = facts();
-        f.error = Some(ringperf_wire::record::RequestError::new(
+        f.error = Some(Box::new(ringperf_wire::record::RequestError::new(
             Some(500),
             "E",
             "boom",
-        ));
+        )));
         let m = RecordMetrics {
             values: vec![(MetricId::ErrorIsl, MetricValue::Int(7))],
         };

@@ -571,7 +571,11 @@ fn tiny_run() -> Vec<RecordFacts> {
             content_stamps_ns: vec![],
             input_tokens: Some(50),
             output_tokens: None,
-            error: Some(RequestError::new(Some(503), "Service Unavailable", "busy")),
+            error: Some(Box::new(RequestError::new(
+                Some(503),
+                "Service Unavailable",
+                "busy",
+            ))),
             request_end_wall_ns: W + 5_000_100,
             ..base
         },

@@ -231,7 +231,7 @@ pub fn parse_record(kind: EndpointKind, rec: &RawRecord, out: &mut ParsedRespons
     }
     out.data_buf = scratch;
     if let Some(e) = &rec.error {
-        out.error = Some(e.clone());
+        out.error = Some(RequestError::clone(e));
     } else if out.error.is_none() && out.content_stamps_ns.is_empty() {
         out.error = Some(RequestError::new(
             None,

@@ -418,11 +418,11 @@ fn odd_shapes_never_fail_the_record() {
 fn record_error_wins_and_buffers_are_reused() {
     let mut rec = json_record(br#"{"error":"overloaded"}"#);
     rec.status = 503;
-    rec.error = Some(RequestError::new(
+    rec.error = Some(Box::new(RequestError::new(
         Some(503),
         "Service Unavailable",
         "overloaded",
-    ));
+    )));
     let mut out = ParsedResponse::default();
     parse_record(EndpointKind::Chat, &rec, &mut out);
     assert_eq!(out.error.as_ref().unwrap().code, Some(503));
