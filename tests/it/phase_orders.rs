@@ -131,6 +131,18 @@ fn tags(path: &Path) -> BTreeMap<String, usize> {
     n
 }
 
+/// The configuration ringperf's summary `doc` echoed, key for key as AIPerf's `aiperf` echoed
+/// it, but for the mock's address, the artifact directory and the dataset's path.
+fn same_input_config(case: &str, doc: &Value, aiperf: &Value) {
+    let (mut a, mut r) = (Vec::new(), Vec::new());
+    crate::common::leaves("", &aiperf["input_config"], &mut a);
+    crate::common::leaves("", &doc["input_config"], &mut r);
+    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir" || p.ends_with("].path");
+    a.retain(|(p, _)| !own(p));
+    r.retain(|(p, _)| !own(p));
+    assert_eq!(r, a, "{case}: input_config");
+}
+
 /// Checks ringperf's run of `case` against AIPerf's; returns ringperf's records and manifest.
 fn checks_against_aiperf(case: &str) -> (Vec<Value>, Value) {
     checks_against_aiperf_in(case, None)
@@ -168,15 +180,7 @@ fn checks_against_aiperf_in(case: &str, seamless: Option<Option<i64>>) -> (Vec<V
         count(&aiperf["warmup_metrics"]),
         "{case}: warmup_metrics"
     );
-    // The configuration echoed key for key as AIPerf echoed it, but for the mock's address and
-    // the artifact directory.
-    let (mut a, mut r) = (Vec::new(), Vec::new());
-    crate::common::leaves("", &aiperf["input_config"], &mut a);
-    crate::common::leaves("", &doc["input_config"], &mut r);
-    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir" || p.ends_with("].path");
-    a.retain(|(p, _)| !own(p));
-    r.retain(|(p, _)| !own(p));
-    assert_eq!(r, a, "{case}: input_config");
+    same_input_config(case, &doc, &aiperf);
     // Each phase's own summary counts its own requests.
     let m = read_json(&out.join("phase_manifest.json"));
     let phases = m["phases"].as_array().unwrap();
@@ -669,13 +673,7 @@ fn agentic_against_aiperf(case: &str) -> (Vec<Value>, Vec<Value>) {
     );
     let count = |d: &Value| d["warmup_metrics"]["request_count"]["avg"].clone();
     assert_eq!(count(&doc), count(&aiperf), "{case}: warmup_metrics");
-    let (mut a, mut r) = (Vec::new(), Vec::new());
-    crate::common::leaves("", &aiperf["input_config"], &mut a);
-    crate::common::leaves("", &doc["input_config"], &mut r);
-    let own = |p: &str| p.contains("urls[") || p == ".artifacts.dir" || p.ends_with("].path");
-    a.retain(|(p, _)| !own(p));
-    r.retain(|(p, _)| !own(p));
-    assert_eq!(r, a, "{case}: input_config");
+    same_input_config(&case, &doc, &aiperf);
     let metadata = |path: &Path| -> Vec<Value> {
         let mut v: Vec<Value> = (read_jsonl(path).into_iter())
             .map(|r| r["metadata"].clone())

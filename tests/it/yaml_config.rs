@@ -226,17 +226,7 @@ fn a_lengths_bounds_are_echoed_and_not_applied_as_aiperf_did() {
         serde_json::to_string(&ours["datasets"]).unwrap(),
         serde_json::to_string(&aiperf["datasets"]).unwrap()
     );
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
-        .expect("mock starts");
-    let dir = tempfile::tempdir().unwrap();
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f", &format!("{DIR}/length-bounds.yaml")])
-        .args(["--ui", "none", "--no-server-metrics"])
-        .env("URL", format!("http://{}", server.addr))
-        .env("OUT", dir.path())
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = run_fixture("length-bounds");
     let inputs = common::read_json(&dir.path().join("inputs.json"));
     let payloads: Vec<&Value> = (inputs["data"].as_array().unwrap().iter())
         .flat_map(|s| s["payloads"].as_array().unwrap())
@@ -276,17 +266,7 @@ fn turns_and_turn_delays_of_any_distribution_run_as_aiperf_ran_them() {
         serde_json::to_string(&ours["datasets"]).unwrap(),
         serde_json::to_string(&aiperf["datasets"]).unwrap()
     );
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
-        .expect("mock starts");
-    let dir = tempfile::tempdir().unwrap();
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f", &format!("{DIR}/drawn-turns.yaml")])
-        .args(["--ui", "none", "--no-server-metrics"])
-        .env("URL", format!("http://{}", server.addr))
-        .env("OUT", dir.path())
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = run_fixture("drawn-turns");
     let mut sessions: std::collections::HashMap<String, Vec<(u64, u64, u64)>> =
         std::collections::HashMap::new();
     for r in common::read_jsonl(&dir.path().join("profile_export.jsonl")) {
@@ -324,17 +304,7 @@ fn an_inline_mooncake_trace_replays_as_aiperf_replayed_it() {
     for key in ["datasets", "phases"] {
         assert_eq!(ours[key], aiperf[key], "{key}");
     }
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
-        .expect("mock starts");
-    let dir = tempfile::tempdir().unwrap();
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f", &format!("{DIR}/inline-mooncake.yaml")])
-        .args(["--ui", "none", "--no-server-metrics"])
-        .env("URL", format!("http://{}", server.addr))
-        .env("OUT", dir.path())
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = run_fixture("inline-mooncake");
     let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
     let t0 = records[0]["metadata"]["credit_issued_ns"].as_u64().unwrap();
     let rows: Vec<(String, u64, f64, f64)> = (records.iter())
@@ -365,6 +335,23 @@ fn an_inline_mooncake_trace_replays_as_aiperf_replayed_it() {
         !dir.path().join("inputs.json").exists(),
         "AIPerf wrote none"
     );
+}
+
+/// `ringperf profile -f` of the fixture `name` against the in-process mock, its artifacts in the
+/// returned directory.
+fn run_fixture(name: &str) -> tempfile::TempDir {
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
+        .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{DIR}/{name}.yaml")])
+        .args(["--ui", "none", "--no-server-metrics"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+    dir
 }
 
 fn ringperf(args: &[&str]) -> std::process::Output {

@@ -1182,29 +1182,14 @@ fn phase_keys(ty: &str) -> (Vec<&'static str>, &'static [&'static str]) {
         "fixed_schedule" => known.extend(["auto_offset", "start_offset", "end_offset"]),
         _ => {}
     }
-    // Agentic replay's: on the profiling phase (a phase of its own refuses them); any type, so
-    // that one without a concurrency gets AIPerf's error.
+    // Agentic replay's: on any phase (run on the first profiling phase, read elsewhere); any
+    // type, so that one without a concurrency gets AIPerf's error.
     // AIPerf's adaptive scale (`adaptive_scale` and its flat fields, `sla`): any type, so that
     // one it refuses gets AIPerf's message.
     known.extend(super::adaptive_scale::FLAT_KEYS);
-    known.extend([
-        "timing_mode",
-        "trajectory_start_min_ratio",
-        "trajectory_start_max_ratio",
-        "burst_phase_starts",
-        "system_idle_gap_cap_seconds",
-        "agentic_warmup_grace_period",
-        "agentic_cache_warmup_duration",
-    ]);
-    const AIPERF_ONLY: &[&str] = &[
-        "timing_mode",
-        "trajectory_start_min_ratio",
-        "trajectory_start_max_ratio",
-        "burst_phase_starts",
-        "system_idle_gap_cap_seconds",
-        "agentic_cache_warmup_duration",
-    ];
-    (known, AIPERF_ONLY)
+    known.extend(AGENTIC_KEYS);
+    // Every key of AIPerf's phase model is read on every phase type that has it.
+    (known, &[])
 }
 
 /// A phase as read: its keys, its name, whether it is a warmup, its adaptive settings.
