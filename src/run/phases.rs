@@ -3,6 +3,7 @@
 //! worker ([`Planner`]: who issues the requests, how many, until when) and driven until every
 //! worker reports done.
 
+use ringperf_engine::worker::adaptive::SessionSlots;
 use ringperf_engine::worker::tree::BranchCounts;
 use std::sync::Arc;
 use std::time::Duration;
@@ -602,19 +603,26 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Worker `i`'s credits from the dispatcher `d`, at most its part of `cap` in flight.
+    /// Worker `i`'s credits from the dispatcher `d`: session starts with at most its part of
+    /// `cap` alive; rate ticks with the phase's session slots (`cap` over every worker).
     fn open(
         &self,
         d: &dispatch::Dispatcher,
         i: usize,
         cap: Option<u64>,
         kind: OpenKind,
+        slots: Option<&Arc<SessionSlots>>,
     ) -> CreditSource {
+        let (cap, slots) = match kind {
+            OpenKind::SessionStart => (cap, None),
+            OpenKind::Tick => (None, slots.cloned()),
+        };
         CreditSource::Open {
             queue: d.queues[i].clone(),
             fed: d.fed.clone(),
             next_ns: d.next_ns.clone(),
             cap: cap.map(|c| self.split(self.shard.share(c).max(1), i).max(1) as usize),
+            slots,
             kind,
         }
     }
@@ -653,7 +661,7 @@ impl<'a> Planner<'a> {
                     replay: Some(replay),
                     user_centric: None,
                 },
-                ..self.plan(self.open(&d, i, cap, OpenKind::SessionStart))
+                ..self.plan(self.open(&d, i, cap, OpenKind::SessionStart, None))
             })
             .collect();
         (plans, Some(d))
@@ -714,7 +722,7 @@ impl<'a> Planner<'a> {
                     replay: None,
                     user_centric: Some(uc),
                 },
-                ..self.plan(self.open(&d, i, cap, OpenKind::SessionStart))
+                ..self.plan(self.open(&d, i, cap, OpenKind::SessionStart, None))
             })
             .collect();
         (plans, Some(d))
@@ -800,6 +808,9 @@ impl<'a> Planner<'a> {
         cap: Option<u64>,
         queues: dispatch::Queues,
     ) -> Plans {
+        // Ticks are not counted against the request count: a tick may go unused (every session
+        // slot taken, or no later turn due and no session left to start), and the workers stop
+        // at the phase's last request, as AIPerf's rate loop runs until its stop condition.
         let mut d = dispatch::Dispatcher::new(
             queues,
             rate,
@@ -807,7 +818,7 @@ impl<'a> Planner<'a> {
             self.cfg.seed,
             self.phase,
             self.start,
-            self.p.request_count.unwrap_or(u64::MAX),
+            u64::MAX,
             self.issue_deadline_ns,
         );
         if let Some(ramp) = self.p.timing.rate_ramp {
@@ -818,8 +829,10 @@ impl<'a> Planner<'a> {
             d = d.with_rate_series(series.clone(), start);
         }
         d = d.with_shard(self.shard).in_phase(self.phase_index);
+        // This shard's share of the phase's session slots, over all its workers.
+        let slots = cap.map(|c| Arc::new(SessionSlots::new(self.shard.share(c).max(1) as usize)));
         let plans = (0..self.n)
-            .map(|i| self.plan(self.open(&d, i, cap, OpenKind::Tick)))
+            .map(|i| self.plan(self.open(&d, i, cap, OpenKind::Tick, slots.as_ref())))
             .collect();
         (plans, Some(d))
     }

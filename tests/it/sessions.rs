@@ -254,6 +254,66 @@ fn later_turns_wait_their_delay_after_the_answer() {
     }
 }
 
+/// A rate phase's `--concurrency` caps sessions alive, as AIPerf's session slots do: a session
+/// holds its slot from its first turn to its last answer, through its turn delays, and its later
+/// turns go on ticks without a slot. From the mock's side a session lasts from its first turn's
+/// arrival to its last turn's end, inside the client's hold of the slot, so at no instant are
+/// more than two of them alive. The ticks that found both slots taken went unused, yet the run
+/// still sent all its requests (the count stops the phase, not the ticks).
+#[test]
+fn rate_concurrency_caps_sessions_alive() {
+    let server = plain_mock(20);
+    let (_dir, records) = run_against(
+        &server,
+        "--request-rate 100 --arrival-pattern constant --concurrency 2 \
+         --conversation-turn-mean 3 --conversation-turn-delay-mean 50 --request-count 18 \
+         --isl 8 --osl 4 --random-seed 2",
+    );
+    assert_eq!(records.len(), 18);
+    let groups = sessions(server.truth().entries());
+    let mut edges: Vec<(u64, i32)> = Vec::new();
+    for g in &groups {
+        edges.push((g[0].arrival_ns, 1));
+        edges.push((g.iter().map(|e| e.end_ns).max().unwrap(), -1));
+    }
+    edges.sort();
+    let (mut alive, mut most) = (0, 0);
+    for (_, d) in edges {
+        alive += d;
+        most = most.max(alive);
+    }
+    assert_eq!(
+        most,
+        2,
+        "sessions alive at once ({} sessions)",
+        groups.len()
+    );
+}
+
+/// A rate tick that finds every session slot taken goes unused; the next session starts on a
+/// later tick, not the moment a slot frees (AIPerf 0.13's rate loop; its run of this load sent
+/// on its 20 ms grid). One slot, a tick every 50 ms, answers of 60 ms: each request goes two
+/// ticks after the one before (100 ms), never as its predecessor's answer ends (~60 ms). The
+/// bound, 80 ms, leaves 20 ms each way for a late tick.
+#[test]
+fn a_rate_tick_without_a_free_slot_goes_unused() {
+    let server = plain_mock(60);
+    let (_dir, records) = run_against(
+        &server,
+        "--request-rate 20 --arrival-pattern constant --concurrency 1 --request-count 6 \
+         --isl 8 --osl 4 --random-seed 2",
+    );
+    assert_eq!(records.len(), 6);
+    let mut arrivals: Vec<u64> = (server.truth().entries().iter())
+        .map(|e| e.arrival_ns)
+        .collect();
+    arrivals.sort_unstable();
+    for w in arrivals.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(gap >= 80_000_000, "a request {gap} ns after the one before");
+    }
+}
+
 /// `--request-cancellation-rate`: exactly the requests the seeded plan names are cancelled
 /// (AIPerf's 499 `RequestCancellationError`, `was_cancelled`), the others succeed, and the
 /// mock saw the client leave before it answered the cancelled ones.

@@ -3,8 +3,8 @@
 //! ends.
 //!
 //! A closed-loop slot takes a permit before it starts a session and gives it back when the
-//! session ends; an open loop's tick takes one for each request it sends (AIPerf's session
-//! slot of a rate phase). Raising the limit lets waiting slots start at once; lowering it cancels
+//! session ends; so does an open loop's tick that starts a session (AIPerf's session slot of a
+//! rate phase, [`SessionSlots`]). Raising the limit lets waiting slots start at once; lowering it cancels
 //! nothing: sessions in flight run to their end and no new one starts until fewer than the
 //! limit are running (AIPerf's debt). Closing the gate stops the phase's sending: no new
 //! session or turn starts, requests in flight end normally.
@@ -14,6 +14,7 @@
 //! turn gap (`users / rate`) moves with the target, and every worker reads it for the turns it
 //! schedules next.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -24,11 +25,62 @@ use std::time::Duration;
 const POLL: Duration = Duration::from_millis(1);
 const POLL_MAX: Duration = Duration::from_millis(25);
 
-/// The shared controls of one adaptive phase.
-#[derive(Debug, Default)]
-pub struct AdaptiveGate {
+/// A phase's session slots over every worker: a session takes one before its first turn goes
+/// and gives it back when its last turn is answered (AIPerf's session concurrency of a rate
+/// phase: its later turns need no slot). Taking one never waits: a rate tick that finds none
+/// free goes unused.
+#[derive(Debug)]
+pub struct SessionSlots {
     limit: AtomicUsize,
     held: AtomicUsize,
+}
+
+impl SessionSlots {
+    /// `limit` slots (at least one), none taken.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            limit: AtomicUsize::new(limit.max(1)),
+            held: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes a slot if one is free now.
+    pub fn try_acquire(&self) -> bool {
+        let limit = self.limit();
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Gives a slot back (never below none taken).
+    pub fn release(&self) {
+        let _ = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// Sets the limit (at least one); lowering it takes no slot back.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit.max(1), Ordering::Release);
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    /// Slots taken.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+}
+
+/// The shared controls of one adaptive phase.
+#[derive(Debug)]
+pub struct AdaptiveGate {
+    /// The session limit the controller moves, and the sessions holding it.
+    slots: Arc<SessionSlots>,
     closed: AtomicBool,
     /// The phase's slots are gated (the controller moves the concurrency).
     gated: AtomicBool,
@@ -42,8 +94,7 @@ impl AdaptiveGate {
     /// A gate at `limit` sessions; `gated`: the slots take permits.
     pub fn new(limit: usize, gated: bool) -> Self {
         Self {
-            limit: AtomicUsize::new(limit.max(1)),
-            held: AtomicUsize::new(0),
+            slots: Arc::new(SessionSlots::new(limit)),
             closed: AtomicBool::new(false),
             gated: AtomicBool::new(gated),
             users: AtomicUsize::new(0),
@@ -80,16 +131,21 @@ impl AdaptiveGate {
 
     /// Sets the session limit.
     pub fn set_limit(&self, limit: usize) {
-        self.limit.store(limit.max(1), Ordering::Release);
+        self.slots.set_limit(limit);
     }
 
     pub fn limit(&self) -> usize {
-        self.limit.load(Ordering::Acquire)
+        self.slots.limit()
     }
 
     /// Sessions running under the gate.
     pub fn held(&self) -> usize {
-        self.held.load(Ordering::Acquire)
+        self.slots.held()
+    }
+
+    /// The session slots a gated phase's sessions take (`None`: the phase is not gated).
+    pub fn slots(&self) -> Option<&Arc<SessionSlots>> {
+        self.gated().then_some(&self.slots)
     }
 
     /// The controller ended: the phase sends nothing more.
@@ -108,12 +164,7 @@ impl AdaptiveGate {
 
     /// Takes a permit if one is free now.
     pub fn try_acquire(&self) -> bool {
-        let limit = self.limit();
-        self.held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < limit).then_some(n + 1)
-            })
-            .is_ok()
+        self.slots.try_acquire()
     }
 
     /// Takes a permit for a session, waiting for one; `false` (none taken) when the gate
@@ -138,9 +189,7 @@ impl AdaptiveGate {
     /// Gives a session's permit back.
     pub fn release(&self) {
         if self.gated.load(Ordering::Acquire) {
-            let _ = self
-                .held
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+            self.slots.release();
         }
     }
 }
@@ -166,6 +215,30 @@ mod tests {
         assert!(!g.closed());
         g.close();
         assert!(g.closed());
+    }
+
+    #[test]
+    fn session_slots_never_wait_and_never_go_below_none() {
+        let s = SessionSlots::new(0);
+        assert_eq!(s.limit(), 1, "at least one slot");
+        assert!(s.try_acquire());
+        assert!(!s.try_acquire(), "a second of one");
+        s.release();
+        s.release();
+        assert_eq!(s.held(), 0);
+        s.set_limit(2);
+        assert!(s.try_acquire() && s.try_acquire() && !s.try_acquire());
+    }
+
+    #[test]
+    fn a_gated_phase_shares_its_slots_and_an_ungated_one_has_none() {
+        let g = AdaptiveGate::new(2, true);
+        let slots = g.slots().expect("gated").clone();
+        assert!(slots.try_acquire());
+        assert_eq!(g.held(), 1, "one count for the gate and its slots");
+        g.set_limit(1);
+        assert!(!slots.try_acquire());
+        assert!(AdaptiveGate::new(2, false).slots().is_none());
     }
 
     #[test]

@@ -196,10 +196,10 @@ pub enum CreditSource {
         slots: usize,
         ramp_offsets_ns: Vec<u64>,
     },
-    /// Open loop: credits with absolute intended times, fed by the dispatcher. `cap` bounds
-    /// this worker's requests in flight (rate ticks) or sessions alive (session starts: a trace's
-    /// sessions hold their slot from their first turn to their last answer, as AIPerf's session
-    /// slots do).
+    /// Open loop: credits with absolute intended times, fed by the dispatcher. A session holds
+    /// its slot from its first turn to its last answer, as AIPerf's session slots do: `cap`
+    /// bounds this worker's sessions alive (session starts), `slots` the phase's over every
+    /// worker (rate ticks).
     Open {
         queue: Arc<ArrayQueue<Credit>>,
         fed: Arc<AtomicBool>,
@@ -208,6 +208,8 @@ pub enum CreditSource {
         /// queue is looked at again shortly before it, not polled.
         next_ns: Arc<AtomicU64>,
         cap: Option<usize>,
+        /// Rate ticks: the phase's session slots (its `--concurrency`), shared by every worker.
+        slots: Option<Arc<adaptive::SessionSlots>>,
         /// How a credit is used.
         kind: OpenKind,
     },

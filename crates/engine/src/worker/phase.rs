@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use ringperf_workload::schedule::TemplatePicker;
 
+use super::adaptive::SessionSlots;
 use super::ctx::Ctx;
 use super::idle::{Latch, Nudge};
 use super::pacer::Pacer;
@@ -91,8 +92,19 @@ pub(super) async fn run(
             fed,
             next_ns,
             cap,
+            slots,
             kind,
-        } => open_loop(&ctx, &queue, &fed, &next_ns, cap, kind).await,
+        } => {
+            let loop_ = OpenLoop {
+                queue: &queue,
+                fed: &fed,
+                next_ns: &next_ns,
+                cap,
+                slots,
+                kind,
+            };
+            open_loop(&ctx, loop_).await
+        }
         CreditSource::Agentic(work) => super::agentic::run(&ctx, &work).await,
     }
     // Child sessions still running (a background subagent outlives its root): the phase ends
@@ -192,16 +204,41 @@ fn closed_slot(ctx: Rc<Ctx>, cap: Option<usize>) -> impl Future<Output = ()> {
     }
 }
 
-/// The open loop: pace every credit to its intended time, then use it as its kind says.
-async fn open_loop(
-    ctx: &Rc<Ctx>,
-    queue: &crossbeam_queue::ArrayQueue<ringperf_wire::record::Credit>,
-    fed: &std::sync::atomic::AtomicBool,
-    next_ns: &std::sync::atomic::AtomicU64,
+/// An open loop's credits and limits ([`CreditSource::Open`]).
+struct OpenLoop<'a> {
+    queue: &'a crossbeam_queue::ArrayQueue<ringperf_wire::record::Credit>,
+    fed: &'a std::sync::atomic::AtomicBool,
+    next_ns: &'a std::sync::atomic::AtomicU64,
     cap: Option<usize>,
+    slots: Option<Arc<SessionSlots>>,
     kind: OpenKind,
-) {
+}
+
+/// The open loop: pace every credit to its intended time, then use it as its kind says.
+///
+/// A rate tick sends the due turn of a session of this worker if one is waiting (it holds its
+/// session's slot), else starts a new session if a session slot is free — the phase's
+/// `--concurrency`, or the slots an adaptive phase moving its concurrency steers — and else goes
+/// unused: AIPerf 0.13 skips such a tick rather than sending late, and keeps the conversation it
+/// drew for the next one (`timing/strategies/request_rate.py`).
+async fn open_loop(ctx: &Rc<Ctx>, o: OpenLoop<'_>) {
+    let OpenLoop {
+        queue,
+        fed,
+        next_ns,
+        cap,
+        slots,
+        kind,
+    } = o;
     let cap = cap.unwrap_or(usize::MAX).max(1);
+    // Rate ticks: the phase's session slots, or those an adaptive phase moving its
+    // concurrency steers (its gate's).
+    let slots = match kind {
+        OpenKind::Tick => {
+            slots.or_else(|| (ctx.plan.adaptive.as_ref()).and_then(|g| g.slots().cloned()))
+        }
+        OpenKind::SessionStart => None,
+    };
     let state = &ctx.state;
     let mut pacer = Pacer::new(ctx.driver);
     // Sessions of this worker whose next turn is due, oldest first; and every session alive here
@@ -258,51 +295,42 @@ async fn open_loop(
         pacer
             .wait_until(&ctx.shared.clock, credit.intended_ns)
             .await;
-        // The cap counts what AIPerf's session slots count: a rate tick's requests in flight; a
-        // session start's sessions alive (each holds its slot until its last turn is answered).
-        let held = || match kind {
-            OpenKind::Tick => state.in_flight.get(),
-            OpenKind::SessionStart => live.get(),
-        };
         let mut intended_ns = credit.intended_ns;
-        // An adaptive phase moving a rate phase's concurrency: a permit per request.
-        let gate = (ctx.plan.adaptive.clone()).filter(|g| g.gated() && kind == OpenKind::Tick);
         // A user-centric phase moving its users: this credit is a user the feeder counted, who
         // ends with its session.
         let user = (ctx.plan.adaptive.clone())
             .filter(|g| g.turn_gap_ns().is_some() && kind == OpenKind::SessionStart);
-        if let Some(g) = &gate {
-            let mut got = g.try_acquire();
-            while !got && !ctx.stopping() {
-                monoio::time::sleep(Duration::from_micros(100)).await;
-                got = g.try_acquire();
-            }
-            if !got {
-                break;
-            }
-        }
-        while held() >= cap {
+        // A session start waits for one of this worker's slots (a trace's sessions each hold one
+        // until their last turn is answered).
+        while kind == OpenKind::SessionStart && live.get() >= cap {
             monoio::time::sleep(Duration::from_micros(100)).await;
             // A session that waited for its slot is meant to go when it gets it, as AIPerf
             // issues its credit then: the wait is the load's (`replay_sched_lag` shows it), not
             // the client's lateness.
-            if kind == OpenKind::SessionStart {
-                intended_ns = intended_ns.max(ctx.shared.clock.now_ns());
-            }
+            intended_ns = intended_ns.max(ctx.shared.clock.now_ns());
         }
         let session = match kind {
             OpenKind::Tick => {
+                // A later turn's session holds its slot already; a new one takes one.
                 let waiting = ready.borrow_mut().pop_front();
-                let roots = &ctx.shared.dataset;
-                match waiting.or_else(|| ctx.new_session(|s| roots.root(picker.pick(s)))) {
-                    Some(s) => s,
-                    // Nothing to send on this tick: every session is started and none is due.
-                    None => {
-                        if let Some(g) = &gate {
-                            g.release();
-                        }
-                        continue;
+                let started = || {
+                    if slots.as_ref().is_some_and(|sl| !sl.try_acquire()) {
+                        // Every slot taken: the tick goes unused.
+                        return None;
                     }
+                    let roots = &ctx.shared.dataset;
+                    let s = ctx.new_session(|s| roots.root(picker.pick(s)));
+                    if s.is_none()
+                        && let Some(sl) = &slots
+                    {
+                        sl.release();
+                    }
+                    s
+                };
+                match waiting.or_else(started) {
+                    Some(s) => s,
+                    // Nothing to send on this tick: no session is due and none may start.
+                    None => continue,
                 }
             }
             OpenKind::SessionStart => match ctx.new_session(|_| credit.conversation) {
@@ -330,7 +358,7 @@ async fn open_loop(
             ctx.clone(),
             session,
             intended_ns,
-            gate,
+            slots.clone(),
             kind,
             ready,
             live,
@@ -347,7 +375,8 @@ async fn open_loop(
 
 /// The task of one open-loop turn of `session`: sends it, then, as `kind` says, queues the
 /// session again in `ready` when its next turn is due (a tick) or sends its later turns (a
-/// session start); counts it out of `live` when it ends.
+/// session start); counts it out of `live` and gives its slot back to `slots` (a tick's) when
+/// it ends.
 ///
 /// The session is captured and used in place (a `let` of it inside the block would keep it twice
 /// in every request's task), and the wait for a tick's next turn is its own future, so its pacer
@@ -357,16 +386,13 @@ fn open_turn(
     ctx: Rc<Ctx>,
     mut session: Session,
     intended_ns: u64,
-    gate: Option<Arc<super::adaptive::AdaptiveGate>>,
+    slots: Option<Arc<SessionSlots>>,
     kind: OpenKind,
     ready: Rc<RefCell<VecDeque<Session>>>,
     live: Rc<Cell<usize>>,
 ) -> impl Future<Output = ()> {
     async move {
         let sent = ctx.send_turn(&mut session, intended_ns).await;
-        if let Some(g) = &gate {
-            g.release();
-        }
         ctx.state.in_flight.set(ctx.state.in_flight.get() - 1);
         ctx.changed.nudge();
         if sent && !session.finished(&ctx.shared) {
@@ -387,6 +413,9 @@ fn open_turn(
             && let Some(g) = (ctx.plan.adaptive.as_ref()).filter(|g| g.turn_gap_ns().is_some())
         {
             g.user_ended();
+        }
+        if let Some(sl) = &slots {
+            sl.release();
         }
         live.set(live.get() - 1);
         ctx.changed.nudge();
