@@ -303,6 +303,15 @@ fn build_dataset(
     if let Some(mut s) = model_selector(cfg) {
         s.assign(&mut dataset.conversations);
     }
+    // A file's turns that name no output length: `--osl`'s draw, as AIPerf finalizes them.
+    if let (Some(_), Some(mean)) = (&cfg.input.load, cfg.dataset.osl_mean) {
+        workload::osl::fill_missing(
+            &mut dataset.conversations,
+            f64::from(mean),
+            cfg.dataset.osl_stddev,
+            Some(cfg.seed),
+        );
+    }
     if let Some(t) = &payload.template {
         check_template(t, payload, &dataset)?;
     }

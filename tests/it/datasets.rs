@@ -757,3 +757,51 @@ fn a_streamed_trace_builds_its_first_requests_before_the_schedule_starts() {
     );
     assert_eq!(common::truth_of(&server, 26).len(), 26);
 }
+
+/// `--osl` over a file whose turns name no output length: each such turn asks for it, a turn
+/// with its own `output_length` keeps that — as AIPerf 0.13 finalizes a file's turns. Against
+/// AIPerf's own `inputs.json` for the same files and flags (`tests/data/aiperf-osl-files`:
+/// `single_turn` six records, the third with `output_length` 7; `multi_turn` four
+/// conversations of three turns), conversation by conversation, turn by turn; and every body
+/// the mock received asks for what `inputs.json` says.
+#[test]
+fn osl_fills_a_files_turns_as_aiperf_does() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-osl-files");
+    let asked = |inputs: &Value| -> Vec<(String, Vec<Value>)> {
+        (inputs["data"].as_array().expect("data").iter())
+            .map(|c| {
+                let lengths = (c["payloads"].as_array().unwrap().iter())
+                    .map(|p| p["max_completion_tokens"].clone())
+                    .collect();
+                (c["session_id"].as_str().unwrap().to_owned(), lengths)
+            })
+            .collect()
+    };
+    for (kind, requests) in [("single_turn", 6), ("multi_turn", 12)] {
+        let server = mock();
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = config(&format!(
+            "ringperf profile -m mock-model -u {} --endpoint-type chat --streaming \
+             --input-file {} --custom-dataset-type {kind} --osl 20 --random-seed 42 \
+             --request-count {requests} --concurrency 1 --ui none --no-server-metrics \
+             --artifact-dir {}",
+            server.addr,
+            data.join(format!("{kind}.jsonl")).display(),
+            tmp.path().display()
+        ));
+        let out = ringperf::run::run(cfg).expect("run completes");
+        assert_eq!((out.successes, out.errors), (requests, 0), "{kind}");
+        let ours = asked(&read_json(&tmp.path().join("inputs.json")));
+        let aiperf = asked(&read_json(&data.join(format!("{kind}.inputs.json"))));
+        assert_eq!(ours, aiperf, "{kind}");
+        let mut received: Vec<u64> = (server.truth().entries().iter())
+            .map(|e| body(e)["max_completion_tokens"].as_u64().expect("asked"))
+            .collect();
+        received.sort_unstable();
+        let mut written: Vec<u64> = (ours.iter())
+            .flat_map(|(_, l)| l.iter().map(|v| v.as_u64().unwrap()))
+            .collect();
+        written.sort_unstable();
+        assert_eq!(received, written, "{kind}: what the mock received");
+    }
+}

@@ -17,6 +17,7 @@ pub mod media;
 pub mod models;
 pub mod nprandom;
 pub mod o200k;
+pub mod osl;
 pub mod prepared;
 pub mod prompt;
 mod pycompat;
