@@ -290,6 +290,46 @@ fn rate_concurrency_caps_sessions_alive() {
     );
 }
 
+/// The same multi-turn file at the same rate and cap as AIPerf 0.13's run of it
+/// (`tests/data/aiperf-rate-slots`): the requests go in AIPerf's order, conversation and turn —
+/// two sessions at a time, each through its three turns, their later turns first, then the next
+/// two — which a cap counting requests in flight would interleave with new sessions.
+#[test]
+fn rate_sessions_go_in_aiperfs_order() {
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/aiperf-rate-slots");
+    let server = ringperf_mock::mock::start(MockConfig {
+        ttft: std::time::Duration::from_millis(50),
+        itl: std::time::Duration::from_millis(1),
+        truth_log: true,
+        ..MockConfig::default()
+    })
+    .expect("mock starts");
+    let (_dir, records) = run_against(
+        &server,
+        &format!(
+            "--endpoint-type chat --streaming --input-file {} --custom-dataset-type multi_turn \
+             --osl 4 --request-rate 50 --arrival-pattern constant --concurrency 2 \
+             --request-count 18",
+            data.join("multi_turn.jsonl").display()
+        ),
+    );
+    let order = |mut rows: Vec<Value>| -> Vec<(String, u64)> {
+        rows.sort_by_key(|r| md_u64(r, "request_start_ns"));
+        (rows.iter())
+            .map(|r| {
+                let m = &r["metadata"];
+                (
+                    m["conversation_id"].as_str().unwrap().to_owned(),
+                    md_u64(r, "turn_index"),
+                )
+            })
+            .collect()
+    };
+    let aiperf = order(read_jsonl(&data.join("profile_export.jsonl")));
+    assert_eq!(order(records), aiperf);
+}
+
 /// A rate tick that finds every session slot taken goes unused; the next session starts on a
 /// later tick, not the moment a slot frees (AIPerf 0.13's rate loop; its run of this load sent
 /// on its 20 ms grid). One slot, a tick every 50 ms, answers of 60 ms: each request goes two
