@@ -165,17 +165,16 @@ impl InputConfig {
                 kind,
             }),
             (None, None) if let Some(records) = inline => {
-                if let Some(k) = kind.filter(|k| {
-                    !matches!(
-                        k,
-                        DatasetKind::SingleTurn
-                            | DatasetKind::MultiTurn
-                            | DatasetKind::MooncakeTrace
-                    )
-                }) {
+                if let Some(k) = kind.filter(|k| !k.reads_inline()) {
                     return Err(ConfigError::flag(format!(
-                        "--custom-dataset-type {k}: {} holds inline records, which ringperf \
-                         reads as single_turn, multi_turn or mooncake_trace only",
+                        "--custom-dataset-type {k}: {} holds inline records, and AIPerf 0.13 \
+                         reads {k} from a file only; give the dataset a `path:`",
+                        records.at
+                    )));
+                }
+                if !records.pools.is_empty() && kind != Some(DatasetKind::RandomPool) {
+                    return Err(ConfigError::flag(format!(
+                        "{}: records as a dict of pools are random_pool's only",
                         records.at
                     )));
                 }
@@ -183,6 +182,7 @@ impl InputConfig {
                     kind,
                     name: records.at.clone().into(),
                     jsonl: records.jsonl(),
+                    pools: records.pools_jsonl(),
                 })
             }
             (None, None) if kind.is_some() => {
@@ -278,13 +278,21 @@ impl InputConfig {
                 }
                 true
             }
-            Source::Inline { kind, jsonl, .. } => {
+            Source::Inline {
+                kind, jsonl, pools, ..
+            } => {
                 m.insert("type".into(), json!("file"));
-                let records: Vec<Value> = jsonl
-                    .lines()
-                    .filter_map(|l| serde_json::from_str(l).ok())
-                    .collect();
-                m.insert("records".into(), Value::Array(records));
+                let parsed = |text: &str| -> Value {
+                    let lines = text.lines().filter_map(|l| serde_json::from_str(l).ok());
+                    Value::Array(lines.collect())
+                };
+                let records = if pools.is_empty() {
+                    parsed(jsonl)
+                } else {
+                    let pools = pools.iter().map(|(k, text)| (k.clone(), parsed(text)));
+                    Value::Object(pools.collect())
+                };
+                m.insert("records".into(), records);
                 if let Some(k) = kind {
                     m.insert("format".into(), json!(k.as_str()));
                 }

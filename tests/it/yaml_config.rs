@@ -339,6 +339,80 @@ fn an_inline_mooncake_trace_replays_as_aiperf_replayed_it() {
 
 /// `ringperf profile -f` of the fixture `name` against the in-process mock, its artifacts in the
 /// returned directory.
+/// `random_pool` records given inline as a dict of two pools (`zeta`, then `alpha`: not sorted)
+/// and a `bailian_trace` given inline: `input_config` as AIPerf 0.13 wrote it for the same files
+/// (`inline-pools`, `inline-bailian`), and the runs send what AIPerf's sent — each pooled
+/// conversation one text of `zeta` then one of `alpha` (the dict's order; which ones is the
+/// seeded draw's), four of them; the Bailian sessions at AIPerf's times with its lengths.
+#[test]
+fn inline_pools_and_bailian_records_run_as_aiperf_ran_them() {
+    for name in ["inline-pools", "inline-bailian"] {
+        let aiperf: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap(),
+        )
+        .unwrap();
+        let ours = from_file(name, &[]);
+        for key in ["datasets", "phases"] {
+            assert_eq!(ours[key], aiperf[key], "{name}: {key}");
+        }
+    }
+    let dir = run_fixture("inline-pools");
+    let inputs: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("inputs.json")).unwrap())
+            .unwrap();
+    let sessions = inputs["data"].as_array().unwrap();
+    assert_eq!(sessions.len(), 4);
+    for s in sessions {
+        let parts = &s["payloads"][0]["messages"][0]["content"];
+        let texts: Vec<&str> = (parts.as_array().unwrap().iter())
+            .map(|p| p["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts.len(), 2, "{s}");
+        assert!(texts[0].starts_with("zeta "), "{texts:?}");
+        assert!(texts[1].starts_with("alpha "), "{texts:?}");
+    }
+    let dir = run_fixture("inline-bailian");
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    let mut rows: Vec<(String, u64, u64, f64, f64)> = (records.iter())
+        .map(|r| {
+            let m = &r["metadata"];
+            (
+                m["conversation_id"].as_str().unwrap().to_owned(),
+                m["turn_index"].as_u64().unwrap(),
+                m["credit_issued_ns"].as_u64().unwrap(),
+                r["metrics"]["input_sequence_length"]["value"]
+                    .as_f64()
+                    .unwrap(),
+                r["metrics"]["output_sequence_length"]["value"]
+                    .as_f64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    rows.sort_by_key(|r| r.2);
+    let t0 = rows[0].2;
+    let got: Vec<(&str, u64, u64, f64, f64)> = (rows.iter())
+        .map(|r| {
+            (
+                r.0.as_str(),
+                r.1,
+                (r.2 - t0 + 10_000_000) / 100_000_000,
+                r.3,
+                r.4,
+            )
+        })
+        .collect();
+    // AIPerf's: session 1 at 0 ms and 300 ms, session 2 at 99 ms (to the nearest 100 ms here).
+    assert_eq!(
+        got,
+        [
+            ("1", 0, 0, 40.0, 3.0),
+            ("2", 0, 1, 20.0, 5.0),
+            ("1", 1, 3, 105.0, 4.0)
+        ]
+    );
+}
+
 fn run_fixture(name: &str) -> tempfile::TempDir {
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
         .expect("mock starts");

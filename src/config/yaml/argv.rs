@@ -670,6 +670,22 @@ fn inline_records(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
         return Ok(());
     };
     let at = format!("{p}.records");
+    let readable = ringperf_workload::workload::loader::DatasetKind::parse(format)
+        .is_none_or(|k| k.reads_inline());
+    if !readable {
+        return Err(YamlError::Unsupported(format!(
+            "{at}: inline records of format {format} (AIPerf 0.13 reads {format} from a file \
+             only: its loader opens the dataset's path; give it as `path:`)"
+        )));
+    }
+    let object = |at: &str, list: &[Value]| -> R<()> {
+        match list.iter().enumerate().find(|(_, r)| !r.is_object()) {
+            Some((i, _)) => Err(YamlError::Schema(format!(
+                "{at}.{i}: Input should be a valid dictionary"
+            ))),
+            None => Ok(()),
+        }
+    };
     let list = match records {
         Value::Array(list) if list.is_empty() => {
             return Err(value_error(
@@ -683,10 +699,24 @@ fn inline_records(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
                  random_pool, got format: {format}."
             )));
         }
-        Value::Object(_) => {
-            return Err(YamlError::Unsupported(format!(
-                "{at}: pools of inline records (ringperf reads single_turn and multi_turn records)"
-            )));
+        Value::Object(pools) => {
+            let mut read = Vec::with_capacity(pools.len());
+            for (key, list) in pools {
+                let pat = format!("{at}.{key}");
+                let Value::Array(list) = list else {
+                    return Err(YamlError::Schema(format!(
+                        "{pat}: Input should be a valid list"
+                    )));
+                };
+                object(&pat, list)?;
+                read.push((key.clone(), list.clone()));
+            }
+            a.file_only.inline_records = Some(InlineRecords {
+                at,
+                records: Vec::new(),
+                pools: read,
+            });
+            return Ok(());
         }
         _ => {
             return Err(YamlError::Schema(format!(
@@ -694,20 +724,11 @@ fn inline_records(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
             )));
         }
     };
-    if !matches!(format, "single_turn" | "multi_turn" | "mooncake_trace") {
-        return Err(YamlError::Unsupported(format!(
-            "{at}: inline records of format {format} (ringperf reads single_turn, multi_turn and \
-             mooncake_trace records)"
-        )));
-    }
-    if let Some((i, _)) = list.iter().enumerate().find(|(_, r)| !r.is_object()) {
-        return Err(YamlError::Schema(format!(
-            "{at}.{i}: Input should be a valid dictionary"
-        )));
-    }
+    object(&at, list)?;
     a.file_only.inline_records = Some(InlineRecords {
         at,
         records: list.clone(),
+        pools: Vec::new(),
     });
     Ok(())
 }

@@ -1104,12 +1104,46 @@ fn user_files_and_inline_records_are_checked_as_aiperf_checks_them() {
             "{d}"
         );
     }
-    let e = refused(&with_dataset(
-        "{type: file, format: bailian_trace, records: [{input_length: 5}]}",
+    // Formats whose AIPerf loader opens the dataset's path (and fails without one at run time).
+    for format in [
+        "raw_payload",
+        "inputs_json",
+        "burst_gpt_trace",
+        "dag_jsonl",
+        "baseten_trace",
+    ] {
+        let e = refused(&with_dataset(&format!(
+            "{{type: file, format: {format}, records: [{{a: 1}}]}}"
+        )));
+        assert!(
+            matches!(&e, YamlError::Unsupported(m) if m.contains(&format!("benchmark.datasets.default.records: inline records of format {format} (AIPerf 0.13 reads {format} from a file only"))),
+            "{e:?}"
+        );
+    }
+    // `random_pool`'s dict of pools, in the dict's order.
+    let a = translate_str(&with_dataset(
+        "{type: file, format: random_pool, records: {z: [{text: a}], b: [{text: c}, {text: d}]}}",
     ));
-    assert!(
-        matches!(&e, YamlError::Unsupported(m) if m.contains("benchmark.datasets.default.records: inline records of format bailian_trace")),
-        "{e:?}"
+    let r = a.file_only.inline_records.expect("typed");
+    assert!(r.records.is_empty());
+    assert_eq!(
+        r.pools_jsonl(),
+        [
+            ("z".to_owned(), "{\"text\":\"a\"}\n".to_owned()),
+            (
+                "b".to_owned(),
+                "{\"text\":\"c\"}\n{\"text\":\"d\"}\n".to_owned()
+            )
+        ]
+    );
+    let e = refused(&with_dataset(
+        "{type: file, format: random_pool, records: {z: [{text: a}], b: [3]}}",
+    ));
+    assert_eq!(
+        e,
+        YamlError::Schema(
+            "benchmark.datasets.default.records.b.0: Input should be a valid dictionary".into()
+        )
     );
     let a = translate_str(&with_dataset(
         "{type: file, format: multi_turn, records: [{session_id: s, turns: [{text: a}]}]}",

@@ -166,6 +166,21 @@ impl DatasetKind {
         )
     }
 
+    /// Whether a config file may give this type's records inline (`records:`): the types whose
+    /// AIPerf 0.13 loader reads records rather than a file's path (its raw-payload, DAG, CSV,
+    /// Parquet and corpus loaders open the path, and fail without one).
+    pub fn reads_inline(self) -> bool {
+        matches!(
+            self,
+            DatasetKind::SingleTurn
+                | DatasetKind::MultiTurn
+                | DatasetKind::RandomPool
+                | DatasetKind::MooncakeTrace
+                | DatasetKind::BailianTrace
+                | DatasetKind::SagemakerDataCapture
+        )
+    }
+
     /// Whether `--input-file` may name a directory of this type's files.
     pub fn reads_directory(self) -> bool {
         matches!(
@@ -215,14 +230,17 @@ pub enum Source {
     /// semianalysis_cc_traces_weka*`, `weka_hf` with `--hf-weka-dataset`), read from the local
     /// Hugging Face cache: `dataset` as given, `repo` its dataset repo.
     WekaHub { dataset: String, repo: String },
-    /// A config file's inline `records`: the lines of a `single_turn` or `multi_turn` file,
-    /// held in memory and read by that file's loader; `name` (where the records are in the
-    /// config) stands for the file in messages, a record's line number is its position.
-    /// `kind` `None`: `single_turn` (AIPerf's default format; records are not sniffed).
+    /// A config file's inline `records` of a type that [`DatasetKind::reads_inline`]: the
+    /// lines of the equivalent file, held in memory and read by that file's loader; `name`
+    /// (where the records are in the config) stands for the file in messages, a record's line
+    /// number is its position. `kind` `None`: `single_turn` (AIPerf's default format; records
+    /// are not sniffed). `random_pool`'s records given as a dict of lists are `pools`, each
+    /// `(key, its lines)` in the dict's order (`jsonl` empty then).
     Inline {
         kind: Option<DatasetKind>,
         name: PathBuf,
         jsonl: String,
+        pools: Vec<(String, String)>,
     },
 }
 
@@ -296,7 +314,12 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
             let path = sharegpt::locate(input_file.as_deref())?;
             sharegpt::load(&path, tokenizer, &mut ids, spec.osl_given)?
         }
-        Source::Inline { kind, name, jsonl } => {
+        Source::Inline {
+            kind,
+            name,
+            jsonl,
+            pools,
+        } => {
             let lines = JsonLines::new(name, std::io::Cursor::new(jsonl.as_bytes()));
             match kind.unwrap_or(DatasetKind::SingleTurn) {
                 DatasetKind::SingleTurn => {
@@ -315,13 +338,25 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
                 DatasetKind::MultiTurn => {
                     multi_turn::load_lines(lines, name, &mut ids, spec.system_message)?
                 }
-                DatasetKind::MooncakeTrace => inline_trace(name, jsonl, spec, &mut ids, tokenizer)?,
+                DatasetKind::RandomPool => {
+                    let one = [("<inline>".to_owned(), jsonl.clone())];
+                    let pools = if pools.is_empty() { &one[..] } else { pools };
+                    random_pool::load_inline(
+                        name,
+                        pools,
+                        &mut ids,
+                        spec.entries,
+                        spec.seed,
+                        spec.pool_batch,
+                    )?
+                }
+                k if k.reads_inline() => inline_file(k, name, jsonl, spec, &mut ids, tokenizer)?,
                 other => {
                     return Err(LoadError::file(
                         name,
                         LoadErrorKind::Invalid(format!(
-                            "inline records of format {other} are not read by ringperf \
-                             (single_turn, multi_turn and mooncake_trace are)"
+                            "inline records of format {other}: AIPerf 0.13 reads this format \
+                             from a file only; give the dataset a `path:`"
                         )),
                     ));
                 }
@@ -369,10 +404,11 @@ pub fn load_deferred(spec: &LoadSpec, tokenizer: &Tokenizer) -> Result<Loaded, L
     Ok(Loaded::Whole(dataset))
 }
 
-/// A `mooncake_trace` given as inline records: its rows written to a file of their own (the
-/// trace loader reads a file: its rows twice, to check them and then to build them), loaded
-/// whole, the file removed.
-fn inline_trace(
+/// A trace (`mooncake_trace`, `bailian_trace`, `sagemaker_data_capture`) given as inline
+/// records: its rows written to a file of their own (a trace loader reads a file: its rows
+/// twice, to check them and then to build them), loaded whole, the file removed.
+fn inline_file(
+    kind: DatasetKind,
     name: &Path,
     jsonl: &str,
     spec: &LoadSpec,
@@ -389,12 +425,10 @@ fn inline_trace(
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, jsonl));
     let loaded = written
         .map_err(|e| LoadError::file(&file, LoadErrorKind::Io(e.to_string())))
-        .and_then(
-            |()| match load_file(&file, DatasetKind::MooncakeTrace, spec, ids, tokenizer)? {
-                Loaded::Whole(dataset) => Ok(dataset),
-                Loaded::Trace(index) => index.into_dataset(tokenizer),
-            },
-        );
+        .and_then(|()| match load_file(&file, kind, spec, ids, tokenizer)? {
+            Loaded::Whole(dataset) => Ok(dataset),
+            Loaded::Trace(index) => index.into_dataset(tokenizer),
+        });
     let _ = std::fs::remove_dir_all(&dir);
     loaded
 }

@@ -54,12 +54,51 @@ pub fn load(
 ) -> Result<Dataset, LoadError> {
     let files = pool_files(path)?;
     let mut pools = Vec::with_capacity(files.len());
+    let mut names = Vec::with_capacity(files.len());
     for file in &files {
-        pools.push(load_pool(file)?);
+        pools.push(load_pool(JsonLines::open(file)?, file)?);
+        names.extend(file.file_name().map(|n| n.to_string_lossy().into_owned()));
     }
+    draw_all(path, &names, &pools, ids, entries, seed, batch)
+}
+
+/// A config file's inline `records` of format `random_pool`, named `name` in messages: one
+/// pool (a list) or several (a dict of lists, each `(key, its records as JSON lines)` in the
+/// dict's order), drawn as [`load`] draws a file's or a directory's.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_inline(
+    name: &Path,
+    pools: &[(String, String)],
+    ids: &mut SessionIds,
+    entries: usize,
+    seed: u64,
+    batch: PoolBatch,
+) -> Result<Dataset, LoadError> {
+    let mut read = Vec::with_capacity(pools.len());
+    for (pool, jsonl) in pools {
+        let at = name.join(pool);
+        let lines = JsonLines::new(&at, std::io::Cursor::new(jsonl.as_bytes()));
+        read.push(load_pool(lines, &at)?);
+    }
+    let names: Vec<String> = pools.iter().map(|(n, _)| n.clone()).collect();
+    draw_all(name, &names, &read, ids, entries, seed, batch)
+}
+
+/// `entries` conversations from `pools` (named `names`, in their order), as [`load`] says.
+fn draw_all(
+    path: &Path,
+    names: &[String],
+    pools: &[Vec<Record>],
+    ids: &mut SessionIds,
+    entries: usize,
+    seed: u64,
+    batch: PoolBatch,
+) -> Result<Dataset, LoadError> {
     let mut rng = crate::workload::child_rng(Some(seed), "dataset.loader.random_pool");
-    if batching_requested(&pools, batch) {
-        return batched(path, &files, &pools, ids, entries, batch, &mut rng);
+    if batching_requested(pools, batch) {
+        return batched(path, names, pools, ids, entries, batch, &mut rng);
     }
     let mut conversations: Vec<Conversation> = (0..entries)
         .map(|_| Conversation {
@@ -68,7 +107,7 @@ pub fn load(
         })
         .collect();
     let mut merged: Vec<Record> = vec![Record::default(); entries];
-    for pool in &pools {
+    for pool in pools {
         for record in &mut merged {
             let pick = &pool[rng.random_range(0..pool.len())];
             record.texts.extend(pick.texts.iter().cloned());
@@ -144,7 +183,7 @@ fn batching_requested(pools: &[Vec<Record>], batch: PoolBatch) -> bool {
 /// replacement (images, then texts, audio and video, as AIPerf draws them).
 fn batched(
     path: &Path,
-    files: &[PathBuf],
+    names: &[String],
     pools: &[Vec<Record>],
     ids: &mut SessionIds,
     entries: usize,
@@ -152,17 +191,15 @@ fn batched(
     rng: &mut rand::rngs::StdRng,
 ) -> Result<Dataset, LoadError> {
     let invalid = |why: String| Err(LoadError::file(path, LoadErrorKind::Invalid(why)));
-    if files.len() > 1 {
-        let names: Vec<String> = files
-            .iter()
-            .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect();
+    if names.len() > 1 {
+        let mut sorted = names.to_vec();
+        sorted.sort();
         return invalid(format!(
             "random_pool batch sizes other than 1 are not supported for named pools (found \
              {}: {}). Drop the batch-size flags, or use a single unnamed pool -- one file, or a \
              flat inline records: list.",
-            files.len(),
-            names.join(", ")
+            names.len(),
+            sorted.join(", ")
         ));
     }
     if pools.iter().flatten().any(|r| r.named) {
@@ -246,9 +283,12 @@ fn carries_metadata(map: &serde_json::Map<String, serde_json::Value>) -> bool {
         })
 }
 
-/// One pool: the texts and media of each record of `file`.
-fn load_pool(file: &Path) -> Result<Vec<Record>, LoadError> {
-    let mut lines = JsonLines::open(file)?;
+/// One pool: the texts and media of each record of `lines` (the file `file`, or inline records
+/// named so).
+fn load_pool<R: std::io::BufRead>(
+    mut lines: JsonLines<R>,
+    file: &Path,
+) -> Result<Vec<Record>, LoadError> {
     let mut pool = Vec::new();
     while let Some((line, map)) = lines.next_object()? {
         let named = carries_metadata(&map);
