@@ -529,6 +529,36 @@ mod tests {
         assert!(!e.contains("'chat'"), "{e}");
     }
 
+    /// Every choice of every `profile` flag is taken from a config file as from the command
+    /// line: a file's value is typed through the setting's serialized form, which must read
+    /// each choice clap accepts (`wait_for_model_mode: models` was refused by the setting's
+    /// serde names once).
+    #[test]
+    fn every_choice_of_every_flag_is_read_from_a_file() {
+        let (cli, given) = parse(&["ringperf".to_owned(), "profile".to_owned()]).expect("parses");
+        let Command::Profile(defaults) = cli.command else {
+            panic!("profile")
+        };
+        let cmd = Cli::command();
+        let profile = cmd.find_subcommand("profile").expect("profile");
+        let mut checked = 0;
+        for arg in profile.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            for choice in arg.get_possible_values().iter().filter(|c| !c.is_hide_set()) {
+                let name = choice.get_name();
+                let setting = (
+                    format!("--{long}"),
+                    vec![(serde_json::Value::from(name), name.to_owned())],
+                );
+                if let Err(e) = under_file(&defaults, &given, &[setting]) {
+                    panic!("--{long} {name}: {e}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked} choices");
+    }
+
     /// `profile --help` opens with the Endpoint options, as AIPerf's does: every `profile`
     /// option has a heading (the `--synthesis-*` ones sat first, under the bare `Options:`).
     #[test]

@@ -53,6 +53,7 @@ const INFERENCE_PROBE_FLOOR: Duration = Duration::from_secs(30);
     serde::Serialize,
     serde::Deserialize,
 )]
+#[serde(rename_all = "lowercase")]
 pub enum WaitMode {
     /// `GET /v1/models` lists the model.
     Models,
