@@ -544,7 +544,11 @@ mod tests {
         let mut checked = 0;
         for arg in profile.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
-            for choice in arg.get_possible_values().iter().filter(|c| !c.is_hide_set()) {
+            for choice in arg
+                .get_possible_values()
+                .iter()
+                .filter(|c| !c.is_hide_set())
+            {
                 let name = choice.get_name();
                 let setting = (
                     format!("--{long}"),

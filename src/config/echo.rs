@@ -843,6 +843,9 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
             .unwrap_or(Value::Object(osl));
         prompts.insert("osl".into(), e.bounded("--prompt-output-tokens", osl));
     }
+    if let Some(d) = seq_dist(e) {
+        prompts.insert("sequence_distribution".into(), d);
+    }
     if e.given("prompt_batch_size") {
         prompts.insert("batch_size".into(), json!(a.prompt.prompt_batch_size));
     }
@@ -893,6 +896,29 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
     Value::Object(m)
 }
 
+/// `--seq-dist` as AIPerf's model writes it: the file's entries as it gives them while the flag
+/// holds the file's value; else one `{isl: {mean, stddev}, osl: {mean, stddev}, probability}`
+/// per pair.
+fn seq_dist(e: &Echo) -> Option<Value> {
+    let text = e.plan.settings.prompt.seq_dist.as_deref()?;
+    if let Some((file_text, form)) = &e.plan.file_only.seq_dist
+        && file_text == text
+    {
+        return Some(form.clone());
+    }
+    let d = ringperf_workload::workload::SeqDist::parse(text).ok()?;
+    let pairs = (d.pairs().iter())
+        .map(|p| {
+            json!({
+                "isl": {"mean": float(f64::from(p.isl)), "stddev": float(p.isl_stddev)},
+                "osl": {"mean": float(f64::from(p.osl)), "stddev": float(p.osl_stddev)},
+                "probability": float(p.probability),
+            })
+        })
+        .collect();
+    Some(Value::Array(pairs))
+}
+
 /// The synthetic dataset's `images`, `audio` and `video` blocks, as AIPerf's converter writes
 /// them: each setting given, in its model's order, and `batch_size: 1` when a shape of the
 /// medium is given without a batch size (a format or codec alone does not make one).
@@ -906,14 +932,18 @@ fn media(e: &Echo, m: &mut Map<String, Value>) {
         }
     };
     let mean_sd = |mean: (&str, f64), sd: (&str, f64)| {
+        // The flag's prefix: `image_width_mean` is `--image-width`.
+        let flag = format!("--{}", mean.0.trim_end_matches("_mean").replace('_', "-"));
+        // A log-normal, multimodal or empirical one as the file gives it.
+        if let Some(d) = e.drawn(&flag, mean.1 as u64).filter(|_| g(mean.0)) {
+            return Some(e.bounded(&flag, d));
+        }
         let mut o = Map::new();
         if g(mean.0) {
-            // The flag's prefix: `image_width_mean` is `--image-width`.
-            let flag = format!("--{}", mean.0.trim_end_matches("_mean").replace('_', "-"));
             o.insert(e.center(&flag, sd.0).into(), float(mean.1));
         }
         set(&mut o, sd.0, "stddev", float(sd.1));
-        (!o.is_empty()).then_some(Value::Object(o))
+        (!o.is_empty()).then(|| e.bounded(&flag, Value::Object(o)))
     };
     let batch = |o: &mut Map<String, Value>, id: &str, n: u32, shaped: bool| {
         if g(id) || shaped {

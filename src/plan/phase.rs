@@ -312,6 +312,10 @@ pub struct FileOnly {
     /// distribution's mean and spread alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bounds: Vec<(String, Option<f64>, Option<f64>)>,
+    /// The file's `sequence_distribution` list: the `--seq-dist` text it set and the entries in
+    /// AIPerf's model form, echoed as such while the flag's value is the file's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_dist: Option<(String, serde_json::Value)>,
     /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub exports: serde_json::Map<String, serde_json::Value>,

@@ -413,6 +413,57 @@ fn inline_pools_and_bailian_records_run_as_aiperf_ran_them() {
     );
 }
 
+/// Distributions AIPerf reads by their expected value where it never draws: an image's sides
+/// (a log-normal width with an explicit `type:`, a multimodal height with bounds inside a peak
+/// and on the whole) and `sequence_distribution` entries (a log-normal ISL, a fractional OSL, a
+/// bounded one). `input_config` as AIPerf 0.13 wrote it for the same files (`drawn-media`,
+/// `seq-dist-drawn`); every image AIPerf sent was 64 × 50 (`int` of each expected value), and
+/// its pairs were (40, 5) and (20, 3) (truncated, not rounded): the same here, the image sides
+/// read from the PNG header of each one sent.
+#[test]
+fn media_sides_and_sequence_pairs_run_at_aiperfs_expected_values() {
+    for name in ["drawn-media", "seq-dist-drawn"] {
+        let aiperf: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            from_file(name, &[])["datasets"],
+            aiperf["datasets"],
+            "{name}"
+        );
+    }
+    let dir = run_fixture("drawn-media");
+    let inputs: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("inputs.json")).unwrap())
+            .unwrap();
+    let mut sides = Vec::new();
+    for s in inputs["data"].as_array().unwrap() {
+        for part in s["payloads"][0]["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+        {
+            let Some(url) = part["image_url"]["url"].as_str() else {
+                continue;
+            };
+            let b64 = url.split_once(',').unwrap().1;
+            let png =
+                ringperf_workload::workload::media::base64_decode(b64.as_bytes()).expect("base64");
+            let be = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+            sides.push((be(16), be(20)));
+        }
+    }
+    assert_eq!(sides, [(64, 50); 3]);
+    let dir = run_fixture("seq-dist-drawn");
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 20);
+    for r in &records {
+        let len = |k: &str| r["metrics"][k]["value"].as_f64().unwrap();
+        let pair = (len("input_sequence_length"), len("output_sequence_length"));
+        assert!(pair == (40.0, 5.0) || pair == (20.0, 3.0), "{pair:?}");
+    }
+}
+
 fn run_fixture(name: &str) -> tempfile::TempDir {
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
         .expect("mock starts");

@@ -541,8 +541,10 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             (_, "sampling") => a.one("--dataset-sampling-strategy", scalar(v, &path)?),
             ("synthetic" | "file", "prompts") => prompts(obj(v, &path)?, &path, a)?,
             ("synthetic", "isl") => length(v, &path, "--prompt-input-tokens", a)?,
-            ("synthetic", "turns") => drawn(v, &path, "--conversation-turn", false, a)?,
-            ("synthetic", "turn_delay") => drawn(v, &path, "--conversation-turn-delay", true, a)?,
+            ("synthetic", "turns") => drawn(v, &path, "--conversation-turn", Center::Whole, a)?,
+            ("synthetic", "turn_delay") => {
+                drawn(v, &path, "--conversation-turn-delay", Center::Truncated, a)?
+            }
             ("synthetic" | "file", "audio" | "images" | "video") => {
                 media(k, obj(v, &path)?, &path, a)?
             }
@@ -573,7 +575,7 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                         "query_tokens" => "--rankings-query-prompt-token",
                         _ => return Err(extra(&kpath)),
                     };
-                    dist(x, &kpath, flag, a)?;
+                    drawn(x, &kpath, flag, Center::Whole, a)?;
                 }
             }
             ("synthetic" | "file", "osl") => length(v, &path, "--prompt-output-tokens", a)?,
@@ -760,12 +762,14 @@ fn synthesis(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
 /// `sequence_distribution`: the flag's text as written, or AIPerf's list of `{isl, osl,
 /// probability}` entries (each length fixed, `{mean, stddev}`, or with `isl_stddev` /
 /// `osl_stddev`) as the flag's semicolon form (`ISL|SD,OSL|SD:PROB;…`). The probabilities must
-/// sum to 100 within 1, as AIPerf checks a file's list.
-fn seq_dist(v: &Value, path: &str) -> R<String> {
+/// sum to 100 within 1, as AIPerf checks a file's list. With the list, its entries in AIPerf's
+/// model form (echoed).
+fn seq_dist(v: &Value, path: &str) -> R<(String, Option<Value>)> {
     let Value::Array(entries) = v else {
-        return scalar(v, path);
+        return Ok((scalar(v, path)?, None));
     };
     let mut pieces = Vec::new();
+    let mut form = Vec::new();
     let mut total = 0.0;
     for (i, e) in entries.iter().enumerate() {
         let at = format!("{path}.{i}");
@@ -781,30 +785,21 @@ fn seq_dist(v: &Value, path: &str) -> R<String> {
             let Some(v) = m.get(key) else {
                 return Err(YamlError::Schema(format!("{p}: Field required")));
             };
-            let (mean, mut sd) = match v {
-                Value::Object(d) => {
-                    keys(
-                        d,
-                        &p,
-                        &["mean", "stddev"],
-                        &["median", "peaks", "points", "min", "max"],
-                    )?;
-                    let mean = d
-                        .get("mean")
-                        .ok_or_else(|| YamlError::Schema(format!("{p}.mean: Field required")))?;
-                    (
-                        num(mean, &p)?,
-                        d.get("stddev").map(|s| num(s, &p)).transpose()?,
-                    )
-                }
-                _ => (num(v, &p)?, None),
-            };
+            // Any distribution: AIPerf's pair is its expected value, truncated, with a normal
+            // one's spread (bounds are read and unused).
+            let d = unbounded(&untyped(v, &p)?, &p)?;
+            let mean = expected(&d, &p)?;
+            let mut sd = (d.as_object())
+                .filter(|d| !d.contains_key("median"))
+                .and_then(|d| d.get("stddev"))
+                .map(|s| num(s, &p))
+                .transpose()?;
             if let Some(s) = m.get(&format!("{key}_stddev")) {
                 sd = Some(num(s, &format!("{at}.{key}_stddev"))?);
             }
             Ok(match sd {
-                Some(sd) => format!("{}|{sd}", mean.round()),
-                None => format!("{}", mean.round()),
+                Some(sd) => format!("{}|{sd}", mean.trunc()),
+                None => format!("{}", mean.trunc()),
             })
         };
         let prob = m
@@ -813,6 +808,13 @@ fn seq_dist(v: &Value, path: &str) -> R<String> {
         let prob = num(prob, &format!("{at}.probability"))?;
         total += prob;
         pieces.push((format!("{},{}", length("isl")?, length("osl")?), prob));
+        let mut entry = Map::new();
+        for key in ["isl", "osl"] {
+            let d = untyped(&m[key], &format!("{at}.{key}"))?;
+            entry.insert(key.into(), bounds_first(&model_form(&d)));
+        }
+        entry.insert("probability".into(), Value::from(prob));
+        form.push(Value::Object(entry));
     }
     if !(99.0..=101.0).contains(&total) {
         return Err(YamlError::Schema(format!(
@@ -823,7 +825,18 @@ fn seq_dist(v: &Value, path: &str) -> R<String> {
     let pieces: Vec<String> = (pieces.iter())
         .map(|(pair, prob)| format!("{pair}:{}", prob * 100.0 / total))
         .collect();
-    Ok(pieces.join(";"))
+    Ok((pieces.join(";"), Some(Value::Array(form))))
+}
+
+/// A distribution as AIPerf's model writes it with its bounds first (`{"min", "max", …}`).
+fn bounds_first(v: &Value) -> Value {
+    let Some(m) = v.as_object() else {
+        return v.clone();
+    };
+    let (mut first, rest): (Map<String, Value>, Map<String, Value>) =
+        (m.clone().into_iter()).partition(|(k, _)| k == "min" || k == "max");
+    first.extend(rest);
+    Value::Object(first)
 }
 
 fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
@@ -835,7 +848,13 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
             "block_size" => a.one("--prompt-input-tokens-block-size", num(v, &path)? as u64),
             "batch_size" => a.one("--prompt-batch-size", num(v, &path)? as u64),
             "corpus" => a.one("--prompt-corpus", scalar(v, &path)?),
-            "sequence_distribution" => a.one("--seq-dist", seq_dist(v, &path)?),
+            "sequence_distribution" => {
+                let (text, form) = seq_dist(v, &path)?;
+                a.one("--seq-dist", text.as_str());
+                if let Some(form) = form {
+                    a.file_only.seq_dist = Some((text, form));
+                }
+            }
             "cache_bust" => {
                 let target = obj(v, &path)?.get("target").unwrap_or(&Value::Null);
                 a.one("--cache-bust", scalar(target, &format!("{path}.target"))?);
@@ -862,15 +881,15 @@ fn media(kind: &str, m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()>
         }
         let flag = match (kind, k.as_str()) {
             ("audio", "length") => {
-                dist_real(v, &path, "--audio-length", a)?;
+                drawn(v, &path, "--audio-length", Center::Real, a)?;
                 continue;
             }
             ("images", "width") => {
-                dist_real(v, &path, "--image-width", a)?;
+                drawn(v, &path, "--image-width", Center::Truncated, a)?;
                 continue;
             }
             ("images", "height") => {
-                dist_real(v, &path, "--image-height", a)?;
+                drawn(v, &path, "--image-height", Center::Truncated, a)?;
                 continue;
             }
             ("video", "audio") => {
@@ -913,27 +932,31 @@ fn media(kind: &str, m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()>
     Ok(())
 }
 
-/// A length distribution: fixed (`512`, `{value: 512}`) or normal (`{mean, stddev}`) map onto
-/// the `-mean` / `-stddev` flags; log-normal, multimodal and empirical are refused.
-fn dist(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
-    dist_of(v, path, flag, false, a)
+/// How a distribution's center becomes its flag's mean: a whole number (a length, a count),
+/// a real number truncated to its integer part (AIPerf's `int(...)` of a delay or an image
+/// side), or the real number itself (an audio length).
+#[derive(Clone, Copy)]
+enum Center {
+    Whole,
+    Truncated,
+    Real,
 }
 
-/// [`dist`] of a real quantity (a delay, a duration, a width): the mean kept as a real number.
-fn dist_real(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
-    dist_of(v, path, flag, true, a)
-}
-
-fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R<()> {
-    let mean = |a: &mut FileArgs, n: f64| {
-        if real {
-            a.one(&format!("{flag}-mean"), n);
-        } else {
-            a.one(&format!("{flag}-mean"), n as u64);
+impl Center {
+    fn put(self, a: &mut FileArgs, flag: &str, n: f64) {
+        let flag = format!("{flag}-mean");
+        match self {
+            Center::Whole => a.one(&flag, n as u64),
+            Center::Truncated => a.one(&flag, n.trunc()),
+            Center::Real => a.one(&flag, n),
         }
-    };
+    }
+}
+
+/// A fixed or normal distribution of `flag`: a number, `{value}`, or `{mean, stddev}`.
+fn dist_of(v: &Value, path: &str, flag: &str, center: Center, a: &mut FileArgs) -> R<()> {
     if let Some(n) = v.as_f64() {
-        mean(a, n);
+        center.put(a, flag, n);
         a.file_only.fixed.push(flag.to_owned());
         return Ok(());
     }
@@ -941,18 +964,9 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     if m.contains_key("value") && !m.contains_key("mean") {
         a.file_only.fixed.push(flag.to_owned());
     }
-    for kind in ["median", "peaks", "points", "min", "max"] {
-        if m.contains_key(kind) {
-            return Err(YamlError::Unsupported(format!(
-                "{path}: the distribution with `{kind}` (ringperf reads fixed and normal \
-                 distributions here; input and output lengths also take log-normal, \
-                 multimodal and empirical ones)"
-            )));
-        }
-    }
     keys(m, path, &["value", "mean", "stddev"], &[])?;
     if let Some(x) = m.get("value").or_else(|| m.get("mean")) {
-        mean(a, num(x, path)?);
+        center.put(a, flag, num(x, path)?);
     }
     if let Some(x) = m.get("stddev") {
         a.one(&format!("{flag}-stddev"), num(x, path)?);
@@ -960,45 +974,109 @@ fn dist_of(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R
     Ok(())
 }
 
+/// AIPerf's distribution names (`type:`) and the keys of each, besides the bounds.
+const DISTRIBUTION_TYPES: &[(&str, &[&str])] = &[
+    ("fixed", &["value"]),
+    ("normal", &["mean", "stddev"]),
+    ("lognormal", &["mean", "median"]),
+    ("multimodal", &["peaks"]),
+    ("empirical", &["points"]),
+];
+
+/// A distribution with its explicit `type:` checked and dropped: AIPerf's discriminator takes
+/// the type from it (one of its names, else its message) and the type's own model then refuses
+/// a key it does not have; without `type:` the keys decide, as here everywhere.
+fn untyped(v: &Value, path: &str) -> R<Value> {
+    let Some(m) = v.as_object().filter(|m| m.contains_key("type")) else {
+        return Ok(v.clone());
+    };
+    let mut m = m.clone();
+    let ty = m.shift_remove("type").unwrap_or_default();
+    if !ty.is_string() {
+        // Not a name: the keys decide, and the key is dropped all the same.
+        return Ok(Value::Object(m));
+    }
+    let Some((_, own)) = ty
+        .as_str()
+        .and_then(|t| DISTRIBUTION_TYPES.iter().find(|(n, _)| *n == t))
+    else {
+        let names: Vec<String> = DISTRIBUTION_TYPES
+            .iter()
+            .map(|(n, _)| format!("'{n}'"))
+            .collect();
+        return Err(YamlError::Schema(format!(
+            "{path}: Value error, Unknown distribution type {}. Expected one of ({}) or omit \
+             `type:` and rely on structural inference (e.g. {{mean: 512, stddev: 100}}).",
+            match &ty {
+                Value::String(t) => py_str_repr(t),
+                other => other.to_string(),
+            },
+            names.join(", ")
+        )));
+    };
+    let mut allowed = own.to_vec();
+    allowed.extend(["min", "max"]);
+    keys(&m, path, &allowed, &[])?;
+    Ok(Value::Object(m))
+}
+
+/// A distribution whose bounds (`min`, `max`) are checked as AIPerf checks them and dropped:
+/// AIPerf reads a distribution's expected value and spread, never its bounds, where it is not a
+/// length (whose bounds are echoed: [`drawn`]).
+fn unbounded(v: &Value, path: &str) -> R<Value> {
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut() {
+        bounds(m, path)?;
+    }
+    Ok(v)
+}
+
+/// Takes `min` and `max` out of `m`, checked as AIPerf checks them (finite, `min <= max`).
+fn bounds(m: &mut Map<String, Value>, path: &str) -> R<(Option<f64>, Option<f64>)> {
+    let mut bound = |k: &str| -> R<Option<f64>> {
+        let Some(x) = m.shift_remove(k) else {
+            return Ok(None);
+        };
+        let n = num(&x, &format!("{path}.{k}"))?;
+        if !n.is_finite() {
+            return Err(YamlError::Schema(format!(
+                "{path}: Value error, Distribution bound `{k}` must be finite, got {n}"
+            )));
+        }
+        Ok(Some(n))
+    };
+    let (lo, hi) = (bound("min")?, bound("max")?);
+    if let (Some(lo), Some(hi)) = (lo, hi)
+        && lo > hi
+    {
+        return Err(YamlError::Schema(format!(
+            "{path}: Value error, Distribution bounds invalid: min={lo:?} > max={hi:?}; swap \
+             them or remove one."
+        )));
+    }
+    Ok((lo, hi))
+}
+
 /// An input or output length ([`drawn`]).
 fn length(v: &Value, path: &str, flag: &str, a: &mut FileArgs) -> R<()> {
-    drawn(v, path, flag, false, a)
+    drawn(v, path, flag, Center::Whole, a)
 }
 
 /// A distribution of the synthetic composer's: an input or output length, the turns of a
-/// conversation, the delay between turns. A log-normal (`{mean, median}`), multimodal (`peaks`)
+/// conversation, the delay between turns, an image's side, an audio length, the rankings'
+/// counts and lengths. A log-normal (`{mean, median}`), multimodal (`peaks`)
 /// or empirical (`points`) one is run as AIPerf 0.13 runs it: every draw is the distribution's
 /// expected value, truncated to an integer, with no spread (AIPerf's composer reads
 /// `expected_value` and a `stddev` these types do not have; it never draws from them). Fixed and
-/// normal ones are [`dist`]'s (`real`: [`dist_real`]'s).
-fn drawn(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R<()> {
+/// normal ones are [`dist_of`]'s. An explicit `type:` is checked and dropped ([`untyped`]).
+fn drawn(v: &Value, path: &str, flag: &str, center: Center, a: &mut FileArgs) -> R<()> {
     // Bounds: checked as AIPerf checks them, echoed, never applied (AIPerf's composer draws a
     // length from the mean and spread alone).
-    let mut v = v.clone();
+    let mut v = untyped(v, path)?;
     if let Some(m) = v.as_object_mut()
         && (m.contains_key("min") || m.contains_key("max"))
     {
-        let mut bound = |k: &str| -> R<Option<f64>> {
-            let Some(x) = m.remove(k) else {
-                return Ok(None);
-            };
-            let n = num(&x, &format!("{path}.{k}"))?;
-            if !n.is_finite() {
-                return Err(YamlError::Schema(format!(
-                    "{path}: Value error, Distribution bound `{k}` must be finite, got {n}"
-                )));
-            }
-            Ok(Some(n))
-        };
-        let (lo, hi) = (bound("min")?, bound("max")?);
-        if let (Some(lo), Some(hi)) = (lo, hi)
-            && lo > hi
-        {
-            return Err(YamlError::Schema(format!(
-                "{path}: Value error, Distribution bounds invalid: min={lo:?} > max={hi:?}; swap \
-                 them or remove one."
-            )));
-        }
+        let (lo, hi) = bounds(m, path)?;
         a.file_only.bounds.push((flag.to_owned(), lo, hi));
     }
     let v = &v;
@@ -1008,14 +1086,10 @@ fn drawn(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R<(
             .any(|k| m.contains_key(*k))
     });
     if !drawn_as_mean {
-        return dist_of(v, path, flag, real, a);
+        return dist_of(v, path, flag, center, a);
     }
     let e = expected(v, path)?;
-    if real {
-        a.one(&format!("{flag}-mean"), e.trunc());
-    } else {
-        a.one(&format!("{flag}-mean"), e as u64);
-    }
+    center.put(a, flag, e);
     a.file_only
         .drawn
         .push((flag.to_owned(), e as u64, model_form(v)));
@@ -1027,11 +1101,12 @@ fn drawn(v: &Value, path: &str, flag: &str, real: bool, a: &mut FileArgs) -> R<(
 fn model_form(v: &Value) -> Value {
     let floats = |m: &Map<String, Value>| -> Map<String, Value> {
         m.iter()
+            .filter(|(k, _)| *k != "type")
             .map(|(k, x)| (k.clone(), x.as_f64().map_or_else(|| x.clone(), Value::from)))
             .collect()
     };
     let Some(m) = v.as_object() else {
-        return v.clone();
+        return serde_json::json!({ "value": v.as_f64().map_or_else(|| v.clone(), Value::from) });
     };
     match m.get("peaks").and_then(Value::as_array) {
         Some(peaks) => {
@@ -1052,19 +1127,14 @@ fn model_form(v: &Value) -> Value {
 /// AIPerf's `expected_value` of a distribution (its validation rules checked on the way):
 /// fixed `value`, normal `mean`, log-normal `mean` (`0 < median <= mean`), multimodal the
 /// weighted mean of two or more peaks (weights `>= 0`, by default 1), empirical the weighted
-/// mean of its points (weights `> 0`). Bounds (`min`, `max`) are refused by name.
+/// mean of its points (weights `> 0`). A peak's bounds are checked and unused, as AIPerf's
+/// composer reads only the weighted expected value.
 fn expected(v: &Value, path: &str) -> R<f64> {
     if let Some(n) = v.as_f64() {
         return Ok(n);
     }
-    let m = obj(v, path)?;
-    for bound in ["min", "max"] {
-        if m.contains_key(bound) {
-            return Err(YamlError::Unsupported(format!(
-                "{path}: the distribution with `{bound}` (ringperf does not bound lengths)"
-            )));
-        }
-    }
+    let v = unbounded(&untyped(v, path)?, path)?;
+    let m = obj(&v, path)?;
     let invalid = |why: String| YamlError::Schema(format!("{path}: Value error, {why}"));
     let weighted = |items: &[(f64, f64)]| -> R<f64> {
         let total: f64 = items.iter().map(|(w, _)| w).sum();

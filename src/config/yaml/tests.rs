@@ -265,11 +265,17 @@ fn phases_ringperf_cannot_run_are_refused_naming_the_phase() {
 }
 
 #[test]
-fn distributions_beyond_fixed_and_normal_are_refused_but_for_the_composers_own() {
-    let e = refused(
-        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, rankings: {passages: {mean: 5, median: 4}}}\n",
+fn distributions_beyond_fixed_and_normal_run_at_their_expected_value() {
+    // The rankings' passage count: AIPerf's `int(expected_value)`, no spread.
+    let w = words(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, rankings: {passages: {mean: 5.5, median: 4, min: 2}}}\n",
     );
-    assert!(e.to_string().contains("`median`"), "{e}");
+    let at = w
+        .iter()
+        .position(|x| x == "--rankings-passages-mean")
+        .unwrap();
+    assert_eq!(w[at + 1], "5");
+    assert!(!w.iter().any(|x| x == "--rankings-passages-stddev"));
     // A conversation's turns: the expected value (5), truncated, no spread.
     let w = words(
         "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic, turns: {mean: 5.5, median: 4, max: 9}}\n",
@@ -894,10 +900,13 @@ fn a_sequence_distribution_list_is_the_flags_semicolon_form() {
         "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution: [{{isl: 1, osl: 2, probability: 40}}]\n"
     ));
     assert!(e.to_string().contains("must sum to ~100, got 40"), "{e}");
-    let e = refused(&format!(
-        "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution: [{{isl: {{mean: 5, median: 4}}, osl: 2, probability: 100}}]\n"
-    ));
-    assert!(matches!(e, YamlError::Unsupported(m) if m.ends_with(".isl.median")));
+    // Any distribution is its expected value, truncated (AIPerf's `int`), with a normal one's
+    // spread; a log-normal one has none, bounds are read and unused.
+    let w = words(&format!(
+        "{base}  datasets:\n    - name: default\n      type: synthetic\n      prompts:\n        sequenceDistribution: [{{isl: {{mean: 5.9, median: 4}}, osl: {{peaks: [{{value: 2}}, {{value: 5}}], min: 1}}, probability: 100}}]\n"
+    ))
+    .join(" ");
+    assert!(w.contains("--seq-dist 5,3:100"), "{w}");
 }
 
 #[test]
@@ -1198,7 +1207,11 @@ fn lengths_of_other_distributions_are_their_expected_value() {
         ),
         ("{peaks: [{mean: 100}]}", "at least 2 items"),
         ("{points: []}", "requires at least 1 point"),
-        ("{peaks: [{mean: 1, min: 0}, {mean: 2}]}", "`min`"),
+        // A peak's bounds are checked as AIPerf checks them (then unused).
+        (
+            "{peaks: [{mean: 1, min: 3, max: 2}, {mean: 2}]}",
+            "Distribution bounds invalid: min=3.0 > max=2.0",
+        ),
     ] {
         let e = refused_isl(d);
         assert!(e.contains(why), "{d}: {e}");
@@ -1274,5 +1287,34 @@ fn a_dataset_list_holds_one_dataset_as_aiperfs_schema_says() {
     assert!(
         e.contains("benchmark.datasets: List should have at most 1 item after validation, not 2"),
         "{e}"
+    );
+}
+
+/// A distribution's explicit `type:` (AIPerf's discriminator) is checked against AIPerf's names
+/// and the type's own keys, then dropped: the meaning is the untagged form's.
+#[test]
+fn a_distributions_explicit_type_is_read_as_aiperf_reads_it() {
+    let prompts = |isl: &str| {
+        format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: u}}\n  dataset:\n    type: synthetic\n    \
+             prompts: {{isl: {isl}, osl: 4}}\n  phases: {{type: concurrency, concurrency: 1, requests: 1}}\n"
+        )
+    };
+    let typed = words(&prompts("{type: normal, mean: 300, stddev: 20}"));
+    assert_eq!(typed, words(&prompts("{mean: 300, stddev: 20}")));
+    assert!(typed.contains(&"300".to_owned()), "{typed:?}");
+    let typed = translate_str(&prompts("{type: lognormal, mean: 300, median: 200}"));
+    let plain = translate_str(&prompts("{mean: 300, median: 200}"));
+    assert_eq!(typed.words(), plain.words());
+    assert_eq!(typed.file_only.drawn, plain.file_only.drawn);
+    let e = refused(&prompts("{type: gaussian, mean: 300}"));
+    assert!(
+        matches!(&e, YamlError::Schema(m) if m.contains("Unknown distribution type 'gaussian'")),
+        "{e:?}"
+    );
+    let e = refused(&prompts("{type: fixed, mean: 300}"));
+    assert!(
+        matches!(&e, YamlError::Schema(m) if m.contains("isl.mean: Extra inputs are not permitted")),
+        "{e:?}"
     );
 }
