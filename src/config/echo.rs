@@ -166,10 +166,14 @@ fn tokenizer(e: &Echo) -> Value {
 pub fn input_config(cfg: &Config) -> Value {
     let e = &cfg.echo;
     let mut top = Map::new();
-    top.insert(
-        "models".into(),
-        json!({"items": cfg.models.iter().map(|m| json!({"name": m})).collect::<Vec<_>>()}),
-    );
+    let mut models = Map::new();
+    if e.given("model_selection_strategy") {
+        let strategy = enum_name(&e.plan.settings.requests.model_selection_strategy);
+        models.insert("strategy".into(), strategy);
+    }
+    let items = cfg.models.iter().map(|m| json!({"name": m})).collect();
+    models.insert("items".into(), Value::Array(items));
+    top.insert("models".into(), Value::Object(models));
     top.insert("endpoint".into(), endpoint(cfg, e));
     let mut d = dataset(cfg, e);
     if let (Some(name), Value::Object(m)) = (&e.plan.file_only.dataset_name, &mut d) {
@@ -261,10 +265,16 @@ pub fn input_config(cfg: &Config) -> Value {
     // A config file's echo has the telemetry and server-metrics blocks only when set.
     let file = e.plan.file_only.from_file;
     if !file || e.given("gpu_telemetry") || e.given("no_gpu_telemetry") {
-        top.insert(
-            "gpu_telemetry".into(),
-            gpu_telemetry(cfg, a.gpu_telemetry.as_deref()),
-        );
+        let mut g = gpu_telemetry(cfg, a.gpu_telemetry.as_deref());
+        // The file's block as it gives it.
+        let given = &e.plan.file_only.gpu_telemetry_keys;
+        if file
+            && !given.is_empty()
+            && let Value::Object(o) = &mut g
+        {
+            o.retain(|k, _| given.contains(k));
+        }
+        top.insert("gpu_telemetry".into(), g);
     }
     let server_metrics_given = [
         "server_metrics",
@@ -386,10 +396,50 @@ pub fn input_config(cfg: &Config) -> Value {
     if !own.is_empty() {
         top.insert("ringperf".into(), Value::Object(own));
     }
+    for (at, v) in &e.plan.file_only.echoed {
+        put_at(&mut top, at, v.clone());
+    }
     if e.repeated_run {
         return whole(top);
     }
     Value::Object(top)
+}
+
+/// Puts `v` at the dotted place `at` of `top` (a number names a list's item), making the maps on
+/// the way; a place through something else is left alone.
+fn put_at(top: &mut Map<String, Value>, at: &str, v: Value) {
+    let mut parts = at.split('.').peekable();
+    let mut here = top;
+    while let Some(key) = parts.next() {
+        if parts.peek().is_none() {
+            here.insert(key.to_owned(), v);
+            return;
+        }
+        let next = here
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let next = match next {
+            Value::Array(items) => {
+                let Some(i) = parts.next().and_then(|i| i.parse::<usize>().ok()) else {
+                    return;
+                };
+                match items.get_mut(i) {
+                    Some(item) => item,
+                    None => return,
+                }
+            }
+            other => other,
+        };
+        if parts.peek().is_none() {
+            // The list's item itself was the place.
+            *next = v;
+            return;
+        }
+        let Value::Object(m) = next else {
+            return;
+        };
+        here = m;
+    }
 }
 
 /// One run of a repeated profile or a sweep: AIPerf 0.13 starts it from its whole configuration

@@ -70,6 +70,7 @@ pub fn lifecycle(a: &LifecycleArgs, urls: &[BaseUrl]) -> Result<Lifecycle, Confi
                 a.reset_kv_cache_timeout_seconds,
                 "--reset-kv-cache-timeout-seconds",
             )?,
+            retry_budget: ringperf_metrics::lab::lifecycle::RESET_RETRY_BUDGET,
         })
     })
     .transpose()?;

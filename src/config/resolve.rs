@@ -175,7 +175,10 @@ impl Config {
                 file: plan.file_only.from_file,
             },
         )?;
-        let lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
+        let mut lifecycle = super::lab::lifecycle(&args.lifecycle, &urls)?;
+        if let (Some(r), Some(s)) = (&mut lifecycle.reset, plan.file_only.reset_retry_seconds) {
+            r.retry_budget = Duration::from_secs_f64(s);
+        }
         let (mlflow, mlflow_unused) = super::lab::mlflow(&args.mlflow)?;
         let (wandb, wandb_unused) = super::lab::wandb(&args.wandb);
         let otel = super::lab::otel(&args.otel)?;

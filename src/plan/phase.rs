@@ -274,6 +274,10 @@ pub struct FileOnly {
     /// AIPerf echoes those alone unless a flag beside the block is given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_metrics_keys: Vec<String>,
+    /// The keys the file's `gpu_telemetry` block gives (of `enabled`, `urls`, `collector`,
+    /// `mode`; a URL alone is `enabled` and `urls`): AIPerf echoes those alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_telemetry_keys: Vec<String>,
     /// A `sweep: {type: scenarios}`: each run's variation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<FileScenario>,
@@ -312,6 +316,14 @@ pub struct FileOnly {
     /// distribution's mean and spread alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bounds: Vec<(String, Option<f64>, Option<f64>)>,
+    /// Keys the file gives that change nothing here and are echoed as given (AIPerf echoes
+    /// them): each its dotted place in `input_config` (`models.items.0.lora`, `metrics`) and
+    /// its value, put there after what ringperf writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub echoed: Vec<(String, serde_json::Value)>,
+    /// `endpoint.reset_kv_cache.max_retry_seconds`: the reset's retry budget (no flag sets it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_retry_seconds: Option<f64>,
     /// The file's `sequence_distribution` list: the `--seq-dist` text it set and the entries in
     /// AIPerf's model form, echoed as such while the flag's value is the file's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -350,6 +362,10 @@ impl FileOnly {
             && self.exports.is_empty()
             && self.profiling_adaptive.is_none()
             && self.warmup_agentic.is_empty()
+            && self.gpu_telemetry_keys.is_empty()
+            && self.echoed.is_empty()
+            && self.reset_retry_seconds.is_none()
+            && self.seq_dist.is_none()
     }
 }
 

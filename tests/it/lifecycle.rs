@@ -232,6 +232,46 @@ fn a_busy_reset_is_retried_and_a_refused_one_fails_the_run() {
     assert!(server.truth().entries().is_empty());
 }
 
+/// A config file's `reset_kv_cache.max_retry_seconds` (AIPerf 0.13's budget for retrying a busy
+/// reset; no flag sets it): 0 retries nothing, so the busy server's 503 fails the run before
+/// anything is sent; the default budget retried the same 503 above.
+#[test]
+fn a_files_reset_retry_budget_bounds_the_retries() {
+    let server = mock(Duration::ZERO, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("reset.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "benchmark:\n  model: mock-model\n  endpoint:\n    url: http://{}\n    streaming: true\n    \
+             reset_kv_cache: {{max_retry_seconds: 0}}\n  dataset: {{type: synthetic}}\n  \
+             tokenizer: {{name: builtin}}\n  phases: {{type: concurrency, concurrency: 1, requests: 2}}\n  \
+             artifacts: {{dir: {}}}\n",
+            server.addr,
+            dir.path().join("out").display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "--config"])
+        .arg(&file)
+        .args(["--ui", "none", "--no-server-metrics"])
+        .output()
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("reset_kv_cache failed before the run"),
+        "{err}"
+    );
+    let statuses: Vec<u16> = calls(&server, "/reset_prefix_cache")
+        .iter()
+        .map(|c| c.status)
+        .collect();
+    assert_eq!(statuses, [503]);
+    assert!(server.truth().entries().is_empty());
+}
+
 /// A profiler that cannot start fails the run before profiling sends anything; one that
 /// cannot stop is a warning and the run stands.
 #[test]

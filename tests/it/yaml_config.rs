@@ -464,6 +464,27 @@ fn media_sides_and_sequence_pairs_run_at_aiperfs_expected_values() {
     }
 }
 
+/// Keys AIPerf 0.13 reads and echoes and runs nothing with here — a model's `weight`, `lora`,
+/// `modalities` and `tokenizer`, `tokenizer.resolved_names` (the first model's entry is the
+/// tokenizer), `server_metrics` by `url` with `discovery`, `gpu_telemetry` as a bare URL,
+/// `metrics: {}`, `accuracy: null` — are accepted, and `input_config` is AIPerf's for the same
+/// file (`read-unused`), key for key and in AIPerf's order; the file runs.
+#[test]
+fn read_and_unused_keys_are_echoed_as_aiperf_echoed_them() {
+    let ours = from_file("read-unused", &[]);
+    let text = std::fs::read_to_string(format!("{DIR}/read-unused.input_config.json")).unwrap();
+    // The run's own address and directory.
+    let dir = ours["artifacts"]["dir"].as_str().unwrap();
+    assert!(dir.ends_with("artifacts/read-unused"), "{dir}");
+    let text = (text.replace("<mock url>", "http://127.0.0.1:8000")).replace("<artifact dir>", dir);
+    let aiperf: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        serde_json::to_string_pretty(&ours).unwrap(),
+        serde_json::to_string_pretty(&aiperf).unwrap()
+    );
+    run_fixture("read-unused");
+}
+
 fn run_fixture(name: &str) -> tempfile::TempDir {
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
         .expect("mock starts");

@@ -362,21 +362,29 @@ fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
             let items = m.get("items").and_then(Value::as_array).ok_or_else(|| {
                 YamlError::Schema("benchmark.models.items: Field required".into())
             })?;
-            items
-                .iter()
-                .map(|it| match it {
-                    Value::Object(im) => {
-                        keys(
-                            im,
-                            "benchmark.models.items",
-                            &["name"],
-                            &["weight", "lora", "modalities", "tokenizer"],
-                        )?;
-                        scalar(&im["name"], "benchmark.models.items.name")
-                    }
-                    other => scalar(other, "benchmark.models.items"),
-                })
-                .collect::<R<Vec<_>>>()?
+            let mut names = Vec::with_capacity(items.len());
+            for (i, it) in items.iter().enumerate() {
+                let Value::Object(im) = it else {
+                    names.push(scalar(it, "benchmark.models.items")?);
+                    continue;
+                };
+                const KEPT: [&str; 4] = ["weight", "lora", "modalities", "tokenizer"];
+                let mut known = vec!["name"];
+                known.extend(KEPT);
+                keys(im, "benchmark.models.items", &known, &[])?;
+                names.push(scalar(&im["name"], "benchmark.models.items.name")?);
+                // A model's weight, LoRA adapter, modalities and tokenizer: AIPerf 0.13 reads
+                // and echoes them, and no selection strategy it runs uses them.
+                for (k, v) in im
+                    .iter()
+                    .filter(|(k, v)| KEPT.contains(&k.as_str()) && !v.is_null())
+                {
+                    a.file_only
+                        .echoed
+                        .push((format!("models.items.{i}.{k}"), v.clone()));
+                }
+            }
+            names
         }
         other => strings(other, "benchmark.models")?,
     };
@@ -426,16 +434,33 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "wait_for_model_timeout" => a.one("--wait-for-model-timeout", num(v, &path)?),
             "wait_for_model_interval" => a.one("--wait-for-model-interval", num(v, &path)?),
             "wait_for_model_mode" => a.one("--wait-for-model-mode", scalar(v, &path)?),
-            "reset_kv_cache" => hook(
-                v,
-                &path,
-                "--reset-kv-cache",
-                &[
-                    ("path", "--reset-kv-cache-path"),
-                    ("timeout_seconds", "--reset-kv-cache-timeout-seconds"),
-                ],
-                a,
-            )?,
+            "reset_kv_cache" => {
+                // Its retry budget has no flag (AIPerf 0.13's file only).
+                let mut v = v.clone();
+                if let Some(m) = v.as_object_mut()
+                    && let Some(r) = m.shift_remove("max_retry_seconds")
+                    && !r.is_null()
+                {
+                    let rpath = format!("{path}.max_retry_seconds");
+                    let s = num(&r, &rpath)?;
+                    if !s.is_finite() || s < 0.0 {
+                        return Err(YamlError::Schema(format!(
+                            "{rpath}: Input should be greater than or equal to 0"
+                        )));
+                    }
+                    a.file_only.reset_retry_seconds = Some(s);
+                }
+                hook(
+                    &v,
+                    &path,
+                    "--reset-kv-cache",
+                    &[
+                        ("path", "--reset-kv-cache-path"),
+                        ("timeout_seconds", "--reset-kv-cache-timeout-seconds"),
+                    ],
+                    a,
+                )?
+            }
             "server_profiler" => hook(
                 v,
                 &path,
@@ -932,9 +957,10 @@ fn media(kind: &str, m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()>
     Ok(())
 }
 
-/// How a distribution's center becomes its flag's mean: a whole number (a length, a count),
-/// a real number truncated to its integer part (AIPerf's `int(...)` of a delay or an image
-/// side), or the real number itself (an audio length).
+/// How a distribution's center becomes its flag's mean: a whole number (a length, a count), a
+/// real number whose expected value AIPerf truncates (`int(...)` of a delay's or an image
+/// side's log-normal, multimodal or empirical distribution; a fixed or normal one's mean is
+/// the flag's as given), or the real number itself (an audio length).
 #[derive(Clone, Copy)]
 enum Center {
     Whole,
@@ -943,12 +969,20 @@ enum Center {
 }
 
 impl Center {
+    /// A fixed or normal distribution's mean.
     fn put(self, a: &mut FileArgs, flag: &str, n: f64) {
         let flag = format!("{flag}-mean");
         match self {
             Center::Whole => a.one(&flag, n as u64),
-            Center::Truncated => a.one(&flag, n.trunc()),
-            Center::Real => a.one(&flag, n),
+            Center::Truncated | Center::Real => a.one(&flag, n),
+        }
+    }
+
+    /// Another distribution's expected value.
+    fn put_expected(self, a: &mut FileArgs, flag: &str, n: f64) {
+        match self {
+            Center::Truncated => a.one(&format!("{flag}-mean"), n.trunc()),
+            _ => self.put(a, flag, n),
         }
     }
 }
@@ -1089,7 +1123,7 @@ fn drawn(v: &Value, path: &str, flag: &str, center: Center, a: &mut FileArgs) ->
         return dist_of(v, path, flag, center, a);
     }
     let e = expected(v, path)?;
-    center.put(a, flag, e);
+    center.put_expected(a, flag, e);
     a.file_only
         .drawn
         .push((flag.to_owned(), e as u64, model_form(v)));
@@ -2029,13 +2063,33 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                         "revision",
                         "trust_remote_code",
                         "apply_chat_template",
+                        "resolved_names",
                     ],
-                    &["resolved_names"],
+                    &[],
                 )?;
                 tokenizer_options(m, a)?;
-                m.get("name")
+                let name = (m.get("name"))
                     .map(|n| scalar(n, "benchmark.tokenizer.name"))
-                    .transpose()?
+                    .transpose()?;
+                // `resolved_names` maps a model to its tokenizer (AIPerf skips its alias lookup
+                // then): the first model's entry is the run's tokenizer.
+                let resolved = match m.get("resolved_names") {
+                    Some(Value::Object(r)) => {
+                        let first = first_model(body);
+                        match first.and_then(|f| r.get(&f)) {
+                            Some(t) => Some(scalar(t, "benchmark.tokenizer.resolved_names")?),
+                            None => None,
+                        }
+                    }
+                    Some(Value::Null) | None => None,
+                    Some(_) => {
+                        return Err(YamlError::Schema(
+                            "benchmark.tokenizer.resolved_names: Input should be a valid dictionary"
+                                .into(),
+                        ));
+                    }
+                };
+                resolved.or(name)
             }
             _ => {
                 return Err(YamlError::Schema(
@@ -2059,11 +2113,56 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 "stats_interval" => a.one("--stats-interval", num(v, &path)?),
                 "api_port" => a.one("--api-port", num(v, &path)? as u64),
                 "api_host" => a.one("--api-host", scalar(v, &path)?),
-                _ => return Err(YamlError::Unsupported(path)),
+                // AIPerf's process layout (record processors, its message bus, Kubernetes
+                // pods): ringperf is one process with none of them; read, echoed, unused.
+                "record_processors"
+                | "service_run_type"
+                | "communication"
+                | "dataset_api_base_url"
+                | "workers_per_pod"
+                | "record_processors_per_pod"
+                | "workers_min" => {
+                    if !v.is_null() {
+                        a.file_only.echoed.push((format!("runtime.{k}"), v.clone()));
+                    }
+                }
+                _ => return Err(extra(&path)),
             }
         }
     }
     lab(body, a)?;
+    // `metrics`: AIPerf 0.13's empty model, reserved (echoed as given).
+    if let Some(v) = body.get("metrics").filter(|v| !v.is_null()) {
+        keys(obj(v, "benchmark.metrics")?, "benchmark.metrics", &[], &[])?;
+        a.file_only.echoed.push(("metrics".into(), v.clone()));
+    }
+    // `accuracy`: without a `benchmark` it turns nothing on; with one it is AIPerf's accuracy
+    // mode (the `--accuracy-*` flags), which ringperf does not run.
+    if let Some(v) = body.get("accuracy").filter(|v| !v.is_null()) {
+        let p = "benchmark.accuracy";
+        let m = obj(v, p)?;
+        keys(
+            m,
+            p,
+            &[
+                "benchmark",
+                "tasks",
+                "n_shots",
+                "enable_cot",
+                "grader",
+                "system_prompt",
+                "verbose",
+            ],
+            &[],
+        )?;
+        if m.get("benchmark").is_some_and(|b| !b.is_null()) {
+            return Err(YamlError::Unsupported(format!(
+                "{p}.benchmark (AIPerf's accuracy mode: graded evaluation sets downloaded from \
+                 the Hugging Face Hub, as the --accuracy-* flags)"
+            )));
+        }
+        a.file_only.echoed.push(("accuracy".into(), v.clone()));
+    }
     if let Some(v) = body.get("slos") {
         let pairs: Vec<String> = obj(v, "benchmark.slos")?
             .iter()
@@ -2208,34 +2307,110 @@ fn tokenizer_options(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     Ok(())
 }
 
-/// `gpu_telemetry` / `server_metrics`: `false`, or `{enabled, urls, formats}`.
+/// `server_metrics.discovery`: AIPerf's keys and modes (`auto`, `kubernetes`, `disabled`).
+fn discovery(v: &Value, p: &str) -> R<()> {
+    let m = obj(v, p)?;
+    keys(
+        m,
+        p,
+        &["mode", "label_selector", "namespace", "timeout_seconds"],
+        &[],
+    )?;
+    if let Some(mode) = m.get("mode").filter(|m| !m.is_null()) {
+        let mode = scalar(mode, &format!("{p}.mode"))?.to_ascii_lowercase();
+        if !["auto", "kubernetes", "disabled"].contains(&mode.as_str()) {
+            return Err(YamlError::Schema(format!(
+                "{p}.mode: Input should be 'auto', 'kubernetes' or 'disabled'"
+            )));
+        }
+    }
+    if let Some(t) = m.get("timeout_seconds").filter(|t| !t.is_null()) {
+        let t = num(t, &format!("{p}.timeout_seconds"))?;
+        if t.is_nan() || t <= 0.0 {
+            return Err(YamlError::Schema(format!(
+                "{p}.timeout_seconds: Input should be greater than 0"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The name of the file's first model (`model:`, `models:` as a name, a list or `items`).
+fn first_model(body: &Map<String, Value>) -> Option<String> {
+    let first = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(m) => m.get("name").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        }
+    };
+    match body.get("models")? {
+        Value::Array(list) => list.first().and_then(first),
+        Value::Object(m) => match m.get("items") {
+            Some(Value::Array(list)) => list.first().and_then(first),
+            _ => None,
+        },
+        other => first(other),
+    }
+}
+
+/// `gpu_telemetry` / `server_metrics`: `false`, a URL (AIPerf's shorthand for `{enabled: true,
+/// urls: [it]}`), or `{enabled, urls (or url), formats}`.
 fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs) -> R<()> {
     let Some(v) = body.get(key) else {
         return Ok(());
     };
     let p = format!("benchmark.{key}");
+    let shorthand;
     let m = match v {
         Value::Bool(true) => return Ok(()),
         Value::Bool(false) => {
             a.switch(&format!("--no-{}", &flag[2..]));
             return Ok(());
         }
+        Value::String(url) => {
+            shorthand = serde_json::json!({"enabled": true, "urls": [url]});
+            shorthand.as_object().expect("an object")
+        }
         other => obj(other, &p)?,
     };
+    // `url` is `urls` (one URL or a list) when `urls` is not given.
+    let mut m = m.clone();
+    if !m.contains_key("urls")
+        && let Some(u) = m.shift_remove("url")
+    {
+        let urls = if u.is_string() {
+            Value::Array(vec![u])
+        } else {
+            u
+        };
+        m.insert("urls".into(), urls);
+    }
+    let m = &m;
     let (extra_keys, aiperf_only): (&[&str], &[&str]) = if key == "server_metrics" {
-        (
-            &["enabled", "urls", "formats"],
-            &["discovery", "metrics_file"],
-        )
+        (&["enabled", "urls", "formats", "discovery"], &[])
     } else {
         (&["enabled", "urls", "collector", "mode"], &["metrics_file"])
     };
     keys(m, &p, extra_keys, aiperf_only)?;
-    if key == "server_metrics" {
-        a.file_only.server_metrics_keys = (["enabled", "urls", "formats"].iter())
+    // Kubernetes discovery of inference pods: outside a cluster AIPerf finds none (`auto`,
+    // `disabled`) or warns (`kubernetes`); ringperf scrapes the URLs it is given.
+    if let Some(d) = m.get("discovery").filter(|d| !d.is_null()) {
+        discovery(d, &format!("{p}.discovery"))?;
+        a.file_only
+            .echoed
+            .push((format!("{key}.discovery"), d.clone()));
+    }
+    let given = |list: &[&str]| -> Vec<String> {
+        (list.iter())
             .filter(|k| m.contains_key(**k))
             .map(|k| (*k).to_owned())
-            .collect();
+            .collect()
+    };
+    if key == "server_metrics" {
+        a.file_only.server_metrics_keys = given(&["enabled", "urls", "formats"]);
+    } else {
+        a.file_only.gpu_telemetry_keys = given(&["enabled", "urls", "collector", "mode"]);
     }
     if m.get("enabled") == Some(&Value::Bool(false)) {
         a.switch(&format!("--no-{}", &flag[2..]));

@@ -300,10 +300,12 @@ pub(super) const BODY_FIELDS: &[&str] = &[
     "network_latency",
     "scenario",
     "unsafe_override",
+    "metrics",
+    "accuracy",
 ];
 
 /// Sections of `benchmark:` that AIPerf reads and ringperf refuses by name.
-pub(super) const BODY_AIPERF_ONLY: &[&str] = &["metrics", "accuracy"];
+pub(super) const BODY_AIPERF_ONLY: &[&str] = &[];
 
 /// The singular shorthands that normalisation expands into `BODY_FIELDS`.
 const BODY_SHORTHANDS: &[&str] = &["model", "dataset", "warmup", "profiling"];

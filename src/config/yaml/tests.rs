@@ -765,11 +765,17 @@ fn tokenizer_block_maps_onto_the_tokenizer_flags() {
     ))
     .join(" ");
     assert!(!line.contains("--apply-chat-template"), "{line}");
-    // AIPerf's runtime-only key stays refused.
-    assert!(matches!(
-        refused(&format!("{MIN}  tokenizer: {{resolved_names: {{}}}}\n")),
-        YamlError::Unsupported(_)
-    ));
+    // `resolved_names`: the first model's entry is the run's tokenizer, over `name`.
+    let line = words(&format!(
+        "{MIN}  tokenizer: {{name: gpt2, resolved_names: {{m: builtin, other: gpt2}}}}\n"
+    ))
+    .join(" ");
+    assert!(line.contains("--tokenizer builtin"), "{line}");
+    let line = words(&format!(
+        "{MIN}  tokenizer: {{name: gpt2, resolved_names: {{other: builtin}}}}\n"
+    ))
+    .join(" ");
+    assert!(line.contains("--tokenizer gpt2"), "{line}");
 }
 
 /// Every text key of the flag table (`cli::flags`, `text_at`) under `benchmark.endpoint`: routed
@@ -1316,5 +1322,72 @@ fn a_distributions_explicit_type_is_read_as_aiperf_reads_it() {
     assert!(
         matches!(&e, YamlError::Schema(m) if m.contains("isl.mean: Extra inputs are not permitted")),
         "{e:?}"
+    );
+}
+
+/// Keys of AIPerf 0.13's schema that change nothing ringperf runs: read, checked as AIPerf
+/// checks them, echoed; the ones that would run AIPerf-only machinery refused by name.
+#[test]
+fn keys_read_and_unused_are_checked_and_echoed() {
+    let base = "benchmark:\n  model: m\n  dataset: {type: synthetic}\n";
+    let f = file_args(&format!(
+        "{base}  runtime: {{record_processors: 4, workers_min: 2, communication: {{type: ipc}}}}\n  metrics: {{}}\n  accuracy: {{tasks: [a]}}\n  endpoint: {{url: 'http://h:1', reset_kv_cache: {{max_retry_seconds: 12.5}}}}\n"
+    ));
+    let echoed: Vec<&str> = f
+        .file_only
+        .echoed
+        .iter()
+        .map(|(at, _)| at.as_str())
+        .collect();
+    assert_eq!(
+        echoed,
+        [
+            "runtime.record_processors",
+            "runtime.workers_min",
+            "runtime.communication",
+            "metrics",
+            "accuracy"
+        ]
+    );
+    assert_eq!(f.file_only.reset_retry_seconds, Some(12.5));
+    assert!(f.words().iter().any(|w| w == "--reset-kv-cache"));
+    for (body, why) in [
+        (
+            "  accuracy: {benchmark: mmlu}\n",
+            "benchmark.accuracy.benchmark",
+        ),
+        (
+            "  metrics: {x: 1}\n",
+            "benchmark.metrics.x: Extra inputs are not permitted",
+        ),
+        (
+            "  server_metrics: {discovery: {mode: swarm}}\n",
+            "Input should be 'auto', 'kubernetes' or 'disabled'",
+        ),
+        (
+            "  endpoint: {url: 'http://h:1', reset_kv_cache: {max_retry_seconds: -1}}\n",
+            "max_retry_seconds: Input should be greater than or equal to 0",
+        ),
+    ] {
+        let body = if body.contains("endpoint") {
+            format!("{base}{body}")
+        } else {
+            format!("{MIN}{body}")
+        };
+        let e = refused(&body);
+        assert!(e.to_string().contains(why), "{body}: {e}");
+    }
+    // AIPerf's shorthands: a URL alone, `url` for `urls`.
+    let line = words(&format!(
+        "{MIN}  gpu_telemetry: 'http://g:9400/metrics'\n  server_metrics: {{url: 'http://s:1/metrics'}}\n"
+    ))
+    .join(" ");
+    assert!(
+        line.contains("--gpu-telemetry http://g:9400/metrics"),
+        "{line}"
+    );
+    assert!(
+        line.contains("--server-metrics http://s:1/metrics"),
+        "{line}"
     );
 }

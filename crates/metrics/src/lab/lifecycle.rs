@@ -31,7 +31,7 @@ pub const DEFAULT_PROFILER_STOP_PATH: &str = "/stop_profile";
 /// Default limit of one reset or profiler call.
 pub const DEFAULT_CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a retryable reset failure is retried.
-const RESET_RETRY_BUDGET: Duration = Duration::from_secs(60);
+pub const RESET_RETRY_BUDGET: Duration = Duration::from_secs(60);
 /// First wait between reset attempts; doubled after each, up to [`RESET_BACKOFF_CAP`].
 const RESET_BACKOFF: Duration = Duration::from_secs(1);
 const RESET_BACKOFF_CAP: Duration = Duration::from_secs(8);
@@ -87,6 +87,9 @@ pub struct Wait {
 pub struct Reset {
     pub path: String,
     pub timeout: Duration,
+    /// How long a transient failure is retried ([`RESET_RETRY_BUDGET`] by default; a config
+    /// file's `reset_kv_cache.max_retry_seconds`).
+    pub retry_budget: Duration,
 }
 
 /// `--server-profiler*`.
@@ -209,7 +212,7 @@ fn url_of(s: &Server, path: &str) -> String {
 /// An origin refused the reset, or it never succeeded within the retry budget.
 pub fn reset_kv_cache(r: &Reset, t: &Target<'_>) -> Result<(), LifecycleError> {
     for s in origins(t.servers) {
-        let deadline = Instant::now() + RESET_RETRY_BUDGET;
+        let deadline = Instant::now() + r.retry_budget;
         let mut backoff = RESET_BACKOFF;
         loop {
             match control_post(s, &r.path, t.headers, r.timeout) {
