@@ -849,12 +849,137 @@ fn random_prompt(cfg: &Config, e: &Echo, prompts: &mut Map<String, Value>) {
 }
 
 fn dataset(cfg: &Config, e: &Echo) -> Value {
+    let mut d = dataset_body(cfg, e);
+    let Value::Object(m) = &mut d else {
+        return d;
+    };
+    let a = &e.plan.settings;
+    // The system prompt first, as AIPerf's models hold it.
+    if e.given("system_prompt_file")
+        && let Some(f) = &a.prompt.system_prompt_file
+    {
+        m.shift_insert(
+            0,
+            "system_prompt_file".into(),
+            json!(f.display().to_string()),
+        );
+    }
+    if e.given("system_prompt")
+        && let Some(t) = &a.prompt.system_prompt
+    {
+        m.shift_insert(0, "system_prompt".into(), json!(t));
+    }
+    d
+}
+
+/// AIPerf 0.13's `FileDataset` and `PublicDataset` fields in their model's order (the echo's).
+const FILE_FIELDS: &[&str] = &[
+    "system_prompt",
+    "system_prompt_file",
+    "name",
+    "type",
+    "path",
+    "records",
+    "format",
+    "sampling",
+    "synthesis",
+    "entries",
+    "random_seed",
+    "trace_session_sample_ratio",
+    "inter_turn_delay_cap_seconds",
+    "max_idle_gap_cap_seconds",
+    "replay_speedup",
+    "open_loop_replay",
+    "open_loop_strict",
+    "omit_kv_hints",
+    "force_min_tokens",
+    "osl",
+    "prompt_batch_size",
+    "image_batch_size",
+    "audio_batch_size",
+    "video_batch_size",
+    "block_size",
+    "trace_idle_gap_cap_seconds",
+    "ignore_trace_delays",
+    "use_think_time_only",
+    "max_context_length",
+    "cache_bust",
+    "prompts",
+];
+const PUBLIC_FIELDS: &[&str] = &[
+    "system_prompt",
+    "system_prompt_file",
+    "name",
+    "type",
+    "dataset",
+    "entries",
+    "random_seed",
+    "sampling",
+    "hf_subset",
+    "filters",
+    "hf_weka_dataset",
+    "inter_turn_delay_cap_seconds",
+    "trace_idle_gap_cap_seconds",
+    "ignore_trace_delays",
+    "use_think_time_only",
+    "max_context_length",
+    "cache_bust",
+    "prompts",
+    "synthesis",
+    "osl",
+];
+
+/// Puts `key` in `m` where the model's field order (`order`) has it: before the first key that
+/// comes after it, else last.
+fn insert_ordered(m: &mut Map<String, Value>, order: &[&str], key: &str, v: Value) {
+    let rank = |k: &str| order.iter().position(|o| *o == k).unwrap_or(usize::MAX);
+    let at = (m.keys())
+        .position(|k| rank(k) > rank(key))
+        .unwrap_or(m.len());
+    m.shift_insert(at, key.into(), v);
+}
+
+/// The synthetic `osl` as AIPerf's model writes it (a config file's distribution as given).
+fn osl_json(e: &Echo) -> Option<Value> {
+    let a = &e.plan.settings;
+    let o = a.osl_mean?;
+    let mut osl = Map::new();
+    osl.insert(
+        e.center("--prompt-output-tokens", "osl_stddev").into(),
+        float(f64::from(o)),
+    );
+    if e.given("osl_stddev") {
+        osl.insert("stddev".into(), float(a.osl_stddev));
+    }
+    let osl = e
+        .drawn("--prompt-output-tokens", u64::from(o))
+        .unwrap_or(Value::Object(osl));
+    Some(e.bounded("--prompt-output-tokens", osl))
+}
+
+fn dataset_body(cfg: &Config, e: &Echo) -> Value {
     let a = &e.plan.settings;
     // The seed as given: AIPerf does not echo the one --set-consistent-seed supplies, nor a
     // config file's `random_seed` (a dataset's own is not read).
     let seed = a.random_seed.filter(|_| !e.plan.file_only.from_file);
     let set = |key: &str| e.plan.file_only.from_file && e.given(key);
-    if let Some(d) = cfg.input.dataset_json(entries(e), seed, &set) {
+    if let Some(mut d) = cfg.input.dataset_json(entries(e), seed, &set) {
+        // A file's or a public dataset's `osl` (the `max_tokens` of turns naming none) and
+        // `cache_bust`, where their model has them.
+        if let Value::Object(m) = &mut d {
+            let order = if m.get("type") == Some(&json!("public")) {
+                PUBLIC_FIELDS
+            } else {
+                FILE_FIELDS
+            };
+            if let Some(osl) = osl_json(e) {
+                insert_ordered(m, order, "osl", osl);
+            }
+            if e.given("cache_bust") {
+                let target = cfg.random_prompt.cache_bust.as_str();
+                insert_ordered(m, order, "cache_bust", json!({ "target": target }));
+            }
+        }
         return d;
     }
     let mut m = Map::new();
@@ -879,19 +1004,8 @@ fn dataset(cfg: &Config, e: &Echo) -> Value {
         .drawn("--prompt-input-tokens", u64::from(a.isl_mean))
         .unwrap_or(Value::Object(isl));
     prompts.insert("isl".into(), e.bounded("--prompt-input-tokens", isl));
-    if let Some(o) = a.osl_mean {
-        let mut osl = Map::new();
-        osl.insert(
-            e.center("--prompt-output-tokens", "osl_stddev").into(),
-            float(f64::from(o)),
-        );
-        if e.given("osl_stddev") {
-            osl.insert("stddev".into(), float(a.osl_stddev));
-        }
-        let osl = e
-            .drawn("--prompt-output-tokens", u64::from(o))
-            .unwrap_or(Value::Object(osl));
-        prompts.insert("osl".into(), e.bounded("--prompt-output-tokens", osl));
+    if let Some(osl) = osl_json(e) {
+        prompts.insert("osl".into(), osl);
     }
     if let Some(d) = seq_dist(e) {
         prompts.insert("sequence_distribution".into(), d);

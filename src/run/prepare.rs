@@ -303,6 +303,11 @@ fn build_dataset(
     if let Some(mut s) = model_selector(cfg) {
         s.assign(&mut dataset.conversations);
     }
+    // `--system-prompt` / `--system-prompt-file` over a file or public dataset: before any
+    // system message the dataset has (one message, as AIPerf joins them).
+    if let (Some(_), Some(prompt)) = (&cfg.input.load, &cfg.prompt.shaping.system_prompt) {
+        inject_system_prompt(&mut dataset.conversations, prompt)?;
+    }
     // A file's turns that name no output length: `--osl`'s draw, as AIPerf finalizes them.
     if let (Some(_), Some(mean)) = (&cfg.input.load, cfg.dataset.osl_mean) {
         workload::osl::fill_missing(
@@ -320,6 +325,37 @@ fn build_dataset(
     check_marker_spots(cfg, &prepared)?;
     check_session_trees(cfg, &prepared)?;
     Ok((prepared, None))
+}
+
+/// AIPerf 0.13's custom system prompt over a dataset it loaded: prepended to each
+/// conversation's own system message, joined by a blank line, or the message itself. A dataset
+/// whose bodies are sent as written (a raw payload, a trace's message lists) is refused: AIPerf
+/// merges the text into their messages at its endpoint layer, which ringperf does not build.
+fn inject_system_prompt(
+    conversations: &mut [ringperf_wire::conversation::Conversation],
+    prompt: &str,
+) -> Result<(), RunError> {
+    use ringperf_wire::conversation::Content;
+    for c in conversations.iter_mut() {
+        let written =
+            (c.turns.iter()).any(|t| matches!(t.content, Content::Raw(_) | Content::Messages(_)));
+        if written {
+            return Err(RunError::new(
+                SetupKind::Workload,
+                format!(
+                    "--system-prompt / --system-prompt-file: conversation {} sends bodies or \
+                     message lists as the dataset writes them, which ringperf does not merge a \
+                     system prompt into; put the system message in the dataset",
+                    c.session_id
+                ),
+            ));
+        }
+        c.system = Some(match c.system.take() {
+            Some(own) => format!("{prompt}\n\n{own}"),
+            None => prompt.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// A dataset of session trees (agent traces, docs/datasets.md): its turns build on the earlier

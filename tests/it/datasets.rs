@@ -805,3 +805,62 @@ fn osl_fills_a_files_turns_as_aiperf_does() {
         assert_eq!(received, written, "{kind}: what the mock received");
     }
 }
+
+/// `--system-prompt` over a file: every conversation's first message is it, before the system
+/// message the file gives (joined by a blank line, one message, as AIPerf 0.13 joins them); a
+/// file of raw bodies, which ringperf sends as written, is refused before anything is sent.
+#[test]
+fn a_system_prompt_goes_before_a_files_own_system_message() {
+    let server = mock();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("mt.jsonl");
+    std::fs::write(
+        &file,
+        "{\"session_id\": \"a\", \"turns\": [{\"role\": \"system\", \"text\": \"Own rules.\"}, {\"text\": \"hi\"}]}\n\
+         {\"session_id\": \"b\", \"turns\": [{\"text\": \"hello\"}]}\n",
+    )
+    .unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type chat --input-file {} \
+         --custom-dataset-type multi_turn --system-prompt Brief. --request-count 2 \
+         --concurrency 1 --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        file.display(),
+        tmp.path().join("out").display()
+    ));
+    let out = ringperf::run::run(cfg).expect("run completes");
+    assert_eq!((out.successes, out.errors), (2, 0));
+    let mut firsts: Vec<(String, String)> = (server.truth().entries().iter())
+        .map(|e| {
+            let b = body(e);
+            let first = &b["messages"][0];
+            assert_eq!(first["role"], "system", "{b}");
+            let user = b["messages"][1]["content"].as_str().unwrap().to_owned();
+            (user, first["content"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    firsts.sort();
+    assert_eq!(
+        firsts,
+        [
+            ("hello".to_owned(), "Brief.".to_owned()),
+            ("hi".to_owned(), "Brief.\n\nOwn rules.".to_owned())
+        ]
+    );
+    let raw = tmp.path().join("raw.jsonl");
+    std::fs::write(
+        &raw,
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}\n",
+    )
+    .unwrap();
+    let cfg = config(&format!(
+        "ringperf profile -m mock-model -u {} --endpoint-type chat --input-file {} \
+         --custom-dataset-type raw_payload --system-prompt Brief. --request-count 1 \
+         --ui none --no-server-metrics --artifact-dir {}",
+        server.addr,
+        raw.display(),
+        tmp.path().join("out2").display()
+    ));
+    let e = ringperf::run::run(cfg).expect_err("refused").to_string();
+    assert!(e.contains("--system-prompt / --system-prompt-file"), "{e}");
+}

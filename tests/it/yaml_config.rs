@@ -485,6 +485,38 @@ fn read_and_unused_keys_are_echoed_as_aiperf_echoed_them() {
     run_fixture("read-unused");
 }
 
+/// A file dataset's `system_prompt_file`, `cache_bust` and `osl` (each refused or dropped
+/// before): `input_config` as AIPerf 0.13 wrote it for the same file (`file-keys`), and every
+/// body sent as AIPerf sent it — the file's text as a system message before each record's
+/// prompt, 5 tokens asked for (AIPerf's `inputs.json`).
+#[test]
+fn a_file_datasets_system_prompt_cache_bust_and_osl_run_as_aiperf_ran_them() {
+    let aiperf: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{DIR}/file-keys.input_config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(from_file("file-keys", &[])["datasets"], aiperf["datasets"]);
+    let dir = run_fixture("file-keys");
+    let inputs: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("inputs.json")).unwrap())
+            .unwrap();
+    let system = std::fs::read_to_string(format!("{DIR}/file-keys.system.txt")).unwrap();
+    let sent: Vec<Value> = (inputs["data"].as_array().unwrap().iter())
+        .map(|s| s["payloads"][0].clone())
+        .collect();
+    assert_eq!(sent.len(), 2);
+    for (p, text) in sent.iter().zip(["hello one", "hello two"]) {
+        assert_eq!(
+            p["messages"],
+            serde_json::json!([
+                {"role": "system", "content": system},
+                {"role": "user", "content": text}
+            ])
+        );
+        assert_eq!(p["max_completion_tokens"], 5);
+    }
+}
+
 fn run_fixture(name: &str) -> tempfile::TempDir {
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
         .expect("mock starts");

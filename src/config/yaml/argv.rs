@@ -603,8 +603,24 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
                     drawn(x, &kpath, flag, Center::Whole, a)?;
                 }
             }
-            ("synthetic" | "file", "osl") => length(v, &path, "--prompt-output-tokens", a)?,
+            ("synthetic" | "file" | "public", "osl") => {
+                length(v, &path, "--prompt-output-tokens", a)?
+            }
             (_, "system_prompt") => a.one("--system-prompt", scalar(v, &path)?),
+            (_, "system_prompt_file") if !v.is_null() => {
+                a.one("--system-prompt-file", scalar(v, &path)?)
+            }
+            (_, "system_prompt_file") => {}
+            ("file" | "public", "cache_bust") => cache_bust(v, &path, a)?,
+            ("public", "prompts") => prompts(obj(v, &path)?, &path, a)?,
+            ("public", "ignore_trace_delays") if flag_bool(v, &path)? => {
+                a.switch("--ignore-trace-delays")
+            }
+            ("public", "ignore_trace_delays") => {}
+            ("public", "synthesis") => synthesis(obj(v, &path)?, &path, a)?,
+            ("file", "image_batch_size") => a.one("--image-batch-size", num(v, &path)? as u64),
+            ("file", "audio_batch_size") => a.one("--audio-batch-size", num(v, &path)? as u64),
+            ("file", "video_batch_size") => a.one("--video-batch-size", num(v, &path)? as u64),
             ("file", "path") => a.one("--input-file", scalar(v, &path)?),
             ("file", "format") => a.one("--custom-dataset-type", scalar(v, &path)?),
             ("file", "replay_speedup") => a.one("--replay-speedup", num(v, &path)?),
@@ -667,6 +683,14 @@ fn datasets(v: &Value, a: &mut FileArgs) -> R<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// `cache_bust: {target}` (a synthetic dataset's under `prompts`, a file's or a public one's on
+/// the dataset): `--cache-bust`.
+fn cache_bust(v: &Value, path: &str, a: &mut FileArgs) -> R<()> {
+    let target = obj(v, path)?.get("target").unwrap_or(&Value::Null);
+    a.one("--cache-bust", scalar(target, &format!("{path}.target"))?);
     Ok(())
 }
 
@@ -880,10 +904,7 @@ fn prompts(m: &Map<String, Value>, p: &str, a: &mut FileArgs) -> R<()> {
                     a.file_only.seq_dist = Some((text, form));
                 }
             }
-            "cache_bust" => {
-                let target = obj(v, &path)?.get("target").unwrap_or(&Value::Null);
-                a.one("--cache-bust", scalar(target, &format!("{path}.target"))?);
-            }
+            "cache_bust" => cache_bust(v, &path, a)?,
             // A float as its text, `{input, output}` as its JSON (AIPerf's `_coerce_range_ratio`).
             "random_range_ratio" => match v {
                 Value::Object(_) => a.one("--random-range-ratio", v.to_string()),
