@@ -209,6 +209,23 @@ pub fn input_config(cfg: &Config) -> Value {
     let mut profiling = phase(e, "profiling", &cfg.profiling);
     if let Some(m) = profiling.as_object_mut() {
         m.insert("name".into(), json!(cfg.profiling_name));
+        if let (false, Some(mode)) = (agentic, &e.plan.file_only.profiling_timing_mode) {
+            // The last of the fields every phase type has, before its type's own.
+            const OWN: [&str; 8] = [
+                "rate",
+                "smoothness",
+                "users",
+                "rate_ramp",
+                "rate_series",
+                "auto_offset",
+                "start_offset",
+                "end_offset",
+            ];
+            let at = (m.keys())
+                .position(|k| OWN.contains(&k.as_str()))
+                .unwrap_or(m.len());
+            m.shift_insert(at, "timing_mode".into(), json!(mode));
+        }
         if agentic {
             let g = &e.plan.settings.agentic;
             m.insert("timing_mode".into(), json!("agentic_replay"));
@@ -1444,6 +1461,8 @@ fn with_agentic(fields: Map<String, Value>, keys: &crate::plan::AgenticKeys) -> 
     let mut head = Map::new();
     if keys.replay {
         head.insert("timing_mode".into(), json!("agentic_replay"));
+    } else if let Some(m) = &keys.mode {
+        head.insert("timing_mode".into(), json!(m));
     }
     let mut rest = Map::new();
     let real = |m: &mut Map<String, Value>, k: &str, v: Option<f64>| {

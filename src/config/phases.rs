@@ -235,11 +235,14 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
         }),
     };
     let adaptive = match &spec.adaptive {
-        Some(a) if a.runs() && !spec.warmup => Some(super::adaptive_settings(
-            a,
-            (&load, &mode, spec.prefill_concurrency),
-            &p,
-        )?),
+        // (Agentic replay wins over it, as in AIPerf 0.13: read, echoed, unused.)
+        Some(a) if a.runs() && !spec.warmup && !matches!(mode, super::timing::Mode::Agentic(_)) => {
+            Some(super::adaptive_settings(
+                a,
+                (&load, &mode, spec.prefill_concurrency),
+                &p,
+            )?)
+        }
         _ => None,
     };
     let timing = PhaseTiming {

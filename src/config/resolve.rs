@@ -111,11 +111,14 @@ impl Config {
             },
         )?;
         let mut profiling = profiling;
+        // Agentic replay wins over adaptive scale, as AIPerf 0.13 picks its strategy by the
+        // explicit `timing_mode`: the adaptive keys are read, echoed and unused.
+        let agentic = matches!(profiling.timing.mode, timing::Mode::Agentic(_));
         if let Some(a) = plan
             .file_only
             .profiling_adaptive
             .as_ref()
-            .filter(|a| a.runs())
+            .filter(|a| a.runs() && !agentic)
         {
             let name = plan
                 .file_only

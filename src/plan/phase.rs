@@ -118,6 +118,10 @@ pub struct PhaseSpec {
 pub struct AgenticKeys {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replay: bool,
+    /// An explicit `timing_mode` that changes nothing (the one the phase's type gives, or any
+    /// on a warmup, which AIPerf 0.13 always paces by its rate loop): echoed as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trajectory_start_min_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -324,6 +328,10 @@ pub struct FileOnly {
     /// `endpoint.reset_kv_cache.max_retry_seconds`: the reset's retry budget (no flag sets it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset_retry_seconds: Option<f64>,
+    /// The first profiling phase's explicit `timing_mode` when it is the one its type gives
+    /// (changes nothing; echoed as given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_timing_mode: Option<String>,
     /// The file's `sequence_distribution` list: the `--seq-dist` text it set and the entries in
     /// AIPerf's model form, echoed as such while the flag's value is the file's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,6 +374,7 @@ impl FileOnly {
             && self.echoed.is_empty()
             && self.reset_retry_seconds.is_none()
             && self.seq_dist.is_none()
+            && self.profiling_timing_mode.is_none()
     }
 }
 

@@ -517,6 +517,34 @@ fn a_file_datasets_system_prompt_cache_bust_and_osl_run_as_aiperf_ran_them() {
     }
 }
 
+/// An explicit `timing_mode` that changes nothing — any on a warmup (AIPerf paces every warmup
+/// by its rate loop), the one a phase's type gives elsewhere — runs as the phase runs without
+/// it and is echoed where AIPerf echoes it (`timing-modes`: its phases, key for key and in
+/// order, and its 2 + 6 + 4 requests).
+#[test]
+fn timing_modes_that_change_nothing_run_and_echo_as_aiperfs() {
+    let aiperf: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{DIR}/timing-modes.input_config.json")).unwrap(),
+    )
+    .unwrap();
+    let ours = from_file("timing-modes", &[]);
+    assert_eq!(
+        serde_json::to_string(&ours["phases"]).unwrap(),
+        serde_json::to_string(&aiperf["phases"]).unwrap()
+    );
+    let dir = run_fixture("timing-modes");
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    let count = |phase: &str| {
+        (records.iter())
+            .filter(|r| r["metadata"]["phase_name"] == phase)
+            .count()
+    };
+    assert_eq!(
+        (count("warmup"), count("profiling"), count("second")),
+        (2, 6, 4)
+    );
+}
+
 fn run_fixture(name: &str) -> tempfile::TempDir {
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
         .expect("mock starts");

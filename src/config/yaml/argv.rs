@@ -1585,14 +1585,50 @@ const AGENTIC_KEYS: &[&str] = &[
     "agentic_cache_warmup_duration",
 ];
 
-/// Reads agentic replay's key `k` of a phase other than the first profiling phase into `keys`
-/// (its `timing_mode` may also be `adaptive_scale`, read with the adaptive fields).
-fn agentic_key(k: &str, v: &Value, path: &str, keys: &mut AgenticKeys) -> R<()> {
+/// The timing mode AIPerf 0.13 derives from a phase's type (`_phase_timing_mode`).
+fn derived_mode(ty: &str) -> &'static str {
+    match ty {
+        "fixed_schedule" => "fixed_schedule",
+        "user_centric" => "user_centric_rate",
+        _ => "request_rate",
+    }
+}
+
+/// A phase's explicit `timing_mode` other than `agentic_replay` and `adaptive_scale`: the mode
+/// its type gives changes nothing (returned, to be echoed), and so does any on a warmup (AIPerf
+/// paces every warmup by its rate loop); another one would change the phase's strategy, which
+/// ringperf does not do.
+fn plain_mode(v: &Value, path: &str, ty: &str, warmup: bool) -> R<String> {
+    const MODES: [&str; 3] = ["request_rate", "fixed_schedule", "user_centric_rate"];
+    match v.as_str() {
+        Some(m) if MODES.contains(&m) && (warmup || m == derived_mode(ty)) => Ok(m.to_owned()),
+        Some(m) if MODES.contains(&m) => Err(YamlError::Unsupported(format!(
+            "{path}: {m} on a {ty} phase (its type gives {}; ringperf does not run a phase by \
+             another type's strategy)",
+            derived_mode(ty)
+        ))),
+        _ => Err(YamlError::Schema(format!(
+            "{path}: Input should be 'request_rate', 'fixed_schedule', 'user_centric_rate', \
+             'agentic_replay' or 'adaptive_scale'"
+        ))),
+    }
+}
+
+/// Reads agentic replay's key `k` of a phase other than the first profiling phase (of type
+/// `ty`) into `keys` (its `timing_mode` may also be `adaptive_scale`, read with the adaptive
+/// fields, or the one its type gives).
+fn agentic_key(
+    k: &str,
+    v: &Value,
+    path: &str,
+    (ty, warmup): (&str, bool),
+    keys: &mut AgenticKeys,
+) -> R<()> {
     match k {
         "timing_mode" => match v.as_str() {
             Some("agentic_replay") => keys.replay = true,
             Some("adaptive_scale") => {}
-            _ => return Err(YamlError::Unsupported(format!("{path}: {v}"))),
+            _ => keys.mode = Some(plain_mode(v, path, ty, warmup)?),
         },
         "trajectory_start_min_ratio" => keys.trajectory_start_min_ratio = Some(num(v, path)?),
         "trajectory_start_max_ratio" => keys.trajectory_start_max_ratio = Some(num(v, path)?),
@@ -1675,7 +1711,9 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             }
             "end_offset" if pacing == Pacing::FixedSchedule => spec.end_offset = Some(whole(v)?),
             k if super::adaptive_scale::FLAT_KEYS.contains(&k) => {}
-            k if AGENTIC_KEYS.contains(&k) => agentic_key(k, v, &path, &mut spec.agentic)?,
+            k if AGENTIC_KEYS.contains(&k) => {
+                agentic_key(k, v, &path, (ty, warmup), &mut spec.agentic)?
+            }
             "cancellation" if !warmup => {
                 let c = obj(v, &path)?;
                 keys(c, &path, &["rate", "delay"], &[])?;
@@ -1821,7 +1859,7 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             "timing_mode" if !warmup => match v.as_str() {
                 Some("agentic_replay") => a.file_only.agentic = true,
                 Some("adaptive_scale") => {}
-                _ => return Err(YamlError::Unsupported(format!("{path}: {v}"))),
+                _ => a.file_only.profiling_timing_mode = Some(plain_mode(v, &path, ty, false)?),
             },
             "trajectory_start_min_ratio" if !warmup => {
                 a.one("--trajectory-start-min-ratio", num(v, &path)?)
@@ -1844,7 +1882,7 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
                 a.one("--agentic-cache-warmup-duration", dur(v, &path)?)
             }
             k if warmup && AGENTIC_KEYS.contains(&k) => {
-                agentic_key(k, v, &path, &mut a.file_only.warmup_agentic)?;
+                agentic_key(k, v, &path, (ty, true), &mut a.file_only.warmup_agentic)?;
             }
             "grace_period" if warmup => a.one("--warmup-grace-period", dur(v, &path)?),
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),

@@ -1391,3 +1391,35 @@ fn keys_read_and_unused_are_checked_and_echoed() {
         "{line}"
     );
 }
+
+/// A `timing_mode` that would run a phase by another type's strategy is refused by name; an
+/// unknown one is AIPerf's schema error.
+#[test]
+fn a_timing_mode_changing_the_strategy_is_refused() {
+    let phases = |p: &str| {
+        format!(
+            "benchmark:\n  model: m\n  endpoint: {{url: u}}\n  dataset: {{type: synthetic}}\n  phases:\n    - {p}\n"
+        )
+    };
+    let e = refused(&phases(
+        "{name: profiling, type: poisson, rate: 5, requests: 2, timing_mode: fixed_schedule}",
+    ));
+    assert!(
+        matches!(&e, YamlError::Unsupported(m) if m.contains("fixed_schedule on a poisson phase (its type gives request_rate")),
+        "{e:?}"
+    );
+    let e = refused(&phases(
+        "{name: profiling, type: poisson, rate: 5, requests: 2, timing_mode: bursty}",
+    ));
+    assert!(
+        e.to_string().contains("Input should be 'request_rate'"),
+        "{e}"
+    );
+    let f = file_args(&phases(
+        "{name: profiling, type: user_centric, rate: 5, users: 2, requests: 2, timing_mode: user_centric_rate}",
+    ));
+    assert_eq!(
+        f.file_only.profiling_timing_mode.as_deref(),
+        Some("user_centric_rate")
+    );
+}
