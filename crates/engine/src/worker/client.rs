@@ -106,6 +106,17 @@ fn empty_record(
     }
 }
 
+/// The bounds of a worker's requests: the attempt's (`--request-timeout-seconds`) and the
+/// largest body; no connect or read bound of their own.
+pub(crate) fn limits(shared: &Shared) -> Limits {
+    Limits {
+        connect_timeout: None,
+        read_timeout: None,
+        attempt_timeout: Some(shared.request_timeout),
+        max_body_bytes: shared.max_body_bytes,
+    }
+}
+
 /// Performs one request and returns its record, retrying once on a fresh connection when a
 /// kept-alive connection turns out to be closed before any response byte arrived.
 ///
@@ -132,30 +143,28 @@ pub(crate) fn send<'a>(
     rec.request_body = request_body;
     // Boxed: a request without a `--cache-bust` marker keeps a word for it, not 40 bytes.
     let splice = splice.map(Box::new);
+    // It borrows the address, clock and limits it is given: they are kept once per run or
+    // worker, not in every in-flight request.
     let exchange = Exchange {
-        addr: shared.urls[url],
+        addr: &shared.urls[url],
         tls: shared.tls.get(url).and_then(Option::as_ref),
         pool: pool.unwrap_or(&state.pool),
         slot: url,
         reuse: pool.is_some() || state.pool_enabled,
         head_request: false,
-        clock: shared.clock,
+        clock: &shared.clock,
         kernel_stamps: shared.kernel_stamps,
         tcp_info: shared.tcp_info,
-        limits: Limits {
-            connect_timeout: None,
-            read_timeout: None,
-            attempt_timeout: Some(shared.request_timeout),
-            deadline_ns: hard_deadline_ns,
-            max_body_bytes: shared.max_body_bytes,
-            cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
-        },
+        limits: &state.limits,
+        deadline_ns: hard_deadline_ns,
+        cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
         cut: Some(Cut {
             control: &shared.control,
             open_fds: &state.open_fds,
         }),
     };
-    // Made here, not in the block: the block keeps the exchange, not the parts it is made of.
+    // Made here, not in the block: the block keeps the exchange, not the parts it is made of
+    // (the URL's index and the deadline are read from it, not captured again).
     async move {
         let mut recorder = Recorder {
             request,
@@ -187,18 +196,18 @@ pub(crate) fn send<'a>(
         }
         if let Err(e) = result {
             rec.error = Some(Box::new(match e {
-                net::Error::TimedOut if cut(shared, hard_deadline_ns) => {
+                net::Error::TimedOut if cut(shared, exchange.deadline_ns) => {
                     rec.was_cancelled = true;
                     cancelled_error()
                 }
                 net::Error::Cancelled => {
                     rec.was_cancelled = true;
-                    request_error(shared, e, url)
+                    request_error(shared, e, exchange.slot)
                 }
-                e => request_error(shared, e, url),
+                e => request_error(shared, e, exchange.slot),
             }));
         }
-        if rec.error.is_some() && !rec.was_cancelled && cut(shared, hard_deadline_ns) {
+        if rec.error.is_some() && !rec.was_cancelled && cut(shared, exchange.deadline_ns) {
             // The failure is the cut itself (the socket was shut down at the deadline).
             rec.was_cancelled = true;
             rec.error = Some(Box::new(cancelled_error()));
@@ -231,9 +240,9 @@ pub(crate) fn send<'a>(
                 shared,
                 state,
                 &mut rec,
-                url,
+                exchange.slot,
                 pool,
-                hard_deadline_ns,
+                exchange.deadline_ns,
                 failures,
             ))
             .await;
@@ -620,6 +629,12 @@ mod tests {
             warm: crate::worker::warm::Observed::default(),
             stop: std::rc::Rc::default(),
             timers: None,
+            limits: Limits {
+                connect_timeout: None,
+                read_timeout: None,
+                attempt_timeout: None,
+                max_body_bytes: u64::MAX,
+            },
         }
     }
 
