@@ -375,11 +375,12 @@ impl Exchange<'_> {
         async move {
             // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
             // (large) state.
-            let mut attempt = std::pin::pin!(self.attempt(sink, may_reuse));
+            let attempt = std::pin::pin!(self.attempt(sink, may_reuse));
             let Some(budget) = self.attempt_budget() else {
                 return attempt.await;
             };
-            monoio::time::timeout(budget, attempt.as_mut())
+            // The pinned reference moves into the timeout: no second one is kept beside it.
+            monoio::time::timeout(budget, attempt)
                 .await
                 .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
         }
@@ -438,20 +439,25 @@ impl Exchange<'_> {
             // A plain connection's request in one write, inline; TLS and a large shared body (two
             // writes) boxed, so that the common write reserves no more than the read that follows.
             // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
-            // empty tail is dropped before it, or its drop at the end would keep it there.)
+            // empty tail is dropped before it, or its drop at the end would keep it there.) The
+            // write's result lives in a block of its own, so the read keeps no room for it.
             #[allow(clippy::redundant_pattern_matching)] // `is_none` borrows `tail`
             let one_write = matches!(tail, None) && matches!(conn.stream, Stream::Plain(_));
-            let res = if one_write {
-                drop(tail);
-                conn.stream.write_all(wbuf).await.0
-            } else {
-                Box::pin(conn.stream.write_request(wbuf, tail)).await
+            let sent_ns = {
+                let res = match &mut conn.stream {
+                    Stream::Plain(tcp) if one_write => {
+                        drop(tail);
+                        Stream::write_plain(tcp, wbuf).await.0
+                    }
+                    stream => Box::pin(stream.write_request(wbuf, tail)).await,
+                };
+                let sent_ns = self.clock.now_ns();
+                match res {
+                    Ok(n) => sink.on_sent(n, sent_ns),
+                    Err(e) => return Err(Failed::new(Error::Write(e), reused)),
+                }
+                sent_ns
             };
-            let sent_ns = self.clock.now_ns();
-            match res {
-                Ok(n) => sink.on_sent(n, sent_ns),
-                Err(e) => return Err(Failed::new(Error::Write(e), reused)),
-            }
 
             let response = self.read_response(&mut conn, sink, sent_ns);
             let read = match self.cancel_after_sent {
