@@ -94,27 +94,27 @@ pub async fn fetch(
     clock: &Clock,
     t: Timeouts,
 ) -> Result<Response, FetchError> {
-    let addr = target.addr;
     let request = if head_only { &target.head } else { &target.get };
+    let limits = Limits {
+        connect_timeout: Some(t.connect),
+        read_timeout: Some(t.read),
+        attempt_timeout: None,
+        max_body_bytes: MAX_PAGE_BYTES,
+    };
     let exchange = Exchange {
-        addr,
+        addr: &target.addr,
         tls: target.tls.as_ref(),
         pool,
         slot: 0,
         reuse: true,
         head_request: head_only,
-        clock: *clock,
+        clock,
         // The scraper's first-byte stamps are user-space ones.
         kernel_stamps: false,
         tcp_info: false,
-        limits: Limits {
-            connect_timeout: Some(t.connect),
-            read_timeout: Some(t.read),
-            attempt_timeout: None,
-            deadline_ns: None,
-            max_body_bytes: MAX_PAGE_BYTES,
-            cancel_after_sent: None,
-        },
+        limits: &limits,
+        deadline_ns: None,
+        cancel_after_sent: None,
         cut: None,
     };
     let mut page = Page {
@@ -134,7 +134,7 @@ pub async fn fetch(
     exchange
         .run(&mut page)
         .await
-        .map_err(|e| fetch_error(addr, e))?;
+        .map_err(|e| fetch_error(target.addr, e))?;
     Ok(page.response)
 }
 

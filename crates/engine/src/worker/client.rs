@@ -106,6 +106,17 @@ fn empty_record(
     }
 }
 
+/// The bounds of a worker's requests: the attempt's (`--request-timeout-seconds`) and the
+/// largest body; no connect or read bound of their own.
+pub(crate) fn limits(shared: &Shared) -> Limits {
+    Limits {
+        connect_timeout: None,
+        read_timeout: None,
+        attempt_timeout: Some(shared.request_timeout),
+        max_body_bytes: shared.max_body_bytes,
+    }
+}
+
 /// Performs one request and returns its record, retrying once on a fresh connection when a
 /// kept-alive connection turns out to be closed before any response byte arrived.
 ///
@@ -132,73 +143,73 @@ pub(crate) fn send<'a>(
     rec.request_body = request_body;
     // Boxed: a request without a `--cache-bust` marker keeps a word for it, not 40 bytes.
     let splice = splice.map(Box::new);
+    // It borrows the address, clock and limits it is given: they are kept once per run or
+    // worker, not in every in-flight request.
     let exchange = Exchange {
-        addr: shared.urls[url],
+        addr: &shared.urls[url],
         tls: shared.tls.get(url).and_then(Option::as_ref),
         pool: pool.unwrap_or(&state.pool),
         slot: url,
         reuse: pool.is_some() || state.pool_enabled,
         head_request: false,
-        clock: shared.clock,
+        clock: &shared.clock,
         kernel_stamps: shared.kernel_stamps,
         tcp_info: shared.tcp_info,
-        limits: Limits {
-            connect_timeout: None,
-            read_timeout: None,
-            attempt_timeout: Some(shared.request_timeout),
-            deadline_ns: hard_deadline_ns,
-            max_body_bytes: shared.max_body_bytes,
-            cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
-        },
+        limits: &state.limits,
+        deadline_ns: hard_deadline_ns,
+        cancel_after_sent: credit.cancel_after_ns.map(Duration::from_nanos),
         cut: Some(Cut {
             control: &shared.control,
             open_fds: &state.open_fds,
         }),
     };
-    // Made here, not in the block: the block keeps the exchange, not the parts it is made of.
+    // Made here, not in the block: the block keeps the exchange and the recorder (which owns
+    // the record being filled), not the parts they are made of (the URL's index and the
+    // deadline are read from the exchange, not captured again).
+    let mut recorder = Recorder {
+        request,
+        splice,
+        state,
+        framer: Framer::default(),
+        rec,
+        read_lag_ns: None,
+        keep_head: shared.http_trace,
+        compact: if shared.compact_records {
+            shared.kind.descriptor().compact
+        } else {
+            None
+        },
+        dropped: 0,
+        prefill: prefill.map(|gate| {
+            Box::new(Prefill {
+                gate,
+                kind: shared.kind,
+                scratch: ringperf_wire::endpoint::ParsedResponse::with_response_field(
+                    shared.response_field.clone(),
+                ),
+            })
+        }),
+    };
     async move {
-        let mut recorder = Recorder {
-            request,
-            splice,
-            state,
-            framer: Framer::default(),
-            rec: &mut rec,
-            read_lag_ns: None,
-            keep_head: shared.http_trace,
-            compact: if shared.compact_records {
-                shared.kind.descriptor().compact
-            } else {
-                None
-            },
-            dropped: 0,
-            prefill: prefill.map(|gate| {
-                Box::new(Prefill {
-                    gate,
-                    kind: shared.kind,
-                    scratch: ringperf_wire::endpoint::ParsedResponse::with_response_field(
-                        shared.response_field.clone(),
-                    ),
-                })
-            }),
-        };
         let result = exchange.run(&mut recorder).await;
         if let Some(p) = recorder.prefill.take() {
             p.gate.release();
         }
+        let rec = &mut recorder.rec;
         if let Err(e) = result {
             rec.error = Some(Box::new(match e {
-                net::Error::TimedOut if cut(shared, hard_deadline_ns) => {
+                net::Error::TimedOut if cut(shared, exchange.deadline_ns) => {
                     rec.was_cancelled = true;
                     cancelled_error()
                 }
                 net::Error::Cancelled => {
                     rec.was_cancelled = true;
-                    request_error(shared, e, url)
+                    request_error(shared, e, exchange.slot)
                 }
-                e => request_error(shared, e, url),
+                e => request_error(shared, e, exchange.slot),
             }));
         }
-        if rec.error.is_some() && !rec.was_cancelled && cut(shared, hard_deadline_ns) {
+        if rec.error.is_some() && !rec.was_cancelled && cut(shared, exchange.deadline_ns) {
             // The failure is the cut itself (the socket was shut down at the deadline).
             rec.was_cancelled = true;
             rec.error = Some(Box::new(cancelled_error()));
@@ -213,7 +224,7 @@ pub(crate) fn send<'a>(
         if rec.error.is_none() && !(200..300).contains(&rec.status) {
             rec.error = Some(Box::new(RequestError::new(
                 Some(rec.status),
-                state.take_reason(),
+                recorder.state.take_reason(),
                 String::from_utf8_lossy(&rec.body).into_owned(),
             )));
         }
@@ -229,16 +240,16 @@ pub(crate) fn send<'a>(
             // be reserved in every in-flight request's.
             Box::pin(super::video_job::follow(
                 shared,
-                state,
-                &mut rec,
-                url,
+                recorder.state,
+                rec,
+                exchange.slot,
                 pool,
-                hard_deadline_ns,
+                exchange.deadline_ns,
                 failures,
             ))
             .await;
         }
-        rec
+        recorder.rec
     }
 }
 
@@ -308,7 +319,9 @@ struct Recorder<'a> {
     splice: Option<Box<(usize, Marker)>>,
     state: &'a WorkerState,
     framer: Framer,
-    rec: &'a mut RawRecord,
+    /// The record being filled (owned: the request's future keeps the recorder, not the record
+    /// beside a reference to it).
+    rec: RawRecord,
     /// The receive lag of the latest read (`None`: it had no kernel stamp).
     read_lag_ns: Option<u32>,
     /// `--export-http-trace`: copy the response head into the record.
@@ -470,7 +483,7 @@ impl Sink for Recorder<'_> {
                 {
                     p.gate.release();
                 }
-                push_event(self.rec, r, stamp_ns, self.read_lag_ns, self.compact);
+                push_event(&mut self.rec, r, stamp_ns, self.read_lag_ns, self.compact);
             }
             if self.rec.events.len() - first_new > 1 {
                 self.rec.coalesced_reads += 1;
@@ -483,14 +496,14 @@ impl Sink for Recorder<'_> {
         self.rec.end_ns = stamp_ns;
         let compact = self.compact;
         finish_events(
-            self.rec,
+            &mut self.rec,
             &mut self.framer,
             stamp_ns,
             self.read_lag_ns,
             compact,
         );
         // Every message, the trailing one included, is now an event.
-        if compact.is_some() && compactable(self.rec) {
+        if compact.is_some() && compactable(&self.rec) {
             self.dropped += self.rec.body.len() as u64;
             self.rec.body = Vec::new();
         }
@@ -506,7 +519,7 @@ impl Recorder<'_> {
     /// one that keeps only a partial message keeps at most [`KEPT_BODY_BYTES`] (or twice its
     /// bytes), so a large read does not leave every in-flight stream holding its capacity.
     fn drop_consumed(&mut self) {
-        if self.compact.is_some() && compactable(self.rec) {
+        if self.compact.is_some() && compactable(&self.rec) {
             self.dropped += self.framer.compact(&mut self.rec.body) as u64;
             let body = &mut self.rec.body;
             if body.is_empty() {
@@ -620,6 +633,12 @@ mod tests {
             warm: crate::worker::warm::Observed::default(),
             stop: std::rc::Rc::default(),
             timers: None,
+            limits: Limits {
+                connect_timeout: None,
+                read_timeout: None,
+                attempt_timeout: None,
+                max_body_bytes: u64::MAX,
+            },
         }
     }
 
@@ -661,7 +680,7 @@ mod tests {
     fn recorder<'a>(
         request: &'a EncodedRequest,
         state: &'a WorkerState,
-        rec: &'a mut RawRecord,
+        rec: RawRecord,
         compact: Option<Compactor>,
     ) -> Recorder<'a> {
         Recorder {
@@ -682,8 +701,8 @@ mod tests {
     fn events_carry_their_reads_lag_and_coalesced_reads_are_counted() {
         let state = state();
         let request = no_request();
-        let mut rec = sse_record(&state);
-        let mut r = recorder(&request, &state, &mut rec, None);
+        let rec = sse_record(&state);
+        let mut r = recorder(&request, &state, rec, None);
         let kernel = |user_ns, k| ReadStamp {
             user_ns,
             kernel_ns: Some(k),
@@ -698,6 +717,7 @@ mod tests {
             kernel(u64::MAX, 5_000),
         );
         r.on_end(5_000);
+        let rec = r.rec;
 
         let stamps: Vec<(u64, Option<u32>)> =
             rec.events.iter().map(|e| (e.stamp_ns, e.lag_ns)).collect();
@@ -748,7 +768,7 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         } else {
             None
         };
-        let mut r = recorder(&request, &state, &mut rec, compactor);
+        let mut r = recorder(&request, &state, rec, compactor);
         r.on_attempt(0);
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % STREAM.len()).collect();
         cuts.extend([0, STREAM.len()]);
@@ -766,7 +786,7 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
             );
         }
         r.on_end(1_000_000);
-        rec
+        r.rec
     }
 
     fn parsed(rec: &RawRecord) -> ringperf_wire::endpoint::ParsedResponse {
@@ -819,7 +839,7 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         let compactor = ringperf_wire::endpoint::EndpointKind::Chat
             .descriptor()
             .compact;
-        let mut r = recorder(&request, &state, &mut rec, compactor);
+        let mut r = recorder(&request, &state, rec, compactor);
         r.on_attempt(0);
         // Everything before the trailing unterminated message: seven whole messages.
         let whole = STREAM
@@ -847,6 +867,7 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
         );
         read(&mut r, &STREAM[10..whole], ReadStamp::user(3_000));
         r.on_end(3_000);
+        let rec = r.rec;
         let messages = rec.events.len();
         assert_eq!(
             messages,
@@ -857,11 +878,13 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
     }
 
     /// A request's recorder, kept for as long as the response takes, holds a `--cache-bust`
-    /// marker boxed (#41: 152 bytes with it inline, in every streaming task).
+    /// marker boxed (#41: 152 bytes with it inline, in every streaming task), and owns the
+    /// record it fills (it held a reference to it, beside the record and the parts it was made
+    /// of, each kept by the request's future).
     #[test]
     fn a_recorder_stays_small() {
-        let size = std::mem::size_of::<Recorder<'_>>();
-        assert!(size <= 120, "a recorder is {size} bytes");
+        let size = std::mem::size_of::<Recorder<'_>>() - std::mem::size_of::<RawRecord>();
+        assert!(size <= 112, "a recorder is {size} bytes besides its record");
     }
 
     #[test]

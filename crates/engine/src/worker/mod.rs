@@ -714,6 +714,9 @@ pub(crate) struct WorkerState {
     /// One timer for every slot and session of the worker that waits (io_uring; `None` on
     /// epoll): see [`pacer::Pacer::shared`].
     pub(crate) timers: Option<Rc<ringperf_io::timer::TimerQueue>>,
+    /// The bounds of every request's exchange (`--request-timeout-seconds`, the largest body),
+    /// kept once: each exchange borrows them (#41: 88 bytes in every in-flight request).
+    pub(crate) limits: ringperf_io::net::Limits,
 }
 
 impl WorkerState {
@@ -933,6 +936,7 @@ async fn worker_main(
             .then(ringperf_io::timer::TimerQueue::new)
             .flatten()
             .map(Rc::new),
+        limits: client::limits(&shared),
     });
     let timers = state.timers.clone().map(|q| monoio::spawn(q.drive()));
     // On io_uring a task sleeps on the stop's eventfd, so that idle waits need no bound.

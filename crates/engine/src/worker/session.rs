@@ -38,8 +38,11 @@ pub(crate) struct Session {
     correlation_id: uuid::Uuid,
     url: usize,
     next_turn: u32,
-    /// Earlier messages (conversations of several turns of a type that replays them).
-    history: Vec<Value>,
+    /// What only some sessions have (a history, `--cache-bust` markers, a stored answer's id,
+    /// a place in a tree), boxed and made when first set: a closed-loop slot keeps its session
+    /// for as long as it runs, and most sessions (one turn, no tree) have none of it (#41:
+    /// 232 bytes a session with it inline).
+    rare: Option<Box<Rare>>,
     /// The session's own connection (sticky sessions).
     /// Boxed: a session of any other strategy keeps one word for it, not a pool's 64 bytes.
     sticky: Option<Box<Pool>>,
@@ -51,15 +54,6 @@ pub(crate) struct Session {
     max_turns: usize,
     /// The request index taken for the first turn when the session started.
     first_request: Option<u64>,
-    /// `--cache-bust`: the session's `[rid:…]` marker, minted at its first send.
-    marker: Option<Option<Marker>>,
-    /// The marker spliced into the first turn's user text, for that message in the history.
-    first_turn_marker: Option<Marker>,
-    /// Responses chaining (`store: true`): the id of the last answer the server stored.
-    previous_response_id: Option<String>,
-    /// The session tree this session belongs to, when its conversation starts children (or is
-    /// one).
-    tree: Option<std::rc::Rc<Tree>>,
     /// Run-clock ns at which the first turn may go (a child: its place after the spawn).
     first_due_ns: u64,
     /// A turn of the session failed.
@@ -70,12 +64,6 @@ pub(crate) struct Session {
     one_token: bool,
     /// Its first turn's time was fixed at the phase's start.
     due_from_start: bool,
-    /// A child session's place in its tree (its records carry it).
-    lineage: Option<Box<ringperf_wire::record::Lineage>>,
-    /// A child session's branch of its tree's root.
-    branch: Option<u32>,
-    /// A fork's child: it went on from its parent's context ([`Self::inherit_context`]).
-    forked: bool,
     /// Its node in its tree ([`super::tree::Tree::new_node`]; a root's: its conversation).
     node: u32,
     /// A new session's index in the run's sequence of sessions (AIPerf's sampling ordinal,
@@ -83,7 +71,49 @@ pub(crate) struct Session {
     ordinal: Option<u64>,
 }
 
+/// The parts of a [`Session`] that only some sessions have.
+#[derive(Debug, Default)]
+struct Rare {
+    /// Earlier messages (conversations of several turns of a type that replays them).
+    history: Vec<Value>,
+    /// `--cache-bust`: the session's `[rid:…]` marker, minted at its first send.
+    marker: Option<Option<Marker>>,
+    /// The marker spliced into the first turn's user text, for that message in the history.
+    first_turn_marker: Option<Marker>,
+    /// Responses chaining (`store: true`): the id of the last answer the server stored.
+    previous_response_id: Option<String>,
+    /// The session tree this session belongs to, when its conversation starts children (or is
+    /// one).
+    tree: Option<std::rc::Rc<Tree>>,
+    /// A child session's place in its tree (its records carry it).
+    lineage: Option<Box<ringperf_wire::record::Lineage>>,
+    /// A child session's branch of its tree's root.
+    branch: Option<u32>,
+    /// A fork's child: it went on from its parent's context ([`Session::inherit_context`]).
+    forked: bool,
+}
+
 impl Session {
+    /// Its rare parts, if it has any.
+    fn rare(&self) -> Option<&Rare> {
+        self.rare.as_deref()
+    }
+
+    /// Its rare parts, made now if it had none.
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// The history of earlier messages (empty when it has none).
+    fn history(&self) -> &[Value] {
+        self.rare().map_or(&[], |r| &r.history)
+    }
+
+    /// `--cache-bust`: its marker, once minted (`Some(None)`: minted, and none applies).
+    fn marker(&self) -> Option<Option<Marker>> {
+        self.rare().and_then(|r| r.marker)
+    }
+
     /// A new session of `conversation`, on base URL `url`.
     pub fn new(shared: &Shared, state: &WorkerState, conversation: u32, url: usize) -> Self {
         Self {
@@ -91,25 +121,18 @@ impl Session {
             correlation_id: state.new_id(),
             url,
             next_turn: 0,
-            history: Vec::new(),
-            previous_response_id: None,
+            rare: None,
             sticky: (shared.reuse == super::ConnectionReuse::StickyUserSessions)
                 .then(|| Box::new(Pool::new(shared.urls.len(), client::READ_BUF_BYTES))),
             last_end_ns: 0,
             last_intended_ns: 0,
             max_turns: usize::MAX,
             first_request: None,
-            marker: None,
-            first_turn_marker: None,
-            tree: None,
             first_due_ns: 0,
             failed: false,
             sent: 0,
             one_token: false,
             due_from_start: false,
-            lineage: None,
-            branch: None,
-            forked: false,
             node: conversation,
             ordinal: None,
         }
@@ -131,10 +154,11 @@ impl Session {
             let Some(source) = &t.source else {
                 continue;
             };
+            let kept = &mut self.rare_mut().history;
             if source.resets_context() {
-                self.history.clear();
+                kept.clear();
             }
-            (history.turn)(source, &mut self.history);
+            (history.turn)(source, kept);
         }
         // (`--cache-bust`: every body of a recorded trace gets the marker at its first user
         // text, [`Self::bust`].)
@@ -142,24 +166,24 @@ impl Session {
 
     /// A subagent's session (its tree's root is another).
     pub fn is_child(&self) -> bool {
-        self.lineage.is_some()
+        self.rare().is_some_and(|r| r.lineage.is_some())
     }
 
     /// `--cache-bust`: the session's marker, minted now if it has none yet (a root about to
     /// start subagents, which copy it).
     pub fn mint_marker(&mut self, shared: &Shared) {
         if let Some(b) = shared.cache_bust.as_ref()
-            && self.marker.is_none()
+            && self.marker().is_none()
         {
             let c = &shared.dataset.conversations[self.conversation as usize];
-            self.marker = Some(b.session_marker(&c.session_id));
+            self.rare_mut().marker = Some(b.session_marker(&c.session_id));
         }
     }
 
     /// `--cache-bust`: the session's marker is `m` (a stream of agentic replay keeps its tree's
     /// over the phases).
     pub fn set_marker(&mut self, m: Option<Marker>) {
-        self.marker = Some(m);
+        self.rare_mut().marker = Some(m);
     }
 
     /// Its correlation id is `id` (a stream of agentic replay keeps one over its phases).
@@ -170,7 +194,7 @@ impl Session {
 
     /// It is a child of branch `b` of its tree's root.
     pub fn in_branch(mut self, b: u32) -> Self {
-        self.branch = Some(b);
+        self.rare_mut().branch = Some(b);
         self
     }
 
@@ -179,9 +203,9 @@ impl Session {
         super::tree::Place {
             next: self.next_turn,
             last_end_ns: if self.sent == 0 { 0 } else { self.last_end_ns },
-            branch: self.branch,
+            branch: self.rare().and_then(|r| r.branch),
             id: self.correlation_id,
-            marker: self.marker.flatten(),
+            marker: self.marker().flatten(),
         }
     }
 
@@ -221,27 +245,25 @@ impl Session {
         parent: &Session,
         first_due_ns: u64,
     ) -> Self {
+        let up = parent.rare().and_then(|r| r.lineage.as_deref());
         let lineage = ringperf_wire::record::Lineage {
-            depth: parent
-                .lineage
-                .as_ref()
-                .map_or(0, |l| l.depth)
-                .saturating_add(1),
+            depth: up.map_or(0, |l| l.depth).saturating_add(1),
             parent: Some(parent.correlation_id),
-            root: parent
-                .lineage
-                .as_ref()
-                .map_or(parent.correlation_id, |l| l.root),
+            root: up.map_or(parent.correlation_id, |l| l.root),
         };
-        Self {
-            node: parent.tree.as_ref().map_or(conversation, |t| t.new_node()),
-            tree: parent.tree.clone(),
+        let mut child = Self {
+            node: parent.tree().map_or(conversation, |t| t.new_node()),
             first_due_ns,
+            ..Self::new(shared, state, conversation, parent.url)
+        };
+        child.rare = Some(Box::new(Rare {
+            tree: parent.tree().cloned(),
             lineage: Some(Box::new(lineage)),
             // `--cache-bust`: one marker for the whole tree (AIPerf's), once the root has one.
-            marker: parent.marker,
-            ..Self::new(shared, state, conversation, parent.url)
-        }
+            marker: parent.marker(),
+            ..Rare::default()
+        }));
+        child
     }
 
     /// A fork's child (AIPerf's `FORK`, `seed_from_parent`): the session goes on from
@@ -260,14 +282,17 @@ impl Session {
                 shared.kind.descriptor().history,
                 last.map(|t| t.source.as_ref()),
             ) {
-                self.history.clear();
-                (history.turn)(turn, &mut self.history);
+                let kept = &mut self.rare_mut().history;
+                kept.clear();
+                (history.turn)(turn, kept);
             }
         } else {
-            self.history = parent.history.clone();
+            self.rare_mut().history = parent.history().to_vec();
         }
-        self.previous_response_id = parent.previous_response_id.clone();
-        self.forked = true;
+        let stored = parent.rare().and_then(|r| r.previous_response_id.clone());
+        let rare = self.rare_mut();
+        rare.previous_response_id = stored;
+        rare.forked = true;
     }
 
     /// A `dag_jsonl` pre-session child of `conversation` in `tree`: started by no session (its
@@ -282,25 +307,27 @@ impl Session {
         first_due_ns: u64,
     ) -> Self {
         let mut s = Self::new(shared, state, conversation, url);
-        s.lineage = Some(Box::new(ringperf_wire::record::Lineage {
+        let root = s.correlation_id;
+        s.node = tree.new_node();
+        let rare = s.rare_mut();
+        rare.lineage = Some(Box::new(ringperf_wire::record::Lineage {
             depth: 1,
             parent: None,
-            root: s.correlation_id,
+            root,
         }));
-        s.node = tree.new_node();
-        s.tree = Some(tree);
+        rare.tree = Some(tree);
         s.first_due_ns = first_due_ns;
         s
     }
 
     /// The session's place in its tree, for its records.
     pub fn lineage(&self) -> Option<Box<ringperf_wire::record::Lineage>> {
-        self.lineage.clone()
+        self.rare().and_then(|r| r.lineage.clone())
     }
 
     /// Makes the session the root of `tree`.
     pub fn root_of(&mut self, tree: std::rc::Rc<Tree>) {
-        self.tree = Some(tree);
+        self.rare_mut().tree = Some(tree);
     }
 
     /// Its node in its tree: the key of the branches it starts and joins.
@@ -310,7 +337,7 @@ impl Session {
 
     /// The session tree, if the conversation is part of one.
     pub fn tree(&self) -> Option<&std::rc::Rc<Tree>> {
-        self.tree.as_ref()
+        self.rare().and_then(|r| r.tree.as_ref())
     }
 
     /// The first turn goes as request `index` (taken when the session started).
@@ -458,8 +485,10 @@ impl Session {
                 .is_some_and(|t| t.resets_context())
             {
                 // The turn starts the context over: the history and any stored answer are dropped.
-                self.history.clear();
-                self.previous_response_id = None;
+                if let Some(rare) = self.rare.as_deref_mut() {
+                    rare.history.clear();
+                    rare.previous_response_id = None;
+                }
             }
             let built;
             let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
@@ -528,7 +557,7 @@ impl Session {
             if let Some((false, (m, _))) = bust
                 && self.next_turn == 0
             {
-                self.first_turn_marker = Some(m);
+                self.rare_mut().first_turn_marker = Some(m);
             }
             let pool = self.sticky.as_deref();
             let rec = client::send(
@@ -571,6 +600,7 @@ impl Session {
             b.target.marker("", 0, "", phase == Phase::Warmup)
         } else {
             *self
+                .rare_mut()
                 .marker
                 .get_or_insert_with(|| b.session_marker(&c.session_id))
         }?;
@@ -582,8 +612,11 @@ impl Session {
         // is (AIPerf marks the first turn of what it sends). A fork's child carries its
         // parent's marked turns: its own first turn adds none.
         let isolated = c.context() == ringperf_wire::conversation::ContextMode::Standalone;
-        (system || recorded || isolated || (self.next_turn == 0 && !self.forked))
-            .then_some((system, (marker, b.target)))
+        (system
+            || recorded
+            || isolated
+            || (self.next_turn == 0 && !self.rare().is_some_and(|r| r.forked)))
+        .then_some((system, (marker, b.target)))
     }
 
     /// The body of the next turn: the conversation's system and context messages, the history,
@@ -622,9 +655,9 @@ impl Session {
             &TurnBody {
                 system: c.system.as_deref(),
                 user_context: c.user_context.as_deref(),
-                history: &self.history,
+                history: self.history(),
                 turn,
-                previous_response_id: self.previous_response_id.as_deref(),
+                previous_response_id: self.rare().and_then(|r| r.previous_response_id.as_deref()),
             },
         )
     }
@@ -655,24 +688,26 @@ impl Session {
             && rec.error.is_none()
             && let Some(id) = ringperf_wire::endpoint::stored_response_id(rec)
         {
-            self.previous_response_id = Some(id);
+            self.rare_mut().previous_response_id = Some(id);
         }
-        let from = self.history.len();
-        (history.turn)(turn, &mut self.history);
+        let first = self.next_turn == 0;
+        let rare = self.rare_mut();
+        let from = rare.history.len();
+        (history.turn)(turn, &mut rare.history);
         let recorded = c.context() == ringperf_wire::conversation::ContextMode::Recorded;
-        if self.next_turn == 0
+        if first
             && !recorded
-            && let Some(m) = self.first_turn_marker
+            && let Some(m) = rare.first_turn_marker
         {
             let prefix = shared
                 .cache_bust
                 .as_ref()
                 .is_some_and(|b| b.target.is_prefix());
-            mark_user_message(&mut self.history[from..], m.as_str(), prefix);
+            mark_user_message(&mut rare.history[from..], m.as_str(), prefix);
         }
         if !recorded {
             // A recorded trace's next turn carries the recorded answer itself.
-            (history.reply)(rec, &mut self.history);
+            (history.reply)(rec, &mut rare.history);
         }
     }
 }

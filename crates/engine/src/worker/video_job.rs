@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use ringperf_io::net::{self, AfterHead, Exchange, Limits, Sink};
+use ringperf_io::net::{self, AfterHead, Exchange, Sink};
 use ringperf_wire::http::Head;
 use ringperf_wire::record::{RawRecord, RequestError};
 
@@ -223,23 +223,18 @@ impl Getter<'_> {
                 RequestError::new(None, JOB_ERROR, format!("cannot encode {path}: {e}"))
             })?;
         let exchange = Exchange {
-            addr: shared.urls[self.url],
+            addr: &shared.urls[self.url],
             tls: shared.tls.get(self.url).and_then(Option::as_ref),
             pool: self.pool.unwrap_or(&self.state.pool),
             slot: self.url,
             reuse: self.pool.is_some() || self.state.pool_enabled,
             head_request: false,
-            clock: shared.clock,
+            clock: &shared.clock,
             kernel_stamps: false,
             tcp_info: false,
-            limits: Limits {
-                connect_timeout: None,
-                read_timeout: None,
-                attempt_timeout: Some(shared.request_timeout),
-                deadline_ns: self.hard_deadline_ns,
-                max_body_bytes: shared.max_body_bytes,
-                cancel_after_sent: None,
-            },
+            limits: &self.state.limits,
+            deadline_ns: self.hard_deadline_ns,
+            cancel_after_sent: None,
             cut: None,
         };
         let mut sink = GetSink {

@@ -185,24 +185,25 @@ async fn open_one(
     url: usize,
     connect_timeout: Duration,
 ) -> bool {
+    let limits = Limits {
+        connect_timeout: Some(connect_timeout),
+        read_timeout: None,
+        attempt_timeout: None,
+        max_body_bytes: shared.max_body_bytes,
+    };
     let exchange = Exchange {
-        addr: shared.urls[url],
+        addr: &shared.urls[url],
         tls: shared.tls.get(url).and_then(Option::as_ref),
         pool: &state.pool,
         slot: url,
         reuse: true,
         head_request: false,
-        clock: shared.clock,
+        clock: &shared.clock,
         kernel_stamps: shared.kernel_stamps,
         tcp_info: false,
-        limits: Limits {
-            connect_timeout: Some(connect_timeout),
-            read_timeout: None,
-            attempt_timeout: None,
-            deadline_ns: None,
-            max_body_bytes: shared.max_body_bytes,
-            cancel_after_sent: None,
-        },
+        limits: &limits,
+        deadline_ns: None,
+        cancel_after_sent: None,
         cut: None,
     };
     let ok = exchange.open_idle().await.is_ok();

@@ -374,11 +374,45 @@ impl Stream {
     /// TLS's write is boxed: a plain stream's request does not keep room for its state.
     pub(super) async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         match self {
-            Stream::Plain(s) => s.write_all(buf).await,
+            Stream::Plain(s) => Self::write_plain(s, buf).await,
             Stream::Tls(t) => {
                 let res = Box::pin(t.write_plaintext(&buf)).await;
                 (res.map(|()| buf.len()), buf)
             }
+        }
+    }
+
+    /// Writes all of `buf` to a plain connection, as monoio's `write_all` does (a write until
+    /// every byte went, `Interrupted` retried, a zero-byte write an error), in a future of about
+    /// half its size: a request's future keeps room for its write beside the connection while
+    /// it runs, so the write's room is part of every in-flight request's (#41: 280 bytes through
+    /// [`Stream::write_all`], which made the write, not the read, a request's largest state).
+    pub(super) fn write_plain(
+        tcp: &mut TcpStream,
+        mut buf: Vec<u8>,
+    ) -> impl Future<Output = (io::Result<usize>, Vec<u8>)> + '_ {
+        use monoio::buf::IoBuf;
+        use monoio::io::AsyncWriteRent;
+        async move {
+            let len = buf.len();
+            let mut written = 0;
+            while written < len {
+                let (res, slice) = tcp.write(buf.slice(written..)).await;
+                buf = slice.into_inner();
+                match res {
+                    Ok(0) => {
+                        let e = io::Error::new(
+                            io::ErrorKind::WriteZero,
+                            "failed to write whole buffer",
+                        );
+                        return (Err(e), buf);
+                    }
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return (Err(e), buf),
+                }
+            }
+            (Ok(written), buf)
         }
     }
 

@@ -196,24 +196,26 @@ impl Client {
         let addr = base.addr;
         ringperf_io::runtime::block_on(ringperf_io::runtime::IoDriver::Auto, move |_| async move {
             let pool = Pool::new(1, READ_CHUNK);
+            let clock = Clock::start();
+            let limits = Limits {
+                connect_timeout: Some(timeout),
+                read_timeout: Some(timeout),
+                attempt_timeout: None,
+                max_body_bytes: MAX_BODY_BYTES,
+            };
             let exchange = Exchange {
-                addr,
+                addr: &addr,
                 tls: connector.as_ref(),
                 pool: &pool,
                 slot: 0,
                 reuse: false,
                 head_request: method == Method::Head,
-                clock: Clock::start(),
+                clock: &clock,
                 kernel_stamps: false,
                 tcp_info: false,
-                limits: Limits {
-                    connect_timeout: Some(timeout),
-                    read_timeout: Some(timeout),
-                    attempt_timeout: None,
-                    deadline_ns: None,
-                    max_body_bytes: MAX_BODY_BYTES,
-                    cancel_after_sent: None,
-                },
+                limits: &limits,
+                deadline_ns: None,
+                cancel_after_sent: None,
                 cut: None,
             };
             let mut sink = Answer {

@@ -1,5 +1,4 @@
 use std::{
-    cell::UnsafeCell,
     future::Future,
     io,
     net::{SocketAddr, ToSocketAddrs},
@@ -535,15 +534,12 @@ impl tokio::io::AsyncWrite for TcpStream {
     }
 }
 
+// ringperf patch: no address cache. The stream kept its local and peer addresses once asked
+// (two `Option<SocketAddr>`, 64 bytes of every connection for as long as it lives); each is
+// now asked of the socket when wanted (ringperf asks for the local address once per connection
+// and keeps it itself).
 struct StreamMeta {
     socket: Option<socket2::Socket>,
-    meta: UnsafeCell<Meta>,
-}
-
-#[derive(Debug, Default, Clone)]
-struct Meta {
-    local_addr: Option<SocketAddr>,
-    peer_addr: Option<SocketAddr>,
 }
 
 impl StreamMeta {
@@ -551,7 +547,6 @@ impl StreamMeta {
     fn new(fd: RawFd) -> Self {
         Self {
             socket: unsafe { Some(socket2::Socket::from_raw_fd(fd)) },
-            meta: Default::default(),
         }
     }
 
@@ -561,44 +556,23 @@ impl StreamMeta {
     fn new(fd: RawSocket) -> Self {
         Self {
             socket: unsafe { Some(socket2::Socket::from_raw_socket(fd)) },
-            meta: Default::default(),
         }
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
-        let meta = unsafe { &mut *self.meta.get() };
-        if let Some(addr) = meta.local_addr {
-            return Ok(addr);
-        }
-
-        let ret = self
-            .socket
+        self.socket
             .as_ref()
             .unwrap()
             .local_addr()
-            .map(|addr| addr.as_socket().expect("tcp socket is expected"));
-        if let Ok(addr) = ret {
-            meta.local_addr = Some(addr);
-        }
-        ret
+            .map(|addr| addr.as_socket().expect("tcp socket is expected"))
     }
 
     fn peer_addr(&self) -> io::Result<SocketAddr> {
-        let meta = unsafe { &mut *self.meta.get() };
-        if let Some(addr) = meta.peer_addr {
-            return Ok(addr);
-        }
-
-        let ret = self
-            .socket
+        self.socket
             .as_ref()
             .unwrap()
             .peer_addr()
-            .map(|addr| addr.as_socket().expect("tcp socket is expected"));
-        if let Ok(addr) = ret {
-            meta.peer_addr = Some(addr);
-        }
-        ret
+            .map(|addr| addr.as_socket().expect("tcp socket is expected"))
     }
 
     fn no_delay(&self) -> io::Result<bool> {
