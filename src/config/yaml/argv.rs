@@ -2758,6 +2758,17 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 a.sweep.push(("--parameter-sweep-same-seed".into(), vec![]))
             }
             "same_seed" => {}
+            // Trials outside and variations inside (`repeated`), or the reverse.
+            "iteration_order" => match v.as_str() {
+                Some(mode @ ("repeated" | "independent")) => a
+                    .sweep
+                    .push(("--parameter-sweep-mode".into(), vec![mode.into()])),
+                _ => {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be 'repeated' or 'independent'"
+                    )));
+                }
+            },
             _ => return Err(YamlError::Unsupported(path)),
         }
     }

@@ -431,7 +431,7 @@ fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
         "  datasets: [{name: default, type: synthetic}]\n",
     );
     let text = format!(
-        "{base}  profiling: {{type: concurrency, concurrency: 1, requests: 10}}\nsweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2, 4]\n    datasets.default.prompts.isl: [128, 256, 512]\n  cooldownSeconds: 5\n"
+        "{base}  profiling: {{type: concurrency, concurrency: 1, requests: 10}}\nsweep:\n  type: zip\n  parameters:\n    concurrency: [1, 2, 4]\n    datasets.default.prompts.isl: [128, 256, 512]\n  cooldownSeconds: 5\n  iteration_order: independent\n"
     );
     let f = file_args(&text);
     assert_eq!(
@@ -444,8 +444,11 @@ fn a_sweep_block_translates_to_the_sweep_flags_and_is_gated_in_one_place() {
                 s(&["128,256,512"])
             ),
             ("--parameter-sweep-cooldown-seconds".to_string(), s(&["5"])),
+            ("--parameter-sweep-mode".to_string(), s(&["independent"])),
         ]
     );
+    let e = refused(&text.replace("iteration_order: independent", "iteration_order: inner"));
+    assert!(e.to_string().contains("'repeated' or 'independent'"), "{e}");
     assert!(
         !f.flags.iter().any(|(k, _)| k == "--concurrency"),
         "the list replaces the scalar"
