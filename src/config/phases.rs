@@ -35,7 +35,8 @@ impl NamedPhase {
             name: spec.name.clone(),
             warmup: spec.warmup,
             config: resolve(spec)?,
-            failed_request_threshold: spec.failed_request_threshold,
+            // A warmup's is echoed and unused (its records count toward no budget).
+            failed_request_threshold: spec.failed_request_threshold.filter(|_| !spec.warmup),
             seamless: spec.seamless,
         })
     }
@@ -216,7 +217,9 @@ pub fn resolve(spec: &PhaseSpec) -> Result<PhaseConfig, ConfigError> {
     let request_count = spec.requests;
     let prefill_ramp = positive(spec.prefill_ramp, "prefill_ramp")?;
     // AIPerf's `CancellationConfig`: a percentage in [0, 100] (0: none) and a delay of 0 or more.
-    let cancellation = match spec.cancellation {
+    // A warmup's is echoed and unused: AIPerf 0.13 cancels none of a warmup's requests (its run
+    // of `tests/data/aiperf-yaml/warmup-cancel.yaml`: 10 of 10 answered).
+    let cancellation = match spec.cancellation.filter(|_| !spec.warmup) {
         None => None,
         Some((rate, _)) if !(0.0..=100.0).contains(&rate) => {
             return err(format!(

@@ -545,6 +545,46 @@ fn timing_modes_that_change_nothing_run_and_echo_as_aiperfs() {
     );
 }
 
+/// A warmup's `cancellation` and `failed_request_threshold`: echoed as AIPerf 0.13 echoed them
+/// (`warmup-cancel`, key for key and in order) and applied to nothing, as AIPerf applied them —
+/// its run cancelled none of the warmup's 10 requests though each outlived the 10 ms delay.
+#[test]
+fn a_warmups_cancellation_and_error_budget_are_echoed_and_unused_as_in_aiperf() {
+    let aiperf: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{DIR}/warmup-cancel.input_config.json")).unwrap(),
+    )
+    .unwrap();
+    let ours = from_file("warmup-cancel", &[]);
+    assert_eq!(
+        serde_json::to_string(&ours["phases"]).unwrap(),
+        serde_json::to_string(&aiperf["phases"]).unwrap()
+    );
+    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
+        ttft: std::time::Duration::from_millis(50),
+        ..ringperf_mock::mock::MockConfig::default()
+    })
+    .expect("mock starts");
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f", &format!("{DIR}/warmup-cancel.yaml")])
+        .args(["--ui", "none", "--no-server-metrics"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    let warmup: Vec<&Value> = (records.iter())
+        .filter(|r| r["metadata"]["phase_name"] == "warmup")
+        .collect();
+    assert_eq!(warmup.len(), 10);
+    assert!(
+        warmup
+            .iter()
+            .all(|r| r["metadata"]["was_cancelled"] == false)
+    );
+}
+
 fn run_fixture(name: &str) -> tempfile::TempDir {
     let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
         .expect("mock starts");

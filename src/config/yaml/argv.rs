@@ -1535,7 +1535,10 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
         ]
         .iter()
         .all(|k| w.contains_key(*k) || !p.contains_key(*k));
-        paced && inherits_nothing
+        // A warmup's cancellation has no `--warmup-*` flag: such a warmup is a phase of its own
+        // (it is echoed; AIPerf 0.13 cancels none of a warmup's requests).
+        let flagged = !w.contains_key("cancellation");
+        paced && inherits_nothing && flagged
     };
     // Agentic replay puts its own warmup in place of the file's: those are echoed, never run.
     let prof_agentic =
@@ -1714,7 +1717,7 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             k if AGENTIC_KEYS.contains(&k) => {
                 agentic_key(k, v, &path, (ty, warmup), &mut spec.agentic)?
             }
-            "cancellation" if !warmup => {
+            "cancellation" => {
                 let c = obj(v, &path)?;
                 keys(c, &path, &["rate", "delay"], &[])?;
                 let rate = c
@@ -1744,7 +1747,7 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
                         "{path}: Input should be less than or equal to 1"
                     )));
                 }
-                spec.failed_request_threshold = Some(t).filter(|_| !warmup);
+                spec.failed_request_threshold = Some(t);
             }
             _ => return Err(YamlError::Unsupported(path)),
         }
@@ -1888,6 +1891,25 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             "grace_period" => a.one("--benchmark-grace-period", dur(v, &path)?),
             "failed_request_threshold" if !warmup => {
                 a.one("--failed-request-threshold", num(v, &path)?)
+            }
+            // Kept for profiling phases only, as AIPerf keeps it (a warmup's records count
+            // toward no budget): checked, echoed, unused.
+            "failed_request_threshold" => {
+                let t = num(v, &path)?;
+                if !(0.0..=1.0).contains(&t) {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be {} {}",
+                        if t < 0.0 {
+                            "greater than or equal to"
+                        } else {
+                            "less than or equal to"
+                        },
+                        if t < 0.0 { 0 } else { 1 }
+                    )));
+                }
+                a.file_only
+                    .echoed
+                    .push(("phases.0.failed_request_threshold".into(), v.clone()));
             }
             "auto_offset" if ty == "fixed_schedule" && flag_bool(v, &path)? => {
                 a.switch("--fixed-schedule-auto-offset")

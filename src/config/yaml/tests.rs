@@ -1426,3 +1426,25 @@ fn a_timing_mode_changing_the_strategy_is_refused() {
         Some("user_centric_rate")
     );
 }
+
+/// The flags' warmup's `failed_request_threshold`: checked, echoed, unused (AIPerf keeps it for
+/// profiling phases only).
+#[test]
+fn a_flag_warmups_error_budget_is_echoed_not_applied() {
+    let f = file_args(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic}\n  phases:\n    - {name: warmup, kind: warmup, type: concurrency, concurrency: 1, requests: 2, failed_request_threshold: 0.3}\n    - {name: profiling, type: concurrency, concurrency: 1, requests: 2}\n",
+    );
+    assert!(f.file_only.phases_before.is_empty(), "the flags' warmup");
+    assert_eq!(
+        f.file_only.echoed,
+        [(
+            "phases.0.failed_request_threshold".to_owned(),
+            serde_json::json!(0.3)
+        )]
+    );
+    assert!(!f.words().iter().any(|w| w == "--failed-request-threshold"));
+    let e = refused(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic}\n  phases:\n    - {name: warmup, kind: warmup, type: concurrency, concurrency: 1, requests: 2, failed_request_threshold: 1.5}\n    - {name: profiling, type: concurrency, concurrency: 1, requests: 2}\n",
+    );
+    assert!(e.to_string().contains("less than or equal to 1"), "{e}");
+}
