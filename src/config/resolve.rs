@@ -206,10 +206,27 @@ impl Config {
                 .filter(|(_, _, curve)| curve != "linear")
                 .map(|(phase, key, curve)| {
                     format!(
-                        "phase {phase}: the {curve} {key} runs linearly, as AIPerf 0.13 runs                          every ramp (its runner ramps linearly whatever the strategy)"
+                        "phase {phase}: the {curve} {key} runs linearly, as AIPerf 0.13 runs \
+                         every ramp (its runner ramps linearly whatever the strategy)"
                     )
                 })
                 .collect(),
+            // A user-centric phase's rate does not ramp: AIPerf 0.13's user-centric strategy
+            // takes no new rate (its warning: "Request rate will be fixed at the target
+            // value"), and neither does the run here.
+            (std::iter::once((cfg_name(&plan.file_only), &profiling))
+                .chain(phases_after.iter().map(|p| (p.name.as_str(), &p.config))))
+            .filter(|(_, p)| {
+                matches!(p.timing.mode, timing::Mode::UserCentric { .. })
+                    && p.timing.rate_ramp.is_some()
+            })
+            .map(|(name, _)| {
+                format!(
+                    "phase {name}: a user-centric phase's rate does not ramp (its rate is fixed \
+                     at the target, as AIPerf 0.13 runs it)"
+                )
+            })
+            .collect(),
         ]
         .concat();
         let session_header = super::requests::session_header(&args.requests)?;
@@ -1039,4 +1056,9 @@ fn tokenizer_warnings(
         );
     }
     w
+}
+
+/// The first profiling phase's name as the file gives it (`profiling` by default).
+fn cfg_name(f: &crate::plan::FileOnly) -> &str {
+    f.profiling_name.as_deref().unwrap_or("profiling")
 }

@@ -1197,3 +1197,25 @@ fn the_turn_delay_ratio_is_echoed_when_given() {
     assert_eq!(d["datasets"][0]["turn_delay_ratio"], 1.0);
     assert!(ic("")["datasets"][0].get("turn_delay_ratio").is_none());
 }
+
+/// A user-centric phase's rate ramp is read and warned of, not applied: AIPerf 0.13's
+/// user-centric strategy takes no new rate (its run of a 3 s ramp sent 21, 20, 20, 18 requests
+/// in the first four seconds at 20/s, as ringperf's).
+#[test]
+fn a_user_centric_rate_ramp_is_warned_of() {
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --user-centric-rate 20 --num-users 4 \
+         --conversation-turn-mean 3 --benchmark-duration 4 --request-rate-ramp-duration 3",
+    )
+    .unwrap();
+    let warned: Vec<&String> = (c.warnings.iter())
+        .filter(|w| w.contains("a user-centric phase's rate does not ramp"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", c.warnings);
+    let c = cfg(
+        "ringperf profile -m m -u 127.0.0.1:1 --request-rate 20 --request-count 4 \
+         --request-rate-ramp-duration 3",
+    )
+    .unwrap();
+    assert!(!c.warnings.iter().any(|w| w.contains("does not ramp")));
+}

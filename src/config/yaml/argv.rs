@@ -1704,7 +1704,10 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
             "users" if pacing == Pacing::UserCentric => spec.users = Some(whole(v)?),
             "concurrency_ramp" => spec.concurrency_ramp = Some(ramp(v, &path)?.0),
             "prefill_ramp" => spec.prefill_ramp = Some(ramp(v, &path)?.0),
-            "rate_ramp" if pacing.rated() => spec.rate_ramp = Some(ramp(v, &path)?.0),
+            // (On a user-centric phase: read, echoed, not applied, as in AIPerf 0.13.)
+            "rate_ramp" if pacing.rated() || pacing == Pacing::UserCentric => {
+                spec.rate_ramp = Some(ramp(v, &path)?.0)
+            }
             "grace_period" => spec.grace_period = Some(secs(v, &path)?),
             "auto_offset" if pacing == Pacing::FixedSchedule => {
                 spec.auto_offset = Some(flag_bool(v, &path)?);

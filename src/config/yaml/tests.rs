@@ -1448,3 +1448,13 @@ fn a_flag_warmups_error_budget_is_echoed_not_applied() {
     );
     assert!(e.to_string().contains("less than or equal to 1"), "{e}");
 }
+
+/// `rate_ramp` on a later user-centric phase is read (AIPerf warns and fixes the rate at its
+/// target; so does the run), not refused.
+#[test]
+fn a_later_user_centric_phases_rate_ramp_is_read() {
+    let f = file_args(
+        "benchmark:\n  model: m\n  endpoint: {url: u}\n  dataset: {type: synthetic}\n  phases:\n    - {name: profiling, type: concurrency, concurrency: 1, requests: 2}\n    - {name: p2, kind: profiling, type: user_centric, rate: 20, users: 4, duration: 2, rate_ramp: 3}\n",
+    );
+    assert_eq!(f.file_only.phases_after[0].rate_ramp, Some(3.0));
+}
