@@ -347,10 +347,7 @@ fn an_inline_mooncake_trace_replays_as_aiperf_replayed_it() {
 #[test]
 fn inline_pools_and_bailian_records_run_as_aiperf_ran_them() {
     for name in ["inline-pools", "inline-bailian"] {
-        let aiperf: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap(),
-        )
-        .unwrap();
+        let aiperf = aiperf_echo(name);
         let ours = from_file(name, &[]);
         for key in ["datasets", "phases"] {
             assert_eq!(ours[key], aiperf[key], "{name}: {key}");
@@ -423,10 +420,7 @@ fn inline_pools_and_bailian_records_run_as_aiperf_ran_them() {
 #[test]
 fn media_sides_and_sequence_pairs_run_at_aiperfs_expected_values() {
     for name in ["drawn-media", "seq-dist-drawn"] {
-        let aiperf: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap(),
-        )
-        .unwrap();
+        let aiperf = aiperf_echo(name);
         assert_eq!(
             from_file(name, &[])["datasets"],
             aiperf["datasets"],
@@ -491,10 +485,7 @@ fn read_and_unused_keys_are_echoed_as_aiperf_echoed_them() {
 /// prompt, 5 tokens asked for (AIPerf's `inputs.json`).
 #[test]
 fn a_file_datasets_system_prompt_cache_bust_and_osl_run_as_aiperf_ran_them() {
-    let aiperf: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{DIR}/file-keys.input_config.json")).unwrap(),
-    )
-    .unwrap();
+    let aiperf = aiperf_echo("file-keys");
     assert_eq!(from_file("file-keys", &[])["datasets"], aiperf["datasets"]);
     let dir = run_fixture("file-keys");
     let inputs: Value =
@@ -523,10 +514,7 @@ fn a_file_datasets_system_prompt_cache_bust_and_osl_run_as_aiperf_ran_them() {
 /// order, and its 2 + 6 + 4 requests).
 #[test]
 fn timing_modes_that_change_nothing_run_and_echo_as_aiperfs() {
-    let aiperf: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{DIR}/timing-modes.input_config.json")).unwrap(),
-    )
-    .unwrap();
+    let aiperf = aiperf_echo("timing-modes");
     let ours = from_file("timing-modes", &[]);
     assert_eq!(
         serde_json::to_string(&ours["phases"]).unwrap(),
@@ -550,10 +538,7 @@ fn timing_modes_that_change_nothing_run_and_echo_as_aiperfs() {
 /// its run cancelled none of the warmup's 10 requests though each outlived the 10 ms delay.
 #[test]
 fn a_warmups_cancellation_and_error_budget_are_echoed_and_unused_as_in_aiperf() {
-    let aiperf: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{DIR}/warmup-cancel.input_config.json")).unwrap(),
-    )
-    .unwrap();
+    let aiperf = aiperf_echo("warmup-cancel");
     let ours = from_file("warmup-cancel", &[]);
     assert_eq!(
         serde_json::to_string(&ours["phases"]).unwrap(),
@@ -583,6 +568,12 @@ fn a_warmups_cancellation_and_error_budget_are_echoed_and_unused_as_in_aiperf() 
             .iter()
             .all(|r| r["metadata"]["was_cancelled"] == false)
     );
+}
+
+/// The `input_config` AIPerf 0.13 wrote for the fixture `name` (`NAME.input_config.json`).
+fn aiperf_echo(name: &str) -> Value {
+    let text = std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
 }
 
 fn run_fixture(name: &str) -> tempfile::TempDir {

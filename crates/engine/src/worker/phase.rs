@@ -94,17 +94,7 @@ pub(super) async fn run(
             cap,
             slots,
             kind,
-        } => {
-            let loop_ = OpenLoop {
-                queue: &queue,
-                fed: &fed,
-                next_ns: &next_ns,
-                cap,
-                slots,
-                kind,
-            };
-            open_loop(&ctx, loop_).await
-        }
+        } => open_loop(&ctx, (&queue, &fed, &next_ns), cap, slots, kind).await,
         CreditSource::Agentic(work) => super::agentic::run(&ctx, &work).await,
     }
     // Child sessions still running (a background subagent outlives its root): the phase ends
@@ -205,15 +195,13 @@ fn closed_slot(ctx: Rc<Ctx>, cap: Option<usize>) -> impl Future<Output = ()> {
     }
 }
 
-/// An open loop's credits and limits ([`CreditSource::Open`]).
-struct OpenLoop<'a> {
-    queue: &'a crossbeam_queue::ArrayQueue<ringperf_wire::record::Credit>,
-    fed: &'a std::sync::atomic::AtomicBool,
-    next_ns: &'a std::sync::atomic::AtomicU64,
-    cap: Option<usize>,
-    slots: Option<Arc<SessionSlots>>,
-    kind: OpenKind,
-}
+/// Where an open loop's credits come from ([`CreditSource::Open`]): its queue, whether the
+/// feeder is done, the next credit's time.
+type Feed<'a> = (
+    &'a crossbeam_queue::ArrayQueue<ringperf_wire::record::Credit>,
+    &'a std::sync::atomic::AtomicBool,
+    &'a std::sync::atomic::AtomicU64,
+);
 
 /// The open loop: pace every credit to its intended time, then use it as its kind says.
 ///
@@ -222,15 +210,13 @@ struct OpenLoop<'a> {
 /// `--concurrency`, or the slots an adaptive phase moving its concurrency steers — and else goes
 /// unused: AIPerf 0.13 skips such a tick rather than sending late, and keeps the conversation it
 /// drew for the next one (`timing/strategies/request_rate.py`).
-async fn open_loop(ctx: &Rc<Ctx>, o: OpenLoop<'_>) {
-    let OpenLoop {
-        queue,
-        fed,
-        next_ns,
-        cap,
-        slots,
-        kind,
-    } = o;
+async fn open_loop(
+    ctx: &Rc<Ctx>,
+    (queue, fed, next_ns): Feed<'_>,
+    cap: Option<usize>,
+    slots: Option<Arc<SessionSlots>>,
+    kind: OpenKind,
+) {
     let cap = cap.unwrap_or(usize::MAX).max(1);
     // Rate ticks: the phase's session slots, or those an adaptive phase moving its
     // concurrency steers (its gate's).
