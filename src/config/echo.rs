@@ -814,6 +814,9 @@ fn endpoint(cfg: &Config, e: &Echo) -> Value {
     if a.outputs.per_chunk_usage {
         m.insert("per_chunk_usage".into(), json!(true));
     }
+    if let Some(t) = &cfg.template_echo {
+        m.insert("template".into(), t.clone());
+    }
     let mut headers = Map::new();
     for h in &a.header {
         for (k, v) in super::parse_pairs(h, "--header").unwrap_or_default() {

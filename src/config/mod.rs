@@ -450,6 +450,9 @@ pub struct Config {
     /// `--endpoint-type template`: the compiled `payload_template` and `response_field` (taken
     /// out of `extra_inputs`).
     pub payload_template: Option<std::sync::Arc<ringperf_wire::endpoint::PayloadTemplate>>,
+    /// `endpoint.template` as AIPerf echoes the extras' payload template (`{body,
+    /// response_field}`).
+    pub template_echo: Option<Value>,
     /// Where answers are read (`response_field`): `template`'s, or `raw`'s from
     /// `--extra-inputs response_field:<path>`; `None` auto-detects.
     pub response_field: Option<std::sync::Arc<ringperf_wire::endpoint::FieldPath>>,

@@ -74,6 +74,7 @@ impl Config {
             extra_inputs,
             payload_template,
             response_field,
+            template_echo,
         } = extras(args, endpoint, env)?;
         let Workload {
             profiling,
@@ -265,6 +266,7 @@ impl Config {
             extra_inputs,
             payload_template,
             response_field,
+            template_echo,
             use_legacy_max_tokens: args.use_legacy_max_tokens,
             use_server_token_count: args.use_server_token_count,
             outputs,
@@ -447,6 +449,7 @@ struct Extras {
     extra_inputs: Map<String, serde_json::Value>,
     payload_template: Option<Arc<PayloadTemplate>>,
     response_field: Option<Arc<FieldPath>>,
+    template_echo: Option<serde_json::Value>,
 }
 
 fn extras(
@@ -460,6 +463,15 @@ fn extras(
             extra_inputs.insert(k, v);
         }
     }
+    // AIPerf's converter makes the extras' template `endpoint.template` (a file's text as its
+    // body, `response_field` "text" when not given), whatever the endpoint type.
+    let template_echo = (extra_inputs.get("payload_template")).map(|given| {
+        let body = (given.as_str())
+            .and_then(|g| env.template_files.get(g).cloned())
+            .map_or_else(|| given.clone(), serde_json::Value::from);
+        let field = (extra_inputs.get("response_field").cloned()).unwrap_or("text".into());
+        serde_json::json!({"body": body, "response_field": field})
+    });
     let payload_template = template::take(&mut extra_inputs, endpoint, &env.template_files)?;
     // AIPerf's rule: a chained Responses conversation sends only its newest turn, so the ISL
     // must come from the server.
@@ -516,6 +528,7 @@ fn extras(
         extra_inputs,
         payload_template,
         response_field,
+        template_echo,
     })
 }
 

@@ -570,6 +570,42 @@ fn a_warmups_cancellation_and_error_budget_are_echoed_and_unused_as_in_aiperf() 
     );
 }
 
+/// An `endpoint.template` block (refused before): the body is rendered per request and the
+/// answer read at `response_field`, as AIPerf's flags' `payload_template` / `response_field`
+/// are; echoed as AIPerf echoed it (`endpoint-template`: its `endpoint`, key for key and in
+/// order); every answer read (3 tokens each, AIPerf's OSL).
+#[test]
+fn an_endpoint_template_block_runs_and_echoes_as_aiperfs() {
+    let aiperf = aiperf_echo("endpoint-template");
+    let ours = from_file("endpoint-template", &[]);
+    let mut want = aiperf["endpoint"].clone();
+    want["urls"] = ours["endpoint"]["urls"].clone();
+    assert_eq!(
+        serde_json::to_string(&ours["endpoint"]).unwrap(),
+        serde_json::to_string(&want).unwrap()
+    );
+    let dir = run_fixture("endpoint-template");
+    let inputs: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("inputs.json")).unwrap())
+            .unwrap();
+    for s in inputs["data"].as_array().unwrap() {
+        let body = &s["payloads"][0];
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["model", "prompt", "max_tokens"], "{body}");
+        assert_eq!(body["max_tokens"], 3);
+    }
+    let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r["metrics"]["output_sequence_length"]["value"], 3, "{r}");
+    }
+}
+
 /// The `input_config` AIPerf 0.13 wrote for the fixture `name` (`NAME.input_config.json`).
 fn aiperf_echo(name: &str) -> Value {
     let text = std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap();

@@ -394,6 +394,9 @@ fn models(v: Option<&Value>, a: &mut FileArgs) -> R<()> {
 
 fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     const P: &str = "benchmark.endpoint";
+    // `extra` and `template` make one `--extra-inputs` object: AIPerf's flags carry a
+    // template as the extras' `payload_template` and `response_field`.
+    let mut extras: Option<Map<String, Value>> = None;
     for (k, v) in m {
         let path = format!("{P}.{k}");
         if let Some(routed) = text_flag(&path, v, a) {
@@ -424,7 +427,30 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "uuid_and_strip" if flag_bool(v, &path)? => a.switch("--uuid-and-strip"),
             "uuid_and_strip" => {}
             "headers" => a.one("--header", json_obj(v, &path)?),
-            "extra" => a.one("--extra-inputs", json_obj(v, &path)?),
+            "extra" if !v.is_null() => {
+                let e = obj(v, &path)?.clone();
+                let merged = extras.get_or_insert_with(Map::new);
+                // The template's keys win (AIPerf takes them out of the extras).
+                for (k, v) in e {
+                    merged.entry(k).or_insert(v);
+                }
+            }
+            "extra" => {}
+            "template" if !v.is_null() => {
+                let t = obj(v, &path)?;
+                keys(t, &path, &["body", "response_field"], &[])?;
+                let body = t
+                    .get("body")
+                    .ok_or_else(|| YamlError::Schema(format!("{path}.body: Field required")))?;
+                let merged = extras.get_or_insert_with(Map::new);
+                merged.insert("payload_template".into(), Value::from(scalar(body, &path)?));
+                let field = match t.get("response_field") {
+                    Some(f) => scalar(f, &format!("{path}.response_field"))?,
+                    None => "text".into(),
+                };
+                merged.insert("response_field".into(), Value::from(field));
+            }
+            "template" => {}
             "session_header" => a.one("--session-header", scalar(v, &path)?),
             "request_content_type" => a.one("--request-content-type", scalar(v, &path)?),
             "download_video_content" if flag_bool(v, &path)? => {
@@ -472,9 +498,11 @@ fn endpoint(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 ],
                 a,
             )?,
-            "template" => return Err(YamlError::Unsupported(path)),
             _ => return Err(extra(&path)),
         }
+    }
+    if let Some(e) = extras {
+        a.one("--extra-inputs", Value::Object(e).to_string());
     }
     Ok(())
 }
