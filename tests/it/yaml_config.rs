@@ -514,12 +514,7 @@ fn a_file_datasets_system_prompt_cache_bust_and_osl_run_as_aiperf_ran_them() {
 /// order, and its 2 + 6 + 4 requests).
 #[test]
 fn timing_modes_that_change_nothing_run_and_echo_as_aiperfs() {
-    let aiperf = aiperf_echo("timing-modes");
-    let ours = from_file("timing-modes", &[]);
-    assert_eq!(
-        serde_json::to_string(&ours["phases"]).unwrap(),
-        serde_json::to_string(&aiperf["phases"]).unwrap()
-    );
+    assert_same_phases("timing-modes");
     let dir = run_fixture("timing-modes");
     let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
     let count = |phase: &str| {
@@ -538,26 +533,14 @@ fn timing_modes_that_change_nothing_run_and_echo_as_aiperfs() {
 /// its run cancelled none of the warmup's 10 requests though each outlived the 10 ms delay.
 #[test]
 fn a_warmups_cancellation_and_error_budget_are_echoed_and_unused_as_in_aiperf() {
-    let aiperf = aiperf_echo("warmup-cancel");
-    let ours = from_file("warmup-cancel", &[]);
-    assert_eq!(
-        serde_json::to_string(&ours["phases"]).unwrap(),
-        serde_json::to_string(&aiperf["phases"]).unwrap()
+    assert_same_phases("warmup-cancel");
+    let dir = run_fixture_with(
+        "warmup-cancel",
+        ringperf_mock::mock::MockConfig {
+            ttft: std::time::Duration::from_millis(50),
+            ..ringperf_mock::mock::MockConfig::default()
+        },
     );
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig {
-        ttft: std::time::Duration::from_millis(50),
-        ..ringperf_mock::mock::MockConfig::default()
-    })
-    .expect("mock starts");
-    let dir = tempfile::tempdir().unwrap();
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f", &format!("{DIR}/warmup-cancel.yaml")])
-        .args(["--ui", "none", "--no-server-metrics"])
-        .env("URL", format!("http://{}", server.addr))
-        .env("OUT", dir.path())
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let records = common::read_jsonl(&dir.path().join("profile_export.jsonl"));
     let warmup: Vec<&Value> = (records.iter())
         .filter(|r| r["metadata"]["phase_name"] == "warmup")
@@ -606,6 +589,15 @@ fn an_endpoint_template_block_runs_and_echoes_as_aiperfs() {
     }
 }
 
+/// ringperf's `input_config.phases` for the fixture `name` is AIPerf's, key for key and in order.
+fn assert_same_phases(name: &str) {
+    assert_eq!(
+        serde_json::to_string(&from_file(name, &[])["phases"]).unwrap(),
+        serde_json::to_string(&aiperf_echo(name)["phases"]).unwrap(),
+        "{name}"
+    );
+}
+
 /// The `input_config` AIPerf 0.13 wrote for the fixture `name` (`NAME.input_config.json`).
 fn aiperf_echo(name: &str) -> Value {
     let text = std::fs::read_to_string(format!("{DIR}/{name}.input_config.json")).unwrap();
@@ -613,8 +605,12 @@ fn aiperf_echo(name: &str) -> Value {
 }
 
 fn run_fixture(name: &str) -> tempfile::TempDir {
-    let server = ringperf_mock::mock::start(ringperf_mock::mock::MockConfig::default())
-        .expect("mock starts");
+    run_fixture_with(name, ringperf_mock::mock::MockConfig::default())
+}
+
+/// [`run_fixture`] against a mock of `mock`'s settings.
+fn run_fixture_with(name: &str, mock: ringperf_mock::mock::MockConfig) -> tempfile::TempDir {
+    let server = ringperf_mock::mock::start(mock).expect("mock starts");
     let dir = tempfile::tempdir().unwrap();
     let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-f", &format!("{DIR}/{name}.yaml")])
