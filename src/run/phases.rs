@@ -808,9 +808,16 @@ impl<'a> Planner<'a> {
         cap: Option<u64>,
         queues: dispatch::Queues,
     ) -> Plans {
-        // Ticks are not counted against the request count: a tick may go unused (every session
-        // slot taken, or no later turn due and no session left to start), and the workers stop
-        // at the phase's last request, as AIPerf's rate loop runs until its stop condition.
+        // With session slots a tick may go unused (every slot taken), so ticks are not counted
+        // against the request count there: the workers stop at the phase's last request, as
+        // AIPerf's rate loop runs until its stop condition. Without slots every tick is a
+        // request, and the phase has exactly as many: no later tick can take the last request
+        // from a worker woken late for an earlier one.
+        let gated = (self.adaptive.as_ref()).is_some_and(|g| g.slots().is_some());
+        let ticks = match (cap, gated) {
+            (None, false) => self.p.request_count.unwrap_or(u64::MAX),
+            _ => u64::MAX,
+        };
         let mut d = dispatch::Dispatcher::new(
             queues,
             rate,
@@ -818,7 +825,7 @@ impl<'a> Planner<'a> {
             self.cfg.seed,
             self.phase,
             self.start,
-            u64::MAX,
+            ticks,
             self.issue_deadline_ns,
         );
         if let Some(ramp) = self.p.timing.rate_ramp {
