@@ -22,6 +22,24 @@ pub struct OutputsConfig {
     pub plot_required: bool,
 }
 
+/// Why `what` (several runs: a sweep, a search, repeated runs, shards) cannot run beside a
+/// config file's `artifacts.summary: false`: it reads each run's summary JSON, which the setting
+/// leaves out. AIPerf 0.13 (which has no shards) runs the others and then counts every run
+/// failed.
+pub fn summary_off(what: &str) -> String {
+    let aiperf = if what.contains("--shard-count") {
+        ""
+    } else {
+        " (AIPerf 0.13 runs them all, then counts every run failed: \"No metrics found in \
+         artifacts\")"
+    };
+    format!(
+        "benchmark.artifacts.summary: false beside {what}: each run's results are read from its \
+         summary JSON, which the setting leaves out{aiperf}; keep the summary JSON, or run one \
+         benchmark"
+    )
+}
+
 /// Resolves the flags for a run of `endpoint`, `streaming` or not; also returns the warning of a
 /// flag given where it changes nothing.
 ///

@@ -643,6 +643,13 @@ fn workload(
              least 2 to enable adaptive convergence.",
         ));
     }
+    if !file_only.summary_json() && (multi_run.is_repeated() || shard.is_split()) {
+        return err(super::outputs::summary_off(if shard.is_split() {
+            "--shard-count over 1 (`ringperf merge` joins the shards' results)"
+        } else {
+            "repeated runs (--num-profile-runs over 1)"
+        }));
+    }
     if multi_run.is_repeated() && shard.is_split() {
         return err(
             "--num-profile-runs over 1 cannot be combined with --shard-count over 1: repeat \

@@ -442,13 +442,19 @@ fn write_phases(
             server_metrics: sm.map(|(_, data)| data),
         })
         .collect();
-    ringperf_metrics::export::phases::write_phase_artifacts(out, names, &phase_runs, run_info)
-        .map_err(|e| {
-            MergeError::Failed(format!(
-                "cannot write the per-phase files in {}: {e}",
-                out.display()
-            ))
-        })?;
+    ringperf_metrics::export::phases::write_phase_artifacts(
+        out,
+        names,
+        &phase_runs,
+        run_info,
+        true,
+    )
+    .map_err(|e| {
+        MergeError::Failed(format!(
+            "cannot write the per-phase files in {}: {e}",
+            out.display()
+        ))
+    })?;
     // The per-phase server-metrics files as the scraping shard wrote them (their header gives
     // the window its server metrics were computed over); the manifest above names them.
     for (phase, sm) in [

@@ -349,6 +349,12 @@ pub struct FileOnly {
 }
 
 impl FileOnly {
+    /// Whether the run writes its summary JSON: not when the file says `artifacts.summary:
+    /// false` (AIPerf then writes the CSV summary alone, at the top and in each phase).
+    pub fn summary_json(&self) -> bool {
+        self.exports.get("summary") != Some(&serde_json::Value::Bool(false))
+    }
+
     /// Nothing beyond the flags.
     pub fn is_empty(&self) -> bool {
         self.phases_before.is_empty()

@@ -106,7 +106,13 @@ pub(super) fn finish(
     m.summary.results.extend(energy);
     let health = account(cfg, &mut run_info, &m, &sm, &gpu);
     let spec_table = sm.spec_decode_table.clone();
-    let files = write_exports(cfg, prepared, &m, &run_info, &gpu, sm, times)?;
+    let doc = ringperf_metrics::export::summary_doc(
+        &m.summary,
+        m.warmup.as_ref(),
+        &run_info,
+        gpu.sections().as_ref(),
+    );
+    let files = write_exports(cfg, prepared, &m, &run_info, (&gpu, &doc), sm, times)?;
     write_console(
         cfg,
         prepared,
@@ -115,13 +121,9 @@ pub(super) fn finish(
         (&gpu, spec_table.as_deref()),
         &files,
     )?;
-    // The live API serves the results as written, and the artifacts beside them.
+    // The live API serves the results (the summary JSON's document, written or not), and the
+    // artifacts beside them.
     if let Some(a) = api {
-        let path = prepared.dir.join(&prepared.names.json);
-        let doc = std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(serde_json::Value::Null);
         a.results(doc, &prepared.dir, run_info.was_cancelled);
     }
     Ok(outcome(m, health, prepared.dir.clone()))
@@ -422,7 +424,7 @@ fn write_exports(
     prepared: &Prepared,
     m: &Measured,
     run_info: &RunInfo,
-    gpu: &gpu_telemetry::Finished,
+    (gpu, doc): (&gpu_telemetry::Finished, &serde_json::Value),
     sm: server_metrics::Finished,
     times: &PhaseTimes,
 ) -> Result<Files, RunError> {
@@ -431,8 +433,7 @@ fn write_exports(
         dir,
         names,
         &m.summary,
-        m.warmup.as_ref(),
-        run_info,
+        (doc, cfg.plan().file_only.summary_json()),
         gpu.sections().as_ref(),
     )
     .map_err(|e| {
@@ -535,6 +536,7 @@ fn write_phase_files(
         &prepared.names,
         &phase_runs,
         run_info,
+        cfg.plan().file_only.summary_json(),
     )
     .map_err(|e| {
         artifacts(format!(

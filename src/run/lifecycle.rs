@@ -88,6 +88,13 @@ pub(super) fn after_run(
     if cfg.mlflow.is_none() && cfg.wandb.is_none() {
         return;
     }
+    if !cfg.plan().file_only.summary_json() {
+        super::note(
+            "warning: MLflow and W&B exports skipped: they log the summary JSON, which \
+             artifacts.summary: false leaves out",
+        );
+        return;
+    }
     let names = ringperf_metrics::export::ExportNames::new(cfg.export_prefix.as_deref());
     let path = outcome.artifact_dir.join(&names.json);
     let summary = match std::fs::read(&path)

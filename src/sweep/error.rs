@@ -52,6 +52,8 @@ pub enum SweepError {
         /// What happened.
         why: String,
     },
+    /// A config file's `artifacts.summary: false`: no summary JSON for the runs' results.
+    SummaryOff,
     /// A negative or non-finite `--parameter-sweep-cooldown-seconds`.
     BadCooldown {
         /// The value.
@@ -136,6 +138,9 @@ impl fmt::Display for SweepError {
             ),
             SweepError::ShardBarrier { run, why } => {
                 write!(f, "sharded sweep, after run {run}: {why}")
+            }
+            SweepError::SummaryOff => {
+                f.write_str(&crate::config::outputs::summary_off("a sweep or a search"))
             }
             SweepError::BadCooldown { value } => write!(
                 f,

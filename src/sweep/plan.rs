@@ -510,7 +510,7 @@ impl SweepPlan {
         if lists.is_empty() && sw.variants.is_empty() && base.file_only.scenarios.is_empty() {
             return Ok(None);
         }
-        check_refusals(lists, args)?;
+        check_refusals(base, lists)?;
         let scenarios = &base.file_only.scenarios;
         let (sweep_type, variations) = if !scenarios.is_empty() {
             let variations = scenarios
@@ -818,7 +818,11 @@ pub fn parse_variant(s: &str) -> Result<ParsedVariant, SweepError> {
 }
 
 /// AIPerf's refusals of a sweep command line.
-fn check_refusals(lists: &[ListValues], args: &ProfileArgs) -> Result<(), SweepError> {
+fn check_refusals(base: &Plan, lists: &[ListValues]) -> Result<(), SweepError> {
+    let args = &base.settings;
+    if !base.file_only.summary_json() {
+        return Err(SweepError::SummaryOff);
+    }
     if !args.sweep.variants.is_empty() && !lists.is_empty() {
         return Err(SweepError::VariantsWithLists {
             flags: lists.iter().map(|(f, _)| f.names[0]).collect(),

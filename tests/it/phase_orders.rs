@@ -58,6 +58,8 @@ fn run_file(case: &str, file: &Path, extra: &[&str]) -> (tempfile::TempDir, Path
         "{case}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The console's footer, for the tests that read it.
+    std::fs::write(dir.path().join("stdout.txt"), &out.stdout).unwrap();
     (dir, out_dir)
 }
 
@@ -346,6 +348,85 @@ fn a_fixed_schedule_warmup_without_requests_is_refused() {
         stderr.contains("benchmark.phases.warmup: a fixed_schedule warmup needs requests"),
         "{stderr}"
     );
+}
+
+/// `artifacts.summary: false`: AIPerf's layout (no summary JSON at the top or in a phase, the
+/// CSVs written), its manifest (no `metrics_json`), its records' phases, its request count (the
+/// CSV's), and a footer without the JSON line.
+#[test]
+fn a_summary_turned_off_leaves_out_the_json_as_aiperf_does() {
+    let case = "summary_off";
+    let (tmp, out) = run_case(case);
+    let theirs = Path::new(AIPERF).join(case).join("artifacts");
+    let mut ours = files_under(&out);
+    assert!(ours.remove("plan.json"), "no plan.json");
+    assert_eq!(ours, aiperfs_files(case));
+    assert!(
+        !ours
+            .iter()
+            .any(|f| f.ends_with("profile_export_aiperf.json"))
+    );
+    assert_eq!(
+        manifest(&out.join("phase_manifest.json")),
+        manifest(&theirs.join("phase_manifest.json"))
+    );
+    assert_eq!(
+        tags(&out.join("profile_export.jsonl")),
+        tags(&theirs.join("profile_export.jsonl"))
+    );
+    let count = |dir: &Path| {
+        let csv = std::fs::read_to_string(dir.join("profile_export_aiperf.csv")).unwrap();
+        (csv.lines())
+            .find_map(|l| l.strip_prefix("Request Count,").map(str::to_owned))
+            .expect("a request count row")
+    };
+    assert_eq!(count(&out), count(&theirs));
+    // Each phase's CSV is in its folder, and the manifest names it.
+    let m = read_json(&out.join("phase_manifest.json"));
+    for p in m["phases"].as_array().unwrap() {
+        assert!(out.join(p["metrics_csv"].as_str().unwrap()).is_file());
+        assert!(p.get("metrics_json").is_none());
+    }
+    // The footer: a CSV line, no JSON line (the server metrics' JSON line stays).
+    let footer = |path: PathBuf| {
+        let said = std::fs::read_to_string(path).unwrap();
+        let has = |label: &str| said.lines().any(|l| l.starts_with(label));
+        (has("CSV Export: "), has("JSON Export: "))
+    };
+    assert_eq!(
+        footer(Path::new(AIPERF).join(case).join("stdout.txt")),
+        (true, false)
+    );
+    assert_eq!(footer(tmp.path().join("stdout.txt")), (true, false));
+}
+
+/// Several runs beside `artifacts.summary: false` read results that are not written: AIPerf
+/// runs them and counts each failed (exit 1); ringperf says so before it starts (exit 2).
+#[test]
+fn repeated_runs_beside_a_summary_turned_off_are_refused() {
+    let case = "summary_off_repeated";
+    let said = std::fs::read_to_string(Path::new(AIPERF).join(case).join("stdout.txt")).unwrap();
+    assert!(said.contains("All runs failed - cannot compute aggregate statistics"));
+    let file = Path::new(AIPERF).join(case).join(format!("{case}.yaml"));
+    let (code, stderr) = refusal("profile", &file, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("benchmark.artifacts.summary: false beside repeated runs")
+            && stderr.contains("No metrics found in artifacts"),
+        "{stderr}"
+    );
+    // A sweep of the other file, and its shards, for the same reason.
+    let file = Path::new(AIPERF).join("summary_off/summary_off.yaml");
+    let shard = ["--shard-count", "2", "--shard-index", "0"];
+    let shard = [&shard[..], &["--start-at", "2030-01-01T00:00:00Z"]].concat();
+    for extra in [&["--concurrency", "1,2"][..], &shard] {
+        let (code, stderr) = refusal("profile", &file, extra);
+        assert_eq!(code, Some(2), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("benchmark.artifacts.summary: false beside"),
+            "{extra:?}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -1997,7 +1997,17 @@ fn ramp(v: &Value, path: &str) -> R<Seconds> {
 /// it is written. A format other than `only` (AIPerf has no other) is refused.
 fn formats(v: &Value, path: &str, only: &str) -> R<bool> {
     match v {
-        Value::Bool(b) => Ok(*b),
+        Value::Bool(false) => Ok(false),
+        // `false` turns the file off; a list names its formats.
+        Value::Bool(true) => Err(YamlError::Schema(format!(
+            "{path}: Input should be False, got true"
+        ))),
+        Value::Array(list) if list.is_empty() => {
+            let (section, key) = path.rsplit_once('.').unwrap_or(("", path));
+            Err(YamlError::Schema(format!(
+                "{section}: Value error, {key} format list cannot be empty; use false to disable"
+            )))
+        }
         Value::Array(list) => {
             for f in list {
                 if f.as_str() != Some(only) {
@@ -2006,7 +2016,7 @@ fn formats(v: &Value, path: &str, only: &str) -> R<bool> {
                     )));
                 }
             }
-            Ok(!list.is_empty())
+            Ok(true)
         }
         other => Err(YamlError::Schema(format!(
             "{path}: Input should be a valid list or false, got {other}"
@@ -2151,11 +2161,12 @@ fn sections(body: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                     flag_bool(v, &path)?;
                     a.file_only.exports.insert(k.clone(), v.clone());
                 }
-                // The summary JSON, always written: `[json]` (AIPerf's default) says so.
-                "summary" if formats(v, &path, "json")? => {
+                // The summary JSON: `[json]` (AIPerf's default) writes it, `false` leaves it
+                // out (the CSV is written either way, as AIPerf's).
+                "summary" => {
+                    formats(v, &path, "json")?;
                     a.file_only.exports.insert(k.clone(), v.clone());
                 }
-                "summary" => return Err(YamlError::Unsupported(path)),
                 "user_files" => a.file_only.user_files.files = user_files(v, &path)?,
                 _ => return Err(extra(&path)),
             }

@@ -858,8 +858,8 @@ fn a_file_value_its_setting_cannot_hold_is_refused_by_flag() {
 }
 
 /// AIPerf's `artifacts` export lists: `summary: [json]` is what ringperf always writes,
-/// `records: [jsonl]` / `false` and `raw` pick the export level; a summary turned off, or a
-/// format AIPerf does not have, is refused.
+/// `records: [jsonl]` / `false` and `raw` pick the export level; a format AIPerf does not
+/// have, `true` or an empty list is refused.
 #[test]
 fn artifact_export_lists_pick_the_export_level() {
     let level = |artifacts: &str| {
@@ -878,10 +878,22 @@ fn artifact_export_lists_pick_the_export_level() {
         Some("raw")
     );
     assert_eq!(level("{summary: [json]}"), None);
+    // `summary: false` leaves the JSON out (echoed as given; no export level of its own);
+    // `true` and an empty list are AIPerf's schema errors.
+    assert_eq!(level("{summary: false}"), None);
     assert!(matches!(
-        refused(&format!("{MIN}  artifacts: {{summary: false}}\n")),
-        YamlError::Unsupported(p) if p == "benchmark.artifacts.summary"
+        refused(&format!("{MIN}  artifacts: {{summary: true}}\n")),
+        YamlError::Schema(m) if m.contains("benchmark.artifacts.summary: Input should be False")
     ));
+    for k in ["summary", "records"] {
+        assert!(matches!(
+            refused(&format!("{MIN}  artifacts: {{{k}: []}}\n")),
+            YamlError::Schema(m) if m == format!(
+                "benchmark.artifacts: Value error, {k} format list cannot be empty; use false \
+                 to disable"
+            )
+        ));
+    }
     assert!(matches!(
         refused(&format!("{MIN}  artifacts: {{records: [csv]}}\n")),
         YamlError::Schema(m) if m.contains("Input should be 'jsonl'")

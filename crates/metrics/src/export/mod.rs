@@ -517,28 +517,45 @@ pub fn write_summary_files(
     warmup: Option<&Summary>,
     run: &RunInfo,
 ) -> io::Result<Vec<(&'static str, PathBuf)>> {
-    write_summary_files_with_gpu(dir, names, summary, warmup, run, None)
+    let doc = summary_doc(summary, warmup, run, None);
+    write_summary_files_with_gpu(dir, names, summary, (&doc, true), None)
 }
 
-/// [`write_summary_files`] with the GPU telemetry a run collected (`None`: none).
-pub fn write_summary_files_with_gpu(
-    dir: &Path,
-    names: &ExportNames,
+/// The summary JSON's document: [`summary_json`] with the GPU telemetry a run collected
+/// (`None`: none).
+pub fn summary_doc(
     summary: &Summary,
     warmup: Option<&Summary>,
     run: &RunInfo,
     gpu: Option<&telemetry::GpuSections>,
-) -> io::Result<Vec<(&'static str, PathBuf)>> {
-    let json_path = dir.join(&names.json);
+) -> serde_json::Value {
     let mut doc = summary_json(summary, warmup, run);
     telemetry::insert_telemetry(&mut doc, run, gpu);
-    std::fs::write(
-        &json_path,
-        serde_json::to_string_pretty(&doc).unwrap_or_default(),
-    )?;
+    doc
+}
+
+/// Writes the CSV summary of `summary` and, when `doc.1` says so, `doc.0` (its
+/// [`summary_doc`]) as the summary JSON: AIPerf's `artifacts.summary: false` leaves the JSON
+/// out and writes the CSV all the same. Returns the footer's entries, in AIPerf's order.
+pub fn write_summary_files_with_gpu(
+    dir: &Path,
+    names: &ExportNames,
+    summary: &Summary,
+    (doc, json): (&serde_json::Value, bool),
+    gpu: Option<&telemetry::GpuSections>,
+) -> io::Result<Vec<(&'static str, PathBuf)>> {
     let csv_path = dir.join(&names.csv);
     let mut csv = summary_csv(summary);
     csv.push_str(&telemetry::gpu_table_csv(gpu));
     std::fs::write(&csv_path, csv)?;
-    Ok(vec![("CSV Export", csv_path), ("JSON Export", json_path)])
+    let mut files = vec![("CSV Export", csv_path)];
+    if json {
+        let json_path = dir.join(&names.json);
+        std::fs::write(
+            &json_path,
+            serde_json::to_string_pretty(doc).unwrap_or_default(),
+        )?;
+        files.push(("JSON Export", json_path));
+    }
+    Ok(files)
 }

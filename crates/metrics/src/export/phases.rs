@@ -53,14 +53,16 @@ impl PhaseRun<'_> {
     }
 }
 
-/// Writes every phase's JSON and CSV, then the manifest, and returns the manifest's path; for a
-/// run of one phase nothing (AIPerf 0.13 writes the per-phase files only when the run had more
-/// than one phase: the run's own files are that phase's).
+/// Writes every phase's JSON (unless `json` is false: AIPerf's `artifacts.summary: false`) and
+/// CSV, then the manifest, and returns the manifest's path; for a run of one phase nothing
+/// (AIPerf 0.13 writes the per-phase files only when the run had more than one phase: the run's
+/// own files are that phase's).
 pub fn write_phase_artifacts(
     dir: &Path,
     names: &ExportNames,
     phases: &[PhaseRun<'_>],
     run: &RunInfo,
+    json: bool,
 ) -> io::Result<Option<PathBuf>> {
     // Agentic replay's own warmup has no place in the file's list: no files, no entry.
     let phases: Vec<&PhaseRun<'_>> = (phases.iter())
@@ -84,14 +86,16 @@ pub fn write_phase_artifacts(
                 .filter(|_| p.tag.phase == ringperf_wire::record::Phase::Profiling),
             ..run.clone()
         };
-        let json_rel = rel.join(&names.json);
-        std::fs::write(
-            dir.join(&json_rel),
-            summary_json_string(p.summary, None, &phase_info),
-        )?;
+        let json_rel = json.then(|| rel.join(&names.json));
+        if let Some(json_rel) = &json_rel {
+            std::fs::write(
+                dir.join(json_rel),
+                summary_json_string(p.summary, None, &phase_info),
+            )?;
+        }
         let csv_rel = rel.join(&names.csv);
         std::fs::write(dir.join(&csv_rel), summary_csv(p.summary))?;
-        let mut entry = manifest_entry(p, &json_rel, &csv_rel);
+        let mut entry = manifest_entry(p, json_rel.as_deref(), &csv_rel);
         if let Some(data) = p.server_metrics {
             let sm_rel = rel.join(SERVER_METRICS_FILE);
             std::fs::write(dir.join(&sm_rel), pretty(&server_metrics_json(p, data)))?;
@@ -137,7 +141,7 @@ fn server_metrics_json(p: &PhaseRun<'_>, data: &Value) -> Value {
 }
 
 /// One manifest entry, keys sorted as AIPerf sorts them.
-fn manifest_entry(p: &PhaseRun<'_>, json_rel: &Path, csv_rel: &Path) -> Value {
+fn manifest_entry(p: &PhaseRun<'_>, json_rel: Option<&Path>, csv_rel: &Path) -> Value {
     let ok = p.count(MetricId::RequestCount);
     let errors = p.count(MetricId::ErrorRequestCount);
     let error_summary: Vec<Value> = p
@@ -164,7 +168,9 @@ fn manifest_entry(p: &PhaseRun<'_>, json_rel: &Path, csv_rel: &Path) -> Value {
     m.insert("error_request_count".into(), Value::from(errors));
     m.insert("error_summary".into(), Value::Array(error_summary));
     m.insert("metrics_csv".into(), Value::from(posix(csv_rel)));
-    m.insert("metrics_json".into(), Value::from(posix(json_rel)));
+    if let Some(json_rel) = json_rel {
+        m.insert("metrics_json".into(), Value::from(posix(json_rel)));
+    }
     m.insert("phase_index".into(), Value::from(p.tag.shown_index));
     m.insert("phase_kind".into(), Value::from(p.tag.phase.as_str()));
     m.insert("phase_name".into(), Value::from(p.tag.name));
