@@ -17,8 +17,22 @@ pub struct Convergence {
     pub mode: ConvergenceMode,
     /// Its threshold (the mode's default when not given).
     pub threshold: f64,
-    /// Fewest trials before the criterion is judged (AIPerf: 3).
+    /// Fewest trials before the criterion is judged: a config file's `min_runs`, else 3 (the
+    /// default of AIPerf's criteria and the minimum its warning recommends).
     pub min_runs: usize,
+}
+
+impl Convergence {
+    /// AIPerf's warning for a minimum below the recommended 3, when there is one.
+    pub fn warning(&self) -> Option<String> {
+        (self.min_runs < 3).then(|| {
+            format!(
+                "convergence.min_runs={} is below the recommended minimum of 3. Convergence \
+                 checks will have reduced statistical power.",
+                self.min_runs
+            )
+        })
+    }
 }
 
 /// How convergence is judged.
@@ -71,12 +85,16 @@ impl fmt::Display for ConvergenceError {
 
 impl std::error::Error for ConvergenceError {}
 
-/// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given.
+/// The `--convergence-*` flags as a [`Convergence`], if `--convergence-metric` is given;
+/// `min_runs` a config file's `multi_run.convergence.min_runs`.
 ///
 /// # Errors
 /// `--convergence-mode distribution` with `--export-level summary`, a sharded run, or a
 /// threshold not above 0.
-pub fn from_args(args: &ProfileArgs) -> Result<Option<Convergence>, ConvergenceError> {
+pub fn from_args(
+    args: &ProfileArgs,
+    min_runs: Option<u32>,
+) -> Result<Option<Convergence>, ConvergenceError> {
     let sw = &args.sweep;
     let Some(metric) = &sw.convergence_metric else {
         return Ok(None);
@@ -106,6 +124,6 @@ pub fn from_args(args: &ProfileArgs) -> Result<Option<Convergence>, ConvergenceE
         stat: sw.convergence_stat.clone().unwrap_or_else(|| "avg".into()),
         mode,
         threshold,
-        min_runs: 3,
+        min_runs: min_runs.map_or(3, |n| n as usize),
     }))
 }

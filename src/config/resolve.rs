@@ -635,8 +635,8 @@ fn workload(
     let mut multi_run = multi_run::MultiRunConfig::from_args(&args.multi_run)?;
     // `--convergence-*` (docs/sweeps.md): adaptive trials, for a sweep's variations and for
     // plain repeated runs alike.
-    multi_run.convergence =
-        super::convergence::from_args(args).map_err(|e| ConfigError::flag(e.to_string()))?;
+    multi_run.convergence = super::convergence::from_args(args, file_only.convergence_min_runs)
+        .map_err(|e| ConfigError::flag(e.to_string()))?;
     if multi_run.convergence.is_some() && !multi_run.is_repeated() {
         return Err(ConfigError::flag(
             "--convergence-metric requires --num-profile-runs > 1. Set --num-profile-runs to at \

@@ -336,6 +336,10 @@ pub struct FileOnly {
     /// AIPerf's model form, echoed as such while the flag's value is the file's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_dist: Option<(String, serde_json::Value)>,
+    /// The file's `multi_run.convergence.min_runs`: the fewest trials before the criterion is
+    /// judged (no flag sets it; ringperf's default is 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence_min_runs: Option<u32>,
     /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub exports: serde_json::Map<String, serde_json::Value>,
@@ -381,6 +385,7 @@ impl FileOnly {
             && self.reset_retry_seconds.is_none()
             && self.seq_dist.is_none()
             && self.profiling_timing_mode.is_none()
+            && self.convergence_min_runs.is_none()
     }
 }
 

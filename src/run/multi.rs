@@ -119,6 +119,9 @@ fn run_sequence(
         )
     })?;
     super::prepare::clear_artifact_dir(cfg, &base, &names)?;
+    if let Some(w) = mr.convergence.as_ref().and_then(|c| c.warning()) {
+        eprintln!("ringperf: warning: {w}");
+    }
     let mut results: Vec<RunResult> = Vec::new();
     // Each run's per-request JSONL, beside `results` (for `--convergence-mode distribution`).
     let mut records: Vec<PathBuf> = Vec::new();

@@ -561,8 +561,11 @@ impl SweepPlan {
             vary_seed_per_trial: sw.vary_seed_per_trial,
             base_seed,
             no_sweep_table: sw.no_sweep_table,
-            convergence: crate::config::convergence::from_args(args)
-                .map_err(SweepError::Convergence)?,
+            convergence: crate::config::convergence::from_args(
+                args,
+                base.file_only.convergence_min_runs,
+            )
+            .map_err(SweepError::Convergence)?,
             warmup_first_trial_only: !mr.warmup_every_run,
             base: base.clone(),
             annotations: super::annotate::Annotations::default(),

@@ -78,6 +78,9 @@ impl Sweeper {
                 }
             }
         }
+        if let Some(w) = plan.convergence.as_ref().and_then(|c| c.warning()) {
+            eprintln!("ringperf: warning: {w}");
+        }
         // A fixed schedule (asked for, or a trace with timestamps) replays the file's timing:
         // AIPerf refuses list values with it.
         if plan.sweep_type != super::plan::SweepType::Scenarios

@@ -8,6 +8,7 @@
 //! - ringperf's `input_config` for the file equals AIPerf's on every key both write, apart from
 //!   the differences docs/config-files.md lists (checked here as exactly those).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command as Process;
 
@@ -1452,6 +1453,82 @@ fn a_yaml_grid_sweep_writes_aiperfs_layout_and_inputs() {
         server.truth().entries().len(),
         8,
         "two variations of 4 requests"
+    );
+}
+
+/// `multi_run.convergence` (tests/data/aiperf-yaml/convergence/, README there): refused where
+/// AIPerf's `config validate` refused it, with its reason; run as AIPerf ran it: an independent
+/// grid of two variations, each stopped after `min_runs` (2) of its 4 trials by the criterion,
+/// with AIPerf's warning for a minimum below 3.
+#[test]
+fn a_files_convergence_block_stops_trials_as_aiperfs_did() {
+    let fixture = Path::new(DIR).join("convergence");
+    let mut refused: Vec<_> = std::fs::read_dir(fixture.join("refused"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    refused.sort();
+    assert_eq!(refused.len(), 6);
+    for f in refused {
+        let stem = f.file_stem().unwrap().to_str().unwrap().to_string();
+        let said = std::fs::read_to_string(f.with_extension("validate.txt")).unwrap();
+        let (code, message) = aiperf_verdict(&said);
+        assert_eq!(code, 1, "{stem}");
+        let out = ringperf(&["config", "validate", f.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stem}: {err}");
+        assert!(
+            err.contains(&message),
+            "{stem}: AIPerf said {message:?}, ringperf {err}"
+        );
+    }
+    let server = common::recording_mock(16);
+    let dir = tempfile::tempdir().unwrap();
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(fixture.join("convergence.yaml"))
+        .args(["--ui", "none"])
+        .env("AIPERF_SERVER_METRICS_COLLECTION_INTERVAL", "0.05")
+        .env("AIPERF_SERVER_METRICS_COLLECTION_FLUSH_PERIOD", "0.3")
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", dir.path())
+        .output()
+        .expect("runs");
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let aiperf_said = std::fs::read_to_string(fixture.join("stdout-convergence.txt")).unwrap();
+    let warning = "convergence.min_runs=2 is below the recommended minimum of 3. Convergence \
+                   checks will have reduced statistical power.";
+    assert!(aiperf_said.contains(warning));
+    assert!(
+        err.contains(&format!("ringperf: warning: {warning}")),
+        "{err}"
+    );
+    // The trials AIPerf ran, and no more: two per variation.
+    let trials = |files: &mut dyn Iterator<Item = String>| -> BTreeSet<String> {
+        files
+            .filter_map(|f| {
+                let (dir, _) = f.split_once("/profile_runs/")?;
+                let trial = f.split('/').nth(2)?;
+                Some(format!("{dir}/{trial}"))
+            })
+            .collect()
+    };
+    let listed = std::fs::read_to_string(fixture.join("files.txt")).unwrap();
+    let theirs = trials(
+        &mut listed
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(_, f)| f.to_owned()),
+    );
+    let ours = trials(&mut crate::template_runs::files_under(dir.path()).into_iter());
+    assert_eq!(theirs.len(), 4, "{theirs:?}");
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        server.truth().entries().len(),
+        4 * 6,
+        "four trials of 6 requests"
     );
 }
 

@@ -2575,6 +2575,17 @@ fn telemetry(body: &Map<String, Value>, key: &str, flag: &str, a: &mut FileArgs)
     Ok(())
 }
 
+/// AIPerf's `multi_run` keys.
+const MULTI_RUN_KEYS: &[&str] = &[
+    "num_runs",
+    "cooldown_seconds",
+    "confidence_level",
+    "set_consistent_seed",
+    "disable_warmup_after_first",
+    "vary_seed_per_trial",
+    "convergence",
+];
+
 fn multi_run(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
     for (k, v) in m {
         let path = format!("multi_run.{k}");
@@ -2590,8 +2601,92 @@ fn multi_run(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             "disable_warmup_after_first" => a.switch("--no-profile-run-disable-warmup-after-first"),
             "vary_seed_per_trial" if flag_bool(v, &path)? => a.switch("--vary-seed-per-trial"),
             "vary_seed_per_trial" => a.switch("--no-vary-seed-per-trial"),
-            _ => return Err(YamlError::Unsupported(path)),
+            "convergence" if v.is_null() => {}
+            "convergence" => convergence(obj(v, &path)?, a)?,
+            _ => return Err(unknown_key("multi_run", k, MULTI_RUN_KEYS)),
         }
+    }
+    // AIPerf's check of the two together (`num_runs` 1 when not given).
+    if let Some(min) = a.file_only.convergence_min_runs {
+        let runs = m.get("num_runs").and_then(Value::as_f64).unwrap_or(1.0);
+        if f64::from(min) > runs {
+            return Err(YamlError::Schema(format!(
+                "multi_run: Value error, convergence.min_runs ({min}) must be <= num_runs \
+                 ({runs}). Either lower min_runs or raise num_runs."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `multi_run.convergence`: the `--convergence-*` flags, checked as AIPerf's model checks them
+/// (`metric` required, `stat` and `mode` its names in any case, `threshold` strictly between 0
+/// and 1); `min_runs` (at least 2, no flag sets it) goes to the typed plan.
+fn convergence(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    let p = "multi_run.convergence";
+    keys(
+        m,
+        p,
+        &["metric", "stat", "mode", "threshold", "min_runs"],
+        &[],
+    )?;
+    let Some(metric) = m.get("metric") else {
+        return Err(YamlError::Schema(format!("{p}.metric: Field required")));
+    };
+    a.one(
+        "--convergence-metric",
+        scalar(metric, &format!("{p}.metric"))?,
+    );
+    if let Some(v) = m.get("stat") {
+        let path = format!("{p}.stat");
+        const STATS: [&str; 7] = ["avg", "p50", "p90", "p95", "p99", "min", "max"];
+        let stat = scalar(v, &path)?.to_ascii_lowercase();
+        if !STATS.contains(&stat.as_str()) {
+            return Err(YamlError::Schema(format!(
+                "{path}: Input should be 'avg', 'p50', 'p90', 'p95', 'p99', 'min' or 'max'"
+            )));
+        }
+        a.one("--convergence-stat", stat);
+    }
+    if let Some(v) = m.get("mode") {
+        let path = format!("{p}.mode");
+        let mode = scalar(v, &path)?.to_ascii_lowercase();
+        if !["ci_width", "cv", "distribution"].contains(&mode.as_str()) {
+            return Err(YamlError::Schema(format!(
+                "{path}: Input should be 'ci_width', 'cv' or 'distribution'"
+            )));
+        }
+        a.one("--convergence-mode", mode);
+    }
+    if let Some(v) = m.get("threshold").filter(|v| !v.is_null()) {
+        let path = format!("{p}.threshold");
+        let x = num(v, &path)?;
+        if x <= 0.0 {
+            return Err(YamlError::Schema(format!(
+                "{path}: Input should be greater than 0"
+            )));
+        }
+        if x >= 1.0 {
+            return Err(YamlError::Schema(format!(
+                "{path}: Input should be less than 1"
+            )));
+        }
+        a.one("--convergence-threshold", x);
+    }
+    if let Some(v) = m.get("min_runs") {
+        let path = format!("{p}.min_runs");
+        let n = num(v, &path)?;
+        if n.fract() != 0.0 {
+            return Err(YamlError::Schema(format!(
+                "{path}: Input should be a valid integer"
+            )));
+        }
+        if n < 2.0 {
+            return Err(YamlError::Schema(format!(
+                "{path}: Input should be greater than or equal to 2"
+            )));
+        }
+        a.file_only.convergence_min_runs = Some(n.min(f64::from(u32::MAX)) as u32);
     }
     Ok(())
 }
