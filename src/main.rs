@@ -136,7 +136,10 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
     }
     let sla = ringperf::search::config::plain_sweep_sla(&args.search)?;
     if let Some(mut sweep) = ringperf::sweep::SweepPlan::from_cli(&plan, lists)? {
-        sweep.annotations = ringperf::search::run::annotations(&sla, None);
+        // A config file's `recipe_name` names the recipe whose Pareto axes the aggregate takes.
+        let recipe = (plan.file_only.sweep_recipe.as_deref())
+            .and_then(|n| ringperf::search::recipe::Recipe::parse(n).ok());
+        sweep.annotations = ringperf::search::run::annotations(&sla, recipe);
         ringperf_io::signals::block_term_signals().map_err(Error::Signals)?;
         if let Some(spec) = ringperf::config::tokenizer_spec(args) {
             ringperf_workload::workload::tokenizer::preload(&spec);

@@ -340,6 +340,13 @@ pub struct FileOnly {
     /// judged (no flag sets it; ringperf's default is 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub convergence_min_runs: Option<u32>,
+    /// The file's sweep `recipe_name` (AIPerf's audit field: a recipe's name gives the sweep
+    /// aggregate its Pareto axes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_recipe: Option<String>,
+    /// The file's sweep `post_process` hook, run once the sweep aggregate is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_post_process: Option<PostProcessSpec>,
     /// The file's `artifacts.summary`, `records` and `raw`, as it gives them (echoed so).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub exports: serde_json::Map<String, serde_json::Value>,
@@ -386,7 +393,19 @@ impl FileOnly {
             && self.seq_dist.is_none()
             && self.profiling_timing_mode.is_none()
             && self.convergence_min_runs.is_none()
+            && self.sweep_recipe.is_none()
+            && self.sweep_post_process.is_none()
     }
+}
+
+/// A sweep's `post_process: {handler, params, output_filename}`: which of AIPerf's handlers
+/// derives a file from the sweep aggregate, its parameters as given, and the file's name under
+/// `sweep_aggregate/`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PostProcessSpec {
+    pub handler: String,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub output_filename: String,
 }
 
 /// One run of a config file's scenario sweep: its label and directory, the values AIPerf

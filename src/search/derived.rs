@@ -44,6 +44,9 @@ pub enum Derivation {
         stat: String,
         /// The swept parameter's path (the ISL's).
         swept_param: String,
+        /// The r² under which the line is refitted as a parabola (AIPerf's default
+        /// [`R2_FLOOR`]).
+        r_squared_floor: f64,
     },
     /// `itl_surface_fit`: the measured ITL on the concurrency × OSL grid, `null` where no
     /// point was measured (no interpolation).
@@ -64,6 +67,9 @@ pub enum Derivation {
         x: (String, String),
         /// The y axis's metric tag and statistic.
         y: (String, String),
+        /// The rows' parameter names of the ISL, the OSL and the concurrency (`isl`, `osl`,
+        /// `concurrency` for the recipe's own sweep).
+        keys: [String; 3],
     },
 }
 
@@ -382,11 +388,16 @@ fn polyfit(pts: &[(f64, f64)], deg: usize) -> (Vec<f64>, f64) {
     (coeffs, r2)
 }
 
-/// The r² under which the line is refitted as a parabola.
-const R2_FLOOR: f64 = 0.85;
+/// The r² under which the line is refitted as a parabola, unless the handler is given another.
+pub const R2_FLOOR: f64 = 0.85;
 
 /// `prefill_curve.json`.
-fn curve_fit(doc: &Value, tag: &str, stat: &str, path: &str) -> Result<Value, DerivedError> {
+fn curve_fit(
+    doc: &Value,
+    (tag, stat): (&str, &str),
+    path: &str,
+    floor: f64,
+) -> Result<Value, DerivedError> {
     checked_stat(stat, "ttft_curve_fit")?;
     let pts = points(doc, path, tag, stat)?;
     if pts.len() < 2 {
@@ -398,13 +409,13 @@ fn curve_fit(doc: &Value, tag: &str, stat: &str, path: &str) -> Result<Value, De
     }
     let (mut coeffs, mut r2) = polyfit(&pts, 1);
     let mut form = "linear";
-    if r2 < R2_FLOOR && pts.len() >= 3 {
+    if r2 < floor && pts.len() >= 3 {
         let (c2, q2) = polyfit(&pts, 2);
         if q2 > r2 {
             (coeffs, r2, form) = (c2, q2, "quadratic");
         }
     }
-    let below = r2.is_nan() || coeffs.iter().any(|c| !c.is_finite()) || r2 < R2_FLOOR;
+    let below = r2.is_nan() || coeffs.iter().any(|c| !c.is_finite()) || r2 < floor;
     let raw: Vec<Value> = pts
         .iter()
         .map(|&(x, y)| json!({"isl": x, "ttft_ms": y}))
@@ -414,7 +425,7 @@ fn curve_fit(doc: &Value, tag: &str, stat: &str, path: &str) -> Result<Value, De
         "coefficients": coeffs,
         "r_squared": r2,
         "below_floor": below,
-        "r_squared_floor": R2_FLOOR,
+        "r_squared_floor": floor,
         "raw_points": raw,
         "swept_metric": tag,
         "stat": stat,
@@ -540,8 +551,8 @@ fn itl_surface(
 /// the three parameters.
 fn pareto_cell(
     row: &Value,
-    x: &(String, String),
-    y: &(String, String),
+    (x, y): (&(String, String), &(String, String)),
+    keys: &[String; 3],
 ) -> Result<Option<Map<String, Value>>, DerivedError> {
     const H: &str = "pareto_sweep_export";
     let m = &row["metrics"];
@@ -558,8 +569,8 @@ fn pareto_cell(
         return Ok(None);
     };
     let mut cell = Map::new();
-    for key in ["isl", "osl", "concurrency"] {
-        match row["parameters"].get(key).map(number) {
+    for (key, name) in ["isl", "osl", "concurrency"].into_iter().zip(keys) {
+        match row["parameters"].get(name).map(number) {
             None => return Ok(None),
             Some(None) => {
                 return Err(DerivedError::value(format!(
@@ -587,13 +598,14 @@ fn pareto_export(
     doc: &Value,
     x: &(String, String),
     y: &(String, String),
+    keys: &[String; 3],
 ) -> Result<Value, DerivedError> {
     const H: &str = "pareto_sweep_export";
     checked_stat(&x.1, H)?;
     checked_stat(&y.1, H)?;
     let mut cells = Vec::new();
     for row in rows(doc) {
-        cells.extend(pareto_cell(row, x, y)?);
+        cells.extend(pareto_cell(row, (x, y), keys)?);
     }
     if cells.is_empty() {
         return Err(DerivedError::value(format!(
@@ -628,6 +640,135 @@ fn pareto_export(
     }))
 }
 
+/// AIPerf's post-process handlers, by name.
+pub const HANDLERS: [&str; 5] = [
+    "degradation_knee_detect",
+    "itl_surface_fit",
+    "pareto_sweep_export",
+    "sla_breach_knee",
+    "ttft_curve_fit",
+];
+
+impl Derivation {
+    /// The derivation a config file's `post_process: {handler, params}` asks for, its
+    /// parameters read as AIPerf's handlers read them (`params["metric_tag"]` and so on, a
+    /// number from a number or its text). A handler AIPerf does not have, or a parameter
+    /// missing or unreadable, is the error AIPerf's hook quarantines (`TypeNotFoundError`,
+    /// `KeyError`, `ValueError`): the sweep still runs and its aggregate is written.
+    ///
+    /// # Errors
+    /// As above.
+    pub fn from_params(handler: &str, params: &Map<String, Value>) -> Result<Self, DerivedError> {
+        let get = |k: &str| {
+            params.get(k).ok_or_else(|| DerivedError {
+                kind: "KeyError",
+                message: format!("'{k}'"),
+            })
+        };
+        // Python's `str(v)` of a parameter.
+        let text = |k: &str| -> Result<String, DerivedError> {
+            Ok(match get(k)? {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        };
+        // Python's `float(v)`.
+        let real = |v: &Value| -> Result<f64, DerivedError> {
+            number(v).ok_or_else(|| DerivedError {
+                kind: if v.is_string() {
+                    "ValueError"
+                } else {
+                    "TypeError"
+                },
+                message: match v {
+                    Value::String(s) => format!("could not convert string to float: '{s}'"),
+                    other => {
+                        format!("float() argument must be a string or a real number, not {other}")
+                    }
+                },
+            })
+        };
+        let stat = |k: &str| -> Result<String, DerivedError> {
+            let s = text(k)?;
+            checked_stat(&s, handler)?;
+            Ok(s)
+        };
+        Ok(match handler {
+            "degradation_knee_detect" => Derivation::Knee {
+                threshold_pct: real(get("threshold_pct")?)?,
+                metric_tag: text("metric_tag")?,
+                stat: stat("stat")?,
+                swept_param: text("swept_param")?,
+            },
+            "sla_breach_knee" => {
+                let swept_param = text("swept_param")?;
+                let filters = match get("sla_filters")? {
+                    Value::Array(list) => list.iter().map(filter_of).collect::<Result<_, _>>()?,
+                    other => {
+                        return Err(DerivedError {
+                            kind: "TypeError",
+                            message: format!("'{other}' object is not iterable"),
+                        });
+                    }
+                };
+                Derivation::SlaBreach {
+                    filters,
+                    swept_param,
+                }
+            }
+            "ttft_curve_fit" => Derivation::CurveFit {
+                metric_tag: text("metric_tag")?,
+                stat: stat("stat")?,
+                swept_param: text("swept_param")?,
+                r_squared_floor: match params.get("r_squared_floor") {
+                    Some(v) => real(v)?,
+                    None => R2_FLOOR,
+                },
+            },
+            "itl_surface_fit" => Derivation::ItlSurface {
+                metric_tag: text("metric_tag")?,
+                stat: stat("stat")?,
+                concurrency_param: text("concurrency_param")?,
+                osl_param: text("osl_param")?,
+            },
+            "pareto_sweep_export" => Derivation::ParetoExport {
+                x: (text("x_metric")?, stat("x_stat")?),
+                y: (text("y_metric")?, stat("y_stat")?),
+                keys: [text("isl_key")?, text("osl_key")?, text("concurrency_key")?],
+            },
+            other => {
+                let list: String = HANDLERS.iter().map(|h| format!("\n  • {h}")).collect();
+                return Err(DerivedError {
+                    kind: "TypeNotFoundError",
+                    message: format!(
+                        "Type '{other}' not found for category 'search_recipe_post_process'.\n\
+                         Available types:{list}"
+                    ),
+                });
+            }
+        })
+    }
+}
+
+/// One `sla_filters` entry of `sla_breach_knee`'s parameters (an SLA filter as AIPerf dumps
+/// it: `metric_tag`, `stat` (p95 when absent), `op`, `threshold`).
+fn filter_of(v: &Value) -> Result<SlaFilter, DerivedError> {
+    let bad = |why: String| DerivedError::value(format!("sla_breach_knee: sla_filters: {why}"));
+    let m = v
+        .as_object()
+        .ok_or_else(|| bad(format!("{v} is not a filter")))?;
+    let word = |k: &str| m.get(k).and_then(Value::as_str);
+    let (Some(tag), Some(op), Some(threshold)) = (
+        word("metric_tag"),
+        word("op"),
+        m.get("threshold").and_then(number),
+    ) else {
+        return Err(bad(format!("{v} needs metric_tag, op and threshold")));
+    };
+    let stat = word("stat").unwrap_or("p95");
+    SlaFilter::parse(&format!("{tag}:{stat}:{op}:{threshold}")).map_err(|e| bad(e.to_string()))
+}
+
 /// The derived document of `d` from the sweep aggregate `doc` (`None`: not computed yet).
 ///
 /// # Errors
@@ -648,20 +789,22 @@ pub fn derive(d: &Derivation, doc: &Value) -> Result<Option<Value>, DerivedError
             metric_tag,
             stat,
             swept_param,
-        } => curve_fit(doc, metric_tag, stat, swept_param).map(Some),
+            r_squared_floor,
+        } => curve_fit(doc, (metric_tag, stat), swept_param, *r_squared_floor).map(Some),
         Derivation::ItlSurface {
             metric_tag,
             stat,
             concurrency_param,
             osl_param,
         } => itl_surface(doc, metric_tag, stat, concurrency_param, osl_param).map(Some),
-        Derivation::ParetoExport { x, y } => pareto_export(doc, x, y).map(Some),
+        Derivation::ParetoExport { x, y, keys } => pareto_export(doc, x, y, keys).map(Some),
     }
 }
 
 /// Writes the derived file `name` of `d` into `dir` (the sweep aggregate's directory), or,
-/// when its handler refuses, `post_process_errors.json` naming `handler`, and says which on
-/// the console. Returns the file written.
+/// when its handler refuses (or `d` is the refusal of a config file's handler or parameters),
+/// `post_process_errors.json` naming `handler`, and says which on the console. Returns the
+/// file written.
 ///
 /// # Errors
 /// The file cannot be written.
@@ -669,10 +812,14 @@ pub fn write_derived(
     dir: &Path,
     handler: &str,
     name: &str,
-    d: &Derivation,
+    d: &Result<Derivation, DerivedError>,
     doc: &Value,
 ) -> Result<Option<PathBuf>, super::SearchError> {
-    let (path, body) = match derive(d, doc) {
+    let derived = match d {
+        Ok(d) => derive(d, doc),
+        Err(e) => Err(e.clone()),
+    };
+    let (path, body) = match derived {
         Ok(None) => return Ok(None),
         Ok(Some(v)) => (dir.join(name), v),
         Err(e) => {
@@ -686,7 +833,8 @@ pub fn write_derived(
             (path, body)
         }
     };
-    let text = serde_json::to_string_pretty(&body).unwrap_or_default() + "\n";
+    // As AIPerf's orjson writes it: two-space indent, no final newline.
+    let text = serde_json::to_string_pretty(&body).unwrap_or_default();
     std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(&path, text))
         .map_err(|source| super::SearchError::Write {
@@ -769,6 +917,7 @@ mod tests {
             metric_tag: "time_to_first_token".into(),
             stat: "avg".into(),
             swept_param: "datasets.main.prompts.isl".into(),
+            r_squared_floor: R2_FLOOR,
         };
         derive(&d, &isl_doc(xs, ys)).unwrap().unwrap()
     }
@@ -852,6 +1001,7 @@ mod tests {
             metric_tag: "time_to_first_token".into(),
             stat: "avg".into(),
             swept_param: "datasets.main.prompts.isl".into(),
+            r_squared_floor: R2_FLOOR,
         };
         let mut got = derive(&d, &doc).unwrap().unwrap();
         let coeffs: Vec<f64> = want["coefficients"]
@@ -879,6 +1029,7 @@ mod tests {
             metric_tag: "time_to_first_token".into(),
             stat: "avg".into(),
             swept_param: "datasets.main.prompts.isl".into(),
+            r_squared_floor: R2_FLOOR,
         };
         let e = derive(&d, &isl_doc(&[256.0], &[3.0])).unwrap_err();
         assert!(e.message.contains("need >= 2 sweep points"), "{e}");
@@ -1029,6 +1180,81 @@ mod tests {
         assert_eq!(got["monotonicity_check"], true);
     }
 
+    /// A config file's `post_process` parameters, read as AIPerf's handlers read them: each
+    /// handler's keys (numbers from numbers or their text), the defaults AIPerf's handlers
+    /// have, and the errors its hook quarantines for a missing key or an unknown handler.
+    #[test]
+    fn a_files_parameters_make_the_handlers_derivation() {
+        let params = |v: Value| v.as_object().unwrap().clone();
+        let knee = Derivation::from_params(
+            "degradation_knee_detect",
+            &params(
+                json!({"threshold_pct": "0.25", "metric_tag": "request_latency",
+                           "stat": "p95", "swept_param": "phases.profiling.concurrency"}),
+            ),
+        );
+        assert_eq!(
+            knee,
+            Ok(Derivation::Knee {
+                threshold_pct: 0.25,
+                metric_tag: "request_latency".into(),
+                stat: "p95".into(),
+                swept_param: "phases.profiling.concurrency".into(),
+            })
+        );
+        let fit = |extra: Value| {
+            let mut p = params(json!({"metric_tag": "time_to_first_token", "stat": "avg",
+                                      "swept_param": "isl"}));
+            p.extend(params(extra));
+            Derivation::from_params("ttft_curve_fit", &p)
+        };
+        assert!(
+            matches!(fit(json!({})), Ok(Derivation::CurveFit { r_squared_floor, .. })
+            if r_squared_floor == R2_FLOOR)
+        );
+        assert!(matches!(fit(json!({"r_squared_floor": 0.5})),
+            Ok(Derivation::CurveFit { r_squared_floor, .. }) if r_squared_floor == 0.5));
+        let e = fit(json!({"r_squared_floor": "high"})).unwrap_err();
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            ("ValueError", "could not convert string to float: 'high'")
+        );
+        let pareto = Derivation::from_params(
+            "pareto_sweep_export",
+            &params(json!({"x_metric": "time_to_first_token", "x_stat": "p95",
+                           "y_metric": "output_token_throughput", "y_stat": "avg",
+                           "isl_key": "i", "osl_key": "o", "concurrency_key": "c"})),
+        );
+        assert!(matches!(pareto, Ok(Derivation::ParetoExport { keys, .. })
+            if keys == ["i".to_owned(), "o".to_owned(), "c".to_owned()]));
+        let breach = Derivation::from_params(
+            "sla_breach_knee",
+            &params(
+                json!({"swept_param": "phases.profiling.concurrency", "sla_filters": [
+                {"metric_tag": "time_to_first_token", "op": "lt", "threshold": 100}]}),
+            ),
+        );
+        assert!(matches!(breach, Ok(Derivation::SlaBreach { filters, .. })
+            if filters.len() == 1 && filters[0].stat == "p95"));
+        let e = Derivation::from_params("itl_surface_fit", &params(json!({"metric_tag": "x"})))
+            .unwrap_err();
+        assert_eq!((e.kind, e.message.as_str()), ("KeyError", "'stat'"));
+        let e = Derivation::from_params(
+            "degradation_knee_detect",
+            &params(
+                json!({"threshold_pct": 0.2, "metric_tag": "x", "stat": "p42",
+                           "swept_param": "c"}),
+            ),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("is not a recognized statistic"), "{e}");
+        let e = Derivation::from_params("knee", &Map::new()).unwrap_err();
+        assert_eq!(e.kind, "TypeNotFoundError");
+        assert!(e.message.starts_with(
+            "Type 'knee' not found for category 'search_recipe_post_process'.\nAvailable types:\n  • degradation_knee_detect"
+        ), "{e}");
+    }
+
     /// A refusing handler writes AIPerf's error sidecar, not its file.
     #[test]
     fn a_refusal_writes_the_error_sidecar() {
@@ -1037,7 +1263,7 @@ mod tests {
             tmp.path(),
             "degradation_knee_detect",
             "degradation_knee.json",
-            &ramp_knee(),
+            &Ok(ramp_knee()),
             &json!({"per_combination_metrics": []}),
         )
         .unwrap()
@@ -1063,6 +1289,7 @@ mod tests {
         Derivation::ParetoExport {
             x: ("time_to_first_token".into(), "p95".into()),
             y: ("output_token_throughput".into(), "avg".into()),
+            keys: ["isl".into(), "osl".into(), "concurrency".into()],
         }
     }
 

@@ -241,11 +241,12 @@ pub struct AdaptiveSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PostProcess {
     /// AIPerf's handler name.
-    pub handler: &'static str,
+    pub handler: String,
     /// The file under `sweep_aggregate/`.
-    pub output_filename: &'static str,
-    /// What the handler computes, with its parameters.
-    pub derivation: Derivation,
+    pub output_filename: String,
+    /// What the handler computes, with its parameters (a config file's handler or parameters
+    /// that AIPerf's hook refuses: the error it quarantines).
+    pub derivation: Result<Derivation, super::derived::DerivedError>,
 }
 
 /// A grid recipe: every point known up front.
@@ -525,6 +526,7 @@ pub fn expand(
                         metric_tag: "time_to_first_token".to_owned(),
                         stat: "avg".to_owned(),
                         swept_param: ISL_PATH.to_owned(),
+                        r_squared_floor: super::derived::R2_FLOOR,
                     },
                 ),
             ))
@@ -571,9 +573,9 @@ fn grid(
         scenarios: Vec::new(),
         sla_filters: Vec::new(),
         post_process: Some(PostProcess {
-            handler,
-            output_filename,
-            derivation,
+            handler: handler.to_owned(),
+            output_filename: output_filename.to_owned(),
+            derivation: Ok(derivation),
         }),
         recipe,
     })
@@ -659,12 +661,12 @@ fn max_concurrency(t: &SlaTargets, b: &Bounds, streaming: bool) -> Result<Expans
             parameters: vec![(CONCURRENCY_PATH.to_owned(), logspace_int_steps(lo, hi, 8)?)],
             scenarios: Vec::new(),
             post_process: Some(PostProcess {
-                handler: "sla_breach_knee",
-                output_filename: "sla_breach.json",
-                derivation: Derivation::SlaBreach {
+                handler: "sla_breach_knee".to_owned(),
+                output_filename: "sla_breach.json".to_owned(),
+                derivation: Ok(Derivation::SlaBreach {
                     filters: filters.clone(),
                     swept_param: CONCURRENCY_PATH.to_owned(),
-                },
+                }),
             }),
             sla_filters: filters,
             recipe,
@@ -784,12 +786,13 @@ fn pareto(b: &Bounds, streaming: bool) -> Result<Expansion, SearchError> {
         scenarios,
         sla_filters: Vec::new(),
         post_process: Some(PostProcess {
-            handler: "pareto_sweep_export",
-            output_filename: "pareto_sweep.json",
-            derivation: Derivation::ParetoExport {
+            handler: "pareto_sweep_export".to_owned(),
+            output_filename: "pareto_sweep.json".to_owned(),
+            derivation: Ok(Derivation::ParetoExport {
                 x: ("time_to_first_token".to_owned(), "p95".to_owned()),
                 y: ("output_token_throughput".to_owned(), "avg".to_owned()),
-            },
+                keys: ["isl".to_owned(), "osl".to_owned(), "concurrency".to_owned()],
+            }),
         }),
         recipe,
     }))

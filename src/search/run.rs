@@ -15,7 +15,6 @@ use serde_json::{Map, Value, json};
 use super::SearchError;
 use super::bayes::Bayesian;
 use super::config::Search;
-use super::derived;
 use super::planner::{BoundarySearch, Style, margin};
 use super::recipe::{
     AdaptiveSpec, CONCURRENCY_PATH, Direction, Expansion, GridSpec, ISL_PATH, OSL_PATH,
@@ -833,13 +832,7 @@ fn grid(g: &GridSpec, base: &Plan, opts: RunOptions, is_tty: bool) -> Result<Out
     let base = sweeper.artifact_dir().to_path_buf();
     let outcome = sweeper.finish(&results)?;
     if let Some(pp) = &g.post_process {
-        let doc = crate::sweep::output::sweep_json(&plan, &results);
-        let dir = plan.sweep_aggregate_dir(&base);
-        let written =
-            derived::write_derived(&dir, pp.handler, pp.output_filename, &pp.derivation, &doc)?;
-        if let Some(path) = written {
-            println!("Search Recipe Derived File: {}", path.display());
-        }
+        crate::sweep::run::post_process(&plan, &base, pp, &results)?;
     }
     if !g.sla_filters.is_empty() {
         let flag = flag_for(CONCURRENCY_PATH)?;

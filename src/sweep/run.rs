@@ -527,7 +527,45 @@ pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outc
         }
         SweepMode::Repeated => run_repeated(&sweeper, &plan)?,
     };
-    sweeper.finish(&results)
+    let base = sweeper.artifact_dir().to_path_buf();
+    let outcome = sweeper.finish(&results)?;
+    if let Some(pp) = &plan.post_process {
+        post_process(&plan, &base, pp, &results)?;
+    }
+    Ok(outcome)
+}
+
+/// A sweep's post-process hook over its aggregate: the derived file, or AIPerf's error
+/// sidecar when the handler refuses; the file written is named on stdout.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn post_process(
+    plan: &SweepPlan,
+    base: &Path,
+    pp: &crate::search::recipe::PostProcess,
+    results: &[VariationResult],
+) -> Result<(), SweepError> {
+    let doc = super::output::sweep_json(plan, results);
+    let dir = plan.sweep_aggregate_dir(base);
+    let written = crate::search::derived::write_derived(
+        &dir,
+        &pp.handler,
+        &pp.output_filename,
+        &pp.derivation,
+        &doc,
+    )
+    .map_err(|e| match e {
+        crate::search::SearchError::Write { path, source } => SweepError::Write { path, source },
+        other => SweepError::Variation {
+            label: pp.handler.clone(),
+            source: Box::new(other),
+        },
+    })?;
+    if let Some(path) = written {
+        println!("Search Recipe Derived File: {}", path.display());
+    }
+    Ok(())
 }
 
 /// Each trial's per-request JSONL, in order.

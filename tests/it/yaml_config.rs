@@ -1532,6 +1532,73 @@ fn a_files_convergence_block_stops_trials_as_aiperfs_did() {
     );
 }
 
+/// A grid sweep's `sla_filters`, `recipe_name` and `post_process`
+/// (tests/data/aiperf-yaml/sweep-extras/, README there), run as AIPerf ran them: the sweep
+/// aggregate's `sla_constraints` and Pareto axes are AIPerf's, the handler's file has AIPerf's
+/// keys and points, and a handler refused (a parameter missing, a name AIPerf does not have)
+/// leaves AIPerf's error sidecar, byte for byte, beside the aggregate.
+#[test]
+fn a_sweeps_filters_recipe_and_post_process_run_as_aiperfs_did() {
+    let fixture = Path::new(DIR).join("sweep-extras");
+    let run = |name: &str| {
+        let server = common::recording_mock(8);
+        let dir = tempfile::tempdir().unwrap();
+        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["profile", "-f"])
+            .arg(fixture.join(format!("{name}.yaml")))
+            .args(["--ui", "none", "--no-server-metrics"])
+            .env("URL", format!("http://{}", server.addr))
+            .env("OUT", dir.path())
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        (dir, text(&out.stdout), text(&out.stderr))
+    };
+    let (dir, stdout, _) = run("sweep-extras");
+    let agg = dir.path().join("sweep_aggregate");
+    let ours = common::read_json(&agg.join("profile_export_aiperf_sweep.json"));
+    let theirs = common::read_json(&fixture.join("sweep.metadata.json"));
+    for k in ["sla_constraints", "pareto_axes", "sweep_parameters"] {
+        assert_eq!(ours["metadata"][k], theirs["metadata"][k], "{k}");
+    }
+    assert_eq!(ours["pareto_optimal"], theirs["pareto_optimal"]);
+    let knee = common::read_json(&agg.join("knee.json"));
+    let aiperf_knee = common::read_json(&fixture.join("knee.json"));
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&knee), keys(&aiperf_knee));
+    let xs = |v: &Value| {
+        (v["all_points"].as_array().unwrap().iter())
+            .map(|p| p["concurrency"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(xs(&knee), xs(&aiperf_knee));
+    for k in [
+        "baseline_concurrency",
+        "threshold_pct",
+        "swept_metric",
+        "stat",
+        "swept_param",
+    ] {
+        assert_eq!(knee[k], aiperf_knee[k], "{k}");
+    }
+    assert!(stdout.contains(&format!(
+        "Search Recipe Derived File: {}",
+        agg.join("knee.json").display()
+    )));
+    for name in ["post-missing-param", "post-unknown-handler"] {
+        let (dir, _, stderr) = run(name);
+        let agg = dir.path().join("sweep_aggregate");
+        assert!(
+            agg.join("profile_export_aiperf_sweep.json").is_file(),
+            "{name}"
+        );
+        let ours = std::fs::read_to_string(agg.join("post_process_errors.json")).unwrap();
+        let theirs = std::fs::read_to_string(fixture.join(format!("{name}.errors.json"))).unwrap();
+        assert_eq!(ours, theirs, "{name}");
+        assert!(stderr.contains("post-process handler"), "{name}: {stderr}");
+    }
+}
+
 /// The AIPerf `config validate` result stored beside each file: `(exit code, message)`, the
 /// message being the line that says why (pydantic's `[type=…]` tail cut off).
 fn aiperf_verdict(out: &str) -> (i32, String) {

@@ -86,7 +86,7 @@ fn dimension(v: &Value, path: &str) -> R<String> {
 }
 
 /// One `sla_filters` entry as `TAG:STAT:OP:THRESHOLD` (`stat` defaults to p95, as AIPerf's).
-fn sla_filter(v: &Value, path: &str) -> R<String> {
+pub(super) fn sla_filter(v: &Value, path: &str) -> R<String> {
     let m = map(v, path)?;
     only(m, path, &["metric_tag", "stat", "op", "threshold"])?;
     let tag = word(need(m, "metric_tag", path)?, &format!("{path}.metric_tag"))?;
@@ -94,7 +94,23 @@ fn sla_filter(v: &Value, path: &str) -> R<String> {
         None => "p95".to_owned(),
         Some(s) => word(s, &format!("{path}.stat"))?,
     };
+    const STATS: [&str; 12] = [
+        "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max",
+    ];
+    if !STATS.contains(&stat.as_str()) {
+        return Err(schema(
+            &format!("{path}.stat"),
+            "Input should be 'avg', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', \
+             'p99', 'min' or 'max'",
+        ));
+    }
     let op = word(need(m, "op", path)?, &format!("{path}.op"))?;
+    if !["lt", "le", "gt", "ge"].contains(&op.as_str()) {
+        return Err(schema(
+            &format!("{path}.op"),
+            "Input should be 'lt', 'le', 'gt' or 'ge'",
+        ));
+    }
     let threshold = need(m, "threshold", path)?.as_f64().ok_or_else(|| {
         schema(
             &format!("{path}.threshold"),

@@ -2917,6 +2917,28 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 a.sweep.push(("--parameter-sweep-same-seed".into(), vec![]))
             }
             "same_seed" => {}
+            // A plain sweep's `--search-sla`: the aggregate's feasibility, best configurations
+            // and frontier.
+            "sla_filters" => {
+                let list = v.as_array().ok_or_else(|| {
+                    YamlError::Schema(format!("{path}: Input should be a valid list"))
+                })?;
+                for (i, f) in list.iter().enumerate() {
+                    let word = super::adaptive::sla_filter(f, &format!("{path}.{i}"))?;
+                    a.sweep.push(("--search-sla".into(), vec![word]));
+                }
+            }
+            "recipe_name" if v.is_null() => {}
+            "recipe_name" => match v {
+                Value::String(name) => a.file_only.sweep_recipe = Some(name.clone()),
+                _ => {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be a valid string"
+                    )));
+                }
+            },
+            "post_process" if v.is_null() => {}
+            "post_process" => a.file_only.sweep_post_process = Some(post_process(v, &path)?),
             // Trials outside and variations inside (`repeated`), or the reverse.
             "iteration_order" => match v.as_str() {
                 Some(mode @ ("repeated" | "independent")) => a
@@ -2932,6 +2954,66 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// A sweep's `post_process` block, checked as AIPerf's `PostProcessSpec` checks it (a handler
+/// named, a file name of its own ending in `.json`); whether the handler exists and its
+/// parameters suit it is found when it runs, as in AIPerf.
+fn post_process(v: &Value, path: &str) -> R<crate::plan::PostProcessSpec> {
+    let m = obj(v, path)?;
+    keys(m, path, &["handler", "params", "output_filename"], &[])?;
+    let field = |k: &str| {
+        m.get(k)
+            .ok_or_else(|| YamlError::Schema(format!("{path}.{k}: Field required")))
+            .and_then(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                _ => Err(YamlError::Schema(format!(
+                    "{path}.{k}: Input should be a valid string"
+                ))),
+            })
+    };
+    let handler = field("handler")?;
+    let output_filename = field("output_filename")?;
+    let params = match m.get("params") {
+        None => Map::new(),
+        Some(p) => obj(p, &format!("{path}.params"))?.clone(),
+    };
+    let refuse = |why: String| Err(YamlError::Schema(format!("{path}: Value error, {why}")));
+    let name = py_str_repr(&output_filename);
+    if handler.trim().is_empty() {
+        return refuse(
+            "PostProcessSpec.handler must be a non-empty, non-whitespace registered handler name."
+                .into(),
+        );
+    }
+    if output_filename.contains(['/', '\\']) {
+        return refuse(format!(
+            "PostProcessSpec.output_filename must be filename-only (no path separators), got \
+             {name}."
+        ));
+    }
+    if output_filename.contains('\0') {
+        return refuse(format!(
+            "PostProcessSpec.output_filename must not contain NUL bytes, got {name}."
+        ));
+    }
+    let Some(stem) = output_filename.strip_suffix(".json") else {
+        return refuse(format!(
+            "PostProcessSpec.output_filename must end in '.json' (handlers emit JSON \
+             artifacts), got {name}."
+        ));
+    };
+    if stem.chars().all(|c| c == '.') {
+        return refuse(format!(
+            "PostProcessSpec.output_filename must have a non-dot stem before '.json' (got \
+             {name}); hidden / dot-only filenames are confusing on disk."
+        ));
+    }
+    Ok(crate::plan::PostProcessSpec {
+        handler,
+        params,
+        output_filename,
+    })
 }
 
 /// AIPerf's flags that cannot be combined with `--config` (its `UNROUTED_UNDER_CONFIG`), as

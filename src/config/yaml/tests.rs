@@ -1470,3 +1470,67 @@ fn a_later_user_centric_phases_rate_ramp_is_read() {
     );
     assert_eq!(f.file_only.phases_after[0].rate_ramp, Some(3.0));
 }
+
+/// A grid's `sla_filters` are its `--search-sla` words; `recipe_name` and `post_process` go to
+/// the typed plan; each is checked with AIPerf's messages (its `config validate` on the same
+/// files, tests/data/aiperf-yaml/sweep-extras/).
+#[test]
+fn a_grids_filters_recipe_and_post_process_are_read_as_aiperf_checks_them() {
+    let sweep = |extra: &str| {
+        format!("sweep:\n  type: grid\n  parameters: {{concurrency: [1, 2]}}\n{extra}{MIN}")
+    };
+    let f = translate_str(&sweep(
+        "  sla_filters: [{metric_tag: request_latency, op: le, threshold: 5}]\n  recipe_name: \
+         concurrency-ramp\n  post_process: {handler: ttft_curve_fit, params: {stat: avg}, \
+         output_filename: fit.json}\n",
+    ));
+    let sla: Vec<&(String, Vec<String>)> = f
+        .sweep
+        .iter()
+        .filter(|(k, _)| k == "--search-sla")
+        .collect();
+    assert_eq!(sla.len(), 1);
+    assert_eq!(sla[0].1, ["request_latency:p95:le:5"]);
+    assert_eq!(
+        f.file_only.sweep_recipe.as_deref(),
+        Some("concurrency-ramp")
+    );
+    let pp = f.file_only.sweep_post_process.as_ref().unwrap();
+    assert_eq!(
+        (pp.handler.as_str(), pp.output_filename.as_str()),
+        ("ttft_curve_fit", "fit.json")
+    );
+    assert_eq!(pp.params["stat"], "avg");
+    let cases = [
+        (
+            "  post_process: {handler: h, output_filename: ../k.json}\n",
+            "sweep.post_process: Value error, PostProcessSpec.output_filename must be \
+             filename-only (no path separators), got '../k.json'.",
+        ),
+        (
+            "  post_process: {handler: h, output_filename: k.txt}\n",
+            "sweep.post_process: Value error, PostProcessSpec.output_filename must end in \
+             '.json' (handlers emit JSON artifacts), got 'k.txt'.",
+        ),
+        (
+            "  post_process: {handler: h, output_filename: ..json}\n",
+            "must have a non-dot stem before '.json' (got '..json')",
+        ),
+        (
+            "  post_process: {handler: ' ', output_filename: k.json}\n",
+            "PostProcessSpec.handler must be a non-empty, non-whitespace registered handler name.",
+        ),
+        (
+            "  recipe_name: 5\n",
+            "sweep.recipe_name: Input should be a valid string",
+        ),
+        (
+            "  sla_filters: [{metric_tag: x, op: '<', threshold: 1}]\n",
+            "sweep.sla_filters.0.op: Input should be 'lt', 'le', 'gt' or 'ge'",
+        ),
+    ];
+    for (extra, want) in cases {
+        let e = refused(&sweep(extra)).to_string();
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+}
