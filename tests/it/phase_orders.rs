@@ -350,6 +350,41 @@ fn a_fixed_schedule_warmup_without_requests_is_refused() {
     );
 }
 
+/// A warmup's `rate_series` (`rate_series/rs_warmup`): a phase of its own, run and echoed as
+/// AIPerf ran it, its requests paced by the series (10/s at the start, rising toward 40/s), as in
+/// AIPerf's run.
+#[test]
+fn a_warmups_rate_series_paces_it_as_aiperfs_did() {
+    let case = "rate_series/rs_warmup";
+    let (records, _) = checks_against_aiperf(case);
+    let gaps = |records: &[Value], stamp: &str| {
+        let mut t: Vec<u64> = (records.iter())
+            .filter(|r| r["metadata"]["benchmark_phase"] == "warmup")
+            .map(|r| r["metadata"][stamp].as_u64().unwrap())
+            .collect();
+        t.sort_unstable();
+        t.windows(2)
+            .map(|w| (w[1] - w[0]) as f64 / 1e6)
+            .collect::<Vec<f64>>()
+    };
+    let theirs = gaps(
+        &read_jsonl(
+            &Path::new(AIPERF)
+                .join(case)
+                .join("artifacts/profile_export.jsonl"),
+        ),
+        "request_start_ns",
+    );
+    // ringperf's intended times: 100 ms at 10/s, then shorter with each 100 ms update.
+    let ours = gaps(&records, "credit_issued_ns");
+    assert_eq!((ours.len(), theirs.len()), (11, 11));
+    assert!((ours[0] - 100.0).abs() < 2.0, "{ours:?}");
+    for g in [&ours, &theirs] {
+        assert!(g.windows(2).all(|w| w[1] <= w[0] + 2.0), "{g:?}");
+        assert!(g[10] < 35.0 && g[10] > 24.0, "{g:?}");
+    }
+}
+
 /// `artifacts.summary: false`: AIPerf's layout (no summary JSON at the top or in a phase, the
 /// CSVs written), its manifest (no `metrics_json`), its records' phases, its request count (the
 /// CSV's), and a footer without the JSON line.

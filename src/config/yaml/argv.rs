@@ -1565,7 +1565,9 @@ fn phases(list: &Value, a: &mut FileArgs) -> R<()> {
         .all(|k| w.contains_key(*k) || !p.contains_key(*k));
         // A warmup's cancellation has no `--warmup-*` flag: such a warmup is a phase of its own
         // (it is echoed; AIPerf 0.13 cancels none of a warmup's requests).
-        let flagged = !w.contains_key("cancellation");
+        // Nor a rate series (the `--warmup-*` flags have none): such a warmup runs its series
+        // as a phase of its own, as AIPerf's does.
+        let flagged = !w.contains_key("cancellation") && !w.contains_key("rate_series");
         paced && inherits_nothing && flagged
     };
     // Agentic replay puts its own warmup in place of the file's: those are echoed, never run.
@@ -1761,7 +1763,7 @@ fn phase_spec(m: &Map<String, Value>, name: &str, warmup: bool) -> R<PhaseSpec> 
                     .transpose()?;
                 spec.cancellation = Some((rate, delay));
             }
-            "rate_series" if pacing.rated() && !warmup => {
+            "rate_series" if pacing.rated() => {
                 spec.rate_series = Some(series_points(v, &path)?);
             }
             // AIPerf's bounds, its sentences; a warmup's is never checked (its records count
