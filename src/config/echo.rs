@@ -851,13 +851,20 @@ fn entries(e: &Echo) -> Option<u64> {
     given.or(a.prompt.conversation_num).or(a.request_count)
 }
 
-/// `cache_bust`, `random_range_ratio` and `random_corpus_style` of the synthetic `prompts`, in
-/// AIPerf's field order, each only when given (the ratio as its text).
+/// `cache_bust`, `corpus`, `sequence_distribution`, `random_range_ratio` and
+/// `random_corpus_style` of the synthetic `prompts`, in AIPerf's field order, each only when
+/// given (the ratio as its text).
 fn random_prompt(cfg: &Config, e: &Echo, prompts: &mut Map<String, Value>) {
     let r = &e.plan.settings.random_prompt;
     if e.given("cache_bust") {
         let target = cfg.random_prompt.cache_bust.as_str();
         prompts.insert("cache_bust".into(), json!({ "target": target }));
+    }
+    if e.given("prompt_corpus") {
+        prompts.insert("corpus".into(), json!(cfg.prompt.shaping.corpus.as_str()));
+    }
+    if let Some(d) = seq_dist(e) {
+        prompts.insert("sequence_distribution".into(), d);
     }
     if let Some(text) = r.random_range_ratio.as_deref().filter(|t| !t.is_empty()) {
         prompts.insert("random_range_ratio".into(), json!(text));
@@ -1026,9 +1033,6 @@ fn dataset_body(cfg: &Config, e: &Echo) -> Value {
     prompts.insert("isl".into(), e.bounded("--prompt-input-tokens", isl));
     if let Some(osl) = osl_json(e) {
         prompts.insert("osl".into(), osl);
-    }
-    if let Some(d) = seq_dist(e) {
-        prompts.insert("sequence_distribution".into(), d);
     }
     if e.given("prompt_batch_size") {
         prompts.insert("batch_size".into(), json!(a.prompt.prompt_batch_size));

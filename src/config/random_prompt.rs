@@ -42,7 +42,8 @@ pub struct Context {
     pub endpoint: EndpointKind,
 }
 
-fn style(arg: Option<CorpusStyleArg>) -> CorpusStyle {
+/// `--random-corpus-style` (`vllm` unless given).
+pub fn style(arg: Option<CorpusStyleArg>) -> CorpusStyle {
     match arg {
         None | Some(CorpusStyleArg::Vllm) => CorpusStyle::Vllm,
         Some(CorpusStyleArg::Sglang) => CorpusStyle::Sglang,

@@ -623,7 +623,8 @@ fn workload(
              agentic_replay.",
         ));
     }
-    let prompt = prompt::PromptConfig::from_args(&args.prompt, endpoint, &env.files)?;
+    let style = super::random_prompt::style(args.random_prompt.random_corpus_style);
+    let prompt = prompt::PromptConfig::from_args(&args.prompt, (endpoint, style), &env.files)?;
     let synthetic = args.input.input_file.is_none()
         && args.input.public_dataset.is_none()
         && file_only.inline_records.is_none();

@@ -384,3 +384,48 @@ fn cache_bust_with_dataset_files() {
     );
     assert_eq!(server.truth().entries().len(), before, "nothing sent");
 }
+
+/// `--prompt-corpus random` (vLLM's random dataset, as AIPerf 0.13 makes it): every prompt the
+/// mock received is the ISL exactly by its own count (AIPerf's run of the same command line:
+/// 64, 64, 64 for min, average and max), the texts differ from each other, and none of the
+/// sonnet corpus's words carry them; under `vllm` no special token is drawn, under `sglang` the
+/// pool holds them too (o200k's two).
+#[test]
+fn a_random_vocabulary_corpus_sends_prompts_of_the_exact_length() {
+    for style in ["vllm", "sglang"] {
+        let aiperf = common::read_json(std::path::Path::new(&format!(
+            "tests/data/aiperf-input-config/random_corpus_{style}.json"
+        )));
+        assert_eq!(
+            aiperf["input_config"]["datasets"][0]["prompts"]["corpus"],
+            "random"
+        );
+        let server = common::recording_mock(2);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = common::config(&format!(
+            "ringperf profile -m mock-model -u {} --concurrency 2 --request-count 16 --isl 64 \
+             --osl 4 --prompt-corpus random --random-corpus-style {style} --random-seed 9 \
+             --ui none --no-server-metrics --artifact-dir {}",
+            server.addr,
+            dir.path().display()
+        ));
+        let out = ringperf::run::run(cfg).unwrap();
+        assert_eq!((out.successes, out.errors), (16, 0), "{style}");
+        let truth = server.truth().entries();
+        let mut texts = std::collections::HashSet::new();
+        for e in &truth {
+            assert_eq!(e.prompt_tokens, 64, "{style}");
+            let m = messages(e);
+            texts.insert(text(&m[0]).to_owned());
+        }
+        // 16 requests over the dataset's conversations: as many distinct texts as it has.
+        assert!(texts.len() > 8, "{style}: {}", texts.len());
+        let sonnet = ringperf_workload::workload::prompt::SHAKESPEARE;
+        for t in &texts {
+            assert!(
+                !sonnet.contains(t.as_str()),
+                "{style}: a sonnet window: {t}"
+            );
+        }
+    }
+}

@@ -1,4 +1,5 @@
-//! Synthetic prompts of an exact token length from the `sonnet` corpus (docs/synthetic.md).
+//! Synthetic prompts of an exact token length from the `sonnet` corpus or the tokenizer's
+//! vocabulary (`random`) (docs/synthetic.md).
 //!
 //! The corpus (public-domain Shakespeare, `assets/shakespeare.txt`) is tokenized once, the way
 //! AIPerf does it: non-empty lines stripped, grouped into chunks of at least 10,000 characters,
@@ -81,11 +82,50 @@ pub fn sample_length(mean: f64, stddev: f64, rng: &mut StdRng) -> usize {
     (x as usize).max(1)
 }
 
-/// Generates prompts of exact token lengths from a tokenized corpus.
+/// Which ids synthetic prompts are made of (`--prompt-corpus`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Corpus {
+    /// The bundled Shakespeare text (AIPerf's default, `sonnet`).
+    #[default]
+    Sonnet,
+    /// The tokenizer's own vocabulary (`random`, `vllm bench serve`'s random dataset): the style
+    /// says whether the special tokens are left out (`vllm`) or drawn too (`sglang`).
+    Random(super::range_ratio::CorpusStyle),
+}
+
+impl Corpus {
+    /// The flag's value, as AIPerf spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Corpus::Sonnet => "sonnet",
+            Corpus::Random(_) => "random",
+        }
+    }
+}
+
+/// Where a generator's ids come from.
+#[derive(Debug)]
+enum Source {
+    /// A tokenized text: a prompt is a window of it from a random offset (wrapping); a repair
+    /// continues the window.
+    Text(Vec<u32>),
+    /// The vocabulary: the `k`-th prompt is `pool[(offset + k + j) % pool.len()]` for its
+    /// positions `j`, `offset` drawn in `[0, vocab_size)` (vLLM's random dataset, which AIPerf
+    /// follows); a repair tops up with ids drawn uniformly from `topup`, every decodable id.
+    Vocab {
+        pool: Vec<u32>,
+        topup: Vec<u32>,
+        vocab_size: usize,
+        /// Prompts made so far.
+        made: usize,
+    },
+}
+
+/// Generates prompts of exact token lengths from a tokenized corpus or the vocabulary.
 #[derive(Debug)]
 pub struct PromptGenerator<'t> {
     tokenizer: &'t Tokenizer,
-    corpus: Vec<u32>,
+    source: Source,
     rng: StdRng,
 }
 
@@ -96,11 +136,36 @@ impl<'t> PromptGenerator<'t> {
         Self::with_corpus(tokenizer, shakespeare_ids(tokenizer), rng)
     }
 
+    /// A generator over `corpus` (`--prompt-corpus`). `rng` draws the offsets and, for the
+    /// vocabulary, the ids a repair adds.
+    pub fn for_corpus(tokenizer: &'t Tokenizer, corpus: Corpus, rng: StdRng) -> Self {
+        match corpus {
+            Corpus::Sonnet => Self::new(tokenizer, rng),
+            Corpus::Random(style) => {
+                let p = tokenizer.vocab_pools();
+                let pool = match style {
+                    super::range_ratio::CorpusStyle::Vllm => p.valid,
+                    super::range_ratio::CorpusStyle::Sglang => p.all.clone(),
+                };
+                Self {
+                    tokenizer,
+                    source: Source::Vocab {
+                        pool,
+                        topup: p.all,
+                        vocab_size: p.vocab_size,
+                        made: 0,
+                    },
+                    rng,
+                }
+            }
+        }
+    }
+
     /// A generator over an already tokenized corpus. An empty corpus yields empty prompts.
     pub fn with_corpus(tokenizer: &'t Tokenizer, corpus: Vec<u32>, rng: StdRng) -> Self {
         Self {
             tokenizer,
-            corpus,
+            source: Source::Text(corpus),
             rng,
         }
     }
@@ -126,17 +191,35 @@ impl<'t> PromptGenerator<'t> {
     /// (`Tokenizer::count` of the text), which the repair has just measured: the target unless
     /// no repair reached it.
     pub fn generate_counted(&mut self, prefix: &[u32], n_tokens: usize) -> (String, usize) {
-        let len = self.corpus.len();
+        let len = match &self.source {
+            Source::Text(corpus) => corpus.len(),
+            Source::Vocab { pool, .. } => pool.len(),
+        };
         let target = prefix.len() + n_tokens;
         if target == 0 || len == 0 {
             let text = self.tokenizer.decode(prefix);
             let count = self.tokenizer.count(&text);
             return (text, count);
         }
-        let mut next = self.rng.random_range(0..len);
         let mut ids: Vec<u32> = Vec::with_capacity(target + 16);
         ids.extend_from_slice(prefix);
-        self.take(&mut ids, &mut next, n_tokens);
+        let mut next = match &mut self.source {
+            Source::Text(_) => self.rng.random_range(0..len),
+            Source::Vocab {
+                pool,
+                vocab_size,
+                made,
+                ..
+            } => {
+                let offset = self.rng.random_range(0..(*vocab_size).max(1));
+                ids.extend((0..n_tokens).map(|j| pool[(offset + *made + j) % len]));
+                *made += 1;
+                0
+            }
+        };
+        if let Source::Text(_) = self.source {
+            self.take(&mut ids, &mut next, n_tokens);
+        }
         let mut text = self.tokenizer.decode(&ids);
         // The closest text seen: (its distance to the target, the text, its count).
         let mut best: Option<(usize, String, usize)> = None;
@@ -165,15 +248,24 @@ impl<'t> PromptGenerator<'t> {
         best.map_or((text, count), |(_, t, c)| (t, c))
     }
 
-    /// Appends `n` corpus ids starting at `*next`, wrapping, and advances `*next`.
-    fn take(&self, ids: &mut Vec<u32>, next: &mut usize, mut n: usize) {
-        let len = self.corpus.len();
-        while n > 0 && len > 0 {
-            let start = *next % len;
-            let end = len.min(start + n);
-            ids.extend_from_slice(self.corpus.get(start..end).unwrap_or(&[]));
-            n -= end - start;
-            *next = end % len;
+    /// Appends `n` ids: a text's, starting at `*next`, wrapping, and advances `*next`; the
+    /// vocabulary's, drawn uniformly from every decodable id.
+    fn take(&mut self, ids: &mut Vec<u32>, next: &mut usize, mut n: usize) {
+        match &self.source {
+            Source::Text(corpus) => {
+                let len = corpus.len();
+                while n > 0 && len > 0 {
+                    let start = *next % len;
+                    let end = len.min(start + n);
+                    ids.extend_from_slice(corpus.get(start..end).unwrap_or(&[]));
+                    n -= end - start;
+                    *next = end % len;
+                }
+            }
+            Source::Vocab { topup, .. } if !topup.is_empty() => {
+                ids.extend((0..n).map(|_| topup[self.rng.random_range(0..topup.len())]));
+            }
+            Source::Vocab { .. } => {}
         }
     }
 }
@@ -317,5 +409,45 @@ mod tests {
             let p = g.generate(n);
             proptest::prop_assert_eq!(builtin().count(&p), n);
         }
+    }
+
+    /// `--prompt-corpus random`: prompts of the exact length from the vocabulary; the `k`-th
+    /// starts with consecutive pool ids (vLLM's window shifted by the prompt's index); `vllm`
+    /// never draws a special token; the same seed makes the same prompts.
+    #[test]
+    fn random_vocabulary_prompts_have_the_exact_length() {
+        use crate::workload::range_ratio::CorpusStyle;
+        let t = builtin();
+        let make = |style, seed| {
+            let mut g =
+                PromptGenerator::for_corpus(t, Corpus::Random(style), StdRng::seed_from_u64(seed));
+            (1..=40).map(|n| g.generate(n * 7)).collect::<Vec<String>>()
+        };
+        for style in [CorpusStyle::Vllm, CorpusStyle::Sglang] {
+            let texts = make(style, 3);
+            for (i, text) in texts.iter().enumerate() {
+                assert_eq!(t.count(text), (i + 1) * 7, "{style:?} {text:?}");
+            }
+            assert_eq!(texts, make(style, 3));
+            assert_ne!(texts, make(style, 4));
+        }
+        let pools = t.vocab_pools();
+        assert_eq!((pools.valid.len(), pools.all.len()), (199_998, 200_000));
+        assert_eq!(pools.all[199_998..], [199_999, 200_018]);
+        for text in make(CorpusStyle::Vllm, 5) {
+            let ids = t.encode(&text);
+            assert!(ids.iter().all(|&id| id < 199_998), "{text:?}");
+        }
+        // The first prompt is the pool's window from its offset (drawn first from the seed's
+        // stream); this seed's window re-encodes to its own length, so no repair touches it.
+        let offset = StdRng::seed_from_u64(1).random_range(0..200_019usize);
+        let want: Vec<u32> = (0..5).map(|j| ((offset + j) % 199_998) as u32).collect();
+        assert_eq!(t.encode(&t.decode(&want)), want, "pick another seed");
+        let mut g = PromptGenerator::for_corpus(
+            t,
+            Corpus::Random(CorpusStyle::Vllm),
+            StdRng::seed_from_u64(1),
+        );
+        assert_eq!(g.generate(5), t.decode(&want));
     }
 }

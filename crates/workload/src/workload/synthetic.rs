@@ -95,6 +95,8 @@ pub struct Shaping {
     pub user_context_length: Option<u32>,
     /// Texts per turn (`--prompt-batch-size`, default 1).
     pub batch_size: usize,
+    /// What prompts are made of (`--prompt-corpus`).
+    pub corpus: super::prompt::Corpus,
 }
 
 impl Default for Shaping {
@@ -114,6 +116,7 @@ impl Default for Shaping {
             shared_system_length: None,
             user_context_length: None,
             batch_size: 1,
+            corpus: super::prompt::Corpus::Sonnet,
         }
     }
 }
@@ -158,7 +161,11 @@ pub fn build_counted(params: &SyntheticParams, tokenizer: &Tokenizer) -> (Datase
     let mut delay_rng = child_rng(seed, "composer.conversation.turn_delay");
     let mut prefix_rng = child_rng(seed, "dataset.prompt.prefix");
     let mut id_rng = child_rng(seed, "dataset.conversation.id");
-    let mut prompts = PromptGenerator::new(tokenizer, child_rng(seed, "dataset.prompt.corpus"));
+    let mut prompts = PromptGenerator::for_corpus(
+        tokenizer,
+        params.shaping.corpus,
+        child_rng(seed, "dataset.prompt.corpus"),
+    );
 
     // Integer parts, as AIPerf reads these distributions (`int(stddev)`, `int(mean)`).
     let isl_stddev = params.isl_stddev.trunc();

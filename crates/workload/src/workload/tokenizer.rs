@@ -43,6 +43,17 @@ const O200K_SPECIALS: [(u32, &str); 2] = [
     (200_018, "<|endofprompt|>"),
 ];
 
+/// The token ids of [`Tokenizer::vocab_pools`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct VocabPools {
+    /// Decodable ids that are not special tokens, ascending.
+    pub valid: Vec<u32>,
+    /// Every decodable id, ascending.
+    pub all: Vec<u32>,
+    /// The vocabulary's size (a bound on ids, which may leave gaps).
+    pub vocab_size: usize,
+}
+
 /// A loaded tokenizer.
 #[derive(Clone)]
 pub enum Tokenizer {
@@ -719,6 +730,49 @@ impl Tokenizer {
             ]
             .iter()
             .find_map(|t| h.tok.token_to_id(t)),
+        }
+    }
+
+    /// The ids a random-vocabulary prompt (`--prompt-corpus random`) draws from, as AIPerf
+    /// 0.13's tokenizer lists them: every decodable id but the special ones (`valid`), every
+    /// decodable id (`all`), both ascending, and the vocabulary's size, which bounds a prompt's
+    /// starting offset. o200k_base: its 199,998 ranks, then its two special tokens, size 200,019
+    /// (tiktoken's `n_vocab`); a `tokenizer.json`: the ids below its base vocabulary's size, the
+    /// special added tokens left out of `valid`.
+    pub fn vocab_pools(&self) -> VocabPools {
+        match self {
+            Tokenizer::Builtin(_) => {
+                builtin_table();
+                let valid: Vec<u32> = (0..super::o200k::num_tokens() as u32).collect();
+                let mut all = valid.clone();
+                all.extend(O200K_SPECIALS.iter().map(|(id, _)| *id));
+                all.sort_unstable();
+                VocabPools {
+                    valid,
+                    all,
+                    vocab_size: 200_019,
+                }
+            }
+            #[cfg(feature = "hf-tokenizer")]
+            Tokenizer::Hf(h) => {
+                let size = h.tok.get_vocab_size(false);
+                let special: std::collections::HashSet<u32> = (h.tok.get_added_tokens_decoder())
+                    .into_iter()
+                    .filter(|(_, t)| t.special)
+                    .map(|(id, _)| id)
+                    .collect();
+                let all: Vec<u32> = (0..size as u32).collect();
+                let valid = all
+                    .iter()
+                    .copied()
+                    .filter(|i| !special.contains(i))
+                    .collect();
+                VocabPools {
+                    valid,
+                    all,
+                    vocab_size: size,
+                }
+            }
         }
     }
 
