@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::YamlError;
-use super::jinja::{Context, Template, Val, coerce, has_markers, refusal};
+use super::jinja::{Context, Template, Val, coerce, has_markers};
 
 type Vars = BTreeMap<String, Val>;
 
@@ -115,27 +115,54 @@ fn coerce_env(s: &str) -> Value {
     }
 }
 
-/// The names a config file's templates read at load time: the `variables:` block's, resolved.
-/// A name that is one of the file's own top-level or `benchmark:` keys is refused (AIPerf reads
-/// the config value; ringperf does not), any other is undefined.
+/// The names a config file's templates read at load time, as AIPerf's context has them: the
+/// `variables:` block's, resolved; else the file's own top-level and `benchmark:` keys, their
+/// values as written (not rendered), a list of named entries as a mapping by name (so
+/// `phases.profiling.rate` reads the phase named `profiling`); any other is undefined.
 struct LoadContext<'a> {
     vars: &'a Vars,
-    config: &'a BTreeSet<String>,
+    config: &'a Config,
 }
+
+/// The file's values by top-level or `benchmark:` key.
+type Config = BTreeMap<String, Value>;
 
 impl Context for LoadContext<'_> {
     fn get(&self, name: &str) -> Result<Option<Val>, String> {
         if let Some(v) = self.vars.get(name) {
             return Ok(Some(v.clone()));
         }
-        if self.config.contains(name) {
-            return Err(refusal(&format!(
-                "'{name}', a value of the config itself (ringperf's templates read the \
-                 `variables:` block only),"
-            )));
-        }
-        Ok(None)
+        Ok(self.config.get(name).map(Val::of_json))
     }
+}
+
+/// [`LoadContext`]'s config values of the file `root` (its `variables:` names left out).
+fn config_values(root: &Map<String, Value>, vars: &Map<String, Value>) -> Config {
+    let named = |v: &Value| -> Value {
+        let Value::Array(list) = v else {
+            return v.clone();
+        };
+        let by_name: Map<String, Value> = list
+            .iter()
+            .filter_map(|x| {
+                let n = x.get("name")?.as_str()?;
+                Some((n.to_owned(), x.clone()))
+            })
+            .collect();
+        if by_name.is_empty() {
+            v.clone()
+        } else {
+            Value::Object(by_name)
+        }
+    };
+    let mut config: Config = root.iter().map(|(k, v)| (k.clone(), named(v))).collect();
+    if let Some(Value::Object(b)) = root.get("benchmark") {
+        config.extend(b.iter().map(|(k, v)| (k.clone(), named(v))));
+    }
+    for k in vars.keys() {
+        config.remove(k);
+    }
+    config
 }
 
 /// Subtrees rendered at run time with their own context (AIPerf's list), never at load time.
@@ -223,13 +250,7 @@ fn render_with(v: Value) -> Result<Value, YamlError> {
             ));
         }
     };
-    let mut config: BTreeSet<String> = root.keys().cloned().collect();
-    if let Some(Value::Object(b)) = root.get("benchmark") {
-        config.extend(b.keys().cloned());
-    }
-    for k in vars.keys() {
-        config.remove(k);
-    }
+    let config = config_values(&root, &vars);
     let resolved = resolve_variables(&vars, &config)?;
     // Removed in place: the walk visits the rest in the file's order (AIPerf reports the first
     // error it meets in that order).
@@ -257,10 +278,7 @@ fn render_with(v: Value) -> Result<Value, YamlError> {
 
 /// The `variables:` block resolved in the order their references ask (any order in the file;
 /// a cycle is an error), each rendered as any other value is.
-fn resolve_variables(
-    vars: &Map<String, Value>,
-    config: &BTreeSet<String>,
-) -> Result<Vars, YamlError> {
+fn resolve_variables(vars: &Map<String, Value>, config: &Config) -> Result<Vars, YamlError> {
     let mut pending: BTreeMap<&String, BTreeSet<String>> = vars
         .iter()
         .map(|(k, v)| {
