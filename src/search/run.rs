@@ -247,6 +247,22 @@ fn adaptive(
     opts: RunOptions,
     is_tty: bool,
 ) -> Result<Outcome, SearchError> {
+    // A config file's `recipe_name` is the search's recipe where the flags name none: the
+    // aggregate's Pareto axes and the history's `recipe`, as AIPerf reads it.
+    let named;
+    let s = match (s.recipe, base.file_only.sweep_recipe.as_deref()) {
+        (None, Some(name)) => match super::recipe::Recipe::parse(name) {
+            Ok(r) => {
+                named = AdaptiveSpec {
+                    recipe: Some(r),
+                    ..s.clone()
+                };
+                &named
+            }
+            Err(_) => s,
+        },
+        _ => s,
+    };
     let flags: Vec<&'static SweepableFlag> = s
         .space
         .iter()
@@ -335,7 +351,11 @@ fn adaptive(
         planner.reason(s.planner),
         &planner,
     )?;
+    let swept = sweeper.plan().clone();
     let outcome = sweeper.finish(&results)?;
+    if let Some(pp) = &swept.post_process {
+        crate::sweep::run::post_process(&swept, &base, pp, &results)?;
+    }
     match &planner {
         Planner::Tiers(m) => {
             for line in tier_answers(s, &history, m) {

@@ -73,7 +73,18 @@ pub fn write_variation_aggregate(
 
 /// `parameters` of a variation in the sweep aggregate: `{short name: value}`; a `--variant`
 /// (AIPerf's scenario): `{"benchmark": <its overrides>}`.
-fn parameters_of(v: &Variation) -> Map<String, Value> {
+/// A search point's values by their flags' short names (`concurrency`), as AIPerf's sweep
+/// aggregate lists them.
+fn point_values(v: &Variation) -> Map<String, Value> {
+    (v.values.iter())
+        .map(|o| (o.flag.short_name().to_owned(), o.value.to_json()))
+        .collect()
+}
+
+fn parameters_of(plan: &SweepPlan, v: &Variation) -> Map<String, Value> {
+    if plan.at_most.is_some() {
+        return point_values(v);
+    }
     // A config file's point: its values by the last segment of their paths (`format`).
     if v.file.is_some() {
         return (v.values_json().into_iter())
@@ -175,7 +186,26 @@ pub fn pareto(rs: &[(f64, f64)]) -> Vec<usize> {
 
 /// The sweep aggregate document.
 pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
-    let counted: Vec<&VariationResult> = results.iter().filter(|r| r.aggregate.is_some()).collect();
+    let mut counted: Vec<&VariationResult> =
+        results.iter().filter(|r| r.aggregate.is_some()).collect();
+    // An adaptive search's points, as AIPerf 0.13 aggregates them: one combination per
+    // distinct point (its values by their short names), in the order first proposed, from the
+    // last time it ran.
+    if plan.at_most.is_some() {
+        let mut order: Vec<Map<String, Value>> = Vec::new();
+        let mut last: Vec<&VariationResult> = Vec::new();
+        for r in counted {
+            let key = point_values(&r.variation);
+            match order.iter().position(|k| *k == key) {
+                Some(i) => last[i] = r,
+                None => {
+                    order.push(key);
+                    last.push(r);
+                }
+            }
+        }
+        counted = last;
+    }
     let total_runs: usize = results.iter().map(|r| r.runs.len()).sum();
     let ok_runs: usize = results
         .iter()
@@ -212,6 +242,24 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
             })
             .collect();
         (params, files.len())
+    } else if plan.at_most.is_some() {
+        // Each dimension's distinct values, in the order the search proposed them.
+        let mut params: Vec<(String, Vec<Value>)> = Vec::new();
+        for r in &counted {
+            for (k, v) in point_values(&r.variation) {
+                match params.iter_mut().find(|(n, _)| *n == k) {
+                    Some((_, vs)) if !vs.contains(&v) => vs.push(v),
+                    Some(_) => {}
+                    None => params.push((k, vec![v])),
+                }
+            }
+        }
+        let n = params.iter().map(|(_, vs)| vs.len()).product();
+        let params = params
+            .into_iter()
+            .map(|(name, values)| json!({"name": name, "values": values}))
+            .collect();
+        (params, n)
     } else if plan.sweep_type == SweepType::Scenarios {
         let values: Vec<Value> = plan
             .variations
@@ -237,7 +285,7 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
             let mut o = Map::new();
             o.insert(
                 "parameters".into(),
-                Value::Object(parameters_of(&r.variation)),
+                Value::Object(parameters_of(plan, &r.variation)),
             );
             let metrics = if plan.trials == 1 {
                 single_trial_metrics(r)
@@ -264,7 +312,7 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
             .map(|(r, _)| *r)
             .collect()
     };
-    let (best, frontier) = best_and_frontier(&pick(any_feasible), &pick(!a.sla.is_empty()));
+    let (best, frontier) = best_and_frontier(plan, &pick(any_feasible), &pick(!a.sla.is_empty()));
     let mut metadata = Map::new();
     metadata.insert("sweep_parameters".into(), Value::Array(params));
     metadata.insert("num_combinations".into(), json!(combinations));
@@ -293,6 +341,7 @@ pub fn sweep_json(plan: &SweepPlan, results: &[VariationResult]) -> Value {
 /// `best_configurations` over the variations `for_best`, and `pareto_optimal` over
 /// `for_frontier` (whose clients kept up).
 fn best_and_frontier(
+    plan: &SweepPlan,
     for_best: &[&VariationResult],
     for_frontier: &[&VariationResult],
 ) -> (Map<String, Value>, Vec<Value>) {
@@ -300,7 +349,7 @@ fn best_and_frontier(
     let tput: Option<Vec<f64>> = for_best.iter().map(|r| mean_of(r, THROUGHPUT)).collect();
     if let Some(t) = tput.as_ref().filter(|t| !t.is_empty()) {
         let i = (0..t.len()).fold(0, |b, i| if t[i] > t[b] { i } else { b });
-        best.insert("best_throughput".into(), json!({"parameters": parameters_of(&for_best[i].variation), "metric": t[i], "unit": "requests/sec"}));
+        best.insert("best_throughput".into(), json!({"parameters": parameters_of(plan, &for_best[i].variation), "metric": t[i], "unit": "requests/sec"}));
     }
     let latency_key = LATENCY_CANDIDATES
         .iter()
@@ -308,7 +357,7 @@ fn best_and_frontier(
     if let Some(k) = latency_key {
         let l: Vec<f64> = for_best.iter().filter_map(|r| mean_of(r, k)).collect();
         let i = (0..l.len()).fold(0, |b, i| if l[i] < l[b] { i } else { b });
-        best.insert("best_latency_p99".into(), json!({"parameters": parameters_of(&for_best[i].variation), "metric": l[i], "unit": "ms"}));
+        best.insert("best_latency_p99".into(), json!({"parameters": parameters_of(plan, &for_best[i].variation), "metric": l[i], "unit": "ms"}));
     }
     let mut frontier = Vec::new();
     let pts: Option<Vec<(f64, f64)>> = latency_key.and_then(|k| {
@@ -320,7 +369,7 @@ fn best_and_frontier(
     if let Some(pts) = pts {
         frontier = pareto(&pts)
             .into_iter()
-            .map(|i| Value::Object(parameters_of(&for_frontier[i].variation)))
+            .map(|i| Value::Object(parameters_of(plan, &for_frontier[i].variation)))
             .collect();
     }
     (best, frontier)

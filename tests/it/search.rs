@@ -137,6 +137,28 @@ fn max_concurrency_under_a_ttft_sla_finds_the_mock_capacity() {
         (c["feasible_count"].as_u64(), c["infeasible_count"].as_u64()),
         (Some(2), Some(2))
     );
+    // The points as AIPerf lists them: by the swept flag's short name, each distinct value
+    // once, in the order proposed (AIPerf's own search: `{"concurrency": 1}`, …).
+    let params: Vec<&serde_json::Value> =
+        (doc["per_combination_metrics"].as_array().unwrap().iter())
+            .map(|c| &c["parameters"])
+            .collect();
+    assert_eq!(
+        params,
+        [1, 2, 4, 3]
+            .map(|c| serde_json::json!({"concurrency": c}))
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        aiperf["per_combination_metrics"][0]["parameters"],
+        serde_json::json!({"concurrency": 1})
+    );
+    assert_eq!(
+        doc["metadata"]["sweep_parameters"],
+        serde_json::json!([{"name": "concurrency", "values": [1, 2, 4, 3]}])
+    );
+    assert_eq!(doc["metadata"]["num_combinations"], 4);
 
     // The mock's own record: 6 requests per point; none waited at concurrency 1 and 2 (the
     // first 12 by arrival), and some did at 3 and 4.

@@ -1373,6 +1373,55 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
     );
 }
 
+/// An adaptive search's `recipe_name` and `post_process` (no `--search-*` flag has them), as
+/// AIPerf 0.13 reads them for any sweep: the recipe's name in `search_history.json` and its
+/// Pareto axes in the sweep aggregate, and the hook's file derived from the aggregate's points.
+#[test]
+fn an_adaptive_searchs_recipe_name_and_post_process_are_applied() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("adaptive.yaml");
+    let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap()
+        + ADAPTIVE.0
+        + "  recipeName: concurrency-ramp\n  postProcess:\n    handler: degradation_knee_detect\n    \
+           params: {threshold_pct: 0.2, metric_tag: request_latency, stat: p95, swept_param: \
+           phases.profiling.concurrency}\n    output_filename: knee.json\n";
+    std::fs::write(&file, &body).unwrap();
+    let server = common::recording_mock(2);
+    let dir = root.path().join("out");
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(&file)
+        .args([
+            "--request-count",
+            "4",
+            "--ui",
+            "none",
+            "--no-server-metrics",
+        ])
+        .args(["--max-client-lag-us", "1000000"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", &dir)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let history = common::read_json(&dir.join("search_history.json"));
+    assert_eq!(history["recipe"], "concurrency-ramp");
+    let agg = dir.join("sweep_aggregate");
+    let sweep = common::read_json(&agg.join("profile_export_aiperf_sweep.json"));
+    assert_eq!(
+        sweep["metadata"]["pareto_axes"],
+        ringperf::search::recipe::Recipe::ConcurrencyRamp
+            .pareto_axes()
+            .unwrap()
+    );
+    let knee = common::read_json(&agg.join("knee.json"));
+    let xs: Vec<&Value> = (knee["all_points"].as_array().unwrap().iter())
+        .map(|p| &p["concurrency"])
+        .collect();
+    assert_eq!(xs, [&Value::from(1), &Value::from(2)]);
+    assert_eq!(knee["swept_param"], "phases.profiling.concurrency");
+}
+
 /// The same YAML grid sweep AIPerf 0.13 ran (tests/data/aiperf-yaml/grid-sweep/, README there):
 /// ringperf writes every file AIPerf wrote (but AIPerf's logs and `run_config.json`, which
 /// docs/output-formats.md lists as not written), and each variation's `input_config` agrees

@@ -23,8 +23,6 @@ const AIPERF_ONLY: &[(&str, &str)] = &[
     ("sla_replicates", "0"),
     ("sla_precision", "\"normal\""),
     ("sla_warmup_seconds", "null"),
-    ("post_process", "null"),
-    ("recipe_name", "null"),
 ];
 
 fn schema(path: &str, why: &str) -> YamlError {

@@ -2877,7 +2877,21 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         // Its runs are read beside the file's settings ([`scenario_settings`]).
         "scenarios" => {}
         "adaptive_search" => {
-            a.sweep.extend(super::adaptive::translate(m)?);
+            // The two keys no `--search-*` flag carries go to the typed plan, as a grid's do.
+            let mut rest = m.clone();
+            match rest.shift_remove("recipe_name") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(name)) => a.file_only.sweep_recipe = Some(name),
+                Some(_) => {
+                    return Err(YamlError::Schema(
+                        "sweep.recipe_name: Input should be a valid string".into(),
+                    ));
+                }
+            }
+            if let Some(v) = rest.shift_remove("post_process").filter(|v| !v.is_null()) {
+                a.file_only.sweep_post_process = Some(post_process(&v, "sweep.post_process")?);
+            }
+            a.sweep.extend(super::adaptive::translate(&rest)?);
             return Ok(());
         }
         other => return Err(YamlError::Unsupported(format!("sweep.type: {other}"))),
