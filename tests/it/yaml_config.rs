@@ -1373,24 +1373,20 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
     );
 }
 
-/// An adaptive search's `recipe_name` and `post_process` (no `--search-*` flag has them), as
-/// AIPerf 0.13 reads them for any sweep: the recipe's name in `search_history.json` and its
-/// Pareto axes in the sweep aggregate, and the hook's file derived from the aggregate's points.
+/// An adaptive search's `recipe_name` and `post_process` (no `--search-*` flag has them), run as
+/// AIPerf 0.13 ran the same file (tests/data/aiperf-yaml/adaptive-extras/, README there): the
+/// recipe's name in `search_history.json` and its Pareto axes in the sweep aggregate, the points
+/// listed as AIPerf lists them, and the hook's file derived from them with AIPerf's keys.
 #[test]
-fn an_adaptive_searchs_recipe_name_and_post_process_are_applied() {
-    let root = tempfile::tempdir().unwrap();
-    let file = root.path().join("adaptive.yaml");
-    let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap()
-        + ADAPTIVE.0
-        + "  recipeName: concurrency-ramp\n  postProcess:\n    handler: degradation_knee_detect\n    \
-           params: {threshold_pct: 0.2, metric_tag: request_latency, stat: p95, swept_param: \
-           phases.profiling.concurrency}\n    output_filename: knee.json\n";
-    std::fs::write(&file, &body).unwrap();
+fn an_adaptive_searchs_recipe_name_and_post_process_run_as_aiperfs_did() {
+    let fixture = Path::new(DIR).join("adaptive-extras");
+    let aiperf = common::read_json(&fixture.join("aiperf-summary.json"));
     let server = common::recording_mock(2);
+    let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("out");
     let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
         .args(["profile", "-f"])
-        .arg(&file)
+        .arg(fixture.join("adaptive-extras.yaml"))
         .args([
             "--request-count",
             "4",
@@ -1405,21 +1401,35 @@ fn an_adaptive_searchs_recipe_name_and_post_process_are_applied() {
         .expect("runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let history = common::read_json(&dir.join("search_history.json"));
-    assert_eq!(history["recipe"], "concurrency-ramp");
+    assert_eq!(history["recipe"], aiperf["search_history.recipe"]);
+    let points: Vec<Value> = (history["iterations"].as_array().unwrap().iter())
+        .map(|i| i["variation_values"].clone())
+        .collect();
+    assert_eq!(Value::from(points), aiperf["iterations"]);
     let agg = dir.join("sweep_aggregate");
     let sweep = common::read_json(&agg.join("profile_export_aiperf_sweep.json"));
-    assert_eq!(
-        sweep["metadata"]["pareto_axes"],
-        ringperf::search::recipe::Recipe::ConcurrencyRamp
-            .pareto_axes()
-            .unwrap()
-    );
-    let knee = common::read_json(&agg.join("knee.json"));
-    let xs: Vec<&Value> = (knee["all_points"].as_array().unwrap().iter())
-        .map(|p| &p["concurrency"])
+    for k in [
+        "sweep_parameters",
+        "num_combinations",
+        "pareto_axes",
+        "sla_constraints",
+    ] {
+        assert_eq!(sweep["metadata"][k], aiperf["sweep.metadata"][k], "{k}");
+    }
+    let params: Vec<Value> = (sweep["per_combination_metrics"].as_array().unwrap().iter())
+        .map(|c| c["parameters"].clone())
         .collect();
-    assert_eq!(xs, [&Value::from(1), &Value::from(2)]);
-    assert_eq!(knee["swept_param"], "phases.profiling.concurrency");
+    assert_eq!(Value::from(params), aiperf["sweep.parameters"]);
+    let knee = common::read_json(&agg.join("knee.json"));
+    let theirs = common::read_json(&fixture.join("knee.json"));
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&knee), keys(&theirs));
+    let xs = |v: &Value| -> Vec<Value> {
+        (v["all_points"].as_array().unwrap().iter())
+            .map(|p| p["concurrency"].clone())
+            .collect()
+    };
+    assert_eq!(xs(&knee), xs(&theirs));
 }
 
 /// The same YAML grid sweep AIPerf 0.13 ran (tests/data/aiperf-yaml/grid-sweep/, README there):
