@@ -21,7 +21,9 @@ mod user_files;
 
 pub use adaptive::AdaptiveSpec;
 pub use inline::InlineRecords;
-pub use phase::{AgenticKeys, FileOnly, FileScenario, Pacing, PhaseSpec, PostProcessSpec};
+pub use phase::{
+    AgenticKeys, FileOnly, FileScenario, Pacing, PhaseSpec, PostProcessSpec, SearchStop,
+};
 pub use user_files::{UserFile, UserFileFormat, UserFiles};
 
 /// The file a run writes its plan to, in its artifact directory.

@@ -344,6 +344,9 @@ pub struct FileOnly {
     /// aggregate its Pareto axes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_recipe: Option<String>,
+    /// The file's adaptive search's stop rules when any is given (no flag sets them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_stop: Option<SearchStop>,
     /// The file's sweep `post_process` hook, run once the sweep aggregate is written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_post_process: Option<PostProcessSpec>,
@@ -394,7 +397,30 @@ impl FileOnly {
             && self.profiling_timing_mode.is_none()
             && self.convergence_min_runs.is_none()
             && self.sweep_recipe.is_none()
+            && self.search_stop.is_none()
             && self.sweep_post_process.is_none()
+    }
+}
+
+/// When an N-dimensional adaptive search (`bayesian`, `optuna`, `optuna_tpe`) stops before its
+/// `max_iterations`, AIPerf's three signals: `improvement_patience` points in a row without a
+/// better objective, or the last `plateau_window` objectives with a coefficient of variation
+/// under `plateau_threshold`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchStop {
+    pub plateau_window: u32,
+    pub plateau_threshold: f64,
+    pub improvement_patience: u32,
+}
+
+impl Default for SearchStop {
+    /// AIPerf 0.13's defaults.
+    fn default() -> Self {
+        Self {
+            plateau_window: 8,
+            plateau_threshold: 0.01,
+            improvement_patience: 10,
+        }
     }
 }
 

@@ -120,6 +120,8 @@ pub struct Bayesian {
     /// After the start, choose by the Tree-structured Parzen Estimator (`super::tpe`) instead
     /// of the Gaussian process.
     tpe: bool,
+    /// The plateau and patience stops.
+    stop: crate::plan::SearchStop,
 }
 
 impl Bayesian {
@@ -144,7 +146,14 @@ impl Bayesian {
             pending: None,
             exhausted: false,
             tpe: false,
+            stop: crate::plan::SearchStop::default(),
         }
+    }
+
+    /// The same planner stopping by `stop` (a config file's; AIPerf's defaults otherwise).
+    pub fn with_stop(mut self, stop: crate::plan::SearchStop) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// The same planner choosing by the Tree-structured Parzen Estimator after the start
@@ -154,15 +163,53 @@ impl Bayesian {
         self
     }
 
-    /// Why it stopped: `max_iterations`, or `space_exhausted` when every candidate was run.
+    /// Why it stopped: `space_exhausted` when every candidate was run, then AIPerf's three
+    /// signals in its order: `max_iterations`, `improvement_patience` (that many points in a row
+    /// without a better objective; a point without one counts as none), `plateau_cv` (the last
+    /// `plateau_window` objectives, all measured, with a sample coefficient of variation under
+    /// `plateau_threshold`; never when their mean is about zero).
     pub fn reason(&self) -> Option<&'static str> {
         if self.exhausted {
-            Some("space_exhausted")
-        } else if self.observed.len() as u32 >= self.max_iterations {
-            Some("max_iterations")
-        } else {
-            None
+            return Some("space_exhausted");
         }
+        if self.observed.len() as u32 >= self.max_iterations {
+            return Some("max_iterations");
+        }
+        // Points since the best objective so far (as a loss: maximizing negates it).
+        let mut best: Option<f64> = None;
+        let mut since = 0u32;
+        for o in &self.observed {
+            let loss = o.objective.map(|v| match self.direction {
+                Direction::Maximize => -v,
+                Direction::Minimize => v,
+            });
+            match (loss, best) {
+                (Some(l), None) => (best, since) = (Some(l), 0),
+                (Some(l), Some(b)) if l < b => (best, since) = (Some(l), 0),
+                _ => since += 1,
+            }
+        }
+        if since >= self.stop.improvement_patience {
+            return Some("improvement_patience");
+        }
+        let window = self.stop.plateau_window as usize;
+        if window >= 2 && self.observed.len() >= window {
+            let recent: Option<Vec<f64>> = self.observed[self.observed.len() - window..]
+                .iter()
+                .map(|o| o.objective)
+                .collect();
+            if let Some(v) = recent {
+                let n = v.len() as f64;
+                let mean = v.iter().sum::<f64>() / n;
+                if mean.abs() >= 1e-9 {
+                    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+                    if var.sqrt() / mean.abs() < self.stop.plateau_threshold {
+                        return Some("plateau_cv");
+                    }
+                }
+            }
+        }
+        None
     }
 
     fn halton(&self, i: u64) -> Vec<f64> {
@@ -469,10 +516,79 @@ mod tests {
         assert!((u[0] - 2.0 / 3.0).abs() < 1e-12);
     }
 
+    /// Stop rules that never fire: the model's own choices over the whole budget.
+    fn never() -> crate::plan::SearchStop {
+        crate::plan::SearchStop {
+            plateau_window: u32::MAX,
+            plateau_threshold: 0.0,
+            improvement_patience: u32::MAX,
+        }
+    }
+
+    /// AIPerf's three signals, on hand-made objectives: `improvement_patience` counts points in
+    /// a row without a better one (a missing objective counts as none; maximizing or
+    /// minimizing), `plateau_cv` the sample CV of the last `plateau_window` objectives (none
+    /// missing, mean not zero), `max_iterations` first of all.
+    #[test]
+    fn plateau_and_patience_stop_as_aiperfs_three_signals() {
+        let feed = |direction, stop, objectives: &[Option<f64>]| {
+            let mut b = Bayesian::new(conc(1.0, 1000.0), direction, 50, 2, 1).with_stop(stop);
+            for o in objectives {
+                assert!(b.ask().is_some(), "stopped early: {:?}", b.reason());
+                b.tell(true, *o);
+            }
+            b.reason()
+        };
+        let patience = |n| crate::plan::SearchStop {
+            improvement_patience: n,
+            ..never()
+        };
+        // Best at 3, then two without improvement (one missing): patience 2 stops.
+        let seq = [Some(1.0), Some(3.0), Some(2.0), None];
+        assert_eq!(
+            feed(Direction::Maximize, patience(2), &seq),
+            Some("improvement_patience")
+        );
+        assert_eq!(feed(Direction::Maximize, patience(3), &seq), None);
+        // Minimizing, 1.0 stays the best: three in a row without improvement.
+        assert_eq!(
+            feed(Direction::Minimize, patience(3), &seq),
+            Some("improvement_patience")
+        );
+        let plateau = |w, t| crate::plan::SearchStop {
+            plateau_window: w,
+            plateau_threshold: t,
+            ..never()
+        };
+        // 100, 101, 99: mean 100, sample sd 1, CV 0.01.
+        let flat = [Some(50.0), Some(100.0), Some(101.0), Some(99.0)];
+        assert_eq!(
+            feed(Direction::Maximize, plateau(3, 0.011), &flat),
+            Some("plateau_cv")
+        );
+        assert_eq!(feed(Direction::Maximize, plateau(3, 0.01), &flat), None);
+        assert_eq!(feed(Direction::Maximize, plateau(4, 0.011), &flat), None);
+        let gap = [Some(100.0), None, Some(100.0)];
+        assert_eq!(feed(Direction::Maximize, plateau(2, 1.0), &gap), None);
+        let zero = [Some(0.0), Some(0.0)];
+        assert_eq!(feed(Direction::Maximize, plateau(2, 1.0), &zero), None);
+        // AIPerf's defaults: 8 and 0.01, 10.
+        let d = crate::plan::SearchStop::default();
+        assert_eq!(
+            (
+                d.plateau_window,
+                d.plateau_threshold,
+                d.improvement_patience
+            ),
+            (8, 0.01, 10)
+        );
+    }
+
     /// Throughput 10 per unit of concurrency up to a capacity of 40, flat after; the SLA
     /// holds up to 48.
     fn run(seed: u64, iterations: u32) -> Bayesian {
-        let mut b = Bayesian::new(conc(1.0, 1000.0), Direction::Maximize, iterations, 5, seed);
+        let mut b = Bayesian::new(conc(1.0, 1000.0), Direction::Maximize, iterations, 5, seed)
+            .with_stop(never());
         while let Some(x) = b.ask() {
             let c = x[0];
             b.tell(c <= 48.0, Some(10.0 * c.min(40.0)));
@@ -530,7 +646,9 @@ mod tests {
             prior: Prior::Uniform,
         }];
         let run = |seed: u64| {
-            let mut b = Bayesian::new(space.clone(), Direction::Maximize, 30, 5, seed).with_tpe();
+            let mut b = Bayesian::new(space.clone(), Direction::Maximize, 30, 5, seed)
+                .with_tpe()
+                .with_stop(never());
             while let Some(x) = b.ask() {
                 let v = x[0];
                 b.tell(true, Some(-(v - 0.3) * (v - 0.3)));

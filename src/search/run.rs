@@ -108,7 +108,7 @@ enum Planner {
 }
 
 impl Planner {
-    fn new(s: &AdaptiveSpec) -> Self {
+    fn new(s: &AdaptiveSpec, stop: crate::plan::SearchStop) -> Self {
         let dim = &s.space[0];
         if !s.tiers.is_empty() {
             return Planner::Tiers(MultiTier::new(
@@ -131,13 +131,16 @@ impl Planner {
                 dim.hi as u64,
                 s.max_iterations,
             )),
-            PlannerKind::Bayesian | PlannerKind::Optuna => Planner::Bayes(Bayesian::new(
-                s.space.clone(),
-                s.objective.direction,
-                s.max_iterations,
-                s.initial_points,
-                s.random_seed.unwrap_or(0),
-            )),
+            PlannerKind::Bayesian | PlannerKind::Optuna => Planner::Bayes(
+                Bayesian::new(
+                    s.space.clone(),
+                    s.objective.direction,
+                    s.max_iterations,
+                    s.initial_points,
+                    s.random_seed.unwrap_or(0),
+                )
+                .with_stop(stop),
+            ),
             PlannerKind::OptunaTpe => Planner::Bayes(
                 Bayesian::new(
                     s.space.clone(),
@@ -146,7 +149,8 @@ impl Planner {
                     s.initial_points,
                     s.random_seed.unwrap_or(0),
                 )
-                .with_tpe(),
+                .with_tpe()
+                .with_stop(stop),
             ),
         }
     }
@@ -268,7 +272,21 @@ fn adaptive(
         .iter()
         .map(|d| flag_for(&d.path))
         .collect::<Result<_, _>>()?;
-    let mut planner = Planner::new(s);
+    let stop = base.file_only.search_stop;
+    if stop.is_some()
+        && matches!(
+            s.planner,
+            PlannerKind::MonotonicSla | PlannerKind::SmoothIsotonic
+        )
+    {
+        eprintln!(
+            "ringperf: warning: Three-signal convergence keys only apply to N-D planners \
+             (bayesian, optuna). Selected planner '{}' uses algorithm-specific termination; \
+             the values given will be ignored.",
+            s.planner.name()
+        );
+    }
+    let mut planner = Planner::new(s, stop.unwrap_or_default());
     let Some(first) = planner.ask() else {
         return Err(SearchError::bounds(
             "the search has no point to run".to_owned(),

@@ -1432,6 +1432,55 @@ fn an_adaptive_searchs_recipe_name_and_post_process_run_as_aiperfs_did() {
     assert_eq!(xs(&knee), xs(&theirs));
 }
 
+/// A file's stop rules for an N-D planner (no flag has them; tests/data/aiperf-yaml/plateau/,
+/// README there): with a plateau window of 2 and a threshold no two throughputs miss, a
+/// Bayesian search of 6 points stops after its second, `plateau_cv`, as AIPerf's run of the same
+/// file did; values out of AIPerf's bounds are refused with its reasons.
+#[test]
+fn an_adaptive_searchs_plateau_stops_it_as_aiperfs_did() {
+    let fixture = Path::new(DIR).join("plateau");
+    let aiperf = common::read_json(&fixture.join("aiperf-history.json"));
+    let server = common::recording_mock(2);
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("out");
+    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(fixture.join("plateau.yaml"))
+        .args([
+            "--request-count",
+            "2",
+            "--ui",
+            "none",
+            "--no-server-metrics",
+        ])
+        .args(["--max-client-lag-us", "1000000"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", &dir)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let history = common::read_json(&dir.join("search_history.json"));
+    assert_eq!(aiperf["convergence_reason"], "plateau_cv");
+    assert_eq!(history["convergence_reason"], aiperf["convergence_reason"]);
+    assert_eq!(
+        history["iterations"].as_array().unwrap().len() as u64,
+        aiperf["iterations"].as_u64().unwrap()
+    );
+    for n in 0..3 {
+        let f = fixture.join(format!("refused-{n}.yaml"));
+        let said = std::fs::read_to_string(f.with_extension("validate.txt")).unwrap();
+        let (code, message) = aiperf_verdict(&said);
+        assert_eq!(code, 1);
+        let out = ringperf(&["config", "validate", f.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{n}: {err}");
+        assert!(
+            err.contains(&message),
+            "{n}: AIPerf said {message:?}, ringperf {err}"
+        );
+    }
+}
+
 /// The same YAML grid sweep AIPerf 0.13 ran (tests/data/aiperf-yaml/grid-sweep/, README there):
 /// ringperf writes every file AIPerf wrote (but AIPerf's logs and `run_config.json`, which
 /// docs/output-formats.md lists as not written), and each variation's `input_config` agrees

@@ -16,9 +16,6 @@ type Flags = Vec<(String, Vec<String>)>;
 /// AIPerf's default (given as JSON).
 const AIPERF_ONLY: &[(&str, &str)] = &[
     ("outcome_constraints", "[]"),
-    ("plateau_window", "8"),
-    ("plateau_threshold", "0.01"),
-    ("improvement_patience", "10"),
     ("monotonic_stability_trials", "2"),
     ("sla_replicates", "0"),
     ("sla_precision", "\"normal\""),

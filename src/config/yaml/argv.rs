@@ -2891,6 +2891,48 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             if let Some(v) = rest.shift_remove("post_process").filter(|v| !v.is_null()) {
                 a.file_only.sweep_post_process = Some(post_process(&v, "sweep.post_process")?);
             }
+            // The N-D planners' stop rules, checked with AIPerf's bounds.
+            let mut stop = crate::plan::SearchStop::default();
+            let mut given = false;
+            for key in [
+                "plateau_window",
+                "plateau_threshold",
+                "improvement_patience",
+            ] {
+                let Some(v) = rest.shift_remove(key) else {
+                    continue;
+                };
+                given = true;
+                let path = format!("sweep.{key}");
+                let x = num(&v, &path)?;
+                let whole = |min: f64| {
+                    if x.fract() != 0.0 {
+                        return Err(YamlError::Schema(format!(
+                            "{path}: Input should be a valid integer, got a number with a \
+                             fractional part"
+                        )));
+                    }
+                    if x < min {
+                        return Err(YamlError::Schema(format!(
+                            "{path}: Input should be greater than or equal to {min}"
+                        )));
+                    }
+                    Ok(x.min(f64::from(u32::MAX)) as u32)
+                };
+                match key {
+                    "plateau_window" => stop.plateau_window = whole(2.0)?,
+                    "improvement_patience" => stop.improvement_patience = whole(2.0)?,
+                    _ if x > 0.0 => stop.plateau_threshold = x,
+                    _ => {
+                        return Err(YamlError::Schema(format!(
+                            "{path}: Input should be greater than 0"
+                        )));
+                    }
+                }
+            }
+            if given {
+                a.file_only.search_stop = Some(stop);
+            }
             a.sweep.extend(super::adaptive::translate(&rest)?);
             return Ok(());
         }

@@ -682,10 +682,6 @@ fn an_adaptive_search_sweep_refuses_what_no_flag_expresses() {
     };
     for (rest, says) in [
         (
-            "  plateauWindow: 4\n",
-            "not supported by ringperf: sweep.plateau_window",
-        ),
-        (
             "  slaPrecision: tight\n",
             "not supported by ringperf: sweep.sla_precision",
         ),
