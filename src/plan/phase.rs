@@ -344,6 +344,10 @@ pub struct FileOnly {
     /// aggregate its Pareto axes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_recipe: Option<String>,
+    /// The search-space paths a file's adaptive search draws log-uniformly (`prior:
+    /// log-uniform`; no flag sets a prior).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search_log_priors: Vec<String>,
     /// The file's adaptive search's stop rules when any is given (no flag sets them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_stop: Option<SearchStop>,
@@ -398,6 +402,7 @@ impl FileOnly {
             && self.convergence_min_runs.is_none()
             && self.sweep_recipe.is_none()
             && self.search_stop.is_none()
+            && self.search_log_priors.is_empty()
             && self.sweep_post_process.is_none()
     }
 }

@@ -251,21 +251,27 @@ fn adaptive(
     opts: RunOptions,
     is_tty: bool,
 ) -> Result<Outcome, SearchError> {
-    // A config file's `recipe_name` is the search's recipe where the flags name none: the
-    // aggregate's Pareto axes and the history's `recipe`, as AIPerf reads it.
+    // What a config file adds that no flag carries: its `recipe_name` is the search's recipe
+    // where the flags name none (the aggregate's Pareto axes, the history's `recipe`, as AIPerf
+    // reads it), and its dimensions' `prior: log-uniform`.
+    let fo = &base.file_only;
+    let file_recipe = match (s.recipe, fo.sweep_recipe.as_deref()) {
+        (None, Some(name)) => super::recipe::Recipe::parse(name).ok(),
+        _ => None,
+    };
     let named;
-    let s = match (s.recipe, base.file_only.sweep_recipe.as_deref()) {
-        (None, Some(name)) => match super::recipe::Recipe::parse(name) {
-            Ok(r) => {
-                named = AdaptiveSpec {
-                    recipe: Some(r),
-                    ..s.clone()
-                };
-                &named
+    let s = if file_recipe.is_some() || !fo.search_log_priors.is_empty() {
+        let mut spec = s.clone();
+        spec.recipe = spec.recipe.or(file_recipe);
+        for d in &mut spec.space {
+            if fo.search_log_priors.contains(&d.path) {
+                d.prior = super::recipe::Prior::LogUniform;
             }
-            Err(_) => s,
-        },
-        _ => s,
+        }
+        named = spec;
+        &named
+    } else {
+        s
     };
     let flags: Vec<&'static SweepableFlag> = s
         .space

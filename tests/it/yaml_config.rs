@@ -1481,6 +1481,85 @@ fn an_adaptive_searchs_plateau_stops_it_as_aiperfs_did() {
     }
 }
 
+/// A dimension's `prior: log-uniform` (no `--search-space` form has one): the same seed's start
+/// points, drawn evenly in `ln` rather than linearly, lie at or below the uniform draws, one of
+/// them strictly (over an ISL of 1 to 1,000, `exp(u ln 1000) <= 1 + 999 u`); AIPerf's messages
+/// for a prior it does not have and for `lo` at 0.
+#[test]
+fn a_search_dimensions_log_uniform_prior_draws_log_spaced_points() {
+    let root = tempfile::tempdir().unwrap();
+    let server = common::recording_mock(2);
+    let space = |prior: &str| {
+        std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap()
+            + &format!(
+                "sweep:\n  type: adaptive_search\n  planner: bayesian\n  randomSeed: 4\n  \
+                 searchSpace:\n    - {{path: datasets.main.prompts.isl, lo: 1, hi: 1000, kind: \
+                 int{prior}}}\n  objectives:\n    - {{metric: output_token_throughput, direction: \
+                 maximize}}\n  maxIterations: 3\n  nInitialPoints: 3\n"
+            )
+    };
+    let points = |name: &str, body: String| -> Vec<f64> {
+        let file = root.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, body).unwrap();
+        let dir = root.path().join(name);
+        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["profile", "-f"])
+            .arg(&file)
+            .args([
+                "--request-count",
+                "1",
+                "--ui",
+                "none",
+                "--no-server-metrics",
+            ])
+            .args(["--max-client-lag-us", "1000000"])
+            .env("URL", format!("http://{}", server.addr))
+            .env("OUT", &dir)
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let h = common::read_json(&dir.join("search_history.json"));
+        (h["iterations"].as_array().unwrap().iter())
+            .map(|i| {
+                i["variation_values"]["datasets.main.prompts.isl"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let linear = points("uniform", space(""));
+    let logged = points("log", space(", prior: log-uniform"));
+    assert_eq!((linear.len(), logged.len()), (3, 3));
+    assert!(
+        linear.iter().zip(&logged).all(|(a, b)| b <= a),
+        "{linear:?} {logged:?}"
+    );
+    assert!(
+        linear.iter().zip(&logged).any(|(a, b)| b < a),
+        "{linear:?} {logged:?}"
+    );
+    for (prior, why) in [
+        (
+            ", prior: logarithmic",
+            "sweep.search_space.0.prior: Input should be 'uniform' or 'log-uniform'",
+        ),
+        (
+            ", prior: log-uniform",
+            "prior='log-uniform' requires lo > 0, got lo=0.0.",
+        ),
+    ] {
+        let file = root.path().join("bad.yaml");
+        std::fs::write(&file, space(prior).replace("lo: 1,", "lo: 0,")).unwrap();
+        let out = ringperf(&["config", "validate", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{prior}");
+        assert!(
+            text(&out.stderr).contains(why),
+            "{prior}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 /// The same YAML grid sweep AIPerf 0.13 ran (tests/data/aiperf-yaml/grid-sweep/, README there):
 /// ringperf writes every file AIPerf wrote (but AIPerf's logs and `run_config.json`, which
 /// docs/output-formats.md lists as not written), and each variation's `input_config` agrees

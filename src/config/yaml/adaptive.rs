@@ -68,15 +68,7 @@ fn dimension(v: &Value, path: &str) -> R<String> {
         None => "real".to_owned(),
         Some(k) => word(k, &format!("{path}.kind"))?,
     };
-    match m.get("prior").and_then(Value::as_str) {
-        None | Some("uniform") => {}
-        Some(prior) => {
-            return Err(YamlError::Unsupported(format!(
-                "{path}.prior: {prior} (no --search-space form expresses a prior; a search \
-                 given as flags draws uniformly, as AIPerf's flags do)"
-            )));
-        }
-    }
+    // A `prior` was taken out for the typed plan before the translation.
     Ok(format!("{p}:{lo},{hi}:{kind}"))
 }
 

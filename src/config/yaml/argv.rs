@@ -2891,6 +2891,37 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
             if let Some(v) = rest.shift_remove("post_process").filter(|v| !v.is_null()) {
                 a.file_only.sweep_post_process = Some(post_process(&v, "sweep.post_process")?);
             }
+            // A dimension's prior (no `--search-space` form has one), checked as AIPerf does.
+            if let Some(Value::Array(dims)) = rest.get_mut("search_space") {
+                for (i, d) in dims.iter_mut().enumerate() {
+                    let Value::Object(d) = d else { continue };
+                    let Some(prior) = d.shift_remove("prior") else {
+                        continue;
+                    };
+                    let at = format!("sweep.search_space.{i}");
+                    match prior.as_str() {
+                        Some("uniform") => {}
+                        Some("log-uniform") => {
+                            let lo = d.get("lo").and_then(Value::as_f64).unwrap_or(0.0);
+                            let path = d.get("path").and_then(Value::as_str).unwrap_or("");
+                            if lo <= 0.0 {
+                                return Err(YamlError::Schema(format!(
+                                    "{at}: Value error, search-space dim {}: \
+                                     prior='log-uniform' requires lo > 0, got lo={}.",
+                                    py_str_repr(path),
+                                    super::jinja::py_float_repr(lo)
+                                )));
+                            }
+                            a.file_only.search_log_priors.push(path.to_owned());
+                        }
+                        _ => {
+                            return Err(YamlError::Schema(format!(
+                                "{at}.prior: Input should be 'uniform' or 'log-uniform'"
+                            )));
+                        }
+                    }
+                }
+            }
             // The N-D planners' stop rules, checked with AIPerf's bounds.
             let mut stop = crate::plan::SearchStop::default();
             let mut given = false;
