@@ -407,15 +407,22 @@ impl FileOnly {
     }
 }
 
-/// When an N-dimensional adaptive search (`bayesian`, `optuna`, `optuna_tpe`) stops before its
-/// `max_iterations`, AIPerf's three signals: `improvement_patience` points in a row without a
+/// When an adaptive search settles: an N-dimensional one (`bayesian`, `optuna`) stops before its
+/// `max_iterations` on AIPerf's three signals — `improvement_patience` points in a row without a
 /// better objective, or the last `plateau_window` objectives with a coefficient of variation
-/// under `plateau_threshold`.
+/// under `plateau_threshold` —; `monotonic_sla` latches a point's verdict once
+/// `monotonic_stability_trials` runs of it agree.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchStop {
     pub plateau_window: u32,
     pub plateau_threshold: f64,
     pub improvement_patience: u32,
+    #[serde(default = "two")]
+    pub monotonic_stability_trials: u32,
+}
+
+fn two() -> u32 {
+    2
 }
 
 impl Default for SearchStop {
@@ -425,6 +432,7 @@ impl Default for SearchStop {
             plateau_window: 8,
             plateau_threshold: 0.01,
             improvement_patience: 10,
+            monotonic_stability_trials: 2,
         }
     }
 }

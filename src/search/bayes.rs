@@ -522,6 +522,7 @@ mod tests {
             plateau_window: u32::MAX,
             plateau_threshold: 0.0,
             improvement_patience: u32::MAX,
+            ..crate::plan::SearchStop::default()
         }
     }
 

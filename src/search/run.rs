@@ -120,7 +120,9 @@ impl Planner {
         }
         match s.planner {
             PlannerKind::MonotonicSla => Planner::Boundary(BoundarySearch::new(
-                Style::Monotonic { stability: 2 },
+                Style::Monotonic {
+                    stability: stop.monotonic_stability_trials,
+                },
                 dim.lo as u64,
                 dim.hi as u64,
                 s.max_iterations,
@@ -279,7 +281,19 @@ fn adaptive(
         .map(|d| flag_for(&d.path))
         .collect::<Result<_, _>>()?;
     let stop = base.file_only.search_stop;
-    if stop.is_some()
+    let n_d_keys = stop.is_some_and(|st| {
+        let d = crate::plan::SearchStop::default();
+        (
+            st.plateau_window,
+            st.plateau_threshold,
+            st.improvement_patience,
+        ) != (
+            d.plateau_window,
+            d.plateau_threshold,
+            d.improvement_patience,
+        )
+    });
+    if n_d_keys
         && matches!(
             s.planner,
             PlannerKind::MonotonicSla | PlannerKind::SmoothIsotonic

@@ -1481,6 +1481,49 @@ fn an_adaptive_searchs_plateau_stops_it_as_aiperfs_did() {
     }
 }
 
+/// `monotonic_stability_trials` (no flag has it): how many agreeing runs latch a point's
+/// verdict in `monotonic_sla`. Every point passing, the probe runs 1 then 2, each twice by
+/// default, once with 1.
+#[test]
+fn monotonic_stability_trials_set_how_often_a_point_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let server = common::recording_mock(2);
+    let run = |name: &str, extra: &str| -> Vec<u64> {
+        let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap()
+            + &ADAPTIVE.0.replace("smooth_isotonic", "monotonic_sla")
+            + extra;
+        let file = root.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, body).unwrap();
+        let dir = root.path().join(name);
+        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+            .args(["profile", "-f"])
+            .arg(&file)
+            .args([
+                "--request-count",
+                "1",
+                "--ui",
+                "none",
+                "--no-server-metrics",
+            ])
+            .args(["--max-client-lag-us", "1000000"])
+            .env("URL", format!("http://{}", server.addr))
+            .env("OUT", &dir)
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let h = common::read_json(&dir.join("search_history.json"));
+        (h["iterations"].as_array().unwrap().iter())
+            .map(|i| {
+                i["variation_values"]["phases.profiling.concurrency"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(run("default", ""), [1, 1, 2, 2]);
+    assert_eq!(run("once", "  monotonicStabilityTrials: 1\n"), [1, 2]);
+}
+
 /// A dimension's `prior: log-uniform` (no `--search-space` form has one): the same seed's start
 /// points, drawn evenly in `ln` rather than linearly, lie at or below the uniform draws, one of
 /// them strictly (over an ISL of 1 to 1,000, `exp(u ln 1000) <= 1 + 999 u`); AIPerf's messages

@@ -16,7 +16,6 @@ type Flags = Vec<(String, Vec<String>)>;
 /// AIPerf's default (given as JSON).
 const AIPERF_ONLY: &[(&str, &str)] = &[
     ("outcome_constraints", "[]"),
-    ("monotonic_stability_trials", "2"),
     ("sla_replicates", "0"),
     ("sla_precision", "\"normal\""),
     ("sla_warmup_seconds", "null"),

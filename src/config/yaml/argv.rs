@@ -2922,13 +2922,14 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                     }
                 }
             }
-            // The N-D planners' stop rules, checked with AIPerf's bounds.
+            // The planners' stop and latch rules, checked with AIPerf's bounds.
             let mut stop = crate::plan::SearchStop::default();
             let mut given = false;
             for key in [
                 "plateau_window",
                 "plateau_threshold",
                 "improvement_patience",
+                "monotonic_stability_trials",
             ] {
                 let Some(v) = rest.shift_remove(key) else {
                     continue;
@@ -2953,6 +2954,9 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                 match key {
                     "plateau_window" => stop.plateau_window = whole(2.0)?,
                     "improvement_patience" => stop.improvement_patience = whole(2.0)?,
+                    "monotonic_stability_trials" => {
+                        stop.monotonic_stability_trials = whole(1.0)?;
+                    }
                     _ if x > 0.0 => stop.plateau_threshold = x,
                     _ => {
                         return Err(YamlError::Schema(format!(
