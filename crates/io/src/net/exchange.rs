@@ -436,8 +436,11 @@ impl Exchange<'_> {
                 return Err(Failed::new(Error::Cut, reused));
             }
             sink.on_send(self.clock.now_ns());
-            // A plain connection's request in one write, inline; TLS and a large shared body (two
-            // writes) boxed, so that the common write reserves no more than the read that follows.
+            // A plain connection's request in one write of its own; TLS and a large shared body
+            // (two writes) through `write_request`. Both boxed while they run (one allocation a
+            // request, freed once the request is written): a request writes once but reads for as
+            // long as the response takes, so the attempt's future keeps room for the read only
+            // (#41: the plain write, 208 bytes, was its largest state beside the read's 216).
             // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
             // empty tail is dropped before it, or its drop at the end would keep it there.) The
             // write's result lives in a block of its own, so the read keeps no room for it.
@@ -447,7 +450,7 @@ impl Exchange<'_> {
                 let res = match &mut conn.stream {
                     Stream::Plain(tcp) if one_write => {
                         drop(tail);
-                        Stream::write_plain(tcp, wbuf).await.0
+                        Box::pin(Stream::write_plain(tcp, wbuf)).await.0
                     }
                     stream => Box::pin(stream.write_request(wbuf, tail)).await,
                 };
@@ -626,13 +629,21 @@ impl Exchange<'_> {
             let mut st = ReadState::default();
             conn.rbuf.clear();
             loop {
-                let step = if conn.multishot.is_some() {
-                    self.read_multishot(conn, &mut st, sink, sent_ns).await?
+                let step = if let Some(ms) = conn.multishot.as_ref() {
+                    // The wait is the multishot slot's (a word): what a stream waiting for its
+                    // next event keeps; the read itself takes no await.
+                    within_read_timeout!(self, ms.ready(), st.received)?;
+                    self.take_multishot(conn, &mut st, sink, sent_ns)?
                 } else if conn.rbuf.is_empty()
                     && conn.kernel_stamps
                     && let Stream::Plain(tcp) = &conn.stream
                 {
-                    let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
+                    // Boxed per wait: monoio's readiness wait (104 bytes) is the readiness
+                    // path's, not the multishot one's, and would otherwise be reserved in every
+                    // request's future (one allocation per wait on this path, none on the
+                    // multishot one).
+                    let ready =
+                        within_read_timeout!(self, Box::pin(tcp.readable(false)), st.received)?;
                     ready.map_err(|error| Error::Read {
                         error,
                         received: st.received,
@@ -700,10 +711,12 @@ impl Exchange<'_> {
         }
     }
 
-    /// One read of a connection with a multishot receive: waits for its next completion and
-    /// hands it to [`Exchange::take_read`], through the thread's [`READ_SCRATCH`] when nothing
-    /// is carried over (as the readiness path does), after the carried bytes otherwise.
-    async fn read_multishot<S: Sink>(
+    /// One read of a connection with a multishot receive, once its wait for a completion
+    /// ended: hands the completion to [`Exchange::take_read`], through the thread's
+    /// [`READ_SCRATCH`] when nothing is carried over (as the readiness path does), after the
+    /// carried bytes otherwise. Not `async`: the wait is the caller's, so a waiting stream keeps
+    /// no copy of these arguments (#41: 104 bytes as an `async fn` awaiting the wait).
+    fn take_multishot<S: Sink>(
         &self,
         conn: &mut Conn,
         st: &mut ReadState,
@@ -713,7 +726,6 @@ impl Exchange<'_> {
         let Some(ms) = conn.multishot.as_mut() else {
             return Ok(Step::Again);
         };
-        within_read_timeout!(self, ms.ready(), st.received)?;
         let received = st.received;
         let max = self.pool.read_buf_bytes();
         let taken = |ms: &mut Multishot, buf: &mut Vec<u8>| match ms.take(buf, max) {
