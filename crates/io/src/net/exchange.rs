@@ -425,7 +425,7 @@ impl Exchange<'_> {
                 .cut
                 .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
 
-            sink.on_socket(conn.local);
+            sink.on_socket(conn.local.get());
             // Neither part is a local that is borrowed or kept: both move into the write, whose
             // future frees the request's copy once written, so a stream in flight holds no write
             // buffer (each request's is its own) and its future keeps no room for one.

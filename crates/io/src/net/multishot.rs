@@ -67,9 +67,6 @@ struct Slot {
     /// Bumped (within [`GEN_MASK`]) when the slot is freed: completions of an older generation
     /// are stale.
     generation: u32,
-    /// Payload bytes of the first queued completion already taken (a read of at most `max`,
-    /// never more than a buffer).
-    taken: u32,
     live: bool,
     /// The receive is in the kernel (no completion without `F_MORE` since it was armed).
     armed: bool,
@@ -82,6 +79,9 @@ struct Slot {
 #[derive(Default)]
 struct Queue {
     first: Option<Completion>,
+    /// Payload bytes of the first completion already taken (a read of at most `max`, never
+    /// more than a buffer).
+    taken: u32,
     /// Completions behind `first` (empty whenever `first` is `None`).
     rest: Option<Box<VecDeque<Completion>>>,
 }
@@ -361,8 +361,12 @@ fn on_completion(user_data: u64, res: i32, flags: u32) {
 #[derive(Debug)]
 pub struct Multishot {
     fd: RawFd,
-    index: usize,
-    user_data: u64,
+    index: u32,
+    /// The slot's generation when this receive took it: with the index, the receive's user
+    /// data ([`Multishot::user_data`]). Two `u32`s, not the `usize` index and the `u64` user
+    /// data: a connection keeps this for as long as it lives (#41: 24 bytes, 32 as an `Option`;
+    /// 16 now, a niche-less `Option` of 12).
+    generation: u32,
 }
 
 impl Multishot {
@@ -404,18 +408,23 @@ impl Multishot {
             let slot = &mut st.slots[index];
             slot.live = true;
             slot.queue.clear();
-            slot.taken = 0;
-            Some((index, u64::from(slot.generation)))
+            slot.queue.taken = 0;
+            Some((index, slot.generation))
         })?;
         let (index, generation) = slot;
-        let user_data = RAW_USERDATA_TAG | ((generation & GEN_MASK) << 32) | index as u64;
         let ms = Self {
             fd,
-            index,
-            user_data,
+            // A slot's index is the user data's low 32 bits.
+            index: index as u32,
+            generation,
         };
         ms.arm().ok()?;
         Some(ms)
+    }
+
+    /// The receive's user data: the tag, the slot's generation and its index.
+    fn user_data(&self) -> u64 {
+        RAW_USERDATA_TAG | ((u64::from(self.generation) & GEN_MASK) << 32) | u64::from(self.index)
     }
 
     /// Submits the receive (the runtime's next wait sends it to the kernel).
@@ -426,10 +435,10 @@ impl Multishot {
         };
         let sqe = opcode::RecvMsgMulti::new(types::Fd(self.fd), msghdr, GROUP)
             .build()
-            .user_data(self.user_data);
+            .user_data(self.user_data());
         push(&sqe)?;
         STATE.with_borrow_mut(|s| {
-            if let Some(slot) = s.as_mut().and_then(|st| st.slots.get_mut(self.index)) {
+            if let Some(slot) = s.as_mut().and_then(|st| st.slots.get_mut(self.index as usize)) {
                 slot.armed = true;
             }
         });
@@ -454,17 +463,17 @@ impl Multishot {
             let Some(st) = s.as_mut() else {
                 return (Err(io::Error::other("no multishot state")), false);
             };
-            let Some(slot) = st.slots.get_mut(self.index) else {
+            let Some(slot) = st.slots.get_mut(self.index as usize) else {
                 return (Err(io::Error::other("no multishot slot")), false);
             };
             let Some(&c) = slot.queue.front() else {
                 return (Err(io::ErrorKind::WouldBlock.into()), false);
             };
             let (taken, whole) =
-                take_one(&mut st.ring, c, slot.taken as usize, buf, max.max(1));
+                take_one(&mut st.ring, c, slot.queue.taken as usize, buf, max.max(1));
             if whole {
                 slot.queue.pop_front();
-                slot.taken = 0;
+                slot.queue.taken = 0;
                 STATS.with(|s| {
                     let mut v = s.get();
                     v.completions += 1;
@@ -473,7 +482,7 @@ impl Multishot {
                 });
             } else if let Ok((n, _)) = taken {
                 // At most a buffer's payload: `take_one` leaves the rest queued.
-                slot.taken += n as u32;
+                slot.queue.taken += n as u32;
                 return (taken, false);
             }
             let ended = !slot.armed && slot.queue.is_empty();
@@ -494,7 +503,7 @@ impl Multishot {
     pub fn is_idle(&self) -> bool {
         STATE.with_borrow(|s| {
             s.as_ref()
-                .and_then(|st| st.slots.get(self.index))
+                .and_then(|st| st.slots.get(self.index as usize))
                 .is_some_and(|slot| slot.queue.iter().all(|c| !carries_bytes(*c)))
         })
     }
@@ -581,7 +590,7 @@ impl Drop for Multishot {
     fn drop(&mut self) {
         let armed = STATE.with_borrow_mut(|s| {
             let Some(st) = s.as_mut() else { return false };
-            let Some(slot) = st.slots.get_mut(self.index) else {
+            let Some(slot) = st.slots.get_mut(self.index as usize) else {
                 return false;
             };
             let armed = slot.armed;
@@ -592,16 +601,16 @@ impl Drop for Multishot {
             }
             slot.live = false;
             slot.armed = false;
-            slot.taken = 0;
+            slot.queue.taken = 0;
             slot.waker = None;
             slot.generation = (slot.generation + 1) & GEN_MASK as u32;
-            st.free.push(self.index);
+            st.free.push(self.index as usize);
             armed
         });
         if armed {
             // The receive holds the socket open in the kernel: cancel it (its last completion
             // is stale by now, and its buffer goes back to the ring).
-            let cancel = opcode::AsyncCancel::new(self.user_data)
+            let cancel = opcode::AsyncCancel::new(self.user_data())
                 .build()
                 .user_data(u64::MAX);
             let _ = push(&cancel);
@@ -619,7 +628,7 @@ impl Future for Ready<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         STATE.with_borrow_mut(|s| {
-            let Some(slot) = s.as_mut().and_then(|st| st.slots.get_mut(self.ms.index)) else {
+            let Some(slot) = s.as_mut().and_then(|st| st.slots.get_mut(self.ms.index as usize)) else {
                 return Poll::Ready(());
             };
             if slot.queue.is_empty() {
