@@ -18,11 +18,28 @@ use super::{Shared, WorkerState};
 /// Initial read buffer of a connection (it grows only while a large response head is partial).
 pub(super) const READ_BUF_BYTES: usize = 16 * 1024;
 
+/// The encoded request a turn sends: its pre-encoded one, borrowed from the run; or one made
+/// for this turn (a body carrying history, or a streamed replay's), owned by the request's
+/// future while it runs, so that no step above it keeps an owner beside it (#41).
+pub(crate) enum Request<'a> {
+    Shared(&'a EncodedRequest),
+    Built(Box<EncodedRequest>),
+}
+
+impl Request<'_> {
+    pub(crate) fn get(&self) -> &EncodedRequest {
+        match self {
+            Request::Shared(r) => r,
+            Request::Built(r) => r,
+        }
+    }
+}
+
 /// One request to send: its credit, its encoded bytes, the session's correlation id and URL,
 /// and the connection pool it goes through (a sticky session's own, or the worker's).
 pub(crate) struct Outgoing<'a> {
     pub credit: Credit,
-    pub request: &'a EncodedRequest,
+    pub request: Request<'a>,
     pub correlation_id: uuid::Uuid,
     pub url: usize,
     /// A sticky session's own pool; `None`: the worker's.
@@ -100,7 +117,7 @@ fn empty_record(
         request_body: None,
         marker: None,
         trace: None,
-        response_head: Vec::new(),
+        response_head: Box::default(),
         tcp_rtt_us: None,
         lineage: None,
     }
@@ -128,7 +145,7 @@ pub(crate) fn send<'a>(
     state: &'a Rc<WorkerState>,
     out: Outgoing<'a>,
     hard_deadline_ns: Option<u64>,
-) -> impl std::future::Future<Output = RawRecord> + 'a {
+) -> impl std::future::Future<Output = Box<RawRecord>> + 'a {
     let Outgoing {
         credit,
         request,
@@ -249,7 +266,9 @@ pub(crate) fn send<'a>(
             ))
             .await;
         }
-        recorder.rec
+        // Boxed: a caller that awaits a record by value keeps room for it from the start of
+        // the request.
+        Box::new(recorder.rec)
     }
 }
 
@@ -313,7 +332,7 @@ fn request_error(shared: &Shared, e: net::Error, url: usize) -> RequestError {
 /// The worker's side of an exchange: writes the request with this request's ids and records the
 /// response into the [`RawRecord`]: head, body, one SSE event per complete message.
 struct Recorder<'a> {
-    request: &'a EncodedRequest,
+    request: Request<'a>,
     /// The `--cache-bust` marker and its body offset, spliced into each attempt's copy (boxed:
     /// a request without one keeps a word for it, not 40 bytes, while it runs).
     splice: Option<Box<(usize, Marker)>>,
@@ -361,9 +380,10 @@ impl Recorder<'_> {
         self.splice.is_none()
             && self
                 .request
+                .get()
                 .bytes
                 .len()
-                .saturating_sub(self.request.head_len)
+                .saturating_sub(self.request.get().head_len)
                 >= SHARED_BODY_MIN
     }
 
@@ -399,25 +419,25 @@ impl Sink for Recorder<'_> {
         if let Some(&(at, marker)) = self.splice.as_deref() {
             let (text, len) = marker.json_escaped();
             let (req, cor) = (&self.rec.request_id, &self.rec.correlation_id);
-            if self.request.write_spliced(wbuf, at, &text[..len], req, cor) {
-                self.rec.marker = Some(marker.padded());
+            if self.request.get().write_spliced(wbuf, at, &text[..len], req, cor) {
+                self.rec.marker = Some(Box::new(marker.padded()));
                 return;
             }
         }
-        let bytes = &self.request.bytes;
+        let bytes = &self.request.get().bytes;
         let copied = if self.body_is_shared() {
-            &bytes[..self.request.head_len]
+            &bytes[..self.request.get().head_len]
         } else {
             &bytes[..]
         };
         wbuf.extend_from_slice(copied);
-        self.request
+        self.request.get()
             .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
     }
 
     fn shared_tail(&mut self) -> Option<bytes::Bytes> {
         self.body_is_shared().then(|| {
-            bytes::Bytes::from_owner(self.request.bytes.clone()).slice(self.request.head_len..)
+            bytes::Bytes::from_owner(self.request.get().bytes.clone()).slice(self.request.get().head_len..)
         })
     }
 
@@ -427,7 +447,7 @@ impl Sink for Recorder<'_> {
 
     fn on_sent(&mut self, bytes: usize, stamp_ns: u64) {
         self.rec.bytes_sent = bytes as u64;
-        let body = bytes.saturating_sub(self.request.head_len) as u64;
+        let body = bytes.saturating_sub(self.request.get().head_len) as u64;
         let t = self.trace();
         t.send_end_ns = Some(stamp_ns);
         t.request_bytes = body;
@@ -444,10 +464,7 @@ impl Sink for Recorder<'_> {
         self.rec.status = head.status;
         self.rec.is_sse = head.event_stream;
         if self.keep_head {
-            self.rec.response_head.clear();
-            self.rec
-                .response_head
-                .extend_from_slice(raw.get(..head.head_len).unwrap_or(raw));
+            self.rec.response_head = raw.get(..head.head_len).unwrap_or(raw).into();
         }
         if !(200..300).contains(&head.status) {
             self.state.set_reason(head.reason_str(raw));
@@ -684,7 +701,7 @@ mod tests {
         compact: Option<Compactor>,
     ) -> Recorder<'a> {
         Recorder {
-            request,
+            request: Request::Shared(request),
             splice: None,
             state,
             framer: Framer::default(),

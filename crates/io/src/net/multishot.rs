@@ -82,7 +82,9 @@ struct Queue {
     /// Payload bytes of the first completion already taken (a read of at most `max`, never
     /// more than a buffer).
     taken: u32,
-    /// Completions behind `first` (empty whenever `first` is `None`).
+    /// Completions behind `first` (empty whenever `first` is `None`). Boxed: a word in every
+    /// slot, not a `VecDeque`'s 32 bytes, for what a paced stream never has.
+    #[allow(clippy::box_collection)]
     rest: Option<Box<VecDeque<Completion>>>,
 }
 
