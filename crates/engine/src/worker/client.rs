@@ -208,43 +208,11 @@ pub(crate) fn send<'a>(
         }),
     };
     async move {
+        // The outcome is settled in a function of its own: the exchange's result is not kept
+        // beside the exchange's future (a taken-apart `Result` keeps its room, #41).
         let result = exchange.run(&mut recorder).await;
-        if let Some(p) = recorder.prefill.take() {
-            p.gate.release();
-        }
+        settle(shared, &exchange, &mut recorder, result);
         let rec = &mut recorder.rec;
-        if let Err(e) = result {
-            rec.error = Some(Box::new(match e {
-                net::Error::TimedOut if cut(shared, exchange.deadline_ns) => {
-                    rec.was_cancelled = true;
-                    cancelled_error()
-                }
-                net::Error::Cancelled => {
-                    rec.was_cancelled = true;
-                    request_error(shared, e, exchange.slot)
-                }
-                e => request_error(shared, e, exchange.slot),
-            }));
-        }
-        if rec.error.is_some() && !rec.was_cancelled && cut(shared, exchange.deadline_ns) {
-            // The failure is the cut itself (the socket was shut down at the deadline).
-            rec.was_cancelled = true;
-            rec.error = Some(Box::new(cancelled_error()));
-        }
-        if rec.end_ns == 0 {
-            rec.end_ns = shared.clock.now_ns();
-        }
-        if rec.start_ns == 0 {
-            // Never got as far as writing (connect failed or timed out): the attempt began now-ish.
-            rec.start_ns = rec.end_ns;
-        }
-        if rec.error.is_none() && !(200..300).contains(&rec.status) {
-            rec.error = Some(Box::new(RequestError::new(
-                Some(rec.status),
-                recorder.state.take_reason(),
-                String::from_utf8_lossy(&rec.body).into_owned(),
-            )));
-        }
         if rec.error.is_none()
             && shared.kind == ringperf_wire::endpoint::EndpointKind::VideoGeneration
         {
@@ -269,6 +237,53 @@ pub(crate) fn send<'a>(
         // Boxed: a caller that awaits a record by value keeps room for it from the start of
         // the request.
         Box::new(recorder.rec)
+    }
+}
+
+/// The record's outcome once its exchange ended with `result`: the prefill slot given back,
+/// the failure (or the cut) recorded, the end and start stamps of a request that never got
+/// as far as writing, an HTTP error's status and body.
+fn settle(
+    shared: &Shared,
+    exchange: &Exchange<'_>,
+    recorder: &mut Recorder<'_>,
+    result: Result<(), net::Error>,
+) {
+    if let Some(p) = recorder.prefill.take() {
+        p.gate.release();
+    }
+    let rec = &mut recorder.rec;
+    if let Err(e) = result {
+        rec.error = Some(Box::new(match e {
+            net::Error::TimedOut if cut(shared, exchange.deadline_ns) => {
+                rec.was_cancelled = true;
+                cancelled_error()
+            }
+            net::Error::Cancelled => {
+                rec.was_cancelled = true;
+                request_error(shared, e, exchange.slot)
+            }
+            e => request_error(shared, e, exchange.slot),
+        }));
+    }
+    if rec.error.is_some() && !rec.was_cancelled && cut(shared, exchange.deadline_ns) {
+        // The failure is the cut itself (the socket was shut down at the deadline).
+        rec.was_cancelled = true;
+        rec.error = Some(Box::new(cancelled_error()));
+    }
+    if rec.end_ns == 0 {
+        rec.end_ns = shared.clock.now_ns();
+    }
+    if rec.start_ns == 0 {
+        // Never got as far as writing (connect failed or timed out): the attempt began now-ish.
+        rec.start_ns = rec.end_ns;
+    }
+    if rec.error.is_none() && !(200..300).contains(&rec.status) {
+        rec.error = Some(Box::new(RequestError::new(
+            Some(rec.status),
+            recorder.state.take_reason(),
+            String::from_utf8_lossy(&rec.body).into_owned(),
+        )));
     }
 }
 

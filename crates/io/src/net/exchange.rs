@@ -354,35 +354,27 @@ impl Exchange<'_> {
         async move {
             // A loop, not a `match` on the first attempt's result with the retry in an arm: the
             // retry awaits in the same place as the first attempt, and no failure is kept
-            // beside it.
+            // beside it. Each attempt is bounded by the attempt timeout and the deadline when
+            // either is set, in this block (one level of the request's future, not two, each
+            // keeping the exchange and the sink: #41).
             let mut may_reuse = true;
             loop {
-                match self.timed_attempt(sink, may_reuse).await {
+                // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
+                // (large) state.
+                let attempt = std::pin::pin!(self.attempt(sink, may_reuse));
+                let result = match self.attempt_budget() {
+                    None => attempt.await,
+                    // The pinned reference moves into the timeout: no second one is kept beside
+                    // it.
+                    Some(budget) => monoio::time::timeout(budget, attempt)
+                        .await
+                        .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false))),
+                };
+                match result {
                     Err(Failed { stale: true, .. }) if may_reuse => may_reuse = false,
                     r => return r.map_err(|f| f.error),
                 }
             }
-        }
-    }
-
-    /// One attempt, bounded by the attempt timeout and the deadline when either is set.
-    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
-    fn timed_attempt<S: Sink>(
-        &self,
-        sink: &mut S,
-        may_reuse: bool,
-    ) -> impl Future<Output = Result<(), Failed>> {
-        async move {
-            // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
-            // (large) state.
-            let attempt = std::pin::pin!(self.attempt(sink, may_reuse));
-            let Some(budget) = self.attempt_budget() else {
-                return attempt.await;
-            };
-            // The pinned reference moves into the timeout: no second one is kept beside it.
-            monoio::time::timeout(budget, attempt)
-                .await
-                .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
         }
     }
 
@@ -636,19 +628,18 @@ impl Exchange<'_> {
                     self.take_multishot(conn, &mut st, sink, sent_ns)?
                 } else if conn.rbuf.is_empty()
                     && conn.kernel_stamps
-                    && let Stream::Plain(tcp) = &conn.stream
+                    && matches!(conn.stream, Stream::Plain(_))
                 {
                     // Boxed per wait: monoio's readiness wait (104 bytes) is the readiness
                     // path's, not the multishot one's, and would otherwise be reserved in every
                     // request's future (one allocation per wait on this path, none on the
-                    // multishot one).
-                    let ready =
-                        within_read_timeout!(self, Box::pin(tcp.readable(false)), st.received)?;
+                    // multishot one); and no reference to the socket is kept beside it.
+                    let ready = within_read_timeout!(self, readable(&conn.stream), st.received)?;
                     ready.map_err(|error| Error::Read {
                         error,
                         received: st.received,
                     })?;
-                    let fd = tcp.as_raw_fd();
+                    let fd = conn.stream.as_raw_fd();
                     let max = self.pool.read_buf_bytes();
                     READ_SCRATCH.with_borrow_mut(|buf| {
                         buf.clear();
@@ -783,8 +774,9 @@ impl Exchange<'_> {
         st.received = true;
         sink.on_read(n, read_stamp);
         if let Some(k) = read_stamp.kernel_ns {
-            batch::note_read(st.last_kernel.map(|p| k.saturating_sub(p)));
-            st.last_kernel = Some(k);
+            batch::note_read(st.has_last_kernel.then(|| k.saturating_sub(st.last_kernel)));
+            st.last_kernel = k;
+            st.has_last_kernel = true;
         }
         while st.decoder.is_none() {
             let head = match parse_head(buf).map_err(Error::Head)? {
@@ -822,6 +814,17 @@ impl Exchange<'_> {
     }
 }
 
+/// A plain connection's readiness wait, boxed (a TLS connection's is ready at once: the
+/// exchange reads it through [`Stream::read_into`]).
+fn readable(stream: &Stream) -> std::pin::Pin<Box<impl Future<Output = io::Result<()>> + '_>> {
+    Box::pin(async move {
+        match stream {
+            Stream::Plain(tcp) => tcp.readable(false).await,
+            Stream::Tls(_) => Ok(()),
+        }
+    })
+}
+
 /// The request `sink` encodes for an attempt (`reused`: on a pooled connection), and the shared
 /// bytes to write after it.
 fn encode<S: Sink>(sink: &mut S, reused: bool) -> (Vec<u8>, Option<bytes::Bytes>) {
@@ -844,8 +847,11 @@ struct ReadState {
     keep_alive: bool,
     /// Any response byte arrived.
     received: bool,
-    /// The previous kernel-stamped read of this response (for the batched wake-ups' gap).
-    last_kernel: Option<u64>,
+    /// The previous kernel-stamped read of this response (for the batched wake-ups' gap),
+    /// when `has_last_kernel`: a stamp and a flag packed with the others, not an `Option<u64>`
+    /// (a streaming request keeps its read state for as long as the response takes, #41).
+    last_kernel: u64,
+    has_last_kernel: bool,
 }
 
 /// After one read: read again, or the response is over.
