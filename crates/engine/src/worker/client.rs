@@ -189,7 +189,8 @@ pub(crate) fn send<'a>(
         state,
         framer: Framer::default(),
         rec,
-        read_lag_ns: None,
+        read_lag_ns: 0,
+        has_read_lag: false,
         keep_head: shared.http_trace,
         compact: if shared.compact_records {
             shared.kind.descriptor().compact
@@ -228,7 +229,9 @@ pub(crate) fn send<'a>(
                 recorder.state,
                 rec,
                 exchange.slot,
-                pool,
+                // The exchange's own (a word fewer kept by every request's future than the
+                // session's pool as given).
+                (exchange.pool, exchange.reuse),
                 exchange.deadline_ns,
                 failures,
             ))
@@ -356,8 +359,10 @@ struct Recorder<'a> {
     /// The record being filled (owned: the request's future keeps the recorder, not the record
     /// beside a reference to it).
     rec: RawRecord,
-    /// The receive lag of the latest read (`None`: it had no kernel stamp).
-    read_lag_ns: Option<u32>,
+    /// The receive lag of the latest read, when `has_read_lag` (it had a kernel stamp): a
+    /// `u32` and a flag packed with `keep_head`, not an `Option<u32>` (#41).
+    read_lag_ns: u32,
+    has_read_lag: bool,
     /// `--export-http-trace`: copy the response head into the record.
     keep_head: bool,
     /// The endpoint's compactor when records are compact (not `--export-level raw`): a 2xx
@@ -400,6 +405,11 @@ impl Recorder<'_> {
                 .len()
                 .saturating_sub(self.request.get().head_len)
                 >= SHARED_BODY_MIN
+    }
+
+    /// The receive lag of the latest read (`None`: it had no kernel stamp).
+    fn read_lag(&self) -> Option<u32> {
+        self.has_read_lag.then_some(self.read_lag_ns)
     }
 
     /// The trace of the current attempt (begun by [`Sink::on_attempt`]).
@@ -471,7 +481,9 @@ impl Sink for Recorder<'_> {
 
     fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
         self.rec.bytes_received += bytes as u64;
-        self.read_lag_ns = stamp.lag_ns().map(|l| u32::try_from(l).unwrap_or(u32::MAX));
+        let lag = stamp.lag_ns().map(|l| u32::try_from(l).unwrap_or(u32::MAX));
+        self.has_read_lag = lag.is_some();
+        self.read_lag_ns = lag.unwrap_or(0);
     }
 
     fn on_head(&mut self, head: &Head, raw: &[u8], stamp_ns: u64) -> AfterHead {
@@ -502,6 +514,7 @@ impl Sink for Recorder<'_> {
         }
         if self.rec.is_sse {
             let first_new = self.rec.events.len();
+            let lag = self.read_lag();
             while let Some(r) = self.framer.next_message(&self.rec.body) {
                 // The first token gives the prefill slot back (after the stamp: off the timing
                 // path).
@@ -515,7 +528,7 @@ impl Sink for Recorder<'_> {
                 {
                     p.gate.release();
                 }
-                push_event(&mut self.rec, r, stamp_ns, self.read_lag_ns, self.compact);
+                push_event(&mut self.rec, r, stamp_ns, lag, self.compact);
             }
             if self.rec.events.len() - first_new > 1 {
                 self.rec.coalesced_reads += 1;
@@ -526,14 +539,8 @@ impl Sink for Recorder<'_> {
 
     fn on_end(&mut self, stamp_ns: u64) {
         self.rec.end_ns = stamp_ns;
-        let compact = self.compact;
-        finish_events(
-            &mut self.rec,
-            &mut self.framer,
-            stamp_ns,
-            self.read_lag_ns,
-            compact,
-        );
+        let (compact, lag) = (self.compact, self.read_lag());
+        finish_events(&mut self.rec, &mut self.framer, stamp_ns, lag, compact);
         // Every message, the trailing one included, is now an event.
         if compact.is_some() && compactable(&self.rec) {
             self.dropped += self.rec.body.len() as u64;
@@ -721,7 +728,8 @@ mod tests {
             state,
             framer: Framer::default(),
             rec,
-            read_lag_ns: None,
+            read_lag_ns: 0,
+            has_read_lag: false,
             keep_head: false,
             compact,
             dropped: 0,
@@ -912,11 +920,13 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
     /// A request's recorder, kept for as long as the response takes, holds a `--cache-bust`
     /// marker boxed (#41: 152 bytes with it inline, in every streaming task), and owns the
     /// record it fills (it held a reference to it, beside the record and the parts it was made
-    /// of, each kept by the request's future).
+    /// of, each kept by the request's future). It owns a request built for its turn, keeps its
+    /// framer's message start and its read's lag as a value and a flag each (112 bytes with
+    /// `Option`s and a borrowed request).
     #[test]
     fn a_recorder_stays_small() {
         let size = std::mem::size_of::<Recorder<'_>>() - std::mem::size_of::<RawRecord>();
-        assert!(size <= 112, "a recorder is {size} bytes besides its record");
+        assert!(size <= 104, "a recorder is {size} bytes besides its record");
     }
 
     #[test]

@@ -473,7 +473,7 @@ mod tests {
     }
 
     /// The most a request's future may be (unoptimized, as the tests build it).
-    const REQUEST_MAX: usize = 1_032;
+    const REQUEST_MAX: usize = 1_016;
 
     /// The same for two arguments.
     fn future_size2<A, B, F: std::future::Future>(_: impl Fn(A, B) -> F) -> usize {
