@@ -157,7 +157,7 @@ pub(crate) fn send<'a>(
         splice,
     } = out;
     let mut rec = empty_record(state, credit, url, correlation_id);
-    rec.request_body = request_body;
+    rec.request_body = request_body.map(Vec::into_boxed_slice);
     // Boxed: a request without a `--cache-bust` marker keeps a word for it, not 40 bytes.
     let splice = splice.map(Box::new);
     // It borrows the address, clock and limits it is given: they are kept once per run or
