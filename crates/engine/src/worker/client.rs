@@ -444,7 +444,11 @@ impl Sink for Recorder<'_> {
         if let Some(&(at, marker)) = self.splice.as_deref() {
             let (text, len) = marker.json_escaped();
             let (req, cor) = (&self.rec.request_id, &self.rec.correlation_id);
-            if self.request.get().write_spliced(wbuf, at, &text[..len], req, cor) {
+            if self
+                .request
+                .get()
+                .write_spliced(wbuf, at, &text[..len], req, cor)
+            {
                 self.rec.marker = Some(Box::new(marker.padded()));
                 return;
             }
@@ -456,13 +460,15 @@ impl Sink for Recorder<'_> {
             &bytes[..]
         };
         wbuf.extend_from_slice(copied);
-        self.request.get()
+        self.request
+            .get()
             .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
     }
 
     fn shared_tail(&mut self) -> Option<bytes::Bytes> {
         self.body_is_shared().then(|| {
-            bytes::Bytes::from_owner(self.request.get().bytes.clone()).slice(self.request.get().head_len..)
+            bytes::Bytes::from_owner(self.request.get().bytes.clone())
+                .slice(self.request.get().head_len..)
         })
     }
 

@@ -451,7 +451,9 @@ impl Ctx {
                 Some((index, intended_ns)) => {
                     // Boxed (a word when empty): kept beside the request until its children
                     // start.
-                    let started = self.spawn_overlapping(session, intended_ns).into_boxed_slice();
+                    let started = self
+                        .spawn_overlapping(session, intended_ns)
+                        .into_boxed_slice();
                     match session.next_request(
                         &self.shared,
                         &self.state,
@@ -470,8 +472,8 @@ impl Ctx {
                 }
             };
             out.pool = session.sticky_pool();
-            let rec = super::client::send(&self.shared, &self.state, out, self.hard_deadline_ns())
-                .await;
+            let rec =
+                super::client::send(&self.shared, &self.state, out, self.hard_deadline_ns()).await;
             session.turn_done(&self.shared, &rec);
             self.turn_ended(session, rec, started).await
         }

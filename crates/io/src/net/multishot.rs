@@ -119,7 +119,9 @@ impl Queue {
     }
 
     fn iter(&self) -> impl Iterator<Item = &Completion> {
-        self.first.iter().chain(self.rest.iter().flat_map(|r| r.iter()))
+        self.first
+            .iter()
+            .chain(self.rest.iter().flat_map(|r| r.iter()))
     }
 
     /// Takes every queued completion, in order, leaving the queue empty.
@@ -440,7 +442,10 @@ impl Multishot {
             .user_data(self.user_data());
         push(&sqe)?;
         STATE.with_borrow_mut(|s| {
-            if let Some(slot) = s.as_mut().and_then(|st| st.slots.get_mut(self.index as usize)) {
+            if let Some(slot) = s
+                .as_mut()
+                .and_then(|st| st.slots.get_mut(self.index as usize))
+            {
                 slot.armed = true;
             }
         });
@@ -630,7 +635,10 @@ impl Future for Ready<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         STATE.with_borrow_mut(|s| {
-            let Some(slot) = s.as_mut().and_then(|st| st.slots.get_mut(self.ms.index as usize)) else {
+            let Some(slot) = s
+                .as_mut()
+                .and_then(|st| st.slots.get_mut(self.ms.index as usize))
+            else {
                 return Poll::Ready(());
             };
             if slot.queue.is_empty() {

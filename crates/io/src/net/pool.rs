@@ -144,12 +144,7 @@ impl Pool {
 
     /// A new connection around `stream`, counted by `open` (from
     /// [`Pool::reserve`]).
-    pub(super) fn wrap(
-        &self,
-        stream: Stream,
-        local: Option<SocketAddr>,
-        open: OpenGuard,
-    ) -> Conn {
+    pub(super) fn wrap(&self, stream: Stream, local: Option<SocketAddr>, open: OpenGuard) -> Conn {
         Conn {
             _open: open,
             multishot: None,
