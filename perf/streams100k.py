@@ -37,8 +37,10 @@ Figures: time to open all streams (the warmup's: start instant to the last warmu
 mock, connects included; the profiling phase's: its first request at a mock to its N-th);
 client RSS per stream, from the shards' RSS summed (sampled every 0.2 s) minus their RSS at the
 start instant, over N: while every warmup stream was in flight and none had ended (what N
-in-flight streams hold), and at the streaming peak and with all profiling streams open (with
-the warmup's completed records and the pooled connections on top); the mocks' RSS per
+in-flight streams hold; also in anonymous memory only, RssAnon, which leaves out the binary's
+own pages: how many of those a run maps depends on the page cache, not on the build), and at
+the streaming peak and with all profiling streams open (with the warmup's completed records
+and the pooled connections on top); the mocks' RSS per
 connection the same way; worker CPU per event (the shards' worker threads from /proc schedstat
 over the window in which all N profiling streams were open, over the events the truth logs show
 written in it; and over the whole run from `ringperf.threads`, connects included); TTFT and ITL
@@ -264,6 +266,7 @@ def run(a, out, started):
                     s["proc"].returncode = s["rc"]
                     continue
                 v[f"rss{i}"] = status_kib(s["proc"].pid, "VmRSS:")
+                v[f"anon{i}"] = status_kib(s["proc"].pid, "RssAnon:")
                 v[f"cpu{i}"] = thread_cpu_ns(s["proc"].pid, WORKER_COMM)
                 hwm[i] = max(hwm[i], status_kib(s["proc"].pid, "VmHWM:") or 0)
         v["mock_rss"] = sum(status_kib(m["proc"].pid, "VmRSS:") or 0 for m in mocks)
@@ -348,6 +351,12 @@ def run(a, out, started):
         before = [v[f"rss{i}"] for ts, v in samples if ts <= start_mono and v.get(f"rss{i}")]
         h.check(before, f"shard {i}: no RSS sample before the start instant (a longer --lead-s)")
         base.append(before[-1])
+    # The same in anonymous memory only (RssAnon): VmRSS also counts the binary's own pages
+    # as the process touches them, and how many one fault maps depends on how much of the
+    # file is in the page cache (a binary copied just before its run starts larger and grows
+    # less), which a comparison of two binaries must not count as theirs.
+    base_anon = sum([v[f"anon{i}"] for ts, v in samples if ts <= start_mono
+                     and v.get(f"anon{i}")][-1] for i in range(S))
     streaming = [(ts, v) for ts, v in samples if start_mono <= ts <= last_end]
     h.check(streaming, "no RSS sample while streaming")
 
@@ -362,6 +371,7 @@ def run(a, out, started):
                    and all(v.get(f"rss{i}") for i in range(S))]
     h.check(warm_window, "no RSS sample while every warmup stream was open")
     warm_rss = max(client_rss(v) for _, v in warm_window)
+    warm_anon = max(sum((v.get(f"anon{i}") or 0) for i in range(S)) for _, v in warm_window)
     warm_mock_rss = max(v["mock_rss"] for _, v in warm_window)
     in_window = [(ts, v) for ts, v in streaming
                  if all_open <= ts <= first_end and all(v.get(f"rss{i}") for i in range(S))]
@@ -398,6 +408,7 @@ def run(a, out, started):
                                              else (in_flight_rss - base_sum) * 1024 / n),
         "client_hwm_mib": sum(hwm) / 1024,
         "client_bytes_per_stream_in_flight": (warm_rss - base_sum) * 1024 / n,
+        "client_anon_bytes_per_stream_in_flight": (warm_anon - base_anon) * 1024 / n,
         "mock_bytes_per_conn_in_flight": (warm_mock_rss - mock_rss0) * 1024 / n,
         "mock_bytes_per_conn_peak": (mock_peak - mock_rss0) * 1024 / n,
         "events_in_window": ev_w, "events_per_s_in_window": ev_w / ((w1 - w0) / 1e9),
@@ -439,6 +450,8 @@ def report(r):
           "stream in flight and none ended (warmup); with the warmup's records and pooled "
           f"connections: {r['client_bytes_per_stream_peak']:,.0f} B at the streaming peak"
           + (f", {apk:,.0f} B with all profiling streams open" if apk is not None else ""))
+    print(f"  anonymous memory only (RssAnon, the binary's own pages left out): "
+          f"{r['client_anon_bytes_per_stream_in_flight']:,.0f} B per stream in flight")
     print(f"  (shards' RSS at the start {r['client_base_mib']:.1f} MiB, streaming peak "
           f"{r['client_peak_streaming_mib']:.1f} MiB; high-water marks {r['client_hwm_mib']:.1f} MiB)")
     print(f"mock RSS per connection: {r['mock_bytes_per_conn_in_flight']:,.0f} B with every "

@@ -797,7 +797,11 @@ impl Collector {
                 None => entry
                     .and_then(|e| e.isl_tokens)
                     .map(|n| {
-                        let marker = raw.marker.as_ref().map(Marker::text_of).unwrap_or_default();
+                        let marker = raw
+                            .marker
+                            .as_deref()
+                            .map(Marker::text_of)
+                            .unwrap_or_default();
                         n + self.tokenizer.count(marker) as u64
                     })
                     .or_else(|| {

@@ -18,11 +18,28 @@ use super::{Shared, WorkerState};
 /// Initial read buffer of a connection (it grows only while a large response head is partial).
 pub(super) const READ_BUF_BYTES: usize = 16 * 1024;
 
+/// The encoded request a turn sends: its pre-encoded one, borrowed from the run; or one made
+/// for this turn (a body carrying history, or a streamed replay's), owned by the request's
+/// future while it runs, so that no step above it keeps an owner beside it (#41).
+pub(crate) enum Request<'a> {
+    Shared(&'a EncodedRequest),
+    Built(Box<EncodedRequest>),
+}
+
+impl Request<'_> {
+    pub(crate) fn get(&self) -> &EncodedRequest {
+        match self {
+            Request::Shared(r) => r,
+            Request::Built(r) => r,
+        }
+    }
+}
+
 /// One request to send: its credit, its encoded bytes, the session's correlation id and URL,
 /// and the connection pool it goes through (a sticky session's own, or the worker's).
 pub(crate) struct Outgoing<'a> {
     pub credit: Credit,
-    pub request: &'a EncodedRequest,
+    pub request: Request<'a>,
     pub correlation_id: uuid::Uuid,
     pub url: usize,
     /// A sticky session's own pool; `None`: the worker's.
@@ -100,7 +117,7 @@ fn empty_record(
         request_body: None,
         marker: None,
         trace: None,
-        response_head: Vec::new(),
+        response_head: Box::default(),
         tcp_rtt_us: None,
         lineage: None,
     }
@@ -128,7 +145,7 @@ pub(crate) fn send<'a>(
     state: &'a Rc<WorkerState>,
     out: Outgoing<'a>,
     hard_deadline_ns: Option<u64>,
-) -> impl std::future::Future<Output = RawRecord> + 'a {
+) -> impl std::future::Future<Output = Box<RawRecord>> + 'a {
     let Outgoing {
         credit,
         request,
@@ -140,7 +157,7 @@ pub(crate) fn send<'a>(
         splice,
     } = out;
     let mut rec = empty_record(state, credit, url, correlation_id);
-    rec.request_body = request_body;
+    rec.request_body = request_body.map(Vec::into_boxed_slice);
     // Boxed: a request without a `--cache-bust` marker keeps a word for it, not 40 bytes.
     let splice = splice.map(Box::new);
     // It borrows the address, clock and limits it is given: they are kept once per run or
@@ -172,7 +189,8 @@ pub(crate) fn send<'a>(
         state,
         framer: Framer::default(),
         rec,
-        read_lag_ns: None,
+        read_lag_ns: 0,
+        has_read_lag: false,
         keep_head: shared.http_trace,
         compact: if shared.compact_records {
             shared.kind.descriptor().compact
@@ -191,43 +209,11 @@ pub(crate) fn send<'a>(
         }),
     };
     async move {
+        // The outcome is settled in a function of its own: the exchange's result is not kept
+        // beside the exchange's future (a taken-apart `Result` keeps its room, #41).
         let result = exchange.run(&mut recorder).await;
-        if let Some(p) = recorder.prefill.take() {
-            p.gate.release();
-        }
+        settle(shared, &exchange, &mut recorder, result);
         let rec = &mut recorder.rec;
-        if let Err(e) = result {
-            rec.error = Some(Box::new(match e {
-                net::Error::TimedOut if cut(shared, exchange.deadline_ns) => {
-                    rec.was_cancelled = true;
-                    cancelled_error()
-                }
-                net::Error::Cancelled => {
-                    rec.was_cancelled = true;
-                    request_error(shared, e, exchange.slot)
-                }
-                e => request_error(shared, e, exchange.slot),
-            }));
-        }
-        if rec.error.is_some() && !rec.was_cancelled && cut(shared, exchange.deadline_ns) {
-            // The failure is the cut itself (the socket was shut down at the deadline).
-            rec.was_cancelled = true;
-            rec.error = Some(Box::new(cancelled_error()));
-        }
-        if rec.end_ns == 0 {
-            rec.end_ns = shared.clock.now_ns();
-        }
-        if rec.start_ns == 0 {
-            // Never got as far as writing (connect failed or timed out): the attempt began now-ish.
-            rec.start_ns = rec.end_ns;
-        }
-        if rec.error.is_none() && !(200..300).contains(&rec.status) {
-            rec.error = Some(Box::new(RequestError::new(
-                Some(rec.status),
-                recorder.state.take_reason(),
-                String::from_utf8_lossy(&rec.body).into_owned(),
-            )));
-        }
         if rec.error.is_none()
             && shared.kind == ringperf_wire::endpoint::EndpointKind::VideoGeneration
         {
@@ -243,13 +229,64 @@ pub(crate) fn send<'a>(
                 recorder.state,
                 rec,
                 exchange.slot,
-                pool,
+                // The exchange's own (a word fewer kept by every request's future than the
+                // session's pool as given).
+                (exchange.pool, exchange.reuse),
                 exchange.deadline_ns,
                 failures,
             ))
             .await;
         }
-        recorder.rec
+        // Boxed: a caller that awaits a record by value keeps room for it from the start of
+        // the request.
+        Box::new(recorder.rec)
+    }
+}
+
+/// The record's outcome once its exchange ended with `result`: the prefill slot given back,
+/// the failure (or the cut) recorded, the end and start stamps of a request that never got
+/// as far as writing, an HTTP error's status and body.
+fn settle(
+    shared: &Shared,
+    exchange: &Exchange<'_>,
+    recorder: &mut Recorder<'_>,
+    result: Result<(), net::Error>,
+) {
+    if let Some(p) = recorder.prefill.take() {
+        p.gate.release();
+    }
+    let rec = &mut recorder.rec;
+    if let Err(e) = result {
+        rec.error = Some(Box::new(match e {
+            net::Error::TimedOut if cut(shared, exchange.deadline_ns) => {
+                rec.was_cancelled = true;
+                cancelled_error()
+            }
+            net::Error::Cancelled => {
+                rec.was_cancelled = true;
+                request_error(shared, e, exchange.slot)
+            }
+            e => request_error(shared, e, exchange.slot),
+        }));
+    }
+    if rec.error.is_some() && !rec.was_cancelled && cut(shared, exchange.deadline_ns) {
+        // The failure is the cut itself (the socket was shut down at the deadline).
+        rec.was_cancelled = true;
+        rec.error = Some(Box::new(cancelled_error()));
+    }
+    if rec.end_ns == 0 {
+        rec.end_ns = shared.clock.now_ns();
+    }
+    if rec.start_ns == 0 {
+        // Never got as far as writing (connect failed or timed out): the attempt began now-ish.
+        rec.start_ns = rec.end_ns;
+    }
+    if rec.error.is_none() && !(200..300).contains(&rec.status) {
+        rec.error = Some(Box::new(RequestError::new(
+            Some(rec.status),
+            recorder.state.take_reason(),
+            String::from_utf8_lossy(&rec.body).into_owned(),
+        )));
     }
 }
 
@@ -313,7 +350,7 @@ fn request_error(shared: &Shared, e: net::Error, url: usize) -> RequestError {
 /// The worker's side of an exchange: writes the request with this request's ids and records the
 /// response into the [`RawRecord`]: head, body, one SSE event per complete message.
 struct Recorder<'a> {
-    request: &'a EncodedRequest,
+    request: Request<'a>,
     /// The `--cache-bust` marker and its body offset, spliced into each attempt's copy (boxed:
     /// a request without one keeps a word for it, not 40 bytes, while it runs).
     splice: Option<Box<(usize, Marker)>>,
@@ -322,8 +359,10 @@ struct Recorder<'a> {
     /// The record being filled (owned: the request's future keeps the recorder, not the record
     /// beside a reference to it).
     rec: RawRecord,
-    /// The receive lag of the latest read (`None`: it had no kernel stamp).
-    read_lag_ns: Option<u32>,
+    /// The receive lag of the latest read, when `has_read_lag` (it had a kernel stamp): a
+    /// `u32` and a flag packed with `keep_head`, not an `Option<u32>` (#41).
+    read_lag_ns: u32,
+    has_read_lag: bool,
     /// `--export-http-trace`: copy the response head into the record.
     keep_head: bool,
     /// The endpoint's compactor when records are compact (not `--export-level raw`): a 2xx
@@ -361,10 +400,16 @@ impl Recorder<'_> {
         self.splice.is_none()
             && self
                 .request
+                .get()
                 .bytes
                 .len()
-                .saturating_sub(self.request.head_len)
+                .saturating_sub(self.request.get().head_len)
                 >= SHARED_BODY_MIN
+    }
+
+    /// The receive lag of the latest read (`None`: it had no kernel stamp).
+    fn read_lag(&self) -> Option<u32> {
+        self.has_read_lag.then_some(self.read_lag_ns)
     }
 
     /// The trace of the current attempt (begun by [`Sink::on_attempt`]).
@@ -399,25 +444,31 @@ impl Sink for Recorder<'_> {
         if let Some(&(at, marker)) = self.splice.as_deref() {
             let (text, len) = marker.json_escaped();
             let (req, cor) = (&self.rec.request_id, &self.rec.correlation_id);
-            if self.request.write_spliced(wbuf, at, &text[..len], req, cor) {
-                self.rec.marker = Some(marker.padded());
+            if self
+                .request
+                .get()
+                .write_spliced(wbuf, at, &text[..len], req, cor)
+            {
+                self.rec.marker = Some(Box::new(marker.padded()));
                 return;
             }
         }
-        let bytes = &self.request.bytes;
+        let bytes = &self.request.get().bytes;
         let copied = if self.body_is_shared() {
-            &bytes[..self.request.head_len]
+            &bytes[..self.request.get().head_len]
         } else {
             &bytes[..]
         };
         wbuf.extend_from_slice(copied);
         self.request
+            .get()
             .write_ids(wbuf, &self.rec.request_id, &self.rec.correlation_id);
     }
 
     fn shared_tail(&mut self) -> Option<bytes::Bytes> {
         self.body_is_shared().then(|| {
-            bytes::Bytes::from_owner(self.request.bytes.clone()).slice(self.request.head_len..)
+            bytes::Bytes::from_owner(self.request.get().bytes.clone())
+                .slice(self.request.get().head_len..)
         })
     }
 
@@ -427,7 +478,7 @@ impl Sink for Recorder<'_> {
 
     fn on_sent(&mut self, bytes: usize, stamp_ns: u64) {
         self.rec.bytes_sent = bytes as u64;
-        let body = bytes.saturating_sub(self.request.head_len) as u64;
+        let body = bytes.saturating_sub(self.request.get().head_len) as u64;
         let t = self.trace();
         t.send_end_ns = Some(stamp_ns);
         t.request_bytes = body;
@@ -436,7 +487,9 @@ impl Sink for Recorder<'_> {
 
     fn on_read(&mut self, bytes: usize, stamp: ReadStamp) {
         self.rec.bytes_received += bytes as u64;
-        self.read_lag_ns = stamp.lag_ns().map(|l| u32::try_from(l).unwrap_or(u32::MAX));
+        let lag = stamp.lag_ns().map(|l| u32::try_from(l).unwrap_or(u32::MAX));
+        self.has_read_lag = lag.is_some();
+        self.read_lag_ns = lag.unwrap_or(0);
     }
 
     fn on_head(&mut self, head: &Head, raw: &[u8], stamp_ns: u64) -> AfterHead {
@@ -444,10 +497,7 @@ impl Sink for Recorder<'_> {
         self.rec.status = head.status;
         self.rec.is_sse = head.event_stream;
         if self.keep_head {
-            self.rec.response_head.clear();
-            self.rec
-                .response_head
-                .extend_from_slice(raw.get(..head.head_len).unwrap_or(raw));
+            self.rec.response_head = raw.get(..head.head_len).unwrap_or(raw).into();
         }
         if !(200..300).contains(&head.status) {
             self.state.set_reason(head.reason_str(raw));
@@ -470,6 +520,7 @@ impl Sink for Recorder<'_> {
         }
         if self.rec.is_sse {
             let first_new = self.rec.events.len();
+            let lag = self.read_lag();
             while let Some(r) = self.framer.next_message(&self.rec.body) {
                 // The first token gives the prefill slot back (after the stamp: off the timing
                 // path).
@@ -483,7 +534,7 @@ impl Sink for Recorder<'_> {
                 {
                     p.gate.release();
                 }
-                push_event(&mut self.rec, r, stamp_ns, self.read_lag_ns, self.compact);
+                push_event(&mut self.rec, r, stamp_ns, lag, self.compact);
             }
             if self.rec.events.len() - first_new > 1 {
                 self.rec.coalesced_reads += 1;
@@ -494,14 +545,8 @@ impl Sink for Recorder<'_> {
 
     fn on_end(&mut self, stamp_ns: u64) {
         self.rec.end_ns = stamp_ns;
-        let compact = self.compact;
-        finish_events(
-            &mut self.rec,
-            &mut self.framer,
-            stamp_ns,
-            self.read_lag_ns,
-            compact,
-        );
+        let (compact, lag) = (self.compact, self.read_lag());
+        finish_events(&mut self.rec, &mut self.framer, stamp_ns, lag, compact);
         // Every message, the trailing one included, is now an event.
         if compact.is_some() && compactable(&self.rec) {
             self.dropped += self.rec.body.len() as u64;
@@ -684,12 +729,13 @@ mod tests {
         compact: Option<Compactor>,
     ) -> Recorder<'a> {
         Recorder {
-            request,
+            request: Request::Shared(request),
             splice: None,
             state,
             framer: Framer::default(),
             rec,
-            read_lag_ns: None,
+            read_lag_ns: 0,
+            has_read_lag: false,
             keep_head: false,
             compact,
             dropped: 0,
@@ -880,11 +926,13 @@ data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\"
     /// A request's recorder, kept for as long as the response takes, holds a `--cache-bust`
     /// marker boxed (#41: 152 bytes with it inline, in every streaming task), and owns the
     /// record it fills (it held a reference to it, beside the record and the parts it was made
-    /// of, each kept by the request's future).
+    /// of, each kept by the request's future). It owns a request built for its turn, keeps its
+    /// framer's message start and its read's lag as a value and a flag each (112 bytes with
+    /// `Option`s and a borrowed request).
     #[test]
     fn a_recorder_stays_small() {
         let size = std::mem::size_of::<Recorder<'_>>() - std::mem::size_of::<RawRecord>();
-        assert!(size <= 112, "a recorder is {size} bytes besides its record");
+        assert!(size <= 104, "a recorder is {size} bytes besides its record");
     }
 
     #[test]

@@ -393,23 +393,10 @@ impl Ctx {
     ) -> impl Future<Output = bool> {
         async move {
             while !session.finished(&self.shared) {
-                let Some(due) = self.next_due(session).await else {
+                // The wait for the turn is a future of its own: the times it computes are not
+                // kept beside the turn's request for as long as the response takes (#41).
+                let Some(intended) = self.turn_due(session, pacer).await else {
                     return false;
-                };
-                let now = self.shared.clock.now_ns();
-                let intended = if due > now {
-                    let base = session.due_from_start().then_some(0);
-                    match self.wait_at(pacer, due, base).await {
-                        Some(at) => at,
-                        None => return false,
-                    }
-                } else {
-                    now
-                };
-                let intended = match self.clear_barriers(session).await {
-                    None => return false,
-                    Some(true) => self.shared.clock.now_ns(),
-                    Some(false) => intended,
                 };
                 if self.stopping() || !self.send_turn(session, intended).await {
                     return false;
@@ -417,6 +404,23 @@ impl Ctx {
             }
             true
         }
+    }
+
+    /// Waits until the session's next turn is due and its barriers are clear; the time the
+    /// turn is meant to go. `None` when the phase stopped issuing meanwhile.
+    async fn turn_due(&self, session: &mut Session, pacer: &mut Pacer) -> Option<u64> {
+        let due = self.next_due(session).await?;
+        let now = self.shared.clock.now_ns();
+        let intended = if due > now {
+            let base = session.due_from_start().then_some(0);
+            self.wait_at(pacer, due, base).await?
+        } else {
+            now
+        };
+        Some(match self.clear_barriers(session).await? {
+            true => self.shared.clock.now_ns(),
+            false => intended,
+        })
     }
 
     /// Sends the session's next turn, meant for `intended_ns`, and hands its record to the
@@ -433,102 +437,140 @@ impl Ctx {
                 self.pass_turn(session);
                 return true;
             }
-            // A prefill slot first (AIPerf issues the credit once it has one): its wait is part of
-            // the load, not client lateness, so the request is meant to go when it gets the slot.
-            let prefill = self.plan.prefill.as_deref();
-            let mut intended_ns = intended_ns;
-            if let Some(gate) = prefill
-                && !gate.try_acquire(self.shared.clock.now_ns())
-            {
-                if !gate
-                    .acquire(|| self.shared.clock.now_ns(), || self.stopping())
-                    .await
-                {
-                    return false;
-                }
-                intended_ns = intended_ns.max(self.shared.clock.now_ns());
-            }
-            let Some(index) = session.reserved_request().or_else(|| self.take_request()) else {
-                if let Some(gate) = prefill {
-                    gate.release();
-                }
-                return false;
-            };
-            let cancel_after_ns = self
-                .plan
-                .cancel
-                .as_ref()
-                .and_then(|c| c.delay_for(self.plan.phase, index));
-            self.sent.set(self.sent.get() + 1);
-            #[cfg(feature = "test-hooks")]
-            if let Some(stall) = self.state.test_stall {
-                // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
-                // a worker starved of its core would be.
-                std::thread::sleep(stall);
-            }
-            if let Some(c) = &self.plan.idle_cap {
-                c.request(true);
-            }
-            if self.accel().is_some() {
-                session.one_token();
-            }
-            let started = self.spawn_overlapping(session, intended_ns);
-            let mut rec = session
-                .send_next(
-                    &self.shared,
-                    &self.state,
-                    (self.plan.phase, self.plan.phase_index),
-                    index,
-                    intended_ns,
-                    cancel_after_ns,
-                    self.hard_deadline_ns(),
-                    prefill,
-                )
-                .await;
-            if let Some(c) = &self.plan.idle_cap {
-                c.request(false);
-            }
-            if self.plan.warm.is_some() {
-                (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
-            }
-            let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
-            let c = session.conversation;
-            if let Some(tree) = session.tree() {
-                tree.ended(c, turn);
-            }
-            // Agentic replay: a prompt over the model's context ends the trajectory (every later
-            // turn's prompt is longer still), as AIPerf ends it; its tree finishes without it.
-            if let CreditSource::Agentic(w) = &self.plan.source
-                && !w.warm
-                && !session.finished(&self.shared)
-                && rec.error.as_ref().is_some_and(|e| {
-                    ringperf_metrics::aggregate::accumulator::is_context_overflow(&e.message)
-                })
-            {
-                session.end_here();
-                // Nothing waits for requests that will never go: a subagent's later turns, or,
-                // when the root ends, whatever the streams it would have started were to send.
-                if let Some(tree) = session.tree() {
-                    if session.is_child() {
-                        let turns = self.shared.dataset.conversations[c as usize].turns.len();
-                        tree.abandoned(c, turn + 1..turns as u32);
-                    } else {
-                        tree.lift_barriers();
+            // Its own future: what the turn's start keeps (its prefill wait, the request's index
+            // and time) is not kept beside the request's future for as long as the response
+            // takes (#41: 40 bytes of every streaming task).
+            // The request's index and time are gone once it is made (in a `match` arm, not
+            // bindings of the whole block, which the task would keep beside the request), and
+            // the request is moved whole into its future (a `Result` taken apart by a pattern
+            // would keep its room, 176 bytes, beside it): the task keeps the request's own
+            // future while the response takes. Its record comes back boxed (a record awaited
+            // by value keeps its room, 464 bytes, from the start of the request).
+            let (started, mut out) = match self.begin_turn(session, intended_ns).await {
+                None => return false,
+                Some((index, intended_ns)) => {
+                    // Boxed (a word when empty): kept beside the request until its children
+                    // start.
+                    let started = self
+                        .spawn_overlapping(session, intended_ns)
+                        .into_boxed_slice();
+                    match session.next_request(
+                        &self.shared,
+                        &self.state,
+                        (self.plan.phase, self.plan.phase_index),
+                        index,
+                        intended_ns,
+                        self.plan
+                            .cancel
+                            .as_ref()
+                            .and_then(|c| c.delay_for(self.plan.phase, index)),
+                        self.plan.prefill.as_deref(),
+                    ) {
+                        Ok(out) => (started, out),
+                        Err(unsent) => return self.turn_ended(session, unsent, started).await,
                     }
                 }
-            }
-            if let Some(tree) = session.tree() {
-                let mut place = session.place();
-                if session.finished(&self.shared) {
-                    place.next = u32::MAX;
-                }
-                tree.place(c, place);
-            }
-            rec.lineage = session.lineage();
-            push(&self.state, rec).await;
-            self.spawn_children(session, turn, end_ns, &started);
-            true
+            };
+            out.pool = session.sticky_pool();
+            let rec =
+                super::client::send(&self.shared, &self.state, out, self.hard_deadline_ns()).await;
+            session.turn_done(&self.shared, &rec);
+            self.turn_ended(session, rec, started).await
         }
+    }
+
+    /// The turn's record `rec` is in (its request sent, or not sent because it could not be
+    /// made): it goes to the aggregator, and the children the turn spawns start (but those in
+    /// `started`, started while it ran). `true`, as [`Ctx::send_turn`] returns.
+    async fn turn_ended(
+        self: &Rc<Self>,
+        session: &mut Session,
+        mut rec: Box<ringperf_wire::record::RawRecord>,
+        started: Box<[u32]>,
+    ) -> bool {
+        if let Some(c) = &self.plan.idle_cap {
+            c.request(false);
+        }
+        if self.plan.warm.is_some() {
+            (self.state.warm).request_done(rec.end_ns.saturating_sub(rec.start_ns));
+        }
+        let (turn, end_ns) = (session.next_turn() - 1, rec.end_ns);
+        let c = session.conversation;
+        if let Some(tree) = session.tree() {
+            tree.ended(c, turn);
+        }
+        // Agentic replay: a prompt over the model's context ends the trajectory (every later
+        // turn's prompt is longer still), as AIPerf ends it; its tree finishes without it.
+        if let CreditSource::Agentic(w) = &self.plan.source
+            && !w.warm
+            && !session.finished(&self.shared)
+            && rec.error.as_ref().is_some_and(|e| {
+                ringperf_metrics::aggregate::accumulator::is_context_overflow(&e.message)
+            })
+        {
+            session.end_here();
+            // Nothing waits for requests that will never go: a subagent's later turns, or,
+            // when the root ends, whatever the streams it would have started were to send.
+            if let Some(tree) = session.tree() {
+                if session.is_child() {
+                    let turns = self.shared.dataset.conversations[c as usize].turns.len();
+                    tree.abandoned(c, turn + 1..turns as u32);
+                } else {
+                    tree.lift_barriers();
+                }
+            }
+        }
+        if let Some(tree) = session.tree() {
+            let mut place = session.place();
+            if session.finished(&self.shared) {
+                place.next = u32::MAX;
+            }
+            tree.place(c, place);
+        }
+        rec.lineage = session.lineage();
+        push(&self.state, rec).await;
+        self.spawn_children(session, turn, end_ns, &started);
+        true
+    }
+
+    /// A turn's start: its prefill slot (AIPerf issues the credit once it has one: its wait is
+    /// part of the load, not client lateness, so the request is meant to go when it gets the
+    /// slot), then its request. The request's index and the time it is meant to go; `None`
+    /// when the phase has no request left (or stopped while the turn waited for its slot).
+    async fn begin_turn(&self, session: &mut Session, intended_ns: u64) -> Option<(u64, u64)> {
+        let prefill = self.plan.prefill.as_deref();
+        let mut intended_ns = intended_ns;
+        if let Some(gate) = prefill
+            && !gate.try_acquire(self.shared.clock.now_ns())
+        {
+            if !gate
+                .acquire(|| self.shared.clock.now_ns(), || self.stopping())
+                .await
+            {
+                return None;
+            }
+            intended_ns = intended_ns.max(self.shared.clock.now_ns());
+        }
+        let Some(index) = session.reserved_request().or_else(|| self.take_request()) else {
+            if let Some(gate) = prefill {
+                gate.release();
+            }
+            return None;
+        };
+        self.sent.set(self.sent.get() + 1);
+        #[cfg(feature = "test-hooks")]
+        if let Some(stall) = self.state.test_stall {
+            // The testing hook (`RINGPERF_TEST_WORKER_STALL_MS`): block the whole runtime, as
+            // a worker starved of its core would be.
+            std::thread::sleep(stall);
+        }
+        if let Some(c) = &self.plan.idle_cap {
+            c.request(true);
+        }
+        if self.accel().is_some() {
+            session.one_token();
+        }
+        Some((index, intended_ns))
     }
 
     /// The session's next turn, a request-free one (an orchestrator's round), is done now: it

@@ -11,7 +11,6 @@ use serde_json::Value;
 
 use ringperf_io::net::Pool;
 use ringperf_wire::endpoint::{TurnBody, build_turn};
-use ringperf_wire::http::EncodedRequest;
 use ringperf_wire::record::{Credit, Phase, RawRecord};
 use ringperf_workload::schedule::{Replay, UserCentric};
 use ringperf_workload::workload::cache_bust::{self, Marker};
@@ -423,166 +422,167 @@ impl Session {
         }
     }
 
-    /// Sends the next turn as request `index` of `phase` (the run's phase number `phase_index`),
-    /// meant to go at `intended_ns`; returns
-    /// its record. A chat conversation's history grows by the turn's message and the server's
-    /// reply.
+    /// Makes the next turn's request, as request `index` of `phase` (the run's phase number
+    /// `phase_index`), meant to go at `intended_ns`: what [`client::send`] sends (through the
+    /// session's own pool, [`Session::sticky_pool`], when it has one), whose record the caller
+    /// hands to [`Session::turn_done`]; or, when the turn cannot be sent (its body could not be
+    /// built or encoded), its failure's record. A chat conversation's history grows by the
+    /// turn's message and the server's reply.
     ///
-    /// The record comes back boxed: a caller that awaits a record by value keeps room for it
-    /// (512 bytes) in its own future from the start of the request, beside the request's own
-    /// copy, for as long as the response takes (#41: a streaming task held both). And it is an
-    /// `async` block, not an `async fn`, as every step between a streaming task and its exchange
-    /// is: an `async fn` keeps each argument twice (as passed, and the binding it is moved
-    /// into) for as long as it runs.
-    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (#41)
-    pub fn send_next(
+    /// Not an `async` block: everything the request needs is made here and moved into it (the
+    /// encoded request included, when it was built for this turn), so the caller awaits the
+    /// request's own future, with nothing of this step kept beside it for as long as the
+    /// response takes (#41: its arguments, the credit's parts and the built request's owners,
+    /// 112 bytes of every streaming task as an `async` block).
+    #[allow(clippy::too_many_arguments)]
+    pub fn next_request<'a>(
         &mut self,
-        shared: &Shared,
-        state: &std::rc::Rc<WorkerState>,
+        shared: &'a Shared,
+        state: &WorkerState,
         (phase, phase_index): (Phase, u8),
         index: u64,
         intended_ns: u64,
         cancel_after_ns: Option<u64>,
-        hard_deadline_ns: Option<u64>,
-        prefill: Option<&super::prefill::PrefillGate>,
-    ) -> impl Future<Output = Box<RawRecord>> {
-        async move {
-            self.sent += 1;
-            let credit = Credit {
-                phase,
-                phase_index,
-                index,
-                conversation: self.conversation,
-                turn: self.next_turn,
-                intended_ns,
-                cancel_after_ns,
-                max_turns: None,
-            };
-            let flat = shared.flat_turn(self.conversation, self.next_turn);
-            // A body built ahead asks for the turn's own output: one asking for a single token is
-            // built here.
-            let template = (shared.templates[self.url].get(flat))
-                .and_then(Option::as_ref)
-                .filter(|_| !self.one_token);
-            // A streamed replay: the producer built it; taken out of its slot, it is freed once
-            // sent.
-            let streamed = match (template, &shared.stream) {
-                (None, Some(stream)) if !self.one_token => Some(stream.take(flat)),
-                _ => None,
-            };
-            let bust = self.bust(shared, phase);
-            // An agent trace's body starts with its first turn's messages: its marker goes there;
-            // so does an isolated conversation's, whose every body is its whole context.
-            let recorded = matches!(
-                shared.dataset.conversations[self.conversation as usize].context(),
-                ringperf_wire::conversation::ContextMode::Recorded
-                    | ringperf_wire::conversation::ContextMode::Standalone
-            );
-            if shared
-                .turn(self.conversation, self.next_turn)
-                .source
-                .as_ref()
-                .is_some_and(|t| t.resets_context())
-            {
-                // The turn starts the context over: the history and any stored answer are dropped.
-                if let Some(rare) = self.rare.as_deref_mut() {
-                    rare.history.clear();
-                    rare.previous_response_id = None;
-                }
+        prefill: Option<&'a super::prefill::PrefillGate>,
+    ) -> Result<Outgoing<'a>, Box<RawRecord>> {
+        self.sent += 1;
+        let credit = Credit {
+            phase,
+            phase_index,
+            index,
+            conversation: self.conversation,
+            turn: self.next_turn,
+            intended_ns,
+            cancel_after_ns,
+            max_turns: None,
+        };
+        let flat = shared.flat_turn(self.conversation, self.next_turn);
+        // A body built ahead asks for the turn's own output: one asking for a single token is
+        // built here.
+        let template = (shared.templates[self.url].get(flat))
+            .and_then(Option::as_ref)
+            .filter(|_| !self.one_token);
+        // A streamed replay: the producer built it; taken out of its slot, its request is
+        // the request's own, freed once the request ends.
+        let streamed = match (template, &shared.stream) {
+            (None, Some(stream)) if !self.one_token => Some(stream.take(flat)),
+            _ => None,
+        };
+        let bust = self.bust(shared, phase);
+        // An agent trace's body starts with its first turn's messages: its marker goes there;
+        // so does an isolated conversation's, whose every body is its whole context.
+        let recorded = matches!(
+            shared.dataset.conversations[self.conversation as usize].context(),
+            ringperf_wire::conversation::ContextMode::Recorded
+                | ringperf_wire::conversation::ContextMode::Standalone
+        );
+        if shared
+            .turn(self.conversation, self.next_turn)
+            .source
+            .as_ref()
+            .is_some_and(|t| t.resets_context())
+        {
+            // The turn starts the context over: the history and any stored answer are dropped.
+            if let Some(rare) = self.rare.as_deref_mut() {
+                rare.history.clear();
+                rare.previous_response_id = None;
             }
-            let built;
-            let (request, request_body): (&EncodedRequest, Option<Vec<u8>>) =
-                match (template, &streamed) {
-                    (Some(t), _) => (t, None),
-                    (None, Some(ready)) => match ready.as_deref().map(|r| &r.requests) {
-                        Some(Ok(per_url)) if self.url < per_url.len() => (&per_url[self.url], None),
-                        other => {
-                            let why = match other {
-                                Some(Err(e)) => e.to_string(),
-                                _ => "the request was not built before it was due (the streamed \
+        }
+        let (request, request_body): (client::Request<'a>, Option<Vec<u8>>) =
+            match (template, streamed) {
+                (Some(t), _) => (client::Request::Shared(t), None),
+                (None, Some(ready)) => match ready.map(|r| r.requests) {
+                    Some(Ok(mut per_url)) if self.url < per_url.len() => (
+                        client::Request::Built(Box::new(per_url.swap_remove(self.url))),
+                        None,
+                    ),
+                    other => {
+                        let why = match other {
+                            Some(Err(e)) => e.to_string(),
+                            _ => "the request was not built before it was due (the streamed \
                                   trace's producer fell behind or stopped)"
-                                    .to_string(),
-                            };
+                                .to_string(),
+                        };
+                        self.next_turn += 1;
+                        if let Some(gate) = prefill {
+                            gate.release();
+                        }
+                        self.failed = true;
+                        return Err(Box::new(client::unprepared(shared, state, credit, why)));
+                    }
+                },
+                (None, None) => {
+                    let mut body = self.build_body(shared);
+                    if let Some((system, m)) = bust
+                        && let Some(at) = cache_bust::user_offset(
+                            shared.kind,
+                            &body,
+                            system,
+                            m.1.is_prefix(),
+                            recorded,
+                        )
+                    {
+                        let (text, len) = m.0.json_escaped();
+                        body.splice(at..at, text[..len].iter().copied());
+                    }
+                    // Boxed: only a turn whose body is built here owns its encoded request.
+                    match shared.encode(self.url, &body) {
+                        Ok(req) => (client::Request::Built(Box::new(req)), Some(body)),
+                        Err(e) => {
                             self.next_turn += 1;
                             if let Some(gate) = prefill {
                                 gate.release();
                             }
                             self.failed = true;
-                            return Box::new(client::unprepared(shared, state, credit, why));
-                        }
-                    },
-                    (None, None) => {
-                        let mut body = self.build_body(shared);
-                        if let Some((system, m)) = bust
-                            && let Some(at) = cache_bust::user_offset(
-                                shared.kind,
-                                &body,
-                                system,
-                                m.1.is_prefix(),
-                                recorded,
-                            )
-                        {
-                            let (text, len) = m.0.json_escaped();
-                            body.splice(at..at, text[..len].iter().copied());
-                        }
-                        // Boxed: the encoded request is borrowed for as long as the request runs,
-                        // and only a turn whose body is built here has one (every other turn's
-                        // future would keep room for it).
-                        built = Box::new(shared.encode(self.url, &body));
-                        match &*built {
-                            Ok(req) => (req, Some(body)),
-                            Err(e) => {
-                                self.next_turn += 1;
-                                if let Some(gate) = prefill {
-                                    gate.release();
-                                }
-                                self.failed = true;
-                                return Box::new(client::unsendable(shared, state, credit, e));
-                            }
+                            return Err(Box::new(client::unsendable(shared, state, credit, &e)));
                         }
                     }
-                };
-            // A pre-encoded body gets the marker in the connection's copy (a built one has it).
-            // `matches!`, not a borrow: a borrowed body would keep its room in the turn's future
-            // beside the request's own copy.
-            #[allow(clippy::redundant_pattern_matching)] // `is_none` borrows the body
-            let splice = match (bust, matches!(request_body, None)) {
-                (Some((system, (m, target))), true) => {
-                    let body = request.bytes.get(request.head_len..).unwrap_or_default();
-                    cache_bust::user_offset(shared.kind, body, system, target.is_prefix(), recorded)
-                        .map(|at| (at, m))
                 }
-                _ => None,
             };
-            if let Some((false, (m, _))) = bust
-                && self.next_turn == 0
-            {
-                self.rare_mut().first_turn_marker = Some(m);
+        // A pre-encoded body gets the marker in the connection's copy (a built one has it).
+        let splice = match (bust, request_body.is_none()) {
+            (Some((system, (m, target))), true) => {
+                let request = request.get();
+                let body = request.bytes.get(request.head_len..).unwrap_or_default();
+                cache_bust::user_offset(shared.kind, body, system, target.is_prefix(), recorded)
+                    .map(|at| (at, m))
             }
-            let pool = self.sticky.as_deref();
-            let rec = client::send(
-                shared,
-                state,
-                Outgoing {
-                    credit,
-                    request,
-                    correlation_id: self.correlation_id,
-                    url: self.url,
-                    pool,
-                    request_body,
-                    prefill,
-                    splice,
-                },
-                hard_deadline_ns,
-            )
-            .await;
-            self.last_end_ns = rec.end_ns;
-            self.last_intended_ns = intended_ns;
-            self.failed |= rec.error.is_some();
-            self.remember(shared, &rec);
-            self.next_turn += 1;
-            Box::new(rec)
+            _ => None,
+        };
+        if let Some((false, (m, _))) = bust
+            && self.next_turn == 0
+        {
+            self.rare_mut().first_turn_marker = Some(m);
         }
+        // Only the turn's outcome reads it, and nothing reads the session while the request
+        // holds it: set now, so the request's caller keeps no copy of the time.
+        self.last_intended_ns = intended_ns;
+        Ok(Outgoing {
+            credit,
+            request,
+            correlation_id: self.correlation_id,
+            url: self.url,
+            // The caller's, from `sticky_pool`: a borrow of the session for as long as the
+            // request runs.
+            pool: None,
+            request_body,
+            prefill,
+            splice,
+        })
+    }
+
+    /// The session's own connection pool (sticky sessions), its requests' pool.
+    pub fn sticky_pool(&self) -> Option<&Pool> {
+        self.sticky.as_deref()
+    }
+
+    /// The turn [`Session::next_request`] made has its record `rec`: the session moves to its next
+    /// turn (a chat conversation's history grows by the server's reply).
+    pub fn turn_done(&mut self, shared: &Shared, rec: &RawRecord) {
+        self.last_end_ns = rec.end_ns;
+        self.failed |= rec.error.is_some();
+        self.remember(shared, rec);
+        self.next_turn += 1;
     }
 
     /// `--cache-bust`: the marker of the turn about to go in `phase`, whether it goes into the

@@ -36,7 +36,7 @@ pub(super) async fn follow(
     state: &WorkerState,
     rec: &mut RawRecord,
     url: usize,
-    pool: Option<&net::Pool>,
+    (pool, reuse): (&net::Pool, bool),
     hard_deadline_ns: Option<u64>,
     failures: Failures,
 ) {
@@ -45,6 +45,7 @@ pub(super) async fn follow(
         state,
         url,
         pool,
+        reuse,
         hard_deadline_ns,
         failures,
     };
@@ -203,7 +204,10 @@ struct Getter<'a> {
     shared: &'a Shared,
     state: &'a WorkerState,
     url: usize,
-    pool: Option<&'a net::Pool>,
+    /// The submission's pool (a sticky session's own, or the worker's) and whether its
+    /// connections are reused, as the submission's exchange had them.
+    pool: &'a net::Pool,
+    reuse: bool,
     hard_deadline_ns: Option<u64>,
     failures: Failures,
 }
@@ -225,9 +229,9 @@ impl Getter<'_> {
         let exchange = Exchange {
             addr: &shared.urls[self.url],
             tls: shared.tls.get(self.url).and_then(Option::as_ref),
-            pool: self.pool.unwrap_or(&self.state.pool),
+            pool: self.pool,
             slot: self.url,
-            reuse: self.pool.is_some() || self.state.pool_enabled,
+            reuse: self.reuse,
             head_request: false,
             clock: &shared.clock,
             kernel_stamps: false,

@@ -354,35 +354,27 @@ impl Exchange<'_> {
         async move {
             // A loop, not a `match` on the first attempt's result with the retry in an arm: the
             // retry awaits in the same place as the first attempt, and no failure is kept
-            // beside it.
+            // beside it. Each attempt is bounded by the attempt timeout and the deadline when
+            // either is set, in this block (one level of the request's future, not two, each
+            // keeping the exchange and the sink: #41).
             let mut may_reuse = true;
             loop {
-                match self.timed_attempt(sink, may_reuse).await {
+                // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
+                // (large) state.
+                let attempt = std::pin::pin!(self.attempt(sink, may_reuse));
+                let result = match self.attempt_budget() {
+                    None => attempt.await,
+                    // The pinned reference moves into the timeout: no second one is kept beside
+                    // it.
+                    Some(budget) => monoio::time::timeout(budget, attempt)
+                        .await
+                        .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false))),
+                };
+                match result {
                     Err(Failed { stale: true, .. }) if may_reuse => may_reuse = false,
                     r => return r.map_err(|f| f.error),
                 }
             }
-        }
-    }
-
-    /// One attempt, bounded by the attempt timeout and the deadline when either is set.
-    #[allow(clippy::manual_async_fn)] // an `async fn` keeps its arguments twice (see `run`)
-    fn timed_attempt<S: Sink>(
-        &self,
-        sink: &mut S,
-        may_reuse: bool,
-    ) -> impl Future<Output = Result<(), Failed>> {
-        async move {
-            // Pinned in place: the timeout holds a pointer to the attempt, not a copy of its
-            // (large) state.
-            let attempt = std::pin::pin!(self.attempt(sink, may_reuse));
-            let Some(budget) = self.attempt_budget() else {
-                return attempt.await;
-            };
-            // The pinned reference moves into the timeout: no second one is kept beside it.
-            monoio::time::timeout(budget, attempt)
-                .await
-                .unwrap_or_else(|_| Err(Failed::new(Error::TimedOut, false)))
         }
     }
 
@@ -425,7 +417,7 @@ impl Exchange<'_> {
                 .cut
                 .map(|c| InFlight::register(c.open_fds, conn.stream.as_raw_fd()));
 
-            sink.on_socket(conn.local);
+            sink.on_socket(conn.local.get());
             // Neither part is a local that is borrowed or kept: both move into the write, whose
             // future frees the request's copy once written, so a stream in flight holds no write
             // buffer (each request's is its own) and its future keeps no room for one.
@@ -436,8 +428,11 @@ impl Exchange<'_> {
                 return Err(Failed::new(Error::Cut, reused));
             }
             sink.on_send(self.clock.now_ns());
-            // A plain connection's request in one write, inline; TLS and a large shared body (two
-            // writes) boxed, so that the common write reserves no more than the read that follows.
+            // A plain connection's request in one write of its own; TLS and a large shared body
+            // (two writes) through `write_request`. Both boxed while they run (one allocation a
+            // request, freed once the request is written): a request writes once but reads for as
+            // long as the response takes, so the attempt's future keeps room for the read only
+            // (#41: the plain write, 208 bytes, was its largest state beside the read's 216).
             // (`matches!`, not `is_none`: a borrowed local keeps its room across the write; and the
             // empty tail is dropped before it, or its drop at the end would keep it there.) The
             // write's result lives in a block of its own, so the read keeps no room for it.
@@ -447,7 +442,7 @@ impl Exchange<'_> {
                 let res = match &mut conn.stream {
                     Stream::Plain(tcp) if one_write => {
                         drop(tail);
-                        Stream::write_plain(tcp, wbuf).await.0
+                        Box::pin(Stream::write_plain(tcp, wbuf)).await.0
                     }
                     stream => Box::pin(stream.write_request(wbuf, tail)).await,
                 };
@@ -626,18 +621,25 @@ impl Exchange<'_> {
             let mut st = ReadState::default();
             conn.rbuf.clear();
             loop {
-                let step = if conn.multishot.is_some() {
-                    self.read_multishot(conn, &mut st, sink, sent_ns).await?
+                let step = if let Some(ms) = conn.multishot.as_ref() {
+                    // The wait is the multishot slot's (a word): what a stream waiting for its
+                    // next event keeps; the read itself takes no await.
+                    within_read_timeout!(self, ms.ready(), st.received)?;
+                    self.take_multishot(conn, &mut st, sink, sent_ns)?
                 } else if conn.rbuf.is_empty()
                     && conn.kernel_stamps
-                    && let Stream::Plain(tcp) = &conn.stream
+                    && matches!(conn.stream, Stream::Plain(_))
                 {
-                    let ready = within_read_timeout!(self, tcp.readable(false), st.received)?;
+                    // Boxed per wait: monoio's readiness wait (104 bytes) is the readiness
+                    // path's, not the multishot one's, and would otherwise be reserved in every
+                    // request's future (one allocation per wait on this path, none on the
+                    // multishot one); and no reference to the socket is kept beside it.
+                    let ready = within_read_timeout!(self, readable(&conn.stream), st.received)?;
                     ready.map_err(|error| Error::Read {
                         error,
                         received: st.received,
                     })?;
-                    let fd = tcp.as_raw_fd();
+                    let fd = conn.stream.as_raw_fd();
                     let max = self.pool.read_buf_bytes();
                     READ_SCRATCH.with_borrow_mut(|buf| {
                         buf.clear();
@@ -700,10 +702,12 @@ impl Exchange<'_> {
         }
     }
 
-    /// One read of a connection with a multishot receive: waits for its next completion and
-    /// hands it to [`Exchange::take_read`], through the thread's [`READ_SCRATCH`] when nothing
-    /// is carried over (as the readiness path does), after the carried bytes otherwise.
-    async fn read_multishot<S: Sink>(
+    /// One read of a connection with a multishot receive, once its wait for a completion
+    /// ended: hands the completion to [`Exchange::take_read`], through the thread's
+    /// [`READ_SCRATCH`] when nothing is carried over (as the readiness path does), after the
+    /// carried bytes otherwise. Not `async`: the wait is the caller's, so a waiting stream keeps
+    /// no copy of these arguments (#41: 104 bytes as an `async fn` awaiting the wait).
+    fn take_multishot<S: Sink>(
         &self,
         conn: &mut Conn,
         st: &mut ReadState,
@@ -713,7 +717,6 @@ impl Exchange<'_> {
         let Some(ms) = conn.multishot.as_mut() else {
             return Ok(Step::Again);
         };
-        within_read_timeout!(self, ms.ready(), st.received)?;
         let received = st.received;
         let max = self.pool.read_buf_bytes();
         let taken = |ms: &mut Multishot, buf: &mut Vec<u8>| match ms.take(buf, max) {
@@ -771,8 +774,9 @@ impl Exchange<'_> {
         st.received = true;
         sink.on_read(n, read_stamp);
         if let Some(k) = read_stamp.kernel_ns {
-            batch::note_read(st.last_kernel.map(|p| k.saturating_sub(p)));
-            st.last_kernel = Some(k);
+            batch::note_read(st.has_last_kernel.then(|| k.saturating_sub(st.last_kernel)));
+            st.last_kernel = k;
+            st.has_last_kernel = true;
         }
         while st.decoder.is_none() {
             let head = match parse_head(buf).map_err(Error::Head)? {
@@ -810,6 +814,17 @@ impl Exchange<'_> {
     }
 }
 
+/// A plain connection's readiness wait, boxed (a TLS connection's is ready at once: the
+/// exchange reads it through [`Stream::read_into`]).
+fn readable(stream: &Stream) -> std::pin::Pin<Box<impl Future<Output = io::Result<()>> + '_>> {
+    Box::pin(async move {
+        match stream {
+            Stream::Plain(tcp) => tcp.readable(false).await,
+            Stream::Tls(_) => Ok(()),
+        }
+    })
+}
+
 /// The request `sink` encodes for an attempt (`reused`: on a pooled connection), and the shared
 /// bytes to write after it.
 fn encode<S: Sink>(sink: &mut S, reused: bool) -> (Vec<u8>, Option<bytes::Bytes>) {
@@ -832,8 +847,11 @@ struct ReadState {
     keep_alive: bool,
     /// Any response byte arrived.
     received: bool,
-    /// The previous kernel-stamped read of this response (for the batched wake-ups' gap).
-    last_kernel: Option<u64>,
+    /// The previous kernel-stamped read of this response (for the batched wake-ups' gap),
+    /// when `has_last_kernel`: a stamp and a flag packed with the others, not an `Option<u64>`
+    /// (a streaming request keeps its read state for as long as the response takes, #41).
+    last_kernel: u64,
+    has_last_kernel: bool,
 }
 
 /// After one read: read again, or the response is over.

@@ -1,7 +1,8 @@
 //! Keep-alive connections, one idle list per slot. A worker keys the
 //! slots by base URL; the scraper keeps one pool per endpoint, with a single slot.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::rc::Rc;
 
 use super::tls::Stream;
@@ -16,25 +17,56 @@ pub(super) struct Conn {
     pub(super) stream: Stream,
     /// Bytes read and not yet decoded. Empty whenever the connection is idle in a pool.
     pub(super) rbuf: Vec<u8>,
-    /// The socket's local address, read once when it connected (`None`: unknown).
-    pub(super) local: Option<std::net::SocketAddr>,
+    /// The socket's local address, read once when it connected.
+    pub(super) local: LocalAddr,
     /// The socket has kernel receive stamps enabled.
     pub(super) kernel_stamps: bool,
     /// Counts the connection among its pool's open ones while it lives.
     _open: OpenGuard,
 }
 
+/// A connection's local address, kept for as long as it lives: an IPv4 address inline, an
+/// IPv6 one boxed (#41: an `Option<SocketAddr>` is 32 bytes a connection, this 16).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) enum LocalAddr {
+    /// Unknown (`getsockname` failed).
+    #[default]
+    Unknown,
+    V4(SocketAddrV4),
+    V6(Box<SocketAddrV6>),
+}
+
+impl LocalAddr {
+    pub(super) fn new(addr: Option<SocketAddr>) -> Self {
+        match addr {
+            None => Self::Unknown,
+            Some(SocketAddr::V4(a)) => Self::V4(a),
+            Some(SocketAddr::V6(a)) => Self::V6(Box::new(a)),
+        }
+    }
+
+    pub(super) fn get(&self) -> Option<SocketAddr> {
+        match self {
+            Self::Unknown => None,
+            Self::V4(a) => Some(SocketAddr::V4(*a)),
+            Self::V6(a) => Some(SocketAddr::V6(**a)),
+        }
+    }
+}
+
 /// One open connection of a pool: counted from the start of its connect to its drop (a failed
 /// connect drops it at once), idle or in use. Its drop frees a place: one waiter is woken.
 #[derive(Debug)]
 pub(super) struct OpenGuard {
-    open: Rc<Cell<usize>>,
+    /// The pool's waiters, which keep its count of open connections (one reference, not one
+    /// for the count and one for the waiters: every connection keeps its guard).
     waiters: Rc<Waiters>,
 }
 
 impl Drop for OpenGuard {
     fn drop(&mut self) {
-        self.open.set(self.open.get().saturating_sub(1));
+        let open = &self.waiters.count;
+        open.set(open.get().saturating_sub(1));
         self.waiters.notify_one();
     }
 }
@@ -47,11 +79,10 @@ pub struct Pool {
     idle: RefCell<Vec<Vec<Conn>>>,
     /// Initial read buffer of a new connection (it grows only while a large head is partial).
     read_buf_bytes: usize,
-    /// Connections made by this pool that are still open (idle here or in use).
-    open: Rc<Cell<usize>>,
     /// Most connections open at once; a fresh connect waits while this many are.
     limit: usize,
-    /// Requests waiting for a connection while the pool is at its limit.
+    /// Requests waiting for a connection while the pool is at its limit, and (its `count`)
+    /// the connections made by this pool that are still open (idle here or in use).
     waiters: Rc<Waiters>,
 }
 
@@ -62,7 +93,6 @@ impl Pool {
         Self {
             idle: RefCell::new((0..slots).map(|_| Vec::new()).collect()),
             read_buf_bytes,
-            open: Rc::default(),
             limit: usize::MAX,
             waiters: Rc::default(),
         }
@@ -77,17 +107,17 @@ impl Pool {
 
     /// Connections made by this pool and still open, idle or in use.
     pub fn open(&self) -> usize {
-        self.open.get()
+        self.waiters.count.get()
     }
 
     /// As many connections are open as the limit allows: a fresh connect must wait.
     pub fn at_limit(&self) -> bool {
-        self.open.get() >= self.limit
+        self.waiters.count.get() >= self.limit
     }
 
     /// How many more connections the limit allows.
     pub fn room(&self) -> usize {
-        self.limit.saturating_sub(self.open.get())
+        self.limit.saturating_sub(self.waiters.count.get())
     }
 
     /// Drops every idle connection (after the address behind the pool changed).
@@ -100,9 +130,8 @@ impl Pool {
     /// Counts a connection about to be opened among the open ones (before its connect, so
     /// that connects in progress count against the limit too).
     pub(super) fn reserve(&self) -> OpenGuard {
-        self.open.set(self.open.get() + 1);
+        self.waiters.count.set(self.waiters.count.get() + 1);
         OpenGuard {
-            open: self.open.clone(),
             waiters: self.waiters.clone(),
         }
     }
@@ -115,17 +144,12 @@ impl Pool {
 
     /// A new connection around `stream`, counted by `open` (from
     /// [`Pool::reserve`]).
-    pub(super) fn wrap(
-        &self,
-        stream: Stream,
-        local: Option<std::net::SocketAddr>,
-        open: OpenGuard,
-    ) -> Conn {
+    pub(super) fn wrap(&self, stream: Stream, local: Option<SocketAddr>, open: OpenGuard) -> Conn {
         Conn {
             _open: open,
             multishot: None,
             stream,
-            local,
+            local: LocalAddr::new(local),
             kernel_stamps: false,
             // Allocated at the connection's first read into it (a kernel-stamped plain
             // connection reads into its thread's buffer instead).
@@ -173,5 +197,26 @@ impl Pool {
         // A connection is idle (or, for a slot the pool does not have, dropped: its guard
         // notified already).
         self.waiters.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// A connection lives for as long as its stream, in the future of the request it carries:
+    /// its multishot receive is two `u32`s and a descriptor, its local address compact, its
+    /// pool guard one reference (#41: 128 bytes with a `usize` index and a `u64` user data,
+    /// an `Option<SocketAddr>` and two references).
+    #[test]
+    fn a_connection_stays_small() {
+        let size = std::mem::size_of::<super::Conn>();
+        assert!(size <= 88, "a connection is {size} bytes");
+    }
+
+    #[test]
+    fn a_local_address_round_trips() {
+        for a in [None, Some("127.0.0.3:4242"), Some("[::1]:9")] {
+            let addr = a.map(|a| a.parse().unwrap());
+            assert_eq!(super::LocalAddr::new(addr).get(), addr);
+        }
     }
 }

@@ -26,6 +26,9 @@ struct Place {
 #[derive(Debug, Default)]
 pub struct Waiters {
     queue: RefCell<VecDeque<Rc<Place>>>,
+    /// The owner's count of what its waiters wait for (a pool's open connections): kept here
+    /// so that what counts itself in it needs one reference, not two (#41: a connection's).
+    pub(crate) count: std::cell::Cell<usize>,
 }
 
 impl Waiters {

@@ -262,7 +262,8 @@ mod tests {
         raw.status = 404;
         raw.response_head = b"HTTP/1.1 404 Not Found\r\nX-A: 1\r\nx-b:\t two \r\nX-A: 3\r\n\
             content-type: text/plain\r\n\r\n"
-            .to_vec();
+            .as_slice()
+            .into();
         let ctx = TraceContext {
             headers: SentHeaders {
                 headers: vec![("Authorization".into(), "Bearer k".into())],
@@ -308,7 +309,7 @@ mod tests {
         assert!(at("remote_port") < at("sending_ns"));
         // Never written: no headers, no sent stamp, no address of a connection never made.
         f.trace = Some(HttpTrace::default());
-        raw.response_head.clear();
+        raw.response_head = Box::default();
         raw.status = 0;
         let v = trace_data(
             &f,

@@ -183,17 +183,21 @@ pub struct RawRecord {
     /// `--request-cancellation-rate`.
     pub was_cancelled: bool,
     /// The body sent, when it was built for this request (a turn carrying its conversation's
-    /// history); `None` when it was the pre-encoded body of its turn.
-    pub request_body: Option<Vec<u8>>,
+    /// history); `None` when it was the pre-encoded body of its turn. A boxed slice: every
+    /// record would keep a capacity's word for what only such turns have (#41).
+    pub request_body: Option<Box<[u8]>>,
     /// The `--cache-bust` marker spliced into the pre-encoded body as it was sent (ASCII,
     /// zero-padded): the aggregator adds its tokens to the turn's counted ISL. `None` when none
-    /// was, or when it is in `request_body`.
-    pub marker: Option<[u8; 20]>,
+    /// was, or when it is in `request_body`. Boxed: few requests have one, and every record
+    /// in flight or in a ring would otherwise keep its 21 bytes and their padding (#41).
+    pub marker: Option<Box<[u8; 20]>>,
     /// The HTTP trace stamps; `None` when no attempt began (the request could not be encoded).
     pub trace: Option<HttpTrace>,
     /// The final response head (status line and headers) exactly as received, kept only with
     /// `--export-http-trace` (its `response_reason` and `response_headers`); empty otherwise.
-    pub response_head: Vec<u8>,
+    /// A boxed slice, not a `Vec`: every record would keep a capacity's word for what only
+    /// that option fills (#41).
+    pub response_head: Box<[u8]>,
     /// The kernel's smoothed RTT of the request's connection as the response completed, µs
     /// (`TCP_INFO`, read only with `--network-latency-*`).
     pub tcp_rtt_us: Option<u32>,
@@ -358,10 +362,12 @@ impl ReceiveFacts {
 mod size_tests {
     /// A request's record is filled in its task for as long as the response takes, and every
     /// record waits in a ring for the aggregator: a failure's message is boxed, as few records
-    /// have one (#41: 512 bytes with it inline).
+    /// have one (#41: 512 bytes with it inline), and so is a `--cache-bust` marker; a response
+    /// head kept for `--export-http-trace` and a body built for the request are boxed slices
+    /// (464 bytes with the marker inline and both `Vec`s).
     #[test]
     fn a_record_keeps_its_rare_error_boxed() {
         let size = std::mem::size_of::<super::RawRecord>();
-        assert!(size <= 464, "a record is {size} bytes");
+        assert!(size <= 432, "a record is {size} bytes");
     }
 }

@@ -128,7 +128,7 @@ impl Doorbell {
 fn weight(rec: &RawRecord) -> u64 {
     (rec.body.capacity()
         + rec.text.capacity()
-        + rec.response_head.capacity()
+        + rec.response_head.len()
         + rec.events.capacity() * std::mem::size_of::<super::Event>()) as u64
 }
 

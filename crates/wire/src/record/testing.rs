@@ -40,7 +40,7 @@ pub fn record(body: Vec<u8>, events: Vec<Event>, is_sse: bool) -> RawRecord {
         request_body: None,
         marker: None,
         trace: None,
-        response_head: Vec::new(),
+        response_head: Box::default(),
         tcp_rtt_us: None,
         lineage: None,
     }

@@ -34,8 +34,12 @@ pub struct Framer {
     line_start: usize,
     /// Where the search for the next line terminator resumes.
     scan: usize,
-    /// Start of the first line of the message being read, if one has started.
-    msg_start: Option<usize>,
+    /// Start of the first line of the message being read, when `in_message` (a position and a
+    /// flag, not an `Option<usize>`: the flag packs with the others, and a streaming request
+    /// keeps its framer for as long as the response takes, #41).
+    msg_start: usize,
+    /// A message has started.
+    in_message: bool,
     /// End of the content of the last complete line of the message being read.
     msg_end: usize,
     /// The message being read has a byte that is not ASCII whitespace.
@@ -97,15 +101,16 @@ impl Framer {
             self.scan = next;
             self.line_start = next;
             if line.is_empty() {
-                if let Some(start) = self.msg_start.take() {
+                if let Some(start) = self.take_msg_start() {
                     let has_content = std::mem::take(&mut self.has_content);
                     if has_content {
                         return Some(start..self.msg_end);
                     }
                 }
             } else {
-                if self.msg_start.is_none() {
-                    self.msg_start = Some(line.start);
+                if !self.in_message {
+                    self.in_message = true;
+                    self.msg_start = line.start;
                 }
                 self.msg_end = line.end;
                 if !self.has_content {
@@ -129,7 +134,7 @@ impl Framer {
         self.finished = true;
         let partial = self.line_start..body.len();
         let partial_has_content = body.get(partial.clone()).is_some_and(has_non_whitespace);
-        let start = self.msg_start.unwrap_or(partial.start);
+        let start = self.msg_start().unwrap_or(partial.start);
         let end = if partial.is_empty() {
             self.msg_end
         } else {
@@ -158,7 +163,19 @@ impl Framer {
     /// The first offset of `body` the framer still needs; bytes before it may be dropped with
     /// [`Framer::compact`] once the caller is done with the spans already returned.
     pub fn retained_from(&self) -> usize {
-        self.msg_start.unwrap_or(self.line_start)
+        self.msg_start().unwrap_or(self.line_start)
+    }
+
+    /// Start of the first line of the message being read, if one has started.
+    fn msg_start(&self) -> Option<usize> {
+        self.in_message.then_some(self.msg_start)
+    }
+
+    /// [`Framer::msg_start`], the message ending.
+    fn take_msg_start(&mut self) -> Option<usize> {
+        let start = self.msg_start();
+        self.in_message = false;
+        start
     }
 
     /// Drops the bytes of `body` before [`Framer::retained_from`], shifting the framer's
@@ -169,7 +186,9 @@ impl Framer {
         body.drain(..n);
         self.line_start -= n;
         self.scan = self.scan.saturating_sub(n);
-        self.msg_start = self.msg_start.map(|s| s - n);
+        if self.in_message {
+            self.msg_start -= n;
+        }
         self.msg_end = self.msg_end.saturating_sub(n);
         n
     }

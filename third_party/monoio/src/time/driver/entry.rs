@@ -53,7 +53,7 @@
 //! refuse to mark the timer as pending.
 
 use std::{
-    cell::{Cell, RefCell, UnsafeCell},
+    cell::{Cell, UnsafeCell},
     marker::PhantomPinned,
     pin::Pin,
     ptr::NonNull,
@@ -89,8 +89,14 @@ pub(super) struct StateCell {
     /// polling the timer. Otherwise, the contents are unspecified and reading
     /// without holding the driver lock is undefined behavior.
     result: UnsafeCell<TimerResult>,
-    /// The currently-registered waker
-    waker: CachePadded<RefCell<Option<Waker>>>,
+    /// ringperf's patch: the entry's first deadline (its `Sleep`'s) is yet to be registered,
+    /// kept here, beside `result`'s byte, instead of a copy of that deadline in the entry
+    /// (`initial_deadline: Option<Instant>`, 16 bytes of every `Sleep`).
+    unregistered: Cell<bool>,
+    /// The currently-registered waker. ringperf's patch: a `Cell` (taken and put back), not a
+    /// `RefCell` whose borrow flag is 8 more bytes of every `Sleep`; no borrow of it is held
+    /// across anything that could touch it again.
+    waker: CachePadded<Cell<Option<Waker>>>,
 }
 
 impl Default for StateCell {
@@ -110,7 +116,8 @@ impl StateCell {
         Self {
             state: Cell::new(STATE_DEREGISTERED),
             result: UnsafeCell::new(Ok(())),
-            waker: CachePadded(RefCell::new(None)),
+            unregistered: Cell::new(true),
+            waker: CachePadded(Cell::new(None)),
         }
     }
 
@@ -131,10 +138,8 @@ impl StateCell {
         // We must register first. This ensures that either `fire` will
         // observe the new waker, or we will observe a racing fire to have set
         // the state, or both.
-        let mut w = self.waker.0.borrow_mut();
-        if w.is_none() {
-            let _ = w.insert(waker.clone());
-        }
+        let w = self.waker.0.take();
+        self.waker.0.set(Some(w.unwrap_or_else(|| waker.clone())));
 
         self.read_state()
     }
@@ -262,9 +267,9 @@ pub(super) struct TimerEntry {
     /// This is manipulated only under the inner mutex. TODO: Can we use loom
     /// cells for this?
     inner: UnsafeCell<TimerShared>,
-    /// Initial deadline for the timer. This is used to register on the first
-    /// poll, as we can't register prior to being pinned.
-    initial_deadline: Option<Instant>,
+    // ringperf's patch: no `initial_deadline: Option<Instant>` here. The entry's `Sleep` keeps
+    // its deadline and passes it to `poll_elapsed`, which registers it at the first poll (as we
+    // can't register prior to being pinned) while `StateCell::unregistered` says so.
     /// Ensure the type is !Unpin
     _m: std::marker::PhantomPinned,
 }
@@ -437,13 +442,14 @@ unsafe impl linked_list::Link for TimerShared {
 // ===== impl Entry =====
 
 impl TimerEntry {
-    pub(crate) fn new(handle: &Handle, deadline: Instant) -> Self {
+    /// An entry that registers `deadline`, the one its caller passes to `poll_elapsed`, at its
+    /// first poll.
+    pub(crate) fn new(handle: &Handle) -> Self {
         let driver = handle.clone();
 
         Self {
             driver,
             inner: UnsafeCell::new(TimerShared::new()),
-            initial_deadline: Some(deadline),
             _m: std::marker::PhantomPinned,
         }
     }
@@ -453,7 +459,7 @@ impl TimerEntry {
     }
 
     pub(crate) fn is_elapsed(&self) -> bool {
-        !self.inner().state.might_be_registered() && self.initial_deadline.is_none()
+        !self.inner().state.might_be_registered() && !self.inner().state.unregistered.get()
     }
 
     /// Cancels and deregisters the timer. This operation is irreversible.
@@ -483,8 +489,8 @@ impl TimerEntry {
         unsafe { self.driver.clear_entry(NonNull::from(self.inner())) };
     }
 
-    pub(crate) fn reset(mut self: Pin<&mut Self>, new_time: Instant) {
-        unsafe { self.as_mut().get_unchecked_mut() }.initial_deadline = None;
+    pub(crate) fn reset(self: Pin<&mut Self>, new_time: Instant) {
+        self.inner().state.unregistered.set(false);
 
         let tick = self.driver.time_source().deadline_to_tick(new_time);
 
@@ -498,11 +504,13 @@ impl TimerEntry {
     }
 
     #[allow(clippy::needless_pass_by_ref_mut)]
+    /// `deadline`: the one the entry was made for (its `Sleep`'s), registered at the first poll.
     pub(crate) fn poll_elapsed(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
+        deadline: Instant,
     ) -> Poll<Result<(), super::Error>> {
-        if let Some(deadline) = self.initial_deadline {
+        if self.inner().state.unregistered.get() {
             self.as_mut().reset(deadline);
         }
 

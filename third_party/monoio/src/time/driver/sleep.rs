@@ -199,7 +199,7 @@ pin_project! {
 impl Sleep {
     pub(crate) fn new_timeout(deadline: Instant) -> Sleep {
         let handle = Handle::current();
-        let entry = TimerEntry::new(&handle, deadline);
+        let entry = TimerEntry::new(&handle);
 
         Sleep { deadline, entry }
     }
@@ -259,7 +259,7 @@ impl Sleep {
 
     fn poll_elapsed(self: Pin<&mut Self>, cx: &mut task::Context<'_>) -> Poll<Result<(), Error>> {
         let me = self.project();
-        me.entry.poll_elapsed(cx)
+        me.entry.poll_elapsed(cx, *me.deadline)
     }
 }
 
