@@ -145,7 +145,7 @@ fn profile(plan: Plan, lists: &[ringperf::sweep::ListValues]) -> Result<u8, Erro
             ringperf_workload::workload::tokenizer::preload(&spec);
         }
         let api = start_api(args, None)?;
-        let outcome = ringperf::sweep::run_sweep(
+        let outcome = ringperf::search::run::run_sweep(
             sweep,
             run_options(api.as_ref()),
             std::io::stdout().is_terminal(),

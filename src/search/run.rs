@@ -227,6 +227,59 @@ pub fn run_search(
     }
 }
 
+/// A config file's `post_process` hook (`None` without one): the handler and file it names,
+/// its parameters read as AIPerf's handlers read them.
+fn file_post_process(base: &Plan) -> Option<super::recipe::PostProcess> {
+    base.file_only
+        .sweep_post_process
+        .as_ref()
+        .map(|p| super::recipe::PostProcess {
+            handler: p.handler.clone(),
+            output_filename: p.output_filename.clone(),
+            derivation: super::derived::Derivation::from_params(&p.handler, &p.params),
+        })
+}
+
+/// A sweep's post-process hook over its aggregate: the derived file, or AIPerf's error
+/// sidecar when the handler refuses; the file written is named on stdout.
+///
+/// # Errors
+/// The file cannot be written.
+fn post_process(
+    plan: &SweepPlan,
+    base: &Path,
+    pp: &super::recipe::PostProcess,
+    results: &[VariationResult],
+) -> Result<(), SearchError> {
+    let doc = crate::sweep::output::sweep_json(plan, results);
+    let dir = plan.sweep_aggregate_dir(base);
+    let written = super::derived::write_derived(
+        &dir,
+        &pp.handler,
+        &pp.output_filename,
+        &pp.derivation,
+        &doc,
+    )?;
+    if let Some(path) = written {
+        println!("Search Recipe Derived File: {}", path.display());
+    }
+    Ok(())
+}
+
+/// A plain sweep (list values, variants, a file's scenarios), then its config file's
+/// `post_process` hook when it has one.
+///
+/// # Errors
+/// As [`crate::sweep::run_sweep`], or the derived file cannot be written.
+pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outcome, SearchError> {
+    let hook = file_post_process(&plan.base);
+    let f = crate::sweep::run::run_sweep_results(plan, opts, is_tty)?;
+    if let Some(pp) = hook {
+        post_process(&f.plan, &f.base, &pp, &f.results)?;
+    }
+    Ok(f.outcome)
+}
+
 /// What `recipe` and its SLA `filters` add to the sweep aggregate.
 pub fn annotations(filters: &[SlaFilter], recipe: Option<Recipe>) -> Annotations {
     Annotations {
@@ -391,8 +444,8 @@ fn adaptive(
     )?;
     let swept = sweeper.plan().clone();
     let outcome = sweeper.finish(&results)?;
-    if let Some(pp) = &swept.post_process {
-        crate::sweep::run::post_process(&swept, &base, pp, &results)?;
+    if let Some(pp) = file_post_process(&swept.base) {
+        post_process(&swept, &base, &pp, &results)?;
     }
     match &planner {
         Planner::Tiers(m) => {
@@ -890,7 +943,7 @@ fn grid(g: &GridSpec, base: &Plan, opts: RunOptions, is_tty: bool) -> Result<Out
     let base = sweeper.artifact_dir().to_path_buf();
     let outcome = sweeper.finish(&results)?;
     if let Some(pp) = &g.post_process {
-        crate::sweep::run::post_process(&plan, &base, pp, &results)?;
+        post_process(&plan, &base, pp, &results)?;
     }
     if !g.sla_filters.is_empty() {
         let flag = flag_for(CONCURRENCY_PATH)?;

@@ -493,9 +493,6 @@ pub struct SweepPlan {
     pub base: Plan,
     /// A search recipe's SLA bounds and Pareto axes for the sweep aggregate.
     pub annotations: super::annotate::Annotations,
-    /// A config file's `post_process` hook, run once the sweep aggregate is written (a
-    /// grid recipe runs its own).
-    pub post_process: Option<crate::search::recipe::PostProcess>,
     /// An adaptive search's bound on its points: the points are chosen as it goes, so their
     /// count is not known ahead (`variations` holds the first only); at most this many.
     pub at_most: Option<u32>,
@@ -572,15 +569,6 @@ impl SweepPlan {
             warmup_first_trial_only: !mr.warmup_every_run,
             base: base.clone(),
             annotations: super::annotate::Annotations::default(),
-            post_process: base.file_only.sweep_post_process.as_ref().map(|p| {
-                crate::search::recipe::PostProcess {
-                    handler: p.handler.clone(),
-                    output_filename: p.output_filename.clone(),
-                    derivation: crate::search::derived::Derivation::from_params(
-                        &p.handler, &p.params,
-                    ),
-                }
-            }),
             at_most: None,
         }))
     }

@@ -508,6 +508,27 @@ fn config_of_plan(
 /// # Errors
 /// A variation's command line is refused, a run cannot be set up, or files cannot be written.
 pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outcome, SweepError> {
+    run_sweep_results(plan, opts, is_tty).map(|f| f.outcome)
+}
+
+/// What a sweep leaves for a step after it (a post-process hook): its outcome, its plan as run,
+/// its artifact directory and every variation's result.
+pub struct Finished {
+    pub outcome: Outcome,
+    pub plan: SweepPlan,
+    pub base: PathBuf,
+    pub results: Vec<VariationResult>,
+}
+
+/// [`run_sweep`], keeping what it ran ([`Finished`]).
+///
+/// # Errors
+/// As [`run_sweep`].
+pub fn run_sweep_results(
+    plan: SweepPlan,
+    opts: RunOptions,
+    is_tty: bool,
+) -> Result<Finished, SweepError> {
     let sweeper = Sweeper::new(plan, opts, is_tty)?;
     let plan = sweeper.plan().clone();
     let results = match plan.mode {
@@ -529,43 +550,12 @@ pub fn run_sweep(plan: SweepPlan, opts: RunOptions, is_tty: bool) -> Result<Outc
     };
     let base = sweeper.artifact_dir().to_path_buf();
     let outcome = sweeper.finish(&results)?;
-    if let Some(pp) = &plan.post_process {
-        post_process(&plan, &base, pp, &results)?;
-    }
-    Ok(outcome)
-}
-
-/// A sweep's post-process hook over its aggregate: the derived file, or AIPerf's error
-/// sidecar when the handler refuses; the file written is named on stdout.
-///
-/// # Errors
-/// The file cannot be written.
-pub fn post_process(
-    plan: &SweepPlan,
-    base: &Path,
-    pp: &crate::search::recipe::PostProcess,
-    results: &[VariationResult],
-) -> Result<(), SweepError> {
-    let doc = super::output::sweep_json(plan, results);
-    let dir = plan.sweep_aggregate_dir(base);
-    let written = crate::search::derived::write_derived(
-        &dir,
-        &pp.handler,
-        &pp.output_filename,
-        &pp.derivation,
-        &doc,
-    )
-    .map_err(|e| match e {
-        crate::search::SearchError::Write { path, source } => SweepError::Write { path, source },
-        other => SweepError::Variation {
-            label: pp.handler.clone(),
-            source: Box::new(other),
-        },
-    })?;
-    if let Some(path) = written {
-        println!("Search Recipe Derived File: {}", path.display());
-    }
-    Ok(())
+    Ok(Finished {
+        outcome,
+        plan,
+        base,
+        results,
+    })
 }
 
 /// Each trial's per-request JSONL, in order.

@@ -1302,28 +1302,9 @@ fn defined(v: Val) -> Result<Val, String> {
 
 /// Python's `repr()` of a JSON value (what `str()` of a list or dict shows of its items).
 fn py_repr(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => i.to_string(),
-            None => py_float_repr(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Value::String(s) => {
-            let mut out = String::new();
-            ringperf_wire::endpoint::form::python_str_repr(s, &mut out);
-            out
-        }
-        Value::Array(a) => format!("[{}]", a.iter().map(py_repr).collect::<Vec<_>>().join(", ")),
-        Value::Object(m) => {
-            let items: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{}: {}", py_repr(&Value::String(k.clone())), py_repr(v)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
+    let mut out = String::new();
+    ringperf_wire::endpoint::form::python_repr(v, &mut out);
+    out
 }
 
 fn overflow() -> String {
@@ -1722,28 +1703,7 @@ fn py_json(v: &Value, out: &mut String) {
                 });
             }
         },
-        Value::String(s) => {
-            out.push('"');
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    '\u{8}' => out.push_str("\\b"),
-                    '\u{c}' => out.push_str("\\f"),
-                    c if (' '..='~').contains(&c) => out.push(c),
-                    c => {
-                        let mut buf = [0u16; 2];
-                        for unit in c.encode_utf16(&mut buf) {
-                            out.push_str(&format!("\\u{unit:04x}"));
-                        }
-                    }
-                }
-            }
-            out.push('"');
-        }
+        Value::String(s) => ringperf_wire::endpoint::form::python_json_str(s, true, out),
         Value::Array(a) => {
             out.push('[');
             for (i, x) in a.iter().enumerate() {

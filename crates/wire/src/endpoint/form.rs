@@ -140,7 +140,35 @@ pub fn python_str_repr(s: &str, out: &mut String) {
     out.push(quote);
 }
 
-fn python_repr(value: &Value, out: &mut String) {
+/// A JSON string as Python's `json.dumps` writes it, appended to `out`: `"`, `\\`, `\n`, `\r`,
+/// `\t`, `\b`, `\f` escaped by name, other control characters (and, with `ensure_ascii`,
+/// everything past `~`) as `\uXXXX` UTF-16 units.
+pub fn python_json_str(s: &str, ensure_ascii: bool, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (ensure_ascii && (c as u32) > 0x7e) => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Python's `repr()` of a JSON value (`None`, `True`, `[1, 'a']`, `{'k': 0.5}`), appended to
+/// `out`.
+pub fn python_repr(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),

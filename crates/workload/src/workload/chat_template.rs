@@ -575,26 +575,7 @@ impl DumpStyle {
 
     /// A JSON string as Python's encoder writes it.
     fn string(&self, s: &str, out: &mut String) {
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                c if (c as u32) < 0x20 || (self.ensure_ascii && (c as u32) > 0x7e) => {
-                    let mut buf = [0u16; 2];
-                    for unit in c.encode_utf16(&mut buf) {
-                        out.push_str(&format!("\\u{unit:04x}"));
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
+        ringperf_wire::endpoint::form::python_json_str(s, self.ensure_ascii, out);
     }
 }
 
