@@ -725,6 +725,18 @@ fn workload(
             records,
         )?;
     }
+    // A file's `timing_mode: fixed_schedule` on another phase type replays the dataset's
+    // timestamps; one without them AIPerf 0.13 cannot start.
+    if let Some(ty) = &file_only.profiling_replayed_type
+        && !matches!(profiling.timing.mode, timing::Mode::FixedSchedule(_))
+    {
+        return Err(ConfigError::file(format!(
+            "benchmark.phases.profiling.timing_mode: fixed_schedule on a {ty} phase replays the \
+             dataset's timestamps, and this dataset has none (AIPerf 0.13 fails its run: 'First \
+             turn of session_000000 missing timestamp_ms'); give a trace with timestamps, or \
+             drop the timing_mode"
+        )));
+    }
     // AIPerf merges a verbatim system prompt into each body's leading system message (or sends
     // it first); ringperf does not build that for a DAG file: refused, never dropped.
     let dag = args

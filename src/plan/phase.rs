@@ -332,6 +332,10 @@ pub struct FileOnly {
     /// (changes nothing; echoed as given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiling_timing_mode: Option<String>,
+    /// The type a file's profiling phase names when its `timing_mode: fixed_schedule` replays
+    /// it as a fixed schedule (echoed as written, as AIPerf echoes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_replayed_type: Option<String>,
     /// The file's `sequence_distribution` list: the `--seq-dist` text it set and the entries in
     /// AIPerf's model form, echoed as such while the flag's value is the file's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -399,6 +403,7 @@ impl FileOnly {
             && self.reset_retry_seconds.is_none()
             && self.seq_dist.is_none()
             && self.profiling_timing_mode.is_none()
+            && self.profiling_replayed_type.is_none()
             && self.convergence_min_runs.is_none()
             && self.sweep_recipe.is_none()
             && self.search_stop.is_none()

@@ -350,6 +350,62 @@ fn a_fixed_schedule_warmup_without_requests_is_refused() {
     );
 }
 
+/// `timing_mode: fixed_schedule` on a concurrency phase (`fixed_schedule/fs_timing_mode`): the
+/// explicit mode wins, as in AIPerf 0.13: the trace's timestamps are replayed (0, 40, 80, 120,
+/// 200 and 300 ms after the first) and the phase is echoed with its type as written; over a
+/// dataset without timestamps it is refused before the run (AIPerf's run of
+/// `fs_timing_mode_synthetic` failed at its start, exit 1: "missing timestamp_ms").
+#[test]
+fn a_concurrency_phases_fixed_schedule_mode_replays_the_trace_as_aiperf_did() {
+    let case = "fixed_schedule/fs_timing_mode";
+    let file = Path::new(AIPERF).join(case).join("fs_timing_mode.yaml");
+    let (_tmp, out) = run_file(case, &file, &["--no-server-metrics"]);
+    let theirs = Path::new(AIPERF).join(case).join("artifacts");
+    let offsets = |records: Vec<Value>, stamp: &str| -> Vec<f64> {
+        let mut t: Vec<u64> = (records.iter())
+            .map(|r| {
+                let m = r.get("metadata").unwrap_or(r);
+                m[stamp].as_u64().unwrap()
+            })
+            .collect();
+        t.sort_unstable();
+        t.iter().map(|x| (x - t[0]) as f64 / 1e6).collect()
+    };
+    let trace = [0.0, 40.0, 80.0, 120.0, 200.0, 300.0];
+    let ours = offsets(
+        read_jsonl(&out.join("profile_export.jsonl")),
+        "credit_issued_ns",
+    );
+    let aiperf = offsets(
+        read_jsonl(&theirs.join("profile_export.metadata.jsonl")),
+        "request_start_ns",
+    );
+    for (got, what) in [(&ours, 2.0), (&aiperf, 5.0)] {
+        assert_eq!(got.len(), trace.len());
+        for (g, t) in got.iter().zip(trace) {
+            assert!((g - t).abs() < what, "{got:?}");
+        }
+    }
+    let doc = read_json(&out.join("profile_export_aiperf.json"));
+    let want = read_json(&theirs.join("input_config.json"));
+    assert_eq!(
+        doc["input_config"]["phases"],
+        want["input_config"]["phases"]
+    );
+    assert_eq!(doc["input_config"]["phases"][0]["type"], "concurrency");
+
+    let synthetic = "fixed_schedule/fs_timing_mode_synthetic";
+    let said =
+        std::fs::read_to_string(Path::new(AIPERF).join(synthetic).join("stdout.txt")).unwrap();
+    assert!(said.contains("missing timestamp_ms"));
+    let file = Path::new(AIPERF)
+        .join(synthetic)
+        .join("fs_timing_mode_synthetic.yaml");
+    let (code, stderr) = refusal("profile", &file, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("this dataset has none"), "{stderr}");
+}
+
 /// A warmup's `rate_series` (`rate_series/rs_warmup`): a phase of its own, run and echoed as
 /// AIPerf ran it, its requests paced by the series (10/s at the start, rising toward 40/s), as in
 /// AIPerf's run.

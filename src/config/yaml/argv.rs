@@ -1895,6 +1895,13 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             "timing_mode" if !warmup => match v.as_str() {
                 Some("agentic_replay") => a.file_only.agentic = true,
                 Some("adaptive_scale") => {}
+                // The explicit mode wins over the type's, as in AIPerf: the dataset's timestamps
+                // are replayed (checked when the dataset is known: it must have them).
+                Some("fixed_schedule") if ty == "concurrency" => {
+                    a.file_only.profiling_paced = false;
+                    a.file_only.profiling_timing_mode = Some("fixed_schedule".into());
+                    a.file_only.profiling_replayed_type = Some(ty.to_owned());
+                }
                 _ => a.file_only.profiling_timing_mode = Some(plain_mode(v, &path, ty, false)?),
             },
             "trajectory_start_min_ratio" if !warmup => {
