@@ -133,27 +133,21 @@ impl Planner {
                 dim.hi as u64,
                 s.max_iterations,
             )),
-            PlannerKind::Bayesian | PlannerKind::Optuna => Planner::Bayes(
-                Bayesian::new(
+            PlannerKind::Bayesian | PlannerKind::Optuna | PlannerKind::OptunaTpe => {
+                let b = Bayesian::new(
                     s.space.clone(),
                     s.objective.direction,
                     s.max_iterations,
                     s.initial_points,
                     s.random_seed.unwrap_or(0),
                 )
-                .with_stop(stop),
-            ),
-            PlannerKind::OptunaTpe => Planner::Bayes(
-                Bayesian::new(
-                    s.space.clone(),
-                    s.objective.direction,
-                    s.max_iterations,
-                    s.initial_points,
-                    s.random_seed.unwrap_or(0),
-                )
-                .with_tpe()
-                .with_stop(stop),
-            ),
+                .with_stop(stop);
+                Planner::Bayes(if s.planner == PlannerKind::OptunaTpe {
+                    b.with_tpe()
+                } else {
+                    b
+                })
+            }
         }
     }
 

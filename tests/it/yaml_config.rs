@@ -1373,6 +1373,32 @@ fn an_adaptive_search_file_runs_the_search_its_flags_ask_for() {
     );
 }
 
+/// Runs the search file `file` against `server` into `out` with `--request-count N` (`count`),
+/// no server metrics and a loose client-health limit (the search is the subject); must exit 0.
+fn run_search_file(file: &Path, count: &str, server: &ringperf_mock::mock::MockServer, out: &Path) {
+    let o = Process::new(env!("CARGO_BIN_EXE_ringperf"))
+        .args(["profile", "-f"])
+        .arg(file)
+        .args([
+            "--request-count",
+            count,
+            "--ui",
+            "none",
+            "--no-server-metrics",
+        ])
+        .args(["--max-client-lag-us", "1000000"])
+        .env("URL", format!("http://{}", server.addr))
+        .env("OUT", out)
+        .output()
+        .expect("runs");
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        file.display(),
+        text(&o.stderr)
+    );
+}
+
 /// An adaptive search's `recipe_name` and `post_process` (no `--search-*` flag has them), run as
 /// AIPerf 0.13 ran the same file (tests/data/aiperf-yaml/adaptive-extras/, README there): the
 /// recipe's name in `search_history.json` and its Pareto axes in the sweep aggregate, the points
@@ -1384,22 +1410,7 @@ fn an_adaptive_searchs_recipe_name_and_post_process_run_as_aiperfs_did() {
     let server = common::recording_mock(2);
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("out");
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f"])
-        .arg(fixture.join("adaptive-extras.yaml"))
-        .args([
-            "--request-count",
-            "4",
-            "--ui",
-            "none",
-            "--no-server-metrics",
-        ])
-        .args(["--max-client-lag-us", "1000000"])
-        .env("URL", format!("http://{}", server.addr))
-        .env("OUT", &dir)
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_search_file(&fixture.join("adaptive-extras.yaml"), "4", &server, &dir);
     let history = common::read_json(&dir.join("search_history.json"));
     assert_eq!(history["recipe"], aiperf["search_history.recipe"]);
     let points: Vec<Value> = (history["iterations"].as_array().unwrap().iter())
@@ -1443,22 +1454,7 @@ fn an_adaptive_searchs_plateau_stops_it_as_aiperfs_did() {
     let server = common::recording_mock(2);
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("out");
-    let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-        .args(["profile", "-f"])
-        .arg(fixture.join("plateau.yaml"))
-        .args([
-            "--request-count",
-            "2",
-            "--ui",
-            "none",
-            "--no-server-metrics",
-        ])
-        .args(["--max-client-lag-us", "1000000"])
-        .env("URL", format!("http://{}", server.addr))
-        .env("OUT", &dir)
-        .output()
-        .expect("runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    run_search_file(&fixture.join("plateau.yaml"), "2", &server, &dir);
     let history = common::read_json(&dir.join("search_history.json"));
     assert_eq!(aiperf["convergence_reason"], "plateau_cv");
     assert_eq!(history["convergence_reason"], aiperf["convergence_reason"]);
@@ -1495,22 +1491,7 @@ fn monotonic_stability_trials_set_how_often_a_point_runs() {
         let file = root.path().join(format!("{name}.yaml"));
         std::fs::write(&file, body).unwrap();
         let dir = root.path().join(name);
-        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-            .args(["profile", "-f"])
-            .arg(&file)
-            .args([
-                "--request-count",
-                "1",
-                "--ui",
-                "none",
-                "--no-server-metrics",
-            ])
-            .args(["--max-client-lag-us", "1000000"])
-            .env("URL", format!("http://{}", server.addr))
-            .env("OUT", &dir)
-            .output()
-            .expect("runs");
-        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        run_search_file(&file, "1", &server, &dir);
         let h = common::read_json(&dir.join("search_history.json"));
         (h["iterations"].as_array().unwrap().iter())
             .map(|i| {
@@ -1545,22 +1526,7 @@ fn a_search_dimensions_log_uniform_prior_draws_log_spaced_points() {
         let file = root.path().join(format!("{name}.yaml"));
         std::fs::write(&file, body).unwrap();
         let dir = root.path().join(name);
-        let out = Process::new(env!("CARGO_BIN_EXE_ringperf"))
-            .args(["profile", "-f"])
-            .arg(&file)
-            .args([
-                "--request-count",
-                "1",
-                "--ui",
-                "none",
-                "--no-server-metrics",
-            ])
-            .args(["--max-client-lag-us", "1000000"])
-            .env("URL", format!("http://{}", server.addr))
-            .env("OUT", &dir)
-            .output()
-            .expect("runs");
-        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        run_search_file(&file, "1", &server, &dir);
         let h = common::read_json(&dir.join("search_history.json"));
         (h["iterations"].as_array().unwrap().iter())
             .map(|i| {
