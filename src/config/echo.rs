@@ -1246,7 +1246,11 @@ fn phase(e: &Echo, name: &str, p: &PhaseConfig) -> Value {
     // A profiling phase a file's `timing_mode: fixed_schedule` replays keeps the type written.
     let replayed = (e.plan.file_only.profiling_replayed_type.as_deref()).filter(|_| !warmup);
     let (kind, rate, smoothness_ok) = match (p.timing.mode, p.load) {
-        (timing::Mode::FixedSchedule(_), _) => (replayed.unwrap_or("fixed_schedule"), None, false),
+        (timing::Mode::FixedSchedule(_), _) => (
+            replayed.unwrap_or("fixed_schedule"),
+            (e.plan.file_only.profiling_replayed_rate).filter(|_| replayed.is_some()),
+            false,
+        ),
         (timing::Mode::UserCentric { rate, .. }, _) => ("user_centric", Some(rate), false),
         (timing::Mode::Load | timing::Mode::Agentic(_), Load::Concurrency(_)) => {
             ("concurrency", None, false)

@@ -336,6 +336,9 @@ pub struct FileOnly {
     /// it as a fixed schedule (echoed as written, as AIPerf echoes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiling_replayed_type: Option<String>,
+    /// That phase's rate (a poisson or constant one), echoed and unused by the replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_replayed_rate: Option<f64>,
     /// The file's `sequence_distribution` list: the `--seq-dist` text it set and the entries in
     /// AIPerf's model form, echoed as such while the flag's value is the file's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -404,6 +407,7 @@ impl FileOnly {
             && self.seq_dist.is_none()
             && self.profiling_timing_mode.is_none()
             && self.profiling_replayed_type.is_none()
+            && self.profiling_replayed_rate.is_none()
             && self.convergence_min_runs.is_none()
             && self.sweep_recipe.is_none()
             && self.search_stop.is_none()

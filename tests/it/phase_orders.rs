@@ -357,10 +357,27 @@ fn a_fixed_schedule_warmup_without_requests_is_refused() {
 /// `fs_timing_mode_synthetic` failed at its start, exit 1: "missing timestamp_ms").
 #[test]
 fn a_concurrency_phases_fixed_schedule_mode_replays_the_trace_as_aiperf_did() {
-    let case = "fixed_schedule/fs_timing_mode";
-    let file = Path::new(AIPERF).join(case).join("fs_timing_mode.yaml");
-    let (_tmp, out) = run_file(case, &file, &["--no-server-metrics"]);
-    let theirs = Path::new(AIPERF).join(case).join("artifacts");
+    // The same on a poisson phase, whose rate is echoed and unused (`fs_timing_mode_poisson`).
+    for name in ["fs_timing_mode", "fs_timing_mode_poisson"] {
+        replays_as_aiperf_did(name);
+    }
+    let synthetic = "fixed_schedule/fs_timing_mode_synthetic";
+    let said =
+        std::fs::read_to_string(Path::new(AIPERF).join(synthetic).join("stdout.txt")).unwrap();
+    assert!(said.contains("missing timestamp_ms"));
+    let file = Path::new(AIPERF)
+        .join(synthetic)
+        .join("fs_timing_mode_synthetic.yaml");
+    let (code, stderr) = refusal("profile", &file, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("this dataset has none"), "{stderr}");
+}
+
+fn replays_as_aiperf_did(name: &str) {
+    let case = format!("fixed_schedule/{name}");
+    let file = Path::new(AIPERF).join(&case).join(format!("{name}.yaml"));
+    let (_tmp, out) = run_file(&case, &file, &["--no-server-metrics"]);
+    let theirs = Path::new(AIPERF).join(&case).join("artifacts");
     let offsets = |records: Vec<Value>, stamp: &str| -> Vec<f64> {
         let mut t: Vec<u64> = (records.iter())
             .map(|r| {
@@ -389,21 +406,10 @@ fn a_concurrency_phases_fixed_schedule_mode_replays_the_trace_as_aiperf_did() {
     let doc = read_json(&out.join("profile_export_aiperf.json"));
     let want = read_json(&theirs.join("input_config.json"));
     assert_eq!(
-        doc["input_config"]["phases"],
-        want["input_config"]["phases"]
+        doc["input_config"]["phases"], want["input_config"]["phases"],
+        "{name}"
     );
-    assert_eq!(doc["input_config"]["phases"][0]["type"], "concurrency");
-
-    let synthetic = "fixed_schedule/fs_timing_mode_synthetic";
-    let said =
-        std::fs::read_to_string(Path::new(AIPERF).join(synthetic).join("stdout.txt")).unwrap();
-    assert!(said.contains("missing timestamp_ms"));
-    let file = Path::new(AIPERF)
-        .join(synthetic)
-        .join("fs_timing_mode_synthetic.yaml");
-    let (code, stderr) = refusal("profile", &file, &[]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("this dataset has none"), "{stderr}");
+    assert_ne!(doc["input_config"]["phases"][0]["type"], "fixed_schedule");
 }
 
 /// A warmup's `rate_series` (`rate_series/rs_warmup`): a phase of its own, run and echoed as

@@ -1846,8 +1846,14 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
     if !warmup && m.contains_key("duration") && !m.contains_key("grace_period") {
         a.file_only.no_grace = true;
     }
+    // A poisson or constant profiling phase whose `timing_mode: fixed_schedule` replays the
+    // trace: its rate is echoed and unused, as in AIPerf (no rate flag beside the replay).
+    let replayed_rate = !warmup
+        && matches!(ty, "poisson" | "constant")
+        && m.get("timing_mode").and_then(Value::as_str) == Some("fixed_schedule");
     match (ty, warmup) {
         ("concurrency", _) => {}
+        ("poisson" | "constant", _) if replayed_rate => {}
         ("poisson" | "gamma" | "constant", _) => a.one(&w("arrival-pattern"), ty),
         ("user_centric", false) | ("fixed_schedule", false) => {}
         (t, _) => {
@@ -1871,6 +1877,7 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
             "sessions" => a.one("--conversation-num", num(v, &path)? as u64),
             "concurrency" => a.one(&w("concurrency"), num(v, &path)? as u64),
             "rate" if ty == "user_centric" => a.one("--user-centric-rate", num(v, &path)?),
+            "rate" if replayed_rate => a.file_only.profiling_replayed_rate = Some(num(v, &path)?),
             "rate" => a.one(&w("request-rate"), num(v, &path)?),
             "users" if ty == "user_centric" => a.one("--num-users", num(v, &path)? as u64),
             // Equal to the profiling phase's (else the warmup is a phase of its own).
@@ -1897,7 +1904,7 @@ fn phase(m: &Map<String, Value>, name: &str, warmup: bool, a: &mut FileArgs) -> 
                 Some("adaptive_scale") => {}
                 // The explicit mode wins over the type's, as in AIPerf: the dataset's timestamps
                 // are replayed (checked when the dataset is known: it must have them).
-                Some("fixed_schedule") if ty == "concurrency" => {
+                Some("fixed_schedule") if ty == "concurrency" || replayed_rate => {
                     a.file_only.profiling_paced = false;
                     a.file_only.profiling_timing_mode = Some("fixed_schedule".into());
                     a.file_only.profiling_replayed_type = Some(ty.to_owned());

@@ -1443,12 +1443,27 @@ fn a_timing_mode_changing_the_strategy_is_refused() {
             "benchmark:\n  model: m\n  endpoint: {{url: u}}\n  dataset: {{type: synthetic}}\n  phases:\n    - {p}\n"
         )
     };
+    // A gamma phase's replay is not run (its smoothness would be echoed and unused).
     let e = refused(&phases(
-        "{name: profiling, type: poisson, rate: 5, requests: 2, timing_mode: fixed_schedule}",
+        "{name: profiling, type: gamma, rate: 5, smoothness: 2, requests: 2, timing_mode: fixed_schedule}",
     ));
     assert!(
-        matches!(&e, YamlError::Unsupported(m) if m.contains("fixed_schedule on a poisson phase (its type gives request_rate")),
+        matches!(&e, YamlError::Unsupported(m) if m.contains("fixed_schedule on a gamma phase (its type gives request_rate")),
         "{e:?}"
+    );
+    // A poisson one replays the trace, its rate kept for the echo only.
+    let f = file_args(&phases(
+        "{name: profiling, type: poisson, rate: 5, requests: 2, timing_mode: fixed_schedule}",
+    ));
+    assert_eq!(
+        f.file_only.profiling_replayed_type.as_deref(),
+        Some("poisson")
+    );
+    assert_eq!(f.file_only.profiling_replayed_rate, Some(5.0));
+    assert!(
+        !f.words()
+            .iter()
+            .any(|w| w == "--request-rate" || w == "--arrival-pattern")
     );
     let e = refused(&phases(
         "{name: profiling, type: poisson, rate: 5, requests: 2, timing_mode: bursty}",
