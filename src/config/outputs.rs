@@ -24,14 +24,14 @@ pub struct OutputsConfig {
 
 /// Why `what` (several runs: a sweep, a search, repeated runs, shards) cannot run beside a
 /// config file's `artifacts.summary: false`: it reads each run's summary JSON, which the setting
-/// leaves out. AIPerf 0.13 (which has no shards) runs the others and then counts every run
-/// failed.
-pub fn summary_off(what: &str) -> String {
-    let aiperf = if what.contains("--shard-count") {
-        ""
-    } else {
+/// leaves out. `aiperf_runs_it`: AIPerf 0.13 has the same (it has no shards) and runs them all,
+/// then counts every run failed.
+pub fn summary_off(what: &str, aiperf_runs_it: bool) -> String {
+    let aiperf = if aiperf_runs_it {
         " (AIPerf 0.13 runs them all, then counts every run failed: \"No metrics found in \
          artifacts\")"
+    } else {
+        ""
     };
     format!(
         "benchmark.artifacts.summary: false beside {what}: each run's results are read from its \

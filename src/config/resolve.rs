@@ -645,11 +645,14 @@ fn workload(
         ));
     }
     if !file_only.summary_json() && (multi_run.is_repeated() || shard.is_split()) {
-        return err(super::outputs::summary_off(if shard.is_split() {
-            "--shard-count over 1 (`ringperf merge` joins the shards' results)"
+        return err(if shard.is_split() {
+            super::outputs::summary_off(
+                "--shard-count over 1 (`ringperf merge` joins the shards' results)",
+                false,
+            )
         } else {
-            "repeated runs (--num-profile-runs over 1)"
-        }));
+            super::outputs::summary_off("repeated runs (--num-profile-runs over 1)", true)
+        });
     }
     if multi_run.is_repeated() && shard.is_split() {
         return err(

@@ -139,9 +139,10 @@ impl fmt::Display for SweepError {
             SweepError::ShardBarrier { run, why } => {
                 write!(f, "sharded sweep, after run {run}: {why}")
             }
-            SweepError::SummaryOff => {
-                f.write_str(&crate::config::outputs::summary_off("a sweep or a search"))
-            }
+            SweepError::SummaryOff => f.write_str(&crate::config::outputs::summary_off(
+                "a sweep or a search",
+                true,
+            )),
             SweepError::BadCooldown { value } => write!(
                 f,
                 "--parameter-sweep-cooldown-seconds must be a non-negative number of seconds, \

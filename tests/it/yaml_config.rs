@@ -1399,6 +1399,25 @@ fn run_search_file(file: &Path, count: &str, server: &ringperf_mock::mock::MockS
     );
 }
 
+/// Writes the search file `body` as `root/<name>.yaml`, runs it one request a point into
+/// `root/<name>` ([`run_search_file`]) and returns the value of `path` at each point, in order.
+fn search_points(
+    root: &Path,
+    name: &str,
+    body: &str,
+    server: &ringperf_mock::mock::MockServer,
+    path: &str,
+) -> Vec<f64> {
+    let file = root.join(format!("{name}.yaml"));
+    std::fs::write(&file, body).unwrap();
+    let dir = root.join(name);
+    run_search_file(&file, "1", server, &dir);
+    let h = common::read_json(&dir.join("search_history.json"));
+    (h["iterations"].as_array().unwrap().iter())
+        .map(|i| i["variation_values"][path].as_f64().unwrap())
+        .collect()
+}
+
 /// An adaptive search's `recipe_name` and `post_process` (no `--search-*` flag has them), run as
 /// AIPerf 0.13 ran the same file (tests/data/aiperf-yaml/adaptive-extras/, README there): the
 /// recipe's name in `search_history.json` and its Pareto axes in the sweep aggregate, the points
@@ -1484,25 +1503,20 @@ fn an_adaptive_searchs_plateau_stops_it_as_aiperfs_did() {
 fn monotonic_stability_trials_set_how_often_a_point_runs() {
     let root = tempfile::tempdir().unwrap();
     let server = common::recording_mock(2);
-    let run = |name: &str, extra: &str| -> Vec<u64> {
+    let run = |name: &str, extra: &str| -> Vec<f64> {
         let body = std::fs::read_to_string(format!("{DIR}/concurrency.yaml")).unwrap()
             + &ADAPTIVE.0.replace("smooth_isotonic", "monotonic_sla")
             + extra;
-        let file = root.path().join(format!("{name}.yaml"));
-        std::fs::write(&file, body).unwrap();
-        let dir = root.path().join(name);
-        run_search_file(&file, "1", &server, &dir);
-        let h = common::read_json(&dir.join("search_history.json"));
-        (h["iterations"].as_array().unwrap().iter())
-            .map(|i| {
-                i["variation_values"]["phases.profiling.concurrency"]
-                    .as_u64()
-                    .unwrap()
-            })
-            .collect()
+        search_points(
+            root.path(),
+            name,
+            &body,
+            &server,
+            "phases.profiling.concurrency",
+        )
     };
-    assert_eq!(run("default", ""), [1, 1, 2, 2]);
-    assert_eq!(run("once", "  monotonicStabilityTrials: 1\n"), [1, 2]);
+    assert_eq!(run("default", ""), [1.0, 1.0, 2.0, 2.0]);
+    assert_eq!(run("once", "  monotonicStabilityTrials: 1\n"), [1.0, 2.0]);
 }
 
 /// A dimension's `prior: log-uniform` (no `--search-space` form has one): the same seed's start
@@ -1523,18 +1537,13 @@ fn a_search_dimensions_log_uniform_prior_draws_log_spaced_points() {
             )
     };
     let points = |name: &str, body: String| -> Vec<f64> {
-        let file = root.path().join(format!("{name}.yaml"));
-        std::fs::write(&file, body).unwrap();
-        let dir = root.path().join(name);
-        run_search_file(&file, "1", &server, &dir);
-        let h = common::read_json(&dir.join("search_history.json"));
-        (h["iterations"].as_array().unwrap().iter())
-            .map(|i| {
-                i["variation_values"]["datasets.main.prompts.isl"]
-                    .as_f64()
-                    .unwrap()
-            })
-            .collect()
+        search_points(
+            root.path(),
+            name,
+            &body,
+            &server,
+            "datasets.main.prompts.isl",
+        )
     };
     let linear = points("uniform", space(""));
     let logged = points("log", space(", prior: log-uniform"));

@@ -2690,19 +2690,7 @@ fn convergence(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         a.one("--convergence-threshold", x);
     }
     if let Some(v) = m.get("min_runs") {
-        let path = format!("{p}.min_runs");
-        let n = num(v, &path)?;
-        if n.fract() != 0.0 {
-            return Err(YamlError::Schema(format!(
-                "{path}: Input should be a valid integer"
-            )));
-        }
-        if n < 2.0 {
-            return Err(YamlError::Schema(format!(
-                "{path}: Input should be greater than or equal to 2"
-            )));
-        }
-        a.file_only.convergence_min_runs = Some(n.min(f64::from(u32::MAX)) as u32);
+        a.file_only.convergence_min_runs = Some(int_at_least(v, &format!("{p}.min_runs"), 2)?);
     }
     Ok(())
 }
@@ -2883,6 +2871,9 @@ pub fn variations(sweep: &Map<String, Value>) -> R<Vec<Variation>> {
 /// `--sweep-type` and one comma-separated list value per swept flag (replacing the file's
 /// scalar value of that flag); `cooldown_seconds` and `same_seed` their flags.
 fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    let mut m = m.clone();
+    recipe_and_hook(&mut m, a)?;
+    let m = &m;
     let ty = m.get("type").and_then(Value::as_str).unwrap_or("grid");
     let flags = by_flags(m);
     match ty {
@@ -2891,97 +2882,8 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         // Its runs are read beside the file's settings ([`scenario_settings`]).
         "scenarios" => {}
         "adaptive_search" => {
-            // The two keys no `--search-*` flag carries go to the typed plan, as a grid's do.
             let mut rest = m.clone();
-            match rest.shift_remove("recipe_name") {
-                None | Some(Value::Null) => {}
-                Some(Value::String(name)) => a.file_only.sweep_recipe = Some(name),
-                Some(_) => {
-                    return Err(YamlError::Schema(
-                        "sweep.recipe_name: Input should be a valid string".into(),
-                    ));
-                }
-            }
-            if let Some(v) = rest.shift_remove("post_process").filter(|v| !v.is_null()) {
-                a.file_only.sweep_post_process = Some(post_process(&v, "sweep.post_process")?);
-            }
-            // A dimension's prior (no `--search-space` form has one), checked as AIPerf does.
-            if let Some(Value::Array(dims)) = rest.get_mut("search_space") {
-                for (i, d) in dims.iter_mut().enumerate() {
-                    let Value::Object(d) = d else { continue };
-                    let Some(prior) = d.shift_remove("prior") else {
-                        continue;
-                    };
-                    let at = format!("sweep.search_space.{i}");
-                    match prior.as_str() {
-                        Some("uniform") => {}
-                        Some("log-uniform") => {
-                            let lo = d.get("lo").and_then(Value::as_f64).unwrap_or(0.0);
-                            let path = d.get("path").and_then(Value::as_str).unwrap_or("");
-                            if lo <= 0.0 {
-                                return Err(YamlError::Schema(format!(
-                                    "{at}: Value error, search-space dim {}: \
-                                     prior='log-uniform' requires lo > 0, got lo={}.",
-                                    py_str_repr(path),
-                                    super::jinja::py_float_repr(lo)
-                                )));
-                            }
-                            a.file_only.search_log_priors.push(path.to_owned());
-                        }
-                        _ => {
-                            return Err(YamlError::Schema(format!(
-                                "{at}.prior: Input should be 'uniform' or 'log-uniform'"
-                            )));
-                        }
-                    }
-                }
-            }
-            // The planners' stop and latch rules, checked with AIPerf's bounds.
-            let mut stop = crate::plan::SearchStop::default();
-            let mut given = false;
-            for key in [
-                "plateau_window",
-                "plateau_threshold",
-                "improvement_patience",
-                "monotonic_stability_trials",
-            ] {
-                let Some(v) = rest.shift_remove(key) else {
-                    continue;
-                };
-                given = true;
-                let path = format!("sweep.{key}");
-                let x = num(&v, &path)?;
-                let whole = |min: f64| {
-                    if x.fract() != 0.0 {
-                        return Err(YamlError::Schema(format!(
-                            "{path}: Input should be a valid integer, got a number with a \
-                             fractional part"
-                        )));
-                    }
-                    if x < min {
-                        return Err(YamlError::Schema(format!(
-                            "{path}: Input should be greater than or equal to {min}"
-                        )));
-                    }
-                    Ok(x.min(f64::from(u32::MAX)) as u32)
-                };
-                match key {
-                    "plateau_window" => stop.plateau_window = whole(2.0)?,
-                    "improvement_patience" => stop.improvement_patience = whole(2.0)?,
-                    "monotonic_stability_trials" => {
-                        stop.monotonic_stability_trials = whole(1.0)?;
-                    }
-                    _ if x > 0.0 => stop.plateau_threshold = x,
-                    _ => {
-                        return Err(YamlError::Schema(format!(
-                            "{path}: Input should be greater than 0"
-                        )));
-                    }
-                }
-            }
-            if given {
-                a.file_only.search_stop = Some(stop);
-            }
+            adaptive_extras(&mut rest, a)?;
             a.sweep.extend(super::adaptive::translate(&rest)?);
             return Ok(());
         }
@@ -3035,17 +2937,6 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
                     a.sweep.push(("--search-sla".into(), vec![word]));
                 }
             }
-            "recipe_name" if v.is_null() => {}
-            "recipe_name" => match v {
-                Value::String(name) => a.file_only.sweep_recipe = Some(name.clone()),
-                _ => {
-                    return Err(YamlError::Schema(format!(
-                        "{path}: Input should be a valid string"
-                    )));
-                }
-            },
-            "post_process" if v.is_null() => {}
-            "post_process" => a.file_only.sweep_post_process = Some(post_process(v, &path)?),
             // Trials outside and variations inside (`repeated`), or the reverse.
             "iteration_order" => match v.as_str() {
                 Some(mode @ ("repeated" | "independent")) => a
@@ -3061,6 +2952,111 @@ fn sweep(m: &Map<String, Value>, a: &mut FileArgs) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// A sweep's `recipe_name` and `post_process` (any sweep type; no flag carries them), taken out
+/// of `m` into the typed plan.
+fn recipe_and_hook(m: &mut Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    match m.shift_remove("recipe_name") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(name)) => a.file_only.sweep_recipe = Some(name),
+        Some(_) => {
+            return Err(YamlError::Schema(
+                "sweep.recipe_name: Input should be a valid string".into(),
+            ));
+        }
+    }
+    if let Some(v) = m.shift_remove("post_process").filter(|v| !v.is_null()) {
+        a.file_only.sweep_post_process = Some(post_process(&v, "sweep.post_process")?);
+    }
+    Ok(())
+}
+
+/// What an adaptive search's block carries that no `--search-*` flag does (beside
+/// [`recipe_and_hook`]'s), taken out of `rest` into the typed plan: a dimension's `prior`, and
+/// the planners' stop and latch rules.
+fn adaptive_extras(rest: &mut Map<String, Value>, a: &mut FileArgs) -> R<()> {
+    // A dimension's prior (no `--search-space` form has one), checked as AIPerf does.
+    if let Some(Value::Array(dims)) = rest.get_mut("search_space") {
+        for (i, d) in dims.iter_mut().enumerate() {
+            let Value::Object(d) = d else { continue };
+            let Some(prior) = d.shift_remove("prior") else {
+                continue;
+            };
+            let at = format!("sweep.search_space.{i}");
+            match prior.as_str() {
+                Some("uniform") => {}
+                Some("log-uniform") => {
+                    let lo = d.get("lo").and_then(Value::as_f64).unwrap_or(0.0);
+                    let path = d.get("path").and_then(Value::as_str).unwrap_or("");
+                    if lo <= 0.0 {
+                        return Err(YamlError::Schema(format!(
+                            "{at}: Value error, search-space dim {}: \
+                             prior='log-uniform' requires lo > 0, got lo={}.",
+                            py_str_repr(path),
+                            super::jinja::py_float_repr(lo)
+                        )));
+                    }
+                    a.file_only.search_log_priors.push(path.to_owned());
+                }
+                _ => {
+                    return Err(YamlError::Schema(format!(
+                        "{at}.prior: Input should be 'uniform' or 'log-uniform'"
+                    )));
+                }
+            }
+        }
+    }
+    // The planners' stop and latch rules, checked with AIPerf's bounds.
+    let mut stop = crate::plan::SearchStop::default();
+    let mut given = false;
+    for key in [
+        "plateau_window",
+        "plateau_threshold",
+        "improvement_patience",
+        "monotonic_stability_trials",
+    ] {
+        let Some(v) = rest.shift_remove(key) else {
+            continue;
+        };
+        given = true;
+        let path = format!("sweep.{key}");
+        match key {
+            "plateau_window" => stop.plateau_window = int_at_least(&v, &path, 2)?,
+            "improvement_patience" => stop.improvement_patience = int_at_least(&v, &path, 2)?,
+            "monotonic_stability_trials" => {
+                stop.monotonic_stability_trials = int_at_least(&v, &path, 1)?;
+            }
+            _ => match num(&v, &path)? {
+                x if x > 0.0 => stop.plateau_threshold = x,
+                _ => {
+                    return Err(YamlError::Schema(format!(
+                        "{path}: Input should be greater than 0"
+                    )));
+                }
+            },
+        }
+    }
+    if given {
+        a.file_only.search_stop = Some(stop);
+    }
+    Ok(())
+}
+
+/// A whole number of at least `min` at `path`, with AIPerf's messages.
+fn int_at_least(v: &Value, path: &str, min: u32) -> R<u32> {
+    let x = num(v, path)?;
+    if x.fract() != 0.0 {
+        return Err(YamlError::Schema(format!(
+            "{path}: Input should be a valid integer, got a number with a fractional part"
+        )));
+    }
+    if x < f64::from(min) {
+        return Err(YamlError::Schema(format!(
+            "{path}: Input should be greater than or equal to {min}"
+        )));
+    }
+    Ok(x.min(f64::from(u32::MAX)) as u32)
 }
 
 /// A sweep's `post_process` block, checked as AIPerf's `PostProcessSpec` checks it (a handler
